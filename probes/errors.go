@@ -1,0 +1,74 @@
+package probes
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// ListError is the error of a discovery that failed: a strict `tools/list`
+// failure, or an unauthorized answer or the caller's cancellation on any list.
+// Verdict is the classification of Err with the caller's context; the state
+// machine reads it to choose stale recovery or failure (DESIGN.md section 2,
+// state `probing`). Use errors.As to get it.
+type ListError struct {
+	// List is the list whose failure decided the outcome.
+	List List
+	// Verdict classifies Err.
+	Verdict classify.Verdict
+	// Err is the list's error, as annotated by [Options.Annotate].
+	Err error
+}
+
+// Error names the list and the verdict, e.g.
+// `probes: tools/list: unauthorized (HTTP 401, tools/list): <Err>`.
+func (e *ListError) Error() string {
+	return fmt.Sprintf("probes: %s: %s: %v", e.List.Method(), e.Verdict, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *ListError) Unwrap() error { return e.Err }
+
+// Sentinels of [PaginationError], for errors.Is.
+var (
+	// ErrPageLimit: the list still returned a cursor after [Options.MaxPages]
+	// pages.
+	ErrPageLimit = errors.New("page limit reached")
+	// ErrItemLimit: the list returned more than [Options.MaxItems] items.
+	ErrItemLimit = errors.New("item limit reached")
+	// ErrCursorRepeated: the server returned a cursor it had already
+	// returned for the same list, which would loop forever.
+	ErrCursorRepeated = errors.New("cursor repeated")
+)
+
+// PaginationError is a list that was stopped because its pagination did not
+// end: a page or item limit, or a repeated cursor. It is found locally, not
+// on the wire, so it classifies as unknown.
+type PaginationError struct {
+	// List is the list that was stopped.
+	List List
+	// Pages and Items are what was read before stopping.
+	Pages, Items int
+	// Cursor is the last cursor the server returned.
+	Cursor string
+	// Err is [ErrPageLimit], [ErrItemLimit] or [ErrCursorRepeated].
+	Err error
+}
+
+// Error names the list and the limit, e.g.
+// `tools/list: page limit reached after 100 pages (2000 items)`.
+func (e *PaginationError) Error() string {
+	s := fmt.Sprintf("%s: %v after %d pages (%d items)", e.List.Method(), e.Err, e.Pages, e.Items)
+	if errors.Is(e.Err, ErrCursorRepeated) {
+		c := e.Cursor
+		if len(c) > 64 {
+			c = c[:64] + "..."
+		}
+		s += fmt.Sprintf(": cursor %q", c)
+	}
+	return s
+}
+
+// Unwrap returns Err.
+func (e *PaginationError) Unwrap() error { return e.Err }

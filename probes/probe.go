@@ -1,0 +1,221 @@
+package probes
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// role is how one list takes part in a discovery.
+type role uint8
+
+const (
+	skip        role = iota // not declared: not sent
+	strict                  // tools/list: its failure fails the discovery
+	speculative             // blind side list: failure is degraded
+	sideList                // declared side list: failure is degraded
+)
+
+// ProbeBlind discovers the catalog of a resumed session whose capabilities
+// are unknown (DESIGN.md section 2, state `probing`; failure story S1): the
+// four lists concurrently, `tools/list` strict, the others speculative, as
+// the package doc describes. It returns when every list has settled, each
+// within [Options.ProbeTimeout].
+//
+// The error is nil or a [*ListError] whose Verdict is that of `tools/list`'s
+// failure, or of an unauthorized answer or the caller's cancellation on any
+// list. The Catalog's Report is filled either way; on error its items must not
+// be used as the server's catalog. Safe for concurrent use if l is.
+func ProbeBlind(ctx context.Context, l Lister, opts Options) (Catalog, error) {
+	return discover(ctx, l, Blind, [numLists]role{strict, speculative, speculative, speculative}, opts)
+}
+
+// ListDeclared discovers the catalog of a session whose capabilities are
+// known: after `initialize`, or a resume with persisted capabilities. It lists
+// only what caps declares, concurrently: `tools/list` for Tools,
+// `resources/list` and `resources/templates/list` for Resources,
+// `prompts/list` for Prompts. A nil caps declares nothing. Undeclared lists
+// are reported absent, not declared.
+//
+// A declared list answering -32601 (Method not found), `tools/list`
+// included, is absent with a warning in its report. Otherwise `tools/list` is
+// strict, and a declared side list is not: any other failure makes it
+// degraded with its verdict, so the tool catalog is never dropped because of
+// a side list (failure story S1). Unauthorized and the caller's cancellation
+// propagate from any list.
+// Errors and the Report are as for [ProbeBlind].
+func ListDeclared(ctx context.Context, l Lister, caps *mcp.ServerCapabilities, opts Options) (Catalog, error) {
+	var roles [numLists]role
+	if caps != nil {
+		if caps.Tools != nil {
+			roles[Tools] = strict
+		}
+		if caps.Resources != nil {
+			roles[Resources] = sideList
+			roles[ResourceTemplates] = sideList
+		}
+		if caps.Prompts != nil {
+			roles[Prompts] = sideList
+		}
+	}
+	return discover(ctx, l, Declared, roles, opts)
+}
+
+// outcome is one list's result, classified.
+type outcome struct {
+	list    List
+	items   any // []*mcp.Tool, ...
+	pages   int
+	count   int
+	err     error // annotated
+	verdict classify.Verdict
+}
+
+func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, opts Options) (Catalog, error) {
+	o := opts.withDefaults()
+	cat := Catalog{Report: Report{Mode: mode}}
+	group, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	results := make(chan outcome, numLists)
+	running := 0
+	for list, r := range roles {
+		rep := &cat.Report.Lists[list]
+		rep.List, rep.Strict = List(list), r == strict
+		if r == skip {
+			rep.Status, rep.Reason = Absent, NotDeclared
+			continue
+		}
+		running++
+		go func() { results <- listOne(ctx, group, l, List(list), o) }()
+	}
+
+	var decided *ListError
+	for range running {
+		out := <-results
+		rep := &cat.Report.Lists[out.list]
+		rep.Pages, rep.Items, rep.Verdict = out.pages, out.count, out.verdict
+		switch {
+		case out.err == nil:
+			rep.Status, rep.Reason = Present, Listed
+			cat.set(out.items)
+		case decided != nil:
+			rep.Status, rep.Reason = Degraded, Abandoned
+		default:
+			if propagates(ctx, roles[out.list], out.verdict) {
+				rep.Status, rep.Reason = Failed, ListFailed
+				decided = &ListError{List: out.list, Verdict: out.verdict, Err: out.err}
+				cancel() // the outcome is known: stop the others
+			} else if out.verdict.Class == classify.MethodNotFound {
+				rep.Status, rep.Reason = Absent, MethodNotFound
+				if mode == Declared {
+					rep.Warning = "declared in the server's capabilities but " + out.list.Method() + " answered -32601 (Method not found)"
+				}
+			} else {
+				rep.Status, rep.Reason = Degraded, ListFailed
+			}
+		}
+		logReport(ctx, o.Logger, *rep)
+	}
+	if decided != nil {
+		return cat, decided
+	}
+	return cat, nil
+}
+
+// propagates reports whether a list's failure decides the discovery:
+// unauthorized and the caller's cancellation from any list, and any failure
+// but -32601 of the strict list.
+func propagates(ctx context.Context, r role, v classify.Verdict) bool {
+	switch {
+	case v.Class == classify.Unauthorized:
+		return true
+	case v.Class == classify.Canceled && ctx.Err() != nil:
+		// Classify says canceled whenever the caller's context is done; a
+		// canceled verdict while it is live is not the caller's doing.
+		return true
+	case v.Class == classify.MethodNotFound:
+		return false
+	}
+	return r == strict
+}
+
+// listOne lists every page of one list within the probe timeout, then
+// annotates and classifies its error against the caller's context.
+func listOne(caller, group context.Context, l Lister, list List, o Options) outcome {
+	ctx, cancel := group, context.CancelFunc(func() {})
+	if o.ProbeTimeout > 0 {
+		ctx, cancel = context.WithTimeout(group, o.ProbeTimeout)
+	}
+	defer cancel()
+
+	out := outcome{list: list}
+	var local bool
+	switch list {
+	case Tools:
+		var items []*mcp.Tool
+		items, out.pages, local, out.err = paginate(ctx, list, l.ListTools, o)
+		out.items, out.count = items, len(items)
+	case Resources:
+		var items []*mcp.Resource
+		items, out.pages, local, out.err = paginate(ctx, list, l.ListResources, o)
+		out.items, out.count = items, len(items)
+	case Prompts:
+		var items []*mcp.Prompt
+		items, out.pages, local, out.err = paginate(ctx, list, l.ListPrompts, o)
+		out.items, out.count = items, len(items)
+	case ResourceTemplates:
+		var items []*mcp.ResourceTemplate
+		items, out.pages, local, out.err = paginate(ctx, list, l.ListResourceTemplates, o)
+		out.items, out.count = items, len(items)
+	}
+	if out.err != nil {
+		if !local {
+			if a := o.Annotate(ctx, out.err); a != nil {
+				out.err = a
+			}
+		}
+		out.verdict = classify.Classify(caller, out.err)
+	}
+	return out
+}
+
+// set stores one list's items.
+func (c *Catalog) set(items any) {
+	switch v := items.(type) {
+	case []*mcp.Tool:
+		c.Tools = v
+	case []*mcp.Resource:
+		c.Resources = v
+	case []*mcp.Prompt:
+		c.Prompts = v
+	case []*mcp.ResourceTemplate:
+		c.ResourceTemplates = v
+	}
+}
+
+func logReport(ctx context.Context, log *slog.Logger, r ListReport) {
+	level := slog.LevelDebug
+	if r.Status == Degraded || r.Status == Failed || r.Warning != "" {
+		level = slog.LevelWarn
+	}
+	if !log.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("list", r.List.Method()),
+		slog.String("status", r.Status.String()),
+		slog.String("reason", r.Reason.String()),
+		slog.Int("items", r.Items),
+		slog.Int("pages", r.Pages),
+	}
+	if r.Verdict.Class != classify.None {
+		attrs = append(attrs, slog.String("verdict", r.Verdict.String()))
+	}
+	if r.Warning != "" {
+		attrs = append(attrs, slog.String("warning", r.Warning))
+	}
+	log.LogAttrs(context.WithoutCancel(ctx), level, "probes: list settled", attrs...)
+}
