@@ -1,0 +1,33 @@
+// Package mcptest runs a real MCP server (go-sdk v1.8.0, streamable HTTP) on
+// 127.0.0.1 behind a fault-injecting gateway, so that an MCP client, or a
+// host application built on one, can be tested against the failures it
+// meets in production.
+//
+// A [Server] is the fixture: a go-sdk server with a configurable catalog
+// ([Options]), a recording tool ("record") that counts every invocation by
+// an id argument, a blocking tool ("block") that holds until released, and
+// session control (expire one session, expire all, restart with every
+// session id unknown while the URL stays the same). It listens on an
+// httptest server bound to 127.0.0.1 and serves at [Server.URL].
+//
+// A [Gateway] is an http.Handler placed in front of the go-sdk handler. It
+// records every request in a [Log] (verb, JSON-RPC method and id,
+// Mcp-Session-Id sent, status returned, who answered) and applies [Rule]s:
+// a [Match] (HTTP verb, JSON-RPC method, whether a session id was sent,
+// occurrence) and an [Action] (a canned answer, latency, a connection reset,
+// or a standalone-stream fault). Rules never match on the JSON-RPC id: ids
+// shift with handshakes and concurrency.
+//
+// The presets ([TemplatesMethodNotFound], [StaleSessionNullID],
+// [StaleSessionNoID], [StaleSession500], [ToolCallServerError],
+// [ToolCallRateLimited], [ToolCallForbiddenHTML], [GETHostile], [IdleCut])
+// reproduce the failure stories S1, S2, S4 and S5 of mcpsup's DESIGN.md.
+//
+// Every delay and hold is bounded (by its own duration and by
+// [GatewayOptions.MaxHold]), ends when the request's context ends, and is
+// released by [Gateway.Close]. [Server.Close] waits for every handler, so no
+// goroutine of the fixture outlives it.
+//
+// All types are safe for concurrent use unless stated otherwise; rules may
+// be added, replaced and removed while requests are in flight.
+package mcptest

@@ -1,0 +1,90 @@
+package mcptest_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A host application tests how its MCP client handles a rate-limited tool
+// call: the gateway answers the first tools/call with 429 and a non-JSON
+// body (DESIGN.md, S4), and the test checks from the request log that the
+// client neither reconnected nor replayed the call.
+func Example() {
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+
+	rule := mcptest.ToolCallRateLimited(30 * time.Second)
+	rule.Match.Occurrence = mcptest.First()
+	srv.Gateway().Add(rule)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil)
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		panic(err)
+	}
+	defer session.Close()
+
+	call := &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "order-1"}}
+	_, err = session.CallTool(ctx, call)
+	fmt.Println("first call failed:", err != nil)
+	_, err = session.CallTool(ctx, call)
+	fmt.Println("second call failed:", err != nil)
+
+	log := srv.Log()
+	fmt.Println("initialize requests:", log.Count("initialize"))
+	fmt.Println("tools/call requests:", log.Count("tools/call"))
+	fmt.Println("tool ran:", srv.Invocations(mcptest.RecordTool, "order-1"))
+	// Output:
+	// first call failed: true
+	// second call failed: false
+	// initialize requests: 1
+	// tools/call requests: 2
+	// tool ran: 1
+}
+
+// Restart the server under a connected client: its session id becomes
+// unknown and go-sdk's 404 ends the session; a new session works at the same
+// URL.
+func ExampleServer_Restart() {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	connect := func() *mcp.ClientSession {
+		client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil)
+		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			panic(err)
+		}
+		return s
+	}
+	old := connect()
+	defer old.Close()
+
+	if err := srv.Restart(); err != nil {
+		panic(err)
+	}
+	_, err = old.ListTools(ctx, nil)
+	fmt.Println("old session:", err != nil)
+	fresh := connect()
+	defer fresh.Close()
+	res, err := fresh.ListTools(ctx, nil)
+	fmt.Println("new session tools:", len(res.Tools), err)
+	// Output:
+	// old session: true
+	// new session tools: 2 <nil>
+}
