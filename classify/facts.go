@@ -1,7 +1,7 @@
 package classify
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -52,35 +52,56 @@ type HTTPError struct {
 // Error names the request and the status, e.g.
 // `POST tools/call: HTTP 429 (retry after 30s): <Err>`.
 func (e *HTTPError) Error() string {
-	what := e.Verb
-	if e.Method != "" {
-		what += " " + e.Method
+	if e == nil {
+		return "classify.HTTPError(nil)"
 	}
-	s := what + ": "
+	var inner string
+	if e.Err != nil {
+		inner = e.Err.Error()
+	}
+	// One buffer: Classify renders this text for every wrapped call error.
+	b := make([]byte, 0, 64+len(e.Method)+len(e.RPC.Message)+len(inner))
+	b = append(b, e.Verb...)
+	if e.Method != "" {
+		b = append(b, ' ')
+		b = append(b, e.Method...)
+	}
 	if e.Status == 0 {
-		s += "no HTTP answer"
+		b = append(b, ": no HTTP answer"...)
 	} else {
-		s += fmt.Sprintf("HTTP %d", e.Status)
+		b = append(b, ": HTTP "...)
+		b = strconv.AppendInt(b, int64(e.Status), 10)
 	}
 	if e.RetryAfter > 0 {
-		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+		b = append(b, " (retry after "...)
+		b = append(b, e.RetryAfter.String()...)
+		b = append(b, ')')
 	}
 	if e.RPC.Present {
-		s += fmt.Sprintf(" JSON-RPC %d %q", e.RPC.Code, e.RPC.Message)
+		b = append(b, " JSON-RPC "...)
+		b = strconv.AppendInt(b, e.RPC.Code, 10)
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, e.RPC.Message)
 	}
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		b = append(b, ": "...)
+		b = append(b, inner...)
 	}
-	return s
+	return string(b)
 }
 
-// Unwrap returns Err.
-func (e *HTTPError) Unwrap() error { return e.Err }
+// Unwrap returns Err (nil for a nil *HTTPError).
+func (e *HTTPError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // RespondsToRequest reports whether the body's JSON-RPC error answers this
 // request by id: it has a non-null id, equal to RequestID when that is known.
 func (e *HTTPError) RespondsToRequest() bool {
-	if !e.RPC.Present || e.BodyRPCID == "" || e.BodyRPCID == "null" {
+	if e == nil || !e.RPC.Present || e.BodyRPCID == "" || e.BodyRPCID == "null" {
 		return false
 	}
 	return e.RequestID == "" || e.RequestID == e.BodyRPCID

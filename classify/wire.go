@@ -1,0 +1,128 @@
+package classify
+
+import "strings"
+
+// wireClass classifies one HTTP exchange (DESIGN.md section 3). sdkRPC is the
+// JSON-RPC error go-sdk decoded from a response elsewhere in the same error,
+// used when the wire layer recorded no body. It returns [None] for a 2xx
+// that says nothing by itself, so the rest of the error decides.
+func wireClass(w *HTTPError, sdkRPC RPCError) Class {
+	s := w.Status
+	answered := w.RespondsToRequest() || (!w.RPC.Present && sdkRPC.Present && sdkRPC.HasID)
+	switch {
+	case s == 401:
+		return Unauthorized
+	case s == 403 && insufficientScope(w.WWWAuthenticate):
+		return Unauthorized
+	case w.RPC.Present && w.RPC.Code == CodeMethodNotFound:
+		// S1: -32601 in any body, even a 404's.
+		return MethodNotFound
+	case s == 404 && w.SessionIDSent && !answered:
+		// MCP transports, session management: the server MUST answer a
+		// request with an unknown session id with 404.
+		return SessionExpired
+	case s >= 400 && s < 500 && w.SessionIDSent && w.RPC.Present &&
+		w.RPC.Code == CodeServerError && !w.RPC.HasID:
+		// S2: the TypeScript and Python SDK servers answer an unknown
+		// session with 400 and a null-id -32000.
+		return SessionExpired
+	case s == 429:
+		return RateLimited
+	case s == 403:
+		return Forbidden
+	case s >= 500 && s < 600:
+		return ServerError
+	case s >= 200 && s < 300 && w.Malformed:
+		return Protocol
+	case s >= 200 && s < 300 && w.RPC.Present:
+		return Application
+	case s >= 200 && s < 300:
+		// A successful exchange the call still failed on: what it wraps
+		// decides.
+		return None
+	default:
+		// Any other status, including 404 without a session id: a proxy or
+		// a stateless server, where a new session would not help, so it must
+		// never feed a reconnect loop.
+		return Application
+	}
+}
+
+// insufficientScope reports whether a WWW-Authenticate value carries the
+// auth-param error="insufficient_scope" (RFC 6750 section 3.1). It parses
+// auth-params (RFC 9110 section 11.2); it does not search the text, so the
+// words inside another parameter's quoted value do not count.
+func insufficientScope(h string) bool {
+	found := false
+	authParams(h, func(name, val string) bool {
+		if strings.EqualFold(name, "error") && val == "insufficient_scope" {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// maxAuthParams bounds the auth-params read from one header value.
+const maxAuthParams = 64
+
+// authParams calls fn for each name=value auth-param of a challenge list
+// such as `Bearer realm="x", error="insufficient_scope", scope="a b"`,
+// skipping scheme names and token68 values and unquoting quoted strings,
+// until fn returns false.
+func authParams(h string, fn func(name, val string) bool) {
+	for n := 0; n < maxAuthParams; n++ {
+		h = strings.TrimLeft(h, " \t,")
+		if h == "" {
+			return
+		}
+		i := strings.IndexAny(h, "= \t,")
+		if i < 0 {
+			return // a lone scheme or token68
+		}
+		name := h[:i]
+		rest := strings.TrimLeft(h[i:], " \t")
+		if !strings.HasPrefix(rest, "=") || name == "" {
+			// A scheme name, or the start of a token68 ("abc==").
+			h = skipToken68(h[i:])
+			continue
+		}
+		rest = strings.TrimLeft(rest[1:], " \t")
+		var val string
+		if strings.HasPrefix(rest, `"`) {
+			val, h = quoted(rest)
+		} else {
+			j := strings.IndexAny(rest, " \t,")
+			if j < 0 {
+				j = len(rest)
+			}
+			val, h = rest[:j], rest[j:]
+		}
+		if !fn(name, val) {
+			return
+		}
+	}
+}
+
+// skipToken68 drops the '=' padding of a token68 at the start of h.
+func skipToken68(h string) string {
+	return strings.TrimLeft(h, "=")
+}
+
+// quoted unquotes the quoted-string at the start of s and returns it with the
+// rest of s. An unterminated string ends at the end of s.
+func quoted(s string) (val, rest string) {
+	var b strings.Builder
+	j := 1
+	for ; j < len(s) && s[j] != '"'; j++ {
+		if s[j] == '\\' && j+1 < len(s) {
+			j++
+		}
+		b.WriteByte(s[j])
+	}
+	if j < len(s) {
+		j++
+	}
+	return b.String(), s[j:]
+}
