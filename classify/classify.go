@@ -259,3 +259,11 @@ func rpcClass(r RPCError) Class {
 	}
 	return Application
 }
+
+// Error classifies err when no caller's context is at hand, e.g. the cause
+// of a session that ended by itself: context.Canceled in err is then
+// canceled and a deadline is timeout. It is Classify with a nil context.
+func Error(err error) Verdict {
+	var none context.Context
+	return Classify(none, err)
+}
