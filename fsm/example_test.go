@@ -1,0 +1,61 @@
+package fsm_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/fsm"
+)
+
+// A shell drives the machine from one goroutine: each fact becomes a
+// Trigger, each returned Command is executed, and its result comes back as
+// a trigger stamped with the command's generation.
+func ExampleMachine_Step() {
+	m := fsm.New(fsm.Config{
+		Server: "docs",
+		Sink: events.SinkFunc(func(e events.Event) {
+			fmt.Printf("  event %d: %s -> %s on %s\n", e.Seq, e.From, e.To, e.Trigger)
+		}),
+	})
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	show := func(tr fsm.Trigger) {
+		tr.Now = now
+		cmds, err := m.Step(tr)
+		if err != nil {
+			fmt.Println("  error:", err)
+			return
+		}
+		for _, c := range cmds {
+			fmt.Printf("  command %s (generation %d)\n", c.Kind, c.Generation)
+		}
+	}
+
+	show(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeBlind})
+	show(fsm.Trigger{Kind: fsm.Attached, Generation: 1})
+	// The resumed session is stale: the server answers 400 with a null-id -32000.
+	show(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: 1,
+		Verdict: classify.Verdict{Class: classify.SessionExpired, HTTPStatus: 400}})
+	show(fsm.Trigger{Kind: fsm.HandshakeSucceeded, Generation: 2})
+	show(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: 2})
+	// A late result of the old session is refused.
+	show(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: 1})
+	fmt.Println(m.State(), m.Generation())
+
+	// Output:
+	//   event 1: idle -> resuming-blind on started
+	//   command attach (generation 1)
+	//   event 2: resuming-blind -> probing on attached
+	//   command probe (generation 1)
+	//   event 3: probing -> stale-recovering on discovery-failed
+	//   command detach-session (generation 1)
+	//   command clear-session (generation 1)
+	//   command dial (generation 2)
+	//   event 4: stale-recovering -> stale-recovering on handshake-succeeded
+	//   command list-declared (generation 2)
+	//   event 5: stale-recovering -> ready on discovery-succeeded
+	//   command publish-catalog (generation 2)
+	//   error: fsm: trigger discovery-succeeded of generation 1, current generation is 2
+	// ready 2
+}

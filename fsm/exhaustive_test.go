@@ -1,0 +1,245 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+)
+
+// combo is one point of state x trigger x verdict class x flags.
+type combo struct {
+	state     State
+	kind      TriggerKind
+	class     classify.Class
+	resume    ResumeMode
+	staleUsed bool
+	terminal  bool // failed with a reason (only meaningful in Failed)
+	streamOff bool
+	churnFull bool // MaxSessions sessions already started within the window
+	gen0      bool // the trigger carries generation 0 instead of the current one
+}
+
+func (c combo) String() string {
+	return fmt.Sprintf("%s/%s/%s/resume=%s/stale=%v/terminal=%v/streamOff=%v/churn=%v/gen0=%v",
+		c.state, c.kind, c.class, c.resume, c.staleUsed, c.terminal, c.streamOff, c.churnFull, c.gen0)
+}
+
+func allCombos() []combo {
+	classes := append([]classify.Class{classify.None}, classify.Classes()...)
+	var out []combo
+	for _, s := range States() {
+		for _, k := range TriggerKinds() {
+			for _, cl := range classes {
+				resumes := []ResumeMode{ResumeNone}
+				if k == Started {
+					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown, ResumeMode(7)}
+				}
+				for _, rm := range resumes {
+					for f := range 32 {
+						c := combo{state: s, kind: k, class: cl, resume: rm,
+							staleUsed: f&1 != 0, terminal: f&2 != 0, streamOff: f&4 != 0,
+							churnFull: f&8 != 0, gen0: f&16 != 0}
+						if c.terminal && s != Failed {
+							continue
+						}
+						out = append(out, c)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// placeAt puts m in c's state and flags, at generation 3, as if fresh.
+func placeAt(m *Machine, c combo, now time.Time) {
+	m.state = c.state
+	m.gen = 3
+	m.attempt = 0
+	m.seq = 0
+	m.verdict = classify.Verdict{}
+	m.resume = ResumeNone
+	m.staleUsed = c.staleUsed
+	m.streamOff = c.streamOff
+	m.reason = ReasonNone
+	if c.terminal {
+		m.reason = ReasonBudgetSpent
+	}
+	m.sessions = m.sessions[:0]
+	if c.churnFull {
+		m.sessions = append(m.sessions, now.Add(-2*time.Second), now.Add(-time.Second))
+	} else {
+		m.sessions = append(m.sessions, now.Add(-time.Hour))
+	}
+}
+
+// expectedRow returns the rows of c's (state, trigger) whose guards pass.
+func expectedRows(m *Machine, tr *Trigger) []int {
+	var hits []int
+	for _, i := range rowIndex[m.state][tr.Kind] {
+		ok := true
+		for _, gd := range table[i].Guards {
+			ok = ok && gd.eval(m, tr)
+		}
+		if ok {
+			hits = append(hits, i)
+		}
+	}
+	return hits
+}
+
+// TestExhaustive steps every combination of state, trigger, verdict class and
+// flags: each transitions exactly as its single matching row says, or is
+// refused with the typed error; never a panic (stateless panics when two
+// guards of one trigger pass at once). It also checks the rules of DESIGN.md
+// section 2 independently of the table, and that every row is reachable.
+func TestExhaustive(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	hit := make([]bool, len(table))
+	n := 0
+	rec := &events.Recorder{}
+	m := New(Config{Server: "x", Sink: rec, MaxSessions: 2, Window: time.Minute})
+	for _, c := range allCombos() {
+		n++
+		rec.Reset()
+		placeAt(m, c, now)
+		tr := Trigger{Kind: c.kind, Resume: c.resume, Verdict: classify.Verdict{Class: c.class}, Generation: 3, Now: now}
+		if c.gen0 {
+			tr.Generation = 0
+		}
+		guardTr := tr
+		if !c.kind.carriesVerdict() {
+			guardTr.Verdict = classify.Verdict{}
+		}
+		rows := expectedRows(m, &guardTr)
+		require.LessOrEqual(t, len(rows), 1, "guards not exclusive: %s rows %v", c, rows)
+		before := *m
+		before.sessions = nil // shares the backing array; not compared
+
+		var cmds []Command
+		var err error
+		require.NotPanics(t, func() { cmds, err = m.Step(tr) }, "%s", c)
+
+		switch {
+		case c.state == Closed:
+			require.Len(t, rows, 1, "%s: closed has an ignore row per trigger", c)
+			hit[rows[0]] = true
+			require.NoError(t, err, "%s", c)
+			require.Empty(t, cmds, "%s", c)
+			require.Zero(t, rec.Len(), "%s", c)
+		case c.kind.needsVerdict() && c.class == classify.None:
+			require.ErrorIs(t, err, ErrMissingVerdict, "%s", c)
+		case len(rows) == 0:
+			var rej *RejectedError
+			require.ErrorAs(t, err, &rej, "%s", c)
+			require.Equal(t, c.state, rej.State, "%s", c)
+			require.Equal(t, c.kind, rej.Trigger, "%s", c)
+		default:
+			require.NoError(t, err, "%s", c)
+			r := table[rows[0]]
+			hit[rows[0]] = true
+			checkRow(t, c, r, &before, m, cmds, rec.Events())
+		}
+		if err != nil {
+			require.Nil(t, cmds, "%s", c)
+			require.Zero(t, rec.Len(), "%s", c)
+			require.Equal(t, before.state, m.state, "%s", c)
+			require.Equal(t, before.gen, m.gen, "%s", c)
+		}
+		checkRules(t, c, &before, m, cmds)
+	}
+	t.Logf("%d combinations", n)
+	for i, h := range hit {
+		require.True(t, h, "row %d never taken: %+v", i, table[i])
+	}
+}
+
+func checkRow(t *testing.T, c combo, r Row, before, m *Machine, cmds []Command, evs []events.Event) {
+	t.Helper()
+	kinds := make([]CommandKind, len(cmds))
+	sessions := 0
+	for i, cmd := range cmds {
+		kinds[i] = cmd.Kind
+		if cmd.Kind == Dial || cmd.Kind == Attach {
+			sessions++
+			require.Equal(t, before.gen+uint64(sessions), cmd.Generation, "%s", c)
+		}
+	}
+	require.Equal(t, append([]CommandKind{}, r.Commands...), append([]CommandKind{}, kinds...), "%s", c)
+	require.Equal(t, before.gen+uint64(sessions), m.gen, "%s: +1 per dial/attach", c)
+	if r.Ignore {
+		require.Equal(t, c.state, m.state, "%s", c)
+		require.Empty(t, evs, "%s", c)
+		require.Empty(t, cmds, "%s", c)
+		return
+	}
+	require.Equal(t, r.To, m.state, "%s", c)
+	require.Len(t, evs, 1, "%s", c)
+	e := evs[0]
+	require.Equal(t, c.state.String(), e.From, "%s", c)
+	require.Equal(t, r.To.String(), e.To, "%s", c)
+	require.Equal(t, c.kind.String(), e.Trigger, "%s", c)
+	require.Equal(t, r.GuardLabel(), e.Guard, "%s", c)
+	require.Equal(t, m.gen, e.Generation, "%s", c)
+	require.Equal(t, m.reason.String(), e.Reason, "%s", c)
+	require.Equal(t, uint64(1), e.Seq, "%s", c)
+	if r.Reason == ReasonOfVerdict {
+		require.Equal(t, c.class.String(), m.reason.String(), "%s", c)
+	} else if r.Reason != ReasonNone {
+		require.Equal(t, r.Reason, m.reason, "%s", c)
+	}
+}
+
+// checkRules asserts DESIGN.md section 2 on the outcome, without the table.
+func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
+	t.Helper()
+	fatalV := c.kind.carriesVerdict() && (c.class == classify.Unauthorized || c.class == classify.Canceled)
+	for _, cmd := range cmds {
+		switch cmd.Kind {
+		case ScheduleRetry:
+			require.False(t, fatalV, "%s: retry after %s", c, c.class)
+			require.Equal(t, Failed, m.state, "%s", c)
+			require.Equal(t, before.attempt+1, cmd.Attempt, "%s", c)
+		case Dial, Attach:
+			require.False(t, fatalV && c.kind != Started && c.kind != ReconnectRequested, "%s: reconnect after %s", c, c.class)
+			require.Equal(t, !c.streamOff || c.kind == StreamReenabled, cmd.StandaloneStream, "%s", c)
+			require.False(t, c.churnFull && c.kind != Started && c.kind != ReconnectRequested, "%s: dial past churn", c)
+		case Probe:
+			require.Equal(t, ResumingBlind, c.state, "%s: probes only right after a blind attach", c)
+		}
+	}
+	if m.state == Probing && before.state != Probing {
+		require.Equal(t, ResumingBlind, before.state, "%s", c)
+	}
+	if m.state == StaleRecovering && before.state != StaleRecovering {
+		require.False(t, before.staleUsed, "%s: second stale recovery", c)
+		require.NotEqual(t, classify.Timeout, c.class, "%s", c)
+		require.False(t, fatalV, "%s", c)
+	}
+	if c.state == Ready && c.kind == CallFailed && c.class != classify.None {
+		require.Equal(t, !c.class.Reconnects(), m.state == Ready, "%s", c)
+		if !c.class.Reconnects() {
+			require.Empty(t, cmds, "%s", c)
+		}
+	}
+	if before.state == Failed && m.state == Failed && before.reason != ReasonNone {
+		require.Equal(t, before.reason, m.reason, "%s: terminal reason changed", c)
+	}
+	if m.state == Failed && fatalV && before.state != Failed {
+		require.True(t, m.Terminal(), "%s", c)
+	}
+}
+
+func TestRejectedErrorsHaveNoSideEffects(t *testing.T) {
+	m := New(Config{})
+	_, err := m.Step(Trigger{Kind: TriggerKind(200)})
+	var rej *RejectedError
+	require.True(t, errors.As(err, &rej))
+	require.Equal(t, Idle, m.State())
+}

@@ -1,0 +1,119 @@
+package fsm
+
+import (
+	"fmt"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// Guard names a condition on the trigger and the machine's extended state.
+// A table row passes when all of its guards pass; the rows of one (state,
+// trigger) pair are mutually exclusive, so at most one passes.
+type Guard uint8
+
+const (
+	// GuardResumeNone: Started without a persisted session.
+	GuardResumeNone Guard = iota
+	// GuardResumeBlind: Started with a persisted session, capabilities unknown.
+	GuardResumeBlind
+	// GuardResumeKnown: Started with a persisted session and capabilities.
+	GuardResumeKnown
+	// GuardFatalVerdict: the verdict is unauthorized or canceled, which never
+	// recover and never retry (DESIGN.md section 2).
+	GuardFatalVerdict
+	// GuardRecoverableVerdict: the verdict is neither unauthorized nor
+	// canceled.
+	GuardRecoverableVerdict
+	// GuardStaleRecoveryUnused: recoverable, not our own timeout, and this
+	// resume has not used its one stale recovery yet (failure story S2).
+	GuardStaleRecoveryUnused
+	// GuardStaleRecoveryUsedOrTimeout: recoverable, and either our own
+	// timeout or this resume already used its stale recovery.
+	GuardStaleRecoveryUsedOrTimeout
+	// GuardVerdictSessionExpired: the call's verdict is session-expired.
+	GuardVerdictSessionExpired
+	// GuardVerdictTransport: the call's verdict is transport.
+	GuardVerdictTransport
+	// GuardVerdictReconnects: the verdict reconnects (transport or
+	// session-expired).
+	GuardVerdictReconnects
+	// GuardVerdictStaysReady: the call's verdict does not reconnect: the
+	// session lives (failure story S4).
+	GuardVerdictStaysReady
+	// GuardSessionBudgetLeft: one more session stays within
+	// [Config.MaxSessions] per [Config.Window].
+	GuardSessionBudgetLeft
+	// GuardChurnLimitReached: one more session would exceed
+	// [Config.MaxSessions] per [Config.Window].
+	GuardChurnLimitReached
+	// GuardRetrying: the failed state is not terminal.
+	GuardRetrying
+
+	numGuards
+)
+
+var guardNames = [numGuards]string{
+	GuardResumeNone:                 "resume-none",
+	GuardResumeBlind:                "resume-blind",
+	GuardResumeKnown:                "resume-known",
+	GuardFatalVerdict:               "fatal-verdict",
+	GuardRecoverableVerdict:         "recoverable-verdict",
+	GuardStaleRecoveryUnused:        "stale-recovery-unused",
+	GuardStaleRecoveryUsedOrTimeout: "stale-recovery-used-or-timeout",
+	GuardVerdictSessionExpired:      "verdict-session-expired",
+	GuardVerdictTransport:           "verdict-transport",
+	GuardVerdictReconnects:          "verdict-reconnects",
+	GuardVerdictStaysReady:          "verdict-stays-ready",
+	GuardSessionBudgetLeft:          "session-budget-left",
+	GuardChurnLimitReached:          "churn-limit-reached",
+	GuardRetrying:                   "retrying",
+}
+
+// String returns the kebab-case name used in events and docs/statechart.md.
+func (g Guard) String() string {
+	if g < numGuards {
+		return guardNames[g]
+	}
+	return fmt.Sprintf("guard(%d)", uint8(g))
+}
+
+func fatal(c classify.Class) bool {
+	return c == classify.Unauthorized || c == classify.Canceled
+}
+
+// eval evaluates g against the trigger being stepped and the extended state.
+// Guards are pure: they read, never write.
+func (g Guard) eval(m *Machine, t *Trigger) bool {
+	c := t.Verdict.Class
+	switch g {
+	case GuardResumeNone:
+		return t.Resume == ResumeNone
+	case GuardResumeBlind:
+		return t.Resume == ResumeBlind
+	case GuardResumeKnown:
+		return t.Resume == ResumeKnown
+	case GuardFatalVerdict:
+		return fatal(c)
+	case GuardRecoverableVerdict:
+		return !fatal(c)
+	case GuardStaleRecoveryUnused:
+		return !fatal(c) && c != classify.Timeout && !m.staleUsed
+	case GuardStaleRecoveryUsedOrTimeout:
+		return !fatal(c) && (c == classify.Timeout || m.staleUsed)
+	case GuardVerdictSessionExpired:
+		return c == classify.SessionExpired
+	case GuardVerdictTransport:
+		return c == classify.Transport
+	case GuardVerdictReconnects:
+		return c.Reconnects()
+	case GuardVerdictStaysReady:
+		return !c.Reconnects()
+	case GuardSessionBudgetLeft:
+		return !m.churnLimitReached(t.Now)
+	case GuardChurnLimitReached:
+		return m.churnLimitReached(t.Now)
+	case GuardRetrying:
+		return m.reason == ReasonNone
+	}
+	return false
+}

@@ -1,0 +1,104 @@
+package fsm_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/fsm"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// driver drives a machine one trigger at a time and checks, after every
+// step, the state, the exact commands and the exact event emitted.
+type driver struct {
+	t   *testing.T
+	m   *fsm.Machine
+	rec *events.Recorder
+	now time.Time
+	seq uint64
+}
+
+func newDriver(t *testing.T, cfg fsm.Config) *driver {
+	rec := &events.Recorder{}
+	cfg.Server = "srv"
+	cfg.Sink = rec
+	return &driver{t: t, m: fsm.New(cfg), rec: rec, now: t0}
+}
+
+// want describes the expected outcome of one step. ev is nil when no event
+// is expected (an ignored trigger).
+type want struct {
+	state fsm.State
+	cmds  []fsm.Command
+	ev    *events.Event
+}
+
+// step feeds tr (stamped with the driver's clock) and checks w.
+func (d *driver) step(tr fsm.Trigger, w want) []fsm.Command {
+	d.t.Helper()
+	tr.Now = d.now
+	before := d.rec.Len()
+	cmds, err := d.m.Step(tr)
+	require.NoError(d.t, err, "step %s", tr.Kind)
+	require.Equal(d.t, w.state, d.m.State(), "state after %s", tr.Kind)
+	require.Equal(d.t, w.cmds, cmds, "commands after %s", tr.Kind)
+	evs := d.rec.Events()[before:]
+	if w.ev == nil {
+		require.Empty(d.t, evs, "events after %s", tr.Kind)
+		return cmds
+	}
+	require.Len(d.t, evs, 1, "events after %s", tr.Kind)
+	d.seq++
+	exp := *w.ev
+	exp.Kind, exp.Server, exp.Seq, exp.Time = events.KindTransition, "srv", d.seq, d.now
+	require.Equal(d.t, exp, evs[0], "event after %s", tr.Kind)
+	return cmds
+}
+
+// ev builds an expected transition event.
+func ev(from, to fsm.State, k fsm.TriggerKind, guard string, v classify.Verdict, gen uint64, attempt int, reason string) *events.Event {
+	return &events.Event{From: from.String(), To: to.String(), Trigger: k.String(), Guard: guard,
+		Verdict: v, Generation: gen, Attempt: attempt, Reason: reason}
+}
+
+func verdict(c classify.Class, status int) classify.Verdict {
+	return classify.Verdict{Class: c, HTTPStatus: status}
+}
+
+func cmd(k fsm.CommandKind, gen uint64) fsm.Command { return fsm.Command{Kind: k, Generation: gen} }
+
+func dial(gen uint64, stream bool) fsm.Command {
+	return fsm.Command{Kind: fsm.Dial, Generation: gen, StandaloneStream: stream}
+}
+
+func attach(gen uint64, mode fsm.ResumeMode) fsm.Command {
+	return fsm.Command{Kind: fsm.Attach, Generation: gen, Resume: mode, StandaloneStream: true}
+}
+
+func retry(gen uint64, attempt int, v classify.Verdict) fsm.Command {
+	return fsm.Command{Kind: fsm.ScheduleRetry, Generation: gen, Attempt: attempt, Verdict: v}
+}
+
+func trig(k fsm.TriggerKind, gen uint64) fsm.Trigger { return fsm.Trigger{Kind: k, Generation: gen} }
+
+func failTrig(k fsm.TriggerKind, gen uint64, v classify.Verdict) fsm.Trigger {
+	return fsm.Trigger{Kind: k, Generation: gen, Verdict: v}
+}
+
+// toReady brings a fresh machine to ready through a full handshake
+// (generation 1, standalone stream on).
+func (d *driver) toReady() {
+	d.t.Helper()
+	none := classify.Verdict{}
+	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1, true)},
+		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
+	d.step(trig(fsm.HandshakeSucceeded, 1), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 1)},
+		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 1, 0, "")})
+	d.step(trig(fsm.DiscoverySucceeded, 1), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 1)},
+		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 1, 0, "")})
+}

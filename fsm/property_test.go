@@ -1,0 +1,170 @@
+package fsm_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/fsm"
+)
+
+// TestPropertyInvariants fires random trigger sequences (random kinds,
+// verdicts, resume modes, current, zero, stale and future generations, time
+// steps) and checks the invariants of DESIGN.md section 2 after every step.
+func TestPropertyInvariants(t *testing.T) {
+	classes := append([]classify.Class{classify.None}, classify.Classes()...)
+	var kinds []fsm.TriggerKind
+	for _, k := range fsm.TriggerKinds() {
+		if k != fsm.CloseRequested && k != fsm.DetachRequested {
+			kinds = append(kinds, k)
+		}
+	}
+	// Kinds the table handles (not ignores) per state, to steer runs deep.
+	handled := map[fsm.State][]fsm.TriggerKind{}
+	for _, r := range fsm.Table() {
+		if !r.Ignore && r.Trigger != fsm.CloseRequested && r.Trigger != fsm.DetachRequested {
+			handled[r.From] = append(handled[r.From], r.Trigger)
+		}
+	}
+	// Closing ends a run's interesting part, so it is drawn rarely; half of
+	// the other draws pick a kind the current state handles.
+	drawKind := func(rt *rapid.T, s fsm.State) fsm.TriggerKind {
+		switch d := rapid.IntRange(0, 99).Draw(rt, "pick"); {
+		case d < 2:
+			return rapid.SampledFrom([]fsm.TriggerKind{fsm.CloseRequested, fsm.DetachRequested}).Draw(rt, "end")
+		case d < 50 && len(handled[s]) > 0:
+			return rapid.SampledFrom(handled[s]).Draw(rt, "handled")
+		}
+		return rapid.SampledFrom(kinds).Draw(rt, "kind")
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		rec := &events.Recorder{}
+		m := fsm.New(fsm.Config{
+			Sink:        rec,
+			MaxSessions: rapid.IntRange(1, 6).Draw(rt, "maxSessions"),
+			Window:      time.Minute,
+			StreamOff:   rapid.Bool().Draw(rt, "streamOff"),
+		})
+		now := t0
+		staleEntries := 0 // entries into stale-recovering since the last resume
+		noProbe := false  // set by stale-recovering or failed, until a new resume
+		fatalStop := false
+		var seq uint64
+
+		steps := rapid.IntRange(20, 100).Draw(rt, "steps")
+		for range steps {
+			tr := fsm.Trigger{
+				Kind:    drawKind(rt, m.State()),
+				Resume:  fsm.ResumeMode(rapid.IntRange(0, 2).Draw(rt, "resume")),
+				Verdict: classify.Verdict{Class: rapid.SampledFrom(classes).Draw(rt, "class")},
+			}
+			switch g := rapid.IntRange(0, 9).Draw(rt, "gen"); {
+			case g <= 5:
+				tr.Generation = m.Generation()
+			case g == 8 && m.Generation() > 0:
+				tr.Generation = m.Generation() - 1
+			case g == 9:
+				tr.Generation = m.Generation() + 1
+			}
+			now = now.Add(time.Duration(rapid.IntRange(0, 20).Draw(rt, "dt")) * time.Second)
+			tr.Now = now
+
+			fromState, fromGen, fromEvents := m.State(), m.Generation(), rec.Len()
+			cmds, err := m.Step(tr)
+
+			if err != nil {
+				var rej *fsm.RejectedError
+				var ge *fsm.GenerationError
+				var ve *fsm.VerdictError
+				if !errors.As(err, &rej) && !errors.As(err, &ge) && !errors.As(err, &ve) {
+					rt.Fatalf("untyped error %v", err)
+				}
+				if cmds != nil || m.State() != fromState || m.Generation() != fromGen || rec.Len() != fromEvents {
+					rt.Fatalf("error %v changed the machine", err)
+				}
+				continue
+			}
+
+			// closed is absorbing: no state change, no command, no event.
+			if fromState == fsm.Closed && (m.State() != fsm.Closed || len(cmds) != 0 || rec.Len() != fromEvents) {
+				rt.Fatalf("closed left or emitted: %v %v", m.State(), cmds)
+			}
+
+			// generation: monotonic, +1 exactly per Dial or Attach, in order.
+			next := fromGen
+			for _, c := range cmds {
+				if c.Kind == fsm.Dial || c.Kind == fsm.Attach {
+					next++
+					if c.Generation != next {
+						rt.Fatalf("%s carries generation %d, want %d", c.Kind, c.Generation, next)
+					}
+				}
+			}
+			if m.Generation() != next {
+				rt.Fatalf("generation %d after %v, want %d", m.Generation(), cmds, next)
+			}
+
+			// events: one per transition, numbered without gaps.
+			evs := rec.Events()[fromEvents:]
+			if len(evs) > 1 {
+				rt.Fatalf("%d events for one step", len(evs))
+			}
+			if len(evs) == 1 {
+				seq++
+				if evs[0].Seq != seq || evs[0].From != fromState.String() || evs[0].To != m.State().String() {
+					rt.Fatalf("event %+v after %s -> %s", evs[0], fromState, m.State())
+				}
+			}
+
+			if tr.Kind == fsm.Started {
+				staleEntries, noProbe = 0, false
+			}
+			// no probing after stale-recovering or failed until a new resume.
+			if noProbe {
+				if m.State() == fsm.Probing {
+					rt.Fatalf("probing again after stale-recovering or failed")
+				}
+				for _, c := range cmds {
+					if c.Kind == fsm.Probe {
+						rt.Fatalf("probe command after stale-recovering or failed")
+					}
+				}
+			}
+			// at most one stale recovery per resume.
+			if m.State() == fsm.StaleRecovering && fromState != fsm.StaleRecovering {
+				staleEntries++
+				if staleEntries > 1 {
+					rt.Fatalf("second stale recovery in one resume")
+				}
+			}
+			if m.State() == fsm.StaleRecovering || m.State() == fsm.Failed {
+				noProbe = true
+			}
+
+			// no retry (nor reconnect) after unauthorized or canceled.
+			c := tr.Verdict.Class
+			carries := tr.Kind == fsm.HandshakeFailed || tr.Kind == fsm.DiscoveryFailed ||
+				tr.Kind == fsm.CallFailed || tr.Kind == fsm.SessionDied || tr.Kind == fsm.AttachRefused
+			fatalNow := carries && (c == classify.Unauthorized || c == classify.Canceled)
+			if tr.Kind == fsm.ReconnectRequested {
+				fatalStop = false
+			}
+			for _, cmd := range cmds {
+				isRetry := cmd.Kind == fsm.ScheduleRetry || cmd.Kind == fsm.Dial || cmd.Kind == fsm.Attach
+				if isRetry && (fatalNow || fatalStop) {
+					rt.Fatalf("%s after %s (%s)", cmd.Kind, c, tr.Kind)
+				}
+			}
+			if m.State() == fsm.Failed && (m.Reason() == fsm.ReasonUnauthorized || m.Reason() == fsm.ReasonCanceled) {
+				fatalStop = true
+			}
+			if fatalNow && fromState != fsm.Failed && m.State() == fsm.Failed && !m.Terminal() {
+				rt.Fatalf("%s left a retrying failed state", c)
+			}
+		}
+	})
+}

@@ -1,0 +1,280 @@
+package fsm_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/fsm"
+)
+
+var none classify.Verdict
+
+// S1: a blind resume whose templates probe answers 400 + -32601 still ends
+// ready: the probes settle on their own and only tools/list decides, so the
+// Probe command reports DiscoverySucceeded; no handshake is dialed.
+func TestS1BlindResumeProbesToReady(t *testing.T) {
+	d := newDriver(t, fsm.Config{})
+	d.step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeBlind}, want{fsm.ResumingBlind,
+		[]fsm.Command{attach(1, fsm.ResumeBlind)},
+		ev(fsm.Idle, fsm.ResumingBlind, fsm.Started, "resume-blind", none, 1, 0, "")})
+	d.step(trig(fsm.Attached, 1), want{fsm.Probing, []fsm.Command{cmd(fsm.Probe, 1)},
+		ev(fsm.ResumingBlind, fsm.Probing, fsm.Attached, "", none, 1, 0, "")})
+	d.step(trig(fsm.DiscoverySucceeded, 1), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 1)},
+		ev(fsm.Probing, fsm.Ready, fsm.DiscoverySucceeded, "", none, 1, 0, "")})
+	require.Equal(t, uint64(1), d.m.Generation(), "one session: the resumed one")
+	require.False(t, d.m.StaleRecoveryUsed())
+}
+
+// S1: a 401 on the strict tools/list probe propagates: terminal failed,
+// no stale recovery, no retry.
+func TestS1UnauthorizedProbeIsTerminal(t *testing.T) {
+	d := newDriver(t, fsm.Config{})
+	d.step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeBlind}, want{fsm.ResumingBlind,
+		[]fsm.Command{attach(1, fsm.ResumeBlind)},
+		ev(fsm.Idle, fsm.ResumingBlind, fsm.Started, "resume-blind", none, 1, 0, "")})
+	d.step(trig(fsm.Attached, 1), want{fsm.Probing, []fsm.Command{cmd(fsm.Probe, 1)},
+		ev(fsm.ResumingBlind, fsm.Probing, fsm.Attached, "", none, 1, 0, "")})
+	v401 := verdict(classify.Unauthorized, 401)
+	d.step(failTrig(fsm.DiscoveryFailed, 1, v401), want{fsm.Failed, []fsm.Command{cmd(fsm.DetachSession, 1)},
+		ev(fsm.Probing, fsm.Failed, fsm.DiscoveryFailed, "fatal-verdict", v401, 1, 0, "unauthorized")})
+	require.True(t, d.m.Terminal())
+	require.Equal(t, fsm.ReasonUnauthorized, d.m.Reason())
+	require.Equal(t, v401, d.m.Verdict())
+
+	_, err := d.m.Step(fsm.Trigger{Kind: fsm.RetryDue, Generation: 1, Now: d.now})
+	require.ErrorIs(t, err, fsm.ErrRejected, "no retry after unauthorized")
+	// The host re-authorizes and asks to reconnect: a full handshake.
+	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(2, true)},
+		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 2, 0, "")})
+}
+
+// S2: a resumed session rejected with 400 and a null-id -32000 body (or a
+// 500) enters stale-recovering once: detach, forget the id, one full
+// handshake, list once, ready; it never probes again.
+func TestS2StaleSessionRecoversOnce(t *testing.T) {
+	for _, v := range []classify.Verdict{
+		{Class: classify.SessionExpired, HTTPStatus: 400, RPC: classify.RPCError{Present: true, Code: -32000}},
+		verdict(classify.ServerError, 500),
+		verdict(classify.SessionExpired, 404),
+	} {
+		t.Run(v.String(), func(t *testing.T) {
+			d := newDriver(t, fsm.Config{})
+			d.step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeBlind}, want{fsm.ResumingBlind,
+				[]fsm.Command{attach(1, fsm.ResumeBlind)},
+				ev(fsm.Idle, fsm.ResumingBlind, fsm.Started, "resume-blind", none, 1, 0, "")})
+			d.step(trig(fsm.Attached, 1), want{fsm.Probing, []fsm.Command{cmd(fsm.Probe, 1)},
+				ev(fsm.ResumingBlind, fsm.Probing, fsm.Attached, "", none, 1, 0, "")})
+			d.step(failTrig(fsm.DiscoveryFailed, 1, v), want{fsm.StaleRecovering,
+				[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2, true)},
+				ev(fsm.Probing, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+session-budget-left", v, 2, 0, "")})
+			require.True(t, d.m.StaleRecoveryUsed())
+
+			// A late probe result of the stale session is dropped.
+			_, err := d.m.Step(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: 1, Now: d.now})
+			require.ErrorIs(t, err, fsm.ErrStaleGeneration)
+			require.Equal(t, fsm.StaleRecovering, d.m.State())
+
+			d.step(trig(fsm.HandshakeSucceeded, 2), want{fsm.StaleRecovering, []fsm.Command{cmd(fsm.ListDeclared, 2)},
+				ev(fsm.StaleRecovering, fsm.StaleRecovering, fsm.HandshakeSucceeded, "", none, 2, 0, "")})
+			d.step(trig(fsm.DiscoverySucceeded, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
+				ev(fsm.StaleRecovering, fsm.Ready, fsm.DiscoverySucceeded, "", none, 2, 0, "")})
+			require.Equal(t, uint64(2), d.m.Generation(), "exactly one new session")
+		})
+	}
+}
+
+// S2: when the stale recovery itself fails, the machine retries through
+// connecting (a full handshake), never through probing.
+func TestS2FailedStaleRecoveryRetriesWithHandshake(t *testing.T) {
+	d := newDriver(t, fsm.Config{})
+	vExp := verdict(classify.SessionExpired, 404)
+	v503 := verdict(classify.ServerError, 503)
+	d.step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeKnown}, want{fsm.ResumingKnown,
+		[]fsm.Command{attach(1, fsm.ResumeKnown)},
+		ev(fsm.Idle, fsm.ResumingKnown, fsm.Started, "resume-known", none, 1, 0, "")})
+	d.step(trig(fsm.Attached, 1), want{fsm.ListingDeclared, []fsm.Command{cmd(fsm.ListDeclared, 1)},
+		ev(fsm.ResumingKnown, fsm.ListingDeclared, fsm.Attached, "", none, 1, 0, "")})
+	d.step(failTrig(fsm.DiscoveryFailed, 1, vExp), want{fsm.StaleRecovering,
+		[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2, true)},
+		ev(fsm.ListingDeclared, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+session-budget-left", vExp, 2, 0, "")})
+	d.step(failTrig(fsm.HandshakeFailed, 2, v503), want{fsm.Failed, []fsm.Command{retry(2, 1, v503)},
+		ev(fsm.StaleRecovering, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", v503, 2, 1, "")})
+	require.False(t, d.m.Terminal())
+	d.now = d.now.Add(time.Second)
+	d.step(trig(fsm.RetryDue, 2), want{fsm.Connecting, []fsm.Command{dial(3, true)},
+		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 3, 1, "")})
+	d.step(trig(fsm.HandshakeSucceeded, 3), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 3)},
+		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 3, 1, "")})
+	d.step(trig(fsm.DiscoverySucceeded, 3), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 3)},
+		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 3, 0, "")})
+}
+
+// S4: on a tool call only transport and session-expired leave ready. 500,
+// 429 (with Retry-After), 403, a plain 400, -32601 and even 401 are internal
+// transitions: an event, no command, the generation unchanged.
+func TestS4CallFailuresStayReadyUnlessTheyReconnect(t *testing.T) {
+	d := newDriver(t, fsm.Config{})
+	d.toReady()
+	stays := []classify.Verdict{
+		{Class: classify.ServerError, HTTPStatus: 500, Method: "tools/call"},
+		{Class: classify.RateLimited, HTTPStatus: 429, RetryAfter: 30 * time.Second, Method: "tools/call"},
+		{Class: classify.Forbidden, HTTPStatus: 403, Method: "tools/call"},
+		{Class: classify.Application, HTTPStatus: 400, Method: "prompts/get"},
+		{Class: classify.MethodNotFound, RPC: classify.RPCError{Present: true, Code: -32601, HasID: true}},
+		{Class: classify.Unauthorized, HTTPStatus: 401},
+		{Class: classify.Timeout},
+		{Class: classify.Protocol, HTTPStatus: 200},
+	}
+	for _, v := range stays {
+		d.step(failTrig(fsm.CallFailed, 1, v), want{fsm.Ready, nil,
+			ev(fsm.Ready, fsm.Ready, fsm.CallFailed, "verdict-stays-ready", v, 1, 0, "")})
+	}
+	require.Equal(t, uint64(1), d.m.Generation())
+
+	// 404 on a request with a session id: exactly one new session, the
+	// expired one released without DELETE.
+	v404 := classify.Verdict{Class: classify.SessionExpired, HTTPStatus: 404, SessionIDSent: true}
+	d.step(failTrig(fsm.CallFailed, 1, v404), want{fsm.Connecting,
+		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2, true)},
+		ev(fsm.Ready, fsm.Connecting, fsm.CallFailed, "verdict-session-expired+session-budget-left", v404, 2, 0, "")})
+	// A concurrent call of the old session fails late: dropped.
+	_, err := d.m.Step(fsm.Trigger{Kind: fsm.CallFailed, Generation: 1, Verdict: v404, Now: d.now})
+	require.ErrorIs(t, err, fsm.ErrStaleGeneration)
+	d.step(trig(fsm.HandshakeSucceeded, 2), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 2)},
+		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 2, 0, "")})
+	d.step(trig(fsm.DiscoverySucceeded, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
+		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 2, 0, "")})
+
+	// No HTTP status (connection reset): the old session is closed with DELETE.
+	vTr := verdict(classify.Transport, 0)
+	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Connecting,
+		[]fsm.Command{cmd(fsm.CloseSession, 2), dial(3, true)},
+		ev(fsm.Ready, fsm.Connecting, fsm.CallFailed, "verdict-transport+session-budget-left", vTr, 3, 0, "")})
+}
+
+// S5: a GET-hostile server: the stream is turned off for the next sessions
+// (an event says so), the session that dies reconnects without the stream,
+// and the catalog is re-listed on the new session.
+func TestS5HostileStreamOffForNextSessions(t *testing.T) {
+	d := newDriver(t, fsm.Config{})
+	d.toReady()
+	d.step(trig(fsm.StreamHostile, 1), want{fsm.Ready, nil,
+		ev(fsm.Ready, fsm.Ready, fsm.StreamHostile, "", none, 1, 0, "")})
+	require.True(t, d.m.StandaloneStreamOff())
+
+	vTr := verdict(classify.Transport, 0)
+	d.step(failTrig(fsm.SessionDied, 1, vTr), want{fsm.Connecting,
+		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2, false)},
+		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 2, 0, "")})
+	d.step(trig(fsm.HandshakeSucceeded, 2), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 2)},
+		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 2, 0, "")})
+	d.step(trig(fsm.DiscoverySucceeded, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
+		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 2, 0, "")})
+	// list_changed re-lists in ready.
+	d.step(trig(fsm.CatalogListed, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
+		ev(fsm.Ready, fsm.Ready, fsm.CatalogListed, "", none, 2, 0, "")})
+	// After the remembered period the stream is tried again.
+	d.step(trig(fsm.StreamReenabled, 0), want{fsm.Ready, nil,
+		ev(fsm.Ready, fsm.Ready, fsm.StreamReenabled, "", none, 2, 0, "")})
+	require.False(t, d.m.StandaloneStreamOff())
+}
+
+// S5 without the fix: sessions that keep dying are stopped by the churn
+// guard instead of reconnecting forever; time passing reopens the window.
+func TestChurnStopsASessionLoop(t *testing.T) {
+	d := newDriver(t, fsm.Config{MaxSessions: 2, Window: time.Minute})
+	d.toReady() // session 1
+	vTr := verdict(classify.Transport, 0)
+	d.now = d.now.Add(7 * time.Second)
+	d.step(failTrig(fsm.SessionDied, 1, vTr), want{fsm.Connecting,
+		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2, true)},
+		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 2, 0, "")})
+	d.step(trig(fsm.HandshakeSucceeded, 2), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 2)},
+		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 2, 0, "")})
+	d.step(trig(fsm.DiscoverySucceeded, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
+		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 2, 0, "")})
+	d.now = d.now.Add(7 * time.Second)
+	d.step(failTrig(fsm.SessionDied, 2, vTr), want{fsm.Failed, []fsm.Command{cmd(fsm.DetachSession, 2)},
+		ev(fsm.Ready, fsm.Failed, fsm.SessionDied, "recoverable-verdict+churn-limit-reached", vTr, 2, 0, "churn")})
+	require.True(t, d.m.Terminal())
+	require.Equal(t, fsm.ReasonChurn, d.m.Reason())
+
+	// The host asks again: attempts and the churn window reset.
+	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3, true)},
+		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 3, 0, "")})
+}
+
+// The retry budget: RetriesExhausted makes failed terminal (budget-spent);
+// after canceled there is no retry at all.
+func TestRetryBudgetAndCanceled(t *testing.T) {
+	d := newDriver(t, fsm.Config{})
+	vRef := verdict(classify.Transport, 0)
+	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1, true)},
+		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
+	d.step(failTrig(fsm.HandshakeFailed, 1, vRef), want{fsm.Failed, []fsm.Command{retry(1, 1, vRef)},
+		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", vRef, 1, 1, "")})
+	d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{dial(2, true)},
+		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 2, 1, "")})
+	d.step(failTrig(fsm.HandshakeFailed, 2, vRef), want{fsm.Failed, []fsm.Command{retry(2, 2, vRef)},
+		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", vRef, 2, 2, "")})
+	d.step(trig(fsm.RetriesExhausted, 2), want{fsm.Failed, nil,
+		ev(fsm.Failed, fsm.Failed, fsm.RetriesExhausted, "retrying", none, 2, 2, "budget-spent")})
+	require.Equal(t, fsm.ReasonBudgetSpent, d.m.Reason())
+	require.Equal(t, vRef, d.m.Verdict(), "the verdict that failed the connection is kept")
+
+	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3, true)},
+		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 3, 0, "")})
+	vCan := verdict(classify.Canceled, 0)
+	d.step(failTrig(fsm.HandshakeFailed, 3, vCan), want{fsm.Failed, nil,
+		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "fatal-verdict", vCan, 3, 0, "canceled")})
+	require.Equal(t, fsm.ReasonCanceled, d.m.Reason())
+}
+
+// Close ends the server-side session; detach keeps it resumable; closed
+// absorbs every later trigger without event or command.
+func TestCloseDetachAndClosedAbsorbs(t *testing.T) {
+	d := newDriver(t, fsm.Config{})
+	d.toReady()
+	d.step(fsm.Trigger{Kind: fsm.CloseRequested}, want{fsm.Closed, []fsm.Command{cmd(fsm.CloseSession, 1)},
+		ev(fsm.Ready, fsm.Closed, fsm.CloseRequested, "", none, 1, 0, "")})
+	for _, k := range fsm.TriggerKinds() {
+		d.step(fsm.Trigger{Kind: k, Generation: 7, Verdict: verdict(classify.Transport, 0)}, want{fsm.Closed, nil, nil})
+	}
+
+	d2 := newDriver(t, fsm.Config{})
+	d2.toReady()
+	d2.step(fsm.Trigger{Kind: fsm.DetachRequested}, want{fsm.Closed, []fsm.Command{cmd(fsm.DetachSession, 1)},
+		ev(fsm.Ready, fsm.Closed, fsm.DetachRequested, "", none, 1, 0, "")})
+}
+
+func TestStepErrors(t *testing.T) {
+	m := fsm.New(fsm.Config{})
+	_, err := m.Step(fsm.Trigger{Kind: fsm.Attached})
+	var rej *fsm.RejectedError
+	require.ErrorAs(t, err, &rej)
+	require.Equal(t, fsm.Idle, rej.State)
+	require.Equal(t, fsm.Attached, rej.Trigger)
+	require.ErrorIs(t, err, fsm.ErrRejected)
+	require.EqualError(t, err, "fsm: trigger attached not permitted in state idle")
+
+	_, err = m.Step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeMode(9)})
+	require.ErrorAs(t, err, &rej)
+	require.Equal(t, []string{"resume-none", "resume-blind", "resume-known"}, rej.Guards)
+
+	_, err = m.Step(fsm.Trigger{Kind: fsm.Started})
+	require.NoError(t, err)
+	_, err = m.Step(fsm.Trigger{Kind: fsm.HandshakeFailed, Generation: 1})
+	var ve *fsm.VerdictError
+	require.ErrorAs(t, err, &ve)
+	require.ErrorIs(t, err, fsm.ErrMissingVerdict)
+
+	_, err = m.Step(fsm.Trigger{Kind: fsm.HandshakeSucceeded, Generation: 2})
+	var ge *fsm.GenerationError
+	require.ErrorAs(t, err, &ge)
+	require.ErrorIs(t, err, fsm.ErrFutureGeneration)
+	require.NotErrorIs(t, err, fsm.ErrStaleGeneration)
+	require.Equal(t, fsm.Connecting, m.State())
+}

@@ -1,0 +1,178 @@
+package fsm
+
+import "strings"
+
+// Row is one transition of the machine: in state From, trigger Trigger, when
+// every guard in Guards passes, go to To and emit Commands in order. A row
+// whose To equals From is an internal transition (an event, no state
+// change); an Ignore row absorbs the trigger silently (no event, no
+// command). The table is the single source of the machine and of
+// docs/statechart.md.
+type Row struct {
+	From     State
+	Trigger  TriggerKind
+	Guards   []Guard
+	To       State
+	Commands []CommandKind
+	// Reason is the terminal reason the row sets (To is Failed), or
+	// ReasonNone.
+	Reason Reason
+	// Ignore marks a trigger absorbed without event or command.
+	Ignore bool
+}
+
+// Internal reports whether the row is an internal transition.
+func (r Row) Internal() bool { return !r.Ignore && r.From == r.To }
+
+// GuardLabel joins the row's guard names with "+"; "" when it has none.
+func (r Row) GuardLabel() string {
+	names := make([]string, len(r.Guards))
+	for i, g := range r.Guards {
+		names[i] = g.String()
+	}
+	return strings.Join(names, "+")
+}
+
+// Table returns a copy of the transition table in declaration order.
+func Table() []Row {
+	out := make([]Row, len(table))
+	for i, r := range table {
+		r.Guards = append([]Guard(nil), r.Guards...)
+		r.Commands = append([]CommandKind(nil), r.Commands...)
+		out[i] = r
+	}
+	return out
+}
+
+// table is built once and never written after.
+var table = buildTable()
+
+// rowIndex lists, per (state, trigger), the indexes of table rows.
+var rowIndex = indexTable(table)
+
+// guardLabels caches Row.GuardLabel per row, so events do not allocate.
+var guardLabels = labelTable(table)
+
+func indexTable(rows []Row) (ix [numStates][numTriggers][]int) {
+	for i, r := range rows {
+		ix[r.From][r.Trigger] = append(ix[r.From][r.Trigger], i)
+	}
+	return ix
+}
+
+func labelTable(rows []Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.GuardLabel()
+	}
+	return out
+}
+
+type g = []Guard
+type c = []CommandKind
+
+func buildTable() []Row {
+	var rows []Row
+	add := func(r Row) { rows = append(rows, r) }
+	// stay adds an internal transition without commands.
+	stay := func(s State, k TriggerKind) { add(Row{From: s, Trigger: k, To: s}) }
+	ignore := func(s State, ks ...TriggerKind) {
+		for _, k := range ks {
+			add(Row{From: s, Trigger: k, To: s, Ignore: true})
+		}
+	}
+	// ending adds the two ways out to Closed; end ends a live session.
+	ending := func(s State, end ...CommandKind) {
+		close, detach := c{}, c{}
+		if len(end) > 0 {
+			close, detach = c{CloseSession}, c{DetachSession}
+		}
+		add(Row{From: s, Trigger: CloseRequested, To: Closed, Commands: close})
+		add(Row{From: s, Trigger: DetachRequested, To: Closed, Commands: detach})
+	}
+	stream := func(s State) {
+		stay(s, StreamHostile)
+		stay(s, StreamReenabled)
+	}
+
+	// idle
+	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeNone}, To: Connecting, Commands: c{Dial}})
+	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeBlind}, To: ResumingBlind, Commands: c{Attach}})
+	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeKnown}, To: ResumingKnown, Commands: c{Attach}})
+	stream(Idle)
+	ending(Idle)
+
+	// connecting and stale-recovering: a handshake, then the declared lists.
+	for _, s := range []State{Connecting, StaleRecovering} {
+		add(Row{From: s, Trigger: HandshakeSucceeded, To: s, Commands: c{ListDeclared}})
+		add(Row{From: s, Trigger: DiscoverySucceeded, To: Ready, Commands: c{PublishCatalog}})
+		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardFatalVerdict}, To: Failed, Reason: ReasonOfVerdict})
+		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{ScheduleRetry}})
+		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{CloseSession}, Reason: ReasonOfVerdict})
+		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
+		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
+		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
+		stream(s)
+		ending(s, CloseSession)
+	}
+
+	// resuming: attach the persisted session; nothing is sent yet.
+	for _, p := range []struct {
+		from, next State
+		work       CommandKind
+	}{{ResumingBlind, Probing, Probe}, {ResumingKnown, ListingDeclared, ListDeclared}} {
+		s := p.from
+		add(Row{From: s, Trigger: Attached, To: p.next, Commands: c{p.work}})
+		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardFatalVerdict}, To: Failed, Reason: ReasonOfVerdict})
+		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{ClearSession, Dial}})
+		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{ClearSession}, Reason: ReasonChurn})
+		stream(s)
+		ending(s, CloseSession)
+	}
+
+	// probing and listing-declared: discovery on a resumed session; one
+	// stale recovery per resume, then only full handshakes.
+	for _, s := range []State{Probing, ListingDeclared} {
+		add(Row{From: s, Trigger: DiscoverySucceeded, To: Ready, Commands: c{PublishCatalog}})
+		for _, k := range []TriggerKind{DiscoveryFailed, SessionDied} {
+			add(Row{From: s, Trigger: k, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardSessionBudgetLeft}, To: StaleRecovering, Commands: c{DetachSession, ClearSession, Dial}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession, ClearSession}, Reason: ReasonChurn})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsedOrTimeout}, To: Failed, Commands: c{DetachSession, ClearSession, ScheduleRetry}})
+		}
+		stream(s)
+		ending(s, CloseSession)
+	}
+
+	// ready: only a verdict that reconnects, or the session dying, leaves.
+	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
+	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
+	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport, GuardSessionBudgetLeft}, To: Connecting, Commands: c{CloseSession, Dial}})
+	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport, GuardChurnLimitReached}, To: Failed, Commands: c{CloseSession}, Reason: ReasonChurn})
+	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictStaysReady}, To: Ready})
+	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
+	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
+	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
+	add(Row{From: Ready, Trigger: CatalogListed, To: Ready, Commands: c{PublishCatalog}})
+	add(Row{From: Ready, Trigger: ReconnectRequested, To: Connecting, Commands: c{CloseSession, Dial}})
+	stream(Ready)
+	ending(Ready, CloseSession)
+
+	// failed: retries on the shell's schedule; terminal with a reason.
+	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
+	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
+	add(Row{From: Failed, Trigger: RetriesExhausted, Guards: g{GuardRetrying}, To: Failed, Reason: ReasonBudgetSpent})
+	add(Row{From: Failed, Trigger: ReconnectRequested, To: Connecting, Commands: c{Dial}})
+	stream(Failed)
+	ending(Failed)
+	// Late results of the session that failed (same generation) change
+	// nothing: that session was already ended on entering failed.
+	ignore(Failed, HandshakeSucceeded, HandshakeFailed, Attached, AttachRefused,
+		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied)
+
+	// closed absorbs everything.
+	for k := range numTriggers {
+		ignore(Closed, k)
+	}
+	return rows
+}
