@@ -1,9 +1,88 @@
 // Package events carries what a supervised MCP connection does, as values a
 // host can show and record (DESIGN.md section 4).
 //
-// This file set is the core: the transition [Event] the state machine reports
-// for every transition and internal transition, the [Sink] it reports to, and
-// a [Recorder] for tests. Package events is a leaf: it imports only classify
-// and the standard library, so states and triggers appear here as their
-// kebab-case names, never as fsm types.
+// The state machine reports every transition, internal transitions included,
+// as an [Event] of kind [KindTransition]; the supervisor reports the other
+// kinds (probe report, catalog change, call failed without reconnect,
+// standalone stream disabled or enabled, retry scheduled, rate-limit window,
+// session opened or ended) through the same [Sink]. Package events is a leaf:
+// it imports only classify and the standard library, so states and triggers
+// appear here as their kebab-case names, never as fsm types.
+//
+// # Sinks
+//
+//   - [SinkFunc]: a callback.
+//   - [Subscription]: a buffered channel that never blocks the emitter; drops
+//     are counted ([Subscription.Dropped]) and reported on the next delivered
+//     event ([Event.Dropped]).
+//   - [Slog]: one log/slog record per event, Warn for failures ([LogLevel]).
+//   - [JSONLines]: one JSON object per line, the form below.
+//   - [LiveTimeline]: one readable timeline line per event.
+//   - [Multi]: fan-out; [Redacting]: redacts before passing on; [Recorder]:
+//     keeps everything, for tests.
+//
+// Redaction: no sink redacts by itself. Wrap every sink whose output leaves
+// the process with [Redacting] and a [Redactor] that knows the session ids
+// and credentials in play; even without them it masks bearer tokens,
+// Authorization and Cookie header values and go-sdk's "session ID: <id>"
+// text. Session ids appear only as [HashSessionID] hashes.
+//
+// # JSON form
+//
+// [Event.MarshalJSON] writes one JSON object per event, the same for every
+// kind; [Event.UnmarshalJSON] reads it back exactly (times in UTC). Field
+// names are stable; a field is omitted when its value is zero. A reader must
+// ignore fields and kinds it does not know. "v" changes only when a field
+// changes meaning or is removed.
+//
+//	field         type             Event field   kinds
+//	v             number (1)       -             all: the version, [Version]
+//	kind          string           Kind          all
+//	server        string           Server        all
+//	seq           number           Seq           transition
+//	time          RFC 3339 string  Time          all; nanoseconds, UTC
+//	from, to      string           From, To      transition: states
+//	trigger       string           Trigger       transition
+//	guard         string           Guard         transition
+//	verdict       object           Verdict       transition, call-failed, retry-scheduled, rate-limit-window
+//	generation    number           Generation    transition, probe-report, catalog-changed, call-failed, session-*
+//	attempt       number           Attempt       transition, retry-scheduled
+//	reason        string           Reason        transition into a terminal failed
+//	lists         array of object  Lists         probe-report
+//	added         array of string  Added         catalog-changed: tool names
+//	removed       array of string  Removed       catalog-changed
+//	changed       array of string  Changed       catalog-changed
+//	tools         number           Tools         catalog-changed: tools now
+//	op            string           Op            call-failed: MCP method, e.g. "tools/call"
+//	name          string           Name          call-failed: tool or prompt name, resource URI
+//	delivery      string           Delivery      call-failed: "not-sent", "outcome-unknown", "answered"
+//	delay_ms      number           Delay         retry-scheduled, rate-limit-window: milliseconds
+//	session_id    string           SessionID     session-opened, session-ended: "sid:" + 8 hex
+//	detail        string           Detail        any: text for people
+//	dropped       number           Dropped       any: events dropped just before this one
+//
+// A verdict object (classify.Verdict):
+//
+//	field            type     meaning
+//	class            string   the class's kebab-case name, e.g. "rate-limited"
+//	http_status      number   HTTP status
+//	rpc              object   the JSON-RPC error, when present: code, message, has_id
+//	retry_after_ms   number   Retry-After in milliseconds
+//	method           string   JSON-RPC method of the failed request
+//	session_id_sent  bool     the request carried Mcp-Session-Id
+//	detail           string   the error's text
+//
+// A lists element (ListOutcome): list, status, items, verdict (object as
+// above), warning.
+//
+// Durations are milliseconds, written exactly: whole numbers, or up to six
+// decimals for a fraction of a millisecond.
+//
+// # Timeline
+//
+// [ReadJSONLines] reads a recorded stream back; [WriteTimeline] (or
+// [Timeline] from a reader) prints it per server for people, and
+// [WriteMermaid] (or [Mermaid]) draws the path each server actually took as a
+// Mermaid stateDiagram-v2 with transition counts. The mcpsup-timeline command
+// does both for a file.
 package events

@@ -6,18 +6,76 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// KindTransition is the [Event.Kind] of a state machine transition, internal
-// transitions included.
-const KindTransition = "transition"
+// Event kinds, the values of [Event.Kind]. The state machine emits
+// [KindTransition]; the supervisor emits the others through the same [Sink].
+// A reader must accept kinds it does not know: new kinds may be added.
+const (
+	// KindTransition: a state machine transition, internal transitions
+	// included. Fields: From, To, Trigger, Guard, Verdict, Generation,
+	// Attempt, Reason.
+	KindTransition = "transition"
+	// KindProbeReport: the outcome of each list method of a discovery
+	// (blind probes or declared-capability listing, DESIGN.md section 2,
+	// failure story S1). Fields: Lists, Generation.
+	KindProbeReport = "probe-report"
+	// KindCatalogChanged: the published tool catalog changed. Fields: Added,
+	// Removed, Changed (tool names), Tools (tools now), Generation.
+	KindCatalogChanged = "catalog-changed"
+	// KindCallFailed: a call failed and the session was kept (an internal
+	// transition's companion, failure story S4). Fields: Op, Name, Delivery,
+	// Verdict, Generation.
+	KindCallFailed = "call-failed"
+	// KindStreamDisabled: the standalone SSE stream is no longer opened for
+	// this server (failure story S5). Fields: Detail (the rule that fired).
+	KindStreamDisabled = "stream-disabled"
+	// KindStreamEnabled: the standalone SSE stream is opened again. Fields:
+	// Detail.
+	KindStreamEnabled = "stream-enabled"
+	// KindRetryScheduled: a retry from failed is scheduled. Fields: Attempt,
+	// Delay, Verdict.
+	KindRetryScheduled = "retry-scheduled"
+	// KindRateLimitWindow: calls fail at once until a 429's Retry-After
+	// window ends. Fields: Delay (the window), Verdict.
+	KindRateLimitWindow = "rate-limit-window"
+	// KindSessionOpened: a go-sdk client session was created. Fields:
+	// SessionID (hashed), Generation, Detail.
+	KindSessionOpened = "session-opened"
+	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
+	// (hashed), Generation, Detail.
+	KindSessionEnded = "session-ended"
+)
 
-// Event is one fact about a supervised connection. For a transition event
-// (Kind == [KindTransition]) From and To name the states before and after; they
-// are equal for an internal transition (an event, no state change), e.g. a
-// tool call that failed with a class that does not reconnect (failure story
-// S4).
+// Delivery values of [Event.Delivery]: how far a failed call got.
+const (
+	// DeliveryNotSent: the request never left; no server saw it.
+	DeliveryNotSent = "not-sent"
+	// DeliveryOutcomeUnknown: the request may have reached the server but no
+	// answer came back (it is never replayed, failure story S4).
+	DeliveryOutcomeUnknown = "outcome-unknown"
+	// DeliveryAnswered: the server answered with an error.
+	DeliveryAnswered = "answered"
+)
+
+// List statuses of [ListOutcome.Status].
+const (
+	ListPresent  = "present"
+	ListAbsent   = "absent"
+	ListDegraded = "degraded"
+	ListFailed   = "failed"
+)
+
+// Event is one fact about a supervised connection. Kind says which fields are
+// meaningful (see the Kind constants); every other field is zero, and zero
+// fields are omitted from the JSON form (see the package doc for its table).
 //
-// Event is a plain value: copying it is safe and it holds no references into
-// the machine that produced it.
+// For a transition event (Kind == [KindTransition]) From and To name the
+// states before and after; they are equal for an internal transition (an
+// event, no state change), e.g. a tool call that failed with a class that does
+// not reconnect (failure story S4).
+//
+// Event is a plain value that holds no references into the machine that
+// produced it. Its slices belong to the event once emitted: a sink must not
+// modify them, and an emitter must not reuse them.
 type Event struct {
 	// Kind says what the event reports; [KindTransition] for transitions.
 	Kind string
@@ -50,6 +108,54 @@ type Event struct {
 	// Reason is why a terminal failed state is terminal ("unauthorized",
 	// "canceled", "budget-spent", "churn"); empty otherwise.
 	Reason string
+
+	// Lists is the outcome of each list method of a discovery, in the order
+	// they were listed ([KindProbeReport]).
+	Lists []ListOutcome
+	// Added, Removed and Changed name the tools that appeared, disappeared
+	// or changed definition ([KindCatalogChanged]).
+	Added, Removed, Changed []string
+	// Tools is the number of tools in the catalog now ([KindCatalogChanged]).
+	Tools int
+	// Op is the MCP method of a failed call, e.g. "tools/call"
+	// ([KindCallFailed]).
+	Op string
+	// Name is the tool or prompt name, or the resource URI, of a failed
+	// call ([KindCallFailed]).
+	Name string
+	// Delivery says how far a failed call got: [DeliveryNotSent],
+	// [DeliveryOutcomeUnknown] or [DeliveryAnswered] ([KindCallFailed]).
+	Delivery string
+	// Delay is the wait before a retry ([KindRetryScheduled]) or the length
+	// of a rate-limit window ([KindRateLimitWindow]).
+	Delay time.Duration
+	// SessionID is the MCP session id (Mcp-Session-Id) as a short hash made
+	// by [HashSessionID], never the id itself ([KindSessionOpened],
+	// [KindSessionEnded]). A [Redactor] enforces this.
+	SessionID string
+	// Detail is free text for people, on any kind; no decision rests on it.
+	Detail string
+	// Dropped is the number of events a [Subscription] dropped for a slow
+	// reader just before this one; set only by [Subscription].
+	Dropped uint64
+}
+
+// ListOutcome is how one list method fared in a discovery.
+type ListOutcome struct {
+	// List names the list, e.g. "tools", "resources", "prompts",
+	// "resource-templates".
+	List string
+	// Status is [ListPresent], [ListAbsent] (the server does not implement
+	// it, e.g. JSON-RPC -32601), [ListDegraded] (listed, with a warning,
+	// e.g. pagination capped) or [ListFailed].
+	Status string
+	// Items is the number of items listed.
+	Items int
+	// Verdict is the classified failure behind an absent or failed list;
+	// zero otherwise.
+	Verdict classify.Verdict
+	// Warning explains a degraded outcome for people.
+	Warning string
 }
 
 // Sink receives events. The state machine calls Emit synchronously, from the
@@ -60,7 +166,8 @@ type Sink interface {
 	Emit(Event)
 }
 
-// SinkFunc adapts a function to a [Sink].
+// SinkFunc adapts a function to a [Sink]: the callback sink. It is as safe
+// for concurrent use as the function is.
 type SinkFunc func(Event)
 
 // Emit calls f(e).

@@ -1,0 +1,121 @@
+package events_test
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+)
+
+func ExampleSinkFunc() {
+	s := events.SinkFunc(func(e events.Event) {
+		fmt.Printf("%s: %s -> %s (%s)\n", e.Server, e.From, e.To, e.Trigger)
+	})
+	s.Emit(events.Event{Kind: events.KindTransition, Server: "docs", From: "connecting", To: "ready", Trigger: "discovery-succeeded"})
+	// Output: docs: connecting -> ready (discovery-succeeded)
+}
+
+func ExampleSubscription() {
+	sub := events.NewSubscription(2)
+	for seq := uint64(1); seq <= 5; seq++ { // nobody reads yet: 3 are dropped, Emit never waits
+		sub.Emit(events.Event{Kind: events.KindTransition, Seq: seq})
+	}
+	fmt.Println("dropped:", sub.Dropped())
+	fmt.Println((<-sub.C()).Seq, (<-sub.C()).Seq)
+
+	sub.Emit(events.Event{Kind: events.KindTransition, Seq: 6})
+	e := <-sub.C()
+	fmt.Printf("seq %d, %d dropped before it\n", e.Seq, e.Dropped)
+	sub.Close()
+	// Output:
+	// dropped: 3
+	// 1 2
+	// seq 6, 3 dropped before it
+}
+
+func ExampleSlog() {
+	h := slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{} // keep the output stable
+		}
+		return a
+	}})
+	s := events.Slog(slog.New(h))
+	s.Emit(events.Event{Kind: events.KindCallFailed, Server: "docs", Op: "tools/call", Name: "search",
+		Delivery: events.DeliveryAnswered, Generation: 1,
+		Verdict: classify.Verdict{Class: classify.RateLimited, HTTPStatus: 429, RetryAfter: 30 * time.Second}})
+	// Output: level=WARN msg="mcpsup call-failed" server=docs verdict.class=rate-limited verdict.http_status=429 verdict.retry_after=30s generation=1 op=tools/call name=search delivery=answered
+}
+
+func ExampleJSONLines() {
+	j := events.NewJSONLines(os.Stdout)
+	j.Emit(events.Event{Kind: events.KindRetryScheduled, Server: "docs", Attempt: 2, Delay: 1500 * time.Millisecond,
+		Time: time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC), Verdict: classify.Verdict{Class: classify.ServerError, HTTPStatus: 503}})
+	if err := j.Err(); err != nil {
+		fmt.Println(err)
+	}
+	// Output: {"v":1,"kind":"retry-scheduled","server":"docs","time":"2026-03-14T09:00:00Z","verdict":{"class":"server-error","http_status":503},"attempt":2,"delay_ms":1500}
+}
+
+func ExampleMulti() {
+	var rec events.Recorder
+	sub := events.NewSubscription(16)
+	defer sub.Close()
+	sink := events.Multi(&rec, sub) // give this to the supervisor's config
+	sink.Emit(events.Event{Kind: events.KindStreamEnabled, Server: "docs"})
+	fmt.Println(rec.Len(), (<-sub.C()).Kind)
+	// Output: 1 stream-enabled
+}
+
+func ExampleRedacting() {
+	var r events.Redactor
+	r.AddSessionID("7f3c2a9be1d04c5b") // what the server sent as Mcp-Session-Id
+	sink := events.Redacting(&r, events.NewJSONLines(os.Stdout))
+	sink.Emit(events.Event{Kind: events.KindSessionEnded, Server: "docs", SessionID: "7f3c2a9be1d04c5b",
+		Detail: "GET failed (session ID: 7f3c2a9be1d04c5b) with Authorization: Bearer abc.def"})
+	// Output: {"v":1,"kind":"session-ended","server":"docs","session_id":"sid:104ad0b3","detail":"GET failed (session ID: sid:104ad0b3) with Authorization: [redacted]"}
+}
+
+const recording = `{"v":1,"kind":"transition","server":"docs","seq":1,"time":"2026-03-14T09:00:00Z","from":"idle","to":"connecting","trigger":"started","guard":"resume-none","generation":1}
+{"v":1,"kind":"transition","server":"docs","seq":2,"time":"2026-03-14T09:00:00.02Z","from":"connecting","to":"ready","trigger":"discovery-succeeded","generation":1}
+{"v":1,"kind":"transition","server":"docs","seq":3,"time":"2026-03-14T09:00:03Z","from":"ready","to":"ready","trigger":"call-failed","guard":"verdict-stays-ready","verdict":{"class":"server-error","http_status":500},"generation":1}
+{"v":1,"kind":"call-failed","server":"docs","time":"2026-03-14T09:00:03Z","op":"tools/call","name":"search","delivery":"answered","verdict":{"class":"server-error","http_status":500},"generation":1}
+`
+
+func ExampleTimeline() {
+	if err := events.Timeline(os.Stdout, strings.NewReader(recording)); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// == docs: 4 events, last state ready, generation 1
+	//     +0.000s  #1   idle -> connecting               started [resume-none]; gen 1
+	//     +0.020s  #2   connecting -> ready              discovery-succeeded; gen 1
+	//     +3.000s  #3   ready (internal)                 call-failed [verdict-stays-ready]: server-error (HTTP 500); gen 1
+	//     +3.000s       call-failed                      tools/call "search": server-error (HTTP 500); delivery answered; gen 1
+}
+
+func ExampleMermaid() {
+	if err := events.Mermaid(os.Stdout, strings.NewReader(recording)); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// stateDiagram-v2
+	//     state docs {
+	//         state "idle" as docs__idle
+	//         state "connecting" as docs__connecting
+	//         state "ready" as docs__ready
+	//         [*] --> docs__idle
+	//         docs__idle --> docs__connecting: started
+	//         docs__connecting --> docs__ready: discovery-succeeded
+	//         docs__ready --> docs__ready: call-failed
+	//     }
+}
+
+func ExampleHashSessionID() {
+	fmt.Println(events.HashSessionID("abc"))
+	// Output: sid:ba7816bf
+}

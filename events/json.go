@@ -1,0 +1,243 @@
+package events
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// Version is the version of the JSON form, written as "v". It changes only
+// when a field changes meaning or is removed; added fields keep it.
+const Version = 1
+
+// ErrVersion is returned (wrapped) by [Event.UnmarshalJSON] for a "v" other
+// than [Version], missing included.
+var ErrVersion = errors.New("events: unsupported JSON version")
+
+// jsonEvent is the JSON form of an Event; see the table in the package doc.
+type jsonEvent struct {
+	V          int           `json:"v"`
+	Kind       string        `json:"kind"`
+	Server     string        `json:"server,omitempty"`
+	Seq        uint64        `json:"seq,omitempty"`
+	Time       string        `json:"time,omitempty"`
+	From       string        `json:"from,omitempty"`
+	To         string        `json:"to,omitempty"`
+	Trigger    string        `json:"trigger,omitempty"`
+	Guard      string        `json:"guard,omitempty"`
+	Verdict    *jsonVerdict  `json:"verdict,omitempty"`
+	Generation uint64        `json:"generation,omitempty"`
+	Attempt    int           `json:"attempt,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Lists      []jsonOutcome `json:"lists,omitempty"`
+	Added      []string      `json:"added,omitempty"`
+	Removed    []string      `json:"removed,omitempty"`
+	Changed    []string      `json:"changed,omitempty"`
+	Tools      int           `json:"tools,omitempty"`
+	Op         string        `json:"op,omitempty"`
+	Name       string        `json:"name,omitempty"`
+	Delivery   string        `json:"delivery,omitempty"`
+	DelayMS    json.Number   `json:"delay_ms,omitempty"`
+	SessionID  string        `json:"session_id,omitempty"`
+	Detail     string        `json:"detail,omitempty"`
+	Dropped    uint64        `json:"dropped,omitempty"`
+}
+
+type jsonVerdict struct {
+	Class         string      `json:"class"`
+	HTTPStatus    int         `json:"http_status,omitempty"`
+	RPC           *jsonRPC    `json:"rpc,omitempty"`
+	RetryAfterMS  json.Number `json:"retry_after_ms,omitempty"`
+	Method        string      `json:"method,omitempty"`
+	SessionIDSent bool        `json:"session_id_sent,omitempty"`
+	Detail        string      `json:"detail,omitempty"`
+}
+
+type jsonRPC struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message,omitempty"`
+	HasID   bool   `json:"has_id,omitempty"`
+}
+
+type jsonOutcome struct {
+	List    string       `json:"list"`
+	Status  string       `json:"status"`
+	Items   int          `json:"items,omitempty"`
+	Verdict *jsonVerdict `json:"verdict,omitempty"`
+	Warning string       `json:"warning,omitempty"`
+}
+
+// MarshalJSON writes the stable JSON form documented in the package doc:
+// "v": 1, snake_case names, zero fields omitted, Time in RFC 3339 with
+// nanoseconds in UTC, durations as milliseconds (exact, with up to six
+// decimals). It fails only for a verdict whose class is out of range.
+func (e Event) MarshalJSON() ([]byte, error) {
+	j := jsonEvent{
+		V: Version, Kind: e.Kind, Server: e.Server, Seq: e.Seq,
+		From: e.From, To: e.To, Trigger: e.Trigger, Guard: e.Guard,
+		Generation: e.Generation, Attempt: e.Attempt, Reason: e.Reason,
+		Added: e.Added, Removed: e.Removed, Changed: e.Changed, Tools: e.Tools,
+		Op: e.Op, Name: e.Name, Delivery: e.Delivery, DelayMS: millis(e.Delay),
+		SessionID: e.SessionID, Detail: e.Detail, Dropped: e.Dropped,
+	}
+	if !e.Time.IsZero() {
+		j.Time = e.Time.UTC().Format(time.RFC3339Nano)
+	}
+	var err error
+	if j.Verdict, err = toJSONVerdict(e.Verdict); err != nil {
+		return nil, fmt.Errorf("events: field verdict: %w", err)
+	}
+	for i, l := range e.Lists {
+		v, err := toJSONVerdict(l.Verdict)
+		if err != nil {
+			return nil, fmt.Errorf("events: field lists[%d].verdict: %w", i, err)
+		}
+		j.Lists = append(j.Lists, jsonOutcome{List: l.List, Status: l.Status, Items: l.Items, Verdict: v, Warning: l.Warning})
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads the JSON form written by [Event.MarshalJSON]. Unknown
+// fields are ignored (a newer writer may add some); a "v" other than
+// [Version] fails with [ErrVersion]; a bad time, duration or class name fails
+// with an error naming the field. Times decode in UTC.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var j jsonEvent
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	if j.V != Version {
+		return fmt.Errorf("%w: v=%d, want %d", ErrVersion, j.V, Version)
+	}
+	out := Event{
+		Kind: j.Kind, Server: j.Server, Seq: j.Seq,
+		From: j.From, To: j.To, Trigger: j.Trigger, Guard: j.Guard,
+		Generation: j.Generation, Attempt: j.Attempt, Reason: j.Reason,
+		Added: j.Added, Removed: j.Removed, Changed: j.Changed, Tools: j.Tools,
+		Op: j.Op, Name: j.Name, Delivery: j.Delivery,
+		SessionID: j.SessionID, Detail: j.Detail, Dropped: j.Dropped,
+	}
+	if j.Time != "" {
+		t, err := time.Parse(time.RFC3339Nano, j.Time)
+		if err != nil {
+			return fmt.Errorf("events: field time: %w", err)
+		}
+		out.Time = t.UTC()
+	}
+	var err error
+	if out.Delay, err = parseMillis(j.DelayMS); err != nil {
+		return fmt.Errorf("events: field delay_ms: %w", err)
+	}
+	if out.Verdict, err = fromJSONVerdict(j.Verdict); err != nil {
+		return fmt.Errorf("events: field verdict: %w", err)
+	}
+	for i, l := range j.Lists {
+		v, err := fromJSONVerdict(l.Verdict)
+		if err != nil {
+			return fmt.Errorf("events: field lists[%d].verdict: %w", i, err)
+		}
+		out.Lists = append(out.Lists, ListOutcome{List: l.List, Status: l.Status, Items: l.Items,
+			Verdict: v, Warning: l.Warning})
+	}
+	*e = out
+	return nil
+}
+
+// toJSONVerdict returns nil for the zero verdict, so it is omitted. The RPC
+// object is written only when Present (its other fields mean nothing
+// otherwise).
+func toJSONVerdict(v classify.Verdict) (*jsonVerdict, error) {
+	if v == (classify.Verdict{}) {
+		return nil, nil
+	}
+	class, err := v.Class.MarshalText()
+	if err != nil {
+		return nil, err
+	}
+	j := &jsonVerdict{Class: string(class), HTTPStatus: v.HTTPStatus, RetryAfterMS: millis(v.RetryAfter),
+		Method: v.Method, SessionIDSent: v.SessionIDSent, Detail: v.Detail}
+	if v.RPC.Present {
+		j.RPC = &jsonRPC{Code: v.RPC.Code, Message: v.RPC.Message, HasID: v.RPC.HasID}
+	}
+	return j, nil
+}
+
+func fromJSONVerdict(j *jsonVerdict) (classify.Verdict, error) {
+	if j == nil {
+		return classify.Verdict{}, nil
+	}
+	ra, err := parseMillis(j.RetryAfterMS)
+	if err != nil {
+		return classify.Verdict{}, fmt.Errorf("retry_after_ms: %w", err)
+	}
+	var class classify.Class
+	if err := class.UnmarshalText([]byte(j.Class)); err != nil {
+		return classify.Verdict{}, fmt.Errorf("class: %w", err)
+	}
+	v := classify.Verdict{Class: class, HTTPStatus: j.HTTPStatus, RetryAfter: ra,
+		Method: j.Method, SessionIDSent: j.SessionIDSent, Detail: j.Detail}
+	if j.RPC != nil {
+		v.RPC = classify.RPCError{Present: true, Code: j.RPC.Code, Message: j.RPC.Message, HasID: j.RPC.HasID}
+	}
+	return v, nil
+}
+
+// millis renders d in milliseconds as an exact decimal ("1500", "0.25",
+// "-3.000001"); "" (omitted) for 0.
+func millis(d time.Duration) json.Number {
+	if d == 0 {
+		return ""
+	}
+	sign := ""
+	u := uint64(d)
+	if d < 0 {
+		sign, u = "-", uint64(-d) // -MinInt64 wraps to itself, which is its magnitude as uint64
+	}
+	s := sign + strconv.FormatUint(u/1e6, 10)
+	if frac := u % 1e6; frac != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%06d", frac), "0")
+	}
+	return json.Number(s)
+}
+
+// parseMillis reads a number of milliseconds. Up to six decimals are exact;
+// other forms (exponents, more decimals) are rounded to the nanosecond.
+func parseMillis(n json.Number) (time.Duration, error) {
+	s := string(n)
+	if s == "" {
+		return 0, nil
+	}
+	whole, frac, hasFrac := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	if !strings.ContainsAny(s, "eE") && len(frac) <= 6 && (!hasFrac || frac != "") {
+		w, err1 := strconv.ParseInt(whole, 10, 64)
+		f, err2 := strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64)
+		if err1 == nil && err2 == nil && w <= (1<<63-1-f)/1e6 {
+			d := time.Duration(w*1e6 + f)
+			if strings.HasPrefix(s, "-") {
+				d = -d
+			}
+			return d, nil
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, err
+	}
+	ns := f * 1e6
+	if ns >= 1<<63 || ns < -(1<<63) {
+		return 0, fmt.Errorf("%s ms is out of range", s)
+	}
+	return time.Duration(ns + copySign(0.5, ns)), nil
+}
+
+func copySign(x, sign float64) float64 {
+	if sign < 0 {
+		return -x
+	}
+	return x
+}

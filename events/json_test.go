@@ -1,0 +1,167 @@
+package events_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+)
+
+var t0 = time.Date(2026, 3, 14, 9, 26, 53, 123456789, time.UTC)
+
+var rateLimited = classify.Verdict{Class: classify.RateLimited, HTTPStatus: 429, RetryAfter: 30 * time.Second,
+	Method: "tools/call", SessionIDSent: true, Detail: "rejected by transport",
+	RPC: classify.RPCError{Present: true, Code: -32005, Message: "rejected by transport", HasID: true}}
+
+// oneOfEachKind has one fully populated event of every kind.
+func oneOfEachKind() map[string]events.Event {
+	base := events.Event{Server: "srv", Time: t0, Detail: "for people"}
+	with := func(f func(*events.Event)) events.Event { e := base; f(&e); return e }
+	return map[string]events.Event{
+		events.KindTransition: with(func(e *events.Event) {
+			e.Kind, e.Seq, e.From, e.To, e.Trigger, e.Guard = events.KindTransition, 7, "failed", "failed", "retries-exhausted", "retrying"
+			e.Verdict, e.Generation, e.Attempt, e.Reason = rateLimited, 3, 5, "budget-spent"
+		}),
+		events.KindProbeReport: with(func(e *events.Event) {
+			e.Kind, e.Generation = events.KindProbeReport, 1
+			e.Lists = []events.ListOutcome{
+				{List: "tools", Status: events.ListPresent, Items: 12},
+				{List: "resources", Status: events.ListDegraded, Items: 1000, Warning: "pagination capped at 10 pages"},
+				{List: "resource-templates", Status: events.ListAbsent, Verdict: classify.Verdict{Class: classify.MethodNotFound,
+					HTTPStatus: 400, RPC: classify.RPCError{Present: true, Code: -32601, Message: "Method not found", HasID: true}}},
+				{List: "prompts", Status: events.ListFailed, Verdict: classify.Verdict{Class: classify.Timeout, Detail: "context deadline exceeded"}},
+			}
+		}),
+		events.KindCatalogChanged: with(func(e *events.Event) {
+			e.Kind, e.Generation, e.Tools = events.KindCatalogChanged, 2, 3
+			e.Added, e.Removed, e.Changed = []string{"add"}, []string{"sub", "mul"}, []string{"echo"}
+		}),
+		events.KindCallFailed: with(func(e *events.Event) {
+			e.Kind, e.Op, e.Name, e.Delivery = events.KindCallFailed, "resources/read", "file:///a b.txt", events.DeliveryOutcomeUnknown
+			e.Verdict, e.Generation = classify.Verdict{Class: classify.Transport, Detail: "EOF"}, 4
+		}),
+		events.KindStreamDisabled: with(func(e *events.Event) { e.Kind = events.KindStreamDisabled }),
+		events.KindStreamEnabled:  with(func(e *events.Event) { e.Kind = events.KindStreamEnabled }),
+		events.KindRetryScheduled: with(func(e *events.Event) {
+			e.Kind, e.Attempt, e.Delay, e.Verdict = events.KindRetryScheduled, 2, 1500*time.Millisecond+250*time.Microsecond+7, rateLimited
+		}),
+		events.KindRateLimitWindow: with(func(e *events.Event) {
+			e.Kind, e.Delay, e.Verdict = events.KindRateLimitWindow, 30*time.Second, rateLimited
+		}),
+		events.KindSessionOpened: with(func(e *events.Event) {
+			e.Kind, e.SessionID, e.Generation = events.KindSessionOpened, events.HashSessionID("abc"), 1
+		}),
+		events.KindSessionEnded: with(func(e *events.Event) {
+			e.Kind, e.SessionID, e.Generation, e.Dropped = events.KindSessionEnded, events.HashSessionID("abc"), 1, 9
+		}),
+	}
+}
+
+func TestJSONRoundTripEveryKind(t *testing.T) {
+	kinds := oneOfEachKind()
+	require.Len(t, kinds, 10)
+	for kind, e := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			b, err := json.Marshal(e)
+			require.NoError(t, err)
+			var got events.Event
+			require.NoError(t, json.Unmarshal(b, &got))
+			require.Equal(t, e, got)
+
+			again, err := json.Marshal(got)
+			require.NoError(t, err)
+			require.JSONEq(t, string(b), string(again))
+		})
+	}
+}
+
+func TestJSONFieldNames(t *testing.T) {
+	b, err := json.Marshal(oneOfEachKind()[events.KindRetryScheduled])
+	require.NoError(t, err)
+	require.JSONEq(t, `{
+		"v": 1, "kind": "retry-scheduled", "server": "srv", "time": "2026-03-14T09:26:53.123456789Z",
+		"attempt": 2, "delay_ms": 1500.250007, "detail": "for people",
+		"verdict": {"class": "rate-limited", "http_status": 429, "retry_after_ms": 30000, "method": "tools/call",
+			"session_id_sent": true, "detail": "rejected by transport",
+			"rpc": {"code": -32005, "message": "rejected by transport", "has_id": true}}
+	}`, string(b))
+
+	b, err = json.Marshal(events.Event{Kind: events.KindStreamEnabled})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"v":1,"kind":"stream-enabled"}`, string(b), "zero fields are omitted, the zero verdict too")
+}
+
+func TestJSONTimeIsWrittenInUTC(t *testing.T) {
+	local := t0.In(time.FixedZone("CET", 3600))
+	b, err := json.Marshal(events.Event{Kind: events.KindTransition, Time: local})
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"time":"2026-03-14T09:26:53.123456789Z"`)
+	var got events.Event
+	require.NoError(t, json.Unmarshal(b, &got))
+	require.True(t, got.Time.Equal(local))
+}
+
+func TestJSONDurationsRoundTripExactly(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := time.Duration(rapid.Int64().Draw(t, "ns"))
+		ra := time.Duration(rapid.Int64Range(0, int64(time.Hour)).Draw(t, "retry_after"))
+		e := events.Event{Kind: events.KindRetryScheduled, Delay: d,
+			Verdict: classify.Verdict{Class: classify.RateLimited, RetryAfter: ra}}
+		b, err := json.Marshal(e)
+		require.NoError(t, err)
+		var got events.Event
+		require.NoError(t, json.Unmarshal(b, &got))
+		require.Equal(t, e, got, "%s", b)
+	})
+}
+
+func TestJSONReadsOtherNumberForms(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		`1e3`:       time.Second,
+		`0.0000004`: 0,
+		`0.0000006`: time.Nanosecond,
+		`-2.5`:      -2500 * time.Microsecond,
+		`"12"`:      12 * time.Millisecond,
+	} {
+		var e events.Event
+		require.NoError(t, json.Unmarshal([]byte(`{"v":1,"delay_ms":`+in+`}`), &e), in)
+		require.Equal(t, want, e.Delay, in)
+	}
+}
+
+func TestJSONRejects(t *testing.T) {
+	for name, in := range map[string]string{
+		"missing version": `{"kind":"transition"}`,
+		"newer version":   `{"v":2,"kind":"transition"}`,
+		"bad time":        `{"v":1,"time":"yesterday"}`,
+		"bad class":       `{"v":1,"verdict":{"class":"sleepy"}}`,
+		"bad list class":  `{"v":1,"lists":[{"list":"tools","status":"failed","verdict":{"class":"?"}}]}`,
+		"huge delay":      `{"v":1,"delay_ms":1e300}`,
+		"not an object":   `[1]`,
+	} {
+		var e events.Event
+		err := json.Unmarshal([]byte(in), &e)
+		require.Error(t, err, name)
+		require.True(t, strings.HasPrefix(err.Error(), "events:") || strings.Contains(err.Error(), "events:"), "%s: %v", name, err)
+	}
+	var e events.Event
+	require.ErrorIs(t, json.Unmarshal([]byte(`{"v":2}`), &e), events.ErrVersion)
+	require.ErrorContains(t, json.Unmarshal([]byte(`{"v":1,"lists":[{"verdict":{"class":"?"}}]}`), &e), "lists[0].verdict")
+}
+
+func TestJSONIgnoresUnknownFieldsAndKinds(t *testing.T) {
+	var e events.Event
+	require.NoError(t, json.Unmarshal([]byte(`{"v":1,"kind":"future-kind","shiny":true,"server":"a"}`), &e))
+	require.Equal(t, events.Event{Kind: "future-kind", Server: "a"}, e)
+}
+
+func TestJSONMarshalRejectsInvalidClass(t *testing.T) {
+	_, err := json.Marshal(events.Event{Verdict: classify.Verdict{Class: classify.Class(200)}})
+	require.Error(t, err)
+}

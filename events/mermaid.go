@@ -1,0 +1,138 @@
+package events
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMermaid writes a Mermaid stateDiagram-v2 of the path each server
+// actually took: one composite state per server (named by the server, with
+// characters other than letters, digits and "_" replaced by "_"), holding the
+// states it visited and one arrow per distinct (from, to, trigger) among its
+// transition events, labelled with the trigger and, when taken more than
+// once, the count ("call-failed x3"). Internal transitions are self-loops.
+// The first state is marked as the start; "closed", when it is the last
+// state, as the end. Events of other kinds are not drawn. It returns the
+// first write error.
+func WriteMermaid(w io.Writer, evs []Event) error {
+	order, byServer := groupByServer(evs)
+	ew := &errWriter{w: w}
+	ew.printf("stateDiagram-v2\n")
+	used := map[string]bool{}
+	for _, srv := range order {
+		p := pathOf(byServer[srv])
+		if len(p.edges) == 0 {
+			continue
+		}
+		box := uniqueID(mermaidID(srv), used)
+		ew.printf("    state %s {\n", box)
+		for _, s := range p.states {
+			ew.printf("        state \"%s\" as %s\n", strings.ReplaceAll(mermaidLabel(s), `"`, "'"), box+"__"+mermaidID(s))
+		}
+		ew.printf("        [*] --> %s\n", box+"__"+mermaidID(p.states[0]))
+		for _, k := range p.edges {
+			label := mermaidLabel(k.trigger)
+			if n := p.count[k]; n > 1 {
+				label += fmt.Sprintf(" x%d", n)
+			}
+			ew.printf("        %s --> %s: %s\n", box+"__"+mermaidID(k.from), box+"__"+mermaidID(k.to), label)
+		}
+		if p.last == "closed" {
+			ew.printf("        %s --> [*]\n", box+"__"+mermaidID(p.last))
+		}
+		ew.printf("    }\n")
+	}
+	return ew.err
+}
+
+// Mermaid reads a JSON-lines event stream from r and writes its diagram to
+// w, as [WriteMermaid] does. On a bad line it writes nothing and returns the
+// [*LineError].
+func Mermaid(w io.Writer, r io.Reader) error {
+	evs, err := ReadJSONLines(r)
+	if err != nil {
+		return err
+	}
+	return WriteMermaid(w, evs)
+}
+
+type edge struct{ from, to, trigger string }
+
+type path struct {
+	states []string // in order of first visit
+	edges  []edge   // in order of first use
+	count  map[edge]int
+	last   string
+}
+
+func pathOf(evs []Event) path {
+	p := path{count: map[edge]int{}}
+	seen := map[string]bool{}
+	visit := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			p.states = append(p.states, s)
+		}
+	}
+	for _, e := range evs {
+		if e.Kind != KindTransition {
+			continue
+		}
+		visit(e.From)
+		visit(e.To)
+		k := edge{e.From, e.To, e.Trigger}
+		if p.count[k] == 0 {
+			p.edges = append(p.edges, k)
+		}
+		p.count[k]++
+		p.last = e.To
+	}
+	return p
+}
+
+// mermaidID makes an identifier: letters, digits and "_"; never empty, never
+// starting with a digit.
+func mermaidID(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	id := b.String()
+	if id == "" || (id[0] >= '0' && id[0] <= '9') || mermaidKeywords[strings.ToLower(id)] {
+		id = "s_" + id
+	}
+	return id
+}
+
+var mermaidKeywords = map[string]bool{"state": true, "note": true, "end": true, "direction": true,
+	"class": true, "classdef": true, "style": true, "click": true, "as": true}
+
+func uniqueID(id string, used map[string]bool) string {
+	out := id
+	for i := 2; used[out]; i++ {
+		out = fmt.Sprintf("%s_%d", id, i)
+	}
+	used[out] = true
+	return out
+}
+
+// mermaidLabel keeps a transition label from ending the statement or
+// starting markup.
+func mermaidLabel(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case ':', ';', '#', '"', '{', '}', '\n', '\r':
+			return ' '
+		}
+		return r
+	}, s)
+	if s = strings.TrimSpace(s); s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,152 @@
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Multi returns a [Sink] that emits each event to every sink in order (nil
+// sinks are skipped). Each sink gets the same event value and must not modify
+// its slices. It is as safe for concurrent use as its sinks are.
+func Multi(sinks ...Sink) Sink {
+	var m multi
+	for _, s := range sinks {
+		if s != nil {
+			m = append(m, s)
+		}
+	}
+	return m
+}
+
+type multi []Sink
+
+func (m multi) Emit(e Event) {
+	for _, s := range m {
+		s.Emit(e)
+	}
+}
+
+// Subscription is a [Sink] that delivers events on a buffered channel and
+// never blocks the emitter: when the buffer is full the event is dropped and
+// counted. The next event that is delivered carries, in [Event.Dropped], the
+// number of events dropped since the previous delivered one, so a reader sees
+// where the gap was; [Subscription.Dropped] is the running total (and the
+// only report of drops that no later delivered event follows).
+//
+// Create one with [NewSubscription]. It is safe for concurrent use.
+type Subscription struct {
+	ch chan Event
+
+	mu      sync.Mutex
+	closed  bool
+	pending uint64 // drops not yet reported on a delivered event
+	dropped uint64 // drops in total
+}
+
+// NewSubscription returns a subscription whose channel buffers up to buffer
+// events; a buffer below 1 is taken as 1.
+func NewSubscription(buffer int) *Subscription {
+	return &Subscription{ch: make(chan Event, max(buffer, 1))}
+}
+
+// Emit delivers e without blocking, or drops it and counts the drop. Events
+// emitted after Close are dropped and counted.
+func (s *Subscription) Emit(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		s.dropped++
+		return
+	}
+	e.Dropped += s.pending
+	select {
+	case s.ch <- e:
+		s.pending = 0
+	default:
+		s.pending++
+		s.dropped++
+	}
+}
+
+// C returns the channel events are delivered on. It is closed by Close,
+// after the events buffered so far.
+func (s *Subscription) C() <-chan Event { return s.ch }
+
+// Dropped returns the number of events dropped so far.
+func (s *Subscription) Dropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+// Close closes the channel; buffered events can still be read. Detach the
+// subscription from its emitter first or later Emits are dropped. Closing
+// twice is a no-op.
+func (s *Subscription) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+// JSONLines is a [Sink] that writes each event as one line of its JSON form
+// (see the package doc). It is safe for concurrent use: lines are never
+// interleaved. It never panics and never returns an error from Emit: the
+// first error is kept for [JSONLines.Err]. After a write error it stops
+// writing (a partial line may have been written); an event that cannot be
+// marshalled is skipped. It does not redact: wrap it with [Redacting]. It
+// does not close or flush the writer.
+type JSONLines struct {
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	broken bool // a write failed: stop writing
+	n      uint64
+}
+
+// NewJSONLines returns a JSON-lines sink writing to w.
+func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: w} }
+
+// Emit writes e as one line.
+func (j *JSONLines) Emit(e Event) {
+	b, merr := json.Marshal(e)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if merr != nil {
+		j.keep(fmt.Errorf("events: marshal event %d of %q: %w", e.Seq, e.Server, merr))
+		return
+	}
+	if j.broken {
+		return
+	}
+	if _, err := j.w.Write(append(b, '\n')); err != nil {
+		j.broken = true
+		j.keep(fmt.Errorf("events: write: %w", err))
+		return
+	}
+	j.n++
+}
+
+func (j *JSONLines) keep(err error) {
+	if j.err == nil {
+		j.err = err
+	}
+}
+
+// Err returns the first error met, or nil.
+func (j *JSONLines) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// Written returns the number of lines written.
+func (j *JSONLines) Written() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.n
+}

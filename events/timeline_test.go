@@ -1,0 +1,136 @@
+package events_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/events"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./events -run %s -update to create it", t.Name())
+	require.Equal(t, string(want), string(got), "golden file %s differs; rerun with -update if the change is intended", path)
+}
+
+func readRecorded(t *testing.T) []events.Event {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "recorded.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	evs, err := events.ReadJSONLines(f)
+	require.NoError(t, err)
+	return evs
+}
+
+func TestTimelineGolden(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "recorded.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	var out bytes.Buffer
+	require.NoError(t, events.Timeline(&out, f))
+	golden(t, "recorded.timeline.txt", out.Bytes())
+
+	text := out.String()
+	// One block per server, in order of first appearance.
+	require.Equal(t, 4, strings.Count(text, "\n== ")+1)
+	require.Less(t, strings.Index(text, "== s1-blind-resume"), strings.Index(text, "== s2-stale-session"))
+	require.Contains(t, text, "== s4-tool-call-errors: 15 events, last state closed, generation 3")
+	require.Contains(t, text, "ready (internal)")
+	require.Contains(t, text, "(2 events dropped before this one)")
+}
+
+func TestMermaidGolden(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, events.WriteMermaid(&out, readRecorded(t)))
+	golden(t, "recorded.mmd", out.Bytes())
+
+	text := out.String()
+	require.True(t, strings.HasPrefix(text, "stateDiagram-v2\n"))
+	// The S4 server's path: two calls kept the session, one reconnected.
+	require.Contains(t, text, "s4_tool_call_errors__ready --> s4_tool_call_errors__ready: call-failed x2\n")
+	require.Contains(t, text, "s4_tool_call_errors__ready --> s4_tool_call_errors__connecting: call-failed\n")
+	require.Contains(t, text, "s4_tool_call_errors__closed --> [*]")
+	// A server with no transition (only a stream event) is not drawn.
+	require.NotContains(t, text, "s5_get_hostile")
+}
+
+func TestMermaidIDsAreSafe(t *testing.T) {
+	evs := []events.Event{
+		{Kind: events.KindTransition, Server: "a-b", From: "idle", To: "connecting", Trigger: "started"},
+		{Kind: events.KindTransition, Server: "a_b", From: "idle", To: "connecting", Trigger: "started: now"},
+		{Kind: events.KindTransition, Server: "9 end", From: "idle", To: "connecting", Trigger: ""},
+		{Kind: events.KindTransition, Server: "state", From: "idle", To: "connecting", Trigger: "x"},
+	}
+	var out bytes.Buffer
+	require.NoError(t, events.WriteMermaid(&out, evs))
+	text := out.String()
+	require.Contains(t, text, "state a_b {")
+	require.Contains(t, text, "state a_b_2 {", "a second server sanitizing to the same id gets its own box")
+	require.Contains(t, text, "state s_9_end {")
+	require.Contains(t, text, "state s_state {")
+	require.Contains(t, text, "a_b_2__idle --> a_b_2__connecting: started  now\n", "a colon would end the label")
+	require.Contains(t, text, ": (none)\n")
+}
+
+func TestReadJSONLinesErrors(t *testing.T) {
+	in := `{"v":1,"kind":"transition","server":"a"}` + "\n\n" + `{"v":2,"kind":"transition"}` + "\n"
+	evs, err := events.ReadJSONLines(strings.NewReader(in))
+	var le *events.LineError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, 3, le.Line, "blank lines count")
+	require.ErrorIs(t, err, events.ErrVersion)
+	require.Len(t, evs, 1, "events before the bad line are returned")
+
+	_, err = events.ReadJSONLines(strings.NewReader("{\"v\":1}\nnot json\n"))
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, 2, le.Line)
+
+	long := `{"v":1,"detail":"` + strings.Repeat("x", events.MaxLineBytes) + `"}`
+	_, err = events.ReadJSONLines(strings.NewReader(long))
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, 1, le.Line)
+
+	var out bytes.Buffer
+	require.Error(t, events.Timeline(&out, strings.NewReader("nope\n")))
+	require.Zero(t, out.Len(), "nothing is written for a bad stream")
+}
+
+func TestLiveTimeline(t *testing.T) {
+	var out bytes.Buffer
+	s := events.LiveTimeline(&out)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.Emit(events.Event{Kind: events.KindTransition, Server: "srv", Seq: 1, Time: t0, From: "idle", To: "connecting", Trigger: "started"})
+	s.Emit(events.Event{Kind: events.KindRetryScheduled, Server: "srv", Time: t0.Add(1500 * time.Millisecond), Attempt: 2, Delay: 3 * time.Second})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	require.Regexp(t, `^srv\s+\+0\.000s\s+#1\s+idle -> connecting\s+started$`, lines[0])
+	require.Regexp(t, `^srv\s+\+1\.500s\s+retry-scheduled\s+attempt 2 in 3s$`, lines[1])
+}
+
+func TestWriteTimelineReportsWriteError(t *testing.T) {
+	boom := errors.New("disk full")
+	err := events.WriteTimeline(failingWriter{boom}, readRecorded(t))
+	require.ErrorIs(t, err, boom)
+	require.ErrorIs(t, events.WriteMermaid(failingWriter{boom}, readRecorded(t)), boom)
+}
+
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }

@@ -1,0 +1,236 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// CallTool calls a tool through the live session (MCP `tools/call`).
+//
+// In ready the call goes out at once. While the connection recovers
+// (connecting, resuming, probing, stale-recovering, a retrying failed state)
+// it waits for ready, bounded by ctx and Config.MaxCallWait, and is then sent
+// exactly once. In idle, closed or a terminal failed state it fails at once
+// with a *StateError. A tool the catalog does not have fails locally with
+// ErrUnknownTool.
+//
+// A failed call returns a *CallError with the verdict and how far the request
+// got. Only transport and session-expired verdicts cost the session (failure
+// story S4); the supervisor never replays the call. A tool's own error
+// (CallToolResult.IsError) is a result, not an error.
+func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if params == nil {
+		return nil, errors.New("mcpsup: CallTool: nil params")
+	}
+	return do(s, ctx, "tools/call", params.Name, func(ctx context.Context, sess session) (*mcp.CallToolResult, error) {
+		return sess.CallTool(ctx, params)
+	})
+}
+
+// GetPrompt gets a prompt (MCP `prompts/get`); calls behave as for CallTool,
+// without the catalog check.
+func (s *Supervisor) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	if params == nil {
+		return nil, errors.New("mcpsup: GetPrompt: nil params")
+	}
+	return do(s, ctx, "prompts/get", params.Name, func(ctx context.Context, sess session) (*mcp.GetPromptResult, error) {
+		return sess.GetPrompt(ctx, params)
+	})
+}
+
+// ReadResource reads a resource (MCP `resources/read`); calls behave as for
+// CallTool, without the catalog check.
+func (s *Supervisor) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	if params == nil {
+		return nil, errors.New("mcpsup: ReadResource: nil params")
+	}
+	return do(s, ctx, "resources/read", params.URI, func(ctx context.Context, sess session) (*mcp.ReadResourceResult, error) {
+		return sess.ReadResource(ctx, params)
+	})
+}
+
+// Complete asks for argument completions (MCP `completion/complete`).
+func (s *Supervisor) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if params == nil {
+		return nil, errors.New("mcpsup: Complete: nil params")
+	}
+	name := ""
+	if params.Ref != nil {
+		name = params.Ref.Name + params.Ref.URI
+	}
+	return do(s, ctx, "completion/complete", name, func(ctx context.Context, sess session) (*mcp.CompleteResult, error) {
+		return sess.Complete(ctx, params)
+	})
+}
+
+// Subscribe subscribes to a resource's updates (MCP `resources/subscribe`).
+// The supervisor remembers the subscription and re-subscribes on every new
+// session, since the server lost it with the old one.
+func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams) error {
+	if params == nil {
+		return errors.New("mcpsup: Subscribe: nil params")
+	}
+	_, err := do(s, ctx, "resources/subscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
+		return struct{}{}, sess.Subscribe(ctx, params)
+	})
+	if err == nil {
+		s.setSnapshot(func(sn *snapshot) { sn.subs[params.URI] = true })
+	}
+	return err
+}
+
+// Unsubscribe ends a subscription (MCP `resources/unsubscribe`) and forgets
+// it.
+func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribeParams) error {
+	if params == nil {
+		return errors.New("mcpsup: Unsubscribe: nil params")
+	}
+	s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
+	_, err := do(s, ctx, "resources/unsubscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
+		return struct{}{}, sess.Unsubscribe(ctx, params)
+	})
+	return err
+}
+
+// SetLoggingLevel sets the server's logging level (MCP `logging/setLevel`);
+// the supervisor restores it on every new session.
+func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
+	if params == nil {
+		return errors.New("mcpsup: SetLoggingLevel: nil params")
+	}
+	_, err := do(s, ctx, "logging/setLevel", string(params.Level), func(ctx context.Context, sess session) (struct{}, error) {
+		return struct{}{}, sess.SetLoggingLevel(ctx, params)
+	})
+	if err == nil {
+		s.setSnapshot(func(sn *snapshot) { sn.logLevel = string(params.Level) })
+	}
+	return err
+}
+
+// do runs one host call: wait for ready, check the catalog and the rate-limit
+// window, send once, classify a failure and report it to the machine.
+func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(context.Context, session) (T, error)) (T, error) {
+	var zero T
+	s.mu.Lock()
+	if s.stopped {
+		st := s.snap.state
+		s.mu.Unlock()
+		return zero, &StateError{State: st.String(), Err: ErrClosed}
+	}
+	s.calls.Add(1)
+	s.mu.Unlock()
+	defer s.calls.Done()
+
+	// Close cancels in-flight calls.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+
+	sess, gen, err := s.awaitReady(ctx)
+	if err != nil {
+		return zero, &CallError{Op: op, Name: name, Verdict: classify.Classify(ctx, err), Delivery: NotSent, Err: err}
+	}
+	if err := s.admit(op, name); err != nil {
+		return zero, err
+	}
+
+	callCtx := wire.WithExchange(ctx)
+	res, err := call(callCtx, sess)
+	if err == nil {
+		return res, nil
+	}
+	err = annotate(callCtx, err)
+	v := classify.Classify(ctx, err)
+	ce := &CallError{Op: op, Name: name, Verdict: v, Delivery: delivery(callCtx, v), Generation: gen, Err: err}
+	// Let the machine react before the caller sees the error, so a call made
+	// right after a session-expired one waits for the new session.
+	handled := make(chan struct{})
+	if s.post(func() { s.callFailed(gen, ce); close(handled) }) {
+		select {
+		case <-handled:
+		case <-s.loopDone:
+		}
+	}
+	return zero, ce
+}
+
+// awaitReady returns the live session, waiting while the connection
+// recovers (DESIGN.md section 2, calls by state).
+func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, error) {
+	timer := s.clock.NewTimer(s.cfg.MaxCallWait)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		sn, ch, stopped := s.snap, s.changed, s.stopped
+		s.mu.Unlock()
+		switch {
+		case stopped || sn.state == Closed:
+			return nil, 0, &StateError{State: sn.state.String(), Err: ErrClosed}
+		case sn.state == Ready && sn.sess != nil:
+			return sn.sess, sn.gen, nil
+		case sn.state == Idle, sn.state == Failed && sn.reason != fsm.ReasonNone:
+			return nil, 0, &StateError{State: sn.state.String(), Reason: sn.reason.String(), Verdict: sn.verdict, Err: ErrNotReady}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-timer.Chan():
+			return nil, 0, &StateError{State: sn.state.String(), Verdict: sn.verdict, Err: ErrWaitTimeout}
+		}
+	}
+}
+
+// admit refuses, locally, a call to a tool the catalog lacks and any call
+// inside an open rate-limit window.
+func (s *Supervisor) admit(op, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if op == "tools/call" && s.snap.catalog.Tool(name) == nil {
+		return &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
+	}
+	if !s.cfg.DisableRateLimitWindow && s.clock.Now().Before(s.snap.rateUntil) {
+		return &CallError{Op: op, Name: name, Verdict: s.snap.rateVerd, Delivery: NotSent, Err: ErrRateLimited}
+	}
+	return nil
+}
+
+// delivery tells from the wire record how far a failed request got.
+func delivery(callCtx context.Context, v classify.Verdict) Delivery {
+	x, ok := wire.LastExchange(callCtx)
+	switch {
+	case !ok:
+		return NotSent
+	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300):
+		return Answered
+	case v.RPC.Present && v.RPC.HasID:
+		return Answered
+	case x.Status == 0 && isRefused(x.Err):
+		return NotSent
+	}
+	return OutcomeUnknown
+}
+
+// callFailed reports a call failure to the machine and opens a rate-limit
+// window for a 429 with Retry-After. Loop goroutine.
+func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
+	v := ce.Verdict
+	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
+		until := s.clock.Now().Add(v.RetryAfter)
+		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateVerd = until, v })
+		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
+	}
+	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
+	if v.Class == classify.Canceled {
+		return // the caller gave up; nothing about the session
+	}
+	s.step(fsm.Trigger{Kind: fsm.CallFailed, Generation: gen, Verdict: v})
+}

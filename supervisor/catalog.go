@@ -1,0 +1,89 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Catalog is what the server offered as last discovered. Its slices are
+// shared and must not be modified.
+type Catalog struct {
+	Tools     []*mcp.Tool
+	Resources []*mcp.Resource
+	Prompts   []*mcp.Prompt
+	Templates []*mcp.ResourceTemplate
+	// Generation is the session generation the catalog was listed on.
+	Generation uint64
+	// Stale reports that the session it was listed on is gone and the
+	// supervisor is recovering: the catalog is the best knowledge, not a
+	// fresh answer.
+	Stale bool
+}
+
+// Tool returns the tool with the given name, or nil.
+func (c Catalog) Tool(name string) *mcp.Tool {
+	for _, t := range c.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// ToolNames returns the names of the tools in catalog order.
+func (c Catalog) ToolNames() []string {
+	names := make([]string, len(c.Tools))
+	for i, t := range c.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// CatalogDiff is the change of the tool list between two catalogs.
+type CatalogDiff struct {
+	Added, Removed, Changed []string
+}
+
+// Empty reports whether nothing changed.
+func (d CatalogDiff) Empty() bool {
+	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0
+}
+
+// diffTools compares tool lists by name and by their JSON form.
+func diffTools(old, cur []*mcp.Tool) CatalogDiff {
+	before := make(map[string][]byte, len(old))
+	for _, t := range old {
+		before[t.Name] = toolJSON(t)
+	}
+	var d CatalogDiff
+	seen := make(map[string]bool, len(cur))
+	for _, t := range cur {
+		seen[t.Name] = true
+		prev, ok := before[t.Name]
+		switch {
+		case !ok:
+			d.Added = append(d.Added, t.Name)
+		case string(prev) != string(toolJSON(t)):
+			d.Changed = append(d.Changed, t.Name)
+		}
+	}
+	for _, t := range old {
+		if !seen[t.Name] {
+			d.Removed = append(d.Removed, t.Name)
+		}
+	}
+	slices.Sort(d.Added)
+	slices.Sort(d.Removed)
+	slices.Sort(d.Changed)
+	return d
+}
+
+func toolJSON(t *mcp.Tool) []byte {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil
+	}
+	return b
+}

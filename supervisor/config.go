@@ -1,0 +1,203 @@
+package supervisor
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/events"
+)
+
+// StreamPolicy chooses whether sessions open the standalone SSE stream (the
+// optional GET of the MCP streamable HTTP transport). Failure story S5.
+type StreamPolicy uint8
+
+const (
+	// StreamAuto (the default) opens the stream and stops opening it when
+	// the server proves GET-hostile (see Config.Stream). The decision is
+	// kept in the resume state for Config.HostileMemory.
+	StreamAuto StreamPolicy = iota
+	// StreamOn always opens the stream; it is still never fatal to a session.
+	StreamOn
+	// StreamOff never opens the stream. A dead session is then found by the
+	// next call, or by the keepalive ping when Config.KeepAlive is set.
+	StreamOff
+)
+
+func (p StreamPolicy) String() string {
+	switch p {
+	case StreamAuto:
+		return "auto"
+	case StreamOn:
+		return "on"
+	case StreamOff:
+		return "off"
+	}
+	return "invalid"
+}
+
+// Backoff configures retries out of the failed state: exponential backoff
+// with jitter (cenkalti/backoff's ExponentialBackOff), bounded by attempts
+// and elapsed time. Zero fields take the documented defaults.
+type Backoff struct {
+	// InitialInterval is the first wait. Default 500ms.
+	InitialInterval time.Duration
+	// MaxInterval caps one wait, including one lengthened by Retry-After.
+	// Default 30s.
+	MaxInterval time.Duration
+	// Multiplier grows the wait after each attempt. Default 2.
+	Multiplier float64
+	// RandomizationFactor is the jitter: each wait is drawn from
+	// [w*(1-f), w*(1+f)]. Default 0.5; set NoJitter for deterministic
+	// tests.
+	RandomizationFactor float64
+	// NoJitter sets the randomization factor to 0.
+	NoJitter bool
+	// MaxAttempts bounds the retries of one outage. Default 8.
+	MaxAttempts int
+	// MaxElapsed bounds the time spent retrying one outage, on the
+	// supervisor's clock. Default 5m.
+	MaxElapsed time.Duration
+}
+
+// Config configures a Supervisor. The zero value of every field is a
+// documented default; only Endpoint is required.
+type Config struct {
+	// Endpoint is the MCP server's streamable HTTP endpoint URL.
+	Endpoint string
+	// Name names the server in events and logs. Default: Endpoint.
+	Name string
+	// HTTPClient carries every request (credentials, TLS, proxies). Its
+	// Transport is wrapped by mcpsup's round-tripper; the client itself is
+	// not modified. Default: http.DefaultClient's transport, no timeout.
+	HTTPClient *http.Client
+	// ClientOptions are the go-sdk client options (handlers, capabilities)
+	// used for every session. The list-changed handlers are chained: the
+	// supervisor re-lists the catalog and then calls the host's handler.
+	ClientOptions mcp.ClientOptions
+	// Implementation is the client's name and version sent in initialize.
+	// Default {Name: "mcpsup", Version: "0"}.
+	Implementation *mcp.Implementation
+	// Resume, when non-nil, re-attaches a persisted session instead of
+	// opening a new one (see ResumeState).
+	Resume *ResumeState
+	// Stream is the standalone SSE stream policy. Default StreamAuto.
+	Stream StreamPolicy
+	// HostileMemory is how long a GET-hostile decision (StreamAuto) is kept
+	// before the stream is tried again. Default 24h.
+	HostileMemory time.Duration
+	// KeepAlive, when positive, pings the server at this interval; a failed
+	// ping ends the session, which the supervisor then replaces. Default 0
+	// (off). Useful with the stream off.
+	KeepAlive time.Duration
+	// Backoff configures retries out of the failed state.
+	Backoff Backoff
+	// DiscoveryTimeout bounds one handshake, attach or catalog listing.
+	// Default 30s.
+	DiscoveryTimeout time.Duration
+	// ProbeTimeout bounds each blind probe of a resumed session. Default 10s.
+	ProbeTimeout time.Duration
+	// MaxCallWait bounds how long a call made while the connection recovers
+	// waits for ready, also when its context has no deadline. Default 30s.
+	MaxCallWait time.Duration
+	// DisableRateLimitWindow turns off the rate-limit window. By default,
+	// after a 429 with Retry-After, calls made before the window ends fail
+	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
+	// server's request budget (failure story S4).
+	DisableRateLimitWindow bool
+	// MaxSessions and ChurnWindow: more than MaxSessions new sessions within
+	// ChurnWindow moves to a terminal failed state whose reason is churn.
+	// Defaults 10 and 1m.
+	MaxSessions int
+	ChurnWindow time.Duration
+	// Events receives every event. Default: discarded.
+	Events events.Sink
+	// Clock drives timers (backoff, windows, event times). Default: the
+	// real clock.
+	Clock clockwork.Clock
+	// Logger receives diagnostic logs. Default: discarded.
+	Logger *slog.Logger
+}
+
+// withDefaults returns a copy of c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = c.Endpoint
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.Implementation == nil {
+		c.Implementation = &mcp.Implementation{Name: "mcpsup", Version: "0"}
+	}
+	if c.HostileMemory <= 0 {
+		c.HostileMemory = 24 * time.Hour
+	}
+	if c.DiscoveryTimeout <= 0 {
+		c.DiscoveryTimeout = 30 * time.Second
+	}
+	if c.ProbeTimeout <= 0 {
+		c.ProbeTimeout = 10 * time.Second
+	}
+	if c.MaxCallWait <= 0 {
+		c.MaxCallWait = 30 * time.Second
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 10
+	}
+	if c.ChurnWindow <= 0 {
+		c.ChurnWindow = time.Minute
+	}
+	b := &c.Backoff
+	if b.InitialInterval <= 0 {
+		b.InitialInterval = 500 * time.Millisecond
+	}
+	if b.MaxInterval <= 0 {
+		b.MaxInterval = 30 * time.Second
+	}
+	if b.Multiplier <= 1 {
+		b.Multiplier = 2
+	}
+	if b.RandomizationFactor <= 0 || b.RandomizationFactor >= 1 {
+		b.RandomizationFactor = 0.5
+	}
+	if b.NoJitter {
+		b.RandomizationFactor = 0
+	}
+	if b.MaxAttempts <= 0 {
+		b.MaxAttempts = 8
+	}
+	if b.MaxElapsed <= 0 {
+		b.MaxElapsed = 5 * time.Minute
+	}
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// newBackOff builds the retry schedule from the config, on the supervisor's
+// clock so MaxElapsed runs on fake time in tests.
+func (b Backoff) newBackOff(clock clockwork.Clock) backoff.BackOff {
+	eb := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(b.InitialInterval),
+		backoff.WithMaxInterval(b.MaxInterval),
+		backoff.WithMultiplier(b.Multiplier),
+		backoff.WithRandomizationFactor(b.RandomizationFactor),
+		backoff.WithMaxElapsedTime(b.MaxElapsed),
+		backoff.WithClockProvider(clockAdapter{clock}),
+	)
+	return backoff.WithMaxRetries(eb, uint64(b.MaxAttempts))
+}
+
+// clockAdapter lets cenkalti/backoff read a clockwork clock.
+type clockAdapter struct{ c clockwork.Clock }
+
+func (a clockAdapter) Now() time.Time { return a.c.Now() }

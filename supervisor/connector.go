@@ -1,0 +1,175 @@
+package supervisor
+
+import (
+	"context"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/probes"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// wireConnector opens go-sdk sessions on mcpsup's wire transport.
+type wireConnector struct {
+	s *Supervisor
+
+	mu  sync.Mutex
+	era wire.Era // learned from the last handshake: a 2025-era server gets no server/discover
+}
+
+func (c *wireConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
+	ws, err := wire.Open(ctx, c.options(spec))
+	if err != nil {
+		return nil, err
+	}
+	c.learn(ws.ProtocolVersion())
+	return newWireSession(ws, spec.hooks), nil
+}
+
+func (c *wireConnector) Attach(ctx context.Context, spec dialSpec) (session, error) {
+	rs := spec.resume
+	ws, err := wire.Resume(ctx, c.options(spec), rs.wireState())
+	if err != nil {
+		return nil, err
+	}
+	c.learn(ws.ProtocolVersion())
+	return newWireSession(ws, spec.hooks), nil
+}
+
+// learn keeps the era of a negotiated protocol version for later dials.
+func (c *wireConnector) learn(version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case version == "":
+	case version < "2026-07-28":
+		c.era = wire.Era2025
+	default:
+		c.era = wire.Era20260728
+	}
+}
+
+func (c *wireConnector) options(spec dialSpec) wire.Options {
+	cfg := c.s.cfg
+	c.mu.Lock()
+	era := c.era
+	c.mu.Unlock()
+	if era == wire.EraAuto && cfg.Resume != nil {
+		if cfg.Resume.ProtocolVersion < "2026-07-28" {
+			era = wire.Era2025
+		}
+	}
+	stream := wire.StreamOn
+	if !spec.stream {
+		stream = wire.StreamOff
+	}
+	tracker := &hostility{t: wire.NewHostilityTracker(wire.HostilityRule{}), report: spec.hooks.streamReport}
+	return wire.Options{
+		Endpoint:   cfg.Endpoint,
+		HTTPClient: cfg.HTTPClient,
+		Client:     c.client(spec.hooks),
+		Era:        era,
+		Stream:     stream,
+		Wire: wire.Config{
+			Clock:           cfg.Clock,
+			Logger:          cfg.Logger,
+			OnExchange:      tracker.exchange,
+			OnStreamAttempt: tracker.attempt,
+		},
+	}
+}
+
+// client builds the go-sdk client of one session: the host's options with
+// the list-changed handlers chained to the supervisor's re-listing.
+func (c *wireConnector) client(h sessionHooks) *mcp.Client {
+	cfg := c.s.cfg
+	opts := cfg.ClientOptions
+	opts.KeepAlive = cfg.KeepAlive
+	hostTools, hostPrompts, hostResources := opts.ToolListChangedHandler, opts.PromptListChangedHandler, opts.ResourceListChangedHandler
+	opts.ToolListChangedHandler = func(ctx context.Context, r *mcp.ToolListChangedRequest) {
+		h.listChanged()
+		if hostTools != nil {
+			hostTools(ctx, r)
+		}
+	}
+	opts.PromptListChangedHandler = func(ctx context.Context, r *mcp.PromptListChangedRequest) {
+		h.listChanged()
+		if hostPrompts != nil {
+			hostPrompts(ctx, r)
+		}
+	}
+	opts.ResourceListChangedHandler = func(ctx context.Context, r *mcp.ResourceListChangedRequest) {
+		h.listChanged()
+		if hostResources != nil {
+			hostResources(ctx, r)
+		}
+	}
+	return mcp.NewClient(cfg.Implementation, &opts)
+}
+
+// hostility applies the GET-hostility rule to one session's records, which
+// arrive from the transport's goroutines.
+type hostility struct {
+	mu     sync.Mutex
+	t      *wire.HostilityTracker
+	report func(hostile bool, why string)
+}
+
+func (h *hostility) exchange(x wire.Exchange) {
+	h.mu.Lock()
+	h.t.ObserveExchange(x)
+	h.mu.Unlock()
+}
+
+func (h *hostility) attempt(a wire.StreamAttempt) {
+	h.mu.Lock()
+	fired := h.t.ObserveAttempt(a)
+	_, why := h.t.Hostile()
+	h.mu.Unlock()
+	if fired && h.report != nil {
+		h.report(true, why)
+	}
+}
+
+// wireSession adapts a wire.Session to the supervisor's session.
+type wireSession struct {
+	probes.Lister
+	ws *wire.Session
+	cs *mcp.ClientSession
+}
+
+func newWireSession(ws *wire.Session, _ sessionHooks) *wireSession {
+	return &wireSession{Lister: probes.SessionLister(ws.ClientSession()), ws: ws, cs: ws.ClientSession()}
+}
+
+func (w *wireSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	return w.cs.CallTool(ctx, p)
+}
+func (w *wireSession) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return w.cs.GetPrompt(ctx, p)
+}
+func (w *wireSession) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	return w.cs.ReadResource(ctx, p)
+}
+func (w *wireSession) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return w.cs.Complete(ctx, p)
+}
+func (w *wireSession) Subscribe(ctx context.Context, p *mcp.SubscribeParams) error {
+	return w.cs.Subscribe(ctx, p)
+}
+func (w *wireSession) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error {
+	return w.cs.Unsubscribe(ctx, p)
+}
+func (w *wireSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+	return w.cs.SetLoggingLevel(ctx, p)
+}
+func (w *wireSession) Ping(ctx context.Context) error { return w.cs.Ping(ctx, nil) }
+
+func (w *wireSession) ID() string                              { return w.ws.ID() }
+func (w *wireSession) ProtocolVersion() string                 { return w.ws.ProtocolVersion() }
+func (w *wireSession) InitializeResult() *mcp.InitializeResult { return w.ws.InitializeResult() }
+func (w *wireSession) Wait() error                             { return w.ws.Wait() }
+func (w *wireSession) Close() error                            { return w.ws.Close() }
+func (w *wireSession) Detach() error                           { return w.ws.Detach() }
+func (w *wireSession) HoldStream(hold bool)                    { w.ws.Transport().HoldStream(hold) }

@@ -1,0 +1,147 @@
+package supervisor_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// e2eTimeout bounds every wait on a real server.
+const e2eTimeout = 20 * time.Second
+
+type e2e struct {
+	t   *testing.T
+	srv *mcptest.Server
+	rec *events.Recorder
+	sup *supervisor.Supervisor
+	ctx context.Context
+}
+
+func newE2E(t *testing.T, opts mcptest.Options, cfg supervisor.Config) *e2e {
+	t.Helper()
+	srv, err := mcptest.NewServer(opts)
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	t.Cleanup(cancel)
+	rec := &events.Recorder{}
+	cfg.Endpoint = srv.URL()
+	cfg.HTTPClient = srv.HTTPClient()
+	cfg.Events = rec
+	cfg.Name = t.Name()
+	return &e2e{t: t, srv: srv, rec: rec, ctx: ctx, sup: mustNew(t, cfg)}
+}
+
+func mustNew(t *testing.T, cfg supervisor.Config) *supervisor.Supervisor {
+	t.Helper()
+	sup, err := supervisor.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sup.Close() })
+	return sup
+}
+
+func (e *e2e) start() {
+	e.t.Helper()
+	e.sup.Start()
+	require.NoError(e.t, e.sup.WaitForState(e.ctx, supervisor.Ready), "state %s", e.sup.State())
+}
+
+func (e *e2e) call(id string) error {
+	_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: id}})
+	return err
+}
+
+func TestE2EConnectCallClose(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 3}, supervisor.Config{})
+	e.start()
+	require.ElementsMatch(t, e.srv.ToolNames(), e.sup.Catalog().ToolNames())
+	require.NoError(t, e.call("a"))
+	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "a"))
+	require.NoError(t, e.sup.Close())
+	require.Equal(t, supervisor.Closed, e.sup.State())
+	require.Equal(t, 1, e.srv.Log().CountVerb("DELETE"), "Close ends the server-side session")
+}
+
+// S4: every HTTP error other than 404 and "no status" leaves the session.
+func TestE2EToolCallErrorsKeepTheSession(t *testing.T) {
+	cases := []struct {
+		name   string
+		rule   mcptest.Rule
+		class  classify.Class
+		status int
+	}{
+		{"500", mcptest.ToolCallServerError(), classify.ServerError, 500},
+		{"429", mcptest.ToolCallRateLimited(30 * time.Second), classify.RateLimited, 429},
+		{"403 HTML", mcptest.ToolCallForbiddenHTML(), classify.Forbidden, 403},
+		{"400 plain text", mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "tools/call"}, Action: mcptest.PlainText(400, "bad request")}, classify.Application, 400},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{DisableRateLimitWindow: true})
+			e.start()
+			gen := e.sup.Generation()
+			rule := tc.rule
+			rule.Match.Occurrence = mcptest.First()
+			e.srv.Gateway().Add(rule)
+			initBefore := e.srv.Log().Count("initialize")
+
+			err := e.call("x")
+			var ce *supervisor.CallError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, tc.class, ce.Verdict.Class, "verdict %s", ce.Verdict)
+			require.Equal(t, tc.status, ce.Verdict.HTTPStatus)
+			require.Equal(t, supervisor.Answered, ce.Delivery)
+
+			require.NoError(t, e.call("y"), "the session survives")
+			require.Equal(t, supervisor.Ready, e.sup.State())
+			require.Equal(t, gen, e.sup.Generation())
+			require.Equal(t, initBefore, e.srv.Log().Count("initialize"), "no new handshake")
+			require.Equal(t, 0, e.srv.Invocations(mcptest.RecordTool, "x"), "the failed call never reached the tool")
+			require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "y"))
+		})
+	}
+}
+
+// S4: a 404 (session expired) costs exactly one new session; the failed
+// call is not replayed.
+func TestE2ESessionExpiredReconnectsOnce(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{})
+	e.start()
+	gen := e.sup.Generation()
+	require.Equal(t, 1, e.srv.ExpireAll())
+
+	err := e.call("x")
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.SessionExpired, ce.Verdict.Class, "verdict %s", ce.Verdict)
+
+	require.NoError(t, e.call("y"), "the next call waits for the new session")
+	require.Equal(t, gen+1, e.sup.Generation())
+	require.Equal(t, 0, e.srv.Invocations(mcptest.RecordTool, "x"))
+	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "y"))
+	require.Equal(t, 2, e.srv.Log().Count("initialize"))
+}
+
+func TestE2ECallInTerminalFailedFailsAtOnce(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{})
+	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST"}, Action: mcptest.PlainText(401, "no")})
+	e.sup.Start()
+	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
+	reason, _ := e.sup.Failure()
+	require.Equal(t, "unauthorized", reason)
+	err := e.call("x")
+	require.ErrorIs(t, err, supervisor.ErrNotReady)
+	var se *supervisor.StateError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, "unauthorized", se.Reason)
+	_ = errors.New
+}

@@ -1,0 +1,122 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// Sentinel errors. Every error a Supervisor returns wraps one of these or is a
+// *CallError; test with errors.Is and errors.As.
+var (
+	// ErrNotReady: the call could not be sent because the supervisor is in
+	// a state that serves no calls (idle, closed, or a terminal failed). The
+	// error is a *StateError naming the state and reason.
+	ErrNotReady = errors.New("mcpsup: not ready")
+	// ErrWaitTimeout: the call waited for a recovering connection longer
+	// than Config.MaxCallWait. It was never sent.
+	ErrWaitTimeout = errors.New("mcpsup: timed out waiting for ready")
+	// ErrUnknownTool: the tool is not in the current catalog; nothing was
+	// sent.
+	ErrUnknownTool = errors.New("mcpsup: unknown tool")
+	// ErrRateLimited: a 429 with Retry-After opened a window that is still
+	// open; nothing was sent. The error is a *CallError whose verdict is the
+	// 429 that opened the window.
+	ErrRateLimited = errors.New("mcpsup: rate limited")
+	// ErrClosed: the supervisor was closed.
+	ErrClosed = errors.New("mcpsup: closed")
+)
+
+// StateError reports a call refused because of the supervisor's state.
+type StateError struct {
+	// State is the state the supervisor was in.
+	State string
+	// Reason is the recorded reason of a terminal failed state
+	// (unauthorized, canceled, budget-spent, churn), or "".
+	Reason string
+	// Verdict is the failure that led there, when there was one.
+	Verdict classify.Verdict
+	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout.
+	Err error
+}
+
+func (e *StateError) Error() string {
+	s := fmt.Sprintf("%v (state %s", e.Err, e.State)
+	if e.Reason != "" {
+		s += ", reason " + e.Reason
+	}
+	if e.Verdict.Class != classify.None {
+		s += ", last failure " + e.Verdict.String()
+	}
+	return s + ")"
+}
+
+func (e *StateError) Unwrap() error { return e.Err }
+
+// Delivery says how far a failed request got, so a host can decide whether a
+// retry is safe. The supervisor itself never replays a failed request.
+type Delivery uint8
+
+const (
+	// NotSent: the request never left; retrying is safe.
+	NotSent Delivery = iota
+	// OutcomeUnknown: the request may have reached the server, but no answer
+	// came (reset, EOF, timeout, cancellation). The invocation may have run.
+	OutcomeUnknown
+	// Answered: the server (or a gateway in front of it) answered with an
+	// error; the verdict says how.
+	Answered
+)
+
+func (d Delivery) String() string {
+	switch d {
+	case NotSent:
+		return "not-sent"
+	case OutcomeUnknown:
+		return "outcome-unknown"
+	case Answered:
+		return "answered"
+	}
+	return fmt.Sprintf("delivery(%d)", uint8(d))
+}
+
+// CallError is the error of a failed CallTool, GetPrompt, ReadResource,
+// Complete, Subscribe, Unsubscribe or SetLoggingLevel: what was called, the
+// verdict (class, HTTP status, JSON-RPC code, Retry-After) and how far the
+// request got. Failure story S4: only transport and session-expired verdicts
+// cost the session; for every other class the session and the generation are
+// kept and nothing extra was sent.
+type CallError struct {
+	// Op is the MCP method, e.g. "tools/call" or "prompts/get".
+	Op string
+	// Name is the tool or prompt name, or the resource URI.
+	Name string
+	// Verdict is the classification of the failure.
+	Verdict classify.Verdict
+	// Delivery says whether the request was sent and answered.
+	Delivery Delivery
+	// Generation is the session generation the call went out on (0 when
+	// it was not sent).
+	Generation uint64
+	// Err is the underlying error (a sentinel of this package, or the error
+	// from go-sdk annotated with the wire facts).
+	Err error
+}
+
+func (e *CallError) Error() string {
+	s := fmt.Sprintf("mcpsup: %s %q failed: %s", e.Op, e.Name, e.Verdict)
+	if e.Delivery != Answered {
+		s += " [" + e.Delivery.String() + "]"
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// RetryAfter returns the server's Retry-After, 0 when none was given.
+func (e *CallError) RetryAfter() time.Duration { return e.Verdict.RetryAfter }

@@ -1,0 +1,277 @@
+package supervisor
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/events"
+)
+
+// fakeConn is a connector whose Dial and Attach wait for the test to answer.
+type fakeConn struct {
+	reqs chan *openReq
+	// stubborn makes Dial and Attach ignore their context: the handshake
+	// completes even when the supervisor gives up on it.
+	stubborn bool
+}
+
+type openReq struct {
+	attach bool
+	spec   dialSpec
+	reply  chan openReply
+}
+
+type openReply struct {
+	sess session
+	err  error
+}
+
+func newFakeConn() *fakeConn { return &fakeConn{reqs: make(chan *openReq, 16)} }
+
+func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (session, error) {
+	r := &openReq{attach: attach, spec: spec, reply: make(chan openReply, 1)}
+	c.reqs <- r
+	if c.stubborn {
+		rep := <-r.reply
+		return rep.sess, rep.err
+	}
+	select {
+	case rep := <-r.reply:
+		return rep.sess, rep.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *fakeConn) Dial(ctx context.Context, spec dialSpec) (session, error) {
+	return c.open(ctx, false, spec)
+}
+
+func (c *fakeConn) Attach(ctx context.Context, spec dialSpec) (session, error) {
+	return c.open(ctx, true, spec)
+}
+
+// fakeSession is a scripted session.
+type fakeSession struct {
+	id    string
+	init  *mcp.InitializeResult
+	tools []*mcp.Tool
+
+	mu        sync.Mutex
+	listErr   error // tools/list answer
+	sideErr   error // resources, prompts, templates answer
+	callErr   error // next tools/call answer (consumed)
+	calls     []string
+	subs      []string
+	levels    []string
+	closed    int
+	detached  int
+	held      bool
+	died      chan struct{}
+	dieErr    error
+	dieOnce   sync.Once
+	listCalls int
+}
+
+func newFakeSession(id string, tools ...string) *fakeSession {
+	fs := &fakeSession{id: id, died: make(chan struct{}),
+		init: &mcp.InitializeResult{ProtocolVersion: "2025-11-25", Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}}
+	for _, n := range tools {
+		fs.tools = append(fs.tools, &mcp.Tool{Name: n, InputSchema: map[string]any{"type": "object"}})
+	}
+	return fs
+}
+
+func (f *fakeSession) die(err error) {
+	f.dieOnce.Do(func() { f.dieErr = err; close(f.died) })
+}
+
+func (f *fakeSession) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listCalls++
+	if f.listErr != nil {
+		return nil, "", f.listErr
+	}
+	return f.tools, "", nil
+}
+func (f *fakeSession) ListResources(context.Context, string) ([]*mcp.Resource, string, error) {
+	return nil, "", f.side()
+}
+func (f *fakeSession) ListPrompts(context.Context, string) ([]*mcp.Prompt, string, error) {
+	return nil, "", f.side()
+}
+func (f *fakeSession) ListResourceTemplates(context.Context, string) ([]*mcp.ResourceTemplate, string, error) {
+	return nil, "", f.side()
+}
+func (f *fakeSession) side() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sideErr
+}
+
+func (f *fakeSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, p.Name)
+	if err := f.callErr; err != nil {
+		f.callErr = nil
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+}
+func (f *fakeSession) GetPrompt(context.Context, *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return &mcp.GetPromptResult{}, nil
+}
+func (f *fakeSession) ReadResource(context.Context, *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	return &mcp.ReadResourceResult{}, nil
+}
+func (f *fakeSession) Complete(context.Context, *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return &mcp.CompleteResult{}, nil
+}
+func (f *fakeSession) Subscribe(_ context.Context, p *mcp.SubscribeParams) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.subs = append(f.subs, p.URI)
+	return nil
+}
+func (f *fakeSession) Unsubscribe(context.Context, *mcp.UnsubscribeParams) error { return nil }
+func (f *fakeSession) SetLoggingLevel(_ context.Context, p *mcp.SetLoggingLevelParams) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.levels = append(f.levels, string(p.Level))
+	return nil
+}
+func (f *fakeSession) Ping(context.Context) error { return nil }
+func (f *fakeSession) ID() string                 { return f.id }
+func (f *fakeSession) ProtocolVersion() string    { return "2025-11-25" }
+func (f *fakeSession) InitializeResult() *mcp.InitializeResult {
+	return f.init
+}
+func (f *fakeSession) Wait() error {
+	<-f.died
+	return f.dieErr
+}
+func (f *fakeSession) Close() error {
+	f.mu.Lock()
+	f.closed++
+	f.mu.Unlock()
+	f.die(nil)
+	return nil
+}
+func (f *fakeSession) Detach() error {
+	f.mu.Lock()
+	f.detached++
+	f.mu.Unlock()
+	f.die(nil)
+	return nil
+}
+func (f *fakeSession) HoldStream(hold bool) {
+	f.mu.Lock()
+	f.held = hold
+	f.mu.Unlock()
+}
+
+func (f *fakeSession) counts() (closed, detached int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed, f.detached
+}
+
+func (f *fakeSession) toolCalls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// rig is a supervisor on a fake connector and a fake clock.
+type rig struct {
+	t     *testing.T
+	sup   *Supervisor
+	conn  *fakeConn
+	clock *clockwork.FakeClock
+	rec   *events.Recorder
+	ctx   context.Context
+}
+
+func newRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	rec := &events.Recorder{}
+	if cfg.Endpoint == "" {
+		cfg.Endpoint = "http://127.0.0.1:1/mcp"
+	}
+	cfg.Name = "fake"
+	cfg.Clock = clock
+	cfg.Events = rec
+	cfg.Backoff.NoJitter = true
+	conn := newFakeConn()
+	sup := newSupervisor(cfg.withDefaults(), conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	t.Cleanup(func() { _ = sup.Close() })
+	return &rig{t: t, sup: sup, conn: conn, clock: clock, rec: rec, ctx: ctx}
+}
+
+// next returns the next Dial or Attach the supervisor makes.
+func (r *rig) next() *openReq {
+	r.t.Helper()
+	select {
+	case req := <-r.conn.reqs:
+		return req
+	case <-r.ctx.Done():
+		r.t.Fatalf("no Dial or Attach came (state %s)", r.sup.State())
+		return nil
+	}
+}
+
+func (req *openReq) ok(s session) { req.reply <- openReply{sess: s} }
+func (req *openReq) fail(err error) {
+	req.reply <- openReply{err: err}
+}
+
+// wait blocks until the supervisor is in state want.
+func (r *rig) wait(want State) {
+	r.t.Helper()
+	require.NoError(r.t, r.sup.WaitForState(r.ctx, want), "state %s", r.sup.State())
+}
+
+// ready starts the supervisor and brings it to ready on sess.
+func (r *rig) ready(sess *fakeSession) {
+	r.t.Helper()
+	r.sup.Start()
+	req := r.next()
+	require.False(r.t, req.attach)
+	req.ok(sess)
+	r.wait(Ready)
+}
+
+// kinds returns the kinds of the events recorded so far, in order.
+func (r *rig) transitions() []string {
+	var out []string
+	for _, e := range r.rec.Events() {
+		if e.Kind == events.KindTransition {
+			out = append(out, e.From+" -"+e.Trigger+"-> "+e.To)
+		}
+	}
+	return out
+}
+
+// eventsOf returns the recorded events of kind k.
+func (r *rig) eventsOf(k string) []events.Event {
+	var out []events.Event
+	for _, e := range r.rec.Events() {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func mcpSessionMissing() error { return mcp.ErrSessionMissing }

@@ -1,0 +1,466 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/probes"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// loopState is owned by the loop goroutine; nothing else touches it.
+type loopState struct {
+	m        *fsm.Machine
+	sessions map[uint64]session  // sessions this supervisor still holds, by generation
+	found    map[uint64]*Catalog // discovered, not yet published
+	bo       backoff.BackOff
+	retry    clockwork.Timer
+	reenable clockwork.Timer
+	seq      uint64
+	relist   bool // a re-list is running
+}
+
+// run is the loop goroutine: it executes inbox functions until the
+// supervisor's life ends.
+func (s *Supervisor) run() {
+	defer close(s.loopDone)
+	defer s.stopTimers()
+	for {
+		select {
+		case f := <-s.inbox:
+			f()
+		case <-s.life.Done():
+			return
+		}
+	}
+}
+
+func (s *Supervisor) stopTimers() {
+	if s.loop.retry != nil {
+		s.loop.retry.Stop()
+	}
+	if s.loop.reenable != nil {
+		s.loop.reenable.Stop()
+	}
+}
+
+// step feeds one trigger to the machine, executes its commands and publishes
+// the new snapshot. Loop goroutine only.
+func (s *Supervisor) step(t fsm.Trigger) {
+	t.Now = s.clock.Now()
+	cmds, err := s.loop.m.Step(t)
+	if err != nil {
+		if errors.Is(err, fsm.ErrStaleGeneration) {
+			s.cfg.Logger.Debug("mcpsup: dropped a late result of an old session", "server", s.cfg.Name, "err", err)
+		} else {
+			s.cfg.Logger.Debug("mcpsup: trigger not taken", "server", s.cfg.Name, "err", err)
+		}
+		return
+	}
+	// Copy: the slice is reused by the next Step, which a command may cause.
+	for _, c := range append([]fsm.Command(nil), cmds...) {
+		s.exec(c)
+	}
+	m := s.loop.m
+	s.setSnapshot(func(sn *snapshot) {
+		sn.state = m.State()
+		sn.reason = m.Reason()
+		sn.verdict = m.Verdict()
+		sn.gen = m.Generation()
+		sn.sess = nil
+		if sn.state == Ready {
+			sn.sess = s.loop.sessions[sn.gen]
+		}
+	})
+}
+
+// exec runs one command. Loop goroutine only; I/O goes to goroutines whose
+// results come back through the inbox, tagged with the command's generation.
+func (s *Supervisor) exec(c fsm.Command) {
+	switch c.Kind {
+	case fsm.Dial, fsm.Attach:
+		s.open(c)
+	case fsm.Probe, fsm.ListDeclared:
+		s.discover(c)
+	case fsm.PublishCatalog:
+		s.publish(c.Generation)
+	case fsm.ScheduleRetry:
+		s.scheduleRetry(c)
+	case fsm.ClearSession:
+		s.setSnapshot(func(sn *snapshot) {
+			if sn.resume != nil {
+				sn.resume = nil
+			}
+		})
+	case fsm.CloseSession, fsm.DetachSession:
+		s.release(c.Generation, c.Kind == fsm.DetachSession)
+	}
+}
+
+// open dials or attaches a session for command c.
+func (s *Supervisor) open(c fsm.Command) {
+	spec := dialSpec{gen: c.Generation, stream: c.StandaloneStream && s.cfg.Stream != StreamOff}
+	if c.Kind == fsm.Attach {
+		spec.resume = s.ResumeState()
+		if spec.resume == nil {
+			// Nothing left to attach: refuse locally, the machine dials.
+			s.step(fsm.Trigger{Kind: fsm.AttachRefused, Generation: c.Generation})
+			return
+		}
+	}
+	spec.hooks = s.hooksFor(c.Generation)
+	kind := c.Kind
+	s.goCmd(func() {
+		ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
+		defer cancel()
+		var sess session
+		var err error
+		if kind == fsm.Attach {
+			sess, err = s.conn.Attach(ctx, spec)
+		} else {
+			sess, err = s.conn.Dial(ctx, spec)
+		}
+		if err == nil {
+			s.register(sess)
+		}
+		verdict := classify.Classify(s.life, err)
+		s.post(func() { s.opened(kind, spec, sess, verdict) })
+	})
+}
+
+// opened takes the result of a Dial or Attach.
+func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v classify.Verdict) {
+	if sess == nil {
+		k := fsm.HandshakeFailed
+		if kind == fsm.Attach {
+			k = fsm.AttachRefused
+		}
+		s.step(fsm.Trigger{Kind: k, Generation: spec.gen, Verdict: v})
+		return
+	}
+	if spec.gen != s.loop.m.Generation() || s.loop.m.State() == Closed {
+		s.endSession(sess, false) // too late: the machine moved on
+		return
+	}
+	s.loop.sessions[spec.gen] = sess
+	s.setSnapshot(func(sn *snapshot) {
+		sn.sessionsUp++
+		sn.resume = s.resumeFor(sess, sn.resume)
+	})
+	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: events.HashSessionID(sess.ID())})
+	s.watch(spec.gen, sess)
+	k := fsm.HandshakeSucceeded
+	if kind == fsm.Attach {
+		k = fsm.Attached
+	}
+	s.step(fsm.Trigger{Kind: k, Generation: spec.gen})
+}
+
+// resumeFor returns the resume state for a live session.
+func (s *Supervisor) resumeFor(sess session, prev *ResumeState) *ResumeState {
+	rs := &ResumeState{
+		Version:  ResumeStateVersion,
+		Endpoint: s.cfg.Endpoint,
+		ResumeState: wire.ResumeState{
+			SessionID:        sess.ID(),
+			ProtocolVersion:  sess.ProtocolVersion(),
+			InitializeResult: sess.InitializeResult(),
+		},
+	}
+	if prev != nil {
+		rs.StandaloneStream = prev.StandaloneStream
+		if rs.InitializeResult == nil && prev.SessionID == rs.SessionID {
+			rs.InitializeResult = prev.InitializeResult
+		}
+	}
+	return rs
+}
+
+// watch turns the end of a session into the machine's "session died".
+func (s *Supervisor) watch(gen uint64, sess session) {
+	s.goBG(func() {
+		err := sess.Wait()
+		v := classify.Error(err)
+		s.post(func() {
+			if s.loop.sessions[gen] != sess {
+				return // we ended it ourselves
+			}
+			delete(s.loop.sessions, gen)
+			s.unregister(sess)
+			s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Verdict: v, Detail: "ended by itself"})
+			s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
+		})
+	})
+}
+
+// release ends the session of gen, with DELETE unless detach.
+func (s *Supervisor) release(gen uint64, detach bool) {
+	sess := s.loop.sessions[gen]
+	if sess == nil {
+		return
+	}
+	delete(s.loop.sessions, gen)
+	detail := "closed"
+	if detach {
+		detail = "detached"
+	}
+	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Detail: detail})
+	s.endSession(sess, detach)
+}
+
+// endSession closes or detaches sess on a background goroutine.
+func (s *Supervisor) endSession(sess session, detach bool) {
+	s.unregister(sess)
+	s.goBG(func() {
+		if detach {
+			_ = sess.Detach()
+		} else {
+			_ = sess.Close()
+		}
+	})
+}
+
+func (s *Supervisor) register(sess session) {
+	s.regMu.Lock()
+	s.reg[sess] = true
+	s.regMu.Unlock()
+}
+
+func (s *Supervisor) unregister(sess session) {
+	s.regMu.Lock()
+	delete(s.reg, sess)
+	s.regMu.Unlock()
+}
+
+// endLeftovers ends every session still registered once the loop is gone:
+// results that arrived too late to be handled.
+func (s *Supervisor) endLeftovers(detach bool) {
+	s.regMu.Lock()
+	left := make([]session, 0, len(s.reg))
+	for sess := range s.reg {
+		left = append(left, sess)
+	}
+	s.regMu.Unlock()
+	for _, sess := range left {
+		s.endSession(sess, detach)
+	}
+}
+
+// discover runs the blind probes or the declared listing for command c.
+func (s *Supervisor) discover(c fsm.Command) {
+	sess := s.loop.sessions[c.Generation]
+	if sess == nil {
+		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: c.Generation,
+			Verdict: classify.Verdict{Class: classify.Transport, Detail: "session gone before discovery"}})
+		return
+	}
+	blind := c.Kind == fsm.Probe
+	caps := capabilitiesOf(sess)
+	s.goCmd(func() {
+		cat, err := s.list(sess, blind, caps)
+		s.post(func() { s.discovered(c.Generation, cat, err) })
+	})
+}
+
+// list discovers the catalog of sess, bounded by Config.DiscoveryTimeout.
+func (s *Supervisor) list(sess session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
+	ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
+	defer cancel()
+	opts := probes.Options{ProbeTimeout: s.cfg.ProbeTimeout, Annotate: annotate, Logger: s.cfg.Logger}
+	if blind {
+		return probes.ProbeBlind(ctx, sess, opts)
+	}
+	return probes.ListDeclared(ctx, sess, caps, opts)
+}
+
+// discovered takes the result of a discovery.
+func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
+	s.emitEvent(events.Event{Kind: events.KindProbeReport, Generation: gen, Lists: listOutcomes(cat.Report)})
+	if err != nil {
+		v := classify.Verdict{Class: classify.Unknown, Detail: err.Error()}
+		var le *probes.ListError
+		if errors.As(err, &le) {
+			v = le.Verdict
+		}
+		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: gen, Verdict: v})
+		return
+	}
+	s.loop.found[gen] = catalogOf(cat, gen)
+	s.step(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: gen})
+}
+
+// publish makes the catalog found for gen the current one.
+func (s *Supervisor) publish(gen uint64) {
+	cat := s.loop.found[gen]
+	delete(s.loop.found, gen)
+	if cat == nil {
+		return
+	}
+	var diff CatalogDiff
+	var newSession bool
+	var subs []string
+	var level string
+	s.setSnapshot(func(sn *snapshot) {
+		diff = diffTools(sn.catalog.Tools, cat.Tools)
+		newSession = sn.catalog.Generation != gen
+		sn.catalog = *cat
+		for uri := range sn.subs {
+			subs = append(subs, uri)
+		}
+		level = sn.logLevel
+	})
+	if !diff.Empty() || newSession {
+		s.emitEvent(events.Event{Kind: events.KindCatalogChanged, Generation: gen,
+			Added: diff.Added, Removed: diff.Removed, Changed: diff.Changed, Tools: len(cat.Tools)})
+	}
+	if newSession && (len(subs) > 0 || level != "") {
+		s.restore(gen, subs, level)
+	}
+}
+
+// restore re-establishes resource subscriptions and the logging level on a
+// new session: the server lost them with the old one.
+func (s *Supervisor) restore(gen uint64, subs []string, level string) {
+	sess := s.loop.sessions[gen]
+	if sess == nil {
+		return
+	}
+	s.goCmd(func() {
+		ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
+		defer cancel()
+		for _, uri := range subs {
+			if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				s.cfg.Logger.Warn("mcpsup: re-subscribing failed", "server", s.cfg.Name, "uri", uri, "err", err)
+			}
+		}
+		if level != "" {
+			if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)}); err != nil {
+				s.cfg.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)
+			}
+		}
+	})
+}
+
+// scheduleRetry asks the backoff for the next delay and arms the retry timer.
+func (s *Supervisor) scheduleRetry(c fsm.Command) {
+	if c.Attempt <= 1 {
+		s.loop.bo.Reset()
+	}
+	d := s.loop.bo.NextBackOff()
+	if d == backoff.Stop {
+		s.step(fsm.Trigger{Kind: fsm.RetriesExhausted, Generation: c.Generation})
+		return
+	}
+	if ra := c.Verdict.RetryAfter; ra > d {
+		d = min(ra, s.cfg.Backoff.MaxInterval)
+	}
+	s.emitEvent(events.Event{Kind: events.KindRetryScheduled, Generation: c.Generation, Attempt: c.Attempt, Delay: d, Verdict: c.Verdict})
+	if s.loop.retry != nil {
+		s.loop.retry.Stop()
+	}
+	gen := c.Generation
+	s.loop.retry = s.clock.AfterFunc(d, func() {
+		s.post(func() { s.step(fsm.Trigger{Kind: fsm.RetryDue, Generation: gen}) })
+	})
+}
+
+// hooksFor binds session reports to generation gen.
+func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
+	return sessionHooks{
+		listChanged: func() {
+			s.post(func() { s.relist(gen) })
+		},
+		streamReport: func(hostile bool, why string) {
+			if hostile {
+				s.post(func() { s.streamHostile(gen, why) })
+			}
+		},
+	}
+}
+
+// relist re-lists the catalog of the live session after a list_changed
+// notification.
+func (s *Supervisor) relist(gen uint64) {
+	sess := s.loop.sessions[gen]
+	if sess == nil || gen != s.loop.m.Generation() || s.loop.m.State() != Ready || s.loop.relist {
+		return
+	}
+	s.loop.relist = true
+	caps := capabilitiesOf(sess)
+	blind := caps == nil
+	s.goCmd(func() {
+		cat, err := s.list(sess, blind, caps)
+		s.post(func() {
+			s.loop.relist = false
+			if err != nil {
+				s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
+				return
+			}
+			s.loop.found[gen] = catalogOf(cat, gen)
+			s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
+		})
+	})
+}
+
+// streamHostile applies the GET-hostility rule's finding (failure story S5).
+func (s *Supervisor) streamHostile(gen uint64, why string) {
+	if s.cfg.Stream != StreamAuto || s.loop.m.StandaloneStreamOff() {
+		return
+	}
+	if sess := s.loop.sessions[gen]; sess != nil {
+		sess.HoldStream(true)
+	}
+	now := s.clock.Now()
+	s.setSnapshot(func(sn *snapshot) {
+		if sn.resume != nil {
+			sn.resume.StandaloneStream = StreamDecision{Off: true, DecidedAt: now}
+		}
+	})
+	s.emitEvent(events.Event{Kind: events.KindStreamDisabled, Generation: gen, Detail: why})
+	s.step(fsm.Trigger{Kind: fsm.StreamHostile})
+	if s.loop.reenable != nil {
+		s.loop.reenable.Stop()
+	}
+	s.loop.reenable = s.clock.AfterFunc(s.cfg.HostileMemory, func() {
+		s.post(s.streamReenable)
+	})
+}
+
+// streamReenable ends the remembered GET-hostile decision.
+func (s *Supervisor) streamReenable() {
+	s.setSnapshot(func(sn *snapshot) {
+		if sn.resume != nil {
+			sn.resume.StandaloneStream = StreamDecision{}
+		}
+	})
+	s.emitEvent(events.Event{Kind: events.KindStreamEnabled, Detail: "the GET-hostile decision expired"})
+	s.step(fsm.Trigger{Kind: fsm.StreamReenabled})
+}
+
+// emit is the machine's sink: it numbers and forwards transition events.
+func (s *Supervisor) emit(e events.Event) { s.emitEvent(e) }
+
+// emitEvent stamps e with the server, sequence and time and hands it to the
+// configured sink. Loop goroutine only, outside any lock.
+func (s *Supervisor) emitEvent(e events.Event) {
+	if s.cfg.Events == nil {
+		return
+	}
+	s.loop.seq++
+	e.Seq = s.loop.seq
+	e.Server = s.cfg.Name
+	if e.Time.IsZero() {
+		e.Time = s.clock.Now()
+	}
+	if e.Kind == "" {
+		e.Kind = events.KindTransition
+	}
+	s.cfg.Events.Emit(e)
+}

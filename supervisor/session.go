@@ -1,0 +1,64 @@
+package supervisor
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/probes"
+)
+
+// session is one live MCP session as the supervisor uses it. The production
+// implementation is a go-sdk ClientSession on mcpsup's wire transport; tests
+// script their own.
+type session interface {
+	probes.Lister
+	CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error)
+	GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error)
+	ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error)
+	Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error)
+	Subscribe(ctx context.Context, p *mcp.SubscribeParams) error
+	Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error
+	SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error
+	Ping(ctx context.Context) error
+
+	// ID is the Mcp-Session-Id, "" for a sessionless server.
+	ID() string
+	// ProtocolVersion is the negotiated (or persisted) protocol version.
+	ProtocolVersion() string
+	// InitializeResult is what the server declared; nil after a blind
+	// resume.
+	InitializeResult() *mcp.InitializeResult
+	// Wait blocks until the session ends and returns why.
+	Wait() error
+	// Close ends the session with DELETE; Detach without.
+	Close() error
+	Detach() error
+	// HoldStream stops re-dialing the standalone SSE stream.
+	HoldStream(hold bool)
+}
+
+// dialSpec is what one Dial or Attach needs besides the config.
+type dialSpec struct {
+	gen    uint64
+	stream bool
+	resume *ResumeState // Attach only
+	// hooks into the supervisor, bound to this generation
+	hooks sessionHooks
+}
+
+// sessionHooks let a session report to the supervisor. They are called from
+// go-sdk's and the transport's goroutines and must not block.
+type sessionHooks struct {
+	listChanged  func()
+	streamReport func(hostile bool, why string)
+}
+
+// connector opens sessions.
+type connector interface {
+	// Dial opens a new session with a full handshake.
+	Dial(ctx context.Context, spec dialSpec) (session, error)
+	// Attach re-attaches the persisted session spec.resume without a
+	// handshake on the wire.
+	Attach(ctx context.Context, spec dialSpec) (session, error)
+}

@@ -1,0 +1,440 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var errRefused = &classify.HTTPError{Verb: "POST", Method: "initialize", Err: syscall.ECONNREFUSED}
+
+func TestStartDialsAndPublishesTheCatalog(t *testing.T) {
+	r := newRig(t, Config{})
+	sess := newFakeSession("s1", "a", "b")
+	r.ready(sess)
+
+	require.Equal(t, uint64(1), r.sup.Generation())
+	cat := r.sup.Catalog()
+	require.Equal(t, []string{"a", "b"}, cat.ToolNames())
+	require.Equal(t, uint64(1), cat.Generation)
+	require.False(t, cat.Stale)
+	require.Equal(t, []string{
+		"idle -started-> connecting",
+		"connecting -handshake-succeeded-> connecting",
+		"connecting -discovery-succeeded-> ready",
+	}, r.transitions())
+	changed := r.eventsOf(events.KindCatalogChanged)
+	require.Len(t, changed, 1)
+	require.Equal(t, []string{"a", "b"}, changed[0].Added)
+
+	rs := r.sup.ResumeState()
+	require.NotNil(t, rs)
+	require.Equal(t, "s1", rs.SessionID)
+	require.Equal(t, "2025-11-25", rs.ProtocolVersion)
+
+	res, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.NoError(t, err)
+	require.NotNil(t, res)
+	require.Equal(t, []string{"a"}, sess.toolCalls())
+
+	require.NoError(t, r.sup.Close())
+	closed, detached := sess.counts()
+	require.Equal(t, 1, closed, "Close ends the server-side session")
+	require.Zero(t, detached)
+	require.Equal(t, Closed, r.sup.State())
+}
+
+func TestEventsAreNumberedWithoutGaps(t *testing.T) {
+	r := newRig(t, Config{})
+	r.ready(newFakeSession("s1", "a"))
+	require.NoError(t, r.sup.Close())
+	for i, e := range r.rec.Events() {
+		require.Equal(t, uint64(i+1), e.Seq)
+		require.Equal(t, "fake", e.Server)
+	}
+}
+
+func TestHandshakeFailureRetriesOnTheBackoffSchedule(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	r.next().fail(errRefused)
+	r.wait(Failed)
+
+	retries := r.eventsOf(events.KindRetryScheduled)
+	require.Len(t, retries, 1)
+	require.Equal(t, 500*time.Millisecond, retries[0].Delay, "Backoff.InitialInterval without jitter")
+	require.Equal(t, classify.Transport, retries[0].Verdict.Class)
+
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
+	r.clock.Advance(500 * time.Millisecond)
+	req := r.next()
+	require.Equal(t, uint64(2), req.spec.gen)
+	req.ok(newFakeSession("s2", "a"))
+	r.wait(Ready)
+	require.Equal(t, uint64(2), r.sup.Generation())
+}
+
+func TestRetryBudgetEndsInTerminalFailed(t *testing.T) {
+	r := newRig(t, Config{Backoff: Backoff{MaxAttempts: 2}})
+	r.sup.Start()
+	r.next().fail(errRefused)
+	for i := 0; i < 2; i++ {
+		require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
+		r.clock.Advance(time.Minute)
+		r.next().fail(errRefused)
+	}
+	require.Eventually(t, func() bool { reason, _ := r.sup.Failure(); return reason == "budget-spent" }, 5*time.Second, time.Millisecond)
+
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.ErrorIs(t, err, ErrNotReady, "a terminal failed state refuses calls at once")
+	var se *StateError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, "budget-spent", se.Reason)
+
+	r.sup.Reconnect()
+	r.next().ok(newFakeSession("s4", "a"))
+	r.wait(Ready)
+}
+
+func TestUnauthorizedHandshakeIsTerminalUntilReconnect(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
+	r.wait(Failed)
+	reason, v := r.sup.Failure()
+	require.Equal(t, "unauthorized", reason)
+	require.Equal(t, classify.Unauthorized, v.Class)
+	require.Empty(t, r.eventsOf(events.KindRetryScheduled), "unauthorized never retries")
+
+	r.sup.Reconnect()
+	r.next().ok(newFakeSession("s2", "a"))
+	r.wait(Ready)
+}
+
+func TestCallDuringRecoveryWaitsAndIsSentOnce(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	req := r.next() // connecting: the call must wait
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+		errc <- err
+	}()
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1), "the call waits on its MaxCallWait timer")
+	sess := newFakeSession("s1", "a")
+	req.ok(sess)
+	require.NoError(t, <-errc)
+	require.Equal(t, []string{"a"}, sess.toolCalls())
+}
+
+func TestCallWaitIsBoundedByMaxCallWait(t *testing.T) {
+	r := newRig(t, Config{MaxCallWait: 5 * time.Second})
+	r.sup.Start()
+	r.next() // never answered
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.sup.CallTool(context.Background(), &mcp.CallToolParams{Name: "a"})
+		errc <- err
+	}()
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
+	r.clock.Advance(5 * time.Second)
+	err := <-errc
+	require.ErrorIs(t, err, ErrWaitTimeout)
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, NotSent, ce.Delivery)
+}
+
+func TestSessionDeathWhileIdleOpensOneNewSession(t *testing.T) {
+	r := newRig(t, Config{})
+	old := newFakeSession("s1", "a")
+	r.ready(old)
+
+	old.die(mcpSessionMissing())
+	req := r.next()
+	require.False(t, req.attach, "a dead session is replaced by a full handshake")
+	require.Equal(t, uint64(2), req.spec.gen)
+	req.ok(newFakeSession("s2", "a", "c"))
+	r.wait(Ready)
+	require.Equal(t, []string{"a", "c"}, r.sup.Catalog().ToolNames())
+	require.Equal(t, uint64(2), r.sup.Catalog().Generation)
+	closed, detached := old.counts()
+	require.Zero(t, closed+detached, "a session that died by itself is not closed again")
+	changed := r.eventsOf(events.KindCatalogChanged)
+	require.Equal(t, []string{"c"}, changed[len(changed)-1].Added)
+}
+
+func TestS4CallFailuresThatDoNotReconnect(t *testing.T) {
+	for _, status := range []int{500, 429, 403, 400, 413} {
+		t.Run(httpName(status), func(t *testing.T) {
+			r := newRig(t, Config{DisableRateLimitWindow: true})
+			sess := newFakeSession("s1", "a")
+			r.ready(sess)
+			sess.mu.Lock()
+			sess.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, SessionIDSent: true, RetryAfter: time.Second}
+			sess.mu.Unlock()
+
+			_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+			var ce *CallError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, status, ce.Verdict.HTTPStatus)
+			require.Equal(t, "a", ce.Name)
+			require.Equal(t, uint64(1), ce.Generation)
+			require.Equal(t, Ready, r.sup.State())
+			require.Equal(t, uint64(1), r.sup.Generation())
+			select {
+			case req := <-r.conn.reqs:
+				t.Fatalf("unexpected new session (gen %d)", req.spec.gen)
+			default:
+			}
+			failed := r.eventsOf(events.KindCallFailed)
+			require.Len(t, failed, 1)
+			require.Equal(t, "tools/call", failed[0].Op)
+
+			_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+			require.NoError(t, err)
+			require.Equal(t, []string{"a", "a"}, sess.toolCalls(), "the failed call was not replayed")
+		})
+	}
+}
+
+func httpName(status int) string { return fmt.Sprintf("HTTP %d", status) }
+
+func TestRateLimitWindowRefusesCallsUntilRetryAfter(t *testing.T) {
+	r := newRig(t, Config{})
+	sess := newFakeSession("s1", "a")
+	r.ready(sess)
+	sess.mu.Lock()
+	sess.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 30 * time.Second}
+	sess.mu.Unlock()
+
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.Error(t, err)
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.ErrorIs(t, err, ErrRateLimited)
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, NotSent, ce.Delivery)
+	require.Equal(t, 30*time.Second, ce.RetryAfter())
+	require.Len(t, sess.toolCalls(), 1, "nothing was sent inside the window")
+	require.Len(t, r.eventsOf(events.KindRateLimitWindow), 1)
+
+	r.clock.Advance(30 * time.Second)
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.NoError(t, err)
+}
+
+func TestUnknownToolFailsLocally(t *testing.T) {
+	r := newRig(t, Config{})
+	sess := newFakeSession("s1", "a")
+	r.ready(sess)
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "gone"})
+	require.ErrorIs(t, err, ErrUnknownTool)
+	require.Empty(t, sess.toolCalls())
+}
+
+func TestSessionExpiredCallReconnectsOnceAndIsNotReplayed(t *testing.T) {
+	r := newRig(t, Config{})
+	old := newFakeSession("s1", "a")
+	r.ready(old)
+	old.mu.Lock()
+	old.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 404, SessionIDSent: true}
+	old.mu.Unlock()
+
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.SessionExpired, ce.Verdict.Class)
+	require.NotEqual(t, Ready, r.sup.State(), "the machine reacted before the caller saw the error")
+
+	req := r.next()
+	require.Equal(t, uint64(2), req.spec.gen)
+	fresh := newFakeSession("s2", "a")
+	req.ok(fresh)
+	r.wait(Ready)
+	require.Equal(t, []string{"a"}, old.toolCalls())
+	require.Empty(t, fresh.toolCalls(), "the failed call is never replayed")
+	_, detached := old.counts()
+	require.Equal(t, 1, detached, "an expired session is released without DELETE")
+}
+
+func TestBlindResumeProbesAndStaleRecoversOnce(t *testing.T) {
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"}}
+	r := newRig(t, Config{Resume: rs})
+	r.sup.Start()
+	req := r.next()
+	require.True(t, req.attach)
+	require.Equal(t, "old", req.spec.resume.SessionID)
+	stale := newFakeSession("old", "a")
+	stale.init = nil // blind
+	stale.listErr = &classify.HTTPError{Verb: "POST", Method: "tools/list", Status: 400, SessionIDSent: true,
+		RPC: classify.RPCError{Present: true, Code: -32000, Message: "Bad Request: No valid session ID provided"}, BodyRPCID: "null"}
+	req.ok(stale)
+
+	req = r.next()
+	require.False(t, req.attach, "stale recovery is a full handshake")
+	require.Nil(t, r.sup.ResumeState(), "the stale session id was dropped")
+	req.ok(newFakeSession("new", "a", "b"))
+	r.wait(Ready)
+	require.Contains(t, r.transitions(), "probing -discovery-failed-> stale-recovering")
+	require.Equal(t, "new", r.sup.ResumeState().SessionID)
+	require.Equal(t, []string{"a", "b"}, r.sup.Catalog().ToolNames())
+}
+
+func TestBlindResumeSpeculativeFailureStillReady(t *testing.T) {
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"}}
+	r := newRig(t, Config{Resume: rs})
+	r.sup.Start()
+	sess := newFakeSession("old", "a", "b")
+	sess.init = nil
+	sess.sideErr = &classify.HTTPError{Verb: "POST", Status: 400, RPC: classify.RPCError{Present: true, Code: -32601, HasID: true}, BodyRPCID: "3"}
+	r.next().ok(sess)
+	r.wait(Ready)
+	require.Equal(t, []string{"a", "b"}, r.sup.Catalog().ToolNames())
+	reports := r.eventsOf(events.KindProbeReport)
+	require.Len(t, reports, 1)
+}
+
+func TestStreamHostileTurnsTheStreamOffForNextSessions(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	req := r.next()
+	require.True(t, req.spec.stream)
+	sess := newFakeSession("s1", "a")
+	req.ok(sess)
+	r.wait(Ready)
+
+	req.spec.hooks.streamReport(true, "3 attempts failed at once")
+	require.Eventually(t, func() bool { return len(r.eventsOf(events.KindStreamDisabled)) == 1 }, 5*time.Second, time.Millisecond)
+	sess.mu.Lock()
+	held := sess.held
+	sess.mu.Unlock()
+	require.True(t, held, "the live session's stream is held, the session kept")
+	require.True(t, r.sup.ResumeState().StandaloneStream.Off)
+	require.Equal(t, Ready, r.sup.State())
+
+	sess.die(errors.New("gone"))
+	req = r.next()
+	require.False(t, req.spec.stream, "the next session does not open the stream")
+	req.ok(newFakeSession("s2", "a"))
+	r.wait(Ready)
+}
+
+func TestListChangedRelists(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	req := r.next()
+	sess := newFakeSession("s1", "a")
+	req.ok(sess)
+	r.wait(Ready)
+
+	sess.mu.Lock()
+	sess.tools = append(sess.tools, &mcp.Tool{Name: "z", InputSchema: map[string]any{"type": "object"}})
+	sess.mu.Unlock()
+	req.spec.hooks.listChanged()
+	require.Eventually(t, func() bool { return len(r.sup.Catalog().Tools) == 2 }, 5*time.Second, time.Millisecond)
+	changed := r.eventsOf(events.KindCatalogChanged)
+	require.Equal(t, []string{"z"}, changed[len(changed)-1].Added)
+	require.Equal(t, uint64(1), r.sup.Generation())
+}
+
+func TestSubscriptionsAndLoggingLevelAreRestored(t *testing.T) {
+	r := newRig(t, Config{})
+	old := newFakeSession("s1", "a")
+	r.ready(old)
+	require.NoError(t, r.sup.Subscribe(r.ctx, &mcp.SubscribeParams{URI: "file:///x"}))
+	require.NoError(t, r.sup.SetLoggingLevel(r.ctx, &mcp.SetLoggingLevelParams{Level: "debug"}))
+
+	old.die(errors.New("gone"))
+	fresh := newFakeSession("s2", "a")
+	r.next().ok(fresh)
+	r.wait(Ready)
+	require.Eventually(t, func() bool {
+		fresh.mu.Lock()
+		defer fresh.mu.Unlock()
+		return len(fresh.subs) == 1 && len(fresh.levels) == 1
+	}, 5*time.Second, time.Millisecond)
+}
+
+func TestChurnEndsInTerminalFailed(t *testing.T) {
+	r := newRig(t, Config{MaxSessions: 2, ChurnWindow: time.Hour})
+	r.sup.Start()
+	for i := 0; i < 2; i++ {
+		s := newFakeSession("s", "a")
+		r.next().ok(s)
+		r.wait(Ready)
+		s.die(errors.New("gone"))
+	}
+	require.Eventually(t, func() bool { reason, _ := r.sup.Failure(); return reason == "churn" }, 5*time.Second, time.Millisecond)
+}
+
+func TestDetachKeepsTheServerSession(t *testing.T) {
+	r := newRig(t, Config{})
+	sess := newFakeSession("s1", "a")
+	r.ready(sess)
+	require.NoError(t, r.sup.Detach())
+	closed, detached := sess.counts()
+	require.Zero(t, closed)
+	require.Equal(t, 1, detached)
+	require.Equal(t, "s1", r.sup.ResumeState().SessionID)
+}
+
+func TestCloseFromEveryState(t *testing.T) {
+	t.Run("idle", func(t *testing.T) {
+		r := newRig(t, Config{})
+		require.NoError(t, r.sup.Close())
+		require.Equal(t, Closed, r.sup.State())
+		_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+		require.ErrorIs(t, err, ErrClosed)
+	})
+	t.Run("connecting", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.sup.Start()
+		r.next() // the dial hangs until Close cancels it
+		require.NoError(t, r.sup.Close())
+		require.Equal(t, Closed, r.sup.State())
+	})
+	t.Run("failed", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.sup.Start()
+		r.next().fail(errRefused)
+		r.wait(Failed)
+		require.NoError(t, r.sup.Close())
+	})
+	t.Run("ready with a call in flight", func(t *testing.T) {
+		r := newRig(t, Config{})
+		sess := newFakeSession("s1", "a")
+		r.ready(sess)
+		require.NoError(t, r.sup.Close())
+		require.NoError(t, r.sup.Close(), "Close is idempotent")
+	})
+	t.Run("late dial result", func(t *testing.T) {
+		r := newRig(t, Config{})
+		r.conn.stubborn = true
+		r.sup.Start()
+		req := r.next()
+		done := make(chan struct{})
+		go func() { _ = r.sup.Close(); close(done) }()
+		r.wait(Closed) // the machine is closed; the handshake completes after
+		late := newFakeSession("late", "a")
+		req.ok(late)
+		<-done
+		closed, _ := late.counts()
+		require.Equal(t, 1, closed, "a session that arrived too late is ended")
+	})
+}

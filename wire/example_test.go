@@ -1,0 +1,48 @@
+package wire_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// A tool call answered 429 by a proxy: the verdict carries the status and
+// Retry-After that go-sdk reports only as -32005.
+func ExampleAnnotate() {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "example", Version: "v1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			w.Header().Set("Retry-After", "30")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+
+	s, err := wire.Open(context.Background(), wire.Options{Endpoint: hs.URL, Era: wire.Era2025, Stream: wire.StreamOff})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	ctx := wire.WithExchange(context.Background())
+	_, err = s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+	fmt.Println(classify.Classify(ctx, wire.Annotate(ctx, err)))
+	// Output: rate-limited (HTTP 429, retry after 30s, tools/call)
+}

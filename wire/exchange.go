@@ -1,0 +1,182 @@
+package wire
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// Exchange is the record of one HTTP request the [Transport] handled, as the
+// wire saw it: the facts go-sdk reports only as text or discards.
+type Exchange struct {
+	// Verb is the HTTP method: POST, GET or DELETE.
+	Verb string
+	// Method is the JSON-RPC method of a POST ("" when the body is not a
+	// JSON-RPC message or is a response).
+	Method string
+	// RequestID is the JSON-RPC id of a POST as raw JSON (e.g. `3`), ""
+	// for a notification, a response or a non-POST.
+	RequestID string
+	// SessionIDSent reports whether the request carried Mcp-Session-Id.
+	SessionIDSent bool
+	// ProtocolVersionSent is the request's Mcp-Protocol-Version header.
+	ProtocolVersionSent string
+	// Status is the HTTP status the server answered, 0 when none came
+	// (see Err).
+	Status int
+	// ContentType is the answer's media type without parameters, lower case.
+	ContentType string
+	// RetryAfter is the parsed Retry-After header (seconds or HTTP-date,
+	// RFC 9110 section 10.2.3), 0 when absent, invalid or in the past.
+	RetryAfter time.Duration
+	// WWWAuthenticate is the answer's WWW-Authenticate header.
+	WWWAuthenticate string
+	// RPC is the JSON-RPC error of the answer's body, when the body was one
+	// (read for non-2xx answers and 2xx application/json answers).
+	RPC classify.BodyRPCError
+	// RPCPresent reports whether RPC was found.
+	RPCPresent bool
+	// Malformed reports a 2xx answer to a request with an id that go-sdk
+	// could not read as a JSON-RPC response (unexpected content type or
+	// undecodable JSON body).
+	Malformed bool
+	// Body is the start of the answer's body, at most
+	// [classify.MaxBodySnippet] bytes; empty for event streams.
+	Body string
+	// SessionGone reports an answer that signals the session is over: 404
+	// to a request that carried Mcp-Session-Id (unless its body answers the
+	// request by id), or a 4xx whose JSON-RPC error is -32000 with a null
+	// or absent id to such a request (the TypeScript and Python SDK
+	// servers). DESIGN.md section 3.
+	SessionGone bool
+	// Rewritten reports that go-sdk was handed a JSON-RPC error response
+	// with code [CodeHTTPAnswer] instead of the server's answer, so that
+	// only this request fails (DESIGN.md failure story S4).
+	Rewritten bool
+	// Local reports that the request never reached the server: the
+	// Transport answered it (resume handshake, detached DELETE, replay of a
+	// session-gone answer to the standalone stream).
+	Local bool
+	// Err is the transport error when no answer came.
+	Err error
+	// Start is when the request was sent, on the Transport's clock.
+	Start time.Time
+	// Duration is the time to the answer's headers (to the error when none
+	// came).
+	Duration time.Duration
+}
+
+// notable reports whether the exchange says more than "the request went out
+// and a well-formed 2xx came back": only then does it change a verdict.
+func (x Exchange) notable() bool {
+	return x.Status == 0 || x.Status < 200 || x.Status >= 300 || x.Malformed || x.RPCPresent
+}
+
+// HTTPError returns the facts as a *classify.HTTPError wrapping err.
+func (x Exchange) HTTPError(err error) *classify.HTTPError {
+	e := &classify.HTTPError{
+		Verb:            x.Verb,
+		Method:          x.Method,
+		RequestID:       x.RequestID,
+		Status:          x.Status,
+		ContentType:     x.ContentType,
+		RetryAfter:      x.RetryAfter,
+		WWWAuthenticate: x.WWWAuthenticate,
+		SessionIDSent:   x.SessionIDSent,
+		Malformed:       x.Malformed,
+		Body:            x.Body,
+		Err:             err,
+	}
+	if x.RPCPresent {
+		e.RPC = x.RPC.RPCError
+		e.BodyRPCID = x.RPC.ID
+	}
+	return e
+}
+
+// maxSlotRecords bounds the records one slot keeps.
+const maxSlotRecords = 8
+
+type slotKey struct{}
+
+// slot collects the exchanges made with one call's context.
+type slot struct {
+	mu   sync.Mutex
+	recs []Exchange
+}
+
+func (s *slot) add(x Exchange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.recs) == maxSlotRecords {
+		copy(s.recs, s.recs[1:])
+		s.recs = s.recs[:maxSlotRecords-1]
+	}
+	s.recs = append(s.recs, x)
+}
+
+// call returns the last exchange of a request with an id.
+func (s *slot) call() (Exchange, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.recs) - 1; i >= 0; i-- {
+		if s.recs[i].RequestID != "" {
+			return s.recs[i], true
+		}
+	}
+	return Exchange{}, false
+}
+
+// WithExchange returns a context that collects the exchanges of the call made
+// with it, for [Annotate]. Use one per call: go-sdk sends a call's POST with
+// the call's context, so a context shared by concurrent calls would mix their
+// facts. It is safe to use the returned context from several goroutines.
+func WithExchange(ctx context.Context) context.Context {
+	return context.WithValue(ctx, slotKey{}, &slot{})
+}
+
+// LastExchange returns the last exchange of a request with a JSON-RPC id made
+// with ctx, if ctx came from [WithExchange] and one was recorded.
+func LastExchange(ctx context.Context) (Exchange, bool) {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	if s == nil {
+		return Exchange{}, false
+	}
+	return s.call()
+}
+
+// Annotate wraps err, the error of a call made with ctx, in a
+// *classify.HTTPError carrying the facts of the call's request, so that
+// classify.Classify(ctx, Annotate(ctx, err)) decides from the HTTP status,
+// Retry-After and body rather than go-sdk's text. It returns err unchanged
+// when err is nil, when ctx did not come from [WithExchange], when no request
+// with an id was recorded, or when the request got a well-formed 2xx answer
+// (the error then arose after the HTTP exchange, and go-sdk's own error
+// values say more than "HTTP 200"). When the Transport rewrote the answer
+// ([Exchange.Rewritten]), the returned error keeps go-sdk's text but no
+// longer unwraps to the *jsonrpc.Error with [CodeHTTPAnswer], which the
+// Transport wrote: the verdict rests on the server's answer.
+func Annotate(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	x, ok := LastExchange(ctx)
+	if !ok || !x.notable() {
+		return err
+	}
+	if x.Rewritten {
+		// The *jsonrpc.Error go-sdk returned was written by the Transport,
+		// not the server: keep its text, hide it from errors.As, so the
+		// verdict rests on the server's answer alone.
+		err = &rewrittenError{msg: err.Error()}
+	}
+	return x.HTTPError(err)
+}
+
+// rewrittenError is the text of an error go-sdk built from a rewritten
+// answer (see [CodeHTTPAnswer]).
+type rewrittenError struct{ msg string }
+
+func (e *rewrittenError) Error() string { return e.msg }

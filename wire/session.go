@@ -1,0 +1,203 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Era is a hint of the protocol era a server speaks, which decides the
+// handshake go-sdk starts with (mcp/client.go Client.Connect).
+type Era uint8
+
+const (
+	// EraAuto lets go-sdk try `server/discover` (2026-07-28) first and fall
+	// back to `initialize`: one extra request against a 2025-era server.
+	EraAuto Era = iota
+	// Era2025 starts with `initialize` at protocol version 2025-11-25; no
+	// `server/discover` is sent.
+	Era2025
+	// Era20260728 starts with `server/discover` at 2026-07-28.
+	Era20260728
+)
+
+const (
+	era2025     = "2025-11-25"
+	era20260728 = "2026-07-28"
+)
+
+// StreamMode turns go-sdk's standalone SSE stream on or off.
+type StreamMode uint8
+
+const (
+	// StreamOn (the default) opens the standalone stream after a 2025-era
+	// handshake, kept by the [Transport] so it is never fatal.
+	StreamOn StreamMode = iota
+	// StreamOff never opens it (StreamableClientTransport.DisableStandaloneSSE).
+	StreamOff
+)
+
+// Options configure [Open] and [Resume]. Only Endpoint is required.
+type Options struct {
+	// Endpoint is the MCP endpoint URL.
+	Endpoint string
+	// HTTPClient is the host's client; its Transport (nil:
+	// http.DefaultTransport) is wrapped and its other fields kept. nil means
+	// http.DefaultClient.
+	HTTPClient *http.Client
+	// Client is the go-sdk client (the host's handlers and capabilities);
+	// nil means a client named "mcpsup" with no options.
+	Client *mcp.Client
+	// Era is the handshake hint for [Open]; [Resume] uses the persisted
+	// protocol version instead.
+	Era Era
+	// Stream turns the standalone SSE stream on (default) or off.
+	Stream StreamMode
+	// MaxRetries is go-sdk's StreamableClientTransport.MaxRetries (0: its
+	// default 5).
+	MaxRetries int
+	// Wire configures the [Transport]; its Base is replaced by
+	// HTTPClient's transport when that is set.
+	Wire Config
+}
+
+// Session is one go-sdk client session on a [Transport]. Its methods are safe
+// for concurrent use.
+type Session struct {
+	cs        *mcp.ClientSession
+	t         *Transport
+	id        string
+	blind     bool
+	resumed   bool
+	initRes   *mcp.InitializeResult
+	protoVers string
+}
+
+// Open connects with a full handshake (`initialize`, or `server/discover`
+// for a 2026-07-28 server) as opts.Era directs. The session id is the one
+// the successful handshake answer carried ("" for a sessionless server); an
+// id that is not visible ASCII, or longer than [MaxSessionIDLen], fails the
+// handshake before go-sdk adopts it, with an error that unwraps to a
+// *[StateError] naming Mcp-Session-Id. Other errors are go-sdk's, annotated
+// with the handshake's wire facts (see [Annotate]).
+func Open(ctx context.Context, opts Options) (*Session, error) {
+	var version string
+	switch opts.Era {
+	case Era2025:
+		version = era2025
+	case Era20260728:
+		version = era20260728
+	}
+	return connect(ctx, opts, version, nil)
+}
+
+// Resume re-attaches the persisted session st without a handshake on the
+// wire: the [Transport] answers go-sdk's `initialize` (2025 era) or
+// `server/discover` (2026-07-28) locally, so every request carries the
+// persisted Mcp-Session-Id and Mcp-Protocol-Version, and go-sdk maps a later
+// 404 to mcp.ErrSessionMissing as for any session. With st.InitializeResult
+// nil the resume is blind ([Session.Blind]): the server's capabilities are
+// unknown and the caller probes (DESIGN.md failure story S1). Nothing is sent
+// to check the session is alive: the first request finds out. An invalid st
+// is refused with a *[StateError] before anything is sent.
+func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error) {
+	if err := st.Validate(); err != nil {
+		return nil, err
+	}
+	h := &handshake{protocolVersion: st.ProtocolVersion, sessionID: st.SessionID, result: st.InitializeResult}
+	return connect(ctx, opts, st.ProtocolVersion, h)
+}
+
+func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
+	hc := http.DefaultClient
+	if opts.HTTPClient != nil {
+		hc = opts.HTTPClient
+	}
+	cfg := opts.Wire
+	if hc.Transport != nil {
+		cfg.Base = hc.Transport
+	}
+	t := NewTransport(cfg)
+	if h != nil {
+		t.setResume(h)
+	}
+	wrapped := *hc
+	wrapped.Transport = t
+	client := opts.Client
+	if client == nil {
+		client = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "v0"}, nil)
+	}
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:             opts.Endpoint,
+		HTTPClient:           &wrapped,
+		MaxRetries:           opts.MaxRetries,
+		DisableStandaloneSSE: opts.Stream == StreamOff,
+	}
+	ctx = WithExchange(ctx)
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return nil, Annotate(ctx, err)
+	}
+	id, _ := t.HandshakeSessionID()
+	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult()}
+	if s.initRes != nil {
+		s.protoVers = s.initRes.ProtocolVersion
+	}
+	if h != nil && h.result == nil {
+		s.blind, s.initRes = true, nil
+	}
+	return s, nil
+}
+
+// ClientSession returns the go-sdk session.
+func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
+
+// Transport returns the session's [Transport].
+func (s *Session) Transport() *Transport { return s.t }
+
+// ID returns the session id: from the successful handshake answer, or the
+// persisted one for a resume; "" for a sessionless server.
+func (s *Session) ID() string { return s.id }
+
+// ProtocolVersion returns the negotiated (or persisted) protocol version.
+func (s *Session) ProtocolVersion() string { return s.protoVers }
+
+// InitializeResult returns what the server declared, or nil after a blind
+// resume (capabilities unknown).
+func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initRes }
+
+// Blind reports a blind resume; Resumed reports any resume.
+func (s *Session) Blind() bool   { return s.blind }
+func (s *Session) Resumed() bool { return s.resumed }
+
+// ResumeState returns the state to persist for a later [Resume].
+func (s *Session) ResumeState() ResumeState {
+	return ResumeState{SessionID: s.id, ProtocolVersion: s.protoVers, InitializeResult: s.initRes}
+}
+
+// Wait blocks until the go-sdk session ends, by [Session.Close],
+// [Session.Detach] or by itself (the connection failed), and returns its
+// error.
+func (s *Session) Wait() error { return s.cs.Wait() }
+
+// Close ends the session and the server-side session: go-sdk sends DELETE
+// with the session id (none for a sessionless server, or after the server
+// answered 404). It is idempotent.
+func (s *Session) Close() error { return ignoreClosed(s.cs.Close()) }
+
+// Detach ends the local session without DELETE, so the server-side session
+// stays alive for a later [Resume]. It is idempotent; after Close it has no
+// effect.
+func (s *Session) Detach() error {
+	s.t.Detach()
+	return ignoreClosed(s.cs.Close())
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}

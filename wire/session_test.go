@@ -1,0 +1,435 @@
+package wire_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func open(t *testing.T, url string, opts wire.Options) *wire.Session {
+	t.Helper()
+	opts.Endpoint = url
+	if opts.Era == wire.EraAuto {
+		opts.Era = wire.Era2025
+	}
+	s, err := wire.Open(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestOpenWithEraHintSendsNoDiscover(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, wire.Options{Era: wire.Era2025, Stream: wire.StreamOff})
+	callEcho(t, s.ClientSession())
+	assert.Zero(t, g.count("POST", "server/discover"))
+	assert.Equal(t, 1, g.count("POST", "initialize"))
+	assert.Equal(t, "2025-11-25", s.ProtocolVersion())
+	assert.NotEmpty(t, s.ID())
+	assert.Equal(t, s.ClientSession().ID(), s.ID())
+}
+
+func TestOpenWithoutHintTriesDiscoverFirst(t *testing.T) {
+	g, url := newServer(t, nil)
+	s, err := wire.Open(context.Background(), wire.Options{Endpoint: url, Stream: wire.StreamOff})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	callEcho(t, s.ClientSession())
+	assert.Equal(t, 1, g.count("POST", "server/discover"))
+}
+
+func TestCloseSendsDeleteDetachDoesNot(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, wire.Options{Stream: wire.StreamOff})
+	require.NoError(t, s.Detach())
+	assert.Zero(t, g.count("DELETE", ""))
+
+	s2 := open(t, url, wire.Options{Stream: wire.StreamOff})
+	require.NoError(t, s2.Close())
+	assert.Equal(t, 1, g.count("DELETE", ""))
+}
+
+func TestResumeBlindSendsNoInitialize(t *testing.T) {
+	g, url := newServer(t, nil)
+	first := open(t, url, wire.Options{Stream: wire.StreamOff})
+	st := first.ResumeState()
+	require.NoError(t, first.Detach())
+	before := len(g.requests())
+
+	st.InitializeResult = nil
+	s, err := wire.Resume(context.Background(), wire.Options{Endpoint: url}, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	assert.True(t, s.Blind())
+	assert.Nil(t, s.InitializeResult())
+	assert.Equal(t, st.SessionID, s.ID())
+
+	tools, err := s.ClientSession().ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, tools.Tools, 1)
+	callEcho(t, s.ClientSession())
+	require.Eventually(t, func() bool { return g.count("GET", "") >= 1 }, 5*time.Second, 5*time.Millisecond)
+
+	after := g.requests()[before:]
+	require.NotEmpty(t, after)
+	for _, r := range after {
+		assert.NotEqual(t, "initialize", r.Method)
+		assert.NotEqual(t, "notifications/initialized", r.Method)
+		assert.Equal(t, st.SessionID, r.SessionID, "%s %s", r.Verb, r.Method)
+		assert.Equal(t, st.ProtocolVersion, r.ProtocolVersion, "%s %s", r.Verb, r.Method)
+	}
+	assert.Equal(t, 1, g.count("POST", "initialize"), "only the first session's handshake")
+}
+
+func TestResumeKnownUsesPersistedCapabilities(t *testing.T) {
+	g, url := newServer(t, nil)
+	first := open(t, url, wire.Options{Stream: wire.StreamOff})
+	st := first.ResumeState()
+	require.NotNil(t, st.InitializeResult)
+	require.NoError(t, first.Detach())
+
+	s, err := wire.Resume(context.Background(), wire.Options{Endpoint: url, Stream: wire.StreamOff}, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	assert.False(t, s.Blind())
+	require.NotNil(t, s.InitializeResult().Capabilities.Tools)
+	assert.Equal(t, "test-server", s.InitializeResult().ServerInfo.Name)
+	callEcho(t, s.ClientSession())
+	assert.Equal(t, 1, g.count("POST", "initialize"))
+}
+
+func TestResumeDiscoveryResultOf20260728Server(t *testing.T) {
+	// go-sdk serves the 2026-07-28 protocol on a stateless handler only.
+	g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: true})
+	first, err := wire.Open(context.Background(), wire.Options{Endpoint: url, Era: wire.Era20260728})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = first.Close() })
+	st := first.ResumeState()
+	require.Equal(t, "2026-07-28", st.ProtocolVersion)
+	require.Empty(t, st.SessionID)
+	require.NoError(t, first.Close())
+	require.Equal(t, 1, g.count("POST", "server/discover"))
+
+	s, err := wire.Resume(context.Background(), wire.Options{Endpoint: url}, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	callEcho(t, s.ClientSession())
+	assert.Equal(t, 1, g.count("POST", "server/discover"), "the resume reused the persisted result")
+	assert.Zero(t, g.count("POST", "initialize"))
+	assert.Equal(t, "test-server", s.InitializeResult().ServerInfo.Name)
+}
+
+func TestResumeStateRefused(t *testing.T) {
+	cases := []struct {
+		name  string
+		st    wire.ResumeState
+		field string
+	}{
+		{"space in id", wire.ResumeState{SessionID: "a b", ProtocolVersion: "2025-11-25"}, "session_id"},
+		{"control in id", wire.ResumeState{SessionID: "a\x01", ProtocolVersion: "2025-11-25"}, "session_id"},
+		{"non-ASCII id", wire.ResumeState{SessionID: "é", ProtocolVersion: "2025-11-25"}, "session_id"},
+		{"long id", wire.ResumeState{SessionID: string(make([]byte, wire.MaxSessionIDLen+1)), ProtocolVersion: "2025-11-25"}, "session_id"},
+		{"empty version", wire.ResumeState{SessionID: "abc"}, "protocol_version"},
+		{"malformed version", wire.ResumeState{SessionID: "abc", ProtocolVersion: "2025-1-25x"}, "protocol_version"},
+		{"unsupported version", wire.ResumeState{SessionID: "abc", ProtocolVersion: "2001-01-01"}, "protocol_version"},
+		{"2026 with id", wire.ResumeState{SessionID: "abc", ProtocolVersion: "2026-07-28", InitializeResult: &mcp.InitializeResult{}}, "session_id"},
+		{"2026 blind", wire.ResumeState{ProtocolVersion: "2026-07-28"}, "initialize_result"},
+		{"version mismatch", wire.ResumeState{SessionID: "abc", ProtocolVersion: "2025-11-25", InitializeResult: &mcp.InitializeResult{ProtocolVersion: "2025-06-18"}}, "initialize_result"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := wire.Resume(context.Background(), wire.Options{Endpoint: "http://127.0.0.1:1"}, c.st)
+			require.ErrorIs(t, err, wire.ErrInvalidState)
+			var se *wire.StateError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, c.field, se.Field)
+		})
+	}
+	require.NoError(t, wire.ResumeState{ProtocolVersion: "2025-11-25"}.Validate(), "sessionless server")
+}
+
+func TestServerSentSessionIDMustBeVisibleASCII(t *testing.T) {
+	g, url := newServer(t, nil)
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "initialize" {
+			return false
+		}
+		rec := &headerRewriter{ResponseWriter: w}
+		g.next.ServeHTTP(rec, r)
+		return true
+	})
+	_, err := wire.Open(context.Background(), wire.Options{Endpoint: url, Era: wire.Era2025, Stream: wire.StreamOff})
+	var se *wire.StateError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "Mcp-Session-Id", se.Field)
+	assert.Zero(t, g.count("DELETE", ""), "an invalid id is never sent back")
+}
+
+// headerRewriter replaces the session id with one holding a space.
+type headerRewriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (h *headerRewriter) WriteHeader(code int) {
+	if !h.wrote {
+		h.wrote = true
+		h.Header().Set("Mcp-Session-Id", "bad id")
+	}
+	h.ResponseWriter.WriteHeader(code)
+}
+
+func (h *headerRewriter) Write(b []byte) (int, error) {
+	if !h.wrote {
+		h.WriteHeader(http.StatusOK)
+	}
+	return h.ResponseWriter.Write(b)
+}
+
+func (h *headerRewriter) Flush() {
+	if !h.wrote {
+		h.WriteHeader(http.StatusOK)
+	}
+	if f, ok := h.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// TestRewriteKeepsSession: answers go-sdk would treat as fatal cost only the
+// request they answer (failure story S4).
+func TestRewriteKeepsSession(t *testing.T) {
+	cases := []struct {
+		name      string
+		method    string
+		stateless bool
+		status    int
+		ct, body  string
+		class     classify.Class
+	}{
+		{"403 HTML", "tools/call", false, 403, "text/html", "<html>denied</html>", classify.Forbidden},
+		{"400 plain", "tools/call", false, 400, "text/plain", "bad request", classify.Application},
+		{"413", "tools/call", false, 413, "text/plain", "too large", classify.Application},
+		{"422 no body", "tools/call", false, 422, "", "", classify.Application},
+		{"404 without session id", "tools/call", true, 404, "text/plain", "not found", classify.Application},
+		{"200 text/html", "tools/call", false, 200, "text/html", "<html>login</html>", classify.Protocol},
+		{"200 undecodable JSON", "tools/call", false, 200, "application/json", "{not json", classify.Protocol},
+		{"400 plain on prompts/get", "prompts/get", false, 400, "text/plain", "no", classify.Application},
+		{"403 HTML on tools/list", "tools/list", false, 403, "text/html", "<html/>", classify.Forbidden},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: c.stateless})
+			var seen []wire.Exchange
+			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OnExchange: func(x wire.Exchange) {
+				seen = append(seen, x)
+			}}})
+			cs := s.ClientSession()
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if method != c.method || n > 0 {
+					return false
+				}
+				writeFault(w, c.status, c.ct, c.body, nil)
+				return true
+			})
+			ctx := wire.WithExchange(context.Background())
+			var err error
+			switch c.method {
+			case "tools/call":
+				_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			case "prompts/get":
+				_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"})
+			case "tools/list":
+				_, err = cs.ListTools(ctx, nil)
+			}
+			require.Error(t, err)
+			var rpcErr interface{ Error() string }
+			require.ErrorAs(t, err, &rpcErr)
+			v := classify.Classify(ctx, wire.Annotate(ctx, err))
+			assert.Equal(t, c.class, v.Class, "verdict %v", v)
+			assert.Equal(t, c.status, v.HTTPStatus)
+			assert.Equal(t, c.method, v.Method)
+
+			callEcho(t, cs)
+			_, err = cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "greet"})
+			require.NoError(t, err)
+			assert.Equal(t, 1, g.count("POST", "initialize"), "no new handshake")
+			x, ok := wire.LastExchange(ctx)
+			require.True(t, ok)
+			assert.True(t, x.Rewritten)
+			assert.Equal(t, c.status, x.Status)
+		})
+	}
+}
+
+// TestBareGoSDKLosesSessionOn403 shows what the rewrite prevents.
+func TestBareGoSDKLosesSessionOn403(t *testing.T) {
+	g, url := newServer(t, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "tools/call" || n > 0 {
+			return false
+		}
+		writeFault(w, 403, "text/html", "<html/>", nil)
+		return true
+	})
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.Error(t, err)
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.ErrorIs(t, err, mcp.ErrConnectionClosed)
+}
+
+func TestTransientStatusAnnotated(t *testing.T) {
+	cases := []struct {
+		name   string
+		status int
+		header map[string]string
+		class  classify.Class
+		retry  time.Duration
+	}{
+		{"500", 500, nil, classify.ServerError, 0},
+		{"429 seconds", 429, map[string]string{"Retry-After": "7"}, classify.RateLimited, 7 * time.Second},
+		{"429 date", 429, map[string]string{"Retry-After": "Wed, 21 Oct 2015 07:28:30 GMT"}, classify.RateLimited, 30 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, url := newServer(t, nil)
+			clock := newFixedClock(time.Date(2015, 10, 21, 7, 28, 0, 0, time.UTC))
+			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{Clock: clock}})
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if method != "tools/call" || n > 0 {
+					return false
+				}
+				writeFault(w, c.status, "text/plain", "slow down", c.header)
+				return true
+			})
+			ctx := wire.WithExchange(context.Background())
+			_, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			require.Error(t, err)
+			v := classify.Classify(ctx, wire.Annotate(ctx, err))
+			assert.Equal(t, c.class, v.Class)
+			assert.Equal(t, c.status, v.HTTPStatus)
+			assert.Equal(t, c.retry, v.RetryAfter)
+			x, _ := wire.LastExchange(ctx)
+			assert.False(t, x.Rewritten, "go-sdk keeps the session by itself")
+			assert.Equal(t, "slow down", x.Body)
+			callEcho(t, s.ClientSession())
+			assert.Equal(t, 1, g.count("POST", "initialize"))
+		})
+	}
+}
+
+func TestSessionExpirySignalsEndTheSession(t *testing.T) {
+	cases := []struct {
+		name     string
+		status   int
+		ct, body string
+		missing  bool
+	}{
+		{"404 with session id", 404, "text/plain", "session not found", true},
+		{"400 null-id -32000", 400, "application/json",
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`, false},
+		{"400 absent-id -32000", 400, "application/json",
+			`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, url := newServer(t, nil)
+			s := open(t, url, wire.Options{Stream: wire.StreamOff})
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if method != "tools/call" {
+					return false
+				}
+				writeFault(w, c.status, c.ct, c.body, nil)
+				return true
+			})
+			ctx := wire.WithExchange(context.Background())
+			_, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			require.Error(t, err)
+			v := classify.Classify(ctx, wire.Annotate(ctx, err))
+			assert.Equal(t, classify.SessionExpired, v.Class, "verdict %v", v)
+			assert.True(t, v.SessionIDSent)
+			x, _ := wire.LastExchange(ctx)
+			assert.True(t, x.SessionGone)
+			assert.False(t, x.Rewritten)
+			if c.missing {
+				assert.ErrorIs(t, err, mcp.ErrSessionMissing)
+			}
+			waitErr := make(chan error, 1)
+			go func() { waitErr <- s.Wait() }()
+			select {
+			case <-waitErr:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the go-sdk session did not end")
+			}
+			require.NoError(t, s.Close())
+			if c.missing {
+				assert.Zero(t, g.count("DELETE", ""), "go-sdk sends no DELETE after 404")
+			}
+		})
+	}
+}
+
+func TestUnauthorizedPassesThrough(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, wire.Options{Stream: wire.StreamOff})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "tools/call" {
+			return false
+		}
+		writeFault(w, 401, "text/plain", "no", map[string]string{"WWW-Authenticate": `Bearer realm="x"`})
+		return true
+	})
+	ctx := wire.WithExchange(context.Background())
+	_, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.Error(t, err)
+	v := classify.Classify(ctx, wire.Annotate(ctx, err))
+	assert.Equal(t, classify.Unauthorized, v.Class)
+	x, _ := wire.LastExchange(ctx)
+	assert.False(t, x.Rewritten)
+	assert.Equal(t, `Bearer realm="x"`, x.WWWAuthenticate)
+}
+
+func TestJSONRPCErrorWithIDIsNotRewritten(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, wire.Options{Stream: wire.StreamOff})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "tools/call" || n > 0 {
+			return false
+		}
+		writeFault(w, 400, "application/json", `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}`, nil)
+		return true
+	})
+	ctx := wire.WithExchange(context.Background())
+	_, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.Error(t, err)
+	v := classify.Classify(ctx, wire.Annotate(ctx, err))
+	assert.Equal(t, classify.MethodNotFound, v.Class)
+	x, _ := wire.LastExchange(ctx)
+	assert.False(t, x.Rewritten)
+	callEcho(t, s.ClientSession())
+}
+
+func TestAnnotateLeavesPlainErrorsAlone(t *testing.T) {
+	err := errors.New("boom")
+	assert.Same(t, err, wire.Annotate(context.Background(), err))
+	assert.Same(t, err, wire.Annotate(wire.WithExchange(context.Background()), err))
+	assert.NoError(t, wire.Annotate(wire.WithExchange(context.Background()), nil))
+}

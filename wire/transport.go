@@ -1,0 +1,342 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// Header names of the MCP streamable HTTP transport.
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	headerLastEventID     = "Last-Event-ID"
+)
+
+// Defaults of [Config].
+const (
+	DefaultMaxErrorBody = 64 << 10
+	DefaultMaxJSONBody  = 16 << 20
+	maxRequestScan      = 4 << 20
+)
+
+// Config configures a [Transport]. The zero value is ready to use.
+type Config struct {
+	// Base carries the requests; nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Clock times exchanges, Retry-After dates and the standalone stream's
+	// re-dial backoff; nil means the real clock.
+	Clock clockwork.Clock
+	// Logger receives debug records of rewrites and stream attempts; nil
+	// discards them.
+	Logger *slog.Logger
+	// OnExchange, when set, is called after every exchange (requests the
+	// Transport answered locally included) from the goroutine that made the
+	// request. It must not block.
+	OnExchange func(Exchange)
+	// OnStreamAttempt, when set, is called when an attempt of the standalone
+	// SSE stream ends (see [StreamAttempt]). It must not block.
+	OnStreamAttempt func(StreamAttempt)
+	// MaxErrorBody bounds the bytes read from a non-2xx body to find its
+	// JSON-RPC error; 0 means [DefaultMaxErrorBody].
+	MaxErrorBody int
+	// MaxJSONBody bounds the bytes of a 2xx application/json answer buffered
+	// to check that go-sdk can decode it; a longer body is passed through
+	// unchecked. 0 means [DefaultMaxJSONBody].
+	MaxJSONBody int
+	// Stream configures the standalone SSE stream keeper.
+	Stream StreamConfig
+}
+
+// Transport is the http.RoundTripper of one go-sdk client session. It
+// records every exchange, rewrites answers that would end a healthy session
+// into per-request JSON-RPC errors, carries the resume handshake, keeps the
+// standalone SSE stream (see [StreamConfig]) and can end a session without
+// DELETE. All methods are safe for concurrent use.
+type Transport struct {
+	base   http.RoundTripper
+	clock  clockwork.Clock
+	log    *slog.Logger
+	cfg    Config
+	stream StreamConfig
+
+	mu        sync.Mutex
+	resume    *handshake     // answers the handshake locally, nil when not resuming
+	detached  bool           // DELETE answered locally
+	hold      bool           // standalone stream: stop re-dialing
+	holdCh    chan struct{}  // closed and replaced when hold changes
+	gone      *http.Response // session-gone answer replayed to go-sdk's next standalone GET
+	handshake Exchange       // the handshake's exchange, Status 0 until one succeeded
+	sessionID string         // Mcp-Session-Id of the successful handshake answer
+}
+
+// NewTransport returns a Transport configured by cfg.
+func NewTransport(cfg Config) *Transport {
+	t := &Transport{base: cfg.Base, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, stream: cfg.Stream.withDefaults()}
+	if t.base == nil {
+		t.base = http.DefaultTransport
+	}
+	if t.clock == nil {
+		t.clock = clockwork.NewRealClock()
+	}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	if t.cfg.MaxErrorBody <= 0 {
+		t.cfg.MaxErrorBody = DefaultMaxErrorBody
+	}
+	if t.cfg.MaxJSONBody <= 0 {
+		t.cfg.MaxJSONBody = DefaultMaxJSONBody
+	}
+	t.holdCh = make(chan struct{})
+	return t
+}
+
+// HoldStream stops (hold true) or restarts (hold false) the re-dialing of
+// the standalone SSE stream. While held, go-sdk's stream stays open and
+// silent: no GET reaches the server, and the session is unaffected. The
+// supervisor holds the stream of a server it found GET-hostile (DESIGN.md
+// failure story S5). HoldStream(false) also restarts a stream the keeper
+// held by itself after [StreamConfig.MaxFailedRedials].
+func (t *Transport) HoldStream(hold bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hold = hold
+	close(t.holdCh)
+	t.holdCh = make(chan struct{})
+}
+
+// holding returns the hold flag and a channel closed when it changes.
+func (t *Transport) holding() (bool, <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hold, t.holdCh
+}
+
+// Detach makes the Transport answer DELETE requests locally (204), so that
+// closing the go-sdk session afterwards leaves the server-side session alive
+// for a later resume.
+func (t *Transport) Detach() {
+	t.mu.Lock()
+	t.detached = true
+	t.mu.Unlock()
+}
+
+// HandshakeSessionID returns the Mcp-Session-Id of the successful handshake
+// answer ("" for a sessionless server or before a handshake) and whether a
+// handshake succeeded. An id sent on any other answer is never taken.
+func (t *Transport) HandshakeSessionID() (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sessionID, t.handshake.Status != 0
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodPost:
+		return t.post(req)
+	case http.MethodGet:
+		if req.Header.Get(headerLastEventID) == "" {
+			return t.standaloneGET(req)
+		}
+	case http.MethodDelete:
+		t.mu.Lock()
+		detached := t.detached
+		t.mu.Unlock()
+		if detached {
+			x := t.begin(req)
+			x.Local = true
+			x.Status = http.StatusNoContent
+			t.finish(req, x)
+			return localResponse(req, http.StatusNoContent, "", nil, nil), nil
+		}
+	}
+	x := t.begin(req)
+	resp, err := t.base.RoundTrip(req)
+	t.fill(&x, resp, err)
+	t.finish(req, x)
+	return resp, err
+}
+
+// begin starts the record of req.
+func (t *Transport) begin(req *http.Request) Exchange {
+	return Exchange{
+		Verb:                req.Method,
+		SessionIDSent:       req.Header.Get(HeaderSessionID) != "",
+		ProtocolVersionSent: req.Header.Get(HeaderProtocolVersion),
+		Start:               t.clock.Now(),
+	}
+}
+
+// fill records the answer's headers.
+func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
+	x.Duration = t.clock.Since(x.Start)
+	if err != nil {
+		x.Err = err
+		return
+	}
+	x.Status = resp.StatusCode
+	x.ContentType = mediaType(resp.Header.Get("Content-Type"))
+	x.RetryAfter = t.retryAfter(resp.Header.Get("Retry-After"))
+	x.WWWAuthenticate = resp.Header.Get("WWW-Authenticate")
+}
+
+// finish reports x to the call's slot and the observer.
+func (t *Transport) finish(req *http.Request, x Exchange) {
+	if s, _ := req.Context().Value(slotKey{}).(*slot); s != nil {
+		s.add(x)
+	}
+	if t.cfg.OnExchange != nil {
+		t.cfg.OnExchange(x)
+	}
+}
+
+// post handles a POST: resume handshake, facts, session-keeping rewrite.
+func (t *Transport) post(req *http.Request) (*http.Response, error) {
+	x := t.begin(req)
+	x.Method, x.RequestID = requestIdentity(req)
+	if resp, ok := t.answerHandshake(req, &x); ok {
+		t.finish(req, x)
+		return resp, nil
+	}
+	resp, err := t.base.RoundTrip(req)
+	t.fill(&x, resp, err)
+	if err == nil {
+		resp = t.inspect(req, &x, resp)
+		if err = t.noteHandshake(&x, resp); err != nil {
+			_ = resp.Body.Close()
+			resp = nil
+		}
+	}
+	t.finish(req, x)
+	return resp, err
+}
+
+// noteHandshake takes the session id from a successful handshake answer. An
+// id that is not visible ASCII (MCP spec, transports, session management)
+// fails the handshake with a *StateError naming Mcp-Session-Id, before
+// go-sdk could adopt it.
+func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) error {
+	if x.Method != methodInitialize || x.Status < 200 || x.Status >= 300 || x.Rewritten || x.Malformed || x.RPCPresent {
+		return nil
+	}
+	id := resp.Header.Get(HeaderSessionID)
+	if err := validSessionID(HeaderSessionID, id); err != nil {
+		x.Err = err
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.handshake = *x
+	t.sessionID = id
+	return nil
+}
+
+// requestIdentity reads the JSON-RPC method and id of a POST body without
+// consuming it (via GetBody), reading at most maxRequestScan bytes.
+func requestIdentity(req *http.Request) (method, id string) {
+	if req.GetBody == nil {
+		return "", ""
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return "", ""
+	}
+	defer body.Close()
+	dec := json.NewDecoder(io.LimitReader(body, maxRequestScan))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", ""
+	}
+	var sawMethod, sawID bool
+	for dec.More() && !(sawMethod && sawID) {
+		tok, err := dec.Token()
+		if err != nil {
+			return method, id
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return method, id
+		}
+		switch key {
+		case "method":
+			sawMethod = true
+			_ = json.Unmarshal(raw, &method)
+		case "id":
+			sawID = true
+			if s := strings.TrimSpace(string(raw)); s != "null" {
+				id = s
+			}
+		}
+	}
+	return method, id
+}
+
+// retryAfter parses a Retry-After value: delay-seconds or an HTTP-date.
+func (t *Transport) retryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 || n > int64(365*24*time.Hour/time.Second) {
+			return 0
+		}
+		return time.Duration(n) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		if d := at.Sub(t.clock.Now()); d > 0 {
+			return d.Round(time.Second)
+		}
+	}
+	return 0
+}
+
+// mediaType returns the lower-case media type without parameters.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// snippet returns the start of b, at most classify.MaxBodySnippet bytes.
+func snippet(b []byte) string {
+	if len(b) > classify.MaxBodySnippet {
+		b = b[:classify.MaxBodySnippet]
+	}
+	return string(b)
+}
+
+// localResponse builds an answer the Transport gives in the server's place.
+func localResponse(req *http.Request, status int, contentType string, header http.Header, body []byte) *http.Response {
+	h := http.Header{}
+	for k, v := range header {
+		h[k] = v
+	}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	return &http.Response{
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
