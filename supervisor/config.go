@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // StreamPolicy chooses whether sessions open the standalone SSE stream (the
@@ -90,6 +91,20 @@ type Config struct {
 	// HostileMemory is how long a GET-hostile decision (StreamAuto) is kept
 	// before the stream is tried again. Default 24h.
 	HostileMemory time.Duration
+	// HostileRule is the rule that marks a server GET-hostile: by default 3
+	// consecutive standalone stream attempts that end within 2s with no
+	// event while POSTs of the same session succeed (wire.HostilityRule).
+	// A stream that lives longer or delivers an event resets the count, so
+	// a proxy that cuts idle streams now and then never trips it.
+	HostileRule wire.HostilityRule
+	// StreamKeeper tunes how the standalone stream is kept open and
+	// re-dialed when it ends (wire.StreamConfig; zero fields are its
+	// defaults: re-dial backoff 1s to 30s).
+	StreamKeeper wire.StreamConfig
+	// Era hints the protocol era of the server so that a 2025-era server
+	// is not sent `server/discover` first. Default wire.EraAuto: learned
+	// from the first handshake (and from Resume), used for every later one.
+	Era wire.Era
 	// KeepAlive, when positive, pings the server at this interval; a failed
 	// ping ends the session, which the supervisor then replaces. Default 0
 	// (off). Useful with the stream off.

@@ -55,6 +55,9 @@ func (c *wireConnector) options(spec dialSpec) wire.Options {
 	c.mu.Lock()
 	era := c.era
 	c.mu.Unlock()
+	if era == wire.EraAuto {
+		era = cfg.Era
+	}
 	if era == wire.EraAuto && cfg.Resume != nil {
 		if cfg.Resume.ProtocolVersion < "2026-07-28" {
 			era = wire.Era2025
@@ -64,7 +67,7 @@ func (c *wireConnector) options(spec dialSpec) wire.Options {
 	if !spec.stream {
 		stream = wire.StreamOff
 	}
-	tracker := &hostility{t: wire.NewHostilityTracker(wire.HostilityRule{}), report: spec.hooks.streamReport}
+	tracker := &hostility{t: wire.NewHostilityTracker(cfg.HostileRule), report: spec.hooks.streamReport}
 	return wire.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
@@ -76,6 +79,7 @@ func (c *wireConnector) options(spec dialSpec) wire.Options {
 			Logger:          cfg.Logger,
 			OnExchange:      tracker.exchange,
 			OnStreamAttempt: tracker.attempt,
+			Stream:          cfg.StreamKeeper,
 		},
 	}
 }

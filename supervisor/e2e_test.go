@@ -56,8 +56,12 @@ func (e *e2e) start() {
 }
 
 func (e *e2e) call(id string) error {
-	_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: id}})
+	_, err := e.sup.CallTool(e.ctx, callRecord(id))
 	return err
+}
+
+func callRecord(id string) *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: id}}
 }
 
 func TestE2EConnectCallClose(t *testing.T) {

@@ -150,6 +150,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		return
 	}
 	s.loop.sessions[spec.gen] = sess
+	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
 		sn.resume = s.resumeFor(sess, sn.resume)
@@ -447,8 +448,9 @@ func (s *Supervisor) streamReenable() {
 // emit is the machine's sink: it numbers and forwards transition events.
 func (s *Supervisor) emit(e events.Event) { s.emitEvent(e) }
 
-// emitEvent stamps e with the server, sequence and time and hands it to the
-// configured sink. Loop goroutine only, outside any lock.
+// emitEvent stamps e with the server, sequence and time, redacts session ids
+// and credentials from its text, and hands it to the configured sink. Loop
+// goroutine only, outside any lock.
 func (s *Supervisor) emitEvent(e events.Event) {
 	if s.cfg.Events == nil {
 		return
@@ -462,5 +464,5 @@ func (s *Supervisor) emitEvent(e events.Event) {
 	if e.Kind == "" {
 		e.Kind = events.KindTransition
 	}
-	s.cfg.Events.Emit(e)
+	s.cfg.Events.Emit(s.redact.Redact(e))
 }

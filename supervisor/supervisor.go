@@ -66,6 +66,9 @@ type Supervisor struct {
 	stopped bool
 
 	loop loopState // owned by the loop goroutine
+
+	// redact keeps session ids (as short hashes) and tokens out of events.
+	redact events.Redactor
 }
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
@@ -118,6 +121,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
+		s.redact.AddSessionID(rs.SessionID)
 	}
 	streamOff := cfg.Stream == StreamOff || s.hostileRemembered()
 	s.loop.m = fsm.New(fsm.Config{

@@ -438,3 +438,32 @@ func TestCloseFromEveryState(t *testing.T) {
 		require.Equal(t, 1, closed, "a session that arrived too late is ended")
 	})
 }
+
+func TestRetryAfterLengthensTheRetryWait(t *testing.T) {
+	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 20 * time.Second}})
+	r.sup.Start()
+	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 429, RetryAfter: 10 * time.Second})
+	r.wait(Failed)
+	retries := r.eventsOf(events.KindRetryScheduled)
+	require.Len(t, retries, 1)
+	require.Equal(t, 10*time.Second, retries[0].Delay, "not before Retry-After")
+
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
+	r.clock.Advance(9 * time.Second)
+	select {
+	case <-r.conn.reqs:
+		t.Fatal("retried before Retry-After")
+	default:
+	}
+	r.clock.Advance(time.Second)
+	r.next().ok(newFakeSession("s2", "a"))
+	r.wait(Ready)
+}
+
+func TestRetryAfterIsCappedByMaxInterval(t *testing.T) {
+	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 5 * time.Second}})
+	r.sup.Start()
+	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 503, RetryAfter: time.Hour})
+	r.wait(Failed)
+	require.Equal(t, 5*time.Second, r.eventsOf(events.KindRetryScheduled)[0].Delay)
+}

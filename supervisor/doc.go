@@ -1,0 +1,45 @@
+// Package supervisor keeps one MCP server connection alive and honest: a
+// Supervisor owns the connection's state machine (package fsm), opens,
+// resumes and replaces go-sdk sessions on mcpsup's wire transport as the
+// classifier's verdicts direct (package classify), and serves the host's
+// calls through the live session.
+//
+// # Use
+//
+//	sup, err := supervisor.New(supervisor.Config{Endpoint: "https://example.com/mcp"})
+//	if err != nil { ... }
+//	sup.Start()
+//	defer sup.Close()
+//	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil { ... }
+//	res, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: args})
+//
+// # What it guarantees (DESIGN.md failure stories)
+//
+//   - S1: a resumed session whose capabilities are unknown is probed; only
+//     tools/list decides, -32601 on a side list means absent.
+//   - S2: a resumed session the server rejects (404, the TypeScript and
+//     Python SDKs' null-id 400, a 500) takes one stale recovery: a full
+//     handshake, once; never another probe.
+//   - S4: only transport failures and session expiry cost a session. A call
+//     answered 500, 429, 403, 400, 413 ... returns a *CallError naming the
+//     status, keeps the session and the generation, and sends nothing extra.
+//     A failed call is never replayed. After a 429 with Retry-After, calls
+//     fail at once until the window ends.
+//   - S5: the standalone SSE stream is never fatal to a session. With
+//     StreamAuto, a GET-hostile server is found by Config.HostileRule, the
+//     stream is held, the next sessions do not open it, an event says why,
+//     and the resume state remembers it for Config.HostileMemory.
+//
+// Every transition, and every other fact (probe report, catalog change, call
+// failure, retry, rate-limit window, stream decision, session opened or
+// ended), is an events.Event sent to Config.Events, numbered per server,
+// with session ids hashed and credentials masked.
+//
+// # Concurrency
+//
+// One goroutine, started by Start, owns the state machine; every input
+// (command results, timers, host requests, session death) reaches it through
+// an inbox, and results of an older session generation are dropped. All
+// exported methods are safe for concurrent use. Close and Detach wait for
+// every goroutine the supervisor started.
+package supervisor

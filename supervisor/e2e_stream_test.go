@@ -1,0 +1,141 @@
+package supervisor_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// fastStream shortens the stream keeper's and the hostility rule's spans so
+// the S5 tests take a second, not a minute.
+func fastStream(cfg supervisor.Config) supervisor.Config {
+	cfg.StreamKeeper = wire.StreamConfig{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	cfg.HostileRule = wire.HostilityRule{Threshold: 3, Span: 200 * time.Millisecond}
+	cfg.Backoff = supervisor.Backoff{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
+	return cfg
+}
+
+func eventsOf(rec *events.Recorder, kind string) []events.Event {
+	var out []events.Event
+	for _, e := range rec.Events() {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// S5: a gateway that closes every GET at once is found GET-hostile; the
+// session is kept, and no GET and no reconnect follow.
+func TestE2ES5GETHostileGatewayKeepsTheSession(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{}))
+	e.srv.Gateway().Add(mcptest.GETHostile())
+	e.start()
+
+	require.Eventually(t, func() bool { return len(eventsOf(e.rec, events.KindStreamDisabled)) == 1 },
+		e2eTimeout, 5*time.Millisecond, "the auto rule marks the server GET-hostile")
+	require.Equal(t, uint64(1), e.sup.Generation(), "no session lost")
+	require.True(t, e.sup.ResumeState().StandaloneStream.Off)
+	gets := e.srv.Log().CountVerb("GET")
+	for i := range 5 {
+		require.NoError(t, e.call(string(rune('a'+i))))
+	}
+	require.Equal(t, gets, e.srv.Log().CountVerb("GET"), "the held stream sends no GET")
+	require.Equal(t, uint64(1), e.sup.Generation())
+	require.Equal(t, 1, e.srv.Log().Count("initialize"))
+
+	// The next session does not open the stream at all.
+	e.srv.ExpireAll()
+	require.Error(t, e.call("expired"))
+	require.NoError(t, e.call("next"))
+	require.Equal(t, uint64(2), e.sup.Generation())
+	require.Equal(t, gets, e.srv.Log().CountVerb("GET"), "the stream stays off for the new session")
+}
+
+// S5's healthy case: a proxy that cuts the idle stream more often than
+// go-sdk's MaxRetries neither costs the session nor marks the server hostile.
+func TestE2ES5IdleCuttingProxyIsNotHostile(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{}))
+	e.srv.Gateway().Add(mcptest.IdleCut(300 * time.Millisecond))
+	e.start()
+
+	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 7), "more cuts than go-sdk's MaxRetries (5)")
+	require.Empty(t, eventsOf(e.rec, events.KindStreamDisabled))
+	require.Equal(t, supervisor.Ready, e.sup.State())
+	require.Equal(t, uint64(1), e.sup.Generation())
+	require.NoError(t, e.call("still-here"))
+	require.Equal(t, 1, e.srv.Log().Count("initialize"))
+}
+
+// A server restart while no call runs is noticed through the standalone
+// stream: one new session, catalog refreshed.
+func TestE2ERestartWhileIdleNoticedByTheStream(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{}))
+	e.start()
+	e.srv.AddTool("late-tool")
+	require.NoError(t, e.srv.Restart())
+
+	require.Eventually(t, func() bool {
+		c := e.sup.Catalog()
+		return e.sup.State() == supervisor.Ready && e.sup.Generation() == 2 && c.Generation == 2
+	}, e2eTimeout, 5*time.Millisecond, "state %s gen %d", e.sup.State(), e.sup.Generation())
+	require.Contains(t, e.sup.Catalog().ToolNames(), "late-tool")
+	require.Equal(t, 2, e.sup.SessionsOpened())
+	require.Equal(t, 2, e.srv.Log().Count("initialize"))
+}
+
+// With the stream off, the keepalive ping finds the dead session.
+func TestE2ERestartWhileIdleNoticedByKeepalive(t *testing.T) {
+	cfg := fastStream(supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: 50 * time.Millisecond})
+	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
+	e.start()
+	require.NoError(t, e.srv.Restart())
+
+	require.Eventually(t, func() bool {
+		return e.sup.State() == supervisor.Ready && e.sup.Generation() == 2
+	}, e2eTimeout, 5*time.Millisecond, "state %s gen %d", e.sup.State(), e.sup.Generation())
+	require.Zero(t, e.srv.Log().CountVerb("GET"), "the stream is off")
+	require.NoError(t, e.call("after"))
+}
+
+// No HTTP status (connection reset), on the call and on the next handshake:
+// one new session after backoff; the reset call never ran.
+func TestE2EConnectionResetThenServerBack(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamOff}))
+	e.start()
+	rule := mcptest.Rule{Match: mcptest.Match{Verb: "POST", Occurrence: mcptest.FirstN(2)}, Action: mcptest.Reset()}
+	e.srv.Gateway().Add(rule)
+
+	err := e.call("reset")
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "transport", ce.Verdict.Class.String(), "verdict %s", ce.Verdict)
+	require.Equal(t, supervisor.OutcomeUnknown, ce.Delivery)
+
+	require.NoError(t, e.call("back"))
+	require.Equal(t, 2, e.sup.SessionsOpened())
+	require.Len(t, eventsOf(e.rec, events.KindRetryScheduled), 1, "the reset handshake was retried once")
+	require.Zero(t, e.srv.Invocations(mcptest.RecordTool, "reset"))
+	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "back"))
+}
+
+// notifications/tools/list_changed re-lists the catalog on the same session.
+func TestE2EListChangedRelists(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{}))
+	e.start()
+	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1), "the stream is open to carry the notification")
+	e.srv.AddTool("added-later")
+	require.Eventually(t, func() bool {
+		return len(e.sup.Catalog().Tools) == len(e.srv.ToolNames())
+	}, e2eTimeout, 5*time.Millisecond)
+	require.Contains(t, e.sup.Catalog().ToolNames(), "added-later")
+	require.Equal(t, uint64(1), e.sup.Generation())
+	changed := eventsOf(e.rec, events.KindCatalogChanged)
+	require.Equal(t, []string{"added-later"}, changed[len(changed)-1].Added)
+}
