@@ -165,9 +165,13 @@ func (w *wireSession) Subscribe(ctx context.Context, p *mcp.SubscribeParams) err
 func (w *wireSession) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error {
 	return w.cs.Unsubscribe(ctx, p)
 }
+
+//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 func (w *wireSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 	return w.cs.SetLoggingLevel(ctx, p)
 }
+
 func (w *wireSession) Ping(ctx context.Context) error { return w.cs.Ping(ctx, nil) }
 
 func (w *wireSession) ID() string                              { return w.ws.ID() }

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+
 package supervisor
 
 import (

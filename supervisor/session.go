@@ -19,6 +19,7 @@ type session interface {
 	Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error)
 	Subscribe(ctx context.Context, p *mcp.SubscribeParams) error
 	Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error
+	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 	SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error
 	Ping(ctx context.Context) error
 
