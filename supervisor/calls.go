@@ -101,6 +101,7 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 
 // SetLoggingLevel sets the server's logging level (MCP `logging/setLevel`);
 // the supervisor restores it on every new session.
+//
 //lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
 	if params == nil {

@@ -92,9 +92,16 @@ func TestE2ES2StaleRecoveryOnce(t *testing.T) {
 			log := e.srv.Log()
 			require.Equal(t, 1, log.Count("initialize"), "exactly one full handshake")
 			require.Equal(t, 1, countTransitions(rec, "stale-recovering"))
-			require.Equal(t, 2, log.Count("tools/list"), "one probe round, then one declared listing")
+			fresh := sup.ResumeState().SessionID
+			require.NotEqual(t, rs.SessionID, fresh)
+			listsOn := func(id string) int {
+				return log.CountFunc(func(en mcptest.Entry) bool { return en.Method == "tools/list" && en.SessionID == id })
+			}
+			// The first rejected probe ends the go-sdk session, so tools/list
+			// of the probe round may never leave; the new session lists once.
+			require.LessOrEqual(t, listsOn(rs.SessionID), 1, "one probe round")
+			require.Equal(t, 1, listsOn(fresh), "one declared listing, no second probe round")
 			require.ElementsMatch(t, e.srv.ToolNames(), sup.Catalog().ToolNames())
-			require.NotEqual(t, rs.SessionID, sup.ResumeState().SessionID)
 		})
 	}
 }
