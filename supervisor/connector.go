@@ -19,22 +19,23 @@ type wireConnector struct {
 }
 
 func (c *wireConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
-	ws, err := wire.Open(ctx, c.options(spec))
+	w := &wireWatch{t: wire.NewHostilityTracker(c.s.cfg.HostileRule), report: spec.hooks.streamReport}
+	ws, err := wire.Open(ctx, c.options(spec, w))
 	if err != nil {
 		return nil, err
 	}
 	c.learn(ws.ProtocolVersion())
-	return newWireSession(ws, spec.hooks), nil
+	return newWireSession(ws, w), nil
 }
 
 func (c *wireConnector) Attach(ctx context.Context, spec dialSpec) (session, error) {
-	rs := spec.resume
-	ws, err := wire.Resume(ctx, c.options(spec), rs.wireState())
+	w := &wireWatch{t: wire.NewHostilityTracker(c.s.cfg.HostileRule), report: spec.hooks.streamReport}
+	ws, err := wire.Resume(ctx, c.options(spec, w), spec.resume.wireState())
 	if err != nil {
 		return nil, err
 	}
 	c.learn(ws.ProtocolVersion())
-	return newWireSession(ws, spec.hooks), nil
+	return newWireSession(ws, w), nil
 }
 
 // learn keeps the era of a negotiated protocol version for later dials.
@@ -50,7 +51,7 @@ func (c *wireConnector) learn(version string) {
 	}
 }
 
-func (c *wireConnector) options(spec dialSpec) wire.Options {
+func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 	cfg := c.s.cfg
 	c.mu.Lock()
 	era := c.era
@@ -67,7 +68,6 @@ func (c *wireConnector) options(spec dialSpec) wire.Options {
 	if !spec.stream {
 		stream = wire.StreamOff
 	}
-	tracker := &hostility{t: wire.NewHostilityTracker(cfg.HostileRule), report: spec.hooks.streamReport}
 	return wire.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
@@ -77,8 +77,8 @@ func (c *wireConnector) options(spec dialSpec) wire.Options {
 		Wire: wire.Config{
 			Clock:           cfg.Clock,
 			Logger:          cfg.Logger,
-			OnExchange:      tracker.exchange,
-			OnStreamAttempt: tracker.attempt,
+			OnExchange:      w.exchange,
+			OnStreamAttempt: w.attempt,
 			Stream:          cfg.StreamKeeper,
 		},
 	}
@@ -112,39 +112,56 @@ func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	return mcp.NewClient(cfg.Implementation, &opts)
 }
 
-// hostility applies the GET-hostility rule to one session's records, which
-// arrive from the transport's goroutines.
-type hostility struct {
+// wireWatch watches one session's exchanges: it applies the GET-hostility
+// rule (failure story S5) and remembers the answer that ended the session, so
+// that "session died" carries the HTTP facts go-sdk reports only as text.
+// Records arrive from the transport's goroutines.
+type wireWatch struct {
 	mu     sync.Mutex
 	t      *wire.HostilityTracker
 	report func(hostile bool, why string)
+	fatal  *wire.Exchange // the first answer that ends a session
 }
 
-func (h *hostility) exchange(x wire.Exchange) {
-	h.mu.Lock()
-	h.t.ObserveExchange(x)
-	h.mu.Unlock()
-}
-
-func (h *hostility) attempt(a wire.StreamAttempt) {
-	h.mu.Lock()
-	fired := h.t.ObserveAttempt(a)
-	_, why := h.t.Hostile()
-	h.mu.Unlock()
-	if fired && h.report != nil {
-		h.report(true, why)
+func (w *wireWatch) exchange(x wire.Exchange) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t.ObserveExchange(x)
+	if w.fatal == nil && !x.Local && (x.SessionGone || x.Status == 401) {
+		w.fatal = &x
 	}
+}
+
+func (w *wireWatch) attempt(a wire.StreamAttempt) {
+	w.mu.Lock()
+	fired := w.t.ObserveAttempt(a)
+	_, why := w.t.Hostile()
+	w.mu.Unlock()
+	if fired && w.report != nil {
+		w.report(true, why)
+	}
+}
+
+// cause annotates the error a session ended with.
+func (w *wireWatch) cause(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fatal == nil {
+		return err
+	}
+	return w.fatal.HTTPError(err)
 }
 
 // wireSession adapts a wire.Session to the supervisor's session.
 type wireSession struct {
 	probes.Lister
-	ws *wire.Session
-	cs *mcp.ClientSession
+	ws    *wire.Session
+	cs    *mcp.ClientSession
+	watch *wireWatch
 }
 
-func newWireSession(ws *wire.Session, _ sessionHooks) *wireSession {
-	return &wireSession{Lister: probes.SessionLister(ws.ClientSession()), ws: ws, cs: ws.ClientSession()}
+func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
+	return &wireSession{Lister: probes.SessionLister(ws.ClientSession()), ws: ws, cs: ws.ClientSession(), watch: w}
 }
 
 func (w *wireSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
@@ -177,7 +194,7 @@ func (w *wireSession) Ping(ctx context.Context) error { return w.cs.Ping(ctx, ni
 func (w *wireSession) ID() string                              { return w.ws.ID() }
 func (w *wireSession) ProtocolVersion() string                 { return w.ws.ProtocolVersion() }
 func (w *wireSession) InitializeResult() *mcp.InitializeResult { return w.ws.InitializeResult() }
-func (w *wireSession) Wait() error                             { return w.ws.Wait() }
+func (w *wireSession) Wait() error                             { return w.watch.cause(w.ws.Wait()) }
 func (w *wireSession) Close() error                            { return w.ws.Close() }
 func (w *wireSession) Detach() error                           { return w.ws.Detach() }
 func (w *wireSession) HoldStream(hold bool)                    { w.ws.Transport().HoldStream(hold) }

@@ -149,3 +149,21 @@ func TestE2ECallInTerminalFailedFailsAtOnce(t *testing.T) {
 	require.Equal(t, "unauthorized", se.Reason)
 	_ = errors.New
 }
+
+// A 401 mid-session ends the go-sdk session; the supervisor stops in a
+// terminal failed state without trying a new handshake.
+func TestE2EUnauthorizedMidSessionIsTerminal(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Stream: supervisor.StreamOff})
+	e.start()
+	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST"}, Action: mcptest.PlainText(401, "token expired")})
+
+	err := e.call("x")
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.Unauthorized, ce.Verdict.Class)
+	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
+	reason, v := e.sup.Failure()
+	require.Equal(t, "unauthorized", reason)
+	require.Equal(t, classify.Unauthorized, v.Class)
+	require.Equal(t, 1, e.srv.Log().Count("initialize"), "no handshake is tried with a rejected credential")
+}
