@@ -138,7 +138,12 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 
 	sess, gen, err := s.awaitReady(ctx)
 	if err != nil {
-		return zero, &CallError{Op: op, Name: name, Verdict: classify.Classify(ctx, err), Delivery: NotSent, Err: err}
+		v := classify.Classify(ctx, err)
+		var se *StateError
+		if errors.As(err, &se) && se.Verdict.Class != classify.None {
+			v = se.Verdict // the failure that keeps the connection down
+		}
+		return zero, &CallError{Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
 	}
 	if err := s.admit(op, name); err != nil {
 		return zero, err

@@ -105,12 +105,21 @@ type CallError struct {
 	Err error
 }
 
+// Error names the call, the verdict and, unless the server answered, how far
+// the request got, e.g.
+// `mcpsup: tools/call "search": rate-limited (HTTP 429, retry after 30s, tools/call)`.
+// The underlying error is reached with errors.Unwrap; its text is added only
+// when the verdict is unknown, since the verdict then says nothing more.
 func (e *CallError) Error() string {
-	s := fmt.Sprintf("mcpsup: %s %q failed: %s", e.Op, e.Name, e.Verdict)
+	s := fmt.Sprintf("mcpsup: %s %q: %s", e.Op, e.Name, e.Verdict)
 	if e.Delivery != Answered {
 		s += " [" + e.Delivery.String() + "]"
 	}
-	if e.Err != nil {
+	switch {
+	case errors.Is(e.Err, ErrUnknownTool), errors.Is(e.Err, ErrRateLimited),
+		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout):
+		s += ": " + e.Err.Error()
+	case e.Verdict.Class == classify.Unknown && e.Err != nil:
 		s += ": " + e.Err.Error()
 	}
 	return s

@@ -1,0 +1,86 @@
+package supervisor_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// A host supervises one MCP server and calls a tool. The gateway in front of
+// the server answers the first tools/call with 429 and Retry-After (failure
+// story S4): the call fails with a verdict naming the status, and the session
+// and its generation are kept.
+func Example() {
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	rule := mcptest.ToolCallRateLimited(2 * time.Second)
+	rule.Match.Occurrence = mcptest.First()
+	srv.Gateway().Add(rule)
+
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), DisableRateLimitWindow: true})
+	if err != nil {
+		panic(err)
+	}
+	defer sup.Close()
+	sup.Start()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
+		panic(err)
+	}
+	fmt.Println("tools:", sup.Catalog().ToolNames())
+
+	call := &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "1"}}
+	_, err = sup.CallTool(ctx, call)
+	fmt.Println("first call:", err)
+	_, err = sup.CallTool(ctx, call)
+	fmt.Println("second call ok:", err == nil)
+	fmt.Println("state:", sup.State(), "generation:", sup.Generation())
+	// Output:
+	// tools: [block record tool-1 tool-2]
+	// first call: mcpsup: tools/call "record": rate-limited (HTTP 429, retry after 2s, tools/call)
+	// second call ok: true
+	// state: ready generation: 1
+}
+
+// A host that persists the resume state re-attaches the same session after a
+// restart: no initialize reaches the server.
+func Example_resume() {
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	first, _ := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()})
+	first.Start()
+	if err := first.WaitForState(ctx, supervisor.Ready); err != nil {
+		panic(err)
+	}
+	_ = first.Detach() // keep the server-side session
+	saved := first.ResumeState()
+
+	srv.Log().Reset()
+	second, _ := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Resume: saved})
+	defer second.Close()
+	second.Start()
+	if err := second.WaitForState(ctx, supervisor.Ready); err != nil {
+		panic(err)
+	}
+	fmt.Println("same session:", second.ResumeState().SessionID == saved.SessionID)
+	fmt.Println("initialize requests:", srv.Log().Count("initialize"))
+	// Output:
+	// same session: true
+	// initialize requests: 0
+}
