@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // Sentinel errors. Every error a Supervisor returns wraps one of these or is a
@@ -120,7 +121,9 @@ func (e *CallError) Error() string {
 		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout):
 		s += ": " + e.Err.Error()
 	case e.Verdict.Class == classify.Unknown && e.Err != nil:
-		s += ": " + e.Err.Error()
+		// go-sdk's text may carry the session id: hash it, as events do.
+		var patternsOnly *events.Redactor
+		s += ": " + patternsOnly.Text(e.Err.Error())
 	}
 	return s
 }

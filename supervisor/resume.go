@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpsup/mcpsup/wire"
@@ -67,7 +68,8 @@ func ParseResumeState(data []byte) (*ResumeState, error) {
 		field := "(document)"
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			field = te.Field
+			// The embedded wire state's fields carry its Go name as a prefix.
+			field = strings.TrimPrefix(te.Field, "ResumeState.")
 		}
 		return nil, &ResumeStateError{Field: field, Reason: err.Error(), Err: err}
 	}

@@ -1,0 +1,46 @@
+// Command watch supervises one MCP server (streamable HTTP) from the command
+// line: it prints every supervisor event as a timeline line as it happens and
+// lists the server's catalog whenever the connection becomes ready.
+//
+//	go run ./examples/watch -url https://example.com/mcp -resume session.json
+//
+// Ctrl-C (SIGINT or SIGTERM) stops it cleanly without ending the server-side
+// session: the supervisor detaches (no DELETE) and its resume state is saved
+// to the -resume file, so the next run with the same file resumes that
+// session without `initialize`. With -end-session it closes instead: the
+// session is ended with DELETE and the resume file is removed.
+//
+// Flags:
+//
+//	-url u                 the MCP endpoint (required)
+//	-name s                the server's name in events (default: the URL's host)
+//	-resume file           read a resume state at start if the file exists;
+//	                       write it at exit (mode 0600: it holds the session id)
+//	-standalone-sse mode   on, off or auto (default auto): the standalone GET
+//	                       stream policy (DESIGN.md failure story S5)
+//	-events file.jsonl     append every event as JSON lines (events.JSONLines)
+//	-end-session           at exit, end the session (DELETE) instead of
+//	                       detaching, and remove the resume file
+//	-timeout d             stop after d (default 0: run until interrupted)
+//
+// A malformed resume file is refused with an error naming the bad field; it
+// is not overwritten. Exit status: 0 after a clean stop, 1 on an error (a bad
+// resume or events file, a save that failed, or a connection that ended in a
+// terminal failed state), 2 on a usage error.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A second Ctrl-C, once the first one is being handled, kills at once.
+	context.AfterFunc(ctx, stop)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
