@@ -131,11 +131,10 @@ func TestE2EListChangedRelists(t *testing.T) {
 	e.start()
 	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1), "the stream is open to carry the notification")
 	e.srv.AddTool("added-later")
-	require.Eventually(t, func() bool {
-		return len(e.sup.Catalog().Tools) == len(e.srv.ToolNames())
-	}, e2eTimeout, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(eventsOf(e.rec, events.KindCatalogChanged)) == 2 },
+		e2eTimeout, 5*time.Millisecond)
+	changed := eventsOf(e.rec, events.KindCatalogChanged)
+	require.Equal(t, []string{"added-later"}, changed[1].Added)
 	require.Contains(t, e.sup.Catalog().ToolNames(), "added-later")
 	require.Equal(t, uint64(1), e.sup.Generation())
-	changed := eventsOf(e.rec, events.KindCatalogChanged)
-	require.Equal(t, []string{"added-later"}, changed[len(changed)-1].Added)
 }

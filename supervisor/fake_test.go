@@ -15,12 +15,39 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
+// beacon wakes test goroutines waiting for something to change.
+type beacon struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newBeacon() *beacon { return &beacon{ch: make(chan struct{})} }
+
+// changed returns a channel closed by the next ring.
+func (b *beacon) changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *beacon) ring() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	close(b.ch)
+	b.ch = make(chan struct{})
+	b.mu.Unlock()
+}
+
 // fakeConn is a connector whose Dial and Attach wait for the test to answer.
 type fakeConn struct {
 	reqs chan *openReq
 	// stubborn makes Dial and Attach ignore their context: the handshake
 	// completes even when the supervisor gives up on it.
 	stubborn bool
+	// bell rings when a session it handed out is used.
+	bell *beacon
 }
 
 type openReq struct {
@@ -34,17 +61,23 @@ type openReply struct {
 	err  error
 }
 
-func newFakeConn() *fakeConn { return &fakeConn{reqs: make(chan *openReq, 16)} }
+func newFakeConn() *fakeConn { return &fakeConn{reqs: make(chan *openReq, 16), bell: newBeacon()} }
 
 func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (session, error) {
 	r := &openReq{attach: attach, spec: spec, reply: make(chan openReply, 1)}
 	c.reqs <- r
 	if c.stubborn {
 		rep := <-r.reply
+		if fs, ok := rep.sess.(*fakeSession); ok {
+			fs.setBell(c.bell)
+		}
 		return rep.sess, rep.err
 	}
 	select {
 	case rep := <-r.reply:
+		if fs, ok := rep.sess.(*fakeSession); ok {
+			fs.setBell(c.bell)
+		}
 		return rep.sess, rep.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -79,6 +112,13 @@ type fakeSession struct {
 	dieErr    error
 	dieOnce   sync.Once
 	listCalls int
+	bell      *beacon
+}
+
+func (f *fakeSession) setBell(b *beacon) {
+	f.mu.Lock()
+	f.bell = b
+	f.mu.Unlock()
 }
 
 func newFakeSession(id string, tools ...string) *fakeSession {
@@ -141,6 +181,7 @@ func (f *fakeSession) Subscribe(_ context.Context, p *mcp.SubscribeParams) error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.subs = append(f.subs, p.URI)
+	f.bell.ring()
 	return nil
 }
 func (f *fakeSession) Unsubscribe(context.Context, *mcp.UnsubscribeParams) error { return nil }
@@ -148,6 +189,7 @@ func (f *fakeSession) SetLoggingLevel(_ context.Context, p *mcp.SetLoggingLevelP
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.levels = append(f.levels, string(p.Level))
+	f.bell.ring()
 	return nil
 }
 func (f *fakeSession) Ping(context.Context) error { return nil }
@@ -163,15 +205,19 @@ func (f *fakeSession) Wait() error {
 func (f *fakeSession) Close() error {
 	f.mu.Lock()
 	f.closed++
+	bell := f.bell
 	f.mu.Unlock()
 	f.die(nil)
+	bell.ring()
 	return nil
 }
 func (f *fakeSession) Detach() error {
 	f.mu.Lock()
 	f.detached++
+	bell := f.bell
 	f.mu.Unlock()
 	f.die(nil)
+	bell.ring()
 	return nil
 }
 func (f *fakeSession) HoldStream(hold bool) {
@@ -211,9 +257,9 @@ func newRig(t *testing.T, cfg Config) *rig {
 	}
 	cfg.Name = "fake"
 	cfg.Clock = clock
-	cfg.Events = rec
-	cfg.Backoff.NoJitter = true
 	conn := newFakeConn()
+	cfg.Events = events.Multi(rec, events.SinkFunc(func(events.Event) { conn.bell.ring() }))
+	cfg.Backoff.NoJitter = true
 	sup := newSupervisor(cfg.withDefaults(), conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
@@ -277,3 +323,38 @@ func (r *rig) eventsOf(k string) []events.Event {
 }
 
 func mcpSessionMissing() error { return mcp.ErrSessionMissing }
+
+// until blocks until cond holds, re-checking it whenever the supervisor's
+// state, its events or a fake session change. No polling, no sleeps.
+func (r *rig) until(what string, cond func() bool) {
+	r.t.Helper()
+	for {
+		r.sup.mu.Lock()
+		snap := r.sup.changed
+		r.sup.mu.Unlock()
+		bell := r.conn.bell.changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-snap:
+		case <-bell:
+		case <-r.ctx.Done():
+			r.t.Fatalf("waiting for %s: %v (state %s)", what, r.ctx.Err(), r.sup.State())
+		}
+	}
+}
+
+// waitEvents waits until n events of kind k were recorded and returns them.
+func (r *rig) waitEvents(k string, n int) []events.Event {
+	r.t.Helper()
+	var got []events.Event
+	r.until(k+" events", func() bool { got = r.eventsOf(k); return len(got) >= n })
+	return got
+}
+
+// waitReason waits for a terminal failed state with the given reason.
+func (r *rig) waitReason(reason string) {
+	r.t.Helper()
+	r.until("reason "+reason, func() bool { got, _ := r.sup.Failure(); return got == reason })
+}

@@ -65,8 +65,15 @@ func (s *Supervisor) step(t fsm.Trigger) {
 		return
 	}
 	// Copy: the slice is reused by the next Step, which a command may cause.
-	for _, c := range append([]fsm.Command(nil), cmds...) {
-		s.exec(c)
+	cmds = append([]fsm.Command(nil), cmds...)
+	// Commands that only change what the host sees run before the new state
+	// is published (a call woken by ready finds the catalog of that ready);
+	// commands that start I/O run after it (a result can never overtake the
+	// state it answers). Their relative order is the machine's.
+	for _, c := range cmds {
+		if !startsIO(c.Kind) {
+			s.exec(c)
+		}
 	}
 	m := s.loop.m
 	s.setSnapshot(func(sn *snapshot) {
@@ -79,6 +86,21 @@ func (s *Supervisor) step(t fsm.Trigger) {
 			sn.sess = s.loop.sessions[sn.gen]
 		}
 	})
+	for _, c := range cmds {
+		if startsIO(c.Kind) {
+			s.exec(c)
+		}
+	}
+}
+
+// startsIO reports commands whose work runs on a goroutine and reports back
+// through the inbox, or that may feed the machine another trigger.
+func startsIO(k fsm.CommandKind) bool {
+	switch k {
+	case fsm.Dial, fsm.Attach, fsm.Probe, fsm.ListDeclared, fsm.ScheduleRetry:
+		return true
+	}
+	return false
 }
 
 // exec runs one command. Loop goroutine only; I/O goes to goroutines whose

@@ -73,9 +73,7 @@ func TestHandshakeFailureRetriesOnTheBackoffSchedule(t *testing.T) {
 	r := newRig(t, Config{})
 	r.sup.Start()
 	r.next().fail(errRefused)
-	r.wait(Failed)
-
-	retries := r.eventsOf(events.KindRetryScheduled)
+	retries := r.waitEvents(events.KindRetryScheduled, 1)
 	require.Len(t, retries, 1)
 	require.Equal(t, 500*time.Millisecond, retries[0].Delay, "Backoff.InitialInterval without jitter")
 	require.Equal(t, classify.Transport, retries[0].Verdict.Class)
@@ -98,7 +96,7 @@ func TestRetryBudgetEndsInTerminalFailed(t *testing.T) {
 		r.clock.Advance(time.Minute)
 		r.next().fail(errRefused)
 	}
-	require.Eventually(t, func() bool { reason, _ := r.sup.Failure(); return reason == "budget-spent" }, 5*time.Second, time.Millisecond)
+	r.waitReason("budget-spent")
 
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.ErrorIs(t, err, ErrNotReady, "a terminal failed state refuses calls at once")
@@ -271,8 +269,10 @@ func TestSessionExpiredCallReconnectsOnceAndIsNotReplayed(t *testing.T) {
 	r.wait(Ready)
 	require.Equal(t, []string{"a"}, old.toolCalls())
 	require.Empty(t, fresh.toolCalls(), "the failed call is never replayed")
-	_, detached := old.counts()
+	r.until("the expired session released", func() bool { _, d := old.counts(); return d > 0 })
+	closed, detached := old.counts()
 	require.Equal(t, 1, detached, "an expired session is released without DELETE")
+	require.Zero(t, closed)
 }
 
 func TestBlindResumeProbesAndStaleRecoversOnce(t *testing.T) {
@@ -322,7 +322,7 @@ func TestStreamHostileTurnsTheStreamOffForNextSessions(t *testing.T) {
 	r.wait(Ready)
 
 	req.spec.hooks.streamReport(true, "3 attempts failed at once")
-	require.Eventually(t, func() bool { return len(r.eventsOf(events.KindStreamDisabled)) == 1 }, 5*time.Second, time.Millisecond)
+	r.waitEvents(events.KindStreamDisabled, 1)
 	sess.mu.Lock()
 	held := sess.held
 	sess.mu.Unlock()
@@ -349,8 +349,8 @@ func TestListChangedRelists(t *testing.T) {
 	sess.tools = append(sess.tools, &mcp.Tool{Name: "z", InputSchema: map[string]any{"type": "object"}})
 	sess.mu.Unlock()
 	req.spec.hooks.listChanged()
-	require.Eventually(t, func() bool { return len(r.sup.Catalog().Tools) == 2 }, 5*time.Second, time.Millisecond)
-	changed := r.eventsOf(events.KindCatalogChanged)
+	changed := r.waitEvents(events.KindCatalogChanged, 2)
+	require.Len(t, r.sup.Catalog().Tools, 2)
 	require.Equal(t, []string{"z"}, changed[len(changed)-1].Added)
 	require.Equal(t, uint64(1), r.sup.Generation())
 }
@@ -366,11 +366,11 @@ func TestSubscriptionsAndLoggingLevelAreRestored(t *testing.T) {
 	fresh := newFakeSession("s2", "a")
 	r.next().ok(fresh)
 	r.wait(Ready)
-	require.Eventually(t, func() bool {
+	r.until("the subscription and the level on the new session", func() bool {
 		fresh.mu.Lock()
 		defer fresh.mu.Unlock()
 		return len(fresh.subs) == 1 && len(fresh.levels) == 1
-	}, 5*time.Second, time.Millisecond)
+	})
 }
 
 func TestChurnEndsInTerminalFailed(t *testing.T) {
@@ -382,7 +382,7 @@ func TestChurnEndsInTerminalFailed(t *testing.T) {
 		r.wait(Ready)
 		s.die(errors.New("gone"))
 	}
-	require.Eventually(t, func() bool { reason, _ := r.sup.Failure(); return reason == "churn" }, 5*time.Second, time.Millisecond)
+	r.waitReason("churn")
 }
 
 func TestDetachKeepsTheServerSession(t *testing.T) {
@@ -445,9 +445,7 @@ func TestRetryAfterLengthensTheRetryWait(t *testing.T) {
 	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 20 * time.Second}})
 	r.sup.Start()
 	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 429, RetryAfter: 10 * time.Second})
-	r.wait(Failed)
-	retries := r.eventsOf(events.KindRetryScheduled)
-	require.Len(t, retries, 1)
+	retries := r.waitEvents(events.KindRetryScheduled, 1)
 	require.Equal(t, 10*time.Second, retries[0].Delay, "not before Retry-After")
 
 	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
@@ -466,6 +464,5 @@ func TestRetryAfterIsCappedByMaxInterval(t *testing.T) {
 	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 5 * time.Second}})
 	r.sup.Start()
 	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 503, RetryAfter: time.Hour})
-	r.wait(Failed)
-	require.Equal(t, 5*time.Second, r.eventsOf(events.KindRetryScheduled)[0].Delay)
+	require.Equal(t, 5*time.Second, r.waitEvents(events.KindRetryScheduled, 1)[0].Delay)
 }
