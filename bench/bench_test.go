@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// BenchmarkCallToolSupervised is one tools/call through a Supervisor on a
+// loopback go-sdk server.
+func BenchmarkCallToolSupervised(b *testing.B) {
+	benchCall(b, (*callPair).supervised)
+}
+
+// BenchmarkCallToolBare is the same call through a bare go-sdk
+// ClientSession on the same kind of server.
+func BenchmarkCallToolBare(b *testing.B) {
+	benchCall(b, (*callPair).bare)
+}
+
+func benchCall(b *testing.B, pick func(*callPair, context.Context) func() error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pair, err := newCallPair(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pair.close()
+	call := pick(pair, ctx)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIdleSupervised opens 100 idle supervised connections per
+// iteration and reports heap bytes and goroutines per connection (server in
+// the same process: its share is counted too).
+func BenchmarkIdleSupervised(b *testing.B) { benchIdle(b, Supervised) }
+
+// BenchmarkIdleBare is BenchmarkIdleSupervised for bare go-sdk sessions.
+func BenchmarkIdleBare(b *testing.B) { benchIdle(b, BareSDK) }
+
+func benchIdle(b *testing.B, k Client) {
+	srv, err := NewPlainServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	var last IdleResult
+	for b.Loop() {
+		last = IdleConnections(context.Background(), srv.URL(), k, 100, true)
+		if last.Err != nil {
+			b.Fatal(last.Err)
+		}
+	}
+	b.ReportMetric(last.HeapPerConn, "heap-B/conn")
+	b.ReportMetric(last.GoroutinesPerConn, "goroutines/conn")
+}
+
+// BenchmarkBlindResume is one blind resume of a persisted session to ready
+// on loopback (no added latency).
+func BenchmarkBlindResume(b *testing.B) {
+	srvCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := readyScenario(srvCtx, "blind resume", time.Millisecond, 1, resumeRun(false, false, supervisor.StreamAuto))
+	if res.Err != nil {
+		b.Fatal(res.Err)
+	}
+	b.ResetTimer()
+	var total time.Duration
+	for b.Loop() {
+		r := readyScenario(srvCtx, "blind resume", time.Microsecond, 1, resumeRun(false, false, supervisor.StreamAuto))
+		if r.Err != nil {
+			b.Fatal(r.Err)
+		}
+		total += r.Median
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns-to-ready/op")
+}
+
+// S4 (DESIGN.md): an application-class failure costs mcpsup no request; the
+// S4 client pays a full reconnect; a bare go-sdk session dies on a plain
+// 400 and its next call sends nothing.
+func TestExtraRequestsByClass(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, fc := range FailureClasses[:4] {
+		r := extraOne(ctx, fc, Supervised)
+		require.NoError(t, r.Err, fc.Name)
+		require.Equal(t, 0, r.Extra, "%s: %s", fc.Name, r.Breakdown)
+		require.True(t, r.NextCallOK, fc.Name)
+	}
+	r := extraOne(ctx, FailureClasses[0], ReconnectOnError)
+	require.NoError(t, r.Err)
+	require.Equal(t, "DELETE 1, initialize 1, notifications/initialized 1, tools/list 1, GET 1", r.Breakdown)
+
+	r = extraOne(ctx, FailureClasses[3], BareSDK)
+	require.NoError(t, r.Err)
+	require.False(t, r.NextCallSent, "the session died on the plain 400")
+	require.False(t, r.NextCallOK)
+}
+
+// A 404 on a request with a session id costs mcpsup exactly one new
+// session: initialize, notifications/initialized, tools/list and the new
+// standalone GET; no DELETE for the expired session.
+func TestExtraRequestsSessionExpired(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := extraOne(ctx, FailureClasses[4], Supervised)
+	require.NoError(t, r.Err)
+	require.Equal(t, "initialize 1, notifications/initialized 1, tools/list 1, GET 1", r.Breakdown)
+	require.True(t, r.NextCallOK)
+}
+
+func TestBlindResumeIsReady(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, stale := range []bool{false, true} {
+		r := readyScenario(ctx, "resume", time.Millisecond, 2, resumeRun(false, stale, supervisor.StreamOff))
+		require.NoError(t, r.Err, "stale=%v", stale)
+		require.Equal(t, 2, r.Runs)
+	}
+}
+
+func TestIdleConnectionsCountsGoroutines(t *testing.T) {
+	srv, err := NewPlainServer()
+	require.NoError(t, err)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := IdleConnections(ctx, srv.URL(), Supervised, 20, false)
+	require.NoError(t, r.Err)
+	require.Greater(t, r.GoroutinesPerConn, 0.0, "each supervised connection owns goroutines")
+	require.Greater(t, r.HeapPerConn, 0.0)
+}
+
+func TestParseBench(t *testing.T) {
+	out := "goos: linux\nBenchmarkStep-2   \t 5000000\t       231.5 ns/op\t      96 B/op\t       2 allocs/op\nBenchmarkX 10 5 ns/op\nPASS\n"
+	got := parseBench("fsm", out)
+	require.Equal(t, []MicroResult{
+		{Package: "fsm", Name: "BenchmarkStep", NsPerOp: 231.5, BytesPerOp: 96, AllocsPerOp: 2},
+		{Package: "fsm", Name: "BenchmarkX", NsPerOp: 5},
+	}, got)
+}
+
+func TestExtraOfSkipsHostCallsAndOrdersTheRest(t *testing.T) {
+	n, s := extraOf([]mcptest.Entry{
+		{Verb: "GET"},
+		{Verb: "POST", Method: "tools/call"},
+		{Verb: "POST", Method: "tools/list"},
+		{Verb: "POST", Method: "initialize"},
+		{Verb: "DELETE"},
+		{Verb: "POST", Method: "tools/call"},
+	})
+	require.Equal(t, 4, n)
+	require.Equal(t, "DELETE 1, initialize 1, tools/list 1, GET 1", s)
+}
+
+func TestRenderNamesCommandAndMachine(t *testing.T) {
+	r := &Report{Machine: Machine{CPU: "Test CPU", Cores: 2, GoVersion: "go1.26", Date: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)}}
+	var b strings.Builder
+	require.NoError(t, r.Render(&b))
+	require.Contains(t, b.String(), "`"+Command+"`")
+	require.Contains(t, b.String(), "Test CPU, 2 cores, go1.26")
+	require.Contains(t, b.String(), "2026-01-02 03:04 UTC")
+}

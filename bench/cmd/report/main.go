@@ -1,0 +1,198 @@
+// Command report runs every mcpsup benchmark figure and writes
+// docs/benchmarks.md. Run it from the module root:
+//
+//	go run ./bench/cmd/report
+//
+// It takes a few minutes on a 2-core machine. The idle-connection figure
+// talks to a server in a child process (this binary, re-run with
+// MCPSUP_BENCH_CHILD=serve) so the heap and goroutines it reports are the
+// client's alone; the open-file limit is raised for the large run.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/mcpsup/mcpsup/bench"
+)
+
+const childEnv = "MCPSUP_BENCH_CHILD"
+
+func main() {
+	if os.Getenv(childEnv) == "serve" {
+		if err := serveChild(); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	out := flag.String("out", "docs/benchmarks.md", "file to write, relative to the module root")
+	period := flag.Duration("period", 15*time.Second, "period of the sessions-lost figure")
+	runs := flag.Int("runs", 7, "runs per time-to-ready scenario")
+	latency := flag.Duration("latency", 20*time.Millisecond, "gateway latency per request for time to ready")
+	small := flag.Int("small", 1000, "connections in the small idle run")
+	big := flag.Int("big", 10000, "connections in the large idle run (0 skips it)")
+	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
+	flag.Parse()
+	log.SetFlags(0)
+
+	root, err := moduleRoot()
+	if err != nil {
+		log.Fatal(err)
+	}
+	limit := raiseOpenFiles()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+
+	start := time.Now()
+	r := &bench.Report{Machine: bench.ThisMachine(start)}
+	log.Print("1/6 extra requests per failed call")
+	r.Extra = bench.ExtraRequests(ctx)
+	log.Print("2/6 time to ready")
+	r.Ready = bench.TimeToReady(ctx, *latency, *runs)
+	log.Printf("3/6 sessions lost in %v", *period)
+	r.Lost = bench.SessionsLost(ctx, *period)
+	log.Print("4/6 CallTool overhead")
+	r.Overhead = bench.CallOverhead(ctx, 21, 200)
+	log.Print("5/6 idle connections")
+	r.Idle, r.IdleNote = idle(ctx, *small, *big, limit)
+	log.Print("6/6 pure cores")
+	r.Micro, r.MicroErr = bench.Micro(ctx, root, *benchtime)
+	r.Elapsed = time.Since(start)
+
+	path := *out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := r.Render(f); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s in %v", path, r.Elapsed.Round(time.Second))
+}
+
+// idle runs figure 5 against a server in a child process.
+func idle(ctx context.Context, small, big int, limit uint64) ([]bench.IdleResult, string) {
+	url, stop, err := startChild()
+	if err != nil {
+		return []bench.IdleResult{{N: small, Err: err}}, "The server could not start."
+	}
+	defer stop()
+	type run struct {
+		n      int
+		stream bool
+	}
+	runs := []run{{small, true}, {small, false}}
+	note := fmt.Sprintf("The server runs in a child process (a plain go-sdk server, stateful), so these are the client's costs alone; RLIMIT_NOFILE is %d. ", limit)
+	if big > 0 {
+		// An open standalone stream holds one TCP connection per session.
+		stream := uint64(big)+512 < limit
+		runs = append(runs, run{big, stream})
+		if !stream {
+			note += fmt.Sprintf("The %d-connection run has the standalone stream off: the open-file limit does not allow a stream per session. ", big)
+		}
+	}
+	note += "mcpsup uses StreamAuto (stream on) or StreamOff, Era2025; go-sdk sessions use DisableStandaloneSSE for stream off. Both share one http.Transport per run; sessions are opened 16 at a time."
+	var out []bench.IdleResult
+	for _, r := range runs {
+		for _, k := range []bench.Client{bench.Supervised, bench.BareSDK} {
+			log.Printf("   %d %s stream=%v", r.n, k, r.stream)
+			out = append(out, bench.IdleConnections(ctx, url, k, r.n, r.stream))
+		}
+	}
+	return out, note
+}
+
+// startChild runs this binary as the idle figure's server and returns its
+// URL and a function that stops it.
+func startChild() (string, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), childEnv+"=serve")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("child server: %w", err)
+	}
+	return line[:len(line)-1], stop, nil
+}
+
+// serveChild serves until stdin closes.
+func serveChild() error {
+	srv, err := bench.NewPlainServer()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	fmt.Println(srv.URL())
+	_, err = io.Copy(io.Discard, os.Stdin)
+	return err
+}
+
+// raiseOpenFiles raises RLIMIT_NOFILE as far as allowed (the child server
+// inherits it) and returns the soft limit in force.
+func raiseOpenFiles() uint64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0
+	}
+	want := syscall.Rlimit{Cur: 65536, Max: max(lim.Max, 65536)}
+	if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want) != nil {
+		lim.Cur = lim.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+	_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
+	return lim.Cur
+}
+
+// moduleRoot finds the directory of go.mod from the working directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory: run from the module root")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,156 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// IdleResult is the cost of n idle connections of one client kind.
+type IdleResult struct {
+	Client Client
+	N      int
+	Stream bool // standalone SSE stream open on every session
+	// HeapPerConn is the growth of the live heap (HeapAlloc after GC) per
+	// connection, in bytes.
+	HeapPerConn float64
+	// GoroutinesPerConn is the growth of runtime.NumGoroutine per
+	// connection.
+	GoroutinesPerConn float64
+	// Setup is how long opening the n connections took.
+	Setup time.Duration
+	Err   error
+}
+
+// idleWorkers is how many connections are opened at once.
+const idleWorkers = 16
+
+// IdleConnections opens n idle connections of kind k (Supervised or
+// BareSDK) to endpoint, measures heap and goroutines, and closes them. The
+// server should live in another process for a client-only figure; in the
+// same process its per-session cost is counted too (equally for both kinds).
+func IdleConnections(ctx context.Context, endpoint string, k Client, n int, stream bool) IdleResult {
+	res := IdleResult{Client: k, N: n, Stream: stream}
+	tr := &http.Transport{MaxIdleConnsPerHost: idleWorkers * 2, IdleConnTimeout: time.Minute}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	heap0, gor0 := liveHeap(), stableGoroutines(ctx)
+
+	closers := make([]func(), n)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	next := make(chan int)
+	start := time.Now()
+	for range idleWorkers {
+		wg.Go(func() {
+			for i := range next {
+				c, err := openIdle(ctx, endpoint, hc, k, stream)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("connection %d: %w", i, err)
+				}
+				closers[i] = c
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	res.Setup = time.Since(start)
+	defer closeAll(closers)
+	if firstErr != nil {
+		res.Err = firstErr
+		return res
+	}
+	if err := ctx.Err(); err != nil {
+		res.Err = err
+		return res
+	}
+	gor1 := stableGoroutines(ctx)
+	heap1 := liveHeap()
+	res.HeapPerConn = (float64(heap1) - float64(heap0)) / float64(n)
+	res.GoroutinesPerConn = float64(gor1-gor0) / float64(n)
+	return res
+}
+
+func openIdle(ctx context.Context, endpoint string, hc *http.Client, k Client, stream bool) (func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if k == Supervised {
+		policy := supervisor.StreamAuto
+		if !stream {
+			policy = supervisor.StreamOff
+		}
+		sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "idle", Stream: policy, Era: wire.Era2025})
+		if err != nil {
+			return nil, err
+		}
+		return func() { _ = sup.Close() }, nil
+	}
+	sess, err := dialSDK(ctx, endpoint, hc, !stream)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = sess.Close() }, nil
+}
+
+// closeAll closes every connection, idleWorkers at a time.
+func closeAll(closers []func()) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, idleWorkers)
+	for _, c := range closers {
+		if c == nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c()
+		})
+	}
+	wg.Wait()
+}
+
+// liveHeap returns HeapAlloc after two collections.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// stableGoroutines returns runtime.NumGoroutine once it has not changed for
+// 300ms (streams and watchers start after a connection is ready), bounded
+// by 10s.
+func stableGoroutines(ctx context.Context) int {
+	deadline := time.Now().Add(10 * time.Second)
+	last, since := runtime.NumGoroutine(), time.Now()
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		n := runtime.NumGoroutine()
+		if n != last {
+			last, since = n, time.Now()
+			continue
+		}
+		if time.Since(since) >= 300*time.Millisecond {
+			break
+		}
+	}
+	return last
+}

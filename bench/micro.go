@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// MicroResult is one line of `go test -bench` output.
+type MicroResult struct {
+	Package     string
+	Name        string
+	NsPerOp     float64
+	BytesPerOp  float64
+	AllocsPerOp float64
+}
+
+// MicroPackages are the pure cores whose benchmarks figure 6 runs.
+var MicroPackages = []string{"./fsm", "./classify"}
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
+
+// Micro runs the existing benchmarks of MicroPackages with `go test -bench`
+// in the module at dir, benchtime each, and parses their results.
+func Micro(ctx context.Context, dir, benchtime string) ([]MicroResult, error) {
+	var out []MicroResult
+	for _, pkg := range MicroPackages {
+		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1", pkg)
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return out, fmt.Errorf("go test -bench %s: %w: %s%s", pkg, err, shorten(stdout.String(), 300), shorten(stderr.String(), 300))
+		}
+		out = append(out, parseBench(strings.TrimPrefix(pkg, "./"), stdout.String())...)
+	}
+	return out, nil
+}
+
+func parseBench(pkg, text string) []MicroResult {
+	var out []MicroResult
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		r := MicroResult{Package: pkg, Name: m[1]}
+		r.NsPerOp, _ = strconv.ParseFloat(m[2], 64)
+		r.BytesPerOp, _ = strconv.ParseFloat(m[3], 64)
+		r.AllocsPerOp, _ = strconv.ParseFloat(m[4], 64)
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// OverheadResult compares CallTool through mcpsup with a bare go-sdk
+// ClientSession.CallTool against the same loopback server.
+type OverheadResult struct {
+	Rounds, CallsPerRound int
+	// SupervisedMedian and BareMedian are the medians over rounds of the
+	// mean time per call.
+	SupervisedMedian, BareMedian time.Duration
+	// SupervisedAllocs and BareAllocs are allocations per call in the whole
+	// process (client and server); their difference is mcpsup's.
+	SupervisedAllocs, BareAllocs float64
+	// SupervisedBytes and BareBytes are bytes allocated per call in the
+	// whole process.
+	SupervisedBytes, BareBytes float64
+	Err                        error
+}
+
+// Ratio is SupervisedMedian / BareMedian.
+func (r OverheadResult) Ratio() float64 {
+	return float64(r.SupervisedMedian) / float64(r.BareMedian)
+}
+
+// CallOverhead runs figure 4: rounds of callsPerRound calls each, the two
+// clients alternating within every round (ABBA order), both with the
+// standalone stream open, on one plain go-sdk server (no gateway).
+func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult {
+	res := OverheadResult{Rounds: rounds, CallsPerRound: callsPerRound}
+	pair, err := newCallPair(ctx)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer pair.close()
+	supCall, bareCall := pair.supervised(ctx), pair.bare(ctx)
+	// Warm both paths (connections, pools) before measuring.
+	for range callsPerRound {
+		if err := supCall(); err != nil {
+			res.Err = err
+			return res
+		}
+		if err := bareCall(); err != nil {
+			res.Err = err
+			return res
+		}
+	}
+	timeRound := func(call func() error) (time.Duration, error) {
+		start := time.Now()
+		for range callsPerRound {
+			if err := call(); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start) / time.Duration(callsPerRound), nil
+	}
+	var sup, bare []time.Duration
+	for i := range rounds {
+		order := []bool{true, false}
+		if i%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, supervised := range order {
+			call, dst := bareCall, &bare
+			if supervised {
+				call, dst = supCall, &sup
+			}
+			d, err := timeRound(call)
+			if err != nil {
+				res.Err = err
+				return res
+			}
+			*dst = append(*dst, d)
+		}
+	}
+	res.SupervisedMedian, res.BareMedian = median(sup), median(bare)
+	res.SupervisedAllocs, res.SupervisedBytes = allocsPerCall(callsPerRound, supCall)
+	res.BareAllocs, res.BareBytes = allocsPerCall(callsPerRound, bareCall)
+	return res
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// allocsPerCall returns allocations and bytes per call over runs calls, the
+// way testing.AllocsPerRun counts (whole process, GOMAXPROCS unchanged).
+func allocsPerCall(runs int, call func() error) (allocs, bytes float64) {
+	var before, after runtime.MemStats
+	allocs = testing.AllocsPerRun(runs, func() { _ = call() })
+	runtime.ReadMemStats(&before)
+	for range runs {
+		_ = call()
+	}
+	runtime.ReadMemStats(&after)
+	return allocs, float64(after.TotalAlloc-before.TotalAlloc) / float64(runs)
+}
+
+// callPair is one server with a supervisor and a bare session on it.
+type callPair struct {
+	srv  *PlainServer
+	sup  *supervisor.Supervisor
+	sess *bareClient
+}
+
+func newCallPair(ctx context.Context) (*callPair, error) {
+	srv, err := NewPlainServer()
+	if err != nil {
+		return nil, err
+	}
+	sup, err := startSupervisor(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "overhead"})
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	sess, err := dialSDK(ctx, srv.URL(), srv.HTTPClient(), false)
+	if err != nil {
+		_ = sup.Close()
+		srv.Close()
+		return nil, err
+	}
+	return &callPair{srv: srv, sup: sup, sess: &bareClient{sess: sess}}, nil
+}
+
+func (p *callPair) supervised(ctx context.Context) func() error {
+	c := &supervisedClient{sup: p.sup}
+	return func() error { return c.call(ctx, "overhead") }
+}
+
+func (p *callPair) bare(ctx context.Context) func() error {
+	return func() error { return p.sess.call(ctx, "overhead") }
+}
+
+func (p *callPair) close() {
+	p.sess.close()
+	_ = p.sup.Close()
+	p.srv.Close()
+}

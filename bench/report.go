@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Command is the one command that regenerates docs/benchmarks.md.
+const Command = "go run ./bench/cmd/report"
+
+// Report holds every figure of one run.
+type Report struct {
+	Machine  Machine
+	Elapsed  time.Duration
+	Extra    []ExtraResult
+	Ready    []ReadyResult
+	Lost     []LostResult
+	Overhead OverheadResult
+	Idle     []IdleResult
+	// IdleNote says where the idle figure's server ran and what was not
+	// measured.
+	IdleNote string
+	Micro    []MicroResult
+	MicroErr error
+}
+
+// Render writes the report as Markdown.
+func (r *Report) Render(w io.Writer) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	m := r.Machine
+	p("# mcpsup benchmarks\n\n")
+	p("Regenerate with `%s` from the module root (a few minutes; it rewrites this file).\n\n", Command)
+	p("Measured %s on %s, %d cores, %s %s/%s; the run took %s. ", m.Date.Format("2006-01-02 15:04 MST"), m.CPU, m.Cores, m.GoVersion, m.OS, m.Arch, r.Elapsed.Round(time.Second))
+	p("Every figure runs a real go-sdk v1.8.0 server on 127.0.0.1 and compares the clients side by side in the same run. ")
+	p("Baseline go-sdk clients pin `ProtocolVersion` %s, so they never send `server/discover` (their cheapest handshake).\n\n", pinnedVersion)
+
+	p("## 1. Extra HTTP requests per failed tools/call\n\n")
+	p("The first `tools/call` after the fault is installed fails; then one more call is made. Counted at the mcptest gateway: every request from the failed call until the next call returned and the wire was quiet, except the host's own `tools/call` requests. ")
+	p("`%s` closes the session (DELETE), reconnects (initialize, notifications/initialized, and the new session's standalone GET) and lists the tools on any error (failure story S4). ", ReconnectOnError)
+	p("Goal: 0 for every application class; the handshake minimum for 404.\n\n")
+	p("| failure | client | extra requests | which | next call |\n|---|---|---:|---|---|\n")
+	for _, e := range r.Extra {
+		if e.Err != nil {
+			p("| %s | %s | error | %s | |\n", e.Class, e.Client, cell(e.Err.Error()))
+			continue
+		}
+		next := "ok"
+		switch {
+		case !e.NextCallOK && !e.NextCallSent:
+			next = "fails, nothing sent: session dead, host must reconnect"
+		case !e.NextCallOK:
+			next = "fails"
+		}
+		which := e.Breakdown
+		if which == "" {
+			which = "none"
+		}
+		p("| %s | %s | %d | %s | %s |\n", e.Class, e.Client, e.Extra, which, next)
+	}
+	p("\n")
+
+	p("## 2. Time to ready with gateway latency\n\n")
+	if len(r.Ready) > 0 {
+		p("The gateway delays every request by %v (mcptest Delay). Round trips = median time / %v. ", r.Ready[0].Latency, r.Ready[0].Latency)
+		p("A resume re-attaches a session persisted by an earlier supervisor (Detach); blind drops the persisted capabilities so all four list methods are probed at once. ")
+		p("Goal: resume within about one round trip.\n\n")
+	}
+	p("| scenario | runs | median | round trips | min | max | requests to ready |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.Ready {
+		if x.Err != nil {
+			p("| %s | | error: %s | | | | |\n", x.Scenario, cell(x.Err.Error()))
+			continue
+		}
+		p("| %s | %d | %s | %.1f | %s | %s | %d |\n", x.Scenario, x.Runs, ms(x.Median), x.RoundTrips(), ms(x.Min), ms(x.Max), x.Requests)
+	}
+	p("\n")
+
+	p("## 3. Sessions lost in a fixed period\n\n")
+	if len(r.Lost) > 0 {
+		p("Each client runs for %v behind the gateway (all four at once). mcpsup uses StreamAuto with shortened spans for speed: HostileRule span and StreamKeeper span %v, re-dial backoff %v to %v (defaults: 2s span, 1s to 30s). ", r.Lost[0].Period, LostSpan, LostSpan/4, 2*LostSpan)
+		p("For go-sdk, every return of `ClientSession.Wait` is a lost session, after which the host connects again. A call at the end checks the connection works. Goal: 0.\n\n")
+	}
+	p("| gateway | client | sessions lost | standalone GETs | stream turned off | call at end |\n|---|---|---:|---:|---|---|\n")
+	for _, x := range r.Lost {
+		if x.Err != nil {
+			p("| %s | %s | error: %s | | | |\n", x.Gateway, x.Client, cell(x.Err.Error()))
+			continue
+		}
+		off := "n/a"
+		if x.Client == Supervised {
+			off = yesNo(x.StreamOff)
+		}
+		p("| %s | %s | %d | %d | %s | %s |\n", x.Gateway, x.Client, x.Lost, x.GETs, off, okFail(x.CallOK))
+	}
+	p("\n")
+
+	o := r.Overhead
+	p("## 4. CallTool overhead on loopback\n\n")
+	if o.Err != nil {
+		p("error: %s\n\n", o.Err)
+	} else {
+		p("One plain go-sdk server (no gateway), one supervisor and one bare ClientSession on it, both with the standalone stream open. %d rounds of %d calls, the clients alternating in ABBA order; median over rounds of the mean time per call. ", o.Rounds, o.CallsPerRound)
+		p("Allocations are counted for the whole process (client and server, testing.AllocsPerRun), so the difference is mcpsup's. Goal: within 5%%.\n\n")
+		p("| client | median per call | allocs/call | bytes/call |\n|---|---:|---:|---:|\n")
+		p("| %s | %s | %.0f | %.0f |\n", Supervised, us(o.SupervisedMedian), o.SupervisedAllocs, o.SupervisedBytes)
+		p("| %s | %s | %.0f | %.0f |\n", BareSDK, us(o.BareMedian), o.BareAllocs, o.BareBytes)
+		p("| **ratio / extra** | **%.3f** | **%+.0f** | **%+.0f** |\n\n", o.Ratio(), o.SupervisedAllocs-o.BareAllocs, o.SupervisedBytes-o.BareBytes)
+	}
+
+	p("## 5. Idle connections\n\n")
+	p("%s Heap is HeapAlloc after two GCs; both are growth over the process before the connections, divided by their number. Goal: at most two extra goroutines and a small constant of memory per connection.\n\n", r.IdleNote)
+	p("| connections | standalone stream | client | heap per conn | goroutines per conn | setup |\n|---:|---|---|---:|---:|---:|\n")
+	for _, x := range r.Idle {
+		if x.Err != nil {
+			p("| %d | %s | %s | error: %s | | |\n", x.N, onOff(x.Stream), x.Client, cell(x.Err.Error()))
+			continue
+		}
+		p("| %d | %s | %s | %.1f KiB | %.2f | %s |\n", x.N, onOff(x.Stream), x.Client, x.HeapPerConn/1024, x.GoroutinesPerConn, x.Setup.Round(10*time.Millisecond))
+	}
+	for i := 0; i+1 < len(r.Idle); i += 2 {
+		a, bare := r.Idle[i], r.Idle[i+1]
+		if a.Err == nil && bare.Err == nil && a.N == bare.N && a.Stream == bare.Stream {
+			p("\nmcpsup extra at %d, stream %s: %+.1f KiB and %+.2f goroutines per connection.", a.N, onOff(a.Stream), (a.HeapPerConn-bare.HeapPerConn)/1024, a.GoroutinesPerConn-bare.GoroutinesPerConn)
+		}
+	}
+	p("\n\n")
+
+	p("## 6. Pure cores\n\n")
+	p("`go test -run ^$ -bench . -benchmem` in %s.\n\n", strings.Join(MicroPackages, ", "))
+	if r.MicroErr != nil {
+		p("error: %s\n\n", cell(r.MicroErr.Error()))
+	}
+	p("| package | benchmark | ns/op | B/op | allocs/op |\n|---|---|---:|---:|---:|\n")
+	for _, x := range r.Micro {
+		p("| %s | %s | %.1f | %.0f | %.0f |\n", x.Package, x.Name, x.NsPerOp, x.BytesPerOp, x.AllocsPerOp)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func cell(s string) string { return strings.ReplaceAll(shorten(s, 160), "|", "\\|") }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func okFail(b bool) string {
+	if b {
+		return "ok"
+	}
+	return "fails"
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
