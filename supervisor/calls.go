@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -172,8 +173,12 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 // awaitReady returns the live session, waiting while the connection
 // recovers (DESIGN.md section 2, calls by state).
 func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, error) {
-	timer := s.clock.NewTimer(s.cfg.MaxCallWait)
-	defer timer.Stop()
+	var timer clockwork.Timer // armed only if the call has to wait
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		s.mu.Lock()
 		sn, ch, stopped := s.snap, s.changed, s.stopped
@@ -185,6 +190,9 @@ func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, error) {
 			return sn.sess, sn.gen, nil
 		case sn.state == Idle, sn.state == Failed && sn.reason != fsm.ReasonNone:
 			return nil, 0, &StateError{State: sn.state.String(), Reason: sn.reason.String(), Verdict: sn.verdict, Err: ErrNotReady}
+		}
+		if timer == nil {
+			timer = s.clock.NewTimer(s.cfg.MaxCallWait)
 		}
 		select {
 		case <-ch:
