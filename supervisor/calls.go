@@ -131,15 +131,20 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	s.mu.Unlock()
 	defer s.calls.Done()
 
-	// Close cancels in-flight calls.
+	// Close cancels in-flight calls. Verdicts are classified with the
+	// caller's own context: only the caller giving up is "canceled".
+	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()
 
-	sess, gen, err := s.awaitReady(ctx)
+	sess, gen, sessCtx, err := s.awaitReady(ctx)
 	if err != nil {
-		v := classify.Classify(ctx, err)
+		if s.life.Err() != nil {
+			err = &StateError{State: Closed.String(), Err: ErrClosed}
+		}
+		v := classify.Classify(caller, err)
 		var se *StateError
 		if errors.As(err, &se) && se.Verdict.Class != classify.None {
 			v = se.Verdict // the failure that keeps the connection down
@@ -149,6 +154,11 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	if err := s.admit(op, name); err != nil {
 		return zero, err
 	}
+	// A session released while the call runs (expired, died, replaced)
+	// cannot answer it any more: end the call instead of waiting for its
+	// deadline.
+	stopSess := context.AfterFunc(sessCtx, cancel)
+	defer stopSess()
 
 	callCtx := wire.WithExchange(ctx)
 	res, err := call(callCtx, sess)
@@ -156,7 +166,17 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		return res, nil
 	}
 	err = annotate(callCtx, err)
-	v := classify.Classify(ctx, err)
+	v := classify.Classify(caller, err)
+	if s.life.Err() != nil {
+		// Close canceled the call: say so, whatever the wire saw.
+		err = errors.Join(&StateError{State: Closed.String(), Err: ErrClosed}, err)
+		v.Class = classify.Canceled
+	}
+	if _, sent := wire.LastExchange(callCtx); !sent && v.Class == classify.Unknown {
+		// go-sdk refused the call without sending it: its connection has
+		// failed (it answers with the stored failure's text, no type).
+		v.Class = classify.Transport
+	}
 	ce := &CallError{Op: op, Name: name, Verdict: v, Delivery: delivery(callCtx, v), Generation: gen, Err: err}
 	// Let the machine react before the caller sees the error, so a call made
 	// right after a session-expired one waits for the new session.
@@ -172,7 +192,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 
 // awaitReady returns the live session, waiting while the connection
 // recovers (DESIGN.md section 2, calls by state).
-func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, error) {
+func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, context.Context, error) {
 	var timer clockwork.Timer // armed only if the call has to wait
 	defer func() {
 		if timer != nil {
@@ -181,15 +201,16 @@ func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, error) {
 	}()
 	for {
 		s.mu.Lock()
-		sn, ch, stopped := s.snap, s.changed, s.stopped
+		sn, ch, stopped, started := s.snap, s.changed, s.stopped, s.started
 		s.mu.Unlock()
 		switch {
 		case stopped || sn.state == Closed:
-			return nil, 0, &StateError{State: sn.state.String(), Err: ErrClosed}
+			return nil, 0, nil, &StateError{State: sn.state.String(), Err: ErrClosed}
 		case sn.state == Ready && sn.sess != nil:
-			return sn.sess, sn.gen, nil
-		case sn.state == Idle, sn.state == Failed && sn.reason != fsm.ReasonNone:
-			return nil, 0, &StateError{State: sn.state.String(), Reason: sn.reason.String(), Verdict: sn.verdict, Err: ErrNotReady}
+			return sn.sess, sn.gen, sn.callsCtx, nil
+		case sn.state == Idle && !started, sn.state == Failed && sn.reason != fsm.ReasonNone:
+			// Idle after Start is the moment before the first trigger: wait.
+			return nil, 0, nil, &StateError{State: sn.state.String(), Reason: sn.reason.String(), Verdict: sn.verdict, Err: ErrNotReady}
 		}
 		if timer == nil {
 			timer = s.clock.NewTimer(s.cfg.MaxCallWait)
@@ -197,9 +218,9 @@ func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, 0, ctx.Err()
+			return nil, 0, nil, ctx.Err()
 		case <-timer.Chan():
-			return nil, 0, &StateError{State: sn.state.String(), Verdict: sn.verdict, Err: ErrWaitTimeout}
+			return nil, 0, nil, &StateError{State: sn.state.String(), Verdict: sn.verdict, Err: ErrWaitTimeout}
 		}
 	}
 }

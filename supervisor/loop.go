@@ -18,13 +18,29 @@ import (
 // loopState is owned by the loop goroutine; nothing else touches it.
 type loopState struct {
 	m        *fsm.Machine
-	sessions map[uint64]session  // sessions this supervisor still holds, by generation
+	sessions map[uint64]*held    // sessions this supervisor still holds, by generation
 	found    map[uint64]*Catalog // discovered, not yet published
 	bo       backoff.BackOff
 	retry    clockwork.Timer
 	reenable clockwork.Timer
 	seq      uint64
 	relist   bool // a re-list is running
+}
+
+// held is a session the supervisor holds, with a context that ends the calls
+// running on it when it is released.
+type held struct {
+	sess   session
+	calls  context.Context
+	cancel context.CancelFunc
+}
+
+// session returns the held session of gen, or nil.
+func (s *Supervisor) session(gen uint64) session {
+	if h := s.loop.sessions[gen]; h != nil {
+		return h.sess
+	}
+	return nil
 }
 
 // run is the loop goroutine: it executes inbox functions until the
@@ -81,9 +97,9 @@ func (s *Supervisor) step(t fsm.Trigger) {
 		sn.reason = m.Reason()
 		sn.verdict = m.Verdict()
 		sn.gen = m.Generation()
-		sn.sess = nil
-		if sn.state == Ready {
-			sn.sess = s.loop.sessions[sn.gen]
+		sn.sess, sn.callsCtx = nil, nil
+		if h := s.loop.sessions[sn.gen]; h != nil && sn.state == Ready {
+			sn.sess, sn.callsCtx = h.sess, h.calls
 		}
 	})
 	for _, c := range cmds {
@@ -171,7 +187,8 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		s.endSession(sess, false) // too late: the machine moved on
 		return
 	}
-	s.loop.sessions[spec.gen] = sess
+	calls, cancel := context.WithCancel(s.life)
+	s.loop.sessions[spec.gen] = &held{sess: sess, calls: calls, cancel: cancel}
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
@@ -212,11 +229,13 @@ func (s *Supervisor) watch(gen uint64, sess session) {
 		err := sess.Wait()
 		v := classify.Error(err)
 		s.post(func() {
-			if s.loop.sessions[gen] != sess {
+			if s.session(gen) != sess {
 				return // we ended it ourselves
 			}
-			delete(s.loop.sessions, gen)
-			s.unregister(sess)
+			// Released here, not by the machine's detach: go-sdk stops what it
+			// runs for a session (the keepalive) only on ClientSession.Close.
+			s.dropSession(gen)
+			s.endSession(sess, true)
 			s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Verdict: v, Detail: "ended by itself"})
 			s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
 		})
@@ -225,17 +244,26 @@ func (s *Supervisor) watch(gen uint64, sess session) {
 
 // release ends the session of gen, with DELETE unless detach.
 func (s *Supervisor) release(gen uint64, detach bool) {
-	sess := s.loop.sessions[gen]
+	sess := s.session(gen)
 	if sess == nil {
 		return
 	}
-	delete(s.loop.sessions, gen)
+	s.dropSession(gen)
 	detail := "closed"
 	if detach {
 		detail = "detached"
 	}
 	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Detail: detail})
 	s.endSession(sess, detach)
+}
+
+// dropSession forgets the session of gen and cancels the calls still running
+// on it: their answers can no longer arrive.
+func (s *Supervisor) dropSession(gen uint64) {
+	if h := s.loop.sessions[gen]; h != nil {
+		h.cancel()
+		delete(s.loop.sessions, gen)
+	}
 }
 
 // endSession closes or detaches sess on a background goroutine.
@@ -278,7 +306,7 @@ func (s *Supervisor) endLeftovers(detach bool) {
 
 // discover runs the blind probes or the declared listing for command c.
 func (s *Supervisor) discover(c fsm.Command) {
-	sess := s.loop.sessions[c.Generation]
+	sess := s.session(c.Generation)
 	if sess == nil {
 		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: c.Generation,
 			Verdict: classify.Verdict{Class: classify.Transport, Detail: "session gone before discovery"}})
@@ -351,7 +379,7 @@ func (s *Supervisor) publish(gen uint64) {
 // restore re-establishes resource subscriptions and the logging level on a
 // new session: the server lost them with the old one.
 func (s *Supervisor) restore(gen uint64, subs []string, level string) {
-	sess := s.loop.sessions[gen]
+	sess := s.session(gen)
 	if sess == nil {
 		return
 	}
@@ -412,7 +440,7 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 // relist re-lists the catalog of the live session after a list_changed
 // notification.
 func (s *Supervisor) relist(gen uint64) {
-	sess := s.loop.sessions[gen]
+	sess := s.session(gen)
 	if sess == nil || gen != s.loop.m.Generation() || s.loop.m.State() != Ready || s.loop.relist {
 		return
 	}
@@ -438,7 +466,7 @@ func (s *Supervisor) streamHostile(gen uint64, why string) {
 	if s.cfg.Stream != StreamAuto || s.loop.m.StandaloneStreamOff() {
 		return
 	}
-	if sess := s.loop.sessions[gen]; sess != nil {
+	if sess := s.session(gen); sess != nil {
 		sess.HoldStream(true)
 	}
 	now := s.clock.Now()

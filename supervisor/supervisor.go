@@ -77,7 +77,8 @@ type snapshot struct {
 	reason     fsm.Reason
 	verdict    classify.Verdict
 	gen        uint64
-	sess       session // the live session in Ready, else nil
+	sess       session         // the live session in Ready, else nil
+	callsCtx   context.Context // ends when the live session is released
 	catalog    Catalog
 	resume     *ResumeState // what to persist; nil before the first session
 	rateUntil  time.Time
@@ -131,7 +132,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		Window:      cfg.ChurnWindow,
 		StreamOff:   streamOff,
 	})
-	s.loop.sessions = map[uint64]session{}
+	s.loop.sessions = map[uint64]*held{}
 	s.loop.found = map[uint64]*Catalog{}
 	s.loop.bo = cfg.Backoff.newBackOff(cfg.Clock)
 	return s
