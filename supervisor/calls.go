@@ -136,12 +136,12 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(s.life, cancel)
+	stop := context.AfterFunc(s.callLife, cancel)
 	defer stop()
 
 	sess, gen, sessCtx, err := s.awaitReady(ctx)
 	if err != nil {
-		if s.life.Err() != nil {
+		if s.callLife.Err() != nil {
 			err = &StateError{State: Closed.String(), Err: ErrClosed}
 		}
 		v := classify.Classify(caller, err)
@@ -160,6 +160,11 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	stopSess := context.AfterFunc(sessCtx, cancel)
 	defer stopSess()
 
+	if _, ok := caller.Deadline(); !ok {
+		var stopTimeout context.CancelFunc
+		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.clock, s.cfg.CallTimeout)
+		defer stopTimeout()
+	}
 	callCtx := wire.WithExchange(ctx)
 	res, err := call(callCtx, sess)
 	if err == nil {
@@ -167,7 +172,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	}
 	err = annotate(callCtx, err)
 	v := classify.Classify(caller, err)
-	if s.life.Err() != nil {
+	if s.callLife.Err() != nil {
 		// Close canceled the call: say so, whatever the wire saw.
 		err = errors.Join(&StateError{State: Closed.String(), Err: ErrClosed}, err)
 		v.Class = classify.Canceled
@@ -260,9 +265,11 @@ func delivery(callCtx context.Context, v classify.Verdict) Delivery {
 func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 	v := ce.Verdict
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
-		until := s.clock.Now().Add(v.RetryAfter)
+		// A server cannot lock the host out for longer than the backoff's
+		// longest wait, whatever its Retry-After says.
+		until := s.clock.Now().Add(min(v.RetryAfter, s.cfg.Backoff.MaxInterval))
 		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateVerd = until, v })
-		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
+		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: until.Sub(s.clock.Now()), Verdict: v})
 	}
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
 	if v.Class == classify.Canceled {

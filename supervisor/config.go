@@ -74,7 +74,8 @@ type Config struct {
 	Name string
 	// HTTPClient carries every request (credentials, TLS, proxies). Its
 	// Transport is wrapped by mcpsup's round-tripper; the client itself is
-	// not modified. Default: http.DefaultClient's transport, no timeout.
+	// not modified. Default: a client on http.DefaultTransport without a
+	// timeout (calls are bounded by their context and CallTimeout).
 	HTTPClient *http.Client
 	// ClientOptions are the go-sdk client options (handlers, capabilities)
 	// used for every session. The list-changed handlers are chained: the
@@ -119,17 +120,32 @@ type Config struct {
 	// MaxCallWait bounds how long a call made while the connection recovers
 	// waits for ready, also when its context has no deadline. Default 30s.
 	MaxCallWait time.Duration
+	// CallTimeout bounds a call sent on the live session when the caller's
+	// context has no deadline, so a stuck connection (an answer that never
+	// comes) cannot hold a call forever; the call then fails with a timeout
+	// verdict, outcome unknown. Default 5m.
+	CallTimeout time.Duration
+	// MaxPages and MaxItems cap the pagination of each catalog list, against
+	// servers that never stop returning a cursor. A tools/list past a cap
+	// fails discovery (and is retried on the backoff schedule); a side list
+	// past a cap is degraded. Defaults 100 pages and 10,000 items
+	// (probes.DefaultMaxPages, probes.DefaultMaxItems).
+	MaxPages, MaxItems int
 	// DisableRateLimitWindow turns off the rate-limit window. By default,
 	// after a 429 with Retry-After, calls made before the window ends fail
 	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
-	// server's request budget (failure story S4).
+	// server's request budget (failure story S4). The window lasts the
+	// Retry-After, at most Backoff.MaxInterval; Reconnect ends it.
 	DisableRateLimitWindow bool
 	// MaxSessions and ChurnWindow: more than MaxSessions new sessions within
 	// ChurnWindow moves to a terminal failed state whose reason is churn.
 	// Defaults 10 and 1m.
 	MaxSessions int
 	ChurnWindow time.Duration
-	// Events receives every event. Default: discarded.
+	// Events receives every event. Default: discarded. Emit is called on
+	// the supervisor's own goroutine, outside any lock: a sink that blocks
+	// stalls the connection (use events.NewSubscription to decouple), and
+	// a sink that panics has the panic logged and the event dropped.
 	Events events.Sink
 	// Clock drives timers (backoff, windows, event times). Default: the
 	// real clock.
@@ -160,6 +176,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxCallWait <= 0 {
 		c.MaxCallWait = 30 * time.Second
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = 5 * time.Minute
 	}
 	if c.MaxSessions <= 0 {
 		c.MaxSessions = 10

@@ -102,6 +102,7 @@ type fakeSession struct {
 	listErr   error // tools/list answer
 	sideErr   error // resources, prompts, templates answer
 	callErr   error // next tools/call answer (consumed)
+	callHang  bool  // tools/call blocks until its context ends
 	calls     []string
 	subs      []string
 	levels    []string
@@ -162,6 +163,13 @@ func (f *fakeSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, p.Name)
+	if f.callHang {
+		f.mu.Unlock()
+		f.bell.ring()
+		<-ctx.Done()
+		f.mu.Lock()
+		return nil, ctx.Err()
+	}
 	if err := f.callErr; err != nil {
 		f.callErr = nil
 		return nil, err

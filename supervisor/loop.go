@@ -324,7 +324,8 @@ func (s *Supervisor) discover(c fsm.Command) {
 func (s *Supervisor) list(sess session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
 	ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
 	defer cancel()
-	opts := probes.Options{ProbeTimeout: s.cfg.ProbeTimeout, Annotate: annotate, Logger: s.cfg.Logger}
+	opts := probes.Options{ProbeTimeout: s.cfg.ProbeTimeout, MaxPages: s.cfg.MaxPages, MaxItems: s.cfg.MaxItems,
+		Annotate: annotate, Logger: s.cfg.Logger}
 	if blind {
 		return probes.ProbeBlind(ctx, sess, opts)
 	}
@@ -515,5 +516,17 @@ func (s *Supervisor) emitEvent(e events.Event) {
 	if e.Kind == "" {
 		e.Kind = events.KindTransition
 	}
-	s.cfg.Events.Emit(s.redact.Redact(e))
+	s.deliver(s.redact.Redact(e))
+}
+
+// deliver hands e to the host's sink. A sink that panics (a bug, or a typed
+// nil pointer) must not take the connection down with it: the panic is
+// logged and the event dropped.
+func (s *Supervisor) deliver(e events.Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.cfg.Logger.Error("mcpsup: the events sink panicked; event dropped", "server", s.cfg.Name, "kind", e.Kind, "seq", e.Seq, "panic", r)
+		}
+	}()
+	s.cfg.Events.Emit(e)
 }

@@ -59,10 +59,18 @@ func (e *ResumeStateError) Error() string {
 
 func (e *ResumeStateError) Unwrap() error { return e.Err }
 
+// MaxResumeStateBytes bounds the JSON form ParseResumeState accepts.
+const MaxResumeStateBytes = 1 << 20
+
 // ParseResumeState decodes and validates a resume state written by
-// json.Marshal of a ResumeState. A malformed one is refused with a
-// *ResumeStateError naming the field.
+// json.Marshal of a ResumeState, at most MaxResumeStateBytes long. A
+// malformed one is refused with a *ResumeStateError naming the field. The
+// host should persist it per endpoint: New refuses a state whose endpoint is
+// not Config.Endpoint.
 func ParseResumeState(data []byte) (*ResumeState, error) {
+	if len(data) > MaxResumeStateBytes {
+		return nil, &ResumeStateError{Field: "(document)", Reason: fmt.Sprintf("%d bytes, more than %d", len(data), MaxResumeStateBytes)}
+	}
 	var rs ResumeState
 	if err := json.Unmarshal(data, &rs); err != nil {
 		field := "(document)"
@@ -100,3 +108,11 @@ func (rs *ResumeState) Validate() error {
 
 // wireState returns the part the wire layer resumes from.
 func (rs *ResumeState) wireState() wire.ResumeState { return rs.ResumeState }
+
+// cutText shortens untrusted text quoted in an error.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

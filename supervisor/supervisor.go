@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -46,8 +47,13 @@ type Supervisor struct {
 	clock clockwork.Clock
 
 	inbox    chan func()
-	life     context.Context // ends on Close or Detach: cancels calls and commands
+	life     context.Context // ends on Close or Detach: cancels commands, ends the loop
 	end      context.CancelFunc
+	// callLife ends first on Close or Detach: in-flight calls are canceled
+	// before the session is ended (a server may hold a DELETE until the
+	// requests of the session return).
+	callLife context.Context
+	endCalls context.CancelFunc
 	loopDone chan struct{}
 	cmds     sync.WaitGroup // goroutines running commands (dial, attach, discovery)
 	bg       sync.WaitGroup // session watchers and closers
@@ -91,12 +97,16 @@ type snapshot struct {
 // New validates cfg and returns an idle supervisor. It starts nothing: call
 // Start. A malformed cfg.Resume is refused with a *ResumeStateError.
 func New(cfg Config) (*Supervisor, error) {
-	if cfg.Endpoint == "" {
-		return nil, errors.New("mcpsup: Config.Endpoint is required")
+	if err := validEndpoint(cfg.Endpoint); err != nil {
+		return nil, err
 	}
 	if cfg.Resume != nil {
 		if err := cfg.Resume.Validate(); err != nil {
 			return nil, err
+		}
+		if ep := cfg.Resume.Endpoint; ep != "" && ep != cfg.Endpoint {
+			// Never send one server's session id to another.
+			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", cutText(ep, 200), cfg.Endpoint)}
 		}
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
@@ -104,9 +114,25 @@ func New(cfg Config) (*Supervisor, error) {
 	return s, nil
 }
 
+// validEndpoint accepts an absolute http or https URL with a host.
+func validEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return errors.New("mcpsup: Config.Endpoint is required")
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return fmt.Errorf("mcpsup: Config.Endpoint: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", cutText(endpoint, 200))
+	}
+	return nil
+}
+
 // newSupervisor builds a supervisor around conn (nil: set by the caller).
 func newSupervisor(cfg Config, conn connector) *Supervisor {
 	life, end := context.WithCancel(context.Background())
+	callLife, endCalls := context.WithCancel(life)
 	s := &Supervisor{
 		cfg:      cfg,
 		conn:     conn,
@@ -114,6 +140,8 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		inbox:    make(chan func(), 64),
 		life:     life,
 		end:      end,
+		callLife: callLife,
+		endCalls: endCalls,
 		loopDone: make(chan struct{}),
 		changed:  make(chan struct{}),
 		reg:      map[session]bool{},
@@ -145,7 +173,8 @@ func (s *Supervisor) hostileRemembered() bool {
 	if rs == nil || !rs.StandaloneStream.Off || s.cfg.Stream != StreamAuto {
 		return false
 	}
-	return s.clock.Since(rs.StandaloneStream.DecidedAt) < s.cfg.HostileMemory
+	age := s.clock.Since(rs.StandaloneStream.DecidedAt)
+	return age >= 0 && age < s.cfg.HostileMemory // a decision from the future is not trusted
 }
 
 // Start begins supervising: it opens a session, or resumes Config.Resume. It
@@ -185,9 +214,11 @@ func (s *Supervisor) Detach() error { return s.stop(fsm.DetachRequested) }
 func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 	s.stopOnce.Do(func() {
 		s.mu.Lock()
-		s.stopped = true
+		s.stopped = true // no new call from here on
 		started := s.started
 		s.mu.Unlock()
+		s.endCalls()
+		s.calls.Wait()
 		if started {
 			done := make(chan struct{})
 			if s.post(func() { s.step(fsm.Trigger{Kind: kind}); close(done) }) {
@@ -196,8 +227,7 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		} else {
 			s.setSnapshot(func(sn *snapshot) { sn.state = Closed })
 		}
-		s.end() // cancels calls and commands; the loop exits
-		s.calls.Wait()
+		s.end() // cancels commands; the loop exits
 		if started {
 			<-s.loopDone
 		}
@@ -308,7 +338,10 @@ func (s *Supervisor) ResumeState() *ResumeState {
 // Reconnect asks for a fresh session: from a terminal failed state (after
 // the host re-authorized, say), or from ready. It returns at once.
 func (s *Supervisor) Reconnect() {
-	s.post(func() { s.step(fsm.Trigger{Kind: fsm.ReconnectRequested}) })
+	s.post(func() {
+		s.setSnapshot(func(sn *snapshot) { sn.rateUntil = time.Time{} }) // the host decided to try again
+		s.step(fsm.Trigger{Kind: fsm.ReconnectRequested})
+	})
 }
 
 // setSnapshot changes the snapshot under the lock and wakes waiters.

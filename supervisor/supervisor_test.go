@@ -467,3 +467,75 @@ func TestRetryAfterIsCappedByMaxInterval(t *testing.T) {
 	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 503, RetryAfter: time.Hour})
 	require.Equal(t, 5*time.Second, r.waitEvents(events.KindRetryScheduled, 1)[0].Delay)
 }
+
+func TestAPanickingSinkDoesNotStopTheSupervisor(t *testing.T) {
+	r := newRig(t, Config{})
+	var jl *events.JSONLines // a typed nil: Emit panics
+	r.sup.cfg.Events = events.Multi(r.sup.cfg.Events, jl)
+	r.ready(newFakeSession("s1", "a"))
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.NoError(t, err)
+}
+
+func TestRateLimitWindowIsCappedAndEndsOnReconnect(t *testing.T) {
+	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 10 * time.Second}})
+	sess := newFakeSession("s1", "a")
+	r.ready(sess)
+	sess.mu.Lock()
+	sess.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 24 * time.Hour}
+	sess.mu.Unlock()
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.Error(t, err)
+	require.Equal(t, 10*time.Second, r.waitEvents(events.KindRateLimitWindow, 1)[0].Delay, "capped by Backoff.MaxInterval")
+
+	r.clock.Advance(10 * time.Second)
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.NoError(t, err, "the window ended")
+
+	sess.mu.Lock()
+	sess.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 5 * time.Second}
+	sess.mu.Unlock()
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.Error(t, err)
+	r.sup.Reconnect()
+	r.next().ok(newFakeSession("s2", "a"))
+	r.until("the new session", func() bool { return r.sup.State() == Ready && r.sup.Generation() == 2 })
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.NoError(t, err, "Reconnect ends the window")
+}
+
+func TestCallWithoutDeadlineIsBoundedByCallTimeout(t *testing.T) {
+	r := newRig(t, Config{CallTimeout: time.Minute})
+	sess := newFakeSession("s1", "a")
+	sess.callHang = true
+	r.ready(sess)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.sup.CallTool(context.Background(), &mcp.CallToolParams{Name: "a"})
+		errc <- err
+	}()
+	r.until("the call sent", func() bool { return len(sess.toolCalls()) == 1 })
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
+	r.clock.Advance(time.Minute)
+	err := <-errc
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.Timeout, ce.Verdict.Class)
+	require.Equal(t, Ready, r.sup.State(), "a slow answer is not a dead session")
+}
+
+func TestNewRefusesBadEndpointsAndForeignResumeStates(t *testing.T) {
+	for _, ep := range []string{"", "not a url", "ftp://127.0.0.1/mcp", "http://", "/mcp"} {
+		_, err := New(Config{Endpoint: ep})
+		require.Error(t, err, "endpoint %q", ep)
+	}
+	rs := &ResumeState{Version: ResumeStateVersion, Endpoint: "http://127.0.0.1:1/other",
+		ResumeState: wire.ResumeState{SessionID: "abc", ProtocolVersion: "2025-11-25"}}
+	_, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp", Resume: rs})
+	var rse *ResumeStateError
+	require.ErrorAs(t, err, &rse)
+	require.Equal(t, "endpoint", rse.Field, "a session id is never sent to another server")
+
+	_, err = ParseResumeState(make([]byte, MaxResumeStateBytes+1))
+	require.ErrorAs(t, err, &rse)
+}
