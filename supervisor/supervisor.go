@@ -46,9 +46,9 @@ type Supervisor struct {
 	conn  connector
 	clock clockwork.Clock
 
-	inbox    chan func()
-	life     context.Context // ends on Close or Detach: cancels commands, ends the loop
-	end      context.CancelFunc
+	inbox chan func()
+	life  context.Context // ends on Close or Detach: cancels commands, ends the loop
+	end   context.CancelFunc
 	// callLife ends first on Close or Detach: in-flight calls are canceled
 	// before the session is ended (a server may hold a DELETE until the
 	// requests of the session return).
