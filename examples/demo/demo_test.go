@@ -34,7 +34,7 @@ func TestDemoEveryStoryEndsAsDesigned(t *testing.T) {
 		row := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(s.name) + `\s+ready.*ok \(\d+ checks\)$|^` + regexp.QuoteMeta(s.name) + `\s+closed \(was ready\).*ok \(\d+ checks\)$`)
 		assert.Regexp(t, row, out, "table row of %s", s.name)
 	}
-	assert.Contains(t, out, "all 5 stories ended as DESIGN.md requires")
+	assert.Contains(t, out, "all 5 stories ended as docs/DESIGN.md requires")
 	assert.NotContains(t, out, "FAIL")
 	assert.Regexp(t, `(?m)^S4 .*429:0 500:0 403:0 404:3 `, out)
 	assert.Regexp(t, `(?m)^S5 .*off: GET-hostile \(auto\)`, out)
@@ -85,7 +85,7 @@ func TestDemoReportsEveryUnmetExpectation(t *testing.T) {
 	assert.Regexp(t, `(?m)^failing\s+failed.*FAILED$`, out.String())
 	assert.Contains(t, out.String(), "FAIL failing: expected zero initialize on the wire; got 2")
 	assert.NotContains(t, out.String(), "a session;")
-	assert.Contains(t, out.String(), "1 of 2 stories did not end as DESIGN.md requires")
+	assert.Contains(t, out.String(), "1 of 2 stories did not end as docs/DESIGN.md requires")
 }
 
 func TestDemoFailsWhenTheRunIsCutShort(t *testing.T) {
