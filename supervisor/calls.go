@@ -19,8 +19,8 @@ import (
 // (connecting, resuming, probing, stale-recovering, a retrying failed state)
 // it waits for ready, bounded by ctx and Config.MaxCallWait, and is then sent
 // exactly once. In idle, closed or a terminal failed state it fails at once
-// with a *StateError. A tool the catalog does not have fails locally with
-// ErrUnknownTool.
+// with a *StateError. A tool the catalog does not have fails locally, nothing
+// sent, with a *CallError wrapping ErrUnknownTool (errors.Is works on both).
 //
 // A failed call returns a *CallError with the verdict and how far the request
 // got. Only transport and session-expired verdicts cost the session (failure

@@ -322,9 +322,11 @@ func (s *Supervisor) Catalog() Catalog {
 }
 
 // ResumeState returns the state a host persists to resume this session after
-// a restart (see ResumeState), or nil before any session existed or after the
-// session was dropped. Persist it after Detach, not after Close (which ended
-// the server-side session).
+// a restart (see ResumeState): the live session's, or the last one's. It is
+// nil before any session existed, and between dropping a stale or refused
+// session id and opening the next session (then it is the new session's).
+// Persist it after Detach, not after Close (which ended the server-side
+// session).
 func (s *Supervisor) ResumeState() *ResumeState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
