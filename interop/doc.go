@@ -1,6 +1,11 @@
 // Package interop holds tests only: it runs mcpsup's assumptions against the
 // TypeScript reference server, @modelcontextprotocol/server-everything, in
-// streamable-HTTP mode on 127.0.0.1.
+// streamable-HTTP mode on 127.0.0.1: first the facts about the server
+// that mcpsup relies on (everything_test.go), then the supervisor's
+// scenarios against it (supervisor_test.go): connect, a server restart
+// noticed by the standalone stream or by the next call, and a resume of a
+// persisted session on the live and on a restarted server, each counted
+// request by request at the supervisor's HTTP transport.
 //
 // The server is installed by interop/install.sh into <module root>/.interop
 // (or found through the MCPSUP_SERVER_EVERYTHING environment variable, the

@@ -26,12 +26,14 @@ type exchange struct {
 	Status  int    // 0 when there was no answer
 }
 
-// recorder is an http.RoundTripper that records every exchange.
+// recorder is an http.RoundTripper that records every exchange, in the
+// order the answers (or transport errors) came back.
 type recorder struct {
 	base http.RoundTripper
 
-	mu  sync.Mutex
-	log []exchange
+	mu      sync.Mutex
+	log     []exchange
+	changed chan struct{} // closed and replaced on every record; nil until waited on
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -55,8 +57,34 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r.mu.Lock()
 	r.log = append(r.log, ex)
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
 	r.mu.Unlock()
 	return resp, err
+}
+
+// waitFor blocks until done holds for the exchanges so far, or ctx ends; it
+// returns the exchanges it last saw and ctx's error.
+func (r *recorder) waitFor(ctx context.Context, done func([]exchange) bool) ([]exchange, error) {
+	for {
+		r.mu.Lock()
+		exs := append([]exchange(nil), r.log...)
+		if r.changed == nil {
+			r.changed = make(chan struct{})
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		if done(exs) {
+			return exs, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return exs, ctx.Err()
+		}
+	}
 }
 
 // exchanges returns a copy of the log so far.

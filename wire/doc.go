@@ -20,7 +20,10 @@
 // error response for that id (code [CodeHTTPAnswer]), so only that request
 // fails. It carries the blind-resume handshake (answers `initialize` locally),
 // keeps the standalone SSE stream from ever ending a session by itself
-// (failure story S5), and can end a session without DELETE.
+// (failure story S5; see [StreamConfig]: go-sdk's GET is answered at once and
+// the server's stream is dialed behind it, so connecting never waits for
+// it), and can end a session without DELETE (and sends none for a session
+// the server said is gone).
 //
 // [Session] is the go-sdk session adapter: [Open] runs a full handshake,
 // [Resume] re-attaches a persisted session without one, and [Session.Close]

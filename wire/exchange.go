@@ -56,8 +56,10 @@ type Exchange struct {
 	// only this request fails (DESIGN.md failure story S4).
 	Rewritten bool
 	// Local reports that the request never reached the server: the
-	// Transport answered it (resume handshake, detached DELETE, replay of a
-	// session-gone answer to the standalone stream).
+	// Transport answered it (resume handshake, a DELETE after [Transport.Detach]
+	// or after a session-gone answer, go-sdk's standalone GET, which the
+	// stream keeper answers at once before dialing the server, and the
+	// replay of a session-gone answer to the standalone stream).
 	Local bool
 	// Err is the transport error when no answer came.
 	Err error

@@ -86,7 +86,7 @@ type echoIn struct {
 
 // newServer starts a real go-sdk MCP server (a tool "echo" and a prompt
 // "greet") behind a gateway on 127.0.0.1.
-func newServer(t *testing.T, opts *mcp.StreamableHTTPOptions) (*gateway, string) {
+func newServer(t testing.TB, opts *mcp.StreamableHTTPOptions) (*gateway, string) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "v1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {

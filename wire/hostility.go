@@ -6,14 +6,20 @@ import (
 )
 
 // HostilityRule is the rule that marks a server GET-hostile (DESIGN.md
-// failure story S5): Threshold consecutive standalone stream attempts that
-// fail at once (see [StreamAttempt.FailedAtOnce]: no event, ended within
-// Span, not closed by the client, no sign of a gone session) while the last
-// POST of the same session was answered 2xx. An attempt that delivered an
-// event or lived Span or longer resets the count, so a healthy server whose
-// idle stream a proxy cuts now and then is never hostile. The zero value
-// selects the defaults: Threshold 3, Span 2s (the same Span as
-// [StreamConfig]).
+// failure story S5): the server, or a gateway in front of it, answers the
+// standalone stream's GETs and ends them at once while POSTs work. It fires
+// on Threshold consecutive standalone stream attempts that got an HTTP
+// answer and failed at once (see [StreamAttempt.FailedAtOnce]: no event,
+// ended within Span, not closed by the client, no sign of a gone session)
+// while the last POST of the same session was answered 2xx after the last
+// attempt that got no answer. An attempt that delivered an event or lived
+// Span or longer resets the count, so a healthy server whose idle stream a
+// proxy cuts now and then is never hostile. An attempt that got no HTTP
+// answer at all ([EndNoAnswer]: refused, reset, DNS) is evidence that the
+// server is unreachable, not hostile: it does not count, and a 2xx POST must
+// come after it before the rule can fire, so an outage never marks a server
+// GET-hostile. The zero value selects the defaults: Threshold 3, Span 2s
+// (the same Span as [StreamConfig]).
 type HostilityRule struct {
 	Threshold int
 	Span      time.Duration
@@ -59,6 +65,10 @@ func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
 	switch {
 	case a.End == EndClosed:
 		return false
+	case a.End == EndNoAnswer:
+		// Unreachable, not hostile: wait for a POST to succeed again.
+		h.postOK = false
+		return false
 	case !a.FailedAtOnce(h.rule.Span):
 		h.streak = 0
 		return false
@@ -76,6 +86,6 @@ func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
 // Hostile reports whether the rule fired, and why.
 func (h *HostilityTracker) Hostile() (bool, string) { return h.hostile, h.reason }
 
-// Streak returns the current count of consecutive attempts that failed at
-// once.
+// Streak returns the current count of consecutive answered attempts that
+// failed at once.
 func (h *HostilityTracker) Streak() int { return h.streak }

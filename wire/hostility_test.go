@@ -13,7 +13,8 @@ func TestHostilityTracker(t *testing.T) {
 	postOK := wire.Exchange{Verb: "POST", Status: 200}
 	postDown := wire.Exchange{Verb: "POST", Err: assert.AnError}
 	atOnce := wire.StreamAttempt{End: wire.EndEOF, Status: 200}
-	refused := wire.StreamAttempt{End: wire.EndNoAnswer}
+	refused := wire.StreamAttempt{End: wire.EndNoAnswer, Err: assert.AnError}
+	unavailable := wire.StreamAttempt{End: wire.EndNotStream, Status: 503}
 	lived := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Duration: 5 * time.Second}
 	delivered := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Events: 1}
 	closed := wire.StreamAttempt{End: wire.EndClosed}
@@ -30,7 +31,11 @@ func TestHostilityTracker(t *testing.T) {
 		steps   []step
 		hostile bool
 	}{
-		{"three at once with POSTs ok", []step{X(postOK), A(atOnce), A(refused), A(atOnce)}, true},
+		{"three at once with POSTs ok", []step{X(postOK), A(atOnce), A(atOnce), A(atOnce)}, true},
+		{"an outage is not hostility", []step{X(postOK), A(refused), A(refused), A(refused), A(refused)}, false},
+		{"no answer needs a POST after it", []step{X(postOK), A(atOnce), A(refused), A(atOnce), A(atOnce)}, false},
+		{"a POST after the outage re-arms the rule", []step{X(postOK), A(atOnce), A(refused), X(postOK), A(atOnce), A(atOnce)}, true},
+		{"answered 503s while POSTs work", []step{X(postOK), A(unavailable), A(unavailable), A(unavailable)}, true},
 		{"two are not enough", []step{X(postOK), A(atOnce), A(atOnce)}, false},
 		{"POSTs failing: server down, not hostile", []step{X(postDown), A(atOnce), A(atOnce), A(atOnce)}, false},
 		{"no POST seen", []step{A(atOnce), A(atOnce), A(atOnce)}, false},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -352,7 +353,15 @@ func TestSessionExpirySignalsEndTheSession(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g, url := newServer(t, nil)
-			s := open(t, url, wire.Options{Stream: wire.StreamOff})
+			var mu sync.Mutex
+			var deletes []wire.Exchange
+			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OnExchange: func(x wire.Exchange) {
+				if x.Verb == http.MethodDelete {
+					mu.Lock()
+					deletes = append(deletes, x)
+					mu.Unlock()
+				}
+			}}})
 			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
 				if method != "tools/call" {
 					return false
@@ -380,8 +389,16 @@ func TestSessionExpirySignalsEndTheSession(t *testing.T) {
 				t.Fatal("the go-sdk session did not end")
 			}
 			require.NoError(t, s.Close())
+			assert.Zero(t, g.count("DELETE", ""), "a gone session is not deleted on the wire")
+			mu.Lock()
+			defer mu.Unlock()
+			for _, x := range deletes {
+				assert.True(t, x.Local, "go-sdk's DELETE was answered locally")
+			}
 			if c.missing {
-				assert.Zero(t, g.count("DELETE", ""), "go-sdk sends no DELETE after 404")
+				assert.Empty(t, deletes, "go-sdk sends no DELETE after 404")
+			} else {
+				assert.Len(t, deletes, 1, "go-sdk sends DELETE after a null-id -32000 answer")
 			}
 		})
 	}

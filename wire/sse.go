@@ -9,17 +9,20 @@ import "bytes"
 type sseFramer struct {
 	buf     []byte // bytes not yet handed on
 	scanned int    // bytes of buf already split into lines
+	done    int    // bytes of buf that are whole events, handed on by push
 	fields  bool   // the current event has a field
 	id      string // the current event's id field
 	idSet   bool
 	lastID  string // id of the last dispatched event that had one
 }
 
-// push appends p and returns the whole events now complete (as bytes, with
-// their terminating blank line) and how many of them carry a field.
+// push appends p and returns how many whole events are now complete with
+// a field, and their bytes (with their terminating blank line). ready
+// aliases the framer's buffer: it is valid until the next call of any
+// method.
 func (f *sseFramer) push(p []byte) (events int, ready []byte) {
+	f.compact()
 	f.buf = append(f.buf, p...)
-	cut := 0
 	for {
 		i := bytes.IndexByte(f.buf[f.scanned:], '\n')
 		if i < 0 {
@@ -36,7 +39,7 @@ func (f *sseFramer) push(p []byte) (events int, ready []byte) {
 				}
 			}
 			f.fields, f.idSet = false, false
-			cut = f.scanned
+			f.done = f.scanned
 		case line[0] == ':':
 			// A comment, e.g. a keepalive.
 		default:
@@ -47,15 +50,26 @@ func (f *sseFramer) push(p []byte) (events int, ready []byte) {
 			}
 		}
 	}
-	if cut > 0 {
-		ready = append([]byte(nil), f.buf[:cut]...)
-		f.buf = append(f.buf[:0], f.buf[cut:]...)
-		f.scanned -= cut
+	return events, f.buf[:f.done]
+}
+
+// pending returns the bytes of the incomplete event.
+func (f *sseFramer) pending() []byte { return f.buf[f.done:] }
+
+// compact drops the bytes push returned as ready, and a large buffer once
+// it is empty.
+func (f *sseFramer) compact() {
+	if f.done > 0 {
+		n := copy(f.buf, f.buf[f.done:])
+		f.buf, f.scanned, f.done = f.buf[:n], f.scanned-f.done, 0
 	}
-	return events, ready
+	if len(f.buf) == 0 && cap(f.buf) > keptBuffer {
+		f.buf = nil
+	}
 }
 
 // reset drops an incomplete event; lastID is kept for Last-Event-ID.
 func (f *sseFramer) reset() {
-	f.buf, f.scanned, f.fields, f.idSet = f.buf[:0], 0, false, false
+	f.buf, f.scanned, f.done, f.fields, f.idSet = f.buf[:0], 0, 0, false, false
+	f.compact()
 }

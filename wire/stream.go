@@ -19,15 +19,31 @@ import (
 // for good: MaxRetries reconnects without a new event id (a go-sdk server
 // sends none, so a proxy that cuts idle streams is enough), a 4xx/5xx on a
 // reconnect, or a 5xx on the first GET. The keeper prevents this (DESIGN.md
-// failure story S5): go-sdk's single GET is answered with a body that never
-// ends by itself. When the server's stream ends, the body re-dials the
-// server with a bounded backoff and splices the new stream in, delivering
-// only whole SSE events so a stream cut mid-event cannot corrupt go-sdk's
-// reader. go-sdk keeps processing every server message with the host's
-// handlers. Only a sign that the session is really gone (404 to a request
-// with Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
-// the body; go-sdk's next GET then gets that answer replayed, and the
-// session ends as go-sdk ends it (without DELETE after a 404).
+// failure story S5): go-sdk's GET is answered at once, locally, with a 200
+// text/event-stream body that never ends by itself, and the keeper dials the
+// server's stream behind it. go-sdk's Client.Connect waits for the
+// standalone GET's response headers (mcp/streamable.go
+// connectStandaloneSSE), so the local answer also saves a round trip on
+// every [Open] and [Resume]. When the server's stream ends, the body
+// re-dials the server with a bounded backoff and splices the new stream in,
+// delivering only whole SSE events so a stream cut mid-event cannot corrupt
+// go-sdk's reader. go-sdk keeps processing every server message with the
+// host's handlers. Only a sign that the session is really gone (404 to a
+// request with Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error,
+// 401) ends the body; go-sdk's next GET then gets that answer replayed, and
+// the session ends as go-sdk ends it (without DELETE).
+//
+// A server that offers no standalone stream answers the first GET with 405
+// (MCP spec, transports, listening for messages from the server), another
+// 4xx or a non-SSE 2xx; go-sdk gives the stream up on such an answer, and
+// the keeper does the same: it records the attempt ([StreamAttempt.Declined])
+// and holds the stream silently for the session's life, dialing no more.
+//
+// Re-dialing never stops while the server is unreachable: attempts that get
+// no HTTP answer (refused, reset, DNS) are retried with the backoff, at most
+// once per MaxBackoff, for as long as the session lives, and do not count
+// toward MaxFailedRedials, so a session whose server comes back after a long
+// outage still learns of it from its stream. Closing the session stops it.
 type StreamConfig struct {
 	// Span is how long an attempt must live, or deliver an event, not to
 	// count as failing at once. Default 2s.
@@ -38,9 +54,10 @@ type StreamConfig struct {
 	// Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
-	// MaxFailedRedials is how many consecutive attempts may fail at once
-	// before the keeper holds the stream silently, as if
-	// [Transport.HoldStream] had been called; HoldStream(false) restarts it.
+	// MaxFailedRedials is how many consecutive attempts may get an HTTP
+	// answer and fail at once before the keeper holds the stream silently,
+	// as if [Transport.HoldStream] had been called; HoldStream(false)
+	// restarts it. Attempts that got no answer are not counted (see above).
 	// Default 8.
 	MaxFailedRedials int
 	// MaxEventBytes bounds the buffer of one incomplete SSE event. An event
@@ -122,6 +139,10 @@ type StreamAttempt struct {
 	Events int
 	// SessionGone reports an answer that says the session is over.
 	SessionGone bool
+	// Declined reports that the server answered the stream's first GET
+	// with 405, another 4xx or a non-SSE answer: it offers no standalone
+	// stream, and the keeper dials no more for this session.
+	Declined bool
 	// Start and Duration on the Transport's clock.
 	Start    time.Time
 	Duration time.Duration
@@ -136,29 +157,18 @@ func (a StreamAttempt) FailedAtOnce(span time.Duration) bool {
 
 var errStreamClosed = errors.New("mcpsup/wire: standalone stream closed")
 
-// standaloneGET answers go-sdk's standalone stream GET.
+// standaloneGET answers go-sdk's standalone stream GET at once with the
+// keeper's body; the body dials the server when go-sdk first reads it.
 func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 	if resp := t.replayGone(req); resp != nil {
 		return resp, nil
 	}
-	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
-	resp, kind, err := b.dial()
-	switch kind {
-	case dialStream:
-		out := *resp
-		out.Body = b
-		return &out, nil
-	case dialDeclined:
-		return resp, nil
-	case dialGone:
-		b.ended = true
-	case dialFailed:
-		if b.ctx.Err() != nil {
-			return nil, err
-		}
-	}
+	x := t.begin(req)
+	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
+	t.finish(req, x)
 	out := localResponse(req, http.StatusOK, "text/event-stream", nil, nil)
-	out.Body, out.ContentLength = b, -1
+	out.Body = &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
+	out.ContentLength = -1
 	return out, nil
 }
 
@@ -166,6 +176,11 @@ func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 func (t *Transport) replayGone(req *http.Request) *http.Response {
 	t.mu.Lock()
 	g := t.gone
+	var body []byte
+	if g != nil {
+		body, _ = io.ReadAll(g.Body)
+		g.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	t.mu.Unlock()
 	if g == nil {
 		return nil
@@ -173,8 +188,6 @@ func (t *Transport) replayGone(req *http.Request) *http.Response {
 	x := t.begin(req)
 	x.Local, x.Status, x.ContentType, x.SessionGone = true, g.StatusCode, mediaType(g.Header.Get("Content-Type")), true
 	t.finish(req, x)
-	body, _ := io.ReadAll(g.Body)
-	g.Body = io.NopCloser(bytes.NewReader(body))
 	return localResponse(req, g.StatusCode, "", g.Header, body)
 }
 
@@ -182,10 +195,14 @@ type dialKind uint8
 
 const (
 	dialStream   dialKind = iota // a 200 text/event-stream: reading
-	dialDeclined                 // first GET answered "no stream here": go-sdk sees it as is
+	dialDeclined                 // the first GET was answered "no stream here"
 	dialGone                     // the session is over
 	dialFailed                   // try again later
 )
+
+// keptBuffer bounds the capacity a stream keeps in its buffers while idle;
+// larger buffers are dropped once drained.
+const keptBuffer = 4 << 10
 
 // streamBody is the never-ending body go-sdk reads as its standalone stream.
 type streamBody struct {
@@ -202,17 +219,19 @@ type streamBody struct {
 	// Owned by the reading goroutine.
 	seq      int
 	att      StreamAttempt
-	failures int  // consecutive attempts that failed at once
+	failures int  // consecutive attempts that failed at once: the backoff
+	answered int  // those of them that got an HTTP answer: MaxFailedRedials
+	declined bool // the server offers no standalone stream: hold for good
 	ended    bool // deliver EOF once out is drained
 	unsafe   bool // an oversized event is being passed through
 	frame    sseFramer
-	out      []byte
-	chunk    []byte
+	out      []byte // whole events for go-sdk that did not fit its buffer
+	off      int    // bytes of out already delivered
 }
 
-// dial makes one attempt. It reports every attempt that does not become a
+// dial makes one attempt and reports every attempt that does not become a
 // live stream at once.
-func (b *streamBody) dial() (*http.Response, dialKind, error) {
+func (b *streamBody) dial() dialKind {
 	b.seq++
 	req := b.req.Clone(b.ctx)
 	if id := b.frame.lastID; id != "" {
@@ -226,13 +245,13 @@ func (b *streamBody) dial() (*http.Response, dialKind, error) {
 		b.t.finish(req, x)
 		b.att.End, b.att.Err = EndNoAnswer, err
 		b.report()
-		return nil, dialFailed, err
+		return dialFailed
 	}
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
 		b.t.finish(req, x)
 		b.setCur(resp.Body)
-		return resp, dialStream, nil
+		return dialStream
 	}
 	prefix := readPrefix(resp, b.t.cfg.MaxErrorBody)
 	_ = resp.Body.Close()
@@ -240,28 +259,31 @@ func (b *streamBody) dial() (*http.Response, dialKind, error) {
 	if r, ok := classify.ParseRPCError(prefix); ok {
 		x.RPC, x.RPCPresent = r, true
 	}
-	x.SessionGone = sessionGone(x) || x.Status == http.StatusUnauthorized
+	gone := sessionGone(x)
+	x.SessionGone = gone || x.Status == http.StatusUnauthorized
 	b.t.finish(req, x)
 	b.att.End, b.att.SessionGone = EndNotStream, x.SessionGone
+	// First GET: go-sdk gives the stream up on 405, another 4xx or a
+	// non-SSE answer (mcp/streamable.go connectStandaloneSSE), and fails
+	// the session on a 5xx SSE answer; 5xx and 429 are retried here.
+	b.att.Declined = b.seq == 1 && !x.SessionGone && x.Status < 500 && x.Status != http.StatusTooManyRequests
 	b.report()
-	if x.SessionGone {
+	switch {
+	case x.SessionGone:
 		g := localResponse(req, x.Status, "", resp.Header, prefix)
 		b.t.mu.Lock()
 		if b.t.gone == nil {
 			b.t.gone = g
 		}
+		if gone {
+			b.t.detached = true // a DELETE would only be refused
+		}
 		b.t.mu.Unlock()
-		return nil, dialGone, nil
+		return dialGone
+	case b.att.Declined:
+		return dialDeclined
 	}
-	// First GET: go-sdk tolerates 405, other 4xx and non-SSE answers by
-	// giving up the stream (mcp/streamable.go connectStandaloneSSE); it
-	// fails the session on 5xx, so those are kept here.
-	declined := x.Status < 500 && x.Status != http.StatusTooManyRequests
-	if b.seq == 1 && declined {
-		resp.Body = io.NopCloser(bytes.NewReader(prefix))
-		return resp, dialDeclined, nil
-	}
-	return nil, dialFailed, nil
+	return dialFailed
 }
 
 func (b *streamBody) setCur(rc io.ReadCloser) {
@@ -275,6 +297,12 @@ func (b *streamBody) setCur(rc io.ReadCloser) {
 	}
 }
 
+func (b *streamBody) current() io.ReadCloser {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur
+}
+
 // report ends the current attempt's record.
 func (b *streamBody) report() {
 	b.att.Duration = b.t.clock.Since(b.att.Start)
@@ -282,8 +310,11 @@ func (b *streamBody) report() {
 	case b.att.End == EndClosed:
 	case b.att.FailedAtOnce(b.t.stream.Span):
 		b.failures++
+		if b.att.End != EndNoAnswer {
+			b.answered++
+		}
 	default:
-		b.failures = 0
+		b.failures, b.answered = 0, 0
 	}
 	b.t.log.Debug("mcpsup/wire: standalone stream attempt ended",
 		"seq", b.att.Seq, "status", b.att.Status, "end", b.att.End.String(),
@@ -293,12 +324,22 @@ func (b *streamBody) report() {
 	}
 }
 
-// Read implements io.Reader.
+// Read implements io.Reader. It reads the server's stream into p, which
+// serves as scratch space, and hands on whole events only.
 func (b *streamBody) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	for {
-		if len(b.out) > 0 {
-			n := copy(p, b.out)
-			b.out = b.out[n:]
+		if b.off < len(b.out) {
+			n := copy(p, b.out[b.off:])
+			b.off += n
+			if b.off == len(b.out) {
+				b.out, b.off = b.out[:0], 0
+				if cap(b.out) > keptBuffer {
+					b.out = nil
+				}
+			}
 			return n, nil
 		}
 		if err := b.stopped(); err != nil {
@@ -307,24 +348,20 @@ func (b *streamBody) Read(p []byte) (int, error) {
 		if b.ended {
 			return 0, io.EOF
 		}
-		b.mu.Lock()
-		cur := b.cur
-		b.mu.Unlock()
+		cur := b.current()
 		if cur == nil {
 			if err := b.redial(); err != nil {
 				return 0, err
 			}
 			continue
 		}
-		if b.chunk == nil {
-			b.chunk = make([]byte, 32<<10)
-		}
-		n, err := cur.Read(b.chunk)
-		if n > 0 {
-			b.take(b.chunk[:n])
-		}
+		n, err := cur.Read(p)
+		n = b.take(p, n)
 		if err != nil {
 			b.endAttempt(cur, err)
+		}
+		if n > 0 {
+			return n, nil
 		}
 	}
 }
@@ -339,22 +376,32 @@ func (b *streamBody) stopped() error {
 	return b.ctx.Err()
 }
 
-// take frames newly read bytes, queuing whole events for go-sdk.
-func (b *streamBody) take(p []byte) {
+// take frames the n bytes just read into p, puts the whole events now
+// complete back at the start of p (queuing what does not fit) and returns
+// how many bytes of p go-sdk gets.
+func (b *streamBody) take(p []byte, n int) int {
+	if n == 0 {
+		return 0
+	}
 	if b.unsafe {
-		b.out = append(b.out, p...)
-		b.att.Bytes += int64(len(p))
-		return
+		b.att.Bytes += int64(n)
+		return n
 	}
-	events, ready := b.frame.push(p)
+	events, ready := b.frame.push(p[:n])
 	b.att.Events += events
-	if len(b.frame.buf) > b.t.stream.MaxEventBytes {
+	if len(b.frame.pending()) > b.t.stream.MaxEventBytes {
 		// Too large to buffer: pass it on; a cut now cannot be spliced.
-		ready, b.unsafe = append(ready, b.frame.buf...), true
-		b.frame.reset()
+		ready, b.unsafe = b.frame.buf, true
 	}
-	b.out = append(b.out, ready...)
 	b.att.Bytes += int64(len(ready))
+	k := copy(p, ready)
+	b.out = append(b.out, ready[k:]...)
+	if b.unsafe {
+		b.frame.reset()
+	} else {
+		b.frame.compact()
+	}
+	return k
 }
 
 // endAttempt closes the server's stream after it ended with err.
@@ -382,11 +429,14 @@ func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
 func (b *streamBody) redial() error {
 	for {
 		hold, changed := b.t.holding()
-		if hold || b.failures >= b.t.stream.MaxFailedRedials {
+		if b.declined || hold || b.answered >= b.t.stream.MaxFailedRedials {
+			if b.declined {
+				changed = nil // for good: only the session's end ends the wait
+			}
 			select {
 			case <-changed:
 				if h, _ := b.t.holding(); !h {
-					b.failures = 0
+					b.failures, b.answered = 0, 0
 				}
 				continue
 			case <-b.closed:
@@ -406,14 +456,18 @@ func (b *streamBody) redial() error {
 				return b.ctx.Err()
 			}
 		}
-		if _, kind, _ := b.dial(); kind == dialGone {
+		switch b.dial() {
+		case dialGone:
 			b.ended = true
+		case dialDeclined:
+			b.declined = true
 		}
 		return b.stopped()
 	}
 }
 
-// backoff is the wait before the next attempt.
+// backoff is the wait before the next attempt: InitialBackoff doubled per
+// consecutive failure, at most MaxBackoff.
 func (b *streamBody) backoff() time.Duration {
 	if b.failures == 0 {
 		return 0
@@ -428,10 +482,7 @@ func (b *streamBody) backoff() time.Duration {
 // Close implements io.Closer; it ends the stream for good.
 func (b *streamBody) Close() error {
 	b.closeOnce.Do(func() { close(b.closed) })
-	b.mu.Lock()
-	cur := b.cur
-	b.mu.Unlock()
-	if cur != nil {
+	if cur := b.current(); cur != nil {
 		return cur.Close()
 	}
 	return nil

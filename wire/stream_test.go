@@ -238,3 +238,229 @@ func TestStreamSessionGoneEndsSession(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Zero(t, g.count("DELETE", ""))
 }
+
+// hangUp closes the connection of a request without an answer, as a server
+// that is down (or a reset) leaves the client with no HTTP status.
+func hangUp(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err == nil {
+		_ = conn.Close()
+	}
+}
+
+// TestStreamOutageKeepsRedialing: attempts that get no HTTP answer (the
+// server is down) are re-dialed for as long as the session lives, far past
+// MaxFailedRedials, so the stream is back as soon as the server is.
+func TestStreamOutageKeepsRedialing(t *testing.T) {
+	const maxFailed, outage = 2, 10
+	g, url := newServer(t, nil)
+	var mu sync.Mutex
+	down, noAnswer := true, 0
+	through := make(chan struct{}, 1)
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if r.Method != http.MethodGet {
+			return false
+		}
+		mu.Lock()
+		d := down
+		mu.Unlock()
+		if !d {
+			select {
+			case through <- struct{}{}:
+			default:
+			}
+			return false
+		}
+		hangUp(w)
+		return true
+	})
+	clock := clockwork.NewFakeClock()
+	rec := newRecorder(wire.HostilityRule{})
+	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock,
+		Stream: wire.StreamConfig{MaxFailedRedials: maxFailed}}}
+	rec.config(&opts.Wire)
+	observe := opts.Wire.OnStreamAttempt
+	opts.Wire.OnStreamAttempt = func(a wire.StreamAttempt) {
+		observe(a)
+		mu.Lock()
+		defer mu.Unlock()
+		if a.End == wire.EndNoAnswer {
+			if noAnswer++; noAnswer == outage {
+				down = false // the server is back before the next attempt
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	advancing := advance(ctx, clock)
+	defer func() { cancel(); <-advancing }()
+	s := open(t, url, opts)
+
+	within(t, through, "a standalone GET after the outage")
+	attempts, hostile := rec.snapshot()
+	assert.False(t, hostile, "an outage is not GET-hostility")
+	require.Len(t, attempts, outage, "the attempts of the outage, more than MaxFailedRedials")
+	for _, a := range attempts {
+		assert.Equal(t, wire.EndNoAnswer, a.End)
+		assert.Error(t, a.Err)
+	}
+	callEcho(t, s.ClientSession())
+	assert.Equal(t, 1, g.count("POST", "initialize"), "the session survived the outage")
+}
+
+// TestStreamAnsweredFailuresHold: attempts the server answers and ends at
+// once (here 503) stop after MaxFailedRedials; HoldStream(false) restarts
+// the stream at once.
+func TestStreamAnsweredFailuresHold(t *testing.T) {
+	const maxFailed = 3
+	g, url := newServer(t, nil)
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if r.Method != http.MethodGet {
+			return false
+		}
+		writeFault(w, 503, "text/plain", "busy", nil)
+		return true
+	})
+	clock := clockwork.NewFakeClock()
+	rec := newRecorder(wire.HostilityRule{Threshold: 100})
+	fourth := make(chan struct{})
+	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock,
+		Stream: wire.StreamConfig{MaxFailedRedials: maxFailed}}}
+	rec.config(&opts.Wire)
+	observe := opts.Wire.OnStreamAttempt
+	opts.Wire.OnStreamAttempt = func(a wire.StreamAttempt) {
+		observe(a)
+		if a.Seq == maxFailed+1 {
+			close(fourth)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	advancing := advance(ctx, clock)
+	s := open(t, url, opts)
+	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= maxFailed }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	<-advancing
+
+	callEcho(t, s.ClientSession())
+	attempts, _ := rec.snapshot()
+	require.Len(t, attempts, maxFailed, "held after MaxFailedRedials answered failures")
+	for _, a := range attempts {
+		assert.Equal(t, 503, a.Status)
+		assert.False(t, a.Declined, "a 503 is retried, not taken as no stream")
+	}
+	// Held, the keeper waits on the hold alone: releasing it re-dials with
+	// no backoff, so no clock advance is needed.
+	s.Transport().HoldStream(false)
+	within(t, fourth, "the re-dial after HoldStream(false)")
+	assert.Equal(t, 1, g.count("POST", "initialize"))
+}
+
+// TestStreamDeclinedHoldsSilently: a server that answers the first GET 405
+// offers no standalone stream (MCP spec, transports); the keeper records it
+// and dials no more, whatever the time, as go-sdk itself gives up.
+func TestStreamDeclinedHoldsSilently(t *testing.T) {
+	g, url := newServer(t, nil)
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if r.Method != http.MethodGet {
+			return false
+		}
+		writeFault(w, 405, "text/plain", "no stream", nil)
+		return true
+	})
+	clock := clockwork.NewFakeClock()
+	rec := newRecorder(wire.HostilityRule{})
+	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock}}
+	rec.config(&opts.Wire)
+	s := open(t, url, opts)
+	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) == 1 }, 10*time.Second, 5*time.Millisecond)
+	attempts, hostile := rec.snapshot()
+	assert.True(t, attempts[0].Declined)
+	assert.Equal(t, 405, attempts[0].Status)
+	assert.False(t, hostile)
+
+	clock.Advance(24 * time.Hour)
+	s.Transport().HoldStream(true)
+	s.Transport().HoldStream(false)
+	callEcho(t, s.ClientSession())
+	assert.Equal(t, 1, g.count("GET", ""), "no re-dial")
+	attempts, _ = rec.snapshot()
+	assert.Len(t, attempts, 1)
+	assert.Equal(t, 1, g.count("POST", "initialize"))
+}
+
+// TestConnectDoesNotWaitForStandaloneGET: go-sdk's Client.Connect waits for
+// the standalone GET's response headers; the keeper answers that GET at
+// once, so Open and Resume return while a gateway still holds the server's
+// GET, and calls work meanwhile.
+func TestConnectDoesNotWaitForStandaloneGET(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		name := "open"
+		if resume {
+			name = "blind resume"
+		}
+		t.Run(name, func(t *testing.T) {
+			g, url := newServer(t, nil)
+			var st wire.ResumeState
+			if resume {
+				first := open(t, url, wire.Options{Stream: wire.StreamOff})
+				st = first.ResumeState()
+				st.InitializeResult = nil
+				require.NoError(t, first.Detach())
+			}
+			arrived, passed := make(chan struct{}, 1), make(chan struct{}, 1)
+			release := make(chan struct{})
+			var once sync.Once
+			unblock := func() { once.Do(func() { close(release) }) }
+			t.Cleanup(unblock)
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if r.Method != http.MethodGet {
+					return false
+				}
+				select {
+				case arrived <- struct{}{}:
+				default:
+				}
+				select {
+				case <-release:
+					passed <- struct{}{}
+					return false // on to the server
+				case <-r.Context().Done():
+					return true
+				}
+			})
+			type result struct {
+				s   *wire.Session
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				opts := wire.Options{Endpoint: url, Era: wire.Era2025}
+				var r result
+				if resume {
+					r.s, r.err = wire.Resume(context.Background(), opts, st)
+				} else {
+					r.s, r.err = wire.Open(context.Background(), opts)
+				}
+				done <- r
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(10 * time.Second):
+				unblock()
+				r = <-done
+				if r.err == nil {
+					_ = r.s.Close()
+				}
+				t.Fatal("connecting waited for the standalone GET's answer")
+			}
+			require.NoError(t, r.err)
+			t.Cleanup(func() { _ = r.s.Close() })
+
+			within(t, arrived, "the standalone GET at the gateway")
+			callEcho(t, r.s.ClientSession())
+			unblock()
+			within(t, passed, "the held GET passed on to the server")
+			assert.Equal(t, 1, g.count("GET", ""), "one standalone GET, dialed behind the local answer")
+		})
+	}
+}

@@ -28,6 +28,7 @@ const (
 	DefaultMaxErrorBody = 64 << 10
 	DefaultMaxJSONBody  = 16 << 20
 	maxRequestScan      = 4 << 20
+	maxIdentityBody     = 64 << 10
 )
 
 // Config configures a [Transport]. The zero value is ready to use.
@@ -72,7 +73,7 @@ type Transport struct {
 
 	mu        sync.Mutex
 	resume    *handshake     // answers the handshake locally, nil when not resuming
-	detached  bool           // DELETE answered locally
+	detached  bool           // DELETE answered locally: detached, or the session is gone
 	hold      bool           // standalone stream: stop re-dialing
 	holdCh    chan struct{}  // closed and replaced when hold changes
 	gone      *http.Response // session-gone answer replayed to go-sdk's next standalone GET
@@ -107,7 +108,8 @@ func NewTransport(cfg Config) *Transport {
 // silent: no GET reaches the server, and the session is unaffected. The
 // supervisor holds the stream of a server it found GET-hostile (DESIGN.md
 // failure story S5). HoldStream(false) also restarts a stream the keeper
-// held by itself after [StreamConfig.MaxFailedRedials].
+// held by itself after [StreamConfig.MaxFailedRedials], but not one whose
+// server declined it ([StreamAttempt.Declined]).
 func (t *Transport) HoldStream(hold bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -125,7 +127,10 @@ func (t *Transport) holding() (bool, <-chan struct{}) {
 
 // Detach makes the Transport answer DELETE requests locally (204), so that
 // closing the go-sdk session afterwards leaves the server-side session alive
-// for a later resume.
+// for a later resume. The Transport detaches by itself once an answer shows
+// the session is gone ([Exchange.SessionGone]): go-sdk sends no DELETE after
+// a 404 (mcp.ErrSessionMissing) but does after a null-id -32000 4xx, which
+// the server could only refuse.
 func (t *Transport) Detach() {
 	t.mu.Lock()
 	t.detached = true
@@ -214,6 +219,9 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	t.fill(&x, resp, err)
 	if err == nil {
 		resp = t.inspect(req, &x, resp)
+		if x.SessionGone {
+			t.Detach() // the server would refuse the DELETE go-sdk sends next
+		}
 		if err = t.noteHandshake(&x, resp); err != nil {
 			_ = resp.Body.Close()
 			resp = nil
@@ -244,7 +252,12 @@ func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) error {
 }
 
 // requestIdentity reads the JSON-RPC method and id of a POST body without
-// consuming it (via GetBody), reading at most maxRequestScan bytes.
+// consuming it (via GetBody). A body of known length up to maxIdentityBody
+// bytes (every message go-sdk sends but large tool arguments) is decoded in
+// one json.Unmarshal; a longer one, or one of unknown length, is scanned
+// token by token up to the first id and method, reading at most
+// maxRequestScan bytes. A batch (a JSON array) has no single identity:
+// "", "".
 func requestIdentity(req *http.Request) (method, id string) {
 	if req.GetBody == nil {
 		return "", ""
@@ -254,6 +267,26 @@ func requestIdentity(req *http.Request) (method, id string) {
 		return "", ""
 	}
 	defer body.Close()
+	if req.ContentLength <= 0 || req.ContentLength > maxIdentityBody {
+		return scanIdentity(body)
+	}
+	buf := make([]byte, req.ContentLength)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return "", ""
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if i := bytes.IndexFunc(buf, notJSONSpace); i < 0 || buf[i] != '{' || json.Unmarshal(buf, &msg) != nil {
+		return "", ""
+	}
+	return msg.Method, rawID(msg.ID)
+}
+
+// scanIdentity is requestIdentity for a long body: a token scan that stops
+// once it saw the id and the method (go-sdk writes both before params).
+func scanIdentity(body io.Reader) (method, id string) {
 	dec := json.NewDecoder(io.LimitReader(body, maxRequestScan))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return "", ""
@@ -275,13 +308,21 @@ func requestIdentity(req *http.Request) (method, id string) {
 			_ = json.Unmarshal(raw, &method)
 		case "id":
 			sawID = true
-			if s := strings.TrimSpace(string(raw)); s != "null" {
-				id = s
-			}
+			id = rawID(raw)
 		}
 	}
 	return method, id
 }
+
+// rawID returns a JSON-RPC id as raw JSON, "" for an absent or null id.
+func rawID(raw json.RawMessage) string {
+	if s := strings.TrimSpace(string(raw)); s != "null" {
+		return s
+	}
+	return ""
+}
+
+func notJSONSpace(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' }
 
 // retryAfter parses a Retry-After value: delay-seconds or an HTTP-date.
 func (t *Transport) retryAfter(v string) time.Duration {

@@ -1,0 +1,96 @@
+package wire_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// BenchmarkRoundTripCallTool measures one tools/call through the Transport
+// against a real go-sdk server on 127.0.0.1 (client and server allocations
+// together).
+func BenchmarkRoundTripCallTool(b *testing.B) {
+	_, url := newServer(b, nil)
+	s, err := wire.Open(context.Background(), wire.Options{Endpoint: url, Era: wire.Era2025, Stream: wire.StreamOff})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.ClientSession().CallTool(context.Background(), params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// latency is the delay a benchmark gateway adds before every request.
+const latency = 20 * time.Millisecond
+
+// delayed makes the gateway wait latency before answering every request,
+// like a distant server.
+func delayed(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+	select {
+	case <-time.After(latency):
+	case <-r.Context().Done():
+	}
+	return false
+}
+
+// BenchmarkOpenDelayed measures Open (initialize, the standalone stream's
+// start) against a server that answers every request after latency; the
+// round-trips metric is the time in units of latency.
+func BenchmarkOpenDelayed(b *testing.B) {
+	g, url := newServer(b, nil)
+	g.setFault(delayed)
+	for b.Loop() {
+		s, err := wire.Open(context.Background(), wire.Options{Endpoint: url, Era: wire.Era2025})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		_ = s.Detach()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed())/float64(latency)/float64(b.N), "round-trips/op")
+}
+
+// BenchmarkResumeBlindDelayed measures a blind Resume and its first
+// tools/list against a server that answers every request after latency.
+func BenchmarkResumeBlindDelayed(b *testing.B) {
+	for _, mode := range []struct {
+		name   string
+		stream wire.StreamMode
+	}{{"stream-on", wire.StreamOn}, {"stream-off", wire.StreamOff}} {
+		b.Run(mode.name, func(b *testing.B) {
+			g, url := newServer(b, nil)
+			first, err := wire.Open(context.Background(), wire.Options{Endpoint: url, Era: wire.Era2025, Stream: wire.StreamOff})
+			if err != nil {
+				b.Fatal(err)
+			}
+			st := first.ResumeState()
+			st.InitializeResult = nil
+			_ = first.Detach()
+			g.setFault(delayed)
+			for b.Loop() {
+				s, err := wire.Resume(context.Background(), wire.Options{Endpoint: url, Stream: mode.stream}, st)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.ClientSession().ListTools(context.Background(), nil); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				_ = s.Detach()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(latency)/float64(b.N), "round-trips/op")
+		})
+	}
+}

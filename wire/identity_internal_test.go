@@ -1,0 +1,79 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkRequestIdentity measures reading the JSON-RPC id and method of a
+// typical tools/call POST.
+func BenchmarkRequestIdentity(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"},"_meta":{"progressToken":7}}}`)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if m, id := requestIdentity(req); m != "tools/call" || id != "7" {
+			b.Fatal(m, id)
+		}
+	}
+}
+
+func TestRequestIdentity(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"pad":"` + strings.Repeat("x", maxIdentityBody) + `"}}`
+	cases := []struct {
+		name, body     string
+		unknownLength  bool
+		method, wantID string
+	}{
+		{"call", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}`, false, "tools/call", "7"},
+		{"string id", `{"jsonrpc":"2.0","id":"a-1","method":"tools/list"}`, false, "tools/list", `"a-1"`},
+		{"method first", ` {"method":"ping","params":{},"id":0}`, false, "ping", "0"},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"x"}`, false, "x", ""},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, "notifications/initialized", ""},
+		{"response", `{"jsonrpc":"2.0","id":3,"result":{}}`, false, "", "3"},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, false, "", ""},
+		{"batch after space", "\n [{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", false, "", ""},
+		{"not JSON", `hello`, false, "", ""},
+		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"pi`, false, "", ""},
+		{"unknown length", `{"jsonrpc":"2.0","id":9,"method":"tools/call"}`, true, "tools/call", "9"},
+		{"longer than the unmarshal bound", long, false, "tools/call", `"big"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(c.body)
+			if c.unknownLength {
+				body = io.MultiReader(body) // no length known to net/http
+			}
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", body)
+			require.NoError(t, err)
+			if c.unknownLength {
+				b := []byte(c.body)
+				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+				require.EqualValues(t, 0, req.ContentLength)
+			}
+			method, id := requestIdentity(req)
+			assert.Equal(t, c.method, method)
+			assert.Equal(t, c.wantID, id)
+		})
+	}
+}
+
+// TestRequestIdentityAllocations: reading the identity of a typical call is
+// one small decode, not a token scan (which costs about 48 allocations).
+func TestRequestIdentityAllocations(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"},"_meta":{"progressToken":7}}}`)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", bytes.NewReader(body))
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(100, func() { requestIdentity(req) })
+	assert.LessOrEqual(t, allocs, 16.0)
+}
