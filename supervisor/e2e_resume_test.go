@@ -142,3 +142,45 @@ func TestE2EMalformedResumeStateRefused(t *testing.T) {
 	require.Equal(t, "session_id", rse.Field)
 	_ = time.Second
 }
+
+// S1's neighbours: a prompts probe answered 500 and a resources probe that
+// hangs past its deadline leave the tool catalog whole.
+func TestE2EBlindResumeSideProbesFailOnTheirOwn(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 3, Resources: 1, Prompts: 1}, supervisor.Config{})
+	rs := persisted(t, e, true)
+	gw := e.srv.Gateway()
+	gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "prompts/list"}, Action: mcptest.PlainText(500, "boom")})
+	gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "resources/list"}, Action: mcptest.Delay(10 * time.Second)})
+
+	sup, rec := resumeE2E(t, e, rs, supervisor.Config{ProbeTimeout: 200 * time.Millisecond})
+	sup.Start()
+	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Ready), "state %s", sup.State())
+	require.ElementsMatch(t, e.srv.ToolNames(), sup.Catalog().ToolNames())
+	require.Zero(t, e.srv.Log().Count("initialize"))
+	reports := eventsOf(rec, events.KindProbeReport)
+	require.Len(t, reports, 1)
+	status := map[string]string{}
+	for _, l := range reports[0].Lists {
+		status[l.List] = l.Status + "/" + l.Verdict.Class.String()
+	}
+	require.Equal(t, "present/none", status["tools"])
+	require.Equal(t, "degraded/server-error", status["prompts"])
+	require.Equal(t, "degraded/timeout", status["resources"])
+}
+
+// A 401 on tools/list while probing propagates: terminal failed, no stale
+// recovery, no handshake.
+func TestE2EBlindResumeUnauthorizedProbe(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 2}, supervisor.Config{})
+	rs := persisted(t, e, true)
+	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "tools/list"}, Action: mcptest.PlainText(401, "no")})
+
+	sup, rec := resumeE2E(t, e, rs, supervisor.Config{Stream: supervisor.StreamOff})
+	sup.Start()
+	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Failed))
+	reason, v := sup.Failure()
+	require.Equal(t, "unauthorized", reason)
+	require.Equal(t, 401, v.HTTPStatus)
+	require.Zero(t, countTransitions(rec, "stale-recovering"))
+	require.Zero(t, e.srv.Log().Count("initialize"))
+}
