@@ -131,13 +131,11 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	s.mu.Unlock()
 	defer s.calls.Done()
 
-	// Close cancels in-flight calls. Verdicts are classified with the
-	// caller's own context: only the caller giving up is "canceled".
+	// Verdicts are classified with the caller's own context: only the caller
+	// giving up is "canceled".
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(s.callLife, cancel)
-	defer stop()
 
 	sess, gen, sessCtx, err := s.awaitReady(ctx)
 	if err != nil {
@@ -154,12 +152,11 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	if err := s.admit(op, name); err != nil {
 		return zero, err
 	}
-	// A session released while the call runs (expired, died, replaced)
-	// cannot answer it any more: end the call instead of waiting for its
-	// deadline.
-	stopSess := context.AfterFunc(sessCtx, cancel)
-	defer stopSess()
-
+	// The session's call context ends when the session is released
+	// (expired, died, replaced: its answers can no longer arrive) and on
+	// Close: end the call then instead of waiting for its deadline.
+	stop := context.AfterFunc(sessCtx, cancel)
+	defer stop()
 	if _, ok := caller.Deadline(); !ok {
 		var stopTimeout context.CancelFunc
 		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.clock, s.cfg.CallTimeout)
@@ -222,6 +219,8 @@ func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, context.C
 		}
 		select {
 		case <-ch:
+		case <-s.callLife.Done():
+			return nil, 0, nil, &StateError{State: Closed.String(), Err: ErrClosed}
 		case <-ctx.Done():
 			return nil, 0, nil, ctx.Err()
 		case <-timer.Chan():

@@ -187,7 +187,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		s.endSession(sess, false) // too late: the machine moved on
 		return
 	}
-	calls, cancel := context.WithCancel(s.life)
+	calls, cancel := context.WithCancel(s.callLife) // ends with the session or on Close
 	s.loop.sessions[spec.gen] = &held{sess: sess, calls: calls, cancel: cancel}
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {

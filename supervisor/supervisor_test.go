@@ -539,3 +539,21 @@ func TestNewRefusesBadEndpointsAndForeignResumeStates(t *testing.T) {
 	_, err = ParseResumeState(make([]byte, MaxResumeStateBytes+1))
 	require.ErrorAs(t, err, &rse)
 }
+
+func TestCloseReleasesACallWaitingForReady(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	r.next() // connecting: never answered
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.sup.CallTool(context.Background(), &mcp.CallToolParams{Name: "a"})
+		errc <- err
+	}()
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1), "the call waits on its MaxCallWait timer")
+	require.NoError(t, r.sup.Close())
+	err := <-errc
+	require.ErrorIs(t, err, ErrClosed)
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, NotSent, ce.Delivery)
+}
