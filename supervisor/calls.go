@@ -78,25 +78,29 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 	if params == nil {
 		return errors.New("mcpsup: Subscribe: nil params")
 	}
+	// Remembered before the call, so a session opened meanwhile restores it.
+	s.setSnapshot(func(sn *snapshot) { sn.subs[params.URI] = true })
 	_, err := do(s, ctx, "resources/subscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Subscribe(ctx, params)
 	})
-	if err == nil {
-		s.setSnapshot(func(sn *snapshot) { sn.subs[params.URI] = true })
+	if err != nil {
+		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
 	}
 	return err
 }
 
-// Unsubscribe ends a subscription (MCP `resources/unsubscribe`) and forgets
-// it.
+// Unsubscribe ends a subscription (MCP `resources/unsubscribe`) and, once
+// the server confirmed, forgets it.
 func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribeParams) error {
 	if params == nil {
 		return errors.New("mcpsup: Unsubscribe: nil params")
 	}
-	s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
 	_, err := do(s, ctx, "resources/unsubscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Unsubscribe(ctx, params)
 	})
+	if err == nil {
+		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
+	}
 	return err
 }
 
@@ -183,7 +187,11 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	// Let the machine react before the caller sees the error, so a call made
 	// right after a session-expired one waits for the new session.
 	handled := make(chan struct{})
-	if s.post(func() { s.callFailed(gen, ce); close(handled) }) {
+	if s.onLoop() {
+		// A call made from an events sink: the loop is busy with us, so it
+		// hears of the failure later.
+		go s.post(func() { s.callFailed(gen, ce) })
+	} else if s.post(func() { s.callFailed(gen, ce); close(handled) }) {
 		select {
 		case <-handled:
 		case <-s.loopDone:

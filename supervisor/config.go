@@ -145,7 +145,10 @@ type Config struct {
 	// Events receives every event. Default: discarded. Emit is called on
 	// the supervisor's own goroutine, outside any lock: a sink that blocks
 	// stalls the connection (use events.NewSubscription to decouple), and
-	// a sink that panics has the panic logged and the event dropped.
+	// a sink that panics has the panic logged and the event dropped. A
+	// sink may read the supervisor (State, Catalog, ResumeState) and may
+	// call Close or Detach (they then return before the stop completes);
+	// it should not make calls, which would wait on the goroutine it holds.
 	Events events.Sink
 	// Clock drives timers (backoff, windows, event times). Default: the
 	// real clock.

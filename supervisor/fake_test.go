@@ -99,10 +99,11 @@ type fakeSession struct {
 	tools []*mcp.Tool
 
 	mu        sync.Mutex
-	listErr   error // tools/list answer
-	sideErr   error // resources, prompts, templates answer
-	callErr   error // next tools/call answer (consumed)
-	callHang  bool  // tools/call blocks until its context ends
+	listErr   error         // tools/list answer
+	sideErr   error         // resources, prompts, templates answer
+	callErr   error         // next tools/call answer (consumed)
+	callHang  bool          // tools/call blocks until its context ends
+	listGate  chan struct{} // if set, tools/list answers what it read only once this is closed
 	calls     []string
 	subs      []string
 	levels    []string
@@ -137,12 +138,21 @@ func (f *fakeSession) die(err error) {
 
 func (f *fakeSession) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.listCalls++
-	if f.listErr != nil {
-		return nil, "", f.listErr
+	tools, err, gate, bell := append([]*mcp.Tool(nil), f.tools...), f.listErr, f.listGate, f.bell
+	f.mu.Unlock()
+	bell.ring()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		}
 	}
-	return f.tools, "", nil
+	if err != nil {
+		return nil, "", err
+	}
+	return tools, "", nil
 }
 func (f *fakeSession) ListResources(context.Context, string) ([]*mcp.Resource, string, error) {
 	return nil, "", f.side()

@@ -25,6 +25,7 @@ type loopState struct {
 	reenable clockwork.Timer
 	seq      uint64
 	relist   bool // a re-list is running
+	again    bool // a list_changed arrived while it ran: list once more
 }
 
 // held is a session the supervisor holds, with a context that ends the calls
@@ -46,6 +47,7 @@ func (s *Supervisor) session(gen uint64) session {
 // run is the loop goroutine: it executes inbox functions until the
 // supervisor's life ends.
 func (s *Supervisor) run() {
+	s.loopID.Store(goid())
 	defer close(s.loopDone)
 	defer s.stopTimers()
 	for {
@@ -184,7 +186,10 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		return
 	}
 	if spec.gen != s.loop.m.Generation() || s.loop.m.State() == Closed {
-		s.endSession(sess, false) // too late: the machine moved on
+		// Too late: the machine moved on. A resumed session is only ever
+		// detached (the host may still want it), and so is any session
+		// when the host is detaching.
+		s.endSession(sess, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
 	calls, cancel := context.WithCancel(s.callLife) // ends with the session or on Close
@@ -214,11 +219,8 @@ func (s *Supervisor) resumeFor(sess session, prev *ResumeState) *ResumeState {
 			InitializeResult: sess.InitializeResult(),
 		},
 	}
-	if prev != nil {
-		rs.StandaloneStream = prev.StandaloneStream
-		if rs.InitializeResult == nil && prev.SessionID == rs.SessionID {
-			rs.InitializeResult = prev.InitializeResult
-		}
+	if prev != nil && rs.InitializeResult == nil && prev.SessionID == rs.SessionID {
+		rs.InitializeResult = prev.InitializeResult
 	}
 	return rs
 }
@@ -411,9 +413,9 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 		s.step(fsm.Trigger{Kind: fsm.RetriesExhausted, Generation: c.Generation})
 		return
 	}
-	if ra := c.Verdict.RetryAfter; ra > d {
-		d = min(ra, s.cfg.Backoff.MaxInterval)
-	}
+	// Not before Retry-After, capped by MaxInterval; never shorter than
+	// the backoff's own wait.
+	d = max(d, min(c.Verdict.RetryAfter, s.cfg.Backoff.MaxInterval))
 	s.emitEvent(events.Event{Kind: events.KindRetryScheduled, Generation: c.Generation, Attempt: c.Attempt, Delay: d, Verdict: c.Verdict})
 	if s.loop.retry != nil {
 		s.loop.retry.Stop()
@@ -439,13 +441,18 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 }
 
 // relist re-lists the catalog of the live session after a list_changed
-// notification.
+// notification. One re-list runs at a time; a notification that arrives
+// meanwhile starts one more when it ends, so no change is missed.
 func (s *Supervisor) relist(gen uint64) {
 	sess := s.session(gen)
-	if sess == nil || gen != s.loop.m.Generation() || s.loop.m.State() != Ready || s.loop.relist {
+	if sess == nil || gen != s.loop.m.Generation() || s.loop.m.State() != Ready {
 		return
 	}
-	s.loop.relist = true
+	if s.loop.relist {
+		s.loop.again = true
+		return
+	}
+	s.loop.relist, s.loop.again = true, false
 	caps := capabilitiesOf(sess)
 	blind := caps == nil
 	s.goCmd(func() {
@@ -454,28 +461,28 @@ func (s *Supervisor) relist(gen uint64) {
 			s.loop.relist = false
 			if err != nil {
 				s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
-				return
+			} else {
+				s.loop.found[gen] = catalogOf(cat, gen)
+				s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
+				delete(s.loop.found, gen) // published, or refused as stale
 			}
-			s.loop.found[gen] = catalogOf(cat, gen)
-			s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
+			if s.loop.again {
+				s.relist(gen)
+			}
 		})
 	})
 }
 
 // streamHostile applies the GET-hostility rule's finding (failure story S5).
 func (s *Supervisor) streamHostile(gen uint64, why string) {
-	if s.cfg.Stream != StreamAuto || s.loop.m.StandaloneStreamOff() {
-		return
+	if s.cfg.Stream != StreamAuto || s.loop.m.StandaloneStreamOff() || gen != s.loop.m.Generation() {
+		return // a late report of an ended session decides nothing
 	}
 	if sess := s.session(gen); sess != nil {
 		sess.HoldStream(true)
 	}
 	now := s.clock.Now()
-	s.setSnapshot(func(sn *snapshot) {
-		if sn.resume != nil {
-			sn.resume.StandaloneStream = StreamDecision{Off: true, DecidedAt: now}
-		}
-	})
+	s.setSnapshot(func(sn *snapshot) { sn.stream = StreamDecision{Off: true, DecidedAt: now} })
 	s.emitEvent(events.Event{Kind: events.KindStreamDisabled, Generation: gen, Detail: why})
 	s.step(fsm.Trigger{Kind: fsm.StreamHostile})
 	if s.loop.reenable != nil {
@@ -488,11 +495,7 @@ func (s *Supervisor) streamHostile(gen uint64, why string) {
 
 // streamReenable ends the remembered GET-hostile decision.
 func (s *Supervisor) streamReenable() {
-	s.setSnapshot(func(sn *snapshot) {
-		if sn.resume != nil {
-			sn.resume.StandaloneStream = StreamDecision{}
-		}
-	})
+	s.setSnapshot(func(sn *snapshot) { sn.stream = StreamDecision{} })
 	s.emitEvent(events.Event{Kind: events.KindStreamEnabled, Detail: "the GET-hostile decision expired"})
 	s.step(fsm.Trigger{Kind: fsm.StreamReenabled})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -61,6 +62,8 @@ type Supervisor struct {
 
 	startOnce sync.Once
 	stopOnce  sync.Once
+	detaching atomic.Bool   // the stop in progress is a Detach
+	loopID    atomic.Uint64 // goroutine id of the loop, for onLoop
 
 	regMu sync.Mutex
 	reg   map[session]bool // every session not yet closed or detached
@@ -86,7 +89,8 @@ type snapshot struct {
 	sess       session         // the live session in Ready, else nil
 	callsCtx   context.Context // ends when the live session is released
 	catalog    Catalog
-	resume     *ResumeState // what to persist; nil before the first session
+	resume     *ResumeState   // what to persist; nil before the first session
+	stream     StreamDecision // the GET-hostile decision, kept across sessions
 	rateUntil  time.Time
 	rateVerd   classify.Verdict
 	subs       map[string]bool
@@ -151,6 +155,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
 		s.redact.AddSessionID(rs.SessionID)
+		s.snap.stream = rs.StandaloneStream
 	}
 	streamOff := cfg.Stream == StreamOff || s.hostileRemembered()
 	s.loop.m = fsm.New(fsm.Config{
@@ -177,6 +182,21 @@ func (s *Supervisor) hostileRemembered() bool {
 	return age >= 0 && age < s.cfg.HostileMemory // a decision from the future is not trusted
 }
 
+// armRememberedDecision schedules the end of a GET-hostile decision that came
+// with Config.Resume, or forgets one that has expired (or claims to come from
+// the future). Loop goroutine.
+func (s *Supervisor) armRememberedDecision() {
+	if !s.snap.stream.Off {
+		return
+	}
+	if !s.hostileRemembered() {
+		s.setSnapshot(func(sn *snapshot) { sn.stream = StreamDecision{} })
+		return
+	}
+	left := s.cfg.HostileMemory - s.clock.Since(s.snap.stream.DecidedAt)
+	s.loop.reenable = s.clock.AfterFunc(left, func() { s.post(s.streamReenable) })
+}
+
 // Start begins supervising: it opens a session, or resumes Config.Resume. It
 // returns at once; watch State or WaitForState. Start after Close or Detach
 // does nothing; a second Start does nothing.
@@ -197,14 +217,18 @@ func (s *Supervisor) Start() {
 				mode = fsm.ResumeKnown
 			}
 		}
-		s.post(func() { s.step(fsm.Trigger{Kind: fsm.Started, Resume: mode}) })
+		s.post(func() {
+			s.armRememberedDecision()
+			s.step(fsm.Trigger{Kind: fsm.Started, Resume: mode})
+		})
 	})
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
 // cancels in-flight calls and waits for them and for every goroutine the
 // supervisor started. It is idempotent and safe from any goroutine, in any
-// state; it returns once everything has stopped.
+// state; it returns once everything has stopped, except when called from an
+// events sink (Config.Events), where it starts the stop and returns at once.
 func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session
@@ -212,7 +236,14 @@ func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 func (s *Supervisor) Detach() error { return s.stop(fsm.DetachRequested) }
 
 func (s *Supervisor) stop(kind fsm.TriggerKind) error {
+	if s.onLoop() {
+		// Called from an events sink: the loop cannot run the stop while
+		// it waits here. Stop from another goroutine; return at once.
+		go s.stop(kind)
+		return nil
+	}
 	s.stopOnce.Do(func() {
+		s.detaching.Store(kind == fsm.DetachRequested)
 		s.mu.Lock()
 		s.stopped = true // no new call from here on
 		started := s.started
@@ -334,6 +365,7 @@ func (s *Supervisor) ResumeState() *ResumeState {
 		return nil
 	}
 	rs := *s.snap.resume
+	rs.StandaloneStream = s.snap.stream
 	return &rs
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -556,4 +557,86 @@ func TestCloseReleasesACallWaitingForReady(t *testing.T) {
 	var ce *CallError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, NotSent, ce.Delivery)
+}
+
+func TestCloseFromTheEventsSinkDoesNotDeadlock(t *testing.T) {
+	r := newRig(t, Config{})
+	closed := make(chan struct{})
+	var once sync.Once
+	r.sup.cfg.Events = events.Multi(r.sup.cfg.Events, events.SinkFunc(func(e events.Event) {
+		if e.Kind == events.KindTransition && e.To == "failed" {
+			once.Do(func() { _ = r.sup.Close(); close(closed) })
+		}
+	}))
+	r.sup.Start()
+	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
+	<-closed
+	r.wait(Closed)
+}
+
+func TestStaleRecoveryKeepsTheStreamDecision(t *testing.T) {
+	decided := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"},
+		StandaloneStream: StreamDecision{Off: true, DecidedAt: decided}}
+	r := newRig(t, Config{Resume: rs})
+	r.sup.Start()
+	req := r.next()
+	require.False(t, req.spec.stream, "a remembered GET-hostile decision keeps the stream off")
+	stale := newFakeSession("old", "a")
+	stale.init = nil
+	stale.listErr = &classify.HTTPError{Verb: "POST", Method: "tools/list", Status: 404, SessionIDSent: true}
+	req.ok(stale)
+	req = r.next()
+	require.False(t, req.spec.stream)
+	req.ok(newFakeSession("new", "a"))
+	r.wait(Ready)
+	got := r.sup.ResumeState()
+	require.Equal(t, "new", got.SessionID)
+	require.Equal(t, StreamDecision{Off: true, DecidedAt: decided}, got.StandaloneStream, "the decision outlives the stale session")
+}
+
+func TestRememberedStreamDecisionExpires(t *testing.T) {
+	r := newRig(t, Config{HostileMemory: time.Hour})
+	decided := r.clock.Now().Add(-30 * time.Minute)
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "s1", ProtocolVersion: "2025-11-25",
+		InitializeResult: &mcp.InitializeResult{ProtocolVersion: "2025-11-25", Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}},
+		StandaloneStream: StreamDecision{Off: true, DecidedAt: decided}}
+	r.sup.cfg.Resume = rs
+	r.sup = newSupervisor(r.sup.cfg, r.conn)
+	t.Cleanup(func() { _ = r.sup.Close() })
+	r.sup.Start()
+	req := r.next()
+	require.False(t, req.spec.stream)
+	sess := newFakeSession("s1", "a")
+	req.ok(sess)
+	r.wait(Ready)
+
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
+	r.clock.Advance(30 * time.Minute)
+	r.waitEvents(events.KindStreamEnabled, 1)
+	require.False(t, r.sup.ResumeState().StandaloneStream.Off)
+	sess.die(errors.New("gone"))
+	require.True(t, r.next().spec.stream, "the next session opens the stream again")
+}
+
+func TestListChangedDuringAReListIsNotLost(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	req := r.next()
+	sess := newFakeSession("s1", "a")
+	req.ok(sess)
+	r.wait(Ready)
+
+	gate := make(chan struct{})
+	sess.mu.Lock()
+	sess.listGate = gate
+	sess.mu.Unlock()
+	req.spec.hooks.listChanged() // the re-list reads [a] and waits
+	r.until("the first re-list reading", func() bool { sess.mu.Lock(); defer sess.mu.Unlock(); return sess.listCalls == 2 })
+	sess.mu.Lock()
+	sess.tools = append(sess.tools, &mcp.Tool{Name: "z", InputSchema: map[string]any{"type": "object"}})
+	sess.mu.Unlock()
+	req.spec.hooks.listChanged() // arrives while the first re-list runs
+	close(gate)
+	r.until("the second change listed", func() bool { return r.sup.Catalog().Tool("z") != nil })
 }
