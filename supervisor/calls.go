@@ -171,7 +171,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	if err == nil {
 		return res, nil
 	}
-	err = annotate(callCtx, err)
+	err = wire.Annotate(callCtx, err)
 	v := classify.Classify(caller, err)
 	if s.callLife.Err() != nil {
 		// Close canceled the call: say so, whatever the wire saw.

@@ -161,7 +161,36 @@ type wireSession struct {
 }
 
 func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
-	return &wireSession{Lister: probes.SessionLister(ws.ClientSession()), ws: ws, cs: ws.ClientSession(), watch: w}
+	return &wireSession{Lister: factLister{probes.SessionLister(ws.ClientSession())}, ws: ws, cs: ws.ClientSession(), watch: w}
+}
+
+// factLister attaches the wire facts of each list request to its error, so
+// discovery classifies a 401, a 404 or S2's null-id 400 by the HTTP answer,
+// not by go-sdk's text.
+type factLister struct{ l probes.Lister }
+
+func (f factLister) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+	ctx = wire.WithExchange(ctx)
+	items, next, err := f.l.ListTools(ctx, cursor)
+	return items, next, wire.Annotate(ctx, err)
+}
+
+func (f factLister) ListResources(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+	ctx = wire.WithExchange(ctx)
+	items, next, err := f.l.ListResources(ctx, cursor)
+	return items, next, wire.Annotate(ctx, err)
+}
+
+func (f factLister) ListPrompts(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+	ctx = wire.WithExchange(ctx)
+	items, next, err := f.l.ListPrompts(ctx, cursor)
+	return items, next, wire.Annotate(ctx, err)
+}
+
+func (f factLister) ListResourceTemplates(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+	ctx = wire.WithExchange(ctx)
+	items, next, err := f.l.ListResourceTemplates(ctx, cursor)
+	return items, next, wire.Annotate(ctx, err)
 }
 
 func (w *wireSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {

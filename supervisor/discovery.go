@@ -5,11 +5,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
-
-// annotate attaches the wire facts of a call's request to its error.
-var annotate = wire.Annotate
 
 // capabilitiesOf returns what the session's server declared, nil when
 // unknown (a blind resume).

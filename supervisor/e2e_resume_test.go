@@ -179,8 +179,18 @@ func TestE2EBlindResumeUnauthorizedProbe(t *testing.T) {
 	sup.Start()
 	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Failed))
 	reason, v := sup.Failure()
-	require.Equal(t, "unauthorized", reason)
+	require.Equal(t, "unauthorized", reason, "events: %v", pathOf(rec))
 	require.Equal(t, 401, v.HTTPStatus)
 	require.Zero(t, countTransitions(rec, "stale-recovering"))
 	require.Zero(t, e.srv.Log().Count("initialize"))
+}
+
+// pathOf renders the recorded transitions and their verdicts, for failure
+// messages.
+func pathOf(rec *events.Recorder) []string {
+	var out []string
+	for _, e := range rec.Events() {
+		out = append(out, e.Kind+":"+e.From+">"+e.To+"/"+e.Trigger+"/"+e.Verdict.String())
+	}
+	return out
 }

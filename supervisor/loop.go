@@ -327,7 +327,7 @@ func (s *Supervisor) list(sess session, blind bool, caps *mcp.ServerCapabilities
 	ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
 	defer cancel()
 	opts := probes.Options{ProbeTimeout: s.cfg.ProbeTimeout, MaxPages: s.cfg.MaxPages, MaxItems: s.cfg.MaxItems,
-		Annotate: annotate, Logger: s.cfg.Logger}
+		Logger: s.cfg.Logger} // the session's lister attaches the wire facts
 	if blind {
 		return probes.ProbeBlind(ctx, sess, opts)
 	}
