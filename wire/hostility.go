@@ -9,12 +9,15 @@ import (
 // failure story S5): the server, or a gateway in front of it, answers the
 // standalone stream's GETs and ends them at once while POSTs work. It fires
 // on Threshold consecutive standalone stream attempts that got an HTTP
-// answer and failed at once (see [StreamAttempt.FailedAtOnce]: no event,
+// answer and failed at once (see [StreamAttempt.FailedAtOnce]: no message,
 // ended within Span, not closed by the client, no sign of a gone session)
 // while the last POST of the same session was answered 2xx after the last
-// attempt that got no answer. An attempt that delivered an event or lived
+// attempt that got no answer. An attempt that delivered a message or lived
 // Span or longer resets the count, so a healthy server whose idle stream a
-// proxy cuts now and then is never hostile. An attempt that got no HTTP
+// proxy cuts now and then is never hostile. Events that carry no message
+// (a SEP-1699 priming event: an id, empty data, a retry field; an event
+// go-sdk skips) do not reset it: a stream that only primes and ends at once
+// told the client nothing, and counts as failing at once. An attempt that got no HTTP
 // answer at all ([EndNoAnswer]: refused, reset, DNS) is evidence that the
 // server is unreachable, not hostile: it does not count, and a 2xx POST must
 // come after it before the rule can fire, so an outage never marks a server
@@ -78,7 +81,7 @@ func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
 		return false
 	}
 	h.hostile = true
-	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no event while POSTs succeeded (last: %s, HTTP %d)",
+	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no message while POSTs succeeded (last: %s, HTTP %d)",
 		h.streak, h.rule.Span, a.End, a.Status)
 	return true
 }

@@ -16,7 +16,8 @@ func TestHostilityTracker(t *testing.T) {
 	refused := wire.StreamAttempt{End: wire.EndNoAnswer, Err: assert.AnError}
 	unavailable := wire.StreamAttempt{End: wire.EndNotStream, Status: 503}
 	lived := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Duration: 5 * time.Second}
-	delivered := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Events: 1}
+	delivered := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Events: 1, Messages: 1}
+	primed := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Events: 1, Retry: time.Second}
 	closed := wire.StreamAttempt{End: wire.EndClosed}
 	gone := wire.StreamAttempt{End: wire.EndNotStream, Status: 404, SessionGone: true}
 
@@ -40,7 +41,8 @@ func TestHostilityTracker(t *testing.T) {
 		{"POSTs failing: server down, not hostile", []step{X(postDown), A(atOnce), A(atOnce), A(atOnce)}, false},
 		{"no POST seen", []step{A(atOnce), A(atOnce), A(atOnce)}, false},
 		{"idle cuts reset the count", []step{X(postOK), A(atOnce), A(atOnce), A(lived), A(atOnce), A(atOnce), A(lived)}, false},
-		{"events reset the count", []step{X(postOK), A(atOnce), A(atOnce), A(delivered), A(atOnce), A(atOnce)}, false},
+		{"messages reset the count", []step{X(postOK), A(atOnce), A(atOnce), A(delivered), A(atOnce), A(atOnce)}, false},
+		{"priming events carry no message", []step{X(postOK), A(primed), A(primed), A(primed)}, true},
 		{"client closes do not count", []step{X(postOK), A(atOnce), A(closed), A(closed), A(atOnce)}, false},
 		{"a gone session is not hostility", []step{X(postOK), A(atOnce), A(atOnce), A(gone)}, false},
 	}

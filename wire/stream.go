@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,11 +28,20 @@ import (
 // every [Open] and [Resume]. When the server's stream ends, the body
 // re-dials the server with a bounded backoff and splices the new stream in,
 // delivering only whole SSE events so a stream cut mid-event cannot corrupt
-// go-sdk's reader. go-sdk keeps processing every server message with the
-// host's handlers. Only a sign that the session is really gone (404 to a
-// request with Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error,
-// 401) ends the body; go-sdk's next GET then gets that answer replayed, and
-// the session ends as go-sdk ends it (without DELETE).
+// go-sdk's reader (an event larger than MaxEventBytes is the exception; see
+// there). go-sdk keeps processing every server message with the host's
+// handlers. Only a sign that the session is really gone (404 to a request
+// with Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
+// the body; go-sdk's next GET (which carries Last-Event-ID when the stream
+// had event ids) then gets that answer replayed, and the session ends as
+// go-sdk ends it (without DELETE).
+//
+// The re-dial follows at once only after an attempt that lived Span or
+// longer; after a shorter one it waits for the backoff, and never less than
+// the reconnection time the server set with the SSE retry field (WHATWG HTML,
+// server-sent events; MCP SEP-1699 priming events carry one), both bounded by
+// MaxBackoff. So a server that sends a priming event and ends the stream at
+// once is re-dialed on the backoff schedule, not in a loop.
 //
 // A server that offers no standalone stream answers the first GET with 405
 // (MCP spec, transports, listening for messages from the server), another
@@ -45,13 +55,16 @@ import (
 // toward MaxFailedRedials, so a session whose server comes back after a long
 // outage still learns of it from its stream. Closing the session stops it.
 type StreamConfig struct {
-	// Span is how long an attempt must live, or deliver an event, not to
-	// count as failing at once. Default 2s.
+	// Span is how long an attempt must live for the next re-dial to follow
+	// at once, and, unless it delivered a message, not to count as failing
+	// at once ([StreamAttempt.FailedAtOnce]). Default 2s.
 	Span time.Duration
 	// InitialBackoff is the wait before re-dialing after an attempt that
-	// failed at once; it doubles per consecutive failure up to MaxBackoff.
-	// After an attempt that lived past Span, the re-dial is immediate.
-	// Defaults 1s and 30s.
+	// lived less than Span (whatever it delivered) or got no stream; it
+	// doubles per consecutive such attempt up to MaxBackoff. After an
+	// attempt that lived Span or longer, the re-dial is immediate. The SSE
+	// retry field, when the server sent one, is the least wait before any
+	// re-dial, at most MaxBackoff. Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 	// MaxFailedRedials is how many consecutive attempts may get an HTTP
@@ -61,9 +74,12 @@ type StreamConfig struct {
 	// Default 8.
 	MaxFailedRedials int
 	// MaxEventBytes bounds the buffer of one incomplete SSE event. An event
-	// larger than this is passed on unbuffered, and a stream cut inside it
-	// is ended (go-sdk then reconnects by itself) rather than spliced.
-	// Default 1 MiB.
+	// larger than this is passed on line by line as it arrives, and
+	// whole-event framing resumes after its blank line. A stream cut inside
+	// such an event is spliced too: the keeper ends the partial event with
+	// an event field naming "mcpsup-truncated", which go-sdk skips (it
+	// handles only events named "message" or unnamed), so the partial event
+	// is dropped and the session lives. Default 1 MiB.
 	MaxEventBytes int
 }
 
@@ -133,10 +149,17 @@ type StreamAttempt struct {
 	// and EndError.
 	End StreamEnd
 	Err error
-	// Bytes and Events delivered to go-sdk (events: SSE events with at
-	// least one field; comments are not events).
-	Bytes  int64
-	Events int
+	// Bytes and Events delivered to go-sdk (events: whole SSE events with
+	// at least one field; comments are not events). Messages counts the
+	// events go-sdk decodes as a JSON-RPC message: with data, and unnamed or
+	// named "message". A SEP-1699 priming event (an id and empty data) is
+	// an event but no message.
+	Bytes    int64
+	Events   int
+	Messages int
+	// Retry is the reconnection time the server last set with the SSE
+	// retry field on this go-sdk stream, 0 when it set none.
+	Retry time.Duration
 	// SessionGone reports an answer that says the session is over.
 	SessionGone bool
 	// Declined reports that the server answered the stream's first GET
@@ -149,17 +172,21 @@ type StreamAttempt struct {
 }
 
 // FailedAtOnce reports whether the attempt failed at once: it was not ended
-// by the client, did not signal a gone session, delivered no event and
-// ended within span.
+// by the client, did not signal a gone session, delivered no message and
+// ended within span. Events without a message (SEP-1699 priming events,
+// events go-sdk skips) do not count: a server that sends a priming event
+// and ends every stream at once fails at once.
 func (a StreamAttempt) FailedAtOnce(span time.Duration) bool {
-	return a.End != EndClosed && !a.SessionGone && a.Events == 0 && a.Duration < span
+	return a.End != EndClosed && !a.SessionGone && a.Messages == 0 && a.Duration < span
 }
 
 var errStreamClosed = errors.New("mcpsup/wire: standalone stream closed")
 
 // standaloneGET answers go-sdk's standalone stream GET at once with the
 // keeper's body; the body dials the server when go-sdk first reads it.
-func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
+// resumeID is the Last-Event-ID of go-sdk's reconnect after a keeper body
+// ended, "" for a first GET.
+func (t *Transport) standaloneGET(req *http.Request, resumeID string) (*http.Response, error) {
 	if resp := t.replayGone(req); resp != nil {
 		return resp, nil
 	}
@@ -167,9 +194,30 @@ func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	t.finish(req, x)
 	out := localResponse(req, http.StatusOK, "text/event-stream", nil, nil)
-	out.Body = &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
+	out.Body = newStreamBody(t, req, resumeID)
 	out.ContentLength = -1
 	return out, nil
+}
+
+// newStreamBody returns the keeper's body for go-sdk's GET req.
+func newStreamBody(t *Transport, req *http.Request, resumeID string) *streamBody {
+	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{}), resumed: resumeID != ""}
+	b.frame.max = t.stream.MaxEventBytes
+	b.frame.lastID = resumeID
+	return b
+}
+
+// reconnecting reports whether a GET carrying Last-Event-ID id is go-sdk's
+// reconnect of a standalone stream the keeper ended (as opposed to the
+// resumption of a POST's stream), and if so takes note that it came.
+func (t *Transport) reconnecting(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reconnectID == "" || t.reconnectID != strings.TrimSpace(id) {
+		return false
+	}
+	t.reconnectID = ""
+	return true
 }
 
 // replayGone returns the recorded session-gone answer, if any.
@@ -219,13 +267,14 @@ type streamBody struct {
 	// Owned by the reading goroutine.
 	seq      int
 	att      StreamAttempt
-	failures int  // consecutive attempts that failed at once: the backoff
-	answered int  // those of them that got an HTTP answer: MaxFailedRedials
+	failures int  // consecutive attempts that lived less than Span: the backoff
+	answered int  // consecutive answered attempts that failed at once: MaxFailedRedials
+	resumed  bool // go-sdk's reconnect: the server offered the stream before
 	declined bool // the server offers no standalone stream: hold for good
 	ended    bool // deliver EOF once out is drained
-	unsafe   bool // an oversized event is being passed through
+	toldEnd  bool // go-sdk got EOF
 	frame    sseFramer
-	out      []byte // whole events for go-sdk that did not fit its buffer
+	out      []byte // bytes for go-sdk that did not fit its buffer
 	off      int    // bytes of out already delivered
 }
 
@@ -266,7 +315,7 @@ func (b *streamBody) dial() dialKind {
 	// First GET: go-sdk gives the stream up on 405, another 4xx or a
 	// non-SSE answer (mcp/streamable.go connectStandaloneSSE), and fails
 	// the session on a 5xx SSE answer; 5xx and 429 are retried here.
-	b.att.Declined = b.seq == 1 && !x.SessionGone && x.Status < 500 && x.Status != http.StatusTooManyRequests
+	b.att.Declined = b.seq == 1 && !b.resumed && !x.SessionGone && x.Status < 500 && x.Status != http.StatusTooManyRequests
 	b.report()
 	switch {
 	case x.SessionGone:
@@ -303,22 +352,37 @@ func (b *streamBody) current() io.ReadCloser {
 	return b.cur
 }
 
-// report ends the current attempt's record.
+// report ends the current attempt's record. Only a stream that lived Span
+// clears the backoff: an event alone does not (a priming event then an end
+// would re-dial in a loop).
 func (b *streamBody) report() {
 	b.att.Duration = b.t.clock.Since(b.att.Start)
-	switch {
-	case b.att.End == EndClosed:
-	case b.att.FailedAtOnce(b.t.stream.Span):
-		b.failures++
-		if b.att.End != EndNoAnswer {
-			b.answered++
-		}
-	default:
-		b.failures, b.answered = 0, 0
+	b.att.Retry = b.frame.retry
+	if b.att.End == EndClosed {
+		b.log()
+		return
 	}
+	if (b.att.End == EndEOF || b.att.End == EndError) && b.att.Duration >= b.t.stream.Span {
+		b.failures = 0
+	} else {
+		b.failures++
+	}
+	switch {
+	case b.att.End == EndNoAnswer:
+		// Unreachable: neither counted toward MaxFailedRedials nor clearing it.
+	case b.att.FailedAtOnce(b.t.stream.Span):
+		b.answered++
+	default:
+		b.answered = 0
+	}
+	b.log()
+}
+
+func (b *streamBody) log() {
 	b.t.log.Debug("mcpsup/wire: standalone stream attempt ended",
 		"seq", b.att.Seq, "status", b.att.Status, "end", b.att.End.String(),
-		"events", b.att.Events, "bytes", b.att.Bytes, "duration", b.att.Duration)
+		"events", b.att.Events, "messages", b.att.Messages, "bytes", b.att.Bytes,
+		"retry", b.att.Retry, "duration", b.att.Duration)
 	if f := b.t.cfg.OnStreamAttempt; f != nil {
 		f(b.att)
 	}
@@ -346,6 +410,7 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		if b.ended {
+			b.endForReader()
 			return 0, io.EOF
 		}
 		cur := b.current()
@@ -376,31 +441,32 @@ func (b *streamBody) stopped() error {
 	return b.ctx.Err()
 }
 
-// take frames the n bytes just read into p, puts the whole events now
-// complete back at the start of p (queuing what does not fit) and returns
-// how many bytes of p go-sdk gets.
+// endForReader notes, once, that go-sdk gets EOF: its reconnect GET, which
+// carries the last event id it read, is routed to the keeper again.
+func (b *streamBody) endForReader() {
+	if b.toldEnd {
+		return
+	}
+	b.toldEnd = true
+	b.t.mu.Lock()
+	b.t.reconnectID = b.frame.readerID
+	b.t.mu.Unlock()
+}
+
+// take frames the n bytes just read into p, puts the bytes now ready (whole
+// events, or the lines of an oversized one) back at the start of p (queuing
+// what does not fit) and returns how many bytes of p go-sdk gets.
 func (b *streamBody) take(p []byte, n int) int {
 	if n == 0 {
 		return 0
 	}
-	if b.unsafe {
-		b.att.Bytes += int64(n)
-		return n
-	}
-	events, ready := b.frame.push(p[:n])
-	b.att.Events += events
-	if len(b.frame.pending()) > b.t.stream.MaxEventBytes {
-		// Too large to buffer: pass it on; a cut now cannot be spliced.
-		ready, b.unsafe = b.frame.buf, true
-	}
-	b.att.Bytes += int64(len(ready))
-	k := copy(p, ready)
-	b.out = append(b.out, ready[k:]...)
-	if b.unsafe {
-		b.frame.reset()
-	} else {
-		b.frame.compact()
-	}
+	r := b.frame.push(p[:n])
+	b.att.Events += r.events
+	b.att.Messages += r.messages
+	b.att.Bytes += int64(len(r.ready))
+	k := copy(p, r.ready)
+	b.out = append(b.out, r.ready[k:]...)
+	b.frame.compact()
 	return k
 }
 
@@ -418,11 +484,10 @@ func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
 	default:
 		b.att.End, b.att.Err = EndError, err
 	}
+	// Splice: drop the partial event, or end the part of an oversized one
+	// go-sdk already has so that it skips it.
+	b.out = append(b.out, b.frame.cut()...)
 	b.report()
-	if b.unsafe {
-		b.ended = true // cut inside an event we could not hold back
-	}
-	b.frame.reset()
 }
 
 // redial waits for the backoff (or while held) and makes the next attempt.
@@ -467,14 +532,16 @@ func (b *streamBody) redial() error {
 }
 
 // backoff is the wait before the next attempt: InitialBackoff doubled per
-// consecutive failure, at most MaxBackoff.
+// consecutive short attempt, and at least the SSE retry field's time, at
+// most MaxBackoff.
 func (b *streamBody) backoff() time.Duration {
-	if b.failures == 0 {
-		return 0
-	}
-	d := b.t.stream.InitialBackoff
-	for i := 1; i < b.failures && d < b.t.stream.MaxBackoff; i++ {
-		d *= 2
+	d := b.frame.retry
+	if b.failures > 0 {
+		e := b.t.stream.InitialBackoff
+		for i := 1; i < b.failures && e < b.t.stream.MaxBackoff; i++ {
+			e *= 2
+		}
+		d = max(d, e)
 	}
 	return min(d, b.t.stream.MaxBackoff)
 }

@@ -36,7 +36,7 @@ func newTestStreamBody(t *testing.T, base http.RoundTripper) *streamBody {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
 	require.NoError(t, err)
-	return &streamBody{t: NewTransport(Config{Base: base}), req: req, ctx: req.Context(), closed: make(chan struct{})}
+	return newStreamBody(NewTransport(Config{Base: base}), req, "")
 }
 
 // readN reads n bytes through a buffer of size bufSize.
@@ -107,11 +107,70 @@ func BenchmarkStreamBodyFirstEvent(b *testing.B) {
 	p := make([]byte, 4096)
 	b.ReportAllocs()
 	for b.Loop() {
-		body := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{}),
-			cur: io.NopCloser(strings.NewReader(event))}
+		body := newStreamBody(t, req, "")
+		body.cur = io.NopCloser(strings.NewReader(event))
 		n, err := body.Read(p)
 		if err != nil || string(p[:n]) != event {
 			b.Fatal(n, err)
 		}
 	}
+}
+
+// recordingStreams answers every GET with one SSE body and records the
+// Last-Event-ID of each.
+type recordingStreams struct {
+	mu      sync.Mutex
+	lastIDs []string
+}
+
+func (r *recordingStreams) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	r.lastIDs = append(r.lastIDs, req.Header.Get(headerLastEventID))
+	r.mu.Unlock()
+	resp := localResponse(req, http.StatusOK, "text/event-stream", nil, nil)
+	resp.Body = io.NopCloser(strings.NewReader("id: 5\ndata: {}\n\n"))
+	return resp, nil
+}
+
+func (r *recordingStreams) seen() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.lastIDs...)
+}
+
+// TestReconnectGETGoesThroughKeeper: go-sdk's GET with the Last-Event-ID of
+// the stream the keeper ended is answered locally and dialed with that id;
+// a GET with another Last-Event-ID (a POST stream's resumption) passes
+// through.
+func TestReconnectGETGoesThroughKeeper(t *testing.T) {
+	base := &recordingStreams{}
+	tr := NewTransport(Config{Base: base})
+	tr.reconnectID = "4"
+	get := func(id string) *http.Response {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
+		require.NoError(t, err)
+		req.Header.Set(headerLastEventID, id)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		return resp
+	}
+
+	resp := get("other")
+	assert.Equal(t, []string{"other"}, base.seen(), "passed through at once")
+	require.NoError(t, resp.Body.Close())
+
+	resp = get("4")
+	_, isKept := resp.Body.(*streamBody)
+	assert.True(t, isKept, "answered by the keeper")
+	assert.Equal(t, []string{"other"}, base.seen(), "nothing dialed before go-sdk reads")
+	p := make([]byte, 64)
+	n, err := resp.Body.Read(p)
+	require.NoError(t, err)
+	assert.Equal(t, "id: 5\ndata: {}\n\n", string(p[:n]))
+	assert.Equal(t, []string{"other", "4"}, base.seen(), "the keeper dialed with go-sdk's Last-Event-ID")
+	require.NoError(t, resp.Body.Close())
+
+	resp = get("4")
+	assert.Equal(t, []string{"other", "4", "4"}, base.seen(), "the expected reconnect is taken once")
+	require.NoError(t, resp.Body.Close())
 }

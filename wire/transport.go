@@ -71,14 +71,15 @@ type Transport struct {
 	cfg    Config
 	stream StreamConfig
 
-	mu        sync.Mutex
-	resume    *handshake     // answers the handshake locally, nil when not resuming
-	detached  bool           // DELETE answered locally: detached, or the session is gone
-	hold      bool           // standalone stream: stop re-dialing
-	holdCh    chan struct{}  // closed and replaced when hold changes
-	gone      *http.Response // session-gone answer replayed to go-sdk's next standalone GET
-	handshake Exchange       // the handshake's exchange, Status 0 until one succeeded
-	sessionID string         // Mcp-Session-Id of the successful handshake answer
+	mu          sync.Mutex
+	resume      *handshake     // answers the handshake locally, nil when not resuming
+	detached    bool           // DELETE answered locally: detached, or the session is gone
+	hold        bool           // standalone stream: stop re-dialing
+	holdCh      chan struct{}  // closed and replaced when hold changes
+	gone        *http.Response // session-gone answer replayed to go-sdk's next standalone GET
+	reconnectID string         // Last-Event-ID expected on go-sdk's reconnect after a keeper body ended
+	handshake   Exchange       // the handshake's exchange, Status 0 until one succeeded
+	sessionID   string         // Mcp-Session-Id of the successful handshake answer
 }
 
 // NewTransport returns a Transport configured by cfg.
@@ -152,8 +153,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case http.MethodPost:
 		return t.post(req)
 	case http.MethodGet:
-		if req.Header.Get(headerLastEventID) == "" {
-			return t.standaloneGET(req)
+		// go-sdk's first standalone GET, or its reconnect after the
+		// keeper's body ended; another GET with Last-Event-ID resumes a
+		// POST's stream and passes through.
+		if id := req.Header.Get(headerLastEventID); id == "" || t.reconnecting(id) {
+			return t.standaloneGET(req, strings.TrimSpace(id))
 		}
 	case http.MethodDelete:
 		t.mu.Lock()

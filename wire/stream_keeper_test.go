@@ -1,0 +1,244 @@
+package wire_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// TestPrimingThenCloseBacksOff: a server that answers every standalone GET
+// with a priming event (SEP-1699: an id, empty data and a retry field) and
+// ends it is re-dialed on the backoff schedule, at least the retry field's
+// delay apart (bounded by MaxBackoff), not at once; the priming event
+// carries no message, so the hostility rule fires while POSTs succeed, and
+// the session lives (DESIGN.md failure story S5).
+func TestPrimingThenCloseBacksOff(t *testing.T) {
+	sec := func(s ...int) []time.Duration {
+		out := make([]time.Duration, len(s))
+		for i, v := range s {
+			out[i] = time.Duration(v) * time.Second
+		}
+		return out
+	}
+	cases := []struct {
+		retry string
+		gaps  []time.Duration // between the GETs the server sees
+	}{
+		{"1000", sec(1, 2, 4, 8, 8, 8)},
+		{"5000", sec(5, 5, 5, 8, 8)},
+		{"60000", sec(8, 8, 8)},
+	}
+	for _, c := range cases {
+		t.Run("retry "+c.retry, func(t *testing.T) {
+			g, url := newServer(t, nil)
+			clock := clockwork.NewFakeClock()
+			var mu sync.Mutex
+			var at []time.Time
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if r.Method != http.MethodGet {
+					return false
+				}
+				mu.Lock()
+				at = append(at, clock.Now())
+				mu.Unlock()
+				writeFault(w, 200, "text/event-stream", "id: 1\ndata: \nretry: "+c.retry+"\n\n", nil)
+				return true
+			})
+			rec := newRecorder(wire.HostilityRule{Threshold: 3})
+			opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock, Stream: wire.StreamConfig{
+				InitialBackoff: time.Second, MaxBackoff: 8 * time.Second, MaxFailedRedials: 100}}}
+			rec.config(&opts.Wire)
+			s := open(t, url, opts)
+
+			// Step the fake clock a second at a time, each time once the
+			// keeper waits on it: the GETs land exactly on the schedule.
+			var total time.Duration
+			for _, d := range c.gaps {
+				total += d
+			}
+			waitForKeeper := func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				err := clock.BlockUntilContext(ctx, 1)
+				mu.Lock()
+				n := len(at)
+				mu.Unlock()
+				require.NoError(t, err, "the keeper never waited before re-dialing (%d GETs)", n)
+			}
+			for elapsed := time.Duration(0); elapsed < total; elapsed += time.Second {
+				waitForKeeper()
+				clock.Advance(time.Second)
+			}
+			waitForKeeper()
+
+			mu.Lock()
+			got := make([]time.Duration, 0, len(at))
+			for i := 1; i < len(at); i++ {
+				got = append(got, at[i].Sub(at[i-1]))
+			}
+			mu.Unlock()
+			assert.Equal(t, c.gaps, got, "the delays between the GETs the server saw")
+
+			within(t, rec.hostile, "the hostility rule")
+			attempts, hostile := rec.snapshot()
+			require.True(t, hostile)
+			require.NotEmpty(t, attempts)
+			for _, a := range attempts {
+				assert.Equal(t, wire.EndEOF, a.End)
+				assert.Equal(t, 1, a.Events, "the priming event")
+				assert.Zero(t, a.Messages, "no message")
+				assert.True(t, a.FailedAtOnce(2*time.Second))
+				assert.Equal(t, c.retry, strconv.FormatInt(a.Retry.Milliseconds(), 10), "the retry field, as sent")
+			}
+			callEcho(t, s.ClientSession())
+			assert.Equal(t, 1, g.count("POST", "initialize"), "the session survived")
+		})
+	}
+}
+
+// TestOversizedEventCutKeepsSession: events larger than MaxEventBytes pass
+// through unbuffered, and whole-event framing resumes after them, so a stream
+// cut after (or even inside) one is spliced like any other: go-sdk never sees
+// the stream end, never re-dials by itself, gets every whole message, and the
+// session outlives more cuts than go-sdk's MaxRetries (DESIGN.md failure
+// story S5).
+func TestOversizedEventCutKeepsSession(t *testing.T) {
+	const (
+		cuts        = 5
+		maxFailed   = 3
+		listChanged = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+		partial     = "data: {\"jsonrpc\":\"2.0\",\"meth"
+	)
+	large := strings.Repeat("x", 4<<10)
+	cases := []struct {
+		name string
+		body func(n int) string
+	}{
+		{"ignored event then cut", func(n int) string {
+			return "event: other\ndata: " + large + "\n\n" + listChanged + partial
+		}},
+		{"with event ids", func(n int) string {
+			return "id: " + string(rune('a'+n)) + "\nevent: other\ndata: " + large + "\n\n" + listChanged + partial
+		}},
+		{"cut inside an oversized message", func(n int) string {
+			return listChanged + "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{\"pad\":\"" + large
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, url := newServer(t, nil)
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if r.Method != http.MethodGet {
+					return false
+				}
+				if n < cuts {
+					writeFault(w, 200, "text/event-stream", c.body(n), nil)
+				} else {
+					writeFault(w, 503, "text/plain", "busy", nil) // retried; a go-sdk reconnect would fail on it
+				}
+				return true
+			})
+			var notified atomic.Int32
+			client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notified.Add(1) },
+			})
+			clock := clockwork.NewFakeClock()
+			rec := newRecorder(wire.HostilityRule{Threshold: 100})
+			var sdkGETs atomic.Int32
+			opts := wire.Options{Era: wire.Era2025, Client: client, MaxRetries: 2, Wire: wire.Config{Clock: clock,
+				Stream: wire.StreamConfig{MaxEventBytes: 1024, MaxFailedRedials: maxFailed}}}
+			rec.config(&opts.Wire)
+			observe := opts.Wire.OnExchange
+			opts.Wire.OnExchange = func(x wire.Exchange) {
+				observe(x)
+				if x.Verb == http.MethodGet && x.Local {
+					sdkGETs.Add(1)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			advancing := advance(ctx, clock)
+			defer func() { cancel(); <-advancing }()
+			s := open(t, url, opts)
+
+			require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= cuts+maxFailed },
+				10*time.Second, 5*time.Millisecond, "the keeper's attempts: the cuts, then the 503s until it holds")
+			require.Eventually(t, func() bool { return notified.Load() == cuts }, 10*time.Second, 5*time.Millisecond,
+				"one list_changed per cut stream")
+			attempts, _ := rec.snapshot()
+			require.Len(t, attempts, cuts+maxFailed)
+			for _, a := range attempts[:cuts] {
+				assert.Equal(t, wire.EndEOF, a.End)
+				assert.Equal(t, 1, a.Messages)
+				assert.Greater(t, a.Bytes, int64(len(large)), "the oversized event was passed on")
+			}
+			for _, a := range attempts[cuts:] {
+				assert.Equal(t, 503, a.Status)
+			}
+			callEcho(t, s.ClientSession())
+			assert.Equal(t, int32(1), sdkGETs.Load(), "go-sdk never saw its stream end")
+			assert.Equal(t, cuts+maxFailed, g.count("GET", ""))
+			assert.Equal(t, 1, g.count("POST", "initialize"), "the session survived")
+		})
+	}
+}
+
+// TestStreamSessionGoneWithEventIDs: go-sdk's reconnect after the keeper
+// ended its stream carries Last-Event-ID; it goes through the keeper too,
+// which replays the session-gone answer instead of asking the server again.
+// The keeper's own re-dial carried the last event id.
+func TestStreamSessionGoneWithEventIDs(t *testing.T) {
+	g, url := newServer(t, nil)
+	var mu sync.Mutex
+	var lastIDs []string
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if r.Method != http.MethodGet {
+			return false
+		}
+		mu.Lock()
+		lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
+		mu.Unlock()
+		if n == 0 {
+			writeFault(w, 200, "text/event-stream", "id: 7\ndata: \n\n", nil)
+		} else {
+			writeFault(w, 404, "text/plain", "session not found", nil)
+		}
+		return true
+	})
+	clock := clockwork.NewFakeClock()
+	var replayed atomic.Int32
+	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock, OnExchange: func(x wire.Exchange) {
+		if x.Verb == http.MethodGet && x.Local && x.SessionGone {
+			replayed.Add(1)
+		}
+	}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	advancing := advance(ctx, clock)
+	defer func() { cancel(); <-advancing }()
+	s := open(t, url, opts)
+
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- s.Wait() }()
+	select {
+	case <-waitErr:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the go-sdk session did not end")
+	}
+	mu.Lock()
+	assert.Equal(t, []string{"", "7"}, lastIDs, "the GETs the server saw and their Last-Event-ID")
+	mu.Unlock()
+	assert.Equal(t, int32(1), replayed.Load(), "go-sdk's reconnect got the recorded answer")
+	require.NoError(t, s.Close())
+	assert.Zero(t, g.count("DELETE", ""))
+}
