@@ -42,6 +42,9 @@ type Exchange struct {
 	// could not read as a JSON-RPC response (unexpected content type or
 	// undecodable JSON body).
 	Malformed bool
+	// Oversized reports a 2xx application/json answer longer than
+	// [Config.MaxJSONBody], refused for its request (Malformed is set too).
+	Oversized bool
 	// Body is the start of the answer's body, at most
 	// [classify.MaxBodySnippet] bytes; empty for event streams.
 	Body string

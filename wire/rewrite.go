@@ -57,7 +57,10 @@ func (t *Transport) inspect(req *http.Request, x *Exchange, resp *http.Response)
 		prefix := readPrefix(resp, t.cfg.MaxJSONBody+1)
 		x.Body = snippet(prefix)
 		if len(prefix) > t.cfg.MaxJSONBody {
-			return resp // too long to check; go-sdk reads it as it is
+			// A hostile or runaway answer: refuse it for this request only,
+			// rather than let go-sdk buffer it whole.
+			x.Malformed, x.Oversized = true, true
+			return t.rewrite(req, x, resp, http.StatusOK)
 		}
 		if r, ok := classify.ParseRPCError(prefix); ok {
 			x.RPC, x.RPCPresent = r, true
@@ -131,7 +134,10 @@ func (t *Transport) rewrite(req *http.Request, x *Exchange, resp *http.Response,
 	}
 	d, _ := json.Marshal(data{x.Status, x.ContentType, x.Body})
 	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), ct)
-	if x.Malformed && x.ContentType == "application/json" {
+	switch {
+	case x.Oversized:
+		msg = fmt.Sprintf("HTTP %d %s (JSON body larger than %d bytes)", x.Status, http.StatusText(x.Status), t.cfg.MaxJSONBody)
+	case x.Malformed && x.ContentType == "application/json":
 		msg = fmt.Sprintf("HTTP %d %s (undecodable JSON-RPC body)", x.Status, http.StatusText(x.Status))
 	}
 	body, _ := json.Marshal(struct {

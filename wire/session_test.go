@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -220,22 +221,25 @@ func TestRewriteKeepsSession(t *testing.T) {
 		status    int
 		ct, body  string
 		class     classify.Class
+		maxJSON   int
 	}{
-		{"403 HTML", "tools/call", false, 403, "text/html", "<html>denied</html>", classify.Forbidden},
-		{"400 plain", "tools/call", false, 400, "text/plain", "bad request", classify.Application},
-		{"413", "tools/call", false, 413, "text/plain", "too large", classify.Application},
-		{"422 no body", "tools/call", false, 422, "", "", classify.Application},
-		{"404 without session id", "tools/call", true, 404, "text/plain", "not found", classify.Application},
-		{"200 text/html", "tools/call", false, 200, "text/html", "<html>login</html>", classify.Protocol},
-		{"200 undecodable JSON", "tools/call", false, 200, "application/json", "{not json", classify.Protocol},
-		{"400 plain on prompts/get", "prompts/get", false, 400, "text/plain", "no", classify.Application},
-		{"403 HTML on tools/list", "tools/list", false, 403, "text/html", "<html/>", classify.Forbidden},
+		{"403 HTML", "tools/call", false, 403, "text/html", "<html>denied</html>", classify.Forbidden, 0},
+		{"400 plain", "tools/call", false, 400, "text/plain", "bad request", classify.Application, 0},
+		{"413", "tools/call", false, 413, "text/plain", "too large", classify.Application, 0},
+		{"422 no body", "tools/call", false, 422, "", "", classify.Application, 0},
+		{"404 without session id", "tools/call", true, 404, "text/plain", "not found", classify.Application, 0},
+		{"200 text/html", "tools/call", false, 200, "text/html", "<html>login</html>", classify.Protocol, 0},
+		{"200 undecodable JSON", "tools/call", false, 200, "application/json", "{not json", classify.Protocol, 0},
+		{"400 plain on prompts/get", "prompts/get", false, 400, "text/plain", "no", classify.Application, 0},
+		{"403 HTML on tools/list", "tools/list", false, 403, "text/html", "<html/>", classify.Forbidden, 0},
+		{"200 JSON over MaxJSONBody", "tools/call", false, 200, "application/json",
+			`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 256) + `"}]}}`, classify.Protocol, 128},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: c.stateless})
 			var seen []wire.Exchange
-			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OnExchange: func(x wire.Exchange) {
+			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{MaxJSONBody: c.maxJSON, OnExchange: func(x wire.Exchange) {
 				seen = append(seen, x)
 			}}})
 			cs := s.ClientSession()

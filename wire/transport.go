@@ -51,9 +51,12 @@ type Config struct {
 	// MaxErrorBody bounds the bytes read from a non-2xx body to find its
 	// JSON-RPC error; 0 means [DefaultMaxErrorBody].
 	MaxErrorBody int
-	// MaxJSONBody bounds the bytes of a 2xx application/json answer buffered
-	// to check that go-sdk can decode it; a longer body is passed through
-	// unchecked. 0 means [DefaultMaxJSONBody].
+	// MaxJSONBody bounds a 2xx application/json answer to a request, in
+	// bytes: it is buffered whole to check that go-sdk can decode it, and a
+	// longer one is refused for that request only (rewritten into a
+	// JSON-RPC error; the verdict is protocol, the session lives), so a
+	// hostile server cannot make the client buffer without bound. 0 means
+	// [DefaultMaxJSONBody] (16 MiB).
 	MaxJSONBody int
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
