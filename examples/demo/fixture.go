@@ -68,6 +68,20 @@ func (e *env) supervise(srv *mcptest.Server, name string, tr *trail, cfg supervi
 	return supervisor.New(cfg)
 }
 
+// startReady supervises srv and waits for ready. It returns the supervisor
+// whenever one was made, so the caller can close it, also with an error.
+func (e *env) startReady(ctx context.Context, srv *mcptest.Server, name string, tr *trail, cfg supervisor.Config) (*supervisor.Supervisor, error) {
+	sup, err := e.supervise(srv, name, tr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sup.Start()
+	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
+		return sup, fmt.Errorf("waiting for ready: %w (state %s)", err, sup.State())
+	}
+	return sup, nil
+}
+
 // persistSession opens a real session with a first supervisor, detaches it
 // (no DELETE: the server keeps the session) and returns its resume state
 // after a round trip through its JSON form, as a host persists it.

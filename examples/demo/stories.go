@@ -51,16 +51,15 @@ func storyS1(ctx context.Context, e *env) (r result) {
 	e.say(name, "resuming the persisted session blind; the gateway answers templates/list 400 -32601")
 
 	tr := newTrail()
-	sup, err := e.supervise(srv, name, tr, supervisor.Config{Resume: rs})
+	sup, err := e.startReady(ctx, srv, name, tr, supervisor.Config{Resume: rs})
+	if sup != nil {
+		defer sup.Close()
+	}
 	if err != nil {
 		r.err = err
-		return r
-	}
-	defer sup.Close()
-	sup.Start()
-	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
-		r.err = fmt.Errorf("waiting for ready: %w (state %s)", err, sup.State())
-		fillRow(&r, sup, srv, tr)
+		if sup != nil {
+			fillRow(&r, sup, srv, tr)
+		}
 		return r
 	}
 	callErr := callRecord(ctx, sup, "s1-call")
@@ -114,16 +113,15 @@ func storyS2(ctx context.Context, e *env) (r result) {
 	e.say(name, "the server restarted: the persisted session id is unknown and rejected 400 -32000 id:null")
 
 	tr := newTrail()
-	sup, err := e.supervise(srv, name, tr, supervisor.Config{Resume: rs})
+	sup, err := e.startReady(ctx, srv, name, tr, supervisor.Config{Resume: rs})
+	if sup != nil {
+		defer sup.Close()
+	}
 	if err != nil {
 		r.err = err
-		return r
-	}
-	defer sup.Close()
-	sup.Start()
-	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
-		r.err = fmt.Errorf("waiting for ready: %w (state %s)", err, sup.State())
-		fillRow(&r, sup, srv, tr)
+		if sup != nil {
+			fillRow(&r, sup, srv, tr)
+		}
 		return r
 	}
 	callErr := callRecord(ctx, sup, "s2-call")
@@ -155,16 +153,15 @@ func storyS4(ctx context.Context, e *env) (r result) {
 	}
 	defer srv.Close()
 	tr := newTrail()
-	sup, err := e.supervise(srv, name, tr, supervisor.Config{})
+	sup, err := e.startReady(ctx, srv, name, tr, supervisor.Config{})
+	if sup != nil {
+		defer sup.Close()
+	}
 	if err != nil {
 		r.err = err
-		return r
-	}
-	defer sup.Close()
-	sup.Start()
-	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
-		r.err = fmt.Errorf("waiting for ready: %w (state %s)", err, sup.State())
-		fillRow(&r, sup, srv, tr)
+		if sup != nil {
+			fillRow(&r, sup, srv, tr)
+		}
 		return r
 	}
 	log := srv.Log()
@@ -286,20 +283,19 @@ func storyS5(ctx context.Context, e *env) (r result) {
 	e.say(name, "demo rule: %d stream attempts failing within %s (production default: 3 within 2s)", rule.Threshold, rule.Span)
 
 	tr := newTrail()
-	sup, err := e.supervise(srv, name, tr, supervisor.Config{
+	sup, err := e.startReady(ctx, srv, name, tr, supervisor.Config{
 		Stream:       supervisor.StreamAuto,
 		HostileRule:  rule,
 		StreamKeeper: keeper,
 	})
+	if sup != nil {
+		defer sup.Close()
+	}
 	if err != nil {
 		r.err = err
-		return r
-	}
-	defer sup.Close()
-	sup.Start()
-	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
-		r.err = fmt.Errorf("waiting for ready: %w (state %s)", err, sup.State())
-		fillRow(&r, sup, srv, tr)
+		if sup != nil {
+			fillRow(&r, sup, srv, tr)
+		}
 		return r
 	}
 	log := srv.Log()
@@ -347,16 +343,15 @@ func storyHealthy(ctx context.Context, e *env) (r result) {
 	}
 	defer srv.Close()
 	tr := newTrail()
-	sup, err := e.supervise(srv, name, tr, supervisor.Config{})
+	sup, err := e.startReady(ctx, srv, name, tr, supervisor.Config{})
+	if sup != nil {
+		defer sup.Close()
+	}
 	if err != nil {
 		r.err = err
-		return r
-	}
-	defer sup.Close()
-	sup.Start()
-	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
-		r.err = fmt.Errorf("waiting for ready: %w (state %s)", err, sup.State())
-		fillRow(&r, sup, srv, tr)
+		if sup != nil {
+			fillRow(&r, sup, srv, tr)
+		}
 		return r
 	}
 	log := srv.Log()
