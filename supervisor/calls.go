@@ -154,6 +154,10 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		return zero, &CallError{Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
 	}
 	if err := s.admit(op, name); err != nil {
+		if errors.Is(err, ErrUnknownTool) {
+			// The server may have added it while we could not hear.
+			go s.post(func() { s.relistSoon(gen) })
+		}
 		return zero, err
 	}
 	// The session's call context ends when the session is released

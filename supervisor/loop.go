@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/jonboulle/clockwork"
@@ -24,8 +25,9 @@ type loopState struct {
 	retry    clockwork.Timer
 	reenable clockwork.Timer
 	seq      uint64
-	relist   bool // a re-list is running
-	again    bool // a list_changed arrived while it ran: list once more
+	relist   bool      // a re-list is running
+	again    bool      // a list_changed arrived while it ran: list once more
+	lastSoon time.Time // when relistSoon last re-listed
 }
 
 // held is a session the supervisor holds, with a context that ends the calls
@@ -437,7 +439,27 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 				s.post(func() { s.streamHostile(gen, why) })
 			}
 		},
+		streamRestored: func() {
+			s.post(func() { s.relistSoon(gen) })
+		},
 	}
+}
+
+// relistGap is the least time between two re-lists that no notification
+// asked for, so a proxy cutting idle streams, or a host calling a tool the
+// server does not have, never turns into a stream of tools/list requests.
+const relistGap = 30 * time.Second
+
+// relistSoon re-lists when a change may have gone unnoticed: the standalone
+// stream was down for a while (a list_changed sent then is lost by servers
+// without an event store), or a host called a tool the catalog lacks.
+func (s *Supervisor) relistSoon(gen uint64) {
+	now := s.clock.Now()
+	if !s.loop.lastSoon.IsZero() && now.Sub(s.loop.lastSoon) < relistGap {
+		return
+	}
+	s.loop.lastSoon = now
+	s.relist(gen)
 }
 
 // relist re-lists the catalog of the live session after a list_changed

@@ -53,6 +53,9 @@ type dialSpec struct {
 type sessionHooks struct {
 	listChanged  func()
 	streamReport func(hostile bool, why string)
+	// streamRestored: the standalone stream came back after a gap in which
+	// list_changed notifications may have been lost.
+	streamRestored func()
 }
 
 // connector opens sessions.

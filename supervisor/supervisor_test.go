@@ -640,3 +640,27 @@ func TestListChangedDuringAReListIsNotLost(t *testing.T) {
 	close(gate)
 	r.until("the second change listed", func() bool { return r.sup.Catalog().Tool("z") != nil })
 }
+
+func TestUnknownToolTriggersOneReList(t *testing.T) {
+	r := newRig(t, Config{})
+	sess := newFakeSession("s1", "a")
+	r.ready(sess)
+	sess.mu.Lock()
+	sess.tools = append(sess.tools, &mcp.Tool{Name: "z", InputSchema: map[string]any{"type": "object"}})
+	sess.mu.Unlock()
+
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "z"})
+	require.ErrorIs(t, err, ErrUnknownTool, "refused locally, nothing sent")
+	r.until("the re-listed catalog", func() bool { return r.sup.Catalog().Tool("z") != nil })
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "z"})
+	require.NoError(t, err)
+
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "nope"})
+	require.ErrorIs(t, err, ErrUnknownTool)
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "nope"})
+	require.ErrorIs(t, err, ErrUnknownTool)
+	sess.mu.Lock()
+	lists := sess.listCalls
+	sess.mu.Unlock()
+	require.Equal(t, 2, lists, "unknown tools re-list at most once per 30s")
+}
