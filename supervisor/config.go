@@ -93,10 +93,12 @@ type Config struct {
 	// before the stream is tried again. Default 24h.
 	HostileMemory time.Duration
 	// HostileRule is the rule that marks a server GET-hostile: by default 3
-	// consecutive standalone stream attempts that end within 2s with no
-	// event while POSTs of the same session succeed (wire.HostilityRule).
-	// A stream that lives longer or delivers an event resets the count, so
-	// a proxy that cuts idle streams now and then never trips it.
+	// consecutive standalone stream attempts that are answered and end
+	// within 2s with no message, while a POST of the same session succeeds
+	// after the first of them (wire.HostilityRule). A stream that lives
+	// longer or delivers a message resets the count, so a proxy that cuts
+	// idle streams now and then never trips it; an outage (no answer, 5xx,
+	// 429, 408) never counts, so a restarting server is not GET-hostile.
 	HostileRule wire.HostilityRule
 	// StreamKeeper tunes how the standalone stream is kept open and
 	// re-dialed when it ends (wire.StreamConfig; zero fields are its

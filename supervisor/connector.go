@@ -75,11 +75,12 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 		Era:        era,
 		Stream:     stream,
 		Wire: wire.Config{
-			Clock:           cfg.Clock,
-			Logger:          cfg.Logger,
-			OnExchange:      w.exchange,
-			OnStreamAttempt: w.attempt,
-			Stream:          cfg.StreamKeeper,
+			Clock:            cfg.Clock,
+			Logger:           cfg.Logger,
+			OnExchange:       w.exchange,
+			OnStreamAttempt:  w.attempt,
+			OnStreamRestored: spec.hooks.streamRestored,
+			Stream:           cfg.StreamKeeper,
 		},
 	}
 }
@@ -125,10 +126,14 @@ type wireWatch struct {
 
 func (w *wireWatch) exchange(x wire.Exchange) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.t.ObserveExchange(x)
+	fired := w.t.ObserveExchange(x) // a POST can complete the rule's evidence
+	_, why := w.t.Hostile()
 	if w.fatal == nil && !x.Local && (x.SessionGone || x.Status == 401) {
 		w.fatal = &x
+	}
+	w.mu.Unlock()
+	if fired && w.report != nil {
+		w.report(true, why)
 	}
 }
 

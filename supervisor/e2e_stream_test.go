@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -137,4 +138,24 @@ func TestE2EListChangedRelists(t *testing.T) {
 	require.Equal(t, []string{"added-later"}, changed[1].Added)
 	require.Contains(t, e.sup.Catalog().ToolNames(), "added-later")
 	require.Equal(t, uint64(1), e.sup.Generation())
+}
+
+// A list_changed sent while the standalone stream is down is lost by a server
+// without an event store; when the stream comes back the catalog is re-listed.
+func TestE2EListChangedDuringAStreamGapIsNotLost(t *testing.T) {
+	cfg := fastStream(supervisor.Config{})
+	cfg.StreamKeeper.InitialBackoff = 300 * time.Millisecond
+	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
+	cut := mcptest.GETHostile()
+	cut.Match.Occurrence = mcptest.First()
+	e.srv.Gateway().Add(cut)
+	e.start()
+	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1))
+	e.srv.AddTool("added-in-gap") // nobody listens: the notification is lost
+
+	require.Eventually(t, func() bool { return e.sup.Catalog().Tool("added-in-gap") != nil },
+		e2eTimeout, 5*time.Millisecond, "the catalog learns of the tool once the stream is back")
+	require.Equal(t, uint64(1), e.sup.Generation())
+	_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: "added-in-gap", Arguments: map[string]any{}})
+	require.NoError(t, err)
 }

@@ -11,18 +11,29 @@ import (
 // on Threshold consecutive standalone stream attempts that got an HTTP
 // answer and failed at once (see [StreamAttempt.FailedAtOnce]: no message,
 // ended within Span, not closed by the client, no sign of a gone session)
-// while the last POST of the same session was answered 2xx after the last
-// attempt that got no answer. An attempt that delivered a message or lived
-// Span or longer resets the count, so a healthy server whose idle stream a
-// proxy cuts now and then is never hostile. Events that carry no message
-// (a SEP-1699 priming event: an id, empty data, a retry field; an event
-// go-sdk skips) do not reset it: a stream that only primes and ends at once
-// told the client nothing, and counts as failing at once. An attempt that got no HTTP
-// answer at all ([EndNoAnswer]: refused, reset, DNS) is evidence that the
-// server is unreachable, not hostile: it does not count, and a 2xx POST must
-// come after it before the rule can fire, so an outage never marks a server
-// GET-hostile. The zero value selects the defaults: Threshold 3, Span 2s
-// (the same Span as [StreamConfig]).
+// while POSTs of the same session succeed: the last POST was answered 2xx,
+// its answer came once the streak's first attempt had begun (by the records'
+// Start and Duration, on the Transport's clock: a POST answered while that
+// GET was under way counts), and it was recorded after the last outage
+// attempt. It fires on the attempt that completes the streak, or, when no
+// such POST had come by then, on the first one after it
+// ([HostilityTracker.ObserveExchange] reports it).
+//
+// An attempt that delivered a message or lived Span or longer resets the
+// count, so a healthy server whose idle stream a proxy cuts now and then is
+// never hostile. Events that carry no message (a SEP-1699 priming event: an
+// id, empty data, a retry field; an event go-sdk skips) do not reset it: a
+// stream that only primes and ends at once told the client nothing, and
+// counts as failing at once.
+//
+// An outage attempt ([StreamAttempt.Outage]: no HTTP answer, or 408, 429 or
+// a 5xx other than 501, as a gateway answers while the server behind it
+// restarts) is evidence that the server is unavailable, not hostile: it does
+// not count, and a 2xx POST must come after it before the rule can fire, so
+// an outage, even one a gateway answers, never marks a server GET-hostile.
+// An attempt whose Last-Event-ID the server could not replay
+// ([StreamAttempt.ReplayRefused]) is ignored. The zero value selects the
+// defaults: Threshold 3, Span 2s (the same Span as [StreamConfig]).
 type HostilityRule struct {
 	Threshold int
 	Span      time.Duration
@@ -35,7 +46,11 @@ type HostilityRule struct {
 type HostilityTracker struct {
 	rule    HostilityRule
 	streak  int
-	postOK  bool
+	first   time.Time     // Start of the streak's first attempt
+	last    StreamAttempt // the streak's last attempt
+	postOK  bool          // the last POST succeeded
+	postAt  time.Time     // when the last POST was answered
+	outage  bool          // an outage attempt came after the last POST
 	hostile bool
 	reason  string
 }
@@ -52,37 +67,52 @@ func NewHostilityTracker(r HostilityRule) *HostilityTracker {
 }
 
 // ObserveExchange notes the outcome of a POST; other verbs are ignored. A
-// POST answered 2xx (and readable) counts as succeeding; no answer, a non-2xx
-// or a malformed answer does not.
-func (h *HostilityTracker) ObserveExchange(x Exchange) {
+// POST answered 2xx (and readable) counts as succeeding; no answer, a
+// non-2xx or a malformed answer does not. It reports whether the server
+// became hostile with it (true once): when the streak reached Threshold
+// before a POST that counts, that POST decides, so a keeper that stopped
+// re-dialing does not keep the rule from firing.
+func (h *HostilityTracker) ObserveExchange(x Exchange) bool {
 	if x.Verb != "POST" || x.Local {
-		return
+		return false
 	}
 	h.postOK = x.Status >= 200 && x.Status < 300 && !x.Malformed
+	h.postAt = x.Start.Add(x.Duration)
+	h.outage = false
+	return h.fire("a POST succeeded after them")
 }
 
 // ObserveAttempt notes a standalone stream attempt and reports whether the
 // server became hostile with it (true once, on the attempt that crossed the
-// threshold).
+// threshold, or on the first POST after it; see [ObserveExchange]).
 func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
 	switch {
-	case a.End == EndClosed:
+	case a.End == EndClosed, a.ReplayRefused:
 		return false
-	case a.End == EndNoAnswer:
-		// Unreachable, not hostile: wait for a POST to succeed again.
-		h.postOK = false
+	case a.Outage():
+		// Unavailable, not hostile: wait for a POST to succeed again.
+		h.outage = true
 		return false
 	case !a.FailedAtOnce(h.rule.Span):
 		h.streak = 0
 		return false
 	}
+	if h.streak == 0 {
+		h.first = a.Start // a POST must succeed once this attempt began
+	}
 	h.streak++
-	if h.hostile || h.streak < h.rule.Threshold || !h.postOK {
+	h.last = a
+	return h.fire("POSTs succeeded")
+}
+
+// fire applies the rule once.
+func (h *HostilityTracker) fire(why string) bool {
+	if h.hostile || h.streak < h.rule.Threshold || !h.postOK || h.outage || h.postAt.Before(h.first) {
 		return false
 	}
 	h.hostile = true
-	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no message while POSTs succeeded (last: %s, HTTP %d)",
-		h.streak, h.rule.Span, a.End, a.Status)
+	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no message while %s (last: %s, HTTP %d)",
+		h.streak, h.rule.Span, why, h.last.End, h.last.Status)
 	return true
 }
 

@@ -15,44 +15,81 @@ func TestHostilityTracker(t *testing.T) {
 	atOnce := wire.StreamAttempt{End: wire.EndEOF, Status: 200}
 	refused := wire.StreamAttempt{End: wire.EndNoAnswer, Err: assert.AnError}
 	unavailable := wire.StreamAttempt{End: wire.EndNotStream, Status: 503}
+	tooMany := wire.StreamAttempt{End: wire.EndNotStream, Status: 429}
+	notImplemented := wire.StreamAttempt{End: wire.EndNotStream, Status: 501}
+	forbidden := wire.StreamAttempt{End: wire.EndNotStream, Status: 403}
+	replayRefused := wire.StreamAttempt{End: wire.EndNotStream, Status: 400, LastEventID: "7", ReplayRefused: true}
 	lived := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Duration: 5 * time.Second}
 	delivered := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Events: 1, Messages: 1}
 	primed := wire.StreamAttempt{End: wire.EndEOF, Status: 200, Events: 1, Retry: time.Second}
 	closed := wire.StreamAttempt{End: wire.EndClosed}
 	gone := wire.StreamAttempt{End: wire.EndNotStream, Status: 404, SessionGone: true}
 
+	// Each step happens a second after the one before it (its record's
+	// Start), unless a step sets its own times.
 	type step struct {
 		x *wire.Exchange
 		a *wire.StreamAttempt
 	}
 	X := func(x wire.Exchange) step { return step{x: &x} }
 	A := func(a wire.StreamAttempt) step { return step{a: &a} }
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// A POST sent at 0.5s and answered at 1.5s, recorded after an attempt
+	// that began at 1s: it was answered while that GET was under way.
+	overlapping := wire.Exchange{Verb: "POST", Status: 200, Start: base.Add(500 * time.Millisecond), Duration: time.Second}
+	early := wire.Exchange{Verb: "POST", Status: 200, Start: base, Duration: 500 * time.Millisecond}
+	at := func(a wire.StreamAttempt, d time.Duration) wire.StreamAttempt { a.Start = base.Add(d); return a }
 	cases := []struct {
 		name    string
 		steps   []step
 		hostile bool
 	}{
-		{"three at once with POSTs ok", []step{X(postOK), A(atOnce), A(atOnce), A(atOnce)}, true},
-		{"an outage is not hostility", []step{X(postOK), A(refused), A(refused), A(refused), A(refused)}, false},
-		{"no answer needs a POST after it", []step{X(postOK), A(atOnce), A(refused), A(atOnce), A(atOnce)}, false},
-		{"a POST after the outage re-arms the rule", []step{X(postOK), A(atOnce), A(refused), X(postOK), A(atOnce), A(atOnce)}, true},
-		{"answered 503s while POSTs work", []step{X(postOK), A(unavailable), A(unavailable), A(unavailable)}, true},
-		{"two are not enough", []step{X(postOK), A(atOnce), A(atOnce)}, false},
-		{"POSTs failing: server down, not hostile", []step{X(postDown), A(atOnce), A(atOnce), A(atOnce)}, false},
+		{"three at once with POSTs ok", []step{X(postOK), A(atOnce), X(postOK), A(atOnce), A(atOnce)}, true},
+		{"a POST must follow the streak's first attempt", []step{X(postOK), A(atOnce), A(atOnce), A(atOnce), A(atOnce)}, false},
+		{"the POST may come last", []step{A(atOnce), A(atOnce), A(atOnce), X(postOK), A(atOnce)}, true},
+		{"a POST of an earlier streak does not count", []step{A(atOnce), X(postOK), A(lived), A(atOnce), A(atOnce), A(atOnce)}, false},
+		{"an outage is not hostility", []step{X(postOK), A(refused), X(postOK), A(refused), A(refused), A(refused)}, false},
+		{"no answer needs a POST after it", []step{A(atOnce), X(postOK), A(atOnce), A(refused), A(atOnce), A(atOnce)}, false},
+		{"a POST after the outage re-arms the rule", []step{A(atOnce), X(postOK), A(refused), X(postOK), A(atOnce), A(atOnce)}, true},
+		{"answered 503s are an outage", []step{A(unavailable), X(postOK), A(unavailable), X(postOK), A(unavailable), A(unavailable), X(postOK)}, false},
+		{"429s are an outage", []step{A(tooMany), X(postOK), A(tooMany), X(postOK), A(tooMany), A(tooMany)}, false},
+		{"a 503 needs a POST after it", []step{A(atOnce), X(postOK), A(atOnce), A(unavailable), A(atOnce)}, false},
+		{"503s do not count toward the streak", []step{A(atOnce), X(postOK), A(unavailable), X(postOK), A(atOnce)}, false},
+		{"a 503 does not reset the streak", []step{A(atOnce), X(postOK), A(atOnce), A(unavailable), X(postOK), A(atOnce)}, true},
+		{"501 is a lasting refusal", []step{A(notImplemented), X(postOK), A(notImplemented), A(notImplemented)}, true},
+		{"403s while POSTs work", []step{A(forbidden), X(postOK), A(forbidden), A(forbidden)}, true},
+		{"refused replays are ignored", []step{A(atOnce), X(postOK), A(replayRefused), A(atOnce), A(replayRefused)}, false},
+		{"refused replays do not reset the streak", []step{A(atOnce), X(postOK), A(atOnce), A(replayRefused), A(atOnce)}, true},
+		{"two are not enough", []step{A(atOnce), X(postOK), A(atOnce)}, false},
+		{"a POST answered while the first GET was under way", []step{A(at(atOnce, time.Second)), X(overlapping), A(atOnce), A(atOnce)}, true},
+		{"a POST answered before the first GET began", []step{A(at(atOnce, time.Second)), X(early), A(atOnce), A(atOnce)}, false},
+		{"the first POST after a full streak fires it", []step{X(postOK), A(atOnce), A(atOnce), A(atOnce), X(postOK), X(postOK)}, true},
+		{"a failed POST after a full streak does not", []step{A(atOnce), A(atOnce), A(atOnce), X(postDown)}, false},
+		{"POSTs failing: server down, not hostile", []step{A(atOnce), X(postDown), A(atOnce), A(atOnce)}, false},
+		{"a failed POST after a good one", []step{A(atOnce), X(postOK), A(atOnce), X(postDown), A(atOnce)}, false},
 		{"no POST seen", []step{A(atOnce), A(atOnce), A(atOnce)}, false},
-		{"idle cuts reset the count", []step{X(postOK), A(atOnce), A(atOnce), A(lived), A(atOnce), A(atOnce), A(lived)}, false},
-		{"messages reset the count", []step{X(postOK), A(atOnce), A(atOnce), A(delivered), A(atOnce), A(atOnce)}, false},
-		{"priming events carry no message", []step{X(postOK), A(primed), A(primed), A(primed)}, true},
-		{"client closes do not count", []step{X(postOK), A(atOnce), A(closed), A(closed), A(atOnce)}, false},
-		{"a gone session is not hostility", []step{X(postOK), A(atOnce), A(atOnce), A(gone)}, false},
+		{"idle cuts reset the count", []step{A(atOnce), X(postOK), A(atOnce), A(lived), A(atOnce), X(postOK), A(atOnce), A(lived)}, false},
+		{"messages reset the count", []step{A(atOnce), X(postOK), A(atOnce), A(delivered), A(atOnce), X(postOK), A(atOnce)}, false},
+		{"priming events carry no message", []step{A(primed), X(postOK), A(primed), A(primed)}, true},
+		{"client closes do not count", []step{A(atOnce), X(postOK), A(closed), A(closed), A(atOnce)}, false},
+		{"a gone session is not hostility", []step{A(atOnce), X(postOK), A(atOnce), A(gone)}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := wire.NewHostilityTracker(wire.HostilityRule{})
 			fired := 0
-			for _, s := range c.steps {
+			for i, s := range c.steps {
+				now := base.Add(time.Duration(i+1) * time.Second)
+				if s.x != nil && s.x.Start.IsZero() {
+					s.x.Start = now
+				}
+				if s.a != nil && s.a.Start.IsZero() {
+					s.a.Start = now
+				}
 				if s.x != nil {
-					h.ObserveExchange(*s.x)
+					if h.ObserveExchange(*s.x) {
+						fired++
+					}
 				} else if h.ObserveAttempt(*s.a) {
 					fired++
 				}

@@ -87,6 +87,13 @@ func sessionGone(x Exchange) bool {
 	if x.Status == http.StatusNotFound && !answersByID {
 		return true
 	}
+	return nullIDServerError(x)
+}
+
+// nullIDServerError reports a 4xx whose JSON-RPC error is -32000 with a null
+// or absent id: how the TypeScript and Python SDK servers reject an unknown
+// session (DESIGN.md failure story S2).
+func nullIDServerError(x Exchange) bool {
 	return x.Status >= 400 && x.Status < 500 && x.RPCPresent &&
 		x.RPC.Code == classify.CodeServerError && !x.RPC.HasID
 }

@@ -34,7 +34,8 @@ import (
 // with Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
 // the body; go-sdk's next GET (which carries Last-Event-ID when the stream
 // had event ids) then gets that answer replayed, and the session ends as
-// go-sdk ends it (without DELETE).
+// go-sdk ends it (without DELETE). A plain 404 to the session's first GET is
+// the exception: see below.
 //
 // The re-dial follows at once only after an attempt that lived Span or
 // longer; after a shorter one it waits for the backoff, and never less than
@@ -48,12 +49,32 @@ import (
 // 4xx or a non-SSE 2xx; go-sdk gives the stream up on such an answer, and
 // the keeper does the same: it records the attempt ([StreamAttempt.Declined])
 // and holds the stream silently for the session's life, dialing no more.
+// This includes a plain 404 (one without the null-id -32000 body), which
+// servers and gateways without a GET route answer, and which go-sdk takes
+// the same way (mcp/streamable.go connectStandaloneSSE): on the first GET a
+// 404 does not mean the session is gone. After [Open] the handshake just
+// proved the session; after [Resume] a server that forgot the session says
+// so to the next POST too, and POSTs decide. A 404 to a later GET, once the
+// server offered the stream, still ends the session.
 //
 // Re-dialing never stops while the server is unreachable: attempts that get
-// no HTTP answer (refused, reset, DNS) are retried with the backoff, at most
-// once per MaxBackoff, for as long as the session lives, and do not count
-// toward MaxFailedRedials, so a session whose server comes back after a long
-// outage still learns of it from its stream. Closing the session stops it.
+// no HTTP answer (refused, reset, DNS) or an answer that says the server is
+// unavailable for now ([StreamAttempt.Outage]: 408, 429, 5xx but 501, what a
+// gateway answers while the server behind it restarts) are retried with the
+// backoff, at most once per MaxBackoff, for as long as the session lives,
+// and do not count toward MaxFailedRedials, so a session whose server comes
+// back after a long outage still learns of it from its stream. Closing the
+// session stops it.
+//
+// A re-dial that carried Last-Event-ID and got a 4xx other than 401, 404,
+// 408 and 429 (and not the null-id -32000 session-gone answer) is taken as
+// the server being unable to replay after that id (a go-sdk server whose
+// EventStore purged the events answers 400 "failed to replay events"): the
+// keeper drops the id and re-dials once at once without it
+// ([StreamAttempt.ReplayRefused]); that attempt counts neither toward
+// MaxFailedRedials nor toward the [HostilityRule]. Messages the server sent
+// while no stream was connected may be lost then; [Config.OnStreamRestored]
+// says when.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once, and, unless it delivered a message, not to count as failing
@@ -70,7 +91,8 @@ type StreamConfig struct {
 	// MaxFailedRedials is how many consecutive attempts may get an HTTP
 	// answer and fail at once before the keeper holds the stream silently,
 	// as if [Transport.HoldStream] had been called; HoldStream(false)
-	// restarts it. Attempts that got no answer are not counted (see above).
+	// restarts it. Outage attempts ([StreamAttempt.Outage]) and refused
+	// replays ([StreamAttempt.ReplayRefused]) are not counted (see above).
 	// Default 8.
 	MaxFailedRedials int
 	// MaxEventBytes bounds the buffer of one incomplete SSE event. An event
@@ -160,12 +182,22 @@ type StreamAttempt struct {
 	// Retry is the reconnection time the server last set with the SSE
 	// retry field on this go-sdk stream, 0 when it set none.
 	Retry time.Duration
+	// LastEventID is the Last-Event-ID header the attempt sent, "" when
+	// none.
+	LastEventID string
 	// SessionGone reports an answer that says the session is over.
 	SessionGone bool
-	// Declined reports that the server answered the stream's first GET
-	// with 405, another 4xx or a non-SSE answer: it offers no standalone
-	// stream, and the keeper dials no more for this session.
+	// Declined reports that the server answered the session's first GET
+	// with 405, another 4xx but 401, 408 and 429 (a plain 404 included),
+	// or a non-SSE answer: it offers no standalone stream, and the keeper
+	// dials no more for this session.
 	Declined bool
+	// ReplayRefused reports a 4xx (not 401, 404, 408, 429, nor the null-id
+	// -32000 session-gone answer) to an attempt that carried Last-Event-ID:
+	// the server cannot replay after that id. The keeper re-dials at once
+	// without it; the attempt counts neither toward
+	// [StreamConfig.MaxFailedRedials] nor toward the [HostilityRule].
+	ReplayRefused bool
 	// Start and Duration on the Transport's clock.
 	Start    time.Time
 	Duration time.Duration
@@ -178,6 +210,21 @@ type StreamAttempt struct {
 // and ends every stream at once fails at once.
 func (a StreamAttempt) FailedAtOnce(span time.Duration) bool {
 	return a.End != EndClosed && !a.SessionGone && a.Messages == 0 && a.Duration < span
+}
+
+// Outage reports an attempt that shows the server unreachable or
+// unavailable for now, rather than refusing the stream: no HTTP answer
+// ([EndNoAnswer]), or 408, 429 or a 5xx other than 501 Not Implemented
+// (RFC 9110 section 15.6.2: a lasting refusal), as a gateway answers while
+// the server behind it restarts.
+func (a StreamAttempt) Outage() bool {
+	return a.End == EndNoAnswer || (a.End == EndNotStream && outageStatus(a.Status))
+}
+
+// outageStatus reports the statuses that say "not now" rather than "no".
+func outageStatus(s int) bool {
+	return s == http.StatusRequestTimeout || s == http.StatusTooManyRequests ||
+		(s >= 500 && s <= 599 && s != http.StatusNotImplemented)
 }
 
 var errStreamClosed = errors.New("mcpsup/wire: standalone stream closed")
@@ -242,10 +289,11 @@ func (t *Transport) replayGone(req *http.Request) *http.Response {
 type dialKind uint8
 
 const (
-	dialStream   dialKind = iota // a 200 text/event-stream: reading
-	dialDeclined                 // the first GET was answered "no stream here"
-	dialGone                     // the session is over
-	dialFailed                   // try again later
+	dialStream        dialKind = iota // a 200 text/event-stream: reading
+	dialDeclined                      // the first GET was answered "no stream here"
+	dialGone                          // the session is over
+	dialReplayRefused                 // the server cannot replay after the Last-Event-ID sent
+	dialFailed                        // try again later
 )
 
 // keptBuffer bounds the capacity a stream keeps in its buffers while idle;
@@ -283,11 +331,12 @@ type streamBody struct {
 func (b *streamBody) dial() dialKind {
 	b.seq++
 	req := b.req.Clone(b.ctx)
-	if id := b.frame.lastID; id != "" {
-		req.Header.Set(headerLastEventID, id)
+	sentID := b.frame.lastID
+	if sentID != "" {
+		req.Header.Set(headerLastEventID, sentID)
 	}
 	x := b.t.begin(req)
-	b.att = StreamAttempt{Seq: b.seq, Start: x.Start}
+	b.att = StreamAttempt{Seq: b.seq, Start: x.Start, LastEventID: sentID}
 	resp, err := b.t.base.RoundTrip(req)
 	b.t.fill(&x, resp, err)
 	if err != nil {
@@ -300,6 +349,11 @@ func (b *streamBody) dial() dialKind {
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
 		b.t.finish(req, x)
 		b.setCur(resp.Body)
+		// A stream after an ended attempt, not a replay the server agreed
+		// to: messages sent while no stream was connected may be lost.
+		if (b.seq > 1 || b.resumed) && sentID == "" && b.t.cfg.OnStreamRestored != nil {
+			b.t.cfg.OnStreamRestored()
+		}
 		return dialStream
 	}
 	prefix := readPrefix(resp, b.t.cfg.MaxErrorBody)
@@ -308,14 +362,24 @@ func (b *streamBody) dial() dialKind {
 	if r, ok := classify.ParseRPCError(prefix); ok {
 		x.RPC, x.RPCPresent = r, true
 	}
+	first := b.seq == 1 && !b.resumed
 	gone := sessionGone(x)
+	if first && !nullIDServerError(x) {
+		// A plain 404 to the first GET: no GET route here, as go-sdk takes
+		// it (mcp/streamable.go connectStandaloneSSE). The handshake proved
+		// the session, or, resumed, the next POST decides.
+		gone = false
+	}
 	x.SessionGone = gone || x.Status == http.StatusUnauthorized
 	b.t.finish(req, x)
 	b.att.End, b.att.SessionGone = EndNotStream, x.SessionGone
 	// First GET: go-sdk gives the stream up on 405, another 4xx or a
 	// non-SSE answer (mcp/streamable.go connectStandaloneSSE), and fails
-	// the session on a 5xx SSE answer; 5xx and 429 are retried here.
-	b.att.Declined = b.seq == 1 && !b.resumed && !x.SessionGone && x.Status < 500 && x.Status != http.StatusTooManyRequests
+	// the session on a 5xx SSE answer; 5xx and outage answers are retried
+	// here.
+	b.att.Declined = first && !x.SessionGone && x.Status < 500 && !outageStatus(x.Status)
+	b.att.ReplayRefused = sentID != "" && !x.SessionGone && !b.att.Declined &&
+		x.Status >= 400 && x.Status < 500 && x.Status != http.StatusNotFound && !outageStatus(x.Status)
 	b.report()
 	switch {
 	case x.SessionGone:
@@ -331,6 +395,8 @@ func (b *streamBody) dial() dialKind {
 		return dialGone
 	case b.att.Declined:
 		return dialDeclined
+	case b.att.ReplayRefused:
+		return dialReplayRefused
 	}
 	return dialFailed
 }
@@ -362,13 +428,17 @@ func (b *streamBody) report() {
 		b.log()
 		return
 	}
+	if b.att.ReplayRefused {
+		b.log() // re-dialed at once: neither backoff nor MaxFailedRedials
+		return
+	}
 	if (b.att.End == EndEOF || b.att.End == EndError) && b.att.Duration >= b.t.stream.Span {
 		b.failures = 0
 	} else {
 		b.failures++
 	}
 	switch {
-	case b.att.End == EndNoAnswer:
+	case b.att.Outage():
 		// Unreachable: neither counted toward MaxFailedRedials nor clearing it.
 	case b.att.FailedAtOnce(b.t.stream.Span):
 		b.answered++
@@ -521,7 +591,12 @@ func (b *streamBody) redial() error {
 				return b.ctx.Err()
 			}
 		}
-		switch b.dial() {
+		kind := b.dial()
+		if kind == dialReplayRefused && b.stopped() == nil {
+			b.frame.lastID = ""
+			kind = b.dial() // at once, without Last-Event-ID
+		}
+		switch kind {
 		case dialGone:
 			b.ended = true
 		case dialDeclined:

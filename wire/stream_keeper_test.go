@@ -63,7 +63,8 @@ func TestPrimingThenCloseBacksOff(t *testing.T) {
 			s := open(t, url, opts)
 
 			// Step the fake clock a second at a time, each time once the
-			// keeper waits on it: the GETs land exactly on the schedule.
+			// keeper waits on it: the GETs land exactly on the schedule. A
+			// call after the first attempt arms the hostility rule.
 			var total time.Duration
 			for _, d := range c.gaps {
 				total += d
@@ -79,6 +80,9 @@ func TestPrimingThenCloseBacksOff(t *testing.T) {
 			}
 			for elapsed := time.Duration(0); elapsed < total; elapsed += time.Second {
 				waitForKeeper()
+				if elapsed == 0 {
+					callEcho(t, s.ClientSession())
+				}
 				clock.Advance(time.Second)
 			}
 			waitForKeeper()
@@ -146,7 +150,7 @@ func TestOversizedEventCutKeepsSession(t *testing.T) {
 				if n < cuts {
 					writeFault(w, 200, "text/event-stream", c.body(n), nil)
 				} else {
-					writeFault(w, 503, "text/plain", "busy", nil) // retried; a go-sdk reconnect would fail on it
+					writeFault(w, 200, "text/event-stream", "", nil) // ends at once: counted toward MaxFailedRedials
 				}
 				return true
 			})
@@ -173,7 +177,7 @@ func TestOversizedEventCutKeepsSession(t *testing.T) {
 			s := open(t, url, opts)
 
 			require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= cuts+maxFailed },
-				10*time.Second, 5*time.Millisecond, "the keeper's attempts: the cuts, then the 503s until it holds")
+				10*time.Second, 5*time.Millisecond, "the keeper's attempts: the cuts, then the empty streams until it holds")
 			require.Eventually(t, func() bool { return notified.Load() == cuts }, 10*time.Second, 5*time.Millisecond,
 				"one list_changed per cut stream")
 			attempts, _ := rec.snapshot()
@@ -184,7 +188,8 @@ func TestOversizedEventCutKeepsSession(t *testing.T) {
 				assert.Greater(t, a.Bytes, int64(len(large)), "the oversized event was passed on")
 			}
 			for _, a := range attempts[cuts:] {
-				assert.Equal(t, 503, a.Status)
+				assert.Equal(t, 200, a.Status)
+				assert.Zero(t, a.Events)
 			}
 			callEcho(t, s.ClientSession())
 			assert.Equal(t, int32(1), sdkGETs.Load(), "go-sdk never saw its stream end")

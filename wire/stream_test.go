@@ -45,21 +45,28 @@ func newRecorder(rule wire.HostilityRule) *recorder {
 func (r *recorder) config(c *wire.Config) {
 	c.OnExchange = func(x wire.Exchange) {
 		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.tracker.ObserveExchange(x)
+		fired := r.tracker.ObserveExchange(x)
+		r.mu.Unlock()
+		r.fired(fired)
 	}
 	c.OnStreamAttempt = func(a wire.StreamAttempt) {
 		r.mu.Lock()
 		r.attempts = append(r.attempts, a)
 		fired := r.tracker.ObserveAttempt(a)
 		r.mu.Unlock()
-		if fired {
-			if r.onHost != nil {
-				r.onHost()
-			}
-			close(r.hostile)
-		}
+		r.fired(fired)
 	}
+}
+
+// fired acts once on the rule firing, from an exchange or an attempt.
+func (r *recorder) fired(fired bool) {
+	if !fired {
+		return
+	}
+	if r.onHost != nil {
+		r.onHost()
+	}
+	close(r.hostile)
 }
 
 func (r *recorder) snapshot() ([]wire.StreamAttempt, bool) {
@@ -83,13 +90,6 @@ func within(t *testing.T, ch <-chan struct{}, what string) {
 // the hostility rule fires; held, the stream sends no more GETs.
 func TestGETHostileGatewayKeepsSession(t *testing.T) {
 	g, url := newServer(t, nil)
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
-		writeFault(w, 200, "text/event-stream", "", nil)
-		return true
-	})
 	clock := clockwork.NewFakeClock()
 	rec := newRecorder(wire.HostilityRule{Threshold: 4})
 	var s *wire.Session
@@ -98,6 +98,23 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 		<-holdReady
 		s.Transport().HoldStream(true)
 	}
+	// The rule wants a POST after the streak's first attempt: the second
+	// GET waits for one.
+	posted := make(chan struct{})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if r.Method != http.MethodGet {
+			return false
+		}
+		if n == 1 {
+			select {
+			case <-posted:
+			case <-r.Context().Done():
+				return true
+			}
+		}
+		writeFault(w, 200, "text/event-stream", "", nil)
+		return true
+	})
 	opts := wire.Options{Endpoint: url, Era: wire.Era2025, MaxRetries: 1,
 		Wire: wire.Config{Clock: clock, Stream: wire.StreamConfig{MaxFailedRedials: 50}}}
 	rec.config(&opts.Wire)
@@ -110,6 +127,9 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	close(holdReady)
+	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= 1 }, 10*time.Second, 5*time.Millisecond)
+	callEcho(t, s.ClientSession())
+	close(posted)
 	within(t, rec.hostile, "the hostility rule")
 
 	attempts, hostile := rec.snapshot()
@@ -308,8 +328,9 @@ func TestStreamOutageKeepsRedialing(t *testing.T) {
 }
 
 // TestStreamAnsweredFailuresHold: attempts the server answers and ends at
-// once (here 503) stop after MaxFailedRedials; HoldStream(false) restarts
-// the stream at once.
+// once (here an empty event stream) stop after MaxFailedRedials; an outage
+// answer (503) before them is retried and not counted; HoldStream(false)
+// restarts the stream at once.
 func TestStreamAnsweredFailuresHold(t *testing.T) {
 	const maxFailed = 3
 	g, url := newServer(t, nil)
@@ -317,7 +338,11 @@ func TestStreamAnsweredFailuresHold(t *testing.T) {
 		if r.Method != http.MethodGet {
 			return false
 		}
-		writeFault(w, 503, "text/plain", "busy", nil)
+		if n == 0 {
+			writeFault(w, 503, "text/plain", "busy", nil)
+		} else {
+			writeFault(w, 200, "text/event-stream", "", nil)
+		}
 		return true
 	})
 	clock := clockwork.NewFakeClock()
@@ -329,23 +354,27 @@ func TestStreamAnsweredFailuresHold(t *testing.T) {
 	observe := opts.Wire.OnStreamAttempt
 	opts.Wire.OnStreamAttempt = func(a wire.StreamAttempt) {
 		observe(a)
-		if a.Seq == maxFailed+1 {
+		if a.Seq == maxFailed+2 {
 			close(fourth)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	advancing := advance(ctx, clock)
 	s := open(t, url, opts)
-	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= maxFailed }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= 1+maxFailed }, 10*time.Second, 5*time.Millisecond)
 	cancel()
 	<-advancing
 
 	callEcho(t, s.ClientSession())
 	attempts, _ := rec.snapshot()
-	require.Len(t, attempts, maxFailed, "held after MaxFailedRedials answered failures")
-	for _, a := range attempts {
-		assert.Equal(t, 503, a.Status)
-		assert.False(t, a.Declined, "a 503 is retried, not taken as no stream")
+	require.Len(t, attempts, 1+maxFailed, "held after MaxFailedRedials answered failures, the 503 not counted")
+	assert.Equal(t, 503, attempts[0].Status)
+	assert.True(t, attempts[0].Outage())
+	assert.False(t, attempts[0].Declined, "a 503 is retried, not taken as no stream")
+	for _, a := range attempts[1:] {
+		assert.Equal(t, 200, a.Status)
+		assert.Equal(t, wire.EndEOF, a.End)
+		assert.False(t, a.Outage())
 	}
 	// Held, the keeper waits on the hold alone: releasing it re-dials with
 	// no backoff, so no clock advance is needed.

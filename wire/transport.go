@@ -48,6 +48,17 @@ type Config struct {
 	// OnStreamAttempt, when set, is called when an attempt of the standalone
 	// SSE stream ends (see [StreamAttempt]). It must not block.
 	OnStreamAttempt func(StreamAttempt)
+	// OnStreamRestored, when set, is called when the standalone SSE stream
+	// is back after an ended or failed attempt: a re-dial was answered with
+	// a 200 text/event-stream, and the re-dial carried no Last-Event-ID (a
+	// server that accepts one is trusted to replay what the stream missed).
+	// Messages the server sent while no stream was connected may then be
+	// lost: a go-sdk server without an EventStore drops them, a
+	// `notifications/tools/list_changed` among them, so the caller should
+	// re-list what it caches (DESIGN.md failure story S5). It is not called
+	// for the session's first GET. It is called from the goroutine that
+	// reads the stream, which waits for it: it must not block.
+	OnStreamRestored func()
 	// MaxErrorBody bounds the bytes read from a non-2xx body to find its
 	// JSON-RPC error; 0 means [DefaultMaxErrorBody].
 	MaxErrorBody int
