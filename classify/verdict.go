@@ -9,6 +9,11 @@ import (
 // Verdict is the classification of one error: its [Class] and the facts it
 // rests on. A Verdict is a comparable value; its zero value is the verdict of a
 // nil error (class [None], no facts).
+//
+// Its struct tags give a plain JSON encoding (durations in nanoseconds,
+// "retry_after_ns"). The stable, versioned JSON form that hosts record is the
+// one package events writes for every event's verdict (milliseconds,
+// "retry_after_ms").
 type Verdict struct {
 	// Class is the kind of failure.
 	Class Class `json:"class"`
@@ -20,7 +25,7 @@ type Verdict struct {
 	RPC RPCError `json:"rpc,omitzero"`
 	// RetryAfter is the server's Retry-After, rounded to whole seconds as
 	// sent; 0 when absent.
-	RetryAfter time.Duration `json:"retry_after,omitempty"`
+	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
 	// Method is the JSON-RPC method of the failed request, when known.
 	Method string `json:"method,omitempty"`
 	// SessionIDSent reports whether the failed request carried

@@ -39,13 +39,13 @@
 //	v             number (1)       -             all: the version, [Version]
 //	kind          string           Kind          all
 //	server        string           Server        all
-//	seq           number           Seq           transition
+//	seq           number           Seq           all (the supervisor numbers every event of a server)
 //	time          RFC 3339 string  Time          all; nanoseconds, UTC
 //	from, to      string           From, To      transition: states
 //	trigger       string           Trigger       transition
 //	guard         string           Guard         transition
 //	verdict       object           Verdict       transition, call-failed, retry-scheduled, rate-limit-window
-//	generation    number           Generation    transition, probe-report, catalog-changed, call-failed, session-*
+//	generation    number           Generation    transition, probe-report, catalog-changed, call-failed, retry-scheduled, rate-limit-window, stream-disabled, session-*
 //	attempt       number           Attempt       transition, retry-scheduled
 //	reason        string           Reason        transition into a terminal failed
 //	lists         array of object  Lists         probe-report
@@ -84,5 +84,5 @@
 // [Timeline] from a reader) prints it per server for people, and
 // [WriteMermaid] (or [Mermaid]) draws the path each server actually took as a
 // Mermaid stateDiagram-v2 with transition counts. The mcpsup-timeline command
-// does both for a file.
+// prints the timeline of a file, or with -mermaid its diagram.
 package events

@@ -21,9 +21,10 @@ const (
 	// KindCatalogChanged: the published tool catalog changed. Fields: Added,
 	// Removed, Changed (tool names), Tools (tools now), Generation.
 	KindCatalogChanged = "catalog-changed"
-	// KindCallFailed: a call failed and the session was kept (an internal
-	// transition's companion, failure story S4). Fields: Op, Name, Delivery,
-	// Verdict, Generation.
+	// KindCallFailed: a call failed. Its transition event follows: internal
+	// when the session was kept (failure story S4), ready -> connecting when
+	// the verdict costs the session. Fields: Op, Name, Delivery, Verdict,
+	// Generation.
 	KindCallFailed = "call-failed"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened for
 	// this server (failure story S5). Fields: Detail (the rule that fired).
@@ -100,7 +101,8 @@ type Event struct {
 	// verdict (class "none") when the trigger carried none.
 	Verdict classify.Verdict
 	// Generation is the connection generation after the transition: the
-	// number of go-sdk client sessions the supervisor has created.
+	// number of go-sdk client sessions the supervisor has tried to open or
+	// attach, failed attempts included.
 	Generation uint64
 	// Attempt is the retry attempt count after the transition: 0 after a
 	// success or a host's reconnect request, n after the n-th scheduled retry.

@@ -19,8 +19,10 @@ import (
 // (connecting, resuming, probing, stale-recovering, a retrying failed state)
 // it waits for ready, bounded by ctx and Config.MaxCallWait, and is then sent
 // exactly once. In idle, closed or a terminal failed state it fails at once
-// with a *StateError. A tool the catalog does not have fails locally, nothing
-// sent, with a *CallError wrapping ErrUnknownTool (errors.Is works on both).
+// with a *CallError (not sent) wrapping a *StateError (ErrNotReady or
+// ErrClosed). A tool the catalog does not have fails locally, the call not
+// sent, with a *CallError wrapping ErrUnknownTool; the supervisor then
+// re-lists the catalog (at most every 30s) in case the server added it.
 //
 // A failed call returns a *CallError with the verdict and how far the request
 // got. Only transport and session-expired verdicts cost the session (failure
@@ -129,7 +131,8 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	if s.stopped {
 		st := s.snap.state
 		s.mu.Unlock()
-		return zero, &StateError{State: st.String(), Err: ErrClosed}
+		se := &StateError{State: st.String(), Err: ErrClosed}
+		return zero, &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
 	}
 	s.calls.Add(1)
 	s.mu.Unlock()
@@ -278,9 +281,10 @@ func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
 		// A server cannot lock the host out for longer than the backoff's
 		// longest wait, whatever its Retry-After says.
-		until := s.clock.Now().Add(min(v.RetryAfter, s.cfg.Backoff.MaxInterval))
+		window := min(v.RetryAfter, s.cfg.Backoff.MaxInterval)
+		until := s.clock.Now().Add(window)
 		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateVerd = until, v })
-		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: until.Sub(s.clock.Now()), Verdict: v})
+		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: window, Verdict: v})
 	}
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
 	if v.Class == classify.Canceled {

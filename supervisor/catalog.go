@@ -16,9 +16,8 @@ type Catalog struct {
 	Templates []*mcp.ResourceTemplate
 	// Generation is the session generation the catalog was listed on.
 	Generation uint64
-	// Stale reports that the session it was listed on is gone and the
-	// supervisor is recovering: the catalog is the best knowledge, not a
-	// fresh answer.
+	// Stale reports that the supervisor is not ready (recovering, failed or
+	// closed): the catalog is the last knowledge, not the live session's.
 	Stale bool
 }
 

@@ -19,8 +19,8 @@ type StreamPolicy uint8
 
 const (
 	// StreamAuto (the default) opens the stream and stops opening it when
-	// the server proves GET-hostile (see Config.Stream). The decision is
-	// kept in the resume state for Config.HostileMemory.
+	// the server proves GET-hostile (see Config.HostileRule). The decision
+	// is kept in the resume state for Config.HostileMemory.
 	StreamAuto StreamPolicy = iota
 	// StreamOn always opens the stream; it is still never fatal to a session.
 	StreamOn
@@ -43,18 +43,21 @@ func (p StreamPolicy) String() string {
 
 // Backoff configures retries out of the failed state: exponential backoff
 // with jitter (cenkalti/backoff's ExponentialBackOff), bounded by attempts
-// and elapsed time. Zero fields take the documented defaults.
+// and elapsed time. Zero (and out-of-range) fields take the documented
+// defaults.
 type Backoff struct {
 	// InitialInterval is the first wait. Default 500ms.
 	InitialInterval time.Duration
-	// MaxInterval caps one wait, including one lengthened by Retry-After.
-	// Default 30s.
+	// MaxInterval caps the exponential growth and a wait lengthened by
+	// Retry-After (jitter may still draw up to (1+RandomizationFactor) times
+	// it). Default 30s.
 	MaxInterval time.Duration
-	// Multiplier grows the wait after each attempt. Default 2.
+	// Multiplier grows the wait after each attempt; 1 keeps it constant.
+	// Default 2 (also for values below 1).
 	Multiplier float64
 	// RandomizationFactor is the jitter: each wait is drawn from
-	// [w*(1-f), w*(1+f)]. Default 0.5; set NoJitter for deterministic
-	// tests.
+	// [w*(1-f), w*(1+f)], 0 < f < 1. Default 0.5 (also outside that
+	// range); set NoJitter for deterministic tests.
 	RandomizationFactor float64
 	// NoJitter sets the randomization factor to 0.
 	NoJitter bool
@@ -198,7 +201,7 @@ func (c Config) withDefaults() Config {
 	if b.MaxInterval <= 0 {
 		b.MaxInterval = 30 * time.Second
 	}
-	if b.Multiplier <= 1 {
+	if b.Multiplier < 1 {
 		b.Multiplier = 2
 	}
 	if b.RandomizationFactor <= 0 || b.RandomizationFactor >= 1 {

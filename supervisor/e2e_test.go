@@ -150,20 +150,24 @@ func TestE2ECallInTerminalFailedFailsAtOnce(t *testing.T) {
 	_ = errors.New
 }
 
-// A 401 mid-session ends the go-sdk session; the supervisor stops in a
-// terminal failed state without trying a new handshake.
-func TestE2EUnauthorizedMidSessionIsTerminal(t *testing.T) {
+// A 401 on a call (a credential that expired) costs that call only: the
+// session, which the server still knows, is kept for the host's refreshed
+// credential; nothing is deleted, no handshake is tried.
+func TestE2EUnauthorizedCallKeepsTheSession(t *testing.T) {
 	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Stream: supervisor.StreamOff})
 	e.start()
-	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST"}, Action: mcptest.PlainText(401, "token expired")})
+	rule := mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.PlainText(401, "token expired")}
+	e.srv.Gateway().Add(rule)
 
 	err := e.call("x")
 	var ce *supervisor.CallError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, classify.Unauthorized, ce.Verdict.Class)
-	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
-	reason, v := e.sup.Failure()
-	require.Equal(t, "unauthorized", reason)
-	require.Equal(t, classify.Unauthorized, v.Class)
-	require.Equal(t, 1, e.srv.Log().Count("initialize"), "no handshake is tried with a rejected credential")
+	require.Equal(t, 401, ce.Verdict.HTTPStatus)
+	require.Equal(t, supervisor.Ready, e.sup.State())
+	require.NoError(t, e.call("y"), "the refreshed credential serves the same session")
+	require.Equal(t, uint64(1), e.sup.Generation())
+	require.Equal(t, 1, e.srv.Log().Count("initialize"))
+	require.Zero(t, e.srv.Log().CountVerb("DELETE"))
 }

@@ -13,8 +13,9 @@ import (
 // *CallError; test with errors.Is and errors.As.
 var (
 	// ErrNotReady: the call could not be sent because the supervisor is in
-	// a state that serves no calls (idle, closed, or a terminal failed). The
-	// error is a *StateError naming the state and reason.
+	// a state that serves no calls (idle before Start, or a terminal
+	// failed). The call returns a *CallError (not sent) wrapping a
+	// *StateError that names the state and reason.
 	ErrNotReady = errors.New("mcpsup: not ready")
 	// ErrWaitTimeout: the call waited for a recovering connection longer
 	// than Config.MaxCallWait. It was never sent.

@@ -278,8 +278,10 @@ func (s *Supervisor) State() State {
 	return s.snap.state
 }
 
-// Generation returns the number of go-sdk client sessions this supervisor has
-// created (DESIGN.md section 2).
+// Generation returns the session generation: the number of go-sdk client
+// sessions this supervisor has tried to open or attach, failed attempts
+// included (+1 per Dial or Attach, DESIGN.md section 2). Results of an older
+// generation are dropped. SessionsOpened counts the ones that succeeded.
 func (s *Supervisor) Generation() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -354,7 +356,8 @@ func (s *Supervisor) Catalog() Catalog {
 
 // ResumeState returns the state a host persists to resume this session after
 // a restart (see ResumeState): the live session's, or the last one's. It is
-// nil before any session existed, and between dropping a stale or refused
+// Config.Resume before the first session (nil without it), and nil between
+// dropping a stale or refused
 // session id and opening the next session (then it is the new session's).
 // Persist it after Detach, not after Close (which ended the server-side
 // session).

@@ -44,8 +44,10 @@ func (t *Transport) inspect(req *http.Request, x *Exchange, resp *http.Response)
 			x.RPC, x.RPCPresent = r, true
 		}
 		x.SessionGone = sessionGone(*x)
-		if !isCall || x.Status == http.StatusUnauthorized || transientStatus(x.Status) ||
-			x.SessionGone || goSDKReadsError(prefix) {
+		// A 401 is rewritten too: the host refreshes its credential and
+		// the session, which the server still knows, serves the next call;
+		// letting go-sdk end it would also DELETE it on the server.
+		if !isCall || transientStatus(x.Status) || x.SessionGone || goSDKReadsError(prefix) {
 			return resp
 		}
 		return t.rewrite(req, x, resp, x.Status)

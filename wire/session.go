@@ -168,8 +168,10 @@ func (s *Session) ProtocolVersion() string { return s.protoVers }
 // resume (capabilities unknown).
 func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initRes }
 
-// Blind reports a blind resume; Resumed reports any resume.
-func (s *Session) Blind() bool   { return s.blind }
+// Blind reports a blind resume: the server's capabilities are unknown.
+func (s *Session) Blind() bool { return s.blind }
+
+// Resumed reports a session re-attached by [Resume], blind or not.
 func (s *Session) Resumed() bool { return s.resumed }
 
 // ResumeState returns the state to persist for a later [Resume].

@@ -408,11 +408,13 @@ func TestSessionExpirySignalsEndTheSession(t *testing.T) {
 	}
 }
 
-func TestUnauthorizedPassesThrough(t *testing.T) {
+// A 401 on a call costs that call only: the server still knows the session,
+// and the host's refreshed credential serves the next call on it.
+func TestUnauthorizedKeepsTheSession(t *testing.T) {
 	g, url := newServer(t, nil)
 	s := open(t, url, wire.Options{Stream: wire.StreamOff})
 	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if method != "tools/call" {
+		if method != "tools/call" || n > 0 {
 			return false
 		}
 		writeFault(w, 401, "text/plain", "no", map[string]string{"WWW-Authenticate": `Bearer realm="x"`})
@@ -423,9 +425,14 @@ func TestUnauthorizedPassesThrough(t *testing.T) {
 	require.Error(t, err)
 	v := classify.Classify(ctx, wire.Annotate(ctx, err))
 	assert.Equal(t, classify.Unauthorized, v.Class)
+	assert.Equal(t, 401, v.HTTPStatus)
 	x, _ := wire.LastExchange(ctx)
-	assert.False(t, x.Rewritten)
+	assert.True(t, x.Rewritten)
 	assert.Equal(t, `Bearer realm="x"`, x.WWWAuthenticate)
+
+	callEcho(t, s.ClientSession())
+	assert.Equal(t, 1, g.count("POST", "initialize"), "no new handshake")
+	assert.Zero(t, g.count("DELETE", ""), "the server-side session was not deleted")
 }
 
 func TestJSONRPCErrorWithIDIsNotRewritten(t *testing.T) {
