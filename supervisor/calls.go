@@ -180,6 +180,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	}
 	err = wire.Annotate(callCtx, err)
 	v := classify.Classify(caller, err)
+	v.Detail = s.redact.Text(v.Detail) // go-sdk's text may carry the session id
 	if s.callLife.Err() != nil {
 		// Close canceled the call: say so, whatever the wire saw.
 		err = errors.Join(&StateError{State: Closed.String(), Err: ErrClosed}, err)

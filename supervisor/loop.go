@@ -261,11 +261,17 @@ func (s *Supervisor) release(gen uint64, detach bool) {
 	s.endSession(sess, detach)
 }
 
-// dropSession forgets the session of gen and cancels the calls still running
-// on it: their answers can no longer arrive.
+// releaseGrace is how long calls on a released session may still receive
+// the answers already on their way before they are ended.
+const releaseGrace = time.Second
+
+// dropSession forgets the session of gen and ends the calls still running on
+// it after releaseGrace: answers already on their way still arrive (a call
+// learns it was answered, not cut off); later ones cannot. Close ends them at
+// once.
 func (s *Supervisor) dropSession(gen uint64) {
 	if h := s.loop.sessions[gen]; h != nil {
-		h.cancel()
+		s.clock.AfterFunc(releaseGrace, h.cancel)
 		delete(s.loop.sessions, gen)
 	}
 }

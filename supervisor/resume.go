@@ -66,7 +66,7 @@ const MaxResumeStateBytes = 1 << 20
 // json.Marshal of a ResumeState, at most MaxResumeStateBytes long. A
 // malformed one is refused with a *ResumeStateError naming the field. The
 // host should persist it per endpoint: New refuses a state whose endpoint is
-// not Config.Endpoint.
+// missing or is not Config.Endpoint (compared as written).
 func ParseResumeState(data []byte) (*ResumeState, error) {
 	if len(data) > MaxResumeStateBytes {
 		return nil, &ResumeStateError{Field: "(document)", Reason: fmt.Sprintf("%d bytes, more than %d", len(data), MaxResumeStateBytes)}

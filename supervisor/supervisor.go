@@ -108,8 +108,12 @@ func New(cfg Config) (*Supervisor, error) {
 		if err := cfg.Resume.Validate(); err != nil {
 			return nil, err
 		}
-		if ep := cfg.Resume.Endpoint; ep != "" && ep != cfg.Endpoint {
-			// Never send one server's session id to another.
+		// Never send one server's session id to another: a state must say
+		// where it was saved.
+		switch ep := cfg.Resume.Endpoint; {
+		case ep == "":
+			return nil, &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
+		case ep != cfg.Endpoint:
 			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", cutText(ep, 200), cfg.Endpoint)}
 		}
 	}

@@ -536,6 +536,10 @@ func TestNewRefusesBadEndpointsAndForeignResumeStates(t *testing.T) {
 	var rse *ResumeStateError
 	require.ErrorAs(t, err, &rse)
 	require.Equal(t, "endpoint", rse.Field, "a session id is never sent to another server")
+	rs.Endpoint = ""
+	_, err = New(Config{Endpoint: "http://127.0.0.1:1/mcp", Resume: rs})
+	require.ErrorAs(t, err, &rse)
+	require.Equal(t, "endpoint", rse.Field, "a state that does not say where it was saved is not trusted")
 
 	_, err = ParseResumeState(make([]byte, MaxResumeStateBytes+1))
 	require.ErrorAs(t, err, &rse)
