@@ -25,9 +25,11 @@ type loopState struct {
 	retry    clockwork.Timer
 	reenable clockwork.Timer
 	seq      uint64
-	relist   bool      // a re-list is running
-	again    bool      // a list_changed arrived while it ran: list once more
-	lastSoon time.Time // when relistSoon last re-listed
+	relist   bool           // a re-list is running
+	again    bool           // a list_changed arrived while it ran: list once more
+	lastSoon time.Time      // when relistSoon last re-listed
+	holding  int            // steps whose events wait for their state to be published
+	held     []events.Event // those events, in order
 }
 
 // held is a session the supervisor holds, with a context that ends the calls
@@ -75,8 +77,12 @@ func (s *Supervisor) stopTimers() {
 // the new snapshot. Loop goroutine only.
 func (s *Supervisor) step(t fsm.Trigger) {
 	t.Now = s.clock.Now()
+	// The events of this step reach the sink once its state is published,
+	// so a host that reads State on an event sees the state it announces.
+	s.loop.holding++
 	cmds, err := s.loop.m.Step(t)
 	if err != nil {
+		s.releaseEvents()
 		if errors.Is(err, fsm.ErrStaleGeneration) {
 			s.cfg.Logger.Debug("mcpsup: dropped a late result of an old session", "server", s.cfg.Name, "err", err)
 		} else {
@@ -106,10 +112,25 @@ func (s *Supervisor) step(t fsm.Trigger) {
 			sn.sess, sn.callsCtx = h.sess, h.calls
 		}
 	})
+	s.releaseEvents()
 	for _, c := range cmds {
 		if startsIO(c.Kind) {
 			s.exec(c)
 		}
+	}
+}
+
+// releaseEvents ends one step's hold and, when no step holds any more,
+// delivers the held events in order.
+func (s *Supervisor) releaseEvents() {
+	s.loop.holding--
+	if s.loop.holding > 0 {
+		return
+	}
+	held := s.loop.held
+	s.loop.held = nil
+	for _, e := range held {
+		s.deliver(e)
 	}
 }
 
@@ -547,7 +568,12 @@ func (s *Supervisor) emitEvent(e events.Event) {
 	if e.Kind == "" {
 		e.Kind = events.KindTransition
 	}
-	s.deliver(s.redact.Redact(e))
+	e = s.redact.Redact(e)
+	if s.loop.holding > 0 {
+		s.loop.held = append(s.loop.held, e)
+		return
+	}
+	s.deliver(e)
 }
 
 // deliver hands e to the host's sink. A sink that panics (a bug, or a typed

@@ -668,3 +668,29 @@ func TestUnknownToolTriggersOneReList(t *testing.T) {
 	sess.mu.Unlock()
 	require.Equal(t, 2, lists, "unknown tools re-list at most once per 30s")
 }
+
+func TestStateMatchesTheTransitionEventBeingDelivered(t *testing.T) {
+	r := newRig(t, Config{})
+	var mismatches []string
+	var mu sync.Mutex
+	r.sup.cfg.Events = events.Multi(r.sup.cfg.Events, events.SinkFunc(func(e events.Event) {
+		if e.Kind != events.KindTransition {
+			return
+		}
+		if got := r.sup.State().String(); got != e.To {
+			mu.Lock()
+			mismatches = append(mismatches, e.From+"->"+e.To+" read "+got)
+			mu.Unlock()
+		}
+	}))
+	r.sup.Start()
+	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
+	r.wait(Failed)
+	r.sup.Reconnect()
+	r.next().ok(newFakeSession("s1", "a"))
+	r.wait(Ready)
+	require.NoError(t, r.sup.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, mismatches)
+}
