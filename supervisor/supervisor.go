@@ -328,17 +328,22 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 }
 
 // WaitForState blocks until the state is want, or ctx is done (ctx.Err()).
-// It returns a *StateError wrapping ErrClosed if the supervisor closes first.
+// It returns a *StateError wrapping ErrClosed if the supervisor closes first,
+// and, unless want is Failed or Closed, one wrapping ErrNotReady (with the
+// reason and verdict) if it reaches a terminal failed state, which only
+// Reconnect leaves.
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 	for {
 		s.mu.Lock()
-		st, ch := s.snap.state, s.changed
+		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.verdict, s.changed
 		s.mu.Unlock()
 		switch {
 		case st == want:
 			return nil
 		case st == Closed:
 			return &StateError{State: st.String(), Err: ErrClosed}
+		case st == Failed && reason != fsm.ReasonNone && want != Closed:
+			return &StateError{State: st.String(), Reason: reason.String(), Verdict: verdict, Err: ErrNotReady}
 		}
 		select {
 		case <-ch:

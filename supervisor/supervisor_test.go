@@ -694,3 +694,15 @@ func TestStateMatchesTheTransitionEventBeingDelivered(t *testing.T) {
 	defer mu.Unlock()
 	require.Empty(t, mismatches)
 }
+
+func TestWaitForReadyEndsOnATerminalFailure(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
+	err := r.sup.WaitForState(r.ctx, Ready)
+	require.ErrorIs(t, err, ErrNotReady)
+	var se *StateError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, "unauthorized", se.Reason)
+	require.Equal(t, 401, se.Verdict.HTTPStatus)
+}
