@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"syscall"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -144,7 +145,15 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	sess, gen, sessCtx, err := s.awaitReady(ctx)
+	live, gen, err := s.awaitReady(ctx, op, name)
+	if errors.Is(err, ErrUnknownTool) {
+		// The server may have added it while we could not hear.
+		go s.post(func() { s.relistSoon(gen) })
+	}
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return zero, err // refused locally: unknown tool or rate-limit window
+	}
 	if err != nil {
 		if s.callLife.Err() != nil {
 			err = &StateError{State: Closed.String(), Err: ErrClosed}
@@ -156,17 +165,10 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		}
 		return zero, &CallError{Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
 	}
-	if err := s.admit(op, name); err != nil {
-		if errors.Is(err, ErrUnknownTool) {
-			// The server may have added it while we could not hear.
-			go s.post(func() { s.relistSoon(gen) })
-		}
-		return zero, err
-	}
 	// The session's call context ends when the session is released
 	// (expired, died, replaced: its answers can no longer arrive) and on
 	// Close: end the call then instead of waiting for its deadline.
-	stop := context.AfterFunc(sessCtx, cancel)
+	stop := context.AfterFunc(live.calls, cancel)
 	defer stop()
 	if _, ok := caller.Deadline(); !ok {
 		var stopTimeout context.CancelFunc
@@ -174,7 +176,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		defer stopTimeout()
 	}
 	callCtx := wire.WithExchange(ctx)
-	res, err := call(callCtx, sess)
+	res, err := call(callCtx, live.sess)
 	if err == nil {
 		return res, nil
 	}
@@ -186,12 +188,13 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		err = errors.Join(&StateError{State: Closed.String(), Err: ErrClosed}, err)
 		v.Class = classify.Canceled
 	}
-	if _, sent := wire.LastExchange(callCtx); !sent && v.Class == classify.Unknown {
+	x, sent := wire.LastExchange(callCtx)
+	if !sent && v.Class == classify.Unknown {
 		// go-sdk refused the call without sending it: its connection has
 		// failed (it answers with the stored failure's text, no type).
 		v.Class = classify.Transport
 	}
-	ce := &CallError{Op: op, Name: name, Verdict: v, Delivery: delivery(callCtx, v), Generation: gen, Err: err}
+	ce = &CallError{Op: op, Name: name, Verdict: v, Delivery: delivery(x, sent, v), Generation: gen, Err: err}
 	// Let the machine react before the caller sees the error, so a call made
 	// right after a session-expired one waits for the new session.
 	handled := make(chan struct{})
@@ -209,8 +212,10 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 }
 
 // awaitReady returns the live session, waiting while the connection
-// recovers (DESIGN.md section 2, calls by state).
-func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, context.Context, error) {
+// recovers (DESIGN.md section 2, calls by state). Once ready, the call must
+// also be admitted (see admit): a refusal comes back with the session's
+// generation.
+func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, uint64, error) {
 	var timer clockwork.Timer // armed only if the call has to wait
 	defer func() {
 		if timer != nil {
@@ -219,16 +224,21 @@ func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, context.C
 	}()
 	for {
 		s.mu.Lock()
-		sn, ch, stopped, started := s.snap, s.changed, s.stopped, s.started
+		st, reason, verdict, gen, live := s.snap.state, s.snap.reason, s.snap.verdict, s.snap.gen, s.snap.live
+		ch, stopped, started := s.changed, s.stopped, s.started
+		var refused error
+		if !stopped && st == Ready && live != nil {
+			refused = s.admit(op, name)
+		}
 		s.mu.Unlock()
 		switch {
-		case stopped || sn.state == Closed:
-			return nil, 0, nil, &StateError{State: sn.state.String(), Err: ErrClosed}
-		case sn.state == Ready && sn.sess != nil:
-			return sn.sess, sn.gen, sn.callsCtx, nil
-		case sn.state == Idle && !started, sn.state == Failed && sn.reason != fsm.ReasonNone:
+		case stopped || st == Closed:
+			return nil, 0, &StateError{State: st.String(), Err: ErrClosed}
+		case st == Ready && live != nil:
+			return live, gen, refused
+		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.
-			return nil, 0, nil, &StateError{State: sn.state.String(), Reason: sn.reason.String(), Verdict: sn.verdict, Err: ErrNotReady}
+			return nil, 0, &StateError{State: st.String(), Reason: reason.String(), Verdict: verdict, Err: ErrNotReady}
 		}
 		if timer == nil {
 			timer = s.clock.NewTimer(s.cfg.MaxCallWait)
@@ -236,20 +246,18 @@ func (s *Supervisor) awaitReady(ctx context.Context) (session, uint64, context.C
 		select {
 		case <-ch:
 		case <-s.callLife.Done():
-			return nil, 0, nil, &StateError{State: Closed.String(), Err: ErrClosed}
+			return nil, 0, &StateError{State: Closed.String(), Err: ErrClosed}
 		case <-ctx.Done():
-			return nil, 0, nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		case <-timer.Chan():
-			return nil, 0, nil, &StateError{State: sn.state.String(), Verdict: sn.verdict, Err: ErrWaitTimeout}
+			return nil, 0, &StateError{State: st.String(), Verdict: verdict, Err: ErrWaitTimeout}
 		}
 	}
 }
 
 // admit refuses, locally, a call to a tool the catalog lacks and any call
-// inside an open rate-limit window.
+// inside an open rate-limit window. Called with s.mu held.
 func (s *Supervisor) admit(op, name string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if op == "tools/call" && s.snap.catalog.Tool(name) == nil {
 		return &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
@@ -259,18 +267,18 @@ func (s *Supervisor) admit(op, name string) error {
 	return nil
 }
 
-// delivery tells from the wire record how far a failed request got.
-func delivery(callCtx context.Context, v classify.Verdict) Delivery {
-	x, ok := wire.LastExchange(callCtx)
+// delivery tells from the wire record of the call (x, when sent) how far a
+// failed request got.
+func delivery(x wire.Exchange, sent bool, v classify.Verdict) Delivery {
 	switch {
-	case !ok:
+	case !sent:
 		return NotSent
 	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300):
 		return Answered
 	case v.RPC.Present && v.RPC.HasID:
 		return Answered
-	case x.Status == 0 && isRefused(x.Err):
-		return NotSent
+	case x.Status == 0 && errors.Is(x.Err, syscall.ECONNREFUSED):
+		return NotSent // the server never accepted the connection: nothing ran
 	}
 	return OutcomeUnknown
 }

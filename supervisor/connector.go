@@ -15,40 +15,53 @@ type wireConnector struct {
 	s *Supervisor
 
 	mu  sync.Mutex
-	era wire.Era // learned from the last handshake: a 2025-era server gets no server/discover
+	era wire.Era // Config.Era, then learned: a 2025-era server gets no server/discover
+}
+
+// newWireConnector starts from the configured era hint, or the era of the
+// persisted session.
+func newWireConnector(s *Supervisor) *wireConnector {
+	era := s.cfg.Era
+	if era == wire.EraAuto && s.cfg.Resume != nil {
+		era = eraOf(s.cfg.Resume.ProtocolVersion)
+	}
+	return &wireConnector{s: s, era: era}
+}
+
+// eraOf returns the era of a protocol version; EraAuto for "".
+func eraOf(version string) wire.Era {
+	switch {
+	case version == "":
+		return wire.EraAuto
+	case version < "2026-07-28":
+		return wire.Era2025
+	}
+	return wire.Era20260728
 }
 
 func (c *wireConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
-	w := &wireWatch{t: wire.NewHostilityTracker(c.s.cfg.HostileRule), report: spec.hooks.streamReport}
-	ws, err := wire.Open(ctx, c.options(spec, w))
-	if err != nil {
-		return nil, err
-	}
-	c.learn(ws.ProtocolVersion())
-	return newWireSession(ws, w), nil
+	return c.connect(spec, func(opts wire.Options) (*wire.Session, error) { return wire.Open(ctx, opts) })
 }
 
 func (c *wireConnector) Attach(ctx context.Context, spec dialSpec) (session, error) {
-	w := &wireWatch{t: wire.NewHostilityTracker(c.s.cfg.HostileRule), report: spec.hooks.streamReport}
-	ws, err := wire.Resume(ctx, c.options(spec, w), spec.resume.wireState())
+	return c.connect(spec, func(opts wire.Options) (*wire.Session, error) {
+		return wire.Resume(ctx, opts, spec.resume.wireState())
+	})
+}
+
+// connect opens a session with open and learns the era it negotiated.
+func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Session, error)) (session, error) {
+	w := &wireWatch{t: wire.NewHostilityTracker(c.s.cfg.HostileRule), hostile: spec.hooks.streamHostile}
+	ws, err := open(c.options(spec, w))
 	if err != nil {
 		return nil, err
 	}
-	c.learn(ws.ProtocolVersion())
-	return newWireSession(ws, w), nil
-}
-
-// learn keeps the era of a negotiated protocol version for later dials.
-func (c *wireConnector) learn(version string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case version == "":
-	case version < "2026-07-28":
-		c.era = wire.Era2025
-	default:
-		c.era = wire.Era20260728
+	if era := eraOf(ws.ProtocolVersion()); era != wire.EraAuto {
+		c.mu.Lock()
+		c.era = era
+		c.mu.Unlock()
 	}
+	return newWireSession(ws, w), nil
 }
 
 func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
@@ -56,14 +69,6 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 	c.mu.Lock()
 	era := c.era
 	c.mu.Unlock()
-	if era == wire.EraAuto {
-		era = cfg.Era
-	}
-	if era == wire.EraAuto && cfg.Resume != nil {
-		if cfg.Resume.ProtocolVersion < "2026-07-28" {
-			era = wire.Era2025
-		}
-	}
 	stream := wire.StreamOn
 	if !spec.stream {
 		stream = wire.StreamOff
@@ -91,26 +96,21 @@ func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	cfg := c.s.cfg
 	opts := cfg.ClientOptions
 	opts.KeepAlive = cfg.KeepAlive
-	hostTools, hostPrompts, hostResources := opts.ToolListChangedHandler, opts.PromptListChangedHandler, opts.ResourceListChangedHandler
-	opts.ToolListChangedHandler = func(ctx context.Context, r *mcp.ToolListChangedRequest) {
-		h.listChanged()
-		if hostTools != nil {
-			hostTools(ctx, r)
-		}
-	}
-	opts.PromptListChangedHandler = func(ctx context.Context, r *mcp.PromptListChangedRequest) {
-		h.listChanged()
-		if hostPrompts != nil {
-			hostPrompts(ctx, r)
-		}
-	}
-	opts.ResourceListChangedHandler = func(ctx context.Context, r *mcp.ResourceListChangedRequest) {
-		h.listChanged()
-		if hostResources != nil {
-			hostResources(ctx, r)
-		}
-	}
+	opts.ToolListChangedHandler = relistThen(h.listChanged, opts.ToolListChangedHandler)
+	opts.PromptListChangedHandler = relistThen(h.listChanged, opts.PromptListChangedHandler)
+	opts.ResourceListChangedHandler = relistThen(h.listChanged, opts.ResourceListChangedHandler)
 	return mcp.NewClient(cfg.Implementation, &opts)
+}
+
+// relistThen returns a list_changed handler that asks for a re-list, then
+// calls the host's handler, if any.
+func relistThen[R any](relist func(), host func(context.Context, R)) func(context.Context, R) {
+	return func(ctx context.Context, r R) {
+		relist()
+		if host != nil {
+			host(ctx, r)
+		}
+	}
 }
 
 // wireWatch watches one session's exchanges: it applies the GET-hostility
@@ -118,10 +118,10 @@ func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 // that "session died" carries the HTTP facts go-sdk reports only as text.
 // Records arrive from the transport's goroutines.
 type wireWatch struct {
-	mu     sync.Mutex
-	t      *wire.HostilityTracker
-	report func(hostile bool, why string)
-	fatal  *wire.Exchange // the first answer that ends a session
+	mu      sync.Mutex
+	t       *wire.HostilityTracker
+	hostile func(why string) // the rule fired
+	fatal   *wire.Exchange   // the first answer that ends a session
 }
 
 func (w *wireWatch) exchange(x wire.Exchange) {
@@ -132,8 +132,8 @@ func (w *wireWatch) exchange(x wire.Exchange) {
 		w.fatal = &x
 	}
 	w.mu.Unlock()
-	if fired && w.report != nil {
-		w.report(true, why)
+	if fired && w.hostile != nil {
+		w.hostile(why)
 	}
 }
 
@@ -142,8 +142,8 @@ func (w *wireWatch) attempt(a wire.StreamAttempt) {
 	fired := w.t.ObserveAttempt(a)
 	_, why := w.t.Hostile()
 	w.mu.Unlock()
-	if fired && w.report != nil {
-		w.report(true, why)
+	if fired && w.hostile != nil {
+		w.hostile(why)
 	}
 }
 

@@ -376,3 +376,39 @@ func (r *rig) waitReason(reason string) {
 	r.t.Helper()
 	r.until("reason "+reason, func() bool { got, _ := r.sup.Failure(); return got == reason })
 }
+
+// failNextCall makes the next tools/call answer err.
+func (f *fakeSession) failNextCall(err error) {
+	f.mu.Lock()
+	f.callErr = err
+	f.mu.Unlock()
+}
+
+// addTool adds a tool to what tools/list answers, without a notification.
+func (f *fakeSession) addTool(name string) {
+	f.mu.Lock()
+	f.tools = append(f.tools, &mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}})
+	f.mu.Unlock()
+}
+
+func (f *fakeSession) streamHeld() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held
+}
+
+func (f *fakeSession) lists() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.listCalls
+}
+
+// callAsync calls tool on a goroutine and returns where its error arrives.
+func (r *rig) callAsync(ctx context.Context, tool string) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.sup.CallTool(ctx, &mcp.CallToolParams{Name: tool})
+		errc <- err
+	}()
+	return errc
+}

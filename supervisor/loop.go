@@ -107,9 +107,9 @@ func (s *Supervisor) step(t fsm.Trigger) {
 		sn.reason = m.Reason()
 		sn.verdict = m.Verdict()
 		sn.gen = m.Generation()
-		sn.sess, sn.callsCtx = nil, nil
-		if h := s.loop.sessions[sn.gen]; h != nil && sn.state == Ready {
-			sn.sess, sn.callsCtx = h.sess, h.calls
+		sn.live = nil
+		if sn.state == Ready {
+			sn.live = s.loop.sessions[sn.gen]
 		}
 	})
 	s.releaseEvents()
@@ -157,11 +157,7 @@ func (s *Supervisor) exec(c fsm.Command) {
 	case fsm.ScheduleRetry:
 		s.scheduleRetry(c)
 	case fsm.ClearSession:
-		s.setSnapshot(func(sn *snapshot) {
-			if sn.resume != nil {
-				sn.resume = nil
-			}
-		})
+		s.setSnapshot(func(sn *snapshot) { sn.resume = nil })
 	case fsm.CloseSession, fsm.DetachSession:
 		s.release(c.Generation, c.Kind == fsm.DetachSession)
 	}
@@ -259,26 +255,31 @@ func (s *Supervisor) watch(gen uint64, sess session) {
 			}
 			// Released here, not by the machine's detach: go-sdk stops what it
 			// runs for a session (the keepalive) only on ClientSession.Close.
-			s.dropSession(gen)
-			s.endSession(sess, true)
-			s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Verdict: v, Detail: "ended by itself"})
+			s.releaseSession(gen, true, "ended by itself", v)
 			s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
 		})
 	})
 }
 
-// release ends the session of gen, with DELETE unless detach.
+// release ends the session of gen for a CloseSession or DetachSession
+// command, with DELETE unless detach.
 func (s *Supervisor) release(gen uint64, detach bool) {
+	detail := "closed"
+	if detach {
+		detail = "detached"
+	}
+	s.releaseSession(gen, detach, detail, classify.Verdict{})
+}
+
+// releaseSession forgets the session of gen, says so in an event, and ends
+// it (without DELETE when detach). It does nothing for a session not held.
+func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v classify.Verdict) {
 	sess := s.session(gen)
 	if sess == nil {
 		return
 	}
 	s.dropSession(gen)
-	detail := "closed"
-	if detach {
-		detail = "detached"
-	}
-	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Detail: detail})
+	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Verdict: v, Detail: detail})
 	s.endSession(sess, detach)
 }
 
@@ -461,10 +462,8 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 		listChanged: func() {
 			s.post(func() { s.relist(gen) })
 		},
-		streamReport: func(hostile bool, why string) {
-			if hostile {
-				s.post(func() { s.streamHostile(gen, why) })
-			}
+		streamHostile: func(why string) {
+			s.post(func() { s.streamHostile(gen, why) })
 		},
 		streamRestored: func() {
 			s.post(func() { s.relistSoon(gen) })
@@ -548,9 +547,6 @@ func (s *Supervisor) streamReenable() {
 	s.emitEvent(events.Event{Kind: events.KindStreamEnabled, Detail: "the GET-hostile decision expired"})
 	s.step(fsm.Trigger{Kind: fsm.StreamReenabled})
 }
-
-// emit is the machine's sink: it numbers and forwards transition events.
-func (s *Supervisor) emit(e events.Event) { s.emitEvent(e) }
 
 // emitEvent stamps e with the server, sequence and time, redacts session ids
 // and credentials from its text, and hands it to the configured sink. Loop

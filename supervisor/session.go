@@ -51,8 +51,9 @@ type dialSpec struct {
 // sessionHooks let a session report to the supervisor. They are called from
 // go-sdk's and the transport's goroutines and must not block.
 type sessionHooks struct {
-	listChanged  func()
-	streamReport func(hostile bool, why string)
+	listChanged func()
+	// streamHostile: the GET-hostility rule fired, for the reason given.
+	streamHostile func(why string)
 	// streamRestored: the standalone stream came back after a gap in which
 	// list_changed notifications may have been lost.
 	streamRestored func()

@@ -86,8 +86,7 @@ type snapshot struct {
 	reason     fsm.Reason
 	verdict    classify.Verdict
 	gen        uint64
-	sess       session         // the live session in Ready, else nil
-	callsCtx   context.Context // ends when the live session is released
+	live       *held // the live session in Ready, else nil
 	catalog    Catalog
 	resume     *ResumeState   // what to persist; nil before the first session
 	stream     StreamDecision // the GET-hostile decision, kept across sessions
@@ -118,7 +117,7 @@ func New(cfg Config) (*Supervisor, error) {
 		}
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
-	s.conn = &wireConnector{s: s}
+	s.conn = newWireConnector(s)
 	return s, nil
 }
 
@@ -164,7 +163,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	streamOff := cfg.Stream == StreamOff || s.hostileRemembered()
 	s.loop.m = fsm.New(fsm.Config{
 		Server:      cfg.Name,
-		Sink:        events.SinkFunc(s.emit),
+		Sink:        events.SinkFunc(s.emitEvent),
 		MaxSessions: cfg.MaxSessions,
 		Window:      cfg.ChurnWindow,
 		StreamOff:   streamOff,

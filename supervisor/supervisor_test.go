@@ -130,11 +130,7 @@ func TestCallDuringRecoveryWaitsAndIsSentOnce(t *testing.T) {
 	r.sup.Start()
 	req := r.next() // connecting: the call must wait
 
-	errc := make(chan error, 1)
-	go func() {
-		_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
-		errc <- err
-	}()
+	errc := r.callAsync(r.ctx, "a")
 	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1), "the call waits on its MaxCallWait timer")
 	sess := newFakeSession("s1", "a")
 	req.ok(sess)
@@ -147,11 +143,7 @@ func TestCallWaitIsBoundedByMaxCallWait(t *testing.T) {
 	r.sup.Start()
 	r.next() // never answered
 
-	errc := make(chan error, 1)
-	go func() {
-		_, err := r.sup.CallTool(context.Background(), &mcp.CallToolParams{Name: "a"})
-		errc <- err
-	}()
+	errc := r.callAsync(context.Background(), "a")
 	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
 	r.clock.Advance(5 * time.Second)
 	err := <-errc
@@ -187,9 +179,7 @@ func TestS4CallFailuresThatDoNotReconnect(t *testing.T) {
 			r := newRig(t, Config{DisableRateLimitWindow: true})
 			sess := newFakeSession("s1", "a")
 			r.ready(sess)
-			sess.mu.Lock()
-			sess.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, SessionIDSent: true, RetryAfter: time.Second}
-			sess.mu.Unlock()
+			sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, SessionIDSent: true, RetryAfter: time.Second})
 
 			_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 			var ce *CallError
@@ -221,9 +211,7 @@ func TestRateLimitWindowRefusesCallsUntilRetryAfter(t *testing.T) {
 	r := newRig(t, Config{})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
-	sess.mu.Lock()
-	sess.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 30 * time.Second}
-	sess.mu.Unlock()
+	sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 30 * time.Second})
 
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.Error(t, err)
@@ -254,9 +242,7 @@ func TestSessionExpiredCallReconnectsOnceAndIsNotReplayed(t *testing.T) {
 	r := newRig(t, Config{})
 	old := newFakeSession("s1", "a")
 	r.ready(old)
-	old.mu.Lock()
-	old.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 404, SessionIDSent: true}
-	old.mu.Unlock()
+	old.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 404, SessionIDSent: true})
 
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	var ce *CallError
@@ -323,12 +309,9 @@ func TestStreamHostileTurnsTheStreamOffForNextSessions(t *testing.T) {
 	req.ok(sess)
 	r.wait(Ready)
 
-	req.spec.hooks.streamReport(true, "3 attempts failed at once")
+	req.spec.hooks.streamHostile("3 attempts failed at once")
 	r.waitEvents(events.KindStreamDisabled, 1)
-	sess.mu.Lock()
-	held := sess.held
-	sess.mu.Unlock()
-	require.True(t, held, "the live session's stream is held, the session kept")
+	require.True(t, sess.streamHeld(), "the live session's stream is held, the session kept")
 	require.True(t, r.sup.ResumeState().StandaloneStream.Off)
 	require.Equal(t, Ready, r.sup.State())
 
@@ -347,9 +330,7 @@ func TestListChangedRelists(t *testing.T) {
 	req.ok(sess)
 	r.wait(Ready)
 
-	sess.mu.Lock()
-	sess.tools = append(sess.tools, &mcp.Tool{Name: "z", InputSchema: map[string]any{"type": "object"}})
-	sess.mu.Unlock()
+	sess.addTool("z")
 	req.spec.hooks.listChanged()
 	changed := r.waitEvents(events.KindCatalogChanged, 2)
 	require.Len(t, r.sup.Catalog().Tools, 2)
@@ -423,9 +404,26 @@ func TestCloseFromEveryState(t *testing.T) {
 	t.Run("ready with a call in flight", func(t *testing.T) {
 		r := newRig(t, Config{})
 		sess := newFakeSession("s1", "a")
+		sess.callHang = true
 		r.ready(sess)
-		require.NoError(t, r.sup.Close())
+		errc := r.callAsync(context.Background(), "a")
+		r.until("the call sent", func() bool { return len(sess.toolCalls()) == 1 })
+		require.NoError(t, r.sup.Close(), "Close cancels the call and waits for it")
+		select {
+		case err := <-errc:
+			require.ErrorIs(t, err, ErrClosed)
+		default:
+			t.Fatal("Close returned before the call it canceled")
+		}
 		require.NoError(t, r.sup.Close(), "Close is idempotent")
+	})
+	t.Run("idle: calls fail at once", func(t *testing.T) {
+		r := newRig(t, Config{})
+		_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+		require.ErrorIs(t, err, ErrNotReady)
+		var se *StateError
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, "idle", se.State)
 	})
 	t.Run("late dial result", func(t *testing.T) {
 		r := newRig(t, Config{})
@@ -482,9 +480,7 @@ func TestRateLimitWindowIsCappedAndEndsOnReconnect(t *testing.T) {
 	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 10 * time.Second}})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
-	sess.mu.Lock()
-	sess.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 24 * time.Hour}
-	sess.mu.Unlock()
+	sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 24 * time.Hour})
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.Error(t, err)
 	require.Equal(t, 10*time.Second, r.waitEvents(events.KindRateLimitWindow, 1)[0].Delay, "capped by Backoff.MaxInterval")
@@ -493,9 +489,7 @@ func TestRateLimitWindowIsCappedAndEndsOnReconnect(t *testing.T) {
 	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.NoError(t, err, "the window ended")
 
-	sess.mu.Lock()
-	sess.callErr = &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 5 * time.Second}
-	sess.mu.Unlock()
+	sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 5 * time.Second})
 	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.Error(t, err)
 	r.sup.Reconnect()
@@ -510,11 +504,7 @@ func TestCallWithoutDeadlineIsBoundedByCallTimeout(t *testing.T) {
 	sess := newFakeSession("s1", "a")
 	sess.callHang = true
 	r.ready(sess)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := r.sup.CallTool(context.Background(), &mcp.CallToolParams{Name: "a"})
-		errc <- err
-	}()
+	errc := r.callAsync(context.Background(), "a")
 	r.until("the call sent", func() bool { return len(sess.toolCalls()) == 1 })
 	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
 	r.clock.Advance(time.Minute)
@@ -549,11 +539,7 @@ func TestCloseReleasesACallWaitingForReady(t *testing.T) {
 	r := newRig(t, Config{})
 	r.sup.Start()
 	r.next() // connecting: never answered
-	errc := make(chan error, 1)
-	go func() {
-		_, err := r.sup.CallTool(context.Background(), &mcp.CallToolParams{Name: "a"})
-		errc <- err
-	}()
+	errc := r.callAsync(context.Background(), "a")
 	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1), "the call waits on its MaxCallWait timer")
 	require.NoError(t, r.sup.Close())
 	err := <-errc
@@ -636,10 +622,8 @@ func TestListChangedDuringAReListIsNotLost(t *testing.T) {
 	sess.listGate = gate
 	sess.mu.Unlock()
 	req.spec.hooks.listChanged() // the re-list reads [a] and waits
-	r.until("the first re-list reading", func() bool { sess.mu.Lock(); defer sess.mu.Unlock(); return sess.listCalls == 2 })
-	sess.mu.Lock()
-	sess.tools = append(sess.tools, &mcp.Tool{Name: "z", InputSchema: map[string]any{"type": "object"}})
-	sess.mu.Unlock()
+	r.until("the first re-list reading", func() bool { return sess.lists() == 2 })
+	sess.addTool("z")
 	req.spec.hooks.listChanged() // arrives while the first re-list runs
 	close(gate)
 	r.until("the second change listed", func() bool { return r.sup.Catalog().Tool("z") != nil })
@@ -649,9 +633,7 @@ func TestUnknownToolTriggersOneReList(t *testing.T) {
 	r := newRig(t, Config{})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
-	sess.mu.Lock()
-	sess.tools = append(sess.tools, &mcp.Tool{Name: "z", InputSchema: map[string]any{"type": "object"}})
-	sess.mu.Unlock()
+	sess.addTool("z")
 
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "z"})
 	require.ErrorIs(t, err, ErrUnknownTool, "refused locally, nothing sent")
@@ -663,10 +645,7 @@ func TestUnknownToolTriggersOneReList(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownTool)
 	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "nope"})
 	require.ErrorIs(t, err, ErrUnknownTool)
-	sess.mu.Lock()
-	lists := sess.listCalls
-	sess.mu.Unlock()
-	require.Equal(t, 2, lists, "unknown tools re-list at most once per 30s")
+	require.Equal(t, 2, sess.lists(), "unknown tools re-list at most once per 30s")
 }
 
 func TestStateMatchesTheTransitionEventBeingDelivered(t *testing.T) {
