@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -232,12 +233,5 @@ func parseMillis(n json.Number) (time.Duration, error) {
 	if ns >= 1<<63 || ns < -(1<<63) {
 		return 0, fmt.Errorf("%s ms is out of range", s)
 	}
-	return time.Duration(ns + copySign(0.5, ns)), nil
-}
-
-func copySign(x, sign float64) float64 {
-	if sign < 0 {
-		return -x
-	}
-	return x
+	return time.Duration(math.Round(ns)), nil
 }

@@ -7,10 +7,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/mcptest"
 )
 
 const (
@@ -140,4 +142,33 @@ func TestRedactingSinkConcurrent(t *testing.T) {
 		require.Regexp(t, `^sid:[0-9a-f]{8}$`, e.SessionID)
 		require.Equal(t, "opened "+e.SessionID, e.Detail)
 	}
+}
+
+// TestRedactsSessionIDInGoSDKErrorText redacts the text of a real go-sdk
+// error: a call in a session the server has ended fails with "... (session
+// ID: <id>): session not found". The id was never registered: the pattern
+// alone hashes it.
+func TestRedactsSessionIDInGoSDKErrorText(t *testing.T) {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ctx := t.Context()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "redact-test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	id := cs.ID()
+	require.True(t, srv.ExpireSession(id))
+
+	_, err = cs.ListTools(ctx, nil)
+	require.ErrorIs(t, err, mcp.ErrSessionMissing)
+	require.Contains(t, err.Error(), "(session ID: "+id+")")
+
+	var r events.Redactor
+	red := r.Redact(events.Event{Kind: events.KindCallFailed, Detail: err.Error(), Verdict: classify.Error(err)})
+	require.NotContains(t, red.Detail, id)
+	require.NotContains(t, red.Verdict.Detail, id)
+	require.Contains(t, red.Detail, "(session ID: "+events.HashSessionID(id)+")")
+	require.Contains(t, red.Verdict.Detail, "(session ID: "+events.HashSessionID(id)+")")
 }

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -113,7 +112,7 @@ func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: w} }
 
 // Emit writes e as one line.
 func (j *JSONLines) Emit(e Event) {
-	b, merr := json.Marshal(e)
+	b, merr := e.MarshalJSON() // already compact: json.Marshal would only scan it again
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if merr != nil {

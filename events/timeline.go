@@ -3,12 +3,12 @@ package events
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
@@ -43,7 +43,7 @@ func ReadJSONLines(r io.Reader) ([]Event, error) {
 			continue
 		}
 		var e Event
-		if err := json.Unmarshal(b, &e); err != nil {
+		if err := e.UnmarshalJSON(b); err != nil {
 			return out, &LineError{Line: line, Err: err}
 		}
 		out = append(out, e)
@@ -294,13 +294,11 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8RuneStart(s[n]) {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + "..."
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func firstTime(evs []Event) time.Time {
 	for _, e := range evs {

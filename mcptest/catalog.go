@@ -120,6 +120,8 @@ func chanFor(m map[string]chan struct{}, id string) chan struct{} {
 	return ch
 }
 
+// closeOnce closes ch unless it is closed already. Callers serialise it
+// under a lock of their own.
 func closeOnce(ch chan struct{}) {
 	select {
 	case <-ch:
@@ -243,7 +245,7 @@ func (s *Server) newMCPServer() *mcp.Server {
 func addEchoTool(srv *mcp.Server, name string) {
 	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "Echoes its text."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in EchoArgs) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ": " + in.Text}}}, nil, nil
+			return textResult(name + ": " + in.Text), nil, nil
 		})
 }
 

@@ -45,10 +45,9 @@ type Gateway struct {
 	opts    GatewayOptions
 	log     *Log
 	logger  *slog.Logger
-	closing chan struct{}
+	closing chan struct{} // closed by Close
 
 	mu     sync.Mutex
-	closed bool
 	lastID RuleID
 	rules  []*installedRule
 }
@@ -132,10 +131,7 @@ func (g *Gateway) Fired(id RuleID) int {
 func (g *Gateway) Close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.closed {
-		g.closed = true
-		close(g.closing)
-	}
+	closeOnce(g.closing)
 }
 
 // message is what the gateway reads of a JSON-RPC body.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -259,9 +258,8 @@ func TestRulesAreSafeToChangeConcurrently(t *testing.T) {
 func TestResetDropsTheConnection(t *testing.T) {
 	s := startServer(t, Options{})
 	id := s.Gateway().Add(Rule{Match: Match{Method: "tools/list"}, Action: Reset()})
-	req, err := http.NewRequestWithContext(testContext(t), http.MethodPost, s.URL(), strings.NewReader(toolsListBody))
+	req, err := postRequest(testContext(t), s, "", toolsListBody)
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
 
 	resp, err := s.HTTPClient().Do(req)
 
@@ -286,9 +284,7 @@ func TestDelayEndsWhenTheGatewayCloses(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL(), strings.NewReader(toolsListBody))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req, _ := postRequest(ctx, s, "", toolsListBody)
 		resp, err := s.HTTPClient().Do(req)
 		if err != nil {
 			got <- result{}
@@ -318,8 +314,7 @@ func TestDelayEndsWithTheRequestContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(testContext(t))
 	errc := make(chan error, 1)
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL(), strings.NewReader(toolsListBody))
-		req.Header.Set("Content-Type", "application/json")
+		req, _ := postRequest(ctx, s, "", toolsListBody)
 		resp, err := s.HTTPClient().Do(req)
 		if err == nil {
 			resp.Body.Close()

@@ -110,6 +110,10 @@ func (l *Log) Entries() []Entry {
 func (l *Log) CountFunc(keep func(Entry) bool) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.countLocked(keep)
+}
+
+func (l *Log) countLocked(keep func(Entry) bool) int {
 	n := 0
 	for _, e := range l.entries {
 		if keep(*e) {
@@ -123,13 +127,13 @@ func (l *Log) CountFunc(keep func(Entry) bool) int {
 // "initialize", "tools/call", "notifications/initialized"), whoever
 // answered them.
 func (l *Log) Count(method string) int {
-	return l.CountFunc(func(e Entry) bool { return e.Method == method })
+	return l.CountFunc(withMethod(method))
 }
 
 // CountVerb returns how many requests used the HTTP verb ("GET", "POST",
 // "DELETE").
 func (l *Log) CountVerb(verb string) int {
-	return l.CountFunc(func(e Entry) bool { return e.Verb == verb })
+	return l.CountFunc(withVerb(verb))
 }
 
 // Reset forgets every entry; counts start again from zero. Sequence numbers
@@ -148,12 +152,7 @@ func (l *Log) Reset() {
 func (l *Log) WaitFunc(ctx context.Context, n int, keep func(Entry) bool) error {
 	for {
 		l.mu.Lock()
-		count := 0
-		for _, e := range l.entries {
-			if keep(*e) {
-				count++
-			}
-		}
+		count := l.countLocked(keep)
 		changed := l.changed
 		l.mu.Unlock()
 		if count >= n {
@@ -170,11 +169,19 @@ func (l *Log) WaitFunc(ctx context.Context, n int, keep func(Entry) bool) error 
 // WaitCount blocks until [Log.Count](method) >= n or ctx ends (it then
 // returns ctx's error).
 func (l *Log) WaitCount(ctx context.Context, method string, n int) error {
-	return l.WaitFunc(ctx, n, func(e Entry) bool { return e.Method == method })
+	return l.WaitFunc(ctx, n, withMethod(method))
 }
 
 // WaitVerb blocks until [Log.CountVerb](verb) >= n or ctx ends (it then
 // returns ctx's error).
 func (l *Log) WaitVerb(ctx context.Context, verb string, n int) error {
-	return l.WaitFunc(ctx, n, func(e Entry) bool { return e.Verb == verb })
+	return l.WaitFunc(ctx, n, withVerb(verb))
+}
+
+func withMethod(method string) func(Entry) bool {
+	return func(e Entry) bool { return e.Method == method }
+}
+
+func withVerb(verb string) func(Entry) bool {
+	return func(e Entry) bool { return e.Verb == verb }
 }

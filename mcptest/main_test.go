@@ -1,10 +1,10 @@
 package mcptest
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,14 +50,8 @@ func connect(t *testing.T, s *Server, version string, copts *mcp.ClientOptions) 
 // post sends one raw JSON-RPC POST and returns the response with its body.
 func post(t *testing.T, s *Server, sessionID, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testContext(t), http.MethodPost, s.URL(), bytes.NewReader([]byte(body)))
+	req, err := postRequest(testContext(t), s, sessionID, body)
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sessionID != "" {
-		req.Header.Set(headerSessionID, sessionID)
-		req.Header.Set(headerProtocolVersion, "2025-11-25")
-	}
 	resp, err := s.HTTPClient().Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -66,18 +60,38 @@ func post(t *testing.T, s *Server, sessionID, body string) (*http.Response, []by
 	return resp, b
 }
 
+// postRequest builds a raw JSON-RPC POST; with a sessionID it carries the
+// session's headers.
+func postRequest(ctx context.Context, s *Server, sessionID, body string) (*http.Request, error) {
+	req, err := rawRequest(ctx, s, http.MethodPost, sessionID, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	return req, nil
+}
+
 // get opens a raw standalone GET stream.
 func get(ctx context.Context, s *Server, sessionID string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL(), nil)
+	req, err := rawRequest(ctx, s, http.MethodGet, sessionID, nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	return s.HTTPClient().Do(req)
+}
+
+func rawRequest(ctx context.Context, s *Server, verb, sessionID string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, verb, s.URL(), body)
+	if err != nil {
+		return nil, err
+	}
 	if sessionID != "" {
 		req.Header.Set(headerSessionID, sessionID)
 		req.Header.Set(headerProtocolVersion, "2025-11-25")
 	}
-	return s.HTTPClient().Do(req)
+	return req, nil
 }
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`

@@ -213,22 +213,31 @@ func (s *Server) SessionIDs() []string {
 }
 
 // KnownSession reports whether the server knows the session id.
-func (s *Server) KnownSession(id string) bool {
-	return id != "" && slices.Contains(s.SessionIDs(), id)
-}
+func (s *Server) KnownSession(id string) bool { return s.session(id) != nil }
 
 // ExpireSession ends the server-side session id, as a session timeout
 // does: later requests carrying it are answered 404 by go-sdk (the
 // gateway's [UnknownSession] rules see it as unknown). It reports whether
 // the session existed.
 func (s *Server) ExpireSession(id string) bool {
+	ss := s.session(id)
+	if ss != nil {
+		_ = ss.Close()
+	}
+	return ss != nil
+}
+
+// session returns the current server's session id, or nil.
+func (s *Server) session(id string) *mcp.ServerSession {
+	if id == "" {
+		return nil
+	}
 	for ss := range s.gen.Load().srv.Sessions() {
-		if id != "" && ss.ID() == id {
-			_ = ss.Close()
-			return true
+		if ss.ID() == id {
+			return ss
 		}
 	}
-	return false
+	return nil
 }
 
 // ExpireAll ends every session the server knows and returns how many.
@@ -236,13 +245,11 @@ func (s *Server) ExpireAll() int {
 	return closeSessions(s.gen.Load().srv)
 }
 
+// closeSessions closes every session of srv (Sessions iterates over a
+// snapshot) and returns how many had an id.
 func closeSessions(srv *mcp.Server) int {
-	var all []*mcp.ServerSession
-	for ss := range srv.Sessions() {
-		all = append(all, ss)
-	}
 	n := 0
-	for _, ss := range all {
+	for ss := range srv.Sessions() {
 		if ss.ID() != "" {
 			n++
 		}

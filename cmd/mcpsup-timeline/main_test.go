@@ -10,7 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var recording = filepath.Join("..", "..", "events", "testdata", "recorded.jsonl")
+// testdata is events' recorded stream and its golden outputs.
+var testdata = filepath.Join("..", "..", "events", "testdata")
+
+var recording = filepath.Join(testdata, "recorded.jsonl")
 
 func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -20,7 +23,7 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 }
 
 func TestTimelineFromFileMatchesGolden(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("..", "..", "events", "testdata", "recorded.timeline.txt"))
+	want, err := os.ReadFile(filepath.Join(testdata, "recorded.timeline.txt"))
 	require.NoError(t, err)
 	code, out, errOut := runCmd(t, "", recording)
 	require.Equal(t, 0, code, errOut)
@@ -28,7 +31,7 @@ func TestTimelineFromFileMatchesGolden(t *testing.T) {
 }
 
 func TestMermaidFromStdin(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("..", "..", "events", "testdata", "recorded.mmd"))
+	want, err := os.ReadFile(filepath.Join(testdata, "recorded.mmd"))
 	require.NoError(t, err)
 	in, err := os.ReadFile(recording)
 	require.NoError(t, err)
