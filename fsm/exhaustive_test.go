@@ -79,7 +79,7 @@ func placeAt(m *Machine, c combo, now time.Time) {
 	}
 }
 
-// expectedRow returns the rows of c's (state, trigger) whose guards pass.
+// expectedRows returns the rows of c's (state, trigger) whose guards pass.
 func expectedRows(m *Machine, tr *Trigger) []int {
 	var hits []int
 	for _, i := range rowIndex[m.state][tr.Kind] {
@@ -242,4 +242,18 @@ func TestRejectedErrorsHaveNoSideEffects(t *testing.T) {
 	var rej *RejectedError
 	require.True(t, errors.As(err, &rej))
 	require.Equal(t, Idle, m.State())
+}
+
+// TestEveryGuardIsUsed: each guard decides at least one row; a guard no row
+// names is dead vocabulary.
+func TestEveryGuardIsUsed(t *testing.T) {
+	used := make([]bool, numGuards)
+	for _, r := range table {
+		for _, gd := range r.Guards {
+			used[gd] = true
+		}
+	}
+	for gd, u := range used {
+		require.True(t, u, "guard %s is used by no row", Guard(gd))
+	}
 }

@@ -34,9 +34,6 @@ const (
 	GuardVerdictSessionExpired
 	// GuardVerdictTransport: the call's verdict is transport.
 	GuardVerdictTransport
-	// GuardVerdictReconnects: the verdict reconnects (transport or
-	// session-expired).
-	GuardVerdictReconnects
 	// GuardVerdictStaysReady: the call's verdict does not reconnect: the
 	// session lives (failure story S4).
 	GuardVerdictStaysReady
@@ -62,7 +59,6 @@ var guardNames = [numGuards]string{
 	GuardStaleRecoveryUsedOrTimeout: "stale-recovery-used-or-timeout",
 	GuardVerdictSessionExpired:      "verdict-session-expired",
 	GuardVerdictTransport:           "verdict-transport",
-	GuardVerdictReconnects:          "verdict-reconnects",
 	GuardVerdictStaysReady:          "verdict-stays-ready",
 	GuardSessionBudgetLeft:          "session-budget-left",
 	GuardChurnLimitReached:          "churn-limit-reached",
@@ -104,8 +100,6 @@ func (g Guard) eval(m *Machine, t *Trigger) bool {
 		return c == classify.SessionExpired
 	case GuardVerdictTransport:
 		return c == classify.Transport
-	case GuardVerdictReconnects:
-		return c.Reconnects()
 	case GuardVerdictStaysReady:
 		return !c.Reconnects()
 	case GuardSessionBudgetLeft:

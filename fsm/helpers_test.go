@@ -94,11 +94,34 @@ func failTrig(k fsm.TriggerKind, gen uint64, v classify.Verdict) fsm.Trigger {
 // (generation 1, standalone stream on).
 func (d *driver) toReady() {
 	d.t.Helper()
-	none := classify.Verdict{}
 	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1, true)},
 		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
-	d.step(trig(fsm.HandshakeSucceeded, 1), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 1)},
-		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 1, 0, "")})
-	d.step(trig(fsm.DiscoverySucceeded, 1), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 1)},
-		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 1, 0, "")})
+	d.handshakeToReady(fsm.Connecting, 1, 0)
+}
+
+// handshakeToReady answers the Dial of generation gen, made in state s
+// (connecting or stale-recovering): the handshake and then the declared
+// lists succeed, and the machine is ready. attempt is the retry count the
+// handshake's event shows; entering ready resets it.
+func (d *driver) handshakeToReady(s fsm.State, gen uint64, attempt int) {
+	d.t.Helper()
+	d.step(trig(fsm.HandshakeSucceeded, gen), want{s, []fsm.Command{cmd(fsm.ListDeclared, gen)},
+		ev(s, s, fsm.HandshakeSucceeded, "", none, gen, attempt, "")})
+	d.step(trig(fsm.DiscoverySucceeded, gen), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, gen)},
+		ev(s, fsm.Ready, fsm.DiscoverySucceeded, "", none, gen, 0, "")})
+}
+
+// resume starts a fresh machine with a persisted session (mode blind or
+// known) and reports it attached as generation 1: the machine ends in
+// probing (blind) or listing-declared (known).
+func (d *driver) resume(mode fsm.ResumeMode) {
+	d.t.Helper()
+	resuming, discovering, work, guard := fsm.ResumingBlind, fsm.Probing, fsm.Probe, "resume-blind"
+	if mode == fsm.ResumeKnown {
+		resuming, discovering, work, guard = fsm.ResumingKnown, fsm.ListingDeclared, fsm.ListDeclared, "resume-known"
+	}
+	d.step(fsm.Trigger{Kind: fsm.Started, Resume: mode}, want{resuming, []fsm.Command{attach(1, mode)},
+		ev(fsm.Idle, resuming, fsm.Started, guard, none, 1, 0, "")})
+	d.step(trig(fsm.Attached, 1), want{discovering, []fsm.Command{cmd(work, 1)},
+		ev(resuming, discovering, fsm.Attached, "", none, 1, 0, "")})
 }

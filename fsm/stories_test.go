@@ -17,11 +17,7 @@ var none classify.Verdict
 // Probe command reports DiscoverySucceeded; no handshake is dialed.
 func TestS1BlindResumeProbesToReady(t *testing.T) {
 	d := newDriver(t, fsm.Config{})
-	d.step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeBlind}, want{fsm.ResumingBlind,
-		[]fsm.Command{attach(1, fsm.ResumeBlind)},
-		ev(fsm.Idle, fsm.ResumingBlind, fsm.Started, "resume-blind", none, 1, 0, "")})
-	d.step(trig(fsm.Attached, 1), want{fsm.Probing, []fsm.Command{cmd(fsm.Probe, 1)},
-		ev(fsm.ResumingBlind, fsm.Probing, fsm.Attached, "", none, 1, 0, "")})
+	d.resume(fsm.ResumeBlind)
 	d.step(trig(fsm.DiscoverySucceeded, 1), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 1)},
 		ev(fsm.Probing, fsm.Ready, fsm.DiscoverySucceeded, "", none, 1, 0, "")})
 	require.Equal(t, uint64(1), d.m.Generation(), "one session: the resumed one")
@@ -32,11 +28,7 @@ func TestS1BlindResumeProbesToReady(t *testing.T) {
 // no stale recovery, no retry.
 func TestS1UnauthorizedProbeIsTerminal(t *testing.T) {
 	d := newDriver(t, fsm.Config{})
-	d.step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeBlind}, want{fsm.ResumingBlind,
-		[]fsm.Command{attach(1, fsm.ResumeBlind)},
-		ev(fsm.Idle, fsm.ResumingBlind, fsm.Started, "resume-blind", none, 1, 0, "")})
-	d.step(trig(fsm.Attached, 1), want{fsm.Probing, []fsm.Command{cmd(fsm.Probe, 1)},
-		ev(fsm.ResumingBlind, fsm.Probing, fsm.Attached, "", none, 1, 0, "")})
+	d.resume(fsm.ResumeBlind)
 	v401 := verdict(classify.Unauthorized, 401)
 	d.step(failTrig(fsm.DiscoveryFailed, 1, v401), want{fsm.Failed, []fsm.Command{cmd(fsm.DetachSession, 1)},
 		ev(fsm.Probing, fsm.Failed, fsm.DiscoveryFailed, "fatal-verdict", v401, 1, 0, "unauthorized")})
@@ -62,11 +54,7 @@ func TestS2StaleSessionRecoversOnce(t *testing.T) {
 	} {
 		t.Run(v.String(), func(t *testing.T) {
 			d := newDriver(t, fsm.Config{})
-			d.step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeBlind}, want{fsm.ResumingBlind,
-				[]fsm.Command{attach(1, fsm.ResumeBlind)},
-				ev(fsm.Idle, fsm.ResumingBlind, fsm.Started, "resume-blind", none, 1, 0, "")})
-			d.step(trig(fsm.Attached, 1), want{fsm.Probing, []fsm.Command{cmd(fsm.Probe, 1)},
-				ev(fsm.ResumingBlind, fsm.Probing, fsm.Attached, "", none, 1, 0, "")})
+			d.resume(fsm.ResumeBlind)
 			d.step(failTrig(fsm.DiscoveryFailed, 1, v), want{fsm.StaleRecovering,
 				[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2, true)},
 				ev(fsm.Probing, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+session-budget-left", v, 2, 0, "")})
@@ -77,10 +65,7 @@ func TestS2StaleSessionRecoversOnce(t *testing.T) {
 			require.ErrorIs(t, err, fsm.ErrStaleGeneration)
 			require.Equal(t, fsm.StaleRecovering, d.m.State())
 
-			d.step(trig(fsm.HandshakeSucceeded, 2), want{fsm.StaleRecovering, []fsm.Command{cmd(fsm.ListDeclared, 2)},
-				ev(fsm.StaleRecovering, fsm.StaleRecovering, fsm.HandshakeSucceeded, "", none, 2, 0, "")})
-			d.step(trig(fsm.DiscoverySucceeded, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
-				ev(fsm.StaleRecovering, fsm.Ready, fsm.DiscoverySucceeded, "", none, 2, 0, "")})
+			d.handshakeToReady(fsm.StaleRecovering, 2, 0)
 			require.Equal(t, uint64(2), d.m.Generation(), "exactly one new session")
 		})
 	}
@@ -92,11 +77,7 @@ func TestS2FailedStaleRecoveryRetriesWithHandshake(t *testing.T) {
 	d := newDriver(t, fsm.Config{})
 	vExp := verdict(classify.SessionExpired, 404)
 	v503 := verdict(classify.ServerError, 503)
-	d.step(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeKnown}, want{fsm.ResumingKnown,
-		[]fsm.Command{attach(1, fsm.ResumeKnown)},
-		ev(fsm.Idle, fsm.ResumingKnown, fsm.Started, "resume-known", none, 1, 0, "")})
-	d.step(trig(fsm.Attached, 1), want{fsm.ListingDeclared, []fsm.Command{cmd(fsm.ListDeclared, 1)},
-		ev(fsm.ResumingKnown, fsm.ListingDeclared, fsm.Attached, "", none, 1, 0, "")})
+	d.resume(fsm.ResumeKnown)
 	d.step(failTrig(fsm.DiscoveryFailed, 1, vExp), want{fsm.StaleRecovering,
 		[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2, true)},
 		ev(fsm.ListingDeclared, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+session-budget-left", vExp, 2, 0, "")})
@@ -106,10 +87,7 @@ func TestS2FailedStaleRecoveryRetriesWithHandshake(t *testing.T) {
 	d.now = d.now.Add(time.Second)
 	d.step(trig(fsm.RetryDue, 2), want{fsm.Connecting, []fsm.Command{dial(3, true)},
 		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 3, 1, "")})
-	d.step(trig(fsm.HandshakeSucceeded, 3), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 3)},
-		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 3, 1, "")})
-	d.step(trig(fsm.DiscoverySucceeded, 3), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 3)},
-		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 3, 0, "")})
+	d.handshakeToReady(fsm.Connecting, 3, 1)
 }
 
 // S4: on a tool call only transport and session-expired leave ready. 500,
@@ -143,10 +121,7 @@ func TestS4CallFailuresStayReadyUnlessTheyReconnect(t *testing.T) {
 	// A concurrent call of the old session fails late: dropped.
 	_, err := d.m.Step(fsm.Trigger{Kind: fsm.CallFailed, Generation: 1, Verdict: v404, Now: d.now})
 	require.ErrorIs(t, err, fsm.ErrStaleGeneration)
-	d.step(trig(fsm.HandshakeSucceeded, 2), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 2)},
-		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 2, 0, "")})
-	d.step(trig(fsm.DiscoverySucceeded, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
-		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 2, 0, "")})
+	d.handshakeToReady(fsm.Connecting, 2, 0)
 
 	// No HTTP status (connection reset): the old session is closed with DELETE.
 	vTr := verdict(classify.Transport, 0)
@@ -169,10 +144,7 @@ func TestS5HostileStreamOffForNextSessions(t *testing.T) {
 	d.step(failTrig(fsm.SessionDied, 1, vTr), want{fsm.Connecting,
 		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2, false)},
 		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 2, 0, "")})
-	d.step(trig(fsm.HandshakeSucceeded, 2), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 2)},
-		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 2, 0, "")})
-	d.step(trig(fsm.DiscoverySucceeded, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
-		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 2, 0, "")})
+	d.handshakeToReady(fsm.Connecting, 2, 0)
 	// list_changed re-lists in ready.
 	d.step(trig(fsm.CatalogListed, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
 		ev(fsm.Ready, fsm.Ready, fsm.CatalogListed, "", none, 2, 0, "")})
@@ -192,10 +164,7 @@ func TestChurnStopsASessionLoop(t *testing.T) {
 	d.step(failTrig(fsm.SessionDied, 1, vTr), want{fsm.Connecting,
 		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2, true)},
 		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 2, 0, "")})
-	d.step(trig(fsm.HandshakeSucceeded, 2), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 2)},
-		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 2, 0, "")})
-	d.step(trig(fsm.DiscoverySucceeded, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
-		ev(fsm.Connecting, fsm.Ready, fsm.DiscoverySucceeded, "", none, 2, 0, "")})
+	d.handshakeToReady(fsm.Connecting, 2, 0)
 	d.now = d.now.Add(7 * time.Second)
 	d.step(failTrig(fsm.SessionDied, 2, vTr), want{fsm.Failed, []fsm.Command{cmd(fsm.DetachSession, 2)},
 		ev(fsm.Ready, fsm.Failed, fsm.SessionDied, "recoverable-verdict+churn-limit-reached", vTr, 2, 0, "churn")})

@@ -4,8 +4,11 @@
 //
 // It lists through the small [Lister] interface, one page at a time;
 // [SessionLister] adapts a go-sdk *mcp.ClientSession. Every error a list
-// returns is classified with package classify, optionally after the wire
-// layer has attached the HTTP facts it recorded ([Options.Annotate]).
+// returns is classified with package classify, as the Lister returned it.
+// go-sdk reports most HTTP answers only as text, so a host that records wire
+// facts wraps its Lister to attach to each request's error the facts of that
+// request (a *classify.HTTPError): the lists run concurrently, so facts
+// gathered per discovery rather than per request would mix them.
 //
 // # Two ways to discover
 //

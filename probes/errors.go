@@ -17,7 +17,7 @@ type ListError struct {
 	List List
 	// Verdict classifies Err.
 	Verdict classify.Verdict
-	// Err is the list's error, as annotated by [Options.Annotate].
+	// Err is the list's error, as the [Lister] returned it.
 	Err error
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 )
 
@@ -37,6 +38,41 @@ func wireErr(l List, status int, rpcCode int64, err error) error {
 		h.BodyRPCID = "3"
 	}
 	return h
+}
+
+// annotated wraps a Lister and passes each failed request's error, with the
+// request's context, through fn, as a Lister that attaches the wire layer's
+// facts per request does.
+type annotated struct {
+	Lister
+	fn func(ctx context.Context, l List, err error) error
+}
+
+func (a annotated) wrap(ctx context.Context, l List, err error) error {
+	if err == nil {
+		return nil
+	}
+	return a.fn(ctx, l, err)
+}
+
+func (a annotated) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+	items, next, err := a.Lister.ListTools(ctx, cursor)
+	return items, next, a.wrap(ctx, Tools, err)
+}
+
+func (a annotated) ListResources(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+	items, next, err := a.Lister.ListResources(ctx, cursor)
+	return items, next, a.wrap(ctx, Resources, err)
+}
+
+func (a annotated) ListPrompts(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+	items, next, err := a.Lister.ListPrompts(ctx, cursor)
+	return items, next, a.wrap(ctx, Prompts, err)
+}
+
+func (a annotated) ListResourceTemplates(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+	items, next, err := a.Lister.ListResourceTemplates(ctx, cursor)
+	return items, next, a.wrap(ctx, ResourceTemplates, err)
 }
 
 // settled is a slog handler that reports each settled list on a channel.

@@ -49,7 +49,10 @@ func (l List) Method() string {
 // Lister lists one page of each catalog list. cursor is "" for the first
 // page; next is "" after the last one. Implementations must return promptly
 // once ctx is done, and must be safe for concurrent use: [ProbeBlind] and
-// [ListDeclared] call different methods at the same time.
+// [ListDeclared] call different methods at the same time. An error is
+// classified as returned; an implementation may wrap it in the
+// *classify.HTTPError of the request that failed, so that the verdict rests
+// on the HTTP answer.
 type Lister interface {
 	ListTools(ctx context.Context, cursor string) (items []*mcp.Tool, next string, err error)
 	ListResources(ctx context.Context, cursor string) (items []*mcp.Resource, next string, err error)

@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"context"
 	"log/slog"
 	"time"
 )
@@ -31,12 +30,6 @@ type Options struct {
 	// MaxItems is the most items accepted in one list before it fails with
 	// [ErrItemLimit]. Zero or negative means [DefaultMaxItems].
 	MaxItems int
-	// Annotate, when set, wraps a list's error with the facts the wire layer
-	// recorded for it (a *classify.HTTPError) before classification. It is
-	// given the context the failed request was made with, which carries the
-	// caller's values, and must return err itself or an error wrapping it.
-	// It is called concurrently from several lists. Nil means identity.
-	Annotate func(ctx context.Context, err error) error
 	// Logger receives a record per settled list: Debug when present or
 	// absent, Warn when degraded, failed, or declared but answering -32601.
 	// Nil means no logging.
@@ -52,9 +45,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxItems <= 0 {
 		o.MaxItems = DefaultMaxItems
-	}
-	if o.Annotate == nil {
-		o.Annotate = func(_ context.Context, err error) error { return err }
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -6,31 +6,33 @@ import "context"
 type pageFunc[T any] func(ctx context.Context, cursor string) ([]T, string, error)
 
 // paginate follows cursors until the last page, within o's page and item
-// limits, refusing a cursor seen before. err is either the page's error
-// (remote) or a *PaginationError (local).
-func paginate[T any](ctx context.Context, l List, page pageFunc[T], o Options) (items []T, pages int, local bool, err error) {
+// limits, refusing a cursor seen before. err is either the page's error, as
+// the Lister returned it, or a *PaginationError.
+func paginate[T any](ctx context.Context, l List, page pageFunc[T], o Options) (items []T, pages int, err error) {
 	seen := make(map[string]struct{})
 	cursor := ""
 	for {
 		got, next, err := page(ctx, cursor)
 		if err != nil {
-			return items, pages, false, err
+			return items, pages, err
 		}
 		pages++
 		items = append(items, got...)
-		stop := func(sentinel error) ([]T, int, bool, error) {
-			return items, pages, true, &PaginationError{List: l, Pages: pages, Items: len(items), Cursor: next, Err: sentinel}
-		}
+		var stop error
 		switch {
 		case len(items) > o.MaxItems:
-			return stop(ErrItemLimit)
+			stop = ErrItemLimit
 		case next == "":
-			return items, pages, false, nil
+			return items, pages, nil
 		case pages >= o.MaxPages:
-			return stop(ErrPageLimit)
+			stop = ErrPageLimit
+		default:
+			if _, dup := seen[next]; dup {
+				stop = ErrCursorRepeated
+			}
 		}
-		if _, dup := seen[next]; dup {
-			return stop(ErrCursorRepeated)
+		if stop != nil {
+			return items, pages, &PaginationError{List: l, Pages: pages, Items: len(items), Cursor: next, Err: stop}
 		}
 		seen[next] = struct{}{}
 		cursor = next

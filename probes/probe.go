@@ -69,7 +69,7 @@ type outcome struct {
 	items   any // []*mcp.Tool, ...
 	pages   int
 	count   int
-	err     error // annotated
+	err     error
 	verdict classify.Verdict
 }
 
@@ -143,7 +143,7 @@ func propagates(ctx context.Context, r role, v classify.Verdict) bool {
 }
 
 // listOne lists every page of one list within the probe timeout, then
-// annotates and classifies its error against the caller's context.
+// classifies its error against the caller's context.
 func listOne(caller, group context.Context, l Lister, list List, o Options) outcome {
 	ctx, cancel := group, context.CancelFunc(func() {})
 	if o.ProbeTimeout > 0 {
@@ -152,34 +152,27 @@ func listOne(caller, group context.Context, l Lister, list List, o Options) outc
 	defer cancel()
 
 	out := outcome{list: list}
-	var local bool
 	switch list {
 	case Tools:
-		var items []*mcp.Tool
-		items, out.pages, local, out.err = paginate(ctx, list, l.ListTools, o)
-		out.items, out.count = items, len(items)
+		listAll(ctx, &out, l.ListTools, o)
 	case Resources:
-		var items []*mcp.Resource
-		items, out.pages, local, out.err = paginate(ctx, list, l.ListResources, o)
-		out.items, out.count = items, len(items)
+		listAll(ctx, &out, l.ListResources, o)
 	case Prompts:
-		var items []*mcp.Prompt
-		items, out.pages, local, out.err = paginate(ctx, list, l.ListPrompts, o)
-		out.items, out.count = items, len(items)
+		listAll(ctx, &out, l.ListPrompts, o)
 	case ResourceTemplates:
-		var items []*mcp.ResourceTemplate
-		items, out.pages, local, out.err = paginate(ctx, list, l.ListResourceTemplates, o)
-		out.items, out.count = items, len(items)
+		listAll(ctx, &out, l.ListResourceTemplates, o)
 	}
 	if out.err != nil {
-		if !local {
-			if a := o.Annotate(ctx, out.err); a != nil {
-				out.err = a
-			}
-		}
 		out.verdict = classify.Classify(caller, out.err)
 	}
 	return out
+}
+
+// listAll paginates one list into out.
+func listAll[T any](ctx context.Context, out *outcome, page pageFunc[T], o Options) {
+	var items []T
+	items, out.pages, out.err = paginate(ctx, out.list, page, o)
+	out.items, out.count = items, len(items)
 }
 
 // set stores one list's items.

@@ -56,7 +56,7 @@ func TestProbeBlindSpeculativeMethodNotFoundIsAbsent(t *testing.T) {
 	tl := ResourceTemplates
 	cases := map[string]struct {
 		err      error
-		annotate func(context.Context, error) error
+		annotate func(context.Context, List, error) error // wraps the fake
 	}{
 		"go-sdk chain 400": {err: s1Chain(tl.Method(), mnf, "Bad Request")},
 		"HTTPError 400":    {err: wireErr(tl, 400, mnf, errors.New("Bad Request"))},
@@ -69,16 +69,20 @@ func TestProbeBlindSpeculativeMethodNotFoundIsAbsent(t *testing.T) {
 		},
 		"annotated by the wire layer": {
 			err: rejected(tl.Method(), "Bad Request"),
-			annotate: func(_ context.Context, err error) error {
-				return wireErr(tl, 400, mnf, err)
+			annotate: func(_ context.Context, l List, err error) error {
+				return wireErr(l, 400, mnf, err)
 			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newFake().script(Tools, step{n: 7}).script(tl, step{err: tc.err})
+			var l Lister = f
+			if tc.annotate != nil {
+				l = annotated{f, tc.annotate}
+			}
 
-			cat, err := ProbeBlind(t.Context(), f, Options{Annotate: tc.annotate})
+			cat, err := ProbeBlind(t.Context(), l, Options{})
 			require.NoError(t, err)
 
 			assert.Len(t, cat.Tools, 7)
@@ -329,17 +333,20 @@ func TestProbeBlindHostCancelBeforeStart(t *testing.T) {
 	assert.Equal(t, classify.Canceled, listErr(t, err).Verdict.Class)
 }
 
-func TestAnnotateSeesCallContextAndCallerClassifies(t *testing.T) {
+// A Lister that attaches wire facts gets each request's context, which
+// carries the caller's values; the facts it attaches decide the verdict, and
+// the verdict is taken against the caller's context.
+func TestListerFactsSeeCallContextAndCallerClassifies(t *testing.T) {
 	type key struct{}
 	ctx := context.WithValue(t.Context(), key{}, "caller")
 	f := newFake().script(Prompts, step{err: errors.New("Bad Request")})
 	var seen []any
-	annotate := func(c context.Context, err error) error {
+	annotate := func(c context.Context, l List, err error) error {
 		seen = append(seen, c.Value(key{})) // only one list fails: no race
-		return wireErr(Prompts, 400, 0, err)
+		return wireErr(l, 400, 0, err)
 	}
 
-	cat, err := ProbeBlind(ctx, f, Options{Annotate: annotate})
+	cat, err := ProbeBlind(ctx, annotated{f, annotate}, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []any{"caller"}, seen)
 	r := cat.Report.Get(Prompts)

@@ -181,13 +181,13 @@ func TestRealServerMethodNotFound(t *testing.T) {
 
 	var seen []error
 	var mu sync.Mutex
-	record := func(_ context.Context, err error) error {
+	record := func(_ context.Context, _ List, err error) error {
 		mu.Lock()
 		seen = append(seen, err)
 		mu.Unlock()
 		return err
 	}
-	cat, err := ProbeBlind(t.Context(), SessionLister(cs), Options{Annotate: record})
+	cat, err := ProbeBlind(t.Context(), annotated{SessionLister(cs), record}, Options{})
 	require.NoError(t, err)
 
 	assert.Len(t, cat.Tools, 3)
@@ -242,10 +242,10 @@ func TestRealServerS1Templates400(t *testing.T) {
 	cs := connect(t, srv.url)
 
 	var got error
-	cat, err := ProbeBlind(t.Context(), SessionLister(cs), Options{Annotate: func(_ context.Context, err error) error {
+	cat, err := ProbeBlind(t.Context(), annotated{SessionLister(cs), func(_ context.Context, _ List, err error) error {
 		got = err // only templates fails
 		return err
-	}})
+	}}, Options{})
 	require.NoError(t, err)
 
 	assert.Len(t, cat.Tools, 4)
