@@ -70,13 +70,7 @@ func BenchmarkResumeBlindDelayed(b *testing.B) {
 	}{{"stream-on", wire.StreamOn}, {"stream-off", wire.StreamOff}} {
 		b.Run(mode.name, func(b *testing.B) {
 			g, url := newServer(b, nil)
-			first, err := wire.Open(context.Background(), wire.Options{Endpoint: url, Era: wire.Era2025, Stream: wire.StreamOff})
-			if err != nil {
-				b.Fatal(err)
-			}
-			st := first.ResumeState()
-			st.InitializeResult = nil
-			_ = first.Detach()
+			st := blindState(b, url)
 			g.setFault(delayed)
 			for b.Loop() {
 				s, err := wire.Resume(context.Background(), wire.Options{Endpoint: url, Stream: mode.stream}, st)

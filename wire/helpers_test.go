@@ -9,9 +9,13 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // logged is one request the gateway saw.
@@ -37,6 +41,14 @@ func (g *gateway) setFault(f faultFunc) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.fault = f
+}
+
+// faultGETs sets a fault that sees the GETs only: f may answer one in the
+// server's place (n counts the earlier GETs) and reports whether it did.
+func faultGETs(g *gateway, f func(w http.ResponseWriter, r *http.Request, n int) bool) {
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		return r.Method == http.MethodGet && f(w, r, n)
+	})
 }
 
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -125,4 +137,115 @@ func writeFault(w http.ResponseWriter, status int, contentType, body string, hea
 	}
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
+}
+
+// open opens a session on url (era 2025 unless opts name one), closed when
+// the test ends.
+func open(t testing.TB, url string, opts wire.Options) *wire.Session {
+	t.Helper()
+	opts.Endpoint = url
+	if opts.Era == wire.EraAuto {
+		opts.Era = wire.Era2025
+	}
+	s, err := wire.Open(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// blindState opens a session without a stream, detaches from it and returns
+// its resume state without the InitializeResult: what a blind Resume starts
+// from.
+func blindState(t testing.TB, url string) wire.ResumeState {
+	t.Helper()
+	first := open(t, url, wire.Options{Stream: wire.StreamOff})
+	st := first.ResumeState()
+	st.InitializeResult = nil
+	require.NoError(t, first.Detach())
+	return st
+}
+
+// waitEnded waits for the go-sdk session to end by itself.
+func waitEnded(t *testing.T, s *wire.Session) {
+	t.Helper()
+	ended := make(chan error, 1)
+	go func() { ended <- s.Wait() }()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the go-sdk session did not end")
+	}
+}
+
+// advance moves the fake clock a minute whenever something waits on it, so
+// the keeper's backoff never takes real time, until the returned stop is
+// called or the test ends.
+func advance(t *testing.T, clock *clockwork.FakeClock) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for clock.BlockUntilContext(ctx, 1) == nil {
+			clock.Advance(time.Minute)
+		}
+	}()
+	stop = func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return stop
+}
+
+// recorder collects the stream attempts and feeds the hostility rule.
+type recorder struct {
+	mu       sync.Mutex
+	attempts []wire.StreamAttempt
+	tracker  *wire.HostilityTracker
+	hostile  chan struct{}
+	onHost   func()
+}
+
+func newRecorder(rule wire.HostilityRule) *recorder {
+	return &recorder{tracker: wire.NewHostilityTracker(rule), hostile: make(chan struct{})}
+}
+
+func (r *recorder) config(c *wire.Config) {
+	c.OnExchange = func(x wire.Exchange) {
+		r.mu.Lock()
+		fired := r.tracker.ObserveExchange(x)
+		r.mu.Unlock()
+		r.fired(fired)
+	}
+	c.OnStreamAttempt = func(a wire.StreamAttempt) {
+		r.mu.Lock()
+		r.attempts = append(r.attempts, a)
+		fired := r.tracker.ObserveAttempt(a)
+		r.mu.Unlock()
+		r.fired(fired)
+	}
+}
+
+// fired acts once on the rule firing, from an exchange or an attempt.
+func (r *recorder) fired(fired bool) {
+	if !fired {
+		return
+	}
+	if r.onHost != nil {
+		r.onHost()
+	}
+	close(r.hostile)
+}
+
+func (r *recorder) snapshot() ([]wire.StreamAttempt, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, _ := r.tracker.Hostile()
+	return append([]wire.StreamAttempt(nil), r.attempts...), h
+}
+
+func within(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
 }

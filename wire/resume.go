@@ -41,6 +41,11 @@ func (t *Transport) setResume(h *handshake) {
 // stream; no handshake request reaches the server (DESIGN.md section 3,
 // "Verified feasible").
 func (t *Transport) answerHandshake(req *http.Request, x *Exchange) (*http.Response, bool) {
+	switch x.Method {
+	case methodInitialize, methodInitialized, methodDiscover:
+	default:
+		return nil, false // not a handshake request: the calls take no lock
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.resume
@@ -67,7 +72,7 @@ func (t *Transport) answerHandshake(req *http.Request, x *Exchange) (*http.Respo
 		return nil, false
 	}
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "application/json"
-	t.handshake = *x
+	t.handshook = true
 	t.sessionID = h.sessionID
 	return localResponse(req, http.StatusOK, "application/json", header, body), true
 }

@@ -38,11 +38,7 @@ func (t *Transport) inspect(req *http.Request, x *Exchange, resp *http.Response)
 	isCall := x.RequestID != ""
 	switch {
 	case x.Status < 200 || x.Status >= 300:
-		prefix := readPrefix(resp, t.cfg.MaxErrorBody)
-		x.Body = snippet(prefix)
-		if r, ok := classify.ParseRPCError(prefix); ok {
-			x.RPC, x.RPCPresent = r, true
-		}
+		prefix := t.readErrorBody(x, resp)
 		x.SessionGone = sessionGone(*x)
 		// A 401 is rewritten too: the host refreshes its credential and
 		// the session, which the server still knows, serves the next call;
@@ -64,10 +60,13 @@ func (t *Transport) inspect(req *http.Request, x *Exchange, resp *http.Response)
 			x.Malformed, x.Oversized = true, true
 			return t.rewrite(req, x, resp, http.StatusOK)
 		}
-		if r, ok := classify.ParseRPCError(prefix); ok {
-			x.RPC, x.RPCPresent = r, true
+		msg, err := jsonrpc.DecodeMessage(prefix)
+		if r, ok := msg.(*jsonrpc.Response); !ok || r.Error != nil {
+			// Not a plain result (the common answer, decoded once): look
+			// for the JSON-RPC error it carries.
+			x.RPC, x.RPCPresent = classify.ParseRPCError(prefix)
 		}
-		if _, err := jsonrpc.DecodeMessage(prefix); err == nil {
+		if err == nil {
 			return resp
 		}
 		x.Malformed = true
@@ -110,6 +109,16 @@ func goSDKReadsError(body []byte) bool {
 	}
 	r, ok := msg.(*jsonrpc.Response)
 	return ok && r.Error != nil
+}
+
+// readErrorBody reads the start of a non-2xx answer, at most MaxErrorBody
+// bytes, into x: the snippet and the JSON-RPC error it carries. It returns
+// the bytes read; resp.Body still yields the whole body.
+func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
+	prefix := readPrefix(resp, t.cfg.MaxErrorBody)
+	x.Body = snippet(prefix)
+	x.RPC, x.RPCPresent = classify.ParseRPCError(prefix)
+	return prefix
 }
 
 // readPrefix reads at most n bytes of resp.Body and replaces the body with
@@ -163,6 +172,5 @@ func (t *Transport) rewrite(req *http.Request, x *Exchange, resp *http.Response,
 	h := resp.Header.Clone()
 	h.Del(HeaderSessionID)
 	h.Del("Content-Length")
-	out := localResponse(req, status, "application/json", h, body)
-	return out
+	return localResponse(req, status, "application/json", h, body)
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,18 +23,6 @@ import (
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-func open(t *testing.T, url string, opts wire.Options) *wire.Session {
-	t.Helper()
-	opts.Endpoint = url
-	if opts.Era == wire.EraAuto {
-		opts.Era = wire.Era2025
-	}
-	s, err := wire.Open(context.Background(), opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 func TestOpenWithEraHintSendsNoDiscover(t *testing.T) {
@@ -67,12 +58,9 @@ func TestCloseSendsDeleteDetachDoesNot(t *testing.T) {
 
 func TestResumeBlindSendsNoInitialize(t *testing.T) {
 	g, url := newServer(t, nil)
-	first := open(t, url, wire.Options{Stream: wire.StreamOff})
-	st := first.ResumeState()
-	require.NoError(t, first.Detach())
+	st := blindState(t, url)
 	before := len(g.requests())
 
-	st.InitializeResult = nil
 	s, err := wire.Resume(context.Background(), wire.Options{Endpoint: url}, st)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
@@ -238,10 +226,7 @@ func TestRewriteKeepsSession(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: c.stateless})
-			var seen []wire.Exchange
-			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{MaxJSONBody: c.maxJSON, OnExchange: func(x wire.Exchange) {
-				seen = append(seen, x)
-			}}})
+			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{MaxJSONBody: c.maxJSON}})
 			cs := s.ClientSession()
 			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
 				if method != c.method || n > 0 {
@@ -260,10 +245,13 @@ func TestRewriteKeepsSession(t *testing.T) {
 			case "tools/list":
 				_, err = cs.ListTools(ctx, nil)
 			}
-			require.Error(t, err)
-			var rpcErr interface{ Error() string }
-			require.ErrorAs(t, err, &rpcErr)
-			v := classify.Classify(ctx, wire.Annotate(ctx, err))
+			var rpcErr *jsonrpc.Error
+			require.ErrorAs(t, err, &rpcErr, "go-sdk failed this request only, with the rewritten answer")
+			assert.Equal(t, int64(wire.CodeHTTPAnswer), rpcErr.Code)
+			annotated := wire.Annotate(ctx, err)
+			assert.False(t, errors.As(annotated, &rpcErr), "the verdict rests on the server's answer, not the rewrite")
+			assert.Equal(t, err.Error(), errors.Unwrap(annotated).Error(), "go-sdk's text is kept")
+			v := classify.Classify(ctx, annotated)
 			assert.Equal(t, c.class, v.Class, "verdict %v", v)
 			assert.Equal(t, c.status, v.HTTPStatus)
 			assert.Equal(t, c.method, v.Method)
@@ -316,7 +304,7 @@ func TestTransientStatusAnnotated(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g, url := newServer(t, nil)
-			clock := newFixedClock(time.Date(2015, 10, 21, 7, 28, 0, 0, time.UTC))
+			clock := clockwork.NewFakeClockAt(time.Date(2015, 10, 21, 7, 28, 0, 0, time.UTC))
 			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{Clock: clock}})
 			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
 				if method != "tools/call" || n > 0 {
@@ -385,13 +373,7 @@ func TestSessionExpirySignalsEndTheSession(t *testing.T) {
 			if c.missing {
 				assert.ErrorIs(t, err, mcp.ErrSessionMissing)
 			}
-			waitErr := make(chan error, 1)
-			go func() { waitErr <- s.Wait() }()
-			select {
-			case <-waitErr:
-			case <-time.After(5 * time.Second):
-				t.Fatal("the go-sdk session did not end")
-			}
+			waitEnded(t, s)
 			require.NoError(t, s.Close())
 			assert.Zero(t, g.count("DELETE", ""), "a gone session is not deleted on the wire")
 			mu.Lock()
@@ -435,24 +417,35 @@ func TestUnauthorizedKeepsTheSession(t *testing.T) {
 	assert.Zero(t, g.count("DELETE", ""), "the server-side session was not deleted")
 }
 
+// TestJSONRPCErrorWithIDIsNotRewritten: a JSON-RPC error answering the
+// request by id, on a 4xx or a 2xx application/json answer, reaches go-sdk
+// as sent and its code reaches the verdict.
 func TestJSONRPCErrorWithIDIsNotRewritten(t *testing.T) {
-	g, url := newServer(t, nil)
-	s := open(t, url, wire.Options{Stream: wire.StreamOff})
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if method != "tools/call" || n > 0 {
-			return false
-		}
-		writeFault(w, 400, "application/json", `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}`, nil)
-		return true
-	})
-	ctx := wire.WithExchange(context.Background())
-	_, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
-	require.Error(t, err)
-	v := classify.Classify(ctx, wire.Annotate(ctx, err))
-	assert.Equal(t, classify.MethodNotFound, v.Class)
-	x, _ := wire.LastExchange(ctx)
-	assert.False(t, x.Rewritten)
-	callEcho(t, s.ClientSession())
+	for _, status := range []int{400, 200} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			g, url := newServer(t, nil)
+			s := open(t, url, wire.Options{Stream: wire.StreamOff})
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if method != "tools/call" || n > 0 {
+					return false
+				}
+				writeFault(w, status, "application/json", `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}}`, nil)
+				return true
+			})
+			ctx := wire.WithExchange(context.Background())
+			_, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			require.Error(t, err)
+			v := classify.Classify(ctx, wire.Annotate(ctx, err))
+			assert.Equal(t, classify.MethodNotFound, v.Class)
+			x, _ := wire.LastExchange(ctx)
+			assert.False(t, x.Rewritten)
+			assert.False(t, x.Malformed)
+			require.True(t, x.RPCPresent, "the body's JSON-RPC error was recorded")
+			assert.Equal(t, int64(-32601), x.RPC.Code)
+			assert.Equal(t, "2", x.RPC.ID)
+			callEcho(t, s.ClientSession())
+		})
+	}
 }
 
 func TestAnnotateLeavesPlainErrorsAlone(t *testing.T) {

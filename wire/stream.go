@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/mcpsup/mcpsup/classify"
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream. The zero
@@ -230,10 +227,10 @@ func outageStatus(s int) bool {
 var errStreamClosed = errors.New("mcpsup/wire: standalone stream closed")
 
 // standaloneGET answers go-sdk's standalone stream GET at once with the
-// keeper's body; the body dials the server when go-sdk first reads it.
-// resumeID is the Last-Event-ID of go-sdk's reconnect after a keeper body
-// ended, "" for a first GET.
-func (t *Transport) standaloneGET(req *http.Request, resumeID string) (*http.Response, error) {
+// keeper's body; the body dials the server when go-sdk first reads it. Once
+// the session is gone, every standalone GET (go-sdk's reconnect included)
+// gets the server's answer replayed.
+func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 	if resp := t.replayGone(req); resp != nil {
 		return resp, nil
 	}
@@ -241,16 +238,15 @@ func (t *Transport) standaloneGET(req *http.Request, resumeID string) (*http.Res
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	t.finish(req, x)
 	out := localResponse(req, http.StatusOK, "text/event-stream", nil, nil)
-	out.Body = newStreamBody(t, req, resumeID)
+	out.Body = newStreamBody(t, req)
 	out.ContentLength = -1
 	return out, nil
 }
 
 // newStreamBody returns the keeper's body for go-sdk's GET req.
-func newStreamBody(t *Transport, req *http.Request, resumeID string) *streamBody {
-	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{}), resumed: resumeID != ""}
-	b.frame.max = t.stream.MaxEventBytes
-	b.frame.lastID = resumeID
+func newStreamBody(t *Transport, req *http.Request) *streamBody {
+	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
+	b.frame.max = t.cfg.Stream.MaxEventBytes
 	return b
 }
 
@@ -267,23 +263,26 @@ func (t *Transport) reconnecting(id string) bool {
 	return true
 }
 
+// goneAnswer is the server's answer that said the session is gone, as the
+// keeper replays it to go-sdk's standalone GETs.
+type goneAnswer struct {
+	status int
+	header http.Header
+	body   []byte // at most MaxErrorBody bytes
+}
+
 // replayGone returns the recorded session-gone answer, if any.
 func (t *Transport) replayGone(req *http.Request) *http.Response {
 	t.mu.Lock()
 	g := t.gone
-	var body []byte
-	if g != nil {
-		body, _ = io.ReadAll(g.Body)
-		g.Body = io.NopCloser(bytes.NewReader(body))
-	}
 	t.mu.Unlock()
 	if g == nil {
 		return nil
 	}
 	x := t.begin(req)
-	x.Local, x.Status, x.ContentType, x.SessionGone = true, g.StatusCode, mediaType(g.Header.Get("Content-Type")), true
+	x.Local, x.Status, x.ContentType, x.SessionGone = true, g.status, mediaType(g.header.Get("Content-Type")), true
 	t.finish(req, x)
-	return localResponse(req, g.StatusCode, "", g.Header, body)
+	return localResponse(req, g.status, "", g.header.Clone(), g.body)
 }
 
 type dialKind uint8
@@ -313,14 +312,11 @@ type streamBody struct {
 	cur io.ReadCloser // the server's current stream, nil between attempts
 
 	// Owned by the reading goroutine.
-	seq      int
-	att      StreamAttempt
-	failures int  // consecutive attempts that lived less than Span: the backoff
-	answered int  // consecutive answered attempts that failed at once: MaxFailedRedials
-	resumed  bool // go-sdk's reconnect: the server offered the stream before
-	declined bool // the server offers no standalone stream: hold for good
-	ended    bool // deliver EOF once out is drained
-	toldEnd  bool // go-sdk got EOF
+	att      StreamAttempt // the current or last attempt; Seq counts them
+	failures int           // consecutive attempts that lived less than Span: the backoff
+	answered int           // consecutive answered attempts that failed at once: MaxFailedRedials
+	declined bool          // the server offers no standalone stream: hold for good
+	ended    bool          // the session is gone: deliver EOF once out is drained
 	frame    sseFramer
 	out      []byte // bytes for go-sdk that did not fit its buffer
 	off      int    // bytes of out already delivered
@@ -329,14 +325,14 @@ type streamBody struct {
 // dial makes one attempt and reports every attempt that does not become a
 // live stream at once.
 func (b *streamBody) dial() dialKind {
-	b.seq++
 	req := b.req.Clone(b.ctx)
 	sentID := b.frame.lastID
 	if sentID != "" {
 		req.Header.Set(headerLastEventID, sentID)
 	}
 	x := b.t.begin(req)
-	b.att = StreamAttempt{Seq: b.seq, Start: x.Start, LastEventID: sentID}
+	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
+	first := b.att.Seq == 1
 	resp, err := b.t.base.RoundTrip(req)
 	b.t.fill(&x, resp, err)
 	if err != nil {
@@ -351,25 +347,18 @@ func (b *streamBody) dial() dialKind {
 		b.setCur(resp.Body)
 		// A stream after an ended attempt, not a replay the server agreed
 		// to: messages sent while no stream was connected may be lost.
-		if (b.seq > 1 || b.resumed) && sentID == "" && b.t.cfg.OnStreamRestored != nil {
+		if !first && sentID == "" && b.t.cfg.OnStreamRestored != nil {
 			b.t.cfg.OnStreamRestored()
 		}
 		return dialStream
 	}
-	prefix := readPrefix(resp, b.t.cfg.MaxErrorBody)
+	prefix := b.t.readErrorBody(&x, resp)
 	_ = resp.Body.Close()
-	x.Body = snippet(prefix)
-	if r, ok := classify.ParseRPCError(prefix); ok {
-		x.RPC, x.RPCPresent = r, true
-	}
-	first := b.seq == 1 && !b.resumed
-	gone := sessionGone(x)
-	if first && !nullIDServerError(x) {
-		// A plain 404 to the first GET: no GET route here, as go-sdk takes
-		// it (mcp/streamable.go connectStandaloneSSE). The handshake proved
-		// the session, or, resumed, the next POST decides.
-		gone = false
-	}
+	// To the first GET only the null-id -32000 answer says the session is
+	// gone: a plain 404 means no GET route here, as go-sdk takes it
+	// (mcp/streamable.go connectStandaloneSSE). The handshake proved the
+	// session, or, resumed, the next POST decides.
+	gone := sessionGone(x) && (!first || nullIDServerError(x))
 	x.SessionGone = gone || x.Status == http.StatusUnauthorized
 	b.t.finish(req, x)
 	b.att.End, b.att.SessionGone = EndNotStream, x.SessionGone
@@ -383,14 +372,14 @@ func (b *streamBody) dial() dialKind {
 	b.report()
 	switch {
 	case x.SessionGone:
-		g := localResponse(req, x.Status, "", resp.Header, prefix)
 		b.t.mu.Lock()
 		if b.t.gone == nil {
-			b.t.gone = g
+			b.t.gone = &goneAnswer{status: x.Status, header: resp.Header, body: prefix}
 		}
-		if gone {
-			b.t.detached = true // a DELETE would only be refused
-		}
+		b.t.detached = true // a DELETE would only be refused (or deleted a session a fresh credential could use)
+		// The body ends: go-sdk's reconnect GET carries the last event id
+		// it read, final now, and is routed to the keeper again.
+		b.t.reconnectID = b.frame.readerID
 		b.t.mu.Unlock()
 		return dialGone
 	case b.att.Declined:
@@ -424,15 +413,11 @@ func (b *streamBody) current() io.ReadCloser {
 func (b *streamBody) report() {
 	b.att.Duration = b.t.clock.Since(b.att.Start)
 	b.att.Retry = b.frame.retry
-	if b.att.End == EndClosed {
-		b.log()
+	if b.att.End == EndClosed || b.att.ReplayRefused {
+		b.log() // the end, or re-dialed at once: neither backoff nor MaxFailedRedials
 		return
 	}
-	if b.att.ReplayRefused {
-		b.log() // re-dialed at once: neither backoff nor MaxFailedRedials
-		return
-	}
-	if (b.att.End == EndEOF || b.att.End == EndError) && b.att.Duration >= b.t.stream.Span {
+	if (b.att.End == EndEOF || b.att.End == EndError) && b.att.Duration >= b.t.cfg.Stream.Span {
 		b.failures = 0
 	} else {
 		b.failures++
@@ -440,7 +425,7 @@ func (b *streamBody) report() {
 	switch {
 	case b.att.Outage():
 		// Unreachable: neither counted toward MaxFailedRedials nor clearing it.
-	case b.att.FailedAtOnce(b.t.stream.Span):
+	case b.att.FailedAtOnce(b.t.cfg.Stream.Span):
 		b.answered++
 	default:
 		b.answered = 0
@@ -480,7 +465,6 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		if b.ended {
-			b.endForReader()
 			return 0, io.EOF
 		}
 		cur := b.current()
@@ -509,18 +493,6 @@ func (b *streamBody) stopped() error {
 	default:
 	}
 	return b.ctx.Err()
-}
-
-// endForReader notes, once, that go-sdk gets EOF: its reconnect GET, which
-// carries the last event id it read, is routed to the keeper again.
-func (b *streamBody) endForReader() {
-	if b.toldEnd {
-		return
-	}
-	b.toldEnd = true
-	b.t.mu.Lock()
-	b.t.reconnectID = b.frame.readerID
-	b.t.mu.Unlock()
 }
 
 // take frames the n bytes just read into p, puts the bytes now ready (whole
@@ -564,7 +536,7 @@ func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
 func (b *streamBody) redial() error {
 	for {
 		hold, changed := b.t.holding()
-		if b.declined || hold || b.answered >= b.t.stream.MaxFailedRedials {
+		if b.declined || hold || b.answered >= b.t.cfg.Stream.MaxFailedRedials {
 			if b.declined {
 				changed = nil // for good: only the session's end ends the wait
 			}
@@ -612,13 +584,13 @@ func (b *streamBody) redial() error {
 func (b *streamBody) backoff() time.Duration {
 	d := b.frame.retry
 	if b.failures > 0 {
-		e := b.t.stream.InitialBackoff
-		for i := 1; i < b.failures && e < b.t.stream.MaxBackoff; i++ {
+		e := b.t.cfg.Stream.InitialBackoff
+		for i := 1; i < b.failures && e < b.t.cfg.Stream.MaxBackoff; i++ {
 			e *= 2
 		}
 		d = max(d, e)
 	}
-	return min(d, b.t.stream.MaxBackoff)
+	return min(d, b.t.cfg.Stream.MaxBackoff)
 }
 
 // Close implements io.Closer; it ends the stream for good.

@@ -46,10 +46,7 @@ func TestPrimingThenCloseBacksOff(t *testing.T) {
 			clock := clockwork.NewFakeClock()
 			var mu sync.Mutex
 			var at []time.Time
-			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-				if r.Method != http.MethodGet {
-					return false
-				}
+			faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 				mu.Lock()
 				at = append(at, clock.Now())
 				mu.Unlock()
@@ -143,10 +140,7 @@ func TestOversizedEventCutKeepsSession(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g, url := newServer(t, nil)
-			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-				if r.Method != http.MethodGet {
-					return false
-				}
+			faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 				if n < cuts {
 					writeFault(w, 200, "text/event-stream", c.body(n), nil)
 				} else {
@@ -171,9 +165,7 @@ func TestOversizedEventCutKeepsSession(t *testing.T) {
 					sdkGETs.Add(1)
 				}
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			advancing := advance(ctx, clock)
-			defer func() { cancel(); <-advancing }()
+			advance(t, clock)
 			s := open(t, url, opts)
 
 			require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= cuts+maxFailed },
@@ -207,10 +199,7 @@ func TestStreamSessionGoneWithEventIDs(t *testing.T) {
 	g, url := newServer(t, nil)
 	var mu sync.Mutex
 	var lastIDs []string
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
+	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		mu.Lock()
 		lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
 		mu.Unlock()
@@ -228,18 +217,10 @@ func TestStreamSessionGoneWithEventIDs(t *testing.T) {
 			replayed.Add(1)
 		}
 	}}}
-	ctx, cancel := context.WithCancel(context.Background())
-	advancing := advance(ctx, clock)
-	defer func() { cancel(); <-advancing }()
+	advance(t, clock)
 	s := open(t, url, opts)
 
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- s.Wait() }()
-	select {
-	case <-waitErr:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the go-sdk session did not end")
-	}
+	waitEnded(t, s)
 	mu.Lock()
 	assert.Equal(t, []string{"", "7"}, lastIDs, "the GETs the server saw and their Last-Event-ID")
 	mu.Unlock()

@@ -30,10 +30,7 @@ type passGETs struct {
 
 func newPassGETs(g *gateway, fault func(w http.ResponseWriter, r *http.Request, n int) bool) *passGETs {
 	p := &passGETs{opened: make(chan func(), 64)}
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
+	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		p.mu.Lock()
 		p.ids = append(p.ids, r.Header.Get("Last-Event-ID"))
 		p.mu.Unlock()
@@ -138,15 +135,9 @@ func TestFirstGETPlainNotFoundDeclines(t *testing.T) {
 			g, url := newServer(t, nil)
 			var st wire.ResumeState
 			if c.resume {
-				first := open(t, url, wire.Options{Stream: wire.StreamOff})
-				st = first.ResumeState()
-				st.InitializeResult = nil
-				require.NoError(t, first.Detach())
+				st = blindState(t, url)
 			}
-			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-				if r.Method != http.MethodGet {
-					return false
-				}
+			faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 				writeFault(w, c.status, c.contentType, c.body, nil)
 				return true
 			})
@@ -179,13 +170,7 @@ func TestFirstGETPlainNotFoundDeclines(t *testing.T) {
 			assert.Equal(t, !c.gone, a.Declined)
 
 			if c.gone {
-				waitErr := make(chan error, 1)
-				go func() { waitErr <- s.Wait() }()
-				select {
-				case <-waitErr:
-				case <-time.After(10 * time.Second):
-					t.Fatal("the go-sdk session did not end")
-				}
+				waitEnded(t, s)
 				return
 			}
 			clock.Advance(24 * time.Hour)
@@ -235,12 +220,10 @@ func TestStreamOutageAnswersKeepRedialing(t *testing.T) {
 	callEcho(t, s.ClientSession()) // POSTs work before the outage
 
 	down.Store(true)
-	ctx, cancel := context.WithCancel(context.Background())
-	advancing := advance(ctx, clock)
+	stopAdvancing := advance(t, clock)
 	cut()
 	p.next(t) // the stream is back
-	cancel()
-	<-advancing
+	stopAdvancing()
 	within(t, restored.call, "OnStreamRestored")
 
 	attempts, hostile := rec.snapshot()

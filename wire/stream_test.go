@@ -16,75 +16,6 @@ import (
 	"github.com/mcpsup/mcpsup/wire"
 )
 
-// advance moves the fake clock whenever something waits on it, until ctx is
-// done: the keeper's backoff then never takes real time.
-func advance(ctx context.Context, clock *clockwork.FakeClock) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for clock.BlockUntilContext(ctx, 1) == nil {
-			clock.Advance(time.Minute)
-		}
-	}()
-	return done
-}
-
-// recorder collects the stream attempts and feeds the hostility rule.
-type recorder struct {
-	mu       sync.Mutex
-	attempts []wire.StreamAttempt
-	tracker  *wire.HostilityTracker
-	hostile  chan struct{}
-	onHost   func()
-}
-
-func newRecorder(rule wire.HostilityRule) *recorder {
-	return &recorder{tracker: wire.NewHostilityTracker(rule), hostile: make(chan struct{})}
-}
-
-func (r *recorder) config(c *wire.Config) {
-	c.OnExchange = func(x wire.Exchange) {
-		r.mu.Lock()
-		fired := r.tracker.ObserveExchange(x)
-		r.mu.Unlock()
-		r.fired(fired)
-	}
-	c.OnStreamAttempt = func(a wire.StreamAttempt) {
-		r.mu.Lock()
-		r.attempts = append(r.attempts, a)
-		fired := r.tracker.ObserveAttempt(a)
-		r.mu.Unlock()
-		r.fired(fired)
-	}
-}
-
-// fired acts once on the rule firing, from an exchange or an attempt.
-func (r *recorder) fired(fired bool) {
-	if !fired {
-		return
-	}
-	if r.onHost != nil {
-		r.onHost()
-	}
-	close(r.hostile)
-}
-
-func (r *recorder) snapshot() ([]wire.StreamAttempt, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h, _ := r.tracker.Hostile()
-	return append([]wire.StreamAttempt(nil), r.attempts...), h
-}
-
-func within(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
 // TestGETHostileGatewayKeepsSession: a gateway that ends every standalone GET
 // at once does not end the session, however often (failure story S5), and
 // the hostility rule fires; held, the stream sends no more GETs.
@@ -101,10 +32,7 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 	// The rule wants a POST after the streak's first attempt: the second
 	// GET waits for one.
 	posted := make(chan struct{})
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
+	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if n == 1 {
 			select {
 			case <-posted:
@@ -118,9 +46,7 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 	opts := wire.Options{Endpoint: url, Era: wire.Era2025, MaxRetries: 1,
 		Wire: wire.Config{Clock: clock, Stream: wire.StreamConfig{MaxFailedRedials: 50}}}
 	rec.config(&opts.Wire)
-	ctx, cancel := context.WithCancel(context.Background())
-	advancing := advance(ctx, clock)
-	defer func() { cancel(); <-advancing }()
+	stopAdvancing := advance(t, clock)
 
 	var err error
 	s, err = wire.Open(context.Background(), opts)
@@ -145,8 +71,7 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 
 	// Held: the keeper waits on nothing but the hold, so time passing sends
 	// no GET.
-	cancel()
-	<-advancing
+	stopAdvancing()
 	gets := g.count("GET", "")
 	clock.Advance(time.Hour)
 	callEcho(t, s.ClientSession())
@@ -162,10 +87,7 @@ func TestIdleCuttingProxyKeepsSession(t *testing.T) {
 	g, url := newServer(t, nil)
 	opened := make(chan struct{})
 	cut := make(chan struct{})
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
+	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		ctx, stop := context.WithCancel(r.Context())
 		defer stop()
 		go func() {
@@ -213,50 +135,74 @@ func TestIdleCuttingProxyKeepsSession(t *testing.T) {
 	assert.Equal(t, 1, g.count("POST", "initialize"))
 }
 
-// TestStreamSessionGoneEndsSession: a 404 to a re-dialed GET that carried
-// the session id ends the go-sdk session, as go-sdk ends it: with
-// mcp.ErrSessionMissing and no DELETE.
+// TestStreamSessionGoneEndsSession: an answer to a re-dialed GET that says
+// the session is gone (a 404 to a GET that carried the session id, a 4xx
+// with the null-id -32000 error, 401) ends the go-sdk session, as go-sdk
+// ends it: go-sdk's own GET gets the recorded answer, and no DELETE reaches
+// the server (for a 401 it would be refused, or delete a session that a
+// fresh credential could still use).
 func TestStreamSessionGoneEndsSession(t *testing.T) {
-	g, url := newServer(t, nil)
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
-		if n == 0 {
-			writeFault(w, 200, "text/event-stream", "", nil)
-		} else {
-			writeFault(w, 404, "text/plain", "session not found", nil)
-		}
-		return true
-	})
-	clock := clockwork.NewFakeClock()
-	rec := newRecorder(wire.HostilityRule{})
-	opts := wire.Options{Endpoint: url, Era: wire.Era2025, Wire: wire.Config{Clock: clock}}
-	rec.config(&opts.Wire)
-	ctx, cancel := context.WithCancel(context.Background())
-	advancing := advance(ctx, clock)
-	defer func() { cancel(); <-advancing }()
-	s, err := wire.Open(context.Background(), opts)
-	require.NoError(t, err)
-	defer s.Close()
-
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- s.Wait() }()
-	select {
-	case <-waitErr:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the go-sdk session did not end")
+	cases := []struct {
+		name              string
+		status            int
+		contentType, body string
+	}{
+		{"404 with session id", 404, "text/plain", "session not found"},
+		{"null-id -32000 400", 400, "application/json", `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`},
+		{"401", 401, "text/plain", "unauthorized"},
 	}
-	_, err = s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
-	require.Error(t, err)
-	assert.True(t, errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed), "%v", err)
-	attempts, hostile := rec.snapshot()
-	assert.False(t, hostile)
-	require.Len(t, attempts, 2)
-	assert.True(t, attempts[1].SessionGone)
-	assert.Equal(t, 2, g.count("GET", ""), "go-sdk's own GET got the recorded answer")
-	require.NoError(t, s.Close())
-	assert.Zero(t, g.count("DELETE", ""))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, url := newServer(t, nil)
+			faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
+				if n == 0 {
+					writeFault(w, 200, "text/event-stream", "", nil)
+				} else {
+					writeFault(w, c.status, c.contentType, c.body, nil)
+				}
+				return true
+			})
+			clock := clockwork.NewFakeClock()
+			rec := newRecorder(wire.HostilityRule{})
+			var replayed []wire.Exchange
+			var mu sync.Mutex
+			opts := wire.Options{Endpoint: url, Era: wire.Era2025, Wire: wire.Config{Clock: clock}}
+			rec.config(&opts.Wire)
+			observe := opts.Wire.OnExchange
+			opts.Wire.OnExchange = func(x wire.Exchange) {
+				observe(x)
+				if x.Verb == http.MethodGet && x.Local && x.SessionGone {
+					mu.Lock()
+					replayed = append(replayed, x)
+					mu.Unlock()
+				}
+			}
+			advance(t, clock)
+			s, err := wire.Open(context.Background(), opts)
+			require.NoError(t, err)
+			defer s.Close()
+
+			waitEnded(t, s)
+			_, err = s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			require.Error(t, err)
+			if c.status == 404 {
+				assert.True(t, errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed), "%v", err)
+			}
+			attempts, hostile := rec.snapshot()
+			assert.False(t, hostile)
+			require.Len(t, attempts, 2)
+			assert.True(t, attempts[1].SessionGone)
+			assert.Equal(t, c.status, attempts[1].Status)
+			assert.Equal(t, 2, g.count("GET", ""), "go-sdk's own GET got the recorded answer")
+			mu.Lock()
+			require.Len(t, replayed, 1)
+			assert.Equal(t, c.status, replayed[0].Status)
+			assert.Equal(t, c.contentType, replayed[0].ContentType)
+			mu.Unlock()
+			require.NoError(t, s.Close())
+			assert.Zero(t, g.count("DELETE", ""))
+		})
+	}
 }
 
 // hangUp closes the connection of a request without an answer, as a server
@@ -277,10 +223,7 @@ func TestStreamOutageKeepsRedialing(t *testing.T) {
 	var mu sync.Mutex
 	down, noAnswer := true, 0
 	through := make(chan struct{}, 1)
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
+	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		mu.Lock()
 		d := down
 		mu.Unlock()
@@ -310,9 +253,7 @@ func TestStreamOutageKeepsRedialing(t *testing.T) {
 			}
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	advancing := advance(ctx, clock)
-	defer func() { cancel(); <-advancing }()
+	advance(t, clock)
 	s := open(t, url, opts)
 
 	within(t, through, "a standalone GET after the outage")
@@ -334,10 +275,7 @@ func TestStreamOutageKeepsRedialing(t *testing.T) {
 func TestStreamAnsweredFailuresHold(t *testing.T) {
 	const maxFailed = 3
 	g, url := newServer(t, nil)
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
+	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if n == 0 {
 			writeFault(w, 503, "text/plain", "busy", nil)
 		} else {
@@ -358,12 +296,10 @@ func TestStreamAnsweredFailuresHold(t *testing.T) {
 			close(fourth)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	advancing := advance(ctx, clock)
+	stopAdvancing := advance(t, clock)
 	s := open(t, url, opts)
 	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= 1+maxFailed }, 10*time.Second, 5*time.Millisecond)
-	cancel()
-	<-advancing
+	stopAdvancing()
 
 	callEcho(t, s.ClientSession())
 	attempts, _ := rec.snapshot()
@@ -388,10 +324,7 @@ func TestStreamAnsweredFailuresHold(t *testing.T) {
 // and dials no more, whatever the time, as go-sdk itself gives up.
 func TestStreamDeclinedHoldsSilently(t *testing.T) {
 	g, url := newServer(t, nil)
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if r.Method != http.MethodGet {
-			return false
-		}
+	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		writeFault(w, 405, "text/plain", "no stream", nil)
 		return true
 	})
@@ -430,20 +363,14 @@ func TestConnectDoesNotWaitForStandaloneGET(t *testing.T) {
 			g, url := newServer(t, nil)
 			var st wire.ResumeState
 			if resume {
-				first := open(t, url, wire.Options{Stream: wire.StreamOff})
-				st = first.ResumeState()
-				st.InitializeResult = nil
-				require.NoError(t, first.Detach())
+				st = blindState(t, url)
 			}
 			arrived, passed := make(chan struct{}, 1), make(chan struct{}, 1)
 			release := make(chan struct{})
 			var once sync.Once
 			unblock := func() { once.Do(func() { close(release) }) }
 			t.Cleanup(unblock)
-			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-				if r.Method != http.MethodGet {
-					return false
-				}
+			faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 				select {
 				case arrived <- struct{}{}:
 				default:

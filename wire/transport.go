@@ -79,26 +79,26 @@ type Config struct {
 // standalone SSE stream (see [StreamConfig]) and can end a session without
 // DELETE. All methods are safe for concurrent use.
 type Transport struct {
-	base   http.RoundTripper
-	clock  clockwork.Clock
-	log    *slog.Logger
-	cfg    Config
-	stream StreamConfig
+	base  http.RoundTripper
+	clock clockwork.Clock
+	log   *slog.Logger
+	cfg   Config // with defaults applied, Stream's included
 
 	mu          sync.Mutex
-	resume      *handshake     // answers the handshake locally, nil when not resuming
-	detached    bool           // DELETE answered locally: detached, or the session is gone
-	hold        bool           // standalone stream: stop re-dialing
-	holdCh      chan struct{}  // closed and replaced when hold changes
-	gone        *http.Response // session-gone answer replayed to go-sdk's next standalone GET
-	reconnectID string         // Last-Event-ID expected on go-sdk's reconnect after a keeper body ended
-	handshake   Exchange       // the handshake's exchange, Status 0 until one succeeded
-	sessionID   string         // Mcp-Session-Id of the successful handshake answer
+	resume      *handshake    // answers the handshake locally, nil when not resuming
+	detached    bool          // DELETE answered locally: detached, or the session is gone
+	hold        bool          // standalone stream: stop re-dialing
+	holdCh      chan struct{} // closed and replaced when hold changes
+	gone        *goneAnswer   // session-gone answer replayed to go-sdk's next standalone GET
+	reconnectID string        // Last-Event-ID expected on go-sdk's reconnect after a keeper body ended
+	handshook   bool          // a handshake succeeded
+	sessionID   string        // Mcp-Session-Id of the successful handshake answer
 }
 
 // NewTransport returns a Transport configured by cfg.
 func NewTransport(cfg Config) *Transport {
-	t := &Transport{base: cfg.Base, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, stream: cfg.Stream.withDefaults()}
+	t := &Transport{base: cfg.Base, clock: cfg.Clock, log: cfg.Logger, cfg: cfg}
+	t.cfg.Stream = cfg.Stream.withDefaults()
 	if t.base == nil {
 		t.base = http.DefaultTransport
 	}
@@ -158,7 +158,7 @@ func (t *Transport) Detach() {
 func (t *Transport) HandshakeSessionID() (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.sessionID, t.handshake.Status != 0
+	return t.sessionID, t.handshook
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -168,10 +168,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.post(req)
 	case http.MethodGet:
 		// go-sdk's first standalone GET, or its reconnect after the
-		// keeper's body ended; another GET with Last-Event-ID resumes a
-		// POST's stream and passes through.
+		// keeper's body ended (which it does only for a gone session);
+		// another GET with Last-Event-ID resumes a POST's stream and passes
+		// through.
 		if id := req.Header.Get(headerLastEventID); id == "" || t.reconnecting(id) {
-			return t.standaloneGET(req, strings.TrimSpace(id))
+			return t.standaloneGET(req)
 		}
 	case http.MethodDelete:
 		t.mu.Lock()
@@ -264,7 +265,7 @@ func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.handshake = *x
+	t.handshook = true
 	t.sessionID = id
 	return nil
 }
@@ -379,10 +380,12 @@ func snippet(b []byte) string {
 }
 
 // localResponse builds an answer the Transport gives in the server's place.
+// header (nil for none) becomes the answer's own: callers pass a fresh or
+// cloned one.
 func localResponse(req *http.Request, status int, contentType string, header http.Header, body []byte) *http.Response {
-	h := http.Header{}
-	for k, v := range header {
-		h[k] = v
+	h := header
+	if h == nil {
+		h = http.Header{}
 	}
 	if contentType != "" {
 		h.Set("Content-Type", contentType)
