@@ -72,13 +72,23 @@ type reconnectClient struct {
 }
 
 func (c *reconnectClient) connect(ctx context.Context) error {
-	sess, err := dialSDK(ctx, c.endpoint, c.hc, false)
-	if err != nil {
-		return err
+	sess, err := dialAndList(ctx, c.endpoint, c.hc)
+	if sess != nil {
+		c.sess = sess
 	}
-	c.sess = sess
-	_, err = sess.ListTools(ctx, nil)
 	return err
+}
+
+// dialAndList opens a go-sdk session with the baselines' settings and lists
+// the tools, as a host does before its first call. The session is returned
+// whenever it opened, also when the listing failed.
+func dialAndList(ctx context.Context, endpoint string, hc *http.Client) (*mcp.ClientSession, error) {
+	sess, err := dialSDK(ctx, endpoint, hc, false)
+	if err != nil {
+		return nil, err
+	}
+	_, err = sess.ListTools(ctx, nil)
+	return sess, err
 }
 
 func (c *reconnectClient) call(ctx context.Context, id string) error {
@@ -106,36 +116,47 @@ func (c *supervisedClient) close() { _ = c.sup.Close() }
 // startSupervisor starts a supervisor on cfg (Endpoint and HTTPClient
 // filled in) and waits for ready.
 func startSupervisor(ctx context.Context, endpoint string, hc *http.Client, cfg supervisor.Config) (*supervisor.Supervisor, error) {
+	sup, _, err := startTimed(ctx, endpoint, hc, cfg)
+	return sup, err
+}
+
+// startTimed is startSupervisor that also returns the time from Start until
+// ready (or until the wait failed, when the supervisor is closed).
+func startTimed(ctx context.Context, endpoint string, hc *http.Client, cfg supervisor.Config) (*supervisor.Supervisor, time.Duration, error) {
 	cfg.Endpoint, cfg.HTTPClient = endpoint, hc
 	sup, err := supervisor.New(cfg)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	start := time.Now()
 	sup.Start()
-	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
+	err = sup.WaitForState(ctx, supervisor.Ready)
+	d := time.Since(start)
+	if err != nil {
 		_ = sup.Close()
-		return nil, errors.Join(err, errors.New("state "+sup.State().String()))
+		return nil, d, errors.Join(err, errors.New("state "+sup.State().String()))
 	}
-	return sup, nil
+	return sup, d, nil
 }
 
-// newClient connects a client of kind k to srv and waits until it can call.
-func newClient(ctx context.Context, k Client, srv *mcptest.Server) (client, error) {
+// newClient connects a client of kind k to endpoint and waits until it can
+// call.
+func newClient(ctx context.Context, k Client, endpoint string, hc *http.Client) (client, error) {
 	switch k {
 	case Supervised:
-		sup, err := startSupervisor(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "bench"})
+		sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "bench"})
 		if err != nil {
 			return nil, err
 		}
 		return &supervisedClient{sup: sup}, nil
 	case ReconnectOnError:
-		c := &reconnectClient{endpoint: srv.URL(), hc: srv.HTTPClient()}
+		c := &reconnectClient{endpoint: endpoint, hc: hc}
 		if err := c.connect(ctx); err != nil {
 			return nil, err
 		}
 		return c, nil
 	default:
-		sess, err := dialSDK(ctx, srv.URL(), srv.HTTPClient(), false)
+		sess, err := dialSDK(ctx, endpoint, hc, false)
 		if err != nil {
 			return nil, err
 		}

@@ -80,7 +80,7 @@ func extraOne(ctx context.Context, fc FailureClass, k Client) ExtraResult {
 		return res
 	}
 	defer srv.Close()
-	c, err := newClient(ctx, k, srv)
+	c, err := newClient(ctx, k, srv.URL(), srv.HTTPClient())
 	if err != nil {
 		res.Err = err
 		return res

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/mcpsup/mcpsup/supervisor"
 )
 
 // OverheadResult compares CallTool through mcpsup with a bare go-sdk
@@ -109,9 +107,8 @@ func allocsPerCall(runs int, call func() error) (allocs, bytes float64) {
 
 // callPair is one server with a supervisor and a bare session on it.
 type callPair struct {
-	srv  *PlainServer
-	sup  *supervisor.Supervisor
-	sess *bareClient
+	srv       *PlainServer
+	sup, sess client
 }
 
 func newCallPair(ctx context.Context) (*callPair, error) {
@@ -119,23 +116,22 @@ func newCallPair(ctx context.Context) (*callPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	sup, err := startSupervisor(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "overhead"})
+	sup, err := newClient(ctx, Supervised, srv.URL(), srv.HTTPClient())
 	if err != nil {
 		srv.Close()
 		return nil, err
 	}
-	sess, err := dialSDK(ctx, srv.URL(), srv.HTTPClient(), false)
+	bare, err := newClient(ctx, BareSDK, srv.URL(), srv.HTTPClient())
 	if err != nil {
-		_ = sup.Close()
+		sup.close()
 		srv.Close()
 		return nil, err
 	}
-	return &callPair{srv: srv, sup: sup, sess: &bareClient{sess: sess}}, nil
+	return &callPair{srv: srv, sup: sup, sess: bare}, nil
 }
 
 func (p *callPair) supervised(ctx context.Context) func() error {
-	c := &supervisedClient{sup: p.sup}
-	return func() error { return c.call(ctx, "overhead") }
+	return func() error { return p.sup.call(ctx, "overhead") }
 }
 
 func (p *callPair) bare(ctx context.Context) func() error {
@@ -144,6 +140,6 @@ func (p *callPair) bare(ctx context.Context) func() error {
 
 func (p *callPair) close() {
 	p.sess.close()
-	_ = p.sup.Close()
+	p.sup.close()
 	p.srv.Close()
 }

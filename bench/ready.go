@@ -115,15 +115,11 @@ func resumeRun(known, stale bool, stream supervisor.StreamPolicy) readyRun {
 			}
 			srv.Log().Reset()
 		}
-		sup, err := supervisor.New(supervisor.Config{Name: "resume", Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Resume: &rs, Stream: stream})
+		sup, d, err := startTimed(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "resume", Resume: &rs, Stream: stream})
 		if err != nil {
-			return 0, err
+			return d, err
 		}
-		start := time.Now()
-		sup.Start()
-		err = sup.WaitForState(ctx, supervisor.Ready)
-		d := time.Since(start)
-		if err == nil && stale == (sup.Generation() == 1) {
+		if stale == (sup.Generation() == 1) {
 			err = fmt.Errorf("resume took %d sessions, stale=%v", sup.Generation(), stale)
 		}
 		if stale {
@@ -136,26 +132,21 @@ func resumeRun(known, stale bool, stream supervisor.StreamPolicy) readyRun {
 }
 
 func freshSupervisor(ctx context.Context, srv *mcptest.Server, _ *supervisor.ResumeState) (time.Duration, error) {
-	sup, err := supervisor.New(supervisor.Config{Name: "fresh", Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()})
+	sup, d, err := startTimed(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "fresh"})
 	if err != nil {
-		return 0, err
+		return d, err
 	}
-	start := time.Now()
-	sup.Start()
-	err = sup.WaitForState(ctx, supervisor.Ready)
-	d := time.Since(start)
 	_ = sup.Close()
-	return d, err
+	return d, nil
 }
 
 func freshSDK(ctx context.Context, srv *mcptest.Server, _ *supervisor.ResumeState) (time.Duration, error) {
 	start := time.Now()
-	sess, err := dialSDK(ctx, srv.URL(), srv.HTTPClient(), false)
-	if err != nil {
+	sess, err := dialAndList(ctx, srv.URL(), srv.HTTPClient())
+	d := time.Since(start)
+	if sess == nil {
 		return 0, err
 	}
-	_, err = sess.ListTools(ctx, nil)
-	d := time.Since(start)
 	_ = sess.Close()
 	return d, err
 }

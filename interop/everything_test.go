@@ -151,6 +151,29 @@ func TestEverything(t *testing.T) {
 		require.Equal(t, "application/json", mediaType(second.Header.Get("Content-Type")))
 		require.Equal(t, secondStreamBody, string(body))
 	})
+
+	t.Run("standalone stream events carry ids", func(t *testing.T) {
+		hc, _ := newHTTPClient(t)
+		sid := initializeRaw(t, hc, s.URL())
+
+		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+		stream := doRaw(ctx, t, hc, http.MethodGet, s.URL(), sid)
+		t.Cleanup(func() {
+			cancel()
+			_ = stream.Body.Close()
+		})
+		require.Equal(t, http.StatusOK, stream.StatusCode)
+
+		// The tool starts logging for the session and sends the first
+		// notifications/message at once; it belongs to no request, so it
+		// goes out on the standalone stream.
+		got := postRaw(t, hc, s.URL(), sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"toggle-simulated-logging","arguments":{}}}`)
+		require.Equal(t, http.StatusOK, got.Status, "%s", got.Body)
+
+		id, data := firstEvent(t, stream.Body)
+		require.JSONEq(t, `"notifications/message"`, string(decodeObject(t, data)["method"]), "%s", data)
+		require.NotEmpty(t, id, "the event has an id a re-dial can send as Last-Event-ID: %s", data)
+	})
 }
 
 // TestEverythingRestart kills the server and starts it again on the same

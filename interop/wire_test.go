@@ -30,10 +30,7 @@ type exchange struct {
 // order the answers (or transport errors) came back.
 type recorder struct {
 	base http.RoundTripper
-
-	mu      sync.Mutex
-	log     []exchange
-	changed chan struct{} // closed and replaced on every record; nil until waited on
+	log  watchedLog[exchange]
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -55,43 +52,64 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		ex.Status = resp.StatusCode
 	}
-	r.mu.Lock()
-	r.log = append(r.log, ex)
-	if r.changed != nil {
-		close(r.changed)
-		r.changed = nil
-	}
-	r.mu.Unlock()
+	r.log.add(ex)
 	return resp, err
 }
 
 // waitFor blocks until done holds for the exchanges so far, or ctx ends; it
 // returns the exchanges it last saw and ctx's error.
 func (r *recorder) waitFor(ctx context.Context, done func([]exchange) bool) ([]exchange, error) {
+	return r.log.waitFor(ctx, done)
+}
+
+// exchanges returns a copy of the log so far.
+func (r *recorder) exchanges() []exchange { return r.log.snapshot() }
+
+// watchedLog is an append-only list that wakes waiters on every append. Its
+// zero value is ready to use; it is safe for concurrent use.
+type watchedLog[T any] struct {
+	mu      sync.Mutex
+	items   []T
+	changed chan struct{} // closed and replaced on every append; nil until waited on
+}
+
+func (l *watchedLog[T]) add(x T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.items = append(l.items, x)
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// snapshot returns a copy of the items so far.
+func (l *watchedLog[T]) snapshot() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]T(nil), l.items...)
+}
+
+// waitFor blocks until done holds for the items so far, or ctx ends; it
+// returns the items it last saw and ctx's error.
+func (l *watchedLog[T]) waitFor(ctx context.Context, done func([]T) bool) ([]T, error) {
 	for {
-		r.mu.Lock()
-		exs := append([]exchange(nil), r.log...)
-		if r.changed == nil {
-			r.changed = make(chan struct{})
+		l.mu.Lock()
+		items := append([]T(nil), l.items...)
+		if l.changed == nil {
+			l.changed = make(chan struct{})
 		}
-		ch := r.changed
-		r.mu.Unlock()
-		if done(exs) {
-			return exs, nil
+		ch := l.changed
+		l.mu.Unlock()
+		if done(items) {
+			return items, nil
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return exs, ctx.Err()
+			return items, ctx.Err()
 		}
 	}
-}
-
-// exchanges returns a copy of the log so far.
-func (r *recorder) exchanges() []exchange {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]exchange(nil), r.log...)
 }
 
 // newHTTPClient returns a client with its own connection pool, closed when
@@ -180,21 +198,32 @@ func initializeRaw(t testing.TB, hc *http.Client, url string) string {
 // (server-everything opens a POST's stream with a data-less priming event).
 func firstEventData(t testing.TB, body io.Reader) []byte {
 	t.Helper()
+	_, data := firstEvent(t, body)
+	return data
+}
+
+// firstEvent returns the id and the data of the first SSE event that has
+// data; comments and data-less events are skipped.
+func firstEvent(t testing.TB, body io.Reader) (id string, data []byte) {
+	t.Helper()
 	sc := bufio.NewScanner(io.LimitReader(body, 1<<20))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	var data []byte
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "data:"):
 			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
+		case strings.HasPrefix(line, "id:"):
+			id = strings.TrimPrefix(strings.TrimPrefix(line, "id:"), " ")
 		case line == "" && len(data) > 0:
-			return data
+			return id, data
+		case line == "":
+			id = ""
 		}
 	}
 	require.NoError(t, sc.Err())
 	require.NotEmpty(t, data, "event stream ended without data")
-	return data
+	return id, data
 }
 
 // mediaType drops the parameters of a Content-Type value.

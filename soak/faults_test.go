@@ -151,13 +151,7 @@ func (f fault) rule(rng *rand.Rand) mcptest.Rule {
 	case k404NoSession:
 		m.Session = mcptest.WithoutSession
 	}
-	plain := func(status int, extra ...string) mcptest.Action {
-		h := http.Header{"Content-Type": {"text/plain; charset=utf-8"}}
-		for i := 0; i+1 < len(extra); i += 2 {
-			h.Set(extra[i], extra[i+1])
-		}
-		return mcptest.Respond(status, h, []byte(http.StatusText(status)))
-	}
+	plain := func(status int) mcptest.Action { return mcptest.PlainText(status, http.StatusText(status)) }
 	var a mcptest.Action
 	switch f.kind {
 	case k500:
@@ -165,9 +159,12 @@ func (f fault) rule(rng *rand.Rand) mcptest.Rule {
 	case k502:
 		a = mcptest.HTML(http.StatusBadGateway, "<html><body>502 Bad Gateway</body></html>")
 	case k503:
-		a = plain(http.StatusServiceUnavailable, "Retry-After", "1")
+		a = mcptest.Respond(http.StatusServiceUnavailable, http.Header{
+			"Content-Type": {"text/plain; charset=utf-8"},
+			"Retry-After":  {"1"},
+		}, []byte(http.StatusText(http.StatusServiceUnavailable)))
 	case k429:
-		a = plain(http.StatusTooManyRequests, "Retry-After", "1")
+		a = mcptest.ToolCallRateLimited(time.Second).Action
 	case k403HTML:
 		a = mcptest.HTML(http.StatusForbidden, mcptest.ForbiddenPage)
 	case k400Plain:

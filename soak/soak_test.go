@@ -98,11 +98,12 @@ func settle(t *testing.T, ck *checker, rigs []*rig) {
 		r.finalCall(ctx, ck)
 	}
 	for _, r := range rigs {
-		if n := r.staleRecoveries(); n > 1 || (n > 0 && !r.mode.resumed()) {
+		n := r.staleRecoveries()
+		if n > 1 || (n > 0 && !r.mode.resumed()) {
 			ck.fail("more than one stale recovery per resume", "%s (%s): %d stale recoveries", r.name, r.mode, n)
 		}
 		if r.mode == blindStale || r.mode == knownStale {
-			if n := r.staleRecoveries(); n != 1 {
+			if n != 1 {
 				// A fault may end the attached session before its listing
 				// fails; the machine must still recover once, at most.
 				t.Logf("%s (%s): %d stale recoveries", r.name, r.mode, n)

@@ -68,6 +68,45 @@ func (e *env) supervise(srv *mcptest.Server, name string, tr *trail, cfg supervi
 	return supervisor.New(cfg)
 }
 
+// runStory is the frame every story shares. It starts a server with opts,
+// lets prepare (when not nil) set it up and return the supervisor's config,
+// supervises the server as name until ready, and hands server, supervisor
+// and trail to check. A failed setup, or a supervisor that never reaches
+// ready, ends the story with r.err (the row filled when a supervisor was
+// made). The supervisor and the server are closed when it returns.
+func (e *env) runStory(ctx context.Context, name string, opts mcptest.Options,
+	prepare func(srv *mcptest.Server, r *result) (supervisor.Config, error),
+	check func(srv *mcptest.Server, sup *supervisor.Supervisor, tr *trail, r *result),
+) (r result) {
+	srv, err := mcptest.NewServer(opts)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer srv.Close()
+	var cfg supervisor.Config
+	if prepare != nil {
+		if cfg, err = prepare(srv, &r); err != nil {
+			r.err = err
+			return r
+		}
+	}
+	tr := newTrail()
+	sup, err := e.startReady(ctx, srv, name, tr, cfg)
+	if sup != nil {
+		defer sup.Close()
+	}
+	if err != nil {
+		r.err = err
+		if sup != nil {
+			fillRow(&r, sup, srv, tr)
+		}
+		return r
+	}
+	check(srv, sup, tr, &r)
+	return r
+}
+
 // startReady supervises srv and waits for ready. It returns the supervisor
 // whenever one was made, so the caller can close it, also with an error.
 func (e *env) startReady(ctx context.Context, srv *mcptest.Server, name string, tr *trail, cfg supervisor.Config) (*supervisor.Supervisor, error) {
