@@ -12,6 +12,8 @@
 //	defer sup.Close()
 //	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil { ... }
 //	res, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: args})
+//	if err != nil { ... } // a *CallError: verdict and delivery
+//	use(res)
 //
 // # What it guarantees (DESIGN.md failure stories)
 //
