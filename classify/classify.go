@@ -239,7 +239,7 @@ func (f *facts) verdict(callerLive bool) Verdict {
 	}
 	if w != nil {
 		v.HTTPStatus = w.Status
-		v.RetryAfter = w.RetryAfter
+		v.RetryAfter = CapRetryAfter(w.RetryAfter)
 		v.Method = w.Method
 		v.SessionIDSent = w.SessionIDSent
 		if w.RPC.Present {

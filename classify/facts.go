@@ -27,7 +27,8 @@ type HTTPError struct {
 	Status int
 	// ContentType is the response's media type without parameters.
 	ContentType string
-	// RetryAfter is the parsed Retry-After header, 0 when absent or invalid.
+	// RetryAfter is the Retry-After header as [ParseRetryAfter] reads it, 0
+	// when absent or invalid. Classify bounds it with [CapRetryAfter].
 	RetryAfter time.Duration
 	// WWWAuthenticate is the response's WWW-Authenticate header.
 	WWWAuthenticate string

@@ -23,8 +23,8 @@ type Verdict struct {
 	HTTPStatus int `json:"http_status,omitempty"`
 	// RPC is the JSON-RPC error found in the error, if any.
 	RPC RPCError `json:"rpc,omitzero"`
-	// RetryAfter is the server's Retry-After, rounded to whole seconds as
-	// sent; 0 when absent.
+	// RetryAfter is the server's Retry-After in whole seconds, at most
+	// [MaxRetryAfter] ([ParseRetryAfter]); 0 when absent.
 	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
 	// Method is the JSON-RPC method of the failed request, when known.
 	Method string `json:"method,omitempty"`

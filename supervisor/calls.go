@@ -288,12 +288,12 @@ func delivery(x wire.Exchange, sent bool, v classify.Verdict) Delivery {
 func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 	v := ce.Verdict
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
-		// A server cannot lock the host out for longer than the backoff's
-		// longest wait, whatever its Retry-After says.
-		window := min(v.RetryAfter, s.cfg.Backoff.MaxInterval)
-		until := s.clock.Now().Add(window)
+		// The window is the verdict's Retry-After as it stands: classify
+		// parsed and capped it (classify.MaxRetryAfter), so the error, this
+		// event and the window agree.
+		until := s.clock.Now().Add(v.RetryAfter)
 		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateVerd = until, v })
-		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: window, Verdict: v})
+		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
 	}
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
 	if v.Class == classify.Canceled {

@@ -140,7 +140,9 @@ type Config struct {
 	// after a 429 with Retry-After, calls made before the window ends fail
 	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
 	// server's request budget (failure story S4). The window lasts the
-	// Retry-After, at most Backoff.MaxInterval; Reconnect ends it.
+	// Retry-After (at most classify.MaxRetryAfter, 1h: the same value the
+	// call's error and the rate-limit-window event carry); Reconnect ends
+	// it.
 	DisableRateLimitWindow bool
 	// MaxSessions and ChurnWindow: more than MaxSessions new sessions within
 	// ChurnWindow moves to a terminal failed state whose reason is churn.

@@ -482,10 +482,17 @@ func TestRateLimitWindowIsCappedAndEndsOnReconnect(t *testing.T) {
 	r.ready(sess)
 	sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 24 * time.Hour})
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
-	require.Error(t, err)
-	require.Equal(t, 10*time.Second, r.waitEvents(events.KindRateLimitWindow, 1)[0].Delay, "capped by Backoff.MaxInterval")
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.MaxRetryAfter, ce.RetryAfter(), "capped once, by classify")
+	require.Equal(t, ce.RetryAfter(), r.waitEvents(events.KindRateLimitWindow, 1)[0].Delay, "the event carries the error's value")
 
-	r.clock.Advance(10 * time.Second)
+	r.clock.Advance(classify.MaxRetryAfter - time.Second)
+	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.ErrorIs(t, err, ErrRateLimited, "the window is the error's value")
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.MaxRetryAfter, ce.RetryAfter())
+	r.clock.Advance(time.Second)
 	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.NoError(t, err, "the window ended")
 

@@ -28,8 +28,9 @@ type Exchange struct {
 	Status int
 	// ContentType is the answer's media type without parameters, lower case.
 	ContentType string
-	// RetryAfter is the parsed Retry-After header (seconds or HTTP-date,
-	// RFC 9110 section 10.2.3), 0 when absent, invalid or in the past.
+	// RetryAfter is the Retry-After header as classify.ParseRetryAfter
+	// reads it (delay-seconds or HTTP-date, RFC 9110 section 10.2.3, at most
+	// classify.MaxRetryAfter), 0 when absent, invalid or in the past.
 	RetryAfter time.Duration
 	// WWWAuthenticate is the answer's WWW-Authenticate header.
 	WWWAuthenticate string
@@ -71,6 +72,13 @@ type Exchange struct {
 	// Duration is the time to the answer's headers (to the error when none
 	// came).
 	Duration time.Duration
+}
+
+// retryAfter reads a Retry-After value on the Transport's clock. The one
+// parser and its cap are classify's, so the verdict, the error and the
+// rate-limit window agree.
+func (t *Transport) retryAfter(v string) time.Duration {
+	return classify.ParseRetryAfter(v, t.clock.Now())
 }
 
 // notable reports whether the exchange says more than "the request went out

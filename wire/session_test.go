@@ -300,6 +300,8 @@ func TestTransientStatusAnnotated(t *testing.T) {
 		{"500", 500, nil, classify.ServerError, 0},
 		{"429 seconds", 429, map[string]string{"Retry-After": "7"}, classify.RateLimited, 7 * time.Second},
 		{"429 date", 429, map[string]string{"Retry-After": "Wed, 21 Oct 2015 07:28:30 GMT"}, classify.RateLimited, 30 * time.Second},
+		{"429 far-future date", 429, map[string]string{"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, classify.RateLimited, classify.MaxRetryAfter},
+		{"429 seconds past a year", 429, map[string]string{"Retry-After": "99999999999"}, classify.RateLimited, classify.MaxRetryAfter},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -342,26 +341,6 @@ func rawID(raw json.RawMessage) string {
 }
 
 func notJSONSpace(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' }
-
-// retryAfter parses a Retry-After value: delay-seconds or an HTTP-date.
-func (t *Transport) retryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n <= 0 || n > int64(365*24*time.Hour/time.Second) {
-			return 0
-		}
-		return time.Duration(n) * time.Second
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		if d := at.Sub(t.clock.Now()); d > 0 {
-			return d.Round(time.Second)
-		}
-	}
-	return 0
-}
 
 // mediaType returns the lower-case media type without parameters.
 func mediaType(ct string) string {
