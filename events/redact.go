@@ -3,8 +3,10 @@ package events
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
-	"sort"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -13,6 +15,13 @@ import (
 
 // Masked replaces a secret in redacted text.
 const Masked = "[redacted]"
+
+// MinSessionIDLen is the shortest registered session id that [Redactor]
+// replaces wherever it stands as a whole token. A shorter id ("a", "42")
+// would rewrite ordinary words and numbers; it is hashed only where it
+// stands as the value of a session id (see [Redactor]), like an id never
+// registered.
+const MinSessionIDLen = 8
 
 // HashSessionID returns the short stable form of an MCP session id
 // (Mcp-Session-Id) used in events and logs: "sid:" and the first 8 hex digits
@@ -23,157 +32,308 @@ func HashSessionID(id string) string {
 	return "sid:" + hex.EncodeToString(sum[:4])
 }
 
-var (
-	hashedID = regexp.MustCompile(`^sid:[0-9a-f]{8}$`)
-	// go-sdk's streamable client prints "(session ID: <id>)" in the errors
-	// of a failed standalone stream or reconnect (mcp/streamable.go). The id
-	// is visible ASCII (MCP transports, session management); it ends at a
-	// ")" that closes the parenthesis, at a space, quote, comma or "]", or at
-	// the end. Header renderings ("Mcp-Session-Id: x", Go's map[...:[x]],
-	// JSON) match too.
-	sdkSessionID = regexp.MustCompile(`(?i)(session[ _-]?id"?\s*[:=]\s*\[?"?)([!-'*-Z\\-~][!-~]*?)(\)(?:[:\s,]|$)|[\s",\]]|$)`)
-	// A header in any usual rendering: "Authorization: x", Go's
-	// "map[Authorization:[x]]", JSON `"Authorization":"x"`. The value is
-	// masked up to a quote, a closing bracket or the end of the line.
-	secretHeader = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)("?\s*[:=]\s*\[?"?)([^"\[\]\r\n][^"\]\r\n]*)`)
-	bearer       = regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]+=*`)
-	queryToken   = regexp.MustCompile(`(?i)\b((?:access_|refresh_|id_)?token|api_?key)=([^&\s"]+)`)
-)
-
-// Redactor rewrites events so that no credential and no raw session id
-// reaches a sink:
-//
-//   - every session id registered with [Redactor.AddSessionID] is replaced,
-//     wherever it appears in a string field, by [HashSessionID] of it;
-//   - every secret registered with [Redactor.AddSecret] (a token, a cookie
-//     value) is replaced by [Masked];
-//   - by pattern, also for values never registered: go-sdk's
-//     "session ID: <id>" error text is hashed, "Bearer <token>" and the
-//     values of Authorization, Proxy-Authorization, Cookie, Set-Cookie,
-//     X-Api-Key and Api-Key headers are masked, and token-like URL query
-//     parameters (token, access_token, api_key, ...) are masked;
-//   - [Event.SessionID] is always a hash: a value that is not already of
-//     the form "sid:<8 hex>" is hashed.
-//
-// The patterns change only text for people; no decision rests on event text.
-// The zero value is ready to use (patterns only); a Redactor is safe for
-// concurrent use and must not be copied after first use.
-type Redactor struct {
-	mu      sync.RWMutex
-	secrets map[string]string // secret -> replacement
-	ordered []string          // keys of secrets, longest first
+// isHashedID reports whether s is already of the form "sid:<8 hex>".
+func isHashedID(s string) bool {
+	if len(s) != 12 || !strings.HasPrefix(s, "sid:") {
+		return false
+	}
+	for i := 4; i < 12; i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
-// AddSessionID registers a session id to hash wherever it appears. Empty ids
-// are ignored.
-func (r *Redactor) AddSessionID(id string) { r.add(id, HashSessionID(id)) }
+// Redactor keeps secrets out of text meant for people: event fields, error
+// texts and log records. It rewrites:
+//
+//   - registered session ids ([Redactor.AddSessionID]) of at least
+//     [MinSessionIDLen] bytes wherever they stand as a whole token (not
+//     preceded or followed by a letter or digit that continues them), raw or
+//     in the escaped forms of Go's %q, JSON strings and URL query and path
+//     encoding: each becomes its [HashSessionID];
+//   - every session id, registered or not, of any length, where it stands as
+//     the value of a session id in the forms go-sdk and HTTP libraries write
+//     (see [Redactor.Text]): hashed;
+//   - registered secrets ([Redactor.AddSecret]) wherever they appear, even
+//     inside a longer word: [Masked];
+//   - by pattern, credentials never registered: URL userinfo, credential-like
+//     query and key=value parameters, Authorization-like header values and
+//     "Bearer"/"Basic" credentials: [Masked].
+//
+// Cost: registering or forgetting an id is independent of how many ids are
+// registered; redacting a text costs its length times the number of distinct
+// id lengths (one or two in practice), not the number of ids. Secrets are
+// meant to be few (the host's own credentials): each costs a scan.
+//
+// The zero value is ready to use (patterns only). A nil *Redactor applies the
+// patterns only. A Redactor is safe for concurrent use and must not be copied
+// after first use.
+type Redactor struct {
+	mu sync.RWMutex
+	// ids maps each form of each registered session id to its hash.
+	ids map[string]string
+	// forms lists the forms registered for each id, to forget them.
+	forms map[string][]string
+	// lens are the distinct lengths of the forms, longest first, with the
+	// number of forms of each length; first counts forms by first byte.
+	lens  []int
+	lenN  map[int]int
+	first [256]int
+	// secrets are the forms of registered secrets, longest first, so that
+	// a secret containing another is masked whole.
+	secrets []string
+	secretN map[string]int // form -> how many secrets registered it
+	secretF map[string][]string
+}
 
-// AddSecret registers a credential (a token, a cookie or header value) to
-// mask wherever it appears. Empty values are ignored.
-func (r *Redactor) AddSecret(s string) { r.add(s, Masked) }
-
-// Forget unregisters a session id or secret, e.g. when a session has ended
-// for good, so that the Redactor does not grow without bound.
-func (r *Redactor) Forget(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.secrets[s]; !ok {
+// AddSessionID registers a session id (Mcp-Session-Id) to hash wherever it
+// appears (see [Redactor]). Registering an id again does nothing; empty ids
+// are ignored. Forget it with [Redactor.ForgetSessionID] when its session is
+// over, so the Redactor holds only the ids still in use.
+func (r *Redactor) AddSessionID(id string) {
+	if id == "" {
 		return
 	}
-	delete(r.secrets, s)
-	r.order()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.forms[id]; ok {
+		return
+	}
+	if r.ids == nil {
+		r.ids, r.forms, r.lenN = map[string]string{}, map[string][]string{}, map[int]int{}
+	}
+	h := HashSessionID(id)
+	var added []string
+	for _, f := range escapedForms(id) {
+		if _, taken := r.ids[f]; taken {
+			continue // another id's form: it keeps its hash
+		}
+		r.ids[f] = h
+		added = append(added, f)
+		if r.lenN[len(f)] == 0 {
+			i, _ := slices.BinarySearchFunc(r.lens, len(f), func(a, b int) int { return b - a })
+			r.lens = slices.Insert(r.lens, i, len(f))
+		}
+		r.lenN[len(f)]++
+		r.first[f[0]]++
+	}
+	r.forms[id] = added
 }
 
-func (r *Redactor) add(s, repl string) {
+// ForgetSessionID unregisters a session id registered with
+// [Redactor.AddSessionID]. The id is still hashed where it stands as the
+// value of a session id, like any id never registered.
+func (r *Redactor) ForgetSessionID(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	forms, ok := r.forms[id]
+	if !ok {
+		return
+	}
+	delete(r.forms, id)
+	for _, f := range forms {
+		delete(r.ids, f)
+		r.first[f[0]]--
+		if r.lenN[len(f)]--; r.lenN[len(f)] == 0 {
+			delete(r.lenN, len(f))
+			r.lens = slices.DeleteFunc(r.lens, func(n int) bool { return n == len(f) })
+		}
+	}
+}
+
+// SessionIDs returns the number of registered session ids.
+func (r *Redactor) SessionIDs() int {
+	if r == nil {
+		return 0
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.forms)
+}
+
+// AddSecret registers a credential (a token, a cookie or header value) to
+// mask wherever it appears, also inside a longer word, raw or escaped as for
+// session ids. Empty values are ignored; registering a secret again does
+// nothing.
+func (r *Redactor) AddSecret(s string) {
 	if s == "" {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.secrets == nil {
-		r.secrets = map[string]string{}
+	if _, ok := r.secretF[s]; ok {
+		return
 	}
-	if old, ok := r.secrets[s]; ok && old == Masked {
-		return // a secret stays masked even if also registered as a session id
+	if r.secretN == nil {
+		r.secretN, r.secretF = map[string]int{}, map[string][]string{}
 	}
-	r.secrets[s] = repl
-	r.order()
-}
-
-// order sorts the keys longest first, so that a secret containing another is
-// replaced whole. Called with mu held.
-func (r *Redactor) order() {
-	r.ordered = r.ordered[:0]
-	for k := range r.secrets {
-		r.ordered = append(r.ordered, k)
-	}
-	sort.Slice(r.ordered, func(i, j int) bool {
-		if len(r.ordered[i]) != len(r.ordered[j]) {
-			return len(r.ordered[i]) > len(r.ordered[j])
+	forms := escapedForms(s)
+	r.secretF[s] = forms
+	for _, f := range forms {
+		if r.secretN[f]++; r.secretN[f] == 1 {
+			i, _ := slices.BinarySearchFunc(r.secrets, f, longestFirst)
+			r.secrets = slices.Insert(r.secrets, i, f)
 		}
-		return r.ordered[i] < r.ordered[j]
-	})
+	}
 }
 
-// Text redacts one string by the rules of [Redactor]. It is idempotent.
+// ForgetSecret unregisters a secret registered with [Redactor.AddSecret].
+func (r *Redactor) ForgetSecret(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	forms, ok := r.secretF[s]
+	if !ok {
+		return
+	}
+	delete(r.secretF, s)
+	for _, f := range forms {
+		if r.secretN[f]--; r.secretN[f] == 0 {
+			delete(r.secretN, f)
+			if i, found := slices.BinarySearchFunc(r.secrets, f, longestFirst); found {
+				r.secrets = slices.Delete(r.secrets, i, i+1)
+			}
+		}
+	}
+}
+
+func longestFirst(a, b string) int {
+	if len(a) != len(b) {
+		return len(b) - len(a)
+	}
+	return strings.Compare(a, b)
+}
+
+// escapedForms returns s and the distinct forms it takes escaped by Go's %q,
+// in a JSON string and in a URL query or path.
+func escapedForms(s string) []string {
+	q := strconv.Quote(s)
+	j, _ := json.Marshal(s)
+	forms := []string{s, q[1 : len(q)-1], string(j[1 : len(j)-1]), url.QueryEscape(s), url.PathEscape(s)}
+	slices.SortFunc(forms, longestFirst)
+	return slices.Compact(forms)
+}
+
+// Text redacts one string by the rules of [Redactor]. It is idempotent:
+// Text(Text(s)) == Text(s).
 func (r *Redactor) Text(s string) string {
 	if s == "" {
 		return s
 	}
 	if r != nil {
 		r.mu.RLock()
-		for _, k := range r.ordered {
-			if strings.Contains(s, k) {
-				s = strings.ReplaceAll(s, k, r.secrets[k])
-			}
-		}
+		s = r.maskSecrets(s)
+		s = r.hashIDs(s)
+		s = redactPatterns(s, r.registeredAt)
 		r.mu.RUnlock()
+		return s
 	}
-	s = secretHeader.ReplaceAllStringFunc(s, func(m string) string {
-		sub := secretHeader.FindStringSubmatch(m)
-		if sub[3] == Masked || (sub[3] == "redacted" && strings.HasSuffix(sub[2], "[")) {
-			return m // already masked
-		}
-		return sub[1] + sub[2] + Masked
-	})
-	s = bearer.ReplaceAllString(s, "${1} "+Masked)
-	s = queryToken.ReplaceAllString(s, "${1}="+Masked)
-	return sdkSessionID.ReplaceAllStringFunc(s, func(m string) string {
-		sub := sdkSessionID.FindStringSubmatch(m)
-		id := sub[2]
-		if hashedID.MatchString(id) || id == Masked {
-			return m
-		}
-		return sub[1] + HashSessionID(id) + sub[3]
-	})
+	return redactPatterns(s, nil)
 }
 
-// Redact returns a copy of e with every string field redacted by the rules
-// of [Redactor]; e and its slices are not modified. It is idempotent. A nil
-// *Redactor applies the patterns only.
+// maskSecrets masks every registered secret. Called with mu read-held.
+func (r *Redactor) maskSecrets(s string) string {
+	for _, k := range r.secrets {
+		if strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, Masked)
+		}
+	}
+	return s
+}
+
+// hashIDs replaces every registered id of at least MinSessionIDLen bytes
+// that stands as a whole token, longest first. Called with mu read-held.
+func (r *Redactor) hashIDs(s string) string {
+	if len(r.ids) == 0 || len(r.lens) == 0 || r.lens[0] < MinSessionIDLen {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if r.first[s[i]] == 0 || (i > 0 && isWord(s[i]) && isWord(s[i-1])) {
+			i++ // no form starts with this byte, or inside a word
+			continue
+		}
+		n := r.tokenAt(s, i, MinSessionIDLen)
+		if n == 0 {
+			i++
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(r.ids[s[i:i+n]])
+		i += n
+		last = i
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// tokenAt returns the length of the longest registered form, at least min
+// bytes long, that starts at s[i] and is not continued by a letter or digit,
+// or 0. Called with mu read-held.
+func (r *Redactor) tokenAt(s string, i, min int) int {
+	for _, n := range r.lens {
+		if n < min {
+			break
+		}
+		end := i + n
+		if end > len(s) || (end < len(s) && isWord(s[end]) && isWord(s[end-1])) {
+			continue
+		}
+		if _, ok := r.ids[s[i:end]]; ok {
+			return n
+		}
+	}
+	return 0
+}
+
+// registeredAt returns the length of a registered id (of any length) that
+// starts at s[i], for the session id contexts of redactPatterns. Called with
+// mu read-held.
+func (r *Redactor) registeredAt(s string, i int) int {
+	if len(r.ids) == 0 || r.first[s[i]] == 0 {
+		return 0
+	}
+	return r.tokenAt(s, i, 1)
+}
+
+// isWord reports an ASCII letter or digit: what continues a token.
+func isWord(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// Redact returns a copy of e whose free-text fields are redacted by the
+// rules of [Redactor]: Server, Name, Detail, Added, Removed, Changed, the
+// warnings of Lists, and the detail and JSON-RPC message of every verdict.
+// SessionID becomes a hash unless it is one already. The fixed vocabulary
+// (Kind, From, To, Trigger, Guard, Reason, Op, Delivery, verdict classes and
+// methods, list names and statuses) is never rewritten. e and its slices are
+// not modified. It is idempotent.
 func (r *Redactor) Redact(e Event) Event {
-	e.Kind, e.Server = r.Text(e.Kind), r.Text(e.Server)
-	e.From, e.To, e.Trigger, e.Guard = r.Text(e.From), r.Text(e.To), r.Text(e.Trigger), r.Text(e.Guard)
-	e.Reason, e.Op, e.Name, e.Delivery = r.Text(e.Reason), r.Text(e.Op), r.Text(e.Name), r.Text(e.Delivery)
-	e.Detail = r.Text(e.Detail)
-	e.Verdict = r.verdict(e.Verdict)
-	if e.SessionID != "" && !hashedID.MatchString(e.SessionID) {
+	e.Server, e.Name, e.Detail = r.Text(e.Server), r.Text(e.Name), r.Text(e.Detail)
+	e.Verdict = r.Verdict(e.Verdict)
+	if e.SessionID != "" && !isHashedID(e.SessionID) {
 		e.SessionID = HashSessionID(e.SessionID)
 	}
 	e.Added, e.Removed, e.Changed = r.texts(e.Added), r.texts(e.Removed), r.texts(e.Changed)
 	if e.Lists != nil {
 		lists := make([]ListOutcome, len(e.Lists))
 		for i, l := range e.Lists {
-			lists[i] = ListOutcome{List: r.Text(l.List), Status: r.Text(l.Status), Items: l.Items,
-				Verdict: r.verdict(l.Verdict), Warning: r.Text(l.Warning)}
+			l.Verdict, l.Warning = r.Verdict(l.Verdict), r.Text(l.Warning)
+			lists[i] = l
 		}
 		e.Lists = lists
 	}
 	return e
 }
 
-func (r *Redactor) verdict(v classify.Verdict) classify.Verdict {
-	v.Method, v.Detail, v.RPC.Message = r.Text(v.Method), r.Text(v.Detail), r.Text(v.RPC.Message)
+// Verdict returns v with its free text (Detail, RPC.Message) redacted.
+func (r *Redactor) Verdict(v classify.Verdict) classify.Verdict {
+	v.Detail, v.RPC.Message = r.Text(v.Detail), r.Text(v.RPC.Message)
 	return v
 }
 

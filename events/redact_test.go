@@ -104,12 +104,17 @@ func TestRedactorText(t *testing.T) {
 func TestRedactorSecretsLongestFirstAndForget(t *testing.T) {
 	var r events.Redactor
 	r.AddSecret("abc")
-	r.AddSessionID("abcdef")
-	require.Equal(t, "x "+events.HashSessionID("abcdef")+" y", r.Text("x abcdef y"), "the longer id is replaced whole")
-	r.Forget("abcdef")
+	r.AddSecret("abcdef")
+	require.Equal(t, "x [redacted] y [redacted]z", r.Text("x abcdef y abcz"), "the longer secret is masked whole, a secret also inside a word")
+	r.ForgetSecret("abcdef")
 	require.Equal(t, "x [redacted]def y", r.Text("x abcdef y"))
-	r.AddSessionID("abc")
-	require.Equal(t, "[redacted]", r.Text("abc"), "a secret stays masked when also registered as a session id")
+	r.ForgetSecret("abc")
+	require.Equal(t, "x abcdef y", r.Text("x abcdef y"))
+
+	id := "0123456789abcdef"
+	r.AddSecret(id)
+	r.AddSessionID(id)
+	require.Equal(t, "[redacted]", r.Text(id), "a secret stays masked when also registered as a session id")
 	r.AddSecret("")
 	r.AddSessionID("")
 	require.Equal(t, "plain", r.Text("plain"), "empty values are ignored")

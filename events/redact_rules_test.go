@@ -1,0 +1,234 @@
+package events_test
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+)
+
+// TestRedactorPatterns pins each pattern rule on text never registered.
+func TestRedactorPatterns(t *testing.T) {
+	var r events.Redactor
+	h := events.HashSessionID
+	for in, want := range map[string]string{
+		// URL userinfo, also as net/http prints it (password "***").
+		"https://user:pass@mcp.example.com/mcp":                 "https://[redacted]@mcp.example.com/mcp",
+		`Post "https://ghp_tok@h.test/mcp": EOF`:                `Post "https://[redacted]@h.test/mcp": EOF`,
+		`Post "https://user:***@h.test/mcp": dial tcp: refused`: `Post "https://[redacted]@h.test/mcp": dial tcp: refused`,
+		"mail me at ops@example.com":                            "mail me at ops@example.com",
+		// Credential-like query and key=value parameters.
+		"GET /sse?token=abc&x=1":                                "GET /sse?token=[redacted]&x=1",
+		"https://h.test/mcp?access_token=a.b.c#frag":            "https://h.test/mcp?access_token=[redacted]#frag",
+		"?api_key=1&apikey=2&key=3&X-Amz-Signature=4&sig=5":     "?api_key=[redacted]&apikey=[redacted]&key=[redacted]&X-Amz-Signature=[redacted]&sig=[redacted]",
+		"client_secret=s password=p auth=a X-Goog-Credential=c": "client_secret=[redacted] password=[redacted] auth=[redacted] X-Goog-Credential=[redacted]",
+		"?author=ann&keyboard=us&monkey=1":                      "?author=ann&keyboard=us&monkey=1",
+		"JSON-RPC code=-32601 Method not found":                 "JSON-RPC code=-32601 Method not found",
+		// Headers in the usual renderings, also after another "name: ".
+		"Authorization: Bearer abc.def":                    "Authorization: [redacted]",
+		"failed: Authorization: Basic dXNlcjpwYXNz":        "failed: Authorization: [redacted]",
+		`{"authorization":"Basic dXNlcjpwYXNz","x":1}`:     `{"authorization":"[redacted]","x":1}`,
+		"map[Authorization:[Bearer t] Cookie:[c=1] X:[y]]": "map[Authorization:[[redacted]] Cookie:[[redacted]] X:[y]]",
+		"Set-Cookie: a=b; Path=/":                          "Set-Cookie: [redacted]",
+		"X-Api-Key: k1":                                    "X-Api-Key: [redacted]",
+		"x-auth-token: k2":                                 "x-auth-token: [redacted]",
+		"token bucket: empty":                              "token bucket: empty",
+		// Credentials in text.
+		"got bearer abc.def= back":   "got bearer [redacted] back",
+		"Basic dXNlcjpwYXNz":         "Basic [redacted]",
+		"basic auth is off":          "basic auth is off",
+		// Session ids where they are named, in go-sdk's forms.
+		"failed to connect (session ID: abc-123): gone":                         "failed to connect (session ID: " + h("abc-123") + "): gone",
+		"exceeded 5 retries without progress (session ID: abc-123)":             "exceeded 5 retries without progress (session ID: " + h("abc-123") + ")",
+		"standalone SSE request failed (session ID: a)b): x":                    "standalone SSE request failed (session ID: " + h("a)b") + "): x",
+		"session ID: abc-123":                                                   "session ID: " + h("abc-123"),
+		"Mcp-Session-Id: abc-123":                                               "Mcp-Session-Id: " + h("abc-123"),
+		"map[Mcp-Session-Id:[abc-123] X:[y]]":                                   "map[Mcp-Session-Id:[" + h("abc-123") + "] X:[y]]",
+		`{"session_id":"abc-123"}`:                                              `{"session_id":"` + h("abc-123") + `"}`,
+		`{"sessionId": "a\"b"}`:                                                 `{"sessionId": "` + h(`a"b`) + `"}`,
+		"GET /sse?sessionid=abc-123&x=1":                                        "GET /sse?sessionid=" + h("abc-123") + "&x=1",
+		`mismatching session IDs "abc" and "d\\e"`:                              `mismatching session IDs "` + h("abc") + `" and "` + h(`d\e`) + `"`,
+		`MemoryEventStore.After: unknown session ID "abc"`:                      `MemoryEventStore.After: unknown session ID "` + h("abc") + `"`,
+		`MemoryEventStore.After: unknown stream ID 3 in session "abc": no more`: `MemoryEventStore.After: unknown stream ID 3 in session "` + h("abc") + `": no more`,
+		"(session ID: ): no session yet":                                        "(session ID: ): no session yet",
+		"session idle: 5s":                                                      "session idle: 5s",
+		"sessions opened: 3":                                                    "sessions opened: 3",
+		"":                                                                      "",
+	} {
+		got := r.Text(in)
+		require.Equal(t, want, got, in)
+		require.Equal(t, got, r.Text(got), "idempotent: %s", in)
+	}
+}
+
+// TestRegisteredIDsAreWholeTokens: a registered id is hashed wherever it
+// stands as a token, in every escaped form, and never inside a longer word.
+func TestRegisteredIDsAreWholeTokens(t *testing.T) {
+	var r events.Redactor
+	id := `7f3c2a9b/e1+d0"4c`
+	r.AddSessionID(id)
+	h := events.HashSessionID(id)
+	for in, want := range map[string]string{
+		"id " + id + " end":                "id " + h + " end",
+		"(" + id + ")":                     "(" + h + ")",
+		"q=" + url.QueryEscape(id):         "q=" + h,
+		"/s/" + url.PathEscape(id) + "/x":  "/s/" + h + "/x",
+		"got " + strconv.Quote(id):         "got \"" + h + "\"",
+		"x" + id:                           "x" + id,
+		id + "9":                           id + "9",
+		"-" + id + "-":                     "-" + h + "-",
+		"Mcp-Session-Id: " + id + "\nnext": "Mcp-Session-Id: " + h + "\nnext",
+		"standalone SSE request failed (session ID: " + id + "): x": "standalone SSE request failed (session ID: " + h + "): x",
+	} {
+		got := r.Text(in)
+		require.Equal(t, want, got, in)
+		require.Equal(t, got, r.Text(got), "idempotent: %s", in)
+	}
+	r.ForgetSessionID(id)
+	require.Equal(t, "id "+id+" end", r.Text("id "+id+" end"), "forgotten")
+	require.Equal(t, 0, r.SessionIDs())
+}
+
+// TestShortSessionIDs: an id shorter than MinSessionIDLen is hashed where it
+// is named as a session id, whole even when it holds punctuation, and nowhere
+// else.
+func TestShortSessionIDs(t *testing.T) {
+	for _, id := range []string{"x", "s", "42", "a,b", "ready"} {
+		t.Run(id, func(t *testing.T) {
+			var r events.Redactor
+			r.AddSessionID(id)
+			h := events.HashSessionID(id)
+			for in, want := range map[string]string{
+				"Mcp-Session-Id: " + id:                          "Mcp-Session-Id: " + h,
+				"map[Mcp-Session-Id:[" + id + "]]":               "map[Mcp-Session-Id:[" + h + "]]",
+				"session " + strconv.Quote(id) + " ended":        `session "` + h + `" ended`,
+				"failed to connect (session ID: " + id + "): no": "failed to connect (session ID: " + h + "): no",
+				"sessionid=" + id:                                "sessionid=" + h,
+			} {
+				require.Equal(t, want, r.Text(in), in)
+			}
+			plain := "x marks the spot, s 42 ready state, retry after 42s"
+			require.Equal(t, plain, r.Text(plain), "not rewritten outside a session id context")
+			e := events.Event{Kind: events.KindTransition, From: "ready", To: "connecting", Trigger: "session-died", Reason: "churn", Op: "tools/call", Delivery: events.DeliveryAnswered}
+			require.Equal(t, e, r.Redact(e))
+		})
+	}
+}
+
+// vocabulary is every fixed word an event may carry.
+var vocabulary = []string{
+	events.KindTransition, events.KindProbeReport, events.KindCatalogChanged, events.KindCallFailed,
+	events.KindStreamDisabled, events.KindStreamEnabled, events.KindRetryScheduled, events.KindRateLimitWindow,
+	events.KindSessionOpened, events.KindSessionEnded, events.DeliveryNotSent, events.DeliveryOutcomeUnknown,
+	events.DeliveryAnswered, events.ListPresent, events.ListAbsent, events.ListDegraded, events.ListFailed,
+	"idle", "connecting", "resuming-blind", "resuming-known", "probing", "listing-declared", "ready",
+	"stale-recovering", "failed", "closed", "call-failed", "session-died", "handshake-failed", "retry-due",
+	"unauthorized", "canceled", "budget-spent", "churn", "tools/call", "prompts/get", "resources/read",
+	"tools", "resources", "prompts", "resource-templates", "strict+not-canceled", "s", "a", "-", "sid:0",
+}
+
+// TestRedactionNeverRewritesVocabulary is a property: whatever ids and
+// secrets are registered (vocabulary words and their parts included), the
+// fixed vocabulary fields of an event come out as they went in, and every
+// registered id and secret is gone from the free text.
+func TestRedactionNeverRewritesVocabulary(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		word := rapid.SampledFrom(vocabulary)
+		anyText := rapid.OneOf(word, rapid.StringMatching(`[ -~]{0,12}`))
+		var r events.Redactor
+		ids := rapid.SliceOfN(anyText, 0, 6).Draw(t, "ids")
+		for _, id := range ids {
+			r.AddSessionID(id)
+		}
+		secrets := rapid.SliceOfN(rapid.StringMatching(`[A-Za-z0-9]{12,20}`), 0, 2).Draw(t, "secrets")
+		for _, s := range secrets {
+			r.AddSecret(s)
+		}
+		v := classify.Verdict{Class: classify.Class(rapid.IntRange(0, 12).Draw(t, "class")), Method: word.Draw(t, "method"),
+			Detail: strings.Join(append(append([]string{}, ids...), secrets...), " ")}
+		e := events.Event{
+			Kind: word.Draw(t, "kind"), From: word.Draw(t, "from"), To: word.Draw(t, "to"),
+			Trigger: word.Draw(t, "trigger"), Guard: word.Draw(t, "guard"), Reason: word.Draw(t, "reason"),
+			Op: word.Draw(t, "op"), Delivery: word.Draw(t, "delivery"), Verdict: v,
+			Lists:  []events.ListOutcome{{List: word.Draw(t, "list"), Status: word.Draw(t, "status"), Verdict: v}},
+			Detail: v.Detail,
+		}
+		red := r.Redact(e)
+		if red.Kind != e.Kind || red.From != e.From || red.To != e.To || red.Trigger != e.Trigger ||
+			red.Guard != e.Guard || red.Reason != e.Reason || red.Op != e.Op || red.Delivery != e.Delivery ||
+			red.Verdict.Class != e.Verdict.Class || red.Verdict.Method != e.Verdict.Method ||
+			red.Lists[0].List != e.Lists[0].List || red.Lists[0].Status != e.Lists[0].Status {
+			t.Fatalf("vocabulary rewritten:\n in  %+v\n out %+v", e, red)
+		}
+		for _, id := range ids {
+			if len(id) >= events.MinSessionIDLen && tokenIn(red.Detail, id) {
+				t.Fatalf("registered id %q survived in %q", id, red.Detail)
+			}
+		}
+		for _, s := range secrets {
+			if strings.Contains(red.Detail, s) {
+				t.Fatalf("secret %q survived in %q", s, red.Detail)
+			}
+		}
+		if again := r.Redact(red); again.Detail != red.Detail {
+			t.Fatalf("not idempotent: %q -> %q", red.Detail, again.Detail)
+		}
+	})
+}
+
+// tokenIn reports whether id stands in s as a whole token.
+func tokenIn(s, id string) bool {
+	word := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	for i := 0; ; {
+		j := strings.Index(s[i:], id)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(id)
+		startOK := j == 0 || !word(s[j-1]) || !word(id[0])
+		endOK := end == len(s) || !word(s[end]) || !word(id[len(id)-1])
+		if startOK && endOK {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// BenchmarkRedactor registers one more session id and redacts a go-sdk
+// error text with 1 and 20,000 ids already registered.
+func BenchmarkRedactor(b *testing.B) {
+	for _, past := range []int{1, 20000} {
+		var r events.Redactor
+		for i := range past {
+			r.AddSessionID(fmt.Sprintf("%032x", i))
+		}
+		b.Run(fmt.Sprintf("register/past=%d", past), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				id := fmt.Sprintf("new-%028x", i)
+				r.AddSessionID(id)
+				r.ForgetSessionID(id)
+			}
+		})
+		live := fmt.Sprintf("%032x", past-1)
+		e := events.Event{Kind: events.KindCallFailed, Server: "https://user:pass@mcp.example.com/mcp?token=t",
+			Op: "tools/call", Name: "search", Delivery: events.DeliveryAnswered,
+			Verdict: classify.Verdict{Class: classify.SessionExpired, HTTPStatus: 404, Method: "tools/call",
+				Detail: `calling "tools/call": sending "tools/call": failed to connect (session ID: ` + live + `): session not found`},
+			Detail: "session " + live + " ended by itself"}
+		b.Run(fmt.Sprintf("redact-event/past=%d", past), func(b *testing.B) {
+			for b.Loop() {
+				if red := r.Redact(e); strings.Contains(red.Detail, live) {
+					b.Fatal("leak")
+				}
+			}
+		})
+	}
+}
