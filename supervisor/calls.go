@@ -133,7 +133,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		st := s.snap.state
 		s.mu.Unlock()
 		se := &StateError{State: st.String(), Err: ErrClosed}
-		return zero, &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
+		return zero, &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
 	}
 	s.calls.Add(1)
 	s.mu.Unlock()
@@ -163,7 +163,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		if errors.As(err, &se) && se.Verdict.Class != classify.None {
 			v = se.Verdict // the failure that keeps the connection down
 		}
-		return zero, &CallError{Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
+		return zero, &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
 	}
 	// The session's call context ends when the session is released
 	// (expired, died, replaced: its answers can no longer arrive) and on
@@ -182,7 +182,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	}
 	err = wire.Annotate(callCtx, err)
 	v := classify.Classify(caller, err)
-	v.Detail = s.redact.Text(v.Detail) // go-sdk's text may carry the session id
+	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
 	if s.callLife.Err() != nil {
 		// Close canceled the call: say so, whatever the wire saw.
 		err = errors.Join(&StateError{State: Closed.String(), Err: ErrClosed}, err)
@@ -194,7 +194,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		// failed (it answers with the stored failure's text, no type).
 		v.Class = classify.Transport
 	}
-	ce = &CallError{Op: op, Name: name, Verdict: v, Delivery: delivery(x, sent, v), Generation: gen, Err: err}
+	ce = &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(x, sent, v), Generation: gen, Err: err}
 	// Let the machine react before the caller sees the error, so a call made
 	// right after a session-expired one waits for the new session.
 	handled := make(chan struct{})
@@ -259,10 +259,10 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 // inside an open rate-limit window. Called with s.mu held.
 func (s *Supervisor) admit(op, name string) error {
 	if op == "tools/call" && s.snap.catalog.Tool(name) == nil {
-		return &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
+		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
 	if !s.cfg.DisableRateLimitWindow && s.clock.Now().Before(s.snap.rateUntil) {
-		return &CallError{Op: op, Name: name, Verdict: s.snap.rateVerd, Delivery: NotSent, Err: ErrRateLimited}
+		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: s.snap.rateVerd, Delivery: NotSent, Err: ErrRateLimited}
 	}
 	return nil
 }

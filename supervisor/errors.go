@@ -103,17 +103,22 @@ type CallError struct {
 	// it was not sent).
 	Generation uint64
 	// Err is the underlying error (a sentinel of this package, or the error
-	// from go-sdk annotated with the wire facts).
+	// from go-sdk annotated with the wire facts). Its own text is go-sdk's,
+	// unredacted: print the CallError, not Err.
 	Err error
+
+	redactor *events.Redactor // the supervisor's; nil: the patterns only
 }
 
 // Error names the call, the verdict and, unless the server answered, how far
 // the request got, e.g.
 // `mcpsup: tools/call "search": rate-limited (HTTP 429, retry after 30s, tools/call)`.
 // The underlying error is reached with errors.Unwrap; its text is added only
-// when the verdict is unknown, since the verdict then says nothing more.
+// when the verdict is unknown, since the verdict then says nothing more. The
+// name (a resource URI may carry a token) and that text are redacted as
+// events are (events.Redactor): no session id or credential in clear.
 func (e *CallError) Error() string {
-	s := fmt.Sprintf("mcpsup: %s %q: %s", e.Op, e.Name, e.Verdict)
+	s := fmt.Sprintf("mcpsup: %s %q: %s", e.Op, e.redactor.Text(e.Name), e.Verdict)
 	if e.Delivery != Answered {
 		s += " [" + e.Delivery.String() + "]"
 	}
@@ -123,8 +128,7 @@ func (e *CallError) Error() string {
 		s += ": " + e.Err.Error()
 	case e.Verdict.Class == classify.Unknown && e.Err != nil:
 		// go-sdk's text may carry the session id: hash it, as events do.
-		var patternsOnly *events.Redactor
-		s += ": " + patternsOnly.Text(e.Err.Error())
+		s += ": " + e.redactor.Text(e.Err.Error())
 	}
 	return s
 }

@@ -77,6 +77,7 @@ func (s *Supervisor) stopTimers() {
 // the new snapshot. Loop goroutine only.
 func (s *Supervisor) step(t fsm.Trigger) {
 	t.Now = s.clock.Now()
+	t.Verdict = s.redact.Verdict(t.Verdict) // the machine keeps it: StateError, Failure, events
 	// The events of this step reach the sink once its state is published,
 	// so a host that reads State on an event sees the state it announces.
 	s.loop.holding++
@@ -118,6 +119,7 @@ func (s *Supervisor) step(t fsm.Trigger) {
 			s.exec(c)
 		}
 	}
+	s.keepSessionIDs() // a released session's id is forgotten
 }
 
 // releaseEvents ends one step's hold and, when no step holds any more,

@@ -76,8 +76,9 @@ type Supervisor struct {
 
 	loop loopState // owned by the loop goroutine
 
-	// redact keeps session ids (as short hashes) and tokens out of events.
-	redact events.Redactor
+	// redact keeps session ids (as short hashes) and credentials out of
+	// events, errors and logs.
+	redact redactor
 }
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
@@ -113,7 +114,7 @@ func New(cfg Config) (*Supervisor, error) {
 		case ep == "":
 			return nil, &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
 		case ep != cfg.Endpoint:
-			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", cutText(ep, 200), cfg.Endpoint)}
+			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", patterns(cutText(ep, 200)), patterns(cfg.Endpoint))}
 		}
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
@@ -128,10 +129,11 @@ func validEndpoint(endpoint string) error {
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return fmt.Errorf("mcpsup: Config.Endpoint: %w", err)
+		// url.Error prints the URL, credentials included.
+		return &redactedError{msg: patterns("mcpsup: Config.Endpoint: " + err.Error()), err: err}
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", cutText(endpoint, 200))
+		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", patterns(cutText(endpoint, 200)))
 	}
 	return nil
 }
@@ -154,6 +156,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		reg:      map[session]bool{},
 	}
 	s.snap.subs = map[string]bool{}
+	s.redactLogs()
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
@@ -442,6 +445,8 @@ func (s *Supervisor) goBG(f func()) {
 }
 
 // String names the supervisor for logs.
-func (s *Supervisor) String() string { return fmt.Sprintf("mcpsup.Supervisor(%s)", s.cfg.Name) }
+func (s *Supervisor) String() string {
+	return fmt.Sprintf("mcpsup.Supervisor(%s)", s.redact.Text(s.cfg.Name))
+}
 
 var _ backoff.BackOff = (*backoff.ExponentialBackOff)(nil)

@@ -1,0 +1,76 @@
+package supervisor
+
+import (
+	"log/slog"
+
+	"github.com/mcpsup/mcpsup/events"
+)
+
+// redactor keeps session ids and credentials out of every text the
+// supervisor hands out: events, errors, log records and String. It holds the
+// ids of the sessions in use (held sessions and the resume state's) and
+// forgets the others, so its cost never grows with the sessions of the past;
+// a forgotten id is still hashed where go-sdk names it.
+type redactor struct {
+	events.Redactor
+	ids map[string]bool // ids registered by keepSessionIDs; loop goroutine
+}
+
+// redactLogs wraps Config.Logger and go-sdk's ClientOptions.Logger (which
+// logs keepalive failures with go-sdk's error text) in the redacting
+// handler, once, before anything logs.
+func (s *Supervisor) redactLogs() {
+	s.cfg.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, s.cfg.Logger.Handler()))
+	if l := s.cfg.ClientOptions.Logger; l != nil {
+		s.cfg.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
+	}
+}
+
+// keepSessionIDs registers the ids of the sessions in use, the held ones and
+// the resume state's, and forgets every other id it registered. Loop
+// goroutine only.
+func (s *Supervisor) keepSessionIDs() {
+	want := make(map[string]bool, len(s.loop.sessions)+1)
+	for _, h := range s.loop.sessions {
+		if id := h.sess.ID(); id != "" {
+			want[id] = true
+		}
+	}
+	s.mu.Lock()
+	if rs := s.snap.resume; rs != nil && rs.SessionID != "" {
+		want[rs.SessionID] = true
+	}
+	s.mu.Unlock()
+	for id := range s.redact.ids {
+		if !want[id] {
+			s.redact.ForgetSessionID(id)
+			delete(s.redact.ids, id)
+		}
+	}
+	if s.redact.ids == nil {
+		s.redact.ids = map[string]bool{}
+	}
+	for id := range want {
+		if !s.redact.ids[id] {
+			s.redact.AddSessionID(id)
+			s.redact.ids[id] = true
+		}
+	}
+}
+
+// redactedError is an error whose text is redacted and whose chain is the
+// original's, for errors.Is and errors.As.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// patterns redacts by the patterns alone, for text made before a supervisor
+// exists (Config and resume state validation).
+func patterns(s string) string {
+	var none *events.Redactor
+	return none.Text(s)
+}
