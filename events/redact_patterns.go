@@ -1,6 +1,7 @@
 package events
 
 import (
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -119,27 +120,28 @@ func hashNamedIDs(s string, registered func(s string, i int) int) string {
 		hasID := loc[1]-loc[0] > len("session")
 		paren := loc[0] > 0 && s[loc[0]-1] == '('
 		i := loc[1]
-		if i < len(s) && s[i] == '"' {
-			i++ // the end of a JSON key
+		if q := quoteAt(s, i); q != "" {
+			i += len(q) // the end of a JSON key
 		}
 		i = skipSpace(s, i)
 		sep := i < len(s) && (s[i] == ':' || s[i] == '=')
 		if sep {
 			i = skipSpace(s, i+1)
 		}
-		if sep && i < len(s) && s[i] == '[' {
+		if sep && !paren && i < len(s) && s[i] == '[' {
 			i++
 		}
-		switch {
-		case i < len(s) && s[i] == '"' && (sep || hasID || i > loc[1]):
+		switch q := quoteAt(s, i); {
+		case q != "" && !paren && (sep || hasID || i > loc[1]):
 			// Quoted: `session "x"`, `session ID "x"`, `"sessionId":"x"`,
-			// and go-sdk's `session IDs "a" and "b"`.
-			for n := 0; n < 2 && i < len(s) && s[i] == '"'; n++ {
-				end, id := quotedAt(s, i)
+			// go-sdk's `session IDs "a" and "b"`; also quoted once more
+			// inside a quoted message (`session \"x\"`).
+			for n := 0; n < 2 && strings.HasPrefix(s[i:], q); n++ {
+				end, id := quotedAt(s, i, q)
 				b.WriteString(s[last:i])
-				b.WriteString(`"` + hashUnlessHashed(id) + `"`)
+				b.WriteString(q + hashUnlessHashed(id) + q)
 				last = end
-				if !strings.HasPrefix(s[end:], ` and "`) {
+				if !strings.HasPrefix(s[end:], " and "+q) {
 					break
 				}
 				i = end + len(" and ")
@@ -147,8 +149,15 @@ func hashNamedIDs(s string, registered func(s string, i int) int) string {
 		case sep && hasID && i < len(s):
 			end := rawIDEnd(s, i, paren, registered)
 			if end > i {
+				id := s[i:end]
+				if s[i-1] == '=' {
+					// A URL query carries the id escaped.
+					if u, err := url.QueryUnescape(id); err == nil {
+						id = u
+					}
+				}
 				b.WriteString(s[last:i])
-				b.WriteString(hashUnlessHashed(s[i:end]))
+				b.WriteString(hashUnlessHashed(id))
 				last = end
 			}
 		}
@@ -167,10 +176,30 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// quotedAt reads the Go or JSON quoted string starting at s[i] and returns
-// the index after it and its value (the raw text when it does not unquote;
-// an unterminated string runs to the end of s).
-func quotedAt(s string, i int) (end int, val string) {
+// quoteAt returns the quote that opens at s[i]: `"`, `\"` (a quote
+// inside a quoted message) or "" for none.
+func quoteAt(s string, i int) string {
+	switch {
+	case strings.HasPrefix(s[i:], `"`):
+		return `"`
+	case strings.HasPrefix(s[i:], `\"`):
+		return `\"`
+	}
+	return ""
+}
+
+// quotedAt reads the string quoted by q starting at s[i] and returns the
+// index after it and its value: unquoted for `"` (the raw text when it does
+// not unquote), up to the next `\"` for `\"`. An unterminated string runs
+// to the end of s.
+func quotedAt(s string, i int, q string) (end int, val string) {
+	if q != `"` {
+		j := strings.Index(s[i+len(q):], q)
+		if j < 0 {
+			return len(s), s[i+len(q):]
+		}
+		return i + len(q) + j + len(q), s[i+len(q) : i+len(q)+j]
+	}
 	j := i + 1
 	for j < len(s) && s[j] != '"' {
 		if s[j] == '\\' && j+1 < len(s) {
@@ -189,27 +218,30 @@ func quotedAt(s string, i int) (end int, val string) {
 
 // rawIDEnd returns where the unquoted id starting at s[i] ends.
 func rawIDEnd(s string, i int, paren bool, registered func(string, int) int) int {
+	if h := i + len("sid:01234567"); h <= len(s) && isHashedID(s[i:h]) && (h == len(s) || !isWord(s[h])) {
+		return h // hashed already: Text is idempotent
+	}
 	if registered != nil {
 		if n := registered(s, i); n > 0 {
 			return i + n
 		}
 	}
 	j := i
-	for ; j < len(s); j++ {
-		c := s[j]
-		if c <= ' ' || c > '~' {
+	for j < len(s) && s[j] > ' ' && s[j] <= '~' {
+		if !paren && strings.IndexByte(`"',;)]&#<>`, s[j]) >= 0 {
 			break
 		}
-		if paren {
-			// go-sdk: "(session ID: <id>)" then ':', ' ' or the end; the id
-			// itself may hold ')'.
-			if c == ')' && (j+1 == len(s) || strings.IndexByte(":; ,", s[j+1]) >= 0) {
-				break
-			}
-			continue
-		}
-		if strings.IndexByte(`"',;)]&#<>`, c) >= 0 {
-			break
+		j++
+	}
+	if !paren {
+		return j
+	}
+	// go-sdk: "(session ID: <id>)" then ':', ' ', a closing quote or the
+	// end. The id itself may hold ')' (and "):"), so the last such ')'
+	// before the next space closes it; none: the text was cut inside it.
+	for k := j - 1; k >= i; k-- {
+		if s[k] == ')' && (k+1 == len(s) || s[k+1] <= ' ' || strings.IndexByte(`:;,"'\`, s[k+1]) >= 0) {
+			return k
 		}
 	}
 	return j

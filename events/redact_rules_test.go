@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -41,9 +42,9 @@ func TestRedactorPatterns(t *testing.T) {
 		"x-auth-token: k2":                                 "x-auth-token: [redacted]",
 		"token bucket: empty":                              "token bucket: empty",
 		// Credentials in text.
-		"got bearer abc.def= back":   "got bearer [redacted] back",
-		"Basic dXNlcjpwYXNz":         "Basic [redacted]",
-		"basic auth is off":          "basic auth is off",
+		"got bearer abc.def= back": "got bearer [redacted] back",
+		"Basic dXNlcjpwYXNz":       "Basic [redacted]",
+		"basic auth is off":        "basic auth is off",
 		// Session ids where they are named, in go-sdk's forms.
 		"failed to connect (session ID: abc-123): gone":                         "failed to connect (session ID: " + h("abc-123") + "): gone",
 		"exceeded 5 retries without progress (session ID: abc-123)":             "exceeded 5 retries without progress (session ID: " + h("abc-123") + ")",
@@ -58,6 +59,8 @@ func TestRedactorPatterns(t *testing.T) {
 		`MemoryEventStore.After: unknown session ID "abc"`:                      `MemoryEventStore.After: unknown session ID "` + h("abc") + `"`,
 		`MemoryEventStore.After: unknown stream ID 3 in session "abc": no more`: `MemoryEventStore.After: unknown stream ID 3 in session "` + h("abc") + `": no more`,
 		"(session ID: ): no session yet":                                        "(session ID: ): no session yet",
+		`JSON-RPC -32000 "No valid session ID (session ID: Q7#2)": calling`:     `JSON-RPC -32000 "No valid session ID (session ID: ` + h("Q7#2") + `)": calling`,
+		"(session ID: sid:0123abcd)":                                            "(session ID: sid:0123abcd)",
 		"session idle: 5s":                                                      "session idle: 5s",
 		"sessions opened: 3":                                                    "sessions opened: 3",
 		"":                                                                      "",
@@ -231,4 +234,56 @@ func BenchmarkRedactor(b *testing.B) {
 			}
 		})
 	}
+}
+
+// goSDKForm is one way go-sdk (mcp/streamable.go, mcp/event.go), header
+// dumps, JSON or URLs name session ids: the text with ids a and b, and the
+// text redaction must make of it, given their hashes.
+type goSDKForm struct {
+	text func(a, b string) string
+	want func(ha, hb string) string
+}
+
+func same(f func(a, b string) string) goSDKForm { return goSDKForm{f, f} }
+
+var goSDKForms = []goSDKForm{
+	same(func(a, _ string) string {
+		return "sending \"tools/call\": failed to connect (session ID: " + a + "): session not found"
+	}),
+	same(func(a, _ string) string { return "GET: exceeded 5 retries without progress (session ID: " + a + ")" }),
+	same(func(a, _ string) string { return "standalone SSE request failed (session ID: " + a + "): EOF" }),
+	same(func(a, b string) string { return fmt.Sprintf("mismatching session IDs %q and %q", a, b) }),
+	same(func(a, _ string) string { return fmt.Sprintf("MemoryEventStore.After: unknown session ID %q", a) }),
+	same(func(a, _ string) string { return fmt.Sprintf("index 3, stream ID 1, session %q: gone", a) }),
+	same(func(a, b string) string { q, _ := json.Marshal(a); return `{"sessionId":` + string(q) + `}` }),
+	{func(a, _ string) string { return "GET /sse?sessionid=" + url.QueryEscape(a) + "&x=1" },
+		func(ha, _ string) string { return "GET /sse?sessionid=" + ha + "&x=1" }},
+}
+
+// TestNamedSessionIDsNeverSurvive is a property: ids of any length and any
+// visible ASCII, never registered, in any of go-sdk's forms, also quoted once
+// more as classify.HTTPError quotes a JSON-RPC message, are replaced by their
+// hashes, nothing else is changed, and redaction is idempotent.
+func TestNamedSessionIDsNeverSurvive(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		form := rapid.SampledFrom(goSDKForms).Draw(t, "form")
+		a := rapid.StringMatching(`[!-~]{1,40}`).Draw(t, "a")
+		b := rapid.StringMatching(`[!-~]{1,40}`).Draw(t, "b")
+		text, want := form.text(a, b), form.want(events.HashSessionID(a), events.HashSessionID(b))
+		if rapid.Bool().Draw(t, "quoted again") {
+			if strings.ContainsAny(a+b, `"\<>&`) {
+				// Hidden, but hashed in its escaped form: the hash differs.
+				t.Skip("an id quoted twice is not unescaped twice")
+			}
+			text, want = "JSON-RPC -32000 "+strconv.Quote(text)+": calling", "JSON-RPC -32000 "+strconv.Quote(want)+": calling"
+		}
+		var r events.Redactor
+		red := r.Text(text)
+		if red != want {
+			t.Fatalf("redacted %q\n got  %q\n want %q", text, red, want)
+		}
+		if again := r.Text(red); again != red {
+			t.Fatalf("not idempotent: %q -> %q", red, again)
+		}
+	})
 }
