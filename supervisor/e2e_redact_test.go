@@ -138,7 +138,9 @@ func TestNoSecretReachesText(t *testing.T) {
 
 			var evBuf, logBuf, sdkBuf bytes.Buffer
 			var mu sync.Mutex // the buffers are written from several goroutines
-			locked := func(w io.Writer) io.Writer { return writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return w.Write(p) }) }
+			locked := func(w io.Writer) io.Writer {
+				return writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return w.Write(p) })
+			}
 			pingLogged := make(chan struct{})
 			var once sync.Once
 			sdkLog := writerFunc(func(p []byte) (int, error) {
