@@ -57,7 +57,8 @@ func isHashedID(s string) bool {
 //     the value of a session id in the forms go-sdk and HTTP libraries write
 //     (see [Redactor.Text]): hashed;
 //   - registered secrets ([Redactor.AddSecret]) wherever they appear, even
-//     inside a longer word: [Masked];
+//     inside a longer word, and the start of one (6 bytes or more) that ends
+//     a text cut short: [Masked];
 //   - by pattern, credentials never registered: URL userinfo, credential-like
 //     query and key=value parameters, Authorization-like header values and
 //     "Bearer"/"Basic" credentials: [Masked].
@@ -232,11 +233,24 @@ func (r *Redactor) Text(s string) string {
 	return redactPatterns(s, nil)
 }
 
-// maskSecrets masks every registered secret. Called with mu read-held.
+// minSecretTail is the shortest start of a secret that is masked at the end
+// of a text: a text cut to a bound (classify.MaxDetail) may end inside one.
+const minSecretTail = 6
+
+// maskSecrets masks every registered secret, and the start of one that ends
+// the text. Called with mu read-held.
 func (r *Redactor) maskSecrets(s string) string {
 	for _, k := range r.secrets {
 		if strings.Contains(s, k) {
 			s = strings.ReplaceAll(s, k, Masked)
+		}
+	}
+	for _, k := range r.secrets {
+		for n := min(len(k)-1, len(s)); n >= minSecretTail; n-- {
+			if strings.HasSuffix(s, k[:n]) {
+				s = s[:len(s)-n] + Masked
+				break
+			}
 		}
 	}
 	return s

@@ -55,6 +55,7 @@ var (
 // s[i] (0 for none), so that a registered id is hashed whole wherever it is
 // named, whatever bytes it holds.
 func redactPatterns(s string, registered func(s string, i int) int) string {
+	lower := strings.ToLower(s) // the regular expressions run only where they may match
 	if strings.Contains(s, "://") {
 		s = userinfo.ReplaceAllStringFunc(s, func(m string) string {
 			sub := userinfo.FindStringSubmatch(m)
@@ -64,7 +65,14 @@ func redactPatterns(s string, registered func(s string, i int) int) string {
 			return sub[1] + Masked + "@"
 		})
 	}
-	if strings.IndexByte(s, '=') >= 0 {
+	credential := false
+	for _, w := range credentialWords {
+		if strings.Contains(lower, w) {
+			credential = true
+			break
+		}
+	}
+	if credential && strings.IndexByte(s, '=') >= 0 {
 		s = assignment.ReplaceAllStringFunc(s, func(m string) string {
 			sub := assignment.FindStringSubmatch(m)
 			if strings.HasPrefix(sub[2], Masked) {
@@ -73,7 +81,7 @@ func redactPatterns(s string, registered func(s string, i int) int) string {
 			return sub[1] + "=" + Masked
 		})
 	}
-	if strings.IndexByte(s, ':') >= 0 {
+	if credential && strings.IndexByte(s, ':') >= 0 {
 		s = header.ReplaceAllStringFunc(s, func(m string) string {
 			sub := header.FindStringSubmatch(m)
 			name, sep, val := sub[1], sub[2], sub[3]
@@ -83,13 +91,18 @@ func redactPatterns(s string, registered func(s string, i int) int) string {
 			return name + sep + Masked
 		})
 	}
-	s = scheme.ReplaceAllStringFunc(s, func(m string) string {
-		sub := scheme.FindStringSubmatch(m)
-		if strings.EqualFold(sub[1], "basic") && len(sub[2]) < 8 {
-			return m // "basic auth": a word, not a credential
-		}
-		return m[:len(m)-len(sub[2])] + Masked
-	})
+	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") {
+		s = scheme.ReplaceAllStringFunc(s, func(m string) string {
+			sub := scheme.FindStringSubmatch(m)
+			if strings.EqualFold(sub[1], "basic") && len(sub[2]) < 8 {
+				return m // "basic auth": a word, not a credential
+			}
+			return m[:len(m)-len(sub[2])] + Masked
+		})
+	}
+	if !strings.Contains(lower, "session") {
+		return s
+	}
 	return hashNamedIDs(s, registered)
 }
 
@@ -108,9 +121,6 @@ func redactPatterns(s string, registered func(s string, i int) int) string {
 // ID: ", else at a space, quote, ',', ';', ')', ']', '&', '#', '<' or '>'.
 // A quoted id is unquoted and hashed as the id.
 func hashNamedIDs(s string, registered func(s string, i int) int) string {
-	if !strings.Contains(strings.ToLower(s), "session") {
-		return s
-	}
 	var b strings.Builder
 	last := 0
 	for _, loc := range sessionWord.FindAllStringIndex(s, -1) {

@@ -111,6 +111,10 @@ func TestRedactorSecretsLongestFirstAndForget(t *testing.T) {
 	r.ForgetSecret("abc")
 	require.Equal(t, "x abcdef y", r.Text("x abcdef y"))
 
+	r.AddSecret("s3cr3t-t0ken-value")
+	require.Equal(t, "cut: Bearer-less [redacted]", r.Text("cut: Bearer-less s3cr3t-t0k"), "a text cut inside a secret")
+	require.Equal(t, "ends s3cr3", r.Text("ends s3cr3"), "too short a start to tell")
+
 	id := "0123456789abcdef"
 	r.AddSecret(id)
 	r.AddSessionID(id)
