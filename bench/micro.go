@@ -21,7 +21,7 @@ type MicroResult struct {
 }
 
 // MicroPackages are the pure cores whose benchmarks figure 6 runs.
-var MicroPackages = []string{"./fsm", "./classify"}
+var MicroPackages = []string{"./fsm", "./classify", "./events"}
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
 

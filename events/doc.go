@@ -23,9 +23,13 @@
 //
 // Redaction: no sink redacts by itself. Wrap every sink whose output leaves
 // the process with [Redacting] and a [Redactor] that knows the session ids
-// and credentials in play; even without them it masks bearer tokens,
-// Authorization and Cookie header values and go-sdk's "session ID: <id>"
-// text. Session ids appear only as [HashSessionID] hashes.
+// and credentials in play, and every log handler with [RedactingHandler];
+// even without them it masks URL userinfo, credential parameters, bearer
+// tokens, Authorization and Cookie header values, and hashes session ids
+// where go-sdk names them ("(session ID: <id>)", `session IDs "a" and "b"`).
+// Session ids appear only as [HashSessionID] hashes. Only free text is
+// rewritten, never the fixed vocabulary (kinds, states, triggers, guards,
+// reasons, methods, deliveries).
 //
 // # JSON form
 //

@@ -59,9 +59,22 @@ func isHashedID(s string) bool {
 //   - registered secrets ([Redactor.AddSecret]) wherever they appear, even
 //     inside a longer word, and the start of one (6 bytes or more) that ends
 //     a text cut short: [Masked];
-//   - by pattern, credentials never registered: URL userinfo, credential-like
-//     query and key=value parameters, Authorization-like header values and
-//     "Bearer"/"Basic" credentials: [Masked].
+//   - by pattern, credentials never registered: URL userinfo
+//     ("https://user:pass@host" becomes "https://[redacted]@host"), the
+//     values of credential names in URL queries and key=value text
+//     ("?access_token=[redacted]") and in header renderings
+//     ("X-Api-Key: [redacted]", "map[Authorization:[[redacted]]]", JSON),
+//     and "Bearer <token>" and "Basic <credentials>" anywhere: [Masked].
+//     A credential name is one that has, split at '-', '_' and '.', a part
+//     equal (ignoring case) to one of: token, key, apikey, secret, password,
+//     passwd, pwd, sig, signature, auth, authorization, credential,
+//     credentials, jwt, bearer, cookie. So access_token, api_key, apikey,
+//     client_secret, X-Amz-Signature, Authorization, Proxy-Authorization,
+//     Set-Cookie are; author, keyboard, monkey are not. A credential in a
+//     URL path is not recognized: register it with AddSecret.
+//
+// Only free text is rewritten ([Redactor.Redact] names the fields); the
+// patterns change only text for people, no decision rests on it.
 //
 // Cost: registering or forgetting an id is independent of how many ids are
 // registered; redacting a text costs its length times the number of distinct

@@ -74,6 +74,8 @@ type Config struct {
 	// Endpoint is the MCP server's streamable HTTP endpoint URL.
 	Endpoint string
 	// Name names the server in events and logs. Default: Endpoint.
+	// Credentials in it (URL userinfo, token query values) are masked in
+	// events, logs, errors and String (events.Redactor).
 	Name string
 	// HTTPClient carries every request (credentials, TLS, proxies). Its
 	// Transport is wrapped by mcpsup's round-tripper; the client itself is
@@ -160,7 +162,10 @@ type Config struct {
 	// Clock drives timers (backoff, windows, event times). Default: the
 	// real clock.
 	Clock clockwork.Clock
-	// Logger receives diagnostic logs. Default: discarded.
+	// Logger receives diagnostic logs. Default: discarded. Its records, and
+	// those of ClientOptions.Logger (go-sdk logs keepalive failures with
+	// its error text), pass through events.RedactingHandler first: no
+	// session id or credential reaches them in clear.
 	Logger *slog.Logger
 }
 
