@@ -77,3 +77,26 @@ func ExampleParseRetryAfter() {
 	// 1h0m0s
 	// 0s
 }
+
+// FuzzParseRetryAfter: any header value gives a wait in whole seconds
+// between 0 and MaxRetryAfter, without a panic.
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"7", "-1", "99999999999999999999", "Wed, 21 Oct 2015 07:28:30 GMT", "Fri, 31 Dec 9999 23:59:59 GMT", "Wed Oct 21 07:28:45 2015", "soon"} {
+		f.Add(s)
+	}
+	now := time.Date(2015, 10, 21, 7, 28, 0, 400, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		d := classify.ParseRetryAfter(v, now)
+		if d < 0 || d > classify.MaxRetryAfter || d%time.Second != 0 {
+			t.Fatalf("ParseRetryAfter(%q) = %v", v, d)
+		}
+	})
+}
+
+func ExampleCapRetryAfter() {
+	fmt.Println(classify.CapRetryAfter(48 * time.Hour))
+	fmt.Println(classify.CapRetryAfter(-time.Second))
+	// Output:
+	// 1h0m0s
+	// 0s
+}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 )
 
@@ -42,4 +43,15 @@ func ExampleRedactor_ForgetSessionID() {
 	// resuming sid:0ccae939
 	// 0 resuming 0b8f2c51e4a94f0d
 	// failed to connect (session ID: sid:0ccae939): session not found
+}
+
+// A host registers its own credential; the verdict of a failed call is
+// redacted in its free text only, its class and method stay as they are.
+func ExampleRedactor_Verdict() {
+	var r events.Redactor
+	r.AddSecret("s3cr3t-t0ken")
+	v := r.Verdict(classify.Verdict{Class: classify.Forbidden, HTTPStatus: 403, Method: "tools/call",
+		Detail: `POST tools/call: HTTP 403: proxy refused key s3cr3t-t0ken`})
+	fmt.Println(v.Class, v.Method, v.Detail)
+	// Output: forbidden tools/call POST tools/call: HTTP 403: proxy refused key [redacted]
 }
