@@ -30,6 +30,10 @@ const ResumeStateVersion = 1
 // declared. Either way, a session the server no longer knows takes one stale
 // recovery: a full handshake, once. A 2026-07-28 server has no session id;
 // its persisted discovery result is reused without probing.
+//
+// It holds the session id in clear (it is what resumes the session): store
+// it as a credential. Events, logs and errors only ever show its hash
+// (events.HashSessionID).
 type ResumeState struct {
 	Version  int    `json:"version"`
 	Endpoint string `json:"endpoint,omitempty"`
