@@ -44,8 +44,9 @@ type Options struct {
 	// Endpoint is the MCP endpoint URL.
 	Endpoint string
 	// HTTPClient is the host's client; its Transport (nil:
-	// http.DefaultTransport) is wrapped and its other fields kept. nil means
-	// http.DefaultClient.
+	// http.DefaultTransport) is wrapped and its other fields kept, but for
+	// Timeout, which bounds every exchange except the standalone stream
+	// (see [Config.RequestTimeout]). nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Client is the go-sdk client (the host's handlers and capabilities);
 	// nil means a client named "mcpsup" with no options.
@@ -119,12 +120,21 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if hc.Transport != nil {
 		cfg.Base = hc.Transport
 	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = hc.Timeout
+	}
+	if cfg.Jar == nil {
+		cfg.Jar = hc.Jar
+	}
 	t := NewTransport(cfg)
 	if h != nil {
 		t.setResume(h)
 	}
+	// go-sdk's client carries no Timeout: it would cut the standalone
+	// stream. The Transport bounds every other exchange by it instead.
 	wrapped := *hc
 	wrapped.Transport = t
+	wrapped.Timeout = 0
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "v0"}, nil)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -23,15 +22,19 @@ import (
 // standalone GET's response headers (mcp/streamable.go
 // connectStandaloneSSE), so the local answer also saves a round trip on
 // every [Open] and [Resume]. When the server's stream ends, the body
-// re-dials the server with a bounded backoff and splices the new stream in,
-// delivering only whole SSE events so a stream cut mid-event cannot corrupt
-// go-sdk's reader (an event larger than MaxEventBytes is the exception; see
-// there). go-sdk keeps processing every server message with the host's
-// handlers. Only a sign that the session is really gone (404 to a request
-// with Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
-// the body; go-sdk's next GET (which carries Last-Event-ID when the stream
-// had event ids) then gets that answer replayed, and the session ends as
-// go-sdk ends it (without DELETE). A plain 404 to the session's first GET is
+// re-dials the server with a bounded backoff and splices the new stream in.
+// go-sdk gets only whole events that each carry one JSON-RPC request or
+// notification, re-encoded; every other event (a line without a colon, data
+// that is not one JSON-RPC message, a response, an event larger than
+// MaxEventBytes, an event cut by the stream's end) is dropped and reported
+// ([Config.OnDroppedEvent], an [*EventError] naming what was wrong), so
+// nothing a server or gateway sends on this stream can end the session.
+// go-sdk keeps processing every message it gets with the host's handlers.
+// Only a sign that the session is really gone (404 to a request with
+// Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
+// the body; go-sdk's next GET (it never carries a Last-Event-ID: the keeper
+// hands on no event ids) then gets that answer replayed, and the session
+// ends as go-sdk ends it (without DELETE). A plain 404 to the session's first GET is
 // the exception: see below.
 //
 // The re-dial follows at once only after an attempt that lived Span or
@@ -92,13 +95,10 @@ type StreamConfig struct {
 	// replays ([StreamAttempt.ReplayRefused]) are not counted (see above).
 	// Default 8.
 	MaxFailedRedials int
-	// MaxEventBytes bounds the buffer of one incomplete SSE event. An event
-	// larger than this is passed on line by line as it arrives, and
-	// whole-event framing resumes after its blank line. A stream cut inside
-	// such an event is spliced too: the keeper ends the partial event with
-	// an event field naming "mcpsup-truncated", which go-sdk skips (it
-	// handles only events named "message" or unnamed), so the partial event
-	// is dropped and the session lives. Default 1 MiB.
+	// MaxEventBytes bounds one SSE event, its lines and line ends included
+	// (comment lines between events do not count). An event that outgrows
+	// it is dropped ([DropOversized]) and ends the attempt: the keeper reads
+	// no more of it and re-dials on the backoff. Default 1 MiB.
 	MaxEventBytes int
 }
 
@@ -139,6 +139,10 @@ const (
 	EndError
 	// EndClosed: the client closed the stream (session closed).
 	EndClosed
+	// EndGarbage: the keeper ended the stream: an event outgrew
+	// [StreamConfig.MaxEventBytes], or maxDroppedRun events in a row were
+	// dropped.
+	EndGarbage
 )
 
 func (e StreamEnd) String() string {
@@ -153,6 +157,8 @@ func (e StreamEnd) String() string {
 		return "error"
 	case EndClosed:
 		return "closed"
+	case EndGarbage:
+		return "garbage"
 	}
 	return "unknown"
 }
@@ -168,14 +174,16 @@ type StreamAttempt struct {
 	// and EndError.
 	End StreamEnd
 	Err error
-	// Bytes and Events delivered to go-sdk (events: whole SSE events with
-	// at least one field; comments are not events). Messages counts the
-	// events go-sdk decodes as a JSON-RPC message: with data, and unnamed or
-	// named "message". A SEP-1699 priming event (an id and empty data) is
-	// an event but no message.
+	// Bytes read from the server's stream, and the whole SSE Events in
+	// them (with at least one field; comments are not events). Messages
+	// counts the events handed to go-sdk: each carried one JSON-RPC request
+	// or notification. A SEP-1699 priming event (an id and empty data) is an
+	// event but no message. Dropped counts the events dropped (see
+	// [EventError]).
 	Bytes    int64
 	Events   int
 	Messages int
+	Dropped  int
 	// Retry is the reconnection time the server last set with the SSE
 	// retry field on this go-sdk stream, 0 when it set none.
 	Retry time.Duration
@@ -246,21 +254,8 @@ func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 // newStreamBody returns the keeper's body for go-sdk's GET req.
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
-	b.frame.max = t.cfg.Stream.MaxEventBytes
+	b.filter.max = t.cfg.Stream.MaxEventBytes
 	return b
-}
-
-// reconnecting reports whether a GET carrying Last-Event-ID id is go-sdk's
-// reconnect of a standalone stream the keeper ended (as opposed to the
-// resumption of a POST's stream), and if so takes note that it came.
-func (t *Transport) reconnecting(id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.reconnectID == "" || t.reconnectID != strings.TrimSpace(id) {
-		return false
-	}
-	t.reconnectID = ""
-	return true
 }
 
 // goneAnswer is the server's answer that said the session is gone, as the
@@ -317,8 +312,8 @@ type streamBody struct {
 	answered int           // consecutive answered attempts that failed at once: MaxFailedRedials
 	declined bool          // the server offers no standalone stream: hold for good
 	ended    bool          // the session is gone: deliver EOF once out is drained
-	frame    sseFramer
-	out      []byte // bytes for go-sdk that did not fit its buffer
+	filter   sseFilter
+	out      []byte // events for go-sdk not yet delivered
 	off      int    // bytes of out already delivered
 }
 
@@ -326,13 +321,14 @@ type streamBody struct {
 // live stream at once.
 func (b *streamBody) dial() dialKind {
 	req := b.req.Clone(b.ctx)
-	sentID := b.frame.lastID
+	sentID := b.filter.lastID
 	if sentID != "" {
 		req.Header.Set(headerLastEventID, sentID)
 	}
 	x := b.t.begin(req)
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1
+	b.t.withCookies(req)
 	resp, err := b.t.base.RoundTrip(req)
 	b.t.fill(&x, resp, err)
 	if err != nil {
@@ -341,6 +337,7 @@ func (b *streamBody) dial() dialKind {
 		b.report()
 		return dialFailed
 	}
+	b.t.keepCookies(req, resp)
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
 		b.t.finish(req, x)
@@ -377,9 +374,6 @@ func (b *streamBody) dial() dialKind {
 			b.t.gone = &goneAnswer{status: x.Status, header: resp.Header, body: prefix}
 		}
 		b.t.detached = true // a DELETE would only be refused (or deleted a session a fresh credential could use)
-		// The body ends: go-sdk's reconnect GET carries the last event id
-		// it read, final now, and is routed to the keeper again.
-		b.t.reconnectID = b.frame.readerID
 		b.t.mu.Unlock()
 		return dialGone
 	case b.att.Declined:
@@ -412,7 +406,7 @@ func (b *streamBody) current() io.ReadCloser {
 // would re-dial in a loop).
 func (b *streamBody) report() {
 	b.att.Duration = b.t.clock.Since(b.att.Start)
-	b.att.Retry = b.frame.retry
+	b.att.Retry = b.filter.retry
 	if b.att.End == EndClosed || b.att.ReplayRefused {
 		b.log() // the end, or re-dialed at once: neither backoff nor MaxFailedRedials
 		return
@@ -443,8 +437,8 @@ func (b *streamBody) log() {
 	}
 }
 
-// Read implements io.Reader. It reads the server's stream into p, which
-// serves as scratch space, and hands on whole events only.
+// Read implements io.Reader. It reads the server's stream and hands on
+// only the events [sseFilter] lets through.
 func (b *streamBody) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -474,13 +468,34 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			}
 			continue
 		}
+		// p is scratch space: the events to hand on are built in out.
 		n, err := cur.Read(p)
-		n = b.take(p, n)
-		if err != nil {
+		var r filtered
+		b.out = b.filter.push(p[:n], b.out, &r)
+		b.note(n, r)
+		switch {
+		case r.garbage:
+			b.endAttempt(cur, errGarbage)
+		case err != nil:
 			b.endAttempt(cur, err)
 		}
-		if n > 0 {
-			return n, nil
+	}
+}
+
+// errGarbage ends an attempt whose stream the filter refused.
+var errGarbage = errors.New("mcpsup/wire: standalone stream refused: an oversized event, or too many dropped events in a row")
+
+// note counts what one read brought and reports the dropped events.
+func (b *streamBody) note(n int, r filtered) {
+	b.att.Bytes += int64(n)
+	b.att.Events += r.events
+	b.att.Messages += r.messages
+	b.att.Dropped += len(r.drops)
+	for _, e := range r.drops {
+		e.Attempt = b.att.Seq
+		b.t.log.Debug("mcpsup/wire: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
+		if f := b.t.cfg.OnDroppedEvent; f != nil {
+			f(e)
 		}
 	}
 }
@@ -495,23 +510,6 @@ func (b *streamBody) stopped() error {
 	return b.ctx.Err()
 }
 
-// take frames the n bytes just read into p, puts the bytes now ready (whole
-// events, or the lines of an oversized one) back at the start of p (queuing
-// what does not fit) and returns how many bytes of p go-sdk gets.
-func (b *streamBody) take(p []byte, n int) int {
-	if n == 0 {
-		return 0
-	}
-	r := b.frame.push(p[:n])
-	b.att.Events += r.events
-	b.att.Messages += r.messages
-	b.att.Bytes += int64(len(r.ready))
-	k := copy(p, r.ready)
-	b.out = append(b.out, r.ready[k:]...)
-	b.frame.compact()
-	return k
-}
-
 // endAttempt closes the server's stream after it ended with err.
 func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
 	_ = cur.Close()
@@ -521,14 +519,19 @@ func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
 	switch {
 	case b.stopped() != nil:
 		b.att.End = EndClosed
+	case errors.Is(err, errGarbage):
+		b.att.End = EndGarbage
 	case errors.Is(err, io.EOF):
 		b.att.End = EndEOF
 	default:
 		b.att.End, b.att.Err = EndError, err
 	}
-	// Splice: drop the partial event, or end the part of an oversized one
-	// go-sdk already has so that it skips it.
-	b.out = append(b.out, b.frame.cut()...)
+	// Splice: an event under way is dropped; go-sdk has none of it.
+	var r filtered
+	b.filter.cut(&r)
+	if b.att.End != EndClosed {
+		b.note(0, r)
+	}
 	b.report()
 }
 
@@ -565,7 +568,7 @@ func (b *streamBody) redial() error {
 		}
 		kind := b.dial()
 		if kind == dialReplayRefused && b.stopped() == nil {
-			b.frame.lastID = ""
+			b.filter.lastID = ""
 			kind = b.dial() // at once, without Last-Event-ID
 		}
 		switch kind {
@@ -582,7 +585,7 @@ func (b *streamBody) redial() error {
 // consecutive short attempt, and at least the SSE retry field's time, at
 // most MaxBackoff.
 func (b *streamBody) backoff() time.Duration {
-	d := b.frame.retry
+	d := b.filter.retry
 	if b.failures > 0 {
 		e := b.t.cfg.Stream.InitialBackoff
 		for i := 1; i < b.failures && e < b.t.cfg.Stream.MaxBackoff; i++ {

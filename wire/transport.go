@@ -59,6 +59,20 @@ type Config struct {
 	// for the session's first GET. It is called from the goroutine that
 	// reads the stream, which waits for it: it must not block.
 	OnStreamRestored func()
+	// OnDroppedEvent, when set, is called for every event of the standalone
+	// stream the keeper did not hand to go-sdk (see [EventError]), from the
+	// goroutine that reads the stream. It must not block.
+	OnDroppedEvent func(*EventError)
+	// RequestTimeout, when positive, bounds every exchange but the
+	// standalone stream, from the request until its body is closed, as
+	// http.Client.Timeout would; [Open] and [Resume] take it from the host's
+	// HTTPClient.Timeout and give go-sdk a client without one, so that the
+	// host's Timeout never cuts the long-lived standalone stream. 0: none.
+	RequestTimeout time.Duration
+	// Jar, when set, gives the keeper's re-dials of the standalone stream
+	// their cookies and takes the cookies their answers set; [Open] and
+	// [Resume] take the host HTTPClient's Jar.
+	Jar http.CookieJar
 	// MaxErrorBody bounds the bytes read from a non-2xx body to find its
 	// JSON-RPC error; 0 means [DefaultMaxErrorBody].
 	MaxErrorBody int
@@ -84,15 +98,14 @@ type Transport struct {
 	log   *slog.Logger
 	cfg   Config // with defaults applied, Stream's included
 
-	mu          sync.Mutex
-	resume      *handshake    // answers the handshake locally, nil when not resuming
-	detached    bool          // DELETE answered locally: detached, or the session is gone
-	hold        bool          // standalone stream: stop re-dialing
-	holdCh      chan struct{} // closed and replaced when hold changes
-	gone        *goneAnswer   // session-gone answer replayed to go-sdk's next standalone GET
-	reconnectID string        // Last-Event-ID expected on go-sdk's reconnect after a keeper body ended
-	handshook   bool          // a handshake succeeded
-	sessionID   string        // Mcp-Session-Id of the successful handshake answer
+	mu        sync.Mutex
+	resume    *handshake    // answers the handshake locally, nil when not resuming
+	detached  bool          // DELETE answered locally: detached, or the session is gone
+	hold      bool          // standalone stream: stop re-dialing
+	holdCh    chan struct{} // closed and replaced when hold changes
+	gone      *goneAnswer   // session-gone answer replayed to go-sdk's next standalone GET
+	handshook bool          // a handshake succeeded
+	sessionID string        // Mcp-Session-Id of the successful handshake answer
 }
 
 // NewTransport returns a Transport configured by cfg.
@@ -163,15 +176,23 @@ func (t *Transport) HandshakeSessionID() (string, bool) {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.cfg.RequestTimeout > 0 && !(req.Method == http.MethodGet && req.Header.Get(headerLastEventID) == "") {
+		return t.bounded(req)
+	}
+	return t.roundTrip(req)
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodPost:
 		return t.post(req)
 	case http.MethodGet:
-		// go-sdk's first standalone GET, or its reconnect after the
-		// keeper's body ended (which it does only for a gone session);
-		// another GET with Last-Event-ID resumes a POST's stream and passes
+		// go-sdk's standalone GET (its first, or its reconnect after the
+		// keeper's body ended, which it does only for a gone session): the
+		// keeper hands go-sdk no event id, so neither carries
+		// Last-Event-ID. A GET with one resumes a POST's stream and passes
 		// through.
-		if id := req.Header.Get(headerLastEventID); id == "" || t.reconnecting(id) {
+		if req.Header.Get(headerLastEventID) == "" {
 			return t.standaloneGET(req)
 		}
 	case http.MethodDelete:
