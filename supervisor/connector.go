@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/wire"
 )
@@ -85,8 +86,19 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			OnExchange:       w.exchange,
 			OnStreamAttempt:  w.attempt,
 			OnStreamRestored: spec.hooks.streamRestored,
+			OnDroppedEvent:   c.droppedEvent(spec.gen),
 			Stream:           cfg.StreamKeeper,
 		},
+	}
+}
+
+// droppedEvent relays the stream keeper's dropped events of generation gen
+// into events of ours; the session is unaffected.
+func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
+	return func(e *wire.EventError) {
+		c.s.post(func() {
+			c.s.emitEvent(events.Event{Kind: events.KindStreamEventDropped, Generation: gen, Detail: e.Error()})
+		})
 	}
 }
 
