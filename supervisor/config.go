@@ -111,9 +111,15 @@ type Config struct {
 	// is not sent `server/discover` first. Default wire.EraAuto: learned
 	// from the first handshake (and from Resume), used for every later one.
 	Era wire.Era
-	// KeepAlive, when positive, pings the server at this interval; a failed
-	// ping ends the session, which the supervisor then replaces. Default 0
-	// (off). Useful with the stream off.
+	// KeepAlive, when positive, pings the server at this interval on Clock,
+	// each ping bounded by the interval. A ping answered with transport (no
+	// HTTP answer) or session-expired, or two pings in a row without an
+	// answer, end the session without DELETE, and the supervisor replaces
+	// it ("the session died"); any other failure (a 401, 429, 5xx, 403 ...)
+	// keeps the session, as it does on a call. go-sdk's own
+	// ClientOptions.KeepAlive, which sends DELETE on any failed ping, is
+	// never used (ClientOptions.KeepAlive is ignored). Pings are not sent to
+	// 2026-07-28 servers. Default 0 (off). Useful with the stream off.
 	KeepAlive time.Duration
 	// Backoff configures retries out of the failed state.
 	Backoff Backoff

@@ -62,7 +62,12 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 		c.era = era
 		c.mu.Unlock()
 	}
-	return newWireSession(ws, w), nil
+	sess := newWireSession(ws, w)
+	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
+	if every := c.s.cfg.KeepAlive; every > 0 && ws.ProtocolVersion() < "2026-07-28" {
+		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Ping, func() { _ = ws.Detach() })
+	}
+	return sess, nil
 }
 
 func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
@@ -107,7 +112,7 @@ func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
 func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	cfg := c.s.cfg
 	opts := cfg.ClientOptions
-	opts.KeepAlive = cfg.KeepAlive
+	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; see keepalive
 	opts.ToolListChangedHandler = relistThen(h.listChanged, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = relistThen(h.listChanged, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = relistThen(h.listChanged, opts.ResourceListChangedHandler)
@@ -175,6 +180,7 @@ type wireSession struct {
 	ws    *wire.Session
 	cs    *mcp.ClientSession
 	watch *wireWatch
+	ka    *keepalive // nil without Config.KeepAlive
 }
 
 func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
@@ -235,12 +241,25 @@ func (w *wireSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLeve
 	return w.cs.SetLoggingLevel(ctx, p)
 }
 
-func (w *wireSession) Ping(ctx context.Context) error { return w.cs.Ping(ctx, nil) }
+func (w *wireSession) Ping(ctx context.Context) error {
+	ctx = wire.WithExchange(ctx)
+	return wire.Annotate(ctx, w.cs.Ping(ctx, nil))
+}
 
 func (w *wireSession) ID() string                              { return w.ws.ID() }
 func (w *wireSession) ProtocolVersion() string                 { return w.ws.ProtocolVersion() }
 func (w *wireSession) InitializeResult() *mcp.InitializeResult { return w.ws.InitializeResult() }
-func (w *wireSession) Wait() error                             { return w.watch.cause(w.ws.Wait()) }
-func (w *wireSession) Close() error                            { return w.ws.Close() }
-func (w *wireSession) Detach() error                           { return w.ws.Detach() }
-func (w *wireSession) HoldStream(hold bool)                    { w.ws.Transport().HoldStream(hold) }
+
+// Wait returns the failed keepalive ping that ended the session, or why it
+// ended by itself.
+func (w *wireSession) Wait() error {
+	err := w.ws.Wait()
+	if cause := w.ka.endedBy(); cause != nil {
+		return cause
+	}
+	return w.watch.cause(err)
+}
+
+func (w *wireSession) Close() error         { w.ka.stop(); return w.ws.Close() }
+func (w *wireSession) Detach() error        { w.ka.stop(); return w.ws.Detach() }
+func (w *wireSession) HoldStream(hold bool) { w.ws.Transport().HoldStream(hold) }

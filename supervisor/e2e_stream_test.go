@@ -159,3 +159,20 @@ func TestE2EListChangedDuringAStreamGapIsNotLost(t *testing.T) {
 	_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: "added-in-gap", Arguments: map[string]any{}})
 	require.NoError(t, err)
 }
+
+// A keepalive ping answered 401 (a credential that expired) keeps the
+// session: no DELETE, no new session; calls still go out on it.
+func TestE2EKeepalive401KeepsTheSession(t *testing.T) {
+	cfg := fastStream(supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: 20 * time.Millisecond})
+	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
+	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "ping"},
+		Action: mcptest.PlainText(401, "token expired")})
+	e.start()
+
+	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "ping", 3), "pings keep going after a 401")
+	require.Zero(t, e.srv.Log().CountVerb("DELETE"))
+	require.Equal(t, supervisor.Ready, e.sup.State())
+	require.Equal(t, uint64(1), e.sup.Generation())
+	require.NoError(t, e.call("after"))
+	require.Equal(t, 1, e.srv.Log().Count("initialize"))
+}
