@@ -29,6 +29,17 @@ const (
 	StreamOff
 )
 
+// wireMode is the wire switch's mode of the policy.
+func (p StreamPolicy) wireMode() wire.StreamMode {
+	switch p {
+	case StreamOn:
+		return wire.StreamOn
+	case StreamOff:
+		return wire.StreamOff
+	}
+	return wire.StreamAuto
+}
+
 func (p StreamPolicy) String() string {
 	switch p {
 	case StreamAuto:
@@ -97,11 +108,15 @@ type Config struct {
 	HostileMemory time.Duration
 	// HostileRule is the rule that marks a server GET-hostile: by default 3
 	// consecutive standalone stream attempts that are answered and end
-	// within 2s with no message, while a POST of the same session succeeds
-	// after the first of them (wire.HostilityRule). A stream that lives
-	// longer or delivers a message resets the count, so a proxy that cuts
-	// idle streams now and then never trips it; an outage (no answer, 5xx,
-	// 429, 408) never counts, so a restarting server is not GET-hostile.
+	// within StreamKeeper.Span (2s) with no message, while a POST of the
+	// same session succeeds after the first of them (wire.HostilityRule).
+	// A stream that lives longer or delivers a message resets the count, so
+	// a proxy that cuts idle streams now and then never trips it; an outage
+	// (no answer, 5xx, 429, 408) never counts, so a restarting server is not
+	// GET-hostile. The decision is the wire layer's (wire.StreamSwitch, one
+	// per supervisor, shared by its sessions): a live session holds its
+	// stream at once, a new one inherits the decision, and the stream is
+	// dialed again once HostileMemory has passed.
 	HostileRule wire.HostilityRule
 	// StreamKeeper tunes how the standalone stream is kept open and
 	// re-dialed when it ends (wire.StreamConfig; zero fields are its

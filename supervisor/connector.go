@@ -52,7 +52,7 @@ func (c *wireConnector) Attach(ctx context.Context, spec dialSpec) (session, err
 
 // connect opens a session with open and learns the era it negotiated.
 func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Session, error)) (session, error) {
-	w := &wireWatch{t: wire.NewHostilityTracker(c.s.cfg.HostileRule), hostile: spec.hooks.streamHostile}
+	w := &wireWatch{}
 	ws, err := open(c.options(spec, w))
 	if err != nil {
 		return nil, err
@@ -75,21 +75,16 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 	c.mu.Lock()
 	era := c.era
 	c.mu.Unlock()
-	stream := wire.StreamOn
-	if !spec.stream {
-		stream = wire.StreamOff
-	}
 	return wire.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
 		Client:     c.client(spec.hooks),
 		Era:        era,
-		Stream:     stream,
 		Wire: wire.Config{
+			Switch:           c.s.streams, // every session inherits the decision
 			Clock:            cfg.Clock,
 			Logger:           cfg.Logger,
 			OnExchange:       w.exchange,
-			OnStreamAttempt:  w.attempt,
 			OnStreamRestored: spec.hooks.streamRestored,
 			OnDroppedEvent:   c.droppedEvent(spec.gen),
 			Stream:           cfg.StreamKeeper,
@@ -130,38 +125,20 @@ func relistThen[R any](relist func(), host func(context.Context, R)) func(contex
 	}
 }
 
-// wireWatch watches one session's exchanges: it applies the GET-hostility
-// rule (failure story S5) and remembers the answer that ended the session, so
-// that "session died" carries the HTTP facts go-sdk reports only as text.
-// Records arrive from the transport's goroutines.
+// wireWatch remembers the answer that ended one session, so that "session
+// died" carries the HTTP facts go-sdk reports only as text. Records arrive
+// from the transport's goroutines.
 type wireWatch struct {
-	mu      sync.Mutex
-	t       *wire.HostilityTracker
-	hostile func(why string) // the rule fired
-	fatal   *wire.Exchange   // the first answer that ends a session
+	mu    sync.Mutex
+	fatal *wire.Exchange // the first answer that ends a session
 }
 
 func (w *wireWatch) exchange(x wire.Exchange) {
 	w.mu.Lock()
-	fired := w.t.ObserveExchange(x) // a POST can complete the rule's evidence
-	_, why := w.t.Hostile()
 	if w.fatal == nil && !x.Local && (x.SessionGone || x.Status == 401) {
 		w.fatal = &x
 	}
 	w.mu.Unlock()
-	if fired && w.hostile != nil {
-		w.hostile(why)
-	}
-}
-
-func (w *wireWatch) attempt(a wire.StreamAttempt) {
-	w.mu.Lock()
-	fired := w.t.ObserveAttempt(a)
-	_, why := w.t.Hostile()
-	w.mu.Unlock()
-	if fired && w.hostile != nil {
-		w.hostile(why)
-	}
 }
 
 // cause annotates the error a session ended with.
@@ -260,6 +237,5 @@ func (w *wireSession) Wait() error {
 	return w.watch.cause(err)
 }
 
-func (w *wireSession) Close() error         { w.ka.stop(); return w.ws.Close() }
-func (w *wireSession) Detach() error        { w.ka.stop(); return w.ws.Detach() }
-func (w *wireSession) HoldStream(hold bool) { w.ws.Transport().HoldStream(hold) }
+func (w *wireSession) Close() error  { w.ka.stop(); return w.ws.Close() }
+func (w *wireSession) Detach() error { w.ka.stop(); return w.ws.Detach() }

@@ -17,7 +17,7 @@ import (
 // the S5 tests take a second, not a minute.
 func fastStream(cfg supervisor.Config) supervisor.Config {
 	cfg.StreamKeeper = wire.StreamConfig{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
-	cfg.HostileRule = wire.HostilityRule{Threshold: 3, Span: 200 * time.Millisecond}
+	cfg.HostileRule = wire.HostilityRule{Threshold: 3}
 	cfg.Backoff = supervisor.Backoff{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
 	return cfg
 }

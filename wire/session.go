@@ -28,15 +28,19 @@ const (
 	era20260728 = "2026-07-28"
 )
 
-// StreamMode turns go-sdk's standalone SSE stream on or off.
+// StreamMode is the standalone SSE stream policy of a [StreamSwitch].
 type StreamMode uint8
 
 const (
 	// StreamOn (the default) opens the standalone stream after a 2025-era
-	// handshake, kept by the [Transport] so it is never fatal.
+	// handshake, kept by the [Transport] so it is never fatal, and never
+	// turns it off.
 	StreamOn StreamMode = iota
 	// StreamOff never opens it (StreamableClientTransport.DisableStandaloneSSE).
 	StreamOff
+	// StreamAuto opens it and turns it off for a server the
+	// [HostilityRule] finds GET-hostile (DESIGN.md failure story S5).
+	StreamAuto
 )
 
 // Options configure [Open] and [Resume]. Only Endpoint is required.
@@ -54,7 +58,8 @@ type Options struct {
 	// Era is the handshake hint for [Open]; [Resume] uses the persisted
 	// protocol version instead.
 	Era Era
-	// Stream turns the standalone SSE stream on (default) or off.
+	// Stream is the mode of the session's own switch when Wire.Switch is
+	// nil; with a shared switch, its mode decides.
 	Stream StreamMode
 	// MaxRetries is go-sdk's StreamableClientTransport.MaxRetries (0: its
 	// default 5).
@@ -126,6 +131,9 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if cfg.Jar == nil {
 		cfg.Jar = hc.Jar
 	}
+	if cfg.Switch == nil {
+		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
+	}
 	t := NewTransport(cfg)
 	if h != nil {
 		t.setResume(h)
@@ -143,7 +151,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		Endpoint:             opts.Endpoint,
 		HTTPClient:           &wrapped,
 		MaxRetries:           opts.MaxRetries,
-		DisableStandaloneSSE: opts.Stream == StreamOff,
+		DisableStandaloneSSE: cfg.Switch.Mode() == StreamOff,
 	}
 	ctx = WithExchange(ctx)
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})

@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/jonboulle/clockwork"
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream. The zero
@@ -38,11 +41,19 @@ import (
 // the exception: see below.
 //
 // The re-dial follows at once only after an attempt that lived Span or
-// longer; after a shorter one it waits for the backoff, and never less than
-// the reconnection time the server set with the SSE retry field (WHATWG HTML,
-// server-sent events; MCP SEP-1699 priming events carry one), both bounded by
-// MaxBackoff. So a server that sends a priming event and ends the stream at
-// once is re-dialed on the backoff schedule, not in a loop.
+// longer; after a shorter one it waits for the backoff (cenkalti/backoff's
+// exponential schedule on the Transport's clock, from InitialBackoff to
+// MaxBackoff), and never less than the reconnection time the server set
+// with the SSE retry field (WHATWG HTML, server-sent events; MCP SEP-1699
+// priming events carry one), bounded by MaxBackoff. So a server that sends
+// a priming event and ends the stream at once is re-dialed on the backoff
+// schedule, not in a loop.
+//
+// Whether to dial at all is the [StreamSwitch]'s decision ([Config.Switch]):
+// while it is off (a GET-hostile server, [StreamAuto]) the keeper holds the
+// stream silently, no GET reaches the server and the session is unaffected;
+// when it ends, the keeper dials again. The session's attempts feed the
+// switch's [HostilityRule].
 //
 // A server that offers no standalone stream answers the first GET with 405
 // (MCP spec, transports, listening for messages from the server), another
@@ -62,7 +73,7 @@ import (
 // unavailable for now ([StreamAttempt.Outage]: 408, 429, 5xx but 501, what a
 // gateway answers while the server behind it restarts) are retried with the
 // backoff, at most once per MaxBackoff, for as long as the session lives,
-// and do not count toward MaxFailedRedials, so a session whose server comes
+// and do not count toward the [HostilityRule], so a session whose server comes
 // back after a long outage still learns of it from its stream. Closing the
 // session stops it.
 //
@@ -71,8 +82,8 @@ import (
 // the server being unable to replay after that id (a go-sdk server whose
 // EventStore purged the events answers 400 "failed to replay events"): the
 // keeper drops the id and re-dials once at once without it
-// ([StreamAttempt.ReplayRefused]); that attempt counts neither toward
-// MaxFailedRedials nor toward the [HostilityRule]. Messages the server sent
+// ([StreamAttempt.ReplayRefused]); that attempt does not count toward the
+// [HostilityRule]. Messages the server sent
 // while no stream was connected may be lost then; [Config.OnStreamRestored]
 // says when.
 type StreamConfig struct {
@@ -88,13 +99,11 @@ type StreamConfig struct {
 	// re-dial, at most MaxBackoff. Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
-	// MaxFailedRedials is how many consecutive attempts may get an HTTP
-	// answer and fail at once before the keeper holds the stream silently,
-	// as if [Transport.HoldStream] had been called; HoldStream(false)
-	// restarts it. Outage attempts ([StreamAttempt.Outage]) and refused
-	// replays ([StreamAttempt.ReplayRefused]) are not counted (see above).
-	// Default 8.
-	MaxFailedRedials int
+	// Jitter is the backoff's randomization factor: each wait is drawn
+	// from [w*(1-Jitter), w*(1+Jitter)] (cenkalti/backoff), 0 <= Jitter <
+	// 1. Default 0: none (sessions of different clients open at different
+	// times, so their re-dials are spread already).
+	Jitter float64
 	// MaxEventBytes bounds one SSE event, its lines and line ends included
 	// (comment lines between events do not count). An event that outgrows
 	// it is dropped ([DropOversized]) and ends the attempt: the keeper reads
@@ -115,8 +124,8 @@ func (c StreamConfig) withDefaults() StreamConfig {
 	if c.MaxBackoff < c.InitialBackoff {
 		c.MaxBackoff = c.InitialBackoff
 	}
-	if c.MaxFailedRedials <= 0 {
-		c.MaxFailedRedials = 8
+	if c.Jitter < 0 || c.Jitter >= 1 {
+		c.Jitter = 0
 	}
 	if c.MaxEventBytes <= 0 {
 		c.MaxEventBytes = 1 << 20
@@ -200,8 +209,7 @@ type StreamAttempt struct {
 	// ReplayRefused reports a 4xx (not 401, 404, 408, 429, nor the null-id
 	// -32000 session-gone answer) to an attempt that carried Last-Event-ID:
 	// the server cannot replay after that id. The keeper re-dials at once
-	// without it; the attempt counts neither toward
-	// [StreamConfig.MaxFailedRedials] nor toward the [HostilityRule].
+	// without it; the attempt does not count toward the [HostilityRule].
 	ReplayRefused bool
 	// Start and Duration on the Transport's clock.
 	Start    time.Time
@@ -255,6 +263,15 @@ func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
 	b.filter.max = t.cfg.Stream.MaxEventBytes
+	c := t.cfg.Stream
+	b.bo = backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(c.InitialBackoff),
+		backoff.WithMaxInterval(c.MaxBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(c.Jitter),
+		backoff.WithMaxElapsedTime(0), // never stops while the session lives
+		backoff.WithClockProvider(clockProvider{t.clock}),
+	)
 	return b
 }
 
@@ -307,11 +324,11 @@ type streamBody struct {
 	cur io.ReadCloser // the server's current stream, nil between attempts
 
 	// Owned by the reading goroutine.
-	att      StreamAttempt // the current or last attempt; Seq counts them
-	failures int           // consecutive attempts that lived less than Span: the backoff
-	answered int           // consecutive answered attempts that failed at once: MaxFailedRedials
-	declined bool          // the server offers no standalone stream: hold for good
-	ended    bool          // the session is gone: deliver EOF once out is drained
+	att      StreamAttempt               // the current or last attempt; Seq counts them
+	bo       *backoff.ExponentialBackOff // the re-dial schedule
+	wait     time.Duration               // before the next attempt
+	declined bool                        // the server offers no standalone stream: hold for good
+	ended    bool                        // the session is gone: deliver EOF once out is drained
 	filter   sseFilter
 	out      []byte // events for go-sdk not yet delivered
 	off      int    // bytes of out already delivered
@@ -401,31 +418,34 @@ func (b *streamBody) current() io.ReadCloser {
 	return b.cur
 }
 
-// report ends the current attempt's record. Only a stream that lived Span
-// clears the backoff: an event alone does not (a priming event then an end
-// would re-dial in a loop).
+// report ends the current attempt's record, sets the wait before the next
+// and feeds the hostility rule. Only a stream that lived Span resets the
+// backoff: an event alone does not (a priming event then an end would
+// re-dial in a loop).
 func (b *streamBody) report() {
 	b.att.Duration = b.t.clock.Since(b.att.Start)
 	b.att.Retry = b.filter.retry
 	if b.att.End == EndClosed || b.att.ReplayRefused {
-		b.log() // the end, or re-dialed at once: neither backoff nor MaxFailedRedials
+		b.log() // the end, or re-dialed at once: no backoff
+		b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })
 		return
 	}
-	if (b.att.End == EndEOF || b.att.End == EndError) && b.att.Duration >= b.t.cfg.Stream.Span {
-		b.failures = 0
+	lived := b.att.End == EndEOF || b.att.End == EndError || b.att.End == EndGarbage
+	if lived && b.att.Duration >= b.t.cfg.Stream.Span {
+		b.bo.Reset()
+		b.wait = 0
 	} else {
-		b.failures++
+		b.wait = b.bo.NextBackOff()
 	}
-	switch {
-	case b.att.Outage():
-		// Unreachable: neither counted toward MaxFailedRedials nor clearing it.
-	case b.att.FailedAtOnce(b.t.cfg.Stream.Span):
-		b.answered++
-	default:
-		b.answered = 0
-	}
+	b.wait = min(max(b.wait, b.filter.retry), b.t.cfg.Stream.MaxBackoff)
 	b.log()
+	b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })
 }
+
+// clockProvider lets cenkalti/backoff read a clockwork clock.
+type clockProvider struct{ c clockwork.Clock }
+
+func (p clockProvider) Now() time.Time { return p.c.Now() }
 
 func (b *streamBody) log() {
 	b.t.log.Debug("mcpsup/wire: standalone stream attempt ended",
@@ -535,18 +555,22 @@ func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
 	b.report()
 }
 
-// redial waits for the backoff (or while held) and makes the next attempt.
+// redial waits for the backoff, or while the switch holds the stream, and
+// makes the next attempt.
 func (b *streamBody) redial() error {
 	for {
-		hold, changed := b.t.holding()
-		if b.declined || hold || b.answered >= b.t.cfg.Stream.MaxFailedRedials {
+		hold, changed := b.t.sw.state()
+		if b.declined || hold {
 			if b.declined {
 				changed = nil // for good: only the session's end ends the wait
 			}
 			select {
 			case <-changed:
-				if h, _ := b.t.holding(); !h {
-					b.failures, b.answered = 0, 0
+				if h, _ := b.t.sw.state(); !h {
+					// On again: start over, as a new session would.
+					b.bo.Reset()
+					b.wait = 0
+					b.t.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
 				}
 				continue
 			case <-b.closed:
@@ -555,7 +579,7 @@ func (b *streamBody) redial() error {
 				return b.ctx.Err()
 			}
 		}
-		if d := b.backoff(); d > 0 {
+		if d := b.wait; d > 0 {
 			select {
 			case <-b.t.clock.After(d):
 			case <-changed:
@@ -579,21 +603,6 @@ func (b *streamBody) redial() error {
 		}
 		return b.stopped()
 	}
-}
-
-// backoff is the wait before the next attempt: InitialBackoff doubled per
-// consecutive short attempt, and at least the SSE retry field's time, at
-// most MaxBackoff.
-func (b *streamBody) backoff() time.Duration {
-	d := b.filter.retry
-	if b.failures > 0 {
-		e := b.t.cfg.Stream.InitialBackoff
-		for i := 1; i < b.failures && e < b.t.cfg.Stream.MaxBackoff; i++ {
-			e *= 2
-		}
-		d = max(d, e)
-	}
-	return min(d, b.t.cfg.Stream.MaxBackoff)
 }
 
 // Close implements io.Closer; it ends the stream for good.

@@ -55,7 +55,7 @@ func TestPrimingThenCloseBacksOff(t *testing.T) {
 			})
 			rec := newRecorder(wire.HostilityRule{Threshold: 3})
 			opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock, Stream: wire.StreamConfig{
-				InitialBackoff: time.Second, MaxBackoff: 8 * time.Second, MaxFailedRedials: 100}}}
+				InitialBackoff: time.Second, MaxBackoff: 8 * time.Second}}}
 			rec.config(&opts.Wire)
 			s := open(t, url, opts)
 
@@ -118,7 +118,6 @@ func TestPrimingThenCloseBacksOff(t *testing.T) {
 func TestHostileStreamEventsKeepSession(t *testing.T) {
 	const (
 		streams     = 5
-		maxFailed   = 3
 		maxEvent    = 1024
 		listChanged = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
 	)
@@ -142,10 +141,9 @@ func TestHostileStreamEventsKeepSession(t *testing.T) {
 			faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 				if n < streams {
 					writeFault(w, 200, "text/event-stream", c.body, nil)
-				} else {
-					writeFault(w, 200, "text/event-stream", "", nil) // ends at once: counted toward MaxFailedRedials
+					return true
 				}
-				return true
+				return false // the server's own stream: lives
 			})
 			var notified atomic.Int32
 			client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, &mcp.ClientOptions{
@@ -157,7 +155,7 @@ func TestHostileStreamEventsKeepSession(t *testing.T) {
 			var drops []*wire.EventError
 			var sdkGETs atomic.Int32
 			opts := wire.Options{Era: wire.Era2025, Client: client, MaxRetries: 2, Wire: wire.Config{Clock: clock,
-				Stream: wire.StreamConfig{MaxEventBytes: maxEvent, MaxFailedRedials: maxFailed}}}
+				Stream: wire.StreamConfig{MaxEventBytes: maxEvent}}}
 			rec.config(&opts.Wire)
 			opts.Wire.OnDroppedEvent = func(e *wire.EventError) { mu.Lock(); drops = append(drops, e); mu.Unlock() }
 			observe := opts.Wire.OnExchange
@@ -170,12 +168,12 @@ func TestHostileStreamEventsKeepSession(t *testing.T) {
 			advance(t, clock)
 			s := open(t, url, opts)
 
-			require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= streams+maxFailed },
-				10*time.Second, 5*time.Millisecond, "the keeper's attempts: the hostile streams, then the empty ones until it holds")
+			require.Eventually(t, func() bool { return g.count("GET", "") == streams+1 },
+				10*time.Second, 5*time.Millisecond, "the keeper's attempts: the hostile streams, then the server's")
 			require.Eventually(t, func() bool { return notified.Load() == int32(c.good*streams) }, 10*time.Second, 5*time.Millisecond,
 				"every valid list_changed reached the host's handler")
 			attempts, _ := rec.snapshot()
-			require.Len(t, attempts, streams+maxFailed)
+			require.Len(t, attempts, streams, "the hostile streams ended; the server's lives")
 			for _, a := range attempts[:streams] {
 				assert.Equal(t, len(c.reasons), a.Dropped)
 				assert.LessOrEqual(t, a.Bytes, int64(len(listChanged)+maxEvent+64<<10), "bytes read bounded by MaxEventBytes and one read")

@@ -85,6 +85,11 @@ type Config struct {
 	MaxJSONBody int
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
+	// Switch owns the standalone stream decision, shared by the sessions of
+	// one server (see [StreamSwitch]); nil means a private switch in
+	// [StreamOn] mode: dialed, never turned off. The keeper feeds the
+	// switch's [HostilityRule] with this Transport's records.
+	Switch *StreamSwitch
 }
 
 // Transport is the http.RoundTripper of one go-sdk client session. It
@@ -99,13 +104,15 @@ type Transport struct {
 	cfg   Config // with defaults applied, Stream's included
 
 	mu        sync.Mutex
-	resume    *handshake    // answers the handshake locally, nil when not resuming
-	detached  bool          // DELETE answered locally: detached, or the session is gone
-	hold      bool          // standalone stream: stop re-dialing
-	holdCh    chan struct{} // closed and replaced when hold changes
-	gone      *goneAnswer   // session-gone answer replayed to go-sdk's next standalone GET
-	handshook bool          // a handshake succeeded
-	sessionID string        // Mcp-Session-Id of the successful handshake answer
+	resume    *handshake  // answers the handshake locally, nil when not resuming
+	detached  bool        // DELETE answered locally: detached, or the session is gone
+	gone      *goneAnswer // session-gone answer replayed to go-sdk's next standalone GET
+	handshook bool        // a handshake succeeded
+	sessionID string      // Mcp-Session-Id of the successful handshake answer
+
+	sw        *StreamSwitch
+	hostileMu sync.Mutex
+	hostile   *HostilityTracker // this session's evidence for sw's rule
 }
 
 // NewTransport returns a Transport configured by cfg.
@@ -127,30 +134,24 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxJSONBody <= 0 {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
-	t.holdCh = make(chan struct{})
+	t.sw = cfg.Switch
+	if t.sw == nil {
+		t.sw = NewStreamSwitch(SwitchConfig{Clock: t.clock})
+	}
+	t.hostile = NewHostilityTracker(t.sw.cfg.Rule, t.cfg.Stream.Span)
 	return t
 }
 
-// HoldStream stops (hold true) or restarts (hold false) the re-dialing of
-// the standalone SSE stream. While held, go-sdk's stream stays open and
-// silent: no GET reaches the server, and the session is unaffected. The
-// supervisor holds the stream of a server it found GET-hostile (DESIGN.md
-// failure story S5). HoldStream(false) also restarts a stream the keeper
-// held by itself after [StreamConfig.MaxFailedRedials], but not one whose
-// server declined it ([StreamAttempt.Declined]).
-func (t *Transport) HoldStream(hold bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.hold = hold
-	close(t.holdCh)
-	t.holdCh = make(chan struct{})
-}
-
-// holding returns the hold flag and a channel closed when it changes.
-func (t *Transport) holding() (bool, <-chan struct{}) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.hold, t.holdCh
+// observeHostility feeds one record to the session's hostility tracker and
+// tells the switch when the rule fires.
+func (t *Transport) observeHostility(observe func(*HostilityTracker) bool) {
+	t.hostileMu.Lock()
+	fired := observe(t.hostile)
+	_, why := t.hostile.Hostile()
+	t.hostileMu.Unlock()
+	if fired {
+		t.sw.hostile(why)
+	}
 }
 
 // Detach makes the Transport answer DELETE requests locally (204), so that
@@ -241,6 +242,9 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 func (t *Transport) finish(req *http.Request, x Exchange) {
 	if s, _ := req.Context().Value(slotKey{}).(*slot); s != nil {
 		s.add(x)
+	}
+	if x.Verb == http.MethodPost && !x.Local {
+		t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveExchange(x) })
 	}
 	if t.cfg.OnExchange != nil {
 		t.cfg.OnExchange(x)
