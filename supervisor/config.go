@@ -22,7 +22,9 @@ const (
 	// the server proves GET-hostile (see Config.HostileRule). The decision
 	// is kept in the resume state for Config.HostileMemory.
 	StreamAuto StreamPolicy = iota
-	// StreamOn always opens the stream; it is still never fatal to a session.
+	// StreamOn always opens the stream; it is still never fatal to a
+	// session. A GET-hostile server is re-dialed on the backoff, at most
+	// once per StreamKeeper.MaxBackoff (30s by default).
 	StreamOn
 	// StreamOff never opens the stream. A dead session is then found by the
 	// next call, or by the keepalive ping when Config.KeepAlive is set.

@@ -92,8 +92,7 @@ type snapshot struct {
 	gen        uint64
 	live       *held // the live session in Ready, else nil
 	catalog    Catalog
-	resume     *ResumeState   // what to persist; nil before the first session
-	stream     StreamDecision // streams' GET-hostile decision, as relayed
+	resume     *ResumeState // what to persist; nil before the first session
 	rateUntil  time.Time
 	rateVerd   classify.Verdict
 	subs       map[string]bool
@@ -167,7 +166,6 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	}
 	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule,
 		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
-	s.snap.stream = decisionOf(s.streams.Decision())
 	s.loop.m = fsm.New(fsm.Config{
 		Server:      cfg.Name,
 		Sink:        events.SinkFunc(s.emitEvent),
@@ -180,11 +178,11 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	return s
 }
 
-// streamDecided relays a change of the stream decision into an event and
-// the resume state (failure story S5). Called from wire's goroutines.
+// streamDecided relays a change of the stream decision into an event
+// (failure story S5); ResumeState reads the decision from s.streams. Called
+// from wire's goroutines.
 func (s *Supervisor) streamDecided(d wire.StreamDecision) {
 	s.post(func() {
-		s.setSnapshot(func(sn *snapshot) { sn.stream = decisionOf(d) })
 		kind := events.KindStreamEnabled
 		if d.Off {
 			kind = events.KindStreamDisabled
@@ -375,7 +373,7 @@ func (s *Supervisor) ResumeState() *ResumeState {
 		return nil
 	}
 	rs := *s.snap.resume
-	rs.StandaloneStream = s.snap.stream
+	rs.StandaloneStream = decisionOf(s.streams.Decision())
 	return &rs
 }
 

@@ -69,7 +69,8 @@ type EventError struct {
 	// up to where the keeper stopped reading).
 	Bytes int
 	// Detail names the fault: the start of the malformed line (quoted, at
-	// most 64 bytes) or the decoder's error; "" when the reason says all.
+	// most 64 bytes), the decoder's error (at most 200 bytes) or the bound
+	// passed; "" when the reason says all.
 	Detail string
 	// Attempt is the [StreamAttempt.Seq] the event came on.
 	Attempt int
@@ -227,7 +228,7 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 	}
 	msg, err := jsonrpc.DecodeMessage(f.data)
 	if err != nil {
-		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: err.Error()})
+		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: cutDetail(err.Error())})
 		return out
 	}
 	if _, isResponse := msg.(*jsonrpc.Response); isResponse {
@@ -236,7 +237,7 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 	}
 	enc, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: err.Error()})
+		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: cutDetail(err.Error())})
 		return out
 	}
 	f.run = 0
@@ -287,6 +288,14 @@ func (f *sseFilter) endEvent() {
 	if cap(f.data) > keptBuffer {
 		f.data = nil
 	}
+}
+
+// cutDetail bounds a decoder's error text in an EventError.
+func cutDetail(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
 }
 
 // retryField parses an SSE retry value: ASCII digits, milliseconds.

@@ -37,8 +37,8 @@ import (
 // Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
 // the body; go-sdk's next GET (it never carries a Last-Event-ID: the keeper
 // hands on no event ids) then gets that answer replayed, and the session
-// ends as go-sdk ends it (without DELETE). A plain 404 to the session's first GET is
-// the exception: see below.
+// ends as go-sdk ends it (without DELETE). A plain 404 to the session's
+// first GET is the exception: see below.
 //
 // The re-dial follows at once only after an attempt that lived Span or
 // longer; after a shorter one it waits for the backoff (cenkalti/backoff's
@@ -73,9 +73,9 @@ import (
 // unavailable for now ([StreamAttempt.Outage]: 408, 429, 5xx but 501, what a
 // gateway answers while the server behind it restarts) are retried with the
 // backoff, at most once per MaxBackoff, for as long as the session lives,
-// and do not count toward the [HostilityRule], so a session whose server comes
-// back after a long outage still learns of it from its stream. Closing the
-// session stops it.
+// and do not count toward the [HostilityRule], so a session whose server
+// comes back after a long outage still learns of it from its stream.
+// Closing the session stops it.
 //
 // A re-dial that carried Last-Event-ID and got a 4xx other than 401, 404,
 // 408 and 429 (and not the null-id -32000 session-gone answer) is taken as
@@ -83,9 +83,8 @@ import (
 // EventStore purged the events answers 400 "failed to replay events"): the
 // keeper drops the id and re-dials once at once without it
 // ([StreamAttempt.ReplayRefused]); that attempt does not count toward the
-// [HostilityRule]. Messages the server sent
-// while no stream was connected may be lost then; [Config.OnStreamRestored]
-// says when.
+// [HostilityRule]. Messages the server sent while no stream was connected
+// may be lost then; [Config.OnStreamRestored] says when.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once, and, unless it delivered a message, not to count as failing
