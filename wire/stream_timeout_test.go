@@ -18,8 +18,6 @@ import (
 type deadlines struct {
 	mu   sync.Mutex
 	seen map[string][]bool
-	got  chan struct{} // closed on the first GET
-	once sync.Once
 }
 
 func (d *deadlines) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -30,9 +28,6 @@ func (d *deadlines) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	d.seen[req.Method] = append(d.seen[req.Method], has)
 	d.mu.Unlock()
-	if req.Method == http.MethodGet {
-		d.once.Do(func() { close(d.got) })
-	}
 	return http.DefaultTransport.RoundTrip(req)
 }
 
@@ -50,17 +45,19 @@ func TestHostTimeoutNeverBoundsTheStream(t *testing.T) {
 	g, url := newServer(t, nil)
 	var cookies []string
 	var mu sync.Mutex
+	arrived := make(chan struct{}, 1)
 	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		mu.Lock()
 		cookies = append(cookies, r.Header.Get("Cookie"))
 		mu.Unlock()
+		arrived <- struct{}{}
 		return false // the server's own stream: idle, open
 	})
-	base := &deadlines{got: make(chan struct{})}
+	base := &deadlines{}
 	jar := &oneCookieJar{c: &http.Cookie{Name: "affinity", Value: "a1"}}
 	hc := &http.Client{Transport: base, Timeout: time.Second, Jar: jar}
 	s := open(t, url, wire.Options{HTTPClient: hc})
-	within(t, base.got, "the keeper's GET")
+	within(t, arrived, "the keeper's GET at the server")
 	callEcho(t, s.ClientSession())
 	require.NoError(t, s.Close())
 
