@@ -102,6 +102,7 @@ func TestE2ERestartWhileIdleNoticedByKeepalive(t *testing.T) {
 		return e.sup.State() == supervisor.Ready && e.sup.Generation() == 2
 	}, e2eTimeout, 5*time.Millisecond, "state %s gen %d", e.sup.State(), e.sup.Generation())
 	require.Zero(t, e.srv.Log().CountVerb("GET"), "the stream is off")
+	require.Zero(t, e.srv.Log().CountVerb("DELETE"), "the dead session is detached, not deleted")
 	require.NoError(t, e.call("after"))
 }
 
