@@ -59,7 +59,7 @@ func lostConfig() supervisor.Config {
 	return supervisor.Config{
 		Name:         "lost",
 		Stream:       supervisor.StreamAuto,
-		HostileRule:  wire.HostilityRule{Threshold: 3, Span: LostSpan},
+		HostileRule:  wire.HostilityRule{Threshold: 3},
 		StreamKeeper: wire.StreamConfig{Span: LostSpan, InitialBackoff: LostSpan / 4, MaxBackoff: 2 * LostSpan},
 	}
 }

@@ -32,6 +32,11 @@ const (
 	// KindStreamEnabled: the standalone SSE stream is opened again. Fields:
 	// Detail.
 	KindStreamEnabled = "stream-enabled"
+	// KindStreamEventDropped: an event of the standalone SSE stream was not
+	// handed to go-sdk (a malformed line, data that is not one JSON-RPC
+	// message, an oversized event ...); the session is unaffected. Fields:
+	// Detail (what was wrong), Generation.
+	KindStreamEventDropped = "stream-event-dropped"
 	// KindRetryScheduled: a retry from failed is scheduled. Fields: Attempt,
 	// Delay, Verdict.
 	KindRetryScheduled = "retry-scheduled"

@@ -48,6 +48,9 @@ func oneOfEachKind() map[string]events.Event {
 		}),
 		events.KindStreamDisabled: with(func(e *events.Event) { e.Kind = events.KindStreamDisabled }),
 		events.KindStreamEnabled:  with(func(e *events.Event) { e.Kind = events.KindStreamEnabled }),
+		events.KindStreamEventDropped: with(func(e *events.Event) {
+			e.Kind, e.Generation = events.KindStreamEventDropped, 3
+		}),
 		events.KindRetryScheduled: with(func(e *events.Event) {
 			e.Kind, e.Attempt, e.Delay, e.Verdict = events.KindRetryScheduled, 2, 1500*time.Millisecond+250*time.Microsecond+7, rateLimited
 		}),
@@ -65,7 +68,7 @@ func oneOfEachKind() map[string]events.Event {
 
 func TestJSONRoundTripEveryKind(t *testing.T) {
 	kinds := oneOfEachKind()
-	require.Len(t, kinds, 10)
+	require.Len(t, kinds, 11)
 	for kind, e := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			require.Equal(t, kind, e.Kind)

@@ -14,7 +14,6 @@ type CommandKind uint8
 const (
 	// Dial: open a new session with a full handshake (`initialize`, or
 	// `server/discover`); report HandshakeSucceeded or HandshakeFailed.
-	// [Command.StandaloneStream] says whether to open the standalone GET.
 	Dial CommandKind = iota
 	// Attach: re-attach the persisted session ([Command.Resume] is blind or
 	// known) without `initialize`; report Attached or AttachRefused.
@@ -79,9 +78,6 @@ type Command struct {
 	Generation uint64
 	// Resume is blind or known for Attach; ResumeNone otherwise.
 	Resume ResumeMode
-	// StandaloneStream says, for Dial and Attach, whether the new session
-	// opens the standalone SSE stream (false after StreamHostile).
-	StandaloneStream bool
 	// Attempt numbers a ScheduleRetry from 1; zero for other kinds.
 	Attempt int
 	// Verdict is the failure a ScheduleRetry answers (its RetryAfter is a

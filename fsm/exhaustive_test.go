@@ -20,14 +20,13 @@ type combo struct {
 	resume    ResumeMode
 	staleUsed bool
 	terminal  bool // failed with a reason (only meaningful in Failed)
-	streamOff bool
 	churnFull bool // MaxSessions sessions already started within the window
 	gen0      bool // the trigger carries generation 0 instead of the current one
 }
 
 func (c combo) String() string {
-	return fmt.Sprintf("%s/%s/%s/resume=%s/stale=%v/terminal=%v/streamOff=%v/churn=%v/gen0=%v",
-		c.state, c.kind, c.class, c.resume, c.staleUsed, c.terminal, c.streamOff, c.churnFull, c.gen0)
+	return fmt.Sprintf("%s/%s/%s/resume=%s/stale=%v/terminal=%v/churn=%v/gen0=%v",
+		c.state, c.kind, c.class, c.resume, c.staleUsed, c.terminal, c.churnFull, c.gen0)
 }
 
 func allCombos() []combo {
@@ -41,10 +40,10 @@ func allCombos() []combo {
 					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown, ResumeMode(7)}
 				}
 				for _, rm := range resumes {
-					for f := range 32 {
+					for f := range 16 {
 						c := combo{state: s, kind: k, class: cl, resume: rm,
-							staleUsed: f&1 != 0, terminal: f&2 != 0, streamOff: f&4 != 0,
-							churnFull: f&8 != 0, gen0: f&16 != 0}
+							staleUsed: f&1 != 0, terminal: f&2 != 0,
+							churnFull: f&4 != 0, gen0: f&8 != 0}
 						if c.terminal && s != Failed {
 							continue
 						}
@@ -66,7 +65,6 @@ func placeAt(m *Machine, c combo, now time.Time) {
 	m.verdict = classify.Verdict{}
 	m.resume = ResumeNone
 	m.staleUsed = c.staleUsed
-	m.streamOff = c.streamOff
 	m.reason = ReasonNone
 	if c.terminal {
 		m.reason = ReasonBudgetSpent
@@ -208,7 +206,6 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 			require.Equal(t, before.attempt+1, cmd.Attempt, "%s", c)
 		case Dial, Attach:
 			require.False(t, fatalV && c.kind != Started && c.kind != ReconnectRequested, "%s: reconnect after %s", c, c.class)
-			require.Equal(t, !c.streamOff || c.kind == StreamReenabled, cmd.StandaloneStream, "%s", c)
 			require.False(t, c.churnFull && c.kind != Started && c.kind != ReconnectRequested, "%s: dial past churn", c)
 		case Probe:
 			require.Equal(t, ResumingBlind, c.state, "%s: probes only right after a blind attach", c)

@@ -72,12 +72,10 @@ func verdict(c classify.Class, status int) classify.Verdict {
 
 func cmd(k fsm.CommandKind, gen uint64) fsm.Command { return fsm.Command{Kind: k, Generation: gen} }
 
-func dial(gen uint64, stream bool) fsm.Command {
-	return fsm.Command{Kind: fsm.Dial, Generation: gen, StandaloneStream: stream}
-}
+func dial(gen uint64) fsm.Command { return fsm.Command{Kind: fsm.Dial, Generation: gen} }
 
 func attach(gen uint64, mode fsm.ResumeMode) fsm.Command {
-	return fsm.Command{Kind: fsm.Attach, Generation: gen, Resume: mode, StandaloneStream: true}
+	return fsm.Command{Kind: fsm.Attach, Generation: gen, Resume: mode}
 }
 
 func retry(gen uint64, attempt int, v classify.Verdict) fsm.Command {
@@ -91,10 +89,10 @@ func failTrig(k fsm.TriggerKind, gen uint64, v classify.Verdict) fsm.Trigger {
 }
 
 // toReady brings a fresh machine to ready through a full handshake
-// (generation 1, standalone stream on).
+// (generation 1).
 func (d *driver) toReady() {
 	d.t.Helper()
-	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1, true)},
+	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1)},
 		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
 	d.handshakeToReady(fsm.Connecting, 1, 0)
 }

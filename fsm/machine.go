@@ -31,9 +31,6 @@ type Config struct {
 	// Window is the churn window, measured with [Trigger.Now]. Zero means
 	// DefaultWindow (5 minutes).
 	Window time.Duration
-	// StreamOff starts with the standalone SSE stream off for new sessions
-	// (a host policy "off", or a persisted GET-hostile decision).
-	StreamOff bool
 }
 
 // Machine is the connection state machine: a pure core driven one trigger at
@@ -50,7 +47,6 @@ type Machine struct {
 	gen       uint64
 	attempt   int
 	staleUsed bool
-	streamOff bool
 	reason    Reason
 	verdict   classify.Verdict
 	resume    ResumeMode
@@ -73,10 +69,9 @@ func New(cfg Config) *Machine {
 		cfg.Window = DefaultWindow
 	}
 	m := &Machine{
-		cfg:       cfg,
-		state:     Idle,
-		streamOff: cfg.StreamOff,
-		out:       make([]Command, 0, 4),
+		cfg:   cfg,
+		state: Idle,
+		out:   make([]Command, 0, 4),
 	}
 	m.sm = stateless.NewStateMachineWithExternalStorage(
 		func(context.Context) (stateless.State, error) { return m.state, nil },
@@ -202,10 +197,6 @@ func (m *Machine) apply(i int) {
 	case ReconnectRequested:
 		m.attempt = 0
 		m.sessions = m.sessions[:0]
-	case StreamHostile:
-		m.streamOff = true
-	case StreamReenabled:
-		m.streamOff = false
 	}
 	switch {
 	case r.To == Failed && r.From != Failed:
@@ -258,7 +249,6 @@ func (m *Machine) command(k CommandKind) Command {
 		m.gen++
 		m.noteSession(m.cur.Now)
 		cmd.Generation = m.gen
-		cmd.StandaloneStream = !m.streamOff
 		if k == Attach {
 			cmd.Resume = m.resume
 		}
@@ -322,10 +312,6 @@ func (m *Machine) Terminal() bool { return m.state == Failed && m.reason != Reas
 // Verdict returns the verdict that moved the machine into [Failed]; the zero
 // verdict in any other state.
 func (m *Machine) Verdict() classify.Verdict { return m.verdict }
-
-// StandaloneStreamOff reports whether new sessions will be opened without the
-// standalone SSE stream (after StreamHostile, or [Config.StreamOff]).
-func (m *Machine) StandaloneStreamOff() bool { return m.streamOff }
 
 // StaleRecoveryUsed reports whether the current resume has used its one
 // stale recovery (failure story S2).

@@ -47,7 +47,6 @@ func TestPropertyInvariants(t *testing.T) {
 			Sink:        rec,
 			MaxSessions: rapid.IntRange(1, 6).Draw(rt, "maxSessions"),
 			Window:      time.Minute,
-			StreamOff:   rapid.Bool().Draw(rt, "streamOff"),
 		})
 		now := t0
 		staleEntries := 0 // entries into stale-recovering since the last resume

@@ -27,15 +27,14 @@ func Statechart() []byte {
 	}
 	fmt.Fprintf(&b, "    [*] --> %s\n", mermaidID(Idle))
 	for _, r := range table {
-		if r.Ignore || r.Trigger == StreamHostile || r.Trigger == StreamReenabled {
+		if r.Ignore {
 			continue
 		}
 		fmt.Fprintf(&b, "    %s --> %s: %s\n", mermaidID(r.From), mermaidID(r.To), edgeLabel(r))
 	}
 	fmt.Fprintf(&b, "    %s --> [*]\n", mermaidID(Closed))
 	b.WriteString("```\n\n")
-	b.WriteString("Not drawn: `stream-hostile` and `stream-reenabled`, internal transitions in every state but\n")
-	b.WriteString("`closed`, and the ignored triggers listed at the end.\n\n")
+	b.WriteString("Not drawn: the ignored triggers listed at the end.\n\n")
 
 	b.WriteString("## Transitions\n\n")
 	b.WriteString("| from | trigger | guards | to | commands | reason |\n")

@@ -39,7 +39,7 @@ func TestS1UnauthorizedProbeIsTerminal(t *testing.T) {
 	_, err := d.m.Step(fsm.Trigger{Kind: fsm.RetryDue, Generation: 1, Now: d.now})
 	require.ErrorIs(t, err, fsm.ErrRejected, "no retry after unauthorized")
 	// The host re-authorizes and asks to reconnect: a full handshake.
-	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(2, true)},
+	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(2)},
 		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 2, 0, "")})
 }
 
@@ -56,7 +56,7 @@ func TestS2StaleSessionRecoversOnce(t *testing.T) {
 			d := newDriver(t, fsm.Config{})
 			d.resume(fsm.ResumeBlind)
 			d.step(failTrig(fsm.DiscoveryFailed, 1, v), want{fsm.StaleRecovering,
-				[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2, true)},
+				[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2)},
 				ev(fsm.Probing, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+session-budget-left", v, 2, 0, "")})
 			require.True(t, d.m.StaleRecoveryUsed())
 
@@ -79,13 +79,13 @@ func TestS2FailedStaleRecoveryRetriesWithHandshake(t *testing.T) {
 	v503 := verdict(classify.ServerError, 503)
 	d.resume(fsm.ResumeKnown)
 	d.step(failTrig(fsm.DiscoveryFailed, 1, vExp), want{fsm.StaleRecovering,
-		[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2, true)},
+		[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2)},
 		ev(fsm.ListingDeclared, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+session-budget-left", vExp, 2, 0, "")})
 	d.step(failTrig(fsm.HandshakeFailed, 2, v503), want{fsm.Failed, []fsm.Command{retry(2, 1, v503)},
 		ev(fsm.StaleRecovering, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", v503, 2, 1, "")})
 	require.False(t, d.m.Terminal())
 	d.now = d.now.Add(time.Second)
-	d.step(trig(fsm.RetryDue, 2), want{fsm.Connecting, []fsm.Command{dial(3, true)},
+	d.step(trig(fsm.RetryDue, 2), want{fsm.Connecting, []fsm.Command{dial(3)},
 		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 3, 1, "")})
 	d.handshakeToReady(fsm.Connecting, 3, 1)
 }
@@ -116,7 +116,7 @@ func TestS4CallFailuresStayReadyUnlessTheyReconnect(t *testing.T) {
 	// expired one released without DELETE.
 	v404 := classify.Verdict{Class: classify.SessionExpired, HTTPStatus: 404, SessionIDSent: true}
 	d.step(failTrig(fsm.CallFailed, 1, v404), want{fsm.Connecting,
-		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2, true)},
+		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2)},
 		ev(fsm.Ready, fsm.Connecting, fsm.CallFailed, "verdict-session-expired+session-budget-left", v404, 2, 0, "")})
 	// A concurrent call of the old session fails late: dropped.
 	_, err := d.m.Step(fsm.Trigger{Kind: fsm.CallFailed, Generation: 1, Verdict: v404, Now: d.now})
@@ -126,32 +126,8 @@ func TestS4CallFailuresStayReadyUnlessTheyReconnect(t *testing.T) {
 	// No HTTP status (connection reset): the old session is closed with DELETE.
 	vTr := verdict(classify.Transport, 0)
 	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Connecting,
-		[]fsm.Command{cmd(fsm.CloseSession, 2), dial(3, true)},
+		[]fsm.Command{cmd(fsm.CloseSession, 2), dial(3)},
 		ev(fsm.Ready, fsm.Connecting, fsm.CallFailed, "verdict-transport+session-budget-left", vTr, 3, 0, "")})
-}
-
-// S5: a GET-hostile server: the stream is turned off for the next sessions
-// (an event says so), the session that dies reconnects without the stream,
-// and the catalog is re-listed on the new session.
-func TestS5HostileStreamOffForNextSessions(t *testing.T) {
-	d := newDriver(t, fsm.Config{})
-	d.toReady()
-	d.step(trig(fsm.StreamHostile, 1), want{fsm.Ready, nil,
-		ev(fsm.Ready, fsm.Ready, fsm.StreamHostile, "", none, 1, 0, "")})
-	require.True(t, d.m.StandaloneStreamOff())
-
-	vTr := verdict(classify.Transport, 0)
-	d.step(failTrig(fsm.SessionDied, 1, vTr), want{fsm.Connecting,
-		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2, false)},
-		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 2, 0, "")})
-	d.handshakeToReady(fsm.Connecting, 2, 0)
-	// list_changed re-lists in ready.
-	d.step(trig(fsm.CatalogListed, 2), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, 2)},
-		ev(fsm.Ready, fsm.Ready, fsm.CatalogListed, "", none, 2, 0, "")})
-	// After the remembered period the stream is tried again.
-	d.step(trig(fsm.StreamReenabled, 0), want{fsm.Ready, nil,
-		ev(fsm.Ready, fsm.Ready, fsm.StreamReenabled, "", none, 2, 0, "")})
-	require.False(t, d.m.StandaloneStreamOff())
 }
 
 // S5 without the fix: sessions that keep dying are stopped by the churn
@@ -162,7 +138,7 @@ func TestChurnStopsASessionLoop(t *testing.T) {
 	vTr := verdict(classify.Transport, 0)
 	d.now = d.now.Add(7 * time.Second)
 	d.step(failTrig(fsm.SessionDied, 1, vTr), want{fsm.Connecting,
-		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2, true)},
+		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2)},
 		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 2, 0, "")})
 	d.handshakeToReady(fsm.Connecting, 2, 0)
 	d.now = d.now.Add(7 * time.Second)
@@ -172,7 +148,7 @@ func TestChurnStopsASessionLoop(t *testing.T) {
 	require.Equal(t, fsm.ReasonChurn, d.m.Reason())
 
 	// The host asks again: attempts and the churn window reset.
-	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3, true)},
+	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3)},
 		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 3, 0, "")})
 }
 
@@ -181,11 +157,11 @@ func TestChurnStopsASessionLoop(t *testing.T) {
 func TestRetryBudgetAndCanceled(t *testing.T) {
 	d := newDriver(t, fsm.Config{})
 	vRef := verdict(classify.Transport, 0)
-	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1, true)},
+	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1)},
 		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
 	d.step(failTrig(fsm.HandshakeFailed, 1, vRef), want{fsm.Failed, []fsm.Command{retry(1, 1, vRef)},
 		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", vRef, 1, 1, "")})
-	d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{dial(2, true)},
+	d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{dial(2)},
 		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 2, 1, "")})
 	d.step(failTrig(fsm.HandshakeFailed, 2, vRef), want{fsm.Failed, []fsm.Command{retry(2, 2, vRef)},
 		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", vRef, 2, 2, "")})
@@ -194,7 +170,7 @@ func TestRetryBudgetAndCanceled(t *testing.T) {
 	require.Equal(t, fsm.ReasonBudgetSpent, d.m.Reason())
 	require.Equal(t, vRef, d.m.Verdict(), "the verdict that failed the connection is kept")
 
-	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3, true)},
+	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3)},
 		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 3, 0, "")})
 	vCan := verdict(classify.Canceled, 0)
 	d.step(failTrig(fsm.HandshakeFailed, 3, vCan), want{fsm.Failed, nil,

@@ -74,8 +74,6 @@ type c = []CommandKind
 func buildTable() []Row {
 	var rows []Row
 	add := func(r Row) { rows = append(rows, r) }
-	// stay adds an internal transition without commands.
-	stay := func(s State, k TriggerKind) { add(Row{From: s, Trigger: k, To: s}) }
 	ignore := func(s State, ks ...TriggerKind) {
 		for _, k := range ks {
 			add(Row{From: s, Trigger: k, To: s, Ignore: true})
@@ -90,16 +88,11 @@ func buildTable() []Row {
 		add(Row{From: s, Trigger: CloseRequested, To: Closed, Commands: close})
 		add(Row{From: s, Trigger: DetachRequested, To: Closed, Commands: detach})
 	}
-	stream := func(s State) {
-		stay(s, StreamHostile)
-		stay(s, StreamReenabled)
-	}
 
 	// idle
 	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeNone}, To: Connecting, Commands: c{Dial}})
 	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeBlind}, To: ResumingBlind, Commands: c{Attach}})
 	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeKnown}, To: ResumingKnown, Commands: c{Attach}})
-	stream(Idle)
 	ending(Idle)
 
 	// connecting and stale-recovering: a handshake, then the declared lists.
@@ -112,7 +105,6 @@ func buildTable() []Row {
 		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
 		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
-		stream(s)
 		ending(s, CloseSession)
 	}
 
@@ -126,7 +118,6 @@ func buildTable() []Row {
 		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardFatalVerdict}, To: Failed, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{ClearSession, Dial}})
 		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{ClearSession}, Reason: ReasonChurn})
-		stream(s)
 		ending(s, CloseSession)
 	}
 
@@ -140,7 +131,6 @@ func buildTable() []Row {
 			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession, ClearSession}, Reason: ReasonChurn})
 			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsedOrTimeout}, To: Failed, Commands: c{DetachSession, ClearSession, ScheduleRetry}})
 		}
-		stream(s)
 		ending(s, CloseSession)
 	}
 
@@ -155,7 +145,6 @@ func buildTable() []Row {
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
 	add(Row{From: Ready, Trigger: CatalogListed, To: Ready, Commands: c{PublishCatalog}})
 	add(Row{From: Ready, Trigger: ReconnectRequested, To: Connecting, Commands: c{CloseSession, Dial}})
-	stream(Ready)
 	ending(Ready, CloseSession)
 
 	// failed: retries on the shell's schedule; terminal with a reason.
@@ -163,7 +152,6 @@ func buildTable() []Row {
 	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
 	add(Row{From: Failed, Trigger: RetriesExhausted, Guards: g{GuardRetrying}, To: Failed, Reason: ReasonBudgetSpent})
 	add(Row{From: Failed, Trigger: ReconnectRequested, To: Connecting, Commands: c{Dial}})
-	stream(Failed)
 	ending(Failed)
 	// Late results of the session that failed (same generation) change
 	// nothing: that session was already ended on entering failed.

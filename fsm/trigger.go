@@ -40,12 +40,6 @@ const (
 	// returned, or a call reported the connection closed); carries the
 	// verdict of its cause, or none when there was no error.
 	SessionDied
-	// StreamHostile: the shell's GET-hostility rule fired; the standalone
-	// SSE stream is off for the next sessions (failure story S5).
-	StreamHostile
-	// StreamReenabled: the period for which the stream was remembered as
-	// hostile has ended; the next sessions open it again.
-	StreamReenabled
 	// RetryDue: the delay of a ScheduleRetry elapsed.
 	RetryDue
 	// RetriesExhausted: the shell's backoff returned Stop instead of a delay
@@ -75,8 +69,6 @@ var triggerNames = [numTriggers]string{
 	CatalogListed:      "catalog-listed",
 	CallFailed:         "call-failed",
 	SessionDied:        "session-died",
-	StreamHostile:      "stream-hostile",
-	StreamReenabled:    "stream-reenabled",
 	RetryDue:           "retry-due",
 	RetriesExhausted:   "retries-exhausted",
 	ReconnectRequested: "reconnect-requested",

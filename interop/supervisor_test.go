@@ -323,11 +323,8 @@ func TestSupervisorServerRestart(t *testing.T) {
 }
 
 // wireStreamFast re-dials the standalone stream within 100-200ms, so the
-// stream notices a restart soon after the server is back. The keeper holds
-// the stream for good after MaxFailedRedials consecutive failures (8 by
-// default, about 1.5s at this pace): raised so a slow restart on a loaded
-// machine is still noticed.
-var wireStreamFast = wire.StreamConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, MaxFailedRedials: 100}
+// stream notices a restart soon after the server is back.
+var wireStreamFast = wire.StreamConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 
 // requireSessionExpired asserts the verdict of a call that met this server's
 // unknown-session answer: HTTP 400 with a null-id -32000.

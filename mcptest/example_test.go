@@ -3,6 +3,8 @@ package mcptest_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"time"
 
 	"github.com/mcpsup/mcpsup/mcptest"
@@ -87,4 +89,28 @@ func ExampleServer_Restart() {
 	// Output:
 	// old session: true
 	// new session tools: 2 <nil>
+}
+
+// A gateway rule that answers the first standalone GET with raw SSE bytes
+// (here a line without a colon and data that is not JSON-RPC), as a hostile
+// server or gateway would, to test that a client survives them.
+func ExampleSSE() {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.HostileSSE([]byte("no colon here\n\ndata: <html>\n\n"), 0))
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL(), nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := srv.HTTPClient().Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Printf("%d %s %q\n", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	// Output:
+	// 200 text/event-stream "no colon here\n\ndata: <html>\n\n"
 }

@@ -84,7 +84,7 @@ func (r *rig) config() supervisor.Config {
 		Name:          r.name,
 		Stream:        r.stream,
 		HostileMemory: 3 * time.Second,
-		HostileRule:   wire.HostilityRule{Threshold: 3, Span: 250 * time.Millisecond},
+		HostileRule:   wire.HostilityRule{Threshold: 3},
 		StreamKeeper:  wire.StreamConfig{Span: 250 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond},
 		Backoff: supervisor.Backoff{
 			InitialInterval: 10 * time.Millisecond,

@@ -22,12 +22,25 @@ const (
 	// the server proves GET-hostile (see Config.HostileRule). The decision
 	// is kept in the resume state for Config.HostileMemory.
 	StreamAuto StreamPolicy = iota
-	// StreamOn always opens the stream; it is still never fatal to a session.
+	// StreamOn always opens the stream; it is still never fatal to a
+	// session. A GET-hostile server is re-dialed on the backoff, at most
+	// once per StreamKeeper.MaxBackoff (30s by default).
 	StreamOn
 	// StreamOff never opens the stream. A dead session is then found by the
 	// next call, or by the keepalive ping when Config.KeepAlive is set.
 	StreamOff
 )
+
+// wireMode is the wire switch's mode of the policy.
+func (p StreamPolicy) wireMode() wire.StreamMode {
+	switch p {
+	case StreamOn:
+		return wire.StreamOn
+	case StreamOff:
+		return wire.StreamOff
+	}
+	return wire.StreamAuto
+}
 
 func (p StreamPolicy) String() string {
 	switch p {
@@ -99,11 +112,15 @@ type Config struct {
 	HostileMemory time.Duration
 	// HostileRule is the rule that marks a server GET-hostile: by default 3
 	// consecutive standalone stream attempts that are answered and end
-	// within 2s with no message, while a POST of the same session succeeds
-	// after the first of them (wire.HostilityRule). A stream that lives
-	// longer or delivers a message resets the count, so a proxy that cuts
-	// idle streams now and then never trips it; an outage (no answer, 5xx,
-	// 429, 408) never counts, so a restarting server is not GET-hostile.
+	// within StreamKeeper.Span (2s) with no message, while a POST of the
+	// same session succeeds after the first of them (wire.HostilityRule).
+	// A stream that lives longer or delivers a message resets the count, so
+	// a proxy that cuts idle streams now and then never trips it; an outage
+	// (no answer, 5xx, 429, 408) never counts, so a restarting server is not
+	// GET-hostile. The decision is the wire layer's (wire.StreamSwitch, one
+	// per supervisor, shared by its sessions): a live session holds its
+	// stream at once, a new one inherits the decision, and the stream is
+	// dialed again once HostileMemory has passed.
 	HostileRule wire.HostilityRule
 	// StreamKeeper tunes how the standalone stream is kept open and
 	// re-dialed when it ends (wire.StreamConfig; zero fields are its
@@ -113,9 +130,15 @@ type Config struct {
 	// is not sent `server/discover` first. Default wire.EraAuto: learned
 	// from the first handshake (and from Resume), used for every later one.
 	Era wire.Era
-	// KeepAlive, when positive, pings the server at this interval; a failed
-	// ping ends the session, which the supervisor then replaces. Default 0
-	// (off). Useful with the stream off.
+	// KeepAlive, when positive, pings the server at this interval on Clock,
+	// each ping bounded by the interval. A ping answered with transport (no
+	// HTTP answer) or session-expired, or two pings in a row without an
+	// answer, end the session without DELETE, and the supervisor replaces
+	// it ("the session died"); any other failure (a 401, 429, 5xx, 403 ...)
+	// keeps the session, as it does on a call. go-sdk's own
+	// ClientOptions.KeepAlive, which sends DELETE on any failed ping, is
+	// never used (ClientOptions.KeepAlive is ignored). Pings are not sent to
+	// 2026-07-28 servers. Default 0 (off). Useful with the stream off.
 	KeepAlive time.Duration
 	// Backoff configures retries out of the failed state.
 	Backoff Backoff

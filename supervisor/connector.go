@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/wire"
 )
@@ -51,7 +52,7 @@ func (c *wireConnector) Attach(ctx context.Context, spec dialSpec) (session, err
 
 // connect opens a session with open and learns the era it negotiated.
 func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Session, error)) (session, error) {
-	w := &wireWatch{t: wire.NewHostilityTracker(c.s.cfg.HostileRule), hostile: spec.hooks.streamHostile}
+	w := &wireWatch{}
 	ws, err := open(c.options(spec, w))
 	if err != nil {
 		return nil, err
@@ -61,7 +62,12 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 		c.era = era
 		c.mu.Unlock()
 	}
-	return newWireSession(ws, w), nil
+	sess := newWireSession(ws, w)
+	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
+	if every := c.s.cfg.KeepAlive; every > 0 && ws.ProtocolVersion() < "2026-07-28" {
+		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Ping, func() { _ = ws.Detach() })
+	}
+	return sess, nil
 }
 
 func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
@@ -69,24 +75,30 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 	c.mu.Lock()
 	era := c.era
 	c.mu.Unlock()
-	stream := wire.StreamOn
-	if !spec.stream {
-		stream = wire.StreamOff
-	}
 	return wire.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
 		Client:     c.client(spec.hooks),
 		Era:        era,
-		Stream:     stream,
 		Wire: wire.Config{
+			Switch:           c.s.streams, // every session inherits the decision
 			Clock:            cfg.Clock,
 			Logger:           cfg.Logger,
 			OnExchange:       w.exchange,
-			OnStreamAttempt:  w.attempt,
 			OnStreamRestored: spec.hooks.streamRestored,
+			OnDroppedEvent:   c.droppedEvent(spec.gen),
 			Stream:           cfg.StreamKeeper,
 		},
+	}
+}
+
+// droppedEvent relays the stream keeper's dropped events of generation gen
+// into events of ours; the session is unaffected.
+func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
+	return func(e *wire.EventError) {
+		c.s.post(func() {
+			c.s.emitEvent(events.Event{Kind: events.KindStreamEventDropped, Generation: gen, Detail: e.Error()})
+		})
 	}
 }
 
@@ -95,7 +107,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	cfg := c.s.cfg
 	opts := cfg.ClientOptions
-	opts.KeepAlive = cfg.KeepAlive
+	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; see keepalive
 	opts.ToolListChangedHandler = relistThen(h.listChanged, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = relistThen(h.listChanged, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = relistThen(h.listChanged, opts.ResourceListChangedHandler)
@@ -113,38 +125,20 @@ func relistThen[R any](relist func(), host func(context.Context, R)) func(contex
 	}
 }
 
-// wireWatch watches one session's exchanges: it applies the GET-hostility
-// rule (failure story S5) and remembers the answer that ended the session, so
-// that "session died" carries the HTTP facts go-sdk reports only as text.
-// Records arrive from the transport's goroutines.
+// wireWatch remembers the answer that ended one session, so that "session
+// died" carries the HTTP facts go-sdk reports only as text. Records arrive
+// from the transport's goroutines.
 type wireWatch struct {
-	mu      sync.Mutex
-	t       *wire.HostilityTracker
-	hostile func(why string) // the rule fired
-	fatal   *wire.Exchange   // the first answer that ends a session
+	mu    sync.Mutex
+	fatal *wire.Exchange // the first answer that ends a session
 }
 
 func (w *wireWatch) exchange(x wire.Exchange) {
 	w.mu.Lock()
-	fired := w.t.ObserveExchange(x) // a POST can complete the rule's evidence
-	_, why := w.t.Hostile()
 	if w.fatal == nil && !x.Local && (x.SessionGone || x.Status == 401) {
 		w.fatal = &x
 	}
 	w.mu.Unlock()
-	if fired && w.hostile != nil {
-		w.hostile(why)
-	}
-}
-
-func (w *wireWatch) attempt(a wire.StreamAttempt) {
-	w.mu.Lock()
-	fired := w.t.ObserveAttempt(a)
-	_, why := w.t.Hostile()
-	w.mu.Unlock()
-	if fired && w.hostile != nil {
-		w.hostile(why)
-	}
 }
 
 // cause annotates the error a session ended with.
@@ -163,6 +157,7 @@ type wireSession struct {
 	ws    *wire.Session
 	cs    *mcp.ClientSession
 	watch *wireWatch
+	ka    *keepalive // nil without Config.KeepAlive
 }
 
 func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
@@ -223,12 +218,24 @@ func (w *wireSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLeve
 	return w.cs.SetLoggingLevel(ctx, p)
 }
 
-func (w *wireSession) Ping(ctx context.Context) error { return w.cs.Ping(ctx, nil) }
+func (w *wireSession) Ping(ctx context.Context) error {
+	ctx = wire.WithExchange(ctx)
+	return wire.Annotate(ctx, w.cs.Ping(ctx, nil))
+}
 
 func (w *wireSession) ID() string                              { return w.ws.ID() }
 func (w *wireSession) ProtocolVersion() string                 { return w.ws.ProtocolVersion() }
 func (w *wireSession) InitializeResult() *mcp.InitializeResult { return w.ws.InitializeResult() }
-func (w *wireSession) Wait() error                             { return w.watch.cause(w.ws.Wait()) }
-func (w *wireSession) Close() error                            { return w.ws.Close() }
-func (w *wireSession) Detach() error                           { return w.ws.Detach() }
-func (w *wireSession) HoldStream(hold bool)                    { w.ws.Transport().HoldStream(hold) }
+
+// Wait returns the failed keepalive ping that ended the session, or why it
+// ended by itself.
+func (w *wireSession) Wait() error {
+	err := w.ws.Wait()
+	if cause := w.ka.endedBy(); cause != nil {
+		return cause
+	}
+	return w.watch.cause(err)
+}
+
+func (w *wireSession) Close() error  { w.ka.stop(); return w.ws.Close() }
+func (w *wireSession) Detach() error { w.ka.stop(); return w.ws.Detach() }

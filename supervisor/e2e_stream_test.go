@@ -17,7 +17,7 @@ import (
 // the S5 tests take a second, not a minute.
 func fastStream(cfg supervisor.Config) supervisor.Config {
 	cfg.StreamKeeper = wire.StreamConfig{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
-	cfg.HostileRule = wire.HostilityRule{Threshold: 3, Span: 200 * time.Millisecond}
+	cfg.HostileRule = wire.HostilityRule{Threshold: 3}
 	cfg.Backoff = supervisor.Backoff{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
 	return cfg
 }
@@ -102,6 +102,7 @@ func TestE2ERestartWhileIdleNoticedByKeepalive(t *testing.T) {
 		return e.sup.State() == supervisor.Ready && e.sup.Generation() == 2
 	}, e2eTimeout, 5*time.Millisecond, "state %s gen %d", e.sup.State(), e.sup.Generation())
 	require.Zero(t, e.srv.Log().CountVerb("GET"), "the stream is off")
+	require.Zero(t, e.srv.Log().CountVerb("DELETE"), "the dead session is detached, not deleted")
 	require.NoError(t, e.call("after"))
 }
 
@@ -158,4 +159,21 @@ func TestE2EListChangedDuringAStreamGapIsNotLost(t *testing.T) {
 	require.Equal(t, uint64(1), e.sup.Generation())
 	_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: "added-in-gap", Arguments: map[string]any{}})
 	require.NoError(t, err)
+}
+
+// A keepalive ping answered 401 (a credential that expired) keeps the
+// session: no DELETE, no new session; calls still go out on it.
+func TestE2EKeepalive401KeepsTheSession(t *testing.T) {
+	cfg := fastStream(supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: 20 * time.Millisecond})
+	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
+	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "ping"},
+		Action: mcptest.PlainText(401, "token expired")})
+	e.start()
+
+	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "ping", 3), "pings keep going after a 401")
+	require.Zero(t, e.srv.Log().CountVerb("DELETE"))
+	require.Equal(t, supervisor.Ready, e.sup.State())
+	require.Equal(t, uint64(1), e.sup.Generation())
+	require.NoError(t, e.call("after"))
+	require.Equal(t, 1, e.srv.Log().Count("initialize"))
 }

@@ -109,7 +109,6 @@ type fakeSession struct {
 	levels    []string
 	closed    int
 	detached  int
-	held      bool
 	died      chan struct{}
 	dieErr    error
 	dieOnce   sync.Once
@@ -237,11 +236,6 @@ func (f *fakeSession) Detach() error {
 	f.die(nil)
 	bell.ring()
 	return nil
-}
-func (f *fakeSession) HoldStream(hold bool) {
-	f.mu.Lock()
-	f.held = hold
-	f.mu.Unlock()
 }
 
 func (f *fakeSession) counts() (closed, detached int) {
@@ -389,12 +383,6 @@ func (f *fakeSession) addTool(name string) {
 	f.mu.Lock()
 	f.tools = append(f.tools, &mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}})
 	f.mu.Unlock()
-}
-
-func (f *fakeSession) streamHeld() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.held
 }
 
 func (f *fakeSession) lists() int {

@@ -23,7 +23,6 @@ type loopState struct {
 	found    map[uint64]*Catalog // discovered, not yet published
 	bo       backoff.BackOff
 	retry    clockwork.Timer
-	reenable clockwork.Timer
 	seq      uint64
 	relist   bool           // a re-list is running
 	again    bool           // a list_changed arrived while it ran: list once more
@@ -67,9 +66,6 @@ func (s *Supervisor) run() {
 func (s *Supervisor) stopTimers() {
 	if s.loop.retry != nil {
 		s.loop.retry.Stop()
-	}
-	if s.loop.reenable != nil {
-		s.loop.reenable.Stop()
 	}
 }
 
@@ -167,7 +163,7 @@ func (s *Supervisor) exec(c fsm.Command) {
 
 // open dials or attaches a session for command c.
 func (s *Supervisor) open(c fsm.Command) {
-	spec := dialSpec{gen: c.Generation, stream: c.StandaloneStream && s.cfg.Stream != StreamOff}
+	spec := dialSpec{gen: c.Generation}
 	if c.Kind == fsm.Attach {
 		spec.resume = s.ResumeState()
 		if spec.resume == nil {
@@ -464,9 +460,6 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 		listChanged: func() {
 			s.post(func() { s.relist(gen) })
 		},
-		streamHostile: func(why string) {
-			s.post(func() { s.streamHostile(gen, why) })
-		},
 		streamRestored: func() {
 			s.post(func() { s.relistSoon(gen) })
 		},
@@ -521,33 +514,6 @@ func (s *Supervisor) relist(gen uint64) {
 			}
 		})
 	})
-}
-
-// streamHostile applies the GET-hostility rule's finding (failure story S5).
-func (s *Supervisor) streamHostile(gen uint64, why string) {
-	if s.cfg.Stream != StreamAuto || s.loop.m.StandaloneStreamOff() || gen != s.loop.m.Generation() {
-		return // a late report of an ended session decides nothing
-	}
-	if sess := s.session(gen); sess != nil {
-		sess.HoldStream(true)
-	}
-	now := s.clock.Now()
-	s.setSnapshot(func(sn *snapshot) { sn.stream = StreamDecision{Off: true, DecidedAt: now} })
-	s.emitEvent(events.Event{Kind: events.KindStreamDisabled, Generation: gen, Detail: why})
-	s.step(fsm.Trigger{Kind: fsm.StreamHostile})
-	if s.loop.reenable != nil {
-		s.loop.reenable.Stop()
-	}
-	s.loop.reenable = s.clock.AfterFunc(s.cfg.HostileMemory, func() {
-		s.post(s.streamReenable)
-	})
-}
-
-// streamReenable ends the remembered GET-hostile decision.
-func (s *Supervisor) streamReenable() {
-	s.setSnapshot(func(sn *snapshot) { sn.stream = StreamDecision{} })
-	s.emitEvent(events.Event{Kind: events.KindStreamEnabled, Detail: "the GET-hostile decision expired"})
-	s.step(fsm.Trigger{Kind: fsm.StreamReenabled})
 }
 
 // emitEvent stamps e with the server, sequence and time, redacts session ids

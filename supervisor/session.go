@@ -35,14 +35,11 @@ type session interface {
 	// Close ends the session with DELETE; Detach without.
 	Close() error
 	Detach() error
-	// HoldStream stops re-dialing the standalone SSE stream.
-	HoldStream(hold bool)
 }
 
 // dialSpec is what one Dial or Attach needs besides the config.
 type dialSpec struct {
 	gen    uint64
-	stream bool
 	resume *ResumeState // Attach only
 	// hooks into the supervisor, bound to this generation
 	hooks sessionHooks
@@ -52,8 +49,6 @@ type dialSpec struct {
 // go-sdk's and the transport's goroutines and must not block.
 type sessionHooks struct {
 	listChanged func()
-	// streamHostile: the GET-hostility rule fired, for the reason given.
-	streamHostile func(why string)
 	// streamRestored: the standalone stream came back after a gap in which
 	// list_changed notifications may have been lost.
 	streamRestored func()

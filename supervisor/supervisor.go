@@ -15,6 +15,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // State is the connection state; see the fsm package for each state's
@@ -76,6 +77,9 @@ type Supervisor struct {
 
 	loop loopState // owned by the loop goroutine
 
+	// streams owns the standalone stream decision; every session shares it.
+	streams *wire.StreamSwitch
+
 	// redact keeps session ids (as short hashes) and credentials out of
 	// events, errors and logs.
 	redact redactor
@@ -89,8 +93,7 @@ type snapshot struct {
 	gen        uint64
 	live       *held // the live session in Ready, else nil
 	catalog    Catalog
-	resume     *ResumeState   // what to persist; nil before the first session
-	stream     StreamDecision // the GET-hostile decision, kept across sessions
+	resume     *ResumeState // what to persist; nil before the first session
 	rateUntil  time.Time
 	rateVerd   classify.Verdict
 	subs       map[string]bool
@@ -157,19 +160,20 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	}
 	s.snap.subs = map[string]bool{}
 	s.redactLogs()
+	var remembered wire.StreamDecision
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
 		s.redact.AddSessionID(rs.SessionID)
-		s.snap.stream = rs.StandaloneStream
+		remembered = wire.StreamDecision{Off: rs.StandaloneStream.Off, Since: rs.StandaloneStream.DecidedAt}
 	}
-	streamOff := cfg.Stream == StreamOff || s.hostileRemembered()
+	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule,
+		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
 	s.loop.m = fsm.New(fsm.Config{
 		Server:      cfg.Name,
 		Sink:        events.SinkFunc(s.emitEvent),
 		MaxSessions: cfg.MaxSessions,
 		Window:      cfg.ChurnWindow,
-		StreamOff:   streamOff,
 	})
 	s.loop.sessions = map[uint64]*held{}
 	s.loop.found = map[uint64]*Catalog{}
@@ -177,30 +181,25 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	return s
 }
 
-// hostileRemembered reports a persisted GET-hostile decision that is still
-// within Config.HostileMemory.
-func (s *Supervisor) hostileRemembered() bool {
-	rs := s.cfg.Resume
-	if rs == nil || !rs.StandaloneStream.Off || s.cfg.Stream != StreamAuto {
-		return false
-	}
-	age := s.clock.Since(rs.StandaloneStream.DecidedAt)
-	return age >= 0 && age < s.cfg.HostileMemory // a decision from the future is not trusted
+// streamDecided relays a change of the stream decision into an event
+// (failure story S5); ResumeState reads the decision from s.streams. Called
+// from wire's goroutines.
+func (s *Supervisor) streamDecided(d wire.StreamDecision) {
+	s.post(func() {
+		kind := events.KindStreamEnabled
+		if d.Off {
+			kind = events.KindStreamDisabled
+		}
+		s.emitEvent(events.Event{Kind: kind, Generation: s.loop.m.Generation(), Detail: d.Why})
+	})
 }
 
-// armRememberedDecision schedules the end of a GET-hostile decision that came
-// with Config.Resume, or forgets one that has expired (or claims to come from
-// the future). Loop goroutine.
-func (s *Supervisor) armRememberedDecision() {
-	if !s.snap.stream.Off {
-		return
+// decisionOf is the persisted form of a stream decision.
+func decisionOf(d wire.StreamDecision) StreamDecision {
+	if !d.Off {
+		return StreamDecision{}
 	}
-	if !s.hostileRemembered() {
-		s.setSnapshot(func(sn *snapshot) { sn.stream = StreamDecision{} })
-		return
-	}
-	left := s.cfg.HostileMemory - s.clock.Since(s.snap.stream.DecidedAt)
-	s.loop.reenable = s.clock.AfterFunc(left, func() { s.post(s.streamReenable) })
+	return StreamDecision{Off: true, DecidedAt: d.Since}
 }
 
 // Start begins supervising: it opens a session, or resumes Config.Resume. It
@@ -223,10 +222,7 @@ func (s *Supervisor) Start() {
 				mode = fsm.ResumeKnown
 			}
 		}
-		s.post(func() {
-			s.armRememberedDecision()
-			s.step(fsm.Trigger{Kind: fsm.Started, Resume: mode})
-		})
+		s.post(func() { s.step(fsm.Trigger{Kind: fsm.Started, Resume: mode}) })
 	})
 }
 
@@ -273,6 +269,7 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		s.cmds.Wait()
 		s.endLeftovers(kind == fsm.DetachRequested)
 		s.bg.Wait()
+		s.streams.Close()
 	})
 	return nil
 }
@@ -379,7 +376,7 @@ func (s *Supervisor) ResumeState() *ResumeState {
 		return nil
 	}
 	rs := *s.snap.resume
-	rs.StandaloneStream = s.snap.stream
+	rs.StandaloneStream = decisionOf(s.streams.Decision())
 	return &rs
 }
 

@@ -300,28 +300,6 @@ func TestBlindResumeSpeculativeFailureStillReady(t *testing.T) {
 	require.Len(t, reports, 1)
 }
 
-func TestStreamHostileTurnsTheStreamOffForNextSessions(t *testing.T) {
-	r := newRig(t, Config{})
-	r.sup.Start()
-	req := r.next()
-	require.True(t, req.spec.stream)
-	sess := newFakeSession("s1", "a")
-	req.ok(sess)
-	r.wait(Ready)
-
-	req.spec.hooks.streamHostile("3 attempts failed at once")
-	r.waitEvents(events.KindStreamDisabled, 1)
-	require.True(t, sess.streamHeld(), "the live session's stream is held, the session kept")
-	require.True(t, r.sup.ResumeState().StandaloneStream.Off)
-	require.Equal(t, Ready, r.sup.State())
-
-	sess.die(errors.New("gone"))
-	req = r.next()
-	require.False(t, req.spec.stream, "the next session does not open the stream")
-	req.ok(newFakeSession("s2", "a"))
-	r.wait(Ready)
-}
-
 func TestListChangedRelists(t *testing.T) {
 	r := newRig(t, Config{})
 	r.sup.Start()
@@ -578,13 +556,11 @@ func TestStaleRecoveryKeepsTheStreamDecision(t *testing.T) {
 	r := newRig(t, Config{Resume: rs})
 	r.sup.Start()
 	req := r.next()
-	require.False(t, req.spec.stream, "a remembered GET-hostile decision keeps the stream off")
 	stale := newFakeSession("old", "a")
 	stale.init = nil
 	stale.listErr = &classify.HTTPError{Verb: "POST", Method: "tools/list", Status: 404, SessionIDSent: true}
 	req.ok(stale)
 	req = r.next()
-	require.False(t, req.spec.stream)
 	req.ok(newFakeSession("new", "a"))
 	r.wait(Ready)
 	got := r.sup.ResumeState()
@@ -603,7 +579,6 @@ func TestRememberedStreamDecisionExpires(t *testing.T) {
 	t.Cleanup(func() { _ = r.sup.Close() })
 	r.sup.Start()
 	req := r.next()
-	require.False(t, req.spec.stream)
 	sess := newFakeSession("s1", "a")
 	req.ok(sess)
 	r.wait(Ready)
@@ -612,8 +587,6 @@ func TestRememberedStreamDecisionExpires(t *testing.T) {
 	r.clock.Advance(30 * time.Minute)
 	r.waitEvents(events.KindStreamEnabled, 1)
 	require.False(t, r.sup.ResumeState().StandaloneStream.Off)
-	sess.die(errors.New("gone"))
-	require.True(t, r.next().spec.stream, "the next session opens the stream again")
 }
 
 func TestListChangedDuringAReListIsNotLost(t *testing.T) {

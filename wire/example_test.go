@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -45,4 +47,25 @@ func ExampleAnnotate() {
 	_, err = s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
 	fmt.Println(classify.Classify(ctx, wire.Annotate(ctx, err)))
 	// Output: rate-limited (HTTP 429, retry after 30s, tools/call)
+}
+
+// A StreamSwitch owns the standalone stream decision of one server: hand
+// the same switch to every session so each inherits it. A decision
+// persisted earlier is passed in and kept while it is younger than Memory.
+func ExampleNewStreamSwitch() {
+	clock := clockwork.NewFakeClock()
+	sw := wire.NewStreamSwitch(wire.SwitchConfig{
+		Mode:       wire.StreamAuto,
+		Memory:     24 * time.Hour,
+		Clock:      clock,
+		Remembered: wire.StreamDecision{Off: true, Why: "3 attempts failed at once", Since: clock.Now().Add(-time.Hour)},
+		OnStream:   func(d wire.StreamDecision) { fmt.Println("stream off:", d.Off) },
+	})
+	defer sw.Close()
+	d := sw.Decision()
+	fmt.Println("off:", d.Off, "for", d.Until.Sub(clock.Now()))
+	// Sessions opened with wire.Options{Wire: wire.Config{Switch: sw}} hold
+	// their stream until then.
+	// Output:
+	// off: true for 23h0m0s
 }

@@ -179,13 +179,14 @@ func waitEnded(t *testing.T, s *wire.Session) {
 
 // advance moves the fake clock a minute whenever something waits on it, so
 // the keeper's backoff never takes real time, until the returned stop is
-// called or the test ends.
+// called, the test ends, or it advanced a day in all (a timer far out, such
+// as a switch's testMemory, stays in the future).
 func advance(t *testing.T, clock *clockwork.FakeClock) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for clock.BlockUntilContext(ctx, 1) == nil {
+		for i := 0; i < 24*60 && clock.BlockUntilContext(ctx, 1) == nil; i++ {
 			clock.Advance(time.Minute)
 		}
 	}()
@@ -194,20 +195,38 @@ func advance(t *testing.T, clock *clockwork.FakeClock) (stop func()) {
 	return stop
 }
 
-// recorder collects the stream attempts and feeds the hostility rule.
+// testMemory is the GET-hostile memory of a recorder's switch: longer than
+// any test advances its fake clock by itself.
+const testMemory = 100 * 365 * 24 * time.Hour
+
+// recorder collects the stream attempts and applies the hostility rule to
+// the session's records as an observer. The session's switch is in
+// StreamOn mode (the rule never holds the stream) unless auto is set before
+// config, when it is a StreamAuto switch applying the same rule.
 type recorder struct {
+	auto     bool
+	rule     wire.HostilityRule
 	mu       sync.Mutex
 	attempts []wire.StreamAttempt
 	tracker  *wire.HostilityTracker
-	hostile  chan struct{}
-	onHost   func()
+	hostile  chan struct{} // closed when the observer's rule fires
+	sw       *wire.StreamSwitch
+	switched chan wire.StreamDecision // the switch's reports
 }
 
 func newRecorder(rule wire.HostilityRule) *recorder {
-	return &recorder{tracker: wire.NewHostilityTracker(rule), hostile: make(chan struct{})}
+	return &recorder{rule: rule, tracker: wire.NewHostilityTracker(rule, 0), hostile: make(chan struct{}),
+		switched: make(chan wire.StreamDecision, 16)}
 }
 
 func (r *recorder) config(c *wire.Config) {
+	mode := wire.StreamOn
+	if r.auto {
+		mode = wire.StreamAuto
+	}
+	r.sw = wire.NewStreamSwitch(wire.SwitchConfig{Mode: mode, Rule: r.rule, Memory: testMemory, Clock: c.Clock,
+		OnStream: func(d wire.StreamDecision) { r.switched <- d }})
+	c.Switch = r.sw
 	c.OnExchange = func(x wire.Exchange) {
 		r.mu.Lock()
 		fired := r.tracker.ObserveExchange(x)
@@ -225,13 +244,9 @@ func (r *recorder) config(c *wire.Config) {
 
 // fired acts once on the rule firing, from an exchange or an attempt.
 func (r *recorder) fired(fired bool) {
-	if !fired {
-		return
+	if fired {
+		close(r.hostile)
 	}
-	if r.onHost != nil {
-		r.onHost()
-	}
-	close(r.hostile)
 }
 
 func (r *recorder) snapshot() ([]wire.StreamAttempt, bool) {

@@ -17,7 +17,9 @@ import (
 // GET was under way counts), and it was recorded after the last outage
 // attempt. It fires on the attempt that completes the streak, or, when no
 // such POST had come by then, on the first one after it
-// ([HostilityTracker.ObserveExchange] reports it).
+// ([HostilityTracker.ObserveExchange] reports it). Span is the keeper's
+// [StreamConfig.Span]: one span decides both the re-dial's backoff and the
+// rule.
 //
 // An attempt that delivered a message or lived Span or longer resets the
 // count, so a healthy server whose idle stream a proxy cuts now and then is
@@ -33,10 +35,20 @@ import (
 // an outage, even one a gateway answers, never marks a server GET-hostile.
 // An attempt whose Last-Event-ID the server could not replay
 // ([StreamAttempt.ReplayRefused]) is ignored. The zero value selects the
-// defaults: Threshold 3, Span 2s (the same Span as [StreamConfig]).
+// default: Threshold 3.
+//
+// The streak is the one count of failing attempts: the [Transport] keeps one
+// tracker per session, and its [StreamSwitch] turns the stream off when the
+// rule fires (in [StreamAuto] mode).
 type HostilityRule struct {
 	Threshold int
-	Span      time.Duration
+}
+
+func (r HostilityRule) withDefaults() HostilityRule {
+	if r.Threshold <= 0 {
+		r.Threshold = 3
+	}
+	return r
 }
 
 // HostilityTracker applies a [HostilityRule] to one session's records. It
@@ -45,6 +57,7 @@ type HostilityRule struct {
 // for a new session.
 type HostilityTracker struct {
 	rule    HostilityRule
+	span    time.Duration
 	streak  int
 	first   time.Time     // Start of the streak's first attempt
 	last    StreamAttempt // the streak's last attempt
@@ -55,15 +68,13 @@ type HostilityTracker struct {
 	reason  string
 }
 
-// NewHostilityTracker returns a tracker applying r.
-func NewHostilityTracker(r HostilityRule) *HostilityTracker {
-	if r.Threshold <= 0 {
-		r.Threshold = 3
+// NewHostilityTracker returns a tracker applying r with span (0: 2s, the
+// default [StreamConfig.Span]).
+func NewHostilityTracker(r HostilityRule, span time.Duration) *HostilityTracker {
+	if span <= 0 {
+		span = 2 * time.Second
 	}
-	if r.Span <= 0 {
-		r.Span = 2 * time.Second
-	}
-	return &HostilityTracker{rule: r}
+	return &HostilityTracker{rule: r.withDefaults(), span: span}
 }
 
 // ObserveExchange notes the outcome of a POST; other verbs are ignored. A
@@ -93,7 +104,7 @@ func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
 		// Unavailable, not hostile: wait for a POST to succeed again.
 		h.outage = true
 		return false
-	case !a.FailedAtOnce(h.rule.Span):
+	case !a.FailedAtOnce(h.span):
 		h.streak = 0
 		return false
 	}
@@ -112,12 +123,16 @@ func (h *HostilityTracker) fire(why string) bool {
 	}
 	h.hostile = true
 	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no message while %s (last: %s, HTTP %d)",
-		h.streak, h.rule.Span, why, h.last.End, h.last.Status)
+		h.streak, h.span, why, h.last.End, h.last.Status)
 	return true
 }
 
 // Hostile reports whether the rule fired, and why.
 func (h *HostilityTracker) Hostile() (bool, string) { return h.hostile, h.reason }
+
+// Reset starts over, as for a new session: the stream was held and is
+// dialed again.
+func (h *HostilityTracker) Reset() { *h = HostilityTracker{rule: h.rule, span: h.span} }
 
 // Streak returns the current count of consecutive answered attempts that
 // failed at once.

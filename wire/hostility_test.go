@@ -76,7 +76,7 @@ func TestHostilityTracker(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := wire.NewHostilityTracker(wire.HostilityRule{})
+			h := wire.NewHostilityTracker(wire.HostilityRule{}, 0)
 			fired := 0
 			for i, s := range c.steps {
 				now := base.Add(time.Duration(i+1) * time.Second)

@@ -28,15 +28,19 @@ const (
 	era20260728 = "2026-07-28"
 )
 
-// StreamMode turns go-sdk's standalone SSE stream on or off.
+// StreamMode is the standalone SSE stream policy of a [StreamSwitch].
 type StreamMode uint8
 
 const (
 	// StreamOn (the default) opens the standalone stream after a 2025-era
-	// handshake, kept by the [Transport] so it is never fatal.
+	// handshake, kept by the [Transport] so it is never fatal, and never
+	// turns it off.
 	StreamOn StreamMode = iota
 	// StreamOff never opens it (StreamableClientTransport.DisableStandaloneSSE).
 	StreamOff
+	// StreamAuto opens it and turns it off for a server the
+	// [HostilityRule] finds GET-hostile (DESIGN.md failure story S5).
+	StreamAuto
 )
 
 // Options configure [Open] and [Resume]. Only Endpoint is required.
@@ -44,8 +48,9 @@ type Options struct {
 	// Endpoint is the MCP endpoint URL.
 	Endpoint string
 	// HTTPClient is the host's client; its Transport (nil:
-	// http.DefaultTransport) is wrapped and its other fields kept. nil means
-	// http.DefaultClient.
+	// http.DefaultTransport) is wrapped and its other fields kept, but for
+	// Timeout, which bounds every exchange except the standalone stream
+	// (see [Config.RequestTimeout]). nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Client is the go-sdk client (the host's handlers and capabilities);
 	// nil means a client named "mcpsup" with no options.
@@ -53,7 +58,8 @@ type Options struct {
 	// Era is the handshake hint for [Open]; [Resume] uses the persisted
 	// protocol version instead.
 	Era Era
-	// Stream turns the standalone SSE stream on (default) or off.
+	// Stream is the mode of the session's own switch when Wire.Switch is
+	// nil; with a shared switch, its mode decides.
 	Stream StreamMode
 	// MaxRetries is go-sdk's StreamableClientTransport.MaxRetries (0: its
 	// default 5).
@@ -119,12 +125,24 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if hc.Transport != nil {
 		cfg.Base = hc.Transport
 	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = hc.Timeout
+	}
+	if cfg.Jar == nil {
+		cfg.Jar = hc.Jar
+	}
+	if cfg.Switch == nil {
+		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
+	}
 	t := NewTransport(cfg)
 	if h != nil {
 		t.setResume(h)
 	}
+	// go-sdk's client carries no Timeout: it would cut the standalone
+	// stream. The Transport bounds every other exchange by it instead.
 	wrapped := *hc
 	wrapped.Transport = t
+	wrapped.Timeout = 0
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "v0"}, nil)
@@ -133,7 +151,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		Endpoint:             opts.Endpoint,
 		HTTPClient:           &wrapped,
 		MaxRetries:           opts.MaxRetries,
-		DisableStandaloneSSE: opts.Stream == StreamOff,
+		DisableStandaloneSSE: cfg.Switch.Mode() == StreamOff,
 	}
 	ctx = WithExchange(ctx)
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})

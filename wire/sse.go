@@ -2,119 +2,196 @@ package wire
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strconv"
-	"strings"
 	"time"
-)
 
-// truncatedEvent names the event that ends, for go-sdk, an oversized event
-// cut mid-way (see [sseFramer.cut]). go-sdk skips events whose name is not
-// "message" (mcp/streamable.go processStream), so the partial event is
-// dropped whatever its data.
-const truncatedEvent = "mcpsup-truncated"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
 
 // maxRetryField bounds the SSE retry field's value.
 const maxRetryField = 24 * time.Hour
 
-// sseFramer splits a text/event-stream (WHATWG HTML, server-sent events)
-// into whole events, so that only complete events reach go-sdk and a stream
-// cut mid-event can be replaced by a new one without corrupting go-sdk's
-// reader. Lines end with LF or CRLF.
+// maxDroppedRun is how many events in a row a standalone stream attempt may
+// drop before the keeper ends it as garbage (and re-dials on the backoff):
+// it bounds what one attempt reads and reports without a message.
+const maxDroppedRun = 16
+
+// ErrStreamEvent is matched (errors.Is) by every [*EventError].
+var ErrStreamEvent = errors.New("mcpsup/wire: standalone stream event dropped")
+
+// DropReason says why the keeper dropped an event of the standalone stream.
+type DropReason uint8
+
+// Why an event is dropped.
+const (
+	// DropMalformedLine: a line of the event is neither a comment nor a
+	// field (it has no colon; WHATWG HTML, server-sent events, allows it,
+	// go-sdk v1.8.0 fails the session on it).
+	DropMalformedLine DropReason = iota + 1
+	// DropNotJSONRPC: the event's data is not one JSON-RPC 2.0 message
+	// (go-sdk's jsonrpc.DecodeMessage refuses it).
+	DropNotJSONRPC
+	// DropResponse: the data is a JSON-RPC response; the standalone stream
+	// carries only requests and notifications (MCP spec, transports,
+	// listening for messages from the server).
+	DropResponse
+	// DropOversized: the event outgrew [StreamConfig.MaxEventBytes]; the
+	// keeper reads no more of it and ends the attempt.
+	DropOversized
+	// DropTruncated: the stream ended inside the event.
+	DropTruncated
+)
+
+func (r DropReason) String() string {
+	switch r {
+	case DropMalformedLine:
+		return "malformed-line"
+	case DropNotJSONRPC:
+		return "not-jsonrpc"
+	case DropResponse:
+		return "response"
+	case DropOversized:
+		return "oversized"
+	case DropTruncated:
+		return "truncated"
+	}
+	return "unknown"
+}
+
+// EventError records one event of the standalone stream that the keeper did
+// not hand to go-sdk. The session is unaffected.
+type EventError struct {
+	// Reason says what was wrong.
+	Reason DropReason
+	// Bytes is how many bytes of the event were read (for DropOversized:
+	// up to where the keeper stopped reading).
+	Bytes int
+	// Detail names the fault: the start of the malformed line (quoted, at
+	// most 64 bytes), the decoder's error (at most 200 bytes) or the bound
+	// passed; "" when the reason says all.
+	Detail string
+	// Attempt is the [StreamAttempt.Seq] the event came on.
+	Attempt int
+}
+
+func (e *EventError) Error() string {
+	s := fmt.Sprintf("mcpsup/wire: standalone stream event dropped (%s, %d bytes)", e.Reason, e.Bytes)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Is reports target == ErrStreamEvent.
+func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
+
+// sseFilter parses a text/event-stream (WHATWG HTML, server-sent events)
+// and re-encodes for go-sdk only the events that carry one JSON-RPC request
+// or notification: `data: <the message as jsonrpc.EncodeMessage writes
+// it>` and a blank line, nothing else. go-sdk v1.8.0 ends the session on a
+// line without a colon, on data it cannot decode and on an event past its
+// size limit (mcp/streamable.go processStream, mcp/event.go
+// scanEventsLimited); none of those reach it. Ids and retry fields are
+// kept for the keeper's re-dial, not handed on, so go-sdk never reconnects
+// with a Last-Event-ID of its own. Lines end with LF or CRLF.
 //
-// It holds at most max bytes of one incomplete event. An event that outgrows
-// max is handed on line by line as its lines complete (and a line that
-// outgrows max too, byte by byte up to its LF); whole-event framing resumes
-// after its terminating blank line.
-type sseFramer struct {
-	max int // bytes of one incomplete event held at most; 0: no bound
+// It holds at most max bytes of one event (its partial line included);
+// comment lines between events do not count.
+type sseFilter struct {
+	max int // bytes of one event held at most; 0: no bound
 
-	buf     []byte // bytes not yet handed on
-	scanned int    // bytes of buf already split into lines
-	done    int    // bytes of buf handed on by push
+	line []byte // the current incomplete line
 
-	// The current event, as go-sdk reads it (mcp/event.go scanEventsLimited).
+	// The current event, as go-sdk would read it (mcp/event.go).
+	size      int    // its bytes so far, line ends included
 	fields    bool   // it has a field
-	dataLines int    // its data fields
-	dataBytes bool   // one of them is not blank
+	data      []byte // its data fields, trimmed and joined with LF
+	dataLines int
 	name      string // its event field
 	id        string // its id field
 	idSet     bool
+	bad       *EventError // a malformed line: the event is dropped at its end
 
-	// An event that outgrew max.
-	passing   bool // its lines are handed on as they complete
-	midLine   bool // its current line outgrew max: handed on unparsed up to its LF
-	lineColon bool // the handed-on start of that line holds a colon
-
-	lastID   string        // id of the last dispatched event that had one: the re-dial's Last-Event-ID
-	readerID string        // the last non-empty id go-sdk parsed: the Last-Event-ID of its reconnect
-	retry    time.Duration // the reconnection time of the last valid retry field
+	run    int           // events dropped in a row
+	lastID string        // id of the last event that had one: the re-dial's Last-Event-ID
+	retry  time.Duration // the reconnection time of the last valid retry field
 }
 
-// framed is what one push made ready.
-type framed struct {
-	events   int    // whole events with a field
-	messages int    // of them, those go-sdk decodes as a JSON-RPC message
-	ready    []byte // bytes to hand on; aliases the framer's buffer until its next call
+// filtered is what one push produced.
+type filtered struct {
+	events   int           // whole events with a field
+	messages int           // of them, those handed on
+	drops    []*EventError // events dropped
+	garbage  bool          // the attempt must end: an oversized event, or maxDroppedRun drops in a row
 }
 
-// push appends p and returns what is now ready to hand on: whole events with
-// their terminating blank line, comments, and the lines of an event that
-// outgrew max.
-func (f *sseFramer) push(p []byte) framed {
-	var r framed
-	f.compact()
-	f.buf = append(f.buf, p...)
-	for f.scanned < len(f.buf) {
-		i := bytes.IndexByte(f.buf[f.scanned:], '\n')
-		if f.midLine {
-			if i < 0 {
-				f.scanned = len(f.buf)
-			} else {
-				f.scanned += i + 1
-				f.midLine = false
-			}
-			f.done = f.scanned
-			continue
-		}
+// push parses p, appends the events to hand on to out and returns it. After
+// a result with garbage set, the caller ends the stream and calls reset.
+func (f *sseFilter) push(p []byte, out []byte, r *filtered) []byte {
+	for len(p) > 0 && !r.garbage {
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			break
+			if f.over(len(f.line) + len(p)) {
+				f.drop(r, DropOversized, len(p))
+				return out
+			}
+			f.line = append(f.line, p...)
+			return out
 		}
-		line := bytes.TrimSuffix(f.buf[f.scanned:f.scanned+i], []byte("\r"))
-		f.scanned += i + 1
-		if len(line) == 0 {
-			f.dispatch(&r)
-			f.done = f.scanned
-			continue
+		if f.over(len(f.line) + i + 1) {
+			f.drop(r, DropOversized, i+1)
+			return out
 		}
-		f.field(line)
-		if f.passing {
-			f.done = f.scanned
+		var line []byte
+		if len(f.line) > 0 {
+			f.line = append(f.line, p[:i]...)
+			line = f.line
+		} else {
+			line = p[:i]
+		}
+		p = p[i+1:]
+		f.size += len(line) + 1
+		out = f.lineDone(bytes.TrimSuffix(line, []byte("\r")), out, r)
+		f.line = f.line[:0]
+		if cap(f.line) > keptBuffer {
+			f.line = nil
 		}
 	}
-	if f.max > 0 && len(f.buf)-f.done > f.max {
-		// Too large to hold: hand on what is held, and the rest as it comes.
-		f.passing = true
-		if tail := f.buf[f.scanned:]; len(tail) > 0 {
-			f.longLine(tail)
-			f.scanned = len(f.buf)
-		}
-		f.done = len(f.buf)
-	}
-	r.ready = f.buf[:f.done]
-	return r
+	return out
 }
 
-// field notes one non-blank line of the current event.
-func (f *sseFramer) field(line []byte) {
-	if line[0] == ':' {
-		return // a comment, e.g. a keepalive
+// over reports whether n more bytes would make the event outgrow max.
+func (f *sseFilter) over(n int) bool { return f.max > 0 && f.size+n > f.max }
+
+// lineDone takes one complete line.
+func (f *sseFilter) lineDone(line []byte, out []byte, r *filtered) []byte {
+	switch {
+	case len(line) == 0:
+		return f.dispatch(out, r)
+	case line[0] == ':':
+		if !f.fields {
+			f.size = 0 // a keepalive comment between events
+		}
+		return out
 	}
 	f.fields = true
-	name, value, _ := bytes.Cut(line, []byte(":"))
+	name, value, ok := bytes.Cut(line, []byte(":"))
+	if !ok {
+		if f.bad == nil {
+			start := line[:min(len(line), 64)]
+			f.bad = &EventError{Reason: DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", start)}
+		}
+		return out
+	}
 	switch string(name) {
 	case "data":
+		if f.dataLines > 0 {
+			f.data = append(f.data, '\n')
+		}
 		f.dataLines++
-		f.dataBytes = f.dataBytes || len(bytes.TrimSpace(value)) > 0
+		f.data = append(f.data, bytes.TrimSpace(value)...)
 	case "event":
 		f.name = string(bytes.TrimSpace(value))
 	case "id":
@@ -126,20 +203,99 @@ func (f *sseFramer) field(line []byte) {
 			f.retry = d
 		}
 	}
+	return out
 }
 
-// longLine notes the start of a line too long to hold, handed on unparsed.
-func (f *sseFramer) longLine(start []byte) {
-	f.midLine = true
-	f.lineColon = bytes.IndexByte(start, ':') >= 0
-	if start[0] == ':' {
-		return
+// dispatch ends the current event at its blank line.
+func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
+	defer f.endEvent()
+	if !f.fields {
+		return out
 	}
-	f.fields = true
-	if name, value, ok := bytes.Cut(start, []byte(":")); ok && string(name) == "data" {
-		f.dataLines++
-		f.dataBytes = f.dataBytes || len(bytes.TrimSpace(value)) > 0
+	r.events++
+	if f.idSet {
+		f.lastID = f.id // also past a dropped event: the re-dial does not ask for it again
 	}
+	if f.bad != nil {
+		f.bad.Bytes = f.size
+		f.report(r, f.bad)
+		return out
+	}
+	if len(f.data) == 0 || (f.name != "" && f.name != "message") {
+		// No message (a SEP-1699 priming event), or an event type go-sdk
+		// skips: nothing to hand on, nothing wrong.
+		return out
+	}
+	msg, err := jsonrpc.DecodeMessage(f.data)
+	if err != nil {
+		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: cutDetail(err.Error())})
+		return out
+	}
+	if _, isResponse := msg.(*jsonrpc.Response); isResponse {
+		f.report(r, &EventError{Reason: DropResponse, Bytes: f.size})
+		return out
+	}
+	enc, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: cutDetail(err.Error())})
+		return out
+	}
+	f.run = 0
+	r.messages++
+	out = append(out, "data: "...)
+	out = append(out, enc...)
+	return append(out, "\n\n"...)
+}
+
+// drop drops the current event as garbage after read more bytes of it:
+// the attempt must end.
+func (f *sseFilter) drop(r *filtered, reason DropReason, read int) {
+	f.report(r, &EventError{Reason: reason, Bytes: f.size + len(f.line) + read,
+		Detail: fmt.Sprintf("more than %d bytes", f.max)})
+	r.garbage = true
+	f.reset()
+}
+
+// report records a dropped event; maxDroppedRun in a row make the stream
+// garbage.
+func (f *sseFilter) report(r *filtered, e *EventError) {
+	r.drops = append(r.drops, e)
+	f.run++
+	if f.run >= maxDroppedRun {
+		r.garbage = true
+	}
+}
+
+// cut ends the stream: an event under way is dropped (reported as
+// DropTruncated when it had a field).
+func (f *sseFilter) cut(r *filtered) {
+	if f.fields || len(f.line) > 0 {
+		r.drops = append(r.drops, &EventError{Reason: DropTruncated, Bytes: f.size + len(f.line)})
+	}
+	f.reset()
+}
+
+// reset forgets the current event and partial line; lastID and retry stay.
+func (f *sseFilter) reset() {
+	f.endEvent()
+	f.line = nil
+	f.run = 0
+}
+
+func (f *sseFilter) endEvent() {
+	f.size, f.fields, f.dataLines, f.name, f.id, f.idSet, f.bad = 0, false, 0, "", "", false, nil
+	f.data = f.data[:0]
+	if cap(f.data) > keptBuffer {
+		f.data = nil
+	}
+}
+
+// cutDetail bounds a decoder's error text in an EventError.
+func cutDetail(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
 }
 
 // retryField parses an SSE retry value: ASCII digits, milliseconds.
@@ -152,77 +308,4 @@ func retryField(v []byte) (time.Duration, bool) {
 		return maxRetryField, true
 	}
 	return time.Duration(ms) * time.Millisecond, true
-}
-
-// message reports whether go-sdk decodes the current event as a JSON-RPC
-// message: it has data (go-sdk joins data fields with LF, so two blank ones
-// are data too) and no event name other than "message".
-func (f *sseFramer) message() bool {
-	return (f.dataBytes || f.dataLines > 1) && (f.name == "" || f.name == "message")
-}
-
-// dispatch ends the current event at its blank line.
-func (f *sseFramer) dispatch(r *framed) {
-	if f.fields {
-		r.events++
-		if f.message() {
-			r.messages++
-		}
-		if f.idSet {
-			f.lastID = f.id
-		}
-	}
-	f.noteReaderID()
-	f.endEvent()
-}
-
-// noteReaderID records the id go-sdk takes from the current event.
-func (f *sseFramer) noteReaderID() {
-	if id := strings.TrimSpace(f.id); f.idSet && id != "" {
-		f.readerID = id
-	}
-}
-
-func (f *sseFramer) endEvent() {
-	f.fields, f.dataLines, f.dataBytes, f.name, f.id, f.idSet = false, 0, false, "", "", false
-	f.passing, f.midLine, f.lineColon = false, false, false
-}
-
-// cut drops the incomplete event after the stream was cut. When part of it
-// was handed on already (an event that outgrew max), it returns the bytes
-// that end it for go-sdk: the end of the current line (with a colon, since
-// go-sdk fails the session on a line without one) and an event field naming
-// [truncatedEvent] before the blank line, so go-sdk dispatches the partial
-// event and skips it, rather than decoding truncated data, which fails the
-// session (mcp/streamable.go processStream, "failed to decode event"). The
-// partial event's id, if go-sdk got it, becomes go-sdk's last event id, but
-// not the keeper's: the re-dial asks for the event again.
-func (f *sseFramer) cut() []byte {
-	var end []byte
-	if f.passing {
-		if f.midLine {
-			if !f.lineColon {
-				end = append(end, ':')
-			}
-			end = append(end, '\n')
-		}
-		end = append(end, "event: "+truncatedEvent+"\n\n"...)
-		f.noteReaderID()
-	}
-	f.buf, f.scanned, f.done = f.buf[:0], 0, 0
-	f.endEvent()
-	f.compact()
-	return end
-}
-
-// compact drops the bytes push returned as ready, and a large buffer once
-// it is empty.
-func (f *sseFramer) compact() {
-	if f.done > 0 {
-		n := copy(f.buf, f.buf[f.done:])
-		f.buf, f.scanned, f.done = f.buf[:n], f.scanned-f.done, 0
-	}
-	if len(f.buf) == 0 && cap(f.buf) > keptBuffer {
-		f.buf = nil
-	}
 }

@@ -1,87 +1,100 @@
 package wire
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-func TestSSEFramerDeliversWholeEventsOnly(t *testing.T) {
-	var f sseFramer
-	r := f.push([]byte(": keepalive\n\nid: 7\ndata: {\"a\""))
-	assert.Equal(t, 0, r.events, "a comment is not an event")
-	assert.Equal(t, ": keepalive\n\n", string(r.ready))
-	f.compact()
-	r = f.push([]byte(":1}\r\n\r\ndata: partial"))
-	assert.Equal(t, 1, r.events)
-	assert.Equal(t, 1, r.messages)
-	assert.Equal(t, "id: 7\ndata: {\"a\":1}\r\n\r\n", string(r.ready))
-	assert.Equal(t, "7", f.lastID)
-	assert.Empty(t, f.cut(), "nothing of the partial event was handed on")
-	r = f.push([]byte("data: x\n\n"))
-	assert.Equal(t, 1, r.events)
-	assert.Equal(t, "data: x\n\n", string(r.ready), "the cut partial event was dropped")
-}
+const listChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
 
-// TestSSEFramerCountsMessages: only events go-sdk decodes as a message
-// count: a priming event (SEP-1699) or a named event is no message.
-func TestSSEFramerCountsMessages(t *testing.T) {
-	var f sseFramer
-	r := f.push([]byte("id: 1\ndata: \nretry: 1500\n\n" + "event: other\ndata: {}\n\n" + "event: message\ndata: {}\n\n" + "data:\ndata:\n\n"))
-	assert.Equal(t, 4, r.events)
-	assert.Equal(t, 2, r.messages, "a message event and two blank data lines (go-sdk decodes an LF)")
-	assert.Equal(t, 1500*time.Millisecond, f.retry)
-	assert.Equal(t, "1", f.readerID)
-	f.compact()
-	f.push([]byte("retry: 2s\n\nretry: 99999999999999999999\n\n"))
-	assert.Equal(t, maxRetryField, f.retry, "a value not all digits is ignored; a huge one is bounded")
-}
-
-// TestSSEFramerOversizedEvent: an event larger than max is handed on as its
-// lines complete, and whole-event framing resumes after it.
-func TestSSEFramerOversizedEvent(t *testing.T) {
-	f := sseFramer{max: 16}
-	large := strings.Repeat("x", 40)
-	var got strings.Builder
-	r := f.push([]byte("id: 3\nevent: other\ndata: " + large[:20]))
-	assert.Equal(t, "id: 3\nevent: other\ndata: "+large[:20], string(r.ready), "held bytes outgrew max: all handed on")
-	got.Write(r.ready)
-	f.compact()
-	r = f.push([]byte(large[20:] + "\n\ndata: {}\n\ndata: {\"b\""))
-	got.Write(r.ready)
-	assert.Equal(t, 2, r.events)
-	assert.Equal(t, 1, r.messages)
-	assert.Equal(t, "3", f.lastID)
-	assert.Equal(t, "id: 3\nevent: other\ndata: "+large+"\n\ndata: {}\n\n", got.String(), "framing resumed: the partial event is held")
-	assert.Empty(t, f.cut(), "a held partial event is just dropped")
-}
-
-// TestSSEFramerCutInsideOversizedEvent: a cut inside an event already partly
-// handed on ends it for go-sdk with an event name go-sdk skips, and a colon
-// when the cut line has none.
-func TestSSEFramerCutInsideOversizedEvent(t *testing.T) {
-	cases := []struct{ name, in, end string }{
-		{"mid data line", "id: 9\ndata: {\"jsonrpc\":\"2.0\",", "\nevent: mcpsup-truncated\n\n"},
-		{"mid field name", "data: " + strings.Repeat("y", 20) + "\n" + strings.Repeat("d", 20), ":\nevent: mcpsup-truncated\n\n"},
-		{"at a line start", "data: " + strings.Repeat("y", 20) + "\n", "event: mcpsup-truncated\n\n"},
+// TestSSEFilter: only whole events carrying one JSON-RPC request or
+// notification reach go-sdk, re-encoded; every other event is dropped and
+// named, and the events after it still pass.
+func TestSSEFilter(t *testing.T) {
+	good := "data: " + listChanged + "\n\n"
+	cases := []struct {
+		name     string
+		in       string
+		out      string
+		drops    []DropReason
+		messages int
+		garbage  bool
+	}{
+		{"a notification", good, good, nil, 1, false},
+		{"a request, CRLF, data over two lines", "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata:  \"id\":1,\"method\":\"ping\"}\r\n\r\n",
+			"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n", nil, 1, false},
+		{"comments and a priming event hand on nothing", ": keepalive\n\nid: 1\ndata: \nretry: 1500\n\n", "", nil, 0, false},
+		{"another event type is skipped silently", "event: other\ndata: not json\n\n" + good, good, nil, 1, false},
+		{"a line without a colon", "data: " + listChanged + "\ngarbage\n\n" + good, good, []DropReason{DropMalformedLine}, 1, false},
+		{"data that is not JSON", "data: {not json\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
+		{"JSON that is not JSON-RPC", "data: {\"a\":1}\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
+		{"two blank data lines", "data:\ndata:\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
+		{"a batch", "data: [" + listChanged + "]\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
+		{"a response", "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n" + good, good, []DropReason{DropResponse}, 1, false},
+		{"an oversized event ends the stream", "data: \"" + strings.Repeat("x", 300) + "\n\n" + good, "", []DropReason{DropOversized}, 0, true},
+		{"an oversized line without an end", strings.Repeat("\xff", 300), "", []DropReason{DropOversized}, 0, true},
+		{"garbage lines, many in a row", strings.Repeat("\x00\x01\n\n", maxDroppedRun+3), "",
+			repeat(DropMalformedLine, maxDroppedRun), 0, true},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := sseFramer{max: 16}
-			r := f.push([]byte(c.in))
-			assert.Equal(t, c.in, string(r.ready))
-			assert.Equal(t, c.end, string(f.cut()))
-			assert.Empty(t, f.lastID, "the keeper asks for the dropped event again")
-			f.compact()
-			r = f.push([]byte("data: {}\n\n"))
-			assert.Equal(t, "data: {}\n\n", string(r.ready))
-			assert.Equal(t, 1, r.messages)
-		})
+		for _, chunk := range []int{1, 7, 1 << 20} {
+			f := sseFilter{max: 256}
+			var out []byte
+			var r filtered
+			for in := []byte(c.in); len(in) > 0 && !r.garbage; {
+				n := min(chunk, len(in))
+				var step filtered
+				out = f.push(in[:n], out, &step)
+				in = in[n:]
+				r.messages += step.messages
+				r.drops = append(r.drops, step.drops...)
+				r.garbage = step.garbage
+			}
+			assert.Equal(t, c.out, string(out), "%s (chunks of %d)", c.name, chunk)
+			assert.Equal(t, c.messages, r.messages, "%s (chunks of %d)", c.name, chunk)
+			assert.Equal(t, c.garbage, r.garbage, "%s (chunks of %d)", c.name, chunk)
+			var got []DropReason
+			for _, d := range r.drops {
+				got = append(got, d.Reason)
+				assert.True(t, errors.Is(d, ErrStreamEvent))
+				assert.LessOrEqual(t, d.Bytes, 256+chunk, "read up to max and one chunk")
+			}
+			assert.Equal(t, c.drops, got, "%s (chunks of %d)", c.name, chunk)
+			assert.LessOrEqual(t, len(f.line), 256, "no event is held past max")
+		}
 	}
-	f := sseFramer{max: 16}
-	f.push([]byte("id: 9\ndata: {\"jsonrpc\":\"2.0\","))
-	f.cut()
-	assert.Equal(t, "9", f.readerID, "go-sdk took the truncated event's id")
+}
+
+func repeat(r DropReason, n int) []DropReason {
+	out := make([]DropReason, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+// TestSSEFilterIDsAndRetry: ids and retry fields are kept for the re-dial,
+// also past a dropped event, and never handed on.
+func TestSSEFilterIDsAndRetry(t *testing.T) {
+	var f sseFilter
+	var r filtered
+	out := f.push([]byte("id: 7\ndata: "+listChanged+"\n\nid: 8\ndata: nope\n\nretry: 2s\n\nretry: 99999999999999999999\n\n"), nil, &r)
+	assert.Equal(t, "data: "+listChanged+"\n\n", string(out), "no id reaches go-sdk")
+	assert.Equal(t, "8", f.lastID, "the dropped event is not asked for again")
+	assert.Equal(t, maxRetryField, f.retry, "a value not all digits is ignored; a huge one is bounded")
+
+	r = filtered{}
+	f.push([]byte("id: 9\ndata: {\"jsonrpc\""), nil, &r)
+	f.cut(&r)
+	require.Len(t, r.drops, 1)
+	assert.Equal(t, DropTruncated, r.drops[0].Reason)
+	assert.Equal(t, "8", f.lastID, "a cut event's id is not taken")
+	out = f.push([]byte("data: "+listChanged+"\n\n"), nil, &r)
+	assert.Equal(t, "data: "+listChanged+"\n\n", string(out), "framing starts over after a cut")
+	assert.Equal(t, 1500*time.Millisecond, func() time.Duration { f.retry = 0; f.push([]byte("retry: 1500\n\n"), nil, &r); return f.retry }())
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/jonboulle/clockwork"
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream. The zero
@@ -23,23 +25,35 @@ import (
 // standalone GET's response headers (mcp/streamable.go
 // connectStandaloneSSE), so the local answer also saves a round trip on
 // every [Open] and [Resume]. When the server's stream ends, the body
-// re-dials the server with a bounded backoff and splices the new stream in,
-// delivering only whole SSE events so a stream cut mid-event cannot corrupt
-// go-sdk's reader (an event larger than MaxEventBytes is the exception; see
-// there). go-sdk keeps processing every server message with the host's
-// handlers. Only a sign that the session is really gone (404 to a request
-// with Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
-// the body; go-sdk's next GET (which carries Last-Event-ID when the stream
-// had event ids) then gets that answer replayed, and the session ends as
-// go-sdk ends it (without DELETE). A plain 404 to the session's first GET is
-// the exception: see below.
+// re-dials the server with a bounded backoff and splices the new stream in.
+// go-sdk gets only whole events that each carry one JSON-RPC request or
+// notification, re-encoded; every other event (a line without a colon, data
+// that is not one JSON-RPC message, a response, an event larger than
+// MaxEventBytes, an event cut by the stream's end) is dropped and reported
+// ([Config.OnDroppedEvent], an [*EventError] naming what was wrong), so
+// nothing a server or gateway sends on this stream can end the session.
+// go-sdk keeps processing every message it gets with the host's handlers.
+// Only a sign that the session is really gone (404 to a request with
+// Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
+// the body; go-sdk's next GET (it never carries a Last-Event-ID: the keeper
+// hands on no event ids) then gets that answer replayed, and the session
+// ends as go-sdk ends it (without DELETE). A plain 404 to the session's
+// first GET is the exception: see below.
 //
 // The re-dial follows at once only after an attempt that lived Span or
-// longer; after a shorter one it waits for the backoff, and never less than
-// the reconnection time the server set with the SSE retry field (WHATWG HTML,
-// server-sent events; MCP SEP-1699 priming events carry one), both bounded by
-// MaxBackoff. So a server that sends a priming event and ends the stream at
-// once is re-dialed on the backoff schedule, not in a loop.
+// longer; after a shorter one it waits for the backoff (cenkalti/backoff's
+// exponential schedule on the Transport's clock, from InitialBackoff to
+// MaxBackoff), and never less than the reconnection time the server set
+// with the SSE retry field (WHATWG HTML, server-sent events; MCP SEP-1699
+// priming events carry one), bounded by MaxBackoff. So a server that sends
+// a priming event and ends the stream at once is re-dialed on the backoff
+// schedule, not in a loop.
+//
+// Whether to dial at all is the [StreamSwitch]'s decision ([Config.Switch]):
+// while it is off (a GET-hostile server, [StreamAuto]) the keeper holds the
+// stream silently, no GET reaches the server and the session is unaffected;
+// when it ends, the keeper dials again. The session's attempts feed the
+// switch's [HostilityRule].
 //
 // A server that offers no standalone stream answers the first GET with 405
 // (MCP spec, transports, listening for messages from the server), another
@@ -59,19 +73,18 @@ import (
 // unavailable for now ([StreamAttempt.Outage]: 408, 429, 5xx but 501, what a
 // gateway answers while the server behind it restarts) are retried with the
 // backoff, at most once per MaxBackoff, for as long as the session lives,
-// and do not count toward MaxFailedRedials, so a session whose server comes
-// back after a long outage still learns of it from its stream. Closing the
-// session stops it.
+// and do not count toward the [HostilityRule], so a session whose server
+// comes back after a long outage still learns of it from its stream.
+// Closing the session stops it.
 //
 // A re-dial that carried Last-Event-ID and got a 4xx other than 401, 404,
 // 408 and 429 (and not the null-id -32000 session-gone answer) is taken as
 // the server being unable to replay after that id (a go-sdk server whose
 // EventStore purged the events answers 400 "failed to replay events"): the
 // keeper drops the id and re-dials once at once without it
-// ([StreamAttempt.ReplayRefused]); that attempt counts neither toward
-// MaxFailedRedials nor toward the [HostilityRule]. Messages the server sent
-// while no stream was connected may be lost then; [Config.OnStreamRestored]
-// says when.
+// ([StreamAttempt.ReplayRefused]); that attempt does not count toward the
+// [HostilityRule]. Messages the server sent while no stream was connected
+// may be lost then; [Config.OnStreamRestored] says when.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once, and, unless it delivered a message, not to count as failing
@@ -85,20 +98,15 @@ type StreamConfig struct {
 	// re-dial, at most MaxBackoff. Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
-	// MaxFailedRedials is how many consecutive attempts may get an HTTP
-	// answer and fail at once before the keeper holds the stream silently,
-	// as if [Transport.HoldStream] had been called; HoldStream(false)
-	// restarts it. Outage attempts ([StreamAttempt.Outage]) and refused
-	// replays ([StreamAttempt.ReplayRefused]) are not counted (see above).
-	// Default 8.
-	MaxFailedRedials int
-	// MaxEventBytes bounds the buffer of one incomplete SSE event. An event
-	// larger than this is passed on line by line as it arrives, and
-	// whole-event framing resumes after its blank line. A stream cut inside
-	// such an event is spliced too: the keeper ends the partial event with
-	// an event field naming "mcpsup-truncated", which go-sdk skips (it
-	// handles only events named "message" or unnamed), so the partial event
-	// is dropped and the session lives. Default 1 MiB.
+	// Jitter is the backoff's randomization factor: each wait is drawn
+	// from [w*(1-Jitter), w*(1+Jitter)] (cenkalti/backoff), 0 <= Jitter <
+	// 1. Default 0: none (sessions of different clients open at different
+	// times, so their re-dials are spread already).
+	Jitter float64
+	// MaxEventBytes bounds one SSE event, its lines and line ends included
+	// (comment lines between events do not count). An event that outgrows
+	// it is dropped ([DropOversized]) and ends the attempt: the keeper reads
+	// no more of it and re-dials on the backoff. Default 1 MiB.
 	MaxEventBytes int
 }
 
@@ -115,8 +123,8 @@ func (c StreamConfig) withDefaults() StreamConfig {
 	if c.MaxBackoff < c.InitialBackoff {
 		c.MaxBackoff = c.InitialBackoff
 	}
-	if c.MaxFailedRedials <= 0 {
-		c.MaxFailedRedials = 8
+	if c.Jitter < 0 || c.Jitter >= 1 {
+		c.Jitter = 0
 	}
 	if c.MaxEventBytes <= 0 {
 		c.MaxEventBytes = 1 << 20
@@ -139,6 +147,10 @@ const (
 	EndError
 	// EndClosed: the client closed the stream (session closed).
 	EndClosed
+	// EndGarbage: the keeper ended the stream: an event outgrew
+	// [StreamConfig.MaxEventBytes], or maxDroppedRun events in a row were
+	// dropped.
+	EndGarbage
 )
 
 func (e StreamEnd) String() string {
@@ -153,6 +165,8 @@ func (e StreamEnd) String() string {
 		return "error"
 	case EndClosed:
 		return "closed"
+	case EndGarbage:
+		return "garbage"
 	}
 	return "unknown"
 }
@@ -168,14 +182,16 @@ type StreamAttempt struct {
 	// and EndError.
 	End StreamEnd
 	Err error
-	// Bytes and Events delivered to go-sdk (events: whole SSE events with
-	// at least one field; comments are not events). Messages counts the
-	// events go-sdk decodes as a JSON-RPC message: with data, and unnamed or
-	// named "message". A SEP-1699 priming event (an id and empty data) is
-	// an event but no message.
+	// Bytes read from the server's stream, and the whole SSE Events in
+	// them (with at least one field; comments are not events). Messages
+	// counts the events handed to go-sdk: each carried one JSON-RPC request
+	// or notification. A SEP-1699 priming event (an id and empty data) is an
+	// event but no message. Dropped counts the events dropped (see
+	// [EventError]).
 	Bytes    int64
 	Events   int
 	Messages int
+	Dropped  int
 	// Retry is the reconnection time the server last set with the SSE
 	// retry field on this go-sdk stream, 0 when it set none.
 	Retry time.Duration
@@ -192,8 +208,7 @@ type StreamAttempt struct {
 	// ReplayRefused reports a 4xx (not 401, 404, 408, 429, nor the null-id
 	// -32000 session-gone answer) to an attempt that carried Last-Event-ID:
 	// the server cannot replay after that id. The keeper re-dials at once
-	// without it; the attempt counts neither toward
-	// [StreamConfig.MaxFailedRedials] nor toward the [HostilityRule].
+	// without it; the attempt does not count toward the [HostilityRule].
 	ReplayRefused bool
 	// Start and Duration on the Transport's clock.
 	Start    time.Time
@@ -246,21 +261,17 @@ func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 // newStreamBody returns the keeper's body for go-sdk's GET req.
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
-	b.frame.max = t.cfg.Stream.MaxEventBytes
+	b.filter.max = t.cfg.Stream.MaxEventBytes
+	c := t.cfg.Stream
+	b.bo = backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(c.InitialBackoff),
+		backoff.WithMaxInterval(c.MaxBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(c.Jitter),
+		backoff.WithMaxElapsedTime(0), // never stops while the session lives
+		backoff.WithClockProvider(clockProvider{t.clock}),
+	)
 	return b
-}
-
-// reconnecting reports whether a GET carrying Last-Event-ID id is go-sdk's
-// reconnect of a standalone stream the keeper ended (as opposed to the
-// resumption of a POST's stream), and if so takes note that it came.
-func (t *Transport) reconnecting(id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.reconnectID == "" || t.reconnectID != strings.TrimSpace(id) {
-		return false
-	}
-	t.reconnectID = ""
-	return true
 }
 
 // goneAnswer is the server's answer that said the session is gone, as the
@@ -312,13 +323,13 @@ type streamBody struct {
 	cur io.ReadCloser // the server's current stream, nil between attempts
 
 	// Owned by the reading goroutine.
-	att      StreamAttempt // the current or last attempt; Seq counts them
-	failures int           // consecutive attempts that lived less than Span: the backoff
-	answered int           // consecutive answered attempts that failed at once: MaxFailedRedials
-	declined bool          // the server offers no standalone stream: hold for good
-	ended    bool          // the session is gone: deliver EOF once out is drained
-	frame    sseFramer
-	out      []byte // bytes for go-sdk that did not fit its buffer
+	att      StreamAttempt               // the current or last attempt; Seq counts them
+	bo       *backoff.ExponentialBackOff // the re-dial schedule
+	wait     time.Duration               // before the next attempt
+	declined bool                        // the server offers no standalone stream: hold for good
+	ended    bool                        // the session is gone: deliver EOF once out is drained
+	filter   sseFilter
+	out      []byte // events for go-sdk not yet delivered
 	off      int    // bytes of out already delivered
 }
 
@@ -326,13 +337,14 @@ type streamBody struct {
 // live stream at once.
 func (b *streamBody) dial() dialKind {
 	req := b.req.Clone(b.ctx)
-	sentID := b.frame.lastID
+	sentID := b.filter.lastID
 	if sentID != "" {
 		req.Header.Set(headerLastEventID, sentID)
 	}
 	x := b.t.begin(req)
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1
+	b.t.withCookies(req)
 	resp, err := b.t.base.RoundTrip(req)
 	b.t.fill(&x, resp, err)
 	if err != nil {
@@ -341,6 +353,7 @@ func (b *streamBody) dial() dialKind {
 		b.report()
 		return dialFailed
 	}
+	b.t.keepCookies(req, resp)
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
 		b.t.finish(req, x)
@@ -377,9 +390,6 @@ func (b *streamBody) dial() dialKind {
 			b.t.gone = &goneAnswer{status: x.Status, header: resp.Header, body: prefix}
 		}
 		b.t.detached = true // a DELETE would only be refused (or deleted a session a fresh credential could use)
-		// The body ends: go-sdk's reconnect GET carries the last event id
-		// it read, final now, and is routed to the keeper again.
-		b.t.reconnectID = b.frame.readerID
 		b.t.mu.Unlock()
 		return dialGone
 	case b.att.Declined:
@@ -407,31 +417,34 @@ func (b *streamBody) current() io.ReadCloser {
 	return b.cur
 }
 
-// report ends the current attempt's record. Only a stream that lived Span
-// clears the backoff: an event alone does not (a priming event then an end
-// would re-dial in a loop).
+// report ends the current attempt's record, sets the wait before the next
+// and feeds the hostility rule. Only a stream that lived Span resets the
+// backoff: an event alone does not (a priming event then an end would
+// re-dial in a loop).
 func (b *streamBody) report() {
 	b.att.Duration = b.t.clock.Since(b.att.Start)
-	b.att.Retry = b.frame.retry
+	b.att.Retry = b.filter.retry
 	if b.att.End == EndClosed || b.att.ReplayRefused {
-		b.log() // the end, or re-dialed at once: neither backoff nor MaxFailedRedials
+		b.log() // the end, or re-dialed at once: no backoff
+		b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })
 		return
 	}
-	if (b.att.End == EndEOF || b.att.End == EndError) && b.att.Duration >= b.t.cfg.Stream.Span {
-		b.failures = 0
+	lived := b.att.End == EndEOF || b.att.End == EndError || b.att.End == EndGarbage
+	if lived && b.att.Duration >= b.t.cfg.Stream.Span {
+		b.bo.Reset()
+		b.wait = 0
 	} else {
-		b.failures++
+		b.wait = b.bo.NextBackOff()
 	}
-	switch {
-	case b.att.Outage():
-		// Unreachable: neither counted toward MaxFailedRedials nor clearing it.
-	case b.att.FailedAtOnce(b.t.cfg.Stream.Span):
-		b.answered++
-	default:
-		b.answered = 0
-	}
+	b.wait = min(max(b.wait, b.filter.retry), b.t.cfg.Stream.MaxBackoff)
 	b.log()
+	b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })
 }
+
+// clockProvider lets cenkalti/backoff read a clockwork clock.
+type clockProvider struct{ c clockwork.Clock }
+
+func (p clockProvider) Now() time.Time { return p.c.Now() }
 
 func (b *streamBody) log() {
 	b.t.log.Debug("mcpsup/wire: standalone stream attempt ended",
@@ -443,8 +456,8 @@ func (b *streamBody) log() {
 	}
 }
 
-// Read implements io.Reader. It reads the server's stream into p, which
-// serves as scratch space, and hands on whole events only.
+// Read implements io.Reader. It reads the server's stream and hands on
+// only the events [sseFilter] lets through.
 func (b *streamBody) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -474,13 +487,34 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			}
 			continue
 		}
+		// p is scratch space: the events to hand on are built in out.
 		n, err := cur.Read(p)
-		n = b.take(p, n)
-		if err != nil {
+		var r filtered
+		b.out = b.filter.push(p[:n], b.out, &r)
+		b.note(n, r)
+		switch {
+		case r.garbage:
+			b.endAttempt(cur, errGarbage)
+		case err != nil:
 			b.endAttempt(cur, err)
 		}
-		if n > 0 {
-			return n, nil
+	}
+}
+
+// errGarbage ends an attempt whose stream the filter refused.
+var errGarbage = errors.New("mcpsup/wire: standalone stream refused: an oversized event, or too many dropped events in a row")
+
+// note counts what one read brought and reports the dropped events.
+func (b *streamBody) note(n int, r filtered) {
+	b.att.Bytes += int64(n)
+	b.att.Events += r.events
+	b.att.Messages += r.messages
+	b.att.Dropped += len(r.drops)
+	for _, e := range r.drops {
+		e.Attempt = b.att.Seq
+		b.t.log.Debug("mcpsup/wire: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
+		if f := b.t.cfg.OnDroppedEvent; f != nil {
+			f(e)
 		}
 	}
 }
@@ -495,23 +529,6 @@ func (b *streamBody) stopped() error {
 	return b.ctx.Err()
 }
 
-// take frames the n bytes just read into p, puts the bytes now ready (whole
-// events, or the lines of an oversized one) back at the start of p (queuing
-// what does not fit) and returns how many bytes of p go-sdk gets.
-func (b *streamBody) take(p []byte, n int) int {
-	if n == 0 {
-		return 0
-	}
-	r := b.frame.push(p[:n])
-	b.att.Events += r.events
-	b.att.Messages += r.messages
-	b.att.Bytes += int64(len(r.ready))
-	k := copy(p, r.ready)
-	b.out = append(b.out, r.ready[k:]...)
-	b.frame.compact()
-	return k
-}
-
 // endAttempt closes the server's stream after it ended with err.
 func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
 	_ = cur.Close()
@@ -521,29 +538,38 @@ func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
 	switch {
 	case b.stopped() != nil:
 		b.att.End = EndClosed
+	case errors.Is(err, errGarbage):
+		b.att.End = EndGarbage
 	case errors.Is(err, io.EOF):
 		b.att.End = EndEOF
 	default:
 		b.att.End, b.att.Err = EndError, err
 	}
-	// Splice: drop the partial event, or end the part of an oversized one
-	// go-sdk already has so that it skips it.
-	b.out = append(b.out, b.frame.cut()...)
+	// Splice: an event under way is dropped; go-sdk has none of it.
+	var r filtered
+	b.filter.cut(&r)
+	if b.att.End != EndClosed {
+		b.note(0, r)
+	}
 	b.report()
 }
 
-// redial waits for the backoff (or while held) and makes the next attempt.
+// redial waits for the backoff, or while the switch holds the stream, and
+// makes the next attempt.
 func (b *streamBody) redial() error {
 	for {
-		hold, changed := b.t.holding()
-		if b.declined || hold || b.answered >= b.t.cfg.Stream.MaxFailedRedials {
+		hold, changed := b.t.sw.state()
+		if b.declined || hold {
 			if b.declined {
 				changed = nil // for good: only the session's end ends the wait
 			}
 			select {
 			case <-changed:
-				if h, _ := b.t.holding(); !h {
-					b.failures, b.answered = 0, 0
+				if h, _ := b.t.sw.state(); !h {
+					// On again: start over, as a new session would.
+					b.bo.Reset()
+					b.wait = 0
+					b.t.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
 				}
 				continue
 			case <-b.closed:
@@ -552,7 +578,7 @@ func (b *streamBody) redial() error {
 				return b.ctx.Err()
 			}
 		}
-		if d := b.backoff(); d > 0 {
+		if d := b.wait; d > 0 {
 			select {
 			case <-b.t.clock.After(d):
 			case <-changed:
@@ -565,7 +591,7 @@ func (b *streamBody) redial() error {
 		}
 		kind := b.dial()
 		if kind == dialReplayRefused && b.stopped() == nil {
-			b.frame.lastID = ""
+			b.filter.lastID = ""
 			kind = b.dial() // at once, without Last-Event-ID
 		}
 		switch kind {
@@ -576,21 +602,6 @@ func (b *streamBody) redial() error {
 		}
 		return b.stopped()
 	}
-}
-
-// backoff is the wait before the next attempt: InitialBackoff doubled per
-// consecutive short attempt, and at least the SSE retry field's time, at
-// most MaxBackoff.
-func (b *streamBody) backoff() time.Duration {
-	d := b.frame.retry
-	if b.failures > 0 {
-		e := b.t.cfg.Stream.InitialBackoff
-		for i := 1; i < b.failures && e < b.t.cfg.Stream.MaxBackoff; i++ {
-			e *= 2
-		}
-		d = max(d, e)
-	}
-	return min(d, b.t.cfg.Stream.MaxBackoff)
 }
 
 // Close implements io.Closer; it ends the stream for good.

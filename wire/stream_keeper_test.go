@@ -55,7 +55,7 @@ func TestPrimingThenCloseBacksOff(t *testing.T) {
 			})
 			rec := newRecorder(wire.HostilityRule{Threshold: 3})
 			opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock, Stream: wire.StreamConfig{
-				InitialBackoff: time.Second, MaxBackoff: 8 * time.Second, MaxFailedRedials: 100}}}
+				InitialBackoff: time.Second, MaxBackoff: 8 * time.Second}}}
 			rec.config(&opts.Wire)
 			s := open(t, url, opts)
 
@@ -109,44 +109,41 @@ func TestPrimingThenCloseBacksOff(t *testing.T) {
 	}
 }
 
-// TestOversizedEventCutKeepsSession: events larger than MaxEventBytes pass
-// through unbuffered, and whole-event framing resumes after them, so a stream
-// cut after (or even inside) one is spliced like any other: go-sdk never sees
-// the stream end, never re-dials by itself, gets every whole message, and the
-// session outlives more cuts than go-sdk's MaxRetries (DESIGN.md failure
-// story S5).
-func TestOversizedEventCutKeepsSession(t *testing.T) {
+// TestHostileStreamEventsKeepSession: whatever a server sends on the
+// standalone stream (a line without a colon, data that is not JSON-RPC, a
+// response, an oversized event, garbage, a cut mid-event), go-sdk gets only
+// the valid messages, the rest is dropped and named, the bytes read are
+// bounded, and the session outlives more such streams than go-sdk's
+// MaxRetries (DESIGN.md failure story S5).
+func TestHostileStreamEventsKeepSession(t *testing.T) {
 	const (
-		cuts        = 5
-		maxFailed   = 3
+		streams     = 5
+		maxEvent    = 1024
 		listChanged = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
-		partial     = "data: {\"jsonrpc\":\"2.0\",\"meth"
 	)
-	large := strings.Repeat("x", 4<<10)
+	huge := strings.Repeat("x", 1<<20)
 	cases := []struct {
-		name string
-		body func(n int) string
+		name    string
+		body    string
+		reasons []wire.DropReason
+		good    int // messages handed on per stream
 	}{
-		{"ignored event then cut", func(n int) string {
-			return "event: other\ndata: " + large + "\n\n" + listChanged + partial
-		}},
-		{"with event ids", func(n int) string {
-			return "id: " + string(rune('a'+n)) + "\nevent: other\ndata: " + large + "\n\n" + listChanged + partial
-		}},
-		{"cut inside an oversized message", func(n int) string {
-			return listChanged + "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{\"pad\":\"" + large
-		}},
+		{"line without a colon", "data: {}\nnot a field\n\n" + listChanged, []wire.DropReason{wire.DropMalformedLine}, 1},
+		{"data not JSON-RPC", "data: hello\n\n" + listChanged, []wire.DropReason{wire.DropNotJSONRPC}, 1},
+		{"a response", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n" + listChanged, []wire.DropReason{wire.DropResponse}, 1},
+		{"cut mid-event", listChanged + "data: {\"jsonrpc\":\"2.0\",\"meth", []wire.DropReason{wire.DropTruncated}, 1},
+		{"oversized after a message", listChanged + "data: \"" + huge + "\"\n\n" + listChanged, []wire.DropReason{wire.DropOversized}, 1},
+		{"garbage after a message", listChanged + strings.Repeat("\x00\xff", 1<<19), []wire.DropReason{wire.DropOversized}, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g, url := newServer(t, nil)
 			faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
-				if n < cuts {
-					writeFault(w, 200, "text/event-stream", c.body(n), nil)
-				} else {
-					writeFault(w, 200, "text/event-stream", "", nil) // ends at once: counted toward MaxFailedRedials
+				if n < streams {
+					writeFault(w, 200, "text/event-stream", c.body, nil)
+					return true
 				}
-				return true
+				return false // the server's own stream: lives
 			})
 			var notified atomic.Int32
 			client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, &mcp.ClientOptions{
@@ -154,10 +151,13 @@ func TestOversizedEventCutKeepsSession(t *testing.T) {
 			})
 			clock := clockwork.NewFakeClock()
 			rec := newRecorder(wire.HostilityRule{Threshold: 100})
+			var mu sync.Mutex
+			var drops []*wire.EventError
 			var sdkGETs atomic.Int32
 			opts := wire.Options{Era: wire.Era2025, Client: client, MaxRetries: 2, Wire: wire.Config{Clock: clock,
-				Stream: wire.StreamConfig{MaxEventBytes: 1024, MaxFailedRedials: maxFailed}}}
+				Stream: wire.StreamConfig{MaxEventBytes: maxEvent}}}
 			rec.config(&opts.Wire)
+			opts.Wire.OnDroppedEvent = func(e *wire.EventError) { mu.Lock(); drops = append(drops, e); mu.Unlock() }
 			observe := opts.Wire.OnExchange
 			opts.Wire.OnExchange = func(x wire.Exchange) {
 				observe(x)
@@ -168,33 +168,36 @@ func TestOversizedEventCutKeepsSession(t *testing.T) {
 			advance(t, clock)
 			s := open(t, url, opts)
 
-			require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= cuts+maxFailed },
-				10*time.Second, 5*time.Millisecond, "the keeper's attempts: the cuts, then the empty streams until it holds")
-			require.Eventually(t, func() bool { return notified.Load() == cuts }, 10*time.Second, 5*time.Millisecond,
-				"one list_changed per cut stream")
+			require.Eventually(t, func() bool { return g.count("GET", "") == streams+1 },
+				10*time.Second, 5*time.Millisecond, "the keeper's attempts: the hostile streams, then the server's")
+			require.Eventually(t, func() bool { return notified.Load() == int32(c.good*streams) }, 10*time.Second, 5*time.Millisecond,
+				"every valid list_changed reached the host's handler")
 			attempts, _ := rec.snapshot()
-			require.Len(t, attempts, cuts+maxFailed)
-			for _, a := range attempts[:cuts] {
-				assert.Equal(t, wire.EndEOF, a.End)
-				assert.Equal(t, 1, a.Messages)
-				assert.Greater(t, a.Bytes, int64(len(large)), "the oversized event was passed on")
+			require.Len(t, attempts, streams, "the hostile streams ended; the server's lives")
+			for _, a := range attempts[:streams] {
+				assert.Equal(t, len(c.reasons), a.Dropped)
+				assert.LessOrEqual(t, a.Bytes, int64(len(listChanged)+maxEvent+64<<10), "bytes read bounded by MaxEventBytes and one read")
 			}
-			for _, a := range attempts[cuts:] {
-				assert.Equal(t, 200, a.Status)
-				assert.Zero(t, a.Events)
+			mu.Lock()
+			require.Len(t, drops, len(c.reasons)*streams)
+			for i, d := range drops {
+				assert.Equal(t, c.reasons[i%len(c.reasons)], d.Reason)
+				assert.ErrorIs(t, d, wire.ErrStreamEvent)
 			}
+			mu.Unlock()
 			callEcho(t, s.ClientSession())
 			assert.Equal(t, int32(1), sdkGETs.Load(), "go-sdk never saw its stream end")
-			assert.Equal(t, cuts+maxFailed, g.count("GET", ""))
 			assert.Equal(t, 1, g.count("POST", "initialize"), "the session survived")
+			assert.Zero(t, g.count("DELETE", ""))
 		})
 	}
 }
 
 // TestStreamSessionGoneWithEventIDs: go-sdk's reconnect after the keeper
-// ended its stream carries Last-Event-ID; it goes through the keeper too,
-// which replays the session-gone answer instead of asking the server again.
-// The keeper's own re-dial carried the last event id.
+// ended its stream (it carries no Last-Event-ID: the keeper hands on no
+// ids) goes through the keeper too, which replays the session-gone answer
+// instead of asking the server again. The keeper's own re-dial carried the
+// last event id.
 func TestStreamSessionGoneWithEventIDs(t *testing.T) {
 	g, url := newServer(t, nil)
 	var mu sync.Mutex

@@ -186,12 +186,11 @@ func TestFirstGETPlainNotFoundDeclines(t *testing.T) {
 
 // TestStreamOutageAnswersKeepRedialing: while the server behind a gateway
 // restarts, the gateway answers the stream's re-dials 503. Those attempts
-// are an outage, not GET-hostility, and do not count toward
-// MaxFailedRedials: the keeper re-dials past it, the stream is back as soon
-// as the server is, and OnStreamRestored says so, once (DESIGN.md failure
+// are an outage, not GET-hostility, and never turn the stream off: the
+// keeper re-dials on, the stream is back as soon as the server is, and OnStreamRestored says so, once (DESIGN.md failure
 // story S5).
 func TestStreamOutageAnswersKeepRedialing(t *testing.T) {
-	const maxFailed, outage = 2, 8
+	const outage = 8
 	g, url := newServer(t, nil)
 	var down atomic.Bool
 	p := newPassGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
@@ -202,10 +201,10 @@ func TestStreamOutageAnswersKeepRedialing(t *testing.T) {
 		return true
 	})
 	clock := clockwork.NewFakeClock()
-	rec := newRecorder(wire.HostilityRule{})
+	rec := newRecorder(wire.HostilityRule{Threshold: 2})
+	rec.auto = true
 	restored := newCounter(g)
-	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock, OnStreamRestored: restored.hook,
-		Stream: wire.StreamConfig{MaxFailedRedials: maxFailed}}}
+	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock, OnStreamRestored: restored.hook}}
 	rec.config(&opts.Wire)
 	observe := opts.Wire.OnStreamAttempt
 	var unavailable atomic.Int32
@@ -228,7 +227,8 @@ func TestStreamOutageAnswersKeepRedialing(t *testing.T) {
 
 	attempts, hostile := rec.snapshot()
 	assert.False(t, hostile, "an outage a gateway answers is not GET-hostility")
-	require.Len(t, attempts, 1+outage, "the cut stream, then the outage's attempts, more than MaxFailedRedials")
+	require.Len(t, attempts, 1+outage, "the cut stream, then the outage's attempts, more than the threshold")
+	assert.False(t, rec.sw.Decision().Off, "the stream was never turned off")
 	assert.Equal(t, wire.EndEOF, attempts[0].End)
 	for _, a := range attempts[1:] {
 		assert.Equal(t, http.StatusServiceUnavailable, a.Status)
@@ -261,7 +261,7 @@ func (f *forgetfulStore) After(ctx context.Context, sessionID, streamID string, 
 // the stream back, and nothing was missed: OnStreamRestored is not called.
 // A server that cannot replay answers 400; the keeper drops the id and
 // re-dials at once (no clock advance) without it, the refused attempt
-// counts neither toward MaxFailedRedials nor toward the hostility rule, and
+// does not count toward the hostility rule, and
 // OnStreamRestored is called: messages may have been missed (DESIGN.md
 // failure story S5).
 func TestStreamReplayRefusedRedialsWithoutLastEventID(t *testing.T) {
@@ -286,8 +286,8 @@ func TestStreamReplayRefusedRedialsWithoutLastEventID(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	rec := newRecorder(wire.HostilityRule{Threshold: 1})
 	restored := newCounter(g)
-	opts := wire.Options{Era: wire.Era2025, Client: client, Wire: wire.Config{Clock: clock, OnStreamRestored: restored.hook,
-		Stream: wire.StreamConfig{MaxFailedRedials: 1}}}
+	rec.auto = true
+	opts := wire.Options{Era: wire.Era2025, Client: client, Wire: wire.Config{Clock: clock, OnStreamRestored: restored.hook}}
 	rec.config(&opts.Wire)
 	s := open(t, hs.URL, opts)
 

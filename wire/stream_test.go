@@ -17,18 +17,14 @@ import (
 )
 
 // TestGETHostileGatewayKeepsSession: a gateway that ends every standalone GET
-// at once does not end the session, however often (failure story S5), and
-// the hostility rule fires; held, the stream sends no more GETs.
+// at once does not end the session, however often (failure story S5); the
+// switch's hostility rule fires and the stream is held: no more GETs, until
+// the remembered period ends and the keeper of the same session dials again.
 func TestGETHostileGatewayKeepsSession(t *testing.T) {
 	g, url := newServer(t, nil)
 	clock := clockwork.NewFakeClock()
 	rec := newRecorder(wire.HostilityRule{Threshold: 4})
-	var s *wire.Session
-	holdReady := make(chan struct{})
-	rec.onHost = func() {
-		<-holdReady
-		s.Transport().HoldStream(true)
-	}
+	rec.auto = true
 	// The rule wants a POST after the streak's first attempt: the second
 	// GET waits for one.
 	posted := make(chan struct{})
@@ -43,23 +39,23 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 		writeFault(w, 200, "text/event-stream", "", nil)
 		return true
 	})
-	opts := wire.Options{Endpoint: url, Era: wire.Era2025, MaxRetries: 1,
-		Wire: wire.Config{Clock: clock, Stream: wire.StreamConfig{MaxFailedRedials: 50}}}
+	opts := wire.Options{Endpoint: url, Era: wire.Era2025, MaxRetries: 1, Wire: wire.Config{Clock: clock}}
 	rec.config(&opts.Wire)
 	stopAdvancing := advance(t, clock)
 
-	var err error
-	s, err = wire.Open(context.Background(), opts)
+	s, err := wire.Open(context.Background(), opts)
 	require.NoError(t, err)
 	defer s.Close()
-	close(holdReady)
 	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= 1 }, 10*time.Second, 5*time.Millisecond)
 	callEcho(t, s.ClientSession())
 	close(posted)
-	within(t, rec.hostile, "the hostility rule")
+	off := <-rec.switched
+	stopAdvancing()
+	require.True(t, off.Off, "the switch turned the stream off")
+	assert.Contains(t, off.Why, "4 consecutive standalone stream attempts")
+	assert.Equal(t, off.Since.Add(testMemory), off.Until)
 
-	attempts, hostile := rec.snapshot()
-	require.True(t, hostile)
+	attempts, _ := rec.snapshot()
 	require.GreaterOrEqual(t, len(attempts), 4)
 	for _, a := range attempts {
 		assert.Equal(t, wire.EndEOF, a.End)
@@ -69,13 +65,20 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 	callEcho(t, s.ClientSession())
 	assert.Equal(t, 1, g.count("POST", "initialize"), "the session survived")
 
-	// Held: the keeper waits on nothing but the hold, so time passing sends
-	// no GET.
-	stopAdvancing()
+	// Held: the keeper waits on nothing but the switch, so time passing
+	// sends no GET. (A dial under way when the rule fired ends first.)
+	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) == g.count("GET", "") },
+		10*time.Second, 5*time.Millisecond, "every GET's attempt ended")
 	gets := g.count("GET", "")
 	clock.Advance(time.Hour)
 	callEcho(t, s.ClientSession())
 	assert.Equal(t, gets, g.count("GET", ""))
+
+	// The remembered period ends: the same session dials again at once.
+	clock.Advance(testMemory)
+	on := <-rec.switched
+	assert.False(t, on.Off)
+	require.Eventually(t, func() bool { return g.count("GET", "") > gets }, 10*time.Second, 5*time.Millisecond)
 	assert.Equal(t, 1, g.count("POST", "initialize"))
 }
 
@@ -215,10 +218,10 @@ func hangUp(w http.ResponseWriter) {
 }
 
 // TestStreamOutageKeepsRedialing: attempts that get no HTTP answer (the
-// server is down) are re-dialed for as long as the session lives, far past
-// MaxFailedRedials, so the stream is back as soon as the server is.
+// server is down) are re-dialed for as long as the session lives, and never
+// turn the stream off, so the stream is back as soon as the server is.
 func TestStreamOutageKeepsRedialing(t *testing.T) {
-	const maxFailed, outage = 2, 10
+	const outage = 10
 	g, url := newServer(t, nil)
 	var mu sync.Mutex
 	down, noAnswer := true, 0
@@ -238,9 +241,9 @@ func TestStreamOutageKeepsRedialing(t *testing.T) {
 		return true
 	})
 	clock := clockwork.NewFakeClock()
-	rec := newRecorder(wire.HostilityRule{})
-	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock,
-		Stream: wire.StreamConfig{MaxFailedRedials: maxFailed}}}
+	rec := newRecorder(wire.HostilityRule{Threshold: 2})
+	rec.auto = true
+	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock}}
 	rec.config(&opts.Wire)
 	observe := opts.Wire.OnStreamAttempt
 	opts.Wire.OnStreamAttempt = func(a wire.StreamAttempt) {
@@ -259,7 +262,8 @@ func TestStreamOutageKeepsRedialing(t *testing.T) {
 	within(t, through, "a standalone GET after the outage")
 	attempts, hostile := rec.snapshot()
 	assert.False(t, hostile, "an outage is not GET-hostility")
-	require.Len(t, attempts, outage, "the attempts of the outage, more than MaxFailedRedials")
+	require.Len(t, attempts, outage, "the attempts of the outage, far more than the rule's threshold")
+	assert.False(t, rec.sw.Decision().Off)
 	for _, a := range attempts {
 		assert.Equal(t, wire.EndNoAnswer, a.End)
 		assert.Error(t, a.Err)
@@ -268,12 +272,12 @@ func TestStreamOutageKeepsRedialing(t *testing.T) {
 	assert.Equal(t, 1, g.count("POST", "initialize"), "the session survived the outage")
 }
 
-// TestStreamAnsweredFailuresHold: attempts the server answers and ends at
-// once (here an empty event stream) stop after MaxFailedRedials; an outage
-// answer (503) before them is retried and not counted; HoldStream(false)
-// restarts the stream at once.
-func TestStreamAnsweredFailuresHold(t *testing.T) {
-	const maxFailed = 3
+// TestStreamAnsweredFailuresBackOff: attempts the server answers and ends at
+// once (here an empty event stream) are re-dialed on the backoff schedule
+// for as long as the session lives, and an outage answer (503) before them is retried and not counted; in
+// StreamOn mode the rule never turns the stream off.
+func TestStreamAnsweredFailuresBackOff(t *testing.T) {
+	const failed = 6
 	g, url := newServer(t, nil)
 	faultGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if n == 0 {
@@ -284,26 +288,17 @@ func TestStreamAnsweredFailuresHold(t *testing.T) {
 		return true
 	})
 	clock := clockwork.NewFakeClock()
-	rec := newRecorder(wire.HostilityRule{Threshold: 100})
-	fourth := make(chan struct{})
-	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock,
-		Stream: wire.StreamConfig{MaxFailedRedials: maxFailed}}}
+	rec := newRecorder(wire.HostilityRule{Threshold: 2})
+	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock}}
 	rec.config(&opts.Wire)
-	observe := opts.Wire.OnStreamAttempt
-	opts.Wire.OnStreamAttempt = func(a wire.StreamAttempt) {
-		observe(a)
-		if a.Seq == maxFailed+2 {
-			close(fourth)
-		}
-	}
-	stopAdvancing := advance(t, clock)
+	advance(t, clock)
 	s := open(t, url, opts)
-	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= 1+maxFailed }, 10*time.Second, 5*time.Millisecond)
-	stopAdvancing()
-
+	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= 2 }, 10*time.Second, 5*time.Millisecond)
+	callEcho(t, s.ClientSession()) // POSTs work: the rule's evidence
+	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) >= 1+failed }, 10*time.Second, 5*time.Millisecond)
 	callEcho(t, s.ClientSession())
-	attempts, _ := rec.snapshot()
-	require.Len(t, attempts, 1+maxFailed, "held after MaxFailedRedials answered failures, the 503 not counted")
+	attempts, hostile := rec.snapshot()
+	require.GreaterOrEqual(t, len(attempts), 1+failed)
 	assert.Equal(t, 503, attempts[0].Status)
 	assert.True(t, attempts[0].Outage())
 	assert.False(t, attempts[0].Declined, "a 503 is retried, not taken as no stream")
@@ -312,10 +307,8 @@ func TestStreamAnsweredFailuresHold(t *testing.T) {
 		assert.Equal(t, wire.EndEOF, a.End)
 		assert.False(t, a.Outage())
 	}
-	// Held, the keeper waits on the hold alone: releasing it re-dials with
-	// no backoff, so no clock advance is needed.
-	s.Transport().HoldStream(false)
-	within(t, fourth, "the re-dial after HoldStream(false)")
+	assert.True(t, hostile, "the rule fires")
+	assert.False(t, rec.sw.Decision().Off, "StreamOn: never turned off")
 	assert.Equal(t, 1, g.count("POST", "initialize"))
 }
 
@@ -340,8 +333,6 @@ func TestStreamDeclinedHoldsSilently(t *testing.T) {
 	assert.False(t, hostile)
 
 	clock.Advance(24 * time.Hour)
-	s.Transport().HoldStream(true)
-	s.Transport().HoldStream(false)
 	callEcho(t, s.ClientSession())
 	assert.Equal(t, 1, g.count("GET", ""), "no re-dial")
 	attempts, _ = rec.snapshot()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -58,6 +59,20 @@ type Config struct {
 	// for the session's first GET. It is called from the goroutine that
 	// reads the stream, which waits for it: it must not block.
 	OnStreamRestored func()
+	// OnDroppedEvent, when set, is called for every event of the standalone
+	// stream the keeper did not hand to go-sdk (see [EventError]), from the
+	// goroutine that reads the stream. It must not block.
+	OnDroppedEvent func(*EventError)
+	// RequestTimeout, when positive, bounds every exchange but the
+	// standalone stream, from the request until its body is closed, as
+	// http.Client.Timeout would; [Open] and [Resume] take it from the host's
+	// HTTPClient.Timeout and give go-sdk a client without one, so that the
+	// host's Timeout never cuts the long-lived standalone stream. 0: none.
+	RequestTimeout time.Duration
+	// Jar, when set, gives the keeper's re-dials of the standalone stream
+	// their cookies and takes the cookies their answers set; [Open] and
+	// [Resume] take the host HTTPClient's Jar.
+	Jar http.CookieJar
 	// MaxErrorBody bounds the bytes read from a non-2xx body to find its
 	// JSON-RPC error; 0 means [DefaultMaxErrorBody].
 	MaxErrorBody int
@@ -70,6 +85,11 @@ type Config struct {
 	MaxJSONBody int
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
+	// Switch owns the standalone stream decision, shared by the sessions of
+	// one server (see [StreamSwitch]); nil means a private switch in
+	// [StreamOn] mode: dialed, never turned off. The keeper feeds the
+	// switch's [HostilityRule] with this Transport's records.
+	Switch *StreamSwitch
 }
 
 // Transport is the http.RoundTripper of one go-sdk client session. It
@@ -83,15 +103,16 @@ type Transport struct {
 	log   *slog.Logger
 	cfg   Config // with defaults applied, Stream's included
 
-	mu          sync.Mutex
-	resume      *handshake    // answers the handshake locally, nil when not resuming
-	detached    bool          // DELETE answered locally: detached, or the session is gone
-	hold        bool          // standalone stream: stop re-dialing
-	holdCh      chan struct{} // closed and replaced when hold changes
-	gone        *goneAnswer   // session-gone answer replayed to go-sdk's next standalone GET
-	reconnectID string        // Last-Event-ID expected on go-sdk's reconnect after a keeper body ended
-	handshook   bool          // a handshake succeeded
-	sessionID   string        // Mcp-Session-Id of the successful handshake answer
+	mu        sync.Mutex
+	resume    *handshake  // answers the handshake locally, nil when not resuming
+	detached  bool        // DELETE answered locally: detached, or the session is gone
+	gone      *goneAnswer // session-gone answer replayed to go-sdk's next standalone GET
+	handshook bool        // a handshake succeeded
+	sessionID string      // Mcp-Session-Id of the successful handshake answer
+
+	sw        *StreamSwitch
+	hostileMu sync.Mutex
+	hostile   *HostilityTracker // this session's evidence for sw's rule
 }
 
 // NewTransport returns a Transport configured by cfg.
@@ -113,30 +134,24 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxJSONBody <= 0 {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
-	t.holdCh = make(chan struct{})
+	t.sw = cfg.Switch
+	if t.sw == nil {
+		t.sw = NewStreamSwitch(SwitchConfig{Clock: t.clock})
+	}
+	t.hostile = NewHostilityTracker(t.sw.cfg.Rule, t.cfg.Stream.Span)
 	return t
 }
 
-// HoldStream stops (hold true) or restarts (hold false) the re-dialing of
-// the standalone SSE stream. While held, go-sdk's stream stays open and
-// silent: no GET reaches the server, and the session is unaffected. The
-// supervisor holds the stream of a server it found GET-hostile (DESIGN.md
-// failure story S5). HoldStream(false) also restarts a stream the keeper
-// held by itself after [StreamConfig.MaxFailedRedials], but not one whose
-// server declined it ([StreamAttempt.Declined]).
-func (t *Transport) HoldStream(hold bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.hold = hold
-	close(t.holdCh)
-	t.holdCh = make(chan struct{})
-}
-
-// holding returns the hold flag and a channel closed when it changes.
-func (t *Transport) holding() (bool, <-chan struct{}) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.hold, t.holdCh
+// observeHostility feeds one record to the session's hostility tracker and
+// tells the switch when the rule fires.
+func (t *Transport) observeHostility(observe func(*HostilityTracker) bool) {
+	t.hostileMu.Lock()
+	fired := observe(t.hostile)
+	_, why := t.hostile.Hostile()
+	t.hostileMu.Unlock()
+	if fired {
+		t.sw.hostile(why)
+	}
 }
 
 // Detach makes the Transport answer DELETE requests locally (204), so that
@@ -162,15 +177,23 @@ func (t *Transport) HandshakeSessionID() (string, bool) {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.cfg.RequestTimeout > 0 && !(req.Method == http.MethodGet && req.Header.Get(headerLastEventID) == "") {
+		return t.bounded(req)
+	}
+	return t.roundTrip(req)
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodPost:
 		return t.post(req)
 	case http.MethodGet:
-		// go-sdk's first standalone GET, or its reconnect after the
-		// keeper's body ended (which it does only for a gone session);
-		// another GET with Last-Event-ID resumes a POST's stream and passes
+		// go-sdk's standalone GET (its first, or its reconnect after the
+		// keeper's body ended, which it does only for a gone session): the
+		// keeper hands go-sdk no event id, so neither carries
+		// Last-Event-ID. A GET with one resumes a POST's stream and passes
 		// through.
-		if id := req.Header.Get(headerLastEventID); id == "" || t.reconnecting(id) {
+		if req.Header.Get(headerLastEventID) == "" {
 			return t.standaloneGET(req)
 		}
 	case http.MethodDelete:
@@ -219,6 +242,9 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 func (t *Transport) finish(req *http.Request, x Exchange) {
 	if s, _ := req.Context().Value(slotKey{}).(*slot); s != nil {
 		s.add(x)
+	}
+	if x.Verb == http.MethodPost && !x.Local {
+		t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveExchange(x) })
 	}
 	if t.cfg.OnExchange != nil {
 		t.cfg.OnExchange(x)

@@ -216,7 +216,7 @@ func retryAfterOf(ce *supervisor.CallError) any {
 // within 2s, re-dialed after 1s doubling up to 30s: about 3s to decide.
 func s5Tuning() (wire.HostilityRule, wire.StreamConfig) {
 	const span = 500 * time.Millisecond
-	return wire.HostilityRule{Threshold: 3, Span: span},
+	return wire.HostilityRule{Threshold: 3},
 		wire.StreamConfig{Span: span, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 }
 
@@ -229,7 +229,7 @@ func storyS5(ctx context.Context, e *env) result {
 	prepare := func(srv *mcptest.Server, _ *result) (supervisor.Config, error) {
 		srv.Gateway().Add(mcptest.GETHostile())
 		e.say(name, "the gateway answers every GET 200 text/event-stream and closes it at once")
-		e.say(name, "demo rule: %d stream attempts failing within %s (production default: 3 within 2s)", rule.Threshold, rule.Span)
+		e.say(name, "demo rule: %d stream attempts failing within %s (production default: 3 within 2s)", rule.Threshold, keeper.Span)
 		return supervisor.Config{
 			Stream:       supervisor.StreamAuto,
 			HostileRule:  rule,
