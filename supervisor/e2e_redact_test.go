@@ -143,11 +143,13 @@ func TestNoSecretReachesText(t *testing.T) {
 			}
 			pingLogged := make(chan struct{})
 			var once sync.Once
-			sdkLog := writerFunc(func(p []byte) (int, error) {
-				if bytes.Contains(p, []byte("keepalive ping failed")) {
+			// The keepalive is the supervisor's own: its failed ping is
+			// logged to Config.Logger, with the verdict it drew.
+			mcpsupLog := writerFunc(func(p []byte) (int, error) {
+				if bytes.Contains(p, []byte("keepalive ping")) {
 					defer once.Do(func() { close(pingLogged) })
 				}
-				return locked(&sdkBuf).Write(p)
+				return locked(&logBuf).Write(p)
 			})
 			rec := &events.Recorder{}
 			cfg := supervisor.Config{
@@ -155,8 +157,8 @@ func TestNoSecretReachesText(t *testing.T) {
 				Era:           wire.Era2025,
 				Stream:        supervisor.StreamOff,
 				Events:        events.Multi(rec, events.NewJSONLines(locked(&evBuf))),
-				Logger:        slog.New(slog.NewJSONHandler(locked(&logBuf), &slog.HandlerOptions{Level: slog.LevelDebug})),
-				ClientOptions: mcp.ClientOptions{Logger: slog.New(slog.NewJSONHandler(sdkLog, &slog.HandlerOptions{Level: slog.LevelDebug}))},
+				Logger:        slog.New(slog.NewJSONHandler(mcpsupLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
+				ClientOptions: mcp.ClientOptions{Logger: slog.New(slog.NewJSONHandler(locked(&sdkBuf), &slog.HandlerOptions{Level: slog.LevelDebug}))},
 				KeepAlive:     20 * time.Millisecond,
 				Backoff:       supervisor.Backoff{InitialInterval: 1, MaxInterval: 1, NoJitter: true},
 			}
@@ -190,7 +192,7 @@ func TestNoSecretReachesText(t *testing.T) {
 			select {
 			case <-pingLogged:
 			case <-ctx.Done():
-				t.Fatal("go-sdk logged no keepalive failure")
+				t.Fatal("the keepalive logged no failed ping")
 			}
 			_, v := sup.Failure()
 			add("failure verdict", v.Detail+" "+v.RPC.Message)
@@ -239,7 +241,7 @@ func TestNoSecretReachesText(t *testing.T) {
 			for i := 1; i <= 5; i++ { // a failed handshake, three replaced sessions, the pinged one
 				require.Contains(t, all, events.HashSessionID(c.ids(i)), "session %d is followed by its hash", i)
 			}
-			require.Contains(t, all, "keepalive ping failed", "go-sdk's log record is there, redacted")
+			require.Contains(t, all, "keepalive ping: the session is dead", "the keepalive's log record is there, redacted")
 			require.Contains(t, all, "session-expired")
 			require.Contains(t, all, "mcpsup.Supervisor(http://[redacted]@127.0.0.1:")
 			var handshake bool
