@@ -42,9 +42,16 @@ type Exchange struct {
 	// could not read as a JSON-RPC response (unexpected content type or
 	// undecodable JSON body).
 	Malformed bool
-	// Oversized reports a 2xx application/json answer longer than
-	// [Config.MaxJSONBody], refused for its request (Malformed is set too).
+	// Oversized reports a body past its bound: a 2xx application/json
+	// answer longer than [Config.MaxJSONBody] or an event longer than
+	// [Config.MaxSSEEvent], refused for its request (Malformed is set too),
+	// or any other body longer than [Config.MaxErrorBody], read no further.
 	Oversized bool
+	// Problem says what was wrong with an answer the Transport refused
+	// (Rewritten), e.g. "response id 4, not the request's id 3" or "SSE
+	// stream ended without the response"; "" when the status and content
+	// type say it all.
+	Problem string
 	// Body is the start of the answer's body, at most
 	// [classify.MaxBodySnippet] bytes; empty for event streams.
 	Body string
@@ -109,17 +116,33 @@ type slotKey struct{}
 // slot collects the exchanges made with one call's context.
 type slot struct {
 	mu   sync.Mutex
-	recs []Exchange
+	recs []*recorded
 }
 
-func (s *slot) add(x Exchange) {
+// recorded is one exchange in a slot; an event-stream answer amends it when
+// its stream fails after the headers were recorded.
+type recorded struct {
+	s *slot
+	x Exchange
+}
+
+// amend changes the record under the slot's lock.
+func (r *recorded) amend(f func(*Exchange)) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	f(&r.x)
+}
+
+func (s *slot) add(x Exchange) *recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.recs) == maxSlotRecords {
 		copy(s.recs, s.recs[1:])
 		s.recs = s.recs[:maxSlotRecords-1]
 	}
-	s.recs = append(s.recs, x)
+	r := &recorded{s: s, x: x}
+	s.recs = append(s.recs, r)
+	return r
 }
 
 // call returns the last exchange of a request with an id.
@@ -127,8 +150,8 @@ func (s *slot) call() (Exchange, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := len(s.recs) - 1; i >= 0; i-- {
-		if s.recs[i].RequestID != "" {
-			return s.recs[i], true
+		if s.recs[i].x.RequestID != "" {
+			return s.recs[i].x, true
 		}
 	}
 	return Exchange{}, false

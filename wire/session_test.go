@@ -166,7 +166,8 @@ func TestServerSentSessionIDMustBeVisibleASCII(t *testing.T) {
 	var se *wire.StateError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "Mcp-Session-Id", se.Field)
-	assert.Zero(t, g.count("DELETE", ""), "an invalid id is never sent back")
+	assert.Equal(t, classify.Protocol, classify.Classify(context.Background(), err).Class, "%v", err)
+	assert.Equal(t, 1, g.count("DELETE", ""), "the session the server created is ended, once")
 }
 
 // headerRewriter replaces the session id with one holding a space.
