@@ -116,7 +116,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	if r.Error != nil {
 		x.RPC, x.RPCPresent = classify.ParseRPCError(b.data)
 	}
-	canon, err := jsonrpc.EncodeMessage(r)
+	canon, err := reencode(r)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
@@ -138,7 +138,7 @@ func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Respon
 	if x.RPCPresent {
 		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
 			if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && r.ID == want {
-				canon, err := jsonrpc.EncodeMessage(r)
+				canon, err := reencode(r)
 				if err == nil {
 					return withBody(resp, canon)
 				}

@@ -181,7 +181,7 @@ func (s *answerStream) dispatch() {
 
 // emit hands msg on as one event.
 func (s *answerStream) emit(msg jsonrpc.Message) {
-	b, err := jsonrpc.EncodeMessage(msg)
+	b, err := reencode(msg)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return

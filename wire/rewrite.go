@@ -123,3 +123,17 @@ func withBody(resp *http.Response, b []byte) *http.Response {
 	resp.Uncompressed = true
 	return resp
 }
+
+// reencode writes msg anew as go-sdk will read it, and checks that go-sdk
+// reads it back (a request with an empty method, for one, does not survive
+// the round trip).
+func reencode(msg jsonrpc.Message) ([]byte, error) {
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := jsonrpc.DecodeMessage(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
