@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -129,6 +130,7 @@ func FuzzAnswerPath(f *testing.F) {
 		{200, 0, false, "other-session", `{"jsonrpc":"2.0","id":$ID,"result":{}}`},
 		{202, 3, false, "", ""},
 		{503, 2, true, "", "down"},
+		{200, 1, false, "", "id: 3\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"},
 	}
 	for _, s := range seeds {
 		f.Add(s.status, s.ct, s.gz, s.sid, []byte(s.body))
@@ -141,6 +143,8 @@ func FuzzAnswerPath(f *testing.F) {
 			status: status, contentType: fuzzContentTypes[int(ct)%len(fuzzContentTypes)],
 			gzip: gz, sessionID: sid, body: body,
 		}}
+		clock := clockwork.NewFakeClock()
+		advance(t, clock) // resumption delays take no time
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		sess, err := wire.Open(ctx, wire.Options{
@@ -148,7 +152,7 @@ func FuzzAnswerPath(f *testing.F) {
 			HTTPClient: &http.Client{Transport: srv},
 			Era:        wire.Era2025,
 			Stream:     wire.StreamOff,
-			Wire:       wire.Config{MaxJSONBody: 4 << 10, MaxErrorBody: 1 << 10, MaxSSEEvent: 4 << 10},
+			Wire:       wire.Config{Clock: clock, MaxJSONBody: 4 << 10, MaxErrorBody: 1 << 10, MaxSSEEvent: 4 << 10},
 		})
 		if err != nil {
 			t.Fatalf("handshake: %v", err)

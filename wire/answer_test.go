@@ -210,7 +210,6 @@ func TestAnswerEventStreams(t *testing.T) {
 		{"data JSON but not JSON-RPC", mcptest.SSE(`data: {"hello":1}`, ""), classify.Protocol, 0},
 		{"binary garbage", mcptest.SSE("\x00\xff\xfe:\x01", "", "data: \x00", ""), classify.Protocol, 0},
 		{"ends without the response", mcptest.SSE(": keepalive", ""), classify.Protocol, 0},
-		{"ends with an event id, no response", mcptest.SSE("id: 5", "retry: 1", "data:", ""), classify.Protocol, 0},
 		{"ends mid-event", mcptest.SSE("data: {\"jsonrpc\":\"2.0\",\"id\":$ID,"), classify.Protocol, 0},
 		{"oversized event", mcptest.Large(http.StatusOK, http.Header{"Content-Type": {"text/event-stream"}}, "data: ", 64<<20, 'x'), classify.Protocol, 1 << 20},
 		{"oversized line of blanks", mcptest.Large(http.StatusOK, http.Header{"Content-Type": {"text/event-stream"}}, "data:", 64<<20, ' '), classify.Protocol, 1 << 20},
@@ -223,16 +222,50 @@ func TestAnswerEventStreams(t *testing.T) {
 			c.run(t, wire.Config{MaxSSEEvent: maxEvent})
 		})
 	}
-	t.Run("no resumption GET", func(t *testing.T) {
-		h := newHostile(t, mcptest.Stateful2025, wire.Config{})
-		h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.SSE("id: 5", "data:", "")})
-		err, v, _ := h.call(t, "x")
-		require.Error(t, err)
-		assert.Equal(t, classify.Protocol, v.Class)
-		assert.Contains(t, err.Error(), "ended without the response")
-		h.requireAlive(t)
-		assert.Zero(t, h.srv.Log().CountVerb(http.MethodGet), "go-sdk never resumed the stream")
-	})
+}
+
+// TestAnswerStreamResumed: a call's stream that ends before the response
+// after an event id is resumed by the Transport (GET with Last-Event-ID),
+// never by go-sdk; a refused or fruitless resumption fails the call alone.
+func TestAnswerStreamResumed(t *testing.T) {
+	priming := mcptest.SSE("id: 1", "retry: 1", "data:", "")
+	cases := []struct {
+		name   string
+		get    mcptest.Action
+		class  classify.Class
+		gets   int
+		reason string
+	}{
+		{"resumed with the response", mcptest.SSE(append([]string{"id: 2"}, mcptest.SSEMessage(`{"jsonrpc":"2.0","id":$PREV_ID,"result":{"content":[]}}`)...)...), classify.None, 1, ""},
+		{"refused 400", mcptest.PlainText(http.StatusBadRequest, "no such stream"), classify.Protocol, 1, "resumption of the SSE stream refused: HTTP 400"},
+		{"refused 404", mcptest.PlainText(http.StatusNotFound, "gone"), classify.Protocol, 1, "resumption of the SSE stream refused: HTTP 404"},
+		{"answered JSON", mcptest.JSONBody(mcptest.BodyToolResult), classify.Protocol, 1, "refused: HTTP 200 OK (application/json)"},
+		{"no progress", priming, classify.Protocol, 3, "ended without the response"},
+		{"garbage after resuming", mcptest.SSE("garbage"), classify.Protocol, 1, "without a colon"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{})
+			gw := h.srv.Gateway()
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: priming})
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodGet}, Action: c.get})
+			err, v, _ := h.call(t, "x")
+			if c.class == classify.None {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
+				assert.Equal(t, c.class, v.Class, "verdict %v", v)
+				assert.Contains(t, err.Error(), c.reason)
+			}
+			assert.Equal(t, c.gets, h.srv.Log().CountVerb(http.MethodGet), "resumptions")
+			for _, e := range h.srv.Log().Entries() {
+				if e.Verb == http.MethodGet {
+					assert.Equal(t, h.sess.ID(), e.SessionID, "a resumption carries the session id")
+				}
+			}
+			h.requireAlive(t)
+		})
+	}
 }
 
 // TestAnswerBounds: every body is read with a bound, on the wire and
