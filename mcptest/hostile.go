@@ -100,7 +100,7 @@ func SSEMessage(msg string) []string { return []string{"data: " + msg, ""} }
 // (placeholders replaced) and then fill repeated, written as the client
 // reads it, never held whole. With a Content-Type of text/event-stream and
 // a prefix "data: ", it is one oversized event. The gateway stops writing
-// when the client stops reading.
+// when the client stops reading or hangs up.
 func Large(status int, header http.Header, prefix string, size int64, fill byte) Action {
 	header = header.Clone()
 	return actionFunc(func(x *exchange) {
@@ -116,7 +116,8 @@ func Large(status int, header http.Header, prefix string, size int64, fill byte)
 			return
 		}
 		chunk := bytes.Repeat([]byte{fill}, 32<<10)
-		for left := size - int64(len(p)); left > 0; {
+		ctx := x.r.Context() // ends when the client hangs up
+		for left := size - int64(len(p)); left > 0 && ctx.Err() == nil; {
 			n := min(left, int64(len(chunk)))
 			if _, err := x.w.Write(chunk[:n]); err != nil {
 				return

@@ -57,8 +57,8 @@ type answerStream struct {
 	t    *Transport
 	ctx  context.Context
 	req  *http.Request // the call's POST, whose headers a resumption sends
-	rec  *recorded // the call's record in its slot; may be nil
-	x    Exchange  // the answer's facts as the headers gave them
+	rec  *recorded     // the call's record in its slot; may be nil
+	x    Exchange      // the answer's facts as the headers gave them
 	want jsonrpc.ID
 	max  int
 

@@ -13,12 +13,19 @@
 // passes the call's context to its POST, so the facts reach classify for the
 // call that caused them without matching any message text.
 //
-// The same Transport keeps a healthy go-sdk session alive (DESIGN.md failure
-// story S4): go-sdk ends the whole session on a plain-text or HTML 4xx, on a
-// 2xx with an unexpected content type and on an undecodable JSON body. The
-// Transport rewrites such an answer to a request with an id into a JSON-RPC
-// error response for that id (code [CodeHTTPAnswer]), so only that request
-// fails. It carries the blind-resume handshake (answers `initialize` locally),
+// The same Transport admits every answer to a POST by a whitelist, so that
+// go-sdk only ever sees well-formed traffic and no answer ends a healthy
+// session (DESIGN.md failure story S4; go-sdk ends the whole session on a
+// plain-text or HTML 4xx, a 2xx with an unexpected content type, an
+// undecodable body or SSE event, and a refused stream resumption). It reads
+// each answer itself, with bounds ([Config.MaxJSONBody],
+// [Config.MaxErrorBody], [Config.MaxSSEEvent], on the wire and after gzip
+// decoding), checks that a response answers its request by id, parses event
+// streams and resumes them itself, takes the session id from the handshake
+// answer only, and never follows a redirect. An answer it refuses becomes a
+// JSON-RPC error response for the request's id (code [CodeHTTPAnswer],
+// naming what was wrong, [Exchange.Problem]), so only that request fails;
+// the answer to a notification is recorded and never fatal. It carries the blind-resume handshake (answers `initialize` locally),
 // keeps the standalone SSE stream from ever ending a session by itself
 // (failure story S5; see [StreamConfig]: go-sdk's GET is answered at once and
 // the server's stream is dialed behind it, so connecting never waits for
