@@ -38,9 +38,14 @@ type Exchange struct {
 	RPC classify.BodyRPCError
 	// RPCPresent reports whether RPC was found.
 	RPCPresent bool
-	// Malformed reports a 2xx answer to a request with an id that go-sdk
-	// could not read as a JSON-RPC response (unexpected content type or
-	// undecodable JSON body).
+	// Malformed reports a 2xx answer to a request with an id that is not
+	// its JSON-RPC response: an unexpected content type or coding, a body
+	// or event that is not JSON-RPC or is past its bound, a response with
+	// another id or without exactly one of result (an object) and error, an
+	// event stream that ended without the response, an invalid handshake
+	// Mcp-Session-Id (see Problem). For an event stream it is set when the
+	// stream fails, after the exchange was reported to
+	// [Config.OnExchange], in the record [Annotate] reads.
 	Malformed bool
 	// Oversized reports a body past its bound: a 2xx application/json
 	// answer longer than [Config.MaxJSONBody] or an event longer than
@@ -63,7 +68,9 @@ type Exchange struct {
 	SessionGone bool
 	// Rewritten reports that go-sdk was handed a JSON-RPC error response
 	// with code [CodeHTTPAnswer] instead of the server's answer, so that
-	// only this request fails (DESIGN.md failure story S4).
+	// only this request fails (DESIGN.md failure story S4), or, for a
+	// notification or a response, a local 202 Accepted in place of an
+	// answer that was not a 2xx.
 	Rewritten bool
 	// Local reports that the request never reached the server: the
 	// Transport answered it (resume handshake, a DELETE after [Transport.Detach]
