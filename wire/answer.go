@@ -206,22 +206,12 @@ func (t *Transport) endRefusedSession(req *http.Request, id string) {
 	}
 }
 
-// sessionGone reports the session-expiry signals of DESIGN.md section 3.
-func sessionGone(x Exchange) bool {
-	if !x.SessionIDSent {
-		return false
-	}
-	answersByID := x.RPCPresent && x.RPC.HasID
-	if x.Status == http.StatusNotFound && !answersByID {
-		return true
-	}
-	return nullIDServerError(x)
-}
+// sessionGone reports the session-expiry signals of DESIGN.md section 3,
+// as classify decides them ([classify.HTTPError.SessionGone]).
+func sessionGone(x Exchange) bool { return x.HTTPError(nil).SessionGone() }
 
 // nullIDServerError reports a 4xx whose JSON-RPC error is -32000 with a null
-// or absent id: how the TypeScript and Python SDK servers reject an unknown
-// session (DESIGN.md failure story S2).
-func nullIDServerError(x Exchange) bool {
-	return x.Status >= 400 && x.Status < 500 && x.RPCPresent &&
-		x.RPC.Code == classify.CodeServerError && !x.RPC.HasID
-}
+// or absent id to a request with a session id: how the TypeScript and
+// Python SDK servers reject an unknown session (DESIGN.md failure story S2;
+// [classify.HTTPError.NullIDRejection]).
+func nullIDServerError(x Exchange) bool { return x.HTTPError(nil).NullIDRejection() }
