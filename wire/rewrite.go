@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -124,16 +125,14 @@ func withBody(resp *http.Response, b []byte) *http.Response {
 	return resp
 }
 
-// reencode writes msg anew as go-sdk will read it, and checks that go-sdk
-// reads it back (a request with an empty method, for one, does not survive
-// the round trip).
+// reencode writes msg anew as go-sdk will read it. A request with an empty
+// method is refused: go-sdk writes it without one, and reads that back as
+// an invalid response (found by FuzzAnswerPath).
 func reencode(msg jsonrpc.Message) ([]byte, error) {
-	b, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return nil, err
+	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "" {
+		return nil, errEmptyMethod
 	}
-	if _, err := jsonrpc.DecodeMessage(b); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return jsonrpc.EncodeMessage(msg)
 }
+
+var errEmptyMethod = errors.New("JSON-RPC request with an empty method")
