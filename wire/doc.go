@@ -7,11 +7,13 @@
 // go-sdk client session. For every request it records an [Exchange] (verb,
 // JSON-RPC id and method, status, content type, Retry-After, WWW-Authenticate,
 // whether Mcp-Session-Id was sent, the JSON-RPC error of a non-2xx body and a
-// bounded body snippet) and reports it to an observer. A caller that wants the
-// facts of one call puts a slot on the call's context with [WithExchange]
-// before the call and wraps the call's error with [Annotate] after it: go-sdk
-// passes the call's context to its POST, so the facts reach classify for the
-// call that caused them without matching any message text.
+// bounded body snippet) and reports it to an observer. The error of every
+// request a go-sdk client with [FactsMiddleware] sends carries the facts of
+// that request (a *classify.HTTPError): go-sdk passes the request's context
+// to its POST, so the facts reach classify for the request that caused them
+// without matching any message text, and without the caller pairing
+// [WithExchange] and [Annotate] by hand (which still works, for a client
+// without the middleware).
 //
 // The same Transport admits every answer to a POST by a whitelist, so that
 // go-sdk only ever sees well-formed traffic and no answer ends a healthy

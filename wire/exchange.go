@@ -2,8 +2,11 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
@@ -182,6 +185,32 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 	return s.call()
 }
 
+// FactsMiddleware returns a go-sdk sending middleware (add it with
+// mcp.Client.AddSendingMiddleware, once per client) that makes the error of
+// every request a ClientSession sends carry the wire facts of that request:
+// a *classify.HTTPError wrapping go-sdk's error whenever the request went
+// out on a [Transport] (see [Annotate] for a rewritten answer), so that
+// classify.Classify(ctx, err) decides from the HTTP answer and
+// errors.As(err, **classify.HTTPError) tells that the request was sent. No
+// caller pairs [WithExchange] and [Annotate] by hand. A context that already
+// carries a slot from [WithExchange] keeps it, and an error that already
+// carries a *classify.HTTPError is returned as it is. [Open] and [Resume]
+// add it to the client they make when [Options.Client] is nil.
+func FactsMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if _, ok := ctx.Value(slotKey{}).(*slot); !ok {
+				ctx = WithExchange(ctx)
+			}
+			res, err := next(ctx, method, req)
+			if err == nil {
+				return res, nil
+			}
+			return res, attach(ctx, err, true)
+		}
+	}
+}
+
 // Annotate wraps err, the error of a call made with ctx, in a
 // *classify.HTTPError carrying the facts of the call's request, so that
 // classify.Classify(ctx, Annotate(ctx, err)) decides from the HTTP status,
@@ -193,12 +222,22 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 // ([Exchange.Rewritten]), the returned error keeps go-sdk's text but no
 // longer unwraps to the *jsonrpc.Error with [CodeHTTPAnswer], which the
 // Transport wrote: the verdict rests on the server's answer.
-func Annotate(ctx context.Context, err error) error {
+//
+// An err that already carries a *classify.HTTPError (from
+// [FactsMiddleware]) is returned unchanged.
+func Annotate(ctx context.Context, err error) error { return attach(ctx, err, false) }
+
+// attach is Annotate; with always, the facts of a well-formed 2xx answer
+// are attached too (they decide nothing, but say the request was sent).
+func attach(ctx context.Context, err error, always bool) error {
 	if err == nil {
 		return nil
 	}
+	if _, done := errors.AsType[*classify.HTTPError](err); done {
+		return err
+	}
 	x, ok := LastExchange(ctx)
-	if !ok || !x.notable() {
+	if !ok || (!always && !x.notable()) {
 		return err
 	}
 	if x.Rewritten {

@@ -49,7 +49,9 @@ type Options struct {
 	// http.DefaultClient.
 	HTTPClient *http.Client
 	// Client is the go-sdk client (the host's handlers and capabilities);
-	// nil means a client named "mcpsup" with no options.
+	// nil means a client named "mcpsup" with no options and
+	// [FactsMiddleware]. A host's client gets the facts on its errors once
+	// it adds FactsMiddleware itself.
 	Client *mcp.Client
 	// Era is the handshake hint for [Open]; [Resume] uses the persisted
 	// protocol version instead.
@@ -136,6 +138,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "v0"}, nil)
+		client.AddSendingMiddleware(FactsMiddleware())
 	}
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:             opts.Endpoint,
