@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -440,4 +441,35 @@ func TestAnswerInvalidHandshakeSessionID(t *testing.T) {
 			assert.Zero(t, srv.Log().Count("notifications/initialized"), "the handshake went no further")
 		})
 	}
+}
+
+// TestAnswerStreamKeepsConnection: a call's event stream read to its
+// response leaves the connection reusable when the server ends the stream
+// after it (as go-sdk's does): sequential calls share one connection.
+func TestAnswerStreamKeepsConnection(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "v1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	var conns atomic.Int64
+	hs := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	hs.Start()
+	t.Cleanup(func() {
+		hs.Close()
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	})
+	s := open(t, hs.URL, wire.Options{HTTPClient: hs.Client(), Stream: wire.StreamOff})
+	before := conns.Load()
+	for range 20 {
+		callEcho(t, s.ClientSession())
+	}
+	t.Logf("connections opened for 20 calls: %d", conns.Load()-before)
+	assert.LessOrEqual(t, conns.Load()-before, int64(1), "20 calls, connections opened")
 }

@@ -29,6 +29,10 @@ const (
 	defaultResumeDelay = time.Second
 	// maxResumeDelay caps the server's retry field.
 	maxResumeDelay = 30 * time.Second
+	// drainBytes and drainWait bound what is read of a call's stream after
+	// its response (see answerStream.Close).
+	drainBytes = 4 << 10
+	drainWait  = time.Second
 )
 
 // answerStream is the body go-sdk reads in place of a text/event-stream
@@ -66,9 +70,10 @@ type answerStream struct {
 	wire *wireCounter
 	body io.Closer
 
-	out   []byte // ready for go-sdk
-	ended bool   // nothing comes after out
-	err   error  // returned once out is drained (the caller's context ended)
+	out      []byte // ready for go-sdk
+	ended    bool   // nothing comes after out
+	answered bool   // the call's response came through
+	err      error  // returned once out is drained (the caller's context ended)
 
 	line     []byte // the current line
 	data     []byte // the current event's data lines, joined with LF
@@ -107,8 +112,32 @@ func (s *answerStream) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Close closes the server's stream.
-func (s *answerStream) Close() error { return s.body.Close() }
+// Close closes the server's stream. After the response it first reads
+// what little is left (at most drainBytes, for at most drainWait), so that
+// a server that ends the stream after the response, as go-sdk's does,
+// leaves its connection reusable.
+func (s *answerStream) Close() error {
+	if s.answered && s.ctx.Err() == nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = io.CopyN(io.Discard, s.src, drainBytes)
+		}()
+		// The real clock: this bounds a server's hold on a connection and
+		// decides nothing, so an injected test clock must not see a waiter.
+		timer := time.NewTimer(drainWait)
+		select {
+		case <-done:
+		case <-timer.C:
+		case <-s.ctx.Done():
+		}
+		timer.Stop()
+		err := s.body.Close() // ends the drain if it still reads
+		<-done
+		return err
+	}
+	return s.body.Close()
+}
 
 // step reads one line of the server's stream and acts on it.
 func (s *answerStream) step() {
@@ -276,8 +305,7 @@ func (s *answerStream) dispatch() {
 			s.fail(problem, false)
 			return
 		}
-		s.ended = true // the call is answered: nothing more to read
-		_ = s.body.Close()
+		s.ended, s.answered = true, true // the call is answered: nothing more to read
 	}
 	s.emit(msg)
 }
