@@ -75,7 +75,7 @@ func newHostile(t *testing.T, mode mcptest.Mode, cfg wire.Config) *hostile {
 
 // call calls RecordTool with id and returns the error annotated with the
 // call's wire facts, the verdict, and the answer bytes read for it.
-func (h *hostile) call(t *testing.T, id string) (error, classify.Verdict, int64) {
+func (h *hostile) call(t *testing.T, id string) (classify.Verdict, int64, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -87,7 +87,7 @@ func (h *hostile) call(t *testing.T, id string) (error, classify.Verdict, int64)
 		err = errors.New("tool error")
 	}
 	err = wire.Annotate(ctx, err)
-	return err, classify.Classify(context.Background(), err), read
+	return classify.Classify(context.Background(), err), read, err
 }
 
 // requireAlive checks that the session survived: a plain call succeeds on
@@ -95,7 +95,7 @@ func (h *hostile) call(t *testing.T, id string) (error, classify.Verdict, int64)
 func (h *hostile) requireAlive(t *testing.T) {
 	t.Helper()
 	h.srv.Gateway().Clear()
-	err, v, _ := h.call(t, "after")
+	v, _, err := h.call(t, "after")
 	require.NoError(t, err, "the session serves the next call (verdict %v)", v)
 	assert.Equal(t, 1, h.srv.Log().Count("initialize"), "no new session")
 	assert.Zero(t, h.srv.Log().CountVerb(http.MethodDelete), "no DELETE")
@@ -113,7 +113,7 @@ type answerCase struct {
 func (c answerCase) run(t *testing.T, cfg wire.Config) {
 	h := newHostile(t, mcptest.Stateful2025, cfg)
 	h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: c.action})
-	err, v, read := h.call(t, "x")
+	v, read, err := h.call(t, "x")
 	if c.class == classify.None {
 		require.NoError(t, err)
 	} else {
@@ -189,7 +189,7 @@ func TestAnswerAnotherCallsResult(t *testing.T) {
 				action = mcptest.SSE(mcptest.SSEMessage(mcptest.BodyPrevCall)...)
 			}
 			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: action})
-			err, v, _ := h.call(t, "x")
+			v, _, err := h.call(t, "x")
 			require.Error(t, err)
 			assert.Equal(t, classify.Protocol, v.Class, "verdict %v", v)
 			assert.Contains(t, err.Error(), "not the request's id")
@@ -250,7 +250,7 @@ func TestAnswerStreamResumed(t *testing.T) {
 			gw := h.srv.Gateway()
 			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: priming})
 			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodGet}, Action: c.get})
-			err, v, _ := h.call(t, "x")
+			v, _, err := h.call(t, "x")
 			if c.class == classify.None {
 				require.NoError(t, err)
 			} else {
@@ -298,7 +298,7 @@ func TestAnswerBounds(t *testing.T) {
 	t.Run("404 with session id, large", func(t *testing.T) {
 		h := newHostile(t, mcptest.Stateful2025, cfg)
 		h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.Large(404, textHdr, "", big, 'a')})
-		err, v, read := h.call(t, "x")
+		v, read, err := h.call(t, "x")
 		require.Error(t, err)
 		assert.Equal(t, classify.SessionExpired, v.Class, "a 404 to a request with a session id: the session is gone")
 		assert.LessOrEqual(t, read, limit)
@@ -343,6 +343,7 @@ func TestAnswerToNotificationNeverFatal(t *testing.T) {
 			defer sess.Close()
 			srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "notifications/roots/list_changed"}, Action: c.action})
 			before := read.n.Load()
+			//lint:ignore SA1019 roots/list_changed is the one client notification a test can send at will
 			client.AddRoots(&mcp.Root{URI: "file:///tmp"}) // go-sdk notifies every session
 			var x wire.Exchange
 			select {
@@ -375,7 +376,7 @@ func TestAnswerRedirectsNotFollowed(t *testing.T) {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			h := newHostile(t, mcptest.Stateful2025, wire.Config{})
 			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.Redirect(status, other.URL+"/mcp")})
-			err, v, _ := h.call(t, "x")
+			v, _, err := h.call(t, "x")
 			require.Error(t, err)
 			assert.Equal(t, classify.Application, v.Class, "verdict %v", v)
 			assert.Equal(t, status, v.HTTPStatus)
@@ -406,9 +407,9 @@ func TestAnswerSessionIDOnlyFromHandshake(t *testing.T) {
 				Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
 				Action: mcptest.WithHeader(mcptest.Pass(), "Mcp-Session-Id", "adopt-me"),
 			})
-			err, _, _ := h.call(t, "x")
+			_, _, err := h.call(t, "x")
 			require.NoError(t, err, "the answer itself is fine")
-			err, _, _ = h.call(t, "y")
+			_, _, err = h.call(t, "y")
 			require.NoError(t, err)
 			entries := h.srv.Log().Entries()
 			last := entries[len(entries)-1]
