@@ -121,6 +121,7 @@ func (c answerCase) run(t *testing.T, cfg wire.Config) {
 		assert.Equal(t, c.class, v.Class, "verdict %v", v)
 	}
 	if c.maxRead > 0 {
+		t.Logf("answer bytes read: %d", read)
 		assert.LessOrEqual(t, read, c.maxRead, "answer bytes read")
 	}
 	h.requireAlive(t)
