@@ -67,3 +67,16 @@ func ExampleParseRPCError() {
 	// Output:
 	// session-expired
 }
+
+// The wire layer asks SessionGone whether an answer ended the session; the
+// verdict follows the same rule.
+func ExampleHTTPError_SessionGone() {
+	gone := &classify.HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: 404, SessionIDSent: true}
+	answered := &classify.HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: 404, SessionIDSent: true,
+		RPC: classify.RPCError{Present: true, Code: -32602, Message: "Invalid params", HasID: true}, BodyRPCID: "3"}
+	fmt.Println(gone.SessionGone(), classify.Classify(context.Background(), gone).Class)
+	fmt.Println(answered.SessionGone(), classify.Classify(context.Background(), answered).Class)
+	// Output:
+	// true session-expired
+	// false application
+}

@@ -107,3 +107,32 @@ func (e *HTTPError) RespondsToRequest() bool {
 	}
 	return e.RequestID == "" || e.RequestID == e.BodyRPCID
 }
+
+// SessionGone reports whether the answer says the request's session is over
+// (DESIGN.md section 3, class [SessionExpired]); it is the one place this
+// rule lives, and the wire layer asks it too. It holds for a request that
+// carried Mcp-Session-Id and got a 404 whose body does not answer it by id
+// (MCP transports, session management: the server MUST answer a request
+// with an unknown session id with 404), or a 4xx rejection with a null or
+// absent id ([HTTPError.NullIDRejection]).
+func (e *HTTPError) SessionGone() bool { return e.sessionGone(RPCError{}) }
+
+// sessionGone is SessionGone with the JSON-RPC error go-sdk decoded from the
+// same answer elsewhere in the error (sdkRPC), used when the wire recorded
+// no body.
+func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
+	if e == nil || !e.SessionIDSent {
+		return false
+	}
+	answered := e.RespondsToRequest() || (!e.RPC.Present && sdkRPC.Present && sdkRPC.HasID)
+	return (e.Status == 404 && !answered) || e.NullIDRejection()
+}
+
+// NullIDRejection reports a 4xx whose JSON-RPC error is -32000 with a null
+// or absent id, to a request that carried Mcp-Session-Id: how the
+// TypeScript and Python SDK servers reject an unknown session (DESIGN.md
+// failure story S2).
+func (e *HTTPError) NullIDRejection() bool {
+	return e != nil && e.SessionIDSent && e.Status >= 400 && e.Status < 500 &&
+		e.RPC.Present && e.RPC.Code == CodeServerError && !e.RPC.HasID
+}

@@ -8,7 +8,6 @@ import "strings"
 // that says nothing by itself, so the rest of the error decides.
 func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 	s := w.Status
-	answered := w.RespondsToRequest() || (!w.RPC.Present && sdkRPC.Present && sdkRPC.HasID)
 	switch {
 	case s == 401:
 		return Unauthorized
@@ -17,14 +16,7 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 	case w.RPC.Present && w.RPC.Code == CodeMethodNotFound:
 		// S1: -32601 in any body, even a 404's.
 		return MethodNotFound
-	case s == 404 && w.SessionIDSent && !answered:
-		// MCP transports, session management: the server MUST answer a
-		// request with an unknown session id with 404.
-		return SessionExpired
-	case s >= 400 && s < 500 && w.SessionIDSent && w.RPC.Present &&
-		w.RPC.Code == CodeServerError && !w.RPC.HasID:
-		// S2: the TypeScript and Python SDK servers answer an unknown
-		// session with 400 and a null-id -32000.
+	case w.sessionGone(sdkRPC):
 		return SessionExpired
 	case s == 429:
 		return RateLimited

@@ -18,6 +18,16 @@
 // or a standalone-stream fault). Rules never match on the JSON-RPC id: ids
 // shift with handshakes and concurrency.
 //
+// Hostile answers test what a client does with answers no good server
+// sends: [Template] and [JSONBody] write raw bodies with the request's id or
+// the previous call's ([BodyWrongID], [BodyPrevCall], [BodyNoResult],
+// [BodyNullResult], [BodyNotification]), [SSE] writes raw event-stream lines
+// (lines without a colon, ids, garbage), [Large] writes a body of any size
+// without holding it, [Gzip] compresses any answer (with Large, a
+// compression bomb), [Redirect] answers a 3xx, and [WithHeader] sets a
+// header over the server's answer (an Mcp-Session-Id on a later answer, or
+// an invalid one on the handshake's).
+//
 // The presets ([TemplatesMethodNotFound], [StaleSessionNullID],
 // [StaleSessionNoID], [StaleSession500], [ToolCallServerError],
 // [ToolCallRateLimited], [ToolCallForbiddenHTML], [GETHostile], [IdleCut])

@@ -94,7 +94,7 @@ func ExampleServer_Restart() {
 // A gateway rule that answers the first standalone GET with raw SSE bytes
 // (here a line without a colon and data that is not JSON-RPC), as a hostile
 // server or gateway would, to test that a client survives them.
-func ExampleSSE() {
+func ExampleHostileSSE() {
 	srv, err := mcptest.NewServer(mcptest.Options{})
 	if err != nil {
 		panic(err)
@@ -113,4 +113,40 @@ func ExampleSSE() {
 	fmt.Printf("%d %s %q\n", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	// Output:
 	// 200 text/event-stream "no colon here\n\ndata: <html>\n\n"
+}
+
+// A host tests that its client refuses another call's result: the gateway
+// answers a tools/call with a response carrying a wrong id, in an event
+// stream, and then lets the next call through.
+func ExampleSSE() {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: "POST", Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.SSE(mcptest.SSEMessage(mcptest.BodyWrongID)...),
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil)
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		panic(err)
+	}
+	defer session.Close()
+
+	call := &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "a"}}
+	_, err = session.CallTool(ctx, call)
+	fmt.Println("first call failed:", err != nil)
+	_, err = session.CallTool(ctx, call)
+	fmt.Println("second call failed:", err != nil)
+	fmt.Println("initialize requests:", srv.Log().Count("initialize"))
+	// Output:
+	// first call failed: true
+	// second call failed: false
+	// initialize requests: 1
 }

@@ -50,6 +50,7 @@ type Gateway struct {
 	mu     sync.Mutex
 	lastID RuleID
 	rules  []*installedRule
+	prevID string // JSON-RPC id of the last request with one
 }
 
 // NewGateway returns a gateway in front of next.
@@ -152,6 +153,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		SessionID:       sessionID,
 		ProtocolVersion: r.Header.Get(headerProtocolVersion),
 	})
+	prevID := g.notePrevID(msg.ID)
 	rule := g.selectRule(r.Method, msg.Method, sessionID)
 	action := Pass()
 	if rule != nil {
@@ -161,9 +163,21 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	g.logger.Debug("mcptest gateway request", "seq", entry.Seq, "verb", r.Method, "method", msg.Method, "rule", entry.Rule)
-	x := &exchange{g: g, r: r, msg: msg, entry: entry, w: &recorder{w: w, log: g.log, entry: entry}}
+	x := &exchange{g: g, r: r, msg: msg, prevID: prevID, entry: entry, w: &recorder{w: w, log: g.log, entry: entry}}
 	defer g.log.update(entry, func(e *Entry) { e.Done = true })
 	action.serve(x)
+}
+
+// notePrevID returns the id of the last request with one before this one,
+// and remembers id (raw JSON; "" or null for none).
+func (g *Gateway) notePrevID(id json.RawMessage) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	prev := g.prevID
+	if s := string(id); s != "" && s != "null" {
+		g.prevID = s
+	}
+	return prev
 }
 
 // readMessage reads the JSON-RPC method and id of a POST body (bounded by
@@ -261,11 +275,12 @@ func (g *Gateway) wait(r *http.Request, d time.Duration) bool {
 
 // exchange is one request on its way through the gateway.
 type exchange struct {
-	g     *Gateway
-	r     *http.Request
-	w     *recorder
-	msg   message
-	entry *Entry
+	g      *Gateway
+	r      *http.Request
+	w      *recorder
+	msg    message
+	prevID string // see [PlaceholderPrevID]
+	entry  *Entry
 }
 
 // answeredBy records who answers the request.

@@ -11,7 +11,6 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // CallTool calls a tool through the live session (MCP `tools/call`).
@@ -175,12 +174,13 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.clock, s.cfg.CallTimeout)
 		defer stopTimeout()
 	}
-	callCtx := wire.WithExchange(ctx)
-	res, err := call(callCtx, live.sess)
+	res, err := call(ctx, live.sess)
 	if err == nil {
 		return res, nil
 	}
-	err = wire.Annotate(callCtx, err)
+	// The error carries the request's wire facts (wire.FactsMiddleware):
+	// with them, the request went out.
+	facts, sent := errors.AsType[*classify.HTTPError](err)
 	v := classify.Classify(caller, err)
 	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
 	if s.callLife.Err() != nil {
@@ -188,13 +188,12 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		err = errors.Join(&StateError{State: Closed.String(), Err: ErrClosed}, err)
 		v.Class = classify.Canceled
 	}
-	x, sent := wire.LastExchange(callCtx)
 	if !sent && v.Class == classify.Unknown {
 		// go-sdk refused the call without sending it: its connection has
 		// failed (it answers with the stored failure's text, no type).
 		v.Class = classify.Transport
 	}
-	ce = &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(x, sent, v), Generation: gen, Err: err}
+	ce = &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, facts, v), Generation: gen, Err: err}
 	// Let the machine react before the caller sees the error, so a call made
 	// right after a session-expired one waits for the new session.
 	handled := make(chan struct{})
@@ -267,17 +266,17 @@ func (s *Supervisor) admit(op, name string) error {
 	return nil
 }
 
-// delivery tells from the wire record of the call (x, when sent) how far a
-// failed request got.
-func delivery(x wire.Exchange, sent bool, v classify.Verdict) Delivery {
+// delivery tells from the wire facts of the call (nil when it was not
+// sent) how far a failed request got.
+func delivery(err error, facts *classify.HTTPError, v classify.Verdict) Delivery {
 	switch {
-	case !sent:
+	case facts == nil:
 		return NotSent
 	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300):
 		return Answered
 	case v.RPC.Present && v.RPC.HasID:
 		return Answered
-	case x.Status == 0 && errors.Is(x.Err, syscall.ECONNREFUSED):
+	case facts.Status == 0 && errors.Is(err, syscall.ECONNREFUSED):
 		return NotSent // the server never accepted the connection: nothing ran
 	}
 	return OutcomeUnknown

@@ -111,7 +111,11 @@ func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	opts.ToolListChangedHandler = relistThen(h.listChanged, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = relistThen(h.listChanged, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = relistThen(h.listChanged, opts.ResourceListChangedHandler)
-	return mcp.NewClient(cfg.Implementation, &opts)
+	cl := mcp.NewClient(cfg.Implementation, &opts)
+	// Every request's error carries its wire facts, so discovery and calls
+	// classify by the HTTP answer, not by go-sdk's text.
+	cl.AddSendingMiddleware(wire.FactsMiddleware())
+	return cl
 }
 
 // relistThen returns a list_changed handler that asks for a re-list, then
@@ -161,36 +165,7 @@ type wireSession struct {
 }
 
 func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
-	return &wireSession{Lister: factLister{probes.SessionLister(ws.ClientSession())}, ws: ws, cs: ws.ClientSession(), watch: w}
-}
-
-// factLister attaches the wire facts of each list request to its error, so
-// discovery classifies a 401, a 404 or S2's null-id 400 by the HTTP answer,
-// not by go-sdk's text.
-type factLister struct{ l probes.Lister }
-
-func (f factLister) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
-	ctx = wire.WithExchange(ctx)
-	items, next, err := f.l.ListTools(ctx, cursor)
-	return items, next, wire.Annotate(ctx, err)
-}
-
-func (f factLister) ListResources(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
-	ctx = wire.WithExchange(ctx)
-	items, next, err := f.l.ListResources(ctx, cursor)
-	return items, next, wire.Annotate(ctx, err)
-}
-
-func (f factLister) ListPrompts(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
-	ctx = wire.WithExchange(ctx)
-	items, next, err := f.l.ListPrompts(ctx, cursor)
-	return items, next, wire.Annotate(ctx, err)
-}
-
-func (f factLister) ListResourceTemplates(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
-	ctx = wire.WithExchange(ctx)
-	items, next, err := f.l.ListResourceTemplates(ctx, cursor)
-	return items, next, wire.Annotate(ctx, err)
+	return &wireSession{Lister: probes.SessionLister(ws.ClientSession()), ws: ws, cs: ws.ClientSession(), watch: w}
 }
 
 func (w *wireSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {

@@ -16,10 +16,11 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// A session that ends by itself (here: go-sdk fails the connection when a
-// notifications/cancelled POST is answered with a plain-text 400, which no
-// JSON-RPC id can rescue) must still be closed by the supervisor, so that
-// what go-sdk runs for it (the keepalive goroutine) ends by Close.
+// A session that ends by itself (here: the first standalone GET is answered
+// with the null-id -32000 400 that says the session is gone, which the
+// stream keeper hands to go-sdk, and go-sdk fails the connection) must
+// still be closed by the supervisor, so that what go-sdk runs for it (the
+// keepalive goroutine) ends by Close.
 func TestSessionEndedByItselfLeavesNoGoroutine(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	srv, err := mcptest.NewServer(mcptest.Options{})
@@ -28,36 +29,16 @@ func TestSessionEndedByItselfLeavesNoGoroutine(t *testing.T) {
 	sup, err := supervisor.New(supervisor.Config{
 		Endpoint:   srv.URL(),
 		HTTPClient: srv.HTTPClient(),
-		Stream:     supervisor.StreamOff,
+		Stream:     supervisor.StreamOn,
 		KeepAlive:  time.Hour, // never ticks within the test
 		Events:     rec,
 	})
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodGet, Occurrence: mcptest.First()},
+		Action: mcptest.JSONRPCError(http.StatusBadRequest, mcptest.NullID, mcptest.CodeServerError, mcptest.StaleSessionMessage),
+	})
 	sup.Start()
-	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
-
-	gw := srv.Gateway()
-	gw.Add(mcptest.Rule{
-		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call"},
-		Action: mcptest.Delay(10 * time.Second), // ends when the call is canceled
-	})
-	gw.Add(mcptest.Rule{
-		Match:  mcptest.Match{Verb: http.MethodPost, Method: "notifications/cancelled"},
-		Action: mcptest.PlainText(http.StatusBadRequest, "bad request"),
-	})
-	callCtx, cancelCall := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		_, err := sup.CallTool(callCtx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}})
-		done <- err
-	}()
-	require.NoError(t, srv.Log().WaitCount(ctx, "tools/call", 1))
-	cancelCall() // go-sdk sends notifications/cancelled: answered 400, the connection fails
-	require.Error(t, <-done)
-	require.NoError(t, srv.Log().WaitCount(ctx, "notifications/cancelled", 1))
-	gw.Clear()
 	require.Eventually(t, func() bool { return sup.Generation() == 2 && sup.State() == supervisor.Ready },
 		10*time.Second, 10*time.Millisecond, "the dead session is replaced")
 	endedByItself := false

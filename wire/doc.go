@@ -7,18 +7,27 @@
 // go-sdk client session. For every request it records an [Exchange] (verb,
 // JSON-RPC id and method, status, content type, Retry-After, WWW-Authenticate,
 // whether Mcp-Session-Id was sent, the JSON-RPC error of a non-2xx body and a
-// bounded body snippet) and reports it to an observer. A caller that wants the
-// facts of one call puts a slot on the call's context with [WithExchange]
-// before the call and wraps the call's error with [Annotate] after it: go-sdk
-// passes the call's context to its POST, so the facts reach classify for the
-// call that caused them without matching any message text.
+// bounded body snippet) and reports it to an observer. The error of every
+// request a go-sdk client with [FactsMiddleware] sends carries the facts of
+// that request (a *classify.HTTPError): go-sdk passes the request's context
+// to its POST, so the facts reach classify for the request that caused them
+// without matching any message text, and without the caller pairing
+// [WithExchange] and [Annotate] by hand (which still works, for a client
+// without the middleware).
 //
-// The same Transport keeps a healthy go-sdk session alive (DESIGN.md failure
-// story S4): go-sdk ends the whole session on a plain-text or HTML 4xx, on a
-// 2xx with an unexpected content type and on an undecodable JSON body. The
-// Transport rewrites such an answer to a request with an id into a JSON-RPC
-// error response for that id (code [CodeHTTPAnswer]), so only that request
-// fails. It carries the blind-resume handshake (answers `initialize` locally),
+// The same Transport admits every answer to a POST by a whitelist, so that
+// go-sdk only ever sees well-formed traffic and no answer ends a healthy
+// session (DESIGN.md failure story S4; go-sdk ends the whole session on a
+// plain-text or HTML 4xx, a 2xx with an unexpected content type, an
+// undecodable body or SSE event, and a refused stream resumption). It reads
+// each answer itself, with bounds ([Config.MaxJSONBody],
+// [Config.MaxErrorBody], [Config.MaxSSEEvent], on the wire and after gzip
+// decoding), checks that a response answers its request by id, parses event
+// streams and resumes them itself, takes the session id from the handshake
+// answer only, and never follows a redirect. An answer it refuses becomes a
+// JSON-RPC error response for the request's id (code [CodeHTTPAnswer],
+// naming what was wrong, [Exchange.Problem]), so only that request fails;
+// the answer to a notification is recorded and never fatal. It carries the blind-resume handshake (answers `initialize` locally),
 // keeps the standalone SSE stream from ever ending a session by itself
 // (failure story S5; see [StreamConfig]: go-sdk's GET is answered at once and
 // the server's stream is dialed behind it, so connecting never waits for

@@ -3,6 +3,7 @@ package wire_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -68,4 +70,32 @@ func ExampleNewStreamSwitch() {
 	// their stream until then.
 	// Output:
 	// off: true for 23h0m0s
+}
+
+// A host's own go-sdk client gets the wire facts on every request's error
+// once it adds FactsMiddleware: here a gateway answers a tool call with an
+// HTML 403, which the Transport keeps from ending the session.
+func ExampleFactsMiddleware() {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.ToolCallForbiddenHTML())
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, nil)
+	client.AddSendingMiddleware(wire.FactsMiddleware())
+	s, err := wire.Open(context.Background(), wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Client: client, Era: wire.Era2025, Stream: wire.StreamOff})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+
+	_, err = s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "a"}})
+	var facts *classify.HTTPError
+	fmt.Println(errors.As(err, &facts), facts.Status, facts.ContentType)
+	fmt.Println(classify.Classify(context.Background(), err).Class)
+	// Output:
+	// true 403 text/html
+	// forbidden
 }

@@ -2,8 +2,11 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
@@ -39,13 +42,25 @@ type Exchange struct {
 	RPC classify.BodyRPCError
 	// RPCPresent reports whether RPC was found.
 	RPCPresent bool
-	// Malformed reports a 2xx answer to a request with an id that go-sdk
-	// could not read as a JSON-RPC response (unexpected content type or
-	// undecodable JSON body).
+	// Malformed reports a 2xx answer to a request with an id that is not
+	// its JSON-RPC response: an unexpected content type or coding, a body
+	// or event that is not JSON-RPC or is past its bound, a response with
+	// another id or without exactly one of result (an object) and error, an
+	// event stream that ended without the response, an invalid handshake
+	// Mcp-Session-Id (see Problem). For an event stream it is set when the
+	// stream fails, after the exchange was reported to
+	// [Config.OnExchange], in the record [Annotate] reads.
 	Malformed bool
-	// Oversized reports a 2xx application/json answer longer than
-	// [Config.MaxJSONBody], refused for its request (Malformed is set too).
+	// Oversized reports a body past its bound: a 2xx application/json
+	// answer longer than [Config.MaxJSONBody] or an event longer than
+	// [Config.MaxSSEEvent], refused for its request (Malformed is set too),
+	// or any other body longer than [Config.MaxErrorBody], read no further.
 	Oversized bool
+	// Problem says what was wrong with an answer the Transport refused
+	// (Rewritten), e.g. "response id 4, not the request's id 3" or "SSE
+	// stream ended without the response"; "" when the status and content
+	// type say it all.
+	Problem string
 	// Body is the start of the answer's body, at most
 	// [classify.MaxBodySnippet] bytes; empty for event streams.
 	Body string
@@ -57,7 +72,9 @@ type Exchange struct {
 	SessionGone bool
 	// Rewritten reports that go-sdk was handed a JSON-RPC error response
 	// with code [CodeHTTPAnswer] instead of the server's answer, so that
-	// only this request fails (DESIGN.md failure story S4).
+	// only this request fails (DESIGN.md failure story S4), or, for a
+	// notification or a response, a local 202 Accepted in place of an
+	// answer that was not a 2xx.
 	Rewritten bool
 	// Local reports that the request never reached the server: the
 	// Transport answered it (resume handshake, a DELETE after [Transport.Detach]
@@ -117,17 +134,33 @@ type slotKey struct{}
 // slot collects the exchanges made with one call's context.
 type slot struct {
 	mu   sync.Mutex
-	recs []Exchange
+	recs []*recorded
 }
 
-func (s *slot) add(x Exchange) {
+// recorded is one exchange in a slot; an event-stream answer amends it when
+// its stream fails after the headers were recorded.
+type recorded struct {
+	s *slot
+	x Exchange
+}
+
+// amend changes the record under the slot's lock.
+func (r *recorded) amend(f func(*Exchange)) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	f(&r.x)
+}
+
+func (s *slot) add(x Exchange) *recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.recs) == maxSlotRecords {
 		copy(s.recs, s.recs[1:])
 		s.recs = s.recs[:maxSlotRecords-1]
 	}
-	s.recs = append(s.recs, x)
+	r := &recorded{s: s, x: x}
+	s.recs = append(s.recs, r)
+	return r
 }
 
 // call returns the last exchange of a request with an id.
@@ -135,8 +168,8 @@ func (s *slot) call() (Exchange, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := len(s.recs) - 1; i >= 0; i-- {
-		if s.recs[i].RequestID != "" {
-			return s.recs[i], true
+		if s.recs[i].x.RequestID != "" {
+			return s.recs[i].x, true
 		}
 	}
 	return Exchange{}, false
@@ -160,6 +193,32 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 	return s.call()
 }
 
+// FactsMiddleware returns a go-sdk sending middleware (add it with
+// mcp.Client.AddSendingMiddleware, once per client) that makes the error of
+// every request a ClientSession sends carry the wire facts of that request:
+// a *classify.HTTPError wrapping go-sdk's error whenever the request went
+// out on a [Transport] (see [Annotate] for a rewritten answer), so that
+// classify.Classify(ctx, err) decides from the HTTP answer and
+// errors.As(err, **classify.HTTPError) tells that the request was sent. No
+// caller pairs [WithExchange] and [Annotate] by hand. A context that already
+// carries a slot from [WithExchange] keeps it, and an error that already
+// carries a *classify.HTTPError is returned as it is. [Open] and [Resume]
+// add it to the client they make when [Options.Client] is nil.
+func FactsMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if _, ok := ctx.Value(slotKey{}).(*slot); !ok {
+				ctx = WithExchange(ctx)
+			}
+			res, err := next(ctx, method, req)
+			if err == nil {
+				return res, nil
+			}
+			return res, attach(ctx, err, true)
+		}
+	}
+}
+
 // Annotate wraps err, the error of a call made with ctx, in a
 // *classify.HTTPError carrying the facts of the call's request, so that
 // classify.Classify(ctx, Annotate(ctx, err)) decides from the HTTP status,
@@ -171,12 +230,22 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 // ([Exchange.Rewritten]), the returned error keeps go-sdk's text but no
 // longer unwraps to the *jsonrpc.Error with [CodeHTTPAnswer], which the
 // Transport wrote: the verdict rests on the server's answer.
-func Annotate(ctx context.Context, err error) error {
+//
+// An err that already carries a *classify.HTTPError (from
+// [FactsMiddleware]) is returned unchanged.
+func Annotate(ctx context.Context, err error) error { return attach(ctx, err, false) }
+
+// attach is Annotate; with always, the facts of a well-formed 2xx answer
+// are attached too (they decide nothing, but say the request was sent).
+func attach(ctx context.Context, err error, always bool) error {
 	if err == nil {
 		return nil
 	}
+	if _, done := errors.AsType[*classify.HTTPError](err); done {
+		return err
+	}
 	x, ok := LastExchange(ctx)
-	if !ok || !x.notable() {
+	if !ok || (!always && !x.notable()) {
 		return err
 	}
 	if x.Rewritten {

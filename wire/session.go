@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,7 +54,9 @@ type Options struct {
 	// (see [Config.RequestTimeout]). nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Client is the go-sdk client (the host's handlers and capabilities);
-	// nil means a client named "mcpsup" with no options.
+	// nil means a client named "mcpsup" with no options and
+	// [FactsMiddleware]. A host's client gets the facts on its errors once
+	// it adds FactsMiddleware itself.
 	Client *mcp.Client
 	// Era is the handshake hint for [Open]; [Resume] uses the persisted
 	// protocol version instead.
@@ -86,8 +89,11 @@ type Session struct {
 // the successful handshake answer carried ("" for a sessionless server); an
 // id that is not visible ASCII, or longer than [MaxSessionIDLen], fails the
 // handshake before go-sdk adopts it, with an error that unwraps to a
-// *[StateError] naming Mcp-Session-Id. Other errors are go-sdk's, annotated
-// with the handshake's wire facts (see [Annotate]).
+// *[StateError] naming Mcp-Session-Id and classifies as protocol; the
+// session the server created is ended with one DELETE, best effort. Other
+// errors are go-sdk's, annotated with the handshake's wire facts (see
+// [Annotate]). Redirects are never followed (the host's CheckRedirect is
+// replaced for these requests).
 func Open(ctx context.Context, opts Options) (*Session, error) {
 	var version string
 	switch opts.Era {
@@ -143,9 +149,14 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	wrapped := *hc
 	wrapped.Transport = t
 	wrapped.Timeout = 0
+	// No redirect leads to another request: a 3xx reaches go-sdk as the
+	// answer (the Transport rewrites one to a call), never a request to
+	// another origin carrying Mcp-Session-Id, or a POST turned into a GET.
+	wrapped.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "v0"}, nil)
+		client.AddSendingMiddleware(FactsMiddleware())
 	}
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:             opts.Endpoint,
@@ -156,7 +167,14 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	ctx = WithExchange(ctx)
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		return nil, Annotate(ctx, err)
+		err = Annotate(ctx, err)
+		t.mu.Lock()
+		refused := t.refused
+		t.mu.Unlock()
+		if refused != nil {
+			err = fmt.Errorf("%w: %w", refused, err)
+		}
+		return nil, err
 	}
 	id, _ := t.HandshakeSessionID()
 	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult()}

@@ -166,7 +166,8 @@ func TestServerSentSessionIDMustBeVisibleASCII(t *testing.T) {
 	var se *wire.StateError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "Mcp-Session-Id", se.Field)
-	assert.Zero(t, g.count("DELETE", ""), "an invalid id is never sent back")
+	assert.Equal(t, classify.Protocol, classify.Classify(context.Background(), err).Class, "%v", err)
+	assert.Equal(t, 1, g.count("DELETE", ""), "the session the server created is ended, once")
 }
 
 // headerRewriter replaces the session id with one holding a space.
@@ -245,12 +246,14 @@ func TestRewriteKeepsSession(t *testing.T) {
 			case "tools/list":
 				_, err = cs.ListTools(ctx, nil)
 			}
+			require.Error(t, err, "go-sdk failed this request only, with the rewritten answer")
+			assert.Contains(t, err.Error(), "HTTP "+strconv.Itoa(c.status), "go-sdk's text of the rewritten answer is kept")
+			var facts *classify.HTTPError
+			require.ErrorAs(t, err, &facts, "the error carries the wire facts (FactsMiddleware)")
 			var rpcErr *jsonrpc.Error
-			require.ErrorAs(t, err, &rpcErr, "go-sdk failed this request only, with the rewritten answer")
-			assert.Equal(t, int64(wire.CodeHTTPAnswer), rpcErr.Code)
+			assert.False(t, errors.As(err, &rpcErr), "the verdict rests on the server's answer, not the rewrite")
 			annotated := wire.Annotate(ctx, err)
-			assert.False(t, errors.As(annotated, &rpcErr), "the verdict rests on the server's answer, not the rewrite")
-			assert.Equal(t, err.Error(), errors.Unwrap(annotated).Error(), "go-sdk's text is kept")
+			assert.Same(t, err, annotated, "an error that carries facts is not annotated twice")
 			v := classify.Classify(ctx, annotated)
 			assert.Equal(t, c.class, v.Class, "verdict %v", v)
 			assert.Equal(t, c.status, v.HTTPStatus)

@@ -27,6 +27,7 @@ const (
 const (
 	DefaultMaxErrorBody = 64 << 10
 	DefaultMaxJSONBody  = 16 << 20
+	DefaultMaxSSEEvent  = 16 << 20
 	maxRequestScan      = 4 << 20
 	maxIdentityBody     = 64 << 10
 )
@@ -73,16 +74,28 @@ type Config struct {
 	// their cookies and takes the cookies their answers set; [Open] and
 	// [Resume] take the host HTTPClient's Jar.
 	Jar http.CookieJar
-	// MaxErrorBody bounds the bytes read from a non-2xx body to find its
-	// JSON-RPC error; 0 means [DefaultMaxErrorBody].
+	// MaxErrorBody bounds, in bytes, what is read of a body that is not a
+	// 2xx answer's JSON or event stream: a non-2xx or 3xx body of any
+	// status, and any body answering a notification or a response. It is
+	// read at most this far, on the wire and after decoding, for its
+	// snippet and JSON-RPC error; a longer body carries no JSON-RPC error
+	// (its status decides the verdict). go-sdk is handed at most these
+	// bytes. 0 means [DefaultMaxErrorBody] (64 KiB).
 	MaxErrorBody int
 	// MaxJSONBody bounds a 2xx application/json answer to a request, in
-	// bytes: it is buffered whole to check that go-sdk can decode it, and a
-	// longer one is refused for that request only (rewritten into a
-	// JSON-RPC error; the verdict is protocol, the session lives), so a
-	// hostile server cannot make the client buffer without bound. 0 means
-	// [DefaultMaxJSONBody] (16 MiB).
+	// bytes, on the wire and after decoding: it is buffered whole to check
+	// it is the JSON-RPC response to its request, and a longer one is
+	// refused for that request only (rewritten into a JSON-RPC error; the
+	// verdict is protocol, the session lives), so a hostile server cannot
+	// make the client buffer without bound. 0 means [DefaultMaxJSONBody]
+	// (16 MiB).
 	MaxJSONBody int
+	// MaxSSEEvent bounds one event of a text/event-stream answer to a
+	// request, in bytes after decoding (and that plus 64 KiB on the wire): a
+	// longer event fails its request only (protocol, the session lives).
+	// 0 means [DefaultMaxSSEEvent] (16 MiB, go-sdk's own
+	// mcp.DefaultMaxEventSize).
+	MaxSSEEvent int
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
 	// Switch owns the standalone stream decision, shared by the sessions of
@@ -109,6 +122,7 @@ type Transport struct {
 	gone      *goneAnswer // session-gone answer replayed to go-sdk's next standalone GET
 	handshook bool        // a handshake succeeded
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
+	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
 
 	sw        *StreamSwitch
 	hostileMu sync.Mutex
@@ -139,6 +153,9 @@ func NewTransport(cfg Config) *Transport {
 		t.sw = NewStreamSwitch(SwitchConfig{Clock: t.clock})
 	}
 	t.hostile = NewHostilityTracker(t.sw.cfg.Rule, t.cfg.Stream.Span)
+	if t.cfg.MaxSSEEvent <= 0 {
+		t.cfg.MaxSSEEvent = DefaultMaxSSEEvent
+	}
 	return t
 }
 
@@ -197,16 +214,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			return t.standaloneGET(req)
 		}
 	case http.MethodDelete:
-		t.mu.Lock()
-		detached := t.detached
-		t.mu.Unlock()
-		if detached {
-			x := t.begin(req)
-			x.Local = true
-			x.Status = http.StatusNoContent
-			t.finish(req, x)
-			return localResponse(req, http.StatusNoContent, "", nil, nil), nil
-		}
+		return t.delete(req)
 	}
 	x := t.begin(req)
 	resp, err := t.base.RoundTrip(req)
@@ -238,10 +246,12 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	x.WWWAuthenticate = resp.Header.Get("WWW-Authenticate")
 }
 
-// finish reports x to the call's slot and the observer.
-func (t *Transport) finish(req *http.Request, x Exchange) {
+// finish reports x to the call's slot and the observer. It returns x's
+// record in the slot (nil when the request's context carries none).
+func (t *Transport) finish(req *http.Request, x Exchange) *recorded {
+	var rec *recorded
 	if s, _ := req.Context().Value(slotKey{}).(*slot); s != nil {
-		s.add(x)
+		rec = s.add(x)
 	}
 	if x.Verb == http.MethodPost && !x.Local {
 		t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveExchange(x) })
@@ -249,9 +259,11 @@ func (t *Transport) finish(req *http.Request, x Exchange) {
 	if t.cfg.OnExchange != nil {
 		t.cfg.OnExchange(x)
 	}
+	return rec
 }
 
-// post handles a POST: resume handshake, facts, session-keeping rewrite.
+// post handles a POST: resume handshake, facts, and the whitelist of
+// answers (see [Transport.admit]).
 func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	x := t.begin(req)
 	x.Method, x.RequestID = requestIdentity(req)
@@ -259,40 +271,69 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		t.finish(req, x)
 		return resp, nil
 	}
-	resp, err := t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
+	t.fill(&x, resp, err)
+	if err != nil {
+		t.finish(req, x)
+		return nil, err
+	}
+	resp, stream := t.admit(req, &x, resp)
+	if x.SessionGone {
+		t.Detach() // the server would refuse the DELETE go-sdk sends next
+	}
+	t.noteHandshake(&x, resp)
+	rec := t.finish(req, x)
+	if stream != nil {
+		stream.rec = rec // go-sdk reads the stream only after RoundTrip returns
+	}
+	return resp, nil
+}
+
+// delete handles a DELETE: answered locally once detached; a redirect is
+// never followed (the answer go-sdk gets has no Location).
+func (t *Transport) delete(req *http.Request) (*http.Response, error) {
+	x := t.begin(req)
+	t.mu.Lock()
+	detached := t.detached
+	t.mu.Unlock()
+	if detached {
+		x.Local = true
+		x.Status = http.StatusNoContent
+		t.finish(req, x)
+		return localResponse(req, http.StatusNoContent, "", nil, nil), nil
+	}
+	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
 	t.fill(&x, resp, err)
 	if err == nil {
-		resp = t.inspect(req, &x, resp)
-		if x.SessionGone {
-			t.Detach() // the server would refuse the DELETE go-sdk sends next
-		}
-		if err = t.noteHandshake(&x, resp); err != nil {
-			_ = resp.Body.Close()
-			resp = nil
-		}
+		t.readErrorBody(&x, resp)
+		x.Rewritten = x.Status >= 300 && x.Status < 400
+		resp = localResponse(req, resp.StatusCode, "", nil, nil)
 	}
 	t.finish(req, x)
 	return resp, err
 }
 
-// noteHandshake takes the session id from a successful handshake answer. An
-// id that is not visible ASCII (MCP spec, transports, session management)
-// fails the handshake with a *StateError naming Mcp-Session-Id, before
-// go-sdk could adopt it.
-func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) error {
-	if x.Method != methodInitialize || x.Status < 200 || x.Status >= 300 || x.Rewritten || x.Malformed || x.RPCPresent {
-		return nil
+// withAcceptEncoding returns req asking for gzip or no coding, so that the
+// Transport decodes the answer itself, with bounds (see [acceptEncoding]).
+func withAcceptEncoding(req *http.Request) *http.Request {
+	if req.Header.Get("Accept-Encoding") != "" {
+		return req
 	}
-	id := resp.Header.Get(HeaderSessionID)
-	if err := validSessionID(HeaderSessionID, id); err != nil {
-		x.Err = err
-		return err
+	out := req.Clone(req.Context())
+	out.Header.Set("Accept-Encoding", acceptEncoding)
+	return out
+}
+
+// noteHandshake takes the session id from a successful handshake answer;
+// [Transport.admit] refused an invalid one already.
+func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) {
+	if x.Method != methodInitialize || x.Status < 200 || x.Status >= 300 || x.Rewritten || x.Malformed || x.RPCPresent {
+		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.handshook = true
-	t.sessionID = id
-	return nil
+	t.sessionID = resp.Header.Get(HeaderSessionID)
 }
 
 // requestIdentity reads the JSON-RPC method and id of a POST body without

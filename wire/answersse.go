@@ -1,0 +1,349 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// wireSlack is how many more bytes than [Config.MaxSSEEvent] one event may
+// take on the wire (gzip framing of incompressible data).
+const wireSlack = 64 << 10
+
+// Resumption of a call's event stream (MCP transports, resumability and
+// redelivery; SEP-1699).
+const (
+	// maxAnswerResumes bounds the resumptions of one call's stream in a row
+	// that bring no event with a new id.
+	maxAnswerResumes = 3
+	// defaultResumeDelay is the wait before a resumption when the server
+	// sent no retry field (go-sdk waits about as long,
+	// mcp/streamable.go reconnectInitialDelay).
+	defaultResumeDelay = time.Second
+	// maxResumeDelay caps the server's retry field.
+	maxResumeDelay = 30 * time.Second
+	// drainBytes and drainWait bound what is read of a call's stream after
+	// its response (see answerStream.Close).
+	drainBytes = 4 << 10
+	drainWait  = time.Second
+)
+
+// answerStream is the body go-sdk reads in place of a text/event-stream
+// answer to a call. It parses the server's stream itself (WHATWG HTML,
+// server-sent events) and hands on only well-formed events, one JSON-RPC
+// message each, written anew: `data: <message>` and a blank line. Event ids
+// and retry fields are not handed on, so go-sdk never resumes the stream
+// itself (a refused GET with Last-Event-ID would end its connection): when
+// the server's stream ends before the response after an event with an id,
+// answerStream resumes it, with a GET carrying Last-Event-ID and the POST's
+// headers, after the server's retry delay (at most 30 s; 1 s without one),
+// at most [maxAnswerResumes] times in a row without a new event id. The
+// stream ends when the call's response came through.
+//
+// Server-to-client requests and notifications pass. Anything else fails the
+// call, and only the call: the stream hands go-sdk a JSON-RPC error response
+// for the call's id (code [CodeHTTPAnswer]) naming what was wrong, and ends.
+// That is a line without a colon, an event over the bound, data that is not
+// one JSON-RPC message, a response that does not answer the call (see
+// [answerProblem]), a stream that ends or breaks before the response and
+// cannot be resumed, and a refused resumption (any answer but a 200
+// text/event-stream).
+//
+// It is read by one goroutine (go-sdk's stream reader).
+type answerStream struct {
+	t    *Transport
+	ctx  context.Context
+	req  *http.Request // the call's POST, whose headers a resumption sends
+	rec  *recorded     // the call's record in its slot; may be nil
+	x    Exchange      // the answer's facts as the headers gave them
+	want jsonrpc.ID
+	max  int
+
+	src  *bufio.Reader
+	wire *wireCounter
+	body io.Closer
+
+	out      []byte // ready for go-sdk
+	ended    bool   // nothing comes after out
+	answered bool   // the call's response came through
+	err      error  // returned once out is drained (the caller's context ended)
+
+	line     []byte // the current line
+	data     []byte // the current event's data lines, joined with LF
+	hasData  bool
+	name     string
+	id       string // the current event's id field
+	idSet    bool
+	size     int   // decoded bytes of the current event
+	wireMark int64 // wire bytes before the current event
+
+	lastID  string        // the last event id: a resumption's Last-Event-ID
+	retry   time.Duration // the server's retry field
+	resumes int           // resumptions in a row without a new event id
+}
+
+func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc.ID, r io.Reader, wc *wireCounter, body io.Closer) *answerStream {
+	return &answerStream{
+		t: t, ctx: req.Context(), req: req, x: *x, want: want, max: t.cfg.MaxSSEEvent,
+		src: bufio.NewReaderSize(r, 4<<10), wire: wc, body: body,
+	}
+}
+
+// Read implements io.Reader.
+func (s *answerStream) Read(p []byte) (int, error) {
+	for len(s.out) == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		if s.ended {
+			return 0, io.EOF
+		}
+		s.step()
+	}
+	n := copy(p, s.out)
+	s.out = s.out[n:]
+	return n, nil
+}
+
+// Close closes the server's stream. After the response it first reads
+// what little is left (at most drainBytes, for at most drainWait), so that
+// a server that ends the stream after the response, as go-sdk's does,
+// leaves its connection reusable.
+func (s *answerStream) Close() error {
+	if s.answered && s.ctx.Err() == nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = io.CopyN(io.Discard, s.src, drainBytes)
+		}()
+		// The real clock: this bounds a server's hold on a connection and
+		// decides nothing, so an injected test clock must not see a waiter.
+		timer := time.NewTimer(drainWait)
+		select {
+		case <-done:
+		case <-timer.C:
+		case <-s.ctx.Done():
+		}
+		timer.Stop()
+		err := s.body.Close() // ends the drain if it still reads
+		<-done
+		return err
+	}
+	return s.body.Close()
+}
+
+// step reads one line of the server's stream and acts on it.
+func (s *answerStream) step() {
+	line, err := s.readLine()
+	if err != nil {
+		switch {
+		case s.ctx.Err() != nil:
+			s.err = s.ctx.Err() // the caller gave up: go-sdk stops reading
+			s.ended = true
+			_ = s.body.Close()
+		case errors.Is(err, errEventTooLarge):
+			s.fail(fmt.Sprintf("SSE event larger than %d bytes", s.max), true)
+		case s.lastID != "" && s.resumes < maxAnswerResumes:
+			s.resume()
+		case errors.Is(err, io.EOF):
+			s.fail("SSE stream ended without the response", false)
+		default:
+			s.fail("SSE stream broke off before the response: "+err.Error(), false)
+		}
+		return
+	}
+	if len(line) == 0 {
+		s.dispatch()
+		return
+	}
+	if line[0] == ':' {
+		return // a comment, e.g. a keepalive
+	}
+	name, value, ok := bytes.Cut(line, []byte(":"))
+	if !ok {
+		s.fail(fmt.Sprintf("SSE line without a colon: %.40q", line), false)
+		return
+	}
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(name) {
+	case "data":
+		if s.hasData {
+			s.data = append(s.data, '\n')
+		}
+		s.data, s.hasData = append(s.data, value...), true
+	case "event":
+		s.name = string(value)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			s.id, s.idSet = string(value), true
+		}
+	case "retry":
+		if d, ok := retryField(value); ok {
+			s.retry = min(d, maxResumeDelay)
+		}
+	}
+	// id and retry are not handed on (see answerStream); other fields are
+	// ignored, as the SSE specification says.
+}
+
+// resume reopens the call's stream after it ended before the response: a
+// GET with Last-Event-ID (MCP transports, resumability and redelivery),
+// through the Transport's base (no redirect is followed, nothing reaches
+// the standalone stream's keeper). A refused resumption fails the call.
+func (s *answerStream) resume() {
+	_ = s.body.Close()
+	s.resumes++
+	delay := s.retry
+	if delay <= 0 {
+		delay = defaultResumeDelay
+	}
+	select {
+	case <-s.t.clock.After(delay):
+	case <-s.ctx.Done():
+		s.err, s.ended = s.ctx.Err(), true
+		return
+	}
+	get, err := http.NewRequestWithContext(s.ctx, http.MethodGet, s.req.URL.String(), nil)
+	if err != nil {
+		s.fail("resumption of the SSE stream failed: "+err.Error(), false)
+		return
+	}
+	get.Header = s.req.Header.Clone()
+	for _, h := range []string{"Content-Type", "Content-Length"} {
+		get.Header.Del(h)
+	}
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Accept-Encoding", acceptEncoding)
+	get.Header.Set(headerLastEventID, s.lastID)
+	resp, err := s.t.base.RoundTrip(get)
+	switch {
+	case s.ctx.Err() != nil:
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		s.err, s.ended = s.ctx.Err(), true
+		return
+	case err != nil:
+		s.fail("resumption of the SSE stream failed: "+err.Error(), false)
+		return
+	}
+	if ct := mediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		_ = readBounded(resp, s.t.cfg.MaxErrorBody)
+		if ct == "" {
+			ct = "no content type"
+		}
+		s.fail(fmt.Sprintf("resumption of the SSE stream refused: HTTP %d %s (%s)", resp.StatusCode, http.StatusText(resp.StatusCode), ct), false)
+		return
+	}
+	r, wc, err := decodedBody(resp, 0)
+	if err != nil {
+		_ = resp.Body.Close()
+		s.fail("resumption of the SSE stream refused: "+err.Error(), false)
+		return
+	}
+	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.x.Method, "resumes", s.resumes)
+	s.src.Reset(r)
+	s.wire, s.body, s.wireMark = wc, resp.Body, 0
+	s.endEvent() // an event cut by the end of the stream is dropped
+}
+
+var errEventTooLarge = errors.New("event too large")
+
+// readLine returns the next line without its LF or CRLF. The line is valid
+// until the next call. An event past the bound, decoded or on the wire,
+// returns errEventTooLarge; a stream that ends mid-line returns io.EOF.
+func (s *answerStream) readLine() ([]byte, error) {
+	s.line = s.line[:0]
+	for {
+		chunk, err := s.src.ReadSlice('\n')
+		s.size += len(chunk)
+		if s.size > s.max || s.wire.n-s.wireMark > int64(s.max)+wireSlack {
+			return nil, errEventTooLarge
+		}
+		s.line = append(s.line, chunk...)
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(bytes.TrimSuffix(s.line, []byte("\n")), []byte("\r")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+// dispatch ends the current event at its blank line.
+func (s *answerStream) dispatch() {
+	data, hasData, name := s.data, s.hasData, s.name
+	if s.idSet {
+		if s.id != s.lastID {
+			s.resumes = 0 // progress
+		}
+		s.lastID = s.id
+	}
+	s.endEvent()
+	s.wireMark = s.wire.n
+	if !hasData || len(bytes.TrimSpace(data)) == 0 || (name != "" && name != "message") {
+		// No message: a priming event (SEP-1699), or an event type MCP does
+		// not use, which go-sdk skips too.
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		s.fail("SSE event data is not a JSON-RPC message", false)
+		return
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		if problem := answerProblem(r, s.want); problem != "" {
+			s.fail(problem, false)
+			return
+		}
+		s.ended, s.answered = true, true // the call is answered: nothing more to read
+	}
+	s.emit(msg)
+}
+
+// endEvent forgets the current event.
+func (s *answerStream) endEvent() {
+	s.data, s.hasData, s.name, s.id, s.idSet, s.size = s.data[:0], false, "", "", false, 0
+	if cap(s.data) > keptBuffer {
+		s.data = nil
+	}
+}
+
+// emit hands msg on as one event.
+func (s *answerStream) emit(msg jsonrpc.Message) {
+	b, err := reencode(msg)
+	if err != nil {
+		s.fail("SSE event data is not a JSON-RPC message", false)
+		return
+	}
+	s.out = append(s.out, "data: "...)
+	s.out = append(s.out, b...)
+	s.out = append(s.out, "\n\n"...)
+}
+
+// fail ends the stream with a JSON-RPC error response for the call naming
+// problem, and amends the call's record.
+func (s *answerStream) fail(problem string, oversized bool) {
+	_ = s.body.Close()
+	s.ended = true
+	s.x.Malformed, s.x.Oversized, s.x.Rewritten, s.x.Problem = true, oversized, true, problem
+	if s.rec != nil {
+		s.rec.amend(func(x *Exchange) {
+			x.Malformed, x.Oversized, x.Rewritten, x.Problem = true, oversized, true, problem
+		})
+	}
+	s.t.log.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
+		"method", s.x.Method, "problem", problem)
+	s.out = append(s.out, "data: "...)
+	s.out = append(s.out, errorResponse(s.x.RequestID, s.x, problem)...)
+	s.out = append(s.out, "\n\n"...)
+}
