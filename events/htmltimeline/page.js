@@ -289,7 +289,7 @@
       var line = el('line', { x1: x, y1: y + 4, x2: x, y2: y + BAND_Y + BAND_H + 4,
         'class': 'boundary' + (b.opened ? ' opened' : ' ended'), 'data-gen': b.gen, 'data-lane': lane.index, 'data-ev': 'b' + i }, g);
       line.setAttribute('stroke-linecap', 'round');
-      if (b.opened && x - lastLabel > 34) {
+      if (b.opened && x - lastLabel > 28 + 6 * String(b.gen).length) {
         text(g, x + 2, y + 11, 'gen', 'gen ' + b.gen);
         lastLabel = x;
       }
