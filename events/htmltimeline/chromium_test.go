@@ -44,12 +44,19 @@ func chromium(tb testing.TB) string {
 // standard output.
 func runChromium(tb testing.TB, bin, page string, args ...string) []byte {
 	tb.Helper()
+	return runChromiumURL(tb, bin, "file://"+page, args...)
+}
+
+// runChromiumURL loads url headless with extra args and returns standard
+// output.
+func runChromiumURL(tb testing.TB, bin, url string, args ...string) []byte {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), chromiumRunTimeout)
 	defer cancel()
 	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir=" + tb.TempDir()}, args...)
-	all = append(all, "file://"+page)
+	all = append(all, url)
 	cmd := exec.CommandContext(ctx, bin, all...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
