@@ -85,7 +85,7 @@ func requireDrawn(t *testing.T, path string) {
 	for y := 0; y < 900; y += 4 {
 		for x := 0; x < 1400; x += 4 {
 			r, g, b, _ := img.At(x, y).RGBA()
-			if min(r, g, b) < 0xc000 { // not white, not the grid's light grey
+			if min(r, g, b) < 0xdf00 { // darker than the grid's light grey
 				drawn++
 			}
 		}
@@ -268,4 +268,57 @@ func summary(t *testing.T, dom string) string {
 	m := regexp.MustCompile(`<p id="summary">([^<]*)</p>`).FindStringSubmatch(dom)
 	require.NotNil(t, m, "the page has a summary line")
 	return html.UnescapeString(m[1])
+}
+
+// hoverScript moves the mouse onto the first element matching each selector
+// in turn and records the tooltip's text in body[data-tip-i].
+func hoverScript(selectors ...string) string {
+	var b strings.Builder
+	b.WriteString("<script>\n")
+	for i, sel := range selectors {
+		fmt.Fprintf(&b, `(function () {
+  var n = document.querySelector(%q), r = n.getBoundingClientRect();
+  n.dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: r.left + 1, clientY: r.top + 1 }));
+  document.body.setAttribute('data-tip-%d', document.getElementById('tip').hidden ? 'hidden' : document.getElementById('tip').textContent);
+})();
+`, sel, i)
+	}
+	b.WriteString("</script>\n")
+	return b.String()
+}
+
+// TestBrowserHoverShowsTheEvent hovers a failed call's marker and a band:
+// the tooltip shows the event's verdict, HTTP status, JSON-RPC code and
+// delivery, as text.
+func TestBrowserHoverShowsTheEvent(t *testing.T) {
+	bin := chromium(t)
+	evs := append(demoEvents(t), hostileEvents()...)
+	var b strings.Builder
+	require.NoError(t, Write(&b, evs))
+	page := strings.Replace(b.String(), "</body>", hoverScript(
+		`.marker.call-failed[data-seq="8"]`,        // S4's 429
+		`.band[data-state="stale-recovering"]`,     // S2's null-id 400
+		`.lane[data-lane="7"] .marker.call-failed`, // the hostile call
+	)+"</body>", 1)
+	path := t.TempDir() + "/hover.html"
+	require.NoError(t, os.WriteFile(path, []byte(page), 0o600))
+	dom := dumpDOM(t, bin, path)
+	requireBody(t, dom, false, "data-pwned", "")
+
+	tip := func(i int) string {
+		m := regexp.MustCompile(fmt.Sprintf(`data-tip-%d="([^"]*)"`, i)).FindStringSubmatch(dom)
+		require.NotNil(t, m, "tooltip %d recorded", i)
+		return html.UnescapeString(m[1])
+	}
+	for _, want := range []string{"call-failed at +", "verdict: rate-limited", "HTTP status: 429", "Retry-After: 1 s", "delivery: answered", "op: tools/call"} {
+		require.Contains(t, tip(0), want)
+	}
+	for _, want := range []string{"stale-recovering", "transition: probing -> stale-recovering", "HTTP status: 400",
+		`JSON-RPC: code -32000 "Bad Request: No valid session ID provided" (null id)`, "verdict: session-expired"} {
+		require.Contains(t, tip(1), want)
+	}
+	for _, want := range []string{"server: " + hostile, "delivery: " + hostile, "JSON-RPC: code -32602", "detail: " + hostile} {
+		require.Contains(t, tip(2), want, "hostile text is shown as it is, as text")
+	}
+	require.False(t, strings.Contains(dom, "<img"), "no event text became an element")
 }

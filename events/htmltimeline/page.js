@@ -14,9 +14,9 @@
   var MAX_MARKERS = 300, MAX_BANDS = 1500, AGG_PX = 8;
 
   var STATE_COLORS = {
-    'idle': '#cbd5e1', 'connecting': '#60a5fa', 'resuming-blind': '#a78bfa',
+    'idle': '#f1f5f9', 'connecting': '#60a5fa', 'resuming-blind': '#a78bfa',
     'resuming-known': '#c4b5fd', 'probing': '#38bdf8', 'listing-declared': '#7dd3fc',
-    'ready': '#22c55e', 'stale-recovering': '#f59e0b', 'failed': '#ef4444', 'closed': '#6b7280'
+    'ready': '#22c55e', 'stale-recovering': '#f59e0b', 'failed': '#ef4444', 'closed': '#d1d5db'
   };
   var MARKERS = [
     ['call-failed', 'failed call'], ['retry', 'retry scheduled'],
@@ -263,7 +263,7 @@
         'class': 'band', 'data-state': b.state, 'data-seq': b.seq, 'data-band': i, 'data-lane': lane.index }, g);
       if (x1 - x0 > 48) {
         var label = text(g, Math.max(x0, GUTTER) + 4, y + BAND_Y + 16, 'band-label', clip(b.state, Math.floor((x1 - Math.max(x0, GUTTER)) / 7)));
-        label.setAttribute('fill', b.state === 'closed' || b.state === 'failed' ? '#fff' : '#0b1220');
+        label.setAttribute('fill', b.state === 'failed' ? '#fff' : '#0b1220');
         label.setAttribute('font-size', '11');
         label.setAttribute('pointer-events', 'none');
       }
@@ -289,8 +289,12 @@
       var line = el('line', { x1: x, y1: y + 4, x2: x, y2: y + BAND_Y + BAND_H + 4,
         'class': 'boundary' + (b.opened ? ' opened' : ' ended'), 'data-gen': b.gen, 'data-lane': lane.index, 'data-ev': 'b' + i }, g);
       line.setAttribute('stroke-linecap', 'round');
-      if (b.opened && x - lastLabel > 28 + 6 * String(b.gen).length) {
-        text(g, x + 2, y + 11, 'gen', 'gen ' + b.gen);
+      var labelW = 22 + 6 * String(b.gen).length;
+      if (b.opened && x - lastLabel > labelW + 6) {
+        // beside the line, or before it at the right edge
+        var right = x + 2 + labelW > GUTTER + w;
+        var label = text(g, right ? x - 2 : x + 2, y + 11, 'gen', 'gen ' + b.gen);
+        if (right) label.setAttribute('text-anchor', 'end');
         lastLabel = x;
       }
     }
