@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -321,4 +322,58 @@ func TestBrowserHoverShowsTheEvent(t *testing.T) {
 		require.Contains(t, tip(2), want, "hostile text is shown as it is, as text")
 	}
 	require.False(t, strings.Contains(dom, "<img"), "no event text became an element")
+}
+
+// TestBrowserZoomAndPan zooms into the start of the recording with the
+// wheel and pans with a drag: the view narrows and moves, the axis and
+// the bands are drawn for the new view, and bands out of view are culled.
+func TestBrowserZoomAndPan(t *testing.T) {
+	bin := chromium(t)
+	var b strings.Builder
+	require.NoError(t, Write(&b, demoEvents(t)))
+	script := `<script>
+(function () {
+  var svg = document.getElementById('timeline'), r = svg.getBoundingClientRect();
+  var at = r.left + 190 + 20; // near the start of the plot
+  document.body.setAttribute('data-view-0', document.getElementById('view').textContent);
+  for (var i = 0; i < 12; i++) svg.dispatchEvent(new WheelEvent('wheel', { deltaY: -100, clientX: at, clientY: r.top + 60, bubbles: true, cancelable: true }));
+  requestAnimationFrame(function () {
+    document.body.setAttribute('data-view-1', document.getElementById('view').textContent);
+    document.body.setAttribute('data-bands-1', String(document.querySelectorAll('.band').length));
+    svg.dispatchEvent(new MouseEvent('mousedown', { clientX: at + 200, clientY: r.top + 60, bubbles: true }));
+    window.dispatchEvent(new MouseEvent('mousemove', { clientX: at, clientY: r.top + 60, bubbles: true }));
+    window.dispatchEvent(new MouseEvent('mouseup', { bubbles: true }));
+    requestAnimationFrame(function () {
+      document.body.setAttribute('data-view-2', document.getElementById('view').textContent);
+    });
+  });
+})();
+</script>
+`
+	path := t.TempDir() + "/zoom.html"
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(b.String(), "</body>", script+"</body>", 1)), 0o600))
+	dom := string(runChromium(t, bin, path, "--dump-dom", "--virtual-time-budget=2000"))
+	attr := func(name string) string {
+		m := regexp.MustCompile(name + `="([^"]*)"`).FindStringSubmatch(dom)
+		require.NotNil(t, m, "%s recorded", name)
+		return html.UnescapeString(m[1])
+	}
+	span := regexp.MustCompile(`\(([\d.]+) (ms|s)\)$`)
+	ms := func(view string) float64 {
+		m := span.FindStringSubmatch(view)
+		require.NotNil(t, m, "view %q names its span", view)
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		if m[2] == "s" {
+			v *= 1000
+		}
+		return v
+	}
+	full, zoomed, panned := attr("data-view-0"), attr("data-view-1"), attr("data-view-2")
+	require.Less(t, ms(zoomed), ms(full)/10, "12 wheel steps zoom in: %q -> %q", full, zoomed)
+	require.InDelta(t, ms(zoomed), ms(panned), ms(zoomed)/100, "a pan keeps the span: %q -> %q", zoomed, panned)
+	require.NotEqual(t, zoomed, panned, "a drag moves the view")
+	bands, err := strconv.Atoi(attr("data-bands-1"))
+	require.NoError(t, err)
+	require.Less(t, bands, countBands(Build(demoEvents(t))), "bands out of view are not drawn")
 }
