@@ -345,14 +345,13 @@ func TestBrowserZoomAndPan(t *testing.T) {
     window.dispatchEvent(new MouseEvent('mouseup', { bubbles: true }));
     requestAnimationFrame(function () {
       document.body.setAttribute('data-view-2', document.getElementById('view').textContent);
+      fetch('done');
     });
   });
 })();
 </script>
 `
-	path := t.TempDir() + "/zoom.html"
-	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(b.String(), "</body>", script+"</body>", 1)), 0o600))
-	dom := string(runChromium(t, bin, path, "--dump-dom", "--virtual-time-budget=2000"))
+	dom := dumpWhenDone(t, bin, b.String(), script, nil)
 	attr := func(name string) string {
 		m := regexp.MustCompile(name + `="([^"]*)"`).FindStringSubmatch(dom)
 		require.NotNil(t, m, "%s recorded", name)

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +148,41 @@ func byLane(tb testing.TB, es []element) map[int][]element {
 		out[e.int(tb, "data-lane")] = append(out[e.int(tb, "data-lane")], e)
 	}
 	return out
+}
+
+// dumpWhenDone serves page over HTTP (its /events path from events, when not
+// nil) with script inserted before </body>, holding the page's last bytes
+// back until the script requests "done", and returns the DOM Chromium
+// dumps. Chromium dumps at the load event, which thus comes after whatever
+// the script waits for (frames drawn, server-sent events received), with no
+// timing guess.
+func dumpWhenDone(tb testing.TB, bin, page, script string, events http.Handler) string {
+	tb.Helper()
+	head, tail, ok := strings.Cut(page, "</body>")
+	require.True(tb, ok, "the page has a body")
+	done := make(chan struct{}, 1)
+	mux := http.NewServeMux()
+	if events != nil {
+		mux.Handle("/events", events)
+	}
+	mux.HandleFunc("/done", func(http.ResponseWriter, *http.Request) {
+		select {
+		case done <- struct{}{}:
+		default:
+		}
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, head+script)
+		_ = http.NewResponseController(w).Flush()
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		case <-time.After(chromiumRunTimeout / 2): // then the caller's assertions fail
+		}
+		_, _ = io.WriteString(w, "</body>"+tail)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	return string(runChromiumURL(tb, bin, srv.URL+"/", "--dump-dom"))
 }

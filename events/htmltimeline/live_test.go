@@ -174,27 +174,25 @@ func TestLiveServesThePage(t *testing.T) {
 
 // TestBrowserLive loads a live page in headless Chromium: the page holds
 // the events kept when it was served, and draws the ones the stream sends
-// after. Here the page was served empty and the stream is finite (its Live
-// closed), so the dump shows what arrived as server-sent events.
+// after. Here the page is served empty, so all it draws comes as
+// server-sent events; the dump is taken once the page drew every event.
 func TestBrowserLive(t *testing.T) {
 	bin := chromium(t)
 	live := NewLive(0)
+	defer live.Close()
 	evs := demoEvents(t)
 	for _, e := range evs {
 		live.Emit(e)
 	}
-	live.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/events", live)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = writePage(w, nil, "events")
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-
-	dom := string(runChromiumURL(t, bin, srv.URL+"/", "--dump-dom", "--virtual-time-budget=3000"))
 	m := Build(evs)
+	var page strings.Builder
+	require.NoError(t, writePage(&page, nil, "events"))
+	dom := dumpWhenDone(t, bin, page.String(), fmt.Sprintf(`<script>
+new MutationObserver(function (_, obs) {
+  if (document.getElementById('summary').textContent.indexOf('%d events,') === 0) { obs.disconnect(); fetch('done'); }
+}).observe(document.getElementById('summary'), { childList: true });
+</script>
+`, len(evs)), live)
 	lanes := elements(dom, "lane", "data-server")
 	require.Len(t, lanes, len(m.Lanes), "the page drew what the stream sent")
 	require.Len(t, elements(dom, "band", "data-state"), countBands(m))
