@@ -104,13 +104,15 @@ func TestBrowserHostileText(t *testing.T) {
 	requireBody(t, dom, false, "data-pwned", "")
 	require.False(t, strings.Contains(dom, "<img"), "no event text became an element")
 	requireIn(t, dom, "&lt;/script&gt;&lt;img src=x onerror=") // the hostile server name, shown as text
-	require.True(t, strings.HasPrefix(summary(t, dom), "4 events, 2 servers, from "), summary(t, dom))
+	require.True(t, strings.HasPrefix(summary(t, dom), "5 events, 3 servers, from "), summary(t, dom))
 	lanes := elements(dom, "lane", "data-server")
-	require.Len(t, lanes, 2)
+	require.Len(t, lanes, 3)
 	require.Equal(t, hostile, lanes[0].attrs["data-server"])
+	require.Equal(t, "constructor", lanes[2].attrs["data-server"])
 	bands := elements(dom, "band", "data-state")
-	require.Len(t, bands, 2)
+	require.Len(t, bands, 3)
 	require.Equal(t, hostile, bands[1].attrs["data-state"])
+	require.Equal(t, "__proto__x", bands[2].attrs["data-state"])
 	require.Len(t, elements(dom, "marker call-failed", "data-seq"), 1)
 }
 

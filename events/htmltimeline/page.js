@@ -245,7 +245,7 @@
       var x0 = xOf(clampStart(b.start), w), x1 = xOf(end, w);
       if (aggregate && x1 - x0 < 1) {
         // a run of sub-pixel bands: one rect, coloured by the longest state
-        var j = i, dur = {}, best = '', bestDur = -1, xEnd = x1;
+        var j = i, dur = Object.create(null), best = '', bestDur = -1, xEnd = x1;
         while (j < hi && xOf(bandEnd(lane, j), w) - x0 < AGG_PX) {
           var d = bandEnd(lane, j) - bands[j].start;
           dur[bands[j].state] = (dur[bands[j].state] || 0) + d;
@@ -343,7 +343,7 @@
       // the column's most frequent kind
       var i = lo;
       while (i < hi) {
-        var col = Math.floor(xOf(ms[i].t, w) / AGG_PX), j = i, counts = {}, best = '', bestN = 0;
+        var col = Math.floor(xOf(ms[i].t, w) / AGG_PX), j = i, counts = Object.create(null), best = '', bestN = 0;
         while (j < hi && Math.floor(xOf(ms[j].t, w) / AGG_PX) === col) {
           counts[ms[j].kind] = (counts[ms[j].kind] || 0) + 1;
           if (counts[ms[j].kind] > bestN) { bestN = counts[ms[j].kind]; best = ms[j].kind; }
@@ -494,7 +494,7 @@
       var bd = lane.boundaries[+ref.slice(1)];
       showTip(ev.clientX, ev.clientY, bd.ev.kind + ' at ' + fmtOffset(bd.t - base), describe(bd.ev));
     } else if (ref && ref[0] === 'a') {
-      var parts = ref.slice(1).split(':'), i = +parts[0], j = +parts[1], counts = {};
+      var parts = ref.slice(1).split(':'), i = +parts[0], j = +parts[1], counts = Object.create(null);
       for (var k = i; k < j; k++) counts[lane.markers[k].ev.kind] = (counts[lane.markers[k].ev.kind] || 0) + 1;
       var list = Object.keys(counts).map(function (kk) { return [kk, String(counts[kk])]; });
       list.push(['span', fmtOffset(lane.markers[i].t - base) + ' to ' + fmtOffset(lane.markers[j - 1].t - base)]);

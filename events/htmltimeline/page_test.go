@@ -25,6 +25,7 @@ func hostileEvents() []events.Event {
 		{Kind: events.KindCallFailed, Server: hostile, Seq: 3, Time: at(20), Op: hostile, Name: hostile,
 			Delivery: hostile, Verdict: v, Detail: hostile},
 		{Kind: hostile, Server: "plain", Seq: 1, Time: at(30), Detail: hostile},
+		tr("constructor", 1, 40, "__proto__", "__proto__x", "toString"), // names a page's script might look up
 	}
 }
 
