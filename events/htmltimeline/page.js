@@ -281,21 +281,23 @@
 
   function drawBoundaries(lane, g, y, w) {
     var bs = lane.boundaries, lo = lowerBound(bs, 't', view.t0), hi = lowerBound(bs, 't', view.t1 + 1e-9);
-    var lastLabel = -1e9, lastX = -1e9;
+    var lastLabelEnd = -1e9, lastX = -1e9;
     for (var i = lo; i < hi; i++) {
       var b = bs[i], x = xOf(b.t, w);
       if (hi - lo > MAX_MARKERS && x - lastX < 1) continue;
       lastX = x;
-      var line = el('line', { x1: x, y1: y + 4, x2: x, y2: y + BAND_Y + BAND_H + 4,
+      // from the band's top edge down: the label row above stays clear
+      var line = el('line', { x1: x, y1: y + BAND_Y - 3, x2: x, y2: y + BAND_Y + BAND_H + 3,
         'class': 'boundary' + (b.opened ? ' opened' : ' ended'), 'data-gen': b.gen, 'data-lane': lane.index, 'data-ev': 'b' + i }, g);
       line.setAttribute('stroke-linecap', 'round');
-      var labelW = 22 + 6 * String(b.gen).length;
-      if (b.opened && x - lastLabel > labelW + 6) {
-        // beside the line, or before it at the right edge
-        var right = x + 2 + labelW > GUTTER + w;
+      // "gen n" beside the line, or before it at the right edge; only where
+      // it does not run into the previous label
+      var labelW = 22 + 6 * String(b.gen).length, right = x + 2 + labelW > GUTTER + w;
+      var left = right ? x - 2 - labelW : x + 2;
+      if (b.opened && left > lastLabelEnd + 6) {
         var label = text(g, right ? x - 2 : x + 2, y + 11, 'gen', 'gen ' + b.gen);
         if (right) label.setAttribute('text-anchor', 'end');
-        lastLabel = x;
+        lastLabelEnd = left + labelW;
       }
     }
   }
@@ -349,7 +351,8 @@
           if (counts[ms[j].kind] > bestN) { bestN = counts[ms[j].kind]; best = ms[j].kind; }
           j++;
         }
-        var x = col * AGG_PX + AGG_PX / 2, cy = y + MARK_Y;
+        // below the band, which stays visible
+        var x = col * AGG_PX + AGG_PX / 2, cy = y + BAND_Y + BAND_H + 11;
         markerShape(g, best, x, cy, { 'class': 'marker agg ' + best, 'data-count': j - i, 'data-first': i, 'data-lane': lane.index, 'data-ev': 'a' + i + ':' + j });
         if (j - i > 1) {
           var t = text(g, x, cy + 3, 'agg-count', j - i > 99 ? '99+' : String(j - i));
