@@ -36,6 +36,7 @@ const (
 // nothing.
 func Write(w io.Writer, evs []events.Event) error {
 	var data bytes.Buffer
+	data.Grow(256 * len(evs)) // about an event's line
 	for _, e := range evs {
 		b, err := e.MarshalJSON()
 		if err != nil {
