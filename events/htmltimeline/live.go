@@ -144,6 +144,11 @@ func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
 	for {
 		l.mu.Lock()
 		first := l.next - uint64(len(l.lines)) // id of l.lines[0]
+		if after >= l.next {
+			// An id this Live never gave: the client saw another one (the
+			// process restarted). Start over; the page reloads on the drop.
+			after = 0
+		}
 		next := max(after+1, first)
 		pending := l.lines[min(next-first, uint64(len(l.lines))):]
 		changed, closed := l.changed, l.closed

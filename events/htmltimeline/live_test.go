@@ -122,7 +122,7 @@ func TestLiveResumesAfterLastEventIDAndKeepsTheLastEvents(t *testing.T) {
 		lastID string
 		first  uint64
 		query  string
-	}{{"", 4, ""}, {"1", 4, ""}, {"4", 5, ""}, {"garbage", 4, ""}, {"", 6, "?after=5"}, {"4", 5, "?after=5"}} {
+	}{{"", 4, ""}, {"1", 4, ""}, {"4", 5, ""}, {"garbage", 4, ""}, {"", 6, "?after=5"}, {"4", 5, "?after=5"}, {"99", 4, ""}} {
 		s := openStream(t, srv.URL+"/events"+c.query, c.lastID)
 		id, e, ok := s.next(t)
 		require.True(t, ok)

@@ -565,13 +565,19 @@
 
   // ---- live ----
 
-  var live = { url: document.body.getAttribute('data-live') || '', status: 'connecting' };
+  var live = { url: document.body.getAttribute('data-live') || '', status: 'connecting', lastId: 0 };
+  // the id of the last event the page holds, from the stream's ?after=
+  var afterParam = /[?&]after=(\d+)/.exec(live.url);
+  if (afterParam) live.lastId = +afterParam[1];
   function startLive() {
     if (!live.url || typeof EventSource === 'undefined') return;
     var src = new EventSource(live.url);
     src.onopen = function () { live.status = 'connected'; schedule(); };
     src.onerror = function () { live.status = 'reconnecting'; schedule(); };
     src.onmessage = function (msg) {
+      var id = +msg.lastEventId;
+      if (id <= live.lastId) { window.location.reload(); return; } // a new server: its page has it all
+      live.lastId = id;
       try { addEvent(JSON.parse(msg.data)); } catch (err) { model.bad++; }
       if (view.follow) fit();
       schedule();

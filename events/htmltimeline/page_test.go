@@ -85,7 +85,7 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestWriteErrors(t *testing.T) {
-	for after := range 6 {
+	for after := range 7 { // each of the page's seven writes
 		err := Write(&failingWriter{after: after}, demoEvents(t))
 		require.EqualError(t, err, "disk full", "write %d fails", after)
 	}
