@@ -125,9 +125,12 @@ func synthetic(n int) []events.Event {
 	state := map[string]string{}
 	var out []events.Event
 	t := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	emit := func(e events.Event) {
-		seq[e.Server]++
-		e.Seq, e.Time = seq[e.Server], t
+	// emit sends e as server s's next event; the name goes through the
+	// JSON form, which is a string whatever Go type the field has.
+	emit := func(s string, e events.Event) {
+		seq[s]++
+		e.Server = fromJSON(map[string]any{"kind": "x", "server": s}).Server
+		e.Seq, e.Time = seq[s], t
 		out = append(out, e)
 	}
 	move := func(s, to, trigger string) {
@@ -136,7 +139,9 @@ func synthetic(n int) []events.Event {
 			from = "idle"
 		}
 		state[s] = to
-		emit(events.Event{Kind: events.KindTransition, Server: s, From: from, To: to, Trigger: trigger, Generation: seq[s]/8 + 1})
+		e := fromJSON(map[string]any{"kind": "transition", "server": s, "from": from, "to": to, "trigger": trigger})
+		e.Generation = seq[s]/8 + 1
+		emit(s, e)
 	}
 	rl := classify.Verdict{Class: classify.RateLimited, HTTPStatus: 429, RetryAfter: 2 * time.Second, Method: "tools/call"}
 	se := classify.Verdict{Class: classify.ServerError, HTTPStatus: 500, Method: "tools/call"}
@@ -151,23 +156,23 @@ func synthetic(n int) []events.Event {
 		switch (i / len(servers)) % 10 {
 		case 0:
 			move(s, "connecting", "started")
-			emit(events.Event{Kind: events.KindSessionOpened, Server: s, Generation: seq[s]/8 + 1, SessionID: "sid:0000"})
+			emit(s, events.Event{Kind: events.KindSessionOpened, Generation: seq[s]/8 + 1, SessionID: "sid:0000"})
 		case 1:
 			move(s, "ready", "discovery-succeeded")
-			emit(events.Event{Kind: events.KindCatalogChanged, Server: s, Tools: 3 + i%5})
+			emit(s, events.Event{Kind: events.KindCatalogChanged, Tools: 3 + i%5})
 		case 2, 3, 5:
-			emit(events.Event{Kind: events.KindCallFailed, Server: s, Op: "tools/call", Name: "search", Delivery: events.DeliveryAnswered, Verdict: se})
+			emit(s, events.Event{Kind: events.KindCallFailed, Op: "tools/call", Name: "search", Delivery: events.DeliveryAnswered, Verdict: se})
 			move(s, "ready", "call-failed")
 		case 4:
-			emit(events.Event{Kind: events.KindRateLimitWindow, Server: s, Delay: 2 * time.Second, Verdict: rl})
-			emit(events.Event{Kind: events.KindCallFailed, Server: s, Op: "tools/call", Delivery: events.DeliveryAnswered, Verdict: rl})
+			emit(s, events.Event{Kind: events.KindRateLimitWindow, Delay: 2 * time.Second, Verdict: rl})
+			emit(s, events.Event{Kind: events.KindCallFailed, Op: "tools/call", Delivery: events.DeliveryAnswered, Verdict: rl})
 		case 6:
-			emit(events.Event{Kind: events.KindStreamDisabled, Server: s, Detail: "GET-hostile"})
+			emit(s, events.Event{Kind: events.KindStreamDisabled, Detail: "GET-hostile"})
 		case 7:
 			move(s, "failed", "session-died")
-			emit(events.Event{Kind: events.KindRetryScheduled, Server: s, Attempt: 1, Delay: time.Second})
+			emit(s, events.Event{Kind: events.KindRetryScheduled, Attempt: 1, Delay: time.Second})
 		case 8:
-			emit(events.Event{Kind: events.KindSessionEnded, Server: s, Generation: seq[s]/8 + 1, SessionID: "sid:0000"})
+			emit(s, events.Event{Kind: events.KindSessionEnded, Generation: seq[s]/8 + 1, SessionID: "sid:0000"})
 		case 9:
 			move(s, "connecting", "retry-due")
 		}

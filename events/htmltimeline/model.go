@@ -105,16 +105,17 @@ type CatalogPoint struct {
 	Tools int
 }
 
-// markerKind returns the marker kind of an event kind, or "".
+// markerKind returns the marker kind of an event kind, or "". Kinds are
+// compared as strings, their JSON form.
 func markerKind(kind string) MarkerKind {
 	switch kind {
-	case events.KindCallFailed:
+	case string(events.KindCallFailed):
 		return MarkerCallFailed
-	case events.KindRetryScheduled:
+	case string(events.KindRetryScheduled):
 		return MarkerRetry
-	case events.KindRateLimitWindow:
+	case string(events.KindRateLimitWindow):
 		return MarkerRateLimit
-	case events.KindStreamDisabled, events.KindStreamEnabled:
+	case string(events.KindStreamDisabled), string(events.KindStreamEnabled):
 		return MarkerStream
 	}
 	return ""
@@ -155,7 +156,7 @@ func Build(evs []events.Event) Model {
 		l := &m.Lanes[i]
 		l.Events++
 		switch kind := string(e.Kind); {
-		case kind == events.KindTransition:
+		case kind == string(events.KindTransition):
 			if e.From == e.To {
 				break
 			}
@@ -163,10 +164,10 @@ func Build(evs []events.Event) Model {
 				l.Bands[n-1].End = t
 			}
 			l.Bands = append(l.Bands, Band{State: string(e.To), Start: t, Seq: e.Seq, From: string(e.From), Trigger: string(e.Trigger)})
-		case kind == events.KindSessionOpened || kind == events.KindSessionEnded:
-			l.Boundaries = append(l.Boundaries, Boundary{Time: t, Opened: kind == events.KindSessionOpened,
+		case kind == string(events.KindSessionOpened) || kind == string(events.KindSessionEnded):
+			l.Boundaries = append(l.Boundaries, Boundary{Time: t, Opened: kind == string(events.KindSessionOpened),
 				Generation: e.Generation, SessionID: string(e.SessionID)})
-		case kind == events.KindCatalogChanged:
+		case kind == string(events.KindCatalogChanged):
 			l.Catalog = append(l.Catalog, CatalogPoint{Time: t, Tools: e.Tools})
 		case markerKind(kind) != "":
 			mk := Marker{Kind: markerKind(kind), Time: t, Until: t, Event: e}

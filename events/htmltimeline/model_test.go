@@ -1,6 +1,8 @@
 package htmltimeline
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,8 +18,25 @@ var t0 = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
+// tr is a transition event, made from its JSON form (which stays as it is
+// whatever Go types the fields have).
 func tr(server string, seq uint64, ms int, from, to, trigger string) events.Event {
-	return events.Event{Kind: events.KindTransition, Server: server, Seq: seq, Time: at(ms), From: from, To: to, Trigger: trigger}
+	return fromJSON(map[string]any{"kind": "transition", "server": server, "seq": seq,
+		"time": at(ms).Format(time.RFC3339Nano), "from": from, "to": to, "trigger": trigger})
+}
+
+// fromJSON makes an event from the fields of its JSON form ("v" added).
+func fromJSON(fields map[string]any) events.Event {
+	fields["v"] = events.Version
+	b, err := json.Marshal(fields)
+	if err != nil {
+		panic(err)
+	}
+	var e events.Event
+	if err := e.UnmarshalJSON(b); err != nil {
+		panic(fmt.Sprintf("%s: %v", b, err))
+	}
+	return e
 }
 
 func states(bs []Band) []string {
@@ -135,9 +154,9 @@ func TestDemoModel(t *testing.T) {
 	for _, e := range evs {
 		switch {
 		case e.Kind == events.KindTransition && e.From != e.To:
-			transitions[e.Server] = append(transitions[e.Server], e.To)
+			transitions[string(e.Server)] = append(transitions[string(e.Server)], string(e.To))
 		case e.Kind == events.KindCallFailed:
-			failed[e.Server]++
+			failed[string(e.Server)]++
 		}
 	}
 	require.Len(t, m.Lanes, len(transitions))

@@ -84,9 +84,9 @@ func TestWatchServesTheLiveTimeline(t *testing.T) {
 			break
 		}
 	}
-	assert.Equal(t, "local", first.Server)
+	assert.Equal(t, "local", string(first.Server))
 	assert.Equal(t, events.KindTransition, first.Kind)
-	assert.Equal(t, "connecting", first.To)
+	assert.Equal(t, "connecting", string(first.To))
 
 	cancel()
 	select {
