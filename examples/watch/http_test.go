@@ -85,7 +85,7 @@ func TestWatchServesTheLiveTimeline(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "local", string(first.Server))
-	assert.Equal(t, events.KindTransition, first.Kind)
+	assert.Equal(t, string(events.KindTransition), string(first.Kind))
 	assert.Equal(t, "connecting", string(first.To))
 
 	cancel()
