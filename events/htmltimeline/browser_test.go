@@ -302,7 +302,11 @@ func TestBrowserHoverShowsTheEvent(t *testing.T) {
 	evs := append(demoEvents(t), hostileEvents()...)
 	var b strings.Builder
 	require.NoError(t, Write(&b, evs))
-	page := strings.Replace(b.String(), "</body>", hoverScript(
+	// A field this page does not know, as a newer writer or a host may add.
+	page := strings.Replace(b.String(), `{"v":1,"kind":"call-failed","server":"s4-call-errors","seq":8,`,
+		`{"v":1,"kind":"call-failed","server":"s4-call-errors","seq":8,"tags":{"team":"search"},`, 1)
+	require.Contains(t, page, `"tags"`)
+	page = strings.Replace(page, "</body>", hoverScript(
 		`.marker.call-failed[data-seq="8"]`,        // S4's 429
 		`.band[data-state="stale-recovering"]`,     // S2's null-id 400
 		`.lane[data-lane="7"] .marker.call-failed`, // the hostile call
@@ -317,7 +321,8 @@ func TestBrowserHoverShowsTheEvent(t *testing.T) {
 		require.NotNil(t, m, "tooltip %d recorded", i)
 		return html.UnescapeString(m[1])
 	}
-	for _, want := range []string{"call-failed at +", "verdict: rate-limited", "HTTP status: 429", "Retry-After: 1 s", "delivery: answered", "op: tools/call"} {
+	for _, want := range []string{"call-failed at +", "verdict: rate-limited", "HTTP status: 429", "Retry-After: 1 s", "delivery: answered", "op: tools/call",
+		`tags: {"team":"search"}`} {
 		require.Contains(t, tip(0), want)
 	}
 	for _, want := range []string{"stale-recovering", "transition: probing -> stale-recovering", "HTTP status: 400",

@@ -9,7 +9,9 @@
 //
 // The page reads nothing but the events' JSON form, the lines
 // [events.JSONLines] writes: [Write] embeds those lines in the page, [Live]
-// sends one per server-sent event. A host can thus draw its own recordings.
+// sends one per server-sent event. A host can thus draw its own recordings;
+// fields the page does not know (a newer writer's, a host's own such as
+// server tags) are shown as they are when an event is hovered.
 // The page loads nothing from the network and treats every event text as
 // data: text is set as text, never parsed as markup.
 //

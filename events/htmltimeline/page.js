@@ -453,8 +453,18 @@
     if (e.kind === 'catalog-changed') add('tools', num(e.tools));
     add('detail', e.detail);
     add('dropped before', e.dropped);
+    // fields this page does not know (a newer writer's, a host's tags):
+    // shown as they are
+    Object.keys(e).forEach(function (k) {
+      if (KNOWN_FIELDS.indexOf(k) >= 0) return;
+      var v = e[k];
+      add(k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v);
+    });
     return rows;
   }
+  var KNOWN_FIELDS = ['v', 'kind', 'server', 'seq', 'time', 'from', 'to', 'trigger', 'guard', 'verdict', 'generation',
+    'attempt', 'reason', 'lists', 'added', 'removed', 'changed', 'tools', 'op', 'name', 'delivery', 'delay_ms',
+    'session_id', 'detail', 'dropped'];
 
   function showTip(x, y, head, rows) {
     tip.replaceChildren();
