@@ -151,11 +151,14 @@ func TestIdleConnectionsCountsGoroutines(t *testing.T) {
 }
 
 func TestParseBench(t *testing.T) {
-	out := "goos: linux\nBenchmarkStep-2   \t 5000000\t       231.5 ns/op\t      96 B/op\t       2 allocs/op\nBenchmarkX 10 5 ns/op\nPASS\n"
+	out := "goos: linux\nBenchmarkStep-2   \t 5000000\t       231.5 ns/op\t      96 B/op\t       2 allocs/op\nBenchmarkX 10 5 ns/op\n" +
+		"BenchmarkBrowserLoad10k-2 3 1394457724 ns/op 136.2 ready-ms 86.63 render-ms 10651600 B/op 122 allocs/op\nBenchmarkNoTime 3 7 B/op\nPASS\n"
 	got := parseBench("fsm", out)
 	require.Equal(t, []MicroResult{
 		{Package: "fsm", Name: "BenchmarkStep", NsPerOp: 231.5, BytesPerOp: 96, AllocsPerOp: 2},
 		{Package: "fsm", Name: "BenchmarkX", NsPerOp: 5},
+		{Package: "fsm", Name: "BenchmarkBrowserLoad10k", NsPerOp: 1394457724, BytesPerOp: 10651600, AllocsPerOp: 122,
+			Metrics: map[string]float64{"ready-ms": 136.2, "render-ms": 86.63}},
 	}, got)
 }
 

@@ -18,28 +18,52 @@ type MicroResult struct {
 	NsPerOp     float64
 	BytesPerOp  float64
 	AllocsPerOp float64
+	// Metrics are the benchmark's own (b.ReportMetric), by unit; nil when
+	// it reports none.
+	Metrics map[string]float64
 }
 
 // MicroPackages are the pure cores whose benchmarks figure 6 runs.
 var MicroPackages = []string{"./fsm", "./classify", "./events"}
 
-var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
+// HTMLPackage is the HTML timeline, whose benchmarks figure 7 runs.
+const HTMLPackage = "./events/htmltimeline"
+
+var (
+	benchLine  = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	benchValue = regexp.MustCompile(`([\d.]+) (\S+)`)
+)
 
 // Micro runs the existing benchmarks of MicroPackages with `go test -bench`
 // in the module at dir, benchtime each, and parses their results.
 func Micro(ctx context.Context, dir, benchtime string) ([]MicroResult, error) {
 	var out []MicroResult
 	for _, pkg := range MicroPackages {
-		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1", pkg)
-		cmd.Dir = dir
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return out, fmt.Errorf("go test -bench %s: %w: %s%s", pkg, err, shorten(stdout.String(), 300), shorten(stderr.String(), 300))
+		rs, err := runBench(ctx, dir, pkg, benchtime)
+		out = append(out, rs...)
+		if err != nil {
+			return out, err
 		}
-		out = append(out, parseBench(strings.TrimPrefix(pkg, "./"), stdout.String())...)
 	}
 	return out, nil
+}
+
+// HTMLTimeline runs the benchmarks of HTMLPackage (the page of 10,000
+// events written, its model built, and loaded in headless Chromium, which
+// must be installed) with benchtime each.
+func HTMLTimeline(ctx context.Context, dir, benchtime string) ([]MicroResult, error) {
+	return runBench(ctx, dir, HTMLPackage, benchtime)
+}
+
+func runBench(ctx context.Context, dir, pkg, benchtime string) ([]MicroResult, error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1", pkg)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go test -bench %s: %w: %s%s", pkg, err, shorten(stdout.String(), 300), shorten(stderr.String(), 300))
+	}
+	return parseBench(strings.TrimPrefix(pkg, "./"), stdout.String()), nil
 }
 
 func parseBench(pkg, text string) []MicroResult {
@@ -51,10 +75,26 @@ func parseBench(pkg, text string) []MicroResult {
 			continue
 		}
 		r := MicroResult{Package: pkg, Name: m[1]}
-		r.NsPerOp, _ = strconv.ParseFloat(m[2], 64)
-		r.BytesPerOp, _ = strconv.ParseFloat(m[3], 64)
-		r.AllocsPerOp, _ = strconv.ParseFloat(m[4], 64)
-		out = append(out, r)
+		hasNs := false
+		for _, v := range benchValue.FindAllStringSubmatch(m[2], -1) {
+			f, _ := strconv.ParseFloat(v[1], 64)
+			switch v[2] {
+			case "ns/op":
+				r.NsPerOp, hasNs = f, true
+			case "B/op":
+				r.BytesPerOp = f
+			case "allocs/op":
+				r.AllocsPerOp = f
+			default:
+				if r.Metrics == nil {
+					r.Metrics = map[string]float64{}
+				}
+				r.Metrics[v[2]] = f
+			}
+		}
+		if hasNs {
+			out = append(out, r)
+		}
 	}
 	return out
 }

@@ -24,6 +24,8 @@ type Report struct {
 	IdleNote string
 	Micro    []MicroResult
 	MicroErr error
+	HTML     []MicroResult // HTMLTimeline
+	HTMLErr  error
 }
 
 // Render writes the report as Markdown.
@@ -137,8 +139,29 @@ func (r *Report) Render(w io.Writer) error {
 	for _, x := range r.Micro {
 		p("| %s | %s | %.1f | %.0f | %.0f |\n", x.Package, x.Name, x.NsPerOp, x.BytesPerOp, x.AllocsPerOp)
 	}
+
+	p("\n## 7. HTML timeline\n\n")
+	p("`go test -run ^$ -bench . -benchmem %s`: the page of 10,000 synthetic events (five servers) written (`mcpsup-timeline -html`), its Go model built, ", HTMLPackage)
+	p("and the page loaded in headless Chromium with `--dump-dom`. The browser row's ns/op is a whole Chromium run, process start included; ")
+	p("render-ms is what the page measured from its script's start to the drawing done (every line parsed, the model built, the SVG drawn), ")
+	p("ready-ms from navigation start to the drawing done.\n\n")
+	if r.HTMLErr != nil {
+		p("error: %s\n\n", cell(r.HTMLErr.Error()))
+	}
+	p("| benchmark | ns/op | B/op | allocs/op | render-ms | ready-ms |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.HTML {
+		p("| %s | %.0f | %.0f | %.0f | %s | %s |\n", x.Name, x.NsPerOp, x.BytesPerOp, x.AllocsPerOp, metric(x, "render-ms"), metric(x, "ready-ms"))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// metric renders a benchmark's own metric, "-" when it reports none.
+func metric(x MicroResult, unit string) string {
+	if v, ok := x.Metrics[unit]; ok {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return "-"
 }
 
 func cell(s string) string { return strings.ReplaceAll(shorten(s, 160), "|", "\\|") }

@@ -1,10 +1,12 @@
 // Command mcpsup-timeline prints a JSON-lines event recording (written by
 // events.JSONLines) as a readable per-server timeline, or with -mermaid as a
-// Mermaid stateDiagram-v2 of the path each server took.
+// Mermaid stateDiagram-v2 of the path each server took, or with -html as a
+// self-contained HTML page (package htmltimeline: a lane per server, state
+// bands, session boundaries, failed calls, zoom and pan).
 //
 // Usage:
 //
-//	mcpsup-timeline [-mermaid] [-server name] [file.jsonl]
+//	mcpsup-timeline [-mermaid | -html out.html] [-server name] [file.jsonl]
 //
 // With no file, or "-", it reads standard input. It exits 0 on success, 1
 // when the recording cannot be read (the error names the line), 2 on a usage
@@ -19,6 +21,7 @@ import (
 	"os"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/events/htmltimeline"
 )
 
 func main() {
@@ -32,9 +35,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpsup-timeline", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	mermaid := fs.Bool("mermaid", false, "print a Mermaid stateDiagram-v2 of the path taken instead of the timeline")
+	htmlPath := fs.String("html", "", "write a self-contained HTML page of the timeline to this file instead")
 	server := fs.String("server", "", "show only the server with this name")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mcpsup-timeline [-mermaid] [-server name] [file.jsonl]")
+		fmt.Fprintln(stderr, "usage: mcpsup-timeline [-mermaid | -html out.html] [-server name] [file.jsonl]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -43,7 +47,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 1 {
+	if fs.NArg() > 1 || (*mermaid && *htmlPath != "") {
 		fs.Usage()
 		return 2
 	}
@@ -71,6 +75,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if *htmlPath != "" {
+		if err := writeHTML(*htmlPath, evs); err != nil {
+			fmt.Fprintln(stderr, "mcpsup-timeline:", err)
+			return 1
+		}
+		return 0
+	}
 	write := events.WriteTimeline
 	if *mermaid {
 		write = events.WriteMermaid
@@ -90,4 +101,17 @@ func only(evs []events.Event, server string) []events.Event {
 		}
 	}
 	return out
+}
+
+// writeHTML writes the page of evs to path, replacing the file.
+func writeHTML(path string, evs []events.Event) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := htmltimeline.Write(f, evs); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -75,3 +75,23 @@ func TestErrors(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, errOut, "-mermaid")
 }
+
+func TestHTMLPage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "timeline.html")
+	code, stdout, errOut := runCmd(t, "", "-html", out, "-server", "s2-stale-session", recording)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, stdout)
+	page, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(page), "<!DOCTYPE html>"))
+	require.Contains(t, string(page), `"server":"s2-stale-session"`)
+	require.NotContains(t, string(page), `"server":"s1-blind-resume"`, "-server applies to the page too")
+
+	code, _, errOut = runCmd(t, "", "-html", out, "-mermaid", recording)
+	require.Equal(t, 2, code, "-html and -mermaid are exclusive")
+	require.Contains(t, errOut, "usage:")
+
+	code, _, errOut = runCmd(t, "", "-html", filepath.Join(t.TempDir(), "no", "such", "dir.html"), recording)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "dir.html")
+}

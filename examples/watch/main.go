@@ -22,6 +22,13 @@
 //	-end-session           at exit, end the session (DELETE) instead of
 //	                       detaching, and remove the resume file
 //	-timeout d             stop after d (default 0: run until interrupted)
+//	-http addr             serve the live HTML timeline (package
+//	                       events/htmltimeline) at http://addr/, e.g.
+//	                       127.0.0.1:8080; the page is updated as events
+//	                       arrive (server-sent events). A loopback address
+//	                       only, and only requests naming a loopback Host
+//	                       (no DNS rebinding), unless -http-allow-remote
+//	-http-allow-remote     let -http listen on any address, for any Host
 //
 // A malformed resume file is refused with an error naming the bad field; it
 // is not overwritten. Exit status: 0 after a clean stop, 1 on an error (a bad

@@ -25,6 +25,8 @@ type options struct {
 	eventsPath string
 	endSession bool
 	timeout    time.Duration
+	httpAddr   string
+	httpRemote bool
 }
 
 // usageError is a bad command line (exit status 2).
@@ -44,6 +46,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.eventsPath, "events", "", "append every event to this file as JSON lines")
 	fs.BoolVar(&o.endSession, "end-session", false, "at exit, end the session (DELETE) and remove the resume file")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop after this long (0: run until interrupted)")
+	fs.StringVar(&o.httpAddr, "http", "", "serve the live HTML timeline on this address, e.g. 127.0.0.1:8080 (loopback only unless -http-allow-remote)")
+	fs.BoolVar(&o.httpRemote, "http-allow-remote", false, "let -http listen on a non-loopback address and answer any Host")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -54,6 +58,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, &usageError{"-url is required"}
 	case o.timeout < 0:
 		return o, &usageError{"-timeout must not be negative"}
+	case o.httpRemote && o.httpAddr == "":
+		return o, &usageError{"-http-allow-remote needs -http"}
+	}
+	if o.httpAddr != "" && !o.httpRemote {
+		if err := requireLoopback(o.httpAddr); err != nil {
+			return o, &usageError{err.Error()}
+		}
 	}
 	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -105,6 +116,14 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 	}
 
 	sinks := []events.Sink{events.LiveTimeline(out)}
+	if o.httpAddr != "" {
+		live, stop, err := serveTimeline(o.httpAddr, o.httpRemote, out)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		sinks = append(sinks, live)
+	}
 	var jl *events.JSONLines
 	if o.eventsPath != "" {
 		f, err := os.OpenFile(o.eventsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)

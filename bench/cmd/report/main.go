@@ -55,18 +55,20 @@ func main() {
 
 	start := time.Now()
 	r := &bench.Report{Machine: bench.ThisMachine(start)}
-	log.Print("1/6 extra requests per failed call")
+	log.Print("1/7 extra requests per failed call")
 	r.Extra = bench.ExtraRequests(ctx)
-	log.Print("2/6 time to ready")
+	log.Print("2/7 time to ready")
 	r.Ready = bench.TimeToReady(ctx, *latency, *runs)
-	log.Printf("3/6 sessions lost in %v", *period)
+	log.Printf("3/7 sessions lost in %v", *period)
 	r.Lost = bench.SessionsLost(ctx, *period)
-	log.Print("4/6 CallTool overhead")
+	log.Print("4/7 CallTool overhead")
 	r.Overhead = bench.CallOverhead(ctx, 21, 200)
-	log.Print("5/6 idle connections")
+	log.Print("5/7 idle connections")
 	r.Idle, r.IdleNote = idle(ctx, *small, *big, limit)
-	log.Print("6/6 pure cores")
+	log.Print("6/7 pure cores")
 	r.Micro, r.MicroErr = bench.Micro(ctx, root, *benchtime)
+	log.Print("7/7 HTML timeline")
+	r.HTML, r.HTMLErr = bench.HTMLTimeline(ctx, root, *benchtime)
 	r.Elapsed = time.Since(start)
 
 	path := *out
