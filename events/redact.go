@@ -152,9 +152,9 @@ func (r *Redactor) Text(s string) string {
 // of [Redactor]; e and its slices are not modified. It is idempotent. A nil
 // *Redactor applies the patterns only.
 func (r *Redactor) Redact(e Event) Event {
-	e.Kind, e.Server = r.Text(e.Kind), r.Text(e.Server)
-	e.From, e.To, e.Trigger, e.Guard = r.Text(e.From), r.Text(e.To), r.Text(e.Trigger), r.Text(e.Guard)
-	e.Reason, e.Op, e.Name, e.Delivery = r.Text(e.Reason), r.Text(e.Op), r.Text(e.Name), r.Text(e.Delivery)
+	e.Kind, e.Server = Kind(r.Text(string(e.Kind))), r.Text(e.Server)
+	e.From, e.To, e.Trigger, e.Guard = State(r.Text(string(e.From))), State(r.Text(string(e.To))), Trigger(r.Text(string(e.Trigger))), r.Text(e.Guard)
+	e.Reason, e.Op, e.Name, e.Delivery = Reason(r.Text(string(e.Reason))), r.Text(e.Op), r.Text(e.Name), r.Text(e.Delivery)
 	e.Detail = r.Text(e.Detail)
 	e.Verdict = r.verdict(e.Verdict)
 	if e.SessionID != "" && !hashedID.MatchString(e.SessionID) {

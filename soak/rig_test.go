@@ -177,7 +177,7 @@ func (r *rig) persisted(t *testing.T, seed uint64) *supervisor.ResumeState {
 func (r *rig) staleRecoveries() int {
 	n := 0
 	for _, e := range r.rec.Events() {
-		if e.Kind == events.KindTransition && e.To == supervisor.StaleRecovering.String() && e.From != e.To {
+		if e.Kind == events.KindTransition && e.To == supervisor.StaleRecovering && e.From != e.To {
 			n++
 		}
 	}

@@ -132,7 +132,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	if s.stopped {
 		st := s.snap.state
 		s.mu.Unlock()
-		se := &StateError{State: st.String(), Err: ErrClosed}
+		se := &StateError{State: st, Err: ErrClosed}
 		return zero, &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
 	}
 	s.calls.Add(1)
@@ -148,7 +148,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	live, gen, err := s.awaitReady(ctx, op, name)
 	if errors.Is(err, ErrUnknownTool) {
 		// The server may have added it while we could not hear.
-		go s.post(func() { s.relistSoon(gen) })
+		go s.post(relistWanted{gen: gen})
 	}
 	var ce *CallError
 	if errors.As(err, &ce) {
@@ -156,7 +156,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	}
 	if err != nil {
 		if s.callLife.Err() != nil {
-			err = &StateError{State: Closed.String(), Err: ErrClosed}
+			err = &StateError{State: Closed, Err: ErrClosed}
 		}
 		v := classify.Classify(caller, err)
 		var se *StateError
@@ -185,7 +185,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	v.Detail = s.redact.Text(v.Detail) // go-sdk's text may carry the session id
 	if s.callLife.Err() != nil {
 		// Close canceled the call: say so, whatever the wire saw.
-		err = errors.Join(&StateError{State: Closed.String(), Err: ErrClosed}, err)
+		err = errors.Join(&StateError{State: Closed, Err: ErrClosed}, err)
 		v.Class = classify.Canceled
 	}
 	x, sent := wire.LastExchange(callCtx)
@@ -196,13 +196,10 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	}
 	ce = &CallError{Op: op, Name: name, Verdict: v, Delivery: delivery(x, sent, v), Generation: gen, Err: err}
 	// Let the machine react before the caller sees the error, so a call made
-	// right after a session-expired one waits for the new session.
+	// right after a session-expired one waits for the new session. The loop
+	// never waits for anything a caller holds (an events sink included).
 	handled := make(chan struct{})
-	if s.onLoop() {
-		// A call made from an events sink: the loop is busy with us, so it
-		// hears of the failure later.
-		go s.post(func() { s.callFailed(gen, ce) })
-	} else if s.post(func() { s.callFailed(gen, ce); close(handled) }) {
+	if s.post(callFailed{gen: gen, err: ce, handled: handled}) {
 		select {
 		case <-handled:
 		case <-s.loopDone:
@@ -233,12 +230,12 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 		s.mu.Unlock()
 		switch {
 		case stopped || st == Closed:
-			return nil, 0, &StateError{State: st.String(), Err: ErrClosed}
+			return nil, 0, &StateError{State: st, Err: ErrClosed}
 		case st == Ready && live != nil:
 			return live, gen, refused
 		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.
-			return nil, 0, &StateError{State: st.String(), Reason: reason.String(), Verdict: verdict, Err: ErrNotReady}
+			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		if timer == nil {
 			timer = s.clock.NewTimer(s.cfg.MaxCallWait)
@@ -246,11 +243,11 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 		select {
 		case <-ch:
 		case <-s.callLife.Done():
-			return nil, 0, &StateError{State: Closed.String(), Err: ErrClosed}
+			return nil, 0, &StateError{State: Closed, Err: ErrClosed}
 		case <-ctx.Done():
 			return nil, 0, ctx.Err()
 		case <-timer.Chan():
-			return nil, 0, &StateError{State: st.String(), Verdict: verdict, Err: ErrWaitTimeout}
+			return nil, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout}
 		}
 	}
 }

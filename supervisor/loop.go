@@ -25,11 +25,17 @@ type loopState struct {
 	retry    clockwork.Timer
 	reenable clockwork.Timer
 	seq      uint64
-	relist   bool           // a re-list is running
-	again    bool           // a list_changed arrived while it ran: list once more
-	lastSoon time.Time      // when relistSoon last re-listed
-	holding  int            // steps whose events wait for their state to be published
-	held     []events.Event // those events, in order
+	relist   bool      // a re-list is running
+	again    bool      // a list_changed arrived while it ran: list once more
+	lastSoon time.Time // when relistSoon last re-listed
+	// queue holds the triggers that commands produce while a step runs:
+	// each is taken after the step that produced it, in order, so a step
+	// never runs inside another.
+	queue    []fsm.Trigger
+	stepping bool
+	// batch holds the events of the current input, stamped, until the
+	// state they announce is published; then they go to the sink in order.
+	batch []events.Event
 }
 
 // held is a session the supervisor holds, with a context that ends the calls
@@ -48,16 +54,17 @@ func (s *Supervisor) session(gen uint64) session {
 	return nil
 }
 
-// run is the loop goroutine: it executes inbox functions until the
-// supervisor's life ends.
+// run is the loop goroutine: it takes inputs, one at a time, until the
+// supervisor's life ends. The events of an input go to the sink when it
+// is done (or earlier, when a step publishes its state).
 func (s *Supervisor) run() {
-	s.loopID.Store(goid())
 	defer close(s.loopDone)
 	defer s.stopTimers()
 	for {
 		select {
-		case f := <-s.inbox:
-			f()
+		case in := <-s.inbox:
+			in.take(s)
+			s.flushEvents()
 		case <-s.life.Done():
 			return
 		}
@@ -73,16 +80,29 @@ func (s *Supervisor) stopTimers() {
 	}
 }
 
-// step feeds one trigger to the machine, executes its commands and publishes
-// the new snapshot. Loop goroutine only.
+// step feeds t to the machine and executes what it returns. A step that a
+// command asks for while another runs (a refused attach, a discovery with
+// no session, a spent retry budget) is queued and taken right after it.
+// Loop goroutine only.
 func (s *Supervisor) step(t fsm.Trigger) {
+	s.loop.queue = append(s.loop.queue, t)
+	if s.loop.stepping {
+		return
+	}
+	s.loop.stepping = true
+	for i := 0; i < len(s.loop.queue); i++ {
+		s.take(s.loop.queue[i])
+	}
+	s.loop.queue = s.loop.queue[:0]
+	s.loop.stepping = false
+}
+
+// take runs one step: the machine's transition, its commands, the new
+// snapshot.
+func (s *Supervisor) take(t fsm.Trigger) {
 	t.Now = s.clock.Now()
-	// The events of this step reach the sink once its state is published,
-	// so a host that reads State on an event sees the state it announces.
-	s.loop.holding++
-	cmds, err := s.loop.m.Step(t)
+	out, err := s.loop.m.Step(t)
 	if err != nil {
-		s.releaseEvents()
 		if errors.Is(err, fsm.ErrStaleGeneration) {
 			s.cfg.Logger.Debug("mcpsup: dropped a late result of an old session", "server", s.cfg.Name, "err", err)
 		} else {
@@ -90,13 +110,16 @@ func (s *Supervisor) step(t fsm.Trigger) {
 		}
 		return
 	}
-	// Copy: the slice is reused by the next Step, which a command may cause.
-	cmds = append([]fsm.Command(nil), cmds...)
+	if out.Transitioned() {
+		out.Event.Time = t.Now
+		s.emitEvent(out.Event)
+	}
 	// Commands that only change what the host sees run before the new state
 	// is published (a call woken by ready finds the catalog of that ready);
 	// commands that start I/O run after it (a result can never overtake the
-	// state it answers). Their relative order is the machine's.
-	for _, c := range cmds {
+	// state it answers). Their relative order is the machine's. No command
+	// steps the machine (see step), so out.Commands stays valid throughout.
+	for _, c := range out.Commands {
 		if !startsIO(c.Kind) {
 			s.exec(c)
 		}
@@ -112,25 +135,13 @@ func (s *Supervisor) step(t fsm.Trigger) {
 			sn.live = s.loop.sessions[sn.gen]
 		}
 	})
-	s.releaseEvents()
-	for _, c := range cmds {
+	// The events so far announce this state: the sink gets them now that
+	// it is published, so State read on an event is never older.
+	s.flushEvents()
+	for _, c := range out.Commands {
 		if startsIO(c.Kind) {
 			s.exec(c)
 		}
-	}
-}
-
-// releaseEvents ends one step's hold and, when no step holds any more,
-// delivers the held events in order.
-func (s *Supervisor) releaseEvents() {
-	s.loop.holding--
-	if s.loop.holding > 0 {
-		return
-	}
-	held := s.loop.held
-	s.loop.held = nil
-	for _, e := range held {
-		s.deliver(e)
 	}
 }
 
@@ -190,7 +201,7 @@ func (s *Supervisor) open(c fsm.Command) {
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
-		s.post(func() { s.opened(kind, spec, sess, verdict) })
+		s.post(sessionOpened{kind: kind, spec: spec, sess: sess, verdict: verdict})
 	})
 }
 
@@ -249,16 +260,19 @@ func (s *Supervisor) watch(gen uint64, sess session) {
 	s.goBG(func() {
 		err := sess.Wait()
 		v := classify.Error(err)
-		s.post(func() {
-			if s.session(gen) != sess {
-				return // we ended it ourselves
-			}
-			// Released here, not by the machine's detach: go-sdk stops what it
-			// runs for a session (the keepalive) only on ClientSession.Close.
-			s.releaseSession(gen, true, "ended by itself", v)
-			s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
-		})
+		s.post(sessionEnded{gen: gen, sess: sess, verdict: v})
 	})
+}
+
+// ended takes the end of a session that ended by itself.
+func (s *Supervisor) ended(gen uint64, sess session, v classify.Verdict) {
+	if s.session(gen) != sess {
+		return // we ended it ourselves
+	}
+	// Released here, not by the machine's detach: go-sdk stops what it
+	// runs for a session (the keepalive) only on ClientSession.Close.
+	s.releaseSession(gen, true, "ended by itself", v)
+	s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
 }
 
 // release ends the session of gen for a CloseSession or DetachSession
@@ -348,7 +362,7 @@ func (s *Supervisor) discover(c fsm.Command) {
 	caps := capabilitiesOf(sess)
 	s.goCmd(func() {
 		cat, err := s.list(sess, blind, caps)
-		s.post(func() { s.discovered(c.Generation, cat, err) })
+		s.post(catalogDiscovered{gen: c.Generation, cat: cat, err: err})
 	})
 }
 
@@ -451,23 +465,15 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 		s.loop.retry.Stop()
 	}
 	gen := c.Generation
-	s.loop.retry = s.clock.AfterFunc(d, func() {
-		s.post(func() { s.step(fsm.Trigger{Kind: fsm.RetryDue, Generation: gen}) })
-	})
+	s.loop.retry = s.clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
 }
 
 // hooksFor binds session reports to generation gen.
 func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 	return sessionHooks{
-		listChanged: func() {
-			s.post(func() { s.relist(gen) })
-		},
-		streamHostile: func(why string) {
-			s.post(func() { s.streamHostile(gen, why) })
-		},
-		streamRestored: func() {
-			s.post(func() { s.relistSoon(gen) })
-		},
+		listChanged:    func() { s.post(listChanged{gen: gen}) },
+		streamHostile:  func(why string) { s.post(streamHostile{gen: gen, why: why}) },
+		streamRestored: func() { s.post(relistWanted{gen: gen}) },
 	}
 }
 
@@ -505,20 +511,23 @@ func (s *Supervisor) relist(gen uint64) {
 	blind := caps == nil
 	s.goCmd(func() {
 		cat, err := s.list(sess, blind, caps)
-		s.post(func() {
-			s.loop.relist = false
-			if err != nil {
-				s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
-			} else {
-				s.loop.found[gen] = catalogOf(cat, gen)
-				s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
-				delete(s.loop.found, gen) // published, or refused as stale
-			}
-			if s.loop.again {
-				s.relist(gen)
-			}
-		})
+		s.post(catalogRelisted{gen: gen, cat: cat, err: err})
 	})
+}
+
+// relisted takes the result of a re-list.
+func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
+	s.loop.relist = false
+	if err != nil {
+		s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
+	} else {
+		s.loop.found[gen] = catalogOf(cat, gen)
+		s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
+		delete(s.loop.found, gen) // published, or refused as stale
+	}
+	if s.loop.again {
+		s.relist(gen)
+	}
 }
 
 // streamHostile applies the GET-hostility rule's finding (failure story S5).
@@ -536,9 +545,7 @@ func (s *Supervisor) streamHostile(gen uint64, why string) {
 	if s.loop.reenable != nil {
 		s.loop.reenable.Stop()
 	}
-	s.loop.reenable = s.clock.AfterFunc(s.cfg.HostileMemory, func() {
-		s.post(s.streamReenable)
-	})
+	s.loop.reenable = s.clock.AfterFunc(s.cfg.HostileMemory, func() { s.post(hostileExpired{}) })
 }
 
 // streamReenable ends the remembered GET-hostile decision.
@@ -548,9 +555,9 @@ func (s *Supervisor) streamReenable() {
 	s.step(fsm.Trigger{Kind: fsm.StreamReenabled})
 }
 
-// emitEvent stamps e with the server, sequence and time, redacts session ids
-// and credentials from its text, and hands it to the configured sink. Loop
-// goroutine only, outside any lock.
+// emitEvent stamps e, once, with the server, its sequence number and the
+// time, redacts session ids and credentials from its text, and queues it for
+// the sink. Loop goroutine only.
 func (s *Supervisor) emitEvent(e events.Event) {
 	if s.cfg.Events == nil {
 		return
@@ -561,25 +568,12 @@ func (s *Supervisor) emitEvent(e events.Event) {
 	if e.Time.IsZero() {
 		e.Time = s.clock.Now()
 	}
-	if e.Kind == "" {
-		e.Kind = events.KindTransition
-	}
-	e = s.redact.Redact(e)
-	if s.loop.holding > 0 {
-		s.loop.held = append(s.loop.held, e)
-		return
-	}
-	s.deliver(e)
+	s.loop.batch = append(s.loop.batch, s.redact.Redact(e))
 }
 
-// deliver hands e to the host's sink. A sink that panics (a bug, or a typed
-// nil pointer) must not take the connection down with it: the panic is
-// logged and the event dropped.
-func (s *Supervisor) deliver(e events.Event) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.cfg.Logger.Error("mcpsup: the events sink panicked; event dropped", "server", s.cfg.Name, "kind", e.Kind, "seq", e.Seq, "panic", r)
-		}
-	}()
-	s.cfg.Events.Emit(e)
+// flushEvents hands the events queued so far to the sink, in order.
+func (s *Supervisor) flushEvents() {
+	s.sink.push(s.loop.batch)
+	clear(s.loop.batch) // the sink queue holds copies
+	s.loop.batch = s.loop.batch[:0]
 }

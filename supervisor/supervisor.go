@@ -17,8 +17,10 @@ import (
 	"github.com/mcpsup/mcpsup/fsm"
 )
 
-// State is the connection state; see the fsm package for each state's
-// meaning and docs/statechart.md for the transitions.
+// State is the connection state, the string type events.Event names its
+// From and To with, so e.To == supervisor.Failed compiles; see the fsm
+// package for each state's meaning and docs/statechart.md for the
+// transitions.
 type State = fsm.State
 
 // The states, re-exported from fsm.
@@ -40,14 +42,16 @@ const (
 // direct, and serves the host's calls through the live session.
 //
 // One goroutine (started by Start) owns the machine; every input (command
-// results, timers, host requests, session death) reaches it through an inbox.
-// All exported methods are safe for concurrent use from any goroutine.
+// results, timers, host requests, session death) reaches it through an inbox
+// as a typed value. Events reach the host's sink on another goroutine, in
+// order, so a sink may call any method. All exported methods are safe for
+// concurrent use from any goroutine.
 type Supervisor struct {
 	cfg   Config
 	conn  connector
 	clock clockwork.Clock
 
-	inbox chan func()
+	inbox chan input
 	life  context.Context // ends on Close or Detach: cancels commands, ends the loop
 	end   context.CancelFunc
 	// callLife ends first on Close or Detach: in-flight calls are canceled
@@ -62,8 +66,7 @@ type Supervisor struct {
 
 	startOnce sync.Once
 	stopOnce  sync.Once
-	detaching atomic.Bool   // the stop in progress is a Detach
-	loopID    atomic.Uint64 // goroutine id of the loop, for onLoop
+	detaching atomic.Bool // the stop in progress is a Detach
 
 	regMu sync.Mutex
 	reg   map[session]bool // every session not yet closed or detached
@@ -74,7 +77,8 @@ type Supervisor struct {
 	started bool
 	stopped bool
 
-	loop loopState // owned by the loop goroutine
+	loop loopState  // owned by the loop goroutine
+	sink *sinkQueue // delivers events to Config.Events
 
 	// redact keeps session ids (as short hashes) and tokens out of events.
 	redact events.Redactor
@@ -83,7 +87,7 @@ type Supervisor struct {
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
 type snapshot struct {
 	state      State
-	reason     fsm.Reason
+	reason     Reason
 	verdict    classify.Verdict
 	gen        uint64
 	live       *held // the live session in Ready, else nil
@@ -144,7 +148,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		cfg:      cfg,
 		conn:     conn,
 		clock:    cfg.Clock,
-		inbox:    make(chan func(), 64),
+		inbox:    make(chan input, 64),
 		life:     life,
 		end:      end,
 		callLife: callLife,
@@ -153,6 +157,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		changed:  make(chan struct{}),
 		reg:      map[session]bool{},
 	}
+	s.snap.state = Idle
 	s.snap.subs = map[string]bool{}
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
@@ -161,9 +166,8 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		s.snap.stream = rs.StandaloneStream
 	}
 	streamOff := cfg.Stream == StreamOff || s.hostileRemembered()
+	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
 	s.loop.m = fsm.New(fsm.Config{
-		Server:      cfg.Name,
-		Sink:        events.SinkFunc(s.emitEvent),
 		MaxSessions: cfg.MaxSessions,
 		Window:      cfg.ChurnWindow,
 		StreamOff:   streamOff,
@@ -197,7 +201,7 @@ func (s *Supervisor) armRememberedDecision() {
 		return
 	}
 	left := s.cfg.HostileMemory - s.clock.Since(s.snap.stream.DecidedAt)
-	s.loop.reenable = s.clock.AfterFunc(left, func() { s.post(s.streamReenable) })
+	s.loop.reenable = s.clock.AfterFunc(left, func() { s.post(hostileExpired{}) })
 }
 
 // Start begins supervising: it opens a session, or resumes Config.Resume. It
@@ -220,18 +224,17 @@ func (s *Supervisor) Start() {
 				mode = fsm.ResumeKnown
 			}
 		}
-		s.post(func() {
-			s.armRememberedDecision()
-			s.step(fsm.Trigger{Kind: fsm.Started, Resume: mode})
-		})
+		s.post(startRequested{mode: mode})
 	})
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
-// cancels in-flight calls and waits for them and for every goroutine the
-// supervisor started. It is idempotent and safe from any goroutine, in any
-// state; it returns once everything has stopped, except when called from an
-// events sink (Config.Events), where it starts the stop and returns at once.
+// cancels in-flight calls and waits for them, for every goroutine the
+// supervisor started, and for the events sink (Config.Events) to have
+// received every event. It is idempotent and safe from any goroutine, in any
+// state, an events sink included. It never waits for a sink callback that
+// was already running when it was called (it may be the caller): the events
+// behind that callback follow once it returns.
 func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session
@@ -239,12 +242,7 @@ func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 func (s *Supervisor) Detach() error { return s.stop(fsm.DetachRequested) }
 
 func (s *Supervisor) stop(kind fsm.TriggerKind) error {
-	if s.onLoop() {
-		// Called from an events sink: the loop cannot run the stop while
-		// it waits here. Stop from another goroutine; return at once.
-		go s.stop(kind)
-		return nil
-	}
+	mark := s.sink.mark() // sink callbacks running now are not waited for
 	s.stopOnce.Do(func() {
 		s.detaching.Store(kind == fsm.DetachRequested)
 		s.mu.Lock()
@@ -255,7 +253,7 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		s.calls.Wait()
 		if started {
 			done := make(chan struct{})
-			if s.post(func() { s.step(fsm.Trigger{Kind: kind}); close(done) }) {
+			if s.post(stopRequested{kind: kind, done: done}) {
 				<-done
 			}
 		} else {
@@ -271,6 +269,7 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		s.endLeftovers(kind == fsm.DetachRequested)
 		s.bg.Wait()
 	})
+	s.sink.drain(mark)
 	return nil
 }
 
@@ -299,13 +298,13 @@ func (s *Supervisor) SessionsOpened() int {
 	return s.snap.sessionsUp
 }
 
-// Failure returns the reason of a terminal failed state ("unauthorized",
-// "canceled", "budget-spent", "churn"; "" when not terminal) and the verdict
-// of the failure that led to the failed state.
-func (s *Supervisor) Failure() (reason string, v classify.Verdict) {
+// Failure returns the reason of a terminal failed state (ReasonUnauthorized,
+// ReasonCanceled, ReasonBudgetSpent, ReasonChurn; ReasonNone when not
+// terminal) and the verdict of the failure that led to the failed state.
+func (s *Supervisor) Failure() (reason Reason, v classify.Verdict) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap.reason.String(), s.snap.verdict
+	return s.snap.reason, s.snap.verdict
 }
 
 // WaitForStateChange blocks until the state differs from from, or ctx is
@@ -340,9 +339,9 @@ func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 		case st == want:
 			return nil
 		case st == Closed:
-			return &StateError{State: st.String(), Err: ErrClosed}
+			return &StateError{State: st, Err: ErrClosed}
 		case st == Failed && reason != fsm.ReasonNone && want != Closed:
-			return &StateError{State: st.String(), Reason: reason.String(), Verdict: verdict, Err: ErrNotReady}
+			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		select {
 		case <-ch:
@@ -383,10 +382,7 @@ func (s *Supervisor) ResumeState() *ResumeState {
 // Reconnect asks for a fresh session: from a terminal failed state (after
 // the host re-authorized, say), or from ready. It returns at once.
 func (s *Supervisor) Reconnect() {
-	s.post(func() {
-		s.setSnapshot(func(sn *snapshot) { sn.rateUntil = time.Time{} }) // the host decided to try again
-		s.step(fsm.Trigger{Kind: fsm.ReconnectRequested})
-	})
+	s.post(reconnectRequested{})
 }
 
 // setSnapshot changes the snapshot under the lock and wakes waiters.
@@ -398,9 +394,9 @@ func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 	s.mu.Unlock()
 }
 
-// post hands f to the loop goroutine. It reports false, without running f,
+// post hands in to the loop goroutine. It reports false, without taking it,
 // when the loop has ended. It never blocks past the loop's end.
-func (s *Supervisor) post(f func()) bool {
+func (s *Supervisor) post(in input) bool {
 	s.mu.Lock()
 	started := s.started
 	s.mu.Unlock()
@@ -408,14 +404,19 @@ func (s *Supervisor) post(f func()) bool {
 		return false
 	}
 	select {
-	case s.inbox <- f:
+	case <-s.loopDone:
+		return false
+	default:
+	}
+	select {
+	case s.inbox <- in:
 		return true
 	case <-s.loopDone:
 		return false
 	case <-s.life.Done():
 		// The loop may still run a last close or detach request.
 		select {
-		case s.inbox <- f:
+		case s.inbox <- in:
 			return true
 		case <-s.loopDone:
 			return false
