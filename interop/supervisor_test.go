@@ -119,8 +119,22 @@ func (s *supervised) startReady(ctx context.Context, t *testing.T) {
 	require.NoError(t, err, "state %s, path %v", s.sup.State(), path(s.events()))
 }
 
-// events returns the supervisor's events so far.
-func (s *supervised) events() []events.Event { return s.ev.snapshot() }
+// events returns the supervisor's events so far, once the last transition
+// recorded is into the state the supervisor is in: events reach the sink on
+// their own goroutine, in order, so every earlier event is recorded then.
+func (s *supervised) events() []events.Event {
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
+	defer cancel()
+	evs, _ := s.ev.waitFor(ctx, func(evs []events.Event) bool {
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].Kind == events.KindTransition {
+				return evs[i].To == s.sup.State()
+			}
+		}
+		return false
+	})
+	return evs
+}
 
 // counts returns what the supervisor sent so far.
 func (s *supervised) counts() wireCounts { return tally(s.rec.exchanges()) }
@@ -433,7 +447,7 @@ func TestSupervisorResumeLive(t *testing.T) {
 			require.EqualValues(t, 1, sv.sup.Generation())
 			require.Equal(t, rs.SessionID, sv.sup.ResumeState().SessionID, "the persisted session")
 			evs := sv.events()
-			require.Contains(t, path(evs), mode.state.String(), "path %v", path(evs))
+			require.Contains(t, path(evs), mode.state, "path %v", path(evs))
 			require.Zero(t, transitions(evs, anyState, supervisor.StaleRecovering), "path %v", path(evs))
 			require.Zero(t, transitions(evs, anyState, supervisor.Connecting), "path %v", path(evs))
 		})

@@ -18,6 +18,25 @@ type Catalog struct {
 	Report Report
 }
 
+// Tool returns the tool with the given name, or nil.
+func (c Catalog) Tool(name string) *mcp.Tool {
+	for _, t := range c.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// ToolNames returns the names of the tools in catalog order.
+func (c Catalog) ToolNames() []string {
+	names := make([]string, len(c.Tools))
+	for i, t := range c.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
 // Mode is how a catalog was discovered.
 type Mode uint8
 

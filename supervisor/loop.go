@@ -111,7 +111,6 @@ func (s *Supervisor) take(t fsm.Trigger) {
 		return
 	}
 	if out.Transitioned() {
-		out.Event.Time = t.Now
 		s.emitEvent(out.Event)
 	}
 	// Commands that only change what the host sees run before the new state

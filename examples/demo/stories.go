@@ -290,9 +290,9 @@ func storyHealthy(ctx context.Context, e *env) result {
 
 		cat := sup.Catalog()
 		r.expect(sup.State() == supervisor.Ready, "state ready", "%s", sup.State())
-		r.expect(sameNames(cat.ToolNames(), srv.ToolNames()) && len(cat.Resources) == 2 && len(cat.Prompts) == 2 && len(cat.Templates) == 1,
+		r.expect(sameNames(cat.ToolNames(), srv.ToolNames()) && len(cat.Resources) == 2 && len(cat.Prompts) == 2 && len(cat.ResourceTemplates) == 1,
 			"the full catalog (tools, 2 resources, 2 prompts, 1 template)", "%d tools, %d resources, %d prompts, %d templates",
-			len(cat.Tools), len(cat.Resources), len(cat.Prompts), len(cat.Templates))
+			len(cat.Tools), len(cat.Resources), len(cat.Prompts), len(cat.ResourceTemplates))
 		r.expect(len(callErrs) == 0, "3 tool calls succeed", "%v", callErrs)
 		r.expect(sup.Generation() == 1 && log.Count("initialize") == 1, "one session, one handshake", "gen %d, %d initialize", sup.Generation(), log.Count("initialize"))
 		r.expect(streamErr == nil && tr.kind(events.KindStreamDisabled) == 0, "the standalone stream open (a GET), never disabled", "%v", streamErr)
