@@ -141,30 +141,13 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
+	live, gen, err := s.awaitReady(ctx, op, name)
+	if err != nil {
+		return zero, s.refused(ctx, op, name, gen, err)
+	}
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	live, gen, err := s.awaitReady(ctx, op, name)
-	if errors.Is(err, ErrUnknownTool) {
-		// The server may have added it while we could not hear.
-		go s.post(relistWanted{gen: gen})
-	}
-	var ce *CallError
-	if errors.As(err, &ce) {
-		return zero, err // refused locally: unknown tool or rate-limit window
-	}
-	if err != nil {
-		if s.callLife.Err() != nil {
-			err = &StateError{State: Closed, Err: ErrClosed}
-		}
-		v := classify.Classify(caller, err)
-		var se *StateError
-		if errors.As(err, &se) && se.Verdict.Class != classify.None {
-			v = se.Verdict // the failure that keeps the connection down
-		}
-		return zero, &CallError{Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
-	}
 	// The session's call context ends when the session is released
 	// (expired, died, replaced: its answers can no longer arrive) and on
 	// Close: end the call then instead of waiting for its deadline.
@@ -180,6 +163,36 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	if err == nil {
 		return res, nil
 	}
+	return zero, s.failed(caller, callCtx, op, name, gen, err)
+}
+
+// refused returns the error of a call that was not sent: refused locally
+// (unknown tool, rate-limit window), or the connection not ready. Failure
+// paths live outside do, so a call that succeeds allocates nothing for them.
+func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64, err error) error {
+	if errors.Is(err, ErrUnknownTool) {
+		// The server may have added it while we could not hear.
+		go s.post(relistWanted{gen: gen})
+	}
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return err // refused locally: unknown tool or rate-limit window
+	}
+	if s.callLife.Err() != nil {
+		err = &StateError{State: Closed, Err: ErrClosed}
+	}
+	v := classify.Classify(caller, err)
+	var se *StateError
+	if errors.As(err, &se) && se.Verdict.Class != classify.None {
+		v = se.Verdict // the failure that keeps the connection down
+	}
+	return &CallError{Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
+}
+
+// failed classifies the error of a call that was sent on the session of gen
+// and reports it to the machine before the caller sees it, so a call made
+// right after a session-expired one waits for the new session.
+func (s *Supervisor) failed(caller, callCtx context.Context, op, name string, gen uint64, err error) error {
 	err = wire.Annotate(callCtx, err)
 	v := classify.Classify(caller, err)
 	v.Detail = s.redact.Text(v.Detail) // go-sdk's text may carry the session id
@@ -194,10 +207,9 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		// failed (it answers with the stored failure's text, no type).
 		v.Class = classify.Transport
 	}
-	ce = &CallError{Op: op, Name: name, Verdict: v, Delivery: delivery(x, sent, v), Generation: gen, Err: err}
-	// Let the machine react before the caller sees the error, so a call made
-	// right after a session-expired one waits for the new session. The loop
-	// never waits for anything a caller holds (an events sink included).
+	ce := &CallError{Op: op, Name: name, Verdict: v, Delivery: delivery(x, sent, v), Generation: gen, Err: err}
+	// The loop never waits for anything a caller holds (an events sink
+	// included), so waiting for it here cannot deadlock.
 	handled := make(chan struct{})
 	if s.post(callFailed{gen: gen, err: ce, handled: handled}) {
 		select {
@@ -205,7 +217,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		case <-s.loopDone:
 		}
 	}
-	return zero, ce
+	return ce
 }
 
 // awaitReady returns the live session, waiting while the connection
@@ -255,7 +267,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 // admit refuses, locally, a call to a tool the catalog lacks and any call
 // inside an open rate-limit window. Called with s.mu held.
 func (s *Supervisor) admit(op, name string) error {
-	if op == "tools/call" && s.snap.catalog.Tool(name) == nil {
+	if op == "tools/call" && (s.snap.catalog == nil || s.snap.catalog.Tool(name) == nil) {
 		return &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
 	if !s.cfg.DisableRateLimitWindow && s.clock.Now().Before(s.snap.rateUntil) {

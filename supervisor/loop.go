@@ -54,20 +54,18 @@ func (s *Supervisor) session(gen uint64) session {
 	return nil
 }
 
-// run is the loop goroutine: it takes inputs, one at a time, until the
-// supervisor's life ends. The events of an input go to the sink when it
-// is done (or earlier, when a step publishes its state).
+// run is the loop goroutine: it takes the inputs waiting in the inbox, one
+// at a time, and ends when none is left (see inbox). The events of an input
+// go to the sink when it is done (or earlier, when a step publishes its
+// state).
 func (s *Supervisor) run() {
-	defer close(s.loopDone)
-	defer s.stopTimers()
 	for {
-		select {
-		case in := <-s.inbox:
-			in.take(s)
-			s.flushEvents()
-		case <-s.life.Done():
+		in, ok := s.inbox.next()
+		if !ok {
 			return
 		}
+		in.take(s)
+		s.flushEvents()
 	}
 }
 
@@ -405,9 +403,13 @@ func (s *Supervisor) publish(gen uint64) {
 	var subs []string
 	var level string
 	s.setSnapshot(func(sn *snapshot) {
-		diff = diffTools(sn.catalog.Tools, cat.Tools)
-		newSession = sn.catalog.Generation != gen
-		sn.catalog = *cat
+		var old Catalog
+		if sn.catalog != nil {
+			old = *sn.catalog
+		}
+		diff = diffTools(old.Tools, cat.Tools)
+		newSession = old.Generation != gen
+		sn.catalog = cat
 		for uri := range sn.subs {
 			subs = append(subs, uri)
 		}

@@ -51,7 +51,7 @@ type Supervisor struct {
 	conn  connector
 	clock clockwork.Clock
 
-	inbox chan input
+	inbox *inbox
 	life  context.Context // ends on Close or Detach: cancels commands, ends the loop
 	end   context.CancelFunc
 	// callLife ends first on Close or Detach: in-flight calls are canceled
@@ -90,8 +90,8 @@ type snapshot struct {
 	reason     Reason
 	verdict    classify.Verdict
 	gen        uint64
-	live       *held // the live session in Ready, else nil
-	catalog    Catalog
+	live       *held          // the live session in Ready, else nil
+	catalog    *Catalog       // the published catalog; nil before the first
 	resume     *ResumeState   // what to persist; nil before the first session
 	stream     StreamDecision // the GET-hostile decision, kept across sessions
 	rateUntil  time.Time
@@ -148,7 +148,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		cfg:      cfg,
 		conn:     conn,
 		clock:    cfg.Clock,
-		inbox:    make(chan input, 64),
+		inbox:    newInbox(),
 		life:     life,
 		end:      end,
 		callLife: callLife,
@@ -216,7 +216,7 @@ func (s *Supervisor) Start() {
 		}
 		s.started = true
 		s.mu.Unlock()
-		go s.run()
+		s.inbox.start()
 		mode := fsm.ResumeNone
 		if rs := s.cfg.Resume; rs != nil {
 			mode = fsm.ResumeBlind
@@ -259,10 +259,12 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		} else {
 			s.setSnapshot(func(sn *snapshot) { sn.state = Closed })
 		}
-		s.end() // cancels commands; the loop exits
-		if started {
-			<-s.loopDone
-		}
+		// The loop takes what was posted before and ends; its timers are
+		// stopped after, so none posts again.
+		s.inbox.end()
+		s.stopTimers()
+		close(s.loopDone)
+		s.end() // cancels commands
 		// Commands end with the life context; sessions they opened too late
 		// for the loop are still registered and ended here.
 		s.cmds.Wait()
@@ -356,7 +358,10 @@ func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 func (s *Supervisor) Catalog() Catalog {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.snap.catalog
+	if s.snap.catalog == nil {
+		return Catalog{}
+	}
+	c := *s.snap.catalog
 	c.Stale = s.snap.state != Ready && c.Generation != 0
 	return c
 }
@@ -394,35 +399,9 @@ func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 	s.mu.Unlock()
 }
 
-// post hands in to the loop goroutine. It reports false, without taking it,
-// when the loop has ended. It never blocks past the loop's end.
-func (s *Supervisor) post(in input) bool {
-	s.mu.Lock()
-	started := s.started
-	s.mu.Unlock()
-	if !started {
-		return false
-	}
-	select {
-	case <-s.loopDone:
-		return false
-	default:
-	}
-	select {
-	case s.inbox <- in:
-		return true
-	case <-s.loopDone:
-		return false
-	case <-s.life.Done():
-		// The loop may still run a last close or detach request.
-		select {
-		case s.inbox <- in:
-			return true
-		case <-s.loopDone:
-			return false
-		}
-	}
-}
+// post hands in to the loop. It reports false, without taking it, before
+// Start and once the stop ended the loop. It never blocks.
+func (s *Supervisor) post(in input) bool { return s.inbox.push(in, s.run) }
 
 // goCmd runs a command's I/O on a goroutine that Close waits for.
 func (s *Supervisor) goCmd(f func()) {
