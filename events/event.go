@@ -6,8 +6,9 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// Event kinds, the values of [Event.Kind]. The state machine emits
-// [KindTransition]; the supervisor emits the others through the same [Sink].
+// Event kinds, the values of [Event.Kind]. [KindTransition] reports what the
+// state machine did; the supervisor emits it and the others through the same
+// [Sink].
 // A reader must accept kinds it does not know: new kinds may be added.
 const (
 	// KindTransition: a state machine transition, internal transitions
@@ -162,10 +163,11 @@ type ListOutcome struct {
 	Warning string
 }
 
-// Sink receives events. The state machine calls Emit synchronously, from the
-// goroutine that drives it, once per transition; an implementation must not
-// block for long and must not call back into the machine. Implementations
-// used from several machines must be safe for concurrent use.
+// Sink receives events. A supervisor calls Emit once per event, in order,
+// one call at a time, from a goroutine of its own that is not the one
+// driving its state machine, so Emit may call back into the supervisor; a
+// slow Emit delays only the events behind it. Implementations used from
+// several supervisors must be safe for concurrent use.
 type Sink interface {
 	Emit(Event)
 }
