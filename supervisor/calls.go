@@ -82,7 +82,12 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 		return errors.New("mcpsup: Subscribe: nil params")
 	}
 	// Remembered before the call, so a session opened meanwhile restores it.
-	s.setSnapshot(func(sn *snapshot) { sn.subs[params.URI] = true })
+	s.setSnapshot(func(sn *snapshot) {
+		if sn.subs == nil {
+			sn.subs = map[string]bool{}
+		}
+		sn.subs[params.URI] = true
+	})
 	_, err := do(s, ctx, "resources/subscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Subscribe(ctx, params)
 	})
@@ -270,8 +275,8 @@ func (s *Supervisor) admit(op, name string) error {
 	if op == "tools/call" && (s.snap.catalog == nil || s.snap.catalog.Tool(name) == nil) {
 		return &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
-	if !s.cfg.DisableRateLimitWindow && s.clock.Now().Before(s.snap.rateUntil) {
-		return &CallError{Op: op, Name: name, Verdict: s.snap.rateVerd, Delivery: NotSent, Err: ErrRateLimited}
+	if w := s.snap.rate; w != nil && !s.cfg.DisableRateLimitWindow && s.clock.Now().Before(w.until) {
+		return &CallError{Op: op, Name: name, Verdict: w.verdict, Delivery: NotSent, Err: ErrRateLimited}
 	}
 	return nil
 }
@@ -301,7 +306,7 @@ func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 		// longest wait, whatever its Retry-After says.
 		window := min(v.RetryAfter, s.cfg.Backoff.MaxInterval)
 		until := s.clock.Now().Add(window)
-		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateVerd = until, v })
+		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
 		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: window, Verdict: v})
 	}
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})

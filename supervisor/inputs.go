@@ -1,8 +1,6 @@
 package supervisor
 
 import (
-	"time"
-
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/probes"
@@ -84,7 +82,7 @@ func (in stopRequested) take(s *Supervisor) {
 }
 
 func (reconnectRequested) take(s *Supervisor) {
-	s.setSnapshot(func(sn *snapshot) { sn.rateUntil = time.Time{} }) // the host decided to try again
+	s.setSnapshot(func(sn *snapshot) { sn.rate = nil }) // the host decided to try again
 	s.step(fsm.Trigger{Kind: fsm.ReconnectRequested})
 }
 

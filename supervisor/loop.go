@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -19,8 +20,8 @@ import (
 // loopState is owned by the loop goroutine; nothing else touches it.
 type loopState struct {
 	m        *fsm.Machine
-	sessions map[uint64]*held    // sessions this supervisor still holds, by generation
-	found    map[uint64]*Catalog // discovered, not yet published
+	sessions []*held  // sessions this supervisor still holds (one, two while replacing)
+	found    *Catalog // discovered, not yet published
 	bo       backoff.BackOff
 	retry    clockwork.Timer
 	reenable clockwork.Timer
@@ -41,14 +42,25 @@ type loopState struct {
 // held is a session the supervisor holds, with a context that ends the calls
 // running on it when it is released.
 type held struct {
+	gen    uint64
 	sess   session
 	calls  context.Context
 	cancel context.CancelFunc
 }
 
+// held returns the held session of gen, or nil.
+func (s *Supervisor) held(gen uint64) *held {
+	for _, h := range s.loop.sessions {
+		if h.gen == gen {
+			return h
+		}
+	}
+	return nil
+}
+
 // session returns the held session of gen, or nil.
 func (s *Supervisor) session(gen uint64) session {
-	if h := s.loop.sessions[gen]; h != nil {
+	if h := s.held(gen); h != nil {
 		return h.sess
 	}
 	return nil
@@ -129,7 +141,7 @@ func (s *Supervisor) take(t fsm.Trigger) {
 		sn.gen = m.Generation()
 		sn.live = nil
 		if sn.state == Ready {
-			sn.live = s.loop.sessions[sn.gen]
+			sn.live = s.held(sn.gen)
 		}
 	})
 	// The events so far announce this state: the sink gets them now that
@@ -220,7 +232,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		return
 	}
 	calls, cancel := context.WithCancel(s.callLife) // ends with the session or on Close
-	s.loop.sessions[spec.gen] = &held{sess: sess, calls: calls, cancel: cancel}
+	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, sess: sess, calls: calls, cancel: cancel})
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
@@ -303,9 +315,9 @@ const releaseGrace = time.Second
 // learns it was answered, not cut off); later ones cannot. Close ends them at
 // once.
 func (s *Supervisor) dropSession(gen uint64) {
-	if h := s.loop.sessions[gen]; h != nil {
+	if h := s.held(gen); h != nil {
 		s.clock.AfterFunc(releaseGrace, h.cancel)
-		delete(s.loop.sessions, gen)
+		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	}
 }
 
@@ -323,13 +335,13 @@ func (s *Supervisor) endSession(sess session, detach bool) {
 
 func (s *Supervisor) register(sess session) {
 	s.regMu.Lock()
-	s.reg[sess] = true
+	s.reg = append(s.reg, sess)
 	s.regMu.Unlock()
 }
 
 func (s *Supervisor) unregister(sess session) {
 	s.regMu.Lock()
-	delete(s.reg, sess)
+	s.reg = slices.DeleteFunc(s.reg, func(o session) bool { return o == sess })
 	s.regMu.Unlock()
 }
 
@@ -337,10 +349,7 @@ func (s *Supervisor) unregister(sess session) {
 // results that arrived too late to be handled.
 func (s *Supervisor) endLeftovers(detach bool) {
 	s.regMu.Lock()
-	left := make([]session, 0, len(s.reg))
-	for sess := range s.reg {
-		left = append(left, sess)
-	}
+	left := slices.Clone(s.reg)
 	s.regMu.Unlock()
 	for _, sess := range left {
 		s.endSession(sess, detach)
@@ -387,15 +396,16 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: gen, Verdict: v})
 		return
 	}
-	s.loop.found[gen] = catalogOf(cat, gen)
+	s.loop.found = catalogOf(cat, gen)
 	s.step(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: gen})
+	s.loop.found = nil // published, or refused as stale
 }
 
 // publish makes the catalog found for gen the current one.
 func (s *Supervisor) publish(gen uint64) {
-	cat := s.loop.found[gen]
-	delete(s.loop.found, gen)
-	if cat == nil {
+	cat := s.loop.found
+	s.loop.found = nil
+	if cat == nil || cat.Generation != gen {
 		return
 	}
 	var diff CatalogDiff
@@ -522,9 +532,9 @@ func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
 	if err != nil {
 		s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
 	} else {
-		s.loop.found[gen] = catalogOf(cat, gen)
+		s.loop.found = catalogOf(cat, gen)
 		s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
-		delete(s.loop.found, gen) // published, or refused as stale
+		s.loop.found = nil // published, or refused as stale
 	}
 	if s.loop.again {
 		s.relist(gen)

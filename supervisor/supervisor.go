@@ -69,7 +69,7 @@ type Supervisor struct {
 	detaching atomic.Bool // the stop in progress is a Detach
 
 	regMu sync.Mutex
-	reg   map[session]bool // every session not yet closed or detached
+	reg   []session // every session not yet closed or detached
 
 	mu      sync.Mutex
 	snap    snapshot
@@ -94,11 +94,17 @@ type snapshot struct {
 	catalog    *Catalog       // the published catalog; nil before the first
 	resume     *ResumeState   // what to persist; nil before the first session
 	stream     StreamDecision // the GET-hostile decision, kept across sessions
-	rateUntil  time.Time
-	rateVerd   classify.Verdict
+	rate       *rateWindow    // the last 429's window; nil when none
 	subs       map[string]bool
 	logLevel   string
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
+}
+
+// rateWindow is a window in which calls fail at once with the verdict of
+// the 429 that opened it (Config.DisableRateLimitWindow).
+type rateWindow struct {
+	until   time.Time
+	verdict classify.Verdict
 }
 
 // New validates cfg and returns an idle supervisor. It starts nothing: call
@@ -155,10 +161,8 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		endCalls: endCalls,
 		loopDone: make(chan struct{}),
 		changed:  make(chan struct{}),
-		reg:      map[session]bool{},
 	}
 	s.snap.state = Idle
-	s.snap.subs = map[string]bool{}
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
@@ -172,8 +176,6 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		Window:      cfg.ChurnWindow,
 		StreamOff:   streamOff,
 	})
-	s.loop.sessions = map[uint64]*held{}
-	s.loop.found = map[uint64]*Catalog{}
 	s.loop.bo = cfg.Backoff.newBackOff(cfg.Clock)
 	return s
 }
