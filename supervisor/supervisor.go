@@ -41,18 +41,18 @@ const (
 // machine, opens, resumes and replaces sessions as the classifier's verdicts
 // direct, and serves the host's calls through the live session.
 //
-// One goroutine (started by Start) owns the machine; every input (command
-// results, timers, host requests, session death) reaches it through an inbox
-// as a typed value. Events reach the host's sink on another goroutine, in
-// order, so a sink may call any method. All exported methods are safe for
-// concurrent use from any goroutine.
+// One loop goroutine at a time owns the machine, and runs only while inputs
+// wait; every input (command results, timers, host requests, session death)
+// reaches it through an inbox as a typed value. Events reach the host's sink
+// on another goroutine, in order, so a sink may call any method. All
+// exported methods are safe for concurrent use from any goroutine.
 type Supervisor struct {
 	cfg   Config
 	conn  connector
 	clock clockwork.Clock
 
 	inbox *inbox
-	life  context.Context // ends on Close or Detach: cancels commands, ends the loop
+	life  context.Context // ends on Close or Detach: cancels commands
 	end   context.CancelFunc
 	// callLife ends first on Close or Detach: in-flight calls are canceled
 	// before the session is ended (a server may hold a DELETE until the
