@@ -9,12 +9,12 @@ import (
 	"github.com/mcpsup/mcpsup/probes"
 )
 
-// Catalog is what the server offered as last discovered: probes.Catalog
-// (the tools, resources, prompts and resource templates, with how each list
-// settled), and which session it came from. Its slices are shared and must
-// not be modified.
+// Catalog is what the server offered as last discovered (probes.Offer: the
+// tools, resources, prompts and resource templates), and which session it
+// came from. How each list settled is the probe-report event's. Its slices
+// are shared and must not be modified.
 type Catalog struct {
-	probes.Catalog
+	probes.Offer
 	// Generation is the session generation the catalog was listed on.
 	Generation uint64
 	// Stale reports that the supervisor is not ready (recovering, failed or

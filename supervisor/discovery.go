@@ -21,7 +21,7 @@ func capabilitiesOf(sess session) *mcp.ServerCapabilities {
 
 // catalogOf returns the catalog discovered on the session of gen.
 func catalogOf(c probes.Catalog, gen uint64) *Catalog {
-	return &Catalog{Catalog: c, Generation: gen}
+	return &Catalog{Offer: c.Offer, Generation: gen}
 }
 
 // listOutcomes converts a discovery report for events.
