@@ -160,7 +160,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	defer stop()
 	if _, ok := caller.Deadline(); !ok {
 		var stopTimeout context.CancelFunc
-		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.clock, s.cfg.CallTimeout)
+		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.cfg.Clock, s.cfg.CallTimeout)
 		defer stopTimeout()
 	}
 	callCtx := wire.WithExchange(ctx)
@@ -238,7 +238,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 	}()
 	for {
 		s.mu.Lock()
-		st, reason, verdict, gen, live := s.snap.state, s.snap.reason, s.snap.verdict, s.snap.gen, s.snap.live
+		st, reason, verdict, gen, live := s.snap.state, s.snap.reason, s.snap.failure(), s.snap.gen, s.snap.live
 		ch, stopped, started := s.changed, s.stopped, s.started
 		var refused error
 		if !stopped && st == Ready && live != nil {
@@ -255,7 +255,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		if timer == nil {
-			timer = s.clock.NewTimer(s.cfg.MaxCallWait)
+			timer = s.cfg.Clock.NewTimer(s.cfg.MaxCallWait)
 		}
 		select {
 		case <-ch:
@@ -275,7 +275,7 @@ func (s *Supervisor) admit(op, name string) error {
 	if op == "tools/call" && (s.snap.catalog == nil || s.snap.catalog.Tool(name) == nil) {
 		return &CallError{Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
-	if w := s.snap.rate; w != nil && !s.cfg.DisableRateLimitWindow && s.clock.Now().Before(w.until) {
+	if w := s.snap.rate; w != nil && !s.cfg.DisableRateLimitWindow && s.cfg.Clock.Now().Before(w.until) {
 		return &CallError{Op: op, Name: name, Verdict: w.verdict, Delivery: NotSent, Err: ErrRateLimited}
 	}
 	return nil
@@ -305,7 +305,7 @@ func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 		// A server cannot lock the host out for longer than the backoff's
 		// longest wait, whatever its Retry-After says.
 		window := min(v.RetryAfter, s.cfg.Backoff.MaxInterval)
-		until := s.clock.Now().Add(window)
+		until := s.cfg.Clock.Now().Add(window)
 		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
 		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: window, Verdict: v})
 	}

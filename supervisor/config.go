@@ -164,6 +164,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// discardLogger is the default Logger; a slog.Logger cannot be changed, so
+// every supervisor shares it.
+var discardLogger = slog.New(slog.DiscardHandler)
+
 // withDefaults returns a copy of c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	if c.Name == "" {
@@ -216,7 +220,7 @@ func (c Config) withDefaults() Config {
 		c.Clock = clockwork.NewRealClock()
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = discardLogger
 	}
 	return c
 }

@@ -28,12 +28,12 @@ type loopState struct {
 	seq      uint64
 	relist   bool      // a re-list is running
 	again    bool      // a list_changed arrived while it ran: list once more
+	stepping bool      // a step runs: the triggers its commands produce wait in queue
 	lastSoon time.Time // when relistSoon last re-listed
 	// queue holds the triggers that commands produce while a step runs:
 	// each is taken after the step that produced it, in order, so a step
 	// never runs inside another.
-	queue    []fsm.Trigger
-	stepping bool
+	queue []fsm.Trigger
 	// batch holds the events of the current input, stamped, until the
 	// state they announce is published; then they go to the sink in order.
 	batch []events.Event
@@ -110,7 +110,7 @@ func (s *Supervisor) step(t fsm.Trigger) {
 // take runs one step: the machine's transition, its commands, the new
 // snapshot.
 func (s *Supervisor) take(t fsm.Trigger) {
-	t.Now = s.clock.Now()
+	t.Now = s.cfg.Clock.Now()
 	out, err := s.loop.m.Step(t)
 	if err != nil {
 		if errors.Is(err, fsm.ErrStaleGeneration) {
@@ -137,7 +137,10 @@ func (s *Supervisor) take(t fsm.Trigger) {
 	s.setSnapshot(func(sn *snapshot) {
 		sn.state = m.State()
 		sn.reason = m.Reason()
-		sn.verdict = m.Verdict()
+		sn.verdict = nil
+		if v := m.Verdict(); v.Class != classify.None {
+			sn.verdict = &v
+		}
 		sn.gen = m.Generation()
 		sn.live = nil
 		if sn.state == Ready {
@@ -316,7 +319,7 @@ const releaseGrace = time.Second
 // once.
 func (s *Supervisor) dropSession(gen uint64) {
 	if h := s.held(gen); h != nil {
-		s.clock.AfterFunc(releaseGrace, h.cancel)
+		s.cfg.Clock.AfterFunc(releaseGrace, h.cancel)
 		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	}
 }
@@ -476,7 +479,7 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 		s.loop.retry.Stop()
 	}
 	gen := c.Generation
-	s.loop.retry = s.clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
+	s.loop.retry = s.cfg.Clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
 }
 
 // hooksFor binds session reports to generation gen.
@@ -497,7 +500,7 @@ const relistGap = 30 * time.Second
 // stream was down for a while (a list_changed sent then is lost by servers
 // without an event store), or a host called a tool the catalog lacks.
 func (s *Supervisor) relistSoon(gen uint64) {
-	now := s.clock.Now()
+	now := s.cfg.Clock.Now()
 	if !s.loop.lastSoon.IsZero() && now.Sub(s.loop.lastSoon) < relistGap {
 		return
 	}
@@ -549,14 +552,14 @@ func (s *Supervisor) streamHostile(gen uint64, why string) {
 	if sess := s.session(gen); sess != nil {
 		sess.HoldStream(true)
 	}
-	now := s.clock.Now()
+	now := s.cfg.Clock.Now()
 	s.setSnapshot(func(sn *snapshot) { sn.stream = StreamDecision{Off: true, DecidedAt: now} })
 	s.emitEvent(events.Event{Kind: events.KindStreamDisabled, Generation: gen, Detail: why})
 	s.step(fsm.Trigger{Kind: fsm.StreamHostile})
 	if s.loop.reenable != nil {
 		s.loop.reenable.Stop()
 	}
-	s.loop.reenable = s.clock.AfterFunc(s.cfg.HostileMemory, func() { s.post(hostileExpired{}) })
+	s.loop.reenable = s.cfg.Clock.AfterFunc(s.cfg.HostileMemory, func() { s.post(hostileExpired{}) })
 }
 
 // streamReenable ends the remembered GET-hostile decision.
@@ -577,7 +580,7 @@ func (s *Supervisor) emitEvent(e events.Event) {
 	e.Seq = s.loop.seq
 	e.Server = s.cfg.Name
 	if e.Time.IsZero() {
-		e.Time = s.clock.Now()
+		e.Time = s.cfg.Clock.Now()
 	}
 	s.loop.batch = append(s.loop.batch, s.redact.Redact(e))
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/jonboulle/clockwork"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
@@ -47,9 +46,8 @@ const (
 // on another goroutine, in order, so a sink may call any method. All
 // exported methods are safe for concurrent use from any goroutine.
 type Supervisor struct {
-	cfg   Config
-	conn  connector
-	clock clockwork.Clock
+	cfg  Config
+	conn connector
 
 	inbox *inbox
 	life  context.Context // ends on Close or Detach: cancels commands
@@ -66,7 +64,6 @@ type Supervisor struct {
 
 	startOnce sync.Once
 	stopOnce  sync.Once
-	detaching atomic.Bool // the stop in progress is a Detach
 
 	regMu sync.Mutex
 	reg   []session // every session not yet closed or detached
@@ -76,6 +73,8 @@ type Supervisor struct {
 	changed chan struct{} // closed and replaced on every snapshot change
 	started bool
 	stopped bool
+
+	detaching atomic.Bool // the stop in progress is a Detach
 
 	loop loopState  // owned by the loop goroutine
 	sink *sinkQueue // delivers events to Config.Events
@@ -88,7 +87,7 @@ type Supervisor struct {
 type snapshot struct {
 	state      State
 	reason     Reason
-	verdict    classify.Verdict
+	verdict    *classify.Verdict // the failure that moved it to failed; nil when none
 	gen        uint64
 	live       *held          // the live session in Ready, else nil
 	catalog    *Catalog       // the published catalog; nil before the first
@@ -98,6 +97,15 @@ type snapshot struct {
 	subs       map[string]bool
 	logLevel   string
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
+}
+
+// failure returns the verdict that moved the machine to failed, or the zero
+// verdict.
+func (sn *snapshot) failure() classify.Verdict {
+	if sn.verdict == nil {
+		return classify.Verdict{}
+	}
+	return *sn.verdict
 }
 
 // rateWindow is a window in which calls fail at once with the verdict of
@@ -153,7 +161,6 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	s := &Supervisor{
 		cfg:      cfg,
 		conn:     conn,
-		clock:    cfg.Clock,
 		inbox:    newInbox(),
 		life:     life,
 		end:      end,
@@ -187,7 +194,7 @@ func (s *Supervisor) hostileRemembered() bool {
 	if rs == nil || !rs.StandaloneStream.Off || s.cfg.Stream != StreamAuto {
 		return false
 	}
-	age := s.clock.Since(rs.StandaloneStream.DecidedAt)
+	age := s.cfg.Clock.Since(rs.StandaloneStream.DecidedAt)
 	return age >= 0 && age < s.cfg.HostileMemory // a decision from the future is not trusted
 }
 
@@ -202,8 +209,8 @@ func (s *Supervisor) armRememberedDecision() {
 		s.setSnapshot(func(sn *snapshot) { sn.stream = StreamDecision{} })
 		return
 	}
-	left := s.cfg.HostileMemory - s.clock.Since(s.snap.stream.DecidedAt)
-	s.loop.reenable = s.clock.AfterFunc(left, func() { s.post(hostileExpired{}) })
+	left := s.cfg.HostileMemory - s.cfg.Clock.Since(s.snap.stream.DecidedAt)
+	s.loop.reenable = s.cfg.Clock.AfterFunc(left, func() { s.post(hostileExpired{}) })
 }
 
 // Start begins supervising: it opens a session, or resumes Config.Resume. It
@@ -308,7 +315,7 @@ func (s *Supervisor) SessionsOpened() int {
 func (s *Supervisor) Failure() (reason Reason, v classify.Verdict) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap.reason, s.snap.verdict
+	return s.snap.reason, s.snap.failure()
 }
 
 // WaitForStateChange blocks until the state differs from from, or ctx is
@@ -337,7 +344,7 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 	for {
 		s.mu.Lock()
-		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.verdict, s.changed
+		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.failure(), s.changed
 		s.mu.Unlock()
 		switch {
 		case st == want:
