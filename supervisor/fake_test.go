@@ -345,7 +345,7 @@ func (r *rig) events() []events.Event {
 		case <-r.sup.loopDone: // it ended first; nothing more comes
 		}
 	}
-	r.sup.sink.drain(0)
+	r.sup.sink.drain()
 	return r.rec.Events()
 }
 

@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"log/slog"
+	"reflect"
+	"runtime"
 	"sync"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -11,18 +13,17 @@ import (
 // the loop goroutine (grpc-go's CallbackSerializer: an unbounded FIFO
 // drained by one goroutine). The goroutine runs only while events wait, so
 // an idle supervisor holds none. Because the loop never waits for the sink,
-// a sink may call any method of the supervisor, Close and Detach included.
+// a sink may call any method of the supervisor, Close and Detach included
+// (they do not wait for the sink when called from it, see inSink).
 type sinkQueue struct {
 	sink   events.Sink // nil: events are discarded
 	logger *slog.Logger
 	server string
 
 	mu      sync.Mutex
-	idle    *sync.Cond // broadcast when a callback returns or the queue empties
+	idle    *sync.Cond // broadcast when the queue empties
 	queue   []events.Event
-	running bool   // a goroutine is delivering
-	begun   uint64 // callbacks begun so far
-	current uint64 // the callback running (its number in begun), 0 for none
+	running bool // a goroutine is delivering
 	done    sync.WaitGroup
 }
 
@@ -58,13 +59,9 @@ func (q *sinkQueue) run() {
 		e := q.queue[0]
 		q.queue[0] = events.Event{}
 		q.queue = q.queue[1:]
-		q.begun++
-		q.current = q.begun
 		q.mu.Unlock()
 		q.deliver(e)
 		q.mu.Lock()
-		q.current = 0
-		q.idle.Broadcast()
 	}
 	q.queue = nil // drop the drained backing array
 	q.running = false
@@ -74,7 +71,9 @@ func (q *sinkQueue) run() {
 
 // deliver hands e to the sink. A sink that panics (a bug, or a typed nil
 // pointer) must not take the connection down with it: the panic is logged
-// and the event dropped.
+// and the event dropped. It is the only caller of a sink (see inSink).
+//
+//go:noinline
 func (q *sinkQueue) deliver(e events.Event) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -84,27 +83,43 @@ func (q *sinkQueue) deliver(e events.Event) {
 	q.sink.Emit(e)
 }
 
-// mark returns the number of callbacks begun so far, for drain.
-func (q *sinkQueue) mark() uint64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.begun
-}
-
 // drain waits until every event pushed so far has been delivered and the
-// delivering goroutine has ended, with one exception: it never waits for a
-// callback that had begun when mark was taken (mark's callers take it on
-// entry). That callback may be the caller itself, a sink calling Close; the
-// events behind it are then delivered once it returns, and the goroutine
-// ends after them.
-func (q *sinkQueue) drain(mark uint64) {
+// delivering goroutine has ended. A sink callback must not drain: it would
+// wait for itself (see inSink).
+func (q *sinkQueue) drain() {
 	q.mu.Lock()
-	for q.running && (q.current == 0 || q.current > mark) {
+	for q.running {
 		q.idle.Wait()
 	}
-	running := q.running
 	q.mu.Unlock()
-	if !running {
-		q.done.Wait()
+	q.done.Wait()
+}
+
+// deliverName names sinkQueue.deliver as runtime.Callers reports it.
+var deliverName = runtime.FuncForPC(reflect.ValueOf((*sinkQueue).deliver).Pointer()).Name()
+
+// inSink reports whether the caller runs inside a sink callback: whether
+// sinkQueue.deliver is on its own stack. Close and Detach ask, because
+// they wait for the sink to receive every event, and a callback cannot wait
+// for itself. It reads the caller's program counters only (runtime.Callers),
+// no goroutine identity, and runs once per Close or Detach.
+func inSink() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(2, pcs)
+		frames := runtime.CallersFrames(pcs[:n])
+		for {
+			f, more := frames.Next()
+			if f.Function == deliverName {
+				return true
+			}
+			if !more {
+				break
+			}
+		}
+		if n < len(pcs) {
+			return false
+		}
+		pcs = make([]uintptr, 2*len(pcs)) // a deep stack: look at all of it
 	}
 }

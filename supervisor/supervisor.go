@@ -241,9 +241,10 @@ func (s *Supervisor) Start() {
 // cancels in-flight calls and waits for them, for every goroutine the
 // supervisor started, and for the events sink (Config.Events) to have
 // received every event. It is idempotent and safe from any goroutine, in any
-// state, an events sink included. It never waits for a sink callback that
-// was already running when it was called (it may be the caller): the events
-// behind that callback follow once it returns.
+// state, an events sink included: called from a sink callback it stops
+// everything but does not wait for the sink (the callback cannot wait for
+// itself); the events behind that callback follow once it returns. A sink
+// callback must not wait for a goroutine of its own that calls Close.
 func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session
@@ -251,7 +252,7 @@ func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 func (s *Supervisor) Detach() error { return s.stop(fsm.DetachRequested) }
 
 func (s *Supervisor) stop(kind fsm.TriggerKind) error {
-	mark := s.sink.mark() // sink callbacks running now are not waited for
+	fromSink := inSink() // a sink callback cannot wait for the sink
 	s.stopOnce.Do(func() {
 		s.detaching.Store(kind == fsm.DetachRequested)
 		s.mu.Lock()
@@ -280,7 +281,9 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		s.endLeftovers(kind == fsm.DetachRequested)
 		s.bg.Wait()
 	})
-	s.sink.drain(mark)
+	if !fromSink {
+		s.sink.drain()
+	}
 	return nil
 }
 

@@ -564,6 +564,45 @@ func TestCloseFromTheEventsSinkDoesNotDeadlock(t *testing.T) {
 	r.wait(Closed)
 }
 
+// Close from another goroutine waits for the sink to receive every event,
+// also while a callback that began before it is still running: a host that
+// closes its event file after Close loses nothing.
+func TestCloseWaitsForASlowSink(t *testing.T) {
+	r := newRig(t, Config{})
+	inCallback, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	r.addSink(events.SinkFunc(func(e events.Event) {
+		if e.Kind == events.KindTransition && e.To == Ready {
+			once.Do(func() { close(inCallback); <-release })
+		}
+	}))
+	r.ready(newFakeSession("s1", "a"))
+	<-inCallback
+	closed := make(chan struct{})
+	go func() { _ = r.sup.Close(); close(closed) }()
+	r.wait(Closed) // the stop is done but for the sink
+	close(release)
+	<-closed
+	n := r.rec.Len()
+	closedSeen := false
+	for _, e := range r.rec.Events() {
+		closedSeen = closedSeen || (e.Kind == events.KindTransition && e.To == Closed)
+	}
+	require.True(t, closedSeen, "Close returned before the sink received the close")
+	r.sup.sink.drain()
+	require.Equal(t, n, r.rec.Len(), "events reached the sink after Close returned")
+}
+
+func TestInSinkKnowsWhereItRuns(t *testing.T) {
+	require.False(t, inSink())
+	q := newSinkQueue(nil, discardLogger, "x")
+	var got bool
+	q.sink = events.SinkFunc(func(events.Event) { got = inSink() })
+	q.push([]events.Event{{}})
+	q.drain()
+	require.True(t, got, "inside a callback")
+}
+
 func TestStaleRecoveryKeepsTheStreamDecision(t *testing.T) {
 	decided := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"},
