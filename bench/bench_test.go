@@ -182,4 +182,9 @@ func TestRenderNamesCommandAndMachine(t *testing.T) {
 	require.Contains(t, b.String(), "`"+Command+"`")
 	require.Contains(t, b.String(), "Test CPU, 2 cores, go1.26")
 	require.Contains(t, b.String(), "2026-01-02 03:04 UTC")
+	require.NotContains(t, b.String(), "Load:")
+	r.Load = "two busy loops"
+	b.Reset()
+	require.NoError(t, r.Render(&b))
+	require.Contains(t, b.String(), "Load: two busy loops.")
 }

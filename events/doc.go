@@ -1,13 +1,16 @@
 // Package events carries what a supervised MCP connection does, as values a
 // host can show and record (DESIGN.md section 4).
 //
-// The state machine reports every transition, internal transitions included,
-// as an [Event] of kind [KindTransition]; the supervisor reports the other
+// Every transition of the state machine, internal transitions included, is
+// an [Event] of kind [KindTransition]; the supervisor reports the other
 // kinds (probe report, catalog change, call failed without reconnect,
 // standalone stream disabled or enabled, retry scheduled, rate-limit window,
 // session opened or ended) through the same [Sink]. Package events is a leaf:
-// it imports only classify and the standard library, so states and triggers
-// appear here as their kebab-case names, never as fsm types.
+// it imports only classify and the standard library, so it defines the
+// vocabulary: [Kind], [State], [Trigger] and [Reason] are string types whose
+// values are the kebab-case names of the JSON form, and fsm and supervisor
+// re-export them (fsm.State is events.State), so a host compares an event's
+// fields with typed constants: e.To == events.StateFailed.
 //
 // # Sinks
 //

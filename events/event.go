@@ -6,49 +6,50 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// Event kinds, the values of [Event.Kind]. The state machine emits
-// [KindTransition]; the supervisor emits the others through the same [Sink].
+// Event kinds, the values of [Event.Kind]. [KindTransition] reports what the
+// state machine did; the supervisor emits it and the others through the same
+// [Sink].
 // A reader must accept kinds it does not know: new kinds may be added.
 const (
 	// KindTransition: a state machine transition, internal transitions
 	// included. Fields: From, To, Trigger, Guard, Verdict, Generation,
 	// Attempt, Reason.
-	KindTransition = "transition"
+	KindTransition Kind = "transition"
 	// KindProbeReport: the outcome of each list method of a discovery
 	// (blind probes or declared-capability listing, DESIGN.md section 2,
 	// failure story S1). Fields: Lists, Generation.
-	KindProbeReport = "probe-report"
+	KindProbeReport Kind = "probe-report"
 	// KindCatalogChanged: the published tool catalog changed. Fields: Added,
 	// Removed, Changed (tool names), Tools (tools now), Generation.
-	KindCatalogChanged = "catalog-changed"
+	KindCatalogChanged Kind = "catalog-changed"
 	// KindCallFailed: a call failed. Its transition event follows: internal
 	// when the session was kept (failure story S4), ready -> connecting when
 	// the verdict costs the session. Fields: Op, Name, Delivery, Verdict,
 	// Generation.
-	KindCallFailed = "call-failed"
+	KindCallFailed Kind = "call-failed"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened for
 	// this server (failure story S5). Fields: Detail (the rule that fired).
-	KindStreamDisabled = "stream-disabled"
+	KindStreamDisabled Kind = "stream-disabled"
 	// KindStreamEnabled: the standalone SSE stream is opened again. Fields:
 	// Detail.
-	KindStreamEnabled = "stream-enabled"
+	KindStreamEnabled Kind = "stream-enabled"
 	// KindStreamEventDropped: an event of the standalone SSE stream was not
 	// handed to go-sdk (a malformed line, data that is not one JSON-RPC
 	// message, an oversized event ...); the session is unaffected. Fields:
 	// Detail (what was wrong), Generation.
-	KindStreamEventDropped = "stream-event-dropped"
+	KindStreamEventDropped Kind = "stream-event-dropped"
 	// KindRetryScheduled: a retry from failed is scheduled. Fields: Attempt,
 	// Delay, Verdict.
-	KindRetryScheduled = "retry-scheduled"
+	KindRetryScheduled Kind = "retry-scheduled"
 	// KindRateLimitWindow: calls fail at once until a 429's Retry-After
 	// window ends. Fields: Delay (the window), Verdict.
-	KindRateLimitWindow = "rate-limit-window"
+	KindRateLimitWindow Kind = "rate-limit-window"
 	// KindSessionOpened: a go-sdk client session was created. Fields:
 	// SessionID (hashed), Generation, Detail.
-	KindSessionOpened = "session-opened"
+	KindSessionOpened Kind = "session-opened"
 	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
 	// (hashed), Generation, Detail.
-	KindSessionEnded = "session-ended"
+	KindSessionEnded Kind = "session-ended"
 )
 
 // Delivery values of [Event.Delivery]: how far a failed call got.
@@ -84,7 +85,7 @@ const (
 // modify them, and an emitter must not reuse them.
 type Event struct {
 	// Kind says what the event reports; [KindTransition] for transitions.
-	Kind string
+	Kind Kind
 	// Server names the supervised MCP server, as configured by the host.
 	Server string
 	// Seq numbers the events of one server from 1, without gaps.
@@ -92,13 +93,14 @@ type Event struct {
 	// Time is the time the caller supplied with the trigger (the machine
 	// never reads a clock); zero when the caller supplied none.
 	Time time.Time
-	// From is the state before the transition, e.g. "ready".
-	From string
+	// From is the state before the transition, e.g. [StateReady].
+	From State
 	// To is the state after the transition; equal to From for an internal
 	// transition.
-	To string
-	// Trigger is the fact that caused the transition, e.g. "call-failed".
-	Trigger string
+	To State
+	// Trigger is the fact that caused the transition, e.g.
+	// [TriggerCallFailed].
+	Trigger Trigger
 	// Guard names the rule that chose this transition (the guards of the
 	// matching table row, joined by "+"); empty when the row has no guard.
 	Guard string
@@ -112,9 +114,10 @@ type Event struct {
 	// Attempt is the retry attempt count after the transition: 0 after a
 	// success or a host's reconnect request, n after the n-th scheduled retry.
 	Attempt int
-	// Reason is why a terminal failed state is terminal ("unauthorized",
-	// "canceled", "budget-spent", "churn"); empty otherwise.
-	Reason string
+	// Reason is why a terminal failed state is terminal
+	// ([ReasonUnauthorized], [ReasonCanceled], [ReasonBudgetSpent],
+	// [ReasonChurn]); [ReasonNone] otherwise.
+	Reason Reason
 
 	// Lists is the outcome of each list method of a discovery, in the order
 	// they were listed ([KindProbeReport]).
@@ -165,10 +168,11 @@ type ListOutcome struct {
 	Warning string
 }
 
-// Sink receives events. The state machine calls Emit synchronously, from the
-// goroutine that drives it, once per transition; an implementation must not
-// block for long and must not call back into the machine. Implementations
-// used from several machines must be safe for concurrent use.
+// Sink receives events. A supervisor calls Emit once per event, in order,
+// one call at a time, from a goroutine of its own that is not the one
+// driving its state machine, so Emit may call back into the supervisor; a
+// slow Emit delays only the events behind it. Implementations used from
+// several supervisors must be safe for concurrent use.
 type Sink interface {
 	Emit(Event)
 }

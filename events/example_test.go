@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -118,4 +119,16 @@ func ExampleMermaid() {
 func ExampleHashSessionID() {
 	fmt.Println(events.HashSessionID("abc"))
 	// Output: sid:ba7816bf
+}
+
+// A test that saw a supervisor reach a state waits for the event announcing
+// it: events reach a sink on their own goroutine.
+func ExampleRecorder_WaitFor() {
+	var rec events.Recorder
+	go rec.Emit(events.Event{Kind: events.KindTransition, From: events.StateConnecting, To: events.StateReady})
+	evs, err := rec.WaitFor(context.Background(), func(evs []events.Event) bool {
+		return len(evs) > 0 && evs[len(evs)-1].To == events.StateReady
+	})
+	fmt.Println(len(evs), err)
+	// Output: 1 <nil>
 }

@@ -79,9 +79,9 @@ type jsonOutcome struct {
 // decimals). It fails only for a verdict whose class is out of range.
 func (e Event) MarshalJSON() ([]byte, error) {
 	j := jsonEvent{
-		V: Version, Kind: e.Kind, Server: e.Server, Seq: e.Seq,
-		From: e.From, To: e.To, Trigger: e.Trigger, Guard: e.Guard,
-		Generation: e.Generation, Attempt: e.Attempt, Reason: e.Reason,
+		V: Version, Kind: string(e.Kind), Server: e.Server, Seq: e.Seq,
+		From: string(e.From), To: string(e.To), Trigger: string(e.Trigger), Guard: e.Guard,
+		Generation: e.Generation, Attempt: e.Attempt, Reason: string(e.Reason),
 		Added: e.Added, Removed: e.Removed, Changed: e.Changed, Tools: e.Tools,
 		Op: e.Op, Name: e.Name, Delivery: e.Delivery, DelayMS: millis(e.Delay),
 		SessionID: e.SessionID, Detail: e.Detail, Dropped: e.Dropped,
@@ -116,9 +116,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("%w: v=%d, want %d", ErrVersion, j.V, Version)
 	}
 	out := Event{
-		Kind: j.Kind, Server: j.Server, Seq: j.Seq,
-		From: j.From, To: j.To, Trigger: j.Trigger, Guard: j.Guard,
-		Generation: j.Generation, Attempt: j.Attempt, Reason: j.Reason,
+		Kind: Kind(j.Kind), Server: j.Server, Seq: j.Seq,
+		From: State(j.From), To: State(j.To), Trigger: Trigger(j.Trigger), Guard: j.Guard,
+		Generation: j.Generation, Attempt: j.Attempt, Reason: Reason(j.Reason),
 		Added: j.Added, Removed: j.Removed, Changed: j.Changed, Tools: j.Tools,
 		Op: j.Op, Name: j.Name, Delivery: j.Delivery,
 		SessionID: j.SessionID, Detail: j.Detail, Dropped: j.Dropped,

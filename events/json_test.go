@@ -20,10 +20,10 @@ var rateLimited = classify.Verdict{Class: classify.RateLimited, HTTPStatus: 429,
 	RPC: classify.RPCError{Present: true, Code: -32005, Message: "rejected by transport", HasID: true}}
 
 // oneOfEachKind has one fully populated event of every kind.
-func oneOfEachKind() map[string]events.Event {
+func oneOfEachKind() map[events.Kind]events.Event {
 	base := events.Event{Server: "srv", Time: t0, Detail: "for people"}
 	with := func(f func(*events.Event)) events.Event { e := base; f(&e); return e }
-	return map[string]events.Event{
+	return map[events.Kind]events.Event{
 		events.KindTransition: with(func(e *events.Event) {
 			e.Kind, e.Seq, e.From, e.To, e.Trigger, e.Guard = events.KindTransition, 7, "failed", "failed", "retries-exhausted", "retrying"
 			e.Verdict, e.Generation, e.Attempt, e.Reason = rateLimited, 3, 5, "budget-spent"
@@ -70,7 +70,7 @@ func TestJSONRoundTripEveryKind(t *testing.T) {
 	kinds := oneOfEachKind()
 	require.Len(t, kinds, 11)
 	for kind, e := range kinds {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			require.Equal(t, kind, e.Kind)
 			b, err := json.Marshal(e)
 			require.NoError(t, err)

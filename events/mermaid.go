@@ -79,14 +79,14 @@ func pathOf(evs []Event) path {
 		if e.Kind != KindTransition {
 			continue
 		}
-		visit(e.From)
-		visit(e.To)
-		k := edge{e.From, e.To, e.Trigger}
+		visit(string(e.From))
+		visit(string(e.To))
+		k := edge{string(e.From), string(e.To), string(e.Trigger)}
 		if p.count[k] == 0 {
 			p.edges = append(p.edges, k)
 		}
 		p.count[k]++
-		p.last = e.To
+		p.last = string(e.To)
 	}
 	return p
 }

@@ -1,20 +1,28 @@
 package events
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // Recorder is a [Sink] that keeps every event in order, for tests and
 // debugging. The zero value is ready to use; it is safe for concurrent use.
 // It grows without bound: do not leave one attached to a long-lived
 // connection.
 type Recorder struct {
-	mu     sync.Mutex
-	events []Event
+	mu      sync.Mutex
+	events  []Event
+	changed chan struct{} // closed and replaced by every Emit; nil until asked for
 }
 
 // Emit appends e.
 func (r *Recorder) Emit(e Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
 	r.mu.Unlock()
 }
 
@@ -25,6 +33,32 @@ func (r *Recorder) Events() []Event {
 	out := make([]Event, len(r.events))
 	copy(out, r.events)
 	return out
+}
+
+// WaitFor blocks until cond holds for the events recorded so far (a copy,
+// oldest first), checking again after every Emit, and returns those events.
+// It returns ctx.Err() with the last events checked if ctx ends first. A
+// supervisor delivers events on its own goroutine: a test that has seen a
+// state change waits here for the event that announces it.
+func (r *Recorder) WaitFor(ctx context.Context, cond func([]Event) bool) ([]Event, error) {
+	for {
+		r.mu.Lock()
+		evs := make([]Event, len(r.events))
+		copy(evs, r.events)
+		if r.changed == nil {
+			r.changed = make(chan struct{})
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		if cond(evs) {
+			return evs, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return evs, ctx.Err()
+		}
+	}
 }
 
 // Len returns the number of events recorded so far.

@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 
@@ -47,4 +48,22 @@ func TestSinkFunc(t *testing.T) {
 	var s events.Sink = events.SinkFunc(func(e events.Event) { got = append(got, e) })
 	s.Emit(events.Event{Kind: events.KindTransition, Server: "a"})
 	require.Equal(t, []events.Event{{Kind: events.KindTransition, Server: "a"}}, got)
+}
+
+func TestRecorderWaitForWakesOnTheEventSought(t *testing.T) {
+	var r events.Recorder
+	go func() {
+		for i := range 5 {
+			r.Emit(events.Event{Seq: uint64(i + 1)})
+		}
+	}()
+	got, err := r.WaitFor(context.Background(), func(evs []events.Event) bool { return len(evs) == 5 })
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), got[4].Seq)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, err = r.WaitFor(ctx, func(evs []events.Event) bool { return len(evs) > 5 })
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, got, 5, "the events last checked")
 }

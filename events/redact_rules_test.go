@@ -127,9 +127,10 @@ func TestShortSessionIDs(t *testing.T) {
 
 // vocabulary is every fixed word an event may carry.
 var vocabulary = []string{
-	events.KindTransition, events.KindProbeReport, events.KindCatalogChanged, events.KindCallFailed,
-	events.KindStreamDisabled, events.KindStreamEnabled, events.KindRetryScheduled, events.KindRateLimitWindow,
-	events.KindSessionOpened, events.KindSessionEnded, events.DeliveryNotSent, events.DeliveryOutcomeUnknown,
+	string(events.KindTransition), string(events.KindProbeReport), string(events.KindCatalogChanged), string(events.KindCallFailed),
+	string(events.KindStreamDisabled), string(events.KindStreamEnabled), string(events.KindStreamEventDropped),
+	string(events.KindRetryScheduled), string(events.KindRateLimitWindow),
+	string(events.KindSessionOpened), string(events.KindSessionEnded), events.DeliveryNotSent, events.DeliveryOutcomeUnknown,
 	events.DeliveryAnswered, events.ListPresent, events.ListAbsent, events.ListDegraded, events.ListFailed,
 	"idle", "connecting", "resuming-blind", "resuming-known", "probing", "listing-declared", "ready",
 	"stale-recovering", "failed", "closed", "call-failed", "session-died", "handshake-failed", "retry-due",
@@ -157,8 +158,8 @@ func TestRedactionNeverRewritesVocabulary(t *testing.T) {
 		v := classify.Verdict{Class: classify.Class(rapid.IntRange(0, 12).Draw(t, "class")), Method: word.Draw(t, "method"),
 			Detail: strings.Join(append(append([]string{}, ids...), secrets...), " ")}
 		e := events.Event{
-			Kind: word.Draw(t, "kind"), From: word.Draw(t, "from"), To: word.Draw(t, "to"),
-			Trigger: word.Draw(t, "trigger"), Guard: word.Draw(t, "guard"), Reason: word.Draw(t, "reason"),
+			Kind: events.Kind(word.Draw(t, "kind")), From: events.State(word.Draw(t, "from")), To: events.State(word.Draw(t, "to")),
+			Trigger: events.Trigger(word.Draw(t, "trigger")), Guard: word.Draw(t, "guard"), Reason: events.Reason(word.Draw(t, "reason")),
 			Op: word.Draw(t, "op"), Delivery: word.Draw(t, "delivery"), Verdict: v,
 			Lists:  []events.ListOutcome{{List: word.Draw(t, "list"), Status: word.Draw(t, "status"), Verdict: v}},
 			Detail: v.Detail,

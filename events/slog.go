@@ -53,7 +53,7 @@ func (s slogSink) Emit(e Event) {
 	if t.IsZero() {
 		t = time.Now()
 	}
-	r := slog.NewRecord(t, lvl, "mcpsup "+e.Kind, 0)
+	r := slog.NewRecord(t, lvl, "mcpsup "+string(e.Kind), 0)
 	r.AddAttrs(Attrs(e)...)
 	_ = s.h.Handle(ctx, r) // a handler's error has nowhere to go; Sink.Emit returns nothing
 }
@@ -71,9 +71,9 @@ func Attrs(e Event) []slog.Attr {
 	if e.Seq != 0 {
 		a = append(a, slog.Uint64("seq", e.Seq))
 	}
-	str("from", e.From)
-	str("to", e.To)
-	str("trigger", e.Trigger)
+	str("from", string(e.From))
+	str("to", string(e.To))
+	str("trigger", string(e.Trigger))
 	str("guard", e.Guard)
 	if e.Verdict != (classify.Verdict{}) {
 		a = append(a, verdictAttr(e))
@@ -84,7 +84,7 @@ func Attrs(e Event) []slog.Attr {
 	if e.Attempt != 0 {
 		a = append(a, slog.Int("attempt", e.Attempt))
 	}
-	str("reason", e.Reason)
+	str("reason", string(e.Reason))
 	if len(e.Lists) > 0 {
 		a = append(a, slog.String("lists", listsSummary(e.Lists)))
 	}

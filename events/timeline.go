@@ -86,7 +86,7 @@ func WriteTimeline(w io.Writer, evs []Event) error {
 			ew.printf("\n")
 		}
 		group := byServer[srv]
-		state, gen := "", uint64(0)
+		state, gen := State(""), uint64(0)
 		for _, e := range group {
 			if e.Kind == KindTransition {
 				state = e.To
@@ -141,11 +141,11 @@ func timelineLine(e Event, base time.Time) string {
 	if e.Seq != 0 {
 		seq = fmt.Sprintf("#%d", e.Seq)
 	}
-	head := e.Kind
+	head := string(e.Kind)
 	if e.Kind == KindTransition {
-		head = e.From + " -> " + e.To
+		head = string(e.From) + " -> " + string(e.To)
 		if e.From == e.To {
-			head = e.From + " (internal)"
+			head = string(e.From) + " (internal)"
 		}
 	}
 	return strings.TrimRight(fmt.Sprintf("  %9s  %-4s %-32s %s", off, seq, head, Summary(e)), " ")
@@ -161,7 +161,7 @@ func Summary(e Event) string {
 	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
 	switch e.Kind {
 	case KindTransition:
-		s := e.Trigger
+		s := string(e.Trigger)
 		if e.Guard != "" {
 			s += " [" + e.Guard + "]"
 		}

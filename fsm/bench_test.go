@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
-	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 )
 
-func readyMachine(b *testing.B, sink events.Sink) *fsm.Machine {
-	m := fsm.New(fsm.Config{Server: "bench", Sink: sink, MaxSessions: 1 << 20})
+func readyMachine(b *testing.B) *fsm.Machine {
+	m := fsm.New(fsm.Config{MaxSessions: 1 << 20})
 	for _, tr := range []fsm.Trigger{{Kind: fsm.Started}, {Kind: fsm.HandshakeSucceeded, Generation: 1}, {Kind: fsm.DiscoverySucceeded, Generation: 1}} {
 		if _, err := m.Step(tr); err != nil {
 			b.Fatal(err)
@@ -22,7 +21,7 @@ func readyMachine(b *testing.B, sink events.Sink) *fsm.Machine {
 // BenchmarkStep measures one Step of the hottest path: a call failure that
 // stays ready (an internal transition with its event).
 func BenchmarkStep(b *testing.B) {
-	m := readyMachine(b, events.SinkFunc(func(events.Event) {}))
+	m := readyMachine(b)
 	tr := fsm.Trigger{Kind: fsm.CallFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.ServerError, HTTPStatus: 500}, Now: t0}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -35,7 +34,7 @@ func BenchmarkStep(b *testing.B) {
 // BenchmarkStepReconnect measures a full reconnect cycle, three Steps per
 // op: session died, handshake succeeded, discovery succeeded.
 func BenchmarkStepReconnect(b *testing.B) {
-	m := readyMachine(b, nil)
+	m := readyMachine(b)
 	now := t0
 	dead := classify.Verdict{Class: classify.Transport}
 	b.ReportAllocs()
@@ -51,5 +50,13 @@ func BenchmarkStepReconnect(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchmarkNew measures what one connection's machine costs to create.
+func BenchmarkNew(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = fsm.New(fsm.Config{})
 	}
 }

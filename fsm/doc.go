@@ -1,21 +1,29 @@
 // Package fsm is mcpsup's connection state machine: a pure, deterministic
 // core built on github.com/qmuntal/stateless (DESIGN.md sections 2 and 5).
 //
-// The shell (the supervisor) owns one [Machine] from one goroutine. It feeds
-// each fact as a [Trigger] to [Machine.Step] and executes the [Command]s
-// returned, in order, feeding their results back as triggers stamped with
+// The shell (the supervisor) owns one [Machine] per connection from one
+// goroutine. It feeds each fact as a [Trigger] to [Machine.Step], which
+// returns an [Outcome] (etcd-io/raft's Ready): the transition, as an
+// events.Event for the shell to stamp and emit, and the [Command]s for it
+// to execute in order, feeding their results back as triggers stamped with
 // the command's generation. The machine performs no I/O, reads no clock
-// ([Trigger.Now] supplies time), starts no goroutine and never fires a
-// trigger from inside a transition.
+// ([Trigger.Now] supplies time), starts no goroutine, emits nothing and
+// never fires a trigger from inside a transition.
 //
 // The transitions are declared once, as data ([Table]): from, trigger, named
-// guards, to, commands. [New] builds the stateless machine from that table
-// (FiringQueued; Permit, InternalTransition and Ignore; no PermitDynamic),
-// and [Statechart] renders docs/statechart.md from it. Any (state, trigger)
-// pair not in the table is refused with a [*RejectedError].
+// guards, to, commands. One stateless machine is built from that table at
+// package initialization (FiringImmediate, external state storage; Permit,
+// PermitReentry for internal transitions, and Ignore; no PermitDynamic) and
+// shared, read-only, by every Machine: a Machine is only its connection's
+// state, which stateless reads and writes through the context each Step
+// fires it with. [Statechart] renders docs/statechart.md from the same
+// table. Any (state, trigger) pair not in the table is refused with a
+// [*RejectedError].
 //
-// Every transition and internal transition is reported to the configured
-// events.Sink as an events.Event; ignored triggers are not.
+// States, trigger kinds and reasons are the events package's string types
+// ([State] is events.State, and so on), so an event's fields compare with
+// this package's constants: e.To == fsm.Failed. Ignored triggers produce no
+// event.
 package fsm
 
 //go:generate go run ./internal/gen -o ../docs/statechart.md

@@ -74,3 +74,17 @@ func (e *VerdictError) Error() string {
 
 // Is matches ErrMissingVerdict.
 func (e *VerdictError) Is(target error) bool { return target == ErrMissingVerdict }
+
+// rejected builds the error for a (state, trigger) pair the table refuses.
+func rejected(s State, k TriggerKind) *RejectedError {
+	e := &RejectedError{State: s, Trigger: k}
+	sid, ok1 := stateIndex(s)
+	kid, ok2 := triggerIndex(k)
+	if !ok1 || !ok2 {
+		return e
+	}
+	for _, i := range rowIndex[sid][kid] {
+		e.Guards = append(e.Guards, guardLabels[i])
+	}
+	return e
+}

@@ -5,29 +5,30 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
-	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 )
 
 // A shell drives the machine from one goroutine: each fact becomes a
-// Trigger, each returned Command is executed, and its result comes back as
-// a trigger stamped with the command's generation.
+// Trigger; each step returns its transition, which the shell emits, and its
+// Commands, which the shell executes; a command's result comes back as a
+// trigger stamped with the command's generation.
 func ExampleMachine_Step() {
-	m := fsm.New(fsm.Config{
-		Server: "docs",
-		Sink: events.SinkFunc(func(e events.Event) {
-			fmt.Printf("  event %d: %s -> %s on %s\n", e.Seq, e.From, e.To, e.Trigger)
-		}),
-	})
+	m := fsm.New(fsm.Config{})
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var seq uint64
 	show := func(tr fsm.Trigger) {
 		tr.Now = now
-		cmds, err := m.Step(tr)
+		out, err := m.Step(tr)
 		if err != nil {
 			fmt.Println("  error:", err)
 			return
 		}
-		for _, c := range cmds {
+		if out.Transitioned() {
+			seq++ // the shell numbers and emits events
+			e := out.Event
+			fmt.Printf("  event %d: %s -> %s on %s\n", seq, e.From, e.To, e.Trigger)
+		}
+		for _, c := range out.Commands {
 			fmt.Printf("  command %s (generation %d)\n", c.Kind, c.Generation)
 		}
 	}

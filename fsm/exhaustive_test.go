@@ -58,10 +58,9 @@ func allCombos() []combo {
 
 // placeAt puts m in c's state and flags, at generation 3, as if fresh.
 func placeAt(m *Machine, c combo, now time.Time) {
-	m.state = c.state
+	m.st, _ = stateIndex(c.state)
 	m.gen = 3
 	m.attempt = 0
-	m.seq = 0
 	m.verdict = classify.Verdict{}
 	m.resume = ResumeNone
 	m.staleUsed = c.staleUsed
@@ -80,10 +79,12 @@ func placeAt(m *Machine, c combo, now time.Time) {
 // expectedRows returns the rows of c's (state, trigger) whose guards pass.
 func expectedRows(m *Machine, tr *Trigger) []int {
 	var hits []int
-	for _, i := range rowIndex[m.state][tr.Kind] {
+	k, _ := triggerIndex(tr.Kind)
+	in := guardInput{class: tr.Verdict.Class, resume: tr.Resume, now: tr.Now}
+	for _, i := range rowIndex[m.st][k] {
 		ok := true
 		for _, gd := range table[i].Guards {
-			ok = ok && gd.eval(m, tr)
+			ok = ok && gd.eval(m, &in)
 		}
 		if ok {
 			hits = append(hits, i)
@@ -101,18 +102,16 @@ func TestExhaustive(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	hit := make([]bool, len(table))
 	n := 0
-	rec := &events.Recorder{}
-	m := New(Config{Server: "x", Sink: rec, MaxSessions: 2, Window: time.Minute})
+	m := New(Config{MaxSessions: 2, Window: time.Minute})
 	for _, c := range allCombos() {
 		n++
-		rec.Reset()
 		placeAt(m, c, now)
 		tr := Trigger{Kind: c.kind, Resume: c.resume, Verdict: classify.Verdict{Class: c.class}, Generation: 3, Now: now}
 		if c.gen0 {
 			tr.Generation = 0
 		}
 		guardTr := tr
-		if !c.kind.carriesVerdict() {
+		if !carriesVerdict(c.kind) {
 			guardTr.Verdict = classify.Verdict{}
 		}
 		rows := expectedRows(m, &guardTr)
@@ -120,9 +119,10 @@ func TestExhaustive(t *testing.T) {
 		before := *m
 		before.sessions = nil // shares the backing array; not compared
 
-		var cmds []Command
+		var out Outcome
 		var err error
-		require.NotPanics(t, func() { cmds, err = m.Step(tr) }, "%s", c)
+		require.NotPanics(t, func() { out, err = m.Step(tr) }, "%s", c)
+		cmds := out.Commands
 
 		switch {
 		case c.state == Closed:
@@ -130,8 +130,8 @@ func TestExhaustive(t *testing.T) {
 			hit[rows[0]] = true
 			require.NoError(t, err, "%s", c)
 			require.Empty(t, cmds, "%s", c)
-			require.Zero(t, rec.Len(), "%s", c)
-		case c.kind.needsVerdict() && c.class == classify.None:
+			require.False(t, out.Transitioned(), "%s", c)
+		case needsVerdict(c.kind) && c.class == classify.None:
 			require.ErrorIs(t, err, ErrMissingVerdict, "%s", c)
 		case len(rows) == 0:
 			var rej *RejectedError
@@ -142,12 +142,12 @@ func TestExhaustive(t *testing.T) {
 			require.NoError(t, err, "%s", c)
 			r := table[rows[0]]
 			hit[rows[0]] = true
-			checkRow(t, c, r, &before, m, cmds, rec.Events())
+			checkRow(t, c, r, &before, m, out)
 		}
 		if err != nil {
 			require.Nil(t, cmds, "%s", c)
-			require.Zero(t, rec.Len(), "%s", c)
-			require.Equal(t, before.state, m.state, "%s", c)
+			require.False(t, out.Transitioned(), "%s", c)
+			require.Equal(t, before.st, m.st, "%s", c)
 			require.Equal(t, before.gen, m.gen, "%s", c)
 		}
 		checkRules(t, c, &before, m, cmds)
@@ -158,8 +158,9 @@ func TestExhaustive(t *testing.T) {
 	}
 }
 
-func checkRow(t *testing.T, c combo, r Row, before, m *Machine, cmds []Command, evs []events.Event) {
+func checkRow(t *testing.T, c combo, r Row, before, m *Machine, out Outcome) {
 	t.Helper()
+	cmds := out.Commands
 	kinds := make([]CommandKind, len(cmds))
 	sessions := 0
 	for i, cmd := range cmds {
@@ -172,23 +173,26 @@ func checkRow(t *testing.T, c combo, r Row, before, m *Machine, cmds []Command, 
 	require.Equal(t, append([]CommandKind{}, r.Commands...), append([]CommandKind{}, kinds...), "%s", c)
 	require.Equal(t, before.gen+uint64(sessions), m.gen, "%s: +1 per dial/attach", c)
 	if r.Ignore {
-		require.Equal(t, c.state, m.state, "%s", c)
-		require.Empty(t, evs, "%s", c)
+		require.Equal(t, c.state, m.State(), "%s", c)
+		require.False(t, out.Transitioned(), "%s", c)
 		require.Empty(t, cmds, "%s", c)
 		return
 	}
-	require.Equal(t, r.To, m.state, "%s", c)
-	require.Len(t, evs, 1, "%s", c)
-	e := evs[0]
-	require.Equal(t, c.state.String(), e.From, "%s", c)
-	require.Equal(t, r.To.String(), e.To, "%s", c)
-	require.Equal(t, c.kind.String(), e.Trigger, "%s", c)
+	require.Equal(t, r.To, m.State(), "%s", c)
+	require.True(t, out.Transitioned(), "%s", c)
+	e := out.Event
+	require.Equal(t, events.KindTransition, e.Kind, "%s", c)
+	require.Equal(t, c.state, e.From, "%s", c)
+	require.Equal(t, r.To, e.To, "%s", c)
+	require.Equal(t, c.kind, e.Trigger, "%s", c)
 	require.Equal(t, r.GuardLabel(), e.Guard, "%s", c)
 	require.Equal(t, m.gen, e.Generation, "%s", c)
-	require.Equal(t, m.reason.String(), e.Reason, "%s", c)
-	require.Equal(t, uint64(1), e.Seq, "%s", c)
+	require.Equal(t, m.reason, e.Reason, "%s", c)
+	require.Zero(t, e.Seq, "%s: the shell numbers events", c)
+	require.Empty(t, e.Server, "%s: the shell names the server", c)
+	require.Zero(t, e.Time, "%s: the shell stamps the time", c)
 	if r.Reason == ReasonOfVerdict {
-		require.Equal(t, c.class.String(), m.reason.String(), "%s", c)
+		require.Equal(t, c.class.String(), string(m.reason), "%s", c)
 	} else if r.Reason != ReasonNone {
 		require.Equal(t, r.Reason, m.reason, "%s", c)
 	}
@@ -197,12 +201,12 @@ func checkRow(t *testing.T, c combo, r Row, before, m *Machine, cmds []Command, 
 // checkRules asserts DESIGN.md section 2 on the outcome, without the table.
 func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 	t.Helper()
-	fatalV := c.kind.carriesVerdict() && (c.class == classify.Unauthorized || c.class == classify.Canceled)
+	fatalV := carriesVerdict(c.kind) && (c.class == classify.Unauthorized || c.class == classify.Canceled)
 	for _, cmd := range cmds {
 		switch cmd.Kind {
 		case ScheduleRetry:
 			require.False(t, fatalV, "%s: retry after %s", c, c.class)
-			require.Equal(t, Failed, m.state, "%s", c)
+			require.Equal(t, Failed, m.State(), "%s", c)
 			require.Equal(t, before.attempt+1, cmd.Attempt, "%s", c)
 		case Dial, Attach:
 			require.False(t, fatalV && c.kind != Started && c.kind != ReconnectRequested, "%s: reconnect after %s", c, c.class)
@@ -211,31 +215,31 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 			require.Equal(t, ResumingBlind, c.state, "%s: probes only right after a blind attach", c)
 		}
 	}
-	if m.state == Probing && before.state != Probing {
-		require.Equal(t, ResumingBlind, before.state, "%s", c)
+	if m.State() == Probing && before.State() != Probing {
+		require.Equal(t, ResumingBlind, before.State(), "%s", c)
 	}
-	if m.state == StaleRecovering && before.state != StaleRecovering {
+	if m.State() == StaleRecovering && before.State() != StaleRecovering {
 		require.False(t, before.staleUsed, "%s: second stale recovery", c)
 		require.NotEqual(t, classify.Timeout, c.class, "%s", c)
 		require.False(t, fatalV, "%s", c)
 	}
 	if c.state == Ready && c.kind == CallFailed && c.class != classify.None {
-		require.Equal(t, !c.class.Reconnects(), m.state == Ready, "%s", c)
+		require.Equal(t, !c.class.Reconnects(), m.State() == Ready, "%s", c)
 		if !c.class.Reconnects() {
 			require.Empty(t, cmds, "%s", c)
 		}
 	}
-	if before.state == Failed && m.state == Failed && before.reason != ReasonNone {
+	if before.State() == Failed && m.State() == Failed && before.reason != ReasonNone {
 		require.Equal(t, before.reason, m.reason, "%s: terminal reason changed", c)
 	}
-	if m.state == Failed && fatalV && before.state != Failed {
+	if m.State() == Failed && fatalV && before.State() != Failed {
 		require.True(t, m.Terminal(), "%s", c)
 	}
 }
 
 func TestRejectedErrorsHaveNoSideEffects(t *testing.T) {
 	m := New(Config{})
-	_, err := m.Step(Trigger{Kind: TriggerKind(200)})
+	_, err := m.Step(Trigger{Kind: TriggerKind("no-such-trigger")})
 	var rej *RejectedError
 	require.True(t, errors.As(err, &rej))
 	require.Equal(t, Idle, m.State())

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
@@ -77,17 +78,24 @@ func fatal(c classify.Class) bool {
 	return c == classify.Unauthorized || c == classify.Canceled
 }
 
+// guardInput is what guards read of the trigger being stepped.
+type guardInput struct {
+	class  classify.Class
+	resume ResumeMode
+	now    time.Time
+}
+
 // eval evaluates g against the trigger being stepped and the extended state.
 // Guards are pure: they read, never write.
-func (g Guard) eval(m *Machine, t *Trigger) bool {
-	c := t.Verdict.Class
+func (g Guard) eval(m *Machine, t *guardInput) bool {
+	c := t.class
 	switch g {
 	case GuardResumeNone:
-		return t.Resume == ResumeNone
+		return t.resume == ResumeNone
 	case GuardResumeBlind:
-		return t.Resume == ResumeBlind
+		return t.resume == ResumeBlind
 	case GuardResumeKnown:
-		return t.Resume == ResumeKnown
+		return t.resume == ResumeKnown
 	case GuardFatalVerdict:
 		return fatal(c)
 	case GuardRecoverableVerdict:
@@ -103,9 +111,9 @@ func (g Guard) eval(m *Machine, t *Trigger) bool {
 	case GuardVerdictStaysReady:
 		return !c.Reconnects()
 	case GuardSessionBudgetLeft:
-		return !m.churnLimitReached(t.Now)
+		return !m.churnLimitReached(t.now)
 	case GuardChurnLimitReached:
-		return m.churnLimitReached(t.Now)
+		return m.churnLimitReached(t.now)
 	case GuardRetrying:
 		return m.reason == ReasonNone
 	}

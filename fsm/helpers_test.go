@@ -14,20 +14,15 @@ import (
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // driver drives a machine one trigger at a time and checks, after every
-// step, the state, the exact commands and the exact event emitted.
+// step, the state, the exact commands and the exact event returned.
 type driver struct {
 	t   *testing.T
 	m   *fsm.Machine
-	rec *events.Recorder
 	now time.Time
-	seq uint64
 }
 
 func newDriver(t *testing.T, cfg fsm.Config) *driver {
-	rec := &events.Recorder{}
-	cfg.Server = "srv"
-	cfg.Sink = rec
-	return &driver{t: t, m: fsm.New(cfg), rec: rec, now: t0}
+	return &driver{t: t, m: fsm.New(cfg), now: t0}
 }
 
 // want describes the expected outcome of one step. ev is nil when no event
@@ -42,27 +37,25 @@ type want struct {
 func (d *driver) step(tr fsm.Trigger, w want) []fsm.Command {
 	d.t.Helper()
 	tr.Now = d.now
-	before := d.rec.Len()
-	cmds, err := d.m.Step(tr)
+	out, err := d.m.Step(tr)
 	require.NoError(d.t, err, "step %s", tr.Kind)
 	require.Equal(d.t, w.state, d.m.State(), "state after %s", tr.Kind)
-	require.Equal(d.t, w.cmds, cmds, "commands after %s", tr.Kind)
-	evs := d.rec.Events()[before:]
+	require.Equal(d.t, w.cmds, out.Commands, "commands after %s", tr.Kind)
 	if w.ev == nil {
-		require.Empty(d.t, evs, "events after %s", tr.Kind)
-		return cmds
+		require.False(d.t, out.Transitioned(), "event after %s: %+v", tr.Kind, out.Event)
+		require.Zero(d.t, out.Event, "event after %s", tr.Kind)
+		return out.Commands
 	}
-	require.Len(d.t, evs, 1, "events after %s", tr.Kind)
-	d.seq++
+	require.True(d.t, out.Transitioned(), "no event after %s", tr.Kind)
 	exp := *w.ev
-	exp.Kind, exp.Server, exp.Seq, exp.Time = events.KindTransition, "srv", d.seq, d.now
-	require.Equal(d.t, exp, evs[0], "event after %s", tr.Kind)
-	return cmds
+	exp.Kind = events.KindTransition
+	require.Equal(d.t, exp, out.Event, "event after %s", tr.Kind)
+	return out.Commands
 }
 
 // ev builds an expected transition event.
-func ev(from, to fsm.State, k fsm.TriggerKind, guard string, v classify.Verdict, gen uint64, attempt int, reason string) *events.Event {
-	return &events.Event{From: from.String(), To: to.String(), Trigger: k.String(), Guard: guard,
+func ev(from, to fsm.State, k fsm.TriggerKind, guard string, v classify.Verdict, gen uint64, attempt int, reason fsm.Reason) *events.Event {
+	return &events.Event{From: from, To: to, Trigger: k, Guard: guard,
 		Verdict: v, Generation: gen, Attempt: attempt, Reason: reason}
 }
 

@@ -1,66 +1,64 @@
 package fsm
 
 import (
-	"context"
 	"time"
-
-	"github.com/qmuntal/stateless"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Defaults for a zero [Config].
+// Defaults for a zero [Config]: the churn limit, the one place it is set
+// (the supervisor passes its Config through).
 const (
-	DefaultMaxSessions = 20
-	DefaultWindow      = 5 * time.Minute
+	// DefaultMaxSessions: more than 10 new sessions within DefaultWindow is
+	// churn.
+	DefaultMaxSessions = 10
+	// DefaultWindow is the churn window: one minute.
+	DefaultWindow = time.Minute
 )
 
 // Config configures a [Machine]. The zero value is usable.
 type Config struct {
-	// Server names the supervised server in events; "" is allowed.
-	Server string
-	// Sink receives one event per transition and internal transition; nil
-	// discards them.
-	Sink events.Sink
 	// MaxSessions is the churn limit: opening more than MaxSessions sessions
 	// (Dial or Attach commands, retries included) within Window moves to a
-	// terminal failed state with ReasonChurn instead. Zero means
-	// DefaultMaxSessions (20); negative values are treated as zero.
+	// terminal failed state with ReasonChurn instead. Zero (or negative)
+	// means DefaultMaxSessions (10).
 	MaxSessions int
-	// Window is the churn window, measured with [Trigger.Now]. Zero means
-	// DefaultWindow (5 minutes).
+	// Window is the churn window, measured with [Trigger.Now]. Zero (or
+	// negative) means DefaultWindow (1 minute).
 	Window time.Duration
 }
 
-// Machine is the connection state machine: a pure core driven one trigger at
-// a time by [Machine.Step], returning the commands the shell must execute
-// (DESIGN.md sections 2 and 5). It never performs I/O, never reads a clock,
-// never starts a goroutine.
+// Machine is one connection's state machine: a pure core driven one trigger
+// at a time by [Machine.Step], which returns what happened (DESIGN.md
+// sections 2 and 5). It never performs I/O, never reads a clock, never
+// starts a goroutine, never emits: the shell does.
 //
-// A Machine is not safe for concurrent use: one goroutine owns it.
+// A Machine holds only its connection's state, a few words; the transitions
+// live in one stateless machine built once and shared by every Machine.
+// A Machine is not safe for concurrent use: one goroutine owns it. Different
+// Machines may step concurrently.
 type Machine struct {
-	cfg Config
-	sm  *stateless.StateMachine
+	maxSessions int
+	window      time.Duration
 
-	state     State
+	st        stateID
+	resume    ResumeMode
+	staleUsed bool
 	gen       uint64
 	attempt   int
-	staleUsed bool
 	reason    Reason
 	verdict   classify.Verdict
-	resume    ResumeMode
 	sessions  []time.Time // start times of the last MaxSessions sessions
-	seq       uint64
 
-	// Per Step: the trigger, the outbox, the pending event.
-	cur     Trigger
-	out     []Command
-	ev      events.Event
-	pending bool
+	// While a Step fires the engine: what the guards read, and the row the
+	// engine took (-1 for none).
+	in  guardInput
+	row int
+	out []Command // reused by every Step
 }
 
-// New returns a machine in [Idle], configured from the table.
+// New returns a machine in [Idle].
 func New(cfg Config) *Machine {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
@@ -68,58 +66,28 @@ func New(cfg Config) *Machine {
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultWindow
 	}
-	m := &Machine{
-		cfg:   cfg,
-		state: Idle,
-		out:   make([]Command, 0, 4),
-	}
-	m.sm = stateless.NewStateMachineWithExternalStorage(
-		func(context.Context) (stateless.State, error) { return m.state, nil },
-		func(_ context.Context, s stateless.State) error { m.state = s.(State); return nil },
-		stateless.FiringQueued)
-	var guards [numGuards]stateless.GuardFunc
-	for i := range guards {
-		gd := Guard(i)
-		guards[i] = func(context.Context, ...any) bool { return gd.eval(m, &m.cur) }
-	}
-	for i, r := range table {
-		fns := make([]stateless.GuardFunc, len(r.Guards))
-		for j, gd := range r.Guards {
-			fns[j] = guards[gd]
-		}
-		sc := m.sm.Configure(r.From)
-		switch {
-		case r.Ignore:
-			sc.Ignore(r.Trigger, fns...)
-		case r.Internal():
-			sc.InternalTransition(r.Trigger, func(context.Context, ...any) error {
-				m.apply(i)
-				return nil
-			}, fns...)
-		default:
-			sc.Permit(r.Trigger, r.To, fns...)
-		}
-	}
-	m.sm.OnTransitioned(m.onTransitioned)
-	m.sm.OnUnhandledTrigger(func(_ context.Context, s stateless.State, k stateless.Trigger, _ []string) error {
-		return rejected(s.(State), k.(TriggerKind))
-	})
-	return m
+	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, row: -1}
 }
 
-func rejected(s State, k TriggerKind) *RejectedError {
-	e := &RejectedError{State: s, Trigger: k}
-	if s >= numStates || k >= numTriggers {
-		return e
-	}
-	for _, i := range rowIndex[s][k] {
-		e.Guards = append(e.Guards, guardLabels[i])
-	}
-	return e
+// Outcome is what one Step did (etcd-io/raft's Ready): the transition, as an
+// event for the shell to emit, and the commands for it to execute.
+type Outcome struct {
+	// Event is the transition event, internal transitions included: Kind
+	// events.KindTransition, From, To, Trigger, Guard, Verdict, Generation,
+	// Attempt and Reason. The shell stamps Server, Seq and Time when it
+	// emits it. The zero Event (Kind "") when the trigger was absorbed
+	// without a transition (an ignore row, or Closed).
+	Event events.Event
+	// Commands are the commands to execute, in order; nil when none. The
+	// slice is owned by the machine and valid until the next Step.
+	Commands []Command
 }
 
-// Step feeds one trigger and returns the commands to execute, in order.
-// The returned slice is owned by the machine and valid until the next Step.
+// Transitioned reports whether the step took a transition (internal ones
+// included), i.e. whether Event is set.
+func (o Outcome) Transitioned() bool { return o.Event.Kind != "" }
+
+// Step feeds one trigger and returns what happened.
 //
 // Errors (the machine is unchanged after any of them):
 //   - [*GenerationError] (ErrStaleGeneration, ErrFutureGeneration): a
@@ -128,57 +96,70 @@ func rejected(s State, k TriggerKind) *RejectedError {
 //   - [*VerdictError] (ErrMissingVerdict): HandshakeFailed, DiscoveryFailed
 //     or CallFailed without a verdict;
 //   - [*RejectedError] (ErrRejected): the table does not permit the trigger
-//     in the current state.
+//     in the current state, or t.Kind is not a trigger kind.
 //
-// In [Closed] every trigger is absorbed: nil, nil.
-func (m *Machine) Step(t Trigger) ([]Command, error) {
-	if m.state != Closed { // closed absorbs even malformed results
+// In [Closed] every trigger is absorbed: a zero Outcome, nil.
+func (m *Machine) Step(t Trigger) (Outcome, error) {
+	if m.st != closedID { // closed absorbs even malformed results
 		if t.Generation != 0 && t.Generation != m.gen {
-			return nil, &GenerationError{Trigger: t.Kind, Got: t.Generation, Current: m.gen}
+			return Outcome{}, &GenerationError{Trigger: t.Kind, Got: t.Generation, Current: m.gen}
 		}
-		if t.Kind.needsVerdict() && t.Verdict.Class == classify.None {
-			return nil, &VerdictError{Trigger: t.Kind}
+		if needsVerdict(t.Kind) && t.Verdict.Class == classify.None {
+			return Outcome{}, &VerdictError{Trigger: t.Kind}
 		}
 	}
-	if !t.Kind.carriesVerdict() {
+	k, ok := triggerIndex(t.Kind)
+	if !ok {
+		return Outcome{}, rejected(m.State(), t.Kind)
+	}
+	if !carriesVerdict(t.Kind) {
 		t.Verdict = classify.Verdict{}
 	}
-	if t.Kind >= numTriggers {
-		return nil, rejected(m.state, t.Kind)
+	m.in = guardInput{class: t.Verdict.Class, resume: t.Resume, now: t.Now}
+	m.row = -1
+	err := engine.FireCtx(stepContext{m}, k)
+	i := m.row
+	m.in, m.row = guardInput{}, -1
+	if err != nil || i < 0 {
+		return Outcome{}, err
 	}
-	m.cur = t
 	m.out = m.out[:0]
-	m.pending = false
-	err := m.sm.Fire(t.Kind)
-	m.cur = Trigger{}
-	if err != nil {
-		return nil, err
+	m.apply(i, &t)
+	o := Outcome{Event: events.Event{
+		Kind:       events.KindTransition,
+		From:       table[i].From,
+		To:         table[i].To,
+		Trigger:    t.Kind,
+		Guard:      guardLabels[i],
+		Verdict:    t.Verdict,
+		Generation: m.gen,
+		Attempt:    m.attempt,
+		Reason:     m.reason,
+	}}
+	if len(m.out) > 0 {
+		o.Commands = m.out
 	}
-	if m.pending && m.cfg.Sink != nil {
-		m.cfg.Sink.Emit(m.ev)
-	}
-	if len(m.out) == 0 {
-		return nil, nil
-	}
-	return m.out, nil
+	return o, nil
 }
 
-// onTransitioned applies the row that stateless just took. Guards are pure
-// and nothing changed the extended state since stateless evaluated them, so
-// exactly one row of (from, trigger, to) passes again here.
-func (m *Machine) onTransitioned(_ context.Context, tr stateless.Transition) {
-	from, to, k := tr.Source.(State), tr.Destination.(State), tr.Trigger.(TriggerKind)
+var closedID, _ = stateIndex(Closed)
+
+// took records the row the engine just took from (from, k) to to. Guards
+// are pure and nothing changed the extended state since the engine
+// evaluated them, so exactly one row of (from, k, to) passes again here.
+func (m *Machine) took(from, to stateID, k triggerID) {
 	for _, i := range rowIndex[from][k] {
-		if r := &table[i]; r.To == to && !r.Ignore && m.passes(r) {
-			m.apply(i)
+		if ids[i].to == to && !table[i].Ignore && m.passes(i) {
+			m.row = i
 			return
 		}
 	}
 }
 
-func (m *Machine) passes(r *Row) bool {
-	for _, gd := range r.Guards {
-		if !gd.eval(m, &m.cur) {
+// passes reports whether every guard of row i passes.
+func (m *Machine) passes(i int) bool {
+	for _, gd := range table[i].Guards {
+		if !gd.eval(m, &m.in) {
 			return false
 		}
 	}
@@ -187,9 +168,8 @@ func (m *Machine) passes(r *Row) bool {
 
 // apply performs row i's effects on the extended state and appends its
 // commands to the outbox. It is infallible and fires nothing.
-func (m *Machine) apply(i int) {
+func (m *Machine) apply(i int, t *Trigger) {
 	r := &table[i]
-	t := &m.cur
 	switch r.Trigger {
 	case Started:
 		m.staleUsed = false
@@ -222,32 +202,16 @@ func (m *Machine) apply(i int) {
 		m.attempt = 0
 	}
 	for _, k := range r.Commands {
-		m.out = append(m.out, m.command(k))
+		m.out = append(m.out, m.command(k, t))
 	}
-	m.seq++
-	m.ev = events.Event{
-		Kind:       events.KindTransition,
-		Server:     m.cfg.Server,
-		Seq:        m.seq,
-		Time:       t.Now,
-		From:       r.From.String(),
-		To:         r.To.String(),
-		Trigger:    r.Trigger.String(),
-		Guard:      guardLabels[i],
-		Verdict:    t.Verdict,
-		Generation: m.gen,
-		Attempt:    m.attempt,
-		Reason:     m.reason.String(),
-	}
-	m.pending = true
 }
 
-func (m *Machine) command(k CommandKind) Command {
+func (m *Machine) command(k CommandKind, t *Trigger) Command {
 	cmd := Command{Kind: k, Generation: m.gen}
 	switch k {
 	case Dial, Attach:
 		m.gen++
-		m.noteSession(m.cur.Now)
+		m.noteSession(t.Now)
 		cmd.Generation = m.gen
 		if k == Attach {
 			cmd.Resume = m.resume
@@ -255,7 +219,7 @@ func (m *Machine) command(k CommandKind) Command {
 	case ScheduleRetry:
 		m.attempt++
 		cmd.Attempt = m.attempt
-		cmd.Verdict = m.cur.Verdict
+		cmd.Verdict = t.Verdict
 	}
 	return cmd
 }
@@ -265,11 +229,11 @@ func (m *Machine) command(k CommandKind) Command {
 // churnLimitReached needs.
 func (m *Machine) noteSession(now time.Time) {
 	drop := 0
-	for drop < len(m.sessions) && now.Sub(m.sessions[drop]) >= m.cfg.Window {
+	for drop < len(m.sessions) && now.Sub(m.sessions[drop]) >= m.window {
 		drop++
 	}
-	if keep := len(m.sessions) - drop; keep >= m.cfg.MaxSessions {
-		drop += keep - m.cfg.MaxSessions + 1
+	if keep := len(m.sessions) - drop; keep >= m.maxSessions {
+		drop += keep - m.maxSessions + 1
 	}
 	if drop > 0 {
 		n := copy(m.sessions, m.sessions[drop:])
@@ -283,15 +247,15 @@ func (m *Machine) noteSession(now time.Time) {
 func (m *Machine) churnLimitReached(now time.Time) bool {
 	n := 0
 	for _, ts := range m.sessions {
-		if now.Sub(ts) < m.cfg.Window {
+		if now.Sub(ts) < m.window {
 			n++
 		}
 	}
-	return n >= m.cfg.MaxSessions
+	return n >= m.maxSessions
 }
 
 // State returns the current state.
-func (m *Machine) State() State { return m.state }
+func (m *Machine) State() State { return stateList[m.st] }
 
 // Generation returns the number of sessions (Dial and Attach commands) the
 // machine has created; 0 before the first.
@@ -307,7 +271,7 @@ func (m *Machine) Reason() Reason { return m.reason }
 
 // Terminal reports whether the machine is in a failed state that will not
 // retry (a [Reason] is set): calls fail at once until ReconnectRequested.
-func (m *Machine) Terminal() bool { return m.state == Failed && m.reason != ReasonNone }
+func (m *Machine) Terminal() bool { return m.State() == Failed && m.reason != ReasonNone }
 
 // Verdict returns the verdict that moved the machine into [Failed]; the zero
 // verdict in any other state.

@@ -1,127 +1,115 @@
 package fsm
 
-import "fmt"
+import "github.com/mcpsup/mcpsup/events"
 
-// State is a connection state (DESIGN.md section 2). The six mandatory
-// states are Connecting, ResumingBlind, Probing, Ready, StaleRecovering and
-// Failed; Idle and Closed frame them; ResumingKnown and ListingDeclared draw
-// the resume whose capabilities were persisted with the session.
-type State uint8
+// State is a connection state (DESIGN.md section 2), the string type that
+// events.Event names its From and To with. The six mandatory states are
+// Connecting, ResumingBlind, Probing, Ready, StaleRecovering and Failed; Idle
+// and Closed frame them; ResumingKnown and ListingDeclared draw the resume
+// whose capabilities were persisted with the session.
+type State = events.State
 
+// The states, with their events names.
 const (
 	// Idle: constructed, not started. Left on Started (to Connecting,
 	// ResumingBlind or ResumingKnown by the resume mode), CloseRequested or
 	// DetachRequested (to Closed).
-	Idle State = iota
+	Idle = events.StateIdle
 	// Connecting: opening a new session with a full handshake (`initialize`,
 	// or `server/discover` on 2026-07-28+ servers), then listing what the
 	// server declared. Left on DiscoverySucceeded (to Ready) or on a failure
 	// (to Failed). Never probes.
-	Connecting
+	Connecting = events.StateConnecting
 	// ResumingBlind: re-attaching a persisted session id whose capabilities
 	// are unknown; nothing is sent yet. Left on Attached (to Probing) or
 	// AttachRefused (bad persisted state; to Connecting).
-	ResumingBlind
+	ResumingBlind = events.StateResumingBlind
 	// ResumingKnown: re-attaching a persisted session id whose capabilities
 	// were persisted with it (a saved InitializeResult or a 2026-07-28
 	// discovery result). Left on Attached (to ListingDeclared) or
 	// AttachRefused (to Connecting).
-	ResumingKnown
+	ResumingKnown = events.StateResumingKnown
 	// Probing: blind probes of tools/list, resources/list, prompts/list and
 	// resources/templates/list on a resumed session; only tools/list decides
 	// (failure story S1). Left on DiscoverySucceeded (to Ready); on a failure
 	// that is not unauthorized, canceled or timeout to StaleRecovering once
 	// per resume (S2); otherwise to Failed.
-	Probing
+	Probing = events.StateProbing
 	// ListingDeclared: a known-capabilities resume lists, strictly, what the
 	// persisted capabilities declared; it does not probe. Left like Probing.
-	ListingDeclared
+	ListingDeclared = events.StateListingDeclared
 	// Ready: serving calls. Left when the session died or a call's verdict
 	// reconnects (to Connecting, or to Failed for unauthorized, canceled or
 	// churn); every other call failure is an internal transition (S4).
-	Ready
+	Ready = events.StateReady
 	// StaleRecovering: the resumed session id was dropped; one full
 	// re-handshake and discovery; never probes. Left on DiscoverySucceeded
 	// (to Ready) or on a failure (to Failed).
-	StaleRecovering
+	StaleRecovering = events.StateStaleRecovering
 	// Failed: a classified failure or an exhausted budget. While retrying
 	// (no [Reason]) it leaves on RetryDue (to Connecting, never Probing);
 	// with a Reason it is terminal and leaves only on ReconnectRequested (to
 	// Connecting) or on a close or detach request (to Closed).
-	Failed
+	Failed = events.StateFailed
 	// Closed: absorbing. Every trigger is ignored: no event, no command.
-	Closed
-
-	numStates
+	Closed = events.StateClosed
 )
 
-var stateNames = [numStates]string{
-	Idle:            "idle",
-	Connecting:      "connecting",
-	ResumingBlind:   "resuming-blind",
-	ResumingKnown:   "resuming-known",
-	Probing:         "probing",
-	ListingDeclared: "listing-declared",
-	Ready:           "ready",
-	StaleRecovering: "stale-recovering",
-	Failed:          "failed",
-	Closed:          "closed",
+// stateID is a state's dense index, for the machine's arrays and as the
+// state value stateless stores (a one-byte value boxes without allocating).
+type stateID uint8
+
+const numStates = 10
+
+// stateList lists the states in declaration order, indexed by stateID.
+var stateList = [numStates]State{Idle, Connecting, ResumingBlind, ResumingKnown, Probing,
+	ListingDeclared, Ready, StaleRecovering, Failed, Closed}
+
+var stateIDs = func() map[State]stateID {
+	m := make(map[State]stateID, numStates)
+	for i, s := range stateList {
+		m[s] = stateID(i)
+	}
+	return m
+}()
+
+// stateIndex returns the dense index of s; false for a name that is not a
+// state.
+func stateIndex(s State) (stateID, bool) {
+	id, ok := stateIDs[s]
+	return id, ok
 }
+
+// String returns the state's name (stateless prints it in ToGraph).
+func (id stateID) String() string { return string(stateList[id]) }
 
 // States returns every state in declaration order.
 func States() []State {
 	out := make([]State, numStates)
-	for i := range out {
-		out[i] = State(i)
-	}
+	copy(out, stateList[:])
 	return out
 }
 
-// String returns the kebab-case name, e.g. "stale-recovering".
-func (s State) String() string {
-	if s < numStates {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("state(%d)", uint8(s))
-}
+// Reason says why a failed state is terminal, the string type of
+// events.Event's Reason. The zero value, ReasonNone, means not terminal.
+type Reason = events.Reason
 
-// Reason says why a failed state is terminal. The zero value, ReasonNone,
-// means not terminal. Churn and an exhausted budget are reasons, not error
-// classes (DESIGN.md section 2).
-type Reason uint8
-
+// The reasons.
 const (
 	// ReasonNone: not terminal (a retrying failed state, or any other state).
-	ReasonNone Reason = iota
+	ReasonNone = events.ReasonNone
 	// ReasonUnauthorized: the server answered unauthorized; the host
 	// re-authorizes and requests a reconnect.
-	ReasonUnauthorized
+	ReasonUnauthorized = events.ReasonUnauthorized
 	// ReasonCanceled: our own context was canceled.
-	ReasonCanceled
+	ReasonCanceled = events.ReasonCanceled
 	// ReasonBudgetSpent: the shell's backoff stopped (RetriesExhausted).
-	ReasonBudgetSpent
+	ReasonBudgetSpent = events.ReasonBudgetSpent
 	// ReasonChurn: opening one more session would exceed
 	// [Config.MaxSessions] within [Config.Window].
-	ReasonChurn
+	ReasonChurn = events.ReasonChurn
 	// ReasonOfVerdict appears only in [Row.Reason]: the terminal reason is
 	// the trigger's verdict class (unauthorized or canceled). The machine
 	// never reports it.
-	ReasonOfVerdict
+	ReasonOfVerdict Reason = "of-verdict"
 )
-
-var reasonNames = [...]string{
-	ReasonNone:         "",
-	ReasonUnauthorized: "unauthorized",
-	ReasonCanceled:     "canceled",
-	ReasonBudgetSpent:  "budget-spent",
-	ReasonChurn:        "churn",
-	ReasonOfVerdict:    "of-verdict",
-}
-
-// String returns the kebab-case name, e.g. "budget-spent"; "" for ReasonNone.
-func (r Reason) String() string {
-	if int(r) < len(reasonNames) {
-		return reasonNames[r]
-	}
-	return fmt.Sprintf("reason(%d)", uint8(r))
-}

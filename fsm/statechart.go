@@ -53,10 +53,10 @@ func Statechart() []byte {
 
 	b.WriteString("\n## Ignored (no event, no command)\n\n")
 	b.WriteString("| state | triggers |\n|---|---|\n")
-	for _, s := range States() {
+	for sid, s := range stateList {
 		var ks []string
-		for k := range numTriggers {
-			for _, i := range rowIndex[s][k] {
+		for kid, k := range triggerList {
+			for _, i := range rowIndex[sid][kid] {
 				if table[i].Ignore {
 					ks = append(ks, "`"+k.String()+"`")
 				}

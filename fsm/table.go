@@ -47,15 +47,38 @@ func Table() []Row {
 // table is built once and never written after.
 var table = buildTable()
 
+// rowIDs are a row's states and trigger as dense indexes.
+type rowIDs struct {
+	from, to stateID
+	trigger  triggerID
+}
+
+// ids holds, per row of table, its dense indexes.
+var ids = idsOf(table)
+
 // rowIndex lists, per (state, trigger), the indexes of table rows.
-var rowIndex = indexTable(table)
+var rowIndex = indexTable(ids)
 
 // guardLabels caches Row.GuardLabel per row, so events do not allocate.
 var guardLabels = labelTable(table)
 
-func indexTable(rows []Row) (ix [numStates][numTriggers][]int) {
+func idsOf(rows []Row) []rowIDs {
+	out := make([]rowIDs, len(rows))
 	for i, r := range rows {
-		ix[r.From][r.Trigger] = append(ix[r.From][r.Trigger], i)
+		from, ok1 := stateIndex(r.From)
+		to, ok2 := stateIndex(r.To)
+		k, ok3 := triggerIndex(r.Trigger)
+		if !ok1 || !ok2 || !ok3 {
+			panic("fsm: table row " + r.From.String() + " " + r.Trigger.String() + " names an unknown state or trigger")
+		}
+		out[i] = rowIDs{from: from, to: to, trigger: k}
+	}
+	return out
+}
+
+func indexTable(rows []rowIDs) (ix [numStates][numTriggers][]int) {
+	for i, r := range rows {
+		ix[r.from][r.trigger] = append(ix[r.from][r.trigger], i)
 	}
 	return ix
 }
@@ -135,11 +158,13 @@ func buildTable() []Row {
 	}
 
 	// ready: only a verdict that reconnects, or the session dying, leaves.
+	// The common case comes first: stateless evaluates a trigger's rows in
+	// order and allocates less when the first one passes.
+	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictStaysReady}, To: Ready})
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport, GuardSessionBudgetLeft}, To: Connecting, Commands: c{CloseSession, Dial}})
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport, GuardChurnLimitReached}, To: Failed, Commands: c{CloseSession}, Reason: ReasonChurn})
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictStaysReady}, To: Ready})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
@@ -159,8 +184,6 @@ func buildTable() []Row {
 		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied)
 
 	// closed absorbs everything.
-	for k := range numTriggers {
-		ignore(Closed, k)
-	}
+	ignore(Closed, triggerList[:]...)
 	return rows
 }

@@ -5,104 +5,107 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // TriggerKind names a fact the shell reports to the machine, in the past
-// tense. Results of commands carry the [Command.Generation] they answer.
-type TriggerKind uint8
+// tense: the string type events.Event names its Trigger with. Results of
+// commands carry the [Command.Generation] they answer.
+type TriggerKind = events.Trigger
 
+// The trigger kinds, with their events names.
 const (
 	// Started: the host started the supervisor; [Trigger.Resume] says how.
-	Started TriggerKind = iota
+	Started = events.TriggerStarted
 	// HandshakeSucceeded: a Dial completed its handshake.
-	HandshakeSucceeded
+	HandshakeSucceeded = events.TriggerHandshakeSucceeded
 	// HandshakeFailed: a Dial failed; carries the verdict (required).
-	HandshakeFailed
+	HandshakeFailed = events.TriggerHandshakeFailed
 	// Attached: an Attach re-attached the persisted session.
-	Attached
+	Attached = events.TriggerAttached
 	// AttachRefused: the persisted session could not be attached locally
 	// (bad persisted state, e.g. a session id that is not visible ASCII);
 	// the verdict is optional (canceled or unauthorized make it terminal).
-	AttachRefused
+	AttachRefused = events.TriggerAttachRefused
 	// DiscoverySucceeded: a Probe or ListDeclared produced the catalog
 	// (tools/list answered; speculative probes settled on their own).
-	DiscoverySucceeded
+	DiscoverySucceeded = events.TriggerDiscoverySucceeded
 	// DiscoveryFailed: a Probe's tools/list or a ListDeclared failed; carries
 	// the verdict (required).
-	DiscoveryFailed
+	DiscoveryFailed = events.TriggerDiscoveryFailed
 	// CatalogListed: a re-list while ready succeeded, e.g. after
 	// notifications/tools/list_changed.
-	CatalogListed
+	CatalogListed = events.TriggerCatalogListed
 	// CallFailed: a call on the live session failed; carries the verdict
 	// (required).
-	CallFailed
+	CallFailed = events.TriggerCallFailed
 	// SessionDied: the go-sdk session ended by itself (ClientSession.Wait
 	// returned, or a call reported the connection closed); carries the
 	// verdict of its cause, or none when there was no error.
-	SessionDied
+	SessionDied = events.TriggerSessionDied
 	// RetryDue: the delay of a ScheduleRetry elapsed.
-	RetryDue
+	RetryDue = events.TriggerRetryDue
 	// RetriesExhausted: the shell's backoff returned Stop instead of a delay
 	// for a ScheduleRetry; the budget lives in the backoff configuration.
-	RetriesExhausted
+	RetriesExhausted = events.TriggerRetriesExhausted
 	// ReconnectRequested: the host asked for a fresh session (e.g. after
 	// re-authorizing). Resets the retry attempts and the churn window.
-	ReconnectRequested
+	ReconnectRequested = events.TriggerReconnectRequested
 	// CloseRequested: the host closes the supervisor and ends the
 	// server-side session (DELETE).
-	CloseRequested
+	CloseRequested = events.TriggerCloseRequested
 	// DetachRequested: the host stops the supervisor but keeps the session
 	// resumable: no DELETE.
-	DetachRequested
-
-	numTriggers
+	DetachRequested = events.TriggerDetachRequested
 )
 
-var triggerNames = [numTriggers]string{
-	Started:            "started",
-	HandshakeSucceeded: "handshake-succeeded",
-	HandshakeFailed:    "handshake-failed",
-	Attached:           "attached",
-	AttachRefused:      "attach-refused",
-	DiscoverySucceeded: "discovery-succeeded",
-	DiscoveryFailed:    "discovery-failed",
-	CatalogListed:      "catalog-listed",
-	CallFailed:         "call-failed",
-	SessionDied:        "session-died",
-	RetryDue:           "retry-due",
-	RetriesExhausted:   "retries-exhausted",
-	ReconnectRequested: "reconnect-requested",
-	CloseRequested:     "close-requested",
-	DetachRequested:    "detach-requested",
+// triggerID is a trigger kind's dense index, for the machine's arrays and as
+// the trigger value stateless is fired with.
+type triggerID uint8
+
+const numTriggers = 15
+
+// triggerList lists the trigger kinds in declaration order, indexed by
+// triggerID.
+var triggerList = [numTriggers]TriggerKind{Started, HandshakeSucceeded, HandshakeFailed, Attached,
+	AttachRefused, DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied,
+	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested}
+
+var triggerIDs = func() map[TriggerKind]triggerID {
+	m := make(map[TriggerKind]triggerID, numTriggers)
+	for i, k := range triggerList {
+		m[k] = triggerID(i)
+	}
+	return m
+}()
+
+// triggerIndex returns the dense index of k; false for a name that is not a
+// trigger kind.
+func triggerIndex(k TriggerKind) (triggerID, bool) {
+	id, ok := triggerIDs[k]
+	return id, ok
 }
+
+// String returns the trigger kind's name (stateless prints it in ToGraph).
+func (id triggerID) String() string { return string(triggerList[id]) }
 
 // TriggerKinds returns every trigger kind in declaration order.
 func TriggerKinds() []TriggerKind {
 	out := make([]TriggerKind, numTriggers)
-	for i := range out {
-		out[i] = TriggerKind(i)
-	}
+	copy(out, triggerList[:])
 	return out
 }
 
-// String returns the kebab-case name, e.g. "session-died".
-func (k TriggerKind) String() string {
-	if k < numTriggers {
-		return triggerNames[k]
-	}
-	return fmt.Sprintf("trigger(%d)", uint8(k))
-}
-
-// needsVerdict reports whether a trigger of this kind is meaningless without
-// a failure verdict.
-func (k TriggerKind) needsVerdict() bool {
+// needsVerdict reports whether a trigger of kind k is meaningless without a
+// failure verdict.
+func needsVerdict(k TriggerKind) bool {
 	return k == HandshakeFailed || k == DiscoveryFailed || k == CallFailed
 }
 
-// carriesVerdict reports whether a trigger of this kind carries a verdict;
-// Step drops the verdict of the other kinds so events never show one.
-func (k TriggerKind) carriesVerdict() bool {
-	return k.needsVerdict() || k == SessionDied || k == AttachRefused
+// carriesVerdict reports whether a trigger of kind k carries a verdict; Step
+// drops the verdict of the other kinds so events never show one.
+func carriesVerdict(k TriggerKind) bool {
+	return needsVerdict(k) || k == SessionDied || k == AttachRefused
 }
 
 // ResumeMode says how Started begins (DESIGN.md section 2).
@@ -145,8 +148,8 @@ type Trigger struct {
 	// [*GenerationError], so late results of an old session never move the
 	// machine.
 	Generation uint64
-	// Now is the time of the fact, supplied by the shell's clock. It stamps
-	// the event and measures the churn window; set it on every trigger that
-	// can open a session. The machine never reads a clock.
+	// Now is the time of the fact, supplied by the shell's clock. It
+	// measures the churn window; set it on every trigger that can open a
+	// session. The machine never reads a clock.
 	Now time.Time
 }

@@ -59,7 +59,7 @@ func (l *eventLog) Emit(e events.Event) { l.add(e) }
 const anyState = ""
 
 // transitions counts the state changes from -> to (anyState matches any).
-func transitions(evs []events.Event, from, to string) int {
+func transitions(evs []events.Event, from, to events.State) int {
 	n := 0
 	for _, e := range evs {
 		if e.Kind == events.KindTransition && e.From != e.To &&
@@ -71,8 +71,8 @@ func transitions(evs []events.Event, from, to string) int {
 }
 
 // path lists the states the supervisor went through.
-func path(evs []events.Event) []string {
-	var out []string
+func path(evs []events.Event) []events.State {
+	var out []events.State
 	for _, e := range evs {
 		if e.Kind == events.KindTransition && e.From != e.To {
 			if len(out) == 0 {
@@ -119,8 +119,22 @@ func (s *supervised) startReady(ctx context.Context, t *testing.T) {
 	require.NoError(t, err, "state %s, path %v", s.sup.State(), path(s.events()))
 }
 
-// events returns the supervisor's events so far.
-func (s *supervised) events() []events.Event { return s.ev.snapshot() }
+// events returns the supervisor's events so far, once the last transition
+// recorded is into the state the supervisor is in: events reach the sink on
+// their own goroutine, in order, so every earlier event is recorded then.
+func (s *supervised) events() []events.Event {
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
+	defer cancel()
+	evs, _ := s.ev.waitFor(ctx, func(evs []events.Event) bool {
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].Kind == events.KindTransition {
+				return evs[i].To == s.sup.State()
+			}
+		}
+		return false
+	})
+	return evs
+}
 
 // counts returns what the supervisor sent so far.
 func (s *supervised) counts() wireCounts { return tally(s.rec.exchanges()) }
@@ -294,7 +308,7 @@ func TestSupervisorServerRestart(t *testing.T) {
 	t.Run("the standalone stream notices", func(t *testing.T) {
 		sv := byStream
 		evs, err := sv.ev.waitFor(ctx, func(evs []events.Event) bool {
-			return transitions(evs, supervisor.Ready.String(), supervisor.Connecting.String()) > 0
+			return transitions(evs, supervisor.Ready, supervisor.Connecting) > 0
 		})
 		require.NoError(t, err, "the supervisor never left ready; path %v", path(evs))
 		require.NoError(t, sv.sup.WaitForState(ctx, supervisor.Ready), "path %v", path(sv.events()))
@@ -351,8 +365,8 @@ func requireOneNewSession(t *testing.T, sv *supervised, n int) {
 	require.Equal(t, 2, sv.sup.SessionsOpened())
 	require.Equal(t, supervisor.Ready, sv.sup.State())
 	evs := sv.events()
-	require.Equal(t, 1, transitions(evs, supervisor.Ready.String(), anyState), "left ready once; path %v", path(evs))
-	require.Zero(t, transitions(evs, anyState, supervisor.Failed.String()), "path %v", path(evs))
+	require.Equal(t, 1, transitions(evs, supervisor.Ready, anyState), "left ready once; path %v", path(evs))
+	require.Zero(t, transitions(evs, anyState, supervisor.Failed), "path %v", path(evs))
 }
 
 // countGET counts the GETs answered with status (0: no answer).
@@ -430,9 +444,9 @@ func TestSupervisorResumeLive(t *testing.T) {
 			require.EqualValues(t, 1, sv.sup.Generation())
 			require.Equal(t, rs.SessionID, sv.sup.ResumeState().SessionID, "the persisted session")
 			evs := sv.events()
-			require.Contains(t, path(evs), mode.state.String(), "path %v", path(evs))
-			require.Zero(t, transitions(evs, anyState, supervisor.StaleRecovering.String()), "path %v", path(evs))
-			require.Zero(t, transitions(evs, anyState, supervisor.Connecting.String()), "path %v", path(evs))
+			require.Contains(t, path(evs), mode.state, "path %v", path(evs))
+			require.Zero(t, transitions(evs, anyState, supervisor.StaleRecovering), "path %v", path(evs))
+			require.Zero(t, transitions(evs, anyState, supervisor.Connecting), "path %v", path(evs))
 		})
 	}
 }
@@ -488,9 +502,9 @@ func TestSupervisorResumeRestarted(t *testing.T) {
 			require.Equal(t, toolsJSON(t, tools), toolsJSON(t, sv.sup.Catalog().Tools))
 			require.NotEqual(t, rs.SessionID, sv.sup.ResumeState().SessionID, "a new session")
 			evs := sv.events()
-			require.Equal(t, 1, transitions(evs, anyState, supervisor.StaleRecovering.String()), "path %v", path(evs))
-			require.Zero(t, transitions(evs, anyState, supervisor.Failed.String()), "path %v", path(evs))
-			require.Zero(t, transitions(evs, anyState, supervisor.Connecting.String()), "path %v", path(evs))
+			require.Equal(t, 1, transitions(evs, anyState, supervisor.StaleRecovering), "path %v", path(evs))
+			require.Zero(t, transitions(evs, anyState, supervisor.Failed), "path %v", path(evs))
+			require.Zero(t, transitions(evs, anyState, supervisor.Connecting), "path %v", path(evs))
 		})
 	}
 }

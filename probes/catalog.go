@@ -7,13 +7,40 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Catalog is what a server offers, as discovered, with a report per list.
-// A list that is absent, degraded or failed holds no items.
-type Catalog struct {
+// Offer is what a server offers, by list: its tools, resources, prompts and
+// resource templates. A list that is absent, degraded or failed holds no
+// items. It is the one definition of a catalog's contents; the supervisor's
+// published catalog embeds it too.
+type Offer struct {
 	Tools             []*mcp.Tool
 	Resources         []*mcp.Resource
 	Prompts           []*mcp.Prompt
 	ResourceTemplates []*mcp.ResourceTemplate
+}
+
+// Tool returns the tool with the given name, or nil.
+func (o Offer) Tool(name string) *mcp.Tool {
+	for _, t := range o.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// ToolNames returns the names of the tools in catalog order.
+func (o Offer) ToolNames() []string {
+	names := make([]string, len(o.Tools))
+	for i, t := range o.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Catalog is what a discovery found: the server's offer, with a report per
+// list.
+type Catalog struct {
+	Offer
 	// Report says how each list settled.
 	Report Report
 }

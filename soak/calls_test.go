@@ -96,7 +96,7 @@ func classOf(err error) string {
 	case errors.Is(err, supervisor.ErrNotReady):
 		var se *supervisor.StateError
 		if errors.As(err, &se) {
-			return "not-ready-" + se.State
+			return "not-ready-" + string(se.State)
 		}
 		return "not-ready"
 	case errors.Is(err, supervisor.ErrUnknownTool):

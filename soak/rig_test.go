@@ -173,11 +173,23 @@ func (r *rig) persisted(t *testing.T, seed uint64) *supervisor.ResumeState {
 	return rs
 }
 
-// staleRecoveries counts the transitions into stale-recovering.
+// staleRecoveries counts the transitions into stale-recovering, once the
+// events announcing the supervisor's state reached the recorder (events are
+// delivered on their own goroutine).
 func (r *rig) staleRecoveries() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	evs, _ := r.rec.WaitFor(ctx, func(evs []events.Event) bool {
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].Kind == events.KindTransition {
+				return evs[i].To == r.sup.State()
+			}
+		}
+		return false
+	})
 	n := 0
-	for _, e := range r.rec.Events() {
-		if e.Kind == events.KindTransition && e.To == supervisor.StaleRecovering.String() && e.From != e.To {
+	for _, e := range evs {
+		if e.Kind == events.KindTransition && e.To == supervisor.StaleRecovering && e.From != e.To {
 			n++
 		}
 	}

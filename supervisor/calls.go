@@ -81,7 +81,12 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 		return errors.New("mcpsup: Subscribe: nil params")
 	}
 	// Remembered before the call, so a session opened meanwhile restores it.
-	s.setSnapshot(func(sn *snapshot) { sn.subs[params.URI] = true })
+	s.setSnapshot(func(sn *snapshot) {
+		if sn.subs == nil {
+			sn.subs = map[string]bool{}
+		}
+		sn.subs[params.URI] = true
+	})
 	_, err := do(s, ctx, "resources/subscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Subscribe(ctx, params)
 	})
@@ -131,7 +136,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	if s.stopped {
 		st := s.snap.state
 		s.mu.Unlock()
-		se := &StateError{State: st.String(), Err: ErrClosed}
+		se := &StateError{State: st, Err: ErrClosed}
 		return zero, &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
 	}
 	s.calls.Add(1)
@@ -140,30 +145,13 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
+	live, gen, err := s.awaitReady(ctx, op, name)
+	if err != nil {
+		return zero, s.refused(ctx, op, name, gen, err)
+	}
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	live, gen, err := s.awaitReady(ctx, op, name)
-	if errors.Is(err, ErrUnknownTool) {
-		// The server may have added it while we could not hear.
-		go s.post(func() { s.relistSoon(gen) })
-	}
-	var ce *CallError
-	if errors.As(err, &ce) {
-		return zero, err // refused locally: unknown tool or rate-limit window
-	}
-	if err != nil {
-		if s.callLife.Err() != nil {
-			err = &StateError{State: Closed.String(), Err: ErrClosed}
-		}
-		v := classify.Classify(caller, err)
-		var se *StateError
-		if errors.As(err, &se) && se.Verdict.Class != classify.None {
-			v = se.Verdict // the failure that keeps the connection down
-		}
-		return zero, &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
-	}
 	// The session's call context ends when the session is released
 	// (expired, died, replaced: its answers can no longer arrive) and on
 	// Close: end the call then instead of waiting for its deadline.
@@ -171,13 +159,43 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	defer stop()
 	if _, ok := caller.Deadline(); !ok {
 		var stopTimeout context.CancelFunc
-		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.clock, s.cfg.CallTimeout)
+		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.cfg.Clock, s.cfg.CallTimeout)
 		defer stopTimeout()
 	}
 	res, err := call(ctx, live.sess)
 	if err == nil {
 		return res, nil
 	}
+	return zero, s.failed(caller, op, name, gen, err)
+}
+
+// refused returns the error of a call that was not sent: refused locally
+// (unknown tool, rate-limit window), or the connection not ready. Failure
+// paths live outside do, so a call that succeeds allocates nothing for them.
+func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64, err error) error {
+	if errors.Is(err, ErrUnknownTool) {
+		// The server may have added it while we could not hear.
+		go s.post(relistWanted{gen: gen})
+	}
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return err // refused locally: unknown tool or rate-limit window
+	}
+	if s.callLife.Err() != nil {
+		err = &StateError{State: Closed, Err: ErrClosed}
+	}
+	v := classify.Classify(caller, err)
+	var se *StateError
+	if errors.As(err, &se) && se.Verdict.Class != classify.None {
+		v = se.Verdict // the failure that keeps the connection down
+	}
+	return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
+}
+
+// failed classifies the error of a call that was sent on the session of gen
+// and reports it to the machine before the caller sees it, so a call made
+// right after a session-expired one waits for the new session.
+func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) error {
 	// The error carries the request's wire facts (wire.FactsMiddleware):
 	// with them, the request went out.
 	facts, sent := errors.AsType[*classify.HTTPError](err)
@@ -185,7 +203,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
 	if s.callLife.Err() != nil {
 		// Close canceled the call: say so, whatever the wire saw.
-		err = errors.Join(&StateError{State: Closed.String(), Err: ErrClosed}, err)
+		err = errors.Join(&StateError{State: Closed, Err: ErrClosed}, err)
 		v.Class = classify.Canceled
 	}
 	if !sent && v.Class == classify.Unknown {
@@ -193,21 +211,17 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 		// failed (it answers with the stored failure's text, no type).
 		v.Class = classify.Transport
 	}
-	ce = &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, facts, v), Generation: gen, Err: err}
-	// Let the machine react before the caller sees the error, so a call made
-	// right after a session-expired one waits for the new session.
+	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, facts, v), Generation: gen, Err: err}
+	// The loop never waits for anything a caller holds (an events sink
+	// included), so waiting for it here cannot deadlock.
 	handled := make(chan struct{})
-	if s.onLoop() {
-		// A call made from an events sink: the loop is busy with us, so it
-		// hears of the failure later.
-		go s.post(func() { s.callFailed(gen, ce) })
-	} else if s.post(func() { s.callFailed(gen, ce); close(handled) }) {
+	if s.post(callFailed{gen: gen, err: ce, handled: handled}) {
 		select {
 		case <-handled:
 		case <-s.loopDone:
 		}
 	}
-	return zero, ce
+	return ce
 }
 
 // awaitReady returns the live session, waiting while the connection
@@ -223,7 +237,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 	}()
 	for {
 		s.mu.Lock()
-		st, reason, verdict, gen, live := s.snap.state, s.snap.reason, s.snap.verdict, s.snap.gen, s.snap.live
+		st, reason, verdict, gen, live := s.snap.state, s.snap.reason, s.snap.failure(), s.snap.gen, s.snap.live
 		ch, stopped, started := s.changed, s.stopped, s.started
 		var refused error
 		if !stopped && st == Ready && live != nil {
@@ -232,24 +246,24 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 		s.mu.Unlock()
 		switch {
 		case stopped || st == Closed:
-			return nil, 0, &StateError{State: st.String(), Err: ErrClosed}
+			return nil, 0, &StateError{State: st, Err: ErrClosed}
 		case st == Ready && live != nil:
 			return live, gen, refused
 		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.
-			return nil, 0, &StateError{State: st.String(), Reason: reason.String(), Verdict: verdict, Err: ErrNotReady}
+			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		if timer == nil {
-			timer = s.clock.NewTimer(s.cfg.MaxCallWait)
+			timer = s.cfg.Clock.NewTimer(s.cfg.MaxCallWait)
 		}
 		select {
 		case <-ch:
 		case <-s.callLife.Done():
-			return nil, 0, &StateError{State: Closed.String(), Err: ErrClosed}
+			return nil, 0, &StateError{State: Closed, Err: ErrClosed}
 		case <-ctx.Done():
 			return nil, 0, ctx.Err()
 		case <-timer.Chan():
-			return nil, 0, &StateError{State: st.String(), Verdict: verdict, Err: ErrWaitTimeout}
+			return nil, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout}
 		}
 	}
 }
@@ -257,11 +271,11 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 // admit refuses, locally, a call to a tool the catalog lacks and any call
 // inside an open rate-limit window. Called with s.mu held.
 func (s *Supervisor) admit(op, name string) error {
-	if op == "tools/call" && s.snap.catalog.Tool(name) == nil {
+	if op == "tools/call" && (s.snap.catalog == nil || s.snap.catalog.Tool(name) == nil) {
 		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
-	if !s.cfg.DisableRateLimitWindow && s.clock.Now().Before(s.snap.rateUntil) {
-		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: s.snap.rateVerd, Delivery: NotSent, Err: ErrRateLimited}
+	if w := s.snap.rate; w != nil && !s.cfg.DisableRateLimitWindow && s.cfg.Clock.Now().Before(w.until) {
+		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: w.verdict, Delivery: NotSent, Err: ErrRateLimited}
 	}
 	return nil
 }
@@ -290,8 +304,8 @@ func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 		// The window is the verdict's Retry-After as it stands: classify
 		// parsed and capped it (classify.MaxRetryAfter), so the error, this
 		// event and the window agree.
-		until := s.clock.Now().Add(v.RetryAfter)
-		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateVerd = until, v })
+		until := s.cfg.Clock.Now().Add(v.RetryAfter)
+		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
 		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
 	}
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})

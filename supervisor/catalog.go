@@ -5,39 +5,21 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/probes"
 )
 
-// Catalog is what the server offered as last discovered. Its slices are
-// shared and must not be modified.
+// Catalog is what the server offered as last discovered (probes.Offer: the
+// tools, resources, prompts and resource templates), and which session it
+// came from. How each list settled is the probe-report event's. Its slices
+// are shared and must not be modified.
 type Catalog struct {
-	Tools     []*mcp.Tool
-	Resources []*mcp.Resource
-	Prompts   []*mcp.Prompt
-	Templates []*mcp.ResourceTemplate
+	probes.Offer
 	// Generation is the session generation the catalog was listed on.
 	Generation uint64
 	// Stale reports that the supervisor is not ready (recovering, failed or
 	// closed): the catalog is the last knowledge, not the live session's.
 	Stale bool
-}
-
-// Tool returns the tool with the given name, or nil.
-func (c Catalog) Tool(name string) *mcp.Tool {
-	for _, t := range c.Tools {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
-// ToolNames returns the names of the tools in catalog order.
-func (c Catalog) ToolNames() []string {
-	names := make([]string, len(c.Tools))
-	for i, t := range c.Tools {
-		names[i] = t.Name
-	}
-	return names
 }
 
 // CatalogDiff is the change of the tool list between two catalogs.

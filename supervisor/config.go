@@ -171,16 +171,18 @@ type Config struct {
 	DisableRateLimitWindow bool
 	// MaxSessions and ChurnWindow: more than MaxSessions new sessions within
 	// ChurnWindow moves to a terminal failed state whose reason is churn.
-	// Defaults 10 and 1m.
+	// Defaults 10 and 1m (fsm.DefaultMaxSessions, fsm.DefaultWindow, where
+	// the machine applies them).
 	MaxSessions int
 	ChurnWindow time.Duration
-	// Events receives every event. Default: discarded. Emit is called on
-	// the supervisor's own goroutine, outside any lock: a sink that blocks
-	// stalls the connection (use events.NewSubscription to decouple), and
-	// a sink that panics has the panic logged and the event dropped. A
-	// sink may read the supervisor (State, Catalog, ResumeState) and may
-	// call Close or Detach (they then return before the stop completes);
-	// it should not make calls, which would wait on the goroutine it holds.
+	// Events receives every event, in order, one at a time, on a goroutine
+	// of the supervisor's that runs only while events wait, outside any
+	// lock. A transition's event is emitted once its state is published, so
+	// State read on it is that state or a later one. A sink that blocks
+	// delays the events behind it, not the connection (the queue is
+	// unbounded: use events.NewSubscription to bound it); a sink that panics
+	// has the panic logged and the event dropped. A sink may call any method
+	// of the supervisor, Close and Detach included. Default: discarded.
 	Events events.Sink
 	// Clock drives timers (backoff, windows, event times). Default: the
 	// real clock.
@@ -191,6 +193,10 @@ type Config struct {
 	// session id or credential reaches them in clear.
 	Logger *slog.Logger
 }
+
+// discardLogger is the default Logger; a slog.Logger cannot be changed, so
+// every supervisor shares it.
+var discardLogger = slog.New(slog.DiscardHandler)
 
 // withDefaults returns a copy of c with every zero field set to its default.
 func (c Config) withDefaults() Config {
@@ -218,12 +224,6 @@ func (c Config) withDefaults() Config {
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = 5 * time.Minute
 	}
-	if c.MaxSessions <= 0 {
-		c.MaxSessions = 10
-	}
-	if c.ChurnWindow <= 0 {
-		c.ChurnWindow = time.Minute
-	}
 	b := &c.Backoff
 	if b.InitialInterval <= 0 {
 		b.InitialInterval = 500 * time.Millisecond
@@ -250,7 +250,7 @@ func (c Config) withDefaults() Config {
 		c.Clock = clockwork.NewRealClock()
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = discardLogger
 	}
 	return c
 }

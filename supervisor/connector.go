@@ -6,7 +6,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/wire"
 )
@@ -22,22 +21,27 @@ type wireConnector struct {
 // newWireConnector starts from the configured era hint, or the era of the
 // persisted session.
 func newWireConnector(s *Supervisor) *wireConnector {
-	era := s.cfg.Era
-	if era == wire.EraAuto && s.cfg.Resume != nil {
-		era = eraOf(s.cfg.Resume.ProtocolVersion)
+	c := &wireConnector{s: s, era: s.cfg.Era}
+	if c.era == wire.EraAuto && s.cfg.Resume != nil {
+		c.learn(s.cfg.Resume.ProtocolVersion)
 	}
-	return &wireConnector{s: s, era: era}
+	return c
 }
 
-// eraOf returns the era of a protocol version; EraAuto for "".
-func eraOf(version string) wire.Era {
-	switch {
-	case version == "":
-		return wire.EraAuto
-	case version < "2026-07-28":
-		return wire.Era2025
+// learn keeps the era of a protocol version a session negotiated or
+// persisted, for the next handshakes; "" teaches nothing. Versions are
+// dates, so they compare as strings: before 2026-07-28 is the 2025 era.
+func (c *wireConnector) learn(version string) {
+	if version == "" {
+		return
 	}
-	return wire.Era20260728
+	era := wire.Era20260728
+	if version < "2026-07-28" {
+		era = wire.Era2025
+	}
+	c.mu.Lock()
+	c.era = era
+	c.mu.Unlock()
 }
 
 func (c *wireConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
@@ -57,11 +61,7 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	if err != nil {
 		return nil, err
 	}
-	if era := eraOf(ws.ProtocolVersion()); era != wire.EraAuto {
-		c.mu.Lock()
-		c.era = era
-		c.mu.Unlock()
-	}
+	c.learn(ws.ProtocolVersion())
 	sess := newWireSession(ws, w)
 	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
 	if every := c.s.cfg.KeepAlive; every > 0 && ws.ProtocolVersion() < "2026-07-28" {
@@ -96,9 +96,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 // into events of ours; the session is unaffected.
 func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
 	return func(e *wire.EventError) {
-		c.s.post(func() {
-			c.s.emitEvent(events.Event{Kind: events.KindStreamEventDropped, Generation: gen, Detail: e.Error()})
-		})
+		c.s.post(streamEventDropped{gen: gen, detail: e.Error()})
 	}
 }
 

@@ -19,15 +19,9 @@ func capabilitiesOf(sess session) *mcp.ServerCapabilities {
 	return nil
 }
 
-// catalogOf converts a discovery result.
+// catalogOf returns the catalog discovered on the session of gen.
 func catalogOf(c probes.Catalog, gen uint64) *Catalog {
-	return &Catalog{
-		Tools:      c.Tools,
-		Resources:  c.Resources,
-		Prompts:    c.Prompts,
-		Templates:  c.ResourceTemplates,
-		Generation: gen,
-	}
+	return &Catalog{Offer: c.Offer, Generation: gen}
 }
 
 // listOutcomes converts a discovery report for events.

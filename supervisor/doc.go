@@ -35,13 +35,22 @@
 // Every transition, and every other fact (probe report, catalog change, call
 // failure, retry, rate-limit window, stream decision, session opened or
 // ended), is an events.Event sent to Config.Events, numbered per server,
-// with session ids hashed and credentials masked.
+// with session ids hashed and credentials masked. Its states, triggers,
+// reasons and kinds are typed strings this package re-exports, so a host
+// writes e.To == supervisor.Failed && e.Reason ==
+// supervisor.ReasonUnauthorized, or e.Kind == supervisor.KindCallFailed.
 //
 // # Concurrency
 //
-// One goroutine, started by Start, owns the state machine; every input
-// (command results, timers, host requests, session death) reaches it through
-// an inbox, and results of an older session generation are dropped. All
-// exported methods are safe for concurrent use. Close and Detach wait for
-// every goroutine the supervisor started.
+// One loop goroutine at a time owns the state machine; every input (command
+// results, timers, host requests, session death) reaches it as a typed value
+// through an inbox, and it runs only while inputs wait. A trigger that a
+// command produces while a step runs is queued and taken after that step,
+// never inside it. Results of an older session generation are dropped.
+// Events reach Config.Events in order on another goroutine (also running
+// only while events wait), after the state they announce is published, so a
+// sink may call any method, Close and Detach included. An idle connection
+// costs one goroutine of the supervisor's own: the one that waits for its
+// go-sdk session to end. All exported methods are safe for concurrent use.
+// Close and Detach wait for every goroutine the supervisor started.
 package supervisor

@@ -41,11 +41,15 @@ func TestSessionEndedByItselfLeavesNoGoroutine(t *testing.T) {
 	sup.Start()
 	require.Eventually(t, func() bool { return sup.Generation() == 2 && sup.State() == supervisor.Ready },
 		10*time.Second, 10*time.Millisecond, "the dead session is replaced")
-	endedByItself := false
-	for _, e := range rec.Events() {
-		endedByItself = endedByItself || (e.Kind == events.KindSessionEnded && e.Detail == "ended by itself")
-	}
-	require.True(t, endedByItself, "the first session ended by itself")
+	// Events reach the sink on their own goroutine: wait for the one sought.
+	require.Eventually(t, func() bool {
+		for _, e := range rec.Events() {
+			if e.Kind == events.KindSessionEnded && e.Detail == "ended by itself" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "the first session ended by itself")
 
 	require.NoError(t, sup.Close())
 	srv.Close()

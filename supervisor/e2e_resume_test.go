@@ -36,7 +36,7 @@ func resumeE2E(t *testing.T, e *e2e, rs *supervisor.ResumeState, cfg supervisor.
 	return mustNew(t, cfg), rec
 }
 
-func countTransitions(rec *events.Recorder, to string) int {
+func countTransitions(rec *events.Recorder, to supervisor.State) int {
 	n := 0
 	for _, ev := range rec.Events() {
 		if ev.Kind == events.KindTransition && ev.To == to && ev.From != to {
@@ -56,6 +56,7 @@ func TestE2ES1BlindResumeKeepsTheToolCatalog(t *testing.T) {
 	sup, rec := resumeE2E(t, e, rs, supervisor.Config{})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Ready), "state %s", sup.State())
+	settle(t, e.ctx, rec, supervisor.Ready)
 	require.ElementsMatch(t, e.srv.ToolNames(), sup.Catalog().ToolNames())
 	require.Zero(t, e.srv.Log().Count("initialize"), "a resume sends no initialize")
 	require.Equal(t, 1, e.srv.Log().Count("resources/templates/list"))
@@ -89,6 +90,7 @@ func TestE2ES2StaleRecoveryOnce(t *testing.T) {
 			sup, rec := resumeE2E(t, e, rs, supervisor.Config{})
 			sup.Start()
 			require.NoError(t, sup.WaitForState(e.ctx, supervisor.Ready), "state %s", sup.State())
+			settle(t, e.ctx, rec, supervisor.Ready)
 			log := e.srv.Log()
 			require.Equal(t, 1, log.Count("initialize"), "exactly one full handshake")
 			require.Equal(t, 1, countTransitions(rec, "stale-recovering"))
@@ -115,6 +117,7 @@ func TestE2EKnownResumeListsDeclared(t *testing.T) {
 	sup, rec := resumeE2E(t, e, rs, supervisor.Config{})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Ready))
+	settle(t, e.ctx, rec, supervisor.Ready)
 	require.Zero(t, e.srv.Log().Count("initialize"))
 	require.Zero(t, e.srv.Log().Count("prompts/list"), "undeclared lists are not sent")
 	require.Zero(t, countTransitions(rec, "probing"))
@@ -155,6 +158,7 @@ func TestE2EBlindResumeSideProbesFailOnTheirOwn(t *testing.T) {
 	sup, rec := resumeE2E(t, e, rs, supervisor.Config{ProbeTimeout: 200 * time.Millisecond})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Ready), "state %s", sup.State())
+	settle(t, e.ctx, rec, supervisor.Ready)
 	require.ElementsMatch(t, e.srv.ToolNames(), sup.Catalog().ToolNames())
 	require.Zero(t, e.srv.Log().Count("initialize"))
 	reports := eventsOf(rec, events.KindProbeReport)
@@ -178,8 +182,9 @@ func TestE2EBlindResumeUnauthorizedProbe(t *testing.T) {
 	sup, rec := resumeE2E(t, e, rs, supervisor.Config{Stream: supervisor.StreamOff})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Failed))
+	settle(t, e.ctx, rec, supervisor.Failed)
 	reason, v := sup.Failure()
-	require.Equal(t, "unauthorized", reason, "events: %v", pathOf(rec))
+	require.Equal(t, supervisor.ReasonUnauthorized, reason, "events: %v", pathOf(rec))
 	require.Equal(t, 401, v.HTTPStatus)
 	require.Zero(t, countTransitions(rec, "stale-recovering"))
 	require.Zero(t, e.srv.Log().Count("initialize"))
@@ -190,7 +195,7 @@ func TestE2EBlindResumeUnauthorizedProbe(t *testing.T) {
 func pathOf(rec *events.Recorder) []string {
 	var out []string
 	for _, e := range rec.Events() {
-		out = append(out, e.Kind+":"+e.From+">"+e.To+"/"+e.Trigger+"/"+e.Verdict.String())
+		out = append(out, string(e.Kind)+":"+string(e.From)+">"+string(e.To)+"/"+string(e.Trigger)+"/"+e.Verdict.String())
 	}
 	return out
 }

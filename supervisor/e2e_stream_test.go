@@ -22,7 +22,7 @@ func fastStream(cfg supervisor.Config) supervisor.Config {
 	return cfg
 }
 
-func eventsOf(rec *events.Recorder, kind string) []events.Event {
+func eventsOf(rec *events.Recorder, kind events.Kind) []events.Event {
 	var out []events.Event
 	for _, e := range rec.Events() {
 		if e.Kind == kind {
@@ -122,6 +122,7 @@ func TestE2EConnectionResetThenServerBack(t *testing.T) {
 
 	require.NoError(t, e.call("back"))
 	require.Equal(t, 2, e.sup.SessionsOpened())
+	settle(t, e.ctx, e.rec, supervisor.Ready)
 	require.Len(t, eventsOf(e.rec, events.KindRetryScheduled), 1, "the reset handshake was retried once")
 	require.Zero(t, e.srv.Invocations(mcptest.RecordTool, "reset"))
 	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "back"))

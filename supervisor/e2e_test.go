@@ -53,6 +53,23 @@ func (e *e2e) start() {
 	e.t.Helper()
 	e.sup.Start()
 	require.NoError(e.t, e.sup.WaitForState(e.ctx, supervisor.Ready), "state %s", e.sup.State())
+	settle(e.t, e.ctx, e.rec, supervisor.Ready)
+}
+
+// settle waits, once a supervisor reached state, for the event announcing
+// it: events reach the sink on their own goroutine, in order, so every
+// earlier event is recorded by then too.
+func settle(t *testing.T, ctx context.Context, rec *events.Recorder, state supervisor.State) {
+	t.Helper()
+	_, err := rec.WaitFor(ctx, func(evs []events.Event) bool {
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].Kind == events.KindTransition {
+				return evs[i].To == state
+			}
+		}
+		return false
+	})
+	require.NoError(t, err, "no event announced %s", state)
 }
 
 func (e *e2e) call(id string) error {
@@ -140,13 +157,14 @@ func TestE2ECallInTerminalFailedFailsAtOnce(t *testing.T) {
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST"}, Action: mcptest.PlainText(401, "no")})
 	e.sup.Start()
 	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
+	settle(t, e.ctx, e.rec, supervisor.Failed)
 	reason, _ := e.sup.Failure()
-	require.Equal(t, "unauthorized", reason)
+	require.Equal(t, supervisor.ReasonUnauthorized, reason)
 	err := e.call("x")
 	require.ErrorIs(t, err, supervisor.ErrNotReady)
 	var se *supervisor.StateError
 	require.ErrorAs(t, err, &se)
-	require.Equal(t, "unauthorized", se.Reason)
+	require.Equal(t, supervisor.ReasonUnauthorized, se.Reason)
 	_ = errors.New
 }
 

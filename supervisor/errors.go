@@ -34,10 +34,11 @@ var (
 // StateError reports a call refused because of the supervisor's state.
 type StateError struct {
 	// State is the state the supervisor was in.
-	State string
+	State State
 	// Reason is the recorded reason of a terminal failed state
-	// (unauthorized, canceled, budget-spent, churn), or "".
-	Reason string
+	// (ReasonUnauthorized, ReasonCanceled, ReasonBudgetSpent, ReasonChurn),
+	// or ReasonNone.
+	Reason Reason
 	// Verdict is the failure that led there, when there was one.
 	Verdict classify.Verdict
 	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout.
@@ -46,8 +47,8 @@ type StateError struct {
 
 func (e *StateError) Error() string {
 	s := fmt.Sprintf("%v (state %s", e.Err, e.State)
-	if e.Reason != "" {
-		s += ", reason " + e.Reason
+	if e.Reason != ReasonNone {
+		s += ", reason " + string(e.Reason)
 	}
 	if e.Verdict.Class != classify.None {
 		s += ", last failure " + e.Verdict.String()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
@@ -83,4 +84,41 @@ func Example_resume() {
 	// Output:
 	// same session: true
 	// initialize requests: 0
+}
+
+// A host's events sink switches on the typed vocabulary the supervisor
+// re-exports. Here the gateway answers the handshake 401: the supervisor
+// reaches a terminal failed state whose reason is unauthorized, and the sink
+// (which may call any method) closes it.
+func ExampleKind() {
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "initialize"},
+		Action: mcptest.PlainText(401, "unauthorized")})
+
+	var sup *supervisor.Supervisor
+	closed := make(chan struct{})
+	sink := events.SinkFunc(func(e events.Event) {
+		switch {
+		case e.Kind == supervisor.KindTransition && e.To == supervisor.Failed && e.Reason == supervisor.ReasonUnauthorized:
+			fmt.Println("failed:", e.Reason, "after", e.Trigger)
+			_ = sup.Close() // from the sink: no deadlock
+			close(closed)
+		case e.Kind == supervisor.KindCallFailed:
+			fmt.Println("a call failed")
+		}
+	})
+	sup, err = supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: sink})
+	if err != nil {
+		panic(err)
+	}
+	sup.Start()
+	<-closed
+	fmt.Println("state:", sup.State())
+	// Output:
+	// failed: unauthorized after handshake-failed
+	// state: closed
 }

@@ -312,21 +312,52 @@ func (r *rig) ready(sess *fakeSession) {
 	r.wait(Ready)
 }
 
-// kinds returns the kinds of the events recorded so far, in order.
+// addSink makes the supervisor's events reach sink too, after the rig's
+// recorder. Call it before Start.
+func (r *rig) addSink(sink events.Sink) {
+	r.sup.cfg.Events = events.Multi(r.sup.cfg.Events, sink)
+	r.sup.sink = newSinkQueue(r.sup.cfg.Events, r.sup.cfg.Logger, r.sup.cfg.Name)
+}
+
+// settled is an input that, once taken, hands the loop's events to the
+// sink and says so.
+type settled struct{ done chan struct{} }
+
+func (in settled) take(s *Supervisor) {
+	s.flushEvents()
+	close(in.done)
+}
+
+// events returns the recorded events once everything the supervisor did
+// before the call has reached the sink: the loop took every input posted
+// before, and the sink received their events.
+func (r *rig) events() []events.Event {
+	done := make(chan struct{})
+	if r.sup.post(settled{done: done}) {
+		select {
+		case <-done:
+		case <-r.sup.loopDone: // it ended first; nothing more comes
+		}
+	}
+	r.sup.sink.drain()
+	return r.rec.Events()
+}
+
+// transitions returns the transitions recorded so far, in order.
 func (r *rig) transitions() []string {
 	var out []string
-	for _, e := range r.rec.Events() {
+	for _, e := range r.events() {
 		if e.Kind == events.KindTransition {
-			out = append(out, e.From+" -"+e.Trigger+"-> "+e.To)
+			out = append(out, string(e.From)+" -"+string(e.Trigger)+"-> "+string(e.To))
 		}
 	}
 	return out
 }
 
 // eventsOf returns the recorded events of kind k.
-func (r *rig) eventsOf(k string) []events.Event {
+func (r *rig) eventsOf(k events.Kind) []events.Event {
 	var out []events.Event
-	for _, e := range r.rec.Events() {
+	for _, e := range r.events() {
 		if e.Kind == k {
 			out = append(out, e)
 		}
@@ -358,17 +389,17 @@ func (r *rig) until(what string, cond func() bool) {
 }
 
 // waitEvents waits until n events of kind k were recorded and returns them.
-func (r *rig) waitEvents(k string, n int) []events.Event {
+func (r *rig) waitEvents(k events.Kind, n int) []events.Event {
 	r.t.Helper()
 	var got []events.Event
-	r.until(k+" events", func() bool { got = r.eventsOf(k); return len(got) >= n })
+	r.until(string(k)+" events", func() bool { got = r.eventsOf(k); return len(got) >= n })
 	return got
 }
 
 // waitReason waits for a terminal failed state with the given reason.
-func (r *rig) waitReason(reason string) {
+func (r *rig) waitReason(reason Reason) {
 	r.t.Helper()
-	r.until("reason "+reason, func() bool { got, _ := r.sup.Failure(); return got == reason })
+	r.until("reason "+string(reason), func() bool { got, _ := r.sup.Failure(); return got == reason })
 }
 
 // failNextCall makes the next tools/call answer err.

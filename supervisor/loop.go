@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -19,47 +20,63 @@ import (
 // loopState is owned by the loop goroutine; nothing else touches it.
 type loopState struct {
 	m        *fsm.Machine
-	sessions map[uint64]*held    // sessions this supervisor still holds, by generation
-	found    map[uint64]*Catalog // discovered, not yet published
+	sessions []*held  // sessions this supervisor still holds (one, two while replacing)
+	found    *Catalog // discovered, not yet published
 	bo       backoff.BackOff
 	retry    clockwork.Timer
 	seq      uint64
-	relist   bool           // a re-list is running
-	again    bool           // a list_changed arrived while it ran: list once more
-	lastSoon time.Time      // when relistSoon last re-listed
-	holding  int            // steps whose events wait for their state to be published
-	held     []events.Event // those events, in order
+	relist   bool      // a re-list is running
+	again    bool      // a list_changed arrived while it ran: list once more
+	stepping bool      // a step runs: the triggers its commands produce wait in queue
+	lastSoon time.Time // when relistSoon last re-listed
+	// queue holds the triggers that commands produce while a step runs:
+	// each is taken after the step that produced it, in order, so a step
+	// never runs inside another.
+	queue []fsm.Trigger
+	// batch holds the events of the current input, stamped, until the
+	// state they announce is published; then they go to the sink in order.
+	batch []events.Event
 }
 
 // held is a session the supervisor holds, with a context that ends the calls
 // running on it when it is released.
 type held struct {
+	gen    uint64
 	sess   session
 	calls  context.Context
 	cancel context.CancelFunc
 }
 
+// held returns the held session of gen, or nil.
+func (s *Supervisor) held(gen uint64) *held {
+	for _, h := range s.loop.sessions {
+		if h.gen == gen {
+			return h
+		}
+	}
+	return nil
+}
+
 // session returns the held session of gen, or nil.
 func (s *Supervisor) session(gen uint64) session {
-	if h := s.loop.sessions[gen]; h != nil {
+	if h := s.held(gen); h != nil {
 		return h.sess
 	}
 	return nil
 }
 
-// run is the loop goroutine: it executes inbox functions until the
-// supervisor's life ends.
+// run is the loop goroutine: it takes the inputs waiting in the inbox, one
+// at a time, and ends when none is left (see inbox). The events of an input
+// go to the sink when it is done (or earlier, when a step publishes its
+// state).
 func (s *Supervisor) run() {
-	s.loopID.Store(goid())
-	defer close(s.loopDone)
-	defer s.stopTimers()
 	for {
-		select {
-		case f := <-s.inbox:
-			f()
-		case <-s.life.Done():
+		in, ok := s.inbox.next()
+		if !ok {
 			return
 		}
+		in.take(s)
+		s.flushEvents()
 	}
 }
 
@@ -69,17 +86,30 @@ func (s *Supervisor) stopTimers() {
 	}
 }
 
-// step feeds one trigger to the machine, executes its commands and publishes
-// the new snapshot. Loop goroutine only.
+// step feeds t to the machine and executes what it returns. A step that a
+// command asks for while another runs (a refused attach, a discovery with
+// no session, a spent retry budget) is queued and taken right after it.
+// Loop goroutine only.
 func (s *Supervisor) step(t fsm.Trigger) {
-	t.Now = s.clock.Now()
+	s.loop.queue = append(s.loop.queue, t)
+	if s.loop.stepping {
+		return
+	}
+	s.loop.stepping = true
+	for i := 0; i < len(s.loop.queue); i++ {
+		s.take(s.loop.queue[i])
+	}
+	s.loop.queue = s.loop.queue[:0]
+	s.loop.stepping = false
+}
+
+// take runs one step: the machine's transition, its commands, the new
+// snapshot.
+func (s *Supervisor) take(t fsm.Trigger) {
+	t.Now = s.cfg.Clock.Now()
 	t.Verdict = s.redact.Verdict(t.Verdict) // the machine keeps it: StateError, Failure, events
-	// The events of this step reach the sink once its state is published,
-	// so a host that reads State on an event sees the state it announces.
-	s.loop.holding++
-	cmds, err := s.loop.m.Step(t)
+	out, err := s.loop.m.Step(t)
 	if err != nil {
-		s.releaseEvents()
 		if errors.Is(err, fsm.ErrStaleGeneration) {
 			s.cfg.Logger.Debug("mcpsup: dropped a late result of an old session", "server", s.cfg.Name, "err", err)
 		} else {
@@ -87,13 +117,15 @@ func (s *Supervisor) step(t fsm.Trigger) {
 		}
 		return
 	}
-	// Copy: the slice is reused by the next Step, which a command may cause.
-	cmds = append([]fsm.Command(nil), cmds...)
+	if out.Transitioned() {
+		s.emitEvent(out.Event)
+	}
 	// Commands that only change what the host sees run before the new state
 	// is published (a call woken by ready finds the catalog of that ready);
 	// commands that start I/O run after it (a result can never overtake the
-	// state it answers). Their relative order is the machine's.
-	for _, c := range cmds {
+	// state it answers). Their relative order is the machine's. No command
+	// steps the machine (see step), so out.Commands stays valid throughout.
+	for _, c := range out.Commands {
 		if !startsIO(c.Kind) {
 			s.exec(c)
 		}
@@ -102,34 +134,25 @@ func (s *Supervisor) step(t fsm.Trigger) {
 	s.setSnapshot(func(sn *snapshot) {
 		sn.state = m.State()
 		sn.reason = m.Reason()
-		sn.verdict = m.Verdict()
+		sn.verdict = nil
+		if v := m.Verdict(); v.Class != classify.None {
+			sn.verdict = &v
+		}
 		sn.gen = m.Generation()
 		sn.live = nil
 		if sn.state == Ready {
-			sn.live = s.loop.sessions[sn.gen]
+			sn.live = s.held(sn.gen)
 		}
 	})
-	s.releaseEvents()
-	for _, c := range cmds {
+	// The events so far announce this state: the sink gets them now that
+	// it is published, so State read on an event is never older.
+	s.flushEvents()
+	for _, c := range out.Commands {
 		if startsIO(c.Kind) {
 			s.exec(c)
 		}
 	}
 	s.keepSessionIDs() // a released session's id is forgotten
-}
-
-// releaseEvents ends one step's hold and, when no step holds any more,
-// delivers the held events in order.
-func (s *Supervisor) releaseEvents() {
-	s.loop.holding--
-	if s.loop.holding > 0 {
-		return
-	}
-	held := s.loop.held
-	s.loop.held = nil
-	for _, e := range held {
-		s.deliver(e)
-	}
 }
 
 // startsIO reports commands whose work runs on a goroutine and reports back
@@ -188,7 +211,7 @@ func (s *Supervisor) open(c fsm.Command) {
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
-		s.post(func() { s.opened(kind, spec, sess, verdict) })
+		s.post(sessionOpened{kind: kind, spec: spec, sess: sess, verdict: verdict})
 	})
 }
 
@@ -210,7 +233,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		return
 	}
 	calls, cancel := context.WithCancel(s.callLife) // ends with the session or on Close
-	s.loop.sessions[spec.gen] = &held{sess: sess, calls: calls, cancel: cancel}
+	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, sess: sess, calls: calls, cancel: cancel})
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
@@ -247,16 +270,19 @@ func (s *Supervisor) watch(gen uint64, sess session) {
 	s.goBG(func() {
 		err := sess.Wait()
 		v := classify.Error(err)
-		s.post(func() {
-			if s.session(gen) != sess {
-				return // we ended it ourselves
-			}
-			// Released here, not by the machine's detach: go-sdk stops what it
-			// runs for a session (the keepalive) only on ClientSession.Close.
-			s.releaseSession(gen, true, "ended by itself", v)
-			s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
-		})
+		s.post(sessionEnded{gen: gen, sess: sess, verdict: v})
 	})
+}
+
+// ended takes the end of a session that ended by itself.
+func (s *Supervisor) ended(gen uint64, sess session, v classify.Verdict) {
+	if s.session(gen) != sess {
+		return // we ended it ourselves
+	}
+	// Released here, not by the machine's detach: go-sdk stops what it
+	// runs for a session (the keepalive) only on ClientSession.Close.
+	s.releaseSession(gen, true, "ended by itself", v)
+	s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
 }
 
 // release ends the session of gen for a CloseSession or DetachSession
@@ -290,9 +316,9 @@ const releaseGrace = time.Second
 // learns it was answered, not cut off); later ones cannot. Close ends them at
 // once.
 func (s *Supervisor) dropSession(gen uint64) {
-	if h := s.loop.sessions[gen]; h != nil {
-		s.clock.AfterFunc(releaseGrace, h.cancel)
-		delete(s.loop.sessions, gen)
+	if h := s.held(gen); h != nil {
+		s.cfg.Clock.AfterFunc(releaseGrace, h.cancel)
+		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	}
 }
 
@@ -310,13 +336,13 @@ func (s *Supervisor) endSession(sess session, detach bool) {
 
 func (s *Supervisor) register(sess session) {
 	s.regMu.Lock()
-	s.reg[sess] = true
+	s.reg = append(s.reg, sess)
 	s.regMu.Unlock()
 }
 
 func (s *Supervisor) unregister(sess session) {
 	s.regMu.Lock()
-	delete(s.reg, sess)
+	s.reg = slices.DeleteFunc(s.reg, func(o session) bool { return o == sess })
 	s.regMu.Unlock()
 }
 
@@ -324,10 +350,7 @@ func (s *Supervisor) unregister(sess session) {
 // results that arrived too late to be handled.
 func (s *Supervisor) endLeftovers(detach bool) {
 	s.regMu.Lock()
-	left := make([]session, 0, len(s.reg))
-	for sess := range s.reg {
-		left = append(left, sess)
-	}
+	left := slices.Clone(s.reg)
 	s.regMu.Unlock()
 	for _, sess := range left {
 		s.endSession(sess, detach)
@@ -346,7 +369,7 @@ func (s *Supervisor) discover(c fsm.Command) {
 	caps := capabilitiesOf(sess)
 	s.goCmd(func() {
 		cat, err := s.list(sess, blind, caps)
-		s.post(func() { s.discovered(c.Generation, cat, err) })
+		s.post(catalogDiscovered{gen: c.Generation, cat: cat, err: err})
 	})
 }
 
@@ -374,15 +397,16 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: gen, Verdict: v})
 		return
 	}
-	s.loop.found[gen] = catalogOf(cat, gen)
+	s.loop.found = catalogOf(cat, gen)
 	s.step(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: gen})
+	s.loop.found = nil // published, or refused as stale
 }
 
 // publish makes the catalog found for gen the current one.
 func (s *Supervisor) publish(gen uint64) {
-	cat := s.loop.found[gen]
-	delete(s.loop.found, gen)
-	if cat == nil {
+	cat := s.loop.found
+	s.loop.found = nil
+	if cat == nil || cat.Generation != gen {
 		return
 	}
 	var diff CatalogDiff
@@ -390,9 +414,13 @@ func (s *Supervisor) publish(gen uint64) {
 	var subs []string
 	var level string
 	s.setSnapshot(func(sn *snapshot) {
-		diff = diffTools(sn.catalog.Tools, cat.Tools)
-		newSession = sn.catalog.Generation != gen
-		sn.catalog = *cat
+		var old Catalog
+		if sn.catalog != nil {
+			old = *sn.catalog
+		}
+		diff = diffTools(old.Tools, cat.Tools)
+		newSession = old.Generation != gen
+		sn.catalog = cat
 		for uri := range sn.subs {
 			subs = append(subs, uri)
 		}
@@ -449,20 +477,14 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 		s.loop.retry.Stop()
 	}
 	gen := c.Generation
-	s.loop.retry = s.clock.AfterFunc(d, func() {
-		s.post(func() { s.step(fsm.Trigger{Kind: fsm.RetryDue, Generation: gen}) })
-	})
+	s.loop.retry = s.cfg.Clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
 }
 
 // hooksFor binds session reports to generation gen.
 func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 	return sessionHooks{
-		listChanged: func() {
-			s.post(func() { s.relist(gen) })
-		},
-		streamRestored: func() {
-			s.post(func() { s.relistSoon(gen) })
-		},
+		listChanged:    func() { s.post(listChanged{gen: gen}) },
+		streamRestored: func() { s.post(relistWanted{gen: gen}) },
 	}
 }
 
@@ -475,7 +497,7 @@ const relistGap = 30 * time.Second
 // stream was down for a while (a list_changed sent then is lost by servers
 // without an event store), or a host called a tool the catalog lacks.
 func (s *Supervisor) relistSoon(gen uint64) {
-	now := s.clock.Now()
+	now := s.cfg.Clock.Now()
 	if !s.loop.lastSoon.IsZero() && now.Sub(s.loop.lastSoon) < relistGap {
 		return
 	}
@@ -500,25 +522,28 @@ func (s *Supervisor) relist(gen uint64) {
 	blind := caps == nil
 	s.goCmd(func() {
 		cat, err := s.list(sess, blind, caps)
-		s.post(func() {
-			s.loop.relist = false
-			if err != nil {
-				s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
-			} else {
-				s.loop.found[gen] = catalogOf(cat, gen)
-				s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
-				delete(s.loop.found, gen) // published, or refused as stale
-			}
-			if s.loop.again {
-				s.relist(gen)
-			}
-		})
+		s.post(catalogRelisted{gen: gen, cat: cat, err: err})
 	})
 }
 
-// emitEvent stamps e with the server, sequence and time, redacts session ids
-// and credentials from its text, and hands it to the configured sink. Loop
-// goroutine only, outside any lock.
+// relisted takes the result of a re-list.
+func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
+	s.loop.relist = false
+	if err != nil {
+		s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
+	} else {
+		s.loop.found = catalogOf(cat, gen)
+		s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
+		s.loop.found = nil // published, or refused as stale
+	}
+	if s.loop.again {
+		s.relist(gen)
+	}
+}
+
+// emitEvent stamps e, once, with the server, its sequence number and the
+// time, redacts session ids and credentials from its text, and queues it for
+// the sink. Loop goroutine only.
 func (s *Supervisor) emitEvent(e events.Event) {
 	if s.cfg.Events == nil {
 		return
@@ -527,27 +552,14 @@ func (s *Supervisor) emitEvent(e events.Event) {
 	e.Seq = s.loop.seq
 	e.Server = s.cfg.Name
 	if e.Time.IsZero() {
-		e.Time = s.clock.Now()
+		e.Time = s.cfg.Clock.Now()
 	}
-	if e.Kind == "" {
-		e.Kind = events.KindTransition
-	}
-	e = s.redact.Redact(e)
-	if s.loop.holding > 0 {
-		s.loop.held = append(s.loop.held, e)
-		return
-	}
-	s.deliver(e)
+	s.loop.batch = append(s.loop.batch, s.redact.Redact(e))
 }
 
-// deliver hands e to the host's sink. A sink that panics (a bug, or a typed
-// nil pointer) must not take the connection down with it: the panic is
-// logged and the event dropped.
-func (s *Supervisor) deliver(e events.Event) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.cfg.Logger.Error("mcpsup: the events sink panicked; event dropped", "server", s.cfg.Name, "kind", e.Kind, "seq", e.Seq, "panic", r)
-		}
-	}()
-	s.cfg.Events.Emit(e)
+// flushEvents hands the events queued so far to the sink, in order.
+func (s *Supervisor) flushEvents() {
+	s.sink.push(s.loop.batch)
+	clear(s.loop.batch) // the sink queue holds copies
+	s.loop.batch = s.loop.batch[:0]
 }

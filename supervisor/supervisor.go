@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/jonboulle/clockwork"
 
 	"github.com/mcpsup/mcpsup/classify"
-	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
-// State is the connection state; see the fsm package for each state's
-// meaning and docs/statechart.md for the transitions.
+// State is the connection state, the string type events.Event names its
+// From and To with, so e.To == supervisor.Failed compiles; see the fsm
+// package for each state's meaning and docs/statechart.md for the
+// transitions.
 type State = fsm.State
 
 // The states, re-exported from fsm.
@@ -40,16 +40,17 @@ const (
 // machine, opens, resumes and replaces sessions as the classifier's verdicts
 // direct, and serves the host's calls through the live session.
 //
-// One goroutine (started by Start) owns the machine; every input (command
-// results, timers, host requests, session death) reaches it through an inbox.
-// All exported methods are safe for concurrent use from any goroutine.
+// One loop goroutine at a time owns the machine, and runs only while inputs
+// wait; every input (command results, timers, host requests, session death)
+// reaches it through an inbox as a typed value. Events reach the host's sink
+// on another goroutine, in order, so a sink may call any method. All
+// exported methods are safe for concurrent use from any goroutine.
 type Supervisor struct {
-	cfg   Config
-	conn  connector
-	clock clockwork.Clock
+	cfg  Config
+	conn connector
 
-	inbox chan func()
-	life  context.Context // ends on Close or Detach: cancels commands, ends the loop
+	inbox *inbox
+	life  context.Context // ends on Close or Detach: cancels commands
 	end   context.CancelFunc
 	// callLife ends first on Close or Detach: in-flight calls are canceled
 	// before the session is ended (a server may hold a DELETE until the
@@ -63,11 +64,9 @@ type Supervisor struct {
 
 	startOnce sync.Once
 	stopOnce  sync.Once
-	detaching atomic.Bool   // the stop in progress is a Detach
-	loopID    atomic.Uint64 // goroutine id of the loop, for onLoop
 
 	regMu sync.Mutex
-	reg   map[session]bool // every session not yet closed or detached
+	reg   []session // every session not yet closed or detached
 
 	mu      sync.Mutex
 	snap    snapshot
@@ -75,7 +74,10 @@ type Supervisor struct {
 	started bool
 	stopped bool
 
-	loop loopState // owned by the loop goroutine
+	detaching atomic.Bool // the stop in progress is a Detach
+
+	loop loopState  // owned by the loop goroutine
+	sink *sinkQueue // delivers events to Config.Events
 
 	// streams owns the standalone stream decision; every session shares it.
 	streams *wire.StreamSwitch
@@ -88,17 +90,32 @@ type Supervisor struct {
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
 type snapshot struct {
 	state      State
-	reason     fsm.Reason
-	verdict    classify.Verdict
+	reason     Reason
+	verdict    *classify.Verdict // the failure that moved it to failed; nil when none
 	gen        uint64
-	live       *held // the live session in Ready, else nil
-	catalog    Catalog
+	live       *held        // the live session in Ready, else nil
+	catalog    *Catalog     // the published catalog; nil before the first
 	resume     *ResumeState // what to persist; nil before the first session
-	rateUntil  time.Time
-	rateVerd   classify.Verdict
+	rate       *rateWindow  // the last 429's window; nil when none
 	subs       map[string]bool
 	logLevel   string
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
+}
+
+// failure returns the verdict that moved the machine to failed, or the zero
+// verdict.
+func (sn *snapshot) failure() classify.Verdict {
+	if sn.verdict == nil {
+		return classify.Verdict{}
+	}
+	return *sn.verdict
+}
+
+// rateWindow is a window in which calls fail at once with the verdict of
+// the 429 that opened it (Config.DisableRateLimitWindow).
+type rateWindow struct {
+	until   time.Time
+	verdict classify.Verdict
 }
 
 // New validates cfg and returns an idle supervisor. It starts nothing: call
@@ -148,17 +165,15 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	s := &Supervisor{
 		cfg:      cfg,
 		conn:     conn,
-		clock:    cfg.Clock,
-		inbox:    make(chan func(), 64),
+		inbox:    newInbox(),
 		life:     life,
 		end:      end,
 		callLife: callLife,
 		endCalls: endCalls,
 		loopDone: make(chan struct{}),
 		changed:  make(chan struct{}),
-		reg:      map[session]bool{},
 	}
-	s.snap.subs = map[string]bool{}
+	s.snap.state = Idle
 	s.redactLogs()
 	var remembered wire.StreamDecision
 	if cfg.Resume != nil {
@@ -169,14 +184,11 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	}
 	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule,
 		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
+	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
 	s.loop.m = fsm.New(fsm.Config{
-		Server:      cfg.Name,
-		Sink:        events.SinkFunc(s.emitEvent),
 		MaxSessions: cfg.MaxSessions,
 		Window:      cfg.ChurnWindow,
 	})
-	s.loop.sessions = map[uint64]*held{}
-	s.loop.found = map[uint64]*Catalog{}
 	s.loop.bo = cfg.Backoff.newBackOff(cfg.Clock)
 	return s
 }
@@ -184,15 +196,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 // streamDecided relays a change of the stream decision into an event
 // (failure story S5); ResumeState reads the decision from s.streams. Called
 // from wire's goroutines.
-func (s *Supervisor) streamDecided(d wire.StreamDecision) {
-	s.post(func() {
-		kind := events.KindStreamEnabled
-		if d.Off {
-			kind = events.KindStreamDisabled
-		}
-		s.emitEvent(events.Event{Kind: kind, Generation: s.loop.m.Generation(), Detail: d.Why})
-	})
-}
+func (s *Supervisor) streamDecided(d wire.StreamDecision) { s.post(streamChanged{d: d}) }
 
 // decisionOf is the persisted form of a stream decision.
 func decisionOf(d wire.StreamDecision) StreamDecision {
@@ -214,7 +218,7 @@ func (s *Supervisor) Start() {
 		}
 		s.started = true
 		s.mu.Unlock()
-		go s.run()
+		s.inbox.start()
 		mode := fsm.ResumeNone
 		if rs := s.cfg.Resume; rs != nil {
 			mode = fsm.ResumeBlind
@@ -222,15 +226,18 @@ func (s *Supervisor) Start() {
 				mode = fsm.ResumeKnown
 			}
 		}
-		s.post(func() { s.step(fsm.Trigger{Kind: fsm.Started, Resume: mode}) })
+		s.post(startRequested{mode: mode})
 	})
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
-// cancels in-flight calls and waits for them and for every goroutine the
-// supervisor started. It is idempotent and safe from any goroutine, in any
-// state; it returns once everything has stopped, except when called from an
-// events sink (Config.Events), where it starts the stop and returns at once.
+// cancels in-flight calls and waits for them, for every goroutine the
+// supervisor started, and for the events sink (Config.Events) to have
+// received every event. It is idempotent and safe from any goroutine, in any
+// state, an events sink included: called from a sink callback it stops
+// everything but does not wait for the sink (the callback cannot wait for
+// itself); the events behind that callback follow once it returns. A sink
+// callback must not wait for a goroutine of its own that calls Close.
 func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session
@@ -238,12 +245,7 @@ func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 func (s *Supervisor) Detach() error { return s.stop(fsm.DetachRequested) }
 
 func (s *Supervisor) stop(kind fsm.TriggerKind) error {
-	if s.onLoop() {
-		// Called from an events sink: the loop cannot run the stop while
-		// it waits here. Stop from another goroutine; return at once.
-		go s.stop(kind)
-		return nil
-	}
+	fromSink := inSink() // a sink callback cannot wait for the sink
 	s.stopOnce.Do(func() {
 		s.detaching.Store(kind == fsm.DetachRequested)
 		s.mu.Lock()
@@ -254,16 +256,18 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		s.calls.Wait()
 		if started {
 			done := make(chan struct{})
-			if s.post(func() { s.step(fsm.Trigger{Kind: kind}); close(done) }) {
+			if s.post(stopRequested{kind: kind, done: done}) {
 				<-done
 			}
 		} else {
 			s.setSnapshot(func(sn *snapshot) { sn.state = Closed })
 		}
-		s.end() // cancels commands; the loop exits
-		if started {
-			<-s.loopDone
-		}
+		// The loop takes what was posted before and ends; its timers are
+		// stopped after, so none posts again.
+		s.inbox.end()
+		s.stopTimers()
+		close(s.loopDone)
+		s.end() // cancels commands
 		// Commands end with the life context; sessions they opened too late
 		// for the loop are still registered and ended here.
 		s.cmds.Wait()
@@ -271,6 +275,9 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		s.bg.Wait()
 		s.streams.Close()
 	})
+	if !fromSink {
+		s.sink.drain()
+	}
 	return nil
 }
 
@@ -299,13 +306,13 @@ func (s *Supervisor) SessionsOpened() int {
 	return s.snap.sessionsUp
 }
 
-// Failure returns the reason of a terminal failed state ("unauthorized",
-// "canceled", "budget-spent", "churn"; "" when not terminal) and the verdict
-// of the failure that led to the failed state.
-func (s *Supervisor) Failure() (reason string, v classify.Verdict) {
+// Failure returns the reason of a terminal failed state (ReasonUnauthorized,
+// ReasonCanceled, ReasonBudgetSpent, ReasonChurn; ReasonNone when not
+// terminal) and the verdict of the failure that led to the failed state.
+func (s *Supervisor) Failure() (reason Reason, v classify.Verdict) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap.reason.String(), s.snap.verdict
+	return s.snap.reason, s.snap.failure()
 }
 
 // WaitForStateChange blocks until the state differs from from, or ctx is
@@ -334,15 +341,15 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 	for {
 		s.mu.Lock()
-		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.verdict, s.changed
+		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.failure(), s.changed
 		s.mu.Unlock()
 		switch {
 		case st == want:
 			return nil
 		case st == Closed:
-			return &StateError{State: st.String(), Err: ErrClosed}
+			return &StateError{State: st, Err: ErrClosed}
 		case st == Failed && reason != fsm.ReasonNone && want != Closed:
-			return &StateError{State: st.String(), Reason: reason.String(), Verdict: verdict, Err: ErrNotReady}
+			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		select {
 		case <-ch:
@@ -357,7 +364,10 @@ func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 func (s *Supervisor) Catalog() Catalog {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.snap.catalog
+	if s.snap.catalog == nil {
+		return Catalog{}
+	}
+	c := *s.snap.catalog
 	c.Stale = s.snap.state != Ready && c.Generation != 0
 	return c
 }
@@ -383,10 +393,7 @@ func (s *Supervisor) ResumeState() *ResumeState {
 // Reconnect asks for a fresh session: from a terminal failed state (after
 // the host re-authorized, say), or from ready. It returns at once.
 func (s *Supervisor) Reconnect() {
-	s.post(func() {
-		s.setSnapshot(func(sn *snapshot) { sn.rateUntil = time.Time{} }) // the host decided to try again
-		s.step(fsm.Trigger{Kind: fsm.ReconnectRequested})
-	})
+	s.post(reconnectRequested{})
 }
 
 // setSnapshot changes the snapshot under the lock and wakes waiters.
@@ -398,30 +405,9 @@ func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 	s.mu.Unlock()
 }
 
-// post hands f to the loop goroutine. It reports false, without running f,
-// when the loop has ended. It never blocks past the loop's end.
-func (s *Supervisor) post(f func()) bool {
-	s.mu.Lock()
-	started := s.started
-	s.mu.Unlock()
-	if !started {
-		return false
-	}
-	select {
-	case s.inbox <- f:
-		return true
-	case <-s.loopDone:
-		return false
-	case <-s.life.Done():
-		// The loop may still run a last close or detach request.
-		select {
-		case s.inbox <- f:
-			return true
-		case <-s.loopDone:
-			return false
-		}
-	}
-}
+// post hands in to the loop. It reports false, without taking it, before
+// Start and once the stop ended the loop. It never blocks.
+func (s *Supervisor) post(in input) bool { return s.inbox.push(in, s.run) }
 
 // goCmd runs a command's I/O on a goroutine that Close waits for.
 func (s *Supervisor) goCmd(f func()) {

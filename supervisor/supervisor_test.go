@@ -64,7 +64,7 @@ func TestEventsAreNumberedWithoutGaps(t *testing.T) {
 	r := newRig(t, Config{})
 	r.ready(newFakeSession("s1", "a"))
 	require.NoError(t, r.sup.Close())
-	for i, e := range r.rec.Events() {
+	for i, e := range r.events() {
 		require.Equal(t, uint64(i+1), e.Seq)
 		require.Equal(t, "fake", e.Server)
 	}
@@ -97,13 +97,13 @@ func TestRetryBudgetEndsInTerminalFailed(t *testing.T) {
 		r.clock.Advance(time.Minute)
 		r.next().fail(errRefused)
 	}
-	r.waitReason("budget-spent")
+	r.waitReason(ReasonBudgetSpent)
 
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.ErrorIs(t, err, ErrNotReady, "a terminal failed state refuses calls at once")
 	var se *StateError
 	require.ErrorAs(t, err, &se)
-	require.Equal(t, "budget-spent", se.Reason)
+	require.Equal(t, ReasonBudgetSpent, se.Reason)
 
 	r.sup.Reconnect()
 	r.next().ok(newFakeSession("s4", "a"))
@@ -116,7 +116,7 @@ func TestUnauthorizedHandshakeIsTerminalUntilReconnect(t *testing.T) {
 	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
 	r.wait(Failed)
 	reason, v := r.sup.Failure()
-	require.Equal(t, "unauthorized", reason)
+	require.Equal(t, ReasonUnauthorized, reason)
 	require.Equal(t, classify.Unauthorized, v.Class)
 	require.Empty(t, r.eventsOf(events.KindRetryScheduled), "unauthorized never retries")
 
@@ -343,7 +343,7 @@ func TestChurnEndsInTerminalFailed(t *testing.T) {
 		r.wait(Ready)
 		s.die(errors.New("gone"))
 	}
-	r.waitReason("churn")
+	r.waitReason(ReasonChurn)
 }
 
 func TestDetachKeepsTheServerSession(t *testing.T) {
@@ -401,7 +401,7 @@ func TestCloseFromEveryState(t *testing.T) {
 		require.ErrorIs(t, err, ErrNotReady)
 		var se *StateError
 		require.ErrorAs(t, err, &se)
-		require.Equal(t, "idle", se.State)
+		require.Equal(t, Idle, se.State)
 	})
 	t.Run("late dial result", func(t *testing.T) {
 		r := newRig(t, Config{})
@@ -448,7 +448,7 @@ func TestRetryAfterIsCappedByMaxInterval(t *testing.T) {
 func TestAPanickingSinkDoesNotStopTheSupervisor(t *testing.T) {
 	r := newRig(t, Config{})
 	var jl *events.JSONLines // a typed nil: Emit panics
-	r.sup.cfg.Events = events.Multi(r.sup.cfg.Events, jl)
+	r.addSink(jl)
 	r.ready(newFakeSession("s1", "a"))
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.NoError(t, err)
@@ -538,7 +538,7 @@ func TestCloseFromTheEventsSinkDoesNotDeadlock(t *testing.T) {
 	r := newRig(t, Config{})
 	closed := make(chan struct{})
 	var once sync.Once
-	r.sup.cfg.Events = events.Multi(r.sup.cfg.Events, events.SinkFunc(func(e events.Event) {
+	r.addSink(events.SinkFunc(func(e events.Event) {
 		if e.Kind == events.KindTransition && e.To == "failed" {
 			once.Do(func() { _ = r.sup.Close(); close(closed) })
 		}
@@ -547,6 +547,45 @@ func TestCloseFromTheEventsSinkDoesNotDeadlock(t *testing.T) {
 	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
 	<-closed
 	r.wait(Closed)
+}
+
+// Close from another goroutine waits for the sink to receive every event,
+// also while a callback that began before it is still running: a host that
+// closes its event file after Close loses nothing.
+func TestCloseWaitsForASlowSink(t *testing.T) {
+	r := newRig(t, Config{})
+	inCallback, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	r.addSink(events.SinkFunc(func(e events.Event) {
+		if e.Kind == events.KindTransition && e.To == Ready {
+			once.Do(func() { close(inCallback); <-release })
+		}
+	}))
+	r.ready(newFakeSession("s1", "a"))
+	<-inCallback
+	closed := make(chan struct{})
+	go func() { _ = r.sup.Close(); close(closed) }()
+	r.wait(Closed) // the stop is done but for the sink
+	close(release)
+	<-closed
+	n := r.rec.Len()
+	closedSeen := false
+	for _, e := range r.rec.Events() {
+		closedSeen = closedSeen || (e.Kind == events.KindTransition && e.To == Closed)
+	}
+	require.True(t, closedSeen, "Close returned before the sink received the close")
+	r.sup.sink.drain()
+	require.Equal(t, n, r.rec.Len(), "events reached the sink after Close returned")
+}
+
+func TestInSinkKnowsWhereItRuns(t *testing.T) {
+	require.False(t, inSink())
+	q := newSinkQueue(nil, discardLogger, "x")
+	var got bool
+	q.sink = events.SinkFunc(func(events.Event) { got = inSink() })
+	q.push([]events.Event{{}})
+	q.drain()
+	require.True(t, got, "inside a callback")
 }
 
 func TestStaleRecoveryKeepsTheStreamDecision(t *testing.T) {
@@ -628,17 +667,22 @@ func TestUnknownToolTriggersOneReList(t *testing.T) {
 	require.Equal(t, 2, sess.lists(), "unknown tools re-list at most once per 30s")
 }
 
-func TestStateMatchesTheTransitionEventBeingDelivered(t *testing.T) {
+// A transition's event reaches the sink once its state is published: State
+// read on the event is the state it announces or a later one, never an
+// earlier one. The sink runs on its own goroutine, so the machine may have
+// moved on.
+func TestStateReadOnATransitionEventIsNeverOlder(t *testing.T) {
 	r := newRig(t, Config{})
-	var mismatches []string
+	type read struct {
+		seq uint64
+		got State
+	}
+	var reads []read
 	var mu sync.Mutex
-	r.sup.cfg.Events = events.Multi(r.sup.cfg.Events, events.SinkFunc(func(e events.Event) {
-		if e.Kind != events.KindTransition {
-			return
-		}
-		if got := r.sup.State().String(); got != e.To {
+	r.addSink(events.SinkFunc(func(e events.Event) {
+		if e.Kind == events.KindTransition {
 			mu.Lock()
-			mismatches = append(mismatches, e.From+"->"+e.To+" read "+got)
+			reads = append(reads, read{e.Seq, r.sup.State()})
 			mu.Unlock()
 		}
 	}))
@@ -649,9 +693,18 @@ func TestStateMatchesTheTransitionEventBeingDelivered(t *testing.T) {
 	r.next().ok(newFakeSession("s1", "a"))
 	r.wait(Ready)
 	require.NoError(t, r.sup.Close())
+	evs := r.rec.Events()
 	mu.Lock()
 	defer mu.Unlock()
-	require.Empty(t, mismatches)
+	require.Len(t, reads, len(r.eventsOf(events.KindTransition)))
+	for _, rd := range reads {
+		// The state read is the To of this transition or of a later one.
+		ok := false
+		for _, e := range evs {
+			ok = ok || (e.Kind == events.KindTransition && e.Seq >= rd.seq && e.To == rd.got)
+		}
+		require.True(t, ok, "event %d: read %s, which no transition from it on announces", rd.seq, rd.got)
+	}
 }
 
 func TestWaitForReadyEndsOnATerminalFailure(t *testing.T) {
@@ -662,6 +715,6 @@ func TestWaitForReadyEndsOnATerminalFailure(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotReady)
 	var se *StateError
 	require.ErrorAs(t, err, &se)
-	require.Equal(t, "unauthorized", se.Reason)
+	require.Equal(t, ReasonUnauthorized, se.Reason)
 	require.Equal(t, 401, se.Verdict.HTTPStatus)
 }

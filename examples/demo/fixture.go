@@ -118,6 +118,11 @@ func (e *env) startReady(ctx context.Context, srv *mcptest.Server, name string, 
 	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
 		return sup, fmt.Errorf("waiting for ready: %w (state %s)", err, sup.State())
 	}
+	if tr != nil {
+		if err := tr.reached(ctx, supervisor.Ready); err != nil {
+			return sup, fmt.Errorf("waiting for the ready event: %w", err)
+		}
+	}
 	return sup, nil
 }
 

@@ -54,8 +54,8 @@ func storyS1(ctx context.Context, e *env) result {
 		r.expect(sameNames(sup.Catalog().ToolNames(), srv.ToolNames()), "the full tool catalog", "%v", sup.Catalog().ToolNames())
 		inits := since(log, mark, method("initialize"))
 		r.expect(inits == 0, "zero initialize on the wire", "%d", inits)
-		r.expect(tr.entered(supervisor.Probing.String()) == 1, "one blind probe round", "%d", tr.entered(supervisor.Probing.String()))
-		r.expect(tr.entered(supervisor.StaleRecovering.String()) == 0, "no stale recovery", "%d", tr.entered(supervisor.StaleRecovering.String()))
+		r.expect(tr.entered(supervisor.Probing) == 1, "one blind probe round", "%d", tr.entered(supervisor.Probing))
+		r.expect(tr.entered(supervisor.StaleRecovering) == 0, "no stale recovery", "%d", tr.entered(supervisor.StaleRecovering))
 		tmpl := "no probe report"
 		if rep, ok := tr.probeReport(); ok {
 			for _, l := range rep.Lists {
@@ -100,9 +100,9 @@ func storyS2(ctx context.Context, e *env) result {
 
 		r.expect(srv.Gateway().Fired(rule) >= 1, "the stale session rejected with the null-id 400", "rule fired %d times", srv.Gateway().Fired(rule))
 		r.expect(sup.State() == supervisor.Ready, "state ready", "%s", sup.State())
-		probing := tr.entered(supervisor.Probing.String())
+		probing := tr.entered(supervisor.Probing)
 		r.expect(probing == 1, "one probe round, none after the recovery", "%d probe rounds", probing)
-		stale := tr.entered(supervisor.StaleRecovering.String())
+		stale := tr.entered(supervisor.StaleRecovering)
 		r.expect(stale == 1, "exactly one stale recovery", "%d", stale)
 		inits := since(log, mark, method("initialize"))
 		r.expect(inits == 1, "exactly one initialize", "%d", inits)
@@ -290,9 +290,9 @@ func storyHealthy(ctx context.Context, e *env) result {
 
 		cat := sup.Catalog()
 		r.expect(sup.State() == supervisor.Ready, "state ready", "%s", sup.State())
-		r.expect(sameNames(cat.ToolNames(), srv.ToolNames()) && len(cat.Resources) == 2 && len(cat.Prompts) == 2 && len(cat.Templates) == 1,
+		r.expect(sameNames(cat.ToolNames(), srv.ToolNames()) && len(cat.Resources) == 2 && len(cat.Prompts) == 2 && len(cat.ResourceTemplates) == 1,
 			"the full catalog (tools, 2 resources, 2 prompts, 1 template)", "%d tools, %d resources, %d prompts, %d templates",
-			len(cat.Tools), len(cat.Resources), len(cat.Prompts), len(cat.Templates))
+			len(cat.Tools), len(cat.Resources), len(cat.Prompts), len(cat.ResourceTemplates))
 		r.expect(len(callErrs) == 0, "3 tool calls succeed", "%v", callErrs)
 		r.expect(sup.Generation() == 1 && log.Count("initialize") == 1, "one session, one handshake", "gen %d, %d initialize", sup.Generation(), log.Count("initialize"))
 		r.expect(streamErr == nil && tr.kind(events.KindStreamDisabled) == 0, "the standalone stream open (a GET), never disabled", "%v", streamErr)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/supervisor"
 )
 
 // trail keeps the events of one supervisor so a story can wait for one and
@@ -26,7 +27,7 @@ func (t *trail) Emit(e events.Event) {
 }
 
 // wait returns the first event of kind, waiting for it until ctx ends.
-func (t *trail) wait(ctx context.Context, kind string) (events.Event, error) {
+func (t *trail) wait(ctx context.Context, kind events.Kind) (events.Event, error) {
 	for {
 		t.mu.Lock()
 		for _, e := range t.evs {
@@ -45,6 +46,31 @@ func (t *trail) wait(ctx context.Context, kind string) (events.Event, error) {
 	}
 }
 
+// reached waits until the last transition recorded announces state: events
+// reach the sink on their own goroutine, in order, so once a story saw the
+// state, this is when every earlier event is recorded.
+func (t *trail) reached(ctx context.Context, state supervisor.State) error {
+	for {
+		t.mu.Lock()
+		last := supervisor.State("")
+		for _, e := range t.evs {
+			if e.Kind == events.KindTransition {
+				last = e.To
+			}
+		}
+		ch := t.changed
+		t.mu.Unlock()
+		if last == state {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // count returns the number of events that keep selects.
 func (t *trail) count(keep func(events.Event) bool) int {
 	t.mu.Lock()
@@ -59,14 +85,14 @@ func (t *trail) count(keep func(events.Event) bool) int {
 }
 
 // entered counts the transitions into state.
-func (t *trail) entered(state string) int {
+func (t *trail) entered(state supervisor.State) int {
 	return t.count(func(e events.Event) bool {
 		return e.Kind == events.KindTransition && e.To == state && e.From != state
 	})
 }
 
 // kind counts the events of a kind.
-func (t *trail) kind(kind string) int {
+func (t *trail) kind(kind events.Kind) int {
 	return t.count(func(e events.Event) bool { return e.Kind == kind })
 }
 

@@ -28,7 +28,7 @@ func reportCatalogs(ctx context.Context, sup *supervisor.Supervisor, out io.Writ
 func writeCatalog(w io.Writer, c supervisor.Catalog) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ready: catalog of generation %d: %d tools, %d resources, %d prompts, %d resource templates\n",
-		c.Generation, len(c.Tools), len(c.Resources), len(c.Prompts), len(c.Templates))
+		c.Generation, len(c.Tools), len(c.Resources), len(c.Prompts), len(c.ResourceTemplates))
 	for _, t := range c.Tools {
 		fmt.Fprintf(&b, "  tool      %-24s %s\n", t.Name, firstLine(t.Description))
 	}
@@ -38,7 +38,7 @@ func writeCatalog(w io.Writer, c supervisor.Catalog) {
 	for _, p := range c.Prompts {
 		fmt.Fprintf(&b, "  prompt    %-24s %s\n", p.Name, firstLine(p.Description))
 	}
-	for _, t := range c.Templates {
+	for _, t := range c.ResourceTemplates {
 		fmt.Fprintf(&b, "  template  %-24s %s\n", t.URITemplate, firstLine(t.Description))
 	}
 	_, _ = io.WriteString(w, b.String())

@@ -208,7 +208,7 @@ func TestWatchWritesEventsAsJSONLines(t *testing.T) {
 	for _, e := range evs {
 		assert.Equal(t, "local", e.Server)
 		if e.Kind == events.KindTransition && e.From != e.To {
-			path2 = append(path2, e.From+">"+e.To)
+			path2 = append(path2, string(e.From)+">"+string(e.To))
 		}
 	}
 	assert.Equal(t, []string{"idle>connecting", "connecting>ready", "ready>closed"}, path2)

@@ -42,6 +42,7 @@ func main() {
 	small := flag.Int("small", 1000, "connections in the small idle run")
 	big := flag.Int("big", 10000, "connections in the large idle run (0 skips it)")
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
+	load := flag.String("load", "", "what else ran on the machine, for the run line")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -54,7 +55,7 @@ func main() {
 	defer cancel()
 
 	start := time.Now()
-	r := &bench.Report{Machine: bench.ThisMachine(start)}
+	r := &bench.Report{Machine: bench.ThisMachine(start), Load: *load}
 	log.Print("1/7 extra requests per failed call")
 	r.Extra = bench.ExtraRequests(ctx)
 	log.Print("2/7 time to ready")

@@ -1,0 +1,114 @@
+package fsm
+
+import (
+	"fmt"
+	"html"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// TestEngineAgreesWithTable reads the shared stateless machine's own
+// configuration (ToGraph) and checks it row for row against the table: every
+// row is configured once, from its state, for its trigger, to its state, as
+// a transition, a re-entry (the table's internal transitions) or an ignore,
+// guarded exactly when the row has guards, and nothing else is configured.
+// Which row's guards pass when is TestExhaustive's part: it steps every
+// (state, trigger, verdict class, flags) through the engine.
+func TestEngineAgreesWithTable(t *testing.T) {
+	line := regexp.MustCompile(`^\t"?([^" ]+)"? -> "?([^" ]+)"? \[label=<<TABLE BORDER="0">(.*)</TABLE>>\];$`)
+	cell := regexp.MustCompile(`<TR><TD(?: ALIGN="LEFT")?>(.*?)</TD></TR>`)
+	var got []string
+	for _, l := range strings.Split(engine.ToGraph(), "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		section := "permit"
+		for _, c := range cell.FindAllStringSubmatch(m[3], -1) {
+			switch c[1] {
+			case "<B>Reentry</B>":
+				section = "reentry"
+			case "<B>Internal</B>":
+				section = "internal"
+			case "<B>Ignored</B>":
+				section = "ignore"
+			default:
+				entry := html.UnescapeString(c[1])
+				trigger, _, _ := strings.Cut(entry, " ")
+				guarded := strings.Contains(entry, "[")
+				got = append(got, fmt.Sprintf("%s -%s-> %s %s guarded=%v", m[1], trigger, m[2], section, guarded))
+			}
+		}
+	}
+	var want []string
+	for _, r := range table {
+		section := "permit"
+		switch {
+		case r.Ignore:
+			section = "ignore"
+		case r.Internal():
+			section = "reentry"
+		}
+		want = append(want, fmt.Sprintf("%s -%s-> %s %s guarded=%v", r.From, r.Trigger, r.To, section, len(r.Guards) > 0))
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	require.Equal(t, want, got)
+}
+
+// TestMachinesStepConcurrently steps many machines through the one shared
+// engine at once, each from its own goroutine, and checks that every one
+// takes exactly the path a machine stepped alone takes. Run with -race: the
+// engine is only read after it is built.
+func TestMachinesStepConcurrently(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := func() []string {
+		m := New(Config{MaxSessions: 3, Window: time.Minute})
+		var path []string
+		now := t0
+		step := func(tr Trigger) {
+			now = now.Add(time.Second)
+			tr.Now = now
+			if tr.Generation == 1 {
+				tr.Generation = m.Generation()
+			}
+			out, err := m.Step(tr)
+			path = append(path, fmt.Sprintf("%s %v %v %v", m.State(), out.Event, out.Commands, err))
+		}
+		for range 20 {
+			step(Trigger{Kind: Started, Resume: ResumeBlind})
+			step(Trigger{Kind: Attached, Generation: 1})
+			step(Trigger{Kind: DiscoveryFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.SessionExpired}})
+			step(Trigger{Kind: HandshakeSucceeded, Generation: 1})
+			step(Trigger{Kind: DiscoverySucceeded, Generation: 1})
+			step(Trigger{Kind: CallFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.ServerError}})
+			step(Trigger{Kind: CallFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.Transport}})
+			step(Trigger{Kind: HandshakeFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.RateLimited}})
+			step(Trigger{Kind: RetryDue, Generation: 1})
+			step(Trigger{Kind: SessionDied, Generation: 1, Verdict: classify.Verdict{Class: classify.Unauthorized}})
+			step(Trigger{Kind: ReconnectRequested})
+			step(Trigger{Kind: CloseRequested})
+			step(Trigger{Kind: RetryDue, Generation: 1})
+		}
+		return path
+	}
+	want := run()
+	const machines = 16
+	paths := make([][]string, machines)
+	var wg sync.WaitGroup
+	for i := range machines {
+		wg.Go(func() { paths[i] = run() })
+	}
+	wg.Wait()
+	for i, p := range paths {
+		require.Equal(t, want, p, "machine %d", i)
+	}
+}

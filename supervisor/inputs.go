@@ -1,0 +1,121 @@
+package supervisor
+
+import (
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/probes"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// input is one fact for the loop goroutine, which takes inputs one at a
+// time in arrival order (Supervisor.post). Each kind says where it comes
+// from; take handles it on the loop.
+type input interface{ take(s *Supervisor) }
+
+// From the host: Start, Close or Detach, Reconnect.
+type (
+	startRequested struct{ mode fsm.ResumeMode }
+	stopRequested  struct {
+		kind fsm.TriggerKind // CloseRequested or DetachRequested
+		done chan struct{}   // closed once the machine took it
+	}
+	reconnectRequested struct{}
+)
+
+// From the goroutines that run commands: a Dial or Attach ended, a
+// discovery or re-list ended.
+type (
+	sessionOpened struct {
+		kind    fsm.CommandKind // Dial or Attach
+		spec    dialSpec
+		sess    session // nil when it failed
+		verdict classify.Verdict
+	}
+	catalogDiscovered struct {
+		gen uint64
+		cat probes.Catalog
+		err error
+	}
+	catalogRelisted struct {
+		gen uint64
+		cat probes.Catalog
+		err error
+	}
+)
+
+// From the sessions: one ended by itself, announced a list change, came
+// back after a gap on its standalone stream.
+type (
+	sessionEnded struct {
+		gen     uint64
+		sess    session
+		verdict classify.Verdict
+	}
+	listChanged  struct{ gen uint64 }
+	relistWanted struct{ gen uint64 } // a change may have gone unnoticed
+)
+
+// From the stream: the decision changed (the switch), or the keeper
+// dropped an event of generation gen.
+type (
+	streamChanged      struct{ d wire.StreamDecision }
+	streamEventDropped struct {
+		gen    uint64
+		detail string
+	}
+)
+
+// From timers: a retry is due.
+type retryDue struct{ gen uint64 }
+
+// From calls: a call failed (handled is closed once the machine heard).
+type callFailed struct {
+	gen     uint64
+	err     *CallError
+	handled chan struct{}
+}
+
+func (in startRequested) take(s *Supervisor) {
+	s.step(fsm.Trigger{Kind: fsm.Started, Resume: in.mode})
+}
+
+func (in stopRequested) take(s *Supervisor) {
+	s.step(fsm.Trigger{Kind: in.kind})
+	close(in.done)
+}
+
+func (reconnectRequested) take(s *Supervisor) {
+	s.setSnapshot(func(sn *snapshot) { sn.rate = nil }) // the host decided to try again
+	s.step(fsm.Trigger{Kind: fsm.ReconnectRequested})
+}
+
+func (in sessionOpened) take(s *Supervisor)     { s.opened(in.kind, in.spec, in.sess, in.verdict) }
+func (in catalogDiscovered) take(s *Supervisor) { s.discovered(in.gen, in.cat, in.err) }
+func (in catalogRelisted) take(s *Supervisor)   { s.relisted(in.gen, in.cat, in.err) }
+func (in sessionEnded) take(s *Supervisor)      { s.ended(in.gen, in.sess, in.verdict) }
+func (in listChanged) take(s *Supervisor)       { s.relist(in.gen) }
+func (in relistWanted) take(s *Supervisor)      { s.relistSoon(in.gen) }
+
+func (in streamEventDropped) take(s *Supervisor) {
+	s.emitEvent(events.Event{Kind: events.KindStreamEventDropped, Generation: in.gen, Detail: in.detail})
+}
+
+func (in streamChanged) take(s *Supervisor) {
+	kind := events.KindStreamEnabled
+	if in.d.Off {
+		kind = events.KindStreamDisabled
+	}
+	s.emitEvent(events.Event{Kind: kind, Generation: s.loop.m.Generation(), Detail: in.d.Why})
+}
+
+func (in retryDue) take(s *Supervisor) {
+	s.step(fsm.Trigger{Kind: fsm.RetryDue, Generation: in.gen})
+}
+
+func (in callFailed) take(s *Supervisor) {
+	s.callFailed(in.gen, in.err)
+	if in.handled != nil {
+		close(in.handled)
+	}
+}
