@@ -30,16 +30,25 @@ var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) n
 func Micro(ctx context.Context, dir, benchtime string) ([]MicroResult, error) {
 	var out []MicroResult
 	for _, pkg := range MicroPackages {
-		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1", pkg)
-		cmd.Dir = dir
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return out, fmt.Errorf("go test -bench %s: %w: %s%s", pkg, err, shorten(stdout.String(), 300), shorten(stderr.String(), 300))
+		res, err := microRun(ctx, dir, pkg, ".", benchtime)
+		out = append(out, res...)
+		if err != nil {
+			return out, err
 		}
-		out = append(out, parseBench(strings.TrimPrefix(pkg, "./"), stdout.String())...)
 	}
 	return out, nil
+}
+
+// microRun runs the benchmarks of pkg matching pattern and parses them.
+func microRun(ctx context.Context, dir, pkg, pattern, benchtime string) ([]MicroResult, error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", pattern, "-benchmem", "-benchtime", benchtime, "-count", "1", pkg)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go test -bench %s: %w: %s%s", pkg, err, shorten(stdout.String(), 300), shorten(stderr.String(), 300))
+	}
+	return parseBench(strings.TrimPrefix(pkg, "./"), stdout.String()), nil
 }
 
 func parseBench(pkg, text string) []MicroResult {

@@ -24,6 +24,11 @@ type Report struct {
 	IdleNote string
 	Micro    []MicroResult
 	MicroErr error
+	// Hub, HubSupervisors and HubMicro are figure 7 (HubFigures).
+	Hub            []HubResult
+	HubSupervisors []IdleResult
+	HubMicro       []MicroResult
+	HubErr         error
 }
 
 // Render writes the report as Markdown.
@@ -136,6 +141,9 @@ func (r *Report) Render(w io.Writer) error {
 	p("| package | benchmark | ns/op | B/op | allocs/op |\n|---|---|---:|---:|---:|\n")
 	for _, x := range r.Micro {
 		p("| %s | %s | %.1f | %.0f | %.0f |\n", x.Package, x.Name, x.NsPerOp, x.BytesPerOp, x.AllocsPerOp)
+	}
+	if len(r.Hub) > 0 || r.HubErr != nil {
+		p("\n%s", RenderHub(r.Hub, r.HubSupervisors, r.HubMicro, r.HubErr))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

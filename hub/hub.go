@@ -135,7 +135,19 @@ type entry struct {
 	mu      sync.Mutex
 	since   time.Time
 	verdict classify.Verdict // last failure seen
+	merged  uint64           // generation of the catalog merged last
 	gone    bool             // removed: its events no longer change the hub
+}
+
+// ready reports whether the server is ready and its catalog of this session
+// is merged: only then do its items route.
+func (e *entry) ready() bool {
+	if e.sup.State() != supervisor.Ready {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.merged == e.sup.Generation()
 }
 
 // New returns an empty hub.
@@ -377,7 +389,7 @@ func (h *Hub) leave(e *entry, leave Leave) {
 	e.gone = true
 	e.mu.Unlock()
 	e.stop()
-	h.updateCatalog(e.name, supervisor.Catalog{})
+	h.updateCatalog(e, supervisor.Catalog{}, true)
 	if leave == KeepSession {
 		_ = e.sup.Detach()
 		if rs := e.sup.ResumeState(); rs != nil {
@@ -472,7 +484,8 @@ const (
 	Any
 )
 
-// WaitReady blocks until every server (All) or one of them (Any) is ready.
+// WaitReady blocks until every server (All) or one of them (Any) is ready
+// and its catalog merged (its items route).
 // It returns a *NotReadyError wrapping ErrNotReady, naming the servers not
 // ready and their states, when ctx ends first or when the wait can no
 // longer succeed (a terminal failed state, which only Reconnect leaves; a
@@ -494,7 +507,7 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 		for _, e := range all {
 			st := e.sup.State()
 			switch {
-			case st == supervisor.Ready:
+			case e.ready():
 				ready++
 				continue
 			case st == supervisor.Closed:

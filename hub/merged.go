@@ -52,11 +52,12 @@ func (a claimant) compare(b claimant) int {
 
 // slot is what the index holds for one claimant.
 type slot[T any] struct {
-	cl   claimant
-	base string // the qualified name it asks for
-	name string // the name it got
-	def  *T
-	raw  []byte // JSON of def, to tell a changed definition
+	cl    claimant
+	base  string // the qualified name it asks for
+	name  string // the name it got
+	def   *T
+	named *T     // def under the qualified name, what the view shows
+	raw   []byte // JSON of def, to tell a changed definition
 }
 
 // merged is the merged view of one kind (tools, prompts or resources) of
@@ -73,7 +74,8 @@ type merged[T any] struct {
 	slots    map[claimant]*slot[T]
 	owner    map[string]claimant        // qualified name -> claimant
 	byServer map[string]map[string]bool // server -> ids
-	list     []Item[T]                  // cached sorted view; nil after a change
+	list     []Item[T]                  // sorted view as last read; nil before the first read
+	dirty    map[string]bool            // names changed since list was built
 }
 
 func newMerged[T any](naming Naming, id, label func(*T) string, rename func(*T, string) *T) *merged[T] {
@@ -136,7 +138,7 @@ func (m *merged[T]) update(server string, items []*T) (Diff, []Collision) {
 			if m.qualify(server, it) == s.base {
 				if string(raw) != string(s.raw) {
 					m.touch(c, s.name)
-					s.def, s.raw = it, raw
+					s.def, s.raw, s.named = it, raw, m.rename(it, s.name)
 				} else {
 					s.def = it
 				}
@@ -179,7 +181,7 @@ func (m *merged[T]) assign(c *change[T], cl claimant, name string) {
 		delete(m.owner, s.name)
 	}
 	m.touch(c, name)
-	s.name = name
+	s.name, s.named = name, m.rename(s.def, name)
 	m.owner[name] = cl
 }
 
@@ -247,7 +249,14 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 		}
 	}
 	if !d.Empty() {
-		m.list = nil
+		if m.dirty == nil {
+			m.dirty = map[string]bool{}
+		}
+		for _, names := range [][]string{d.Added, d.Removed, d.Changed} {
+			for _, n := range names {
+				m.dirty[n] = true
+			}
+		}
 		slices.Sort(d.Added)
 		slices.Sort(d.Removed)
 		slices.Sort(d.Changed)
@@ -262,16 +271,50 @@ func (m *merged[T]) lookup(name string) (claimant, bool) {
 }
 
 // items returns the view sorted by qualified name; it is shared until the
-// next change and must not be modified.
+// next change and must not be modified. After a change it is the last list
+// merged with the changed names: a copy of the list, the changed names
+// sorted, no sort of the whole.
 func (m *merged[T]) items() []Item[T] {
-	if m.list == nil {
-		m.list = make([]Item[T], 0, len(m.owner))
-		for name, cl := range m.owner {
-			m.list = append(m.list, Item[T]{Name: name, Server: cl.server, ID: cl.id, Def: m.rename(m.slots[cl].def, name)})
-		}
-		slices.SortFunc(m.list, func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) })
+	if m.list != nil && len(m.dirty) == 0 {
+		return m.list
 	}
-	return m.list
+	byName := func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) }
+	if m.list == nil || len(m.dirty) > len(m.owner)/4 {
+		list := make([]Item[T], 0, len(m.owner))
+		for name := range m.owner {
+			list = append(list, m.item(name))
+		}
+		slices.SortFunc(list, byName)
+		m.list, m.dirty = list, nil
+		return list
+	}
+	fresh := make([]Item[T], 0, len(m.dirty))
+	for name := range m.dirty {
+		if _, ok := m.owner[name]; ok {
+			fresh = append(fresh, m.item(name))
+		}
+	}
+	slices.SortFunc(fresh, byName)
+	list := make([]Item[T], 0, len(m.owner))
+	i := 0
+	for _, old := range m.list {
+		if m.dirty[old.Name] {
+			continue
+		}
+		for i < len(fresh) && fresh[i].Name < old.Name {
+			list = append(list, fresh[i])
+			i++
+		}
+		list = append(list, old)
+	}
+	list = append(list, fresh[i:]...)
+	m.list, m.dirty = list, nil
+	return list
+}
+
+func (m *merged[T]) item(name string) Item[T] {
+	cl := m.owner[name]
+	return Item[T]{Name: name, Server: cl.server, ID: cl.id, Def: m.slots[cl].named}
 }
 
 // count returns the number of items of server.

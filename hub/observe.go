@@ -96,18 +96,35 @@ func (h *Hub) observe(e *entry, ev events.Event) {
 	}
 }
 
-// refresh merges the server's current catalog.
-func (h *Hub) refresh(e *entry) { h.updateCatalog(e.name, e.sup.Catalog()) }
+// refresh merges the server's current catalog and wakes WaitReady.
+func (h *Hub) refresh(e *entry) {
+	c := e.sup.Catalog()
+	h.updateCatalog(e, c, false)
+	e.mu.Lock()
+	e.merged = c.Generation
+	e.mu.Unlock()
+	h.notify()
+}
 
 // updateCatalog replaces the server's items in the merged catalog and
-// emits the changes. The cost is that of the server's items.
-func (h *Hub) updateCatalog(server string, c supervisor.Catalog) {
+// emits the changes. The cost is that of the server's items. Once the
+// server is gone only its removal (leaving) is applied, so a refresh racing
+// with Remove cannot bring its items back.
+func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	type kindDiff struct {
 		kind string
 		d    Diff
 		n    int
 	}
+	server := e.name
 	h.catMu.Lock()
+	e.mu.Lock()
+	gone := e.gone
+	e.mu.Unlock()
+	if gone && !leaving {
+		h.catMu.Unlock()
+		return
+	}
 	td, tc := h.tools.update(server, c.Tools)
 	pd, pc := h.prompts.update(server, c.Prompts)
 	rd, rc := h.resources.update(server, c.Resources)
