@@ -111,7 +111,7 @@ func RenderHub(hubs []HubResult, sups []IdleResult, micro []MicroResult, microEr
 			p("\nhub extra at %d, stream %s: %+.1f KiB and %+.2f goroutines per server.", hr.N, onOff(hr.Stream), (hr.HeapPerServer-sups[i].HeapPerConn)/1024, hr.GoroutinesPerServer-sups[i].GoroutinesPerConn)
 		}
 	}
-	p("\n\nThe cost of one server's catalog change in the merged view (`go test -run ^$ -bench %s -benchmem ./hub`): servers × tools each, one server's tools change definition (or, `rename`, all of them get new names), the view updated and its diff computed; `read` also rebuilds the sorted list a host reads after the change. Goal: the update flat in the number of servers, proportional to the changed server's tools.\n\n", HubMicroPattern)
+	p("\n\nThe cost of one server's catalog change in the merged view (`go test -run ^$ -bench %s -benchmem ./hub`): servers × tools each, one server's tools change definition (or, `rename`, all of them get new names), the view updated and its diff computed; `read` also builds the sorted list a host reads next, a copy of the last list merged with the changed names (no sort of the whole), so it grows with all items. Goal: the update flat in the number of servers, proportional to the changed server's tools.\n\n", HubMicroPattern)
 	if microErr != nil {
 		p("error: %s\n\n", cell(microErr.Error()))
 	}

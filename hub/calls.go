@@ -131,7 +131,9 @@ func (h *Hub) callError(op, name string, e *entry, id string, err error) error {
 }
 
 // Tools returns the merged tool catalog sorted by qualified name. The slice
-// is shared until the next change: do not modify it.
+// is shared until the next change: do not modify it. A server that is
+// recovering keeps its items (calls to them wait for it, as on the
+// supervisor); Health says which servers are ready.
 func (h *Hub) Tools() []Tool {
 	h.catMu.Lock()
 	defer h.catMu.Unlock()

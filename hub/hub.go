@@ -365,8 +365,8 @@ const (
 // catalog (a KindMergedCatalogChanged event), its calls in flight are
 // canceled, and its session is ended or kept as leave says; calls to the
 // other servers go on meanwhile. It returns once the supervisor has stopped
-// and the store has been written (the store's error, a *StoreError, is also
-// an event), or a *ServerError wrapping ErrUnknownServer.
+// and the store has been written (the server's store errors, *StoreError,
+// are also events), or a *ServerError wrapping ErrUnknownServer.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]
@@ -380,7 +380,7 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	}
 	h.leave(e, leave)
 	h.emit(events.Event{Kind: KindServerRemoved, Server: name})
-	return h.saves.flush(ctx)
+	return h.saves.flush(ctx, name)
 }
 
 // leave stops one server and queues its last store write.
@@ -404,8 +404,9 @@ func (h *Hub) leave(e *entry, leave Leave) {
 
 // Close stops every server, ending their server-side sessions (DELETE), and
 // deletes their stored resume states. Detach keeps them instead. It returns
-// once every supervisor and goroutine of the hub has stopped; the error is
-// the store's (each also an event). Close and Detach are idempotent: only
+// once every supervisor has stopped and the store has been written (or
+// Config.StoreTimeout passed: a write still running then ends within its own
+// StoreTimeout); the error joins the store's errors (each also an event). Close and Detach are idempotent: only
 // the first call acts.
 func (h *Hub) Close() error { return h.stopAll(EndSession) }
 
@@ -444,7 +445,7 @@ func (h *Hub) stopAll(leave Leave) error {
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
 	defer cancel()
-	return h.saves.flush(ctx)
+	return h.saves.flush(ctx, "")
 }
 
 // Names returns the names of the servers in the hub, sorted.

@@ -22,7 +22,7 @@ type saver struct {
 	order   []string
 	running bool
 	idle    chan struct{} // closed while no write waits or runs
-	errs    []error       // since the last flush
+	errs    []*StoreError // not yet returned by a flush
 }
 
 // put queues a save of rs (nil: a delete) for server.
@@ -72,21 +72,22 @@ func (s *saver) run() {
 		}
 		cancel()
 		if err != nil {
-			var se *StoreError
-			if !errors.As(err, &se) {
-				err = &StoreError{Op: op, Server: server, Err: err}
+			se, ok := errors.AsType[*StoreError](err)
+			if !ok || se.Server != server {
+				se = &StoreError{Op: op, Server: server, Err: err}
 			}
-			s.failed(op, server, err)
+			s.failed(op, server, se)
 			s.mu.Lock()
-			s.errs = append(s.errs, err)
+			s.errs = append(s.errs, se)
 			s.mu.Unlock()
 		}
 	}
 }
 
 // flush waits until every queued write is done, or ctx ends, and returns
-// the write errors since the last flush, joined.
-func (s *saver) flush(ctx context.Context) error {
+// the write errors of server ("": of every server) not returned before,
+// joined.
+func (s *saver) flush(ctx context.Context, server string) error {
 	s.mu.Lock()
 	idle := s.idle
 	running := s.running
@@ -100,7 +101,15 @@ func (s *saver) flush(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := errors.Join(s.errs...)
-	s.errs = nil
-	return err
+	var errs []error
+	kept := s.errs[:0]
+	for _, se := range s.errs {
+		if server == "" || se.Server == server {
+			errs = append(errs, se)
+		} else {
+			kept = append(kept, se)
+		}
+	}
+	s.errs = kept
+	return errors.Join(errs...)
 }
