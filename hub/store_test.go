@@ -1,0 +1,62 @@
+package hub_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+func resumeState(endpoint string) *supervisor.ResumeState {
+	return &supervisor.ResumeState{Version: supervisor.ResumeStateVersion, Endpoint: endpoint,
+		ResumeState: wire.ResumeState{SessionID: "session-0123456789abcdef", ProtocolVersion: "2025-11-25"}}
+}
+
+func TestFileStoreRoundTripAndBounds(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := &hub.FileStore{Dir: dir}
+	rs := resumeState("http://127.0.0.1:1/mcp")
+	require.NoError(t, s.Save(ctx, "a", rs))
+	got, err := s.Load(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, rs.SessionID, got.SessionID)
+
+	// A name that is not a file name stays inside the directory.
+	require.NoError(t, s.Save(ctx, "../evil/name", rs))
+	require.Equal(t, dir, filepath.Dir(s.Path("../evil/name")))
+	require.NotEqual(t, s.Path("a/b"), s.Path("a_b"), "names that sanitise alike keep their own files")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "no temporary file left behind")
+
+	// Too large to read: corrupt, naming the bound.
+	require.NoError(t, os.WriteFile(s.Path("big"), []byte(strings.Repeat(" ", int(hub.DefaultMaxFileBytes)+1)), 0o600))
+	_, err = s.Load(ctx, "big")
+	require.ErrorIs(t, err, hub.ErrCorrupt)
+	require.ErrorContains(t, err, "more than")
+
+	// A malformed state names the field.
+	require.NoError(t, os.WriteFile(s.Path("bad"), []byte(`{"version":1,"server":"bad","resume":{"version":2}}`), 0o600))
+	_, err = s.Load(ctx, "bad")
+	require.ErrorIs(t, err, hub.ErrCorrupt)
+	var rse *supervisor.ResumeStateError
+	require.ErrorAs(t, err, &rse)
+	require.Equal(t, "version", rse.Field)
+
+	small := &hub.FileStore{Dir: dir, MaxBytes: 64}
+	var se *hub.StoreError
+	require.ErrorAs(t, small.Save(ctx, "a", rs), &se)
+	require.Equal(t, "save", se.Op)
+
+	require.NoError(t, s.Delete(ctx, "a"))
+	require.NoError(t, s.Delete(ctx, "a"), "deleting nothing is not an error")
+	_, err = s.Load(ctx, "a")
+	require.ErrorIs(t, err, hub.ErrNotFound)
+}
