@@ -72,16 +72,6 @@ func (f *fixture) hub(cfg hub.Config) *hub.Hub {
 	return h
 }
 
-func (f *fixture) count(kind string) int {
-	n := 0
-	for _, ev := range f.rec.Events() {
-		if string(ev.Kind) == kind {
-			n++
-		}
-	}
-	return n
-}
-
 func (f *fixture) eventsOf(kind string) []events.Event {
 	var out []events.Event
 	for _, ev := range f.rec.Events() {
