@@ -1,6 +1,10 @@
 package hub_test
 
 import (
+	"context"
+	"time"
+
+	"github.com/mcpsup/mcpsup/mcptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,4 +63,45 @@ func TestFileStoreRoundTripAndBounds(t *testing.T) {
 	require.NoError(t, s.Delete(ctx, "a"), "deleting nothing is not an error")
 	_, err = s.Load(ctx, "a")
 	require.ErrorIs(t, err, hub.ErrNotFound)
+}
+
+// savingStore reports every Save on a channel.
+type savingStore struct {
+	hub.FileStore
+	saved chan *supervisor.ResumeState
+}
+
+func (s *savingStore) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
+	s.saved <- rs
+	return s.FileStore.Save(ctx, server, rs)
+}
+
+// A resume state is saved when its session opens and again when the stream
+// decision changes, before any Detach.
+func TestStatesSavedOnSessionAndStreamDecision(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"hostile": {}})
+	f.servers["hostile"].Gateway().Add(mcptest.GETHostile())
+	store := &savingStore{FileStore: hub.FileStore{Dir: t.TempDir()}, saved: make(chan *supervisor.ResumeState, 16)}
+	cfg := f.config(store)
+	cfg.Supervisor.StreamKeeper = wire.StreamConfig{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	cfg.Supervisor.HostileRule = wire.HostilityRule{Threshold: 3}
+	h := f.hub(cfg)
+
+	next := func() *supervisor.ResumeState {
+		select {
+		case rs := <-store.saved:
+			return rs
+		case <-f.ctx.Done():
+			t.Fatal("no save")
+			return nil
+		}
+	}
+	first := next()
+	require.Equal(t, f.servers["hostile"].SessionIDs(), []string{first.SessionID}, "saved when the session opened")
+	require.False(t, first.StandaloneStream.Off)
+	require.True(t, next().StandaloneStream.Off, "saved again when the stream was turned off")
+	require.NoError(t, h.Detach())
+	rs, err := store.Load(f.ctx, "hostile")
+	require.NoError(t, err)
+	require.True(t, rs.StandaloneStream.Off)
 }
