@@ -105,3 +105,18 @@ func TestStatesSavedOnSessionAndStreamDecision(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rs.StandaloneStream.Off)
 }
+
+// A state saved for another endpoint under this server's name is foreign:
+// the server starts fresh, with an event.
+func TestStateOfAnotherEndpointStartsFresh(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {}})
+	store := &hub.FileStore{Dir: t.TempDir()}
+	require.NoError(t, store.Save(f.ctx, "a", resumeState("http://127.0.0.1:1/mcp")))
+	h := f.hub(f.config(store))
+	evs := f.eventsOf(hub.KindStoreFailed)
+	require.Len(t, evs, 1)
+	require.Equal(t, "load", evs[0].Op)
+	require.Contains(t, evs[0].Detail, "saved for endpoint")
+	require.Equal(t, 1, f.servers["a"].Log().Count("initialize"))
+	require.Equal(t, supervisor.Ready, h.Health()[0].State)
+}
