@@ -60,5 +60,6 @@
 // supervisor's. Starting uses at most Config.MaxStarting goroutines, saving
 // one, both only while there is work. A change of one server's catalog
 // updates the merged view in proportion to that server's items; the sorted
-// lists are rebuilt once, when next read (docs/benchmarks.md, section 7).
+// list a host reads next is the last one merged with the changed names, no
+// sort of the whole (docs/benchmarks.md, section 7).
 package hub
