@@ -157,7 +157,8 @@ func (h *Hub) Resources() []Resource {
 }
 
 // MCPTools returns the merged tools as go-sdk tools named by their
-// qualified names, ready to hand to a model.
+// qualified names, ready to hand to a model. The tools are shared: do not
+// modify them.
 func (h *Hub) MCPTools() []*mcp.Tool {
 	ts := h.Tools()
 	out := make([]*mcp.Tool, len(ts))

@@ -374,3 +374,25 @@ func TestWaitReadyAnyAndAll(t *testing.T) {
 	require.ErrorIs(t, h.Add(f.ctx, hub.ServerConfig{Name: "late", URL: deadURL}), hub.ErrClosed)
 	require.True(t, errors.Is(h.Close(), nil), "Close is idempotent")
 }
+
+// Remove(KeepSession) detaches one server and saves its state; adding it
+// again resumes that session with no initialize, while the other server
+// never noticed.
+func TestRemoveKeepSessionThenAddResumes(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {}, "b": {}})
+	store := &hub.FileStore{Dir: t.TempDir()}
+	h := f.hub(f.config(store))
+	require.NoError(t, h.Remove(f.ctx, "a", hub.KeepSession))
+	require.Zero(t, f.servers["a"].Log().CountVerb("DELETE"), "the session is kept")
+	rs, err := store.Load(f.ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, f.servers["a"].SessionIDs(), []string{rs.SessionID})
+
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "a", URL: f.servers["a"].URL()}))
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+	require.Equal(t, 1, f.servers["a"].Log().Count("initialize"), "only the first session's")
+	_, err = h.CallTool(f.ctx, record("a__record", "back"))
+	require.NoError(t, err)
+	require.Equal(t, 1, f.servers["b"].Log().Count("initialize"))
+	require.Equal(t, uint64(1), h.Supervisor("b").Generation())
+}

@@ -248,14 +248,19 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		return fail(ErrClosed)
 	}
 	h.servers[sc.Name] = e
-	h.pending = append(h.pending, e)
-	if h.starters < h.cfg.MaxStarting {
-		h.starters++
-		h.workers.Go(h.starter)
-	}
 	h.notifyLocked()
 	h.mu.Unlock()
-	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: resumeDetail(rs)})
+	// Announced before it starts, so its own events follow.
+	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: resumeDetail(scfg.Resume)})
+	h.mu.Lock()
+	if !h.closed && e.ctx.Err() == nil { // not stopped or removed meanwhile
+		h.pending = append(h.pending, e)
+		if h.starters < h.cfg.MaxStarting {
+			h.starters++
+			h.workers.Go(h.starter)
+		}
+	}
+	h.mu.Unlock()
 	return nil
 }
 
@@ -504,7 +509,7 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 			return ErrClosed
 		}
 		ready, hopeless := 0, 0
-		var waiting []Health
+		var waiting []*entry
 		for _, e := range all {
 			st := e.sup.State()
 			switch {
@@ -518,7 +523,14 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 					hopeless++
 				}
 			}
-			waiting = append(waiting, h.health(e))
+			waiting = append(waiting, e)
+		}
+		notReady := func(err error) error {
+			hs := make([]Health, len(waiting))
+			for i, e := range waiting {
+				hs[i] = h.health(e)
+			}
+			return &NotReadyError{Mode: mode, Servers: sortHealth(hs), Err: err}
 		}
 		switch mode {
 		case Any:
@@ -526,14 +538,14 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 				return nil
 			}
 			if hopeless == len(all) {
-				return &NotReadyError{Mode: mode, Servers: sortHealth(waiting)}
+				return notReady(nil)
 			}
 		default:
 			if ready == len(all) {
 				return nil
 			}
 			if hopeless > 0 {
-				return &NotReadyError{Mode: mode, Servers: sortHealth(waiting)}
+				return notReady(nil)
 			}
 		}
 		// Server states change on their own goroutines; the hub hears of
@@ -541,7 +553,7 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return &NotReadyError{Mode: mode, Servers: sortHealth(waiting), Err: ctx.Err()}
+			return notReady(ctx.Err())
 		}
 	}
 }
