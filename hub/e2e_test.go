@@ -396,3 +396,24 @@ func TestRemoveKeepSessionThenAddResumes(t *testing.T) {
 	require.Equal(t, 1, f.servers["b"].Log().Count("initialize"))
 	require.Equal(t, uint64(1), h.Supervisor("b").Generation())
 }
+
+// A call in flight to a server that is removed ends with the supervisor's
+// closed error, named for its server; calls to the other server go on.
+func TestRemoveEndsCallsInFlight(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {}, "b": {}})
+	h := f.hub(f.config(nil))
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(f.ctx, &mcp.CallToolParams{Name: "a__" + mcptest.BlockTool, Arguments: mcptest.IDArgs{ID: "held"}})
+		done <- err
+	}()
+	require.NoError(t, f.servers["a"].WaitBlocked(f.ctx, "held"))
+	require.NoError(t, h.Remove(f.ctx, "a", hub.EndSession))
+	err := <-done
+	var hce *hub.CallError
+	require.ErrorAs(t, err, &hce)
+	require.Equal(t, "a", hce.Server)
+	require.ErrorIs(t, err, supervisor.ErrClosed)
+	_, err = h.CallTool(f.ctx, record("b__record", "after"))
+	require.NoError(t, err)
+}
