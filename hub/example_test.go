@@ -54,3 +54,25 @@ func ExampleValidName() {
 	fmt.Println(hub.ValidName("search__find"), hub.ValidName("search.find"))
 	// Output: true false
 }
+
+// An mcpServers file as Claude Desktop or Cursor writes it: the stdio entry
+// and the field the hub does not know are reported, not fatal.
+func ExampleParseServers() {
+	f, err := hub.ParseServers([]byte(`{"mcpServers": {
+		"search": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}, "alwaysAllow": ["find"]},
+		"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}
+	}}`))
+	if err != nil {
+		panic(err)
+	}
+	for _, sc := range f.Servers {
+		fmt.Println("connect", sc.Name, sc.URL)
+	}
+	for _, w := range f.Warnings {
+		fmt.Println(w)
+	}
+	// Output:
+	// connect search https://example.com/mcp
+	// server "files": not connected: stdio servers (command) are not supported yet
+	// server "search" field "alwaysAllow": unknown field, kept
+}

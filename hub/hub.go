@@ -43,7 +43,9 @@ type Config struct {
 	// server name (events.Event.Server), and the hub's own (the Kind
 	// constants of this package). It is called from many goroutines at once
 	// and must be safe for concurrent use; see supervisor.Config.Events for
-	// the rules of a sink. Default: discarded.
+	// the rules of a sink. It may read the hub (Tools, Health ...) but must
+	// not call Remove, Close or Detach, which wait for the goroutine that
+	// runs it. Default: discarded.
 	Events events.Sink
 }
 
