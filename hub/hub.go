@@ -480,4 +480,3 @@ func (h *Hub) entry(name string) *entry {
 	defer h.mu.Unlock()
 	return h.servers[name]
 }
-

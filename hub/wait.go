@@ -117,4 +117,3 @@ func (e *NotReadyError) Unwrap() []error {
 	}
 	return []error{ErrNotReady}
 }
-
