@@ -39,8 +39,8 @@ var (
 func Micro(ctx context.Context, dir, benchtime string) ([]MicroResult, error) {
 	var out []MicroResult
 	for _, pkg := range MicroPackages {
-		rs, err := runBench(ctx, dir, pkg, benchtime)
-		out = append(out, rs...)
+		res, err := microRun(ctx, dir, pkg, ".", benchtime)
+		out = append(out, res...)
 		if err != nil {
 			return out, err
 		}
@@ -52,11 +52,12 @@ func Micro(ctx context.Context, dir, benchtime string) ([]MicroResult, error) {
 // events written, its model built, and loaded in headless Chromium, which
 // must be installed) with benchtime each.
 func HTMLTimeline(ctx context.Context, dir, benchtime string) ([]MicroResult, error) {
-	return runBench(ctx, dir, HTMLPackage, benchtime)
+	return microRun(ctx, dir, HTMLPackage, ".", benchtime)
 }
 
-func runBench(ctx context.Context, dir, pkg, benchtime string) ([]MicroResult, error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1", pkg)
+// microRun runs the benchmarks of pkg matching pattern and parses them.
+func microRun(ctx context.Context, dir, pkg, pattern, benchtime string) ([]MicroResult, error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", pattern, "-benchmem", "-benchtime", benchtime, "-count", "1", pkg)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

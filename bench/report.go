@@ -29,6 +29,11 @@ type Report struct {
 	// Load says what else ran on the machine during the run ("" for
 	// nothing known); timings under load are noisy.
 	Load string
+	// Hub, HubSupervisors and HubMicro are figure 7 (HubFigures).
+	Hub            []HubResult
+	HubSupervisors []IdleResult
+	HubMicro       []MicroResult
+	HubErr         error
 }
 
 // Render writes the report as Markdown.
@@ -157,6 +162,9 @@ func (r *Report) Render(w io.Writer) error {
 	p("| benchmark | ns/op | B/op | allocs/op | render-ms | ready-ms |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, x := range r.HTML {
 		p("| %s | %.0f | %.0f | %.0f | %s | %s |\n", x.Name, x.NsPerOp, x.BytesPerOp, x.AllocsPerOp, metric(x, "render-ms"), metric(x, "ready-ms"))
+	}
+	if len(r.Hub) > 0 || r.HubErr != nil {
+		p("\n%s", RenderHub(r.Hub, r.HubSupervisors, r.HubMicro, r.HubErr))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

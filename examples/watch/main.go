@@ -1,8 +1,12 @@
 // Command watch supervises one MCP server (streamable HTTP) from the command
 // line: it prints every supervisor event as a timeline line as it happens and
-// lists the server's catalog whenever the connection becomes ready.
+// lists the server's catalog whenever the connection becomes ready. With
+// -config it watches every server of an mcpServers file through one hub
+// (package hub) instead: one timeline of all their events, the merged
+// catalog's changes, and each server's health at exit.
 //
 //	go run ./examples/watch -url https://example.com/mcp -resume session.json
+//	go run ./examples/watch -config mcp.json -resume states/
 //
 // Ctrl-C (SIGINT or SIGTERM) stops it cleanly without ending the server-side
 // session: the supervisor detaches (no DELETE) and its resume state is saved
@@ -12,10 +16,14 @@
 //
 // Flags:
 //
-//	-url u                 the MCP endpoint (required)
-//	-name s                the server's name in events (default: the URL's host)
+//	-url u                 the MCP endpoint (this or -config is required)
+//	-config file           an mcpServers file ({"mcpServers": {name: {"url": …}}}):
+//	                       watch all its streamable HTTP servers
+//	-name s                the server's name in events (default: the URL's host;
+//	                       not with -config, whose file names the servers)
 //	-resume file           read a resume state at start if the file exists;
-//	                       write it at exit (mode 0600: it holds the session id)
+//	                       write it at exit (mode 0600: it holds the session id);
+//	                       with -config a directory of one state per server
 //	-standalone-sse mode   on, off or auto (default auto): the standalone GET
 //	                       stream policy (DESIGN.md failure story S5)
 //	-events file.jsonl     append every event as JSON lines (events.JSONLines)

@@ -19,6 +19,7 @@ import (
 // options are the parsed command-line flags.
 type options struct {
 	url        string
+	config     string // an mcpServers file: watch every server in it
 	name       string
 	resumePath string
 	stream     supervisor.StreamPolicy
@@ -39,9 +40,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.url, "url", "", "the MCP server's streamable HTTP endpoint (required)")
+	fs.StringVar(&o.url, "url", "", "the MCP server's streamable HTTP endpoint (this or -config is required)")
+	fs.StringVar(&o.config, "config", "", "an mcpServers file: watch every server in it through one hub")
 	fs.StringVar(&o.name, "name", "", "the server's name in events (default: the URL's host)")
-	fs.StringVar(&o.resumePath, "resume", "", "resume state file: read at start if it exists, written at exit")
+	fs.StringVar(&o.resumePath, "resume", "", "resume state file (with -config: a directory of them): read at start if it exists, written at exit")
 	sse := fs.String("standalone-sse", "auto", "standalone SSE stream: on, off or auto")
 	fs.StringVar(&o.eventsPath, "events", "", "append every event to this file as JSON lines")
 	fs.BoolVar(&o.endSession, "end-session", false, "at exit, end the session (DELETE) and remove the resume file")
@@ -54,8 +56,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case fs.NArg() != 0:
 		return o, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	case o.url == "":
-		return o, &usageError{"-url is required"}
+	case o.url == "" && o.config == "":
+		return o, &usageError{"-url or -config is required"}
+	case o.url != "" && o.config != "":
+		return o, &usageError{"-url and -config exclude each other"}
+	case o.config != "" && o.name != "":
+		return o, &usageError{"-name names the one server of -url; with -config the file names them"}
 	case o.timeout < 0:
 		return o, &usageError{"-timeout must not be negative"}
 	case o.httpRemote && o.httpAddr == "":
@@ -66,6 +72,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, &usageError{err.Error()}
 		}
 	}
+	if err := parseStream(*sse, &o); err != nil {
+		return o, err
+	}
+	if o.config != "" {
+		return o, nil
+	}
 	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return o, &usageError{fmt.Sprintf("-url %q is not an http or https URL", o.url)}
@@ -73,7 +85,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.name == "" {
 		o.name = u.Host
 	}
-	switch *sse {
+	return o, nil
+}
+
+// parseStream reads the -standalone-sse flag into o.
+func parseStream(sse string, o *options) error {
+	switch sse {
 	case "auto":
 		o.stream = supervisor.StreamAuto
 	case "on":
@@ -81,9 +98,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	case "off":
 		o.stream = supervisor.StreamOff
 	default:
-		return o, &usageError{fmt.Sprintf("-standalone-sse %q: want on, off or auto", *sse)}
+		return &usageError{fmt.Sprintf("-standalone-sse %q: want on, off or auto", sse)}
 	}
-	return o, nil
+	return nil
 }
 
 // run is the command without the process. It supervises the endpoint until
@@ -101,7 +118,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if err := watch(ctx, o, &lockedWriter{w: stdout}); err != nil {
+	do := watch
+	if o.config != "" {
+		do = watchMany
+	}
+	if err := do(ctx, o, &lockedWriter{w: stdout}); err != nil {
 		fmt.Fprintln(stderr, "watch:", err)
 		return 1
 	}

@@ -43,6 +43,8 @@ func main() {
 	big := flag.Int("big", 10000, "connections in the large idle run (0 skips it)")
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
 	load := flag.String("load", "", "what else ran on the machine, for the run line")
+	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
+	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout`)
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -54,22 +56,32 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
+	if *only == "hub" {
+		hubs, sups, micro, err := hubFigures(ctx, root, *hubN, *benchtime)
+		fmt.Print(bench.RenderHub(hubs, sups, micro, err))
+		return
+	}
+
 	start := time.Now()
 	r := &bench.Report{Machine: bench.ThisMachine(start), Load: *load}
-	log.Print("1/7 extra requests per failed call")
+	log.Print("1/8 extra requests per failed call")
 	r.Extra = bench.ExtraRequests(ctx)
-	log.Print("2/7 time to ready")
+	log.Print("2/8 time to ready")
 	r.Ready = bench.TimeToReady(ctx, *latency, *runs)
-	log.Printf("3/7 sessions lost in %v", *period)
+	log.Printf("3/8 sessions lost in %v", *period)
 	r.Lost = bench.SessionsLost(ctx, *period)
-	log.Print("4/7 CallTool overhead")
+	log.Print("4/8 CallTool overhead")
 	r.Overhead = bench.CallOverhead(ctx, 21, 200)
-	log.Print("5/7 idle connections")
+	log.Print("5/8 idle connections")
 	r.Idle, r.IdleNote = idle(ctx, *small, *big, limit)
-	log.Print("6/7 pure cores")
+	log.Print("6/8 pure cores")
 	r.Micro, r.MicroErr = bench.Micro(ctx, root, *benchtime)
-	log.Print("7/7 HTML timeline")
+	log.Print("7/8 HTML timeline")
 	r.HTML, r.HTMLErr = bench.HTMLTimeline(ctx, root, *benchtime)
+	if *hubN > 0 {
+		log.Printf("8/8 %d servers in one hub", *hubN)
+		r.Hub, r.HubSupervisors, r.HubMicro, r.HubErr = hubFigures(ctx, root, *hubN, *benchtime)
+	}
 	r.Elapsed = time.Since(start)
 
 	path := *out
@@ -119,6 +131,16 @@ func idle(ctx context.Context, small, big int, limit uint64) ([]bench.IdleResult
 		}
 	}
 	return out, note
+}
+
+// hubFigures runs figure 7 against a server in a child process.
+func hubFigures(ctx context.Context, root string, n int, benchtime string) ([]bench.HubResult, []bench.IdleResult, []bench.MicroResult, error) {
+	url, stop, err := startChild()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer stop()
+	return bench.HubFigures(ctx, url, root, n, benchtime)
 }
 
 // startChild runs this binary as the idle figure's server and returns its

@@ -1,0 +1,65 @@
+// Package hub shows many MCP servers to a host as one: a set of supervisors
+// (package supervisor) by server name, with one merged catalog of qualified
+// names, calls routed by those names, health as a value, one events sink and
+// resume states kept in a Store. It is the layer every host that connects to
+// several servers writes by hand: configured from the mcpServers JSON
+// Claude Desktop, VS Code and Cursor read, started with bounded concurrency,
+// detached as a whole on exit and resumed on the next run without
+// `initialize`.
+//
+// # Use
+//
+//	f, err := hub.LoadServers("mcp.json") // {"mcpServers": {"search": {"url": …, "headers": {…}}}}
+//	if err != nil { … }
+//	h := hub.New(hub.Config{Store: &hub.FileStore{Dir: stateDir}, Events: events.Slog(logger)})
+//	defer h.Detach() // keeps every session resumable; h.Close() ends them
+//	_ = h.AddServers(ctx, f)
+//	if err := h.WaitReady(ctx, hub.Any); err != nil { … }
+//	tools := h.MCPTools() // "search__find", "files__find", …
+//	res, err := h.CallTool(ctx, &mcp.CallToolParams{Name: "search__find", Arguments: args})
+//	var ce *supervisor.CallError
+//	if errors.As(err, &ce) { … } // the verdict and delivery, as for one supervisor
+//
+// # Names
+//
+// An item's qualified name is Config.Naming(server, item), `server__item` by
+// default. A name that does not match `^[a-zA-Z0-9_-]{1,64}$` (the tool name
+// rule of OpenAI's and Anthropic's APIs) keeps its valid bytes (others become
+// '_'), cut to 53 bytes, plus '_' and a 10-digit hex hash of the server and
+// item names: stable across runs and valid. When two items ask for one
+// name, the lower (server name, item id) keeps it and the other gets the
+// hashed form, whatever order the servers were added or changed in; each
+// such collision is a KindNameCollision event. Tools and prompts are named
+// after their names, resources after theirs (their URI when unnamed) and
+// routed by URI.
+//
+// # Events
+//
+// Every supervisor's events reach Config.Events with Server set to the
+// server's name, followed by the hub's own (KindMergedCatalogChanged with the
+// diff, KindNameCollision, KindStoreFailed, KindConfigWarning,
+// KindServerAdded, KindServerRemoved). The servers' header values are
+// registered as secrets of the hub's events.Redactor: masked in every event,
+// in the supervisors' logs and in the hub's errors. The supervisor's own
+// *supervisor.CallError text (reached through errors.As) masks only what its
+// own redactor knows (session ids, URL credentials); print the hub's error.
+//
+// # Resume states
+//
+// With a Store, each server's resume state is loaded when it is added and
+// saved whenever what resumes it changes (a session opened, a stream
+// decision) and on Detach or Remove(KeepSession); it is deleted on Close and
+// Remove(EndSession). Writes run on one goroutine of the hub, the latest
+// state per server only. A state that cannot be loaded (corrupt, foreign,
+// refused by the supervisor) starts that server fresh after a
+// KindStoreFailed event; no other server is affected.
+//
+// # Cost
+//
+// A hub adds no goroutine per server: a server's goroutines are its
+// supervisor's. Starting uses at most Config.MaxStarting goroutines, saving
+// one, both only while there is work. A change of one server's catalog
+// updates the merged view in proportion to that server's items; the sorted
+// list a host reads next is the last one merged with the changed names, no
+// sort of the whole (docs/benchmarks.md, section 7).
+package hub

@@ -1,0 +1,71 @@
+package hub
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// Health is one server's condition as a value.
+type Health struct {
+	Server string
+	// State is the supervisor's state.
+	State supervisor.State
+	// Since is when it entered State (the event's time, on the supervisor's
+	// clock).
+	Since time.Time
+	// Reason is why a terminal failed state is terminal ("unauthorized",
+	// "canceled", "budget-spent", "churn"), else "".
+	Reason supervisor.Reason
+	// Verdict is the last failure the server's events reported (a
+	// transition's or a failed call's); the zero verdict when none.
+	Verdict classify.Verdict
+	// Generation is the session generation; SessionsOpened the sessions
+	// that opened.
+	Generation     uint64
+	SessionsOpened int
+	// Tools, Prompts and Resources count the server's items in the merged
+	// catalog.
+	Tools, Prompts, Resources int
+}
+
+// Ready reports whether the server is ready.
+func (hl Health) Ready() bool { return hl.State == supervisor.Ready }
+
+// Health returns every server's health, sorted by server name.
+func (h *Hub) Health() []Health {
+	h.mu.Lock()
+	all := make([]*entry, 0, len(h.servers))
+	for _, e := range h.servers {
+		all = append(all, e)
+	}
+	h.mu.Unlock()
+	out := make([]Health, 0, len(all))
+	for _, e := range all {
+		out = append(out, h.health(e))
+	}
+	return sortHealth(out)
+}
+
+func (h *Hub) health(e *entry) Health {
+	reason, _ := e.sup.Failure()
+	e.mu.Lock()
+	hl := Health{Server: e.name, Since: e.since, Verdict: e.verdict}
+	e.mu.Unlock()
+	hl.State = e.sup.State()
+	hl.Reason = reason
+	hl.Generation = e.sup.Generation()
+	hl.SessionsOpened = e.sup.SessionsOpened()
+	h.catMu.Lock()
+	hl.Tools, hl.Prompts, hl.Resources = h.tools.count(e.name), h.prompts.count(e.name), h.resources.count(e.name)
+	h.catMu.Unlock()
+	return hl
+}
+
+func sortHealth(hs []Health) []Health {
+	slices.SortFunc(hs, func(a, b Health) int { return strings.Compare(a.Server, b.Server) })
+	return hs
+}

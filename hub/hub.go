@@ -1,0 +1,482 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// Config configures a Hub. The zero value is ready to use: servers named
+// `server__item`, nothing persisted, events discarded.
+type Config struct {
+	// Supervisor is the template of every server's supervisor.Config
+	// (backoff, timeouts, stream policy, clock, HTTP client ...). Per
+	// server, the hub sets Name (the server's name), Endpoint (its URL),
+	// Resume (from Store), Events (the hub's sink) and, when the server has
+	// headers, HTTPClient (a copy of the template's whose transport adds
+	// them); Logger is wrapped to mask the headers.
+	Supervisor supervisor.Config
+	// Naming makes qualified names. Default DefaultNaming (`server__item`).
+	Naming Naming
+	// Store keeps each server's resume state across runs (FileStore is the
+	// default implementation). Default nil: nothing is loaded or saved.
+	Store Store
+	// StoreTimeout bounds each Store operation. Default 10s.
+	StoreTimeout time.Duration
+	// MaxStarting bounds how many servers make their first connection at
+	// once; the next one starts when one of them is ready or failed.
+	// Default 8.
+	MaxStarting int
+	// Events receives every event of every server, each tagged with its
+	// server name (events.Event.Server), and the hub's own (the Kind
+	// constants of this package). It is called from many goroutines at once
+	// and must be safe for concurrent use; see supervisor.Config.Events for
+	// the rules of a sink. It may read the hub (Tools, Health ...) but must
+	// not call Remove, Close or Detach, which wait for the goroutine that
+	// runs it. Default: discarded.
+	Events events.Sink
+}
+
+func (c Config) withDefaults() Config {
+	if c.Naming == nil {
+		c.Naming = DefaultNaming
+	}
+	if c.StoreTimeout <= 0 {
+		c.StoreTimeout = 10 * time.Second
+	}
+	if c.MaxStarting <= 0 {
+		c.MaxStarting = 8
+	}
+	if c.Supervisor.Clock == nil {
+		c.Supervisor.Clock = clockwork.NewRealClock()
+	}
+	if c.Supervisor.Logger == nil {
+		c.Supervisor.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Hub errors; every error a Hub returns wraps one of these, or is a
+// *CallError, *ServerError, *StoreError or *ConfigError.
+var (
+	// ErrClosed: the hub was closed or detached.
+	ErrClosed = errors.New("hub: closed")
+	// ErrDuplicate: a server of that name is already in the hub.
+	ErrDuplicate = errors.New("hub: server already added")
+	// ErrUnknownServer: no server of that name is in the hub.
+	ErrUnknownServer = errors.New("hub: unknown server")
+	// ErrUnknownName: no tool, prompt or resource has that qualified name in
+	// the merged catalog; nothing was sent.
+	ErrUnknownName = errors.New("hub: unknown qualified name")
+	// ErrUnsupported: the server's entry cannot be connected to (see
+	// ServerConfig.Supported).
+	ErrUnsupported = errors.New("hub: unsupported server")
+	// ErrNotReady: WaitReady found no way to the readiness it waited for
+	// (servers in a terminal failed state), or its context ended first.
+	ErrNotReady = errors.New("hub: not ready")
+)
+
+// ServerError is an error about one server of the hub.
+type ServerError struct {
+	Server string
+	Err    error
+}
+
+func (e *ServerError) Error() string { return fmt.Sprintf("hub: server %q: %v", e.Server, e.Err) }
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// Hub holds a set of supervisors by server name and shows them as one: a
+// merged catalog of qualified names, calls routed by those names, health as
+// a value, one events sink, resume states kept in a Store.
+//
+// All methods are safe for concurrent use. The hub starts no goroutine of
+// its own while idle: a few run while servers start and while states are
+// saved, and Close and Detach wait for them and for every supervisor.
+type Hub struct {
+	cfg    Config
+	redact events.Redactor // the servers' header values
+	life   context.Context // ends on Close or Detach: stops the starters
+	end    context.CancelFunc
+	saves  *saver
+
+	mu       sync.Mutex
+	servers  map[string]*entry
+	adding   map[string]bool
+	closed   bool
+	changed  chan struct{} // closed and replaced on every state change
+	pending  []*entry      // waiting to start
+	starters int
+	workers  sync.WaitGroup
+
+	catMu     sync.Mutex
+	tools     *merged[mcp.Tool]
+	prompts   *merged[mcp.Prompt]
+	resources *merged[mcp.Resource]
+}
+
+// entry is one server of the hub.
+type entry struct {
+	name string
+	sc   ServerConfig
+	sup  *supervisor.Supervisor
+	ctx  context.Context // ends when the server leaves the hub
+	stop context.CancelFunc
+
+	mu      sync.Mutex
+	since   time.Time
+	verdict classify.Verdict // last failure seen
+	merged  uint64           // generation of the catalog merged last
+	gone    bool             // removed: its events no longer change the hub
+}
+
+// ready reports whether the server is ready and its catalog of this session
+// is merged: only then do its items route.
+func (e *entry) ready() bool {
+	if e.sup.State() != supervisor.Ready {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.merged == e.sup.Generation()
+}
+
+// New returns an empty hub.
+func New(cfg Config) *Hub {
+	cfg = cfg.withDefaults()
+	life, end := context.WithCancel(context.Background())
+	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, adding: map[string]bool{}, changed: make(chan struct{})}
+	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
+	h.tools = newMerged(cfg.Naming, func(t *mcp.Tool) string { return t.Name }, func(t *mcp.Tool) string { return t.Name },
+		func(t *mcp.Tool, n string) *mcp.Tool { c := *t; c.Name = n; return &c })
+	h.prompts = newMerged(cfg.Naming, func(p *mcp.Prompt) string { return p.Name }, func(p *mcp.Prompt) string { return p.Name },
+		func(p *mcp.Prompt, n string) *mcp.Prompt { c := *p; c.Name = n; return &c })
+	h.resources = newMerged(cfg.Naming, func(r *mcp.Resource) string { return r.URI }, resourceLabel,
+		func(r *mcp.Resource, n string) *mcp.Resource { c := *r; c.Name = n; return &c })
+	return h
+}
+
+func resourceLabel(r *mcp.Resource) string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.URI
+}
+
+// AddServers adds every supported server of f (see Add) and reports each
+// of f's warnings as a KindConfigWarning event. It returns the errors of the
+// servers it could not add, joined; the others are added all the same.
+func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
+	for _, w := range f.Warnings {
+		h.emit(events.Event{Kind: KindConfigWarning, Server: w.Server, Detail: w.String()})
+	}
+	var errs []error
+	for _, sc := range f.Servers {
+		if err := h.Add(ctx, sc); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Add adds a server and queues it to start (at most Config.MaxStarting
+// make their first connection at once). Its resume state is loaded from the
+// Store first: a missing one starts it fresh; a corrupt or foreign one, or
+// one its supervisor refuses, starts it fresh too, after a KindStoreFailed
+// event. Other servers are not affected in any case.
+//
+// Errors: a *ServerError wrapping ErrDuplicate, ErrUnsupported, ErrClosed
+// or the supervisor's validation error (a bad URL).
+func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
+	fail := func(err error) error { return &ServerError{Server: sc.Name, Err: err} }
+	if sc.Name == "" {
+		return fail(errors.New("empty server name"))
+	}
+	if ok, why := sc.Supported(); !ok {
+		return fail(fmt.Errorf("%w: %s", ErrUnsupported, why))
+	}
+	h.mu.Lock()
+	switch {
+	case h.closed:
+		h.mu.Unlock()
+		return fail(ErrClosed)
+	case h.servers[sc.Name] != nil || h.adding[sc.Name]:
+		h.mu.Unlock()
+		return fail(ErrDuplicate)
+	}
+	h.adding[sc.Name] = true
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.adding, sc.Name)
+		h.mu.Unlock()
+	}()
+
+	for _, v := range sc.Headers {
+		h.redact.AddSecret(v)
+	}
+	e := &entry{name: sc.Name, sc: sc}
+	e.ctx, e.stop = context.WithCancel(h.life)
+	rs := h.load(ctx, sc)
+	scfg := h.supervisorConfig(e, rs)
+	sup, err := supervisor.New(scfg)
+	if err != nil && rs != nil {
+		h.storeFailed("load", sc.Name, err)
+		scfg.Resume = nil
+		sup, err = supervisor.New(scfg)
+	}
+	if err != nil {
+		e.stop()
+		return fail(err)
+	}
+	e.sup = sup
+	e.since = h.cfg.Supervisor.Clock.Now()
+
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		e.stop()
+		return fail(ErrClosed)
+	}
+	h.servers[sc.Name] = e
+	h.notifyLocked()
+	h.mu.Unlock()
+	// Announced before it starts, so its own events follow.
+	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: resumeDetail(scfg.Resume)})
+	h.mu.Lock()
+	if !h.closed && e.ctx.Err() == nil { // not stopped or removed meanwhile
+		h.pending = append(h.pending, e)
+		if h.starters < h.cfg.MaxStarting {
+			h.starters++
+			h.workers.Go(h.starter)
+		}
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+func resumeDetail(rs *supervisor.ResumeState) string {
+	if rs == nil {
+		return "fresh"
+	}
+	return "resuming " + events.HashSessionID(rs.SessionID)
+}
+
+// load returns the server's stored resume state, or nil.
+func (h *Hub) load(ctx context.Context, sc ServerConfig) *supervisor.ResumeState {
+	if h.cfg.Store == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
+	defer cancel()
+	rs, err := h.cfg.Store.Load(ctx, sc.Name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		h.storeFailed("load", sc.Name, err)
+		return nil
+	case rs == nil:
+		return nil
+	case rs.Endpoint != sc.URL:
+		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
+			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, cutText(rs.Endpoint, 200), sc.URL)})
+		return nil
+	}
+	return rs
+}
+
+// supervisorConfig is the template with the server's own fields.
+func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.Config {
+	c := h.cfg.Supervisor
+	c.Name = e.name
+	c.Endpoint = e.sc.URL
+	c.Resume = rs
+	c.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, ev) })
+	c.Logger = slog.New(events.RedactingHandler(&h.redact, c.Logger.Handler()))
+	if len(e.sc.Headers) > 0 {
+		c.HTTPClient = withHeaders(c.HTTPClient, e.sc.Headers)
+	}
+	return c
+}
+
+// starter starts queued servers one after another until none is left.
+func (h *Hub) starter() {
+	for {
+		h.mu.Lock()
+		if len(h.pending) == 0 || h.life.Err() != nil {
+			h.pending = nil
+			h.starters--
+			h.mu.Unlock()
+			return
+		}
+		e := h.pending[0]
+		h.pending = h.pending[1:]
+		h.mu.Unlock()
+		if e.ctx.Err() != nil {
+			continue // removed before it started
+		}
+		e.sup.Start()
+		settle(e.ctx, e.sup)
+	}
+}
+
+// settle waits until sup is ready, failed or closed, or ctx ends.
+func settle(ctx context.Context, sup *supervisor.Supervisor) {
+	for {
+		st := sup.State()
+		if st == supervisor.Ready || st == supervisor.Failed || st == supervisor.Closed {
+			return
+		}
+		if !sup.WaitForStateChange(ctx, st) {
+			return
+		}
+	}
+}
+
+func (h *Hub) notifyLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+func (h *Hub) notify() {
+	h.mu.Lock()
+	h.notifyLocked()
+	h.mu.Unlock()
+}
+
+// Leave says what Remove does with the server-side session.
+type Leave uint8
+
+const (
+	// EndSession closes the supervisor (DELETE ends the server-side
+	// session) and deletes the stored resume state.
+	EndSession Leave = iota
+	// KeepSession detaches the supervisor (no DELETE) and saves its resume
+	// state, so that a later Add of the same name resumes it.
+	KeepSession
+)
+
+// Remove takes the server out of the hub: its items leave the merged
+// catalog (a KindMergedCatalogChanged event), its calls in flight are
+// canceled, and its session is ended or kept as leave says; calls to the
+// other servers go on meanwhile. It returns once the supervisor has stopped
+// and the store has been written (the server's store errors, *StoreError,
+// are also events), or a *ServerError wrapping ErrUnknownServer.
+func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
+	h.mu.Lock()
+	e := h.servers[name]
+	delete(h.servers, name)
+	if e != nil {
+		h.notifyLocked()
+	}
+	h.mu.Unlock()
+	if e == nil {
+		return &ServerError{Server: name, Err: ErrUnknownServer}
+	}
+	h.leave(e, leave)
+	h.emit(events.Event{Kind: KindServerRemoved, Server: name})
+	return h.saves.flush(ctx, name)
+}
+
+// leave stops one server and queues its last store write.
+func (h *Hub) leave(e *entry, leave Leave) {
+	e.mu.Lock()
+	e.gone = true
+	e.mu.Unlock()
+	e.stop()
+	h.updateCatalog(e, supervisor.Catalog{}, true)
+	if leave == KeepSession {
+		_ = e.sup.Detach()
+		if rs := e.sup.ResumeState(); rs != nil {
+			h.saves.put(e.name, rs)
+			return
+		}
+	} else {
+		_ = e.sup.Close()
+	}
+	h.saves.put(e.name, nil)
+}
+
+// Close stops every server, ending their server-side sessions (DELETE), and
+// deletes their stored resume states. Detach keeps them instead. It returns
+// once every supervisor has stopped and the store has been written (or
+// Config.StoreTimeout passed: a write still running then ends within its own
+// StoreTimeout); the error joins the store's errors (each also an event). Close and Detach are idempotent: only
+// the first call acts.
+func (h *Hub) Close() error { return h.stopAll(EndSession) }
+
+// Detach stops every server without ending their sessions and saves each
+// resume state, so the next run of the host resumes them without
+// `initialize`.
+func (h *Hub) Detach() error { return h.stopAll(KeepSession) }
+
+func (h *Hub) stopAll(leave Leave) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	all := make([]*entry, 0, len(h.servers))
+	for _, e := range h.servers {
+		all = append(all, e)
+	}
+	h.servers = map[string]*entry{}
+	h.notifyLocked()
+	h.mu.Unlock()
+	h.end()
+	h.workers.Wait()
+
+	// Stopping sends a DELETE per session: a few at once.
+	sem := make(chan struct{}, h.cfg.MaxStarting)
+	var wg sync.WaitGroup
+	for _, e := range all {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			h.leave(e, leave)
+		})
+	}
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
+	defer cancel()
+	return h.saves.flush(ctx, "")
+}
+
+// Names returns the names of the servers in the hub, sorted.
+func (h *Hub) Names() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	names := make([]string, 0, len(h.servers))
+	for n := range h.servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Supervisor returns the server's supervisor, or nil. It belongs to the
+// hub: do not Close or Detach it (use Remove).
+func (h *Hub) Supervisor(name string) *supervisor.Supervisor {
+	if e := h.entry(name); e != nil {
+		return e.sup
+	}
+	return nil
+}
+
+func (h *Hub) entry(name string) *entry {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.servers[name]
+}

@@ -1,0 +1,329 @@
+package hub
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Item is one entry of the merged catalog: a tool, prompt or resource of one
+// server under the name a model sees.
+type Item[T any] struct {
+	// Name is the qualified name, unique in the hub, valid for model APIs.
+	Name string
+	// Server is the server's name in the hub.
+	Server string
+	// ID is the item on its server: the tool or prompt name, the resource
+	// URI.
+	ID string
+	// Def is the server's definition with Name set to the qualified name
+	// (a shallow copy: its maps and slices are the server's, read-only).
+	Def *T
+}
+
+// A Collision is two items of the merged catalog whose qualified names were
+// the same. The winner (the lower server name, then the lower ID) keeps the
+// name; the other gets Renamed, the name with a short hash.
+type Collision struct {
+	Name              string
+	Winner, Loser     string // server names
+	WinnerID, LoserID string
+	Renamed           string
+}
+
+// Diff is the change of one kind of the merged catalog, by qualified name,
+// each list sorted.
+type Diff struct {
+	Added, Removed, Changed []string
+}
+
+// Empty reports whether nothing changed.
+func (d Diff) Empty() bool { return len(d.Added)+len(d.Removed)+len(d.Changed) == 0 }
+
+// claimant is one item of one server.
+type claimant struct{ server, id string }
+
+func (a claimant) compare(b claimant) int {
+	if c := strings.Compare(a.server, b.server); c != 0 {
+		return c
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+// slot is what the index holds for one claimant.
+type slot[T any] struct {
+	cl    claimant
+	base  string // the qualified name it asks for
+	name  string // the name it got
+	def   *T
+	named *T     // def under the qualified name, what the view shows
+	raw   []byte // JSON of def, to tell a changed definition
+}
+
+// merged is the merged view of one kind (tools, prompts or resources) of
+// every server. An update of one server costs in proportion to that server's
+// items (and the few items whose names they collide with), not to the
+// whole view; the sorted list is built once per change, when read.
+type merged[T any] struct {
+	naming Naming
+	id     func(*T) string // the item on its server
+	label  func(*T) string // what the qualified name is made of
+	rename func(*T, string) *T
+
+	claims   map[string][]claimant // base name -> claimants, sorted
+	slots    map[claimant]*slot[T]
+	owner    map[string]claimant        // qualified name -> claimant
+	byServer map[string]map[string]bool // server -> ids
+	list     []Item[T]                  // sorted view as last read; nil before the first read
+	dirty    map[string]bool            // names changed since list was built
+}
+
+func newMerged[T any](naming Naming, id, label func(*T) string, rename func(*T, string) *T) *merged[T] {
+	return &merged[T]{naming: naming, id: id, label: label, rename: rename,
+		claims: map[string][]claimant{}, slots: map[claimant]*slot[T]{}, owner: map[string]claimant{}, byServer: map[string]map[string]bool{}}
+}
+
+// change records, for the names an update touches, who held them before.
+type change[T any] struct {
+	before     map[string]*slot[T] // name -> slot before (nil: free)
+	collisions []Collision
+}
+
+func (m *merged[T]) touch(c *change[T], name string) {
+	if _, seen := c.before[name]; seen {
+		return
+	}
+	var prev *slot[T]
+	if o, ok := m.owner[name]; ok {
+		s := *m.slots[o]
+		prev = &s
+	}
+	c.before[name] = prev
+}
+
+// update replaces the items of server with items (nil: the server is gone)
+// and returns the diff of the view and the collisions it created. Items with
+// an empty or repeated id on one server are skipped (the first one counts).
+func (m *merged[T]) update(server string, items []*T) (Diff, []Collision) {
+	c := &change[T]{before: map[string]*slot[T]{}}
+	cur := make(map[string]*T, len(items))
+	order := make([]string, 0, len(items))
+	for _, it := range items {
+		if it == nil {
+			continue
+		}
+		id := m.id(it)
+		if _, dup := cur[id]; dup || id == "" {
+			continue
+		}
+		cur[id] = it
+		order = append(order, id)
+	}
+	old := m.byServer[server]
+	for id := range old {
+		if _, keep := cur[id]; !keep {
+			m.release(c, claimant{server, id})
+		}
+	}
+	ids := make(map[string]bool, len(cur))
+	for _, id := range order {
+		ids[id] = true
+		it := cur[id]
+		cl := claimant{server, id}
+		if s, ok := m.slots[cl]; ok {
+			if s.def == it {
+				continue
+			}
+			raw := jsonOf(it)
+			if m.qualify(server, it) == s.base {
+				if string(raw) != string(s.raw) {
+					m.touch(c, s.name)
+					s.def, s.raw, s.named = it, raw, m.rename(it, s.name)
+				} else {
+					s.def = it
+				}
+				continue
+			}
+			m.release(c, cl) // its label changed: a new name
+		}
+		m.claim(c, cl, it)
+	}
+	if len(ids) == 0 {
+		delete(m.byServer, server)
+	} else {
+		m.byServer[server] = ids
+	}
+	return m.diff(c), c.collisions
+}
+
+func (m *merged[T]) qualify(server string, it *T) string {
+	return qualify(m.naming, server, m.label(it))
+}
+
+// alternate is the name a claimant gets when another holds its base name.
+func alternate(base string, cl claimant) string { return hashed(base, cl.server, cl.id) }
+
+// nameOf is the name claimant i of the claimants of base gets.
+func nameOf(base string, cls []claimant, i int) string {
+	if i == 0 {
+		return base
+	}
+	return alternate(base, cls[i])
+}
+
+func (m *merged[T]) assign(c *change[T], cl claimant, name string) {
+	s := m.slots[cl]
+	if s.name == name {
+		return
+	}
+	if s.name != "" && m.owner[s.name] == cl {
+		m.touch(c, s.name)
+		delete(m.owner, s.name)
+	}
+	m.touch(c, name)
+	s.name, s.named = name, m.rename(s.def, name)
+	m.owner[name] = cl
+}
+
+func (m *merged[T]) claim(c *change[T], cl claimant, it *T) {
+	base := m.qualify(cl.server, it)
+	m.slots[cl] = &slot[T]{cl: cl, base: base, def: it, raw: jsonOf(it)}
+	cls := m.claims[base]
+	i, _ := slices.BinarySearchFunc(cls, cl, claimant.compare)
+	cls = slices.Insert(cls, i, cl)
+	m.claims[base] = cls
+	if i == 0 && len(cls) > 1 {
+		m.assign(c, cls[1], nameOf(base, cls, 1)) // the old winner steps aside
+	}
+	m.assign(c, cl, nameOf(base, cls, i))
+	if len(cls) > 1 {
+		w, l := cls[0], cl
+		if i == 0 {
+			l = cls[1]
+		}
+		c.collisions = append(c.collisions, Collision{Name: base, Winner: w.server, WinnerID: w.id,
+			Loser: l.server, LoserID: l.id, Renamed: m.slots[l].name})
+	}
+}
+
+func (m *merged[T]) release(c *change[T], cl claimant) {
+	s := m.slots[cl]
+	if s == nil {
+		return
+	}
+	cls := m.claims[s.base]
+	i, found := slices.BinarySearchFunc(cls, cl, claimant.compare)
+	if found {
+		cls = slices.Delete(cls, i, i+1)
+	}
+	if m.owner[s.name] == cl {
+		m.touch(c, s.name)
+		delete(m.owner, s.name)
+	}
+	delete(m.slots, cl)
+	if len(cls) == 0 {
+		delete(m.claims, s.base)
+		return
+	}
+	m.claims[s.base] = cls
+	if i == 0 {
+		m.assign(c, cls[0], s.base) // the next in order takes the name
+	}
+}
+
+// diff compares the touched names before and after.
+func (m *merged[T]) diff(c *change[T]) Diff {
+	var d Diff
+	for name, prev := range c.before {
+		o, now := m.owner[name]
+		switch {
+		case prev == nil && now:
+			d.Added = append(d.Added, name)
+		case prev != nil && !now:
+			d.Removed = append(d.Removed, name)
+		case prev != nil && now:
+			cur := m.slots[o]
+			if prev.cl != o || (prev.def != cur.def && string(prev.raw) != string(cur.raw)) {
+				d.Changed = append(d.Changed, name)
+			}
+		}
+	}
+	if !d.Empty() {
+		if m.dirty == nil {
+			m.dirty = map[string]bool{}
+		}
+		for _, names := range [][]string{d.Added, d.Removed, d.Changed} {
+			for _, n := range names {
+				m.dirty[n] = true
+			}
+		}
+		slices.Sort(d.Added)
+		slices.Sort(d.Removed)
+		slices.Sort(d.Changed)
+	}
+	return d
+}
+
+// lookup returns the claimant holding the qualified name.
+func (m *merged[T]) lookup(name string) (claimant, bool) {
+	cl, ok := m.owner[name]
+	return cl, ok
+}
+
+// items returns the view sorted by qualified name; it is shared until the
+// next change and must not be modified. After a change it is the last list
+// merged with the changed names: a copy of the list, the changed names
+// sorted, no sort of the whole.
+func (m *merged[T]) items() []Item[T] {
+	if m.list != nil && len(m.dirty) == 0 {
+		return m.list
+	}
+	byName := func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) }
+	if m.list == nil || len(m.dirty) > len(m.owner)/4 {
+		list := make([]Item[T], 0, len(m.owner))
+		for name := range m.owner {
+			list = append(list, m.item(name))
+		}
+		slices.SortFunc(list, byName)
+		m.list, m.dirty = list, nil
+		return list
+	}
+	fresh := make([]Item[T], 0, len(m.dirty))
+	for name := range m.dirty {
+		if _, ok := m.owner[name]; ok {
+			fresh = append(fresh, m.item(name))
+		}
+	}
+	slices.SortFunc(fresh, byName)
+	list := make([]Item[T], 0, len(m.owner))
+	i := 0
+	for _, old := range m.list {
+		if m.dirty[old.Name] {
+			continue
+		}
+		for i < len(fresh) && fresh[i].Name < old.Name {
+			list = append(list, fresh[i])
+			i++
+		}
+		list = append(list, old)
+	}
+	list = append(list, fresh[i:]...)
+	m.list, m.dirty = list, nil
+	return list
+}
+
+func (m *merged[T]) item(name string) Item[T] {
+	cl := m.owner[name]
+	return Item[T]{Name: name, Server: cl.server, ID: cl.id, Def: m.slots[cl].named}
+}
+
+// count returns the number of items of server.
+func (m *merged[T]) count(server string) int { return len(m.byServer[server]) }
+
+func jsonOf(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,152 @@
+package hub
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/mcpsup/mcpsup/events"
+)
+
+func newTools() *merged[mcp.Tool] {
+	return New(Config{}).tools
+}
+
+func tools(names ...string) []*mcp.Tool {
+	out := make([]*mcp.Tool, len(names))
+	for i, n := range names {
+		out[i] = &mcp.Tool{Name: n}
+	}
+	return out
+}
+
+func view(m *merged[mcp.Tool]) map[string]string {
+	out := map[string]string{}
+	for _, it := range m.items() {
+		out[it.Name] = it.Server + "/" + it.ID
+	}
+	return out
+}
+
+func TestQualifiedNames(t *testing.T) {
+	require.Equal(t, "search__find", qualify(DefaultNaming, "search", "find"))
+	require.Equal(t, "search.find", Separated(".")("search", "find"))
+	q := qualify(Separated("."), "search", "find")
+	require.Regexp(t, `^search_find_[0-9a-f]{10}$`, q, "a dot is not valid for model APIs")
+	require.Equal(t, q, qualify(Separated("."), "search", "find"), "stable")
+	long := qualify(DefaultNaming, strings.Repeat("s", 40), strings.Repeat("t", 40))
+	require.Len(t, long, MaxNameLen)
+	require.True(t, ValidName(long))
+	require.NotEqual(t, long, qualify(DefaultNaming, strings.Repeat("s", 40), strings.Repeat("t", 41)), "the hash tells cut names apart")
+	require.True(t, ValidName(qualify(DefaultNaming, "", "")))
+	require.False(t, ValidName(""))
+	require.False(t, ValidName("ä"))
+}
+
+func TestMergedDiffAndCollision(t *testing.T) {
+	m := newTools()
+	d, cols := m.update("x__y", tools("z"))
+	require.Equal(t, []string{"x__y__z"}, d.Added)
+	require.Empty(t, cols)
+
+	// x's y__z asks for the same name and wins it (x < x__y).
+	d, cols = m.update("x", tools("y__z", "w"))
+	alt := alternate("x__y__z", claimant{"x__y", "z"})
+	require.Equal(t, []string{"x__w", alt}, d.Added)
+	require.Equal(t, []string{"x__y__z"}, d.Changed, "the name now routes to another server")
+	require.Len(t, cols, 1)
+	require.Equal(t, Collision{Name: "x__y__z", Winner: "x", WinnerID: "y__z", Loser: "x__y", LoserID: "z", Renamed: alt}, cols[0])
+	require.Equal(t, map[string]string{"x__y__z": "x/y__z", alt: "x__y/z", "x__w": "x/w"}, view(m))
+
+	// x leaves: x__y gets the name back.
+	d, _ = m.update("x", nil)
+	require.Equal(t, []string{"x__w", alt}, d.Removed)
+	require.Equal(t, []string{"x__y__z"}, d.Changed)
+	require.Equal(t, map[string]string{"x__y__z": "x__y/z"}, view(m))
+
+	// A changed definition is a change; the same one is none.
+	d, _ = m.update("x__y", []*mcp.Tool{{Name: "z", Description: "new"}})
+	require.Equal(t, []string{"x__y__z"}, d.Changed)
+	d, _ = m.update("x__y", []*mcp.Tool{{Name: "z", Description: "new"}})
+	require.True(t, d.Empty())
+}
+
+// Whatever order servers arrive, change and leave in, the view is a
+// function of the items present.
+func TestMergedViewIsOrderIndependent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		servers := []string{"a", "a__b", "b", "c"}
+		items := []string{"b__c", "c", "x", "b", "a"}
+		final := map[string][]string{}
+		type step struct {
+			server string
+			tools  []string
+		}
+		var steps []step
+		for range rapid.IntRange(1, 12).Draw(t, "steps") {
+			s := rapid.SampledFrom(servers).Draw(t, "server")
+			ts := rapid.SliceOfDistinct(rapid.SampledFrom(items), rapid.ID[string]).Draw(t, "tools")
+			steps = append(steps, step{s, ts})
+			final[s] = ts
+		}
+		m := newTools()
+		for _, st := range steps {
+			m.update(st.server, tools(st.tools...))
+		}
+		fresh := newTools()
+		order := slices.Sorted(func(yield func(string) bool) {
+			for s := range final {
+				if !yield(s) {
+					return
+				}
+			}
+		})
+		slices.Reverse(order)
+		for _, s := range order {
+			fresh.update(s, tools(final[s]...))
+		}
+		require.Equal(t, view(fresh), view(m))
+		n := 0
+		for _, ts := range final {
+			n += len(ts)
+		}
+		require.Len(t, m.items(), n, "every item has a name")
+	})
+}
+
+func TestHeaderValuesAreMasked(t *testing.T) {
+	rec := &events.Recorder{}
+	h := New(Config{Events: rec})
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(t.Context(), ServerConfig{Name: "s", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"X-Api-Key": "k3y-s3cr3t-value"}}))
+	h.emit(events.Event{Kind: KindStoreFailed, Server: "s", Detail: "sent k3y-s3cr3t-value"})
+	ce := &CallError{Op: "tools/call", Name: "s__t", Server: "s", ID: "t", Err: fmt.Errorf("echo k3y-s3cr3t-value"), redact: &h.redact}
+	require.NotContains(t, ce.Error(), "k3y-s3cr3t-value")
+	for _, ev := range rec.Events() {
+		b, err := ev.MarshalJSON()
+		require.NoError(t, err)
+		require.NotContains(t, string(b), "k3y-s3cr3t-value")
+	}
+	require.NotZero(t, rec.Len())
+}
+
+func TestHeadersReachTheServer(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+	}))
+	defer srv.Close()
+	c := withHeaders(nil, map[string]string{"authorization": "Bearer t"})
+	resp, err := c.Get(srv.URL)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, "Bearer t", <-got)
+	c.CloseIdleConnections()
+}

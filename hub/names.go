@@ -1,0 +1,84 @@
+package hub
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// Naming makes the name a model sees for one item of one server: a tool or
+// prompt name, or a resource's name (its URI when it has none). The hub
+// checks what it returns: a name that is not valid for model APIs (see
+// ValidName) is shortened with a stable hash.
+type Naming func(server, item string) string
+
+// DefaultSeparator joins the server and item names of DefaultNaming.
+const DefaultSeparator = "__"
+
+// DefaultNaming is `server__item`.
+func DefaultNaming(server, item string) string { return server + DefaultSeparator + item }
+
+// Separated returns the Naming `server<sep>item`.
+func Separated(sep string) Naming {
+	return func(server, item string) string { return server + sep + item }
+}
+
+// MaxNameLen is the longest qualified name: the bound of the tool name
+// pattern `^[a-zA-Z0-9_-]{1,64}$` that OpenAI's and Anthropic's tool APIs
+// apply.
+const MaxNameLen = 64
+
+// hashLen is the number of hex digits of the short hash (40 bits): two
+// different (server, item) pairs share one with a chance of about 2^-40.
+const hashLen = 10
+
+// ValidName reports whether name matches `^[a-zA-Z0-9_-]{1,64}$`, the
+// pattern model APIs require of tool names.
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > MaxNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !nameByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// qualify returns the qualified name of item of server: naming's, or, when
+// that is not a ValidName, its shortened form.
+func qualify(naming Naming, server, item string) string {
+	q := naming(server, item)
+	if ValidName(q) {
+		return q
+	}
+	return hashed(q, server, item)
+}
+
+// hashed is q with every invalid byte replaced by '_', cut so that '_' and
+// the short hash of (server, item) fit in MaxNameLen. It is stable (the same
+// inputs give the same name on every run) and valid.
+func hashed(q, server, item string) string {
+	keep := MaxNameLen - 1 - hashLen
+	b := make([]byte, 0, MaxNameLen)
+	for i := 0; i < len(q) && len(b) < keep; i++ {
+		c := q[i]
+		if !nameByte(c) {
+			c = '_'
+		}
+		b = append(b, c)
+	}
+	b = append(b, '_')
+	return string(append(b, shortHash(server, item)...))
+}
+
+// shortHash is the first hashLen hex digits of SHA-256 over server, a zero
+// byte and item.
+func shortHash(server, item string) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + item))
+	return hex.EncodeToString(sum[:])[:hashLen]
+}

@@ -1,0 +1,171 @@
+package hub
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// The hub's own event kinds (events.Event.Kind), besides the supervisors'.
+// Their Seq is 0: Seq numbers each supervisor's events without gaps, and
+// these are not a supervisor's. Server names the server concerned.
+const (
+	// KindServerAdded: a server joined the hub. Detail: "fresh", or
+	// "resuming <session hash>".
+	KindServerAdded events.Kind = "server-added"
+	// KindServerRemoved: a server left the hub (Remove).
+	KindServerRemoved events.Kind = "server-removed"
+	// KindMergedCatalogChanged: the merged catalog changed after a change of
+	// the server's catalog (or its removal). Op names the kind ("tools",
+	// "prompts", "resources"); Added, Removed and Changed the qualified
+	// names; Tools is the number of items of that kind in the merged view.
+	KindMergedCatalogChanged events.Kind = "merged-catalog-changed"
+	// KindNameCollision: two items asked for the same qualified name. Name
+	// is the name, Detail says who kept it and what the other got.
+	KindNameCollision events.Kind = "name-collision"
+	// KindStoreFailed: a Store operation failed (Op: "load", "save",
+	// "delete"); Detail is the error. After a failed load the server starts
+	// fresh; the other servers are not affected.
+	KindStoreFailed events.Kind = "store-failed"
+	// KindConfigWarning: part of a servers file was kept but not used
+	// (Detail says what).
+	KindConfigWarning events.Kind = "config-warning"
+)
+
+// emit sends a hub event, redacted, to Config.Events. A panicking sink is
+// logged, and the event dropped, as the supervisor does.
+func (h *Hub) emit(ev events.Event) {
+	if h.cfg.Events == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h.cfg.Supervisor.Logger.Error("hub: events sink panicked", "kind", string(ev.Kind), "panic", fmt.Sprint(r))
+		}
+	}()
+	h.cfg.Events.Emit(h.redact.Redact(ev))
+}
+
+// observe is every supervisor's sink: the event goes on to Config.Events,
+// then the hub learns from it (health, merged catalog, resume state). It
+// runs on the supervisor's goroutine.
+func (h *Hub) observe(e *entry, ev events.Event) {
+	h.emit(ev)
+	e.mu.Lock()
+	gone := e.gone
+	e.mu.Unlock()
+	if gone {
+		return
+	}
+	switch ev.Kind {
+	case events.KindTransition:
+		e.mu.Lock()
+		if ev.Verdict.Class != classify.None {
+			e.verdict = ev.Verdict
+		}
+		moved := ev.From != ev.To
+		if moved {
+			e.since = ev.Time
+			if e.since.IsZero() {
+				e.since = h.cfg.Supervisor.Clock.Now()
+			}
+		}
+		e.mu.Unlock()
+		if moved {
+			if string(ev.To) == supervisor.Ready.String() {
+				h.refresh(e)
+			}
+			h.notify()
+		}
+	case events.KindCallFailed:
+		e.mu.Lock()
+		e.verdict = ev.Verdict
+		e.mu.Unlock()
+	case events.KindCatalogChanged:
+		h.refresh(e)
+	case events.KindSessionOpened, events.KindStreamDisabled, events.KindStreamEnabled:
+		// What resumes the session changed: keep it.
+		if h.cfg.Store != nil {
+			if rs := e.sup.ResumeState(); rs != nil {
+				h.saves.put(e.name, rs)
+			}
+		}
+	}
+}
+
+// refresh merges the server's current catalog and wakes WaitReady.
+func (h *Hub) refresh(e *entry) {
+	c := e.sup.Catalog()
+	h.updateCatalog(e, c, false)
+	e.mu.Lock()
+	e.merged = c.Generation
+	e.mu.Unlock()
+	h.notify()
+}
+
+// updateCatalog replaces the server's items in the merged catalog and
+// emits the changes. The cost is that of the server's items. Once the
+// server is gone only its removal (leaving) is applied, so a refresh racing
+// with Remove cannot bring its items back.
+func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
+	type kindDiff struct {
+		kind string
+		d    Diff
+		n    int
+	}
+	server := e.name
+	h.catMu.Lock()
+	e.mu.Lock()
+	gone := e.gone
+	e.mu.Unlock()
+	if gone && !leaving {
+		h.catMu.Unlock()
+		return
+	}
+	td, tc := h.tools.update(server, c.Tools)
+	pd, pc := h.prompts.update(server, c.Prompts)
+	rd, rc := h.resources.update(server, c.Resources)
+	diffs := []kindDiff{{"tools", td, len(h.tools.owner)}, {"prompts", pd, len(h.prompts.owner)}, {"resources", rd, len(h.resources.owner)}}
+	h.catMu.Unlock()
+	for _, col := range append(append(tc, pc...), rc...) {
+		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name,
+			Detail: fmt.Sprintf("%q of server %q keeps %q; %q of server %q is %q", col.WinnerID, col.Winner, col.Name, col.LoserID, col.Loser, col.Renamed)})
+	}
+	for _, kd := range diffs {
+		if kd.d.Empty() {
+			continue
+		}
+		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind,
+			Added: kd.d.Added, Removed: kd.d.Removed, Changed: kd.d.Changed, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d)})
+	}
+}
+
+// diffSummary is the change for people (the timeline shows Detail).
+func diffSummary(kind string, n int, d Diff) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s:", n, kind)
+	const most = 12
+	i := 0
+	for _, l := range []struct {
+		sign  string
+		names []string
+	}{{"+", d.Added}, {"-", d.Removed}, {"~", d.Changed}} {
+		for _, name := range l.names {
+			if i == most {
+				fmt.Fprintf(&b, " …%d more", len(d.Added)+len(d.Removed)+len(d.Changed)-most)
+				return b.String()
+			}
+			b.WriteString(" " + l.sign + name)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// storeFailed reports a store error as an event.
+func (h *Hub) storeFailed(op, server string, err error) {
+	h.emit(events.Event{Kind: KindStoreFailed, Server: server, Op: op, Detail: err.Error()})
+}

@@ -1,0 +1,200 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// Store keeps one resume state per server name across runs of the host.
+// Implementations must be safe for concurrent use; the hub calls them from
+// one goroutine at a time per hub, with a context bounded by
+// Config.StoreTimeout.
+type Store interface {
+	// Load returns the server's resume state; an error wrapping ErrNotFound
+	// when there is none. A state that cannot be used is an error wrapping
+	// ErrCorrupt (unreadable, malformed, too large) or ErrForeign (saved
+	// for another server); the hub then starts that server fresh, with an
+	// event.
+	Load(ctx context.Context, server string) (*supervisor.ResumeState, error)
+	// Save replaces the server's resume state.
+	Save(ctx context.Context, server string, rs *supervisor.ResumeState) error
+	// Delete removes the server's resume state; none is not an error.
+	Delete(ctx context.Context, server string) error
+}
+
+// Store errors, wrapped by *StoreError; test with errors.Is.
+var (
+	// ErrNotFound: no state is stored for the server.
+	ErrNotFound = errors.New("hub: no resume state stored")
+	// ErrCorrupt: the stored state cannot be read or is malformed (the
+	// error also wraps *supervisor.ResumeStateError when a field is bad).
+	ErrCorrupt = errors.New("hub: stored resume state is corrupt")
+	// ErrForeign: the stored state belongs to another server name or
+	// endpoint.
+	ErrForeign = errors.New("hub: stored resume state belongs to another server")
+)
+
+// StoreError is a failed Store operation: which, for which server, why.
+type StoreError struct {
+	Op     string // "load", "save" or "delete"
+	Server string
+	Err    error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("hub: store %s %q: %v", e.Op, e.Server, e.Err)
+}
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// FileStoreVersion is the version of a FileStore file's JSON form.
+const FileStoreVersion = 1
+
+// DefaultMaxFileBytes bounds a FileStore file: a resume state of at most
+// supervisor.MaxResumeStateBytes and the envelope.
+const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
+
+// FileStore is the default Store: one JSON file per server in one directory,
+// written to a temporary file in the same directory and renamed over the old
+// one (a crash leaves the old state or the new one, never half), mode 0600
+// (a resume state holds the session id: a credential). The directory is
+// created with mode 0700 when missing. Each file is
+//
+//	{"version": 1, "server": "<name>", "resume": {…supervisor.ResumeState…}}
+//
+// named after the server (its bytes outside [a-zA-Z0-9_-] replaced, with a
+// short hash when it had to be changed), so two names never share a file and
+// a file copied under another server's name is refused as ErrForeign.
+// Safe for concurrent use by distinct servers.
+type FileStore struct {
+	// Dir is the directory; required.
+	Dir string
+	// MaxBytes bounds a file read or written. Default DefaultMaxFileBytes.
+	MaxBytes int64
+}
+
+type fileEnvelope struct {
+	Version int             `json:"version"`
+	Server  string          `json:"server"`
+	Resume  json.RawMessage `json:"resume"`
+}
+
+func (s *FileStore) max() int64 {
+	if s.MaxBytes > 0 {
+		return s.MaxBytes
+	}
+	return DefaultMaxFileBytes
+}
+
+// Path returns the file that holds the server's state.
+func (s *FileStore) Path(server string) string {
+	name := server
+	if !ValidName(server) || len(server) > 40 {
+		name = hashed(server, server, "")
+	}
+	return filepath.Join(s.Dir, name+".json")
+}
+
+// Load reads the server's file; see Store.
+func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
+	fail := func(err error) error { return &StoreError{Op: "load", Server: server, Err: err} }
+	if err := ctx.Err(); err != nil {
+		return nil, fail(err)
+	}
+	f, err := os.Open(s.Path(server))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fail(ErrNotFound)
+	}
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, s.max()+1))
+	if err != nil {
+		return nil, fail(err)
+	}
+	if int64(len(data)) > s.max() {
+		return nil, fail(fmt.Errorf("%w: more than %d bytes", ErrCorrupt, s.max()))
+	}
+	var env fileEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fail(fmt.Errorf("%w: %v", ErrCorrupt, err))
+	}
+	switch {
+	case env.Version != FileStoreVersion:
+		return nil, fail(fmt.Errorf("%w: version %d, want %d", ErrCorrupt, env.Version, FileStoreVersion))
+	case env.Server != server:
+		return nil, fail(fmt.Errorf("%w: saved for server %q", ErrForeign, cutText(env.Server, 64)))
+	}
+	rs, err := supervisor.ParseResumeState(env.Resume)
+	if err != nil {
+		return nil, fail(errors.Join(ErrCorrupt, err))
+	}
+	return rs, nil
+}
+
+// Save writes the server's file atomically; see FileStore.
+func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
+	fail := func(err error) error { return &StoreError{Op: "save", Server: server, Err: err} }
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	if rs == nil {
+		return fail(errors.New("nil resume state"))
+	}
+	state, err := json.Marshal(rs)
+	if err != nil {
+		return fail(err)
+	}
+	data, err := json.Marshal(fileEnvelope{Version: FileStoreVersion, Server: server, Resume: state})
+	if err != nil {
+		return fail(err)
+	}
+	if int64(len(data)) > s.max() {
+		return fail(fmt.Errorf("state of %d bytes, more than %d", len(data), s.max()))
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fail(err)
+	}
+	path := s.Path(server)
+	tmp, err := os.CreateTemp(s.Dir, filepath.Base(path)+".*.tmp") // mode 0600
+	if err != nil {
+		return fail(err)
+	}
+	defer os.Remove(tmp.Name()) // nothing left to remove after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Delete removes the server's file; see Store.
+func (s *FileStore) Delete(ctx context.Context, server string) error {
+	if err := ctx.Err(); err != nil {
+		return &StoreError{Op: "delete", Server: server, Err: err}
+	}
+	err := os.Remove(s.Path(server))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &StoreError{Op: "delete", Server: server, Err: err}
+	}
+	return nil
+}

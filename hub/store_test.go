@@ -1,0 +1,122 @@
+package hub_test
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpsup/mcpsup/mcptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+func resumeState(endpoint string) *supervisor.ResumeState {
+	return &supervisor.ResumeState{Version: supervisor.ResumeStateVersion, Endpoint: endpoint,
+		ResumeState: wire.ResumeState{SessionID: "session-0123456789abcdef", ProtocolVersion: "2025-11-25"}}
+}
+
+func TestFileStoreRoundTripAndBounds(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := &hub.FileStore{Dir: dir}
+	rs := resumeState("http://127.0.0.1:1/mcp")
+	require.NoError(t, s.Save(ctx, "a", rs))
+	got, err := s.Load(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, rs.SessionID, got.SessionID)
+
+	// A name that is not a file name stays inside the directory.
+	require.NoError(t, s.Save(ctx, "../evil/name", rs))
+	require.Equal(t, dir, filepath.Dir(s.Path("../evil/name")))
+	require.NotEqual(t, s.Path("a/b"), s.Path("a_b"), "names that sanitise alike keep their own files")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "no temporary file left behind")
+
+	// Too large to read: corrupt, naming the bound.
+	require.NoError(t, os.WriteFile(s.Path("big"), []byte(strings.Repeat(" ", int(hub.DefaultMaxFileBytes)+1)), 0o600))
+	_, err = s.Load(ctx, "big")
+	require.ErrorIs(t, err, hub.ErrCorrupt)
+	require.ErrorContains(t, err, "more than")
+
+	// A malformed state names the field.
+	require.NoError(t, os.WriteFile(s.Path("bad"), []byte(`{"version":1,"server":"bad","resume":{"version":2}}`), 0o600))
+	_, err = s.Load(ctx, "bad")
+	require.ErrorIs(t, err, hub.ErrCorrupt)
+	var rse *supervisor.ResumeStateError
+	require.ErrorAs(t, err, &rse)
+	require.Equal(t, "version", rse.Field)
+
+	small := &hub.FileStore{Dir: dir, MaxBytes: 64}
+	var se *hub.StoreError
+	require.ErrorAs(t, small.Save(ctx, "a", rs), &se)
+	require.Equal(t, "save", se.Op)
+
+	require.NoError(t, s.Delete(ctx, "a"))
+	require.NoError(t, s.Delete(ctx, "a"), "deleting nothing is not an error")
+	_, err = s.Load(ctx, "a")
+	require.ErrorIs(t, err, hub.ErrNotFound)
+}
+
+// savingStore reports every Save on a channel.
+type savingStore struct {
+	hub.FileStore
+	saved chan *supervisor.ResumeState
+}
+
+func (s *savingStore) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
+	s.saved <- rs
+	return s.FileStore.Save(ctx, server, rs)
+}
+
+// A resume state is saved when its session opens and again when the stream
+// decision changes, before any Detach.
+func TestStatesSavedOnSessionAndStreamDecision(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"hostile": {}})
+	f.servers["hostile"].Gateway().Add(mcptest.GETHostile())
+	store := &savingStore{FileStore: hub.FileStore{Dir: t.TempDir()}, saved: make(chan *supervisor.ResumeState, 16)}
+	cfg := f.config(store)
+	cfg.Supervisor.StreamKeeper = wire.StreamConfig{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	cfg.Supervisor.HostileRule = wire.HostilityRule{Threshold: 3}
+	h := f.hub(cfg)
+
+	next := func() *supervisor.ResumeState {
+		select {
+		case rs := <-store.saved:
+			return rs
+		case <-f.ctx.Done():
+			t.Fatal("no save")
+			return nil
+		}
+	}
+	first := next()
+	require.Equal(t, f.servers["hostile"].SessionIDs(), []string{first.SessionID}, "saved when the session opened")
+	require.False(t, first.StandaloneStream.Off)
+	require.True(t, next().StandaloneStream.Off, "saved again when the stream was turned off")
+	require.NoError(t, h.Detach())
+	rs, err := store.Load(f.ctx, "hostile")
+	require.NoError(t, err)
+	require.True(t, rs.StandaloneStream.Off)
+}
+
+// A state saved for another endpoint under this server's name is foreign:
+// the server starts fresh, with an event.
+func TestStateOfAnotherEndpointStartsFresh(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {}})
+	store := &hub.FileStore{Dir: t.TempDir()}
+	require.NoError(t, store.Save(f.ctx, "a", resumeState("http://127.0.0.1:1/mcp")))
+	h := f.hub(f.config(store))
+	evs := f.eventsOf(hub.KindStoreFailed)
+	require.Len(t, evs, 1)
+	require.Equal(t, "load", evs[0].Op)
+	require.Contains(t, evs[0].Detail, "saved for endpoint")
+	require.Equal(t, 1, f.servers["a"].Log().Count("initialize"))
+	require.Equal(t, supervisor.Ready, h.Health()[0].State)
+}

@@ -1,0 +1,119 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// WaitMode says what WaitReady waits for.
+type WaitMode uint8
+
+const (
+	// All waits until every server of the hub is ready.
+	All WaitMode = iota
+	// Any waits until at least one server is ready.
+	Any
+)
+
+// WaitReady blocks until every server (All) or one of them (Any) is ready
+// and its catalog merged (its items route).
+// It returns a *NotReadyError wrapping ErrNotReady, naming the servers not
+// ready and their states, when ctx ends first or when the wait can no
+// longer succeed (a terminal failed state, which only Reconnect leaves; a
+// hub without servers for Any); ErrClosed once the hub is closed.
+func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
+	for {
+		h.mu.Lock()
+		ch, closed := h.changed, h.closed
+		all := make([]*entry, 0, len(h.servers))
+		for _, e := range h.servers {
+			all = append(all, e)
+		}
+		h.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		ready, hopeless := 0, 0
+		var waiting []*entry
+		for _, e := range all {
+			st := e.sup.State()
+			switch {
+			case e.ready():
+				ready++
+				continue
+			case st == supervisor.Closed:
+				hopeless++
+			case st == supervisor.Failed:
+				if reason, _ := e.sup.Failure(); reason != "" {
+					hopeless++
+				}
+			}
+			waiting = append(waiting, e)
+		}
+		notReady := func(err error) error {
+			hs := make([]Health, len(waiting))
+			for i, e := range waiting {
+				hs[i] = h.health(e)
+			}
+			return &NotReadyError{Mode: mode, Servers: sortHealth(hs), Err: err}
+		}
+		switch mode {
+		case Any:
+			if ready > 0 {
+				return nil
+			}
+			if hopeless == len(all) {
+				return notReady(nil)
+			}
+		default:
+			if ready == len(all) {
+				return nil
+			}
+			if hopeless > 0 {
+				return notReady(nil)
+			}
+		}
+		// Server states change on their own goroutines; the hub hears of
+		// every transition through their events.
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return notReady(ctx.Err())
+		}
+	}
+}
+
+// NotReadyError is WaitReady's failure: the servers that were not ready.
+type NotReadyError struct {
+	Mode    WaitMode
+	Servers []Health
+	Err     error // the context's error, when it ended the wait
+}
+
+func (e *NotReadyError) Error() string {
+	s := "hub: not ready:"
+	for i, hl := range e.Servers {
+		if i == 8 {
+			s += fmt.Sprintf(" and %d more", len(e.Servers)-i)
+			break
+		}
+		s += fmt.Sprintf(" %s (%s", hl.Server, hl.State)
+		if hl.Reason != "" {
+			s += ", " + string(hl.Reason)
+		}
+		s += ")"
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *NotReadyError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrNotReady, e.Err}
+	}
+	return []error{ErrNotReady}
+}
