@@ -87,7 +87,8 @@ func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response) (
 
 // admitJSON admits a 2xx application/json answer to a call: one JSON-RPC
 // response for the call, at most MaxJSONBody bytes on the wire and decoded.
-// go-sdk gets the message re-encoded, exactly as it was checked.
+// go-sdk gets the message exactly as it was checked: the body as it is when
+// go-sdk reads it as that message, re-encoded otherwise ([handOn]).
 func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want jsonrpc.ID) *http.Response {
 	b := readBounded(resp, t.cfg.MaxJSONBody)
 	x.Body = snippet(b.data)
@@ -102,7 +103,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	case b.err != nil:
 		return refuse("body unreadable: " + b.err.Error())
 	}
-	msg, err := jsonrpc.DecodeMessage(b.data)
+	msg, exact, err := decodeMessage(b.data)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
@@ -116,11 +117,11 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	if r.Error != nil {
 		x.RPC, x.RPCPresent = classify.ParseRPCError(b.data)
 	}
-	canon, err := reencode(r)
+	body, err := handOn(b.data, r, exact)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
-	return withBody(resp, canon)
+	return withBody(resp, body)
 }
 
 // admitError admits a non-2xx, non-3xx answer to a call. go-sdk gets, with
@@ -136,11 +137,10 @@ func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Respon
 		return withBody(resp, body)
 	}
 	if x.RPCPresent {
-		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+		if msg, exact, err := decodeMessage(body); err == nil {
 			if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && r.ID == want {
-				canon, err := reencode(r)
-				if err == nil {
-					return withBody(resp, canon)
+				if answer, err := handOn(body, r, exact); err == nil {
+					return withBody(resp, answer)
 				}
 			}
 		}
