@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/wire"
@@ -152,7 +153,7 @@ func (w *wireWatch) cause(err error) error {
 	if w.fatal == nil {
 		return err
 	}
-	return w.fatal.HTTPError(err)
+	return &classify.HTTPError{Exchange: *w.fatal, Err: err}
 }
 
 // wireSession adapts a wire.Session to the supervisor's session.

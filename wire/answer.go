@@ -115,7 +115,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 		return refuse(problem)
 	}
 	if r.Error != nil {
-		x.RPC, x.RPCPresent = classify.ParseRPCError(b.data)
+		x.SetBodyRPC(b.data)
 	}
 	body, err := handOn(b.data, r, exact)
 	if err != nil {
@@ -136,7 +136,7 @@ func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Respon
 	if transientStatus(x.Status) || x.SessionGone {
 		return withBody(resp, body)
 	}
-	if x.RPCPresent {
+	if x.RPC.Present {
 		if msg, exact, err := decodeMessage(body); err == nil {
 			if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && r.ID == want {
 				if answer, err := handOn(body, r, exact); err == nil {
@@ -175,7 +175,7 @@ func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
 	x.Body = snippet(b.data)
 	x.Oversized = b.over
 	if !b.over && b.err == nil {
-		x.RPC, x.RPCPresent = classify.ParseRPCError(b.data)
+		x.SetBodyRPC(b.data)
 	}
 	return b.data
 }
@@ -208,10 +208,12 @@ func (t *Transport) endRefusedSession(req *http.Request, id string) {
 
 // sessionGone reports the session-expiry signals of DESIGN.md section 3,
 // as classify decides them ([classify.HTTPError.SessionGone]).
-func sessionGone(x Exchange) bool { return x.HTTPError(nil).SessionGone() }
+func sessionGone(x Exchange) bool { return (&classify.HTTPError{Exchange: x}).SessionGone() }
 
 // nullIDServerError reports a 4xx whose JSON-RPC error is -32000 with a null
 // or absent id to a request with a session id: how the TypeScript and
 // Python SDK servers reject an unknown session (DESIGN.md failure story S2;
 // [classify.HTTPError.NullIDRejection]).
-func nullIDServerError(x Exchange) bool { return x.HTTPError(nil).NullIDRejection() }
+func nullIDServerError(x Exchange) bool {
+	return (&classify.HTTPError{Exchange: x}).NullIDRejection()
+}

@@ -237,7 +237,7 @@ func (t *Transport) begin(req *http.Request) Exchange {
 func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	x.Duration = t.clock.Since(x.Start)
 	if err != nil {
-		x.Err = err
+		x.TransportErr = err
 		return
 	}
 	x.Status = resp.StatusCode
@@ -334,7 +334,7 @@ func withAcceptEncoding(req *http.Request) *http.Request {
 // noteHandshake takes the session id from a successful handshake answer;
 // [Transport.admit] refused an invalid one already.
 func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) {
-	if x.Method != methodInitialize || x.Status < 200 || x.Status >= 300 || x.Rewritten || x.Malformed || x.RPCPresent {
+	if x.Method != methodInitialize || x.Status < 200 || x.Status >= 300 || x.Rewritten || x.Malformed || x.RPC.Present {
 		return
 	}
 	t.mu.Lock()
