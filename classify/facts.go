@@ -193,3 +193,29 @@ func (e *HTTPError) NullIDRejection() bool {
 	return e != nil && e.SessionIDSent && e.Status >= 400 && e.Status < 500 &&
 		e.RPC.Present && e.RPC.Code == CodeServerError && !e.RPC.HasID
 }
+
+// NotSentError is the error of a request that left no HTTP exchange: go-sdk
+// failed it before the wire layer saw a request. The wire layer wraps such an
+// error in it (wire.FactsMiddleware); its text is Err's. Classify takes it as
+// a fact: when nothing else in the error decides, go-sdk refused the request
+// because its connection had already failed (it then answers with the stored
+// failure's text and no type), so the class is [Transport].
+type NotSentError struct {
+	Err error
+}
+
+// Error returns Err's text.
+func (e *NotSentError) Error() string {
+	if e == nil || e.Err == nil {
+		return "request not sent"
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err (nil for a nil *NotSentError).
+func (e *NotSentError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}

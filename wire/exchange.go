@@ -62,6 +62,13 @@ func (r *recorded) amend(f func(*Exchange)) {
 	f(&r.x)
 }
 
+// empty reports that no exchange was recorded in s.
+func (s *slot) empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.recs) == 0
+}
+
 func (s *slot) add(x Exchange) *recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,7 +118,9 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 // out on a [Transport] (see [Annotate] for a rewritten answer), so that
 // classify.Classify(ctx, err) decides from the HTTP answer and
 // errors.As(err, **classify.HTTPError) tells that the request was sent. No
-// caller pairs [WithExchange] and [Annotate] by hand. A context that already
+// caller pairs [WithExchange] and [Annotate] by hand. A request that left no
+// exchange at all (go-sdk failed it unsent) returns a
+// *classify.NotSentError wrapping go-sdk's error. A context that already
 // carries a slot from [WithExchange] keeps it, and an error that already
 // carries a *classify.HTTPError is returned as it is. [Open] and [Resume]
 // add it to the client they make when [Options.Client] is nil.
@@ -156,6 +165,12 @@ func attach(ctx context.Context, err error, always bool) error {
 		return err
 	}
 	x, ok := LastExchange(ctx)
+	if !ok && always {
+		if s, ours := ctx.Value(slotKey{}).(*slot); ours && s.empty() {
+			// The request left no exchange: go-sdk failed it unsent.
+			return &classify.NotSentError{Err: err}
+		}
+	}
 	if !ok || (!always && !notable(x)) {
 		return err
 	}

@@ -492,3 +492,32 @@ func TestRequestErrorCarriesTheRecordedExchange(t *testing.T) {
 	assert.True(t, he.Rewritten, "a 403 to a call is rewritten to keep the session")
 	assert.Equal(t, classify.Forbidden, classify.Classify(context.Background(), err).Class)
 }
+
+// TestUnsentRequestSaysSo: once go-sdk's connection has failed (a session-gone
+// answer), it fails the next call without sending it; that call's error is
+// a *classify.NotSentError, which classify takes for a failed connection.
+func TestUnsentRequestSaysSo(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, wire.Options{Stream: wire.StreamOff})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "tools/call" {
+			return false
+		}
+		writeFault(w, 404, "text/plain", "session not found", nil)
+		return true
+	})
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
+	_, err := s.ClientSession().CallTool(context.Background(), params)
+	require.Error(t, err)
+	assert.Equal(t, classify.SessionExpired, classify.Classify(context.Background(), err).Class)
+	sent := g.count("POST", "tools/call")
+
+	_, err = s.ClientSession().CallTool(context.Background(), params)
+	require.Error(t, err)
+	assert.Equal(t, sent, g.count("POST", "tools/call"), "the second call was not sent")
+	var ns *classify.NotSentError
+	require.ErrorAs(t, err, &ns, "%v", err)
+	_, hasFacts := errors.AsType[*classify.HTTPError](err)
+	assert.False(t, hasFacts, "no exchange, no HTTP facts")
+	assert.Equal(t, classify.Transport, classify.Classify(context.Background(), err).Class)
+}
