@@ -23,7 +23,7 @@ type wireConnector struct {
 // newWireConnector starts from the configured era hint, or the era of the
 // persisted session.
 func newWireConnector(s *Supervisor) *wireConnector {
-	era := s.cfg.Era
+	era := s.cfg.Era.toWire()
 	if era == wire.EraAuto && s.cfg.Resume != nil {
 		era = eraOf(s.cfg.Resume.ProtocolVersion)
 	}
@@ -88,7 +88,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			OnExchange:       w.exchange,
 			OnStreamRestored: spec.hooks.streamRestored,
 			OnDroppedEvent:   c.droppedEvent(spec.gen),
-			Stream:           cfg.StreamKeeper,
+			Stream:           cfg.StreamKeeper.toWire(),
 		},
 	}
 }

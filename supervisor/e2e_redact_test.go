@@ -22,7 +22,6 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // leakyServer is a small MCP server on 127.0.0.1 that hands out session ids
@@ -154,7 +153,7 @@ func TestNoSecretReachesText(t *testing.T) {
 			rec := &events.Recorder{}
 			cfg := supervisor.Config{
 				Endpoint:      endpoint, // Name defaults to it
-				Era:           wire.Era2025,
+				Era:           supervisor.Era2025,
 				Stream:        supervisor.StreamOff,
 				Events:        events.Multi(rec, events.NewJSONLines(locked(&evBuf))),
 				Logger:        slog.New(slog.NewJSONHandler(mcpsupLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
