@@ -46,6 +46,10 @@ type slotKey struct{}
 type slot struct {
 	mu   sync.Mutex
 	recs []*recorded
+	// first and buf hold a call's first record and the start of recs, so
+	// that a call with one request allocates no record of its own.
+	first recorded
+	buf   [2]*recorded
 }
 
 // recorded is one exchange in a slot; an event-stream answer amends it when
@@ -76,7 +80,14 @@ func (s *slot) add(x Exchange) *recorded {
 		copy(s.recs, s.recs[1:])
 		s.recs = s.recs[:maxSlotRecords-1]
 	}
-	r := &recorded{s: s, x: x}
+	r := &s.first
+	if r.s != nil {
+		r = &recorded{}
+	}
+	*r = recorded{s: s, x: x}
+	if s.recs == nil {
+		s.recs = s.buf[:0]
+	}
 	s.recs = append(s.recs, r)
 	return r
 }
