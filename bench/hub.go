@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // HubResult is the cost of n servers in one hub, all entries pointing at
@@ -44,7 +43,7 @@ func HubIdle(ctx context.Context, endpoint string, n int, stream bool) HubResult
 	}
 	heap0, gor0 := liveHeap(), stableGoroutines(ctx)
 	h := hub.New(hub.Config{MaxStarting: idleWorkers,
-		Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: tr}, Stream: policy, Era: wire.Era2025}})
+		Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: tr}, Stream: policy, Era: supervisor.Era2025}})
 	defer h.Close()
 	start := time.Now()
 	for i := range n {

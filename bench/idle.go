@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // IdleResult is the cost of n idle connections of one client kind.
@@ -96,7 +95,7 @@ func openIdle(ctx context.Context, endpoint string, hc *http.Client, k Client, s
 		if !stream {
 			policy = supervisor.StreamOff
 		}
-		sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "idle", Stream: policy, Era: wire.Era2025})
+		sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "idle", Stream: policy, Era: supervisor.Era2025})
 		if err != nil {
 			return nil, err
 		}

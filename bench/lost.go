@@ -10,7 +10,6 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // LostResult counts the sessions one client lost behind one gateway in a
@@ -59,8 +58,8 @@ func lostConfig() supervisor.Config {
 	return supervisor.Config{
 		Name:         "lost",
 		Stream:       supervisor.StreamAuto,
-		HostileRule:  wire.HostilityRule{Threshold: 3},
-		StreamKeeper: wire.StreamConfig{Span: LostSpan, InitialBackoff: LostSpan / 4, MaxBackoff: 2 * LostSpan},
+		HostileRule:  supervisor.HostileRule{Threshold: 3},
+		StreamKeeper: supervisor.StreamKeeper{Span: LostSpan, InitialBackoff: LostSpan / 4, MaxBackoff: 2 * LostSpan},
 	}
 }
 

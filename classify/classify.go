@@ -81,6 +81,7 @@ type facts struct {
 	deadline    bool     // context.DeadlineExceeded or a net timeout
 	transport   bool     // net, syscall or io evidence of no answer
 	malformed   bool     // JSON decoding of a response failed
+	notSent     bool     // a *NotSentError: the request left no exchange
 }
 
 func (f *facts) addWire(e *HTTPError) {
@@ -123,6 +124,8 @@ func (f *facts) inspect(err error) {
 		return
 	}
 	switch e := err.(type) {
+	case *NotSentError:
+		f.notSent = e != nil
 	case *HTTPError:
 		if e == nil {
 			return
@@ -227,6 +230,11 @@ func (f *facts) verdict(callerLive bool) Verdict {
 		// go-sdk's -32005 alone: the transport refused the request without
 		// saying why; go-sdk uses it for 500/502/503/504 and 429.
 		best = ServerError
+	}
+	if best == numClasses && f.notSent && f.nWires == 0 && f.wireNoAns == nil {
+		// go-sdk refused the request unsent, with nothing else to say: its
+		// connection had failed.
+		best = Transport
 	}
 	if best == numClasses {
 		best = Unknown

@@ -89,8 +89,8 @@ func classCases() []classCase {
 
 		// unauthorized
 		{name: "401", err: wire(401, true, "", sdkTextChain("tools/call", "Unauthorized")), want: Unauthorized, status: 401},
-		{name: "403 insufficient_scope", err: &HTTPError{Status: 403, WWWAuthenticate: insufficient}, want: Unauthorized, status: 403},
-		{name: "403 insufficient_scope unquoted", err: &HTTPError{Status: 403, WWWAuthenticate: `Bearer error=insufficient_scope`}, want: Unauthorized},
+		{name: "403 insufficient_scope", err: &HTTPError{Exchange: Exchange{Status: 403, WWWAuthenticate: insufficient}}, want: Unauthorized, status: 403},
+		{name: "403 insufficient_scope unquoted", err: &HTTPError{Exchange: Exchange{Status: 403, WWWAuthenticate: `Bearer error=insufficient_scope`}}, want: Unauthorized},
 
 		// method-not-found
 		{name: "*jsonrpc.Error -32601", err: &jsonrpc.Error{Code: -32601, Message: "Method not found"}, want: MethodNotFound, code: -32601},
@@ -106,12 +106,12 @@ func classCases() []classCase {
 		{name: "S2 400 absent-id -32000 with session id", err: wire(400, true, s2BodyNoID, nil), want: SessionExpired, status: 400, code: -32000},
 
 		// rate-limited
-		{name: "429 + Retry-After", err: &HTTPError{Status: 429, RetryAfter: 30 * time.Second, Body: "slow down", Err: sdkRejectedChain("tools/call", "Too Many Requests")}, want: RateLimited, status: 429, retryAfter: 30 * time.Second},
+		{name: "429 + Retry-After", err: &HTTPError{Exchange: Exchange{Status: 429, RetryAfter: 30 * time.Second, Body: "slow down"}, Err: sdkRejectedChain("tools/call", "Too Many Requests")}, want: RateLimited, status: 429, retryAfter: 30 * time.Second},
 
 		// forbidden
 		{name: "403 HTML", err: wire(403, true, htmlBody, sdkTextChain("tools/call", "Forbidden")), want: Forbidden, status: 403},
-		{name: "403 invalid_token", err: &HTTPError{Status: 403, WWWAuthenticate: `Bearer error="invalid_token"`}, want: Forbidden},
-		{name: "403 scope word inside another param", err: &HTTPError{Status: 403, WWWAuthenticate: `Bearer error_description="error=\"insufficient_scope\""`}, want: Forbidden},
+		{name: "403 invalid_token", err: &HTTPError{Exchange: Exchange{Status: 403, WWWAuthenticate: `Bearer error="invalid_token"`}}, want: Forbidden},
+		{name: "403 scope word inside another param", err: &HTTPError{Exchange: Exchange{Status: 403, WWWAuthenticate: `Bearer error_description="error=\"insufficient_scope\""`}}, want: Forbidden},
 
 		// server-error
 		{name: "500", err: wire(500, true, "boom", sdkRejectedChain("tools/call", "Internal Server Error")), want: ServerError, status: 500},
@@ -135,7 +135,7 @@ func classCases() []classCase {
 
 		// protocol
 		{name: "*json.SyntaxError", err: fmt.Errorf("failed to decode response: %w", syntaxError()), want: Protocol},
-		{name: "200 malformed", err: &HTTPError{Status: 200, ContentType: "text/html", Malformed: true}, want: Protocol, status: 200},
+		{name: "200 malformed", err: &HTTPError{Exchange: Exchange{Status: 200, ContentType: "text/html", Malformed: true}}, want: Protocol, status: 200},
 
 		// timeout
 		{name: "context.DeadlineExceeded, no ctx", err: context.DeadlineExceeded, want: Timeout},
@@ -144,7 +144,7 @@ func classCases() []classCase {
 		{name: "os.ErrDeadlineExceeded", err: os.ErrDeadlineExceeded, want: Timeout},
 		{name: "url.Error around a timeout, under -32005", err: fmt.Errorf("%w: %w", rejected, &url.Error{Op: "Post", Err: netErr{timeout: true}}), want: Timeout},
 		{name: "ETIMEDOUT", err: &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ETIMEDOUT)}, want: Timeout},
-		{name: "200 exchange, then our deadline", err: &HTTPError{Status: 200, ContentType: "text/event-stream", Err: context.DeadlineExceeded}, want: Timeout, status: 200},
+		{name: "200 exchange, then our deadline", err: &HTTPError{Exchange: Exchange{Status: 200, ContentType: "text/event-stream"}, Err: context.DeadlineExceeded}, want: Timeout, status: 200},
 
 		// transport
 		{name: "ECONNREFUSED", err: syscall.ECONNREFUSED, want: Transport},
@@ -156,13 +156,13 @@ func classCases() []classCase {
 		{name: "closed connection text with an embedded body", err: fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", s1Body), want: Transport},
 		{name: "net.Error not a timeout", err: netErr{timeout: false}, want: Transport},
 		{name: "url.Error with an opaque cause (TLS)", err: &url.Error{Op: "Post", Err: errors.New("tls: failed to verify certificate")}, want: Transport},
-		{name: "HTTPError without status", err: &HTTPError{Verb: "POST", Method: "tools/call", SessionIDSent: true, Err: reset()}, want: Transport, sessionID: true},
-		{name: "HTTPError without status, nothing below", err: &HTTPError{Verb: "POST"}, want: Transport},
+		{name: "HTTPError without status", err: &HTTPError{Exchange: Exchange{Verb: "POST", Method: "tools/call", SessionIDSent: true}, Err: reset()}, want: Transport, sessionID: true},
+		{name: "HTTPError without status, nothing below", err: &HTTPError{Exchange: Exchange{Verb: "POST"}}, want: Transport},
 
 		// unknown
 		{name: "opaque", err: errors.New("boom"), want: Unknown},
 		{name: "go-sdk status text only", err: sdkTextChain("tools/call", "Bad Request"), want: Unknown},
-		{name: "200 exchange, opaque cause", err: &HTTPError{Status: 200, Err: errors.New("request terminated without response")}, want: Unknown, status: 200},
+		{name: "200 exchange, opaque cause", err: &HTTPError{Exchange: Exchange{Status: 200}, Err: errors.New("request terminated without response")}, want: Unknown, status: 200},
 		{name: "embedded object that is not JSON-RPC", err: errors.New(`failed: {"error":{"code":-32601}}`), want: Unknown},
 		{name: "embedded JSON-RPC with a non-integer code", err: errors.New(`x {"jsonrpc":"2.0","id":1,"error":{"code":"-32601"}}`), want: Unknown},
 
@@ -213,12 +213,12 @@ func TestClassifyCoversEveryClass(t *testing.T) {
 func representatives() map[Class]error {
 	return map[Class]error{
 		Canceled:       context.Canceled,
-		Unauthorized:   &HTTPError{Status: 401},
+		Unauthorized:   &HTTPError{Exchange: Exchange{Status: 401}},
 		MethodNotFound: &jsonrpc.Error{Code: -32601, Message: "Method not found"},
 		SessionExpired: mcp.ErrSessionMissing,
-		RateLimited:    &HTTPError{Status: 429, RetryAfter: time.Second},
-		Forbidden:      &HTTPError{Status: 403},
-		ServerError:    &HTTPError{Status: 500},
+		RateLimited:    &HTTPError{Exchange: Exchange{Status: 429, RetryAfter: time.Second}},
+		Forbidden:      &HTTPError{Exchange: Exchange{Status: 403}},
+		ServerError:    &HTTPError{Exchange: Exchange{Status: 500}},
 		Application:    &jsonrpc.Error{Code: -32602, Message: "Invalid params"},
 		Protocol:       syntaxError(),
 		Timeout:        context.DeadlineExceeded,
@@ -311,8 +311,7 @@ func TestFailureStories(t *testing.T) {
 		assert.Equal(t, Transport, Classify(noCaller, selfFan).Class)
 	})
 	t.Run("S4 tools/call answers", func(t *testing.T) {
-		rl := Classify(t.Context(), &HTTPError{Verb: "POST", Method: "tools/call", Status: 429, ContentType: "text/plain",
-			RetryAfter: 30 * time.Second, Body: "slow down", SessionIDSent: true, Err: sdkRejectedChain("tools/call", "Too Many Requests")})
+		rl := Classify(t.Context(), &HTTPError{Exchange: Exchange{Verb: "POST", Method: "tools/call", Status: 429, ContentType: "text/plain", RetryAfter: 30 * time.Second, Body: "slow down", SessionIDSent: true}, Err: sdkRejectedChain("tools/call", "Too Many Requests")})
 		assert.Equal(t, RateLimited, rl.Class)
 		assert.Equal(t, 30*time.Second, rl.RetryAfter)
 		assert.Equal(t, "tools/call", rl.Method)
@@ -325,10 +324,10 @@ func TestFailureStories(t *testing.T) {
 		}{
 			{wire(500, true, "boom", sdkRejectedChain("tools/call", "Internal Server Error")), ServerError, false},
 			{wire(403, true, htmlBody, sdkTextChain("tools/call", "Forbidden")), Forbidden, false},
-			{&HTTPError{Status: 403, WWWAuthenticate: insufficient}, Unauthorized, false},
+			{&HTTPError{Exchange: Exchange{Status: 403, WWWAuthenticate: insufficient}}, Unauthorized, false},
 			{wire(404, true, "", nil), SessionExpired, true},
 			{wire(404, false, "", nil), Application, false},
-			{&HTTPError{Verb: "POST", Method: "tools/call", Err: fmt.Errorf("%w: %w", rejected, refused())}, Transport, true},
+			{&HTTPError{Exchange: Exchange{Verb: "POST", Method: "tools/call"}, Err: fmt.Errorf("%w: %w", rejected, refused())}, Transport, true},
 		} {
 			v := Classify(t.Context(), tc.err)
 			assert.Equal(t, tc.want, v.Class, "%v", tc.err)
@@ -472,22 +471,22 @@ func TestParseRPCError(t *testing.T) {
 
 func TestHTTPError(t *testing.T) {
 	inner := errors.New("inner")
-	h := &HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 30 * time.Second, Err: inner}
+	h := &HTTPError{Exchange: Exchange{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 30 * time.Second}, Err: inner}
 	assert.ErrorIs(t, fmt.Errorf("x: %w", h), inner)
 	var got *HTTPError
 	require.ErrorAs(t, fmt.Errorf("x: %w", h), &got)
 	assert.Equal(t, "POST tools/call: HTTP 429 (retry after 30s): inner", h.Error())
-	assert.Equal(t, "GET: no HTTP answer", (&HTTPError{Verb: "GET"}).Error())
+	assert.Equal(t, "GET: no HTTP answer", (&HTTPError{Exchange: Exchange{Verb: "GET"}}).Error())
 	r, ok := ParseRPCError([]byte(s1Body))
 	require.True(t, ok)
 	assert.Equal(t, `POST resources/templates/list: HTTP 400 JSON-RPC -32601 "Method not found"`,
-		(&HTTPError{Verb: "POST", Method: "resources/templates/list", Status: 400, RPC: r.RPCError}).Error())
+		(&HTTPError{Exchange: Exchange{Verb: "POST", Method: "resources/templates/list", Status: 400, RPC: r.RPCError}}).Error())
 
-	assert.True(t, (&HTTPError{RPC: RPCError{Present: true}, BodyRPCID: "3", RequestID: "3"}).RespondsToRequest())
-	assert.True(t, (&HTTPError{RPC: RPCError{Present: true}, BodyRPCID: "3"}).RespondsToRequest())
-	assert.False(t, (&HTTPError{RPC: RPCError{Present: true}, BodyRPCID: "4", RequestID: "3"}).RespondsToRequest())
-	assert.False(t, (&HTTPError{RPC: RPCError{Present: true}, BodyRPCID: "null", RequestID: "3"}).RespondsToRequest())
-	assert.False(t, (&HTTPError{BodyRPCID: "3"}).RespondsToRequest())
+	assert.True(t, (&HTTPError{Exchange: Exchange{RPC: RPCError{Present: true}, BodyRPCID: "3", RequestID: "3"}}).RespondsToRequest())
+	assert.True(t, (&HTTPError{Exchange: Exchange{RPC: RPCError{Present: true}, BodyRPCID: "3"}}).RespondsToRequest())
+	assert.False(t, (&HTTPError{Exchange: Exchange{RPC: RPCError{Present: true}, BodyRPCID: "4", RequestID: "3"}}).RespondsToRequest())
+	assert.False(t, (&HTTPError{Exchange: Exchange{RPC: RPCError{Present: true}, BodyRPCID: "null", RequestID: "3"}}).RespondsToRequest())
+	assert.False(t, (&HTTPError{Exchange: Exchange{BodyRPCID: "3"}}).RespondsToRequest())
 }
 
 func TestClassPolicies(t *testing.T) {

@@ -31,7 +31,15 @@
 // go-sdk's -32005 "rejected by transport" is a weak fact: it marks a request
 // the transport refused without saying why (go-sdk uses it for 500, 502, 503,
 // 504 and 429, and for a request that got no answer), so it yields
-// server-error only when nothing else in the error supports a class.
+// server-error only when nothing else in the error supports a class. A
+// [NotSentError] is weak in the same way: a request go-sdk failed before
+// sending it, which it does once its connection has failed (with the stored
+// failure's text, no type), so it yields transport only when nothing else
+// supports a class.
+//
+// Who canceled is the caller's context's to say: a host that ends calls on
+// its callers' behalf (a supervisor's Close) passes a context it ended, so
+// the verdict is canceled whatever the wire saw.
 //
 // # Why wire facts are needed
 //

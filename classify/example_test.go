@@ -15,16 +15,7 @@ import (
 // reconnect, retry after 30s.
 func ExampleClassify() {
 	sdkErr := errors.New(`calling "tools/call": rejected by transport: sending "tools/call": Too Many Requests`)
-	err := &classify.HTTPError{
-		Verb:          "POST",
-		Method:        "tools/call",
-		Status:        429,
-		ContentType:   "text/plain",
-		RetryAfter:    30 * time.Second,
-		SessionIDSent: true,
-		Body:          "rate limit exceeded",
-		Err:           sdkErr,
-	}
+	err := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 429, ContentType: "text/plain", RetryAfter: 30 * time.Second, SessionIDSent: true, Body: "rate limit exceeded"}, Err: sdkErr}
 	v := classify.Classify(context.Background(), fmt.Errorf("search: %w", err))
 	fmt.Println(v)
 	fmt.Println("reconnect:", v.Reconnects())
@@ -61,8 +52,7 @@ func ExampleClass_Reconnects() {
 func ExampleParseRPCError() {
 	body := []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`)
 	r, _ := classify.ParseRPCError(body)
-	err := &classify.HTTPError{Verb: "POST", Method: "tools/list", Status: 400, SessionIDSent: true,
-		RPC: r.RPCError, BodyRPCID: r.ID, Body: string(body)}
+	err := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/list", Status: 400, SessionIDSent: true, RPC: r.RPCError, BodyRPCID: r.ID, Body: string(body)}}
 	fmt.Println(classify.Classify(context.Background(), err).Class)
 	// Output:
 	// session-expired
@@ -71,9 +61,8 @@ func ExampleParseRPCError() {
 // The wire layer asks SessionGone whether an answer ended the session; the
 // verdict follows the same rule.
 func ExampleHTTPError_SessionGone() {
-	gone := &classify.HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: 404, SessionIDSent: true}
-	answered := &classify.HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: 404, SessionIDSent: true,
-		RPC: classify.RPCError{Present: true, Code: -32602, Message: "Invalid params", HasID: true}, BodyRPCID: "3"}
+	gone := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", RequestID: "3", Status: 404, SessionIDSent: true}}
+	answered := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", RequestID: "3", Status: 404, SessionIDSent: true, RPC: classify.RPCError{Present: true, Code: -32602, Message: "Invalid params", HasID: true}, BodyRPCID: "3"}}
 	fmt.Println(gone.SessionGone(), classify.Classify(context.Background(), gone).Class)
 	fmt.Println(answered.SessionGone(), classify.Classify(context.Background(), answered).Class)
 	// Output:

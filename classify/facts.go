@@ -8,45 +8,102 @@ import (
 // MaxBodySnippet bounds [HTTPError.Body] in bytes.
 const MaxBodySnippet = 2048
 
-// HTTPError carries the facts of one HTTP exchange as the wire layer saw them:
-// go-sdk reports an HTTP status only as text and discards most bodies, so the
-// wire layer records the facts and attaches them to the call's error with this
-// type. It wraps the error that go-sdk returned (Err), so errors.Is and
-// errors.As see both.
+// Exchange is the record of one HTTP request, as the wire layer saw it: the
+// facts go-sdk reports only as text or discards. The wire layer fills it
+// (package wire names it wire.Exchange) and the error a request returns
+// carries it in an [HTTPError], so the facts a request returns are the facts
+// [Classify] reads. A zero Exchange records nothing.
+type Exchange struct {
+	// Verb is the HTTP method: POST, GET or DELETE.
+	Verb string
+	// Method is the JSON-RPC method of a POST ("" when the body is not a
+	// JSON-RPC message or is a response, and for GET and DELETE).
+	Method string
+	// RequestID is the JSON-RPC id of a POST as raw JSON (e.g. `3` or
+	// `"a"`), "" for a notification, a response or a non-POST.
+	RequestID string
+	// SessionIDSent reports whether the request carried Mcp-Session-Id.
+	SessionIDSent bool
+	// ProtocolVersionSent is the request's Mcp-Protocol-Version header.
+	ProtocolVersionSent string
+	// Status is the HTTP status the server answered, 0 when none came
+	// (see TransportErr).
+	Status int
+	// ContentType is the answer's media type without parameters, lower case.
+	ContentType string
+	// RetryAfter is the Retry-After header as [ParseRetryAfter] reads it
+	// (delay-seconds or HTTP-date, RFC 9110 section 10.2.3, at most
+	// [MaxRetryAfter]), 0 when absent, invalid or in the past.
+	RetryAfter time.Duration
+	// WWWAuthenticate is the answer's WWW-Authenticate header.
+	WWWAuthenticate string
+	// RPC is the JSON-RPC error of the answer's body, when the body was one
+	// (RPC.Present; read for non-2xx answers and 2xx application/json
+	// answers); BodyRPCID is its id as raw JSON ("" when absent, "null" when
+	// null). See [Exchange.SetBodyRPC].
+	RPC       RPCError
+	BodyRPCID string
+	// Malformed reports a 2xx answer to a request with an id that is not
+	// its JSON-RPC response: an unexpected content type or coding, a body
+	// or event that is not JSON-RPC or is past its bound, a response with
+	// another id or without exactly one of result (an object) and error, an
+	// event stream that ended without the response, an invalid handshake
+	// Mcp-Session-Id (see Problem). For an event stream it is set when the
+	// stream fails, in the record the request's error carries.
+	Malformed bool
+	// Oversized reports a body past its bound: a 2xx application/json
+	// answer or an event longer than the wire layer's bound, refused for
+	// its request (Malformed is set too), or any other body longer than the
+	// error-body bound, read no further.
+	Oversized bool
+	// Problem says what was wrong with an answer the wire layer refused
+	// (Rewritten), e.g. "response id 4, not the request's id 3" or "SSE
+	// stream ended without the response"; "" when the status and content
+	// type say it all.
+	Problem string
+	// Body is the start of the answer's body, at most [MaxBodySnippet]
+	// bytes; empty for event streams.
+	Body string
+	// SessionGone records that [HTTPError.SessionGone] holds for this
+	// answer, as the wire layer asked it (DESIGN.md section 3).
+	SessionGone bool
+	// Rewritten reports that go-sdk was handed a JSON-RPC error response
+	// written by the wire layer instead of the server's answer, so that only
+	// this request fails (DESIGN.md failure story S4), or, for a
+	// notification or a response, a local 202 Accepted in place of an
+	// answer that was not a 2xx.
+	Rewritten bool
+	// Local reports that the request never reached the server: the wire
+	// layer answered it itself.
+	Local bool
+	// TransportErr is the transport error when no answer came.
+	TransportErr error
+	// Start is when the request was sent, on the wire layer's clock.
+	Start time.Time
+	// Duration is the time to the answer's headers (to the error when none
+	// came).
+	Duration time.Duration
+}
+
+// SetBodyRPC records the JSON-RPC error body b carries, if it is one
+// ([ParseRPCError]), in RPC and BodyRPCID.
+func (x *Exchange) SetBodyRPC(b []byte) {
+	if rpc, ok := ParseRPCError(b); ok {
+		x.RPC, x.BodyRPCID = rpc.RPCError, rpc.ID
+		x.RPC.Present = true
+	}
+}
+
+// HTTPError is the error a request returns with the facts of its HTTP
+// exchange: go-sdk reports an HTTP status only as text and discards most
+// bodies, so the wire layer records the [Exchange] and attaches it to the
+// request's error with this type. It wraps the error that go-sdk returned
+// (Err), so errors.Is and errors.As see both.
 //
 // An HTTPError with Status 0 records a request that got no answer.
 type HTTPError struct {
-	// Verb is the HTTP method: POST, GET or DELETE.
-	Verb string
-	// Method is the JSON-RPC method of the request ("" for GET and DELETE).
-	Method string
-	// RequestID is the JSON-RPC id of the request as raw JSON (e.g. `3` or
-	// `"a"`), "" for a notification or a non-POST.
-	RequestID string
-	// Status is the HTTP status, 0 when there was no answer.
-	Status int
-	// ContentType is the response's media type without parameters.
-	ContentType string
-	// RetryAfter is the Retry-After header as [ParseRetryAfter] reads it, 0
-	// when absent or invalid. Classify bounds it with [CapRetryAfter].
-	RetryAfter time.Duration
-	// WWWAuthenticate is the response's WWW-Authenticate header.
-	WWWAuthenticate string
-	// SessionIDSent reports whether the request carried Mcp-Session-Id.
-	SessionIDSent bool
-	// RPC is the JSON-RPC error parsed from the response body, if the body
-	// was one; BodyRPCID is its id as raw JSON ("" when absent, "null" when
-	// null).
-	RPC       RPCError
-	BodyRPCID string
-	// Malformed reports a 2xx answer to a request with an id that could not
-	// carry a JSON-RPC response: an unexpected content type or a body that
-	// is not JSON-RPC.
-	Malformed bool
-	// Body is the start of the response body, at most [MaxBodySnippet]
-	// bytes.
-	Body string
-	// Err is the error the call returned, if any.
+	Exchange
+	// Err is the error the request returned, if any.
 	Err error
 }
 
@@ -135,4 +192,30 @@ func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
 func (e *HTTPError) NullIDRejection() bool {
 	return e != nil && e.SessionIDSent && e.Status >= 400 && e.Status < 500 &&
 		e.RPC.Present && e.RPC.Code == CodeServerError && !e.RPC.HasID
+}
+
+// NotSentError is the error of a request that left no HTTP exchange: go-sdk
+// failed it before the wire layer saw a request. The wire layer wraps such an
+// error in it (wire.FactsMiddleware); its text is Err's. Classify takes it as
+// a fact: when nothing else in the error decides, go-sdk refused the request
+// because its connection had already failed (it then answers with the stored
+// failure's text and no type), so the class is [Transport].
+type NotSentError struct {
+	Err error
+}
+
+// Error returns Err's text.
+func (e *NotSentError) Error() string {
+	if e == nil || e.Err == nil {
+		return "request not sent"
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err (nil for a nil *NotSentError).
+func (e *NotSentError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
 }

@@ -57,8 +57,7 @@ func buildTree(data []byte) error {
 		case 4:
 			status := int(next()) * 3
 			ra := time.Duration(next()) * time.Second
-			h := &HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, RetryAfter: ra,
-				SessionIDSent: op&0x10 != 0, Malformed: op&0x20 != 0, Err: pop()}
+			h := &HTTPError{Exchange: Exchange{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, RetryAfter: ra, SessionIDSent: op&0x10 != 0, Malformed: op&0x20 != 0}, Err: pop()}
 			body := text()
 			if r, ok := ParseRPCError([]byte(body)); ok {
 				h.RPC, h.BodyRPCID = r.RPCError, r.ID

@@ -104,8 +104,7 @@ func sdkRejectedChain(method, statusText string) error {
 // wire attaches HTTP facts the way the wire layer does, parsing body as the
 // response body.
 func wire(status int, sessionID bool, body string, err error) *HTTPError {
-	h := &HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status,
-		SessionIDSent: sessionID, Body: body, Err: err}
+	h := &HTTPError{Exchange: Exchange{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, SessionIDSent: sessionID, Body: body}, Err: err}
 	if r, ok := ParseRPCError([]byte(body)); ok {
 		h.RPC, h.BodyRPCID = r.RPCError, r.ID
 	}

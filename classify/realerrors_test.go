@@ -214,15 +214,15 @@ func TestRealGoSDKErrorsWithWireFacts(t *testing.T) {
 		want   Class
 	}{
 		{name: "S2 400 null-id -32000 with session id", answer: status(400, "application/json", s2Body),
-			facts: HTTPError{Status: 400, SessionIDSent: true, Body: s2Body}, want: SessionExpired},
-		{name: "401", answer: status(401, "text/plain", "no"), facts: HTTPError{Status: 401, SessionIDSent: true}, want: Unauthorized},
+			facts: HTTPError{Exchange: Exchange{Status: 400, SessionIDSent: true, Body: s2Body}}, want: SessionExpired},
+		{name: "401", answer: status(401, "text/plain", "no"), facts: HTTPError{Exchange: Exchange{Status: 401, SessionIDSent: true}}, want: Unauthorized},
 		{name: "403 insufficient_scope", answer: status(403, "text/plain", "no", "WWW-Authenticate", insufficient),
-			facts: HTTPError{Status: 403, SessionIDSent: true, WWWAuthenticate: insufficient}, want: Unauthorized},
-		{name: "403 HTML", answer: status(403, "text/html", htmlBody), facts: HTTPError{Status: 403, SessionIDSent: true, Body: htmlBody}, want: Forbidden},
+			facts: HTTPError{Exchange: Exchange{Status: 403, SessionIDSent: true, WWWAuthenticate: insufficient}}, want: Unauthorized},
+		{name: "403 HTML", answer: status(403, "text/html", htmlBody), facts: HTTPError{Exchange: Exchange{Status: 403, SessionIDSent: true, Body: htmlBody}}, want: Forbidden},
 		{name: "429 + Retry-After", answer: status(429, "text/plain", "slow", "Retry-After", "30"),
-			facts: HTTPError{Status: 429, SessionIDSent: true, RetryAfter: 30 * time.Second}, want: RateLimited},
-		{name: "400 plain text", answer: status(400, "text/plain", "bad"), facts: HTTPError{Status: 400, SessionIDSent: true}, want: Application},
-		{name: "200 text/html", answer: status(200, "text/html", "<html>"), facts: HTTPError{Status: 200, SessionIDSent: true, ContentType: "text/html", Malformed: true}, want: Protocol},
+			facts: HTTPError{Exchange: Exchange{Status: 429, SessionIDSent: true, RetryAfter: 30 * time.Second}}, want: RateLimited},
+		{name: "400 plain text", answer: status(400, "text/plain", "bad"), facts: HTTPError{Exchange: Exchange{Status: 400, SessionIDSent: true}}, want: Application},
+		{name: "200 text/html", answer: status(200, "text/html", "<html>"), facts: HTTPError{Exchange: Exchange{Status: 200, SessionIDSent: true, ContentType: "text/html", Malformed: true}}, want: Protocol},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, false)
@@ -257,7 +257,7 @@ func TestRealGoSDK404WithoutSession(t *testing.T) {
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, mcp.ErrSessionMissing)
 	assert.Equal(t, Unknown, Classify(t.Context(), err).Class)
-	v := Classify(t.Context(), &HTTPError{Verb: "POST", Method: faultMethod, Status: 404, Err: err})
+	v := Classify(t.Context(), &HTTPError{Exchange: Exchange{Verb: "POST", Method: faultMethod, Status: 404}, Err: err})
 	assert.Equal(t, Application, v.Class)
 	assert.False(t, v.Reconnects())
 }

@@ -59,7 +59,7 @@ func TestClassifyCapsRetryAfter(t *testing.T) {
 		30 * time.Second:  30 * time.Second,
 		time.Duration(-1): 0,
 	} {
-		v := classify.Classify(context.Background(), &classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: in})
+		v := classify.Classify(context.Background(), &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: in}})
 		require.Equal(t, classify.RateLimited, v.Class)
 		require.Equal(t, want, v.RetryAfter, "from %v", in)
 	}

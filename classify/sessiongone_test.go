@@ -20,14 +20,14 @@ func TestSessionGoneIsTheVerdictsRule(t *testing.T) {
 		e    classify.HTTPError
 		gone bool
 	}{
-		{"404 with session id", classify.HTTPError{Verb: "POST", RequestID: "3", Status: 404, SessionIDSent: true}, true},
-		{"404 without session id", classify.HTTPError{Verb: "POST", RequestID: "3", Status: 404}, false},
-		{"404 answering by the request's id", classify.HTTPError{Verb: "POST", RequestID: "3", Status: 404, SessionIDSent: true, RPC: rpc(-32602, true), BodyRPCID: "3"}, false},
-		{"404 answering another id", classify.HTTPError{Verb: "POST", RequestID: "3", Status: 404, SessionIDSent: true, RPC: rpc(-32602, true), BodyRPCID: "4"}, true},
-		{"400 null-id -32000", classify.HTTPError{Verb: "POST", RequestID: "3", Status: 400, SessionIDSent: true, RPC: rpc(-32000, false), BodyRPCID: "null"}, true},
-		{"400 null-id -32000 without session id", classify.HTTPError{Verb: "POST", RequestID: "3", Status: 400, RPC: rpc(-32000, false)}, false},
-		{"400 -32000 with the request's id", classify.HTTPError{Verb: "POST", RequestID: "3", Status: 400, SessionIDSent: true, RPC: rpc(-32000, true), BodyRPCID: "3"}, false},
-		{"500 with session id", classify.HTTPError{Verb: "POST", RequestID: "3", Status: 500, SessionIDSent: true}, false},
+		{"404 with session id", classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", RequestID: "3", Status: 404, SessionIDSent: true}}, true},
+		{"404 without session id", classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", RequestID: "3", Status: 404}}, false},
+		{"404 answering by the request's id", classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", RequestID: "3", Status: 404, SessionIDSent: true, RPC: rpc(-32602, true), BodyRPCID: "3"}}, false},
+		{"404 answering another id", classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", RequestID: "3", Status: 404, SessionIDSent: true, RPC: rpc(-32602, true), BodyRPCID: "4"}}, true},
+		{"400 null-id -32000", classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", RequestID: "3", Status: 400, SessionIDSent: true, RPC: rpc(-32000, false), BodyRPCID: "null"}}, true},
+		{"400 null-id -32000 without session id", classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", RequestID: "3", Status: 400, RPC: rpc(-32000, false)}}, false},
+		{"400 -32000 with the request's id", classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", RequestID: "3", Status: 400, SessionIDSent: true, RPC: rpc(-32000, true), BodyRPCID: "3"}}, false},
+		{"500 with session id", classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", RequestID: "3", Status: 500, SessionIDSent: true}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

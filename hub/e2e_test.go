@@ -19,7 +19,6 @@ import (
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 const e2eTimeout = 30 * time.Second
@@ -53,7 +52,7 @@ func newFixture(t *testing.T, servers map[string]mcptest.Options) *fixture {
 // config is the hub's configuration for the fixture's servers.
 func (f *fixture) config(store hub.Store) hub.Config {
 	return hub.Config{
-		Supervisor: supervisor.Config{HTTPClient: f.client, Era: wire.Era2025,
+		Supervisor: supervisor.Config{HTTPClient: f.client, Era: supervisor.Era2025,
 			Backoff: supervisor.Backoff{InitialInterval: 20 * time.Millisecond, MaxInterval: 100 * time.Millisecond, NoJitter: true}},
 		Store:  store,
 		Events: f.rec,

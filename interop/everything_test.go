@@ -273,17 +273,7 @@ func httpErrorFor(t *testing.T, method, requestID string, sessionSent bool, got 
 	t.Helper()
 	parsed, ok := classify.ParseRPCError(got.Body)
 	require.True(t, ok, "body %s", got.Body)
-	return &classify.HTTPError{
-		Verb:          "POST",
-		Method:        method,
-		RequestID:     requestID,
-		Status:        got.Status,
-		ContentType:   got.ContentType,
-		SessionIDSent: sessionSent,
-		RPC:           parsed.RPCError,
-		BodyRPCID:     parsed.ID,
-		Body:          string(got.Body),
-	}
+	return &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: method, RequestID: requestID, Status: got.Status, ContentType: got.ContentType, SessionIDSent: sessionSent, RPC: parsed.RPCError, BodyRPCID: parsed.ID, Body: string(got.Body)}}
 }
 
 // requireNoWireFacts asserts that go-sdk's own error does not carry the

@@ -16,7 +16,6 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // scenarioTimeout bounds every wait of one scenario on the real server.
@@ -338,7 +337,7 @@ func TestSupervisorServerRestart(t *testing.T) {
 
 // wireStreamFast re-dials the standalone stream within 100-200ms, so the
 // stream notices a restart soon after the server is back.
-var wireStreamFast = wire.StreamConfig{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+var wireStreamFast = supervisor.StreamKeeper{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 
 // requireSessionExpired asserts the verdict of a call that met this server's
 // unknown-session answer: HTTP 400 with a null-id -32000.

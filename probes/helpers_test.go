@@ -32,7 +32,7 @@ func rejected(method, status string) error {
 
 // wireErr is a go-sdk error annotated with the wire layer's facts.
 func wireErr(l List, status int, rpcCode int64, err error) error {
-	h := &classify.HTTPError{Verb: "POST", Method: l.Method(), RequestID: "3", Status: status, SessionIDSent: true, Err: err}
+	h := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: l.Method(), RequestID: "3", Status: status, SessionIDSent: true}, Err: err}
 	if rpcCode != 0 {
 		h.RPC = classify.RPCError{Present: true, Code: rpcCode, Message: "x", HasID: true}
 		h.BodyRPCID = "3"

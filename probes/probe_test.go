@@ -201,11 +201,7 @@ func TestProbeBlindToolsTimeoutIsStrict(t *testing.T) {
 }
 
 func TestProbeBlindStrictFailureCarriesVerdict(t *testing.T) {
-	nullID := &classify.HTTPError{
-		Verb: "POST", Method: "tools/list", RequestID: "0", Status: 400, SessionIDSent: true,
-		RPC:       classify.RPCError{Present: true, Code: -32000, Message: "Bad Request: No valid session ID provided"},
-		BodyRPCID: "null", Err: errors.New("Bad Request"),
-	}
+	nullID := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/list", RequestID: "0", Status: 400, SessionIDSent: true, RPC: classify.RPCError{Present: true, Code: -32000, Message: "Bad Request: No valid session ID provided"}, BodyRPCID: "null"}, Err: errors.New("Bad Request")}
 	cases := map[string]struct {
 		err  error
 		want classify.Class
@@ -238,12 +234,9 @@ func TestProbeBlindUnauthorizedPropagates(t *testing.T) {
 		list List
 		err  error
 	}{
-		"prompts 401": {Prompts, wireErr(Prompts, 401, 0, errors.New("Unauthorized"))},
-		"resources 403 insufficient_scope": {Resources, &classify.HTTPError{
-			Verb: "POST", Method: "resources/list", Status: 403,
-			WWWAuthenticate: `Bearer error="insufficient_scope", scope="files:read"`, Err: errors.New("Forbidden"),
-		}},
-		"tools 401": {Tools, wireErr(Tools, 401, 0, errors.New("Unauthorized"))},
+		"prompts 401":                      {Prompts, wireErr(Prompts, 401, 0, errors.New("Unauthorized"))},
+		"resources 403 insufficient_scope": {Resources, &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "resources/list", Status: 403, WWWAuthenticate: `Bearer error="insufficient_scope", scope="files:read"`}, Err: errors.New("Forbidden")}},
+		"tools 401":                        {Tools, wireErr(Tools, 401, 0, errors.New("Unauthorized"))},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // startMode is how a supervisor starts.
@@ -84,8 +83,8 @@ func (r *rig) config() supervisor.Config {
 		Name:          r.name,
 		Stream:        r.stream,
 		HostileMemory: 3 * time.Second,
-		HostileRule:   wire.HostilityRule{Threshold: 3},
-		StreamKeeper:  wire.StreamConfig{Span: 250 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond},
+		HostileRule:   supervisor.HostileRule{Threshold: 3},
+		StreamKeeper:  supervisor.StreamKeeper{Span: 250 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond},
 		Backoff: supervisor.Backoff{
 			InitialInterval: 10 * time.Millisecond,
 			MaxInterval:     200 * time.Millisecond,

@@ -198,19 +198,18 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) error {
 	// The error carries the request's wire facts (wire.FactsMiddleware):
 	// with them, the request went out.
-	facts, sent := errors.AsType[*classify.HTTPError](err)
-	v := classify.Classify(caller, err)
-	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
+	// A call go-sdk refused unsent carries a *classify.NotSentError, which
+	// classify takes for a failed connection.
+	facts, _ := errors.AsType[*classify.HTTPError](err)
+	judge := caller
 	if s.callLife.Err() != nil {
-		// Close canceled the call: say so, whatever the wire saw.
+		// Close canceled the call on the caller's behalf: classify is told
+		// with the ended context, and says canceled whatever the wire saw.
 		err = errors.Join(&StateError{State: Closed, Err: ErrClosed}, err)
-		v.Class = classify.Canceled
+		judge = s.callLife
 	}
-	if !sent && v.Class == classify.Unknown {
-		// go-sdk refused the call without sending it: its connection has
-		// failed (it answers with the stored failure's text, no type).
-		v.Class = classify.Transport
-	}
+	v := classify.Classify(judge, err)
+	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
 	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, facts, v), Generation: gen, Err: err}
 	// The loop never waits for anything a caller holds (an events sink
 	// included), so waiting for it here cannot deadlock.

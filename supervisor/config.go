@@ -42,6 +42,88 @@ func (p StreamPolicy) wireMode() wire.StreamMode {
 	return wire.StreamAuto
 }
 
+// HostileRule is the rule that marks a server GET-hostile under
+// StreamAuto (failure story S5). The zero value is the default.
+type HostileRule struct {
+	// Threshold is how many consecutive standalone stream attempts must be
+	// answered and end within StreamKeeper.Span (2s by default) with no
+	// message, while a POST of the same session succeeds after the first of
+	// them. A stream that lives longer or delivers a message resets the
+	// count, so a proxy that cuts idle streams now and then never trips it;
+	// an outage (no answer, 5xx, 429, 408) never counts, so a restarting
+	// server is not GET-hostile. Default (0 or less) 3.
+	Threshold int
+}
+
+func (r HostileRule) toWire() wire.HostilityRule { return wire.HostilityRule{Threshold: r.Threshold} }
+
+// StreamKeeper tunes how the standalone stream is kept open and re-dialed
+// when it ends. The zero value, and every zero field, is the default.
+type StreamKeeper struct {
+	// Span is how long an attempt must live for the next re-dial to follow
+	// at once, and, unless it delivered a message, not to count toward
+	// HostileRule. Default 2s.
+	Span time.Duration
+	// InitialBackoff is the wait before re-dialing after an attempt that
+	// lived less than Span or got no stream; it doubles per consecutive
+	// such attempt up to MaxBackoff. The server's SSE retry field, when
+	// sent, is the least wait before any re-dial, at most MaxBackoff.
+	// Defaults 1s and 30s.
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+	// Jitter is the backoff's randomization factor, 0 <= Jitter < 1: each
+	// wait is drawn from [w*(1-Jitter), w*(1+Jitter)]. Default 0.
+	Jitter float64
+	// MaxEventBytes bounds one SSE event of the stream, its lines and line
+	// ends included. An event past it is dropped (a stream-event-dropped
+	// event), ends the attempt, and the stream is re-dialed on the backoff.
+	// Default 1 MiB.
+	MaxEventBytes int
+}
+
+func (k StreamKeeper) toWire() wire.StreamConfig {
+	return wire.StreamConfig{Span: k.Span, InitialBackoff: k.InitialBackoff, MaxBackoff: k.MaxBackoff,
+		Jitter: k.Jitter, MaxEventBytes: k.MaxEventBytes}
+}
+
+// Era is the protocol era a supervisor assumes for its server before a
+// handshake tells it (MCP protocol versions 2025-11-25 and 2026-07-28).
+type Era uint8
+
+const (
+	// EraAuto (the default) lets go-sdk try `server/discover` (2026-07-28)
+	// first and fall back to `initialize`: one extra request against a
+	// 2025-era server, once; the era learned is used from then on.
+	EraAuto Era = iota
+	// Era2025 starts with `initialize` at protocol version 2025-11-25; no
+	// `server/discover` is sent.
+	Era2025
+	// Era20260728 starts with `server/discover` at 2026-07-28.
+	Era20260728
+)
+
+func (e Era) toWire() wire.Era {
+	switch e {
+	case Era2025:
+		return wire.Era2025
+	case Era20260728:
+		return wire.Era20260728
+	}
+	return wire.EraAuto
+}
+
+func (e Era) String() string {
+	switch e {
+	case EraAuto:
+		return "auto"
+	case Era2025:
+		return "2025-11-25"
+	case Era20260728:
+		return "2026-07-28"
+	}
+	return "unknown"
+}
+
 func (p StreamPolicy) String() string {
 	switch p {
 	case StreamAuto:
@@ -110,26 +192,20 @@ type Config struct {
 	// HostileMemory is how long a GET-hostile decision (StreamAuto) is kept
 	// before the stream is tried again. Default 24h.
 	HostileMemory time.Duration
-	// HostileRule is the rule that marks a server GET-hostile: by default 3
-	// consecutive standalone stream attempts that are answered and end
-	// within StreamKeeper.Span (2s) with no message, while a POST of the
-	// same session succeeds after the first of them (wire.HostilityRule).
-	// A stream that lives longer or delivers a message resets the count, so
-	// a proxy that cuts idle streams now and then never trips it; an outage
-	// (no answer, 5xx, 429, 408) never counts, so a restarting server is not
-	// GET-hostile. The decision is the wire layer's (wire.StreamSwitch, one
-	// per supervisor, shared by its sessions): a live session holds its
-	// stream at once, a new one inherits the decision, and the stream is
-	// dialed again once HostileMemory has passed.
-	HostileRule wire.HostilityRule
+	// HostileRule is the rule that marks a server GET-hostile (see
+	// [HostileRule]; zero: 3 attempts). The decision is the wire layer's
+	// (one switch per supervisor, shared by its sessions): a live session
+	// holds its stream at once, a new one inherits the decision, and the
+	// stream is dialed again once HostileMemory has passed.
+	HostileRule HostileRule
 	// StreamKeeper tunes how the standalone stream is kept open and
-	// re-dialed when it ends (wire.StreamConfig; zero fields are its
+	// re-dialed when it ends (see [StreamKeeper]; zero fields are its
 	// defaults: re-dial backoff 1s to 30s).
-	StreamKeeper wire.StreamConfig
+	StreamKeeper StreamKeeper
 	// Era hints the protocol era of the server so that a 2025-era server
-	// is not sent `server/discover` first. Default wire.EraAuto: learned
-	// from the first handshake (and from Resume), used for every later one.
-	Era wire.Era
+	// is not sent `server/discover` first. Default EraAuto: learned from
+	// the first handshake (and from Resume), used for every later one.
+	Era Era
 	// KeepAlive, when positive, pings the server at this interval on Clock,
 	// each ping bounded by the interval. A ping answered with transport (no
 	// HTTP answer) or session-expired, or two pings in a row without an

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/wire"
 )
@@ -21,7 +22,7 @@ type wireConnector struct {
 // newWireConnector starts from the configured era hint, or the era of the
 // persisted session.
 func newWireConnector(s *Supervisor) *wireConnector {
-	c := &wireConnector{s: s, era: s.cfg.Era}
+	c := &wireConnector{s: s, era: s.cfg.Era.toWire()}
 	if c.era == wire.EraAuto && s.cfg.Resume != nil {
 		c.learn(s.cfg.Resume.ProtocolVersion)
 	}
@@ -87,7 +88,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			OnExchange:       w.exchange,
 			OnStreamRestored: spec.hooks.streamRestored,
 			OnDroppedEvent:   c.droppedEvent(spec.gen),
-			Stream:           cfg.StreamKeeper,
+			Stream:           cfg.StreamKeeper.toWire(),
 		},
 	}
 }
@@ -150,7 +151,7 @@ func (w *wireWatch) cause(err error) error {
 	if w.fatal == nil {
 		return err
 	}
-	return w.fatal.HTTPError(err)
+	return &classify.HTTPError{Exchange: *w.fatal, Err: err}
 }
 
 // wireSession adapts a wire.Session to the supervisor's session.

@@ -10,14 +10,13 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // fastStream shortens the stream keeper's and the hostility rule's spans so
 // the S5 tests take a second, not a minute.
 func fastStream(cfg supervisor.Config) supervisor.Config {
-	cfg.StreamKeeper = wire.StreamConfig{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
-	cfg.HostileRule = wire.HostilityRule{Threshold: 3}
+	cfg.StreamKeeper = supervisor.StreamKeeper{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	cfg.HostileRule = supervisor.HostileRule{Threshold: 3}
 	cfg.Backoff = supervisor.Backoff{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
 	return cfg
 }

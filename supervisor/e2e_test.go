@@ -189,3 +189,23 @@ func TestE2EUnauthorizedCallKeepsTheSession(t *testing.T) {
 	require.Equal(t, 1, e.srv.Log().Count("initialize"))
 	require.Zero(t, e.srv.Log().CountVerb("DELETE"))
 }
+
+// A call that Close ends is canceled, whatever the wire saw: classify is
+// told with the context Close ended, and no verdict is patched afterwards.
+func TestE2ECloseCancelsACallInFlight(t *testing.T) {
+	e := newE2E(t, mcptest.Options{}, supervisor.Config{})
+	e.start()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: mcptest.BlockTool, Arguments: mcptest.IDArgs{ID: "c"}})
+		errc <- err
+	}()
+	require.Eventually(t, func() bool { return e.srv.Invocations(mcptest.BlockTool, "c") == 1 },
+		e2eTimeout, time.Millisecond, "the call reached the server")
+	require.NoError(t, e.sup.Close())
+	err := <-errc
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.Canceled, ce.Verdict.Class, "%v", err)
+	require.ErrorIs(t, err, supervisor.ErrClosed)
+}

@@ -122,3 +122,17 @@ func ExampleKind() {
 	// failed: unauthorized after handshake-failed
 	// state: closed
 }
+
+// A host tunes the standalone stream and the protocol era with the
+// supervisor's own types; every zero field keeps its default.
+func ExampleConfig_stream() {
+	cfg := supervisor.Config{
+		Endpoint:     "http://127.0.0.1:8080/mcp",
+		Era:          supervisor.Era2025, // no server/discover first
+		Stream:       supervisor.StreamAuto,
+		HostileRule:  supervisor.HostileRule{Threshold: 5},
+		StreamKeeper: supervisor.StreamKeeper{Span: 5 * time.Second, MaxBackoff: time.Minute},
+	}
+	fmt.Println(cfg.Era, cfg.Stream, cfg.HostileRule.Threshold, cfg.StreamKeeper.Span)
+	// Output: 2025-11-25 auto 5 5s
+}

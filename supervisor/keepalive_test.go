@@ -61,10 +61,10 @@ func (p *pinger) ping(ctx context.Context) error {
 func TestKeepaliveOnTheFakeClock(t *testing.T) {
 	const every = 10 * time.Second
 	kept := []error{
-		&classify.HTTPError{Status: 401, SessionIDSent: true},
-		&classify.HTTPError{Status: 429, SessionIDSent: true},
-		&classify.HTTPError{Status: 500, SessionIDSent: true},
-		&classify.HTTPError{Status: 403, SessionIDSent: true},
+		&classify.HTTPError{Exchange: classify.Exchange{Status: 401, SessionIDSent: true}},
+		&classify.HTTPError{Exchange: classify.Exchange{Status: 429, SessionIDSent: true}},
+		&classify.HTTPError{Exchange: classify.Exchange{Status: 500, SessionIDSent: true}},
+		&classify.HTTPError{Exchange: classify.Exchange{Status: 403, SessionIDSent: true}},
 		nil,
 	}
 	cases := []struct {
@@ -73,7 +73,7 @@ func TestKeepaliveOnTheFakeClock(t *testing.T) {
 		class classify.Class // of the session's end
 	}{
 		{"transport", io.EOF, classify.Transport},
-		{"session expired", &classify.HTTPError{Status: 404, SessionIDSent: true, Err: mcp.ErrSessionMissing}, classify.SessionExpired},
+		{"session expired", &classify.HTTPError{Exchange: classify.Exchange{Status: 404, SessionIDSent: true}, Err: mcp.ErrSessionMissing}, classify.SessionExpired},
 		{"unanswered twice", nil, classify.Timeout},
 	}
 	for _, c := range cases {
@@ -143,7 +143,7 @@ func TestKeepaliveStops(t *testing.T) {
 	require.NoError(t, clock.BlockUntilContext(ctx, 1))
 	clock.Advance(time.Second)
 	<-p.calls
-	p.answers <- &classify.HTTPError{Status: 200, RPC: classify.RPCError{Present: true, HasID: true, Code: classify.CodeMethodNotFound}}
+	p.answers <- &classify.HTTPError{Exchange: classify.Exchange{Status: 200, RPC: classify.RPCError{Present: true, HasID: true, Code: classify.CodeMethodNotFound}}}
 	select {
 	case <-k.done:
 	case <-ctx.Done():

@@ -63,7 +63,7 @@ func TestMachineVerdictsAreRedacted(t *testing.T) {
 	r := newRig(t, Config{})
 	r.sup.Start()
 	text := "sending \"notifications/initialized\": failed to connect (session ID: Q7#1): Unauthorized"
-	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "notifications/initialized", Status: 401, Err: errors.New(text)})
+	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "notifications/initialized", Status: 401}, Err: errors.New(text)})
 	r.waitReason("unauthorized")
 	_, v := r.sup.Failure()
 	require.Contains(t, v.Detail, "(session ID: "+events.HashSessionID("Q7#1")+")")

@@ -182,7 +182,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		s.redact.AddSessionID(rs.SessionID)
 		remembered = wire.StreamDecision{Off: rs.StandaloneStream.Off, Since: rs.StandaloneStream.DecidedAt}
 	}
-	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule,
+	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule.toWire(),
 		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
 	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
 	s.loop.m = fsm.New(fsm.Config{

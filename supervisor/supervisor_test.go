@@ -22,7 +22,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var errRefused = &classify.HTTPError{Verb: "POST", Method: "initialize", Err: syscall.ECONNREFUSED}
+var errRefused = &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize"}, Err: syscall.ECONNREFUSED}
 
 func TestStartDialsAndPublishesTheCatalog(t *testing.T) {
 	r := newRig(t, Config{})
@@ -113,7 +113,7 @@ func TestRetryBudgetEndsInTerminalFailed(t *testing.T) {
 func TestUnauthorizedHandshakeIsTerminalUntilReconnect(t *testing.T) {
 	r := newRig(t, Config{})
 	r.sup.Start()
-	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
+	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize", Status: 401}})
 	r.wait(Failed)
 	reason, v := r.sup.Failure()
 	require.Equal(t, ReasonUnauthorized, reason)
@@ -179,7 +179,7 @@ func TestS4CallFailuresThatDoNotReconnect(t *testing.T) {
 			r := newRig(t, Config{DisableRateLimitWindow: true})
 			sess := newFakeSession("s1", "a")
 			r.ready(sess)
-			sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, SessionIDSent: true, RetryAfter: time.Second})
+			sess.failNextCall(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, SessionIDSent: true, RetryAfter: time.Second}})
 
 			_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 			var ce *CallError
@@ -211,7 +211,7 @@ func TestRateLimitWindowRefusesCallsUntilRetryAfter(t *testing.T) {
 	r := newRig(t, Config{})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
-	sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 30 * time.Second})
+	sess.failNextCall(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 30 * time.Second}})
 
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.Error(t, err)
@@ -242,7 +242,7 @@ func TestSessionExpiredCallReconnectsOnceAndIsNotReplayed(t *testing.T) {
 	r := newRig(t, Config{})
 	old := newFakeSession("s1", "a")
 	r.ready(old)
-	old.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 404, SessionIDSent: true})
+	old.failNextCall(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 404, SessionIDSent: true}})
 
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	var ce *CallError
@@ -272,8 +272,7 @@ func TestBlindResumeProbesAndStaleRecoversOnce(t *testing.T) {
 	require.Equal(t, "old", req.spec.resume.SessionID)
 	stale := newFakeSession("old", "a")
 	stale.init = nil // blind
-	stale.listErr = &classify.HTTPError{Verb: "POST", Method: "tools/list", Status: 400, SessionIDSent: true,
-		RPC: classify.RPCError{Present: true, Code: -32000, Message: "Bad Request: No valid session ID provided"}, BodyRPCID: "null"}
+	stale.listErr = &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/list", Status: 400, SessionIDSent: true, RPC: classify.RPCError{Present: true, Code: -32000, Message: "Bad Request: No valid session ID provided"}, BodyRPCID: "null"}}
 	req.ok(stale)
 
 	req = r.next()
@@ -292,7 +291,7 @@ func TestBlindResumeSpeculativeFailureStillReady(t *testing.T) {
 	r.sup.Start()
 	sess := newFakeSession("old", "a", "b")
 	sess.init = nil
-	sess.sideErr = &classify.HTTPError{Verb: "POST", Status: 400, RPC: classify.RPCError{Present: true, Code: -32601, HasID: true}, BodyRPCID: "3"}
+	sess.sideErr = &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Status: 400, RPC: classify.RPCError{Present: true, Code: -32601, HasID: true}, BodyRPCID: "3"}}
 	r.next().ok(sess)
 	r.wait(Ready)
 	require.Equal(t, []string{"a", "b"}, r.sup.Catalog().ToolNames())
@@ -422,7 +421,7 @@ func TestCloseFromEveryState(t *testing.T) {
 func TestRetryAfterLengthensTheRetryWait(t *testing.T) {
 	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 20 * time.Second}})
 	r.sup.Start()
-	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 429, RetryAfter: 10 * time.Second})
+	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize", Status: 429, RetryAfter: 10 * time.Second}})
 	retries := r.waitEvents(events.KindRetryScheduled, 1)
 	require.Equal(t, 10*time.Second, retries[0].Delay, "not before Retry-After")
 
@@ -441,7 +440,7 @@ func TestRetryAfterLengthensTheRetryWait(t *testing.T) {
 func TestRetryAfterIsCappedByMaxInterval(t *testing.T) {
 	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 5 * time.Second}})
 	r.sup.Start()
-	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 503, RetryAfter: time.Hour})
+	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize", Status: 503, RetryAfter: time.Hour}})
 	require.Equal(t, 5*time.Second, r.waitEvents(events.KindRetryScheduled, 1)[0].Delay)
 }
 
@@ -458,7 +457,7 @@ func TestRateLimitWindowIsCappedAndEndsOnReconnect(t *testing.T) {
 	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 10 * time.Second}})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
-	sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 24 * time.Hour})
+	sess.failNextCall(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 24 * time.Hour}})
 	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	var ce *CallError
 	require.ErrorAs(t, err, &ce)
@@ -474,7 +473,7 @@ func TestRateLimitWindowIsCappedAndEndsOnReconnect(t *testing.T) {
 	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.NoError(t, err, "the window ended")
 
-	sess.failNextCall(&classify.HTTPError{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 5 * time.Second})
+	sess.failNextCall(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 5 * time.Second}})
 	_, err = r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
 	require.Error(t, err)
 	r.sup.Reconnect()
@@ -544,7 +543,7 @@ func TestCloseFromTheEventsSinkDoesNotDeadlock(t *testing.T) {
 		}
 	}))
 	r.sup.Start()
-	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
+	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize", Status: 401}})
 	<-closed
 	r.wait(Closed)
 }
@@ -597,7 +596,7 @@ func TestStaleRecoveryKeepsTheStreamDecision(t *testing.T) {
 	req := r.next()
 	stale := newFakeSession("old", "a")
 	stale.init = nil
-	stale.listErr = &classify.HTTPError{Verb: "POST", Method: "tools/list", Status: 404, SessionIDSent: true}
+	stale.listErr = &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/list", Status: 404, SessionIDSent: true}}
 	req.ok(stale)
 	req = r.next()
 	req.ok(newFakeSession("new", "a"))
@@ -687,7 +686,7 @@ func TestStateReadOnATransitionEventIsNeverOlder(t *testing.T) {
 		}
 	}))
 	r.sup.Start()
-	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
+	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize", Status: 401}})
 	r.wait(Failed)
 	r.sup.Reconnect()
 	r.next().ok(newFakeSession("s1", "a"))
@@ -710,7 +709,7 @@ func TestStateReadOnATransitionEventIsNeverOlder(t *testing.T) {
 func TestWaitForReadyEndsOnATerminalFailure(t *testing.T) {
 	r := newRig(t, Config{})
 	r.sup.Start()
-	r.next().fail(&classify.HTTPError{Verb: "POST", Method: "initialize", Status: 401})
+	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize", Status: 401}})
 	err := r.sup.WaitForState(r.ctx, Ready)
 	require.ErrorIs(t, err, ErrNotReady)
 	var se *StateError

@@ -87,7 +87,8 @@ func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response) (
 
 // admitJSON admits a 2xx application/json answer to a call: one JSON-RPC
 // response for the call, at most MaxJSONBody bytes on the wire and decoded.
-// go-sdk gets the message re-encoded, exactly as it was checked.
+// go-sdk gets the message exactly as it was checked: the body as it is when
+// go-sdk reads it as that message, re-encoded otherwise ([handOn]).
 func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want jsonrpc.ID) *http.Response {
 	b := readBounded(resp, t.cfg.MaxJSONBody)
 	x.Body = snippet(b.data)
@@ -102,7 +103,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	case b.err != nil:
 		return refuse("body unreadable: " + b.err.Error())
 	}
-	msg, err := jsonrpc.DecodeMessage(b.data)
+	msg, exact, err := decodeMessage(b.data)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
@@ -114,13 +115,13 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 		return refuse(problem)
 	}
 	if r.Error != nil {
-		x.RPC, x.RPCPresent = classify.ParseRPCError(b.data)
+		x.SetBodyRPC(b.data)
 	}
-	canon, err := reencode(r)
+	body, err := handOn(b.data, r, exact)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
-	return withBody(resp, canon)
+	return withBody(resp, body)
 }
 
 // admitError admits a non-2xx, non-3xx answer to a call. go-sdk gets, with
@@ -135,12 +136,11 @@ func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Respon
 	if transientStatus(x.Status) || x.SessionGone {
 		return withBody(resp, body)
 	}
-	if x.RPCPresent {
-		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+	if x.RPC.Present {
+		if msg, exact, err := decodeMessage(body); err == nil {
 			if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && r.ID == want {
-				canon, err := reencode(r)
-				if err == nil {
-					return withBody(resp, canon)
+				if answer, err := handOn(body, r, exact); err == nil {
+					return withBody(resp, answer)
 				}
 			}
 		}
@@ -175,7 +175,7 @@ func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
 	x.Body = snippet(b.data)
 	x.Oversized = b.over
 	if !b.over && b.err == nil {
-		x.RPC, x.RPCPresent = classify.ParseRPCError(b.data)
+		x.SetBodyRPC(b.data)
 	}
 	return b.data
 }
@@ -208,10 +208,12 @@ func (t *Transport) endRefusedSession(req *http.Request, id string) {
 
 // sessionGone reports the session-expiry signals of DESIGN.md section 3,
 // as classify decides them ([classify.HTTPError.SessionGone]).
-func sessionGone(x Exchange) bool { return x.HTTPError(nil).SessionGone() }
+func sessionGone(x Exchange) bool { return (&classify.HTTPError{Exchange: x}).SessionGone() }
 
 // nullIDServerError reports a 4xx whose JSON-RPC error is -32000 with a null
 // or absent id to a request with a session id: how the TypeScript and
 // Python SDK servers reject an unknown session (DESIGN.md failure story S2;
 // [classify.HTTPError.NullIDRejection]).
-func nullIDServerError(x Exchange) bool { return x.HTTPError(nil).NullIDRejection() }
+func nullIDServerError(x Exchange) bool {
+	return (&classify.HTTPError{Exchange: x}).NullIDRejection()
+}

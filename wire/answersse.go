@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -66,9 +67,11 @@ type answerStream struct {
 	want jsonrpc.ID
 	max  int
 
-	src  *bufio.Reader
-	wire *wireCounter
-	body io.Closer
+	src       *bufio.Reader
+	wire      *wireCounter
+	body      io.Closer
+	closeOnce sync.Once
+	closeErr  error // the server's body's Close error
 
 	out      []byte // ready for go-sdk
 	ended    bool   // nothing comes after out
@@ -116,27 +119,26 @@ func (s *answerStream) Read(p []byte) (int, error) {
 // what little is left (at most drainBytes, for at most drainWait), so that
 // a server that ends the stream after the response, as go-sdk's does,
 // leaves its connection reusable.
+//
+// The drain reads in the caller's goroutine; a timer closes the server's
+// body after drainWait, which ends a read still waiting. net/http's bodies
+// also end their read when the call's context ends.
 func (s *answerStream) Close() error {
 	if s.answered && s.ctx.Err() == nil {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_, _ = io.CopyN(io.Discard, s.src, drainBytes)
-		}()
 		// The real clock: this bounds a server's hold on a connection and
 		// decides nothing, so an injected test clock must not see a waiter.
-		timer := time.NewTimer(drainWait)
-		select {
-		case <-done:
-		case <-timer.C:
-		case <-s.ctx.Done():
-		}
+		timer := time.AfterFunc(drainWait, s.closeBody)
+		_, _ = s.src.Discard(drainBytes)
 		timer.Stop()
-		err := s.body.Close() // ends the drain if it still reads
-		<-done
-		return err
 	}
-	return s.body.Close()
+	s.closeBody()
+	return s.closeErr
+}
+
+// closeBody closes the server's body once; the drain's timer and Close may
+// both call it.
+func (s *answerStream) closeBody() {
+	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
 }
 
 // step reads one line of the server's stream and acts on it.
@@ -179,7 +181,11 @@ func (s *answerStream) step() {
 		}
 		s.data, s.hasData = append(s.data, value...), true
 	case "event":
-		s.name = string(value)
+		if string(value) == "message" {
+			s.name = "message" // MCP's one event type, without a copy
+		} else {
+			s.name = string(value)
+		}
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {
 			s.id, s.idSet = string(value), true
@@ -267,6 +273,10 @@ func (s *answerStream) readLine() ([]byte, error) {
 		if s.size > s.max || s.wire.n-s.wireMark > int64(s.max)+wireSlack {
 			return nil, errEventTooLarge
 		}
+		if err == nil && len(s.line) == 0 {
+			// A whole line in the buffer: used before the next read.
+			return bytes.TrimSuffix(bytes.TrimSuffix(chunk, []byte("\n")), []byte("\r")), nil
+		}
 		s.line = append(s.line, chunk...)
 		switch {
 		case err == nil:
@@ -295,7 +305,7 @@ func (s *answerStream) dispatch() {
 		// not use, which go-sdk skips too.
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(data)
+	msg, exact, err := decodeMessage(data)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return
@@ -307,7 +317,7 @@ func (s *answerStream) dispatch() {
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
 	}
-	s.emit(msg)
+	s.emit(data, msg, exact)
 }
 
 // endEvent forgets the current event.
@@ -318,9 +328,9 @@ func (s *answerStream) endEvent() {
 	}
 }
 
-// emit hands msg on as one event.
-func (s *answerStream) emit(msg jsonrpc.Message) {
-	b, err := reencode(msg)
+// emit hands msg, decoded from data, on as one event ([handOn]).
+func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
+	b, err := handOn(data, msg, exact)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return

@@ -88,3 +88,38 @@ func BenchmarkResumeBlindDelayed(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallToolWireVsBare measures one tools/call against the same real
+// go-sdk server on 127.0.0.1, through the Transport ("wire") and through a
+// bare go-sdk StreamableClientTransport ("bare"), standalone stream off in
+// both: the difference is what the wire layer costs on its own (client and
+// server allocations together).
+func BenchmarkCallToolWireVsBare(b *testing.B) {
+	_, url := newServer(b, nil)
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
+	run := func(b *testing.B, cs *mcp.ClientSession) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := cs.CallTool(context.Background(), params); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("bare", func(b *testing.B) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		run(b, cs)
+	})
+	b.Run("wire", func(b *testing.B) {
+		s, err := wire.Open(context.Background(), wire.Options{Endpoint: url, Era: wire.Era2025, Stream: wire.StreamOff})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		run(b, s.ClientSession())
+	})
+}

@@ -12,84 +12,17 @@ import (
 )
 
 // Exchange is the record of one HTTP request the [Transport] handled, as the
-// wire saw it: the facts go-sdk reports only as text or discards.
-type Exchange struct {
-	// Verb is the HTTP method: POST, GET or DELETE.
-	Verb string
-	// Method is the JSON-RPC method of a POST ("" when the body is not a
-	// JSON-RPC message or is a response).
-	Method string
-	// RequestID is the JSON-RPC id of a POST as raw JSON (e.g. `3`), ""
-	// for a notification, a response or a non-POST.
-	RequestID string
-	// SessionIDSent reports whether the request carried Mcp-Session-Id.
-	SessionIDSent bool
-	// ProtocolVersionSent is the request's Mcp-Protocol-Version header.
-	ProtocolVersionSent string
-	// Status is the HTTP status the server answered, 0 when none came
-	// (see Err).
-	Status int
-	// ContentType is the answer's media type without parameters, lower case.
-	ContentType string
-	// RetryAfter is the Retry-After header as classify.ParseRetryAfter
-	// reads it (delay-seconds or HTTP-date, RFC 9110 section 10.2.3, at most
-	// classify.MaxRetryAfter), 0 when absent, invalid or in the past.
-	RetryAfter time.Duration
-	// WWWAuthenticate is the answer's WWW-Authenticate header.
-	WWWAuthenticate string
-	// RPC is the JSON-RPC error of the answer's body, when the body was one
-	// (read for non-2xx answers and 2xx application/json answers).
-	RPC classify.BodyRPCError
-	// RPCPresent reports whether RPC was found.
-	RPCPresent bool
-	// Malformed reports a 2xx answer to a request with an id that is not
-	// its JSON-RPC response: an unexpected content type or coding, a body
-	// or event that is not JSON-RPC or is past its bound, a response with
-	// another id or without exactly one of result (an object) and error, an
-	// event stream that ended without the response, an invalid handshake
-	// Mcp-Session-Id (see Problem). For an event stream it is set when the
-	// stream fails, after the exchange was reported to
-	// [Config.OnExchange], in the record [Annotate] reads.
-	Malformed bool
-	// Oversized reports a body past its bound: a 2xx application/json
-	// answer longer than [Config.MaxJSONBody] or an event longer than
-	// [Config.MaxSSEEvent], refused for its request (Malformed is set too),
-	// or any other body longer than [Config.MaxErrorBody], read no further.
-	Oversized bool
-	// Problem says what was wrong with an answer the Transport refused
-	// (Rewritten), e.g. "response id 4, not the request's id 3" or "SSE
-	// stream ended without the response"; "" when the status and content
-	// type say it all.
-	Problem string
-	// Body is the start of the answer's body, at most
-	// [classify.MaxBodySnippet] bytes; empty for event streams.
-	Body string
-	// SessionGone reports an answer that signals the session is over: 404
-	// to a request that carried Mcp-Session-Id (unless its body answers the
-	// request by id), or a 4xx whose JSON-RPC error is -32000 with a null
-	// or absent id to such a request (the TypeScript and Python SDK
-	// servers). DESIGN.md section 3.
-	SessionGone bool
-	// Rewritten reports that go-sdk was handed a JSON-RPC error response
-	// with code [CodeHTTPAnswer] instead of the server's answer, so that
-	// only this request fails (DESIGN.md failure story S4), or, for a
-	// notification or a response, a local 202 Accepted in place of an
-	// answer that was not a 2xx.
-	Rewritten bool
-	// Local reports that the request never reached the server: the
-	// Transport answered it (resume handshake, a DELETE after [Transport.Detach]
-	// or after a session-gone answer, go-sdk's standalone GET, which the
-	// stream keeper answers at once before dialing the server, and the
-	// replay of a session-gone answer to the standalone stream).
-	Local bool
-	// Err is the transport error when no answer came.
-	Err error
-	// Start is when the request was sent, on the Transport's clock.
-	Start time.Time
-	// Duration is the time to the answer's headers (to the error when none
-	// came).
-	Duration time.Duration
-}
+// wire saw it: classify's facts type, so the facts a request's error carries
+// ([classify.HTTPError]) are the ones the Transport recorded, with no copy.
+// For an event stream, Malformed is set when the stream fails, after the
+// exchange was reported to [Config.OnExchange], in the record [Annotate]
+// reads; Oversized refers to [Config.MaxJSONBody], [Config.MaxSSEEvent] and
+// [Config.MaxErrorBody]; Rewritten answers carry code [CodeHTTPAnswer];
+// Local covers the resume handshake, a DELETE after [Transport.Detach] or
+// after a session-gone answer, go-sdk's standalone GET, which the stream
+// keeper answers at once before dialing the server, and the replay of a
+// session-gone answer to the standalone stream.
+type Exchange = classify.Exchange
 
 // retryAfter reads a Retry-After value on the Transport's clock. The one
 // parser and its cap are classify's, so the verdict, the error and the
@@ -100,30 +33,8 @@ func (t *Transport) retryAfter(v string) time.Duration {
 
 // notable reports whether the exchange says more than "the request went out
 // and a well-formed 2xx came back": only then does it change a verdict.
-func (x Exchange) notable() bool {
-	return x.Status == 0 || x.Status < 200 || x.Status >= 300 || x.Malformed || x.RPCPresent
-}
-
-// HTTPError returns the facts as a *classify.HTTPError wrapping err.
-func (x Exchange) HTTPError(err error) *classify.HTTPError {
-	e := &classify.HTTPError{
-		Verb:            x.Verb,
-		Method:          x.Method,
-		RequestID:       x.RequestID,
-		Status:          x.Status,
-		ContentType:     x.ContentType,
-		RetryAfter:      x.RetryAfter,
-		WWWAuthenticate: x.WWWAuthenticate,
-		SessionIDSent:   x.SessionIDSent,
-		Malformed:       x.Malformed,
-		Body:            x.Body,
-		Err:             err,
-	}
-	if x.RPCPresent {
-		e.RPC = x.RPC.RPCError
-		e.BodyRPCID = x.RPC.ID
-	}
-	return e
+func notable(x Exchange) bool {
+	return x.Status == 0 || x.Status < 200 || x.Status >= 300 || x.Malformed || x.RPC.Present
 }
 
 // maxSlotRecords bounds the records one slot keeps.
@@ -135,6 +46,10 @@ type slotKey struct{}
 type slot struct {
 	mu   sync.Mutex
 	recs []*recorded
+	// first and buf hold a call's first record and the start of recs, so
+	// that a call with one request allocates no record of its own.
+	first recorded
+	buf   [2]*recorded
 }
 
 // recorded is one exchange in a slot; an event-stream answer amends it when
@@ -151,6 +66,13 @@ func (r *recorded) amend(f func(*Exchange)) {
 	f(&r.x)
 }
 
+// empty reports that no exchange was recorded in s.
+func (s *slot) empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.recs) == 0
+}
+
 func (s *slot) add(x Exchange) *recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -158,7 +80,14 @@ func (s *slot) add(x Exchange) *recorded {
 		copy(s.recs, s.recs[1:])
 		s.recs = s.recs[:maxSlotRecords-1]
 	}
-	r := &recorded{s: s, x: x}
+	r := &s.first
+	if r.s != nil {
+		r = &recorded{}
+	}
+	*r = recorded{s: s, x: x}
+	if s.recs == nil {
+		s.recs = s.buf[:0]
+	}
 	s.recs = append(s.recs, r)
 	return r
 }
@@ -200,7 +129,9 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 // out on a [Transport] (see [Annotate] for a rewritten answer), so that
 // classify.Classify(ctx, err) decides from the HTTP answer and
 // errors.As(err, **classify.HTTPError) tells that the request was sent. No
-// caller pairs [WithExchange] and [Annotate] by hand. A context that already
+// caller pairs [WithExchange] and [Annotate] by hand. A request that left no
+// exchange at all (go-sdk failed it unsent) returns a
+// *classify.NotSentError wrapping go-sdk's error. A context that already
 // carries a slot from [WithExchange] keeps it, and an error that already
 // carries a *classify.HTTPError is returned as it is. [Open] and [Resume]
 // add it to the client they make when [Options.Client] is nil.
@@ -245,7 +176,13 @@ func attach(ctx context.Context, err error, always bool) error {
 		return err
 	}
 	x, ok := LastExchange(ctx)
-	if !ok || (!always && !x.notable()) {
+	if !ok && always {
+		if s, ours := ctx.Value(slotKey{}).(*slot); ours && s.empty() {
+			// The request left no exchange: go-sdk failed it unsent.
+			return &classify.NotSentError{Err: err}
+		}
+	}
+	if !ok || (!always && !notable(x)) {
 		return err
 	}
 	if x.Rewritten {
@@ -254,7 +191,7 @@ func attach(ctx context.Context, err error, always bool) error {
 		// verdict rests on the server's answer alone.
 		err = &rewrittenError{msg: err.Error()}
 	}
-	return x.HTTPError(err)
+	return &classify.HTTPError{Exchange: x, Err: err}
 }
 
 // rewrittenError is the text of an error go-sdk built from a rewritten

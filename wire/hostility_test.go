@@ -11,7 +11,7 @@ import (
 
 func TestHostilityTracker(t *testing.T) {
 	postOK := wire.Exchange{Verb: "POST", Status: 200}
-	postDown := wire.Exchange{Verb: "POST", Err: assert.AnError}
+	postDown := wire.Exchange{Verb: "POST", TransportErr: assert.AnError}
 	atOnce := wire.StreamAttempt{End: wire.EndEOF, Status: 200}
 	refused := wire.StreamAttempt{End: wire.EndNoAnswer, Err: assert.AnError}
 	unavailable := wire.StreamAttempt{End: wire.EndNotStream, Status: 503}

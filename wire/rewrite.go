@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // CodeHTTPAnswer is the JSON-RPC error code of the responses the [Transport]
@@ -107,8 +109,16 @@ func idText(id jsonrpc.ID) string {
 
 // requestID returns the JSON-RPC id of a request from its raw JSON.
 func requestID(raw string) (jsonrpc.ID, bool) {
+	// go-sdk numbers its requests: read a short integer directly, as
+	// MakeID would (a float64 holds every integer of up to 15 digits).
+	if len(raw) > 0 && len(raw) <= 15 && raw[0] >= '1' && raw[0] <= '9' {
+		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+			id, err := jsonrpc.MakeID(float64(n))
+			return id, err == nil
+		}
+	}
 	var v any
-	if json.Unmarshal([]byte(raw), &v) != nil {
+	if rest, err := segjson.Parse([]byte(raw), &v, decodeFlags); err != nil || len(rest) != 0 {
 		return jsonrpc.ID{}, false
 	}
 	id, err := jsonrpc.MakeID(v)
@@ -125,10 +135,10 @@ func withBody(resp *http.Response, b []byte) *http.Response {
 	return resp
 }
 
-// reencode writes msg anew as go-sdk will read it. A request with an empty
-// method is refused: go-sdk writes it without one, and reads that back as
-// an invalid response (found by FuzzAnswerPath).
-func reencode(msg jsonrpc.Message) ([]byte, error) {
+// encodeMessage writes msg anew as go-sdk will read it. A request with an
+// empty method is refused: go-sdk writes it without one, and reads that back
+// as an invalid response (found by FuzzAnswerPath).
+func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
 	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "" {
 		return nil, errEmptyMethod
 	}

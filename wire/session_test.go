@@ -445,9 +445,9 @@ func TestJSONRPCErrorWithIDIsNotRewritten(t *testing.T) {
 			x, _ := wire.LastExchange(ctx)
 			assert.False(t, x.Rewritten)
 			assert.False(t, x.Malformed)
-			require.True(t, x.RPCPresent, "the body's JSON-RPC error was recorded")
+			require.True(t, x.RPC.Present, "the body's JSON-RPC error was recorded")
 			assert.Equal(t, int64(-32601), x.RPC.Code)
-			assert.Equal(t, "2", x.RPC.ID)
+			assert.Equal(t, "2", x.BodyRPCID)
 			callEcho(t, s.ClientSession())
 		})
 	}
@@ -458,4 +458,66 @@ func TestAnnotateLeavesPlainErrorsAlone(t *testing.T) {
 	assert.Same(t, err, wire.Annotate(context.Background(), err))
 	assert.Same(t, err, wire.Annotate(wire.WithExchange(context.Background()), err))
 	assert.NoError(t, wire.Annotate(wire.WithExchange(context.Background()), nil))
+}
+
+// TestRequestErrorCarriesTheRecordedExchange: the facts a failed request's
+// error carries are the Exchange the Transport recorded and reported, the
+// one facts type classify reads, field for field.
+func TestRequestErrorCarriesTheRecordedExchange(t *testing.T) {
+	g, url := newServer(t, nil)
+	var mu sync.Mutex
+	var seen []wire.Exchange
+	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OnExchange: func(x wire.Exchange) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, x)
+	}}})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "tools/call" || n > 0 {
+			return false
+		}
+		writeFault(w, 403, "text/html", "<h1>forbidden</h1>", map[string]string{"Retry-After": "7"})
+		return true
+	})
+	_, err := s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	var he *classify.HTTPError
+	require.ErrorAs(t, err, &he)
+	mu.Lock()
+	last := seen[len(seen)-1]
+	mu.Unlock()
+	assert.Equal(t, "tools/call", last.Method)
+	assert.Equal(t, last, he.Exchange, "the error carries the recorded exchange")
+	assert.Equal(t, 403, he.Status)
+	assert.Equal(t, 7*time.Second, he.RetryAfter)
+	assert.True(t, he.Rewritten, "a 403 to a call is rewritten to keep the session")
+	assert.Equal(t, classify.Forbidden, classify.Classify(context.Background(), err).Class)
+}
+
+// TestUnsentRequestSaysSo: once go-sdk's connection has failed (a session-gone
+// answer), it fails the next call without sending it; that call's error is
+// a *classify.NotSentError, which classify takes for a failed connection.
+func TestUnsentRequestSaysSo(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, wire.Options{Stream: wire.StreamOff})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "tools/call" {
+			return false
+		}
+		writeFault(w, 404, "text/plain", "session not found", nil)
+		return true
+	})
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
+	_, err := s.ClientSession().CallTool(context.Background(), params)
+	require.Error(t, err)
+	assert.Equal(t, classify.SessionExpired, classify.Classify(context.Background(), err).Class)
+	sent := g.count("POST", "tools/call")
+
+	_, err = s.ClientSession().CallTool(context.Background(), params)
+	require.Error(t, err)
+	assert.Equal(t, sent, g.count("POST", "tools/call"), "the second call was not sent")
+	var ns *classify.NotSentError
+	require.ErrorAs(t, err, &ns, "%v", err)
+	_, hasFacts := errors.AsType[*classify.HTTPError](err)
+	assert.False(t, hasFacts, "no exchange, no HTTP facts")
+	assert.Equal(t, classify.Transport, classify.Classify(context.Background(), err).Class)
 }

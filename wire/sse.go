@@ -88,9 +88,10 @@ func (e *EventError) Error() string {
 func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 
 // sseFilter parses a text/event-stream (WHATWG HTML, server-sent events)
-// and re-encodes for go-sdk only the events that carry one JSON-RPC request
-// or notification: `data: <the message as jsonrpc.EncodeMessage writes
-// it>` and a blank line, nothing else. go-sdk v1.8.0 ends the session on a
+// and hands go-sdk only the events that carry one JSON-RPC request or
+// notification: `data: <the message>` and a blank line, nothing else, the
+// message as it came when go-sdk reads those bytes as it, re-encoded
+// otherwise ([handOn]). go-sdk v1.8.0 ends the session on a
 // line without a colon, on data it cannot decode and on an event past its
 // size limit (mcp/streamable.go processStream, mcp/event.go
 // scanEventsLimited); none of those reach it. Ids and retry fields are
@@ -226,7 +227,7 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 		// skips: nothing to hand on, nothing wrong.
 		return out
 	}
-	msg, err := jsonrpc.DecodeMessage(f.data)
+	msg, exact, err := decodeMessage(f.data)
 	if err != nil {
 		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: cutDetail(err.Error())})
 		return out
@@ -235,7 +236,7 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 		f.report(r, &EventError{Reason: DropResponse, Bytes: f.size})
 		return out
 	}
-	enc, err := jsonrpc.EncodeMessage(msg)
+	enc, err := handOn(f.data, msg, exact)
 	if err != nil {
 		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: cutDetail(err.Error())})
 		return out

@@ -237,7 +237,7 @@ func (t *Transport) begin(req *http.Request) Exchange {
 func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	x.Duration = t.clock.Since(x.Start)
 	if err != nil {
-		x.Err = err
+		x.TransportErr = err
 		return
 	}
 	x.Status = resp.StatusCode
@@ -319,15 +319,22 @@ func withAcceptEncoding(req *http.Request) *http.Request {
 	if req.Header.Get("Accept-Encoding") != "" {
 		return req
 	}
-	out := req.Clone(req.Context())
-	out.Header.Set("Accept-Encoding", acceptEncoding)
+	// A shallow copy with a header map of its own (req is not changed):
+	// Request.Clone would also copy the URL and every header value.
+	out := new(http.Request)
+	*out = *req
+	out.Header = make(http.Header, len(req.Header)+1)
+	for k, v := range req.Header {
+		out.Header[k] = v
+	}
+	out.Header["Accept-Encoding"] = []string{acceptEncoding}
 	return out
 }
 
 // noteHandshake takes the session id from a successful handshake answer;
 // [Transport.admit] refused an invalid one already.
 func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) {
-	if x.Method != methodInitialize || x.Status < 200 || x.Status >= 300 || x.Rewritten || x.Malformed || x.RPCPresent {
+	if x.Method != methodInitialize || x.Status < 200 || x.Status >= 300 || x.Rewritten || x.Malformed || x.RPC.Present {
 		return
 	}
 	t.mu.Lock()
@@ -339,7 +346,7 @@ func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) {
 // requestIdentity reads the JSON-RPC method and id of a POST body without
 // consuming it (via GetBody). A body of known length up to maxIdentityBody
 // bytes (every message go-sdk sends but large tool arguments) is decoded in
-// one json.Unmarshal; a longer one, or one of unknown length, is scanned
+// one parse ([parseIdentity]); a longer one, or one of unknown length, is scanned
 // token by token up to the first id and method, reading at most
 // maxRequestScan bytes. A batch (a JSON array) has no single identity:
 // "", "".
@@ -359,14 +366,14 @@ func requestIdentity(req *http.Request) (method, id string) {
 	if _, err := io.ReadFull(body, buf); err != nil {
 		return "", ""
 	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if i := bytes.IndexFunc(buf, notJSONSpace); i < 0 || buf[i] != '{' || json.Unmarshal(buf, &msg) != nil {
+	if i := bytes.IndexFunc(buf, notJSONSpace); i < 0 || buf[i] != '{' {
 		return "", ""
 	}
-	return msg.Method, rawID(msg.ID)
+	method, raw, ok := parseIdentity(buf)
+	if !ok {
+		return "", ""
+	}
+	return method, rawID(raw)
 }
 
 // scanIdentity is requestIdentity for a long body: a token scan that stops

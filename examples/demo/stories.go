@@ -11,7 +11,6 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // allStories returns the stories in table order.
@@ -214,10 +213,10 @@ func retryAfterOf(ce *supervisor.CallError) any {
 // tuned so the rule fires within a second. The production defaults (zero
 // Config.HostileRule and Config.StreamKeeper) are 3 attempts that each end
 // within 2s, re-dialed after 1s doubling up to 30s: about 3s to decide.
-func s5Tuning() (wire.HostilityRule, wire.StreamConfig) {
+func s5Tuning() (supervisor.HostileRule, supervisor.StreamKeeper) {
 	const span = 500 * time.Millisecond
-	return wire.HostilityRule{Threshold: 3},
-		wire.StreamConfig{Span: span, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+	return supervisor.HostileRule{Threshold: 3},
+		supervisor.StreamKeeper{Span: span, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 }
 
 // storyS5: a gateway closes every standalone GET stream at once while POSTs

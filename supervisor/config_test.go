@@ -1,0 +1,66 @@
+package supervisor
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// TestConfigExposesNoWireType: no field of Config, at any depth, has a type
+// of package wire, so a host configures a supervisor without importing it.
+// Config.Resume is a state the supervisor wrote (Supervisor.ResumeState,
+// ParseResumeState), not one a host builds: its embedded wire.ResumeState is
+// not walked.
+func TestConfigExposesNoWireType(t *testing.T) {
+	wirePkg := reflect.TypeFor[wire.Config]().PkgPath()
+	seen := map[reflect.Type]bool{}
+	var walk func(path string, typ reflect.Type)
+	walk = func(path string, typ reflect.Type) {
+		if seen[typ] || typ == reflect.TypeFor[wire.ResumeState]() {
+			return
+		}
+		seen[typ] = true
+		assert.NotEqual(t, wirePkg, typ.PkgPath(), "%s is a wire type (%s)", path, typ)
+		switch typ.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			walk(path, typ.Elem())
+		case reflect.Struct:
+			if typ.PkgPath() != reflect.TypeFor[Config]().PkgPath() {
+				return // another package's own type (go-sdk, slog, net/http)
+			}
+			for i := range typ.NumField() {
+				f := typ.Field(i)
+				if f.IsExported() {
+					walk(path+"."+f.Name, f.Type)
+				}
+			}
+		}
+	}
+	walk("Config", reflect.TypeFor[Config]())
+}
+
+// TestConfigWireMapping: the zero values map to the wire layer's defaults,
+// and every field of StreamKeeper reaches wire.StreamConfig by name.
+func TestConfigWireMapping(t *testing.T) {
+	assert.Equal(t, wire.EraAuto, Era(0).toWire())
+	assert.Equal(t, wire.Era2025, Era2025.toWire())
+	assert.Equal(t, wire.Era20260728, Era20260728.toWire())
+	assert.Equal(t, wire.HostilityRule{}, HostileRule{}.toWire(), "zero: the wire rule's default (3)")
+	assert.Equal(t, wire.HostilityRule{Threshold: 5}, HostileRule{Threshold: 5}.toWire())
+	assert.Equal(t, wire.StreamConfig{}, StreamKeeper{}.toWire(), "zero: the keeper's defaults")
+
+	k := StreamKeeper{Span: time.Second, InitialBackoff: 2 * time.Second, MaxBackoff: 3 * time.Second, Jitter: 0.5, MaxEventBytes: 7}
+	got := reflect.ValueOf(k.toWire())
+	src := reflect.ValueOf(k)
+	require.Equal(t, got.NumField(), src.NumField(), "StreamKeeper has every field of wire.StreamConfig")
+	for i := range src.NumField() {
+		name := src.Type().Field(i).Name
+		assert.Equal(t, src.Field(i).Interface(), got.FieldByName(name).Interface(), name)
+		assert.False(t, src.Field(i).IsZero(), "%s set in the test", name)
+	}
+}
