@@ -91,7 +91,7 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 				o.startAttrs(span, server, serverAttr, method, targetAttr, req)
 			}
 			if trace.SpanContextFromContext(ctx).IsValid() {
-				req = o.inject(ctx, req)
+				req = o.inject(ctx, method, req)
 			}
 			start := time.Now()
 			res, err := next(ctx, method, req)
@@ -270,53 +270,75 @@ func (c metaCarrier) Keys() []string {
 }
 
 // inject returns req with the trace context of ctx in a copy of its _meta.
-func (o *Observer) inject(ctx context.Context, req mcp.Request) mcp.Request {
-	put := func(meta map[string]any) map[string]any {
-		m := make(map[string]any, len(meta)+2)
-		maps.Copy(m, meta)
-		o.prop.Inject(ctx, metaCarrier(m))
-		return m
+// go-sdk sends every client request as a *mcp.ClientRequest[mcp.Params]
+// holding the caller's params (nil when the caller passed none).
+func (o *Observer) inject(ctx context.Context, method string, req mcp.Request) mcp.Request {
+	r, ok := req.(*mcp.ClientRequest[mcp.Params])
+	if !ok {
+		return req
 	}
-	switch r := req.(type) {
-	case *mcp.ClientRequest[*mcp.CallToolParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.GetPromptParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.ReadResourceParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.CompleteParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.ListToolsParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.ListPromptsParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.ListResourcesParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.ListResourceTemplatesParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.SubscribeParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.UnsubscribeParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.PingParams]:
-		return withMeta(r, put)
-	case *mcp.ClientRequest[*mcp.InitializeParams]:
-		return withMeta(r, put)
+	p := copyParams(method, r.Params)
+	if p == nil {
+		return req // a method this package does not know: sent as it is
 	}
-	return req
+	meta := p.GetMeta()
+	m := make(map[string]any, len(meta)+2)
+	maps.Copy(m, meta)
+	o.prop.Inject(ctx, metaCarrier(m))
+	p.SetMeta(m)
+	return &mcp.ClientRequest[mcp.Params]{Session: r.Session, Params: p}
 }
 
-// withMeta returns a request like r whose params are a shallow copy of r's
-// with _meta replaced by put(the old _meta).
-func withMeta[T any, P interface {
-	*T
-	mcp.Params
-}](r *mcp.ClientRequest[P], put func(map[string]any) map[string]any) mcp.Request {
-	var cp T
-	if r.Params != nil {
-		cp = *r.Params
+// copyParams returns a shallow copy of p, or new params of method's type
+// when p is nil; nil for params of a type it does not know.
+func copyParams(method string, p mcp.Params) mcp.Params {
+	switch p := p.(type) {
+	case *mcp.CallToolParams:
+		return clone(p)
+	case *mcp.GetPromptParams:
+		return clone(p)
+	case *mcp.ReadResourceParams:
+		return clone(p)
+	case *mcp.CompleteParams:
+		return clone(p)
+	case *mcp.ListToolsParams:
+		return clone(p)
+	case *mcp.ListPromptsParams:
+		return clone(p)
+	case *mcp.ListResourcesParams:
+		return clone(p)
+	case *mcp.ListResourceTemplatesParams:
+		return clone(p)
+	case *mcp.SubscribeParams:
+		return clone(p)
+	case *mcp.UnsubscribeParams:
+		return clone(p)
+	case *mcp.PingParams:
+		return clone(p)
+	case *mcp.InitializeParams:
+		return clone(p)
+	case nil:
+		switch method {
+		case "tools/list":
+			return &mcp.ListToolsParams{}
+		case "prompts/list":
+			return &mcp.ListPromptsParams{}
+		case "resources/list":
+			return &mcp.ListResourcesParams{}
+		case "resources/templates/list":
+			return &mcp.ListResourceTemplatesParams{}
+		case "ping":
+			return &mcp.PingParams{}
+		}
 	}
-	p := P(&cp)
-	p.SetMeta(put(p.GetMeta()))
-	return &mcp.ClientRequest[P]{Session: r.Session, Params: p}
+	return nil
+}
+
+// clone returns a shallow copy of *p (the zero value for a nil p).
+func clone[T any](p *T) *T {
+	var cp T
+	if p != nil {
+		cp = *p
+	}
+	return &cp
 }
