@@ -37,6 +37,10 @@ const (
 	attrToolResult      = attribute.Key("gen_ai.tool.call.result")
 )
 
+// clientSpan is the spans' start option, made once: a variadic option
+// built per call would allocate.
+var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+
 // toolError is error.type for a tool's own error (CallToolResult.IsError),
 // as the MCP conventions name it.
 const toolError = "tool_error"
@@ -75,14 +79,15 @@ const toolError = "tool_error"
 // The verdict's facts (HTTP status, Retry-After) come from the wire layer:
 // place this middleware before (outside) wire.FactsMiddleware, as the
 // supervisor does with host middleware; without wire facts, classify sees
-// only go-sdk's error values. With no-op providers and a caller without a
-// trace, it adds no allocation but the span's.
+// only go-sdk's error values. With no-op providers it reads no clock and
+// classifies nothing: its cost is the no-op tracer's (one allocation, the
+// span's context; docs/benchmarks.md).
 func (o *Observer) Middleware(server string) mcp.Middleware {
 	serverAttr := AttrServer.String(server)
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			target, targetAttr := describe(method, req)
-			ctx, span := o.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient))
+			ctx, span := o.tracer.Start(ctx, method, clientSpan...)
 			recording := span.IsRecording()
 			if recording {
 				if target != "" {
@@ -92,6 +97,12 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 			}
 			if trace.SpanContextFromContext(ctx).IsValid() {
 				req = o.inject(ctx, method, req)
+			}
+			timed := o.inst.duration.Enabled(ctx)
+			if !recording && !timed {
+				res, err := next(ctx, method, req) // nothing would keep the outcome
+				span.End()
+				return res, err
 			}
 			start := time.Now()
 			res, err := next(ctx, method, req)
@@ -109,7 +120,7 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 				o.endAttrs(span, req, res, err, v, errType)
 			}
 			span.End()
-			if o.inst.duration.Enabled(ctx) {
+			if timed {
 				attrs := []attribute.KeyValue{serverAttr, AttrMethod.String(method)}
 				if targetAttr.Valid() && targetAttr.Key != attrResourceURI {
 					attrs = append(attrs, targetAttr)
