@@ -70,7 +70,7 @@ const toolError = "tool_error"
 //     hashed), error.type (the verdict's class), http.response.status_code,
 //     rpc.response.status_code (the JSON-RPC error code), mcpsup.retry_after
 //     (seconds) and mcpsup.delivery (how far the request got, by the rule of
-//     supervisor.CallError's Delivery); a tool's own error
+//     supervisor.CallError's Delivery; absent when not known); a tool's own error
 //     (CallToolResult.IsError) is error.type "tool_error";
 //   - records mcp.client.operation.duration (seconds) by mcp.method.name,
 //     gen_ai.tool.name or gen_ai.prompt.name, error.type and mcpsup.server.
@@ -223,23 +223,27 @@ func (o *Observer) endAttrs(span trace.Span, req mcp.Request, res mcp.Result, er
 	if v.RetryAfter > 0 {
 		attrs = append(attrs, AttrRetryAfter.Float64(v.RetryAfter.Seconds()))
 	}
-	attrs = append(attrs, AttrDelivery.String(delivery(err, v)))
+	if d := delivery(err, v); d != "" {
+		attrs = append(attrs, AttrDelivery.String(d))
+	}
 	span.SetAttributes(attrs...)
 	span.SetStatus(codes.Error, v.String())
 }
 
 // delivery is how far a failed request got, by the rule of the supervisor's
-// CallError.Delivery: without wire facts it was not sent; a non-2xx status
-// or a JSON-RPC error answering the request by id is an answer; a refused
-// connection ran nothing; anything else may have reached the server.
+// CallError.Delivery: a non-2xx status or a JSON-RPC error answering the
+// request by id is an answer; a refused connection ran nothing; anything
+// else may have reached the server. Without wire facts (a client without
+// wire.FactsMiddleware) only a JSON-RPC answer is known; otherwise it returns
+// "" (not known, no attribute).
 func delivery(err error, v classify.Verdict) string {
 	facts, sent := errors.AsType[*classify.HTTPError](err)
 	switch {
 	case !sent:
 		if v.RPC.Present && v.RPC.HasID {
-			return events.DeliveryAnswered // a go-sdk client without wire facts
+			return events.DeliveryAnswered
 		}
-		return events.DeliveryNotSent
+		return ""
 	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300):
 		return events.DeliveryAnswered
 	case v.RPC.Present && v.RPC.HasID:

@@ -192,3 +192,27 @@ func TestMiddlewarePromptToolErrorAndPayloads(t *testing.T) {
 	et, _ = attr(sp[0], "error.type")
 	require.Equal(t, "application", et.AsString())
 }
+
+// Without the wire layer's facts a plain go-sdk client sees a 429 only as
+// JSON-RPC -32005 "rejected by transport": the span says server-error, the
+// class go-sdk's text supports (DESIGN.md section 7).
+func TestMiddlewareWithoutWireFacts(t *testing.T) {
+	h := newHarness(t, mcpsupotel.Options{})
+	srv := newServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	cs := bareSession(t, ctx, srv, h.obs.Middleware("bare"))
+	rule := mcptest.ToolCallRateLimited(30 * time.Second)
+	rule.Match.Occurrence = mcptest.First()
+	srv.Gateway().Add(rule)
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "plain"}})
+	require.Error(t, err)
+	sp := h.spanNamed("tools/call record")
+	require.Len(t, sp, 1)
+	et, _ := attr(sp[0], "error.type")
+	require.Equal(t, "server-error", et.AsString())
+	_, ok := attr(sp[0], "http.response.status_code")
+	require.False(t, ok, "no status without wire facts")
+	_, ok = attr(sp[0], mcpsupotel.AttrDelivery)
+	require.False(t, ok, "how far it got is not known without wire facts")
+}
