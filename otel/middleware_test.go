@@ -84,10 +84,23 @@ func TestMiddlewarePropagatesTraceToServer(t *testing.T) {
 	}
 	_, ok := attr(sp, "gen_ai.tool.call.arguments")
 	require.False(t, ok, "no payload unless asked")
+	_, ok = attr(sp, mcpsupotel.AttrGeneration)
+	require.False(t, ok, "no generation before the sink heard of a session")
+
+	// Once the sink heard of a session of this server, spans carry its
+	// generation.
+	h.obs.Sink().Emit(events.Event{Kind: events.KindSessionOpened, Server: "bare", Generation: 7})
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "gen"}})
+	require.NoError(t, err)
+	spans = h.spanNamed("tools/call record")
+	require.Len(t, spans, 2)
+	gen, ok := attr(spans[1], mcpsupotel.AttrGeneration)
+	require.True(t, ok)
+	require.EqualValues(t, 7, gen.AsInt64())
 
 	// The handshake's requests have spans too; a successful call is timed.
 	require.Len(t, h.spanNamed("initialize"), 1)
-	require.EqualValues(t, 1, h.value("mcp.client.operation.duration", mcpsupotel.AttrMethod.String("tools/call"), attribute.String("gen_ai.tool.name", mcptest.RecordTool)))
+	require.EqualValues(t, 2, h.value("mcp.client.operation.duration", mcpsupotel.AttrMethod.String("tools/call"), attribute.String("gen_ai.tool.name", mcptest.RecordTool)))
 }
 
 // A caller without a trace sends no traceparent.
