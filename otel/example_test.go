@@ -81,7 +81,7 @@ func ExampleObserver() {
 		if sum, ok := m.Data.(metricdata.Sum[int64]); ok && (m.Name == "mcpsup.sessions.opened" || m.Name == "mcpsup.calls.failed") {
 			for _, p := range sum.DataPoints {
 				class, _ := p.Attributes.Value("error.type")
-				fmt.Println(strings.TrimSpace(fmt.Sprint(m.Name, " ", p.Value, " ", class.Emit())))
+				fmt.Println(strings.TrimSpace(fmt.Sprint(m.Name, " ", p.Value, " ", class.String())))
 			}
 		}
 	}
