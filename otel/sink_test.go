@@ -36,7 +36,8 @@ func newSupervisor(t *testing.T, srv *mcptest.Server, cfg supervisor.Config) *su
 	return sup
 }
 
-// waitEvents waits until rec holds n events matching f.
+// waitEvents waits until rec holds n events matching f. The Observer's sink
+// comes before rec in events.Multi, so it has seen them too.
 func waitEvents(t *testing.T, ctx context.Context, rec *events.Recorder, n int, f func(events.Event) bool) {
 	t.Helper()
 	_, err := rec.WaitFor(ctx, func(evs []events.Event) bool {
@@ -68,7 +69,7 @@ func TestS4Metrics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
 	rec := &events.Recorder{}
-	sup := newSupervisor(t, srv, supervisor.Config{Name: "s4", Events: events.Multi(rec, h.obs.Sink())})
+	sup := newSupervisor(t, srv, supervisor.Config{Name: "s4", Events: events.Multi(h.obs.Sink(), rec)})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	waitEvents(t, ctx, rec, 1, isTransition(events.StateConnecting, events.StateReady))
@@ -86,7 +87,9 @@ func TestS4Metrics(t *testing.T) {
 	srv.Gateway().Add(rule429)
 	require.Error(t, call("x429"))
 	require.Error(t, call("in-window"), "refused locally inside the window")
-	waitEvents(t, ctx, rec, 2, isTransition(events.StateReady, events.StateReady))
+	waitEvents(t, ctx, rec, 2, func(e events.Event) bool {
+		return e.Kind == events.KindTransition && e.Trigger == events.TriggerCallFailed
+	})
 
 	require.EqualValues(t, 1, h.value("mcpsup.sessions.opened", server("s4")), "0 extra sessions")
 	require.EqualValues(t, sup.SessionsOpened(), h.value("mcpsup.sessions.opened", server("s4")))
@@ -133,7 +136,7 @@ func TestS2StaleRecoveryMetrics(t *testing.T) {
 	srv.Gateway().Add(mcptest.StaleSessionNullID())
 
 	rec := &events.Recorder{}
-	sup := newSupervisor(t, srv, supervisor.Config{Name: "s2", Resume: rs, Events: events.Multi(rec, h.obs.Sink())})
+	sup := newSupervisor(t, srv, supervisor.Config{Name: "s2", Resume: rs, Events: events.Multi(h.obs.Sink(), rec)})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	waitEvents(t, ctx, rec, 1, isTransition(events.StateStaleRecovering, events.StateReady))
