@@ -94,9 +94,10 @@ func (in *instruments) make(m metric.Meter) error {
 }
 
 // Sink returns the events sink that records the metrics; add it to a
-// supervisor's Config.Events, e.g. events.Multi(hostSink, o.Sink()). It
-// reads only typed fields (no free text) and is safe for concurrent use by
-// many supervisors.
+// supervisor's Config.Events, e.g. events.Multi(hostSink, o.Sink()), before
+// Start: mcpsup.connection.state counts from each server's first transition.
+// It reads only typed fields (no free text), never blocks, and is safe for
+// concurrent use by many supervisors (one per server name).
 func (o *Observer) Sink() events.Sink { return events.SinkFunc(o.emit) }
 
 func (o *Observer) emit(e events.Event) {
