@@ -3,6 +3,7 @@ package mcptest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -77,10 +78,27 @@ func (c *catalog) toolNames() []string {
 	return out
 }
 
-// counter counts tool invocations by id.
+// counter counts tool invocations by id, and keeps the _meta of the latest
+// one.
 type counter struct {
 	mu    sync.Mutex
 	calls map[string]int
+	metas map[string]map[string]any
+}
+
+func (c *counter) setMeta(tool, id string, meta map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.metas == nil {
+		c.metas = map[string]map[string]any{}
+	}
+	c.metas[tool+"\x00"+id] = maps.Clone(meta)
+}
+
+func (c *counter) meta(tool, id string) map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.metas[tool+"\x00"+id])
 }
 
 func (c *counter) add(tool, id string) int {
@@ -249,8 +267,11 @@ func addEchoTool(srv *mcp.Server, name string) {
 		})
 }
 
-func (s *Server) recordTool(_ context.Context, _ *mcp.CallToolRequest, in IDArgs) (*mcp.CallToolResult, any, error) {
+func (s *Server) recordTool(_ context.Context, req *mcp.CallToolRequest, in IDArgs) (*mcp.CallToolResult, any, error) {
 	n := s.calls.add(RecordTool, in.ID)
+	if req != nil && req.Params != nil {
+		s.calls.setMeta(RecordTool, in.ID, req.Params.Meta)
+	}
 	return textResult(fmt.Sprintf("recorded %s #%d", in.ID, n)), nil, nil
 }
 

@@ -277,6 +277,11 @@ func (s *Server) Restart() error {
 // with the id argument, across restarts.
 func (s *Server) Invocations(tool, id string) int { return s.calls.get(tool, id) }
 
+// RecordedMeta returns a copy of the _meta the latest [RecordTool] call with
+// the id argument carried (e.g. the caller's trace context, "traceparent"),
+// nil when there was none. Values are as JSON decodes them.
+func (s *Server) RecordedMeta(id string) map[string]any { return s.calls.meta(RecordTool, id) }
+
 // Release lets every [BlockTool] call with id return, now and later.
 func (s *Server) Release(id string) { s.blocks.release(id) }
 

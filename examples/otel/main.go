@@ -1,0 +1,103 @@
+// Command otel prints, through the OpenTelemetry SDK's stdout exporters, the
+// metrics and spans package otel (mcpsupotel) makes of a small story:
+//
+//	go run ./examples/otel
+//
+// A go-sdk MCP server on 127.0.0.1 behind an mcptest gateway answers one
+// tools/call with HTTP 500 and one with HTTP 429 (Retry-After: 30) (failure
+// story S4 of DESIGN.md). A supervisor reports its events to the Observer's
+// sink (metrics: states, transitions, sessions, failed calls by class and
+// delivery, the rate-limit window); a go-sdk client on mcpsup's wire layer
+// with the Observer's middleware makes the same calls under a host span
+// (spans: one per request, the verdict on the failed ones, traceparent sent
+// in _meta). Each span is printed as one JSON line as it ends, the metrics
+// as one JSON line at the end (pipe through jq to read them).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/mcpsup/mcpsup/mcptest"
+	mcpsupotel "github.com/mcpsup/mcpsup/otel"
+	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "otel:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, w io.Writer) error {
+	traceExp, err := stdouttrace.New(stdouttrace.WithWriter(w))
+	if err != nil {
+		return err
+	}
+	metricExp, err := stdoutmetric.New(stdoutmetric.WithWriter(w))
+	if err != nil {
+		return err
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(traceExp))
+	reader := sdkmetric.NewPeriodicReader(metricExp, sdkmetric.WithInterval(time.Hour)) // exported at Shutdown
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { _ = tp.Shutdown(ctx) }()
+
+	obs, err := mcpsupotel.New(mcpsupotel.Options{MeterProvider: mp, TracerProvider: tp})
+	if err != nil {
+		return err
+	}
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 1})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	// Metrics: the supervisor's events.
+	sup, err := supervisor.New(supervisor.Config{Name: "s4", Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: obs.Sink()})
+	if err != nil {
+		return err
+	}
+	sup.Start()
+	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
+		return err
+	}
+	// Spans: a go-sdk client with the Observer's middleware, outside the
+	// wire layer's facts so the verdicts rest on the HTTP status.
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, nil)
+	client.AddSendingMiddleware(obs.Middleware("s4"), wire.FactsMiddleware())
+	sess, err := wire.Open(ctx, wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Client: client, Era: wire.Era2025, Stream: wire.StreamOff})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+
+	ctx, story := tp.Tracer("example").Start(ctx, "story S4")
+	for _, rule := range []mcptest.Rule{mcptest.ToolCallServerError(), mcptest.ToolCallRateLimited(30 * time.Second)} {
+		srv.Gateway().Clear()
+		rule.Match.Occurrence = mcptest.FirstN(2) // the supervisor's call and the client's
+		srv.Gateway().Add(rule)
+		params := &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}}
+		_, supErr := sup.CallTool(ctx, params)
+		_, cliErr := sess.ClientSession().CallTool(ctx, params)
+		fmt.Fprintf(w, "supervisor: %v\nclient: %v\n", supErr, cliErr)
+	}
+	story.End()
+	if err := sup.Close(); err != nil { // the sink has every event once Close returns
+		return err
+	}
+	return mp.Shutdown(ctx) // exports the metrics
+}

@@ -1,0 +1,50 @@
+// Package mcpsupotel turns supervised MCP connections into OpenTelemetry
+// signals an operator already reads: metrics from a supervisor's events, and
+// a client span per call with the caller's trace carried to the server.
+//
+// It imports what it observes (events, classify, go-sdk) and nothing imports
+// it. It uses the OpenTelemetry API only; the host brings the SDK and its
+// exporters (Options.MeterProvider, Options.TracerProvider; the globals by
+// default, whose no-op defaults cost next to nothing).
+//
+//	o, err := mcpsupotel.New(mcpsupotel.Options{MeterProvider: mp, TracerProvider: tp})
+//	if err != nil { ... }
+//	cfg.Events = events.Multi(hostSink, o.Sink())   // metrics
+//	client.AddSendingMiddleware(o.Middleware(name)) // spans, _meta traceparent
+//
+// # Metrics
+//
+// From [Observer.Sink], every point attributed by mcpsup.server (the
+// supervisor's Config.Name, events.Event.Server). The MCP semantic
+// conventions (status: development) define only operation and session
+// durations, so the connection's life has mcpsup.-prefixed names; error.type
+// is the verdict's class (classify.Class, e.g. "rate-limited").
+//
+//	mcpsup.connection.state          up/down counter {connection}  mcpsup.state: connections in each state; idle and closed are not counted
+//	mcpsup.connection.transitions    counter {transition}          mcpsup.from, mcpsup.to, mcpsup.trigger, error.type; internal transitions (from == to) included
+//	mcpsup.sessions.opened           counter {session}             go-sdk sessions opened or attached
+//	mcpsup.sessions.ended            counter {session}
+//	mcpsup.retries.scheduled         counter {retry}               error.type
+//	mcpsup.calls.failed              counter {call}                mcp.method.name, error.type, mcpsup.delivery (not-sent, outcome-unknown, answered)
+//	mcpsup.catalog.size              gauge {item}                  mcpsup.catalog.kind (tools, resources, prompts, resource-templates), from each discovery and catalog change
+//	mcpsup.stream.enabled            gauge 1                       1 when the standalone SSE stream is opened again, 0 when it is held; no point before the first decision
+//	mcpsup.stream.events.dropped     counter {event}
+//	mcpsup.rate_limit.windows        counter {window}              windows opened by a 429 with Retry-After
+//	mcpsup.rate_limit.window.duration histogram s                  each window's length
+//
+// From [Observer.Middleware], the conventions' mcp.client.operation.duration
+// (histogram, seconds, the conventions' buckets) by mcp.method.name,
+// gen_ai.tool.name or gen_ai.prompt.name, error.type and mcpsup.server: every
+// request timed, a success included.
+//
+// # Traces
+//
+// See [Observer.Middleware]: a client span per request with the conventions'
+// attributes, the verdict on error, and traceparent/tracestate in _meta.
+//
+// # What never leaves
+//
+// Session ids appear only hashed (events.HashSessionID); no free text of an
+// event is read; a call's arguments and result only with
+// Options.RecordPayloads, bounded by Options.MaxPayloadBytes.
+package mcpsupotel

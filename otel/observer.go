@@ -1,0 +1,94 @@
+package mcpsupotel
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of every meter and tracer this
+// package makes.
+const ScopeName = "github.com/mcpsup/mcpsup/otel"
+
+// DefaultMaxPayloadBytes bounds a payload attribute when
+// [Options.RecordPayloads] is set and [Options.MaxPayloadBytes] is zero.
+const DefaultMaxPayloadBytes = 4 << 10
+
+// Options configures an [Observer]. The zero value uses the global providers
+// and W3C Trace Context, and records no payloads.
+type Options struct {
+	// MeterProvider makes the meter of every metric; nil means
+	// otel.GetMeterProvider() at New.
+	MeterProvider metric.MeterProvider
+	// TracerProvider makes the tracer of the call spans; nil means
+	// otel.GetTracerProvider() at New.
+	TracerProvider trace.TracerProvider
+	// Propagator writes the caller's trace context into a request's _meta;
+	// nil means propagation.TraceContext{} (traceparent and tracestate, W3C
+	// Trace Context, as the MCP specification carries them, SEP-414), not
+	// the global propagator, whose default propagates nothing.
+	Propagator propagation.TextMapPropagator
+	// RecordPayloads adds a tool call's arguments and result to its span
+	// (gen_ai.tool.call.arguments, gen_ai.tool.call.result, as JSON), each
+	// cut to MaxPayloadBytes. Off by default: payloads may hold the user's
+	// data.
+	RecordPayloads bool
+	// MaxPayloadBytes bounds each payload attribute; zero means
+	// [DefaultMaxPayloadBytes].
+	MaxPayloadBytes int
+}
+
+// Observer turns supervisors' events into metrics ([Observer.Sink]) and
+// their calls into client spans ([Observer.Middleware]). One Observer may
+// serve many supervisors: every point and span names its server. It is safe
+// for concurrent use.
+type Observer struct {
+	opts   Options
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+	inst   instruments
+
+	// gens holds, per server name, the generation of the latest session the
+	// sink heard of (*atomic.Uint64), for the spans of that server.
+	gens sync.Map
+}
+
+// New returns an Observer with its instruments made on opts.MeterProvider.
+// The error is the meter's, when it refused an instrument.
+func New(opts Options) (*Observer, error) {
+	if opts.MeterProvider == nil {
+		opts.MeterProvider = otel.GetMeterProvider()
+	}
+	if opts.TracerProvider == nil {
+		opts.TracerProvider = otel.GetTracerProvider()
+	}
+	if opts.Propagator == nil {
+		opts.Propagator = propagation.TraceContext{}
+	}
+	if opts.MaxPayloadBytes <= 0 {
+		opts.MaxPayloadBytes = DefaultMaxPayloadBytes
+	}
+	o := &Observer{
+		opts:   opts,
+		tracer: opts.TracerProvider.Tracer(ScopeName),
+		prop:   opts.Propagator,
+	}
+	if err := o.inst.make(opts.MeterProvider.Meter(ScopeName)); err != nil {
+		return nil, errors.Join(errors.New("mcpsupotel: making instruments"), err)
+	}
+	return o, nil
+}
+
+// generation returns the generation slot of server, made on first use.
+func (o *Observer) generation(server string) *atomic.Uint64 {
+	if g, ok := o.gens.Load(server); ok {
+		return g.(*atomic.Uint64)
+	}
+	g, _ := o.gens.LoadOrStore(server, new(atomic.Uint64))
+	return g.(*atomic.Uint64)
+}
