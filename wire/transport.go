@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
@@ -98,6 +99,18 @@ type Config struct {
 	MaxSSEEvent int
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
+	// OAuthHandler, when set, authorizes every request the Transport sends:
+	// POSTs, the standalone stream and its re-dials, the resumption of a
+	// call's stream and DELETE carry its token source's access token
+	// (Authorization: Bearer), and a 401, or a 403 whose WWW-Authenticate
+	// carries error="insufficient_scope" (RFC 6750 section 3.1), runs its
+	// Authorize and sends the request once more, as go-sdk does for POSTs.
+	// When Authorize fails, the refused answer is what the request gets
+	// (classified unauthorized, its facts kept). A token source that fails
+	// fails the request with an error wrapping [classify.ErrCredential].
+	// Authorize runs once at a time per Transport, with the refused
+	// request's context. nil: the host's client carries its credentials.
+	OAuthHandler auth.OAuthHandler
 	// Switch owns the standalone stream decision, shared by the sessions of
 	// one server (see [StreamSwitch]); nil means a private switch in
 	// [StreamOn] mode: dialed, never turned off. The keeper feeds the
@@ -124,6 +137,7 @@ type Transport struct {
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
 
+	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
 	hostileMu sync.Mutex
 	hostile   *HostilityTracker // this session's evidence for sw's rule
@@ -148,6 +162,8 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxJSONBody <= 0 {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
+	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody)
+	t.base = t.auth
 	t.sw = cfg.Switch
 	if t.sw == nil {
 		t.sw = NewStreamSwitch(SwitchConfig{Clock: t.clock})
