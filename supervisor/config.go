@@ -116,6 +116,7 @@ type Config struct {
 	// Roots are the client's roots (MCP roots/list), given to every
 	// session; Supervisor.AddRoots and RemoveRoots change them for the
 	// current session and every later one. Default none.
+	//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
 	Roots []*mcp.Root
 	// SendingMiddleware and ReceivingMiddleware are go-sdk middleware
 	// (tracing, metrics) added to the client of every session

@@ -179,7 +179,17 @@ func TestE2EResumeWithAnExpiredToken(t *testing.T) {
 			sessions := e.srv.SessionIDs()
 			gate := gateTokens(e.srv.Gateway(), "t2")
 			h := &refresher{gate: gate, token: "t1", refuse: true}
-			sup, _ := resumeE2E(t, e, rs, supervisor.Config{OAuthHandler: h})
+			sup, rec := resumeE2E(t, e, rs, supervisor.Config{OAuthHandler: h})
+			defer func() {
+				if t.Failed() {
+					for _, ev := range rec.Events() {
+						t.Logf("%s %s->%s %s %s %s | %s | %+v", ev.Kind, ev.From, ev.To, ev.Trigger, ev.Guard, ev.Verdict, ev.Verdict.Detail, ev.Lists)
+					}
+					for _, en := range e.srv.Log().Entries() {
+						t.Logf("wire %+v", en)
+					}
+				}
+			}()
 			sup.Start()
 			require.NoError(t, sup.WaitForState(e.ctx, supervisor.Failed), "state %s", sup.State())
 			reason, v := sup.Failure()
@@ -201,4 +211,34 @@ func TestE2EResumeWithAnExpiredToken(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+}
+
+// A keepalive ping answered 401 with no handler to renew the credential is
+// no death: the session is kept (go-sdk's own keepalive would close it, with
+// DELETE), and the next call is answered on it.
+func TestE2EPingUnauthorizedKeepsTheSession(t *testing.T) {
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 1})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clock := clockwork.NewFakeClock()
+	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Name: t.Name(),
+		Clock: clock, KeepAlive: time.Hour, Stream: supervisor.StreamOff})
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	h := http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}
+	refused := srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "ping"}, Action: mcptest.Respond(http.StatusUnauthorized, h, nil)})
+
+	for range 2 {
+		require.NoError(t, clock.BlockUntilContext(ctx, 1))
+		clock.Advance(time.Hour)
+	}
+	require.NoError(t, srv.Log().WaitCount(ctx, "ping", 2))
+	assert.Equal(t, 2, srv.Gateway().Fired(refused))
+	_, err = sup.CallTool(ctx, callRecord("after"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, sup.SessionsOpened())
+	assert.Zero(t, srv.Log().CountVerb(http.MethodDelete))
+	assert.Equal(t, 1, srv.Log().Count("initialize"))
 }

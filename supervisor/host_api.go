@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
+
 package supervisor
 
 import (
@@ -100,7 +102,6 @@ func (r *rootSet) add(roots []*mcp.Root) {
 		}
 	}
 	for cl := range r.clients {
-		//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 		cl.AddRoots(roots...)
 	}
 }
@@ -110,7 +111,6 @@ func (r *rootSet) remove(uris []string) {
 	defer r.mu.Unlock()
 	r.roots = slices.DeleteFunc(r.roots, func(x *mcp.Root) bool { return slices.Contains(uris, x.URI) })
 	for cl := range r.clients {
-		//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 		cl.RemoveRoots(uris...)
 	}
 }
@@ -121,7 +121,6 @@ func (r *rootSet) attach(cl *mcp.Client) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.roots) > 0 {
-		//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 		cl.AddRoots(r.roots...)
 	}
 	if r.clients == nil {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
+
 package supervisor_test
 
 import (

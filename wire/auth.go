@@ -48,13 +48,14 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	sent := a.gate.now()
 	resp, err := a.base.RoundTrip(out)
 	if err != nil || !refusedCredential(resp) {
-		a.note(resp)
+		a.note(resp, sent)
 		return resp, err
 	}
 	if a.handler == nil || !replayable(req) {
-		a.note(resp)
+		a.note(resp, sent)
 		return resp, nil
 	}
 	refused, err := a.authorize(req, resp)
@@ -67,19 +68,21 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if out, err = a.authorized(req); err != nil {
 		return nil, err
 	}
+	sent = a.gate.now()
 	resp, err = a.base.RoundTrip(out)
-	a.note(resp)
+	a.note(resp, sent)
 	return resp, err
 }
 
-// note tells the gate what an answer said of the credential.
-func (a *authorizer) note(resp *http.Response) {
+// note tells the gate what an answer to a request sent at gate epoch sent
+// said of the credential.
+func (a *authorizer) note(resp *http.Response, sent uint64) {
 	switch {
 	case resp == nil:
 	case refusedCredential(resp):
 		a.gate.refused()
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		a.gate.granted()
+		a.gate.granted(sent)
 	}
 }
 
@@ -163,26 +166,38 @@ func replayable(req *http.Request) bool {
 }
 
 // authGate remembers whether the server last refused the credential, so the
-// standalone stream keeper holds its re-dials until a request is answered
-// with a 2xx again (by a fresh credential of the host's client, or after an
-// Authorize) instead of re-dialing a server that refuses it. Safe for
-// concurrent use.
+// standalone stream keeper holds its re-dials until a request sent after
+// the refusal is answered with a 2xx (by a fresh credential of the host's
+// client, or after an Authorize) instead of re-dialing a server that
+// refuses it. A 2xx to a request sent before the refusal says nothing of
+// the credential now. Safe for concurrent use.
 type authGate struct {
-	mu   sync.Mutex
-	wait chan struct{} // nil while the credential is accepted
+	mu    sync.Mutex
+	epoch uint64        // refusals so far
+	wait  chan struct{} // nil while the credential is accepted
+}
+
+// now returns the epoch a request is sent in.
+func (g *authGate) now() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.epoch
 }
 
 func (g *authGate) refused() {
 	g.mu.Lock()
+	g.epoch++
 	if g.wait == nil {
 		g.wait = make(chan struct{})
 	}
 	g.mu.Unlock()
 }
 
-func (g *authGate) granted() {
+// granted opens the gate for a 2xx answer to a request sent in epoch sent,
+// unless a refusal came after it was sent.
+func (g *authGate) granted(sent uint64) {
 	g.mu.Lock()
-	if g.wait != nil {
+	if g.wait != nil && sent == g.epoch {
 		close(g.wait)
 		g.wait = nil
 	}

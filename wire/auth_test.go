@@ -259,3 +259,18 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.Header.Set("Authorization", "Bearer "+tok)
 	return http.DefaultTransport.RoundTrip(out)
 }
+
+// TestDetachedSessionSendsNoNotification: once detached, a session's
+// notifications (go-sdk's notifications/cancelled for the calls it cuts) are
+// answered locally: the server-side session may serve a resumed session
+// whose request ids start again at the same numbers.
+func TestDetachedSessionSendsNoNotification(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, wire.Options{Stream: wire.StreamOff})
+	require.NoError(t, s.ClientSession().NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "a", Progress: 1}))
+	assert.Equal(t, 1, g.count("POST", "notifications/progress"))
+	s.Transport().Detach()
+	require.NoError(t, s.ClientSession().NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "a", Progress: 2}))
+	assert.Equal(t, 1, g.count("POST", "notifications/progress"), "answered locally")
+	callEcho(t, s.ClientSession())
+}

@@ -287,6 +287,10 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		t.finish(req, x)
 		return resp, nil
 	}
+	if resp, ok := t.dropLateNotification(req, &x); ok {
+		t.finish(req, x)
+		return resp, nil
+	}
 	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
 	t.fill(&x, resp, err)
 	if err != nil {
@@ -303,6 +307,26 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		stream.rec = rec // go-sdk reads the stream only after RoundTrip returns
 	}
 	return resp, nil
+}
+
+// dropLateNotification answers locally (202) a notification sent once the
+// session is detached, such as the notifications/cancelled go-sdk sends for
+// the calls a closing session cuts: the server-side session may already
+// serve a later go-sdk session (a resume), whose JSON-RPC ids start again
+// at the same numbers, so a late cancellation would cancel that session's
+// request of the same id.
+func (t *Transport) dropLateNotification(req *http.Request, x *Exchange) (*http.Response, bool) {
+	if x.Method == "" || x.RequestID != "" {
+		return nil, false
+	}
+	t.mu.Lock()
+	detached := t.detached
+	t.mu.Unlock()
+	if !detached {
+		return nil, false
+	}
+	x.Local, x.Status = true, http.StatusAccepted
+	return localResponse(req, http.StatusAccepted, "", nil, nil), true
 }
 
 // delete handles a DELETE: answered locally once detached; a redirect is
