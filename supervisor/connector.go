@@ -147,7 +147,10 @@ type wireWatch struct {
 
 func (w *wireWatch) exchange(x wire.Exchange) {
 	w.mu.Lock()
-	if w.fatal == nil && !x.Local && (x.SessionGone || x.Status == 401) {
+	// Only a session-gone answer ends a session; a 401 (a call's, the
+	// stream's) no longer does, and remembering one would make a later,
+	// unrelated death look unauthorized, which is terminal.
+	if w.fatal == nil && !x.Local && x.SessionGone {
 		w.fatal = &x
 	}
 	w.mu.Unlock()
