@@ -119,8 +119,15 @@ func (f *facts) inspect(err error) {
 	case mcp.ErrConnectionClosed:
 		f.connClosed = true
 		return
+	case ErrCredential:
+		f.addWire(&HTTPError{Exchange: Exchange{Status: 401}, Err: err})
+		return
 	case io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe:
 		f.transport = true
+		return
+	}
+	if w := answerOf(err); w != nil {
+		f.addWire(w)
 		return
 	}
 	switch e := err.(type) {

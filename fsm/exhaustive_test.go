@@ -36,7 +36,7 @@ func allCombos() []combo {
 		for _, k := range TriggerKinds() {
 			for _, cl := range classes {
 				resumes := []ResumeMode{ResumeNone}
-				if k == Started {
+				if k == Started || k == ReconnectRequested {
 					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown, ResumeMode(7)}
 				}
 				for _, rm := range resumes {

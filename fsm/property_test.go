@@ -116,6 +116,9 @@ func TestPropertyInvariants(t *testing.T) {
 			if tr.Kind == fsm.Started {
 				staleEntries, noProbe = 0, false
 			}
+			if tr.Kind == fsm.ReconnectRequested && tr.Resume != fsm.ResumeNone && fromState == fsm.Failed {
+				noProbe = false // the host re-attaches the session it holds: a new resume
+			}
 			// no probing after stale-recovering or failed until a new resume.
 			if noProbe {
 				if m.State() == fsm.Probing {

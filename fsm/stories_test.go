@@ -40,7 +40,7 @@ func TestS1UnauthorizedProbeIsTerminal(t *testing.T) {
 	require.ErrorIs(t, err, fsm.ErrRejected, "no retry after unauthorized")
 	// The host re-authorizes and asks to reconnect: a full handshake.
 	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(2)},
-		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 2, 0, "")})
+		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "resume-none", none, 2, 0, "")})
 }
 
 // S2: a resumed session rejected with 400 and a null-id -32000 body (or a
@@ -149,7 +149,7 @@ func TestChurnStopsASessionLoop(t *testing.T) {
 
 	// The host asks again: attempts and the churn window reset.
 	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3)},
-		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 3, 0, "")})
+		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "resume-none", none, 3, 0, "")})
 }
 
 // The retry budget: RetriesExhausted makes failed terminal (budget-spent);
@@ -171,7 +171,7 @@ func TestRetryBudgetAndCanceled(t *testing.T) {
 	require.Equal(t, vRef, d.m.Verdict(), "the verdict that failed the connection is kept")
 
 	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3)},
-		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "", none, 3, 0, "")})
+		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "resume-none", none, 3, 0, "")})
 	vCan := verdict(classify.Canceled, 0)
 	d.step(failTrig(fsm.HandshakeFailed, 3, vCan), want{fsm.Failed, nil,
 		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "fatal-verdict", vCan, 3, 0, "canceled")})

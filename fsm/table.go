@@ -176,7 +176,11 @@ func buildTable() []Row {
 	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
 	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
 	add(Row{From: Failed, Trigger: RetriesExhausted, Guards: g{GuardRetrying}, To: Failed, Reason: ReasonBudgetSpent})
-	add(Row{From: Failed, Trigger: ReconnectRequested, To: Connecting, Commands: c{Dial}})
+	// The host re-authorized: a session the shell still holds resumable
+	// (a refused credential never ends one) is re-attached, not replaced.
+	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeNone}, To: Connecting, Commands: c{Dial}})
+	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeBlind}, To: ResumingBlind, Commands: c{Attach}})
+	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeKnown}, To: ResumingKnown, Commands: c{Attach}})
 	ending(Failed)
 	// Late results of the session that failed (same generation) change
 	// nothing: that session was already ended on entering failed.

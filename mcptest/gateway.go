@@ -154,7 +154,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ProtocolVersion: r.Header.Get(headerProtocolVersion),
 	})
 	prevID := g.notePrevID(msg.ID)
-	rule := g.selectRule(r.Method, msg.Method, sessionID)
+	rule := g.selectRule(r.Method, msg.Method, sessionID, r.Header)
 	action := Pass()
 	if rule != nil {
 		g.log.update(entry, func(e *Entry) { e.Rule = rule.id })
@@ -214,7 +214,7 @@ type readCloser struct {
 
 // selectRule counts the request against every rule's conditions and
 // returns the first rule whose occurrence selects it.
-func (g *Gateway) selectRule(verb, method, sessionID string) *installedRule {
+func (g *Gateway) selectRule(verb, method, sessionID string, header http.Header) *installedRule {
 	unknown := sessionID != "" && g.opts.KnownSession != nil && !g.opts.KnownSession(sessionID)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -225,6 +225,9 @@ func (g *Gateway) selectRule(verb, method, sessionID string) *installedRule {
 			continue
 		}
 		if m.Method != "" && m.Method != method {
+			continue
+		}
+		if !m.Header.matches(header) {
 			continue
 		}
 		switch m.Session {

@@ -1,5 +1,7 @@
 package mcptest
 
+import "net/http"
+
 // RuleID names a rule added to a [Gateway]. The zero RuleID names no rule.
 type RuleID uint64
 
@@ -43,9 +45,39 @@ type Match struct {
 	// Session selects by the Mcp-Session-Id header; the zero value matches
 	// any.
 	Session SessionMatch
-	// Occurrence selects which of the requests matching Verb, Method and
-	// Session the rule acts on; the zero value is [Every].
+	// Header selects by one request header (a missing or wrong
+	// credential, say); the zero value matches any.
+	Header HeaderMatch
+	// Occurrence selects which of the requests matching Verb, Method,
+	// Session and Header the rule acts on; the zero value is [Every].
 	Occurrence Occurrence
+}
+
+// HeaderMatch selects requests by one header, compared whole and
+// case-sensitively (header names are canonicalized). The zero value
+// (Name "") matches every request.
+type HeaderMatch struct {
+	// Name is the header, e.g. "Authorization".
+	Name string
+	// Value is what the header must be: a request whose header is absent
+	// or different does not match, unless Not is set.
+	Value string
+	// Not inverts the match: the request matches when the header is absent
+	// or not Value, as a token-checking gateway refuses every request
+	// without the current token:
+	//
+	//	Match{Header: HeaderMatch{Name: "Authorization", Value: "Bearer t1", Not: true}}
+	Not bool
+}
+
+// matches reports whether h satisfies the header condition.
+func (m HeaderMatch) matches(h http.Header) bool {
+	if m.Name == "" {
+		return true
+	}
+	vals := h.Values(m.Name)
+	equal := len(vals) == 1 && vals[0] == m.Value
+	return equal != m.Not
 }
 
 type occurrenceKind int

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -177,10 +178,36 @@ type Config struct {
 	// not modified. Default: a client on http.DefaultTransport without a
 	// timeout (calls are bounded by their context and CallTimeout).
 	HTTPClient *http.Client
+	// OAuthHandler, when set, authorizes every request of every session
+	// (go-sdk's auth.OAuthHandler; see wire.Config.OAuthHandler): its token
+	// source's access token is sent as a Bearer token on POSTs, the
+	// standalone stream and its re-dials, the resumption of a call's stream
+	// and DELETE, and a 401 (or a 403 with error="insufficient_scope") runs
+	// its Authorize and sends the request once more. Only a refusal it
+	// cannot fix reaches the supervisor as unauthorized: on a call, the
+	// call fails and the session lives; on the stream, the stream pauses
+	// until a request gets through; on the handshake or discovery, the
+	// supervisor stops in a terminal failed state (reason unauthorized),
+	// keeping a resumable session for Reconnect. nil: HTTPClient carries
+	// the credentials.
+	OAuthHandler auth.OAuthHandler
 	// ClientOptions are the go-sdk client options (handlers, capabilities)
 	// used for every session. The list-changed handlers are chained: the
 	// supervisor re-lists the catalog and then calls the host's handler.
 	ClientOptions mcp.ClientOptions
+	// Roots are the client's roots (MCP roots/list), given to every
+	// session; Supervisor.AddRoots and RemoveRoots change them for the
+	// current session and every later one. Default none.
+	//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
+	Roots []*mcp.Root
+	// SendingMiddleware and ReceivingMiddleware are go-sdk middleware
+	// (tracing, metrics) added to the client of every session
+	// (mcp.Client.AddSendingMiddleware, AddReceivingMiddleware), in order:
+	// the first runs first. The sending middleware sees every request the
+	// session sends, the handshake included, with the request's context;
+	// it runs outside mcpsup's own, so the errors it sees carry their wire
+	// facts (classify.HTTPError). Default none.
+	SendingMiddleware, ReceivingMiddleware []mcp.Middleware
 	// Implementation is the client's name and version sent in initialize.
 	// Default {Name: "mcpsup", Version: "0"}.
 	Implementation *mcp.Implementation
@@ -213,7 +240,9 @@ type Config struct {
 	// it ("the session died"); any other failure (a 401, 429, 5xx, 403 ...)
 	// keeps the session, as it does on a call. go-sdk's own
 	// ClientOptions.KeepAlive, which sends DELETE on any failed ping, is
-	// never used (ClientOptions.KeepAlive is ignored). Pings are not sent to
+	// never used: a positive ClientOptions.KeepAlive is taken as this field
+	// (New refuses the two naming different intervals with
+	// ErrConfigConflict; KeepAliveFailureThreshold is not used). Pings are not sent to
 	// 2026-07-28 servers. Default 0 (off). Useful with the stream off.
 	KeepAlive time.Duration
 	// Backoff configures retries out of the failed state.

@@ -58,12 +58,16 @@ func (c *wireConnector) Attach(ctx context.Context, spec dialSpec) (session, err
 // connect opens a session with open and learns the era it negotiated.
 func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Session, error)) (session, error) {
 	w := &wireWatch{}
-	ws, err := open(c.options(spec, w))
+	opts := c.options(spec, w)
+	c.s.roots.attach(opts.Client) // the roots, and their later changes
+	ws, err := open(opts)
 	if err != nil {
+		c.s.roots.detach(opts.Client)
 		return nil, err
 	}
 	c.learn(ws.ProtocolVersion())
 	sess := newWireSession(ws, w)
+	sess.unroot = func() { c.s.roots.detach(opts.Client) }
 	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
 	if every := c.s.cfg.KeepAlive; every > 0 && ws.ProtocolVersion() < "2026-07-28" {
 		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Ping, func() { _ = ws.Detach() })
@@ -89,6 +93,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			OnStreamRestored: spec.hooks.streamRestored,
 			OnDroppedEvent:   c.droppedEvent(spec.gen),
 			Stream:           cfg.StreamKeeper.toWire(),
+			OAuthHandler:     cfg.OAuthHandler,
 		},
 	}
 }
@@ -106,14 +111,17 @@ func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
 func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	cfg := c.s.cfg
 	opts := cfg.ClientOptions
-	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; see keepalive
+	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.KeepAlive
 	opts.ToolListChangedHandler = relistThen(h.listChanged, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = relistThen(h.listChanged, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = relistThen(h.listChanged, opts.ResourceListChangedHandler)
 	cl := mcp.NewClient(cfg.Implementation, &opts)
 	// Every request's error carries its wire facts, so discovery and calls
-	// classify by the HTTP answer, not by go-sdk's text.
+	// classify by the HTTP answer, not by go-sdk's text. The host's
+	// middleware wraps it and sees those errors.
 	cl.AddSendingMiddleware(wire.FactsMiddleware())
+	cl.AddSendingMiddleware(cfg.SendingMiddleware...)
+	cl.AddReceivingMiddleware(cfg.ReceivingMiddleware...)
 	return cl
 }
 
@@ -138,7 +146,10 @@ type wireWatch struct {
 
 func (w *wireWatch) exchange(x wire.Exchange) {
 	w.mu.Lock()
-	if w.fatal == nil && !x.Local && (x.SessionGone || x.Status == 401) {
+	// Only a session-gone answer ends a session; a 401 (a call's, the
+	// stream's) no longer does, and remembering one would make a later,
+	// unrelated death look unauthorized, which is terminal.
+	if w.fatal == nil && !x.Local && x.SessionGone {
 		w.fatal = &x
 	}
 	w.mu.Unlock()
@@ -157,10 +168,11 @@ func (w *wireWatch) cause(err error) error {
 // wireSession adapts a wire.Session to the supervisor's session.
 type wireSession struct {
 	probes.Lister
-	ws    *wire.Session
-	cs    *mcp.ClientSession
-	watch *wireWatch
-	ka    *keepalive // nil without Config.KeepAlive
+	ws     *wire.Session
+	cs     *mcp.ClientSession
+	watch  *wireWatch
+	ka     *keepalive // nil without Config.KeepAlive
+	unroot func()     // stops root changes reaching the session's client
 }
 
 func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
@@ -211,5 +223,12 @@ func (w *wireSession) Wait() error {
 	return w.watch.cause(err)
 }
 
-func (w *wireSession) Close() error  { w.ka.stop(); return w.ws.Close() }
-func (w *wireSession) Detach() error { w.ka.stop(); return w.ws.Detach() }
+func (w *wireSession) Close() error  { w.end(); return w.ws.Close() }
+func (w *wireSession) Detach() error { w.end(); return w.ws.Detach() }
+
+func (w *wireSession) end() {
+	w.ka.stop()
+	if w.unroot != nil {
+		w.unroot()
+	}
+}

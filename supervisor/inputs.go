@@ -87,7 +87,7 @@ func (in stopRequested) take(s *Supervisor) {
 
 func (reconnectRequested) take(s *Supervisor) {
 	s.setSnapshot(func(sn *snapshot) { sn.rate = nil }) // the host decided to try again
-	s.step(fsm.Trigger{Kind: fsm.ReconnectRequested})
+	s.step(fsm.Trigger{Kind: fsm.ReconnectRequested, Resume: s.reconnectResume()})
 }
 
 func (in sessionOpened) take(s *Supervisor)     { s.opened(in.kind, in.spec, in.sess, in.verdict) }

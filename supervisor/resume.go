@@ -31,6 +31,21 @@ const ResumeStateVersion = 1
 // recovery: a full handshake, once. A 2026-07-28 server has no session id;
 // its persisted discovery result is reused without probing.
 //
+// The walkthrough (ExampleSupervisor_ResumeState runs it):
+//
+//  1. run a supervisor to ready; to stop, call Detach (not Close, whose
+//     DELETE ends the server-side session);
+//  2. save sup.ResumeState() (json.Marshal) where the host keeps secrets;
+//  3. after the restart, json.Unmarshal it and pass it as Config.Resume
+//     (New checks it, and that it names Config.Endpoint);
+//  4. Start: the session is re-attached without initialize; the catalog
+//     is listed again, and the state to save next is sup.ResumeState().
+//
+// A credential that expired meanwhile costs nothing with Config.OAuthHandler
+// (the refused request is authorized and sent again); without one, the
+// supervisor stops unauthorized, keeps the state, and Reconnect after new
+// credentials resumes the same session.
+//
 // It holds the session id in clear (it is what resumes the session): store
 // it as a credential. Events, logs and errors only ever show its hash
 // (events.HashSessionID).

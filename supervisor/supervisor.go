@@ -81,6 +81,7 @@ type Supervisor struct {
 
 	// streams owns the standalone stream decision; every session shares it.
 	streams *wire.StreamSwitch
+	roots   rootSet // the host's roots, applied to every session (host_api.go)
 
 	// redact keeps session ids (as short hashes) and credentials out of
 	// events, errors and logs.
@@ -137,8 +138,13 @@ func New(cfg Config) (*Supervisor, error) {
 			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", patterns(cutText(ep, 200)), patterns(cfg.Endpoint))}
 		}
 	}
+	cfg, err := cfg.hostOptions()
+	if err != nil {
+		return nil, err
+	}
 	s := newSupervisor(cfg.withDefaults(), nil)
 	s.conn = newWireConnector(s)
+	s.roots.add(cfg.Roots)
 	return s, nil
 }
 
@@ -391,7 +397,11 @@ func (s *Supervisor) ResumeState() *ResumeState {
 }
 
 // Reconnect asks for a fresh session: from a terminal failed state (after
-// the host re-authorized, say), or from ready. It returns at once.
+// the host re-authorized, say), or from ready. After a terminal
+// unauthorized, the session the supervisor holds resumable (see
+// ResumeState) is re-attached instead, without initialize, when there is
+// one: a credential that expired costs no server-side session. It returns
+// at once.
 func (s *Supervisor) Reconnect() {
 	s.post(reconnectRequested{})
 }

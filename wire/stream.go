@@ -34,8 +34,8 @@ import (
 // nothing a server or gateway sends on this stream can end the session.
 // go-sdk keeps processing every message it gets with the host's handlers.
 // Only a sign that the session is really gone (404 to a request with
-// Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error, 401) ends
-// the body; go-sdk's next GET (it never carries a Last-Event-ID: the keeper
+// Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error) ends the
+// body; a refused credential ([StreamAttempt.Unauthorized]) only pauses it; go-sdk's next GET (it never carries a Last-Event-ID: the keeper
 // hands on no event ids) then gets that answer replayed, and the session
 // ends as go-sdk ends it (without DELETE). A plain 404 to the session's
 // first GET is the exception: see below.
@@ -205,6 +205,12 @@ type StreamAttempt struct {
 	// or a non-SSE answer: it offers no standalone stream, and the keeper
 	// dials no more for this session.
 	Declined bool
+	// Unauthorized reports a 401, or a 403 with error="insufficient_scope",
+	// that the OAuth handler (if any) could not authorize: the keeper
+	// holds the stream until a request of the session is answered with a
+	// 2xx, then re-dials on the backoff. It never ends the session and
+	// does not count toward the [HostilityRule].
+	Unauthorized bool
 	// ReplayRefused reports a 4xx (not 401, 404, 408, 429, nor the null-id
 	// -32000 session-gone answer) to an attempt that carried Last-Event-ID:
 	// the server cannot replay after that id. The keeper re-dials at once
@@ -221,7 +227,7 @@ type StreamAttempt struct {
 // events go-sdk skips) do not count: a server that sends a priming event
 // and ends every stream at once fails at once.
 func (a StreamAttempt) FailedAtOnce(span time.Duration) bool {
-	return a.End != EndClosed && !a.SessionGone && a.Messages == 0 && a.Duration < span
+	return a.End != EndClosed && !a.SessionGone && !a.Unauthorized && a.Messages == 0 && a.Duration < span
 }
 
 // Outage reports an attempt that shows the server unreachable or
@@ -327,6 +333,7 @@ type streamBody struct {
 	bo       *backoff.ExponentialBackOff // the re-dial schedule
 	wait     time.Duration               // before the next attempt
 	declined bool                        // the server offers no standalone stream: hold for good
+	authWait <-chan struct{}             // closed once the credential is accepted again; nil when not waiting
 	ended    bool                        // the session is gone: deliver EOF once out is drained
 	filter   sseFilter
 	out      []byte // events for go-sdk not yet delivered
@@ -372,15 +379,19 @@ func (b *streamBody) dial() dialKind {
 	// (mcp/streamable.go connectStandaloneSSE). The handshake proved the
 	// session, or, resumed, the next POST decides.
 	gone := sessionGone(x) && (!first || nullIDServerError(x))
-	x.SessionGone = gone || x.Status == http.StatusUnauthorized
+	x.SessionGone = gone
 	b.t.finish(req, x)
 	b.att.End, b.att.SessionGone = EndNotStream, x.SessionGone
+	// A refused credential (after the OAuth handler, if any, could not
+	// authorize) is the host's problem, never the session's end: the
+	// stream pauses until a request is answered with a 2xx again.
+	b.att.Unauthorized = !gone && refusedCredential(resp)
 	// First GET: go-sdk gives the stream up on 405, another 4xx or a
 	// non-SSE answer (mcp/streamable.go connectStandaloneSSE), and fails
 	// the session on a 5xx SSE answer; 5xx and outage answers are retried
 	// here.
-	b.att.Declined = first && !x.SessionGone && x.Status < 500 && !outageStatus(x.Status)
-	b.att.ReplayRefused = sentID != "" && !x.SessionGone && !b.att.Declined &&
+	b.att.Declined = first && !x.SessionGone && !b.att.Unauthorized && x.Status < 500 && !outageStatus(x.Status)
+	b.att.ReplayRefused = sentID != "" && !x.SessionGone && !b.att.Declined && !b.att.Unauthorized &&
 		x.Status >= 400 && x.Status < 500 && x.Status != http.StatusNotFound && !outageStatus(x.Status)
 	b.report()
 	switch {
@@ -392,6 +403,9 @@ func (b *streamBody) dial() dialKind {
 		b.t.detached = true // a DELETE would only be refused (or deleted a session a fresh credential could use)
 		b.t.mu.Unlock()
 		return dialGone
+	case b.att.Unauthorized:
+		b.authWait = b.t.auth.gate.accepted()
+		return dialFailed
 	case b.att.Declined:
 		return dialDeclined
 	case b.att.ReplayRefused:
@@ -571,6 +585,17 @@ func (b *streamBody) redial() error {
 					b.wait = 0
 					b.t.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
 				}
+				continue
+			case <-b.closed:
+				return errStreamClosed
+			case <-b.ctx.Done():
+				return b.ctx.Err()
+			}
+		}
+		if w := b.authWait; w != nil {
+			select {
+			case <-w:
+				b.authWait = nil
 				continue
 			case <-b.closed:
 				return errStreamClosed

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
@@ -98,6 +99,18 @@ type Config struct {
 	MaxSSEEvent int
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
+	// OAuthHandler, when set, authorizes every request the Transport sends:
+	// POSTs, the standalone stream and its re-dials, the resumption of a
+	// call's stream and DELETE carry its token source's access token
+	// (Authorization: Bearer), and a 401, or a 403 whose WWW-Authenticate
+	// carries error="insufficient_scope" (RFC 6750 section 3.1), runs its
+	// Authorize and sends the request once more, as go-sdk does for POSTs.
+	// When Authorize fails, the refused answer is what the request gets
+	// (classified unauthorized, its facts kept). A token source that fails
+	// fails the request with an error wrapping [classify.ErrCredential].
+	// Authorize runs once at a time per Transport, with the refused
+	// request's context. nil: the host's client carries its credentials.
+	OAuthHandler auth.OAuthHandler
 	// Switch owns the standalone stream decision, shared by the sessions of
 	// one server (see [StreamSwitch]); nil means a private switch in
 	// [StreamOn] mode: dialed, never turned off. The keeper feeds the
@@ -124,6 +137,7 @@ type Transport struct {
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
 
+	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
 	hostileMu sync.Mutex
 	hostile   *HostilityTracker // this session's evidence for sw's rule
@@ -148,6 +162,8 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxJSONBody <= 0 {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
+	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody)
+	t.base = t.auth
 	t.sw = cfg.Switch
 	if t.sw == nil {
 		t.sw = NewStreamSwitch(SwitchConfig{Clock: t.clock})
@@ -271,6 +287,10 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		t.finish(req, x)
 		return resp, nil
 	}
+	if resp, ok := t.dropLateNotification(req, &x); ok {
+		t.finish(req, x)
+		return resp, nil
+	}
 	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
 	t.fill(&x, resp, err)
 	if err != nil {
@@ -287,6 +307,26 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		stream.rec = rec // go-sdk reads the stream only after RoundTrip returns
 	}
 	return resp, nil
+}
+
+// dropLateNotification answers locally (202) a notification sent once the
+// session is detached, such as the notifications/cancelled go-sdk sends for
+// the calls a closing session cuts: the server-side session may already
+// serve a later go-sdk session (a resume), whose JSON-RPC ids start again
+// at the same numbers, so a late cancellation would cancel that session's
+// request of the same id.
+func (t *Transport) dropLateNotification(req *http.Request, x *Exchange) (*http.Response, bool) {
+	if x.Method == "" || x.RequestID != "" {
+		return nil, false
+	}
+	t.mu.Lock()
+	detached := t.detached
+	t.mu.Unlock()
+	if !detached {
+		return nil, false
+	}
+	x.Local, x.Status = true, http.StatusAccepted
+	return localResponse(req, http.StatusAccepted, "", nil, nil), true
 }
 
 // delete handles a DELETE: answered locally once detached; a redirect is

@@ -1,0 +1,58 @@
+package classify_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"golang.org/x/oauth2"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// answerErr is a host round-tripper's error that carries the answer.
+type answerErr struct{ resp *http.Response }
+
+func (e *answerErr) Error() string                { return "credential refused" }
+func (e *answerErr) HTTPResponse() *http.Response { return e.resp }
+
+func answer(status int, wwwAuth string) *http.Response {
+	h := http.Header{}
+	if wwwAuth != "" {
+		h.Set("WWW-Authenticate", wwwAuth)
+	}
+	return &http.Response{StatusCode: status, Header: h}
+}
+
+// A round-tripper error that wraps an HTTP answer is classified by that
+// answer, not as transport, though net/http wraps it in a *url.Error.
+func TestRoundTripperErrorCarriesAnswer(t *testing.T) {
+	wrap := func(err error) error {
+		return fmt.Errorf("calling: %w", &url.Error{Op: "Post", URL: "http://x", Err: err})
+	}
+	cases := []struct {
+		name string
+		err  error
+		want classify.Class
+		code int
+	}{
+		{"401 answer", wrap(&answerErr{answer(401, `Bearer realm="x"`)}), classify.Unauthorized, 401},
+		{"403 insufficient_scope", wrap(&answerErr{answer(403, `Bearer error="insufficient_scope"`)}), classify.Unauthorized, 403},
+		{"403 policy", wrap(&answerErr{answer(403, "")}), classify.Forbidden, 403},
+		{"429", wrap(&answerErr{answer(429, "")}), classify.RateLimited, 429},
+		{"token endpoint invalid_grant", wrap(&oauth2.RetrieveError{Response: answer(400, ""), ErrorCode: "invalid_grant"}), classify.Unauthorized, 401},
+		{"token endpoint 503", wrap(&oauth2.RetrieveError{Response: answer(503, "")}), classify.ServerError, 503},
+		{"credential source", wrap(fmt.Errorf("%w: %w", classify.ErrCredential, errors.New("keychain locked"))), classify.Unauthorized, 401},
+		{"plain round-tripper error", wrap(errors.New("dial refused")), classify.Transport, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := classify.Error(c.err)
+			assert.Equal(t, c.want, v.Class)
+			assert.Equal(t, c.code, v.HTTPStatus)
+		})
+	}
+}

@@ -1,0 +1,181 @@
+//lint:file-ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
+
+package supervisor_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+func TestInitializeResultLiveAndResumed(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{})
+	assert.Nil(t, e.sup.InitializeResult(), "before the first handshake")
+	e.start()
+	ir := e.sup.InitializeResult()
+	require.NotNil(t, ir)
+	require.NotNil(t, ir.ServerInfo)
+	name := ir.ServerInfo.Name
+
+	rs := persisted(t, e, false)
+	known, _ := resumeE2E(t, e, rs, supervisor.Config{})
+	require.NotNil(t, known.InitializeResult(), "a known resume has it from the state, before Start")
+	assert.Equal(t, name, known.InitializeResult().ServerInfo.Name)
+	known.Start()
+	require.NoError(t, known.WaitForState(e.ctx, supervisor.Ready))
+	assert.Equal(t, name, known.InitializeResult().ServerInfo.Name)
+	require.NoError(t, known.Detach())
+
+	blindState := *rs
+	blindState.InitializeResult = nil
+	blind, _ := resumeE2E(t, e, &blindState, supervisor.Config{})
+	blind.Start()
+	require.NoError(t, blind.WaitForState(e.ctx, supervisor.Ready))
+	assert.Nil(t, blind.InitializeResult(), "unknown after a blind resume")
+}
+
+func TestPing(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{})
+	e.start()
+	require.NoError(t, e.sup.Ping(e.ctx))
+	assert.Equal(t, 1, e.srv.Log().Count("ping"))
+}
+
+func TestClientOptionsKeepAliveIsTheSupervisors(t *testing.T) {
+	_, err := supervisor.New(supervisor.Config{Endpoint: "http://127.0.0.1:1/mcp", KeepAlive: time.Minute,
+		ClientOptions: mcp.ClientOptions{KeepAlive: 2 * time.Minute}})
+	require.ErrorIs(t, err, supervisor.ErrConfigConflict)
+
+	clock := clockwork.NewFakeClock()
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Clock: clock, Stream: supervisor.StreamOff,
+		ClientOptions: mcp.ClientOptions{KeepAlive: time.Hour}})
+	e.start()
+	require.NoError(t, clock.BlockUntilContext(e.ctx, 1))
+	clock.Advance(time.Hour)
+	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "ping", 1), "go-sdk's KeepAlive runs as the supervisor's")
+}
+
+// rootsServer is a go-sdk server that asks the client for its roots on
+// every roots list_changed and keeps the last answer.
+type rootsServer struct {
+	mu    sync.Mutex
+	roots [][]string
+	seen  chan struct{}
+}
+
+func (rs *rootsServer) last() []string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if len(rs.roots) == 0 {
+		return nil
+	}
+	return rs.roots[len(rs.roots)-1]
+}
+
+func newRootsServer(t *testing.T) (*rootsServer, string) {
+	rs := &rootsServer{seen: make(chan struct{}, 16)}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "roots", Version: "1"}, &mcp.ServerOptions{
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			slices.Sort(uris)
+			rs.mu.Lock()
+			rs.roots = append(rs.roots, uris)
+			rs.mu.Unlock()
+			rs.seen <- struct{}{}
+		},
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return rs, hs.URL
+}
+
+// Roots from Config and AddRoots/RemoveRoots reach the live session (the
+// server hears roots list_changed and lists them) and every later one; the
+// host's middleware sees every request sent and received.
+func TestRootsAndMiddlewareOnEverySession(t *testing.T) {
+	rsrv, url := newRootsServer(t)
+	var mu sync.Mutex
+	var sent, received []string
+	record := func(into *[]string) mcp.Middleware {
+		return func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				mu.Lock()
+				*into = append(*into, method)
+				mu.Unlock()
+				return next(ctx, method, req)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sup := mustNew(t, supervisor.Config{Endpoint: url, Name: t.Name(),
+		Roots:               []*mcp.Root{{URI: "file:///a"}},
+		SendingMiddleware:   []mcp.Middleware{record(&sent)},
+		ReceivingMiddleware: []mcp.Middleware{record(&received)}})
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+
+	sup.AddRoots(&mcp.Root{URI: "file:///b"})
+	within(t, rsrv.seen)
+	assert.Equal(t, []string{"file:///a", "file:///b"}, rsrv.last())
+	sup.RemoveRoots("file:///a")
+	within(t, rsrv.seen)
+	assert.Equal(t, []string{"file:///b"}, rsrv.last())
+
+	// A later session starts with the roots as they are now.
+	sup.Reconnect()
+	require.True(t, sup.WaitForStateChange(ctx, supervisor.Ready))
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	assert.Equal(t, 2, sup.SessionsOpened())
+	sup.AddRoots(&mcp.Root{URI: "file:///c"})
+	within(t, rsrv.seen)
+	assert.Equal(t, []string{"file:///b", "file:///c"}, rsrv.last())
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 2, countOf(sent, "initialize"), "the handshake of both sessions")
+	assert.Contains(t, sent, "tools/list")
+	assert.Contains(t, sent, "notifications/roots/list_changed")
+	assert.Equal(t, 3, countOf(received, "roots/list"))
+}
+
+func countOf(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
+
+func within(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out")
+	}
+}

@@ -1,0 +1,218 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// authorizer is the innermost round-tripper of a [Transport]: every request
+// the Transport sends (POSTs, the standalone stream and its re-dials, the
+// resumption of a call's stream, DELETE) goes through it. With an
+// [auth.OAuthHandler] it sets the Authorization header from the handler's
+// token source and, on a 401 or a 403 whose WWW-Authenticate carries
+// error="insufficient_scope" (MCP authorization; RFC 6750 section 3.1),
+// runs the handler's Authorize and sends the request once more, as go-sdk's
+// own client does for POSTs (mcp/streamable.go). It also keeps the
+// credential gate (see [authGate]) with or without a handler.
+type authorizer struct {
+	base    http.RoundTripper
+	handler auth.OAuthHandler // nil: the host's client carries its credentials
+	maxBody int               // bound of the refused answer's body kept for the caller
+	gate    authGate
+
+	flow chan struct{} // one Authorize at a time per session
+}
+
+func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int) *authorizer {
+	return &authorizer{base: base, handler: h, maxBody: maxBody, flow: make(chan struct{}, 1)}
+}
+
+// refusedCredential reports an answer that says the credential is missing,
+// expired or short of scope: 401, or 403 with insufficient_scope.
+func refusedCredential(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusUnauthorized ||
+		(resp.StatusCode == http.StatusForbidden && classify.InsufficientScope(resp.Header.Get("WWW-Authenticate")))
+}
+
+func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
+	out, err := a.authorized(req)
+	if err != nil {
+		return nil, err
+	}
+	sent := a.gate.now()
+	resp, err := a.base.RoundTrip(out)
+	if err != nil || !refusedCredential(resp) {
+		a.note(resp, sent)
+		return resp, err
+	}
+	if a.handler == nil || !replayable(req) {
+		a.note(resp, sent)
+		return resp, nil
+	}
+	refused, err := a.authorize(req, resp)
+	if errors.Is(err, errKeepAnswer) {
+		return refused, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if out, err = a.authorized(req); err != nil {
+		return nil, err
+	}
+	sent = a.gate.now()
+	resp, err = a.base.RoundTrip(out)
+	a.note(resp, sent)
+	return resp, err
+}
+
+// note tells the gate what an answer to a request sent at gate epoch sent
+// said of the credential.
+func (a *authorizer) note(resp *http.Response, sent uint64) {
+	switch {
+	case resp == nil:
+	case refusedCredential(resp):
+		a.gate.refused()
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		a.gate.granted(sent)
+	}
+}
+
+// authorized returns a copy of req carrying the handler's current token. A
+// token source that fails
+// fails the request with an error wrapping [classify.ErrCredential], except
+// for an invalid_grant refusal (RFC 6749 section 5.2), which go-sdk too
+// takes as "send without a token, let the server's 401 start Authorize".
+func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
+	if a.handler == nil {
+		return req, nil
+	}
+	ts, err := a.handler.TokenSource(req.Context())
+	if err != nil {
+		return nil, fmt.Errorf("mcpsup/wire: OAuth token source: %w: %w", classify.ErrCredential, err)
+	}
+	out := req.Clone(req.Context())
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		out.Body = body
+	}
+	if ts == nil {
+		return out, nil
+	}
+	tok, err := ts.Token()
+	var re *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
+	case err != nil:
+		return nil, fmt.Errorf("mcpsup/wire: OAuth token: %w: %w", classify.ErrCredential, err)
+	case tok != nil && tok.AccessToken != "":
+		out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	}
+	return out, nil
+}
+
+// authorize runs the handler's flow for the refused answer resp to req.
+// Flows of one session run one at a time (each refused request runs its
+// own, as go-sdk's client does: the handler may find its credential renewed
+// already). When the
+// flow fails, the refused answer is returned (its body kept, at most
+// maxBody bytes), so the caller classifies it unauthorized with its facts;
+// a flow cut by the request's context returns the context's error.
+func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Response, error) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.maxBody)))
+	_ = resp.Body.Close()
+	kept := func() *http.Response {
+		r := *resp
+		r.Header = resp.Header.Clone()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		return &r
+	}
+	ctx := req.Context()
+	select {
+	case a.flow <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-a.flow }()
+	if err := a.handler.Authorize(ctx, req, kept()); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		a.gate.refused()
+		return kept(), errKeepAnswer
+	}
+	return nil, nil
+}
+
+// errKeepAnswer tells RoundTrip to hand on the refused answer: the flow
+// could not authorize.
+var errKeepAnswer = errors.New("keep the refused answer")
+
+// replayable reports whether req can be sent a second time.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// authGate remembers whether the server last refused the credential, so the
+// standalone stream keeper holds its re-dials until a request sent after
+// the refusal is answered with a 2xx (by a fresh credential of the host's
+// client, or after an Authorize) instead of re-dialing a server that
+// refuses it. A 2xx to a request sent before the refusal says nothing of
+// the credential now. Safe for concurrent use.
+type authGate struct {
+	mu    sync.Mutex
+	epoch uint64        // refusals so far
+	wait  chan struct{} // nil while the credential is accepted
+}
+
+// now returns the epoch a request is sent in.
+func (g *authGate) now() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.epoch
+}
+
+func (g *authGate) refused() {
+	g.mu.Lock()
+	g.epoch++
+	if g.wait == nil {
+		g.wait = make(chan struct{})
+	}
+	g.mu.Unlock()
+}
+
+// granted opens the gate for a 2xx answer to a request sent in epoch sent,
+// unless a refusal came after it was sent.
+func (g *authGate) granted(sent uint64) {
+	g.mu.Lock()
+	if g.wait != nil && sent == g.epoch {
+		close(g.wait)
+		g.wait = nil
+	}
+	g.mu.Unlock()
+}
+
+// accepted returns a channel closed once the credential is accepted again;
+// an already closed one when it is.
+func (g *authGate) accepted() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.wait == nil {
+		return closedChan
+	}
+	return g.wait
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

@@ -1,0 +1,276 @@
+package wire_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// tokenHandler is an auth.OAuthHandler over a token the test rotates:
+// Authorize takes the gateway's current token, or fails when refuse is set.
+type tokenHandler struct {
+	mu         sync.Mutex
+	token      string
+	authorized int
+	refuse     bool
+	source     error // TokenSource fails with it when set
+	next       func() string
+}
+
+func (h *tokenHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.source != nil {
+		return nil, h.source
+	}
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: h.token}), nil
+}
+
+func (h *tokenHandler) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+	_ = resp.Body.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.authorized++
+	if h.refuse {
+		return errors.New("no refresh token")
+	}
+	h.token = h.next()
+	return nil
+}
+
+func (h *tokenHandler) calls() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.authorized
+}
+
+// tokenGate makes g answer 401 with a Bearer challenge to any request
+// without "Bearer <valid()>", and counts those refusals.
+type tokenGate struct {
+	mu      sync.Mutex
+	valid   string
+	refused map[string]int // by verb
+}
+
+func (tg *tokenGate) current() string { tg.mu.Lock(); defer tg.mu.Unlock(); return tg.valid }
+func (tg *tokenGate) rotate(v string) { tg.mu.Lock(); tg.valid = v; tg.mu.Unlock() }
+func (tg *tokenGate) refusals(verb string) int {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return tg.refused[verb]
+}
+
+func (tg *tokenGate) check(w http.ResponseWriter, r *http.Request) bool {
+	tg.mu.Lock()
+	ok := r.Header.Get("Authorization") == "Bearer "+tg.valid
+	if !ok {
+		tg.refused[r.Method]++
+	}
+	tg.mu.Unlock()
+	if !ok {
+		writeFault(w, 401, "text/plain", "token expired", map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`})
+	}
+	return !ok
+}
+
+func newTokenGate(valid string) *tokenGate {
+	return &tokenGate{valid: valid, refused: map[string]int{}}
+}
+
+// TestOAuthHandlerRefreshesEveryRequest: an expired token on a call, on a
+// re-dial of the standalone stream and on DELETE is refreshed by the
+// handler and the request sent once more: the session at the server is the
+// same (one initialize), and every refused request costs one Authorize.
+func TestOAuthHandlerRefreshesEveryRequest(t *testing.T) {
+	g, url := newServer(t, nil)
+	tg := newTokenGate("t1")
+	arrived, proceed := make(chan struct{}), make(chan struct{})
+	streamed := make(chan struct{}, 1)
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if r.Method == http.MethodGet {
+			switch n {
+			case 0: // ends at once: the keeper re-dials
+				writeFault(w, 200, "text/event-stream", "", nil)
+				return true
+			case 1: // the re-dial waits until its token has expired
+				close(arrived)
+				<-proceed
+			case 2:
+				streamed <- struct{}{}
+			}
+		}
+		return tg.check(w, r)
+	})
+	h := &tokenHandler{token: "t1", next: tg.current}
+	clock := clockwork.NewFakeClock()
+	advance(t, clock)
+	s := open(t, url, wire.Options{Wire: wire.Config{OAuthHandler: h, Clock: clock}})
+	within(t, arrived, "the re-dial")
+
+	tg.rotate("t2")
+	callEcho(t, s.ClientSession())
+	assert.Equal(t, 1, h.calls(), "the call's 401 ran one Authorize")
+	assert.Equal(t, 1, tg.refusals(http.MethodPost))
+
+	// The re-dial carried t1: refused, authorized and sent again.
+	tg.rotate("t3")
+	close(proceed)
+	within(t, streamed, "the authorized re-dial")
+	assert.Equal(t, 1, tg.refusals(http.MethodGet))
+	assert.Equal(t, 2, h.calls())
+	callEcho(t, s.ClientSession())
+
+	tg.rotate("t4")
+	require.NoError(t, s.Close())
+	assert.Equal(t, 1, tg.refusals(http.MethodDelete), "DELETE was refused once")
+	assert.Equal(t, 3, h.calls())
+	assert.Equal(t, 1, g.count("POST", "initialize"))
+	assert.Equal(t, 2, g.count("DELETE", ""), "the refused DELETE and the authorized one")
+}
+
+// TestOAuthHandlerCannotAuthorize: a handler whose Authorize fails leaves
+// the call with the server's 401 (unauthorized, its WWW-Authenticate kept)
+// and the session alive: once the credential is good again, the next call
+// is answered on the same session.
+func TestOAuthHandlerCannotAuthorize(t *testing.T) {
+	g, url := newServer(t, nil)
+	tg := newTokenGate("t1")
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool { return tg.check(w, r) })
+	h := &tokenHandler{token: "t1", next: tg.current}
+	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+
+	tg.rotate("t2")
+	h.mu.Lock()
+	h.refuse = true
+	h.mu.Unlock()
+	_, err := s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.Error(t, err)
+	v := classify.Error(err)
+	assert.Equal(t, classify.Unauthorized, v.Class, "%v", err)
+	assert.Equal(t, 401, v.HTTPStatus)
+	assert.Equal(t, 1, h.calls())
+
+	h.mu.Lock()
+	h.refuse = false
+	h.mu.Unlock()
+	callEcho(t, s.ClientSession())
+	assert.Equal(t, 1, g.count("POST", "initialize"))
+	assert.Zero(t, g.count("DELETE", ""))
+}
+
+// TestOAuthTokenSourceFails: a token source that fails fails the request
+// before it is sent, as unauthorized (classify.ErrCredential).
+func TestOAuthTokenSourceFails(t *testing.T) {
+	g, url := newServer(t, nil)
+	h := &tokenHandler{token: "t1", next: func() string { return "t1" }}
+	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+	h.mu.Lock()
+	h.source = errors.New("keychain locked")
+	h.mu.Unlock()
+	before := g.count("POST", "tools/call")
+	_, err := s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, classify.ErrCredential)
+	assert.Equal(t, classify.Unauthorized, classify.Error(err).Class)
+	assert.Equal(t, before, g.count("POST", "tools/call"), "nothing was sent")
+}
+
+// TestStreamUnauthorizedPauses: a 401 to a re-dial of the standalone stream,
+// without a handler, never ends the session and is not GET-hostile
+// evidence: the keeper dials no more until a request of the session is
+// answered with a 2xx (the host's client carries a fresh credential), then
+// the stream is back on the same session.
+func TestStreamUnauthorizedPauses(t *testing.T) {
+	g, url := newServer(t, nil)
+	tg := newTokenGate("t1")
+	gets := make(chan int, 64)
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if r.Method == http.MethodGet {
+			defer func() {
+				select {
+				case gets <- n:
+				default:
+				}
+			}()
+			if n == 0 {
+				tg.rotate("t2")                                  // the token expires before the re-dial
+				writeFault(w, 200, "text/event-stream", "", nil) // ends at once
+				return true
+			}
+		}
+		return tg.check(w, r)
+	})
+	cred := &bearer{token: "t1"}
+	clock := clockwork.NewFakeClock()
+	rec := newRecorder(wire.HostilityRule{})
+	opts := wire.Options{HTTPClient: &http.Client{Transport: cred}, Wire: wire.Config{Clock: clock}}
+	rec.config(&opts.Wire)
+	ended := make(chan wire.StreamAttempt, 8)
+	record := opts.Wire.OnStreamAttempt
+	opts.Wire.OnStreamAttempt = func(a wire.StreamAttempt) { record(a); ended <- a }
+	advance(t, clock)
+	s := open(t, url, opts)
+	require.Equal(t, 0, <-gets)
+	require.Equal(t, 1, <-gets)
+	<-ended
+	<-ended
+	attempts, hostile := rec.snapshot()
+	require.Len(t, attempts, 2)
+	assert.True(t, attempts[1].Unauthorized)
+	assert.False(t, attempts[1].SessionGone)
+	assert.False(t, hostile)
+
+	// While the credential is refused (a call answered 401 too), the keeper
+	// dials no more, however far the clock moves.
+	_, err := s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	assert.Equal(t, classify.Unauthorized, classify.Error(err).Class)
+	cred.set("t2")
+	callEcho(t, s.ClientSession())
+	require.Equal(t, 2, <-gets, "the stream re-dials after the call got through")
+	assert.Equal(t, 1, tg.refusals(http.MethodGet), "no re-dial while refused")
+	assert.Equal(t, 1, g.count("POST", "initialize"))
+	assert.Zero(t, g.count("DELETE", ""))
+}
+
+// bearer is a host's credential round-tripper.
+type bearer struct {
+	mu    sync.Mutex
+	token string
+}
+
+func (b *bearer) set(t string) { b.mu.Lock(); b.token = t; b.mu.Unlock() }
+
+func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.mu.Lock()
+	tok := b.token
+	b.mu.Unlock()
+	out := req.Clone(req.Context())
+	out.Header.Set("Authorization", "Bearer "+tok)
+	return http.DefaultTransport.RoundTrip(out)
+}
+
+// TestDetachedSessionSendsNoNotification: once detached, a session's
+// notifications (go-sdk's notifications/cancelled for the calls it cuts) are
+// answered locally: the server-side session may serve a resumed session
+// whose request ids start again at the same numbers.
+func TestDetachedSessionSendsNoNotification(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, wire.Options{Stream: wire.StreamOff})
+	require.NoError(t, s.ClientSession().NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "a", Progress: 1}))
+	assert.Equal(t, 1, g.count("POST", "notifications/progress"))
+	s.Transport().Detach()
+	require.NoError(t, s.ClientSession().NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "a", Progress: 2}))
+	assert.Equal(t, 1, g.count("POST", "notifications/progress"), "answered locally")
+	callEcho(t, s.ClientSession())
+}
