@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"log/slog"
+	"net/url"
 
 	"github.com/mcpsup/mcpsup/events"
 )
@@ -23,6 +24,36 @@ func (s *Supervisor) redactLogs() {
 	s.cfg.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, s.cfg.Logger.Handler()))
 	if l := s.cfg.ClientOptions.Logger; l != nil {
 		s.cfg.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
+	}
+}
+
+// addEndpointSecrets registers what Config.Endpoint may carry as a
+// credential beyond what the patterns find by name: the userinfo, and every
+// query value, whatever its parameter is called (?accessToken=, ?code=,
+// ?k=: the patterns know only names with a credential word as a part split
+// at '-', '_' and '.'). A value shorter than events.MinSessionIDLen bytes is
+// not registered: a secret is masked even inside a longer word, and a short
+// one would mask ordinary words and numbers.
+func (r *redactor) addEndpointSecrets(endpoint string) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return
+	}
+	add := func(v string) {
+		if len(v) >= events.MinSessionIDLen {
+			r.AddSecret(v)
+		}
+	}
+	if u.User != nil {
+		add(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			add(v)
+		}
 	}
 }
 

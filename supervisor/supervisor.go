@@ -174,6 +174,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		changed:  make(chan struct{}),
 	}
 	s.snap.state = Idle
+	s.redact.addEndpointSecrets(cfg.Endpoint)
 	s.redactLogs()
 	var remembered wire.StreamDecision
 	if cfg.Resume != nil {
