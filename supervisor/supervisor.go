@@ -238,7 +238,9 @@ func (s *Supervisor) Start() {
 // state, an events sink included: called from a sink callback it stops
 // everything but does not wait for the sink (the callback cannot wait for
 // itself); the events behind that callback follow once it returns. A sink
-// callback must not wait for a goroutine of its own that calls Close.
+// callback must not wait for a goroutine of its own that calls Close. A
+// server that never answers the DELETE holds Close for go-sdk's bound on it,
+// 5 s (mcp/streamable.go closeDeleteTimeout); Detach sends none.
 func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session
