@@ -99,9 +99,13 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// patterns redacts by the patterns alone, for text made before a supervisor
-// exists (Config and resume state validation).
-func patterns(s string) string {
-	var none *events.Redactor
-	return none.Text(s)
+// endpointText redacts text made before a supervisor exists (Config and
+// resume state validation): by the patterns, and the credentials of the
+// endpoints it names (addEndpointSecrets).
+func endpointText(s string, endpoints ...string) string {
+	var r redactor
+	for _, ep := range endpoints {
+		r.addEndpointSecrets(ep)
+	}
+	return r.Text(s)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // lockedBuffer is a bytes.Buffer for a log handler written from several
@@ -87,4 +88,24 @@ func TestEndpointQueryCredentialsMasked(t *testing.T) {
 			assert.NotContains(t, text, s, "%s", where)
 		}
 	}
+}
+
+// The errors of New that quote an endpoint mask its query credentials too.
+func TestEndpointQueryCredentialsMaskedInConfigErrors(t *testing.T) {
+	const mine, theirs = "Myacc3ssTokenValue", "Th3irAccessTokenValue"
+	endpoint := "http://127.0.0.1:1/mcp?accessToken=" + mine
+	_, err := supervisor.New(supervisor.Config{Endpoint: "ftp://127.0.0.1/mcp?accessToken=" + mine})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "accessToken=")
+	assert.NotContains(t, err.Error(), mine)
+
+	_, err = supervisor.New(supervisor.Config{Endpoint: endpoint, Resume: &supervisor.ResumeState{
+		Version: supervisor.ResumeStateVersion, Endpoint: "http://127.0.0.1:2/mcp?accessToken=" + theirs,
+		ResumeState: wire.ResumeState{SessionID: "abcdefgh12345678", ProtocolVersion: "2025-11-25"},
+	}})
+	var rse *supervisor.ResumeStateError
+	require.True(t, errors.As(err, &rse), "%v", err)
+	assert.Equal(t, "endpoint", rse.Field)
+	assert.NotContains(t, err.Error(), mine)
+	assert.NotContains(t, err.Error(), theirs)
 }

@@ -134,7 +134,7 @@ func New(cfg Config) (*Supervisor, error) {
 		case ep == "":
 			return nil, &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
 		case ep != cfg.Endpoint:
-			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", patterns(cutText(ep, 200)), patterns(cfg.Endpoint))}
+			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", endpointText(cutText(ep, 200), ep), endpointText(cfg.Endpoint, cfg.Endpoint))}
 		}
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
@@ -150,10 +150,10 @@ func validEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		// url.Error prints the URL, credentials included.
-		return &redactedError{msg: patterns("mcpsup: Config.Endpoint: " + err.Error()), err: err}
+		return &redactedError{msg: endpointText("mcpsup: Config.Endpoint: " + err.Error()), err: err}
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", patterns(cutText(endpoint, 200)))
+		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", endpointText(cutText(endpoint, 200), endpoint))
 	}
 	return nil
 }
