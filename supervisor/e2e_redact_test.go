@@ -141,23 +141,25 @@ func TestNoSecretReachesText(t *testing.T) {
 			locked := func(w io.Writer) io.Writer {
 				return writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return w.Write(p) })
 			}
-			pingLogged := make(chan struct{})
+			// The ping answered 404 ends its session: go-sdk fails the
+			// connection on it, or the keepalive (the supervisor's own)
+			// judges it dead and logs so, whichever comes first. Either
+			// way the session ends with the ping's verdict, whose go-sdk
+			// text names the session id.
+			pingEnded := make(chan struct{})
 			var once sync.Once
-			// The keepalive is the supervisor's own: its failed ping is
-			// logged to Config.Logger, with the verdict it drew.
-			mcpsupLog := writerFunc(func(p []byte) (int, error) {
-				if bytes.Contains(p, []byte("keepalive ping")) {
-					defer once.Do(func() { close(pingLogged) })
+			pingSink := events.SinkFunc(func(e events.Event) {
+				if e.Kind == events.KindSessionEnded && e.Verdict.Method == "ping" {
+					once.Do(func() { close(pingEnded) })
 				}
-				return locked(&logBuf).Write(p)
 			})
 			rec := &events.Recorder{}
 			cfg := supervisor.Config{
 				Endpoint:      endpoint, // Name defaults to it
 				Era:           wire.Era2025,
 				Stream:        supervisor.StreamOff,
-				Events:        events.Multi(rec, events.NewJSONLines(locked(&evBuf))),
-				Logger:        slog.New(slog.NewJSONHandler(mcpsupLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
+				Events:        events.Multi(rec, events.NewJSONLines(locked(&evBuf)), pingSink),
+				Logger:        slog.New(slog.NewJSONHandler(locked(&logBuf), &slog.HandlerOptions{Level: slog.LevelDebug})),
 				ClientOptions: mcp.ClientOptions{Logger: slog.New(slog.NewJSONHandler(locked(&sdkBuf), &slog.HandlerOptions{Level: slog.LevelDebug}))},
 				KeepAlive:     20 * time.Millisecond,
 				Backoff:       supervisor.Backoff{InitialInterval: 1, MaxInterval: 1, NoJitter: true},
@@ -190,9 +192,9 @@ func TestNoSecretReachesText(t *testing.T) {
 			srv.pingFails = true
 			srv.mu.Unlock()
 			select {
-			case <-pingLogged:
+			case <-pingEnded:
 			case <-ctx.Done():
-				t.Fatal("the keepalive logged no failed ping")
+				t.Fatal("the ping answered 404 did not end its session")
 			}
 			_, v := sup.Failure()
 			add("failure verdict", v.Detail+" "+v.RPC.Message)
@@ -241,7 +243,7 @@ func TestNoSecretReachesText(t *testing.T) {
 			for i := 1; i <= 4; i++ { // a failed discovery, two sessions replaced by calls, the pinged one
 				require.Contains(t, all, events.HashSessionID(c.ids(i)), "session %d is followed by its hash", i)
 			}
-			require.Contains(t, all, "keepalive ping: the session is dead", "the keepalive's log record is there, redacted")
+			require.Contains(t, all, `"method":"ping"`, "the pinged session's end is there")
 			require.Contains(t, all, "session-expired")
 			require.Contains(t, all, "mcpsup.Supervisor(http://[redacted]@127.0.0.1:")
 			// The first session's refused discovery reaches the machine as
