@@ -3,6 +3,7 @@ package supervisor
 import (
 	"log/slog"
 	"net/url"
+	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
 )
@@ -33,26 +34,29 @@ func (s *Supervisor) redactLogs() {
 // ?k=: the patterns know only names with a credential word as a part split
 // at '-', '_' and '.'). A value shorter than events.MinSessionIDLen bytes is
 // not registered: a secret is masked even inside a longer word, and a short
-// one would mask ordinary words and numbers.
+// one would mask ordinary words and numbers. The query is split by hand, so
+// that a value url.ParseQuery would drop (a bad escape), or an endpoint
+// url.Parse refuses, still has its values registered as written.
 func (r *redactor) addEndpointSecrets(endpoint string) {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return
-	}
 	add := func(v string) {
 		if len(v) >= events.MinSessionIDLen {
 			r.AddSecret(v)
 		}
 	}
-	if u.User != nil {
+	beforeFragment, _, _ := strings.Cut(endpoint, "#")
+	if _, query, ok := strings.Cut(beforeFragment, "?"); ok {
+		for pair := range strings.SplitSeq(query, "&") {
+			_, v, _ := strings.Cut(pair, "=")
+			add(v)
+			if plain, err := url.QueryUnescape(v); err == nil && plain != v {
+				add(plain)
+			}
+		}
+	}
+	if u, err := url.Parse(endpoint); err == nil && u.User != nil {
 		add(u.User.Username())
 		if p, ok := u.User.Password(); ok {
 			add(p)
-		}
-	}
-	for _, vs := range u.Query() {
-		for _, v := range vs {
-			add(v)
 		}
 	}
 }

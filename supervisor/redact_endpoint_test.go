@@ -50,11 +50,13 @@ func TestEndpointQueryCredentialsMasked(t *testing.T) {
 	srv, err := mcptest.NewServer(mcptest.Options{})
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
-	secrets := []string{"aCCess7okenValue", "c0de-value-xyz", "userTok3n", "pass-w0rd-9"}
+	// The last one holds a bad escape: url.ParseQuery drops it, net/http
+	// sends it as written.
+	secrets := []string{"aCCess7okenValue", "c0de-value-xyz", "userTok3n", "pass-w0rd-9", "Pr0of%zzSignature"}
 	u, err := url.Parse(srv.URL())
 	require.NoError(t, err)
 	u.User = url.UserPassword(secrets[2], secrets[3])
-	u.RawQuery = url.Values{"accessToken": {secrets[0]}, "code": {secrets[1]}, "v": {"2"}}.Encode()
+	u.RawQuery = url.Values{"accessToken": {secrets[0]}, "code": {secrets[1]}, "v": {"2"}}.Encode() + "&proof=" + secrets[4]
 
 	rec := &events.Recorder{}
 	logs := &lockedBuffer{}
@@ -97,6 +99,12 @@ func TestEndpointQueryCredentialsMaskedInConfigErrors(t *testing.T) {
 	_, err := supervisor.New(supervisor.Config{Endpoint: "ftp://127.0.0.1/mcp?accessToken=" + mine})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "accessToken=")
+	assert.NotContains(t, err.Error(), mine)
+
+	// url.Parse refuses it, and its error quotes the whole endpoint.
+	_, err = supervisor.New(supervisor.Config{Endpoint: "http://127.0.0.1:1/%zz?accessToken=" + mine})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid URL escape")
 	assert.NotContains(t, err.Error(), mine)
 
 	_, err = supervisor.New(supervisor.Config{Endpoint: endpoint, Resume: &supervisor.ResumeState{

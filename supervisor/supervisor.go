@@ -150,7 +150,7 @@ func validEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		// url.Error prints the URL, credentials included.
-		return &redactedError{msg: endpointText("mcpsup: Config.Endpoint: " + err.Error()), err: err}
+		return &redactedError{msg: endpointText("mcpsup: Config.Endpoint: "+err.Error(), endpoint), err: err}
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", endpointText(cutText(endpoint, 200), endpoint))
