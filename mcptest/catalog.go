@@ -19,8 +19,9 @@ const (
 	// "recorded <id> #<n>"; see [Server.Invocations].
 	RecordTool = "record"
 	// BlockTool blocks until its "id" is released ([Server.Release]), its
-	// context ends, the fixture closes, or [Options.MaxBlock] passes; it
-	// counts invocations like [RecordTool].
+	// context ends, its session expires ([Server.ExpireSession],
+	// [Server.ExpireAll], [Server.Restart]), the fixture closes, or
+	// [Options.MaxBlock] passes; it counts invocations like [RecordTool].
 	BlockTool = "block"
 )
 
@@ -119,14 +120,23 @@ func (c *counter) get(tool, id string) int {
 
 // blocker holds BlockTool calls until their id is released.
 type blocker struct {
-	mu      sync.Mutex
-	gates   map[string]chan struct{} // closed when released
-	arrived map[string]chan struct{} // closed when a call with the id started
-	closing chan struct{}
+	mu       sync.Mutex
+	gates    map[string]chan struct{} // closed when released
+	arrived  map[string]chan struct{} // closed when a call with the id started
+	sessions map[*mcp.ServerSession]*sessionBlocks
+	closing  chan struct{}
+}
+
+// sessionBlocks are the blocked calls of one session: expiring the session
+// ends them, since go-sdk's ServerSession.Close waits for its handlers.
+type sessionBlocks struct {
+	calls int           // calls blocked
+	gone  chan struct{} // closed when the session expires
 }
 
 func newBlocker() *blocker {
-	return &blocker{gates: map[string]chan struct{}{}, arrived: map[string]chan struct{}{}, closing: make(chan struct{})}
+	return &blocker{gates: map[string]chan struct{}{}, arrived: map[string]chan struct{}{},
+		sessions: map[*mcp.ServerSession]*sessionBlocks{}, closing: make(chan struct{})}
 }
 
 func chanFor(m map[string]chan struct{}, id string) chan struct{} {
@@ -148,12 +158,20 @@ func closeOnce(ch chan struct{}) {
 	}
 }
 
-// block waits for id's release, ctx, the fixture's close or max.
-func (b *blocker) block(ctx context.Context, id string, max time.Duration) error {
+// block waits for id's release, ctx, the fixture's close, the expiry of
+// session ss or max.
+func (b *blocker) block(ctx context.Context, ss *mcp.ServerSession, id string, max time.Duration) error {
 	b.mu.Lock()
 	gate := chanFor(b.gates, id)
 	closeOnce(chanFor(b.arrived, id))
+	sb := b.sessions[ss]
+	if sb == nil {
+		sb = &sessionBlocks{gone: make(chan struct{})}
+		b.sessions[ss] = sb
+	}
+	sb.calls++
 	b.mu.Unlock()
+	defer b.leave(ss, sb)
 	t := time.NewTimer(max)
 	defer t.Stop()
 	select {
@@ -161,10 +179,31 @@ func (b *blocker) block(ctx context.Context, id string, max time.Duration) error
 		return nil
 	case <-b.closing:
 		return fmt.Errorf("mcptest: block %q: fixture closed", id)
+	case <-sb.gone:
+		return fmt.Errorf("mcptest: block %q: session expired", id)
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-t.C:
 		return fmt.Errorf("mcptest: block %q: not released within %s", id, max)
+	}
+}
+
+// leave forgets a call of ss that ended; the last one forgets ss.
+func (b *blocker) leave(ss *mcp.ServerSession, sb *sessionBlocks) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if sb.calls--; sb.calls == 0 && b.sessions[ss] == sb {
+		delete(b.sessions, ss)
+	}
+}
+
+// expire ends the blocked calls of ss.
+func (b *blocker) expire(ss *mcp.ServerSession) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if sb := b.sessions[ss]; sb != nil {
+		close(sb.gone)
+		delete(b.sessions, ss)
 	}
 }
 
@@ -275,9 +314,9 @@ func (s *Server) recordTool(_ context.Context, req *mcp.CallToolRequest, in IDAr
 	return textResult(fmt.Sprintf("recorded %s #%d", in.ID, n)), nil, nil
 }
 
-func (s *Server) blockTool(ctx context.Context, _ *mcp.CallToolRequest, in IDArgs) (*mcp.CallToolResult, any, error) {
+func (s *Server) blockTool(ctx context.Context, req *mcp.CallToolRequest, in IDArgs) (*mcp.CallToolResult, any, error) {
 	n := s.calls.add(BlockTool, in.ID)
-	if err := s.blocks.block(ctx, in.ID, s.opts.MaxBlock); err != nil {
+	if err := s.blocks.block(ctx, req.Session, in.ID, s.opts.MaxBlock); err != nil {
 		return nil, nil, err
 	}
 	return textResult(fmt.Sprintf("released %s #%d", in.ID, n)), nil, nil

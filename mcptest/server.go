@@ -217,11 +217,14 @@ func (s *Server) KnownSession(id string) bool { return s.session(id) != nil }
 
 // ExpireSession ends the server-side session id, as a session timeout
 // does: later requests carrying it are answered 404 by go-sdk (the
-// gateway's [UnknownSession] rules see it as unknown). It reports whether
+// gateway's [UnknownSession] rules see it as unknown). Its blocked
+// [BlockTool] calls end with an error (go-sdk's ServerSession.Close waits
+// for the session's handlers, so they would hold it). It reports whether
 // the session existed.
 func (s *Server) ExpireSession(id string) bool {
 	ss := s.session(id)
 	if ss != nil {
+		s.blocks.expire(ss)
 		_ = ss.Close()
 	}
 	return ss != nil
@@ -240,19 +243,22 @@ func (s *Server) session(id string) *mcp.ServerSession {
 	return nil
 }
 
-// ExpireAll ends every session the server knows and returns how many.
+// ExpireAll ends every session the server knows, as ExpireSession does,
+// and returns how many.
 func (s *Server) ExpireAll() int {
-	return closeSessions(s.gen.Load().srv)
+	return closeSessions(s.gen.Load().srv, s.blocks)
 }
 
 // closeSessions closes every session of srv (Sessions iterates over a
-// snapshot) and returns how many had an id.
-func closeSessions(srv *mcp.Server) int {
+// snapshot), ending their blocked calls first, and returns how many had an
+// id.
+func closeSessions(srv *mcp.Server, blocks *blocker) int {
 	n := 0
 	for ss := range srv.Sessions() {
 		if ss.ID() != "" {
 			n++
 		}
+		blocks.expire(ss)
 		_ = ss.Close()
 	}
 	return n
@@ -269,7 +275,7 @@ func (s *Server) Restart() error {
 		return ErrClosed
 	}
 	old := s.gen.Swap(s.newGeneration())
-	closeSessions(old.srv)
+	closeSessions(old.srv, s.blocks)
 	return nil
 }
 
@@ -372,8 +378,8 @@ func (s *Server) Close() {
 	}
 	s.gw.Close()
 	close(s.blocks.closing)
-	closeSessions(s.gen.Load().srv)
+	closeSessions(s.gen.Load().srv, s.blocks)
 	s.ts.CloseClientConnections()
 	s.ts.Close()
-	closeSessions(s.gen.Load().srv)
+	closeSessions(s.gen.Load().srv, s.blocks)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -266,6 +267,46 @@ func TestCloseReleasesABlockedCall(t *testing.T) {
 	got := <-done
 	require.True(t, got.err != nil || (got.res != nil && got.res.IsError), "the blocked call must end unsuccessfully: %+v", got)
 	require.ErrorIs(t, s.Restart(), ErrClosed)
+}
+
+// Expiring a session ends its blocked calls, as a server's session timeout
+// ends the session's work: ExpireSession and ExpireAll return without a
+// Release (go-sdk's ServerSession.Close waits for the session's handlers),
+// and the call ends unsuccessfully.
+func TestExpireEndsTheSessionsBlockedCalls(t *testing.T) {
+	for name, expire := range map[string]func(*Server, *mcp.ClientSession){
+		"ExpireSession": func(s *Server, cs *mcp.ClientSession) { require.True(t, s.ExpireSession(cs.ID())) },
+		"ExpireAll":     func(s *Server, _ *mcp.ClientSession) { require.Equal(t, 1, s.ExpireAll()) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := startServer(t, Options{MaxBlock: time.Hour})
+			cs := connect(t, s, "2025-11-25", nil)
+			type outcome struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: BlockTool, Arguments: IDArgs{ID: "x"}})
+				done <- outcome{res, err}
+			}()
+			require.NoError(t, s.WaitBlocked(testContext(t), "x"))
+
+			expired := make(chan struct{})
+			go func() {
+				defer close(expired)
+				expire(s, cs)
+			}()
+			select {
+			case <-expired:
+			case <-testContext(t).Done():
+				t.Fatal("expiring the session waited for its blocked call")
+			}
+			got := <-done
+			require.True(t, got.err != nil || (got.res != nil && got.res.IsError), "the blocked call must end unsuccessfully: %+v", got)
+			assert.Empty(t, s.SessionIDs())
+		})
+	}
 }
 
 func TestExpireSessionGives404(t *testing.T) {

@@ -237,6 +237,7 @@ func TestNoSecretReachesText(t *testing.T) {
 			for i := 1; i <= 4; i++ { // a failed discovery, two sessions replaced by calls, the pinged one
 				require.Contains(t, all, events.HashSessionID(c.ids(i)), "session %d is followed by its hash", i)
 			}
+			require.Contains(t, all, `"method":"ping"`, "the pinged session's end is there")
 			require.Contains(t, all, "session-expired")
 			require.Contains(t, all, "mcpsup.Supervisor(http://[redacted]@127.0.0.1:")
 			// The first session's refused discovery reaches the machine as

@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"log/slog"
+	"net/url"
+	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
 )
@@ -23,6 +25,39 @@ func (s *Supervisor) redactLogs() {
 	s.cfg.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, s.cfg.Logger.Handler()))
 	if l := s.cfg.ClientOptions.Logger; l != nil {
 		s.cfg.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
+	}
+}
+
+// addEndpointSecrets registers what Config.Endpoint may carry as a
+// credential beyond what the patterns find by name: the userinfo, and every
+// query value, whatever its parameter is called (?accessToken=, ?code=,
+// ?k=: the patterns know only names with a credential word as a part split
+// at '-', '_' and '.'). A value shorter than events.MinSessionIDLen bytes is
+// not registered: a secret is masked even inside a longer word, and a short
+// one would mask ordinary words and numbers. The query is split by hand, so
+// that a value url.ParseQuery would drop (a bad escape), or an endpoint
+// url.Parse refuses, still has its values registered as written.
+func (r *redactor) addEndpointSecrets(endpoint string) {
+	add := func(v string) {
+		if len(v) >= events.MinSessionIDLen {
+			r.AddSecret(v)
+		}
+	}
+	beforeFragment, _, _ := strings.Cut(endpoint, "#")
+	if _, query, ok := strings.Cut(beforeFragment, "?"); ok {
+		for pair := range strings.SplitSeq(query, "&") {
+			_, v, _ := strings.Cut(pair, "=")
+			add(v)
+			if plain, err := url.QueryUnescape(v); err == nil && plain != v {
+				add(plain)
+			}
+		}
+	}
+	if u, err := url.Parse(endpoint); err == nil && u.User != nil {
+		add(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
 	}
 }
 
@@ -68,9 +103,13 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// patterns redacts by the patterns alone, for text made before a supervisor
-// exists (Config and resume state validation).
-func patterns(s string) string {
-	var none *events.Redactor
-	return none.Text(s)
+// endpointText redacts text made before a supervisor exists (Config and
+// resume state validation): by the patterns, and the credentials of the
+// endpoints it names (addEndpointSecrets).
+func endpointText(s string, endpoints ...string) string {
+	var r redactor
+	for _, ep := range endpoints {
+		r.addEndpointSecrets(ep)
+	}
+	return r.Text(s)
 }

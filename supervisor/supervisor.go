@@ -135,7 +135,7 @@ func New(cfg Config) (*Supervisor, error) {
 		case ep == "":
 			return nil, &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
 		case ep != cfg.Endpoint:
-			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", patterns(cutText(ep, 200)), patterns(cfg.Endpoint))}
+			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", endpointText(cutText(ep, 200), ep), endpointText(cfg.Endpoint, cfg.Endpoint))}
 		}
 	}
 	cfg, err := cfg.hostOptions()
@@ -156,10 +156,10 @@ func validEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		// url.Error prints the URL, credentials included.
-		return &redactedError{msg: patterns("mcpsup: Config.Endpoint: " + err.Error()), err: err}
+		return &redactedError{msg: endpointText("mcpsup: Config.Endpoint: "+err.Error(), endpoint), err: err}
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", patterns(cutText(endpoint, 200)))
+		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", endpointText(cutText(endpoint, 200), endpoint))
 	}
 	return nil
 }
@@ -180,6 +180,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		changed:  make(chan struct{}),
 	}
 	s.snap.state = Idle
+	s.redact.addEndpointSecrets(cfg.Endpoint)
 	s.redactLogs()
 	var remembered wire.StreamDecision
 	if cfg.Resume != nil {
@@ -243,7 +244,9 @@ func (s *Supervisor) Start() {
 // state, an events sink included: called from a sink callback it stops
 // everything but does not wait for the sink (the callback cannot wait for
 // itself); the events behind that callback follow once it returns. A sink
-// callback must not wait for a goroutine of its own that calls Close.
+// callback must not wait for a goroutine of its own that calls Close. A
+// server that never answers the DELETE holds Close for go-sdk's bound on it,
+// 5 s (mcp/streamable.go closeDeleteTimeout); Detach sends none.
 func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session

@@ -1,0 +1,119 @@
+package supervisor_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// lockedBuffer is a bytes.Buffer for a log handler written from several
+// goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The credentials an Endpoint carries in its query under names no pattern
+// knows (camelCase, or no credential word at all) are masked everywhere
+// the endpoint is printed: every event's server, a transport failure's
+// verdict detail (net/http's error quotes the URL), the call's error, logs
+// and String. Short values (under events.MinSessionIDLen) are left alone.
+func TestEndpointQueryCredentialsMasked(t *testing.T) {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	// The last one holds a bad escape: url.ParseQuery drops it, net/http
+	// sends it as written.
+	secrets := []string{"aCCess7okenValue", "c0de-value-xyz", "userTok3n", "pass-w0rd-9", "Pr0of%zzSignature"}
+	u, err := url.Parse(srv.URL())
+	require.NoError(t, err)
+	u.User = url.UserPassword(secrets[2], secrets[3])
+	u.RawQuery = url.Values{"accessToken": {secrets[0]}, "code": {secrets[1]}, "v": {"2"}}.Encode() + "&proof=" + secrets[4]
+
+	rec := &events.Recorder{}
+	logs := &lockedBuffer{}
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: u.String(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, Events: rec,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	// No HTTP answer: net/http's error names the URL, query included.
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.HoldHeaders(0)})
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}})
+	var ce *supervisor.CallError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	require.Equal(t, classify.Transport, ce.Verdict.Class)
+	require.Contains(t, ce.Err.Error(), "v=2", "the raw error names the URL")
+	require.NoError(t, sup.Close())
+
+	texts := map[string]string{"error": err.Error(), "detail": ce.Verdict.Detail, "logs": logs.String(), "String": sup.String()}
+	for _, e := range rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		texts["event "+string(e.Kind)] += string(b)
+	}
+	assert.Contains(t, texts["detail"], "v=2", "a short value stays")
+	for where, text := range texts {
+		for _, s := range secrets {
+			assert.NotContains(t, text, s, "%s", where)
+		}
+	}
+}
+
+// The errors of New that quote an endpoint mask its query credentials too.
+func TestEndpointQueryCredentialsMaskedInConfigErrors(t *testing.T) {
+	const mine, theirs = "Myacc3ssTokenValue", "Th3irAccessTokenValue"
+	endpoint := "http://127.0.0.1:1/mcp?accessToken=" + mine
+	_, err := supervisor.New(supervisor.Config{Endpoint: "ftp://127.0.0.1/mcp?accessToken=" + mine})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "accessToken=")
+	assert.NotContains(t, err.Error(), mine)
+
+	// url.Parse refuses it, and its error quotes the whole endpoint.
+	_, err = supervisor.New(supervisor.Config{Endpoint: "http://127.0.0.1:1/%zz?accessToken=" + mine})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid URL escape")
+	assert.NotContains(t, err.Error(), mine)
+
+	_, err = supervisor.New(supervisor.Config{Endpoint: endpoint, Resume: &supervisor.ResumeState{
+		Version: supervisor.ResumeStateVersion, Endpoint: "http://127.0.0.1:2/mcp?accessToken=" + theirs,
+		ResumeState: wire.ResumeState{SessionID: "abcdefgh12345678", ProtocolVersion: "2025-11-25"},
+	}})
+	var rse *supervisor.ResumeStateError
+	require.True(t, errors.As(err, &rse), "%v", err)
+	assert.Equal(t, "endpoint", rse.Field)
+	assert.NotContains(t, err.Error(), mine)
+	assert.NotContains(t, err.Error(), theirs)
+}
