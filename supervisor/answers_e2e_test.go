@@ -107,3 +107,34 @@ func TestInvalidHandshakeSessionIDRetriesOnBackoff(t *testing.T) {
 	assert.GreaterOrEqual(t, retries, 2)
 	assert.Zero(t, srv.Log().Count("notifications/initialized"), "no handshake went further")
 }
+
+// Config.AnswerLimits reach the wire: a tool result larger than a host's
+// JSON limit fails that call alone as protocol; the next, smaller one is
+// answered on the same session.
+func TestAnswerLimitsBoundACall(t *testing.T) {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff,
+		AnswerLimits: supervisor.AnswerLimits{JSON: 4 << 10}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sup.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	jsonHdr := http.Header{"Content-Type": {"application/json"}}
+	rule := srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.Large(200, jsonHdr, `{"jsonrpc":"2.0","id":$ID,"result":{"content":[{"type":"text","text":"`, 8<<10, 'x')})
+
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "big"}})
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, classify.Protocol, ce.Verdict.Class, "verdict %v", ce.Verdict)
+
+	srv.Gateway().Remove(rule)
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "small"}})
+	require.NoError(t, err, "a default-size answer under the limit")
+	assert.Equal(t, uint64(1), sup.Generation(), "same session")
+	assert.Equal(t, 1, srv.Log().Count("initialize"))
+}

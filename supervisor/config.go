@@ -82,6 +82,28 @@ type StreamKeeper struct {
 	MaxEventBytes int
 }
 
+// AnswerLimits bound what is read of the server's answers to requests
+// (failure story S4's hostile answers). Past a limit the request fails alone
+// with a protocol verdict (or, for an error body, its status's class) and
+// the session lives; nothing is buffered beyond it. Each limit counts bytes
+// on the wire and, separately, after gzip decoding. The zero value, and
+// every zero field, is the default.
+type AnswerLimits struct {
+	// JSON bounds a 2xx application/json answer. Default 16 MiB.
+	JSON int
+	// ErrorBody bounds a non-2xx (or 3xx) body of any status, and any body
+	// answering a notification or a response. Default 64 KiB.
+	ErrorBody int
+	// SSEEvent bounds one event of a text/event-stream answer to a
+	// request. Default 16 MiB (go-sdk's mcp.DefaultMaxEventSize). The
+	// standalone stream's events are bounded by StreamKeeper.MaxEventBytes.
+	SSEEvent int
+}
+
+func (l AnswerLimits) apply(c *wire.Config) {
+	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent = l.JSON, l.ErrorBody, l.SSEEvent
+}
+
 func (k StreamKeeper) toWire() wire.StreamConfig {
 	return wire.StreamConfig{Span: k.Span, InitialBackoff: k.InitialBackoff, MaxBackoff: k.MaxBackoff,
 		Jitter: k.Jitter, MaxEventBytes: k.MaxEventBytes}
@@ -229,6 +251,9 @@ type Config struct {
 	// re-dialed when it ends (see [StreamKeeper]; zero fields are its
 	// defaults: re-dial backoff 1s to 30s).
 	StreamKeeper StreamKeeper
+	// AnswerLimits bound the answers to requests (see [AnswerLimits]; zero
+	// fields are its defaults).
+	AnswerLimits AnswerLimits
 	// Era hints the protocol era of the server so that a 2025-era server
 	// is not sent `server/discover` first. Default EraAuto: learned from
 	// the first handshake (and from Resume), used for every later one.

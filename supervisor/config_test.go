@@ -64,3 +64,16 @@ func TestConfigWireMapping(t *testing.T) {
 		assert.False(t, src.Field(i).IsZero(), "%s set in the test", name)
 	}
 }
+
+// TestAnswerLimitsReachTheWire: every limit reaches its wire.Config field,
+// and the zero value leaves the wire layer's defaults.
+func TestAnswerLimitsReachTheWire(t *testing.T) {
+	var zero wire.Config
+	AnswerLimits{}.apply(&zero)
+	assert.Equal(t, wire.Config{}, zero, "zero: the wire layer's defaults")
+	var c wire.Config
+	AnswerLimits{JSON: 1, ErrorBody: 2, SSEEvent: 3}.apply(&c)
+	assert.Equal(t, 1, c.MaxJSONBody)
+	assert.Equal(t, 2, c.MaxErrorBody)
+	assert.Equal(t, 3, c.MaxSSEEvent)
+}

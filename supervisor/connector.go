@@ -80,7 +80,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 	c.mu.Lock()
 	era := c.era
 	c.mu.Unlock()
-	return wire.Options{
+	opts := wire.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
 		Client:     c.client(spec.hooks),
@@ -96,6 +96,8 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			OAuthHandler:     cfg.OAuthHandler,
 		},
 	}
+	cfg.AnswerLimits.apply(&opts.Wire)
+	return opts
 }
 
 // droppedEvent relays the stream keeper's dropped events of generation gen
