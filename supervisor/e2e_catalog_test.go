@@ -1,0 +1,128 @@
+package supervisor_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// catalogChanged waits for the nth catalog-changed event and returns it.
+func catalogChanged(t *testing.T, ctx context.Context, rec *events.Recorder, n int) events.Event {
+	t.Helper()
+	evs, err := rec.WaitFor(ctx, func(evs []events.Event) bool { return countKind(evs, events.KindCatalogChanged) >= n })
+	require.NoError(t, err, "catalog-changed #%d", n)
+	var got []events.Event
+	for _, e := range evs {
+		if e.Kind == events.KindCatalogChanged {
+			got = append(got, e)
+		}
+	}
+	return got[n-1]
+}
+
+func countKind(evs []events.Event, k events.Kind) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// With the stream off, a tool added and a tool removed on the server are
+// seen after one poll interval (on the supervisor's clock), with one
+// tools/list; no catalog-changed is ever empty.
+func TestE2EStreamOffPollSeesAddedAndRemovedTools(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	const every = time.Minute
+	e := newE2E(t, mcptest.Options{Tools: 2}, supervisor.Config{Stream: supervisor.StreamOff, CatalogPollInterval: every, Clock: clock})
+	e.start()
+	require.Equal(t, 1, e.srv.Log().Count("tools/list"))
+
+	e.srv.AddTool("added")
+	require.True(t, e.srv.RemoveTool(mcptest.ToolName(1)))
+	require.NoError(t, clock.BlockUntilContext(e.ctx, 1), "the poll timer")
+	clock.Advance(every)
+	changed := catalogChanged(t, e.ctx, e.rec, 2)
+	d := supervisor.CatalogDiffOf(changed)
+	require.Equal(t, supervisor.ListDiff{Added: []string{"added"}, Removed: []string{mcptest.ToolName(1)}}, d.Tools)
+	require.Equal(t, e.srv.ToolNames(), sortedNames(e.sup.Catalog()))
+	require.Equal(t, 2, e.srv.Log().Count("tools/list"), "one list per poll")
+	require.Zero(t, e.srv.Log().CountVerb("GET"))
+	require.Equal(t, 1, e.srv.Log().Count("initialize"))
+
+	_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: "added", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	for _, ev := range eventsOf(e.rec, events.KindCatalogChanged) {
+		require.False(t, supervisor.CatalogDiffOf(ev).Empty(), "no empty catalog-changed: %+v", ev)
+	}
+}
+
+func sortedNames(c supervisor.Catalog) []string {
+	names := c.ToolNames()
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			if names[j] < names[i] {
+				names[i], names[j] = names[j], names[i]
+			}
+		}
+	}
+	return names
+}
+
+// A server that sends tools/list_changed after every tools/list gets one
+// re-list per RelistMinGap on the supervisor's clock, however many
+// notifications arrive; a new session with the same catalog emits no
+// catalog-changed.
+func TestE2ENotifyAfterEveryListIsBounded(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	const gap = time.Minute
+	var heard atomic.Int64
+	cfg := fastStream(supervisor.Config{Clock: clock, RelistMinGap: gap, Stream: supervisor.StreamOn})
+	cfg.ClientOptions.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heard.Add(1) }
+	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
+	e.start()
+	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1), "the stream carries the notifications")
+
+	// The server notifies after every tools/list: it re-adds a tool.
+	ctx, stop := context.WithCancel(e.ctx)
+	defer stop()
+	go func() {
+		for n := 1; ; n++ {
+			if e.srv.Log().WaitCount(ctx, "tools/list", n) != nil {
+				return
+			}
+			e.srv.AddTool(mcptest.ToolName(1))
+		}
+	}()
+
+	// Discovery's list set it off: one re-list at once, then the gap holds
+	// the next one, while the notifications keep coming.
+	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "tools/list", 2))
+	require.Eventually(t, func() bool { return heard.Load() >= 2 }, e2eTimeout, time.Millisecond, "the re-list's notification")
+	for range 3 { // more notifications within the gap (go-sdk merges those 10ms apart)
+		before := heard.Load()
+		e.srv.AddTool(mcptest.ToolName(1))
+		require.Eventually(t, func() bool { return heard.Load() > before }, e2eTimeout, time.Millisecond)
+	}
+	require.Equal(t, 2, e.srv.Log().Count("tools/list"), "nothing before the gap passed")
+
+	for i := range 3 {
+		clock.Advance(gap)
+		require.NoError(t, e.srv.Log().WaitCount(e.ctx, "tools/list", 3+i), "one re-list per gap")
+	}
+	stop()
+	require.Equal(t, 5, e.srv.Log().Count("tools/list"), "discovery, the first re-list, one per gap")
+	require.Len(t, eventsOf(e.rec, events.KindCatalogChanged), 1, "the catalog never changed after the first")
+	require.Equal(t, uint64(1), e.sup.Generation())
+}
