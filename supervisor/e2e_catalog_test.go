@@ -1,7 +1,11 @@
 package supervisor_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,4 +129,36 @@ func TestE2ENotifyAfterEveryListIsBounded(t *testing.T) {
 	require.Equal(t, 5, e.srv.Log().Count("tools/list"), "discovery, the first re-list, one per gap")
 	require.Len(t, eventsOf(e.rec, events.KindCatalogChanged), 1, "the catalog never changed after the first")
 	require.Equal(t, uint64(1), e.sup.Generation())
+}
+
+// A 2026-07-28 server that lets clients cache its lists for an hour
+// (ttlMs, SEP-2549) still sees every re-list: go-sdk's cache is bypassed.
+func TestE2ERefreshBypassesTheListCache(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "cached", Version: "1"}, &mcp.ServerOptions{
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(time.Hour / time.Millisecond) },
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	var lists atomic.Int64
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if bytes.Contains(body, []byte(`"method":"tools/list"`)) {
+			lists.Add(1)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), RelistMinGap: time.Nanosecond})
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	require.Equal(t, int64(1), lists.Load())
+	for i := range 2 {
+		require.NoError(t, sup.RefreshCatalog(ctx))
+		require.Equal(t, int64(2+i), lists.Load(), "every refresh reaches the server")
+	}
 }
