@@ -425,10 +425,11 @@ func TestNewSessionWithTheSameCatalogStaysMerged(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"alpha": {Tools: 1}})
 	h := f.hub(f.config(nil))
 	before := names(h.Tools())
-	require.Len(t, f.eventsOf(events.KindCatalogChanged), 1)
+	_, err := f.rec.WaitFor(f.ctx, func(evs []events.Event) bool { return len(f.eventsOf(events.KindCatalogChanged)) == 1 })
+	require.NoError(t, err, "the first catalog is a change")
 
 	require.Equal(t, 1, f.servers["alpha"].ExpireAll())
-	_, err := h.CallTool(f.ctx, record("alpha__record", "expired"))
+	_, err = h.CallTool(f.ctx, record("alpha__record", "expired"))
 	require.Error(t, err, "the call that found the session gone is not replayed")
 	require.Eventually(t, func() bool {
 		hs := h.Health()
@@ -439,5 +440,6 @@ func TestNewSessionWithTheSameCatalogStaysMerged(t *testing.T) {
 	_, err = h.CallTool(f.ctx, record("alpha__record", "after"))
 	require.NoError(t, err)
 	require.Equal(t, 1, f.servers["alpha"].Invocations(mcptest.RecordTool, "after"))
+	require.NoError(t, h.Close()) // every event has reached the sink
 	require.Len(t, f.eventsOf(events.KindCatalogChanged), 1, "the same catalog is no change")
 }

@@ -249,6 +249,9 @@ func (s *Supervisor) published(gen uint64) {
 	}
 	clear(c.waiters[len(kept):])
 	c.waiters = kept
+	if c.pendGen < gen {
+		c.pending = 0 // an older session's wishes: this discovery listed everything
+	}
 	s.kickRelist()
 	s.armPoll(gen)
 }
