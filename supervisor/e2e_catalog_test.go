@@ -3,9 +3,11 @@ package supervisor_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // catalogChanged waits for the nth catalog-changed event and returns it.
@@ -160,5 +163,88 @@ func TestE2ERefreshBypassesTheListCache(t *testing.T) {
 	for i := range 2 {
 		require.NoError(t, sup.RefreshCatalog(ctx))
 		require.Equal(t, int64(2+i), lists.Load(), "every refresh reaches the server")
+	}
+}
+
+// countingServer serves srv (stateful, 2025-era) and counts the requests
+// of each JSON-RPC method.
+func countingServer(t *testing.T, srv *mcp.Server) (*httptest.Server, func(method string) int64) {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[string]int64{}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var msg struct {
+			Method string `json:"method"`
+		}
+		mu.Lock()
+		if r.Method == http.MethodGet {
+			counts["GET"]++
+		} else if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+			counts[msg.Method]++
+		}
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, func(method string) int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return counts[method]
+	}
+}
+
+// prompts/list_changed re-lists the prompts alone, resources/list_changed
+// the resources and templates alone; each diff names what changed.
+func TestE2EListChangedRelistsOnlyItsList(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "lists", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	promptHandler := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	}
+	readHandler := func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	}
+	srv.AddPrompt(&mcp.Prompt{Name: "p1"}, promptHandler)
+	srv.AddResource(&mcp.Resource{URI: "file:///r1", Name: "r1"}, readHandler)
+	ts, count := countingServer(t, srv)
+	rec := &events.Recorder{}
+	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Events: rec, Era: wire.Era2025}))
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	first := catalogChanged(t, ctx, rec, 1)
+	require.Equal(t, []string{"p1"}, supervisor.CatalogDiffOf(first).Prompts.Added)
+	lists := func() [4]int64 {
+		return [4]int64{count("tools/list"), count("prompts/list"), count("resources/list"), count("resources/templates/list")}
+	}
+	require.Equal(t, [4]int64{1, 1, 1, 1}, lists())
+	require.Eventually(t, func() bool { return count("GET") > 0 }, e2eTimeout, time.Millisecond, "the stream carries the notifications")
+
+	srv.AddPrompt(&mcp.Prompt{Name: "p2"}, promptHandler)
+	d := supervisor.CatalogDiffOf(catalogChanged(t, ctx, rec, 2))
+	require.Equal(t, supervisor.ListDiff{Added: []string{"p2"}}, d.Prompts)
+	require.True(t, d.Tools.Empty() && d.Resources.Empty() && d.ResourceTemplates.Empty())
+	require.Equal(t, [4]int64{1, 2, 1, 1}, lists(), "prompts only")
+
+	srv.RemoveResources("file:///r1")
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{p}", Name: "t"}, readHandler)
+	require.Eventually(t, func() bool {
+		c := sup.Catalog()
+		return len(c.Resources) == 0 && len(c.ResourceTemplates) == 1
+	}, e2eTimeout, time.Millisecond, "resources/list_changed re-listed resources and templates")
+	changed := eventsOf(rec, events.KindCatalogChanged)
+	d = supervisor.CatalogDiffOf(changed[len(changed)-1])
+	require.Equal(t, supervisor.ListDiff{Added: []string{"file:///{p}"}}, d.ResourceTemplates)
+	require.Equal(t, "file:///{p}", sup.Catalog().ResourceTemplates[0].URITemplate)
+	l := lists()
+	require.Equal(t, [2]int64{1, 2}, [2]int64{l[0], l[1]}, "no tools/list, no prompts/list")
+	for _, ev := range eventsOf(rec, events.KindCatalogChanged) {
+		require.False(t, supervisor.CatalogDiffOf(ev).Empty())
 	}
 }
