@@ -252,7 +252,12 @@ func TestE2EListChangedRelistsOnlyItsList(t *testing.T) {
 // A tools/list_changed that arrives while discovery still waits for a side
 // list is kept: once discovery published, the tools are listed again.
 func TestE2EListChangedDuringDiscoveryIsCaught(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 1, Prompts: 1}, fastStream(supervisor.Config{}))
+	var sup atomic.Pointer[supervisor.Supervisor]
+	heardIn := make(chan supervisor.State, 8)
+	cfg := fastStream(supervisor.Config{})
+	cfg.ClientOptions.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heardIn <- sup.Load().State() }
+	e := newE2E(t, mcptest.Options{Tools: 1, Prompts: 1}, cfg)
+	sup.Store(e.sup)
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "prompts/list", Occurrence: mcptest.First()},
 		Action: mcptest.Delay(time.Second)})
 	e.sup.Start()
@@ -262,8 +267,13 @@ func TestE2EListChangedDuringDiscoveryIsCaught(t *testing.T) {
 	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 1, answered("tools/list")), "discovery's tools/list answered")
 	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1), "the stream carries the notification")
 	e.srv.AddTool("during-discovery")
+	select {
+	case st := <-heardIn:
+		require.Equal(t, supervisor.Connecting, st, "the notification arrived during discovery")
+	case <-e.ctx.Done():
+		t.Fatal("no tools/list_changed arrived")
+	}
 	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Ready))
-	require.Equal(t, 1, e.srv.Log().CountFunc(answered("prompts/list")), "discovery ended after the side list")
 	require.Eventually(t, func() bool { return e.sup.Catalog().Tool("during-discovery") != nil }, e2eTimeout, time.Millisecond)
 	require.Equal(t, 2, e.srv.Log().Count("tools/list"))
 	require.Equal(t, uint64(1), e.sup.Generation())
