@@ -60,6 +60,9 @@
 //	removed       array of string  Removed       catalog-changed
 //	changed       array of string  Changed       catalog-changed
 //	tools         number           Tools         catalog-changed: tools now
+//	prompts       object           Prompts       catalog-changed: prompt names, as a change object
+//	resources     object           Resources     catalog-changed: resource URIs, as a change object
+//	resource_templates object      ResourceTemplates catalog-changed: URI templates, as a change object
 //	op            string           Op            call-failed: MCP method, e.g. "tools/call"
 //	name          string           Name          call-failed: tool or prompt name, resource URI
 //	delivery      string           Delivery      call-failed: "not-sent", "outcome-unknown", "answered"
@@ -81,6 +84,9 @@
 //
 // A lists element (ListOutcome): list, status, items, verdict (object as
 // above), warning.
+//
+// A change object (ListChange): added, removed, changed, each an array of
+// string; the object is omitted when the list did not change.
 //
 // Durations are milliseconds, written exactly: whole numbers, or up to six
 // decimals for a fraction of a millisecond.

@@ -19,8 +19,11 @@ const (
 	// (blind probes or declared-capability listing, DESIGN.md section 2,
 	// failure story S1). Fields: Lists, Generation.
 	KindProbeReport Kind = "probe-report"
-	// KindCatalogChanged: the published tool catalog changed. Fields: Added,
-	// Removed, Changed (tool names), Tools (tools now), Generation.
+	// KindCatalogChanged: the published catalog changed: it is sent only
+	// when at least one list changed (a new session whose catalog is the
+	// same sends none). Fields: Added, Removed, Changed (tool names), Tools
+	// (tools now), Prompts, Resources, ResourceTemplates (the other lists'
+	// changes, nil when unchanged), Generation.
 	KindCatalogChanged Kind = "catalog-changed"
 	// KindCallFailed: a call failed. Its transition event follows: internal
 	// when the session was kept (failure story S4), ready -> connecting when
@@ -127,6 +130,10 @@ type Event struct {
 	Added, Removed, Changed []string
 	// Tools is the number of tools in the catalog now ([KindCatalogChanged]).
 	Tools int
+	// Prompts (names), Resources (URIs) and ResourceTemplates (URI
+	// templates) are the changes of the other catalog lists; nil when the
+	// list did not change ([KindCatalogChanged]).
+	Prompts, Resources, ResourceTemplates *ListChange
 	// Op is the MCP method of a failed call, e.g. "tools/call"
 	// ([KindCallFailed]).
 	Op string
@@ -166,6 +173,19 @@ type ListOutcome struct {
 	Verdict classify.Verdict
 	// Warning explains a degraded outcome for people.
 	Warning string
+}
+
+// ListChange is the change of one catalog list between two published
+// catalogs: the keys (names, or URIs for resources and URI templates for
+// resource templates) that appeared, disappeared or changed definition,
+// each sorted.
+type ListChange struct {
+	Added, Removed, Changed []string
+}
+
+// Empty reports whether nothing changed; a nil ListChange is empty.
+func (c *ListChange) Empty() bool {
+	return c == nil || len(c.Added) == 0 && len(c.Removed) == 0 && len(c.Changed) == 0
 }
 
 // Sink receives events. A supervisor calls Emit once per event, in order,

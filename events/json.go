@@ -40,6 +40,9 @@ type jsonEvent struct {
 	Removed    []string      `json:"removed,omitempty"`
 	Changed    []string      `json:"changed,omitempty"`
 	Tools      int           `json:"tools,omitempty"`
+	Prompts    *jsonChange   `json:"prompts,omitempty"`
+	Resources  *jsonChange   `json:"resources,omitempty"`
+	Templates  *jsonChange   `json:"resource_templates,omitempty"`
 	Op         string        `json:"op,omitempty"`
 	Name       string        `json:"name,omitempty"`
 	Delivery   string        `json:"delivery,omitempty"`
@@ -47,6 +50,27 @@ type jsonEvent struct {
 	SessionID  string        `json:"session_id,omitempty"`
 	Detail     string        `json:"detail,omitempty"`
 	Dropped    uint64        `json:"dropped,omitempty"`
+}
+
+type jsonChange struct {
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+}
+
+// toJSONChange returns nil (omitted) for an empty change.
+func toJSONChange(c *ListChange) *jsonChange {
+	if c.Empty() {
+		return nil
+	}
+	return &jsonChange{Added: c.Added, Removed: c.Removed, Changed: c.Changed}
+}
+
+func fromJSONChange(j *jsonChange) *ListChange {
+	if j == nil {
+		return nil
+	}
+	return &ListChange{Added: j.Added, Removed: j.Removed, Changed: j.Changed}
 }
 
 type jsonVerdict struct {
@@ -83,6 +107,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		From: string(e.From), To: string(e.To), Trigger: string(e.Trigger), Guard: e.Guard,
 		Generation: e.Generation, Attempt: e.Attempt, Reason: string(e.Reason),
 		Added: e.Added, Removed: e.Removed, Changed: e.Changed, Tools: e.Tools,
+		Prompts: toJSONChange(e.Prompts), Resources: toJSONChange(e.Resources), Templates: toJSONChange(e.ResourceTemplates),
 		Op: e.Op, Name: e.Name, Delivery: e.Delivery, DelayMS: millis(e.Delay),
 		SessionID: e.SessionID, Detail: e.Detail, Dropped: e.Dropped,
 	}
@@ -120,6 +145,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		From: State(j.From), To: State(j.To), Trigger: Trigger(j.Trigger), Guard: j.Guard,
 		Generation: j.Generation, Attempt: j.Attempt, Reason: Reason(j.Reason),
 		Added: j.Added, Removed: j.Removed, Changed: j.Changed, Tools: j.Tools,
+		Prompts: fromJSONChange(j.Prompts), Resources: fromJSONChange(j.Resources), ResourceTemplates: fromJSONChange(j.Templates),
 		Op: j.Op, Name: j.Name, Delivery: j.Delivery,
 		SessionID: j.SessionID, Detail: j.Detail, Dropped: j.Dropped,
 	}

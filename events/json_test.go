@@ -41,6 +41,9 @@ func oneOfEachKind() map[events.Kind]events.Event {
 		events.KindCatalogChanged: with(func(e *events.Event) {
 			e.Kind, e.Generation, e.Tools = events.KindCatalogChanged, 2, 3
 			e.Added, e.Removed, e.Changed = []string{"add"}, []string{"sub", "mul"}, []string{"echo"}
+			e.Prompts = &events.ListChange{Added: []string{"greet"}}
+			e.Resources = &events.ListChange{Removed: []string{"file:///a.txt"}, Changed: []string{"file:///b.txt"}}
+			e.ResourceTemplates = &events.ListChange{Added: []string{"file:///{path}"}}
 		}),
 		events.KindCallFailed: with(func(e *events.Event) {
 			e.Kind, e.Op, e.Name, e.Delivery = events.KindCallFailed, "resources/read", "file:///a b.txt", events.DeliveryOutcomeUnknown

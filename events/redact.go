@@ -334,8 +334,8 @@ func isWord(c byte) bool {
 }
 
 // Redact returns a copy of e whose free-text fields are redacted by the
-// rules of [Redactor]: Server, Name, Detail, Added, Removed, Changed, the
-// warnings of Lists, and the detail and JSON-RPC message of every verdict.
+// rules of [Redactor]: Server, Name, Detail, Added, Removed, Changed (also
+// those of Prompts, Resources and ResourceTemplates), the warnings of Lists, and the detail and JSON-RPC message of every verdict.
 // SessionID becomes a hash unless it is one already. The fixed vocabulary
 // (Kind, From, To, Trigger, Guard, Reason, Op, Delivery, verdict classes and
 // methods, list names and statuses) is never rewritten. e and its slices are
@@ -347,6 +347,7 @@ func (r *Redactor) Redact(e Event) Event {
 		e.SessionID = HashSessionID(e.SessionID)
 	}
 	e.Added, e.Removed, e.Changed = r.texts(e.Added), r.texts(e.Removed), r.texts(e.Changed)
+	e.Prompts, e.Resources, e.ResourceTemplates = r.change(e.Prompts), r.change(e.Resources), r.change(e.ResourceTemplates)
 	if e.Lists != nil {
 		lists := make([]ListOutcome, len(e.Lists))
 		for i, l := range e.Lists {
@@ -356,6 +357,14 @@ func (r *Redactor) Redact(e Event) Event {
 		e.Lists = lists
 	}
 	return e
+}
+
+// change returns a redacted copy of c; nil stays nil.
+func (r *Redactor) change(c *ListChange) *ListChange {
+	if c == nil {
+		return nil
+	}
+	return &ListChange{Added: r.texts(c.Added), Removed: r.texts(c.Removed), Changed: r.texts(c.Changed)}
 }
 
 // Verdict returns v with its free text (Detail, RPC.Message) redacted.

@@ -99,6 +99,14 @@ func Attrs(e Event) []slog.Attr {
 	if e.Kind == KindCatalogChanged || e.Tools != 0 {
 		a = append(a, slog.Int("tools", e.Tools))
 	}
+	for _, l := range []struct {
+		k string
+		c *ListChange
+	}{{"prompts", e.Prompts}, {"resources", e.Resources}, {"resource_templates", e.ResourceTemplates}} {
+		if !l.c.Empty() {
+			a = append(a, slog.String(l.k, l.c.signed()))
+		}
+	}
 	str("op", e.Op)
 	str("name", e.Name)
 	str("delivery", e.Delivery)

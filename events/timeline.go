@@ -196,6 +196,14 @@ func Summary(e Event) string {
 			s += ": " + strings.Join(ch, " ")
 		}
 		p = append(p, s)
+		for _, l := range []struct {
+			name string
+			c    *ListChange
+		}{{"prompts", e.Prompts}, {"resources", e.Resources}, {"resource templates", e.ResourceTemplates}} {
+			if !l.c.Empty() {
+				p = append(p, l.name+": "+l.c.signed())
+			}
+		}
 	case KindCallFailed:
 		s := e.Op
 		if e.Name != "" {
@@ -338,4 +346,18 @@ func (ew *errWriter) printf(format string, args ...any) {
 	if ew.err == nil {
 		_, ew.err = fmt.Fprintf(ew.w, format, args...)
 	}
+}
+
+// signed renders a list change as "+added -removed ~changed".
+func (c *ListChange) signed() string {
+	var ch []string
+	for _, l := range []struct {
+		sign  string
+		names []string
+	}{{"+", c.Added}, {"-", c.Removed}, {"~", c.Changed}} {
+		for _, n := range l.names {
+			ch = append(ch, l.sign+n)
+		}
+	}
+	return strings.Join(ch, " ")
 }

@@ -134,3 +134,13 @@ func TestWriteTimelineReportsWriteError(t *testing.T) {
 type failingWriter struct{ err error }
 
 func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+func TestSummaryNamesEveryListsChange(t *testing.T) {
+	got := events.Summary(events.Event{Kind: events.KindCatalogChanged, Tools: 1, Added: []string{"a"},
+		Prompts:           &events.ListChange{Added: []string{"greet"}, Removed: []string{"old"}},
+		ResourceTemplates: &events.ListChange{Changed: []string{"file:///{p}"}}})
+	require.Contains(t, got, "1 tools: +a")
+	require.Contains(t, got, "prompts: +greet -old")
+	require.Contains(t, got, "resource templates: ~file:///{p}")
+	require.NotContains(t, got, "resources:")
+}

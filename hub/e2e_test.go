@@ -416,3 +416,29 @@ func TestRemoveEndsCallsInFlight(t *testing.T) {
 	_, err = h.CallTool(f.ctx, record("b__record", "after"))
 	require.NoError(t, err)
 }
+
+// A new session whose catalog is the same sends no catalog-changed; the
+// hub still merges its catalog on the transition to ready, so WaitReady
+// returns and the names route on the new session.
+func TestNewSessionWithTheSameCatalogStaysMerged(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"alpha": {Tools: 1}})
+	h := f.hub(f.config(nil))
+	before := names(h.Tools())
+	_, err := f.rec.WaitFor(f.ctx, func(evs []events.Event) bool { return len(f.eventsOf(events.KindCatalogChanged)) == 1 })
+	require.NoError(t, err, "the first catalog is a change")
+
+	require.Equal(t, 1, f.servers["alpha"].ExpireAll())
+	_, err = h.CallTool(f.ctx, record("alpha__record", "expired"))
+	require.Error(t, err, "the call that found the session gone is not replayed")
+	require.Eventually(t, func() bool {
+		hs := h.Health()
+		return len(hs) == 1 && hs[0].Generation == 2 && hs[0].State == supervisor.Ready
+	}, e2eTimeout, 5*time.Millisecond)
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+	require.Equal(t, before, names(h.Tools()))
+	_, err = h.CallTool(f.ctx, record("alpha__record", "after"))
+	require.NoError(t, err)
+	require.Equal(t, 1, f.servers["alpha"].Invocations(mcptest.RecordTool, "after"))
+	require.NoError(t, h.Close()) // every event has reached the sink
+	require.Len(t, f.eventsOf(events.KindCatalogChanged), 1, "the same catalog is no change")
+}

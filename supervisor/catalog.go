@@ -1,11 +1,13 @@
 package supervisor
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
 )
 
@@ -22,37 +24,105 @@ type Catalog struct {
 	Stale bool
 }
 
-// CatalogDiff is the change of the tool list between two catalogs.
-type CatalogDiff struct {
+// Diff returns what changed from prev to c, list by list.
+func (c Catalog) Diff(prev Catalog) CatalogDiff { return diffOffers(prev.Offer, c.Offer) }
+
+// ListDiff is the change of one catalog list: the keys that appeared,
+// disappeared or changed definition (their JSON form differs), each sorted.
+// The key is the name for tools and prompts, the URI for resources and the
+// URI template for resource templates.
+type ListDiff struct {
 	Added, Removed, Changed []string
 }
 
 // Empty reports whether nothing changed.
-func (d CatalogDiff) Empty() bool {
+func (d ListDiff) Empty() bool {
 	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0
 }
 
-// diffTools compares tool lists by name and by their JSON form.
-func diffTools(old, cur []*mcp.Tool) CatalogDiff {
-	before := make(map[string][]byte, len(old))
-	for _, t := range old {
-		before[t.Name] = toolJSON(t)
+// change is d as an event's list change; nil when empty.
+func (d ListDiff) change() *events.ListChange {
+	if d.Empty() {
+		return nil
 	}
-	var d CatalogDiff
-	seen := make(map[string]bool, len(cur))
-	for _, t := range cur {
-		seen[t.Name] = true
-		prev, ok := before[t.Name]
+	return &events.ListChange{Added: d.Added, Removed: d.Removed, Changed: d.Changed}
+}
+
+func listDiffOf(c *events.ListChange) ListDiff {
+	if c == nil {
+		return ListDiff{}
+	}
+	return ListDiff{Added: c.Added, Removed: c.Removed, Changed: c.Changed}
+}
+
+// CatalogDiff is the change between two published catalogs, per list. A
+// catalog-changed event carries it (CatalogDiffOf reads it back); it is
+// never empty there.
+type CatalogDiff struct {
+	Tools, Prompts, Resources, ResourceTemplates ListDiff
+}
+
+// Empty reports whether no list changed.
+func (d CatalogDiff) Empty() bool {
+	return d.Tools.Empty() && d.Prompts.Empty() && d.Resources.Empty() && d.ResourceTemplates.Empty()
+}
+
+// CatalogDiffOf returns the diff a catalog-changed event carries (the
+// tools in Added, Removed and Changed, the other lists in Prompts,
+// Resources and ResourceTemplates), also after a round trip through the
+// event's JSON form. Other kinds give the empty diff.
+func CatalogDiffOf(e events.Event) CatalogDiff {
+	if e.Kind != events.KindCatalogChanged {
+		return CatalogDiff{}
+	}
+	return CatalogDiff{
+		Tools:             ListDiff{Added: e.Added, Removed: e.Removed, Changed: e.Changed},
+		Prompts:           listDiffOf(e.Prompts),
+		Resources:         listDiffOf(e.Resources),
+		ResourceTemplates: listDiffOf(e.ResourceTemplates),
+	}
+}
+
+// event is the catalog-changed event of d for cat.
+func (d CatalogDiff) event(cat *Catalog) events.Event {
+	return events.Event{Kind: events.KindCatalogChanged, Generation: cat.Generation,
+		Added: d.Tools.Added, Removed: d.Tools.Removed, Changed: d.Tools.Changed, Tools: len(cat.Tools),
+		Prompts: d.Prompts.change(), Resources: d.Resources.change(), ResourceTemplates: d.ResourceTemplates.change()}
+}
+
+func diffOffers(old, cur probes.Offer) CatalogDiff {
+	return CatalogDiff{
+		Tools:             diffList(old.Tools, cur.Tools, func(t *mcp.Tool) string { return t.Name }),
+		Prompts:           diffList(old.Prompts, cur.Prompts, func(p *mcp.Prompt) string { return p.Name }),
+		Resources:         diffList(old.Resources, cur.Resources, func(r *mcp.Resource) string { return r.URI }),
+		ResourceTemplates: diffList(old.ResourceTemplates, cur.ResourceTemplates, func(r *mcp.ResourceTemplate) string { return r.URITemplate }),
+	}
+}
+
+// diffList compares two lists by key and by each item's JSON form. A key
+// listed twice counts once, by its last item.
+func diffList[T any](old, cur []T, key func(T) string) ListDiff {
+	before := make(map[string][]byte, len(old))
+	for _, it := range old {
+		before[key(it)] = jsonOf(it)
+	}
+	var d ListDiff
+	now := make(map[string][]byte, len(cur))
+	for _, it := range cur {
+		now[key(it)] = jsonOf(it)
+	}
+	for k, b := range now {
+		prev, ok := before[k]
 		switch {
 		case !ok:
-			d.Added = append(d.Added, t.Name)
-		case string(prev) != string(toolJSON(t)):
-			d.Changed = append(d.Changed, t.Name)
+			d.Added = append(d.Added, k)
+		case string(prev) != string(b):
+			d.Changed = append(d.Changed, k)
 		}
 	}
-	for _, t := range old {
-		if !seen[t.Name] {
-			d.Removed = append(d.Removed, t.Name)
+	for k := range before {
+		if _, ok := now[k]; !ok {
+			d.Removed = append(d.Removed, k)
 		}
 	}
 	slices.Sort(d.Added)
@@ -61,10 +131,129 @@ func diffTools(old, cur []*mcp.Tool) CatalogDiff {
 	return d
 }
 
-func toolJSON(t *mcp.Tool) []byte {
-	b, err := json.Marshal(t)
+func jsonOf(v any) []byte {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil
 	}
 	return b
+}
+
+// listSet is a set of catalog lists (bit i: probes.List i).
+type listSet uint8
+
+// allLists holds the four lists.
+const allLists listSet = 1<<probes.Tools | 1<<probes.Resources | 1<<probes.Prompts | 1<<probes.ResourceTemplates
+
+func setOf(lists ...probes.List) listSet {
+	var s listSet
+	for _, l := range lists {
+		s |= 1 << l
+	}
+	return s
+}
+
+func (s listSet) has(l probes.List) bool { return s&(1<<l) != 0 }
+
+// declaredLists is what a session's server declared (every list when its
+// capabilities are unknown: a blind resume). A resources capability covers
+// resources and resource templates (MCP spec, server capabilities).
+func declaredLists(caps *mcp.ServerCapabilities) listSet {
+	if caps == nil {
+		return allLists
+	}
+	var s listSet
+	if caps.Tools != nil {
+		s |= setOf(probes.Tools)
+	}
+	if caps.Prompts != nil {
+		s |= setOf(probes.Prompts)
+	}
+	if caps.Resources != nil {
+		s |= setOf(probes.Resources, probes.ResourceTemplates)
+	}
+	return s
+}
+
+// capsFor declares exactly the lists of s, for probes.ListDeclared: a
+// re-list sends only the lists it wants. Resources and resource templates
+// share a capability, so either lists both.
+func capsFor(s listSet) *mcp.ServerCapabilities {
+	caps := &mcp.ServerCapabilities{}
+	if s.has(probes.Tools) {
+		caps.Tools = &mcp.ToolCapabilities{}
+	}
+	if s.has(probes.Prompts) {
+		caps.Prompts = &mcp.PromptCapabilities{}
+	}
+	if s.has(probes.Resources) || s.has(probes.ResourceTemplates) {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
+	return caps
+}
+
+// relistedOffer is old with the lists a re-list settled replaced: a list
+// that answered (present) or is not offered (-32601) takes the new items; a
+// list that failed (degraded) or was not listed keeps the old ones, so a
+// passing failure of a side list never reads as the server removing it.
+func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
+	out := old
+	for _, l := range probes.Lists() {
+		switch cat.Report.Get(l).Status {
+		case probes.Present, probes.Absent:
+		default:
+			continue
+		}
+		if cat.Report.Get(l).Reason == probes.NotDeclared {
+			continue // not sent
+		}
+		switch l {
+		case probes.Tools:
+			out.Tools = cat.Tools
+		case probes.Resources:
+			out.Resources = cat.Resources
+		case probes.Prompts:
+			out.Prompts = cat.Prompts
+		case probes.ResourceTemplates:
+			out.ResourceTemplates = cat.ResourceTemplates
+		}
+	}
+	return out
+}
+
+// noListCache makes every list request reach the server. go-sdk keeps the
+// list results of a 2026-07-28 session for their ttlMs (SEP-2549) and
+// serves a repeated list from that cache without a request, until a
+// list_changed notification invalidates it (mcp/cache.go, ClientSession.
+// ListTools); it has no API to skip the cache. The supervisor keeps the
+// catalog itself and decides when to list (list_changed, RefreshCatalog,
+// the poll), so this sending middleware zeroes ttlMs in list results,
+// which go-sdk then treats as stale at once. The catalog is never served
+// from go-sdk's cache; the server's ttlMs hint is not used.
+func noListCache(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.ListToolsResult:
+			if r != nil {
+				r.TTLMs = 0
+			}
+		case *mcp.ListPromptsResult:
+			if r != nil {
+				r.TTLMs = 0
+			}
+		case *mcp.ListResourcesResult:
+			if r != nil {
+				r.TTLMs = 0
+			}
+		case *mcp.ListResourceTemplatesResult:
+			if r != nil {
+				r.TTLMs = 0
+			}
+		}
+		return res, nil
+	}
 }

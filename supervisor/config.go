@@ -186,6 +186,13 @@ type Backoff struct {
 	MaxElapsed time.Duration
 }
 
+// Defaults of the catalog's re-listing (Config.RelistMinGap,
+// Config.CatalogPollInterval).
+const (
+	DefaultRelistMinGap        = time.Second
+	DefaultCatalogPollInterval = time.Minute
+)
+
 // Config configures a Supervisor. The zero value of every field is a
 // documented default; only Endpoint is required.
 type Config struct {
@@ -291,6 +298,20 @@ type Config struct {
 	// past a cap is degraded. Defaults 100 pages and 10,000 items
 	// (probes.DefaultMaxPages, probes.DefaultMaxItems).
 	MaxPages, MaxItems int
+	// RelistMinGap is the least time between the starts of two re-lists of
+	// the catalog on one session (after list_changed notifications,
+	// RefreshCatalog or a poll). Re-lists are coalesced: at most one runs
+	// and one waits, holding every list asked for meanwhile, so a server
+	// that notifies after every list gets at most one re-list per gap.
+	// Default 1s.
+	RelistMinGap time.Duration
+	// CatalogPollInterval is how often the catalog is re-listed when no
+	// list_changed notification can arrive: the stream is off (StreamOff,
+	// or a GET-hostile decision), or a 2025-era server issued no session id
+	// (a stateless server has no standalone stream). The interval runs on
+	// Clock from the last publish; each poll lists what the server
+	// declared. Default 1m; negative never polls.
+	CatalogPollInterval time.Duration
 	// DisableRateLimitWindow turns off the rate-limit window. By default,
 	// after a 429 with Retry-After, calls made before the window ends fail
 	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
@@ -353,6 +374,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = 5 * time.Minute
+	}
+	if c.RelistMinGap <= 0 {
+		c.RelistMinGap = DefaultRelistMinGap
+	}
+	if c.CatalogPollInterval == 0 {
+		c.CatalogPollInterval = DefaultCatalogPollInterval
 	}
 	b := &c.Backoff
 	if b.InitialInterval <= 0 {

@@ -114,14 +114,14 @@ func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	cfg := c.s.cfg
 	opts := cfg.ClientOptions
 	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.KeepAlive
-	opts.ToolListChangedHandler = relistThen(h.listChanged, opts.ToolListChangedHandler)
-	opts.PromptListChangedHandler = relistThen(h.listChanged, opts.PromptListChangedHandler)
-	opts.ResourceListChangedHandler = relistThen(h.listChanged, opts.ResourceListChangedHandler)
+	opts.ToolListChangedHandler = relistThen(func() { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
+	opts.PromptListChangedHandler = relistThen(func() { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
+	opts.ResourceListChangedHandler = relistThen(func() { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
 	cl := mcp.NewClient(cfg.Implementation, &opts)
 	// Every request's error carries its wire facts, so discovery and calls
 	// classify by the HTTP answer, not by go-sdk's text. The host's
 	// middleware wraps it and sees those errors.
-	cl.AddSendingMiddleware(wire.FactsMiddleware())
+	cl.AddSendingMiddleware(wire.FactsMiddleware(), noListCache)
 	cl.AddSendingMiddleware(cfg.SendingMiddleware...)
 	cl.AddReceivingMiddleware(cfg.ReceivingMiddleware...)
 	return cl

@@ -1,10 +1,17 @@
 package supervisor
 
 import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/probes"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // capabilitiesOf returns what the session's server declared, nil when
@@ -37,4 +44,277 @@ func listOutcomes(r probes.Report) []events.ListOutcome {
 		})
 	}
 	return out
+}
+
+// catalogLoop is the re-listing state, owned by the loop goroutine. One
+// re-list runs at a time (running); the lists asked for meanwhile wait in
+// pending, for the session of pendGen, and start when the run ends and
+// Config.RelistMinGap has passed since the last start (the gap timer).
+type catalogLoop struct {
+	running    bool
+	runGen     uint64
+	runWaiters []refreshWaiter // served by the running re-list
+	pending    listSet
+	pendGen    uint64
+	waiters    []refreshWaiter // served by the pending re-list
+	last       time.Time       // when the last re-list started
+	gap        clockwork.Timer // armed: the pending re-list waits for the gap
+	poll       clockwork.Timer // the next poll (no stream to carry list_changed)
+	lastSoon   time.Time       // when relistSoon last asked
+}
+
+// refreshWaiter is a RefreshCatalog call asked on generation gen.
+type refreshWaiter struct {
+	gen  uint64
+	done chan error // buffered: the loop never waits for the caller
+}
+
+// stop stops the timers; after the loop ended (Close).
+func (c *catalogLoop) stop() {
+	for _, t := range []clockwork.Timer{c.gap, c.poll} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// RefreshCatalog re-lists what the server declared on the live session and
+// returns once the result is published (Catalog; a catalog-changed event
+// when something changed), bypassing go-sdk's list cache (see
+// noListCache). It joins a re-list that is waiting to start, and is
+// subject to Config.RelistMinGap like any re-list. Called while the
+// connection recovers, it waits for the next published catalog. A re-list
+// whose `tools/list` fails returns the *probes.ListError (its verdict says
+// why) and keeps the catalog. It returns ctx's error when ctx ends first,
+// and a *StateError wrapping ErrNotReady (not started, or a terminal failed
+// state) or ErrClosed at once or when that state is reached. Safe for
+// concurrent use.
+func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
+	done := make(chan error, 1)
+	if err := s.refreshRefused(); err != nil {
+		return err
+	}
+	if !s.post(refreshRequested{done: done}) {
+		return s.refreshRefused()
+	}
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if err := s.refreshRefused(); err != nil {
+			return err
+		}
+		select {
+		case err := <-done:
+			return err
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// refreshRefused returns why a refresh cannot be served now: the
+// supervisor is idle, closed or in a terminal failed state.
+func (s *Supervisor) refreshRefused() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch st := s.snap.state; {
+	case st == Closed || s.stopped:
+		return &StateError{State: Closed, Err: ErrClosed}
+	case st == Idle:
+		return &StateError{State: st, Err: ErrNotReady}
+	case st == Failed && s.snap.reason != fsm.ReasonNone:
+		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.failure(), Err: ErrNotReady}
+	}
+	return nil
+}
+
+// refresh takes a RefreshCatalog request: the declared lists of the
+// current session.
+func (s *Supervisor) refresh(done chan error) {
+	gen := s.loop.m.Generation()
+	w := refreshWaiter{gen: gen, done: done}
+	sess := s.session(gen)
+	if sess == nil {
+		// No session of gen yet: its discovery (or a later one) starts
+		// after this request, so its publish serves it.
+		w.gen = gen - 1
+		s.loop.cat.waiters = append(s.loop.cat.waiters, w)
+		return
+	}
+	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), &w)
+}
+
+// wantRelist asks for the lists of set on the session of gen; w, if not
+// nil, hears when they are published. A wish for an older session is
+// dropped: its successor's discovery lists everything.
+func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
+	c := &s.loop.cat
+	if gen != s.loop.m.Generation() || s.session(gen) == nil {
+		return
+	}
+	if c.pendGen != gen {
+		c.pending, c.pendGen = 0, gen
+	}
+	c.pending |= set
+	if w != nil {
+		c.waiters = append(c.waiters, *w)
+	}
+	s.kickRelist()
+}
+
+// kickRelist starts the pending re-list when nothing runs, the session is
+// ready and the gap has passed; else it waits for the run's end, the gap
+// timer or the publish of a discovery, each of which kicks again.
+func (s *Supervisor) kickRelist() {
+	c := &s.loop.cat
+	if c.running || c.pending == 0 || c.gap != nil {
+		return
+	}
+	gen := c.pendGen
+	sess := s.session(gen)
+	if gen != s.loop.m.Generation() || s.loop.m.State() != Ready || sess == nil {
+		return // a list_changed during discovery: the discovery's publish kicks
+	}
+	now := s.cfg.Clock.Now()
+	if wait := c.last.Add(s.cfg.RelistMinGap).Sub(now); !c.last.IsZero() && wait > 0 {
+		c.gap = s.cfg.Clock.AfterFunc(wait, func() { s.post(relistDue{}) })
+		return
+	}
+	set := c.pending
+	c.running, c.runGen, c.runWaiters = true, gen, c.waiters
+	c.pending, c.waiters, c.last = 0, nil, now
+	s.goCmd(func() {
+		cat, err := s.listSome(sess, set)
+		s.post(catalogRelisted{gen: gen, cat: cat, err: err})
+	})
+}
+
+// gapPassed takes the gap timer's end.
+func (s *Supervisor) gapPassed() {
+	s.loop.cat.gap = nil
+	s.kickRelist()
+}
+
+// listSome lists the lists of set on sess, as declared ones: a failure of
+// `tools/list` fails it, a side list's failure leaves it degraded.
+func (s *Supervisor) listSome(sess session, set listSet) (probes.Catalog, error) {
+	ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
+	defer cancel()
+	return probes.ListDeclared(ctx, sess, capsFor(set), s.probeOptions())
+}
+
+// relisted takes the result of a re-list.
+func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
+	c := &s.loop.cat
+	c.running = false
+	waiters := c.runWaiters
+	c.runWaiters = nil
+	switch {
+	case gen != s.loop.m.Generation() || s.loop.m.State() != Ready:
+		// The session was replaced meanwhile; its discovery serves them.
+		c.waiters = append(c.waiters, waiters...)
+		return
+	case err != nil:
+		s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
+		for _, w := range waiters {
+			w.done <- fmt.Errorf("mcpsup: re-listing the catalog: %w", err)
+		}
+		s.armPoll(gen)
+	default:
+		s.loop.found = &Catalog{Offer: relistedOffer(s.Catalog().Offer, cat), Generation: gen}
+		s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
+		s.loop.found = nil // published, or refused as stale
+		for _, w := range waiters {
+			w.done <- nil
+		}
+	}
+	s.kickRelist()
+}
+
+// published follows the publish of the catalog of gen: refresh calls asked
+// on an older session are served (this session's discovery started after
+// them), a pending re-list may start (a list_changed that arrived during
+// discovery), and the poll is armed.
+func (s *Supervisor) published(gen uint64) {
+	c := &s.loop.cat
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.gen < gen {
+			w.done <- nil
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(c.waiters[len(kept):])
+	c.waiters = kept
+	if c.pendGen < gen {
+		c.pending = 0 // an older session's wishes: this discovery listed everything
+	}
+	s.kickRelist()
+	s.armPoll(gen)
+}
+
+// armPoll arms the next poll of the session of gen when no list_changed
+// can reach it (Config.CatalogPollInterval).
+func (s *Supervisor) armPoll(gen uint64) {
+	c := &s.loop.cat
+	if c.poll != nil {
+		c.poll.Stop()
+		c.poll = nil
+	}
+	if s.cfg.CatalogPollInterval < 0 || !s.polled(gen) {
+		return
+	}
+	c.poll = s.cfg.Clock.AfterFunc(s.cfg.CatalogPollInterval, func() { s.post(pollDue{gen: gen}) })
+}
+
+// polled reports whether the session of gen is polled: the stream is off
+// by policy or decision, or a 2025-era session has no id (no standalone
+// stream exists).
+func (s *Supervisor) polled(gen uint64) bool {
+	if s.streams.Mode() == wire.StreamOff || s.streams.Decision().Off {
+		return true
+	}
+	sess := s.session(gen)
+	return sess != nil && sess.ID() == "" && sess.ProtocolVersion() < "2026-07-28"
+}
+
+// pollNow takes a due poll: the declared lists, if the session is still
+// live and polled.
+func (s *Supervisor) pollNow(gen uint64) {
+	s.loop.cat.poll = nil
+	sess := s.session(gen)
+	if sess == nil || gen != s.loop.m.Generation() || s.loop.m.State() != Ready {
+		return // the next discovery's publish arms the poll again
+	}
+	if !s.polled(gen) {
+		return
+	}
+	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), nil)
+}
+
+// relistChanged takes a list_changed notification: only its lists.
+func (s *Supervisor) relistChanged(gen uint64, set listSet) { s.wantRelist(gen, set, nil) }
+
+// relistGap is the least time between two re-lists that no notification
+// asked for, so a proxy cutting idle streams, or a host calling a tool the
+// server does not have, never turns into a stream of tools/list requests.
+const relistGap = 30 * time.Second
+
+// relistSoon re-lists when a change may have gone unnoticed: the standalone
+// stream was down for a while (a list_changed sent then is lost by servers
+// without an event store), or a host called a tool the catalog lacks.
+func (s *Supervisor) relistSoon(gen uint64) {
+	sess := s.session(gen)
+	if sess == nil || gen != s.loop.m.Generation() {
+		return
+	}
+	now := s.cfg.Clock.Now()
+	if !s.loop.cat.lastSoon.IsZero() && now.Sub(s.loop.cat.lastSoon) < relistGap {
+		return
+	}
+	s.loop.cat.lastSoon = now
+	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), nil)
 }

@@ -136,3 +136,45 @@ func ExampleConfig_stream() {
 	fmt.Println(cfg.Era, cfg.Stream, cfg.HostileRule.Threshold, cfg.StreamKeeper.Span)
 	// Output: 2025-11-25 auto 5 5s
 }
+
+// A host asks for a re-list after it learned, another way, that the server
+// changed, and reads the typed diff from the catalog-changed event.
+func ExampleSupervisor_RefreshCatalog() {
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	diffs := make(chan supervisor.CatalogDiff, 4)
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(),
+		Stream: supervisor.StreamOff, // no list_changed reaches the host
+		Events: events.SinkFunc(func(e events.Event) {
+			if e.Kind == events.KindCatalogChanged {
+				diffs <- supervisor.CatalogDiffOf(e)
+			}
+		})})
+	if err != nil {
+		panic(err)
+	}
+	defer sup.Close()
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
+		panic(err)
+	}
+	fmt.Println("first:", (<-diffs).Tools.Added)
+
+	srv.AddTool("new")
+	srv.RemoveTool(mcptest.ToolName(1))
+	if err := sup.RefreshCatalog(ctx); err != nil {
+		panic(err)
+	}
+	d := <-diffs
+	fmt.Println("added:", d.Tools.Added, "removed:", d.Tools.Removed)
+	fmt.Println("tools:", sup.Catalog().ToolNames())
+	// Output:
+	// first: [block record tool-1]
+	// added: [new] removed: [tool-1]
+	// tools: [block new record]
+}

@@ -114,6 +114,14 @@ type fakeSession struct {
 	dieOnce   sync.Once
 	listCalls int
 	bell      *beacon
+
+	// The side lists (nil: empty), what each list method was asked, and a
+	// hook run after every tools/list reading (a server that notifies).
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	sideCalls map[string]int
+	afterList func()
 }
 
 func (f *fakeSession) setBell(b *beacon) {
@@ -138,8 +146,11 @@ func (f *fakeSession) die(err error) {
 func (f *fakeSession) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 	f.mu.Lock()
 	f.listCalls++
-	tools, err, gate, bell := append([]*mcp.Tool(nil), f.tools...), f.listErr, f.listGate, f.bell
+	tools, err, gate, bell, after := append([]*mcp.Tool(nil), f.tools...), f.listErr, f.listGate, f.bell, f.afterList
 	f.mu.Unlock()
+	if after != nil {
+		after()
+	}
 	bell.ring()
 	if gate != nil {
 		select {
@@ -154,18 +165,38 @@ func (f *fakeSession) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool
 	return tools, "", nil
 }
 func (f *fakeSession) ListResources(context.Context, string) ([]*mcp.Resource, string, error) {
-	return nil, "", f.side()
+	f.mu.Lock()
+	items := append([]*mcp.Resource(nil), f.resources...)
+	f.mu.Unlock()
+	return sideAnswer(f, "resources", items)
 }
 func (f *fakeSession) ListPrompts(context.Context, string) ([]*mcp.Prompt, string, error) {
-	return nil, "", f.side()
+	f.mu.Lock()
+	items := append([]*mcp.Prompt(nil), f.prompts...)
+	f.mu.Unlock()
+	return sideAnswer(f, "prompts", items)
 }
 func (f *fakeSession) ListResourceTemplates(context.Context, string) ([]*mcp.ResourceTemplate, string, error) {
-	return nil, "", f.side()
-}
-func (f *fakeSession) side() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sideErr
+	items := append([]*mcp.ResourceTemplate(nil), f.templates...)
+	f.mu.Unlock()
+	return sideAnswer(f, "templates", items)
+}
+
+// sideAnswer counts a side list's call and answers items or sideErr.
+func sideAnswer[T any](f *fakeSession, list string, items []T) ([]T, string, error) {
+	f.mu.Lock()
+	if f.sideCalls == nil {
+		f.sideCalls = map[string]int{}
+	}
+	f.sideCalls[list]++
+	err, bell := f.sideErr, f.bell
+	f.mu.Unlock()
+	bell.ring()
+	if err != nil {
+		return nil, "", err
+	}
+	return items, "", nil
 }
 
 func (f *fakeSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {

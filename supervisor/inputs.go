@@ -52,9 +52,15 @@ type (
 		sess    session
 		verdict classify.Verdict
 	}
-	listChanged  struct{ gen uint64 }
+	listChanged struct {
+		gen   uint64
+		lists listSet
+	}
 	relistWanted struct{ gen uint64 } // a change may have gone unnoticed
 )
+
+// From the host: RefreshCatalog (done hears when the catalog is published).
+type refreshRequested struct{ done chan error }
 
 // From the stream: the decision changed (the switch), or the keeper
 // dropped an event of generation gen.
@@ -66,8 +72,13 @@ type (
 	}
 )
 
-// From timers: a retry is due.
-type retryDue struct{ gen uint64 }
+// From timers: a retry is due; the re-list gap passed; a catalog poll is
+// due.
+type (
+	retryDue  struct{ gen uint64 }
+	relistDue struct{}
+	pollDue   struct{ gen uint64 }
+)
 
 // From calls: a call failed (handled is closed once the machine heard).
 type callFailed struct {
@@ -94,8 +105,11 @@ func (in sessionOpened) take(s *Supervisor)     { s.opened(in.kind, in.spec, in.
 func (in catalogDiscovered) take(s *Supervisor) { s.discovered(in.gen, in.cat, in.err) }
 func (in catalogRelisted) take(s *Supervisor)   { s.relisted(in.gen, in.cat, in.err) }
 func (in sessionEnded) take(s *Supervisor)      { s.ended(in.gen, in.sess, in.verdict) }
-func (in listChanged) take(s *Supervisor)       { s.relist(in.gen) }
+func (in listChanged) take(s *Supervisor)       { s.relistChanged(in.gen, in.lists) }
 func (in relistWanted) take(s *Supervisor)      { s.relistSoon(in.gen) }
+func (in refreshRequested) take(s *Supervisor)  { s.refresh(in.done) }
+func (relistDue) take(s *Supervisor)            { s.gapPassed() }
+func (in pollDue) take(s *Supervisor)           { s.pollNow(in.gen) }
 
 func (in streamEventDropped) take(s *Supervisor) {
 	s.emitEvent(events.Event{Kind: events.KindStreamEventDropped, Generation: in.gen, Detail: in.detail})
@@ -106,7 +120,11 @@ func (in streamChanged) take(s *Supervisor) {
 	if in.d.Off {
 		kind = events.KindStreamDisabled
 	}
-	s.emitEvent(events.Event{Kind: kind, Generation: s.loop.m.Generation(), Detail: in.d.Why})
+	gen := s.loop.m.Generation()
+	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: in.d.Why})
+	if in.d.Off && s.loop.m.State() == Ready {
+		s.armPoll(gen) // no list_changed can arrive now
+	}
 }
 
 func (in retryDue) take(s *Supervisor) {

@@ -25,10 +25,8 @@ type loopState struct {
 	bo       backoff.BackOff
 	retry    clockwork.Timer
 	seq      uint64
-	relist   bool      // a re-list is running
-	again    bool      // a list_changed arrived while it ran: list once more
-	stepping bool      // a step runs: the triggers its commands produce wait in queue
-	lastSoon time.Time // when relistSoon last re-listed
+	cat      catalogLoop // re-listing (discovery.go)
+	stepping bool        // a step runs: the triggers its commands produce wait in queue
 	// queue holds the triggers that commands produce while a step runs:
 	// each is taken after the step that produced it, in order, so a step
 	// never runs inside another.
@@ -84,6 +82,7 @@ func (s *Supervisor) stopTimers() {
 	if s.loop.retry != nil {
 		s.loop.retry.Stop()
 	}
+	s.loop.cat.stop()
 }
 
 // step feeds t to the machine and executes what it returns. A step that a
@@ -377,12 +376,16 @@ func (s *Supervisor) discover(c fsm.Command) {
 func (s *Supervisor) list(sess session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
 	ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
 	defer cancel()
-	opts := probes.Options{ProbeTimeout: s.cfg.ProbeTimeout, MaxPages: s.cfg.MaxPages, MaxItems: s.cfg.MaxItems,
-		Logger: s.cfg.Logger} // the session's lister attaches the wire facts
 	if blind {
-		return probes.ProbeBlind(ctx, sess, opts)
+		return probes.ProbeBlind(ctx, sess, s.probeOptions())
 	}
-	return probes.ListDeclared(ctx, sess, caps, opts)
+	return probes.ListDeclared(ctx, sess, caps, s.probeOptions())
+}
+
+// probeOptions are the options of every discovery and re-list.
+func (s *Supervisor) probeOptions() probes.Options {
+	return probes.Options{ProbeTimeout: s.cfg.ProbeTimeout, MaxPages: s.cfg.MaxPages, MaxItems: s.cfg.MaxItems,
+		Logger: s.cfg.Logger} // the session's lister attaches the wire facts
 }
 
 // discovered takes the result of a discovery.
@@ -402,7 +405,9 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 	s.loop.found = nil // published, or refused as stale
 }
 
-// publish makes the catalog found for gen the current one.
+// publish makes the catalog found for gen the current one. catalog-changed
+// is emitted only when a list changed: a new session whose catalog is the
+// same emits none (its transition to ready says a new session serves).
 func (s *Supervisor) publish(gen uint64) {
 	cat := s.loop.found
 	s.loop.found = nil
@@ -418,7 +423,7 @@ func (s *Supervisor) publish(gen uint64) {
 		if sn.catalog != nil {
 			old = *sn.catalog
 		}
-		diff = diffTools(old.Tools, cat.Tools)
+		diff = cat.Diff(old)
 		newSession = old.Generation != gen
 		sn.catalog = cat
 		for uri := range sn.subs {
@@ -426,13 +431,13 @@ func (s *Supervisor) publish(gen uint64) {
 		}
 		level = sn.logLevel
 	})
-	if !diff.Empty() || newSession {
-		s.emitEvent(events.Event{Kind: events.KindCatalogChanged, Generation: gen,
-			Added: diff.Added, Removed: diff.Removed, Changed: diff.Changed, Tools: len(cat.Tools)})
+	if !diff.Empty() {
+		s.emitEvent(diff.event(cat))
 	}
 	if newSession && (len(subs) > 0 || level != "") {
 		s.restore(gen, subs, level)
 	}
+	s.published(gen)
 }
 
 // restore re-establishes resource subscriptions and the logging level on a
@@ -483,61 +488,14 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 // hooksFor binds session reports to generation gen.
 func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 	return sessionHooks{
-		listChanged:    func() { s.post(listChanged{gen: gen}) },
+		listChanged: func(l probes.List) {
+			set := setOf(l)
+			if l == probes.Resources { // notifications/resources/list_changed covers the templates
+				set |= setOf(probes.ResourceTemplates)
+			}
+			s.post(listChanged{gen: gen, lists: set})
+		},
 		streamRestored: func() { s.post(relistWanted{gen: gen}) },
-	}
-}
-
-// relistGap is the least time between two re-lists that no notification
-// asked for, so a proxy cutting idle streams, or a host calling a tool the
-// server does not have, never turns into a stream of tools/list requests.
-const relistGap = 30 * time.Second
-
-// relistSoon re-lists when a change may have gone unnoticed: the standalone
-// stream was down for a while (a list_changed sent then is lost by servers
-// without an event store), or a host called a tool the catalog lacks.
-func (s *Supervisor) relistSoon(gen uint64) {
-	now := s.cfg.Clock.Now()
-	if !s.loop.lastSoon.IsZero() && now.Sub(s.loop.lastSoon) < relistGap {
-		return
-	}
-	s.loop.lastSoon = now
-	s.relist(gen)
-}
-
-// relist re-lists the catalog of the live session after a list_changed
-// notification. One re-list runs at a time; a notification that arrives
-// meanwhile starts one more when it ends, so no change is missed.
-func (s *Supervisor) relist(gen uint64) {
-	sess := s.session(gen)
-	if sess == nil || gen != s.loop.m.Generation() || s.loop.m.State() != Ready {
-		return
-	}
-	if s.loop.relist {
-		s.loop.again = true
-		return
-	}
-	s.loop.relist, s.loop.again = true, false
-	caps := capabilitiesOf(sess)
-	blind := caps == nil
-	s.goCmd(func() {
-		cat, err := s.list(sess, blind, caps)
-		s.post(catalogRelisted{gen: gen, cat: cat, err: err})
-	})
-}
-
-// relisted takes the result of a re-list.
-func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
-	s.loop.relist = false
-	if err != nil {
-		s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
-	} else {
-		s.loop.found = catalogOf(cat, gen)
-		s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
-		s.loop.found = nil // published, or refused as stale
-	}
-	if s.loop.again {
-		s.relist(gen)
 	}
 }
 

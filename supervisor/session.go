@@ -48,7 +48,8 @@ type dialSpec struct {
 // sessionHooks let a session report to the supervisor. They are called from
 // go-sdk's and the transport's goroutines and must not block.
 type sessionHooks struct {
-	listChanged func()
+	// listChanged: a notifications/<list>/list_changed arrived.
+	listChanged func(probes.List)
 	// streamRestored: the standalone stream came back after a gap in which
 	// list_changed notifications may have been lost.
 	streamRestored func()

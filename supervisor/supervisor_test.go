@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -308,7 +309,7 @@ func TestListChangedRelists(t *testing.T) {
 	r.wait(Ready)
 
 	sess.addTool("z")
-	req.spec.hooks.listChanged()
+	req.spec.hooks.listChanged(probes.Tools)
 	changed := r.waitEvents(events.KindCatalogChanged, 2)
 	require.Len(t, r.sup.Catalog().Tools, 2)
 	require.Equal(t, []string{"z"}, changed[len(changed)-1].Added)
@@ -639,12 +640,16 @@ func TestListChangedDuringAReListIsNotLost(t *testing.T) {
 	sess.mu.Lock()
 	sess.listGate = gate
 	sess.mu.Unlock()
-	req.spec.hooks.listChanged() // the re-list reads [a] and waits
+	req.spec.hooks.listChanged(probes.Tools) // the re-list reads [a] and waits
 	r.until("the first re-list reading", func() bool { return sess.lists() == 2 })
 	sess.addTool("z")
-	req.spec.hooks.listChanged() // arrives while the first re-list runs
+	req.spec.hooks.listChanged(probes.Tools) // arrives while the first re-list runs
 	close(gate)
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1), "the second re-list waits for the gap")
+	require.Equal(t, 2, sess.lists())
+	r.clock.Advance(DefaultRelistMinGap)
 	r.until("the second change listed", func() bool { return r.sup.Catalog().Tool("z") != nil })
+	require.Equal(t, 3, sess.lists())
 }
 
 func TestUnknownToolTriggersOneReList(t *testing.T) {
