@@ -9,8 +9,11 @@
 //
 //	o, err := mcpsupotel.New(mcpsupotel.Options{MeterProvider: mp, TracerProvider: tp})
 //	if err != nil { ... }
-//	cfg.Events = events.Multi(hostSink, o.Sink())   // metrics
-//	client.AddSendingMiddleware(o.Middleware(name)) // spans, _meta traceparent
+//	cfg.Events = events.Multi(hostSink, o.Sink())               // metrics
+//	cfg.SendingMiddleware = []mcp.Middleware{o.Middleware(name)} // spans, _meta traceparent
+//
+// On a bare go-sdk client, client.AddSendingMiddleware(o.Middleware(name))
+// after wire.FactsMiddleware gives the same spans.
 //
 // # Metrics
 //

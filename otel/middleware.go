@@ -3,11 +3,9 @@ package mcpsupotel
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"maps"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,8 +45,9 @@ const toolError = "tool_error"
 
 // Middleware returns go-sdk sending middleware for the sessions of the
 // server named server (the name the host gives its supervisor, so spans and
-// metrics agree). Add it with mcp.Client.AddSendingMiddleware (or the
-// supervisor's configuration for sending middleware).
+// metrics agree). Add it with mcp.Client.AddSendingMiddleware, or in
+// supervisor.Config.SendingMiddleware, which runs it outside the
+// supervisor's wire facts.
 //
 // For every request and notification the client sends it:
 //   - starts a client span, a child of the caller's context, named
@@ -69,17 +68,19 @@ const toolError = "tool_error"
 //     verdict (classify.Classify with the caller's context; session ids
 //     hashed), error.type (the verdict's class), http.response.status_code,
 //     rpc.response.status_code (the JSON-RPC error code), mcpsup.retry_after
-//     (seconds) and mcpsup.delivery (how far the request got, by the rule of
-//     supervisor.CallError's Delivery; absent when not known); a tool's own error
+//     (seconds) and mcpsup.delivery (how far the request got,
+//     classify.DeliveryOf, the rule of supervisor.CallError's Delivery;
+//     absent when not known); a tool's own error
 //     (CallToolResult.IsError) is error.type "tool_error";
 //   - records mcp.client.operation.duration (seconds) by mcp.method.name,
 //     gen_ai.tool.name or gen_ai.prompt.name, error.type and mcpsup.server.
 //
 // Arguments and results are recorded only with [Options.RecordPayloads].
 // The verdict's facts (HTTP status, Retry-After) come from the wire layer:
-// place this middleware before (outside) wire.FactsMiddleware, as the
-// supervisor does with host middleware; without wire facts, classify sees
-// only go-sdk's error values. With no-op providers it reads no clock and
+// on a bare go-sdk client, place this middleware before (outside)
+// wire.FactsMiddleware in one AddSendingMiddleware call, or add it after
+// it; supervisor.Config.SendingMiddleware does so. Without wire facts,
+// classify sees only go-sdk's error values. With no-op providers it reads no clock and
 // classifies nothing: its cost is the no-op tracer's (one allocation, the
 // span's context; docs/benchmarks.md).
 func (o *Observer) Middleware(server string) mcp.Middleware {
@@ -223,35 +224,11 @@ func (o *Observer) endAttrs(span trace.Span, req mcp.Request, res mcp.Result, er
 	if v.RetryAfter > 0 {
 		attrs = append(attrs, AttrRetryAfter.Float64(v.RetryAfter.Seconds()))
 	}
-	if d := delivery(err, v); d != "" {
-		attrs = append(attrs, AttrDelivery.String(d))
+	if d := classify.DeliveryOf(err, v); d != classify.DeliveryNotKnown {
+		attrs = append(attrs, AttrDelivery.String(d.String()))
 	}
 	span.SetAttributes(attrs...)
 	span.SetStatus(codes.Error, v.String())
-}
-
-// delivery is how far a failed request got, by the rule of the supervisor's
-// CallError.Delivery: a non-2xx status or a JSON-RPC error answering the
-// request by id is an answer; a refused connection ran nothing; anything
-// else may have reached the server. Without wire facts (a client without
-// wire.FactsMiddleware) only a JSON-RPC answer is known; otherwise it returns
-// "" (not known, no attribute).
-func delivery(err error, v classify.Verdict) string {
-	facts, sent := errors.AsType[*classify.HTTPError](err)
-	switch {
-	case !sent:
-		if v.RPC.Present && v.RPC.HasID {
-			return events.DeliveryAnswered
-		}
-		return ""
-	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300):
-		return events.DeliveryAnswered
-	case v.RPC.Present && v.RPC.HasID:
-		return events.DeliveryAnswered
-	case facts.Status == 0 && errors.Is(err, syscall.ECONNREFUSED):
-		return events.DeliveryNotSent
-	}
-	return events.DeliveryOutcomeUnknown
 }
 
 // payload is v as JSON, cut to MaxPayloadBytes.

@@ -144,7 +144,10 @@ func TestS2StaleRecoveryMetrics(t *testing.T) {
 	require.EqualValues(t, 1, h.value("mcpsup.connection.transitions", server("s2"), from("idle"), to("resuming-blind")))
 	require.EqualValues(t, 1, h.value("mcpsup.connection.transitions", server("s2"), from("resuming-blind"), to("probing"), trigger("attached")))
 	require.EqualValues(t, 1, h.value("mcpsup.connection.transitions", server("s2"), from("probing"), to("stale-recovering"), class("session-expired")))
-	require.EqualValues(t, 1, h.value("mcpsup.connection.transitions", server("s2"), from("probing"), to("stale-recovering"), trigger("session-died")), "entered exactly once")
+	// The stale answer reaches the machine as session-died (the wire layer
+	// detached) or discovery-failed (the probe's error), whichever comes
+	// first; either way it is entered once.
+	require.EqualValues(t, 1, h.value("mcpsup.connection.transitions", server("s2"), from("probing"), to("stale-recovering")), "entered exactly once")
 	require.EqualValues(t, 1, h.value("mcpsup.connection.transitions", server("s2"), from("stale-recovering"), to("stale-recovering"), trigger("handshake-succeeded")), "the one handshake, internal")
 	require.EqualValues(t, 2, h.value("mcpsup.connection.transitions", server("s2"), to("stale-recovering")))
 	require.EqualValues(t, 1, h.value("mcpsup.connection.transitions", server("s2"), from("stale-recovering"), to("ready")))

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"context"
 	"errors"
-	"syscall"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -197,10 +196,9 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 // right after a session-expired one waits for the new session.
 func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) error {
 	// The error carries the request's wire facts (wire.FactsMiddleware):
-	// with them, the request went out.
+	// with them, the request went out (classify.DeliveryOf).
 	// A call go-sdk refused unsent carries a *classify.NotSentError, which
 	// classify takes for a failed connection.
-	facts, _ := errors.AsType[*classify.HTTPError](err)
 	judge := caller
 	if s.callLife.Err() != nil {
 		// Close canceled the call on the caller's behalf: classify is told
@@ -210,7 +208,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 	}
 	v := classify.Classify(judge, err)
 	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
-	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, facts, v), Generation: gen, Err: err}
+	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, v), Generation: gen, Err: err}
 	// The loop never waits for anything a caller holds (an events sink
 	// included), so waiting for it here cannot deadlock.
 	handled := make(chan struct{})
@@ -279,20 +277,17 @@ func (s *Supervisor) admit(op, name string) error {
 	return nil
 }
 
-// delivery tells from the wire facts of the call (nil when it was not
-// sent) how far a failed request got.
-func delivery(err error, facts *classify.HTTPError, v classify.Verdict) Delivery {
-	switch {
-	case facts == nil:
-		return NotSent
-	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300):
+// delivery is how far a failed call got, by classify.DeliveryOf. Every
+// session's client carries wire.FactsMiddleware, so an error with no wire
+// facts never went out on the transport: not sent.
+func delivery(err error, v classify.Verdict) Delivery {
+	switch classify.DeliveryOf(err, v) {
+	case classify.DeliveryAnswered:
 		return Answered
-	case v.RPC.Present && v.RPC.HasID:
-		return Answered
-	case facts.Status == 0 && errors.Is(err, syscall.ECONNREFUSED):
-		return NotSent // the server never accepted the connection: nothing ran
+	case classify.DeliveryOutcomeUnknown:
+		return OutcomeUnknown
 	}
-	return OutcomeUnknown
+	return NotSent
 }
 
 // callFailed reports a call failure to the machine and opens a rate-limit

@@ -233,9 +233,12 @@ type Config struct {
 	// (tracing, metrics) added to the client of every session
 	// (mcp.Client.AddSendingMiddleware, AddReceivingMiddleware), in order:
 	// the first runs first. The sending middleware sees every request the
-	// session sends, the handshake included, with the request's context;
-	// it runs outside mcpsup's own, so the errors it sees carry their wire
-	// facts (classify.HTTPError). Default none.
+	// session sends, the handshake included, with the request's context. It
+	// wraps mcpsup's own (wire.FactsMiddleware is added to the client first,
+	// and go-sdk's AddSendingMiddleware wraps the handler built so far, so
+	// the first added runs innermost): the errors it sees carry their wire
+	// facts (classify.HTTPError, classify.NotSentError), so classify and an
+	// mcpsupotel span name the HTTP status. Default none.
 	SendingMiddleware, ReceivingMiddleware []mcp.Middleware
 	// Implementation is the client's name and version sent in initialize.
 	// Default {Name: "mcpsup", Version: "0"}.

@@ -119,8 +119,9 @@ func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	opts.ResourceListChangedHandler = relistThen(func() { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
 	cl := mcp.NewClient(cfg.Implementation, &opts)
 	// Every request's error carries its wire facts, so discovery and calls
-	// classify by the HTTP answer, not by go-sdk's text. The host's
-	// middleware wraps it and sees those errors.
+	// classify by the HTTP answer, not by go-sdk's text. Added first, they
+	// are innermost (each AddSendingMiddleware wraps the handler built so
+	// far): the host's middleware wraps them and sees those errors.
 	cl.AddSendingMiddleware(wire.FactsMiddleware(), noListCache)
 	cl.AddSendingMiddleware(cfg.SendingMiddleware...)
 	cl.AddReceivingMiddleware(cfg.ReceivingMiddleware...)
