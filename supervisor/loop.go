@@ -202,6 +202,7 @@ func (s *Supervisor) open(c fsm.Command) {
 		var sess session
 		var err error
 		if kind == fsm.Attach {
+			s.detachedBefore(ctx, spec.resume.SessionID)
 			sess, err = s.conn.Attach(ctx, spec)
 		} else {
 			sess, err = s.conn.Dial(ctx, spec)
@@ -324,13 +325,47 @@ func (s *Supervisor) dropSession(gen uint64) {
 // endSession closes or detaches sess on a background goroutine.
 func (s *Supervisor) endSession(sess session, detach bool) {
 	s.unregister(sess)
+	var done chan struct{}
+	if id := sess.ID(); detach && id != "" {
+		done = make(chan struct{})
+		s.regMu.Lock()
+		if s.ending == nil {
+			s.ending = make(map[string]chan struct{})
+		}
+		s.ending[id] = done
+		s.regMu.Unlock()
+	}
 	s.goBG(func() {
 		if detach {
 			_ = sess.Detach()
 		} else {
 			_ = sess.Close()
 		}
+		if done != nil {
+			s.regMu.Lock()
+			if s.ending[sess.ID()] == done {
+				delete(s.ending, sess.ID())
+			}
+			s.regMu.Unlock()
+			close(done)
+		}
 	})
+}
+
+// detachedBefore waits, bounded by ctx, until the detach of an earlier
+// go-sdk session of the server-side session id has returned (see
+// Supervisor.ending).
+func (s *Supervisor) detachedBefore(ctx context.Context, id string) {
+	s.regMu.Lock()
+	done := s.ending[id]
+	s.regMu.Unlock()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 func (s *Supervisor) register(sess session) {

@@ -67,6 +67,12 @@ type Supervisor struct {
 
 	regMu sync.Mutex
 	reg   []session // every session not yet closed or detached
+	// ending holds, by session id, a channel closed once that session's
+	// Detach returned: a re-attach of the same server-side session waits
+	// for it, so nothing of the old go-sdk session (a standalone GET, a
+	// late notifications/cancelled, whose JSON-RPC ids the new session
+	// reuses) still reaches the server once the new one runs.
+	ending map[string]chan struct{}
 
 	mu      sync.Mutex
 	snap    snapshot

@@ -137,6 +137,8 @@ type Transport struct {
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
 
+	answered answeredIDs // requests whose whole answer came with the response
+
 	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
 	hostileMu sync.Mutex
@@ -291,6 +293,10 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		t.finish(req, x)
 		return resp, nil
 	}
+	if resp, ok := t.dropAnsweredCancel(req, &x); ok {
+		t.finish(req, x)
+		return resp, nil
+	}
 	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
 	t.fill(&x, resp, err)
 	if err != nil {
@@ -298,6 +304,9 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, stream := t.admit(req, &x, resp)
+	if stream == nil {
+		t.answered.add(x.RequestID) // the answer is whole: nothing left to cancel
+	}
 	if x.SessionGone {
 		t.Detach() // the server would refuse the DELETE go-sdk sends next
 	}
