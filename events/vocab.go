@@ -54,6 +54,7 @@ const (
 	TriggerReconnectRequested Trigger = "reconnect-requested"
 	TriggerCloseRequested     Trigger = "close-requested"
 	TriggerDetachRequested    Trigger = "detach-requested"
+	TriggerChurnCooled        Trigger = "churn-cooled"
 )
 
 // String returns the kebab-case name, e.g. "session-died".
