@@ -170,7 +170,8 @@ func buildTable() []Row {
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
 	add(Row{From: Ready, Trigger: CatalogListed, To: Ready, Commands: c{PublishCatalog}})
 	add(Row{From: Ready, Trigger: ReconnectRequested, Guards: g{GuardSessionBudgetLeft}, To: Connecting, Commands: c{CloseSession, Dial}})
-	add(Row{From: Ready, Trigger: ReconnectRequested, Guards: g{GuardChurnLimitReached}, To: Failed, Commands: c{CloseSession}, Reason: ReasonChurn})
+	// Past the churn limit a reconnect is held: the live session stays.
+	add(Row{From: Ready, Trigger: ReconnectRequested, Guards: g{GuardChurnLimitReached}, To: Ready})
 	ending(Ready, CloseSession)
 
 	// failed: retries on the shell's schedule; terminal with a reason.

@@ -50,8 +50,8 @@ const (
 	RetriesExhausted = events.TriggerRetriesExhausted
 	// ReconnectRequested: the host asked for a fresh session (e.g. after
 	// re-authorizing). Resets the retry attempts; it counts toward the
-	// churn limit like any other new session, so a storm of requests is
-	// held in a churn failure.
+	// churn limit like any other new session: past it the request is held
+	// (ready keeps its session; failed becomes a churn failure).
 	ReconnectRequested = events.TriggerReconnectRequested
 	// CloseRequested: the host closes the supervisor and ends the
 	// server-side session (DELETE).

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -94,7 +95,7 @@ func TestChurnCoolsDownAndRetries(t *testing.T) {
 }
 
 // A Reconnect storm opens at most MaxSessions sessions per ChurnWindow; the
-// rest are held by churn and open nothing.
+// rest are held by churn and open nothing: the live session serves on.
 func TestReconnectStormIsHeldByChurn(t *testing.T) {
 	r := newRig(t, Config{MaxSessions: 5, ChurnWindow: time.Hour})
 	r.ready(newFakeSession("s1", "a"))
@@ -115,11 +116,12 @@ func TestReconnectStormIsHeldByChurn(t *testing.T) {
 		}
 		return n == 4+19
 	})
-	reason, _ := r.sup.Failure()
-	require.Equal(t, ReasonChurn, reason)
+	require.Equal(t, Ready, r.sup.State(), "the live session is kept")
 	require.Equal(t, uint64(5), r.sup.Generation(), "5 sessions, not 24")
 	require.Empty(t, r.conn.reqs, "no Dial past the churn limit")
 	require.Equal(t, 5, r.sup.SessionsOpened())
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.NoError(t, err, "the session kept serves")
 }
 
 // After Reconnect, WaitForState(Ready) waits for the new attempt instead of

@@ -413,8 +413,10 @@ func (s *Supervisor) ResumeState() *ResumeState {
 // ResumeState) is re-attached instead, without initialize, when there is
 // one: a credential that expired costs no server-side session. A reconnect
 // opens a session like any other and counts toward Config.MaxSessions per
-// Config.ChurnWindow: past the limit it is held in a churn failure. It
-// returns at once; WaitForState then waits for the attempt it asked for.
+// Config.ChurnWindow: past the limit it is held (from ready the live
+// session stays; from a failed state it becomes a churn failure, which
+// cools down for Config.ChurnCooldown). It returns at once; WaitForState
+// then waits for the attempt it asked for.
 func (s *Supervisor) Reconnect() {
 	s.setSnapshot(func(sn *snapshot) { sn.reconnects++ })
 	if !s.post(reconnectRequested{}) {
