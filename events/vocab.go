@@ -54,6 +54,7 @@ const (
 	TriggerReconnectRequested Trigger = "reconnect-requested"
 	TriggerCloseRequested     Trigger = "close-requested"
 	TriggerDetachRequested    Trigger = "detach-requested"
+	TriggerChurnCooled        Trigger = "churn-cooled"
 )
 
 // String returns the kebab-case name, e.g. "session-died".
@@ -73,9 +74,11 @@ const (
 	ReasonUnauthorized Reason = "unauthorized"
 	// ReasonCanceled: our own context was canceled.
 	ReasonCanceled Reason = "canceled"
-	// ReasonBudgetSpent: the retry budget (attempts or elapsed time) is spent.
+	// ReasonBudgetSpent: the retry budget (attempts or elapsed time) is
+	// spent; only a configured budget is (by default retries never stop).
 	ReasonBudgetSpent Reason = "budget-spent"
-	// ReasonChurn: opening one more session would exceed the churn limit.
+	// ReasonChurn: opening one more session would exceed the churn limit;
+	// it cools down, then the supervisor tries again (trigger churn-cooled).
 	ReasonChurn Reason = "churn"
 )
 

@@ -20,13 +20,14 @@ type combo struct {
 	resume    ResumeMode
 	staleUsed bool
 	terminal  bool // failed with a reason (only meaningful in Failed)
+	churned   bool // that reason is churn rather than budget-spent
 	churnFull bool // MaxSessions sessions already started within the window
 	gen0      bool // the trigger carries generation 0 instead of the current one
 }
 
 func (c combo) String() string {
-	return fmt.Sprintf("%s/%s/%s/resume=%s/stale=%v/terminal=%v/churn=%v/gen0=%v",
-		c.state, c.kind, c.class, c.resume, c.staleUsed, c.terminal, c.churnFull, c.gen0)
+	return fmt.Sprintf("%s/%s/%s/resume=%s/stale=%v/terminal=%v/churned=%v/churn=%v/gen0=%v",
+		c.state, c.kind, c.class, c.resume, c.staleUsed, c.terminal, c.churned, c.churnFull, c.gen0)
 }
 
 func allCombos() []combo {
@@ -40,11 +41,11 @@ func allCombos() []combo {
 					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown, ResumeMode(7)}
 				}
 				for _, rm := range resumes {
-					for f := range 16 {
+					for f := range 32 {
 						c := combo{state: s, kind: k, class: cl, resume: rm,
 							staleUsed: f&1 != 0, terminal: f&2 != 0,
-							churnFull: f&4 != 0, gen0: f&8 != 0}
-						if c.terminal && s != Failed {
+							churnFull: f&4 != 0, gen0: f&8 != 0, churned: f&16 != 0}
+						if c.terminal && s != Failed || c.churned && !c.terminal {
 							continue
 						}
 						out = append(out, c)
@@ -67,6 +68,9 @@ func placeAt(m *Machine, c combo, now time.Time) {
 	m.reason = ReasonNone
 	if c.terminal {
 		m.reason = ReasonBudgetSpent
+		if c.churned {
+			m.reason = ReasonChurn
+		}
 	}
 	m.sessions = m.sessions[:0]
 	if c.churnFull {
@@ -210,7 +214,10 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 			require.Equal(t, before.attempt+1, cmd.Attempt, "%s", c)
 		case Dial, Attach:
 			require.False(t, fatalV && c.kind != Started && c.kind != ReconnectRequested, "%s: reconnect after %s", c, c.class)
-			require.False(t, c.churnFull && c.kind != Started && c.kind != ReconnectRequested, "%s: dial past churn", c)
+			require.False(t, c.churnFull && c.kind != Started, "%s: dial past churn", c)
+			if c.kind == ChurnCooled {
+				require.True(t, c.churned, "%s: only a churn failure cools down", c)
+			}
 		case Probe:
 			require.Equal(t, ResumingBlind, c.state, "%s: probes only right after a blind attach", c)
 		}
@@ -230,7 +237,22 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 		}
 	}
 	if before.State() == Failed && m.State() == Failed && before.reason != ReasonNone {
-		require.Equal(t, before.reason, m.reason, "%s: terminal reason changed", c)
+		if c.kind == ReconnectRequested && c.churnFull {
+			require.Equal(t, ReasonChurn, m.reason, "%s: a reconnect past the churn limit is held", c)
+		} else {
+			require.Equal(t, before.reason, m.reason, "%s: terminal reason changed", c)
+		}
+	}
+	if c.kind == ReconnectRequested && c.churnFull {
+		// A reconnect storm is held by churn: a live session stays, a
+		// failed state becomes a churn failure.
+		switch c.state {
+		case Ready:
+			require.Equal(t, Ready, m.State(), "%s", c)
+			require.Empty(t, cmds, "%s: the live session is kept", c)
+		case Failed:
+			require.Equal(t, ReasonChurn, m.reason, "%s", c)
+		}
 	}
 	if m.State() == Failed && fatalV && before.State() != Failed {
 		require.True(t, m.Terminal(), "%s", c)

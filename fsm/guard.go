@@ -46,6 +46,9 @@ const (
 	GuardChurnLimitReached
 	// GuardRetrying: the failed state is not terminal.
 	GuardRetrying
+	// GuardChurnFailure: the failed state is terminal with ReasonChurn, the
+	// one terminal reason that cools down and retries.
+	GuardChurnFailure
 
 	numGuards
 )
@@ -64,6 +67,7 @@ var guardNames = [numGuards]string{
 	GuardSessionBudgetLeft:          "session-budget-left",
 	GuardChurnLimitReached:          "churn-limit-reached",
 	GuardRetrying:                   "retrying",
+	GuardChurnFailure:               "churn-failure",
 }
 
 // String returns the kebab-case name used in events and docs/statechart.md.
@@ -116,6 +120,8 @@ func (g Guard) eval(m *Machine, t *guardInput) bool {
 		return m.churnLimitReached(t.now)
 	case GuardRetrying:
 		return m.reason == ReasonNone
+	case GuardChurnFailure:
+		return m.reason == ReasonChurn
 	}
 	return false
 }

@@ -174,9 +174,8 @@ func (m *Machine) apply(i int, t *Trigger) {
 	case Started:
 		m.staleUsed = false
 		m.resume = t.Resume
-	case ReconnectRequested:
-		m.attempt = 0
-		m.sessions = m.sessions[:0]
+	case ReconnectRequested, ChurnCooled:
+		m.attempt = 0 // the churn window is kept: a reconnect is a session too
 	}
 	switch {
 	case r.To == Failed && r.From != Failed:

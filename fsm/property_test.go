@@ -41,10 +41,9 @@ func TestPropertyInvariants(t *testing.T) {
 		return rapid.SampledFrom(kinds).Draw(rt, "kind")
 	}
 	rapid.Check(t, func(rt *rapid.T) {
-		m := fsm.New(fsm.Config{
-			MaxSessions: rapid.IntRange(1, 6).Draw(rt, "maxSessions"),
-			Window:      time.Minute,
-		})
+		maxSessions := rapid.IntRange(1, 6).Draw(rt, "maxSessions")
+		m := fsm.New(fsm.Config{MaxSessions: maxSessions, Window: time.Minute})
+		var opened []time.Time // when each Dial or Attach was commanded
 		now := t0
 		staleEntries := 0 // entries into stale-recovering since the last resume
 		noProbe := false  // set by stale-recovering or failed, until a new resume
@@ -94,6 +93,7 @@ func TestPropertyInvariants(t *testing.T) {
 			next := fromGen
 			for _, c := range cmds {
 				if c.Kind == fsm.Dial || c.Kind == fsm.Attach {
+					opened = append(opened, now)
 					next++
 					if c.Generation != next {
 						rt.Fatalf("%s carries generation %d, want %d", c.Kind, c.Generation, next)
@@ -102,6 +102,18 @@ func TestPropertyInvariants(t *testing.T) {
 			}
 			if m.Generation() != next {
 				rt.Fatalf("generation %d after %v, want %d", m.Generation(), cmds, next)
+			}
+
+			// churn: never more than MaxSessions sessions opened within the
+			// window, whatever opened them (retries, reconnects, cool-downs).
+			inWindow := 0
+			for _, at := range opened {
+				if now.Sub(at) < time.Minute {
+					inWindow++
+				}
+			}
+			if inWindow > maxSessions {
+				rt.Fatalf("%d sessions within the window, limit %d (%s)", inWindow, maxSessions, tr.Kind)
 			}
 
 			// the event names the transition taken; no event, no state change.

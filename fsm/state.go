@@ -46,10 +46,12 @@ const (
 	// re-handshake and discovery; never probes. Left on DiscoverySucceeded
 	// (to Ready) or on a failure (to Failed).
 	StaleRecovering = events.StateStaleRecovering
-	// Failed: a classified failure or an exhausted budget. While retrying
-	// (no [Reason]) it leaves on RetryDue (to Connecting, never Probing);
-	// with a Reason it is terminal and leaves only on ReconnectRequested (to
-	// Connecting) or on a close or detach request (to Closed).
+	// Failed: a classified failure, churn, or an exhausted (optional)
+	// budget. While retrying (no [Reason]) it leaves on RetryDue (to
+	// Connecting, never Probing); with a Reason it is terminal and leaves
+	// only on ReconnectRequested within the churn limit (to Connecting, or
+	// to a resume), on ChurnCooled for ReasonChurn, or on a close or detach
+	// request (to Closed).
 	Failed = events.StateFailed
 	// Closed: absorbing. Every trigger is ignored: no event, no command.
 	Closed = events.StateClosed
@@ -106,7 +108,8 @@ const (
 	// ReasonBudgetSpent: the shell's backoff stopped (RetriesExhausted).
 	ReasonBudgetSpent = events.ReasonBudgetSpent
 	// ReasonChurn: opening one more session would exceed
-	// [Config.MaxSessions] within [Config.Window].
+	// [Config.MaxSessions] within [Config.Window]. The one terminal reason
+	// that ends by itself: the shell's cool-down reports ChurnCooled.
 	ReasonChurn = events.ReasonChurn
 	// ReasonOfVerdict appears only in [Row.Reason]: the terminal reason is
 	// the trigger's verdict class (unauthorized or canceled). The machine

@@ -40,7 +40,7 @@ func TestS1UnauthorizedProbeIsTerminal(t *testing.T) {
 	require.ErrorIs(t, err, fsm.ErrRejected, "no retry after unauthorized")
 	// The host re-authorizes and asks to reconnect: a full handshake.
 	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(2)},
-		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "resume-none", none, 2, 0, "")})
+		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "resume-none+session-budget-left", none, 2, 0, "")})
 }
 
 // S2: a resumed session rejected with 400 and a null-id -32000 body (or a
@@ -147,9 +147,32 @@ func TestChurnStopsASessionLoop(t *testing.T) {
 	require.True(t, d.m.Terminal())
 	require.Equal(t, fsm.ReasonChurn, d.m.Reason())
 
-	// The host asks again: attempts and the churn window reset.
-	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3)},
-		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "resume-none", none, 3, 0, "")})
+	// The host asks again at once: a reconnect is a session too, held by
+	// churn; so is a cool-down that ends while the window is still full.
+	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Failed, nil,
+		ev(fsm.Failed, fsm.Failed, fsm.ReconnectRequested, "churn-limit-reached", none, 2, 0, "churn")})
+	d.step(fsm.Trigger{Kind: fsm.ChurnCooled, Generation: 2}, want{fsm.Failed, nil,
+		ev(fsm.Failed, fsm.Failed, fsm.ChurnCooled, "churn-failure+churn-limit-reached", none, 2, 0, "churn")})
+	require.Equal(t, uint64(2), d.m.Generation(), "no session opened past the limit")
+
+	// The cool-down ends after the window: the machine tries again.
+	d.now = d.now.Add(time.Minute)
+	d.step(fsm.Trigger{Kind: fsm.ChurnCooled, Generation: 2}, want{fsm.Connecting, []fsm.Command{dial(3)},
+		ev(fsm.Failed, fsm.Connecting, fsm.ChurnCooled, "churn-failure+session-budget-left", none, 3, 0, "")})
+}
+
+// Only a churn failure cools down: the other terminal reasons wait for the
+// host.
+func TestOnlyChurnCoolsDown(t *testing.T) {
+	d := newDriver(t, fsm.Config{})
+	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1)},
+		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
+	vAuth := verdict(classify.Unauthorized, 401)
+	d.step(failTrig(fsm.HandshakeFailed, 1, vAuth), want{fsm.Failed, nil,
+		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "fatal-verdict", vAuth, 1, 0, "unauthorized")})
+	_, err := d.m.Step(fsm.Trigger{Kind: fsm.ChurnCooled, Generation: 1, Now: d.now})
+	require.ErrorIs(t, err, fsm.ErrRejected)
+	require.Equal(t, fsm.ReasonUnauthorized, d.m.Reason())
 }
 
 // The retry budget: RetriesExhausted makes failed terminal (budget-spent);
@@ -171,7 +194,7 @@ func TestRetryBudgetAndCanceled(t *testing.T) {
 	require.Equal(t, vRef, d.m.Verdict(), "the verdict that failed the connection is kept")
 
 	d.step(fsm.Trigger{Kind: fsm.ReconnectRequested}, want{fsm.Connecting, []fsm.Command{dial(3)},
-		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "resume-none", none, 3, 0, "")})
+		ev(fsm.Failed, fsm.Connecting, fsm.ReconnectRequested, "resume-none+session-budget-left", none, 3, 0, "")})
 	vCan := verdict(classify.Canceled, 0)
 	d.step(failTrig(fsm.HandshakeFailed, 3, vCan), want{fsm.Failed, nil,
 		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "fatal-verdict", vCan, 3, 0, "canceled")})

@@ -169,18 +169,26 @@ func buildTable() []Row {
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
 	add(Row{From: Ready, Trigger: CatalogListed, To: Ready, Commands: c{PublishCatalog}})
-	add(Row{From: Ready, Trigger: ReconnectRequested, To: Connecting, Commands: c{CloseSession, Dial}})
+	add(Row{From: Ready, Trigger: ReconnectRequested, Guards: g{GuardSessionBudgetLeft}, To: Connecting, Commands: c{CloseSession, Dial}})
+	// Past the churn limit a reconnect is held: the live session stays.
+	add(Row{From: Ready, Trigger: ReconnectRequested, Guards: g{GuardChurnLimitReached}, To: Ready})
 	ending(Ready, CloseSession)
 
 	// failed: retries on the shell's schedule; terminal with a reason.
 	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
 	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
 	add(Row{From: Failed, Trigger: RetriesExhausted, Guards: g{GuardRetrying}, To: Failed, Reason: ReasonBudgetSpent})
+	// Churn cools down on the shell's timer, then tries again.
+	add(Row{From: Failed, Trigger: ChurnCooled, Guards: g{GuardChurnFailure, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
+	add(Row{From: Failed, Trigger: ChurnCooled, Guards: g{GuardChurnFailure, GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
 	// The host re-authorized: a session the shell still holds resumable
 	// (a refused credential never ends one) is re-attached, not replaced.
-	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeNone}, To: Connecting, Commands: c{Dial}})
-	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeBlind}, To: ResumingBlind, Commands: c{Attach}})
-	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeKnown}, To: ResumingKnown, Commands: c{Attach}})
+	// A reconnect opens a session like any other: past the churn limit it
+	// is held in a churn failure.
+	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeNone, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
+	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeBlind, GuardSessionBudgetLeft}, To: ResumingBlind, Commands: c{Attach}})
+	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeKnown, GuardSessionBudgetLeft}, To: ResumingKnown, Commands: c{Attach}})
+	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
 	ending(Failed)
 	// Late results of the session that failed (same generation) change
 	// nothing: that session was already ended on entering failed.

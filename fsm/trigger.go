@@ -49,7 +49,9 @@ const (
 	// for a ScheduleRetry; the budget lives in the backoff configuration.
 	RetriesExhausted = events.TriggerRetriesExhausted
 	// ReconnectRequested: the host asked for a fresh session (e.g. after
-	// re-authorizing). Resets the retry attempts and the churn window.
+	// re-authorizing). Resets the retry attempts; it counts toward the
+	// churn limit like any other new session: past it the request is held
+	// (ready keeps its session; failed becomes a churn failure).
 	ReconnectRequested = events.TriggerReconnectRequested
 	// CloseRequested: the host closes the supervisor and ends the
 	// server-side session (DELETE).
@@ -57,19 +59,24 @@ const (
 	// DetachRequested: the host stops the supervisor but keeps the session
 	// resumable: no DELETE.
 	DetachRequested = events.TriggerDetachRequested
+	// ChurnCooled: the shell's churn cool-down (supervisor
+	// Config.ChurnCooldown, 5 minutes by default) elapsed after the machine
+	// entered a churn failure; the machine tries again. Resets the retry
+	// attempts.
+	ChurnCooled = events.TriggerChurnCooled
 )
 
 // triggerID is a trigger kind's dense index, for the machine's arrays and as
 // the trigger value stateless is fired with.
 type triggerID uint8
 
-const numTriggers = 15
+const numTriggers = 16
 
 // triggerList lists the trigger kinds in declaration order, indexed by
 // triggerID.
 var triggerList = [numTriggers]TriggerKind{Started, HandshakeSucceeded, HandshakeFailed, Attached,
 	AttachRefused, DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied,
-	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested}
+	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled}
 
 var triggerIDs = func() map[TriggerKind]triggerID {
 	m := make(map[TriggerKind]triggerID, numTriggers)

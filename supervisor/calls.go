@@ -209,6 +209,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 	v := classify.Classify(judge, err)
 	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
 	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, v), Generation: gen, Err: err}
+	ce.repeatable = s.toolRepeatable(op, name) // the catalog at failure time
 	// The loop never waits for anything a caller holds (an events sink
 	// included), so waiting for it here cannot deadlock.
 	handled := make(chan struct{})

@@ -160,9 +160,13 @@ func (p StreamPolicy) String() string {
 }
 
 // Backoff configures retries out of the failed state: exponential backoff
-// with jitter (cenkalti/backoff's ExponentialBackOff), bounded by attempts
-// and elapsed time. Zero (and out-of-range) fields take the documented
-// defaults.
+// with jitter (cenkalti/backoff's ExponentialBackOff). By default a
+// transient failure is retried forever: fast at first (500ms, 1s, 2s, ...),
+// then every MaxInterval (30s) for as long as the outage lasts, so a
+// long-lived host is never stranded by a server that is down for a while.
+// Setting MaxAttempts or MaxElapsed bounds one outage instead: past the
+// bound the failed state becomes terminal with reason budget-spent. Zero
+// (and out-of-range) fields take the documented defaults.
 type Backoff struct {
 	// InitialInterval is the first wait. Default 500ms.
 	InitialInterval time.Duration
@@ -179,12 +183,19 @@ type Backoff struct {
 	RandomizationFactor float64
 	// NoJitter sets the randomization factor to 0.
 	NoJitter bool
-	// MaxAttempts bounds the retries of one outage. Default 8.
+	// MaxAttempts, when positive, bounds the retries of one outage: the
+	// attempt after the last one ends in budget-spent. Zero (or negative):
+	// no bound, retry forever.
 	MaxAttempts int
-	// MaxElapsed bounds the time spent retrying one outage, on the
-	// supervisor's clock. Default 5m.
+	// MaxElapsed, when positive, bounds the time spent retrying one outage,
+	// on the supervisor's clock, ending in budget-spent. Zero (or negative):
+	// no bound, retry forever.
 	MaxElapsed time.Duration
 }
+
+// DefaultChurnCooldown is Config.ChurnCooldown's default: a churn failure
+// lasts five minutes, then the supervisor tries again.
+const DefaultChurnCooldown = 5 * time.Minute
 
 // Defaults of the catalog's re-listing (Config.RelistMinGap,
 // Config.CatalogPollInterval).
@@ -326,9 +337,14 @@ type Config struct {
 	// MaxSessions and ChurnWindow: more than MaxSessions new sessions within
 	// ChurnWindow moves to a terminal failed state whose reason is churn.
 	// Defaults 10 and 1m (fsm.DefaultMaxSessions, fsm.DefaultWindow, where
-	// the machine applies them).
+	// the machine applies them). Reconnect opens a session like any other
+	// and counts toward the limit.
 	MaxSessions int
 	ChurnWindow time.Duration
+	// ChurnCooldown is how long a churn failure lasts before the supervisor
+	// tries again with a new session (a Reconnect held by churn starts it
+	// over). Default 5m (DefaultChurnCooldown).
+	ChurnCooldown time.Duration
 	// Events receives every event, in order, one at a time, on a goroutine
 	// of the supervisor's that runs only while events wait, outside any
 	// lock. A transition's event is emitted once its state is published, so
@@ -400,11 +416,14 @@ func (c Config) withDefaults() Config {
 	if b.NoJitter {
 		b.RandomizationFactor = 0
 	}
-	if b.MaxAttempts <= 0 {
-		b.MaxAttempts = 8
+	if b.MaxAttempts < 0 {
+		b.MaxAttempts = 0
 	}
-	if b.MaxElapsed <= 0 {
-		b.MaxElapsed = 5 * time.Minute
+	if b.MaxElapsed < 0 {
+		b.MaxElapsed = 0
+	}
+	if c.ChurnCooldown <= 0 {
+		c.ChurnCooldown = DefaultChurnCooldown
 	}
 	if c.Clock == nil {
 		c.Clock = clockwork.NewRealClock()
@@ -416,7 +435,8 @@ func (c Config) withDefaults() Config {
 }
 
 // newBackOff builds the retry schedule from the config, on the supervisor's
-// clock so MaxElapsed runs on fake time in tests.
+// clock so MaxElapsed runs on fake time in tests. Unbounded (the default),
+// it never returns backoff.Stop: cenkalti's MaxElapsedTime 0 means no limit.
 func (b Backoff) newBackOff(clock clockwork.Clock) backoff.BackOff {
 	eb := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(b.InitialInterval),
@@ -426,6 +446,9 @@ func (b Backoff) newBackOff(clock clockwork.Clock) backoff.BackOff {
 		backoff.WithMaxElapsedTime(b.MaxElapsed),
 		backoff.WithClockProvider(clockAdapter{clock}),
 	)
+	if b.MaxAttempts <= 0 {
+		return eb
+	}
 	return backoff.WithMaxRetries(eb, uint64(b.MaxAttempts))
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -76,4 +78,36 @@ func TestAnswerLimitsReachTheWire(t *testing.T) {
 	assert.Equal(t, 1, c.MaxJSONBody)
 	assert.Equal(t, 2, c.MaxErrorBody)
 	assert.Equal(t, 3, c.MaxSSEEvent)
+}
+
+// The zero Backoff never stops (a day of retries at the 30s cap); a
+// positive MaxAttempts or MaxElapsed does.
+func TestBackoffUnboundedByDefault(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	cfg := Config{Endpoint: "http://127.0.0.1:1/mcp", Backoff: Backoff{NoJitter: true}}.withDefaults()
+	require.Equal(t, DefaultChurnCooldown, cfg.ChurnCooldown)
+	bo := cfg.Backoff.newBackOff(clock)
+	bo.Reset()
+	var last time.Duration
+	for elapsed := time.Duration(0); elapsed < 24*time.Hour; elapsed += last {
+		last = bo.NextBackOff()
+		require.NotEqual(t, backoff.Stop, last, "stopped after %s", elapsed)
+		require.LessOrEqual(t, last, 30*time.Second)
+		clock.Advance(last)
+	}
+	require.Equal(t, 30*time.Second, last)
+
+	bounded := Config{Endpoint: "x", Backoff: Backoff{NoJitter: true, MaxAttempts: 3}}.withDefaults()
+	bo = bounded.Backoff.newBackOff(clock)
+	bo.Reset()
+	for range 3 {
+		require.NotEqual(t, backoff.Stop, bo.NextBackOff())
+	}
+	require.Equal(t, backoff.Stop, bo.NextBackOff(), "MaxAttempts 3")
+
+	timed := Config{Endpoint: "x", Backoff: Backoff{NoJitter: true, MaxElapsed: time.Minute}}.withDefaults()
+	bo = timed.Backoff.newBackOff(clock)
+	bo.Reset()
+	clock.Advance(2 * time.Minute)
+	require.Equal(t, backoff.Stop, bo.NextBackOff(), "MaxElapsed 1m")
 }

@@ -59,7 +59,8 @@ func (e *StateError) Error() string {
 func (e *StateError) Unwrap() error { return e.Err }
 
 // Delivery says how far a failed request got, so a host can decide whether a
-// retry is safe. The supervisor itself never replays a failed request.
+// retry is safe (CallError.Resendable decides it). The supervisor itself
+// never replays a failed request.
 type Delivery uint8
 
 const (
@@ -109,6 +110,48 @@ type CallError struct {
 	Err error
 
 	redactor *events.Redactor // the supervisor's; nil: the patterns only
+	// repeatable: a tools/call whose tool, in the catalog at failure
+	// time, is annotated readOnlyHint or idempotentHint.
+	repeatable bool
+}
+
+// Resendable reports whether sending the same request again is safe as far
+// as delivery goes (it may still fail the same way):
+//   - NotSent: true, the server never saw it;
+//   - OutcomeUnknown: true only for a tools/call of a tool that the catalog,
+//     when the call failed, annotated readOnlyHint or idempotentHint (MCP
+//     ToolAnnotations: running it again has no additional effect on its
+//     environment); false for any other tool and every other method, since
+//     the first request may have run. The annotations are the server's
+//     hints, not guarantees;
+//   - Answered: false: the server answered, so delivery is not the
+//     question; the Verdict says whether asking again can help (e.g.
+//     rate-limited after RetryAfter).
+//
+// The supervisor never resends on its own.
+func (e *CallError) Resendable() bool {
+	switch e.Delivery {
+	case NotSent:
+		return true
+	case OutcomeUnknown:
+		return e.repeatable
+	}
+	return false
+}
+
+// toolRepeatable reports whether op is a tools/call of a tool that the
+// current catalog annotates readOnlyHint or idempotentHint.
+func (s *Supervisor) toolRepeatable(op, name string) bool {
+	if op != "tools/call" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.snap.catalog == nil {
+		return false
+	}
+	t := s.snap.catalog.Tool(name)
+	return t != nil && t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
 }
 
 // Error names the call, the verdict and, unless the server answered, how far

@@ -75,9 +75,11 @@ type (
 // From timers: a retry is due; the re-list gap passed; a catalog poll is
 // due.
 type (
-	retryDue  struct{ gen uint64 }
-	relistDue struct{}
-	pollDue   struct{ gen uint64 }
+	retryDue struct{ gen uint64 }
+	// churnCooled: Config.ChurnCooldown passed in a churn failure.
+	churnCooled struct{ gen uint64 }
+	relistDue   struct{}
+	pollDue     struct{ gen uint64 }
 )
 
 // From calls: a call failed (handled is closed once the machine heard).
@@ -99,6 +101,7 @@ func (in stopRequested) take(s *Supervisor) {
 func (reconnectRequested) take(s *Supervisor) {
 	s.setSnapshot(func(sn *snapshot) { sn.rate = nil }) // the host decided to try again
 	s.step(fsm.Trigger{Kind: fsm.ReconnectRequested, Resume: s.reconnectResume()})
+	s.setSnapshot(func(sn *snapshot) { sn.reconnects-- }) // its outcome is published
 }
 
 func (in sessionOpened) take(s *Supervisor)     { s.opened(in.kind, in.spec, in.sess, in.verdict) }
@@ -129,6 +132,10 @@ func (in streamChanged) take(s *Supervisor) {
 
 func (in retryDue) take(s *Supervisor) {
 	s.step(fsm.Trigger{Kind: fsm.RetryDue, Generation: in.gen})
+}
+
+func (in churnCooled) take(s *Supervisor) {
+	s.step(fsm.Trigger{Kind: fsm.ChurnCooled, Generation: in.gen})
 }
 
 func (in callFailed) take(s *Supervisor) {

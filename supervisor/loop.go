@@ -24,6 +24,7 @@ type loopState struct {
 	found    *Catalog // discovered, not yet published
 	bo       backoff.BackOff
 	retry    clockwork.Timer
+	cooldown clockwork.Timer // a churn failure's (Config.ChurnCooldown)
 	seq      uint64
 	cat      catalogLoop // re-listing (discovery.go)
 	stepping bool        // a step runs: the triggers its commands produce wait in queue
@@ -82,6 +83,9 @@ func (s *Supervisor) stopTimers() {
 	if s.loop.retry != nil {
 		s.loop.retry.Stop()
 	}
+	if s.loop.cooldown != nil {
+		s.loop.cooldown.Stop()
+	}
 	s.loop.cat.stop()
 }
 
@@ -118,6 +122,9 @@ func (s *Supervisor) take(t fsm.Trigger) {
 	}
 	if out.Transitioned() {
 		s.emitEvent(out.Event)
+		if m := s.loop.m; m.Reason() == fsm.ReasonChurn {
+			s.coolDown(m.Generation()) // entered, or stayed in, a churn failure
+		}
 	}
 	// Commands that only change what the host sees run before the new state
 	// is published (a call woken by ready finds the catalog of that ready);
@@ -518,6 +525,16 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	}
 	gen := c.Generation
 	s.loop.retry = s.cfg.Clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
+}
+
+// coolDown (re)arms the churn cool-down: after Config.ChurnCooldown the
+// machine hears ChurnCooled and tries again. Every transition into or
+// within a churn failure (a Reconnect it held) starts the wait over.
+func (s *Supervisor) coolDown(gen uint64) {
+	if s.loop.cooldown != nil {
+		s.loop.cooldown.Stop()
+	}
+	s.loop.cooldown = s.cfg.Clock.AfterFunc(s.cfg.ChurnCooldown, func() { s.post(churnCooled{gen: gen}) })
 }
 
 // hooksFor binds session reports to generation gen.

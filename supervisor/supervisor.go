@@ -107,6 +107,10 @@ type snapshot struct {
 	subs       map[string]bool
 	logLevel   string
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
+	// reconnects counts Reconnect requests the loop has not taken yet:
+	// while one waits, a terminal failure is about to be left (or held by
+	// churn), so WaitForState does not report it.
+	reconnects int
 }
 
 // failure returns the verdict that moved the machine to failed, or the zero
@@ -352,18 +356,22 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 // It returns a *StateError wrapping ErrClosed if the supervisor closes first,
 // and, unless want is Failed or Closed, one wrapping ErrNotReady (with the
 // reason and verdict) if it reaches a terminal failed state, which only
-// Reconnect leaves.
+// Reconnect (and, for churn, Config.ChurnCooldown) leaves. After Reconnect
+// it waits for the attempt Reconnect asked for: the terminal failure it was
+// called from is not reported, only one that attempt ends in (a Reconnect
+// held by the churn limit ends in churn at once).
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 	for {
 		s.mu.Lock()
 		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.failure(), s.changed
+		pending := s.snap.reconnects > 0
 		s.mu.Unlock()
 		switch {
 		case st == want:
 			return nil
 		case st == Closed:
 			return &StateError{State: st, Err: ErrClosed}
-		case st == Failed && reason != fsm.ReasonNone && want != Closed:
+		case st == Failed && reason != fsm.ReasonNone && want != Closed && !pending:
 			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		select {
@@ -409,10 +417,17 @@ func (s *Supervisor) ResumeState() *ResumeState {
 // the host re-authorized, say), or from ready. After a terminal
 // unauthorized, the session the supervisor holds resumable (see
 // ResumeState) is re-attached instead, without initialize, when there is
-// one: a credential that expired costs no server-side session. It returns
-// at once.
+// one: a credential that expired costs no server-side session. A reconnect
+// opens a session like any other and counts toward Config.MaxSessions per
+// Config.ChurnWindow: past the limit it is held (from ready the live
+// session stays; from a failed state it becomes a churn failure, which
+// cools down for Config.ChurnCooldown). It returns at once; WaitForState
+// then waits for the attempt it asked for.
 func (s *Supervisor) Reconnect() {
-	s.post(reconnectRequested{})
+	s.setSnapshot(func(sn *snapshot) { sn.reconnects++ })
+	if !s.post(reconnectRequested{}) {
+		s.setSnapshot(func(sn *snapshot) { sn.reconnects-- })
+	}
 }
 
 // setSnapshot changes the snapshot under the lock and wakes waiters.

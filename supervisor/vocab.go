@@ -43,6 +43,7 @@ const (
 	TriggerReconnectRequested = fsm.ReconnectRequested
 	TriggerCloseRequested     = fsm.CloseRequested
 	TriggerDetachRequested    = fsm.DetachRequested
+	TriggerChurnCooled        = fsm.ChurnCooled
 )
 
 // Kind says what an event reports (events.Event.Kind).
