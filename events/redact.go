@@ -90,11 +90,12 @@ type Redactor struct {
 	ids map[string]string
 	// forms lists the forms registered for each id, to forget them.
 	forms map[string][]string
-	// lens are the distinct lengths of the forms, longest first, with the
-	// number of forms of each length; first counts forms by first byte.
+	// lens are the distinct lengths of the forms, longest first; first has
+	// bit b set when a form starts with byte b. Both are rebuilt from ids
+	// when it changes (a few forms per session), which keeps the Redactor
+	// small: one is held per supervisor.
 	lens  []int
-	lenN  map[int]int
-	first [256]int
+	first byteSet
 	// secrets are the forms of registered secrets, longest first, so that
 	// a secret containing another is masked whole.
 	secrets []string
@@ -116,7 +117,7 @@ func (r *Redactor) AddSessionID(id string) {
 		return
 	}
 	if r.ids == nil {
-		r.ids, r.forms, r.lenN = map[string]string{}, map[string][]string{}, map[int]int{}
+		r.ids, r.forms = map[string]string{}, map[string][]string{}
 	}
 	h := HashSessionID(id)
 	var added []string
@@ -126,15 +127,27 @@ func (r *Redactor) AddSessionID(id string) {
 		}
 		r.ids[f] = h
 		added = append(added, f)
-		if r.lenN[len(f)] == 0 {
-			i, _ := slices.BinarySearchFunc(r.lens, len(f), func(a, b int) int { return b - a })
-			r.lens = slices.Insert(r.lens, i, len(f))
-		}
-		r.lenN[len(f)]++
-		r.first[f[0]]++
 	}
 	r.forms[id] = added
+	r.index()
 }
+
+// index rebuilds lens and first from ids. Called with mu held.
+func (r *Redactor) index() {
+	r.lens, r.first = r.lens[:0], byteSet{}
+	for f := range r.ids {
+		r.first.add(f[0])
+		if i, found := slices.BinarySearchFunc(r.lens, len(f), func(a, b int) int { return b - a }); !found {
+			r.lens = slices.Insert(r.lens, i, len(f))
+		}
+	}
+}
+
+// byteSet is a set of bytes, one bit each.
+type byteSet [4]uint64
+
+func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
+func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
 // ForgetSessionID unregisters a session id registered with
 // [Redactor.AddSessionID]. The id is still hashed where it stands as the
@@ -149,12 +162,8 @@ func (r *Redactor) ForgetSessionID(id string) {
 	delete(r.forms, id)
 	for _, f := range forms {
 		delete(r.ids, f)
-		r.first[f[0]]--
-		if r.lenN[len(f)]--; r.lenN[len(f)] == 0 {
-			delete(r.lenN, len(f))
-			r.lens = slices.DeleteFunc(r.lens, func(n int) bool { return n == len(f) })
-		}
 	}
+	r.index()
 }
 
 // SessionIDs returns the number of registered session ids.
@@ -278,7 +287,7 @@ func (r *Redactor) hashIDs(s string) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); {
-		if r.first[s[i]] == 0 || (i > 0 && isWord(s[i]) && isWord(s[i-1])) {
+		if !r.first.has(s[i]) || (i > 0 && isWord(s[i]) && isWord(s[i-1])) {
 			i++ // no form starts with this byte, or inside a word
 			continue
 		}
@@ -322,7 +331,7 @@ func (r *Redactor) tokenAt(s string, i, min int) int {
 // starts at s[i], for the session id contexts of redactPatterns. Called with
 // mu read-held.
 func (r *Redactor) registeredAt(s string, i int) int {
-	if len(r.ids) == 0 || r.first[s[i]] == 0 {
+	if len(r.ids) == 0 || !r.first.has(s[i]) {
 		return 0
 	}
 	return r.tokenAt(s, i, 1)
