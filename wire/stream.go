@@ -343,11 +343,8 @@ type streamBody struct {
 // dial makes one attempt and reports every attempt that does not become a
 // live stream at once.
 func (b *streamBody) dial() dialKind {
-	req := b.req.Clone(b.ctx)
 	sentID := b.filter.lastID
-	if sentID != "" {
-		req.Header.Set(headerLastEventID, sentID)
-	}
+	req := b.request(sentID)
 	x := b.t.begin(req)
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1
@@ -412,6 +409,24 @@ func (b *streamBody) dial() dialKind {
 		return dialReplayRefused
 	}
 	return dialFailed
+}
+
+// request returns the GET of one attempt: a shallow copy of go-sdk's GET
+// (net/http holds it while the stream lasts, and mutates neither its URL
+// nor its header), with a header of its own only when one is added here,
+// Last-Event-ID or the jar's cookies, so an idle stream does not hold a
+// second copy of every header.
+func (b *streamBody) request(lastID string) *http.Request {
+	req := new(http.Request)
+	*req = *b.req
+	if lastID == "" && b.t.cfg.Jar == nil {
+		return req
+	}
+	req.Header = b.req.Header.Clone()
+	if lastID != "" {
+		req.Header.Set(headerLastEventID, lastID)
+	}
+	return req
 }
 
 func (b *streamBody) setCur(rc io.ReadCloser) {
