@@ -90,12 +90,13 @@ type Redactor struct {
 	ids map[string]string
 	// forms lists the forms registered for each id, to forget them.
 	forms map[string][]string
-	// lens are the distinct lengths of the forms, longest first; first has
-	// bit b set when a form starts with byte b. Both are rebuilt from ids
-	// when it changes (a few forms per session), which keeps the Redactor
-	// small: one is held per supervisor.
-	lens  []int
-	first byteSet
+	// lens counts the forms by length, longest first; firstN counts them
+	// by first byte, and first has the bytes that start one. Small sorted
+	// slices rather than a table or maps: one Redactor is held per
+	// supervisor, with the few forms of one or two session ids.
+	lens   tally
+	firstN tally
+	first  byteSet
 	// secrets are the forms of registered secrets, longest first, so that
 	// a secret containing another is masked whole.
 	secrets []string
@@ -127,26 +128,45 @@ func (r *Redactor) AddSessionID(id string) {
 		}
 		r.ids[f] = h
 		added = append(added, f)
+		r.count(f, 1)
 	}
 	r.forms[id] = added
-	r.index()
 }
 
-// index rebuilds lens and first from ids. Called with mu held.
-func (r *Redactor) index() {
-	r.lens, r.first = r.lens[:0], byteSet{}
-	for f := range r.ids {
-		r.first.add(f[0])
-		if i, found := slices.BinarySearchFunc(r.lens, len(f), func(a, b int) int { return b - a }); !found {
-			r.lens = slices.Insert(r.lens, i, len(f))
-		}
+// count adds (by +1) or removes (by -1) form f from lens and first. Called
+// with mu held.
+func (r *Redactor) count(f string, by int) {
+	r.lens.add(len(f), by)
+	if r.firstN.add(int(f[0]), by) {
+		r.first.flip(f[0])
 	}
+}
+
+// tally counts values in a slice sorted by value, largest first.
+type tally []struct{ v, n int }
+
+// add adds by (+1 or -1) to v's count and reports whether v appeared or
+// disappeared.
+func (t *tally) add(v, by int) bool {
+	i, found := slices.BinarySearchFunc(*t, v, func(e struct{ v, n int }, v int) int { return v - e.v })
+	switch {
+	case !found && by > 0:
+		*t = slices.Insert(*t, i, struct{ v, n int }{v, by})
+		return true
+	case !found:
+		return false
+	}
+	if (*t)[i].n += by; (*t)[i].n <= 0 {
+		*t = slices.Delete(*t, i, i+1)
+		return true
+	}
+	return false
 }
 
 // byteSet is a set of bytes, one bit each.
 type byteSet [4]uint64
 
-func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
+func (b *byteSet) flip(c byte)     { b[c>>6] ^= 1 << (c & 63) }
 func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
 // ForgetSessionID unregisters a session id registered with
@@ -162,8 +182,8 @@ func (r *Redactor) ForgetSessionID(id string) {
 	delete(r.forms, id)
 	for _, f := range forms {
 		delete(r.ids, f)
+		r.count(f, -1)
 	}
-	r.index()
 }
 
 // SessionIDs returns the number of registered session ids.
@@ -281,7 +301,7 @@ func (r *Redactor) maskSecrets(s string) string {
 // hashIDs replaces every registered id of at least MinSessionIDLen bytes
 // that stands as a whole token, longest first. Called with mu read-held.
 func (r *Redactor) hashIDs(s string) string {
-	if len(r.ids) == 0 || len(r.lens) == 0 || r.lens[0] < MinSessionIDLen {
+	if len(r.ids) == 0 || len(r.lens) == 0 || r.lens[0].v < MinSessionIDLen {
 		return s
 	}
 	var b strings.Builder
@@ -312,7 +332,8 @@ func (r *Redactor) hashIDs(s string) string {
 // bytes long, that starts at s[i] and is not continued by a letter or digit,
 // or 0. Called with mu read-held.
 func (r *Redactor) tokenAt(s string, i, min int) int {
-	for _, n := range r.lens {
+	for _, l := range r.lens {
+		n := l.v
 		if n < min {
 			break
 		}
