@@ -35,6 +35,13 @@ const idleWorkers = 16
 // server should live in another process for a client-only figure; in the
 // same process its per-session cost is counted too (equally for both kinds).
 func IdleConnections(ctx context.Context, endpoint string, k Client, n int, stream bool) IdleResult {
+	return IdleConnectionsAt(ctx, endpoint, k, n, stream, nil)
+}
+
+// IdleConnectionsAt is IdleConnections that calls atPeak (when not nil)
+// while all n connections are open, after the heap was measured: a heap
+// profile taken there shows where the connections' memory goes.
+func IdleConnectionsAt(ctx context.Context, endpoint string, k Client, n int, stream bool, atPeak func()) IdleResult {
 	res := IdleResult{Client: k, N: n, Stream: stream}
 	tr := &http.Transport{MaxIdleConnsPerHost: idleWorkers * 2, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
@@ -84,6 +91,9 @@ func IdleConnections(ctx context.Context, endpoint string, k Client, n int, stre
 	heap1 := liveHeap()
 	res.HeapPerConn = (float64(heap1) - float64(heap0)) / float64(n)
 	res.GoroutinesPerConn = float64(gor1-gor0) / float64(n)
+	if atPeak != nil {
+		atPeak()
+	}
 	return res
 }
 

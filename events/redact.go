@@ -90,11 +90,13 @@ type Redactor struct {
 	ids map[string]string
 	// forms lists the forms registered for each id, to forget them.
 	forms map[string][]string
-	// lens are the distinct lengths of the forms, longest first, with the
-	// number of forms of each length; first counts forms by first byte.
-	lens  []int
-	lenN  map[int]int
-	first [256]int
+	// lens counts the forms by length, longest first; firstN counts them
+	// by first byte, and first has the bytes that start one. Small sorted
+	// slices rather than a table or maps: one Redactor is held per
+	// supervisor, with the few forms of one or two session ids.
+	lens   tally
+	firstN tally
+	first  byteSet
 	// secrets are the forms of registered secrets, longest first, so that
 	// a secret containing another is masked whole.
 	secrets []string
@@ -116,7 +118,7 @@ func (r *Redactor) AddSessionID(id string) {
 		return
 	}
 	if r.ids == nil {
-		r.ids, r.forms, r.lenN = map[string]string{}, map[string][]string{}, map[int]int{}
+		r.ids, r.forms = map[string]string{}, map[string][]string{}
 	}
 	h := HashSessionID(id)
 	var added []string
@@ -126,15 +128,46 @@ func (r *Redactor) AddSessionID(id string) {
 		}
 		r.ids[f] = h
 		added = append(added, f)
-		if r.lenN[len(f)] == 0 {
-			i, _ := slices.BinarySearchFunc(r.lens, len(f), func(a, b int) int { return b - a })
-			r.lens = slices.Insert(r.lens, i, len(f))
-		}
-		r.lenN[len(f)]++
-		r.first[f[0]]++
+		r.count(f, 1)
 	}
 	r.forms[id] = added
 }
+
+// count adds (by +1) or removes (by -1) form f from lens and first. Called
+// with mu held.
+func (r *Redactor) count(f string, by int) {
+	r.lens.add(len(f), by)
+	if r.firstN.add(int(f[0]), by) {
+		r.first.flip(f[0])
+	}
+}
+
+// tally counts values in a slice sorted by value, largest first.
+type tally []struct{ v, n int }
+
+// add adds by (+1 or -1) to v's count and reports whether v appeared or
+// disappeared.
+func (t *tally) add(v, by int) bool {
+	i, found := slices.BinarySearchFunc(*t, v, func(e struct{ v, n int }, v int) int { return v - e.v })
+	switch {
+	case !found && by > 0:
+		*t = slices.Insert(*t, i, struct{ v, n int }{v, by})
+		return true
+	case !found:
+		return false
+	}
+	if (*t)[i].n += by; (*t)[i].n <= 0 {
+		*t = slices.Delete(*t, i, i+1)
+		return true
+	}
+	return false
+}
+
+// byteSet is a set of bytes, one bit each.
+type byteSet [4]uint64
+
+func (b *byteSet) flip(c byte)     { b[c>>6] ^= 1 << (c & 63) }
+func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
 // ForgetSessionID unregisters a session id registered with
 // [Redactor.AddSessionID]. The id is still hashed where it stands as the
@@ -149,11 +182,7 @@ func (r *Redactor) ForgetSessionID(id string) {
 	delete(r.forms, id)
 	for _, f := range forms {
 		delete(r.ids, f)
-		r.first[f[0]]--
-		if r.lenN[len(f)]--; r.lenN[len(f)] == 0 {
-			delete(r.lenN, len(f))
-			r.lens = slices.DeleteFunc(r.lens, func(n int) bool { return n == len(f) })
-		}
+		r.count(f, -1)
 	}
 }
 
@@ -272,13 +301,13 @@ func (r *Redactor) maskSecrets(s string) string {
 // hashIDs replaces every registered id of at least MinSessionIDLen bytes
 // that stands as a whole token, longest first. Called with mu read-held.
 func (r *Redactor) hashIDs(s string) string {
-	if len(r.ids) == 0 || len(r.lens) == 0 || r.lens[0] < MinSessionIDLen {
+	if len(r.ids) == 0 || len(r.lens) == 0 || r.lens[0].v < MinSessionIDLen {
 		return s
 	}
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); {
-		if r.first[s[i]] == 0 || (i > 0 && isWord(s[i]) && isWord(s[i-1])) {
+		if !r.first.has(s[i]) || (i > 0 && isWord(s[i]) && isWord(s[i-1])) {
 			i++ // no form starts with this byte, or inside a word
 			continue
 		}
@@ -303,7 +332,8 @@ func (r *Redactor) hashIDs(s string) string {
 // bytes long, that starts at s[i] and is not continued by a letter or digit,
 // or 0. Called with mu read-held.
 func (r *Redactor) tokenAt(s string, i, min int) int {
-	for _, n := range r.lens {
+	for _, l := range r.lens {
+		n := l.v
 		if n < min {
 			break
 		}
@@ -322,7 +352,7 @@ func (r *Redactor) tokenAt(s string, i, min int) int {
 // starts at s[i], for the session id contexts of redactPatterns. Called with
 // mu read-held.
 func (r *Redactor) registeredAt(s string, i int) int {
-	if len(r.ids) == 0 || r.first[s[i]] == 0 {
+	if len(r.ids) == 0 || !r.first.has(s[i]) {
 		return 0
 	}
 	return r.tokenAt(s, i, 1)

@@ -288,3 +288,21 @@ func TestNamedSessionIDsNeverSurvive(t *testing.T) {
 		}
 	})
 }
+
+// Two ids of one length and first byte: forgetting one keeps the other
+// hashed, forgetting both hashes neither (the length and first-byte index
+// counts forms, not ids).
+func TestForgetOneOfTwoSimilarIDs(t *testing.T) {
+	a, b := "a1b2c3d4e5f6a7b8c9d0", "a9b8c7d6e5f4a3b2c1d0"
+	var r events.Redactor
+	r.AddSessionID(a)
+	r.AddSessionID(b)
+	r.ForgetSessionID(a)
+	require.Equal(t, "x "+a+" "+events.HashSessionID(b)+" y", r.Text("x "+a+" "+b+" y"))
+	r.AddSessionID(a)
+	r.ForgetSessionID(b)
+	require.Equal(t, "x "+events.HashSessionID(a)+" "+b+" y", r.Text("x "+a+" "+b+" y"))
+	r.ForgetSessionID(a)
+	require.Equal(t, "x "+a+" "+b+" y", r.Text("x "+a+" "+b+" y"))
+	require.Equal(t, 0, r.SessionIDs())
+}

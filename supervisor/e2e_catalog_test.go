@@ -237,9 +237,23 @@ func TestE2EListChangedRelistsOnlyItsList(t *testing.T) {
 		c := sup.Catalog()
 		return len(c.Resources) == 0 && len(c.ResourceTemplates) == 1
 	}, e2eTimeout, time.Millisecond, "resources/list_changed re-listed resources and templates")
-	changed := eventsOf(rec, events.KindCatalogChanged)
-	d = supervisor.CatalogDiffOf(changed[len(changed)-1])
-	require.Equal(t, supervisor.ListDiff{Added: []string{"file:///{p}"}}, d.ResourceTemplates)
+	// The removal and the addition may come as one re-list or two, and
+	// events reach the sink after the catalog is published: wait for the
+	// event that names the template.
+	_, err := rec.WaitFor(ctx, func(evs []events.Event) bool {
+		for _, ev := range evs {
+			if ev.Kind == events.KindCatalogChanged && supervisor.CatalogDiffOf(ev).ResourceTemplates.Added != nil {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err)
+	var added []string
+	for _, ev := range eventsOf(rec, events.KindCatalogChanged) {
+		added = append(added, supervisor.CatalogDiffOf(ev).ResourceTemplates.Added...)
+	}
+	require.Equal(t, []string{"file:///{p}"}, added)
 	require.Equal(t, "file:///{p}", sup.Catalog().ResourceTemplates[0].URITemplate)
 	l := lists()
 	require.Equal(t, [2]int64{1, 2}, [2]int64{l[0], l[1]}, "no tools/list, no prompts/list")

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -15,7 +16,7 @@ import (
 // a forgotten id is still hashed where go-sdk names it.
 type redactor struct {
 	events.Redactor
-	ids map[string]bool // ids registered by keepSessionIDs; loop goroutine
+	ids []string // ids registered by keepSessionIDs (one or two); loop goroutine
 }
 
 // redactLogs wraps Config.Logger and go-sdk's ClientOptions.Logger (which
@@ -76,19 +77,17 @@ func (s *Supervisor) keepSessionIDs() {
 		want[rs.SessionID] = true
 	}
 	s.mu.Unlock()
-	for id := range s.redact.ids {
-		if !want[id] {
-			s.redact.ForgetSessionID(id)
-			delete(s.redact.ids, id)
+	s.redact.ids = slices.DeleteFunc(s.redact.ids, func(id string) bool {
+		if want[id] {
+			return false
 		}
-	}
-	if s.redact.ids == nil {
-		s.redact.ids = map[string]bool{}
-	}
+		s.redact.ForgetSessionID(id)
+		return true
+	})
 	for id := range want {
-		if !s.redact.ids[id] {
+		if !slices.Contains(s.redact.ids, id) {
 			s.redact.AddSessionID(id)
-			s.redact.ids[id] = true
+			s.redact.ids = append(s.redact.ids, id)
 		}
 	}
 }

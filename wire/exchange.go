@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +111,34 @@ func (s *slot) call() (Exchange, bool) {
 // facts. It is safe to use the returned context from several goroutines.
 func WithExchange(ctx context.Context) context.Context {
 	return context.WithValue(ctx, slotKey{}, &slot{})
+}
+
+// withConnectExchange is WithExchange for a session's handshake: go-sdk
+// keeps the context of Connect, values included, as the connection's own
+// for the session's life (xcontext.Detach in StreamableClientTransport.Connect),
+// so the slot and the handshake's records (whose strings share the request
+// bodies) would stay with every idle session. The returned release drops
+// the slot; the context then carries none.
+func withConnectExchange(ctx context.Context) (context.Context, func()) {
+	c := &releasableSlot{Context: ctx}
+	c.s.Store(&slot{})
+	return c, func() { c.s.Store(nil) }
+}
+
+// releasableSlot is a context whose slot can be dropped.
+type releasableSlot struct {
+	context.Context
+	s atomic.Pointer[slot]
+}
+
+func (c *releasableSlot) Value(key any) any {
+	if key == (slotKey{}) {
+		if s := c.s.Load(); s != nil {
+			return s
+		}
+		return nil
+	}
+	return c.Context.Value(key)
 }
 
 // LastExchange returns the last exchange of a request with a JSON-RPC id made

@@ -164,7 +164,8 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		MaxRetries:           opts.MaxRetries,
 		DisableStandaloneSSE: cfg.Switch.Mode() == StreamOff,
 	}
-	ctx = WithExchange(ctx)
+	ctx, release := withConnectExchange(ctx)
+	defer release()
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		err = Annotate(ctx, err)

@@ -268,16 +268,32 @@ func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
 	b.filter.max = t.cfg.Stream.MaxEventBytes
-	c := t.cfg.Stream
-	b.bo = backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(c.InitialBackoff),
-		backoff.WithMaxInterval(c.MaxBackoff),
-		backoff.WithMultiplier(2),
-		backoff.WithRandomizationFactor(c.Jitter),
-		backoff.WithMaxElapsedTime(0), // never stops while the session lives
-		backoff.WithClockProvider(clockProvider{t.clock}),
-	)
 	return b
+}
+
+// nextBackOff returns the wait before the next attempt after a failed one.
+// The schedule is made at the first failure: a stream that never fails,
+// most idle ones, holds none.
+func (b *streamBody) nextBackOff() time.Duration {
+	if b.bo == nil {
+		c := b.t.cfg.Stream
+		b.bo = backoff.NewExponentialBackOff(
+			backoff.WithInitialInterval(c.InitialBackoff),
+			backoff.WithMaxInterval(c.MaxBackoff),
+			backoff.WithMultiplier(2),
+			backoff.WithRandomizationFactor(c.Jitter),
+			backoff.WithMaxElapsedTime(0), // never stops while the session lives
+			backoff.WithClockProvider(clockProvider{b.t.clock}),
+		)
+	}
+	return b.bo.NextBackOff()
+}
+
+// resetBackOff starts the schedule over; nil is a schedule not begun.
+func (b *streamBody) resetBackOff() {
+	if b.bo != nil {
+		b.bo.Reset()
+	}
 }
 
 // goneAnswer is the server's answer that said the session is gone, as the
@@ -330,7 +346,7 @@ type streamBody struct {
 
 	// Owned by the reading goroutine.
 	att      StreamAttempt               // the current or last attempt; Seq counts them
-	bo       *backoff.ExponentialBackOff // the re-dial schedule
+	bo       *backoff.ExponentialBackOff // the re-dial schedule; nil until an attempt failed
 	wait     time.Duration               // before the next attempt
 	declined bool                        // the server offers no standalone stream: hold for good
 	authWait <-chan struct{}             // closed once the credential is accepted again; nil when not waiting
@@ -343,11 +359,8 @@ type streamBody struct {
 // dial makes one attempt and reports every attempt that does not become a
 // live stream at once.
 func (b *streamBody) dial() dialKind {
-	req := b.req.Clone(b.ctx)
 	sentID := b.filter.lastID
-	if sentID != "" {
-		req.Header.Set(headerLastEventID, sentID)
-	}
+	req := b.request(sentID)
 	x := b.t.begin(req)
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1
@@ -414,6 +427,24 @@ func (b *streamBody) dial() dialKind {
 	return dialFailed
 }
 
+// request returns the GET of one attempt: a shallow copy of go-sdk's GET
+// (net/http holds it while the stream lasts, and mutates neither its URL
+// nor its header), with a header of its own only when one is added here,
+// Last-Event-ID or the jar's cookies, so an idle stream does not hold a
+// second copy of every header.
+func (b *streamBody) request(lastID string) *http.Request {
+	req := new(http.Request)
+	*req = *b.req
+	if lastID == "" && b.t.cfg.Jar == nil {
+		return req
+	}
+	req.Header = b.req.Header.Clone()
+	if lastID != "" {
+		req.Header.Set(headerLastEventID, lastID)
+	}
+	return req
+}
+
 func (b *streamBody) setCur(rc io.ReadCloser) {
 	b.mu.Lock()
 	b.cur = rc
@@ -445,10 +476,10 @@ func (b *streamBody) report() {
 	}
 	lived := b.att.End == EndEOF || b.att.End == EndError || b.att.End == EndGarbage
 	if lived && b.att.Duration >= b.t.cfg.Stream.Span {
-		b.bo.Reset()
+		b.resetBackOff()
 		b.wait = 0
 	} else {
-		b.wait = b.bo.NextBackOff()
+		b.wait = b.nextBackOff()
 	}
 	b.wait = min(max(b.wait, b.filter.retry), b.t.cfg.Stream.MaxBackoff)
 	b.log()
@@ -581,7 +612,7 @@ func (b *streamBody) redial() error {
 			case <-changed:
 				if h, _ := b.t.sw.state(); !h {
 					// On again: start over, as a new session would.
-					b.bo.Reset()
+					b.resetBackOff()
 					b.wait = 0
 					b.t.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
 				}

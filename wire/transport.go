@@ -142,7 +142,7 @@ type Transport struct {
 	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
 	hostileMu sync.Mutex
-	hostile   *HostilityTracker // this session's evidence for sw's rule
+	hostile   *HostilityTracker // this session's evidence for sw's rule; nil with the stream off
 }
 
 // NewTransport returns a Transport configured by cfg.
@@ -170,7 +170,11 @@ func NewTransport(cfg Config) *Transport {
 	if t.sw == nil {
 		t.sw = NewStreamSwitch(SwitchConfig{Clock: t.clock})
 	}
-	t.hostile = NewHostilityTracker(t.sw.cfg.Rule, t.cfg.Stream.Span)
+	if t.sw.Mode() != StreamOff {
+		// With the stream off there is no attempt to judge, and no tracker
+		// to hold per idle session.
+		t.hostile = NewHostilityTracker(t.sw.cfg.Rule, t.cfg.Stream.Span)
+	}
 	if t.cfg.MaxSSEEvent <= 0 {
 		t.cfg.MaxSSEEvent = DefaultMaxSSEEvent
 	}
@@ -178,8 +182,11 @@ func NewTransport(cfg Config) *Transport {
 }
 
 // observeHostility feeds one record to the session's hostility tracker and
-// tells the switch when the rule fires.
+// tells the switch when the rule fires; with the stream off it does nothing.
 func (t *Transport) observeHostility(observe func(*HostilityTracker) bool) {
+	if t.hostile == nil {
+		return
+	}
 	t.hostileMu.Lock()
 	fired := observe(t.hostile)
 	_, why := t.hostile.Hostile()

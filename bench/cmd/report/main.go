@@ -20,6 +20,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -44,7 +46,8 @@ func main() {
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
 	load := flag.String("load", "", "what else ran on the machine, for the run line")
 	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
-	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout`)
+	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone`)
+	heapProfile := flag.String("heapprofile", "", `with -only idle: write a heap profile (after GC) per run, named PREFIX-<client>-stream<on|off>.pprof`)
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -59,6 +62,14 @@ func main() {
 	if *only == "hub" {
 		hubs, sups, micro, err := hubFigures(ctx, root, *hubN, *benchtime)
 		fmt.Print(bench.RenderHub(hubs, sups, micro, err))
+		return
+	}
+
+	if *only == "idle" {
+		if *heapProfile != "" {
+			runtime.MemProfileRate = 1 // every allocation, so small per-connection ones show
+		}
+		idleAlone(ctx, *small, *heapProfile)
 		return
 	}
 
@@ -131,6 +142,47 @@ func idle(ctx context.Context, small, big int, limit uint64) ([]bench.IdleResult
 		}
 	}
 	return out, note
+}
+
+// idleAlone runs the small idle run of figure 5 and prints one line per
+// client and stream setting; with a profile prefix it also writes a heap
+// profile of each run while its connections are open.
+func idleAlone(ctx context.Context, n int, profile string) {
+	url, stop, err := startChild()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+	for _, stream := range []bool{true, false} {
+		for _, k := range []bench.Client{bench.Supervised, bench.BareSDK} {
+			var atPeak func()
+			if profile != "" {
+				name := fmt.Sprintf("%s-%s-stream%s.pprof", profile, k, map[bool]string{true: "on", false: "off"}[stream])
+				atPeak = func() { writeHeapProfile(name) }
+			}
+			r := bench.IdleConnectionsAt(ctx, url, k, n, stream, atPeak)
+			if r.Err != nil {
+				log.Fatalf("%d %s stream=%v: %v", n, k, stream, r.Err)
+			}
+			fmt.Printf("%d %-11s stream=%-5v heap/conn %6.1f KiB  goroutines/conn %.2f  setup %v\n",
+				n, k, stream, r.HeapPerConn/1024, r.GoroutinesPerConn, r.Setup.Round(time.Millisecond))
+		}
+	}
+}
+
+// writeHeapProfile writes the live heap, after a collection, to name.
+func writeHeapProfile(name string) {
+	runtime.GC()
+	f, err := os.Create(name)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // hubFigures runs figure 7 against a server in a child process.
