@@ -7,9 +7,9 @@ import (
 	"sync"
 )
 
-// bounded runs one exchange under Config.RequestTimeout: the request's
+// withTimeout runs one exchange under Config.RequestTimeout: the request's
 // context ends once the timeout passes or the answer's body is closed.
-func (t *Transport) bounded(req *http.Request) (*http.Response, error) {
+func (t *Transport) withTimeout(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithTimeout(req.Context(), t.cfg.RequestTimeout)
 	resp, err := t.roundTrip(req.WithContext(ctx))
 	if err != nil || resp == nil {
@@ -20,7 +20,7 @@ func (t *Transport) bounded(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// cancelOnClose ends a bounded exchange's context when its body is closed.
+// cancelOnClose ends a timed exchange's context when its body is closed.
 type cancelOnClose struct {
 	io.ReadCloser
 	once   sync.Once

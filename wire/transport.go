@@ -220,7 +220,7 @@ func (t *Transport) HandshakeSessionID() (string, bool) {
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.cfg.RequestTimeout > 0 && !(req.Method == http.MethodGet && req.Header.Get(headerLastEventID) == "") {
-		return t.bounded(req)
+		return t.withTimeout(req)
 	}
 	return t.roundTrip(req)
 }
