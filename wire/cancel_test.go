@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -80,4 +81,18 @@ func TestCancelOfAnAnsweredRequestStaysLocal(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"5", "9", "3"}, cancels, "the server saw only the cancellations of requests it might still run")
+}
+
+// The answered ids are bounded by maxAnswered: past it the oldest is
+// forgotten first, so its cancellation goes out again.
+func TestAnsweredIDsForgetTheOldestPastTheBound(t *testing.T) {
+	var a answeredIDs
+	for i := range maxAnswered + 1 {
+		a.add(strconv.Itoa(i))
+	}
+	assert.Len(t, a.set, maxAnswered)
+	assert.False(t, a.take("0"), "the oldest is forgotten")
+	assert.True(t, a.take("1"), "the next oldest is kept")
+	assert.True(t, a.take(strconv.Itoa(maxAnswered)), "the newest is kept")
+	assert.False(t, a.take(strconv.Itoa(maxAnswered)), "taken once")
 }
