@@ -52,7 +52,6 @@ func listOutcomes(r probes.Report) []events.ListOutcome {
 // Config.RelistMinGap has passed since the last start (the gap timer).
 type catalogLoop struct {
 	running    bool
-	runGen     uint64
 	runWaiters []refreshWaiter // served by the running re-list
 	pending    listSet
 	pendGen    uint64
@@ -183,7 +182,7 @@ func (s *Supervisor) kickRelist() {
 		return
 	}
 	set := c.pending
-	c.running, c.runGen, c.runWaiters = true, gen, c.waiters
+	c.running, c.runWaiters = true, c.waiters
 	c.pending, c.waiters, c.last = 0, nil, now
 	s.goCmd(func() {
 		cat, err := s.listSome(sess, set)

@@ -214,7 +214,11 @@ func TestE2EResumeWithAnExpiredToken(t *testing.T) {
 				// the resume falls back to its one stale recovery (DESIGN.md
 				// section 7). Rare; anything else is a failure.
 				evs, err := rec.WaitFor(e.ctx, func(evs []events.Event) bool {
-					return len(evs) > 0 && evs[len(evs)-1].Kind == events.KindCatalogChanged || len(evs) > 0 && evs[len(evs)-1].To == supervisor.Ready
+					if len(evs) == 0 {
+						return false
+					}
+					last := evs[len(evs)-1]
+					return last.Kind == events.KindCatalogChanged || last.To == supervisor.Ready
 				})
 				require.NoError(t, err)
 				stale := 0

@@ -66,25 +66,31 @@ func (r *redactor) addEndpointSecrets(endpoint string) {
 // the resume state's, and forgets every other id it registered. Loop
 // goroutine only.
 func (s *Supervisor) keepSessionIDs() {
-	want := make(map[string]bool, len(s.loop.sessions)+1)
-	for _, h := range s.loop.sessions {
-		if id := h.sess.ID(); id != "" {
-			want[id] = true
+	// One or two sessions and the resume state's: a small array, not a
+	// map, as this runs after every step.
+	var buf [3]string
+	want := buf[:0]
+	keep := func(id string) {
+		if id != "" && !slices.Contains(want, id) {
+			want = append(want, id)
 		}
 	}
+	for _, h := range s.loop.sessions {
+		keep(h.sess.ID())
+	}
 	s.mu.Lock()
-	if rs := s.snap.resume; rs != nil && rs.SessionID != "" {
-		want[rs.SessionID] = true
+	if rs := s.snap.resume; rs != nil {
+		keep(rs.SessionID)
 	}
 	s.mu.Unlock()
 	s.redact.ids = slices.DeleteFunc(s.redact.ids, func(id string) bool {
-		if want[id] {
+		if slices.Contains(want, id) {
 			return false
 		}
 		s.redact.ForgetSessionID(id)
 		return true
 	})
-	for id := range want {
+	for _, id := range want {
 		if !slices.Contains(s.redact.ids, id) {
 			s.redact.AddSessionID(id)
 			s.redact.ids = append(s.redact.ids, id)
