@@ -3,6 +3,7 @@ package classify
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -56,6 +57,9 @@ func answerOf(err error) *HTTPError {
 		w.Status = resp.StatusCode
 		w.ContentType = resp.Header.Get("Content-Type")
 		w.WWWAuthenticate = resp.Header.Get("WWW-Authenticate")
+		// An HTTP-date is read against this host's clock: the answer
+		// carries no receive time of its own.
+		w.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		if resp.Request != nil {
 			w.Verb = resp.Request.Method
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"golang.org/x/oauth2"
@@ -55,4 +56,14 @@ func TestRoundTripperErrorCarriesAnswer(t *testing.T) {
 			assert.Equal(t, c.code, v.HTTPStatus)
 		})
 	}
+}
+
+// The answer's Retry-After travels with it, as for an answer that reached
+// the caller.
+func TestRoundTripperErrorCarriesRetryAfter(t *testing.T) {
+	resp := answer(429, "")
+	resp.Header.Set("Retry-After", "7")
+	v := classify.Error(&url.Error{Op: "Post", URL: "http://x", Err: &answerErr{resp}})
+	assert.Equal(t, classify.RateLimited, v.Class)
+	assert.Equal(t, 7*time.Second, v.RetryAfter)
 }

@@ -41,7 +41,7 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if d >= MaxRetryAfter {
 		return MaxRetryAfter
 	}
-	return d.Truncate(time.Second) + ceilSecond(d%time.Second)
+	return (d + time.Second - 1).Truncate(time.Second) // round up; d < MaxRetryAfter, so no overflow
 }
 
 // CapRetryAfter bounds a Retry-After that did not come from
@@ -73,11 +73,4 @@ func secondsCapped(digits string) time.Duration {
 		}
 	}
 	return time.Duration(n) * time.Second
-}
-
-func ceilSecond(frac time.Duration) time.Duration {
-	if frac > 0 {
-		return time.Second
-	}
-	return 0
 }

@@ -107,11 +107,7 @@ func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.stream(w, r)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	if r.Method == http.MethodHead {
+	if !setHeaders(w, r, "text/html; charset=utf-8") {
 		return
 	}
 	l.mu.Lock()
@@ -126,11 +122,7 @@ func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stream writes the kept events after the client's Last-Event-ID, then each
 // new one, until the client goes, the server shuts down or Close.
 func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	if r.Method == http.MethodHead {
+	if !setHeaders(w, r, "text/event-stream") {
 		return
 	}
 	from := r.Header.Get("Last-Event-ID")
@@ -174,4 +166,15 @@ func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// setHeaders sets the headers both responses share and reports whether a
+// body follows (not for HEAD). Neither the page nor the stream is cached:
+// both are this moment's events.
+func setHeaders(w http.ResponseWriter, r *http.Request, contentType string) bool {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	return r.Method != http.MethodHead
 }
