@@ -45,8 +45,9 @@ func (d Delivery) String() string {
 // DeliveryOf tells how far the request whose error is err got; v is
 // Classify's verdict of err (its HTTP status and JSON-RPC facts). A
 // *[HTTPError] says the request went out; a *[NotSentError] without one
-// says it did not. It is the one rule for the supervisor's CallError and the
-// otel spans; it reads only err's types and v, and is safe for concurrent use.
+// says it did not; a *[WrittenError] (a stdio request) says it went out. It
+// is the one rule for the supervisor's CallError and the otel spans; it
+// reads only err's types and v, and is safe for concurrent use.
 func DeliveryOf(err error, v Verdict) Delivery {
 	answered := v.RPC.Present && v.RPC.HasID
 	facts, sent := errors.AsType[*HTTPError](err)
@@ -57,6 +58,9 @@ func DeliveryOf(err error, v Verdict) Delivery {
 		}
 		if answered {
 			return DeliveryAnswered
+		}
+		if _, written := errors.AsType[*WrittenError](err); written {
+			return DeliveryOutcomeUnknown // on a stream transport, no answer
 		}
 		return DeliveryNotKnown
 	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300):

@@ -64,3 +64,15 @@ func ExampleDeliveryOf() {
 	fmt.Println(classify.DeliveryOf(err, classify.Classify(context.Background(), err)))
 	// Output: answered
 }
+
+// TestWrittenRequestIsOutcomeUnknown: a request written to a stdio
+// server that got no answer may have run; one answered by id was answered;
+// one never written was not sent.
+func TestWrittenRequestIsOutcomeUnknown(t *testing.T) {
+	written := &classify.WrittenError{Err: io.EOF}
+	assert.Equal(t, classify.DeliveryOutcomeUnknown, classify.DeliveryOf(written, classify.Error(written)))
+	answered := &classify.WrittenError{Err: &jsonrpc.Error{Code: -32602, Message: "bad params"}}
+	assert.Equal(t, classify.DeliveryAnswered, classify.DeliveryOf(answered, classify.Error(answered)))
+	unsent := &classify.NotSentError{Err: io.EOF}
+	assert.Equal(t, classify.DeliveryNotSent, classify.DeliveryOf(unsent, classify.Error(unsent)))
+}

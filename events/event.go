@@ -53,6 +53,16 @@ const (
 	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
 	// (hashed), Generation, Detail.
 	KindSessionEnded Kind = "session-ended"
+	// KindStdoutLineDropped: a stdio server wrote a line on stdout that is
+	// not one JSON-RPC message (a log line, a batch, an oversized line); it
+	// was not handed to go-sdk and the session is unaffected. The first 16
+	// lines of a process each have one, then every 1024th. Fields: Detail
+	// (the line's number, what was wrong, the line's start), Generation.
+	KindStdoutLineDropped Kind = "stdout-line-dropped"
+	// KindProcessExited: a stdio server's process exited, by itself or
+	// stopped by the supervisor. Fields: Detail (exit code or signal, the
+	// stop step, the last bytes of its stderr), Generation.
+	KindProcessExited Kind = "process-exited"
 )
 
 // Delivery values of [Event.Delivery]: how far a failed call got.

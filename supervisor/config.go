@@ -205,11 +205,17 @@ const (
 )
 
 // Config configures a Supervisor. The zero value of every field is a
-// documented default; only Endpoint is required.
+// documented default; only Endpoint, or Command, is required.
 type Config struct {
 	// Endpoint is the MCP server's streamable HTTP endpoint URL.
 	Endpoint string
-	// Name names the server in events and logs. Default: Endpoint.
+	// Command, in place of Endpoint, is a stdio server: a process the
+	// supervisor starts, and starts again when it dies (see [Command]). The
+	// fields about HTTP, the standalone stream and resuming do not apply;
+	// New refuses Command with Endpoint or Resume (ErrConfigConflict).
+	Command *Command
+	// Name names the server in events and logs. Default: Endpoint, or
+	// Command.Path.
 	// Credentials in it (URL userinfo, token query values) are masked in
 	// events, logs, errors and String (events.Redactor).
 	Name string
@@ -372,6 +378,13 @@ var discardLogger = slog.New(slog.DiscardHandler)
 func (c Config) withDefaults() Config {
 	if c.Name == "" {
 		c.Name = c.Endpoint
+	}
+	if c.Command != nil {
+		cmd := c.Command.withDefaults()
+		c.Command = &cmd
+		if c.Name == "" {
+			c.Name = cmd.Path
+		}
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}

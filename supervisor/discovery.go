@@ -273,6 +273,9 @@ func (s *Supervisor) armPoll(gen uint64) {
 // by policy or decision, or a 2025-era session has no id (no standalone
 // stream exists).
 func (s *Supervisor) polled(gen uint64) bool {
+	if s.cfg.Command != nil {
+		return false // a stdio server's list_changed always reaches us
+	}
 	if s.streams.Mode() == wire.StreamOff || s.streams.Decision().Off {
 		return true
 	}

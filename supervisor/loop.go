@@ -244,7 +244,9 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
-		sn.resume = s.resumeFor(sess, sn.resume)
+		if s.cfg.Command == nil { // a process has nothing to resume
+			sn.resume = s.resumeFor(sess, sn.resume)
+		}
 	})
 	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: events.HashSessionID(sess.ID())})
 	s.watch(spec.gen, sess)

@@ -130,8 +130,12 @@ type rateWindow struct {
 }
 
 // New validates cfg and returns an idle supervisor. It starts nothing: call
-// Start. A malformed cfg.Resume is refused with a *ResumeStateError.
+// Start. A malformed cfg.Resume is refused with a *ResumeStateError, a
+// malformed cfg.Command with a *CommandError.
 func New(cfg Config) (*Supervisor, error) {
+	if cfg.Command != nil {
+		return newCommand(cfg)
+	}
 	if err := validEndpoint(cfg.Endpoint); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/mcpsup/mcpsup/wire"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(mainWithServer{m}) }
 
 var errRefused = &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize"}, Err: syscall.ECONNREFUSED}
 

@@ -62,4 +62,6 @@ const (
 	KindRateLimitWindow    = events.KindRateLimitWindow
 	KindSessionOpened      = events.KindSessionOpened
 	KindSessionEnded       = events.KindSessionEnded
+	KindStdoutLineDropped  = events.KindStdoutLineDropped
+	KindProcessExited      = events.KindProcessExited
 )

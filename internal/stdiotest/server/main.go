@@ -1,0 +1,143 @@
+// Command server is a small stdio MCP server for mcpsup's tests, demo and
+// benchmarks: it can be told to crash, hang, print garbage on stdout, write
+// to stderr, or start a child in its process group.
+//
+// Tools: echo {text}; crash {code}: exit with code, the call unanswered;
+// kill: SIGKILL itself; freeze: SIGSTOP itself (a hung server: nothing is
+// answered, stdin is not read); garbage {lines}: print that many non-JSON
+// lines on stdout, then answer; stderr {text}: write text to stderr; pid:
+// answer "<pid> <pgid> <child pid>".
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	exitAfter := flag.Int("exit-after-lines", 0, "exit after writing this many lines to stdout (0: never)")
+	exitCode := flag.Int("exit-code", 3, "the code of -exit-after-lines")
+	ignoreEOF := flag.Bool("ignore-stdin-eof", false, "keep running after stdin ends")
+	ignoreTerm := flag.Bool("ignore-sigterm", false, "ignore SIGTERM")
+	garbage := flag.String("garbage-at-start", "", "print this line on stdout before serving")
+	stderrStart := flag.String("stderr-at-start", "", "write this line on stderr before serving")
+	child := flag.Bool("child", false, "start a child process in the process group")
+	sleeper := flag.Bool("sleeper", false, "be the child: block until killed")
+	flag.Parse()
+
+	if *sleeper {
+		select {}
+	}
+	if *ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	childPID := 0
+	if *child {
+		c := exec.Command(os.Args[0], "-sleeper")
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		childPID = c.Process.Pid
+	}
+	if *stderrStart != "" {
+		fmt.Fprintln(os.Stderr, *stderrStart)
+	}
+	out := &lineWriter{w: os.Stdout, exitAfter: *exitAfter, code: *exitCode}
+	if *garbage != "" {
+		out.raw(*garbage + "\n")
+	}
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpsup-stdio-testserver", Version: "1"}, nil)
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+		return text(a.Text), nil, nil
+	})
+	type crashArgs struct {
+		Code int `json:"code"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "crash"}, func(_ context.Context, _ *mcp.CallToolRequest, a crashArgs) (*mcp.CallToolResult, any, error) {
+		os.Exit(a.Code)
+		return nil, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "kill"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "freeze"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		// stdout is held first: the threads a SIGSTOP reaches last may
+		// not write anything meanwhile.
+		out.mu.Lock()
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		select {}
+	})
+	type garbageArgs struct {
+		Lines int `json:"lines"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "garbage"}, func(_ context.Context, _ *mcp.CallToolRequest, a garbageArgs) (*mcp.CallToolResult, any, error) {
+		for i := range a.Lines {
+			out.raw(fmt.Sprintf("garbage line %d: not JSON\n", i+1))
+		}
+		return text("printed"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "stderr"}, func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+		fmt.Fprint(os.Stderr, a.Text)
+		return text("written"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		pgid, _ := syscall.Getpgid(0)
+		return text(fmt.Sprintf("%d %d %d", os.Getpid(), pgid, childPID)), nil, nil
+	})
+
+	err := srv.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: out})
+	if err != nil && !strings.Contains(err.Error(), "EOF") {
+		fmt.Fprintln(os.Stderr, "server:", err)
+	}
+	if *ignoreEOF {
+		select {}
+	}
+}
+
+// lineWriter writes go-sdk's messages, one line per Write, and exits after
+// exitAfter of them.
+type lineWriter struct {
+	mu        sync.Mutex
+	w         io.Writer
+	n         int
+	exitAfter int
+	code      int
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.w.Write(p)
+	l.n++
+	if l.exitAfter > 0 && l.n >= l.exitAfter {
+		os.Exit(l.code)
+	}
+	return n, err
+}
+
+func (l *lineWriter) raw(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = io.WriteString(l.w, s)
+}
+
+func (l *lineWriter) Close() error { return nil }

@@ -1,0 +1,256 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of a Command's bounds (Command.StopGrace, KillGrace, StderrTail,
+// MaxLineBytes).
+const (
+	// DefaultStopGrace is how long a stdio server has to exit after its
+	// stdin is closed before it is sent SIGTERM: go-sdk's
+	// CommandTransport.TerminateDuration default.
+	DefaultStopGrace = 5 * time.Second
+	// DefaultKillGrace is how long it has after SIGTERM before SIGKILL.
+	DefaultKillGrace = 5 * time.Second
+	// DefaultStderrTail is how many bytes of a server's stderr are kept,
+	// the last ones, for the error and the event of its exit.
+	DefaultStderrTail = 4 << 10
+	// DefaultMaxLineBytes bounds one line of a server's stdout: go-sdk's
+	// mcp.DefaultMaxLineLength.
+	DefaultMaxLineBytes = mcp.DefaultMaxLineLength
+)
+
+// Command describes a stdio MCP server: a process the supervisor starts and
+// speaks newline-delimited JSON-RPC with on its stdin and stdout (the MCP
+// stdio transport), and starts again when it dies. Every start is a new
+// session (a generation); there is nothing to resume. The zero value of
+// every field but Path is a documented default.
+//
+// The process runs in a process group of its own (Setpgid). It is stopped
+// as the MCP specification's stdio shutdown says: its stdin is closed; if it
+// has not exited after StopGrace its group is sent SIGTERM, and after
+// KillGrace more SIGKILL. Once the process has exited, by itself or so, the
+// rest of its group is sent SIGKILL, so no process it started in its group
+// outlives it (one that left the group, by setsid say, is not the
+// supervisor's to end). The supervisor reaps the process; orphans of the
+// group are reparented to init, which reaps them. Close and Detach return
+// once the process has exited. The grace periods run on the real clock, not
+// Config.Clock: a process lives in real time.
+//
+// stderr is logged, line by line (a line longer than 4 KiB in pieces of 4
+// KiB), at level Info with the server's name (Config.Logger), and its last
+// StderrTail bytes are kept for the [ProcessExitError] of the process's
+// exit. A stdout line that is not one JSON-RPC message (a log line, a
+// batch, a line longer than MaxLineBytes) is dropped and counted: it is a
+// protocol anomaly (an event of kind KindStdoutLineDropped), not the death
+// of the session.
+//
+// Commands are supported on Unix systems; New refuses one elsewhere.
+type Command struct {
+	// Path is the program to run (required). A name without a slash is
+	// looked up in PATH (exec.LookPath) at every start.
+	Path string
+	// Args are the arguments after the program's name.
+	Args []string
+	// Env holds "KEY=value" entries added to the environment the
+	// supervisor's own process runs in; an entry overrides a variable of
+	// the same key. Default none: the process inherits that environment.
+	Env []string
+	// Dir is the working directory. Default: the supervisor's process's.
+	Dir string
+	// StopGrace is how long the process has to exit after its stdin is
+	// closed before its group is sent SIGTERM. Default DefaultStopGrace.
+	StopGrace time.Duration
+	// KillGrace is how long it has after SIGTERM before SIGKILL. Default
+	// DefaultKillGrace.
+	KillGrace time.Duration
+	// StderrTail is how many bytes of stderr are kept, the last ones, for
+	// the error of the process's exit. Default DefaultStderrTail (4 KiB).
+	StderrTail int
+	// MaxLineBytes bounds one stdout line; a longer line is dropped, and
+	// the session lives. Default DefaultMaxLineBytes (16 MiB).
+	MaxLineBytes int
+}
+
+// withDefaults returns a copy of c with its zero bounds set.
+func (c Command) withDefaults() Command {
+	if c.StopGrace <= 0 {
+		c.StopGrace = DefaultStopGrace
+	}
+	if c.KillGrace <= 0 {
+		c.KillGrace = DefaultKillGrace
+	}
+	if c.StderrTail <= 0 {
+		c.StderrTail = DefaultStderrTail
+	}
+	if c.MaxLineBytes <= 0 {
+		c.MaxLineBytes = DefaultMaxLineBytes
+	}
+	c.Args = append([]string(nil), c.Args...)
+	c.Env = append([]string(nil), c.Env...)
+	return c
+}
+
+// ErrCommandUnsupported: Config.Command was given on a system without
+// process groups (not Unix).
+var ErrCommandUnsupported = errors.New("mcpsup: stdio servers (Config.Command) need a Unix system")
+
+// CommandError reports a Config.Command that New refuses: which field, and
+// why.
+type CommandError struct {
+	// Field names the field, e.g. "Path" or "Env".
+	Field string
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *CommandError) Error() string {
+	return fmt.Sprintf("mcpsup: Config.Command.%s: %s", e.Field, e.Reason)
+}
+
+// validCommand checks the parts of cfg that a command supervisor needs, and
+// the parts it cannot use.
+func validCommand(cfg Config) error {
+	c := cfg.Command
+	switch {
+	case cfg.Endpoint != "":
+		return fmt.Errorf("%w: Config.Endpoint and Config.Command: set one (a server is either streamable HTTP or stdio)", ErrConfigConflict)
+	case cfg.Resume != nil:
+		return fmt.Errorf("%w: Config.Resume and Config.Command: a stdio server has no session to resume", ErrConfigConflict)
+	case c.Path == "":
+		return &CommandError{Field: "Path", Reason: "required"}
+	case strings.ContainsRune(c.Path, 0):
+		return &CommandError{Field: "Path", Reason: "contains a NUL byte"}
+	}
+	for i, kv := range c.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsRune(kv, 0) {
+			return &CommandError{Field: "Env", Reason: fmt.Sprintf("entry %d: want KEY=value without NUL bytes", i)}
+		}
+	}
+	return commandSupported()
+}
+
+// StopStep is how the supervisor ended a process, if it did.
+type StopStep string
+
+// The steps of a stop, in order (Command).
+const (
+	// StopNone: the process exited by itself.
+	StopNone StopStep = ""
+	// StopStdin: it exited after its stdin was closed.
+	StopStdin StopStep = "stdin-closed"
+	// StopTerm: its group was sent SIGTERM.
+	StopTerm StopStep = "sigterm"
+	// StopKill: its group was sent SIGKILL.
+	StopKill StopStep = "sigkill"
+)
+
+// ProcessExitError is the end of a stdio server's process: its exit code or
+// the signal that ended it, the step of the supervisor's stop that preceded
+// it (StopNone when it exited by itself), the last bytes of its stderr, and
+// how many stdout lines were dropped. It is what the session's end
+// (the "session died" verdict, of class transport, and the session-ended and
+// process-exited events) and the calls in flight carry; find it with
+// errors.As. It wraps mcp.ErrConnectionClosed: the session's connection is
+// gone with the process.
+type ProcessExitError struct {
+	// Path is the program that ran.
+	Path string
+	// PID is the process's id.
+	PID int
+	// Code is the exit code, -1 when a signal ended the process.
+	Code int
+	// Signal is the signal that ended it, 0 when it exited.
+	Signal syscall.Signal
+	// Stop is what the supervisor did before it exited.
+	Stop StopStep
+	// Stderr is the last bytes of its stderr (at most Command.StderrTail),
+	// valid UTF-8, starting at a line when it was cut.
+	Stderr string
+	// DroppedLines counts the stdout lines that were not JSON-RPC.
+	DroppedLines int
+}
+
+// Error names the program, the exit code or signal and the stop step, e.g.
+// `mcpsup: stdio server "srv" (pid 42) exited with code 3`; the stderr tail
+// is not in the text (see Stderr).
+func (e *ProcessExitError) Error() string {
+	s := fmt.Sprintf("mcpsup: stdio server %q (pid %d) ", e.Path, e.PID)
+	if e.Signal != 0 {
+		s += fmt.Sprintf("was ended by signal %d (%s)", int(e.Signal), signalName(e.Signal))
+	} else {
+		s += fmt.Sprintf("exited with code %d", e.Code)
+	}
+	if e.Stop != StopNone {
+		s += " after " + string(e.Stop)
+	}
+	return s
+}
+
+// Unwrap returns mcp.ErrConnectionClosed.
+func (e *ProcessExitError) Unwrap() error { return mcp.ErrConnectionClosed }
+
+// exitErrorOf builds the error of a process that exited with state.
+func exitErrorOf(path string, pid int, state interface{ Sys() any }, stop StopStep) *ProcessExitError {
+	e := &ProcessExitError{Path: path, PID: pid, Code: -1, Stop: stop}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case ws.Exited():
+			e.Code = ws.ExitStatus()
+		case ws.Signaled():
+			e.Signal = ws.Signal()
+		}
+	}
+	return e
+}
+
+// signalName is the conventional name of a signal, e.g. "SIGKILL".
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	}
+	return s.String()
+}
+
+// newCommand is New for a Config with a Command.
+func newCommand(cfg Config) (*Supervisor, error) {
+	if err := validCommand(cfg); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.hostOptions()
+	if err != nil {
+		return nil, err
+	}
+	s := newSupervisor(cfg.withDefaults(), nil)
+	s.conn = newCommandConnector(s)
+	s.roots.add(cfg.Roots)
+	return s, nil
+}
+
+// signalText names a signal for logs, "" for none.
+func signalText(s syscall.Signal) string {
+	if s == 0 {
+		return ""
+	}
+	return signalName(s)
+}

@@ -1,0 +1,288 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/probes"
+)
+
+// commandConnector opens sessions with a stdio server: every Dial starts
+// the process and runs the handshake on its stdin and stdout. It runs
+// go-sdk's client on an mcp.IOTransport over its own exec rather than on
+// mcp.CommandTransport, which hands the raw stdout to go-sdk's decoder (one
+// stray line fails the connection: see stdoutFilter), keeps the process in
+// the supervisor's process group, and has one grace for both stop steps.
+type commandConnector struct {
+	s *Supervisor
+
+	mu      sync.Mutex
+	version string // the protocol version to ask for: Config.Era, then learned
+}
+
+func newCommandConnector(s *Supervisor) *commandConnector {
+	c := &commandConnector{s: s}
+	switch s.cfg.Era {
+	case Era2025:
+		c.version = "2025-11-25"
+	case Era20260728:
+		c.version = "2026-07-28"
+	}
+	return c
+}
+
+// Attach is never asked for: a command supervisor has no resume state.
+func (c *commandConnector) Attach(context.Context, dialSpec) (session, error) {
+	return nil, &ResumeStateError{Field: "resume", Reason: "a stdio server has no session to resume"}
+}
+
+// Dial starts the process and runs the handshake, bounded by ctx; a failed
+// handshake ends the process.
+func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
+	cfg := c.s.cfg
+	cmd := *cfg.Command
+	f := &stdoutFilter{max: cmd.MaxLineBytes, dropped: c.dropped(spec.gen)}
+	errLog := &stderrLog{server: cfg.Name, log: cfg.Logger, keep: cmd.StderrTail}
+	p, err := startProc(cmd, f, errLog, c.exited(spec.gen))
+	if err != nil {
+		return nil, err
+	}
+	cl := c.client(spec.hooks)
+	c.s.roots.attach(cl)
+	c.mu.Lock()
+	version := c.version
+	c.mu.Unlock()
+	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}} // the filter bounds lines
+	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		c.s.roots.detach(cl)
+		p.stop()
+		if exit := p.wait(); exit != nil && exit.Stop == StopNone {
+			// The process died during the handshake: that is the news.
+			return nil, &handshakeExitError{exit: exit, err: err}
+		}
+		return nil, err
+	}
+	sess := &commandSession{Lister: probes.SessionLister(cs), cs: cs, p: p, unroot: func() { c.s.roots.detach(cl) }}
+	if res := cs.InitializeResult(); res != nil {
+		sess.version = res.ProtocolVersion
+		c.mu.Lock()
+		c.version = res.ProtocolVersion
+		c.mu.Unlock()
+	}
+	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
+	if every := cfg.KeepAlive; every > 0 && sess.version < "2026-07-28" {
+		sess.ka = startKeepalive(cfg.Clock, every, cfg.Logger, sess.Ping, func() { p.stop() })
+	}
+	return sess, nil
+}
+
+// handshakeExitError is a handshake that failed because the process
+// exited: it unwraps to both, the exit first.
+type handshakeExitError struct {
+	exit *ProcessExitError
+	err  error
+}
+
+func (e *handshakeExitError) Error() string {
+	return e.exit.Error() + " during the handshake: " + e.err.Error()
+}
+func (e *handshakeExitError) Unwrap() []error { return []error{e.exit, e.err} }
+
+// dropped relays the dropped stdout lines of generation gen into events:
+// each of the first maxDropEvents, then every dropEventEvery-th (each
+// names the count), so a server that prints a log line per message does
+// not flood the sink.
+func (c *commandConnector) dropped(gen uint64) func(int, string) {
+	return func(n int, why string) {
+		if n <= maxDropEvents || n%dropEventEvery == 0 {
+			c.s.post(stdoutLineDropped{gen: gen, n: n, why: why})
+		}
+	}
+}
+
+// Bounds of the stdout-line-dropped events of one process.
+const (
+	maxDropEvents  = 16
+	dropEventEvery = 1024
+)
+
+// exited relays the exit of the process of generation gen into an event.
+func (c *commandConnector) exited(gen uint64) func(*ProcessExitError) {
+	return func(e *ProcessExitError) { c.s.post(processExited{gen: gen, exit: e}) }
+}
+
+// client builds the go-sdk client of one session, as wireConnector.client
+// does, with stdioFacts in place of the wire layer's facts.
+func (c *commandConnector) client(h sessionHooks) *mcp.Client {
+	cfg := c.s.cfg
+	opts := cfg.ClientOptions
+	opts.KeepAlive = 0 // the supervisor's keepalive (Config.KeepAlive)
+	opts.ToolListChangedHandler = relistThen(func() { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
+	opts.PromptListChangedHandler = relistThen(func() { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
+	opts.ResourceListChangedHandler = relistThen(func() { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
+	cl := mcp.NewClient(cfg.Implementation, &opts)
+	cl.AddSendingMiddleware(stdioFacts, noListCache)
+	cl.AddSendingMiddleware(cfg.SendingMiddleware...)
+	cl.AddReceivingMiddleware(cfg.ReceivingMiddleware...)
+	return cl
+}
+
+// writtenKey marks a request's context; markingConn sets the mark once the
+// request is written whole to the process's stdin.
+type writtenKey struct{}
+
+// stdioFacts wraps the error of every request with how far it got, for
+// classify.DeliveryOf: a request written to the server's stdin that got no
+// answer may have run (classify.WrittenError); one that was never written
+// did not (classify.NotSentError).
+func stdioFacts(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		written := new(atomic.Bool)
+		res, err := next(context.WithValue(ctx, writtenKey{}, written), method, req)
+		if err == nil {
+			return res, nil
+		}
+		if written.Load() {
+			return res, &classify.WrittenError{Err: err}
+		}
+		return res, &classify.NotSentError{Err: err}
+	}
+}
+
+// markingTransport's connections mark the requests they write.
+type markingTransport struct{ inner mcp.Transport }
+
+func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &markingConn{Connection: conn}, nil
+}
+
+type markingConn struct{ mcp.Connection }
+
+func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if err == nil {
+		if mark, ok := ctx.Value(writtenKey{}).(*atomic.Bool); ok {
+			if _, isCall := msg.(*jsonrpc.Request); isCall {
+				mark.Store(true)
+			}
+		}
+	}
+	return err
+}
+
+// commandSession is one run of the process and the go-sdk session on it.
+type commandSession struct {
+	probes.Lister
+	cs      *mcp.ClientSession
+	p       *proc
+	version string
+	ka      *keepalive // nil without Config.KeepAlive
+	unroot  func()
+	endOnce sync.Once
+}
+
+func (c *commandSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	return c.cs.CallTool(ctx, p)
+}
+func (c *commandSession) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return c.cs.GetPrompt(ctx, p)
+}
+func (c *commandSession) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	return c.cs.ReadResource(ctx, p)
+}
+func (c *commandSession) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return c.cs.Complete(ctx, p)
+}
+func (c *commandSession) Subscribe(ctx context.Context, p *mcp.SubscribeParams) error {
+	return c.cs.Subscribe(ctx, p)
+}
+func (c *commandSession) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error {
+	return c.cs.Unsubscribe(ctx, p)
+}
+
+//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+func (c *commandSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+	return c.cs.SetLoggingLevel(ctx, p)
+}
+func (c *commandSession) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
+
+// ID is "": a stdio session has no Mcp-Session-Id.
+func (c *commandSession) ID() string                              { return "" }
+func (c *commandSession) ProtocolVersion() string                 { return c.version }
+func (c *commandSession) InitializeResult() *mcp.InitializeResult { return c.cs.InitializeResult() }
+
+// Wait returns once the session has ended and the process has exited: the
+// failed keepalive ping that ended it, or the process's exit
+// (*ProcessExitError, of class transport), or, when go-sdk ended the
+// session with the process still running, go-sdk's error, the process then
+// stopped.
+func (c *commandSession) Wait() error {
+	err := c.cs.Wait()
+	c.p.stop() // at once when it exited by itself
+	exit := c.p.wait()
+	if cause := c.ka.endedBy(); cause != nil {
+		return cause
+	}
+	if exit != nil && exit.Stop == StopNone {
+		return exit
+	}
+	if err == nil {
+		return exit
+	}
+	return err
+}
+
+// Close ends the session and the process (Command: stdin, SIGTERM,
+// SIGKILL) and returns once the process has exited.
+func (c *commandSession) Close() error {
+	c.endOnce.Do(func() {
+		c.ka.stop()
+		c.unroot()
+		_ = c.cs.Close()
+		c.p.stop()
+		c.p.wait()
+	})
+	return nil
+}
+
+// Detach is Close: a process cannot be left for a later resume.
+func (c *commandSession) Detach() error { return c.Close() }
+
+// From a stdio server's process: a stdout line was dropped, the process
+// exited.
+type (
+	stdoutLineDropped struct {
+		gen uint64
+		n   int
+		why string
+	}
+	processExited struct {
+		gen  uint64
+		exit *ProcessExitError
+	}
+)
+
+func (in stdoutLineDropped) take(s *Supervisor) {
+	s.emitEvent(events.Event{Kind: events.KindStdoutLineDropped, Generation: in.gen, Detail: fmt.Sprintf("stdout line %d dropped: %s", in.n, in.why)})
+}
+
+func (in processExited) take(s *Supervisor) {
+	detail := in.exit.Error()
+	if in.exit.Stderr != "" {
+		detail += "; stderr: " + in.exit.Stderr
+	}
+	s.emitEvent(events.Event{Kind: events.KindProcessExited, Generation: in.gen, Detail: detail})
+}

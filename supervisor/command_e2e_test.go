@@ -1,0 +1,475 @@
+//go:build unix
+
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+)
+
+// stdioTimeout bounds every wait on a real process.
+const stdioTimeout = 60 * time.Second
+
+// stdioRig is one supervisor of the test server.
+type stdioRig struct {
+	t   *testing.T
+	sup *Supervisor
+	rec  *events.Recorder
+	ctx  context.Context
+	logs *syncBuffer // Config.Logger's, unless the test gave one
+}
+
+// newStdioRig supervises the test server run with args; cfg's Command, if
+// set, gives the other command fields.
+func newStdioRig(t *testing.T, cfg Config, args ...string) *stdioRig {
+	t.Helper()
+	cmd := Command{StopGrace: 5 * time.Second, KillGrace: 5 * time.Second}
+	if cfg.Command != nil {
+		cmd = *cfg.Command
+	}
+	cmd.Path, cmd.Args = testServer(t), args
+	cfg.Command = &cmd
+	rec := &events.Recorder{}
+	cfg.Events = rec
+	cfg.Name = "srv"
+	logs := &syncBuffer{}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if cfg.Backoff == (Backoff{}) {
+		cfg.Backoff = Backoff{InitialInterval: time.Millisecond, MaxInterval: time.Millisecond, NoJitter: true}
+	}
+	sup, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sup.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
+	t.Cleanup(cancel)
+	return &stdioRig{t: t, sup: sup, rec: rec, ctx: ctx, logs: logs}
+}
+
+func (r *stdioRig) ready() {
+	r.t.Helper()
+	err := r.sup.WaitForState(r.ctx, Ready)
+	if err != nil {
+		for _, e := range r.rec.Events() {
+			r.t.Logf("%d %s %s->%s %s gen=%d %s %s", e.Seq, e.Kind, e.From, e.To, e.Trigger, e.Generation, e.Verdict, e.Detail)
+		}
+	}
+	require.NoError(r.t, err)
+}
+
+func (r *stdioRig) call(name string, args map[string]any) (*mcp.CallToolResult, error) {
+	return r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// pids asks the server for its pid, process group and child.
+func (r *stdioRig) pids() (pid, pgid, child int) {
+	r.t.Helper()
+	res, err := r.call("pid", nil)
+	require.NoError(r.t, err)
+	f := strings.Fields(res.Content[0].(*mcp.TextContent).Text)
+	require.Len(r.t, f, 3)
+	pid, _ = strconv.Atoi(f[0])
+	pgid, _ = strconv.Atoi(f[1])
+	child, _ = strconv.Atoi(f[2])
+	return pid, pgid, child
+}
+
+// waitEvent waits for the first event of kind whose detail contains sub.
+func (r *stdioRig) waitEvent(kind events.Kind, sub string) events.Event {
+	r.t.Helper()
+	var found events.Event
+	_, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool {
+		for _, e := range es {
+			if e.Kind == kind && strings.Contains(e.Detail, sub) {
+				found = e
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(r.t, err, "no %s event with %q", kind, sub)
+	return found
+}
+
+func countKind(es []events.Event, kind events.Kind) int {
+	n := 0
+	for _, e := range es {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// procState returns the state letter of /proc/<pid>/stat and its process
+// group, ok false when no such process exists.
+func procState(pid int) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+	rest := b[bytes.LastIndexByte(b, ')')+2:]
+	f := strings.Fields(string(rest))
+	pgrp, _ = strconv.Atoi(f[2])
+	return f[0][0], pgrp, true
+}
+
+// groupMembers lists the processes of process group pgid, zombies
+// included, from /proc.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, g, ok := procState(pid); ok && g == pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func requireProcFS(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+}
+
+func TestCommandServesAndLeavesNoProcess(t *testing.T) {
+	requireProcFS(t)
+	r := newStdioRig(t, Config{})
+	r.sup.Start()
+	r.ready()
+	assert.NotNil(t, r.sup.Catalog().Tool("echo"))
+	res, err := r.call("echo", map[string]any{"text": "hi"})
+	require.NoError(t, err)
+	assert.Equal(t, "hi", res.Content[0].(*mcp.TextContent).Text)
+	assert.Nil(t, r.sup.ResumeState(), "a process has nothing to resume")
+	pid, pgid, _ := r.pids()
+	assert.Equal(t, pid, pgid, "the server leads its own process group")
+	require.NoError(t, r.sup.Close())
+	_, _, alive := procState(pid)
+	assert.False(t, alive, "the server was reaped by Close")
+	assert.Empty(t, groupMembers(t, pgid))
+	// The event stream ended with Close; the exit it caused is logged.
+	assert.Contains(t, r.logs.String(), fmt.Sprintf(`msg="mcpsup: stdio server exited" server=srv pid=%d code=0 signal="" stop=stdin-closed`, pid))
+	assert.Zero(t, countKind(r.rec.Events(), KindProcessExited))
+	assert.Equal(t, 1, r.sup.SessionsOpened())
+}
+
+// TestCommandCrashIsRestarted: a call that crashes the server fails with
+// outcome unknown and the exit code; the process is started again, and a
+// call made right after waits for the new session.
+func TestCommandCrashIsRestarted(t *testing.T) {
+	r := newStdioRig(t, Config{})
+	r.sup.Start()
+	r.ready()
+	pid1, _, _ := r.pids()
+
+	_, err := r.call("crash", map[string]any{"code": 7})
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, OutcomeUnknown, ce.Delivery, "the request reached the server")
+	assert.Equal(t, classify.Transport, ce.Verdict.Class)
+	var exit *ProcessExitError
+	if errors.As(err, &exit) { // the exit may be known before the call hears
+		assert.Equal(t, 7, exit.Code)
+	}
+
+	res, err := r.call("echo", map[string]any{"text": "again"}) // waits for the new process
+	require.NoError(t, err)
+	assert.Equal(t, "again", res.Content[0].(*mcp.TextContent).Text)
+	pid2, _, _ := r.pids()
+	assert.NotEqual(t, pid1, pid2)
+	assert.Equal(t, 2, r.sup.SessionsOpened())
+
+	e := r.waitEvent(KindProcessExited, "exited with code 7")
+	assert.Equal(t, uint64(1), e.Generation)
+	assert.NotContains(t, e.Detail, "after", "it exited by itself")
+
+	_, err = r.call("kill", nil)
+	require.Error(t, err)
+	r.waitEvent(KindProcessExited, "signal 9 (SIGKILL)")
+	r.ready()
+	assert.Equal(t, 3, r.sup.SessionsOpened())
+}
+
+// TestCommandDeathIsTheSessionDied: a server that exits by itself, no call
+// in flight, is "the session died": the session-ended event carries the
+// exit as a transport verdict, and the machine dials again at once.
+func TestCommandDeathIsTheSessionDied(t *testing.T) {
+	r := newStdioRig(t, Config{Era: Era2025}, "-exit-after-lines", "4", "-exit-code", "5")
+	r.sup.Start()
+	r.ready()
+	// Lines: initialize, tools/list, this echo's answer; the next answer
+	// is the last.
+	_, err := r.call("echo", map[string]any{"text": "1"})
+	require.NoError(t, err)
+	_, err = r.call("echo", map[string]any{"text": "2"})
+	require.NoError(t, err, "its answer was written before the exit")
+	r.waitEvent(KindProcessExited, "exited with code 5")
+	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool {
+		for _, e := range es {
+			if e.Kind == KindTransition && e.Trigger == TriggerSessionDied {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err)
+	for _, e := range es {
+		if e.Kind == KindTransition && e.Trigger == TriggerSessionDied {
+			assert.Equal(t, Ready, e.From)
+			assert.Equal(t, Connecting, e.To)
+			assert.Equal(t, classify.Transport, e.Verdict.Class)
+			assert.Contains(t, e.Verdict.Detail, "exited with code 5")
+		}
+	}
+}
+
+// TestCommandCrashLoopEndsInChurn: a server that dies after every
+// handshake is restarted until the churn limit, then the failure is
+// terminal until the cool-down (on the fake clock) passes.
+func TestCommandCrashLoopEndsInChurn(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	r := newStdioRig(t, Config{Clock: clock, MaxSessions: 3, ChurnWindow: time.Minute, ChurnCooldown: time.Minute})
+	r.sup.Start()
+	for i := 1; i <= 3; i++ {
+		r.ready()
+		_, err := r.call("crash", map[string]any{"code": 1})
+		require.Error(t, err)
+	}
+	err := r.sup.WaitForState(r.ctx, Ready)
+	var se *StateError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, ReasonChurn, se.Reason)
+	assert.Equal(t, 3, r.sup.SessionsOpened())
+
+	_, err = r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, KindProcessExited) == 3 })
+	require.NoError(t, err)
+	clock.Advance(time.Minute) // the cool-down, armed before the failure was published
+	r.sup.WaitForStateChange(r.ctx, Failed)
+	r.ready()
+	assert.Equal(t, 4, r.sup.SessionsOpened())
+}
+
+// TestCommandHungServerIsFoundByPing: a server that stops answering
+// (SIGSTOP: it reads nothing, answers nothing, and SIGTERM waits) is found
+// dead by two unanswered keepalive pings, killed, and started again; the
+// call in flight fails with outcome unknown.
+func TestCommandHungServerIsFoundByPing(t *testing.T) {
+	requireProcFS(t)
+	r := newStdioRig(t, Config{Era: Era2025, KeepAlive: 300 * time.Millisecond,
+		Command: &Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
+	r.sup.Start()
+	r.ready()
+	pid, _, _ := r.pids()
+	gen := r.sup.Generation()
+
+	callErr := make(chan error, 1)
+	go func() {
+		res, err := r.call("freeze", nil)
+		if err == nil {
+			t.Logf("freeze answered %+v", res.Content[0])
+		}
+		callErr <- err
+	}()
+	e := r.waitEvent(KindProcessExited, "after sigkill")
+	assert.Contains(t, e.Detail, "SIGKILL")
+	assert.Equal(t, gen, e.Generation)
+	_, _, alive := procState(pid)
+	assert.False(t, alive)
+
+	err := <-callErr
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, OutcomeUnknown, ce.Delivery)
+	r.ready()
+	pid2, _, _ := r.pids()
+	assert.NotEqual(t, pid, pid2)
+
+	assert.Contains(t, r.logs.String(), `msg="mcpsup: keepalive ping: the session is dead" verdict=timeout`)
+}
+
+// TestCommandGarbageOnStdoutIsDropped: lines that are not JSON-RPC are
+// dropped and counted, each with an event; the session lives.
+func TestCommandGarbageOnStdoutIsDropped(t *testing.T) {
+	r := newStdioRig(t, Config{}, "-garbage-at-start", "starting up...")
+	r.sup.Start()
+	r.ready()
+	res, err := r.call("garbage", map[string]any{"lines": 3})
+	require.NoError(t, err)
+	assert.Equal(t, "printed", res.Content[0].(*mcp.TextContent).Text)
+	_, err = r.call("echo", map[string]any{"text": "still here"})
+	require.NoError(t, err)
+	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, KindStdoutLineDropped) == 4 })
+	require.NoError(t, err)
+	var details []string
+	for _, e := range es {
+		if e.Kind == KindStdoutLineDropped {
+			details = append(details, e.Detail)
+		}
+	}
+	assert.Contains(t, details[0], `stdout line 1 dropped: not JSON-RPC: "starting up..."`)
+	assert.Contains(t, details[3], "stdout line 4 dropped")
+	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
+	assert.Equal(t, uint64(1), r.sup.Generation())
+}
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestCommandStderrIsLoggedAndItsTailKept: stderr lines are logged with
+// the server's name, and the last StderrTail bytes, from a whole line, go
+// with the exit.
+func TestCommandStderrIsLoggedAndItsTailKept(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	r := newStdioRig(t, Config{Logger: logger, Command: &Command{StderrTail: 64}}, "-stderr-at-start", "booting")
+	r.sup.Start()
+	r.ready()
+	long := strings.Repeat("x", 200) + "\n"
+	_, err := r.call("stderr", map[string]any{"text": long + "line one\nlast words\n"})
+	require.NoError(t, err)
+	_, err = r.call("crash", map[string]any{"code": 2})
+	require.Error(t, err)
+	e := r.waitEvent(KindProcessExited, "exited with code 2")
+	assert.True(t, strings.HasSuffix(e.Detail, "; stderr: line one\nlast words\n"), "the tail starts at a whole line: %q", e.Detail)
+	assert.NotContains(t, e.Detail, "booting", "cut to 64 bytes")
+	out := logs.String()
+	assert.Contains(t, out, `msg="mcpsup: stdio server stderr" server=srv line=booting`)
+	assert.Contains(t, out, `line="last words"`)
+}
+
+// TestCommandStopSteps: Close closes stdin; a server that outlives that
+// gets SIGTERM after StopGrace, one that ignores SIGTERM gets SIGKILL after
+// KillGrace.
+func TestCommandStopSteps(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, `code=0 signal="" stop=stdin-closed`},
+		{[]string{"-ignore-stdin-eof"}, "code=-1 signal=SIGTERM stop=sigterm"},
+		{[]string{"-ignore-stdin-eof", "-ignore-sigterm"}, "code=-1 signal=SIGKILL stop=sigkill"},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			r := newStdioRig(t, Config{Command: &Command{StopGrace: 20 * time.Millisecond, KillGrace: 20 * time.Millisecond}}, c.args...)
+			r.sup.Start()
+			r.ready()
+			pid, _, _ := r.pids()
+			require.NoError(t, r.sup.Close())
+			assert.Contains(t, r.logs.String(), fmt.Sprintf(`msg="mcpsup: stdio server exited" server=srv pid=%d %s`, pid, c.want))
+		})
+	}
+}
+
+// TestCommandCloseEndsTheWholeGroup: a child the server started in its
+// group is killed with it, and no process of the group is left.
+func TestCommandCloseEndsTheWholeGroup(t *testing.T) {
+	requireProcFS(t)
+	if !subreaper {
+		t.Skip("not a child subreaper: the killed child could not be reaped here")
+	}
+	r := newStdioRig(t, Config{}, "-child")
+	r.sup.Start()
+	r.ready()
+	pid, pgid, child := r.pids()
+	require.NotZero(t, child)
+	_, g, ok := procState(child)
+	require.True(t, ok)
+	require.Equal(t, pgid, g, "the child is in the server's group")
+
+	require.NoError(t, r.sup.Detach()) // Detach ends the process like Close
+	_, _, alive := procState(pid)
+	assert.False(t, alive, "the server was reaped")
+	var ws syscall.WaitStatus
+	_, err := syscall.Wait4(child, &ws, 0, nil) // reparented to this process
+	require.NoError(t, err)
+	assert.True(t, ws.Signaled())
+	assert.Equal(t, syscall.SIGKILL, ws.Signal())
+	assert.Empty(t, groupMembers(t, pgid), "no orphan or zombie of the group")
+}
+
+func TestCommandConfigIsValidated(t *testing.T) {
+	_, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp", Command: &Command{Path: "x"}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	_, err = New(Config{Command: &Command{Path: "x"}, Resume: &ResumeState{}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	var ce *CommandError
+	_, err = New(Config{Command: &Command{}})
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Path", ce.Field)
+	_, err = New(Config{Command: &Command{Path: "x", Env: []string{"NOEQUALS"}}})
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Env", ce.Field)
+
+	s, err := New(Config{Command: &Command{Path: "/bin/true"}})
+	require.NoError(t, err)
+	assert.Equal(t, "/bin/true", s.cfg.Name, "the name defaults to the path")
+	assert.Equal(t, DefaultStopGrace, s.cfg.Command.StopGrace)
+	assert.Equal(t, DefaultKillGrace, s.cfg.Command.KillGrace)
+	assert.Equal(t, DefaultStderrTail, s.cfg.Command.StderrTail)
+	assert.Equal(t, DefaultMaxLineBytes, s.cfg.Command.MaxLineBytes)
+	require.NoError(t, s.Close())
+}
+
+// TestCommandThatCannotStartIsRetried: a missing program is a failed
+// handshake, retried on the backoff, never terminal.
+func TestCommandThatCannotStartIsRetried(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	rec := &events.Recorder{}
+	s, err := New(Config{Command: &Command{Path: filepath.Join(t.TempDir(), "missing")}, Clock: clock, Events: rec})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
+	defer cancel()
+	s.Start()
+	_, err = rec.WaitFor(ctx, func(es []events.Event) bool { return countKind(es, KindRetryScheduled) == 1 })
+	require.NoError(t, err)
+	reason, v := s.Failure()
+	assert.Equal(t, ReasonNone, reason, "retried, not terminal")
+	assert.Contains(t, v.Detail, "starting stdio server")
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package supervisor
+
+var subreaper bool
+
+func becomeSubreaper() {}

@@ -1,0 +1,174 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// stdoutFilter copies a stdio server's stdout to go-sdk one JSON-RPC
+// message per line, and drops every other line. go-sdk's ioConn (behind
+// CommandTransport and IOTransport) decodes the stream with one
+// json.Decoder and fails the whole connection on the first thing that is
+// not a JSON value, or not a JSON-RPC message (mcp/transport.go
+// newIOConnLimited, readBatch): one stray log line on stdout, which
+// servers print often, would cost the session. Here a line passes only if
+// it is a single JSON object that go-sdk's own decoder takes
+// (jsonrpc.DecodeMessage); a batch (a JSON array) is dropped too: MCP
+// 2025-06-18 removed JSON-RPC batching, and go-sdk refuses one on those
+// versions by failing the connection.
+type stdoutFilter struct {
+	max     int                     // Command.MaxLineBytes
+	dropped func(n int, why string) // called for every dropped line, n counting from 1
+	count   atomic.Int64
+}
+
+// maxQuoted bounds how much of a dropped line an event quotes.
+const maxQuoted = 120
+
+// copyLines reads lines from r until it ends and writes those that pass to
+// w, each with one "\n". Once w refuses a write (go-sdk closed its end), the
+// rest of r is read and discarded, so the process never blocks on a full
+// pipe. It returns r's error (nil at EOF).
+func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	tooLong := false
+	writable := true
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case tooLong:
+		case len(line)+len(chunk) > f.max+1: // the "\n" is not the line's
+			tooLong = true
+			line = line[:0]
+		default:
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		complete := err == nil
+		if tooLong {
+			if complete {
+				f.drop(fmt.Sprintf("a line longer than %d bytes", f.max))
+			}
+		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && (complete || err == io.EOF) {
+			if why := notMessage(msg); why != "" {
+				f.drop(why + ": " + quote(msg))
+			} else if writable {
+				msg = append(msg, '\n')
+				if _, werr := w.Write(msg); werr != nil {
+					writable = false
+				}
+			}
+		}
+		line, tooLong = line[:0], false
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (f *stdoutFilter) drop(why string) {
+	n := f.count.Add(1)
+	if f.dropped != nil {
+		f.dropped(int(n), why)
+	}
+}
+
+// notMessage says why a trimmed line is not one JSON-RPC message, "" when it
+// is one.
+func notMessage(line []byte) string {
+	switch line[0] {
+	case '{':
+	case '[':
+		return "a JSON-RPC batch (not served from MCP 2025-06-18 on)"
+	default:
+		return "not JSON-RPC"
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		return "not one JSON-RPC message (" + cutText(err.Error(), 80) + ")"
+	}
+	return ""
+}
+
+// quote renders the start of a dropped line for an event.
+func quote(line []byte) string {
+	s := strings.ToValidUTF8(string(line[:min(len(line), maxQuoted)]), "?")
+	if len(line) > maxQuoted {
+		s += "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// stderrLog logs a stdio server's stderr line by line and keeps its last
+// bytes. Its methods are safe for concurrent use.
+type stderrLog struct {
+	server string
+	log    *slog.Logger
+
+	mu   sync.Mutex
+	tail []byte // at most keep bytes, the last ones
+	keep int
+	cut  bool // bytes were dropped before tail
+}
+
+// maxStderrLine is the longest piece of a stderr line logged as one record.
+const maxStderrLine = 4 << 10
+
+// copy logs and keeps what r carries until it ends.
+func (l *stderrLog) copy(r io.Reader) {
+	br := bufio.NewReaderSize(r, maxStderrLine)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			l.keepBytes(chunk)
+			if text := strings.TrimRight(string(chunk), "\r\n"); text != "" {
+				l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
+			}
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+func (l *stderrLog) keepBytes(b []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tail = append(l.tail, b...)
+	if over := len(l.tail) - l.keep; over > 0 {
+		l.tail = append(l.tail[:0], l.tail[over:]...)
+		l.cut = true
+	}
+}
+
+// text returns the bytes kept: valid UTF-8, from the first whole line when
+// the start was cut.
+func (l *stderrLog) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.tail
+	if l.cut {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 && i+1 < len(b) {
+			b = b[i+1:]
+		}
+		for len(b) > 0 && !utf8.RuneStart(b[0]) {
+			b = b[1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "?")
+}

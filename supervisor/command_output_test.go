@@ -1,0 +1,76 @@
+package supervisor
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStdoutFilterPassesOnlyJSONRPCMessages: one message per line reaches
+// go-sdk; log lines, batches, JSON that is not JSON-RPC and lines past the
+// bound are dropped and counted, in order, and nothing else is affected.
+func TestStdoutFilterPassesOnlyJSONRPCMessages(t *testing.T) {
+	const resp = `{"jsonrpc":"2.0","id":1,"result":{}}`
+	const note = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+	in := strings.Join([]string{
+		"server starting on stdio",
+		resp,
+		"",
+		`[` + resp + `]`,
+		`{"id":2}`,
+		"  " + note + "\r",
+		strings.Repeat("x", 100),
+		`{"jsonrpc":"2.0","id":3,"result":{"text":"` + strings.Repeat("y", 300) + `"}}`,
+		`{"jsonrpc":"2.0","id":4,"result":{}}`, // the last line, no newline
+	}, "\n")
+	var drops []string
+	f := &stdoutFilter{max: 200, dropped: func(n int, why string) { drops = append(drops, why) }}
+	var out bytes.Buffer
+	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
+	assert.Equal(t, resp+"\n"+note+"\n"+`{"jsonrpc":"2.0","id":4,"result":{}}`+"\n", out.String())
+	require.Len(t, drops, 5)
+	assert.Equal(t, `not JSON-RPC: "server starting on stdio"`, drops[0])
+	assert.Contains(t, drops[1], "a JSON-RPC batch")
+	assert.Contains(t, drops[2], "not one JSON-RPC message")
+	assert.Contains(t, drops[3], "not JSON-RPC")
+	assert.Equal(t, "a line longer than 200 bytes", drops[4])
+	assert.Equal(t, int64(5), f.count.Load())
+}
+
+// TestStdoutFilterReadsOnWhenGoSDKIsGone: once the reader of the filtered
+// stream is gone, the process's stdout is still read to its end.
+func TestStdoutFilterReadsOnWhenGoSDKIsGone(t *testing.T) {
+	f := &stdoutFilter{max: 1 << 10}
+	r := strings.NewReader(strings.Repeat(`{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", 100))
+	require.NoError(t, f.copyLines(r, failingWriter{}))
+	assert.Zero(t, r.Len(), "read to the end")
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, bytes.ErrTooLarge }
+
+// TestStderrTailIsBoundedAndStartsAtALine: the tail keeps the last bytes,
+// from the first whole line, as valid UTF-8; every line is logged with the
+// server's name.
+func TestStderrTailIsBoundedAndStartsAtALine(t *testing.T) {
+	var logs bytes.Buffer
+	l := &stderrLog{server: "srv", log: slog.New(slog.NewTextHandler(&logs, nil)), keep: 16}
+	l.copy(strings.NewReader("first line é\nsecond\nthird\n"))
+	assert.Equal(t, "second\nthird\n", l.text())
+	assert.Equal(t, 3, strings.Count(logs.String(), `msg="mcpsup: stdio server stderr" server=srv`))
+
+	short := &stderrLog{server: "srv", log: slog.New(slog.DiscardHandler), keep: 64}
+	short.copy(strings.NewReader("no newline at the end"))
+	assert.Equal(t, "no newline at the end", short.text())
+
+	long := &stderrLog{server: "srv", log: slog.New(slog.NewTextHandler(&logs, nil)), keep: 8}
+	logs.Reset()
+	long.copy(strings.NewReader(strings.Repeat("z", maxStderrLine+10) + "\n"))
+	assert.Equal(t, 2, strings.Count(logs.String(), "mcpsup: stdio server stderr"), "a long line is logged in pieces")
+	assert.LessOrEqual(t, len(long.text()), 8)
+}

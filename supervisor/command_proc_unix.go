@@ -1,0 +1,207 @@
+//go:build unix
+
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+func commandSupported() error { return nil }
+
+// exitDrain bounds the wait for the rest of stderr once the process has
+// exited and its group was killed: only a process that left the group can
+// still hold the pipe.
+const exitDrain = time.Second
+
+// proc is one run of a Command: the process, the pumps of its stdout and
+// stderr, and its stop. Its methods are safe for concurrent use.
+type proc struct {
+	cfg   Command
+	cmd   *exec.Cmd
+	stdin *os.File       // the write end of the process's stdin
+	out   *io.PipeReader // the filtered stdout, read by go-sdk
+	err   *stderrLog
+	name  string // Config.Name
+	log   *slog.Logger
+
+	// onExit hears the exit before the filtered stdout ends, so its event
+	// comes before the session's end.
+	onExit func(*ProcessExitError)
+
+	mu     sync.Mutex // held while signalling, so no signal reaches a reaped pid
+	reaped bool
+	step   StopStep
+
+	exited  chan struct{} // closed once the process is reaped; exit is set
+	exit    *ProcessExitError
+	pumps   sync.WaitGroup
+	stopped sync.Once
+}
+
+// startProc starts c in a process group of its own, its stdout filtered by
+// f (the filter's count goes into the exit error).
+func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*ProcessExitError)) (*proc, error) {
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Dir = c.Dir
+	if len(c.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.Env...) // later entries win (os/exec dedupEnv)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var files []*os.File // every end, closed on failure
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err1 := pipe()
+	outR, outW, err2 := pipe()
+	errR, errW, err3 := pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("mcpsup: stdio server %q: pipes: %w", c.Path, err)
+	}
+	// *os.File ends: os/exec starts no copying goroutine, and Wait waits
+	// for the process alone.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("mcpsup: starting stdio server %q: %w", c.Path, err)
+	}
+	// The child holds its ends; ours would keep the pipes open past it.
+	_, _, _ = inR.Close(), outW.Close(), errW.Close()
+	pr, pw := io.Pipe()
+	p := &proc{cfg: c, cmd: cmd, stdin: inW, out: pr, err: errLog, name: errLog.server, log: errLog.log, onExit: onExit, exited: make(chan struct{})}
+	stderrDone, stdoutDone := make(chan struct{}), make(chan struct{})
+	p.pumps.Add(3)
+	go func() {
+		defer p.pumps.Done()
+		defer close(stderrDone)
+		errLog.copy(errR)
+	}()
+	go func() {
+		defer p.pumps.Done()
+		p.reap(f, stdoutDone, stderrDone, outR, errR)
+	}()
+	go func() {
+		defer p.pumps.Done()
+		_ = f.copyLines(outR, pw)
+		close(stdoutDone)
+		// stdout ended: the process exits, or closed it and is no server
+		// any more. go-sdk hears the end once the exit is known.
+		if !p.exitedWithin(exitDrain) {
+			p.stop()
+		}
+		_ = pw.CloseWithError(p.exit)
+	}()
+	return p, nil
+}
+
+// reap waits for the process to exit, ends the rest of its group while the
+// process is a zombie still holding the group's id, and reaps it.
+// Once it has exited, what it wrote is read to the end, bounded by
+// exitDrain (a process that left the group may hold the pipes): then the
+// pipes are closed, which ends the pumps.
+func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, outR, errR *os.File) {
+	pid := p.cmd.Process.Pid
+	if waitExited(pid) {
+		// The zombie holds the group's id: no other group can have it yet.
+		p.mu.Lock()
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // the group: leftovers go with it
+		_ = p.cmd.Wait()
+	} else {
+		_ = p.cmd.Wait()
+		p.mu.Lock()
+		// Reaped first: the id could in principle be reused by now.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	p.reaped = true
+	step := p.step
+	p.mu.Unlock()
+	drain, stopDrain := context.WithTimeout(context.Background(), exitDrain)
+	for _, done := range []<-chan struct{}{stdoutDone, stderrDone} {
+		select {
+		case <-done:
+		case <-drain.Done():
+		}
+	}
+	stopDrain()
+	_, _ = outR.Close(), errR.Close() // unblocks a pump still reading
+	e := exitErrorOf(p.cfg.Path, pid, p.cmd.ProcessState, step)
+	e.Stderr = p.err.text()
+	e.DroppedLines = int(f.count.Load()) // lines dropped so far
+	p.exit = e
+	p.log.Info("mcpsup: stdio server exited", "server", p.name, "pid", pid, "code", e.Code, "signal", signalText(e.Signal), "stop", string(e.Stop))
+	if p.onExit != nil {
+		p.onExit(e)
+	}
+	close(p.exited)
+}
+
+// signal sends sig to the process's group unless the process was reaped.
+func (p *proc) signal(sig syscall.Signal, step StopStep) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped {
+		p.step = step
+		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	}
+}
+
+// stop ends the process as Command documents (stdin, SIGTERM, SIGKILL) and
+// returns once it has exited and been reaped. It is idempotent.
+func (p *proc) stop() {
+	p.stopped.Do(func() {
+		p.mu.Lock()
+		if !p.reaped {
+			p.step = StopStdin
+		}
+		p.mu.Unlock()
+		_ = p.stdin.Close()
+		if p.exitedWithin(p.cfg.StopGrace) {
+			return
+		}
+		p.signal(syscall.SIGTERM, StopTerm)
+		if p.exitedWithin(p.cfg.KillGrace) {
+			return
+		}
+		p.signal(syscall.SIGKILL, StopKill)
+	})
+	<-p.exited
+}
+
+func (p *proc) exitedWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// wait returns once the process is reaped and its pumps have ended.
+func (p *proc) wait() *ProcessExitError {
+	<-p.exited
+	p.pumps.Wait()
+	return p.exit
+}
+
+// pid is the process's id, which is also its group's.
+func (p *proc) pid() int { return p.cmd.Process.Pid }
