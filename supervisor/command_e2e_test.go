@@ -31,8 +31,8 @@ const stdioTimeout = 60 * time.Second
 
 // stdioRig is one supervisor of the test server.
 type stdioRig struct {
-	t   *testing.T
-	sup *Supervisor
+	t    *testing.T
+	sup  *Supervisor
 	rec  *events.Recorder
 	ctx  context.Context
 	logs *syncBuffer // Config.Logger's, unless the test gave one
