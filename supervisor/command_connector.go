@@ -157,7 +157,8 @@ func stdioFacts(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// markingTransport's connections mark the requests they write.
+// markingTransport's connections mark the requests they write, and bound
+// every write by its context.
 type markingTransport struct{ inner mcp.Transport }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -168,17 +169,50 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return &markingConn{Connection: conn}, nil
 }
 
-type markingConn struct{ mcp.Connection }
+// markingConn writes each message on a goroutine of its own and returns
+// when the write is done or the message's context is: a server that stops
+// reading its stdin fills the pipe, and go-sdk's write (under its one
+// write lock) would then hold every request, the keepalive ping included,
+// past its context. A write cut so goes on in the background, whole, until
+// it completes or the process's stdin is closed; its request counts as
+// written (it may still reach the server). A write that fails (the process
+// ended mid-write) did not deliver its request whole: not written.
+type markingConn struct {
+	mcp.Connection
+	writes sync.WaitGroup // writes still running
+}
 
 func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, msg)
-	if err == nil {
-		if mark, ok := ctx.Value(writtenKey{}).(*atomic.Bool); ok {
-			if _, isCall := msg.(*jsonrpc.Request); isCall {
-				mark.Store(true)
-			}
-		}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
+	mark, _ := ctx.Value(writtenKey{}).(*atomic.Bool)
+	if _, isCall := msg.(*jsonrpc.Request); !isCall || mark == nil {
+		mark = new(atomic.Bool) // a response, or a request with no one to tell
+	}
+	done := make(chan error, 1)
+	c.writes.Add(1)
+	go func() {
+		defer c.writes.Done()
+		done <- c.Connection.Write(context.WithoutCancel(ctx), msg)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			mark.Store(true)
+		}
+		return err
+	case <-ctx.Done():
+		mark.Store(true)
+		return ctx.Err()
+	}
+}
+
+// Close closes the connection (the process's stdin with it, which ends
+// the writes still running) and waits for those writes.
+func (c *markingConn) Close() error {
+	err := c.Connection.Close()
+	c.writes.Wait()
 	return err
 }
 
@@ -251,8 +285,8 @@ func (c *commandSession) Close() error {
 	c.endOnce.Do(func() {
 		c.ka.stop()
 		c.unroot()
+		c.p.stop() // first: the stop's steps are the process's to report
 		_ = c.cs.Close()
-		c.p.stop()
 		c.p.wait()
 	})
 	return nil

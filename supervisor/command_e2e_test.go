@@ -5,11 +5,11 @@ package supervisor
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -177,9 +177,8 @@ func TestCommandServesAndLeavesNoProcess(t *testing.T) {
 	_, _, alive := procState(pid)
 	assert.False(t, alive, "the server was reaped by Close")
 	assert.Empty(t, groupMembers(t, pgid))
-	// The event stream ended with Close; the exit it caused is logged.
+	// The event stream ends with Close; the exit Close caused is logged.
 	assert.Contains(t, r.logs.String(), fmt.Sprintf(`msg="mcpsup: stdio server exited" server=srv pid=%d code=0 signal="" stop=stdin-closed`, pid))
-	assert.Zero(t, countKind(r.rec.Events(), KindProcessExited))
 	assert.Equal(t, 1, r.sup.SessionsOpened())
 }
 
@@ -198,9 +197,9 @@ func TestCommandCrashIsRestarted(t *testing.T) {
 	assert.Equal(t, OutcomeUnknown, ce.Delivery, "the request reached the server")
 	assert.Equal(t, classify.Transport, ce.Verdict.Class)
 	var exit *ProcessExitError
-	if errors.As(err, &exit) { // the exit may be known before the call hears
-		assert.Equal(t, 7, exit.Code)
-	}
+	require.ErrorAs(t, err, &exit, "the call names the exit")
+	assert.Equal(t, 7, exit.Code)
+	assert.Equal(t, StopNone, exit.Stop)
 
 	res, err := r.call("echo", map[string]any{"text": "again"}) // waits for the new process
 	require.NoError(t, err)
@@ -300,6 +299,20 @@ func TestCommandHungServerIsFoundByPing(t *testing.T) {
 		}
 		callErr <- err
 	}()
+	// Once it is frozen, a call with a large argument fills its stdin: the
+	// pipe's write blocks, and go-sdk's writes behind it.
+	for {
+		st, _, _ := procState(pid)
+		if st == 'T' {
+			break
+		}
+		runtime.Gosched()
+	}
+	bigErr := make(chan error, 1)
+	go func() {
+		_, err := r.call("echo", map[string]any{"text": strings.Repeat("a", 1<<20)})
+		bigErr <- err
+	}()
 	e := r.waitEvent(KindProcessExited, "after sigkill")
 	assert.Contains(t, e.Detail, "SIGKILL")
 	assert.Equal(t, gen, e.Generation)
@@ -310,6 +323,9 @@ func TestCommandHungServerIsFoundByPing(t *testing.T) {
 	var ce *CallError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, OutcomeUnknown, ce.Delivery)
+	require.ErrorAs(t, <-bigErr, &ce)
+	assert.Equal(t, NotSent, ce.Delivery, "cut mid-write: the server never had it whole")
+	assert.True(t, ce.Resendable())
 	r.ready()
 	pid2, _, _ := r.pids()
 	assert.NotEqual(t, pid, pid2)
@@ -472,4 +488,30 @@ func TestCommandThatCannotStartIsRetried(t *testing.T) {
 	reason, v := s.Failure()
 	assert.Equal(t, ReasonNone, reason, "retried, not terminal")
 	assert.Contains(t, v.Detail, "starting stdio server")
+}
+
+// TestCommandThatDiesAtStartIsRetried: a process that exits before its
+// handshake is a failed handshake whose verdict names the exit code; its
+// stderr goes with the process-exited event; it is retried on the backoff.
+func TestCommandThatDiesAtStartIsRetried(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	rec := &events.Recorder{}
+	s, err := New(Config{Command: &Command{Path: "/bin/sh", Args: []string{"-c", "echo missing API key >&2; exit 4"}}, Clock: clock, Events: rec})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
+	defer cancel()
+	s.Start()
+	es, err := rec.WaitFor(ctx, func(es []events.Event) bool { return countKind(es, KindRetryScheduled) == 1 })
+	require.NoError(t, err)
+	reason, v := s.Failure()
+	assert.Equal(t, ReasonNone, reason, "retried, not terminal")
+	assert.Contains(t, v.Detail, "exited with code 4 during the handshake")
+	for _, e := range es {
+		if e.Kind == KindProcessExited {
+			assert.Contains(t, e.Detail, "stderr: missing API key")
+		}
+	}
+	assert.Equal(t, 1, countKind(es, KindProcessExited))
+	assert.Zero(t, s.SessionsOpened())
 }
