@@ -5,16 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/mcpsup/mcpsup/supervisor"
 )
 
 // MaxConfigBytes bounds the servers file ParseServers and LoadServers read.
 const MaxConfigBytes = 4 << 20
 
 // ServerConfig is one entry of an mcpServers file: a server the hub
-// connects to over streamable HTTP.
+// connects to over streamable HTTP (url), or a stdio server it starts as a
+// process (command).
 type ServerConfig struct {
 	// Name is the server's name in the hub: its key in mcpServers. It
 	// prefixes the server's items in the merged catalog and names the
@@ -23,29 +27,42 @@ type ServerConfig struct {
 	// URL is the streamable HTTP endpoint ("url").
 	URL string
 	// Type is the transport as written ("type"): "", "http",
-	// "streamable-http" or "streamableHttp" are streamable HTTP; "sse"
-	// (the legacy HTTP+SSE transport) and "stdio" are not supported yet.
+	// "streamable-http" or "streamableHttp" are streamable HTTP; "" or
+	// "stdio" with a command is stdio; "sse" (the legacy HTTP+SSE
+	// transport) is not supported.
 	Type string
 	// Headers are sent with every request to the server ("headers"). Their
 	// values are treated as credentials: the hub masks them in events, logs
 	// and its errors.
 	Headers map[string]string
-	// Command, Args and Env describe a stdio server ("command", "args",
-	// "env"); the hub reports such an entry as unsupported.
+	// Command, Args, Env and Cwd describe a stdio server ("command",
+	// "args", "env", "cwd"): the program (looked up in PATH when it has no
+	// slash), its arguments, the variables added to the hub's own
+	// environment, and its working directory (default the hub's). The hub
+	// supervises it with supervisor.Config.Command. Env values are treated
+	// as credentials, like header values.
 	Command string
 	Args    []string
 	Env     map[string]string
+	Cwd     string
 	// Extra holds the fields the hub does not know, as written, for the host
 	// that does (e.g. "disabled", "timeout", "alwaysAllow").
 	Extra map[string]json.RawMessage
 }
 
 // Supported reports whether the hub can connect to the server: a URL and a
-// streamable HTTP type, no command. The reason says why not.
+// streamable HTTP type, or a command and no URL (stdio). The reason says
+// why not.
 func (sc ServerConfig) Supported() (ok bool, reason string) {
 	switch {
-	case sc.Command != "" || sc.Type == "stdio":
-		return false, "stdio servers (command) are not supported yet"
+	case sc.Command != "" && sc.URL != "":
+		return false, `both "command" and "url": a server is stdio or streamable HTTP`
+	case sc.Command != "" && sc.Type != "" && sc.Type != "stdio":
+		return false, fmt.Sprintf(`"command" with type %q: a command is a stdio server`, cutText(sc.Type, 40))
+	case sc.Command != "":
+		return true, ""
+	case sc.Type == "stdio":
+		return false, `type "stdio" without a "command"`
 	case sc.Type == "sse":
 		return false, `the legacy HTTP+SSE transport ("type": "sse") is not supported`
 	case sc.Type != "" && sc.Type != "http" && sc.Type != "streamable-http" && sc.Type != "streamableHttp":
@@ -65,8 +82,8 @@ func (sc ServerConfig) Supported() (ok bool, reason string) {
 type ServersFile struct {
 	// Servers are the entries the hub can connect to, sorted by name.
 	Servers []ServerConfig
-	// Unsupported are the entries it cannot (stdio, legacy SSE, no URL),
-	// sorted by name; Warnings say why.
+	// Unsupported are the entries it cannot (legacy SSE, no URL or
+	// command, both), sorted by name; Warnings say why.
 	Unsupported []ServerConfig
 	// Warnings report what was kept but not understood: unknown fields and
 	// unsupported entries. None is fatal.
@@ -209,7 +226,7 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 	for _, f := range []struct {
 		k   string
 		dst any
-	}{{"url", &sc.URL}, {"type", &sc.Type}, {"headers", &sc.Headers}, {"command", &sc.Command}, {"args", &sc.Args}, {"env", &sc.Env}} {
+	}{{"url", &sc.URL}, {"type", &sc.Type}, {"headers", &sc.Headers}, {"command", &sc.Command}, {"args", &sc.Args}, {"env", &sc.Env}, {"cwd", &sc.Cwd}} {
 		if err := field(f.k, f.dst); err != nil {
 			return sc, nil, err
 		}
@@ -229,4 +246,24 @@ func cutText(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// command is the supervisor.Command of a stdio entry, on the template's
+// bounds (grace periods, stderr tail, line bound); nil for an HTTP entry.
+// Env entries are sorted by key, so a config gives the same process
+// environment whatever its order.
+func (sc ServerConfig) command(template *supervisor.Command) *supervisor.Command {
+	if sc.Command == "" {
+		return nil
+	}
+	var c supervisor.Command
+	if template != nil {
+		c = *template
+	}
+	c.Path, c.Args, c.Dir = sc.Command, slices.Clone(sc.Args), sc.Cwd
+	c.Env = nil
+	for _, k := range slices.Sorted(maps.Keys(sc.Env)) {
+		c.Env = append(c.Env, k+"="+sc.Env[k])
+	}
+	return &c
 }

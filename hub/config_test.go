@@ -19,21 +19,21 @@ func TestParseServersKeepsWhatItDoesNotUse(t *testing.T) {
 	  "globalShortcut": "Ctrl+Space"
 	}`))
 	require.NoError(t, err)
-	require.Len(t, f.Servers, 2)
-	require.Equal(t, "plain", f.Servers[0].Name)
-	s := f.Servers[1]
+	require.Len(t, f.Servers, 3)
+	files := f.Servers[0]
+	require.Equal(t, "files", files.Name)
+	require.Equal(t, "npx", files.Command)
+	require.Equal(t, []string{"-y", "@modelcontextprotocol/server-filesystem"}, files.Args)
+	require.Equal(t, map[string]string{"A": "b"}, files.Env)
+	require.Equal(t, "plain", f.Servers[1].Name)
+	s := f.Servers[2]
 	require.Equal(t, "search", s.Name)
 	require.Equal(t, "https://example.com/mcp", s.URL)
 	require.Equal(t, map[string]string{"Authorization": "Bearer t0k"}, s.Headers)
 	require.JSONEq(t, `["find"]`, string(s.Extra["alwaysAllow"]))
 
-	require.Len(t, f.Unsupported, 2)
-	require.Equal(t, "files", f.Unsupported[0].Name)
-	require.Equal(t, "npx", f.Unsupported[0].Command)
-	require.Equal(t, []string{"-y", "@modelcontextprotocol/server-filesystem"}, f.Unsupported[0].Args)
-	ok, why := f.Unsupported[0].Supported()
-	require.False(t, ok)
-	require.Contains(t, why, "stdio")
+	require.Len(t, f.Unsupported, 1)
+	require.Equal(t, "old", f.Unsupported[0].Name)
 	require.JSONEq(t, `"Ctrl+Space"`, string(f.Extra["globalShortcut"]))
 
 	var got []string
@@ -42,10 +42,38 @@ func TestParseServersKeepsWhatItDoesNotUse(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{
 		`servers file field "globalShortcut": unknown field, kept`,
-		`server "files": not connected: stdio servers (command) are not supported yet`,
 		`server "old": not connected: the legacy HTTP+SSE transport ("type": "sse") is not supported`,
 		`server "search" field "alwaysAllow": unknown field, kept`,
 	}, got)
+}
+
+// TestStdioEntries: a command is a stdio server with its args, env and
+// cwd; with a url, or another type, it is refused; type stdio needs a
+// command.
+func TestStdioEntries(t *testing.T) {
+	f, err := hub.ParseServers([]byte(`{"mcpServers": {
+	  "local": {"type": "stdio", "command": "/usr/bin/srv", "args": ["-v"], "env": {"TOKEN": "s3cret"}, "cwd": "/tmp"},
+	  "both":  {"command": "srv", "url": "http://127.0.0.1:1/mcp"},
+	  "typed": {"command": "srv", "type": "http"},
+	  "bare":  {"type": "stdio"}
+	}}`))
+	require.NoError(t, err)
+	require.Len(t, f.Servers, 1)
+	l := f.Servers[0]
+	require.Equal(t, "local", l.Name)
+	require.Equal(t, "/tmp", l.Cwd)
+	require.Empty(t, f.Servers[0].Extra, "cwd is a known field")
+	var why []string
+	for _, sc := range f.Unsupported {
+		ok, reason := sc.Supported()
+		require.False(t, ok)
+		why = append(why, sc.Name+": "+reason)
+	}
+	require.Equal(t, []string{
+		`bare: type "stdio" without a "command"`,
+		`both: both "command" and "url": a server is stdio or streamable HTTP`,
+		`typed: "command" with type "http": a command is a stdio server`,
+	}, why)
 }
 
 func TestParseServersVSCodeKey(t *testing.T) {

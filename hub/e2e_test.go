@@ -355,7 +355,7 @@ func TestWaitReadyAnyAndAll(t *testing.T) {
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "up", URL: f.servers["up"].URL()}))
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "down", URL: deadURL}))
 	require.ErrorIs(t, h.Add(f.ctx, hub.ServerConfig{Name: "up", URL: deadURL}), hub.ErrDuplicate)
-	require.ErrorIs(t, h.Add(f.ctx, hub.ServerConfig{Name: "cmd", Command: "npx"}), hub.ErrUnsupported)
+	require.ErrorIs(t, h.Add(f.ctx, hub.ServerConfig{Name: "sse", URL: deadURL, Type: "sse"}), hub.ErrUnsupported)
 
 	require.NoError(t, h.WaitReady(f.ctx, hub.Any))
 	ctx, cancel := context.WithTimeout(f.ctx, 300*time.Millisecond)

@@ -55,8 +55,9 @@ func ExampleValidName() {
 	// Output: true false
 }
 
-// An mcpServers file as Claude Desktop or Cursor writes it: the stdio entry
-// and the field the hub does not know are reported, not fatal.
+// An mcpServers file as Claude Desktop or Cursor writes it: a streamable
+// HTTP server and a stdio one; the field the hub does not know is reported,
+// not fatal.
 func ExampleParseServers() {
 	f, err := hub.ParseServers([]byte(`{"mcpServers": {
 		"search": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}, "alwaysAllow": ["find"]},
@@ -66,13 +67,17 @@ func ExampleParseServers() {
 		panic(err)
 	}
 	for _, sc := range f.Servers {
-		fmt.Println("connect", sc.Name, sc.URL)
+		if sc.Command != "" {
+			fmt.Println("start", sc.Name, sc.Command, sc.Args)
+		} else {
+			fmt.Println("connect", sc.Name, sc.URL)
+		}
 	}
 	for _, w := range f.Warnings {
 		fmt.Println(w)
 	}
 	// Output:
+	// start files npx [-y @modelcontextprotocol/server-filesystem /tmp]
 	// connect search https://example.com/mcp
-	// server "files": not connected: stdio servers (command) are not supported yet
 	// server "search" field "alwaysAllow": unknown field, kept
 }

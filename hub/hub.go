@@ -22,10 +22,12 @@ import (
 type Config struct {
 	// Supervisor is the template of every server's supervisor.Config
 	// (backoff, timeouts, stream policy, clock, HTTP client ...). Per
-	// server, the hub sets Name (the server's name), Endpoint (its URL),
-	// Resume (from Store), Events (the hub's sink) and, when the server has
-	// headers, HTTPClient (a copy of the template's whose transport adds
-	// them); Logger is wrapped to mask the headers.
+	// server, the hub sets Name (the server's name), Endpoint (its URL) or
+	// Command (its command, args, env and cwd, on the template Command's
+	// grace periods and bounds, when it has one), Resume (from Store),
+	// Events (the hub's sink) and, when the server has headers, HTTPClient
+	// (a copy of the template's whose transport adds them); Logger is
+	// wrapped to mask the headers and env values.
 	Supervisor supervisor.Config
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming
@@ -225,6 +227,9 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	for _, v := range sc.Headers {
 		h.redact.AddSecret(v)
 	}
+	for _, v := range sc.Env {
+		h.redact.AddSecret(v)
+	}
 	e := &entry{name: sc.Name, sc: sc}
 	e.ctx, e.stop = context.WithCancel(h.life)
 	rs := h.load(ctx, sc)
@@ -274,7 +279,7 @@ func resumeDetail(rs *supervisor.ResumeState) string {
 
 // load returns the server's stored resume state, or nil.
 func (h *Hub) load(ctx context.Context, sc ServerConfig) *supervisor.ResumeState {
-	if h.cfg.Store == nil {
+	if h.cfg.Store == nil || sc.Command != "" { // a process has no state to resume
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
@@ -301,6 +306,7 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	c := h.cfg.Supervisor
 	c.Name = e.name
 	c.Endpoint = e.sc.URL
+	c.Command = e.sc.command(c.Command)
 	c.Resume = rs
 	c.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, ev) })
 	c.Logger = slog.New(events.RedactingHandler(&h.redact, c.Logger.Handler()))

@@ -1,0 +1,87 @@
+//go:build unix
+
+package hub_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/internal/stdiotest"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// TestStdioServerBesideAnHTTPOne: an mcpServers file with a command entry
+// and a url entry; both serve through the merged catalog, the stdio server
+// is restarted after it crashes, and its env values are masked like
+// header values.
+func TestStdioServerBesideAnHTTPOne(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"web": {Tools: 1}})
+	bin, err := stdiotest.Build(f.ctx, t.TempDir())
+	require.NoError(t, err)
+	const secret = "s3cret-env-value"
+	doc, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"local": map[string]any{"command": bin, "args": []string{"-stderr-at-start", "booting"}, "env": map[string]string{"MCPSUP_TOKEN": secret}, "cwd": t.TempDir()},
+		"web":   map[string]any{"url": f.servers["web"].URL()},
+	}})
+	require.NoError(t, err)
+	file, err := hub.ParseServers(doc)
+	require.NoError(t, err)
+	require.Len(t, file.Servers, 2)
+	require.Empty(t, file.Warnings)
+
+	h := hub.New(f.config(nil))
+	defer h.Close()
+	for _, sc := range file.Servers {
+		require.NoError(t, h.Add(f.ctx, sc))
+	}
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+	require.Contains(t, names(h.Tools()), "local__echo")
+	require.Contains(t, names(h.Tools()), "web__record")
+
+	res, err := h.CallTool(f.ctx, &mcp.CallToolParams{Name: "local__echo", Arguments: map[string]any{"text": "hi"}})
+	require.NoError(t, err)
+	require.Equal(t, "hi", res.Content[0].(*mcp.TextContent).Text)
+	_, err = h.CallTool(f.ctx, record("web__record", "x"))
+	require.NoError(t, err)
+
+	_, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "local__stderr", Arguments: map[string]any{"text": "token " + secret + "\n"}})
+	require.NoError(t, err)
+	_, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "local__crash", Arguments: map[string]any{"code": 9}})
+	var exit *supervisor.ProcessExitError
+	require.ErrorAs(t, err, &exit)
+	require.Equal(t, 9, exit.Code)
+	res, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "local__echo", Arguments: map[string]any{"text": "again"}})
+	require.NoError(t, err, "the call waited for the new process")
+	require.Equal(t, "again", res.Content[0].(*mcp.TextContent).Text)
+
+	for _, hl := range h.Health() {
+		require.Equal(t, supervisor.Ready, hl.State, hl.Server)
+		if hl.Server == "local" {
+			require.EqualValues(t, 2, hl.Generation, "one restart")
+		} else {
+			require.EqualValues(t, 1, hl.Generation)
+		}
+	}
+	_, err = f.rec.WaitFor(f.ctx, func(es []events.Event) bool {
+		for _, e := range es {
+			if e.Server == "local" && e.Kind == supervisor.KindProcessExited {
+				require.Contains(t, e.Detail, "exited with code 9")
+				require.Contains(t, e.Detail, "token ")
+				require.NotContains(t, e.Detail, secret, "env values are masked")
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err)
+	for _, e := range f.rec.Events() {
+		require.False(t, strings.Contains(e.Detail, secret) || strings.Contains(e.Verdict.Detail, secret), "%+v", e)
+	}
+}
