@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -178,11 +179,11 @@ type ProcessExitError struct {
 	DroppedLines int
 }
 
-// Error names the program, the exit code or signal and the stop step, e.g.
-// `mcpsup: stdio server "srv" (pid 42) exited with code 3`; the stderr tail
-// is not in the text (see Stderr).
+// Error names the program (its base name), the exit code or signal and the
+// stop step, e.g. `mcpsup: stdio server "srv" (pid 42) exited with code 3`;
+// the stderr tail is not in the text (see Stderr).
 func (e *ProcessExitError) Error() string {
-	s := fmt.Sprintf("mcpsup: stdio server %q (pid %d) ", e.Path, e.PID)
+	s := fmt.Sprintf("mcpsup: stdio server %q (pid %d) ", filepath.Base(e.Path), e.PID)
 	if e.Signal != 0 {
 		s += fmt.Sprintf("was ended by signal %d (%s)", int(e.Signal), signalName(e.Signal))
 	} else {

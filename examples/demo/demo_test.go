@@ -31,10 +31,10 @@ func TestDemoEveryStoryEndsAsDesigned(t *testing.T) {
 	require.Empty(t, stderr.String())
 
 	for _, s := range allStories() {
-		row := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(s.name) + `\s+ready.*ok \(\d+ checks\)$|^` + regexp.QuoteMeta(s.name) + `\s+closed \(was ready\).*ok \(\d+ checks\)$`)
+		row := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(s.name) + `\s+(ready|closed \(was ready\)|failed \(churn\)).*ok \(\d+ checks\)$`)
 		assert.Regexp(t, row, out, "table row of %s", s.name)
 	}
-	assert.Contains(t, out, "all 5 stories ended as docs/DESIGN.md requires")
+	assert.Contains(t, out, "all 7 stories ended as docs/DESIGN.md requires")
 	assert.NotContains(t, out, "FAIL")
 	assert.Regexp(t, `(?m)^S4 .*429:0 500:0 403:0 404:3 `, out)
 	assert.Regexp(t, `(?m)^S5 .*off: GET-hostile \(auto\)`, out)
@@ -45,6 +45,8 @@ func TestDemoEveryStoryEndsAsDesigned(t *testing.T) {
 	assert.Regexp(t, `(?m)^s4-call-errors\s.*ready \(internal\)\s+call-failed`, out)
 	assert.Regexp(t, `(?m)^s5-get-hostile\s.*stream-disabled`, out)
 	assert.Regexp(t, `(?m)^healthy\s.*connecting -> ready`, out)
+	assert.Regexp(t, `(?m)^stdio-crash\s.*process-exited`, out)
+	assert.Regexp(t, `(?m)^stdio-churn\s.*churn-limit-reached.*reason churn`, out)
 
 	// The JSON-lines recording holds every server's events.
 	f, err := os.Open(jsonl)
@@ -56,7 +58,7 @@ func TestDemoEveryStoryEndsAsDesigned(t *testing.T) {
 	for _, e := range evs {
 		servers[e.Server] = true
 	}
-	for _, s := range []string{"s1-seed", "s1-blind-resume", "s2-seed", "s2-stale-null-id", "s4-call-errors", "s5-get-hostile", "healthy"} {
+	for _, s := range []string{"s1-seed", "s1-blind-resume", "s2-seed", "s2-stale-null-id", "s4-call-errors", "s5-get-hostile", "healthy", "stdio-crash", "stdio-churn"} {
 		assert.True(t, servers[s], "events of %s recorded", s)
 	}
 }
@@ -95,7 +97,7 @@ func TestDemoFailsWhenTheRunIsCutShort(t *testing.T) {
 	code := run(ctx, []string{"-quiet"}, &stdout, &stderr)
 	require.Equal(t, 1, code, stdout.String())
 	assert.Contains(t, stdout.String(), "did not run to its end")
-	assert.Equal(t, 5, strings.Count(stdout.String(), "FAILED"), stdout.String())
+	assert.Equal(t, 7, strings.Count(stdout.String(), "FAILED"), stdout.String())
 }
 
 func TestDemoUsage(t *testing.T) {

@@ -4,7 +4,7 @@
 //	go run ./examples/demo
 //
 // It starts one go-sdk MCP server per story on 127.0.0.1, each behind an
-// mcptest fault-injecting gateway, supervises them all at once, prints every
+// mcptest fault-injecting gateway (or, for the stdio stories, as a process), supervises them all at once, prints every
 // supervisor event as it happens (one timeline line per event), and ends
 // with a table per server: final state, tools in the catalog, sessions
 // opened, extra requests per failed call, and the standalone SSE stream.
@@ -19,6 +19,11 @@
 //     then a 404 after the server expired the session.
 //   - S5: a gateway that closes every standalone GET stream at once.
 //   - healthy: a plain server.
+//   - stdio crash: a stdio server (mcpsup's test server, built with go build
+//     into a temporary directory, so the demo must run from the module)
+//     that prints garbage on stdout and crashes in a call: restarted.
+//   - stdio churn: a stdio server that exits after every handshake, until
+//     the churn limit makes the failure terminal.
 //
 // Each story checks what DESIGN.md requires, from the supervisor's state and
 // from the requests counted at the gateway. The command exits 0 when every

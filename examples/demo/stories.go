@@ -21,6 +21,8 @@ func allStories() []story {
 		{name: "S4 tool call 429/500/403, then 404", run: storyS4},
 		{name: "S5 GET-hostile gateway", run: storyS5},
 		{name: "healthy server", run: storyHealthy},
+		{name: "stdio server crashes, restarted", run: storyStdioCrash},
+		{name: "stdio server crash-loops, churn", run: storyStdioChurn},
 	}
 }
 
