@@ -188,3 +188,50 @@ func TestRenderNamesCommandAndMachine(t *testing.T) {
 	require.NoError(t, r.Render(&b))
 	require.Contains(t, b.String(), "Load: two busy loops.")
 }
+
+// BenchmarkStdioRestart is one restart of a stdio server: the process exits
+// in a call, and the supervisor is ready again on a new one.
+func BenchmarkStdioRestart(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, remove, err := buildStdioServer(ctx, ".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer remove()
+	sup, err := supervisor.New(stdioConfig(bin))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sup.Close()
+	sup.Start()
+	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	for b.Loop() {
+		d, err := RestartOnce(ctx, sup)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += d
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns-to-ready/op")
+}
+
+// BenchmarkStdioConnectBare is bare go-sdk starting the same server on
+// mcp.CommandTransport and listing its tools.
+func BenchmarkStdioConnectBare(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, remove, err := buildStdioServer(ctx, ".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer remove()
+	for b.Loop() {
+		if _, err := bareStdio(ctx, bin); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

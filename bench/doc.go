@@ -11,7 +11,9 @@
 //   - CallTool latency and allocations through the supervisor against a bare
 //     ClientSession on loopback;
 //   - heap bytes and goroutines per idle connection;
-//   - the pure cores: fsm Step and classify.Classify.
+//   - the pure cores: fsm Step and classify.Classify;
+//   - a stdio server's restart (process exit to ready on a new process)
+//     beside bare go-sdk's connect over mcp.CommandTransport.
 //
 // Every measurement runs a real go-sdk server on 127.0.0.1 behind an mcptest
 // gateway, which counts the requests. The functions here return data; the

@@ -34,6 +34,8 @@ type Report struct {
 	HubSupervisors []IdleResult
 	HubMicro       []MicroResult
 	HubErr         error
+	// Stdio is figure 9 (StdioRestartTimes).
+	Stdio []StdioResult
 }
 
 // Render writes the report as Markdown.
@@ -165,6 +167,9 @@ func (r *Report) Render(w io.Writer) error {
 	}
 	if len(r.Hub) > 0 || r.HubErr != nil {
 		p("\n%s", RenderHub(r.Hub, r.HubSupervisors, r.HubMicro, r.HubErr))
+	}
+	if len(r.Stdio) > 0 {
+		p("\n%s", RenderStdio(r.Stdio))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -46,7 +46,7 @@ func main() {
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
 	load := flag.String("load", "", "what else ran on the machine, for the run line")
 	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
-	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone`)
+	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "stdio": the stdio restart figure alone`)
 	heapProfile := flag.String("heapprofile", "", `with -only idle: write a heap profile (after GC) per run, named PREFIX-<client>-stream<on|off>.pprof`)
 	flag.Parse()
 	log.SetFlags(0)
@@ -62,6 +62,11 @@ func main() {
 	if *only == "hub" {
 		hubs, sups, micro, err := hubFigures(ctx, root, *hubN, *benchtime)
 		fmt.Print(bench.RenderHub(hubs, sups, micro, err))
+		return
+	}
+
+	if *only == "stdio" {
+		fmt.Print(bench.RenderStdio(bench.StdioRestartTimes(ctx, root, *runs)))
 		return
 	}
 
@@ -93,6 +98,8 @@ func main() {
 		log.Printf("8/8 %d servers in one hub", *hubN)
 		r.Hub, r.HubSupervisors, r.HubMicro, r.HubErr = hubFigures(ctx, root, *hubN, *benchtime)
 	}
+	log.Print("and the stdio restart")
+	r.Stdio = bench.StdioRestartTimes(ctx, root, *runs)
 	r.Elapsed = time.Since(start)
 
 	path := *out
