@@ -2,7 +2,10 @@
 // Supervisor owns the connection's state machine (package fsm), opens,
 // resumes and replaces go-sdk sessions on mcpsup's wire transport as the
 // classifier's verdicts direct (package classify), and serves the host's
-// calls through the live session.
+// calls through the live session. A stdio server is supervised the same
+// way: Config.Command in place of Config.Endpoint starts the process,
+// restarts it when it dies and ends its process group on Close (see
+// Command).
 //
 // # Use
 //
