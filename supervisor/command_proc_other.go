@@ -21,4 +21,3 @@ func startProc(Command, *stdoutFilter, *stderrLog, func(*ProcessExitError)) (*pr
 
 func (*proc) stop()                   {}
 func (*proc) wait() *ProcessExitError { return nil }
-func (*proc) pid() int                { return 0 }

@@ -202,6 +202,3 @@ func (p *proc) wait() *ProcessExitError {
 	p.pumps.Wait()
 	return p.exit
 }
-
-// pid is the process's id, which is also its group's.
-func (p *proc) pid() int { return p.cmd.Process.Pid }

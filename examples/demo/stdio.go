@@ -84,6 +84,16 @@ func stdioRow(r *result, sup *supervisor.Supervisor) {
 	r.stream = "- (stdio)"
 }
 
+// processGone signals pid with 0, which finds the process without
+// touching it: os.ErrProcessDone once it has exited and been reaped.
+func processGone(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Signal(syscall.Signal(0))
+}
+
 // echo calls the test server's echo tool.
 func echo(ctx context.Context, sup *supervisor.Supervisor, text string) (string, error) {
 	res, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
@@ -141,8 +151,8 @@ func storyStdioCrash(ctx context.Context, e *env) result {
 			if err := sup.Close(); err != nil {
 				r.err = err
 			}
-			gone := syscall.Kill(second, 0)
-			r.expect(errors.Is(gone, syscall.ESRCH), "no process left after Close", "kill(%d, 0): %v", second, gone)
+			gone := processGone(second)
+			r.expect(errors.Is(gone, os.ErrProcessDone), "no process left after Close", "signal 0 to pid %d: %v", second, gone)
 			r.state = sup.State().String() + " (was ready)"
 		})
 }

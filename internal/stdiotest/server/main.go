@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command server is a small stdio MCP server for mcpsup's tests, demo and
 // benchmarks: it can be told to crash, hang, print garbage on stdout, write
 // to stderr, or start a child in its process group.
