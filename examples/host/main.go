@@ -26,8 +26,9 @@
 //	                 states instead of detaching
 //	-events file     append every event as JSON lines
 //
-// Entries the hub cannot connect to (stdio commands, the legacy SSE
-// transport) and fields it does not know are reported and skipped. Exit
+// Stdio entries (command) are started as processes. Entries the hub cannot
+// connect to (the legacy SSE transport, no url or command) and fields it
+// does not know are reported and skipped. Exit
 // status: 0 when done, 1 on an error (a bad file, no server ready, a failed
 // call, a state not saved), 2 on a usage error.
 package main

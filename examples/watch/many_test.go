@@ -19,7 +19,7 @@ func TestWatchConfigWatchesMany(t *testing.T) {
 	a, b := newServer(t), newServer(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `{"mcpServers": {"a": {"url": %q}, "b": {"url": %q}, "c": {"command": "npx"}}}`, a.URL(), b.URL()), 0o600))
+	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `{"mcpServers": {"a": {"url": %q}, "b": {"url": %q}, "c": {"url": "http://127.0.0.1:1/sse", "type": "sse"}}}`, a.URL(), b.URL()), 0o600))
 	states := filepath.Join(dir, "states")
 
 	watchUntil := func(texts ...string) (int, string) {
@@ -44,7 +44,7 @@ func TestWatchConfigWatchesMany(t *testing.T) {
 	code, out := watchUntil("+a__record", "+b__record")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "watching 2 server(s)")
-	require.Contains(t, out, "stdio servers (command) are not supported yet")
+	require.Contains(t, out, `the legacy HTTP+SSE transport ("type": "sse") is not supported`)
 	require.Contains(t, out, "resume states saved in "+states)
 	for _, srv := range []string{"a", "b"} {
 		_, err := os.Stat(filepath.Join(states, srv+".json"))
