@@ -63,7 +63,11 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
-		p.stop()
+		if ctx.Err() != nil {
+			p.stop() // the handshake took too long: the process is of no use
+		} else {
+			p.stopUnlessExiting()
+		}
 		if exit := p.wait(); exit != nil && exit.Stop == StopNone {
 			// The process died during the handshake: that is the news.
 			return nil, &handshakeExitError{exit: exit, err: err}
@@ -179,6 +183,8 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // ended mid-write) did not deliver its request whole: not written.
 type markingConn struct {
 	mcp.Connection
+	mu     sync.Mutex
+	closed bool           // no write starts once Close began
 	writes sync.WaitGroup // writes still running
 }
 
@@ -190,8 +196,14 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if _, isCall := msg.(*jsonrpc.Request); !isCall || mark == nil {
 		mark = new(atomic.Bool) // a response, or a request with no one to tell
 	}
-	done := make(chan error, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return mcp.ErrConnectionClosed
+	}
 	c.writes.Add(1)
+	c.mu.Unlock()
+	done := make(chan error, 1)
 	go func() {
 		defer c.writes.Done()
 		done <- c.Connection.Write(context.WithoutCancel(ctx), msg)
@@ -211,6 +223,9 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Close closes the connection (the process's stdin with it, which ends
 // the writes still running) and waits for those writes.
 func (c *markingConn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	err := c.Connection.Close()
 	c.writes.Wait()
 	return err
@@ -265,7 +280,7 @@ func (c *commandSession) InitializeResult() *mcp.InitializeResult { return c.cs.
 // stopped.
 func (c *commandSession) Wait() error {
 	err := c.cs.Wait()
-	c.p.stop() // at once when it exited by itself
+	c.p.stopUnlessExiting()
 	exit := c.p.wait()
 	if cause := c.ka.endedBy(); cause != nil {
 		return cause

@@ -402,17 +402,19 @@ func TestCommandStderrIsLoggedAndItsTailKept(t *testing.T) {
 // gets SIGTERM after StopGrace, one that ignores SIGTERM gets SIGKILL after
 // KillGrace.
 func TestCommandStopSteps(t *testing.T) {
+	const short, long = 20 * time.Millisecond, time.Minute // a long grace is never waited for
 	cases := []struct {
-		args []string
-		want string
+		args       []string
+		stop, kill time.Duration
+		want       string
 	}{
-		{nil, `code=0 signal="" stop=stdin-closed`},
-		{[]string{"-ignore-stdin-eof"}, "code=-1 signal=SIGTERM stop=sigterm"},
-		{[]string{"-ignore-stdin-eof", "-ignore-sigterm"}, "code=-1 signal=SIGKILL stop=sigkill"},
+		{nil, long, long, `code=0 signal="" stop=stdin-closed`},
+		{[]string{"-ignore-stdin-eof"}, short, long, "code=-1 signal=SIGTERM stop=sigterm"},
+		{[]string{"-ignore-stdin-eof", "-ignore-sigterm"}, short, short, "code=-1 signal=SIGKILL stop=sigkill"},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			r := newStdioRig(t, Config{Command: &Command{StopGrace: 20 * time.Millisecond, KillGrace: 20 * time.Millisecond}}, c.args...)
+			r := newStdioRig(t, Config{Command: &Command{StopGrace: c.stop, KillGrace: c.kill}}, c.args...)
 			r.sup.Start()
 			r.ready()
 			pid, _, _ := r.pids()

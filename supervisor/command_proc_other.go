@@ -20,4 +20,5 @@ func startProc(Command, *stdoutFilter, *stderrLog, func(*ProcessExitError)) (*pr
 }
 
 func (*proc) stop()                   {}
+func (*proc) stopUnlessExiting()      {}
 func (*proc) wait() *ProcessExitError { return nil }

@@ -104,9 +104,7 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 		close(stdoutDone)
 		// stdout ended: the process exits, or closed it and is no server
 		// any more. go-sdk hears the end once the exit is known.
-		if !p.exitedWithin(exitDrain) {
-			p.stop()
-		}
+		p.stopUnlessExiting()
 		_ = pw.CloseWithError(p.exit)
 	}()
 	return p, nil
@@ -183,6 +181,15 @@ func (p *proc) stop() {
 		p.signal(syscall.SIGKILL, StopKill)
 	})
 	<-p.exited
+}
+
+// stopUnlessExiting gives a process whose connection failed (a write
+// refused, stdout ended) exitDrain to exit by itself, so its exit is told as
+// its own, and stops it otherwise.
+func (p *proc) stopUnlessExiting() {
+	if !p.exitedWithin(exitDrain) {
+		p.stop()
+	}
 }
 
 func (p *proc) exitedWithin(d time.Duration) bool {
