@@ -42,7 +42,10 @@ const (
 // outlives it (one that left the group, by setsid say, is not the
 // supervisor's to end). The supervisor reaps the process; orphans of the
 // group are reparented to init, which reaps them. Close and Detach return
-// once the process has exited. The grace periods run on the real clock, not
+// once the process has exited. Once it has, what is left in its stdout and
+// stderr is read for at most a second; a process whose stdout ended, or
+// whose stdin refused a write, has a second to exit by itself before it is
+// stopped. The grace periods run on the real clock, not
 // Config.Clock: a process lives in real time.
 //
 // stderr is logged, line by line (a line longer than 4 KiB in pieces of 4

@@ -17,9 +17,10 @@ import (
 
 func commandSupported() error { return nil }
 
-// exitDrain bounds the wait for the rest of stderr once the process has
-// exited and its group was killed: only a process that left the group can
-// still hold the pipe.
+// exitDrain bounds two waits: for the rest of stdout and stderr once the
+// process has exited and its group was killed (only a process that left the
+// group can still hold the pipes), and for a process whose connection
+// failed to exit by itself before it is stopped.
 const exitDrain = time.Second
 
 // proc is one run of a Command: the process, the pumps of its stdout and
