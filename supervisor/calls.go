@@ -128,8 +128,21 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 }
 
 // do runs one host call: wait for ready, check the catalog and the rate-limit
-// window, send once, classify a failure and report it to the machine.
+// window, send once, classify a failure and report it to the machine; and
+// tells Config.CallHandler, if any, of the call's stages.
 func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(context.Context, session) (T, error)) (T, error) {
+	h := s.cfg.CallHandler
+	if h == nil {
+		return send(s, ctx, nil, op, name, call)
+	}
+	ctx = h.TagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: name})
+	res, err := send(s, ctx, h, op, name, call)
+	h.HandleCall(ctx, &CallEnd{Err: err})
+	return res, err
+}
+
+// send is do without the handler's first and last stage; h may be nil.
+func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, call func(context.Context, session) (T, error)) (T, error) {
 	var zero T
 	s.mu.Lock()
 	if s.stopped {
@@ -144,7 +157,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
-	live, gen, err := s.awaitReady(ctx, op, name)
+	live, gen, err := s.awaitReady(ctx, h, op, name)
 	if err != nil {
 		return zero, s.refused(ctx, op, name, gen, err)
 	}
@@ -165,7 +178,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	if err == nil {
 		return res, nil
 	}
-	return zero, s.failed(caller, op, name, gen, err)
+	return zero, s.failed(caller, h, op, name, gen, err)
 }
 
 // refused returns the error of a call that was not sent: refused locally
@@ -194,7 +207,7 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 // failed classifies the error of a call that was sent on the session of gen
 // and reports it to the machine before the caller sees it, so a call made
 // right after a session-expired one waits for the new session.
-func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) error {
+func (s *Supervisor) failed(caller context.Context, h CallHandler, op, name string, gen uint64, err error) error {
 	// The error carries the request's wire facts (wire.FactsMiddleware):
 	// with them, the request went out (classify.DeliveryOf).
 	// A call go-sdk refused unsent carries a *classify.NotSentError, which
@@ -219,6 +232,9 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		case <-s.loopDone:
 		}
 	}
+	if h != nil {
+		s.reportSessionLost(caller, h, gen, v)
+	}
 	return ce
 }
 
@@ -226,16 +242,19 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 // recovers (DESIGN.md section 2, calls by state). Once ready, the call must
 // also be admitted (see admit): a refusal comes back with the session's
 // generation.
-func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, uint64, error) {
+func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
+	wait := waitTrace{h: h}
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
+		wait.end(ctx, s, gen)
 	}()
 	for {
 		s.mu.Lock()
-		st, reason, verdict, gen, live := s.snap.state, s.snap.reason, s.snap.failure(), s.snap.gen, s.snap.live
+		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.failure()
+		gen, live = s.snap.gen, s.snap.live
 		ch, stopped, started := s.changed, s.stopped, s.started
 		var refused error
 		if !stopped && st == Ready && live != nil {
@@ -252,6 +271,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		if timer == nil {
+			wait.begin(s, st, gen) // before the timer: a test's clock moves once it exists
 			timer = s.cfg.Clock.NewTimer(s.cfg.MaxCallWait)
 		}
 		select {

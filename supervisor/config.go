@@ -354,6 +354,11 @@ type Config struct {
 	// has the panic logged and the event dropped. A sink may call any method
 	// of the supervisor, Close and Detach included. Default: discarded.
 	Events events.Sink
+	// CallHandler, when set, is told of each host call's stages inside the
+	// supervisor: the wait for ready, the session a failure cost, the end
+	// (see [CallHandler]; mcpsupotel.Observer.CallHandler makes a span of
+	// them). Default none, at no cost to a call.
+	CallHandler CallHandler
 	// Clock drives timers (backoff, windows, event times). Default: the
 	// real clock.
 	Clock clockwork.Clock

@@ -82,8 +82,11 @@ type Supervisor struct {
 
 	detaching atomic.Bool // the stop in progress is a Detach
 
-	loop loopState  // owned by the loop goroutine
-	sink *sinkQueue // delivers events to Config.Events
+	loop loopState // owned by the loop goroutine
+	// callServer is CallInfo.Server: Config.Name masked, made once when a
+	// CallHandler is set.
+	callServer string
+	sink       *sinkQueue // delivers events to Config.Events
 
 	// streams owns the standalone stream decision; every session shares it.
 	streams *wire.StreamSwitch
@@ -202,6 +205,9 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule.toWire(),
 		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
 	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
+	if cfg.CallHandler != nil {
+		s.callServer = s.redact.Text(cfg.Name)
+	}
 	s.loop.m = fsm.New(fsm.Config{
 		MaxSessions: cfg.MaxSessions,
 		Window:      cfg.ChurnWindow,
