@@ -78,6 +78,10 @@ func TestE2ES5IdleCuttingProxyIsNotHostile(t *testing.T) {
 func TestE2ERestartWhileIdleNoticedByTheStream(t *testing.T) {
 	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{}))
 	e.start()
+	// The stream's first GET must have reached the old server: a first GET
+	// answered with the new server's plain 404 means "no stream here"
+	// (wire.StreamAttempt.Declined), and nothing would notice the restart.
+	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1))
 	e.srv.AddTool("late-tool")
 	require.NoError(t, e.srv.Restart())
 
