@@ -246,3 +246,45 @@ func TestStepErrors(t *testing.T) {
 	require.NotErrorIs(t, err, fsm.ErrStaleGeneration)
 	require.Equal(t, fsm.Connecting, m.State())
 }
+
+// A fresh session whose handshake succeeded but whose listing is answered
+// 403 keeps that session: the listing is retried on it, on the retry
+// schedule, ListingRetries times; the next such failure replaces it.
+func TestListingRetriedOnTheLiveSession(t *testing.T) {
+	d := newDriver(t, fsm.Config{ListingRetries: 2})
+	v403 := verdict(classify.Forbidden, 403)
+	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1)},
+		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
+	d.step(trig(fsm.HandshakeSucceeded, 1), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 1)},
+		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 1, 0, "")})
+	for n := 1; n <= 2; n++ {
+		d.step(failTrig(fsm.DiscoveryFailed, 1, v403), want{fsm.Connecting, []fsm.Command{retry(1, n, v403)},
+			ev(fsm.Connecting, fsm.Connecting, fsm.DiscoveryFailed, "listing-retry-left", v403, 1, n, "")})
+		require.Equal(t, n, d.m.ListingRetries())
+		d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 1)},
+			ev(fsm.Connecting, fsm.Connecting, fsm.RetryDue, "listing-failed", none, 1, n, "")})
+	}
+	require.Equal(t, uint64(1), d.m.Generation(), "one session so far")
+	d.step(failTrig(fsm.DiscoveryFailed, 1, v403), want{fsm.Failed, []fsm.Command{cmd(fsm.CloseSession, 1), retry(1, 3, v403)},
+		ev(fsm.Connecting, fsm.Failed, fsm.DiscoveryFailed, "listing-retry-spent", v403, 1, 3, "")})
+	d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{dial(2)},
+		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 2, 3, "")})
+	require.Zero(t, d.m.ListingRetries(), "a new session starts its own count")
+	d.handshakeToReady(fsm.Connecting, 2, 3)
+}
+
+// A listing whose verdict says the session may be gone (transport,
+// session-expired) replaces the session at once.
+func TestListingLostSessionIsReplaced(t *testing.T) {
+	for _, v := range []classify.Verdict{verdict(classify.Transport, 0), verdict(classify.SessionExpired, 404)} {
+		t.Run(v.String(), func(t *testing.T) {
+			d := newDriver(t, fsm.Config{})
+			d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1)},
+				ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
+			d.step(trig(fsm.HandshakeSucceeded, 1), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 1)},
+				ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 1, 0, "")})
+			d.step(failTrig(fsm.DiscoveryFailed, 1, v), want{fsm.Failed, []fsm.Command{cmd(fsm.CloseSession, 1), retry(1, 1, v)},
+				ev(fsm.Connecting, fsm.Failed, fsm.DiscoveryFailed, "listing-retry-spent", v, 1, 1, "")})
+		})
+	}
+}

@@ -119,13 +119,18 @@ func buildTable() []Row {
 	ending(Idle)
 
 	// connecting and stale-recovering: a handshake, then the declared lists.
+	// A listing that fails while the session is fine is retried on that
+	// session (ListingRetries times), on the retry schedule: a new session
+	// cannot fix an answer of the server.
 	for _, s := range []State{Connecting, StaleRecovering} {
 		add(Row{From: s, Trigger: HandshakeSucceeded, To: s, Commands: c{ListDeclared}})
 		add(Row{From: s, Trigger: DiscoverySucceeded, To: Ready, Commands: c{PublishCatalog}})
 		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardFatalVerdict}, To: Failed, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{ScheduleRetry}})
 		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{CloseSession}, Reason: ReasonOfVerdict})
-		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
+		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetryLeft}, To: s, Commands: c{ScheduleRetry}})
+		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetrySpent}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
+		add(Row{From: s, Trigger: RetryDue, Guards: g{GuardListingFailed}, To: s, Commands: c{ListDeclared}})
 		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
 		ending(s, CloseSession)

@@ -25,7 +25,11 @@
 // never discards the tool catalog, with two exceptions that always
 // propagate, from any list: unauthorized (HTTP 401, or 403 with
 // insufficient_scope), and the cancellation of the caller's context. Then
-// the remaining lists are canceled and the error returned.
+// the remaining lists are canceled and the error returned. A failure of
+// `tools/list` for any other reason lets the other lists settle first (each
+// within its ProbeTimeout), so their items and reports are kept in the
+// returned Catalog: a caller that retries on the same session lists only
+// what did not settle.
 //
 // [ListDeclared] serves a session whose capabilities are known (after
 // `initialize`, or a resume with persisted capabilities). It lists only what

@@ -101,13 +101,17 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 		case out.err == nil:
 			rep.Status, rep.Reason = Present, Listed
 			cat.set(out.items)
-		case decided != nil:
+		case decided != nil && stops(decided.Verdict):
 			rep.Status, rep.Reason = Degraded, Abandoned
 		default:
-			if propagates(ctx, roles[out.list], out.verdict) {
+			if propagates(ctx, roles[out.list], out.verdict) && (decided == nil || stops(out.verdict)) {
 				rep.Status, rep.Reason = Failed, ListFailed
 				decided = &ListError{List: out.list, Verdict: out.verdict, Err: out.err}
-				cancel() // the outcome is known: stop the others
+				if stops(out.verdict) {
+					cancel() // nothing else can be learned: stop the others
+				}
+				// Otherwise the others settle (each within ProbeTimeout): a
+				// caller retrying on the same session lists only the rest.
 			} else if out.verdict.Class == classify.MethodNotFound {
 				rep.Status, rep.Reason = Absent, MethodNotFound
 				if mode == Declared {
@@ -123,6 +127,12 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 		return cat, decided
 	}
 	return cat, nil
+}
+
+// stops reports whether a deciding failure ends the other lists at once:
+// unauthorized (no list can succeed) or the caller's cancellation.
+func stops(v classify.Verdict) bool {
+	return v.Class == classify.Unauthorized || v.Class == classify.Canceled
 }
 
 // propagates reports whether a list's failure decides the discovery:

@@ -306,6 +306,18 @@ type Config struct {
 	// comes) cannot hold a call forever; the call then fails with a timeout
 	// verdict, outcome unknown. Default 5m.
 	CallTimeout time.Duration
+	// ListingRetries is how many times the catalog listing of a new session
+	// whose handshake succeeded is retried on that same session when it
+	// fails with a verdict that says the session is fine (forbidden,
+	// rate-limited, server-error, application, timeout: a new session
+	// cannot fix what the server answered). Each retry waits for the
+	// Backoff schedule, as a retry from failed does, and sends only the
+	// lists that did not settle: no initialize, no DELETE. A listing that
+	// fails with transport or session-expired (the session may be gone),
+	// or once the retries are spent, closes the session and retries from
+	// failed with a new one. Default 4 (fsm.DefaultListingRetries: five
+	// listings on one session); negative: none.
+	ListingRetries int
 	// MaxPages and MaxItems cap the pagination of each catalog list, against
 	// servers that never stop returning a cursor. A tools/list past a cap
 	// fails discovery (and is retried on the backoff schedule); a side list

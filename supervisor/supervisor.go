@@ -203,8 +203,9 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
 	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
 	s.loop.m = fsm.New(fsm.Config{
-		MaxSessions: cfg.MaxSessions,
-		Window:      cfg.ChurnWindow,
+		MaxSessions:    cfg.MaxSessions,
+		Window:         cfg.ChurnWindow,
+		ListingRetries: cfg.ListingRetries,
 	})
 	s.loop.bo = cfg.Backoff.newBackOff(cfg.Clock)
 	return s

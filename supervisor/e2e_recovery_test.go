@@ -1,0 +1,77 @@
+package supervisor_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// quickRetries is a deterministic, short retry schedule for tests on a real
+// server.
+var quickRetries = supervisor.Backoff{InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, NoJitter: true}
+
+// A fresh connect whose handshake succeeds but whose tools/list is answered
+// 403 by a WAF page keeps the healthy session: every retry sends only the
+// list, on the same session; no new initialize, no DELETE.
+func TestE2EForbiddenListingIsRetriedOnTheSession(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 2, Prompts: 1}, supervisor.Config{Backoff: quickRetries})
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/list", Occurrence: mcptest.FirstN(3)},
+		Action: mcptest.HTML(http.StatusForbidden, mcptest.ForbiddenPage),
+	})
+	e.start()
+
+	log := e.srv.Log()
+	require.Equal(t, 1, log.Count("initialize"), "one handshake")
+	require.Equal(t, 1, log.Count("notifications/initialized"))
+	require.Zero(t, log.CountVerb(http.MethodDelete), "the session was never thrown away")
+	require.Equal(t, 4, log.Count("tools/list"), "three refusals, then the list")
+	require.Equal(t, 1, log.Count("prompts/list"), "what settled is not listed again")
+	require.Zero(t, log.Count("notifications/cancelled"), "nothing was cut off")
+	require.Equal(t, uint64(1), e.sup.Generation())
+	sessions := map[string]bool{}
+	for _, en := range log.Entries() {
+		if en.Method == "tools/list" {
+			sessions[en.SessionID] = true
+		}
+	}
+	require.Len(t, sessions, 1, "every listing went to the one session")
+	require.ElementsMatch(t, e.srv.ToolNames(), e.sup.Catalog().ToolNames())
+
+	var kept int
+	for _, ev := range e.rec.Events() {
+		if ev.Kind == events.KindTransition && ev.Trigger == events.TriggerDiscoveryFailed {
+			require.Equal(t, supervisor.Connecting, ev.To, "kept in connecting")
+			require.Equal(t, classify.Forbidden, ev.Verdict.Class)
+			kept++
+		}
+	}
+	require.Equal(t, 3, kept)
+	require.NoError(t, e.call("a"), "the session serves calls")
+}
+
+// Past Config.ListingRetries the session is replaced; a listing that fails
+// with transport replaces it at once.
+func TestE2EListingRetriesSpentReplaceTheSession(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Backoff: quickRetries, ListingRetries: 1})
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/list", Occurrence: mcptest.FirstN(2)},
+		Action: mcptest.PlainText(http.StatusServiceUnavailable, "busy"),
+	})
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/list", Occurrence: mcptest.Nth(3)},
+		Action: mcptest.Reset(),
+	})
+	e.start()
+	log := e.srv.Log()
+	require.Equal(t, 3, log.Count("initialize"), "503, 503: the retry spent; reset: at once")
+	require.Equal(t, 4, log.Count("tools/list"))
+	require.Equal(t, uint64(3), e.sup.Generation())
+}
