@@ -245,6 +245,30 @@ func (s *Server) absentKinds(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// undeclareTools drops the tools capability from the handshake's result
+// (Options.UndeclaredTools); the tools are still listed and served.
+func undeclareTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		var caps **mcp.ServerCapabilities
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			caps = &r.Capabilities
+		case *mcp.DiscoverResult:
+			caps = &r.Capabilities
+		}
+		if caps != nil && *caps != nil {
+			c := **caps // go-sdk may share its capabilities between sessions
+			c.Tools = nil
+			*caps = &c
+		}
+		return res, nil
+	}
+}
+
 func (c *catalog) empty(kind string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -267,6 +291,9 @@ func (s *Server) newMCPServer() *mcp.Server {
 		SupportedProtocolVersions: s.opts.Mode.protocolVersions(),
 	})
 	srv.AddReceivingMiddleware(s.absentKinds)
+	if s.opts.UndeclaredTools {
+		srv.AddReceivingMiddleware(undeclareTools)
+	}
 	s.cat.mu.Lock()
 	defer s.cat.mu.Unlock()
 	if s.cat.fixed {

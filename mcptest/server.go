@@ -86,6 +86,10 @@ type Options struct {
 	// WithoutTools drops [RecordTool] and [BlockTool]; with Tools == 0 the
 	// server then has no tools at all.
 	WithoutTools bool
+	// UndeclaredTools leaves the tools capability out of what the server
+	// declares (the initialize and server/discover results) while it still
+	// lists and serves its tools, as some servers do.
+	UndeclaredTools bool
 	// Resources is the number of resources, [ResourceURI](1..Resources).
 	Resources int
 	// Prompts is the number of prompts, [PromptName](1..Prompts).

@@ -32,10 +32,11 @@
 // what did not settle.
 //
 // [ListDeclared] serves a session whose capabilities are known (after
-// `initialize`, or a resume with persisted capabilities). It lists only what
-// the server declared: tools for the tools capability, resources and
-// resource templates for the resources capability, prompts for the prompts
-// capability. A declared list answering -32601 is absent with a warning in
+// `initialize`, or a resume with persisted capabilities). It always tries
+// `tools/list` (strict when the tools capability is declared, speculative
+// when not: some servers serve tools they do not declare), and lists the
+// rest as declared: resources and resource templates for the resources
+// capability, prompts for the prompts capability. A declared list answering -32601 is absent with a warning in
 // its report: the capabilities and the methods disagree. Otherwise
 // `tools/list` is strict, as in blind probing, and the other declared lists
 // are not: any failure makes them [Degraded] with their verdict, so the tool

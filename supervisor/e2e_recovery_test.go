@@ -75,3 +75,21 @@ func TestE2EListingRetriesSpentReplaceTheSession(t *testing.T) {
 	require.Equal(t, 4, log.Count("tools/list"))
 	require.Equal(t, uint64(3), e.sup.Generation())
 }
+
+// A server that serves tools without declaring the tools capability: they
+// are listed and callable. A server with no tools at all answers -32601:
+// ready, with no tools.
+func TestE2EUndeclaredToolsAreListedAndCallable(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1, UndeclaredTools: true}, supervisor.Config{})
+	e.start()
+	require.ElementsMatch(t, e.srv.ToolNames(), e.sup.Catalog().ToolNames())
+	require.NoError(t, e.call("u"))
+	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "u"))
+
+	none := newE2E(t, mcptest.Options{WithoutTools: true, Prompts: 1}, supervisor.Config{})
+	none.start()
+	require.Empty(t, none.sup.Catalog().Tools)
+	require.Len(t, none.sup.Catalog().Prompts, 1)
+	require.Equal(t, 1, none.srv.Log().Count("tools/list"), "tried once, answered -32601")
+	require.Equal(t, 1, none.srv.Log().Count("initialize"))
+}
