@@ -243,6 +243,8 @@ func (m *Machine) command(k CommandKind, t *Trigger) Command {
 		m.attempt++
 		cmd.Attempt = m.attempt
 		cmd.Verdict = t.Verdict
+	case VerifySession:
+		cmd.Verdict = t.Verdict
 	}
 	return cmd
 }

@@ -123,11 +123,20 @@ func TestS4CallFailuresStayReadyUnlessTheyReconnect(t *testing.T) {
 	require.ErrorIs(t, err, fsm.ErrStaleGeneration)
 	d.handshakeToReady(fsm.Connecting, 2, 0)
 
-	// No HTTP status (connection reset): the old session is closed with DELETE.
+	// No HTTP status (connection reset): the session is verified first. A
+	// ping answered keeps it; the call failed alone.
 	vTr := verdict(classify.Transport, 0)
-	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Connecting,
-		[]fsm.Command{cmd(fsm.CloseSession, 2), dial(3)},
-		ev(fsm.Ready, fsm.Connecting, fsm.CallFailed, "verdict-transport+session-budget-left", vTr, 3, 0, "")})
+	verify := fsm.Command{Kind: fsm.VerifySession, Generation: 2, Verdict: vTr}
+	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Ready, []fsm.Command{verify},
+		ev(fsm.Ready, fsm.Ready, fsm.CallFailed, "verdict-transport", vTr, 2, 0, "")})
+	d.step(trig(fsm.SessionVerified, 2), want{fsm.Ready, nil,
+		ev(fsm.Ready, fsm.Ready, fsm.SessionVerified, "", none, 2, 0, "")})
+	// Not answered: the session died; it is released without DELETE and
+	// replaced.
+	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Ready, []fsm.Command{verify},
+		ev(fsm.Ready, fsm.Ready, fsm.CallFailed, "verdict-transport", vTr, 2, 0, "")})
+	d.step(failTrig(fsm.SessionDied, 2, vTr), want{fsm.Connecting, []fsm.Command{cmd(fsm.DetachSession, 2), dial(3)},
+		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 3, 0, "")})
 }
 
 // S5 without the fix: sessions that keep dying are stopped by the churn

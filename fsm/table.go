@@ -168,8 +168,10 @@ func buildTable() []Row {
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictStaysReady}, To: Ready})
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport, GuardSessionBudgetLeft}, To: Connecting, Commands: c{CloseSession, Dial}})
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport, GuardChurnLimitReached}, To: Failed, Commands: c{CloseSession}, Reason: ReasonChurn})
+	// A transport failure of one call may be a blip on a live session:
+	// verify it before replacing it; a dead one comes back as SessionDied.
+	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport}, To: Ready, Commands: c{VerifySession}})
+	add(Row{From: Ready, Trigger: SessionVerified, To: Ready})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
@@ -198,7 +200,7 @@ func buildTable() []Row {
 	// Late results of the session that failed (same generation) change
 	// nothing: that session was already ended on entering failed.
 	ignore(Failed, HandshakeSucceeded, HandshakeFailed, Attached, AttachRefused,
-		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied)
+		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied, SessionVerified)
 
 	// closed absorbs everything.
 	ignore(Closed, triggerList[:]...)

@@ -40,8 +40,9 @@ const (
 	// (required).
 	CallFailed = events.TriggerCallFailed
 	// SessionDied: the go-sdk session ended by itself (ClientSession.Wait
-	// returned, or a call reported the connection closed); carries the
-	// verdict of its cause, or none when there was no error.
+	// returned, or a call reported the connection closed), or a
+	// VerifySession found it dead; carries the verdict of its cause, or
+	// none when there was no error.
 	SessionDied = events.TriggerSessionDied
 	// RetryDue: the delay of a ScheduleRetry elapsed.
 	RetryDue = events.TriggerRetryDue
@@ -64,19 +65,23 @@ const (
 	// entered a churn failure; the machine tries again. Resets the retry
 	// attempts.
 	ChurnCooled = events.TriggerChurnCooled
+	// SessionVerified: a VerifySession was answered: the session lives,
+	// the call that failed failed alone.
+	SessionVerified = events.TriggerSessionVerified
 )
 
 // triggerID is a trigger kind's dense index, for the machine's arrays and as
 // the trigger value stateless is fired with.
 type triggerID uint8
 
-const numTriggers = 16
+const numTriggers = 17
 
 // triggerList lists the trigger kinds in declaration order, indexed by
 // triggerID.
 var triggerList = [numTriggers]TriggerKind{Started, HandshakeSucceeded, HandshakeFailed, Attached,
 	AttachRefused, DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied,
-	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled}
+	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled,
+	SessionVerified}
 
 var triggerIDs = func() map[TriggerKind]triggerID {
 	m := make(map[TriggerKind]triggerID, numTriggers)

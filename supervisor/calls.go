@@ -238,14 +238,15 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, ui
 		st, reason, verdict, gen, live := s.snap.state, s.snap.reason, s.snap.failure(), s.snap.gen, s.snap.live
 		ch, stopped, started := s.changed, s.stopped, s.started
 		var refused error
-		if !stopped && st == Ready && live != nil {
+		ready := st == Ready && live != nil && s.snap.verifying != live
+		if !stopped && ready {
 			refused = s.admit(op, name)
 		}
 		s.mu.Unlock()
 		switch {
 		case stopped || st == Closed:
 			return nil, 0, &StateError{State: st, Err: ErrClosed}
-		case st == Ready && live != nil:
+		case ready:
 			return live, gen, refused
 		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.

@@ -249,7 +249,8 @@ func TestE2EPingUnauthorizedKeepsTheSession(t *testing.T) {
 	defer cancel()
 	clock := clockwork.NewFakeClock()
 	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Name: t.Name(),
-		Clock: clock, KeepAlive: time.Hour, Stream: supervisor.StreamOff})
+		Clock: clock, KeepAlive: time.Hour, Stream: supervisor.StreamOff,
+		CatalogPollInterval: -1}) // the keepalive's timer is the only one on the clock
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	h := http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}

@@ -93,3 +93,79 @@ func TestE2EUndeclaredToolsAreListedAndCallable(t *testing.T) {
 	require.Equal(t, 1, none.srv.Log().Count("tools/list"), "tried once, answered -32601")
 	require.Equal(t, 1, none.srv.Log().Count("initialize"))
 }
+
+// waitTransition waits for a transition event of trigger k.
+func waitTransition(t *testing.T, e *e2e, k events.Trigger) events.Event {
+	t.Helper()
+	evs, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool {
+		for _, ev := range evs {
+			if ev.Kind == events.KindTransition && ev.Trigger == k {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err, "no %s transition", k)
+	for _, ev := range evs {
+		if ev.Kind == events.KindTransition && ev.Trigger == k {
+			return ev
+		}
+	}
+	panic("unreachable")
+}
+
+// A connection reset on one tools/call of a live session costs one ping on
+// that session: answered, the session and the generation stay, and the
+// call alone fails, outcome unknown.
+func TestE2EResetOnACallIsVerifiedWithOnePing(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{})
+	e.start()
+	log := e.srv.Log()
+	require.NoError(t, log.WaitVerb(e.ctx, http.MethodGet, 1), "the stream is open")
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.Reset(),
+	})
+	before := len(log.Entries())
+
+	err := e.call("blip")
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.Transport, ce.Verdict.Class, "verdict %s", ce.Verdict)
+	require.Equal(t, supervisor.OutcomeUnknown, ce.Delivery)
+	ev := waitTransition(t, e, supervisor.TriggerSessionVerified)
+	require.Equal(t, supervisor.Ready, ev.To)
+
+	after := log.Entries()[before:]
+	methods := make([]string, len(after))
+	for i, en := range after {
+		methods[i] = en.Verb + " " + en.Method
+	}
+	require.Equal(t, []string{"POST tools/call", "POST ping"}, methods, "one extra request")
+	require.Equal(t, after[0].SessionID, after[1].SessionID, "the ping went to the same session")
+	require.Equal(t, uint64(1), e.sup.Generation())
+	require.Zero(t, log.CountVerb(http.MethodDelete))
+	require.NoError(t, e.call("next"), "the session serves the next call")
+	require.Equal(t, 1, log.Count("initialize"))
+	require.Zero(t, e.srv.Invocations(mcptest.RecordTool, "blip"), "the gateway cut it before the server")
+}
+
+// The ping unanswered too: the session is replaced, without DELETE.
+func TestE2EResetOnACallAndItsPingReplacesTheSession(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Stream: supervisor.StreamOff})
+	e.start()
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.Reset(),
+	})
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "ping", Occurrence: mcptest.First()},
+		Action: mcptest.Reset(),
+	})
+	require.Error(t, e.call("blip"))
+	require.NoError(t, e.call("next"), "waits for the new session")
+	require.Equal(t, uint64(2), e.sup.Generation())
+	require.Equal(t, 1, e.srv.Log().Count("ping"))
+	require.Equal(t, 2, e.srv.Log().Count("initialize"))
+	require.Zero(t, e.srv.Log().CountVerb(http.MethodDelete), "the dead session is detached")
+}

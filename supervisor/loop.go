@@ -33,7 +33,10 @@ type loopState struct {
 	cooldown   clockwork.Timer // a churn failure's (Config.ChurnCooldown)
 	seq        uint64
 	cat        catalogLoop // re-listing (discovery.go)
-	stepping   bool        // a step runs: the triggers its commands produce wait in queue
+	// verifying is the generation whose session a ping verifies (verify.go),
+	// 0 when none.
+	verifying uint64
+	stepping  bool // a step runs: the triggers its commands produce wait in queue
 	// queue holds the triggers that commands produce while a step runs:
 	// each is taken after the step that produced it, in order, so a step
 	// never runs inside another.
@@ -171,7 +174,7 @@ func (s *Supervisor) take(t fsm.Trigger) {
 // through the inbox, or that may feed the machine another trigger.
 func startsIO(k fsm.CommandKind) bool {
 	switch k {
-	case fsm.Dial, fsm.Attach, fsm.Probe, fsm.ListDeclared, fsm.ScheduleRetry:
+	case fsm.Dial, fsm.Attach, fsm.Probe, fsm.ListDeclared, fsm.ScheduleRetry, fsm.VerifySession:
 		return true
 	}
 	return false
@@ -193,6 +196,8 @@ func (s *Supervisor) exec(c fsm.Command) {
 		s.setSnapshot(func(sn *snapshot) { sn.resume = nil })
 	case fsm.CloseSession, fsm.DetachSession:
 		s.release(c.Generation, c.Kind == fsm.DetachSession)
+	case fsm.VerifySession:
+		s.verify(c)
 	}
 }
 

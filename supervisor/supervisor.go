@@ -101,6 +101,7 @@ type snapshot struct {
 	verdict    *classify.Verdict // the failure that moved it to failed; nil when none
 	gen        uint64
 	live       *held        // the live session in Ready, else nil
+	verifying  *held        // a session whose ping runs (verify.go): calls wait for it
 	catalog    *Catalog     // the published catalog; nil before the first
 	resume     *ResumeState // what to persist; nil before the first session
 	rate       *rateWindow  // the last 429's window; nil when none

@@ -44,6 +44,7 @@ const (
 	TriggerCloseRequested     = fsm.CloseRequested
 	TriggerDetachRequested    = fsm.DetachRequested
 	TriggerChurnCooled        = fsm.ChurnCooled
+	TriggerSessionVerified    = fsm.SessionVerified
 )
 
 // Kind says what an event reports (events.Event.Kind).
