@@ -53,6 +53,11 @@ const (
 	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
 	// (hashed), Generation, Detail.
 	KindSessionEnded Kind = "session-ended"
+	// KindCallResent: a failed call is sent once more, as the resend
+	// policy allows (it was not sent, or its outcome is unknown and its tool
+	// is annotated readOnlyHint or idempotentHint). Fields: Op, Name, and
+	// the first attempt's Delivery, Verdict and Generation.
+	KindCallResent Kind = "call-resent"
 )
 
 // Delivery values of [Event.Delivery]: how far a failed call got.

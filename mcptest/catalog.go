@@ -23,6 +23,9 @@ const (
 	// [Server.ExpireAll], [Server.Restart]), the fixture closes, or
 	// [Options.MaxBlock] passes; it counts invocations like [RecordTool].
 	BlockTool = "block"
+	// IdempotentRecordTool counts invocations like [RecordTool] and is
+	// annotated idempotentHint; present with [Options.IdempotentRecord].
+	IdempotentRecordTool = "record-idempotent"
 )
 
 // IDArgs is the input of [RecordTool] and [BlockTool].
@@ -40,13 +43,14 @@ type catalog struct {
 	mu        sync.Mutex
 	tools     []string // plain echo tools, sorted
 	fixed     bool     // RecordTool and BlockTool present
+	idem      bool     // IdempotentRecordTool present
 	resources int
 	prompts   int
 	templates int
 }
 
 func newCatalog(o Options) *catalog {
-	c := &catalog{fixed: !o.WithoutTools, resources: o.Resources, prompts: o.Prompts, templates: o.Templates}
+	c := &catalog{fixed: !o.WithoutTools, idem: o.IdempotentRecord, resources: o.Resources, prompts: o.Prompts, templates: o.Templates}
 	for i := 1; i <= o.Tools; i++ {
 		c.tools = append(c.tools, ToolName(i))
 	}
@@ -74,6 +78,9 @@ func (c *catalog) toolNames() []string {
 	out := slices.Clone(c.tools)
 	if c.fixed {
 		out = append(out, BlockTool, RecordTool)
+	}
+	if c.idem {
+		out = append(out, IdempotentRecordTool)
 	}
 	slices.Sort(out)
 	return out
@@ -274,7 +281,7 @@ func (c *catalog) empty(kind string) bool {
 	defer c.mu.Unlock()
 	switch kind {
 	case "tools":
-		return len(c.tools) == 0 && !c.fixed
+		return len(c.tools) == 0 && !c.fixed && !c.idem
 	case "resources":
 		return c.resources == 0
 	case "prompts":
@@ -299,6 +306,10 @@ func (s *Server) newMCPServer() *mcp.Server {
 	if s.cat.fixed {
 		mcp.AddTool(srv, &mcp.Tool{Name: RecordTool, Description: "Counts this invocation by id."}, s.recordTool)
 		mcp.AddTool(srv, &mcp.Tool{Name: BlockTool, Description: "Blocks until its id is released."}, s.blockTool)
+	}
+	if s.cat.idem {
+		mcp.AddTool(srv, &mcp.Tool{Name: IdempotentRecordTool, Description: "Counts this invocation by id; idempotent.",
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, s.idempotentRecordTool)
 	}
 	for _, name := range s.cat.tools {
 		addEchoTool(srv, name)
@@ -338,6 +349,11 @@ func (s *Server) recordTool(_ context.Context, req *mcp.CallToolRequest, in IDAr
 	if req != nil && req.Params != nil {
 		s.calls.setMeta(RecordTool, in.ID, req.Params.Meta)
 	}
+	return textResult(fmt.Sprintf("recorded %s #%d", in.ID, n)), nil, nil
+}
+
+func (s *Server) idempotentRecordTool(_ context.Context, _ *mcp.CallToolRequest, in IDArgs) (*mcp.CallToolResult, any, error) {
+	n := s.calls.add(IdempotentRecordTool, in.ID)
 	return textResult(fmt.Sprintf("recorded %s #%d", in.ID, n)), nil, nil
 }
 

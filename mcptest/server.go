@@ -86,6 +86,10 @@ type Options struct {
 	// WithoutTools drops [RecordTool] and [BlockTool]; with Tools == 0 the
 	// server then has no tools at all.
 	WithoutTools bool
+	// IdempotentRecord adds [IdempotentRecordTool], a recording tool
+	// annotated idempotentHint (MCP ToolAnnotations), for tests of what a
+	// client may send again.
+	IdempotentRecord bool
 	// UndeclaredTools leaves the tools capability out of what the server
 	// declares (the initialize and server/discover results) while it still
 	// lists and serves its tools, as some servers do.
@@ -283,8 +287,8 @@ func (s *Server) Restart() error {
 	return nil
 }
 
-// Invocations returns how many times tool ([RecordTool] or [BlockTool]) ran
-// with the id argument, across restarts.
+// Invocations returns how many times tool ([RecordTool], [BlockTool] or
+// [IdempotentRecordTool]) ran with the id argument, across restarts.
 func (s *Server) Invocations(tool, id string) int { return s.calls.get(tool, id) }
 
 // RecordedMeta returns a copy of the _meta the latest [RecordTool] call with

@@ -24,8 +24,10 @@ import (
 // re-lists the catalog (at most every 30s) in case the server added it.
 //
 // A failed call returns a *CallError with the verdict and how far the request
-// got. Only transport and session-expired verdicts cost the session (failure
-// story S4); the supervisor never replays the call. A tool's own error
+// got. Only a session-expired verdict, or a transport one whose session then
+// fails to answer a ping, costs the session (failure story S4). The call is
+// never replayed unless Config.Resend is ResendSafe and the CallError is
+// Resendable: then it is sent once more after recovery. A tool's own error
 // (CallToolResult.IsError) is a result, not an error.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if params == nil {
@@ -127,8 +129,8 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	return err
 }
 
-// do runs one host call: wait for ready, check the catalog and the rate-limit
-// window, send once, classify a failure and report it to the machine.
+// do runs one host call (send), and sends it once more when the resend
+// policy allows (Config.Resend).
 func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(context.Context, session) (T, error)) (T, error) {
 	var zero T
 	s.mu.Lock()
@@ -142,11 +144,25 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	s.mu.Unlock()
 	defer s.calls.Done()
 
+	res, sent, err := send(s, ctx, op, name, call)
+	if sent != nil && s.resends(ctx, sent) {
+		s.post(callResent{err: sent})
+		res, _, err = send(s, ctx, op, name, call)
+	}
+	return res, err
+}
+
+// send sends one host call: wait for ready, check the catalog and the
+// rate-limit window, send once, classify a failure and report it to the
+// machine. A failure of the call sent on a session also comes back as sent
+// (the resend policy looks at it); a refusal does not.
+func send[T any](s *Supervisor, ctx context.Context, op, name string, call func(context.Context, session) (T, error)) (T, *CallError, error) {
+	var zero T
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
 	live, gen, err := s.awaitReady(ctx, op, name)
 	if err != nil {
-		return zero, s.refused(ctx, op, name, gen, err)
+		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -163,9 +179,17 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	}
 	res, err := call(ctx, live.sess)
 	if err == nil {
-		return res, nil
+		return res, nil, nil
 	}
-	return zero, s.failed(caller, op, name, gen, err)
+	ce := s.failed(caller, op, name, gen, err)
+	return zero, ce, ce
+}
+
+// resends reports whether Config.Resend sends the failed call ce once more:
+// it is Resendable, and neither its caller nor Close gave up on it.
+func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
+	return s.cfg.Resend == ResendSafe && ce.Resendable() && ce.Verdict.Class != classify.Canceled &&
+		caller.Err() == nil && s.callLife.Err() == nil
 }
 
 // refused returns the error of a call that was not sent: refused locally
@@ -194,7 +218,7 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 // failed classifies the error of a call that was sent on the session of gen
 // and reports it to the machine before the caller sees it, so a call made
 // right after a session-expired one waits for the new session.
-func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) error {
+func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) *CallError {
 	// The error carries the request's wire facts (wire.FactsMiddleware):
 	// with them, the request went out (classify.DeliveryOf).
 	// A call go-sdk refused unsent carries a *classify.NotSentError, which

@@ -193,6 +193,36 @@ type Backoff struct {
 	MaxElapsed time.Duration
 }
 
+// ResendPolicy chooses whether the supervisor sends a failed call again
+// (Config.Resend).
+type ResendPolicy uint8
+
+const (
+	// ResendNever (the default): a failed call is never sent again; its
+	// CallError says whether the host may (CallError.Resendable).
+	ResendNever ResendPolicy = iota
+	// ResendSafe sends a call that failed on the session once more, after
+	// the connection recovered (ready again, the session verified or
+	// replaced), when its CallError is Resendable: not sent, or, outcome
+	// unknown, a tools/call of a tool annotated readOnlyHint or
+	// idempotentHint. Never any other call, never more than once; a
+	// call-resent event says so, and the caller gets the second attempt's
+	// result or error. A call refused locally (unknown tool, rate-limit
+	// window, not ready, wait timeout) or given up by its caller is not
+	// resent.
+	ResendSafe
+)
+
+func (p ResendPolicy) String() string {
+	switch p {
+	case ResendNever:
+		return "never"
+	case ResendSafe:
+		return "safe"
+	}
+	return "invalid"
+}
+
 // DefaultChurnCooldown is Config.ChurnCooldown's default: a churn failure
 // lasts five minutes, then the supervisor tries again.
 const DefaultChurnCooldown = 5 * time.Minute
@@ -338,6 +368,9 @@ type Config struct {
 	// Clock from the last publish; each poll lists what the server
 	// declared. Default 1m; negative never polls.
 	CatalogPollInterval time.Duration
+	// Resend chooses whether a failed call is sent again (see
+	// ResendPolicy). Default ResendNever: never replayed.
+	Resend ResendPolicy
 	// DisableRateLimitWindow turns off the rate-limit window. By default,
 	// after a 429 with Retry-After, calls made before the window ends fail
 	// at once with the 429's verdict (ErrRateLimited) instead of feeding the

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -168,4 +169,55 @@ func TestE2EResetOnACallAndItsPingReplacesTheSession(t *testing.T) {
 	require.Equal(t, 1, e.srv.Log().Count("ping"))
 	require.Equal(t, 2, e.srv.Log().Count("initialize"))
 	require.Zero(t, e.srv.Log().CountVerb(http.MethodDelete), "the dead session is detached")
+}
+
+// The resend policy, with recording tools that count executions at the
+// server: the server runs the call and the answer is lost (outcome
+// unknown). An idempotent-annotated tool is sent once more after recovery
+// (executed twice, once per send); every other tool, and every tool under
+// the default policy, is executed at most once.
+func TestE2EResendPolicy(t *testing.T) {
+	cases := []struct {
+		name    string
+		policy  supervisor.ResendPolicy
+		tool    string
+		runs    int
+		resent  bool
+		failure bool
+	}{
+		{"safe, idempotent tool", supervisor.ResendSafe, mcptest.IdempotentRecordTool, 2, true, false},
+		{"safe, plain tool", supervisor.ResendSafe, mcptest.RecordTool, 1, false, true},
+		{"never, idempotent tool", supervisor.ResendNever, mcptest.IdempotentRecordTool, 1, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{Resend: tc.policy})
+			e.start()
+			e.srv.Gateway().Add(mcptest.Rule{
+				Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
+				Action: mcptest.ResetAfterServer(),
+			})
+			_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: mcptest.IDArgs{ID: "r"}})
+			if tc.failure {
+				var ce *supervisor.CallError
+				require.ErrorAs(t, err, &ce)
+				require.Equal(t, supervisor.OutcomeUnknown, ce.Delivery)
+			} else {
+				require.NoError(t, err, "the second send was answered")
+			}
+			require.Equal(t, tc.runs, e.srv.Invocations(tc.tool, "r"), "executions at the server")
+			require.Equal(t, tc.runs, e.srv.Log().Count("tools/call"), "sends")
+			settle(t, e.ctx, e.rec, supervisor.Ready)
+			resent := eventsOf(e.rec, supervisor.KindCallResent)
+			if !tc.resent {
+				require.Empty(t, resent)
+				return
+			}
+			require.Len(t, resent, 1)
+			require.Equal(t, tc.tool, resent[0].Name)
+			require.Equal(t, "outcome-unknown", resent[0].Delivery)
+			require.Equal(t, classify.Transport, resent[0].Verdict.Class)
+			require.Equal(t, uint64(1), e.sup.Generation(), "the verified session served the resend")
+		})
+	}
 }

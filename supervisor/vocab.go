@@ -56,6 +56,7 @@ const (
 	KindProbeReport        = events.KindProbeReport
 	KindCatalogChanged     = events.KindCatalogChanged
 	KindCallFailed         = events.KindCallFailed
+	KindCallResent         = events.KindCallResent
 	KindStreamDisabled     = events.KindStreamDisabled
 	KindStreamEnabled      = events.KindStreamEnabled
 	KindStreamEventDropped = events.KindStreamEventDropped
