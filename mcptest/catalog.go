@@ -129,6 +129,7 @@ func (c *counter) get(tool, id string) int {
 type blocker struct {
 	mu       sync.Mutex
 	gates    map[string]chan struct{} // closed when released
+	progress map[string]chan struct{} // one value per progress notification asked
 	arrived  map[string]chan struct{} // closed when a call with the id started
 	sessions map[*mcp.ServerSession]*sessionBlocks
 	closing  chan struct{}
@@ -142,7 +143,7 @@ type sessionBlocks struct {
 }
 
 func newBlocker() *blocker {
-	return &blocker{gates: map[string]chan struct{}{}, arrived: map[string]chan struct{}{},
+	return &blocker{gates: map[string]chan struct{}{}, arrived: map[string]chan struct{}{}, progress: map[string]chan struct{}{},
 		sessions: map[*mcp.ServerSession]*sessionBlocks{}, closing: make(chan struct{})}
 }
 
@@ -166,10 +167,16 @@ func closeOnce(ch chan struct{}) {
 }
 
 // block waits for id's release, ctx, the fixture's close, the expiry of
-// session ss or max.
-func (b *blocker) block(ctx context.Context, ss *mcp.ServerSession, id string, max time.Duration) error {
+// session ss or max; meanwhile it calls progress for each progress
+// notification asked (Server.Progress).
+func (b *blocker) block(ctx context.Context, ss *mcp.ServerSession, id string, max time.Duration, progress func()) error {
 	b.mu.Lock()
 	gate := chanFor(b.gates, id)
+	asked, ok := b.progress[id]
+	if !ok {
+		asked = make(chan struct{}, 16)
+		b.progress[id] = asked
+	}
 	closeOnce(chanFor(b.arrived, id))
 	sb := b.sessions[ss]
 	if sb == nil {
@@ -181,17 +188,37 @@ func (b *blocker) block(ctx context.Context, ss *mcp.ServerSession, id string, m
 	defer b.leave(ss, sb)
 	t := time.NewTimer(max)
 	defer t.Stop()
+	for {
+		select {
+		case <-asked:
+			progress()
+			continue
+		case <-gate:
+			return nil
+		case <-b.closing:
+			return fmt.Errorf("mcptest: block %q: fixture closed", id)
+		case <-sb.gone:
+			return fmt.Errorf("mcptest: block %q: session expired", id)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return fmt.Errorf("mcptest: block %q: not released within %s", id, max)
+		}
+	}
+}
+
+// askProgress asks the blocked calls of id for one progress notification.
+func (b *blocker) askProgress(id string) {
+	b.mu.Lock()
+	ch, ok := b.progress[id]
+	if !ok {
+		ch = make(chan struct{}, 16)
+		b.progress[id] = ch
+	}
+	b.mu.Unlock()
 	select {
-	case <-gate:
-		return nil
-	case <-b.closing:
-		return fmt.Errorf("mcptest: block %q: fixture closed", id)
-	case <-sb.gone:
-		return fmt.Errorf("mcptest: block %q: session expired", id)
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return fmt.Errorf("mcptest: block %q: not released within %s", id, max)
+	case ch <- struct{}{}:
+	default: // enough asked already
 	}
 }
 
@@ -359,7 +386,16 @@ func (s *Server) idempotentRecordTool(_ context.Context, _ *mcp.CallToolRequest,
 
 func (s *Server) blockTool(ctx context.Context, req *mcp.CallToolRequest, in IDArgs) (*mcp.CallToolResult, any, error) {
 	n := s.calls.add(BlockTool, in.ID)
-	if err := s.blocks.block(ctx, req.Session, in.ID, s.opts.MaxBlock); err != nil {
+	sent := 0
+	progress := func() {
+		tok := req.Params.GetProgressToken()
+		if tok == nil {
+			return
+		}
+		sent++
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: "still blocked"})
+	}
+	if err := s.blocks.block(ctx, req.Session, in.ID, s.opts.MaxBlock, progress); err != nil {
 		return nil, nil, err
 	}
 	return textResult(fmt.Sprintf("released %s #%d", in.ID, n)), nil, nil

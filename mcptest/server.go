@@ -296,6 +296,11 @@ func (s *Server) Invocations(tool, id string) int { return s.calls.get(tool, id)
 // nil when there was none. Values are as JSON decodes them.
 func (s *Server) RecordedMeta(id string) map[string]any { return s.calls.meta(RecordTool, id) }
 
+// Progress makes a [BlockTool] call with id that is blocked (or the next
+// one) send one notifications/progress for its request, when the request
+// carries a progressToken (MCP spec, progress).
+func (s *Server) Progress(id string) { s.blocks.askProgress(id) }
+
 // Release lets every [BlockTool] call with id return, now and later.
 func (s *Server) Release(id string) { s.blocks.release(id) }
 

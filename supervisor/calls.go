@@ -33,7 +33,7 @@ func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (
 	if params == nil {
 		return nil, errors.New("mcpsup: CallTool: nil params")
 	}
-	return do(s, ctx, "tools/call", params.Name, func(ctx context.Context, sess session) (*mcp.CallToolResult, error) {
+	return do(s, ctx, "tools/call", params.Name, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.CallToolResult, error) {
 		return sess.CallTool(ctx, params)
 	})
 }
@@ -44,7 +44,7 @@ func (s *Supervisor) GetPrompt(ctx context.Context, params *mcp.GetPromptParams)
 	if params == nil {
 		return nil, errors.New("mcpsup: GetPrompt: nil params")
 	}
-	return do(s, ctx, "prompts/get", params.Name, func(ctx context.Context, sess session) (*mcp.GetPromptResult, error) {
+	return do(s, ctx, "prompts/get", params.Name, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.GetPromptResult, error) {
 		return sess.GetPrompt(ctx, params)
 	})
 }
@@ -55,7 +55,7 @@ func (s *Supervisor) ReadResource(ctx context.Context, params *mcp.ReadResourceP
 	if params == nil {
 		return nil, errors.New("mcpsup: ReadResource: nil params")
 	}
-	return do(s, ctx, "resources/read", params.URI, func(ctx context.Context, sess session) (*mcp.ReadResourceResult, error) {
+	return do(s, ctx, "resources/read", params.URI, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.ReadResourceResult, error) {
 		return sess.ReadResource(ctx, params)
 	})
 }
@@ -69,7 +69,7 @@ func (s *Supervisor) Complete(ctx context.Context, params *mcp.CompleteParams) (
 	if params.Ref != nil {
 		name = params.Ref.Name + params.Ref.URI
 	}
-	return do(s, ctx, "completion/complete", name, func(ctx context.Context, sess session) (*mcp.CompleteResult, error) {
+	return do(s, ctx, "completion/complete", name, nil, func(ctx context.Context, sess session) (*mcp.CompleteResult, error) {
 		return sess.Complete(ctx, params)
 	})
 }
@@ -88,7 +88,7 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 		}
 		sn.subs[params.URI] = true
 	})
-	_, err := do(s, ctx, "resources/subscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "resources/subscribe", params.URI, nil, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Subscribe(ctx, params)
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	if params == nil {
 		return errors.New("mcpsup: Unsubscribe: nil params")
 	}
-	_, err := do(s, ctx, "resources/unsubscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "resources/unsubscribe", params.URI, nil, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Unsubscribe(ctx, params)
 	})
 	if err == nil {
@@ -120,7 +120,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	if params == nil {
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
-	_, err := do(s, ctx, "logging/setLevel", string(params.Level), func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)
 	})
 	if err == nil {
@@ -131,7 +131,9 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 
 // do runs one host call (send), and sends it once more when the resend
 // policy allows (Config.Resend).
-func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(context.Context, session) (T, error)) (T, error) {
+// progress is the request's progressToken (nil when none): progress
+// notifications for it extend Config.CallTimeout.
+func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
 	var zero T
 	s.mu.Lock()
 	if s.stopped {
@@ -144,10 +146,10 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	s.mu.Unlock()
 	defer s.calls.Done()
 
-	res, sent, err := send(s, ctx, op, name, call)
+	res, sent, err := send(s, ctx, op, name, progress, call)
 	if sent != nil && s.resends(ctx, sent) {
 		s.post(callResent{err: sent})
-		res, _, err = send(s, ctx, op, name, call)
+		res, _, err = send(s, ctx, op, name, progress, call)
 	}
 	return res, err
 }
@@ -156,7 +158,7 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 // rate-limit window, send once, classify a failure and report it to the
 // machine. A failure of the call sent on a session also comes back as sent
 // (the resend policy looks at it); a refusal does not.
-func send[T any](s *Supervisor, ctx context.Context, op, name string, call func(context.Context, session) (T, error)) (T, *CallError, error) {
+func send[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, session) (T, error)) (T, *CallError, error) {
 	var zero T
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
@@ -173,9 +175,9 @@ func send[T any](s *Supervisor, ctx context.Context, op, name string, call func(
 	stop := context.AfterFunc(live.calls, cancel)
 	defer stop()
 	if _, ok := caller.Deadline(); !ok {
-		var stopTimeout context.CancelFunc
-		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.cfg.Clock, s.cfg.CallTimeout)
-		defer stopTimeout()
+		var release func()
+		ctx, release = s.boundCall(ctx, progress) // CallTimeout, extended by progress
+		defer release()
 	}
 	res, err := call(ctx, live.sess)
 	if err == nil {

@@ -223,6 +223,11 @@ func (p ResendPolicy) String() string {
 	return "invalid"
 }
 
+// DefaultCallTimeoutCeiling is Config.CallTimeoutCeiling's default: however
+// much progress it reports, a call bounded by CallTimeout ends after an
+// hour.
+const DefaultCallTimeoutCeiling = time.Hour
+
 // DefaultChurnCooldown is Config.ChurnCooldown's default: a churn failure
 // lasts five minutes, then the supervisor tries again.
 const DefaultChurnCooldown = 5 * time.Minute
@@ -334,8 +339,16 @@ type Config struct {
 	// CallTimeout bounds a call sent on the live session when the caller's
 	// context has no deadline, so a stuck connection (an answer that never
 	// comes) cannot hold a call forever; the call then fails with a timeout
-	// verdict, outcome unknown. Default 5m.
+	// verdict, outcome unknown. Each progress notification for the call
+	// (MCP notifications/progress with the progressToken of the call's
+	// params, which the host sets) starts it over, up to
+	// CallTimeoutCeiling. Default 5m.
 	CallTimeout time.Duration
+	// CallTimeoutCeiling is the hard bound of a call bounded by
+	// CallTimeout, however much progress it reports, measured on Clock from
+	// the call's send. Default 1h (DefaultCallTimeoutCeiling); never less
+	// than CallTimeout.
+	CallTimeoutCeiling time.Duration
 	// ListingRetries is how many times the catalog listing of a new session
 	// whose handshake succeeded is retried on that same session when it
 	// fails with a verdict that says the session is fine (forbidden,
@@ -439,6 +452,10 @@ func (c Config) withDefaults() Config {
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = 5 * time.Minute
 	}
+	if c.CallTimeoutCeiling <= 0 {
+		c.CallTimeoutCeiling = DefaultCallTimeoutCeiling
+	}
+	c.CallTimeoutCeiling = max(c.CallTimeoutCeiling, c.CallTimeout)
 	if c.RelistMinGap <= 0 {
 		c.RelistMinGap = DefaultRelistMinGap
 	}

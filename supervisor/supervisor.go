@@ -89,6 +89,8 @@ type Supervisor struct {
 	streams *wire.StreamSwitch
 	roots   rootSet // the host's roots, applied to every session (host_api.go)
 
+	progress progressCalls // bounded calls by progress token (progress.go)
+
 	// redact keeps session ids (as short hashes) and credentials out of
 	// events, errors and logs.
 	redact redactor
