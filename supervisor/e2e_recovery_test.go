@@ -169,6 +169,13 @@ func TestE2EResetOnACallAndItsPingReplacesTheSession(t *testing.T) {
 	require.Equal(t, 1, e.srv.Log().Count("ping"))
 	require.Equal(t, 2, e.srv.Log().Count("initialize"))
 	require.Zero(t, e.srv.Log().CountVerb(http.MethodDelete), "the dead session is detached")
+	sessions := map[string]bool{}
+	for _, en := range e.srv.Log().Entries() {
+		if en.Method == "tools/call" {
+			sessions[en.SessionID] = true
+		}
+	}
+	require.Len(t, sessions, 2, "the next call waited for the new session")
 }
 
 // The resend policy, with recording tools that count executions at the

@@ -30,8 +30,10 @@ func (in sessionVerified) take(s *Supervisor) {
 }
 
 func (in sessionLost) take(s *Supervisor) {
-	s.verified()
+	// The machine leaves ready first: a call waiting for the verification
+	// must not go out on the dead session in between.
 	s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: in.gen, Verdict: in.verdict})
+	s.verified()
 }
 
 // verified ends a verification: calls no longer wait for it.
