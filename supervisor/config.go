@@ -331,7 +331,9 @@ type Config struct {
 	// DiscoveryTimeout bounds one handshake, attach or catalog listing.
 	// Default 30s.
 	DiscoveryTimeout time.Duration
-	// ProbeTimeout bounds each blind probe of a resumed session. Default 10s.
+	// ProbeTimeout bounds each blind probe of a resumed session, each list
+	// of a discovery, and the ping that verifies a live session after a
+	// call's transport failure. Default 10s.
 	ProbeTimeout time.Duration
 	// MaxCallWait bounds how long a call made while the connection recovers
 	// waits for ready, also when its context has no deadline. Default 30s.

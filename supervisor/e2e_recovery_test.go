@@ -228,3 +228,20 @@ func TestE2EResendPolicy(t *testing.T) {
 		})
 	}
 }
+
+// A 2026-07-28 session has no ping (go-sdk serves it only before): a
+// transport failure of a call is taken as the session's, as before
+// verification existed; no ping is sent and a new session serves the next
+// call.
+func TestE2EResetOnA2026SessionIsNotVerified(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Mode: mcptest.Sessionless2026, Tools: 1}, supervisor.Config{})
+	e.start()
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.Reset(),
+	})
+	require.Error(t, e.call("blip"))
+	require.NoError(t, e.call("next"))
+	require.Equal(t, uint64(2), e.sup.Generation())
+	require.Zero(t, e.srv.Log().Count("ping"))
+}
