@@ -245,3 +245,22 @@ func TestE2EResetOnA2026SessionIsNotVerified(t *testing.T) {
 	require.Equal(t, uint64(2), e.sup.Generation())
 	require.Zero(t, e.srv.Log().Count("ping"))
 }
+
+// Never twice: when the resend's answer is lost too, its error is returned
+// and the tool ran twice, once per send.
+func TestE2EResendIsSentOnce(t *testing.T) {
+	e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{Resend: supervisor.ResendSafe})
+	e.start()
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.FirstN(2)},
+		Action: mcptest.ResetAfterServer(),
+	})
+	_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: mcptest.IdempotentRecordTool, Arguments: mcptest.IDArgs{ID: "r"}})
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, supervisor.OutcomeUnknown, ce.Delivery)
+	require.Equal(t, 2, e.srv.Invocations(mcptest.IdempotentRecordTool, "r"))
+	require.Equal(t, 2, e.srv.Log().Count("tools/call"))
+	settle(t, e.ctx, e.rec, supervisor.Ready)
+	require.Len(t, eventsOf(e.rec, supervisor.KindCallResent), 1)
+}
