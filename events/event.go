@@ -41,7 +41,8 @@ const (
 	// message, an oversized event ...); the session is unaffected. Fields:
 	// Detail (what was wrong), Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
-	// KindRetryScheduled: a retry from failed is scheduled. Fields: Attempt,
+	// KindRetryScheduled: a retry is scheduled: from failed, or of a listing
+	// on its live session (connecting, stale-recovering). Fields: Attempt,
 	// Delay, Verdict.
 	KindRetryScheduled Kind = "retry-scheduled"
 	// KindRateLimitWindow: calls fail at once until a 429's Retry-After

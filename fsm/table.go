@@ -131,6 +131,8 @@ func buildTable() []Row {
 		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetryLeft}, To: s, Commands: c{ScheduleRetry}})
 		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetrySpent}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
 		add(Row{From: s, Trigger: RetryDue, Guards: g{GuardListingFailed}, To: s, Commands: c{ListDeclared}})
+		// A bounded budget (the shell's backoff) spent on listing retries.
+		add(Row{From: s, Trigger: RetriesExhausted, Guards: g{GuardListingFailed}, To: Failed, Commands: c{CloseSession}, Reason: ReasonBudgetSpent})
 		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
 		ending(s, CloseSession)

@@ -48,6 +48,8 @@ const (
 	RetryDue = events.TriggerRetryDue
 	// RetriesExhausted: the shell's backoff returned Stop instead of a delay
 	// for a ScheduleRetry; the budget lives in the backoff configuration.
+	// It may carry the ScheduleRetry's verdict (the failure that was to be
+	// retried), which a failed state entered on it keeps.
 	RetriesExhausted = events.TriggerRetriesExhausted
 	// ReconnectRequested: the host asked for a fresh session (e.g. after
 	// re-authorizing). Resets the retry attempts; it counts toward the
@@ -117,7 +119,7 @@ func needsVerdict(k TriggerKind) bool {
 // carriesVerdict reports whether a trigger of kind k carries a verdict; Step
 // drops the verdict of the other kinds so events never show one.
 func carriesVerdict(k TriggerKind) bool {
-	return needsVerdict(k) || k == SessionDied || k == AttachRefused
+	return needsVerdict(k) || k == SessionDied || k == AttachRefused || k == RetriesExhausted
 }
 
 // ResumeMode says how Started begins (DESIGN.md section 2).
@@ -152,7 +154,8 @@ type Trigger struct {
 	Resume ResumeMode
 	// Verdict is the classified failure. Required (class other than
 	// classify.None) for HandshakeFailed, DiscoveryFailed and CallFailed;
-	// optional for SessionDied and AttachRefused; ignored otherwise.
+	// optional for SessionDied, AttachRefused and RetriesExhausted; ignored
+	// otherwise.
 	Verdict classify.Verdict
 	// Generation is the [Command.Generation] of the command whose result this
 	// is. Zero means "not tied to a session" (host requests); a non-zero

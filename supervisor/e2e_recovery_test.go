@@ -264,3 +264,24 @@ func TestE2EResendIsSentOnce(t *testing.T) {
 	settle(t, e.ctx, e.rec, supervisor.Ready)
 	require.Len(t, eventsOf(e.rec, supervisor.KindCallResent), 1)
 }
+
+// A bounded retry budget covers the listing retries too: spent, the
+// session is closed and the failed state is terminal (budget-spent).
+func TestE2EListingRetriesSpendABoundedBudget(t *testing.T) {
+	b := quickRetries
+	b.MaxAttempts = 2
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Backoff: b})
+	e.srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/list"},
+		Action: mcptest.HTML(http.StatusForbidden, mcptest.ForbiddenPage),
+	})
+	e.sup.Start()
+	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
+	settle(t, e.ctx, e.rec, supervisor.Failed)
+	reason, v := e.sup.Failure()
+	require.Equal(t, supervisor.ReasonBudgetSpent, reason)
+	require.Equal(t, classify.Forbidden, v.Class)
+	require.Equal(t, 3, e.srv.Log().Count("tools/list"), "the first listing and two retries")
+	require.Equal(t, 1, e.srv.Log().Count("initialize"))
+	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, http.MethodDelete, 1), "the session is closed")
+}

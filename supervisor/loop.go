@@ -553,7 +553,7 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	}
 	d := s.loop.bo.NextBackOff()
 	if d == backoff.Stop {
-		s.step(fsm.Trigger{Kind: fsm.RetriesExhausted, Generation: c.Generation})
+		s.step(fsm.Trigger{Kind: fsm.RetriesExhausted, Generation: c.Generation, Verdict: c.Verdict})
 		return
 	}
 	// Not before Retry-After, capped by MaxInterval; never shorter than
