@@ -26,9 +26,10 @@ const (
 	// changes, nil when unchanged), Generation.
 	KindCatalogChanged Kind = "catalog-changed"
 	// KindCallFailed: a call failed. Its transition event follows: internal
-	// when the session was kept (failure story S4), ready -> connecting when
-	// the verdict costs the session. Fields: Op, Name, Delivery, Verdict,
-	// Generation.
+	// when the session was kept (failure story S4) or is being verified (a
+	// transport verdict: a session-verified or session-died transition
+	// follows), ready -> connecting when the verdict costs the session.
+	// Fields: Op, Name, Delivery, Verdict, Generation.
 	KindCallFailed Kind = "call-failed"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened for
 	// this server (failure story S5). Fields: Detail (the rule that fired).
