@@ -20,6 +20,9 @@ const (
 	// EventSessionReplaced: the call's failure cost its session, and the
 	// supervisor replaces it (supervisor.CallSessionLost).
 	EventSessionReplaced = "mcpsup.session_replaced"
+	// EventCallResent: the resend policy sends the failed call once more
+	// (supervisor.CallResent).
+	EventCallResent = "mcpsup.call_resent"
 )
 
 // Attribute keys of the call span's events.
@@ -50,7 +53,11 @@ var internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInte
 //     wait ended without ready) and mcpsup.generation.previous (when the
 //     call waited for a new session);
 //   - mcpsup.session_replaced: mcpsup.generation (the session lost),
-//     mcpsup.to (the state the connection moved to) and error.type.
+//     mcpsup.to (the state the connection moved to) and error.type;
+//   - mcpsup.call_resent: the resend policy (supervisor.Config.Resend)
+//     sends the failed call once more; error.type and mcpsup.delivery of
+//     the first sending. The second sending's request span is another
+//     child.
 //
 // On error the span's status is Error with the verdict, and it carries
 // error.type, mcpsup.delivery and mcpsup.generation. With no-op providers
@@ -100,6 +107,11 @@ func (h callHandler) HandleCall(ctx context.Context, stage supervisor.CallStage)
 		if span.IsRecording() {
 			span.AddEvent(EventSessionReplaced, trace.WithAttributes(AttrGeneration.Int64(int64(st.Generation)),
 				AttrTo.String(string(st.To)), AttrErrorType.String(st.Verdict.Class.String())))
+		}
+	case *supervisor.CallResent:
+		if span.IsRecording() {
+			span.AddEvent(EventCallResent, trace.WithAttributes(AttrErrorType.String(st.Err.Verdict.Class.String()),
+				AttrDelivery.String(st.Err.Delivery.String())))
 		}
 	case *supervisor.CallEnd:
 		if st.Err != nil && span.IsRecording() {

@@ -26,7 +26,8 @@ type CallHandler interface {
 	TagCall(ctx context.Context, info CallInfo) context.Context
 	// HandleCall is told each stage of the call, in this order: a
 	// *CallWaited when the call had to wait, a *CallSessionLost when its
-	// failure cost the session, and always a *CallEnd, last.
+	// failure cost the session; with Config.Resend, a *CallResent and the
+	// stages of the second sending; and always a *CallEnd, last.
 	HandleCall(ctx context.Context, stage CallStage)
 }
 
@@ -43,7 +44,7 @@ type CallInfo struct {
 }
 
 // CallStage is one stage of a call told to a CallHandler: *CallWaited,
-// *CallSessionLost or *CallEnd.
+// *CallSessionLost, *CallResent or *CallEnd.
 type CallStage interface{ callStage() }
 
 // CallWaited is the stage of a call that found the connection not ready and
@@ -65,6 +66,9 @@ type CallWaited struct {
 // its session: once the machine took the failure, the session the call went
 // out on was no longer the live one (its verdict was transport or
 // session-expired, failure story S4), and the supervisor is recovering.
+// A transport failure whose session is still being verified (one ping on
+// the same session, DESIGN.md section 3) is not reported here: the events
+// tell whether the ping found it dead.
 type CallSessionLost struct {
 	// Generation is the session the call failed on.
 	Generation uint64
@@ -73,6 +77,14 @@ type CallSessionLost struct {
 	To State
 	// Verdict is the call's verdict.
 	Verdict classify.Verdict
+}
+
+// CallResent is the stage of a call that failed resendable and that
+// Config.Resend sends once more, after recovery (the call-resent event
+// says so too). The stages of the second sending follow.
+type CallResent struct {
+	// Err is the first sending's error.
+	Err *CallError
 }
 
 // CallEnd is the last stage of every call.
@@ -84,6 +96,7 @@ type CallEnd struct {
 
 func (*CallWaited) callStage()      {}
 func (*CallSessionLost) callStage() {}
+func (*CallResent) callStage()      {}
 func (*CallEnd) callStage()         {}
 
 // waitTrace records a call's wait for a CallHandler; the zero value (no

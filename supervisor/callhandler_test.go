@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -107,4 +108,23 @@ func TestCallHandlerHearsACallRefusedWhileNotReady(t *testing.T) {
 		&CallWaited{From: Connecting, FromGeneration: 1, Waited: 5 * time.Second},
 		&CallEnd{Err: err},
 	}, stages)
+}
+
+func TestCallHandlerHearsAResend(t *testing.T) {
+	h := &stageRecorder{}
+	r := newRig(t, Config{Resend: ResendSafe, CallHandler: h})
+	sess := newFakeSession("s1", "a")
+	sess.callErr = &classify.NotSentError{Err: io.EOF}
+	r.ready(sess)
+	_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+	require.NoError(t, err, "the resend was answered")
+	_, stages := h.got()
+	resent, ok := stages[0].(*CallResent)
+	require.True(t, ok, "got %T", stages[0])
+	require.Equal(t, NotSent, resent.Err.Delivery)
+	require.Equal(t, &CallEnd{}, stages[len(stages)-1])
+	for _, st := range stages[1 : len(stages)-1] {
+		// The second sending may wait while the session is verified.
+		require.Equal(t, &CallWaited{From: Ready, FromGeneration: 1, Generation: 1}, st)
+	}
 }

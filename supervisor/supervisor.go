@@ -92,6 +92,8 @@ type Supervisor struct {
 	streams *wire.StreamSwitch
 	roots   rootSet // the host's roots, applied to every session (host_api.go)
 
+	progress progressCalls // bounded calls by progress token (progress.go)
+
 	// redact keeps session ids (as short hashes) and credentials out of
 	// events, errors and logs.
 	redact redactor
@@ -104,6 +106,7 @@ type snapshot struct {
 	verdict    *classify.Verdict // the failure that moved it to failed; nil when none
 	gen        uint64
 	live       *held        // the live session in Ready, else nil
+	verifying  *held        // a session whose ping runs (verify.go): calls wait for it
 	catalog    *Catalog     // the published catalog; nil before the first
 	resume     *ResumeState // what to persist; nil before the first session
 	rate       *rateWindow  // the last 429's window; nil when none
@@ -209,8 +212,9 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		s.callServer = s.redact.Text(cfg.Name)
 	}
 	s.loop.m = fsm.New(fsm.Config{
-		MaxSessions: cfg.MaxSessions,
-		Window:      cfg.ChurnWindow,
+		MaxSessions:    cfg.MaxSessions,
+		Window:         cfg.ChurnWindow,
+		ListingRetries: cfg.ListingRetries,
 	})
 	s.loop.bo = cfg.Backoff.newBackOff(cfg.Clock)
 	return s
