@@ -1,0 +1,211 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// The hub's lease events (with a Leaser as Store); Seq 0, Server the
+// server concerned.
+const (
+	// KindLeaseAcquired: this replica acquired the server's lease and
+	// starts its supervisor. Detail: "token <n>; fresh" or
+	// "token <n>; resuming <session hash>".
+	KindLeaseAcquired events.Kind = "lease-acquired"
+	// KindLeaseLost: this replica stopped serving the server: its lease
+	// was taken, or no renewal was accepted in time. The supervisor was
+	// detached (no DELETE) before the lease ended at the leaser. Detail
+	// says why.
+	KindLeaseLost events.Kind = "lease-lost"
+)
+
+// The lease rule's fractions of LeaseConfig.TTL (documented there).
+const (
+	renewDiv      = 3  // renew every TTL/3
+	renewRetryDiv = 12 // a failed renewal is tried again after TTL/12
+	acquireMinDiv = 20 // a held lease is tried again after at least TTL/20
+	acquireErrDiv = 10 // an unreachable leaser: after TTL/10, doubling to TTL
+)
+
+// holdDeadline is when a hold whose last accepted renewal (or acquisition)
+// was sent at sent ends at the latest: TTL*3/4 later, before the leaser's
+// TTL counted from when it took the request.
+func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
+
+// holdLease is the server's lease loop: acquire, serve while held, and
+// after a loss try again. It returns when the server leaves the hub, with
+// the term as it was (leave stops it and releases the lease).
+func (h *Hub) holdLease(e *entry) {
+	defer close(e.leaseDone)
+	ttl := h.cfg.Lease.ttl()
+	clock := h.cfg.Supervisor.Clock
+	errWait := ttl / acquireErrDiv
+	var wait time.Duration
+	for {
+		if wait > 0 && !sleep(e.ctx, clock, wait) {
+			return
+		}
+		// An acquisition that takes long leaves a short hold: bound it.
+		ctx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))
+		sent := clock.Now()
+		lease, err := h.leaser.Acquire(ctx, e.name, ttl)
+		cancel()
+		if err == nil && e.ctx.Err() != nil {
+			h.releaseLease(e.name, lease)
+			return
+		}
+		if e.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
+				// Come back when the holder's lease would end.
+				wait = min(max(held.Remaining, ttl/acquireMinDiv), ttl)
+				errWait = ttl / acquireErrDiv
+				continue
+			}
+			h.storeFailed("acquire", e.name, err)
+			wait = errWait
+			errWait = min(2*errWait, ttl)
+			continue
+		}
+		errWait = ttl / acquireErrDiv
+		taken := h.serve(e, lease, sent, ttl)
+		if e.ctx.Err() != nil {
+			return
+		}
+		wait = errWait
+		if taken {
+			wait = ttl / acquireMinDiv
+		}
+	}
+}
+
+// serve runs one term: it loads the server's state, starts its supervisor
+// and renews the lease until the lease is lost (then it detaches the
+// supervisor, saves its state fenced, releases the lease and returns
+// whether another replica took it) or the server leaves the hub (then it
+// returns with the term in place).
+func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool) {
+	clock := h.cfg.Supervisor.Clock
+	deadline := holdDeadline(sent, ttl)
+
+	loadCtx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))
+	rs := h.load(loadCtx, e.sc)
+	cancel()
+	e.mu.Lock()
+	if rs == nil {
+		rs = e.last // the store lost it (an empty restart): this replica's is the best there is
+	}
+	e.mu.Unlock()
+	sup, rs, err := h.newSupervisor(e, rs)
+	if err != nil { // the URL was valid when the server was added: cannot happen
+		h.storeFailed("acquire", e.name, err)
+		h.releaseLease(e.name, lease)
+		return false
+	}
+	termCtx, endTerm := context.WithCancel(e.ctx)
+	defer endTerm()
+	e.mu.Lock()
+	standby := e.sup
+	e.sup, e.lease, e.leaseState = sup, lease, LeaseHeld
+	e.since = clock.Now()
+	e.mu.Unlock()
+	_ = standby.Close() // never started: nothing to end
+	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
+	h.notify()
+	h.queueStart(startJob{e: e, sup: sup, ctx: termCtx})
+
+	next := sent.Add(ttl / renewDiv)
+	why := ""
+	for why == "" {
+		now := clock.Now()
+		if !now.Before(deadline) {
+			why = fmt.Sprintf("no renewal accepted within %v of the last one sent; the lease ends at the leaser within %v", ttl*3/4, ttl/4)
+			break
+		}
+		if now.Before(next) {
+			if !sleep(e.ctx, clock, min(next.Sub(now), deadline.Sub(now))) {
+				return false
+			}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, deadline.Sub(now)))
+		restored, err := lease.Renew(ctx)
+		cancel()
+		switch {
+		case e.ctx.Err() != nil:
+			return false
+		case err == nil:
+			deadline = holdDeadline(now, ttl)
+			next = now.Add(ttl / renewDiv)
+			if restored { // the leaser lost the state with the lease
+				if rs := sup.ResumeState(); rs != nil {
+					h.saves.put(e.name, rs, lease)
+				}
+			}
+		case errors.Is(err, ErrLeaseLost):
+			why = "taken by another replica: " + err.Error()
+			taken = true
+		default:
+			h.storeFailed("renew", e.name, err)
+			next = clock.Now().Add(ttl / renewRetryDiv)
+		}
+	}
+
+	// Stop serving first: calls route nowhere, the session is detached
+	// (no DELETE: the next holder resumes it).
+	endTerm()
+	idle, _, _ := h.newSupervisor(e, nil) // validated when added
+	e.mu.Lock()
+	e.sup, e.lease, e.leaseState = idle, nil, LeaseStandby
+	e.since = clock.Now()
+	e.mu.Unlock()
+	_ = sup.Detach()
+	h.updateCatalog(e, supervisor.Catalog{}, true)
+	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Detail: why})
+	h.notify()
+
+	// The last write is fenced: refused if another replica acquired.
+	last := sup.ResumeState()
+	e.mu.Lock()
+	e.last = last
+	e.mu.Unlock()
+	if last != nil {
+		h.saves.put(e.name, last, lease)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
+	defer cancel()
+	_ = h.saves.flush(ctx, e.name) // its errors were events
+	h.releaseLease(e.name, lease)
+	return taken
+}
+
+// releaseLease releases lease, bounded by Config.StoreTimeout; a failure
+// is an event.
+func (h *Hub) releaseLease(server string, lease Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
+	defer cancel()
+	if err := lease.Release(ctx); err != nil {
+		h.storeFailed("release", server, err)
+	}
+}
+
+// sleep waits d on clock; false when ctx ended first.
+func sleep(ctx context.Context, clock clockwork.Clock, d time.Duration) bool {
+	t := clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.Chan():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,367 @@
+package redisstore_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/redisstore"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// The replica subprocess: the test binary run again with these variables
+// set is one host replica (a hub over Redis with one server) that writes
+// its events as JSON lines to stdout and detaches when stdin closes.
+const (
+	envReplica = "MCPSUP_TEST_REPLICA" // the holder name
+	envRedis   = "MCPSUP_TEST_REDIS"
+	envURL     = "MCPSUP_TEST_URL"
+	envTTL     = "MCPSUP_TEST_TTL"
+)
+
+const serverName = "search"
+
+// testTTL is the lease TTL of the replica tests: short, so a failover is
+// quick, and long enough that a loaded machine renews in time.
+const testTTL = 3 * time.Second
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(envReplica); name != "" {
+		os.Exit(runReplica(name))
+	}
+	os.Exit(m.Run())
+}
+
+// replicaConfig is the hub configuration every replica of these tests uses.
+func replicaConfig(store hub.Store, sink events.Sink) hub.Config {
+	return hub.Config{
+		Supervisor: supervisor.Config{Era: supervisor.Era2025,
+			Backoff: supervisor.Backoff{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond, NoJitter: true}},
+		Store:        store,
+		StoreTimeout: time.Second,
+		Lease:        hub.LeaseConfig{TTL: testTTL},
+		Events:       sink,
+	}
+}
+
+func runReplica(name string) int {
+	ttl, _ := time.ParseDuration(os.Getenv(envTTL))
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(envRedis), MaxRetries: -1})
+	defer rdb.Close()
+	out := events.NewJSONLines(os.Stdout)
+	cfg := replicaConfig(&redisstore.Store{Client: rdb, Holder: name}, out)
+	if ttl > 0 {
+		cfg.Lease.TTL = ttl
+	}
+	h := hub.New(cfg)
+	if err := h.Add(context.Background(), hub.ServerConfig{Name: serverName, URL: os.Getenv(envURL)}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM)
+	eof := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(eof) }()
+	select {
+	case <-eof:
+	case <-stop:
+	}
+	if err := h.Detach(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// replica is a replica subprocess and the events it wrote.
+type replica struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	rec   *events.Recorder
+	done  chan struct{}
+}
+
+func startReplica(t *testing.T, name, redisAddr, url string) *replica {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envReplica+"="+name, envRedis+"="+redisAddr, envURL+"="+url, envTTL+"="+testTTL.String())
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	r := &replica{cmd: cmd, stdin: stdin, rec: &events.Recorder{}, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			var ev events.Event
+			if json.Unmarshal(sc.Bytes(), &ev) == nil {
+				r.rec.Emit(ev)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		<-r.done
+		_ = cmd.Wait()
+	})
+	return r
+}
+
+// kill ends the replica's process at once (SIGKILL): no detach, no release.
+func (r *replica) kill(t *testing.T) {
+	require.NoError(t, r.cmd.Process.Kill())
+	<-r.done
+	_ = r.cmd.Wait()
+}
+
+func (r *replica) signal(t *testing.T, sig syscall.Signal) {
+	require.NoError(t, r.cmd.Process.Signal(sig))
+}
+
+// has waits until an event of kind (and, when op is not "", that Op) is
+// recorded, and returns it.
+func has(ctx context.Context, t *testing.T, rec *events.Recorder, kind events.Kind, match func(events.Event) bool) events.Event {
+	t.Helper()
+	var found events.Event
+	_, err := rec.WaitFor(ctx, func(evs []events.Event) bool {
+		for _, ev := range evs {
+			if ev.Kind == kind && (match == nil || match(ev)) {
+				found = ev
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err, "waiting for %s", kind)
+	return found
+}
+
+func readyNow(ev events.Event) bool {
+	return ev.Kind == events.KindTransition && ev.To == events.State(supervisor.Ready.String())
+}
+
+// streamWatch is a proxy in front of the MCP server that watches the
+// standalone GET streams it accepted: per session, how many are open at
+// once, and how many GETs the server refused with 409 (a second stream).
+type streamWatch struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	open  map[string]int
+	most  int
+	c409  int
+	wake  chan struct{}
+	proxy *httputil.ReverseProxy
+}
+
+func newStreamWatch(t *testing.T, target string) *streamWatch {
+	u, err := url.Parse(target)
+	require.NoError(t, err)
+	w := &streamWatch{open: map[string]int{}, wake: make(chan struct{})}
+	w.proxy = &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(&url.URL{Scheme: u.Scheme, Host: u.Host}) },
+		FlushInterval: -1,
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.Request.Method != http.MethodGet {
+				return nil
+			}
+			sid := resp.Request.Header.Get("Mcp-Session-Id")
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			switch resp.StatusCode {
+			case http.StatusOK:
+				w.open[sid]++
+				w.most = max(w.most, w.open[sid])
+				resp.Body = &closeNote{ReadCloser: resp.Body, done: func() { w.closed(sid) }}
+			case http.StatusConflict:
+				w.c409++
+			}
+			return nil
+		},
+	}
+	w.srv = httptest.NewServer(w.proxy)
+	t.Cleanup(w.srv.Close)
+	return w
+}
+
+func (w *streamWatch) URL(path string) string { return w.srv.URL + path }
+
+func (w *streamWatch) closed(sid string) {
+	w.mu.Lock()
+	w.open[sid]--
+	close(w.wake)
+	w.wake = make(chan struct{})
+	w.mu.Unlock()
+}
+
+// facts returns the most streams one session had open at once and the
+// 409s.
+func (w *streamWatch) facts() (most, refused int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.most, w.c409
+}
+
+// waitNoneOpen waits until no standalone stream is open.
+func (w *streamWatch) waitNoneOpen(ctx context.Context, t *testing.T) {
+	t.Helper()
+	for {
+		w.mu.Lock()
+		n, wake := 0, w.wake
+		for _, c := range w.open {
+			n += c
+		}
+		w.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			t.Fatalf("%d standalone streams still open: %v", n, ctx.Err())
+		}
+	}
+}
+
+type closeNote struct {
+	io.ReadCloser
+	once sync.Once
+	done func()
+}
+
+func (c *closeNote) Close() error {
+	err := c.ReadCloser.Close()
+	c.once.Do(c.done)
+	return err
+}
+
+// watchedStore is a Store whose leases report their accepted saves.
+type watchedStore struct {
+	*redisstore.Store
+	saved chan string // the "<holder>:<token>" of each accepted fenced save
+}
+
+func (s *watchedStore) Acquire(ctx context.Context, server string, ttl time.Duration) (hub.Lease, error) {
+	l, err := s.Store.Acquire(ctx, server, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return &watchedLease{Lease: l, s: s}, nil
+}
+
+type watchedLease struct {
+	hub.Lease
+	s *watchedStore
+}
+
+func (l *watchedLease) Save(ctx context.Context, rs *supervisor.ResumeState) error {
+	err := l.Lease.Save(ctx, rs)
+	if err == nil {
+		select {
+		case l.s.saved <- l.s.Holder + ":" + strconv.FormatUint(l.Token(), 10):
+		default:
+		}
+	}
+	return err
+}
+
+// world is one Redis, one MCP server behind a stream watch, and the
+// settings of the replicas over them.
+type world struct {
+	t     *testing.T
+	ctx   context.Context
+	redis interface {
+		Addr() string
+		Stop()
+		Restart(context.Context) error
+	}
+	rdb   *redis.Client
+	mcp   *mcptest.Server
+	watch *streamWatch
+}
+
+func newWorld(t *testing.T) *world {
+	srv, rdb := newRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	m, err := mcptest.NewServer(mcptest.Options{Tools: 1})
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	return &world{t: t, ctx: ctx, redis: srv, rdb: rdb, mcp: m, watch: newStreamWatch(t, m.URL())}
+}
+
+func (w *world) url() string { return w.watch.URL("/mcp") }
+
+// hub starts an in-process replica named name.
+func (w *world) hub(name string) (*hub.Hub, *watchedStore, *events.Recorder) {
+	rec := &events.Recorder{}
+	st := &watchedStore{Store: &redisstore.Store{Client: w.rdb, Holder: name}, saved: make(chan string, 64)}
+	h := hub.New(replicaConfig(st, rec))
+	w.t.Cleanup(func() { _ = h.Detach() })
+	require.NoError(w.t, h.Add(w.ctx, hub.ServerConfig{Name: serverName, URL: w.url()}))
+	return h, st, rec
+}
+
+func (w *world) initializes() int { return w.mcp.Log().Count("initialize") }
+
+func leaseOf(t *testing.T, h *hub.Hub) hub.LeaseState {
+	t.Helper()
+	hs := h.Health()
+	require.Len(t, hs, 1)
+	return hs[0].Lease
+}
+
+func TestHolderKilledOtherResumesWithoutInitialize(t *testing.T) {
+	w := newWorld(t)
+	a := startReplica(t, "a", w.redis.Addr(), w.url())
+	has(w.ctx, t, a.rec, hub.KindLeaseAcquired, nil)
+	has(w.ctx, t, a.rec, events.KindTransition, readyNow)
+	b, _, brec := w.hub("b")
+	require.Equal(t, hub.LeaseStandby, leaseOf(t, b))
+	require.Equal(t, 1, w.initializes())
+	sessions := w.mcp.SessionIDs()
+	require.Len(t, sessions, 1)
+
+	a.kill(t)
+	acq := has(w.ctx, t, brec, hub.KindLeaseAcquired, nil)
+	require.Contains(t, acq.Detail, "resuming")
+	require.NoError(t, b.WaitReady(w.ctx, hub.All))
+	require.Equal(t, hub.LeaseHeld, leaseOf(t, b))
+
+	res, err := b.CallTool(w.ctx, &mcp.CallToolParams{Name: serverName + "__" + mcptest.RecordTool, Arguments: map[string]any{"id": "after-failover"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	require.Equal(t, 1, w.mcp.Invocations(mcptest.RecordTool, "after-failover"))
+	require.Equal(t, 1, w.initializes(), "the new holder resumed the session: no initialize")
+	require.Equal(t, sessions, w.mcp.SessionIDs(), "the server-side session is the same one")
+	most, refused := w.watch.facts()
+	require.Equal(t, 1, most, "never two standalone streams of one session at once")
+	require.Zero(t, refused)
+}
