@@ -47,9 +47,9 @@ func (h *Hub) holdLease(e *entry) {
 	ttl := h.cfg.Lease.ttl()
 	clock := h.cfg.Supervisor.Clock
 	errWait := ttl / acquireErrDiv
-	var wait time.Duration
+	var retry time.Time // the next try; from absolute times, so a late wake-up waits no more
 	for {
-		if wait > 0 && !sleep(e.ctx, clock, wait) {
+		if d := retry.Sub(clock.Now()); d > 0 && !sleep(e.ctx, clock, d) {
 			return
 		}
 		// An acquisition that takes long leaves a short hold: bound it.
@@ -67,23 +67,23 @@ func (h *Hub) holdLease(e *entry) {
 		if err != nil {
 			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
 				// Come back when the holder's lease would end.
-				wait = min(max(held.Remaining, ttl/acquireMinDiv), ttl)
+				retry = sent.Add(min(max(held.Remaining, ttl/acquireMinDiv), ttl))
 				errWait = ttl / acquireErrDiv
 				continue
 			}
 			h.storeFailed("acquire", e.name, err)
-			wait = errWait
+			retry = sent.Add(errWait)
 			errWait = min(2*errWait, ttl)
 			continue
 		}
 		errWait = ttl / acquireErrDiv
-		taken := h.serve(e, lease, sent, ttl)
+		taken, ended := h.serve(e, lease, sent, ttl)
 		if e.ctx.Err() != nil {
 			return
 		}
-		wait = errWait
+		retry = ended.Add(errWait)
 		if taken {
-			wait = ttl / acquireMinDiv
+			retry = ended.Add(ttl / acquireMinDiv)
 		}
 	}
 }
@@ -91,9 +91,9 @@ func (h *Hub) holdLease(e *entry) {
 // serve runs one term: it loads the server's state, starts its supervisor
 // and renews the lease until the lease is lost (then it detaches the
 // supervisor, saves its state fenced, releases the lease and returns
-// whether another replica took it) or the server leaves the hub (then it
-// returns with the term in place).
-func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool) {
+// whether another replica took it, and when its hold ended) or the server
+// leaves the hub (then it returns with the term in place).
+func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Clock
 	deadline := holdDeadline(sent, ttl)
 
@@ -109,7 +109,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	if err != nil { // the URL was valid when the server was added: cannot happen
 		h.storeFailed("acquire", e.name, err)
 		h.releaseLease(e.name, lease)
-		return false
+		return false, clock.Now()
 	}
 	termCtx, endTerm := context.WithCancel(e.ctx)
 	defer endTerm()
@@ -119,7 +119,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	e.since = clock.Now()
 	e.mu.Unlock()
 	_ = standby.Close() // never started: nothing to end
-	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
+	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
 	h.notify()
 	h.queueStart(startJob{e: e, sup: sup, ctx: termCtx})
 
@@ -133,7 +133,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 		}
 		if now.Before(next) {
 			if !sleep(e.ctx, clock, min(next.Sub(now), deadline.Sub(now))) {
-				return false
+				return false, now
 			}
 			continue
 		}
@@ -142,7 +142,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 		cancel()
 		switch {
 		case e.ctx.Err() != nil:
-			return false
+			return false, now
 		case err == nil:
 			deadline = holdDeadline(now, ttl)
 			next = now.Add(ttl / renewDiv)
@@ -163,14 +163,15 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	// Stop serving first: calls route nowhere, the session is detached
 	// (no DELETE: the next holder resumes it).
 	endTerm()
+	ended = clock.Now()
 	idle, _, _ := h.newSupervisor(e, nil) // validated when added
 	e.mu.Lock()
 	e.sup, e.lease, e.leaseState = idle, nil, LeaseStandby
-	e.since = clock.Now()
+	e.since = ended
 	e.mu.Unlock()
 	_ = sup.Detach()
 	h.updateCatalog(e, supervisor.Catalog{}, true)
-	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Detail: why})
+	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Detail: why})
 	h.notify()
 
 	// The last write is fenced: refused if another replica acquired.
@@ -185,7 +186,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	defer cancel()
 	_ = h.saves.flush(ctx, e.name) // its errors were events
 	h.releaseLease(e.name, lease)
-	return taken
+	return taken, ended
 }
 
 // releaseLease releases lease, bounded by Config.StoreTimeout; a failure

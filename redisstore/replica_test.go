@@ -314,7 +314,9 @@ func newWorld(t *testing.T) *world {
 	m, err := mcptest.NewServer(mcptest.Options{Tools: 1})
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
-	return &world{t: t, ctx: ctx, redis: srv, rdb: rdb, mcp: m, watch: newStreamWatch(t, m.URL())}
+	w := &world{t: t, ctx: ctx, redis: srv, rdb: rdb, mcp: m, watch: newStreamWatch(t, m.URL())}
+	w.dumpOnFailure()
+	return w
 }
 
 func (w *world) url() string { return w.watch.URL("/mcp") }
@@ -330,6 +332,18 @@ func (w *world) hub(name string) (*hub.Hub, *watchedStore, *events.Recorder) {
 }
 
 func (w *world) initializes() int { return w.mcp.Log().Count("initialize") }
+
+// dumpOnFailure logs the server's requests when the test fails.
+func (w *world) dumpOnFailure() {
+	w.t.Cleanup(func() {
+		if !w.t.Failed() {
+			return
+		}
+		for _, e := range w.mcp.Log().Entries() {
+			w.t.Logf("%d %s %s id=%s session=%.8s status=%d by=%s done=%v", e.Seq, e.Verb, e.Method, e.ID, e.SessionID, e.Status, e.By, e.Done)
+		}
+	})
+}
 
 func leaseOf(t *testing.T, h *hub.Hub) hub.LeaseState {
 	t.Helper()
@@ -364,4 +378,157 @@ func TestHolderKilledOtherResumesWithoutInitialize(t *testing.T) {
 	most, refused := w.watch.facts()
 	require.Equal(t, 1, most, "never two standalone streams of one session at once")
 	require.Zero(t, refused)
+}
+
+func TestPausedHolderCannotSaveOverTheNewHolder(t *testing.T) {
+	w := newWorld(t)
+	a := startReplica(t, "a", w.redis.Addr(), w.url())
+	has(w.ctx, t, a.rec, hub.KindLeaseAcquired, nil)
+	has(w.ctx, t, a.rec, events.KindTransition, readyNow)
+	b, bstore, brec := w.hub("b")
+	sessions := w.mcp.SessionIDs()
+
+	// a stops (as a process stalled by the OS or a long GC would), still
+	// holding its connections; its lease ends at Redis and b takes over.
+	a.signal(t, syscall.SIGSTOP)
+	has(w.ctx, t, brec, hub.KindLeaseAcquired, nil)
+	require.NoError(t, b.WaitReady(w.ctx, hub.All))
+	var bHolder string
+	select {
+	case bHolder = <-bstore.saved:
+	case <-w.ctx.Done():
+		t.Fatal("b never saved its state")
+	}
+
+	// a wakes: its hold has ended by its own clock; it detaches and its
+	// last save is refused by the fence.
+	a.signal(t, syscall.SIGCONT)
+	lost := has(w.ctx, t, a.rec, hub.KindLeaseLost, nil)
+	require.Contains(t, lost.Detail, "no renewal accepted")
+	refused := has(w.ctx, t, a.rec, hub.KindStoreFailed, func(ev events.Event) bool { return ev.Op == "save" })
+	require.Contains(t, refused.Detail, "fenced")
+	require.Contains(t, refused.Detail, "the current one is "+bHolder)
+
+	by, err := bstore.SavedBy(w.ctx, serverName)
+	require.NoError(t, err)
+	require.Equal(t, bHolder, by, "the stored state is still the new holder's")
+	require.Equal(t, hub.LeaseHeld, leaseOf(t, b))
+	res, err := b.CallTool(w.ctx, &mcp.CallToolParams{Name: serverName + "__" + mcptest.RecordTool, Arguments: map[string]any{"id": "b-serves"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	require.Equal(t, 1, w.initializes())
+	require.Equal(t, sessions, w.mcp.SessionIDs())
+	most, conflicts := w.watch.facts()
+	require.Equal(t, 1, most, "never two standalone streams of one session at once")
+	// While a was stopped its stream stayed open: the server refused b's
+	// GETs (409) until a woke and detached.
+	t.Logf("GETs refused 409 while the paused holder's stream was open: %d", conflicts)
+}
+
+// waitSaved waits for the store's next accepted fenced save.
+func waitSaved(ctx context.Context, t *testing.T, st *watchedStore) string {
+	t.Helper()
+	select {
+	case by := <-st.saved:
+		return by
+	case <-ctx.Done():
+		t.Fatal("no save accepted")
+		return ""
+	}
+}
+
+func drain(ch chan string) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func TestRedisRestartedWhileTheLeaseLivesKeepsTheSession(t *testing.T) {
+	w := newWorld(t)
+	a, astore, arec := w.hub("a")
+	require.NoError(t, a.WaitReady(w.ctx, hub.All))
+	waitSaved(w.ctx, t, astore)
+	b, _, _ := w.hub("b")
+	gen := a.Health()[0].Generation
+
+	w.redis.Stop()
+	has(w.ctx, t, arec, hub.KindStoreFailed, func(ev events.Event) bool { return ev.Op == "renew" })
+	// Redis is down: a keeps serving its live session.
+	res, err := a.CallTool(w.ctx, &mcp.CallToolParams{Name: serverName + "__" + mcptest.RecordTool, Arguments: map[string]any{"id": "redis-down"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+
+	drain(astore.saved)
+	require.NoError(t, w.redis.Restart(w.ctx)) // empty: no persistence
+	// a's next renewal takes the lease again (no one acquired meanwhile)
+	// and saves its state again.
+	require.Equal(t, astore.Holder+":1", waitSaved(w.ctx, t, astore))
+	rs, err := astore.Load(w.ctx, serverName)
+	require.NoError(t, err)
+	require.Equal(t, w.mcp.SessionIDs(), []string{rs.SessionID})
+
+	require.Empty(t, eventsOf(arec, hub.KindLeaseLost))
+	require.Equal(t, hub.LeaseHeld, leaseOf(t, a))
+	require.Equal(t, hub.LeaseStandby, leaseOf(t, b))
+	require.Equal(t, gen, a.Health()[0].Generation, "the same session all along")
+	require.Equal(t, 1, w.initializes())
+}
+
+func TestRedisDownPastTheLeaseNobodyServes(t *testing.T) {
+	w := newWorld(t)
+	a, astore, arec := w.hub("a")
+	require.NoError(t, a.WaitReady(w.ctx, hub.All))
+	waitSaved(w.ctx, t, astore)
+	b, _, brec := w.hub("b")
+	sessions := w.mcp.SessionIDs()
+
+	w.redis.Stop()
+	lost := has(w.ctx, t, arec, hub.KindLeaseLost, nil)
+	require.Contains(t, lost.Detail, "no renewal accepted")
+	// a stopped serving: its stream is closed, its names are gone, and b,
+	// which cannot reach Redis either, does not serve.
+	w.watch.waitNoneOpen(w.ctx, t)
+	require.Empty(t, a.MCPTools())
+	require.Equal(t, hub.LeaseStandby, leaseOf(t, a))
+	require.Equal(t, hub.LeaseStandby, leaseOf(t, b))
+	require.Empty(t, eventsOf(brec, hub.KindLeaseAcquired))
+	_, err := a.CallTool(w.ctx, &mcp.CallToolParams{Name: serverName + "__" + mcptest.RecordTool, Arguments: map[string]any{"id": "x"}})
+	require.ErrorIs(t, err, hub.ErrUnknownName)
+	require.Zero(t, w.mcp.Log().CountVerb("DELETE"), "detached, never ended")
+
+	// Redis comes back empty. b leaves first, so a acquires again: the
+	// state is gone from Redis, a resumes the one it kept.
+	require.NoError(t, b.Detach())
+	require.NoError(t, w.redis.Restart(w.ctx))
+	_, err = arec.WaitFor(w.ctx, func(evs []events.Event) bool { return countKind(evs, hub.KindLeaseAcquired) == 2 })
+	require.NoError(t, err, "a acquires again")
+	require.NoError(t, a.WaitReady(w.ctx, hub.All))
+	require.Equal(t, 1, w.initializes())
+	require.Equal(t, sessions, w.mcp.SessionIDs())
+	most, _ := w.watch.facts()
+	require.Equal(t, 1, most)
+}
+
+func eventsOf(rec *events.Recorder, kind events.Kind) []events.Event {
+	var out []events.Event
+	for _, ev := range rec.Events() {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func countKind(evs []events.Event, kind events.Kind) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
