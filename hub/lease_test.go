@@ -118,7 +118,7 @@ func (l *memLease) write(rs *supervisor.ResumeState) error {
 }
 
 func (l *memLease) Save(_ context.Context, rs *supervisor.ResumeState) error { return l.write(rs) }
-func (l *memLease) Delete(context.Context) error                         { return l.write(nil) }
+func (l *memLease) Delete(context.Context) error                             { return l.write(nil) }
 
 func (l *memLease) Release(context.Context) error {
 	m := l.m
