@@ -91,10 +91,11 @@ func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 //     (fenced: refused if another replica acquired meanwhile), the lease
 //     released, and a KindLeaseLost event says why. The remaining TTL/4 is
 //     the margin for the detach and for clock rates;
-//   - a replica without the lease tries again when the holder's lease would
-//     end (LeaseHeldError.Remaining, at least TTL/20, at most TTL), or,
-//     when the leaser cannot be reached, after TTL/10 doubling to TTL;
-//     it stops on Close, Detach and Remove;
+//   - a replica without the lease tries again TTL/50 after the holder's
+//     lease would end (LeaseHeldError.Remaining; at most TTL later), or,
+//     when the leaser cannot be reached, after TTL/10 doubling to TTL; a
+//     replica that lost its lease to another waits TTL/20 first, one that
+//     gave it up unrenewed TTL/10; it stops on Close, Detach and Remove;
 //   - with the leaser unreachable, a holder keeps its live session until
 //     its lease would end, then detaches; no replica acquires meanwhile, so
 //     none serves the server.

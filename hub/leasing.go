@@ -28,10 +28,11 @@ const (
 
 // The lease rule's fractions of LeaseConfig.TTL (documented there).
 const (
-	renewDiv      = 3  // renew every TTL/3
-	renewRetryDiv = 12 // a failed renewal is tried again after TTL/12
-	acquireMinDiv = 20 // a held lease is tried again after at least TTL/20
-	acquireErrDiv = 10 // an unreachable leaser: after TTL/10, doubling to TTL
+	renewDiv        = 3  // renew every TTL/3
+	renewRetryDiv   = 12 // a failed renewal is tried again after TTL/12
+	acquireSlackDiv = 50 // a held lease is tried again TTL/50 after it would end
+	acquireMinDiv   = 20 // after losing its lease to another, a replica waits TTL/20
+	acquireErrDiv   = 10 // an unreachable leaser: after TTL/10, doubling to TTL
 )
 
 // holdDeadline is when a hold whose last accepted renewal (or acquisition)
@@ -67,7 +68,7 @@ func (h *Hub) holdLease(e *entry) {
 		if err != nil {
 			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
 				// Come back when the holder's lease would end.
-				retry = sent.Add(min(max(held.Remaining, ttl/acquireMinDiv), ttl))
+				retry = sent.Add(min(held.Remaining+ttl/acquireSlackDiv, ttl))
 				errWait = ttl / acquireErrDiv
 				continue
 			}
