@@ -24,21 +24,23 @@ type memLeaser struct {
 	hub.FileStore
 	clock clockwork.Clock
 
-	mu      sync.Mutex
-	holder  map[string]string // server -> holder of the live lease
-	expires map[string]time.Time
-	fence   map[string]string
-	token   uint64
-	states  map[string]*supervisor.ResumeState
-	down    bool
-	renews  chan time.Time // each renewal attempt, at its clock time
+	mu       sync.Mutex
+	holder   map[string]string // server -> holder of the live lease
+	expires  map[string]time.Time
+	fence    map[string]string
+	token    uint64
+	states   map[string]*supervisor.ResumeState
+	down     bool
+	renews   chan time.Time // each renewal attempt, at its clock time
+	acquires chan time.Time // each acquisition attempt, at its clock time
 }
 
 var errDown = errors.New("memLeaser: unreachable")
 
 func newMemLeaser(clock clockwork.Clock) *memLeaser {
 	return &memLeaser{clock: clock, holder: map[string]string{}, expires: map[string]time.Time{},
-		fence: map[string]string{}, states: map[string]*supervisor.ResumeState{}, renews: make(chan time.Time, 64)}
+		fence: map[string]string{}, states: map[string]*supervisor.ResumeState{},
+		renews: make(chan time.Time, 64), acquires: make(chan time.Time, 64)}
 }
 
 func (m *memLeaser) setDown(down bool) {
@@ -66,6 +68,10 @@ func (m *memLeaser) live(server string) bool {
 func (m *memLeaser) Acquire(_ context.Context, server string, ttl time.Duration) (hub.Lease, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	select {
+	case m.acquires <- m.clock.Now():
+	default:
+	}
 	if m.down {
 		return nil, errDown
 	}
@@ -214,4 +220,64 @@ func TestLeaseNotRenewedEndsTheHoldBeforeTheTTL(t *testing.T) {
 	}
 	require.Len(t, f.eventsOf(hub.KindLeaseAcquired), 2)
 	require.Equal(t, 1, srv.Log().Count("initialize"), "resumed, not initialized again")
+}
+
+func TestStandbyRetriesOnABoundedScheduleUntilClose(t *testing.T) {
+	const ttl = 10 * time.Second
+	clock := clockwork.NewFakeClock()
+	f := newFixture(t, map[string]mcptest.Options{"search": {Tools: 1}})
+	leaser := newMemLeaser(clock)
+	start := clock.Now()
+	// Another replica holds the lease for 4s more.
+	leaser.holder["search"], leaser.expires["search"], leaser.fence["search"] = "other", start.Add(4*time.Second), "other"
+	cfg := f.config(leaser)
+	cfg.Supervisor.Clock = clock
+	cfg.Lease = hub.LeaseConfig{TTL: ttl}
+	h := hub.New(cfg)
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "search", URL: f.servers["search"].URL()}))
+
+	attempt := func() time.Duration {
+		t.Helper()
+		select {
+		case at := <-leaser.acquires:
+			return at.Sub(start)
+		case <-f.ctx.Done():
+			t.Fatal("no acquisition attempt")
+			return 0
+		}
+	}
+	require.Equal(t, time.Duration(0), attempt())
+	require.Equal(t, hub.LeaseStandby, h.Health()[0].Lease)
+	require.Zero(t, f.servers["search"].Log().CountVerb("POST"), "a standby replica sends nothing to the server")
+
+	// The next try comes TTL/50 after the holder's lease would end; the
+	// leaser is unreachable by then: tries every TTL/10, doubling to TTL.
+	leaser.setDown(true)
+	var got []time.Duration
+	for _, at := range []time.Duration{4*time.Second + ttl/50, 4*time.Second + ttl/50 + ttl/10, 4*time.Second + ttl/50 + 3*ttl/10,
+		4*time.Second + ttl/50 + 7*ttl/10, 4*time.Second + ttl/50 + 15*ttl/10, 4*time.Second + ttl/50 + 25*ttl/10} {
+		clock.Advance(at - clock.Since(start))
+		got = append(got, attempt())
+		require.Equal(t, at, got[len(got)-1], "attempts so far at %v", got)
+	}
+	_, err := f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		n := 0
+		for _, ev := range evs {
+			if ev.Kind == hub.KindStoreFailed && ev.Op == "acquire" {
+				n++
+			}
+		}
+		return n == len(got)
+	})
+	require.NoError(t, err, "each unreachable try is an event")
+	require.Zero(t, f.servers["search"].Log().CountVerb("POST"))
+
+	// Close stops the loop (goleak checks that no goroutine is left).
+	require.NoError(t, h.Close())
+	clock.Advance(2 * ttl)
+	select {
+	case at := <-leaser.acquires:
+		t.Fatalf("an attempt at %v after Close", at.Sub(start))
+	default:
+	}
 }

@@ -38,6 +38,7 @@ const (
 	envRedis   = "MCPSUP_TEST_REDIS"
 	envURL     = "MCPSUP_TEST_URL"
 	envTTL     = "MCPSUP_TEST_TTL"
+	envServer  = "MCPSUP_TEST_SERVER"
 )
 
 const serverName = "search"
@@ -75,7 +76,11 @@ func runReplica(name string) int {
 		cfg.Lease.TTL = ttl
 	}
 	h := hub.New(cfg)
-	if err := h.Add(context.Background(), hub.ServerConfig{Name: serverName, URL: os.Getenv(envURL)}); err != nil {
+	name = serverName
+	if s := os.Getenv(envServer); s != "" {
+		name = s
+	}
+	if err := h.Add(context.Background(), hub.ServerConfig{Name: name, URL: os.Getenv(envURL)}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -104,10 +109,17 @@ type replica struct {
 
 func startReplica(t *testing.T, name, redisAddr, url string) *replica {
 	t.Helper()
+	return startReplicaServer(t, name, redisAddr, url, testTTL, serverName)
+}
+
+// startReplicaServer starts a replica subprocess serving server, with the
+// lease TTL ttl.
+func startReplicaServer(t testing.TB, name, redisAddr, url string, ttl time.Duration, server string) *replica {
+	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), envReplica+"="+name, envRedis+"="+redisAddr, envURL+"="+url, envTTL+"="+testTTL.String())
+	cmd.Env = append(os.Environ(), envReplica+"="+name, envRedis+"="+redisAddr, envURL+"="+url, envTTL+"="+ttl.String(), envServer+"="+server)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -136,7 +148,7 @@ func startReplica(t *testing.T, name, redisAddr, url string) *replica {
 }
 
 // kill ends the replica's process at once (SIGKILL): no detach, no release.
-func (r *replica) kill(t *testing.T) {
+func (r *replica) kill(t testing.TB) {
 	require.NoError(t, r.cmd.Process.Kill())
 	<-r.done
 	_ = r.cmd.Wait()
@@ -531,4 +543,37 @@ func countKind(evs []events.Event, kind events.Kind) int {
 		}
 	}
 	return n
+}
+
+func TestCloseEndsTheSessionDeletesTheStateAndReleases(t *testing.T) {
+	w := newWorld(t)
+	a, astore, _ := w.hub("a")
+	require.NoError(t, a.WaitReady(w.ctx, hub.All))
+	waitSaved(w.ctx, t, astore)
+
+	require.NoError(t, a.Close())
+	require.Equal(t, 1, w.mcp.Log().CountVerb("DELETE"), "Close ends the server-side session")
+	_, err := astore.Load(w.ctx, serverName)
+	require.ErrorIs(t, err, hub.ErrNotFound, "the fenced delete went through")
+	l, err := (&redisstore.Store{Client: w.rdb, Holder: "c"}).Acquire(w.ctx, serverName, time.Minute)
+	require.NoError(t, err, "the lease was released")
+	require.Equal(t, uint64(2), l.Token())
+}
+
+func TestDetachSavesAndReleases(t *testing.T) {
+	w := newWorld(t)
+	a, astore, _ := w.hub("a")
+	require.NoError(t, a.WaitReady(w.ctx, hub.All))
+	held := waitSaved(w.ctx, t, astore)
+
+	require.NoError(t, a.Detach())
+	require.Zero(t, w.mcp.Log().CountVerb("DELETE"))
+	by, err := astore.SavedBy(w.ctx, serverName)
+	require.NoError(t, err)
+	require.Equal(t, held, by)
+	rs, err := astore.Load(w.ctx, serverName)
+	require.NoError(t, err)
+	require.Equal(t, w.mcp.SessionIDs(), []string{rs.SessionID})
+	_, err = (&redisstore.Store{Client: w.rdb, Holder: "c"}).Acquire(w.ctx, serverName, time.Minute)
+	require.NoError(t, err, "the lease was released")
 }
