@@ -267,7 +267,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	e.ctx, e.stop = context.WithCancel(h.life)
 	var rs *supervisor.ResumeState
 	if h.leaser == nil {
-		rs = h.load(ctx, sc)
+		rs, _ = h.load(ctx, sc)
 	} else {
 		e.leaseState = LeaseStandby
 		e.leaseDone = make(chan struct{})
@@ -351,28 +351,33 @@ func resumeDetail(rs *supervisor.ResumeState) string {
 	return "resuming " + events.HashSessionID(rs.SessionID)
 }
 
-// load returns the server's stored resume state, or nil.
-func (h *Hub) load(ctx context.Context, sc ServerConfig) *supervisor.ResumeState {
+// load returns the server's stored resume state, or nil: none, or one that
+// cannot be used (an event says why). The error is the Store's when it
+// could not answer (not ErrNotFound, ErrCorrupt or ErrForeign).
+func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeState, error) {
 	if h.cfg.Store == nil {
-		return nil
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
 	defer cancel()
 	rs, err := h.cfg.Store.Load(ctx, sc.Name)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return nil
+		return nil, nil
 	case err != nil:
 		h.storeFailed("load", sc.Name, err)
-		return nil
+		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrForeign) {
+			return nil, nil
+		}
+		return nil, err
 	case rs == nil:
-		return nil
+		return nil, nil
 	case rs.Endpoint != sc.URL:
 		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
 			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, cutText(rs.Endpoint, 200), sc.URL)})
-		return nil
+		return nil, nil
 	}
-	return rs
+	return rs, nil
 }
 
 // supervisorConfig is the template with the server's own fields.

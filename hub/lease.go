@@ -80,7 +80,10 @@ func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 //   - a replica acquires the lease before it starts the server's
 //     supervisor, then loads the resume state (so it resumes what the last
 //     holder saved: 0 `initialize` when the server still has the session,
-//     the normal stale recovery when not);
+//     the normal stale recovery when not; when the leaser has none, the
+//     state this replica held last, if any); a load the leaser cannot
+//     answer gives the lease back (starting fresh would orphan the stored
+//     session);
 //   - it renews every TTL/3; a renewal that fails is tried again every
 //     TTL/12, each attempt bounded by what is left;
 //   - a renewal refused (ErrLeaseLost), or none accepted by TTL*3/4 after

@@ -99,8 +99,14 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	deadline := holdDeadline(sent, ttl)
 
 	loadCtx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))
-	rs := h.load(loadCtx, e.sc)
+	rs, err := h.load(loadCtx, e.sc)
 	cancel()
+	if err != nil {
+		// Starting fresh now would orphan the stored session: give the
+		// lease back and try again later.
+		h.releaseLease(e.name, lease)
+		return false, clock.Now()
+	}
 	e.mu.Lock()
 	if rs == nil {
 		rs = e.last // the store lost it (an empty restart): this replica's is the best there is
