@@ -272,7 +272,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		e.leaseState = LeaseStandby
 		e.leaseDone = make(chan struct{})
 	}
-	sup, rs, err := h.newSupervisor(e, rs)
+	sup, rs, err := h.newSupervisor(e, rs, nil)
 	if err != nil {
 		e.stop()
 		return fail(err)
@@ -326,10 +326,14 @@ func (h *Hub) queueStart(j startJob) {
 
 // newSupervisor makes a supervisor of the server that resumes rs; when its
 // supervisor refuses rs, one that starts fresh, after a KindStoreFailed
-// event. It returns the state it resumes.
-func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState) (*supervisor.Supervisor, *supervisor.ResumeState, error) {
+// event. It returns the state it resumes. With a gate, every request it
+// sends passes the gate.
+func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate) (*supervisor.Supervisor, *supervisor.ResumeState, error) {
 	var self *supervisor.Supervisor // set before it starts, read by its sink
 	scfg := h.supervisorConfig(e, rs)
+	if gate != nil {
+		scfg.HTTPClient = gate.client(scfg.HTTPClient)
+	}
 	scfg.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
 	sup, err := supervisor.New(scfg)
 	if err != nil && rs != nil {

@@ -103,6 +103,11 @@ func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 //     its lease would end, then detaches; no replica acquires meanwhile, so
 //     none serves the server.
 //
+// Every request of a held server passes a gate on the hub's clock: once
+// the hold has ended it is refused unsent (*HoldEndedError, wrapping
+// ErrLeaseLost), so a replica that wakes from a pause past its hold sends
+// nothing more even before it has detached.
+//
 // Close and Detach release every lease after the last fenced write, so
 // another replica acquires at its next try.
 type LeaseConfig struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -112,7 +114,9 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 		rs = e.last // the store lost it (an empty restart): this replica's is the best there is
 	}
 	e.mu.Unlock()
-	sup, rs, err := h.newSupervisor(e, rs)
+	gate := &holdGate{server: e.name, clock: clock}
+	gate.extend(deadline)
+	sup, rs, err := h.newSupervisor(e, rs, gate)
 	if err != nil { // the URL was valid when the server was added: cannot happen
 		h.storeFailed("acquire", e.name, err)
 		h.releaseLease(e.name, lease)
@@ -152,6 +156,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			return false, now
 		case err == nil:
 			deadline = holdDeadline(now, ttl)
+			gate.extend(deadline)
 			next = now.Add(ttl / renewDiv)
 			if restored { // the leaser lost the state with the lease
 				if rs := sup.ResumeState(); rs != nil {
@@ -171,7 +176,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	// (no DELETE: the next holder resumes it).
 	endTerm()
 	ended = clock.Now()
-	idle, _, _ := h.newSupervisor(e, nil) // validated when added
+	idle, _, _ := h.newSupervisor(e, nil, nil) // validated when added
 	e.mu.Lock()
 	e.sup, e.lease, e.leaseState = idle, nil, LeaseStandby
 	e.since = ended
@@ -216,4 +221,56 @@ func sleep(ctx context.Context, clock clockwork.Clock, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// holdGate carries a term's requests while its hold lasts and refuses
+// every one after, on the hub's clock, whatever goroutine sends it: a
+// replica that wakes from a pause past its hold sends nothing more to the
+// server, even before its lease loop has detached the supervisor.
+type holdGate struct {
+	server string
+	clock  clockwork.Clock
+	until  atomic.Pointer[time.Time] // the hold's end
+	base   http.RoundTripper
+}
+
+// HoldEndedError is a request refused, unsent, because this replica's
+// hold on the server's lease has ended. It wraps ErrLeaseLost.
+type HoldEndedError struct {
+	Server string
+	Ended  time.Time
+}
+
+func (e *HoldEndedError) Error() string {
+	return fmt.Sprintf("hub: not sent: the lease of %q is no longer held here (the hold ended %v)", e.Server, e.Ended.Format(time.RFC3339Nano))
+}
+
+func (e *HoldEndedError) Unwrap() error { return ErrLeaseLost }
+
+// extend sets the hold's end.
+func (g *holdGate) extend(until time.Time) { g.until.Store(&until) }
+
+// client returns a copy of c (nil: a client on http.DefaultTransport)
+// whose requests pass the gate.
+func (g *holdGate) client(c *http.Client) *http.Client {
+	var cp http.Client
+	if c != nil {
+		cp = *c
+	}
+	g.base = cp.Transport
+	if g.base == nil {
+		g.base = http.DefaultTransport
+	}
+	cp.Transport = g
+	return &cp
+}
+
+func (g *holdGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	if until := *g.until.Load(); !g.clock.Now().Before(until) {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, &HoldEndedError{Server: g.server, Ended: until}
+	}
+	return g.base.RoundTrip(req)
 }

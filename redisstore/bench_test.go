@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,6 +114,7 @@ func BenchmarkFailover(b *testing.B) {
 				a := startReplicaServer(b, "a", srv.Addr(), m.URL(), ttl, server)
 				waitRec(ctx, b, a.rec, hub.KindLeaseAcquired)
 				waitRec(ctx, b, a.rec, events.KindTransition)
+				waitSavedBy(ctx, b, rdb, server, "a")
 				rec := &events.Recorder{}
 				cfg := replicaConfig(&redisstore.Store{Client: rdb, Holder: "b"}, rec)
 				cfg.Lease.TTL = ttl
@@ -123,6 +125,9 @@ func BenchmarkFailover(b *testing.B) {
 				killed := time.Now()
 				a.kill(b)
 				acq := waitRec(ctx, b, rec, hub.KindLeaseAcquired)
+				if !strings.Contains(acq.Detail, "resuming") {
+					b.Fatalf("b did not resume: %s", acq.Detail)
+				}
 				if err := h.WaitReady(ctx, hub.All); err != nil {
 					b.Fatal(err)
 				}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/hub"
@@ -51,7 +53,16 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(envReplica); name != "" {
 		os.Exit(runReplica(name))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
+}
+
+// replicaHeader names the replica that sent a request, so the server side
+// can tell the replicas apart (they share the session id).
+const replicaHeader = "X-Test-Replica"
+
+// replicaServer is the server entry of the replica named replica.
+func replicaServer(server, url, replica string) hub.ServerConfig {
+	return hub.ServerConfig{Name: server, URL: url, Headers: map[string]string{replicaHeader: "replica-" + replica}}
 }
 
 // replicaConfig is the hub configuration every replica of these tests uses.
@@ -80,7 +91,7 @@ func runReplica(name string) int {
 	if s := os.Getenv(envServer); s != "" {
 		name = s
 	}
-	if err := h.Add(context.Background(), hub.ServerConfig{Name: name, URL: os.Getenv(envURL)}); err != nil {
+	if err := h.Add(context.Background(), replicaServer(name, os.Getenv(envURL), os.Getenv(envReplica))); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -191,6 +202,7 @@ type streamWatch struct {
 	c409  int
 	wake  chan struct{}
 	proxy *httputil.ReverseProxy
+	from  []string // the replica of every request, in arrival order
 }
 
 func newStreamWatch(t *testing.T, target string) *streamWatch {
@@ -218,7 +230,12 @@ func newStreamWatch(t *testing.T, target string) *streamWatch {
 			return nil
 		},
 	}
-	w.srv = httptest.NewServer(w.proxy)
+	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		w.from = append(w.from, r.Header.Get(replicaHeader))
+		w.mu.Unlock()
+		w.proxy.ServeHTTP(rw, r)
+	}))
 	t.Cleanup(w.srv.Close)
 	return w
 }
@@ -231,6 +248,20 @@ func (w *streamWatch) closed(sid string) {
 	close(w.wake)
 	w.wake = make(chan struct{})
 	w.mu.Unlock()
+}
+
+// handovers returns the replicas in the order their requests arrived, runs
+// merged: [replica-a replica-b] when a sent everything before b's first.
+func (w *streamWatch) handovers() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var runs []string
+	for _, f := range w.from {
+		if len(runs) == 0 || runs[len(runs)-1] != f {
+			runs = append(runs, f)
+		}
+	}
+	return runs
 }
 
 // facts returns the most streams one session had open at once and the
@@ -333,13 +364,43 @@ func newWorld(t *testing.T) *world {
 
 func (w *world) url() string { return w.watch.URL("/mcp") }
 
+// waitSavedBy waits until the server's stored state was saved under a
+// lease of holder.
+func (w *world) waitSavedBy(holder string) {
+	w.t.Helper()
+	waitSavedBy(w.ctx, w.t, w.rdb, serverName, holder)
+}
+
+// waitSavedBy waits until server's stored state was saved under a lease of
+// holder (Redis keyspace notifications say when the key is set).
+func waitSavedBy(ctx context.Context, t testing.TB, rdb *redis.Client, server, holder string) {
+	t.Helper()
+	require.NoError(t, rdb.ConfigSet(ctx, "notify-keyspace-events", "K$").Err())
+	sub := rdb.Subscribe(ctx, "__keyspace@0__:mcpsup:{"+server+"}:state")
+	defer sub.Close()
+	_, err := sub.Receive(ctx) // subscribed: no set is missed from here on
+	require.NoError(t, err)
+	st := &redisstore.Store{Client: rdb}
+	for {
+		by, err := st.SavedBy(ctx, server)
+		if err == nil && strings.HasPrefix(by, holder+":") {
+			return
+		}
+		select {
+		case <-sub.Channel():
+		case <-ctx.Done():
+			t.Fatalf("no state saved by %s (last %q, %v)", holder, by, err)
+		}
+	}
+}
+
 // hub starts an in-process replica named name.
 func (w *world) hub(name string) (*hub.Hub, *watchedStore, *events.Recorder) {
 	rec := &events.Recorder{}
 	st := &watchedStore{Store: &redisstore.Store{Client: w.rdb, Holder: name}, saved: make(chan string, 64)}
 	h := hub.New(replicaConfig(st, rec))
 	w.t.Cleanup(func() { _ = h.Detach() })
-	require.NoError(w.t, h.Add(w.ctx, hub.ServerConfig{Name: serverName, URL: w.url()}))
+	require.NoError(w.t, h.Add(w.ctx, replicaServer(serverName, w.url(), name)))
 	return h, st, rec
 }
 
@@ -369,6 +430,7 @@ func TestHolderKilledOtherResumesWithoutInitialize(t *testing.T) {
 	a := startReplica(t, "a", w.redis.Addr(), w.url())
 	has(w.ctx, t, a.rec, hub.KindLeaseAcquired, nil)
 	has(w.ctx, t, a.rec, events.KindTransition, readyNow)
+	w.waitSavedBy("a") // a killed before its save lands loses the session: the next holder starts fresh
 	b, _, brec := w.hub("b")
 	require.Equal(t, hub.LeaseStandby, leaseOf(t, b))
 	require.Equal(t, 1, w.initializes())
@@ -390,6 +452,7 @@ func TestHolderKilledOtherResumesWithoutInitialize(t *testing.T) {
 	most, refused := w.watch.facts()
 	require.Equal(t, 1, most, "never two standalone streams of one session at once")
 	require.Zero(t, refused)
+	require.Equal(t, []string{"replica-a", "replica-b"}, w.watch.handovers(), "b sent nothing before a's last request")
 }
 
 func TestPausedHolderCannotSaveOverTheNewHolder(t *testing.T) {
@@ -397,6 +460,7 @@ func TestPausedHolderCannotSaveOverTheNewHolder(t *testing.T) {
 	a := startReplica(t, "a", w.redis.Addr(), w.url())
 	has(w.ctx, t, a.rec, hub.KindLeaseAcquired, nil)
 	has(w.ctx, t, a.rec, events.KindTransition, readyNow)
+	w.waitSavedBy("a")
 	b, bstore, brec := w.hub("b")
 	sessions := w.mcp.SessionIDs()
 
@@ -435,6 +499,8 @@ func TestPausedHolderCannotSaveOverTheNewHolder(t *testing.T) {
 	// While a was stopped its stream stayed open: the server refused b's
 	// GETs (409) until a woke and detached.
 	t.Logf("GETs refused 409 while the paused holder's stream was open: %d", conflicts)
+	// Woken past its hold, a sent nothing more: its hold gate refused it.
+	require.Equal(t, []string{"replica-a", "replica-b"}, w.watch.handovers(), "a sent nothing after b's first request")
 }
 
 // waitSaved waits for the store's next accepted fenced save.

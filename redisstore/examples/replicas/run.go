@@ -98,6 +98,14 @@ func failover(ctx context.Context, out io.Writer, redisAddr, url string, ttl tim
 	if err := a.wait(ctx, isReady); err != nil {
 		return fmt.Errorf("replica a: %w", err)
 	}
+	// A holder killed before its state is saved loses the session (the
+	// next holder starts fresh): kill a once Redis has its state.
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	if err := savedBy(ctx, rdb, "a-"); err != nil {
+		return fmt.Errorf("replica a's state: %w", err)
+	}
+	say("", "a's session state is in Redis")
 	b, err := spawn(ctx, "b", redisAddr, url, ttl, say)
 	if err != nil {
 		return err
@@ -131,6 +139,31 @@ func failover(ctx context.Context, out io.Writer, redisAddr, url string, ttl tim
 	}
 	say("", "b resumed a's session; detaching b (its state saved, its lease released)")
 	return b.stop()
+}
+
+// savedBy waits until the server's state in Redis was saved by a holder
+// whose name starts with prefix; Redis keyspace notifications say when the
+// key changes.
+func savedBy(ctx context.Context, rdb *redis.Client, prefix string) error {
+	if err := rdb.ConfigSet(ctx, "notify-keyspace-events", "K$").Err(); err != nil {
+		return err
+	}
+	sub := rdb.Subscribe(ctx, "__keyspace@0__:"+redisstore.DefaultPrefix+"{"+serverName+"}:state")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		return err
+	}
+	st := &redisstore.Store{Client: rdb}
+	for {
+		if by, err := st.SavedBy(ctx, serverName); err == nil && strings.HasPrefix(by, prefix) {
+			return nil
+		}
+		select {
+		case <-sub.Channel():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func counts(m *mcptest.Server) (inits, sessions int) {
