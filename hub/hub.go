@@ -459,7 +459,9 @@ const (
 // canceled, and its session is ended or kept as leave says; calls to the
 // other servers go on meanwhile. It returns once the supervisor has stopped
 // and the store has been written (the server's store errors, *StoreError,
-// are also events), or a *ServerError wrapping ErrUnknownServer.
+// are also events), or a *ServerError wrapping ErrUnknownServer. With a
+// Leaser, the writes are fenced by the server's lease (none when this
+// replica is standby) and the lease is released after them.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]

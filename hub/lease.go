@@ -95,12 +95,14 @@ func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 //     released, and a KindLeaseLost event says why. The remaining TTL/4 is
 //     the margin for the detach and for clock rates;
 //   - a replica without the lease tries again TTL/50 after the holder's
-//     lease would end (LeaseHeldError.Remaining; at most TTL later), or,
+//     lease would end (LeaseHeldError.Remaining, TTL/10 when unknown; at
+//     most TTL later), each try bounded by TTL/4 (and the load after it), or,
 //     when the leaser cannot be reached, after TTL/10 doubling to TTL; a
 //     replica that lost its lease to another waits TTL/20 first, one that
 //     gave it up unrenewed TTL/10; it stops on Close, Detach and Remove;
-//   - with the leaser unreachable, a holder keeps its live session until
-//     its lease would end, then detaches; no replica acquires meanwhile, so
+//   - with the leaser unreachable, a holder keeps its live session (calls
+//     go on) until TTL*3/4 after its last accepted renewal, before its
+//     lease would end, then detaches; no replica acquires meanwhile, so
 //     none serves the server.
 //
 // Every request of a held server passes a gate on the hub's clock: once

@@ -70,7 +70,11 @@ func (h *Hub) holdLease(e *entry) {
 		if err != nil {
 			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
 				// Come back when the holder's lease would end.
-				retry = sent.Add(min(held.Remaining+ttl/acquireSlackDiv, ttl))
+				left := held.Remaining
+				if left <= 0 { // unknown (a lease without expiry): as if unreachable
+					left = ttl / acquireErrDiv
+				}
+				retry = sent.Add(min(left+ttl/acquireSlackDiv, ttl))
 				errWait = ttl / acquireErrDiv
 				continue
 			}
