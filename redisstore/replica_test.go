@@ -348,6 +348,7 @@ type world struct {
 	rdb   *redis.Client
 	mcp   *mcptest.Server
 	watch *streamWatch
+	ttl   time.Duration // the in-process replicas' lease TTL; default testTTL
 }
 
 func newWorld(t *testing.T) *world {
@@ -398,7 +399,11 @@ func waitSavedBy(ctx context.Context, t testing.TB, rdb *redis.Client, server, h
 func (w *world) hub(name string) (*hub.Hub, *watchedStore, *events.Recorder) {
 	rec := &events.Recorder{}
 	st := &watchedStore{Store: &redisstore.Store{Client: w.rdb, Holder: name}, saved: make(chan string, 64)}
-	h := hub.New(replicaConfig(st, rec))
+	cfg := replicaConfig(st, rec)
+	if w.ttl > 0 {
+		cfg.Lease.TTL = w.ttl
+	}
+	h := hub.New(cfg)
 	w.t.Cleanup(func() { _ = h.Detach() })
 	require.NoError(w.t, h.Add(w.ctx, replicaServer(serverName, w.url(), name)))
 	return h, st, rec
@@ -527,6 +532,7 @@ func drain(ch chan string) {
 
 func TestRedisRestartedWhileTheLeaseLivesKeepsTheSession(t *testing.T) {
 	w := newWorld(t)
+	w.ttl = 2 * testTTL // the restart must come before the hold ends, on a loaded machine too
 	a, astore, arec := w.hub("a")
 	require.NoError(t, a.WaitReady(w.ctx, hub.All))
 	waitSaved(w.ctx, t, astore)
