@@ -135,16 +135,26 @@ func restartRuns(ctx context.Context, bin string, runs int) func() ([]time.Durat
 // RestartOnce makes the ready supervisor's stdio test server exit in a
 // call and returns the time from the call's return to ready again.
 func RestartOnce(ctx context.Context, sup *supervisor.Supervisor) (time.Duration, error) {
+	gen := sup.Generation()
 	_, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 1}})
 	var exit *supervisor.ProcessExitError
 	if !errors.As(err, &exit) {
 		return 0, fmt.Errorf("the crash call: %v", err)
 	}
 	start := time.Now()
-	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
-		return 0, err
+	// The supervisor may still be in ready, verifying the session the
+	// call failed on: wait for ready on a later generation.
+	for {
+		// The generation first: a ready read after it is that session's.
+		later := sup.Generation() > gen
+		st := sup.State()
+		if later && st == supervisor.Ready {
+			return time.Since(start), nil
+		}
+		if !sup.WaitForStateChange(ctx, st) {
+			return 0, ctx.Err()
+		}
 	}
-	return time.Since(start), nil
 }
 
 func freshStdio(ctx context.Context, bin string) (time.Duration, error) {
