@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
@@ -84,4 +85,26 @@ func TestStdioServerBesideAnHTTPOne(t *testing.T) {
 	for _, e := range f.rec.Events() {
 		require.False(t, strings.Contains(e.Detail, secret) || strings.Contains(e.Verdict.Detail, secret), "%+v", e)
 	}
+}
+
+// TestStdioServerIsNeverLeased: with a Store that grants leases, a stdio
+// server is a process of this replica's own: it starts at once, no lease
+// asked for, and its Close saves nothing.
+func TestStdioServerIsNeverLeased(t *testing.T) {
+	f := newFixture(t, nil)
+	bin, err := stdiotest.Build(f.ctx, t.TempDir())
+	require.NoError(t, err)
+	leaser := newMemLeaser(clockwork.NewRealClock())
+	cfg := f.config(leaser)
+	h := hub.New(cfg)
+	defer h.Close()
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "local", Command: bin}))
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+	require.Contains(t, names(h.Tools()), "local__echo")
+	require.Zero(t, len(leaser.acquires), "no lease asked for")
+	for _, e := range f.eventsOf(hub.KindServerAdded) {
+		require.Equal(t, "fresh", e.Detail)
+	}
+	require.NoError(t, h.Close())
+	require.Empty(t, leaser.states, "nothing saved for a process")
 }
