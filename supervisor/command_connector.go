@@ -18,8 +18,9 @@ import (
 // the process and runs the handshake on its stdin and stdout. It runs
 // go-sdk's client on an mcp.IOTransport over its own exec rather than on
 // mcp.CommandTransport, which hands the raw stdout to go-sdk's decoder (one
-// stray line fails the connection: see stdoutFilter), keeps the process in
-// the supervisor's process group, and has one grace for both stop steps.
+// stray line fails the connection: see stdoutFilter), leaves the process in
+// the supervisor's own process group (its children outlive it) and has one
+// grace period for both stop steps.
 type commandConnector struct {
 	s *Supervisor
 
