@@ -57,12 +57,13 @@ func (e *env) runStdioStory(ctx context.Context, name string, cfg supervisor.Con
 	defer sup.Close()
 	sup.Start()
 	until := supervisor.Ready
-	err = sup.WaitForState(ctx, until)
-	if terminal && errors.Is(err, supervisor.ErrNotReady) {
-		until, err = supervisor.Failed, nil
+	if terminal {
+		until, err = supervisor.Failed, waitTerminal(ctx, sup)
+	} else {
+		err = sup.WaitForState(ctx, until)
 	}
 	if err != nil {
-		r.err = fmt.Errorf("waiting for ready: %w (state %s)", err, sup.State())
+		r.err = fmt.Errorf("waiting for %s: %w (state %s)", until, err, sup.State())
 		return r
 	}
 	if err := tr.reached(ctx, until); err != nil {
@@ -71,6 +72,23 @@ func (e *env) runStdioStory(ctx context.Context, name string, cfg supervisor.Con
 	}
 	check(sup, tr, &r)
 	return r
+}
+
+// waitTerminal waits until sup is in a terminal failed state, whatever it
+// passes through (a crash-looping server may reach ready now and then).
+func waitTerminal(ctx context.Context, sup *supervisor.Supervisor) error {
+	for {
+		err := sup.WaitForState(ctx, supervisor.Ready)
+		switch {
+		case errors.Is(err, supervisor.ErrNotReady):
+			return nil // terminal
+		case err != nil:
+			return err
+		}
+		if !sup.WaitForStateChange(ctx, supervisor.Ready) {
+			return ctx.Err()
+		}
+	}
 }
 
 // stdioRow sets the table columns of a stdio story.
