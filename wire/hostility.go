@@ -77,15 +77,16 @@ func NewHostilityTracker(r HostilityRule, span time.Duration) *HostilityTracker 
 	return &HostilityTracker{rule: r.withDefaults(), span: span}
 }
 
-// ObserveExchange notes the outcome of a POST; other verbs are ignored. A
+// ObserveExchange notes the outcome of a POST; other verbs, and the POSTs
+// of a 2026-07-28 subscriptions/listen stream (stream attempts), are ignored. A
 // POST answered 2xx (and readable) counts as succeeding; no answer, a
 // non-2xx or a malformed answer does not. It reports whether the server
 // became hostile with it (true once): when the streak reached Threshold
 // before a POST that counts, that POST decides, so a keeper that stopped
 // re-dialing does not keep the rule from firing.
 func (h *HostilityTracker) ObserveExchange(x Exchange) bool {
-	if x.Verb != "POST" || x.Local {
-		return false
+	if x.Verb != "POST" || x.Local || x.Method == methodListen {
+		return false // a listen stream's POST is a stream attempt, not a request that succeeded
 	}
 	h.postOK = x.Status >= 200 && x.Status < 300 && !x.Malformed
 	h.postAt = x.Start.Add(x.Duration)

@@ -219,7 +219,7 @@ func (t *Transport) HandshakeSessionID() (string, bool) {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.cfg.RequestTimeout > 0 && !(req.Method == http.MethodGet && req.Header.Get(headerLastEventID) == "") {
+	if t.cfg.RequestTimeout > 0 && !(req.Method == http.MethodGet && req.Header.Get(headerLastEventID) == "") && !isListen(req) {
 		return t.withTimeout(req)
 	}
 	return t.roundTrip(req)
@@ -228,6 +228,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodPost:
+		if isListen(req) {
+			return t.listenPOST(req) // the 2026-07-28 push channel: the keeper's (listen.go)
+		}
 		return t.post(req)
 	case http.MethodGet:
 		// go-sdk's standalone GET (its first, or its reconnect after the
