@@ -53,6 +53,12 @@ const (
 	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
 	// (hashed), Generation, Detail.
 	KindSessionEnded Kind = "session-ended"
+	// KindEraChanged: the protocol era used for new sessions changed: a
+	// refused `server/discover` fell back to 2025-11-25, a later session
+	// is back on 2026-07-28, or a live 2026-07-28 session was refused its
+	// version (-32022) and re-discovers. Fields: Generation, Detail (the
+	// era, and why).
+	KindEraChanged Kind = "era-changed"
 )
 
 // Delivery values of [Event.Delivery]: how far a failed call got.

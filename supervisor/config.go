@@ -277,8 +277,21 @@ type Config struct {
 	AnswerLimits AnswerLimits
 	// Era hints the protocol era of the server so that a 2025-era server
 	// is not sent `server/discover` first. Default EraAuto: learned from
-	// the first handshake (and from Resume), used for every later one.
+	// the first handshake (and from Resume), used for every later one; a
+	// fall back to 2025 after a refused `server/discover` lasts
+	// EraReprobe (see era.go).
 	Era Era
+	// EraReprobe is how long the 2025 era, learned because a
+	// `server/discover` was refused (HTTP 400 with JSON-RPC -32020, -32021
+	// or -32022, or any other non-outage error), is kept: the first new
+	// session after it sends `server/discover` again, so a server that
+	// speaks both eras, or that was rolled back and forward, gets the
+	// 2026-07-28 era (and its push channel) back. It also spaces the
+	// re-discoveries a live 2026-07-28 session makes when a request is
+	// answered -32022 (one per EraReprobe). It runs on Clock. Default
+	// DefaultEraReprobe (10 min); negative: a fallback is kept for the
+	// supervisor's life, as before.
+	EraReprobe time.Duration
 	// KeepAlive, when positive, pings the server at this interval on Clock,
 	// each ping bounded by the interval. A ping answered with transport (no
 	// HTTP answer) or session-expired, or two pings in a row without an
@@ -399,6 +412,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CatalogPollInterval == 0 {
 		c.CatalogPollInterval = DefaultCatalogPollInterval
+	}
+	if c.EraReprobe == 0 {
+		c.EraReprobe = DefaultEraReprobe
 	}
 	b := &c.Backoff
 	if b.InitialInterval <= 0 {

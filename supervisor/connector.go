@@ -13,36 +13,18 @@ import (
 
 // wireConnector opens go-sdk sessions on mcpsup's wire transport.
 type wireConnector struct {
-	s *Supervisor
-
-	mu  sync.Mutex
-	era wire.Era // Config.Era, then learned: a 2025-era server gets no server/discover
+	s   *Supervisor
+	era *eraMemory // which handshake a new session starts with (era.go)
 }
 
 // newWireConnector starts from the configured era hint, or the era of the
 // persisted session.
 func newWireConnector(s *Supervisor) *wireConnector {
-	c := &wireConnector{s: s, era: s.cfg.Era.toWire()}
-	if c.era == wire.EraAuto && s.cfg.Resume != nil {
-		c.learn(s.cfg.Resume.ProtocolVersion)
+	c := &wireConnector{s: s, era: newEraMemory(s.cfg)}
+	if s.cfg.Era == EraAuto && s.cfg.Resume != nil {
+		c.era.learn(s.cfg.Clock.Now(), s.cfg.Resume.ProtocolVersion, nil)
 	}
 	return c
-}
-
-// learn keeps the era of a protocol version a session negotiated or
-// persisted, for the next handshakes; "" teaches nothing. Versions are
-// dates, so they compare as strings: before 2026-07-28 is the 2025 era.
-func (c *wireConnector) learn(version string) {
-	if version == "" {
-		return
-	}
-	era := wire.Era20260728
-	if version < "2026-07-28" {
-		era = wire.Era2025
-	}
-	c.mu.Lock()
-	c.era = era
-	c.mu.Unlock()
 }
 
 func (c *wireConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
@@ -63,9 +45,17 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	ws, err := open(opts)
 	if err != nil {
 		c.s.roots.detach(opts.Client)
+		c.era.dialFailed(err)
 		return nil, err
 	}
-	c.learn(ws.ProtocolVersion())
+	var discover *wire.Exchange
+	if x, ok := ws.Transport().DiscoverExchange(); ok {
+		discover = &x
+	}
+	if detail := c.era.learn(c.s.cfg.Clock.Now(), ws.ProtocolVersion(), discover); detail != "" {
+		c.s.post(eraChanged{gen: spec.gen, detail: detail})
+	}
+	c.watchEra(spec.gen, ws, w)
 	sess := newWireSession(ws, w)
 	sess.unroot = func() { c.s.roots.detach(opts.Client) }
 	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
@@ -77,9 +67,7 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 
 func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 	cfg := c.s.cfg
-	c.mu.Lock()
-	era := c.era
-	c.mu.Unlock()
+	era, fallback := c.era.next(cfg.Clock.Now())
 	opts := wire.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
@@ -94,6 +82,8 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			OnDroppedEvent:   c.droppedEvent(spec.gen),
 			Stream:           cfg.StreamKeeper.toWire(),
 			OAuthHandler:     cfg.OAuthHandler,
+
+			FallbackAfterOutage: fallback,
 		},
 	}
 	cfg.AnswerLimits.apply(&opts.Wire)
@@ -143,12 +133,29 @@ func relistThen[R any](relist func(), host func(context.Context, R)) func(contex
 // died" carries the HTTP facts go-sdk reports only as text. Records arrive
 // from the transport's goroutines.
 type wireWatch struct {
-	mu    sync.Mutex
-	fatal *wire.Exchange // the first answer that ends a session
+	mu         sync.Mutex
+	fatal      *wire.Exchange      // the first answer that ends a session
+	eraRefused func(wire.Exchange) // a live 2026-07-28 session refused its era (era.go); nil: not watched
+}
+
+// setEraRefused watches the session's answers for a refusal of its era.
+func (w *wireWatch) setEraRefused(f func(wire.Exchange)) {
+	w.mu.Lock()
+	w.eraRefused = f
+	w.mu.Unlock()
 }
 
 func (w *wireWatch) exchange(x wire.Exchange) {
 	w.mu.Lock()
+	if f := w.eraRefused; f != nil && !x.Local && wire.EraRefusal(x) {
+		w.eraRefused = nil // once per session
+		if w.fatal == nil {
+			w.fatal = &x // the session ends for this answer
+		}
+		w.mu.Unlock()
+		f(x)
+		return
+	}
 	// Only a session-gone answer ends a session; a 401 (a call's, the
 	// stream's) no longer does, and remembering one would make a later,
 	// unrelated death look unauthorized, which is terminal.

@@ -62,4 +62,5 @@ const (
 	KindRateLimitWindow    = events.KindRateLimitWindow
 	KindSessionOpened      = events.KindSessionOpened
 	KindSessionEnded       = events.KindSessionEnded
+	KindEraChanged         = events.KindEraChanged
 )

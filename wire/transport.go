@@ -111,6 +111,13 @@ type Config struct {
 	// Authorize runs once at a time per Transport, with the refused
 	// request's context. nil: the host's client carries its credentials.
 	OAuthHandler auth.OAuthHandler
+	// FallbackAfterOutage lets go-sdk fall back to `initialize` after a
+	// `server/discover` that got no answer or an outage answer (408, 429, a
+	// 5xx but 501; see [DiscoverOutage]). Unset, that fallback is failed
+	// with a [*DiscoverOutageError], so a passing outage is retried, not
+	// taken for a 2025-era server; a refusal of the era (any other answer)
+	// always falls back, as go-sdk does.
+	FallbackAfterOutage bool
 	// Switch owns the standalone stream decision, shared by the sessions of
 	// one server (see [StreamSwitch]); nil means a private switch in
 	// [StreamOn] mode: dialed, never turned off. The keeper feeds the
@@ -136,6 +143,7 @@ type Transport struct {
 	handshook bool        // a handshake succeeded
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
+	discover  *Exchange   // the record of the server/discover sent (era.go), nil before one
 
 	answered answeredIDs // requests whose whole answer came with the response
 
@@ -281,6 +289,9 @@ func (t *Transport) finish(req *http.Request, x Exchange) *recorded {
 	if s, _ := req.Context().Value(slotKey{}).(*slot); s != nil {
 		rec = s.add(x)
 	}
+	if x.Method == methodDiscover {
+		t.noteDiscover(x) // era.go
+	}
 	if x.Verb == http.MethodPost && !x.Local {
 		t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveExchange(x) })
 	}
@@ -306,6 +317,10 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	if resp, ok := t.dropAnsweredCancel(req, &x); ok {
 		t.finish(req, x)
 		return resp, nil
+	}
+	if err := t.refuseFallback(&x); err != nil {
+		t.finish(req, x)
+		return nil, err // era.go: an outage of server/discover is not "2025 only"
 	}
 	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
 	t.fill(&x, resp, err)
