@@ -339,6 +339,15 @@ type Config struct {
 	// Clock from the last publish; each poll lists what the server
 	// declared. Default 1m; negative never polls.
 	CatalogPollInterval time.Duration
+	// MinListTTL bounds from below how often a list is re-fetched because
+	// its ttlMs ran out (SEP-2549: a 2026-07-28 server's hint of how long a
+	// list result stays fresh). Each list result whose ttlMs is positive
+	// arms its list's timer for max(ttlMs, MinListTTL) (a day at most) on
+	// Clock, from that result; when it fires that list alone is re-listed,
+	// once, through the same re-listing as list_changed (RelistMinGap
+	// applies), and its result arms the next. Default DefaultMinListTTL
+	// (10s); negative ignores ttlMs.
+	MinListTTL time.Duration
 	// DisableRateLimitWindow turns off the rate-limit window. By default,
 	// after a 429 with Retry-After, calls made before the window ends fail
 	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
@@ -412,6 +421,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CatalogPollInterval == 0 {
 		c.CatalogPollInterval = DefaultCatalogPollInterval
+	}
+	if c.MinListTTL == 0 {
+		c.MinListTTL = DefaultMinListTTL
 	}
 	if c.EraReprobe == 0 {
 		c.EraReprobe = DefaultEraReprobe

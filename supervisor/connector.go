@@ -112,7 +112,7 @@ func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	// classify by the HTTP answer, not by go-sdk's text. Added first, they
 	// are innermost (each AddSendingMiddleware wraps the handler built so
 	// far): the host's middleware wraps them and sees those errors.
-	cl.AddSendingMiddleware(wire.FactsMiddleware(), noListCache)
+	cl.AddSendingMiddleware(wire.FactsMiddleware(), noListCache(h.listTTL))
 	cl.AddSendingMiddleware(cfg.SendingMiddleware...)
 	cl.AddReceivingMiddleware(cfg.ReceivingMiddleware...)
 	return cl

@@ -27,6 +27,7 @@ type loopState struct {
 	cooldown clockwork.Timer // a churn failure's (Config.ChurnCooldown)
 	seq      uint64
 	cat      catalogLoop // re-listing (discovery.go)
+	ttl      listTTLs    // re-listing when a list's ttlMs runs out (ttl.go)
 	stepping bool        // a step runs: the triggers its commands produce wait in queue
 	// queue holds the triggers that commands produce while a step runs:
 	// each is taken after the step that produced it, in order, so a step
@@ -87,6 +88,7 @@ func (s *Supervisor) stopTimers() {
 		s.loop.cooldown.Stop()
 	}
 	s.loop.cat.stop()
+	s.loop.ttl.stop()
 }
 
 // step feeds t to the machine and executes what it returns. A step that a
@@ -548,6 +550,7 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 			s.post(listChanged{gen: gen, lists: set})
 		},
 		streamRestored: func() { s.post(relistWanted{gen: gen}) },
+		listTTL:        func(l probes.List, ms int) { s.post(listTTLSeen{gen: gen, list: l, ms: ms}) },
 	}
 }
 
