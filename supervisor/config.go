@@ -301,8 +301,11 @@ type Config struct {
 	// ClientOptions.KeepAlive, which sends DELETE on any failed ping, is
 	// never used: a positive ClientOptions.KeepAlive is taken as this field
 	// (New refuses the two naming different intervals with
-	// ErrConfigConflict; KeepAliveFailureThreshold is not used). Pings are not sent to
-	// 2026-07-28 servers. Default 0 (off). Useful with the stream off.
+	// ErrConfigConflict; KeepAliveFailureThreshold is not used). The
+	// 2026-07-28 era has no ping: a 2026-07-28 session's keepalive request
+	// is `server/discover` (stateless, served by every such server, no side
+	// effect; a 400 -32022 answer tells of a server rolled back to 2025,
+	// see EraReprobe). Default 0 (off). Useful with the stream off.
 	KeepAlive time.Duration
 	// Backoff configures retries out of the failed state.
 	Backoff Backoff

@@ -58,9 +58,14 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	c.watchEra(spec.gen, ws, w)
 	sess := newWireSession(ws, w)
 	sess.unroot = func() { c.s.roots.detach(opts.Client) }
-	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
-	if every := c.s.cfg.KeepAlive; every > 0 && ws.ProtocolVersion() < "2026-07-28" {
-		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Ping, func() { _ = ws.Detach() })
+	if every := c.s.cfg.KeepAlive; every > 0 {
+		// The 2026-07-28 era has no ping (a go-sdk server answers it
+		// -32601): its keepalive is server/discover (wire.Session.Discover).
+		ping := sess.Ping
+		if ws.ProtocolVersion() >= "2026-07-28" {
+			ping = sess.discover
+		}
+		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, ping, func() { _ = ws.Detach() })
 	}
 	return sess, nil
 }
@@ -217,6 +222,12 @@ func (w *wireSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLeve
 func (w *wireSession) Ping(ctx context.Context) error {
 	ctx = wire.WithExchange(ctx)
 	return wire.Annotate(ctx, w.cs.Ping(ctx, nil))
+}
+
+// discover is the keepalive request of a 2026-07-28 session.
+func (w *wireSession) discover(ctx context.Context) error {
+	ctx = wire.WithExchange(ctx)
+	return wire.Annotate(ctx, w.ws.Discover(ctx))
 }
 
 func (w *wireSession) ID() string                              { return w.ws.ID() }

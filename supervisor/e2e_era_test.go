@@ -119,3 +119,23 @@ func TestE2ELiveRefusalRediscovers(t *testing.T) {
 	require.NoError(t, err, "the live refusal and the fallback")
 	require.Equal(t, 2, e.srv.Log().Count("server/discover"))
 }
+
+// KeepAlive works on 2026-07-28 with server/discover (that era has no
+// ping): discovers reach the server while the session idles, and one that
+// gets no HTTP answer ends the session, which is replaced.
+func TestE2EKeepAliveOn2026Discovers(t *testing.T) {
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: 30 * time.Millisecond, CatalogPollInterval: -1}))
+	e.start()
+	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "server/discover", 3), "the keepalive discovers")
+	require.Zero(t, e.srv.Log().Count("ping"), "no ping on 2026-07-28")
+	require.Equal(t, uint64(1), e.sup.Generation())
+
+	seen := e.srv.Log().Count("server/discover")
+	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "server/discover", Occurrence: mcptest.FirstN(1)}, Action: mcptest.Reset()})
+	require.Eventually(t, func() bool {
+		return e.sup.State() == supervisor.Ready && e.sup.Generation() == 2
+	}, e2eTimeout, 5*time.Millisecond, "state %s gen %d", e.sup.State(), e.sup.Generation())
+	require.Greater(t, e.srv.Log().Count("server/discover"), seen+1, "the reset keepalive, then the new session's handshake")
+	require.Equal(t, "2026-07-28", e.version())
+	require.NoError(t, e.call("after-keepalive"))
+}
