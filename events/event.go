@@ -156,6 +156,12 @@ type Event struct {
 	// by [HashSessionID], never the id itself ([KindSessionOpened],
 	// [KindSessionEnded]). A [Redactor] enforces this.
 	SessionID string
+	// Connection is the supervisor's own id of one go-sdk client session:
+	// "conn:" and 8 random hex digits, new for every session opened
+	// ([KindSessionOpened], [KindSessionEnded]). A sessionless session (a
+	// 2026-07-28 server, or a 2025-era server that issues no id) has no
+	// SessionID; Connection tells its events apart from another's.
+	Connection string
 	// Detail is free text for people, on any kind; no decision rests on it.
 	Detail string
 	// Dropped is the number of events a [Subscription] dropped for a slow

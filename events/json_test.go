@@ -61,7 +61,7 @@ func oneOfEachKind() map[events.Kind]events.Event {
 			e.Kind, e.Delay, e.Verdict = events.KindRateLimitWindow, 30*time.Second, rateLimited
 		}),
 		events.KindSessionOpened: with(func(e *events.Event) {
-			e.Kind, e.SessionID, e.Generation = events.KindSessionOpened, events.HashSessionID("abc"), 1
+			e.Kind, e.SessionID, e.Generation, e.Connection = events.KindSessionOpened, events.HashSessionID("abc"), 1, "conn:0a1b2c3d"
 		}),
 		events.KindSessionEnded: with(func(e *events.Event) {
 			e.Kind, e.SessionID, e.Generation, e.Dropped = events.KindSessionEnded, events.HashSessionID("abc"), 1, 9

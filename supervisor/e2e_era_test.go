@@ -139,3 +139,24 @@ func TestE2EKeepAliveOn2026Discovers(t *testing.T) {
 	require.Equal(t, "2026-07-28", e.version())
 	require.NoError(t, e.call("after-keepalive"))
 }
+
+// Sessionless sessions are told apart in events by our connection id: no
+// hashed empty session id, a new id per session, the same on a session's
+// opened and ended events.
+func TestE2ESessionlessEventsCarryConnectionIDs(t *testing.T) {
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: -1}))
+	e.start()
+	e.sup.Reconnect()
+	require.Eventually(t, func() bool { return e.sup.SessionsOpened() == 2 && e.sup.State() == supervisor.Ready }, e2eTimeout, 5*time.Millisecond)
+	_, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool {
+		return countKind(evs, events.KindSessionOpened) == 2 && countKind(evs, events.KindSessionEnded) == 1
+	})
+	require.NoError(t, err)
+	opened, ended := eventsOf(e.rec, events.KindSessionOpened), eventsOf(e.rec, events.KindSessionEnded)
+	for _, ev := range append(opened, ended...) {
+		require.Empty(t, ev.SessionID, "sessionless: no session id, hashed or not")
+		require.Regexp(t, `^conn:[0-9a-f]{8}$`, ev.Connection)
+	}
+	require.NotEqual(t, opened[0].Connection, opened[1].Connection, "each session its own id")
+	require.Equal(t, opened[0].Connection, ended[0].Connection, "the ended event names the session it ends")
+}

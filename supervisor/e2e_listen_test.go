@@ -56,15 +56,24 @@ func TestE2EListenHostileGatewayIsDetectedAndPolled(t *testing.T) {
 	require.Zero(t, e.srv.Log().Count("initialize"), "2026: discover only")
 }
 
-// A proxy that cuts the idle listen stream more often than go-sdk would
-// tolerate neither costs the session nor marks the server hostile: the
-// listen is re-sent each time and keeps carrying list_changed.
+// A proxy that cuts the idle listen stream neither costs the session nor
+// marks the server hostile: the listen is re-sent each time and keeps
+// carrying list_changed. (The proxy cuts the first three listens only, so
+// that the tool added below cannot fall into a gap between two listens: a
+// change in a gap is caught by the re-list after it, at most one per 30 s.)
 func TestE2EListenIdleCutIsReopened(t *testing.T) {
 	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: -1}))
-	e.srv.Gateway().Add(mcptest.ListenIdleCut(300 * time.Millisecond))
+	cut := mcptest.ListenIdleCut(300 * time.Millisecond)
+	cut.Match.Occurrence = mcptest.FirstN(3)
+	e.srv.Gateway().Add(cut)
 	e.start()
 
 	require.NoError(t, e.srv.Log().WaitCount(e.ctx, mcptest.ListenMethod, 4), "the cut listen is re-sent")
+	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 3, func(x mcptest.Entry) bool { return x.Method == mcptest.ListenMethod && x.Done }),
+		"three listens were cut")
+	// The fourth listen's answer has begun: the server wrote its headers
+	// with the acknowledgement, after registering the subscription.
+	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 4, func(x mcptest.Entry) bool { return x.Method == mcptest.ListenMethod && x.Status == 200 }))
 	require.Empty(t, eventsOf(e.rec, events.KindStreamDisabled))
 	require.NoError(t, e.call("still-here"))
 

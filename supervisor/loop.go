@@ -42,6 +42,7 @@ type loopState struct {
 // running on it when it is released.
 type held struct {
 	gen    uint64
+	conn   string // our connection id (connid.go)
 	sess   session
 	calls  context.Context
 	cancel context.CancelFunc
@@ -242,13 +243,14 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		return
 	}
 	calls, cancel := context.WithCancel(s.callLife) // ends with the session or on Close
-	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, sess: sess, calls: calls, cancel: cancel})
+	conn := newConnectionID()
+	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, calls: calls, cancel: cancel})
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
 		sn.resume = s.resumeFor(sess, sn.resume)
 	})
-	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: events.HashSessionID(sess.ID())})
+	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(sess.ID()), Connection: conn})
 	s.watch(spec.gen, sess)
 	k := fsm.HandshakeSucceeded
 	if kind == fsm.Attach {
@@ -307,12 +309,13 @@ func (s *Supervisor) release(gen uint64, detach bool) {
 // releaseSession forgets the session of gen, says so in an event, and ends
 // it (without DELETE when detach). It does nothing for a session not held.
 func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v classify.Verdict) {
-	sess := s.session(gen)
-	if sess == nil {
+	h := s.held(gen)
+	if h == nil {
 		return
 	}
+	sess := h.sess
 	s.dropSession(gen)
-	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Verdict: v, Detail: detail})
+	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.ID()), Connection: h.conn, Verdict: v, Detail: detail})
 	s.endSession(sess, detach)
 }
 

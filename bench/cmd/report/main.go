@@ -46,7 +46,7 @@ func main() {
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
 	load := flag.String("load", "", "what else ran on the machine, for the run line")
 	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
-	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone`)
+	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "ready", "lost": the time-to-ready or sessions-lost figure alone, printed to stdout`)
 	heapProfile := flag.String("heapprofile", "", `with -only idle: write a heap profile (after GC) per run, named PREFIX-<client>-stream<on|off>.pprof`)
 	flag.Parse()
 	log.SetFlags(0)
@@ -62,6 +62,15 @@ func main() {
 	if *only == "hub" {
 		hubs, sups, micro, err := hubFigures(ctx, root, *hubN, *benchtime)
 		fmt.Print(bench.RenderHub(hubs, sups, micro, err))
+		return
+	}
+
+	if *only == "ready" {
+		fmt.Print(bench.RenderReady(bench.TimeToReady(ctx, *latency, *runs)))
+		return
+	}
+	if *only == "lost" {
+		fmt.Print(bench.RenderLost(bench.SessionsLost(ctx, *period)))
 		return
 	}
 
