@@ -337,8 +337,10 @@ type Config struct {
 	RelistMinGap time.Duration
 	// CatalogPollInterval is how often the catalog is re-listed when no
 	// list_changed notification can arrive: the stream is off (StreamOff,
-	// or a GET-hostile decision), or a 2025-era server issued no session id
-	// (a stateless server has no standalone stream). The interval runs on
+	// or a GET-hostile decision), the server declined the session's push
+	// stream (its standalone GET or subscriptions/listen answered 405,
+	// another 4xx or not as a stream), or a 2025-era server issued no
+	// session id (a stateless server has no standalone stream). The interval runs on
 	// Clock from the last publish; each poll lists what the server
 	// declared. Default 1m; negative never polls.
 	CatalogPollInterval time.Duration

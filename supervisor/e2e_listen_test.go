@@ -1,6 +1,7 @@
 package supervisor_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -132,4 +133,48 @@ func TestE2EListenOffPolls(t *testing.T) {
 		return false
 	}, e2eTimeout, 10*time.Millisecond, "the catalog is polled")
 	require.Zero(t, e.listens(), "no listen with the stream off")
+}
+
+// A gateway that refuses the listen (404 plain text, as one that routes
+// only the request methods answers) declines the push stream: the listen is
+// not sent again for the session, and the catalog is polled.
+func TestE2EListenDeclinedIsPolled(t *testing.T) {
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: 50 * time.Millisecond}))
+	e.srv.Gateway().Add(mcptest.ListenRejected(http.StatusNotFound))
+	e.start()
+	e.srv.AddTool("polled")
+	require.Eventually(t, func() bool {
+		for _, n := range e.sup.Catalog().ToolNames() {
+			if n == "polled" {
+				return true
+			}
+		}
+		return false
+	}, e2eTimeout, 10*time.Millisecond, "the catalog is polled")
+	require.Equal(t, 1, e.listens(), "declined: not sent again")
+	require.Empty(t, eventsOf(e.rec, events.KindStreamDisabled), "a declined stream is no hostility")
+	require.Equal(t, uint64(1), e.sup.Generation())
+}
+
+// A 502 to the listen is an outage: it is re-sent on the backoff, never
+// declined, and the push works once the gateway lets it through.
+func TestE2EListen502IsRetried(t *testing.T) {
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: -1}))
+	rule := mcptest.ListenRejected(http.StatusBadGateway)
+	rule.Match.Occurrence = mcptest.FirstN(3)
+	e.srv.Gateway().Add(rule)
+	e.start()
+	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 1, func(x mcptest.Entry) bool { return x.Method == mcptest.ListenMethod && x.Status == 200 }),
+		"re-sent past the 502s")
+	require.Equal(t, 4, e.listens())
+	e.srv.AddTool("pushed")
+	require.Eventually(t, func() bool {
+		for _, n := range e.sup.Catalog().ToolNames() {
+			if n == "pushed" {
+				return true
+			}
+		}
+		return false
+	}, e2eTimeout, 10*time.Millisecond, "list_changed on the listen that got through")
+	require.Empty(t, eventsOf(e.rec, events.KindStreamDisabled))
 }

@@ -74,3 +74,24 @@ func (b *streamBody) listenRequest() *http.Request {
 	}
 	return req
 }
+
+// noteDeclined records that the server declined the session's push stream
+// and tells [Config.OnStreamDeclined].
+func (t *Transport) noteDeclined() {
+	t.mu.Lock()
+	t.declined = true
+	t.mu.Unlock()
+	if f := t.cfg.OnStreamDeclined; f != nil {
+		f()
+	}
+}
+
+// StreamDeclined reports whether the server declined the session's push
+// stream (the standalone GET, or the 2026-07-28 subscriptions/listen):
+// [StreamAttempt.Declined] on its first attempt. No list_changed reaches
+// the session then.
+func (t *Transport) StreamDeclined() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.declined
+}

@@ -668,6 +668,7 @@ func (b *streamBody) redial() error {
 			b.ended = true
 		case dialDeclined:
 			b.declined = true
+			b.t.noteDeclined()
 		}
 		return b.stopped()
 	}

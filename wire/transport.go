@@ -61,6 +61,13 @@ type Config struct {
 	// for the session's first GET. It is called from the goroutine that
 	// reads the stream, which waits for it: it must not block.
 	OnStreamRestored func()
+	// OnStreamDeclined, when set, is called once the server declined the
+	// session's push stream ([StreamAttempt.Declined]: the first standalone
+	// GET, or the first subscriptions/listen POST, answered 405, another 4xx
+	// or a non-stream answer): no list_changed can reach this session, so
+	// the caller should poll what it caches. It is called from the goroutine
+	// that reads the stream: it must not block.
+	OnStreamDeclined func()
 	// OnDroppedEvent, when set, is called for every event of the standalone
 	// stream the keeper did not hand to go-sdk (see [EventError]), from the
 	// goroutine that reads the stream. It must not block.
@@ -144,6 +151,7 @@ type Transport struct {
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
 	discover  *Exchange   // the record of the server/discover sent (era.go), nil before one
+	declined  bool        // the server declined the push stream (StreamDeclined)
 
 	answered answeredIDs // requests whose whole answer came with the response
 
