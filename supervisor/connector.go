@@ -153,7 +153,7 @@ func (w *wireWatch) setEraRefused(f func(wire.Exchange)) {
 
 func (w *wireWatch) exchange(x wire.Exchange) {
 	w.mu.Lock()
-	if f := w.eraRefused; f != nil && !x.Local && wire.EraRefusal(x) {
+	if f := w.eraRefused; f != nil && !x.Local && wire.VersionRefusal(x) {
 		w.eraRefused = nil // once per session
 		if w.fatal == nil {
 			w.fatal = &x // the session ends for this answer

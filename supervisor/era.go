@@ -34,8 +34,8 @@ const maxDiscoverOutages = 3
 //     fallback is refused (wire.Config.FallbackAfterOutage unset) and the
 //     handshake is retried, up to maxDiscoverOutages in a row;
 //   - a live 2026-07-28 session whose request is answered 400 with
-//     -32020/-32021/-32022 (a server rolled back) ends, detached, so the
-//     next session discovers again, at most once per EraReprobe;
+//     -32022 (a server rolled back; wire.VersionRefusal) ends, detached, so
+//     the next session discovers again, at most once per EraReprobe;
 //   - every change of era is an era-changed event.
 //
 // Safe for concurrent use: Dial and Attach run off the loop.
@@ -100,14 +100,18 @@ func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange
 }
 
 // dialFailed counts a handshake that failed because its discover met an
-// outage; any other failure says nothing of the era.
+// outage. Any other failure (the fallback let through failed too: the
+// server is down, not answering the method badly) starts the count over,
+// so a long outage does not turn the next passing discover failure into a
+// fallback.
 func (m *eraMemory) dialFailed(err error) {
-	if !errors.Is(err, wire.ErrDiscoverOutage) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if errors.Is(err, wire.ErrDiscoverOutage) {
+		m.outages++
 		return
 	}
-	m.mu.Lock()
-	m.outages++
-	m.mu.Unlock()
+	m.outages = 0
 }
 
 // liveRefusal reports whether a live 2026-07-28 session refused its era at
@@ -148,7 +152,7 @@ func (in eraChanged) take(s *Supervisor) {
 }
 
 // watchEra makes a live 2026-07-28 session end, detached, when a request is
-// answered with a refusal of its era (wire.EraRefusal), so that the next
+// answered with a refusal of its version (wire.VersionRefusal), so that the next
 // session discovers again; bounded by eraMemory.liveRefusal.
 func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
 	if ws.ProtocolVersion() < "2026-07-28" {

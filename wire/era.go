@@ -34,6 +34,14 @@ func EraRefusal(x Exchange) bool {
 	return false
 }
 
+// VersionRefusal reports whether x refuses the request's protocol version:
+// HTTP 400 with JSON-RPC -32022. On a live 2026-07-28 session it tells of a
+// server rolled back to 2025; -32020 and -32021 refuse one request (its
+// headers, a capability a tool needs), not the era.
+func VersionRefusal(x Exchange) bool {
+	return x.Status == http.StatusBadRequest && x.RPC.Present && x.RPC.Code == CodeUnsupportedProtocolVersion
+}
+
 // DiscoverOutage reports whether x, the answer to a `server/discover`,
 // says nothing about the era: no HTTP answer (refused, reset), or 408, 429
 // or a 5xx other than 501 (a gateway whose server restarts). go-sdk v1.8.0
