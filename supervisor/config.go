@@ -52,7 +52,9 @@ type HostileRule struct {
 	// them. A stream that lives longer or delivers a message resets the
 	// count, so a proxy that cuts idle streams now and then never trips it;
 	// an outage (no answer, 5xx, 429, 408) never counts, so a restarting
-	// server is not GET-hostile. Default (0 or less) 3.
+	// server is not GET-hostile. On a 2026-07-28 session the attempts are
+	// its subscriptions/listen POSTs (the acknowledgement is no message),
+	// judged the same way. Default (0 or less) 3.
 	Threshold int
 }
 

@@ -7,7 +7,9 @@ import (
 
 // HostilityRule is the rule that marks a server GET-hostile (DESIGN.md
 // failure story S5): the server, or a gateway in front of it, answers the
-// standalone stream's GETs and ends them at once while POSTs work. It fires
+// standalone stream's GETs (on a 2026-07-28 session: its
+// subscriptions/listen POSTs, listen.go) and ends them at once while other
+// POSTs work. It fires
 // on Threshold consecutive standalone stream attempts that got an HTTP
 // answer and failed at once (see [StreamAttempt.FailedAtOnce]: no message,
 // ended within Span, not closed by the client, no sign of a gone session)
