@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
@@ -42,6 +44,9 @@ func TimeToReady(ctx context.Context, latency time.Duration, runs int) []ReadyRe
 		readyScenario(ctx, "mcpsup stale recovery, Stream off", latency, runs, resumeRun(false, true, supervisor.StreamOff)),
 		readyScenario(ctx, "mcpsup fresh connect (default Era: auto)", latency, runs, freshSupervisor),
 		readyScenario(ctx, "bare go-sdk fresh connect + tools/list (version pinned)", latency, runs, freshSDK),
+		readyScenarioOn(ctx, mcptest.Sessionless2026, "2026-07-28: mcpsup fresh connect (server/discover)", latency, runs, freshSupervisor),
+		readyScenarioOn(ctx, mcptest.Sessionless2026, "2026-07-28: mcpsup known resume (persisted discovery)", latency, runs, resumeRun(true, false, supervisor.StreamAuto)),
+		readyScenarioOn(ctx, mcptest.Sessionless2026, "2026-07-28: bare go-sdk fresh connect + tools/list (server/discover)", latency, runs, freshSDK2026),
 	}
 }
 
@@ -50,16 +55,23 @@ func TimeToReady(ctx context.Context, latency time.Duration, runs int) []ReadyRe
 type readyRun func(ctx context.Context, srv *mcptest.Server, persisted *supervisor.ResumeState) (time.Duration, error)
 
 func readyScenario(ctx context.Context, name string, latency time.Duration, runs int, run readyRun) ReadyResult {
+	return readyScenarioOn(ctx, mcptest.Stateful2025, name, latency, runs, run)
+}
+
+// readyScenarioOn is readyScenario on a server of mode.
+func readyScenarioOn(ctx context.Context, mode mcptest.Mode, name string, latency time.Duration, runs int, run readyRun) ReadyResult {
 	res := ReadyResult{Scenario: name, Latency: latency, Runs: runs}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	srv, err := mcptest.NewServer(readyOptions)
+	opts := readyOptions
+	opts.Mode = mode
+	srv, err := mcptest.NewServer(opts)
 	if err != nil {
 		res.Err = err
 		return res
 	}
 	defer srv.Close()
-	persisted, err := persistSession(ctx, srv)
+	persisted, err := persistSession(ctx, srv, mode == mcptest.Sessionless2026)
 	if err != nil {
 		res.Err = err
 		return res
@@ -87,15 +99,16 @@ func readyScenario(ctx context.Context, name string, latency time.Duration, runs
 }
 
 // persistSession opens a session with a supervisor and detaches, keeping
-// the server-side session, and returns what a host would persist.
-func persistSession(ctx context.Context, srv *mcptest.Server) (*supervisor.ResumeState, error) {
+// the server-side session, and returns what a host would persist; a
+// sessionless server's state has no session id, only the discovery result.
+func persistSession(ctx context.Context, srv *mcptest.Server, sessionless bool) (*supervisor.ResumeState, error) {
 	sup, err := startSupervisor(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "persist"})
 	if err != nil {
 		return nil, err
 	}
 	rs := sup.ResumeState()
 	_ = sup.Detach()
-	if rs == nil || rs.SessionID == "" {
+	if rs == nil || (rs.SessionID == "") != sessionless {
 		return nil, fmt.Errorf("no resume state after a session")
 	}
 	return rs, nil
@@ -147,6 +160,21 @@ func freshSDK(ctx context.Context, srv *mcptest.Server, _ *supervisor.ResumeStat
 	if sess == nil {
 		return 0, err
 	}
+	_ = sess.Close()
+	return d, err
+}
+
+// freshSDK2026 is freshSDK with go-sdk's default handshake on a 2026-07-28
+// server: server/discover, then tools/list.
+func freshSDK2026(ctx context.Context, srv *mcptest.Server, _ *supervisor.ResumeState) (time.Duration, error) {
+	start := time.Now()
+	c := mcp.NewClient(implementation, nil)
+	sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()}, nil)
+	if err != nil {
+		return 0, err
+	}
+	_, err = sess.ListTools(ctx, nil)
+	d := time.Since(start)
 	_ = sess.Close()
 	return d, err
 }

@@ -55,40 +55,8 @@ func (r *Report) Render(w io.Writer) error {
 
 	b.WriteString(RenderExtra(r))
 
-	p("## 2. Time to ready with gateway latency\n\n")
-	if len(r.Ready) > 0 {
-		p("The gateway delays every request by %v (mcptest Delay). Round trips = median time / %v. ", r.Ready[0].Latency, r.Ready[0].Latency)
-		p("A resume re-attaches a session persisted by an earlier supervisor (Detach); blind drops the persisted capabilities so all four list methods are probed at once. ")
-		p("Goal: resume within about one round trip.\n\n")
-	}
-	p("| scenario | runs | median | round trips | min | max | requests to ready |\n|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, x := range r.Ready {
-		if x.Err != nil {
-			p("| %s | | error: %s | | | | |\n", x.Scenario, cell(x.Err.Error()))
-			continue
-		}
-		p("| %s | %d | %s | %.1f | %s | %s | %d |\n", x.Scenario, x.Runs, ms(x.Median), x.RoundTrips(), ms(x.Min), ms(x.Max), x.Requests)
-	}
-	p("\n")
-
-	p("## 3. Sessions lost in a fixed period\n\n")
-	if len(r.Lost) > 0 {
-		p("Each client runs for %v behind the gateway (all four at once). mcpsup uses StreamAuto with shortened spans for speed: HostileRule span and StreamKeeper span %v, re-dial backoff %v to %v (defaults: 2s span, 1s to 30s). ", r.Lost[0].Period, LostSpan, LostSpan/4, 2*LostSpan)
-		p("For go-sdk, every return of `ClientSession.Wait` is a lost session, after which the host connects again. A call at the end checks the connection works. Goal: 0.\n\n")
-	}
-	p("| gateway | client | sessions lost | standalone GETs | stream turned off | call at end |\n|---|---|---:|---:|---|---|\n")
-	for _, x := range r.Lost {
-		if x.Err != nil {
-			p("| %s | %s | error: %s | | | |\n", x.Gateway, x.Client, cell(x.Err.Error()))
-			continue
-		}
-		off := "n/a"
-		if x.Client == Supervised {
-			off = yesNo(x.StreamOff)
-		}
-		p("| %s | %s | %d | %d | %s | %s |\n", x.Gateway, x.Client, x.Lost, x.GETs, off, okFail(x.CallOK))
-	}
-	p("\n")
+	b.WriteString(RenderReady(r.Ready))
+	b.WriteString(RenderLost(r.Lost))
 
 	o := r.Overhead
 	p("## 4. CallTool overhead on loopback\n\n")
@@ -213,6 +181,29 @@ func RenderListing(rs []ListingResult) string {
 	return b.String()
 }
 
+// RenderReady writes figure 2, time to ready, as Markdown.
+func RenderReady(ready []ReadyResult) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("## 2. Time to ready with gateway latency\n\n")
+	if len(ready) > 0 {
+		p("The gateway delays every request by %v (mcptest Delay). Round trips = median time / %v. ", ready[0].Latency, ready[0].Latency)
+		p("A resume re-attaches a session persisted by an earlier supervisor (Detach); blind drops the persisted capabilities so all four list methods are probed at once. ")
+		p("The 2026-07-28 rows run against a sessionless server (go-sdk's stateless handler): the handshake is `server/discover`, and a known resume reuses the persisted discovery result. ")
+		p("Goal: resume within about one round trip.\n\n")
+	}
+	p("| scenario | runs | median | round trips | min | max | requests to ready |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range ready {
+		if x.Err != nil {
+			p("| %s | | error: %s | | | | |\n", x.Scenario, cell(x.Err.Error()))
+			continue
+		}
+		p("| %s | %d | %s | %.1f | %s | %s | %d |\n", x.Scenario, x.Runs, ms(x.Median), x.RoundTrips(), ms(x.Min), ms(x.Max), x.Requests)
+	}
+	p("\n")
+	return b.String()
+}
+
 // RenderExtra writes figure 1 (ExtraRequests and FailedListings) as
 // Markdown.
 func RenderExtra(r *Report) string {
@@ -243,5 +234,30 @@ func RenderExtra(r *Report) string {
 	}
 	p("\n")
 	b.WriteString(RenderListing(r.Listing))
+	return b.String()
+}
+
+// RenderLost writes figure 3, sessions lost, as Markdown.
+func RenderLost(lost []LostResult) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("## 3. Sessions lost in a fixed period\n\n")
+	if len(lost) > 0 {
+		p("Each client runs for %v behind the gateway (all at once). mcpsup uses StreamAuto with shortened spans for speed: HostileRule span and StreamKeeper span %v, re-dial backoff %v to %v (defaults: 2s span, 1s to 30s). ", lost[0].Period, LostSpan, LostSpan/4, 2*LostSpan)
+		p("For go-sdk, every return of `ClientSession.Wait` is a lost session, after which the host connects again. A call at the end checks the connection works; then the server adds a tool, and the last column says whether the client learned of it within %v (list_changed on the push stream, or mcpsup's catalog poll, every %v here, once the stream is off). 2026-07-28 servers are sessionless: their push stream is the `subscriptions/listen` POST, which bare go-sdk sends once and never again. Goal: 0 lost, and the tool seen.\n\n", LostPushWait, LostPollInterval)
+	}
+	p("| gateway | server era | client | sessions lost | push stream requests | stream turned off | call at end | tool added at end seen |\n|---|---|---|---:|---:|---|---|---|\n")
+	for _, x := range lost {
+		if x.Err != nil {
+			p("| %s | %s | %s | error: %s | | | | |\n", x.Gateway, x.Era, x.Client, cell(x.Err.Error()))
+			continue
+		}
+		off := "n/a"
+		if x.Client == Supervised {
+			off = yesNo(x.StreamOff)
+		}
+		p("| %s | %s | %s | %d | %d | %s | %s | %s |\n", x.Gateway, x.Era, x.Client, x.Lost, x.GETs, off, okFail(x.CallOK), yesNo(x.PushAtEnd))
+	}
+	p("\n")
 	return b.String()
 }

@@ -67,7 +67,8 @@
 //	name          string           Name          call-failed: tool or prompt name, resource URI
 //	delivery      string           Delivery      call-failed: "not-sent", "outcome-unknown", "answered"
 //	delay_ms      number           Delay         retry-scheduled, rate-limit-window: milliseconds
-//	session_id    string           SessionID     session-opened, session-ended: "sid:" + 8 hex
+//	session_id    string           SessionID     session-opened, session-ended: "sid:" + 8 hex; absent when sessionless
+//	connection    string           Connection    session-opened, session-ended: "conn:" + 8 hex, ours
 //	detail        string           Detail        any: text for people
 //	dropped       number           Dropped       any: events dropped just before this one
 //

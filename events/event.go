@@ -70,6 +70,12 @@ const (
 	// stopped by the supervisor. Fields: Detail (exit code or signal, the
 	// stop step, the last bytes of its stderr), Generation.
 	KindProcessExited Kind = "process-exited"
+	// KindEraChanged: the protocol era used for new sessions changed: a
+	// refused `server/discover` fell back to 2025-11-25, a later session
+	// is back on 2026-07-28, or a live 2026-07-28 session was refused its
+	// version (-32022) and re-discovers. Fields: Generation, Detail (the
+	// era, and why).
+	KindEraChanged Kind = "era-changed"
 )
 
 // Delivery values of [Event.Delivery]: how far a failed call got.
@@ -167,6 +173,12 @@ type Event struct {
 	// by [HashSessionID], never the id itself ([KindSessionOpened],
 	// [KindSessionEnded]). A [Redactor] enforces this.
 	SessionID string
+	// Connection is the supervisor's own id of one go-sdk client session:
+	// "conn:" and 8 random hex digits, new for every session opened
+	// ([KindSessionOpened], [KindSessionEnded]). A sessionless session (a
+	// 2026-07-28 server, or a 2025-era server that issues no id) has no
+	// SessionID; Connection tells its events apart from another's.
+	Connection string
 	// Detail is free text for people, on any kind; no decision rests on it.
 	Detail string
 	// Dropped is the number of events a [Subscription] dropped for a slow

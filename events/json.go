@@ -48,6 +48,7 @@ type jsonEvent struct {
 	Delivery   string        `json:"delivery,omitempty"`
 	DelayMS    json.Number   `json:"delay_ms,omitempty"`
 	SessionID  string        `json:"session_id,omitempty"`
+	Connection string        `json:"connection,omitempty"`
 	Detail     string        `json:"detail,omitempty"`
 	Dropped    uint64        `json:"dropped,omitempty"`
 }
@@ -109,7 +110,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Added: e.Added, Removed: e.Removed, Changed: e.Changed, Tools: e.Tools,
 		Prompts: toJSONChange(e.Prompts), Resources: toJSONChange(e.Resources), Templates: toJSONChange(e.ResourceTemplates),
 		Op: e.Op, Name: e.Name, Delivery: e.Delivery, DelayMS: millis(e.Delay),
-		SessionID: e.SessionID, Detail: e.Detail, Dropped: e.Dropped,
+		SessionID: e.SessionID, Connection: e.Connection, Detail: e.Detail, Dropped: e.Dropped,
 	}
 	if !e.Time.IsZero() {
 		j.Time = e.Time.UTC().Format(time.RFC3339Nano)
@@ -147,7 +148,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Added: j.Added, Removed: j.Removed, Changed: j.Changed, Tools: j.Tools,
 		Prompts: fromJSONChange(j.Prompts), Resources: fromJSONChange(j.Resources), ResourceTemplates: fromJSONChange(j.Templates),
 		Op: j.Op, Name: j.Name, Delivery: j.Delivery,
-		SessionID: j.SessionID, Detail: j.Detail, Dropped: j.Dropped,
+		SessionID: j.SessionID, Connection: j.Connection, Detail: j.Detail, Dropped: j.Dropped,
 	}
 	if j.Time != "" {
 		t, err := time.Parse(time.RFC3339Nano, j.Time)

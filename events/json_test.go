@@ -61,17 +61,20 @@ func oneOfEachKind() map[events.Kind]events.Event {
 			e.Kind, e.Delay, e.Verdict = events.KindRateLimitWindow, 30*time.Second, rateLimited
 		}),
 		events.KindSessionOpened: with(func(e *events.Event) {
-			e.Kind, e.SessionID, e.Generation = events.KindSessionOpened, events.HashSessionID("abc"), 1
+			e.Kind, e.SessionID, e.Generation, e.Connection = events.KindSessionOpened, events.HashSessionID("abc"), 1, "conn:0a1b2c3d"
 		}),
 		events.KindSessionEnded: with(func(e *events.Event) {
 			e.Kind, e.SessionID, e.Generation, e.Dropped = events.KindSessionEnded, events.HashSessionID("abc"), 1, 9
+		}),
+		events.KindEraChanged: with(func(e *events.Event) {
+			e.Kind, e.Generation, e.Detail = events.KindEraChanged, 2, "2025-11-25: server/discover refused (HTTP 400, JSON-RPC -32022)"
 		}),
 	}
 }
 
 func TestJSONRoundTripEveryKind(t *testing.T) {
 	kinds := oneOfEachKind()
-	require.Len(t, kinds, 11)
+	require.Len(t, kinds, 12)
 	for kind, e := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
 			require.Equal(t, kind, e.Kind)

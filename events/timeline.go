@@ -234,6 +234,8 @@ func Summary(e Event) string {
 	case KindSessionOpened, KindSessionEnded:
 		if e.SessionID != "" {
 			p = append(p, e.SessionID)
+		} else if e.Connection != "" {
+			p = append(p, e.Connection) // sessionless: our own id tells it apart
 		}
 		if e.Generation != 0 {
 			add("gen %d", e.Generation)

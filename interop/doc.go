@@ -5,7 +5,10 @@
 // scenarios against it (supervisor_test.go): connect, a server restart
 // noticed by the standalone stream or by the next call, and a resume of a
 // persisted session on the live and on a restarted server, each counted
-// request by request at the supervisor's HTTP transport.
+// request by request at the supervisor's HTTP transport; and the reference
+// server beside a go-sdk 2026-07-28 server in one hub (era_test.go): each
+// era learned, the 2026 listen stream carrying list_changed, both resumed
+// with no handshake.
 //
 // The server is installed by interop/install.sh into <module root>/.interop
 // (or found through the MCPSUP_SERVER_EVERYTHING environment variable, the

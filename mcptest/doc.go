@@ -32,7 +32,10 @@
 // The presets ([TemplatesMethodNotFound], [StaleSessionNullID],
 // [StaleSessionNoID], [StaleSession500], [ToolCallServerError],
 // [ToolCallRateLimited], [ToolCallForbiddenHTML], [GETHostile], [IdleCut])
-// reproduce the failure stories S1, S2, S4 and S5 of mcpsup's DESIGN.md.
+// reproduce the failure stories S1, S2, S4 and S5 of mcpsup's DESIGN.md;
+// [ListenHostile], [ListenIdleCut] and [ListenRejected] are S5's faults on
+// the 2026-07-28 push stream, the subscriptions/listen POST of a
+// [Sessionless2026] server.
 //
 // Every delay and hold is bounded (by its own duration and by
 // [GatewayOptions.MaxHold]), ends when the request's context ends, and is

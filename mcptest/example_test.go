@@ -182,3 +182,36 @@ func ExampleResetAfterServer() {
 	// answered: false
 	// ran at the server: 1
 }
+
+// A gateway that closes every subscriptions/listen stream at once: bare
+// go-sdk on a 2026-07-28 server sends the listen once and never again, so
+// a tool the server adds later never reaches it.
+func ExampleListenHostile() {
+	srv, err := mcptest.NewServer(mcptest.Options{Mode: mcptest.Sessionless2026})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	id := srv.Gateway().Add(mcptest.ListenHostile())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+	})
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer session.Close()
+	if err := srv.Log().WaitFunc(ctx, 1, func(e mcptest.Entry) bool { return e.Method == mcptest.ListenMethod && e.Done }); err != nil {
+		panic(err)
+	}
+	fmt.Println("protocol:", session.InitializeResult().ProtocolVersion)
+	fmt.Println("listen requests:", srv.Log().Count(mcptest.ListenMethod))
+	fmt.Println("closed by the gateway:", srv.Gateway().Fired(id))
+	// Output:
+	// protocol: 2026-07-28
+	// listen requests: 1
+	// closed by the gateway: 1
+}

@@ -139,3 +139,44 @@ func RejectGET(status int) Rule {
 		Action: Respond(status, h, []byte(http.StatusText(status))),
 	}
 }
+
+// ListenMethod is the JSON-RPC method of the 2026-07-28 era's push channel
+// (MCP SEP-2575): a POST whose answer is a long-lived event stream carrying
+// the list_changed notifications the client subscribed to.
+const ListenMethod = "subscriptions/listen"
+
+// ListenHostile is S5 for the 2026-07-28 era (DESIGN.md): every
+// subscriptions/listen POST is answered 200 text/event-stream and closed at
+// once, with no event (not even the server's acknowledgement); every other
+// POST is untouched. The server never sees the listen.
+func ListenHostile() Rule {
+	return Rule{
+		Name:   "S5 listen-hostile gateway",
+		Match:  Match{Verb: http.MethodPost, Method: ListenMethod},
+		Action: StreamThenClose(),
+	}
+}
+
+// ListenIdleCut is S5's healthy case for the 2026-07-28 era: every
+// subscriptions/listen POST reaches the server, and its stream is cut once
+// silent for silence (see [CutAfterSilence]), as a proxy that cuts idle
+// streams does.
+func ListenIdleCut(silence time.Duration) Rule {
+	return Rule{
+		Name:   "S5 listen idle-cutting proxy",
+		Match:  Match{Verb: http.MethodPost, Method: ListenMethod},
+		Action: CutAfterSilence(silence),
+	}
+}
+
+// ListenRejected answers every subscriptions/listen POST with status and a
+// plain-text body, as a gateway that does not route the method does (a 502
+// from a proxy whose upstream failed, a 404 from one that knows only the
+// request methods).
+func ListenRejected(status int) Rule {
+	return Rule{
+		Name:   "listen rejected " + strconv.Itoa(status),
+		Match:  Match{Verb: http.MethodPost, Method: ListenMethod},
+		Action: PlainText(status, http.StatusText(status)),
+	}
+}

@@ -131,9 +131,14 @@ type Server struct {
 }
 
 // generation is one incarnation of the go-sdk server; Restart replaces it.
+// Ending it ends the requests it still serves, as a process that stops
+// drops its connections: a stateless server's listen handler waits for its
+// request's end, and go-sdk's ServerSession.Close waits for that handler.
 type generation struct {
 	srv     *mcp.Server
 	handler http.Handler
+	life    context.Context
+	end     context.CancelFunc
 }
 
 // NewServer starts a server on 127.0.0.1 (a free port). It returns an error
@@ -178,7 +183,8 @@ func (s *Server) newGeneration() *generation {
 		Stateless: s.opts.Mode != Stateful2025,
 		Logger:    s.logger,
 	})
-	return &generation{srv: srv, handler: h}
+	life, end := context.WithCancel(context.Background())
+	return &generation{srv: srv, handler: h, life: life, end: end}
 }
 
 // serveMCP hands a request to the current go-sdk server.
@@ -187,7 +193,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "mcptest: server closing", http.StatusServiceUnavailable)
 		return
 	}
-	s.gen.Load().handler.ServeHTTP(w, r)
+	g := s.gen.Load()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(g.life, cancel) // the generation ended: so does the request
+	defer stop()
+	g.handler.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // URL is the MCP endpoint, http://127.0.0.1:<port>/mcp. It stays the same
@@ -283,6 +294,7 @@ func (s *Server) Restart() error {
 		return ErrClosed
 	}
 	old := s.gen.Swap(s.newGeneration())
+	old.end()
 	closeSessions(old.srv, s.blocks)
 	return nil
 }
@@ -391,6 +403,7 @@ func (s *Server) Close() {
 	}
 	s.gw.Close()
 	close(s.blocks.closing)
+	s.gen.Load().end()
 	closeSessions(s.gen.Load().srv, s.blocks)
 	s.ts.CloseClientConnections()
 	s.ts.Close()

@@ -30,11 +30,15 @@ type chaos struct {
 	installed [numKinds]int // rules installed, by kind
 	instant   [numKinds]int // expiries and restarts that ended something
 	epoch     chan struct{} // closed and replaced on every change
-	stopped   bool
+	// sessionless: a 2026-07-28 server; rules aim at that era's handshake
+	// and push stream (fault.rule).
+	sessionless bool
+	stopped     bool
 }
 
 func newChaos(srv *mcptest.Server, rng *rand.Rand) *chaos {
-	return &chaos{srv: srv, rng: rng, faults: map[mcptest.RuleID]fault{}, epoch: make(chan struct{})}
+	return &chaos{srv: srv, rng: rng, faults: map[mcptest.RuleID]fault{}, epoch: make(chan struct{}),
+		sessionless: srv.Mode() == mcptest.Sessionless2026}
 }
 
 // run changes the faults until ctx ends, then removes every rule.
@@ -96,7 +100,7 @@ func (c *chaos) add() {
 	k := ruleKinds[c.rng.IntN(len(ruleKinds))]
 	ts := targetsOf(k)
 	f := fault{kind: k, target: ts[c.rng.IntN(len(ts))]}
-	r := f.rule(c.rng)
+	r := f.rule(c.rng, c.sessionless)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := c.srv.Gateway().Add(r)

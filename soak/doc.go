@@ -16,6 +16,13 @@
 // start and repeated in every failure message, so a failing run can be
 // replayed with the same fault schedule (thread timing still differs).
 //
+// Three servers of every eight are 2026-07-28 servers (mcptest
+// Sessionless2026: no session id, `server/discover`, the
+// `subscriptions/listen` push stream), started fresh or from a known resume
+// (a 2026-07-28 resume needs the persisted discovery result); their rules
+// aim the handshake faults at `server/discover` and the stream faults at
+// the listen POST.
+//
 // # Faults
 //
 // Each server's gateway gets rules from a seeded generator (math/rand/v2):

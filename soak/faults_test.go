@@ -127,8 +127,10 @@ func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
 }
 
-// rule builds the gateway rule of f.
-func (f fault) rule(rng *rand.Rand) mcptest.Rule {
+// rule builds the gateway rule of f. On a sessionless 2026-07-28 server
+// the handshake target is server/discover and the stream target the
+// subscriptions/listen POST: the same faults on that era's counterparts.
+func (f fault) rule(rng *rand.Rand, sessionless bool) mcptest.Rule {
 	m := mcptest.Match{Occurrence: occurrence(rng)}
 	switch f.target {
 	case tToolsCall:
@@ -137,10 +139,16 @@ func (f fault) rule(rng *rand.Rand) mcptest.Rule {
 		m.Verb, m.Method = http.MethodPost, "tools/list"
 	case tInitialize:
 		m.Verb, m.Method = http.MethodPost, "initialize"
+		if sessionless {
+			m.Method = "server/discover"
+		}
 	case tAnyPOST:
 		m.Verb = http.MethodPost
 	case tGET:
 		m.Verb = http.MethodGet
+		if sessionless {
+			m.Verb, m.Method = http.MethodPost, mcptest.ListenMethod
+		}
 	case tUnknownSession:
 		m.Session = mcptest.UnknownSession
 		m.Occurrence = mcptest.Every()

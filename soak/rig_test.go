@@ -45,6 +45,26 @@ func modeOf(i int) startMode {
 	return fresh
 }
 
+// sessionlessOf tells which servers are 2026-07-28 (sessionless,
+// server/discover, subscriptions/listen): a known resume (StreamAuto), a
+// fresh start (StreamOn) and a blind resume (StreamOff, keepalive by
+// server/discover) of every eight. A sessionless server has no session to
+// forget, and a 2026-07-28 resume needs the persisted discovery result, so
+// those start fresh or known.
+func sessionlessOf(i int) bool { return i%8 == 3 || i%8 == 4 || i%8 == 5 }
+
+// sessionlessMode is m for a sessionless server: blind becomes fresh, a
+// stale known resume known.
+func sessionlessMode(m startMode) startMode {
+	switch m {
+	case blind, blindStale:
+		return fresh
+	case knownStale:
+		return known
+	}
+	return m
+}
+
 // streamOf spreads the standalone stream policies over the supervisors.
 func streamOf(i int) supervisor.StreamPolicy {
 	return []supervisor.StreamPolicy{supervisor.StreamAuto, supervisor.StreamOn, supervisor.StreamOff}[i%3]
@@ -107,14 +127,22 @@ func (r *rig) config() supervisor.Config {
 // session and detached.
 func newRig(t *testing.T, i int, seed uint64) *rig {
 	t.Helper()
-	srv, err := mcptest.NewServer(mcptest.Options{Tools: 1 + i%3, Name: fmt.Sprintf("soak-%d", i), MaxHold: 5 * time.Second})
+	era := mcptest.Stateful2025
+	if sessionlessOf(i) {
+		era = mcptest.Sessionless2026
+	}
+	srv, err := mcptest.NewServer(mcptest.Options{Mode: era, Tools: 1 + i%3, Name: fmt.Sprintf("soak-%d", i), MaxHold: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("seed %d: server %d: %v", seed, i, err)
 	}
 	t.Cleanup(srv.Close)
+	mode := modeOf(i)
+	if sessionlessOf(i) {
+		mode = sessionlessMode(mode)
+	}
 	r := &rig{
 		name:   fmt.Sprintf("sup-%d", i),
-		mode:   modeOf(i),
+		mode:   mode,
 		stream: streamOf(i),
 		srv:    srv,
 		rec:    &events.Recorder{},
@@ -151,7 +179,7 @@ func (r *rig) persisted(t *testing.T, seed uint64) *supervisor.ResumeState {
 		t.Fatalf("seed %d: %s: first supervisor not ready: %v (state %s)", seed, r.name, err, first.State())
 	}
 	rs := first.ResumeState()
-	if rs == nil || rs.SessionID == "" {
+	if rs == nil || (rs.SessionID == "") != (r.srv.Mode() == mcptest.Sessionless2026) {
 		t.Fatalf("seed %d: %s: no resume state after Detach: %+v", seed, r.name, rs)
 	}
 	if r.mode == blind || r.mode == blindStale {

@@ -225,8 +225,8 @@ func summary(t *testing.T, set settings, rigs []*rig) {
 				byKind[k.String()] += n
 			}
 		}
-		t.Logf("%s (%s, stream %s): calls ok=%d failed{%s}; sessions opened %d <= 1+%d; stale recoveries %d; rules %d, fires %d, expiries/restarts %d",
-			r.name, r.mode, r.stream, rok, formatCounts(failed), r.sup.SessionsOpened(), ta.sessionEnds+r.setupFaults,
+		t.Logf("%s (%s, %s, stream %s): calls ok=%d failed{%s}; sessions opened %d <= 1+%d; stale recoveries %d; rules %d, fires %d, expiries/restarts %d",
+			r.name, r.srv.Mode(), r.mode, r.stream, rok, formatCounts(failed), r.sup.SessionsOpened(), ta.sessionEnds+r.setupFaults,
 			r.staleRecoveries(), rr, rf, ri)
 	}
 	nFailed := 0

@@ -218,39 +218,58 @@ func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
 	return out
 }
 
-// noListCache makes every list request reach the server. go-sdk keeps the
+// noListCache makes every list request reach the server, and reports the
+// server's ttlMs hint of each list result to ttl (nil: not reported; see
+// ttl.go, which re-lists a list when its ttl runs out). go-sdk keeps the
 // list results of a 2026-07-28 session for their ttlMs (SEP-2549) and
 // serves a repeated list from that cache without a request, until a
 // list_changed notification invalidates it (mcp/cache.go, ClientSession.
 // ListTools); it has no API to skip the cache. The supervisor keeps the
 // catalog itself and decides when to list (list_changed, RefreshCatalog,
-// the poll), so this sending middleware zeroes ttlMs in list results,
-// which go-sdk then treats as stale at once. The catalog is never served
-// from go-sdk's cache; the server's ttlMs hint is not used.
-func noListCache(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if err != nil {
-			return res, err
+// the poll, the ttl), so this sending middleware zeroes ttlMs in list
+// results, which go-sdk then treats as stale at once: the catalog is never
+// served from go-sdk's cache, and a forced re-list always reaches the
+// server.
+func noListCache(ttl func(probes.List, int)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			list, c := cacheableOf(res)
+			if c == nil {
+				return res, nil
+			}
+			if ttl != nil {
+				ttl(list, c.TTLMs)
+			}
+			c.TTLMs = 0
+			return res, nil
 		}
-		switch r := res.(type) {
-		case *mcp.ListToolsResult:
-			if r != nil {
-				r.TTLMs = 0
-			}
-		case *mcp.ListPromptsResult:
-			if r != nil {
-				r.TTLMs = 0
-			}
-		case *mcp.ListResourcesResult:
-			if r != nil {
-				r.TTLMs = 0
-			}
-		case *mcp.ListResourceTemplatesResult:
-			if r != nil {
-				r.TTLMs = 0
-			}
-		}
-		return res, nil
 	}
+}
+
+// cacheableOf returns the list and the ttl hint of a list result; nil for
+// any other result.
+func cacheableOf(res mcp.Result) (probes.List, *mcp.Cacheable) {
+	switch r := res.(type) {
+	case *mcp.ListToolsResult:
+		if r != nil {
+			return probes.Tools, &r.Cacheable
+		}
+	case *mcp.ListPromptsResult:
+		if r != nil {
+			return probes.Prompts, &r.Cacheable
+		}
+	case *mcp.ListResourcesResult:
+		if r != nil {
+			return probes.Resources, &r.Cacheable
+		}
+	case *mcp.ListResourceTemplatesResult:
+		if r != nil {
+			return probes.ResourceTemplates, &r.Cacheable
+		}
+	}
+	return 0, nil
 }

@@ -347,14 +347,18 @@ func TestCatalogDiffOfOtherKindsIsEmpty(t *testing.T) {
 func TestNoListCacheZeroesTTL(t *testing.T) {
 	res := &mcp.ListToolsResult{Cacheable: mcp.Cacheable{TTLMs: 60_000}}
 	next := func(context.Context, string, mcp.Request) (mcp.Result, error) { return res, nil }
-	got, err := noListCache(next)(context.Background(), "tools/list", nil)
+	gotList := probes.List(255)
+	gotTTL := 0
+	got, err := noListCache(func(l probes.List, ms int) { gotList, gotTTL = l, ms })(next)(context.Background(), "tools/list", nil)
 	require.NoError(t, err)
 	require.Zero(t, got.(*mcp.ListToolsResult).TTLMs)
+	require.Equal(t, probes.Tools, gotList)
+	require.Equal(t, 60_000, gotTTL, "the hint is reported before it is zeroed")
 
 	boom := errors.New("boom")
 	failing := func(context.Context, string, mcp.Request) (mcp.Result, error) {
 		return (*mcp.ListToolsResult)(nil), boom
 	}
-	_, err = noListCache(failing)(context.Background(), "tools/list", nil)
+	_, err = noListCache(nil)(failing)(context.Background(), "tools/list", nil)
 	require.ErrorIs(t, err, boom)
 }

@@ -124,20 +124,10 @@ func (c *commandConnector) exited(gen uint64) func(*ProcessExitError) {
 	return func(e *ProcessExitError) { c.s.post(processExited{gen: gen, exit: e}) }
 }
 
-// client builds the go-sdk client of one session, as wireConnector.client
-// does, with stdioFacts in place of the wire layer's facts.
+// client builds the go-sdk client of one session, with stdioFacts in place
+// of the wire layer's facts.
 func (c *commandConnector) client(h sessionHooks) *mcp.Client {
-	cfg := c.s.cfg
-	opts := cfg.ClientOptions
-	opts.KeepAlive = 0 // the supervisor's keepalive (Config.KeepAlive)
-	opts.ToolListChangedHandler = relistThen(func() { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
-	opts.PromptListChangedHandler = relistThen(func() { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
-	opts.ResourceListChangedHandler = relistThen(func() { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
-	cl := mcp.NewClient(cfg.Implementation, &opts)
-	cl.AddSendingMiddleware(stdioFacts, noListCache)
-	cl.AddSendingMiddleware(cfg.SendingMiddleware...)
-	cl.AddReceivingMiddleware(cfg.ReceivingMiddleware...)
-	return cl
+	return c.s.sessionClient(h, stdioFacts)
 }
 
 // writtenKey marks a request's context; markingConn sets the mark once the

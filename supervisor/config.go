@@ -52,7 +52,9 @@ type HostileRule struct {
 	// them. A stream that lives longer or delivers a message resets the
 	// count, so a proxy that cuts idle streams now and then never trips it;
 	// an outage (no answer, 5xx, 429, 408) never counts, so a restarting
-	// server is not GET-hostile. Default (0 or less) 3.
+	// server is not GET-hostile. On a 2026-07-28 session the attempts are
+	// its subscriptions/listen POSTs (the acknowledgement is no message),
+	// judged the same way. Default (0 or less) 3.
 	Threshold int
 }
 
@@ -318,8 +320,21 @@ type Config struct {
 	AnswerLimits AnswerLimits
 	// Era hints the protocol era of the server so that a 2025-era server
 	// is not sent `server/discover` first. Default EraAuto: learned from
-	// the first handshake (and from Resume), used for every later one.
+	// the first handshake (and from Resume), used for every later one; a
+	// fall back to 2025 after a refused `server/discover` lasts
+	// EraReprobe (see era.go).
 	Era Era
+	// EraReprobe is how long the 2025 era, learned because a
+	// `server/discover` was refused (HTTP 400 with JSON-RPC -32020, -32021
+	// or -32022, or any other non-outage error), is kept: the first new
+	// session after it sends `server/discover` again, so a server that
+	// speaks both eras, or that was rolled back and forward, gets the
+	// 2026-07-28 era (and its push channel) back. It also spaces the
+	// re-discoveries a live 2026-07-28 session makes when a request is
+	// answered -32022 (one per EraReprobe). It runs on Clock. Default
+	// DefaultEraReprobe (10 min); negative: a fallback is kept for the
+	// supervisor's life, as before.
+	EraReprobe time.Duration
 	// KeepAlive, when positive, pings the server at this interval on Clock,
 	// each ping bounded by the interval. A ping answered with transport (no
 	// HTTP answer) or session-expired, or two pings in a row without an
@@ -329,8 +344,11 @@ type Config struct {
 	// ClientOptions.KeepAlive, which sends DELETE on any failed ping, is
 	// never used: a positive ClientOptions.KeepAlive is taken as this field
 	// (New refuses the two naming different intervals with
-	// ErrConfigConflict; KeepAliveFailureThreshold is not used). Pings are not sent to
-	// 2026-07-28 servers. Default 0 (off). Useful with the stream off.
+	// ErrConfigConflict; KeepAliveFailureThreshold is not used). The
+	// 2026-07-28 era has no ping: a 2026-07-28 session's keepalive request
+	// is `server/discover` (stateless, served by every such server, no side
+	// effect; a 400 -32022 answer tells of a server rolled back to 2025,
+	// see EraReprobe). Default 0 (off). Useful with the stream off.
 	KeepAlive time.Duration
 	// Backoff configures retries out of the failed state.
 	Backoff Backoff
@@ -384,14 +402,25 @@ type Config struct {
 	RelistMinGap time.Duration
 	// CatalogPollInterval is how often the catalog is re-listed when no
 	// list_changed notification can arrive: the stream is off (StreamOff,
-	// or a GET-hostile decision), or a 2025-era server issued no session id
-	// (a stateless server has no standalone stream). The interval runs on
+	// or a GET-hostile decision), the server declined the session's push
+	// stream (its standalone GET or subscriptions/listen answered 405,
+	// another 4xx or not as a stream), or a 2025-era server issued no
+	// session id (a stateless server has no standalone stream). The interval runs on
 	// Clock from the last publish; each poll lists what the server
 	// declared. Default 1m; negative never polls.
 	CatalogPollInterval time.Duration
 	// Resend chooses whether a failed call is sent again (see
 	// ResendPolicy). Default ResendNever: never replayed.
 	Resend ResendPolicy
+	// MinListTTL bounds from below how often a list is re-fetched because
+	// its ttlMs ran out (SEP-2549: a 2026-07-28 server's hint of how long a
+	// list result stays fresh). Each list result whose ttlMs is positive
+	// arms its list's timer for max(ttlMs, MinListTTL) (a day at most) on
+	// Clock, from that result; when it fires that list alone is re-listed,
+	// once, through the same re-listing as list_changed (RelistMinGap
+	// applies), and its result arms the next. Default DefaultMinListTTL
+	// (10s); negative ignores ttlMs.
+	MinListTTL time.Duration
 	// DisableRateLimitWindow turns off the rate-limit window. By default,
 	// after a 429 with Retry-After, calls made before the window ends fail
 	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
@@ -481,6 +510,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CatalogPollInterval == 0 {
 		c.CatalogPollInterval = DefaultCatalogPollInterval
+	}
+	if c.MinListTTL == 0 {
+		c.MinListTTL = DefaultMinListTTL
+	}
+	if c.EraReprobe == 0 {
+		c.EraReprobe = DefaultEraReprobe
 	}
 	b := &c.Backoff
 	if b.InitialInterval <= 0 {

@@ -13,36 +13,18 @@ import (
 
 // wireConnector opens go-sdk sessions on mcpsup's wire transport.
 type wireConnector struct {
-	s *Supervisor
-
-	mu  sync.Mutex
-	era wire.Era // Config.Era, then learned: a 2025-era server gets no server/discover
+	s   *Supervisor
+	era *eraMemory // which handshake a new session starts with (era.go)
 }
 
 // newWireConnector starts from the configured era hint, or the era of the
 // persisted session.
 func newWireConnector(s *Supervisor) *wireConnector {
-	c := &wireConnector{s: s, era: s.cfg.Era.toWire()}
-	if c.era == wire.EraAuto && s.cfg.Resume != nil {
-		c.learn(s.cfg.Resume.ProtocolVersion)
+	c := &wireConnector{s: s, era: newEraMemory(s.cfg)}
+	if s.cfg.Era == EraAuto && s.cfg.Resume != nil {
+		c.era.learn(s.cfg.Clock.Now(), s.cfg.Resume.ProtocolVersion, nil)
 	}
 	return c
-}
-
-// learn keeps the era of a protocol version a session negotiated or
-// persisted, for the next handshakes; "" teaches nothing. Versions are
-// dates, so they compare as strings: before 2026-07-28 is the 2025 era.
-func (c *wireConnector) learn(version string) {
-	if version == "" {
-		return
-	}
-	era := wire.Era20260728
-	if version < "2026-07-28" {
-		era = wire.Era2025
-	}
-	c.mu.Lock()
-	c.era = era
-	c.mu.Unlock()
 }
 
 func (c *wireConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
@@ -63,23 +45,34 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	ws, err := open(opts)
 	if err != nil {
 		c.s.roots.detach(opts.Client)
+		c.era.dialFailed(err)
 		return nil, err
 	}
-	c.learn(ws.ProtocolVersion())
+	var discover *wire.Exchange
+	if x, ok := ws.Transport().DiscoverExchange(); ok {
+		discover = &x
+	}
+	if detail := c.era.learn(c.s.cfg.Clock.Now(), ws.ProtocolVersion(), discover); detail != "" {
+		c.s.post(eraChanged{gen: spec.gen, detail: detail})
+	}
+	c.watchEra(spec.gen, ws, w)
 	sess := newWireSession(ws, w)
 	sess.unroot = func() { c.s.roots.detach(opts.Client) }
-	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
-	if every := c.s.cfg.KeepAlive; every > 0 && ws.ProtocolVersion() < "2026-07-28" {
-		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Ping, func() { _ = ws.Detach() })
+	if every := c.s.cfg.KeepAlive; every > 0 {
+		// The 2026-07-28 era has no ping (a go-sdk server answers it
+		// -32601): its keepalive is server/discover (wire.Session.Discover).
+		ping := sess.Ping
+		if ws.ProtocolVersion() >= "2026-07-28" {
+			ping = sess.discover
+		}
+		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, ping, func() { _ = ws.Detach() })
 	}
 	return sess, nil
 }
 
 func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 	cfg := c.s.cfg
-	c.mu.Lock()
-	era := c.era
-	c.mu.Unlock()
+	era, fallback := c.era.next(cfg.Clock.Now())
 	opts := wire.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
@@ -91,9 +84,12 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			Logger:           cfg.Logger,
 			OnExchange:       w.exchange,
 			OnStreamRestored: spec.hooks.streamRestored,
+			OnStreamDeclined: spec.hooks.streamDeclined,
 			OnDroppedEvent:   c.droppedEvent(spec.gen),
 			Stream:           cfg.StreamKeeper.toWire(),
 			OAuthHandler:     cfg.OAuthHandler,
+
+			FallbackAfterOutage: fallback,
 		},
 	}
 	cfg.AnswerLimits.apply(&opts.Wire)
@@ -108,22 +104,30 @@ func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
 	}
 }
 
-// client builds the go-sdk client of one session: the host's options with
-// the list-changed handlers chained to the supervisor's re-listing.
+// client builds the go-sdk client of one session, with the wire layer's
+// facts on every request's error.
 func (c *wireConnector) client(h sessionHooks) *mcp.Client {
-	cfg := c.s.cfg
+	return c.s.sessionClient(h, wire.FactsMiddleware())
+}
+
+// sessionClient builds the go-sdk client of one session of either
+// connector: the host's options with the list-changed and progress handlers
+// chained to the supervisor's, facts innermost (they tell classify how far
+// each request got), then the host's middleware.
+func (s *Supervisor) sessionClient(h sessionHooks, facts mcp.Middleware) *mcp.Client {
+	cfg := s.cfg
 	opts := cfg.ClientOptions
 	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.KeepAlive
 	opts.ToolListChangedHandler = relistThen(func() { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = relistThen(func() { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = relistThen(func() { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
-	opts.ProgressNotificationHandler = progressThen(&c.s.progress, opts.ProgressNotificationHandler)
+	opts.ProgressNotificationHandler = progressThen(&s.progress, opts.ProgressNotificationHandler)
 	cl := mcp.NewClient(cfg.Implementation, &opts)
-	// Every request's error carries its wire facts, so discovery and calls
-	// classify by the HTTP answer, not by go-sdk's text. Added first, they
-	// are innermost (each AddSendingMiddleware wraps the handler built so
-	// far): the host's middleware wraps them and sees those errors.
-	cl.AddSendingMiddleware(wire.FactsMiddleware(), noListCache)
+	// Every request's error carries its facts, so discovery and calls
+	// classify by the answer, not by go-sdk's text. Added first, they are
+	// innermost (each AddSendingMiddleware wraps the handler built so far):
+	// the host's middleware wraps them and sees those errors.
+	cl.AddSendingMiddleware(facts, noListCache(h.listTTL))
 	cl.AddSendingMiddleware(cfg.SendingMiddleware...)
 	cl.AddReceivingMiddleware(cfg.ReceivingMiddleware...)
 	return cl
@@ -144,12 +148,29 @@ func relistThen[R any](relist func(), host func(context.Context, R)) func(contex
 // died" carries the HTTP facts go-sdk reports only as text. Records arrive
 // from the transport's goroutines.
 type wireWatch struct {
-	mu    sync.Mutex
-	fatal *wire.Exchange // the first answer that ends a session
+	mu         sync.Mutex
+	fatal      *wire.Exchange      // the first answer that ends a session
+	eraRefused func(wire.Exchange) // a live 2026-07-28 session refused its era (era.go); nil: not watched
+}
+
+// setEraRefused watches the session's answers for a refusal of its era.
+func (w *wireWatch) setEraRefused(f func(wire.Exchange)) {
+	w.mu.Lock()
+	w.eraRefused = f
+	w.mu.Unlock()
 }
 
 func (w *wireWatch) exchange(x wire.Exchange) {
 	w.mu.Lock()
+	if f := w.eraRefused; f != nil && !x.Local && wire.VersionRefusal(x) {
+		w.eraRefused = nil // once per session
+		if w.fatal == nil {
+			w.fatal = &x // the session ends for this answer
+		}
+		w.mu.Unlock()
+		f(x)
+		return
+	}
 	// Only a session-gone answer ends a session; a 401 (a call's, the
 	// stream's) no longer does, and remembering one would make a later,
 	// unrelated death look unauthorized, which is terminal.
@@ -211,6 +232,12 @@ func (w *wireSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLeve
 func (w *wireSession) Ping(ctx context.Context) error {
 	ctx = wire.WithExchange(ctx)
 	return wire.Annotate(ctx, w.cs.Ping(ctx, nil))
+}
+
+// discover is the keepalive request of a 2026-07-28 session.
+func (w *wireSession) discover(ctx context.Context) error {
+	ctx = wire.WithExchange(ctx)
+	return wire.Annotate(ctx, w.ws.Discover(ctx))
 }
 
 func (w *wireSession) ID() string                              { return w.ws.ID() }

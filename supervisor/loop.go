@@ -33,6 +33,7 @@ type loopState struct {
 	cooldown   clockwork.Timer // a churn failure's (Config.ChurnCooldown)
 	seq        uint64
 	cat        catalogLoop // re-listing (discovery.go)
+	ttl        listTTLs    // re-listing when a list's ttlMs runs out (ttl.go)
 	// verifying is the generation whose session a ping verifies (verify.go),
 	// 0 when none.
 	verifying uint64
@@ -50,6 +51,7 @@ type loopState struct {
 // running on it when it is released.
 type held struct {
 	gen    uint64
+	conn   string // our connection id (connid.go)
 	sess   session
 	calls  context.Context
 	cancel context.CancelFunc
@@ -96,6 +98,7 @@ func (s *Supervisor) stopTimers() {
 		s.loop.cooldown.Stop()
 	}
 	s.loop.cat.stop()
+	s.loop.ttl.stop()
 }
 
 // step feeds t to the machine and executes what it returns. A step that a
@@ -251,7 +254,8 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		return
 	}
 	calls, cancel := context.WithCancel(s.callLife) // ends with the session or on Close
-	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, sess: sess, calls: calls, cancel: cancel})
+	conn := newConnectionID()
+	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, calls: calls, cancel: cancel})
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
@@ -259,7 +263,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 			sn.resume = s.resumeFor(sess, sn.resume)
 		}
 	})
-	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: events.HashSessionID(sess.ID())})
+	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(sess.ID()), Connection: conn})
 	s.watch(spec.gen, sess)
 	k := fsm.HandshakeSucceeded
 	if kind == fsm.Attach {
@@ -318,12 +322,13 @@ func (s *Supervisor) release(gen uint64, detach bool) {
 // releaseSession forgets the session of gen, says so in an event, and ends
 // it (without DELETE when detach). It does nothing for a session not held.
 func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v classify.Verdict) {
-	sess := s.session(gen)
-	if sess == nil {
+	h := s.held(gen)
+	if h == nil {
 		return
 	}
+	sess := h.sess
 	s.dropSession(gen)
-	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: events.HashSessionID(sess.ID()), Verdict: v, Detail: detail})
+	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.ID()), Connection: h.conn, Verdict: v, Detail: detail})
 	s.endSession(sess, detach)
 }
 
@@ -590,6 +595,8 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 			s.post(listChanged{gen: gen, lists: set})
 		},
 		streamRestored: func() { s.post(relistWanted{gen: gen}) },
+		streamDeclined: func() { s.post(streamDeclined{gen: gen}) },
+		listTTL:        func(l probes.List, ms int) { s.post(listTTLSeen{gen: gen, list: l, ms: ms}) },
 	}
 }
 

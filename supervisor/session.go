@@ -53,6 +53,10 @@ type sessionHooks struct {
 	// streamRestored: the standalone stream came back after a gap in which
 	// list_changed notifications may have been lost.
 	streamRestored func()
+	// streamDeclined: the server declined the session's push stream.
+	streamDeclined func()
+	// listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.
+	listTTL func(probes.List, int)
 }
 
 // connector opens sessions.

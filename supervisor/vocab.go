@@ -66,4 +66,5 @@ const (
 	KindSessionEnded       = events.KindSessionEnded
 	KindStdoutLineDropped  = events.KindStdoutLineDropped
 	KindProcessExited      = events.KindProcessExited
+	KindEraChanged         = events.KindEraChanged
 )

@@ -34,6 +34,13 @@
 // it), and can end a session without DELETE (and sends none for a session
 // the server said is gone).
 //
+// On a 2026-07-28 session the same keeper owns the era's push channel, the
+// `subscriptions/listen` POST (see [Transport] and [StreamConfig]: re-sent
+// whenever its stream ends, never fatal, judged by the same
+// [HostilityRule]); a `server/discover` that met an outage does not let
+// go-sdk settle for the 2025 era ([DiscoverOutageError]); and
+// [Session.Discover] is that era's keepalive request.
+//
 // [Session] is the go-sdk session adapter: [Open] runs a full handshake,
 // [Resume] re-attaches a persisted session without one, and [Session.Close]
 // and [Session.Detach] end it with and without DELETE.

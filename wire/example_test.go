@@ -99,3 +99,38 @@ func ExampleFactsMiddleware() {
 	// true 403 text/html
 	// forbidden
 }
+
+// The 2026-07-28 era has no ping; Session.Discover is its keepalive
+// request. A server rolled back to 2025 answers it 400 -32022, which
+// EraRefusal tells.
+func ExampleSession_Discover() {
+	srv, err := mcptest.NewServer(mcptest.Options{Mode: mcptest.Sessionless2026})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := wire.Open(ctx, wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Era: wire.Era20260728})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	fmt.Println("protocol:", s.ProtocolVersion())
+	fmt.Println("alive:", s.Discover(ctx) == nil)
+
+	srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "server/discover"},
+		Action: mcptest.JSONRPCError(http.StatusBadRequest, mcptest.RequestID, wire.CodeUnsupportedProtocolVersion, "unsupported protocol version"),
+	})
+	rctx := wire.WithExchange(ctx)
+	err = s.Discover(rctx)
+	x, _ := wire.LastExchange(rctx)
+	fmt.Println("refused:", err != nil, wire.EraRefusal(x))
+	fmt.Println("discovers seen:", srv.Log().Count("server/discover"))
+	// Output:
+	// protocol: 2026-07-28
+	// alive: true
+	// refused: true true
+	// discovers seen: 3
+}

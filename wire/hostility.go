@@ -7,7 +7,9 @@ import (
 
 // HostilityRule is the rule that marks a server GET-hostile (DESIGN.md
 // failure story S5): the server, or a gateway in front of it, answers the
-// standalone stream's GETs and ends them at once while POSTs work. It fires
+// standalone stream's GETs (on a 2026-07-28 session: its
+// subscriptions/listen POSTs, listen.go) and ends them at once while other
+// POSTs work. It fires
 // on Threshold consecutive standalone stream attempts that got an HTTP
 // answer and failed at once (see [StreamAttempt.FailedAtOnce]: no message,
 // ended within Span, not closed by the client, no sign of a gone session)
@@ -77,15 +79,16 @@ func NewHostilityTracker(r HostilityRule, span time.Duration) *HostilityTracker 
 	return &HostilityTracker{rule: r.withDefaults(), span: span}
 }
 
-// ObserveExchange notes the outcome of a POST; other verbs are ignored. A
+// ObserveExchange notes the outcome of a POST; other verbs, and the POSTs
+// of a 2026-07-28 subscriptions/listen stream (stream attempts), are ignored. A
 // POST answered 2xx (and readable) counts as succeeding; no answer, a
 // non-2xx or a malformed answer does not. It reports whether the server
 // became hostile with it (true once): when the streak reached Threshold
 // before a POST that counts, that POST decides, so a keeper that stopped
 // re-dialing does not keep the rule from firing.
 func (h *HostilityTracker) ObserveExchange(x Exchange) bool {
-	if x.Verb != "POST" || x.Local {
-		return false
+	if x.Verb != "POST" || x.Local || x.Method == methodListen {
+		return false // a listen stream's POST is a stream attempt, not a request that succeeded
 	}
 	h.postOK = x.Status >= 200 && x.Status < 300 && !x.Malformed
 	h.postAt = x.Start.Add(x.Duration)

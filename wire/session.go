@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -82,6 +83,9 @@ type Session struct {
 	resumed   bool
 	initRes   *mcp.InitializeResult
 	protoVers string
+	hc        *http.Client // go-sdk's client on t, for requests of the Session's own (discover.go)
+	endpoint  string
+	probes    atomic.Uint64 // numbers the Session's own requests
 }
 
 // Open connects with a full handshake (`initialize`, or `server/discover`
@@ -178,7 +182,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		return nil, err
 	}
 	id, _ := t.HandshakeSessionID()
-	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult()}
+	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), hc: &wrapped, endpoint: opts.Endpoint}
 	if s.initRes != nil {
 		s.protoVers = s.initRes.ProtocolVersion
 	}

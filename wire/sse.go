@@ -124,6 +124,7 @@ type sseFilter struct {
 type filtered struct {
 	events   int           // whole events with a field
 	messages int           // of them, those handed on
+	acks     int           // of them, listen acknowledgements (listen.go)
 	drops    []*EventError // events dropped
 	garbage  bool          // the attempt must end: an oversized event, or maxDroppedRun drops in a row
 }
@@ -243,6 +244,9 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 	}
 	f.run = 0
 	r.messages++
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodListenAck {
+		r.acks++
+	}
 	out = append(out, "data: "...)
 	out = append(out, enc...)
 	return append(out, "\n\n"...)

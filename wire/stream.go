@@ -349,6 +349,7 @@ type streamBody struct {
 	bo       *backoff.ExponentialBackOff // the re-dial schedule; nil until an attempt failed
 	wait     time.Duration               // before the next attempt
 	declined bool                        // the server offers no standalone stream: hold for good
+	listen   bool                        // a 2026-07-28 subscriptions/listen stream (listen.go), not the GET
 	authWait <-chan struct{}             // closed once the credential is accepted again; nil when not waiting
 	ended    bool                        // the session is gone: deliver EOF once out is drained
 	filter   sseFilter
@@ -360,8 +361,17 @@ type streamBody struct {
 // live stream at once.
 func (b *streamBody) dial() dialKind {
 	sentID := b.filter.lastID
-	req := b.request(sentID)
+	var req *http.Request
+	if b.listen {
+		sentID = "" // a new subscription each time, never a resumption
+		req = b.listenRequest()
+	} else {
+		req = b.request(sentID)
+	}
 	x := b.t.begin(req)
+	if b.listen {
+		x.Method = methodListen // the stream's own POST: no evidence that POSTs succeed
+	}
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1
 	b.t.withCookies(req)
@@ -554,6 +564,9 @@ func (b *streamBody) note(n int, r filtered) {
 	b.att.Bytes += int64(n)
 	b.att.Events += r.events
 	b.att.Messages += r.messages
+	if b.listen {
+		b.att.Messages -= r.acks // the listen's acknowledgement says nothing yet
+	}
 	b.att.Dropped += len(r.drops)
 	for _, e := range r.drops {
 		e.Attempt = b.att.Seq
@@ -655,6 +668,7 @@ func (b *streamBody) redial() error {
 			b.ended = true
 		case dialDeclined:
 			b.declined = true
+			b.t.noteDeclined()
 		}
 		return b.stopped()
 	}

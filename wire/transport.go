@@ -61,6 +61,13 @@ type Config struct {
 	// for the session's first GET. It is called from the goroutine that
 	// reads the stream, which waits for it: it must not block.
 	OnStreamRestored func()
+	// OnStreamDeclined, when set, is called once the server declined the
+	// session's push stream ([StreamAttempt.Declined]: the first standalone
+	// GET, or the first subscriptions/listen POST, answered 405, another 4xx
+	// or a non-stream answer): no list_changed can reach this session, so
+	// the caller should poll what it caches. It is called from the goroutine
+	// that reads the stream: it must not block.
+	OnStreamDeclined func()
 	// OnDroppedEvent, when set, is called for every event of the standalone
 	// stream the keeper did not hand to go-sdk (see [EventError]), from the
 	// goroutine that reads the stream. It must not block.
@@ -111,6 +118,13 @@ type Config struct {
 	// Authorize runs once at a time per Transport, with the refused
 	// request's context. nil: the host's client carries its credentials.
 	OAuthHandler auth.OAuthHandler
+	// FallbackAfterOutage lets go-sdk fall back to `initialize` after a
+	// `server/discover` that got no answer or an outage answer (408, 429, a
+	// 5xx but 501; see [DiscoverOutage]). Unset, that fallback is failed
+	// with a [*DiscoverOutageError], so a passing outage is retried, not
+	// taken for a 2025-era server; a refusal of the era (any other answer)
+	// always falls back, as go-sdk does.
+	FallbackAfterOutage bool
 	// Switch owns the standalone stream decision, shared by the sessions of
 	// one server (see [StreamSwitch]); nil means a private switch in
 	// [StreamOn] mode: dialed, never turned off. The keeper feeds the
@@ -136,6 +150,8 @@ type Transport struct {
 	handshook bool        // a handshake succeeded
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
+	discover  *Exchange   // the record of the server/discover sent (era.go), nil before one
+	declined  bool        // the server declined the push stream (StreamDeclined)
 
 	answered answeredIDs // requests whose whole answer came with the response
 
@@ -219,7 +235,7 @@ func (t *Transport) HandshakeSessionID() (string, bool) {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.cfg.RequestTimeout > 0 && !(req.Method == http.MethodGet && req.Header.Get(headerLastEventID) == "") {
+	if t.cfg.RequestTimeout > 0 && !(req.Method == http.MethodGet && req.Header.Get(headerLastEventID) == "") && !isListen(req) {
 		return t.withTimeout(req)
 	}
 	return t.roundTrip(req)
@@ -228,6 +244,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodPost:
+		if isListen(req) {
+			return t.listenPOST(req) // the 2026-07-28 push channel: the keeper's (listen.go)
+		}
 		return t.post(req)
 	case http.MethodGet:
 		// go-sdk's standalone GET (its first, or its reconnect after the
@@ -278,6 +297,9 @@ func (t *Transport) finish(req *http.Request, x Exchange) *recorded {
 	if s, _ := req.Context().Value(slotKey{}).(*slot); s != nil {
 		rec = s.add(x)
 	}
+	if x.Method == methodDiscover {
+		t.noteDiscover(x) // era.go
+	}
 	if x.Verb == http.MethodPost && !x.Local {
 		t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveExchange(x) })
 	}
@@ -303,6 +325,10 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	if resp, ok := t.dropAnsweredCancel(req, &x); ok {
 		t.finish(req, x)
 		return resp, nil
+	}
+	if err := t.refuseFallback(&x); err != nil {
+		t.finish(req, x)
+		return nil, err // era.go: an outage of server/discover is not "2025 only"
 	}
 	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
 	t.fill(&x, resp, err)

@@ -46,7 +46,7 @@ func main() {
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
 	load := flag.String("load", "", "what else ran on the machine, for the run line")
 	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
-	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "extra": figure 1 alone, to stdout; "stdio": the stdio restart figure alone`)
+	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "extra": figure 1 alone, to stdout; "ready", "lost": the time-to-ready or sessions-lost figure alone, to stdout; "stdio": the stdio restart figure alone`)
 	heapProfile := flag.String("heapprofile", "", `with -only idle: write a heap profile (after GC) per run, named PREFIX-<client>-stream<on|off>.pprof`)
 	flag.Parse()
 	log.SetFlags(0)
@@ -73,6 +73,14 @@ func main() {
 	if *only == "extra" {
 		r := &bench.Report{Extra: bench.ExtraRequests(ctx), Listing: bench.FailedListings(ctx)}
 		fmt.Print(bench.RenderExtra(r))
+		return
+	}
+	if *only == "ready" {
+		fmt.Print(bench.RenderReady(bench.TimeToReady(ctx, *latency, *runs)))
+		return
+	}
+	if *only == "lost" {
+		fmt.Print(bench.RenderLost(bench.SessionsLost(ctx, *period)))
 		return
 	}
 

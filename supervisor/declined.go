@@ -1,0 +1,31 @@
+package supervisor
+
+// A server may decline a session's push stream: the first standalone GET
+// (2025 era) or subscriptions/listen POST (2026-07-28) answered 405,
+// another 4xx or a non-stream answer. The stream keeper then holds it for
+// the session's life (wire.StreamAttempt.Declined), and no list_changed can
+// reach the session: its catalog is polled (Config.CatalogPollInterval), as
+// with the stream off.
+
+// pushDeclinedSession is what a session whose push stream can be declined
+// reports; wireSession is one.
+type pushDeclinedSession interface{ PushDeclined() bool }
+
+// pushDeclined reports whether the server declined sess's push stream.
+func pushDeclined(sess session) bool {
+	d, ok := sess.(pushDeclinedSession)
+	return ok && d.PushDeclined()
+}
+
+// streamDeclined is the input of a declined push stream of generation gen.
+type streamDeclined struct{ gen uint64 }
+
+func (in streamDeclined) take(s *Supervisor) {
+	if in.gen == s.loop.m.Generation() && s.loop.m.State() == Ready {
+		s.armPoll(in.gen) // no list_changed can arrive on this session
+	}
+}
+
+// PushDeclined reports whether the server declined the session's push
+// stream.
+func (w *wireSession) PushDeclined() bool { return w.ws.Transport().StreamDeclined() }

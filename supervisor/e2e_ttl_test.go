@@ -1,0 +1,81 @@
+package supervisor_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// ttlServer is a 2026-07-28 go-sdk server whose list results carry ttlMs
+// ttl; it counts the tools/list requests it sees.
+func ttlServer(t *testing.T, ttl time.Duration) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ttl", Version: "1"}, &mcp.ServerOptions{
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(ttl / time.Millisecond) },
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	var lists atomic.Int64
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if bytes.Contains(body, []byte(`"method":"tools/list"`)) {
+			lists.Add(1)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, &lists
+}
+
+// A list whose ttlMs runs out is re-fetched once per expiry, on the
+// supervisor's clock; each result arms the next expiry, and nothing lists
+// before it.
+func TestE2ETTLExpiryRelistsOnce(t *testing.T) {
+	const ttl = time.Minute
+	ts, lists := ttlServer(t, ttl)
+	clock := clockwork.NewFakeClock()
+	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
+		RelistMinGap: time.Nanosecond, CatalogPollInterval: -1})
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	require.Equal(t, int64(1), lists.Load())
+	require.Equal(t, "2026-07-28", sup.ResumeState().ProtocolVersion)
+
+	for i := range 3 {
+		// The ttl timer is armed; a minute less a millisecond lists nothing.
+		require.NoError(t, clock.BlockUntilContext(ctx, 1), "the ttl timer")
+		clock.Advance(ttl - time.Millisecond)
+		require.Equal(t, int64(1+i), lists.Load(), "not before the ttl ran out")
+		clock.Advance(time.Millisecond)
+		require.Eventually(t, func() bool { return lists.Load() == int64(2+i) }, e2eTimeout, time.Millisecond, "one re-list per expiry")
+		// The re-list's result re-arms the timer: wait for it before the next round.
+		require.Eventually(t, func() bool { return timerArmed(ctx, clock) }, e2eTimeout, time.Millisecond)
+	}
+	require.Equal(t, int64(4), lists.Load())
+	clock.Advance(time.Millisecond) // past RelistMinGap since the last re-list, far from the next expiry
+	require.NoError(t, sup.RefreshCatalog(ctx))
+	require.Equal(t, int64(5), lists.Load(), "a forced re-list bypasses go-sdk's cache")
+}
+
+// timerArmed reports whether a timer waits on clock, waiting a little.
+func timerArmed(ctx context.Context, clock *clockwork.FakeClock) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	return clock.BlockUntilContext(ctx, 1) == nil
+}

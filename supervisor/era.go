@@ -1,0 +1,168 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// DefaultEraReprobe is Config.EraReprobe's default: a fall back to the
+// 2025 era lasts ten minutes of new sessions, then `server/discover` is
+// tried again (one request per probe).
+const DefaultEraReprobe = 10 * time.Minute
+
+// maxDiscoverOutages is how many handshakes in a row may fail because their
+// `server/discover` met an outage (no answer, 408, 429, a 5xx but 501)
+// before the next one lets go-sdk fall back to `initialize`: a passing
+// outage of a 2026-07-28 server is retried on the backoff, while a 2025-era
+// server that answers the unknown method with a 5xx still connects.
+const maxDiscoverOutages = 3
+
+// eraMemory is the one owner of the era decision of a supervisor: which
+// handshake a new session starts with, learned from the sessions opened
+// (the negotiated version, and how `server/discover` was answered). Its
+// rules (DESIGN.md section 7):
+//   - the host's Config.Era2025 is kept for good; any other 2025 era
+//     (learned from a refused discover, a fallback, or a persisted 2025
+//     session) lasts Config.EraReprobe on Clock, then the next new session
+//     sends `server/discover` again;
+//   - a discover that met an outage is no verdict on the era: go-sdk's
+//     fallback is refused (wire.Config.FallbackAfterOutage unset) and the
+//     handshake is retried, up to maxDiscoverOutages in a row;
+//   - a live 2026-07-28 session whose request is answered 400 with
+//     -32022 (a server rolled back; wire.VersionRefusal) ends, detached, so
+//     the next session discovers again, at most once per EraReprobe;
+//   - every change of era is an era-changed event.
+//
+// Safe for concurrent use: Dial and Attach run off the loop.
+type eraMemory struct {
+	pinned  bool          // the host's Config.Era2025: never probed
+	reprobe time.Duration // Config.EraReprobe; negative: a 2025 era is kept for good
+
+	mu        sync.Mutex
+	era       wire.Era
+	until     time.Time // when a learned 2025 era ends; zero: for good (or not 2025)
+	outages   int       // handshakes in a row whose discover met an outage
+	liveShown time.Time // the last live-session refusal acted on
+}
+
+func newEraMemory(cfg Config) *eraMemory {
+	return &eraMemory{era: cfg.Era.toWire(), pinned: cfg.Era == Era2025, reprobe: cfg.EraReprobe}
+}
+
+// next returns the era the next handshake starts with at now, and whether
+// go-sdk may fall back to `initialize` after a discover outage.
+func (m *eraMemory) next(now time.Time) (wire.Era, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	era := m.era
+	if era == wire.Era2025 && !m.until.IsZero() && !now.Before(m.until) {
+		era = wire.EraAuto // the fallback ran out: probe server/discover again
+	}
+	return era, m.outages >= maxDiscoverOutages
+}
+
+// learn keeps the era of version, a session negotiated or persisted, at
+// now; "" teaches nothing. It returns the event detail when the era
+// changed ("" otherwise). discover is how the session's `server/discover`
+// was answered, if it sent one.
+func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange) string {
+	if version == "" {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.outages = 0
+	was := m.era
+	if version >= "2026-07-28" {
+		m.era, m.until = wire.Era20260728, time.Time{}
+		if was == wire.Era2025 {
+			return "2026-07-28: server/discover answered again after the 2025 fallback"
+		}
+		return ""
+	}
+	m.era = wire.Era2025
+	if !m.pinned && m.reprobe > 0 {
+		m.until = now.Add(m.reprobe)
+	}
+	if was == wire.Era2025 || discover == nil {
+		return "" // no change, or a persisted 2025 session: nothing refused
+	}
+	why := "server/discover refused (" + answerOf(*discover) + ")"
+	if m.reprobe > 0 {
+		return fmt.Sprintf("2025-11-25: %s; probed again after %s", why, m.reprobe)
+	}
+	return "2025-11-25: " + why
+}
+
+// dialFailed counts a handshake that failed because its discover met an
+// outage. Any other failure (the fallback let through failed too: the
+// server is down, not answering the method badly) starts the count over,
+// so a long outage does not turn the next passing discover failure into a
+// fallback.
+func (m *eraMemory) dialFailed(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if errors.Is(err, wire.ErrDiscoverOutage) {
+		m.outages++
+		return
+	}
+	m.outages = 0
+}
+
+// liveRefusal reports whether a live 2026-07-28 session refused its era at
+// now should end and re-discover: at most once per EraReprobe (a negative
+// EraReprobe: once per supervisor).
+func (m *eraMemory) liveRefusal(now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.liveShown.IsZero() && (m.reprobe < 0 || now.Sub(m.liveShown) < m.reprobe) {
+		return false
+	}
+	m.liveShown = now
+	m.era, m.until = wire.EraAuto, time.Time{}
+	return true
+}
+
+// answerOf names an answer in an event: its status and JSON-RPC code.
+func answerOf(x wire.Exchange) string {
+	s := "no HTTP answer"
+	if x.Status != 0 {
+		s = fmt.Sprintf("HTTP %d", x.Status)
+	}
+	if x.RPC.Present {
+		s += fmt.Sprintf(", JSON-RPC %d", x.RPC.Code)
+	}
+	return s
+}
+
+// eraChanged is the era-changed event of generation gen, from the goroutine
+// that opened (or watched) a session.
+type eraChanged struct {
+	gen    uint64
+	detail string
+}
+
+func (in eraChanged) take(s *Supervisor) {
+	s.emitEvent(events.Event{Kind: events.KindEraChanged, Generation: in.gen, Detail: in.detail})
+}
+
+// watchEra makes a live 2026-07-28 session end, detached, when a request is
+// answered with a refusal of its version (wire.VersionRefusal), so that the next
+// session discovers again; bounded by eraMemory.liveRefusal.
+func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
+	if ws.ProtocolVersion() < "2026-07-28" {
+		return
+	}
+	w.setEraRefused(func(x wire.Exchange) {
+		if !c.era.liveRefusal(c.s.cfg.Clock.Now()) {
+			return
+		}
+		c.s.post(eraChanged{gen: gen, detail: fmt.Sprintf("2026-07-28 refused on a live session (%s, %s): discovering again", answerOf(x), x.Method)})
+		go func() { _ = ws.Detach() }() // not on the Transport's goroutine, which is inside a request
+	})
+}

@@ -1,0 +1,94 @@
+package supervisor
+
+import (
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/mcpsup/mcpsup/probes"
+)
+
+// DefaultMinListTTL is Config.MinListTTL's default: a list is re-fetched
+// for its ttl at most every ten seconds, whatever ttlMs says.
+const DefaultMinListTTL = 10 * time.Second
+
+// maxListTTL bounds a ttlMs hint: a longer one is taken as a day.
+const maxListTTL = 24 * time.Hour
+
+// listTTLs holds one timer per list: when it fires, the list's ttlMs
+// (SEP-2549) has run out and the list is re-fetched. Owned by the loop
+// goroutine. Each list result re-arms its list's timer (the last page's
+// hint wins), so one expiry makes one re-list, whose result arms the next.
+type listTTLs struct {
+	gen    uint64
+	timers [probes.ResourceTemplates + 1]clockwork.Timer
+}
+
+// stop stops every timer.
+func (t *listTTLs) stop() {
+	for i, tm := range t.timers {
+		if tm != nil {
+			tm.Stop()
+			t.timers[i] = nil
+		}
+	}
+}
+
+// listTTLSeen and listTTLDue are the loop's inputs: a list result of
+// generation gen carried ttlMs ms, and the ttl of a list ran out.
+type (
+	listTTLSeen struct {
+		gen  uint64
+		list probes.List
+		ms   int
+	}
+	listTTLDue struct {
+		gen  uint64
+		list probes.List
+	}
+)
+
+func (in listTTLSeen) take(s *Supervisor) { s.armListTTL(in.gen, in.list, in.ms) }
+func (in listTTLDue) take(s *Supervisor)  { s.listTTLExpired(in.gen, in.list) }
+
+// armListTTL (re)arms the ttl timer of list for a result of generation gen
+// whose ttlMs is ms: max(ms, Config.MinListTTL), at most maxListTTL, on
+// Clock. A result without a ttl (0) stops the timer; a negative
+// Config.MinListTTL never arms one.
+func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
+	t := &s.loop.ttl
+	if gen != s.loop.m.Generation() || int(list) >= len(t.timers) {
+		return // an older session's result
+	}
+	if t.gen != gen {
+		t.stop()
+		t.gen = gen
+	}
+	if old := t.timers[list]; old != nil {
+		old.Stop()
+		t.timers[list] = nil
+	}
+	if ms <= 0 || s.cfg.MinListTTL < 0 {
+		return
+	}
+	d := maxListTTL
+	if ms < int(maxListTTL/time.Millisecond) {
+		d = time.Duration(ms) * time.Millisecond
+	}
+	d = max(d, s.cfg.MinListTTL)
+	t.timers[list] = s.cfg.Clock.AfterFunc(d, func() { s.post(listTTLDue{gen: gen, list: list}) })
+}
+
+// listTTLExpired re-lists list once its ttl ran out, on the live session of
+// gen; the re-list joins the one owner of re-listing (discovery.go), so its
+// gap and coalescing apply.
+func (s *Supervisor) listTTLExpired(gen uint64, list probes.List) {
+	t := &s.loop.ttl
+	if t.gen == gen && int(list) < len(t.timers) {
+		t.timers[list] = nil
+	}
+	if gen != s.loop.m.Generation() || s.loop.m.State() != Ready {
+		return // the next session's discovery lists it
+	}
+	s.wantRelist(gen, setOf(list), nil)
+}

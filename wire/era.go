@@ -1,0 +1,118 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// JSON-RPC error codes of the 2026-07-28 era (MCP SEP-2575) that refuse a
+// request's protocol version or headers: a server that answers
+// `server/discover` with one of them is not (or not at this version) a
+// 2026-07-28 server, and the client falls back to `initialize`.
+const (
+	// CodeHeaderMismatch is -32020: the Mcp-* headers do not match the body.
+	CodeHeaderMismatch = -32020
+	// CodeMissingRequiredClientCapabilities is -32021.
+	CodeMissingRequiredClientCapabilities = -32021
+	// CodeUnsupportedProtocolVersion is -32022: the server does not speak
+	// the request's protocol version (a server rolled back to 2025 answers
+	// every 2026-07-28 request with it, in a 400).
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// EraRefusal reports whether x is an answer that refuses the 2026-07-28
+// era: HTTP 400 whose JSON-RPC error is -32020, -32021 or -32022.
+func EraRefusal(x Exchange) bool {
+	if x.Status != http.StatusBadRequest || !x.RPC.Present {
+		return false
+	}
+	switch x.RPC.Code {
+	case CodeHeaderMismatch, CodeMissingRequiredClientCapabilities, CodeUnsupportedProtocolVersion:
+		return true
+	}
+	return false
+}
+
+// VersionRefusal reports whether x refuses the request's protocol version:
+// HTTP 400 with JSON-RPC -32022. On a live 2026-07-28 session it tells of a
+// server rolled back to 2025; -32020 and -32021 refuse one request (its
+// headers, a capability a tool needs), not the era.
+func VersionRefusal(x Exchange) bool {
+	return x.Status == http.StatusBadRequest && x.RPC.Present && x.RPC.Code == CodeUnsupportedProtocolVersion
+}
+
+// DiscoverOutage reports whether x, the answer to a `server/discover`,
+// says nothing about the era: no HTTP answer (refused, reset), or 408, 429
+// or a 5xx other than 501 (a gateway whose server restarts). go-sdk v1.8.0
+// falls back to `initialize` 2025-11-25 on any error of the discover
+// (mcp/client.go Connect), which would take a passing outage of a
+// 2026-07-28 server for "2025 only".
+func DiscoverOutage(x Exchange) bool {
+	return x.TransportErr != nil || outageStatus(x.Status)
+}
+
+// ErrDiscoverOutage is matched (errors.Is) by every [*DiscoverOutageError].
+var ErrDiscoverOutage = errors.New("mcpsup/wire: server/discover got no answer")
+
+// DiscoverOutageError is the error the [Transport] fails go-sdk's fallback
+// `initialize` with when the `server/discover` before it met an outage
+// ([DiscoverOutage]) and [Config.FallbackAfterOutage] is not set: the
+// handshake fails and is retried as a whole, on the supervisor's backoff,
+// rather than settling for the 2025 era. Discover is the discover's record.
+type DiscoverOutageError struct {
+	Discover Exchange
+}
+
+func (e *DiscoverOutageError) Error() string {
+	what := "no HTTP answer"
+	if e.Discover.Status != 0 {
+		what = fmt.Sprintf("HTTP %d", e.Discover.Status)
+	}
+	return "mcpsup/wire: server/discover got " + what + "; not falling back to initialize on an outage"
+}
+
+// Is reports target == ErrDiscoverOutage.
+func (e *DiscoverOutageError) Is(target error) bool { return target == ErrDiscoverOutage }
+
+// Unwrap returns the discover's transport error, if any.
+func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
+
+// noteDiscover keeps the record of the session's `server/discover`.
+func (t *Transport) noteDiscover(x Exchange) {
+	if x.Method != methodDiscover || x.Local {
+		return
+	}
+	t.mu.Lock()
+	t.discover = &x
+	t.mu.Unlock()
+}
+
+// DiscoverExchange returns the record of the `server/discover` this
+// Transport sent, and whether it sent one (a 2025-era handshake and a
+// resume send none).
+func (t *Transport) DiscoverExchange() (Exchange, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.discover == nil {
+		return Exchange{}, false
+	}
+	return *t.discover, true
+}
+
+// refuseFallback fails go-sdk's fallback `initialize` after a discover that
+// met an outage (see [DiscoverOutageError]); x is the initialize's record.
+func (t *Transport) refuseFallback(x *Exchange) error {
+	if x.Method != methodInitialize || t.cfg.FallbackAfterOutage {
+		return nil
+	}
+	t.mu.Lock()
+	d := t.discover
+	t.mu.Unlock()
+	if d == nil || !DiscoverOutage(*d) {
+		return nil
+	}
+	err := &DiscoverOutageError{Discover: *d}
+	x.Local, x.TransportErr = true, err
+	return err
+}

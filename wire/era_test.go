@@ -1,0 +1,163 @@
+package wire_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// open2026 opens a 2026-07-28 session on a stateless go-sdk server.
+func open2026(t *testing.T, url string, opts wire.Options) (*wire.Session, error) {
+	t.Helper()
+	opts.Endpoint, opts.Era = url, wire.Era20260728
+	s, err := wire.Open(context.Background(), opts)
+	if err == nil {
+		t.Cleanup(func() { _ = s.Close() })
+	}
+	return s, err
+}
+
+// Session.Discover is the 2026-07-28 keepalive: one server/discover on the
+// wire, answered with a result; a refusal comes back as the server's
+// JSON-RPC error with its HTTP facts.
+func TestSessionDiscover(t *testing.T) {
+	g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: true})
+	s, err := open2026(t, url, wire.Options{})
+	require.NoError(t, err)
+	require.Equal(t, "2026-07-28", s.ProtocolVersion())
+	before := g.count("POST", "server/discover")
+	require.NoError(t, s.Discover(context.Background()))
+	require.Equal(t, before+1, g.count("POST", "server/discover"))
+
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "server/discover" {
+			return false
+		}
+		writeFault(w, http.StatusBadRequest, "application/json",
+			`{"jsonrpc":"2.0","id":"mcpsup-discover-2","error":{"code":-32022,"message":"unsupported protocol version"}}`, nil)
+		return true
+	})
+	ctx := wire.WithExchange(context.Background())
+	err = wire.Annotate(ctx, s.Discover(ctx))
+	var rpc *jsonrpc.Error
+	require.ErrorAs(t, err, &rpc)
+	require.Equal(t, int64(wire.CodeUnsupportedProtocolVersion), rpc.Code)
+	x, ok := wire.LastExchange(ctx)
+	require.True(t, ok)
+	require.True(t, wire.EraRefusal(x), "%+v", x)
+	require.Equal(t, classify.Application, classify.Classify(context.Background(), err).Class)
+}
+
+// go-sdk falls back to initialize on any discover error; after an outage
+// (a 502, a reset) the Transport fails that fallback, so the handshake
+// fails as a whole instead of settling for 2025. With FallbackAfterOutage,
+// or after a refusal, go-sdk falls back as usual.
+func TestDiscoverOutageRefusesTheFallback(t *testing.T) {
+	g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: true})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "server/discover" {
+			return false
+		}
+		writeFault(w, http.StatusBadGateway, "text/plain", "Bad Gateway", nil)
+		return true
+	})
+	_, err := open2026(t, url, wire.Options{})
+	require.ErrorIs(t, err, wire.ErrDiscoverOutage)
+	var de *wire.DiscoverOutageError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, http.StatusBadGateway, de.Discover.Status)
+	require.Zero(t, g.count("POST", "initialize"), "no fallback on the wire")
+
+	s, err := open2026(t, url, wire.Options{Wire: wire.Config{FallbackAfterOutage: true}})
+	require.NoError(t, err)
+	require.Equal(t, "2025-11-25", s.ProtocolVersion(), "let through: go-sdk fell back")
+	d, ok := s.Transport().DiscoverExchange()
+	require.True(t, ok)
+	require.True(t, wire.DiscoverOutage(d))
+}
+
+// A refused discover (400 -32022) is a verdict on the era: go-sdk falls
+// back, and the record says why.
+func TestDiscoverRefusalFallsBack(t *testing.T) {
+	g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: true})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "server/discover" {
+			return false
+		}
+		writeFault(w, http.StatusBadRequest, "application/json",
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"unsupported protocol version"}}`, nil)
+		return true
+	})
+	s, err := open2026(t, url, wire.Options{})
+	require.NoError(t, err)
+	require.Equal(t, "2025-11-25", s.ProtocolVersion())
+	d, ok := s.Transport().DiscoverExchange()
+	require.True(t, ok)
+	require.True(t, wire.EraRefusal(d), "%+v", d)
+	require.False(t, wire.DiscoverOutage(d))
+}
+
+// listenDeadlines records, per listen POST that reaches it, whether its context
+// had a deadline.
+type listenDeadlines struct {
+	base http.RoundTripper
+	got  chan bool
+}
+
+func (d *listenDeadlines) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		_, has := req.Context().Deadline()
+		d.got <- has
+	}
+	return d.base.RoundTrip(req)
+}
+
+// The listen stream of a 2026-07-28 session is the keeper's: each time the
+// server's stream ends it is re-sent on the backoff, each end is an
+// attempt that failed at once, and the host's request timeout never bounds
+// it.
+func TestListenIsReSentWhenItEnds(t *testing.T) {
+	g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: true})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "subscriptions/listen" || n >= 2 {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK) // and end at once
+		return true
+	})
+	attempted := make(chan wire.StreamAttempt, 8)
+	dl := &listenDeadlines{base: http.DefaultTransport, got: make(chan bool, 8)}
+	s, err := open2026(t, url, wire.Options{
+		HTTPClient: &http.Client{Transport: dl, Timeout: time.Minute},
+		Client: mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+		}),
+		Wire: wire.Config{
+			Stream:          wire.StreamConfig{InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond},
+			OnStreamAttempt: func(a wire.StreamAttempt) { attempted <- a },
+		},
+	})
+	require.NoError(t, err)
+	for i := range 2 {
+		a := <-attempted
+		require.Equal(t, i+1, a.Seq)
+		require.Equal(t, wire.EndEOF, a.End)
+		require.True(t, a.FailedAtOnce(2*time.Second), "%+v", a)
+	}
+	require.Eventually(t, func() bool { return g.count("POST", "subscriptions/listen") == 3 }, 5*time.Second, time.Millisecond,
+		"the listen is re-sent after each end")
+	for range 3 {
+		require.False(t, <-dl.got, "no listen POST carries the request timeout")
+	}
+	callEcho(t, s.ClientSession())
+	require.Empty(t, attempted, "the third listen lives")
+}
