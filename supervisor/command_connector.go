@@ -84,7 +84,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	}
 	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
 	if every := cfg.KeepAlive; every > 0 && sess.version < "2026-07-28" {
-		sess.ka = startKeepalive(cfg.Clock, every, cfg.Logger, sess.Ping, func() { p.stop() })
+		sess.ka = startKeepalive(cfg.Clock, every, cfg.Logger, sess.Alive, func() { p.stop() })
 	}
 	return sess, nil
 }
@@ -258,6 +258,9 @@ func (c *commandSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingL
 	return c.cs.SetLoggingLevel(ctx, p)
 }
 func (c *commandSession) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
+
+// Alive is Ping: a stdio server speaks the 2025 era.
+func (c *commandSession) Alive(ctx context.Context) error { return c.Ping(ctx) }
 
 // ID is "": a stdio session has no Mcp-Session-Id.
 func (c *commandSession) ID() string                              { return "" }

@@ -59,13 +59,7 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	sess := newWireSession(ws, w)
 	sess.unroot = func() { c.s.roots.detach(opts.Client) }
 	if every := c.s.cfg.KeepAlive; every > 0 {
-		// The 2026-07-28 era has no ping (a go-sdk server answers it
-		// -32601): its keepalive is server/discover (wire.Session.Discover).
-		ping := sess.Ping
-		if ws.ProtocolVersion() >= "2026-07-28" {
-			ping = sess.discover
-		}
-		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, ping, func() { _ = ws.Detach() })
+		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Alive, func() { _ = ws.Detach() })
 	}
 	return sess, nil
 }
@@ -234,8 +228,14 @@ func (w *wireSession) Ping(ctx context.Context) error {
 	return wire.Annotate(ctx, w.cs.Ping(ctx, nil))
 }
 
-// discover is the keepalive request of a 2026-07-28 session.
-func (w *wireSession) discover(ctx context.Context) error {
+// Alive pings a 2025-era session; a 2026-07-28 one has no ping (a go-sdk
+// server answers it -32601), so it sends server/discover
+// (wire.Session.Discover), which every server of that era serves, without
+// side effects.
+func (w *wireSession) Alive(ctx context.Context) error {
+	if w.ws.ProtocolVersion() < "2026-07-28" {
+		return w.Ping(ctx)
+	}
 	ctx = wire.WithExchange(ctx)
 	return wire.Annotate(ctx, w.ws.Discover(ctx))
 }

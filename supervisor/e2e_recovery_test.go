@@ -229,21 +229,22 @@ func TestE2EResendPolicy(t *testing.T) {
 	}
 }
 
-// A 2026-07-28 session has no ping (go-sdk serves it only before): a
-// transport failure of a call is taken as the session's, as before
-// verification existed; no ping is sent and a new session serves the next
-// call.
-func TestE2EResetOnA2026SessionIsNotVerified(t *testing.T) {
+// A 2026-07-28 session has no ping (go-sdk serves it only before): its
+// transport failure is verified with one server/discover, the era's cheap
+// request, and the session stays.
+func TestE2EResetOnA2026SessionIsVerifiedWithOneDiscover(t *testing.T) {
 	e := newE2E(t, mcptest.Options{Mode: mcptest.Sessionless2026, Tools: 1}, supervisor.Config{})
 	e.start()
 	e.srv.Gateway().Add(mcptest.Rule{
 		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
 		Action: mcptest.Reset(),
 	})
+	discovers := e.srv.Log().Count("server/discover")
 	require.Error(t, e.call("blip"))
 	require.NoError(t, e.call("next"))
-	require.Equal(t, uint64(2), e.sup.Generation())
-	require.Zero(t, e.srv.Log().Count("ping"))
+	require.Equal(t, uint64(1), e.sup.Generation(), "the session was verified, not replaced")
+	require.Equal(t, discovers+1, e.srv.Log().Count("server/discover"), "one server/discover verified it")
+	require.Zero(t, e.srv.Log().Count("ping"), "the 2026-07-28 era has no ping")
 }
 
 // Never twice: when the resend's answer is lost too, its error is returned

@@ -240,9 +240,10 @@ func (f *fakeSession) SetLoggingLevel(_ context.Context, p *mcp.SetLoggingLevelP
 	f.bell.ring()
 	return nil
 }
-func (f *fakeSession) Ping(context.Context) error { return nil }
-func (f *fakeSession) ID() string                 { return f.id }
-func (f *fakeSession) ProtocolVersion() string    { return "2025-11-25" }
+func (f *fakeSession) Ping(context.Context) error      { return nil }
+func (f *fakeSession) Alive(ctx context.Context) error { return f.Ping(ctx) }
+func (f *fakeSession) ID() string                      { return f.id }
+func (f *fakeSession) ProtocolVersion() string         { return "2025-11-25" }
 func (f *fakeSession) InitializeResult() *mcp.InitializeResult {
 	return f.init
 }

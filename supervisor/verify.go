@@ -42,20 +42,8 @@ func (s *Supervisor) verified() {
 	s.setSnapshot(func(sn *snapshot) { sn.verifying = nil })
 }
 
-// verifyRequest returns the cheap request that verifies sess, nil when its
-// era has none. go-sdk serves `ping` only before 2026-07-28
-// (ClientOptions.KeepAlive); a 2026-07-28 session's own cheap request plugs
-// in here. Until then such a session is not verified: the call's failure
-// is taken as the session's, and it is replaced, as before verification.
-func verifyRequest(sess session) func(context.Context) error {
-	if sess.ProtocolVersion() >= "2026-07-28" {
-		return nil
-	}
-	return sess.Ping
-}
-
-// verify runs one fsm.VerifySession: a ping on the session of c's
-// generation, bounded by Config.ProbeTimeout, judged by the keepalive's
+// verify runs one fsm.VerifySession: the era's cheap request (session.Alive:
+// ping, or server/discover on 2026-07-28) on the session of c's generation, bounded by Config.ProbeTimeout, judged by the keepalive's
 // rule (judgePing: transport, session-expired and no answer in time mean
 // dead; every answer, an error status included, means live). While one
 // verification runs, the transport failures of other calls on the same
@@ -71,11 +59,7 @@ func (s *Supervisor) verify(c fsm.Command) {
 	if sess == nil {
 		return // released meanwhile: its end was reported
 	}
-	ping := verifyRequest(sess)
-	if ping == nil {
-		s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: c.Verdict})
-		return
-	}
+	ping := sess.Alive
 	s.loop.verifying = gen
 	h := s.held(gen)
 	s.setSnapshot(func(sn *snapshot) { sn.verifying = h })
