@@ -107,6 +107,7 @@ type snapshot struct {
 	gen        uint64
 	live       *held        // the live session in Ready, else nil
 	verifying  *held        // a session whose ping runs (verify.go): calls wait for it
+	pings      uint64       // verification pings started (verify.go)
 	catalog    *Catalog     // the published catalog; nil before the first
 	resume     *ResumeState // what to persist; nil before the first session
 	rate       *rateWindow  // the last 429's window; nil when none

@@ -17,16 +17,33 @@ import (
 
 // From the verification: the session answered, or did not.
 type (
-	sessionVerified struct{ gen uint64 }
-	sessionLost     struct {
+	sessionVerified struct {
+		gen  uint64
+		ping uint64 // its number (snapshot.pings)
+	}
+	sessionLost struct {
 		gen     uint64
 		verdict classify.Verdict
 	}
 )
 
 func (in sessionVerified) take(s *Supervisor) {
+	s.loop.answered, s.loop.answeredGen = in.ping, in.gen
 	s.verified()
 	s.step(fsm.Trigger{Kind: fsm.SessionVerified, Generation: in.gen})
+}
+
+// pingAnsweredSince reports whether the transport failure v of a call sent
+// on the session of gen, when snapshot.pings was pings, is answered for by
+// a verification: a ping sent on that session after the call, and
+// answered. Calls cut together reach the loop one by one, some after the
+// first one's ping was answered: that answer covers every call in flight
+// when it went out, so a burst of failures costs one ping, not one each. A
+// call in flight that fails after the answer is taken as failed alone; a
+// session that died meanwhile is found by the next call, the standalone
+// stream or the keepalive. Loop goroutine.
+func (s *Supervisor) pingAnsweredSince(gen, pings uint64, v classify.Verdict) bool {
+	return v.Class == classify.Transport && s.loop.answeredGen == gen && s.loop.answered > pings
 }
 
 func (in sessionLost) take(s *Supervisor) {
@@ -78,13 +95,18 @@ func (s *Supervisor) verify(c fsm.Command) {
 	}
 	s.loop.verifying = gen
 	h := s.held(gen)
-	s.setSnapshot(func(sn *snapshot) { sn.verifying = h })
+	var num uint64
+	s.setSnapshot(func(sn *snapshot) {
+		sn.verifying = h
+		sn.pings++
+		num = sn.pings
+	})
 	s.goCmd(func() {
 		ctx, cancel := context.WithTimeout(s.life, s.cfg.ProbeTimeout)
 		defer cancel()
 		err := ping(ctx)
 		if err == nil {
-			s.post(sessionVerified{gen: gen})
+			s.post(sessionVerified{gen: gen, ping: num})
 			return
 		}
 		v := classify.Classify(s.life, err)
@@ -92,6 +114,6 @@ func (s *Supervisor) verify(c fsm.Command) {
 			s.post(sessionLost{gen: gen, verdict: v})
 			return
 		}
-		s.post(sessionVerified{gen: gen}) // answered, if with an error: the session lives
+		s.post(sessionVerified{gen: gen, ping: num}) // answered, if with an error: the session lives
 	})
 }
