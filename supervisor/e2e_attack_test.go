@@ -108,3 +108,61 @@ func TestE2EVerificationPingHostile(t *testing.T) {
 		})
 	}
 }
+
+// A call waiting for a verification whose ping never comes back is released
+// by Close: not sent, ErrClosed; the ping's request ends too.
+func TestE2ECloseReleasesCallsWaitingForAVerification(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	e := newE2E(t, mcptest.Options{Tools: 1, MaxHold: time.Minute}, supervisor.Config{Clock: clock,
+		Stream: supervisor.StreamOff, CatalogPollInterval: -1, ProbeTimeout: time.Minute})
+	e.start()
+	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()}, Action: mcptest.Reset()})
+	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "ping"}, Action: mcptest.Delay(time.Minute)})
+	require.Error(t, e.call("blip"))
+	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "ping", 1))
+	errc := make(chan error, 1)
+	go func() { errc <- e.call("waits") }()
+	require.NoError(t, clock.BlockUntilContext(e.ctx, 1), "the call waits for the verification (its MaxCallWait timer)")
+	require.NoError(t, e.sup.Close())
+	err := <-errc
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.ErrorIs(t, err, supervisor.ErrClosed)
+	require.Equal(t, supervisor.NotSent, ce.Delivery)
+	require.Equal(t, 1, e.srv.Log().Count("tools/call"), "the waiting call never went out")
+	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 1, func(en mcptest.Entry) bool { return en.Method == "ping" && en.Done }), "the ping's request ended")
+}
+
+// Whatever the fault, a tool not annotated idempotent or read-only runs at
+// most once at the server under ResendSafe, and is sent once.
+func TestE2EResendSafeNeverRunsAPlainToolTwice(t *testing.T) {
+	cases := []struct {
+		name   string
+		action mcptest.Action
+	}{
+		{"reset before the server", mcptest.Reset()},
+		{"reset after the server", mcptest.ResetAfterServer()},
+		{"500", mcptest.PlainText(http.StatusInternalServerError, "boom")},
+		{"404", mcptest.PlainText(http.StatusNotFound, "gone")},
+		{"429", mcptest.ToolCallRateLimited(0).Action},
+		{"garbage 200", mcptest.JSONBody(`{not json`)},
+		{"no result", mcptest.JSONBody(mcptest.BodyNoResult)},
+		{"wrong id", mcptest.JSONBody(mcptest.BodyWrongID)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{Resend: supervisor.ResendSafe,
+				CallTimeout: time.Second})
+			e.start()
+			e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()}, Action: tc.action})
+			err := e.call("once")
+			var ce *supervisor.CallError
+			require.ErrorAs(t, err, &ce)
+			require.False(t, ce.Resendable(), "delivery %s", ce.Delivery)
+			require.LessOrEqual(t, e.srv.Invocations(mcptest.RecordTool, "once"), 1)
+			require.Equal(t, 1, e.srv.Log().Count("tools/call"), "sent once")
+			require.NoError(t, e.call("next"))
+			require.Empty(t, eventsOf(e.rec, supervisor.KindCallResent))
+		})
+	}
+}
