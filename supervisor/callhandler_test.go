@@ -1,8 +1,10 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -127,4 +129,70 @@ func TestCallHandlerHearsAResend(t *testing.T) {
 		// The second sending may wait while the session is verified.
 		require.Equal(t, &CallWaited{From: Ready, FromGeneration: 1, Generation: 1}, st)
 	}
+}
+
+// panicker is a CallHandler whose every method panics; nilTag makes TagCall
+// return nil instead.
+type panicker struct {
+	nilTag bool
+	mu     sync.Mutex
+	stages int
+}
+
+func (p *panicker) TagCall(context.Context, CallInfo) context.Context {
+	if p.nilTag {
+		return nil
+	}
+	panic("tag")
+}
+
+func (p *panicker) HandleCall(context.Context, CallStage) {
+	p.mu.Lock()
+	p.stages++
+	p.mu.Unlock()
+	panic("stage")
+}
+
+// A handler that panics, or tags nil, never costs the caller the call's
+// outcome: the result comes back, the panic is logged, every stage is still
+// told.
+func TestCallHandlerThatPanicsDoesNotBreakTheCall(t *testing.T) {
+	for _, nilTag := range []bool{false, true} {
+		var logs syncBuffer
+		h := &panicker{nilTag: nilTag}
+		r := newRig(t, Config{CallHandler: h, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		r.sup.Start()
+		req := r.next()
+		errc := r.callAsync(r.ctx, "a") // waits: a CallWaited stage
+		require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
+		sess := newFakeSession("s1", "a")
+		req.ok(sess)
+		require.NoError(t, <-errc, "nil tag %v", nilTag)
+		require.Equal(t, []string{"a"}, sess.toolCalls(), "sent once")
+		h.mu.Lock()
+		require.Equal(t, 2, h.stages, "waited and end")
+		h.mu.Unlock()
+		require.Contains(t, logs.String(), "HandleCall panicked")
+		if !nilTag {
+			require.Contains(t, logs.String(), "TagCall panicked")
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -138,9 +138,9 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any
 	if h == nil {
 		return resend(s, ctx, nil, op, name, progress, call)
 	}
-	ctx = h.TagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: name})
+	ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
 	res, err := resend(s, ctx, h, op, name, progress, call)
-	h.HandleCall(ctx, &CallEnd{Err: err})
+	s.handleCall(ctx, h, &CallEnd{Err: err})
 	return res, err
 }
 
@@ -162,7 +162,7 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 	if sent != nil && s.resends(ctx, sent) {
 		s.post(callResent{err: sent})
 		if h != nil {
-			h.HandleCall(ctx, &CallResent{Err: sent})
+			s.handleCall(ctx, h, &CallResent{Err: sent})
 		}
 		res, _, err = send(s, ctx, h, op, name, progress, call)
 	}
