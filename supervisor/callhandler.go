@@ -23,7 +23,10 @@ import (
 // on as if it had returned (a TagCall that panics or returns nil keeps the
 // caller's context), as an events sink that panics has its event dropped: an
 // observer's bug never turns a call the server answered into a crash of the
-// caller, who could not tell whether the call ran.
+// caller, who could not tell whether the call ran. Close waits for the
+// stages of the calls in flight; a call made once Close began is told its
+// TagCall and its CallEnd (ErrClosed, not sent) on its own goroutine, also
+// after Close returned.
 type CallHandler interface {
 	// TagCall is called when a call enters the supervisor, before it waits
 	// or is sent. The context it returns is the call's from then on: the

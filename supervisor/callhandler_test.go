@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,4 +197,47 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// endRecorder notes, at each call's CallEnd, whether Close had returned.
+type endRecorder struct {
+	closed    atomic.Bool // set by the test once Close returned
+	ends      atomic.Int32
+	afterStop atomic.Int32
+}
+
+func (e *endRecorder) TagCall(ctx context.Context, _ CallInfo) context.Context { return ctx }
+
+func (e *endRecorder) HandleCall(_ context.Context, s CallStage) {
+	if _, ok := s.(*CallEnd); !ok {
+		return
+	}
+	runtime.Gosched() // let a Close that does not wait for this stage run ahead
+	if e.closed.Load() {
+		e.afterStop.Add(1)
+	}
+	e.ends.Add(1)
+}
+
+// Close waits for the calls in flight to end, their handler's CallEnd
+// included: a tracer shut down after Close loses no span.
+func TestCloseWaitsForTheCallHandlersLastStage(t *testing.T) {
+	const n = 8
+	h := &endRecorder{}
+	r := newRig(t, Config{CallHandler: h})
+	sess := newFakeSession("s1", "a")
+	sess.callHang = true
+	r.ready(sess)
+	var errs []<-chan error
+	for range n {
+		errs = append(errs, r.callAsync(context.Background(), "a"))
+	}
+	r.until("the calls sent", func() bool { return len(sess.toolCalls()) == n })
+	require.NoError(t, r.sup.Close())
+	h.closed.Store(true)
+	require.Equal(t, int32(n), h.ends.Load(), "every CallEnd was told before Close returned")
+	require.Zero(t, h.afterStop.Load())
+	for _, errc := range errs {
+		require.ErrorIs(t, <-errc, ErrClosed)
+	}
 }

@@ -132,32 +132,46 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 // do runs one host call (send), sends it once more when the resend policy
 // allows (Config.Resend), and tells Config.CallHandler, if any, of the
 // call's stages. progress is the request's progressToken (nil when none):
-// progress notifications for it extend Config.CallTimeout.
+// progress notifications for it extend Config.CallTimeout. Close waits for
+// the call, its handler's last stage included.
 func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
+	closed := s.enter(op, name)
+	if closed == nil {
+		defer s.calls.Done()
+	}
 	h := s.cfg.CallHandler
 	if h == nil {
+		if closed != nil {
+			var zero T
+			return zero, closed
+		}
 		return resend(s, ctx, nil, op, name, progress, call)
 	}
 	ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
-	res, err := resend(s, ctx, h, op, name, progress, call)
+	var res T
+	err := error(closed)
+	if closed == nil {
+		res, err = resend(s, ctx, h, op, name, progress, call)
+	}
 	s.handleCall(ctx, h, &CallEnd{Err: err})
 	return res, err
 }
 
-// resend is do without the handler's first and last stage; h may be nil.
-func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
-	var zero T
+// enter counts a call in (Supervisor.calls, which Close waits for), or
+// returns its error, not sent, once Close began.
+func (s *Supervisor) enter(op, name string) *CallError {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.stopped {
-		st := s.snap.state
-		s.mu.Unlock()
-		se := &StateError{State: st, Err: ErrClosed}
-		return zero, &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
+		se := &StateError{State: s.snap.state, Err: ErrClosed}
+		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
 	}
 	s.calls.Add(1)
-	s.mu.Unlock()
-	defer s.calls.Done()
+	return nil
+}
 
+// resend is do without the handler's first and last stage; h may be nil.
+func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
 	res, sent, err := send(s, ctx, h, op, name, progress, call)
 	if sent != nil && s.resends(ctx, sent) {
 		s.post(callResent{err: sent})

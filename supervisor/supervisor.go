@@ -259,7 +259,8 @@ func (s *Supervisor) Start() {
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
-// cancels in-flight calls and waits for them, for every goroutine the
+// cancels in-flight calls and waits for them (their Config.CallHandler
+// stages included, the CallEnd last), for every goroutine the
 // supervisor started, and for the events sink (Config.Events) to have
 // received every event. It is idempotent and safe from any goroutine, in any
 // state, an events sink included: called from a sink callback it stops
