@@ -28,8 +28,9 @@ type (
 )
 
 func (in sessionVerified) take(s *Supervisor) {
-	s.loop.answered, s.loop.answeredGen = in.ping, in.gen
-	s.verified()
+	if s.verified(in.gen) {
+		s.loop.answered, s.loop.answeredGen = in.ping, in.gen
+	}
 	s.step(fsm.Trigger{Kind: fsm.SessionVerified, Generation: in.gen})
 }
 
@@ -50,13 +51,19 @@ func (in sessionLost) take(s *Supervisor) {
 	// The machine leaves ready first: a call waiting for the verification
 	// must not go out on the dead session in between.
 	s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: in.gen, Verdict: in.verdict})
-	s.verified()
+	s.verified(in.gen)
 }
 
-// verified ends a verification: calls no longer wait for it.
-func (s *Supervisor) verified() {
+// verified ends the verification of gen, and reports whether it was the one
+// running: calls no longer wait for it. The late answer of a session
+// replaced meanwhile leaves the verification of its successor running.
+func (s *Supervisor) verified(gen uint64) bool {
+	if s.loop.verifying != gen {
+		return false
+	}
 	s.loop.verifying = 0
 	s.setSnapshot(func(sn *snapshot) { sn.verifying = nil })
+	return true
 }
 
 // verifyRequest returns the cheap request that verifies sess, nil when its
