@@ -63,7 +63,7 @@ func cutTogether(t *testing.T, srv *mcptest.Server, n int) string {
 // Many calls failing with transport at once cost one ping, not one each;
 // the session, answered, lives.
 func TestE2EManyTransportFailuresCostOnePing(t *testing.T) {
-	const n = 8
+	const n = 16
 	srv, err := mcptest.NewServer(mcptest.Options{Tools: 1})
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
