@@ -166,3 +166,33 @@ func TestE2EResendSafeNeverRunsAPlainToolTwice(t *testing.T) {
 		})
 	}
 }
+
+// A listing refused 401 after a handshake stops in a terminal failed state
+// (unauthorized) and keeps the session, as a resumed one is kept: no
+// DELETE, and Reconnect, the credential renewed, resumes it without a new
+// initialize.
+func TestE2EListingUnauthorizedKeepsTheSessionForReconnect(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{})
+	refused := e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/list"},
+		Action: mcptest.Respond(http.StatusUnauthorized, http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}, nil)})
+	e.sup.Start()
+	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
+	settle(t, e.ctx, e.rec, supervisor.Failed)
+	reason, v := e.sup.Failure()
+	require.Equal(t, supervisor.ReasonUnauthorized, reason)
+	require.Equal(t, classify.Unauthorized, v.Class)
+	rs := e.sup.ResumeState()
+	require.NotNil(t, rs)
+	require.True(t, e.srv.KnownSession(rs.SessionID), "the server still has the session")
+	ended := ofKind(e.rec.Events(), events.KindSessionEnded)
+	require.Len(t, ended, 1)
+	require.Equal(t, "detached", ended[0].Detail)
+
+	e.srv.Gateway().Remove(refused) // the credential renewed
+	e.sup.Reconnect()
+	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Ready))
+	require.Equal(t, 1, e.srv.Log().Count("initialize"), "resumed, no new handshake")
+	require.Zero(t, e.srv.Log().CountVerb(http.MethodDelete))
+	require.NoError(t, e.call("after"))
+	require.Equal(t, rs.SessionID, e.sup.ResumeState().SessionID)
+}
