@@ -127,7 +127,9 @@ func buildTable() []Row {
 		add(Row{From: s, Trigger: DiscoverySucceeded, To: Ready, Commands: c{PublishCatalog}})
 		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardFatalVerdict}, To: Failed, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{ScheduleRetry}})
-		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{CloseSession}, Reason: ReasonOfVerdict})
+		// Refused (401) after a handshake: the session is kept for the
+		// host's Reconnect with a renewed credential, as a resumed one is.
+		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetryLeft}, To: s, Commands: c{ScheduleRetry}})
 		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetrySpent}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
 		add(Row{From: s, Trigger: RetryDue, Guards: g{GuardListingFailed}, To: s, Commands: c{ListDeclared}})

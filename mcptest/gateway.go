@@ -146,22 +146,25 @@ type message struct {
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	msg := g.readMessage(r)
 	sessionID := r.Header.Get(headerSessionID)
-	entry := g.log.add(Entry{
+	prevID := g.notePrevID(msg.ID)
+	// The rule is chosen before the request is logged: a test that saw the
+	// request in the log finds it counted in Fired too.
+	rule := g.selectRule(r.Method, msg.Method, sessionID, r.Header)
+	e := Entry{
 		Verb:            r.Method,
 		Method:          msg.Method,
 		ID:              string(msg.ID),
 		SessionID:       sessionID,
 		ProtocolVersion: r.Header.Get(headerProtocolVersion),
-	})
-	prevID := g.notePrevID(msg.ID)
-	rule := g.selectRule(r.Method, msg.Method, sessionID, r.Header)
+	}
 	action := Pass()
 	if rule != nil {
-		g.log.update(entry, func(e *Entry) { e.Rule = rule.id })
+		e.Rule = rule.id
 		if rule.rule.Action != nil {
 			action = rule.rule.Action
 		}
 	}
+	entry := g.log.add(e)
 	g.logger.Debug("mcptest gateway request", "seq", entry.Seq, "verb", r.Method, "method", msg.Method, "rule", entry.Rule)
 	x := &exchange{g: g, r: r, msg: msg, prevID: prevID, entry: entry, w: &recorder{w: w, log: g.log, entry: entry}}
 	defer g.log.update(entry, func(e *Entry) { e.Done = true })

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -17,7 +18,15 @@ import (
 // Calls are CallTool, GetPrompt, ReadResource, Complete, Subscribe,
 // Unsubscribe and SetLoggingLevel. Both methods run on the caller's
 // goroutine, synchronously, outside any lock of the supervisor: they must not
-// block, and may be called concurrently for different calls.
+// block, and may be called concurrently for different calls. A method that
+// panics has the panic logged (Config.Logger, level error) and the call goes
+// on as if it had returned (a TagCall that panics or returns nil keeps the
+// caller's context), as an events sink that panics has its event dropped: an
+// observer's bug never turns a call the server answered into a crash of the
+// caller, who could not tell whether the call ran. Close waits for the
+// stages of the calls in flight; a call made once Close began is told its
+// TagCall and its CallEnd (ErrClosed, not sent) on its own goroutine, also
+// after Close returned.
 type CallHandler interface {
 	// TagCall is called when a call enters the supervisor, before it waits
 	// or is sent. The context it returns is the call's from then on: the
@@ -123,7 +132,7 @@ func (w *waitTrace) end(ctx context.Context, s *Supervisor, gen uint64) {
 	if !w.waiting {
 		return
 	}
-	w.h.HandleCall(ctx, &CallWaited{From: w.from, FromGeneration: w.fromGen, Waited: s.cfg.Clock.Since(w.start), Generation: gen})
+	s.handleCall(ctx, w.h, &CallWaited{From: w.from, FromGeneration: w.fromGen, Waited: s.cfg.Clock.Since(w.start), Generation: gen})
 }
 
 // reportSessionLost tells h when the call that failed on gen cost that
@@ -135,5 +144,31 @@ func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, gen u
 	if st == Ready && live == gen {
 		return
 	}
-	h.HandleCall(ctx, &CallSessionLost{Generation: gen, To: st, Verdict: v})
+	s.handleCall(ctx, h, &CallSessionLost{Generation: gen, To: st, Verdict: v})
+}
+
+// tagCall runs h.TagCall, keeping ctx when it panics or returns nil (see
+// CallHandler).
+func (s *Supervisor) tagCall(ctx context.Context, h CallHandler, info CallInfo) (tagged context.Context) {
+	tagged = ctx
+	defer func() {
+		if r := recover(); r != nil {
+			s.cfg.Logger.Error("mcpsup: the call handler's TagCall panicked", "server", s.callServer, "op", info.Op, "panic", r)
+			tagged = ctx
+		}
+	}()
+	if c := h.TagCall(ctx, info); c != nil {
+		tagged = c
+	}
+	return tagged
+}
+
+// handleCall runs h.HandleCall, logging a panic (see CallHandler).
+func (s *Supervisor) handleCall(ctx context.Context, h CallHandler, stage CallStage) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.cfg.Logger.Error("mcpsup: the call handler's HandleCall panicked", "server", s.callServer, "stage", fmt.Sprintf("%T", stage), "panic", r)
+		}
+	}()
+	h.HandleCall(ctx, stage)
 }

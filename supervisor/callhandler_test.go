@@ -3,7 +3,10 @@ package supervisor
 import (
 	"context"
 	"io"
+	"log/slog"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,5 +129,96 @@ func TestCallHandlerHearsAResend(t *testing.T) {
 	for _, st := range stages[1 : len(stages)-1] {
 		// The second sending may wait while the session is verified.
 		require.Equal(t, &CallWaited{From: Ready, FromGeneration: 1, Generation: 1}, st)
+	}
+}
+
+// panicker is a CallHandler whose every method panics; nilTag makes TagCall
+// return nil instead.
+type panicker struct {
+	nilTag bool
+	mu     sync.Mutex
+	stages int
+}
+
+func (p *panicker) TagCall(context.Context, CallInfo) context.Context {
+	if p.nilTag {
+		return nil
+	}
+	panic("tag")
+}
+
+func (p *panicker) HandleCall(context.Context, CallStage) {
+	p.mu.Lock()
+	p.stages++
+	p.mu.Unlock()
+	panic("stage")
+}
+
+// A handler that panics, or tags nil, never costs the caller the call's
+// outcome: the result comes back, the panic is logged, every stage is still
+// told.
+func TestCallHandlerThatPanicsDoesNotBreakTheCall(t *testing.T) {
+	for _, nilTag := range []bool{false, true} {
+		var logs syncBuffer
+		h := &panicker{nilTag: nilTag}
+		r := newRig(t, Config{CallHandler: h, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		r.sup.Start()
+		req := r.next()
+		errc := r.callAsync(r.ctx, "a") // waits: a CallWaited stage
+		require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
+		sess := newFakeSession("s1", "a")
+		req.ok(sess)
+		require.NoError(t, <-errc, "nil tag %v", nilTag)
+		require.Equal(t, []string{"a"}, sess.toolCalls(), "sent once")
+		h.mu.Lock()
+		require.Equal(t, 2, h.stages, "waited and end")
+		h.mu.Unlock()
+		require.Contains(t, logs.String(), "HandleCall panicked")
+		if !nilTag {
+			require.Contains(t, logs.String(), "TagCall panicked")
+		}
+	}
+}
+
+// endRecorder notes, at each call's CallEnd, whether Close had returned.
+type endRecorder struct {
+	closed    atomic.Bool // set by the test once Close returned
+	ends      atomic.Int32
+	afterStop atomic.Int32
+}
+
+func (e *endRecorder) TagCall(ctx context.Context, _ CallInfo) context.Context { return ctx }
+
+func (e *endRecorder) HandleCall(_ context.Context, s CallStage) {
+	if _, ok := s.(*CallEnd); !ok {
+		return
+	}
+	runtime.Gosched() // let a Close that does not wait for this stage run ahead
+	if e.closed.Load() {
+		e.afterStop.Add(1)
+	}
+	e.ends.Add(1)
+}
+
+// Close waits for the calls in flight to end, their handler's CallEnd
+// included: a tracer shut down after Close loses no span.
+func TestCloseWaitsForTheCallHandlersLastStage(t *testing.T) {
+	const n = 8
+	h := &endRecorder{}
+	r := newRig(t, Config{CallHandler: h})
+	sess := newFakeSession("s1", "a")
+	sess.callHang = true
+	r.ready(sess)
+	var errs []<-chan error
+	for range n {
+		errs = append(errs, r.callAsync(context.Background(), "a"))
+	}
+	r.until("the calls sent", func() bool { return len(sess.toolCalls()) == n })
+	require.NoError(t, r.sup.Close())
+	h.closed.Store(true)
+	require.Equal(t, int32(n), h.ends.Load(), "every CallEnd was told before Close returned")
+	require.Zero(t, h.afterStop.Load())
+	for _, errc := range errs {
+		require.ErrorIs(t, <-errc, ErrClosed)
 	}
 }

@@ -132,37 +132,51 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 // do runs one host call (send), sends it once more when the resend policy
 // allows (Config.Resend), and tells Config.CallHandler, if any, of the
 // call's stages. progress is the request's progressToken (nil when none):
-// progress notifications for it extend Config.CallTimeout.
+// progress notifications for it extend Config.CallTimeout. Close waits for
+// the call, its handler's last stage included.
 func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
+	closed := s.enter(op, name)
+	if closed == nil {
+		defer s.calls.Done()
+	}
 	h := s.cfg.CallHandler
 	if h == nil {
+		if closed != nil {
+			var zero T
+			return zero, closed
+		}
 		return resend(s, ctx, nil, op, name, progress, call)
 	}
-	ctx = h.TagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: name})
-	res, err := resend(s, ctx, h, op, name, progress, call)
-	h.HandleCall(ctx, &CallEnd{Err: err})
+	ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
+	var res T
+	err := error(closed)
+	if closed == nil {
+		res, err = resend(s, ctx, h, op, name, progress, call)
+	}
+	s.handleCall(ctx, h, &CallEnd{Err: err})
 	return res, err
+}
+
+// enter counts a call in (Supervisor.calls, which Close waits for), or
+// returns its error, not sent, once Close began.
+func (s *Supervisor) enter(op, name string) *CallError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		se := &StateError{State: s.snap.state, Err: ErrClosed}
+		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
+	}
+	s.calls.Add(1)
+	return nil
 }
 
 // resend is do without the handler's first and last stage; h may be nil.
 func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
-	var zero T
-	s.mu.Lock()
-	if s.stopped {
-		st := s.snap.state
-		s.mu.Unlock()
-		se := &StateError{State: st, Err: ErrClosed}
-		return zero, &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
-	}
-	s.calls.Add(1)
-	s.mu.Unlock()
-	defer s.calls.Done()
-
 	res, sent, err := send(s, ctx, h, op, name, progress, call)
 	if sent != nil && s.resends(ctx, sent) {
 		s.post(callResent{err: sent})
 		if h != nil {
-			h.HandleCall(ctx, &CallResent{Err: sent})
+			s.handleCall(ctx, h, &CallResent{Err: sent})
 		}
 		res, _, err = send(s, ctx, h, op, name, progress, call)
 	}
@@ -177,7 +191,7 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	var zero T
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
-	live, gen, err := s.awaitReady(ctx, h, op, name)
+	live, gen, pings, err := s.awaitReady(ctx, h, op, name)
 	if err != nil {
 		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
@@ -198,7 +212,7 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	if err == nil {
 		return res, nil, nil
 	}
-	ce := s.failed(caller, op, name, gen, err)
+	ce := s.failed(caller, op, name, gen, pings, err)
 	if h != nil {
 		s.reportSessionLost(caller, h, gen, ce.Verdict)
 	}
@@ -236,9 +250,10 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 }
 
 // failed classifies the error of a call that was sent on the session of gen
-// and reports it to the machine before the caller sees it, so a call made
-// right after a session-expired one waits for the new session.
-func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) *CallError {
+// (when snapshot.pings was pings) and reports it to the machine before the
+// caller sees it, so a call made right after a session-expired one waits for
+// the new session.
+func (s *Supervisor) failed(caller context.Context, op, name string, gen, pings uint64, err error) *CallError {
 	// The error carries the request's wire facts (wire.FactsMiddleware):
 	// with them, the request went out (classify.DeliveryOf).
 	// A call go-sdk refused unsent carries a *classify.NotSentError, which
@@ -257,7 +272,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 	// The loop never waits for anything a caller holds (an events sink
 	// included), so waiting for it here cannot deadlock.
 	handled := make(chan struct{})
-	if s.post(callFailed{gen: gen, err: ce, handled: handled}) {
+	if s.post(callFailed{gen: gen, err: ce, handled: handled, pings: pings}) {
 		select {
 		case <-handled:
 		case <-s.loopDone:
@@ -267,10 +282,10 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 }
 
 // awaitReady returns the live session, waiting while the connection
-// recovers (DESIGN.md section 2, calls by state). Once ready, the call must
-// also be admitted (see admit): a refusal comes back with the session's
-// generation.
-func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen uint64, err error) {
+// recovers (DESIGN.md section 2, calls by state), and the verification pings
+// started so far (see pingAnsweredSince). Once ready, the call must also be
+// admitted (see admit): a refusal comes back with the session's generation.
+func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen, pings uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
 	wait := waitTrace{h: h}
 	defer func() {
@@ -282,7 +297,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 	for {
 		s.mu.Lock()
 		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.failure()
-		gen, live = s.snap.gen, s.snap.live
+		gen, live, pings = s.snap.gen, s.snap.live, s.snap.pings
 		ch, stopped, started := s.changed, s.stopped, s.started
 		var refused error
 		ready := st == Ready && live != nil && s.snap.verifying != live
@@ -292,12 +307,12 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		s.mu.Unlock()
 		switch {
 		case stopped || st == Closed:
-			return nil, 0, &StateError{State: st, Err: ErrClosed}
+			return nil, 0, 0, &StateError{State: st, Err: ErrClosed}
 		case ready:
-			return live, gen, refused
+			return live, gen, pings, refused
 		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.
-			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
+			return nil, 0, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		if timer == nil {
 			wait.begin(s, st, gen) // before the timer: a test's clock moves once it exists
@@ -306,11 +321,11 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		select {
 		case <-ch:
 		case <-s.callLife.Done():
-			return nil, 0, &StateError{State: Closed, Err: ErrClosed}
+			return nil, 0, 0, &StateError{State: Closed, Err: ErrClosed}
 		case <-ctx.Done():
-			return nil, 0, ctx.Err()
+			return nil, 0, 0, ctx.Err()
 		case <-timer.Chan():
-			return nil, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout}
+			return nil, 0, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout}
 		}
 	}
 }
@@ -341,8 +356,9 @@ func delivery(err error, v classify.Verdict) Delivery {
 }
 
 // callFailed reports a call failure to the machine and opens a rate-limit
-// window for a 429 with Retry-After. Loop goroutine.
-func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
+// window for a 429 with Retry-After; pings is snapshot.pings when the call
+// was sent. Loop goroutine.
+func (s *Supervisor) callFailed(gen uint64, ce *CallError, pings uint64) {
 	v := ce.Verdict
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
 		// The window is the verdict's Retry-After as it stands: classify
@@ -355,6 +371,9 @@ func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
 	if v.Class == classify.Canceled {
 		return // the caller gave up; nothing about the session
+	}
+	if s.pingAnsweredSince(gen, pings, v) {
+		return // the session answered a ping sent after this call: it lives
 	}
 	s.step(fsm.Trigger{Kind: fsm.CallFailed, Generation: gen, Verdict: v})
 }

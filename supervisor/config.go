@@ -161,8 +161,11 @@ func (p StreamPolicy) String() string {
 	return "invalid"
 }
 
-// Backoff configures retries out of the failed state: exponential backoff
-// with jitter (cenkalti/backoff's ExponentialBackOff). By default a
+// Backoff configures retries out of the failed state, and the waits of the
+// listing retries on a live session (Config.ListingRetries): exponential
+// backoff with jitter (cenkalti/backoff's ExponentialBackOff). One schedule
+// runs through an outage, both kinds of retry included, and starts over at
+// the next ready. By default a
 // transient failure is retried forever: fast at first (500ms, 1s, 2s, ...),
 // then every MaxInterval (30s) for as long as the outage lasts, so a
 // long-lived host is never stranded by a server that is down for a while.
@@ -185,8 +188,9 @@ type Backoff struct {
 	RandomizationFactor float64
 	// NoJitter sets the randomization factor to 0.
 	NoJitter bool
-	// MaxAttempts, when positive, bounds the retries of one outage: the
-	// attempt after the last one ends in budget-spent. Zero (or negative):
+	// MaxAttempts, when positive, bounds the retries of one outage, listing
+	// retries included: the attempt after the last one ends in budget-spent
+	// (a listing retry's session is closed). Zero (or negative):
 	// no bound, retry forever.
 	MaxAttempts int
 	// MaxElapsed, when positive, bounds the time spent retrying one outage,
@@ -367,8 +371,10 @@ type Config struct {
 	// comes) cannot hold a call forever; the call then fails with a timeout
 	// verdict, outcome unknown. Each progress notification for the call
 	// (MCP notifications/progress with the progressToken of the call's
-	// params, which the host sets) starts it over, up to
-	// CallTimeoutCeiling. Default 5m.
+	// params, which the host sets: params.SetProgressToken) starts it over,
+	// up to CallTimeoutCeiling; notifications with a token no call carries
+	// change nothing. A caller's own deadline is never extended. Default
+	// 5m.
 	CallTimeout time.Duration
 	// CallTimeoutCeiling is the hard bound of a call bounded by
 	// CallTimeout, however much progress it reports, measured on Clock from
@@ -384,8 +390,11 @@ type Config struct {
 	// lists that did not settle: no initialize, no DELETE. A listing that
 	// fails with transport or session-expired (the session may be gone),
 	// or once the retries are spent, closes the session and retries from
-	// failed with a new one. Default 4 (fsm.DefaultListingRetries: five
-	// listings on one session); negative: none.
+	// failed with a new one. A listing that fails forever is retried at the
+	// Backoff's pace, session after session, until Backoff.MaxAttempts or
+	// MaxElapsed (when set) ends it in budget-spent, or Close. Default 4
+	// (fsm.DefaultListingRetries: five listings on one session); negative:
+	// none.
 	ListingRetries int
 	// MaxPages and MaxItems cap the pagination of each catalog list, against
 	// servers that never stop returning a cursor. A tools/list past a cap

@@ -114,6 +114,7 @@ type fakeSession struct {
 	dieOnce   sync.Once
 	listCalls int
 	bell      *beacon
+	pingFn    func(context.Context) error // the ping's answer; nil: answered at once
 
 	// The side lists (nil: empty), what each list method was asked, and a
 	// hook run after every tools/list reading (a server that notifies).
@@ -203,6 +204,7 @@ func (f *fakeSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, p.Name)
+	f.bell.ring()
 	if f.callHang {
 		f.mu.Unlock()
 		f.bell.ring()
@@ -240,10 +242,18 @@ func (f *fakeSession) SetLoggingLevel(_ context.Context, p *mcp.SetLoggingLevelP
 	f.bell.ring()
 	return nil
 }
-func (f *fakeSession) Ping(context.Context) error      { return nil }
-func (f *fakeSession) Alive(ctx context.Context) error { return f.Ping(ctx) }
+func (f *fakeSession) Ping(ctx context.Context) error {
+	f.mu.Lock()
+	ping := f.pingFn
+	f.mu.Unlock()
+	if ping == nil {
+		return nil
+	}
+	return ping(ctx)
+}
 func (f *fakeSession) ID() string                      { return f.id }
 func (f *fakeSession) ProtocolVersion() string         { return "2025-11-25" }
+func (f *fakeSession) Alive(ctx context.Context) error { return f.Ping(ctx) }
 func (f *fakeSession) InitializeResult() *mcp.InitializeResult {
 	return f.init
 }

@@ -73,6 +73,7 @@ type rootsServer struct {
 	mu    sync.Mutex
 	roots [][]string
 	seen  chan struct{}
+	gets  chan struct{} // one value per standalone stream GET served
 }
 
 func (rs *rootsServer) last() []string {
@@ -85,7 +86,7 @@ func (rs *rootsServer) last() []string {
 }
 
 func newRootsServer(t *testing.T) (*rootsServer, string) {
-	rs := &rootsServer{seen: make(chan struct{}, 16)}
+	rs := &rootsServer{seen: make(chan struct{}, 16), gets: make(chan struct{}, 16)}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "roots", Version: "1"}, &mcp.ServerOptions{
 		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
 			res, err := req.Session.ListRoots(ctx, nil)
@@ -106,7 +107,16 @@ func newRootsServer(t *testing.T) (*rootsServer, string) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
 	})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			select {
+			case rs.gets <- struct{}{}:
+			default:
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(hs.Close)
 	return rs, hs.URL
 }
@@ -136,6 +146,8 @@ func TestRootsAndMiddlewareOnEverySession(t *testing.T) {
 		ReceivingMiddleware: []mcp.Middleware{record(&received)}})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	// The server asks for the roots on the standalone stream: wait for it.
+	within(t, rsrv.gets)
 
 	sup.AddRoots(&mcp.Root{URI: "file:///b"})
 	within(t, rsrv.seen)
@@ -149,6 +161,7 @@ func TestRootsAndMiddlewareOnEverySession(t *testing.T) {
 	require.True(t, sup.WaitForStateChange(ctx, supervisor.Ready))
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	assert.Equal(t, 2, sup.SessionsOpened())
+	within(t, rsrv.gets) // the new session's stream
 	sup.AddRoots(&mcp.Root{URI: "file:///c"})
 	within(t, rsrv.seen)
 	assert.Equal(t, []string{"file:///b", "file:///c"}, rsrv.last())

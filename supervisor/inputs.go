@@ -89,6 +89,8 @@ type (
 		gen     uint64
 		err     *CallError
 		handled chan struct{}
+		// pings is snapshot.pings when the call was sent.
+		pings uint64
 	}
 	callResent struct{ err *CallError }
 )
@@ -149,7 +151,7 @@ func (in callResent) take(s *Supervisor) {
 }
 
 func (in callFailed) take(s *Supervisor) {
-	s.callFailed(in.gen, in.err)
+	s.callFailed(in.gen, in.err, in.pings)
 	if in.handled != nil {
 		close(in.handled)
 	}

@@ -37,7 +37,10 @@ type loopState struct {
 	// verifying is the generation whose session a ping verifies (verify.go),
 	// 0 when none.
 	verifying uint64
-	stepping  bool // a step runs: the triggers its commands produce wait in queue
+	// answered is the number (snapshot.pings) of the last verification
+	// whose session answered, and answeredGen its generation.
+	answered, answeredGen uint64
+	stepping              bool // a step runs: the triggers its commands produce wait in queue
 	// queue holds the triggers that commands produce while a step runs:
 	// each is taken after the step that produced it, in order, so a step
 	// never runs inside another.

@@ -107,6 +107,7 @@ type snapshot struct {
 	gen        uint64
 	live       *held        // the live session in Ready, else nil
 	verifying  *held        // a session whose ping runs (verify.go): calls wait for it
+	pings      uint64       // verification pings started (verify.go)
 	catalog    *Catalog     // the published catalog; nil before the first
 	resume     *ResumeState // what to persist; nil before the first session
 	rate       *rateWindow  // the last 429's window; nil when none
@@ -262,7 +263,8 @@ func (s *Supervisor) Start() {
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
-// cancels in-flight calls and waits for them, for every goroutine the
+// cancels in-flight calls and waits for them (their Config.CallHandler
+// stages included, the CallEnd last), for every goroutine the
 // supervisor started, and for the events sink (Config.Events) to have
 // received every event. It is idempotent and safe from any goroutine, in any
 // state, an events sink included: called from a sink callback it stops

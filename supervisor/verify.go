@@ -17,29 +17,53 @@ import (
 
 // From the verification: the session answered, or did not.
 type (
-	sessionVerified struct{ gen uint64 }
-	sessionLost     struct {
+	sessionVerified struct {
+		gen  uint64
+		ping uint64 // its number (snapshot.pings)
+	}
+	sessionLost struct {
 		gen     uint64
 		verdict classify.Verdict
 	}
 )
 
 func (in sessionVerified) take(s *Supervisor) {
-	s.verified()
+	if s.verified(in.gen) {
+		s.loop.answered, s.loop.answeredGen = in.ping, in.gen
+	}
 	s.step(fsm.Trigger{Kind: fsm.SessionVerified, Generation: in.gen})
+}
+
+// pingAnsweredSince reports whether the transport failure v of a call sent
+// on the session of gen, when snapshot.pings was pings, is answered for by
+// a verification: a ping sent on that session after the call, and
+// answered. Calls cut together reach the loop one by one, some after the
+// first one's ping was answered: that answer covers every call in flight
+// when it went out, so a burst of failures costs one ping, not one each. A
+// call in flight that fails after the answer is taken as failed alone; a
+// session that died meanwhile is found by the next call, the standalone
+// stream or the keepalive. Loop goroutine.
+func (s *Supervisor) pingAnsweredSince(gen, pings uint64, v classify.Verdict) bool {
+	return v.Class == classify.Transport && s.loop.answeredGen == gen && s.loop.answered > pings
 }
 
 func (in sessionLost) take(s *Supervisor) {
 	// The machine leaves ready first: a call waiting for the verification
 	// must not go out on the dead session in between.
 	s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: in.gen, Verdict: in.verdict})
-	s.verified()
+	s.verified(in.gen)
 }
 
-// verified ends a verification: calls no longer wait for it.
-func (s *Supervisor) verified() {
+// verified ends the verification of gen, and reports whether it was the one
+// running: calls no longer wait for it. The late answer of a session
+// replaced meanwhile leaves the verification of its successor running.
+func (s *Supervisor) verified(gen uint64) bool {
+	if s.loop.verifying != gen {
+		return false
+	}
 	s.loop.verifying = 0
 	s.setSnapshot(func(sn *snapshot) { sn.verifying = nil })
+	return true
 }
 
 // verify runs one fsm.VerifySession: the era's cheap request (session.Alive:
@@ -62,13 +86,18 @@ func (s *Supervisor) verify(c fsm.Command) {
 	ping := sess.Alive
 	s.loop.verifying = gen
 	h := s.held(gen)
-	s.setSnapshot(func(sn *snapshot) { sn.verifying = h })
+	var num uint64
+	s.setSnapshot(func(sn *snapshot) {
+		sn.verifying = h
+		sn.pings++
+		num = sn.pings
+	})
 	s.goCmd(func() {
 		ctx, cancel := context.WithTimeout(s.life, s.cfg.ProbeTimeout)
 		defer cancel()
 		err := ping(ctx)
 		if err == nil {
-			s.post(sessionVerified{gen: gen})
+			s.post(sessionVerified{gen: gen, ping: num})
 			return
 		}
 		v := classify.Classify(s.life, err)
@@ -76,6 +105,6 @@ func (s *Supervisor) verify(c fsm.Command) {
 			s.post(sessionLost{gen: gen, verdict: v})
 			return
 		}
-		s.post(sessionVerified{gen: gen}) // answered, if with an error: the session lives
+		s.post(sessionVerified{gen: gen, ping: num}) // answered, if with an error: the session lives
 	})
 }

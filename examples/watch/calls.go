@@ -75,6 +75,7 @@ func callTools(ctx context.Context, sup *supervisor.Supervisor, calls []toolCall
 //
 //	call search: ok: 3 results [ready, generation 1]
 //	call search: failed: transport, no HTTP status, outcome-unknown, not resendable [ready, generation 1]
+//	call serch: failed: application, no HTTP status, not-sent (not in the catalog), resendable [ready, generation 1]
 func outcomeLine(name string, res *mcp.CallToolResult, err error, sup *supervisor.Supervisor) string {
 	where := fmt.Sprintf("[%s, generation %d]", sup.State(), sup.Generation())
 	var ce *supervisor.CallError
@@ -94,9 +95,29 @@ func outcomeLine(name string, res *mcp.CallToolResult, err error, sup *superviso
 		if ce.Resendable() {
 			resend = "resendable"
 		}
-		return fmt.Sprintf("call %s: failed: %s, %s, %s, %s %s", name, ce.Verdict.Class, status, ce.Delivery, resend, where)
+		return fmt.Sprintf("call %s: failed: %s, %s, %s%s, %s %s", name, ce.Verdict.Class, status, ce.Delivery, refusal(err), resend, where)
 	}
 	return fmt.Sprintf("call %s: failed: %v %s", name, err, where)
+}
+
+// refusal names why the supervisor did not send a call, " (...)", or ""
+// when it was sent or refused for another reason.
+func refusal(err error) string {
+	for _, r := range []struct {
+		err error
+		why string
+	}{
+		{supervisor.ErrUnknownTool, "not in the catalog"},
+		{supervisor.ErrRateLimited, "inside the rate-limit window"},
+		{supervisor.ErrWaitTimeout, "not ready within the wait"},
+		{supervisor.ErrNotReady, "not ready"},
+		{supervisor.ErrClosed, "closed"},
+	} {
+		if errors.Is(err, r.err) {
+			return " (" + r.why + ")"
+		}
+	}
+	return ""
 }
 
 // resultText is the result's text content on one line, bounded.

@@ -32,6 +32,15 @@ func TestWatchCallsToolsEveryInterval(t *testing.T) {
 	assert.Less(t, strings.Index(text, "call record: failed"), strings.Index(text, "call tool-1: ok"), "in order")
 }
 
+// A call the supervisor refused says why: a tool not in the catalog.
+func TestWatchCallOfAnUnknownToolSaysWhy(t *testing.T) {
+	srv := newServer(t)
+	code, out, errText := interruptWhen(t, "call nope: failed", "-url", srv.URL(), "-call", "nope")
+	require.Equal(t, 0, code, "stderr: %s", errText)
+	assert.Contains(t, out.String(), "call nope: failed: application, no HTTP status, not-sent (not in the catalog), resendable [ready, generation 1]")
+	assert.Zero(t, srv.Log().Count("tools/call"), "refused locally")
+}
+
 func TestWatchCallFlagsAreChecked(t *testing.T) {
 	for args, want := range map[string]string{
 		"-call =x":               "the tool name is empty",
