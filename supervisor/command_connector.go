@@ -75,7 +75,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		}
 		return nil, err
 	}
-	sess := &commandSession{Lister: probes.SessionLister(cs), cs: cs, p: p, unroot: func() { c.s.roots.detach(cl) }}
+	sess := &commandSession{Lister: probes.SessionLister(cs), sdkCalls: sdkCalls{cs}, p: p, unroot: func() { c.s.roots.detach(cl) }}
 	if res := cs.InitializeResult(); res != nil {
 		sess.version = res.ProtocolVersion
 		c.mu.Lock()
@@ -225,7 +225,7 @@ func (c *markingConn) Close() error {
 // commandSession is one run of the process and the go-sdk session on it.
 type commandSession struct {
 	probes.Lister
-	cs      *mcp.ClientSession
+	sdkCalls
 	p       *proc
 	version string
 	ka      *keepalive // nil without Config.KeepAlive
@@ -233,30 +233,6 @@ type commandSession struct {
 	endOnce sync.Once
 }
 
-func (c *commandSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	return c.cs.CallTool(ctx, p)
-}
-func (c *commandSession) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	return c.cs.GetPrompt(ctx, p)
-}
-func (c *commandSession) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	return c.cs.ReadResource(ctx, p)
-}
-func (c *commandSession) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	return c.cs.Complete(ctx, p)
-}
-func (c *commandSession) Subscribe(ctx context.Context, p *mcp.SubscribeParams) error {
-	return c.cs.Subscribe(ctx, p)
-}
-func (c *commandSession) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error {
-	return c.cs.Unsubscribe(ctx, p)
-}
-
-//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
-func (c *commandSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
-	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
-	return c.cs.SetLoggingLevel(ctx, p)
-}
 func (c *commandSession) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
 
 // Alive is Ping: a stdio server speaks the 2025 era.

@@ -215,6 +215,17 @@ func TestCommandCrashIsRestarted(t *testing.T) {
 	_, err = r.call("kill", nil)
 	require.Error(t, err)
 	r.waitEvent(KindProcessExited, "signal 9 (SIGKILL)")
+	// Ready may still be the dead session's while its verification runs:
+	// wait for the third session.
+	_, err = r.rec.WaitFor(r.ctx, func(es []events.Event) bool {
+		for _, e := range es {
+			if e.Kind == KindSessionOpened && e.Generation == 3 {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err)
 	r.ready()
 	assert.Equal(t, 3, r.sup.SessionsOpened())
 }

@@ -187,40 +187,15 @@ func (w *wireWatch) cause(err error) error {
 // wireSession adapts a wire.Session to the supervisor's session.
 type wireSession struct {
 	probes.Lister
+	sdkCalls
 	ws     *wire.Session
-	cs     *mcp.ClientSession
 	watch  *wireWatch
 	ka     *keepalive // nil without Config.KeepAlive
 	unroot func()     // stops root changes reaching the session's client
 }
 
 func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
-	return &wireSession{Lister: probes.SessionLister(ws.ClientSession()), ws: ws, cs: ws.ClientSession(), watch: w}
-}
-
-func (w *wireSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	return w.cs.CallTool(ctx, p)
-}
-func (w *wireSession) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	return w.cs.GetPrompt(ctx, p)
-}
-func (w *wireSession) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	return w.cs.ReadResource(ctx, p)
-}
-func (w *wireSession) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	return w.cs.Complete(ctx, p)
-}
-func (w *wireSession) Subscribe(ctx context.Context, p *mcp.SubscribeParams) error {
-	return w.cs.Subscribe(ctx, p)
-}
-func (w *wireSession) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error {
-	return w.cs.Unsubscribe(ctx, p)
-}
-
-//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
-func (w *wireSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
-	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
-	return w.cs.SetLoggingLevel(ctx, p)
+	return &wireSession{Lister: probes.SessionLister(ws.ClientSession()), sdkCalls: sdkCalls{ws.ClientSession()}, ws: ws, watch: w}
 }
 
 func (w *wireSession) Ping(ctx context.Context) error {

@@ -72,3 +72,32 @@ type connector interface {
 	// handshake on the wire.
 	Attach(ctx context.Context, spec dialSpec) (session, error)
 }
+
+// sdkCalls are the host calls of a session on a go-sdk ClientSession, the
+// same for both connectors.
+type sdkCalls struct{ cs *mcp.ClientSession }
+
+func (c sdkCalls) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	return c.cs.CallTool(ctx, p)
+}
+func (c sdkCalls) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return c.cs.GetPrompt(ctx, p)
+}
+func (c sdkCalls) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	return c.cs.ReadResource(ctx, p)
+}
+func (c sdkCalls) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return c.cs.Complete(ctx, p)
+}
+func (c sdkCalls) Subscribe(ctx context.Context, p *mcp.SubscribeParams) error {
+	return c.cs.Subscribe(ctx, p)
+}
+func (c sdkCalls) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error {
+	return c.cs.Unsubscribe(ctx, p)
+}
+
+//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+func (c sdkCalls) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+	return c.cs.SetLoggingLevel(ctx, p)
+}
