@@ -65,12 +65,11 @@ func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response) (
 	case "application/json":
 		return t.admitJSON(req, x, resp, want), nil
 	case "text/event-stream":
-		r, wc, err := decodedBody(resp, 0)
+		s, err := t.newAnswerStream(req, x, want, resp)
 		if err != nil {
 			x.Malformed = true
 			return t.rewrite(req, x, resp, err.Error()), nil
 		}
-		s := t.newAnswerStream(req, x, want, r, wc, resp.Body)
 		resp.Body = s
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Encoding")

@@ -141,17 +141,37 @@ func handOn(data []byte, msg jsonrpc.Message, exact bool) ([]byte, error) {
 	return encodeMessage(msg)
 }
 
-// parseIdentity reads the method and the raw id of one JSON-RPC request
-// body written by go-sdk (see [requestIdentity]); ok is false unless buf is
-// exactly one JSON object.
-func parseIdentity(buf []byte) (method string, id json.RawMessage, ok bool) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	rest, err := json.Parse(buf, &msg, json.DontCopyRawMessage|json.DontCopyString)
+// identityMessage is the identity of one JSON-RPC request.
+type identityMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+}
+
+// parse reads the method (its JSON string's contents) and the raw id of
+// one JSON-RPC request body written by go-sdk (see [requestIdentity]),
+// both aliasing buf; ok is false unless buf is exactly one JSON object and
+// the method, when present, a JSON string.
+func (sc *identityScratch) parse(buf []byte) (method []byte, id json.RawMessage, ok bool) {
+	msg := &sc.msg
+	rest, err := json.Parse(buf, msg, json.DontCopyRawMessage)
 	if err != nil || len(rest) != 0 {
-		return "", nil, false
+		return nil, nil, false
 	}
-	return msg.Method, msg.ID, true
+	m := bytes.TrimSpace(msg.Method)
+	switch {
+	case len(m) == 0 || bytes.Equal(m, []byte("null")):
+		return nil, msg.ID, true
+	case len(m) < 2 || m[0] != '"' || m[len(m)-1] != '"':
+		return nil, nil, false
+	}
+	m = m[1 : len(m)-1]
+	if bytes.IndexByte(m, '\\') >= 0 {
+		// An escaped method is no method go-sdk sends: decoded the slow way.
+		var s string
+		if err := json.Unmarshal(msg.Method, &s); err != nil {
+			return nil, nil, false
+		}
+		return []byte(s), msg.ID, true
+	}
+	return m, msg.ID, true
 }

@@ -110,7 +110,21 @@ func (s *slot) call() (Exchange, bool) {
 // the call's context, so a context shared by concurrent calls would mix their
 // facts. It is safe to use the returned context from several goroutines.
 func WithExchange(ctx context.Context) context.Context {
-	return context.WithValue(ctx, slotKey{}, &slot{})
+	return &slotContext{Context: ctx}
+}
+
+// slotContext is a context carrying a slot, in one allocation with it (a
+// call's hot path: context.WithValue would take a second).
+type slotContext struct {
+	context.Context
+	s slot
+}
+
+func (c *slotContext) Value(key any) any {
+	if key == (slotKey{}) {
+		return &c.s
+	}
+	return c.Context.Value(key)
 }
 
 // withConnectExchange is WithExchange for a session's handshake: go-sdk

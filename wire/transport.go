@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -268,7 +269,9 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	x.Status = resp.StatusCode
 	x.ContentType = mediaType(resp.Header.Get("Content-Type"))
 	x.RetryAfter = t.retryAfter(resp.Header.Get("Retry-After"))
-	x.WWWAuthenticate = resp.Header.Get("WWW-Authenticate")
+	// The canonical key, read directly: Get would canonicalize
+	// "WWW-Authenticate" into a new string on every answer.
+	x.WWWAuthenticate = headerValue(resp.Header, "Www-Authenticate")
 }
 
 // finish reports x to the call's slot and the observer. It returns x's
@@ -418,19 +421,64 @@ func requestIdentity(req *http.Request) (method, id string) {
 	if req.ContentLength <= 0 || req.ContentLength > maxIdentityBody {
 		return scanIdentity(body)
 	}
-	buf := make([]byte, req.ContentLength)
+	sc := identityPool.Get().(*identityScratch)
+	defer sc.release()
+	buf := slices.Grow(sc.buf[:0], int(req.ContentLength))[:req.ContentLength]
+	sc.buf = buf
 	if _, err := io.ReadFull(body, buf); err != nil {
 		return "", ""
 	}
 	if i := bytes.IndexFunc(buf, notJSONSpace); i < 0 || buf[i] != '{' {
 		return "", ""
 	}
-	method, raw, ok := parseIdentity(buf)
+	m, raw, ok := sc.parse(buf)
 	if !ok {
 		return "", ""
 	}
+	// m and raw alias the pooled buffer: copied out (a method go-sdk sends
+	// is interned, no copy).
+	if method, ok = knownMethods[string(m)]; !ok {
+		method = string(m)
+	}
 	return method, rawID(raw)
 }
+
+// identityScratch is what one [requestIdentity] reads a body into; pooled,
+// so that reading a request's identity costs no allocation but its id's.
+type identityScratch struct {
+	buf []byte
+	msg identityMessage
+}
+
+var identityPool = sync.Pool{New: func() any { return new(identityScratch) }}
+
+// release puts sc back; a buffer grown past keptBuffer by a large request
+// is dropped rather than kept.
+func (sc *identityScratch) release() {
+	sc.msg = identityMessage{}
+	if cap(sc.buf) > keptBuffer {
+		sc.buf = nil
+	}
+	identityPool.Put(sc)
+}
+
+// knownMethods interns the JSON-RPC methods go-sdk's client sends (MCP
+// schema method names).
+var knownMethods = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range []string{
+		methodInitialize, methodInitialized, methodDiscover, "ping",
+		"tools/call", "tools/list", "prompts/get", "prompts/list",
+		"resources/read", "resources/list", "resources/templates/list",
+		"resources/subscribe", "resources/unsubscribe", "completion/complete",
+		"logging/setLevel", "subscriptions/listen",
+		"notifications/cancelled", "notifications/progress",
+		"notifications/roots/list_changed",
+	} {
+		m[name] = name
+	}
+	return m
+}()
 
 // scanIdentity is requestIdentity for a long body: a token scan that stops
 // once it saw the id and the method (go-sdk writes both before params).
@@ -471,6 +519,14 @@ func rawID(raw json.RawMessage) string {
 }
 
 func notJSONSpace(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' }
+
+// headerValue is h.Get(key) for a key already in canonical form.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 // mediaType returns the lower-case media type without parameters.
 func mediaType(ct string) string {
