@@ -77,9 +77,9 @@ type answerStream struct {
 
 	out      []byte // ready for go-sdk from outAt on
 	outAt    int
-	ended    bool   // nothing comes after out
-	answered bool   // the call's response came through
-	err      error  // returned once out is drained (the caller's context ended)
+	ended    bool  // nothing comes after out
+	answered bool  // the call's response came through
+	err      error // returned once out is drained (the caller's context ended)
 
 	line     []byte // the current line
 	data     []byte // the current event's data lines, joined with LF
