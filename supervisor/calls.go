@@ -10,6 +10,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // CallTool calls a tool through the live session (MCP `tools/call`).
@@ -150,17 +151,21 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	}
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	// The session's call context ends when the session is released
 	// (expired, died, replaced: its answers can no longer arrive) and on
 	// Close: end the call then instead of waiting for its deadline.
 	stop := context.AfterFunc(live.calls, cancel)
 	defer stop()
+	release := cancel
 	if _, ok := caller.Deadline(); !ok {
 		var stopTimeout context.CancelFunc
 		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.cfg.Clock, s.cfg.CallTimeout)
-		defer stopTimeout()
+		release = func() { stopTimeout(); cancel() }
 	}
+	// The call's context ends once its answer's stream is closed, not
+	// before: a request cut before its body's end costs its connection.
+	ctx = wire.WithExchange(ctx)
+	defer wire.AfterAnswers(ctx, release)
 	res, err := call(ctx, live.sess)
 	if err == nil {
 		return res, nil

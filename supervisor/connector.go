@@ -148,12 +148,17 @@ type wireWatch struct {
 }
 
 func (w *wireWatch) exchange(x wire.Exchange) {
-	w.mu.Lock()
 	// Only a session-gone answer ends a session; a 401 (a call's, the
 	// stream's) no longer does, and remembering one would make a later,
 	// unrelated death look unauthorized, which is terminal.
-	if w.fatal == nil && !x.Local && x.SessionGone {
-		w.fatal = &x
+	if x.Local || !x.SessionGone {
+		return // every call's exchange: nothing kept, nothing allocated
+	}
+	fatal := new(wire.Exchange)
+	*fatal = x
+	w.mu.Lock()
+	if w.fatal == nil {
+		w.fatal = fatal
 	}
 	w.mu.Unlock()
 }

@@ -63,6 +63,7 @@ type answerStream struct {
 	ctx  context.Context
 	req  *http.Request // the call's POST, whose headers a resumption sends
 	rec  *recorded     // the call's record in its slot; may be nil
+	slot *slot         // the call's slot, told of Close; may be nil
 	x    Exchange      // the answer's facts as the headers gave them
 	want jsonrpc.ID
 	max  int
@@ -187,6 +188,9 @@ func (s *answerStream) Close() error {
 	s.closeBody()
 	s.ended = true
 	s.release()
+	if s.slot != nil {
+		s.slot.streamClosed()
+	}
 	return s.closeErr
 }
 

@@ -324,6 +324,10 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	rec := t.finish(req, x)
 	if stream != nil {
 		stream.rec = rec // go-sdk reads the stream only after RoundTrip returns
+		if rec != nil {
+			stream.slot = rec.s
+			rec.s.streamOpened()
+		}
 	}
 	return resp, nil
 }
@@ -379,15 +383,24 @@ func withAcceptEncoding(req *http.Request) *http.Request {
 		return req
 	}
 	// A shallow copy with a header map of its own (req is not changed):
-	// Request.Clone would also copy the URL and every header value.
-	out := new(http.Request)
-	*out = *req
-	out.Header = make(http.Header, len(req.Header)+1)
+	// Request.Clone would also copy the URL and every header value. The
+	// request and the header's value share one allocation.
+	out := new(encodedRequest)
+	out.req = *req
+	out.req.Header = make(http.Header, len(req.Header)+1)
 	for k, v := range req.Header {
-		out.Header[k] = v
+		out.req.Header[k] = v
 	}
-	out.Header["Accept-Encoding"] = []string{acceptEncoding}
-	return out
+	out.value[0] = acceptEncoding
+	out.req.Header["Accept-Encoding"] = out.value[:]
+	return &out.req
+}
+
+// encodedRequest is a request copied by [withAcceptEncoding] and the value
+// of its Accept-Encoding header.
+type encodedRequest struct {
+	req   http.Request
+	value [1]string
 }
 
 // noteHandshake takes the session id from a successful handshake answer;
