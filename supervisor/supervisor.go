@@ -177,7 +177,9 @@ func validEndpoint(endpoint string) error {
 // newSupervisor builds a supervisor around conn (nil: set by the caller).
 func newSupervisor(cfg Config, conn connector) *Supervisor {
 	life, end := context.WithCancel(context.Background())
-	callLife, endCalls := context.WithCancel(life)
+	// Not a child of life: stop ends it first anyway, and a child would
+	// give life a children map, held by every idle supervisor.
+	callLife, endCalls := context.WithCancel(context.Background())
 	s := &Supervisor{
 		cfg:      cfg,
 		conn:     conn,
