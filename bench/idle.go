@@ -115,7 +115,50 @@ func openIdle(ctx context.Context, endpoint string, hc *http.Client, k Client, s
 	if err != nil {
 		return nil, err
 	}
+	if k == BareListed {
+		tools, err := sess.ListTools(ctx, nil)
+		if err != nil {
+			_ = sess.Close()
+			return nil, err
+		}
+		// Held while the connection is, as a host holds what it may call.
+		return func() { _ = sess.Close(); runtime.KeepAlive(tools) }, nil
+	}
 	return func() { _ = sess.Close() }, nil
+}
+
+// IdleClients are the clients of the idle figure, in report order.
+var IdleClients = []Client{Supervised, BareSDK, BareListed}
+
+// BareListedNote says why the idle figure has two go-sdk rows.
+const BareListedNote = "mcpsup lists the tools before it is ready and keeps the catalog; a host on go-sdk must list them too before it can call one, so the `" + string(BareListed) + "` row (connect, then ListTools, its result kept) is the like-for-like baseline; the plain row is go-sdk's connect alone."
+
+// IdleExtras compares every mcpsup run in rs with the go-sdk runs of the
+// same size and stream setting, one line per mcpsup run.
+func IdleExtras(rs []IdleResult) []string {
+	var out []string
+	for _, a := range rs {
+		if a.Client != Supervised || a.Err != nil {
+			continue
+		}
+		line := fmt.Sprintf("mcpsup extra at %d, stream %s:", a.N, onOff(a.Stream))
+		n := 0
+		for _, b := range rs {
+			if b.Client == Supervised || b.Err != nil || b.N != a.N || b.Stream != a.Stream {
+				continue
+			}
+			if n > 0 {
+				line += ";"
+			}
+			line += fmt.Sprintf(" over %s %+.1f KiB and %+.2f goroutines per connection, setup %.2f times as long",
+				b.Client, (a.HeapPerConn-b.HeapPerConn)/1024, a.GoroutinesPerConn-b.GoroutinesPerConn, float64(a.Setup)/float64(max(b.Setup, 1)))
+			n++
+		}
+		if n > 0 {
+			out = append(out, line+".")
+		}
+	}
+	return out
 }
 
 // closeAll closes every connection, idleWorkers at a time.
