@@ -67,7 +67,8 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	}
 	c.learn(ws.ProtocolVersion())
 	sess := newWireSession(ws, w)
-	sess.unroot = func() { c.s.roots.detach(opts.Client) }
+	cl := opts.Client // captured alone: opts would stay on the heap with the session
+	sess.unroot = func() { c.s.roots.detach(cl) }
 	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
 	if every := c.s.cfg.KeepAlive; every > 0 && ws.ProtocolVersion() < "2026-07-28" {
 		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Ping, func() { _ = ws.Detach() })

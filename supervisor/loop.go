@@ -102,7 +102,7 @@ func (s *Supervisor) step(t fsm.Trigger) {
 	for i := 0; i < len(s.loop.queue); i++ {
 		s.take(s.loop.queue[i])
 	}
-	s.loop.queue = s.loop.queue[:0]
+	s.loop.queue = nil // an idle supervisor keeps no queue
 	s.loop.stepping = false
 }
 

@@ -69,7 +69,7 @@ type answerStream struct {
 	max  int
 
 	src       *bufio.Reader // bufs.src; nil once closed
-	bufs      *streamBuffers
+	bufs      *callBuffers
 	counter   wireCounter
 	wire      *wireCounter // &counter
 	body      io.Closer
@@ -105,7 +105,7 @@ func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc
 		return nil, err
 	}
 	s.wire = &s.counter
-	s.bufs = streamBufferPool.Get().(*streamBuffers)
+	s.bufs = callBufferPool.Get().(*callBuffers)
 	s.src = s.bufs.src
 	s.src.Reset(r)
 	s.out, s.data, s.line = s.bufs.out[:0], s.bufs.data[:0], s.bufs.line[:0]
@@ -116,16 +116,19 @@ func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc
 // longer than it is read in pieces (see [answerStream.readLine]).
 const answerBufferSize = 4 << 10
 
-// streamBuffers are an answer stream's working buffers. A call's stream
-// takes them when its answer comes and gives them back on Close, so that
-// calls in a row reuse them.
-type streamBuffers struct {
+// callBuffers are a call's working buffers: its request's identity
+// ([requestIdentity]), and its answer stream's, which the stream takes
+// when the answer comes and gives back on Close, with the drainer its
+// Close used. One pool for all, so that calls in a row reuse them.
+type callBuffers struct {
 	src             *bufio.Reader
 	out, data, line []byte
+	drain           *drainer // nil until a Close drained
+	identity        identityScratch
 }
 
-var streamBufferPool = sync.Pool{New: func() any {
-	return &streamBuffers{src: bufio.NewReaderSize(nil, answerBufferSize)}
+var callBufferPool = sync.Pool{New: func() any {
+	return &callBuffers{src: bufio.NewReaderSize(nil, answerBufferSize)}
 }}
 
 // release gives s's buffers back (the ones not grown past keptBuffer).
@@ -135,7 +138,7 @@ func (s *answerStream) release() {
 	b.src.Reset(nil)
 	b.out, b.data, b.line = keep(s.out), keep(s.data), keep(s.line)
 	s.out, s.outAt, s.data, s.line = nil, 0, nil, nil
-	streamBufferPool.Put(b)
+	callBufferPool.Put(b)
 }
 
 // keep returns b emptied, or nil when it grew past keptBuffer.
@@ -183,7 +186,9 @@ func (s *answerStream) Close() error {
 		// decides nothing, so an injected test clock must not see a waiter.
 		d := startDrainer(s)
 		_, _ = s.src.Discard(drainBytes)
-		d.stop()
+		if !d.stop() {
+			s.bufs.drain = nil
+		}
 	}
 	s.closeBody()
 	s.ended = true
@@ -195,22 +200,21 @@ func (s *answerStream) Close() error {
 }
 
 // drainer closes a stream's server body when its drain takes longer than
-// drainWait. Drainers are pooled with their timer, so that a call's Close
-// allocates none.
+// drainWait. Drainers are kept with their timer in [callBuffers], so that
+// a call's Close allocates none.
 type drainer struct {
 	timer *time.Timer
 	mu    sync.Mutex
-	s     *answerStream // the stream drained; nil while pooled
+	s     *answerStream // the stream drained; nil while kept
 }
 
-var drainers sync.Pool
-
-// startDrainer starts a drainer's timer for s.
+// startDrainer starts the timer of s's drainer.
 func startDrainer(s *answerStream) *drainer {
-	d, _ := drainers.Get().(*drainer)
+	d := s.bufs.drain
 	if d == nil {
 		d = &drainer{s: s}
 		d.timer = time.AfterFunc(drainWait, d.fire)
+		s.bufs.drain = d
 		return d
 	}
 	d.mu.Lock()
@@ -229,16 +233,14 @@ func (d *drainer) fire() {
 	}
 }
 
-// stop ends d's wait. A drainer whose timer fired already is not reused:
-// its fire may still be running.
-func (d *drainer) stop() {
+// stop ends d's wait and reports whether d may be used again: not when
+// its timer fired already, since its fire may still be running.
+func (d *drainer) stop() bool {
 	stopped := d.timer.Stop()
 	d.mu.Lock()
 	d.s = nil
 	d.mu.Unlock()
-	if stopped {
-		drainers.Put(d)
-	}
+	return stopped
 }
 
 // closeBody closes the server's body once; the drain's timer and Close may

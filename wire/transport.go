@@ -434,8 +434,9 @@ func requestIdentity(req *http.Request) (method, id string) {
 	if req.ContentLength <= 0 || req.ContentLength > maxIdentityBody {
 		return scanIdentity(body)
 	}
-	sc := identityPool.Get().(*identityScratch)
-	defer sc.release()
+	b := callBufferPool.Get().(*callBuffers)
+	sc := &b.identity
+	defer b.releaseIdentity()
 	buf := slices.Grow(sc.buf[:0], int(req.ContentLength))[:req.ContentLength]
 	sc.buf = buf
 	if _, err := io.ReadFull(body, buf); err != nil {
@@ -456,23 +457,20 @@ func requestIdentity(req *http.Request) (method, id string) {
 	return method, rawID(raw)
 }
 
-// identityScratch is what one [requestIdentity] reads a body into; pooled,
-// so that reading a request's identity costs no allocation but its id's.
+// identityScratch is what one [requestIdentity] reads a body into; pooled
+// in [callBuffers], so that reading a request's identity costs no
+// allocation but its id's.
 type identityScratch struct {
 	buf []byte
 	msg identityMessage
 }
 
-var identityPool = sync.Pool{New: func() any { return new(identityScratch) }}
-
-// release puts sc back; a buffer grown past keptBuffer by a large request
-// is dropped rather than kept.
-func (sc *identityScratch) release() {
-	sc.msg = identityMessage{}
-	if cap(sc.buf) > keptBuffer {
-		sc.buf = nil
-	}
-	identityPool.Put(sc)
+// releaseIdentity puts b back after a [requestIdentity]; a buffer grown
+// past keptBuffer by a large request is dropped rather than kept.
+func (b *callBuffers) releaseIdentity() {
+	b.identity.msg = identityMessage{}
+	b.identity.buf = keep(b.identity.buf)
+	callBufferPool.Put(b)
 }
 
 // knownMethods interns the JSON-RPC methods go-sdk's client sends (MCP
