@@ -83,8 +83,8 @@ func (s *Supervisor) RemoveRoots(uris ...string) { s.roots.remove(uris) }
 // they apply to. One lock orders root changes and new clients, so a client
 // never misses a change.
 type rootSet struct {
-	mu      sync.Mutex
-	roots   []*mcp.Root // by URI, in the order first added
+	mu    sync.Mutex
+	roots []*mcp.Root // by URI, in the order first added
 	// clients are the sessions' clients: a slice, not a map, since a
 	// supervisor holds one or two sessions at a time.
 	clients []*mcp.Client
