@@ -151,11 +151,10 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	}
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
-	// The session's call context ends when the session is released
-	// (expired, died, replaced: its answers can no longer arrive) and on
-	// Close: end the call then instead of waiting for its deadline.
-	stop := context.AfterFunc(live.calls, cancel)
-	defer stop()
+	// The call ends when its session is released (expired, died,
+	// replaced: its answers can no longer arrive) and on Close, instead of
+	// waiting for its deadline.
+	defer s.inflight.leave(s.inflight.join(live, cancel))
 	release := cancel
 	if _, ok := caller.Deadline(); !ok {
 		var stopTimeout context.CancelFunc

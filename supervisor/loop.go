@@ -37,13 +37,12 @@ type loopState struct {
 	batch []events.Event
 }
 
-// held is a session the supervisor holds, with a context that ends the calls
-// running on it when it is released.
+// held is a session the supervisor holds; the calls running on it end
+// when it is released (see inflight).
 type held struct {
-	gen    uint64
-	sess   session
-	calls  context.Context
-	cancel context.CancelFunc
+	gen      uint64
+	sess     session
+	released bool // guarded by Supervisor.inflight's mu
 }
 
 // held returns the held session of gen, or nil.
@@ -239,8 +238,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		s.endSession(sess, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
-	calls, cancel := context.WithCancel(s.callLife) // ends with the session or on Close
-	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, sess: sess, calls: calls, cancel: cancel})
+	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, sess: sess})
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
@@ -324,7 +322,7 @@ const releaseGrace = time.Second
 // once.
 func (s *Supervisor) dropSession(gen uint64) {
 	if h := s.held(gen); h != nil {
-		s.cfg.Clock.AfterFunc(releaseGrace, h.cancel)
+		s.cfg.Clock.AfterFunc(releaseGrace, func() { s.inflight.release(h) })
 		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	}
 }

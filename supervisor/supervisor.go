@@ -61,6 +61,7 @@ type Supervisor struct {
 	cmds     sync.WaitGroup // goroutines running commands (dial, attach, discovery)
 	bg       sync.WaitGroup // session watchers and closers
 	calls    sync.WaitGroup // in-flight host calls
+	inflight inflight       // what ends them
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -274,6 +275,7 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		started := s.started
 		s.mu.Unlock()
 		s.endCalls()
+		s.inflight.close()
 		s.calls.Wait()
 		if started {
 			done := make(chan struct{})
