@@ -102,7 +102,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	case b.err != nil:
 		return refuse("body unreadable: " + b.err.Error())
 	}
-	msg, exact, err := decodeMessage(b.data)
+	msg, exact, err := decodeMessageFor(b.data, want)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
@@ -136,7 +136,7 @@ func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Respon
 		return withBody(resp, body)
 	}
 	if x.RPC.Present {
-		if msg, exact, err := decodeMessage(body); err == nil {
+		if msg, exact, err := decodeMessageFor(body, want); err == nil {
 			if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && r.ID == want {
 				if answer, err := handOn(body, r, exact); err == nil {
 					return withBody(resp, answer)

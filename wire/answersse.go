@@ -413,7 +413,7 @@ func (s *answerStream) dispatch() {
 		// not use, which go-sdk skips too.
 		return
 	}
-	msg, exact, err := decodeMessage(data)
+	msg, exact, err := decodeMessageFor(data, s.want)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return
