@@ -46,7 +46,10 @@ func IdleConnectionsAt(ctx context.Context, endpoint string, k Client, n int, st
 	tr := &http.Transport{MaxIdleConnsPerHost: idleWorkers * 2, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
-	heap0, gor0 := liveHeap(), stableGoroutines(ctx)
+	// Goroutines first: what an earlier run left (sessions ending, their
+	// timers) is gone before the heap is read.
+	gor0 := stableGoroutines(ctx)
+	heap0 := settledHeap(ctx)
 
 	closers := make([]func(), n)
 	var (
@@ -176,6 +179,23 @@ func closeAll(closers []func()) {
 		})
 	}
 	wg.Wait()
+}
+
+// settledHeap returns liveHeap once it no longer falls by more than 1%
+// from one reading to the next, 200ms apart (memory an earlier run's
+// timers still held is freed), bounded by 3s.
+func settledHeap(ctx context.Context) uint64 {
+	deadline := time.Now().Add(3 * time.Second)
+	last := liveHeap()
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(200 * time.Millisecond)
+		h := liveHeap()
+		if h >= last-last/100 {
+			return h
+		}
+		last = h
+	}
+	return last
 }
 
 // liveHeap returns HeapAlloc after two collections.

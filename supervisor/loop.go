@@ -322,7 +322,11 @@ const releaseGrace = time.Second
 // once.
 func (s *Supervisor) dropSession(gen uint64) {
 	if h := s.held(gen); h != nil {
-		s.cfg.Clock.AfterFunc(releaseGrace, func() { s.inflight.release(h) })
+		if s.callLife.Err() != nil {
+			s.inflight.release(h) // closing: its calls were ended already, no timer holds h
+		} else {
+			s.cfg.Clock.AfterFunc(releaseGrace, func() { s.inflight.release(h) })
+		}
 		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	}
 }
