@@ -26,7 +26,7 @@ var errMaxDepth = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxJS
 // (internal/jsonrpc2 wireDecode): Method is raw so that a "method" key with
 // an empty or null value still makes a request.
 type wireDecode struct {
-	VersionTag json.RawMessage `json:"jsonrpc"` // read as go-sdk's string by [versionTag]
+	VersionTag json.RawMessage `json:"jsonrpc"`      // read as go-sdk's string by [versionTag]
 	ID         json.RawMessage `json:"id,omitempty"` // read as go-sdk's any by [messageID]
 	Method     json.RawMessage `json:"method"`
 	Params     json.RawMessage `json:"params,omitempty"`
