@@ -125,6 +125,7 @@ type callBuffers struct {
 	out, data, line []byte
 	drain           *drainer // nil until a Close drained
 	identity        identityScratch
+	decode          decodeScratch
 }
 
 var callBufferPool = sync.Pool{New: func() any {
@@ -137,6 +138,7 @@ func (s *answerStream) release() {
 	s.bufs, s.src = nil, nil
 	b.src.Reset(nil)
 	b.out, b.data, b.line = keep(s.out), keep(s.data), keep(s.line)
+	b.decode = decodeScratch{}
 	s.out, s.outAt, s.data, s.line = nil, 0, nil, nil
 	callBufferPool.Put(b)
 }
@@ -413,7 +415,9 @@ func (s *answerStream) dispatch() {
 		// not use, which go-sdk skips too.
 		return
 	}
-	msg, exact, err := decodeMessageFor(data, s.want)
+	// Into the call's buffers: a response is checked and handed on here,
+	// not kept.
+	msg, exact, err := decodeMessageInto(data, s.want, &s.bufs.decode)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return

@@ -35,11 +35,13 @@ type wireDecode struct {
 }
 
 // decodeScratch is what one [decodeMessage] parses into; pooled, so that
-// decoding a message costs no allocation but the message's own.
+// decoding a message costs no allocation but the message's own. resp is
+// the response [decodeMessageInto] returns.
 type decodeScratch struct {
 	value  json.RawMessage
 	msg    wireDecode
 	method string
+	resp   jsonrpc.Response
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
@@ -63,11 +65,23 @@ func decodeMessage(data []byte) (msg jsonrpc.Message, exact bool, err error) {
 // hint: a message with that id gets hint itself, not an id of its own (an
 // integer id of 256 or more costs an allocation).
 func decodeMessageFor(data []byte, hint jsonrpc.ID) (msg jsonrpc.Message, exact bool, err error) {
+	sc := scratchPool.Get().(*decodeScratch)
+	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
+	msg, exact, err = decodeMessageInto(data, hint, sc)
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		own := *r // sc goes back to the pool
+		msg = &own
+	}
+	return msg, exact, err
+}
+
+// decodeMessageInto is decodeMessageFor parsing into sc, which it resets
+// first: a response it returns is &sc.resp, valid until sc is used again.
+func decodeMessageInto(data []byte, hint jsonrpc.ID, sc *decodeScratch) (msg jsonrpc.Message, exact bool, err error) {
+	*sc = decodeScratch{}
 	if err := checkMaxDepth(data); err != nil {
 		return nil, false, err
 	}
-	sc := scratchPool.Get().(*decodeScratch)
-	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
 	// The value go-sdk's json.Decoder.Decode reads: the first one in data.
 	rest, err := json.Parse(data, &sc.value, decodeFlags)
 	if err != nil {
@@ -97,7 +111,8 @@ func decodeMessageFor(data []byte, hint jsonrpc.ID) (msg jsonrpc.Message, exact 
 	if !id.IsValid() {
 		return nil, false, errInvalidMessage
 	}
-	r := &jsonrpc.Response{ID: id, Result: w.Result}
+	r := &sc.resp
+	*r = jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
 		r.Error = w.Error
 	}
