@@ -145,10 +145,10 @@ func idle(ctx context.Context, small, big int, limit uint64) ([]bench.IdleResult
 		}
 	}
 	note += "mcpsup uses StreamAuto (stream on) or StreamOff, Era2025; go-sdk sessions use DisableStandaloneSSE for stream off. Both share one http.Transport per run; sessions are opened 16 at a time."
-	if err := bench.WarmIdle(ctx, url); err != nil {
+	if err := bench.WarmIdle(ctx, url, max(small, big)); err != nil {
 		return []bench.IdleResult{{N: small, Err: err}}, "The warm-up failed."
 	}
-	note += " Before the first run, 16 connections of every kind are opened and closed once (process-wide caches and pools are warm for every run)."
+	note += " Before the first run, 16 connections of every kind are opened and closed, and 8 goroutines per connection started and ended: process-wide caches and pools are warm, and the runtime's goroutine descriptors (allocated once, then reused) are counted by no run."
 	var out []bench.IdleResult
 	for _, r := range runs {
 		for _, k := range bench.IdleClients {
@@ -168,7 +168,7 @@ func idleAlone(ctx context.Context, n int, profile string) {
 		log.Fatal(err)
 	}
 	defer stop()
-	if err := bench.WarmIdle(ctx, url); err != nil {
+	if err := bench.WarmIdle(ctx, url, n); err != nil {
 		log.Fatal(err)
 	}
 	var rs []bench.IdleResult
