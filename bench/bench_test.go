@@ -188,3 +188,36 @@ func TestRenderNamesCommandAndMachine(t *testing.T) {
 	require.NoError(t, r.Render(&b))
 	require.Contains(t, b.String(), "Load: two busy loops.")
 }
+
+// A refused listing costs mcpsup one tools/list on the same session; the
+// reconnect-on-error client a new session per refusal; bare go-sdk's session
+// dies on the HTML 403 and never lists.
+func TestFailedListings(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := listingOne(ctx, Supervised)
+	require.NoError(t, r.Err)
+	require.True(t, r.Ready)
+	require.Equal(t, ListingFailures, r.Extra, r.Breakdown)
+	require.Contains(t, r.Breakdown, "initialize 1,")
+	require.NotContains(t, r.Breakdown, "DELETE")
+
+	r = listingOne(ctx, ReconnectOnError)
+	require.NoError(t, r.Err)
+	require.True(t, r.Ready)
+	require.Greater(t, r.PerFailure(), 3.0, r.Breakdown)
+
+	r = listingOne(ctx, BareSDK)
+	require.NoError(t, r.Err)
+	require.False(t, r.Ready, r.Breakdown)
+}
+
+// A reset on one call costs mcpsup one ping on the same session.
+func TestExtraRequestsReset(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := extraOne(ctx, FailureClasses[5], Supervised)
+	require.NoError(t, r.Err)
+	require.Equal(t, "ping 1", r.Breakdown)
+	require.True(t, r.NextCallOK)
+}

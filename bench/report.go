@@ -15,6 +15,7 @@ type Report struct {
 	Machine  Machine
 	Elapsed  time.Duration
 	Extra    []ExtraResult
+	Listing  []ListingResult // the failed-listing part of figure 1
 	Ready    []ReadyResult
 	Lost     []LostResult
 	Overhead OverheadResult
@@ -50,30 +51,7 @@ func (r *Report) Render(w io.Writer) error {
 	p("Every figure runs a real go-sdk v1.8.0 server on 127.0.0.1 and compares the clients side by side in the same run. ")
 	p("Baseline go-sdk clients pin `ProtocolVersion` %s, so they never send `server/discover` (their cheapest handshake).\n\n", pinnedVersion)
 
-	p("## 1. Extra HTTP requests per failed tools/call\n\n")
-	p("The first `tools/call` after the fault is installed fails; then one more call is made. Counted at the mcptest gateway: every request from the failed call until the next call returned and the wire was quiet, except the host's own `tools/call` requests. ")
-	p("`%s` closes the session (DELETE), reconnects (initialize, notifications/initialized, and the new session's standalone GET) and lists the tools on any error (failure story S4). ", ReconnectOnError)
-	p("Goal: 0 for every application class; the handshake minimum for 404.\n\n")
-	p("| failure | client | extra requests | which | next call |\n|---|---|---:|---|---|\n")
-	for _, e := range r.Extra {
-		if e.Err != nil {
-			p("| %s | %s | error | %s | |\n", e.Class, e.Client, cell(e.Err.Error()))
-			continue
-		}
-		next := "ok"
-		switch {
-		case !e.NextCallOK && !e.NextCallSent:
-			next = "fails, nothing sent: session dead, host must reconnect"
-		case !e.NextCallOK:
-			next = "fails"
-		}
-		which := e.Breakdown
-		if which == "" {
-			which = "none"
-		}
-		p("| %s | %s | %d | %s | %s |\n", e.Class, e.Client, e.Extra, which, next)
-	}
-	p("\n")
+	b.WriteString(RenderExtra(r))
 
 	p("## 2. Time to ready with gateway latency\n\n")
 	if len(r.Ready) > 0 {
@@ -200,4 +178,62 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// RenderListing writes the failed-listing part of figure 1 (FailedListings)
+// as Markdown.
+func RenderListing(rs []ListingResult) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("### Extra HTTP requests per failed listing\n\n")
+	p("A fresh connect whose handshake succeeds and whose first %d `tools/list` are answered 403 with an HTML page (a WAF). ", ListingFailures)
+	p("Counted at the mcptest gateway until the client listed the tools (or gave up) and the wire was quiet, minus the same client's clean connect; per failure = extra / %d. ", ListingFailures)
+	p("mcpsup retries the listing on the live session (`Config.ListingRetries`); `%s` reconnects on every error; bare go-sdk retries `ListTools` on its one session. Goal: 1 request per failure.\n\n", ReconnectOnError)
+	p("| client | extra requests | per failure | every request of the faulted connect | tools listed |\n|---|---:|---:|---|---|\n")
+	for _, r := range rs {
+		if r.Err != nil {
+			p("| %s | error | | %s | |\n", r.Client, cell(r.Err.Error()))
+			continue
+		}
+		listed := "yes"
+		if !r.Ready {
+			listed = "no: the session died on the HTML 403, the host must reconnect"
+		}
+		p("| %s | %d | %.1f | %s | %s |\n", r.Client, r.Extra, r.PerFailure(), cell(r.Breakdown), listed)
+	}
+	p("\n")
+	return b.String()
+}
+
+// RenderExtra writes figure 1 (ExtraRequests and FailedListings) as
+// Markdown.
+func RenderExtra(r *Report) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("## 1. Extra HTTP requests per failed tools/call\n\n")
+	p("The first `tools/call` after the fault is installed fails; then one more call is made. Counted at the mcptest gateway: every request from the failed call until the next call returned and the wire was quiet, except the host's own `tools/call` requests. ")
+	p("`%s` closes the session (DELETE), reconnects (initialize, notifications/initialized, and the new session's standalone GET) and lists the tools on any error (failure story S4). ", ReconnectOnError)
+	p("Goal: 0 for every application class; the handshake minimum for 404.\n\n")
+	p("| failure | client | extra requests | which | next call |\n|---|---|---:|---|---|\n")
+	for _, e := range r.Extra {
+		if e.Err != nil {
+			p("| %s | %s | error | %s | |\n", e.Class, e.Client, cell(e.Err.Error()))
+			continue
+		}
+		next := "ok"
+		switch {
+		case !e.NextCallOK && !e.NextCallSent:
+			next = "fails, nothing sent: session dead, host must reconnect"
+		case !e.NextCallOK:
+			next = "fails"
+		}
+		which := e.Breakdown
+		if which == "" {
+			which = "none"
+		}
+		p("| %s | %s | %d | %s | %s |\n", e.Class, e.Client, e.Extra, which, next)
+	}
+	p("\n")
+	b.WriteString(RenderListing(r.Listing))
+	return b.String()
 }

@@ -26,9 +26,10 @@ const (
 	// changes, nil when unchanged), Generation.
 	KindCatalogChanged Kind = "catalog-changed"
 	// KindCallFailed: a call failed. Its transition event follows: internal
-	// when the session was kept (failure story S4), ready -> connecting when
-	// the verdict costs the session. Fields: Op, Name, Delivery, Verdict,
-	// Generation.
+	// when the session was kept (failure story S4) or is being verified (a
+	// transport verdict: a session-verified or session-died transition
+	// follows), ready -> connecting when the verdict costs the session.
+	// Fields: Op, Name, Delivery, Verdict, Generation.
 	KindCallFailed Kind = "call-failed"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened for
 	// this server (failure story S5). Fields: Detail (the rule that fired).
@@ -41,7 +42,8 @@ const (
 	// message, an oversized event ...); the session is unaffected. Fields:
 	// Detail (what was wrong), Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
-	// KindRetryScheduled: a retry from failed is scheduled. Fields: Attempt,
+	// KindRetryScheduled: a retry is scheduled: from failed, or of a listing
+	// on its live session (connecting, stale-recovering). Fields: Attempt,
 	// Delay, Verdict.
 	KindRetryScheduled Kind = "retry-scheduled"
 	// KindRateLimitWindow: calls fail at once until a 429's Retry-After
@@ -53,6 +55,11 @@ const (
 	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
 	// (hashed), Generation, Detail.
 	KindSessionEnded Kind = "session-ended"
+	// KindCallResent: a failed call is sent once more, as the resend
+	// policy allows (it was not sent, or its outcome is unknown and its tool
+	// is annotated readOnlyHint or idempotentHint). Fields: Op, Name, and
+	// the first attempt's Delivery, Verdict and Generation.
+	KindCallResent Kind = "call-resent"
 )
 
 // Delivery values of [Event.Delivery]: how far a failed call got.

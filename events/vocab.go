@@ -55,6 +55,7 @@ const (
 	TriggerCloseRequested     Trigger = "close-requested"
 	TriggerDetachRequested    Trigger = "detach-requested"
 	TriggerChurnCooled        Trigger = "churn-cooled"
+	TriggerSessionVerified    Trigger = "session-verified"
 )
 
 // String returns the kebab-case name, e.g. "session-died".

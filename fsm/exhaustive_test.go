@@ -23,11 +23,12 @@ type combo struct {
 	churned   bool // that reason is churn rather than budget-spent
 	churnFull bool // MaxSessions sessions already started within the window
 	gen0      bool // the trigger carries generation 0 instead of the current one
+	listFails int  // failed listings on the session: 0, 1 or DefaultListingRetries
 }
 
 func (c combo) String() string {
-	return fmt.Sprintf("%s/%s/%s/resume=%s/stale=%v/terminal=%v/churned=%v/churn=%v/gen0=%v",
-		c.state, c.kind, c.class, c.resume, c.staleUsed, c.terminal, c.churned, c.churnFull, c.gen0)
+	return fmt.Sprintf("%s/%s/%s/resume=%s/stale=%v/terminal=%v/churned=%v/churn=%v/gen0=%v/listFails=%d",
+		c.state, c.kind, c.class, c.resume, c.staleUsed, c.terminal, c.churned, c.churnFull, c.gen0, c.listFails)
 }
 
 func allCombos() []combo {
@@ -41,10 +42,18 @@ func allCombos() []combo {
 					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown, ResumeMode(7)}
 				}
 				for _, rm := range resumes {
-					for f := range 32 {
+					for f := range 128 {
 						c := combo{state: s, kind: k, class: cl, resume: rm,
 							staleUsed: f&1 != 0, terminal: f&2 != 0,
 							churnFull: f&4 != 0, gen0: f&8 != 0, churned: f&16 != 0}
+						switch {
+						case f&32 != 0 && f&64 != 0:
+							continue
+						case f&32 != 0:
+							c.listFails = 1
+						case f&64 != 0:
+							c.listFails = DefaultListingRetries
+						}
 						if c.terminal && s != Failed || c.churned && !c.terminal {
 							continue
 						}
@@ -65,6 +74,7 @@ func placeAt(m *Machine, c combo, now time.Time) {
 	m.verdict = classify.Verdict{}
 	m.resume = ResumeNone
 	m.staleUsed = c.staleUsed
+	m.listFails = c.listFails
 	m.reason = ReasonNone
 	if c.terminal {
 		m.reason = ReasonBudgetSpent
@@ -210,7 +220,15 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 		switch cmd.Kind {
 		case ScheduleRetry:
 			require.False(t, fatalV, "%s: retry after %s", c, c.class)
-			require.Equal(t, Failed, m.State(), "%s", c)
+			if m.State() != Failed {
+				// A listing retried on its live session.
+				require.Equal(t, c.state, m.State(), "%s", c)
+				require.Contains(t, []State{Connecting, StaleRecovering}, c.state, "%s", c)
+				require.Equal(t, DiscoveryFailed, c.kind, "%s", c)
+				require.True(t, sessionFine(c.class), "%s: the session may be gone", c)
+				require.Less(t, c.listFails, DefaultListingRetries, "%s: retries spent", c)
+				require.Equal(t, before.listFails+1, m.listFails, "%s", c)
+			}
 			require.Equal(t, before.attempt+1, cmd.Attempt, "%s", c)
 		case Dial, Attach:
 			require.False(t, fatalV && c.kind != Started && c.kind != ReconnectRequested, "%s: reconnect after %s", c, c.class)
@@ -231,8 +249,14 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 		require.False(t, fatalV, "%s", c)
 	}
 	if c.state == Ready && c.kind == CallFailed && c.class != classify.None {
-		require.Equal(t, !c.class.Reconnects(), m.State() == Ready, "%s", c)
-		if !c.class.Reconnects() {
+		// Only session-expired leaves at once; transport verifies the
+		// session first (one VerifySession, the session kept meanwhile).
+		require.Equal(t, c.class != classify.SessionExpired, m.State() == Ready, "%s", c)
+		switch {
+		case c.class == classify.Transport:
+			require.Len(t, cmds, 1, "%s", c)
+			require.Equal(t, VerifySession, cmds[0].Kind, "%s", c)
+		case !c.class.Reconnects():
 			require.Empty(t, cmds, "%s", c)
 		}
 	}
@@ -253,6 +277,20 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 		case Failed:
 			require.Equal(t, ReasonChurn, m.reason, "%s", c)
 		}
+	}
+	if (c.state == Connecting || c.state == StaleRecovering) && c.kind == DiscoveryFailed && !fatalV && c.class != classify.None {
+		// After a handshake, a listing failure costs the session only when
+		// the session may be gone or its listing retries are spent.
+		kept := sessionFine(c.class) && c.listFails < DefaultListingRetries
+		require.Equal(t, kept, m.State() == c.state, "%s", c)
+		closes := 0
+		for _, cmd := range cmds {
+			require.NotEqual(t, Dial, cmd.Kind, "%s", c)
+			if cmd.Kind == CloseSession {
+				closes++
+			}
+		}
+		require.Equal(t, !kept, closes == 1, "%s: %v", c, cmds)
 	}
 	if m.State() == Failed && fatalV && before.State() != Failed {
 		require.True(t, m.Terminal(), "%s", c)

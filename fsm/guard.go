@@ -49,6 +49,21 @@ const (
 	// GuardChurnFailure: the failed state is terminal with ReasonChurn, the
 	// one terminal reason that cools down and retries.
 	GuardChurnFailure
+	// GuardListingRetryLeft: a listing failed after a successful handshake
+	// with a verdict that says the session is fine (forbidden,
+	// rate-limited, server-error, application, timeout: the server
+	// answered, or was slow), and the session has had fewer than
+	// [Config.ListingRetries] listing retries: the listing is retried on
+	// the same session.
+	GuardListingRetryLeft
+	// GuardListingRetrySpent: recoverable, and either the verdict says the
+	// session may be gone (transport, session-expired, protocol, unknown,
+	// method-not-found) or the session's listing retries are spent: the
+	// session is replaced.
+	GuardListingRetrySpent
+	// GuardListingFailed: a listing on the current session failed and its
+	// retry is scheduled (the retry's RetryDue, not a handshake's).
+	GuardListingFailed
 
 	numGuards
 )
@@ -68,6 +83,9 @@ var guardNames = [numGuards]string{
 	GuardChurnLimitReached:          "churn-limit-reached",
 	GuardRetrying:                   "retrying",
 	GuardChurnFailure:               "churn-failure",
+	GuardListingRetryLeft:           "listing-retry-left",
+	GuardListingRetrySpent:          "listing-retry-spent",
+	GuardListingFailed:              "listing-failed",
 }
 
 // String returns the kebab-case name used in events and docs/statechart.md.
@@ -80,6 +98,25 @@ func (g Guard) String() string {
 
 func fatal(c classify.Class) bool {
 	return c == classify.Unauthorized || c == classify.Canceled
+}
+
+// sessionFine reports whether a failed listing's verdict says the session it
+// ran on is fine: the server (or a gateway in front of it) answered with an
+// error that a new session cannot fix, or was slow. transport and
+// session-expired say the session may be gone; protocol and unknown say
+// nothing sure about it.
+func sessionFine(c classify.Class) bool {
+	switch c {
+	case classify.Forbidden, classify.RateLimited, classify.ServerError, classify.Application, classify.Timeout:
+		return true
+	}
+	return false
+}
+
+// listingRetryLeft reports whether a listing failing now with class c is
+// retried on its session.
+func (m *Machine) listingRetryLeft(c classify.Class) bool {
+	return sessionFine(c) && m.listFails < m.listingRetries
 }
 
 // guardInput is what guards read of the trigger being stepped.
@@ -122,6 +159,12 @@ func (g Guard) eval(m *Machine, t *guardInput) bool {
 		return m.reason == ReasonNone
 	case GuardChurnFailure:
 		return m.reason == ReasonChurn
+	case GuardListingRetryLeft:
+		return m.listingRetryLeft(c)
+	case GuardListingRetrySpent:
+		return !fatal(c) && !m.listingRetryLeft(c)
+	case GuardListingFailed:
+		return m.listFails > 0
 	}
 	return false
 }

@@ -15,6 +15,10 @@ const (
 	DefaultMaxSessions = 10
 	// DefaultWindow is the churn window: one minute.
 	DefaultWindow = time.Minute
+	// DefaultListingRetries: a session whose handshake succeeded may have
+	// its listing retried 4 times (5 listings in all) before it is
+	// replaced.
+	DefaultListingRetries = 4
 )
 
 // Config configures a [Machine]. The zero value is usable.
@@ -27,6 +31,14 @@ type Config struct {
 	// Window is the churn window, measured with [Trigger.Now]. Zero (or
 	// negative) means DefaultWindow (1 minute).
 	Window time.Duration
+	// ListingRetries is how many times the listing of a session whose
+	// handshake succeeded (connecting, stale-recovering) is retried on that
+	// same session, on the retry schedule, when it fails with a verdict
+	// that says the session is fine (forbidden, rate-limited, server-error,
+	// application, timeout); the next such failure replaces the session.
+	// Zero means DefaultListingRetries (4); negative means none: every
+	// failed listing replaces the session.
+	ListingRetries int
 }
 
 // Machine is one connection's state machine: a pure core driven one trigger
@@ -39,8 +51,9 @@ type Config struct {
 // A Machine is not safe for concurrent use: one goroutine owns it. Different
 // Machines may step concurrently.
 type Machine struct {
-	maxSessions int
-	window      time.Duration
+	maxSessions    int
+	window         time.Duration
+	listingRetries int
 
 	st        stateID
 	resume    ResumeMode
@@ -50,6 +63,7 @@ type Machine struct {
 	reason    Reason
 	verdict   classify.Verdict
 	sessions  []time.Time // start times of the last MaxSessions sessions
+	listFails int         // failed listings on the current session
 
 	// While a Step fires the engine: what the guards read, and the row the
 	// engine took (-1 for none).
@@ -66,7 +80,13 @@ func New(cfg Config) *Machine {
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultWindow
 	}
-	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, row: -1}
+	switch {
+	case cfg.ListingRetries == 0:
+		cfg.ListingRetries = DefaultListingRetries
+	case cfg.ListingRetries < 0:
+		cfg.ListingRetries = 0
+	}
+	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, row: -1}
 }
 
 // Outcome is what one Step did (etcd-io/raft's Ready): the transition, as an
@@ -197,6 +217,9 @@ func (m *Machine) apply(i int, t *Trigger) {
 	if r.To == StaleRecovering {
 		m.staleUsed = true
 	}
+	if r.Trigger == DiscoveryFailed && r.Internal() {
+		m.listFails++ // retried on this session
+	}
 	if r.To == Ready {
 		m.attempt = 0
 	}
@@ -210,6 +233,7 @@ func (m *Machine) command(k CommandKind, t *Trigger) Command {
 	switch k {
 	case Dial, Attach:
 		m.gen++
+		m.listFails = 0
 		m.noteSession(t.Now)
 		cmd.Generation = m.gen
 		if k == Attach {
@@ -218,6 +242,8 @@ func (m *Machine) command(k CommandKind, t *Trigger) Command {
 	case ScheduleRetry:
 		m.attempt++
 		cmd.Attempt = m.attempt
+		cmd.Verdict = t.Verdict
+	case VerifySession:
 		cmd.Verdict = t.Verdict
 	}
 	return cmd
@@ -275,6 +301,10 @@ func (m *Machine) Terminal() bool { return m.State() == Failed && m.reason != Re
 // Verdict returns the verdict that moved the machine into [Failed]; the zero
 // verdict in any other state.
 func (m *Machine) Verdict() classify.Verdict { return m.verdict }
+
+// ListingRetries returns how many times the listing of the current session
+// was retried on it (see [Config.ListingRetries]).
+func (m *Machine) ListingRetries() int { return m.listFails }
 
 // StaleRecoveryUsed reports whether the current resume has used its one
 // stale recovery (failure story S2).

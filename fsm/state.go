@@ -18,7 +18,9 @@ const (
 	// Connecting: opening a new session with a full handshake (`initialize`,
 	// or `server/discover` on 2026-07-28+ servers), then listing what the
 	// server declared. Left on DiscoverySucceeded (to Ready) or on a failure
-	// (to Failed). Never probes.
+	// (to Failed); a listing that fails while the session is fine is
+	// retried on that session instead (internal, [Config.ListingRetries]
+	// times). Never probes.
 	Connecting = events.StateConnecting
 	// ResumingBlind: re-attaching a persisted session id whose capabilities
 	// are unknown; nothing is sent yet. Left on Attached (to Probing) or
@@ -39,12 +41,15 @@ const (
 	// persisted capabilities declared; it does not probe. Left like Probing.
 	ListingDeclared = events.StateListingDeclared
 	// Ready: serving calls. Left when the session died or a call's verdict
-	// reconnects (to Connecting, or to Failed for unauthorized, canceled or
-	// churn); every other call failure is an internal transition (S4).
+	// is session-expired (to Connecting, or to Failed for unauthorized,
+	// canceled or churn); a call's transport verdict first verifies the
+	// session (VerifySession: SessionVerified keeps it, SessionDied leaves);
+	// every other call failure is an internal transition (S4).
 	Ready = events.StateReady
 	// StaleRecovering: the resumed session id was dropped; one full
 	// re-handshake and discovery; never probes. Left on DiscoverySucceeded
-	// (to Ready) or on a failure (to Failed).
+	// (to Ready) or on a failure (to Failed); listing failures as in
+	// Connecting.
 	StaleRecovering = events.StateStaleRecovering
 	// Failed: a classified failure, churn, or an exhausted (optional)
 	// budget. While retrying (no [Reason]) it leaves on RetryDue (to

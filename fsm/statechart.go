@@ -17,8 +17,10 @@ func Statechart() []byte {
 	b.WriteString("this file differs from what the table produces. States and rules: DESIGN.md section 2.\n\n")
 	b.WriteString("Rules applied by every row: a `dial` or `attach` command adds one to the generation; entering\n")
 	b.WriteString("`stale-recovering` uses the resume's one stale recovery (reset by `started`); entering `ready`\n")
-	b.WriteString("resets the retry attempts; `reconnect-requested` resets the attempts and the churn window;\n")
-	b.WriteString("`schedule-retry` adds one to the attempts; leaving `failed` clears its reason. Triggers with an\n")
+	b.WriteString("resets the retry attempts; `reconnect-requested` resets the attempts (not the churn window);\n")
+	b.WriteString("`schedule-retry` adds one to the attempts; leaving `failed` clears its reason; a `dial` or `attach`\n")
+	b.WriteString("starts the new session's listing retries at zero, and a `discovery-failed` kept in `connecting` or\n")
+	b.WriteString("`stale-recovering` (the listing retried on its session) adds one to them. Triggers with an\n")
 	b.WriteString("older generation are refused before the table is consulted.\n\n")
 
 	b.WriteString("```mermaid\nstateDiagram-v2\n")

@@ -123,11 +123,20 @@ func TestS4CallFailuresStayReadyUnlessTheyReconnect(t *testing.T) {
 	require.ErrorIs(t, err, fsm.ErrStaleGeneration)
 	d.handshakeToReady(fsm.Connecting, 2, 0)
 
-	// No HTTP status (connection reset): the old session is closed with DELETE.
+	// No HTTP status (connection reset): the session is verified first. A
+	// ping answered keeps it; the call failed alone.
 	vTr := verdict(classify.Transport, 0)
-	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Connecting,
-		[]fsm.Command{cmd(fsm.CloseSession, 2), dial(3)},
-		ev(fsm.Ready, fsm.Connecting, fsm.CallFailed, "verdict-transport+session-budget-left", vTr, 3, 0, "")})
+	verify := fsm.Command{Kind: fsm.VerifySession, Generation: 2, Verdict: vTr}
+	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Ready, []fsm.Command{verify},
+		ev(fsm.Ready, fsm.Ready, fsm.CallFailed, "verdict-transport", vTr, 2, 0, "")})
+	d.step(trig(fsm.SessionVerified, 2), want{fsm.Ready, nil,
+		ev(fsm.Ready, fsm.Ready, fsm.SessionVerified, "", none, 2, 0, "")})
+	// Not answered: the session died; it is released without DELETE and
+	// replaced.
+	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Ready, []fsm.Command{verify},
+		ev(fsm.Ready, fsm.Ready, fsm.CallFailed, "verdict-transport", vTr, 2, 0, "")})
+	d.step(failTrig(fsm.SessionDied, 2, vTr), want{fsm.Connecting, []fsm.Command{cmd(fsm.DetachSession, 2), dial(3)},
+		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 3, 0, "")})
 }
 
 // S5 without the fix: sessions that keep dying are stopped by the churn
@@ -245,4 +254,46 @@ func TestStepErrors(t *testing.T) {
 	require.ErrorIs(t, err, fsm.ErrFutureGeneration)
 	require.NotErrorIs(t, err, fsm.ErrStaleGeneration)
 	require.Equal(t, fsm.Connecting, m.State())
+}
+
+// A fresh session whose handshake succeeded but whose listing is answered
+// 403 keeps that session: the listing is retried on it, on the retry
+// schedule, ListingRetries times; the next such failure replaces it.
+func TestListingRetriedOnTheLiveSession(t *testing.T) {
+	d := newDriver(t, fsm.Config{ListingRetries: 2})
+	v403 := verdict(classify.Forbidden, 403)
+	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1)},
+		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
+	d.step(trig(fsm.HandshakeSucceeded, 1), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 1)},
+		ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 1, 0, "")})
+	for n := 1; n <= 2; n++ {
+		d.step(failTrig(fsm.DiscoveryFailed, 1, v403), want{fsm.Connecting, []fsm.Command{retry(1, n, v403)},
+			ev(fsm.Connecting, fsm.Connecting, fsm.DiscoveryFailed, "listing-retry-left", v403, 1, n, "")})
+		require.Equal(t, n, d.m.ListingRetries())
+		d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 1)},
+			ev(fsm.Connecting, fsm.Connecting, fsm.RetryDue, "listing-failed", none, 1, n, "")})
+	}
+	require.Equal(t, uint64(1), d.m.Generation(), "one session so far")
+	d.step(failTrig(fsm.DiscoveryFailed, 1, v403), want{fsm.Failed, []fsm.Command{cmd(fsm.CloseSession, 1), retry(1, 3, v403)},
+		ev(fsm.Connecting, fsm.Failed, fsm.DiscoveryFailed, "listing-retry-spent", v403, 1, 3, "")})
+	d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{dial(2)},
+		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 2, 3, "")})
+	require.Zero(t, d.m.ListingRetries(), "a new session starts its own count")
+	d.handshakeToReady(fsm.Connecting, 2, 3)
+}
+
+// A listing whose verdict says the session may be gone (transport,
+// session-expired) replaces the session at once.
+func TestListingLostSessionIsReplaced(t *testing.T) {
+	for _, v := range []classify.Verdict{verdict(classify.Transport, 0), verdict(classify.SessionExpired, 404)} {
+		t.Run(v.String(), func(t *testing.T) {
+			d := newDriver(t, fsm.Config{})
+			d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1)},
+				ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
+			d.step(trig(fsm.HandshakeSucceeded, 1), want{fsm.Connecting, []fsm.Command{cmd(fsm.ListDeclared, 1)},
+				ev(fsm.Connecting, fsm.Connecting, fsm.HandshakeSucceeded, "", none, 1, 0, "")})
+			d.step(failTrig(fsm.DiscoveryFailed, 1, v), want{fsm.Failed, []fsm.Command{cmd(fsm.CloseSession, 1), retry(1, 1, v)},
+				ev(fsm.Connecting, fsm.Failed, fsm.DiscoveryFailed, "listing-retry-spent", v, 1, 1, "")})
+		})
+	}
 }

@@ -119,13 +119,20 @@ func buildTable() []Row {
 	ending(Idle)
 
 	// connecting and stale-recovering: a handshake, then the declared lists.
+	// A listing that fails while the session is fine is retried on that
+	// session (ListingRetries times), on the retry schedule: a new session
+	// cannot fix an answer of the server.
 	for _, s := range []State{Connecting, StaleRecovering} {
 		add(Row{From: s, Trigger: HandshakeSucceeded, To: s, Commands: c{ListDeclared}})
 		add(Row{From: s, Trigger: DiscoverySucceeded, To: Ready, Commands: c{PublishCatalog}})
 		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardFatalVerdict}, To: Failed, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{ScheduleRetry}})
 		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{CloseSession}, Reason: ReasonOfVerdict})
-		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
+		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetryLeft}, To: s, Commands: c{ScheduleRetry}})
+		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetrySpent}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
+		add(Row{From: s, Trigger: RetryDue, Guards: g{GuardListingFailed}, To: s, Commands: c{ListDeclared}})
+		// A bounded budget (the shell's backoff) spent on listing retries.
+		add(Row{From: s, Trigger: RetriesExhausted, Guards: g{GuardListingFailed}, To: Failed, Commands: c{CloseSession}, Reason: ReasonBudgetSpent})
 		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
 		ending(s, CloseSession)
@@ -163,8 +170,10 @@ func buildTable() []Row {
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictStaysReady}, To: Ready})
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport, GuardSessionBudgetLeft}, To: Connecting, Commands: c{CloseSession, Dial}})
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport, GuardChurnLimitReached}, To: Failed, Commands: c{CloseSession}, Reason: ReasonChurn})
+	// A transport failure of one call may be a blip on a live session:
+	// verify it before replacing it; a dead one comes back as SessionDied.
+	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport}, To: Ready, Commands: c{VerifySession}})
+	add(Row{From: Ready, Trigger: SessionVerified, To: Ready})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
@@ -193,7 +202,7 @@ func buildTable() []Row {
 	// Late results of the session that failed (same generation) change
 	// nothing: that session was already ended on entering failed.
 	ignore(Failed, HandshakeSucceeded, HandshakeFailed, Attached, AttachRefused,
-		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied)
+		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied, SessionVerified)
 
 	// closed absorbs everything.
 	ignore(Closed, triggerList[:]...)

@@ -40,13 +40,16 @@ const (
 	// (required).
 	CallFailed = events.TriggerCallFailed
 	// SessionDied: the go-sdk session ended by itself (ClientSession.Wait
-	// returned, or a call reported the connection closed); carries the
-	// verdict of its cause, or none when there was no error.
+	// returned, or a call reported the connection closed), or a
+	// VerifySession found it dead; carries the verdict of its cause, or
+	// none when there was no error.
 	SessionDied = events.TriggerSessionDied
 	// RetryDue: the delay of a ScheduleRetry elapsed.
 	RetryDue = events.TriggerRetryDue
 	// RetriesExhausted: the shell's backoff returned Stop instead of a delay
 	// for a ScheduleRetry; the budget lives in the backoff configuration.
+	// It may carry the ScheduleRetry's verdict (the failure that was to be
+	// retried), which a failed state entered on it keeps.
 	RetriesExhausted = events.TriggerRetriesExhausted
 	// ReconnectRequested: the host asked for a fresh session (e.g. after
 	// re-authorizing). Resets the retry attempts; it counts toward the
@@ -64,19 +67,23 @@ const (
 	// entered a churn failure; the machine tries again. Resets the retry
 	// attempts.
 	ChurnCooled = events.TriggerChurnCooled
+	// SessionVerified: a VerifySession was answered: the session lives,
+	// the call that failed failed alone.
+	SessionVerified = events.TriggerSessionVerified
 )
 
 // triggerID is a trigger kind's dense index, for the machine's arrays and as
 // the trigger value stateless is fired with.
 type triggerID uint8
 
-const numTriggers = 16
+const numTriggers = 17
 
 // triggerList lists the trigger kinds in declaration order, indexed by
 // triggerID.
 var triggerList = [numTriggers]TriggerKind{Started, HandshakeSucceeded, HandshakeFailed, Attached,
 	AttachRefused, DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied,
-	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled}
+	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled,
+	SessionVerified}
 
 var triggerIDs = func() map[TriggerKind]triggerID {
 	m := make(map[TriggerKind]triggerID, numTriggers)
@@ -112,7 +119,7 @@ func needsVerdict(k TriggerKind) bool {
 // carriesVerdict reports whether a trigger of kind k carries a verdict; Step
 // drops the verdict of the other kinds so events never show one.
 func carriesVerdict(k TriggerKind) bool {
-	return needsVerdict(k) || k == SessionDied || k == AttachRefused
+	return needsVerdict(k) || k == SessionDied || k == AttachRefused || k == RetriesExhausted
 }
 
 // ResumeMode says how Started begins (DESIGN.md section 2).
@@ -147,7 +154,8 @@ type Trigger struct {
 	Resume ResumeMode
 	// Verdict is the classified failure. Required (class other than
 	// classify.None) for HandshakeFailed, DiscoveryFailed and CallFailed;
-	// optional for SessionDied and AttachRefused; ignored otherwise.
+	// optional for SessionDied, AttachRefused and RetriesExhausted; ignored
+	// otherwise.
 	Verdict classify.Verdict
 	// Generation is the [Command.Generation] of the command whose result this
 	// is. Zero means "not tied to a session" (host requests); a non-zero

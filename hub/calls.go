@@ -87,7 +87,7 @@ func (h *Hub) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.Ca
 	}
 	p := *params
 	p.Name = id
-	res, err := e.sup.CallTool(ctx, &p)
+	res, err := e.current().CallTool(ctx, &p)
 	if err != nil {
 		return nil, h.callError("tools/call", params.Name, e, id, err)
 	}
@@ -106,7 +106,7 @@ func (h *Hub) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.
 	}
 	p := *params
 	p.Name = id
-	res, err := e.sup.GetPrompt(ctx, &p)
+	res, err := e.current().GetPrompt(ctx, &p)
 	if err != nil {
 		return nil, h.callError("prompts/get", params.Name, e, id, err)
 	}
@@ -121,7 +121,7 @@ func (h *Hub) ReadResource(ctx context.Context, name string) (*mcp.ReadResourceR
 	if ce != nil {
 		return nil, ce
 	}
-	res, err := e.sup.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	res, err := e.current().ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, h.callError("resources/read", name, e, uri, err)
 	}

@@ -54,9 +54,27 @@
 // refused by the supervisor) starts that server fresh after a
 // KindStoreFailed event; no other server is affected.
 //
+// # Replicas
+//
+// Replicas of a host (a gateway behind a load balancer, an agent runtime
+// on several machines) share one Store that is also a Leaser (package
+// github.com/mcpsup/mcpsup/redisstore, its own module, keeps states and
+// leases in Redis). Each hub then serves a server only while it holds the
+// server's lease: it acquires it before starting the supervisor, loads the
+// state the last holder saved and resumes that session (no `initialize`
+// when the server still has it), renews every TTL/3, and detaches (no
+// DELETE) before the lease could end at the leaser when no renewal was
+// accepted in time; its saves are fenced, so a replica that was paused past
+// its lease never writes over the new holder's state. The others wait
+// standby (Health.Lease, supervisor state Idle, no items in the merged
+// catalog) and try again when the holder's lease would end. The rule and
+// its bounds are LeaseConfig's; KindLeaseAcquired and KindLeaseLost report
+// it.
+//
 // # Cost
 //
-// A hub adds no goroutine per server: a server's goroutines are its
+// A hub adds no goroutine per server (with a Leaser, one per server: its
+// lease loop, mostly waiting on a timer): a server's goroutines are its
 // supervisor's. Starting uses at most Config.MaxStarting goroutines, saving
 // one, both only while there is work. A change of one server's catalog
 // updates the merged view in proportion to that server's items; the sorted

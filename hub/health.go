@@ -30,6 +30,10 @@ type Health struct {
 	// Tools, Prompts and Resources count the server's items in the merged
 	// catalog.
 	Tools, Prompts, Resources int
+	// Lease is whether this replica holds the server's lease (LeaseNone
+	// when the Store grants no leases). A standby server's State is Idle:
+	// its supervisor starts when the lease is acquired.
+	Lease LeaseState
 }
 
 // Ready reports whether the server is ready.
@@ -51,14 +55,15 @@ func (h *Hub) Health() []Health {
 }
 
 func (h *Hub) health(e *entry) Health {
-	reason, _ := e.sup.Failure()
+	sup := e.current()
+	reason, _ := sup.Failure()
 	e.mu.Lock()
-	hl := Health{Server: e.name, Since: e.since, Verdict: e.verdict}
+	hl := Health{Server: e.name, Since: e.since, Verdict: e.verdict, Lease: e.leaseState}
 	e.mu.Unlock()
-	hl.State = e.sup.State()
+	hl.State = sup.State()
 	hl.Reason = reason
-	hl.Generation = e.sup.Generation()
-	hl.SessionsOpened = e.sup.SessionsOpened()
+	hl.Generation = sup.Generation()
+	hl.SessionsOpened = sup.SessionsOpened()
 	h.catMu.Lock()
 	hl.Tools, hl.Prompts, hl.Resources = h.tools.count(e.name), h.prompts.count(e.name), h.resources.count(e.name)
 	h.catMu.Unlock()

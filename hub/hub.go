@@ -34,6 +34,11 @@ type Config struct {
 	Store Store
 	// StoreTimeout bounds each Store operation. Default 10s.
 	StoreTimeout time.Duration
+	// Lease sets the lease rule, used when Store implements Leaser: the
+	// hub then serves a server only while it holds its lease, so replicas
+	// of a host share one Store and a server's session is held by one
+	// replica at a time. See LeaseConfig.
+	Lease LeaseConfig
 	// MaxStarting bounds how many servers make their first connection at
 	// once; the next one starts when one of them is ready or failed.
 	// Default 8.
@@ -109,13 +114,14 @@ type Hub struct {
 	life   context.Context // ends on Close or Detach: stops the starters
 	end    context.CancelFunc
 	saves  *saver
+	leaser Leaser // Config.Store, when it grants leases
 
 	mu       sync.Mutex
 	servers  map[string]*entry
 	adding   map[string]bool
 	closed   bool
 	changed  chan struct{} // closed and replaced on every state change
-	pending  []*entry      // waiting to start
+	pending  []startJob    // waiting to start
 	starters int
 	workers  sync.WaitGroup
 
@@ -129,26 +135,55 @@ type Hub struct {
 type entry struct {
 	name string
 	sc   ServerConfig
-	sup  *supervisor.Supervisor
 	ctx  context.Context // ends when the server leaves the hub
 	stop context.CancelFunc
+	// leaseDone is closed when the server's lease loop has returned; nil
+	// without a Leaser.
+	leaseDone chan struct{}
 
-	mu      sync.Mutex
-	since   time.Time
-	verdict classify.Verdict // last failure seen
-	merged  uint64           // generation of the catalog merged last
-	gone    bool             // removed: its events no longer change the hub
+	mu         sync.Mutex
+	sup        *supervisor.Supervisor // this term's (replaced when a lease is acquired or lost)
+	lease      Lease                  // this term's; nil when standby or without a Leaser
+	leaseState LeaseState
+	last       *supervisor.ResumeState // the state of the last term, kept when its lease was lost
+	since      time.Time
+	verdict    classify.Verdict // last failure seen
+	merged     uint64           // generation of the catalog merged last
+	gone       bool             // removed: its events no longer change the hub
+}
+
+// current returns the server's supervisor of this term.
+func (e *entry) current() *supervisor.Supervisor {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sup
+}
+
+// term returns the supervisor and the lease of this term.
+func (e *entry) term() (*supervisor.Supervisor, Lease) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sup, e.lease
 }
 
 // ready reports whether the server is ready and its catalog of this session
 // is merged: only then do its items route.
 func (e *entry) ready() bool {
-	if e.sup.State() != supervisor.Ready {
+	sup := e.current()
+	if sup.State() != supervisor.Ready {
 		return false
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.merged == e.sup.Generation()
+	return e.merged == sup.Generation()
+}
+
+// startJob is a supervisor waiting to start; ctx ends when it no longer
+// should (its server left, its lease was lost).
+type startJob struct {
+	e   *entry
+	sup *supervisor.Supervisor
+	ctx context.Context
 }
 
 // New returns an empty hub.
@@ -157,6 +192,7 @@ func New(cfg Config) *Hub {
 	life, end := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, adding: map[string]bool{}, changed: make(chan struct{})}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
+	h.leaser, _ = cfg.Store.(Leaser)
 	h.tools = newMerged(cfg.Naming, func(t *mcp.Tool) string { return t.Name }, func(t *mcp.Tool) string { return t.Name },
 		func(t *mcp.Tool, n string) *mcp.Tool { c := *t; c.Name = n; return &c })
 	h.prompts = newMerged(cfg.Naming, func(p *mcp.Prompt) string { return p.Name }, func(p *mcp.Prompt) string { return p.Name },
@@ -193,7 +229,9 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 // make their first connection at once). Its resume state is loaded from the
 // Store first: a missing one starts it fresh; a corrupt or foreign one, or
 // one its supervisor refuses, starts it fresh too, after a KindStoreFailed
-// event. Other servers are not affected in any case.
+// event. Other servers are not affected in any case. When the Store is a
+// Leaser, the server starts standby instead: it is loaded and started once
+// its lease is acquired (LeaseConfig).
 //
 // Errors: a *ServerError wrapping ErrDuplicate, ErrUnsupported, ErrClosed
 // or the supervisor's validation error (a bad URL).
@@ -227,14 +265,14 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}
 	e := &entry{name: sc.Name, sc: sc}
 	e.ctx, e.stop = context.WithCancel(h.life)
-	rs := h.load(ctx, sc)
-	scfg := h.supervisorConfig(e, rs)
-	sup, err := supervisor.New(scfg)
-	if err != nil && rs != nil {
-		h.storeFailed("load", sc.Name, err)
-		scfg.Resume = nil
-		sup, err = supervisor.New(scfg)
+	var rs *supervisor.ResumeState
+	if h.leaser == nil {
+		rs, _ = h.load(ctx, sc)
+	} else {
+		e.leaseState = LeaseStandby
+		e.leaseDone = make(chan struct{})
 	}
+	sup, rs, err := h.newSupervisor(e, rs, nil)
 	if err != nil {
 		e.stop()
 		return fail(err)
@@ -252,17 +290,62 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	h.notifyLocked()
 	h.mu.Unlock()
 	// Announced before it starts, so its own events follow.
-	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: resumeDetail(scfg.Resume)})
-	h.mu.Lock()
-	if !h.closed && e.ctx.Err() == nil { // not stopped or removed meanwhile
-		h.pending = append(h.pending, e)
-		if h.starters < h.cfg.MaxStarting {
-			h.starters++
-			h.workers.Go(h.starter)
-		}
+	detail := resumeDetail(rs)
+	if h.leaser != nil {
+		detail = "standby until its lease is acquired"
 	}
-	h.mu.Unlock()
+	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: detail})
+	if h.leaser != nil {
+		h.mu.Lock()
+		if !h.closed && e.ctx.Err() == nil {
+			h.workers.Go(func() { h.holdLease(e) })
+		} else {
+			close(e.leaseDone)
+		}
+		h.mu.Unlock()
+		return nil
+	}
+	h.queueStart(startJob{e: e, sup: sup, ctx: e.ctx})
 	return nil
+}
+
+// queueStart queues a supervisor to start, on at most Config.MaxStarting
+// starters.
+func (h *Hub) queueStart(j startJob) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || j.ctx.Err() != nil { // not stopped or removed meanwhile
+		return
+	}
+	h.pending = append(h.pending, j)
+	if h.starters < h.cfg.MaxStarting {
+		h.starters++
+		h.workers.Go(h.starter)
+	}
+}
+
+// newSupervisor makes a supervisor of the server that resumes rs; when its
+// supervisor refuses rs, one that starts fresh, after a KindStoreFailed
+// event. It returns the state it resumes. With a gate, every request it
+// sends passes the gate.
+func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate) (*supervisor.Supervisor, *supervisor.ResumeState, error) {
+	var self *supervisor.Supervisor // set before it starts, read by its sink
+	scfg := h.supervisorConfig(e, rs)
+	if gate != nil {
+		scfg.HTTPClient = gate.client(scfg.HTTPClient)
+	}
+	scfg.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
+	sup, err := supervisor.New(scfg)
+	if err != nil && rs != nil {
+		h.storeFailed("load", e.name, err)
+		scfg.Resume, rs = nil, nil
+		sup, err = supervisor.New(scfg)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	self = sup
+	return sup, rs, nil
 }
 
 func resumeDetail(rs *supervisor.ResumeState) string {
@@ -272,28 +355,33 @@ func resumeDetail(rs *supervisor.ResumeState) string {
 	return "resuming " + events.HashSessionID(rs.SessionID)
 }
 
-// load returns the server's stored resume state, or nil.
-func (h *Hub) load(ctx context.Context, sc ServerConfig) *supervisor.ResumeState {
+// load returns the server's stored resume state, or nil: none, or one that
+// cannot be used (an event says why). The error is the Store's when it
+// could not answer (not ErrNotFound, ErrCorrupt or ErrForeign).
+func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeState, error) {
 	if h.cfg.Store == nil {
-		return nil
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
 	defer cancel()
 	rs, err := h.cfg.Store.Load(ctx, sc.Name)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return nil
+		return nil, nil
 	case err != nil:
 		h.storeFailed("load", sc.Name, err)
-		return nil
+		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrForeign) {
+			return nil, nil
+		}
+		return nil, err
 	case rs == nil:
-		return nil
+		return nil, nil
 	case rs.Endpoint != sc.URL:
 		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
 			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, cutText(rs.Endpoint, 200), sc.URL)})
-		return nil
+		return nil, nil
 	}
-	return rs
+	return rs, nil
 }
 
 // supervisorConfig is the template with the server's own fields.
@@ -302,7 +390,6 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	c.Name = e.name
 	c.Endpoint = e.sc.URL
 	c.Resume = rs
-	c.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, ev) })
 	c.Logger = slog.New(events.RedactingHandler(&h.redact, c.Logger.Handler()))
 	if len(e.sc.Headers) > 0 {
 		c.HTTPClient = withHeaders(c.HTTPClient, e.sc.Headers)
@@ -320,14 +407,14 @@ func (h *Hub) starter() {
 			h.mu.Unlock()
 			return
 		}
-		e := h.pending[0]
+		j := h.pending[0]
 		h.pending = h.pending[1:]
 		h.mu.Unlock()
-		if e.ctx.Err() != nil {
-			continue // removed before it started
+		if j.ctx.Err() != nil {
+			continue // removed (or its lease lost) before it started
 		}
-		e.sup.Start()
-		settle(e.ctx, e.sup)
+		j.sup.Start()
+		settle(j.ctx, j.sup)
 	}
 }
 
@@ -372,7 +459,9 @@ const (
 // canceled, and its session is ended or kept as leave says; calls to the
 // other servers go on meanwhile. It returns once the supervisor has stopped
 // and the store has been written (the server's store errors, *StoreError,
-// are also events), or a *ServerError wrapping ErrUnknownServer.
+// are also events), or a *ServerError wrapping ErrUnknownServer. With a
+// Leaser, the writes are fenced by the server's lease (none when this
+// replica is standby) and the lease is released after them.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]
@@ -386,26 +475,45 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	}
 	h.leave(e, leave)
 	h.emit(events.Event{Kind: KindServerRemoved, Server: name})
-	return h.saves.flush(ctx, name)
+	err := h.saves.flush(ctx, name)
+	h.release(e)
+	return err
 }
 
-// leave stops one server and queues its last store write.
+// leave stops one server and queues its last store write (fenced by its
+// lease; none without the lease).
 func (h *Hub) leave(e *entry, leave Leave) {
 	e.mu.Lock()
 	e.gone = true
 	e.mu.Unlock()
 	e.stop()
+	if e.leaseDone != nil {
+		<-e.leaseDone // the term no longer changes
+	}
+	sup, lease := e.term()
 	h.updateCatalog(e, supervisor.Catalog{}, true)
 	if leave == KeepSession {
-		_ = e.sup.Detach()
-		if rs := e.sup.ResumeState(); rs != nil {
-			h.saves.put(e.name, rs)
+		_ = sup.Detach()
+	} else {
+		_ = sup.Close()
+	}
+	if h.leaser != nil && lease == nil {
+		return // standby: the state is the holder's
+	}
+	if leave == KeepSession {
+		if rs := sup.ResumeState(); rs != nil {
+			h.saves.put(e.name, rs, lease)
 			return
 		}
-	} else {
-		_ = e.sup.Close()
 	}
-	h.saves.put(e.name, nil)
+	h.saves.put(e.name, nil, lease)
+}
+
+// release gives up the server's lease, after its last write.
+func (h *Hub) release(e *entry) {
+	if _, lease := e.term(); lease != nil {
+		h.releaseLease(e.name, lease)
+	}
 }
 
 // Close stops every server, ending their server-side sessions (DELETE), and
@@ -451,7 +559,11 @@ func (h *Hub) stopAll(leave Leave) error {
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
 	defer cancel()
-	return h.saves.flush(ctx, "")
+	err := h.saves.flush(ctx, "")
+	for _, e := range all {
+		h.release(e)
+	}
+	return err
 }
 
 // Names returns the names of the servers in the hub, sorted.
@@ -470,7 +582,7 @@ func (h *Hub) Names() []string {
 // hub: do not Close or Detach it (use Remove).
 func (h *Hub) Supervisor(name string) *supervisor.Supervisor {
 	if e := h.entry(name); e != nil {
-		return e.sup
+		return e.current()
 	}
 	return nil
 }

@@ -50,14 +50,16 @@ func (h *Hub) emit(ev events.Event) {
 }
 
 // observe is every supervisor's sink: the event goes on to Config.Events,
-// then the hub learns from it (health, merged catalog, resume state). It
-// runs on the supervisor's goroutine.
-func (h *Hub) observe(e *entry, ev events.Event) {
+// then the hub learns from it (health, merged catalog, resume state) when
+// sup is the server's supervisor of this term. It runs on the supervisor's
+// goroutine.
+func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	h.emit(ev)
 	e.mu.Lock()
-	gone := e.gone
+	stale := e.gone || e.sup != sup
+	lease := e.lease
 	e.mu.Unlock()
-	if gone {
+	if stale {
 		return
 	}
 	switch ev.Kind {
@@ -89,8 +91,8 @@ func (h *Hub) observe(e *entry, ev events.Event) {
 	case events.KindSessionOpened, events.KindStreamDisabled, events.KindStreamEnabled:
 		// What resumes the session changed: keep it.
 		if h.cfg.Store != nil {
-			if rs := e.sup.ResumeState(); rs != nil {
-				h.saves.put(e.name, rs)
+			if rs := sup.ResumeState(); rs != nil {
+				h.saves.put(e.name, rs, lease)
 			}
 		}
 	}
@@ -98,7 +100,7 @@ func (h *Hub) observe(e *entry, ev events.Event) {
 
 // refresh merges the server's current catalog and wakes WaitReady.
 func (h *Hub) refresh(e *entry) {
-	c := e.sup.Catalog()
+	c := e.current().Catalog()
 	h.updateCatalog(e, c, false)
 	e.mu.Lock()
 	e.merged = c.Generation

@@ -18,27 +18,35 @@ type saver struct {
 	failed  func(op, server string, err error)
 
 	mu      sync.Mutex
-	pending map[string]*supervisor.ResumeState // nil value: delete
+	pending map[string]write
 	order   []string
 	running bool
 	idle    chan struct{} // closed while no write waits or runs
 	errs    []*StoreError // not yet returned by a flush
 }
 
-// put queues a save of rs (nil: a delete) for server.
-func (s *saver) put(server string, rs *supervisor.ResumeState) {
+// write is one queued store write: a save of rs, or a delete when rs is
+// nil; through lease (fenced) when it is not nil, else through the Store.
+type write struct {
+	rs    *supervisor.ResumeState
+	lease Lease
+}
+
+// put queues a save of rs (nil: a delete) for server, fenced by lease when
+// it is not nil.
+func (s *saver) put(server string, rs *supervisor.ResumeState, lease Lease) {
 	if s.store == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending == nil {
-		s.pending = map[string]*supervisor.ResumeState{}
+		s.pending = map[string]write{}
 	}
 	if _, queued := s.pending[server]; !queued {
 		s.order = append(s.order, server)
 	}
-	s.pending[server] = rs
+	s.pending[server] = write{rs: rs, lease: lease}
 	if !s.running {
 		s.running = true
 		s.idle = make(chan struct{})
@@ -57,18 +65,24 @@ func (s *saver) run() {
 		}
 		server := s.order[0]
 		s.order = s.order[1:]
-		rs := s.pending[server]
+		w := s.pending[server]
 		delete(s.pending, server)
 		s.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 		op := "save"
 		var err error
-		if rs == nil {
+		switch {
+		case w.rs == nil && w.lease != nil:
+			op = "delete"
+			err = w.lease.Delete(ctx)
+		case w.rs == nil:
 			op = "delete"
 			err = s.store.Delete(ctx, server)
-		} else {
-			err = s.store.Save(ctx, server, rs)
+		case w.lease != nil:
+			err = w.lease.Save(ctx, w.rs)
+		default:
+			err = s.store.Save(ctx, server, w.rs)
 		}
 		cancel()
 		if err != nil {

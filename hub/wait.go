@@ -38,7 +38,8 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 		ready, hopeless := 0, 0
 		var waiting []*entry
 		for _, e := range all {
-			st := e.sup.State()
+			sup := e.current()
+			st := sup.State()
 			switch {
 			case e.ready():
 				ready++
@@ -46,7 +47,7 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 			case st == supervisor.Closed:
 				hopeless++
 			case st == supervisor.Failed:
-				if reason, _ := e.sup.Failure(); reason != "" {
+				if reason, _ := sup.Failure(); reason != "" {
 					hopeless++
 				}
 			}

@@ -148,6 +148,26 @@ func Reset() Action {
 	})
 }
 
+// ResetAfterServer passes the request to the server, discards its answer
+// and drops the connection with a reset, as [Reset] does: the server ran the
+// request, the client never hears how (a call whose outcome is unknown).
+// The log records status 0.
+func ResetAfterServer() Action {
+	return actionFunc(func(x *exchange) {
+		x.answeredBy(ByServer)
+		x.g.next.ServeHTTP(&discardWriter{header: http.Header{}}, x.r)
+		dropConnection(x.w, true)
+	})
+}
+
+// discardWriter is a ResponseWriter that keeps nothing.
+type discardWriter struct{ header http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.header }
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) Flush()                      {}
+
 // dropConnection closes the request's connection without a response; with
 // reset it asks for an RST instead of a FIN.
 func dropConnection(w http.ResponseWriter, reset bool) {

@@ -23,6 +23,9 @@ const (
 	// [Server.ExpireAll], [Server.Restart]), the fixture closes, or
 	// [Options.MaxBlock] passes; it counts invocations like [RecordTool].
 	BlockTool = "block"
+	// IdempotentRecordTool counts invocations like [RecordTool] and is
+	// annotated idempotentHint; present with [Options.IdempotentRecord].
+	IdempotentRecordTool = "record-idempotent"
 )
 
 // IDArgs is the input of [RecordTool] and [BlockTool].
@@ -40,13 +43,14 @@ type catalog struct {
 	mu        sync.Mutex
 	tools     []string // plain echo tools, sorted
 	fixed     bool     // RecordTool and BlockTool present
+	idem      bool     // IdempotentRecordTool present
 	resources int
 	prompts   int
 	templates int
 }
 
 func newCatalog(o Options) *catalog {
-	c := &catalog{fixed: !o.WithoutTools, resources: o.Resources, prompts: o.Prompts, templates: o.Templates}
+	c := &catalog{fixed: !o.WithoutTools, idem: o.IdempotentRecord, resources: o.Resources, prompts: o.Prompts, templates: o.Templates}
 	for i := 1; i <= o.Tools; i++ {
 		c.tools = append(c.tools, ToolName(i))
 	}
@@ -74,6 +78,9 @@ func (c *catalog) toolNames() []string {
 	out := slices.Clone(c.tools)
 	if c.fixed {
 		out = append(out, BlockTool, RecordTool)
+	}
+	if c.idem {
+		out = append(out, IdempotentRecordTool)
 	}
 	slices.Sort(out)
 	return out
@@ -122,6 +129,7 @@ func (c *counter) get(tool, id string) int {
 type blocker struct {
 	mu       sync.Mutex
 	gates    map[string]chan struct{} // closed when released
+	progress map[string]chan struct{} // one value per progress notification asked
 	arrived  map[string]chan struct{} // closed when a call with the id started
 	sessions map[*mcp.ServerSession]*sessionBlocks
 	closing  chan struct{}
@@ -135,7 +143,7 @@ type sessionBlocks struct {
 }
 
 func newBlocker() *blocker {
-	return &blocker{gates: map[string]chan struct{}{}, arrived: map[string]chan struct{}{},
+	return &blocker{gates: map[string]chan struct{}{}, arrived: map[string]chan struct{}{}, progress: map[string]chan struct{}{},
 		sessions: map[*mcp.ServerSession]*sessionBlocks{}, closing: make(chan struct{})}
 }
 
@@ -159,10 +167,16 @@ func closeOnce(ch chan struct{}) {
 }
 
 // block waits for id's release, ctx, the fixture's close, the expiry of
-// session ss or max.
-func (b *blocker) block(ctx context.Context, ss *mcp.ServerSession, id string, max time.Duration) error {
+// session ss or max; meanwhile it calls progress for each progress
+// notification asked (Server.Progress).
+func (b *blocker) block(ctx context.Context, ss *mcp.ServerSession, id string, max time.Duration, progress func()) error {
 	b.mu.Lock()
 	gate := chanFor(b.gates, id)
+	asked, ok := b.progress[id]
+	if !ok {
+		asked = make(chan struct{}, 16)
+		b.progress[id] = asked
+	}
 	closeOnce(chanFor(b.arrived, id))
 	sb := b.sessions[ss]
 	if sb == nil {
@@ -174,17 +188,37 @@ func (b *blocker) block(ctx context.Context, ss *mcp.ServerSession, id string, m
 	defer b.leave(ss, sb)
 	t := time.NewTimer(max)
 	defer t.Stop()
+	for {
+		select {
+		case <-asked:
+			progress()
+			continue
+		case <-gate:
+			return nil
+		case <-b.closing:
+			return fmt.Errorf("mcptest: block %q: fixture closed", id)
+		case <-sb.gone:
+			return fmt.Errorf("mcptest: block %q: session expired", id)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return fmt.Errorf("mcptest: block %q: not released within %s", id, max)
+		}
+	}
+}
+
+// askProgress asks the blocked calls of id for one progress notification.
+func (b *blocker) askProgress(id string) {
+	b.mu.Lock()
+	ch, ok := b.progress[id]
+	if !ok {
+		ch = make(chan struct{}, 16)
+		b.progress[id] = ch
+	}
+	b.mu.Unlock()
 	select {
-	case <-gate:
-		return nil
-	case <-b.closing:
-		return fmt.Errorf("mcptest: block %q: fixture closed", id)
-	case <-sb.gone:
-		return fmt.Errorf("mcptest: block %q: session expired", id)
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return fmt.Errorf("mcptest: block %q: not released within %s", id, max)
+	case ch <- struct{}{}:
+	default: // enough asked already
 	}
 }
 
@@ -245,12 +279,36 @@ func (s *Server) absentKinds(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// undeclareTools drops the tools capability from the handshake's result
+// (Options.UndeclaredTools); the tools are still listed and served.
+func undeclareTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		var caps **mcp.ServerCapabilities
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			caps = &r.Capabilities
+		case *mcp.DiscoverResult:
+			caps = &r.Capabilities
+		}
+		if caps != nil && *caps != nil {
+			c := **caps // go-sdk may share its capabilities between sessions
+			c.Tools = nil
+			*caps = &c
+		}
+		return res, nil
+	}
+}
+
 func (c *catalog) empty(kind string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch kind {
 	case "tools":
-		return len(c.tools) == 0 && !c.fixed
+		return len(c.tools) == 0 && !c.fixed && !c.idem
 	case "resources":
 		return c.resources == 0
 	case "prompts":
@@ -267,11 +325,18 @@ func (s *Server) newMCPServer() *mcp.Server {
 		SupportedProtocolVersions: s.opts.Mode.protocolVersions(),
 	})
 	srv.AddReceivingMiddleware(s.absentKinds)
+	if s.opts.UndeclaredTools {
+		srv.AddReceivingMiddleware(undeclareTools)
+	}
 	s.cat.mu.Lock()
 	defer s.cat.mu.Unlock()
 	if s.cat.fixed {
 		mcp.AddTool(srv, &mcp.Tool{Name: RecordTool, Description: "Counts this invocation by id."}, s.recordTool)
 		mcp.AddTool(srv, &mcp.Tool{Name: BlockTool, Description: "Blocks until its id is released."}, s.blockTool)
+	}
+	if s.cat.idem {
+		mcp.AddTool(srv, &mcp.Tool{Name: IdempotentRecordTool, Description: "Counts this invocation by id; idempotent.",
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, s.idempotentRecordTool)
 	}
 	for _, name := range s.cat.tools {
 		addEchoTool(srv, name)
@@ -314,9 +379,23 @@ func (s *Server) recordTool(_ context.Context, req *mcp.CallToolRequest, in IDAr
 	return textResult(fmt.Sprintf("recorded %s #%d", in.ID, n)), nil, nil
 }
 
+func (s *Server) idempotentRecordTool(_ context.Context, _ *mcp.CallToolRequest, in IDArgs) (*mcp.CallToolResult, any, error) {
+	n := s.calls.add(IdempotentRecordTool, in.ID)
+	return textResult(fmt.Sprintf("recorded %s #%d", in.ID, n)), nil, nil
+}
+
 func (s *Server) blockTool(ctx context.Context, req *mcp.CallToolRequest, in IDArgs) (*mcp.CallToolResult, any, error) {
 	n := s.calls.add(BlockTool, in.ID)
-	if err := s.blocks.block(ctx, req.Session, in.ID, s.opts.MaxBlock); err != nil {
+	sent := 0
+	progress := func() {
+		tok := req.Params.GetProgressToken()
+		if tok == nil {
+			return
+		}
+		sent++
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(sent), Message: "still blocked"})
+	}
+	if err := s.blocks.block(ctx, req.Session, in.ID, s.opts.MaxBlock, progress); err != nil {
 		return nil, nil, err
 	}
 	return textResult(fmt.Sprintf("released %s #%d", in.ID, n)), nil, nil

@@ -14,7 +14,8 @@
 // records every request in a [Log] (verb, JSON-RPC method and id,
 // Mcp-Session-Id sent, status returned, who answered) and applies [Rule]s:
 // a [Match] (HTTP verb, JSON-RPC method, whether a session id was sent,
-// occurrence) and an [Action] (a canned answer, latency, a connection reset,
+// occurrence) and an [Action] (a canned answer, latency, a connection reset
+// before or after the server ran the request ([Reset], [ResetAfterServer]),
 // or a standalone-stream fault). Rules never match on the JSON-RPC id: ids
 // shift with handshakes and concurrency.
 //

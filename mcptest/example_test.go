@@ -150,3 +150,35 @@ func ExampleSSE() {
 	// second call failed: false
 	// initialize requests: 1
 }
+
+// ResetAfterServer loses the answer of a call the server ran: a client
+// cannot tell whether it ran, and only a tool annotated idempotentHint
+// ([mcptest.IdempotentRecordTool]) is safe to send again.
+func ExampleResetAfterServer() {
+	srv, err := mcptest.NewServer(mcptest.Options{IdempotentRecord: true})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.ResetAfterServer(),
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil)
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		panic(err)
+	}
+	defer session.Close()
+	call := &mcp.CallToolParams{Name: mcptest.IdempotentRecordTool, Arguments: mcptest.IDArgs{ID: "x"}}
+	_, err = session.CallTool(ctx, call)
+	fmt.Println("answered:", err == nil)
+	fmt.Println("ran at the server:", srv.Invocations(mcptest.IdempotentRecordTool, "x"))
+	// Output:
+	// answered: false
+	// ran at the server: 1
+}

@@ -86,6 +86,14 @@ type Options struct {
 	// WithoutTools drops [RecordTool] and [BlockTool]; with Tools == 0 the
 	// server then has no tools at all.
 	WithoutTools bool
+	// IdempotentRecord adds [IdempotentRecordTool], a recording tool
+	// annotated idempotentHint (MCP ToolAnnotations), for tests of what a
+	// client may send again.
+	IdempotentRecord bool
+	// UndeclaredTools leaves the tools capability out of what the server
+	// declares (the initialize and server/discover results) while it still
+	// lists and serves its tools, as some servers do.
+	UndeclaredTools bool
 	// Resources is the number of resources, [ResourceURI](1..Resources).
 	Resources int
 	// Prompts is the number of prompts, [PromptName](1..Prompts).
@@ -279,14 +287,19 @@ func (s *Server) Restart() error {
 	return nil
 }
 
-// Invocations returns how many times tool ([RecordTool] or [BlockTool]) ran
-// with the id argument, across restarts.
+// Invocations returns how many times tool ([RecordTool], [BlockTool] or
+// [IdempotentRecordTool]) ran with the id argument, across restarts.
 func (s *Server) Invocations(tool, id string) int { return s.calls.get(tool, id) }
 
 // RecordedMeta returns a copy of the _meta the latest [RecordTool] call with
 // the id argument carried (e.g. the caller's trace context, "traceparent"),
 // nil when there was none. Values are as JSON decodes them.
 func (s *Server) RecordedMeta(id string) map[string]any { return s.calls.meta(RecordTool, id) }
+
+// Progress makes a [BlockTool] call with id that is blocked (or the next
+// one) send one notifications/progress for its request, when the request
+// carries a progressToken (MCP spec, progress).
+func (s *Server) Progress(id string) { s.blocks.askProgress(id) }
 
 // Release lets every [BlockTool] call with id return, now and later.
 func (s *Server) Release(id string) { s.blocks.release(id) }

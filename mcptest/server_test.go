@@ -122,6 +122,47 @@ func TestAbsentKindsAreUndeclaredAndAnswerMethodNotFound(t *testing.T) {
 	}
 }
 
+// UndeclaredTools: the handshake declares no tools capability, yet the
+// tools are listed and served.
+func TestUndeclaredToolsAreListedAndServed(t *testing.T) {
+	for _, mode := range []Mode{Stateful2025, Sessionless2026} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s := startServer(t, Options{Mode: mode, Tools: 1, UndeclaredTools: true})
+			cs := connect(t, s, "", nil)
+			ctx := testContext(t)
+			assert.Nil(t, cs.InitializeResult().Capabilities.Tools)
+			res, err := cs.ListTools(ctx, nil)
+			require.NoError(t, err)
+			assert.Len(t, res.Tools, 3)
+			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: RecordTool, Arguments: IDArgs{ID: "u"}})
+			require.NoError(t, err)
+			assert.Equal(t, 1, s.Invocations(RecordTool, "u"))
+		})
+	}
+}
+
+// ResetAfterServer: the server runs the call, the client gets no answer.
+// IdempotentRecord adds a recording tool annotated idempotentHint.
+func TestResetAfterServerRunsTheCallAndLosesTheAnswer(t *testing.T) {
+	s := startServer(t, Options{IdempotentRecord: true})
+	cs := connect(t, s, "", nil)
+	ctx := testContext(t)
+	res, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	var idem *mcp.Tool
+	for _, tl := range res.Tools {
+		if tl.Name == IdempotentRecordTool {
+			idem = tl
+		}
+	}
+	require.NotNil(t, idem)
+	assert.True(t, idem.Annotations.IdempotentHint)
+	s.Gateway().Add(Rule{Match: Match{Method: "tools/call", Occurrence: First()}, Action: ResetAfterServer()})
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: IdempotentRecordTool, Arguments: IDArgs{ID: "x"}})
+	require.Error(t, err, "no answer")
+	assert.Equal(t, 1, s.Invocations(IdempotentRecordTool, "x"), "the server ran it")
+}
+
 func TestTemplatesAbsentWhileResourcesPresent(t *testing.T) {
 	s := startServer(t, Options{Resources: 1})
 	cs := connect(t, s, "2025-11-25", nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/mcptest"
 	mcpsupotel "github.com/mcpsup/mcpsup/otel"
+	"github.com/mcpsup/mcpsup/supervisor"
 )
 
 // benchVariants are the clients compared: a bare go-sdk client, and the same
@@ -123,6 +124,36 @@ func BenchmarkMiddleware(b *testing.B) {
 				if _, err := h(ctx, "tools/call", req); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkCallHandler is the call handler alone, as the supervisor drives
+// it for a call that needs no wait: TagCall, then CallEnd.
+func BenchmarkCallHandler(b *testing.B) {
+	noop, err := mcpsupotel.New(mcpsupotel.Options{MeterProvider: metricnoop.NewMeterProvider(), TracerProvider: tracenoop.NewTracerProvider()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	sdk, err := mcpsupotel.New(mcpsupotel.Options{MeterProvider: metricnoop.NewMeterProvider(), TracerProvider: tp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	info := supervisor.CallInfo{Server: "bench", Op: "tools/call", Name: "echo"}
+	for _, v := range []struct {
+		name string
+		obs  *mcpsupotel.Observer
+	}{{"noop", noop}, {"sdk", sdk}} {
+		b.Run(v.name, func(b *testing.B) {
+			h := v.obs.CallHandler()
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				cctx := h.TagCall(ctx, info)
+				h.HandleCall(cctx, &supervisor.CallEnd{})
 			}
 		})
 	}

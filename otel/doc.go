@@ -11,6 +11,7 @@
 //	if err != nil { ... }
 //	cfg.Events = events.Multi(hostSink, o.Sink())               // metrics
 //	cfg.SendingMiddleware = []mcp.Middleware{o.Middleware(name)} // spans, _meta traceparent
+//	cfg.CallHandler = o.CallHandler()                             // a span per host call, recovery as its events
 //
 // On a bare go-sdk client, client.AddSendingMiddleware(o.Middleware(name))
 // after wire.FactsMiddleware gives the same spans.
@@ -44,6 +45,11 @@
 //
 // See [Observer.Middleware]: a client span per request with the conventions'
 // attributes, the verdict on error, and traceparent/tracestate in _meta.
+// And [Observer.CallHandler]: an internal span per host call through a
+// supervisor, the parent of its requests' spans, whose events tell the
+// recovery no request sees: mcpsup.wait_for_ready (the call waited while the
+// connection recovered) and mcpsup.session_replaced (the call's failure cost
+// the session).
 //
 // # What never leaves
 //

@@ -25,13 +25,18 @@
 // never discards the tool catalog, with two exceptions that always
 // propagate, from any list: unauthorized (HTTP 401, or 403 with
 // insufficient_scope), and the cancellation of the caller's context. Then
-// the remaining lists are canceled and the error returned.
+// the remaining lists are canceled and the error returned. A failure of
+// `tools/list` for any other reason lets the other lists settle first (each
+// within its ProbeTimeout), so their items and reports are kept in the
+// returned Catalog: a caller that retries on the same session lists only
+// what did not settle.
 //
 // [ListDeclared] serves a session whose capabilities are known (after
-// `initialize`, or a resume with persisted capabilities). It lists only what
-// the server declared: tools for the tools capability, resources and
-// resource templates for the resources capability, prompts for the prompts
-// capability. A declared list answering -32601 is absent with a warning in
+// `initialize`, or a resume with persisted capabilities). It always tries
+// `tools/list` (strict when the tools capability is declared, speculative
+// when not: some servers serve tools they do not declare), and lists the
+// rest as declared: resources and resource templates for the resources
+// capability, prompts for the prompts capability. A declared list answering -32601 is absent with a warning in
 // its report: the capabilities and the methods disagree. Otherwise
 // `tools/list` is strict, as in blind probing, and the other declared lists
 // are not: any failure makes them [Degraded] with their verdict, so the tool

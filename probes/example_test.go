@@ -71,3 +71,15 @@ func ExampleListDeclared() {
 	// resources: absent (not declared)
 	// declared in the server's capabilities but prompts/list answered -32601 (Method not found)
 }
+
+// A re-list after notifications/prompts/list_changed sends only prompts/list.
+func ExampleListOnly() {
+	cat, err := probes.ListOnly(context.Background(), staticLister{}, []probes.List{probes.Prompts}, probes.Options{})
+	fmt.Println("error:", err)
+	fmt.Println(cat.Report.Get(probes.Tools))
+	fmt.Println(cat.Report.Get(probes.Prompts))
+	// Output:
+	// error: <nil>
+	// tools: absent (not declared)
+	// prompts: absent (method not found: method-not-found (JSON-RPC -32601))
+}

@@ -33,21 +33,25 @@ func ProbeBlind(ctx context.Context, l Lister, opts Options) (Catalog, error) {
 }
 
 // ListDeclared discovers the catalog of a session whose capabilities are
-// known: after `initialize`, or a resume with persisted capabilities. It lists
-// only what caps declares, concurrently: `tools/list` for Tools,
-// `resources/list` and `resources/templates/list` for Resources,
-// `prompts/list` for Prompts. A nil caps declares nothing. Undeclared lists
-// are reported absent, not declared.
+// known: after `initialize`, or a resume with persisted capabilities. It lists,
+// concurrently, `tools/list` always, and the other lists as caps declares
+// them: `resources/list` and `resources/templates/list` for Resources,
+// `prompts/list` for Prompts. A nil caps declares nothing. Undeclared side
+// lists are reported absent, not declared.
 //
-// A declared list answering -32601 (Method not found), `tools/list`
-// included, is absent with a warning in its report. Otherwise `tools/list` is
-// strict, and a declared side list is not: any other failure makes it
+// `tools/list` is tried whether or not caps declares Tools, since servers
+// serve tools they do not declare (and go-sdk's client lists and calls
+// them). Declared, it is strict: its failure fails the discovery.
+// Undeclared, it is speculative: -32601 (Method not found) or an empty list
+// means no tools, and any other failure leaves it degraded. A declared list
+// answering -32601, `tools/list` included, is absent with a warning in its
+// report. A declared side list is not strict: any other failure makes it
 // degraded with its verdict, so the tool catalog is never dropped because of
 // a side list (failure story S1). Unauthorized and the caller's cancellation
 // propagate from any list.
 // Errors and the Report are as for [ProbeBlind].
 func ListDeclared(ctx context.Context, l Lister, caps *mcp.ServerCapabilities, opts Options) (Catalog, error) {
-	var roles [numLists]role
+	roles := [numLists]role{Tools: speculative}
 	if caps != nil {
 		if caps.Tools != nil {
 			roles[Tools] = strict
@@ -58,6 +62,25 @@ func ListDeclared(ctx context.Context, l Lister, caps *mcp.ServerCapabilities, o
 		}
 		if caps.Prompts != nil {
 			roles[Prompts] = sideList
+		}
+	}
+	return discover(ctx, l, Declared, roles, opts)
+}
+
+// ListOnly lists exactly the lists named (a list named twice counts once),
+// concurrently, as [ListDeclared] lists declared ones: `tools/list` strict,
+// the others degraded on failure. It serves a re-list of a session whose
+// lists are known, e.g. after a list_changed notification. The lists not
+// named are reported absent, not declared. Errors and the Report are as for
+// [ProbeBlind].
+func ListOnly(ctx context.Context, l Lister, lists []List, opts Options) (Catalog, error) {
+	var roles [numLists]role
+	for _, list := range lists {
+		switch {
+		case list == Tools:
+			roles[list] = strict
+		case list < numLists:
+			roles[list] = sideList
 		}
 	}
 	return discover(ctx, l, Declared, roles, opts)
@@ -101,16 +124,20 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 		case out.err == nil:
 			rep.Status, rep.Reason = Present, Listed
 			cat.set(out.items)
-		case decided != nil:
+		case decided != nil && stops(decided.Verdict):
 			rep.Status, rep.Reason = Degraded, Abandoned
 		default:
-			if propagates(ctx, roles[out.list], out.verdict) {
+			if propagates(ctx, roles[out.list], out.verdict) && (decided == nil || stops(out.verdict)) {
 				rep.Status, rep.Reason = Failed, ListFailed
 				decided = &ListError{List: out.list, Verdict: out.verdict, Err: out.err}
-				cancel() // the outcome is known: stop the others
+				if stops(out.verdict) {
+					cancel() // nothing else can be learned: stop the others
+				}
+				// Otherwise the others settle (each within ProbeTimeout): a
+				// caller retrying on the same session lists only the rest.
 			} else if out.verdict.Class == classify.MethodNotFound {
 				rep.Status, rep.Reason = Absent, MethodNotFound
-				if mode == Declared {
+				if mode == Declared && roles[out.list] != speculative {
 					rep.Warning = "declared in the server's capabilities but " + out.list.Method() + " answered -32601 (Method not found)"
 				}
 			} else {
@@ -123,6 +150,12 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 		return cat, decided
 	}
 	return cat, nil
+}
+
+// stops reports whether a deciding failure ends the other lists at once:
+// unauthorized (no list can succeed) or the caller's cancellation.
+func stops(v classify.Verdict) bool {
+	return v.Class == classify.Unauthorized || v.Class == classify.Canceled
 }
 
 // propagates reports whether a list's failure decides the discovery:

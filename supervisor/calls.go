@@ -25,14 +25,16 @@ import (
 // re-lists the catalog (at most every 30s) in case the server added it.
 //
 // A failed call returns a *CallError with the verdict and how far the request
-// got. Only transport and session-expired verdicts cost the session (failure
-// story S4); the supervisor never replays the call. A tool's own error
+// got. Only a session-expired verdict, or a transport one whose session then
+// fails to answer a ping, costs the session (failure story S4). The call is
+// never replayed unless Config.Resend is ResendSafe and the CallError is
+// Resendable: then it is sent once more after recovery. A tool's own error
 // (CallToolResult.IsError) is a result, not an error.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if params == nil {
 		return nil, errors.New("mcpsup: CallTool: nil params")
 	}
-	return do(s, ctx, "tools/call", params.Name, func(ctx context.Context, sess session) (*mcp.CallToolResult, error) {
+	return do(s, ctx, "tools/call", params.Name, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.CallToolResult, error) {
 		return sess.CallTool(ctx, params)
 	})
 }
@@ -43,7 +45,7 @@ func (s *Supervisor) GetPrompt(ctx context.Context, params *mcp.GetPromptParams)
 	if params == nil {
 		return nil, errors.New("mcpsup: GetPrompt: nil params")
 	}
-	return do(s, ctx, "prompts/get", params.Name, func(ctx context.Context, sess session) (*mcp.GetPromptResult, error) {
+	return do(s, ctx, "prompts/get", params.Name, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.GetPromptResult, error) {
 		return sess.GetPrompt(ctx, params)
 	})
 }
@@ -54,7 +56,7 @@ func (s *Supervisor) ReadResource(ctx context.Context, params *mcp.ReadResourceP
 	if params == nil {
 		return nil, errors.New("mcpsup: ReadResource: nil params")
 	}
-	return do(s, ctx, "resources/read", params.URI, func(ctx context.Context, sess session) (*mcp.ReadResourceResult, error) {
+	return do(s, ctx, "resources/read", params.URI, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.ReadResourceResult, error) {
 		return sess.ReadResource(ctx, params)
 	})
 }
@@ -68,7 +70,7 @@ func (s *Supervisor) Complete(ctx context.Context, params *mcp.CompleteParams) (
 	if params.Ref != nil {
 		name = params.Ref.Name + params.Ref.URI
 	}
-	return do(s, ctx, "completion/complete", name, func(ctx context.Context, sess session) (*mcp.CompleteResult, error) {
+	return do(s, ctx, "completion/complete", name, nil, func(ctx context.Context, sess session) (*mcp.CompleteResult, error) {
 		return sess.Complete(ctx, params)
 	})
 }
@@ -87,7 +89,7 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 		}
 		sn.subs[params.URI] = true
 	})
-	_, err := do(s, ctx, "resources/subscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "resources/subscribe", params.URI, nil, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Subscribe(ctx, params)
 	})
 	if err != nil {
@@ -102,7 +104,7 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	if params == nil {
 		return errors.New("mcpsup: Unsubscribe: nil params")
 	}
-	_, err := do(s, ctx, "resources/unsubscribe", params.URI, func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "resources/unsubscribe", params.URI, nil, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Unsubscribe(ctx, params)
 	})
 	if err == nil {
@@ -119,7 +121,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	if params == nil {
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
-	_, err := do(s, ctx, "logging/setLevel", string(params.Level), func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)
 	})
 	if err == nil {
@@ -128,9 +130,23 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	return err
 }
 
-// do runs one host call: wait for ready, check the catalog and the rate-limit
-// window, send once, classify a failure and report it to the machine.
-func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(context.Context, session) (T, error)) (T, error) {
+// do runs one host call (send), sends it once more when the resend policy
+// allows (Config.Resend), and tells Config.CallHandler, if any, of the
+// call's stages. progress is the request's progressToken (nil when none):
+// progress notifications for it extend Config.CallTimeout.
+func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
+	h := s.cfg.CallHandler
+	if h == nil {
+		return resend(s, ctx, nil, op, name, progress, call)
+	}
+	ctx = h.TagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: name})
+	res, err := resend(s, ctx, h, op, name, progress, call)
+	h.HandleCall(ctx, &CallEnd{Err: err})
+	return res, err
+}
+
+// resend is do without the handler's first and last stage; h may be nil.
+func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
 	var zero T
 	s.mu.Lock()
 	if s.stopped {
@@ -143,11 +159,28 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	s.mu.Unlock()
 	defer s.calls.Done()
 
+	res, sent, err := send(s, ctx, h, op, name, progress, call)
+	if sent != nil && s.resends(ctx, sent) {
+		s.post(callResent{err: sent})
+		if h != nil {
+			h.HandleCall(ctx, &CallResent{Err: sent})
+		}
+		res, _, err = send(s, ctx, h, op, name, progress, call)
+	}
+	return res, err
+}
+
+// send sends one host call: wait for ready, check the catalog and the
+// rate-limit window, send once, classify a failure and report it to the
+// machine. A failure of the call sent on a session also comes back as sent
+// (the resend policy looks at it); a refusal does not.
+func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error)) (T, *CallError, error) {
+	var zero T
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
-	live, gen, err := s.awaitReady(ctx, op, name)
+	live, gen, err := s.awaitReady(ctx, h, op, name)
 	if err != nil {
-		return zero, s.refused(ctx, op, name, gen, err)
+		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -157,9 +190,9 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	defer s.inflight.leave(s.inflight.join(live, cancel))
 	release := cancel
 	if _, ok := caller.Deadline(); !ok {
-		var stopTimeout context.CancelFunc
-		ctx, stopTimeout = clockwork.WithTimeout(ctx, s.cfg.Clock, s.cfg.CallTimeout)
-		release = func() { stopTimeout(); cancel() }
+		var unbound func()
+		ctx, unbound = s.boundCall(ctx, progress) // CallTimeout, extended by progress
+		release = func() { unbound(); cancel() }
 	}
 	// The call's context ends once its answer's stream is closed, not
 	// before: a request cut before its body's end costs its connection.
@@ -167,9 +200,20 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, call func(co
 	defer wire.AfterAnswers(ctx, release)
 	res, err := call(ctx, live.sess)
 	if err == nil {
-		return res, nil
+		return res, nil, nil
 	}
-	return zero, s.failed(caller, op, name, gen, err)
+	ce := s.failed(caller, op, name, gen, err)
+	if h != nil {
+		s.reportSessionLost(caller, h, gen, ce.Verdict)
+	}
+	return zero, ce, ce
+}
+
+// resends reports whether Config.Resend sends the failed call ce once more:
+// it is Resendable, and neither its caller nor Close gave up on it.
+func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
+	return s.cfg.Resend == ResendSafe && ce.Resendable() && ce.Verdict.Class != classify.Canceled &&
+		caller.Err() == nil && s.callLife.Err() == nil
 }
 
 // refused returns the error of a call that was not sent: refused locally
@@ -198,7 +242,7 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 // failed classifies the error of a call that was sent on the session of gen
 // and reports it to the machine before the caller sees it, so a call made
 // right after a session-expired one waits for the new session.
-func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) error {
+func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) *CallError {
 	// The error carries the request's wire facts (wire.FactsMiddleware):
 	// with them, the request went out (classify.DeliveryOf).
 	// A call go-sdk refused unsent carries a *classify.NotSentError, which
@@ -230,32 +274,37 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 // recovers (DESIGN.md section 2, calls by state). Once ready, the call must
 // also be admitted (see admit): a refusal comes back with the session's
 // generation.
-func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (*held, uint64, error) {
+func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
+	wait := waitTrace{h: h}
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
+		wait.end(ctx, s, gen)
 	}()
 	for {
 		s.mu.Lock()
-		st, reason, verdict, gen, live := s.snap.state, s.snap.reason, s.snap.failure(), s.snap.gen, s.snap.live
+		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.failure()
+		gen, live = s.snap.gen, s.snap.live
 		ch, stopped, started := s.changed, s.stopped, s.started
 		var refused error
-		if !stopped && st == Ready && live != nil {
+		ready := st == Ready && live != nil && s.snap.verifying != live
+		if !stopped && ready {
 			refused = s.admit(op, name)
 		}
 		s.mu.Unlock()
 		switch {
 		case stopped || st == Closed:
 			return nil, 0, &StateError{State: st, Err: ErrClosed}
-		case st == Ready && live != nil:
+		case ready:
 			return live, gen, refused
 		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.
 			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
 		}
 		if timer == nil {
+			wait.begin(s, st, gen) // before the timer: a test's clock moves once it exists
 			timer = s.cfg.Clock.NewTimer(s.cfg.MaxCallWait)
 		}
 		select {

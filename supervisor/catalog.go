@@ -155,17 +155,16 @@ func setOf(lists ...probes.List) listSet {
 
 func (s listSet) has(l probes.List) bool { return s&(1<<l) != 0 }
 
-// declaredLists is what a session's server declared (every list when its
-// capabilities are unknown: a blind resume). A resources capability covers
-// resources and resource templates (MCP spec, server capabilities).
+// declaredLists is what a session's catalog is listed from: `tools/list`
+// always (servers serve tools they do not declare), and the other lists as
+// the server declared them (every list when its capabilities are unknown: a
+// blind resume). A resources capability covers resources and resource
+// templates (MCP spec, server capabilities).
 func declaredLists(caps *mcp.ServerCapabilities) listSet {
 	if caps == nil {
 		return allLists
 	}
-	var s listSet
-	if caps.Tools != nil {
-		s |= setOf(probes.Tools)
-	}
+	s := setOf(probes.Tools)
 	if caps.Prompts != nil {
 		s |= setOf(probes.Prompts)
 	}
@@ -175,21 +174,19 @@ func declaredLists(caps *mcp.ServerCapabilities) listSet {
 	return s
 }
 
-// capsFor declares exactly the lists of s, for probes.ListDeclared: a
-// re-list sends only the lists it wants. Resources and resource templates
-// share a capability, so either lists both.
-func capsFor(s listSet) *mcp.ServerCapabilities {
-	caps := &mcp.ServerCapabilities{}
-	if s.has(probes.Tools) {
-		caps.Tools = &mcp.ToolCapabilities{}
-	}
-	if s.has(probes.Prompts) {
-		caps.Prompts = &mcp.PromptCapabilities{}
-	}
+// lists returns the lists of s, for probes.ListOnly. Resources and resource
+// templates share a capability, so either lists both.
+func (s listSet) lists() []probes.List {
 	if s.has(probes.Resources) || s.has(probes.ResourceTemplates) {
-		caps.Resources = &mcp.ResourceCapabilities{}
+		s |= setOf(probes.Resources, probes.ResourceTemplates)
 	}
-	return caps
+	var out []probes.List
+	for _, l := range probes.Lists() {
+		if s.has(l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // relistedOffer is old with the lists a re-list settled replaced: a list

@@ -193,6 +193,41 @@ type Backoff struct {
 	MaxElapsed time.Duration
 }
 
+// ResendPolicy chooses whether the supervisor sends a failed call again
+// (Config.Resend).
+type ResendPolicy uint8
+
+const (
+	// ResendNever (the default): a failed call is never sent again; its
+	// CallError says whether the host may (CallError.Resendable).
+	ResendNever ResendPolicy = iota
+	// ResendSafe sends a call that failed on the session once more, after
+	// the connection recovered (ready again, the session verified or
+	// replaced), when its CallError is Resendable: not sent, or, outcome
+	// unknown, a tools/call of a tool annotated readOnlyHint or
+	// idempotentHint. Never any other call, never more than once; a
+	// call-resent event says so, and the caller gets the second attempt's
+	// result or error. A call refused locally (unknown tool, rate-limit
+	// window, not ready, wait timeout) or given up by its caller is not
+	// resent.
+	ResendSafe
+)
+
+func (p ResendPolicy) String() string {
+	switch p {
+	case ResendNever:
+		return "never"
+	case ResendSafe:
+		return "safe"
+	}
+	return "invalid"
+}
+
+// DefaultCallTimeoutCeiling is Config.CallTimeoutCeiling's default: however
+// much progress it reports, a call bounded by CallTimeout ends after an
+// hour.
+const DefaultCallTimeoutCeiling = time.Hour
+
 // DefaultChurnCooldown is Config.ChurnCooldown's default: a churn failure
 // lasts five minutes, then the supervisor tries again.
 const DefaultChurnCooldown = 5 * time.Minute
@@ -296,7 +331,9 @@ type Config struct {
 	// DiscoveryTimeout bounds one handshake, attach or catalog listing.
 	// Default 30s.
 	DiscoveryTimeout time.Duration
-	// ProbeTimeout bounds each blind probe of a resumed session. Default 10s.
+	// ProbeTimeout bounds each blind probe of a resumed session, each list
+	// of a discovery, and the ping that verifies a live session after a
+	// call's transport failure. Default 10s.
 	ProbeTimeout time.Duration
 	// MaxCallWait bounds how long a call made while the connection recovers
 	// waits for ready, also when its context has no deadline. Default 30s.
@@ -304,8 +341,28 @@ type Config struct {
 	// CallTimeout bounds a call sent on the live session when the caller's
 	// context has no deadline, so a stuck connection (an answer that never
 	// comes) cannot hold a call forever; the call then fails with a timeout
-	// verdict, outcome unknown. Default 5m.
+	// verdict, outcome unknown. Each progress notification for the call
+	// (MCP notifications/progress with the progressToken of the call's
+	// params, which the host sets) starts it over, up to
+	// CallTimeoutCeiling. Default 5m.
 	CallTimeout time.Duration
+	// CallTimeoutCeiling is the hard bound of a call bounded by
+	// CallTimeout, however much progress it reports, measured on Clock from
+	// the call's send. Default 1h (DefaultCallTimeoutCeiling); never less
+	// than CallTimeout.
+	CallTimeoutCeiling time.Duration
+	// ListingRetries is how many times the catalog listing of a new session
+	// whose handshake succeeded is retried on that same session when it
+	// fails with a verdict that says the session is fine (forbidden,
+	// rate-limited, server-error, application, timeout: a new session
+	// cannot fix what the server answered). Each retry waits for the
+	// Backoff schedule, as a retry from failed does, and sends only the
+	// lists that did not settle: no initialize, no DELETE. A listing that
+	// fails with transport or session-expired (the session may be gone),
+	// or once the retries are spent, closes the session and retries from
+	// failed with a new one. Default 4 (fsm.DefaultListingRetries: five
+	// listings on one session); negative: none.
+	ListingRetries int
 	// MaxPages and MaxItems cap the pagination of each catalog list, against
 	// servers that never stop returning a cursor. A tools/list past a cap
 	// fails discovery (and is retried on the backoff schedule); a side list
@@ -326,6 +383,9 @@ type Config struct {
 	// Clock from the last publish; each poll lists what the server
 	// declared. Default 1m; negative never polls.
 	CatalogPollInterval time.Duration
+	// Resend chooses whether a failed call is sent again (see
+	// ResendPolicy). Default ResendNever: never replayed.
+	Resend ResendPolicy
 	// DisableRateLimitWindow turns off the rate-limit window. By default,
 	// after a 429 with Retry-After, calls made before the window ends fail
 	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
@@ -354,6 +414,11 @@ type Config struct {
 	// has the panic logged and the event dropped. A sink may call any method
 	// of the supervisor, Close and Detach included. Default: discarded.
 	Events events.Sink
+	// CallHandler, when set, is told of each host call's stages inside the
+	// supervisor: the wait for ready, the session a failure cost, the end
+	// (see [CallHandler]; mcpsupotel.Observer.CallHandler makes a span of
+	// them). Default none, at no cost to a call.
+	CallHandler CallHandler
 	// Clock drives timers (backoff, windows, event times). Default: the
 	// real clock.
 	Clock clockwork.Clock
@@ -394,6 +459,10 @@ func (c Config) withDefaults() Config {
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = 5 * time.Minute
 	}
+	if c.CallTimeoutCeiling <= 0 {
+		c.CallTimeoutCeiling = DefaultCallTimeoutCeiling
+	}
+	c.CallTimeoutCeiling = max(c.CallTimeoutCeiling, c.CallTimeout)
 	if c.RelistMinGap <= 0 {
 		c.RelistMinGap = DefaultRelistMinGap
 	}

@@ -118,6 +118,7 @@ func (c *wireConnector) client(h sessionHooks) *mcp.Client {
 	opts.ToolListChangedHandler = relistThen(func() { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = relistThen(func() { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = relistThen(func() { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
+	opts.ProgressNotificationHandler = progressThen(&c.s.progress, opts.ProgressNotificationHandler)
 	cl := mcp.NewClient(cfg.Implementation, &opts)
 	// Every request's error carries its wire facts, so discovery and calls
 	// classify by the HTTP answer, not by go-sdk's text. Added first, they

@@ -201,7 +201,7 @@ func (s *Supervisor) gapPassed() {
 func (s *Supervisor) listSome(sess session, set listSet) (probes.Catalog, error) {
 	ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
 	defer cancel()
-	return probes.ListDeclared(ctx, sess, capsFor(set), s.probeOptions())
+	return probes.ListOnly(ctx, sess, set.lists(), s.probeOptions())
 }
 
 // relisted takes the result of a re-list.

@@ -22,11 +22,15 @@
 //   - S2: a resumed session the server rejects (404, the TypeScript and
 //     Python SDKs' null-id 400, a 500) takes one stale recovery: a full
 //     handshake, once; never another probe.
-//   - S4: only transport failures and session expiry cost a session. A call
-//     answered 500, 429, 403, 400, 413 ... returns a *CallError naming the
-//     status, keeps the session and the generation, and sends nothing extra.
-//     A failed call is never replayed. After a 429 with Retry-After, calls
-//     fail at once until the window ends.
+//   - S4: only session expiry, and a transport failure the session then
+//     fails to answer a ping for, cost a session. A call answered 500, 429,
+//     403, 400, 413 ... returns a *CallError naming the status, keeps the
+//     session and the generation, and sends nothing extra; a connection
+//     reset costs one ping. A failed call is never replayed unless
+//     Config.Resend is ResendSafe (then a Resendable one is sent once more
+//     after recovery). After a 429 with Retry-After, calls fail at once
+//     until the window ends. A new session's listing that the server
+//     refuses is retried on that session (Config.ListingRetries).
 //   - S5: the standalone SSE stream is never fatal to a session. With
 //     StreamAuto, a GET-hostile server is found by Config.HostileRule, the
 //     stream is held, the next sessions do not open it, an event says why,

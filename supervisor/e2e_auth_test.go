@@ -249,17 +249,20 @@ func TestE2EPingUnauthorizedKeepsTheSession(t *testing.T) {
 	defer cancel()
 	clock := clockwork.NewFakeClock()
 	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Name: t.Name(),
-		Clock: clock, KeepAlive: time.Hour, Stream: supervisor.StreamOff})
+		Clock: clock, KeepAlive: time.Hour, Stream: supervisor.StreamOff, CatalogPollInterval: -1})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	h := http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}
 	refused := srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "ping"}, Action: mcptest.Respond(http.StatusUnauthorized, h, nil)})
 
-	for range 2 {
-		require.NoError(t, clock.BlockUntilContext(ctx, 1))
+	// The keepalive's ticker is the only timer (no catalog poll). Each tick
+	// waits for its ping to reach the server: a tick sent while the last
+	// one is still queued would be lost.
+	require.NoError(t, clock.BlockUntilContext(ctx, 1))
+	for i := range 2 {
 		clock.Advance(time.Hour)
+		require.NoError(t, srv.Log().WaitCount(ctx, "ping", i+1))
 	}
-	require.NoError(t, srv.Log().WaitCount(ctx, "ping", 2))
 	assert.Equal(t, 2, srv.Gateway().Fired(refused))
 	_, err = sup.CallTool(ctx, callRecord("after"))
 	require.NoError(t, err)

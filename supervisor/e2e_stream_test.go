@@ -78,6 +78,10 @@ func TestE2ES5IdleCuttingProxyIsNotHostile(t *testing.T) {
 func TestE2ERestartWhileIdleNoticedByTheStream(t *testing.T) {
 	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{}))
 	e.start()
+	// The stream's first GET must have reached the old server: a first GET
+	// answered with the new server's plain 404 means "no stream here"
+	// (wire.StreamAttempt.Declined), and nothing would notice the restart.
+	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1))
 	e.srv.AddTool("late-tool")
 	require.NoError(t, e.srv.Restart())
 
@@ -105,12 +109,13 @@ func TestE2ERestartWhileIdleNoticedByKeepalive(t *testing.T) {
 	require.NoError(t, e.call("after"))
 }
 
-// No HTTP status (connection reset), on the call and on the next handshake:
-// one new session after backoff; the reset call never ran.
+// No HTTP status (connection reset), on the call, on the ping that verifies
+// the session and on the next handshake: one new session after backoff; the
+// reset call never ran.
 func TestE2EConnectionResetThenServerBack(t *testing.T) {
 	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamOff}))
 	e.start()
-	rule := mcptest.Rule{Match: mcptest.Match{Verb: "POST", Occurrence: mcptest.FirstN(2)}, Action: mcptest.Reset()}
+	rule := mcptest.Rule{Match: mcptest.Match{Verb: "POST", Occurrence: mcptest.FirstN(3)}, Action: mcptest.Reset()}
 	e.srv.Gateway().Add(rule)
 
 	err := e.call("reset")

@@ -59,8 +59,9 @@ func (e *StateError) Error() string {
 func (e *StateError) Unwrap() error { return e.Err }
 
 // Delivery says how far a failed request got, so a host can decide whether a
-// retry is safe (CallError.Resendable decides it). The supervisor itself
-// never replays a failed request.
+// retry is safe (CallError.Resendable decides it). The supervisor replays a
+// failed request only under Config.Resend = ResendSafe, and only a
+// Resendable one, once.
 type Delivery uint8
 
 const (
@@ -128,7 +129,8 @@ type CallError struct {
 //     question; the Verdict says whether asking again can help (e.g.
 //     rate-limited after RetryAfter).
 //
-// The supervisor never resends on its own.
+// The supervisor resends on its own only under Config.Resend = ResendSafe,
+// and only what this reports true for, once.
 func (e *CallError) Resendable() bool {
 	switch e.Delivery {
 	case NotSent:

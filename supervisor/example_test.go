@@ -178,3 +178,51 @@ func ExampleSupervisor_RefreshCatalog() {
 	// added: [new] removed: [tool-1]
 	// tools: [block new record]
 }
+
+// With ResendSafe, a call to a tool annotated idempotentHint whose answer was
+// lost (the server ran it, the connection was reset) is sent once more after
+// the session is verified; a call-resent event says so.
+func ExampleResendPolicy() {
+	srv, err := mcptest.NewServer(mcptest.Options{IdempotentRecord: true})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: "POST", Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.ResetAfterServer(),
+	})
+	rec := &events.Recorder{}
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(),
+		Resend: supervisor.ResendSafe, Events: rec})
+	if err != nil {
+		panic(err)
+	}
+	defer sup.Close()
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
+		panic(err)
+	}
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.IdempotentRecordTool, Arguments: mcptest.IDArgs{ID: "1"}})
+	fmt.Println("call ok:", err == nil)
+	fmt.Println("executions:", srv.Invocations(mcptest.IdempotentRecordTool, "1"))
+	evs, _ := rec.WaitFor(ctx, func(evs []events.Event) bool {
+		for _, e := range evs {
+			if e.Kind == supervisor.KindCallResent {
+				return true
+			}
+		}
+		return false
+	})
+	for _, e := range evs {
+		if e.Kind == supervisor.KindCallResent {
+			fmt.Println(e.Kind, e.Name, e.Delivery, e.Verdict.Class)
+		}
+	}
+	// Output:
+	// call ok: true
+	// executions: 2
+	// call-resent record-idempotent outcome-unknown transport
+}

@@ -60,7 +60,7 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 // failed ping is judged as a call: only transport and session-expired
 // replace the session. Safe for concurrent use.
 func (s *Supervisor) Ping(ctx context.Context) error {
-	_, err := do(s, ctx, "ping", "", func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "ping", "", nil, func(ctx context.Context, sess session) (struct{}, error) {
 		return struct{}{}, sess.Ping(ctx)
 	})
 	return err

@@ -82,12 +82,16 @@ type (
 	pollDue     struct{ gen uint64 }
 )
 
-// From calls: a call failed (handled is closed once the machine heard).
-type callFailed struct {
-	gen     uint64
-	err     *CallError
-	handled chan struct{}
-}
+// From calls: a call failed (handled is closed once the machine heard); a
+// failed call is sent once more (Config.Resend).
+type (
+	callFailed struct {
+		gen     uint64
+		err     *CallError
+		handled chan struct{}
+	}
+	callResent struct{ err *CallError }
+)
 
 func (in startRequested) take(s *Supervisor) {
 	s.step(fsm.Trigger{Kind: fsm.Started, Resume: in.mode})
@@ -136,6 +140,12 @@ func (in retryDue) take(s *Supervisor) {
 
 func (in churnCooled) take(s *Supervisor) {
 	s.step(fsm.Trigger{Kind: fsm.ChurnCooled, Generation: in.gen})
+}
+
+func (in callResent) take(s *Supervisor) {
+	ce := in.err
+	s.emitEvent(events.Event{Kind: events.KindCallResent, Generation: ce.Generation, Op: ce.Op, Name: ce.Name,
+		Delivery: ce.Delivery.String(), Verdict: ce.Verdict})
 }
 
 func (in callFailed) take(s *Supervisor) {

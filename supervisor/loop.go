@@ -22,12 +22,21 @@ type loopState struct {
 	m        *fsm.Machine
 	sessions []*held  // sessions this supervisor still holds (one, two while replacing)
 	found    *Catalog // discovered, not yet published
-	bo       backoff.BackOff
-	retry    clockwork.Timer
-	cooldown clockwork.Timer // a churn failure's (Config.ChurnCooldown)
-	seq      uint64
-	cat      catalogLoop // re-listing (discovery.go)
-	stepping bool        // a step runs: the triggers its commands produce wait in queue
+	// partial holds what the failed listings of the session of partialGen
+	// settled (the lists in settled): a retry on that session lists only
+	// the rest.
+	partial    *probes.Offer
+	settled    listSet
+	partialGen uint64
+	bo         backoff.BackOff
+	retry      clockwork.Timer
+	cooldown   clockwork.Timer // a churn failure's (Config.ChurnCooldown)
+	seq        uint64
+	cat        catalogLoop // re-listing (discovery.go)
+	// verifying is the generation whose session a ping verifies (verify.go),
+	// 0 when none.
+	verifying uint64
+	stepping  bool // a step runs: the triggers its commands produce wait in queue
 	// queue holds the triggers that commands produce while a step runs:
 	// each is taken after the step that produced it, in order, so a step
 	// never runs inside another.
@@ -164,7 +173,7 @@ func (s *Supervisor) take(t fsm.Trigger) {
 // through the inbox, or that may feed the machine another trigger.
 func startsIO(k fsm.CommandKind) bool {
 	switch k {
-	case fsm.Dial, fsm.Attach, fsm.Probe, fsm.ListDeclared, fsm.ScheduleRetry:
+	case fsm.Dial, fsm.Attach, fsm.Probe, fsm.ListDeclared, fsm.ScheduleRetry, fsm.VerifySession:
 		return true
 	}
 	return false
@@ -186,6 +195,8 @@ func (s *Supervisor) exec(c fsm.Command) {
 		s.setSnapshot(func(sn *snapshot) { sn.resume = nil })
 	case fsm.CloseSession, fsm.DetachSession:
 		s.release(c.Generation, c.Kind == fsm.DetachSession)
+	case fsm.VerifySession:
+		s.verify(c)
 	}
 }
 
@@ -410,10 +421,32 @@ func (s *Supervisor) discover(c fsm.Command) {
 	}
 	blind := c.Kind == fsm.Probe
 	caps := capabilitiesOf(sess)
+	if p := s.loop.partial; p != nil && s.loop.partialGen == c.Generation && !blind {
+		// A listing retried on its session: only what did not settle.
+		set := declaredLists(caps) &^ s.loop.settled
+		s.goCmd(func() {
+			cat, err := s.listSome(sess, set)
+			cat.Offer = relistedOffer(*p, cat)
+			s.post(catalogDiscovered{gen: c.Generation, cat: cat, err: err})
+		})
+		return
+	}
 	s.goCmd(func() {
 		cat, err := s.list(sess, blind, caps)
 		s.post(catalogDiscovered{gen: c.Generation, cat: cat, err: err})
 	})
+}
+
+// settledLists are the lists a discovery settled: listed, or not offered
+// (-32601).
+func settledLists(r probes.Report) listSet {
+	var set listSet
+	for _, l := range probes.Lists() {
+		if st := r.Get(l).Status; st == probes.Present || (st == probes.Absent && r.Get(l).Reason != probes.NotDeclared) {
+			set |= setOf(l)
+		}
+	}
+	return set
 }
 
 // list discovers the catalog of sess, bounded by Config.DiscoveryTimeout.
@@ -441,9 +474,16 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		if errors.As(err, &le) {
 			v = le.Verdict
 		}
+		if s.loop.partial == nil || s.loop.partialGen != gen {
+			s.loop.settled = 0
+		}
+		// A retry on this session lists the rest.
+		s.loop.partial, s.loop.partialGen = &cat.Offer, gen
+		s.loop.settled |= settledLists(cat.Report)
 		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: gen, Verdict: v})
 		return
 	}
+	s.loop.partial = nil
 	s.loop.found = catalogOf(cat, gen)
 	s.step(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: gen})
 	s.loop.found = nil // published, or refused as stale
@@ -515,7 +555,7 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	}
 	d := s.loop.bo.NextBackOff()
 	if d == backoff.Stop {
-		s.step(fsm.Trigger{Kind: fsm.RetriesExhausted, Generation: c.Generation})
+		s.step(fsm.Trigger{Kind: fsm.RetriesExhausted, Generation: c.Generation, Verdict: c.Verdict})
 		return
 	}
 	// Not before Retry-After, capped by MaxInterval; never shorter than

@@ -84,3 +84,29 @@ func TestResendableOnlyForTools(t *testing.T) {
 	require.True(t, r.sup.toolRepeatable("tools/call", "ro"))
 	require.False(t, r.sup.toolRepeatable("tools/call", "plain"))
 }
+
+// A call go-sdk never sent (its connection had failed) is resent once under
+// ResendSafe, after the session was verified; under the default it is not.
+func TestResendSafeResendsANotSentCall(t *testing.T) {
+	for _, policy := range []ResendPolicy{ResendNever, ResendSafe} {
+		t.Run(policy.String(), func(t *testing.T) {
+			r := newRig(t, Config{Resend: policy})
+			sess := newFakeSession("s1", "a")
+			sess.callErr = &classify.NotSentError{Err: io.EOF}
+			r.ready(sess)
+			_, err := r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: "a"})
+			if policy == ResendNever {
+				var ce *CallError
+				require.ErrorAs(t, err, &ce)
+				require.Equal(t, NotSent, ce.Delivery)
+				require.Len(t, sess.toolCalls(), 1)
+				return
+			}
+			require.NoError(t, err, "the resend was answered")
+			require.Len(t, sess.toolCalls(), 2)
+			resent := r.waitEvents(KindCallResent, 1)
+			require.Equal(t, "not-sent", resent[0].Delivery)
+			require.Equal(t, uint64(1), r.sup.Generation(), "the verified session served it")
+		})
+	}
+}

@@ -83,12 +83,17 @@ type Supervisor struct {
 
 	detaching atomic.Bool // the stop in progress is a Detach
 
-	loop loopState  // owned by the loop goroutine
-	sink *sinkQueue // delivers events to Config.Events
+	loop loopState // owned by the loop goroutine
+	// callServer is CallInfo.Server: Config.Name masked, made once when a
+	// CallHandler is set.
+	callServer string
+	sink       *sinkQueue // delivers events to Config.Events
 
 	// streams owns the standalone stream decision; every session shares it.
 	streams *wire.StreamSwitch
 	roots   rootSet // the host's roots, applied to every session (host_api.go)
+
+	progress progressCalls // bounded calls by progress token (progress.go)
 
 	// redact keeps session ids (as short hashes) and credentials out of
 	// events, errors and logs.
@@ -102,6 +107,7 @@ type snapshot struct {
 	verdict    *classify.Verdict // the failure that moved it to failed; nil when none
 	gen        uint64
 	live       *held        // the live session in Ready, else nil
+	verifying  *held        // a session whose ping runs (verify.go): calls wait for it
 	catalog    *Catalog     // the published catalog; nil before the first
 	resume     *ResumeState // what to persist; nil before the first session
 	rate       *rateWindow  // the last 429's window; nil when none
@@ -205,9 +211,13 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule.toWire(),
 		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
 	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
+	if cfg.CallHandler != nil {
+		s.callServer = s.redact.Text(cfg.Name)
+	}
 	s.loop.m = fsm.New(fsm.Config{
-		MaxSessions: cfg.MaxSessions,
-		Window:      cfg.ChurnWindow,
+		MaxSessions:    cfg.MaxSessions,
+		Window:         cfg.ChurnWindow,
+		ListingRetries: cfg.ListingRetries,
 	})
 	s.loop.bo = cfg.Backoff.newBackOff(cfg.Clock)
 	return s

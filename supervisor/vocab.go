@@ -44,6 +44,7 @@ const (
 	TriggerCloseRequested     = fsm.CloseRequested
 	TriggerDetachRequested    = fsm.DetachRequested
 	TriggerChurnCooled        = fsm.ChurnCooled
+	TriggerSessionVerified    = fsm.SessionVerified
 )
 
 // Kind says what an event reports (events.Event.Kind).
@@ -55,6 +56,7 @@ const (
 	KindProbeReport        = events.KindProbeReport
 	KindCatalogChanged     = events.KindCatalogChanged
 	KindCallFailed         = events.KindCallFailed
+	KindCallResent         = events.KindCallResent
 	KindStreamDisabled     = events.KindStreamDisabled
 	KindStreamEnabled      = events.KindStreamEnabled
 	KindStreamEventDropped = events.KindStreamEventDropped

@@ -7,7 +7,9 @@
 // tools/call with HTTP 500 and one with HTTP 429 (Retry-After: 30) (failure
 // story S4 of DESIGN.md). A supervisor reports its events to the Observer's
 // sink (metrics: states, transitions, sessions, failed calls by class and
-// delivery, the rate-limit window); a go-sdk client on mcpsup's wire layer
+// delivery, the rate-limit window) and its calls to the Observer's call
+// handler (a span per call, with the wait for ready and a lost session as
+// span events); a go-sdk client on mcpsup's wire layer
 // with the Observer's middleware makes the same calls under a host span
 // (spans: one per request, the verdict on the failed ones, traceparent sent
 // in _meta). Each span is printed as one JSON line as it ends, the metrics
@@ -66,8 +68,10 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	defer srv.Close()
 
-	// Metrics: the supervisor's events.
-	sup, err := supervisor.New(supervisor.Config{Name: "s4", Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: obs.Sink()})
+	// Metrics: the supervisor's events. Spans: one per host call, the
+	// recovery as its events.
+	sup, err := supervisor.New(supervisor.Config{Name: "s4", Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(),
+		Events: obs.Sink(), CallHandler: obs.CallHandler()})
 	if err != nil {
 		return err
 	}

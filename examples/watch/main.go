@@ -7,6 +7,7 @@
 //
 //	go run ./examples/watch -url https://example.com/mcp -resume session.json
 //	go run ./examples/watch -config mcp.json -resume states/
+//	go run ./examples/watch -url http://127.0.0.1:8080/mcp -call 'search={"q":"go"}' -every 5s
 //
 // Ctrl-C (SIGINT or SIGTERM) stops it cleanly without ending the server-side
 // session: the supervisor detaches (no DELETE) and its resume state is saved
@@ -37,6 +38,14 @@
 //	                       only, and only requests naming a loopback Host
 //	                       (no DNS rebinding), unless -http-allow-remote
 //	-http-allow-remote     let -http listen on any address, for any Host
+//	-call NAME[=JSON]      once ready, call the tool NAME with the JSON object
+//	                       of arguments; repeatable, called in order; each
+//	                       outcome is printed: the result's text, or the
+//	                       failure's class, HTTP status and delivery, with
+//	                       the state and generation (not with -config)
+//	-every d               with -call: make the calls again every d until
+//	                       stopped, so a server can be watched under faults
+//	                       (default 0: once)
 //
 // A malformed resume file is refused with an error naming the bad field; it
 // is not overwritten. Exit status: 0 after a clean stop, 1 on an error (a bad

@@ -28,6 +28,8 @@ type options struct {
 	timeout    time.Duration
 	httpAddr   string
 	httpRemote bool
+	calls      []toolCall    // -call, in order
+	every      time.Duration // -every: the calls again after this long
 }
 
 // usageError is a bad command line (exit status 2).
@@ -50,6 +52,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop after this long (0: run until interrupted)")
 	fs.StringVar(&o.httpAddr, "http", "", "serve the live HTML timeline on this address, e.g. 127.0.0.1:8080 (loopback only unless -http-allow-remote)")
 	fs.BoolVar(&o.httpRemote, "http-allow-remote", false, "let -http listen on a non-loopback address and answer any Host")
+	fs.Func("call", "call a tool once ready: NAME or NAME={json arguments}; repeatable, in order", func(s string) error {
+		c, err := parseCall(s)
+		if err == nil {
+			o.calls = append(o.calls, c)
+		}
+		return err
+	})
+	fs.DurationVar(&o.every, "every", 0, "with -call: make the calls again after this long, until stopped (0: once)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -66,6 +76,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, &usageError{"-timeout must not be negative"}
 	case o.httpRemote && o.httpAddr == "":
 		return o, &usageError{"-http-allow-remote needs -http"}
+	case o.every < 0:
+		return o, &usageError{"-every must not be negative"}
+	case o.every > 0 && len(o.calls) == 0:
+		return o, &usageError{"-every needs -call"}
+	case len(o.calls) > 0 && o.config != "":
+		return o, &usageError{"-call calls the one server of -url, not with -config"}
 	}
 	if o.httpAddr != "" && !o.httpRemote {
 		if err := requireLoopback(o.httpAddr); err != nil {
@@ -183,6 +199,9 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 	sup.Start()
 	var reporter sync.WaitGroup
 	reporter.Go(func() { reportCatalogs(runCtx, sup, out) })
+	if len(o.calls) > 0 {
+		reporter.Go(func() { callTools(runCtx, sup, o.calls, o.every, out) })
+	}
 	<-runCtx.Done()
 	reporter.Wait()
 

@@ -46,7 +46,7 @@ func main() {
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
 	load := flag.String("load", "", "what else ran on the machine, for the run line")
 	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
-	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "overhead": the CallTool figure alone`)
+	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "extra": figure 1 alone, to stdout; "overhead": the CallTool figure alone`)
 	heapProfile := flag.String("heapprofile", "", `with -only idle: write a heap profile (after GC) per run, named PREFIX-<client>-stream<on|off>.pprof`)
 	flag.Parse()
 	log.SetFlags(0)
@@ -76,6 +76,12 @@ func main() {
 		return
 	}
 
+	if *only == "extra" {
+		r := &bench.Report{Extra: bench.ExtraRequests(ctx), Listing: bench.FailedListings(ctx)}
+		fmt.Print(bench.RenderExtra(r))
+		return
+	}
+
 	if *only == "idle" {
 		if *heapProfile != "" {
 			runtime.MemProfileRate = 1 // every allocation, so small per-connection ones show
@@ -86,8 +92,9 @@ func main() {
 
 	start := time.Now()
 	r := &bench.Report{Machine: bench.ThisMachine(start), Load: *load}
-	log.Print("1/8 extra requests per failed call")
+	log.Print("1/8 extra requests per failed call and per failed listing")
 	r.Extra = bench.ExtraRequests(ctx)
+	r.Listing = bench.FailedListings(ctx)
 	log.Print("2/8 time to ready")
 	r.Ready = bench.TimeToReady(ctx, *latency, *runs)
 	log.Printf("3/8 sessions lost in %v", *period)

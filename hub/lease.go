@@ -1,0 +1,145 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// Leaser is a Store shared by replicas of a host that also grants leases:
+// the right to serve one server, held by one replica at a time. When
+// Config.Store implements Leaser, the hub serves a server only while it
+// holds that server's lease (see LeaseConfig for the rule and its bounds).
+// Implementations must be safe for concurrent use.
+type Leaser interface {
+	Store
+	// Acquire takes the server's lease for ttl. When another replica holds
+	// it, the error is a *LeaseHeldError (wrapping ErrLeaseHeld) that says
+	// how long it has left; any other error means the leaser could not be
+	// asked (unreachable, timed out).
+	Acquire(ctx context.Context, server string, ttl time.Duration) (Lease, error)
+}
+
+// Lease is one replica's hold on one server: its fencing token, and the
+// writes only the holder may make. A Lease is used from one goroutine at a
+// time per method, but Save and Delete may run while Renew does.
+type Lease interface {
+	// Token is the fencing token: unique per acquisition of the server's
+	// lease and larger than every token handed out before it (while the
+	// leaser keeps its data).
+	Token() uint64
+	// Renew extends the lease by its TTL, counted from when the leaser
+	// takes the request. An error wrapping ErrLeaseLost means another
+	// replica acquired it (the holder must stop serving at once); any
+	// other error means the leaser could not be asked. restored reports
+	// that the leaser had lost the lease and its data (it restarted empty)
+	// and no one acquired meanwhile, so the lease was taken again: the
+	// stored state may be gone and should be saved again.
+	Renew(ctx context.Context) (restored bool, err error)
+	// Save replaces the server's resume state, fenced: it is refused with
+	// an error wrapping ErrLeaseLost when another replica acquired the
+	// lease since this one was (a stale holder never writes over the new
+	// one's state).
+	Save(ctx context.Context, rs *supervisor.ResumeState) error
+	// Delete removes the server's resume state, fenced like Save.
+	Delete(ctx context.Context) error
+	// Release gives the lease up so another replica may acquire it at
+	// once; a lease no longer held is not an error.
+	Release(ctx context.Context) error
+}
+
+// Lease errors; test with errors.Is.
+var (
+	// ErrLeaseHeld: another replica holds the server's lease.
+	ErrLeaseHeld = errors.New("hub: lease held by another replica")
+	// ErrLeaseLost: the lease is no longer this replica's (another
+	// acquired it, or it ended): a renewal or a fenced write was refused.
+	ErrLeaseLost = errors.New("hub: lease lost")
+)
+
+// LeaseHeldError is Acquire's refusal: the server's lease is held by
+// another replica for Remaining more (0 when unknown).
+type LeaseHeldError struct {
+	Server    string
+	Remaining time.Duration
+}
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("hub: lease of %q held by another replica for %v more", e.Server, e.Remaining)
+}
+
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
+// LeaseConfig sets the lease rule, used when Config.Store implements
+// Leaser. The zero value is ready to use.
+//
+// The rule, per server:
+//   - a replica acquires the lease before it starts the server's
+//     supervisor, then loads the resume state (so it resumes what the last
+//     holder saved: 0 `initialize` when the server still has the session,
+//     the normal stale recovery when not; when the leaser has none, the
+//     state this replica held last, if any); a load the leaser cannot
+//     answer gives the lease back (starting fresh would orphan the stored
+//     session);
+//   - it renews every TTL/3; a renewal that fails is tried again every
+//     TTL/12, each attempt bounded by what is left;
+//   - a renewal refused (ErrLeaseLost), or none accepted by TTL*3/4 after
+//     the last accepted one was sent, ends its hold BEFORE the lease ends
+//     at the leaser (which counts the TTL from when it took the renewal,
+//     after it was sent): the supervisor is detached (no DELETE), its
+//     items leave the merged catalog, its state is saved once more
+//     (fenced: refused if another replica acquired meanwhile), the lease
+//     released, and a KindLeaseLost event says why. The remaining TTL/4 is
+//     the margin for the detach and for clock rates;
+//   - a replica without the lease tries again TTL/50 after the holder's
+//     lease would end (LeaseHeldError.Remaining, TTL/10 when unknown; at
+//     most TTL later), each try bounded by TTL/4 (and the load after it), or,
+//     when the leaser cannot be reached, after TTL/10 doubling to TTL; a
+//     replica that lost its lease to another waits TTL/20 first, one that
+//     gave it up unrenewed TTL/10; it stops on Close, Detach and Remove;
+//   - with the leaser unreachable, a holder keeps its live session (calls
+//     go on) until TTL*3/4 after its last accepted renewal, before its
+//     lease would end, then detaches; no replica acquires meanwhile, so
+//     none serves the server.
+//
+// Every request of a held server passes a gate on the hub's clock: once
+// the hold has ended it is refused unsent (*HoldEndedError, wrapping
+// ErrLeaseLost), so a replica that wakes from a pause past its hold sends
+// nothing more even before it has detached.
+//
+// Close and Detach release every lease after the last fenced write, so
+// another replica acquires at its next try.
+type LeaseConfig struct {
+	// TTL is the lease's time to live at the leaser. Default 15s; at
+	// least 300ms.
+	TTL time.Duration
+}
+
+// MinLeaseTTL is the shortest LeaseConfig.TTL the hub uses.
+const MinLeaseTTL = 300 * time.Millisecond
+
+func (c LeaseConfig) ttl() time.Duration {
+	switch {
+	case c.TTL <= 0:
+		return 15 * time.Second
+	case c.TTL < MinLeaseTTL:
+		return MinLeaseTTL
+	}
+	return c.TTL
+}
+
+// LeaseState is a server's lease as its Health shows it.
+type LeaseState string
+
+const (
+	// LeaseNone: the hub's Store grants no leases.
+	LeaseNone LeaseState = ""
+	// LeaseHeld: this replica holds the lease and serves the server.
+	LeaseHeld LeaseState = "held"
+	// LeaseStandby: this replica does not hold the lease and does not
+	// serve the server; it tries to acquire it.
+	LeaseStandby LeaseState = "standby"
+)

@@ -1,0 +1,280 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// The hub's lease events (with a Leaser as Store); Seq 0, Server the
+// server concerned.
+const (
+	// KindLeaseAcquired: this replica acquired the server's lease and
+	// starts its supervisor. Detail: "token <n>; fresh" or
+	// "token <n>; resuming <session hash>".
+	KindLeaseAcquired events.Kind = "lease-acquired"
+	// KindLeaseLost: this replica stopped serving the server: its lease
+	// was taken, or no renewal was accepted in time. The supervisor was
+	// detached (no DELETE) before the lease ended at the leaser. Detail
+	// says why.
+	KindLeaseLost events.Kind = "lease-lost"
+)
+
+// The lease rule's fractions of LeaseConfig.TTL (documented there).
+const (
+	renewDiv        = 3  // renew every TTL/3
+	renewRetryDiv   = 12 // a failed renewal is tried again after TTL/12
+	acquireSlackDiv = 50 // a held lease is tried again TTL/50 after it would end
+	acquireMinDiv   = 20 // after losing its lease to another, a replica waits TTL/20
+	acquireErrDiv   = 10 // an unreachable leaser: after TTL/10, doubling to TTL
+)
+
+// holdDeadline is when a hold whose last accepted renewal (or acquisition)
+// was sent at sent ends at the latest: TTL*3/4 later, before the leaser's
+// TTL counted from when it took the request.
+func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
+
+// holdLease is the server's lease loop: acquire, serve while held, and
+// after a loss try again. It returns when the server leaves the hub, with
+// the term as it was (leave stops it and releases the lease).
+func (h *Hub) holdLease(e *entry) {
+	defer close(e.leaseDone)
+	ttl := h.cfg.Lease.ttl()
+	clock := h.cfg.Supervisor.Clock
+	errWait := ttl / acquireErrDiv
+	var retry time.Time // the next try; from absolute times, so a late wake-up waits no more
+	for {
+		if d := retry.Sub(clock.Now()); d > 0 && !sleep(e.ctx, clock, d) {
+			return
+		}
+		// An acquisition that takes long leaves a short hold: bound it.
+		ctx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))
+		sent := clock.Now()
+		lease, err := h.leaser.Acquire(ctx, e.name, ttl)
+		cancel()
+		if err == nil && e.ctx.Err() != nil {
+			h.releaseLease(e.name, lease)
+			return
+		}
+		if e.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
+				// Come back when the holder's lease would end.
+				left := held.Remaining
+				if left <= 0 { // unknown (a lease without expiry): as if unreachable
+					left = ttl / acquireErrDiv
+				}
+				retry = sent.Add(min(left+ttl/acquireSlackDiv, ttl))
+				errWait = ttl / acquireErrDiv
+				continue
+			}
+			h.storeFailed("acquire", e.name, err)
+			retry = sent.Add(errWait)
+			errWait = min(2*errWait, ttl)
+			continue
+		}
+		errWait = ttl / acquireErrDiv
+		taken, ended := h.serve(e, lease, sent, ttl)
+		if e.ctx.Err() != nil {
+			return
+		}
+		retry = ended.Add(errWait)
+		if taken {
+			retry = ended.Add(ttl / acquireMinDiv)
+		}
+	}
+}
+
+// serve runs one term: it loads the server's state, starts its supervisor
+// and renews the lease until the lease is lost (then it detaches the
+// supervisor, saves its state fenced, releases the lease and returns
+// whether another replica took it, and when its hold ended) or the server
+// leaves the hub (then it returns with the term in place).
+func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
+	clock := h.cfg.Supervisor.Clock
+	deadline := holdDeadline(sent, ttl)
+
+	loadCtx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))
+	rs, err := h.load(loadCtx, e.sc)
+	cancel()
+	if err != nil {
+		// Starting fresh now would orphan the stored session: give the
+		// lease back and try again later.
+		h.releaseLease(e.name, lease)
+		return false, clock.Now()
+	}
+	e.mu.Lock()
+	if rs == nil {
+		rs = e.last // the store lost it (an empty restart): this replica's is the best there is
+	}
+	e.mu.Unlock()
+	gate := &holdGate{server: e.name, clock: clock}
+	gate.extend(deadline)
+	sup, rs, err := h.newSupervisor(e, rs, gate)
+	if err != nil { // the URL was valid when the server was added: cannot happen
+		h.storeFailed("acquire", e.name, err)
+		h.releaseLease(e.name, lease)
+		return false, clock.Now()
+	}
+	termCtx, endTerm := context.WithCancel(e.ctx)
+	defer endTerm()
+	e.mu.Lock()
+	standby := e.sup
+	e.sup, e.lease, e.leaseState = sup, lease, LeaseHeld
+	e.since = clock.Now()
+	e.mu.Unlock()
+	_ = standby.Close() // never started: nothing to end
+	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
+	h.notify()
+	h.queueStart(startJob{e: e, sup: sup, ctx: termCtx})
+
+	next := sent.Add(ttl / renewDiv)
+	why := ""
+	for why == "" {
+		now := clock.Now()
+		if !now.Before(deadline) {
+			why = fmt.Sprintf("no renewal accepted within %v of the last one sent; the lease ends at the leaser within %v", ttl*3/4, ttl/4)
+			break
+		}
+		if now.Before(next) {
+			if !sleep(e.ctx, clock, min(next.Sub(now), deadline.Sub(now))) {
+				return false, now
+			}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, deadline.Sub(now)))
+		restored, err := lease.Renew(ctx)
+		cancel()
+		switch {
+		case e.ctx.Err() != nil:
+			return false, now
+		case err == nil:
+			deadline = holdDeadline(now, ttl)
+			gate.extend(deadline)
+			next = now.Add(ttl / renewDiv)
+			if restored { // the leaser lost the state with the lease
+				if rs := sup.ResumeState(); rs != nil {
+					h.saves.put(e.name, rs, lease)
+				}
+			}
+		case errors.Is(err, ErrLeaseLost):
+			why = "taken by another replica: " + err.Error()
+			taken = true
+		default:
+			h.storeFailed("renew", e.name, err)
+			next = clock.Now().Add(ttl / renewRetryDiv)
+		}
+	}
+
+	// Stop serving first: calls route nowhere, the session is detached
+	// (no DELETE: the next holder resumes it).
+	endTerm()
+	ended = clock.Now()
+	idle, _, _ := h.newSupervisor(e, nil, nil) // validated when added
+	e.mu.Lock()
+	e.sup, e.lease, e.leaseState = idle, nil, LeaseStandby
+	e.since = ended
+	e.mu.Unlock()
+	_ = sup.Detach()
+	h.updateCatalog(e, supervisor.Catalog{}, true)
+	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Detail: why})
+	h.notify()
+
+	// The last write is fenced: refused if another replica acquired.
+	last := sup.ResumeState()
+	e.mu.Lock()
+	e.last = last
+	e.mu.Unlock()
+	if last != nil {
+		h.saves.put(e.name, last, lease)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
+	defer cancel()
+	_ = h.saves.flush(ctx, e.name) // its errors were events
+	h.releaseLease(e.name, lease)
+	return taken, ended
+}
+
+// releaseLease releases lease, bounded by Config.StoreTimeout; a failure
+// is an event.
+func (h *Hub) releaseLease(server string, lease Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
+	defer cancel()
+	if err := lease.Release(ctx); err != nil {
+		h.storeFailed("release", server, err)
+	}
+}
+
+// sleep waits d on clock; false when ctx ended first.
+func sleep(ctx context.Context, clock clockwork.Clock, d time.Duration) bool {
+	t := clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.Chan():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// holdGate carries a term's requests while its hold lasts and refuses
+// every one after, on the hub's clock, whatever goroutine sends it: a
+// replica that wakes from a pause past its hold sends nothing more to the
+// server, even before its lease loop has detached the supervisor.
+type holdGate struct {
+	server string
+	clock  clockwork.Clock
+	until  atomic.Pointer[time.Time] // the hold's end
+	base   http.RoundTripper
+}
+
+// HoldEndedError is a request refused, unsent, because this replica's
+// hold on the server's lease has ended. It wraps ErrLeaseLost.
+type HoldEndedError struct {
+	Server string
+	Ended  time.Time
+}
+
+func (e *HoldEndedError) Error() string {
+	return fmt.Sprintf("hub: not sent: the lease of %q is no longer held here (the hold ended %v)", e.Server, e.Ended.Format(time.RFC3339Nano))
+}
+
+func (e *HoldEndedError) Unwrap() error { return ErrLeaseLost }
+
+// extend sets the hold's end.
+func (g *holdGate) extend(until time.Time) { g.until.Store(&until) }
+
+// client returns a copy of c (nil: a client on http.DefaultTransport)
+// whose requests pass the gate.
+func (g *holdGate) client(c *http.Client) *http.Client {
+	var cp http.Client
+	if c != nil {
+		cp = *c
+	}
+	g.base = cp.Transport
+	if g.base == nil {
+		g.base = http.DefaultTransport
+	}
+	cp.Transport = g
+	return &cp
+}
+
+func (g *holdGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	if until := *g.until.Load(); !g.clock.Now().Before(until) {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, &HoldEndedError{Server: g.server, Ended: until}
+	}
+	return g.base.RoundTrip(req)
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package submodules_test
+
+func init() { raceEnabled = true }

@@ -1,0 +1,139 @@
+package mcpsupotel
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// Names of the call span's events (mcpsup's own: the conventions have none).
+const (
+	// EventWaitForReady: the call found the connection recovering and
+	// waited (supervisor.CallWaited).
+	EventWaitForReady = "mcpsup.wait_for_ready"
+	// EventSessionReplaced: the call's failure cost its session, and the
+	// supervisor replaces it (supervisor.CallSessionLost).
+	EventSessionReplaced = "mcpsup.session_replaced"
+	// EventCallResent: the resend policy sends the failed call once more
+	// (supervisor.CallResent).
+	EventCallResent = "mcpsup.call_resent"
+)
+
+// Attribute keys of the call span's events.
+const (
+	// AttrWaitDuration is how long a call waited for ready, in seconds.
+	AttrWaitDuration = attribute.Key("mcpsup.wait.duration")
+	// AttrPreviousGeneration is the generation of the latest session when a
+	// call began to wait, when it differs from the one the call went out on.
+	AttrPreviousGeneration = attribute.Key("mcpsup.generation.previous")
+)
+
+var internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+
+// CallHandler returns the handler for supervisor.Config.CallHandler (or a
+// hub's template) that makes one span of each host call inside the
+// supervisor, from the moment it enters to its end: the wait for ready and a
+// replaced session are the span's events, and the requests the call sent
+// (the client spans of [Observer.Middleware], when that is installed too)
+// are its children. It is the part of a call's life no request middleware
+// sees, since a call waits before any request exists.
+//
+// The span is internal, named "mcpsup.call {mcp.method.name}" plus the tool
+// or prompt name, with mcp.method.name, gen_ai.tool.name or
+// gen_ai.prompt.name or mcp.resource.uri, and mcpsup.server. Its events:
+//   - mcpsup.wait_for_ready: mcpsup.state (the state the call found),
+//     mcpsup.wait.duration (seconds, on the supervisor's clock),
+//     mcpsup.generation (the session the call went out on; absent when the
+//     wait ended without ready) and mcpsup.generation.previous (when the
+//     call waited for a new session);
+//   - mcpsup.session_replaced: mcpsup.generation (the session lost),
+//     mcpsup.to (the state the connection moved to) and error.type;
+//   - mcpsup.call_resent: the resend policy (supervisor.Config.Resend)
+//     sends the failed call once more; error.type and mcpsup.delivery of
+//     the first sending. The second sending's request span is another
+//     child.
+//
+// On error the span's status is Error with the verdict, and it carries
+// error.type, mcpsup.delivery and mcpsup.generation. With no-op providers
+// it costs what the no-op tracer does: one allocation per call.
+func (o *Observer) CallHandler() supervisor.CallHandler { return callHandler{o} }
+
+type callHandler struct{ o *Observer }
+
+func (h callHandler) TagCall(ctx context.Context, info supervisor.CallInfo) context.Context {
+	ctx, span := h.o.tracer.Start(ctx, "mcpsup.call", internalSpan...)
+	if !span.IsRecording() {
+		return ctx
+	}
+	name := "mcpsup.call " + info.Op
+	attrs := []attribute.KeyValue{AttrMethod.String(info.Op), AttrServer.String(info.Server)}
+	switch info.Op {
+	case "tools/call":
+		name += " " + info.Name
+		attrs = append(attrs, attrToolName.String(info.Name))
+	case "prompts/get":
+		name += " " + info.Name
+		attrs = append(attrs, attrPromptName.String(info.Name))
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		attrs = append(attrs, attrResourceURI.String(info.Name))
+	}
+	span.SetName(name)
+	span.SetAttributes(attrs...)
+	return ctx
+}
+
+func (h callHandler) HandleCall(ctx context.Context, stage supervisor.CallStage) {
+	span := trace.SpanFromContext(ctx)
+	switch st := stage.(type) {
+	case *supervisor.CallWaited:
+		if !span.IsRecording() {
+			return
+		}
+		attrs := []attribute.KeyValue{AttrState.String(string(st.From)), AttrWaitDuration.Float64(st.Waited.Seconds())}
+		if st.Generation > 0 {
+			attrs = append(attrs, AttrGeneration.Int64(int64(st.Generation)))
+			if st.FromGeneration != st.Generation {
+				attrs = append(attrs, AttrPreviousGeneration.Int64(int64(st.FromGeneration)))
+			}
+		}
+		span.AddEvent(EventWaitForReady, trace.WithAttributes(attrs...))
+	case *supervisor.CallSessionLost:
+		if span.IsRecording() {
+			span.AddEvent(EventSessionReplaced, trace.WithAttributes(AttrGeneration.Int64(int64(st.Generation)),
+				AttrTo.String(string(st.To)), AttrErrorType.String(st.Verdict.Class.String())))
+		}
+	case *supervisor.CallResent:
+		if span.IsRecording() {
+			span.AddEvent(EventCallResent, trace.WithAttributes(AttrErrorType.String(st.Err.Verdict.Class.String()),
+				AttrDelivery.String(st.Err.Delivery.String())))
+		}
+	case *supervisor.CallEnd:
+		if st.Err != nil && span.IsRecording() {
+			endWithError(span, st.Err)
+		}
+		span.End()
+	}
+}
+
+// endWithError sets a failed call's status and error attributes.
+func endWithError(span trace.Span, err error) {
+	var ce *supervisor.CallError
+	if !errors.As(err, &ce) {
+		span.SetStatus(codes.Error, "invalid call") // nil params: the host's mistake
+		return
+	}
+	var red *events.Redactor
+	v := red.Verdict(ce.Verdict) // go-sdk's text may carry a raw session id
+	attrs := []attribute.KeyValue{AttrErrorType.String(v.Class.String()), AttrDelivery.String(ce.Delivery.String())}
+	if ce.Generation > 0 {
+		attrs = append(attrs, AttrGeneration.Int64(int64(ce.Generation)))
+	}
+	span.SetAttributes(attrs...)
+	span.SetStatus(codes.Error, v.String())
+}

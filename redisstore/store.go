@@ -1,0 +1,385 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// Version is the version of a stored state's JSON form.
+const Version = 1
+
+// DefaultPrefix starts every key the Store writes.
+const DefaultPrefix = "mcpsup:"
+
+// MaxServerNameBytes bounds a server name: it is part of four keys.
+const MaxServerNameBytes = 256
+
+// Store keeps resume states in Redis and grants leases on them; it
+// implements hub.Leaser (and so hub.Store). Per server name it uses four
+// keys, all with the name as hash tag (one Redis Cluster slot):
+//
+//	<prefix>{<server>}:state   the state: {"version":1,"server":…,"holder":…,"resume":{…}}
+//	<prefix>{<server>}:lease   the lease: "<holder>:<token>", with the lease's TTL (PX)
+//	<prefix>{<server>}:token   the fencing counter (INCR on each acquisition)
+//	<prefix>{<server>}:fence   the last acquisition's "<holder>:<token>", no TTL
+//
+// A fenced write (Lease.Save, Lease.Delete) succeeds only while the fence
+// is the writer's own: after another replica acquired, the stale holder's
+// writes are refused with a *FencedError, whatever its own clock says.
+// Each lease operation is one Lua script (EVALSHA, EVAL once per script
+// after a SCRIPT FLUSH or restart): one round trip.
+//
+// The zero value is not usable: Client is required. Safe for concurrent
+// use; the fields must not change after first use.
+type Store struct {
+	// Client is the Redis client (a *redis.Client, a *redis.ClusterClient,
+	// a failover client); required. The Store does not close it.
+	Client redis.UniversalClient
+	// Prefix starts every key. Default DefaultPrefix.
+	Prefix string
+	// Holder names this replica in the lease and fence values. Default: a
+	// random 16-hex-digit name per Store, so two Stores never share one.
+	Holder string
+	// MaxBytes bounds a stored state read or written. Default
+	// hub.DefaultMaxFileBytes.
+	MaxBytes int
+
+	once   sync.Once
+	holder string
+}
+
+var _ hub.Leaser = (*Store)(nil)
+
+// FencedError is a lease operation refused because the server's lease is
+// no longer the caller's: another replica acquired it since (or it was
+// released). It wraps hub.ErrLeaseLost.
+type FencedError struct {
+	Op      string // "renew", "save" or "delete"
+	Server  string
+	Holder  string // the refused lease: "<holder>:<token>"
+	Current string // the server's fence at Redis: "<holder>:<token>", "" when none
+}
+
+func (e *FencedError) Error() string {
+	cur := e.Current
+	if cur == "" {
+		cur = "none"
+	}
+	return fmt.Sprintf("redisstore: %s of %q fenced: lease %s is stale, the current one is %s", e.Op, e.Server, e.Holder, cur)
+}
+
+func (e *FencedError) Unwrap() error { return hub.ErrLeaseLost }
+
+func (s *Store) init() {
+	s.once.Do(func() {
+		s.holder = s.Holder
+		if s.holder == "" {
+			var b [8]byte
+			_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+			s.holder = hex.EncodeToString(b[:])
+		}
+	})
+}
+
+func (s *Store) prefix() string {
+	if s.Prefix != "" {
+		return s.Prefix
+	}
+	return DefaultPrefix
+}
+
+func (s *Store) max() int {
+	if s.MaxBytes > 0 {
+		return s.MaxBytes
+	}
+	return hub.DefaultMaxFileBytes
+}
+
+// keys are one server's keys, in the order the scripts take them.
+type keys struct{ state, lease, token, fence string }
+
+func (s *Store) keys(server string) keys {
+	base := s.prefix() + "{" + server + "}:"
+	return keys{state: base + "state", lease: base + "lease", token: base + "token", fence: base + "fence"}
+}
+
+func checkName(server string) error {
+	switch {
+	case server == "":
+		return errors.New("empty server name")
+	case len(server) > MaxServerNameBytes:
+		return fmt.Errorf("server name of %d bytes, more than %d", len(server), MaxServerNameBytes)
+	}
+	return nil
+}
+
+type envelope struct {
+	Version int             `json:"version"`
+	Server  string          `json:"server"`
+	Holder  string          `json:"holder,omitempty"`
+	Resume  json.RawMessage `json:"resume"`
+}
+
+// Load reads the server's state; see hub.Store. A state that is not this
+// package's JSON form, or larger than MaxBytes, is hub.ErrCorrupt; one
+// saved under another server's name is hub.ErrForeign.
+func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
+	fail := func(err error) error { return &hub.StoreError{Op: "load", Server: server, Err: err} }
+	if err := checkName(server); err != nil {
+		return nil, fail(err)
+	}
+	data, err := s.Client.Get(ctx, s.keys(server).state).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, fail(hub.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fail(err)
+	}
+	if len(data) > s.max() {
+		return nil, fail(fmt.Errorf("%w: %d bytes, more than %d", hub.ErrCorrupt, len(data), s.max()))
+	}
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fail(fmt.Errorf("%w: %v", hub.ErrCorrupt, err))
+	}
+	switch {
+	case env.Version != Version:
+		return nil, fail(fmt.Errorf("%w: version %d, want %d", hub.ErrCorrupt, env.Version, Version))
+	case env.Server != server:
+		return nil, fail(fmt.Errorf("%w: saved for server %q", hub.ErrForeign, cut(env.Server, 64)))
+	}
+	rs, err := supervisor.ParseResumeState(env.Resume)
+	if err != nil {
+		return nil, fail(errors.Join(hub.ErrCorrupt, err))
+	}
+	return rs, nil
+}
+
+// SavedBy returns who saved the server's stored state: "<holder>:<token>"
+// of the lease it was saved under ("" for an unfenced Save), or an error
+// as Load's.
+func (s *Store) SavedBy(ctx context.Context, server string) (string, error) {
+	data, err := s.Client.Get(ctx, s.keys(server).state).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return "", &hub.StoreError{Op: "load", Server: server, Err: hub.ErrNotFound}
+	}
+	if err != nil {
+		return "", &hub.StoreError{Op: "load", Server: server, Err: err}
+	}
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return "", &hub.StoreError{Op: "load", Server: server, Err: fmt.Errorf("%w: %v", hub.ErrCorrupt, err)}
+	}
+	return env.Holder, nil
+}
+
+func (s *Store) encode(server, holder string, rs *supervisor.ResumeState) ([]byte, error) {
+	if rs == nil {
+		return nil, errors.New("nil resume state")
+	}
+	state, err := json.Marshal(rs)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(envelope{Version: Version, Server: server, Holder: holder, Resume: state})
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > s.max() {
+		return nil, fmt.Errorf("state of %d bytes, more than %d", len(data), s.max())
+	}
+	return data, nil
+}
+
+// Save writes the server's state unfenced (a plain SET), for a host that
+// uses the Store without leases; a hub that leases writes through
+// Lease.Save instead.
+func (s *Store) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
+	fail := func(err error) error { return &hub.StoreError{Op: "save", Server: server, Err: err} }
+	if err := checkName(server); err != nil {
+		return fail(err)
+	}
+	data, err := s.encode(server, "", rs)
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.Client.Set(ctx, s.keys(server).state, data, 0).Err(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Delete removes the server's state unfenced; see Save.
+func (s *Store) Delete(ctx context.Context, server string) error {
+	if err := checkName(server); err != nil {
+		return &hub.StoreError{Op: "delete", Server: server, Err: err}
+	}
+	if err := s.Client.Del(ctx, s.keys(server).state).Err(); err != nil {
+		return &hub.StoreError{Op: "delete", Server: server, Err: err}
+	}
+	return nil
+}
+
+// The lease scripts. Each runs atomically at Redis: one round trip.
+var (
+	// KEYS: lease, token, fence. ARGV: holder, ttl ms.
+	// {1, token} acquired; {0, pttl} held by another.
+	acquireScript = redis.NewScript(`
+local left = redis.call('PTTL', KEYS[1])
+if left ~= -2 then return {0, left} end
+local t = redis.call('INCR', KEYS[2])
+local v = ARGV[1] .. ':' .. t
+if not redis.call('SET', KEYS[1], v, 'NX', 'PX', ARGV[2]) then return {0, 0} end
+redis.call('SET', KEYS[3], v)
+return {1, t}`)
+
+	// KEYS: lease, fence, token. ARGV: "<holder>:<token>", ttl ms, token.
+	// 1 renewed; 2 taken again after the data was lost; {0, fence} refused.
+	renewScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+local f = redis.call('GET', KEYS[2])
+if cur == false and (f == false or f == ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[2], ARGV[1])
+  if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[3]) then
+    redis.call('SET', KEYS[3], ARGV[3])
+  end
+  if f == false then return 2 end
+  return 1
+end
+return {0, f or ''}`)
+
+	// KEYS: fence, state. ARGV: "<holder>:<token>", the state ("": delete).
+	// 1 written; {0, fence} refused.
+	writeScript = redis.NewScript(`
+local f = redis.call('GET', KEYS[1])
+if f ~= ARGV[1] then return {0, f or ''} end
+if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2]) end
+return 1`)
+
+	// KEYS: lease. ARGV: "<holder>:<token>".
+	releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+)
+
+// Acquire takes the server's lease for ttl (at least 1ms); see hub.Leaser.
+// Refused: a *hub.LeaseHeldError with the lease's remaining TTL.
+func (s *Store) Acquire(ctx context.Context, server string, ttl time.Duration) (hub.Lease, error) {
+	fail := func(err error) error { return &hub.StoreError{Op: "acquire", Server: server, Err: err} }
+	if err := checkName(server); err != nil {
+		return nil, fail(err)
+	}
+	s.init()
+	ms := max(ttl.Milliseconds(), 1)
+	k := s.keys(server)
+	res, err := acquireScript.Run(ctx, s.Client, []string{k.lease, k.token, k.fence}, s.holder, ms).Int64Slice()
+	if err != nil {
+		return nil, fail(err)
+	}
+	if len(res) != 2 {
+		return nil, fail(fmt.Errorf("acquire script answered %v", res))
+	}
+	if res[0] == 0 {
+		left := time.Duration(max(res[1], 0)) * time.Millisecond
+		return nil, fail(&hub.LeaseHeldError{Server: server, Remaining: left})
+	}
+	tok := uint64(res[1])
+	return &lease{s: s, server: server, keys: k, token: tok,
+		value: s.holder + ":" + strconv.FormatUint(tok, 10), ttlMS: ms}, nil
+}
+
+// lease is one acquisition of one server's lease.
+type lease struct {
+	s      *Store
+	server string
+	keys   keys
+	token  uint64
+	value  string // "<holder>:<token>"
+	ttlMS  int64
+}
+
+func (l *lease) Token() uint64 { return l.token }
+
+// Renew extends the lease by its TTL; see hub.Lease. It also takes the
+// lease again when it is gone at Redis and no one acquired since (the
+// fence is still ours, or gone with the data: restored).
+func (l *lease) Renew(ctx context.Context) (bool, error) {
+	fail := func(err error) error { return &hub.StoreError{Op: "renew", Server: l.server, Err: err} }
+	v, err := renewScript.Run(ctx, l.s.Client, []string{l.keys.lease, l.keys.fence, l.keys.token}, l.value, l.ttlMS, l.token).Result()
+	if err != nil {
+		return false, fail(err)
+	}
+	switch v := v.(type) {
+	case int64:
+		return v == 2, nil
+	case []any:
+		return false, fail(l.fenced("renew", v))
+	}
+	return false, fail(fmt.Errorf("renew script answered %v", v))
+}
+
+func (l *lease) fenced(op string, v []any) error {
+	cur := ""
+	if len(v) == 2 {
+		cur, _ = v[1].(string)
+	}
+	return &FencedError{Op: op, Server: l.server, Holder: l.value, Current: cur}
+}
+
+// Save writes the state fenced; see hub.Lease.
+func (l *lease) Save(ctx context.Context, rs *supervisor.ResumeState) error {
+	data, err := l.s.encode(l.server, l.value, rs)
+	if err != nil {
+		return &hub.StoreError{Op: "save", Server: l.server, Err: err}
+	}
+	return l.write(ctx, "save", string(data))
+}
+
+// Delete removes the state fenced; see hub.Lease.
+func (l *lease) Delete(ctx context.Context) error { return l.write(ctx, "delete", "") }
+
+func (l *lease) write(ctx context.Context, op, data string) error {
+	fail := func(err error) error { return &hub.StoreError{Op: op, Server: l.server, Err: err} }
+	v, err := writeScript.Run(ctx, l.s.Client, []string{l.keys.fence, l.keys.state}, l.value, data).Result()
+	if err != nil {
+		return fail(err)
+	}
+	if refused, ok := v.([]any); ok {
+		return fail(l.fenced(op, refused))
+	}
+	return nil
+}
+
+// Release deletes the lease key if it is still this lease; see hub.Lease.
+// The fence stays, so this holder's writes are accepted until another
+// replica acquires.
+func (l *lease) Release(ctx context.Context) error {
+	if err := releaseScript.Run(ctx, l.s.Client, []string{l.keys.lease}, l.value).Err(); err != nil {
+		return &hub.StoreError{Op: "release", Server: l.server, Err: err}
+	}
+	return nil
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,139 @@
+package supervisor
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// CallHandler is told of the part of a host call's life that no request
+// middleware sees: the wait for ready while the connection recovers, and the
+// session a failed call cost. It is where a tracer starts one span for the
+// whole call, with the requests the call sent as its children
+// (mcpsupotel.Observer.CallHandler). The shape is grpc-go's stats.Handler:
+// TagCall once, then HandleCall for each stage.
+//
+// Calls are CallTool, GetPrompt, ReadResource, Complete, Subscribe,
+// Unsubscribe and SetLoggingLevel. Both methods run on the caller's
+// goroutine, synchronously, outside any lock of the supervisor: they must not
+// block, and may be called concurrently for different calls.
+type CallHandler interface {
+	// TagCall is called when a call enters the supervisor, before it waits
+	// or is sent. The context it returns is the call's from then on: the
+	// requests the call sends, and the HandleCall of its stages, get it (or
+	// one derived from it).
+	TagCall(ctx context.Context, info CallInfo) context.Context
+	// HandleCall is told each stage of the call, in this order: a
+	// *CallWaited when the call had to wait, a *CallSessionLost when its
+	// failure cost the session; with Config.Resend, a *CallResent and the
+	// stages of the second sending; and always a *CallEnd, last.
+	HandleCall(ctx context.Context, stage CallStage)
+}
+
+// CallInfo names a call for a CallHandler.
+type CallInfo struct {
+	// Server is the supervisor's Config.Name, credentials masked as in
+	// events (events.Event.Server).
+	Server string
+	// Op is the MCP method (tools/call, prompts/get, resources/read, ...).
+	Op string
+	// Name is the tool or prompt name, or the resource URI; "" when the
+	// method has none.
+	Name string
+}
+
+// CallStage is one stage of a call told to a CallHandler: *CallWaited,
+// *CallSessionLost, *CallResent or *CallEnd.
+type CallStage interface{ callStage() }
+
+// CallWaited is the stage of a call that found the connection not ready and
+// waited for it (Config.MaxCallWait bounds the wait).
+type CallWaited struct {
+	// From is the state the call found, and FromGeneration the generation
+	// of the latest session then (0 before the first).
+	From           State
+	FromGeneration uint64
+	// Waited is how long the call waited, on Config.Clock.
+	Waited time.Duration
+	// Generation is the session the call then went out on; 0 when the
+	// wait ended without ready (the call fails, not sent). A Generation
+	// other than FromGeneration means the call waited for a new session.
+	Generation uint64
+}
+
+// CallSessionLost is the stage of a call whose failure cost the connection
+// its session: once the machine took the failure, the session the call went
+// out on was no longer the live one (its verdict was transport or
+// session-expired, failure story S4), and the supervisor is recovering.
+// A transport failure whose session is still being verified (one ping on
+// the same session, DESIGN.md section 3) is not reported here: the events
+// tell whether the ping found it dead.
+type CallSessionLost struct {
+	// Generation is the session the call failed on.
+	Generation uint64
+	// To is the state the connection moved to (connecting,
+	// stale-recovering, failed, ...).
+	To State
+	// Verdict is the call's verdict.
+	Verdict classify.Verdict
+}
+
+// CallResent is the stage of a call that failed resendable and that
+// Config.Resend sends once more, after recovery (the call-resent event
+// says so too). The stages of the second sending follow.
+type CallResent struct {
+	// Err is the first sending's error.
+	Err *CallError
+}
+
+// CallEnd is the last stage of every call.
+type CallEnd struct {
+	// Err is the call's error (a *CallError, or the error of nil params);
+	// nil when the call succeeded.
+	Err error
+}
+
+func (*CallWaited) callStage()      {}
+func (*CallSessionLost) callStage() {}
+func (*CallResent) callStage()      {}
+func (*CallEnd) callStage()         {}
+
+// waitTrace records a call's wait for a CallHandler; the zero value (no
+// handler) records nothing and reads no clock.
+type waitTrace struct {
+	h       CallHandler
+	waiting bool
+	from    State
+	fromGen uint64
+	start   time.Time
+}
+
+// begin notes the first time the call has to wait.
+func (w *waitTrace) begin(s *Supervisor, st State, gen uint64) {
+	if w.h == nil || w.waiting {
+		return
+	}
+	w.waiting, w.from, w.fromGen, w.start = true, st, gen, s.cfg.Clock.Now()
+}
+
+// end reports the wait, if there was one; gen is the session the call goes
+// out on, 0 for none.
+func (w *waitTrace) end(ctx context.Context, s *Supervisor, gen uint64) {
+	if !w.waiting {
+		return
+	}
+	w.h.HandleCall(ctx, &CallWaited{From: w.from, FromGeneration: w.fromGen, Waited: s.cfg.Clock.Since(w.start), Generation: gen})
+}
+
+// reportSessionLost tells h when the call that failed on gen cost that
+// session; the machine has taken the failure (see failed).
+func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, gen uint64, v classify.Verdict) {
+	s.mu.Lock()
+	st, live := s.snap.state, s.snap.gen
+	s.mu.Unlock()
+	if st == Ready && live == gen {
+		return
+	}
+	h.HandleCall(ctx, &CallSessionLost{Generation: gen, To: st, Verdict: v})
+}

@@ -1,0 +1,194 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A call the supervisor bounds with Config.CallTimeout (its caller's context
+// has no deadline) runs on a callClock: its timeout starts over at each
+// progress notification for the call (MCP notifications/progress carrying
+// the request's progressToken), never past Config.CallTimeoutCeiling from
+// the call's start. A long-running tool that streams progress is not cut
+// off; one that goes silent still is.
+
+// callClock is the context of one bounded call: its parent's values, and
+// done when the parent is, or when the timeout passes without progress
+// (Err: context.DeadlineExceeded, as a context.WithTimeout gives, so the
+// verdict is timeout). It has no fixed Deadline. Safe for concurrent use.
+type callClock struct {
+	context.Context // the parent: values and its own end
+
+	clock   clockwork.Clock
+	timeout time.Duration
+	ceiling time.Time // the hard end: start + Config.CallTimeoutCeiling
+
+	mu         sync.Mutex
+	expiry     time.Time // when the timer fires
+	timer      clockwork.Timer
+	done       chan struct{}
+	err        error
+	stopParent func() bool
+}
+
+func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
+	now := clock.Now()
+	c := &callClock{Context: parent, clock: clock, timeout: timeout, ceiling: now.Add(ceiling), done: make(chan struct{})}
+	c.expiry = minTime(now.Add(timeout), c.ceiling)
+	c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
+	c.stopParent = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+	return c
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func (c *callClock) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *callClock) Done() <-chan struct{}       { return c.done }
+
+func (c *callClock) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// end ends the call's context with err, once.
+func (c *callClock) end(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	close(c.done)
+}
+
+// progressed starts the timeout over, up to the ceiling.
+func (c *callClock) progressed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	now := c.clock.Now()
+	c.expiry = minTime(now.Add(c.timeout), c.ceiling)
+	c.timer.Reset(c.expiry.Sub(now))
+}
+
+// when returns when the call times out unless progress comes first.
+func (c *callClock) when() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.expiry
+}
+
+// release stops the timers once the call returned.
+func (c *callClock) release() {
+	c.timer.Stop()
+	c.stopParent()
+	c.end(context.Canceled)
+}
+
+// progressCalls holds the bounded calls that carry a progress token, by
+// token, for the progress notifications to find them.
+type progressCalls struct {
+	mu    sync.Mutex
+	calls map[string][]*callClock
+}
+
+// progressKey is a progress token as a map key. A token is a string or a
+// number (MCP spec, progress); a number sent as 7 comes back decoded as 7.0,
+// so numbers are keyed by their float64 value.
+func progressKey(token any) (string, bool) {
+	switch t := token.(type) {
+	case nil:
+		return "", false
+	case string:
+		return "s:" + t, true
+	case int:
+		return fmt.Sprintf("n:%v", float64(t)), true
+	case int64:
+		return fmt.Sprintf("n:%v", float64(t)), true
+	case float64:
+		return fmt.Sprintf("n:%v", t), true
+	}
+	return fmt.Sprintf("%T:%v", token, token), true
+}
+
+func (p *progressCalls) add(key string, c *callClock) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.calls == nil {
+		p.calls = map[string][]*callClock{}
+	}
+	p.calls[key] = append(p.calls[key], c)
+}
+
+func (p *progressCalls) remove(key string, c *callClock) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.calls[key]
+	for i, o := range list {
+		if o == c {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(p.calls, key)
+	} else {
+		p.calls[key] = list
+	}
+}
+
+// progressed extends the calls of token.
+func (p *progressCalls) progressed(token any) {
+	key, ok := progressKey(token)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	list := append([]*callClock(nil), p.calls[key]...)
+	p.mu.Unlock()
+	for _, c := range list {
+		c.progressed()
+	}
+}
+
+// boundCall returns the context a call whose caller gave no deadline runs
+// on (Config.CallTimeout, extended by progress for token up to
+// Config.CallTimeoutCeiling), and the function that releases it.
+func (s *Supervisor) boundCall(ctx context.Context, token any) (context.Context, func()) {
+	c := newCallClock(ctx, s.cfg.Clock, s.cfg.CallTimeout, s.cfg.CallTimeoutCeiling)
+	key, ok := progressKey(token)
+	if !ok {
+		return c, c.release
+	}
+	s.progress.add(key, c)
+	return c, func() {
+		s.progress.remove(key, c)
+		c.release()
+	}
+}
+
+// progressThen returns a progress handler that extends the calls of the
+// notification's token, then calls the host's handler, if any.
+func progressThen(p *progressCalls, host func(context.Context, *mcp.ProgressNotificationClientRequest)) func(context.Context, *mcp.ProgressNotificationClientRequest) {
+	return func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+		if r != nil && r.Params != nil {
+			p.progressed(r.Params.ProgressToken)
+		}
+		if host != nil {
+			host(ctx, r)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package supervisor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/mcptest"
+)
+
+// clocksOf returns the bounded calls registered for token.
+func (r *rig) clocksOf(token any) []*callClock {
+	key, _ := progressKey(token)
+	r.sup.progress.mu.Lock()
+	defer r.sup.progress.mu.Unlock()
+	return append([]*callClock(nil), r.sup.progress.calls[key]...)
+}
+
+// Progress notifications for a call start its CallTimeout over, up to
+// CallTimeoutCeiling from its send; a silent call still times out.
+func TestProgressExtendsCallTimeoutUpToTheCeiling(t *testing.T) {
+	r := newRig(t, Config{CallTimeout: time.Minute, CallTimeoutCeiling: 3 * time.Minute})
+	sess := newFakeSession("s1", "slow")
+	sess.callHang = true
+	r.ready(sess)
+
+	p := &mcp.CallToolParams{Name: "slow"}
+	p.SetProgressToken(7) // comes back in notifications as 7.0
+	errc := make(chan error, 1)
+	go func() { _, err := r.sup.CallTool(context.Background(), p); errc <- err }()
+	r.until("the call sent", func() bool { return len(sess.toolCalls()) == 1 && len(r.clocksOf(7)) == 1 })
+	c := r.clocksOf(7)[0]
+	start := r.clock.Now()
+	require.Equal(t, start.Add(time.Minute), c.when(), "CallTimeout")
+
+	for i := 1; i <= 4; i++ {
+		r.clock.Advance(50 * time.Second)
+		r.sup.progress.progressed(7.0)
+		want := minTime(r.clock.Now().Add(time.Minute), start.Add(3*time.Minute))
+		require.Equal(t, want, c.when(), "progress %d starts the timeout over, capped by the ceiling", i)
+	}
+	select {
+	case err := <-errc:
+		t.Fatalf("the call ended at %s despite progress: %v", r.clock.Now().Sub(start), err)
+	default:
+	}
+	r.clock.Advance(start.Add(3 * time.Minute).Sub(r.clock.Now())) // the ceiling
+	err := <-errc
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.Timeout, ce.Verdict.Class, "verdict %s", ce.Verdict)
+	require.Empty(t, r.clocksOf(7), "released")
+}
+
+// Without progress the call ends at CallTimeout; progress for another token
+// does not extend it.
+func TestSilentCallTimesOutAtCallTimeout(t *testing.T) {
+	r := newRig(t, Config{CallTimeout: time.Minute})
+	sess := newFakeSession("s1", "slow")
+	sess.callHang = true
+	r.ready(sess)
+	p := &mcp.CallToolParams{Name: "slow"}
+	p.SetProgressToken("mine")
+	errc := make(chan error, 1)
+	go func() { _, err := r.sup.CallTool(context.Background(), p); errc <- err }()
+	r.until("the call sent", func() bool { return len(r.clocksOf("mine")) == 1 })
+	r.clock.Advance(30 * time.Second)
+	r.sup.progress.progressed("other")
+	r.sup.progress.progressed(nil)
+	require.Equal(t, r.clock.Now().Add(30*time.Second), r.clocksOf("mine")[0].when())
+	r.clock.Advance(30 * time.Second)
+	var ce *CallError
+	require.ErrorAs(t, <-errc, &ce)
+	require.Equal(t, classify.Timeout, ce.Verdict.Class)
+}
+
+func TestCallTimeoutCeilingDefaults(t *testing.T) {
+	require.Equal(t, DefaultCallTimeoutCeiling, Config{}.withDefaults().CallTimeoutCeiling)
+	require.Equal(t, 2*time.Hour, Config{CallTimeout: 2 * time.Hour}.withDefaults().CallTimeoutCeiling, "never below CallTimeout")
+}
+
+// End to end: a blocked tool on a real server sends notifications/progress
+// for the call's token; each one starts the call's CallTimeout over (on the
+// fake clock), and the host's own progress handler still hears it.
+func TestProgressFromARealServerExtendsTheCall(t *testing.T) {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	clock := clockwork.NewFakeClock()
+	heard := make(chan any, 4)
+	cfg := Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Clock: clock, CallTimeout: time.Minute,
+		Stream: StreamOff, CatalogPollInterval: -1,
+		ClientOptions: mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			heard <- r.Params.ProgressToken
+		}}}
+	sup, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sup.Close() })
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, Ready))
+
+	p := &mcp.CallToolParams{Name: mcptest.BlockTool, Arguments: mcptest.IDArgs{ID: "p"}}
+	p.SetProgressToken("tok")
+	errc := make(chan error, 1)
+	callCtx, stopCall := context.WithCancel(context.Background()) // no deadline: CallTimeout bounds it
+	defer stopCall()
+	go func() { _, err := sup.CallTool(callCtx, p); errc <- err }()
+	require.NoError(t, srv.WaitBlocked(ctx, "p"))
+	key, _ := progressKey("tok")
+	sup.progress.mu.Lock()
+	c := sup.progress.calls[key][0]
+	sup.progress.mu.Unlock()
+
+	clock.Advance(40 * time.Second)
+	srv.Progress("p")
+	select {
+	case tok := <-heard:
+		require.Equal(t, "tok", tok)
+	case <-ctx.Done():
+		t.Fatal("no progress reached the host")
+	}
+	require.Equal(t, clock.Now().Add(time.Minute), c.when(), "the progress started the timeout over")
+	srv.Release("p")
+	require.NoError(t, <-errc)
+}
