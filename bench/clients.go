@@ -26,6 +26,10 @@ const (
 	ReconnectOnError Client = "reconnect-on-error"
 	// BareSDK is one go-sdk ClientSession used as is.
 	BareSDK Client = "bare go-sdk"
+	// BareListed is a go-sdk ClientSession that listed the tools once
+	// connected and keeps the result, as a host must before its first
+	// call: the like-for-like baseline of mcpsup's setup and catalog.
+	BareListed Client = "bare go-sdk + ListTools"
 )
 
 // Clients lists the clients in report order.

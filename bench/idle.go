@@ -46,7 +46,10 @@ func IdleConnectionsAt(ctx context.Context, endpoint string, k Client, n int, st
 	tr := &http.Transport{MaxIdleConnsPerHost: idleWorkers * 2, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
-	heap0, gor0 := liveHeap(), stableGoroutines(ctx)
+	// Goroutines first: what an earlier run left (sessions ending, their
+	// timers) is gone before the heap is read.
+	gor0 := stableGoroutines(ctx)
+	heap0 := settledHeap(ctx)
 
 	closers := make([]func(), n)
 	var (
@@ -115,7 +118,86 @@ func openIdle(ctx context.Context, endpoint string, hc *http.Client, k Client, s
 	if err != nil {
 		return nil, err
 	}
+	if k == BareListed {
+		tools, err := sess.ListTools(ctx, nil)
+		if err != nil {
+			_ = sess.Close()
+			return nil, err
+		}
+		// Held while the connection is, as a host holds what it may call.
+		return func() { _ = sess.Close(); runtime.KeepAlive(tools) }, nil
+	}
 	return func() { _ = sess.Close() }, nil
+}
+
+// WarmIdle prepares the process for idle runs of up to n connections: it
+// opens and closes idleWorkers connections of every idle client kind,
+// stream on and off, so that the process-wide state the first connections
+// create (codec and schema caches, pools) is not counted against whichever
+// run comes first, and it starts and ends warmGoroutinesPerConn goroutines
+// per connection: the runtime allocates a goroutine's descriptor on the
+// heap once and reuses it for the process's life, so without this the
+// first run would count the descriptors of its goroutines and later runs
+// none (the goroutines column counts them all).
+func WarmIdle(ctx context.Context, endpoint string, n int) error {
+	warmGoroutines(n * warmGoroutinesPerConn)
+	for _, stream := range []bool{true, false} {
+		for _, k := range IdleClients {
+			if r := IdleConnections(ctx, endpoint, k, idleWorkers, stream); r.Err != nil {
+				return fmt.Errorf("warm-up %s stream=%v: %w", k, stream, r.Err)
+			}
+		}
+	}
+	return nil
+}
+
+// warmGoroutinesPerConn is above the goroutines any client holds per
+// connection, transient ones of its setup included.
+const warmGoroutinesPerConn = 8
+
+// warmGoroutines starts n goroutines, lets them end and waits for them.
+func warmGoroutines(n int) {
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for range n {
+		wg.Go(func() { <-release })
+	}
+	close(release)
+	wg.Wait()
+}
+
+// IdleClients are the clients of the idle figure, in report order.
+var IdleClients = []Client{Supervised, BareSDK, BareListed}
+
+// BareListedNote says why the idle figure has two go-sdk rows.
+const BareListedNote = "mcpsup lists the tools before it is ready and keeps the catalog; a host on go-sdk must list them too before it can call one, so the `" + string(BareListed) + "` row (connect, then ListTools, its result kept) is the like-for-like baseline; the plain row is go-sdk's connect alone."
+
+// IdleExtras compares every mcpsup run in rs with the go-sdk runs of the
+// same size and stream setting, one line per mcpsup run.
+func IdleExtras(rs []IdleResult) []string {
+	var out []string
+	for _, a := range rs {
+		if a.Client != Supervised || a.Err != nil {
+			continue
+		}
+		line := fmt.Sprintf("mcpsup extra at %d, stream %s:", a.N, onOff(a.Stream))
+		n := 0
+		for _, b := range rs {
+			if b.Client == Supervised || b.Err != nil || b.N != a.N || b.Stream != a.Stream {
+				continue
+			}
+			if n > 0 {
+				line += ";"
+			}
+			line += fmt.Sprintf(" over %s %+.1f KiB and %+.2f goroutines per connection, setup %.2f times as long",
+				b.Client, (a.HeapPerConn-b.HeapPerConn)/1024, a.GoroutinesPerConn-b.GoroutinesPerConn, float64(a.Setup)/float64(max(b.Setup, 1)))
+			n++
+		}
+		if n > 0 {
+			out = append(out, line+".")
+		}
+	}
+	return out
 }
 
 // closeAll closes every connection, idleWorkers at a time.
@@ -133,6 +215,23 @@ func closeAll(closers []func()) {
 		})
 	}
 	wg.Wait()
+}
+
+// settledHeap returns liveHeap once it no longer falls by more than 1%
+// from one reading to the next, 200ms apart (memory an earlier run's
+// timers still held is freed), bounded by 3s.
+func settledHeap(ctx context.Context) uint64 {
+	deadline := time.Now().Add(3 * time.Second)
+	last := liveHeap()
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(200 * time.Millisecond)
+		h := liveHeap()
+		if h >= last-last/100 {
+			return h
+		}
+		last = h
+	}
+	return last
 }
 
 // liveHeap returns HeapAlloc after two collections.

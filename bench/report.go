@@ -72,7 +72,7 @@ func (r *Report) Render(w io.Writer) error {
 	}
 
 	p("## 5. Idle connections\n\n")
-	p("%s Heap is HeapAlloc after two GCs; both are growth over the process before the connections, divided by their number. Goal: at most 8 KiB and one goroutine more per connection than bare go-sdk; setup at most 1.2 times as long.\n\n", r.IdleNote)
+	p("%s Heap is HeapAlloc after two GCs; both are growth over the process before the connections, divided by their number. Goal: at most 8 KiB and one goroutine more per connection than bare go-sdk; setup at most 1.2 times as long. %s\n\n", r.IdleNote, BareListedNote)
 	p("| connections | standalone stream | client | heap per conn | goroutines per conn | setup |\n|---:|---|---|---:|---:|---:|\n")
 	for _, x := range r.Idle {
 		if x.Err != nil {
@@ -81,11 +81,8 @@ func (r *Report) Render(w io.Writer) error {
 		}
 		p("| %d | %s | %s | %.1f KiB | %.2f | %s |\n", x.N, onOff(x.Stream), x.Client, x.HeapPerConn/1024, x.GoroutinesPerConn, x.Setup.Round(10*time.Millisecond))
 	}
-	for i := 0; i+1 < len(r.Idle); i += 2 {
-		a, bare := r.Idle[i], r.Idle[i+1]
-		if a.Err == nil && bare.Err == nil && a.N == bare.N && a.Stream == bare.Stream {
-			p("\nmcpsup extra at %d, stream %s: %+.1f KiB and %+.2f goroutines per connection; setup %.2f times as long.", a.N, onOff(a.Stream), (a.HeapPerConn-bare.HeapPerConn)/1024, a.GoroutinesPerConn-bare.GoroutinesPerConn, float64(a.Setup)/float64(max(bare.Setup, 1)))
-		}
+	for _, line := range IdleExtras(r.Idle) {
+		p("\n%s", line)
 	}
 	p("\n\n")
 

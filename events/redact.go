@@ -86,10 +86,11 @@ func isHashedID(s string) bool {
 // after first use.
 type Redactor struct {
 	mu sync.RWMutex
-	// ids maps each form of each registered session id to its hash.
-	ids map[string]string
-	// forms lists the forms registered for each id, to forget them.
-	forms map[string][]string
+	// sids are the registered session ids; ids holds each form of each,
+	// with its hash. Small slices searched in order rather than maps: an
+	// idle supervisor holds one id, whose forms are often one string.
+	sids []string
+	ids  []idForm
 	// lens counts the forms by length, longest first; firstN counts them
 	// by first byte, and first has the bytes that start one. Small sorted
 	// slices rather than a table or maps: one Redactor is held per
@@ -114,23 +115,32 @@ func (r *Redactor) AddSessionID(id string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.forms[id]; ok {
+	if slices.Contains(r.sids, id) {
 		return
 	}
-	if r.ids == nil {
-		r.ids, r.forms = map[string]string{}, map[string][]string{}
-	}
+	r.sids = append(r.sids, id)
 	h := HashSessionID(id)
-	var added []string
 	for _, f := range escapedForms(id) {
-		if _, taken := r.ids[f]; taken {
+		if r.hashOf(f) != "" {
 			continue // another id's form: it keeps its hash
 		}
-		r.ids[f] = h
-		added = append(added, f)
+		r.ids = append(r.ids, idForm{form: f, id: id, hash: h})
 		r.count(f, 1)
 	}
-	r.forms[id] = added
+}
+
+// idForm is one form of a registered session id.
+type idForm struct{ form, id, hash string }
+
+// hashOf returns the hash of the id that registered form f, or "". Called
+// with mu held.
+func (r *Redactor) hashOf(f string) string {
+	for _, e := range r.ids {
+		if e.form == f {
+			return e.hash
+		}
+	}
+	return ""
 }
 
 // count adds (by +1) or removes (by -1) form f from lens and first. Called
@@ -175,15 +185,18 @@ func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 func (r *Redactor) ForgetSessionID(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	forms, ok := r.forms[id]
-	if !ok {
+	i := slices.Index(r.sids, id)
+	if i < 0 {
 		return
 	}
-	delete(r.forms, id)
-	for _, f := range forms {
-		delete(r.ids, f)
-		r.count(f, -1)
-	}
+	r.sids = slices.Delete(r.sids, i, i+1)
+	r.ids = slices.DeleteFunc(r.ids, func(e idForm) bool {
+		if e.id != id {
+			return false
+		}
+		r.count(e.form, -1)
+		return true
+	})
 }
 
 // SessionIDs returns the number of registered session ids.
@@ -193,7 +206,7 @@ func (r *Redactor) SessionIDs() int {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.forms)
+	return len(r.sids)
 }
 
 // AddSecret registers a credential (a token, a cookie or header value) to
@@ -317,7 +330,7 @@ func (r *Redactor) hashIDs(s string) string {
 			continue
 		}
 		b.WriteString(s[last:i])
-		b.WriteString(r.ids[s[i:i+n]])
+		b.WriteString(r.hashOf(s[i : i+n]))
 		i += n
 		last = i
 	}
@@ -341,7 +354,7 @@ func (r *Redactor) tokenAt(s string, i, min int) int {
 		if end > len(s) || (end < len(s) && isWord(s[end]) && isWord(s[end-1])) {
 			continue
 		}
-		if _, ok := r.ids[s[i:end]]; ok {
+		if r.hashOf(s[i:end]) != "" {
 			return n
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // CallTool calls a tool through the live session (MCP `tools/call`).
@@ -197,17 +198,20 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	}
 	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// The session's call context ends when the session is released
-	// (expired, died, replaced: its answers can no longer arrive) and on
-	// Close: end the call then instead of waiting for its deadline.
-	stop := context.AfterFunc(live.calls, cancel)
-	defer stop()
+	// The call ends when its session is released (expired, died,
+	// replaced: its answers can no longer arrive) and on Close, instead of
+	// waiting for its deadline.
+	defer s.inflight.leave(s.inflight.join(live, cancel))
+	release := cancel
 	if _, ok := caller.Deadline(); !ok {
-		var release func()
-		ctx, release = s.boundCall(ctx, progress) // CallTimeout, extended by progress
-		defer release()
+		var unbound func()
+		ctx, unbound = s.boundCall(ctx, progress) // CallTimeout, extended by progress
+		release = func() { unbound(); cancel() }
 	}
+	// The call's context ends once its answer's stream is closed, not
+	// before: a request cut before its body's end costs its connection.
+	ctx = wire.WithExchange(ctx)
+	defer wire.AfterAnswers(ctx, release)
 	res, err := call(ctx, live.sess)
 	if err == nil {
 		return res, nil, nil

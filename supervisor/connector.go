@@ -57,7 +57,8 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	}
 	c.watchEra(spec.gen, ws, w)
 	sess := newWireSession(ws, w)
-	sess.unroot = func() { c.s.roots.detach(opts.Client) }
+	cl := opts.Client // captured alone: opts would stay on the heap with the session
+	sess.unroot = func() { c.s.roots.detach(cl) }
 	if every := c.s.cfg.KeepAlive; every > 0 {
 		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Alive, func() { _ = ws.Detach() })
 	}
@@ -155,21 +156,32 @@ func (w *wireWatch) setEraRefused(f func(wire.Exchange)) {
 }
 
 func (w *wireWatch) exchange(x wire.Exchange) {
-	w.mu.Lock()
-	if f := w.eraRefused; f != nil && !x.Local && wire.VersionRefusal(x) {
-		w.eraRefused = nil // once per session
-		if w.fatal == nil {
-			w.fatal = &x // the session ends for this answer
+	if !x.Local && wire.VersionRefusal(x) {
+		w.mu.Lock()
+		f := w.eraRefused
+		if f != nil {
+			w.eraRefused = nil // once per session
+			if w.fatal == nil {
+				w.fatal = &x // the session ends for this answer
+			}
 		}
 		w.mu.Unlock()
-		f(x)
-		return
+		if f != nil {
+			f(x)
+			return
+		}
 	}
 	// Only a session-gone answer ends a session; a 401 (a call's, the
 	// stream's) no longer does, and remembering one would make a later,
 	// unrelated death look unauthorized, which is terminal.
-	if w.fatal == nil && !x.Local && x.SessionGone {
-		w.fatal = &x
+	if x.Local || !x.SessionGone {
+		return // every call's exchange: nothing kept, nothing allocated
+	}
+	fatal := new(wire.Exchange)
+	*fatal = x
+	w.mu.Lock()
+	if w.fatal == nil {
+		w.fatal = fatal
 	}
 	w.mu.Unlock()
 }

@@ -83,9 +83,11 @@ func (s *Supervisor) RemoveRoots(uris ...string) { s.roots.remove(uris) }
 // they apply to. One lock orders root changes and new clients, so a client
 // never misses a change.
 type rootSet struct {
-	mu      sync.Mutex
-	roots   []*mcp.Root // by URI, in the order first added
-	clients map[*mcp.Client]struct{}
+	mu    sync.Mutex
+	roots []*mcp.Root // by URI, in the order first added
+	// clients are the sessions' clients: a slice, not a map, since a
+	// supervisor holds one or two sessions at a time.
+	clients []*mcp.Client
 }
 
 func (r *rootSet) add(roots []*mcp.Root) {
@@ -101,7 +103,7 @@ func (r *rootSet) add(roots []*mcp.Root) {
 			r.roots = append(r.roots, root)
 		}
 	}
-	for cl := range r.clients {
+	for _, cl := range r.clients {
 		cl.AddRoots(roots...)
 	}
 }
@@ -110,7 +112,7 @@ func (r *rootSet) remove(uris []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.roots = slices.DeleteFunc(r.roots, func(x *mcp.Root) bool { return slices.Contains(uris, x.URI) })
-	for cl := range r.clients {
+	for _, cl := range r.clients {
 		cl.RemoveRoots(uris...)
 	}
 }
@@ -123,14 +125,13 @@ func (r *rootSet) attach(cl *mcp.Client) {
 	if len(r.roots) > 0 {
 		cl.AddRoots(r.roots...)
 	}
-	if r.clients == nil {
-		r.clients = map[*mcp.Client]struct{}{}
+	if !slices.Contains(r.clients, cl) {
+		r.clients = append(r.clients, cl)
 	}
-	r.clients[cl] = struct{}{}
 }
 
 func (r *rootSet) detach(cl *mcp.Client) {
 	r.mu.Lock()
-	delete(r.clients, cl)
+	r.clients = slices.DeleteFunc(r.clients, func(x *mcp.Client) bool { return x == cl })
 	r.mu.Unlock()
 }

@@ -50,14 +50,13 @@ type loopState struct {
 	batch []events.Event
 }
 
-// held is a session the supervisor holds, with a context that ends the calls
-// running on it when it is released.
+// held is a session the supervisor holds; the calls running on it end
+// when it is released (see inflight).
 type held struct {
-	gen    uint64
-	conn   string // our connection id (connid.go)
-	sess   session
-	calls  context.Context
-	cancel context.CancelFunc
+	gen      uint64
+	conn     string // our connection id (connid.go)
+	sess     session
+	released bool // guarded by Supervisor.inflight's mu
 }
 
 // held returns the held session of gen, or nil.
@@ -117,7 +116,7 @@ func (s *Supervisor) step(t fsm.Trigger) {
 	for i := 0; i < len(s.loop.queue); i++ {
 		s.take(s.loop.queue[i])
 	}
-	s.loop.queue = s.loop.queue[:0]
+	s.loop.queue = nil // an idle supervisor keeps no queue
 	s.loop.stepping = false
 }
 
@@ -256,9 +255,8 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		s.endSession(sess, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
-	calls, cancel := context.WithCancel(s.callLife) // ends with the session or on Close
 	conn := newConnectionID()
-	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, calls: calls, cancel: cancel})
+	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess})
 	s.redact.AddSessionID(sess.ID())
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
@@ -345,7 +343,11 @@ const releaseGrace = time.Second
 // once.
 func (s *Supervisor) dropSession(gen uint64) {
 	if h := s.held(gen); h != nil {
-		s.cfg.Clock.AfterFunc(releaseGrace, h.cancel)
+		if s.callLife.Err() != nil {
+			s.inflight.release(h) // closing: its calls were ended already, no timer holds h
+		} else {
+			s.cfg.Clock.AfterFunc(releaseGrace, func() { s.inflight.release(h) })
+		}
 		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	}
 }

@@ -61,6 +61,7 @@ type Supervisor struct {
 	cmds     sync.WaitGroup // goroutines running commands (dial, attach, discovery)
 	bg       sync.WaitGroup // session watchers and closers
 	calls    sync.WaitGroup // in-flight host calls
+	inflight inflight       // what ends them
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -188,7 +189,9 @@ func validEndpoint(endpoint string) error {
 // newSupervisor builds a supervisor around conn (nil: set by the caller).
 func newSupervisor(cfg Config, conn connector) *Supervisor {
 	life, end := context.WithCancel(context.Background())
-	callLife, endCalls := context.WithCancel(life)
+	// Not a child of life: stop ends it first anyway, and a child would
+	// give life a children map, held by every idle supervisor.
+	callLife, endCalls := context.WithCancel(context.Background())
 	s := &Supervisor{
 		cfg:      cfg,
 		conn:     conn,
@@ -288,6 +291,7 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		started := s.started
 		s.mu.Unlock()
 		s.endCalls()
+		s.inflight.close()
 		s.calls.Wait()
 		if started {
 			done := make(chan struct{})

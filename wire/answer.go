@@ -65,12 +65,11 @@ func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response) (
 	case "application/json":
 		return t.admitJSON(req, x, resp, want), nil
 	case "text/event-stream":
-		r, wc, err := decodedBody(resp, 0)
+		s, err := t.newAnswerStream(req, x, want, resp)
 		if err != nil {
 			x.Malformed = true
 			return t.rewrite(req, x, resp, err.Error()), nil
 		}
-		s := t.newAnswerStream(req, x, want, r, wc, resp.Body)
 		resp.Body = s
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Encoding")
@@ -103,7 +102,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	case b.err != nil:
 		return refuse("body unreadable: " + b.err.Error())
 	}
-	msg, exact, err := decodeMessage(b.data)
+	msg, exact, err := decodeMessageFor(b.data, want)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
@@ -137,7 +136,7 @@ func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Respon
 		return withBody(resp, body)
 	}
 	if x.RPC.Present {
-		if msg, exact, err := decodeMessage(body); err == nil {
+		if msg, exact, err := decodeMessageFor(body, want); err == nil {
 			if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && r.ID == want {
 				if answer, err := handOn(body, r, exact); err == nil {
 					return withBody(resp, answer)

@@ -63,20 +63,24 @@ type answerStream struct {
 	ctx  context.Context
 	req  *http.Request // the call's POST, whose headers a resumption sends
 	rec  *recorded     // the call's record in its slot; may be nil
+	slot *slot         // the call's slot, told of Close; may be nil
 	x    Exchange      // the answer's facts as the headers gave them
 	want jsonrpc.ID
 	max  int
 
-	src       *bufio.Reader
-	wire      *wireCounter
+	src       *bufio.Reader // bufs.src; nil once closed
+	bufs      *callBuffers
+	counter   wireCounter
+	wire      *wireCounter // &counter
 	body      io.Closer
 	closeOnce sync.Once
 	closeErr  error // the server's body's Close error
 
-	out      []byte // ready for go-sdk
-	ended    bool   // nothing comes after out
-	answered bool   // the call's response came through
-	err      error  // returned once out is drained (the caller's context ended)
+	out      []byte // ready for go-sdk from outAt on
+	outAt    int
+	ended    bool  // nothing comes after out
+	answered bool  // the call's response came through
+	err      error // returned once out is drained (the caller's context ended)
 
 	line     []byte // the current line
 	data     []byte // the current event's data lines, joined with LF
@@ -92,11 +96,59 @@ type answerStream struct {
 	resumes int           // resumptions in a row without a new event id
 }
 
-func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc.ID, r io.Reader, wc *wireCounter, body io.Closer) *answerStream {
-	return &answerStream{
-		t: t, ctx: req.Context(), req: req, x: *x, want: want, max: t.cfg.MaxSSEEvent,
-		src: bufio.NewReaderSize(r, 4<<10), wire: wc, body: body,
+// newAnswerStream returns the stream go-sdk reads in place of resp's body,
+// or the error of a Content-Encoding the Transport does not decode.
+func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc.ID, resp *http.Response) (*answerStream, error) {
+	s := &answerStream{t: t, ctx: req.Context(), req: req, x: *x, want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
+	r, _, err := decodedBodyInto(resp, 0, &s.counter)
+	if err != nil {
+		return nil, err
 	}
+	s.wire = &s.counter
+	s.bufs = callBufferPool.Get().(*callBuffers)
+	s.src = s.bufs.src
+	s.src.Reset(r)
+	s.out, s.data, s.line = s.bufs.out[:0], s.bufs.data[:0], s.bufs.line[:0]
+	return s, nil
+}
+
+// answerBufferSize is the size of an answer stream's read buffer: a line
+// longer than it is read in pieces (see [answerStream.readLine]).
+const answerBufferSize = 4 << 10
+
+// callBuffers are a call's working buffers: its request's identity
+// ([requestIdentity]), and its answer stream's, which the stream takes
+// when the answer comes and gives back on Close, with the drainer its
+// Close used. One pool for all, so that calls in a row reuse them.
+type callBuffers struct {
+	src             *bufio.Reader
+	out, data, line []byte
+	drain           *drainer // nil until a Close drained
+	identity        identityScratch
+	decode          decodeScratch
+}
+
+var callBufferPool = sync.Pool{New: func() any {
+	return &callBuffers{src: bufio.NewReaderSize(nil, answerBufferSize)}
+}}
+
+// release gives s's buffers back (the ones not grown past keptBuffer).
+func (s *answerStream) release() {
+	b := s.bufs
+	s.bufs, s.src = nil, nil
+	b.src.Reset(nil)
+	b.out, b.data, b.line = keep(s.out), keep(s.data), keep(s.line)
+	b.decode = decodeScratch{}
+	s.out, s.outAt, s.data, s.line = nil, 0, nil, nil
+	callBufferPool.Put(b)
+}
+
+// keep returns b emptied, or nil when it grew past keptBuffer.
+func keep(b []byte) []byte {
+	if cap(b) > keptBuffer {
+		return nil
+	}
+	return b[:0]
 }
 
 // Read implements io.Reader.
@@ -105,13 +157,16 @@ func (s *answerStream) Read(p []byte) (int, error) {
 		if s.err != nil {
 			return 0, s.err
 		}
-		if s.ended {
+		if s.ended || s.src == nil {
 			return 0, io.EOF
 		}
 		s.step()
 	}
-	n := copy(p, s.out)
-	s.out = s.out[n:]
+	n := copy(p, s.out[s.outAt:])
+	s.outAt += n
+	if s.outAt == len(s.out) {
+		s.out, s.outAt = s.out[:0], 0
+	}
 	return n, nil
 }
 
@@ -124,15 +179,70 @@ func (s *answerStream) Read(p []byte) (int, error) {
 // body after drainWait, which ends a read still waiting. net/http's bodies
 // also end their read when the call's context ends.
 func (s *answerStream) Close() error {
+	if s.src == nil {
+		s.closeBody() // closed before
+		return s.closeErr
+	}
 	if s.answered && s.ctx.Err() == nil {
 		// The real clock: this bounds a server's hold on a connection and
 		// decides nothing, so an injected test clock must not see a waiter.
-		timer := time.AfterFunc(drainWait, s.closeBody)
+		d := startDrainer(s)
 		_, _ = s.src.Discard(drainBytes)
-		timer.Stop()
+		if !d.stop() {
+			s.bufs.drain = nil
+		}
 	}
 	s.closeBody()
+	s.ended = true
+	s.release()
+	if s.slot != nil {
+		s.slot.streamClosed()
+	}
 	return s.closeErr
+}
+
+// drainer closes a stream's server body when its drain takes longer than
+// drainWait. Drainers are kept with their timer in [callBuffers], so that
+// a call's Close allocates none.
+type drainer struct {
+	timer *time.Timer
+	mu    sync.Mutex
+	s     *answerStream // the stream drained; nil while kept
+}
+
+// startDrainer starts the timer of s's drainer.
+func startDrainer(s *answerStream) *drainer {
+	d := s.bufs.drain
+	if d == nil {
+		d = &drainer{s: s}
+		d.timer = time.AfterFunc(drainWait, d.fire)
+		s.bufs.drain = d
+		return d
+	}
+	d.mu.Lock()
+	d.s = s
+	d.mu.Unlock()
+	d.timer.Reset(drainWait)
+	return d
+}
+
+func (d *drainer) fire() {
+	d.mu.Lock()
+	s := d.s
+	d.mu.Unlock()
+	if s != nil {
+		s.closeBody()
+	}
+}
+
+// stop ends d's wait and reports whether d may be used again: not when
+// its timer fired already, since its fire may still be running.
+func (d *drainer) stop() bool {
+	stopped := d.timer.Stop()
+	d.mu.Lock()
+	d.s = nil
+	d.mu.Unlock()
+	return stopped
 }
 
 // closeBody closes the server's body once; the drain's timer and Close may
@@ -248,7 +358,7 @@ func (s *answerStream) resume() {
 		s.fail(fmt.Sprintf("resumption of the SSE stream refused: HTTP %d %s (%s)", resp.StatusCode, http.StatusText(resp.StatusCode), ct), false)
 		return
 	}
-	r, wc, err := decodedBody(resp, 0)
+	r, _, err := decodedBodyInto(resp, 0, &s.counter)
 	if err != nil {
 		_ = resp.Body.Close()
 		s.fail("resumption of the SSE stream refused: "+err.Error(), false)
@@ -256,7 +366,7 @@ func (s *answerStream) resume() {
 	}
 	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.x.Method, "resumes", s.resumes)
 	s.src.Reset(r)
-	s.wire, s.body, s.wireMark = wc, resp.Body, 0
+	s.body, s.wireMark = resp.Body, 0
 	s.endEvent() // an event cut by the end of the stream is dropped
 }
 
@@ -305,7 +415,9 @@ func (s *answerStream) dispatch() {
 		// not use, which go-sdk skips too.
 		return
 	}
-	msg, exact, err := decodeMessage(data)
+	// Into the call's buffers: a response is checked and handed on here,
+	// not kept.
+	msg, exact, err := decodeMessageInto(data, s.want, &s.bufs.decode)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return

@@ -69,11 +69,16 @@ func (z *lazyGzip) Read(p []byte) (int, error) {
 // can tell an answer past its bound from one that fits. An unsupported
 // coding returns errUnsupportedEncoding.
 func decodedBody(resp *http.Response, wireLimit int64) (io.Reader, *wireCounter, error) {
+	return decodedBodyInto(resp, wireLimit, new(wireCounter))
+}
+
+// decodedBodyInto is decodedBody counting into wc, which it resets.
+func decodedBodyInto(resp *http.Response, wireLimit int64, wc *wireCounter) (io.Reader, *wireCounter, error) {
 	var src io.Reader = resp.Body
 	if wireLimit > 0 {
 		src = io.LimitReader(src, wireLimit+1)
 	}
-	wc := &wireCounter{r: src}
+	*wc = wireCounter{r: src}
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 		return wc, wc, nil

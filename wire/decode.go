@@ -26,8 +26,8 @@ var errMaxDepth = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxJS
 // (internal/jsonrpc2 wireDecode): Method is raw so that a "method" key with
 // an empty or null value still makes a request.
 type wireDecode struct {
-	VersionTag string          `json:"jsonrpc"`
-	ID         any             `json:"id,omitempty"`
+	VersionTag json.RawMessage `json:"jsonrpc"`      // read as go-sdk's string by [versionTag]
+	ID         json.RawMessage `json:"id,omitempty"` // read as go-sdk's any by [messageID]
 	Method     json.RawMessage `json:"method"`
 	Params     json.RawMessage `json:"params,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
@@ -35,11 +35,13 @@ type wireDecode struct {
 }
 
 // decodeScratch is what one [decodeMessage] parses into; pooled, so that
-// decoding a message costs no allocation but the message's own.
+// decoding a message costs no allocation but the message's own. resp is
+// the response [decodeMessageInto] returns.
 type decodeScratch struct {
 	value  json.RawMessage
 	msg    wireDecode
 	method string
+	resp   jsonrpc.Response
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
@@ -56,11 +58,30 @@ var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
 // go-sdk writes without one and so cannot be re-encoded either (see
 // [encodeMessage]). FuzzDecodeMessage holds it to jsonrpc.DecodeMessage.
 func decodeMessage(data []byte) (msg jsonrpc.Message, exact bool, err error) {
+	return decodeMessageFor(data, jsonrpc.ID{})
+}
+
+// decodeMessageFor is decodeMessage for the answer to the call whose id is
+// hint: a message with that id gets hint itself, not an id of its own (an
+// integer id of 256 or more costs an allocation).
+func decodeMessageFor(data []byte, hint jsonrpc.ID) (msg jsonrpc.Message, exact bool, err error) {
+	sc := scratchPool.Get().(*decodeScratch)
+	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
+	msg, exact, err = decodeMessageInto(data, hint, sc)
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		own := *r // sc goes back to the pool
+		msg = &own
+	}
+	return msg, exact, err
+}
+
+// decodeMessageInto is decodeMessageFor parsing into sc, which it resets
+// first: a response it returns is &sc.resp, valid until sc is used again.
+func decodeMessageInto(data []byte, hint jsonrpc.ID, sc *decodeScratch) (msg jsonrpc.Message, exact bool, err error) {
+	*sc = decodeScratch{}
 	if err := checkMaxDepth(data); err != nil {
 		return nil, false, err
 	}
-	sc := scratchPool.Get().(*decodeScratch)
-	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
 	// The value go-sdk's json.Decoder.Decode reads: the first one in data.
 	rest, err := json.Parse(data, &sc.value, decodeFlags)
 	if err != nil {
@@ -70,10 +91,12 @@ func decodeMessage(data []byte) (msg jsonrpc.Message, exact bool, err error) {
 	if _, err := json.Parse(sc.value, w, decodeFlags); err != nil {
 		return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
-	if w.VersionTag != "2.0" {
-		return nil, false, fmt.Errorf("invalid message version tag %q; expected %q", w.VersionTag, "2.0")
+	if tag, err := versionTag(w.VersionTag); err != nil {
+		return nil, false, err
+	} else if tag != "2.0" {
+		return nil, false, fmt.Errorf("invalid message version tag %q; expected %q", tag, "2.0")
 	}
-	id, err := jsonrpc.MakeID(w.ID)
+	id, err := messageID(w.ID, hint)
 	if err != nil {
 		return nil, false, err
 	}
@@ -88,11 +111,66 @@ func decodeMessage(data []byte) (msg jsonrpc.Message, exact bool, err error) {
 	if !id.IsValid() {
 		return nil, false, errInvalidMessage
 	}
-	r := &jsonrpc.Response{ID: id, Result: w.Result}
+	r := &sc.resp
+	*r = jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
 		r.Error = w.Error
 	}
 	return r, exact, nil
+}
+
+// messageID returns the id go-sdk reads from raw, the "id" value of a
+// message (nil when absent): go-sdk decodes it into an any and passes that
+// to jsonrpc.MakeID. A plain integer of up to 15 digits (what go-sdk sends,
+// and a float64 holds exactly) is read directly, as hint when equal to it;
+// anything else is decoded as go-sdk decodes it.
+func messageID(raw json.RawMessage, hint jsonrpc.ID) (jsonrpc.ID, error) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, nil
+	}
+	if n, ok := plainInt(raw); ok {
+		if h, isInt := hint.Raw().(int64); isInt && h == n {
+			return hint, nil
+		}
+		return jsonrpc.MakeID(float64(n)) // as go-sdk would, from its float64
+	}
+	var v any
+	if _, err := json.Parse(raw, &v, decodeFlags); err != nil {
+		return jsonrpc.ID{}, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	return jsonrpc.MakeID(v)
+}
+
+// versionTag returns the "jsonrpc" string go-sdk reads from raw ("" when
+// absent): "2.0" as written without a copy, anything else decoded as
+// go-sdk decodes it.
+func versionTag(raw json.RawMessage) (string, error) {
+	if string(raw) == `"2.0"` {
+		return "2.0", nil
+	}
+	var tag string
+	if len(raw) > 0 {
+		if _, err := json.Parse(raw, &tag, decodeFlags); err != nil {
+			return "", fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+	}
+	return tag, nil
+}
+
+// plainInt reads b as a JSON integer without sign, exponent or leading
+// zero, of at most 15 digits.
+func plainInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 15 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 // errInvalidMessage is the failure of a message with neither a method nor
@@ -141,17 +219,37 @@ func handOn(data []byte, msg jsonrpc.Message, exact bool) ([]byte, error) {
 	return encodeMessage(msg)
 }
 
-// parseIdentity reads the method and the raw id of one JSON-RPC request
-// body written by go-sdk (see [requestIdentity]); ok is false unless buf is
-// exactly one JSON object.
-func parseIdentity(buf []byte) (method string, id json.RawMessage, ok bool) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	rest, err := json.Parse(buf, &msg, json.DontCopyRawMessage|json.DontCopyString)
+// identityMessage is the identity of one JSON-RPC request.
+type identityMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+}
+
+// parse reads the method (its JSON string's contents) and the raw id of
+// one JSON-RPC request body written by go-sdk (see [requestIdentity]),
+// both aliasing buf; ok is false unless buf is exactly one JSON object and
+// the method, when present, a JSON string.
+func (sc *identityScratch) parse(buf []byte) (method []byte, id json.RawMessage, ok bool) {
+	msg := &sc.msg
+	rest, err := json.Parse(buf, msg, json.DontCopyRawMessage)
 	if err != nil || len(rest) != 0 {
-		return "", nil, false
+		return nil, nil, false
 	}
-	return msg.Method, msg.ID, true
+	m := bytes.TrimSpace(msg.Method)
+	switch {
+	case len(m) == 0 || bytes.Equal(m, []byte("null")):
+		return nil, msg.ID, true
+	case len(m) < 2 || m[0] != '"' || m[len(m)-1] != '"':
+		return nil, nil, false
+	}
+	m = m[1 : len(m)-1]
+	if bytes.IndexByte(m, '\\') >= 0 {
+		// An escaped method is no method go-sdk sends: decoded the slow way.
+		var s string
+		if err := json.Unmarshal(msg.Method, &s); err != nil {
+			return nil, nil, false
+		}
+		return []byte(s), msg.ID, true
+	}
+	return m, msg.ID, true
 }

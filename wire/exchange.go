@@ -51,6 +51,60 @@ type slot struct {
 	// that a call with one request allocates no record of its own.
 	first recorded
 	buf   [2]*recorded
+	// open counts the call's answer streams not closed yet; after runs
+	// once they are all closed (see [AfterAnswers]).
+	open  int
+	after func()
+}
+
+// streamOpened counts an answer stream of the slot's call.
+func (s *slot) streamOpened() {
+	s.mu.Lock()
+	s.open++
+	s.mu.Unlock()
+}
+
+// streamClosed uncounts an answer stream and runs the waiting release when
+// it was the last one.
+func (s *slot) streamClosed() {
+	s.mu.Lock()
+	s.open--
+	var f func()
+	if s.open == 0 {
+		f, s.after = s.after, nil
+	}
+	s.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// AfterAnswers calls release once every event-stream answer of the call
+// made with ctx (a context from [WithExchange]) is closed: at once when
+// none is open, or when ctx carries no slot; later from the goroutine that
+// closes the last one otherwise. A caller that ends the call's context
+// once the call returns (a cancel of its own, a timeout's stop) hands that
+// to AfterAnswers: go-sdk hands a call its response before it closes the
+// response's stream, and closing it drains what the server still sends (a
+// chunked body's last bytes); a request whose context ended before its
+// body's end loses its connection, which net/http reuses only after EOF.
+// The drain is bounded (4 KiB, 1 s), so release waits at most that long
+// after the stream's Close. It is safe for concurrent use; release runs
+// once.
+func AfterAnswers(ctx context.Context, release func()) {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	if s == nil {
+		release()
+		return
+	}
+	s.mu.Lock()
+	if s.open > 0 {
+		s.after = release
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	release()
 }
 
 // recorded is one exchange in a slot; an event-stream answer amends it when
@@ -110,7 +164,21 @@ func (s *slot) call() (Exchange, bool) {
 // the call's context, so a context shared by concurrent calls would mix their
 // facts. It is safe to use the returned context from several goroutines.
 func WithExchange(ctx context.Context) context.Context {
-	return context.WithValue(ctx, slotKey{}, &slot{})
+	return &slotContext{Context: ctx}
+}
+
+// slotContext is a context carrying a slot, in one allocation with it (a
+// call's hot path: context.WithValue would take a second).
+type slotContext struct {
+	context.Context
+	s slot
+}
+
+func (c *slotContext) Value(key any) any {
+	if key == (slotKey{}) {
+		return &c.s
+	}
+	return c.Context.Value(key)
 }
 
 // withConnectExchange is WithExchange for a session's handshake: go-sdk

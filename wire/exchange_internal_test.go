@@ -28,3 +28,18 @@ func TestConnectExchangeReleasesItsSlot(t *testing.T) {
 	require.False(t, ok, "no record is reachable from the kept context")
 	require.Equal(t, "kept", ctx.Value(otherKey{}))
 }
+
+// AfterAnswers waits for the call's last open answer stream.
+func TestAfterAnswersWaitsForTheLastStream(t *testing.T) {
+	ctx := WithExchange(context.Background())
+	s := ctx.Value(slotKey{}).(*slot)
+	s.streamOpened()
+	s.streamOpened()
+	var n int
+	AfterAnswers(ctx, func() { n++ })
+	require.Zero(t, n, "two streams open")
+	s.streamClosed()
+	require.Zero(t, n, "one stream open")
+	s.streamClosed()
+	require.Equal(t, 1, n)
+}

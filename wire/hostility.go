@@ -58,16 +58,19 @@ func (r HostilityRule) withDefaults() HostilityRule {
 // every [Exchange] and [StreamAttempt] of the session; start a new tracker
 // for a new session.
 type HostilityTracker struct {
-	rule    HostilityRule
-	span    time.Duration
-	streak  int
-	first   time.Time     // Start of the streak's first attempt
-	last    StreamAttempt // the streak's last attempt
-	postOK  bool          // the last POST succeeded
-	postAt  time.Time     // when the last POST was answered
-	outage  bool          // an outage attempt came after the last POST
-	hostile bool
-	reason  string
+	rule   HostilityRule
+	span   time.Duration
+	streak int
+	first  time.Time // Start of the streak's first attempt
+	// lastEnd and lastStatus are the streak's last attempt's, for the
+	// reason (not the whole attempt: a tracker is held per session).
+	lastEnd    StreamEnd
+	lastStatus int
+	postOK     bool      // the last POST succeeded
+	postAt     time.Time // when the last POST was answered
+	outage     bool      // an outage attempt came after the last POST
+	hostile    bool
+	reason     string
 }
 
 // NewHostilityTracker returns a tracker applying r with span (0: 2s, the
@@ -115,7 +118,7 @@ func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
 		h.first = a.Start // a POST must succeed once this attempt began
 	}
 	h.streak++
-	h.last = a
+	h.lastEnd, h.lastStatus = a.End, a.Status
 	return h.fire("POSTs succeeded")
 }
 
@@ -126,7 +129,7 @@ func (h *HostilityTracker) fire(why string) bool {
 	}
 	h.hostile = true
 	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no message while %s (last: %s, HTTP %d)",
-		h.streak, h.span, why, h.last.End, h.last.Status)
+		h.streak, h.span, why, h.lastEnd, h.lastStatus)
 	return true
 }
 

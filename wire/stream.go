@@ -437,17 +437,18 @@ func (b *streamBody) dial() dialKind {
 	return dialFailed
 }
 
-// request returns the GET of one attempt: a shallow copy of go-sdk's GET
-// (net/http holds it while the stream lasts, and mutates neither its URL
-// nor its header), with a header of its own only when one is added here,
-// Last-Event-ID or the jar's cookies, so an idle stream does not hold a
-// second copy of every header.
+// request returns the GET of one attempt: go-sdk's GET itself when
+// nothing is added to it (net/http holds it while the stream lasts, and
+// mutates neither its URL nor its header; go-sdk, answered locally, no
+// longer reads it), else a shallow copy with a header of its own carrying
+// Last-Event-ID or the jar's cookies, so an idle stream holds no second
+// request and no second copy of every header.
 func (b *streamBody) request(lastID string) *http.Request {
+	if lastID == "" && b.t.cfg.Jar == nil {
+		return b.req
+	}
 	req := new(http.Request)
 	*req = *b.req
-	if lastID == "" && b.t.cfg.Jar == nil {
-		return req
-	}
 	req.Header = b.req.Header.Clone()
 	if lastID != "" {
 		req.Header.Set(headerLastEventID, lastID)

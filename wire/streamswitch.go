@@ -60,7 +60,7 @@ type SwitchConfig struct {
 // session unaffected) while the decision is Off, and dials again when it
 // ends. Its methods are safe for concurrent use.
 type StreamSwitch struct {
-	cfg   SwitchConfig
+	cfg   switchSettings
 	clock clockwork.Clock
 
 	mu       sync.Mutex
@@ -70,13 +70,26 @@ type StreamSwitch struct {
 	closed   bool
 }
 
+// switchSettings are the fields of a SwitchConfig a switch keeps (not the
+// remembered decision, read once, nor the clock, kept apart): one switch is
+// held per supervisor.
+type switchSettings struct {
+	Mode     StreamMode
+	Rule     HostilityRule
+	Memory   time.Duration
+	OnStream func(StreamDecision)
+}
+
 // NewStreamSwitch returns a switch configured by cfg.
 func NewStreamSwitch(cfg SwitchConfig) *StreamSwitch {
 	if cfg.Memory <= 0 {
 		cfg.Memory = 24 * time.Hour
 	}
 	cfg.Rule = cfg.Rule.withDefaults()
-	s := &StreamSwitch{cfg: cfg, clock: cfg.Clock, changed: make(chan struct{})}
+	s := &StreamSwitch{
+		cfg:   switchSettings{Mode: cfg.Mode, Rule: cfg.Rule, Memory: cfg.Memory, OnStream: cfg.OnStream},
+		clock: cfg.Clock, changed: make(chan struct{}),
+	}
 	if s.clock == nil {
 		s.clock = clockwork.NewRealClock()
 	}

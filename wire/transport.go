@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,7 +288,9 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	x.Status = resp.StatusCode
 	x.ContentType = mediaType(resp.Header.Get("Content-Type"))
 	x.RetryAfter = t.retryAfter(resp.Header.Get("Retry-After"))
-	x.WWWAuthenticate = resp.Header.Get("WWW-Authenticate")
+	// The canonical key, read directly: Get would canonicalize
+	// "WWW-Authenticate" into a new string on every answer.
+	x.WWWAuthenticate = headerValue(resp.Header, "Www-Authenticate")
 }
 
 // finish reports x to the call's slot and the observer. It returns x's
@@ -347,6 +350,10 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	rec := t.finish(req, x)
 	if stream != nil {
 		stream.rec = rec // go-sdk reads the stream only after RoundTrip returns
+		if rec != nil {
+			stream.slot = rec.s
+			rec.s.streamOpened()
+		}
 	}
 	return resp, nil
 }
@@ -402,15 +409,24 @@ func withAcceptEncoding(req *http.Request) *http.Request {
 		return req
 	}
 	// A shallow copy with a header map of its own (req is not changed):
-	// Request.Clone would also copy the URL and every header value.
-	out := new(http.Request)
-	*out = *req
-	out.Header = make(http.Header, len(req.Header)+1)
+	// Request.Clone would also copy the URL and every header value. The
+	// request and the header's value share one allocation.
+	out := new(encodedRequest)
+	out.req = *req
+	out.req.Header = make(http.Header, len(req.Header)+1)
 	for k, v := range req.Header {
-		out.Header[k] = v
+		out.req.Header[k] = v
 	}
-	out.Header["Accept-Encoding"] = []string{acceptEncoding}
-	return out
+	out.value[0] = acceptEncoding
+	out.req.Header["Accept-Encoding"] = out.value[:]
+	return &out.req
+}
+
+// encodedRequest is a request copied by [withAcceptEncoding] and the value
+// of its Accept-Encoding header.
+type encodedRequest struct {
+	req   http.Request
+	value [1]string
 }
 
 // noteHandshake takes the session id from a successful handshake answer;
@@ -444,19 +460,62 @@ func requestIdentity(req *http.Request) (method, id string) {
 	if req.ContentLength <= 0 || req.ContentLength > maxIdentityBody {
 		return scanIdentity(body)
 	}
-	buf := make([]byte, req.ContentLength)
+	b := callBufferPool.Get().(*callBuffers)
+	sc := &b.identity
+	defer b.releaseIdentity()
+	buf := slices.Grow(sc.buf[:0], int(req.ContentLength))[:req.ContentLength]
+	sc.buf = buf
 	if _, err := io.ReadFull(body, buf); err != nil {
 		return "", ""
 	}
 	if i := bytes.IndexFunc(buf, notJSONSpace); i < 0 || buf[i] != '{' {
 		return "", ""
 	}
-	method, raw, ok := parseIdentity(buf)
+	m, raw, ok := sc.parse(buf)
 	if !ok {
 		return "", ""
 	}
+	// m and raw alias the pooled buffer: copied out (a method go-sdk sends
+	// is interned, no copy).
+	if method, ok = knownMethods[string(m)]; !ok {
+		method = string(m)
+	}
 	return method, rawID(raw)
 }
+
+// identityScratch is what one [requestIdentity] reads a body into; pooled
+// in [callBuffers], so that reading a request's identity costs no
+// allocation but its id's.
+type identityScratch struct {
+	buf []byte
+	msg identityMessage
+}
+
+// releaseIdentity puts b back after a [requestIdentity]; a buffer grown
+// past keptBuffer by a large request is dropped rather than kept.
+func (b *callBuffers) releaseIdentity() {
+	b.identity.msg = identityMessage{}
+	b.identity.buf = keep(b.identity.buf)
+	callBufferPool.Put(b)
+}
+
+// knownMethods interns the JSON-RPC methods go-sdk's client sends (MCP
+// schema method names).
+var knownMethods = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range []string{
+		methodInitialize, methodInitialized, methodDiscover, "ping",
+		"tools/call", "tools/list", "prompts/get", "prompts/list",
+		"resources/read", "resources/list", "resources/templates/list",
+		"resources/subscribe", "resources/unsubscribe", "completion/complete",
+		"logging/setLevel", "subscriptions/listen",
+		"notifications/cancelled", "notifications/progress",
+		"notifications/roots/list_changed",
+	} {
+		m[name] = name
+	}
+	return m
+}()
 
 // scanIdentity is requestIdentity for a long body: a token scan that stops
 // once it saw the id and the method (go-sdk writes both before params).
@@ -497,6 +556,14 @@ func rawID(raw json.RawMessage) string {
 }
 
 func notJSONSpace(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' }
+
+// headerValue is h.Get(key) for a key already in canonical form.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 // mediaType returns the lower-case media type without parameters.
 func mediaType(ct string) string {

@@ -46,7 +46,7 @@ func main() {
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
 	load := flag.String("load", "", "what else ran on the machine, for the run line")
 	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
-	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "extra": figure 1 alone, to stdout; "ready", "lost": the time-to-ready or sessions-lost figure alone, to stdout; "stdio": the stdio restart figure alone`)
+	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "extra": figure 1 alone, to stdout; "ready", "lost": the time-to-ready or sessions-lost figure alone, to stdout; "stdio": the stdio restart figure alone; "overhead": the CallTool figure alone`)
 	heapProfile := flag.String("heapprofile", "", `with -only idle: write a heap profile (after GC) per run, named PREFIX-<client>-stream<on|off>.pprof`)
 	flag.Parse()
 	log.SetFlags(0)
@@ -67,6 +67,17 @@ func main() {
 
 	if *only == "stdio" {
 		fmt.Print(bench.RenderStdio(bench.StdioRestartTimes(ctx, root, *runs)))
+		return
+	}
+
+	if *only == "overhead" {
+		o := bench.CallOverhead(ctx, 21, 200)
+		if o.Err != nil {
+			log.Fatal(o.Err)
+		}
+		fmt.Printf("CallTool %s: median %v, %.0f allocs, %.0f B per call\n", bench.Supervised, o.SupervisedMedian, o.SupervisedAllocs, o.SupervisedBytes)
+		fmt.Printf("CallTool %s: median %v, %.0f allocs, %.0f B per call\n", bench.BareSDK, o.BareMedian, o.BareAllocs, o.BareBytes)
+		fmt.Printf("ratio %.3f, %+.0f allocs, %+.0f B per call\n", o.Ratio(), o.SupervisedAllocs-o.BareAllocs, o.SupervisedBytes-o.BareBytes)
 		return
 	}
 
@@ -156,9 +167,13 @@ func idle(ctx context.Context, small, big int, limit uint64) ([]bench.IdleResult
 		}
 	}
 	note += "mcpsup uses StreamAuto (stream on) or StreamOff, Era2025; go-sdk sessions use DisableStandaloneSSE for stream off. Both share one http.Transport per run; sessions are opened 16 at a time."
+	if err := bench.WarmIdle(ctx, url, max(small, big)); err != nil {
+		return []bench.IdleResult{{N: small, Err: err}}, "The warm-up failed."
+	}
+	note += " Before the first run, 16 connections of every kind are opened and closed, and 8 goroutines per connection started and ended: process-wide caches and pools are warm, and the runtime's goroutine descriptors (allocated once, then reused) are counted by no run."
 	var out []bench.IdleResult
 	for _, r := range runs {
-		for _, k := range []bench.Client{bench.Supervised, bench.BareSDK} {
+		for _, k := range bench.IdleClients {
 			log.Printf("   %d %s stream=%v", r.n, k, r.stream)
 			out = append(out, bench.IdleConnections(ctx, url, k, r.n, r.stream))
 		}
@@ -175,8 +190,12 @@ func idleAlone(ctx context.Context, n int, profile string) {
 		log.Fatal(err)
 	}
 	defer stop()
+	if err := bench.WarmIdle(ctx, url, n); err != nil {
+		log.Fatal(err)
+	}
+	var rs []bench.IdleResult
 	for _, stream := range []bool{true, false} {
-		for _, k := range []bench.Client{bench.Supervised, bench.BareSDK} {
+		for _, k := range bench.IdleClients {
 			var atPeak func()
 			if profile != "" {
 				name := fmt.Sprintf("%s-%s-stream%s.pprof", profile, k, map[bool]string{true: "on", false: "off"}[stream])
@@ -186,9 +205,13 @@ func idleAlone(ctx context.Context, n int, profile string) {
 			if r.Err != nil {
 				log.Fatalf("%d %s stream=%v: %v", n, k, stream, r.Err)
 			}
-			fmt.Printf("%d %-11s stream=%-5v heap/conn %6.1f KiB  goroutines/conn %.2f  setup %v\n",
+			fmt.Printf("%d %-23s stream=%-5v heap/conn %6.1f KiB  goroutines/conn %.2f  setup %v\n",
 				n, k, stream, r.HeapPerConn/1024, r.GoroutinesPerConn, r.Setup.Round(time.Millisecond))
+			rs = append(rs, r)
 		}
+	}
+	for _, line := range bench.IdleExtras(rs) {
+		fmt.Println(line)
 	}
 }
 

@@ -1,0 +1,58 @@
+package wire_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// A call whose context ends once AfterAnswers releases it leaves its
+// connection reusable: twenty calls in a row, each with a context canceled
+// right after, share the connections of the handshake.
+func TestAfterAnswersKeepsTheConnection(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "v1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	var conns atomic.Int32
+	hs := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	hs.Start()
+	defer hs.Close()
+	s, err := wire.Open(context.Background(), wire.Options{Endpoint: hs.URL, Era: wire.Era2025, Stream: wire.StreamOff})
+	require.NoError(t, err)
+	defer s.Close()
+	afterHandshake := conns.Load()
+
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		ctx = wire.WithExchange(ctx)
+		released := make(chan struct{})
+		_, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+		require.NoError(t, err)
+		wire.AfterAnswers(ctx, func() { cancel(); close(released) })
+		<-released
+	}
+	require.Equal(t, afterHandshake, conns.Load(), "no call dialed a new connection")
+}
+
+// Without a slot, or with no stream open, AfterAnswers releases at once.
+func TestAfterAnswersWithoutStreamReleasesAtOnce(t *testing.T) {
+	for _, ctx := range []context.Context{context.Background(), wire.WithExchange(context.Background())} {
+		var n int
+		wire.AfterAnswers(ctx, func() { n++ })
+		require.Equal(t, 1, n)
+	}
+}
