@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -82,8 +83,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		c.version = res.ProtocolVersion
 		c.mu.Unlock()
 	}
-	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
-	if every := cfg.KeepAlive; every > 0 && sess.version < "2026-07-28" {
+	if every := cfg.KeepAlive; every > 0 {
 		sess.ka = startKeepalive(cfg.Clock, every, cfg.Logger, sess.Alive, func() { p.stop() })
 	}
 	return sess, nil
@@ -259,8 +259,21 @@ func (c *commandSession) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingL
 }
 func (c *commandSession) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
 
-// Alive is Ping: a stdio server speaks the 2025 era.
-func (c *commandSession) Alive(ctx context.Context) error { return c.Ping(ctx) }
+// Alive is Ping, on every protocol version: a stdio session has no
+// server/discover of its own to send (go-sdk's is unexported). A 2026-07-28
+// server no longer serves ping and answers it with JSON-RPC -32601 (method
+// not found; go-sdk mcp/server.go): that answer is taken as life, since the
+// process read its stdin and wrote its stdout, all a keepalive asks; were it
+// an error, the keepalive would stop (judgePing) and a hung server would
+// never be found.
+func (c *commandSession) Alive(ctx context.Context) error {
+	err := c.Ping(ctx)
+	var rpc *jsonrpc.Error
+	if err != nil && c.version >= "2026-07-28" && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
+		return nil
+	}
+	return err
+}
 
 // ID is "": a stdio session has no Mcp-Session-Id.
 func (c *commandSession) ID() string                              { return "" }

@@ -7,7 +7,8 @@
 // Tools: echo {text}; crash {code}: exit with code, the call unanswered;
 // kill: SIGKILL itself; freeze: SIGSTOP itself (a hung server: nothing is
 // answered, stdin is not read); garbage {lines}: print that many non-JSON
-// lines on stdout, then answer; stderr {text}: write text to stderr; pid:
+// lines on stdout, then answer; stderr {text}: write text to stderr; pings: answer
+// how many ping requests it received (answered or not); pid:
 // answer "<pid> <pgid> <child pid>".
 package main
 
@@ -21,6 +22,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,6 +63,15 @@ func main() {
 	}
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpsup-stdio-testserver", Version: "1"}, nil)
+	var pings atomic.Int64
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "ping" {
+				pings.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
@@ -100,6 +111,9 @@ func main() {
 	mcp.AddTool(srv, &mcp.Tool{Name: "stderr"}, func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 		fmt.Fprint(os.Stderr, a.Text)
 		return text("written"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "pings"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text(fmt.Sprint(pings.Load())), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		pgid, _ := syscall.Getpgid(0)
