@@ -37,8 +37,5 @@ func TestCommandKeepAliveOn2026(t *testing.T) {
 	go func() { _, _ = r.call("freeze", nil) }()
 	e := r.waitEvent(KindProcessExited, "after sigkill")
 	assert.Equal(t, gen, e.Generation)
-	for r.sup.Generation() == gen { // started again
-		require.True(t, r.sup.WaitForStateChange(r.ctx, r.sup.State()), "no restart")
-	}
-	r.ready()
+	r.restarted(gen)
 }
