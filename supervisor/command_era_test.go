@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,4 +39,29 @@ func TestCommandKeepAliveOn2026(t *testing.T) {
 	e := r.waitEvent(KindProcessExited, "after sigkill")
 	assert.Equal(t, gen, e.Generation)
 	r.restarted(gen)
+}
+
+// TestCommandStrayResponseIsReported: responses to ids no request carried
+// (go-sdk drops them without a word) are dropped and counted as stdout
+// lines, each with an event naming the id; the session lives.
+func TestCommandStrayResponseIsReported(t *testing.T) {
+	r := newStdioRig(t, Config{Command: &Command{StopGrace: 50 * time.Millisecond}})
+	r.sup.Start()
+	r.ready()
+	res, err := r.call("stray", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "strayed", res.Content[0].(*mcp.TextContent).Text)
+	_, err = r.call("echo", map[string]any{"text": "still here"})
+	require.NoError(t, err)
+	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, KindStdoutLineDropped) == 2 })
+	require.NoError(t, err)
+	var details []string
+	for _, e := range es {
+		if e.Kind == KindStdoutLineDropped {
+			details = append(details, e.Detail)
+		}
+	}
+	assert.Contains(t, details[0], "stdout line 1 dropped: a response to id 987654, a request never sent")
+	assert.Contains(t, details[1], "stdout line 2 dropped: a response to id not-an-id")
+	assert.Equal(t, uint64(1), r.sup.Generation(), "no restart")
 }

@@ -8,7 +8,8 @@
 // kill: SIGKILL itself; freeze: SIGSTOP itself (a hung server: nothing is
 // answered, stdin is not read); garbage {lines}: print that many non-JSON
 // lines on stdout, then answer; stderr {text}: write text to stderr; pings: answer
-// how many ping requests it received (answered or not); pid:
+// how many ping requests it received (answered or not); stray: print two
+// responses to ids never sent, then answer; pid:
 // answer "<pid> <pgid> <child pid>".
 package main
 
@@ -111,6 +112,11 @@ func main() {
 	mcp.AddTool(srv, &mcp.Tool{Name: "stderr"}, func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 		fmt.Fprint(os.Stderr, a.Text)
 		return text("written"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "stray"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		out.raw(`{"jsonrpc":"2.0","id":987654,"result":{}}` + "\n")
+		out.raw(`{"jsonrpc":"2.0","id":"not-an-id","result":{}}` + "\n")
+		return text("strayed"), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "pings"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text(fmt.Sprint(pings.Load())), nil, nil
