@@ -27,18 +27,23 @@ func tameTTLHint(method string, r *jsonrpc.Response) bool {
 	if r.Error != nil || !listMethods[method] || !bytes.Contains(r.Result, []byte(`"ttlMs"`)) {
 		return false
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(r.Result, &fields) != nil {
-		return false // not an object: go-sdk's own error names it
+	// Every go-sdk list result carries ttlMs: only its value is kept on
+	// this, the common path; the result is rebuilt only when it is wrong.
+	var hint struct {
+		TTLMs json.RawMessage `json:"ttlMs"`
 	}
-	raw, ok := fields["ttlMs"]
-	if !ok {
-		return false
+	if json.Unmarshal(r.Result, &hint) != nil || hint.TTLMs == nil {
+		return false // not an object (go-sdk's own error names it), or no hint
 	}
 	var n int
-	if json.Unmarshal(raw, &n) == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
+	if json.Unmarshal(hint.TTLMs, &n) == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
 		return false
 	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(r.Result, &fields) != nil {
+		return false
+	}
+	raw := fields["ttlMs"]
 	if f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64); err == nil || isRange(err) {
 		f = max(min(math.Trunc(f), math.MaxInt32), math.MinInt32)
 		fields["ttlMs"] = json.RawMessage(strconv.Itoa(int(f)))
