@@ -61,14 +61,18 @@ const (
 	// the first attempt's Delivery, Verdict and Generation.
 	KindCallResent Kind = "call-resent"
 	// KindStdoutLineDropped: a stdio server wrote a line on stdout that is
-	// not one JSON-RPC message (a log line, a batch, an oversized line); it
-	// was not handed to go-sdk and the session is unaffected. The first 16
+	// not one JSON-RPC message (a log line, a batch, an oversized line) or
+	// that answers an id no request carried; it was not handed to go-sdk
+	// and the session is unaffected. The first 16
 	// lines of a process each have one, then every 1024th. Fields: Detail
 	// (the line's number, what was wrong, the line's start), Generation.
 	KindStdoutLineDropped Kind = "stdout-line-dropped"
 	// KindProcessExited: a stdio server's process exited, by itself or
-	// stopped by the supervisor. Fields: Detail (exit code or signal, the
-	// stop step, the last bytes of its stderr), Generation.
+	// stopped by the supervisor (a hung server, a closed stdout). The
+	// process that Close or Detach ends has none: the supervisor's last
+	// event is the closed transition and its session-ended, and the exit is
+	// logged (Config.Logger). Fields: Detail (exit code or signal, the stop
+	// step, the last bytes of its stderr), Generation.
 	KindProcessExited Kind = "process-exited"
 	// KindEraChanged: the protocol era used for new sessions changed: a
 	// refused `server/discover` fell back to 2025-11-25, a later session

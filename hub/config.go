@@ -51,8 +51,9 @@ type ServerConfig struct {
 }
 
 // Supported reports whether the hub can connect to the server: a URL and a
-// streamable HTTP type, or a command and no URL (stdio). The reason says
-// why not.
+// streamable HTTP type, or a command and no URL (stdio) whose env keys are
+// names (not empty, no "=" or NUL byte; values without NUL). The reason
+// says why not.
 func (sc ServerConfig) Supported() (ok bool, reason string) {
 	switch {
 	case sc.Command != "" && sc.URL != "":
@@ -60,6 +61,12 @@ func (sc ServerConfig) Supported() (ok bool, reason string) {
 	case sc.Command != "" && sc.Type != "" && sc.Type != "stdio":
 		return false, fmt.Sprintf(`"command" with type %q: a command is a stdio server`, cutText(sc.Type, 40))
 	case sc.Command != "":
+		for k, v := range sc.Env {
+			// "A=B": "c" would set A to "B=c" (the first "=" ends a key).
+			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+				return false, fmt.Sprintf(`"env" key %q: want a name without "=" or NUL, and a value without NUL`, cutText(k, 40))
+			}
+		}
 		return true, ""
 	case sc.Type == "stdio":
 		return false, `type "stdio" without a "command"`

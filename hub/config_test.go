@@ -55,7 +55,9 @@ func TestStdioEntries(t *testing.T) {
 	  "local": {"type": "stdio", "command": "/usr/bin/srv", "args": ["-v"], "env": {"TOKEN": "s3cret"}, "cwd": "/tmp"},
 	  "both":  {"command": "srv", "url": "http://127.0.0.1:1/mcp"},
 	  "typed": {"command": "srv", "type": "http"},
-	  "bare":  {"type": "stdio"}
+	  "bare":  {"type": "stdio"},
+	  "eq":    {"command": "srv", "env": {"A=B": "c"}},
+	  "empty": {"command": "srv", "env": {"": "c"}}
 	}}`))
 	require.NoError(t, err)
 	require.Len(t, f.Servers, 1)
@@ -72,6 +74,8 @@ func TestStdioEntries(t *testing.T) {
 	require.Equal(t, []string{
 		`bare: type "stdio" without a "command"`,
 		`both: both "command" and "url": a server is stdio or streamable HTTP`,
+		`empty: "env" key "": want a name without "=" or NUL, and a value without NUL`,
+		`eq: "env" key "A=B": want a name without "=" or NUL, and a value without NUL`,
 		`typed: "command" with type "http": a command is a stdio server`,
 	}, why)
 }

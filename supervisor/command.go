@@ -52,9 +52,9 @@ const (
 // KiB), at level Info with the server's name (Config.Logger), and its last
 // StderrTail bytes are kept for the [ProcessExitError] of the process's
 // exit. A stdout line that is not one JSON-RPC message (a log line, a
-// batch, a line longer than MaxLineBytes) is dropped and counted: it is a
-// protocol anomaly (an event of kind KindStdoutLineDropped), not the death
-// of the session.
+// batch, a line longer than MaxLineBytes), or that is a response to an id
+// no request carried, is dropped and counted: it is a protocol anomaly (an
+// event of kind KindStdoutLineDropped), not the death of the session.
 //
 // Commands are supported on Unix systems; New refuses one elsewhere.
 type Command struct {
@@ -178,7 +178,8 @@ type ProcessExitError struct {
 	// Stderr is the last bytes of its stderr (at most Command.StderrTail),
 	// valid UTF-8, starting at a line when it was cut.
 	Stderr string
-	// DroppedLines counts the stdout lines that were not JSON-RPC.
+	// DroppedLines counts the stdout lines dropped: not one JSON-RPC
+	// message, or a response to an id never sent.
 	DroppedLines int
 }
 

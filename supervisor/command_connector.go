@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -60,7 +61,8 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	c.mu.Lock()
 	version := c.version
 	c.mu.Unlock()
-	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}} // the filter bounds lines
+	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
+		stray: func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) }}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -82,8 +84,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		c.version = res.ProtocolVersion
 		c.mu.Unlock()
 	}
-	// go-sdk serves ping only before 2026-07-28 (ClientOptions.KeepAlive).
-	if every := cfg.KeepAlive; every > 0 && sess.version < "2026-07-28" {
+	if every := cfg.KeepAlive; every > 0 {
 		sess.ka = startKeepalive(cfg.Clock, every, cfg.Logger, sess.Alive, func() { p.stop() })
 	}
 	return sess, nil
@@ -152,16 +153,22 @@ func stdioFacts(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// markingTransport's connections mark the requests they write, and bound
-// every write by its context.
-type markingTransport struct{ inner mcp.Transport }
+// markingTransport's connections mark the requests they write, bound
+// every write by its context, and drop the responses to ids no request
+// carried, reported to stray: go-sdk drops them without a word
+// (internal/jsonrpc2 conn.go, "How should we report unexpected
+// responses?"), and a server that answers ids it was never sent is broken.
+type markingTransport struct {
+	inner mcp.Transport
+	stray func(jsonrpc.ID)
+}
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	conn, err := t.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &markingConn{Connection: conn}, nil
+	return &markingConn{Connection: conn, stray: t.stray}, nil
 }
 
 // markingConn writes each message on a goroutine of its own and returns
@@ -174,9 +181,35 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // ended mid-write) did not deliver its request whole: not written.
 type markingConn struct {
 	mcp.Connection
-	mu     sync.Mutex
-	closed bool           // no write starts once Close began
-	writes sync.WaitGroup // writes still running
+	stray   func(jsonrpc.ID)
+	mu      sync.Mutex
+	closed  bool           // no write starts once Close began
+	highest int64          // the highest request id handed to Write
+	writes  sync.WaitGroup // writes still running
+}
+
+// Read returns the next message but a response to an id no request
+// carried, which goes to stray. go-sdk numbers its requests 1, 2, 3 ...
+// (internal/jsonrpc2 conn.go Call), so an id was sent exactly when it is an
+// integer from 1 to the highest one written: no id is kept per request, and
+// a request that is never answered costs nothing. (A second answer to an id
+// is go-sdk's to drop.)
+func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		r, ok := msg.(*jsonrpc.Response)
+		if err != nil || !ok || !r.ID.IsValid() || c.stray == nil {
+			return msg, err
+		}
+		n, isInt := r.ID.Raw().(int64)
+		c.mu.Lock()
+		sent := isInt && n >= 1 && n <= c.highest
+		c.mu.Unlock()
+		if sent {
+			return msg, nil
+		}
+		c.stray(r.ID)
+	}
 }
 
 func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -184,13 +217,19 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	mark, _ := ctx.Value(writtenKey{}).(*atomic.Bool)
-	if _, isCall := msg.(*jsonrpc.Request); !isCall || mark == nil {
+	req, isReq := msg.(*jsonrpc.Request)
+	if !isReq || mark == nil {
 		mark = new(atomic.Bool) // a response, or a request with no one to tell
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return mcp.ErrConnectionClosed
+	}
+	if isReq {
+		if n, ok := req.ID.Raw().(int64); ok && n > c.highest {
+			c.highest = n // before the write: the answer may come before Write returns
+		}
 	}
 	c.writes.Add(1)
 	c.mu.Unlock()
@@ -235,8 +274,21 @@ type commandSession struct {
 
 func (c *commandSession) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
 
-// Alive is Ping: a stdio server speaks the 2025 era.
-func (c *commandSession) Alive(ctx context.Context) error { return c.Ping(ctx) }
+// Alive is Ping, on every protocol version: a stdio session has no
+// server/discover of its own to send (go-sdk's is unexported). A 2026-07-28
+// server no longer serves ping and answers it with JSON-RPC -32601 (method
+// not found; go-sdk mcp/server.go): that answer is taken as life, since the
+// process read its stdin and wrote its stdout, all a keepalive asks; were it
+// an error, the keepalive would stop (judgePing) and a hung server would
+// never be found.
+func (c *commandSession) Alive(ctx context.Context) error {
+	err := c.Ping(ctx)
+	var rpc *jsonrpc.Error
+	if err != nil && c.version >= "2026-07-28" && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
+		return nil
+	}
+	return err
+}
 
 // ID is "": a stdio session has no Mcp-Session-Id.
 func (c *commandSession) ID() string                              { return "" }

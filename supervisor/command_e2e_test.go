@@ -77,6 +77,17 @@ func (r *stdioRig) ready() {
 	require.NoError(r.t, err)
 }
 
+// restarted waits until a session after generation gen is ready: a
+// death's event and a failed call may come before the loop takes the
+// death, when the state is still the dead session's ready.
+func (r *stdioRig) restarted(gen uint64) {
+	r.t.Helper()
+	for r.sup.Generation() <= gen {
+		require.True(r.t, r.sup.WaitForStateChange(r.ctx, r.sup.State()), "no session after generation %d", gen)
+	}
+	r.ready()
+}
+
 func (r *stdioRig) call(name string, args map[string]any) (*mcp.CallToolResult, error) {
 	return r.sup.CallTool(r.ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 }
@@ -215,18 +226,7 @@ func TestCommandCrashIsRestarted(t *testing.T) {
 	_, err = r.call("kill", nil)
 	require.Error(t, err)
 	r.waitEvent(KindProcessExited, "signal 9 (SIGKILL)")
-	// Ready may still be the dead session's while its verification runs:
-	// wait for the third session.
-	_, err = r.rec.WaitFor(r.ctx, func(es []events.Event) bool {
-		for _, e := range es {
-			if e.Kind == KindSessionOpened && e.Generation == 3 {
-				return true
-			}
-		}
-		return false
-	})
-	require.NoError(t, err)
-	r.ready()
+	r.restarted(2)
 	assert.Equal(t, 3, r.sup.SessionsOpened())
 }
 
@@ -274,6 +274,10 @@ func TestCommandCrashLoopEndsInChurn(t *testing.T) {
 		r.ready()
 		_, err := r.call("crash", map[string]any{"code": 1})
 		require.Error(t, err)
+	}
+	// The failed call may return before the loop takes the death.
+	for r.sup.Generation() == 3 && r.sup.State() == Ready {
+		require.True(t, r.sup.WaitForStateChange(r.ctx, Ready), "the third death is never taken")
 	}
 	err := r.sup.WaitForState(r.ctx, Ready)
 	var se *StateError

@@ -352,7 +352,9 @@ type Config struct {
 	// 2026-07-28 era has no ping: a 2026-07-28 session's keepalive request
 	// is `server/discover` (stateless, served by every such server, no side
 	// effect; a 400 -32022 answer tells of a server rolled back to 2025,
-	// see EraReprobe). Default 0 (off). Useful with the stream off.
+	// see EraReprobe); a stdio session (Command) pings on every version,
+	// and takes a 2026-07-28 server's -32601 answer as life. Default 0
+	// (off). Useful with the stream off.
 	KeepAlive time.Duration
 	// Backoff configures retries out of the failed state.
 	Backoff Backoff

@@ -143,31 +143,46 @@ func relistThen[R any](relist func(), host func(context.Context, R)) func(contex
 // died" carries the HTTP facts go-sdk reports only as text. Records arrive
 // from the transport's goroutines.
 type wireWatch struct {
-	mu         sync.Mutex
-	fatal      *wire.Exchange      // the first answer that ends a session
-	eraRefused func(wire.Exchange) // a live 2026-07-28 session refused its era (era.go); nil: not watched
+	mu    sync.Mutex
+	fatal *wire.Exchange // the first answer that ends a session
+	// eraRefused hears each refusal of a live 2026-07-28 session's era
+	// (era.go) until one ends the session (endedForEra). nil: not
+	// watched, or ended already.
+	eraRefused func(wire.Exchange)
 }
 
-// setEraRefused watches the session's answers for a refusal of its era.
+// setEraRefused watches the session's answers for a refusal of its era:
+// each is put to f until f ends the session for one (endedForEra). A
+// refusal f lets pass, because re-discoveries are spaced, keeps the watch,
+// so a refusal after the spacing still ends the session.
 func (w *wireWatch) setEraRefused(f func(wire.Exchange)) {
 	w.mu.Lock()
 	w.eraRefused = f
 	w.mu.Unlock()
 }
 
+// endedForEra records x as the answer the session ends with, and stops the
+// era watch: once per session.
+func (w *wireWatch) endedForEra(x wire.Exchange) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.eraRefused == nil {
+		return false // another refusal ended it
+	}
+	w.eraRefused = nil
+	if w.fatal == nil {
+		w.fatal = &x
+	}
+	return true
+}
+
 func (w *wireWatch) exchange(x wire.Exchange) {
 	if !x.Local && wire.VersionRefusal(x) {
 		w.mu.Lock()
 		f := w.eraRefused
-		if f != nil {
-			w.eraRefused = nil // once per session
-			if w.fatal == nil {
-				w.fatal = &x // the session ends for this answer
-			}
-		}
 		w.mu.Unlock()
 		if f != nil {
-			f(x)
+			f(x) // ends the session through endedForEra, or lets it pass
 			return
 		}
 	}

@@ -159,7 +159,9 @@ func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
 		return
 	}
 	w.setEraRefused(func(x wire.Exchange) {
-		if !c.era.liveRefusal(c.s.cfg.Clock.Now()) {
+		// liveRefusal first: a refusal within EraReprobe of the last one
+		// acted on leaves the session (and the watch) as they are.
+		if !c.era.liveRefusal(c.s.cfg.Clock.Now()) || !w.endedForEra(x) {
 			return
 		}
 		c.s.post(eraChanged{gen: gen, detail: fmt.Sprintf("2026-07-28 refused on a live session (%s, %s): discovering again", answerOf(x), x.Method)})

@@ -116,6 +116,9 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	if r.Error != nil {
 		x.SetBodyRPC(b.data)
 	}
+	if tameTTLHint(x.Method, r) {
+		exact = false
+	}
 	body, err := handOn(b.data, r, exact)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")

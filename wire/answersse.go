@@ -428,6 +428,9 @@ func (s *answerStream) dispatch() {
 			return
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
+		if tameTTLHint(s.x.Method, r) {
+			exact = false
+		}
 	}
 	s.emit(data, msg, exact)
 }

@@ -7,7 +7,10 @@
 // Tools: echo {text}; crash {code}: exit with code, the call unanswered;
 // kill: SIGKILL itself; freeze: SIGSTOP itself (a hung server: nothing is
 // answered, stdin is not read); garbage {lines}: print that many non-JSON
-// lines on stdout, then answer; stderr {text}: write text to stderr; pid:
+// lines on stdout, then answer; stderr {text}: write text to stderr; pings: answer
+// how many ping requests it received (answered or not); closeout: close
+// stdout and keep running, the call unanswered; stray: print two
+// responses to ids never sent, then answer; pid:
 // answer "<pid> <pgid> <child pid>".
 package main
 
@@ -21,6 +24,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +36,7 @@ func main() {
 	ignoreEOF := flag.Bool("ignore-stdin-eof", false, "keep running after stdin ends")
 	ignoreTerm := flag.Bool("ignore-sigterm", false, "ignore SIGTERM")
 	garbage := flag.String("garbage-at-start", "", "print this line on stdout before serving")
+	huge := flag.Int("huge-line-at-start", 0, "print a line of this many bytes on stdout before serving, written without a newline until the end")
 	stderrStart := flag.String("stderr-at-start", "", "write this line on stderr before serving")
 	child := flag.Bool("child", false, "start a child process in the process group")
 	sleeper := flag.Bool("sleeper", false, "be the child: block until killed")
@@ -59,8 +64,24 @@ func main() {
 	if *garbage != "" {
 		out.raw(*garbage + "\n")
 	}
+	if *huge > 0 {
+		chunk := strings.Repeat("x", 4096)
+		for n := *huge; n > 0; n -= len(chunk) {
+			out.raw(chunk[:min(n, len(chunk))])
+		}
+		out.raw("\n")
+	}
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpsup-stdio-testserver", Version: "1"}, nil)
+	var pings atomic.Int64
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "ping" {
+				pings.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
@@ -100,6 +121,19 @@ func main() {
 	mcp.AddTool(srv, &mcp.Tool{Name: "stderr"}, func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 		fmt.Fprint(os.Stderr, a.Text)
 		return text("written"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "stray"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		out.raw(`{"jsonrpc":"2.0","id":987654,"result":{}}` + "\n")
+		out.raw(`{"jsonrpc":"2.0","id":"not-an-id","result":{}}` + "\n")
+		return text("strayed"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "closeout"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		out.mu.Lock() // nothing is written after
+		_ = os.Stdout.Close()
+		select {}
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "pings"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text(fmt.Sprint(pings.Load())), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		pgid, _ := syscall.Getpgid(0)

@@ -1,0 +1,67 @@
+package supervisor
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCommandKeepAliveOn2026: a stdio server that speaks 2026-07-28 (go-sdk
+// v1.8.0's own, with the default Era) answers ping -32601; the keepalive
+// takes that answer as life and goes on pinging, and a server that then
+// hangs is found by it, killed and started again.
+func TestCommandKeepAliveOn2026(t *testing.T) {
+	requireProcFS(t)
+	r := newStdioRig(t, Config{KeepAlive: 20 * time.Millisecond,
+		Command: &Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
+	r.sup.Start()
+	r.ready()
+	require.Equal(t, "2026-07-28", r.sup.InitializeResult().ProtocolVersion)
+	gen := r.sup.Generation()
+	pings := func() int {
+		res, err := r.call("pings", nil)
+		require.NoError(t, err)
+		n, err := strconv.Atoi(res.Content[0].(*mcp.TextContent).Text)
+		require.NoError(t, err)
+		return n
+	}
+	for pings() < 3 { // pings answered -32601 go on
+		require.NoError(t, r.ctx.Err(), "the keepalive stopped pinging")
+	}
+	assert.Equal(t, gen, r.sup.Generation(), "no session lost to an answered ping")
+
+	go func() { _, _ = r.call("freeze", nil) }()
+	e := r.waitEvent(KindProcessExited, "after sigkill")
+	assert.Equal(t, gen, e.Generation)
+	r.restarted(gen)
+}
+
+// TestCommandStrayResponseIsReported: responses to ids no request carried
+// (go-sdk drops them without a word) are dropped and counted as stdout
+// lines, each with an event naming the id; the session lives.
+func TestCommandStrayResponseIsReported(t *testing.T) {
+	r := newStdioRig(t, Config{Command: &Command{StopGrace: 50 * time.Millisecond}})
+	r.sup.Start()
+	r.ready()
+	res, err := r.call("stray", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "strayed", res.Content[0].(*mcp.TextContent).Text)
+	_, err = r.call("echo", map[string]any{"text": "still here"})
+	require.NoError(t, err)
+	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, KindStdoutLineDropped) == 2 })
+	require.NoError(t, err)
+	var details []string
+	for _, e := range es {
+		if e.Kind == KindStdoutLineDropped {
+			details = append(details, e.Detail)
+		}
+	}
+	assert.Contains(t, details[0], "stdout line 1 dropped: a response to id 987654, a request never sent")
+	assert.Contains(t, details[1], "stdout line 2 dropped: a response to id not-an-id")
+	assert.Equal(t, uint64(1), r.sup.Generation(), "no restart")
+}

@@ -1,0 +1,94 @@
+package supervisor_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// replacingWriter replaces old with new in what it writes.
+type replacingWriter struct {
+	http.ResponseWriter
+	old, new []byte
+}
+
+func (w replacingWriter) Write(b []byte) (int, error) {
+	_, err := w.ResponseWriter.Write(bytes.ReplaceAll(b, w.old, w.new))
+	return len(b), err
+}
+func (w replacingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// hostileTTLServer is a 2026-07-28 go-sdk server whose list results carry
+// the raw JSON ttl as their ttlMs; it counts the tools/list requests.
+func hostileTTLServer(t *testing.T, ttl string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	const marker = 987654321
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ttl", Version: "1"}, &mcp.ServerOptions{
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = marker },
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	var lists atomic.Int64
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if bytes.Contains(body, []byte(`"method":"tools/list"`)) {
+			lists.Add(1)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(replacingWriter{w, []byte(`"ttlMs":987654321`), []byte(`"ttlMs":` + ttl)}, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, &lists
+}
+
+// A list result whose ttlMs go-sdk cannot decode into an int (fractional,
+// exponent, out of range, not a number) costs neither the listing nor the
+// catalog: a number is truncated and clamped (the supervisor caps it at a
+// day), anything else is no hint.
+func TestE2EListTTLHostileHintKeepsTheCatalog(t *testing.T) {
+	for _, c := range []struct {
+		ttl   string
+		armed bool // a ttl timer re-lists within a day
+	}{
+		{"1", true}, {"0", false}, {"-5", false}, {"null", false},
+		{"99999999999999999999", true}, {"1.5", true}, {"1e30", true}, {"-1e30", false}, {`"x"`, false}, {"{}", false},
+	} {
+		t.Run(c.ttl, func(t *testing.T) {
+			ts, lists := hostileTTLServer(t, c.ttl)
+			clock := clockwork.NewFakeClock()
+			sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
+				RelistMinGap: time.Nanosecond, CatalogPollInterval: -1})
+			sup.Start()
+			ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+			defer cancel()
+			require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+			require.Len(t, sup.Catalog().Tools, 1)
+			require.Equal(t, int64(1), lists.Load())
+			if !c.armed {
+				require.False(t, timerArmed(ctx, clock), "no hint, no ttl timer")
+				return
+			}
+			require.NoError(t, clock.BlockUntilContext(ctx, 1), "the ttl timer")
+			clock.Advance(24 * time.Hour)
+			require.Eventually(t, func() bool { return lists.Load() == 2 }, e2eTimeout, time.Millisecond, "one re-list at the capped ttl")
+			require.Equal(t, supervisor.Ready, sup.State())
+		})
+	}
+}

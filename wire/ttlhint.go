@@ -1,0 +1,64 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// listMethods are the methods whose results carry a ttlMs hint (SEP-2549,
+// MCP 2026-07-28 Cacheable).
+var listMethods = map[string]bool{
+	"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true,
+}
+
+// tameTTLHint makes the ttlMs of a list result one go-sdk can decode.
+// go-sdk v1.8.0 decodes ttlMs into an int (mcp/protocol.go Cacheable), so a
+// fractional, exponent, out-of-range or non-number ttlMs fails the whole
+// result, and a server would lose its catalog over a freshness hint. Here a
+// JSON number is truncated toward zero and clamped to a 32-bit int (the
+// supervisor caps a ttl at a day anyway); anything else is removed (no
+// hint). It reports whether r.Result changed; the result of any other
+// method, or without ttlMs, is left alone.
+func tameTTLHint(method string, r *jsonrpc.Response) bool {
+	if r.Error != nil || !listMethods[method] || !bytes.Contains(r.Result, []byte(`"ttlMs"`)) {
+		return false
+	}
+	// Every go-sdk list result carries ttlMs: only its value is kept on
+	// this, the common path; the result is rebuilt only when it is wrong.
+	var hint struct {
+		TTLMs json.RawMessage `json:"ttlMs"`
+	}
+	if json.Unmarshal(r.Result, &hint) != nil || hint.TTLMs == nil {
+		return false // not an object (go-sdk's own error names it), or no hint
+	}
+	var n int
+	if json.Unmarshal(hint.TTLMs, &n) == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(r.Result, &fields) != nil {
+		return false
+	}
+	raw := fields["ttlMs"]
+	if f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64); err == nil || isRange(err) {
+		f = max(min(math.Trunc(f), math.MaxInt32), math.MinInt32)
+		fields["ttlMs"] = json.RawMessage(strconv.Itoa(int(f)))
+	} else {
+		delete(fields, "ttlMs")
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return false
+	}
+	r.Result = b
+	return true
+}
+
+func isRange(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
