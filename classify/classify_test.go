@@ -448,6 +448,12 @@ func TestParseRPCError(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"result":{}}`, false, 0, "", false},
 		{`{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}`, false, 0, "", false},
 		{`{"jsonrpc":"2.0","id":1,"error":{"code":1.5}}`, false, 0, "", false},
+		// Member names are case-sensitive, as in the wire layer's decoder.
+		{`{"jsonrpC":"2.0","error":{"code":-32601}}`, false, 0, "", false},
+		{`{"jsonrpc":"2.0","error":{"Code":-32601}}`, false, 0, "", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":null}}`, false, 0, "", false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":5}}`, false, 0, "", false},
+		{`{"jsonrpc":"2.0","id":1,"error":null}`, false, 0, "", false},
 		{`[` + s1Body + `]`, false, 0, "", false},
 		{`<html>`, false, 0, "", false},
 		{``, false, 0, "", false},

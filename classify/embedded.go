@@ -41,7 +41,8 @@ type BodyRPCError struct {
 // ParseRPCError decodes the first JSON value in b as a JSON-RPC 2.0 error
 // response ({"jsonrpc":"2.0","id":...,"error":{"code":...,"message":...}},
 // JSON-RPC 2.0 section 5). It requires "jsonrpc":"2.0" and an integer error
-// code; trailing bytes after the value are ignored; the message is cut to
+// code; member names match exactly ("Code" is no code: JSON is
+// case-sensitive); trailing bytes after the value are ignored; the message is cut to
 // [MaxDetail] bytes. It reports false for anything else, including malformed
 // JSON and nesting deeper than encoding/json accepts. The wire layer uses it on
 // response bodies. Work is linear in len(b); it is safe for concurrent use.
@@ -49,31 +50,39 @@ func ParseRPCError(b []byte) (BodyRPCError, bool) {
 	return parseRPCError(bytes.NewReader(b))
 }
 
-type rpcErrorResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   *struct {
-		Code    *int64 `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 func parseRPCError(r interface {
 	Read([]byte) (int, error)
 }) (BodyRPCError, bool) {
-	var m rpcErrorResponse
-	if err := json.NewDecoder(r).Decode(&m); err != nil {
+	// Objects decode into maps, not structs: encoding/json matches struct
+	// fields case-insensitively, and "Code" is no JSON-RPC member. The wire
+	// layer's decoder is exact too, so both read the same answer alike.
+	var top map[string]json.RawMessage
+	if err := json.NewDecoder(r).Decode(&top); err != nil {
 		return BodyRPCError{}, false
 	}
-	if m.JSONRPC != "2.0" || m.Error == nil || m.Error.Code == nil {
+	var version string
+	if json.Unmarshal(top["jsonrpc"], &version) != nil || version != "2.0" {
 		return BodyRPCError{}, false
 	}
-	id := strings.TrimSpace(string(m.ID))
+	var e map[string]json.RawMessage
+	if json.Unmarshal(top["error"], &e) != nil || e == nil {
+		return BodyRPCError{}, false
+	}
+	var code int64
+	raw, ok := e["code"]
+	if !ok || string(raw) == "null" || json.Unmarshal(raw, &code) != nil {
+		return BodyRPCError{}, false
+	}
+	var message string
+	if m, ok := e["message"]; ok && json.Unmarshal(m, &message) != nil {
+		return BodyRPCError{}, false
+	}
+	id := strings.TrimSpace(string(top["id"]))
 	return BodyRPCError{
 		RPCError: RPCError{
 			Present: true,
-			Code:    *m.Error.Code,
-			Message: cut(m.Error.Message, MaxDetail),
+			Code:    code,
+			Message: cut(message, MaxDetail),
 			HasID:   id != "" && id != "null",
 		},
 		ID: id,
