@@ -65,10 +65,12 @@ func hostileTTLServer(t *testing.T, ttl string) (*httptest.Server, *atomic.Int64
 func TestE2EListTTLHostileHintKeepsTheCatalog(t *testing.T) {
 	for _, c := range []struct {
 		ttl   string
-		armed bool // a ttl timer re-lists within a day
+		armed bool          // a ttl timer re-lists within a day
+		due   time.Duration // when: Config.MinListTTL's floor, or the day's cap
 	}{
-		{"1", true}, {"0", false}, {"-5", false}, {"null", false},
-		{"99999999999999999999", true}, {"1.5", true}, {"1e30", true}, {"-1e30", false}, {`"x"`, false}, {"{}", false},
+		{"1", true, supervisor.DefaultMinListTTL}, {"0", false, 0}, {"-5", false, 0}, {"null", false, 0},
+		{"99999999999999999999", true, 24 * time.Hour}, {"1.5", true, supervisor.DefaultMinListTTL},
+		{"1e30", true, 24 * time.Hour}, {"-1e30", false, 0}, {`"x"`, false, 0}, {"{}", false, 0},
 	} {
 		t.Run(c.ttl, func(t *testing.T) {
 			ts, lists := hostileTTLServer(t, c.ttl)
@@ -86,8 +88,10 @@ func TestE2EListTTLHostileHintKeepsTheCatalog(t *testing.T) {
 				return
 			}
 			require.NoError(t, clock.BlockUntilContext(ctx, 1), "the ttl timer")
-			clock.Advance(24 * time.Hour)
-			require.Eventually(t, func() bool { return lists.Load() == 2 }, e2eTimeout, time.Millisecond, "one re-list at the capped ttl")
+			clock.Advance(c.due - time.Millisecond)
+			require.Equal(t, int64(1), lists.Load(), "not before the floored or capped ttl ran out")
+			clock.Advance(time.Millisecond)
+			require.Eventually(t, func() bool { return lists.Load() == 2 }, e2eTimeout, time.Millisecond, "one re-list at the floored or capped ttl")
 			require.Equal(t, supervisor.Ready, sup.State())
 		})
 	}

@@ -78,7 +78,7 @@ func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange
 	defer m.mu.Unlock()
 	m.outages = 0
 	was := m.era
-	if version >= "2026-07-28" {
+	if era2026(version) {
 		m.era, m.until = wire.Era20260728, time.Time{}
 		if was == wire.Era2025 {
 			return "2026-07-28: server/discover answered again after the 2025 fallback"
@@ -155,7 +155,7 @@ func (in eraChanged) take(s *Supervisor) {
 // answered with a refusal of its version (wire.VersionRefusal), so that the next
 // session discovers again; bounded by eraMemory.liveRefusal.
 func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
-	if ws.ProtocolVersion() < "2026-07-28" {
+	if !era2026(ws.ProtocolVersion()) {
 		return
 	}
 	w.setEraRefused(func(x wire.Exchange) {
@@ -168,3 +168,8 @@ func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
 		go func() { _ = ws.Detach() }() // not on the Transport's goroutine, which is inside a request
 	})
 }
+
+// era2026 reports whether a negotiated protocol version is of the
+// 2026-07-28 era or later (MCP versions are dates, so they order as
+// strings); "" is not.
+func era2026(version string) bool { return version >= "2026-07-28" }

@@ -45,3 +45,23 @@ func TestInflightJoinAllocatesNothing(t *testing.T) {
 	f.leave(f.join(h, cancel))
 	require.Zero(t, testing.AllocsPerRun(100, func() { f.leave(f.join(h, cancel)) }))
 }
+
+// Once a burst of calls is over, the table keeps no slice larger than
+// maxKeptFlights; a small one is kept for the next calls.
+func TestInflightDropsTheSliceOfABurst(t *testing.T) {
+	var f inflight
+	h := &held{}
+	cancel := func() {}
+	f.leave(f.join(h, cancel))
+	require.NotNil(t, f.calls, "a small slice is kept")
+	ids := make([]uint64, 0, 4*maxKeptFlights)
+	for range 4 * maxKeptFlights {
+		ids = append(ids, f.join(h, cancel))
+	}
+	require.Greater(t, cap(f.calls), maxKeptFlights)
+	for _, id := range ids {
+		f.leave(id)
+	}
+	require.Empty(t, f.calls)
+	require.Nil(t, f.calls, "the burst's slice is dropped")
+}
