@@ -56,7 +56,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	if err != nil {
 		return nil, err
 	}
-	cl := c.client(spec.hooks)
+	cl := c.s.sessionClient(spec.hooks, stdioFacts) // stdioFacts in place of the wire layer's facts
 	c.s.roots.attach(cl)
 	c.mu.Lock()
 	version := c.version
@@ -123,12 +123,6 @@ const (
 // exited relays the exit of the process of generation gen into an event.
 func (c *commandConnector) exited(gen uint64) func(*ProcessExitError) {
 	return func(e *ProcessExitError) { c.s.post(processExited{gen: gen, exit: e}) }
-}
-
-// client builds the go-sdk client of one session, with stdioFacts in place
-// of the wire layer's facts.
-func (c *commandConnector) client(h sessionHooks) *mcp.Client {
-	return c.s.sessionClient(h, stdioFacts)
 }
 
 // writtenKey marks a request's context; markingConn sets the mark once the
