@@ -235,8 +235,9 @@ func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
 // paths live outside do, so a call that succeeds allocates nothing for them.
 func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64, err error) error {
 	if errors.Is(err, ErrUnknownTool) {
-		// The server may have added it while we could not hear.
-		go s.post(relistWanted{gen: gen})
+		// The server may have added it while we could not hear. post never
+		// blocks (the inbox is a queue): no goroutine per refused call.
+		s.post(relistWanted{gen: gen})
 	}
 	var ce *CallError
 	if errors.As(err, &ce) {
