@@ -100,7 +100,7 @@ type answerStream struct {
 // or the error of a Content-Encoding the Transport does not decode.
 func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc.ID, resp *http.Response) (*answerStream, error) {
 	s := &answerStream{t: t, ctx: req.Context(), req: req, x: *x, want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
-	r, _, err := decodedBodyInto(resp, 0, &s.counter)
+	r, err := decodedBodyInto(resp, 0, &s.counter)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +358,7 @@ func (s *answerStream) resume() {
 		s.fail(fmt.Sprintf("resumption of the SSE stream refused: HTTP %d %s (%s)", resp.StatusCode, http.StatusText(resp.StatusCode), ct), false)
 		return
 	}
-	r, _, err := decodedBodyInto(resp, 0, &s.counter)
+	r, err := decodedBodyInto(resp, 0, &s.counter)
 	if err != nil {
 		_ = resp.Body.Close()
 		s.fail("resumption of the SSE stream refused: "+err.Error(), false)
