@@ -70,8 +70,7 @@ type answerStream struct {
 
 	src       *bufio.Reader // bufs.src; nil once closed
 	bufs      *callBuffers
-	counter   wireCounter
-	wire      *wireCounter // &counter
+	counter   wireCounter // the body's bytes on the wire
 	body      io.Closer
 	closeOnce sync.Once
 	closeErr  error // the server's body's Close error
@@ -104,7 +103,6 @@ func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc
 	if err != nil {
 		return nil, err
 	}
-	s.wire = &s.counter
 	s.bufs = callBufferPool.Get().(*callBuffers)
 	s.src = s.bufs.src
 	s.src.Reset(r)
@@ -380,7 +378,7 @@ func (s *answerStream) readLine() ([]byte, error) {
 	for {
 		chunk, err := s.src.ReadSlice('\n')
 		s.size += len(chunk)
-		if s.size > s.max || s.wire.n-s.wireMark > int64(s.max)+wireSlack {
+		if s.size > s.max || s.counter.n-s.wireMark > int64(s.max)+wireSlack {
 			return nil, errEventTooLarge
 		}
 		if err == nil && len(s.line) == 0 {
@@ -409,7 +407,7 @@ func (s *answerStream) dispatch() {
 		s.lastID = s.id
 	}
 	s.endEvent()
-	s.wireMark = s.wire.n
+	s.wireMark = s.counter.n
 	if !hasData || len(bytes.TrimSpace(data)) == 0 || (name != "" && name != "message") {
 		// No message: a priming event (SEP-1699), or an event type MCP does
 		// not use, which go-sdk skips too.
