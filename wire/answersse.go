@@ -70,8 +70,7 @@ type answerStream struct {
 
 	src       *bufio.Reader // bufs.src; nil once closed
 	bufs      *callBuffers
-	counter   wireCounter
-	wire      *wireCounter // &counter
+	counter   wireCounter // the body's bytes on the wire
 	body      io.Closer
 	closeOnce sync.Once
 	closeErr  error // the server's body's Close error
@@ -100,11 +99,10 @@ type answerStream struct {
 // or the error of a Content-Encoding the Transport does not decode.
 func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc.ID, resp *http.Response) (*answerStream, error) {
 	s := &answerStream{t: t, ctx: req.Context(), req: req, x: *x, want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
-	r, _, err := decodedBodyInto(resp, 0, &s.counter)
+	r, err := decodedBodyInto(resp, 0, &s.counter)
 	if err != nil {
 		return nil, err
 	}
-	s.wire = &s.counter
 	s.bufs = callBufferPool.Get().(*callBuffers)
 	s.src = s.bufs.src
 	s.src.Reset(r)
@@ -358,7 +356,7 @@ func (s *answerStream) resume() {
 		s.fail(fmt.Sprintf("resumption of the SSE stream refused: HTTP %d %s (%s)", resp.StatusCode, http.StatusText(resp.StatusCode), ct), false)
 		return
 	}
-	r, _, err := decodedBodyInto(resp, 0, &s.counter)
+	r, err := decodedBodyInto(resp, 0, &s.counter)
 	if err != nil {
 		_ = resp.Body.Close()
 		s.fail("resumption of the SSE stream refused: "+err.Error(), false)
@@ -380,7 +378,7 @@ func (s *answerStream) readLine() ([]byte, error) {
 	for {
 		chunk, err := s.src.ReadSlice('\n')
 		s.size += len(chunk)
-		if s.size > s.max || s.wire.n-s.wireMark > int64(s.max)+wireSlack {
+		if s.size > s.max || s.counter.n-s.wireMark > int64(s.max)+wireSlack {
 			return nil, errEventTooLarge
 		}
 		if err == nil && len(s.line) == 0 {
@@ -409,7 +407,7 @@ func (s *answerStream) dispatch() {
 		s.lastID = s.id
 	}
 	s.endEvent()
-	s.wireMark = s.wire.n
+	s.wireMark = s.counter.n
 	if !hasData || len(bytes.TrimSpace(data)) == 0 || (name != "" && name != "message") {
 		// No message: a priming event (SEP-1699), or an event type MCP does
 		// not use, which go-sdk skips too.

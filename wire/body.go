@@ -69,11 +69,13 @@ func (z *lazyGzip) Read(p []byte) (int, error) {
 // can tell an answer past its bound from one that fits. An unsupported
 // coding returns errUnsupportedEncoding.
 func decodedBody(resp *http.Response, wireLimit int64) (io.Reader, *wireCounter, error) {
-	return decodedBodyInto(resp, wireLimit, new(wireCounter))
+	wc := new(wireCounter)
+	r, err := decodedBodyInto(resp, wireLimit, wc)
+	return r, wc, err
 }
 
 // decodedBodyInto is decodedBody counting into wc, which it resets.
-func decodedBodyInto(resp *http.Response, wireLimit int64, wc *wireCounter) (io.Reader, *wireCounter, error) {
+func decodedBodyInto(resp *http.Response, wireLimit int64, wc *wireCounter) (io.Reader, error) {
 	var src io.Reader = resp.Body
 	if wireLimit > 0 {
 		src = io.LimitReader(src, wireLimit+1)
@@ -81,11 +83,11 @@ func decodedBodyInto(resp *http.Response, wireLimit int64, wc *wireCounter) (io.
 	*wc = wireCounter{r: src}
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
-		return wc, wc, nil
+		return wc, nil
 	case "gzip", "x-gzip":
-		return &lazyGzip{src: wc}, wc, nil
+		return &lazyGzip{src: wc}, nil
 	default:
-		return nil, wc, fmt.Errorf("%w %.40q", errUnsupportedEncoding, enc)
+		return nil, fmt.Errorf("%w %.40q", errUnsupportedEncoding, enc)
 	}
 }
 

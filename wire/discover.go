@@ -84,7 +84,6 @@ func (s *Session) Discover(ctx context.Context) error {
 // discoverResponse finds the JSON-RPC response with id in an answer: a
 // JSON body, or the data of an event stream's events.
 func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, error) {
-	want := strconv.Quote(id)
 	match := func(data []byte) *jsonrpc.Response {
 		msg, err := jsonrpc.DecodeMessage(data)
 		if err != nil {
@@ -94,7 +93,7 @@ func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, e
 		if !ok {
 			return nil
 		}
-		if raw, err := json.Marshal(resp.ID.Raw()); err != nil || string(raw) != want {
+		if got, _ := resp.ID.Raw().(string); got != id {
 			return nil
 		}
 		return resp

@@ -99,6 +99,11 @@ func AfterAnswers(ctx context.Context, release func()) {
 	}
 	s.mu.Lock()
 	if s.open > 0 {
+		if prev := s.after; prev != nil {
+			// A second caller on the same call: both run, in order.
+			next := release
+			release = func() { prev(); next() }
+		}
 		s.after = release
 		s.mu.Unlock()
 		return

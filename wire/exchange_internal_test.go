@@ -43,3 +43,17 @@ func TestAfterAnswersWaitsForTheLastStream(t *testing.T) {
 	s.streamClosed()
 	require.Equal(t, 1, n)
 }
+
+// Every release handed to AfterAnswers while a stream is open runs once it
+// closes, none replacing another.
+func TestAfterAnswersRunsEveryRelease(t *testing.T) {
+	ctx := WithExchange(context.Background())
+	s := ctx.Value(slotKey{}).(*slot)
+	s.streamOpened()
+	var order []int
+	AfterAnswers(ctx, func() { order = append(order, 1) })
+	AfterAnswers(ctx, func() { order = append(order, 2) })
+	require.Empty(t, order)
+	s.streamClosed()
+	require.Equal(t, []int{1, 2}, order)
+}

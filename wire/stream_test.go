@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,8 +324,11 @@ func TestStreamDeclinedHoldsSilently(t *testing.T) {
 	rec := newRecorder(wire.HostilityRule{})
 	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock}}
 	rec.config(&opts.Wire)
+	var declined atomic.Int32
+	opts.Wire.OnStreamDeclined = func() { declined.Add(1) }
 	s := open(t, url, opts)
-	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) == 1 && declined.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.True(t, s.Transport().StreamDeclined())
 	attempts, hostile := rec.snapshot()
 	assert.True(t, attempts[0].Declined)
 	assert.Equal(t, 405, attempts[0].Status)
@@ -335,6 +339,7 @@ func TestStreamDeclinedHoldsSilently(t *testing.T) {
 	assert.Equal(t, 1, g.count("GET", ""), "no re-dial")
 	attempts, _ = rec.snapshot()
 	assert.Len(t, attempts, 1)
+	assert.Equal(t, int32(1), declined.Load(), "told once")
 	assert.Equal(t, 1, g.count("POST", "initialize"))
 }
 

@@ -288,9 +288,9 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	x.Status = resp.StatusCode
 	x.ContentType = mediaType(resp.Header.Get("Content-Type"))
 	x.RetryAfter = t.retryAfter(resp.Header.Get("Retry-After"))
-	// The canonical key, read directly: Get would canonicalize
-	// "WWW-Authenticate" into a new string on every answer.
-	x.WWWAuthenticate = headerValue(resp.Header, "Www-Authenticate")
+	// The canonical spelling: Get returns an already-canonical key as is,
+	// where "WWW-Authenticate" would be canonicalized into a new string.
+	x.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
 }
 
 // finish reports x to the call's slot and the observer. It returns x's
@@ -508,7 +508,7 @@ var knownMethods = func() map[string]string {
 		"tools/call", "tools/list", "prompts/get", "prompts/list",
 		"resources/read", "resources/list", "resources/templates/list",
 		"resources/subscribe", "resources/unsubscribe", "completion/complete",
-		"logging/setLevel", "subscriptions/listen",
+		"logging/setLevel", methodListen,
 		"notifications/cancelled", "notifications/progress",
 		"notifications/roots/list_changed",
 	} {
@@ -556,14 +556,6 @@ func rawID(raw json.RawMessage) string {
 }
 
 func notJSONSpace(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' }
-
-// headerValue is h.Get(key) for a key already in canonical form.
-func headerValue(h http.Header, key string) string {
-	if v := h[key]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
 
 // mediaType returns the lower-case media type without parameters.
 func mediaType(ct string) string {
