@@ -139,6 +139,29 @@ type generation struct {
 	handler http.Handler
 	life    context.Context
 	end     context.CancelFunc
+
+	// requests ends the requests in flight when a sessionless server's
+	// sessions are expired: go-sdk's ServerSession.Close waits for their
+	// handlers (a live subscriptions/listen among them), which nothing else
+	// ends.
+	mu       sync.Mutex
+	requests context.Context
+	endReqs  context.CancelFunc
+}
+
+// inFlight returns the context that ends the requests served now.
+func (g *generation) inFlight() context.Context {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.requests
+}
+
+// endInFlight ends the requests served now; later ones get a new context.
+func (g *generation) endInFlight() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.endReqs()
+	g.requests, g.endReqs = context.WithCancel(g.life)
 }
 
 // NewServer starts a server on 127.0.0.1 (a free port). It returns an error
@@ -184,7 +207,9 @@ func (s *Server) newGeneration() *generation {
 		Logger:    s.logger,
 	})
 	life, end := context.WithCancel(context.Background())
-	return &generation{srv: srv, handler: h, life: life, end: end}
+	g := &generation{srv: srv, handler: h, life: life, end: end}
+	g.requests, g.endReqs = context.WithCancel(life)
+	return g
 }
 
 // serveMCP hands a request to the current go-sdk server.
@@ -196,7 +221,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	g := s.gen.Load()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	stop := context.AfterFunc(g.life, cancel) // the generation ended: so does the request
+	stop := context.AfterFunc(g.inFlight(), cancel) // the generation, or its sessions, ended: so does the request
 	defer stop()
 	g.handler.ServeHTTP(w, r.WithContext(ctx))
 }
@@ -265,7 +290,11 @@ func (s *Server) session(id string) *mcp.ServerSession {
 // ExpireAll ends every session the server knows, as ExpireSession does,
 // and returns how many.
 func (s *Server) ExpireAll() int {
-	return closeSessions(s.gen.Load().srv, s.blocks)
+	g := s.gen.Load()
+	if s.opts.Mode != Stateful2025 {
+		g.endInFlight() // a sessionless server's sessions are its requests
+	}
+	return closeSessions(g.srv, s.blocks)
 }
 
 // closeSessions closes every session of srv (Sessions iterates over a
