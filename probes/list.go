@@ -65,10 +65,17 @@ type Lister interface {
 // concurrent use, as *mcp.ClientSession is.
 func SessionLister(cs *mcp.ClientSession) Lister { return sessionLister{cs} }
 
+// sessionLister asks for a first page with nil params: go-sdk then sends no
+// "params" member, where "{}" would cost it one more decode (a 32 KiB buffer
+// per request in go-sdk v1.8.0) looking for a _meta that is not there.
 type sessionLister struct{ cs *mcp.ClientSession }
 
 func (s sessionLister) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
-	r, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+	var p *mcp.ListToolsParams // nil on the first page: see sessionLister
+	if cursor != "" {
+		p = &mcp.ListToolsParams{Cursor: cursor}
+	}
+	r, err := s.cs.ListTools(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -76,7 +83,11 @@ func (s sessionLister) ListTools(ctx context.Context, cursor string) ([]*mcp.Too
 }
 
 func (s sessionLister) ListResources(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
-	r, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+	var p *mcp.ListResourcesParams // nil on the first page: see sessionLister
+	if cursor != "" {
+		p = &mcp.ListResourcesParams{Cursor: cursor}
+	}
+	r, err := s.cs.ListResources(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -84,7 +95,11 @@ func (s sessionLister) ListResources(ctx context.Context, cursor string) ([]*mcp
 }
 
 func (s sessionLister) ListPrompts(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
-	r, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+	var p *mcp.ListPromptsParams // nil on the first page: see sessionLister
+	if cursor != "" {
+		p = &mcp.ListPromptsParams{Cursor: cursor}
+	}
+	r, err := s.cs.ListPrompts(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -92,7 +107,11 @@ func (s sessionLister) ListPrompts(ctx context.Context, cursor string) ([]*mcp.P
 }
 
 func (s sessionLister) ListResourceTemplates(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
-	r, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+	var p *mcp.ListResourceTemplatesParams // nil on the first page: see sessionLister
+	if cursor != "" {
+		p = &mcp.ListResourceTemplatesParams{Cursor: cursor}
+	}
+	r, err := s.cs.ListResourceTemplates(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}

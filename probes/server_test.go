@@ -264,3 +264,49 @@ func TestRealServerS1Templates400(t *testing.T) {
 	require.NoError(t, err, "the session survived the 400")
 	assert.Len(t, again.Tools, 4)
 }
+
+// TestFirstPageSendsNoParams pins what a list request carries: the first
+// page none ("params" absent), a later page only its cursor.
+func TestFirstPageSendsNoParams(t *testing.T) {
+	var mu sync.Mutex
+	params := map[string][]string{} // method -> raw params of each request, "" when absent
+	record := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				var msg struct {
+					Method string          `json:"method"`
+					Params json.RawMessage `json:"params"`
+				}
+				if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+					mu.Lock()
+					params[msg.Method] = append(params[msg.Method], string(msg.Params))
+					mu.Unlock()
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := startServer(t, catalogSize{tools: 3, resources: 1, templates: 1, prompts: 1}, 2, nil, record)
+	cs := connect(t, srv.url)
+	_, err := ProbeBlind(t.Context(), SessionLister(cs), Options{})
+	require.NoError(t, err)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, params["tools/list"], 2, "two pages of tools")
+	assert.Empty(t, params["tools/list"][0], "first page")
+	assert.JSONEq(t, `{"cursor":"`+cursorOf(t, params["tools/list"][1])+`"}`, params["tools/list"][1])
+	for _, m := range []string{"resources/list", "resources/templates/list", "prompts/list"} {
+		assert.Equal(t, []string{""}, params[m], m)
+	}
+}
+
+func cursorOf(t *testing.T, raw string) string {
+	t.Helper()
+	var p struct{ Cursor string }
+	require.NoError(t, json.Unmarshal([]byte(raw), &p))
+	require.NotEmpty(t, p.Cursor)
+	return p.Cursor
+}
