@@ -303,7 +303,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		s.mu.Lock()
 		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.failure()
 		gen, live, pings = s.snap.gen, s.snap.live, s.snap.pings
-		ch, stopped, started := s.changed, s.stopped, s.started
+		ch, stopped, started := s.changedLocked(), s.stopped, s.started
 		var refused error
 		ready := st == Ready && live != nil && s.snap.verifying != live
 		if !stopped && ready {

@@ -98,7 +98,7 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	}
 	for {
 		s.mu.Lock()
-		ch := s.changed
+		ch := s.changedLocked()
 		s.mu.Unlock()
 		if err := s.refreshRefused(); err != nil {
 			return err
@@ -199,7 +199,7 @@ func (s *Supervisor) gapPassed() {
 // listSome lists the lists of set on sess, as declared ones: a failure of
 // `tools/list` fails it, a side list's failure leaves it degraded.
 func (s *Supervisor) listSome(sess session, set listSet) (probes.Catalog, error) {
-	ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
+	ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 	defer cancel()
 	return probes.ListOnly(ctx, sess, set.lists(), s.probeOptions())
 }

@@ -415,7 +415,7 @@ func (r *rig) until(what string, cond func() bool) {
 	r.t.Helper()
 	for {
 		r.sup.mu.Lock()
-		snap := r.sup.changed
+		snap := r.sup.changedLocked()
 		r.sup.mu.Unlock()
 		bell := r.conn.bell.changed()
 		if cond() {

@@ -8,7 +8,7 @@ import (
 
 // inflight holds the cancel functions of the host calls in flight, by the
 // session they run on, so that a released session (after releaseGrace) and
-// Close end them. It replaces a context per held session and a
+// Close end them; a second one holds the commands' (Supervisor.cmdContext). It replaces a context per held session and a
 // context.AfterFunc per call: an idle supervisor holds no context tree for
 // its calls, and a call registers without allocating. Safe for concurrent
 // use.
@@ -19,19 +19,19 @@ type inflight struct {
 	calls  []flight
 }
 
-// flight is one call in flight on session h.
+// flight is one call in flight on session h (nil for a command).
 type flight struct {
 	id     uint64
 	h      *held
 	cancel context.CancelFunc
 }
 
-// join registers a call on h, ended by cancel, and returns its id for
+// join registers a call on h (nil: a command), ended by cancel, and returns its id for
 // leave. On a released session or after close, cancel runs at once and
 // the id is 0.
 func (f *inflight) join(h *held, cancel context.CancelFunc) uint64 {
 	f.mu.Lock()
-	if f.closed || h.released {
+	if f.closed || (h != nil && h.released) {
 		f.mu.Unlock()
 		cancel()
 		return 0

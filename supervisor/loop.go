@@ -33,7 +33,7 @@ type loopState struct {
 	cooldown   clockwork.Timer // a churn failure's (Config.ChurnCooldown)
 	seq        uint64
 	cat        catalogLoop // re-listing (discovery.go)
-	ttl        listTTLs    // re-listing when a list's ttlMs runs out (ttl.go)
+	ttl        *listTTLs   // re-listing when a list's ttlMs runs out (ttl.go); nil until a list has one
 	// verifying is the generation whose session a ping verifies (verify.go),
 	// 0 when none.
 	verifying uint64
@@ -220,7 +220,7 @@ func (s *Supervisor) open(c fsm.Command) {
 	spec.hooks = s.hooksFor(c.Generation)
 	kind := c.Kind
 	s.goCmd(func() {
-		ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
+		ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 		defer cancel()
 		var sess session
 		var err error
@@ -461,7 +461,7 @@ func settledLists(r probes.Report) listSet {
 
 // list discovers the catalog of sess, bounded by Config.DiscoveryTimeout.
 func (s *Supervisor) list(sess session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
-	ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
+	ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 	defer cancel()
 	if blind {
 		return probes.ProbeBlind(ctx, sess, s.probeOptions())
@@ -542,7 +542,7 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 		return
 	}
 	s.goCmd(func() {
-		ctx, cancel := context.WithTimeout(s.life, s.cfg.DiscoveryTimeout)
+		ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 		defer cancel()
 		for _, uri := range subs {
 			if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {

@@ -62,6 +62,7 @@ type Supervisor struct {
 	bg       sync.WaitGroup // session watchers and closers
 	calls    sync.WaitGroup // in-flight host calls
 	inflight inflight       // what ends them
+	commands inflight       // what ends the commands' contexts (cmdContext)
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -77,7 +78,7 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	snap    snapshot
-	changed chan struct{} // closed and replaced on every snapshot change
+	changed chan struct{} // closed on the next snapshot change; nil until a waiter asks (changedLocked)
 	started bool
 	stopped bool
 
@@ -201,7 +202,6 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		callLife: callLife,
 		endCalls: endCalls,
 		loopDone: make(chan struct{}),
-		changed:  make(chan struct{}),
 	}
 	s.snap.state = Idle
 	s.redact.addEndpointSecrets(cfg.Endpoint)
@@ -306,7 +306,8 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		s.inbox.end()
 		s.stopTimers()
 		close(s.loopDone)
-		s.end() // cancels commands
+		s.end()
+		s.commands.close() // cancels commands
 		// Commands end with the life context; sessions they opened too late
 		// for the loop are still registered and ended here.
 		s.cmds.Wait()
@@ -359,7 +360,7 @@ func (s *Supervisor) Failure() (reason Reason, v classify.Verdict) {
 func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 	for {
 		s.mu.Lock()
-		st, ch := s.snap.state, s.changed
+		st, ch := s.snap.state, s.changedLocked()
 		s.mu.Unlock()
 		if st != from {
 			return true
@@ -383,7 +384,7 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 	for {
 		s.mu.Lock()
-		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.failure(), s.changed
+		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.failure(), s.changedLocked()
 		pending := s.snap.reconnects > 0
 		s.mu.Unlock()
 		switch {
@@ -454,9 +455,21 @@ func (s *Supervisor) Reconnect() {
 func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 	s.mu.Lock()
 	change(&s.snap)
-	close(s.changed)
-	s.changed = make(chan struct{})
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	s.mu.Unlock()
+}
+
+// changedLocked returns the channel the next snapshot change closes, made
+// on demand: a supervisor nobody waits on makes none, neither idle nor on
+// each step. Called with s.mu held.
+func (s *Supervisor) changedLocked() <-chan struct{} {
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
 }
 
 // post hands in to the loop. It reports false, without taking it, before
@@ -470,6 +483,19 @@ func (s *Supervisor) goCmd(f func()) {
 		defer s.cmds.Done()
 		f()
 	}()
+}
+
+// cmdContext returns the context of one command's I/O (a dial, an attach,
+// a listing, a verification ping): it ends after d, on Close or Detach, or
+// on cancel. It is not a child of s.life: the first child would give life a
+// children map (about 350 bytes) that every idle supervisor then holds.
+func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	id := s.commands.join(nil, cancel)
+	return ctx, func() {
+		s.commands.leave(id)
+		cancel()
+	}
 }
 
 // goBG runs f on a goroutine that Close waits for after the commands.

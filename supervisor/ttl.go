@@ -24,8 +24,11 @@ type listTTLs struct {
 	timers [probes.ResourceTemplates + 1]clockwork.Timer
 }
 
-// stop stops every timer.
+// stop stops every timer; t may be nil (no list ever had a ttl).
 func (t *listTTLs) stop() {
+	if t == nil {
+		return
+	}
 	for i, tm := range t.timers {
 		if tm != nil {
 			tm.Stop()
@@ -56,10 +59,16 @@ func (in listTTLDue) take(s *Supervisor)  { s.listTTLExpired(in.gen, in.list) }
 // Clock. A result without a ttl (0) stops the timer; a negative
 // Config.MinListTTL never arms one.
 func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
-	t := &s.loop.ttl
-	if gen != s.loop.m.Generation() || int(list) >= len(t.timers) {
+	if gen != s.loop.m.Generation() || int(list) > int(probes.ResourceTemplates) {
 		return // an older session's result
 	}
+	if s.loop.ttl == nil {
+		if ms <= 0 {
+			return // nothing to stop or arm
+		}
+		s.loop.ttl = new(listTTLs) // made for the first ttl: most servers send none
+	}
+	t := s.loop.ttl
 	if t.gen != gen {
 		t.stop()
 		t.gen = gen
@@ -83,8 +92,7 @@ func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
 // gen; the re-list joins the one owner of re-listing (discovery.go), so its
 // gap and coalescing apply.
 func (s *Supervisor) listTTLExpired(gen uint64, list probes.List) {
-	t := &s.loop.ttl
-	if t.gen == gen && int(list) < len(t.timers) {
+	if t := s.loop.ttl; t != nil && t.gen == gen && int(list) < len(t.timers) {
 		t.timers[list] = nil
 	}
 	if gen != s.loop.m.Generation() || s.loop.m.State() != Ready {

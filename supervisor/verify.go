@@ -1,8 +1,6 @@
 package supervisor
 
 import (
-	"context"
-
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/fsm"
 )
@@ -93,7 +91,7 @@ func (s *Supervisor) verify(c fsm.Command) {
 		num = sn.pings
 	})
 	s.goCmd(func() {
-		ctx, cancel := context.WithTimeout(s.life, s.cfg.ProbeTimeout)
+		ctx, cancel := s.cmdContext(s.cfg.ProbeTimeout)
 		defer cancel()
 		err := ping(ctx)
 		if err == nil {

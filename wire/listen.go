@@ -50,12 +50,9 @@ func (t *Transport) listenPOST(req *http.Request) (*http.Response, error) {
 	x.Method, x.RequestID = requestIdentity(req)
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	t.finish(req, x)
-	out := localResponse(req, http.StatusOK, "text/event-stream", nil, nil)
 	b := newStreamBody(t, req)
 	b.listen = true
-	out.Body = b
-	out.ContentLength = -1
-	return out, nil
+	return keeperAnswer(req, b), nil
 }
 
 // listenRequest returns the POST of one listen attempt: a shallow copy of

@@ -258,11 +258,31 @@ func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
 	x := t.begin(req)
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	t.finish(req, x)
-	out := localResponse(req, http.StatusOK, "text/event-stream", nil, nil)
-	out.Body = newStreamBody(t, req)
-	out.ContentLength = -1
-	return out, nil
+	return keeperAnswer(req, newStreamBody(t, req)), nil
 }
+
+// keeperAnswer is the local answer that hands go-sdk the keeper's body b
+// for its standalone GET or its listen POST req: 200, text/event-stream.
+func keeperAnswer(req *http.Request, b *streamBody) *http.Response {
+	return &http.Response{
+		Status:        "200 OK",
+		StatusCode:    http.StatusOK,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        eventStreamHeader,
+		Body:          b,
+		ContentLength: -1,
+		Request:       req,
+	}
+}
+
+// eventStreamHeader is the header of every keeper answer. It is shared and
+// never written: go-sdk and net/http's Client only read a response's header
+// (go-sdk v1.8.0 mcp/streamable.go reads its Content-Type), and the answer
+// lives as long as the stream, so a map per answer would cost every idle
+// connection about 380 bytes.
+var eventStreamHeader = http.Header{"Content-Type": {"text/event-stream"}}
 
 // newStreamBody returns the keeper's body for go-sdk's GET req.
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
