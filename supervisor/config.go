@@ -479,6 +479,11 @@ type Config struct {
 // every supervisor shares it.
 var discardLogger = slog.New(slog.DiscardHandler)
 
+// defaultImplementation is the default Implementation, shared like
+// discardLogger: go-sdk only reads it (clientInfo of initialize and of
+// 2026-07-28 requests' _meta).
+var defaultImplementation = &mcp.Implementation{Name: "mcpsup", Version: "0"}
+
 // withDefaults returns a copy of c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	if c.Name == "" {
@@ -495,7 +500,7 @@ func (c Config) withDefaults() Config {
 		c.HTTPClient = &http.Client{}
 	}
 	if c.Implementation == nil {
-		c.Implementation = &mcp.Implementation{Name: "mcpsup", Version: "0"}
+		c.Implementation = defaultImplementation
 	}
 	if c.HostileMemory <= 0 {
 		c.HostileMemory = 24 * time.Hour

@@ -29,11 +29,15 @@ type authorizer struct {
 	maxBody int               // bound of the refused answer's body kept for the caller
 	gate    authGate
 
-	flow chan struct{} // one Authorize at a time per session
+	flow chan struct{} // one Authorize at a time per session; nil without a handler
 }
 
 func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int) *authorizer {
-	return &authorizer{base: base, handler: h, maxBody: maxBody, flow: make(chan struct{}, 1)}
+	a := &authorizer{base: base, handler: h, maxBody: maxBody}
+	if h != nil {
+		a.flow = make(chan struct{}, 1)
+	}
+	return a
 }
 
 // refusedCredential reports an answer that says the credential is missing,
