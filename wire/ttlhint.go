@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // listMethods are the methods whose results carry a ttlMs hint (SEP-2549,
@@ -27,16 +28,18 @@ func tameTTLHint(method string, r *jsonrpc.Response) bool {
 	if r.Error != nil || !listMethods[method] || !bytes.Contains(r.Result, []byte(`"ttlMs"`)) {
 		return false
 	}
-	// Every go-sdk list result carries ttlMs: only its value is kept on
-	// this, the common path; the result is rebuilt only when it is wrong.
+	// Every go-sdk list result carries ttlMs: on this, the common path,
+	// only its value is read, aliasing the result, by go-sdk's own decoder
+	// with its flags (nothing is allocated); the result is rebuilt only when
+	// go-sdk could not decode it.
 	var hint struct {
-		TTLMs json.RawMessage `json:"ttlMs"`
+		TTLMs segjson.RawMessage `json:"ttlMs"`
 	}
-	if json.Unmarshal(r.Result, &hint) != nil || hint.TTLMs == nil {
+	if _, err := segjson.Parse(r.Result, &hint, decodeFlags); err != nil || hint.TTLMs == nil {
 		return false // not an object (go-sdk's own error names it), or no hint
 	}
 	var n int
-	if json.Unmarshal(hint.TTLMs, &n) == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
+	if _, err := segjson.Parse(hint.TTLMs, &n, decodeFlags); err == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
 		return false
 	}
 	var fields map[string]json.RawMessage
