@@ -264,11 +264,32 @@ func longestFirst(a, b string) int {
 // escapedForms returns s and the distinct forms it takes escaped by Go's %q,
 // in a JSON string and in a URL query or path.
 func escapedForms(s string) []string {
+	if unreserved(s) {
+		return []string{s} // every escaping leaves it as it is
+	}
+	return everyForm(s)
+}
+
+// everyForm is escapedForms computed by escaping s every way.
+func everyForm(s string) []string {
 	q := strconv.Quote(s)
 	j, _ := json.Marshal(s)
 	forms := []string{s, q[1 : len(q)-1], string(j[1 : len(j)-1]), url.QueryEscape(s), url.PathEscape(s)}
 	slices.SortFunc(forms, longestFirst)
 	return slices.Compact(forms)
+}
+
+// unreserved reports whether s has only URI unreserved characters (RFC 3986
+// section 2.3: letters, digits, "-", ".", "_", "~"), which %q, JSON and URL
+// query and path escaping all leave alone: most session ids.
+func unreserved(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+			return false
+		}
+	}
+	return true
 }
 
 // Text redacts one string by the rules of [Redactor]. It is idempotent:

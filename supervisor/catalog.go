@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -99,24 +100,25 @@ func diffOffers(old, cur probes.Offer) CatalogDiff {
 	}
 }
 
-// diffList compares two lists by key and by each item's JSON form. A key
-// listed twice counts once, by its last item.
+// diffList compares two lists by key and, for a key in both, by the items'
+// JSON form (only those are marshaled: a first catalog marshals nothing). A
+// key listed twice counts once, by its last item.
 func diffList[T any](old, cur []T, key func(T) string) ListDiff {
-	before := make(map[string][]byte, len(old))
+	before := make(map[string]T, len(old))
 	for _, it := range old {
-		before[key(it)] = jsonOf(it)
+		before[key(it)] = it
 	}
 	var d ListDiff
-	now := make(map[string][]byte, len(cur))
+	now := make(map[string]T, len(cur))
 	for _, it := range cur {
-		now[key(it)] = jsonOf(it)
+		now[key(it)] = it
 	}
-	for k, b := range now {
+	for k, it := range now {
 		prev, ok := before[k]
 		switch {
 		case !ok:
 			d.Added = append(d.Added, k)
-		case string(prev) != string(b):
+		case !bytes.Equal(jsonOf(prev), jsonOf(it)):
 			d.Changed = append(d.Changed, k)
 		}
 	}
