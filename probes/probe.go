@@ -99,10 +99,7 @@ type outcome struct {
 func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, opts Options) (Catalog, error) {
 	o := opts.withDefaults()
 	cat := Catalog{Report: Report{Mode: mode}}
-	group, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	results := make(chan outcome, numLists)
+	var todo [numLists]List
 	running := 0
 	for list, r := range roles {
 		rep := &cat.Report.Lists[list]
@@ -111,8 +108,22 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 			rep.Status, rep.Reason = Absent, NotDeclared
 			continue
 		}
+		todo[running] = List(list)
 		running++
-		go func() { results <- listOne(ctx, group, l, List(list), o) }()
+	}
+	results := make(chan outcome, numLists)
+	cancel := context.CancelFunc(func() {})
+	if running == 1 {
+		// One list (a server that declares tools alone): listed on this
+		// goroutine, with no siblings to stop.
+		results <- listOne(ctx, ctx, l, todo[0], o)
+	} else {
+		var group context.Context
+		group, cancel = context.WithCancel(ctx)
+		defer cancel()
+		for _, list := range todo[:running] {
+			go func() { results <- listOne(ctx, group, l, list, o) }()
+		}
 	}
 
 	var decided *ListError
