@@ -82,7 +82,9 @@ type CallSessionLost struct {
 	// Generation is the session the call failed on.
 	Generation uint64
 	// To is the state the connection moved to (connecting,
-	// stale-recovering, failed, ...).
+	// stale-recovering, failed, ...), as the machine left it when it took
+	// the call's failure; a later recovery does not change it. Closed when
+	// the supervisor stopped first.
 	To State
 	// Verdict is the call's verdict.
 	Verdict classify.Verdict
