@@ -46,6 +46,10 @@ type Gateway struct {
 	log     *Log
 	logger  *slog.Logger
 	closing chan struct{} // closed by Close
+	// serving counts the handlers running: httptest.Server.Close stops
+	// waiting for one once it hijacked its connection (dropConnection),
+	// which is not its end.
+	serving sync.WaitGroup
 
 	mu     sync.Mutex
 	lastID RuleID
@@ -135,6 +139,11 @@ func (g *Gateway) Close() {
 	closeOnce(g.closing)
 }
 
+// waitServing waits until every handler returned, those that hijacked
+// their connection included. Call it once no request can arrive (the
+// server closed), so no handler starts while it waits.
+func (g *Gateway) waitServing() { g.serving.Wait() }
+
 // message is what the gateway reads of a JSON-RPC body.
 type message struct {
 	Method string          `json:"method"`
@@ -144,6 +153,8 @@ type message struct {
 // ServeHTTP logs the request, then applies the first rule that selects it,
 // or passes it to the server.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.serving.Add(1)
+	defer g.serving.Done() // after the entry is marked done
 	msg := g.readMessage(r)
 	sessionID := r.Header.Get(headerSessionID)
 	prevID := g.notePrevID(msg.ID)

@@ -436,5 +436,6 @@ func (s *Server) Close() {
 	closeSessions(s.gen.Load().srv, s.blocks)
 	s.ts.CloseClientConnections()
 	s.ts.Close()
+	s.gw.waitServing()
 	closeSessions(s.gen.Load().srv, s.blocks)
 }

@@ -41,12 +41,19 @@ func TestHostileAnswersFailTheCallAlone(t *testing.T) {
 		{"400 JSON-RPC error then padding", mcptest.Large(400, jsonHdr, `{"jsonrpc":"2.0","id":$ID,"error":{"code":-32603,"message":"x"}}`, 64<<20, ' '), classify.Application, supervisor.Answered},
 		{"403 large HTML", mcptest.Large(403, textHdr, "<html>", 64<<20, 'a'), classify.Forbidden, supervisor.Answered},
 	}
+	// The bomb is compressed as the client reads it, so the server's work
+	// grows with the JSON bound: at the default 16 MiB it costs seconds of
+	// CPU under -race, which a loaded machine stretches past the test's
+	// budget. 1 MiB still holds every answer here but the bomb (512 MiB);
+	// the bounds' defaults are wire's (TestAnswerBounds holds bombs to a
+	// bound).
+	limits := supervisor.AnswerLimits{JSON: 1 << 20}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv, err := mcptest.NewServer(mcptest.Options{})
 			require.NoError(t, err)
 			t.Cleanup(srv.Close)
-			sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff})
+			sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, AnswerLimits: limits})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = sup.Close() })
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -97,6 +104,7 @@ func TestInvalidHandshakeSessionIDRetriesOnBackoff(t *testing.T) {
 	require.NoError(t, srv.Log().WaitCount(ctx, "initialize", 3), "the first attempt and two retries")
 	require.Eventually(t, func() bool { return srv.Log().CountVerb(http.MethodDelete) == 3 },
 		10*time.Second, 5*time.Millisecond, "one DELETE per refused handshake")
+	supervisor.FlushEvents(sup) // the retries were scheduled before the initialize they led to
 	retries := 0
 	for _, e := range rec.Events() {
 		if e.Kind == events.KindRetryScheduled {

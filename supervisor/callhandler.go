@@ -82,7 +82,9 @@ type CallSessionLost struct {
 	// Generation is the session the call failed on.
 	Generation uint64
 	// To is the state the connection moved to (connecting,
-	// stale-recovering, failed, ...).
+	// stale-recovering, failed, ...), as the machine left it when it took
+	// the call's failure; a later recovery does not change it. Closed when
+	// the supervisor stopped first.
 	To State
 	// Verdict is the call's verdict.
 	Verdict classify.Verdict
@@ -135,16 +137,19 @@ func (w *waitTrace) end(ctx context.Context, s *Supervisor, gen uint64) {
 	s.handleCall(ctx, w.h, &CallWaited{From: w.from, FromGeneration: w.fromGen, Waited: s.cfg.Clock.Since(w.start), Generation: gen})
 }
 
-// reportSessionLost tells h when the call that failed on gen cost that
-// session; the machine has taken the failure (see failed).
-func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, gen uint64, v classify.Verdict) {
-	s.mu.Lock()
-	st, live := s.snap.state, s.snap.gen
-	s.mu.Unlock()
-	if st == Ready && live == gen {
+// reportSessionLost tells h when the call that failed as ce cost its
+// session, with the state the failure moved the connection to; the machine
+// has taken the failure (see failed). When the loop ended first the
+// connection is closed.
+func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, ce *CallError) {
+	st, live := ce.after.state, ce.after.gen
+	if !ce.after.taken {
+		st, live = Closed, 0
+	}
+	if st == Ready && live == ce.Generation {
 		return
 	}
-	s.handleCall(ctx, h, &CallSessionLost{Generation: gen, To: st, Verdict: v})
+	s.handleCall(ctx, h, &CallSessionLost{Generation: ce.Generation, To: st, Verdict: ce.Verdict})
 }
 
 // tagCall runs h.TagCall, keeping ctx when it panics or returns nil (see

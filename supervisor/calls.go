@@ -218,7 +218,7 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	}
 	ce := s.failed(caller, op, name, gen, pings, err)
 	if h != nil {
-		s.reportSessionLost(caller, h, gen, ce.Verdict)
+		s.reportSessionLost(caller, h, ce)
 	}
 	return zero, ce, ce
 }

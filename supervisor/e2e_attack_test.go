@@ -162,7 +162,7 @@ func TestE2EResendSafeNeverRunsAPlainToolTwice(t *testing.T) {
 			require.LessOrEqual(t, e.srv.Invocations(mcptest.RecordTool, "once"), 1)
 			require.Equal(t, 1, e.srv.Log().Count("tools/call"), "sent once")
 			require.NoError(t, e.call("next"))
-			require.Empty(t, eventsOf(e.rec, supervisor.KindCallResent))
+			require.Empty(t, e.eventsOf(supervisor.KindCallResent))
 		})
 	}
 }
@@ -177,7 +177,7 @@ func TestE2EListingUnauthorizedKeepsTheSessionForReconnect(t *testing.T) {
 		Action: mcptest.Respond(http.StatusUnauthorized, http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}, nil)})
 	e.sup.Start()
 	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
-	settle(t, e.ctx, e.rec, supervisor.Failed)
+	settle(t, e.ctx, e.sup, e.rec, supervisor.Failed)
 	reason, v := e.sup.Failure()
 	require.Equal(t, supervisor.ReasonUnauthorized, reason)
 	require.Equal(t, classify.Unauthorized, v.Class)

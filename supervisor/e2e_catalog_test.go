@@ -69,7 +69,7 @@ func TestE2EStreamOffPollSeesAddedAndRemovedTools(t *testing.T) {
 
 	_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: "added", Arguments: map[string]any{}})
 	require.NoError(t, err)
-	for _, ev := range eventsOf(e.rec, events.KindCatalogChanged) {
+	for _, ev := range e.eventsOf(events.KindCatalogChanged) {
 		require.False(t, supervisor.CatalogDiffOf(ev).Empty(), "no empty catalog-changed: %+v", ev)
 	}
 }
@@ -129,7 +129,7 @@ func TestE2ENotifyAfterEveryListIsBounded(t *testing.T) {
 	}
 	stop()
 	require.Equal(t, 5, e.srv.Log().Count("tools/list"), "discovery, the first re-list, one per gap")
-	require.Len(t, eventsOf(e.rec, events.KindCatalogChanged), 1, "the catalog never changed after the first")
+	require.Len(t, e.eventsOf(events.KindCatalogChanged), 1, "the catalog never changed after the first")
 	require.Equal(t, uint64(1), e.sup.Generation())
 }
 

@@ -39,7 +39,7 @@ func TestE2EDiscoverRefusedOnceIsReprobedAfterThePeriod(t *testing.T) {
 	require.Equal(t, "2025-11-25", e.version(), "fell back")
 	evs, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindEraChanged) == 1 })
 	require.NoError(t, err)
-	require.Contains(t, eventsOf(e.rec, events.KindEraChanged)[0].Detail, "JSON-RPC -32022", "%v", evs)
+	require.Contains(t, e.eventsOf(events.KindEraChanged)[0].Detail, "JSON-RPC -32022", "%v", evs)
 	require.Equal(t, 1, e.srv.Log().Count("server/discover"))
 	require.Equal(t, 1, e.srv.Log().Count("initialize"))
 
@@ -57,7 +57,7 @@ func TestE2EDiscoverRefusedOnceIsReprobedAfterThePeriod(t *testing.T) {
 	require.Equal(t, "2026-07-28", e.version())
 	_, err = e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindEraChanged) == 2 })
 	require.NoError(t, err)
-	require.Contains(t, eventsOf(e.rec, events.KindEraChanged)[1].Detail, "2026-07-28")
+	require.Contains(t, e.eventsOf(events.KindEraChanged)[1].Detail, "2026-07-28")
 	require.NoError(t, e.call("on-2026"))
 }
 
@@ -72,7 +72,7 @@ func TestE2EDiscover502StaysOn2026(t *testing.T) {
 	require.Equal(t, "2026-07-28", e.version())
 	require.Equal(t, 2, e.srv.Log().Count("server/discover"), "retried")
 	require.Zero(t, e.srv.Log().Count("initialize"), "never taken for 2025")
-	require.Empty(t, eventsOf(e.rec, events.KindEraChanged))
+	require.Empty(t, e.eventsOf(events.KindEraChanged))
 	require.NoError(t, e.call("after-502"))
 }
 
@@ -96,7 +96,7 @@ func TestE2EDiscoverAlways500FallsBackAfterTheBound(t *testing.T) {
 	require.Equal(t, "2025-11-25", e.version())
 	require.Equal(t, 4, e.srv.Log().Count("server/discover"), "three outages, then the fallback")
 	require.Equal(t, 1, e.srv.Log().Count("initialize"))
-	require.Len(t, eventsOf(e.rec, events.KindEraChanged), 1)
+	require.Len(t, e.eventsOf(events.KindEraChanged), 1)
 }
 
 // A live 2026-07-28 session whose server rolled back to 2025 (every
@@ -152,7 +152,7 @@ func TestE2ESessionlessEventsCarryConnectionIDs(t *testing.T) {
 		return countKind(evs, events.KindSessionOpened) == 2 && countKind(evs, events.KindSessionEnded) == 1
 	})
 	require.NoError(t, err)
-	opened, ended := eventsOf(e.rec, events.KindSessionOpened), eventsOf(e.rec, events.KindSessionEnded)
+	opened, ended := e.eventsOf(events.KindSessionOpened), e.eventsOf(events.KindSessionEnded)
 	for _, ev := range append(opened, ended...) {
 		require.Empty(t, ev.SessionID, "sessionless: no session id, hashed or not")
 		require.Regexp(t, `^conn:[0-9a-f]{8}$`, ev.Connection)

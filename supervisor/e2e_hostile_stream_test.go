@@ -130,6 +130,7 @@ func TestE2EHostileStandaloneStreamKeepsTheSession(t *testing.T) {
 			require.Equal(t, 1, sup.SessionsOpened())
 			require.Equal(t, 1, srv.Log().Count("initialize"), "sessions opened at the server")
 			require.Zero(t, srv.Log().CountVerb(http.MethodDelete))
+			supervisor.FlushEvents(sup)
 			require.Empty(t, eventsOf(rec, events.KindStreamDisabled))
 		})
 	}

@@ -36,7 +36,7 @@ func TestE2EListenHostileGatewayIsDetectedAndPolled(t *testing.T) {
 	// Requests succeed while the listen keeps failing at once.
 	require.Eventually(t, func() bool {
 		_ = e.call("probe")
-		return len(eventsOf(e.rec, events.KindStreamDisabled)) == 1
+		return len(e.eventsOf(events.KindStreamDisabled)) == 1
 	}, e2eTimeout, 10*time.Millisecond, "the rule marks the listen hostile")
 	require.GreaterOrEqual(t, e.listens(), 3, "the listen was re-sent on the backoff")
 	listens := e.listens()
@@ -75,7 +75,7 @@ func TestE2EListenIdleCutIsReopened(t *testing.T) {
 	// The fourth listen's answer has begun: the server wrote its headers
 	// with the acknowledgement, after registering the subscription.
 	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 4, func(x mcptest.Entry) bool { return x.Method == mcptest.ListenMethod && x.Status == 200 }))
-	require.Empty(t, eventsOf(e.rec, events.KindStreamDisabled))
+	require.Empty(t, e.eventsOf(events.KindStreamDisabled))
 	require.NoError(t, e.call("still-here"))
 
 	lists := e.srv.Log().Count("tools/list")
@@ -152,7 +152,7 @@ func TestE2EListenDeclinedIsPolled(t *testing.T) {
 		return false
 	}, e2eTimeout, 10*time.Millisecond, "the catalog is polled")
 	require.Equal(t, 1, e.listens(), "declined: not sent again")
-	require.Empty(t, eventsOf(e.rec, events.KindStreamDisabled), "a declined stream is no hostility")
+	require.Empty(t, e.eventsOf(events.KindStreamDisabled), "a declined stream is no hostility")
 	require.Equal(t, uint64(1), e.sup.Generation())
 }
 
@@ -176,5 +176,5 @@ func TestE2EListen502IsRetried(t *testing.T) {
 		}
 		return false
 	}, e2eTimeout, 10*time.Millisecond, "list_changed on the listen that got through")
-	require.Empty(t, eventsOf(e.rec, events.KindStreamDisabled))
+	require.Empty(t, e.eventsOf(events.KindStreamDisabled))
 }

@@ -2,6 +2,7 @@ package supervisor_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -22,22 +23,33 @@ const floodBurst = 50
 // floodServer serves a tool "flood": each call hands the test a channel on
 // calls, and for each token the test sends on it (nil: the call's own)
 // sends floodBurst progress notifications with it; otherwise it holds until
-// its context ends.
-func floodServer(t *testing.T) (url string, calls chan chan any) {
+// its context ends, and then says so on ended. go-sdk's ServerSession.Close
+// waits for its handlers without canceling them, and the client sends
+// notifications/cancelled after the call returned (mcp/transport.go call):
+// the test ends the handlers before the server closes, so a cancellation
+// still on its way cannot hold the server's Close.
+func floodServer(t *testing.T) (url string, calls chan chan any, ended chan struct{}) {
 	t.Helper()
 	calls = make(chan chan any)
+	ended = make(chan struct{}, 16)
+	stop := make(chan struct{})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "flood", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "flood"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		defer func() { ended <- struct{}{} }()
 		tokens := make(chan any)
 		select {
 		case calls <- tokens:
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
+		case <-stop:
+			return nil, nil, errors.New("the test ended")
 		}
 		for {
 			select {
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
+			case <-stop:
+				return nil, nil, errors.New("the test ended")
 			case tok := <-tokens:
 				if tok == nil {
 					tok = req.Params.GetProgressToken()
@@ -50,14 +62,15 @@ func floodServer(t *testing.T) (url string, calls chan chan any) {
 	})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
-	return hs.URL, calls
+	t.Cleanup(func() { close(stop) }) // before hs.Close
+	return hs.URL, calls, ended
 }
 
 // A server flooding progress cannot hold a call past CallTimeoutCeiling,
 // and progress for tokens no call carries (another string, the same digits
 // as a number, an object) extends nothing.
 func TestE2EProgressFloodStopsAtTheCeiling(t *testing.T) {
-	url, calls := floodServer(t)
+	url, calls, handlerEnded := floodServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
 	clock := clockwork.NewFakeClock()
@@ -98,13 +111,18 @@ func TestE2EProgressFloodStopsAtTheCeiling(t *testing.T) {
 
 	ended := func() error {
 		t.Helper()
+		var err error
 		select {
-		case err := <-errc:
-			return err
+		case err = <-errc:
 		case <-ctx.Done():
 			t.Fatalf("the call outlived its bound: %s since it started", clock.Since(start))
-			return nil
 		}
+		select { // the cancellation reached the server
+		case <-handlerEnded:
+		case <-ctx.Done():
+			t.Fatal("the server's handler never heard the call's end")
+		}
+		return err
 	}
 
 	p := &mcp.CallToolParams{Name: "flood"}

@@ -214,8 +214,8 @@ func TestE2EResendPolicy(t *testing.T) {
 			}
 			require.Equal(t, tc.runs, e.srv.Invocations(tc.tool, "r"), "executions at the server")
 			require.Equal(t, tc.runs, e.srv.Log().Count("tools/call"), "sends")
-			settle(t, e.ctx, e.rec, supervisor.Ready)
-			resent := eventsOf(e.rec, supervisor.KindCallResent)
+			settle(t, e.ctx, e.sup, e.rec, supervisor.Ready)
+			resent := e.eventsOf(supervisor.KindCallResent)
 			if !tc.resent {
 				require.Empty(t, resent)
 				return
@@ -262,8 +262,8 @@ func TestE2EResendIsSentOnce(t *testing.T) {
 	require.Equal(t, supervisor.OutcomeUnknown, ce.Delivery)
 	require.Equal(t, 2, e.srv.Invocations(mcptest.IdempotentRecordTool, "r"))
 	require.Equal(t, 2, e.srv.Log().Count("tools/call"))
-	settle(t, e.ctx, e.rec, supervisor.Ready)
-	require.Len(t, eventsOf(e.rec, supervisor.KindCallResent), 1)
+	settle(t, e.ctx, e.sup, e.rec, supervisor.Ready)
+	require.Len(t, e.eventsOf(supervisor.KindCallResent), 1)
 }
 
 // A bounded retry budget covers the listing retries too: spent, the
@@ -278,7 +278,7 @@ func TestE2EListingRetriesSpendABoundedBudget(t *testing.T) {
 	})
 	e.sup.Start()
 	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
-	settle(t, e.ctx, e.rec, supervisor.Failed)
+	settle(t, e.ctx, e.sup, e.rec, supervisor.Failed)
 	reason, v := e.sup.Failure()
 	require.Equal(t, supervisor.ReasonBudgetSpent, reason)
 	require.Equal(t, classify.Forbidden, v.Class)

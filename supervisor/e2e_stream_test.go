@@ -21,6 +21,13 @@ func fastStream(cfg supervisor.Config) supervisor.Config {
 	return cfg
 }
 
+// eventsOf returns the events of kind that e's supervisor emitted for
+// what it took before the call, every one of them delivered.
+func (e *e2e) eventsOf(kind events.Kind) []events.Event {
+	supervisor.FlushEvents(e.sup)
+	return eventsOf(e.rec, kind)
+}
+
 func eventsOf(rec *events.Recorder, kind events.Kind) []events.Event {
 	var out []events.Event
 	for _, e := range rec.Events() {
@@ -38,7 +45,7 @@ func TestE2ES5GETHostileGatewayKeepsTheSession(t *testing.T) {
 	e.srv.Gateway().Add(mcptest.GETHostile())
 	e.start()
 
-	require.Eventually(t, func() bool { return len(eventsOf(e.rec, events.KindStreamDisabled)) == 1 },
+	require.Eventually(t, func() bool { return len(e.eventsOf(events.KindStreamDisabled)) == 1 },
 		e2eTimeout, 5*time.Millisecond, "the auto rule marks the server GET-hostile")
 	require.Equal(t, uint64(1), e.sup.Generation(), "no session lost")
 	require.True(t, e.sup.ResumeState().StandaloneStream.Off)
@@ -66,7 +73,7 @@ func TestE2ES5IdleCuttingProxyIsNotHostile(t *testing.T) {
 	e.start()
 
 	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 7), "more cuts than go-sdk's MaxRetries (5)")
-	require.Empty(t, eventsOf(e.rec, events.KindStreamDisabled))
+	require.Empty(t, e.eventsOf(events.KindStreamDisabled))
 	require.Equal(t, supervisor.Ready, e.sup.State())
 	require.Equal(t, uint64(1), e.sup.Generation())
 	require.NoError(t, e.call("still-here"))
@@ -126,8 +133,8 @@ func TestE2EConnectionResetThenServerBack(t *testing.T) {
 
 	require.NoError(t, e.call("back"))
 	require.Equal(t, 2, e.sup.SessionsOpened())
-	settle(t, e.ctx, e.rec, supervisor.Ready)
-	require.Len(t, eventsOf(e.rec, events.KindRetryScheduled), 1, "the reset handshake was retried once")
+	settle(t, e.ctx, e.sup, e.rec, supervisor.Ready)
+	require.Len(t, e.eventsOf(events.KindRetryScheduled), 1, "the reset handshake was retried once")
 	require.Zero(t, e.srv.Invocations(mcptest.RecordTool, "reset"))
 	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "back"))
 }
@@ -138,9 +145,9 @@ func TestE2EListChangedRelists(t *testing.T) {
 	e.start()
 	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1), "the stream is open to carry the notification")
 	e.srv.AddTool("added-later")
-	require.Eventually(t, func() bool { return len(eventsOf(e.rec, events.KindCatalogChanged)) == 2 },
+	require.Eventually(t, func() bool { return len(e.eventsOf(events.KindCatalogChanged)) == 2 },
 		e2eTimeout, 5*time.Millisecond)
-	changed := eventsOf(e.rec, events.KindCatalogChanged)
+	changed := e.eventsOf(events.KindCatalogChanged)
 	require.Equal(t, []string{"added-later"}, changed[1].Added)
 	require.Contains(t, e.sup.Catalog().ToolNames(), "added-later")
 	require.Equal(t, uint64(1), e.sup.Generation())

@@ -53,14 +53,16 @@ func (e *e2e) start() {
 	e.t.Helper()
 	e.sup.Start()
 	require.NoError(e.t, e.sup.WaitForState(e.ctx, supervisor.Ready), "state %s", e.sup.State())
-	settle(e.t, e.ctx, e.rec, supervisor.Ready)
+	settle(e.t, e.ctx, e.sup, e.rec, supervisor.Ready)
 }
 
 // settle waits, once a supervisor reached state, for the event announcing
-// it: events reach the sink on their own goroutine, in order, so every
-// earlier event is recorded by then too.
-func settle(t *testing.T, ctx context.Context, rec *events.Recorder, state supervisor.State) {
+// it, and then for every event of what the supervisor took before to reach
+// rec: a transition to state recorded earlier does not end the wait for
+// events that came after it.
+func settle(t *testing.T, ctx context.Context, sup *supervisor.Supervisor, rec *events.Recorder, state supervisor.State) {
 	t.Helper()
+	supervisor.FlushEvents(sup)
 	_, err := rec.WaitFor(ctx, func(evs []events.Event) bool {
 		for i := len(evs) - 1; i >= 0; i-- {
 			if evs[i].Kind == events.KindTransition {
@@ -157,7 +159,7 @@ func TestE2ECallInTerminalFailedFailsAtOnce(t *testing.T) {
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST"}, Action: mcptest.PlainText(401, "no")})
 	e.sup.Start()
 	require.NoError(t, e.sup.WaitForState(e.ctx, supervisor.Failed))
-	settle(t, e.ctx, e.rec, supervisor.Failed)
+	settle(t, e.ctx, e.sup, e.rec, supervisor.Failed)
 	reason, _ := e.sup.Failure()
 	require.Equal(t, supervisor.ReasonUnauthorized, reason)
 	err := e.call("x")

@@ -105,6 +105,7 @@ type fakeSession struct {
 	callHang  bool          // tools/call blocks until its context ends
 	listGate  chan struct{} // if set, tools/list answers what it read only once this is closed
 	calls     []string
+	callsDone int // tools/call answers returned to the supervisor
 	subs      []string
 	levels    []string
 	closed    int
@@ -203,6 +204,7 @@ func sideAnswer[T any](f *fakeSession, list string, items []T) ([]T, string, err
 func (f *fakeSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer func() { f.callsDone++ }() // under f.mu, before its Unlock
 	f.calls = append(f.calls, p.Name)
 	f.bell.ring()
 	if f.callHang {
@@ -284,6 +286,13 @@ func (f *fakeSession) counts() (closed, detached int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.closed, f.detached
+}
+
+// toolCallsDone returns how many tools/call answers the session returned.
+func (f *fakeSession) toolCallsDone() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.callsDone
 }
 
 func (f *fakeSession) toolCalls() []string {
@@ -374,14 +383,7 @@ func (in settled) take(s *Supervisor) {
 // before the call has reached the sink: the loop took every input posted
 // before, and the sink received their events.
 func (r *rig) events() []events.Event {
-	done := make(chan struct{})
-	if r.sup.post(settled{done: done}) {
-		select {
-		case <-done:
-		case <-r.sup.loopDone: // it ended first; nothing more comes
-		}
-	}
-	r.sup.sink.drain()
+	FlushEvents(r.sup)
 	return r.rec.Events()
 }
 

@@ -59,10 +59,13 @@ func TestClientOptionsKeepAliveIsTheSupervisors(t *testing.T) {
 	require.ErrorIs(t, err, supervisor.ErrConfigConflict)
 
 	clock := clockwork.NewFakeClock()
-	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Clock: clock, Stream: supervisor.StreamOff,
+	// No catalog poll: its timer would be a waiter on the clock too, and
+	// the keepalive's ticker starts on a goroutine of its own, so one
+	// waiter would not say the ticker is there.
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Clock: clock, Stream: supervisor.StreamOff, CatalogPollInterval: -1,
 		ClientOptions: mcp.ClientOptions{KeepAlive: time.Hour}})
 	e.start()
-	require.NoError(t, clock.BlockUntilContext(e.ctx, 1))
+	require.NoError(t, clock.BlockUntilContext(e.ctx, 1), "the keepalive's ticker")
 	clock.Advance(time.Hour)
 	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "ping", 1), "go-sdk's KeepAlive runs as the supervisor's")
 }

@@ -152,6 +152,12 @@ func (in callResent) take(s *Supervisor) {
 
 func (in callFailed) take(s *Supervisor) {
 	s.callFailed(in.gen, in.err, in.pings)
+	// Read here, not by the caller once told: the machine may have moved
+	// on by then (a new session ready), and the call's handler is told
+	// where this failure left it. The caller reads it after handled.
+	s.mu.Lock()
+	in.err.after = afterFailure{state: s.snap.state, gen: s.snap.gen, taken: true}
+	s.mu.Unlock()
 	if in.handled != nil {
 		close(in.handled)
 	}

@@ -448,6 +448,9 @@ func TestAnswerInvalidHandshakeSessionID(t *testing.T) {
 // TestAnswerStreamKeepsConnection: a call's event stream read to its
 // response leaves the connection reusable when the server ends the stream
 // after it (as go-sdk's does): sequential calls share one connection.
+// go-sdk hands the response to the caller before it closes the stream, on
+// its own goroutine; each call waits for that close (AfterAnswers), so the
+// next one finds the connection back in the pool.
 func TestAnswerStreamKeepsConnection(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "v1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -470,7 +473,13 @@ func TestAnswerStreamKeepsConnection(t *testing.T) {
 	s := open(t, hs.URL, wire.Options{HTTPClient: hs.Client(), Stream: wire.StreamOff})
 	before := conns.Load()
 	for range 20 {
-		callEcho(t, s.ClientSession())
+		ctx := wire.WithExchange(context.Background())
+		res, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+		require.NoError(t, err)
+		require.False(t, res.IsError)
+		closed := make(chan struct{})
+		wire.AfterAnswers(ctx, func() { close(closed) })
+		within(t, closed, "the call's stream closed")
 	}
 	t.Logf("connections opened for 20 calls: %d", conns.Load()-before)
 	assert.LessOrEqual(t, conns.Load()-before, int64(1), "20 calls, connections opened")

@@ -1,0 +1,26 @@
+package supervisor
+
+// FlushEvents returns once every event of what the supervisor took before
+// the call has reached Config.Events: the loop took every input posted
+// before (a call's report to the machine included), and the sink received
+// their events. Tests outside the package read a recorder after it, so a
+// count or an absence they assert is not read before its events arrive.
+//
+// It waits for the sink queue to be idle, not for its goroutine to end
+// (sinkQueue.drain, which Close calls once the loop ended): the loop may
+// push again meanwhile, and a WaitGroup's Wait must not race its Add.
+func FlushEvents(s *Supervisor) {
+	done := make(chan struct{})
+	if s.post(settled{done: done}) {
+		select {
+		case <-done:
+		case <-s.loopDone: // it ended first; nothing more comes
+		}
+	}
+	q := s.sink
+	q.mu.Lock()
+	for q.running {
+		q.idle.Wait()
+	}
+	q.mu.Unlock()
+}
