@@ -64,9 +64,13 @@ type answerStream struct {
 	req  *http.Request // the call's POST, whose headers a resumption sends
 	rec  *recorded     // the call's record in its slot; may be nil
 	slot *slot         // the call's slot, told of Close; may be nil
-	x    Exchange      // the answer's facts as the headers gave them
-	want jsonrpc.ID
-	max  int
+	// method, requestID, status and contentType are the call's facts as
+	// the answer's headers gave them: what a failure's response names.
+	method, requestID string
+	status            int
+	contentType       string
+	want              jsonrpc.ID
+	max               int
 
 	src       *bufio.Reader // bufs.src; nil once closed
 	bufs      *callBuffers
@@ -98,7 +102,9 @@ type answerStream struct {
 // newAnswerStream returns the stream go-sdk reads in place of resp's body,
 // or the error of a Content-Encoding the Transport does not decode.
 func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc.ID, resp *http.Response) (*answerStream, error) {
-	s := &answerStream{t: t, ctx: req.Context(), req: req, x: *x, want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
+	s := streamFor(req.Context())
+	*s = answerStream{t: t, ctx: req.Context(), req: req, method: x.Method, requestID: x.RequestID, status: x.Status, contentType: x.ContentType,
+		want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
 	r, err := decodedBodyInto(resp, 0, &s.counter)
 	if err != nil {
 		return nil, err
@@ -108,6 +114,22 @@ func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc
 	s.src.Reset(r)
 	s.out, s.data, s.line = s.bufs.out[:0], s.bufs.data[:0], s.bufs.line[:0]
 	return s, nil
+}
+
+// streamFor returns the storage of a new answer stream for a request made
+// with ctx: the first one of a call is kept in the call's slot (see
+// [WithExchange]), which spares a call with an event-stream answer an
+// allocation of its own; any other is allocated.
+func streamFor(ctx context.Context) *answerStream {
+	if s, _ := ctx.Value(slotKey{}).(*slot); s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.streamTaken {
+			s.streamTaken = true
+			return &s.stream
+		}
+	}
+	return new(answerStream)
 }
 
 // answerBufferSize is the size of an answer stream's read buffer: a line
@@ -362,7 +384,7 @@ func (s *answerStream) resume() {
 		s.fail("resumption of the SSE stream refused: "+err.Error(), false)
 		return
 	}
-	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.x.Method, "resumes", s.resumes)
+	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.method, "resumes", s.resumes)
 	s.src.Reset(r)
 	s.body, s.wireMark = resp.Body, 0
 	s.endEvent() // an event cut by the end of the stream is dropped
@@ -426,7 +448,7 @@ func (s *answerStream) dispatch() {
 			return
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
-		if tameTTLHint(s.x.Method, r) {
+		if tameTTLHint(s.method, r) {
 			exact = false
 		}
 	}
@@ -458,15 +480,14 @@ func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
 func (s *answerStream) fail(problem string, oversized bool) {
 	_ = s.body.Close()
 	s.ended = true
-	s.x.Malformed, s.x.Oversized, s.x.Rewritten, s.x.Problem = true, oversized, true, problem
 	if s.rec != nil {
 		s.rec.amend(func(x *Exchange) {
 			x.Malformed, x.Oversized, x.Rewritten, x.Problem = true, oversized, true, problem
 		})
 	}
 	s.t.log.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
-		"method", s.x.Method, "problem", problem)
+		"method", s.method, "problem", problem)
 	s.out = append(s.out, "data: "...)
-	s.out = append(s.out, errorResponse(s.x.RequestID, s.x, problem)...)
+	s.out = append(s.out, errorResponse(s.requestID, Exchange{Status: s.status, ContentType: s.contentType}, problem)...)
 	s.out = append(s.out, "\n\n"...)
 }
