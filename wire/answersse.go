@@ -69,7 +69,7 @@ type answerStream struct {
 	method, requestID string
 	status            int
 	contentType       string
-	want              jsonrpc.ID
+	want              callID
 	max               int
 
 	src       *bufio.Reader // bufs.src; nil once closed
@@ -101,7 +101,7 @@ type answerStream struct {
 
 // newAnswerStream returns the stream go-sdk reads in place of resp's body,
 // or the error of a Content-Encoding the Transport does not decode.
-func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc.ID, resp *http.Response) (*answerStream, error) {
+func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
 	s := streamFor(req.Context())
 	*s = answerStream{t: t, ctx: req.Context(), req: req, method: x.Method, requestID: x.RequestID, status: x.Status, contentType: x.ContentType,
 		want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
@@ -450,6 +450,9 @@ func (s *answerStream) dispatch() {
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
 		if tameTTLHint(s.method, r) {
 			exact = false
+		}
+		if !exact {
+			s.want.fill(r)
 		}
 	}
 	s.emit(data, msg, exact)
