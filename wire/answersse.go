@@ -81,9 +81,10 @@ type answerStream struct {
 
 	out      []byte // ready for go-sdk from outAt on
 	outAt    int
-	ended    bool  // nothing comes after out
-	answered bool  // the call's response came through
-	err      error // returned once out is drained (the caller's context ended)
+	msg      []byte // after out: an event's message as it came, aliasing data, then "\n\n"
+	ended    bool   // nothing comes after out
+	answered bool   // the call's response came through
+	err      error  // returned once out is drained (the caller's context ended)
 
 	line     []byte // the current line
 	data     []byte // the current event's data lines, joined with LF
@@ -159,7 +160,7 @@ func (s *answerStream) release() {
 	b.src.Reset(nil)
 	b.out, b.data, b.line = keep(s.out), keep(s.data), keep(s.line)
 	b.decode = decodeScratch{}
-	s.out, s.outAt, s.data, s.line = nil, 0, nil, nil
+	s.out, s.outAt, s.msg, s.data, s.line = nil, 0, nil, nil, nil
 	callBufferPool.Put(b)
 }
 
@@ -173,7 +174,7 @@ func keep(b []byte) []byte {
 
 // Read implements io.Reader.
 func (s *answerStream) Read(p []byte) (int, error) {
-	for len(s.out) == 0 {
+	for len(s.out) == 0 && len(s.msg) == 0 {
 		if s.err != nil {
 			return 0, s.err
 		}
@@ -181,6 +182,14 @@ func (s *answerStream) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		s.step()
+	}
+	if len(s.out) == 0 {
+		n := copy(p, s.msg)
+		s.msg = s.msg[n:]
+		if len(s.msg) == 0 {
+			s.out = append(s.out, "\n\n"...) // the event's end
+		}
+		return n, nil
 	}
 	n := copy(p, s.out[s.outAt:])
 	s.outAt += n
@@ -306,10 +315,18 @@ func (s *answerStream) step() {
 	value = bytes.TrimPrefix(value, []byte(" "))
 	switch string(name) {
 	case "data":
-		if s.hasData {
+		switch {
+		case s.hasData:
 			s.data = append(s.data, '\n')
+			s.data = append(s.data, value...)
+		case len(s.line) > 0:
+			// A long line, read into s.line: its value becomes the data
+			// where copying it would cost a second buffer as long.
+			s.data, s.line = value, s.data[:0]
+		default:
+			s.data = append(s.data, value...)
 		}
-		s.data, s.hasData = append(s.data, value...), true
+		s.hasData = true
 	case "event":
 		if string(value) == "message" {
 			s.name = "message" // MCP's one event type, without a copy
@@ -474,6 +491,12 @@ func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
 		return
 	}
 	s.out = append(s.out, "data: "...)
+	if exact {
+		// Handed on from the event's data itself, which no step writes
+		// before Read drained it: no copy of a long message.
+		s.msg = b
+		return
+	}
 	s.out = append(s.out, b...)
 	s.out = append(s.out, "\n\n"...)
 }

@@ -1,12 +1,18 @@
 package wire
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // TestStreamForKeepsTheFirstInTheSlot: a call's first answer stream is the
@@ -74,4 +80,114 @@ func TestCallIDRequestKeepsItsID(t *testing.T) {
 	req := msg.(*jsonrpc.Request)
 	assert.True(t, req.IsCall(), "still a request, not a notification")
 	assert.Equal(t, want.ID(), req.ID)
+}
+
+// byteScanDepth is go-sdk's depth check as it is written (internal/json
+// checkMaxDepth): one byte at a time, the reference checkMaxDepth must
+// agree with.
+func byteScanDepth(data []byte) error {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxJSONDepth {
+				return errMaxDepth
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
+// TestCheckMaxDepthAgreesWithTheByteScan: skipping strings by their closing
+// quote gives go-sdk's byte-by-byte verdict on any bytes, escapes, runs of
+// backslashes and unterminated strings included, at the bound and past it.
+func TestCheckMaxDepthAgreesWithTheByteScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		parts := rapid.SliceOf(rapid.SampledFrom([]string{
+			`"`, `\`, `\\`, `\"`, `{`, `}`, `[`, `]`, `a`, `"x"`, `\\\"`,
+			strings.Repeat("[", maxJSONDepth), strings.Repeat("{", maxJSONDepth/2),
+		})).Draw(t, "parts")
+		data := []byte(strings.Join(parts, ""))
+		if got, want := checkMaxDepth(data), byteScanDepth(data); got != want {
+			t.Fatalf("%q: got %v, want %v", data, got, want)
+		}
+	})
+	for _, s := range decodeSeeds {
+		assert.Equal(t, byteScanDepth([]byte(s)), checkMaxDepth([]byte(s)), "%q", s)
+	}
+}
+
+// sseBase answers every POST with a 200 text/event-stream of body.
+type sseBase struct{ body string }
+
+func (b sseBase) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body:   io.NopCloser(strings.NewReader(b.body)), ContentLength: -1, Request: req}, nil
+}
+
+// answerFor returns what go-sdk reads of the answer stream for a tools/call
+// with id 7 answered with the event stream body.
+func answerFor(t *testing.T, body string) string {
+	t.Helper()
+	tr := NewTransport(Config{Base: sseBase{body: body}})
+	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)
+	req, err := http.NewRequestWithContext(WithExchange(context.Background()), http.MethodPost, "http://127.0.0.1/", bytes.NewReader(call))
+	require.NoError(t, err)
+	resp, err := tr.RoundTrip(req)
+	require.NoError(t, err)
+	got, err := io.ReadAll(iotest.OneByteReader(resp.Body)) // every piece boundary
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	return string(got)
+}
+
+// Events longer than the stream's read buffer are handed on whole: a long
+// data line as it came (from the line itself, not a copy), a long first
+// line joined with a second one written anew, CRLF line ends, and a long
+// notification before the response.
+func TestAnswerStreamLongEvents(t *testing.T) {
+	text := strings.Repeat("x", 3*answerBufferSize)
+	response := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + text + `"}}`
+
+	assert.Equal(t, "data: "+response+"\n\n", answerFor(t, "event: message\ndata: "+response+"\n\n"))
+	assert.Equal(t, "data: "+response+"\n\n", answerFor(t, "data: "+response+"\r\n\r\n"))
+	assert.Equal(t, "data: "+note+"\n\ndata: "+response+"\n\n", answerFor(t, "data: "+note+"\n\ndata: "+response+"\n\n"))
+
+	split := strings.TrimSuffix(response, "}}")
+	got := answerFor(t, "data: "+split+"\ndata: }}\n\n")
+	require.True(t, strings.HasPrefix(got, "data: ") && strings.HasSuffix(got, "\n\n"), "%.80q", got)
+	msg, err := jsonrpc.DecodeMessage([]byte(strings.TrimSuffix(strings.TrimPrefix(got, "data: "), "\n\n")))
+	require.NoError(t, err)
+	r := msg.(*jsonrpc.Response)
+	assert.Equal(t, want7(t), r.ID)
+	assert.Contains(t, string(r.Result), text)
+}
+
+func want7(t *testing.T) jsonrpc.ID {
+	id, err := jsonrpc.MakeID(float64(7))
+	require.NoError(t, err)
+	return id
 }

@@ -102,7 +102,7 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 	if err != nil {
 		return nil, false, err
 	}
-	exact = len(rest) == 0 && !bytes.ContainsAny(data, "\r\n")
+	exact = len(rest) == 0 && !hasLineBreak(data)
 	if len(w.Method) > 0 {
 		if _, err := json.Parse(w.Method, &sc.method, decodeFlags); err != nil {
 			return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
@@ -221,23 +221,19 @@ var errInvalidMessage = errors.New("JSON-RPC message with neither method nor id"
 
 // checkMaxDepth is go-sdk's depth check (internal/json checkMaxDepth): it
 // counts '{' and '[' against '}' and ']' outside strings over all of data.
+// A string is skipped to its closing quote with bytes.IndexByte, a quote
+// being escaped when an odd run of backslashes precedes it, which is how
+// go-sdk's byte-by-byte scan reads it (TestCheckMaxDepthAgreesWithTheByteScan).
 func checkMaxDepth(data []byte) error {
-	depth, inString, escaped := 0, false, false
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			inString = true
+			end, ok := stringEnd(data, i+1)
+			if !ok {
+				return nil // the rest is inside a string
+			}
+			i = end
 		case '{', '[':
 			depth++
 			if depth > maxJSONDepth {
@@ -250,6 +246,31 @@ func checkMaxDepth(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// stringEnd returns the index of the quote that closes the string whose
+// contents start at from, false when data ends first.
+func stringEnd(data []byte, from int) (int, bool) {
+	for j := from; ; {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return 0, false
+		}
+		end := j + k
+		run := 0
+		for p := end - 1; p >= j && data[p] == '\\'; p-- {
+			run++
+		}
+		if run%2 == 0 {
+			return end, true
+		}
+		j = end + 1
+	}
+}
+
+// hasLineBreak reports whether data holds a CR or an LF.
+func hasLineBreak(data []byte) bool {
+	return bytes.IndexByte(data, '\n') >= 0 || bytes.IndexByte(data, '\r') >= 0
 }
 
 // handOn returns the bytes go-sdk gets for msg, decoded from data by
