@@ -102,7 +102,11 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	case b.err != nil:
 		return refuse("body unreadable: " + b.err.Error())
 	}
-	msg, exact, err := decodeMessageFor(b.data, want)
+	// Into pooled scratch: the response is checked and handed on here,
+	// not kept.
+	sc := scratchPool.Get().(*decodeScratch)
+	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
+	msg, exact, err := decodeMessageInto(b.data, want, sc)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
