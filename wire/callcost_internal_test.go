@@ -214,3 +214,35 @@ func TestReadBoundedByContentLength(t *testing.T) {
 	big := readBounded(answer("x", maxPresized), maxPresized*2)
 	assert.Less(t, cap(big.data), maxPresized, "a claimed length past maxPresized sizes no buffer")
 }
+
+// The identity of a body http.NewRequestWithContext keeps in memory (what
+// go-sdk sends) is read in place, GetBody never called, and the body still
+// reads whole afterwards. Another body of known length is read through
+// GetBody.
+func TestRequestIdentityReadsInPlace(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", bytes.NewReader([]byte(body)))
+	require.NoError(t, err)
+	_, inMemory := inMemoryBody(req.Body)
+	require.True(t, inMemory)
+	getBody, copies := req.GetBody, 0
+	req.GetBody = func() (io.ReadCloser, error) { copies++; return getBody() }
+	method, id := requestIdentity(req)
+	assert.Zero(t, copies, "no copy of the body")
+	assert.Equal(t, "tools/call", method)
+	assert.Equal(t, "7", id)
+	sent, err := io.ReadAll(req.Body)
+	require.NoError(t, err)
+	assert.Equal(t, body, string(sent), "the body is left as it was")
+
+	other, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", strings.NewReader(body))
+	require.NoError(t, err)
+	_, inMemory = inMemoryBody(other.Body)
+	require.False(t, inMemory, "a strings.Reader is read through GetBody")
+	getBody, copies = other.GetBody, 0
+	other.GetBody = func() (io.ReadCloser, error) { copies++; return getBody() }
+	method, id = requestIdentity(other)
+	assert.Equal(t, 1, copies)
+	assert.Equal(t, "tools/call", method)
+	assert.Equal(t, "7", id)
+}
