@@ -82,7 +82,7 @@ type answerStream struct {
 	out      []byte // ready for go-sdk from outAt on
 	outAt    int
 	msg      []byte // after out: an event's message as it came, aliasing data, then "\n\n"
-	ended    bool   // nothing comes after out
+	ended    bool   // nothing comes after out and msg
 	answered bool   // the call's response came through
 	err      error  // returned once out is drained (the caller's context ended)
 
