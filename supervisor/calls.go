@@ -197,17 +197,23 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
 	caller := ctx
-	ctx, cancel := context.WithCancel(ctx)
 	// The call ends when its session is released (expired, died,
 	// replaced: its answers can no longer arrive) and on Close, instead of
-	// waiting for its deadline.
-	defer s.inflight.leave(s.inflight.join(live, cancel))
-	release := cancel
-	if _, ok := caller.Deadline(); !ok {
-		var unbound func()
-		ctx, unbound = s.boundCall(ctx, progress) // CallTimeout, extended by progress
-		release = func() { unbound(); cancel() }
+	// waiting for its deadline: cancel is what ends it.
+	var end canceler
+	var release func()
+	if _, ok := caller.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		end, release = cancelFunc(cancel), cancel
+	} else {
+		// CallTimeout, extended by progress: the call's clock is also its
+		// cancel, one context where a second would cost five allocations.
+		var c *callClock
+		c, release = s.boundCall(ctx, progress)
+		ctx, end = c, c
 	}
+	defer s.inflight.leave(s.inflight.join(live, end))
 	// The call's context ends once its answer's stream is closed, not
 	// before: a request cut before its body's end costs its connection.
 	ctx = wire.WithExchange(ctx)

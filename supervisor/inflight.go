@@ -1,15 +1,14 @@
 package supervisor
 
 import (
-	"context"
 	"slices"
 	"sync"
 )
 
-// inflight holds the cancel functions of the host calls in flight, by the
+// inflight holds what ends each host call in flight (its canceler), by the
 // session they run on, so that a released session (after releaseGrace) and
-// Close end them; a second one holds the commands' (Supervisor.cmdContext). It replaces a context per held session and a
-// context.AfterFunc per call: an idle supervisor holds no context tree for
+// Close end them; a second one holds the commands' (Supervisor.cmdContext).
+// It replaces a context per held session and a context.AfterFunc per call: an idle supervisor holds no context tree for
 // its calls, and a call registers without allocating. Safe for concurrent
 // use.
 type inflight struct {
@@ -21,24 +20,33 @@ type inflight struct {
 
 // flight is one call in flight on session h (nil for a command).
 type flight struct {
-	id     uint64
-	h      *held
-	cancel context.CancelFunc
+	id  uint64
+	h   *held
+	end canceler
 }
 
-// join registers a call on h (nil: a command), ended by cancel, and returns its id for
-// leave. On a released session or after close, cancel runs at once and
-// the id is 0.
-func (f *inflight) join(h *held, cancel context.CancelFunc) uint64 {
+// canceler ends one call: a context.WithCancel's cancel (as a cancelFunc)
+// or the call's own *callClock, each held without an allocation, where a
+// method value would take one.
+type canceler interface{ cancel() }
+
+// cancelFunc is a cancel function as a canceler.
+type cancelFunc func()
+
+func (f cancelFunc) cancel() { f() }
+
+// join registers a call on h (nil: a command), ended by end, and returns its id for leave.
+// On a released session or after close, end runs at once and the id is 0.
+func (f *inflight) join(h *held, end canceler) uint64 {
 	f.mu.Lock()
 	if f.closed || (h != nil && h.released) {
 		f.mu.Unlock()
-		cancel()
+		end.cancel()
 		return 0
 	}
 	f.next++
 	id := f.next
-	f.calls = append(f.calls, flight{id: id, h: h, cancel: cancel})
+	f.calls = append(f.calls, flight{id: id, h: h, end: end})
 	f.mu.Unlock()
 	return id
 }
@@ -68,17 +76,17 @@ const maxKeptFlights = 16
 func (f *inflight) release(h *held) {
 	f.mu.Lock()
 	h.released = true
-	var ends []context.CancelFunc
+	var ends []canceler
 	f.calls = slices.DeleteFunc(f.calls, func(c flight) bool {
 		if c.h == h {
-			ends = append(ends, c.cancel)
+			ends = append(ends, c.end)
 			return true
 		}
 		return false
 	})
 	f.mu.Unlock()
 	for _, end := range ends {
-		end()
+		end.cancel()
 	}
 }
 
@@ -90,6 +98,6 @@ func (f *inflight) close() {
 	f.calls = nil
 	f.mu.Unlock()
 	for _, c := range calls {
-		c.cancel()
+		c.end.cancel()
 	}
 }

@@ -14,7 +14,7 @@ func TestInflightEndsCallsOfReleasedSessionsAndOnClose(t *testing.T) {
 	a, b := &held{gen: 1}, &held{gen: 2}
 	ctxA, cancelA := context.WithCancel(context.Background())
 	ctxB, cancelB := context.WithCancel(context.Background())
-	idA, idB := f.join(a, cancelA), f.join(b, cancelB)
+	idA, idB := f.join(a, cancelFunc(cancelA)), f.join(b, cancelFunc(cancelB))
 	require.NotZero(t, idA)
 	require.NotZero(t, idB)
 
@@ -22,17 +22,17 @@ func TestInflightEndsCallsOfReleasedSessionsAndOnClose(t *testing.T) {
 	require.Error(t, ctxA.Err(), "the released session's call ended")
 	require.NoError(t, ctxB.Err(), "the other session's call runs on")
 	late, cancelLate := context.WithCancel(context.Background())
-	require.Zero(t, f.join(a, cancelLate))
+	require.Zero(t, f.join(a, cancelFunc(cancelLate)))
 	require.Error(t, late.Err(), "a call joining a released session ends at once")
 
 	f.leave(idB)
 	ctxC, cancelC := context.WithCancel(context.Background())
-	f.join(b, cancelC)
+	f.join(b, cancelFunc(cancelC))
 	f.close()
 	require.Error(t, ctxC.Err(), "Close ended the call in flight")
 	require.NoError(t, ctxB.Err(), "a call that left is not ended")
 	afterClose, cancelAfter := context.WithCancel(context.Background())
-	require.Zero(t, f.join(b, cancelAfter))
+	require.Zero(t, f.join(b, cancelFunc(cancelAfter)))
 	require.Error(t, afterClose.Err())
 	cancelB()
 }
@@ -42,8 +42,8 @@ func TestInflightJoinAllocatesNothing(t *testing.T) {
 	var f inflight
 	h := &held{}
 	cancel := func() {}
-	f.leave(f.join(h, cancel))
-	require.Zero(t, testing.AllocsPerRun(100, func() { f.leave(f.join(h, cancel)) }))
+	f.leave(f.join(h, cancelFunc(cancel)))
+	require.Zero(t, testing.AllocsPerRun(100, func() { f.leave(f.join(h, cancelFunc(cancel))) }))
 }
 
 // Once a burst of calls is over, the table keeps no slice larger than
@@ -52,11 +52,11 @@ func TestInflightDropsTheSliceOfABurst(t *testing.T) {
 	var f inflight
 	h := &held{}
 	cancel := func() {}
-	f.leave(f.join(h, cancel))
+	f.leave(f.join(h, cancelFunc(cancel)))
 	require.NotNil(t, f.calls, "a small slice is kept")
 	ids := make([]uint64, 0, 4*maxKeptFlights)
 	for range 4 * maxKeptFlights {
-		ids = append(ids, f.join(h, cancel))
+		ids = append(ids, f.join(h, cancelFunc(cancel)))
 	}
 	require.Greater(t, cap(f.calls), maxKeptFlights)
 	for _, id := range ids {

@@ -41,9 +41,15 @@ func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceilin
 	c := &callClock{Context: parent, clock: clock, timeout: timeout, ceiling: now.Add(ceiling), done: make(chan struct{})}
 	c.expiry = minTime(now.Add(timeout), c.ceiling)
 	c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
-	c.stopParent = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+	if parent.Done() == nil {
+		c.stopParent = neverStarted // the parent never ends: nothing to watch
+	} else {
+		c.stopParent = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+	}
 	return c
 }
+
+func neverStarted() bool { return false }
 
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {
@@ -90,6 +96,11 @@ func (c *callClock) when() time.Time {
 	defer c.mu.Unlock()
 	return c.expiry
 }
+
+// cancel ends the call's context with context.Canceled, as a
+// context.WithCancel's cancel does: a released session or Close ends the
+// call with it.
+func (c *callClock) cancel() { c.end(context.Canceled) }
 
 // release stops the timers once the call returned.
 func (c *callClock) release() {
@@ -167,7 +178,7 @@ func (p *progressCalls) progressed(token any) {
 // boundCall returns the context a call whose caller gave no deadline runs
 // on (Config.CallTimeout, extended by progress for token up to
 // Config.CallTimeoutCeiling), and the function that releases it.
-func (s *Supervisor) boundCall(ctx context.Context, token any) (context.Context, func()) {
+func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func()) {
 	c := newCallClock(ctx, s.cfg.Clock, s.cfg.CallTimeout, s.cfg.CallTimeoutCeiling)
 	key, ok := progressKey(token)
 	if !ok {

@@ -491,7 +491,7 @@ func (s *Supervisor) goCmd(f func()) {
 // children map (about 350 bytes) that every idle supervisor then holds.
 func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
-	id := s.commands.join(nil, cancel)
+	id := s.commands.join(nil, cancelFunc(cancel))
 	return ctx, func() {
 		s.commands.leave(id)
 		cancel()

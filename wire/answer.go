@@ -88,7 +88,7 @@ func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response) (
 // response for the call, at most MaxJSONBody bytes on the wire and decoded.
 // go-sdk gets the message exactly as it was checked: the body as it is when
 // go-sdk reads it as that message, re-encoded otherwise ([handOn]).
-func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want jsonrpc.ID) *http.Response {
+func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want callID) *http.Response {
 	b := readBounded(resp, t.cfg.MaxJSONBody)
 	x.Body = snippet(b.data)
 	refuse := func(problem string) *http.Response {
@@ -102,7 +102,11 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	case b.err != nil:
 		return refuse("body unreadable: " + b.err.Error())
 	}
-	msg, exact, err := decodeMessageFor(b.data, want)
+	// Into pooled scratch: the response is checked and handed on here,
+	// not kept.
+	sc := scratchPool.Get().(*decodeScratch)
+	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
+	msg, exact, err := decodeMessageInto(b.data, want, sc)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
 	}
@@ -119,6 +123,9 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	if tameTTLHint(x.Method, r) {
 		exact = false
 	}
+	if !exact {
+		want.fill(r)
+	}
 	body, err := handOn(b.data, r, exact)
 	if err != nil {
 		return refuse("undecodable JSON-RPC body")
@@ -132,7 +139,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 // error response for the call's id (it fails the call). Anything else is
 // rewritten. An error body longer than the bound is not a JSON-RPC error:
 // the status decides.
-func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Response, want jsonrpc.ID) *http.Response {
+func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Response, want callID) *http.Response {
 	body := t.readErrorBody(x, resp)
 	x.SessionGone = sessionGone(*x)
 	if transientStatus(x.Status) || x.SessionGone {
@@ -140,7 +147,10 @@ func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Respon
 	}
 	if x.RPC.Present {
 		if msg, exact, err := decodeMessageFor(body, want); err == nil {
-			if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && r.ID == want {
+			if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && want.answeredBy(r) {
+				if !exact {
+					want.fill(r)
+				}
 				if answer, err := handOn(body, r, exact); err == nil {
 					return withBody(resp, answer)
 				}

@@ -64,9 +64,13 @@ type answerStream struct {
 	req  *http.Request // the call's POST, whose headers a resumption sends
 	rec  *recorded     // the call's record in its slot; may be nil
 	slot *slot         // the call's slot, told of Close; may be nil
-	x    Exchange      // the answer's facts as the headers gave them
-	want jsonrpc.ID
-	max  int
+	// method, requestID, status and contentType are the call's facts as
+	// the answer's headers gave them: what a failure's response names.
+	method, requestID string
+	status            int
+	contentType       string
+	want              callID
+	max               int
 
 	src       *bufio.Reader // bufs.src; nil once closed
 	bufs      *callBuffers
@@ -77,9 +81,10 @@ type answerStream struct {
 
 	out      []byte // ready for go-sdk from outAt on
 	outAt    int
-	ended    bool  // nothing comes after out
-	answered bool  // the call's response came through
-	err      error // returned once out is drained (the caller's context ended)
+	msg      []byte // after out: an event's message as it came, aliasing data, then "\n\n"
+	ended    bool   // nothing comes after out and msg
+	answered bool   // the call's response came through
+	err      error  // returned once out is drained (the caller's context ended)
 
 	line     []byte // the current line
 	data     []byte // the current event's data lines, joined with LF
@@ -97,8 +102,10 @@ type answerStream struct {
 
 // newAnswerStream returns the stream go-sdk reads in place of resp's body,
 // or the error of a Content-Encoding the Transport does not decode.
-func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc.ID, resp *http.Response) (*answerStream, error) {
-	s := &answerStream{t: t, ctx: req.Context(), req: req, x: *x, want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
+func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
+	s := streamFor(req.Context())
+	*s = answerStream{t: t, ctx: req.Context(), req: req, method: x.Method, requestID: x.RequestID, status: x.Status, contentType: x.ContentType,
+		want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
 	r, err := decodedBodyInto(resp, 0, &s.counter)
 	if err != nil {
 		return nil, err
@@ -108,6 +115,22 @@ func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want jsonrpc
 	s.src.Reset(r)
 	s.out, s.data, s.line = s.bufs.out[:0], s.bufs.data[:0], s.bufs.line[:0]
 	return s, nil
+}
+
+// streamFor returns the storage of a new answer stream for a request made
+// with ctx: the first one of a call is kept in the call's slot (see
+// [WithExchange]), which spares a call with an event-stream answer an
+// allocation of its own; any other is allocated.
+func streamFor(ctx context.Context) *answerStream {
+	if s, _ := ctx.Value(slotKey{}).(*slot); s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.streamTaken {
+			s.streamTaken = true
+			return &s.stream
+		}
+	}
+	return new(answerStream)
 }
 
 // answerBufferSize is the size of an answer stream's read buffer: a line
@@ -137,7 +160,7 @@ func (s *answerStream) release() {
 	b.src.Reset(nil)
 	b.out, b.data, b.line = keep(s.out), keep(s.data), keep(s.line)
 	b.decode = decodeScratch{}
-	s.out, s.outAt, s.data, s.line = nil, 0, nil, nil
+	s.out, s.outAt, s.msg, s.data, s.line = nil, 0, nil, nil, nil
 	callBufferPool.Put(b)
 }
 
@@ -151,7 +174,7 @@ func keep(b []byte) []byte {
 
 // Read implements io.Reader.
 func (s *answerStream) Read(p []byte) (int, error) {
-	for len(s.out) == 0 {
+	for len(s.out) == 0 && len(s.msg) == 0 {
 		if s.err != nil {
 			return 0, s.err
 		}
@@ -159,6 +182,14 @@ func (s *answerStream) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		s.step()
+	}
+	if len(s.out) == 0 {
+		n := copy(p, s.msg)
+		s.msg = s.msg[n:]
+		if len(s.msg) == 0 {
+			s.out = append(s.out, "\n\n"...) // the event's end
+		}
+		return n, nil
 	}
 	n := copy(p, s.out[s.outAt:])
 	s.outAt += n
@@ -284,10 +315,18 @@ func (s *answerStream) step() {
 	value = bytes.TrimPrefix(value, []byte(" "))
 	switch string(name) {
 	case "data":
-		if s.hasData {
+		switch {
+		case s.hasData:
 			s.data = append(s.data, '\n')
+			s.data = append(s.data, value...)
+		case len(s.line) > 0:
+			// A long line, read into s.line: its value becomes the data
+			// where copying it would cost a second buffer as long.
+			s.data, s.line = value, s.data[:0]
+		default:
+			s.data = append(s.data, value...)
 		}
-		s.data, s.hasData = append(s.data, value...), true
+		s.hasData = true
 	case "event":
 		if string(value) == "message" {
 			s.name = "message" // MCP's one event type, without a copy
@@ -362,7 +401,7 @@ func (s *answerStream) resume() {
 		s.fail("resumption of the SSE stream refused: "+err.Error(), false)
 		return
 	}
-	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.x.Method, "resumes", s.resumes)
+	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.method, "resumes", s.resumes)
 	s.src.Reset(r)
 	s.body, s.wireMark = resp.Body, 0
 	s.endEvent() // an event cut by the end of the stream is dropped
@@ -426,8 +465,11 @@ func (s *answerStream) dispatch() {
 			return
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
-		if tameTTLHint(s.x.Method, r) {
+		if tameTTLHint(s.method, r) {
 			exact = false
+		}
+		if !exact {
+			s.want.fill(r)
 		}
 	}
 	s.emit(data, msg, exact)
@@ -449,6 +491,12 @@ func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
 		return
 	}
 	s.out = append(s.out, "data: "...)
+	if exact {
+		// Handed on from the event's data itself, which no step writes
+		// before Read drained it: no copy of a long message.
+		s.msg = b
+		return
+	}
 	s.out = append(s.out, b...)
 	s.out = append(s.out, "\n\n"...)
 }
@@ -458,15 +506,14 @@ func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
 func (s *answerStream) fail(problem string, oversized bool) {
 	_ = s.body.Close()
 	s.ended = true
-	s.x.Malformed, s.x.Oversized, s.x.Rewritten, s.x.Problem = true, oversized, true, problem
 	if s.rec != nil {
 		s.rec.amend(func(x *Exchange) {
 			x.Malformed, x.Oversized, x.Rewritten, x.Problem = true, oversized, true, problem
 		})
 	}
 	s.t.log.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
-		"method", s.x.Method, "problem", problem)
+		"method", s.method, "problem", problem)
 	s.out = append(s.out, "data: "...)
-	s.out = append(s.out, errorResponse(s.x.RequestID, s.x, problem)...)
+	s.out = append(s.out, errorResponse(s.requestID, Exchange{Status: s.status, ContentType: s.contentType}, problem)...)
 	s.out = append(s.out, "\n\n"...)
 }

@@ -63,23 +63,21 @@ func (z *lazyGzip) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decodedBody returns a reader of resp's body after its Content-Encoding
-// (identity or gzip) and the counter of its bytes on the wire. wireLimit > 0
-// stops reading the wire after that many bytes plus one, so that a caller
-// can tell an answer past its bound from one that fits. An unsupported
-// coding returns errUnsupportedEncoding.
-func decodedBody(resp *http.Response, wireLimit int64) (io.Reader, *wireCounter, error) {
-	wc := new(wireCounter)
-	r, err := decodedBodyInto(resp, wireLimit, wc)
-	return r, wc, err
-}
-
-// decodedBodyInto is decodedBody counting into wc, which it resets.
+// decodedBodyInto returns a reader of resp's body after its
+// Content-Encoding (identity or gzip), counting the bytes on the wire into
+// wc, which it resets. wireLimit > 0 stops reading the wire after that many
+// bytes plus one, so that a caller can tell an answer past its bound from
+// one that fits. An unsupported coding returns errUnsupportedEncoding.
 func decodedBodyInto(resp *http.Response, wireLimit int64, wc *wireCounter) (io.Reader, error) {
 	var src io.Reader = resp.Body
 	if wireLimit > 0 {
 		src = io.LimitReader(src, wireLimit+1)
 	}
+	return decoderOf(resp, src, wc)
+}
+
+// decoderOf is decodedBodyInto reading the wire from src.
+func decoderOf(resp *http.Response, src io.Reader, wc *wireCounter) (io.Reader, error) {
 	*wc = wireCounter{r: src}
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
@@ -98,20 +96,61 @@ type bounded struct {
 	err  error  // a read or decode error before the end or the bound
 }
 
+// boundedReads are the readers of one [readBounded], in one allocation:
+// the wire limited to the bound plus one byte, its counter, and the decoded
+// bytes limited the same way.
+type boundedReads struct {
+	wire    io.LimitedReader
+	count   wireCounter
+	decoded io.LimitedReader
+}
+
+// maxPresized bounds the buffer readBounded sizes by Content-Length before
+// a byte came: past it, the buffer grows with what arrives, so a length the
+// server claims costs no more than what it sends.
+const maxPresized = 64 << 10
+
 // readBounded reads resp's body whole if it fits in limit bytes both on the
-// wire and decoded, and at most limit bytes of it otherwise. It closes the
-// body.
+// wire and decoded, and at most limit bytes of it otherwise. A body without
+// coding whose Content-Length is within both bounds is read into one buffer
+// of that size. It closes the body.
 func readBounded(resp *http.Response, limit int) bounded {
 	defer resp.Body.Close()
-	r, wc, err := decodedBody(resp, int64(limit))
+	rd := &boundedReads{wire: io.LimitedReader{R: resp.Body, N: int64(limit) + 1}}
+	r, err := decoderOf(resp, &rd.wire, &rd.count)
 	if err != nil {
 		return bounded{err: err}
 	}
-	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	rd.decoded = io.LimitedReader{R: r, N: int64(limit) + 1}
+	var data []byte
+	if n := resp.ContentLength; n >= 0 && n < maxPresized && n <= int64(limit) && r == io.Reader(&rd.count) {
+		data, err = readAll(&rd.decoded, int(n)+1) // room for the read that sees the end
+	} else {
+		data, err = io.ReadAll(&rd.decoded)
+	}
 	b := bounded{data: data, err: err}
-	if len(data) > limit || wc.n > int64(limit) {
+	if len(data) > limit || rd.count.n > int64(limit) {
 		b.over, b.err = true, nil
 		b.data = data[:min(len(data), limit)]
 	}
 	return b
+}
+
+// readAll is io.ReadAll into a buffer of size bytes, grown only when r
+// holds more than its length said.
+func readAll(r io.Reader, size int) ([]byte, error) {
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }

@@ -58,16 +58,18 @@ var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
 // go-sdk writes without one and so cannot be re-encoded either (see
 // [encodeMessage]). FuzzDecodeMessage holds it to jsonrpc.DecodeMessage.
 func decodeMessage(data []byte) (msg jsonrpc.Message, exact bool, err error) {
-	return decodeMessageFor(data, jsonrpc.ID{})
+	return decodeMessageFor(data, callID{})
 }
 
-// decodeMessageFor is decodeMessage for the answer to the call whose id is
-// hint: a message with that id gets hint itself, not an id of its own (an
-// integer id of 256 or more costs an allocation).
-func decodeMessageFor(data []byte, hint jsonrpc.ID) (msg jsonrpc.Message, exact bool, err error) {
+// decodeMessageFor is decodeMessage for the answer to the call want: a
+// response carrying want's plain integer id is returned with the zero ID,
+// which stands for want's (a response with no valid id of its own is
+// refused), so that matching it boxes no id; [callID.fill] gives it want's
+// before it is written anew. Any other message gets an id of its own.
+func decodeMessageFor(data []byte, want callID) (msg jsonrpc.Message, exact bool, err error) {
 	sc := scratchPool.Get().(*decodeScratch)
 	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
-	msg, exact, err = decodeMessageInto(data, hint, sc)
+	msg, exact, err = decodeMessageInto(data, want, sc)
 	if r, ok := msg.(*jsonrpc.Response); ok {
 		own := *r // sc goes back to the pool
 		msg = &own
@@ -77,7 +79,7 @@ func decodeMessageFor(data []byte, hint jsonrpc.ID) (msg jsonrpc.Message, exact 
 
 // decodeMessageInto is decodeMessageFor parsing into sc, which it resets
 // first: a response it returns is &sc.resp, valid until sc is used again.
-func decodeMessageInto(data []byte, hint jsonrpc.ID, sc *decodeScratch) (msg jsonrpc.Message, exact bool, err error) {
+func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc.Message, exact bool, err error) {
 	*sc = decodeScratch{}
 	if err := checkMaxDepth(data); err != nil {
 		return nil, false, err
@@ -96,19 +98,22 @@ func decodeMessageInto(data []byte, hint jsonrpc.ID, sc *decodeScratch) (msg jso
 	} else if tag != "2.0" {
 		return nil, false, fmt.Errorf("invalid message version tag %q; expected %q", tag, "2.0")
 	}
-	id, err := messageID(w.ID, hint)
+	id, matched, err := messageID(w.ID, want)
 	if err != nil {
 		return nil, false, err
 	}
-	exact = len(rest) == 0 && !bytes.ContainsAny(data, "\r\n")
+	exact = len(rest) == 0 && !hasLineBreak(data)
 	if len(w.Method) > 0 {
 		if _, err := json.Parse(w.Method, &sc.method, decodeFlags); err != nil {
 			return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
+		if matched {
+			id = want.ID() // a request keeps its id: the zero ID would make it a notification
+		}
 		method := sc.method
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, exact && method != "", nil
 	}
-	if !id.IsValid() {
+	if !id.IsValid() && !matched {
 		return nil, false, errInvalidMessage
 	}
 	r := &sc.resp
@@ -122,23 +127,60 @@ func decodeMessageInto(data []byte, hint jsonrpc.ID, sc *decodeScratch) (msg jso
 // messageID returns the id go-sdk reads from raw, the "id" value of a
 // message (nil when absent): go-sdk decodes it into an any and passes that
 // to jsonrpc.MakeID. A plain integer of up to 15 digits (what go-sdk sends,
-// and a float64 holds exactly) is read directly, as hint when equal to it;
-// anything else is decoded as go-sdk decodes it.
-func messageID(raw json.RawMessage, hint jsonrpc.ID) (jsonrpc.ID, error) {
+// and a float64 holds exactly) is read directly: matched, with the zero ID,
+// when it is want's plain id; anything else is decoded as go-sdk decodes
+// it.
+func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched bool, err error) {
 	if len(raw) == 0 {
-		return jsonrpc.ID{}, nil
+		return jsonrpc.ID{}, false, nil
 	}
 	if n, ok := plainInt(raw); ok {
-		if h, isInt := hint.Raw().(int64); isInt && h == n {
-			return hint, nil
+		if want.plain && want.n == n {
+			return jsonrpc.ID{}, true, nil
 		}
-		return jsonrpc.MakeID(float64(n)) // as go-sdk would, from its float64
+		id, err := jsonrpc.MakeID(float64(n)) // as go-sdk would, from its float64
+		return id, false, err
 	}
 	var v any
 	if _, err := json.Parse(raw, &v, decodeFlags); err != nil {
-		return jsonrpc.ID{}, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		return jsonrpc.ID{}, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
-	return jsonrpc.MakeID(v)
+	id, err = jsonrpc.MakeID(v)
+	return id, false, err
+}
+
+// callID is the JSON-RPC id of the call an answer must carry ([requestID]):
+// go-sdk's plain integer ids are kept as their value, so that an answer
+// with the same digits is matched without boxing an id, which costs an
+// allocation for an integer of 256 or more; any other id is kept as the
+// jsonrpc.ID go-sdk reads. The zero callID is no call's.
+type callID struct {
+	n     int64
+	plain bool
+	other jsonrpc.ID // when not plain
+}
+
+// ID returns c as go-sdk reads it (an allocation for a plain integer of
+// 256 or more).
+func (c callID) ID() jsonrpc.ID {
+	if !c.plain {
+		return c.other
+	}
+	id, _ := jsonrpc.MakeID(float64(c.n))
+	return id
+}
+
+// answeredBy reports whether r, a response decoded for c, carries c's id.
+func (c callID) answeredBy(r *jsonrpc.Response) bool {
+	return r.ID == (jsonrpc.ID{}) || r.ID == c.ID()
+}
+
+// fill gives r, a response decoded for c, c's id when its zero ID stands
+// for it (see [decodeMessageFor]): before r is written anew.
+func (c callID) fill(r *jsonrpc.Response) {
+	if r.ID == (jsonrpc.ID{}) {
+		r.ID = c.ID()
+	}
 }
 
 // versionTag returns the "jsonrpc" string go-sdk reads from raw ("" when
@@ -179,23 +221,19 @@ var errInvalidMessage = errors.New("JSON-RPC message with neither method nor id"
 
 // checkMaxDepth is go-sdk's depth check (internal/json checkMaxDepth): it
 // counts '{' and '[' against '}' and ']' outside strings over all of data.
+// A string is skipped to its closing quote with bytes.IndexByte, a quote
+// being escaped when an odd run of backslashes precedes it, which is how
+// go-sdk's byte-by-byte scan reads it (TestCheckMaxDepthAgreesWithTheByteScan).
 func checkMaxDepth(data []byte) error {
-	depth, inString, escaped := 0, false, false
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			inString = true
+			end, ok := stringEnd(data, i+1)
+			if !ok {
+				return nil // the rest is inside a string
+			}
+			i = end
 		case '{', '[':
 			depth++
 			if depth > maxJSONDepth {
@@ -208,6 +246,31 @@ func checkMaxDepth(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// stringEnd returns the index of the quote that closes the string whose
+// contents start at from, false when data ends first.
+func stringEnd(data []byte, from int) (int, bool) {
+	for j := from; ; {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return 0, false
+		}
+		end := j + k
+		run := 0
+		for p := end - 1; p >= j && data[p] == '\\'; p-- {
+			run++
+		}
+		if run%2 == 0 {
+			return end, true
+		}
+		j = end + 1
+	}
+}
+
+// hasLineBreak reports whether data holds a CR or an LF.
+func hasLineBreak(data []byte) bool {
+	return bytes.IndexByte(data, '\n') >= 0 || bytes.IndexByte(data, '\r') >= 0
 }
 
 // handOn returns the bytes go-sdk gets for msg, decoded from data by

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
@@ -76,14 +74,14 @@ func errorResponse(id string, x Exchange, problem string) []byte {
 	return body
 }
 
-// answerProblem says why r is not the response to the call whose id is
-// want, or returns "" when it is: the ids are equal (JSON-RPC 2.0 section
-// 5), and it carries exactly one of result and error, a result being a JSON
-// object (MCP schema, Result).
-func answerProblem(r *jsonrpc.Response, want jsonrpc.ID) string {
+// answerProblem says why r, decoded for the call want (see
+// [decodeMessageFor]), is not the response to it, or returns "" when it is:
+// the ids are equal (JSON-RPC 2.0 section 5), and it carries exactly one of
+// result and error, a result being a JSON object (MCP schema, Result).
+func answerProblem(r *jsonrpc.Response, want callID) string {
 	switch result := bytes.TrimSpace(r.Result); {
-	case r.ID != want:
-		return fmt.Sprintf("response id %s, not the request's id %s", idText(r.ID), idText(want))
+	case !want.answeredBy(r):
+		return fmt.Sprintf("response id %s, not the request's id %s", idText(r.ID), idText(want.ID()))
 	case r.Error != nil && len(result) > 0:
 		return "response has both result and error"
 	case r.Error != nil:
@@ -108,32 +106,38 @@ func idText(id jsonrpc.ID) string {
 }
 
 // requestID returns the JSON-RPC id of a request from its raw JSON.
-func requestID(raw string) (jsonrpc.ID, bool) {
-	// go-sdk numbers its requests: read a short integer directly, as
-	// MakeID would (a float64 holds every integer of up to 15 digits).
-	if len(raw) > 0 && len(raw) <= 15 && raw[0] >= '1' && raw[0] <= '9' {
-		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
-			id, err := jsonrpc.MakeID(float64(n))
-			return id, err == nil
-		}
+func requestID(raw string) (callID, bool) {
+	// go-sdk numbers its requests: a short integer is kept as its value,
+	// as MakeID would read it (a float64 holds every integer of up to 15
+	// digits).
+	if n, ok := plainInt([]byte(raw)); ok {
+		return callID{n: n, plain: true}, true
 	}
 	var v any
 	if rest, err := segjson.Parse([]byte(raw), &v, decodeFlags); err != nil || len(rest) != 0 {
-		return jsonrpc.ID{}, false
+		return callID{}, false
 	}
 	id, err := jsonrpc.MakeID(v)
-	return id, err == nil && id.IsValid()
+	return callID{other: id}, err == nil && id.IsValid()
 }
 
 // withBody gives resp the body b, in place of the one read already.
 func withBody(resp *http.Response, b []byte) *http.Response {
-	resp.Body = io.NopCloser(bytes.NewReader(b))
+	body := new(bytesBody)
+	body.Reset(b)
+	resp.Body = body
 	resp.ContentLength = int64(len(b))
 	resp.Header.Del("Content-Encoding")
 	resp.Header.Del("Content-Length")
 	resp.Uncompressed = true
 	return resp
 }
+
+// bytesBody is a body read from memory: a bytes.Reader and a Close that
+// does nothing, in one allocation where io.NopCloser takes a second.
+type bytesBody struct{ bytes.Reader }
+
+func (*bytesBody) Close() error { return nil }
 
 // encodeMessage writes msg anew as go-sdk will read it. A request with an
 // empty method is refused: go-sdk writes it without one, and reads that back

@@ -3,9 +3,11 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -442,13 +444,17 @@ func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) {
 }
 
 // requestIdentity reads the JSON-RPC method and id of a POST body without
-// consuming it (via GetBody). A body of known length up to maxIdentityBody
-// bytes (every message go-sdk sends but large tool arguments) is decoded in
-// one parse ([parseIdentity]); a longer one, or one of unknown length, is scanned
-// token by token up to the first id and method, reading at most
-// maxRequestScan bytes. A batch (a JSON array) has no single identity:
-// "", "".
+// consuming it. A body of known length up to maxIdentityBody bytes (every
+// message go-sdk sends but large tool arguments) is decoded in one parse
+// ([parseIdentity]): read in place when it is the in-memory reader
+// http.NewRequestWithContext keeps (see [inMemoryBody]), else through
+// GetBody. A longer one, or one of unknown length, is scanned token by
+// token up to the first id and method, reading at most maxRequestScan
+// bytes. A batch (a JSON array) has no single identity: "", "".
 func requestIdentity(req *http.Request) (method, id string) {
+	if r, ok := inMemoryBody(req.Body); ok && req.ContentLength > 0 && req.ContentLength <= maxIdentityBody && int64(r.Len()) == req.ContentLength {
+		return identityAt(r, r.Size()-int64(r.Len()), req.ContentLength)
+	}
 	if req.GetBody == nil {
 		return "", ""
 	}
@@ -460,12 +466,18 @@ func requestIdentity(req *http.Request) (method, id string) {
 	if req.ContentLength <= 0 || req.ContentLength > maxIdentityBody {
 		return scanIdentity(body)
 	}
+	return identityAt(readerAt{body}, 0, req.ContentLength)
+}
+
+// identityAt reads the n bytes of a body at off into a pooled buffer and
+// parses its identity.
+func identityAt(r io.ReaderAt, off, n int64) (method, id string) {
 	b := callBufferPool.Get().(*callBuffers)
 	sc := &b.identity
 	defer b.releaseIdentity()
-	buf := slices.Grow(sc.buf[:0], int(req.ContentLength))[:req.ContentLength]
+	buf := slices.Grow(sc.buf[:0], int(n))[:n]
 	sc.buf = buf
-	if _, err := io.ReadFull(body, buf); err != nil {
+	if _, err := r.ReadAt(buf, off); err != nil && err != io.EOF {
 		return "", ""
 	}
 	if i := bytes.IndexFunc(buf, notJSONSpace); i < 0 || buf[i] != '{' {
@@ -481,6 +493,40 @@ func requestIdentity(req *http.Request) (method, id string) {
 		method = string(m)
 	}
 	return method, rawID(raw)
+}
+
+// readerAt reads a fresh body from its start (the copy GetBody made).
+type readerAt struct{ r io.Reader }
+
+func (r readerAt) ReadAt(p []byte, off int64) (int, error) {
+	if off != 0 {
+		return 0, errors.New("readerAt: offset")
+	}
+	return io.ReadFull(r.r, p)
+}
+
+// Types of io.NopCloser's results, the way net/http tells them apart
+// (net/http transfer.go unwrapNopCloser).
+var (
+	nopCloserType         = reflect.TypeOf(io.NopCloser(nil))
+	nopCloserWriterToType = reflect.TypeOf(io.NopCloser(struct {
+		io.Reader
+		io.WriterTo
+	}{}))
+)
+
+// inMemoryBody returns the *bytes.Reader in body when body is
+// io.NopCloser of one, which is what http.NewRequestWithContext keeps for
+// the bytes.Reader go-sdk gives it: its bytes are read with ReadAt, which
+// leaves the body as it was, where GetBody would allocate a copy of the
+// reader and its closer (2 allocations per call).
+func inMemoryBody(body io.ReadCloser) (*bytes.Reader, bool) {
+	switch reflect.TypeOf(body) {
+	case nopCloserType, nopCloserWriterToType:
+		r, ok := reflect.ValueOf(body).Field(0).Interface().(*bytes.Reader)
+		return r, ok
+	}
+	return nil, false
 }
 
 // identityScratch is what one [requestIdentity] reads a body into; pooled

@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkCallToolSupervisedNoDeadline is BenchmarkCallToolSupervised with
+// a caller that gives no deadline, as a host calling with
+// context.Background() does: the call runs on the supervisor's call clock
+// (Config.CallTimeout, extended by progress).
+func BenchmarkCallToolSupervisedNoDeadline(b *testing.B) {
+	benchCallNoDeadline(b, (*callPair).supervised)
+}
+
+// BenchmarkCallToolBareNoDeadline is BenchmarkCallToolBare with a caller
+// that gives no deadline.
+func BenchmarkCallToolBareNoDeadline(b *testing.B) {
+	benchCallNoDeadline(b, (*callPair).bare)
+}
+
+func benchCallNoDeadline(b *testing.B, pick func(*callPair, context.Context) func() error) {
+	pair, err := newCallPair(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pair.close()
+	call := pick(pair, context.Background())
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
