@@ -8,9 +8,9 @@ import (
 // inflight holds what ends each host call in flight (its canceler), by the
 // session they run on, so that a released session (after releaseGrace) and
 // Close end them; a second one holds the commands' (Supervisor.cmdContext).
-// It replaces a context per held session and a context.AfterFunc per call: an idle supervisor holds no context tree for
-// its calls, and a call registers without allocating. Safe for concurrent
-// use.
+// It replaces a context per held session and a context.AfterFunc per call:
+// an idle supervisor holds no context tree for its calls, and a call
+// registers without allocating. Safe for concurrent use.
 type inflight struct {
 	mu     sync.Mutex
 	closed bool
