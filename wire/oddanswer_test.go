@@ -57,6 +57,12 @@ func TestOddAnswersFailTheCallAlone(t *testing.T) {
 			event(`{"jsonrpc":"2.0","id":$ID,"method":"ping"}`) + event(resp("$ID", mine)), true},
 		{"event, multi-line data", "text/event-stream", false, "data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":$ID,\ndata: \"result\":" + mine + "}\n\n", true},
 		{"event, CRLF framing and gzip", "text/event-stream", true, "data: " + resp("$ID", mine) + "\r\n\r\n", true},
+		{"event, another event type", "text/event-stream", false, "event: other\n" + event(resp("$ID", other)), false},
+		{"event, no space after the colon", "text/event-stream", false, "data:" + resp("$ID", mine) + "\n\n", true},
+		{"event, CR line ends", "text/event-stream", false, "data: " + resp("$ID", other) + "\r\r", false},
+		{"event, trailing bytes after the message", "text/event-stream", false, event(resp("$ID", mine) + " x"), true},
+		{"event, a fraction id", "text/event-stream", false, event(resp("$ID.5", other)), false},
+		{"event, an answer cut by the stream's end", "text/event-stream", false, event(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`) + "data: " + resp("$ID", other), false},
 		{"event, truncated", "text/event-stream", false, "data: " + resp("$ID", mine)[:30], false},
 	}
 	for _, c := range cases {
