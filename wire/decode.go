@@ -135,9 +135,10 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 // messageID returns the id go-sdk reads from raw, the "id" value of a
 // message (nil when absent): go-sdk decodes it into an any and passes that
 // to jsonrpc.MakeID. A plain integer of up to 15 digits (what go-sdk sends,
-// and a float64 holds exactly) is read directly: matched, with the zero ID,
-// when it is want's plain id; anything else is decoded as go-sdk decodes
-// it.
+// and a float64 holds exactly) is read directly; anything else is decoded
+// as go-sdk decodes it. It is matched, with the zero ID, when its value is
+// want's plain id, however written (3, 3.0, 3e0); a fraction is not, though
+// go-sdk's int64 of it would be (see [decodeMessageInto]).
 func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched bool, err error) {
 	if len(raw) == 0 {
 		return jsonrpc.ID{}, false, nil
