@@ -171,7 +171,8 @@ func (e *HTTPError) RespondsToRequest() bool {
 // carried Mcp-Session-Id and got a 404 whose body does not answer it by id
 // (MCP transports, session management: the server MUST answer a request
 // with an unknown session id with 404), or a 4xx rejection with a null or
-// absent id ([HTTPError.NullIDRejection]).
+// absent id ([HTTPError.NullIDRejection]); never for a refused credential
+// (401, or 403 with insufficient_scope), which is [Unauthorized].
 func (e *HTTPError) SessionGone() bool { return e.sessionGone(RPCError{}) }
 
 // sessionGone is SessionGone with the JSON-RPC error go-sdk decoded from the
@@ -179,6 +180,11 @@ func (e *HTTPError) SessionGone() bool { return e.sessionGone(RPCError{}) }
 // no body.
 func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
 	if e == nil || !e.SessionIDSent {
+		return false
+	}
+	if e.Status == 401 || (e.Status == 403 && insufficientScope(e.WWWAuthenticate)) {
+		// A refused credential, whatever its body says: the verdict is
+		// unauthorized, and the session outlives it (DESIGN.md section 7).
 		return false
 	}
 	answered := e.RespondsToRequest() || (!e.RPC.Present && sdkRPC.Present && sdkRPC.HasID)

@@ -13,11 +13,13 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 		return Unauthorized
 	case s == 403 && insufficientScope(w.WWWAuthenticate):
 		return Unauthorized
-	case w.RPC.Present && w.RPC.Code == CodeMethodNotFound:
-		// S1: -32601 in any body, even a 404's.
-		return MethodNotFound
 	case w.sessionGone(sdkRPC):
+		// Before -32601: a 404 whose body answers no request by id ends
+		// the session whatever its code (the wire layer lets go-sdk end it).
 		return SessionExpired
+	case w.RPC.Present && w.RPC.Code == CodeMethodNotFound:
+		// S1: -32601 in any body, even a 404's that answers the request.
+		return MethodNotFound
 	case s == 429:
 		return RateLimited
 	case s == 403:

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -116,6 +118,12 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 	if !id.IsValid() && !matched {
 		return nil, false, errInvalidMessage
 	}
+	if want.plain && !matched && inexactNumber(w.ID) {
+		// go-sdk reads a number that is no integer as the integer under
+		// it (MakeID's int64 of its float64): 2.5 would answer call 2. It
+		// answers no call; named as it came.
+		id, _ = jsonrpc.MakeID(string(w.ID))
+	}
 	r := &sc.resp
 	*r = jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
@@ -127,9 +135,10 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 // messageID returns the id go-sdk reads from raw, the "id" value of a
 // message (nil when absent): go-sdk decodes it into an any and passes that
 // to jsonrpc.MakeID. A plain integer of up to 15 digits (what go-sdk sends,
-// and a float64 holds exactly) is read directly: matched, with the zero ID,
-// when it is want's plain id; anything else is decoded as go-sdk decodes
-// it.
+// and a float64 holds exactly) is read directly; anything else is decoded
+// as go-sdk decodes it. It is matched, with the zero ID, when its value is
+// want's plain id, however written (3, 3.0, 3e0); a fraction is not, though
+// go-sdk's int64 of it would be (see [decodeMessageInto]).
 func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched bool, err error) {
 	if len(raw) == 0 {
 		return jsonrpc.ID{}, false, nil
@@ -145,8 +154,22 @@ func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched bool, e
 	if _, err := json.Parse(raw, &v, decodeFlags); err != nil {
 		return jsonrpc.ID{}, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
+	if f, isNumber := v.(float64); isNumber && want.plain && f == float64(want.n) {
+		return jsonrpc.ID{}, true, nil // want's id written otherwise: 3.0, 3e0
+	}
 	id, err = jsonrpc.MakeID(v)
 	return id, false, err
+}
+
+// inexactNumber reports whether raw, a message's "id" value, is a JSON
+// number go-sdk's int64 of its float64 does not hold: a fraction, or one
+// past the range of int64.
+func inexactNumber(raw json.RawMessage) bool {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return err == nil && (f != math.Trunc(f) || f >= math.MaxInt64 || f < math.MinInt64)
 }
 
 // callID is the JSON-RPC id of the call an answer must carry ([requestID]):
@@ -172,7 +195,10 @@ func (c callID) ID() jsonrpc.ID {
 
 // answeredBy reports whether r, a response decoded for c, carries c's id.
 func (c callID) answeredBy(r *jsonrpc.Response) bool {
-	return r.ID == (jsonrpc.ID{}) || r.ID == c.ID()
+	if c.plain {
+		return r.ID == (jsonrpc.ID{}) // matched by value in messageID
+	}
+	return r.ID == c.other
 }
 
 // fill gives r, a response decoded for c, c's id when its zero ID stands

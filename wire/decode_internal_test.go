@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func sameMessage(a, b jsonrpc.Message) string {
 			return "id"
 		case a.Method != b.Method:
 			return "method"
-		case !bytes.Equal(a.Params, b.Params):
+		case !sameRaw(a.Params, b.Params):
 			return "params"
 		}
 	case *jsonrpc.Response:
@@ -78,7 +79,7 @@ func sameMessage(a, b jsonrpc.Message) string {
 			return "kind"
 		case a.ID != b.ID:
 			return "id"
-		case !bytes.Equal(a.Result, b.Result):
+		case !sameRaw(a.Result, b.Result):
 			return "result"
 		case (a.Error == nil) != (b.Error == nil):
 			return "error presence"
@@ -87,7 +88,7 @@ func sameMessage(a, b jsonrpc.Message) string {
 			if !errors.As(a.Error, &ea) || !errors.As(b.Error, &eb) {
 				return "error type"
 			}
-			if ea.Code != eb.Code || ea.Message != eb.Message || !bytes.Equal(ea.Data, eb.Data) {
+			if ea.Code != eb.Code || ea.Message != eb.Message || !sameRaw(ea.Data, eb.Data) {
 				return "error"
 			}
 		}
@@ -95,6 +96,18 @@ func sameMessage(a, b jsonrpc.Message) string {
 		return "unknown kind"
 	}
 	return ""
+}
+
+// sameRaw reports whether two raw JSON values are the same but for the
+// whitespace between tokens, which go-sdk's own encoder drops from a
+// message's raw values when it writes one anew (a value with a line break
+// is re-encoded, see [handOn]).
+func sameRaw(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 // checkDecode holds decodeMessage to go-sdk's jsonrpc.DecodeMessage on data:
@@ -189,4 +202,17 @@ func BenchmarkDecodeMessage(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A list result whose ttlMs go-sdk decodes is left as it is, at one
+// allocation: the hint go-sdk's decoder is handed.
+func TestTTLHintCommonPathAllocatesNothing(t *testing.T) {
+	r := &jsonrpc.Response{Result: []byte(`{"tools":[{"name":"a","description":"line\nbreak","inputSchema":{"type":"object"}}],"ttlMs":30000}`)}
+	if n := testing.AllocsPerRun(100, func() {
+		if tameTTLHint("tools/list", r) {
+			t.Fatal("rebuilt")
+		}
+	}); n > 1 {
+		t.Fatalf("%v allocations", n)
+	}
 }

@@ -25,21 +25,18 @@ var listMethods = map[string]bool{
 // hint). It reports whether r.Result changed; the result of any other
 // method, or without ttlMs, is left alone.
 func tameTTLHint(method string, r *jsonrpc.Response) bool {
-	if r.Error != nil || !listMethods[method] || !bytes.Contains(r.Result, []byte(`"ttlMs"`)) {
+	if r.Error != nil || !listMethods[method] || !mayHoldTTLHint(r.Result) {
 		return false
 	}
 	// Every go-sdk list result carries ttlMs: on this, the common path,
-	// only its value is read, aliasing the result, by go-sdk's own decoder
-	// with its flags (nothing is allocated); the result is rebuilt only when
-	// go-sdk could not decode it.
+	// the hint is decoded as go-sdk decodes it, into an int by its own
+	// decoder with its flags (one allocation, the hint), so that every key
+	// go-sdk reads as ttlMs is read, an escaped one or an earlier duplicate
+	// too; the result is rebuilt only when go-sdk could not decode it.
 	var hint struct {
-		TTLMs segjson.RawMessage `json:"ttlMs"`
+		TTLMs int `json:"ttlMs"`
 	}
-	if _, err := segjson.Parse(r.Result, &hint, decodeFlags); err != nil || hint.TTLMs == nil {
-		return false // not an object (go-sdk's own error names it), or no hint
-	}
-	var n int
-	if _, err := segjson.Parse(hint.TTLMs, &n, decodeFlags); err == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
+	if _, err := segjson.Parse(r.Result, &hint, decodeFlags); err == nil && hint.TTLMs >= math.MinInt32 && hint.TTLMs <= math.MaxInt32 {
 		return false
 	}
 	var fields map[string]json.RawMessage
@@ -59,6 +56,12 @@ func tameTTLHint(method string, r *jsonrpc.Response) bool {
 	}
 	r.Result = b
 	return true
+}
+
+// mayHoldTTLHint reports whether result may carry a key go-sdk reads as
+// ttlMs: one written as it is, or one with an escape.
+func mayHoldTTLHint(result []byte) bool {
+	return bytes.Contains(result, []byte("ttlMs")) || bytes.IndexByte(result, '\\') >= 0
 }
 
 func isRange(err error) bool {
