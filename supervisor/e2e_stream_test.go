@@ -1,6 +1,7 @@
 package supervisor_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -85,10 +86,14 @@ func TestE2ES5IdleCuttingProxyIsNotHostile(t *testing.T) {
 func TestE2ERestartWhileIdleNoticedByTheStream(t *testing.T) {
 	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{}))
 	e.start()
-	// The stream's first GET must have reached the old server: a first GET
-	// answered with the new server's plain 404 means "no stream here"
-	// (wire.StreamAttempt.Declined), and nothing would notice the restart.
-	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1))
+	// The stream's first GET must have been answered by the old server: a
+	// first GET answered with the new server's plain 404 means "no stream
+	// here" (wire.StreamAttempt.Declined), and nothing would notice the
+	// restart. Logged is not enough: the gateway logs a request before the
+	// server has it.
+	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 1, func(x mcptest.Entry) bool {
+		return x.Verb == "GET" && x.Status == http.StatusOK
+	}))
 	e.srv.AddTool("late-tool")
 	require.NoError(t, e.srv.Restart())
 
