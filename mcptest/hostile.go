@@ -166,7 +166,8 @@ func (g *gzipWriter) Write(b []byte) (int, error) {
 		g.WriteHeader(http.StatusOK)
 	}
 	n, err := g.zw.Write(b)
-	if g.pending += n; err == nil && g.pending >= gzipFlushEvery {
+	g.pending += n
+	if err == nil && g.pending >= gzipFlushEvery {
 		g.Flush()
 	}
 	return n, err
