@@ -128,8 +128,9 @@ func Large(status int, header http.Header, prefix string, size int64, fill byte)
 }
 
 // Gzip runs next with its body compressed: Content-Encoding: gzip, whatever
-// the request's Accept-Encoding. With [Large] it is a compression bomb (512
-// MiB of one byte compress to about 509 KiB).
+// the request's Accept-Encoding, flushed every MiB compressed so a client
+// reads it as it is made. With [Large] it is a compression bomb (512 MiB of
+// one byte compress to about 519 KiB).
 func Gzip(next Action) Action {
 	return actionFunc(func(x *exchange) {
 		gw := &gzipWriter{recorder: x.w}
@@ -140,10 +141,17 @@ func Gzip(next Action) Action {
 	})
 }
 
+// gzipFlushEvery is how many bytes gzipWriter compresses between flushes.
+// Unflushed, the compressor holds its output until a block is full (some
+// 16 MiB of one byte), so a client would read nothing of a bomb, and could
+// not stop at its bound, before the server compressed that much.
+const gzipFlushEvery = 1 << 20
+
 // gzipWriter compresses what is written through it.
 type gzipWriter struct {
 	*recorder
-	zw *gzip.Writer
+	zw      *gzip.Writer
+	pending int // bytes compressed since the last flush
 }
 
 func (g *gzipWriter) WriteHeader(status int) {
@@ -157,13 +165,19 @@ func (g *gzipWriter) Write(b []byte) (int, error) {
 	if g.zw == nil {
 		g.WriteHeader(http.StatusOK)
 	}
-	return g.zw.Write(b)
+	n, err := g.zw.Write(b)
+	g.pending += n
+	if err == nil && g.pending >= gzipFlushEvery {
+		g.Flush()
+	}
+	return n, err
 }
 
 func (g *gzipWriter) Flush() {
 	if g.zw != nil {
 		_ = g.zw.Flush()
 	}
+	g.pending = 0
 	g.recorder.Flush()
 }
 

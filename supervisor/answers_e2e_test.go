@@ -42,11 +42,10 @@ func TestHostileAnswersFailTheCallAlone(t *testing.T) {
 		{"403 large HTML", mcptest.Large(403, textHdr, "<html>", 64<<20, 'a'), classify.Forbidden, supervisor.Answered},
 	}
 	// The bomb is compressed as the client reads it, so the server's work
-	// grows with the JSON bound: at the default 16 MiB it costs seconds of
-	// CPU under -race, which a loaded machine stretches past the test's
+	// grows with the JSON bound: at the default 16 MiB it costs a second of
+	// CPU under -race, which a loaded machine stretches toward the test's
 	// budget. 1 MiB still holds every answer here but the bomb (512 MiB);
-	// the bounds' defaults are wire's (TestAnswerBounds holds bombs to a
-	// bound).
+	// wire's TestAnswerBounds holds bombs to a bound.
 	limits := supervisor.AnswerLimits{JSON: 1 << 20}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

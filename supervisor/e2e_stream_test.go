@@ -1,10 +1,13 @@
 package supervisor_test
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
@@ -179,18 +182,53 @@ func TestE2EListChangedDuringAStreamGapIsNotLost(t *testing.T) {
 }
 
 // A keepalive ping answered 401 (a credential that expired) keeps the
-// session: no DELETE, no new session; calls still go out on it.
+// session: no DELETE, no new session; calls still go out on it. The pings
+// run on a fake clock, each tick once the last ping's answer was judged
+// (its debug line): on the real clock a loaded machine made pings outlast
+// their bound, the interval, and two in a row ended the session.
 func TestE2EKeepalive401KeepsTheSession(t *testing.T) {
-	cfg := fastStream(supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: 20 * time.Millisecond})
+	clock := clockwork.NewFakeClock()
+	kept := make(chan struct{}, 8)
+	logger := slog.New(logLine{msg: "mcpsup: keepalive ping failed; the session is kept", seen: kept})
+	cfg := supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: time.Hour, Clock: clock, CatalogPollInterval: -1, Logger: logger}
 	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "ping"},
 		Action: mcptest.PlainText(401, "token expired")})
 	e.start()
 
-	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "ping", 3), "pings keep going after a 401")
+	require.NoError(t, clock.BlockUntilContext(e.ctx, 1), "the keepalive's ticker, the only timer")
+	for i := range 3 {
+		clock.Advance(time.Hour)
+		select {
+		case <-kept:
+		case <-e.ctx.Done():
+			t.Fatalf("ping %d was not judged", i+1)
+		}
+	}
+	require.Equal(t, 3, e.srv.Log().Count("ping"), "pings keep going after a 401")
 	require.Zero(t, e.srv.Log().CountVerb("DELETE"))
 	require.Equal(t, supervisor.Ready, e.sup.State())
 	require.Equal(t, uint64(1), e.sup.Generation())
 	require.NoError(t, e.call("after"))
 	require.Equal(t, 1, e.srv.Log().Count("initialize"))
 }
+
+// logLine is a slog.Handler that signals seen each time a record with
+// message msg is handled, dropping the signal when seen is full.
+type logLine struct {
+	msg  string
+	seen chan<- struct{}
+}
+
+func (l logLine) Enabled(context.Context, slog.Level) bool { return true }
+func (l logLine) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == l.msg {
+		select {
+		case l.seen <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (l logLine) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l logLine) WithGroup(string) slog.Handler      { return l }
