@@ -89,6 +89,23 @@ func (f *fakeServer) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 }
 
+// openFaked opens a 2025-11-25 session with the stream off on the fake
+// server rt; the caller closes it.
+func openFaked(t *testing.T, ctx context.Context, rt http.RoundTripper, cfg wire.Config) *wire.Session {
+	t.Helper()
+	sess, err := wire.Open(ctx, wire.Options{
+		Endpoint:   "http://mcp.invalid/mcp",
+		HTTPClient: &http.Client{Transport: rt},
+		Era:        wire.Era2025,
+		Stream:     wire.StreamOff,
+		Wire:       cfg,
+	})
+	if err != nil {
+		t.Fatalf("handshake: %v", err)
+	}
+	return sess
+}
+
 func fakeResponse(r *http.Request, status int, h http.Header, body []byte) *http.Response {
 	if h == nil {
 		h = http.Header{}
@@ -147,20 +164,11 @@ func FuzzAnswerPath(f *testing.F) {
 		advance(t, clock) // resumption delays take no time
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		sess, err := wire.Open(ctx, wire.Options{
-			Endpoint:   "http://mcp.invalid/mcp",
-			HTTPClient: &http.Client{Transport: srv},
-			Era:        wire.Era2025,
-			Stream:     wire.StreamOff,
-			Wire:       wire.Config{Clock: clock, MaxJSONBody: 4 << 10, MaxErrorBody: 1 << 10, MaxSSEEvent: 4 << 10},
-		})
-		if err != nil {
-			t.Fatalf("handshake: %v", err)
-		}
+		sess := openFaked(t, ctx, srv, wire.Config{Clock: clock, MaxJSONBody: 4 << 10, MaxErrorBody: 1 << 10, MaxSSEEvent: 4 << 10})
 		defer sess.Close()
 		cs := sess.ClientSession()
 		callCtx := wire.WithExchange(ctx)
-		_, err = cs.CallTool(callCtx, &mcp.CallToolParams{Name: "t"})
+		_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "t"})
 		if ctx.Err() != nil {
 			t.Fatalf("the call hung: %v", err)
 		}

@@ -108,16 +108,7 @@ func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	sess, err := wire.Open(ctx, wire.Options{
-		Endpoint:   "http://mcp.invalid/mcp",
-		HTTPClient: &http.Client{Transport: srv},
-		Era:        wire.Era2025,
-		Stream:     wire.StreamOff,
-		Wire:       wire.Config{Clock: clock},
-	})
-	if err != nil {
-		t.Fatalf("handshake: %v", err)
-	}
+	sess := openFaked(t, ctx, srv, wire.Config{Clock: clock})
 	defer sess.Close()
 	cs := sess.ClientSession()
 	var wg sync.WaitGroup

@@ -2,7 +2,6 @@ package wire_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
@@ -72,16 +71,7 @@ func TestOddAnswersFailTheCallAlone(t *testing.T) {
 			advance(t, clock)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			sess, err := wire.Open(ctx, wire.Options{
-				Endpoint:   "http://mcp.invalid/mcp",
-				HTTPClient: &http.Client{Transport: srv},
-				Era:        wire.Era2025,
-				Stream:     wire.StreamOff,
-				Wire:       wire.Config{Clock: clock},
-			})
-			if err != nil {
-				t.Fatalf("handshake: %v", err)
-			}
+			sess := openFaked(t, ctx, srv, wire.Config{Clock: clock})
 			defer sess.Close()
 			cs := sess.ClientSession()
 			callCtx := wire.WithExchange(ctx)

@@ -59,15 +59,7 @@ func TestOddTTLHintsKeepTheListing(t *testing.T) {
 		t.Run(hint, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			sess, err := wire.Open(ctx, wire.Options{
-				Endpoint:   "http://mcp.invalid/mcp",
-				HTTPClient: &http.Client{Transport: &listServer{result: "{" + tool + "," + hint + "}"}},
-				Era:        wire.Era2025,
-				Stream:     wire.StreamOff,
-			})
-			if err != nil {
-				t.Fatalf("handshake: %v", err)
-			}
+			sess := openFaked(t, ctx, &listServer{result: "{" + tool + "," + hint + "}"}, wire.Config{})
 			defer sess.Close()
 			res, err := sess.ClientSession().ListTools(ctx, nil)
 			if err != nil {
