@@ -136,23 +136,7 @@ func TestE2ENotifyAfterEveryListIsBounded(t *testing.T) {
 // A 2026-07-28 server that lets clients cache its lists for an hour
 // (ttlMs, SEP-2549) still sees every re-list: go-sdk's cache is bypassed.
 func TestE2ERefreshBypassesTheListCache(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "cached", Version: "1"}, &mcp.ServerOptions{
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(time.Hour / time.Millisecond) },
-	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{}, nil, nil
-	})
-	var lists atomic.Int64
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if bytes.Contains(body, []byte(`"method":"tools/list"`)) {
-			lists.Add(1)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
+	ts, lists := ttlServer(t, time.Hour)
 	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), RelistMinGap: time.Nanosecond})
 	sup.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)

@@ -2,6 +2,7 @@ package supervisor_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,6 +24,14 @@ func newE2E2026(t *testing.T, opts mcptest.Options, cfg supervisor.Config) *e2e 
 
 func (e *e2e) listens() int { return e.srv.Log().Count(mcptest.ListenMethod) }
 
+// waitTool waits until the published catalog lists the tool name; why
+// names what should have brought it there.
+func (e *e2e) waitTool(name, why string) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool { return slices.Contains(e.sup.Catalog().ToolNames(), name) },
+		e2eTimeout, 10*time.Millisecond, why)
+}
+
 // The 2026-07-28 listen stream closed at once, again and again, while
 // requests succeed: the hostility rule fires, the listen is no longer sent,
 // an event says so, the catalog is polled instead, and no session is lost.
@@ -42,14 +51,7 @@ func TestE2EListenHostileGatewayIsDetectedAndPolled(t *testing.T) {
 	listens := e.listens()
 
 	e.srv.AddTool("late-tool")
-	require.Eventually(t, func() bool {
-		for _, n := range e.sup.Catalog().ToolNames() {
-			if n == "late-tool" {
-				return true
-			}
-		}
-		return false
-	}, e2eTimeout, 10*time.Millisecond, "the catalog is polled")
+	e.waitTool("late-tool", "the catalog is polled")
 	require.Equal(t, listens, e.listens(), "no listen once the rule fired")
 	require.Equal(t, uint64(1), e.sup.Generation(), "no session lost")
 	require.Equal(t, 1, e.sup.SessionsOpened())
@@ -80,14 +82,7 @@ func TestE2EListenIdleCutIsReopened(t *testing.T) {
 
 	lists := e.srv.Log().Count("tools/list")
 	e.srv.AddTool("pushed")
-	require.Eventually(t, func() bool {
-		for _, n := range e.sup.Catalog().ToolNames() {
-			if n == "pushed" {
-				return true
-			}
-		}
-		return false
-	}, e2eTimeout, 10*time.Millisecond, "list_changed still arrives on the re-sent listen")
+	e.waitTool("pushed", "list_changed still arrives on the re-sent listen")
 	require.Greater(t, e.srv.Log().Count("tools/list"), lists)
 	require.Equal(t, uint64(1), e.sup.Generation())
 	require.Equal(t, supervisor.Ready, e.sup.State())
@@ -106,14 +101,7 @@ func TestE2EListenReopenedAfterServerRestart(t *testing.T) {
 	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "tools/list", 2), "re-listed after the gap")
 
 	e.srv.AddTool("after-restart")
-	require.Eventually(t, func() bool {
-		for _, n := range e.sup.Catalog().ToolNames() {
-			if n == "after-restart" {
-				return true
-			}
-		}
-		return false
-	}, e2eTimeout, 10*time.Millisecond, "list_changed on the new listen reaches the catalog")
+	e.waitTool("after-restart", "list_changed on the new listen reaches the catalog")
 	require.Equal(t, uint64(1), e.sup.Generation(), "sessionless: nothing to lose")
 	require.Equal(t, supervisor.Ready, e.sup.State())
 }
@@ -124,14 +112,7 @@ func TestE2EListenOffPolls(t *testing.T) {
 	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamOff, CatalogPollInterval: 50 * time.Millisecond}))
 	e.start()
 	e.srv.AddTool("polled")
-	require.Eventually(t, func() bool {
-		for _, n := range e.sup.Catalog().ToolNames() {
-			if n == "polled" {
-				return true
-			}
-		}
-		return false
-	}, e2eTimeout, 10*time.Millisecond, "the catalog is polled")
+	e.waitTool("polled", "the catalog is polled")
 	require.Zero(t, e.listens(), "no listen with the stream off")
 }
 
@@ -143,14 +124,7 @@ func TestE2EListenDeclinedIsPolled(t *testing.T) {
 	e.srv.Gateway().Add(mcptest.ListenRejected(http.StatusNotFound))
 	e.start()
 	e.srv.AddTool("polled")
-	require.Eventually(t, func() bool {
-		for _, n := range e.sup.Catalog().ToolNames() {
-			if n == "polled" {
-				return true
-			}
-		}
-		return false
-	}, e2eTimeout, 10*time.Millisecond, "the catalog is polled")
+	e.waitTool("polled", "the catalog is polled")
 	require.Equal(t, 1, e.listens(), "declined: not sent again")
 	require.Empty(t, e.eventsOf(events.KindStreamDisabled), "a declined stream is no hostility")
 	require.Equal(t, uint64(1), e.sup.Generation())
@@ -168,13 +142,6 @@ func TestE2EListen502IsRetried(t *testing.T) {
 		"re-sent past the 502s")
 	require.Equal(t, 4, e.listens())
 	e.srv.AddTool("pushed")
-	require.Eventually(t, func() bool {
-		for _, n := range e.sup.Catalog().ToolNames() {
-			if n == "pushed" {
-				return true
-			}
-		}
-		return false
-	}, e2eTimeout, 10*time.Millisecond, "list_changed on the listen that got through")
+	e.waitTool("pushed", "list_changed on the listen that got through")
 	require.Empty(t, e.eventsOf(events.KindStreamDisabled))
 }

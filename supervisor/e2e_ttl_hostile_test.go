@@ -3,7 +3,6 @@ package supervisor_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -38,24 +36,9 @@ func (w replacingWriter) Flush() {
 func hostileTTLServer(t *testing.T, ttl string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	const marker = 987654321
-	srv := mcp.NewServer(&mcp.Implementation{Name: "ttl", Version: "1"}, &mcp.ServerOptions{
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = marker },
+	return cacheableServer(t, marker, func(w http.ResponseWriter) http.ResponseWriter {
+		return replacingWriter{w, []byte(`"ttlMs":987654321`), []byte(`"ttlMs":` + ttl)}
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{}, nil, nil
-	})
-	var lists atomic.Int64
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if bytes.Contains(body, []byte(`"method":"tools/list"`)) {
-			lists.Add(1)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(replacingWriter{w, []byte(`"ttlMs":987654321`), []byte(`"ttlMs":` + ttl)}, r)
-	}))
-	t.Cleanup(ts.Close)
-	return ts, &lists
 }
 
 // A list result whose ttlMs go-sdk cannot decode into an int (fractional,

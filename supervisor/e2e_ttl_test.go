@@ -21,8 +21,16 @@ import (
 // ttl; it counts the tools/list requests it sees.
 func ttlServer(t *testing.T, ttl time.Duration) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
+	return cacheableServer(t, int(ttl/time.Millisecond), nil)
+}
+
+// cacheableServer is a sessionless go-sdk server with one tool whose list
+// results carry ttlMs ms; rewrite, if set, wraps each response writer. It
+// counts the tools/list requests it sees.
+func cacheableServer(t *testing.T, ms int, rewrite func(http.ResponseWriter) http.ResponseWriter) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ttl", Version: "1"}, &mcp.ServerOptions{
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(ttl / time.Millisecond) },
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = ms },
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
@@ -35,6 +43,9 @@ func ttlServer(t *testing.T, ttl time.Duration) (*httptest.Server, *atomic.Int64
 			lists.Add(1)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if rewrite != nil {
+			w = rewrite(w)
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
