@@ -194,20 +194,34 @@ func TestE2EUnauthorizedCallKeepsTheSession(t *testing.T) {
 
 // A call that Close ends is canceled, whatever the wire saw: classify is
 // told with the context Close ended, and no verdict is patched afterwards.
+// A call whose caller gave no deadline runs on the supervisor's call clock
+// alone (Config.CallTimeout), which is also what Close ends it with: it is
+// canceled too, not left to its timeout.
 func TestE2ECloseCancelsACallInFlight(t *testing.T) {
-	e := newE2E(t, mcptest.Options{}, supervisor.Config{})
-	e.start()
-	errc := make(chan error, 1)
-	go func() {
-		_, err := e.sup.CallTool(e.ctx, &mcp.CallToolParams{Name: mcptest.BlockTool, Arguments: mcptest.IDArgs{ID: "c"}})
-		errc <- err
-	}()
-	require.Eventually(t, func() bool { return e.srv.Invocations(mcptest.BlockTool, "c") == 1 },
-		e2eTimeout, time.Millisecond, "the call reached the server")
-	require.NoError(t, e.sup.Close())
-	err := <-errc
-	var ce *supervisor.CallError
-	require.ErrorAs(t, err, &ce)
-	require.Equal(t, classify.Canceled, ce.Verdict.Class, "%v", err)
-	require.ErrorIs(t, err, supervisor.ErrClosed)
+	for _, c := range []struct {
+		name     string
+		deadline bool
+	}{{"caller deadline", true}, {"no caller deadline", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newE2E(t, mcptest.Options{}, supervisor.Config{CallTimeout: time.Hour})
+			e.start()
+			ctx := context.Background()
+			if c.deadline {
+				ctx = e.ctx
+			}
+			errc := make(chan error, 1)
+			go func() {
+				_, err := e.sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.BlockTool, Arguments: mcptest.IDArgs{ID: "c"}})
+				errc <- err
+			}()
+			require.Eventually(t, func() bool { return e.srv.Invocations(mcptest.BlockTool, "c") == 1 },
+				e2eTimeout, time.Millisecond, "the call reached the server")
+			require.NoError(t, e.sup.Close())
+			err := <-errc
+			var ce *supervisor.CallError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, classify.Canceled, ce.Verdict.Class, "%v", err)
+			require.ErrorIs(t, err, supervisor.ErrClosed)
+		})
+	}
 }
