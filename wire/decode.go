@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -100,7 +99,7 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 	} else if tag != "2.0" {
 		return nil, false, fmt.Errorf("invalid message version tag %q; expected %q", tag, "2.0")
 	}
-	id, matched, err := messageID(w.ID, want)
+	id, matched, inexact, err := messageID(w.ID, want)
 	if err != nil {
 		return nil, false, err
 	}
@@ -118,7 +117,7 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 	if !id.IsValid() && !matched {
 		return nil, false, errInvalidMessage
 	}
-	if want.plain && !matched && inexactNumber(w.ID) {
+	if want.plain && !matched && inexact {
 		// go-sdk reads a number that is no integer as the integer under
 		// it (MakeID's int64 of its float64): 2.5 would answer call 2. It
 		// answers no call; named as it came.
@@ -138,38 +137,32 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 // and a float64 holds exactly) is read directly; anything else is decoded
 // as go-sdk decodes it. It is matched, with the zero ID, when its value is
 // want's plain id, however written (3, 3.0, 3e0); a fraction is not, though
-// go-sdk's int64 of it would be (see [decodeMessageInto]).
-func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched bool, err error) {
+// go-sdk's int64 of it would be (see [decodeMessageInto]). inexact reports
+// a number go-sdk's int64 of its float64 does not hold: a fraction, or one
+// past the range of int64.
+func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched, inexact bool, err error) {
 	if len(raw) == 0 {
-		return jsonrpc.ID{}, false, nil
+		return jsonrpc.ID{}, false, false, nil
 	}
 	if n, ok := plainInt(raw); ok {
 		if want.plain && want.n == n {
-			return jsonrpc.ID{}, true, nil
+			return jsonrpc.ID{}, true, false, nil
 		}
 		id, err := jsonrpc.MakeID(float64(n)) // as go-sdk would, from its float64
-		return id, false, err
+		return id, false, false, err
 	}
 	var v any
 	if _, err := json.Parse(raw, &v, decodeFlags); err != nil {
-		return jsonrpc.ID{}, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		return jsonrpc.ID{}, false, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
-	if f, isNumber := v.(float64); isNumber && want.plain && f == float64(want.n) {
-		return jsonrpc.ID{}, true, nil // want's id written otherwise: 3.0, 3e0
+	if f, isNumber := v.(float64); isNumber {
+		if want.plain && f == float64(want.n) {
+			return jsonrpc.ID{}, true, false, nil // want's id written otherwise: 3.0, 3e0
+		}
+		inexact = f != math.Trunc(f) || f >= math.MaxInt64 || f < math.MinInt64
 	}
 	id, err = jsonrpc.MakeID(v)
-	return id, false, err
-}
-
-// inexactNumber reports whether raw, a message's "id" value, is a JSON
-// number go-sdk's int64 of its float64 does not hold: a fraction, or one
-// past the range of int64.
-func inexactNumber(raw json.RawMessage) bool {
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return false
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	return err == nil && (f != math.Trunc(f) || f >= math.MaxInt64 || f < math.MinInt64)
+	return id, false, inexact, err
 }
 
 // callID is the JSON-RPC id of the call an answer must carry ([requestID]):
