@@ -54,6 +54,7 @@ type openReq struct {
 	attach bool
 	spec   dialSpec
 	reply  chan openReply
+	ctx    context.Context // the dial's or attach's own
 }
 
 type openReply struct {
@@ -64,7 +65,7 @@ type openReply struct {
 func newFakeConn() *fakeConn { return &fakeConn{reqs: make(chan *openReq, 16), bell: newBeacon()} }
 
 func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (session, error) {
-	r := &openReq{attach: attach, spec: spec, reply: make(chan openReply, 1)}
+	r := &openReq{attach: attach, spec: spec, reply: make(chan openReply, 1), ctx: ctx}
 	c.reqs <- r
 	if c.stubborn {
 		rep := <-r.reply

@@ -368,9 +368,10 @@ func TestCloseFromEveryState(t *testing.T) {
 	t.Run("connecting", func(t *testing.T) {
 		r := newRig(t, Config{})
 		r.sup.Start()
-		r.next() // the dial hangs until Close cancels it
+		dial := r.next() // the dial hangs until Close cancels it
 		require.NoError(t, r.sup.Close())
 		require.Equal(t, Closed, r.sup.State())
+		require.ErrorIs(t, dial.ctx.Err(), context.Canceled, "Close ended the dial's context, not its timeout")
 	})
 	t.Run("failed", func(t *testing.T) {
 		r := newRig(t, Config{})
