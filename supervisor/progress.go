@@ -21,6 +21,11 @@ import (
 // done when the parent is, or when the timeout passes without progress
 // (Err: context.DeadlineExceeded, as a context.WithTimeout gives, so the
 // verdict is timeout). It has no fixed Deadline. Safe for concurrent use.
+//
+// Contexts derived from it (net/http derives one per request) register
+// through its AfterFunc method, as they do with the context package's own
+// types; without it, context.WithCancel starts a goroutine per derived
+// context to watch Done.
 type callClock struct {
 	context.Context // the parent: values and its own end
 
@@ -34,11 +39,23 @@ type callClock struct {
 	done       chan struct{}
 	err        error
 	stopParent func() bool
+	// after holds the functions AfterFunc registered, run once on end;
+	// afterBuf is its first backing array, so a call's one or two derived
+	// contexts cost no allocation for it.
+	after    []afterFunc
+	afterBuf [2]afterFunc
+	afterIDs uint64
+}
+
+type afterFunc struct {
+	id uint64
+	f  func()
 }
 
 func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
 	now := clock.Now()
 	c := &callClock{Context: parent, clock: clock, timeout: timeout, ceiling: now.Add(ceiling), done: make(chan struct{})}
+	c.after = c.afterBuf[:0]
 	c.expiry = minTime(now.Add(timeout), c.ceiling)
 	c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
 	if parent.Done() == nil {
@@ -67,15 +84,49 @@ func (c *callClock) Err() error {
 	return c.err
 }
 
-// end ends the call's context with err, once.
+// end ends the call's context with err, once, and starts the functions
+// AfterFunc registered.
 func (c *callClock) end(err error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.err != nil {
+		c.mu.Unlock()
 		return
 	}
 	c.err = err
 	close(c.done)
+	after := c.after
+	c.after = nil
+	c.mu.Unlock()
+	for _, a := range after {
+		go a.f()
+	}
+}
+
+// AfterFunc arranges to call f in its own goroutine once the clock is done,
+// as context.AfterFunc does; stop reports whether it kept f from running.
+// The context package calls it while holding the derived context's lock, so
+// f never runs on the caller's goroutine.
+func (c *callClock) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		go f()
+		return neverStarted
+	}
+	c.afterIDs++
+	id := c.afterIDs
+	c.after = append(c.after, afterFunc{id: id, f: f})
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, a := range c.after {
+			if a.id == id {
+				c.after = append(c.after[:i], c.after[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // progressed starts the timeout over, up to the ceiling.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // clocksOf returns the bounded calls registered for token.
@@ -131,4 +132,42 @@ func TestProgressFromARealServerExtendsTheCall(t *testing.T) {
 	require.Equal(t, clock.Now().Add(time.Minute), c.when(), "the progress started the timeout over")
 	srv.Release("p")
 	require.NoError(t, <-errc)
+}
+
+// A context derived from a call's clock (net/http derives one per request)
+// registers with the clock, as with the context package's own types: it
+// starts no goroutine to watch Done, ends when the clock does, and leaves
+// the clock when it ends first. Through wire.WithExchange too, which every
+// call's context passes through.
+func TestCallClockTakesDerivedContextsWithoutAGoroutine(t *testing.T) {
+	for name, wrap := range map[string]func(context.Context) context.Context{
+		"direct":        func(c context.Context) context.Context { return c },
+		"with exchange": wire.WithExchange,
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := newCallClock(context.Background(), clockwork.NewFakeClock(), time.Minute, time.Hour)
+			registered := func() int {
+				clock.mu.Lock()
+				defer clock.mu.Unlock()
+				return len(clock.after)
+			}
+			first, cancelFirst := context.WithCancel(wrap(clock))
+			second, cancelSecond := context.WithCancelCause(wrap(clock))
+			defer cancelSecond(nil)
+			require.Equal(t, 2, registered(), "both derived contexts registered with the clock")
+			cancelFirst()
+			require.Equal(t, 1, registered(), "a derived context that ended first left the clock")
+			require.NoError(t, second.Err())
+
+			clock.cancel()
+			<-second.Done()
+			require.ErrorIs(t, second.Err(), context.Canceled)
+			require.ErrorIs(t, first.Err(), context.Canceled)
+			require.Equal(t, 0, registered())
+
+			late, cancelLate := context.WithCancel(wrap(clock))
+			defer cancelLate()
+			<-late.Done() // derived from an ended clock: ends at once
+		})
+	}
 }

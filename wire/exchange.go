@@ -190,6 +190,17 @@ func (c *slotContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
+// AfterFunc passes a derived context's registration on to the parent (see
+// context.AfterFunc): a parent with its own AfterFunc takes it there, where
+// without this method context.WithCancel would start a goroutine per derived
+// context to watch Done (net/http derives one per request).
+func (c *slotContext) AfterFunc(f func()) (stop func() bool) {
+	if a, ok := c.Context.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(c.Context, f)
+}
+
 // withConnectExchange is WithExchange for a session's handshake: go-sdk
 // keeps the context of Connect, values included, as the connection's own
 // for the session's life (xcontext.Detach in StreamableClientTransport.Connect),
