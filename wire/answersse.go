@@ -98,6 +98,9 @@ type answerStream struct {
 	lastID  string        // the last event id: a resumption's Last-Event-ID
 	retry   time.Duration // the server's retry field
 	resumes int           // resumptions in a row without a new event id
+
+	drainStart time.Time // when Close began to drain (see [drains])
+	drainAt    int       // the index in drains.active; -1 once out of it
 }
 
 // newAnswerStream returns the stream go-sdk reads in place of resp's body,
@@ -139,12 +142,11 @@ const answerBufferSize = 4 << 10
 
 // callBuffers are a call's working buffers: its request's identity
 // ([requestIdentity]), and its answer stream's, which the stream takes
-// when the answer comes and gives back on Close, with the drainer its
-// Close used. One pool for all, so that calls in a row reuse them.
+// when the answer comes and gives back on Close. One pool for all, so that
+// calls in a row reuse them.
 type callBuffers struct {
 	src             *bufio.Reader
 	out, data, line []byte
-	drain           *drainer // nil until a Close drained
 	identity        identityScratch
 	decode          decodeScratch
 }
@@ -200,26 +202,23 @@ func (s *answerStream) Read(p []byte) (int, error) {
 }
 
 // Close closes the server's stream. After the response it first reads
-// what little is left (at most drainBytes, for at most drainWait), so that
-// a server that ends the stream after the response, as go-sdk's does,
-// leaves its connection reusable.
+// what little is left (at most drainBytes, for at most about drainWait; see
+// [drains]), so that a server that ends the stream after the response, as
+// go-sdk's does, leaves its connection reusable.
 //
-// The drain reads in the caller's goroutine; a timer closes the server's
-// body after drainWait, which ends a read still waiting. net/http's bodies
-// also end their read when the call's context ends.
+// The drain reads in the caller's goroutine; the Transport's drain timer
+// closes the server's body when it takes too long, which ends a read still
+// waiting. net/http's bodies also end their read when the call's context
+// ends.
 func (s *answerStream) Close() error {
 	if s.src == nil {
 		s.closeBody() // closed before
 		return s.closeErr
 	}
 	if s.answered && s.ctx.Err() == nil {
-		// The real clock: this bounds a server's hold on a connection and
-		// decides nothing, so an injected test clock must not see a waiter.
-		d := startDrainer(s)
+		s.t.drains.start(s)
 		_, _ = s.src.Discard(drainBytes)
-		if !d.stop() {
-			s.bufs.drain = nil
-		}
+		s.t.drains.stop(s)
 	}
 	s.closeBody()
 	s.ended = true
@@ -230,51 +229,7 @@ func (s *answerStream) Close() error {
 	return s.closeErr
 }
 
-// drainer closes a stream's server body when its drain takes longer than
-// drainWait. Drainers are kept with their timer in [callBuffers], so that
-// a call's Close allocates none.
-type drainer struct {
-	timer *time.Timer
-	mu    sync.Mutex
-	s     *answerStream // the stream drained; nil while kept
-}
-
-// startDrainer starts the timer of s's drainer.
-func startDrainer(s *answerStream) *drainer {
-	d := s.bufs.drain
-	if d == nil {
-		d = &drainer{s: s}
-		d.timer = time.AfterFunc(drainWait, d.fire)
-		s.bufs.drain = d
-		return d
-	}
-	d.mu.Lock()
-	d.s = s
-	d.mu.Unlock()
-	d.timer.Reset(drainWait)
-	return d
-}
-
-func (d *drainer) fire() {
-	d.mu.Lock()
-	s := d.s
-	d.mu.Unlock()
-	if s != nil {
-		s.closeBody()
-	}
-}
-
-// stop ends d's wait and reports whether d may be used again: not when
-// its timer fired already, since its fire may still be running.
-func (d *drainer) stop() bool {
-	stopped := d.timer.Stop()
-	d.mu.Lock()
-	d.s = nil
-	d.mu.Unlock()
-	return stopped
-}
-
-// closeBody closes the server's body once; the drain's timer and Close may
+// closeBody closes the server's body once; the drain timer and Close may
 // both call it.
 func (s *answerStream) closeBody() {
 	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })

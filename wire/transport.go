@@ -157,6 +157,7 @@ type Transport struct {
 	declined  bool        // the server declined the push stream (StreamDeclined)
 
 	answered answeredIDs // requests whose whole answer came with the response
+	drains   drains      // bounds the answer streams' drains on Close
 
 	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
