@@ -39,7 +39,6 @@ type wireDecode struct {
 // decoding a message costs no allocation but the message's own. resp is
 // the response [decodeMessageInto] returns.
 type decodeScratch struct {
-	value  json.RawMessage
 	msg    wireDecode
 	method string
 	resp   jsonrpc.Response
@@ -85,13 +84,11 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 	if err := checkMaxDepth(data); err != nil {
 		return nil, false, err
 	}
-	// The value go-sdk's json.Decoder.Decode reads: the first one in data.
-	rest, err := json.Parse(data, &sc.value, decodeFlags)
-	if err != nil {
-		return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
-	}
+	// The value go-sdk's json.Decoder.Decode reads, the first one in data,
+	// decoded in the same pass that finds its end.
 	w := &sc.msg
-	if _, err := json.Parse(sc.value, w, decodeFlags); err != nil {
+	rest, err := json.Parse(data, w, decodeFlags)
+	if err != nil {
 		return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
 	if tag, err := versionTag(w.VersionTag); err != nil {
