@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/segmentio/encoding/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // BenchmarkRequestIdentity measures reading the JSON-RPC id and method of a
@@ -76,4 +79,52 @@ func TestRequestIdentityAllocations(t *testing.T) {
 	require.NoError(t, err)
 	allocs := testing.AllocsPerRun(100, func() { requestIdentity(req) })
 	assert.LessOrEqual(t, allocs, 16.0)
+}
+
+// Every request go-sdk encodes takes the fast path, and wherever both read
+// an identity they read the same one: on go-sdk's own encodings of random
+// requests, and on those cut or changed at any byte. (The fast path reads
+// no further than the method: a body broken after it, which go-sdk never
+// writes, keeps its identity, and its server refuses it.)
+func TestGoSDKIdentityIsTheDecoders(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		id := rapid.Int64().Draw(t, "id")
+		method := rapid.StringMatching(`[a-zA-Z/_.\-"\\ é]{0,24}`).Draw(t, "method")
+		var params json.RawMessage
+		if rapid.Bool().Draw(t, "params") {
+			params = json.RawMessage(rapid.SampledFrom([]string{`{}`, `{"name":"x","arguments":{"id":"y"}}`, `{"method":"other","id":9}`, `[1,2]`}).Draw(t, "p"))
+		}
+		rid, err := jsonrpc.MakeID(float64(id))
+		if err != nil {
+			t.Skip()
+		}
+		body, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: rid, Method: method, Params: params})
+		require.NoError(t, err)
+		m, raw, ok := goSDKIdentity(body)
+		var sc identityScratch
+		wm, wraw, wok := sc.parse(body)
+		require.True(t, wok, "%s", body)
+		if !strings.ContainsAny(method, `"\`) && method != "" {
+			require.True(t, ok, "go-sdk's encoding takes the fast path: %s", body)
+		}
+		if ok {
+			require.Equal(t, string(wm), string(m), "%s", body)
+			require.Equal(t, rawID(wraw), rawID(raw), "%s", body)
+		}
+		// Cut or changed anywhere: the fast path agrees with the decoder
+		// or leaves the body to it.
+		i := rapid.IntRange(0, len(body)-1).Draw(t, "at")
+		for _, changed := range [][]byte{body[:i], append(append(bytes.Clone(body[:i]), rapid.Byte().Draw(t, "b")), body[i+1:]...)} {
+			m, raw, ok := goSDKIdentity(changed)
+			if !ok {
+				continue
+			}
+			wm, wraw, wok := sc.parse(changed)
+			if !wok {
+				continue
+			}
+			require.Equal(t, string(wm), string(m), "%s", changed)
+			require.Equal(t, rawID(wraw), rawID(raw), "%s", changed)
+		}
+	})
 }

@@ -484,9 +484,11 @@ func identityAt(r io.ReaderAt, off, n int64) (method, id string) {
 	if i := bytes.IndexFunc(buf, notJSONSpace); i < 0 || buf[i] != '{' {
 		return "", ""
 	}
-	m, raw, ok := sc.parse(buf)
+	m, raw, ok := goSDKIdentity(buf)
 	if !ok {
-		return "", ""
+		if m, raw, ok = sc.parse(buf); !ok {
+			return "", ""
+		}
 	}
 	// m and raw alias the pooled buffer: copied out (a method go-sdk sends
 	// is interned, no copy).
@@ -494,6 +496,50 @@ func identityAt(r io.ReaderAt, off, n int64) (method, id string) {
 		method = string(m)
 	}
 	return method, rawID(raw)
+}
+
+// goSDKIdentity reads the identity of a request written as go-sdk writes
+// every one (internal/jsonrpc2 wireCombined, in its field order):
+// {"jsonrpc":"2.0","id":<integer>,"method":"<name>", then "params" or the
+// end. It reads no further than the method, where the decoder would scan
+// the params too: on a call's path that took about 2 µs. ok is false for
+// any other shape (a string id, an escape in the method, keys in another
+// order), which [identityScratch.parse] reads instead.
+func goSDKIdentity(buf []byte) (method []byte, id json.RawMessage, ok bool) {
+	rest, found := bytes.CutPrefix(buf, []byte(`{"jsonrpc":"2.0","id":`))
+	if !found {
+		return nil, nil, false
+	}
+	n := 0
+	if len(rest) > 0 && rest[0] == '-' {
+		n++
+	}
+	start := n
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == start || n-start > 1 && rest[start] == '0' {
+		return nil, nil, false // no digits, or a leading zero: not JSON's integer
+	}
+	id, rest = json.RawMessage(rest[:n]), rest[n:]
+	if rest, found = bytes.CutPrefix(rest, []byte(`,"method":"`)); !found {
+		return nil, nil, false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return nil, nil, false
+	}
+	method, rest = rest[:end], rest[end+1:]
+	for _, c := range method {
+		if c == '\\' || c < 0x20 {
+			return nil, nil, false
+		}
+	}
+	last := bytes.TrimRight(rest, " \t\r\n")
+	if len(last) == 0 || last[len(last)-1] != '}' || !(rest[0] == '}' || bytes.HasPrefix(rest, []byte(`,"params":`))) {
+		return nil, nil, false
+	}
+	return method, id, true
 }
 
 // readerAt reads a fresh body from its start (the copy GetBody made).
