@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"testing"
 	"time"
@@ -21,7 +22,15 @@ type OverheadResult struct {
 	// SupervisedBytes and BareBytes are bytes allocated per call in the
 	// whole process.
 	SupervisedBytes, BareBytes float64
-	Err                        error
+	// SupervisedGoroutines and BareGoroutines are goroutines started per
+	// call in the whole process (runtime/metrics
+	// /sched/goroutines-created:goroutines).
+	SupervisedGoroutines, BareGoroutines float64
+	// PairedRatio is the median over rounds of the round's supervised mean
+	// over its bare mean: each ratio compares two runs side by side, so a
+	// host that slows down or speeds up between rounds moves neither.
+	PairedRatio float64
+	Err         error
 }
 
 // Ratio is SupervisedMedian / BareMedian.
@@ -31,7 +40,8 @@ func (r OverheadResult) Ratio() float64 {
 
 // CallOverhead runs figure 4: rounds of callsPerRound calls each, the two
 // clients alternating within every round (ABBA order), both with the
-// standalone stream open, on one plain go-sdk server (no gateway).
+// standalone stream open, on one plain go-sdk server (no gateway). The
+// calls carry ctx, which should have a deadline, as a host's calls do.
 func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult {
 	res := OverheadResult{Rounds: rounds, CallsPerRound: callsPerRound}
 	pair, err := newCallPair(ctx)
@@ -81,8 +91,14 @@ func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult
 		}
 	}
 	res.SupervisedMedian, res.BareMedian = median(sup), median(bare)
-	res.SupervisedAllocs, res.SupervisedBytes = allocsPerCall(callsPerRound, supCall)
-	res.BareAllocs, res.BareBytes = allocsPerCall(callsPerRound, bareCall)
+	ratios := make([]float64, len(sup))
+	for i := range sup {
+		ratios[i] = float64(sup[i]) / float64(bare[i])
+	}
+	slices.Sort(ratios)
+	res.PairedRatio = ratios[len(ratios)/2]
+	res.SupervisedAllocs, res.SupervisedBytes, res.SupervisedGoroutines = allocsPerCall(callsPerRound, supCall)
+	res.BareAllocs, res.BareBytes, res.BareGoroutines = allocsPerCall(callsPerRound, bareCall)
 	return res
 }
 
@@ -92,17 +108,30 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// allocsPerCall returns allocations and bytes per call over runs calls, the
-// way testing.AllocsPerRun counts (whole process, GOMAXPROCS unchanged).
-func allocsPerCall(runs int, call func() error) (allocs, bytes float64) {
+// allocsPerCall returns allocations, bytes and goroutines started per call
+// over runs calls, the way testing.AllocsPerRun counts (whole process,
+// GOMAXPROCS unchanged).
+func allocsPerCall(runs int, call func() error) (allocs, bytes, goroutines float64) {
 	var before, after runtime.MemStats
 	allocs = testing.AllocsPerRun(runs, func() { _ = call() })
 	runtime.ReadMemStats(&before)
+	started := goroutinesStarted()
 	for range runs {
 		_ = call()
 	}
+	goroutines = float64(goroutinesStarted()-started) / float64(runs)
 	runtime.ReadMemStats(&after)
-	return allocs, float64(after.TotalAlloc-before.TotalAlloc) / float64(runs)
+	return allocs, float64(after.TotalAlloc-before.TotalAlloc) / float64(runs), goroutines
+}
+
+// goroutinesStarted is the number of goroutines the process started so far.
+func goroutinesStarted() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // callPair is one server with a supervisor and a bare session on it.

@@ -63,12 +63,12 @@ func (r *Report) Render(w io.Writer) error {
 	if o.Err != nil {
 		p("error: %s\n\n", o.Err)
 	} else {
-		p("One plain go-sdk server (no gateway), one supervisor and one bare ClientSession on it, both with the standalone stream open. %d rounds of %d calls, the clients alternating in ABBA order; median over rounds of the mean time per call. ", o.Rounds, o.CallsPerRound)
-		p("Allocations are counted for the whole process (client and server, testing.AllocsPerRun), so the difference is mcpsup's. Goal: within 3%%, at most 8 more allocations per call.\n\n")
-		p("| client | median per call | allocs/call | bytes/call |\n|---|---:|---:|---:|\n")
-		p("| %s | %s | %.0f | %.0f |\n", Supervised, us(o.SupervisedMedian), o.SupervisedAllocs, o.SupervisedBytes)
-		p("| %s | %s | %.0f | %.0f |\n", BareSDK, us(o.BareMedian), o.BareAllocs, o.BareBytes)
-		p("| **ratio / extra** | **%.3f** | **%+.0f** | **%+.0f** |\n\n", o.Ratio(), o.SupervisedAllocs-o.BareAllocs, o.SupervisedBytes-o.BareBytes)
+		p("One plain go-sdk server (no gateway), one supervisor and one bare ClientSession on it, both with the standalone stream open; every call carries a context with a deadline, as a host's calls do. %d rounds of %d calls, the clients alternating in ABBA order. The paired ratio is the median over rounds of the round's mcpsup mean over its bare mean, so that the host slowing down or speeding up between rounds (by a tenth on this 2-core machine) moves neither side; the medians are over rounds of the mean time per call. ", o.Rounds, o.CallsPerRound)
+		p("Allocations and goroutines started are counted for the whole process (client and server; testing.AllocsPerRun, runtime/metrics), so the difference is mcpsup's. Goal: within 3%%, at most 8 more allocations per call.\n\n")
+		p("| client | median per call | allocs/call | bytes/call | goroutines started/call |\n|---|---:|---:|---:|---:|\n")
+		p("| %s | %s | %.0f | %.0f | %.2f |\n", Supervised, us(o.SupervisedMedian), o.SupervisedAllocs, o.SupervisedBytes, o.SupervisedGoroutines)
+		p("| %s | %s | %.0f | %.0f | %.2f |\n", BareSDK, us(o.BareMedian), o.BareAllocs, o.BareBytes, o.BareGoroutines)
+		p("| **ratio / extra** | **%.3f** paired (%.3f of the medians) | **%+.0f** | **%+.0f** | **%+.2f** |\n\n", o.PairedRatio, o.Ratio(), o.SupervisedAllocs-o.BareAllocs, o.SupervisedBytes-o.BareBytes, o.SupervisedGoroutines-o.BareGoroutines)
 	}
 
 	p("## 5. Idle connections\n\n")

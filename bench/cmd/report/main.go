@@ -72,13 +72,13 @@ func main() {
 	}
 
 	if *only == "overhead" {
-		o := bench.CallOverhead(ctx, 21, 200)
+		o := bench.CallOverhead(ctx, 101, 50)
 		if o.Err != nil {
 			log.Fatal(o.Err)
 		}
 		fmt.Printf("CallTool %s: median %v, %.0f allocs, %.0f B per call\n", bench.Supervised, o.SupervisedMedian, o.SupervisedAllocs, o.SupervisedBytes)
 		fmt.Printf("CallTool %s: median %v, %.0f allocs, %.0f B per call\n", bench.BareSDK, o.BareMedian, o.BareAllocs, o.BareBytes)
-		fmt.Printf("ratio %.3f, %+.0f allocs, %+.0f B per call\n", o.Ratio(), o.SupervisedAllocs-o.BareAllocs, o.SupervisedBytes-o.BareBytes)
+		fmt.Printf("ratio %.3f paired (%.3f of the medians), %+.0f allocs, %+.0f B, %+.2f goroutines started per call\n", o.PairedRatio, o.Ratio(), o.SupervisedAllocs-o.BareAllocs, o.SupervisedBytes-o.BareBytes, o.SupervisedGoroutines-o.BareGoroutines)
 		return
 	}
 
@@ -114,7 +114,7 @@ func main() {
 	log.Printf("3/8 sessions lost in %v", *period)
 	r.Lost = bench.SessionsLost(ctx, *period)
 	log.Print("4/8 CallTool overhead")
-	r.Overhead = bench.CallOverhead(ctx, 21, 200)
+	r.Overhead = bench.CallOverhead(ctx, 101, 50)
 	log.Print("5/8 idle connections")
 	r.Idle, r.IdleNote = idle(ctx, *small, *big, limit)
 	log.Print("6/8 pure cores")
