@@ -14,10 +14,13 @@ import (
 // TestCommandKeepAliveOn2026: a stdio server that speaks 2026-07-28 (go-sdk
 // v1.8.0's own, with the default Era) answers ping -32601; the keepalive
 // takes that answer as life and goes on pinging, and a server that then
-// hangs is found by it, killed and started again.
+// hangs is found by it, killed and started again. A ping is bounded by the
+// interval, on the real clock here (a real process answers it): 250 ms, so
+// that a loaded machine's slow answer is no missed ping, where 20 ms lost
+// the session about once in twenty runs under load.
 func TestCommandKeepAliveOn2026(t *testing.T) {
 	requireProcFS(t)
-	r := newStdioRig(t, Config{KeepAlive: 20 * time.Millisecond,
+	r := newStdioRig(t, Config{KeepAlive: 250 * time.Millisecond,
 		Command: &Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
 	r.sup.Start()
 	r.ready()
