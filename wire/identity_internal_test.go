@@ -83,8 +83,8 @@ func TestRequestIdentityAllocations(t *testing.T) {
 
 // Every request go-sdk encodes takes the fast path, and wherever both read
 // an identity they read the same one: on go-sdk's own encodings of random
-// requests, and on those cut or changed at any byte. (The fast path reads
-// no further than the method: a body broken after it, which go-sdk never
+// requests, and on those cut or changed at any byte. (The fast path checks
+// no syntax inside the params: a body broken there, which go-sdk never
 // writes, keeps its identity, and its server refuses it.)
 func TestGoSDKIdentityIsTheDecoders(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -127,4 +127,38 @@ func TestGoSDKIdentityIsTheDecoders(t *testing.T) {
 			require.Equal(t, rawID(wraw), rawID(raw), "%s", changed)
 		}
 	})
+}
+
+// A body that starts as go-sdk writes one but holds a second "id" or
+// "method" after its params is read as go-sdk's server reads it (the last
+// key wins), and one with bytes after its object has no identity, as the
+// server has none: the fast path must not pin the call to the first id.
+func TestGoSDKIdentityReadsTheWholeObject(t *testing.T) {
+	cases := []struct{ name, body string }{
+		{"second id after params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"id":2}`},
+		{"second method after params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{},"method":"tools/list"}`},
+		{"id null after params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"}"},"id":null}`},
+		{"escaped braces in params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\"}","b":[{}]},"id":"s"}`},
+		{"second object", `{"jsonrpc":"2.0","id":1,"method":"ping"} {"jsonrpc":"2.0","id":2,"method":"ping"}`},
+		{"params then second object", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}{"id":2}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", strings.NewReader(c.body))
+			require.NoError(t, err)
+			method, id := requestIdentity(req)
+			var sc identityScratch
+			wm, wraw, ok := sc.parse([]byte(c.body))
+			if !ok {
+				assert.Empty(t, method+id, "the decoder reads no identity")
+				return
+			}
+			assert.Equal(t, string(wm), method)
+			assert.Equal(t, rawID(wraw), id)
+			if msg, err := jsonrpc.DecodeMessage([]byte(c.body)); err == nil {
+				r := msg.(*jsonrpc.Request)
+				assert.Equal(t, r.Method, method, "as go-sdk's server reads it")
+			}
+		})
+	}
 }

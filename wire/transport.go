@@ -500,11 +500,13 @@ func identityAt(r io.ReaderAt, off, n int64) (method, id string) {
 
 // goSDKIdentity reads the identity of a request written as go-sdk writes
 // every one (internal/jsonrpc2 wireCombined, in its field order):
-// {"jsonrpc":"2.0","id":<integer>,"method":"<name>", then "params" or the
-// end. It reads no further than the method, where the decoder would scan
-// the params too: on a call's path that took about 2 µs. ok is false for
-// any other shape (a string id, an escape in the method, keys in another
-// order), which [identityScratch.parse] reads instead.
+// {"jsonrpc":"2.0","id":<integer>,"method":"<name>", then "params" and
+// the end, or the end. It decodes nothing past the method, where the
+// decoder would decode the params too (on a call's path that took about
+// 2 µs); it only finds the params' end, so that a key after them is not
+// missed. ok is false for any other shape (a string id, an escape in the
+// method, keys in another order or after the params, bytes after the
+// object), which [identityScratch.parse] reads instead.
 func goSDKIdentity(buf []byte) (method []byte, id json.RawMessage, ok bool) {
 	rest, found := bytes.CutPrefix(buf, []byte(`{"jsonrpc":"2.0","id":`))
 	if !found {
@@ -535,11 +537,45 @@ func goSDKIdentity(buf []byte) (method []byte, id json.RawMessage, ok bool) {
 			return nil, nil, false
 		}
 	}
-	last := bytes.TrimRight(rest, " \t\r\n")
-	if len(last) == 0 || last[len(last)-1] != '}' || !(rest[0] == '}' || bytes.HasPrefix(rest, []byte(`,"params":`))) {
+	if rest, found = bytes.CutPrefix(rest, []byte(`,"params":`)); found {
+		// The object must end after the params, as go-sdk writes it: a
+		// second "id" or "method" would be the one its server reads.
+		if rest, found = skipComposite(rest); !found {
+			return nil, nil, false
+		}
+	}
+	if len(rest) == 0 || rest[0] != '}' || len(bytes.TrimLeft(rest[1:], " \t\r\n")) != 0 {
 		return nil, nil, false
 	}
 	return method, id, true
+}
+
+// skipComposite returns what follows the JSON object or array b starts
+// with, found by its brackets outside strings; it checks no more of its
+// syntax (a body broken inside its params is its server's to refuse). ok is
+// false when b starts with anything else or ends first.
+func skipComposite(b []byte) (rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
+		return nil, false
+	}
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return b[i+1:], true
+			}
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return nil, false
 }
 
 // readerAt reads a fresh body from its start (the copy GetBody made).
