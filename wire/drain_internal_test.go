@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,4 +100,75 @@ func TestDrainTimerCutsOnlyHeldStreams(t *testing.T) {
 	defer tr.drains.mu.Unlock()
 	assert.Empty(t, tr.drains.active)
 	assert.Nil(t, tr.drains.timer, "no timer kept once no drain is left")
+}
+
+// racingBody is a call's answer whose end, after the response, comes from
+// another goroutine, racing the drain timer's cut; it counts its Closes.
+type racingBody struct {
+	r      io.Reader
+	end    chan struct{}
+	closed chan struct{}
+	closes atomic.Int32
+}
+
+func (b *racingBody) Read(p []byte) (int, error) {
+	if n, _ := b.r.Read(p); n > 0 {
+		return n, nil
+	}
+	select {
+	case <-b.end:
+		return 0, io.EOF
+	case <-b.closed:
+		return 0, io.ErrUnexpectedEOF
+	}
+}
+
+func (b *racingBody) Close() error {
+	if b.closes.Add(1) == 1 {
+		close(b.closed)
+	}
+	return nil
+}
+
+type racingBase struct{ bodies chan *racingBody }
+
+func (h racingBase) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body:   <-h.bodies, ContentLength: -1, Request: req}, nil
+}
+
+// Many calls closing at once, their servers ending the streams while the
+// drain timer cuts: every Close returns, every server body is closed once,
+// and no drain is left watched.
+func TestDrainCutRacingEnds(t *testing.T) {
+	const calls = 64
+	base := racingBase{bodies: make(chan *racingBody, calls)}
+	tr := NewTransport(Config{Base: base})
+	tr.drains.wait = time.Microsecond
+	bodies := make([]*racingBody, calls)
+	for i := range bodies {
+		bodies[i] = &racingBody{r: bytes.NewReader([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n")),
+			end: make(chan struct{}), closed: make(chan struct{})}
+		base.bodies <- bodies[i]
+	}
+	var wg sync.WaitGroup
+	for i := range calls {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/",
+			bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)))
+		require.NoError(t, err)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		_, err = io.ReadAll(io.LimitReader(resp.Body, 60))
+		require.NoError(t, err)
+		wg.Go(func() { assert.NoError(t, resp.Body.Close()) })
+		wg.Go(func() { close(bodies[i].end) })
+	}
+	wg.Wait()
+	for i, b := range bodies {
+		assert.EqualValues(t, 1, b.closes.Load(), "body %d closed once", i)
+	}
+	tr.drains.mu.Lock()
+	defer tr.drains.mu.Unlock()
+	assert.Empty(t, tr.drains.active)
 }
