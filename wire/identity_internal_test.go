@@ -114,7 +114,10 @@ func TestGoSDKIdentityIsTheDecoders(t *testing.T) {
 		// Cut or changed anywhere: the fast path agrees with the decoder
 		// or leaves the body to it.
 		i := rapid.IntRange(0, len(body)-1).Draw(t, "at")
-		for _, changed := range [][]byte{body[:i], append(append(bytes.Clone(body[:i]), rapid.Byte().Draw(t, "b")), body[i+1:]...)} {
+		// Or with a key or a value after its end, valid JSON or not.
+		tail := rapid.SampledFrom([]string{`,"id":2}`, `,"method":"other"}`, `,"id":null}`, `,"params":{}}`, `} `, `}{}`, `}]`, `,}`}).Draw(t, "tail")
+		appended := append(bytes.Clone(body[:len(body)-1]), tail...)
+		for _, changed := range [][]byte{body[:i], append(append(bytes.Clone(body[:i]), rapid.Byte().Draw(t, "b")), body[i+1:]...), appended} {
 			m, raw, ok := goSDKIdentity(changed)
 			if !ok {
 				continue
