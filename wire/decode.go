@@ -306,12 +306,13 @@ type identityMessage struct {
 
 // parse reads the method (its JSON string's contents) and the raw id of
 // one JSON-RPC request body written by go-sdk (see [requestIdentity]),
-// both aliasing buf; ok is false unless buf is exactly one JSON object and
-// the method, when present, a JSON string.
+// both aliasing buf; ok is false unless buf starts with a JSON object and
+// the method, when present, is a JSON string. What follows the object is
+// not read: go-sdk's server decodes a POST body's first value alone
+// (mcp/transport.go readBatch, internal/json Unmarshal's Decoder.Decode).
 func (sc *identityScratch) parse(buf []byte) (method []byte, id json.RawMessage, ok bool) {
 	msg := &sc.msg
-	rest, err := json.Parse(buf, msg, json.DontCopyRawMessage)
-	if err != nil || len(rest) != 0 {
+	if _, err := json.Parse(buf, msg, json.DontCopyRawMessage); err != nil {
 		return nil, nil, false
 	}
 	m := bytes.TrimSpace(msg.Method)

@@ -504,9 +504,10 @@ func identityAt(r io.ReaderAt, off, n int64) (method, id string) {
 // the end, or the end. It decodes nothing past the method, where the
 // decoder would decode the params too (on a call's path that took about
 // 2 µs); it only finds the params' end, so that a key after them is not
-// missed. ok is false for any other shape (a string id, an escape in the
-// method, keys in another order or after the params, bytes after the
-// object), which [identityScratch.parse] reads instead.
+// missed; what follows the object is not read, as go-sdk's server reads
+// none of it. ok is false for any other shape (a string id, an escape in
+// the method, keys in another order or after the params), which
+// [identityScratch.parse] reads instead.
 func goSDKIdentity(buf []byte) (method []byte, id json.RawMessage, ok bool) {
 	rest, found := bytes.CutPrefix(buf, []byte(`{"jsonrpc":"2.0","id":`))
 	if !found {
@@ -544,7 +545,7 @@ func goSDKIdentity(buf []byte) (method []byte, id json.RawMessage, ok bool) {
 			return nil, nil, false
 		}
 	}
-	if len(rest) == 0 || rest[0] != '}' || len(bytes.TrimLeft(rest[1:], " \t\r\n")) != 0 {
+	if len(rest) == 0 || rest[0] != '}' {
 		return nil, nil, false
 	}
 	return method, id, true
