@@ -207,16 +207,15 @@ func (s *answerStream) Read(p []byte) (int, error) {
 // go-sdk's does, leaves its connection reusable.
 //
 // The drain reads in the caller's goroutine; the Transport's drain timer
-// closes the server's body when it takes too long, which ends a read still
-// waiting. net/http's bodies also end their read when the call's context
-// ends.
+// closes the server's body when it takes too long, and the session's
+// Close at once, which ends a read still waiting. net/http's bodies also
+// end their read when the call's context ends.
 func (s *answerStream) Close() error {
 	if s.src == nil {
 		s.closeBody() // closed before
 		return s.closeErr
 	}
-	if s.answered && s.ctx.Err() == nil {
-		s.t.drains.start(s)
+	if s.answered && s.ctx.Err() == nil && s.t.drains.start(s) {
 		_, _ = s.src.Discard(drainBytes)
 		s.t.drains.stop(s)
 	}

@@ -16,23 +16,52 @@ import (
 //
 // The real clock: the bound limits how long a server holds a connection
 // and decides nothing, so an injected test clock must not see a waiter.
-// The zero value is ready; safe for concurrent use.
+// Once the Transport's session is closed ([drains.close]), no stream
+// drains: a server holding its streams open keeps no reader of go-sdk's
+// and no connection past Close. The zero value is ready; safe for
+// concurrent use.
 type drains struct {
 	wait   time.Duration // 0: drainWait (tests set it shorter)
 	mu     sync.Mutex
 	timer  *time.Timer     // nil while no drain is watched
 	active []*answerStream // the drains under way, each knowing its index
+	closed bool            // the session is closed: nothing drains
 }
 
-// start watches s's drain from now on.
-func (d *drains) start(s *answerStream) {
+// start watches s's drain from now on; false, watching nothing, once the
+// session is closed: s is not to be drained.
+func (d *drains) start(s *answerStream) bool {
 	s.drainStart = time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed {
+		return false
+	}
 	s.drainAt = len(d.active)
 	d.active = append(d.active, s)
 	if d.timer == nil {
 		d.timer = time.AfterFunc(d.bound(), d.cut)
+	}
+	return true
+}
+
+// close cuts every drain under way, stops the timer and refuses the drains
+// to come: the session is closed.
+func (d *drains) close() {
+	d.mu.Lock()
+	d.closed = true
+	due := d.active
+	d.active = nil
+	for _, s := range due {
+		s.drainAt = -1
+	}
+	if d.timer != nil {
+		d.timer.Stop() // a cut already running finds nothing and drops it
+		d.timer = nil
+	}
+	d.mu.Unlock()
+	for _, s := range due {
+		s.closeBody()
 	}
 }
 

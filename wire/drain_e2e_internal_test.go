@@ -72,3 +72,47 @@ func TestDrainBoundCutsStreamsHeldByAGoSDKServer(t *testing.T) {
 	defer tr.drains.mu.Unlock()
 	assert.Empty(t, tr.drains.active)
 }
+
+// Closing the Session ends the drains under way and those still to come at
+// once, whatever the bound: a server holding its answer streams open keeps
+// neither go-sdk's stream readers nor its connections past Close (the drain
+// bound here is an hour).
+func TestSessionCloseEndsTheDrains(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "held", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, _ *mcp.CallToolRequest, in struct{ Text string }) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	const n = 8
+	released := make(chan struct{}, n)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+		if r.Method == http.MethodPost && bytes.Contains(body, []byte(`"tools/call"`)) {
+			<-r.Context().Done() // held until the client drops the connection
+			released <- struct{}{}
+		}
+	}))
+	defer hs.Close()
+
+	s, err := Open(context.Background(), Options{Endpoint: hs.URL, Stream: StreamOff})
+	require.NoError(t, err)
+	s.t.drains.wait = time.Hour
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, err := s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"Text": "hi"}})
+			assert.NoError(t, err, "call %d", i)
+		})
+	}
+	wg.Wait()
+	require.NoError(t, s.Close())
+	for range n {
+		<-released // hangs while a drain outlives Close
+	}
+	s.t.drains.mu.Lock()
+	defer s.t.drains.mu.Unlock()
+	assert.Empty(t, s.t.drains.active)
+	assert.Nil(t, s.t.drains.timer, "no timer kept after Close")
+}

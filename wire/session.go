@@ -227,15 +227,22 @@ func (s *Session) Wait() error { return s.cs.Wait() }
 
 // Close ends the session and the server-side session: go-sdk sends DELETE
 // with the session id (none for a sessionless server, or after the server
-// answered 404). It is idempotent.
-func (s *Session) Close() error { return ignoreClosed(s.cs.Close()) }
+// answered 404). It is idempotent. The drains of answer streams still
+// under way (see [AfterAnswers]) end with it.
+func (s *Session) Close() error {
+	err := s.cs.Close()
+	s.t.drains.close()
+	return ignoreClosed(err)
+}
 
 // Detach ends the local session without DELETE, so the server-side session
 // stays alive for a later [Resume]. It is idempotent; after Close it has no
-// effect.
+// effect. The drains of answer streams still under way end with it.
 func (s *Session) Detach() error {
 	s.t.Detach()
-	return ignoreClosed(s.cs.Close())
+	err := s.cs.Close()
+	s.t.drains.close()
+	return ignoreClosed(err)
 }
 
 func ignoreClosed(err error) error {
