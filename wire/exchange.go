@@ -92,8 +92,9 @@ func (s *slot) streamClosed() {
 // response's stream, and closing it drains what the server still sends (a
 // chunked body's last bytes); a request whose context ended before its
 // body's end loses its connection, which net/http reuses only after EOF.
-// The drain is bounded (4 KiB; cut between 1 s and 2 s), so release waits
-// at most that long after the stream's Close began. It is safe for concurrent use; release runs
+// The drain is bounded (4 KiB; cut between 1 s and 2 s, at once by the
+// Session's Close or Detach), so release waits at most that long after the
+// stream's Close began. It is safe for concurrent use; release runs
 // once.
 func AfterAnswers(ctx context.Context, release func()) {
 	s, _ := ctx.Value(slotKey{}).(*slot)
