@@ -230,9 +230,8 @@ func (s *Session) Wait() error { return s.cs.Wait() }
 // answered 404). It is idempotent. The drains of answer streams still
 // under way (see [AfterAnswers]) end with it.
 func (s *Session) Close() error {
-	err := s.cs.Close()
 	s.t.drains.close()
-	return ignoreClosed(err)
+	return ignoreClosed(s.cs.Close())
 }
 
 // Detach ends the local session without DELETE, so the server-side session
@@ -240,9 +239,8 @@ func (s *Session) Close() error {
 // effect. The drains of answer streams still under way end with it.
 func (s *Session) Detach() error {
 	s.t.Detach()
-	err := s.cs.Close()
 	s.t.drains.close()
-	return ignoreClosed(err)
+	return ignoreClosed(s.cs.Close())
 }
 
 func ignoreClosed(err error) error {
