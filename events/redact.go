@@ -351,7 +351,7 @@ func (r *Redactor) hashIDs(s string) string {
 			continue
 		}
 		b.WriteString(s[last:i])
-		b.WriteString(r.hashOf(s[i : i+n]))
+		writeToken(&b, s, i, i+n, r.hashOf(s[i:i+n]))
 		i += n
 		last = i
 	}
@@ -390,6 +390,21 @@ func (r *Redactor) registeredAt(s string, i int) int {
 		return 0
 	}
 	return r.tokenAt(s, i, 1)
+}
+
+// writeToken writes t in place of s[i:end]. An id whose first or last byte
+// is no letter or digit is a token even where a letter or digit touches it,
+// but its hash begins and ends with one: a space keeps the hash from
+// joining that neighbour, which would make the next pass read it as part
+// of a longer id and hash it again (Text is idempotent).
+func writeToken(b *strings.Builder, s string, i, end int, t string) {
+	if t != "" && i > 0 && isWord(s[i-1]) && isWord(t[0]) {
+		b.WriteByte(' ')
+	}
+	b.WriteString(t)
+	if t != "" && end < len(s) && isWord(s[end]) && isWord(t[len(t)-1]) {
+		b.WriteByte(' ')
+	}
 }
 
 // isWord reports an ASCII letter or digit: what continues a token.

@@ -167,7 +167,7 @@ func hashNamedIDs(s string, registered func(s string, i int) int) string {
 					}
 				}
 				b.WriteString(s[last:i])
-				b.WriteString(hashUnlessHashed(id))
+				writeToken(&b, s, i, end, hashUnlessHashed(id))
 				last = end
 			}
 		}

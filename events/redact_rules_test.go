@@ -99,6 +99,27 @@ func TestRegisteredIDsAreWholeTokens(t *testing.T) {
 	require.Equal(t, 0, r.SessionIDs())
 }
 
+// An id whose edge is no letter or digit is a token where a letter or digit
+// touches it, but its hash is all letters and digits at its edges: a space
+// keeps the two apart, so the next pass does not read the hash as part of a
+// longer id (Text stays idempotent; found by FuzzRedactorText).
+func TestHashOfAnIDTouchingAWordStaysApart(t *testing.T) {
+	var r events.Redactor
+	long, short := "-7f3c2a9b-", "\x1e"
+	r.AddSessionID(long)
+	r.AddSessionID(short)
+	hl, hs := events.HashSessionID(long), events.HashSessionID(short)
+	for in, want := range map[string]string{
+		"x" + long + "y":           "x " + hl + " y",
+		"sessionId=" + short + "0": "sessionId=" + hs + " 0",
+		"id " + long + " end":      "id " + hl + " end",
+	} {
+		got := r.Text(in)
+		require.Equal(t, want, got, "%q", in)
+		require.Equal(t, got, r.Text(got), "idempotent: %q", in)
+	}
+}
+
 // TestShortSessionIDs: an id shorter than MinSessionIDLen is hashed where it
 // is named as a session id, whole even when it holds punctuation, and nowhere
 // else.
