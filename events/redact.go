@@ -293,20 +293,43 @@ func unreserved(s string) bool {
 }
 
 // Text redacts one string by the rules of [Redactor]. It is idempotent:
-// Text(Text(s)) == Text(s).
+// Text(Text(s)) == Text(s). The rules run again on their own output until
+// it no longer changes (at most maxRedactPasses times): one rule's mask can
+// make another rule's match (a credential header's value that runs into a
+// masked userinfo), so one pass alone is not a fixed point. A text nothing
+// is redacted in costs one pass, one with something redacted two.
 func (r *Redactor) Text(s string) string {
 	if s == "" {
 		return s
 	}
 	if r != nil {
 		r.mu.RLock()
-		s = r.maskSecrets(s)
-		s = r.hashIDs(s)
-		s = redactPatterns(s, r.registeredAt)
-		r.mu.RUnlock()
-		return s
+		defer r.mu.RUnlock()
 	}
-	return redactPatterns(s, nil)
+	for range maxRedactPasses {
+		out := r.pass(s)
+		if out == s {
+			break
+		}
+		s = out
+	}
+	return s
+}
+
+// maxRedactPasses bounds the passes of [Redactor.Text]. Each pass that
+// changes the text masks or hashes more of it; no text the fuzzer found
+// needs more than three.
+const maxRedactPasses = 8
+
+// pass applies every rule once; r may be nil (the pattern rules alone).
+// Called with mu read-held.
+func (r *Redactor) pass(s string) string {
+	if r == nil {
+		return redactPatterns(s, nil)
+	}
+	s = r.maskSecrets(s)
+	s = r.hashIDs(s)
+	return redactPatterns(s, r.registeredAt)
 }
 
 // minSecretTail is the shortest start of a secret that is masked at the end
