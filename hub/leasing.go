@@ -52,7 +52,7 @@ func (h *Hub) holdLease(e *entry) {
 	errWait := ttl / acquireErrDiv
 	var retry time.Time // the next try; from absolute times, so a late wake-up waits no more
 	for {
-		if d := retry.Sub(clock.Now()); d > 0 && !sleep(e.ctx, clock, d) {
+		if !sleepUntil(e.ctx, clock, retry) {
 			return
 		}
 		// An acquisition that takes long leaves a short hold: bound it.
@@ -147,7 +147,11 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			break
 		}
 		if now.Before(next) {
-			if !sleep(e.ctx, clock, min(next.Sub(now), deadline.Sub(now))) {
+			wake := next
+			if deadline.Before(wake) {
+				wake = deadline
+			}
+			if !sleepUntil(e.ctx, clock, wake) {
 				return false, now
 			}
 			continue
@@ -215,10 +219,22 @@ func (h *Hub) releaseLease(server string, lease Lease) {
 	}
 }
 
-// sleep waits d on clock; false when ctx ended first.
-func sleep(ctx context.Context, clock clockwork.Clock, d time.Duration) bool {
+// sleepUntil waits on clock until the time until; false when ctx ended
+// first. The clock's timers are relative, so the time is read again once
+// the timer exists: a clock that moved past until between the first read
+// and the timer's start (a test's fake clock, moved by another goroutine)
+// ends the wait at once, where the timer alone would wait its whole
+// duration from the moved time.
+func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) bool {
+	d := until.Sub(clock.Now())
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
 	t := clock.NewTimer(d)
 	defer t.Stop()
+	if !clock.Now().Before(until) {
+		return ctx.Err() == nil
+	}
 	select {
 	case <-t.Chan():
 		return true
