@@ -56,10 +56,10 @@ func (b *heldBody) readToEnd() bool {
 	return b.eof
 }
 
-// heldBase answers each POST with the next body.
-type heldBase struct{ bodies chan *heldBody }
+// bodyBase answers each POST with a 200 text/event-stream of the next body.
+type bodyBase struct{ bodies chan io.ReadCloser }
 
-func (h heldBase) RoundTrip(req *http.Request) (*http.Response, error) {
+func (h bodyBase) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Content-Type": {"text/event-stream"}},
 		Body:   <-h.bodies, ContentLength: -1, Request: req}, nil
@@ -71,7 +71,7 @@ func (h heldBase) RoundTrip(req *http.Request) (*http.Response, error) {
 // in. Once no drain is left, the timer is dropped.
 func TestDrainTimerCutsOnlyHeldStreams(t *testing.T) {
 	const calls = 6
-	base := heldBase{bodies: make(chan *heldBody, calls)}
+	base := bodyBase{bodies: make(chan io.ReadCloser, calls)}
 	tr := NewTransport(Config{Base: base})
 	tr.drains.wait = time.Millisecond
 	bodies := make([]*heldBody, calls)
@@ -130,20 +130,12 @@ func (b *racingBody) Close() error {
 	return nil
 }
 
-type racingBase struct{ bodies chan *racingBody }
-
-func (h racingBase) RoundTrip(req *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"text/event-stream"}},
-		Body:   <-h.bodies, ContentLength: -1, Request: req}, nil
-}
-
 // Many calls closing at once, their servers ending the streams while the
 // drain timer cuts: every Close returns, every server body is closed once,
 // and no drain is left watched.
 func TestDrainCutRacingEnds(t *testing.T) {
 	const calls = 64
-	base := racingBase{bodies: make(chan *racingBody, calls)}
+	base := bodyBase{bodies: make(chan io.ReadCloser, calls)}
 	tr := NewTransport(Config{Base: base})
 	tr.drains.wait = time.Microsecond
 	bodies := make([]*racingBody, calls)
