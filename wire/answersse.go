@@ -203,8 +203,8 @@ func (s *answerStream) Read(p []byte) (int, error) {
 
 // Close closes the server's stream. After the response it first reads
 // what little is left (at most drainBytes, cut between drainWait and twice
-// that; see [drains]), so that a server that ends the stream after the response, as
-// go-sdk's does, leaves its connection reusable.
+// that; see [drains]), so that a server that ends the stream after the
+// response, as go-sdk's does, leaves its connection reusable.
 //
 // The drain reads in the caller's goroutine; the Transport's drain timer
 // closes the server's body when it takes too long, and the session's

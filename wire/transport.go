@@ -569,11 +569,11 @@ func skipComposite(b []byte) (rest []byte, ok bool) {
 				return b[i+1:], true
 			}
 		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
+			end, ok := stringEnd(b, i+1)
+			if !ok {
+				return nil, false
 			}
+			i = end
 		}
 	}
 	return nil, false
