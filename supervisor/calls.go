@@ -309,11 +309,14 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		s.mu.Lock()
 		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.failure()
 		gen, live, pings = s.snap.gen, s.snap.live, s.snap.pings
-		ch, stopped, started := s.changedLocked(), s.stopped, s.started
+		stopped, started := s.stopped, s.started
 		var refused error
+		var ch <-chan struct{}
 		ready := st == Ready && live != nil && s.snap.verifying != live
 		if !stopped && ready {
 			refused = s.admit(op, name)
+		} else {
+			ch = s.changedLocked() // only a call that may wait asks for one
 		}
 		s.mu.Unlock()
 		switch {

@@ -171,3 +171,18 @@ func TestCallClockTakesDerivedContextsWithoutAGoroutine(t *testing.T) {
 		})
 	}
 }
+
+// A call to a ready connection waits for nothing, so it makes no snapshot
+// change channel: one would be kept until the next change.
+func TestReadyCallMakesNoChangeChannel(t *testing.T) {
+	r := newRig(t, Config{})
+	r.ready(newFakeSession("s1", "echo"))
+	r.sup.mu.Lock()
+	r.sup.changed = nil // the rig's own waits made one
+	r.sup.mu.Unlock()
+	_, err := r.sup.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"})
+	require.NoError(t, err)
+	r.sup.mu.Lock()
+	defer r.sup.mu.Unlock()
+	require.Nil(t, r.sup.changed)
+}
