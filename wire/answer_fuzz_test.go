@@ -53,16 +53,12 @@ func (f *fakeServer) RoundTrip(r *http.Request) (*http.Response, error) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	_ = json.Unmarshal(body, &msg)
+	readFakeRequest(r, &msg)
 	jsonHdr := http.Header{"Content-Type": {"application/json"}}
 	switch {
 	case msg.Method == "initialize":
 		f.handshakes.Add(1)
-		h := jsonHdr.Clone()
-		h.Set(wire.HeaderSessionID, "fuzz-session")
-		return fakeResponse(r, 200, h, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+
-			`,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"v0"}}}`)), nil
+		return handshakeAnswer(r, msg.ID, http.Header{wire.HeaderSessionID: {"fuzz-session"}}, "fake"), nil
 	case len(msg.ID) == 0:
 		return fakeResponse(r, 202, nil, nil), nil
 	case msg.Method == "tools/call" && !f.answered.Swap(true):
@@ -104,6 +100,25 @@ func openFaked(t *testing.T, ctx context.Context, rt http.RoundTripper, cfg wire
 		t.Fatalf("handshake: %v", err)
 	}
 	return sess
+}
+
+// readFakeRequest decodes the JSON-RPC body of a fake server's request
+// into v; a body that does not decode leaves v as it was.
+func readFakeRequest(r *http.Request, v any) {
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, v)
+}
+
+// handshakeAnswer is a fake server's 200 application/json answer to
+// initialize id, a 2025-11-25 server named name with tools; h holds more
+// headers (a session id), or is nil.
+func handshakeAnswer(r *http.Request, id json.RawMessage, h http.Header, name string) *http.Response {
+	hh := http.Header{"Content-Type": {"application/json"}}
+	for k, v := range h {
+		hh[k] = v
+	}
+	return fakeResponse(r, 200, hh, []byte(`{"jsonrpc":"2.0","id":`+string(id)+
+		`,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"`+name+`","version":"v0"}}}`))
 }
 
 func fakeResponse(r *http.Request, status int, h http.Header, body []byte) *http.Response {

@@ -48,14 +48,11 @@ func (e *echoServer) RoundTrip(r *http.Request) (*http.Response, error) {
 			} `json:"arguments"`
 		} `json:"params"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	_ = json.Unmarshal(body, &msg)
+	readFakeRequest(r, &msg)
 	id := string(msg.ID)
 	switch {
 	case msg.Method == "initialize":
-		h := http.Header{"Content-Type": {"application/json"}, wire.HeaderSessionID: {"echo-session"}}
-		return fakeResponse(r, 200, h, []byte(`{"jsonrpc":"2.0","id":`+id+
-			`,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"v0"}}}`)), nil
+		return handshakeAnswer(r, msg.ID, http.Header{wire.HeaderSessionID: {"echo-session"}}, "echo"), nil
 	case len(msg.ID) == 0:
 		return fakeResponse(r, 202, nil, nil), nil
 	}

@@ -3,7 +3,6 @@ package wire_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -25,13 +24,11 @@ func (l *listServer) RoundTrip(r *http.Request) (*http.Response, error) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	_ = json.Unmarshal(body, &msg)
+	readFakeRequest(r, &msg)
 	h := http.Header{"Content-Type": {"application/json"}}
 	switch {
 	case msg.Method == "initialize":
-		return fakeResponse(r, 200, h, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+
-			`,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"l","version":"v0"}}}`)), nil
+		return handshakeAnswer(r, msg.ID, nil, "l"), nil
 	case len(msg.ID) == 0:
 		return fakeResponse(r, 202, nil, nil), nil
 	}
