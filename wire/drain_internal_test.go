@@ -59,6 +59,15 @@ func (b *heldBody) readToEnd() bool {
 // bodyBase answers each POST with a 200 text/event-stream of the next body.
 type bodyBase struct{ bodies chan io.ReadCloser }
 
+// drainingTransport returns a Transport whose answers are the bodies sent
+// to the base, room for calls of them, and whose drains are cut after wait.
+func drainingTransport(calls int, wait time.Duration) (bodyBase, *Transport) {
+	base := bodyBase{bodies: make(chan io.ReadCloser, calls)}
+	tr := NewTransport(Config{Base: base})
+	tr.drains.wait = wait
+	return base, tr
+}
+
 func (h bodyBase) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Content-Type": {"text/event-stream"}},
@@ -71,9 +80,7 @@ func (h bodyBase) RoundTrip(req *http.Request) (*http.Response, error) {
 // in. Once no drain is left, the timer is dropped.
 func TestDrainTimerCutsOnlyHeldStreams(t *testing.T) {
 	const calls = 6
-	base := bodyBase{bodies: make(chan io.ReadCloser, calls)}
-	tr := NewTransport(Config{Base: base})
-	tr.drains.wait = time.Millisecond
+	base, tr := drainingTransport(calls, time.Millisecond)
 	bodies := make([]*heldBody, calls)
 	for i := range bodies {
 		bodies[i] = newHeldBody(i%2 == 0)
@@ -135,9 +142,7 @@ func (b *racingBody) Close() error {
 // and no drain is left watched.
 func TestDrainCutRacingEnds(t *testing.T) {
 	const calls = 64
-	base := bodyBase{bodies: make(chan io.ReadCloser, calls)}
-	tr := NewTransport(Config{Base: base})
-	tr.drains.wait = time.Microsecond
+	base, tr := drainingTransport(calls, time.Microsecond)
 	bodies := make([]*racingBody, calls)
 	for i := range bodies {
 		bodies[i] = &racingBody{r: bytes.NewReader([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n")),
