@@ -67,7 +67,7 @@ func newEngine() *stateless.StateMachine {
 		}
 	}
 	sm.OnTransitioned(func(ctx context.Context, tr stateless.Transition) {
-		machineOf(ctx).took(tr.Source.(stateID), tr.Destination.(stateID), tr.Trigger.(triggerID))
+		machineOf(ctx).took(tr.Source.(stateID), tr.Trigger.(triggerID))
 	})
 	sm.OnUnhandledTrigger(func(_ context.Context, s stateless.State, k stateless.Trigger, _ []string) error {
 		return rejected(stateList[s.(stateID)], triggerList[k.(triggerID)])
@@ -75,9 +75,18 @@ func newEngine() *stateless.StateMachine {
 	return sm
 }
 
-// rowGuard is the stateless guard of table row i: all its guards pass.
+// rowGuard is the stateless guard of table row i: all its guards pass. A
+// passing guard records its row for [Machine.took]; guards stay pure
+// otherwise, and at most one row of a (state, trigger) passes.
 func rowGuard(i int) stateless.GuardFunc {
-	return func(ctx context.Context, _ ...any) bool { return machineOf(ctx).passes(i) }
+	return func(ctx context.Context, _ ...any) bool {
+		m := machineOf(ctx)
+		if !m.passes(i) {
+			return false
+		}
+		m.passed = i
+		return true
+	}
 }
 
 // stepContext is the context a Machine fires the engine with: it carries the

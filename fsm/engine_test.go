@@ -112,3 +112,30 @@ func TestMachinesStepConcurrently(t *testing.T) {
 		require.Equal(t, want, p, "machine %d", i)
 	}
 }
+
+// TestUnguardedRowIsAlone pins what [Machine.took] relies on: a row without
+// guards is the only row of its (state, trigger), so when no guarded row
+// recorded itself the row taken is that one.
+func TestUnguardedRowIsAlone(t *testing.T) {
+	for i, r := range table {
+		if len(r.Guards) > 0 {
+			continue
+		}
+		require.Equal(t, []int{i}, rowIndex[ids[i].from][ids[i].trigger], "%s %s", r.From, r.Trigger)
+		require.Equal(t, i, unguardedRow[ids[i].from][ids[i].trigger])
+	}
+}
+
+// TestTriggerIndexMatchesTriggerList checks the switch of triggerIndex
+// against the list it indexes.
+func TestTriggerIndexMatchesTriggerList(t *testing.T) {
+	for i, k := range triggerList {
+		id, ok := triggerIndex(k)
+		require.True(t, ok, "%s", k)
+		require.Equal(t, triggerID(i), id, "%s", k)
+	}
+	_, ok := triggerIndex("call-failed ")
+	require.False(t, ok)
+	_, ok = triggerIndex("")
+	require.False(t, ok)
+}

@@ -65,11 +65,12 @@ type Machine struct {
 	sessions  []time.Time // start times of the last MaxSessions sessions
 	listFails int         // failed listings on the current session
 
-	// While a Step fires the engine: what the guards read, and the row the
-	// engine took (-1 for none).
-	in  guardInput
-	row int
-	out []Command // reused by every Step
+	// While a Step fires the engine: what the guards read, the guarded row
+	// whose guards passed, and the row the engine took (-1 for none).
+	in     guardInput
+	passed int
+	row    int
+	out    []Command // reused by every Step
 }
 
 // New returns a machine in [Idle].
@@ -119,7 +120,7 @@ func (o Outcome) Transitioned() bool { return o.Event.Kind != "" }
 //     in the current state, or t.Kind is not a trigger kind.
 //
 // In [Closed] every trigger is absorbed: a zero Outcome, nil.
-func (m *Machine) Step(t Trigger) (Outcome, error) {
+func (m *Machine) Step(t Trigger) (o Outcome, err error) {
 	if m.st != closedID { // closed absorbs even malformed results
 		if t.Generation != 0 && t.Generation != m.gen {
 			return Outcome{}, &GenerationError{Trigger: t.Kind, Got: t.Generation, Current: m.gen}
@@ -136,26 +137,22 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 		t.Verdict = classify.Verdict{}
 	}
 	m.in = guardInput{class: t.Verdict.Class, resume: t.Resume, now: t.Now}
-	m.row = -1
-	err := engine.FireCtx(stepContext{m}, k)
+	m.passed, m.row = -1, -1
+	err = engine.FireCtx(stepContext{m}, k)
 	i := m.row
-	m.in, m.row = guardInput{}, -1
+	m.in, m.passed, m.row = guardInput{}, -1, -1
 	if err != nil || i < 0 {
 		return Outcome{}, err
 	}
 	m.out = m.out[:0]
 	m.apply(i, &t)
-	o := Outcome{Event: events.Event{
-		Kind:       events.KindTransition,
-		From:       table[i].From,
-		To:         table[i].To,
-		Trigger:    t.Kind,
-		Guard:      guardLabels[i],
-		Verdict:    t.Verdict,
-		Generation: m.gen,
-		Attempt:    m.attempt,
-		Reason:     m.reason,
-	}}
+	// Fields set in the result in place: a composite literal is built
+	// aside and copied (an Outcome is over 500 bytes).
+	o.Event.Kind = events.KindTransition
+	o.Event.From, o.Event.To = table[i].From, table[i].To
+	o.Event.Trigger, o.Event.Guard = t.Kind, guardLabels[i]
+	o.Event.Verdict = t.Verdict
+	o.Event.Generation, o.Event.Attempt, o.Event.Reason = m.gen, m.attempt, m.reason
 	if len(m.out) > 0 {
 		o.Commands = m.out
 	}
@@ -164,16 +161,16 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 
 var closedID, _ = stateIndex(Closed)
 
-// took records the row the engine just took from (from, k) to to. Guards
-// are pure and nothing changed the extended state since the engine
-// evaluated them, so exactly one row of (from, k, to) passes again here.
-func (m *Machine) took(from, to stateID, k triggerID) {
-	for _, i := range rowIndex[from][k] {
-		if ids[i].to == to && !table[i].Ignore && m.passes(i) {
-			m.row = i
-			return
-		}
+// took records the row the engine just took from (from, k). stateless
+// evaluated the guards of every row of (from, k) and found exactly one
+// passing (it panics on two): a guarded row recorded itself as it passed
+// (see [rowGuard]); else the row taken is the sole unguarded one.
+func (m *Machine) took(from stateID, k triggerID) {
+	if m.passed >= 0 {
+		m.row = m.passed
+		return
 	}
+	m.row = unguardedRow[from][k]
 }
 
 // passes reports whether every guard of row i passes.

@@ -59,6 +59,11 @@ var ids = idsOf(table)
 // rowIndex lists, per (state, trigger), the indexes of table rows.
 var rowIndex = indexTable(ids)
 
+// unguardedRow is, per (state, trigger), the index of its row without
+// guards (-1 for none). Such a row is the only one of its (state, trigger)
+// (stateless would find two permitted), which TestUnguardedRowIsAlone pins.
+var unguardedRow = unguardedRows(table, ids)
+
 // guardLabels caches Row.GuardLabel per row, so events do not allocate.
 var guardLabels = labelTable(table)
 
@@ -74,6 +79,20 @@ func idsOf(rows []Row) []rowIDs {
 		out[i] = rowIDs{from: from, to: to, trigger: k}
 	}
 	return out
+}
+
+func unguardedRows(rows []Row, rids []rowIDs) (ix [numStates][numTriggers]int) {
+	for s := range ix {
+		for k := range ix[s] {
+			ix[s][k] = -1
+		}
+	}
+	for i, r := range rows {
+		if len(r.Guards) == 0 {
+			ix[rids[i].from][rids[i].trigger] = i
+		}
+	}
+	return ix
 }
 
 func indexTable(rows []rowIDs) (ix [numStates][numTriggers][]int) {

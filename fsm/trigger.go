@@ -85,19 +85,48 @@ var triggerList = [numTriggers]TriggerKind{Started, HandshakeSucceeded, Handshak
 	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled,
 	SessionVerified}
 
-var triggerIDs = func() map[TriggerKind]triggerID {
-	m := make(map[TriggerKind]triggerID, numTriggers)
-	for i, k := range triggerList {
-		m[k] = triggerID(i)
-	}
-	return m
-}()
-
 // triggerIndex returns the dense index of k; false for a name that is not a
-// trigger kind.
+// trigger kind. A switch, not a map: Go compiles it to a binary search on
+// length and bytes, without hashing the name (Step's hottest lookup).
+// TestTriggerIndexMatchesTriggerList pins it to triggerList.
 func triggerIndex(k TriggerKind) (triggerID, bool) {
-	id, ok := triggerIDs[k]
-	return id, ok
+	switch k {
+	case Started:
+		return 0, true
+	case HandshakeSucceeded:
+		return 1, true
+	case HandshakeFailed:
+		return 2, true
+	case Attached:
+		return 3, true
+	case AttachRefused:
+		return 4, true
+	case DiscoverySucceeded:
+		return 5, true
+	case DiscoveryFailed:
+		return 6, true
+	case CatalogListed:
+		return 7, true
+	case CallFailed:
+		return 8, true
+	case SessionDied:
+		return 9, true
+	case RetryDue:
+		return 10, true
+	case RetriesExhausted:
+		return 11, true
+	case ReconnectRequested:
+		return 12, true
+	case CloseRequested:
+		return 13, true
+	case DetachRequested:
+		return 14, true
+	case ChurnCooled:
+		return 15, true
+	case SessionVerified:
+		return 16, true
+	}
+	return 0, false
 }
 
 // String returns the trigger kind's name (stateless prints it in ToGraph).
