@@ -52,7 +52,7 @@
 //	trigger       string           Trigger       transition
 //	guard         string           Guard         transition
 //	verdict       object           Verdict       transition, call-failed, retry-scheduled, rate-limit-window
-//	generation    number           Generation    transition, probe-report, catalog-changed, call-failed, retry-scheduled, rate-limit-window, stream-disabled, session-*
+//	generation    number           Generation    transition, probe-report, catalog-changed, call-failed, retry-scheduled, rate-limit-window, stream-disabled, stream-declined, session-*
 //	attempt       number           Attempt       transition, retry-scheduled
 //	reason        string           Reason        transition into a terminal failed
 //	lists         array of object  Lists         probe-report

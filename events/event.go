@@ -42,6 +42,13 @@ const (
 	// message, an oversized event ...); the session is unaffected. Fields:
 	// Detail (what was wrong), Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
+	// KindStreamDeclined: the server declined this session's push stream
+	// (its first standalone GET, or its first subscriptions/listen POST,
+	// answered 405, another 4xx or not as an event stream): no list_changed
+	// reaches the session, so its catalog is polled; a later session asks
+	// again. Fields: Generation, Detail (the answer, e.g. "HTTP 405
+	// text/plain").
+	KindStreamDeclined Kind = "stream-declined"
 	// KindRetryScheduled: a retry is scheduled: from failed, or of a listing
 	// on its live session (connecting, stale-recovering). Fields: Attempt,
 	// Delay, Verdict.

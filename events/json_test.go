@@ -54,6 +54,9 @@ func oneOfEachKind() map[events.Kind]events.Event {
 		events.KindStreamEventDropped: with(func(e *events.Event) {
 			e.Kind, e.Generation = events.KindStreamEventDropped, 3
 		}),
+		events.KindStreamDeclined: with(func(e *events.Event) {
+			e.Kind, e.Generation, e.Detail = events.KindStreamDeclined, 2, "HTTP 405 text/plain"
+		}),
 		events.KindRetryScheduled: with(func(e *events.Event) {
 			e.Kind, e.Attempt, e.Delay, e.Verdict = events.KindRetryScheduled, 2, 1500*time.Millisecond+250*time.Microsecond+7, rateLimited
 		}),
@@ -74,7 +77,7 @@ func oneOfEachKind() map[events.Kind]events.Event {
 
 func TestJSONRoundTripEveryKind(t *testing.T) {
 	kinds := oneOfEachKind()
-	require.Len(t, kinds, 12)
+	require.Len(t, kinds, 13)
 	for kind, e := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
 			require.Equal(t, kind, e.Kind)

@@ -79,7 +79,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			Logger:           cfg.Logger,
 			OnExchange:       w.exchange,
 			OnStreamRestored: spec.hooks.streamRestored,
-			OnStreamDeclined: spec.hooks.streamDeclined,
+			OnStreamDeclined: declinedHook(spec.hooks.streamDeclined),
 			OnDroppedEvent:   c.droppedEvent(spec.gen),
 			Stream:           cfg.StreamKeeper.toWire(),
 			OAuthHandler:     cfg.OAuthHandler,

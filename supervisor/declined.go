@@ -1,5 +1,12 @@
 package supervisor
 
+import (
+	"strconv"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
 // A server may decline a session's push stream: the first standalone GET
 // (2025 era) or subscriptions/listen POST (2026-07-28) answered 405,
 // another 4xx or a non-stream answer. The stream keeper then holds it for
@@ -17,13 +24,40 @@ func pushDeclined(sess session) bool {
 	return ok && d.PushDeclined()
 }
 
-// streamDeclined is the input of a declined push stream of generation gen.
-type streamDeclined struct{ gen uint64 }
+// streamDeclined is the input of a declined push stream of generation gen;
+// detail names the answer.
+type streamDeclined struct {
+	gen    uint64
+	detail string
+}
 
 func (in streamDeclined) take(s *Supervisor) {
-	if in.gen == s.loop.m.Generation() && s.loop.m.State() == Ready {
+	if in.gen != s.loop.m.Generation() {
+		return // an earlier session's: its successor asks again
+	}
+	s.emitEvent(events.Event{Kind: events.KindStreamDeclined, Generation: in.gen, Detail: in.detail})
+	if s.loop.m.State() == Ready {
 		s.armPoll(in.gen) // no list_changed can arrive on this session
 	}
+}
+
+// declinedHook adapts the session hook to wire.Config.OnStreamDeclined; nil
+// stays nil.
+func declinedHook(f func(detail string)) func(wire.StreamAttempt) {
+	if f == nil {
+		return nil
+	}
+	return func(a wire.StreamAttempt) { f(declinedDetail(a)) }
+}
+
+// declinedDetail names a declined attempt's answer: "HTTP 405 text/plain",
+// "HTTP 200 application/json"; without a content type "HTTP 404".
+func declinedDetail(a wire.StreamAttempt) string {
+	d := "HTTP " + strconv.Itoa(a.Status)
+	if a.ContentType != "" {
+		d += " " + a.ContentType
+	}
+	return d
 }
 
 // PushDeclined reports whether the server declined the session's push

@@ -127,6 +127,10 @@ func TestE2EListenDeclinedIsPolled(t *testing.T) {
 	e.waitTool("polled", "the catalog is polled")
 	require.Equal(t, 1, e.listens(), "declined: not sent again")
 	require.Empty(t, e.eventsOf(events.KindStreamDisabled), "a declined stream is no hostility")
+	declined := e.eventsOf(events.KindStreamDeclined)
+	require.Len(t, declined, 1)
+	require.Equal(t, uint64(1), declined[0].Generation)
+	require.Contains(t, declined[0].Detail, "HTTP 404")
 	require.Equal(t, uint64(1), e.sup.Generation())
 }
 

@@ -69,6 +69,33 @@ func TestE2ES5GETHostileGatewayKeepsTheSession(t *testing.T) {
 	require.Equal(t, gets, e.srv.Log().CountVerb("GET"), "the stream stays off for the new session")
 }
 
+// A server without a standalone stream answers the first GET 405: the
+// session's push stream is declined, an event says so, no GET follows, the
+// catalog is polled, and the next session asks again.
+func TestE2EStandaloneGETDeclinedIsAnEvent(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: 50 * time.Millisecond}))
+	e.srv.Gateway().Add(mcptest.RejectGET(http.StatusMethodNotAllowed))
+	e.start()
+	_, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindStreamDeclined) == 1 })
+	require.NoError(t, err)
+	declined := e.eventsOf(events.KindStreamDeclined)[0]
+	require.Equal(t, uint64(1), declined.Generation)
+	require.Equal(t, "HTTP 405 text/plain", declined.Detail)
+	require.Empty(t, e.eventsOf(events.KindStreamDisabled), "a declined stream is no hostility")
+
+	e.srv.AddTool("polled")
+	e.waitTool("polled", "the catalog is polled")
+	require.Equal(t, 1, e.srv.Log().CountVerb("GET"), "declined: not sent again")
+
+	e.srv.ExpireAll()
+	require.Error(t, e.call("expired"))
+	require.NoError(t, e.call("next"))
+	_, err = e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindStreamDeclined) == 2 })
+	require.NoError(t, err, "the next session asks again")
+	require.Equal(t, uint64(2), e.eventsOf(events.KindStreamDeclined)[1].Generation)
+	require.Equal(t, 2, e.srv.Log().CountVerb("GET"))
+}
+
 // S5's healthy case: a proxy that cuts the idle stream more often than
 // go-sdk's MaxRetries neither costs the session nor marks the server hostile.
 func TestE2ES5IdleCuttingProxyIsNotHostile(t *testing.T) {

@@ -43,8 +43,10 @@ func ExampleCallHandler() {
 		panic(err)
 	}
 	defer srv.Close()
+	// Stream off and no poll: only the call can find the expired session
+	// (the standalone stream would race it to the 404).
 	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(),
-		CallHandler: printStages{}})
+		CallHandler: printStages{}, Stream: supervisor.StreamOff, CatalogPollInterval: -1})
 	if err != nil {
 		panic(err)
 	}

@@ -600,7 +600,7 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 			s.post(listChanged{gen: gen, lists: set})
 		},
 		streamRestored: func() { s.post(relistWanted{gen: gen}) },
-		streamDeclined: func() { s.post(streamDeclined{gen: gen}) },
+		streamDeclined: func(detail string) { s.post(streamDeclined{gen: gen, detail: detail}) },
 		listTTL:        func(l probes.List, ms int) { s.post(listTTLSeen{gen: gen, list: l, ms: ms}) },
 	}
 }

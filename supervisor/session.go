@@ -58,8 +58,9 @@ type sessionHooks struct {
 	// streamRestored: the standalone stream came back after a gap in which
 	// list_changed notifications may have been lost.
 	streamRestored func()
-	// streamDeclined: the server declined the session's push stream.
-	streamDeclined func()
+	// streamDeclined: the server declined the session's push stream;
+	// detail names its answer.
+	streamDeclined func(detail string)
 	// listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.
 	listTTL func(probes.List, int)
 }

@@ -60,6 +60,7 @@ const (
 	KindStreamDisabled     = events.KindStreamDisabled
 	KindStreamEnabled      = events.KindStreamEnabled
 	KindStreamEventDropped = events.KindStreamEventDropped
+	KindStreamDeclined     = events.KindStreamDeclined
 	KindRetryScheduled     = events.KindRetryScheduled
 	KindRateLimitWindow    = events.KindRateLimitWindow
 	KindSessionOpened      = events.KindSessionOpened

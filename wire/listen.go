@@ -73,13 +73,13 @@ func (b *streamBody) listenRequest() *http.Request {
 }
 
 // noteDeclined records that the server declined the session's push stream
-// and tells [Config.OnStreamDeclined].
-func (t *Transport) noteDeclined() {
+// in attempt a and tells [Config.OnStreamDeclined].
+func (t *Transport) noteDeclined(a StreamAttempt) {
 	t.mu.Lock()
 	t.declined = true
 	t.mu.Unlock()
 	if f := t.cfg.OnStreamDeclined; f != nil {
-		f()
+		f(a)
 	}
 }
 

@@ -689,7 +689,7 @@ func (b *streamBody) redial() error {
 			b.ended = true
 		case dialDeclined:
 			b.declined = true
-			b.t.noteDeclined()
+			b.t.noteDeclined(b.att)
 		}
 		return b.stopped()
 	}

@@ -325,13 +325,15 @@ func TestStreamDeclinedHoldsSilently(t *testing.T) {
 	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock}}
 	rec.config(&opts.Wire)
 	var declined atomic.Int32
-	opts.Wire.OnStreamDeclined = func() { declined.Add(1) }
+	var declinedStatus atomic.Int32
+	opts.Wire.OnStreamDeclined = func(a wire.StreamAttempt) { declinedStatus.Store(int32(a.Status)); declined.Add(1) }
 	s := open(t, url, opts)
 	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) == 1 && declined.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
 	assert.True(t, s.Transport().StreamDeclined())
 	attempts, hostile := rec.snapshot()
 	assert.True(t, attempts[0].Declined)
 	assert.Equal(t, 405, attempts[0].Status)
+	assert.Equal(t, int32(405), declinedStatus.Load(), "the hook gets the declined attempt")
 	assert.False(t, hostile)
 
 	clock.Advance(24 * time.Hour)

@@ -67,10 +67,11 @@ type Config struct {
 	// OnStreamDeclined, when set, is called once the server declined the
 	// session's push stream ([StreamAttempt.Declined]: the first standalone
 	// GET, or the first subscriptions/listen POST, answered 405, another 4xx
-	// or a non-stream answer): no list_changed can reach this session, so
-	// the caller should poll what it caches. It is called from the goroutine
-	// that reads the stream: it must not block.
-	OnStreamDeclined func()
+	// or a non-stream answer), with the attempt that was declined: no
+	// list_changed can reach this session, so the caller should poll what
+	// it caches. It is called from the goroutine that reads the stream: it
+	// must not block.
+	OnStreamDeclined func(StreamAttempt)
 	// OnDroppedEvent, when set, is called for every event of the standalone
 	// stream the keeper did not hand to go-sdk (see [EventError]), from the
 	// goroutine that reads the stream. It must not block.

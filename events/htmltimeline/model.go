@@ -47,8 +47,9 @@ import (
 //     and opens a band of state To; the last band ends at End. An internal
 //     transition (From == To) draws no band.
 //   - session-opened and session-ended events are boundaries.
-//   - call-failed, retry-scheduled, rate-limit-window, stream-disabled and
-//     stream-enabled events are markers; a rate-limit window spans Delay.
+//   - call-failed, retry-scheduled, rate-limit-window, stream-disabled,
+//     stream-enabled and stream-declined events are markers; a rate-limit
+//     window spans Delay.
 //   - catalog-changed events are points of the catalog's size (Tools).
 //
 // Events of other kinds (probe reports, kinds added later) are counted in the
@@ -94,7 +95,7 @@ const (
 	MarkerCallFailed MarkerKind = "call-failed"       // events.KindCallFailed
 	MarkerRetry      MarkerKind = "retry"             // events.KindRetryScheduled
 	MarkerRateLimit  MarkerKind = "rate-limit-window" // events.KindRateLimitWindow
-	MarkerStream     MarkerKind = "stream"            // events.KindStreamDisabled, events.KindStreamEnabled
+	MarkerStream     MarkerKind = "stream"            // events.KindStreamDisabled, KindStreamEnabled, KindStreamDeclined
 )
 
 // Marker is one event drawn as a point (or, for a rate-limit window, a span)
@@ -122,7 +123,7 @@ func markerKind(kind string) MarkerKind {
 		return MarkerRetry
 	case string(events.KindRateLimitWindow):
 		return MarkerRateLimit
-	case string(events.KindStreamDisabled), string(events.KindStreamEnabled):
+	case string(events.KindStreamDisabled), string(events.KindStreamEnabled), string(events.KindStreamDeclined):
 		return MarkerStream
 	}
 	return ""

@@ -87,11 +87,12 @@ func TestMarkersBoundariesCatalog(t *testing.T) {
 		{Kind: events.KindSessionEnded, Server: "s", Seq: 10, Time: at(9), Generation: 1, SessionID: "sid:1"},
 		{Kind: events.KindCatalogChanged, Server: "s", Seq: 11, Time: at(10), Tools: 1},
 		{Kind: "kind-from-the-future", Server: "s", Seq: 12, Time: at(11)},
+		{Kind: events.KindStreamDeclined, Server: "s", Seq: 13, Time: at(12)},
 	}
 	m := Build(evs)
 	require.Equal(t, at(1004), m.End, "the rate-limit window's end extends the recording")
 	l := m.Lanes[0]
-	require.Equal(t, 12, l.Events)
+	require.Equal(t, 13, l.Events)
 	require.Equal(t, []Boundary{{Time: at(1), Opened: true, Generation: 1, SessionID: "sid:1"},
 		{Time: at(9), Generation: 1, SessionID: "sid:1"}}, l.Boundaries)
 	require.Equal(t, []CatalogPoint{{Time: at(3), Tools: 3}, {Time: at(10), Tools: 1}}, l.Catalog)
@@ -99,7 +100,7 @@ func TestMarkersBoundariesCatalog(t *testing.T) {
 	for _, mk := range l.Markers {
 		kinds = append(kinds, mk.Kind)
 	}
-	require.Equal(t, []MarkerKind{MarkerRateLimit, MarkerCallFailed, MarkerRetry, MarkerStream, MarkerStream}, kinds)
+	require.Equal(t, []MarkerKind{MarkerRateLimit, MarkerCallFailed, MarkerRetry, MarkerStream, MarkerStream, MarkerStream}, kinds)
 	require.Equal(t, at(1004), l.Markers[0].Until)
 	require.Equal(t, at(5), l.Markers[1].Until, "a point marker ends where it starts")
 	require.Equal(t, evs[5], l.Markers[1].Event)

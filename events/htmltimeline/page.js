@@ -24,7 +24,7 @@
   ];
   var MARKER_OF = {
     'call-failed': 'call-failed', 'retry-scheduled': 'retry', 'rate-limit-window': 'rate-limit-window',
-    'stream-disabled': 'stream', 'stream-enabled': 'stream'
+    'stream-disabled': 'stream', 'stream-enabled': 'stream', 'stream-declined': 'stream'
   };
 
   function stateColor(s) {
