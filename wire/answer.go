@@ -34,7 +34,10 @@ const deleteTimeout = 5 * time.Second
 // from every answer but the handshake's, and the handshake's must be valid
 // (see [validSessionID]). When admit returns an *answerStream, it is resp's
 // body.
-func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response) (*http.Response, *answerStream) {
+//
+// shift is what the request's id was moved by on the wire (see idshift.go):
+// the answer carries the moved id, go-sdk gets its own.
+func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response, shift int64) (*http.Response, *answerStream) {
 	if x.Method != methodInitialize {
 		resp.Header.Del(HeaderSessionID) // only the handshake names the session
 	}
@@ -42,6 +45,7 @@ func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response) (
 		return t.admitNonCall(req, x, resp), nil
 	}
 	want, ok := requestID(x.RequestID)
+	want = want.moved(shift)
 	ok2xx := x.Status >= 200 && x.Status < 300
 	switch {
 	case !ok:

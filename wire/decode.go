@@ -120,6 +120,9 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 		// answers no call; named as it came.
 		id, _ = jsonrpc.MakeID(string(w.ID))
 	}
+	if matched && want.shift != 0 {
+		exact = false // written anew with go-sdk's own id (fill)
+	}
 	r := &sc.resp
 	*r = jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
@@ -168,18 +171,37 @@ func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched, inexac
 // allocation for an integer of 256 or more; any other id is kept as the
 // jsonrpc.ID go-sdk reads. The zero callID is no call's.
 type callID struct {
-	n     int64
+	n     int64 // as on the wire: go-sdk's id plus shift
 	plain bool
 	other jsonrpc.ID // when not plain
+	shift int64      // what a plain id was moved by on the wire (idshift.go)
 }
 
-// ID returns c as go-sdk reads it (an allocation for a plain integer of
-// 256 or more).
+// moved returns c as a plain id goes out moved by shift.
+func (c callID) moved(shift int64) callID {
+	if c.plain && shift != 0 {
+		c.n += shift
+		c.shift += shift
+	}
+	return c
+}
+
+// ID returns c as go-sdk reads it from the wire (an allocation for a plain
+// integer of 256 or more).
 func (c callID) ID() jsonrpc.ID {
 	if !c.plain {
 		return c.other
 	}
 	id, _ := jsonrpc.MakeID(float64(c.n))
+	return id
+}
+
+// sdkID returns c as go-sdk numbered it: ID moved back.
+func (c callID) sdkID() jsonrpc.ID {
+	if !c.plain || c.shift == 0 {
+		return c.ID()
+	}
+	id, _ := jsonrpc.MakeID(float64(c.n - c.shift))
 	return id
 }
 
@@ -191,11 +213,12 @@ func (c callID) answeredBy(r *jsonrpc.Response) bool {
 	return r.ID == c.other
 }
 
-// fill gives r, a response decoded for c, c's id when its zero ID stands
-// for it (see [decodeMessageFor]): before r is written anew.
+// fill gives r, a response decoded for c, the id go-sdk numbered c with
+// when its zero ID stands for c (see [decodeMessageFor]): before r is
+// written anew.
 func (c callID) fill(r *jsonrpc.Response) {
 	if r.ID == (jsonrpc.ID{}) {
-		r.ID = c.ID()
+		r.ID = c.sdkID()
 	}
 }
 

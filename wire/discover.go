@@ -37,7 +37,9 @@ var ErrNoDiscoverAnswer = errors.New("mcpsup/wire: server/discover answer holds 
 // error; a context with [WithExchange] gets the request's record. Safe for
 // concurrent use; each call is one request.
 func (s *Session) Discover(ctx context.Context) error {
-	id := "mcpsup-discover-" + strconv.FormatUint(s.probes.Add(1), 10)
+	// Numbered past the session's id shift: a resumed session's earlier
+	// holder numbered its own from 1 too (idshift.go).
+	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.t.shiftOf())+s.probes.Add(1), 10)
 	version := s.protoVers
 	if version == "" {
 		version = era20260728

@@ -156,6 +156,7 @@ type Transport struct {
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
 	discover  *Exchange   // the record of the server/discover sent (era.go), nil before one
 	declined  bool        // the server declined the push stream (StreamDeclined)
+	idShift   int64       // added to go-sdk's request ids on the wire (idshift.go); 0 on a fresh session
 
 	answered answeredIDs // requests whose whole answer came with the response
 	drains   drains      // bounds the answer streams' drains on Close
@@ -337,13 +338,18 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		t.finish(req, x)
 		return nil, err // era.go: an outage of server/discover is not "2025 only"
 	}
-	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
+	out, shifted := shiftRequest(req, &x, t.shiftOf())
+	resp, err := t.base.RoundTrip(withAcceptEncoding(out))
 	t.fill(&x, resp, err)
 	if err != nil {
 		t.finish(req, x)
 		return nil, err
 	}
-	resp, stream := t.admit(req, &x, resp)
+	var shift int64
+	if shifted && x.RequestID != "" {
+		shift = t.shiftOf() // the answer carries the moved id
+	}
+	resp, stream := t.admit(req, &x, resp, shift)
 	if stream == nil {
 		t.answered.add(x.RequestID) // the answer is whole: nothing left to cancel
 	}

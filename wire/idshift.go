@@ -1,0 +1,129 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+)
+
+// A resumed session is the server's session of before, but go-sdk's new
+// ClientSession numbers its requests from 1 again, and a request id "MUST
+// NOT have been previously used by the requestor within the same session"
+// (MCP, basic protocol, requests). A reused id collides with a call the
+// previous holder left running (go-sdk's server refuses it: -32600
+// "duplicate in-flight request ID"), and a server or gateway that
+// deduplicates by id would answer it with the old call's result. So on a
+// resumed session the Transport moves every integer request id go-sdk
+// sends by the session's shift, a random number in [minIDShift,
+// maxIDShift), and moves the answers' ids back before go-sdk reads them.
+// Two holders of one session overlap in ids only when their shifts fall
+// within their request counts of each other. A fresh session's shift is 0:
+// its ids go out as go-sdk makes them.
+const (
+	minIDShift = 1 << 32
+	// maxIDShift keeps a shifted id within 15 digits: a float64 (which
+	// go-sdk reads ids into, jsonrpc.MakeID) holds it exactly, and the
+	// plain-integer path of [requestID] reads it.
+	maxIDShift = 1 << 46
+)
+
+// shiftOf returns the session's id shift.
+func (t *Transport) shiftOf() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.idShift
+}
+
+// newIDShift draws a resumed session's id shift.
+func newIDShift() int64 { return minIDShift + rand.Int64N(maxIDShift-minIDShift) }
+
+// shiftable reports whether x is a request go-sdk numbered whose id goes
+// out shifted: one with a method and a plain integer id. Responses to the
+// server's requests carry the server's ids and are not moved.
+func shiftable(x *Exchange) (int64, bool) {
+	if x.Method == "" || x.RequestID == "" {
+		return 0, false
+	}
+	return plainInt([]byte(x.RequestID))
+}
+
+// shiftRequest returns req with its id (or a notifications/cancelled's
+// params.requestId) moved by shift, and whether it moved it; req as it is
+// when shift is 0, there is nothing to move, or its body cannot be read
+// again (no GetBody), in which case it goes out as go-sdk wrote it.
+func shiftRequest(req *http.Request, x *Exchange, shift int64) (*http.Request, bool) {
+	if shift == 0 || req.GetBody == nil {
+		return req, false
+	}
+	key, nested := "id", false
+	n, ok := shiftable(x)
+	if !ok {
+		if x.Method != "notifications/cancelled" {
+			return req, false
+		}
+		if n, ok = plainInt([]byte(cancelledID(req))); !ok {
+			return req, false
+		}
+		key, nested = "requestId", true
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return req, false
+	}
+	data, err := io.ReadAll(body)
+	_ = body.Close()
+	if err != nil {
+		return req, false
+	}
+	moved, ok := replaceMember(data, nested, key, strconv.FormatInt(n+shift, 10))
+	if !ok {
+		return req, false
+	}
+	out := new(http.Request)
+	*out = *req
+	out.Body = io.NopCloser(bytes.NewReader(moved))
+	out.ContentLength = int64(len(moved))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(moved)), nil }
+	return out, true
+}
+
+// replaceMember returns the JSON object data with member key (of its
+// "params" object when nested) set to the JSON text value. The other
+// members are kept as they were, their order not (JSON objects are
+// unordered, RFC 8259 section 4).
+func replaceMember(data []byte, nested bool, key, value string) ([]byte, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return nil, false
+	}
+	if nested {
+		var params map[string]json.RawMessage
+		if json.Unmarshal(top["params"], &params) != nil {
+			return nil, false
+		}
+		params[key] = json.RawMessage(value)
+		p, ok := encodeObject(params)
+		if !ok {
+			return nil, false
+		}
+		top["params"] = p
+	} else {
+		top[key] = json.RawMessage(value)
+	}
+	return encodeObject(top)
+}
+
+// encodeObject encodes m without escaping HTML characters, so that the
+// members' text is kept byte for byte.
+func encodeObject(m map[string]json.RawMessage) ([]byte, bool) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(m) != nil {
+		return nil, false
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), true
+}

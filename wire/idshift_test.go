@@ -1,0 +1,157 @@
+package wire_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// A resumed session is the server's session of before, where go-sdk's new
+// ClientSession numbers its requests from 1 again. MCP (basic, requests):
+// a request id MUST NOT have been used by the requestor within the same
+// session. The previous holder's call still runs on the server (its holder
+// died, or detached, mid-call): the resumed session's calls must not reuse
+// its id, which go-sdk's server refuses ("duplicate in-flight request ID")
+// and a server that deduplicates by id would answer with the old call's
+// result. Every id the resumed session sends differs from every id of
+// before, and its calls get their own results.
+func TestResumedSessionNeverReusesARequestID(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	opts := wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Era: wire.Era2025, Stream: wire.StreamOff}
+	first, err := wire.Open(ctx, opts)
+	require.NoError(t, err)
+	for _, id := range []string{"a", "b", "c"} {
+		_, err := first.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: id}})
+		require.NoError(t, err)
+	}
+	// A call that outlives its session's holder.
+	go func() {
+		_, _ = first.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: mcptest.BlockTool, Arguments: mcptest.IDArgs{ID: "held"}})
+	}()
+	require.NoError(t, srv.WaitBlocked(ctx, "held"))
+	before := map[string]bool{}
+	for _, e := range srv.Log().Entries() {
+		if e.ID != "" {
+			before[e.ID] = true
+		}
+	}
+	// The first holder sends nothing more, as if it had died: its call
+	// still runs on the server when the session is resumed.
+	st := first.ResumeState()
+	t.Cleanup(func() {
+		srv.Release("held")
+		_ = first.Detach()
+	})
+
+	resumed, err := wire.Resume(ctx, opts, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resumed.Close() })
+	mark := len(srv.Log().Entries())
+	for _, id := range []string{"d", "e", "f", "g", "h"} {
+		res, err := resumed.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: id}})
+		require.NoError(t, err, "call %s", id)
+		require.Equal(t, "recorded "+id+" #1", res.Content[0].(*mcp.TextContent).Text, "the call's own result")
+	}
+	_, err = resumed.ClientSession().ListTools(ctx, nil)
+	require.NoError(t, err)
+	sent := 0
+	for _, e := range srv.Log().Entries()[mark:] {
+		if e.ID == "" {
+			continue
+		}
+		sent++
+		require.False(t, before[e.ID], "id %s was the previous session's", e.ID)
+	}
+	require.Equal(t, 6, sent)
+}
+
+// The cancellation of a call on a resumed session names the call by the id
+// it went out with: the server's handler of that call is the one canceled.
+func TestResumedSessionCancelsTheCallItSent(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	started, canceled := make(chan struct{}, 1), make(chan struct{}, 1)
+	released := make(chan struct{}) // a handler never canceled ends with the test
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "v1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			canceled <- struct{}{}
+		case <-released:
+		}
+		return nil, nil, ctx.Err()
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(func() {
+		close(released)
+		hs.Close()
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	})
+	opts := wire.Options{Endpoint: hs.URL, Era: wire.Era2025, Stream: wire.StreamOff}
+	first, err := wire.Open(ctx, opts)
+	require.NoError(t, err)
+	list := func(cs *mcp.ClientSession) {
+		_, err := cs.ListTools(ctx, nil)
+		require.NoError(t, err)
+	}
+	list(first.ClientSession())
+	st := first.ResumeState()
+	require.NoError(t, first.Detach())
+	resumed, err := wire.Resume(ctx, opts, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resumed.Close() })
+	list(resumed.ClientSession())
+
+	callCtx, callCancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := resumed.ClientSession().CallTool(callCtx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}})
+		errc <- err
+	}()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the call never reached its handler")
+	}
+	callCancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	select {
+	case <-canceled:
+	case <-ctx.Done():
+		t.Fatal("notifications/cancelled did not name the call the server runs")
+	}
+}
+
+// A JSON answer (application/json) to a shifted call reaches go-sdk with
+// go-sdk's id, as an event-stream one does.
+func TestResumedSessionTakesJSONAnswers(t *testing.T) {
+	_, url := newServer(t, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	opts := wire.Options{Endpoint: url, Era: wire.Era2025, Stream: wire.StreamOff}
+	first := open(t, url, opts)
+	callEcho(t, first.ClientSession())
+	st := first.ResumeState()
+	require.NoError(t, first.Detach())
+	resumed, err := wire.Resume(context.Background(), opts, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resumed.Close() })
+	for range 3 {
+		callEcho(t, resumed.ClientSession())
+	}
+	_, err = resumed.ClientSession().ListPrompts(context.Background(), nil)
+	require.NoError(t, err)
+}
