@@ -31,11 +31,7 @@ const (
 )
 
 // shiftOf returns the session's id shift.
-func (t *Transport) shiftOf() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.idShift
-}
+func (t *Transport) shiftOf() int64 { return t.idShift.Load() }
 
 // newIDShift draws a resumed session's id shift.
 func newIDShift() int64 { return minIDShift + rand.Int64N(maxIDShift-minIDShift) }

@@ -31,7 +31,7 @@ func (t *Transport) setResume(h *handshake) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.resume = h
-	t.idShift = newIDShift() // the server's session saw go-sdk's ids before (idshift.go)
+	t.idShift.Store(newIDShift()) // the server's session saw go-sdk's ids before (idshift.go)
 }
 
 // answerHandshake answers the handshake requests of a resume: `initialize`

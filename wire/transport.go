@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -156,10 +157,10 @@ type Transport struct {
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
 	discover  *Exchange   // the record of the server/discover sent (era.go), nil before one
 	declined  bool        // the server declined the push stream (StreamDeclined)
-	idShift   int64       // added to go-sdk's request ids on the wire (idshift.go); 0 on a fresh session
 
-	answered answeredIDs // requests whose whole answer came with the response
-	drains   drains      // bounds the answer streams' drains on Close
+	idShift  atomic.Int64 // added to go-sdk's request ids on the wire (idshift.go); 0 on a fresh session
+	answered answeredIDs  // requests whose whole answer came with the response
+	drains   drains       // bounds the answer streams' drains on Close
 
 	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
