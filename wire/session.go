@@ -228,7 +228,9 @@ func (s *Session) Wait() error { return s.cs.Wait() }
 // Close ends the session and the server-side session: go-sdk sends DELETE
 // with the session id (none for a sessionless server, or after the server
 // answered 404). It is idempotent. The drains of answer streams still
-// under way (see [AfterAnswers]) end with it.
+// under way (see [AfterAnswers]) end with it. Like go-sdk's
+// ClientSession.Close, it returns only once the session's calls in flight
+// have ended: cancel their contexts first to end them at once.
 func (s *Session) Close() error {
 	s.t.drains.close()
 	return ignoreClosed(s.cs.Close())
@@ -236,7 +238,8 @@ func (s *Session) Close() error {
 
 // Detach ends the local session without DELETE, so the server-side session
 // stays alive for a later [Resume]. It is idempotent; after Close it has no
-// effect. The drains of answer streams still under way end with it.
+// effect. The drains of answer streams still under way end with it. It
+// waits for the calls in flight as Close does.
 func (s *Session) Detach() error {
 	s.t.Detach()
 	s.t.drains.close()
