@@ -20,7 +20,9 @@ type Exchange struct {
 	// JSON-RPC message or is a response, and for GET and DELETE).
 	Method string
 	// RequestID is the JSON-RPC id of a POST as raw JSON (e.g. `3` or
-	// `"a"`), "" for a notification, a response or a non-POST.
+	// `"a"`), "" for a notification, a response or a non-POST. It is the
+	// id go-sdk gave the request: on a resumed session the wire carries an
+	// integer id moved by the session's shift (package wire, idshift.go).
 	RequestID string
 	// SessionIDSent reports whether the request carried Mcp-Session-Id.
 	SessionIDSent bool
