@@ -325,12 +325,15 @@ type Config struct {
 	// Era hints the protocol era of the server so that a 2025-era server
 	// is not sent `server/discover` first. Default EraAuto: learned from
 	// the first handshake (and from Resume), used for every later one; a
-	// fall back to 2025 after a refused `server/discover` lasts
+	// fall back to 2025 after a `server/discover` that was refused, or
+	// answered without 2026-07-28 among its supportedVersions, lasts
 	// EraReprobe (see era.go).
 	Era Era
 	// EraReprobe is how long the 2025 era, learned because a
 	// `server/discover` was refused (HTTP 400 with JSON-RPC -32020, -32021
-	// or -32022, or any other non-outage error), is kept: the first new
+	// or -32022, or any other non-outage error) or answered without
+	// 2026-07-28 among its supportedVersions (go-sdk's stateful streamable
+	// handler offers only 2025 versions), is kept: the first new
 	// session after it sends `server/discover` again, so a server that
 	// speaks both eras, or that was rolled back and forward, gets the
 	// 2026-07-28 era (and its push channel) back. It also spaces the
