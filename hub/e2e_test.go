@@ -374,6 +374,20 @@ func TestWaitReadyAnyAndAll(t *testing.T) {
 	require.True(t, errors.Is(h.Close(), nil), "Close is idempotent")
 }
 
+// WaitReady's error says why each server is not ready: its state, its
+// terminal reason and the verdict of its last failure, not only its name.
+func TestNotReadyErrorNamesTheLastFailure(t *testing.T) {
+	err := &hub.NotReadyError{Mode: hub.All, Err: context.DeadlineExceeded, Servers: []hub.Health{
+		{Server: "down", State: supervisor.Failed, Verdict: classify.Verdict{Class: classify.Transport, Method: "initialize"}},
+		{Server: "key", State: supervisor.Failed, Reason: supervisor.ReasonUnauthorized,
+			Verdict: classify.Verdict{Class: classify.Unauthorized, HTTPStatus: http.StatusUnauthorized, Method: "initialize"}},
+		{Server: "slow", State: supervisor.Connecting},
+	}}
+	require.Equal(t, "hub: not ready: down (failed, last failure transport (initialize))"+
+		" key (failed, unauthorized, last failure unauthorized (HTTP 401, initialize))"+
+		" slow (connecting): context deadline exceeded", err.Error())
+}
+
 // Remove(KeepSession) detaches one server and saves its state; adding it
 // again resumes that session with no initialize, while the other server
 // never noticed.
