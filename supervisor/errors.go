@@ -31,7 +31,8 @@ var (
 	ErrClosed = errors.New("mcpsup: closed")
 )
 
-// StateError reports a call refused because of the supervisor's state.
+// StateError reports a call refused because of the supervisor's state, or
+// a WaitForState that ended before the state it waited for.
 type StateError struct {
 	// State is the state the supervisor was in.
 	State State
@@ -41,7 +42,8 @@ type StateError struct {
 	Reason Reason
 	// Verdict is the failure that led there, when there was one.
 	Verdict classify.Verdict
-	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout.
+	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout; from WaitForState
+	// it may also be the context's error.
 	Err error
 }
 
