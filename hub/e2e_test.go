@@ -358,6 +358,10 @@ func TestWaitReadyAnyAndAll(t *testing.T) {
 	require.ErrorIs(t, h.Add(f.ctx, hub.ServerConfig{Name: "sse", URL: deadURL, Type: "sse"}), hub.ErrUnsupported)
 
 	require.NoError(t, h.WaitReady(f.ctx, hub.Any))
+	_, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "down__t0"})
+	require.ErrorIs(t, err, hub.ErrUnknownName)
+	require.Contains(t, err.Error(), "servers not serving their items now: down (", "the error names the server that is not ready")
+	require.NotContains(t, err.Error(), "up (", "a ready server is not listed")
 	ctx, cancel := context.WithTimeout(f.ctx, 300*time.Millisecond)
 	defer cancel()
 	err = h.WaitReady(ctx, hub.All)

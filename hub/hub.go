@@ -86,7 +86,10 @@ var (
 	// ErrUnknownServer: no server of that name is in the hub.
 	ErrUnknownServer = errors.New("hub: unknown server")
 	// ErrUnknownName: no tool, prompt or resource has that qualified name in
-	// the merged catalog; nothing was sent.
+	// the merged catalog; nothing was sent. A server's items are in it only
+	// while it is ready here (not before its first ready, nor while this
+	// replica stands by for another's lease): the *CallError's text names
+	// the servers not serving their items then, with their state.
 	ErrUnknownName = errors.New("hub: unknown qualified name")
 	// ErrUnsupported: the server's entry cannot be connected to (see
 	// ServerConfig.Supported).
