@@ -183,7 +183,8 @@ func (e *CallError) Error() string {
 	}
 	switch {
 	case errors.Is(e.Err, ErrUnknownTool), errors.Is(e.Err, ErrRateLimited),
-		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout):
+		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout),
+		errors.As(e.Err, new(*StateError)):
 		s += ": " + e.Err.Error()
 	case e.Verdict.Class == classify.Unknown && e.Err != nil:
 		// go-sdk's text may carry the session id: hash it, as events do.

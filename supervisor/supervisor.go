@@ -174,7 +174,7 @@ func New(cfg Config) (*Supervisor, error) {
 // validEndpoint accepts an absolute http or https URL with a host.
 func validEndpoint(endpoint string) error {
 	if endpoint == "" {
-		return errors.New("mcpsup: Config.Endpoint is required")
+		return errors.New("mcpsup: Config.Endpoint (a streamable HTTP URL) or Config.Command (a stdio server) is required")
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
