@@ -209,7 +209,8 @@ const (
 	ResendNever ResendPolicy = iota
 	// ResendSafe sends a call that failed on the session once more, after
 	// the connection recovered (ready again, the session verified or
-	// replaced), when its CallError is Resendable: not sent, or, outcome
+	// replaced), when its CallError is Resendable: not sent; refused as
+	// session-expired (never run: the new session serves it); or, outcome
 	// unknown, a tools/call of a tool annotated readOnlyHint or
 	// idempotentHint. Never any other call, never more than once; a
 	// call-resent event says so, and the caller gets the second attempt's

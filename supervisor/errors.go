@@ -138,9 +138,12 @@ type afterFailure struct {
 //     environment); false for any other tool and every other method, since
 //     the first request may have run. The annotations are the server's
 //     hints, not guarantees;
-//   - Answered: false: the server answered, so delivery is not the
-//     question; the Verdict says whether asking again can help (e.g.
-//     rate-limited after RetryAfter).
+//   - Answered: true only for a session-expired verdict (a 404 on the
+//     session's id, or the TypeScript and Python SDKs' null-id -32000): the
+//     server refused the request for its session before running it, as
+//     when it restarted while the host was idle. Otherwise false: the
+//     server answered, so delivery is not the question; the Verdict says
+//     whether asking again can help (e.g. rate-limited after RetryAfter).
 //
 // The supervisor resends on its own only under Config.Resend = ResendSafe,
 // and only what this reports true for, once.
@@ -151,7 +154,7 @@ func (e *CallError) Resendable() bool {
 	case OutcomeUnknown:
 		return e.repeatable
 	}
-	return false
+	return e.Verdict.Class == classify.SessionExpired
 }
 
 // toolRepeatable reports whether op is a tools/call of a tool that the
