@@ -460,3 +460,43 @@ func TestNewSessionWithTheSameCatalogStaysMerged(t *testing.T) {
 	require.NoError(t, h.Close()) // every event has reached the sink
 	require.Len(t, f.eventsOf(events.KindCatalogChanged), 1, "the same catalog is no change")
 }
+
+// ServerMiddleware gives each server's sessions middleware named for it:
+// every request a server's session sends passes the middleware made for
+// that server, after the template's.
+func TestServerMiddlewareIsNamedForItsServer(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"alpha": {}, "beta": {}})
+	var mu sync.Mutex
+	seen := map[string][]string{} // server: methods, in order
+	var order []string
+	cfg := f.config(nil)
+	cfg.Supervisor.SendingMiddleware = []mcp.Middleware{func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			mu.Lock()
+			order = append(order, "template")
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	}}
+	cfg.ServerMiddleware = func(server string) mcp.Middleware {
+		return func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				mu.Lock()
+				seen[server] = append(seen[server], method)
+				order = append(order, server)
+				mu.Unlock()
+				return next(ctx, method, req)
+			}
+		}
+	}
+	h := f.hub(cfg)
+	_, err := h.CallTool(f.ctx, record("beta__record", "b"))
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Contains(t, seen["alpha"], "initialize")
+	require.NotContains(t, seen["alpha"], "tools/call", "alpha's middleware saw only alpha's requests")
+	require.Equal(t, "tools/call", seen["beta"][len(seen["beta"])-1])
+	require.Equal(t, "template", order[0], "the template's middleware runs first")
+	require.Len(t, cfg.Supervisor.SendingMiddleware, 1, "the template is not modified")
+}
