@@ -49,6 +49,9 @@ type StateError struct {
 
 func (e *StateError) Error() string {
 	s := fmt.Sprintf("%v (state %s", e.Err, e.State)
+	if e.State == Idle && errors.Is(e.Err, ErrNotReady) {
+		s += ": Start was not called" // idle serves no call only before Start
+	}
 	if e.Reason != ReasonNone {
 		s += ", reason " + string(e.Reason)
 	}
