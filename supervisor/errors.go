@@ -32,7 +32,8 @@ var (
 )
 
 // StateError reports a call refused because of the supervisor's state, or
-// a WaitForState that ended before the state it waited for.
+// a wait (WaitForState, a call's wait for ready) that ended before the state
+// it waited for.
 type StateError struct {
 	// State is the state the supervisor was in.
 	State State
@@ -42,8 +43,8 @@ type StateError struct {
 	Reason Reason
 	// Verdict is the failure that led there, when there was one.
 	Verdict classify.Verdict
-	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout; from WaitForState
-	// it may also be the context's error.
+	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout; when the waiter's
+	// context ended the wait, the context's error.
 	Err error
 }
 
