@@ -101,6 +101,9 @@ func (h *Hub) notServing() []string {
 		if hl.Lease == LeaseStandby {
 			s += ", lease standby: another replica serves it"
 		}
+		if hl.Verdict.Class != classify.None {
+			s += ", last failure " + hl.Verdict.String()
+		}
 		out = append(out, s+")")
 	}
 	if more > 0 {

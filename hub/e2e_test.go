@@ -358,9 +358,14 @@ func TestWaitReadyAnyAndAll(t *testing.T) {
 	require.ErrorIs(t, h.Add(f.ctx, hub.ServerConfig{Name: "sse", URL: deadURL, Type: "sse"}), hub.ErrUnsupported)
 
 	require.NoError(t, h.WaitReady(f.ctx, hub.Any))
+	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.Server == "down" && ev.Kind == events.KindRetryScheduled })
+	})
+	require.NoError(t, err)
 	_, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "down__t0"})
 	require.ErrorIs(t, err, hub.ErrUnknownName)
 	require.Contains(t, err.Error(), "servers not serving their items now: down (", "the error names the server that is not ready")
+	require.Contains(t, err.Error(), "last failure transport", "and why")
 	require.NotContains(t, err.Error(), "up (", "a ready server is not listed")
 	ctx, cancel := context.WithTimeout(f.ctx, 300*time.Millisecond)
 	defer cancel()
