@@ -272,7 +272,9 @@ type Config struct {
 	// standalone stream and its re-dials, the resumption of a call's stream
 	// and DELETE, and a 401 (or a 403 with error="insufficient_scope") runs
 	// its Authorize and sends the request once more. Only a refusal it
-	// cannot fix reaches the supervisor as unauthorized: on a call, the
+	// cannot fix reaches the supervisor as unauthorized (the error of the
+	// Authorize that failed, which the refused answer cannot carry, is
+	// logged at Warn on Logger): on a call, the
 	// call fails and the session lives; on the stream, the stream pauses
 	// until a request gets through; on the handshake or discovery, the
 	// supervisor stops in a terminal failed state (reason unauthorized),
