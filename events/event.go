@@ -82,7 +82,8 @@ const (
 	// step, the last bytes of its stderr), Generation.
 	KindProcessExited Kind = "process-exited"
 	// KindEraChanged: the protocol era used for new sessions changed: a
-	// refused `server/discover` fell back to 2025-11-25, a later session
+	// `server/discover` refused, or answered without 2026-07-28 among its
+	// supportedVersions, fell back to 2025-11-25, a later session
 	// is back on 2026-07-28, or a live 2026-07-28 session was refused its
 	// version (-32022) and re-discovers. Fields: Generation, Detail (the
 	// era, and why).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,6 +30,10 @@ type CallError struct {
 	Err error
 
 	redact *events.Redactor
+	// notServing names, for ErrUnknownName, the servers whose items are
+	// not in the merged catalog now (not ready yet, failed, standby), with
+	// their state: the name may be one of theirs.
+	notServing []string
 }
 
 // Error names the server and the item, e.g. `hub: tools/call "search__find"
@@ -38,6 +43,9 @@ func (e *CallError) Error() string {
 	var s string
 	if e.Server == "" {
 		s = fmt.Sprintf("hub: %s %q: %v", e.Op, e.Name, e.Err)
+		if len(e.notServing) > 0 {
+			s += fmt.Sprintf("; servers not serving their items now: %s", strings.Join(e.notServing, ", "))
+		}
 	} else {
 		s = fmt.Sprintf("hub: %s %q (%s %q of server %q): %v", e.Op, e.Name, itemWord(e.Op), e.ID, e.Server, e.Err)
 	}
@@ -62,13 +70,46 @@ func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallE
 	cl, ok := m.lookup(name)
 	h.catMu.Unlock()
 	if !ok {
-		return nil, "", &CallError{Op: op, Name: name, Err: ErrUnknownName, redact: &h.redact}
+		return nil, "", &CallError{Op: op, Name: name, Err: ErrUnknownName, redact: &h.redact, notServing: h.notServing()}
 	}
 	e := h.entry(cl.server)
 	if e == nil {
 		return nil, "", &CallError{Op: op, Name: name, Server: cl.server, ID: cl.id, Err: ErrUnknownServer, redact: &h.redact}
 	}
 	return e, cl.id, nil
+}
+
+// maxNotServing bounds the servers an unknown name's error lists.
+const maxNotServing = 8
+
+// notServing names the servers that are not ready, or stand by for another
+// replica, with their state, at most maxNotServing of them (and how many
+// more): what an unknown name's error lists, since their items are not in
+// the merged catalog.
+func (h *Hub) notServing() []string {
+	var out []string
+	more := 0
+	for _, hl := range h.Health() {
+		if hl.State == supervisor.Ready && hl.Lease != LeaseStandby {
+			continue
+		}
+		if len(out) == maxNotServing {
+			more++
+			continue
+		}
+		s := fmt.Sprintf("%s (%s", hl.Server, hl.State)
+		if hl.Lease == LeaseStandby {
+			s += ", lease standby: another replica serves it"
+		}
+		if hl.Verdict.Class != classify.None {
+			s += ", last failure " + hl.Verdict.String()
+		}
+		out = append(out, s+")")
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("and %d more", more))
+	}
+	return out
 }
 
 // CallTool calls the tool of the merged catalog named params.Name (a

@@ -358,6 +358,15 @@ func TestWaitReadyAnyAndAll(t *testing.T) {
 	require.ErrorIs(t, h.Add(f.ctx, hub.ServerConfig{Name: "sse", URL: deadURL, Type: "sse"}), hub.ErrUnsupported)
 
 	require.NoError(t, h.WaitReady(f.ctx, hub.Any))
+	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.Server == "down" && ev.Kind == events.KindRetryScheduled })
+	})
+	require.NoError(t, err)
+	_, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "down__t0"})
+	require.ErrorIs(t, err, hub.ErrUnknownName)
+	require.Contains(t, err.Error(), "servers not serving their items now: down (", "the error names the server that is not ready")
+	require.Contains(t, err.Error(), "last failure transport", "and why")
+	require.NotContains(t, err.Error(), "up (", "a ready server is not listed")
 	ctx, cancel := context.WithTimeout(f.ctx, 300*time.Millisecond)
 	defer cancel()
 	err = h.WaitReady(ctx, hub.All)
@@ -372,6 +381,20 @@ func TestWaitReadyAnyAndAll(t *testing.T) {
 	require.ErrorIs(t, h.WaitReady(f.ctx, hub.Any), hub.ErrClosed)
 	require.ErrorIs(t, h.Add(f.ctx, hub.ServerConfig{Name: "late", URL: deadURL}), hub.ErrClosed)
 	require.True(t, errors.Is(h.Close(), nil), "Close is idempotent")
+}
+
+// WaitReady's error says why each server is not ready: its state, its
+// terminal reason and the verdict of its last failure, not only its name.
+func TestNotReadyErrorNamesTheLastFailure(t *testing.T) {
+	err := &hub.NotReadyError{Mode: hub.All, Err: context.DeadlineExceeded, Servers: []hub.Health{
+		{Server: "down", State: supervisor.Failed, Verdict: classify.Verdict{Class: classify.Transport, Method: "initialize"}},
+		{Server: "key", State: supervisor.Failed, Reason: supervisor.ReasonUnauthorized,
+			Verdict: classify.Verdict{Class: classify.Unauthorized, HTTPStatus: http.StatusUnauthorized, Method: "initialize"}},
+		{Server: "slow", State: supervisor.Connecting},
+	}}
+	require.Equal(t, "hub: not ready: down (failed, last failure transport (initialize))"+
+		" key (failed, unauthorized, last failure unauthorized (HTTP 401, initialize))"+
+		" slow (connecting): context deadline exceeded", err.Error())
 }
 
 // Remove(KeepSession) detaches one server and saves its state; adding it
@@ -441,4 +464,44 @@ func TestNewSessionWithTheSameCatalogStaysMerged(t *testing.T) {
 	require.Equal(t, 1, f.servers["alpha"].Invocations(mcptest.RecordTool, "after"))
 	require.NoError(t, h.Close()) // every event has reached the sink
 	require.Len(t, f.eventsOf(events.KindCatalogChanged), 1, "the same catalog is no change")
+}
+
+// ServerMiddleware gives each server's sessions middleware named for it:
+// every request a server's session sends passes the middleware made for
+// that server, after the template's.
+func TestServerMiddlewareIsNamedForItsServer(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"alpha": {}, "beta": {}})
+	var mu sync.Mutex
+	seen := map[string][]string{} // server: methods, in order
+	var order []string
+	cfg := f.config(nil)
+	cfg.Supervisor.SendingMiddleware = []mcp.Middleware{func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			mu.Lock()
+			order = append(order, "template")
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	}}
+	cfg.ServerMiddleware = func(server string) mcp.Middleware {
+		return func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				mu.Lock()
+				seen[server] = append(seen[server], method)
+				order = append(order, server)
+				mu.Unlock()
+				return next(ctx, method, req)
+			}
+		}
+	}
+	h := f.hub(cfg)
+	_, err := h.CallTool(f.ctx, record("beta__record", "b"))
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Contains(t, seen["alpha"], "initialize")
+	require.NotContains(t, seen["alpha"], "tools/call", "alpha's middleware saw only alpha's requests")
+	require.Equal(t, "tools/call", seen["beta"][len(seen["beta"])-1])
+	require.Equal(t, "template", order[0], "the template's middleware runs first")
+	require.Len(t, cfg.Supervisor.SendingMiddleware, 1, "the template is not modified")
 }

@@ -21,7 +21,9 @@ type Health struct {
 	// "canceled", "budget-spent", "churn"), else "".
 	Reason supervisor.Reason
 	// Verdict is the last failure the server's events reported (a
-	// transition's or a failed call's); the zero verdict when none.
+	// transition's or a failed call's, but not a call its caller canceled
+	// or gave up on: no failure of the server's); the zero verdict when
+	// none.
 	Verdict classify.Verdict
 	// Generation is the session generation; SessionsOpened the sessions
 	// that opened.

@@ -29,6 +29,15 @@ type Config struct {
 	// (a copy of the template's whose transport adds them); Logger is
 	// wrapped to mask the headers and env values.
 	Supervisor supervisor.Config
+	// ServerMiddleware, when set, gives each server's sessions go-sdk
+	// sending middleware of their own, named for the server: the hub calls
+	// it with the server's name for every supervisor it makes, and adds
+	// the result after the template's SendingMiddleware (it runs last of
+	// them, still outside mcpsup's wire facts: see
+	// supervisor.Config.SendingMiddleware). mcpsupotel.Observer.Middleware
+	// fits it as is, so that
+	// every server's spans and metrics carry its name. Default none.
+	ServerMiddleware func(server string) mcp.Middleware
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming
 	// Store keeps each server's resume state across runs (FileStore is the
@@ -86,7 +95,10 @@ var (
 	// ErrUnknownServer: no server of that name is in the hub.
 	ErrUnknownServer = errors.New("hub: unknown server")
 	// ErrUnknownName: no tool, prompt or resource has that qualified name in
-	// the merged catalog; nothing was sent.
+	// the merged catalog; nothing was sent. A server's items are in it only
+	// while it is ready here (not before its first ready, nor while this
+	// replica stands by for another's lease): the *CallError's text names
+	// the servers not serving their items then, with their state.
 	ErrUnknownName = errors.New("hub: unknown qualified name")
 	// ErrUnsupported: the server's entry cannot be connected to (see
 	// ServerConfig.Supported).
@@ -401,6 +413,10 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	c.Command = e.sc.command(c.Command)
 	c.Resume = rs
 	c.Logger = slog.New(events.RedactingHandler(&h.redact, c.Logger.Handler()))
+	if h.cfg.ServerMiddleware != nil {
+		// Clipped: the template's array is never written to.
+		c.SendingMiddleware = append(slices.Clip(c.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
+	}
 	if len(e.sc.Headers) > 0 {
 		c.HTTPClient = withHeaders(c.HTTPClient, e.sc.Headers)
 	}

@@ -249,6 +249,9 @@ func TestStandbyRetriesOnABoundedScheduleUntilClose(t *testing.T) {
 	require.Equal(t, time.Duration(0), attempt())
 	require.Equal(t, hub.LeaseStandby, h.Health()[0].Lease)
 	require.Zero(t, f.servers["search"].Log().CountVerb("POST"), "a standby replica sends nothing to the server")
+	_, err := h.CallTool(f.ctx, &mcp.CallToolParams{Name: "search__t0"})
+	require.ErrorIs(t, err, hub.ErrUnknownName)
+	require.Contains(t, err.Error(), "search (idle, lease standby: another replica serves it)", "the error says why the name is unknown here")
 
 	// The next try comes TTL/50 after the holder's lease would end; the
 	// leaser is unreachable by then: tries every TTL/10, doubling to TTL.
@@ -260,7 +263,7 @@ func TestStandbyRetriesOnABoundedScheduleUntilClose(t *testing.T) {
 		got = append(got, attempt())
 		require.Equal(t, at, got[len(got)-1], "attempts so far at %v", got)
 	}
-	_, err := f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
 		n := 0
 		for _, ev := range evs {
 			if ev.Kind == hub.KindStoreFailed && ev.Op == "acquire" {

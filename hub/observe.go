@@ -83,6 +83,9 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 			h.notify()
 		}
 	case events.KindCallFailed:
+		if ev.Verdict.Class == classify.Canceled {
+			break // the caller gave up: no failure of the server's
+		}
 		e.mu.Lock()
 		e.verdict = ev.Verdict
 		e.mu.Unlock()

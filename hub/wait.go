@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -87,6 +88,8 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 }
 
 // NotReadyError is WaitReady's failure: the servers that were not ready.
+// Its text names each one's state, terminal reason and last failure's
+// verdict (class, HTTP status, JSON-RPC code, method), at most 8 of them.
 type NotReadyError struct {
 	Mode    WaitMode
 	Servers []Health
@@ -103,6 +106,9 @@ func (e *NotReadyError) Error() string {
 		s += fmt.Sprintf(" %s (%s", hl.Server, hl.State)
 		if hl.Reason != "" {
 			s += ", " + string(hl.Reason)
+		}
+		if hl.Verdict.Class != classify.None {
+			s += ", last failure " + hl.Verdict.String()
 		}
 		s += ")"
 	}

@@ -13,6 +13,9 @@
 //	cfg.SendingMiddleware = []mcp.Middleware{o.Middleware(name)} // spans, _meta traceparent
 //	cfg.CallHandler = o.CallHandler()                             // a span per host call, recovery as its events
 //
+// In a hub, hub.Config.ServerMiddleware = o.Middleware gives each server's
+// sessions the middleware named for it.
+//
 // On a bare go-sdk client, client.AddSendingMiddleware(o.Middleware(name))
 // after wire.FactsMiddleware gives the same spans.
 //

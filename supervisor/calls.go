@@ -18,7 +18,10 @@ import (
 // In ready the call goes out at once. While the connection recovers
 // (connecting, resuming, probing, stale-recovering, a retrying failed state)
 // it waits for ready, bounded by ctx and Config.MaxCallWait, and is then sent
-// exactly once. In idle, closed or a terminal failed state it fails at once
+// exactly once; a wait that ends first fails not sent with a *CallError
+// wrapping a *StateError that names the state and the last failure's
+// verdict (its Err is ErrWaitTimeout, or ctx's error: the call's verdict is
+// then canceled). In idle, closed or a terminal failed state it fails at once
 // with a *CallError (not sent) wrapping a *StateError (ErrNotReady or
 // ErrClosed). A tool the catalog does not have fails locally, the call not
 // sent, with a *CallError wrapping ErrUnknownTool; the supervisor then
@@ -254,8 +257,10 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 	}
 	v := classify.Classify(caller, err)
 	var se *StateError
-	if errors.As(err, &se) && se.Verdict.Class != classify.None {
-		v = se.Verdict // the failure that keeps the connection down
+	if errors.As(err, &se) && se.Verdict.Class != classify.None && se.Err != caller.Err() {
+		// The failure that keeps the connection down; a caller that gave
+		// up first keeps canceled, that failure named in the error's text.
+		v = se.Verdict
 	}
 	return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
 }
@@ -337,7 +342,9 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		case <-s.callLife.Done():
 			return nil, 0, 0, &StateError{State: Closed, Err: ErrClosed}
 		case <-ctx.Done():
-			return nil, 0, 0, ctx.Err()
+			// The caller gave up (the verdict stays canceled); the error
+			// still says what kept the connection down.
+			return nil, 0, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err()}
 		case <-timer.Chan():
 			return nil, 0, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout}
 		}

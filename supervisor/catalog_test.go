@@ -257,6 +257,23 @@ func (r *rig) untilLoop(what string, cond func() bool) {
 
 func (in peek) take(s *Supervisor) { in.f(s) }
 
+// A refresh asked right after Start, while the state may still be idle
+// (the loop has not taken the start yet), waits for the first catalog
+// instead of failing "not started" as it did; before Start it says so.
+func TestRefreshRightAfterStartWaitsForTheFirstCatalog(t *testing.T) {
+	r := newRig(t, Config{})
+	err := r.sup.RefreshCatalog(r.ctx)
+	require.ErrorIs(t, err, ErrNotReady)
+	require.Contains(t, err.Error(), "Start was not called")
+	r.sup.Start()
+	require.NoError(t, r.sup.refreshRefused(), "idle after Start is no refusal")
+	done := make(chan error, 1)
+	go func() { done <- r.sup.RefreshCatalog(r.ctx) }()
+	r.next().ok(newFakeSession("s1", "a"))
+	require.NoError(t, <-done)
+	require.Equal(t, []string{"a"}, r.sup.Catalog().ToolNames())
+}
+
 // A refresh asked while the connection recovers is served by the next
 // published catalog.
 func TestRefreshDuringRecoveryWaitsForTheNextCatalog(t *testing.T) {

@@ -59,7 +59,11 @@ const (
 // Commands are supported on Unix systems; New refuses one elsewhere.
 type Command struct {
 	// Path is the program to run (required). A name without a slash is
-	// looked up in PATH (exec.LookPath) at every start.
+	// looked up in PATH (exec.LookPath) at every start. New does not check
+	// that it exists: a program that cannot start (not found, not
+	// executable) is a failed handshake whose verdict (class unknown) keeps
+	// the start's error, retried on the Backoff schedule, forever unless
+	// Backoff.MaxAttempts or MaxElapsed bounds it.
 	Path string
 	// Args are the arguments after the program's name.
 	Args []string

@@ -505,6 +505,7 @@ func TestCommandThatCannotStartIsRetried(t *testing.T) {
 	reason, v := s.Failure()
 	assert.Equal(t, ReasonNone, reason, "retried, not terminal")
 	assert.Contains(t, v.Detail, "starting stdio server")
+	assert.Equal(t, classify.Unknown, v.Class, "as Command.Path's doc says")
 }
 
 // TestCommandThatDiesAtStartIsRetried: a process that exits before its

@@ -209,7 +209,8 @@ const (
 	ResendNever ResendPolicy = iota
 	// ResendSafe sends a call that failed on the session once more, after
 	// the connection recovered (ready again, the session verified or
-	// replaced), when its CallError is Resendable: not sent, or, outcome
+	// replaced), when its CallError is Resendable: not sent; refused as
+	// session-expired (never run: the new session serves it); or, outcome
 	// unknown, a tools/call of a tool annotated readOnlyHint or
 	// idempotentHint. Never any other call, never more than once; a
 	// call-resent event says so, and the caller gets the second attempt's
@@ -271,7 +272,9 @@ type Config struct {
 	// standalone stream and its re-dials, the resumption of a call's stream
 	// and DELETE, and a 401 (or a 403 with error="insufficient_scope") runs
 	// its Authorize and sends the request once more. Only a refusal it
-	// cannot fix reaches the supervisor as unauthorized: on a call, the
+	// cannot fix reaches the supervisor as unauthorized (the error of the
+	// Authorize that failed, which the refused answer cannot carry, is
+	// logged at Warn on Logger): on a call, the
 	// call fails and the session lives; on the stream, the stream pauses
 	// until a request gets through; on the handshake or discovery, the
 	// supervisor stops in a terminal failed state (reason unauthorized),
@@ -325,12 +328,15 @@ type Config struct {
 	// Era hints the protocol era of the server so that a 2025-era server
 	// is not sent `server/discover` first. Default EraAuto: learned from
 	// the first handshake (and from Resume), used for every later one; a
-	// fall back to 2025 after a refused `server/discover` lasts
+	// fall back to 2025 after a `server/discover` that was refused, or
+	// answered without 2026-07-28 among its supportedVersions, lasts
 	// EraReprobe (see era.go).
 	Era Era
 	// EraReprobe is how long the 2025 era, learned because a
 	// `server/discover` was refused (HTTP 400 with JSON-RPC -32020, -32021
-	// or -32022, or any other non-outage error), is kept: the first new
+	// or -32022, or any other non-outage error) or answered without
+	// 2026-07-28 among its supportedVersions (go-sdk's stateful streamable
+	// handler offers only 2025 versions), is kept: the first new
 	// session after it sends `server/discover` again, so a server that
 	// speaks both eras, or that was rolled back and forward, gets the
 	// 2026-07-28 era (and its push channel) back. It also spaces the
@@ -354,7 +360,12 @@ type Config struct {
 	// effect; a 400 -32022 answer tells of a server rolled back to 2025,
 	// see EraReprobe); a stdio session (Command) pings on every version,
 	// and takes a 2026-07-28 server's -32601 answer as life. Default 0
-	// (off). Useful with the stream off.
+	// (off). Without it, an idle session whose server went away stays
+	// Ready (and a hub's Health says so) until a call, or the standalone
+	// stream's next re-dial once the server is back (StreamKeeper's
+	// backoff, up to 30 s), finds out: a re-dial that gets no HTTP answer
+	// is not taken for the session's death. Useful with the stream off,
+	// and for a host that reports health.
 	KeepAlive time.Duration
 	// Backoff configures retries out of the failed state.
 	Backoff Backoff

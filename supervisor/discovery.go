@@ -114,14 +114,15 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 }
 
 // refreshRefused returns why a refresh cannot be served now: the
-// supervisor is idle, closed or in a terminal failed state.
+// supervisor is not started, closed or in a terminal failed state. Idle
+// after Start is the moment before the first trigger: the refresh waits.
 func (s *Supervisor) refreshRefused() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch st := s.snap.state; {
 	case st == Closed || s.stopped:
 		return &StateError{State: Closed, Err: ErrClosed}
-	case st == Idle:
+	case st == Idle && !s.started:
 		return &StateError{State: st, Err: ErrNotReady}
 	case st == Failed && s.snap.reason != fsm.ReasonNone:
 		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.failure(), Err: ErrNotReady}

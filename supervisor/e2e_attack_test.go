@@ -143,7 +143,6 @@ func TestE2EResendSafeNeverRunsAPlainToolTwice(t *testing.T) {
 		{"reset before the server", mcptest.Reset()},
 		{"reset after the server", mcptest.ResetAfterServer()},
 		{"500", mcptest.PlainText(http.StatusInternalServerError, "boom")},
-		{"404", mcptest.PlainText(http.StatusNotFound, "gone")},
 		{"429", mcptest.ToolCallRateLimited(0).Action},
 		{"garbage 200", mcptest.JSONBody(`{not json`)},
 		{"no result", mcptest.JSONBody(mcptest.BodyNoResult)},

@@ -229,6 +229,40 @@ func TestE2EResendPolicy(t *testing.T) {
 	}
 }
 
+// A server that restarted while the host was idle refuses the host's next
+// call 404 for its session (session-expired): the tool never ran, so the
+// CallError is Resendable, and under ResendSafe the new session serves the
+// call once, a plain tool included.
+func TestE2ESessionExpiredCallIsResendable(t *testing.T) {
+	for _, policy := range []supervisor.ResendPolicy{supervisor.ResendSafe, supervisor.ResendNever} {
+		t.Run(policy.String(), func(t *testing.T) {
+			// No standalone stream: nothing but the call finds the expiry.
+			e := newE2E(t, mcptest.Options{}, supervisor.Config{Resend: policy, Stream: supervisor.StreamOff})
+			e.start()
+			require.Equal(t, 1, e.srv.ExpireAll())
+			err := e.call("r")
+			if policy == supervisor.ResendNever {
+				var ce *supervisor.CallError
+				require.ErrorAs(t, err, &ce)
+				require.Equal(t, classify.SessionExpired, ce.Verdict.Class)
+				require.Equal(t, supervisor.Answered, ce.Delivery)
+				require.True(t, ce.Resendable(), "refused for its session: never run")
+				require.Zero(t, e.srv.Invocations(mcptest.RecordTool, "r"))
+				require.Equal(t, 1, e.srv.Log().Count("tools/call"))
+				return
+			}
+			require.NoError(t, err, "the new session served the resend")
+			require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "r"), "the plain tool ran once")
+			require.Equal(t, 2, e.srv.Log().Count("tools/call"), "refused once, sent once more")
+			require.Equal(t, uint64(2), e.sup.Generation())
+			resent := e.eventsOf(supervisor.KindCallResent)
+			require.Len(t, resent, 1)
+			require.Equal(t, classify.SessionExpired, resent[0].Verdict.Class)
+			require.Equal(t, "answered", resent[0].Delivery)
+		})
+	}
+}
+
 // A 2026-07-28 session has no ping (go-sdk serves it only before): its
 // transport failure is verified with one server/discover, the era's cheap
 // request, and the session stays.

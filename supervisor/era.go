@@ -92,7 +92,7 @@ func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange
 	if was == wire.Era2025 || discover == nil {
 		return "" // no change, or a persisted 2025 session: nothing refused
 	}
-	why := "server/discover refused (" + answerOf(*discover) + ")"
+	why := discoverAnswer(*discover)
 	if m.reprobe > 0 {
 		return fmt.Sprintf("2025-11-25: %s; probed again after %s", why, m.reprobe)
 	}
@@ -126,6 +126,16 @@ func (m *eraMemory) liveRefusal(now time.Time) bool {
 	m.liveShown = now
 	m.era, m.until = wire.EraAuto, time.Time{}
 	return true
+}
+
+// discoverAnswer says why a `server/discover` led to the 2025 era: refused
+// (a status and JSON-RPC code), or answered with a result whose
+// supportedVersions lack 2026-07-28 (go-sdk's stateful streamable handler).
+func discoverAnswer(x wire.Exchange) string {
+	if x.Status >= 200 && x.Status < 300 && !x.RPC.Present && !x.Malformed {
+		return fmt.Sprintf("server/discover answered (HTTP %d) without 2026-07-28 among its supportedVersions", x.Status)
+	}
+	return "server/discover refused (" + answerOf(x) + ")"
 }
 
 // answerOf names an answer in an event: its status and JSON-RPC code.

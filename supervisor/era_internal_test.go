@@ -34,6 +34,13 @@ func TestEraMemory(t *testing.T) {
 	era, _ = m.next(t0.Add(time.Hour))
 	require.Equal(t, wire.Era20260728, era)
 
+	// A discover answered with a result that offers only 2025 versions
+	// (go-sdk's server by default) was not refused: the event says so.
+	m2 := newEraMemory(Config{})
+	detail := m2.learn(t0, "2025-11-25", &wire.Exchange{Method: "server/discover", Status: 200})
+	require.Contains(t, detail, "without 2026-07-28 among its supportedVersions")
+	require.NotContains(t, detail, "refused")
+
 	// Outages: three let no fallback through, the fourth may; a failure of
 	// another kind starts over.
 	outage := &wire.DiscoverOutageError{Discover: wire.Exchange{Status: 502}}

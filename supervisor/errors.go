@@ -31,7 +31,9 @@ var (
 	ErrClosed = errors.New("mcpsup: closed")
 )
 
-// StateError reports a call refused because of the supervisor's state.
+// StateError reports a call refused because of the supervisor's state, or
+// a wait (WaitForState, a call's wait for ready) that ended before the state
+// it waited for.
 type StateError struct {
 	// State is the state the supervisor was in.
 	State State
@@ -41,12 +43,16 @@ type StateError struct {
 	Reason Reason
 	// Verdict is the failure that led there, when there was one.
 	Verdict classify.Verdict
-	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout.
+	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout; when the waiter's
+	// context ended the wait, the context's error.
 	Err error
 }
 
 func (e *StateError) Error() string {
 	s := fmt.Sprintf("%v (state %s", e.Err, e.State)
+	if e.State == Idle && errors.Is(e.Err, ErrNotReady) {
+		s += ": Start was not called" // idle serves no call only before Start
+	}
 	if e.Reason != ReasonNone {
 		s += ", reason " + string(e.Reason)
 	}
@@ -136,9 +142,12 @@ type afterFailure struct {
 //     environment); false for any other tool and every other method, since
 //     the first request may have run. The annotations are the server's
 //     hints, not guarantees;
-//   - Answered: false: the server answered, so delivery is not the
-//     question; the Verdict says whether asking again can help (e.g.
-//     rate-limited after RetryAfter).
+//   - Answered: true only for a session-expired verdict (a 404 on the
+//     session's id, or the TypeScript and Python SDKs' null-id -32000): the
+//     server refused the request for its session before running it, as
+//     when it restarted while the host was idle. Otherwise false: the
+//     server answered, so delivery is not the question; the Verdict says
+//     whether asking again can help (e.g. rate-limited after RetryAfter).
 //
 // The supervisor resends on its own only under Config.Resend = ResendSafe,
 // and only what this reports true for, once.
@@ -149,7 +158,7 @@ func (e *CallError) Resendable() bool {
 	case OutcomeUnknown:
 		return e.repeatable
 	}
-	return false
+	return e.Verdict.Class == classify.SessionExpired
 }
 
 // toolRepeatable reports whether op is a tools/call of a tool that the
@@ -181,7 +190,8 @@ func (e *CallError) Error() string {
 	}
 	switch {
 	case errors.Is(e.Err, ErrUnknownTool), errors.Is(e.Err, ErrRateLimited),
-		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout):
+		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout),
+		errors.As(e.Err, new(*StateError)):
 		s += ": " + e.Err.Error()
 	case e.Verdict.Class == classify.Unknown && e.Err != nil:
 		// go-sdk's text may carry the session id: hash it, as events do.

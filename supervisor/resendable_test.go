@@ -39,6 +39,8 @@ func TestResendableByDeliveryAndAnnotation(t *testing.T) {
 	cut := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 200}, Err: io.ErrUnexpectedEOF}
 	// The server answered 500.
 	answered := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 500}}
+	// The server refused it for its session: it never ran.
+	expired := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 404, SessionIDSent: true}}
 	for _, tc := range []struct {
 		tool       string
 		err        error
@@ -51,6 +53,7 @@ func TestResendableByDeliveryAndAnnotation(t *testing.T) {
 		{"idem", cut, OutcomeUnknown, true},
 		{"plain", answered, Answered, false},
 		{"idem", answered, Answered, false},
+		{"plain", expired, Answered, true},
 		{"plain", &classify.NotSentError{Err: io.EOF}, NotSent, true},
 	} {
 		t.Run(tc.tool+"/"+tc.delivery.String(), func(t *testing.T) {

@@ -174,7 +174,7 @@ func New(cfg Config) (*Supervisor, error) {
 // validEndpoint accepts an absolute http or https URL with a host.
 func validEndpoint(endpoint string) error {
 	if endpoint == "" {
-		return errors.New("mcpsup: Config.Endpoint is required")
+		return errors.New("mcpsup: Config.Endpoint (a streamable HTTP URL) or Config.Command (a stdio server) is required")
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -373,8 +373,12 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 	}
 }
 
-// WaitForState blocks until the state is want, or ctx is done (ctx.Err()).
-// It returns a *StateError wrapping ErrClosed if the supervisor closes first,
+// WaitForState blocks until the state is want, or ctx is done: then it
+// returns a *StateError wrapping ctx.Err() (errors.Is finds
+// context.DeadlineExceeded or context.Canceled) that names the state it was
+// in and the verdict of the last failure, so that a wait for a server that
+// is down says why. It returns a *StateError wrapping ErrClosed if the
+// supervisor closes first,
 // and, unless want is Failed or Closed, one wrapping ErrNotReady (with the
 // reason and verdict) if it reaches a terminal failed state, which only
 // Reconnect (and, for churn, Config.ChurnCooldown) leaves. After Reconnect
@@ -398,7 +402,7 @@ func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err()}
 		}
 	}
 }

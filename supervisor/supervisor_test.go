@@ -154,6 +154,27 @@ func TestCallWaitIsBoundedByMaxCallWait(t *testing.T) {
 	require.Equal(t, NotSent, ce.Delivery)
 }
 
+// A call whose caller gives up while the connection is down is canceled,
+// not sent, and its error says what kept the connection down.
+func TestCallCanceledWhileDownNamesTheLastFailure(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	r.next().fail(errRefused)
+	r.waitEvents(events.KindRetryScheduled, 1)
+	ctx, cancel := context.WithCancel(r.ctx)
+	cancel()
+	_, err := r.sup.CallTool(ctx, &mcp.CallToolParams{Name: "a"})
+	require.ErrorIs(t, err, context.Canceled)
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.Canceled, ce.Verdict.Class, "the caller gave up")
+	require.Equal(t, NotSent, ce.Delivery)
+	var se *StateError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, classify.Transport, se.Verdict.Class)
+	require.Contains(t, err.Error(), "last failure transport")
+}
+
 func TestSessionDeathWhileIdleOpensOneNewSession(t *testing.T) {
 	r := newRig(t, Config{})
 	old := newFakeSession("s1", "a")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 
@@ -28,12 +29,13 @@ type authorizer struct {
 	handler auth.OAuthHandler // nil: the host's client carries its credentials
 	maxBody int               // bound of the refused answer's body kept for the caller
 	gate    authGate
+	log     *slog.Logger // nil: discarded
 
 	flow chan struct{} // one Authorize at a time per session; nil without a handler
 }
 
-func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int) *authorizer {
-	a := &authorizer{base: base, handler: h, maxBody: maxBody}
+func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int, log *slog.Logger) *authorizer {
+	a := &authorizer{base: base, handler: h, maxBody: maxBody, log: log}
 	if h != nil {
 		a.flow = make(chan struct{}, 1)
 	}
@@ -131,7 +133,8 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
 // own, as go-sdk's client does: the handler may find its credential renewed
 // already). When the
 // flow fails, the refused answer is returned (its body kept, at most
-// maxBody bytes), so the caller classifies it unauthorized with its facts;
+// maxBody bytes), so the caller classifies it unauthorized with its facts,
+// and the flow's error, which the answer cannot carry, is logged at Warn;
 // a flow cut by the request's context returns the context's error.
 func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Response, error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.maxBody)))
@@ -155,6 +158,10 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 			return nil, ctx.Err()
 		}
 		a.gate.refused()
+		if a.log != nil {
+			a.log.Warn("mcpsup/wire: the OAuth handler's Authorize failed; the refused answer is handed on",
+				"verb", req.Method, "status", resp.StatusCode, "error", err.Error())
+		}
 		return kept(), errKeepAnswer
 	}
 	return nil, nil

@@ -1,8 +1,10 @@
 package wire_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
@@ -148,7 +150,9 @@ func TestOAuthHandlerCannotAuthorize(t *testing.T) {
 	tg := newTokenGate("t1")
 	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool { return tg.check(w, r) })
 	h := &tokenHandler{token: "t1", next: tg.current}
-	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+	var logs syncBuf
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h, Logger: logger}})
 
 	tg.rotate("t2")
 	h.mu.Lock()
@@ -160,6 +164,7 @@ func TestOAuthHandlerCannotAuthorize(t *testing.T) {
 	assert.Equal(t, classify.Unauthorized, v.Class, "%v", err)
 	assert.Equal(t, 401, v.HTTPStatus)
 	assert.Equal(t, 1, h.calls())
+	assert.Contains(t, logs.String(), `error="no refresh token"`, "the flow's error, which the 401 cannot carry, is logged")
 
 	h.mu.Lock()
 	h.refuse = false
@@ -279,4 +284,22 @@ func TestDetachedSessionSendsNoNotification(t *testing.T) {
 	require.NoError(t, s.ClientSession().NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "a", Progress: 2}))
 	assert.Equal(t, 1, g.count("POST", "notifications/progress"), "answered locally")
 	callEcho(t, s.ClientSession())
+}
+
+// syncBuf is a bytes.Buffer safe for the logger's concurrent writes.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

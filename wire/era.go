@@ -69,6 +69,9 @@ func (e *DiscoverOutageError) Error() string {
 	if e.Discover.Status != 0 {
 		what = fmt.Sprintf("HTTP %d", e.Discover.Status)
 	}
+	if e.Discover.TransportErr != nil {
+		what += " (" + e.Discover.TransportErr.Error() + ")"
+	}
 	return "mcpsup/wire: server/discover got " + what + "; not falling back to initialize on an outage"
 }
 

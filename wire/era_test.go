@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -82,6 +83,21 @@ func TestDiscoverOutageRefusesTheFallback(t *testing.T) {
 	d, ok := s.Transport().DiscoverExchange()
 	require.True(t, ok)
 	require.True(t, wire.DiscoverOutage(d))
+}
+
+// A discover that got no HTTP answer at all (nothing listens on the port)
+// fails the handshake with an error that says why, in the dial's own words.
+func TestDiscoverOutageNamesTheTransportError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + ln.Addr().String() + "/mcp"
+	require.NoError(t, ln.Close())
+	_, err = open2026(t, url, wire.Options{})
+	var de *wire.DiscoverOutageError
+	require.ErrorAs(t, err, &de)
+	require.Error(t, de.Discover.TransportErr)
+	require.Contains(t, de.Error(), de.Discover.TransportErr.Error())
+	require.Contains(t, err.Error(), de.Discover.TransportErr.Error(), "the handshake's error names the dial's")
 }
 
 // A refused discover (400 -32022) is a verdict on the era: go-sdk falls

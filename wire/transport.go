@@ -44,8 +44,9 @@ type Config struct {
 	// Clock times exchanges, Retry-After dates and the standalone stream's
 	// re-dial backoff; nil means the real clock.
 	Clock clockwork.Clock
-	// Logger receives debug records of rewrites and stream attempts; nil
-	// discards them.
+	// Logger receives debug records of rewrites and stream attempts, and a
+	// Warn record with the error of an OAuthHandler's Authorize that failed;
+	// nil discards them.
 	Logger *slog.Logger
 	// OnExchange, when set, is called after every exchange (requests the
 	// Transport answered locally included) from the goroutine that made the
@@ -187,7 +188,7 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxJSONBody <= 0 {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
-	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody)
+	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody, cfg.Logger)
 	t.base = t.auth
 	t.sw = cfg.Switch
 	if t.sw == nil {

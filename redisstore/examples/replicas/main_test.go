@@ -31,7 +31,7 @@ func TestFailover(t *testing.T) {
 	for _, want := range []string{
 		"a  lease-acquired: token 1; fresh",
 		"b  lease-acquired: token 2; resuming",
-		"server: 1 initialize before the kill, 1 after; 1 session(s) before, 1 after",
+		"server: 1 initialize and 1 session(s) by the kill, none more after the failover",
 		"b resumed a's session",
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -129,10 +129,10 @@ func failover(ctx context.Context, out io.Writer, redisAddr, url string, ttl tim
 	say("", "failover: %v from the kill to b ready (lease TTL %v)", took.Round(time.Millisecond), ttl)
 	if mcp != nil {
 		inits2, sessions2 := counts(mcp)
-		say("", "server: %d initialize before the kill, %d after; %d session(s) before, %d after", inits, inits2, sessions, sessions2)
 		if inits2 != inits || sessions2 != sessions {
-			return errors.New("the session was not resumed")
+			return fmt.Errorf("the session was not resumed: the server counted %d initialize and %d session(s) by the kill, %d and %d after the failover", inits, sessions, inits2, sessions2)
 		}
+		say("", "server: %d initialize and %d session(s) by the kill, none more after the failover", inits, sessions)
 	}
 	if !resumed {
 		return errors.New("b did not resume a saved session")
