@@ -45,6 +45,7 @@ const (
 	TriggerDetachRequested    = fsm.DetachRequested
 	TriggerChurnCooled        = fsm.ChurnCooled
 	TriggerSessionVerified    = fsm.SessionVerified
+	TriggerStreamUnreachable  = fsm.StreamUnreachable
 )
 
 // Kind says what an event reports (events.Event.Kind).
