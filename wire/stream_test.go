@@ -432,7 +432,7 @@ func TestStreamUnreachableIsReported(t *testing.T) {
 	})
 	unreachable := make(chan wire.StreamAttempt, 8)
 	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{
-		Stream: wire.StreamConfig{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
+		Stream:              wire.StreamConfig{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
 		OnStreamUnreachable: func(a wire.StreamAttempt) {
 			select {
 			case unreachable <- a:
