@@ -56,7 +56,6 @@ const (
 	TriggerDetachRequested    Trigger = "detach-requested"
 	TriggerChurnCooled        Trigger = "churn-cooled"
 	TriggerSessionVerified    Trigger = "session-verified"
-	TriggerStreamUnreachable  Trigger = "stream-unreachable"
 )
 
 // String returns the kebab-case name, e.g. "session-died".

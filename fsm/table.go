@@ -195,10 +195,6 @@ func buildTable() []Row {
 	// verify it before replacing it; a dead one comes back as SessionDied.
 	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport}, To: Ready, Commands: c{VerifySession}})
 	add(Row{From: Ready, Trigger: SessionVerified, To: Ready})
-	// The push stream cannot reach the server: is the session still there?
-	// Verified like a call's transport failure; a dead one comes back as
-	// SessionDied.
-	add(Row{From: Ready, Trigger: StreamUnreachable, To: Ready, Commands: c{VerifySession}})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
@@ -227,7 +223,7 @@ func buildTable() []Row {
 	// Late results of the session that failed (same generation) change
 	// nothing: that session was already ended on entering failed.
 	ignore(Failed, HandshakeSucceeded, HandshakeFailed, Attached, AttachRefused,
-		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied, SessionVerified, StreamUnreachable)
+		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied, SessionVerified)
 
 	// closed absorbs everything.
 	ignore(Closed, triggerList[:]...)

@@ -70,25 +70,20 @@ const (
 	// SessionVerified: a VerifySession was answered: the session lives,
 	// the call that failed failed alone.
 	SessionVerified = events.TriggerSessionVerified
-	// StreamUnreachable: an attempt to open or re-open the live session's
-	// push stream got no HTTP answer (refused, reset, timed out): the
-	// server may be gone while the session looks live, as when it stopped
-	// while the host was idle. Ready verifies the session (VerifySession).
-	StreamUnreachable = events.TriggerStreamUnreachable
 )
 
 // triggerID is a trigger kind's dense index, for the machine's arrays and as
 // the trigger value stateless is fired with.
 type triggerID uint8
 
-const numTriggers = 18
+const numTriggers = 17
 
 // triggerList lists the trigger kinds in declaration order, indexed by
 // triggerID.
 var triggerList = [numTriggers]TriggerKind{Started, HandshakeSucceeded, HandshakeFailed, Attached,
 	AttachRefused, DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied,
 	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled,
-	SessionVerified, StreamUnreachable}
+	SessionVerified}
 
 // triggerIndex returns the dense index of k; false for a name that is not a
 // trigger kind. A switch, not a map: Go compiles it to a binary search on
@@ -130,8 +125,6 @@ func triggerIndex(k TriggerKind) (triggerID, bool) {
 		return 15, true
 	case SessionVerified:
 		return 16, true
-	case StreamUnreachable:
-		return 17, true
 	}
 	return 0, false
 }

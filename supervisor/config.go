@@ -360,13 +360,12 @@ type Config struct {
 	// effect; a 400 -32022 answer tells of a server rolled back to 2025,
 	// see EraReprobe); a stdio session (Command) pings on every version,
 	// and takes a 2026-07-28 server's -32601 answer as life. Default 0
-	// (off). Without it, an idle session whose server went away is found
-	// by the standalone stream: its re-dial (on StreamKeeper's backoff)
-	// that gets no HTTP answer verifies the session with one ping, as a
-	// call's transport failure does (fsm.StreamUnreachable). With the
-	// stream off or declined, the session stays Ready (and a hub's Health
-	// says so) until a call finds out: set KeepAlive then, when the host
-	// reports health.
+	// (off). Without it, an idle session whose server went away stays
+	// Ready (and a hub's Health says so) until a call, or the standalone
+	// stream's next re-dial once the server is back (StreamKeeper's
+	// backoff, up to 30 s), finds out: a re-dial that gets no HTTP answer
+	// is not taken for the session's death. Useful with the stream off,
+	// and for a host that reports health.
 	KeepAlive time.Duration
 	// Backoff configures retries out of the failed state.
 	Backoff Backoff

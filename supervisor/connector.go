@@ -80,14 +80,9 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			OnExchange:       w.exchange,
 			OnStreamRestored: spec.hooks.streamRestored,
 			OnStreamDeclined: declinedHook(spec.hooks.streamDeclined),
-			OnStreamUnreachable: func(wire.StreamAttempt) {
-				if f := spec.hooks.streamUnreachable; f != nil {
-					f()
-				}
-			},
-			OnDroppedEvent: c.droppedEvent(spec.gen),
-			Stream:         cfg.StreamKeeper.toWire(),
-			OAuthHandler:   cfg.OAuthHandler,
+			OnDroppedEvent:   c.droppedEvent(spec.gen),
+			Stream:           cfg.StreamKeeper.toWire(),
+			OAuthHandler:     cfg.OAuthHandler,
 
 			FallbackAfterOutage: fallback,
 		},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -136,32 +134,6 @@ func TestE2ERestartWhileIdleNoticedByTheStream(t *testing.T) {
 	require.Contains(t, e.sup.Catalog().ToolNames(), "late-tool")
 	require.Equal(t, 2, e.sup.SessionsOpened())
 	require.Equal(t, 2, e.srv.Log().Count("initialize"))
-}
-
-// A server that goes away while the host is idle (no call, no keepalive)
-// is found by the push stream: its re-dial gets no answer, the session is
-// verified, the refused ping says it died, and the supervisor leaves ready
-// instead of showing a dead server as ready.
-func TestE2EServerGoneWhileIdleIsFoundByTheStream(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{}))
-	e.start()
-	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 1, func(x mcptest.Entry) bool {
-		return x.Verb == "GET" && x.Status == http.StatusOK
-	}))
-	e.srv.Close() // the listener closes: every dial is refused
-	died := func(ev events.Event) bool {
-		return ev.Kind == events.KindTransition && ev.Trigger == events.TriggerSessionDied && ev.From == events.StateReady
-	}
-	evs, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return slices.ContainsFunc(evs, died) })
-	require.NoError(t, err)
-	i := slices.IndexFunc(evs, func(ev events.Event) bool {
-		return ev.Kind == events.KindTransition && ev.Trigger == events.TriggerStreamUnreachable
-	})
-	require.GreaterOrEqual(t, i, 0, "the stream's failed re-dial started the verification: %v", evs)
-	require.Less(t, i, slices.IndexFunc(evs, died))
-	require.Equal(t, events.StateReady, evs[i].To, "verified in ready, as a call's transport failure is")
-	require.Equal(t, classify.Transport, evs[slices.IndexFunc(evs, died)].Verdict.Class)
-	require.NotEqual(t, supervisor.Ready, e.sup.State())
 }
 
 // With the stream off, the keepalive ping finds the dead session.

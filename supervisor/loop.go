@@ -599,10 +599,9 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 			}
 			s.post(listChanged{gen: gen, lists: set})
 		},
-		streamRestored:    func() { s.post(relistWanted{gen: gen}) },
-		streamDeclined:    func(detail string) { s.post(streamDeclined{gen: gen, detail: detail}) },
-		streamUnreachable: func() { s.post(streamUnreachable{gen: gen}) },
-		listTTL:           func(l probes.List, ms int) { s.post(listTTLSeen{gen: gen, list: l, ms: ms}) },
+		streamRestored: func() { s.post(relistWanted{gen: gen}) },
+		streamDeclined: func(detail string) { s.post(streamDeclined{gen: gen, detail: detail}) },
+		listTTL:        func(l probes.List, ms int) { s.post(listTTLSeen{gen: gen, list: l, ms: ms}) },
 	}
 }
 

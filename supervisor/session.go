@@ -61,9 +61,6 @@ type sessionHooks struct {
 	// streamDeclined: the server declined the session's push stream;
 	// detail names its answer.
 	streamDeclined func(detail string)
-	// streamUnreachable: an attempt to (re)open the push stream got no
-	// HTTP answer.
-	streamUnreachable func()
 	// listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.
 	listTTL func(probes.List, int)
 }

@@ -106,15 +106,3 @@ func (s *Supervisor) verify(c fsm.Command) {
 		s.post(sessionVerified{gen: gen, ping: num}) // answered, if with an error: the session lives
 	})
 }
-
-// streamUnreachable is the input of a push stream of generation gen whose
-// (re)open got no HTTP answer: ready verifies the session, as after a
-// call's transport failure (fsm.StreamUnreachable), so a server that went
-// away while the host was idle is found without a call or a keepalive.
-type streamUnreachable struct{ gen uint64 }
-
-func (in streamUnreachable) take(s *Supervisor) {
-	if in.gen == s.loop.m.Generation() && s.loop.m.State() == Ready {
-		s.step(fsm.Trigger{Kind: fsm.StreamUnreachable, Generation: in.gen})
-	}
-}

@@ -45,7 +45,6 @@ const (
 	TriggerDetachRequested    = fsm.DetachRequested
 	TriggerChurnCooled        = fsm.ChurnCooled
 	TriggerSessionVerified    = fsm.SessionVerified
-	TriggerStreamUnreachable  = fsm.StreamUnreachable
 )
 
 // Kind says what an event reports (events.Event.Kind).

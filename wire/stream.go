@@ -401,9 +401,6 @@ func (b *streamBody) dial() dialKind {
 		b.t.finish(req, x)
 		b.att.End, b.att.Err = EndNoAnswer, err
 		b.report()
-		if f := b.t.cfg.OnStreamUnreachable; f != nil && b.stopped() == nil {
-			f(b.att)
-		}
 		return dialFailed
 	}
 	b.t.keepCookies(req, resp)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -416,42 +415,4 @@ func TestConnectDoesNotWaitForStandaloneGET(t *testing.T) {
 			assert.Equal(t, 1, g.count("GET", ""), "one standalone GET, dialed behind the local answer")
 		})
 	}
-}
-
-// A server that goes away under an open session: the keeper's re-dial gets
-// no HTTP answer, and OnStreamUnreachable hears of that attempt; closing the
-// session ends the keeper without another call.
-func TestStreamUnreachableIsReported(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "v1"}, nil)
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(func() {
-		hs.Close()
-		for ss := range srv.Sessions() {
-			_ = ss.Close()
-		}
-	})
-	unreachable := make(chan wire.StreamAttempt, 8)
-	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{
-		Stream:              wire.StreamConfig{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
-		OnStreamUnreachable: func(a wire.StreamAttempt) {
-			select {
-			case unreachable <- a:
-			default: // it must not block
-			}
-		},
-	}}
-	s := open(t, hs.URL, opts)
-	_, err := s.ClientSession().ListTools(context.Background(), nil)
-	require.NoError(t, err)
-	hs.CloseClientConnections()
-	hs.Close()
-	select {
-	case a := <-unreachable:
-		assert.Equal(t, wire.EndNoAnswer, a.End)
-		assert.Error(t, a.Err)
-		assert.Zero(t, a.Status)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no unreachable attempt reported")
-	}
-	_ = s.Close() // its DELETE is refused too
 }

@@ -74,15 +74,6 @@ type Config struct {
 	// it caches. It is called from the goroutine that reads the stream: it
 	// must not block.
 	OnStreamDeclined func(StreamAttempt)
-	// OnStreamUnreachable, when set, is called when an attempt to open or
-	// re-open the session's push stream got no HTTP answer ([EndNoAnswer]:
-	// refused, reset, timed out) while the session is open, with that
-	// attempt: the server may be gone while the session looks live, so the
-	// caller should check the session (the supervisor pings it). Once per
-	// such attempt, so at most as often as the keeper's backoff re-dials.
-	// It is called from the goroutine that reads the stream: it must not
-	// block.
-	OnStreamUnreachable func(StreamAttempt)
 	// OnDroppedEvent, when set, is called for every event of the standalone
 	// stream the keeper did not hand to go-sdk (see [EventError]), from the
 	// goroutine that reads the stream. It must not block.
