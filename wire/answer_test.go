@@ -484,3 +484,43 @@ func TestAnswerStreamKeepsConnection(t *testing.T) {
 	t.Logf("connections opened for 20 calls: %d", conns.Load()-before)
 	assert.LessOrEqual(t, conns.Load()-before, int64(1), "20 calls, connections opened")
 }
+
+// TestAnswerStreamResumedWithoutMessagesIsBounded: a server that ends a
+// call's stream after a priming event, and answers every resumption with
+// another priming event whose id differs from the last (ids that go back and
+// forth, a retry field of 1 ms), delivers nothing: the resumptions are
+// bounded as those without a new id are, and the call fails alone. An
+// attempt that hands on a message under a new id is progress.
+func TestAnswerStreamResumedWithoutMessagesIsBounded(t *testing.T) {
+	const enough = 40 // the GET that finally answers the call
+	cases := []struct {
+		name    string
+		message []string // what each resumption carries after its id
+		gets    int
+	}{
+		{"ids alone", []string{"retry: 1", "data:", ""}, 3},
+		{"a notification each", append([]string{"retry: 1"}, mcptest.SSEMessage(mcptest.BodyNotification)...), enough},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{})
+			gw := h.srv.Gateway()
+			attempt := func(id string) mcptest.Action { return mcptest.SSE(append([]string{"id: " + id}, c.message...)...) }
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.SSE("id: a", "retry: 1", "data:", "")})
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodGet, Occurrence: mcptest.From(enough)},
+				Action: mcptest.SSE(append([]string{"id: z"}, mcptest.SSEMessage(`{"jsonrpc":"2.0","id":$PREV_ID,"result":{"content":[]}}`)...)...)})
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodGet, Header: mcptest.HeaderMatch{Name: "Last-Event-ID", Value: "a"}}, Action: attempt("b")})
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodGet, Header: mcptest.HeaderMatch{Name: "Last-Event-ID", Value: "b"}}, Action: attempt("a")})
+			v, _, err := h.call(t, "x")
+			if c.gets == enough {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err, "after %d resumptions", h.srv.Log().CountVerb(http.MethodGet))
+				assert.Equal(t, classify.Protocol, v.Class, "verdict %v", v)
+				assert.Contains(t, err.Error(), "ended without the response")
+			}
+			assert.Equal(t, c.gets, h.srv.Log().CountVerb(http.MethodGet), "resumptions")
+			h.requireAlive(t)
+		})
+	}
+}
