@@ -83,7 +83,8 @@ func TestMergedDiffAndCollision(t *testing.T) {
 func TestMergedViewIsOrderIndependent(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		servers := []string{"a", "a__b", "b", "c"}
-		items := []string{"b__c", "c", "x", "b", "a"}
+		// The last asks for the name a__b's c gets when a's b__c wins.
+		items := []string{"b__c", "c", "x", "b", "a", strings.TrimPrefix(alternate("a__b__c", claimant{"a__b", "c"}), "a__")}
 		final := map[string][]string{}
 		type step struct {
 			server string
@@ -119,6 +120,54 @@ func TestMergedViewIsOrderIndependent(t *testing.T) {
 		}
 		require.Len(t, m.items(), n, "every item has a name")
 	})
+}
+
+// TestItemNamedLikeARenamedOneTakesNoOthersName: a server may name an item
+// after the name another server's item got in a collision (the short hash
+// is public): the base name it asks for is its own, and the renamed item
+// moves to another name, in whatever order the items came; nothing routes
+// to the wrong server and every item keeps a name.
+func TestItemNamedLikeARenamedOneTakesNoOthersName(t *testing.T) {
+	alt := alternate("x__y__z", claimant{"x__y", "z"})
+	hijack := strings.TrimPrefix(alt, "x__") // x's item asks for alt as its base name
+	check := func(t *testing.T, m *merged[mcp.Tool]) {
+		t.Helper()
+		v := view(m)
+		require.Len(t, v, 3, "every item has a name: %v", v)
+		require.Equal(t, "x/"+hijack, v[alt], "the base name is the item's own")
+		require.Equal(t, "x/y__z", v["x__y__z"])
+		var renamed []string
+		for name, item := range v {
+			if item == "x__y/z" {
+				renamed = append(renamed, name)
+			}
+			cl, ok := m.lookup(name)
+			require.True(t, ok)
+			require.Equal(t, item, cl.server+"/"+cl.id, "%s routes to its item", name)
+		}
+		require.Len(t, renamed, 1, "x__y's z has a name of its own: %v", v)
+	}
+	orders := map[string][]struct {
+		server string
+		tools  []string
+	}{
+		"renamed first": {{"x__y", []string{"z"}}, {"x", []string{"y__z"}}, {"x", []string{"y__z", hijack}}},
+		"hijack first":  {{"x", []string{hijack}}, {"x__y", []string{"z"}}, {"x", []string{hijack, "y__z"}}},
+		"together":      {{"x", []string{"y__z", hijack}}, {"x__y", []string{"z"}}},
+	}
+	for name, steps := range orders {
+		t.Run(name, func(t *testing.T) {
+			m := newTools()
+			for _, st := range steps {
+				m.update(st.server, tools(st.tools...))
+			}
+			check(t, m)
+			// The item asking for the name leaves: the renamed item takes
+			// its first alternate again, as if it had never been asked for.
+			d, _ := m.update("x", tools("y__z"))
+			require.Equal(t, map[string]string{"x__y__z": "x/y__z", alt: "x__y/z"}, view(m), "diff %+v", d)
+		})
+	}
 }
 
 func TestHeaderValuesAreMasked(t *testing.T) {
