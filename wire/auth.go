@@ -99,7 +99,7 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
 	if a.handler == nil {
 		return req, nil
 	}
-	ts, err := a.handler.TokenSource(req.Context())
+	ts, err := guarded("TokenSource", func() (oauth2.TokenSource, error) { return a.handler.TokenSource(req.Context()) })
 	if err != nil {
 		return nil, fmt.Errorf("mcpsup/wire: OAuth token source: %w: %w", classify.ErrCredential, err)
 	}
@@ -114,7 +114,7 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
 	if ts == nil {
 		return out, nil
 	}
-	tok, err := ts.Token()
+	tok, err := guarded("Token", ts.Token)
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
@@ -150,7 +150,8 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 		return nil, ctx.Err()
 	}
 	defer func() { <-a.flow }()
-	if err := a.handler.Authorize(ctx, req, kept()); err != nil {
+	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.handler.Authorize(ctx, req, kept()) })
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -158,6 +159,22 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 		return kept(), errKeepAnswer
 	}
 	return nil, nil
+}
+
+// guarded runs f, a call of the host's OAuth handler, named what, and
+// turns a panic into its error. The handler runs on the Transport's own
+// goroutines too (the stream keeper's re-dials, a call stream's
+// resumption), where a panic ends the process, and on go-sdk's write path,
+// where it left go-sdk's connection locked and its Close waiting forever: a
+// panic fails the request it serves, as a failing handler does.
+func guarded[T any](what string, f func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			var zero T
+			v, err = zero, fmt.Errorf("OAuth handler's %s panicked: %v", what, r)
+		}
+	}()
+	return f()
 }
 
 // errKeepAnswer tells RoundTrip to hand on the refused answer: the flow
