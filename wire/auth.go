@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,16 @@ type authorizer struct {
 	gate    authGate
 
 	flow chan struct{} // one Authorize at a time per session; nil without a handler
+
+	tokMu   sync.Mutex
+	tokCall *tokenCall // the Token under way, nil when none
+}
+
+// tokenCall is one call of a token source's Token, which requests join.
+type tokenCall struct {
+	done chan struct{} // closed once tok and err are set
+	tok  *oauth2.Token
+	err  error
 }
 
 func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int) *authorizer {
@@ -114,10 +125,12 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
 	if ts == nil {
 		return out, nil
 	}
-	tok, err := guarded("Token", ts.Token)
+	tok, err := a.token(req.Context(), ts)
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
+	case err != nil && req.Context().Err() != nil:
+		return nil, err // the request's end, not the credential's
 	case err != nil:
 		return nil, fmt.Errorf("mcpsup/wire: OAuth token: %w: %w", classify.ErrCredential, err)
 	case tok != nil && tok.AccessToken != "":
@@ -159,6 +172,36 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 		return kept(), errKeepAnswer
 	}
 	return nil, nil
+}
+
+// token returns ts's token, or the error of ctx once it ends first.
+// oauth2's Token takes no context: a token source that blocks (a keychain
+// prompt, a token endpoint that never answers) held the request past its
+// context's end, and the session's Close with it. Token runs on a goroutine
+// of its own, which the requests meanwhile join instead of starting more,
+// so a source that blocks for good holds one goroutine, not one per
+// request.
+func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, error) {
+	a.tokMu.Lock()
+	c := a.tokCall
+	if c == nil {
+		c = &tokenCall{done: make(chan struct{})}
+		a.tokCall = c
+		go func() {
+			c.tok, c.err = guarded("Token", ts.Token)
+			a.tokMu.Lock()
+			a.tokCall = nil
+			a.tokMu.Unlock()
+			close(c.done)
+		}()
+	}
+	a.tokMu.Unlock()
+	select {
+	case <-c.done:
+		return c.tok, c.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("mcpsup/wire: OAuth token source did not answer before the request's end: %w", ctx.Err())
+	}
 }
 
 // guarded runs f, a call of the host's OAuth handler, named what, and

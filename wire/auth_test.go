@@ -365,3 +365,57 @@ func TestOAuthHandlerThatPanicsFailsTheRequestAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthTokenThatBlocksIsBoundedByTheRequest: oauth2's Token takes no
+// context, so a token source that blocks (a keychain prompt, a token
+// endpoint that never answers) held the call past its context's end, and
+// Close with it. The request ends with its context, named; requests meanwhile
+// wait for the one Token under way instead of starting their own; once the
+// source answers, the session serves the next call.
+func TestOAuthTokenThatBlocksIsBoundedByTheRequest(t *testing.T) {
+	g, url := newServer(t, nil)
+	var mu sync.Mutex
+	blocking := false
+	entered, release := make(chan struct{}, 8), make(chan struct{})
+	var tokens int
+	src := tokenFunc(func() (*oauth2.Token, error) {
+		mu.Lock()
+		tokens++
+		b := blocking
+		mu.Unlock()
+		if b {
+			entered <- struct{}{}
+			<-release
+		}
+		return &oauth2.Token{AccessToken: "t1"}, nil
+	})
+	h := &hostHandler{source: func() (oauth2.TokenSource, error) { return src, nil }, authorize: func() error { return nil }}
+	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+	mu.Lock()
+	blocking, tokens = true, 0
+	mu.Unlock()
+	before := g.count("POST", "tools/call")
+	for i := range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		var err error
+		go func() {
+			defer close(done)
+			_, err = s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+		}()
+		if i == 0 {
+			within(t, entered, "the token source")
+		}
+		cancel()
+		within(t, done, "the call's end with its context")
+		require.Error(t, err)
+		assert.ErrorIs(t, err, context.Canceled)
+	}
+	mu.Lock()
+	assert.Equal(t, 1, tokens, "the second request waited for the Token under way")
+	blocking = false
+	mu.Unlock()
+	close(release)
+	assert.Equal(t, before, g.count("POST", "tools/call"), "nothing was sent")
+	callEcho(t, s.ClientSession())
+}
