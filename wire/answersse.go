@@ -292,8 +292,8 @@ func (s *answerStream) step() {
 			s.name = string(value)
 		}
 	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
-			s.id, s.idSet = string(value), true
+		if id, ok := eventID(value); ok {
+			s.id, s.idSet = id, true
 		}
 	case "retry":
 		if d, ok := retryField(value); ok {

@@ -197,8 +197,8 @@ func (f *sseFilter) lineDone(line []byte, out []byte, r *filtered) []byte {
 	case "event":
 		f.name = string(bytes.TrimSpace(value))
 	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
-			f.id, f.idSet = string(bytes.TrimPrefix(value, []byte(" "))), true
+		if id, ok := eventID(bytes.TrimPrefix(value, []byte(" "))); ok {
+			f.id, f.idSet = id, true
 		}
 	case "retry":
 		if d, ok := retryField(bytes.TrimPrefix(value, []byte(" "))); ok {
@@ -301,6 +301,21 @@ func cutDetail(s string) string {
 		return s[:200] + "..."
 	}
 	return s
+}
+
+// eventID returns an id field's value as the last event id, false when it
+// is not taken: one with a NUL (WHATWG HTML, server-sent events), or with
+// another control byte but a tab (a CR inside a line, say, which these
+// parsers do not take for a line end), which net/http refuses in the
+// Last-Event-ID header: every re-dial with it failed before it was sent,
+// and the stream never came back.
+func eventID(v []byte) (string, bool) {
+	for _, c := range v {
+		if (c < 0x20 && c != '\t') || c == 0x7f {
+			return "", false
+		}
+	}
+	return string(v), true
 }
 
 // retryField parses an SSE retry value: ASCII digits, milliseconds.
