@@ -235,6 +235,19 @@ func (r *Redactor) AddSecret(s string) {
 	}
 }
 
+// AddLikelySecret registers a value found in configuration that may be a
+// credential (a header, a URL query or userinfo, an environment variable)
+// as a secret ([Redactor.AddSecret]) when it has at least
+// [MinSessionIDLen] bytes. A shorter one ("2" of X-Client-Version, "1" of
+// DEBUG) is not: a secret is masked even inside a longer word, so it would
+// mask ordinary words and numbers in every text; a short credential is
+// still masked where the patterns find it by name.
+func (r *Redactor) AddLikelySecret(v string) {
+	if len(v) >= MinSessionIDLen {
+		r.AddSecret(v)
+	}
+}
+
 // ForgetSecret unregisters a secret registered with [Redactor.AddSecret].
 func (r *Redactor) ForgetSecret(s string) {
 	r.mu.Lock()

@@ -265,10 +265,10 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}()
 
 	for _, v := range sc.Headers {
-		h.redact.AddSecret(v)
+		h.redact.AddLikelySecret(v)
 	}
 	for _, v := range sc.Env {
-		h.redact.AddSecret(v)
+		h.redact.AddLikelySecret(v)
 	}
 	e := &entry{name: sc.Name, sc: sc}
 	e.ctx, e.stop = context.WithCancel(h.life)

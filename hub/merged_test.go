@@ -186,6 +186,33 @@ func TestHeaderValuesAreMasked(t *testing.T) {
 	require.NotZero(t, rec.Len())
 }
 
+// TestShortHeaderAndEnvValuesMaskNoWords: a header or env value is
+// registered as a secret when it is long enough to be one, as the
+// supervisor registers the endpoint's; registered whatever its length, "X-Client-Version: 2" or "DEBUG=1" masked
+// every 2 or 1 in every event and error of the hub, and the names of a
+// merged-catalog-changed event named no tool any more.
+func TestShortHeaderAndEnvValuesMaskNoWords(t *testing.T) {
+	rec := &events.Recorder{}
+	h := New(Config{Events: rec})
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(t.Context(), ServerConfig{Name: "s", URL: "http://127.0.0.1:1/mcp",
+		Headers: map[string]string{"X-Client-Version": "2", "X-Api-Key": "k3y-s3cr3t", "X-Tenant": "tenant-0123456789"}}))
+	require.NoError(t, h.Add(t.Context(), ServerConfig{Name: "p", Command: "/bin/true",
+		Env: map[string]string{"DEBUG": "1", "READ_ONLY": "true", "GITHUB_TOKEN": "ghp_0123456789"}}))
+	h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: "s", Op: "tools", Added: []string{"s__tool-1", "s__tool-2"},
+		Detail: "2 tools: +s__tool-1 +s__tool-2; true; sent k3y-s3cr3t, ghp_0123456789 and tenant-0123456789"})
+	var ev events.Event
+	for _, e := range rec.Events() {
+		if e.Kind == KindMergedCatalogChanged {
+			ev = e
+		}
+	}
+	require.Equal(t, []string{"s__tool-1", "s__tool-2"}, ev.Added)
+	require.Equal(t, "2 tools: +s__tool-1 +s__tool-2; true; sent [redacted], [redacted] and [redacted]", ev.Detail)
+	ce := &CallError{Op: "tools/call", Name: "s__tool-2", Server: "s", ID: "tool-2", Err: fmt.Errorf("HTTP 429"), redact: &h.redact}
+	require.Equal(t, `hub: tools/call "s__tool-2" (tool "tool-2" of server "s"): HTTP 429`, ce.Error())
+}
+
 func TestHeadersReachTheServer(t *testing.T) {
 	got := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

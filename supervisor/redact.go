@@ -34,16 +34,11 @@ func (s *Supervisor) redactLogs() {
 // query value, whatever its parameter is called (?accessToken=, ?code=,
 // ?k=: the patterns know only names with a credential word as a part split
 // at '-', '_' and '.'). A value shorter than events.MinSessionIDLen bytes is
-// not registered: a secret is masked even inside a longer word, and a short
-// one would mask ordinary words and numbers. The query is split by hand, so
+// not registered (events.Redactor.AddLikelySecret). The query is split by hand, so
 // that a value url.ParseQuery would drop (a bad escape), or an endpoint
 // url.Parse refuses, still has its values registered as written.
 func (r *redactor) addEndpointSecrets(endpoint string) {
-	add := func(v string) {
-		if len(v) >= events.MinSessionIDLen {
-			r.AddSecret(v)
-		}
-	}
+	add := r.AddLikelySecret
 	beforeFragment, _, _ := strings.Cut(endpoint, "#")
 	if _, query, ok := strings.Cut(beforeFragment, "?"); ok {
 		for pair := range strings.SplitSeq(query, "&") {
