@@ -373,6 +373,23 @@ func TestCommandGarbageOnStdoutIsDropped(t *testing.T) {
 	assert.Equal(t, uint64(1), r.sup.Generation())
 }
 
+// TestCommandMessageWithMoreOnItsLineIsDropped: a server that prints a
+// message and more on one line (a log word after a notification) had the
+// line passed whole, and go-sdk ended the connection at the byte after the
+// message: every session died at its start. The line is dropped and
+// reported; the session serves.
+func TestCommandMessageWithMoreOnItsLineIsDropped(t *testing.T) {
+	line := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}} ready`
+	r := newStdioRig(t, Config{}, "-garbage-at-start", line)
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("echo", map[string]any{"text": "still here"})
+	require.NoError(t, err)
+	e := r.waitEvent(KindStdoutLineDropped, "more than one JSON value on the line")
+	assert.Contains(t, e.Detail, "stdout line 1 dropped")
+	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
+}
+
 // syncBuffer is a log destination safe for concurrent writes.
 type syncBuffer struct {
 	mu sync.Mutex
