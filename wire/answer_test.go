@@ -239,6 +239,7 @@ func TestAnswerStreamResumed(t *testing.T) {
 		reason string
 	}{
 		{"resumed with the response", mcptest.SSE(append([]string{"id: 2"}, mcptest.SSEMessage(`{"jsonrpc":"2.0","id":$PREV_ID,"result":{"content":[]}}`)...)...), classify.None, 1, ""},
+		{"resumed with a BOM before the response", mcptest.SSE("\xEF\xBB\xBFdata: "+`{"jsonrpc":"2.0","id":$PREV_ID,"result":{"content":[]}}`, ""), classify.None, 1, ""},
 		{"refused 400", mcptest.PlainText(http.StatusBadRequest, "no such stream"), classify.Protocol, 1, "resumption of the SSE stream refused: HTTP 400"},
 		{"refused 404", mcptest.PlainText(http.StatusNotFound, "gone"), classify.Protocol, 1, "resumption of the SSE stream refused: HTTP 404"},
 		{"answered JSON", mcptest.JSONBody(mcptest.BodyToolResult), classify.Protocol, 1, "refused: HTTP 200 OK (application/json)"},
@@ -520,6 +521,30 @@ func TestAnswerStreamResumedWithoutMessagesIsBounded(t *testing.T) {
 				assert.Contains(t, err.Error(), "ended without the response")
 			}
 			assert.Equal(t, c.gets, h.srv.Log().CountVerb(http.MethodGet), "resumptions")
+			h.requireAlive(t)
+		})
+	}
+}
+
+// TestAnswerStreamWithABOM: an event stream may start with a UTF-8 byte
+// order mark, which the SSE parser strips (WHATWG HTML, server-sent events:
+// the UTF-8 decode algorithm strips one leading BOM). Taken for part of the
+// first field's name, it cost the first event: the response of a call
+// whose stream began with it, and the call.
+func TestAnswerStreamWithABOM(t *testing.T) {
+	const bom = "\xEF\xBB\xBF"
+	for _, c := range []struct {
+		name  string
+		lines []string
+	}{
+		{"before the response", append([]string{bom + "data: " + mcptest.BodyToolResult}, "")},
+		{"before a priming event", append([]string{bom + "id: 1", "data:", ""}, mcptest.SSEMessage(mcptest.BodyToolResult)...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.SSE(c.lines...)})
+			v, _, err := h.call(t, "x")
+			require.NoError(t, err, "verdict %v", v)
 			h.requireAlive(t)
 		})
 	}

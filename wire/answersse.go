@@ -87,6 +87,7 @@ type answerStream struct {
 	err      error  // returned once out is drained (the caller's context ended)
 
 	line     []byte // the current line
+	begun    bool   // a line of this stream (or resumption) was read: no BOM to strip
 	data     []byte // the current event's data lines, joined with LF
 	hasData  bool
 	name     string
@@ -258,6 +259,9 @@ func (s *answerStream) step() {
 		}
 		return
 	}
+	if !s.begun {
+		s.begun, line = true, bytes.TrimPrefix(line, utf8BOM)
+	}
 	if len(line) == 0 {
 		s.dispatch()
 		return
@@ -361,7 +365,7 @@ func (s *answerStream) resume() {
 	}
 	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.method, "resumes", s.resumes)
 	s.src.Reset(r)
-	s.body, s.wireMark = resp.Body, 0
+	s.body, s.wireMark, s.begun = resp.Body, 0, false
 	s.endEvent() // an event cut by the end of the stream is dropped
 }
 

@@ -91,7 +91,8 @@ func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 // and hands go-sdk only the events that carry one JSON-RPC request or
 // notification: `data: <the message>` and a blank line, nothing else, the
 // message as it came when go-sdk reads those bytes as it, re-encoded
-// otherwise ([handOn]). go-sdk v1.8.0 ends the session on a
+// otherwise ([handOn]); one leading byte order mark is stripped. go-sdk
+// v1.8.0 ends the session on a
 // line without a colon, on data it cannot decode and on an event past its
 // size limit (mcp/streamable.go processStream, mcp/event.go
 // scanEventsLimited); none of those reach it. Ids and retry fields are
@@ -103,7 +104,8 @@ func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 type sseFilter struct {
 	max int // bytes of one event held at most; 0: no bound
 
-	line []byte // the current incomplete line
+	line  []byte // the current incomplete line
+	begun bool   // a line of this stream was taken: no BOM to strip
 
 	// The current event, as go-sdk would read it (mcp/event.go).
 	size      int    // its bytes so far, line ends included
@@ -169,6 +171,9 @@ func (f *sseFilter) over(n int) bool { return f.max > 0 && f.size+n > f.max }
 
 // lineDone takes one complete line.
 func (f *sseFilter) lineDone(line []byte, out []byte, r *filtered) []byte {
+	if !f.begun {
+		f.begun, line = true, bytes.TrimPrefix(line, utf8BOM)
+	}
 	switch {
 	case len(line) == 0:
 		return f.dispatch(out, r)
@@ -280,12 +285,19 @@ func (f *sseFilter) cut(r *filtered) {
 	f.reset()
 }
 
-// reset forgets the current event and partial line; lastID and retry stay.
+// reset forgets the current event and partial line, for the next stream;
+// lastID and retry stay.
 func (f *sseFilter) reset() {
 	f.endEvent()
-	f.line = nil
+	f.line, f.begun = nil, false
 	f.run = 0
 }
+
+// utf8BOM is the byte order mark an event stream may start with: the
+// UTF-8 decode of a stream strips one (WHATWG HTML, server-sent events).
+// Taken for part of the first field's name, it cost the stream's first
+// event: a call's response when it came first.
+var utf8BOM = []byte("\xEF\xBB\xBF")
 
 func (f *sseFilter) endEvent() {
 	f.size, f.fields, f.dataLines, f.name, f.id, f.idSet, f.bad = 0, false, 0, "", "", false, nil
