@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpsup/mcpsup/events"
 )
@@ -17,6 +18,34 @@ import (
 type redactor struct {
 	events.Redactor
 	ids []string // ids registered by keepSessionIDs (one or two); loop goroutine
+
+	credMu sync.Mutex
+	creds  []string // the OAuth access tokens registered, the last maxCredentials
+}
+
+// maxCredentials is how many of the OAuth handler's access tokens, the
+// last ones, stay registered: a renewed token's predecessor may still be
+// quoted by an answer under way.
+const maxCredentials = 2
+
+// addCredential registers an access token the OAuth handler gave a request
+// (wire.Config.OnCredential) as a secret: a server may quote it in an
+// answer's text (a JSON-RPC error message, a 401 body) without a credential
+// word the patterns know, and it reached the call's error, its verdict and
+// the call-failed event. The oldest beyond maxCredentials is forgotten, so
+// the tokens of a long life do not pile up.
+func (r *redactor) addCredential(tok string) {
+	r.credMu.Lock()
+	defer r.credMu.Unlock()
+	if slices.Contains(r.creds, tok) {
+		return
+	}
+	r.AddLikelySecret(tok)
+	r.creds = append(r.creds, tok)
+	if len(r.creds) > maxCredentials {
+		r.ForgetSecret(r.creds[0])
+		r.creds = slices.Delete(r.creds, 0, 1)
+	}
 }
 
 // redactLogs wraps Config.Logger and go-sdk's ClientOptions.Logger (which

@@ -34,6 +34,9 @@ type authorizer struct {
 
 	tokMu   sync.Mutex
 	tokCall *tokenCall // the Token under way, nil when none
+	lastTok string     // the access token onCredential was last told of
+
+	onCredential func(token string) // Config.OnCredential; may be nil
 }
 
 // tokenCall is one call of a token source's Token, which requests join.
@@ -134,6 +137,7 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
 	case err != nil:
 		return nil, fmt.Errorf("mcpsup/wire: OAuth token: %w: %w", classify.ErrCredential, err)
 	case tok != nil && tok.AccessToken != "":
+		a.told(tok.AccessToken)
 		out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
 	return out, nil
@@ -201,6 +205,20 @@ func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.
 		return c.tok, c.err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("mcpsup/wire: OAuth token source did not answer before the request's end: %w", ctx.Err())
+	}
+}
+
+// told tells onCredential of tok unless it was the last token told.
+func (a *authorizer) told(tok string) {
+	if a.onCredential == nil {
+		return
+	}
+	a.tokMu.Lock()
+	fresh := tok != a.lastTok
+	a.lastTok = tok
+	a.tokMu.Unlock()
+	if fresh {
+		a.onCredential(tok)
 	}
 }
 
