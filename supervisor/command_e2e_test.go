@@ -390,6 +390,31 @@ func TestCommandMessageWithMoreOnItsLineIsDropped(t *testing.T) {
 	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
 }
 
+// TestCommandEnvValuesAreMasked: the values of Command.Env are the
+// process's credentials (a token for the service it fronts, typically); a
+// server that prints one, on stderr or stdout, had it logged, quoted in a
+// stdout-line-dropped event and in its exit's stderr tail. They are masked
+// there, as the hub masks a server's env values.
+func TestCommandEnvValuesAreMasked(t *testing.T) {
+	const token = "ghp_0123456789abcdefXYZ"
+	r := newStdioRig(t, Config{Command: &Command{Env: []string{"SERVICE_TOKEN=" + token}}},
+		"-stderr-at-start", "using "+token, "-garbage-at-start", "started with "+token)
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("crash", map[string]any{"code": 2})
+	require.Error(t, err)
+	r.waitEvent(KindProcessExited, "exited with code 2")
+	r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	FlushEvents(r.sup)
+	for _, e := range r.rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		require.NotContains(t, string(b), token, "event %s", e.Kind)
+	}
+	require.Contains(t, r.logs.String(), "using [redacted]")
+	require.NotContains(t, r.logs.String(), token)
+}
+
 // syncBuffer is a log destination safe for concurrent writes.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -86,6 +86,21 @@ func (r *redactor) addEndpointSecrets(endpoint string) {
 	}
 }
 
+// addCommandSecrets registers the values of a stdio server's Command.Env
+// as secrets (events.Redactor.AddLikelySecret): they are the process's
+// credentials, typically, and a server that prints one on stderr or stdout
+// had it logged, quoted in a stdout-line-dropped event and in its exit's
+// stderr tail. The hub does the same for a server's env values.
+func (r *redactor) addCommandSecrets(cmd *Command) {
+	if cmd == nil {
+		return
+	}
+	for _, kv := range cmd.Env {
+		_, v, _ := strings.Cut(kv, "=")
+		r.AddLikelySecret(v)
+	}
+}
+
 // keepSessionIDs registers the ids of the sessions in use, the held ones and
 // the resume state's, and forgets every other id it registered. Loop
 // goroutine only.
