@@ -257,8 +257,9 @@ type Config struct {
 	Command *Command
 	// Name names the server in events and logs. Default: Endpoint, or
 	// Command.Path.
-	// Credentials in it (URL userinfo, token query values) are masked in
-	// events, logs, errors and String (events.Redactor).
+	// Credentials in it (URL userinfo, query values, path segments of 16
+	// bytes or more) are masked in events, logs, errors and String
+	// (events.Redactor).
 	Name string
 	// HTTPClient carries every request (credentials, TLS, proxies). Its
 	// Transport is wrapped by mcpsup's round-tripper; the client itself is

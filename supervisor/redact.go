@@ -58,9 +58,17 @@ func (s *Supervisor) redactLogs() {
 	}
 }
 
+// minPathSecret is the shortest segment of the endpoint's path taken for
+// a credential: a "secret URL" server carries its key there (/s/<key>/mcp),
+// which the patterns cannot tell from a word; a key is long, and a shorter
+// segment ("mcp", "servers", "v1") is a word that masking would take out of
+// every text.
+const minPathSecret = 16
+
 // addEndpointSecrets registers what Config.Endpoint may carry as a
-// credential beyond what the patterns find by name: the userinfo, and every
-// query value, whatever its parameter is called (?accessToken=, ?code=,
+// credential beyond what the patterns find by name: the userinfo, every
+// path segment of at least minPathSecret bytes, and every query value,
+// whatever its parameter is called (?accessToken=, ?code=,
 // ?k=: the patterns know only names with a credential word as a part split
 // at '-', '_' and '.'). A value shorter than events.MinSessionIDLen bytes is
 // not registered (events.Redactor.AddLikelySecret). The query is split by hand, so
@@ -69,6 +77,19 @@ func (s *Supervisor) redactLogs() {
 func (r *redactor) addEndpointSecrets(endpoint string) {
 	add := r.AddLikelySecret
 	beforeFragment, _, _ := strings.Cut(endpoint, "#")
+	beforeQuery, _, _ := strings.Cut(beforeFragment, "?")
+	if _, rest, ok := strings.Cut(beforeQuery, "://"); ok {
+		if _, path, ok := strings.Cut(rest, "/"); ok {
+			for seg := range strings.SplitSeq(path, "/") {
+				if len(seg) >= minPathSecret {
+					r.AddSecret(seg)
+					if plain, err := url.PathUnescape(seg); err == nil && plain != seg {
+						r.AddSecret(plain)
+					}
+				}
+			}
+		}
+	}
 	if _, query, ok := strings.Cut(beforeFragment, "?"); ok {
 		for pair := range strings.SplitSeq(query, "&") {
 			_, v, _ := strings.Cut(pair, "=")
