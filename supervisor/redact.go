@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -58,54 +57,9 @@ func (s *Supervisor) redactLogs() {
 	}
 }
 
-// minPathSecret is the shortest segment of the endpoint's path taken for
-// a credential: a "secret URL" server carries its key there (/s/<key>/mcp),
-// which the patterns cannot tell from a word; a key is long, and a shorter
-// segment ("mcp", "servers", "v1") is a word that masking would take out of
-// every text.
-const minPathSecret = 16
-
 // addEndpointSecrets registers what Config.Endpoint may carry as a
-// credential beyond what the patterns find by name: the userinfo, every
-// path segment of at least minPathSecret bytes, and every query value,
-// whatever its parameter is called (?accessToken=, ?code=,
-// ?k=: the patterns know only names with a credential word as a part split
-// at '-', '_' and '.'). A value shorter than events.MinSessionIDLen bytes is
-// not registered (events.Redactor.AddLikelySecret). The query is split by hand, so
-// that a value url.ParseQuery would drop (a bad escape), or an endpoint
-// url.Parse refuses, still has its values registered as written.
-func (r *redactor) addEndpointSecrets(endpoint string) {
-	add := r.AddLikelySecret
-	beforeFragment, _, _ := strings.Cut(endpoint, "#")
-	beforeQuery, _, _ := strings.Cut(beforeFragment, "?")
-	if _, rest, ok := strings.Cut(beforeQuery, "://"); ok {
-		if _, path, ok := strings.Cut(rest, "/"); ok {
-			for seg := range strings.SplitSeq(path, "/") {
-				if len(seg) >= minPathSecret {
-					r.AddSecret(seg)
-					if plain, err := url.PathUnescape(seg); err == nil && plain != seg {
-						r.AddSecret(plain)
-					}
-				}
-			}
-		}
-	}
-	if _, query, ok := strings.Cut(beforeFragment, "?"); ok {
-		for pair := range strings.SplitSeq(query, "&") {
-			_, v, _ := strings.Cut(pair, "=")
-			add(v)
-			if plain, err := url.QueryUnescape(v); err == nil && plain != v {
-				add(plain)
-			}
-		}
-	}
-	if u, err := url.Parse(endpoint); err == nil && u.User != nil {
-		add(u.User.Username())
-		if p, ok := u.User.Password(); ok {
-			add(p)
-		}
-	}
-}
+// credential (events.Redactor.AddEndpointSecrets).
+func (r *redactor) addEndpointSecrets(endpoint string) { r.AddEndpointSecrets(endpoint) }
 
 // addCommandSecrets registers the values of a stdio server's Command.Env
 // as secrets (events.Redactor.AddLikelySecret): they are the process's
