@@ -71,7 +71,8 @@ func isHashedID(s string) bool {
 //     credentials, jwt, bearer, cookie. So access_token, api_key, apikey,
 //     client_secret, X-Amz-Signature, Authorization, Proxy-Authorization,
 //     Set-Cookie are; author, keyboard, monkey are not. A credential in a
-//     URL path is not recognized: register it with AddSecret.
+//     URL path is not recognized by pattern: register the endpoint with
+//     [Redactor.AddEndpointSecrets], or the credential with AddSecret.
 //
 // Only free text is rewritten ([Redactor.Redact] names the fields); the
 // patterns change only text for people, no decision rests on it.
@@ -231,6 +232,68 @@ func (r *Redactor) AddSecret(s string) {
 		if r.secretN[f]++; r.secretN[f] == 1 {
 			i, _ := slices.BinarySearchFunc(r.secrets, f, longestFirst)
 			r.secrets = slices.Insert(r.secrets, i, f)
+		}
+	}
+}
+
+// AddLikelySecret registers a value found in configuration that may be a
+// credential (a header, a URL query or userinfo, an environment variable)
+// as a secret ([Redactor.AddSecret]) when it has at least
+// [MinSessionIDLen] bytes. A shorter one ("2" of X-Client-Version, "1" of
+// DEBUG) is not: a secret is masked even inside a longer word, so it would
+// mask ordinary words and numbers in every text; a short credential is
+// still masked where the patterns find it by name.
+func (r *Redactor) AddLikelySecret(v string) {
+	if len(v) >= MinSessionIDLen {
+		r.AddSecret(v)
+	}
+}
+
+// minPathSecret is the shortest segment of the endpoint's path taken for
+// a credential: a "secret URL" server carries its key there (/s/<key>/mcp),
+// which the patterns cannot tell from a word; a key is long, and a shorter
+// segment ("mcp", "servers", "v1") is a word that masking would take out of
+// every text.
+const minPathSecret = 16
+
+// AddEndpointSecrets registers what an MCP endpoint URL may carry as a
+// credential beyond what the patterns find by name: the userinfo, every
+// path segment of at least 16 bytes (minPathSecret), and every query value,
+// whatever its parameter is called (?accessToken=, ?code=,
+// ?k=: the patterns know only names with a credential word as a part split
+// at '-', '_' and '.'). A value shorter than [MinSessionIDLen] bytes is
+// not registered ([Redactor.AddLikelySecret]). The query is split by hand, so
+// that a value url.ParseQuery would drop (a bad escape), or an endpoint
+// url.Parse refuses, still has its values registered as written.
+func (r *Redactor) AddEndpointSecrets(endpoint string) {
+	add := r.AddLikelySecret
+	beforeFragment, _, _ := strings.Cut(endpoint, "#")
+	beforeQuery, _, _ := strings.Cut(beforeFragment, "?")
+	if _, rest, ok := strings.Cut(beforeQuery, "://"); ok {
+		if _, path, ok := strings.Cut(rest, "/"); ok {
+			for seg := range strings.SplitSeq(path, "/") {
+				if len(seg) >= minPathSecret {
+					r.AddSecret(seg)
+					if plain, err := url.PathUnescape(seg); err == nil && plain != seg {
+						r.AddSecret(plain)
+					}
+				}
+			}
+		}
+	}
+	if _, query, ok := strings.Cut(beforeFragment, "?"); ok {
+		for pair := range strings.SplitSeq(query, "&") {
+			_, v, _ := strings.Cut(pair, "=")
+			add(v)
+			if plain, err := url.QueryUnescape(v); err == nil && plain != v {
+				add(plain)
+			}
+		}
+	}
+	if u, err := url.Parse(endpoint); err == nil && u.User != nil {
+		add(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			add(p)
 		}
 	}
 }

@@ -33,7 +33,9 @@ type ServerConfig struct {
 	Type string
 	// Headers are sent with every request to the server ("headers"). Their
 	// values are treated as credentials: the hub masks them in events, logs
-	// and its errors.
+	// and its errors, those of at least events.MinSessionIDLen bytes
+	// wherever they appear (a shorter one, "2" or "true", would mask
+	// ordinary words), a shorter one where the patterns find it by name.
 	Headers map[string]string
 	// Command, Args, Env and Cwd describe a stdio server ("command",
 	// "args", "env", "cwd"): the program (looked up in PATH when it has no

@@ -38,8 +38,9 @@
 // Every supervisor's events reach Config.Events with Server set to the
 // server's name, followed by the hub's own (KindMergedCatalogChanged with the
 // diff, KindNameCollision, KindStoreFailed, KindConfigWarning,
-// KindServerAdded, KindServerRemoved). The servers' header values are
-// registered as secrets of the hub's events.Redactor: masked in every event,
+// KindServerAdded, KindServerRemoved). The servers' header and env values
+// of at least events.MinSessionIDLen bytes are registered as secrets of the
+// hub's events.Redactor (events.Redactor.AddLikelySecret): masked in every event,
 // in the supervisors' logs and in the hub's errors. The supervisor's own
 // *supervisor.CallError text (reached through errors.As) masks only what its
 // own redactor knows (session ids, URL credentials); print the hub's error.

@@ -276,11 +276,12 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		h.mu.Unlock()
 	}()
 
+	h.redact.AddEndpointSecrets(sc.URL)
 	for _, v := range sc.Headers {
-		h.redact.AddSecret(v)
+		h.redact.AddLikelySecret(v)
 	}
 	for _, v := range sc.Env {
-		h.redact.AddSecret(v)
+		h.redact.AddLikelySecret(v)
 	}
 	e := &entry{name: sc.Name, sc: sc}
 	e.ctx, e.stop = context.WithCancel(h.life)
@@ -398,6 +399,7 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 	case rs == nil:
 		return nil, nil
 	case rs.Endpoint != sc.URL:
+		h.redact.AddEndpointSecrets(rs.Endpoint) // named in the event
 		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
 			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, cutText(rs.Endpoint, 200), sc.URL)})
 		return nil, nil

@@ -2,7 +2,9 @@ package hub
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -23,7 +25,9 @@ type Item[T any] struct {
 
 // A Collision is two items of the merged catalog whose qualified names were
 // the same. The winner (the lower server name, then the lower ID) keeps the
-// name; the other gets Renamed, the name with a short hash.
+// name; the other gets Renamed, the name with a short hash (or, when an item
+// asks for that as its own qualified name, another short hash: a name asked
+// for is never taken by a renamed item).
 type Collision struct {
 	Name              string
 	Winner, Loser     string // server names
@@ -58,6 +62,9 @@ type slot[T any] struct {
 	def   *T
 	named *T     // def under the qualified name, what the view shows
 	raw   []byte // JSON of def, to tell a changed definition
+	// skipped are the alternates it did not take because an item asks
+	// for them as its base name (see [merged.nameFor]).
+	skipped []string
 }
 
 // merged is the merged view of one kind (tools, prompts or resources) of
@@ -74,13 +81,18 @@ type merged[T any] struct {
 	slots    map[claimant]*slot[T]
 	owner    map[string]claimant        // qualified name -> claimant
 	byServer map[string]map[string]bool // server -> ids
-	list     []Item[T]                  // sorted view as last read; nil before the first read
-	dirty    map[string]bool            // names changed since list was built
+	// skippedBy is the other way of slot.skipped: base name -> the
+	// claimants that skipped it as an alternate, to be placed again when
+	// no item asks for it any more.
+	skippedBy map[string]map[claimant]bool
+	list      []Item[T]       // sorted view as last read; nil before the first read
+	dirty     map[string]bool // names changed since list was built
 }
 
 func newMerged[T any](naming Naming, id, label func(*T) string, rename func(*T, string) *T) *merged[T] {
 	return &merged[T]{naming: naming, id: id, label: label, rename: rename,
-		claims: map[string][]claimant{}, slots: map[claimant]*slot[T]{}, owner: map[string]claimant{}, byServer: map[string]map[string]bool{}}
+		claims: map[string][]claimant{}, slots: map[claimant]*slot[T]{}, owner: map[string]claimant{}, byServer: map[string]map[string]bool{},
+		skippedBy: map[string]map[claimant]bool{}}
 }
 
 // change records, for the names an update touches, who held them before.
@@ -160,15 +172,59 @@ func (m *merged[T]) qualify(server string, it *T) string {
 	return qualify(m.naming, server, m.label(it))
 }
 
-// alternate is the name a claimant gets when another holds its base name.
-func alternate(base string, cl claimant) string { return hashed(base, cl.server, cl.id) }
+// alternate is the first name a claimant may get when another holds its
+// base name.
+func alternate(base string, cl claimant) string { return candidate(base, cl, 0) }
 
-// nameOf is the name claimant i of the claimants of base gets.
-func nameOf(base string, cls []claimant, i int) string {
-	if i == 0 {
-		return base
+// candidate is the k-th alternate of a claimant of base: the base with the
+// short hash of (server, id), and for k > 0 of (server, id and k).
+func candidate(base string, cl claimant, k int) string {
+	if k == 0 {
+		return hashed(base, cl.server, cl.id)
 	}
-	return alternate(base, cls[i])
+	return hashed(base, cl.server, cl.id+"\x00"+strconv.Itoa(k))
+}
+
+// nameFor is the name cl, whose slot is s, gets: its base for the first of
+// the base's claimants; for another, the first of its candidates that no
+// item asks for as its base name. So a base name is never taken by a
+// renamed item, and the name of every item is a function of the items
+// present: an item may ask for a renamed one's name (the short hash is
+// public; a server may pick its names), and took it before, while the
+// renamed item vanished from the view. The bases skipped are recorded,
+// so that cl is placed again when no item asks for one any more.
+func (m *merged[T]) nameFor(cl claimant, s *slot[T]) string {
+	m.unskip(cl, s)
+	if m.claims[s.base][0] == cl {
+		return s.base
+	}
+	for k := 0; ; k++ {
+		name := candidate(s.base, cl, k)
+		if _, asked := m.claims[name]; !asked {
+			return name
+		}
+		s.skipped = append(s.skipped, name)
+		if m.skippedBy[name] == nil {
+			m.skippedBy[name] = map[claimant]bool{}
+		}
+		m.skippedBy[name][cl] = true
+	}
+}
+
+// unskip forgets the bases cl skipped.
+func (m *merged[T]) unskip(cl claimant, s *slot[T]) {
+	for _, name := range s.skipped {
+		delete(m.skippedBy[name], cl)
+		if len(m.skippedBy[name]) == 0 {
+			delete(m.skippedBy, name)
+		}
+	}
+	s.skipped = nil
+}
+
+// place gives cl the name it gets now ([merged.nameFor]).
+func (m *merged[T]) place(c *change[T], cl claimant) {
+	m.assign(c, cl, m.nameFor(cl, m.slots[cl]))
 }
 
 func (m *merged[T]) assign(c *change[T], cl claimant, name string) {
@@ -192,10 +248,13 @@ func (m *merged[T]) claim(c *change[T], cl claimant, it *T) {
 	i, _ := slices.BinarySearchFunc(cls, cl, claimant.compare)
 	cls = slices.Insert(cls, i, cl)
 	m.claims[base] = cls
-	if i == 0 && len(cls) > 1 {
-		m.assign(c, cls[1], nameOf(base, cls, 1)) // the old winner steps aside
+	if h, held := m.owner[base]; held && len(cls) == 1 {
+		m.place(c, h) // a renamed item steps aside for an item asking for its name
 	}
-	m.assign(c, cl, nameOf(base, cls, i))
+	if i == 0 && len(cls) > 1 {
+		m.place(c, cls[1]) // the old winner steps aside
+	}
+	m.place(c, cl)
 	if len(cls) > 1 {
 		w, l := cls[0], cl
 		if i == 0 {
@@ -211,6 +270,7 @@ func (m *merged[T]) release(c *change[T], cl claimant) {
 	if s == nil {
 		return
 	}
+	m.unskip(cl, s)
 	cls := m.claims[s.base]
 	i, found := slices.BinarySearchFunc(cls, cl, claimant.compare)
 	if found {
@@ -223,11 +283,15 @@ func (m *merged[T]) release(c *change[T], cl claimant) {
 	delete(m.slots, cl)
 	if len(cls) == 0 {
 		delete(m.claims, s.base)
+		// No item asks for the name now: those that skipped it may take it.
+		for _, h := range slices.SortedFunc(maps.Keys(m.skippedBy[s.base]), claimant.compare) {
+			m.place(c, h)
+		}
 		return
 	}
 	m.claims[s.base] = cls
 	if i == 0 {
-		m.assign(c, cls[0], s.base) // the next in order takes the name
+		m.place(c, cls[0]) // the next in order takes the name
 	}
 }
 

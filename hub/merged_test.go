@@ -83,7 +83,8 @@ func TestMergedDiffAndCollision(t *testing.T) {
 func TestMergedViewIsOrderIndependent(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		servers := []string{"a", "a__b", "b", "c"}
-		items := []string{"b__c", "c", "x", "b", "a"}
+		// The last asks for the name a__b's c gets when a's b__c wins.
+		items := []string{"b__c", "c", "x", "b", "a", strings.TrimPrefix(alternate("a__b__c", claimant{"a__b", "c"}), "a__")}
 		final := map[string][]string{}
 		type step struct {
 			server string
@@ -121,6 +122,54 @@ func TestMergedViewIsOrderIndependent(t *testing.T) {
 	})
 }
 
+// TestItemNamedLikeARenamedOneTakesNoOthersName: a server may name an item
+// after the name another server's item got in a collision (the short hash
+// is public): the base name it asks for is its own, and the renamed item
+// moves to another name, in whatever order the items came; nothing routes
+// to the wrong server and every item keeps a name.
+func TestItemNamedLikeARenamedOneTakesNoOthersName(t *testing.T) {
+	alt := alternate("x__y__z", claimant{"x__y", "z"})
+	hijack := strings.TrimPrefix(alt, "x__") // x's item asks for alt as its base name
+	check := func(t *testing.T, m *merged[mcp.Tool]) {
+		t.Helper()
+		v := view(m)
+		require.Len(t, v, 3, "every item has a name: %v", v)
+		require.Equal(t, "x/"+hijack, v[alt], "the base name is the item's own")
+		require.Equal(t, "x/y__z", v["x__y__z"])
+		var renamed []string
+		for name, item := range v {
+			if item == "x__y/z" {
+				renamed = append(renamed, name)
+			}
+			cl, ok := m.lookup(name)
+			require.True(t, ok)
+			require.Equal(t, item, cl.server+"/"+cl.id, "%s routes to its item", name)
+		}
+		require.Len(t, renamed, 1, "x__y's z has a name of its own: %v", v)
+	}
+	orders := map[string][]struct {
+		server string
+		tools  []string
+	}{
+		"renamed first": {{"x__y", []string{"z"}}, {"x", []string{"y__z"}}, {"x", []string{"y__z", hijack}}},
+		"hijack first":  {{"x", []string{hijack}}, {"x__y", []string{"z"}}, {"x", []string{hijack, "y__z"}}},
+		"together":      {{"x", []string{"y__z", hijack}}, {"x__y", []string{"z"}}},
+	}
+	for name, steps := range orders {
+		t.Run(name, func(t *testing.T) {
+			m := newTools()
+			for _, st := range steps {
+				m.update(st.server, tools(st.tools...))
+			}
+			check(t, m)
+			// The item asking for the name leaves: the renamed item takes
+			// its first alternate again, as if it had never been asked for.
+			d, _ := m.update("x", tools("y__z"))
+			require.Equal(t, map[string]string{"x__y__z": "x/y__z", alt: "x__y/z"}, view(m), "diff %+v", d)
+		})
+	}
+}
+
 func TestHeaderValuesAreMasked(t *testing.T) {
 	rec := &events.Recorder{}
 	h := New(Config{Events: rec})
@@ -135,6 +184,33 @@ func TestHeaderValuesAreMasked(t *testing.T) {
 		require.NotContains(t, string(b), "k3y-s3cr3t-value")
 	}
 	require.NotZero(t, rec.Len())
+}
+
+// TestShortHeaderAndEnvValuesMaskNoWords: a header or env value is
+// registered as a secret when it is long enough to be one, as the
+// supervisor registers the endpoint's; registered whatever its length, "X-Client-Version: 2" or "DEBUG=1" masked
+// every 2 or 1 in every event and error of the hub, and the names of a
+// merged-catalog-changed event named no tool any more.
+func TestShortHeaderAndEnvValuesMaskNoWords(t *testing.T) {
+	rec := &events.Recorder{}
+	h := New(Config{Events: rec})
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(t.Context(), ServerConfig{Name: "s", URL: "http://127.0.0.1:1/mcp",
+		Headers: map[string]string{"X-Client-Version": "2", "X-Api-Key": "k3y-s3cr3t", "X-Tenant": "tenant-0123456789"}}))
+	require.NoError(t, h.Add(t.Context(), ServerConfig{Name: "p", Command: "/bin/true",
+		Env: map[string]string{"DEBUG": "1", "READ_ONLY": "true", "GITHUB_TOKEN": "ghp_0123456789"}}))
+	h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: "s", Op: "tools", Added: []string{"s__tool-1", "s__tool-2"},
+		Detail: "2 tools: +s__tool-1 +s__tool-2; true; sent k3y-s3cr3t, ghp_0123456789 and tenant-0123456789"})
+	var ev events.Event
+	for _, e := range rec.Events() {
+		if e.Kind == KindMergedCatalogChanged {
+			ev = e
+		}
+	}
+	require.Equal(t, []string{"s__tool-1", "s__tool-2"}, ev.Added)
+	require.Equal(t, "2 tools: +s__tool-1 +s__tool-2; true; sent [redacted], [redacted] and [redacted]", ev.Detail)
+	ce := &CallError{Op: "tools/call", Name: "s__tool-2", Server: "s", ID: "tool-2", Err: fmt.Errorf("HTTP 429"), redact: &h.redact}
+	require.Equal(t, `hub: tools/call "s__tool-2" (tool "tool-2" of server "s"): HTTP 429`, ce.Error())
 }
 
 func TestHeadersReachTheServer(t *testing.T) {

@@ -111,12 +111,18 @@ func TestStatesSavedOnSessionAndStreamDecision(t *testing.T) {
 func TestStateOfAnotherEndpointStartsFresh(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"a": {}})
 	store := &hub.FileStore{Dir: t.TempDir()}
-	require.NoError(t, store.Save(f.ctx, "a", resumeState("http://127.0.0.1:1/mcp")))
+	// The endpoint it was saved for carries credentials of its own (a
+	// rotated key): the event names it masked.
+	const key, code = "NjQ3ODk5MzEtYWJjZC00ZTk2", "c0de-0123456789"
+	require.NoError(t, store.Save(f.ctx, "a", resumeState("http://127.0.0.1:1/s/"+key+"/mcp?code="+code)))
 	h := f.hub(f.config(store))
 	evs := f.eventsOf(hub.KindStoreFailed)
 	require.Len(t, evs, 1)
 	require.Equal(t, "load", evs[0].Op)
 	require.Contains(t, evs[0].Detail, "saved for endpoint")
+	require.Contains(t, evs[0].Detail, "/s/[redacted]/mcp?code=[redacted]")
+	require.NotContains(t, evs[0].Detail, key)
+	require.NotContains(t, evs[0].Detail, code)
 	require.Equal(t, 1, f.servers["a"].Log().Count("initialize"))
 	require.Equal(t, supervisor.Ready, h.Health()[0].State)
 }

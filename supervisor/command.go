@@ -70,6 +70,8 @@ type Command struct {
 	// Env holds "KEY=value" entries added to the environment the
 	// supervisor's own process runs in; an entry overrides a variable of
 	// the same key. Default none: the process inherits that environment.
+	// The values (of at least events.MinSessionIDLen bytes) are taken for
+	// credentials: masked in every text the supervisor hands out.
 	Env []string
 	// Dir is the working directory. Default: the supervisor's process's.
 	Dir string

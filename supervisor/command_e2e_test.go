@@ -373,6 +373,48 @@ func TestCommandGarbageOnStdoutIsDropped(t *testing.T) {
 	assert.Equal(t, uint64(1), r.sup.Generation())
 }
 
+// TestCommandMessageWithMoreOnItsLineIsDropped: a server that prints a
+// message and more on one line (a log word after a notification) had the
+// line passed whole, and go-sdk ended the connection at the byte after the
+// message: every session died at its start. The line is dropped and
+// reported; the session serves.
+func TestCommandMessageWithMoreOnItsLineIsDropped(t *testing.T) {
+	line := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}} ready`
+	r := newStdioRig(t, Config{}, "-garbage-at-start", line)
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("echo", map[string]any{"text": "still here"})
+	require.NoError(t, err)
+	e := r.waitEvent(KindStdoutLineDropped, "more than one JSON value on the line")
+	assert.Contains(t, e.Detail, "stdout line 1 dropped")
+	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
+}
+
+// TestCommandEnvValuesAreMasked: the values of Command.Env are the
+// process's credentials (a token for the service it fronts, typically); a
+// server that prints one, on stderr or stdout, had it logged, quoted in a
+// stdout-line-dropped event and in its exit's stderr tail. They are masked
+// there, as the hub masks a server's env values.
+func TestCommandEnvValuesAreMasked(t *testing.T) {
+	const token = "ghp_0123456789abcdefXYZ"
+	r := newStdioRig(t, Config{Command: &Command{Env: []string{"SERVICE_TOKEN=" + token}}},
+		"-stderr-at-start", "using "+token, "-garbage-at-start", "started with "+token)
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("crash", map[string]any{"code": 2})
+	require.Error(t, err)
+	r.waitEvent(KindProcessExited, "exited with code 2")
+	r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	FlushEvents(r.sup)
+	for _, e := range r.rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		require.NotContains(t, string(b), token, "event %s", e.Kind)
+	}
+	require.Contains(t, r.logs.String(), "using [redacted]")
+	require.NotContains(t, r.logs.String(), token)
+}
+
 // syncBuffer is a log destination safe for concurrent writes.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +23,8 @@ import (
 // not a JSON value, or not a JSON-RPC message (mcp/transport.go
 // newIOConnLimited, readBatch): one stray log line on stdout, which
 // servers print often, would cost the session. Here a line passes only if
-// it is a single JSON object that go-sdk's own decoder takes
-// (jsonrpc.DecodeMessage); a batch (a JSON array) is dropped too: MCP
+// it is a single JSON object, nothing after it, that go-sdk's own decoder
+// takes (jsonrpc.DecodeMessage); a batch (a JSON array) is dropped too: MCP
 // 2025-06-18 removed JSON-RPC batching, and go-sdk refuses one on those
 // versions by failing the connection.
 type stdoutFilter struct {
@@ -101,6 +102,12 @@ func notMessage(line []byte) string {
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
 		return "not one JSON-RPC message (" + cutText(err.Error(), 80) + ")"
+	}
+	// DecodeMessage reads the first value alone; go-sdk frames stdout with
+	// encoding/json's Decoder and ends the connection when the byte after a
+	// value is not a line break (mcp/transport.go newIOConnLimited).
+	if !json.Valid(line) {
+		return "a JSON-RPC message with more than one JSON value on the line"
 	}
 	return ""
 }

@@ -41,6 +41,25 @@ func TestStdoutFilterPassesOnlyJSONRPCMessages(t *testing.T) {
 	assert.Equal(t, int64(5), f.count.Load())
 }
 
+// TestStdoutFilterDropsAMessageWithMoreOnItsLine: go-sdk frames stdout with
+// encoding/json's Decoder and ends the connection when the byte after a
+// value is not a line break (mcp/transport.go newIOConnLimited), while
+// jsonrpc.DecodeMessage reads the first value alone: a message with more on
+// its line passed the filter and cost the session. It is dropped.
+func TestStdoutFilterDropsAMessageWithMoreOnItsLine(t *testing.T) {
+	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	in := strings.Join([]string{note + " ready", note + note, note + "]", note + "\t ", note}, "\n") + "\n"
+	var drops []string
+	f := &stdoutFilter{max: 1 << 10, dropped: func(n int, why string) { drops = append(drops, why) }}
+	var out bytes.Buffer
+	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
+	assert.Equal(t, note+"\n"+note+"\n", out.String(), "trailing blanks are trimmed; nothing else follows a message")
+	require.Len(t, drops, 3)
+	for _, d := range drops {
+		assert.Contains(t, d, "more than one JSON value on the line")
+	}
+}
+
 // TestStdoutFilterReadsOnWhenGoSDKIsGone: once the reader of the filtered
 // stream is gone, the process's stdout is still read to its end.
 func TestStdoutFilterReadsOnWhenGoSDKIsGone(t *testing.T) {

@@ -258,8 +258,9 @@ type Config struct {
 	Command *Command
 	// Name names the server in events and logs. Default: Endpoint, or
 	// Command.Path.
-	// Credentials in it (URL userinfo, token query values) are masked in
-	// events, logs, errors and String (events.Redactor).
+	// Credentials in it (URL userinfo, query values, path segments of 16
+	// bytes or more) are masked in events, logs, errors and String
+	// (events.Redactor).
 	Name string
 	// HTTPClient carries every request (credentials, TLS, proxies). Its
 	// Transport is wrapped by mcpsup's round-tripper; the client itself is
@@ -278,8 +279,10 @@ type Config struct {
 	// call fails and the session lives; on the stream, the stream pauses
 	// until a request gets through; on the handshake or discovery, the
 	// supervisor stops in a terminal failed state (reason unauthorized),
-	// keeping a resumable session for Reconnect. nil: HTTPClient carries
-	// the credentials.
+	// keeping a resumable session for Reconnect. Its access tokens (the
+	// last two, of at least events.MinSessionIDLen bytes) are masked in
+	// every text the supervisor hands out, where a server may quote them.
+	// nil: HTTPClient carries the credentials.
 	OAuthHandler auth.OAuthHandler
 	// ClientOptions are the go-sdk client options (handlers, capabilities)
 	// used for every session. The list-changed handlers are chained: the

@@ -83,6 +83,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			OnDroppedEvent:   c.droppedEvent(spec.gen),
 			Stream:           cfg.StreamKeeper.toWire(),
 			OAuthHandler:     cfg.OAuthHandler,
+			OnCredential:     c.s.redact.addCredential,
 
 			FallbackAfterOutage: fallback,
 		},

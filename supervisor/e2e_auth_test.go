@@ -1,8 +1,10 @@
 package supervisor_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
@@ -269,4 +271,47 @@ func TestE2EPingUnauthorizedKeepsTheSession(t *testing.T) {
 	assert.Equal(t, 1, sup.SessionsOpened())
 	assert.Zero(t, srv.Log().CountVerb(http.MethodDelete))
 	assert.Equal(t, 1, srv.Log().Count("initialize"))
+}
+
+// TestE2EOAuthTokenEchoedByTheServerIsMasked: the access token the OAuth
+// handler gives every request is a credential the supervisor holds; a
+// server that echoes it in an answer's text (a JSON-RPC error message, a
+// 401 body) without a credential word the patterns know put it in the
+// call's error, the verdict and the call-failed event. It is masked there.
+func TestE2EOAuthTokenEchoedByTheServerIsMasked(t *testing.T) {
+	const token = "ya29.a0AfH6SMBx3Qk9v"
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 2})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	gate := gateTokens(srv.Gateway(), token)
+	h := &refresher{gate: gate, token: token}
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	logWriter := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) })
+	rec := &events.Recorder{}
+	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Name: t.Name(),
+		OAuthHandler: h, Events: rec, Logger: slog.New(slog.NewTextHandler(logWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"},
+		Action: mcptest.JSONRPCError(http.StatusOK, mcptest.RequestID, -32603, "access token '"+token+"' may not call this tool")})
+	_, err = sup.CallTool(ctx, callRecord("call"))
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), token)
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Contains(t, ce.Verdict.RPC.Message, "may not call this tool", "the message is kept")
+	require.NotContains(t, ce.Verdict.RPC.Message, token)
+	require.NotContains(t, ce.Verdict.Detail, token)
+	supervisor.FlushEvents(sup)
+	for _, e := range rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		require.NotContains(t, string(b), token, "event %s", e.Kind)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotContains(t, logs.String(), token)
 }

@@ -2,9 +2,9 @@ package supervisor
 
 import (
 	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpsup/mcpsup/events"
 )
@@ -17,6 +17,34 @@ import (
 type redactor struct {
 	events.Redactor
 	ids []string // ids registered by keepSessionIDs (one or two); loop goroutine
+
+	credMu sync.Mutex
+	creds  []string // the OAuth access tokens registered, the last maxCredentials
+}
+
+// maxCredentials is how many of the OAuth handler's access tokens, the
+// last ones, stay registered: a renewed token's predecessor may still be
+// quoted by an answer under way.
+const maxCredentials = 2
+
+// addCredential registers an access token the OAuth handler gave a request
+// (wire.Config.OnCredential) as a secret: a server may quote it in an
+// answer's text (a JSON-RPC error message, a 401 body) without a credential
+// word the patterns know, and it reached the call's error, its verdict and
+// the call-failed event. The oldest beyond maxCredentials is forgotten, so
+// the tokens of a long life do not pile up.
+func (r *redactor) addCredential(tok string) {
+	r.credMu.Lock()
+	defer r.credMu.Unlock()
+	if slices.Contains(r.creds, tok) {
+		return
+	}
+	r.AddLikelySecret(tok)
+	r.creds = append(r.creds, tok)
+	if len(r.creds) > maxCredentials {
+		r.ForgetSecret(r.creds[0])
+		r.creds = slices.Delete(r.creds, 0, 1)
+	}
 }
 
 // redactLogs wraps Config.Logger and go-sdk's ClientOptions.Logger (which
@@ -30,35 +58,21 @@ func (s *Supervisor) redactLogs() {
 }
 
 // addEndpointSecrets registers what Config.Endpoint may carry as a
-// credential beyond what the patterns find by name: the userinfo, and every
-// query value, whatever its parameter is called (?accessToken=, ?code=,
-// ?k=: the patterns know only names with a credential word as a part split
-// at '-', '_' and '.'). A value shorter than events.MinSessionIDLen bytes is
-// not registered: a secret is masked even inside a longer word, and a short
-// one would mask ordinary words and numbers. The query is split by hand, so
-// that a value url.ParseQuery would drop (a bad escape), or an endpoint
-// url.Parse refuses, still has its values registered as written.
-func (r *redactor) addEndpointSecrets(endpoint string) {
-	add := func(v string) {
-		if len(v) >= events.MinSessionIDLen {
-			r.AddSecret(v)
-		}
+// credential (events.Redactor.AddEndpointSecrets).
+func (r *redactor) addEndpointSecrets(endpoint string) { r.AddEndpointSecrets(endpoint) }
+
+// addCommandSecrets registers the values of a stdio server's Command.Env
+// as secrets (events.Redactor.AddLikelySecret): they are the process's
+// credentials, typically, and a server that prints one on stderr or stdout
+// had it logged, quoted in a stdout-line-dropped event and in its exit's
+// stderr tail. The hub does the same for a server's env values.
+func (r *redactor) addCommandSecrets(cmd *Command) {
+	if cmd == nil {
+		return
 	}
-	beforeFragment, _, _ := strings.Cut(endpoint, "#")
-	if _, query, ok := strings.Cut(beforeFragment, "?"); ok {
-		for pair := range strings.SplitSeq(query, "&") {
-			_, v, _ := strings.Cut(pair, "=")
-			add(v)
-			if plain, err := url.QueryUnescape(v); err == nil && plain != v {
-				add(plain)
-			}
-		}
-	}
-	if u, err := url.Parse(endpoint); err == nil && u.User != nil {
-		add(u.User.Username())
-		if p, ok := u.User.Password(); ok {
-			add(p)
-		}
+	for _, kv := range cmd.Env {
+		_, v, _ := strings.Cut(kv, "=")
+		r.AddLikelySecret(v)
 	}
 }
 

@@ -92,6 +92,50 @@ func TestEndpointQueryCredentialsMasked(t *testing.T) {
 	}
 }
 
+// TestEndpointPathCredentialsMasked: a "secret URL" server carries its
+// credential in the endpoint's path (/s/<key>/mcp), where the patterns find
+// none; the default Name is the endpoint, so every event's Server carried
+// it, and net/http's errors name the URL. A path segment of at least
+// minPathSecret bytes is registered as a secret; shorter ones, words such
+// as "mcp" or "servers", stay.
+func TestEndpointPathCredentialsMasked(t *testing.T) {
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	const key = "NjQ3ODk5MzEtYWJjZC00ZTk2"
+	u, err := url.Parse(srv.URL())
+	require.NoError(t, err)
+	u.Path = "/servers/s/" + key + "/mcp"
+	rec := &events.Recorder{}
+	logs := &lockedBuffer{}
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: u.String(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, Events: rec,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.HoldHeaders(0)})
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}})
+	var ce *supervisor.CallError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	require.Contains(t, ce.Err.Error(), key, "the raw error names the URL")
+	require.NoError(t, sup.Close())
+
+	texts := map[string]string{"error": err.Error(), "detail": ce.Verdict.Detail, "logs": logs.String(), "String": sup.String()}
+	for _, e := range rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		texts["event "+string(e.Kind)] += string(b)
+		assert.Contains(t, e.Server, "/servers/s/[redacted]/mcp")
+	}
+	for where, text := range texts {
+		assert.NotContains(t, text, key, "%s", where)
+	}
+}
+
 // The errors of New that quote an endpoint mask its query credentials too.
 func TestEndpointQueryCredentialsMaskedInConfigErrors(t *testing.T) {
 	const mine, theirs = "Myacc3ssTokenValue", "Th3irAccessTokenValue"

@@ -205,6 +205,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	}
 	s.snap.state = Idle
 	s.redact.addEndpointSecrets(cfg.Endpoint)
+	s.redact.addCommandSecrets(cfg.Command)
 	s.redactLogs()
 	var remembered wire.StreamDecision
 	if cfg.Resume != nil {

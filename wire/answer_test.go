@@ -239,6 +239,7 @@ func TestAnswerStreamResumed(t *testing.T) {
 		reason string
 	}{
 		{"resumed with the response", mcptest.SSE(append([]string{"id: 2"}, mcptest.SSEMessage(`{"jsonrpc":"2.0","id":$PREV_ID,"result":{"content":[]}}`)...)...), classify.None, 1, ""},
+		{"resumed with a BOM before the response", mcptest.SSE("\xEF\xBB\xBFdata: "+`{"jsonrpc":"2.0","id":$PREV_ID,"result":{"content":[]}}`, ""), classify.None, 1, ""},
 		{"refused 400", mcptest.PlainText(http.StatusBadRequest, "no such stream"), classify.Protocol, 1, "resumption of the SSE stream refused: HTTP 400"},
 		{"refused 404", mcptest.PlainText(http.StatusNotFound, "gone"), classify.Protocol, 1, "resumption of the SSE stream refused: HTTP 404"},
 		{"answered JSON", mcptest.JSONBody(mcptest.BodyToolResult), classify.Protocol, 1, "refused: HTTP 200 OK (application/json)"},
@@ -483,4 +484,68 @@ func TestAnswerStreamKeepsConnection(t *testing.T) {
 	}
 	t.Logf("connections opened for 20 calls: %d", conns.Load()-before)
 	assert.LessOrEqual(t, conns.Load()-before, int64(1), "20 calls, connections opened")
+}
+
+// TestAnswerStreamResumedWithoutMessagesIsBounded: a server that ends a
+// call's stream after a priming event, and answers every resumption with
+// another priming event whose id differs from the last (ids that go back and
+// forth, a retry field of 1 ms), delivers nothing: the resumptions are
+// bounded as those without a new id are, and the call fails alone. An
+// attempt that hands on a message under a new id is progress.
+func TestAnswerStreamResumedWithoutMessagesIsBounded(t *testing.T) {
+	const enough = 40 // the GET that finally answers the call
+	cases := []struct {
+		name    string
+		message []string // what each resumption carries after its id
+		gets    int
+	}{
+		{"ids alone", []string{"retry: 1", "data:", ""}, 3},
+		{"a notification each", append([]string{"retry: 1"}, mcptest.SSEMessage(mcptest.BodyNotification)...), enough},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{})
+			gw := h.srv.Gateway()
+			attempt := func(id string) mcptest.Action { return mcptest.SSE(append([]string{"id: " + id}, c.message...)...) }
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.SSE("id: a", "retry: 1", "data:", "")})
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodGet, Occurrence: mcptest.From(enough)},
+				Action: mcptest.SSE(append([]string{"id: z"}, mcptest.SSEMessage(`{"jsonrpc":"2.0","id":$PREV_ID,"result":{"content":[]}}`)...)...)})
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodGet, Header: mcptest.HeaderMatch{Name: "Last-Event-ID", Value: "a"}}, Action: attempt("b")})
+			gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodGet, Header: mcptest.HeaderMatch{Name: "Last-Event-ID", Value: "b"}}, Action: attempt("a")})
+			v, _, err := h.call(t, "x")
+			if c.gets == enough {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err, "after %d resumptions", h.srv.Log().CountVerb(http.MethodGet))
+				assert.Equal(t, classify.Protocol, v.Class, "verdict %v", v)
+				assert.Contains(t, err.Error(), "ended without the response")
+			}
+			assert.Equal(t, c.gets, h.srv.Log().CountVerb(http.MethodGet), "resumptions")
+			h.requireAlive(t)
+		})
+	}
+}
+
+// TestAnswerStreamWithABOM: an event stream may start with a UTF-8 byte
+// order mark, which the SSE parser strips (WHATWG HTML, server-sent events:
+// the UTF-8 decode algorithm strips one leading BOM). Taken for part of the
+// first field's name, it cost the first event: the response of a call
+// whose stream began with it, and the call.
+func TestAnswerStreamWithABOM(t *testing.T) {
+	const bom = "\xEF\xBB\xBF"
+	for _, c := range []struct {
+		name  string
+		lines []string
+	}{
+		{"before the response", append([]string{bom + "data: " + mcptest.BodyToolResult}, "")},
+		{"before a priming event", append([]string{bom + "id: 1", "data:", ""}, mcptest.SSEMessage(mcptest.BodyToolResult)...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.SSE(c.lines...)})
+			v, _, err := h.call(t, "x")
+			require.NoError(t, err, "verdict %v", v)
+			h.requireAlive(t)
+		})
+	}
 }

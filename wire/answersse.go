@@ -45,8 +45,8 @@ const (
 // the server's stream ends before the response after an event with an id,
 // answerStream resumes it, with a GET carrying Last-Event-ID and the POST's
 // headers, after the server's retry delay (at most 30 s; 1 s without one),
-// at most [maxAnswerResumes] times in a row without a new event id. The
-// stream ends when the call's response came through.
+// at most [maxAnswerResumes] times in a row without progress (a new event
+// id and a message). The stream ends when the call's response came through.
 //
 // Server-to-client requests and notifications pass. Anything else fails the
 // call, and only the call: the stream hands go-sdk a JSON-RPC error response
@@ -87,6 +87,7 @@ type answerStream struct {
 	err      error  // returned once out is drained (the caller's context ended)
 
 	line     []byte // the current line
+	begun    bool   // a line of this stream (or resumption) was read: no BOM to strip
 	data     []byte // the current event's data lines, joined with LF
 	hasData  bool
 	name     string
@@ -97,7 +98,10 @@ type answerStream struct {
 
 	lastID  string        // the last event id: a resumption's Last-Event-ID
 	retry   time.Duration // the server's retry field
-	resumes int           // resumptions in a row without a new event id
+	resumes int           // resumptions in a row without progress (see [answerStream.resumable])
+	// What the stream brought since it was last (re)opened: an event id
+	// other than the last, a message handed on.
+	moved, delivered bool
 
 	drainStart time.Time // when Close began to drain (see [drains])
 	drainAt    int       // the index in drains.active; -1 once out of it
@@ -238,6 +242,7 @@ func (s *answerStream) closeBody() {
 func (s *answerStream) step() {
 	line, err := s.readLine()
 	if err != nil {
+		resumable := s.resumable()
 		switch {
 		case s.ctx.Err() != nil:
 			s.err = s.ctx.Err() // the caller gave up: go-sdk stops reading
@@ -245,7 +250,7 @@ func (s *answerStream) step() {
 			_ = s.body.Close()
 		case errors.Is(err, errEventTooLarge):
 			s.fail(fmt.Sprintf("SSE event larger than %d bytes", s.max), true)
-		case s.lastID != "" && s.resumes < maxAnswerResumes:
+		case resumable:
 			s.resume()
 		case errors.Is(err, io.EOF):
 			s.fail("SSE stream ended without the response", false)
@@ -253,6 +258,9 @@ func (s *answerStream) step() {
 			s.fail("SSE stream broke off before the response: "+err.Error(), false)
 		}
 		return
+	}
+	if !s.begun {
+		s.begun, line = true, bytes.TrimPrefix(line, utf8BOM)
 	}
 	if len(line) == 0 {
 		s.dispatch()
@@ -288,8 +296,8 @@ func (s *answerStream) step() {
 			s.name = string(value)
 		}
 	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
-			s.id, s.idSet = string(value), true
+		if id, ok := eventID(value); ok {
+			s.id, s.idSet = id, true
 		}
 	case "retry":
 		if d, ok := retryField(value); ok {
@@ -357,7 +365,7 @@ func (s *answerStream) resume() {
 	}
 	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.method, "resumes", s.resumes)
 	s.src.Reset(r)
-	s.body, s.wireMark = resp.Body, 0
+	s.body, s.wireMark, s.begun = resp.Body, 0, false
 	s.endEvent() // an event cut by the end of the stream is dropped
 }
 
@@ -394,9 +402,7 @@ func (s *answerStream) readLine() ([]byte, error) {
 func (s *answerStream) dispatch() {
 	data, hasData, name := s.data, s.hasData, s.name
 	if s.idSet {
-		if s.id != s.lastID {
-			s.resumes = 0 // progress
-		}
+		s.moved = s.moved || s.id != s.lastID
 		s.lastID = s.id
 	}
 	s.endEvent()
@@ -426,7 +432,23 @@ func (s *answerStream) dispatch() {
 			s.want.fill(r)
 		}
 	}
+	s.delivered = true
 	s.emit(data, msg, exact)
+}
+
+// resumable reports whether the stream, which just ended before the
+// response, may be resumed: it had an event id, and fewer than
+// [maxAnswerResumes] of its attempts in a row brought no progress. Progress
+// is a new event id and a message handed on in the same attempt: ids alone
+// (priming events whose ids go back and forth, say) deliver nothing, and a
+// server that sent a retry field of 1 ms had its call's stream resumed
+// every millisecond until the call's deadline.
+func (s *answerStream) resumable() bool {
+	if s.moved && s.delivered {
+		s.resumes = 0
+	}
+	s.moved, s.delivered = false, false
+	return s.lastID != "" && s.resumes < maxAnswerResumes
 }
 
 // endEvent forgets the current event.

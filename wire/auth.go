@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,19 @@ type authorizer struct {
 	log     *slog.Logger // nil: discarded
 
 	flow chan struct{} // one Authorize at a time per session; nil without a handler
+
+	tokMu   sync.Mutex
+	tokCall *tokenCall // the Token under way, nil when none
+	lastTok string     // the access token onCredential was last told of
+
+	onCredential func(token string) // Config.OnCredential; may be nil
+}
+
+// tokenCall is one call of a token source's Token, which requests join.
+type tokenCall struct {
+	done chan struct{} // closed once tok and err are set
+	tok  *oauth2.Token
+	err  error
 }
 
 func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int, log *slog.Logger) *authorizer {
@@ -101,7 +115,7 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
 	if a.handler == nil {
 		return req, nil
 	}
-	ts, err := a.handler.TokenSource(req.Context())
+	ts, err := guarded("TokenSource", func() (oauth2.TokenSource, error) { return a.handler.TokenSource(req.Context()) })
 	if err != nil {
 		return nil, fmt.Errorf("mcpsup/wire: OAuth token source: %w: %w", classify.ErrCredential, err)
 	}
@@ -116,13 +130,16 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
 	if ts == nil {
 		return out, nil
 	}
-	tok, err := ts.Token()
+	tok, err := a.token(req.Context(), ts)
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
+	case err != nil && req.Context().Err() != nil:
+		return nil, err // the request's end, not the credential's
 	case err != nil:
 		return nil, fmt.Errorf("mcpsup/wire: OAuth token: %w: %w", classify.ErrCredential, err)
 	case tok != nil && tok.AccessToken != "":
+		a.told(tok.AccessToken)
 		out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
 	return out, nil
@@ -153,7 +170,8 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 		return nil, ctx.Err()
 	}
 	defer func() { <-a.flow }()
-	if err := a.handler.Authorize(ctx, req, kept()); err != nil {
+	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.handler.Authorize(ctx, req, kept()) })
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -165,6 +183,66 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 		return kept(), errKeepAnswer
 	}
 	return nil, nil
+}
+
+// token returns ts's token, or the error of ctx once it ends first.
+// oauth2's Token takes no context: a token source that blocks (a keychain
+// prompt, a token endpoint that never answers) held the request past its
+// context's end, and the session's Close with it. Token runs on a goroutine
+// of its own, which the requests meanwhile join instead of starting more,
+// so a source that blocks for good holds one goroutine, not one per
+// request.
+func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, error) {
+	a.tokMu.Lock()
+	c := a.tokCall
+	if c == nil {
+		c = &tokenCall{done: make(chan struct{})}
+		a.tokCall = c
+		go func() {
+			c.tok, c.err = guarded("Token", ts.Token)
+			a.tokMu.Lock()
+			a.tokCall = nil
+			a.tokMu.Unlock()
+			close(c.done)
+		}()
+	}
+	a.tokMu.Unlock()
+	select {
+	case <-c.done:
+		return c.tok, c.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("mcpsup/wire: OAuth token source did not answer before the request's end: %w", ctx.Err())
+	}
+}
+
+// told tells onCredential of tok unless it was the last token told.
+func (a *authorizer) told(tok string) {
+	if a.onCredential == nil {
+		return
+	}
+	a.tokMu.Lock()
+	fresh := tok != a.lastTok
+	a.lastTok = tok
+	a.tokMu.Unlock()
+	if fresh {
+		a.onCredential(tok)
+	}
+}
+
+// guarded runs f, a call of the host's OAuth handler, named what, and
+// turns a panic into its error. The handler runs on the Transport's own
+// goroutines too (the stream keeper's re-dials, a call stream's
+// resumption), where a panic ends the process, and on go-sdk's write path,
+// where it left go-sdk's connection locked and its Close waiting forever: a
+// panic fails the request it serves, as a failing handler does.
+func guarded[T any](what string, f func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			var zero T
+			v, err = zero, fmt.Errorf("OAuth handler's %s panicked: %v", what, r)
+		}
+	}()
+	return f()
 }
 
 // errKeepAnswer tells RoundTrip to hand on the refused answer: the flow

@@ -303,3 +303,142 @@ func (s *syncBuf) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// hostHandler is an auth.OAuthHandler whose token source and Authorize are
+// the test's functions.
+type hostHandler struct {
+	source    func() (oauth2.TokenSource, error)
+	authorize func() error
+}
+
+func (h *hostHandler) TokenSource(context.Context) (oauth2.TokenSource, error) { return h.source() }
+func (h *hostHandler) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+	_ = resp.Body.Close()
+	return h.authorize()
+}
+
+type tokenFunc func() (*oauth2.Token, error)
+
+func (f tokenFunc) Token() (*oauth2.Token, error) { return f() }
+
+// TestOAuthHandlerThatPanicsFailsTheRequestAlone: the host's OAuth handler
+// runs on the Transport's goroutines too (the stream keeper's re-dials, a
+// resumption of a call's stream), where a panic would end the process, and
+// on go-sdk's write path, where it left the connection locked. A panicking
+// TokenSource or Token fails the request it serves, unsent, as unauthorized
+// (classify.ErrCredential, the panic named), a panicking Authorize as a
+// failed one (the refused answer); the session serves the next call once
+// the handler works again.
+func TestOAuthHandlerThatPanicsFailsTheRequestAlone(t *testing.T) {
+	static := func() (oauth2.TokenSource, error) {
+		return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t1"}), nil
+	}
+	cases := []struct {
+		name      string
+		source    func() (oauth2.TokenSource, error)
+		authorize func() error
+		sent      int // tools/call POSTs that reached the server
+	}{
+		{"TokenSource", func() (oauth2.TokenSource, error) { panic("keychain gone") }, nil, 0},
+		{"Token", func() (oauth2.TokenSource, error) {
+			return tokenFunc(func() (*oauth2.Token, error) { panic("keychain gone") }), nil
+		}, nil, 0},
+		{"Authorize", static, func() error { panic("keychain gone") }, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g, url := newServer(t, nil)
+			tg := newTokenGate("t1")
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool { return tg.check(w, r) })
+			var mu sync.Mutex
+			source, authorize := static, func() error { return nil }
+			h := &hostHandler{
+				source:    func() (oauth2.TokenSource, error) { mu.Lock(); f := source; mu.Unlock(); return f() },
+				authorize: func() error { mu.Lock(); f := authorize; mu.Unlock(); return f() },
+			}
+			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+			mu.Lock()
+			if c.source != nil {
+				source = c.source
+			}
+			if c.authorize != nil {
+				authorize = c.authorize
+				tg.rotate("t2") // t1 is refused: Authorize runs
+			}
+			mu.Unlock()
+			before := g.count("POST", "tools/call")
+			_, err := s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			require.Error(t, err)
+			v := classify.Error(err)
+			assert.Equal(t, classify.Unauthorized, v.Class, "%v", err)
+			if c.sent == 0 {
+				assert.ErrorIs(t, err, classify.ErrCredential)
+				assert.Contains(t, err.Error(), "keychain gone")
+			} else {
+				assert.Equal(t, 401, v.HTTPStatus, "a failed Authorize hands on the refused answer")
+			}
+			assert.Equal(t, before+c.sent, g.count("POST", "tools/call"))
+
+			mu.Lock()
+			source, authorize = static, func() error { return nil }
+			mu.Unlock()
+			tg.rotate("t1")
+			callEcho(t, s.ClientSession())
+			assert.Equal(t, 1, g.count("POST", "initialize"))
+		})
+	}
+}
+
+// TestOAuthTokenThatBlocksIsBoundedByTheRequest: oauth2's Token takes no
+// context, so a token source that blocks (a keychain prompt, a token
+// endpoint that never answers) held the call past its context's end, and
+// Close with it. The request ends with its context, named; requests meanwhile
+// wait for the one Token under way instead of starting their own; once the
+// source answers, the session serves the next call.
+func TestOAuthTokenThatBlocksIsBoundedByTheRequest(t *testing.T) {
+	g, url := newServer(t, nil)
+	var mu sync.Mutex
+	blocking := false
+	entered, release := make(chan struct{}, 8), make(chan struct{})
+	var tokens int
+	src := tokenFunc(func() (*oauth2.Token, error) {
+		mu.Lock()
+		tokens++
+		b := blocking
+		mu.Unlock()
+		if b {
+			entered <- struct{}{}
+			<-release
+		}
+		return &oauth2.Token{AccessToken: "t1"}, nil
+	})
+	h := &hostHandler{source: func() (oauth2.TokenSource, error) { return src, nil }, authorize: func() error { return nil }}
+	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+	mu.Lock()
+	blocking, tokens = true, 0
+	mu.Unlock()
+	before := g.count("POST", "tools/call")
+	for i := range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		var err error
+		go func() {
+			defer close(done)
+			_, err = s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+		}()
+		if i == 0 {
+			within(t, entered, "the token source")
+		}
+		cancel()
+		within(t, done, "the call's end with its context")
+		require.Error(t, err)
+		assert.ErrorIs(t, err, context.Canceled)
+	}
+	mu.Lock()
+	assert.Equal(t, 1, tokens, "the second request waited for the Token under way")
+	blocking = false
+	mu.Unlock()
+	close(release)
+	assert.Equal(t, before, g.count("POST", "tools/call"), "nothing was sent")
+	callEcho(t, s.ClientSession())
+}

@@ -91,7 +91,8 @@ func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 // and hands go-sdk only the events that carry one JSON-RPC request or
 // notification: `data: <the message>` and a blank line, nothing else, the
 // message as it came when go-sdk reads those bytes as it, re-encoded
-// otherwise ([handOn]). go-sdk v1.8.0 ends the session on a
+// otherwise ([handOn]); one leading byte order mark is stripped. go-sdk
+// v1.8.0 ends the session on a
 // line without a colon, on data it cannot decode and on an event past its
 // size limit (mcp/streamable.go processStream, mcp/event.go
 // scanEventsLimited); none of those reach it. Ids and retry fields are
@@ -103,7 +104,8 @@ func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 type sseFilter struct {
 	max int // bytes of one event held at most; 0: no bound
 
-	line []byte // the current incomplete line
+	line  []byte // the current incomplete line
+	begun bool   // a line of this stream was taken: no BOM to strip
 
 	// The current event, as go-sdk would read it (mcp/event.go).
 	size      int    // its bytes so far, line ends included
@@ -169,6 +171,9 @@ func (f *sseFilter) over(n int) bool { return f.max > 0 && f.size+n > f.max }
 
 // lineDone takes one complete line.
 func (f *sseFilter) lineDone(line []byte, out []byte, r *filtered) []byte {
+	if !f.begun {
+		f.begun, line = true, bytes.TrimPrefix(line, utf8BOM)
+	}
 	switch {
 	case len(line) == 0:
 		return f.dispatch(out, r)
@@ -197,8 +202,8 @@ func (f *sseFilter) lineDone(line []byte, out []byte, r *filtered) []byte {
 	case "event":
 		f.name = string(bytes.TrimSpace(value))
 	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
-			f.id, f.idSet = string(bytes.TrimPrefix(value, []byte(" "))), true
+		if id, ok := eventID(bytes.TrimPrefix(value, []byte(" "))); ok {
+			f.id, f.idSet = id, true
 		}
 	case "retry":
 		if d, ok := retryField(bytes.TrimPrefix(value, []byte(" "))); ok {
@@ -280,12 +285,19 @@ func (f *sseFilter) cut(r *filtered) {
 	f.reset()
 }
 
-// reset forgets the current event and partial line; lastID and retry stay.
+// reset forgets the current event and partial line, for the next stream;
+// lastID and retry stay.
 func (f *sseFilter) reset() {
 	f.endEvent()
-	f.line = nil
+	f.line, f.begun = nil, false
 	f.run = 0
 }
+
+// utf8BOM is the byte order mark an event stream may start with: the
+// UTF-8 decode of a stream strips one (WHATWG HTML, server-sent events).
+// Taken for part of the first field's name, it cost the stream's first
+// event: a call's response when it came first.
+var utf8BOM = []byte("\xEF\xBB\xBF")
 
 func (f *sseFilter) endEvent() {
 	f.size, f.fields, f.dataLines, f.name, f.id, f.idSet, f.bad = 0, false, 0, "", "", false, nil
@@ -301,6 +313,21 @@ func cutDetail(s string) string {
 		return s[:200] + "..."
 	}
 	return s
+}
+
+// eventID returns an id field's value as the last event id, false when it
+// is not taken: one with a NUL (WHATWG HTML, server-sent events), or with
+// another control byte but a tab (a CR inside a line, say, which these
+// parsers do not take for a line end), which net/http refuses in the
+// Last-Event-ID header: every re-dial with it failed before it was sent,
+// and the stream never came back.
+func eventID(v []byte) (string, bool) {
+	for _, c := range v {
+		if (c < 0x20 && c != '\t') || c == 0x7f {
+			return "", false
+		}
+	}
+	return string(v), true
 }
 
 // retryField parses an SSE retry value: ASCII digits, milliseconds.

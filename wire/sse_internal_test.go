@@ -26,6 +26,7 @@ func TestSSEFilter(t *testing.T) {
 		garbage  bool
 	}{
 		{"a notification", good, good, nil, 1, false},
+		{"a byte order mark at the start", "\xEF\xBB\xBF" + good, good, nil, 1, false},
 		{"a request, CRLF, data over two lines", "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata:  \"id\":1,\"method\":\"ping\"}\r\n\r\n",
 			"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n", nil, 1, false},
 		{"comments and a priming event hand on nothing", ": keepalive\n\nid: 1\ndata: \nretry: 1500\n\n", "", nil, 0, false},
@@ -94,8 +95,8 @@ func TestSSEFilterIDsAndRetry(t *testing.T) {
 	require.Len(t, r.drops, 1)
 	assert.Equal(t, DropTruncated, r.drops[0].Reason)
 	assert.Equal(t, "8", f.lastID, "a cut event's id is not taken")
-	out = f.push([]byte("data: "+listChanged+"\n\n"), nil, &r)
-	assert.Equal(t, "data: "+listChanged+"\n\n", string(out), "framing starts over after a cut")
+	out = f.push([]byte("\xEF\xBB\xBFdata: "+listChanged+"\n\n"), nil, &r)
+	assert.Equal(t, "data: "+listChanged+"\n\n", string(out), "framing starts over after a cut, a BOM stripped")
 	assert.Equal(t, 1500*time.Millisecond, func() time.Duration { f.retry = 0; f.push([]byte("retry: 1500\n\n"), nil, &r); return f.retry }())
 }
 

@@ -124,6 +124,11 @@ type Config struct {
 	// Authorize runs once at a time per Transport, with the refused
 	// request's context. nil: the host's client carries its credentials.
 	OAuthHandler auth.OAuthHandler
+	// OnCredential, when set, is told of each access token of OAuthHandler
+	// the Transport sends, once for each new one, on the request's
+	// goroutine: a server may quote the token in an answer's text (a
+	// JSON-RPC error message, a 401 body), so a redactor must know it.
+	OnCredential func(token string)
 	// FallbackAfterOutage lets go-sdk fall back to `initialize` after a
 	// `server/discover` that got no answer or an outage answer (408, 429, a
 	// 5xx but 501; see [DiscoverOutage]). Unset, that fallback is failed
@@ -189,6 +194,7 @@ func NewTransport(cfg Config) *Transport {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
 	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody, cfg.Logger)
+	t.auth.onCredential = cfg.OnCredential
 	t.base = t.auth
 	t.sw = cfg.Switch
 	if t.sw == nil {
