@@ -256,9 +256,30 @@ func (r *Redactor) AddLikelySecret(v string) {
 // every text.
 const minPathSecret = 16
 
+// keyLike reports whether a path segment of minPathSecret bytes or more
+// reads as a key rather than a name: it has a digit, or letters of both
+// cases. A random hex key of 16 has no digit with odds of 2 in 10^7, a
+// base64 one all its letters in one case with smaller odds still; a name
+// ("model-context-protocol-server") is lower case without digits.
+func keyLike(seg string) bool {
+	var digit, upper, lower bool
+	for _, c := range seg {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		}
+	}
+	return digit || (upper && lower)
+}
+
 // AddEndpointSecrets registers what an MCP endpoint URL may carry as a
 // credential beyond what the patterns find by name: the userinfo, every
-// path segment of at least 16 bytes (minPathSecret), and every query value,
+// path segment of at least 16 bytes (minPathSecret) that reads as a key (a
+// digit, or both cases: [keyLike]), and every query value,
 // whatever its parameter is called (?accessToken=, ?code=,
 // ?k=: the patterns know only names with a credential word as a part split
 // at '-', '_' and '.'). A value shorter than [MinSessionIDLen] bytes is
@@ -272,7 +293,7 @@ func (r *Redactor) AddEndpointSecrets(endpoint string) {
 	if _, rest, ok := strings.Cut(beforeQuery, "://"); ok {
 		if _, path, ok := strings.Cut(rest, "/"); ok {
 			for seg := range strings.SplitSeq(path, "/") {
-				if len(seg) >= minPathSecret {
+				if len(seg) >= minPathSecret && keyLike(seg) {
 					r.AddSecret(seg)
 					if plain, err := url.PathUnescape(seg); err == nil && plain != seg {
 						r.AddSecret(plain)

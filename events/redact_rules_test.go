@@ -344,3 +344,19 @@ func TestForgetOneOfTwoSimilarIDs(t *testing.T) {
 	require.Equal(t, "x "+a+" "+b+" y", r.Text("x "+a+" "+b+" y"))
 	require.Equal(t, 0, r.SessionIDs())
 }
+
+// An endpoint's path segment is taken for a key when it is long and reads
+// as one (a digit, or letters of both cases): a hex key, a UUID, a base64
+// key without digits. A long lower-case name, and short words, stay.
+func TestEndpointPathSegmentsThatReadAsKeys(t *testing.T) {
+	keys := []string{"3f9a0c7e5b1d2468", "550e8400-e29b-41d4-a716-446655440000", "QmFzZVNpeHR5Rm91cktleQ"}
+	names := []string{"model-context-protocol-servers", "servers", "mcp", "v1"}
+	var r events.Redactor
+	r.AddEndpointSecrets("https://example.com/" + strings.Join(append(append([]string{}, names...), keys...), "/") + "/mcp")
+	for _, k := range keys {
+		require.NotContains(t, r.Text("GET /x/"+k+"/mcp failed"), k)
+	}
+	for _, n := range names {
+		require.Contains(t, r.Text("GET /"+n+"/mcp failed"), "/"+n+"/")
+	}
+}

@@ -96,8 +96,9 @@ func TestEndpointQueryCredentialsMasked(t *testing.T) {
 // credential in the endpoint's path (/s/<key>/mcp), where the patterns find
 // none; the default Name is the endpoint, so every event's Server carried
 // it, and net/http's errors name the URL. A path segment of at least
-// minPathSecret bytes is registered as a secret; shorter ones, words such
-// as "mcp" or "servers", stay.
+// minPathSecret bytes that reads as a key (a digit, or both cases) is
+// registered as a secret; shorter ones, words such as "mcp" or "servers",
+// and long names in lower case stay.
 func TestEndpointPathCredentialsMasked(t *testing.T) {
 	srv, err := mcptest.NewServer(mcptest.Options{})
 	require.NoError(t, err)
@@ -105,7 +106,7 @@ func TestEndpointPathCredentialsMasked(t *testing.T) {
 	const key = "NjQ3ODk5MzEtYWJjZC00ZTk2"
 	u, err := url.Parse(srv.URL())
 	require.NoError(t, err)
-	u.Path = "/servers/s/" + key + "/mcp"
+	u.Path = "/model-context-protocol-servers/s/" + key + "/mcp"
 	rec := &events.Recorder{}
 	logs := &lockedBuffer{}
 	sup, err := supervisor.New(supervisor.Config{
@@ -129,7 +130,7 @@ func TestEndpointPathCredentialsMasked(t *testing.T) {
 		b, err := e.MarshalJSON()
 		require.NoError(t, err)
 		texts["event "+string(e.Kind)] += string(b)
-		assert.Contains(t, e.Server, "/servers/s/[redacted]/mcp")
+		assert.Contains(t, e.Server, "/model-context-protocol-servers/s/[redacted]/mcp", "a long name stays")
 	}
 	for where, text := range texts {
 		assert.NotContains(t, text, key, "%s", where)
