@@ -49,7 +49,11 @@ const (
 // Config.Clock: a process lives in real time.
 //
 // stderr is logged, line by line (a line longer than 4 KiB in pieces of 4
-// KiB), at level Info with the server's name (Config.Logger), and its last
+// KiB), at level Info with the server's name (Config.Logger), at most 100
+// lines at once and 20 a second after that (a server flooding its stderr
+// does not flood the host's log: the lines past the rate are counted, and
+// the count is logged at level Warn before the next line logged and when
+// stderr ends), and its last
 // StderrTail bytes are kept for the [ProcessExitError] of the process's
 // exit. A stdout line that is not one JSON-RPC message (a log line, a
 // batch, a line longer than MaxLineBytes), or that is a response to an id

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"golang.org/x/time/rate"
 )
 
 // stdoutFilter copies a stdio server's stdout to go-sdk one JSON-RPC
@@ -121,11 +123,17 @@ func quote(line []byte) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// stderrLog logs a stdio server's stderr line by line and keeps its last
-// bytes. Its methods are safe for concurrent use.
+// stderrLog logs a stdio server's stderr line by line, at most
+// stderrLogBurst lines at once and stderrLogRate a second after that, and
+// keeps its last bytes. Its methods are safe for concurrent use; copy runs
+// on one goroutine.
 type stderrLog struct {
 	server string
 	log    *slog.Logger
+	now    func() time.Time // nil: time.Now (a process lives in real time)
+
+	limit    *rate.Limiter // made by copy
+	unlogged int           // lines past the rate since the last one logged
 
 	mu   sync.Mutex
 	tail []byte // at most keep bytes, the last ones
@@ -136,21 +144,56 @@ type stderrLog struct {
 // maxStderrLine is the longest piece of a stderr line logged as one record.
 const maxStderrLine = 4 << 10
 
+// The bound of stderr's log records: a server that floods its stderr must
+// not flood the host's log. Lines past it are counted, not logged (the
+// tail keeps them all), and the count is logged before the next line that
+// is, and when stderr ends.
+const (
+	stderrLogBurst = 100 // lines logged at once
+	stderrLogRate  = 20  // lines a second after the burst
+)
+
 // copy logs and keeps what r carries until it ends.
 func (l *stderrLog) copy(r io.Reader) {
+	now := l.now
+	if now == nil {
+		now = time.Now
+	}
+	l.limit = rate.NewLimiter(stderrLogRate, stderrLogBurst)
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
 			l.keepBytes(chunk)
 			if text := strings.TrimRight(string(chunk), "\r\n"); text != "" {
-				l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
+				l.logLine(now(), text)
 			}
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			l.logUnlogged()
 			return
 		}
 	}
+}
+
+// logLine logs one line of stderr at time t, or counts it past the rate.
+func (l *stderrLog) logLine(t time.Time, text string) {
+	if !l.limit.AllowN(t, 1) {
+		l.unlogged++
+		return
+	}
+	l.logUnlogged()
+	l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
+}
+
+// logUnlogged logs how many lines went unlogged since the last one logged.
+func (l *stderrLog) logUnlogged() {
+	if l.unlogged == 0 {
+		return
+	}
+	l.log.Warn("mcpsup: stdio server stderr lines not logged: more than the rate", "server", l.server,
+		"lines", l.unlogged, "burst", stderrLogBurst, "per_second", stderrLogRate)
+	l.unlogged = 0
 }
 
 func (l *stderrLog) keepBytes(b []byte) {

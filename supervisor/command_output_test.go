@@ -2,9 +2,11 @@ package supervisor
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,4 +94,39 @@ func TestStderrTailIsBoundedAndStartsAtALine(t *testing.T) {
 	long.copy(strings.NewReader(strings.Repeat("z", maxStderrLine+10) + "\n"))
 	assert.Equal(t, 2, strings.Count(logs.String(), "mcpsup: stdio server stderr"), "a long line is logged in pieces")
 	assert.LessOrEqual(t, len(long.text()), 8)
+}
+
+// TestStderrFloodIsLoggedAtTheRate: a server that floods its stderr gets
+// stderrLogBurst lines logged at once and stderrLogRate a second after;
+// the lines past that are counted, the count logged before the next line
+// that is and when stderr ends, and the tail keeps every byte.
+func TestStderrFloodIsLoggedAtTheRate(t *testing.T) {
+	var logs bytes.Buffer
+	t0 := time.Unix(1_700_000_000, 0)
+	lines := 0
+	l := &stderrLog{server: "srv", log: slog.New(slog.NewTextHandler(&logs, nil)), keep: 1 << 20,
+		now: func() time.Time {
+			lines++
+			if lines <= 1000 {
+				return t0 // 1000 lines at once
+			}
+			return t0.Add(time.Second) // then 10 more a second later
+		}}
+	var in strings.Builder
+	for i := range 1010 {
+		fmt.Fprintf(&in, "line %d\n", i)
+	}
+	l.copy(strings.NewReader(in.String()))
+	out := logs.String()
+	assert.Equal(t, stderrLogBurst+10, strings.Count(out, `msg="mcpsup: stdio server stderr" server=srv`),
+		"the burst, then the rate's 20 a second (10 lines came)")
+	assert.Equal(t, 1, strings.Count(out, "lines not logged"), "%s", out)
+	assert.Contains(t, out, fmt.Sprintf("lines=%d", 1000-stderrLogBurst))
+	assert.Equal(t, 1010, strings.Count(l.text(), "\n"), "the tail keeps every line")
+
+	logs.Reset()
+	lines = 0
+	l2 := &stderrLog{server: "srv", log: slog.New(slog.NewTextHandler(&logs, nil)), keep: 64, now: func() time.Time { return t0 }}
+	l2.copy(strings.NewReader(strings.Repeat("x\n", stderrLogBurst+5)))
+	assert.Contains(t, logs.String(), "lines=5", "the count is logged when stderr ends")
 }
