@@ -95,7 +95,10 @@ type StreamConfig struct {
 	// doubles per consecutive such attempt up to MaxBackoff. After an
 	// attempt that lived Span or longer, the re-dial is immediate. The SSE
 	// retry field, when the server sent one, is the least wait before any
-	// re-dial, at most MaxBackoff. Defaults 1s and 30s.
+	// re-dial, at most MaxBackoff. A 429 or 503 answer's Retry-After is the
+	// least wait before the next re-dial, past MaxBackoff, at most
+	// classify.MaxRetryAfter ([StreamAttempt.RetryAfter]). Defaults 1s and
+	// 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 	// Jitter is the backoff's randomization factor: each wait is drawn
@@ -195,6 +198,11 @@ type StreamAttempt struct {
 	// Retry is the reconnection time the server last set with the SSE
 	// retry field on this go-sdk stream, 0 when it set none.
 	Retry time.Duration
+	// RetryAfter is the wait a 429 or 503 answer to the attempt asked for
+	// with Retry-After (RFC 9110 section 10.2.3), at most
+	// classify.MaxRetryAfter; 0 when none. The next re-dial waits at least
+	// that long, past MaxBackoff.
+	RetryAfter time.Duration
 	// LastEventID is the Last-Event-ID header the attempt sent, "" when
 	// none.
 	LastEventID string
@@ -425,6 +433,9 @@ func (b *streamBody) dial() dialKind {
 	x.SessionGone = gone
 	b.t.finish(req, x)
 	b.att.End, b.att.SessionGone = EndNotStream, x.SessionGone
+	if x.Status == http.StatusTooManyRequests || x.Status == http.StatusServiceUnavailable {
+		b.att.RetryAfter = x.RetryAfter
+	}
 	// A refused credential (after the OAuth handler, if any, could not
 	// authorize) is the host's problem, never the session's end: the
 	// stream pauses until a request is answered with a 2xx again.
@@ -513,6 +524,7 @@ func (b *streamBody) report() {
 		b.wait = b.nextBackOff()
 	}
 	b.wait = min(max(b.wait, b.filter.retry), b.t.cfg.Stream.MaxBackoff)
+	b.wait = max(b.wait, b.att.RetryAfter) // the server's own ask outlasts our cap
 	b.log()
 	b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })
 }

@@ -392,3 +392,47 @@ func TestStreamEventIDThatIsNoHeaderValueIsIgnored(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamRedialWaitsForRetryAfter: a re-dial answered 429 with
+// Retry-After waits as long as the server asked, past MaxBackoff (at most
+// classify.MaxRetryAfter), before the next; the stream comes back then.
+func TestStreamRedialWaitsForRetryAfter(t *testing.T) {
+	g, url := newServer(t, nil)
+	var limited atomic.Bool
+	p := newPassGETs(g, func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if !limited.CompareAndSwap(true, false) {
+			return false
+		}
+		writeFault(w, http.StatusTooManyRequests, "text/plain", "slow down", map[string]string{"Retry-After": "120"})
+		return true
+	})
+	clock := clockwork.NewFakeClock()
+	rec := newRecorder(wire.HostilityRule{})
+	opts := wire.Options{Era: wire.Era2025, Wire: wire.Config{Clock: clock,
+		Stream: wire.StreamConfig{InitialBackoff: time.Second, MaxBackoff: 5 * time.Second}}}
+	rec.config(&opts.Wire)
+	attempts := make(chan wire.StreamAttempt, 16)
+	observe := opts.Wire.OnStreamAttempt
+	opts.Wire.OnStreamAttempt = func(a wire.StreamAttempt) { observe(a); attempts <- a }
+	open(t, url, opts)
+	cut := p.next(t)
+
+	limited.Store(true)
+	cut()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.Equal(t, wire.EndEOF, (<-attempts).End)
+	require.NoError(t, clock.BlockUntilContext(ctx, 1)) // the backoff's wait
+	clock.Advance(time.Second)
+	a := <-attempts
+	require.Equal(t, http.StatusTooManyRequests, a.Status)
+	require.Equal(t, 120*time.Second, a.RetryAfter)
+
+	require.NoError(t, clock.BlockUntilContext(ctx, 1))
+	clock.Advance(119 * time.Second) // past MaxBackoff, short of Retry-After
+	short, cancelShort := context.WithTimeout(ctx, time.Second)
+	defer cancelShort()
+	require.NoError(t, clock.BlockUntilContext(short, 1), "still waiting: the re-dial did not go out")
+	clock.Advance(time.Second)
+	p.next(t) // the stream is back
+}
