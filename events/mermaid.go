@@ -122,7 +122,7 @@ func uniqueID(id string, used map[string]bool) string {
 }
 
 // mermaidLabel keeps a transition label from ending the statement or
-// starting markup.
+// starting markup; its other control characters are escaped ([printable]).
 func mermaidLabel(s string) string {
 	s = strings.Map(func(r rune) rune {
 		switch r {
@@ -131,7 +131,7 @@ func mermaidLabel(s string) string {
 		}
 		return r
 	}, s)
-	if s = strings.TrimSpace(s); s == "" {
+	if s = printable(strings.TrimSpace(s)); s == "" {
 		return "(none)"
 	}
 	return s

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -148,14 +149,14 @@ func timelineLine(e Event, base time.Time) string {
 			head = string(e.From) + " (internal)"
 		}
 	}
-	return strings.TrimRight(fmt.Sprintf("  %9s  %-4s %-32s %s", off, seq, head, Summary(e)), " ")
+	return strings.TrimRight(fmt.Sprintf("  %9s  %-4s %-32s %s", off, seq, printable(head), Summary(e)), " ")
 }
 
 // Summary returns the notes of one event for people, by kind, e.g.
 // "discovery-succeeded; gen 1" for a transition, `tools/call "echo":
 // rate-limited (HTTP 429); delivery answered` for a failed call, "12 tools:
 // +add -sub ~mul" for a catalog change. Detail and Dropped are appended to
-// every kind.
+// every kind. Its text is [printable]: one line, nothing a terminal acts on.
 func Summary(e Event) string {
 	var p []string
 	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
@@ -251,7 +252,7 @@ func Summary(e Event) string {
 	if e.Dropped != 0 {
 		add("(%d events dropped before this one)", e.Dropped)
 	}
-	return strings.Join(nonEmpty(p), "; ")
+	return printable(strings.Join(nonEmpty(p), "; "))
 }
 
 // verdictSummary is v.String() and the JSON-RPC message (or, without an
@@ -335,7 +336,53 @@ func displayServer(s string) string {
 	if s == "" {
 		return "(unnamed)"
 	}
-	return s
+	return printable(s)
+}
+
+// printable returns s with every control character (C0, DEL, C1), every
+// bidirectional control (U+202E and its kin, which reorder what a terminal
+// shows) and every byte that is not UTF-8 written as a Go escape (\x1b,
+// \u202e). A server names its tools and words its errors as it likes, and a
+// recording file is anyone's: written raw, a line feed in a tool name forged
+// a line of the timeline, and an escape sequence reached the terminal.
+func printable(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case escaped(r) && r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case escaped(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// needsEscape reports whether [printable] changes s.
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n <= 1) || escaped(r) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// escaped reports whether [printable] writes r as an escape.
+func escaped(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // errWriter keeps the first write error and skips writes after it.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -143,4 +144,45 @@ func TestSummaryNamesEveryListsChange(t *testing.T) {
 	require.Contains(t, got, "prompts: +greet -old")
 	require.Contains(t, got, "resource templates: ~file:///{p}")
 	require.NotContains(t, got, "resources:")
+}
+
+// A server names its tools, and its error texts, as it likes; a recording
+// file is anyone's. The timeline is read on a terminal: a line feed in a
+// tool name forged a line of the timeline (a server block's header too),
+// and an escape sequence reached the terminal. Every control character,
+// and every invalid UTF-8 byte, of an event's text is written escaped, so
+// one event is one line, and the text reads as it came.
+func TestTimelineEscapesControlCharacters(t *testing.T) {
+	hostile := "a\n== forged: 1 event, generation 9\n\x1b]0;pwned\x07\x1b[2J\r\u202etxt\x85\xff"
+	evs := []events.Event{
+		{Kind: events.KindCatalogChanged, Server: "srv\n== fake", Seq: 1, Tools: 1, Added: []string{hostile}},
+		{Kind: events.KindCallFailed, Server: "srv\n== fake", Seq: 2, Op: "tools/call", Name: "x", Detail: hostile},
+		{Kind: events.KindTransition, Server: "srv\n== fake", Seq: 3, From: events.State("ready\x1b[31m"), To: "closed", Trigger: events.Trigger("closed\nx")},
+	}
+	check := func(out string, lines int) {
+		t.Helper()
+		require.Len(t, strings.Split(strings.TrimSuffix(out, "\n"), "\n"), lines, "one line per event (and one header):\n%s", out)
+		for _, r := range out {
+			if r == '\n' {
+				continue
+			}
+			require.False(t, r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x202e || r == utf8.RuneError,
+				"%U written as it came:\n%q", r, out)
+		}
+		require.NotContains(t, out, "\n== forged")
+	}
+	var out bytes.Buffer
+	require.NoError(t, events.WriteTimeline(&out, evs))
+	check(out.String(), 4)
+	require.Contains(t, out.String(), `+a\x0a== forged: 1 event, generation 9\x0a\x1b]0;pwned\x07\x1b[2J\x0d\u202etxt\x85\xff`,
+		"the text reads as it came, escaped")
+	out.Reset()
+	live := events.LiveTimeline(&out)
+	for _, e := range evs {
+		live.Emit(e)
+	}
+	check(out.String(), 3)
+	for _, e := range evs {
+		check(events.Summary(e)+"\n", 1)
+	}
 }

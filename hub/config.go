@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -94,8 +95,10 @@ type ServersFile struct {
 	// Unsupported are the entries it cannot (legacy SSE, no URL or
 	// command, both), sorted by name; Warnings say why.
 	Unsupported []ServerConfig
-	// Warnings report what was kept but not understood: unknown fields and
-	// unsupported entries. None is fatal.
+	// Warnings report what was kept but not understood, or given twice:
+	// unknown fields, unsupported entries, and a server name, field, header
+	// or env variable repeated in its object (the last is taken). None is
+	// fatal.
 	Warnings []Warning
 	// Extra holds the unknown top-level fields, as written.
 	Extra map[string]json.RawMessage
@@ -171,6 +174,9 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	if !ok {
 		return nil, &ConfigError{Field: "mcpServers", Reason: "missing"}
 	}
+	for _, k := range repeatedNames(data) {
+		out.Warnings = append(out.Warnings, Warning{Field: k, Reason: repeatedReason})
+	}
 	for k, v := range top {
 		if k == key {
 			continue
@@ -184,6 +190,9 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	var entries map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil, &ConfigError{Field: key, Reason: "want an object of servers by name", Err: err}
+	}
+	for _, name := range repeatedNames(raw) {
+		out.Warnings = append(out.Warnings, Warning{Server: name, Reason: "repeated server name, the last entry is taken"})
 	}
 	for name, body := range entries {
 		sc, warns, err := parseEntry(name, body)
@@ -221,12 +230,20 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 		return sc, nil, &ConfigError{Server: name, Reason: "want an object", Err: err}
 	}
 	var warns []Warning
+	for _, k := range repeatedNames(body) {
+		warns = append(warns, Warning{Server: name, Field: k, Reason: repeatedReason})
+	}
 	field := func(k string, dst any) error {
 		v, ok := fields[k]
 		if !ok {
 			return nil
 		}
 		delete(fields, k)
+		if k == "headers" || k == "env" {
+			for _, n := range repeatedNames(v) {
+				warns = append(warns, Warning{Server: name, Field: k, Reason: strconv.Quote(cutText(n, 64)) + " " + repeatedReason})
+			}
+		}
 		if err := json.Unmarshal(v, dst); err != nil {
 			return &ConfigError{Server: name, Field: k, Reason: "wrong type: " + err.Error(), Err: err}
 		}
@@ -247,6 +264,58 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 		sc.Extra = fields
 	}
 	return sc, warns, nil
+}
+
+// repeatedReason is the warning of a JSON name given twice in one object.
+const repeatedReason = "repeated, the last is taken"
+
+// repeatedNames returns the names that the JSON object data gives more than
+// once, in order of their second use: RFC 8259 (section 4) leaves such an
+// object's meaning to the parser, and encoding/json, as JavaScript's
+// JSON.parse, takes the last value without a word. nil when data is not an
+// object.
+func repeatedNames(data []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		name, _ := tok.(string)
+		if seen[name] && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+		seen[name] = true
+		if skipValue(dec) != nil {
+			return out
+		}
+	}
+	return out
+}
+
+// skipValue reads past the next JSON value of dec without keeping it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // cutText shortens untrusted text quoted in an error.

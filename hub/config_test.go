@@ -108,3 +108,45 @@ func TestParseServersErrorsNameThePlace(t *testing.T) {
 	_, err := hub.ParseServers(big)
 	require.ErrorContains(t, err, "more than")
 }
+
+// JSON names should be unique (RFC 8259, section 4), and a servers file
+// that repeats one means what its parser makes of it: the last one here,
+// as JavaScript's JSON.parse takes it, but without a word, so a file that
+// names a server twice had its first entry dropped (its headers, its URL)
+// and nobody told. A repeated server name, field, header or env variable is
+// a warning naming it; the last is taken.
+func TestParseServersWarnsOfRepeatedNames(t *testing.T) {
+	f, err := hub.ParseServers([]byte(`{
+	  "mcpServers": {
+	    "search": {"url": "https://a.example/mcp"},
+	    "search": {"url": "https://b.example/mcp", "url": "https://c.example/mcp",
+	               "headers": {"Authorization": "Bearer one", "Authorization": "Bearer two"}},
+	    "files":  {"command": "npx", "env": {"A": "1", "A": "2"}}
+	  },
+	  "mcpServers": {
+	    "search": {"url": "https://b.example/mcp", "url": "https://c.example/mcp",
+	               "headers": {"Authorization": "Bearer one", "Authorization": "Bearer two"}},
+	    "files":  {"command": "npx", "env": {"A": "1", "A": "2"}}
+	  }
+	}`))
+	require.NoError(t, err)
+	require.Len(t, f.Servers, 2)
+	require.Equal(t, "https://c.example/mcp", f.Servers[1].URL, "the last is taken")
+	require.Equal(t, "Bearer two", f.Servers[1].Headers["Authorization"])
+	require.Equal(t, "2", f.Servers[0].Env["A"])
+	var got []string
+	for _, w := range f.Warnings {
+		got = append(got, w.String())
+	}
+	require.ElementsMatch(t, []string{
+		`servers file field "mcpServers": repeated, the last is taken`,
+		`server "files" field "env": "A" repeated, the last is taken`,
+		`server "search" field "headers": "Authorization" repeated, the last is taken`,
+		`server "search" field "url": repeated, the last is taken`,
+	}, got)
+
+	f, err = hub.ParseServers([]byte(`{"mcpServers": {"a": {"url": "http://x/1"}, "a": {"url": "http://x/2"}}}`))
+	require.NoError(t, err)
+	require.Len(t, f.Servers, 1)
+	require.Equal(t, []hub.Warning{{Server: "a", Reason: "repeated server name, the last entry is taken"}}, f.Warnings)
+}

@@ -505,3 +505,37 @@ func TestServerMiddlewareIsNamedForItsServer(t *testing.T) {
 	require.Equal(t, "template", order[0], "the template's middleware runs first")
 	require.Len(t, cfg.Supervisor.SendingMiddleware, 1, "the template is not modified")
 }
+
+// A ServerMiddleware that has nothing for a server returns nil, and a
+// template's SendingMiddleware may hold a nil left by a host's optional
+// middleware: go-sdk calls each as it builds a session's client, and a nil
+// one ended the host's process on a nil function. A nil middleware is none.
+func TestNilMiddlewareIsNone(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"alpha": {}, "beta": {}})
+	var mu sync.Mutex
+	var seen []string
+	cfg := f.config(nil)
+	cfg.Supervisor.SendingMiddleware = []mcp.Middleware{nil}
+	cfg.Supervisor.ReceivingMiddleware = []mcp.Middleware{nil}
+	cfg.ServerMiddleware = func(server string) mcp.Middleware {
+		if server == "alpha" {
+			return nil
+		}
+		return func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				mu.Lock()
+				seen = append(seen, method)
+				mu.Unlock()
+				return next(ctx, method, req)
+			}
+		}
+	}
+	h := f.hub(cfg)
+	for _, name := range []string{"alpha__record", "beta__record"} {
+		_, err := h.CallTool(f.ctx, record(name, "x"))
+		require.NoError(t, err, name)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Contains(t, seen, "tools/call", "beta's middleware runs")
+}

@@ -36,7 +36,8 @@ type Config struct {
 	// them, still outside mcpsup's wire facts: see
 	// supervisor.Config.SendingMiddleware). mcpsupotel.Observer.Middleware
 	// fits it as is, so that
-	// every server's spans and metrics carry its name. Default none.
+	// every server's spans and metrics carry its name. A nil result is
+	// none for that server. Default none.
 	ServerMiddleware func(server string) mcp.Middleware
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming

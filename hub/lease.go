@@ -58,6 +58,10 @@ var (
 	// ErrLeaseLost: the lease is no longer this replica's (another
 	// acquired it, or it ended): a renewal or a fenced write was refused.
 	ErrLeaseLost = errors.New("hub: lease lost")
+	// ErrNoLease: Acquire returned neither a lease nor an error. The hub
+	// takes it for an acquisition that failed (a store-failed event, tried
+	// again on the unreachable leaser's schedule).
+	ErrNoLease = errors.New("hub: Acquire returned neither a lease nor an error")
 )
 
 // LeaseHeldError is Acquire's refusal: the server's lease is held by

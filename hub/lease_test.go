@@ -284,3 +284,50 @@ func TestStandbyRetriesOnABoundedScheduleUntilClose(t *testing.T) {
 	default:
 	}
 }
+
+// nilLeaser lies: its Acquire grants nothing and reports no error.
+type nilLeaser struct{ *memLeaser }
+
+func (n nilLeaser) Acquire(context.Context, string, time.Duration) (hub.Lease, error) {
+	select {
+	case n.acquires <- n.clock.Now():
+	default:
+	}
+	return nil, nil
+}
+
+// A Leaser whose Acquire returns neither a lease nor an error broke its
+// contract, and the hub took the missing lease for one: the lease loop
+// called its Token and the host's process ended on a nil pointer. It is an
+// acquisition that failed, a store-failed event naming it, tried again on
+// the unreachable leaser's schedule; the server is not served.
+func TestLeaserGrantingNoLeaseIsAFailedAcquisition(t *testing.T) {
+	const ttl = 10 * time.Second
+	clock := clockwork.NewFakeClock()
+	f := newFixture(t, map[string]mcptest.Options{"search": {Tools: 1}})
+	leaser := nilLeaser{newMemLeaser(clock)}
+	cfg := f.config(leaser)
+	cfg.Supervisor.Clock = clock
+	cfg.Lease = hub.LeaseConfig{TTL: ttl}
+	h := hub.New(cfg)
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "search", URL: f.servers["search"].URL()}))
+	start := clock.Now()
+	<-leaser.acquires
+	ev, err := f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		for _, ev := range evs {
+			if ev.Kind == hub.KindStoreFailed && ev.Op == "acquire" {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, ev)
+	require.Equal(t, hub.LeaseStandby, h.Health()[0].Lease)
+	require.NoError(t, clock.BlockUntilContext(f.ctx, 1))
+	clock.Advance(ttl / 10)
+	at := <-leaser.acquires
+	require.Equal(t, ttl/10, at.Sub(start), "tried again on the unreachable leaser's schedule")
+	require.Zero(t, f.servers["search"].Log().CountVerb("POST"))
+}

@@ -60,6 +60,9 @@ func (h *Hub) holdLease(e *entry) {
 		sent := clock.Now()
 		lease, err := h.leaser.Acquire(ctx, e.name, ttl)
 		cancel()
+		if err == nil && lease == nil {
+			err = ErrNoLease // the leaser broke its contract: nothing is held
+		}
 		if err == nil && e.ctx.Err() != nil {
 			h.releaseLease(e.name, lease)
 			return

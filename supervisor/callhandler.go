@@ -20,8 +20,9 @@ import (
 // goroutine, synchronously, outside any lock of the supervisor: they must not
 // block, and may be called concurrently for different calls. A method that
 // panics has the panic logged (Config.Logger, level error) and the call goes
-// on as if it had returned (a TagCall that panics or returns nil keeps the
-// caller's context), as an events sink that panics has its event dropped: an
+// on as if it had returned (a TagCall that panics, returns nil, or returns a
+// context not derived from the one it was given, which would cut the call
+// from its caller's cancellation, keeps the caller's context), as an events sink that panics has its event dropped: an
 // observer's bug never turns a call the server answered into a crash of the
 // caller, who could not tell whether the call ran. Close waits for the
 // stages of the calls in flight; a call made once Close began is told its
@@ -152,8 +153,12 @@ func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, ce *C
 	s.handleCall(ctx, h, &CallSessionLost{Generation: ce.Generation, To: st, Verdict: ce.Verdict})
 }
 
-// tagCall runs h.TagCall, keeping ctx when it panics or returns nil (see
-// CallHandler).
+// tagCall runs h.TagCall, keeping ctx when it panics, returns nil, or
+// returns a context not derived from ctx (see CallHandler): one that lacks
+// ctx's values, or that a canceled ctx would not cancel
+// (context.WithoutCancel). Such a context, context.Background() for one,
+// cut the call from its caller: a canceled call waited on a server that
+// never answered.
 func (s *Supervisor) tagCall(ctx context.Context, h CallHandler, info CallInfo) (tagged context.Context) {
 	tagged = ctx
 	defer func() {
@@ -162,11 +167,22 @@ func (s *Supervisor) tagCall(ctx context.Context, h CallHandler, info CallInfo) 
 			tagged = ctx
 		}
 	}()
-	if c := h.TagCall(ctx, info); c != nil {
-		tagged = c
+	probe := &tagProbe{}
+	c := h.TagCall(context.WithValue(ctx, tagProbe{}, probe), info)
+	switch {
+	case c == nil:
+		return ctx
+	case c.Value(tagProbe{}) != probe || (ctx.Done() != nil && c.Done() == nil):
+		s.cfg.Logger.Warn("mcpsup: the call handler's TagCall returned a context not derived from the call's; the call keeps its own",
+			"server", s.callServer, "op", info.Op)
+		return ctx
 	}
-	return tagged
+	return c
 }
+
+// tagProbe is the key, and its pointer the value, that tells tagCall a
+// context derived from the one it gave TagCall.
+type tagProbe struct{ _ byte }
 
 // handleCall runs h.HandleCall, logging a panic (see CallHandler).
 func (s *Supervisor) handleCall(ctx context.Context, h CallHandler, stage CallStage) {

@@ -302,7 +302,8 @@ type Config struct {
 	// and go-sdk's AddSendingMiddleware wraps the handler built so far, so
 	// the first added runs innermost): the errors it sees carry their wire
 	// facts (classify.HTTPError, classify.NotSentError), so classify and an
-	// mcpsupotel span name the HTTP status. Default none.
+	// mcpsupotel span name the HTTP status. A nil entry is skipped.
+	// Default none.
 	SendingMiddleware, ReceivingMiddleware []mcp.Middleware
 	// Implementation is the client's name and version sent in initialize.
 	// Default {Name: "mcpsup", Version: "0"}.

@@ -124,9 +124,22 @@ func (s *Supervisor) sessionClient(h sessionHooks, facts mcp.Middleware) *mcp.Cl
 	// innermost (each AddSendingMiddleware wraps the handler built so far):
 	// the host's middleware wraps them and sees those errors.
 	cl.AddSendingMiddleware(facts, noListCache(h.listTTL))
-	cl.AddSendingMiddleware(cfg.SendingMiddleware...)
-	cl.AddReceivingMiddleware(cfg.ReceivingMiddleware...)
+	cl.AddSendingMiddleware(present(cfg.SendingMiddleware)...)
+	cl.AddReceivingMiddleware(present(cfg.ReceivingMiddleware)...)
 	return cl
+}
+
+// present returns ms without its nil entries, which go-sdk would call (a
+// host's optional middleware left unset, the hub's ServerMiddleware with
+// nothing for a server): a nil middleware is none.
+func present(ms []mcp.Middleware) []mcp.Middleware {
+	var out []mcp.Middleware
+	for _, m := range ms {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // relistThen returns a list_changed handler that asks for a re-list, then
