@@ -331,3 +331,39 @@ func TestLeaserGrantingNoLeaseIsAFailedAcquisition(t *testing.T) {
 	require.Equal(t, ttl/10, at.Sub(start), "tried again on the unreachable leaser's schedule")
 	require.Zero(t, f.servers["search"].Log().CountVerb("POST"))
 }
+
+// bothLeaser grants the lease and says, in the same answer, that another
+// replica holds it.
+type bothLeaser struct{ *memLeaser }
+
+func (b bothLeaser) Acquire(ctx context.Context, server string, ttl time.Duration) (hub.Lease, error) {
+	l, err := b.memLeaser.Acquire(ctx, server, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return l, &hub.LeaseHeldError{Server: server, Remaining: ttl}
+}
+
+// A Leaser whose Acquire returns a lease and an error broke its contract:
+// the error decides (the server is not served) and the lease it handed out
+// is released, not left held until its TTL runs out.
+func TestLeaserGrantingALeaseWithAnErrorHasItReleased(t *testing.T) {
+	const ttl = 10 * time.Second
+	clock := clockwork.NewFakeClock()
+	f := newFixture(t, map[string]mcptest.Options{"search": {Tools: 1}})
+	mem := newMemLeaser(clock)
+	cfg := f.config(bothLeaser{mem})
+	cfg.Supervisor.Clock = clock
+	cfg.Lease = hub.LeaseConfig{TTL: ttl}
+	h := hub.New(cfg)
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "search", URL: f.servers["search"].URL()}))
+	<-mem.acquires
+	require.Eventually(t, func() bool {
+		mem.mu.Lock()
+		defer mem.mu.Unlock()
+		return !mem.live("search")
+	}, 10*time.Second, time.Millisecond, "the lease handed out with the error is released")
+	require.Equal(t, hub.LeaseStandby, h.Health()[0].Lease)
+	require.Zero(t, f.servers["search"].Log().CountVerb("POST"))
+}

@@ -63,6 +63,12 @@ func (h *Hub) holdLease(e *entry) {
 		if err == nil && lease == nil {
 			err = ErrNoLease // the leaser broke its contract: nothing is held
 		}
+		if err != nil && lease != nil {
+			// A lease with an error broke the contract too: the error
+			// decides, and the lease handed out is given back.
+			h.releaseLease(e.name, lease)
+			lease = nil
+		}
 		if err == nil && e.ctx.Err() != nil {
 			h.releaseLease(e.name, lease)
 			return
