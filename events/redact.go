@@ -279,7 +279,8 @@ func keyLike(seg string) bool {
 // AddEndpointSecrets registers what an MCP endpoint URL may carry as a
 // credential beyond what the patterns find by name: the userinfo, every
 // path segment of at least 16 bytes (minPathSecret) that reads as a key (a
-// digit, or both cases: [keyLike]), and every query value,
+// digit, or both cases: [keyLike]), as written and unescaped (each form
+// held to that rule), and every query value,
 // whatever its parameter is called (?accessToken=, ?code=,
 // ?k=: the patterns know only names with a credential word as a part split
 // at '-', '_' and '.'). A value shorter than [MinSessionIDLen] bytes is
@@ -293,11 +294,9 @@ func (r *Redactor) AddEndpointSecrets(endpoint string) {
 	if _, rest, ok := strings.Cut(beforeQuery, "://"); ok {
 		if _, path, ok := strings.Cut(rest, "/"); ok {
 			for seg := range strings.SplitSeq(path, "/") {
-				if len(seg) >= minPathSecret && keyLike(seg) {
-					r.AddSecret(seg)
-					if plain, err := url.PathUnescape(seg); err == nil && plain != seg {
-						r.AddSecret(plain)
-					}
+				r.addPathSecret(seg)
+				if plain, err := url.PathUnescape(seg); err == nil && plain != seg {
+					r.addPathSecret(plain)
 				}
 			}
 		}
@@ -316,6 +315,14 @@ func (r *Redactor) AddEndpointSecrets(endpoint string) {
 		if p, ok := u.User.Password(); ok {
 			add(p)
 		}
+	}
+}
+
+// addPathSecret registers seg, a path segment of an endpoint escaped or
+// not, when it has minPathSecret bytes or more and reads as a key.
+func (r *Redactor) addPathSecret(seg string) {
+	if len(seg) >= minPathSecret && keyLike(seg) {
+		r.AddSecret(seg)
 	}
 }
 

@@ -360,3 +360,14 @@ func TestEndpointPathSegmentsThatReadAsKeys(t *testing.T) {
 		require.Contains(t, r.Text("GET /"+n+"/mcp failed"), "/"+n+"/")
 	}
 }
+
+// A path segment's unescaped form is held to the segment's rule: a key of
+// 16 bytes escaped ("%41%41%41%41%41%41") that is a 6-byte word unescaped
+// would mask that word in every text, inside longer words too.
+func TestEndpointPathSegmentUnescapedIsHeldToTheRule(t *testing.T) {
+	var r events.Redactor
+	r.AddEndpointSecrets("https://example.com/%41%41%41%41%41%41/mcp")
+	require.Equal(t, "AAAAAA rated", r.Text("AAAAAA rated"))
+	r.AddEndpointSecrets("https://example.com/%33f9a0c7e5b1d2468x/mcp")
+	require.NotContains(t, r.Text("key 3f9a0c7e5b1d2468x"), "3f9a0c7e5b1d2468x")
+}
