@@ -371,3 +371,17 @@ func TestEndpointPathSegmentUnescapedIsHeldToTheRule(t *testing.T) {
 	r.AddEndpointSecrets("https://example.com/%33f9a0c7e5b1d2468x/mcp")
 	require.NotContains(t, r.Text("key 3f9a0c7e5b1d2468x"), "3f9a0c7e5b1d2468x")
 }
+
+// A secret registered by two owners stays masked until both forgot it: an
+// endpoint's key that is also the OAuth handler's token is still masked
+// once the token is renewed and forgotten.
+func TestSecretRegisteredTwiceIsForgottenTwice(t *testing.T) {
+	var r events.Redactor
+	const s = "tok-0123456789abcdef"
+	r.AddSecret(s)
+	r.AddSecret(s)
+	r.ForgetSecret(s)
+	require.NotContains(t, r.Text("token "+s), s)
+	r.ForgetSecret(s)
+	require.Contains(t, r.Text("token "+s), s)
+}
