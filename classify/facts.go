@@ -42,7 +42,8 @@ type Exchange struct {
 	// RPC is the JSON-RPC error of the answer's body, when the body was one
 	// (RPC.Present; read for non-2xx answers and 2xx application/json
 	// answers); BodyRPCID is its id as raw JSON ("" when absent, "null" when
-	// null). See [Exchange.SetBodyRPC].
+	// null), an integer id moved back as RequestID is, so the two compare.
+	// See [Exchange.SetBodyRPC].
 	RPC       RPCError
 	BodyRPCID string
 	// Malformed reports a 2xx answer to a request with an id that is not

@@ -102,8 +102,9 @@ type Redactor struct {
 	// secrets are the forms of registered secrets, longest first, so that
 	// a secret containing another is masked whole.
 	secrets []string
-	secretN map[string]int // form -> how many secrets registered it
-	secretF map[string][]string
+	secretN map[string]int      // form -> how many secrets registered it
+	secretF map[string][]string // secret -> its forms
+	secretC map[string]int      // secret -> registrations not yet forgotten
 }
 
 // AddSessionID registers a session id (Mcp-Session-Id) to hash wherever it
@@ -212,8 +213,10 @@ func (r *Redactor) SessionIDs() int {
 
 // AddSecret registers a credential (a token, a cookie or header value) to
 // mask wherever it appears, also inside a longer word, raw or escaped as for
-// session ids. Empty values are ignored; registering a secret again does
-// nothing.
+// session ids. Empty values are ignored. A secret registered again (the
+// same value from two places: an endpoint's key that is also an access
+// token) stays masked until [Redactor.ForgetSecret] was called as many
+// times.
 func (r *Redactor) AddSecret(s string) {
 	if s == "" {
 		return
@@ -221,11 +224,13 @@ func (r *Redactor) AddSecret(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.secretF[s]; ok {
+		r.secretC[s]++
 		return
 	}
 	if r.secretN == nil {
-		r.secretN, r.secretF = map[string]int{}, map[string][]string{}
+		r.secretN, r.secretF, r.secretC = map[string]int{}, map[string][]string{}, map[string]int{}
 	}
+	r.secretC[s] = 1
 	forms := escapedForms(s)
 	r.secretF[s] = forms
 	for _, f := range forms {
@@ -279,7 +284,8 @@ func keyLike(seg string) bool {
 // AddEndpointSecrets registers what an MCP endpoint URL may carry as a
 // credential beyond what the patterns find by name: the userinfo, every
 // path segment of at least 16 bytes (minPathSecret) that reads as a key (a
-// digit, or both cases: [keyLike]), and every query value,
+// digit, or both cases: [keyLike]), as written and unescaped (each form
+// held to that rule), and every query value,
 // whatever its parameter is called (?accessToken=, ?code=,
 // ?k=: the patterns know only names with a credential word as a part split
 // at '-', '_' and '.'). A value shorter than [MinSessionIDLen] bytes is
@@ -293,11 +299,9 @@ func (r *Redactor) AddEndpointSecrets(endpoint string) {
 	if _, rest, ok := strings.Cut(beforeQuery, "://"); ok {
 		if _, path, ok := strings.Cut(rest, "/"); ok {
 			for seg := range strings.SplitSeq(path, "/") {
-				if len(seg) >= minPathSecret && keyLike(seg) {
-					r.AddSecret(seg)
-					if plain, err := url.PathUnescape(seg); err == nil && plain != seg {
-						r.AddSecret(plain)
-					}
+				r.addPathSecret(seg)
+				if plain, err := url.PathUnescape(seg); err == nil && plain != seg {
+					r.addPathSecret(plain)
 				}
 			}
 		}
@@ -319,7 +323,17 @@ func (r *Redactor) AddEndpointSecrets(endpoint string) {
 	}
 }
 
-// ForgetSecret unregisters a secret registered with [Redactor.AddSecret].
+// addPathSecret registers seg, a path segment of an endpoint escaped or
+// not, when it has minPathSecret bytes or more and reads as a key.
+func (r *Redactor) addPathSecret(seg string) {
+	if len(seg) >= minPathSecret && keyLike(seg) {
+		r.AddSecret(seg)
+	}
+}
+
+// ForgetSecret undoes one registration of a secret with
+// [Redactor.AddSecret]; it is no longer masked once each of its
+// registrations was undone.
 func (r *Redactor) ForgetSecret(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -327,7 +341,11 @@ func (r *Redactor) ForgetSecret(s string) {
 	if !ok {
 		return
 	}
+	if r.secretC[s]--; r.secretC[s] > 0 {
+		return
+	}
 	delete(r.secretF, s)
+	delete(r.secretC, s)
 	for _, f := range forms {
 		if r.secretN[f]--; r.secretN[f] == 0 {
 			delete(r.secretN, f)

@@ -360,3 +360,28 @@ func TestEndpointPathSegmentsThatReadAsKeys(t *testing.T) {
 		require.Contains(t, r.Text("GET /"+n+"/mcp failed"), "/"+n+"/")
 	}
 }
+
+// A path segment's unescaped form is held to the segment's rule: a key of
+// 16 bytes escaped ("%41%41%41%41%41%41") that is a 6-byte word unescaped
+// would mask that word in every text, inside longer words too.
+func TestEndpointPathSegmentUnescapedIsHeldToTheRule(t *testing.T) {
+	var r events.Redactor
+	r.AddEndpointSecrets("https://example.com/%41%41%41%41%41%41/mcp")
+	require.Equal(t, "AAAAAA rated", r.Text("AAAAAA rated"))
+	r.AddEndpointSecrets("https://example.com/%33f9a0c7e5b1d2468x/mcp")
+	require.NotContains(t, r.Text("key 3f9a0c7e5b1d2468x"), "3f9a0c7e5b1d2468x")
+}
+
+// A secret registered by two owners stays masked until both forgot it: an
+// endpoint's key that is also the OAuth handler's token is still masked
+// once the token is renewed and forgotten.
+func TestSecretRegisteredTwiceIsForgottenTwice(t *testing.T) {
+	var r events.Redactor
+	const s = "tok-0123456789abcdef"
+	r.AddSecret(s)
+	r.AddSecret(s)
+	r.ForgetSecret(s)
+	require.NotContains(t, r.Text("token "+s), s)
+	r.ForgetSecret(s)
+	require.Contains(t, r.Text("token "+s), s)
+}

@@ -79,37 +79,18 @@ func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallE
 	return e, cl.id, nil
 }
 
-// maxNotServing bounds the servers an unknown name's error lists.
-const maxNotServing = 8
-
 // notServing names the servers that are not ready, or stand by for another
-// replica, with their state, at most maxNotServing of them (and how many
-// more): what an unknown name's error lists, since their items are not in
-// the merged catalog.
+// replica, each as [describeServers] does: what an unknown name's error
+// lists, since their items are not in the merged catalog.
 func (h *Hub) notServing() []string {
-	var out []string
-	more := 0
+	var out []Health
 	for _, hl := range h.Health() {
 		if hl.State == supervisor.Ready && hl.Lease != LeaseStandby {
 			continue
 		}
-		if len(out) == maxNotServing {
-			more++
-			continue
-		}
-		s := fmt.Sprintf("%s (%s", hl.Server, hl.State)
-		if hl.Lease == LeaseStandby {
-			s += ", lease standby: another replica serves it"
-		}
-		if hl.Verdict.Class != classify.None {
-			s += ", last failure " + hl.Verdict.String()
-		}
-		out = append(out, s+")")
+		out = append(out, hl)
 	}
-	if more > 0 {
-		out = append(out, fmt.Sprintf("and %d more", more))
-	}
-	return out
+	return describeServers(out)
 }
 
 // CallTool calls the tool of the merged catalog named params.Name (a

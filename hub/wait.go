@@ -88,8 +88,8 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 }
 
 // NotReadyError is WaitReady's failure: the servers that were not ready.
-// Its text names each one's state, terminal reason and last failure's
-// verdict (class, HTTP status, JSON-RPC code, method), at most 8 of them.
+// Its text names each one as [describeServers] does: its state, terminal
+// reason and last failure's verdict, at most maxListedServers of them.
 type NotReadyError struct {
 	Mode    WaitMode
 	Servers []Health
@@ -98,24 +98,42 @@ type NotReadyError struct {
 
 func (e *NotReadyError) Error() string {
 	s := "hub: not ready:"
-	for i, hl := range e.Servers {
-		if i == 8 {
-			s += fmt.Sprintf(" and %d more", len(e.Servers)-i)
-			break
-		}
-		s += fmt.Sprintf(" %s (%s", hl.Server, hl.State)
-		if hl.Reason != "" {
-			s += ", " + string(hl.Reason)
-		}
-		if hl.Verdict.Class != classify.None {
-			s += ", last failure " + hl.Verdict.String()
-		}
-		s += ")"
+	for _, d := range describeServers(e.Servers) {
+		s += " " + d
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
 	return s
+}
+
+// maxListedServers bounds the servers an error's text lists.
+const maxListedServers = 8
+
+// describeServers names each server of hs with its state, its terminal
+// reason, its lease standby and its last failure's verdict (class, HTTP
+// status, JSON-RPC code, method): "name (state, reason, last failure
+// verdict)". At most maxListedServers are named, then how many more.
+func describeServers(hs []Health) []string {
+	var out []string
+	for i, hl := range hs {
+		if i == maxListedServers {
+			out = append(out, fmt.Sprintf("and %d more", len(hs)-i))
+			break
+		}
+		s := fmt.Sprintf("%s (%s", hl.Server, hl.State)
+		if hl.Reason != "" {
+			s += ", " + string(hl.Reason)
+		}
+		if hl.Lease == LeaseStandby {
+			s += ", lease standby: another replica serves it"
+		}
+		if hl.Verdict.Class != classify.None {
+			s += ", last failure " + hl.Verdict.String()
+		}
+		out = append(out, s+")")
+	}
+	return out
 }
 
 func (e *NotReadyError) Unwrap() []error {

@@ -36,10 +36,10 @@ const maxCredentials = 2
 func (r *redactor) addCredential(tok string) {
 	r.credMu.Lock()
 	defer r.credMu.Unlock()
-	if slices.Contains(r.creds, tok) {
-		return
+	if len(tok) < events.MinSessionIDLen || slices.Contains(r.creds, tok) {
+		return // not registered (AddLikelySecret), or registered already
 	}
-	r.AddLikelySecret(tok)
+	r.AddSecret(tok)
 	r.creds = append(r.creds, tok)
 	if len(r.creds) > maxCredentials {
 		r.ForgetSecret(r.creds[0])

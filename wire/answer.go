@@ -52,6 +52,7 @@ func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response, s
 		return resp, nil // not a request id go-sdk makes: nothing to match
 	case x.Status >= 300 && x.Status < 400:
 		t.readErrorBody(x, resp)
+		want.unmoveBodyID(x)
 		return t.rewrite(req, x, resp, "redirect not followed"), nil
 	case !ok2xx:
 		return t.admitError(req, x, resp, want), nil
@@ -123,6 +124,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	}
 	if r.Error != nil {
 		x.SetBodyRPC(b.data)
+		want.unmoveBodyID(x)
 	}
 	if tameTTLHint(x.Method, r) {
 		exact = false
@@ -145,6 +147,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 // the status decides.
 func (t *Transport) admitError(req *http.Request, x *Exchange, resp *http.Response, want callID) *http.Response {
 	body := t.readErrorBody(x, resp)
+	want.unmoveBodyID(x) // before sessionGone compares it with RequestID
 	x.SessionGone = sessionGone(*x)
 	if transientStatus(x.Status) || x.SessionGone {
 		return withBody(resp, body)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -203,6 +204,19 @@ func (c callID) sdkID() jsonrpc.ID {
 	}
 	id, _ := jsonrpc.MakeID(float64(c.n - c.shift))
 	return id
+}
+
+// unmoveBodyID moves x.BodyRPCID, the id of the JSON-RPC error in the
+// answer's body to c, back by c's shift when it is a plain integer: the
+// exchange records ids as go-sdk numbered them (Exchange.RequestID), and
+// [classify.HTTPError.RespondsToRequest] compares the two.
+func (c callID) unmoveBodyID(x *Exchange) {
+	if c.shift == 0 {
+		return
+	}
+	if n, ok := plainInt([]byte(x.BodyRPCID)); ok {
+		x.BodyRPCID = strconv.FormatInt(n-c.shift, 10)
+	}
 }
 
 // answeredBy reports whether r, a response decoded for c, carries c's id.

@@ -122,7 +122,11 @@ func newServer(t testing.TB, opts *mcp.StreamableHTTPOptions) (*gateway, string)
 // callEcho calls the echo tool and requires success.
 func callEcho(t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	// Bounded: a response go-sdk cannot match (an id not moved back) would
+	// hold the call for good.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 }

@@ -2,8 +2,11 @@ package wire_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +157,49 @@ func TestResumedSessionTakesJSONAnswers(t *testing.T) {
 	}
 	_, err = resumed.ClientSession().ListPrompts(context.Background(), nil)
 	require.NoError(t, err)
+}
+
+// A 404 whose JSON-RPC error answers the call by the id it went out with
+// fails that call alone on a resumed session too: the answer names the
+// call, so the session is not gone (classify.HTTPError.SessionGone), and
+// the next call is served on it.
+func TestResumedSessionTakesA404AnsweringTheCall(t *testing.T) {
+	g, url := newServer(t, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	var gone []bool
+	var mu sync.Mutex
+	opts := wire.Options{Endpoint: url, Era: wire.Era2025, Stream: wire.StreamOff, Wire: wire.Config{
+		OnExchange: func(x wire.Exchange) {
+			if x.Method == "tools/call" {
+				mu.Lock()
+				gone = append(gone, x.SessionGone)
+				mu.Unlock()
+			}
+		},
+	}}
+	first := open(t, url, opts)
+	callEcho(t, first.ClientSession())
+	st := first.ResumeState()
+	require.NoError(t, first.Detach())
+	resumed, err := wire.Resume(context.Background(), opts, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resumed.Close() })
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "tools/call" || n != 1 { // n 0 was the first session's call
+			return false
+		}
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &m)
+		writeFault(w, http.StatusNotFound, "application/json",
+			`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32602,"message":"no such item"}}`, nil)
+		return true
+	})
+	_, err = resumed.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.ErrorContains(t, err, "no such item")
+	callEcho(t, resumed.ClientSession())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []bool{false, false, false}, gone, "no answer said the session was gone")
 }

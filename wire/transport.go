@@ -346,16 +346,16 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		t.finish(req, x)
 		return nil, err // era.go: an outage of server/discover is not "2025 only"
 	}
-	out, shifted := shiftRequest(req, &x, t.shiftOf())
+	shift := t.shiftOf() // read once: what the request goes out with, the answer comes back with
+	out, shifted := shiftRequest(req, &x, shift)
 	resp, err := t.base.RoundTrip(withAcceptEncoding(out))
 	t.fill(&x, resp, err)
 	if err != nil {
 		t.finish(req, x)
 		return nil, err
 	}
-	var shift int64
-	if shifted && x.RequestID != "" {
-		shift = t.shiftOf() // the answer carries the moved id
+	if !shifted || x.RequestID == "" {
+		shift = 0 // the answer carries the id go-sdk made
 	}
 	resp, stream := t.admit(req, &x, resp, shift)
 	if stream == nil {
