@@ -36,34 +36,17 @@ func (t *Transport) shiftOf() int64 { return t.idShift.Load() }
 // newIDShift draws a resumed session's id shift.
 func newIDShift() int64 { return minIDShift + rand.Int64N(maxIDShift-minIDShift) }
 
-// shiftable reports whether x is a request go-sdk numbered whose id goes
-// out shifted: one with a method and a plain integer id. Responses to the
-// server's requests carry the server's ids and are not moved.
-func shiftable(x *Exchange) (int64, bool) {
-	if x.Method == "" || x.RequestID == "" {
-		return 0, false
-	}
-	return plainInt([]byte(x.RequestID))
-}
-
 // shiftRequest returns req with its id (or a notifications/cancelled's
 // params.requestId) moved by shift, and whether it moved it; req as it is
-// when shift is 0, there is nothing to move, or its body cannot be read
-// again (no GetBody), in which case it goes out as go-sdk wrote it.
+// when shift is 0, there is nothing to move (a response to the server's
+// request carries the server's id; an id that is no integer is not
+// go-sdk's numbering), or its body cannot be read again (no GetBody), in
+// which case it goes out as go-sdk wrote it. The body is read and decoded
+// once.
 func shiftRequest(req *http.Request, x *Exchange, shift int64) (*http.Request, bool) {
-	if shift == 0 || req.GetBody == nil {
+	call := x.Method != "" && x.RequestID != ""
+	if shift == 0 || req.GetBody == nil || !call && x.Method != "notifications/cancelled" {
 		return req, false
-	}
-	key, nested := "id", false
-	n, ok := shiftable(x)
-	if !ok {
-		if x.Method != "notifications/cancelled" {
-			return req, false
-		}
-		if n, ok = plainInt([]byte(cancelledID(req))); !ok {
-			return req, false
-		}
-		key, nested = "requestId", true
 	}
 	body, err := req.GetBody()
 	if err != nil {
@@ -74,7 +57,7 @@ func shiftRequest(req *http.Request, x *Exchange, shift int64) (*http.Request, b
 	if err != nil {
 		return req, false
 	}
-	moved, ok := replaceMember(data, nested, key, strconv.FormatInt(n+shift, 10))
+	moved, ok := shiftedBody(data, call, shift)
 	if !ok {
 		return req, false
 	}
@@ -86,28 +69,33 @@ func shiftRequest(req *http.Request, x *Exchange, shift int64) (*http.Request, b
 	return out, true
 }
 
-// replaceMember returns the JSON object data with member key (of its
-// "params" object when nested) set to the JSON text value. The other
-// members are kept as they were, their order not (JSON objects are
-// unordered, RFC 8259 section 4).
-func replaceMember(data []byte, nested bool, key, value string) ([]byte, bool) {
-	var top map[string]json.RawMessage
+// shiftedBody returns the JSON-RPC message data with its "id" (call) or its
+// params' "requestId" (a cancellation) moved by shift, false when that
+// member is not a plain integer. The other members are kept as they were,
+// their order not (JSON objects are unordered, RFC 8259 section 4).
+func shiftedBody(data []byte, call bool, shift int64) ([]byte, bool) {
+	var top, params map[string]json.RawMessage
 	if json.Unmarshal(data, &top) != nil {
 		return nil, false
 	}
-	if nested {
-		var params map[string]json.RawMessage
+	obj, key := top, "id"
+	if !call {
 		if json.Unmarshal(top["params"], &params) != nil {
 			return nil, false
 		}
-		params[key] = json.RawMessage(value)
+		obj, key = params, "requestId"
+	}
+	n, ok := plainInt(bytes.TrimSpace(obj[key]))
+	if !ok {
+		return nil, false
+	}
+	obj[key] = json.RawMessage(strconv.FormatInt(n+shift, 10))
+	if !call {
 		p, ok := encodeObject(params)
 		if !ok {
 			return nil, false
 		}
 		top["params"] = p
-	} else {
-		top[key] = json.RawMessage(value)
 	}
 	return encodeObject(top)
 }
