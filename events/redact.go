@@ -102,9 +102,15 @@ type Redactor struct {
 	// secrets are the forms of registered secrets, longest first, so that
 	// a secret containing another is masked whole.
 	secrets []string
-	secretN map[string]int      // form -> how many secrets registered it
-	secretF map[string][]string // secret -> its forms
-	secretC map[string]int      // secret -> registrations not yet forgotten
+	secretN map[string]int          // form -> how many secrets registered it
+	secretF map[string]*secretForms // secret -> its forms and registrations
+}
+
+// secretForms are a registered secret's forms (raw and escaped), and how
+// many of its registrations are not yet forgotten.
+type secretForms struct {
+	forms []string
+	n     int
 }
 
 // AddSessionID registers a session id (Mcp-Session-Id) to hash wherever it
@@ -223,16 +229,15 @@ func (r *Redactor) AddSecret(s string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.secretF[s]; ok {
-		r.secretC[s]++
+	if sf, ok := r.secretF[s]; ok {
+		sf.n++
 		return
 	}
 	if r.secretN == nil {
-		r.secretN, r.secretF, r.secretC = map[string]int{}, map[string][]string{}, map[string]int{}
+		r.secretN, r.secretF = map[string]int{}, map[string]*secretForms{}
 	}
-	r.secretC[s] = 1
 	forms := escapedForms(s)
-	r.secretF[s] = forms
+	r.secretF[s] = &secretForms{forms: forms, n: 1}
 	for _, f := range forms {
 		if r.secretN[f]++; r.secretN[f] == 1 {
 			i, _ := slices.BinarySearchFunc(r.secrets, f, longestFirst)
@@ -247,11 +252,14 @@ func (r *Redactor) AddSecret(s string) {
 // [MinSessionIDLen] bytes. A shorter one ("2" of X-Client-Version, "1" of
 // DEBUG) is not: a secret is masked even inside a longer word, so it would
 // mask ordinary words and numbers in every text; a short credential is
-// still masked where the patterns find it by name.
-func (r *Redactor) AddLikelySecret(v string) {
-	if len(v) >= MinSessionIDLen {
-		r.AddSecret(v)
+// still masked where the patterns find it by name. It reports whether it
+// registered v.
+func (r *Redactor) AddLikelySecret(v string) bool {
+	if len(v) < MinSessionIDLen {
+		return false
 	}
+	r.AddSecret(v)
+	return true
 }
 
 // minPathSecret is the shortest segment of the endpoint's path taken for
@@ -337,16 +345,15 @@ func (r *Redactor) addPathSecret(seg string) {
 func (r *Redactor) ForgetSecret(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	forms, ok := r.secretF[s]
+	sf, ok := r.secretF[s]
 	if !ok {
 		return
 	}
-	if r.secretC[s]--; r.secretC[s] > 0 {
+	if sf.n--; sf.n > 0 {
 		return
 	}
 	delete(r.secretF, s)
-	delete(r.secretC, s)
-	for _, f := range forms {
+	for _, f := range sf.forms {
 		if r.secretN[f]--; r.secretN[f] == 0 {
 			delete(r.secretN, f)
 			if i, found := slices.BinarySearchFunc(r.secrets, f, longestFirst); found {

@@ -36,10 +36,9 @@ const maxCredentials = 2
 func (r *redactor) addCredential(tok string) {
 	r.credMu.Lock()
 	defer r.credMu.Unlock()
-	if len(tok) < events.MinSessionIDLen || slices.Contains(r.creds, tok) {
-		return // not registered (AddLikelySecret), or registered already
+	if slices.Contains(r.creds, tok) || !r.AddLikelySecret(tok) {
+		return // registered already, or too short to register
 	}
-	r.AddSecret(tok)
 	r.creds = append(r.creds, tok)
 	if len(r.creds) > maxCredentials {
 		r.ForgetSecret(r.creds[0])
@@ -56,10 +55,6 @@ func (s *Supervisor) redactLogs() {
 		s.cfg.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
 	}
 }
-
-// addEndpointSecrets registers what Config.Endpoint may carry as a
-// credential (events.Redactor.AddEndpointSecrets).
-func (r *redactor) addEndpointSecrets(endpoint string) { r.AddEndpointSecrets(endpoint) }
 
 // addCommandSecrets registers the values of a stdio server's Command.Env
 // as secrets (events.Redactor.AddLikelySecret): they are the process's
@@ -124,11 +119,11 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 // endpointText redacts text made before a supervisor exists (Config and
 // resume state validation): by the patterns, and the credentials of the
-// endpoints it names (addEndpointSecrets).
+// endpoints it names (events.Redactor.AddEndpointSecrets).
 func endpointText(s string, endpoints ...string) string {
 	var r redactor
 	for _, ep := range endpoints {
-		r.addEndpointSecrets(ep)
+		r.AddEndpointSecrets(ep)
 	}
 	return r.Text(s)
 }

@@ -13,7 +13,7 @@ import (
 func TestForgottenCredentialKeepsTheConfigurationsSecret(t *testing.T) {
 	const key = "k3y-0123456789abcdef"
 	var r redactor
-	r.addEndpointSecrets("https://example.com/mcp?api=" + key + "&v=ab1")
+	r.AddEndpointSecrets("https://example.com/mcp?api=" + key + "&v=ab1")
 	r.addCredential(key)
 	r.addCredential("token-two-0123456789")
 	r.addCredential("token-three-0123456789") // pushes key out

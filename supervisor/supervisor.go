@@ -204,7 +204,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		loopDone: make(chan struct{}),
 	}
 	s.snap.state = Idle
-	s.redact.addEndpointSecrets(cfg.Endpoint)
+	s.redact.AddEndpointSecrets(cfg.Endpoint)
 	s.redact.addCommandSecrets(cfg.Command)
 	s.redactLogs()
 	var remembered wire.StreamDecision
