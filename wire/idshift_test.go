@@ -203,3 +203,36 @@ func TestResumedSessionTakesA404AnsweringTheCall(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, []bool{false, false, false}, gone, "no answer said the session was gone")
 }
+
+// The Session's own server/discover requests are numbered past the id shift
+// too: a resumed session's earlier holder numbered its own from 1 as well.
+func TestResumedSessionNumbersItsDiscoverPastTheShift(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	opts := wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Era: wire.Era2025, Stream: wire.StreamOff}
+	discoverIDs := func() []string {
+		var ids []string
+		for _, e := range srv.Log().Entries() {
+			if e.Method == "server/discover" {
+				ids = append(ids, e.ID)
+			}
+		}
+		return ids
+	}
+	first, err := wire.Open(ctx, opts)
+	require.NoError(t, err)
+	_ = first.Discover(ctx) // a 2025 server refuses it; its id is what counts
+	st := first.ResumeState()
+	require.NoError(t, first.Detach())
+	resumed, err := wire.Resume(ctx, opts, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resumed.Close() })
+	_ = resumed.Discover(ctx)
+	ids := discoverIDs()
+	require.Len(t, ids, 2)
+	require.Equal(t, `"mcpsup-discover-1"`, ids[0], "a fresh session numbers from 1")
+	require.NotEqual(t, ids[0], ids[1], "the resumed session does not reuse it")
+}
