@@ -41,6 +41,38 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// printedTexts starts a supervisor on endpoint (srv behind it), fails one
+// call with no HTTP answer (net/http's error then quotes the URL), closes
+// it, and returns the call's error and every text the endpoint may be
+// printed in: the error, its verdict's detail, the logs, String and each
+// event kind's JSON. rawErr is the error go-sdk's call gave, unredacted.
+func printedTexts(t *testing.T, srv *mcptest.Server, endpoint string) (ce *supervisor.CallError, rawErr string, texts map[string]string, evs []events.Event) {
+	t.Helper()
+	rec := &events.Recorder{}
+	logs := &lockedBuffer{}
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: endpoint, HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, Events: rec,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.HoldHeaders(0)})
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}})
+	require.True(t, errors.As(err, &ce), "%v", err)
+	require.NoError(t, sup.Close())
+	texts = map[string]string{"error": err.Error(), "detail": ce.Verdict.Detail, "logs": logs.String(), "String": sup.String()}
+	evs = rec.Events()
+	for _, e := range evs {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		texts["event "+string(e.Kind)] += string(b)
+	}
+	return ce, ce.Err.Error(), texts, evs
+}
+
 // The credentials an Endpoint carries in its query under names no pattern
 // knows (camelCase, or no credential word at all) are masked everywhere
 // the endpoint is printed: every event's server, a transport failure's
@@ -58,32 +90,10 @@ func TestEndpointQueryCredentialsMasked(t *testing.T) {
 	u.User = url.UserPassword(secrets[2], secrets[3])
 	u.RawQuery = url.Values{"accessToken": {secrets[0]}, "code": {secrets[1]}, "v": {"2"}}.Encode() + "&proof=" + secrets[4]
 
-	rec := &events.Recorder{}
-	logs := &lockedBuffer{}
-	sup, err := supervisor.New(supervisor.Config{
-		Endpoint: u.String(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, Events: rec,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	sup.Start()
-	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	// No HTTP answer: net/http's error names the URL, query included.
-	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.HoldHeaders(0)})
-	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}})
-	var ce *supervisor.CallError
-	require.True(t, errors.As(err, &ce), "%v", err)
+	ce, raw, texts, _ := printedTexts(t, srv, u.String())
 	require.Equal(t, classify.Transport, ce.Verdict.Class)
-	require.Contains(t, ce.Err.Error(), "v=2", "the raw error names the URL")
-	require.NoError(t, sup.Close())
-
-	texts := map[string]string{"error": err.Error(), "detail": ce.Verdict.Detail, "logs": logs.String(), "String": sup.String()}
-	for _, e := range rec.Events() {
-		b, err := e.MarshalJSON()
-		require.NoError(t, err)
-		texts["event "+string(e.Kind)] += string(b)
-	}
+	require.Contains(t, raw, "v=2", "the raw error names the URL")
 	assert.Contains(t, texts["detail"], "v=2", "a short value stays")
 	for where, text := range texts {
 		for _, s := range secrets {
@@ -107,29 +117,9 @@ func TestEndpointPathCredentialsMasked(t *testing.T) {
 	u, err := url.Parse(srv.URL())
 	require.NoError(t, err)
 	u.Path = "/model-context-protocol-servers/s/" + key + "/mcp"
-	rec := &events.Recorder{}
-	logs := &lockedBuffer{}
-	sup, err := supervisor.New(supervisor.Config{
-		Endpoint: u.String(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, Events: rec,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	sup.Start()
-	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
-	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: mcptest.HoldHeaders(0)})
-	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}})
-	var ce *supervisor.CallError
-	require.True(t, errors.As(err, &ce), "%v", err)
-	require.Contains(t, ce.Err.Error(), key, "the raw error names the URL")
-	require.NoError(t, sup.Close())
-
-	texts := map[string]string{"error": err.Error(), "detail": ce.Verdict.Detail, "logs": logs.String(), "String": sup.String()}
-	for _, e := range rec.Events() {
-		b, err := e.MarshalJSON()
-		require.NoError(t, err)
-		texts["event "+string(e.Kind)] += string(b)
+	_, raw, texts, evs := printedTexts(t, srv, u.String())
+	require.Contains(t, raw, key, "the raw error names the URL")
+	for _, e := range evs {
 		assert.Contains(t, e.Server, "/model-context-protocol-servers/s/[redacted]/mcp", "a long name stays")
 	}
 	for where, text := range texts {
