@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -153,23 +152,4 @@ func TestWaitForStateAfterReconnectWaits(t *testing.T) {
 	require.ErrorAs(t, <-done, &se)
 	require.Equal(t, ReasonUnauthorized, se.Reason)
 	require.Equal(t, uint64(2), r2.sup.Generation())
-}
-
-// A wait for ready that its context ends says why the server is not ready:
-// the state it was in and the last failure's verdict, the context's error
-// still found by errors.Is.
-func TestWaitForStateThatTimesOutNamesTheLastFailure(t *testing.T) {
-	r := newRig(t, Config{})
-	r.sup.Start()
-	r.next().fail(errRefused)
-	r.waitEvents(events.KindRetryScheduled, 1)
-	ctx, cancel := context.WithCancel(r.ctx)
-	cancel()
-	err := r.sup.WaitForState(ctx, Ready)
-	require.ErrorIs(t, err, context.Canceled)
-	var se *StateError
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, Failed, se.State)
-	require.Equal(t, classify.Transport, se.Verdict.Class)
-	require.Contains(t, err.Error(), "last failure transport")
 }

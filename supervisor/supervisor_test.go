@@ -154,25 +154,39 @@ func TestCallWaitIsBoundedByMaxCallWait(t *testing.T) {
 	require.Equal(t, NotSent, ce.Delivery)
 }
 
-// A call whose caller gives up while the connection is down is canceled,
-// not sent, and its error says what kept the connection down.
-func TestCallCanceledWhileDownNamesTheLastFailure(t *testing.T) {
-	r := newRig(t, Config{})
-	r.sup.Start()
-	r.next().fail(errRefused)
-	r.waitEvents(events.KindRetryScheduled, 1)
-	ctx, cancel := context.WithCancel(r.ctx)
-	cancel()
-	_, err := r.sup.CallTool(ctx, &mcp.CallToolParams{Name: "a"})
-	require.ErrorIs(t, err, context.Canceled)
-	var ce *CallError
-	require.ErrorAs(t, err, &ce)
-	require.Equal(t, classify.Canceled, ce.Verdict.Class, "the caller gave up")
-	require.Equal(t, NotSent, ce.Delivery)
-	var se *StateError
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, classify.Transport, se.Verdict.Class)
-	require.Contains(t, err.Error(), "last failure transport")
+// A wait for ready that its caller's context ends while the connection is
+// down says why: WaitForState's error and a call's (canceled, not sent)
+// wrap a *StateError naming the state and the last failure's verdict, the
+// context's error still found by errors.Is.
+func TestWaitEndedWhileDownNamesTheLastFailure(t *testing.T) {
+	waits := map[string]func(t *testing.T, r *rig, ctx context.Context) error{
+		"WaitForState": func(_ *testing.T, r *rig, ctx context.Context) error { return r.sup.WaitForState(ctx, Ready) },
+		"CallTool": func(t *testing.T, r *rig, ctx context.Context) error {
+			_, err := r.sup.CallTool(ctx, &mcp.CallToolParams{Name: "a"})
+			var ce *CallError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, classify.Canceled, ce.Verdict.Class, "the caller gave up")
+			require.Equal(t, NotSent, ce.Delivery)
+			return err
+		},
+	}
+	for name, wait := range waits {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t, Config{})
+			r.sup.Start()
+			r.next().fail(errRefused)
+			r.waitEvents(events.KindRetryScheduled, 1)
+			ctx, cancel := context.WithCancel(r.ctx)
+			cancel()
+			err := wait(t, r, ctx)
+			require.ErrorIs(t, err, context.Canceled)
+			var se *StateError
+			require.ErrorAs(t, err, &se)
+			require.Equal(t, Failed, se.State)
+			require.Equal(t, classify.Transport, se.Verdict.Class)
+			require.Contains(t, err.Error(), "last failure transport")
+		})
+	}
 }
 
 func TestSessionDeathWhileIdleOpensOneNewSession(t *testing.T) {
