@@ -27,12 +27,8 @@ import (
 // result. Every id the resumed session sends differs from every id of
 // before, and its calls get their own results.
 func TestResumedSessionNeverReusesARequestID(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel, srv, opts := recordingServer(t)
 	defer cancel()
-	srv, err := mcptest.NewServer(mcptest.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	opts := wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Era: wire.Era2025, Stream: wire.StreamOff}
 	first, err := wire.Open(ctx, opts)
 	require.NoError(t, err)
 	for _, id := range []string{"a", "b", "c"} {
@@ -207,12 +203,8 @@ func TestResumedSessionTakesA404AnsweringTheCall(t *testing.T) {
 // The Session's own server/discover requests are numbered past the id shift
 // too: a resumed session's earlier holder numbered its own from 1 as well.
 func TestResumedSessionNumbersItsDiscoverPastTheShift(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel, srv, opts := recordingServer(t)
 	defer cancel()
-	srv, err := mcptest.NewServer(mcptest.Options{})
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	opts := wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Era: wire.Era2025, Stream: wire.StreamOff}
 	discoverIDs := func() []string {
 		var ids []string
 		for _, e := range srv.Log().Entries() {
@@ -235,4 +227,17 @@ func TestResumedSessionNumbersItsDiscoverPastTheShift(t *testing.T) {
 	require.Len(t, ids, 2)
 	require.Equal(t, `"mcpsup-discover-1"`, ids[0], "a fresh session numbers from 1")
 	require.NotEqual(t, ids[0], ids[1], "the resumed session does not reuse it")
+}
+
+// recordingServer starts an mcptest server, which logs every request's
+// JSON-RPC id, and returns the test's context (to cancel when the test
+// ends, before its cleanups) and the options of a 2025 session on it with
+// the stream off.
+func recordingServer(t *testing.T) (context.Context, context.CancelFunc, *mcptest.Server, wire.Options) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	return ctx, cancel, srv, wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Era: wire.Era2025, Stream: wire.StreamOff}
 }
