@@ -6,7 +6,7 @@
 // It starts one go-sdk MCP server per story on 127.0.0.1, each behind an
 // mcptest fault-injecting gateway (or, for the stdio stories, as a process), supervises them all at once, prints every
 // supervisor event as it happens (one timeline line per event), and ends
-// with a table per server: final state, tools in the catalog, sessions
+// with a table per server: state at the story's end, tools in the catalog, sessions
 // opened, extra requests per failed call, and the standalone SSE stream.
 //
 // The stories:

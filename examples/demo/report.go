@@ -52,7 +52,7 @@ func (r *result) met() bool {
 // writeTable prints one row per story.
 func writeTable(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "story\tfinal state\ttools\tsessions opened\textra requests per failed call\tstandalone stream\tresult")
+	fmt.Fprintln(tw, "story\tstate at its end\ttools\tsessions opened\textra requests per failed call\tstandalone stream\tresult")
 	for _, r := range rs {
 		verdict := fmt.Sprintf("ok (%d checks)", len(r.checks))
 		if !r.met() {
