@@ -12,11 +12,11 @@
 //
 // The transitions are declared once, as data ([Table]): from, trigger, named
 // guards, to, commands. One stateless machine is built from that table at
-// package initialization (FiringImmediate, external state storage; Permit,
-// PermitReentry for internal transitions, and Ignore; no PermitDynamic) and
-// shared, read-only, by every Machine: a Machine is only its connection's
-// state, which stateless reads and writes through the context each Step
-// fires it with. [Statechart] renders docs/statechart.md from the same
+// package initialization (FiringImmediate, external state storage; Permit
+// for transitions, Ignore for ignores and internal transitions; no
+// PermitDynamic) and shared, read-only, by every Machine: a Machine is only
+// its connection's state, which stateless reads and writes through the
+// context each Step fires it with. [Statechart] renders docs/statechart.md from the same
 // table. Any (state, trigger) pair not in the table is refused with a
 // [*RejectedError].
 //

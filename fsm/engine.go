@@ -19,14 +19,17 @@ import (
 // extended state and the trigger the guards read.
 //
 // Immediate firing is safe because nothing fires inside a callback: the
-// guards only read, the transition callback only records the row taken, and
-// Step applies the row's effects after FireCtx returns.
+// guards only read (a passing one records its row), and Step applies the
+// row's effects after FireCtx returns.
 //
-// Internal transitions (a row whose To is its From) are configured with
-// PermitReentry: no state has entry or exit actions, so a re-entry and an
-// internal transition behave alike, and stateless's InternalTransition wraps
-// the context and looks the handler up twice per fire (three allocations
-// more on the hottest path, a call failure that keeps the session).
+// Internal transitions (a row whose To is its From) are configured as
+// stateless ignores: an internal transition without entry, exit or action
+// is what stateless's Ignore is, and Step, not stateless, applies every
+// row's effects and emits its event. The alternatives cost the hottest path
+// (a call failure that keeps the session): PermitReentry runs the exit and
+// entry of the state, a second state lookup and the state setter (a fifth
+// of a Step); InternalTransition wraps the context and looks the handler up
+// twice (three allocations more).
 var engine = newEngine()
 
 func newEngine() *stateless.StateMachine {
@@ -58,17 +61,12 @@ func newEngine() *stateless.StateMachine {
 		}
 		k := ids[i].trigger
 		switch {
-		case r.Ignore:
+		case r.Ignore, r.Internal():
 			sc.Ignore(k, guards...)
-		case r.Internal():
-			sc.PermitReentry(k, guards...)
 		default:
 			sc.Permit(k, ids[i].to, guards...)
 		}
 	}
-	sm.OnTransitioned(func(ctx context.Context, tr stateless.Transition) {
-		machineOf(ctx).took(tr.Source.(stateID), tr.Trigger.(triggerID))
-	})
 	sm.OnUnhandledTrigger(func(_ context.Context, s stateless.State, k stateless.Trigger, _ []string) error {
 		return rejected(stateList[s.(stateID)], triggerList[k.(triggerID)])
 	})
@@ -76,7 +74,7 @@ func newEngine() *stateless.StateMachine {
 }
 
 // rowGuard is the stateless guard of table row i: all its guards pass. A
-// passing guard records its row for [Machine.took]; guards stay pure
+// passing guard records its row for [Machine.rowTaken]; guards stay pure
 // otherwise, and at most one row of a (state, trigger) passes.
 func rowGuard(i int) stateless.GuardFunc {
 	return func(ctx context.Context, _ ...any) bool {

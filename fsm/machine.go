@@ -65,11 +65,10 @@ type Machine struct {
 	sessions  []time.Time // start times of the last MaxSessions sessions
 	listFails int         // failed listings on the current session
 
-	// While a Step fires the engine: what the guards read, the guarded row
-	// whose guards passed, and the row the engine took (-1 for none).
+	// While a Step fires the engine: what the guards read and the guarded
+	// row whose guards passed (-1 for none).
 	in     guardInput
 	passed int
-	row    int
 	out    []Command // reused by every Step
 }
 
@@ -87,7 +86,7 @@ func New(cfg Config) *Machine {
 	case cfg.ListingRetries < 0:
 		cfg.ListingRetries = 0
 	}
-	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, row: -1}
+	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, passed: -1}
 }
 
 // Outcome is what one Step did (etcd-io/raft's Ready): the transition, as an
@@ -136,12 +135,12 @@ func (m *Machine) Step(t Trigger) (o Outcome, err error) {
 	if !carriesVerdict(t.Kind) {
 		t.Verdict = classify.Verdict{}
 	}
+	from := m.st
 	m.in = guardInput{class: t.Verdict.Class, resume: t.Resume, now: t.Now}
-	m.passed, m.row = -1, -1
 	err = engine.FireCtx(stepContext{m}, k)
-	i := m.row
-	m.in, m.passed, m.row = guardInput{}, -1, -1
-	if err != nil || i < 0 {
+	i := m.rowTaken(from, k)
+	m.in, m.passed = guardInput{}, -1
+	if err != nil || table[i].Ignore { // i is valid when err is nil
 		return Outcome{}, err
 	}
 	m.out = m.out[:0]
@@ -161,16 +160,16 @@ func (m *Machine) Step(t Trigger) (o Outcome, err error) {
 
 var closedID, _ = stateIndex(Closed)
 
-// took records the row the engine just took from (from, k). stateless
-// evaluated the guards of every row of (from, k) and found exactly one
-// passing (it panics on two): a guarded row recorded itself as it passed
-// (see [rowGuard]); else the row taken is the sole unguarded one.
-func (m *Machine) took(from stateID, k triggerID) {
+// rowTaken returns the row a fire of k from state from that returned no
+// error took. stateless evaluated the guards of every row of (from, k) and
+// found exactly one passing (it panics on two): a guarded row recorded
+// itself as it passed (see [rowGuard]); else the row taken is the sole
+// unguarded one. After an error it means nothing.
+func (m *Machine) rowTaken(from stateID, k triggerID) int {
 	if m.passed >= 0 {
-		m.row = m.passed
-		return
+		return m.passed
 	}
-	m.row = unguardedRow[from][k]
+	return unguardedRow[from][k]
 }
 
 // passes reports whether every guard of row i passes.
