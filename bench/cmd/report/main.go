@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -49,6 +50,7 @@ func main() {
 	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
 	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "extra": figure 1 alone, to stdout; "ready", "lost": the time-to-ready or sessions-lost figure alone, to stdout; "stdio": the stdio restart figure alone; "overhead": the CallTool figure alone`)
 	heapProfile := flag.String("heapprofile", "", `with -only idle: write a heap profile (after GC) per run, named PREFIX-<client>-stream<on|off>.pprof`)
+	cpuProfile := flag.String("cpuprofile", "", `with -only idle: write a CPU profile of the client process to this file, its samples labeled "client" and "stream" by run (go tool pprof -tagfocus)`)
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -99,6 +101,16 @@ func main() {
 	if *only == "idle" {
 		if *heapProfile != "" {
 			runtime.MemProfileRate = 1 // every allocation, so small per-connection ones show
+		}
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				log.Fatal(err)
+			}
+			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 		}
 		idleAlone(ctx, *small, *heapProfile)
 		return
@@ -218,7 +230,9 @@ func idleAlone(ctx context.Context, n int, profile string) {
 				name := fmt.Sprintf("%s-%s-stream%s.pprof", profile, k, map[bool]string{true: "on", false: "off"}[stream])
 				atPeak = func() { writeHeapProfile(name) }
 			}
-			r := bench.IdleConnectionsAt(ctx, url, k, n, stream, atPeak)
+			var r bench.IdleResult
+			labels := pprof.Labels("client", string(k), "stream", strconv.FormatBool(stream))
+			pprof.Do(ctx, labels, func(ctx context.Context) { r = bench.IdleConnectionsAt(ctx, url, k, n, stream, atPeak) })
 			if r.Err != nil {
 				log.Fatalf("%d %s stream=%v: %v", n, k, stream, r.Err)
 			}
