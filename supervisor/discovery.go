@@ -185,9 +185,9 @@ func (s *Supervisor) kickRelist() {
 	set := c.pending
 	c.running, c.runWaiters = true, c.waiters
 	c.pending, c.waiters, c.last = 0, nil, now
-	s.goCmd(func() {
+	s.goCmd(func() input {
 		cat, err := s.listSome(sess, set)
-		s.post(catalogRelisted{gen: gen, cat: cat, err: err})
+		return catalogRelisted{gen: gen, cat: cat, err: err}
 	})
 }
 

@@ -26,7 +26,16 @@ func newInbox() *inbox {
 
 // push queues in and reports whether it was taken, starting run on a new
 // goroutine when none runs. It refuses inputs before start and after end.
-func (b *inbox) push(in input, run func()) bool {
+func (b *inbox) push(in input, run func()) bool { return b.pushFrom(in, run, false) }
+
+// pushLast is push for a goroutine whose last act it is (a command posting
+// its result): when no loop goroutine runs, the caller runs the loop itself
+// instead of starting one. Its stack has grown already, where a new
+// goroutine's grows again through the loop's frames (most of the loop's
+// CPU in a connection's setup), and no goroutine is started and woken.
+func (b *inbox) pushLast(in input, run func()) bool { return b.pushFrom(in, run, true) }
+
+func (b *inbox) pushFrom(in input, run func(), inline bool) bool {
 	b.mu.Lock()
 	if !b.open || b.ended {
 		b.mu.Unlock()
@@ -39,7 +48,11 @@ func (b *inbox) push(in input, run func()) bool {
 		b.done.Add(1)
 	}
 	b.mu.Unlock()
-	if start {
+	switch {
+	case start && inline:
+		defer b.done.Done()
+		run()
+	case start:
 		go func() {
 			defer b.done.Done()
 			run()

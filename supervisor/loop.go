@@ -219,7 +219,7 @@ func (s *Supervisor) open(c fsm.Command) {
 	}
 	spec.hooks = s.hooksFor(c.Generation)
 	kind := c.Kind
-	s.goCmd(func() {
+	s.goCmd(func() input {
 		ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 		defer cancel()
 		var sess session
@@ -234,7 +234,7 @@ func (s *Supervisor) open(c fsm.Command) {
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
-		s.post(sessionOpened{kind: kind, spec: spec, sess: sess, verdict: verdict})
+		return sessionOpened{kind: kind, spec: spec, sess: sess, verdict: verdict}
 	})
 }
 
@@ -434,16 +434,16 @@ func (s *Supervisor) discover(c fsm.Command) {
 	if p := s.loop.partial; p != nil && s.loop.partialGen == c.Generation && !blind {
 		// A listing retried on its session: only what did not settle.
 		set := declaredLists(caps) &^ s.loop.settled
-		s.goCmd(func() {
+		s.goCmd(func() input {
 			cat, err := s.listSome(sess, set)
 			cat.Offer = relistedOffer(*p, cat)
-			s.post(catalogDiscovered{gen: c.Generation, cat: cat, err: err})
+			return catalogDiscovered{gen: c.Generation, cat: cat, err: err}
 		})
 		return
 	}
-	s.goCmd(func() {
+	s.goCmd(func() input {
 		cat, err := s.list(sess, blind, caps)
-		s.post(catalogDiscovered{gen: c.Generation, cat: cat, err: err})
+		return catalogDiscovered{gen: c.Generation, cat: cat, err: err}
 	})
 }
 
@@ -541,7 +541,7 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 	if sess == nil {
 		return
 	}
-	s.goCmd(func() {
+	s.goCmd(func() input {
 		ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 		defer cancel()
 		for _, uri := range subs {
@@ -555,6 +555,7 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 				s.cfg.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)
 			}
 		}
+		return nil
 	})
 }
 

@@ -481,12 +481,16 @@ func (s *Supervisor) changedLocked() <-chan struct{} {
 // Start and once the stop ended the loop. It never blocks.
 func (s *Supervisor) post(in input) bool { return s.inbox.push(in, s.run) }
 
-// goCmd runs a command's I/O on a goroutine that Close waits for.
-func (s *Supervisor) goCmd(f func()) {
+// goCmd runs a command's I/O on a goroutine that Close waits for, and posts
+// the result f returns (nil: none) once f has returned; when no loop
+// goroutine runs, this goroutine then runs the loop (inbox.pushLast).
+func (s *Supervisor) goCmd(f func() input) {
 	s.cmds.Add(1)
 	go func() {
 		defer s.cmds.Done()
-		f()
+		if in := f(); in != nil {
+			s.inbox.pushLast(in, s.run)
+		}
 	}()
 }
 

@@ -90,19 +90,17 @@ func (s *Supervisor) verify(c fsm.Command) {
 		sn.pings++
 		num = sn.pings
 	})
-	s.goCmd(func() {
+	s.goCmd(func() input {
 		ctx, cancel := s.cmdContext(s.cfg.ProbeTimeout)
 		defer cancel()
 		err := ping(ctx)
 		if err == nil {
-			s.post(sessionVerified{gen: gen, ping: num})
-			return
+			return sessionVerified{gen: gen, ping: num}
 		}
 		v := classify.Classify(s.life, err)
 		if judgePing(v, maxPingTimeouts) == pingDead {
-			s.post(sessionLost{gen: gen, verdict: v})
-			return
+			return sessionLost{gen: gen, verdict: v}
 		}
-		s.post(sessionVerified{gen: gen, ping: num}) // answered, if with an error: the session lives
+		return sessionVerified{gen: gen, ping: num} // answered, if with an error: the session lives
 	})
 }
