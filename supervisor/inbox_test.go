@@ -1,73 +1,102 @@
 package supervisor
 
 import (
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-// named is an input that records its name when taken.
-type named string
+// step is an input that runs its function when the loop takes it.
+type step func(s *Supervisor)
 
-func (named) take(*Supervisor) {}
+func (f step) take(s *Supervisor) { f(s) }
 
-// drain is a loop over b: it takes every input, in order, into took.
-func drain(b *inbox, took *[]named) func() {
-	return func() {
-		for {
-			in, ok := b.next()
-			if !ok {
-				return
-			}
-			*took = append(*took, in.(named))
-		}
-	}
+func loopOnly() *Supervisor {
+	s := &Supervisor{inbox: newInbox(), sink: newSinkQueue(nil, nil, "")}
+	s.inbox.start()
+	return s
 }
 
-// A command's result posted with pushLast is taken on the command's own
-// goroutine when no loop runs: taken before pushLast returns. One posted
-// while a loop runs is left to that loop; push always starts a goroutine.
-func TestInboxPushLastRunsTheLoopOnItsCaller(t *testing.T) {
-	b := newInbox()
-	b.start()
-	var took []named
-	run := drain(b, &took)
-
-	require.True(t, b.pushLast(named("dialed"), run))
-	require.Equal(t, []named{"dialed"}, took, "taken on the caller, before pushLast returned")
-
-	// While a loop runs (here: this goroutine, inside run), a pushLast
-	// only queues: the running loop takes it next.
-	var nested []named
-	inner := func() {
-		for {
-			in, ok := b.next()
-			if !ok {
-				return
-			}
-			nested = append(nested, in.(named))
-			if in == named("first") {
-				require.True(t, b.pushLast(named("second"), func() { t.Error("a second loop ran while one ran") }))
-				require.Equal(t, []named{"first"}, nested, "queued, not taken inside pushLast")
-			}
-		}
+// A command's result is taken on the command's goroutine when no loop runs,
+// and the command that loop issues runs next on the same goroutine: the
+// whole chain (dial, its result, discovery, its result) is done when the
+// first command's runCommands returns, with no goroutine started.
+func TestCommandsAndTheirResultsRunOnOneGoroutine(t *testing.T) {
+	s := loopOnly()
+	var did []string
+	discover := func() input {
+		did = append(did, "discover")
+		return step(func(*Supervisor) { did = append(did, "discovered") })
 	}
-	require.True(t, b.pushLast(named("first"), inner))
-	require.Equal(t, []named{"first", "second"}, nested)
+	dial := func() input {
+		did = append(did, "dial")
+		return step(func(s *Supervisor) {
+			did = append(did, "dialed")
+			s.goCmd(discover)
+		})
+	}
+	s.cmds.Add(1) // as goCmd does
+	s.runCommands(dial)
+	require.Equal(t, []string{"dial", "dialed", "discover", "discovered"}, did)
+	s.cmds.Wait() // every command counted out
+	require.False(t, s.inbox.running)
+}
 
-	// push hands the input to a new loop goroutine; end waits for it.
-	started := make(chan struct{})
-	release := make(chan struct{})
-	var pushed []named
-	require.True(t, b.push(named("closed"), func() {
-		close(started)
-		<-release
-		drain(b, &pushed)()
-	}))
-	<-started
-	require.Empty(t, pushed, "push returned before its loop took the input")
-	close(release)
+// A command handed to the loop does not wait for inputs queued behind the
+// step that issued it: it starts at once on a goroutine of its own.
+func TestHandedCommandDoesNotWaitForQueuedInputs(t *testing.T) {
+	s := loopOnly()
+	ran := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	first := step(func(s *Supervisor) {
+		s.post(step(func(*Supervisor) {
+			// The loop is still running (this input was queued): the
+			// command must have started without it.
+			select {
+			case <-ran:
+			case <-time.After(time.Minute):
+				t.Error("the handed command waited for the loop to end")
+			}
+			wg.Done()
+		}))
+		s.goCmd(func() input { close(ran); return nil })
+	})
+	require.True(t, s.post(first))
+	wg.Wait()
+	s.inbox.end()
+	s.cmds.Wait()
+}
+
+// handOff takes one command while a loop runs; next returns it once.
+func TestInboxHandsOffOneCommandToTheRunningLoop(t *testing.T) {
+	b := newInbox()
+	cmd := func() input { return nil }
+	require.False(t, b.handOff(cmd), "no loop runs")
+	_, start := b.push(step(nil))
+	require.False(t, start, "refused before start")
+	b.start()
+	taken, start := b.push(step(nil))
+	require.True(t, taken)
+	require.True(t, start, "no loop ran: the caller runs one")
+	_, start = b.push(step(nil))
+	require.False(t, start, "a loop runs")
+	require.True(t, b.handOff(cmd))
+	require.False(t, b.handOff(cmd), "one is handed already")
+	_, got, ok := b.next()
+	require.True(t, ok)
+	require.NotNil(t, got, "inputs wait: the command is returned to start at once")
+	_, got, ok = b.next()
+	require.True(t, ok)
+	require.Nil(t, got, "returned once")
+	require.True(t, b.handOff(cmd))
+	_, got, ok = b.next()
+	require.False(t, ok, "the queue is empty: the loop ends")
+	require.NotNil(t, got, "to run after the loop")
+	require.False(t, b.running)
 	b.end()
-	require.Equal(t, []named{"closed"}, pushed)
-	require.False(t, b.pushLast(named("late"), run), "an ended inbox refuses")
+	taken, _ = b.push(step(nil))
+	require.False(t, taken, "refused after end")
 }

@@ -77,15 +77,19 @@ func (s *Supervisor) session(gen uint64) session {
 	return nil
 }
 
-// run is the loop goroutine: it takes the inputs waiting in the inbox, one
-// at a time, and ends when none is left (see inbox). The events of an input
-// go to the sink when it is done (or earlier, when a step publishes its
-// state).
-func (s *Supervisor) run() {
+// run is the loop: it takes the inputs waiting in the inbox, one at a time,
+// and ends when none is left (see inbox), returning the command the loop
+// handed to its goroutine (nil when none) for the caller to run next. The
+// events of an input go to the sink when it is done (or earlier, when a
+// step publishes its state).
+func (s *Supervisor) run() (handed func() input) {
 	for {
-		in, ok := s.inbox.next()
+		in, cmd, ok := s.inbox.next()
 		if !ok {
-			return
+			return cmd
+		}
+		if cmd != nil { // more inputs wait: the command does not wait for them
+			go s.runCommands(cmd)
 		}
 		in.take(s)
 		s.flushEvents()

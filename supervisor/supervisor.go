@@ -479,19 +479,49 @@ func (s *Supervisor) changedLocked() <-chan struct{} {
 
 // post hands in to the loop. It reports false, without taking it, before
 // Start and once the stop ended the loop. It never blocks.
-func (s *Supervisor) post(in input) bool { return s.inbox.push(in, s.run) }
+func (s *Supervisor) post(in input) bool {
+	taken, start := s.inbox.push(in)
+	if start {
+		go s.loopThenCommand()
+	}
+	return taken
+}
 
-// goCmd runs a command's I/O on a goroutine that Close waits for, and posts
-// the result f returns (nil: none) once f has returned; when no loop
-// goroutine runs, this goroutine then runs the loop (inbox.pushLast).
+// goCmd runs a command's I/O, f, off the loop, counted for Close, and posts
+// the result f returns (nil: none). Called by the loop, it hands f to the
+// loop's own goroutine, to run once the loop ends (see inbox); else, or
+// when one command is handed already, f runs on a goroutine of its own.
 func (s *Supervisor) goCmd(f func() input) {
 	s.cmds.Add(1)
-	go func() {
-		defer s.cmds.Done()
-		if in := f(); in != nil {
-			s.inbox.pushLast(in, s.run)
+	if !s.inbox.handOff(f) {
+		go s.runCommands(f)
+	}
+}
+
+// runCommands runs command f (counted in s.cmds by goCmd) and posts its
+// result. When no loop runs, this goroutine runs the loop over the result
+// itself, and then the command that loop handed to it, and so on until
+// none is left: a connection's setup runs on one goroutine.
+func (s *Supervisor) runCommands(f func() input) {
+	for f != nil {
+		in := f()
+		s.cmds.Done()
+		f = nil
+		if in == nil {
+			return
 		}
-	}()
+		if _, start := s.inbox.push(in); start {
+			f = s.run()
+		}
+	}
+}
+
+// loopThenCommand runs the loop on a new goroutine, and then the command
+// the loop handed to it, if any.
+func (s *Supervisor) loopThenCommand() {
+	if f := s.run(); f != nil {
+		s.runCommands(f)
+	}
 }
 
 // cmdContext returns the context of one command's I/O (a dial, an attach,
