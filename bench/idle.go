@@ -22,6 +22,10 @@ type IdleResult struct {
 	// GoroutinesPerConn is the growth of runtime.NumGoroutine per
 	// connection.
 	GoroutinesPerConn float64
+	// StartedPerConn is the number of goroutines the process started while
+	// the n connections were opened, per connection: each one's setup, a
+	// figure the run's timing noise does not move.
+	StartedPerConn float64
 	// Setup is how long opening the n connections took.
 	Setup time.Duration
 	Err   error
@@ -58,6 +62,7 @@ func IdleConnectionsAt(ctx context.Context, endpoint string, k Client, n int, st
 		wg       sync.WaitGroup
 	)
 	next := make(chan int)
+	started := goroutinesStarted()
 	start := time.Now()
 	for range idleWorkers {
 		wg.Go(func() {
@@ -81,6 +86,7 @@ func IdleConnectionsAt(ctx context.Context, endpoint string, k Client, n int, st
 	close(next)
 	wg.Wait()
 	res.Setup = time.Since(start)
+	res.StartedPerConn = float64(goroutinesStarted()-started-idleWorkers) / float64(n)
 	defer closeAll(closers)
 	if firstErr != nil {
 		res.Err = firstErr

@@ -90,3 +90,33 @@ func timerArmed(ctx context.Context, clock *clockwork.FakeClock) bool {
 	defer cancel()
 	return clock.BlockUntilContext(ctx, 1) == nil
 }
+
+// A list result without a ttl stops the timer an earlier result of the
+// session armed: the list is not re-fetched for the old hint.
+func TestE2EResultWithoutTTLStopsTheTimer(t *testing.T) {
+	const ttl = time.Minute
+	var ms atomic.Int64
+	ms.Store(int64(ttl / time.Millisecond))
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ttl", Version: "1"}, &mcp.ServerOptions{
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(ms.Load()) },
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ts.Close)
+	clock := clockwork.NewFakeClock()
+	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
+		RelistMinGap: time.Nanosecond, CatalogPollInterval: -1})
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	require.NoError(t, clock.BlockUntilContext(ctx, 1), "the first result armed the ttl timer")
+
+	ms.Store(0)
+	clock.Advance(time.Millisecond) // past RelistMinGap
+	require.NoError(t, sup.RefreshCatalog(ctx))
+	// The hint reached the loop before the re-list's result did.
+	require.False(t, timerArmed(ctx, clock), "a result without a ttl stops the timer")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -596,6 +597,10 @@ func (s *Supervisor) coolDown(gen uint64) {
 
 // hooksFor binds session reports to generation gen.
 func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
+	// Lists whose last result on this session carried a ttl: a result
+	// without one wakes the loop only to stop that list's timer. Most
+	// servers send none, and their listings then post nothing.
+	var armed [probes.ResourceTemplates + 1]atomic.Bool
 	return sessionHooks{
 		listChanged: func(l probes.List) {
 			set := setOf(l)
@@ -606,7 +611,17 @@ func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
 		},
 		streamRestored: func() { s.post(relistWanted{gen: gen}) },
 		streamDeclined: func(detail string) { s.post(streamDeclined{gen: gen, detail: detail}) },
-		listTTL:        func(l probes.List, ms int) { s.post(listTTLSeen{gen: gen, list: l, ms: ms}) },
+		listTTL: func(l probes.List, ms int) {
+			if int(l) >= len(armed) {
+				return
+			}
+			if ms > 0 {
+				armed[l].Store(true)
+			} else if !armed[l].Swap(false) {
+				return // no timer of this session to stop
+			}
+			s.post(listTTLSeen{gen: gen, list: l, ms: ms})
+		},
 	}
 }
 

@@ -236,8 +236,8 @@ func idleAlone(ctx context.Context, n int, profile string) {
 			if r.Err != nil {
 				log.Fatalf("%d %s stream=%v: %v", n, k, stream, r.Err)
 			}
-			fmt.Printf("%d %-23s stream=%-5v heap/conn %6.1f KiB  goroutines/conn %.2f  setup %v\n",
-				n, k, stream, r.HeapPerConn/1024, r.GoroutinesPerConn, r.Setup.Round(time.Millisecond))
+			fmt.Printf("%d %-23s stream=%-5v heap/conn %6.1f KiB  goroutines/conn %.2f  setup %v  started/setup %.2f\n",
+				n, k, stream, r.HeapPerConn/1024, r.GoroutinesPerConn, r.Setup.Round(time.Millisecond), r.StartedPerConn)
 			rs = append(rs, r)
 		}
 	}
