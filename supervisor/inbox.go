@@ -12,9 +12,9 @@ import "sync"
 // A loop may also hand the last command it issued to its own goroutine,
 // to run once the loop ends (handOff): the setup of a connection (start,
 // dial, its result, discovery, its result) then runs on one goroutine whose
-// stack grew once, where a goroutine per command and per loop grew a stack
-// each time (stack growth was the largest cost of a connection's setup
-// that bare go-sdk does not pay).
+// stack grows once, where a goroutine per command and per loop run started
+// small and grew its stack again, a cost bare go-sdk, which connects on
+// its caller's goroutine, does not pay.
 type inbox struct {
 	mu      sync.Mutex
 	idle    *sync.Cond // broadcast when the loop ends
