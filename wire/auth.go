@@ -37,15 +37,17 @@ type authorizer struct {
 	tokMu   sync.Mutex
 	tokCall *tokenCall // the Token under way, nil when none
 	lastTok string     // the access token onCredential was last told of
+	renewed uint64     // Authorize calls that succeeded: a Token call started before the last one is not joined
 
 	onCredential func(token string) // Config.OnCredential; may be nil
 }
 
 // tokenCall is one call of a token source's Token, which requests join.
 type tokenCall struct {
-	done chan struct{} // closed once tok and err are set
-	tok  *oauth2.Token
-	err  error
+	done    chan struct{} // closed once tok and err are set
+	tok     *oauth2.Token
+	err     error
+	renewed uint64 // authorizer.renewed when it started
 }
 
 func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int, log *slog.Logger) *authorizer {
@@ -182,6 +184,9 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 		}
 		return kept(), errKeepAnswer
 	}
+	a.tokMu.Lock()
+	a.renewed++ // a Token under way may hand out the refused token
+	a.tokMu.Unlock()
 	return nil, nil
 }
 
@@ -190,18 +195,22 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 // prompt, a token endpoint that never answers) held the request past its
 // context's end, and the session's Close with it. Token runs on a goroutine
 // of its own, which the requests meanwhile join instead of starting more,
-// so a source that blocks for good holds one goroutine, not one per
-// request.
+// so a source that blocks for good holds one goroutine per successful
+// Authorize, not one per request. A call that started before the last
+// successful Authorize is not joined: it may hand out the token the server
+// refused, and the request sent again after the Authorize would carry it.
 func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, error) {
 	a.tokMu.Lock()
 	c := a.tokCall
-	if c == nil {
-		c = &tokenCall{done: make(chan struct{})}
+	if c == nil || c.renewed != a.renewed {
+		c = &tokenCall{done: make(chan struct{}), renewed: a.renewed}
 		a.tokCall = c
 		go func() {
 			c.tok, c.err = guarded("Token", ts.Token)
 			a.tokMu.Lock()
-			a.tokCall = nil
+			if a.tokCall == c {
+				a.tokCall = nil
+			}
 			a.tokMu.Unlock()
 			close(c.done)
 		}()

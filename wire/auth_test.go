@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -441,4 +442,67 @@ func TestOAuthTokenThatBlocksIsBoundedByTheRequest(t *testing.T) {
 	close(release)
 	assert.Equal(t, before, g.count("POST", "tools/call"), "nothing was sent")
 	callEcho(t, s.ClientSession())
+}
+
+// TestOAuthRetryAfterAuthorizeTakesTheRenewedToken: requests share the one
+// Token call under way, but a request sent again after an Authorize must
+// not join a call that started before it, which hands out the token the
+// server just refused. Seen as a blind resume failing unauthorized under
+// load: its four probes went out at once with an expired token.
+func TestOAuthRetryAfterAuthorizeTakesTheRenewedToken(t *testing.T) {
+	g, url := newServer(t, nil)
+	tg := newTokenGate("t1")
+	var mu sync.Mutex
+	token, oldFetches := "t1", -1 // counted once the test starts
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	h := &hostHandler{
+		source: func() (oauth2.TokenSource, error) {
+			mu.Lock()
+			tok, block := token, false
+			if oldFetches >= 0 && tok == "t1" {
+				oldFetches++
+				block = oldFetches == 2 // the second call's
+			}
+			mu.Unlock()
+			return tokenFunc(func() (*oauth2.Token, error) {
+				if block {
+					entered <- struct{}{}
+					<-release // a fetch of the old token, slow
+				}
+				return &oauth2.Token{AccessToken: tok}, nil
+			}), nil
+		},
+		authorize: func() error { mu.Lock(); token = tg.current(); mu.Unlock(); return nil },
+	}
+	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+	call := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+		return err
+	}
+
+	var second sync.WaitGroup
+	var secondErr error
+	var once sync.Once
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method == "tools/call" && r.Header.Get("Authorization") == "Bearer t1" {
+			// Before the first call's 401 is answered, a second call
+			// starts fetching the old token, and holds the fetch.
+			once.Do(func() {
+				second.Go(func() { secondErr = call() })
+				within(t, entered, "the second call's token fetch")
+			})
+		}
+		return tg.check(w, r)
+	})
+	mu.Lock()
+	oldFetches = 0
+	mu.Unlock()
+	tg.rotate("t2")
+	require.NoError(t, call(), "the first call, sent again with the renewed token")
+	close(release)
+	second.Wait()
+	require.NoError(t, secondErr, "the second call, refused with the old token, authorized and sent again")
+	assert.Equal(t, 2, tg.refusals(http.MethodPost))
 }
