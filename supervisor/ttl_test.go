@@ -52,3 +52,30 @@ func TestTTLTimersEndWithTheirSession(t *testing.T) {
 	r.wait(Ready)
 	require.Zero(t, armedTTLs(t, r.sup), "the old session's timer ended with it")
 }
+
+// The hints of a session's list results reach the loop as a ttl timer per
+// list, the last page's hint winning: a page without a ttl after one with
+// stops the timer, one with a ttl after one without arms it, and each list
+// (resources/templates too) keeps its own.
+func TestTTLHintsLastPageWinsPerList(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	req := r.next()
+	req.ok(newFakeSession("s1", "a"))
+	r.wait(Ready)
+	ttl := req.spec.hooks.listTTL
+
+	ttl(probes.Tools, 60_000)
+	ttl(probes.Tools, 0) // the last page has none
+	require.Zero(t, armedTTLs(t, r.sup))
+	ttl(probes.Tools, 0)
+	ttl(probes.Tools, 60_000) // the last page has one
+	require.Equal(t, 1, armedTTLs(t, r.sup))
+	ttl(probes.ResourceTemplates, 0)
+	ttl(probes.ResourceTemplates, 60_000)
+	require.Equal(t, 2, armedTTLs(t, r.sup), "each list has its timer")
+	ttl(probes.ResourceTemplates, 0)
+	require.Equal(t, 1, armedTTLs(t, r.sup), "the tools timer is not the templates'")
+	ttl(probes.Tools, 0)
+	require.Zero(t, armedTTLs(t, r.sup))
+}
