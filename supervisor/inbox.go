@@ -9,12 +9,14 @@ import "sync"
 // over the loop state from the one before through the inbox's lock, so the
 // loop state stays owned by "the loop goroutine".
 //
-// A loop may also hand the last command it issued to its own goroutine,
-// to run once the loop ends (handOff): the setup of a connection (start,
-// dial, its result, discovery, its result) then runs on one goroutine whose
-// stack grows once, where a goroutine per command and per loop run started
-// small and grew its stack again, a cost bare go-sdk, which connects on
-// its caller's goroutine, does not pay.
+// A loop may also hand a command to its own goroutine (handOff): the first
+// one it issues while taking an input; the input's other commands start on
+// goroutines of their own. The handed command runs once the loop ends, or
+// at once on a goroutine of its own when inputs wait (next). The setup of
+// a connection (start, dial, its result, discovery, its result) then runs
+// on one goroutine whose stack grows once, where a goroutine per command
+// and per loop run started small and grew its stack again, a cost bare
+// go-sdk, which connects on its caller's goroutine, does not pay.
 type inbox struct {
 	mu      sync.Mutex
 	idle    *sync.Cond // broadcast when the loop ends

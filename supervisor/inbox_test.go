@@ -1,9 +1,9 @@
 package supervisor
 
 import (
+	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -54,12 +54,9 @@ func TestHandedCommandDoesNotWaitForQueuedInputs(t *testing.T) {
 	first := step(func(s *Supervisor) {
 		s.post(step(func(*Supervisor) {
 			// The loop is still running (this input was queued): the
-			// command must have started without it.
-			select {
-			case <-ran:
-			case <-time.After(time.Minute):
-				t.Error("the handed command waited for the loop to end")
-			}
+			// command must have started without it, or this waits forever
+			// (the test binary's -timeout names it).
+			<-ran
 			wg.Done()
 		}))
 		s.goCmd(func() input { close(ran); return nil })
@@ -99,4 +96,104 @@ func TestInboxHandsOffOneCommandToTheRunningLoop(t *testing.T) {
 	b.end()
 	taken, _ = b.push(step(nil))
 	require.False(t, taken, "refused after end")
+}
+
+// post never runs the loop on its caller's goroutine: an input that waits
+// for its poster does not block the post (a host's Start, CallTool, Close
+// or Reconnect, or a timer's callback).
+func TestPostNeverRunsTheLoopOnItsCaller(t *testing.T) {
+	s := loopOnly()
+	release, taken := make(chan struct{}), make(chan struct{})
+	require.True(t, s.post(step(func(*Supervisor) { <-release; close(taken) })))
+	close(release) // reached only because post returned
+	<-taken
+	s.inbox.end()
+}
+
+// Every command runs exactly once and is counted out once, whether handed
+// to the loop's goroutine or started on its own, and whether its result
+// starts a loop or joins a running one.
+func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
+	s := loopOnly()
+	const fan, depth = 3, 4
+	var mu sync.Mutex
+	runs := map[[2]int]int{}
+	var all sync.WaitGroup // one per command the chain issues
+	all.Add(fan * (depth + 1))
+	var issue func(s *Supervisor, id, level int)
+	issue = func(s *Supervisor, id, level int) {
+		s.goCmd(func() input {
+			mu.Lock()
+			runs[[2]int{id, level}]++
+			mu.Unlock()
+			all.Done()
+			if level == depth {
+				return nil
+			}
+			return step(func(s *Supervisor) { issue(s, id, level+1) })
+		})
+	}
+	require.True(t, s.post(step(func(s *Supervisor) {
+		for id := range fan {
+			issue(s, id, 0)
+		}
+	})))
+	all.Wait()
+	// As the stop does: the loop ends first, then the commands are waited
+	// for (s.cmds panics if one is counted out twice, hangs if never).
+	s.inbox.end()
+	s.cmds.Wait()
+	require.Len(t, runs, fan*(depth+1))
+	for k, n := range runs {
+		require.Equal(t, 1, n, "command %v", k)
+	}
+}
+
+// A command handed to the loop's goroutine runs after the loop ended, so it
+// may wait for the loop (post and wait) without deadlock, and the stop
+// (inbox.end) waits for the loop alone, not for the command.
+func TestHandedCommandRunsAfterTheLoop(t *testing.T) {
+	s := loopOnly()
+	took, release, result := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	require.True(t, s.post(step(func(s *Supervisor) {
+		s.goCmd(func() input {
+			if s.post(step(func(*Supervisor) { close(took) })) {
+				<-took // a new loop takes it: the one that issued this ended
+			}
+			<-release
+			return step(func(*Supervisor) { close(result) })
+		})
+	})))
+	<-took
+	s.inbox.end() // returns while the command waits
+	close(release)
+	s.cmds.Wait()
+	select {
+	case <-result:
+		t.Fatal("a result posted after the end was taken")
+	default:
+	}
+}
+
+// A chain of commands and results on one goroutine does not nest: each
+// command runs at the same stack depth.
+func TestCommandChainDoesNotNest(t *testing.T) {
+	s := loopOnly()
+	const n = 200
+	var depths []int
+	var cmd func() input
+	cmd = func() input {
+		pcs := make([]uintptr, 256)
+		depths = append(depths, runtime.Callers(0, pcs))
+		if len(depths) == n {
+			return nil
+		}
+		return step(func(s *Supervisor) { s.goCmd(cmd) })
+	}
+	s.cmds.Add(1) // as goCmd does
+	s.runCommands(cmd)
+	require.Len(t, depths, n, "the chain ran on this goroutine")
+	for i, d := range depths {
+		require.Equal(t, depths[0], d, "command %d", i)
+	}
 }

@@ -334,6 +334,7 @@ func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v cl
 	}
 	sess := h.sess
 	s.dropSession(gen)
+	s.loop.ttl.endSession(gen)
 	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.ID()), Connection: h.conn, Verdict: v, Detail: detail})
 	s.endSession(sess, detach)
 }

@@ -37,6 +37,15 @@ func (t *listTTLs) stop() {
 	}
 }
 
+// endSession stops the timers of the session of gen, which the loop
+// released: a later session's results, which post nothing without a ttl
+// (see Supervisor.hooksFor), would not stop them. t may be nil.
+func (t *listTTLs) endSession(gen uint64) {
+	if t != nil && t.gen == gen {
+		t.stop()
+	}
+}
+
 // listTTLSeen and listTTLDue are the loop's inputs: a list result of
 // generation gen carried ttlMs ms, and the ttl of a list ran out.
 type (
