@@ -31,7 +31,12 @@ func TestAfterAnswersKeepsTheConnection(t *testing.T) {
 	}
 	hs.Start()
 	defer hs.Close()
-	s, err := wire.Open(context.Background(), wire.Options{Endpoint: hs.URL, Era: wire.Era2025, Stream: wire.StreamOff})
+	// One connection at most: net/http otherwise races a dial against a
+	// connection coming back to the pool, and the raced connection (dialed
+	// under load during the handshake) reaches the server when it will.
+	tr := &http.Transport{MaxConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	s, err := wire.Open(context.Background(), wire.Options{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: tr}, Era: wire.Era2025, Stream: wire.StreamOff})
 	require.NoError(t, err)
 	defer s.Close()
 	afterHandshake := conns.Load()
@@ -45,6 +50,7 @@ func TestAfterAnswersKeepsTheConnection(t *testing.T) {
 		wire.AfterAnswers(ctx, func() { cancel(); close(released) })
 		<-released
 	}
+	require.Equal(t, int32(1), afterHandshake)
 	require.Equal(t, afterHandshake, conns.Load(), "no call dialed a new connection")
 }
 
