@@ -2,14 +2,12 @@ package supervisor_test
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -36,7 +34,7 @@ func (w replacingWriter) Flush() {
 func hostileTTLServer(t *testing.T, ttl string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	const marker = 987654321
-	return cacheableServer(t, marker, func(w http.ResponseWriter) http.ResponseWriter {
+	return cacheableServer(t, msOf(marker), func(w http.ResponseWriter) http.ResponseWriter {
 		return replacingWriter{w, []byte(`"ttlMs":987654321`), []byte(`"ttlMs":` + ttl)}
 	})
 }
@@ -57,13 +55,7 @@ func TestE2EListTTLHostileHintKeepsTheCatalog(t *testing.T) {
 	} {
 		t.Run(c.ttl, func(t *testing.T) {
 			ts, lists := hostileTTLServer(t, c.ttl)
-			clock := clockwork.NewFakeClock()
-			sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
-				RelistMinGap: time.Nanosecond, CatalogPollInterval: -1})
-			sup.Start()
-			ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
-			defer cancel()
-			require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+			sup, clock, ctx := readyOnFakeClock(t, ts)
 			require.Len(t, sup.Catalog().Tools, 1)
 			require.Equal(t, int64(1), lists.Load())
 			if !c.armed {

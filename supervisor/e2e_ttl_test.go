@@ -21,16 +21,23 @@ import (
 // ttl; it counts the tools/list requests it sees.
 func ttlServer(t *testing.T, ttl time.Duration) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	return cacheableServer(t, int(ttl/time.Millisecond), nil)
+	return cacheableServer(t, msOf(int64(ttl/time.Millisecond)), nil)
+}
+
+// msOf returns a ttlMs for cacheableServer, fixed at v until stored anew.
+func msOf(v int64) *atomic.Int64 {
+	var ms atomic.Int64
+	ms.Store(v)
+	return &ms
 }
 
 // cacheableServer is a sessionless go-sdk server with one tool whose list
-// results carry ttlMs ms; rewrite, if set, wraps each response writer. It
-// counts the tools/list requests it sees.
-func cacheableServer(t *testing.T, ms int, rewrite func(http.ResponseWriter) http.ResponseWriter) (*httptest.Server, *atomic.Int64) {
+// results carry ttlMs ms, read at each result; rewrite, if set, wraps each
+// response writer. It counts the tools/list requests it sees.
+func cacheableServer(t *testing.T, ms *atomic.Int64, rewrite func(http.ResponseWriter) http.ResponseWriter) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ttl", Version: "1"}, &mcp.ServerOptions{
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = ms },
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(ms.Load()) },
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
@@ -58,13 +65,7 @@ func cacheableServer(t *testing.T, ms int, rewrite func(http.ResponseWriter) htt
 func TestE2ETTLExpiryRelistsOnce(t *testing.T) {
 	const ttl = time.Minute
 	ts, lists := ttlServer(t, ttl)
-	clock := clockwork.NewFakeClock()
-	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
-		RelistMinGap: time.Nanosecond, CatalogPollInterval: -1})
-	sup.Start()
-	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
-	defer cancel()
-	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	sup, clock, ctx := readyOnFakeClock(t, ts)
 	require.Equal(t, int64(1), lists.Load())
 	require.Equal(t, "2026-07-28", sup.ResumeState().ProtocolVersion)
 
@@ -84,6 +85,21 @@ func TestE2ETTLExpiryRelistsOnce(t *testing.T) {
 	require.Equal(t, int64(5), lists.Load(), "a forced re-list bypasses go-sdk's cache")
 }
 
+// readyOnFakeClock starts a supervisor on ts with a fake clock, re-lists
+// allowed at once and no catalog poll (only a ttl times a re-list), and
+// waits until it is ready; ctx ends with the test.
+func readyOnFakeClock(t *testing.T, ts *httptest.Server) (*supervisor.Supervisor, *clockwork.FakeClock, context.Context) {
+	t.Helper()
+	clock := clockwork.NewFakeClock()
+	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
+		RelistMinGap: time.Nanosecond, CatalogPollInterval: -1})
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	t.Cleanup(cancel)
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	return sup, clock, ctx
+}
+
 // timerArmed reports whether a timer waits on clock, waiting a little.
 func timerArmed(ctx context.Context, clock *clockwork.FakeClock) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
@@ -94,24 +110,9 @@ func timerArmed(ctx context.Context, clock *clockwork.FakeClock) bool {
 // A list result without a ttl stops the timer an earlier result of the
 // session armed: the list is not re-fetched for the old hint.
 func TestE2EResultWithoutTTLStopsTheTimer(t *testing.T) {
-	const ttl = time.Minute
-	var ms atomic.Int64
-	ms.Store(int64(ttl / time.Millisecond))
-	srv := mcp.NewServer(&mcp.Implementation{Name: "ttl", Version: "1"}, &mcp.ServerOptions{
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(ms.Load()) },
-	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "a"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{}, nil, nil
-	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	t.Cleanup(ts.Close)
-	clock := clockwork.NewFakeClock()
-	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
-		RelistMinGap: time.Nanosecond, CatalogPollInterval: -1})
-	sup.Start()
-	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
-	defer cancel()
-	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	ms := msOf(int64(time.Minute / time.Millisecond))
+	ts, _ := cacheableServer(t, ms, nil)
+	sup, clock, ctx := readyOnFakeClock(t, ts)
 	require.NoError(t, clock.BlockUntilContext(ctx, 1), "the first result armed the ttl timer")
 
 	ms.Store(0)
