@@ -3,6 +3,8 @@ package supervisor_test
 import (
 	"context"
 	"errors"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -38,7 +40,18 @@ func newE2E(t *testing.T, opts mcptest.Options, cfg supervisor.Config) *e2e {
 	cfg.HTTPClient = srv.HTTPClient()
 	cfg.Events = rec
 	cfg.Name = t.Name()
-	return &e2e{t: t, srv: srv, rec: rec, ctx: ctx, sup: mustNew(t, cfg)}
+	sup := mustNew(t, cfg)
+	t.Cleanup(func() {
+		if t.Failed() && os.Getenv("MCPSUP_STACKS_ON_FAILURE") != "" {
+			for _, ev := range rec.Events() {
+				t.Logf("event %s %s->%s %s %s %s", ev.Kind, ev.From, ev.To, ev.Trigger, ev.Verdict, ev.Detail)
+			}
+			for _, en := range srv.Log().Entries() {
+				t.Logf("wire %+v", en)
+			}
+		}
+	})
+	return &e2e{t: t, srv: srv, rec: rec, ctx: ctx, sup: sup}
 }
 
 func mustNew(t *testing.T, cfg supervisor.Config) *supervisor.Supervisor {
@@ -46,7 +59,19 @@ func mustNew(t *testing.T, cfg supervisor.Config) *supervisor.Supervisor {
 	sup, err := supervisor.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sup.Close() })
+	t.Cleanup(func() { stacksOnFailure(t) }) // runs first: the supervisor still runs
 	return sup
+}
+
+// stacksOnFailure logs every goroutine's stack when t failed and
+// MCPSUP_STACKS_ON_FAILURE is set: a wait that timed out under load (go
+// test -count=20 with both cores busy) then shows what was waiting.
+func stacksOnFailure(t *testing.T) {
+	if !t.Failed() || os.Getenv("MCPSUP_STACKS_ON_FAILURE") == "" {
+		return
+	}
+	buf := make([]byte, 4<<20)
+	t.Logf("goroutines at the failure:\n%s", buf[:runtime.Stack(buf, true)])
 }
 
 func (e *e2e) start() {
