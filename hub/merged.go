@@ -172,12 +172,9 @@ func (m *merged[T]) qualify(server string, it *T) string {
 	return qualify(m.naming, server, m.label(it))
 }
 
-// alternate is the first name a claimant may get when another holds its
-// base name.
-func alternate(base string, cl claimant) string { return candidate(base, cl, 0) }
-
-// candidate is the k-th alternate of a claimant of base: the base with the
-// short hash of (server, id), and for k > 0 of (server, id and k).
+// candidate is the k-th name a claimant of base may get when another holds
+// the base: the base with the short hash of (server, id), and for k > 0 of
+// (server, id and k).
 func candidate(base string, cl claimant, k int) string {
 	if k == 0 {
 		return hashed(base, cl.server, cl.id)

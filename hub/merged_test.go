@@ -58,7 +58,7 @@ func TestMergedDiffAndCollision(t *testing.T) {
 
 	// x's y__z asks for the same name and wins it (x < x__y).
 	d, cols = m.update("x", tools("y__z", "w"))
-	alt := alternate("x__y__z", claimant{"x__y", "z"})
+	alt := candidate("x__y__z", claimant{"x__y", "z"}, 0)
 	require.Equal(t, []string{"x__w", alt}, d.Added)
 	require.Equal(t, []string{"x__y__z"}, d.Changed, "the name now routes to another server")
 	require.Len(t, cols, 1)
@@ -84,7 +84,7 @@ func TestMergedViewIsOrderIndependent(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		servers := []string{"a", "a__b", "b", "c"}
 		// The last asks for the name a__b's c gets when a's b__c wins.
-		items := []string{"b__c", "c", "x", "b", "a", strings.TrimPrefix(alternate("a__b__c", claimant{"a__b", "c"}), "a__")}
+		items := []string{"b__c", "c", "x", "b", "a", strings.TrimPrefix(candidate("a__b__c", claimant{"a__b", "c"}, 0), "a__")}
 		final := map[string][]string{}
 		type step struct {
 			server string
@@ -128,7 +128,7 @@ func TestMergedViewIsOrderIndependent(t *testing.T) {
 // moves to another name, in whatever order the items came; nothing routes
 // to the wrong server and every item keeps a name.
 func TestItemNamedLikeARenamedOneTakesNoOthersName(t *testing.T) {
-	alt := alternate("x__y__z", claimant{"x__y", "z"})
+	alt := candidate("x__y__z", claimant{"x__y", "z"}, 0)
 	hijack := strings.TrimPrefix(alt, "x__") // x's item asks for alt as its base name
 	check := func(t *testing.T, m *merged[mcp.Tool]) {
 		t.Helper()
