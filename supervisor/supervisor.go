@@ -482,7 +482,8 @@ func (s *Supervisor) changedLocked() <-chan struct{} {
 func (s *Supervisor) post(in input) bool {
 	taken, start := s.inbox.push(in)
 	if start {
-		go s.loopThenCommand()
+		// The loop, then the command it handed to this goroutine, if any.
+		go func() { s.runCommands(s.run()) }()
 	}
 	return taken
 }
@@ -498,10 +499,10 @@ func (s *Supervisor) goCmd(f func() input) {
 	}
 }
 
-// runCommands runs command f (counted in s.cmds by goCmd) and posts its
-// result. When no loop runs, this goroutine runs the loop over the result
-// itself, and then the command that loop handed to it, and so on until
-// none is left: a connection's setup runs on one goroutine.
+// runCommands runs command f (counted in s.cmds by goCmd; nil: none) and
+// posts its result. When no loop runs, this goroutine runs the loop over
+// the result itself, and then the command that loop handed to it, and so
+// on until none is left: a connection's setup runs on one goroutine.
 func (s *Supervisor) runCommands(f func() input) {
 	for f != nil {
 		in := f()
@@ -513,14 +514,6 @@ func (s *Supervisor) runCommands(f func() input) {
 		if _, start := s.inbox.push(in); start {
 			f = s.run()
 		}
-	}
-}
-
-// loopThenCommand runs the loop on a new goroutine, and then the command
-// the loop handed to it, if any.
-func (s *Supervisor) loopThenCommand() {
-	if f := s.run(); f != nil {
-		s.runCommands(f)
 	}
 }
 
