@@ -109,11 +109,7 @@ func TestResumedSessionCancelsTheCallItSent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	list(first.ClientSession())
-	st := first.ResumeState()
-	require.NoError(t, first.Detach())
-	resumed, err := wire.Resume(ctx, opts, st)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = resumed.Close() })
+	resumed := detachAndResume(t, ctx, first, opts)
 	list(resumed.ClientSession())
 
 	callCtx, callCancel := context.WithCancel(ctx)
@@ -143,15 +139,11 @@ func TestResumedSessionTakesJSONAnswers(t *testing.T) {
 	opts := wire.Options{Endpoint: url, Era: wire.Era2025, Stream: wire.StreamOff}
 	first := open(t, url, opts)
 	callEcho(t, first.ClientSession())
-	st := first.ResumeState()
-	require.NoError(t, first.Detach())
-	resumed, err := wire.Resume(context.Background(), opts, st)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = resumed.Close() })
+	resumed := detachAndResume(t, context.Background(), first, opts)
 	for range 3 {
 		callEcho(t, resumed.ClientSession())
 	}
-	_, err = resumed.ClientSession().ListPrompts(context.Background(), nil)
+	_, err := resumed.ClientSession().ListPrompts(context.Background(), nil)
 	require.NoError(t, err)
 }
 
@@ -174,11 +166,7 @@ func TestResumedSessionTakesA404AnsweringTheCall(t *testing.T) {
 	}}
 	first := open(t, url, opts)
 	callEcho(t, first.ClientSession())
-	st := first.ResumeState()
-	require.NoError(t, first.Detach())
-	resumed, err := wire.Resume(context.Background(), opts, st)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = resumed.Close() })
+	resumed := detachAndResume(t, context.Background(), first, opts)
 	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
 		if method != "tools/call" || n != 1 { // n 0 was the first session's call
 			return false
@@ -192,7 +180,7 @@ func TestResumedSessionTakesA404AnsweringTheCall(t *testing.T) {
 			`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32602,"message":"no such item"}}`, nil)
 		return true
 	})
-	_, err = resumed.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	_, err := resumed.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
 	require.ErrorContains(t, err, "no such item")
 	callEcho(t, resumed.ClientSession())
 	mu.Lock()
@@ -217,11 +205,7 @@ func TestResumedSessionNumbersItsDiscoverPastTheShift(t *testing.T) {
 	first, err := wire.Open(ctx, opts)
 	require.NoError(t, err)
 	_ = first.Discover(ctx) // a 2025 server refuses it; its id is what counts
-	st := first.ResumeState()
-	require.NoError(t, first.Detach())
-	resumed, err := wire.Resume(ctx, opts, st)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = resumed.Close() })
+	resumed := detachAndResume(t, ctx, first, opts)
 	_ = resumed.Discover(ctx)
 	ids := discoverIDs()
 	require.Len(t, ids, 2)
@@ -240,4 +224,17 @@ func recordingServer(t *testing.T) (context.Context, context.CancelFunc, *mcptes
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	return ctx, cancel, srv, wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Era: wire.Era2025, Stream: wire.StreamOff}
+}
+
+// detachAndResume detaches first and resumes its session with opts: the
+// server's session of before, on a new go-sdk ClientSession, closed when
+// the test ends.
+func detachAndResume(t *testing.T, ctx context.Context, first *wire.Session, opts wire.Options) *wire.Session {
+	t.Helper()
+	st := first.ResumeState()
+	require.NoError(t, first.Detach())
+	resumed, err := wire.Resume(ctx, opts, st)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resumed.Close() })
+	return resumed
 }
