@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // Client names a client under measurement.
@@ -68,6 +69,27 @@ func (c *bareClient) call(ctx context.Context, id string) error {
 }
 
 func (c *bareClient) close() { _ = c.sess.Close() }
+
+// wireClient is a go-sdk session on mcpsup's Transport alone (wire.Open),
+// with no supervisor: figure 4's share of the wire layer.
+type wireClient struct{ s *wire.Session }
+
+// newWireClient opens a wireClient with the standalone stream on, as the
+// supervisor's default has it.
+func newWireClient(ctx context.Context, endpoint string, hc *http.Client) (client, error) {
+	s, err := wire.Open(ctx, wire.Options{Endpoint: endpoint, HTTPClient: hc, Era: wire.Era2025, Stream: wire.StreamOn})
+	if err != nil {
+		return nil, err
+	}
+	return &wireClient{s: s}, nil
+}
+
+func (c *wireClient) call(ctx context.Context, id string) error {
+	_, err := c.s.ClientSession().CallTool(ctx, recordCall(id))
+	return err
+}
+
+func (c *wireClient) close() { _ = c.s.Close() }
 
 type reconnectClient struct {
 	endpoint string

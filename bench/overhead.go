@@ -10,38 +10,48 @@ import (
 )
 
 // OverheadResult compares CallTool through mcpsup with a bare go-sdk
-// ClientSession.CallTool against the same loopback server.
+// ClientSession.CallTool against the same loopback server, and shows the
+// wire layer's share: a go-sdk session on mcpsup's Transport alone
+// (wire.Open), without the supervisor.
 type OverheadResult struct {
 	Rounds, CallsPerRound int
-	// SupervisedMedian and BareMedian are the medians over rounds of the
-	// mean time per call.
-	SupervisedMedian, BareMedian time.Duration
-	// SupervisedAllocs and BareAllocs are allocations per call in the whole
-	// process (client and server); their difference is mcpsup's.
-	SupervisedAllocs, BareAllocs float64
-	// SupervisedBytes and BareBytes are bytes allocated per call in the
-	// whole process.
-	SupervisedBytes, BareBytes float64
-	// SupervisedGoroutines and BareGoroutines are goroutines started per
-	// call in the whole process (runtime/metrics
-	// /sched/goroutines-created:goroutines).
-	SupervisedGoroutines, BareGoroutines float64
-	// PairedRatio is the median over rounds of the round's supervised mean
-	// over its bare mean: each ratio compares two runs side by side, so a
-	// host that slows down or speeds up between rounds moves neither.
-	PairedRatio float64
-	Err         error
+	// Supervised, Wire and Bare are the three clients' figures.
+	Supervised, Wire, Bare CallFigures
+	// PairedRatio and WirePairedRatio are the medians over rounds of the
+	// round's supervised (wire-only) mean over its bare mean: each ratio
+	// compares runs side by side, so a host that slows down or speeds up
+	// between rounds moves neither.
+	PairedRatio, WirePairedRatio float64
+	Err                          error
 }
 
-// Ratio is SupervisedMedian / BareMedian.
+// CallFigures are one client's figures in [OverheadResult].
+type CallFigures struct {
+	// Median is the median over rounds of the mean time per call.
+	Median time.Duration
+	// Allocs and Bytes are allocations and bytes allocated per call in the
+	// whole process (client and server); differences between clients are
+	// the clients' own.
+	Allocs, Bytes float64
+	// Goroutines is goroutines started per call in the whole process
+	// (runtime/metrics /sched/goroutines-created:goroutines).
+	Goroutines float64
+}
+
+// Ratio is the supervised median over the bare median.
 func (r OverheadResult) Ratio() float64 {
-	return float64(r.SupervisedMedian) / float64(r.BareMedian)
+	return float64(r.Supervised.Median) / float64(r.Bare.Median)
 }
 
-// CallOverhead runs figure 4: rounds of callsPerRound calls each, the two
-// clients alternating within every round (ABBA order), both with the
-// standalone stream open, on one plain go-sdk server (no gateway). The
-// calls carry ctx, which should have a deadline, as a host's calls do.
+// overheadOrders are the six orders of the three clients (supervised,
+// wire-only, bare), taken in turn by the rounds, so that no client is
+// always first or always after another.
+var overheadOrders = [][3]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}, {0, 2, 1}, {1, 2, 0}}
+
+// CallOverhead runs figure 4: rounds of callsPerRound calls each, the three
+// clients taking turns within every round (in the six orders in turn), all
+// with the standalone stream open, on one plain go-sdk server (no gateway).
+// The calls carry ctx, which should have a deadline, as a host's calls do.
 func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult {
 	res := OverheadResult{Rounds: rounds, CallsPerRound: callsPerRound}
 	pair, err := newCallPair(ctx)
@@ -50,16 +60,14 @@ func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult
 		return res
 	}
 	defer pair.close()
-	supCall, bareCall := pair.supervised(ctx), pair.bare(ctx)
-	// Warm both paths (connections, pools) before measuring.
+	calls := [3]func() error{pair.supervised(ctx), pair.wireOnly(ctx), pair.bare(ctx)}
+	// Warm every path (connections, pools) before measuring.
 	for range callsPerRound {
-		if err := supCall(); err != nil {
-			res.Err = err
-			return res
-		}
-		if err := bareCall(); err != nil {
-			res.Err = err
-			return res
+		for _, call := range calls {
+			if err := call(); err != nil {
+				res.Err = err
+				return res
+			}
 		}
 	}
 	timeRound := func(call func() error) (time.Duration, error) {
@@ -71,35 +79,34 @@ func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult
 		}
 		return time.Since(start) / time.Duration(callsPerRound), nil
 	}
-	var sup, bare []time.Duration
+	var times [3][]time.Duration
 	for i := range rounds {
-		order := []bool{true, false}
-		if i%2 == 1 {
-			order = []bool{false, true}
-		}
-		for _, supervised := range order {
-			call, dst := bareCall, &bare
-			if supervised {
-				call, dst = supCall, &sup
-			}
-			d, err := timeRound(call)
+		for _, c := range overheadOrders[i%len(overheadOrders)] {
+			d, err := timeRound(calls[c])
 			if err != nil {
 				res.Err = err
 				return res
 			}
-			*dst = append(*dst, d)
+			times[c] = append(times[c], d)
 		}
 	}
-	res.SupervisedMedian, res.BareMedian = median(sup), median(bare)
-	ratios := make([]float64, len(sup))
-	for i := range sup {
-		ratios[i] = float64(sup[i]) / float64(bare[i])
+	res.PairedRatio = pairedRatio(times[0], times[2])
+	res.WirePairedRatio = pairedRatio(times[1], times[2])
+	for c, f := range []*CallFigures{&res.Supervised, &res.Wire, &res.Bare} {
+		f.Median = median(times[c])
+		f.Allocs, f.Bytes, f.Goroutines = allocsPerCall(callsPerRound, calls[c])
+	}
+	return res
+}
+
+// pairedRatio is the median over rounds of a[i]/b[i].
+func pairedRatio(a, b []time.Duration) float64 {
+	ratios := make([]float64, len(a))
+	for i := range a {
+		ratios[i] = float64(a[i]) / float64(b[i])
 	}
 	slices.Sort(ratios)
-	res.PairedRatio = ratios[len(ratios)/2]
-	res.SupervisedAllocs, res.SupervisedBytes, res.SupervisedGoroutines = allocsPerCall(callsPerRound, supCall)
-	res.BareAllocs, res.BareBytes, res.BareGoroutines = allocsPerCall(callsPerRound, bareCall)
-	return res
+	return ratios[len(ratios)/2]
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -134,10 +141,11 @@ func goroutinesStarted() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// callPair is one server with a supervisor and a bare session on it.
+// callPair is one server with a supervisor, a go-sdk session on mcpsup's
+// Transport alone (wire.Open) and a bare go-sdk session on it.
 type callPair struct {
-	srv       *PlainServer
-	sup, sess client
+	srv             *PlainServer
+	sup, wire, sess client
 }
 
 func newCallPair(ctx context.Context) (*callPair, error) {
@@ -145,22 +153,25 @@ func newCallPair(ctx context.Context) (*callPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	sup, err := newClient(ctx, Supervised, srv.URL(), srv.HTTPClient())
+	p := &callPair{srv: srv}
+	if p.sup, err = newClient(ctx, Supervised, srv.URL(), srv.HTTPClient()); err == nil {
+		if p.wire, err = newWireClient(ctx, srv.URL(), srv.HTTPClient()); err == nil {
+			p.sess, err = newClient(ctx, BareSDK, srv.URL(), srv.HTTPClient())
+		}
+	}
 	if err != nil {
-		srv.Close()
+		p.close()
 		return nil, err
 	}
-	bare, err := newClient(ctx, BareSDK, srv.URL(), srv.HTTPClient())
-	if err != nil {
-		sup.close()
-		srv.Close()
-		return nil, err
-	}
-	return &callPair{srv: srv, sup: sup, sess: bare}, nil
+	return p, nil
 }
 
 func (p *callPair) supervised(ctx context.Context) func() error {
 	return func() error { return p.sup.call(ctx, "overhead") }
+}
+
+func (p *callPair) wireOnly(ctx context.Context) func() error {
+	return func() error { return p.wire.call(ctx, "overhead") }
 }
 
 func (p *callPair) bare(ctx context.Context) func() error {
@@ -168,7 +179,10 @@ func (p *callPair) bare(ctx context.Context) func() error {
 }
 
 func (p *callPair) close() {
-	p.sess.close()
-	p.sup.close()
+	for _, c := range []client{p.sess, p.wire, p.sup} {
+		if c != nil {
+			c.close()
+		}
+	}
 	p.srv.Close()
 }

@@ -58,18 +58,7 @@ func (r *Report) Render(w io.Writer) error {
 	b.WriteString(RenderReady(r.Ready))
 	b.WriteString(RenderLost(r.Lost))
 
-	o := r.Overhead
-	p("## 4. CallTool overhead on loopback\n\n")
-	if o.Err != nil {
-		p("error: %s\n\n", o.Err)
-	} else {
-		p("One plain go-sdk server (no gateway), one supervisor and one bare ClientSession on it, both with the standalone stream open; every call carries a context with a deadline, as a host's calls do. %d rounds of %d calls, the clients alternating in ABBA order. The paired ratio is the median over rounds of the round's mcpsup mean over its bare mean, so that the host slowing down or speeding up between rounds (by a tenth on this 2-core machine) moves neither side; the medians are over rounds of the mean time per call. ", o.Rounds, o.CallsPerRound)
-		p("Allocations and goroutines started are counted for the whole process (client and server; testing.AllocsPerRun, runtime/metrics), so the difference is mcpsup's. Goal: within 3%%, at most 8 more allocations per call.\n\n")
-		p("| client | median per call | allocs/call | bytes/call | goroutines started/call |\n|---|---:|---:|---:|---:|\n")
-		p("| %s | %s | %.0f | %.0f | %.2f |\n", Supervised, us(o.SupervisedMedian), o.SupervisedAllocs, o.SupervisedBytes, o.SupervisedGoroutines)
-		p("| %s | %s | %.0f | %.0f | %.2f |\n", BareSDK, us(o.BareMedian), o.BareAllocs, o.BareBytes, o.BareGoroutines)
-		p("| **ratio / extra** | **%.3f** paired (%.3f of the medians) | **%+.0f** | **%+.0f** | **%+.2f** |\n\n", o.PairedRatio, o.Ratio(), o.SupervisedAllocs-o.BareAllocs, o.SupervisedBytes-o.BareBytes, o.SupervisedGoroutines-o.BareGoroutines)
-	}
+	b.WriteString(RenderOverhead(r.Overhead))
 
 	p("## 5. Idle connections\n\n")
 	p("%s Heap is HeapAlloc after two GCs; both are growth over the process before the connections, divided by their number. Goal: at most 8 KiB and one goroutine more per connection than bare go-sdk; setup at most 1.2 times as long. %s The last column counts the goroutines the process started while the connections were opened (runtime/metrics), per connection, the workers excluded: the setup's share that the timing noise of a shared machine does not move.\n\n", r.IdleNote, BareListedNote)
@@ -256,5 +245,27 @@ func RenderLost(lost []LostResult) string {
 		p("| %s | %s | %s | %d | %d | %s | %s | %s |\n", x.Gateway, x.Era, x.Client, x.Lost, x.GETs, off, okFail(x.CallOK), yesNo(x.PushAtEnd))
 	}
 	p("\n")
+	return b.String()
+}
+
+// RenderOverhead renders figure 4, the CallTool overhead, as markdown.
+func RenderOverhead(o OverheadResult) string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("## 4. CallTool overhead on loopback\n\n")
+	if o.Err != nil {
+		p("error: %s\n\n", o.Err)
+	} else {
+		p("One plain go-sdk server (no gateway) and three clients on it, all with the standalone stream open: a supervisor, a go-sdk session on mcpsup's Transport alone (wire.Open, no supervisor: the wire layer's share) and a bare ClientSession. Every call carries a context with a deadline, as a host's calls do. %d rounds of %d calls, the clients taking turns within each round in the six orders in turn. A paired ratio is the median over rounds of the round's mean over bare go-sdk's, so that the host slowing down or speeding up between rounds (by a tenth on this 2-core machine) moves neither side; the medians are over rounds of the mean time per call. ", o.Rounds, o.CallsPerRound)
+		p("Allocations and goroutines started are counted for the whole process (client and server; testing.AllocsPerRun, runtime/metrics), so a difference is the client's. Goal: mcpsup within 3%%, at most 8 more allocations per call.\n\n")
+		p("| client | median per call | paired ratio | allocs/call | bytes/call | goroutines started/call |\n|---|---:|---:|---:|---:|---:|\n")
+		row := func(name string, f CallFigures, ratio string) {
+			p("| %s | %s | %s | %.0f | %.0f | %.2f |\n", name, us(f.Median), ratio, f.Allocs, f.Bytes, f.Goroutines)
+		}
+		row(string(Supervised), o.Supervised, fmt.Sprintf("**%.3f**", o.PairedRatio))
+		row("mcpsup wire layer alone", o.Wire, fmt.Sprintf("%.3f", o.WirePairedRatio))
+		row(string(BareSDK), o.Bare, "1")
+		p("| **mcpsup extra** | %.3f of the medians | | **%+.0f** | **%+.0f** | **%+.2f** |\n\n", o.Ratio(), o.Supervised.Allocs-o.Bare.Allocs, o.Supervised.Bytes-o.Bare.Bytes, o.Supervised.Goroutines-o.Bare.Goroutines)
+	}
 	return b.String()
 }

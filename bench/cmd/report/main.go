@@ -78,9 +78,7 @@ func main() {
 		if o.Err != nil {
 			log.Fatal(o.Err)
 		}
-		fmt.Printf("CallTool %s: median %v, %.0f allocs, %.0f B per call\n", bench.Supervised, o.SupervisedMedian, o.SupervisedAllocs, o.SupervisedBytes)
-		fmt.Printf("CallTool %s: median %v, %.0f allocs, %.0f B per call\n", bench.BareSDK, o.BareMedian, o.BareAllocs, o.BareBytes)
-		fmt.Printf("ratio %.3f paired (%.3f of the medians), %+.0f allocs, %+.0f B, %+.2f goroutines started per call\n", o.PairedRatio, o.Ratio(), o.SupervisedAllocs-o.BareAllocs, o.SupervisedBytes-o.BareBytes, o.SupervisedGoroutines-o.BareGoroutines)
+		fmt.Print(bench.RenderOverhead(o))
 		return
 	}
 
