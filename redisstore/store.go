@@ -133,26 +133,14 @@ type envelope struct {
 }
 
 // Load reads the server's state; see hub.Store. A state that is not this
-// package's JSON form, or larger than MaxBytes, is hub.ErrCorrupt; one
-// saved under another server's name is hub.ErrForeign.
+// package's JSON form, larger than MaxBytes, or not a Redis string is
+// hub.ErrCorrupt; one saved under another server's name is hub.ErrForeign.
+// No more than MaxBytes of a state are read from Redis.
 func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
 	fail := func(err error) error { return &hub.StoreError{Op: "load", Server: server, Err: err} }
-	if err := checkName(server); err != nil {
-		return nil, fail(err)
-	}
-	data, err := s.Client.Get(ctx, s.keys(server).state).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, fail(hub.ErrNotFound)
-	}
+	env, err := s.read(ctx, server)
 	if err != nil {
 		return nil, fail(err)
-	}
-	if len(data) > s.max() {
-		return nil, fail(fmt.Errorf("%w: %d bytes, more than %d", hub.ErrCorrupt, len(data), s.max()))
-	}
-	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fail(fmt.Errorf("%w: %v", hub.ErrCorrupt, err))
 	}
 	switch {
 	case env.Version != Version:
@@ -171,18 +159,41 @@ func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeStat
 // of the lease it was saved under ("" for an unfenced Save), or an error
 // as Load's.
 func (s *Store) SavedBy(ctx context.Context, server string) (string, error) {
-	data, err := s.Client.Get(ctx, s.keys(server).state).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return "", &hub.StoreError{Op: "load", Server: server, Err: hub.ErrNotFound}
-	}
+	env, err := s.read(ctx, server)
 	if err != nil {
 		return "", &hub.StoreError{Op: "load", Server: server, Err: err}
 	}
-	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return "", &hub.StoreError{Op: "load", Server: server, Err: fmt.Errorf("%w: %v", hub.ErrCorrupt, err)}
-	}
 	return env.Holder, nil
+}
+
+// read returns the server's stored envelope, decoded: hub.ErrNotFound when
+// none is stored, hub.ErrCorrupt when the key holds no Redis string, one
+// over MaxBytes (which is not sent by Redis) or no JSON envelope.
+func (s *Store) read(ctx context.Context, server string) (envelope, error) {
+	var env envelope
+	if err := checkName(server); err != nil {
+		return env, err
+	}
+	res, err := readScript.Run(ctx, s.Client, []string{s.keys(server).state}, s.max()).Slice()
+	if err != nil {
+		return env, err
+	}
+	kind, _ := res[0].(int64)
+	switch {
+	case kind == 0:
+		return env, hub.ErrNotFound
+	case kind == 1 && len(res) == 2:
+		return env, fmt.Errorf("%w: a Redis %v, not a string", hub.ErrCorrupt, res[1])
+	case kind == 2 && len(res) == 2:
+		return env, fmt.Errorf("%w: %v bytes, more than %d", hub.ErrCorrupt, res[1], s.max())
+	case kind == 3 && len(res) == 2:
+		data, _ := res[1].(string)
+		if err := json.Unmarshal([]byte(data), &env); err != nil {
+			return env, fmt.Errorf("%w: %v", hub.ErrCorrupt, err)
+		}
+		return env, nil
+	}
+	return env, fmt.Errorf("read script answered %v", res)
 }
 
 func (s *Store) encode(server, holder string, rs *supervisor.ResumeState) ([]byte, error) {
@@ -234,12 +245,37 @@ func (s *Store) Delete(ctx context.Context, server string) error {
 
 // The lease scripts. Each runs atomically at Redis: one round trip.
 var (
+	// KEYS: state. ARGV: the most bytes read.
+	// {0} none; {1, type} not a string; {2, length} over the bound;
+	// {3, state}.
+	readScript = redis.NewScript(`
+local t = redis.call('TYPE', KEYS[1]).ok
+if t == 'none' then return {0} end
+if t ~= 'string' then return {1, t} end
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then return {2, n} end
+return {3, redis.call('GET', KEYS[1])}`)
+
 	// KEYS: lease, token, fence. ARGV: holder, ttl ms.
 	// {1, token} acquired; {0, pttl} held by another.
+	// A lease key without expiry (no Store writes one) is given the TTL,
+	// so it ends within one TTL like any holder's. A counter that is not
+	// an integer starts again after the fence's token, the last one
+	// handed out.
 	acquireScript = redis.NewScript(`
 local left = redis.call('PTTL', KEYS[1])
+if left == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {0, tonumber(ARGV[2])}
+end
 if left ~= -2 then return {0, left} end
-local t = redis.call('INCR', KEYS[2])
+local t = redis.pcall('INCR', KEYS[2])
+if type(t) ~= 'number' then
+  local f = redis.pcall('GET', KEYS[3])
+  t = 1
+  if type(f) == 'string' then t = (tonumber(string.match(f, ':(%d+)$')) or 0) + 1 end
+  redis.call('SET', KEYS[2], t)
+end
 local v = ARGV[1] .. ':' .. t
 if not redis.call('SET', KEYS[1], v, 'NX', 'PX', ARGV[2]) then return {0, 0} end
 redis.call('SET', KEYS[3], v)
@@ -257,7 +293,7 @@ local f = redis.call('GET', KEYS[2])
 if cur == false and (f == false or f == ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('SET', KEYS[2], ARGV[1])
-  if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[3]) then
+  if (tonumber(redis.pcall('GET', KEYS[3])) or 0) < tonumber(ARGV[3]) then
     redis.call('SET', KEYS[3], ARGV[3])
   end
   if f == false then return 2 end
