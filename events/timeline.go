@@ -31,10 +31,12 @@ func (e *LineError) Unwrap() error { return e.Err }
 // ReadJSONLines reads events written one per line by [JSONLines], in order.
 // Blank lines are skipped. It stops at the first bad line with a
 // [*LineError], returning the events read before it; a line longer than
-// [MaxLineBytes] is a bad line.
+// [MaxLineBytes] (its line break not counted) is a bad line.
 func ReadJSONLines(r io.Reader) ([]Event, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	// bufio.Scanner refuses a token that fills its buffer before the line
+	// break shows: one byte more, so a line of MaxLineBytes is read.
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes+1)
 	var out []Event
 	line := 0
 	for sc.Scan() {

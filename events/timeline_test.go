@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -111,6 +112,30 @@ func TestReadJSONLinesErrors(t *testing.T) {
 	var out bytes.Buffer
 	require.Error(t, events.Timeline(&out, strings.NewReader("nope\n")))
 	require.Zero(t, out.Len(), "nothing is written for a bad stream")
+}
+
+// TestReadJSONLinesBoundIsTheLinesBytes: a line of MaxLineBytes bytes is
+// read, before a line break and at the end of the stream; one byte more is a
+// bad line, and bufio.ErrTooLong says why.
+func TestReadJSONLinesBoundIsTheLinesBytes(t *testing.T) {
+	line := func(n int) string {
+		head, tail := `{"v":1,"kind":"transition","detail":"`, `"}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+	}
+	atBound := line(events.MaxLineBytes)
+	require.Len(t, atBound, events.MaxLineBytes)
+	for _, in := range []string{atBound + "\n" + atBound + "\n", atBound + "\n" + atBound} {
+		evs, err := events.ReadJSONLines(strings.NewReader(in))
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+	}
+	for _, in := range []string{line(events.MaxLineBytes+1) + "\n", line(events.MaxLineBytes + 1)} {
+		_, err := events.ReadJSONLines(strings.NewReader(in))
+		var le *events.LineError
+		require.ErrorAs(t, err, &le)
+		require.Equal(t, 1, le.Line)
+		require.ErrorIs(t, err, bufio.ErrTooLong)
+	}
 }
 
 func TestLiveTimeline(t *testing.T) {

@@ -49,9 +49,13 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	writable := true
 	for {
 		chunk, err := br.ReadSlice('\n')
+		n := len(line) + len(chunk)
+		if err == nil {
+			n-- // the "\n" is not the line's
+		}
 		switch {
 		case tooLong:
-		case len(line)+len(chunk) > f.max+1: // the "\n" is not the line's
+		case n > f.max:
 			tooLong = true
 			line = line[:0]
 		default:
@@ -60,12 +64,12 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		complete := err == nil
+		ended := err == nil || err == io.EOF // a line, or the last one without its "\n"
 		if tooLong {
-			if complete {
+			if ended {
 				f.drop(fmt.Sprintf("a line longer than %d bytes", f.max))
 			}
-		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && (complete || err == io.EOF) {
+		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && ended {
 			if why := notMessage(msg); why != "" {
 				f.drop(why + ": " + quote(msg))
 			} else if writable {

@@ -43,6 +43,35 @@ func TestStdoutFilterPassesOnlyJSONRPCMessages(t *testing.T) {
 	assert.Equal(t, int64(5), f.count.Load())
 }
 
+// TestStdoutFilterBoundIsTheLinesBytes: a message of MaxLineBytes bytes
+// passes, before a line break and as the last line without one; a byte more
+// is dropped in both places.
+func TestStdoutFilterBoundIsTheLinesBytes(t *testing.T) {
+	const max = 64
+	msg := func(n int) string {
+		head, tail := `{"jsonrpc":"2.0","id":1,"result":{"t":"`, `"}}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+	}
+	atBound, past := msg(max), msg(max+1)
+	for _, tc := range []struct{ in, out string }{
+		{atBound + "\n", atBound + "\n"},
+		{atBound, atBound + "\n"},
+		{past + "\n", ""},
+		{past, ""},
+	} {
+		var drops []string
+		f := &stdoutFilter{max: max, dropped: func(n int, why string) { drops = append(drops, why) }}
+		var out bytes.Buffer
+		require.NoError(t, f.copyLines(strings.NewReader(tc.in), &out))
+		assert.Equal(t, tc.out, out.String(), "%d bytes in", len(tc.in))
+		if tc.out == "" {
+			assert.Equal(t, []string{"a line longer than 64 bytes"}, drops, "%d bytes in", len(tc.in))
+		} else {
+			assert.Empty(t, drops)
+		}
+	}
+}
+
 // TestStdoutFilterDropsAMessageWithMoreOnItsLine: go-sdk frames stdout with
 // encoding/json's Decoder and ends the connection when the byte after a
 // value is not a line break (mcp/transport.go newIOConnLimited), while

@@ -9,8 +9,16 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Sentinel errors. Every error a Supervisor returns wraps one of these or is a
-// *CallError; test with errors.Is and errors.As.
+// Sentinel errors; test with errors.Is and errors.As. The error of a call
+// (CallTool, GetPrompt, ReadResource, Complete, Subscribe, Unsubscribe,
+// SetLoggingLevel, Ping) is a *CallError, whose Err is one of these or the
+// request's own error; only nil params, a caller's bug, fail with a plain
+// error naming the method. WaitForState's error is a *StateError wrapping
+// one of these or its context's error; RefreshCatalog's is such a
+// *StateError, its context's error, or the *probes.ListError of a re-list
+// that failed. New refuses a Config with a *ResumeStateError, a
+// *CommandError, ErrConfigConflict or ErrCommandUnsupported, and a missing
+// or malformed Endpoint with a plain error naming Config.Endpoint.
 var (
 	// ErrNotReady: the call could not be sent because the supervisor is in
 	// a state that serves no calls (idle before Start, or a terminal
