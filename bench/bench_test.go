@@ -15,24 +15,24 @@ import (
 // BenchmarkCallToolSupervised is one tools/call through a Supervisor on a
 // loopback go-sdk server.
 func BenchmarkCallToolSupervised(b *testing.B) {
-	benchCall(b, (*callPair).supervised)
+	benchCall(b, (*callClients).supervised)
 }
 
 // BenchmarkCallToolBare is the same call through a bare go-sdk
 // ClientSession on the same kind of server.
 func BenchmarkCallToolBare(b *testing.B) {
-	benchCall(b, (*callPair).bare)
+	benchCall(b, (*callClients).bare)
 }
 
-func benchCall(b *testing.B, pick func(*callPair, context.Context) func() error) {
+func benchCall(b *testing.B, pick func(*callClients, context.Context) func() error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pair, err := newCallPair(ctx)
+	cc, err := newCallClients(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer pair.close()
-	call := pick(pair, ctx)
+	defer cc.close()
+	call := pick(cc, ctx)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := call(); err != nil {

@@ -71,8 +71,12 @@ func (c *bareClient) call(ctx context.Context, id string) error {
 func (c *bareClient) close() { _ = c.sess.Close() }
 
 // wireClient is a go-sdk session on mcpsup's Transport alone (wire.Open),
-// with no supervisor: figure 4's share of the wire layer.
-type wireClient struct{ s *wire.Session }
+// with no supervisor: figure 4's share of the wire layer. It calls as a
+// bareClient does; close closes the wire session.
+type wireClient struct {
+	bareClient
+	s *wire.Session
+}
 
 // newWireClient opens a wireClient with the standalone stream on, as the
 // supervisor's default has it.
@@ -81,12 +85,7 @@ func newWireClient(ctx context.Context, endpoint string, hc *http.Client) (clien
 	if err != nil {
 		return nil, err
 	}
-	return &wireClient{s: s}, nil
-}
-
-func (c *wireClient) call(ctx context.Context, id string) error {
-	_, err := c.s.ClientSession().CallTool(ctx, recordCall(id))
-	return err
+	return &wireClient{bareClient: bareClient{sess: s.ClientSession()}, s: s}, nil
 }
 
 func (c *wireClient) close() { _ = c.s.Close() }

@@ -10,22 +10,22 @@ import (
 // context.Background() does: the call runs on the supervisor's call clock
 // (Config.CallTimeout, extended by progress).
 func BenchmarkCallToolSupervisedNoDeadline(b *testing.B) {
-	benchCallNoDeadline(b, (*callPair).supervised)
+	benchCallNoDeadline(b, (*callClients).supervised)
 }
 
 // BenchmarkCallToolBareNoDeadline is BenchmarkCallToolBare with a caller
 // that gives no deadline.
 func BenchmarkCallToolBareNoDeadline(b *testing.B) {
-	benchCallNoDeadline(b, (*callPair).bare)
+	benchCallNoDeadline(b, (*callClients).bare)
 }
 
-func benchCallNoDeadline(b *testing.B, pick func(*callPair, context.Context) func() error) {
-	pair, err := newCallPair(context.Background())
+func benchCallNoDeadline(b *testing.B, pick func(*callClients, context.Context) func() error) {
+	cc, err := newCallClients(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer pair.close()
-	call := pick(pair, context.Background())
+	defer cc.close()
+	call := pick(cc, context.Background())
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := call(); err != nil {

@@ -54,13 +54,13 @@ var overheadOrders = [][3]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}, {0, 2,
 // The calls carry ctx, which should have a deadline, as a host's calls do.
 func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult {
 	res := OverheadResult{Rounds: rounds, CallsPerRound: callsPerRound}
-	pair, err := newCallPair(ctx)
+	cc, err := newCallClients(ctx)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	defer pair.close()
-	calls := [3]func() error{pair.supervised(ctx), pair.wireOnly(ctx), pair.bare(ctx)}
+	defer cc.close()
+	calls := [3]func() error{cc.supervised(ctx), cc.wireOnly(ctx), cc.bare(ctx)}
 	// Warm every path (connections, pools) before measuring.
 	for range callsPerRound {
 		for _, call := range calls {
@@ -141,19 +141,19 @@ func goroutinesStarted() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// callPair is one server with a supervisor, a go-sdk session on mcpsup's
+// callClients is one server with a supervisor, a go-sdk session on mcpsup's
 // Transport alone (wire.Open) and a bare go-sdk session on it.
-type callPair struct {
+type callClients struct {
 	srv             *PlainServer
 	sup, wire, sess client
 }
 
-func newCallPair(ctx context.Context) (*callPair, error) {
+func newCallClients(ctx context.Context) (*callClients, error) {
 	srv, err := NewPlainServer()
 	if err != nil {
 		return nil, err
 	}
-	p := &callPair{srv: srv}
+	p := &callClients{srv: srv}
 	if p.sup, err = newClient(ctx, Supervised, srv.URL(), srv.HTTPClient()); err == nil {
 		if p.wire, err = newWireClient(ctx, srv.URL(), srv.HTTPClient()); err == nil {
 			p.sess, err = newClient(ctx, BareSDK, srv.URL(), srv.HTTPClient())
@@ -166,19 +166,19 @@ func newCallPair(ctx context.Context) (*callPair, error) {
 	return p, nil
 }
 
-func (p *callPair) supervised(ctx context.Context) func() error {
+func (p *callClients) supervised(ctx context.Context) func() error {
 	return func() error { return p.sup.call(ctx, "overhead") }
 }
 
-func (p *callPair) wireOnly(ctx context.Context) func() error {
+func (p *callClients) wireOnly(ctx context.Context) func() error {
 	return func() error { return p.wire.call(ctx, "overhead") }
 }
 
-func (p *callPair) bare(ctx context.Context) func() error {
+func (p *callClients) bare(ctx context.Context) func() error {
 	return func() error { return p.sess.call(ctx, "overhead") }
 }
 
-func (p *callPair) close() {
+func (p *callClients) close() {
 	for _, c := range []client{p.sess, p.wire, p.sup} {
 		if c != nil {
 			c.close()
