@@ -178,7 +178,10 @@ func (s *Store) read(ctx context.Context, server string) (envelope, error) {
 	if err != nil {
 		return env, err
 	}
-	kind, _ := res[0].(int64)
+	var kind int64 = -1
+	if len(res) > 0 {
+		kind, _ = res[0].(int64)
+	}
 	switch {
 	case kind == 0:
 		return env, hub.ErrNotFound
