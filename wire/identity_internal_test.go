@@ -43,7 +43,7 @@ func TestRequestIdentity(t *testing.T) {
 		{"method first", ` {"method":"ping","params":{},"id":0}`, false, "ping", "0"},
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"x"}`, false, "x", ""},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, "notifications/initialized", ""},
-		{"response", `{"jsonrpc":"2.0","id":3,"result":{}}`, false, "", "3"},
+		{"response: no request id", `{"jsonrpc":"2.0","id":3,"result":{}}`, false, "", ""},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, false, "", ""},
 		{"batch after space", "\n [{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", false, "", ""},
 		{"not JSON", `hello`, false, "", ""},

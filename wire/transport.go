@@ -110,6 +110,22 @@ type Config struct {
 	// 0 means [DefaultMaxSSEEvent] (16 MiB, go-sdk's own
 	// mcp.DefaultMaxEventSize).
 	MaxSSEEvent int
+	// MaxResponsesInFlight bounds how many POSTs of go-sdk's responses to
+	// the server's requests (ping, roots/list, sampling/createMessage,
+	// elicitation/create) wait for the server's answer at once; one past it
+	// is not sent: go-sdk is answered 202 locally and the drop reported
+	// ([OnDroppedResponse], a [*ResponseDroppedError]). 0 means
+	// [DefaultMaxResponsesInFlight] (16).
+	MaxResponsesInFlight int
+	// ResponseTimeout bounds each POST of such a response, from the request
+	// until its answer's body is closed (go-sdk sends them with a context
+	// that never ends); the session's Close and Detach cut them too. 0 means
+	// [DefaultResponseTimeout] (30 s).
+	ResponseTimeout time.Duration
+	// OnDroppedResponse, when set, is called for every response dropped
+	// past MaxResponsesInFlight, from the goroutine that sent it. It must
+	// not block.
+	OnDroppedResponse func(*ResponseDroppedError)
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
 	// OAuthHandler, when set, authorizes every request the Transport sends:
@@ -167,6 +183,8 @@ type Transport struct {
 	idShift  atomic.Int64 // added to go-sdk's request ids on the wire (idshift.go); 0 on a fresh session
 	answered answeredIDs  // requests whose whole answer came with the response
 	drains   drains       // bounds the answer streams' drains on Close
+	// responses bounds the POSTs of go-sdk's responses (responses.go).
+	responses *responses
 
 	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
@@ -193,6 +211,7 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxJSONBody <= 0 {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
+	t.responses = newResponses(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)
 	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody, cfg.Logger)
 	t.auth.onCredential = cfg.OnCredential
 	t.base = t.auth
@@ -346,6 +365,14 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		t.finish(req, x)
 		return nil, err // era.go: an outage of server/discover is not "2025 only"
 	}
+	if isResponse(&x) {
+		return t.postResponse(req, &x, func(req *http.Request) (*http.Response, error) { return t.send(req, x) })
+	}
+	return t.send(req, x)
+}
+
+// send sends a POST and admits its answer; x is its record so far.
+func (t *Transport) send(req *http.Request, x Exchange) (*http.Response, error) {
 	shift := t.shiftOf() // read once: what the request goes out with, the answer comes back with
 	out, shifted := shiftRequest(req, &x, shift)
 	resp, err := t.base.RoundTrip(withAcceptEncoding(out))
@@ -466,8 +493,19 @@ func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) {
 // http.NewRequestWithContext keeps (see [inMemoryBody]), else through
 // GetBody. A longer one, or one of unknown length, is scanned token by
 // token up to the first id and method, reading at most maxRequestScan
-// bytes. A batch (a JSON array) has no single identity: "", "".
+// bytes. A batch (a JSON array) has no single identity: "", "". A message
+// without a method (go-sdk's response to a request of the server's) has no
+// request id either: its id is the server's, not one go-sdk made, and it
+// expects no answer.
 func requestIdentity(req *http.Request) (method, id string) {
+	if method, id = readIdentity(req); method == "" {
+		return "", ""
+	}
+	return method, id
+}
+
+// readIdentity is [requestIdentity] before it drops a response's id.
+func readIdentity(req *http.Request) (method, id string) {
 	if r, ok := inMemoryBody(req.Body); ok && req.ContentLength > 0 && req.ContentLength <= maxIdentityBody && int64(r.Len()) == req.ContentLength {
 		return identityAt(r, r.Size()-int64(r.Len()), req.ContentLength)
 	}

@@ -1,0 +1,158 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Defaults of the bound on go-sdk's POSTs of its responses to the server's
+// requests (see [Config.MaxResponsesInFlight], [Config.ResponseTimeout]).
+const (
+	DefaultMaxResponsesInFlight = 16
+	DefaultResponseTimeout      = 30 * time.Second
+)
+
+// ErrResponseDropped is matched (errors.Is) by every [*ResponseDroppedError].
+var ErrResponseDropped = errors.New("mcpsup/wire: response to a request of the server dropped")
+
+// ResponseDroppedError records a response of the client to a request of the
+// server's (an answer to ping, roots/list, sampling/createMessage,
+// elicitation/create) that the Transport did not send, because
+// [Config.MaxResponsesInFlight] POSTs of responses were already waiting for
+// the server's answer: a server that sends requests faster than it takes
+// their answers, or never answers the POSTs, would otherwise hold a
+// goroutine and a connection per request, without bound. go-sdk is
+// answered 202 Accepted in the server's place, so the session lives; the
+// server's request stays unanswered, as if the answer were lost on the way.
+type ResponseDroppedError struct {
+	// InFlight is the bound that was reached.
+	InFlight int
+	// Dropped counts the responses this Transport dropped so far, this one
+	// included (1 for the first).
+	Dropped int
+}
+
+func (e *ResponseDroppedError) Error() string {
+	return fmt.Sprintf("mcpsup/wire: response to a request of the server dropped (%d already in flight; %d dropped in all)", e.InFlight, e.Dropped)
+}
+
+// Is reports target == ErrResponseDropped.
+func (e *ResponseDroppedError) Is(target error) bool { return target == ErrResponseDropped }
+
+// isResponse reports whether a POST's record is go-sdk's response to a
+// request of the server: go-sdk POSTs requests, notifications (both with a
+// method) and responses (no method, and no id of a request).
+func isResponse(x *Exchange) bool { return x.Method == "" && x.RequestID == "" }
+
+// responses bounds the POSTs of responses in flight on one Transport, in
+// number (max) and in time (timeout, from the request until its answer's
+// body is closed). go-sdk sends each with a context that never ends
+// (internal/jsonrpc2 processResult's notDone), on a goroutine of the
+// request's, so without the bound a server that never answers them holds
+// one goroutine and one connection per request it sends. close cuts those
+// in flight, which go-sdk's Close would not: the Transport's life is theirs.
+// The zero value is not ready: see [newResponses]. Safe for concurrent use.
+type responses struct {
+	max     int
+	timeout time.Duration
+	life    context.Context // ends at close
+	end     context.CancelFunc
+
+	mu       sync.Mutex
+	inFlight int
+	dropped  int
+	closed   bool
+}
+
+func newResponses(max int, timeout time.Duration) *responses {
+	if max <= 0 {
+		max = DefaultMaxResponsesInFlight
+	}
+	if timeout <= 0 {
+		timeout = DefaultResponseTimeout
+	}
+	r := &responses{max: max, timeout: timeout}
+	r.life, r.end = context.WithCancel(context.Background())
+	return r
+}
+
+// take returns req bounded in time and the release of its place, or, when
+// max are in flight, the error the drop is reported with (nil once closed:
+// nothing is to be sent, nothing reported).
+func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *ResponseDroppedError) {
+	r.mu.Lock()
+	if r.closed || r.inFlight >= r.max {
+		if !r.closed {
+			r.dropped++
+			dropped = &ResponseDroppedError{InFlight: r.max, Dropped: r.dropped}
+		}
+		r.mu.Unlock()
+		return nil, nil, dropped
+	}
+	r.inFlight++
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
+	stop := context.AfterFunc(r.life, cancel)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			stop()
+			cancel()
+			r.mu.Lock()
+			r.inFlight--
+			r.mu.Unlock()
+		})
+	}
+	return req.WithContext(ctx), release, nil
+}
+
+// close cuts the responses in flight and refuses those to come.
+func (r *responses) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.end()
+}
+
+// postResponse sends a response of go-sdk's (see [responses]); past the
+// bound it answers 202 locally and reports the drop.
+func (t *Transport) postResponse(req *http.Request, x *Exchange, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	bounded, release, dropped := t.responses.take(req)
+	if bounded == nil {
+		x.Local, x.Status = true, http.StatusAccepted
+		if dropped != nil {
+			x.Problem = dropped.Error()
+			t.log.Debug("mcpsup/wire: response dropped", "in_flight", dropped.InFlight, "dropped", dropped.Dropped)
+		}
+		t.finish(req, *x)
+		if dropped != nil && t.cfg.OnDroppedResponse != nil {
+			t.cfg.OnDroppedResponse(dropped)
+		}
+		return localResponse(req, http.StatusAccepted, "", nil, nil), nil
+	}
+	resp, err := send(bounded)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
+	return resp, nil
+}
+
+// releaseOnClose gives a response's place back when its answer's body is
+// closed.
+type releaseOnClose struct {
+	io.ReadCloser
+	release func()
+}
+
+func (r *releaseOnClose) Close() error {
+	err := r.ReadCloser.Close()
+	r.release()
+	return err
+}
