@@ -67,6 +67,15 @@ const (
 	// is annotated readOnlyHint or idempotentHint). Fields: Op, Name, and
 	// the first attempt's Delivery, Verdict and Generation.
 	KindCallResent Kind = "call-resent"
+	// KindResponseDropped: the client's response to a request of the
+	// server's (ping, roots/list, sampling/createMessage ...) was not sent,
+	// because as many POSTs of responses as the wire layer allows were
+	// waiting for the server's answer (a server sending requests faster
+	// than it takes their answers); the session is unaffected and the
+	// server's request stays unanswered. The first 16 drops of a session
+	// each have one, then every 1024th. Fields: Detail (the bound, how many
+	// were dropped), Generation.
+	KindResponseDropped Kind = "response-dropped"
 	// KindStdoutLineDropped: a stdio server wrote a line on stdout that is
 	// not one JSON-RPC message (a log line, a batch, an oversized line) or
 	// that answers an id no request carried; it was not handed to go-sdk

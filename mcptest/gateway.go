@@ -150,6 +150,11 @@ type message struct {
 	ID     json.RawMessage `json:"id"`
 }
 
+// response reports whether msg is a JSON-RPC response: an id, no method.
+func (msg message) response() bool {
+	return msg.Method == "" && len(msg.ID) > 0 && string(msg.ID) != "null"
+}
+
 // ServeHTTP logs the request, then applies the first rule that selects it,
 // or passes it to the server.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -160,7 +165,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	prevID := g.notePrevID(msg.ID)
 	// The rule is chosen before the request is logged: a test that saw the
 	// request in the log finds it counted in Fired too.
-	rule := g.selectRule(r.Method, msg.Method, sessionID, r.Header)
+	rule := g.selectRule(r.Method, msg.Method, msg.response(), sessionID, r.Header)
 	e := Entry{
 		Verb:            r.Method,
 		Method:          msg.Method,
@@ -228,7 +233,7 @@ type readCloser struct {
 
 // selectRule counts the request against every rule's conditions and
 // returns the first rule whose occurrence selects it.
-func (g *Gateway) selectRule(verb, method, sessionID string, header http.Header) *installedRule {
+func (g *Gateway) selectRule(verb, method string, response bool, sessionID string, header http.Header) *installedRule {
 	unknown := sessionID != "" && g.opts.KnownSession != nil && !g.opts.KnownSession(sessionID)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -238,7 +243,7 @@ func (g *Gateway) selectRule(verb, method, sessionID string, header http.Header)
 		if m.Verb != "" && m.Verb != verb {
 			continue
 		}
-		if m.Method != "" && m.Method != method {
+		if m.Method != "" && m.Method != method || m.Response && !response {
 			continue
 		}
 		if !m.Header.matches(header) {

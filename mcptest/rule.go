@@ -42,6 +42,9 @@ type Match struct {
 	// "resources/templates/list" ...); "" matches any. A non-empty Method
 	// never matches a request without a JSON-RPC body (GET, DELETE).
 	Method string
+	// Response, when set, selects only POSTs of a JSON-RPC response (an id
+	// and no method: the client's answer to a request of the server's).
+	Response bool
 	// Session selects by the Mcp-Session-Id header; the zero value matches
 	// any.
 	Session SessionMatch

@@ -108,17 +108,22 @@ func (e *handshakeExitError) Unwrap() []error { return []error{e.exit, e.err} }
 // not flood the sink.
 func (c *commandConnector) dropped(gen uint64) func(int, string) {
 	return func(n int, why string) {
-		if n <= maxDropEvents || n%dropEventEvery == 0 {
+		if reportDrop(n) {
 			c.s.post(stdoutLineDropped{gen: gen, n: n, why: why})
 		}
 	}
 }
 
-// Bounds of the stdout-line-dropped events of one process.
+// Bounds of the events of one session's drops (stdout lines, responses).
 const (
 	maxDropEvents  = 16
 	dropEventEvery = 1024
 )
+
+// reportDrop reports whether the n-th drop (from 1) has an event: each of
+// the first maxDropEvents, then every dropEventEvery-th, so a flood of
+// drops does not flood the sink.
+func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0 }
 
 // exited relays the exit of the process of generation gen into an event.
 func (c *commandConnector) exited(gen uint64) func(*ProcessExitError) {

@@ -74,16 +74,17 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 		Client:     c.client(spec.hooks),
 		Era:        era,
 		Wire: wire.Config{
-			Switch:           c.s.streams, // every session inherits the decision
-			Clock:            cfg.Clock,
-			Logger:           cfg.Logger,
-			OnExchange:       w.exchange,
-			OnStreamRestored: spec.hooks.streamRestored,
-			OnStreamDeclined: declinedHook(spec.hooks.streamDeclined),
-			OnDroppedEvent:   c.droppedEvent(spec.gen),
-			Stream:           cfg.StreamKeeper.toWire(),
-			OAuthHandler:     cfg.OAuthHandler,
-			OnCredential:     c.s.redact.addCredential,
+			Switch:            c.s.streams, // every session inherits the decision
+			Clock:             cfg.Clock,
+			Logger:            cfg.Logger,
+			OnExchange:        w.exchange,
+			OnStreamRestored:  spec.hooks.streamRestored,
+			OnStreamDeclined:  declinedHook(spec.hooks.streamDeclined),
+			OnDroppedEvent:    c.droppedEvent(spec.gen),
+			OnDroppedResponse: c.droppedResponse(spec.gen),
+			Stream:            cfg.StreamKeeper.toWire(),
+			OAuthHandler:      cfg.OAuthHandler,
+			OnCredential:      c.s.redact.addCredential,
 
 			FallbackAfterOutage: fallback,
 		},
@@ -97,6 +98,17 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
 	return func(e *wire.EventError) {
 		c.s.post(streamEventDropped{gen: gen, detail: e.Error()})
+	}
+}
+
+// droppedResponse relays the responses the wire layer dropped in
+// generation gen into events, as [commandConnector.dropped] does stdout
+// lines: each of the first maxDropEvents, then every dropEventEvery-th.
+func (c *wireConnector) droppedResponse(gen uint64) func(*wire.ResponseDroppedError) {
+	return func(e *wire.ResponseDroppedError) {
+		if reportDrop(e.Dropped) {
+			c.s.post(responseDropped{gen: gen, detail: e.Error()})
+		}
 	}
 }
 

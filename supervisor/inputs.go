@@ -70,6 +70,11 @@ type (
 		gen    uint64
 		detail string
 	}
+	// responseDropped: the wire layer dropped a response of generation gen.
+	responseDropped struct {
+		gen    uint64
+		detail string
+	}
 )
 
 // From timers: a retry is due; the re-list gap passed; a catalog poll is
@@ -122,6 +127,10 @@ func (in pollDue) take(s *Supervisor)           { s.pollNow(in.gen) }
 
 func (in streamEventDropped) take(s *Supervisor) {
 	s.emitEvent(events.Event{Kind: events.KindStreamEventDropped, Generation: in.gen, Detail: in.detail})
+}
+
+func (in responseDropped) take(s *Supervisor) {
+	s.emitEvent(events.Event{Kind: events.KindResponseDropped, Generation: in.gen, Detail: in.detail})
 }
 
 func (in streamChanged) take(s *Supervisor) {

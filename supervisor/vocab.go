@@ -65,6 +65,7 @@ const (
 	KindRateLimitWindow    = events.KindRateLimitWindow
 	KindSessionOpened      = events.KindSessionOpened
 	KindSessionEnded       = events.KindSessionEnded
+	KindResponseDropped    = events.KindResponseDropped
 	KindStdoutLineDropped  = events.KindStdoutLineDropped
 	KindProcessExited      = events.KindProcessExited
 	KindEraChanged         = events.KindEraChanged

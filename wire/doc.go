@@ -27,7 +27,11 @@
 // answer only, and never follows a redirect. An answer it refuses becomes a
 // JSON-RPC error response for the request's id (code [CodeHTTPAnswer],
 // naming what was wrong, [Exchange.Problem]), so only that request fails;
-// the answer to a notification is recorded and never fatal. It carries the blind-resume handshake (answers `initialize` locally),
+// the answer to a notification is recorded and never fatal. The POSTs of
+// go-sdk's responses to the server's requests are bounded in number and
+// time ([Config.MaxResponsesInFlight], [Config.ResponseTimeout]; one past
+// the bound is dropped, a [*ResponseDroppedError]). It carries the
+// blind-resume handshake (answers `initialize` locally),
 // keeps the standalone SSE stream from ever ending a session by itself
 // (failure story S5; see [StreamConfig]: go-sdk's GET is answered at once and
 // the server's stream is dialed behind it, so connecting never waits for
