@@ -13,6 +13,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // commandConnector opens sessions with a stdio server: every Dial starts
@@ -62,7 +63,8 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	version := c.version
 	c.mu.Unlock()
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
-		stray: func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) }}
+		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
+		dropped: c.droppedResponse(spec.gen)}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -114,6 +116,21 @@ func (c *commandConnector) dropped(gen uint64) func(int, string) {
 	}
 }
 
+// droppedResponse relays the responses markingConn dropped in generation
+// gen into events, as [commandConnector.dropped] does stdout lines.
+func (c *commandConnector) droppedResponse(gen uint64) func(int) {
+	return func(n int) {
+		if reportDrop(n) {
+			c.s.post(responseDropped{gen: gen, detail: fmt.Sprintf(
+				"response to a request of the server dropped (%d already being written to its stdin; %d dropped in all)", maxResponsesInFlight, n)})
+		}
+	}
+}
+
+// maxResponsesInFlight bounds the responses to a stdio server's requests
+// being written at once, as the wire layer bounds their POSTs.
+const maxResponsesInFlight = wire.DefaultMaxResponsesInFlight
+
 // Bounds of the events of one session's drops (stdout lines, responses).
 const (
 	maxDropEvents  = 16
@@ -158,8 +175,9 @@ func stdioFacts(next mcp.MethodHandler) mcp.MethodHandler {
 // (internal/jsonrpc2 conn.go, "How should we report unexpected
 // responses?"), and a server that answers ids it was never sent is broken.
 type markingTransport struct {
-	inner mcp.Transport
-	stray func(jsonrpc.ID)
+	inner   mcp.Transport
+	stray   func(jsonrpc.ID)
+	dropped func(n int) // the n-th response dropped (see markingConn)
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -167,7 +185,7 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &markingConn{Connection: conn, stray: t.stray}, nil
+	return &markingConn{Connection: conn, stray: t.stray, dropped: t.dropped}, nil
 }
 
 // markingConn writes each message on a goroutine of its own and returns
@@ -178,13 +196,23 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // it completes or the process's stdin is closed; its request counts as
 // written (it may still reach the server). A write that fails (the process
 // ended mid-write) did not deliver its request whole: not written.
+//
+// A response to a request of the server's is written with a context that
+// never ends (go-sdk's internal/jsonrpc2 processResult), so a server that
+// sends requests and stops reading its stdin would hold a goroutine or two
+// per request; at most maxResponsesInFlight are written at once, and one
+// past it is dropped (Write returns nil, nothing is written) and told to
+// dropped, as the wire layer drops the POST of one.
 type markingConn struct {
 	mcp.Connection
-	stray   func(jsonrpc.ID)
-	mu      sync.Mutex
-	closed  bool           // no write starts once Close began
-	highest int64          // the highest request id handed to Write
-	writes  sync.WaitGroup // writes still running
+	stray     func(jsonrpc.ID)
+	dropped   func(n int)
+	mu        sync.Mutex
+	closed    bool           // no write starts once Close began
+	highest   int64          // the highest request id handed to Write
+	writes    sync.WaitGroup // writes still running
+	responses int            // responses being written
+	drops     int            // responses dropped
 }
 
 // Read returns the next message but a response to an id no request
@@ -229,13 +257,29 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if n, ok := req.ID.Raw().(int64); ok && n > c.highest {
 			c.highest = n // before the write: the answer may come before Write returns
 		}
+	} else if c.responses >= maxResponsesInFlight {
+		c.drops++
+		n := c.drops
+		c.mu.Unlock()
+		if c.dropped != nil {
+			c.dropped(n)
+		}
+		return nil
+	} else {
+		c.responses++
 	}
 	c.writes.Add(1)
 	c.mu.Unlock()
 	done := make(chan error, 1)
 	go func() {
 		defer c.writes.Done()
-		done <- c.Connection.Write(context.WithoutCancel(ctx), msg)
+		err := c.Connection.Write(context.WithoutCancel(ctx), msg)
+		if !isReq {
+			c.mu.Lock()
+			c.responses--
+			c.mu.Unlock()
+		}
+		done <- err
 	}()
 	select {
 	case err := <-done:

@@ -10,7 +10,8 @@
 // lines on stdout, then answer; stderr {text}: write text to stderr; pings: answer
 // how many ping requests it received (answered or not); closeout: close
 // stdout and keep running, the call unanswered; stray: print two
-// responses to ids never sent, then answer; pid:
+// responses to ids never sent, then answer; deafflood {n}: stop reading
+// stdin, print n ping requests, then answer; pid:
 // answer "<pid> <pgid> <child pid>".
 package main
 
@@ -127,6 +128,17 @@ func main() {
 		out.raw(`{"jsonrpc":"2.0","id":"not-an-id","result":{}}` + "\n")
 		return text("strayed"), nil, nil
 	})
+	stdin := &gatedReader{r: os.Stdin, shut: make(chan struct{})}
+	type floodArgs struct {
+		N int `json:"n"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "deafflood"}, func(_ context.Context, _ *mcp.CallToolRequest, a floodArgs) (*mcp.CallToolResult, any, error) {
+		stdin.once.Do(func() { close(stdin.shut) })
+		for i := range a.N {
+			out.raw(fmt.Sprintf(`{"jsonrpc":"2.0","id":"flood-%d","method":"ping"}`+"\n", i+1))
+		}
+		return text("flooded"), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "closeout"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		out.mu.Lock() // nothing is written after
 		_ = os.Stdout.Close()
@@ -140,7 +152,7 @@ func main() {
 		return text(fmt.Sprintf("%d %d %d", os.Getpid(), pgid, childPID)), nil, nil
 	})
 
-	err := srv.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: out})
+	err := srv.Run(context.Background(), &mcp.IOTransport{Reader: stdin, Writer: out})
 	if err != nil && !strings.Contains(err.Error(), "EOF") {
 		fmt.Fprintln(os.Stderr, "server:", err)
 	}
@@ -177,3 +189,22 @@ func (l *lineWriter) raw(s string) {
 }
 
 func (l *lineWriter) Close() error { return nil }
+
+// gatedReader reads r until shut is closed, then blocks for good: a server
+// that stopped reading its stdin (a read under way still returns).
+type gatedReader struct {
+	r    io.Reader
+	once sync.Once
+	shut chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	select {
+	case <-g.shut:
+		select {}
+	default:
+		return g.r.Read(p)
+	}
+}
+
+func (g *gatedReader) Close() error { return nil }
