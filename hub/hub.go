@@ -487,8 +487,11 @@ const (
 // catalog (a KindMergedCatalogChanged event), its calls in flight are
 // canceled, and its session is ended or kept as leave says; calls to the
 // other servers go on meanwhile. It returns once the supervisor has stopped
-// and the store has been written (the server's store errors, *StoreError,
-// are also events), or a *ServerError wrapping ErrUnknownServer. With a
+// and the store has been written, or ctx ended first: the error joins the
+// server's store errors, each a *StoreError (also an event), and one
+// *StoreError wrapping ctx's error for each of its writes not done then
+// (which still runs, within Config.StoreTimeout); or it is a *ServerError
+// wrapping ErrUnknownServer. With a
 // Leaser, the writes are fenced by the server's lease (none when this
 // replica is standby) and the lease is released after them.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
@@ -547,10 +550,12 @@ func (h *Hub) release(e *entry) {
 
 // Close stops every server, ending their server-side sessions (DELETE), and
 // deletes their stored resume states. Detach keeps them instead. It returns
-// once every supervisor has stopped and the store has been written (or
-// Config.StoreTimeout passed: a write still running then ends within its own
-// StoreTimeout); the error joins the store's errors (each also an event). Close and Detach are idempotent: only
-// the first call acts.
+// once every supervisor has stopped and the store has been written, or
+// Config.StoreTimeout passed (a write still running then ends within its
+// own StoreTimeout); the error joins the store's errors, each a *StoreError
+// (also an event), and one *StoreError wrapping context.DeadlineExceeded
+// for each write not done when StoreTimeout passed. Close and Detach are
+// idempotent: only the first call acts.
 func (h *Hub) Close() error { return h.stopAll(EndSession) }
 
 // Detach stops every server without ending their sessions and saves each

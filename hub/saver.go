@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -21,6 +22,8 @@ type saver struct {
 	pending map[string]write
 	order   []string
 	running bool
+	current string        // the server whose write runs ("" when none)
+	curOp   string        // its op: "save" or "delete"
 	idle    chan struct{} // closed while no write waits or runs
 	errs    []*StoreError // not yet returned by a flush
 }
@@ -67,17 +70,16 @@ func (s *saver) run() {
 		s.order = s.order[1:]
 		w := s.pending[server]
 		delete(s.pending, server)
+		op := w.op()
+		s.current, s.curOp = server, op
 		s.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-		op := "save"
 		var err error
 		switch {
 		case w.rs == nil && w.lease != nil:
-			op = "delete"
 			err = w.lease.Delete(ctx)
 		case w.rs == nil:
-			op = "delete"
 			err = s.store.Delete(ctx, server)
 		case w.lease != nil:
 			err = w.lease.Save(ctx, w.rs)
@@ -85,37 +87,54 @@ func (s *saver) run() {
 			err = s.store.Save(ctx, server, w.rs)
 		}
 		cancel()
+		var se *StoreError
 		if err != nil {
-			se, ok := errors.AsType[*StoreError](err)
-			if !ok || se.Server != server {
+			var ok bool
+			if se, ok = errors.AsType[*StoreError](err); !ok || se.Server != server {
 				se = &StoreError{Op: op, Server: server, Err: err}
 			}
-			s.failed(op, server, se)
-			s.mu.Lock()
+		}
+		// In one step, so that a flush finds the write running or its error.
+		s.mu.Lock()
+		s.current, s.curOp = "", ""
+		if se != nil {
 			s.errs = append(s.errs, se)
-			s.mu.Unlock()
+		}
+		s.mu.Unlock()
+		if se != nil {
+			s.failed(op, server, se)
 		}
 	}
 }
 
+// op names the write: "save" or "delete".
+func (w write) op() string {
+	if w.rs == nil {
+		return "delete"
+	}
+	return "save"
+}
+
 // flush waits until every queued write is done, or ctx ends, and returns
 // the write errors of server ("": of every server) not returned before,
-// joined.
+// joined, each a *StoreError. When ctx ends first, each of server's writes
+// not done yet is one more *StoreError wrapping ctx's error (the write
+// itself still runs, or waits its turn, bounded by the store timeout).
 func (s *saver) flush(ctx context.Context, server string) error {
 	s.mu.Lock()
 	idle := s.idle
 	running := s.running
 	s.mu.Unlock()
+	var errs []error
 	if running {
 		select {
 		case <-idle:
 		case <-ctx.Done():
-			return ctx.Err()
+			errs = s.unfinished(server, ctx.Err())
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var errs []error
 	kept := s.errs[:0]
 	for _, se := range s.errs {
 		if server == "" || se.Server == server {
@@ -126,4 +145,21 @@ func (s *saver) flush(ctx context.Context, server string) error {
 	}
 	s.errs = kept
 	return errors.Join(errs...)
+}
+
+// unfinished returns a *StoreError for each write of server ("": of every
+// server) running or waiting, wrapping err.
+func (s *saver) unfinished(server string, err error) []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	if s.current != "" && (server == "" || s.current == server) {
+		errs = append(errs, &StoreError{Op: s.curOp, Server: s.current, Err: fmt.Errorf("not done when the wait ended: %w", err)})
+	}
+	for _, name := range s.order {
+		if server == "" || name == server {
+			errs = append(errs, &StoreError{Op: s.pending[name].op(), Server: name, Err: fmt.Errorf("not done when the wait ended: %w", err)})
+		}
+	}
+	return errs
 }

@@ -126,3 +126,74 @@ func TestStateOfAnotherEndpointStartsFresh(t *testing.T) {
 	require.Equal(t, 1, f.servers["a"].Log().Count("initialize"))
 	require.Equal(t, supervisor.Ready, h.Health()[0].State)
 }
+
+// blockingStore holds every Delete until release is closed (or its
+// context ends) and tells of each on deleting.
+type blockingStore struct {
+	hub.FileStore
+	deleting chan string
+	release  chan struct{}
+}
+
+func (s *blockingStore) Delete(ctx context.Context, server string) error {
+	s.deleting <- server
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.FileStore.Delete(ctx, server)
+}
+
+// Remove whose context ends before the server's store write is done
+// returns a *StoreError naming the server and the write, wrapping the
+// context's error, not the bare context error; the write still runs and
+// its outcome is nobody's error later.
+func TestRemoveWhoseContextEndsNamesTheUnfinishedWrite(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {}, "b": {}})
+	store := &blockingStore{FileStore: hub.FileStore{Dir: t.TempDir()}, deleting: make(chan string, 4), release: make(chan struct{})}
+	h := f.hub(f.config(store))
+
+	ctx, cancel := context.WithCancel(f.ctx)
+	removed := make(chan error, 1)
+	go func() { removed <- h.Remove(ctx, "a", hub.EndSession) }()
+	select {
+	case name := <-store.deleting:
+		require.Equal(t, "a", name)
+	case <-f.ctx.Done():
+		t.Fatal("no delete")
+	}
+	cancel()
+	err := <-removed
+	var se *hub.StoreError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, "a", se.Server)
+	require.Equal(t, "delete", se.Op)
+	require.ErrorIs(t, err, context.Canceled)
+
+	close(store.release)
+	require.NoError(t, h.Close(), "the finished write left no error behind")
+	require.Equal(t, "b", <-store.deleting)
+}
+
+// Close whose store writes outlast StoreTimeout names every server whose
+// write failed or was not done, each a *StoreError wrapping
+// context.DeadlineExceeded.
+func TestCloseNamesTheWritesStoreTimeoutCut(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {}, "b": {}})
+	store := &blockingStore{FileStore: hub.FileStore{Dir: t.TempDir()}, deleting: make(chan string, 4), release: make(chan struct{})}
+	cfg := f.config(store)
+	cfg.StoreTimeout = 50 * time.Millisecond
+	h := f.hub(cfg)
+
+	err := h.Close()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	named := map[string]bool{}
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var se *hub.StoreError
+		require.ErrorAs(t, e, &se)
+		require.Equal(t, "delete", se.Op)
+		named[se.Server] = true
+	}
+	require.Equal(t, map[string]bool{"a": true, "b": true}, named)
+}
