@@ -18,7 +18,7 @@ import (
 // *StateError, its context's error, or the *probes.ListError of a re-list
 // that failed. New refuses a Config with a *ResumeStateError, a
 // *CommandError, ErrConfigConflict or ErrCommandUnsupported, and a missing
-// or malformed Endpoint with a plain error naming Config.Endpoint.
+// or malformed Endpoint with an *EndpointError.
 var (
 	// ErrNotReady: the call could not be sent because the supervisor is in
 	// a state that serves no calls (idle before Start, or a terminal
@@ -38,6 +38,25 @@ var (
 	// ErrClosed: the supervisor was closed.
 	ErrClosed = errors.New("mcpsup: closed")
 )
+
+// EndpointError reports a Config.Endpoint that New refuses: missing, not a
+// URL, or not an absolute http or https URL with a host. Its fields are
+// redacted: the endpoint's credentials (userinfo, query values) and
+// anything the redaction patterns match are masked, and the endpoint is cut
+// to 200 bytes.
+type EndpointError struct {
+	// Endpoint is the refused value, redacted ("" when missing).
+	Endpoint string
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *EndpointError) Error() string {
+	if e.Endpoint == "" {
+		return "mcpsup: Config.Endpoint: " + e.Reason
+	}
+	return fmt.Sprintf("mcpsup: Config.Endpoint %q: %s", e.Endpoint, e.Reason)
+}
 
 // StateError reports a call refused because of the supervisor's state, or
 // a wait (WaitForState, a call's wait for ready) that ended before the state

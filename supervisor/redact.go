@@ -107,16 +107,6 @@ func (s *Supervisor) keepSessionIDs() {
 	}
 }
 
-// redactedError is an error whose text is redacted and whose chain is the
-// original's, for errors.Is and errors.As.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
 // endpointText redacts text made before a supervisor exists (Config and
 // resume state validation): by the patterns, and the credentials of the
 // endpoints it names (events.Redactor.AddEndpointSecrets).

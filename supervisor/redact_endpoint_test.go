@@ -132,15 +132,26 @@ func TestEndpointQueryCredentialsMaskedInConfigErrors(t *testing.T) {
 	const mine, theirs = "Myacc3ssTokenValue", "Th3irAccessTokenValue"
 	endpoint := "http://127.0.0.1:1/mcp?accessToken=" + mine
 	_, err := supervisor.New(supervisor.Config{Endpoint: "ftp://127.0.0.1/mcp?accessToken=" + mine})
-	require.Error(t, err)
+	var ee *supervisor.EndpointError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, "want an absolute http or https URL", ee.Reason)
 	assert.Contains(t, err.Error(), "accessToken=")
 	assert.NotContains(t, err.Error(), mine)
 
-	// url.Parse refuses it, and its error quotes the whole endpoint.
+	// url.Parse refuses it, and its error quotes the whole endpoint: no
+	// chain leads to it.
 	_, err = supervisor.New(supervisor.Config{Endpoint: "http://127.0.0.1:1/%zz?accessToken=" + mine})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "invalid URL escape")
+	require.ErrorAs(t, err, &ee)
+	assert.Contains(t, ee.Reason, "invalid URL escape")
 	assert.NotContains(t, err.Error(), mine)
+	for e := error(err); e != nil; e = errors.Unwrap(e) {
+		assert.NotContains(t, e.Error(), mine)
+	}
+
+	_, err = supervisor.New(supervisor.Config{})
+	require.ErrorAs(t, err, &ee)
+	assert.Empty(t, ee.Endpoint)
+	assert.Contains(t, ee.Reason, "missing")
 
 	_, err = supervisor.New(supervisor.Config{Endpoint: endpoint, Resume: &supervisor.ResumeState{
 		Version: supervisor.ResumeStateVersion, Endpoint: "http://127.0.0.1:2/mcp?accessToken=" + theirs,

@@ -174,15 +174,22 @@ func New(cfg Config) (*Supervisor, error) {
 // validEndpoint accepts an absolute http or https URL with a host.
 func validEndpoint(endpoint string) error {
 	if endpoint == "" {
-		return errors.New("mcpsup: Config.Endpoint (a streamable HTTP URL) or Config.Command (a stdio server) is required")
+		return &EndpointError{Reason: "missing: Config.Endpoint (a streamable HTTP URL) or Config.Command (a stdio server) is required"}
 	}
+	shown := endpointText(cutText(endpoint, 200), endpoint)
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		// url.Error prints the URL, credentials included.
-		return &redactedError{msg: endpointText("mcpsup: Config.Endpoint: "+err.Error(), endpoint), err: err}
+		// url.Error prints the URL, credentials included: its cause alone,
+		// redacted, and no chain to it.
+		var ue *url.Error
+		why := err.Error()
+		if errors.As(err, &ue) {
+			why = ue.Err.Error()
+		}
+		return &EndpointError{Endpoint: shown, Reason: "not a URL: " + endpointText(why, endpoint)}
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("mcpsup: Config.Endpoint %q: want an absolute http or https URL", endpointText(cutText(endpoint, 200), endpoint))
+		return &EndpointError{Endpoint: shown, Reason: "want an absolute http or https URL"}
 	}
 	return nil
 }
