@@ -55,13 +55,16 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 	return nil
 }
 
-// Ping sends MCP `ping` on the live session, waiting for ready as a call
-// does (Config.MaxCallWait), and fails with a *CallError as a call does. A
-// failed ping is judged as a call: only transport and session-expired
-// replace the session. Safe for concurrent use.
+// Ping asks the live session's server whether it answers, waiting for
+// ready as a call does (Config.MaxCallWait), and fails with a *CallError as
+// a call does: MCP `ping` before protocol 2026-07-28; from it, which has no
+// ping (a go-sdk server answers -32601), `server/discover` over HTTP, as the
+// keepalive does, and over stdio a -32601 answer is taken as life. A failed
+// ping is judged as a call: only transport and session-expired replace the
+// session. Safe for concurrent use.
 func (s *Supervisor) Ping(ctx context.Context) error {
 	_, err := do(s, ctx, "ping", "", nil, func(ctx context.Context, sess session) (struct{}, error) {
-		return struct{}{}, sess.Ping(ctx)
+		return struct{}{}, sess.Alive(ctx)
 	})
 	return err
 }

@@ -53,6 +53,17 @@ func TestPing(t *testing.T) {
 	assert.Equal(t, 1, e.srv.Log().Count("ping"))
 }
 
+// A 2026-07-28 session has no ping: Ping asks with server/discover, as the
+// keepalive does, and succeeds.
+func TestPingOn20260728SendsDiscover(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 1, Mode: mcptest.Sessionless2026}, supervisor.Config{Era: supervisor.Era20260728})
+	e.start()
+	discovers := e.srv.Log().Count("server/discover")
+	require.NoError(t, e.sup.Ping(e.ctx))
+	assert.Equal(t, 0, e.srv.Log().Count("ping"))
+	assert.Equal(t, discovers+1, e.srv.Log().Count("server/discover"))
+}
+
 func TestClientOptionsKeepAliveIsTheSupervisors(t *testing.T) {
 	_, err := supervisor.New(supervisor.Config{Endpoint: "http://127.0.0.1:1/mcp", KeepAlive: time.Minute,
 		ClientOptions: mcp.ClientOptions{KeepAlive: 2 * time.Minute}})

@@ -21,7 +21,6 @@ type session interface {
 	Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error
 	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 	SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error
-	Ping(ctx context.Context) error
 	// Alive sends the era's cheapest request that proves the session
 	// lives, for the keepalive and for verifying a session after a
 	// transport failure: ping before 2026-07-28, server/discover from it
