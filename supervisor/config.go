@@ -24,8 +24,9 @@ const (
 	// is kept in the resume state for Config.HostileMemory.
 	StreamAuto StreamPolicy = iota
 	// StreamOn always opens the stream; it is still never fatal to a
-	// session. A GET-hostile server is re-dialed on the backoff, at most
-	// once per StreamKeeper.MaxBackoff (30s by default).
+	// session. A GET-hostile server is re-dialed on the backoff: from
+	// StreamKeeper.InitialBackoff (1 s by default), doubling, then at most
+	// once per StreamKeeper.MaxBackoff (30 s by default).
 	StreamOn
 	// StreamOff never opens the stream. A dead session is then found by the
 	// next call, or by the keepalive ping when Config.KeepAlive is set.
@@ -354,7 +355,10 @@ type Config struct {
 	// HTTP answer) or session-expired, or two pings in a row without an
 	// answer, end the session without DELETE, and the supervisor replaces
 	// it ("the session died"); any other failure (a 401, 429, 5xx, 403 ...)
-	// keeps the session, as it does on a call. go-sdk's own
+	// keeps the session, as it does on a call. A ping answered -32601
+	// (method not found: a server that serves no ping) or canceled stops
+	// the session's keepalive for good; the next session has its own.
+	// go-sdk's own
 	// ClientOptions.KeepAlive, which sends DELETE on any failed ping, is
 	// never used: a positive ClientOptions.KeepAlive is taken as this field
 	// (New refuses the two naming different intervals with
