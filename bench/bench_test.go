@@ -24,7 +24,7 @@ func BenchmarkCallToolBare(b *testing.B) {
 	benchCall(b, (*callClients).bare)
 }
 
-func benchCall(b *testing.B, pick func(*callClients, context.Context) func() error) {
+func benchCall(b *testing.B, pick func(*callClients, context.Context) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cc, err := newCallClients(ctx)
@@ -32,10 +32,9 @@ func benchCall(b *testing.B, pick func(*callClients, context.Context) func() err
 		b.Fatal(err)
 	}
 	defer cc.close()
-	call := pick(cc, ctx)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := call(); err != nil {
+		if err := pick(cc, ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,16 +19,15 @@ func BenchmarkCallToolBareNoDeadline(b *testing.B) {
 	benchCallNoDeadline(b, (*callClients).bare)
 }
 
-func benchCallNoDeadline(b *testing.B, pick func(*callClients, context.Context) func() error) {
+func benchCallNoDeadline(b *testing.B, pick func(*callClients, context.Context) error) {
 	cc, err := newCallClients(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cc.close()
-	call := pick(cc, context.Background())
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := call(); err != nil {
+		if err := pick(cc, context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

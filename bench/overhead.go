@@ -15,6 +15,11 @@ import (
 // (wire.Open), without the supervisor.
 type OverheadResult struct {
 	Rounds, CallsPerRound int
+	// OwnContext reports that each call had a context of its own, with a
+	// deadline, canceled once the call returned (context.WithTimeout and
+	// defer cancel, as a Go host calls); otherwise every call shared the
+	// run's context.
+	OwnContext bool
 	// Supervised, Wire and Bare are the three clients' figures.
 	Supervised, Wire, Bare CallFigures
 	// PairedRatio and WirePairedRatio are the medians over rounds of the
@@ -51,16 +56,24 @@ var overheadOrders = [][3]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}, {0, 2,
 // CallOverhead runs figure 4: rounds of callsPerRound calls each, the three
 // clients taking turns within every round (in the six orders in turn), all
 // with the standalone stream open, on one plain go-sdk server (no gateway).
-// The calls carry ctx, which should have a deadline, as a host's calls do.
-func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult {
-	res := OverheadResult{Rounds: rounds, CallsPerRound: callsPerRound}
+// The calls carry ctx, which should have a deadline; with ownContext each
+// call carries a context of its own derived from it (see
+// [OverheadResult.OwnContext]).
+func CallOverhead(ctx context.Context, rounds, callsPerRound int, ownContext bool) OverheadResult {
+	res := OverheadResult{Rounds: rounds, CallsPerRound: callsPerRound, OwnContext: ownContext}
 	cc, err := newCallClients(ctx)
 	if err != nil {
 		res.Err = err
 		return res
 	}
 	defer cc.close()
-	calls := [3]func() error{cc.supervised(ctx), cc.wireOnly(ctx), cc.bare(ctx)}
+	var calls [3]func() error
+	for i, call := range [3]func(context.Context) error{cc.supervised, cc.wireOnly, cc.bare} {
+		calls[i] = func() error { return call(ctx) }
+		if ownContext {
+			calls[i] = withOwnContext(ctx, call)
+		}
+	}
 	// Warm every path (connections, pools) before measuring.
 	for range callsPerRound {
 		for _, call := range calls {
@@ -97,6 +110,16 @@ func CallOverhead(ctx context.Context, rounds, callsPerRound int) OverheadResult
 		f.Allocs, f.Bytes, f.Goroutines = allocsPerCall(callsPerRound, calls[c])
 	}
 	return res
+}
+
+// withOwnContext runs call with a context of its own, with a deadline a
+// minute out, canceled when call returns.
+func withOwnContext(ctx context.Context, call func(context.Context) error) func() error {
+	return func() error {
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		return call(cctx)
+	}
 }
 
 // pairedRatio is the median over rounds of a[i]/b[i].
@@ -166,17 +189,9 @@ func newCallClients(ctx context.Context) (*callClients, error) {
 	return p, nil
 }
 
-func (p *callClients) supervised(ctx context.Context) func() error {
-	return func() error { return p.sup.call(ctx, "overhead") }
-}
-
-func (p *callClients) wireOnly(ctx context.Context) func() error {
-	return func() error { return p.wire.call(ctx, "overhead") }
-}
-
-func (p *callClients) bare(ctx context.Context) func() error {
-	return func() error { return p.sess.call(ctx, "overhead") }
-}
+func (p *callClients) supervised(ctx context.Context) error { return p.sup.call(ctx, "overhead") }
+func (p *callClients) wireOnly(ctx context.Context) error   { return p.wire.call(ctx, "overhead") }
+func (p *callClients) bare(ctx context.Context) error       { return p.sess.call(ctx, "overhead") }
 
 func (p *callClients) close() {
 	for _, c := range []client{p.sess, p.wire, p.sup} {

@@ -14,7 +14,7 @@ import (
 func TestCallOverheadTimesThreeClients(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	o := CallOverhead(ctx, len(overheadOrders), 2)
+	o := CallOverhead(ctx, len(overheadOrders), 2, false)
 	require.NoError(t, o.Err)
 	for name, f := range map[string]CallFigures{"supervised": o.Supervised, "wire": o.Wire, "bare": o.Bare} {
 		require.Positive(t, f.Median, name)

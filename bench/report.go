@@ -12,14 +12,16 @@ const Command = "go run ./bench/cmd/report"
 
 // Report holds every figure of one run.
 type Report struct {
-	Machine  Machine
-	Elapsed  time.Duration
-	Extra    []ExtraResult
-	Listing  []ListingResult // the failed-listing part of figure 1
-	Ready    []ReadyResult
-	Lost     []LostResult
-	Overhead OverheadResult
-	Idle     []IdleResult
+	Machine Machine
+	Elapsed time.Duration
+	Extra   []ExtraResult
+	Listing []ListingResult // the failed-listing part of figure 1
+	Ready   []ReadyResult
+	Lost    []LostResult
+	// Overhead is figure 4 with every call on the run's context;
+	// OverheadOwn with a context of its own per call.
+	Overhead, OverheadOwn OverheadResult
+	Idle                  []IdleResult
 	// IdleNote says where the idle figure's server ran and what was not
 	// measured.
 	IdleNote string
@@ -59,6 +61,7 @@ func (r *Report) Render(w io.Writer) error {
 	b.WriteString(RenderLost(r.Lost))
 
 	b.WriteString(RenderOverhead(r.Overhead))
+	b.WriteString(RenderOverhead(r.OverheadOwn))
 
 	p("## 5. Idle connections\n\n")
 	p("%s Heap is HeapAlloc after two GCs; both are growth over the process before the connections, divided by their number. Goal: at most 8 KiB and one goroutine more per connection than bare go-sdk; setup at most 1.2 times as long. %s The last column counts the goroutines the process started while the connections were opened (runtime/metrics), per connection, the workers excluded: the setup's share that the timing noise of a shared machine does not move.\n\n", r.IdleNote, BareListedNote)
@@ -252,12 +255,21 @@ func RenderLost(lost []LostResult) string {
 func RenderOverhead(o OverheadResult) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("## 4. CallTool overhead on loopback\n\n")
-	if o.Err != nil {
-		p("error: %s\n\n", o.Err)
+	if o.OwnContext {
+		p("### Each call with a context of its own\n\n")
 	} else {
-		p("One plain go-sdk server (no gateway) and three clients on it, all with the standalone stream open: a supervisor, a go-sdk session on mcpsup's Transport alone (wire.Open, no supervisor: the wire layer's share) and a bare ClientSession. Every call carries a context with a deadline, as a host's calls do. %d rounds of %d calls, the clients taking turns within each round in the six orders in turn. A paired ratio is the median over rounds of the round's mean over bare go-sdk's, so that the host slowing down or speeding up between rounds (by a tenth on this 2-core machine) moves neither side; the medians are over rounds of the mean time per call. ", o.Rounds, o.CallsPerRound)
+		p("## 4. CallTool overhead on loopback\n\n")
+	}
+	switch {
+	case o.Err != nil:
+		p("error: %s\n\n", o.Err)
+	case o.OwnContext:
+		p("The same three clients and server in a second run, each call made as a Go host makes it: with a context of its own (`context.WithTimeout`, a minute), canceled as the call returns (`defer cancel()`). %d rounds of %d calls, paired as above. go-sdk hands a call its result before it has read its answer's body to the end; a request whose context ends then loses its connection (net/http reuses one only after EOF), so the next call dials a new one. The supervisor cancels its call's context only once the answer's stream is closed (`wire.AfterAnswers`); the wire layer alone and bare go-sdk do not. Goal as above.\n\n", o.Rounds, o.CallsPerRound)
+	default:
+		p("One plain go-sdk server (no gateway) and three clients on it, all with the standalone stream open: a supervisor, a go-sdk session on mcpsup's Transport alone (wire.Open, no supervisor: the wire layer's share) and a bare ClientSession. Every call carries the run's context, which has a deadline; none is canceled (see the second table for calls that each have their own). %d rounds of %d calls, the clients taking turns within each round in the six orders in turn. A paired ratio is the median over rounds of the round's mean over bare go-sdk's, so that the host slowing down or speeding up between rounds (by a tenth on this 2-core machine) moves neither side; the medians are over rounds of the mean time per call. ", o.Rounds, o.CallsPerRound)
 		p("Allocations and goroutines started are counted for the whole process (client and server; testing.AllocsPerRun, runtime/metrics), so a difference is the client's. Goal: mcpsup within 3%%, at most 8 more allocations per call.\n\n")
+	}
+	if o.Err == nil {
 		p("| client | median per call | paired ratio | allocs/call | bytes/call | goroutines started/call |\n|---|---:|---:|---:|---:|---:|\n")
 		row := func(name string, f CallFigures, ratio string) {
 			p("| %s | %s | %s | %.0f | %.0f | %.2f |\n", name, us(f.Median), ratio, f.Allocs, f.Bytes, f.Goroutines)

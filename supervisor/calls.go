@@ -200,28 +200,27 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
 	caller := ctx
-	// The call ends when its session is released (expired, died,
-	// replaced: its answers can no longer arrive) and on Close, instead of
-	// waiting for its deadline: cancel is what ends it.
-	var end canceler
+	// The call ends when its caller gives up, when its session is released
+	// (expired, died, replaced: its answers can no longer arrive) and on
+	// Close, instead of waiting for its deadline: the clock's cancel is
+	// what ends it. A caller without a deadline gets CallTimeout, extended
+	// by progress.
+	var c *callClock
 	var release func()
 	if _, ok := caller.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		end, release = cancelFunc(cancel), cancel
+		c = newCallClock(ctx, s.cfg.Clock, 0, 0)
+		release = c.finish // detached by then: the release
 	} else {
-		// CallTimeout, extended by progress: the call's clock is also its
-		// cancel, one context where a second would cost five allocations.
-		var c *callClock
 		c, release = s.boundCall(ctx, progress)
-		ctx, end = c, c
 	}
-	defer s.inflight.leave(s.inflight.join(live, end))
+	defer s.inflight.leave(s.inflight.join(live, c))
 	// The call's context ends once its answer's stream is closed, not
-	// before: a request cut before its body's end costs its connection.
-	ctx = wire.WithExchange(ctx)
+	// before, nor when its caller ends its own context as it returns: a
+	// request cut before its body's end costs its connection.
+	ctx = c // its exchanges too (wire.Exchanges)
 	defer wire.AfterAnswers(ctx, release)
 	res, err := call(ctx, live.sess)
+	c.detach()
 	if err == nil {
 		return res, nil, nil
 	}

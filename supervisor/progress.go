@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // A call the supervisor bounds with Config.CallTimeout (its caller's context
@@ -17,10 +20,11 @@ import (
 // the call's start. A long-running tool that streams progress is not cut
 // off; one that goes silent still is.
 
-// callClock is the context of one bounded call: its parent's values, and
-// done when the parent is, or when the timeout passes without progress
-// (Err: context.DeadlineExceeded, as a context.WithTimeout gives, so the
-// verdict is timeout). It has no fixed Deadline. Safe for concurrent use.
+// callClock is the context of one call: its parent's values, and done when
+// the parent is (until [callClock.detach]), or, for a bounded call, when the
+// timeout passes without progress (Err: context.DeadlineExceeded, as a
+// context.WithTimeout gives, so the verdict is timeout); a bounded call has
+// no fixed Deadline. Safe for concurrent use.
 //
 // Contexts derived from it (net/http derives one per request) register
 // through its AfterFunc method, as they do with the context package's own
@@ -28,6 +32,9 @@ import (
 // context to watch Done.
 type callClock struct {
 	context.Context // the parent: values and its own end
+	// ex collects the call's exchanges (wire.WithExchange, in the same
+	// allocation).
+	ex wire.Exchanges
 
 	clock   clockwork.Clock
 	timeout time.Duration
@@ -39,6 +46,12 @@ type callClock struct {
 	done       chan struct{}
 	err        error
 	stopParent func() bool
+	// finish is the clock's one function value, so that a call builds one
+	// closure, not two: the parent's end calls it while the call runs (the
+	// call ends with the parent's error); once detached, it is the
+	// clock's release (see [callClock.release]).
+	finish   func()
+	detached atomic.Bool
 	// after holds the functions AfterFunc registered, run once on end;
 	// afterBuf is its first backing array, so a call's one or two derived
 	// contexts cost no allocation for it.
@@ -52,16 +65,29 @@ type afterFunc struct {
 	f  func()
 }
 
+// newCallClock returns the clock of a call on parent; timeout 0 sets no
+// timer of its own (the caller's deadline bounds the call: see
+// [callClock.Deadline]).
 func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
-	now := clock.Now()
-	c := &callClock{Context: parent, clock: clock, timeout: timeout, ceiling: now.Add(ceiling), done: make(chan struct{})}
+	c := &callClock{Context: parent, clock: clock, timeout: timeout, done: make(chan struct{})}
 	c.after = c.afterBuf[:0]
-	c.expiry = minTime(now.Add(timeout), c.ceiling)
-	c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
+	c.finish = func() {
+		if c.detached.Load() {
+			c.release()
+			return
+		}
+		c.end(c.Context.Err())
+	}
+	if timeout > 0 {
+		now := clock.Now()
+		c.ceiling = now.Add(ceiling)
+		c.expiry = minTime(now.Add(timeout), c.ceiling)
+		c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
+	}
 	if parent.Done() == nil {
 		c.stopParent = neverStarted // the parent never ends: nothing to watch
 	} else {
-		c.stopParent = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+		c.stopParent = context.AfterFunc(parent, c.finish)
 	}
 	return c
 }
@@ -75,8 +101,33 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-func (c *callClock) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c *callClock) Done() <-chan struct{}       { return c.done }
+// Deadline is the parent's for a clock without a timer; a timed clock has
+// no fixed one.
+func (c *callClock) Deadline() (time.Time, bool) {
+	if c.timer == nil {
+		return c.Context.Deadline()
+	}
+	return time.Time{}, false
+}
+
+// detach makes the clock end no longer with its parent: once its call
+// returned, the caller's cancel (a deferred one, at once) would cut the
+// answer's stream before its end, and with it the connection, which
+// net/http reuses only after EOF. release ends it instead.
+func (c *callClock) detach() {
+	c.detached.Store(true)
+	c.stopParent()
+}
+func (c *callClock) Done() <-chan struct{} { return c.done }
+
+// Value answers the wire layer's key with the call's exchanges, any other
+// with the parent's value.
+func (c *callClock) Value(key any) any {
+	if v, ok := c.ex.Value(key); ok {
+		return v
+	}
+	return c.Context.Value(key)
+}
 
 func (c *callClock) Err() error {
 	c.mu.Lock()
@@ -133,7 +184,7 @@ func (c *callClock) AfterFunc(f func()) (stop func() bool) {
 func (c *callClock) progressed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil {
+	if c.err != nil || c.timer == nil {
 		return
 	}
 	now := c.clock.Now()
@@ -155,7 +206,9 @@ func (c *callClock) cancel() { c.end(context.Canceled) }
 
 // release stops the timers once the call returned.
 func (c *callClock) release() {
-	c.timer.Stop()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 	c.stopParent()
 	c.end(context.Canceled)
 }
@@ -233,7 +286,7 @@ func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func
 	c := newCallClock(ctx, s.cfg.Clock, s.cfg.CallTimeout, s.cfg.CallTimeoutCeiling)
 	key, ok := progressKey(token)
 	if !ok {
-		return c, c.release
+		return c, c.finish // detached by then: the release
 	}
 	s.progress.add(key, c)
 	return c, func() {

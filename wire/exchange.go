@@ -177,16 +177,32 @@ func WithExchange(ctx context.Context) context.Context {
 	return &slotContext{Context: ctx}
 }
 
+// Exchanges collects the exchanges of one call, as [WithExchange]'s
+// context does, for a context type of the caller's own that embeds it: its
+// Value method returns what [Exchanges.Value] gives for a key it knows, so
+// that the call's context and its exchanges take one allocation. The zero
+// value is ready; use one per call. Safe for concurrent use.
+type Exchanges struct{ s slot }
+
+// Value returns what a context carrying x answers for key, and whether
+// key is the wire layer's.
+func (x *Exchanges) Value(key any) (any, bool) {
+	if key == (slotKey{}) {
+		return &x.s, true
+	}
+	return nil, false
+}
+
 // slotContext is a context carrying a slot, in one allocation with it (a
 // call's hot path: context.WithValue would take a second).
 type slotContext struct {
 	context.Context
-	s slot
+	x Exchanges
 }
 
 func (c *slotContext) Value(key any) any {
-	if key == (slotKey{}) {
-		return &c.s
+	if v, ok := c.x.Value(key); ok {
+		return v
 	}
 	return c.Context.Value(key)
 }

@@ -74,11 +74,13 @@ func main() {
 	}
 
 	if *only == "overhead" {
-		o := bench.CallOverhead(ctx, 101, 50)
-		if o.Err != nil {
-			log.Fatal(o.Err)
+		for _, own := range []bool{false, true} {
+			o := bench.CallOverhead(ctx, 102, 50, own)
+			if o.Err != nil {
+				log.Fatal(o.Err)
+			}
+			fmt.Print(bench.RenderOverhead(o))
 		}
-		fmt.Print(bench.RenderOverhead(o))
 		return
 	}
 
@@ -124,7 +126,8 @@ func main() {
 	log.Printf("3/8 sessions lost in %v", *period)
 	r.Lost = bench.SessionsLost(ctx, *period)
 	log.Print("4/8 CallTool overhead")
-	r.Overhead = bench.CallOverhead(ctx, 101, 50)
+	r.Overhead = bench.CallOverhead(ctx, 102, 50, false)
+	r.OverheadOwn = bench.CallOverhead(ctx, 102, 50, true)
 	log.Print("5/8 idle connections")
 	r.Idle, r.IdleNote = idle(ctx, *small, *big, limit)
 	log.Print("6/8 pure cores")
