@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -140,19 +139,6 @@ func (t *Transport) postResponse(req *http.Request, x *Exchange, send func(*http
 		release()
 		return nil, err
 	}
-	resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: release} // its place is back at Close
 	return resp, nil
-}
-
-// releaseOnClose gives a response's place back when its answer's body is
-// closed.
-type releaseOnClose struct {
-	io.ReadCloser
-	release func()
-}
-
-func (r *releaseOnClose) Close() error {
-	err := r.ReadCloser.Close()
-	r.release()
-	return err
 }
