@@ -13,7 +13,6 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // commandConnector opens sessions with a stdio server: every Dial starts
@@ -64,7 +63,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	c.mu.Unlock()
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
 		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
-		dropped: c.droppedResponse(spec.gen)}
+		dropped: c.droppedResponse(spec.gen), maxResponses: cfg.MaxResponsesInFlight}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -122,14 +121,10 @@ func (c *commandConnector) droppedResponse(gen uint64) func(int) {
 	return func(n int) {
 		if reportDrop(n) {
 			c.s.post(responseDropped{gen: gen, detail: fmt.Sprintf(
-				"response to a request of the server dropped (%d already being written to its stdin; %d dropped in all)", maxResponsesInFlight, n)})
+				"response to a request of the server dropped (%d already being written to its stdin; %d dropped in all)", c.s.cfg.MaxResponsesInFlight, n)})
 		}
 	}
 }
-
-// maxResponsesInFlight bounds the responses to a stdio server's requests
-// being written at once, as the wire layer bounds their POSTs.
-const maxResponsesInFlight = wire.DefaultMaxResponsesInFlight
 
 // Bounds of the events of one session's drops (stdout lines, responses).
 const (
@@ -175,9 +170,10 @@ func stdioFacts(next mcp.MethodHandler) mcp.MethodHandler {
 // (internal/jsonrpc2 conn.go, "How should we report unexpected
 // responses?"), and a server that answers ids it was never sent is broken.
 type markingTransport struct {
-	inner   mcp.Transport
-	stray   func(jsonrpc.ID)
-	dropped func(n int) // the n-th response dropped (see markingConn)
+	inner        mcp.Transport
+	stray        func(jsonrpc.ID)
+	dropped      func(n int) // the n-th response dropped (see markingConn)
+	maxResponses int         // Config.MaxResponsesInFlight
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -185,7 +181,7 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &markingConn{Connection: conn, stray: t.stray, dropped: t.dropped}, nil
+	return &markingConn{Connection: conn, stray: t.stray, dropped: t.dropped, maxResponses: t.maxResponses}, nil
 }
 
 // markingConn writes each message on a goroutine of its own and returns
@@ -200,19 +196,20 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // A response to a request of the server's is written with a context that
 // never ends (go-sdk's internal/jsonrpc2 processResult), so a server that
 // sends requests and stops reading its stdin would hold a goroutine or two
-// per request; at most maxResponsesInFlight are written at once, and one
+// per request; at most maxResponses are written at once, and one
 // past it is dropped (Write returns nil, nothing is written) and told to
 // dropped, as the wire layer drops the POST of one.
 type markingConn struct {
 	mcp.Connection
-	stray     func(jsonrpc.ID)
-	dropped   func(n int)
-	mu        sync.Mutex
-	closed    bool           // no write starts once Close began
-	highest   int64          // the highest request id handed to Write
-	writes    sync.WaitGroup // writes still running
-	responses int            // responses being written
-	drops     int            // responses dropped
+	stray        func(jsonrpc.ID)
+	dropped      func(n int)
+	maxResponses int
+	mu           sync.Mutex
+	closed       bool           // no write starts once Close began
+	highest      int64          // the highest request id handed to Write
+	writes       sync.WaitGroup // writes still running
+	responses    int            // responses being written
+	drops        int            // responses dropped
 }
 
 // Read returns the next message but a response to an id no request
@@ -257,7 +254,7 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if n, ok := req.ID.Raw().(int64); ok && n > c.highest {
 			c.highest = n // before the write: the answer may come before Write returns
 		}
-	} else if c.responses >= maxResponsesInFlight {
+	} else if c.responses >= c.maxResponses {
 		c.drops++
 		n := c.drops
 		c.mu.Unlock()

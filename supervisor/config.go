@@ -330,6 +330,17 @@ type Config struct {
 	// AnswerLimits bound the answers to requests (see [AnswerLimits]; zero
 	// fields are its defaults).
 	AnswerLimits AnswerLimits
+	// MaxResponsesInFlight bounds the client's responses to the server's
+	// requests (ping, roots/list, sampling/createMessage,
+	// elicitation/create) still on their way at once: POSTs waiting for
+	// the server's answer (each also cut after wire.DefaultResponseTimeout,
+	// 30 s), or writes to a stdio server's stdin. One past it is dropped,
+	// with a response-dropped event, and the server's request stays
+	// unanswered: a server that sends requests and never takes their
+	// answers would otherwise hold a goroutine (and a connection) per
+	// request. Raise it for a server that sends many requests at once
+	// through a slow path. Default wire.DefaultMaxResponsesInFlight (16).
+	MaxResponsesInFlight int
 	// Era hints the protocol era of the server so that a 2025-era server
 	// is not sent `server/discover` first. Default EraAuto: learned from
 	// the first handshake (and from Resume), used for every later one; a
@@ -507,6 +518,9 @@ var defaultImplementation = &mcp.Implementation{Name: "mcpsup", Version: "0"}
 func (c Config) withDefaults() Config {
 	if c.Name == "" {
 		c.Name = c.Endpoint
+	}
+	if c.MaxResponsesInFlight <= 0 {
+		c.MaxResponsesInFlight = wire.DefaultMaxResponsesInFlight
 	}
 	if c.Command != nil {
 		cmd := c.Command.withDefaults()

@@ -18,11 +18,18 @@ import (
 )
 
 // A server that floods the standalone stream with pings and never answers
-// the POSTs of their responses gets at most the wire layer's bound of them
-// (16) at once: the rest are dropped, the first 16 drops each an event, and
+// the POSTs of their responses gets at most Config.MaxResponsesInFlight of
+// them (16 by default) at once: the rest are dropped, the first 16 drops
+// each an event, and
 // the connection stays ready and usable. Close ends the held POSTs.
 func TestResponseFloodIsBounded(t *testing.T) {
-	const pings, inFlight = 100, 16
+	for _, c := range []struct{ config, inFlight int }{{0, 16}, {4, 4}} {
+		t.Run(fmt.Sprintf("MaxResponsesInFlight=%d", c.config), func(t *testing.T) { testResponseFlood(t, c.config, c.inFlight) })
+	}
+}
+
+func testResponseFlood(t *testing.T, config, inFlight int) {
+	const pings = 100
 	var flood strings.Builder
 	for i := 1; i <= pings; i++ {
 		fmt.Fprintf(&flood, "data: {\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n\n", i)
@@ -35,7 +42,8 @@ func TestResponseFloodIsBounded(t *testing.T) {
 		Match:  mcptest.Match{Verb: http.MethodPost, Response: true},
 		Action: mcptest.HoldHeaders(30 * time.Second)})
 	rec := &events.Recorder{}
-	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: rec, Name: t.Name()}))
+	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: rec, Name: t.Name(),
+		MaxResponsesInFlight: config}))
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
 	sup.Start()
@@ -65,7 +73,7 @@ func TestResponseFloodIsBounded(t *testing.T) {
 		}
 	}
 	for n := 1; n <= 16; n++ { // reported from the senders' goroutines, in any order
-		assert.Contains(t, details, fmt.Sprintf("mcpsup/wire: response to a request of the server dropped (16 already in flight; %d dropped in all)", n))
+		assert.Contains(t, details, fmt.Sprintf("mcpsup/wire: response to a request of the server dropped (%d already in flight; %d dropped in all)", inFlight, n))
 	}
 	assert.Equal(t, supervisor.Ready, sup.State())
 
