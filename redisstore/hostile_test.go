@@ -119,3 +119,41 @@ func TestCorruptFencingCounterStillGrows(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, left)
 }
+
+// A fence key of another type (no Store writes one) no longer fails every
+// fenced write until the next acquisition, which never comes while the
+// holder renews: the holder's write restores it, a stale lease's write is
+// still refused, and a renewal that takes a lost lease again counts it as
+// none.
+func TestFenceOfTheWrongTypeIsRestoredByItsHolder(t *testing.T) {
+	_, rdb := newRedis(t)
+	ctx := context.Background()
+	s := &redisstore.Store{Client: rdb, Holder: "a"}
+	l, err := s.Acquire(ctx, "search", ttl)
+	require.NoError(t, err)
+	const fence = "mcpsup:{search}:fence"
+	require.NoError(t, rdb.Del(ctx, fence).Err())
+	require.NoError(t, rdb.HSet(ctx, fence, "x", "1").Err())
+
+	require.NoError(t, l.Save(ctx, state("session-0123456789abcdef")))
+	got, err := rdb.Get(ctx, fence).Result()
+	require.NoError(t, err)
+	require.Equal(t, "a:"+strconv.FormatUint(l.Token(), 10), got)
+	rs, err := s.Load(ctx, "search")
+	require.NoError(t, err)
+	require.Equal(t, "session-0123456789abcdef", rs.SessionID)
+
+	// Not the holder any more: refused, typed, the fence left as it is.
+	require.NoError(t, rdb.Del(ctx, "mcpsup:{search}:lease").Err())
+	require.NoError(t, rdb.Set(ctx, "mcpsup:{search}:lease", "b:99", 0).Err())
+	require.NoError(t, rdb.Del(ctx, fence).Err())
+	require.NoError(t, rdb.HSet(ctx, fence, "x", "1").Err())
+	err = l.Save(ctx, state("session-0123456789abcdef"))
+	require.ErrorIs(t, err, hub.ErrLeaseLost)
+
+	// The lease lost and the fence of another type: renewal takes it again.
+	require.NoError(t, rdb.Del(ctx, "mcpsup:{search}:lease").Err())
+	_, err = l.Renew(ctx)
+	require.NoError(t, err)
+	require.NoError(t, l.Save(ctx, state("session-0123456789abcdef")))
+}

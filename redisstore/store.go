@@ -286,13 +286,15 @@ return {1, t}`)
 
 	// KEYS: lease, fence, token. ARGV: "<holder>:<token>", ttl ms, token.
 	// 1 renewed; 2 taken again after the data was lost; {0, fence} refused.
+	// A fence of another type counts as none.
 	renewScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end
-local f = redis.call('GET', KEYS[2])
+local f = redis.pcall('GET', KEYS[2])
+if type(f) ~= 'string' then f = false end
 if cur == false and (f == false or f == ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('SET', KEYS[2], ARGV[1])
@@ -304,11 +306,18 @@ if cur == false and (f == false or f == ARGV[1]) then
 end
 return {0, f or ''}`)
 
-	// KEYS: fence, state. ARGV: "<holder>:<token>", the state ("": delete).
-	// 1 written; {0, fence} refused.
+	// KEYS: fence, state, lease. ARGV: "<holder>:<token>", the state ("":
+	// delete). 1 written; {0, fence} refused. A fence that is no string
+	// (missing, or of another type: no Store writes one) is restored
+	// while the lease is still this holder's: no other acquired since.
 	writeScript = redis.NewScript(`
-local f = redis.call('GET', KEYS[1])
-if f ~= ARGV[1] then return {0, f or ''} end
+local f = redis.pcall('GET', KEYS[1])
+if type(f) ~= 'string' then
+  if redis.pcall('GET', KEYS[3]) ~= ARGV[1] then return {0, ''} end
+  redis.call('SET', KEYS[1], ARGV[1])
+  f = ARGV[1]
+end
+if f ~= ARGV[1] then return {0, f} end
 if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2]) end
 return 1`)
 
@@ -396,7 +405,7 @@ func (l *lease) Delete(ctx context.Context) error { return l.write(ctx, "delete"
 
 func (l *lease) write(ctx context.Context, op, data string) error {
 	fail := func(err error) error { return &hub.StoreError{Op: op, Server: l.server, Err: err} }
-	v, err := writeScript.Run(ctx, l.s.Client, []string{l.keys.fence, l.keys.state}, l.value, data).Result()
+	v, err := writeScript.Run(ctx, l.s.Client, []string{l.keys.fence, l.keys.state, l.keys.lease}, l.value, data).Result()
 	if err != nil {
 		return fail(err)
 	}
