@@ -39,8 +39,9 @@ const (
 	KindStreamEnabled Kind = "stream-enabled"
 	// KindStreamEventDropped: an event of the standalone SSE stream was not
 	// handed to go-sdk (a malformed line, data that is not one JSON-RPC
-	// message, an oversized event ...); the session is unaffected. Fields:
-	// Detail (what was wrong), Generation.
+	// message, an oversized event ...); the session is unaffected. The
+	// first 16 drops of a session each have one, then every 1024th.
+	// Fields: Detail (what was wrong, how many were dropped), Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
 	// KindStreamDeclined: the server declined this session's push stream
 	// (its first standalone GET, or its first subscriptions/listen POST,

@@ -2,7 +2,9 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -95,10 +97,17 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 }
 
 // droppedEvent relays the stream keeper's dropped events of generation gen
-// into events of ours; the session is unaffected.
+// into events of ours, as [commandConnector.dropped] does stdout lines
+// (each of the first maxDropEvents, then every dropEventEvery-th, naming
+// the count): a stream that puts a good event between its bad ones is
+// never refused for drops in a row, and would flood the sink. The session
+// is unaffected.
 func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
+	var n atomic.Int64
 	return func(e *wire.EventError) {
-		c.s.post(streamEventDropped{gen: gen, detail: e.Error()})
+		if k := int(n.Add(1)); reportDrop(k) {
+			c.s.post(streamEventDropped{gen: gen, detail: fmt.Sprintf("%s (%d dropped in all)", e.Error(), k)})
+		}
 	}
 }
 

@@ -135,3 +135,37 @@ func TestE2EHostileStandaloneStreamKeepsTheSession(t *testing.T) {
 		})
 	}
 }
+
+// A stream that alternates a dropped event with a good one is never
+// refused for drops in a row, and could flood the sink with an event per
+// drop: the first 16 drops of a session each have one, then every 1024th,
+// each naming the count.
+func TestStreamEventDropsAreThrottled(t *testing.T) {
+	const pairs = 5000
+	var flood strings.Builder
+	for range pairs {
+		flood.WriteString("data: <html>oops</html>\n\n")
+		flood.WriteString(`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}` + "\n\n")
+	}
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 1})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	srv.Gateway().Add(mcptest.HostileSSE([]byte(flood.String()), 30*time.Second))
+	rec := &events.Recorder{}
+	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: rec, Name: t.Name()}))
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	_, err = rec.WaitFor(ctx, func(es []events.Event) bool {
+		for _, e := range es {
+			if e.Kind == events.KindStreamEventDropped && strings.Contains(e.Detail, "4096 dropped in all") {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err, "the 4096th drop is reported")
+	supervisor.FlushEvents(sup)
+	require.Len(t, eventsOf(rec, events.KindStreamEventDropped), 16+4, "events for the first 4096 drops and more")
+}
