@@ -211,7 +211,11 @@ func (s *Supervisor) toolRepeatable(op, name string) bool {
 // name (a resource URI may carry a token) and that text are redacted as
 // events are (events.Redactor): no session id or credential in clear.
 func (e *CallError) Error() string {
-	s := fmt.Sprintf("mcpsup: %s %q: %s", e.Op, e.redactor.Text(e.Name), e.Verdict)
+	s := "mcpsup: " + e.Op
+	if e.Name != "" { // ping has none
+		s += fmt.Sprintf(" %q", e.redactor.Text(e.Name))
+	}
+	s += ": " + e.Verdict.String()
 	if e.Delivery != Answered {
 		s += " [" + e.Delivery.String() + "]"
 	}
