@@ -88,8 +88,9 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 }
 
 // NotReadyError is WaitReady's failure: the servers that were not ready.
-// Its text names each one as [describeServers] does: its state, terminal
-// reason and last failure's verdict, at most maxListedServers of them.
+// Its text names each one with its state, terminal reason, lease standby and
+// last failure's verdict, "name (state, reason, last failure verdict)", at
+// most 8 of them, then how many more.
 type NotReadyError struct {
 	Mode    WaitMode
 	Servers []Health
