@@ -158,7 +158,11 @@ func timelineLine(e Event, base time.Time) string {
 // "discovery-succeeded; gen 1" for a transition, `tools/call "echo":
 // rate-limited (HTTP 429); delivery answered` for a failed call, "12 tools:
 // +add -sub ~mul" for a catalog change. Detail and Dropped are appended to
-// every kind. Its text is [printable]: one line, nothing a terminal acts on.
+// every kind. It leaves out what a timeline line shows in its own columns:
+// the server, the kind and a transition's states (from -> to); LiveTimeline
+// and WriteTimeline write the whole line. Its text is one line with every
+// control character, bidirectional control and invalid byte written as a Go
+// escape: nothing a terminal acts on.
 func Summary(e Event) string {
 	var p []string
 	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
