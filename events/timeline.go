@@ -272,7 +272,10 @@ func verdictSummary(v classify.Verdict) string {
 	case v.RPC.Present && v.RPC.Message != "":
 		s += fmt.Sprintf(" %q", cut(v.RPC.Message, 80))
 	case v.HTTPStatus == 0 && v.Detail != "":
-		s += fmt.Sprintf(" %q", cut(v.Detail, 80)) // the text is all there is
+		// The text is all there is. A Go error's text ends with its cause
+		// ("dial tcp ...: connection refused", "exited with code 1") after
+		// the method and class the verdict already names: keep the end.
+		s += fmt.Sprintf(" %q", cutHead(v.Detail, 80))
 	}
 	return s
 }
@@ -315,6 +318,18 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n] + "..."
+}
+
+// cutHead keeps the last n bytes of s (at a rune start), after "...".
+func cutHead(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return "..." + s[i:]
 }
 
 func firstTime(evs []Event) time.Time {
