@@ -408,12 +408,12 @@ func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 		case st == Closed:
 			return &StateError{State: st, Err: ErrClosed}
 		case st == Failed && reason != fsm.ReasonNone && want != Closed && !pending:
-			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
+			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err()}
+			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
 		}
 	}
 }
