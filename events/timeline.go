@@ -158,7 +158,11 @@ func timelineLine(e Event, base time.Time) string {
 // "discovery-succeeded; gen 1" for a transition, `tools/call "echo":
 // rate-limited (HTTP 429); delivery answered` for a failed call, "12 tools:
 // +add -sub ~mul" for a catalog change. Detail and Dropped are appended to
-// every kind. Its text is [printable]: one line, nothing a terminal acts on.
+// every kind. It leaves out what a timeline line shows in its own columns:
+// the server, the kind and a transition's states (from -> to); LiveTimeline
+// and WriteTimeline write the whole line. Its text is one line with every
+// control character, bidirectional control and invalid byte written as a Go
+// escape: nothing a terminal acts on.
 func Summary(e Event) string {
 	var p []string
 	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
@@ -268,7 +272,10 @@ func verdictSummary(v classify.Verdict) string {
 	case v.RPC.Present && v.RPC.Message != "":
 		s += fmt.Sprintf(" %q", cut(v.RPC.Message, 80))
 	case v.HTTPStatus == 0 && v.Detail != "":
-		s += fmt.Sprintf(" %q", cut(v.Detail, 80)) // the text is all there is
+		// The text is all there is. A Go error's text ends with its cause
+		// ("dial tcp ...: connection refused", "exited with code 1") after
+		// the method and class the verdict already names: keep the end.
+		s += fmt.Sprintf(" %q", cutHead(v.Detail, 80))
 	}
 	return s
 }
@@ -311,6 +318,18 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n] + "..."
+}
+
+// cutHead keeps the last n bytes of s (at a rune start), after "...".
+func cutHead(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return "..." + s[i:]
 }
 
 func firstTime(evs []Event) time.Time {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 )
 
@@ -210,4 +211,27 @@ func TestTimelineEscapesControlCharacters(t *testing.T) {
 	for _, e := range evs {
 		check(events.Summary(e)+"\n", 1)
 	}
+}
+
+// A transport verdict's detail is a Go error chain whose cause comes last:
+// the summary keeps the end of a long one, which says why, not its start,
+// which repeats the method.
+func TestSummaryKeepsTheCauseOfALongDetail(t *testing.T) {
+	detail := `POST tools/call: no HTTP answer: calling "tools/call": sending "tools/call": rejected by transport: ` +
+		`Post "http://127.0.0.1:18931/mcp": dial tcp 127.0.0.1:18931: connect: connection refused`
+	got := events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call", Name: "greet",
+		Verdict: classify.Verdict{Class: classify.Transport, Method: "tools/call", Detail: detail}})
+	require.Contains(t, got, `connect: connection refused"`)
+	require.Contains(t, got, `transport (tools/call) "...`)
+	require.NotContains(t, got, "POST tools/call: no HTTP answer")
+
+	short := events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call",
+		Verdict: classify.Verdict{Class: classify.Transport, Detail: "EOF"}})
+	require.Contains(t, short, `transport "EOF"`)
+
+	// A cut never splits a rune.
+	long := strings.Repeat("é", 100)
+	got = events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call",
+		Verdict: classify.Verdict{Class: classify.Transport, Detail: long}})
+	require.True(t, utf8.ValidString(got), got)
 }

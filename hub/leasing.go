@@ -185,7 +185,11 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			taken = true
 		default:
 			h.storeFailed("renew", e.name, err)
-			next = clock.Now().Add(ttl / renewRetryDiv)
+			// From the attempt's time, as after a success: read after
+			// Renew returned, the clock may have moved past the attempt
+			// meanwhile (a test's fake clock), and the retry waited a
+			// whole TTL/12 more.
+			next = now.Add(ttl / renewRetryDiv)
 		}
 	}
 

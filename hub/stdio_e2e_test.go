@@ -3,9 +3,11 @@
 package hub_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,4 +109,23 @@ func TestStdioServerIsNeverLeased(t *testing.T) {
 	}
 	require.NoError(t, h.Close())
 	require.Empty(t, leaser.states, "nothing saved for a process")
+}
+
+// A command entry whose program cannot start fails with a verdict of class
+// unknown, which says nothing by itself: WaitReady's error carries the
+// start's error, redacted as the hub's errors are.
+func TestNotReadyErrorSaysWhyACommandCannotStart(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"web": {Tools: 1}})
+	const secret = "k3y-0123456789abcdef"
+	h := hub.New(f.config(nil))
+	defer h.Close()
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "web", URL: f.servers["web"].URL(), Headers: map[string]string{"X-Key": secret}}))
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "typo", Command: "/nonexistent/" + secret}))
+	ctx, cancel := context.WithTimeout(f.ctx, 500*time.Millisecond)
+	defer cancel()
+	err := h.WaitReady(ctx, hub.All)
+	require.ErrorIs(t, err, hub.ErrNotReady)
+	require.Contains(t, err.Error(), "typo (failed, last failure unknown: mcpsup: starting stdio server")
+	require.Contains(t, err.Error(), "no such file or directory")
+	require.NotContains(t, err.Error(), secret)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -59,7 +60,7 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 			for i, e := range waiting {
 				hs[i] = h.health(e)
 			}
-			return &NotReadyError{Mode: mode, Servers: sortHealth(hs), Err: err}
+			return &NotReadyError{Mode: mode, Servers: sortHealth(hs), Err: err, redact: &h.redact}
 		}
 		switch mode {
 		case Any:
@@ -88,12 +89,17 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 }
 
 // NotReadyError is WaitReady's failure: the servers that were not ready.
-// Its text names each one as [describeServers] does: its state, terminal
-// reason and last failure's verdict, at most maxListedServers of them.
+// Its text names each one with its state, terminal reason, lease standby and
+// last failure's verdict, "name (state, reason, last failure verdict)", at
+// most 8 of them, then how many more. A verdict of class unknown, which says
+// nothing by itself (a command that cannot start), is followed by its text.
+// The text is redacted as the hub's events are.
 type NotReadyError struct {
 	Mode    WaitMode
 	Servers []Health
 	Err     error // the context's error, when it ended the wait
+
+	redact *events.Redactor
 }
 
 func (e *NotReadyError) Error() string {
@@ -104,7 +110,7 @@ func (e *NotReadyError) Error() string {
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
-	return s
+	return e.redact.Text(s)
 }
 
 // maxListedServers bounds the servers an error's text lists.
@@ -130,6 +136,9 @@ func describeServers(hs []Health) []string {
 		}
 		if hl.Verdict.Class != classify.None {
 			s += ", last failure " + hl.Verdict.String()
+			if hl.Verdict.Class == classify.Unknown && hl.Verdict.Detail != "" {
+				s += ": " + hl.Verdict.Detail // the class says nothing more
+			}
 		}
 		out = append(out, s+")")
 	}

@@ -330,7 +330,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 			return live, gen, pings, refused
 		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.
-			return nil, 0, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
+			return nil, 0, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 		}
 		if timer == nil {
 			wait.begin(s, st, gen) // before the timer: a test's clock moves once it exists
@@ -343,9 +343,9 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		case <-ctx.Done():
 			// The caller gave up (the verdict stays canceled); the error
 			// still says what kept the connection down.
-			return nil, 0, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err()}
+			return nil, 0, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
 		case <-timer.Chan():
-			return nil, 0, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout}
+			return nil, 0, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout, redactor: &s.redact.Redactor}
 		}
 	}
 }

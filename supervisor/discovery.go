@@ -125,7 +125,7 @@ func (s *Supervisor) refreshRefused() error {
 	case st == Idle && !s.started:
 		return &StateError{State: st, Err: ErrNotReady}
 	case st == Failed && s.snap.reason != fsm.ReasonNone:
-		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.failure(), Err: ErrNotReady}
+		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.failure(), Err: ErrNotReady, redactor: &s.redact.Redactor}
 	}
 	return nil
 }

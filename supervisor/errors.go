@@ -60,7 +60,10 @@ func (e *EndpointError) Error() string {
 
 // StateError reports a call refused because of the supervisor's state, or
 // a wait (WaitForState, a call's wait for ready) that ended before the state
-// it waited for.
+// it waited for. Its text names the state, the reason and the last failure's
+// verdict and, when that verdict is unknown (its class says nothing, as for a
+// Command whose program cannot start), the failure's text, redacted as events
+// are.
 type StateError struct {
 	// State is the state the supervisor was in.
 	State State
@@ -73,6 +76,8 @@ type StateError struct {
 	// Err is ErrNotReady, ErrClosed or ErrWaitTimeout; when the waiter's
 	// context ended the wait, the context's error.
 	Err error
+
+	redactor *events.Redactor
 }
 
 func (e *StateError) Error() string {
@@ -85,6 +90,11 @@ func (e *StateError) Error() string {
 	}
 	if e.Verdict.Class != classify.None {
 		s += ", last failure " + e.Verdict.String()
+		if e.Verdict.Class == classify.Unknown && e.Verdict.Detail != "" {
+			// The class says nothing more: the text is all there is (a
+			// program that cannot start, an answer go-sdk reports as text).
+			s += ": " + e.redactor.Text(e.Verdict.Detail)
+		}
 	}
 	return s + ")"
 }
@@ -211,7 +221,11 @@ func (s *Supervisor) toolRepeatable(op, name string) bool {
 // name (a resource URI may carry a token) and that text are redacted as
 // events are (events.Redactor): no session id or credential in clear.
 func (e *CallError) Error() string {
-	s := fmt.Sprintf("mcpsup: %s %q: %s", e.Op, e.redactor.Text(e.Name), e.Verdict)
+	s := "mcpsup: " + e.Op
+	if e.Name != "" { // ping has none
+		s += fmt.Sprintf(" %q", e.redactor.Text(e.Name))
+	}
+	s += ": " + e.Verdict.String()
 	if e.Delivery != Answered {
 		s += " [" + e.Delivery.String() + "]"
 	}

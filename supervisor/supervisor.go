@@ -139,8 +139,11 @@ type rateWindow struct {
 }
 
 // New validates cfg and returns an idle supervisor. It starts nothing: call
-// Start. A malformed cfg.Resume is refused with a *ResumeStateError, a
-// malformed cfg.Command with a *CommandError.
+// Start. A missing or malformed cfg.Endpoint is refused with an
+// *EndpointError, a malformed cfg.Resume with a *ResumeStateError, a
+// malformed cfg.Command with a *CommandError (or ErrCommandUnsupported off
+// Unix), and two fields that ask for different things with an error wrapping
+// ErrConfigConflict.
 func New(cfg Config) (*Supervisor, error) {
 	if cfg.Command != nil {
 		return newCommand(cfg)
@@ -405,12 +408,12 @@ func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 		case st == Closed:
 			return &StateError{State: st, Err: ErrClosed}
 		case st == Failed && reason != fsm.ReasonNone && want != Closed && !pending:
-			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady}
+			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err()}
+			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
 		}
 	}
 }

@@ -1,9 +1,9 @@
 // Command host is a small MCP host over an mcpServers file (the JSON Claude
-// Desktop, VS Code and Cursor read): it connects to every streamable HTTP
-// server in it through one hub, prints the merged tool catalog and each
-// server's health, calls a tool by its qualified name, and detaches, saving
-// each session's resume state, so the next run resumes every session
-// without `initialize`.
+// Desktop, VS Code and Cursor read): it connects to every server in it
+// (streamable HTTP, or stdio started as a process) through one hub, prints
+// the merged tool catalog and each server's health, calls a tool by its
+// qualified name, and detaches, saving each streamable HTTP session's resume
+// state, so the next run resumes those sessions without `initialize`.
 //
 //	go run ./examples/host -config mcp.json -call search__find -args '{"q":"mcp"}'
 //

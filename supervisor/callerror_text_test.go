@@ -1,0 +1,47 @@
+package supervisor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// A call without a name (ping) is named by its method alone, as its
+// call-failed event is: no empty quotes.
+func TestCallErrorTextOmitsAnEmptyName(t *testing.T) {
+	sup, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp"})
+	require.NoError(t, err)
+	defer sup.Close()
+	err = sup.Ping(context.Background())
+	require.ErrorIs(t, err, ErrNotReady)
+	require.Equal(t, "mcpsup: ping: unknown [not-sent]: mcpsup: not ready (state idle: Start was not called)", err.Error())
+
+	named := &CallError{Op: "tools/call", Name: "search", Verdict: classify.Verdict{Class: classify.Forbidden, HTTPStatus: 403}, Delivery: Answered}
+	require.Equal(t, `mcpsup: tools/call "search": forbidden (HTTP 403)`, named.Error())
+}
+
+// A program that cannot start fails with a verdict of class unknown: the
+// wait's error says why, not only "last failure unknown".
+func TestStateErrorTextNamesAnUnknownFailure(t *testing.T) {
+	if err := commandSupported(); err != nil {
+		t.Skip(err)
+	}
+	sup, err := New(Config{Command: &Command{Path: "/nonexistent/mcp-server"}, Backoff: Backoff{MaxAttempts: 1, InitialInterval: time.Millisecond}})
+	require.NoError(t, err)
+	defer sup.Close()
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = sup.WaitForState(ctx, Ready)
+	require.ErrorIs(t, err, ErrNotReady)
+	require.Contains(t, err.Error(), "reason budget-spent, last failure unknown: ")
+	require.Contains(t, err.Error(), "/nonexistent/mcp-server", err.Error())
+
+	// A verdict with a class of its own is not followed by its text.
+	se := &StateError{State: Failed, Verdict: classify.Verdict{Class: classify.Transport, Method: "initialize", Detail: "dial tcp: refused"}, Err: ErrNotReady}
+	require.Equal(t, "mcpsup: not ready (state failed, last failure transport (initialize))", se.Error())
+}
