@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -41,7 +42,26 @@ func TestStateErrorTextNamesAnUnknownFailure(t *testing.T) {
 	require.Contains(t, err.Error(), "reason budget-spent, last failure unknown: ")
 	require.Contains(t, err.Error(), "/nonexistent/mcp-server", err.Error())
 
-	// A verdict with a class of its own is not followed by its text.
-	se := &StateError{State: Failed, Verdict: classify.Verdict{Class: classify.Transport, Method: "initialize", Detail: "dial tcp: refused"}, Err: ErrNotReady}
-	require.Equal(t, "mcpsup: not ready (state failed, last failure transport (initialize))", se.Error())
+	// A verdict whose class names its cause is not followed by its text.
+	se := &StateError{State: Failed, Verdict: classify.Verdict{Class: classify.Forbidden, HTTPStatus: 403, Method: "initialize", Detail: "HTTP 403"}, Err: ErrNotReady}
+	require.Equal(t, "mcpsup: not ready (state failed, last failure forbidden (HTTP 403, initialize))", se.Error())
+}
+
+// A server that cannot be reached fails with transport: the wait's and the
+// call's errors say why (connection refused), not only "transport".
+func TestErrorTextsNameATransportFailure(t *testing.T) {
+	sup, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp", Backoff: Backoff{MaxAttempts: 1, InitialInterval: time.Millisecond}})
+	require.NoError(t, err)
+	defer sup.Close()
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = sup.WaitForState(ctx, Ready)
+	require.ErrorIs(t, err, ErrNotReady)
+	require.Contains(t, err.Error(), "last failure transport (")
+	require.Contains(t, err.Error(), "connection refused")
+
+	ce := &CallError{Op: "tools/call", Name: "search", Verdict: classify.Verdict{Class: classify.Transport, Method: "tools/call"},
+		Delivery: OutcomeUnknown, Err: errors.New("read tcp 127.0.0.1:5->127.0.0.1:6: connection reset by peer")}
+	require.Equal(t, `mcpsup: tools/call "search": transport (tools/call) [outcome-unknown]: read tcp 127.0.0.1:5->127.0.0.1:6: connection reset by peer`, ce.Error())
 }

@@ -61,9 +61,9 @@ func (e *EndpointError) Error() string {
 // StateError reports a call refused because of the supervisor's state, or
 // a wait (WaitForState, a call's wait for ready) that ended before the state
 // it waited for. Its text names the state, the reason and the last failure's
-// verdict and, when that verdict is unknown (its class says nothing, as for a
-// Command whose program cannot start), the failure's text, redacted as events
-// are.
+// verdict and, when that verdict's class names no cause (unknown: a Command
+// whose program cannot start; transport: connection refused, reset, a TLS
+// failure), the failure's text, redacted as events are.
 type StateError struct {
 	// State is the state the supervisor was in.
 	State State
@@ -90,9 +90,7 @@ func (e *StateError) Error() string {
 	}
 	if e.Verdict.Class != classify.None {
 		s += ", last failure " + e.Verdict.String()
-		if e.Verdict.Class == classify.Unknown && e.Verdict.Detail != "" {
-			// The class says nothing more: the text is all there is (a
-			// program that cannot start, an answer go-sdk reports as text).
+		if namesNoCause(e.Verdict) && e.Verdict.Detail != "" {
 			s += ": " + e.redactor.Text(e.Verdict.Detail)
 		}
 	}
@@ -234,11 +232,19 @@ func (e *CallError) Error() string {
 		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout),
 		errors.As(e.Err, new(*StateError)):
 		s += ": " + e.Err.Error()
-	case e.Verdict.Class == classify.Unknown && e.Err != nil:
+	case namesNoCause(e.Verdict) && e.Err != nil:
 		// go-sdk's text may carry the session id: hash it, as events do.
 		s += ": " + e.redactor.Text(e.Err.Error())
 	}
 	return s
+}
+
+// namesNoCause reports a verdict whose class names no cause, so that an
+// error's text adds the failure's own: unknown (a program that cannot
+// start, an answer go-sdk reports as text) and transport (no HTTP answer:
+// the text says connection refused, reset, a TLS or DNS failure).
+func namesNoCause(v classify.Verdict) bool {
+	return v.Class == classify.Unknown || v.Class == classify.Transport
 }
 
 func (e *CallError) Unwrap() error { return e.Err }
