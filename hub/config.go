@@ -48,8 +48,12 @@ type ServerConfig struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// Disabled is "disabled": true, as Claude Desktop and Cursor write an
+	// entry they keep but do not start; ParseServers sets such an entry
+	// apart (ServersFile.Disabled).
+	Disabled bool
 	// Extra holds the fields the hub does not know, as written, for the host
-	// that does (e.g. "disabled", "timeout", "alwaysAllow").
+	// that does (e.g. "timeout", "alwaysAllow").
 	Extra map[string]json.RawMessage
 }
 
@@ -95,8 +99,11 @@ type ServersFile struct {
 	// Unsupported are the entries it cannot (legacy SSE, no URL or
 	// command, both), sorted by name; Warnings say why.
 	Unsupported []ServerConfig
+	// Disabled are the entries marked "disabled": true, sorted by name: not
+	// connected, and not checked further.
+	Disabled []ServerConfig
 	// Warnings report what was kept but not understood, or given twice:
-	// unknown fields, unsupported entries, and a server name, field, header
+	// unknown fields, unsupported and disabled entries, and a server name, field, header
 	// or env variable repeated in its object (the last is taken). None is
 	// fatal.
 	Warnings []Warning
@@ -152,8 +159,8 @@ func LoadServers(path string) (*ServersFile, error) {
 }
 
 // ParseServers parses an mcpServers file of at most MaxConfigBytes. Unknown
-// fields are kept (Extra) and reported (Warnings), unsupported entries are
-// set apart (Unsupported); a document that is not JSON, or a known field of
+// fields are kept (Extra) and reported (Warnings), unsupported and disabled
+// entries are set apart (Unsupported, Disabled); a document that is not JSON, or a known field of
 // the wrong type, is a *ConfigError naming the place.
 func ParseServers(data []byte) (*ServersFile, error) {
 	if len(data) > MaxConfigBytes {
@@ -200,6 +207,11 @@ func ParseServers(data []byte) (*ServersFile, error) {
 			return nil, err
 		}
 		out.Warnings = append(out.Warnings, warns...)
+		if sc.Disabled {
+			out.Disabled = append(out.Disabled, sc)
+			out.Warnings = append(out.Warnings, Warning{Server: name, Reason: `"disabled": true, not connected`})
+			continue
+		}
 		if ok, why := sc.Supported(); !ok {
 			out.Unsupported = append(out.Unsupported, sc)
 			out.Warnings = append(out.Warnings, Warning{Server: name, Reason: "not connected: " + why})
@@ -210,6 +222,7 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	byName := func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) }
 	slices.SortFunc(out.Servers, byName)
 	slices.SortFunc(out.Unsupported, byName)
+	slices.SortFunc(out.Disabled, byName)
 	slices.SortFunc(out.Warnings, func(a, b Warning) int {
 		if c := strings.Compare(a.Server, b.Server); c != 0 {
 			return c
@@ -252,7 +265,7 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 	for _, f := range []struct {
 		k   string
 		dst any
-	}{{"url", &sc.URL}, {"type", &sc.Type}, {"headers", &sc.Headers}, {"command", &sc.Command}, {"args", &sc.Args}, {"env", &sc.Env}, {"cwd", &sc.Cwd}} {
+	}{{"url", &sc.URL}, {"type", &sc.Type}, {"headers", &sc.Headers}, {"command", &sc.Command}, {"args", &sc.Args}, {"env", &sc.Env}, {"cwd", &sc.Cwd}, {"disabled", &sc.Disabled}} {
 		if err := field(f.k, f.dst); err != nil {
 			return sc, nil, err
 		}

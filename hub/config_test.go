@@ -87,6 +87,31 @@ func TestParseServersVSCodeKey(t *testing.T) {
 	require.Equal(t, "a", f.Servers[0].Name)
 }
 
+// An entry marked "disabled": true, as Claude Desktop and Cursor write
+// one, is set apart with a warning, not connected; "disabled": false is a
+// server like any other, and a disabled entry of the wrong type is an error.
+func TestParseServersSetsDisabledEntriesApart(t *testing.T) {
+	f, err := hub.ParseServers([]byte(`{"mcpServers": {
+		"on": {"url": "http://127.0.0.1:1/mcp", "disabled": false},
+		"off": {"command": "srv", "disabled": true},
+		"off-sse": {"url": "http://127.0.0.1:1/sse", "type": "sse", "disabled": true}}}`))
+	require.NoError(t, err)
+	require.Len(t, f.Servers, 1)
+	require.Equal(t, "on", f.Servers[0].Name)
+	require.Empty(t, f.Unsupported)
+	require.Len(t, f.Disabled, 2)
+	require.Equal(t, []string{"off", "off-sse"}, []string{f.Disabled[0].Name, f.Disabled[1].Name})
+	require.Equal(t, []hub.Warning{
+		{Server: "off", Reason: `"disabled": true, not connected`},
+		{Server: "off-sse", Reason: `"disabled": true, not connected`},
+	}, f.Warnings)
+
+	_, err = hub.ParseServers([]byte(`{"mcpServers": {"x": {"url": "http://127.0.0.1:1/mcp", "disabled": "yes"}}}`))
+	var ce *hub.ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "disabled", ce.Field)
+}
+
 func TestParseServersErrorsNameThePlace(t *testing.T) {
 	for _, tc := range []struct {
 		doc, server, field string

@@ -19,7 +19,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // Two runs of the host over one servers file: the first connects, calls a
 // tool and detaches; the second resumes both sessions with no initialize.
-// The legacy SSE entry and the unknown field are reported, not fatal.
+// The legacy SSE entry, the disabled one and the unknown field are
+// reported, not fatal.
 func TestHostResumesAcrossRuns(t *testing.T) {
 	a, err := mcptest.NewServer(mcptest.Options{Tools: 1})
 	require.NoError(t, err)
@@ -31,7 +32,8 @@ func TestHostResumesAcrossRuns(t *testing.T) {
 	cfg := filepath.Join(dir, "mcp.json")
 	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `{"mcpServers": {
 		"a": {"url": %q, "headers": {"X-Token": "hush-hush-1234"}},
-		"b": {"url": %q, "disabled": false},
+		"b": {"url": %q, "disabled": false, "timeout": 30},
+		"off": {"url": "http://127.0.0.1:1/mcp", "disabled": true},
 		"old": {"url": "http://127.0.0.1:1/sse", "type": "sse"}}}`, a.URL(), b.URL()), 0o600))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -45,7 +47,8 @@ func TestHostResumesAcrossRuns(t *testing.T) {
 	require.Contains(t, text, "b__record")
 	require.Contains(t, text, "call b__record: recorded run1 #1")
 	require.Contains(t, text, `the legacy HTTP+SSE transport ("type": "sse") is not supported`)
-	require.Contains(t, text, `field "disabled": unknown field, kept`)
+	require.Contains(t, text, `field "timeout": unknown field, kept`)
+	require.Contains(t, text, `server "off": "disabled": true, not connected`)
 	require.Contains(t, text, "states saved in "+cfg+".state")
 	require.NotContains(t, text, "hush-hush-1234")
 	require.Equal(t, 1, b.Invocations(mcptest.RecordTool, "run1"))
