@@ -118,6 +118,13 @@ func (c Class) Reconnects() bool {
 	return c == Transport || c == SessionExpired
 }
 
+// NamesNoCause reports a class that says nothing of the failure's cause:
+// [Unknown] (a program that cannot start, an error go-sdk reports as text)
+// and [Transport] (no HTTP answer: refused, reset, a TLS or DNS failure).
+// An error's text naming such a verdict should add the failure's own
+// (Verdict.Detail).
+func (c Class) NamesNoCause() bool { return c == Unknown || c == Transport }
+
 // Retries reports whether a connection that failed with this class may be
 // retried from the failed state on the backoff schedule. All classes retry
 // except [Canceled] and [Unauthorized] (and [None], which is no failure).

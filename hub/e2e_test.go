@@ -395,6 +395,13 @@ func TestNotReadyErrorNamesTheLastFailure(t *testing.T) {
 	require.Equal(t, "hub: not ready: down (failed, last failure transport (initialize))"+
 		" key (failed, unauthorized, last failure unauthorized (HTTP 401, initialize))"+
 		" slow (connecting): context deadline exceeded", err.Error())
+	require.True(t, err.Servers[0].Retrying(), "no terminal reason: tried again")
+	require.False(t, err.Servers[1].Retrying(), "unauthorized waits for the host")
+	require.False(t, err.Servers[2].Retrying())
+
+	// A transport failure's text says why.
+	err.Servers[0].Verdict.Detail = "dial tcp 127.0.0.1:1: connect: connection refused"
+	require.Contains(t, err.Error(), "down (failed, last failure transport (initialize): dial tcp 127.0.0.1:1: connect: connection refused)")
 }
 
 // Remove(KeepSession) detaches one server and saves its state; adding it

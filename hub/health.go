@@ -41,6 +41,13 @@ type Health struct {
 // Ready reports whether the server is ready.
 func (hl Health) Ready() bool { return hl.State == supervisor.Ready }
 
+// Retrying reports a failed server that is tried again on its backoff: no
+// terminal Reason. A failed server with a Reason waits for the host
+// (unauthorized, canceled, budget-spent) or for its churn to cool.
+func (hl Health) Retrying() bool {
+	return hl.State == supervisor.Failed && hl.Reason == supervisor.ReasonNone
+}
+
 // Health returns every server's health, sorted by server name.
 func (h *Hub) Health() []Health {
 	h.mu.Lock()

@@ -91,8 +91,8 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 // NotReadyError is WaitReady's failure: the servers that were not ready.
 // Its text names each one with its state, terminal reason, lease standby and
 // last failure's verdict, "name (state, reason, last failure verdict)", at
-// most 8 of them, then how many more. A verdict of class unknown, which says
-// nothing by itself (a command that cannot start), is followed by its text.
+// most 8 of them, then how many more. A verdict whose class names no cause
+// (classify.Class.NamesNoCause: unknown, transport) is followed by its text.
 // The text is redacted as the hub's events are.
 type NotReadyError struct {
 	Mode    WaitMode
@@ -136,8 +136,8 @@ func describeServers(hs []Health) []string {
 		}
 		if hl.Verdict.Class != classify.None {
 			s += ", last failure " + hl.Verdict.String()
-			if hl.Verdict.Class == classify.Unknown && hl.Verdict.Detail != "" {
-				s += ": " + hl.Verdict.Detail // the class says nothing more
+			if hl.Verdict.Class.NamesNoCause() && hl.Verdict.Detail != "" {
+				s += ": " + hl.Verdict.Detail
 			}
 		}
 		out = append(out, s+")")

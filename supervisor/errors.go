@@ -90,7 +90,7 @@ func (e *StateError) Error() string {
 	}
 	if e.Verdict.Class != classify.None {
 		s += ", last failure " + e.Verdict.String()
-		if namesNoCause(e.Verdict) && e.Verdict.Detail != "" {
+		if e.Verdict.Class.NamesNoCause() && e.Verdict.Detail != "" {
 			s += ": " + e.redactor.Text(e.Verdict.Detail)
 		}
 	}
@@ -232,19 +232,11 @@ func (e *CallError) Error() string {
 		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout),
 		errors.As(e.Err, new(*StateError)):
 		s += ": " + e.Err.Error()
-	case namesNoCause(e.Verdict) && e.Err != nil:
+	case e.Verdict.Class.NamesNoCause() && e.Err != nil:
 		// go-sdk's text may carry the session id: hash it, as events do.
 		s += ": " + e.redactor.Text(e.Err.Error())
 	}
 	return s
-}
-
-// namesNoCause reports a verdict whose class names no cause, so that an
-// error's text adds the failure's own: unknown (a program that cannot
-// start, an answer go-sdk reports as text) and transport (no HTTP answer:
-// the text says connection refused, reset, a TLS or DNS failure).
-func namesNoCause(v classify.Verdict) bool {
-	return v.Class == classify.Unknown || v.Class == classify.Transport
 }
 
 func (e *CallError) Unwrap() error { return e.Err }
