@@ -54,30 +54,29 @@ func isResponse(x *Exchange) bool { return x.Method == "" && x.RequestID == "" }
 // (internal/jsonrpc2 processResult's notDone), on a goroutine of the
 // request's, so without the bound a server that never answers them holds
 // one goroutine and one connection per request it sends. close cuts those
-// in flight, which go-sdk's Close would not: the Transport's life is theirs.
-// The zero value is not ready: see [newResponses]. Safe for concurrent use.
+// in flight, which go-sdk's Close would not. It lives inside the Transport
+// and allocates only once a response is sent: most sessions never get a
+// request from their server. Ready once init ran; safe for concurrent use.
 type responses struct {
 	max     int
 	timeout time.Duration
-	life    context.Context // ends at close
-	end     context.CancelFunc
 
 	mu       sync.Mutex
-	inFlight int
+	inFlight map[uint64]context.CancelFunc // the cuts of those in flight, by take's count
+	taken    uint64
 	dropped  int
 	closed   bool
 }
 
-func newResponses(max int, timeout time.Duration) *responses {
-	if max <= 0 {
-		max = DefaultMaxResponsesInFlight
+// init sets the bounds, 0 meaning the defaults.
+func (r *responses) init(max int, timeout time.Duration) {
+	r.max, r.timeout = max, timeout
+	if r.max <= 0 {
+		r.max = DefaultMaxResponsesInFlight
 	}
-	if timeout <= 0 {
-		timeout = DefaultResponseTimeout
+	if r.timeout <= 0 {
+		r.timeout = DefaultResponseTimeout
 	}
-	r := &responses{max: max, timeout: timeout}
-	r.life, r.end = context.WithCancel(context.Background())
-	return r
 }
 
 // take returns req bounded in time and the release of its place, or, when
@@ -85,27 +84,26 @@ func newResponses(max int, timeout time.Duration) *responses {
 // nothing is to be sent, nothing reported).
 func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *ResponseDroppedError) {
 	r.mu.Lock()
-	if r.closed || r.inFlight >= r.max {
+	defer r.mu.Unlock()
+	if r.closed || len(r.inFlight) >= r.max {
 		if !r.closed {
 			r.dropped++
 			dropped = &ResponseDroppedError{InFlight: r.max, Dropped: r.dropped}
 		}
-		r.mu.Unlock()
 		return nil, nil, dropped
 	}
-	r.inFlight++
-	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
-	stop := context.AfterFunc(r.life, cancel)
-	var once sync.Once
+	if r.inFlight == nil {
+		r.inFlight = make(map[uint64]context.CancelFunc, r.max)
+	}
+	r.taken++
+	n := r.taken
+	r.inFlight[n] = cancel
 	release = func() {
-		once.Do(func() {
-			stop()
-			cancel()
-			r.mu.Lock()
-			r.inFlight--
-			r.mu.Unlock()
-		})
+		cancel()
+		r.mu.Lock()
+		delete(r.inFlight, n)
+		r.mu.Unlock()
 	}
 	return req.WithContext(ctx), release, nil
 }
@@ -114,8 +112,12 @@ func (r *responses) take(req *http.Request) (bounded *http.Request, release func
 func (r *responses) close() {
 	r.mu.Lock()
 	r.closed = true
+	cuts := r.inFlight
+	r.inFlight = nil
 	r.mu.Unlock()
-	r.end()
+	for _, cut := range cuts {
+		cut()
+	}
 }
 
 // postResponse sends a response of go-sdk's (see [responses]); past the

@@ -184,7 +184,7 @@ type Transport struct {
 	answered answeredIDs  // requests whose whole answer came with the response
 	drains   drains       // bounds the answer streams' drains on Close
 	// responses bounds the POSTs of go-sdk's responses (responses.go).
-	responses *responses
+	responses responses
 
 	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
@@ -211,7 +211,7 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxJSONBody <= 0 {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
-	t.responses = newResponses(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)
+	t.responses.init(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)
 	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody, cfg.Logger)
 	t.auth.onCredential = cfg.OnCredential
 	t.base = t.auth
