@@ -453,6 +453,14 @@ type Config struct {
 	// Resend chooses whether a failed call is sent again (see
 	// ResendPolicy). Default ResendNever: never replayed.
 	Resend ResendPolicy
+	// DisableRateLimitWindow turns off the rate-limit window. By default,
+	// after a 429 with Retry-After, calls made before the window ends fail
+	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
+	// server's request budget (failure story S4). The window lasts the
+	// Retry-After (at most classify.MaxRetryAfter, 1h: the same value the
+	// call's error and the rate-limit-window event carry); Reconnect ends
+	// it.
+	DisableRateLimitWindow bool
 	// MinListTTL bounds from below how often a list is re-fetched because
 	// its ttlMs ran out (SEP-2549: a 2026-07-28 server's hint of how long a
 	// list result stays fresh). Each list result whose ttlMs is positive
@@ -462,14 +470,6 @@ type Config struct {
 	// applies), and its result arms the next. Default DefaultMinListTTL
 	// (10s); negative ignores ttlMs.
 	MinListTTL time.Duration
-	// DisableRateLimitWindow turns off the rate-limit window. By default,
-	// after a 429 with Retry-After, calls made before the window ends fail
-	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
-	// server's request budget (failure story S4). The window lasts the
-	// Retry-After (at most classify.MaxRetryAfter, 1h: the same value the
-	// call's error and the rate-limit-window event carry); Reconnect ends
-	// it.
-	DisableRateLimitWindow bool
 	// MaxSessions and ChurnWindow: more than MaxSessions new sessions within
 	// ChurnWindow moves to a terminal failed state whose reason is churn.
 	// Defaults 10 and 1m (fsm.DefaultMaxSessions, fsm.DefaultWindow, where

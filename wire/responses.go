@@ -54,9 +54,9 @@ func isResponse(x *Exchange) bool { return x.Method == "" && x.RequestID == "" }
 // (internal/jsonrpc2 processResult's notDone), on a goroutine of the
 // request's, so without the bound a server that never answers them holds
 // one goroutine and one connection per request it sends. close cuts those
-// in flight, which go-sdk's Close would not. It lives inside the Transport
-// and allocates only once a response is sent: most sessions never get a
-// request from their server. Ready once init ran; safe for concurrent use.
+// in flight, which go-sdk's Close would not. A Transport makes its one at
+// the first response, or at Close ([Transport.responses]): most sessions
+// never get a request from their server. Safe for concurrent use.
 type responses struct {
 	max     int
 	timeout time.Duration
@@ -68,15 +68,15 @@ type responses struct {
 	closed   bool
 }
 
-// init sets the bounds, 0 meaning the defaults.
-func (r *responses) init(max int, timeout time.Duration) {
-	r.max, r.timeout = max, timeout
-	if r.max <= 0 {
-		r.max = DefaultMaxResponsesInFlight
+// responses returns the Transport's bound on responses, made the first
+// time (its bounds are Config's, defaults applied by NewTransport).
+func (t *Transport) responses() *responses {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.resps == nil {
+		t.resps = &responses{max: t.cfg.MaxResponsesInFlight, timeout: t.cfg.ResponseTimeout}
 	}
-	if r.timeout <= 0 {
-		r.timeout = DefaultResponseTimeout
-	}
+	return t.resps
 }
 
 // take returns req bounded in time and the release of its place, or, when
@@ -123,7 +123,7 @@ func (r *responses) close() {
 // postResponse sends a response of go-sdk's (see [responses]); past the
 // bound it answers 202 locally and reports the drop.
 func (t *Transport) postResponse(req *http.Request, x *Exchange, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	bounded, release, dropped := t.responses.take(req)
+	bounded, release, dropped := t.responses().take(req)
 	if bounded == nil {
 		x.Local, x.Status = true, http.StatusAccepted
 		if dropped != nil {

@@ -233,7 +233,7 @@ func (s *Session) Wait() error { return s.cs.Wait() }
 // have ended: cancel their contexts first to end them at once.
 func (s *Session) Close() error {
 	s.t.drains.close()
-	s.t.responses.close()
+	s.t.responses().close()
 	return ignoreClosed(s.cs.Close())
 }
 
@@ -244,7 +244,7 @@ func (s *Session) Close() error {
 func (s *Session) Detach() error {
 	s.t.Detach()
 	s.t.drains.close()
-	s.t.responses.close()
+	s.t.responses().close()
 	return ignoreClosed(s.cs.Close())
 }
 

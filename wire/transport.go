@@ -183,8 +183,9 @@ type Transport struct {
 	idShift  atomic.Int64 // added to go-sdk's request ids on the wire (idshift.go); 0 on a fresh session
 	answered answeredIDs  // requests whose whole answer came with the response
 	drains   drains       // bounds the answer streams' drains on Close
-	// responses bounds the POSTs of go-sdk's responses (responses.go).
-	responses responses
+	// resps bounds the POSTs of go-sdk's responses (responses.go); made at
+	// the first one (see [Transport.responses]), under mu.
+	resps *responses
 
 	auth      *authorizer // wraps base: every request passes it
 	sw        *StreamSwitch
@@ -211,7 +212,12 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxJSONBody <= 0 {
 		t.cfg.MaxJSONBody = DefaultMaxJSONBody
 	}
-	t.responses.init(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)
+	if t.cfg.MaxResponsesInFlight <= 0 {
+		t.cfg.MaxResponsesInFlight = DefaultMaxResponsesInFlight
+	}
+	if t.cfg.ResponseTimeout <= 0 {
+		t.cfg.ResponseTimeout = DefaultResponseTimeout
+	}
 	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody, cfg.Logger)
 	t.auth.onCredential = cfg.OnCredential
 	t.base = t.auth
