@@ -31,14 +31,7 @@ func TestStateErrorTextNamesAnUnknownFailure(t *testing.T) {
 	if err := commandSupported(); err != nil {
 		t.Skip(err)
 	}
-	sup, err := New(Config{Command: &Command{Path: "/nonexistent/mcp-server"}, Backoff: Backoff{MaxAttempts: 1, InitialInterval: time.Millisecond}})
-	require.NoError(t, err)
-	defer sup.Close()
-	sup.Start()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err = sup.WaitForState(ctx, Ready)
-	require.ErrorIs(t, err, ErrNotReady)
+	err := failOnce(t, Config{Command: &Command{Path: "/nonexistent/mcp-server"}})
 	require.Contains(t, err.Error(), "reason budget-spent, last failure unknown: ")
 	require.Contains(t, err.Error(), "/nonexistent/mcp-server", err.Error())
 
@@ -50,7 +43,21 @@ func TestStateErrorTextNamesAnUnknownFailure(t *testing.T) {
 // A server that cannot be reached fails with transport: the wait's and the
 // call's errors say why (connection refused), not only "transport".
 func TestErrorTextsNameATransportFailure(t *testing.T) {
-	sup, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp", Backoff: Backoff{MaxAttempts: 1, InitialInterval: time.Millisecond}})
+	err := failOnce(t, Config{Endpoint: "http://127.0.0.1:1/mcp"})
+	require.Contains(t, err.Error(), "last failure transport (")
+	require.Contains(t, err.Error(), "connection refused")
+
+	ce := &CallError{Op: "tools/call", Name: "search", Verdict: classify.Verdict{Class: classify.Transport, Method: "tools/call"},
+		Delivery: OutcomeUnknown, Err: errors.New("read tcp 127.0.0.1:5->127.0.0.1:6: connection reset by peer")}
+	require.Equal(t, `mcpsup: tools/call "search": transport (tools/call) [outcome-unknown]: read tcp 127.0.0.1:5->127.0.0.1:6: connection reset by peer`, ce.Error())
+}
+
+// failOnce starts a supervisor on cfg with one connection attempt and
+// returns its wait for ready's error, which wraps ErrNotReady.
+func failOnce(t *testing.T, cfg Config) error {
+	t.Helper()
+	cfg.Backoff = Backoff{MaxAttempts: 1, InitialInterval: time.Millisecond}
+	sup, err := New(cfg)
 	require.NoError(t, err)
 	defer sup.Close()
 	sup.Start()
@@ -58,10 +65,5 @@ func TestErrorTextsNameATransportFailure(t *testing.T) {
 	defer cancel()
 	err = sup.WaitForState(ctx, Ready)
 	require.ErrorIs(t, err, ErrNotReady)
-	require.Contains(t, err.Error(), "last failure transport (")
-	require.Contains(t, err.Error(), "connection refused")
-
-	ce := &CallError{Op: "tools/call", Name: "search", Verdict: classify.Verdict{Class: classify.Transport, Method: "tools/call"},
-		Delivery: OutcomeUnknown, Err: errors.New("read tcp 127.0.0.1:5->127.0.0.1:6: connection reset by peer")}
-	require.Equal(t, `mcpsup: tools/call "search": transport (tools/call) [outcome-unknown]: read tcp 127.0.0.1:5->127.0.0.1:6: connection reset by peer`, ce.Error())
+	return err
 }
