@@ -575,7 +575,7 @@ func (r *Redactor) change(c *ListChange) *ListChange {
 	if c == nil {
 		return nil
 	}
-	return &ListChange{Added: r.texts(c.Added), Removed: r.texts(c.Removed), Changed: r.texts(c.Changed)}
+	return &ListChange{Added: r.texts(c.Added), Removed: r.texts(c.Removed), Changed: r.texts(c.Changed), Omitted: c.Omitted}
 }
 
 // Verdict returns v with its free text (Detail, RPC.Message) redacted.

@@ -21,7 +21,8 @@ const (
 	// KindMergedCatalogChanged: the merged catalog changed after a change of
 	// the server's catalog (or its removal). Op names the kind ("tools",
 	// "prompts", "resources"); Added, Removed and Changed the qualified
-	// names; Tools is the number of items of that kind in the merged view.
+	// names (at most events.MaxNames each, Omitted counting the rest);
+	// Tools is the number of items of that kind in the merged view.
 	KindMergedCatalogChanged events.Kind = "merged-catalog-changed"
 	// KindNameCollision: two items asked for the same qualified name. Name
 	// is the name, Detail says who kept it and what the other got.
@@ -137,14 +138,19 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	h.catMu.Unlock()
 	for _, col := range append(append(tc, pc...), rc...) {
 		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name,
-			Detail: fmt.Sprintf("%q of server %q keeps %q; %q of server %q is %q", col.WinnerID, col.Winner, col.Name, col.LoserID, col.Loser, col.Renamed)})
+			Detail: fmt.Sprintf("%q of server %q keeps %q; %q of server %q is %q", events.CutName(col.WinnerID), col.Winner, col.Name, events.CutName(col.LoserID), col.Loser, col.Renamed)})
 	}
 	for _, kd := range diffs {
 		if kd.d.Empty() {
 			continue
 		}
-		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind,
-			Added: kd.d.Added, Removed: kd.d.Removed, Changed: kd.d.Changed, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d)})
+		e := events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d)}
+		var n [3]int
+		e.Added, n[0] = events.BoundNames(kd.d.Added)
+		e.Removed, n[1] = events.BoundNames(kd.d.Removed)
+		e.Changed, n[2] = events.BoundNames(kd.d.Changed)
+		e.Omitted = n[0] + n[1] + n[2]
+		h.emit(e)
 	}
 }
 
@@ -163,7 +169,7 @@ func diffSummary(kind string, n int, d Diff) string {
 				fmt.Fprintf(&b, " …%d more", len(d.Added)+len(d.Removed)+len(d.Changed)-most)
 				return b.String()
 			}
-			b.WriteString(" " + l.sign + name)
+			b.WriteString(" " + l.sign + events.CutName(name))
 			i++
 		}
 	}
