@@ -575,3 +575,47 @@ func TestCommandThatDiesAtStartIsRetried(t *testing.T) {
 	assert.Equal(t, 1, countKind(es, KindProcessExited))
 	assert.Zero(t, s.SessionsOpened())
 }
+
+// TestSecretCutByABoundIsMasked: a secret that a bound cuts leaves no piece
+// of it in events or logs. A dropped stdout line quoted up to maxQuoted and
+// "..." ended inside the Env token (the redactor masked a secret's start
+// only at a text's very end), a stderr line longer than maxStderrLine was
+// logged in records of which the next began with the token's rest, and a
+// stderr tail of one long line began inside it.
+func TestSecretCutByABoundIsMasked(t *testing.T) {
+	const token = "Zq8rT2mW9xK4pL7vN3bY6cH1"
+	stdout := strings.Repeat("x", maxQuoted-10) + token + " and more"
+	stderr := strings.Repeat("y", maxStderrLine-10) + token + " and more"
+	tail := strings.Repeat("w", 100) + token + strings.Repeat("z", 50) + "\n" // the last 64 bytes begin inside the token
+	r := newStdioRig(t, Config{Command: &Command{Env: []string{"SERVICE_TOKEN=" + token}, StderrTail: 64}},
+		"-stderr-at-start", stderr, "-garbage-at-start", stdout)
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("stderr", map[string]any{"text": tail})
+	require.NoError(t, err)
+	_, err = r.call("crash", map[string]any{"code": 2})
+	require.Error(t, err)
+	exited := r.waitEvent(KindProcessExited, "exited with code 2")
+	require.Contains(t, exited.Detail, "stderr: …"+events.Masked+"zzz", "the tail begins inside the token")
+	dropped := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	require.Contains(t, dropped.Detail, "x"+events.Masked+"...", "the quote ends inside the token")
+	FlushEvents(r.sup)
+	pieces := []string{token[:minPiece], token[len(token)-minPiece:]}
+	for _, e := range r.rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		for _, p := range pieces {
+			require.NotContains(t, string(b), p, "event %s", e.Kind)
+		}
+	}
+	logs := r.logs.String()
+	require.Contains(t, logs, `line="`+events.Masked+` and more"`, "the second record of the long line begins with the token's rest")
+	for _, p := range pieces {
+		require.NotContains(t, logs, p)
+	}
+	require.NotContains(t, err.Error(), token[len(token)-minPiece:], "the call's error")
+}
+
+// minPiece is the shortest piece of a secret masked at a cut (the
+// redactor's minSecretTail).
+const minPiece = 6
