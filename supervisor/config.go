@@ -420,8 +420,10 @@ type Config struct {
 	// MaxPages and MaxItems cap the pagination of each catalog list, against
 	// servers that never stop returning a cursor. A tools/list past a cap
 	// fails discovery (and is retried on the backoff schedule); a side list
-	// past a cap is degraded. Defaults 100 pages and 10,000 items
-	// (probes.DefaultMaxPages, probes.DefaultMaxItems).
+	// past a cap is degraded. A page that alone holds more than MaxItems
+	// items is refused before go-sdk decodes it (a protocol verdict naming
+	// the bound), so its items cost no memory. Defaults 100 pages and
+	// 10,000 items (probes.DefaultMaxPages, probes.DefaultMaxItems).
 	MaxPages, MaxItems int
 	// RelistMinGap is the least time between the starts of two re-lists of
 	// the catalog on one session (after list_changed notifications,

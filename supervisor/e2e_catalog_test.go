@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -319,4 +320,30 @@ func TestCatalogEventNamesAreBounded(t *testing.T) {
 		require.True(t, utf8.ValidString(n))
 	}
 	require.Contains(t, events.Summary(ev), fmt.Sprintf("…%d more", ev.Omitted))
+}
+
+// TestPageOverMaxItemsIsRefusedBeforeDecoding: Config.MaxItems reaches the
+// wire layer, so one page with more tools than the bound is refused before
+// go-sdk decodes it: tools/list fails with a protocol verdict naming the
+// bound, on the session, which is not replaced.
+func TestPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 40}, supervisor.Config{Stream: supervisor.StreamOff, MaxItems: 20, ListingRetries: -1,
+		Clock: clockwork.NewFakeClock()}) // no retry runs
+	e.sup.Start()
+	evs, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindProbeReport) >= 1 })
+	require.NoError(t, err)
+	var report events.Event
+	for _, ev := range evs {
+		if ev.Kind == events.KindProbeReport {
+			report = ev
+			break
+		}
+	}
+	require.NotEmpty(t, report.Lists)
+	tools := report.Lists[0]
+	require.Equal(t, "tools", tools.List)
+	require.Equal(t, events.ListFailed, tools.Status)
+	require.Equal(t, classify.Protocol, tools.Verdict.Class)
+	require.Contains(t, tools.Verdict.Detail, "tools/list result with more than 20 tools")
+	require.Equal(t, 1, e.srv.Log().Count("tools/list"), "one page, refused")
 }

@@ -424,6 +424,10 @@ func (s *answerStream) dispatch() {
 			s.fail(problem, false)
 			return
 		}
+		if problem := listProblem(s.method, r, s.t.cfg.MaxListItems); problem != "" {
+			s.fail(problem, true)
+			return
+		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
 		if tameTTLHint(s.method, r) {
 			exact = false

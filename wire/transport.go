@@ -110,6 +110,15 @@ type Config struct {
 	// 0 means [DefaultMaxSSEEvent] (16 MiB, go-sdk's own
 	// mcp.DefaultMaxEventSize).
 	MaxSSEEvent int
+	// MaxListItems bounds the items of one page of a list (tools/list,
+	// prompts/list, resources/list, resources/templates/list), counted in
+	// the answer before go-sdk decodes them, each into a struct of its
+	// own: a page with more is refused for that request only (rewritten
+	// into a JSON-RPC error naming the bound; the verdict is protocol, the
+	// session lives). The supervisor sets it to its Config.MaxItems, a
+	// list's bound over all its pages. 0 means [DefaultMaxListItems]
+	// (10,000).
+	MaxListItems int
 	// MaxResponsesInFlight bounds how many POSTs of go-sdk's responses to
 	// the server's requests (ping, roots/list, sampling/createMessage,
 	// elicitation/create) wait for the server's answer at once; one past it
@@ -226,6 +235,9 @@ func NewTransport(cfg Config) *Transport {
 	}
 	if t.cfg.MaxSSEEvent <= 0 {
 		t.cfg.MaxSSEEvent = DefaultMaxSSEEvent
+	}
+	if t.cfg.MaxListItems <= 0 {
+		t.cfg.MaxListItems = DefaultMaxListItems
 	}
 	return t
 }

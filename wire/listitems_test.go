@@ -1,0 +1,65 @@
+package wire_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// TestListPageOverTheItemBoundIsRefusedUndecoded: go-sdk decodes every item
+// of a list page into a struct of its own (a 16 MiB page of `{}` tools made
+// 5.6 million mcp.Tool, some 870 MiB, before the pagination's item limit
+// was checked). A page with more items than MaxListItems, as one JSON body
+// or as an event of a stream, is refused before go-sdk sees it: the list
+// fails alone with a protocol verdict naming the bound, and the session
+// lives. A page at the bound is served.
+func TestListPageOverTheItemBoundIsRefusedUndecoded(t *testing.T) {
+	const bound = 100
+	tool := `{"name":"t","inputSchema":{"type":"object"}}`
+	page := func(n int) string {
+		return `{"jsonrpc":"2.0","id":$ID,"result":{"tools":[` + strings.TrimSuffix(strings.Repeat(tool+",", n), ",") + `]}}`
+	}
+	for _, c := range []struct {
+		name   string
+		action mcptest.Action
+		fails  bool
+	}{
+		{"JSON at the bound", mcptest.JSONBody(page(bound)), false},
+		{"JSON past the bound", mcptest.JSONBody(page(bound + 1)), true},
+		{"event stream past the bound", mcptest.SSE(mcptest.SSEMessage(page(bound + 1))...), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxListItems: bound})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/list"}, Action: c.action})
+			ctx, cancel := context.WithTimeout(wire.WithExchange(context.Background()), 20*time.Second)
+			defer cancel()
+			res, err := h.sess.ClientSession().ListTools(ctx, nil)
+			if !c.fails {
+				require.NoError(t, err)
+				require.Len(t, res.Tools, bound)
+				h.requireAlive(t)
+				return
+			}
+			require.Error(t, err)
+			err = wire.Annotate(ctx, err)
+			v := classify.Classify(context.Background(), err)
+			assert.Equal(t, classify.Protocol, v.Class)
+			var he *classify.HTTPError
+			require.True(t, errors.As(err, &he), "the list's exchange: %v", err)
+			x := he.Exchange
+			assert.True(t, x.Malformed && x.Oversized, "%+v", x)
+			assert.Equal(t, "tools/list result with more than 100 tools", x.Problem)
+			h.requireAlive(t)
+		})
+	}
+}
