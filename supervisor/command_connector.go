@@ -64,7 +64,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	c.mu.Unlock()
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
 		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
-		dropped: c.droppedResponse(spec.gen)}
+		dropped: c.droppedResponse(spec.gen), maxItems: cfg.MaxItems}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -175,9 +175,10 @@ func stdioFacts(next mcp.MethodHandler) mcp.MethodHandler {
 // (internal/jsonrpc2 conn.go, "How should we report unexpected
 // responses?"), and a server that answers ids it was never sent is broken.
 type markingTransport struct {
-	inner   mcp.Transport
-	stray   func(jsonrpc.ID)
-	dropped func(n int) // the n-th response dropped (see markingConn)
+	inner    mcp.Transport
+	stray    func(jsonrpc.ID)
+	dropped  func(n int) // the n-th response dropped (see markingConn)
+	maxItems int         // Config.MaxItems: the most items of a list page (see markingConn)
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -185,7 +186,11 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &markingConn{Connection: conn, stray: t.stray, dropped: t.dropped}, nil
+	maxItems := t.maxItems
+	if maxItems <= 0 {
+		maxItems = probes.DefaultMaxItems
+	}
+	return &markingConn{Connection: conn, stray: t.stray, dropped: t.dropped, maxItems: maxItems}, nil
 }
 
 // markingConn writes each message on a goroutine of its own and returns
@@ -203,16 +208,24 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // per request; at most maxResponsesInFlight are written at once, and one
 // past it is dropped (Write returns nil, nothing is written) and told to
 // dropped, as the wire layer drops the POST of one.
+//
+// A list page (tools/list and the others) with more than maxItems items is
+// answered in the server's place with a JSON-RPC error naming the bound
+// (code wire.CodeHTTPAnswer, as the wire layer's refusals), before go-sdk
+// decodes its items each into a struct of its own: the pagination's item
+// bound would come only after (wire.ListItemsProblem).
 type markingConn struct {
 	mcp.Connection
 	stray     func(jsonrpc.ID)
 	dropped   func(n int)
+	maxItems  int
 	mu        sync.Mutex
-	closed    bool           // no write starts once Close began
-	highest   int64          // the highest request id handed to Write
-	writes    sync.WaitGroup // writes still running
-	responses int            // responses being written
-	drops     int            // responses dropped
+	lists     map[int64]string // the list requests written and not answered: id -> method
+	closed    bool             // no write starts once Close began
+	highest   int64            // the highest request id handed to Write
+	writes    sync.WaitGroup   // writes still running
+	responses int              // responses being written
+	drops     int              // responses dropped
 }
 
 // Read returns the next message but a response to an id no request
@@ -231,12 +244,49 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		n, isInt := r.ID.Raw().(int64)
 		c.mu.Lock()
 		sent := isInt && n >= 1 && n <= c.highest
-		c.mu.Unlock()
+		method := ""
 		if sent {
-			return msg, nil
+			method = c.lists[n]
+			delete(c.lists, n)
 		}
-		c.stray(r.ID)
+		c.mu.Unlock()
+		if !sent {
+			c.stray(r.ID)
+			continue
+		}
+		if method != "" && r.Error == nil {
+			if problem := wire.ListItemsProblem(method, r.Result, c.maxItems); problem != "" {
+				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,
+					Message: "mcpsup: answer refused: " + problem}}, nil
+			}
+		}
+		return msg, nil
 	}
+}
+
+// listMethods are the methods whose answers markingConn checks.
+var listMethods = map[string]bool{
+	"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true,
+}
+
+// maxListsTracked bounds the list requests markingConn remembers unanswered:
+// past it the oldest is forgotten (its answer then goes unchecked), so a
+// server that never answers them costs no more.
+const maxListsTracked = 64
+
+// trackList remembers the list request id of method. Called with mu held.
+func (c *markingConn) trackList(id int64, method string) {
+	if c.lists == nil {
+		c.lists = make(map[int64]string)
+	}
+	if len(c.lists) >= maxListsTracked {
+		oldest := id
+		for k := range c.lists {
+			oldest = min(oldest, k)
+		}
+		delete(c.lists, oldest)
+	}
+	c.lists[id] = method
 }
 
 func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -254,8 +304,13 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return mcp.ErrConnectionClosed
 	}
 	if isReq {
-		if n, ok := req.ID.Raw().(int64); ok && n > c.highest {
-			c.highest = n // before the write: the answer may come before Write returns
+		if n, ok := req.ID.Raw().(int64); ok {
+			if n > c.highest {
+				c.highest = n // before the write: the answer may come before Write returns
+			}
+			if listMethods[req.Method] {
+				c.trackList(n, req.Method)
+			}
 		}
 	} else if c.responses >= maxResponsesInFlight {
 		c.drops++

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // stdioTimeout bounds every wait on a real process.
@@ -619,3 +620,37 @@ func TestSecretCutByABoundIsMasked(t *testing.T) {
 // minPiece is the shortest piece of a secret masked at a cut (the
 // redactor's minSecretTail).
 const minPiece = 6
+
+// TestCommandPageOverMaxItemsIsRefusedBeforeDecoding: over stdio too, a
+// tools/list page with more items than Config.MaxItems is answered in the
+// server's place with a JSON-RPC error naming the bound before go-sdk
+// decodes its items; the listing fails and the process is not restarted
+// for it.
+func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
+	r := newStdioRig(t, Config{MaxItems: 5, ListingRetries: -1, Clock: clockwork.NewFakeClock()}) // no retry runs
+	r.sup.Start()
+	evs, err := r.rec.WaitFor(r.ctx, func(evs []events.Event) bool {
+		for _, e := range evs {
+			if e.Kind == KindProbeReport {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err)
+	var tools events.ListOutcome
+	for _, e := range evs {
+		if e.Kind == KindProbeReport {
+			tools = e.Lists[0]
+			break
+		}
+	}
+	require.Equal(t, "tools", tools.List)
+	require.Equal(t, events.ListFailed, tools.Status)
+	require.True(t, tools.Verdict.RPC.Present)
+	require.Equal(t, int64(wire.CodeHTTPAnswer), tools.Verdict.RPC.Code)
+	require.Equal(t, "mcpsup: answer refused: tools/list result with more than 5 tools", tools.Verdict.RPC.Message)
+	for _, e := range r.rec.Events() {
+		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
+	}
+}

@@ -422,7 +422,8 @@ type Config struct {
 	// fails discovery (and is retried on the backoff schedule); a side list
 	// past a cap is degraded. A page that alone holds more than MaxItems
 	// items is refused before go-sdk decodes it (a protocol verdict naming
-	// the bound), so its items cost no memory. Defaults 100 pages and
+	// the bound; over stdio a JSON-RPC error of code wire.CodeHTTPAnswer
+	// naming it), so its items cost no memory. Defaults 100 pages and
 	// 10,000 items (probes.DefaultMaxPages, probes.DefaultMaxItems).
 	MaxPages, MaxItems int
 	// RelistMinGap is the least time between the starts of two re-lists of

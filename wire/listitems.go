@@ -26,11 +26,25 @@ var listKeys = map[string]string{
 // limit is checked. Every key go-sdk reads as the item array counts, an
 // escaped one or an earlier duplicate too (each is decoded in turn).
 func listProblem(method string, r *jsonrpc.Response, limit int) string {
-	key, ok := listKeys[method]
-	if !ok || r.Error != nil {
+	if r.Error != nil {
 		return ""
 	}
-	if n := maxArrayItems(r.Result, key, limit); n > limit {
+	return ListItemsProblem(method, r.Result, limit)
+}
+
+// ListItemsProblem says why result, a well-formed JSON result of method, is
+// one go-sdk must not decode: it is a list method's (tools/list,
+// prompts/list, resources/list, resources/templates/list) and its item
+// array holds more than limit items, e.g. "tools/list result with more
+// than 10000 tools"; "" otherwise. It reads result once and allocates
+// nothing (but for a key written with escapes). The Transport checks every
+// list answer with it ([Config.MaxListItems]); a stdio connection can too.
+func ListItemsProblem(method string, result []byte, limit int) string {
+	key, ok := listKeys[method]
+	if !ok {
+		return ""
+	}
+	if n := maxArrayItems(result, key, limit); n > limit {
 		return fmt.Sprintf("%s result with more than %d %s", method, limit, key)
 	}
 	return ""
