@@ -64,7 +64,8 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	c.mu.Unlock()
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
 		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
-		dropped: c.droppedResponse(spec.gen), maxItems: cfg.MaxItems}
+		refused: func(why string) { f.drop(why) },
+		dropped: c.droppedResponse(spec.gen), maxItems: cfg.MaxItems, maxValues: cfg.AnswerLimits.JSONValues}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -179,6 +180,10 @@ type markingTransport struct {
 	stray    func(jsonrpc.ID)
 	dropped  func(n int) // the n-th response dropped (see markingConn)
 	maxItems int         // Config.MaxItems: the most items of a list page (see markingConn)
+	// maxValues is AnswerLimits.JSONValues, and refused hears every
+	// request or notification of the server's dropped past it.
+	maxValues int
+	refused   func(why string)
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -190,7 +195,11 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if maxItems <= 0 {
 		maxItems = probes.DefaultMaxItems
 	}
-	return &markingConn{Connection: conn, stray: t.stray, dropped: t.dropped, maxItems: maxItems}, nil
+	maxValues := t.maxValues
+	if maxValues <= 0 {
+		maxValues = wire.DefaultMaxJSONValues
+	}
+	return &markingConn{Connection: conn, stray: t.stray, refused: t.refused, dropped: t.dropped, maxItems: maxItems, maxValues: maxValues}, nil
 }
 
 // markingConn writes each message on a goroutine of its own and returns
@@ -217,8 +226,10 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 type markingConn struct {
 	mcp.Connection
 	stray     func(jsonrpc.ID)
+	refused   func(why string)
 	dropped   func(n int)
 	maxItems  int
+	maxValues int
 	mu        sync.Mutex
 	lists     map[int64]string // the list requests written and not answered: id -> method
 	closed    bool             // no write starts once Close began
@@ -229,7 +240,11 @@ type markingConn struct {
 }
 
 // Read returns the next message but a response to an id no request
-// carried, which goes to stray. go-sdk numbers its requests 1, 2, 3 ...
+// carried, which goes to stray, and a request or notification whose params
+// hold more than maxValues JSON values, which goes to refused; a response
+// whose result holds more, or a list page with more than maxItems items,
+// is returned as a JSON-RPC error naming the bound, before go-sdk decodes
+// it. go-sdk numbers its requests 1, 2, 3 ...
 // (internal/jsonrpc2 conn.go Call), so an id was sent exactly when it is an
 // integer from 1 to the highest one written: no id is kept per request, and
 // a request that is never answered costs nothing. (A second answer to an id
@@ -237,6 +252,14 @@ type markingConn struct {
 func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
+		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
+			if problem := wire.JSONValuesProblem(req.Params, c.maxValues); problem != "" {
+				if c.refused != nil {
+					c.refused(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
+				}
+				continue
+			}
+		}
 		r, ok := msg.(*jsonrpc.Response)
 		if err != nil || !ok || !r.ID.IsValid() || c.stray == nil {
 			return msg, err
@@ -254,8 +277,12 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.stray(r.ID)
 			continue
 		}
-		if method != "" && r.Error == nil {
-			if problem := wire.ListItemsProblem(method, r.Result, c.maxItems); problem != "" {
+		if r.Error == nil {
+			problem := wire.JSONValuesProblem(r.Result, c.maxValues)
+			if problem == "" && method != "" {
+				problem = wire.ListItemsProblem(method, r.Result, c.maxItems)
+			}
+			if problem != "" {
 				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,
 					Message: "mcpsup: answer refused: " + problem}}, nil
 			}

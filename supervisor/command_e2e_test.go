@@ -654,3 +654,21 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
 	}
 }
+
+// TestCommandMessageOverTheValueBoundIsDropped: a stdio server's
+// notification whose params hold more JSON values than
+// AnswerLimits.JSONValues is dropped before go-sdk decodes it, and reported
+// as a stdout-line-dropped event naming the bound; the session serves the
+// next call.
+func TestCommandMessageOverTheValueBoundIsDropped(t *testing.T) {
+	values := strings.TrimSuffix(strings.Repeat("{},", 2000), ",")
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[` + values + `]}}`
+	r := newStdioRig(t, Config{AnswerLimits: AnswerLimits{JSONValues: 1000}}, "-garbage-at-start", note)
+	r.sup.Start()
+	r.ready()
+	e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	require.Equal(t, "stdout line 1 dropped: notifications/message from the server: params: JSON-RPC message with more than 1000 JSON values", e.Detail)
+	res, err := r.call("echo", map[string]any{"text": "after"})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+}

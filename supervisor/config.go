@@ -101,10 +101,19 @@ type AnswerLimits struct {
 	// request. Default 16 MiB (go-sdk's mcp.DefaultMaxEventSize). The
 	// standalone stream's events are bounded by StreamKeeper.MaxEventBytes.
 	SSEEvent int
+	// JSONValues bounds the JSON values of one message of an answer
+	// (every object and array, and every element or member after the
+	// first of each), which go-sdk decodes at some 100 bytes a value at
+	// worst. Default 1,048,576 (wire.DefaultMaxJSONValues). A stdio
+	// server's messages are held to it too: a response past it is answered
+	// in the server's place with a JSON-RPC error naming the bound (code
+	// wire.CodeHTTPAnswer), a request or notification past it is dropped
+	// and reported as a stdout-line-dropped event.
+	JSONValues int
 }
 
 func (l AnswerLimits) apply(c *wire.Config) {
-	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent = l.JSON, l.ErrorBody, l.SSEEvent
+	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent, c.MaxJSONValues = l.JSON, l.ErrorBody, l.SSEEvent, l.JSONValues
 }
 
 func (k StreamKeeper) toWire() wire.StreamConfig {

@@ -126,6 +126,10 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 		x.Oversized = true
 		return refuse(problem)
 	}
+	if problem := valuesProblem(b.data, t.cfg.MaxJSONValues); problem != "" {
+		x.Oversized = true
+		return refuse(problem)
+	}
 	if r.Error != nil {
 		x.SetBodyRPC(b.data)
 		want.unmoveBodyID(x)

@@ -419,6 +419,10 @@ func (s *answerStream) dispatch() {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return
 	}
+	if problem := valuesProblem(data, s.t.cfg.MaxJSONValues); problem != "" {
+		s.fail(problem, true)
+		return
+	}
 	if r, ok := msg.(*jsonrpc.Response); ok {
 		if problem := answerProblem(r, s.want); problem != "" {
 			s.fail(problem, false)

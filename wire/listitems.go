@@ -124,3 +124,49 @@ func isKey(obj []byte, start, end int, key string) bool {
 	var k string
 	return json.Unmarshal(obj[start:end+1], &k) == nil && k == key
 }
+
+// DefaultMaxJSONValues is the default of [Config.MaxJSONValues].
+const DefaultMaxJSONValues = 1 << 20
+
+// valuesProblem says why a message go-sdk is to decode is refused, "" when
+// it is not: it holds more than limit JSON values (see
+// [Config.MaxJSONValues]).
+func valuesProblem(data []byte, limit int) string {
+	if moreValues(data, limit) {
+		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", limit)
+	}
+	return ""
+}
+
+// JSONValuesProblem says why data, well-formed JSON of a message go-sdk is
+// to decode (its params or result), is refused: it holds more than limit
+// JSON values, counted as [Config.MaxJSONValues] counts them; "" when it
+// does not. It reads data once and allocates nothing.
+func JSONValuesProblem(data []byte, limit int) string { return valuesProblem(data, limit) }
+
+// moreValues reports whether data holds more than limit JSON values, as
+// [Config.MaxJSONValues] counts them: every object and array, and every
+// element or member after the first of each (a '{', '[' or ',' outside
+// strings). It reads data once and allocates nothing.
+func moreValues(data []byte, limit int) bool {
+	if len(data) <= limit {
+		return false // each value counted takes a byte of its own
+	}
+	n := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			end, ok := stringEnd(data, i+1)
+			if !ok {
+				return false
+			}
+			i = end
+		case '{', '[', ',':
+			n++
+			if n > limit {
+				return true
+			}
+		}
+	}
+	return false
+}

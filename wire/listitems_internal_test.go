@@ -41,3 +41,25 @@ func TestMaxArrayItemsCountsWhatGoSDKDecodes(t *testing.T) {
 	r.Result = []byte(`{"prompts":` + items(10) + `}`)
 	require.Empty(t, listProblem("prompts/list", r, 10), "at the bound")
 }
+
+// moreValues counts every object and array and every element or member
+// after a container's first, outside strings, and stops past the limit.
+func TestMoreValuesCountsOutsideStrings(t *testing.T) {
+	for _, c := range []struct {
+		data  string
+		limit int
+		more  bool
+	}{
+		{`{}`, 1, false},
+		{`{"a":1,"b":2}`, 2, false},
+		{`{"a":1,"b":2,"c":3}`, 2, true},
+		{`[{},{},[]]`, 5, true},
+		{`[{},{},[]]`, 6, false},
+		{`{"s":"{[,,,]}","t":"\"{{{"}`, 2, false},
+		{`{"s":"\\","t":[1,2]}`, 4, false},
+		{`{"s":"\\","t":[1,2,3]}`, 4, true},
+	} {
+		require.Equal(t, c.more, moreValues([]byte(c.data), c.limit), "%s within %d", c.data, c.limit)
+	}
+	require.Equal(t, "JSON-RPC message with more than 2 JSON values", JSONValuesProblem([]byte(`[1,2,3]`), 2))
+}

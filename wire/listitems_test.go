@@ -63,3 +63,46 @@ func TestListPageOverTheItemBoundIsRefusedUndecoded(t *testing.T) {
 		})
 	}
 }
+
+// TestMessageOverTheValueBoundIsRefusedUndecoded: go-sdk decodes a message
+// into structs, maps and interfaces of some 100 bytes a JSON value at worst
+// (16 MiB of `{}` in a result's structuredContent cost some 560 MiB). A
+// message with more values than MaxJSONValues, a call's response as a JSON
+// body or an event, or a request of the server's on the call's stream, is
+// refused before go-sdk sees it: the call fails alone with a protocol
+// verdict naming the bound, and the session lives.
+func TestMessageOverTheValueBoundIsRefusedUndecoded(t *testing.T) {
+	const bound = 1000
+	values := strings.TrimSuffix(strings.Repeat("{},", bound), ",")
+	result := `{"jsonrpc":"2.0","id":$ID,"result":{"content":[],"structuredContent":{"rows":[` + values + `]}}}`
+	within := `{"jsonrpc":"2.0","id":$ID,"result":{"content":[],"structuredContent":{"rows":[{}]}}}`
+	sampling := `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + values + `]}}`
+	for _, c := range []struct {
+		name   string
+		action mcptest.Action
+		fails  bool
+	}{
+		{"JSON within the bound", mcptest.JSONBody(within), false},
+		{"JSON past the bound", mcptest.JSONBody(result), true},
+		{"event past the bound", mcptest.SSE(mcptest.SSEMessage(result)...), true},
+		{"a request of the server's past the bound", mcptest.SSE(append(mcptest.SSEMessage(sampling), mcptest.SSEMessage(within)...)...), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxJSONValues: bound})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: c.action})
+			v, _, err := h.call(t, "x")
+			if !c.fails {
+				require.NoError(t, err)
+				h.requireAlive(t)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, classify.Protocol, v.Class)
+			var he *classify.HTTPError
+			require.True(t, errors.As(err, &he), "the call's exchange: %v", err)
+			assert.True(t, he.Malformed && he.Oversized, "%+v", he.Exchange)
+			assert.Equal(t, "JSON-RPC message with more than 1000 JSON values", he.Problem)
+			h.requireAlive(t)
+		})
+	}
+}

@@ -119,6 +119,19 @@ type Config struct {
 	// list's bound over all its pages. 0 means [DefaultMaxListItems]
 	// (10,000).
 	MaxListItems int
+	// MaxJSONValues bounds the JSON values of one message go-sdk is handed
+	// from an answer to a request (its response, and the server's requests
+	// and notifications on the answer's event stream) or from the
+	// standalone stream (dropped there, [DropTooManyValues]): every object and
+	// array, and every element or member after the first of each. go-sdk
+	// decodes a message into structs, maps and interfaces of some 100
+	// bytes a value at worst (`[{},{}]` costs 50 times its bytes), so the
+	// byte bounds alone let one 16 MiB answer cost some 600 MiB; a
+	// message with more values fails its request only (rewritten into a
+	// JSON-RPC error naming the bound; the verdict is protocol, the session
+	// lives). 0 means [DefaultMaxJSONValues] (1,048,576: at most about
+	// 100 MiB decoded).
+	MaxJSONValues int
 	// MaxResponsesInFlight bounds how many POSTs of go-sdk's responses to
 	// the server's requests (ping, roots/list, sampling/createMessage,
 	// elicitation/create) wait for the server's answer at once; one past it
@@ -238,6 +251,9 @@ func NewTransport(cfg Config) *Transport {
 	}
 	if t.cfg.MaxListItems <= 0 {
 		t.cfg.MaxListItems = DefaultMaxListItems
+	}
+	if t.cfg.MaxJSONValues <= 0 {
+		t.cfg.MaxJSONValues = DefaultMaxJSONValues
 	}
 	return t
 }
