@@ -65,7 +65,8 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
 		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
 		refused: func(why string) { f.drop(why) },
-		dropped: c.droppedResponse(spec.gen), maxItems: cfg.MaxItems, maxValues: cfg.AnswerLimits.JSONValues}
+		dropped: c.droppedResponse(spec.gen), maxItems: cfg.MaxItems, maxValues: cfg.AnswerLimits.JSONValues,
+		maxMessages: cfg.AnswerLimits.Messages}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -182,8 +183,9 @@ type markingTransport struct {
 	maxItems int         // Config.MaxItems: the most items of a list page (see markingConn)
 	// maxValues is AnswerLimits.JSONValues, and refused hears every
 	// request or notification of the server's dropped past it.
-	maxValues int
-	refused   func(why string)
+	maxValues   int
+	maxMessages int // AnswerLimits.Messages
+	refused     func(why string)
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -199,7 +201,12 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if maxValues <= 0 {
 		maxValues = wire.DefaultMaxJSONValues
 	}
-	return &markingConn{Connection: conn, stray: t.stray, refused: t.refused, dropped: t.dropped, maxItems: maxItems, maxValues: maxValues}, nil
+	maxMessages := t.maxMessages
+	if maxMessages <= 0 {
+		maxMessages = wire.DefaultMaxMessages
+	}
+	return &markingConn{Connection: conn, stray: t.stray, refused: t.refused, dropped: t.dropped,
+		maxItems: maxItems, maxValues: maxValues, maxMessages: maxMessages}, nil
 }
 
 // markingConn writes each message on a goroutine of its own and returns
@@ -225,26 +232,28 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // bound would come only after (wire.ListItemsProblem).
 type markingConn struct {
 	mcp.Connection
-	stray     func(jsonrpc.ID)
-	refused   func(why string)
-	dropped   func(n int)
-	maxItems  int
-	maxValues int
-	mu        sync.Mutex
-	lists     map[int64]string // the list requests written and not answered: id -> method
-	closed    bool             // no write starts once Close began
-	highest   int64            // the highest request id handed to Write
-	writes    sync.WaitGroup   // writes still running
-	responses int              // responses being written
-	drops     int              // responses dropped
+	stray       func(jsonrpc.ID)
+	refused     func(why string)
+	dropped     func(n int)
+	maxItems    int
+	maxValues   int
+	maxMessages int
+	mu          sync.Mutex
+	lists       map[int64]string // the list requests written and not answered: id -> method
+	closed      bool             // no write starts once Close began
+	highest     int64            // the highest request id handed to Write
+	writes      sync.WaitGroup   // writes still running
+	responses   int              // responses being written
+	drops       int              // responses dropped
 }
 
 // Read returns the next message but a response to an id no request
 // carried, which goes to stray, and a request or notification whose params
 // hold more than maxValues JSON values, which goes to refused; a response
-// whose result holds more, or a list page with more than maxItems items,
-// is returned as a JSON-RPC error naming the bound, before go-sdk decodes
-// it. go-sdk numbers its requests 1, 2, 3 ...
+// whose result holds more, a list page with more than maxItems items, or
+// a prompt with more than maxMessages messages, is returned as a JSON-RPC
+// error naming the bound, before go-sdk decodes it; a request with more
+// messages goes to refused too. go-sdk numbers its requests 1, 2, 3 ...
 // (internal/jsonrpc2 conn.go Call), so an id was sent exactly when it is an
 // integer from 1 to the highest one written: no id is kept per request, and
 // a request that is never answered costs nothing. (A second answer to an id
@@ -253,7 +262,11 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
-			if problem := wire.JSONValuesProblem(req.Params, c.maxValues); problem != "" {
+			problem := wire.JSONValuesProblem(req.Params, c.maxValues)
+			if problem == "" {
+				problem = wire.MessagesProblem(req.Method, req.Params, c.maxMessages)
+			}
+			if problem != "" {
 				if c.refused != nil {
 					c.refused(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
 				}
@@ -282,6 +295,9 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if problem == "" && method != "" {
 				problem = wire.ListItemsProblem(method, r.Result, c.maxItems)
 			}
+			if problem == "" && method != "" {
+				problem = wire.MessagesProblem(method, r.Result, c.maxMessages)
+			}
 			if problem != "" {
 				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,
 					Message: "mcpsup: answer refused: " + problem}}, nil
@@ -291,9 +307,11 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// listMethods are the methods whose answers markingConn checks.
+// listMethods are the methods whose answers markingConn checks: the lists'
+// items, and prompts/get's messages.
 var listMethods = map[string]bool{
 	"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true,
+	"prompts/get": true,
 }
 
 // maxListsTracked bounds the list requests markingConn remembers unanswered:

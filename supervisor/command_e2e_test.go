@@ -672,3 +672,20 @@ func TestCommandMessageOverTheValueBoundIsDropped(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 }
+
+// TestCommandSamplingRequestOverTheMessageBoundIsDropped: a stdio server's
+// sampling/createMessage request with more messages than
+// AnswerLimits.Messages is dropped before go-sdk decodes its messages, and
+// reported; the session serves the next call.
+func TestCommandSamplingRequestOverTheMessageBoundIsDropped(t *testing.T) {
+	msg := `{"role":"user","content":{"type":"text","text":"hi"}}`
+	req := `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + msg + "," + msg + "," + msg + `]}}`
+	r := newStdioRig(t, Config{AnswerLimits: AnswerLimits{Messages: 2}}, "-garbage-at-start", req)
+	r.sup.Start()
+	r.ready()
+	e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	require.Equal(t, "stdout line 1 dropped: sampling/createMessage from the server: params: sampling/createMessage with more than 2 messages", e.Detail)
+	res, err := r.call("echo", map[string]any{"text": "after"})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+}

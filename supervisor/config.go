@@ -110,10 +110,17 @@ type AnswerLimits struct {
 	// wire.CodeHTTPAnswer), a request or notification past it is dropped
 	// and reported as a stdout-line-dropped event.
 	JSONValues int
+	// Messages bounds the messages of a prompts/get result and of a
+	// sampling/createMessage request of the server's, which go-sdk decodes
+	// at some 30 KiB allocated each. Default 10,000
+	// (wire.DefaultMaxMessages). Past it a call fails alone, and a request
+	// is dropped (over stdio too, as for JSONValues).
+	Messages int
 }
 
 func (l AnswerLimits) apply(c *wire.Config) {
-	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent, c.MaxJSONValues = l.JSON, l.ErrorBody, l.SSEEvent, l.JSONValues
+	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent = l.JSON, l.ErrorBody, l.SSEEvent
+	c.MaxJSONValues, c.MaxMessages = l.JSONValues, l.Messages
 }
 
 func (k StreamKeeper) toWire() wire.StreamConfig {

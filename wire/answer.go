@@ -130,6 +130,12 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 		x.Oversized = true
 		return refuse(problem)
 	}
+	if r.Error == nil {
+		if problem := MessagesProblem(x.Method, r.Result, t.cfg.MaxMessages); problem != "" {
+			x.Oversized = true
+			return refuse(problem)
+		}
+	}
 	if r.Error != nil {
 		x.SetBodyRPC(b.data)
 		want.unmoveBodyID(x)

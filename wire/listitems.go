@@ -170,3 +170,30 @@ func moreValues(data []byte, limit int) bool {
 	}
 	return false
 }
+
+// DefaultMaxMessages is the default of [Config.MaxMessages].
+const DefaultMaxMessages = 10_000
+
+// messageArrays are the methods whose messages go-sdk decodes one by one,
+// each with a decoder of its own (mcp.PromptMessage and
+// mcp.SamplingMessage UnmarshalJSON: some 30 KiB allocated a message), and
+// the key of their array: of a prompts/get result, of a
+// sampling/createMessage request's params.
+var messageArrays = map[string]string{"prompts/get": "messages", "sampling/createMessage": "messages"}
+
+// MessagesProblem says why data, the well-formed result (prompts/get) or
+// params (sampling/createMessage) of method, is one go-sdk must not
+// decode: its messages array holds more than limit messages, e.g.
+// "prompts/get with more than 10000 messages"; "" otherwise, and for every
+// other method. It reads data once and allocates nothing (but for a key
+// written with escapes).
+func MessagesProblem(method string, data []byte, limit int) string {
+	key, ok := messageArrays[method]
+	if !ok {
+		return ""
+	}
+	if n := maxArrayItems(data, key, limit); n > limit {
+		return fmt.Sprintf("%s with more than %d %s", method, limit, key)
+	}
+	return ""
+}

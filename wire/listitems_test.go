@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -105,4 +106,54 @@ func TestMessageOverTheValueBoundIsRefusedUndecoded(t *testing.T) {
 			h.requireAlive(t)
 		})
 	}
+}
+
+// TestMessagesOverTheBoundAreRefusedUndecoded: go-sdk decodes the messages
+// of a prompts/get result and of a sampling/createMessage request one by
+// one, some 30 KiB allocated each (a 16 MiB prompt allocated 10 GiB). A
+// prompt with more messages than MaxMessages, or such a request on a
+// call's stream, fails its call alone with a protocol verdict naming the
+// bound; the session lives.
+func TestMessagesOverTheBoundAreRefusedUndecoded(t *testing.T) {
+	const bound = 5
+	msg := `{"role":"user","content":{"type":"text","text":"hi"}}`
+	messages := func(n int) string { return strings.TrimSuffix(strings.Repeat(msg+",", n), ",") }
+	prompt := func(n int) string {
+		return `{"jsonrpc":"2.0","id":$ID,"result":{"messages":[` + messages(n) + `]}}`
+	}
+	t.Run("prompts/get", func(t *testing.T) {
+		for n, fails := range map[int]bool{bound: false, bound + 1: true} {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxMessages: bound})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "prompts/get"}, Action: mcptest.JSONBody(prompt(n))})
+			ctx, cancel := context.WithTimeout(wire.WithExchange(context.Background()), 20*time.Second)
+			res, err := h.sess.ClientSession().GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
+			if !fails {
+				require.NoError(t, err)
+				require.Len(t, res.Messages, bound)
+			} else {
+				require.Error(t, err)
+				err = wire.Annotate(ctx, err)
+				assert.Equal(t, classify.Protocol, classify.Classify(context.Background(), err).Class)
+				var he *classify.HTTPError
+				require.True(t, errors.As(err, &he), "%v", err)
+				assert.Equal(t, "prompts/get with more than 5 messages", he.Problem)
+			}
+			cancel()
+			h.requireAlive(t)
+		}
+	})
+	t.Run("a sampling request on the call's stream", func(t *testing.T) {
+		sampling := `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + messages(bound+1) + `]}}`
+		answer := `{"jsonrpc":"2.0","id":$ID,"result":{"content":[]}}`
+		h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxMessages: bound})
+		h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"},
+			Action: mcptest.SSE(append(mcptest.SSEMessage(sampling), mcptest.SSEMessage(answer)...)...)})
+		v, _, err := h.call(t, "x")
+		require.Error(t, err)
+		assert.Equal(t, classify.Protocol, v.Class)
+		var he *classify.HTTPError
+		require.True(t, errors.As(err, &he), "%v", err)
+		assert.Equal(t, "sampling/createMessage with more than 5 messages", he.Problem)
+		h.requireAlive(t)
+	})
 }

@@ -44,7 +44,7 @@ const (
 	DropTruncated
 	// DropTooManyValues: the message holds more JSON values than
 	// [Config.MaxJSONValues], which go-sdk would decode at some 100 bytes
-	// each.
+	// each, or a request more messages than [Config.MaxMessages].
 	DropTooManyValues
 )
 
@@ -110,6 +110,8 @@ func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 type sseFilter struct {
 	max       int // bytes of one event held at most; 0: no bound
 	maxValues int // JSON values of one message (Config.MaxJSONValues); 0: no bound
+	// maxMessages bounds a request's messages (Config.MaxMessages); 0: no bound.
+	maxMessages int
 
 	line  []byte // the current incomplete line
 	begun bool   // a line of this stream was taken: no BOM to strip
@@ -252,6 +254,12 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 	if f.maxValues > 0 && moreValues(f.data, f.maxValues) {
 		f.report(r, &EventError{Reason: DropTooManyValues, Bytes: f.size, Detail: fmt.Sprintf("more than %d JSON values", f.maxValues)})
 		return out
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && f.maxMessages > 0 {
+		if problem := MessagesProblem(req.Method, req.Params, f.maxMessages); problem != "" {
+			f.report(r, &EventError{Reason: DropTooManyValues, Bytes: f.size, Detail: problem})
+			return out
+		}
 	}
 	enc, err := handOn(f.data, msg, exact)
 	if err != nil {

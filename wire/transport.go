@@ -132,6 +132,14 @@ type Config struct {
 	// lives). 0 means [DefaultMaxJSONValues] (1,048,576: at most about
 	// 100 MiB decoded).
 	MaxJSONValues int
+	// MaxMessages bounds the messages of a prompts/get result and of a
+	// sampling/createMessage request of the server's, which go-sdk decodes
+	// one by one at some 30 KiB allocated each (a 16 MiB prompts/get
+	// answer allocated 10 GiB, seconds of CPU): past it the call fails
+	// alone (protocol, the bound named), as a request of the server's on
+	// the call's stream does; on the standalone stream the request is
+	// dropped ([DropTooManyValues]). 0 means [DefaultMaxMessages] (10,000).
+	MaxMessages int
 	// MaxResponsesInFlight bounds how many POSTs of go-sdk's responses to
 	// the server's requests (ping, roots/list, sampling/createMessage,
 	// elicitation/create) wait for the server's answer at once; one past it
@@ -254,6 +262,9 @@ func NewTransport(cfg Config) *Transport {
 	}
 	if t.cfg.MaxJSONValues <= 0 {
 		t.cfg.MaxJSONValues = DefaultMaxJSONValues
+	}
+	if t.cfg.MaxMessages <= 0 {
+		t.cfg.MaxMessages = DefaultMaxMessages
 	}
 	return t
 }
