@@ -624,14 +624,14 @@ const minPiece = 6
 // TestCommandPageOverMaxItemsIsRefusedBeforeDecoding: over stdio too, a
 // tools/list page with more items than Config.MaxItems is answered in the
 // server's place with a JSON-RPC error naming the bound before go-sdk
-// decodes its items; the listing fails and the process is not restarted
-// for it.
+// decodes its items; the listing fails, and its retry is scheduled on the
+// same session: the process is not restarted for it.
 func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
-	r := newStdioRig(t, Config{MaxItems: 5, ListingRetries: -1, Clock: clockwork.NewFakeClock()}) // no retry runs
+	r := newStdioRig(t, Config{MaxItems: 5, Clock: clockwork.NewFakeClock()}) // no retry runs
 	r.sup.Start()
 	evs, err := r.rec.WaitFor(r.ctx, func(evs []events.Event) bool {
 		for _, e := range evs {
-			if e.Kind == KindProbeReport {
+			if e.Kind == KindRetryScheduled {
 				return true
 			}
 		}
