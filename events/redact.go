@@ -511,15 +511,19 @@ func (r *Redactor) maskPieceEnds(piece string) string {
 		return piece
 	}
 	for _, k := range r.secrets {
-		for n := min(len(k)-1, len(piece)); n >= minSecretTail; n-- {
-			if strings.HasSuffix(piece, k[:n]) {
-				piece = piece[:len(piece)-n] + Masked
+		// The longest start of k that ends piece: the first place in its
+		// last len(k)-1 bytes where k begins and runs to piece's end. Only
+		// a byte equal to k's first is compared further.
+		for i := max(0, len(piece)-(len(k)-1)); i <= len(piece)-minSecretTail; i++ {
+			if piece[i] == k[0] && strings.HasPrefix(k, piece[i:]) {
+				piece = piece[:i] + Masked
 				break
 			}
 		}
-		for n := min(len(k)-1, len(piece)); n >= minSecretTail; n-- {
-			if strings.HasPrefix(piece, k[len(k)-n:]) {
-				piece = Masked + piece[n:]
+		// The longest end of k that begins piece.
+		for j := max(1, len(k)-len(piece)); j <= len(k)-minSecretTail; j++ {
+			if k[j] == piece[0] && strings.HasPrefix(piece, k[j:]) {
+				piece = Masked + piece[len(k)-j:]
 				break
 			}
 		}
