@@ -176,7 +176,9 @@ type Event struct {
 	// each name at most [MaxNameBytes]; see [BoundNames].
 	Added, Removed, Changed []string
 	// Omitted is how many tool names were left off Added, Removed and
-	// Changed past [MaxNames] each ([KindCatalogChanged]).
+	// Changed past [MaxNames] each ([KindCatalogChanged]; the hub's
+	// merged-catalog-changed too), or how many events of a kind were not
+	// sent one by one (the hub's name-collision).
 	Omitted int
 	// Tools is the number of tools in the catalog now ([KindCatalogChanged]).
 	Tools int

@@ -25,7 +25,9 @@ const (
 	// Tools is the number of items of that kind in the merged view.
 	KindMergedCatalogChanged events.Kind = "merged-catalog-changed"
 	// KindNameCollision: two items asked for the same qualified name. Name
-	// is the name, Detail says who kept it and what the other got.
+	// is the name, Detail says who kept it and what the other got. A change
+	// of one server's catalog reports at most maxCollisionEvents (16) so;
+	// one more, without Name, counts the rest in Omitted.
 	KindNameCollision events.Kind = "name-collision"
 	// KindStoreFailed: a Store operation failed (Op: "load", "save",
 	// "delete"); Detail is the error. After a failed load the server starts
@@ -136,9 +138,18 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	rd, rc := h.resources.update(server, c.Resources)
 	diffs := []kindDiff{{"tools", td, len(h.tools.owner)}, {"prompts", pd, len(h.prompts.owner)}, {"resources", rd, len(h.resources.owner)}}
 	h.catMu.Unlock()
-	for _, col := range append(append(tc, pc...), rc...) {
+	cols := append(append(tc, pc...), rc...)
+	more := len(cols) - maxCollisionEvents
+	if more > 0 {
+		cols = cols[:maxCollisionEvents]
+	}
+	for _, col := range cols {
 		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name,
 			Detail: fmt.Sprintf("%q of server %q keeps %q; %q of server %q is %q", events.CutName(col.WinnerID), col.Winner, col.Name, events.CutName(col.LoserID), col.Loser, col.Renamed)})
+	}
+	if more > 0 {
+		h.emit(events.Event{Kind: KindNameCollision, Server: server, Omitted: more,
+			Detail: fmt.Sprintf("%d more collisions of this catalog change not reported one by one", more)})
 	}
 	for _, kd := range diffs {
 		if kd.d.Empty() {
@@ -153,6 +164,12 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		h.emit(e)
 	}
 }
+
+// maxCollisionEvents bounds the name-collision events of one change of a
+// server's catalog: a server that lists thousands of names another's
+// already qualify to, and changes them at every re-list, would otherwise
+// send as many events at each.
+const maxCollisionEvents = 16
 
 // diffSummary is the change for people (the timeline shows Detail).
 func diffSummary(kind string, n int, d Diff) string {
