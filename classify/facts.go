@@ -55,9 +55,10 @@ type Exchange struct {
 	// stream fails, in the record the request's error carries.
 	Malformed bool
 	// Oversized reports a body past its bound: a 2xx application/json
-	// answer or an event longer than the wire layer's bound, refused for
-	// its request (Malformed is set too), or any other body longer than the
-	// error-body bound, read no further.
+	// answer or an event longer than the wire layer's bound, or a list page
+	// with more items than its bound, refused for its request (Malformed is
+	// set too), or any other body longer than the error-body bound, read no
+	// further.
 	Oversized bool
 	// Problem says what was wrong with an answer the wire layer refused
 	// (Rewritten), e.g. "response id 4, not the request's id 3" or "SSE

@@ -59,6 +59,7 @@
 //	added         array of string  Added         catalog-changed: tool names
 //	removed       array of string  Removed       catalog-changed
 //	changed       array of string  Changed       catalog-changed
+//	omitted       number           Omitted       catalog-changed: tool names left off added, removed, changed
 //	tools         number           Tools         catalog-changed: tools now
 //	prompts       object           Prompts       catalog-changed: prompt names, as a change object
 //	resources     object           Resources     catalog-changed: resource URIs, as a change object
@@ -87,7 +88,9 @@
 // above), warning.
 //
 // A change object (ListChange): added, removed, changed, each an array of
-// string; the object is omitted when the list did not change.
+// string, and omitted, the number of keys left off them; the object is
+// omitted when the list did not change. Every name list holds at most
+// MaxNames names of at most MaxNameBytes bytes each (see BoundNames).
 //
 // Durations are milliseconds, written exactly: whole numbers, or up to six
 // decimals for a fraction of a millisecond.

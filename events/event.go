@@ -1,7 +1,9 @@
 package events
 
 import (
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
@@ -21,8 +23,8 @@ const (
 	KindProbeReport Kind = "probe-report"
 	// KindCatalogChanged: the published catalog changed: it is sent only
 	// when at least one list changed (a new session whose catalog is the
-	// same sends none). Fields: Added, Removed, Changed (tool names), Tools
-	// (tools now), Prompts, Resources, ResourceTemplates (the other lists'
+	// same sends none). Fields: Added, Removed, Changed (tool names), Omitted
+	// (those left off, past MaxNames each), Tools (tools now), Prompts, Resources, ResourceTemplates (the other lists'
 	// changes, nil when unchanged), Generation.
 	KindCatalogChanged Kind = "catalog-changed"
 	// KindCallFailed: a call failed. Its transition event follows: internal
@@ -171,8 +173,14 @@ type Event struct {
 	// they were listed ([KindProbeReport]).
 	Lists []ListOutcome
 	// Added, Removed and Changed name the tools that appeared, disappeared
-	// or changed definition ([KindCatalogChanged]).
+	// or changed definition ([KindCatalogChanged]), at most [MaxNames] each,
+	// each name at most [MaxNameBytes]; see [BoundNames].
 	Added, Removed, Changed []string
+	// Omitted is how many tool names were left off Added, Removed and
+	// Changed past [MaxNames] each ([KindCatalogChanged]; the hub's
+	// merged-catalog-changed too), or how many events of a kind were not
+	// sent one by one (the hub's name-collision).
+	Omitted int
 	// Tools is the number of tools in the catalog now ([KindCatalogChanged]).
 	Tools int
 	// Prompts (names), Resources (URIs) and ResourceTemplates (URI
@@ -229,9 +237,69 @@ type ListOutcome struct {
 // ListChange is the change of one catalog list between two published
 // catalogs: the keys (names, or URIs for resources and URI templates for
 // resource templates) that appeared, disappeared or changed definition,
-// each sorted.
+// each sorted; at most [MaxNames] each, each at most [MaxNameBytes] (see
+// [BoundNames]).
 type ListChange struct {
 	Added, Removed, Changed []string
+	// Omitted is how many keys were left off Added, Removed and Changed
+	// past [MaxNames] each.
+	Omitted int
+}
+
+// The bounds of the names an event carries. A server chooses its tools'
+// names (and its prompts', resources' URIs and templates') and how many
+// there are: one list answer of go-sdk's 16 MiB could otherwise make one
+// catalog-changed event of megabytes, a line [ReadJSONLines] refuses
+// (past [MaxLineBytes]) and a log record as large. Twelve lists of MaxNames
+// names of MaxNameBytes, each byte written as a six-byte JSON escape at
+// worst, stay under half of MaxLineBytes.
+const (
+	// MaxNames is the most names an event carries in each of its name
+	// lists (Added, Removed, Changed; those of a [ListChange] too). The
+	// rest are counted in Omitted.
+	MaxNames = 32
+	// MaxNameBytes bounds one name an event carries: a longer one is cut at
+	// a UTF-8 boundary and ends with "…", within the bound.
+	MaxNameBytes = 256
+)
+
+// BoundNames returns the first [MaxNames] of names, each cut to
+// [MaxNameBytes] (a cut name ends with "…"), and how many were left off.
+// names is not modified, and the result holds none of its backing array
+// past the kept names; names within both bounds are returned as they are.
+func BoundNames(names []string) (kept []string, omitted int) {
+	if len(names) > MaxNames {
+		names, omitted = names[:MaxNames], len(names)-MaxNames
+	}
+	long := false
+	for _, n := range names {
+		long = long || len(n) > MaxNameBytes
+	}
+	if !long {
+		if omitted > 0 {
+			return slices.Clone(names), omitted
+		}
+		return names, 0
+	}
+	kept = make([]string, len(names))
+	for i, n := range names {
+		kept[i] = CutName(n)
+	}
+	return kept, omitted
+}
+
+// CutName returns n cut to [MaxNameBytes], "…" included, at a UTF-8
+// boundary; n itself when it is within the bound.
+func CutName(n string) string {
+	if len(n) <= MaxNameBytes {
+		return n
+	}
+	const ellipsis = "…"
+	i := MaxNameBytes - len(ellipsis)
+	for i > 0 && !utf8.RuneStart(n[i]) {
+		i--
+	}
+	return n[:i] + ellipsis
 }
 
 // Empty reports whether nothing changed; a nil ListChange is empty.

@@ -39,6 +39,7 @@ type jsonEvent struct {
 	Added      []string      `json:"added,omitempty"`
 	Removed    []string      `json:"removed,omitempty"`
 	Changed    []string      `json:"changed,omitempty"`
+	Omitted    int           `json:"omitted,omitempty"`
 	Tools      int           `json:"tools,omitempty"`
 	Prompts    *jsonChange   `json:"prompts,omitempty"`
 	Resources  *jsonChange   `json:"resources,omitempty"`
@@ -57,6 +58,7 @@ type jsonChange struct {
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
 	Changed []string `json:"changed,omitempty"`
+	Omitted int      `json:"omitted,omitempty"`
 }
 
 // toJSONChange returns nil (omitted) for an empty change.
@@ -64,14 +66,14 @@ func toJSONChange(c *ListChange) *jsonChange {
 	if c.Empty() {
 		return nil
 	}
-	return &jsonChange{Added: c.Added, Removed: c.Removed, Changed: c.Changed}
+	return &jsonChange{Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted}
 }
 
 func fromJSONChange(j *jsonChange) *ListChange {
 	if j == nil {
 		return nil
 	}
-	return &ListChange{Added: j.Added, Removed: j.Removed, Changed: j.Changed}
+	return &ListChange{Added: j.Added, Removed: j.Removed, Changed: j.Changed, Omitted: j.Omitted}
 }
 
 type jsonVerdict struct {
@@ -107,7 +109,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		V: Version, Kind: string(e.Kind), Server: e.Server, Seq: e.Seq,
 		From: string(e.From), To: string(e.To), Trigger: string(e.Trigger), Guard: e.Guard,
 		Generation: e.Generation, Attempt: e.Attempt, Reason: string(e.Reason),
-		Added: e.Added, Removed: e.Removed, Changed: e.Changed, Tools: e.Tools,
+		Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted, Tools: e.Tools,
 		Prompts: toJSONChange(e.Prompts), Resources: toJSONChange(e.Resources), Templates: toJSONChange(e.ResourceTemplates),
 		Op: e.Op, Name: e.Name, Delivery: e.Delivery, DelayMS: millis(e.Delay),
 		SessionID: e.SessionID, Connection: e.Connection, Detail: e.Detail, Dropped: e.Dropped,
@@ -145,7 +147,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Kind: Kind(j.Kind), Server: j.Server, Seq: j.Seq,
 		From: State(j.From), To: State(j.To), Trigger: Trigger(j.Trigger), Guard: j.Guard,
 		Generation: j.Generation, Attempt: j.Attempt, Reason: Reason(j.Reason),
-		Added: j.Added, Removed: j.Removed, Changed: j.Changed, Tools: j.Tools,
+		Added: j.Added, Removed: j.Removed, Changed: j.Changed, Omitted: j.Omitted, Tools: j.Tools,
 		Prompts: fromJSONChange(j.Prompts), Resources: fromJSONChange(j.Resources), ResourceTemplates: fromJSONChange(j.Templates),
 		Op: j.Op, Name: j.Name, Delivery: j.Delivery,
 		SessionID: j.SessionID, Connection: j.Connection, Detail: j.Detail, Dropped: j.Dropped,

@@ -2,9 +2,12 @@ package events_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -40,8 +43,8 @@ func oneOfEachKind() map[events.Kind]events.Event {
 		}),
 		events.KindCatalogChanged: with(func(e *events.Event) {
 			e.Kind, e.Generation, e.Tools = events.KindCatalogChanged, 2, 3
-			e.Added, e.Removed, e.Changed = []string{"add"}, []string{"sub", "mul"}, []string{"echo"}
-			e.Prompts = &events.ListChange{Added: []string{"greet"}}
+			e.Added, e.Removed, e.Changed, e.Omitted = []string{"add"}, []string{"sub", "mul"}, []string{"echo"}, 4
+			e.Prompts = &events.ListChange{Added: []string{"greet"}, Omitted: 2}
 			e.Resources = &events.ListChange{Removed: []string{"file:///a.txt"}, Changed: []string{"file:///b.txt"}}
 			e.ResourceTemplates = &events.ListChange{Added: []string{"file:///{path}"}}
 		}),
@@ -203,4 +206,41 @@ func TestJSONIgnoresUnknownFieldsAndKinds(t *testing.T) {
 func TestJSONMarshalRejectsInvalidClass(t *testing.T) {
 	_, err := json.Marshal(events.Event{Verdict: classify.Verdict{Class: classify.Class(200)}})
 	require.Error(t, err)
+}
+
+// BoundNames keeps MaxNames names, each within MaxNameBytes and valid
+// UTF-8, and counts the rest; Omitted survives the JSON form and Redact.
+func TestBoundNamesAndOmittedRoundTrip(t *testing.T) {
+	names := make([]string, events.MaxNames+5)
+	for i := range names {
+		names[i] = fmt.Sprintf("t%03d", i)
+	}
+	names[0] = strings.Repeat("€", events.MaxNameBytes) // 3 bytes a rune
+	kept, omitted := events.BoundNames(names)
+	require.Len(t, kept, events.MaxNames)
+	require.Equal(t, 5, omitted)
+	require.LessOrEqual(t, len(kept[0]), events.MaxNameBytes)
+	require.True(t, utf8.ValidString(kept[0]))
+	require.True(t, strings.HasSuffix(kept[0], "…"))
+	require.Equal(t, names[1:events.MaxNames], kept[1:])
+	require.Equal(t, strings.Repeat("€", events.MaxNameBytes), names[0], "names is not modified")
+
+	short := []string{"a", "b"}
+	kept, omitted = events.BoundNames(short)
+	require.Equal(t, short, kept)
+	require.Zero(t, omitted)
+
+	e := events.Event{Kind: events.KindCatalogChanged, Added: kept, Omitted: 7, Tools: 9,
+		Prompts: &events.ListChange{Added: []string{"p"}, Omitted: 3}}
+	b, err := e.MarshalJSON()
+	require.NoError(t, err)
+	var back events.Event
+	require.NoError(t, back.UnmarshalJSON(b))
+	require.Equal(t, 7, back.Omitted)
+	require.Equal(t, 3, back.Prompts.Omitted)
+	red := (&events.Redactor{}).Redact(back)
+	require.Equal(t, 7, red.Omitted)
+	require.Equal(t, 3, red.Prompts.Omitted)
+	require.Contains(t, events.Summary(red), "…7 more")
+	require.Contains(t, events.Summary(red), "…3 more")
 }

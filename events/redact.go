@@ -441,27 +441,94 @@ func (r *Redactor) pass(s string) string {
 	return redactPatterns(s, r.registeredAt)
 }
 
-// minSecretTail is the shortest start of a secret that is masked at the end
-// of a text: a text cut to a bound (classify.MaxDetail) may end inside one.
+// minSecretTail is the shortest piece of a secret that is masked where a
+// text was cut: a text cut to a bound (classify.MaxDetail, an event's
+// quote of a line) may end inside one, and a piece cut from a longer text
+// (a long stderr line logged in parts) may begin inside one.
 const minSecretTail = 6
 
-// maskSecrets masks every registered secret, and the start of one that ends
-// the text. Called with mu read-held.
+// cutMarkers are what a text cut to a bound is marked with where the rest
+// was left off: the text between two of them, or between one and the
+// text's start or end, may begin or end inside a secret.
+var cutMarkers = []string{"...", "…"}
+
+// maskSecrets masks every registered secret, the start of one that ends
+// the text or comes before a cut marker, and the end of one that begins
+// the text or comes after a cut marker. Called with mu read-held.
 func (r *Redactor) maskSecrets(s string) string {
 	for _, k := range r.secrets {
 		if strings.Contains(s, k) {
 			s = strings.ReplaceAll(s, k, Masked)
 		}
 	}
+	if len(r.secrets) == 0 {
+		return s
+	}
+	var b strings.Builder
+	rest, done := s, 0 // done: bytes of s written to b
+	for {
+		i, m := nextCutMarker(rest)
+		piece := rest
+		if i >= 0 {
+			piece = rest[:i]
+		}
+		if masked := r.maskPieceEnds(piece); masked != piece {
+			if b.Len() == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[done : len(s)-len(rest)])
+			b.WriteString(masked)
+			done = len(s) - len(rest) + len(piece)
+		}
+		if i < 0 {
+			break
+		}
+		rest = rest[i+m:]
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// nextCutMarker returns the index and length of the first cut marker in s,
+// or -1.
+func nextCutMarker(s string) (at, n int) {
+	at = -1
+	for _, m := range cutMarkers {
+		if i := strings.Index(s, m); i >= 0 && (at < 0 || i < at) {
+			at, n = i, len(m)
+		}
+	}
+	return at, n
+}
+
+// maskPieceEnds masks the start of a secret that ends piece and the end of
+// one that begins it, each of at least minSecretTail bytes.
+func (r *Redactor) maskPieceEnds(piece string) string {
+	if len(piece) < minSecretTail {
+		return piece
+	}
 	for _, k := range r.secrets {
-		for n := min(len(k)-1, len(s)); n >= minSecretTail; n-- {
-			if strings.HasSuffix(s, k[:n]) {
-				s = s[:len(s)-n] + Masked
+		// The longest start of k that ends piece: the first place in its
+		// last len(k)-1 bytes where k begins and runs to piece's end. Only
+		// a byte equal to k's first is compared further.
+		for i := max(0, len(piece)-(len(k)-1)); i <= len(piece)-minSecretTail; i++ {
+			if piece[i] == k[0] && strings.HasPrefix(k, piece[i:]) {
+				piece = piece[:i] + Masked
+				break
+			}
+		}
+		// The longest end of k that begins piece.
+		for j := max(1, len(k)-len(piece)); j <= len(k)-minSecretTail; j++ {
+			if k[j] == piece[0] && strings.HasPrefix(piece, k[j:]) {
+				piece = Masked + piece[len(k)-j:]
 				break
 			}
 		}
 	}
-	return s
+	return piece
 }
 
 // hashIDs replaces every registered id of at least MinSessionIDLen bytes
@@ -575,7 +642,7 @@ func (r *Redactor) change(c *ListChange) *ListChange {
 	if c == nil {
 		return nil
 	}
-	return &ListChange{Added: r.texts(c.Added), Removed: r.texts(c.Removed), Changed: r.texts(c.Changed)}
+	return &ListChange{Added: r.texts(c.Added), Removed: r.texts(c.Removed), Changed: r.texts(c.Changed), Omitted: c.Omitted}
 }
 
 // Verdict returns v with its free text (Detail, RPC.Message) redacted.

@@ -181,3 +181,29 @@ func TestRedactsSessionIDInGoSDKErrorText(t *testing.T) {
 	require.Contains(t, red.Detail, "(session ID: "+events.HashSessionID(id)+")")
 	require.Contains(t, red.Verdict.Detail, "(session ID: "+events.HashSessionID(id)+")")
 }
+
+// A piece of a secret that a cut left is masked where the cut was: its
+// start at the text's end or before "..." or "…", its end at the text's
+// start or after one; a piece shorter than six bytes, or one inside the
+// text away from any cut, is not a cut.
+func TestSecretPieceAtACutIsMasked(t *testing.T) {
+	const k = "Zq8rT2mW9xK4pL7vN3bY6cH1"
+	r := &events.Redactor{}
+	r.AddSecret(k)
+	m := events.Masked
+	for in, want := range map[string]string{
+		"line: xx" + k[:10]:                          "line: xx" + m,
+		`quote "xx` + k[:10] + `..."`:                `quote "xx` + m + `..."`,
+		"a " + k[:7] + "… b":                         "a " + m + "… b",
+		k[12:] + " more":                             m + " more",
+		"stderr: …" + k[9:] + "zz\n":                 "stderr: …" + m + "zz\n",
+		"x..." + k[4:] + " and " + k[:8] + "...y":    "x..." + m + " and " + m + "...y",
+		"no cut " + k[:10] + " here, " + k[5:] + "!": "no cut " + k[:10] + " here, " + k[5:] + "!",
+		"short " + k[:5] + "...":                     "short " + k[:5] + "...",
+		"...":                                        "...",
+	} {
+		got := r.Text(in)
+		require.Equal(t, want, got, "in %q", in)
+		require.Equal(t, got, r.Text(got), "idempotent")
+	}
+}

@@ -96,6 +96,9 @@ func Attrs(e Event) []slog.Attr {
 			a = append(a, slog.Any(f.k, f.v))
 		}
 	}
+	if e.Omitted != 0 {
+		a = append(a, slog.Int("omitted", e.Omitted))
+	}
 	if e.Kind == KindCatalogChanged || e.Tools != 0 {
 		a = append(a, slog.Int("tools", e.Tools))
 	}

@@ -199,6 +199,9 @@ func Summary(e Event) string {
 		for _, n := range e.Changed {
 			ch = append(ch, "~"+n)
 		}
+		if e.Omitted > 0 {
+			ch = append(ch, fmt.Sprintf("…%d more", e.Omitted))
+		}
 		if len(ch) > 0 {
 			s += ": " + strings.Join(ch, " ")
 		}
@@ -428,6 +431,9 @@ func (c *ListChange) signed() string {
 		for _, n := range l.names {
 			ch = append(ch, l.sign+n)
 		}
+	}
+	if c.Omitted > 0 {
+		ch = append(ch, fmt.Sprintf("…%d more", c.Omitted))
 	}
 	return strings.Join(ch, " ")
 }

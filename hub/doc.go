@@ -29,7 +29,8 @@
 // item names: stable across runs and valid. When two items ask for one
 // name, the lower (server name, item id) keeps it and the other gets the
 // hashed form, whatever order the servers were added or changed in; each
-// such collision is a KindNameCollision event. Tools and prompts are named
+// such collision is a KindNameCollision event (at most 16 for one change
+// of a server's catalog, then one counting the rest). Tools and prompts are named
 // after their names, resources after theirs (their URI when unnamed) and
 // routed by URI.
 //

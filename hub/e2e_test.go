@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -545,4 +546,38 @@ func TestNilMiddlewareIsNone(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Contains(t, seen, "tools/call", "beta's middleware runs")
+}
+
+// A server whose names collide with another's by the thousand gets at most
+// 16 name-collision events for one change of its catalog, then one that
+// counts the rest: each list that brings them anew would otherwise send as
+// many events. Every item is still named and merged.
+func TestNameCollisionEventsAreBoundedPerChange(t *testing.T) {
+	const n = 40
+	f := newFixture(t, map[string]mcptest.Options{"x": {WithoutTools: true, Tools: 1}, "x__y": {WithoutTools: true, Tools: 1}})
+	for i := range n {
+		f.servers["x"].AddTool(fmt.Sprintf("y__t%02d", i))
+		f.servers["x__y"].AddTool(fmt.Sprintf("t%02d", i))
+	}
+	h := f.hub(f.config(nil))
+	require.Eventually(t, func() bool { return len(h.Tools()) == 2*n+2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		for _, e := range f.eventsOf(hub.KindNameCollision) {
+			if e.Omitted > 0 {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "the count of the rest")
+	cols := f.eventsOf(hub.KindNameCollision)
+	named, omitted := 0, 0
+	for _, e := range cols {
+		if e.Name != "" {
+			named++
+		}
+		omitted += e.Omitted
+	}
+	require.Equal(t, n, named+omitted, "every collision is told or counted")
+	require.LessOrEqual(t, named, 16)
+	require.Len(t, cols, named+1)
 }

@@ -21,10 +21,13 @@ const (
 	// KindMergedCatalogChanged: the merged catalog changed after a change of
 	// the server's catalog (or its removal). Op names the kind ("tools",
 	// "prompts", "resources"); Added, Removed and Changed the qualified
-	// names; Tools is the number of items of that kind in the merged view.
+	// names (at most events.MaxNames each, Omitted counting the rest);
+	// Tools is the number of items of that kind in the merged view.
 	KindMergedCatalogChanged events.Kind = "merged-catalog-changed"
 	// KindNameCollision: two items asked for the same qualified name. Name
-	// is the name, Detail says who kept it and what the other got.
+	// is the name, Detail says who kept it and what the other got. A change
+	// of one server's catalog reports at most maxCollisionEvents (16) so;
+	// one more, without Name, counts the rest in Omitted.
 	KindNameCollision events.Kind = "name-collision"
 	// KindStoreFailed: a Store operation failed (Op: "load", "save",
 	// "delete"); Detail is the error. After a failed load the server starts
@@ -135,18 +138,38 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	rd, rc := h.resources.update(server, c.Resources)
 	diffs := []kindDiff{{"tools", td, len(h.tools.owner)}, {"prompts", pd, len(h.prompts.owner)}, {"resources", rd, len(h.resources.owner)}}
 	h.catMu.Unlock()
-	for _, col := range append(append(tc, pc...), rc...) {
+	cols := append(append(tc, pc...), rc...)
+	more := len(cols) - maxCollisionEvents
+	if more > 0 {
+		cols = cols[:maxCollisionEvents]
+	}
+	for _, col := range cols {
 		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name,
-			Detail: fmt.Sprintf("%q of server %q keeps %q; %q of server %q is %q", col.WinnerID, col.Winner, col.Name, col.LoserID, col.Loser, col.Renamed)})
+			Detail: fmt.Sprintf("%q of server %q keeps %q; %q of server %q is %q", events.CutName(col.WinnerID), col.Winner, col.Name, events.CutName(col.LoserID), col.Loser, col.Renamed)})
+	}
+	if more > 0 {
+		h.emit(events.Event{Kind: KindNameCollision, Server: server, Omitted: more,
+			Detail: fmt.Sprintf("%d more collisions of this catalog change not reported one by one", more)})
 	}
 	for _, kd := range diffs {
 		if kd.d.Empty() {
 			continue
 		}
-		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind,
-			Added: kd.d.Added, Removed: kd.d.Removed, Changed: kd.d.Changed, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d)})
+		e := events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d)}
+		var n [3]int
+		e.Added, n[0] = events.BoundNames(kd.d.Added)
+		e.Removed, n[1] = events.BoundNames(kd.d.Removed)
+		e.Changed, n[2] = events.BoundNames(kd.d.Changed)
+		e.Omitted = n[0] + n[1] + n[2]
+		h.emit(e)
 	}
 }
+
+// maxCollisionEvents bounds the name-collision events of one change of a
+// server's catalog: a server that lists thousands of names another's
+// already qualify to, and changes them at every re-list, would otherwise
+// send as many events at each.
+const maxCollisionEvents = 16
 
 // diffSummary is the change for people (the timeline shows Detail).
 func diffSummary(kind string, n int, d Diff) string {
@@ -163,7 +186,7 @@ func diffSummary(kind string, n int, d Diff) string {
 				fmt.Fprintf(&b, " …%d more", len(d.Added)+len(d.Removed)+len(d.Changed)-most)
 				return b.String()
 			}
-			b.WriteString(" " + l.sign + name)
+			b.WriteString(" " + l.sign + events.CutName(name))
 			i++
 		}
 	}

@@ -1,15 +1,21 @@
 package probes
 
-import "context"
+import (
+	"context"
+	"crypto/sha256"
+)
 
 // pageFunc lists one page.
 type pageFunc[T any] func(ctx context.Context, cursor string) ([]T, string, error)
 
 // paginate follows cursors until the last page, within o's page and item
 // limits, refusing a cursor seen before. err is either the page's error, as
-// the Lister returned it, or a *PaginationError.
+// the Lister returned it, or a *PaginationError. A cursor is remembered by
+// its SHA-256 alone: a server's cursors are as long as it likes (up to an
+// answer's bound each), and MaxPages of them kept whole would hold
+// MaxPages answers' worth of memory until the list ends.
 func paginate[T any](ctx context.Context, l List, page pageFunc[T], o Options) (items []T, pages int, err error) {
-	seen := make(map[string]struct{})
+	seen := make(map[[sha256.Size]byte]struct{})
 	cursor := ""
 	for {
 		got, next, err := page(ctx, cursor)
@@ -27,14 +33,14 @@ func paginate[T any](ctx context.Context, l List, page pageFunc[T], o Options) (
 		case pages >= o.MaxPages:
 			stop = ErrPageLimit
 		default:
-			if _, dup := seen[next]; dup {
+			if _, dup := seen[sha256.Sum256([]byte(next))]; dup {
 				stop = ErrCursorRepeated
 			}
 		}
 		if stop != nil {
 			return items, pages, &PaginationError{List: l, Pages: pages, Items: len(items), Cursor: next, Err: stop}
 		}
-		seen[next] = struct{}{}
+		seen[sha256.Sum256([]byte(next))] = struct{}{}
 		cursor = next
 	}
 }

@@ -1,8 +1,12 @@
 package probes
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -90,4 +94,36 @@ func TestPaginationItemLimit(t *testing.T) {
 	cat, err := ProbeBlind(t.Context(), f, Options{MaxItems: 5})
 	require.NoError(t, err, "exactly the limit is accepted")
 	assert.Len(t, cat.Tools, 5)
+}
+
+// TestPaginationKeepsNoCursorWhole: a server's cursors are as long as it
+// likes; the cursors a list has seen are remembered by hash, so 50 pages
+// of 1 MiB cursors hold about one of them, not 50 MiB, while the list
+// runs (the live heap after a collection, on the 50th page).
+func TestPaginationKeepsNoCursorWhole(t *testing.T) {
+	const pages, size = 50, 1 << 20
+	live := func() int64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	var base, grown int64
+	n := 0
+	page := func(_ context.Context, cursor string) ([]int, string, error) {
+		n++
+		switch n {
+		case 1:
+			base = live()
+		case pages:
+			grown = live() - base
+			return []int{n}, "", nil
+		}
+		return []int{n}, strings.Repeat("c", size) + strconv.Itoa(n), nil
+	}
+	items, got, err := paginate(t.Context(), Tools, page, Options{}.withDefaults())
+	require.NoError(t, err)
+	require.Equal(t, pages, got)
+	require.Len(t, items, pages)
+	require.Less(t, grown, int64(8<<20), "bytes held on the last page")
 }

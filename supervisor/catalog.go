@@ -41,12 +41,27 @@ func (d ListDiff) Empty() bool {
 	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0
 }
 
-// change is d as an event's list change; nil when empty.
+// change is d as an event's list change, within the event's bounds of
+// names (events.BoundNames); nil when empty.
 func (d ListDiff) change() *events.ListChange {
 	if d.Empty() {
 		return nil
 	}
-	return &events.ListChange{Added: d.Added, Removed: d.Removed, Changed: d.Changed}
+	c := d.bounded()
+	return &c
+}
+
+// bounded is d as an event carries it: at most events.MaxNames names in
+// each of Added, Removed and Changed, each at most events.MaxNameBytes,
+// and how many were left off.
+func (d ListDiff) bounded() events.ListChange {
+	var c events.ListChange
+	var n [3]int
+	c.Added, n[0] = events.BoundNames(d.Added)
+	c.Removed, n[1] = events.BoundNames(d.Removed)
+	c.Changed, n[2] = events.BoundNames(d.Changed)
+	c.Omitted = n[0] + n[1] + n[2]
+	return c
 }
 
 func listDiffOf(c *events.ListChange) ListDiff {
@@ -71,7 +86,11 @@ func (d CatalogDiff) Empty() bool {
 // CatalogDiffOf returns the diff a catalog-changed event carries (the
 // tools in Added, Removed and Changed, the other lists in Prompts,
 // Resources and ResourceTemplates), also after a round trip through the
-// event's JSON form. Other kinds give the empty diff.
+// event's JSON form. Other kinds give the empty diff. An event carries at
+// most events.MaxNames keys in each of a list's Added, Removed and Changed,
+// each cut to events.MaxNameBytes (the event's Omitted, and each
+// ListChange's, count those left off); [Catalog.Diff] of two catalogs is
+// the whole change.
 func CatalogDiffOf(e events.Event) CatalogDiff {
 	if e.Kind != events.KindCatalogChanged {
 		return CatalogDiff{}
@@ -86,8 +105,9 @@ func CatalogDiffOf(e events.Event) CatalogDiff {
 
 // event is the catalog-changed event of d for cat.
 func (d CatalogDiff) event(cat *Catalog) events.Event {
+	t := d.Tools.bounded()
 	return events.Event{Kind: events.KindCatalogChanged, Generation: cat.Generation,
-		Added: d.Tools.Added, Removed: d.Tools.Removed, Changed: d.Tools.Changed, Tools: len(cat.Tools),
+		Added: t.Added, Removed: t.Removed, Changed: t.Changed, Omitted: t.Omitted, Tools: len(cat.Tools),
 		Prompts: d.Prompts.change(), Resources: d.Resources.change(), ResourceTemplates: d.ResourceTemplates.change()}
 }
 

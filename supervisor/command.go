@@ -86,7 +86,9 @@ type Command struct {
 	// DefaultKillGrace.
 	KillGrace time.Duration
 	// StderrTail is how many bytes of stderr are kept, the last ones, for
-	// the error of the process's exit. Default DefaultStderrTail (4 KiB).
+	// the error of the process's exit, from the first whole line among
+	// them (after "…" when they hold no line start). Default
+	// DefaultStderrTail (4 KiB).
 	StderrTail int
 	// MaxLineBytes bounds one stdout line; a longer line is dropped, and
 	// the session lives. Default DefaultMaxLineBytes (16 MiB).

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // commandConnector opens sessions with a stdio server: every Dial starts
@@ -63,7 +64,9 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	c.mu.Unlock()
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
 		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
-		dropped: c.droppedResponse(spec.gen), maxResponses: cfg.MaxResponsesInFlight}
+		refused: func(why string) { f.drop(why) },
+		dropped: c.droppedResponse(spec.gen), maxResponses: cfg.MaxResponsesInFlight, maxItems: cfg.MaxItems,
+		maxValues: cfg.AnswerLimits.JSONValues, maxMessages: cfg.AnswerLimits.Messages}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -174,6 +177,12 @@ type markingTransport struct {
 	stray        func(jsonrpc.ID)
 	dropped      func(n int) // the n-th response dropped (see markingConn)
 	maxResponses int         // Config.MaxResponsesInFlight
+	maxItems     int         // Config.MaxItems: the most items of a list page (see markingConn)
+	// maxValues is AnswerLimits.JSONValues, and refused hears every
+	// request or notification of the server's dropped past it.
+	maxValues   int
+	maxMessages int // AnswerLimits.Messages
+	refused     func(why string)
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -181,7 +190,20 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &markingConn{Connection: conn, stray: t.stray, dropped: t.dropped, maxResponses: t.maxResponses}, nil
+	maxItems := t.maxItems
+	if maxItems <= 0 {
+		maxItems = probes.DefaultMaxItems
+	}
+	maxValues := t.maxValues
+	if maxValues <= 0 {
+		maxValues = wire.DefaultMaxJSONValues
+	}
+	maxMessages := t.maxMessages
+	if maxMessages <= 0 {
+		maxMessages = wire.DefaultMaxMessages
+	}
+	return &markingConn{Connection: conn, stray: t.stray, refused: t.refused, dropped: t.dropped,
+		maxResponses: t.maxResponses, maxItems: maxItems, maxValues: maxValues, maxMessages: maxMessages}, nil
 }
 
 // markingConn writes each message on a goroutine of its own and returns
@@ -199,21 +221,37 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // per request; at most maxResponses are written at once, and one
 // past it is dropped (Write returns nil, nothing is written) and told to
 // dropped, as the wire layer drops the POST of one.
+//
+// A list page (tools/list and the others) with more than maxItems items is
+// answered in the server's place with a JSON-RPC error naming the bound
+// (code wire.CodeHTTPAnswer, as the wire layer's refusals), before go-sdk
+// decodes its items each into a struct of its own: the pagination's item
+// bound would come only after (wire.ListItemsProblem).
 type markingConn struct {
 	mcp.Connection
 	stray        func(jsonrpc.ID)
+	refused      func(why string)
 	dropped      func(n int)
 	maxResponses int
+	maxItems     int
+	maxValues    int
+	maxMessages  int
 	mu           sync.Mutex
-	closed       bool           // no write starts once Close began
-	highest      int64          // the highest request id handed to Write
-	writes       sync.WaitGroup // writes still running
-	responses    int            // responses being written
-	drops        int            // responses dropped
+	lists        map[int64]string // the list requests written and not answered: id -> method
+	closed       bool             // no write starts once Close began
+	highest      int64            // the highest request id handed to Write
+	writes       sync.WaitGroup   // writes still running
+	responses    int              // responses being written
+	drops        int              // responses dropped
 }
 
 // Read returns the next message but a response to an id no request
-// carried, which goes to stray. go-sdk numbers its requests 1, 2, 3 ...
+// carried, which goes to stray, and a request or notification whose params
+// hold more than maxValues JSON values, which goes to refused; a response
+// whose result holds more, a list page with more than maxItems items, or
+// a prompt with more than maxMessages messages, is returned as a JSON-RPC
+// error naming the bound, before go-sdk decodes it; a request with more
+// messages goes to refused too. go-sdk numbers its requests 1, 2, 3 ...
 // (internal/jsonrpc2 conn.go Call), so an id was sent exactly when it is an
 // integer from 1 to the highest one written: no id is kept per request, and
 // a request that is never answered costs nothing. (A second answer to an id
@@ -221,6 +259,18 @@ type markingConn struct {
 func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
+		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
+			problem := wire.JSONValuesProblem(req.Params, c.maxValues)
+			if problem == "" {
+				problem = wire.MessagesProblem(req.Method, req.Params, c.maxMessages)
+			}
+			if problem != "" {
+				if c.refused != nil {
+					c.refused(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
+				}
+				continue
+			}
+		}
 		r, ok := msg.(*jsonrpc.Response)
 		if err != nil || !ok || !r.ID.IsValid() || c.stray == nil {
 			return msg, err
@@ -228,12 +278,58 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		n, isInt := r.ID.Raw().(int64)
 		c.mu.Lock()
 		sent := isInt && n >= 1 && n <= c.highest
-		c.mu.Unlock()
+		method := ""
 		if sent {
-			return msg, nil
+			method = c.lists[n]
+			delete(c.lists, n)
 		}
-		c.stray(r.ID)
+		c.mu.Unlock()
+		if !sent {
+			c.stray(r.ID)
+			continue
+		}
+		if r.Error == nil {
+			problem := wire.JSONValuesProblem(r.Result, c.maxValues)
+			if problem == "" && method != "" {
+				problem = wire.ListItemsProblem(method, r.Result, c.maxItems)
+			}
+			if problem == "" && method != "" {
+				problem = wire.MessagesProblem(method, r.Result, c.maxMessages)
+			}
+			if problem != "" {
+				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,
+					Message: "mcpsup: answer refused: " + problem}}, nil
+			}
+		}
+		return msg, nil
 	}
+}
+
+// listMethods are the methods whose answers markingConn checks: the lists'
+// items, and prompts/get's messages.
+var listMethods = map[string]bool{
+	"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true,
+	"prompts/get": true,
+}
+
+// maxListsTracked bounds the list requests markingConn remembers unanswered:
+// past it the oldest is forgotten (its answer then goes unchecked), so a
+// server that never answers them costs no more.
+const maxListsTracked = 64
+
+// trackList remembers the list request id of method. Called with mu held.
+func (c *markingConn) trackList(id int64, method string) {
+	if c.lists == nil {
+		c.lists = make(map[int64]string)
+	}
+	if len(c.lists) >= maxListsTracked {
+		oldest := id
+		for k := range c.lists {
+			oldest = min(oldest, k)
+		}
+		delete(c.lists, oldest)
+	}
+	c.lists[id] = method
 }
 
 func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -251,8 +347,13 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return mcp.ErrConnectionClosed
 	}
 	if isReq {
-		if n, ok := req.ID.Raw().(int64); ok && n > c.highest {
-			c.highest = n // before the write: the answer may come before Write returns
+		if n, ok := req.ID.Raw().(int64); ok {
+			if n > c.highest {
+				c.highest = n // before the write: the answer may come before Write returns
+			}
+			if listMethods[req.Method] {
+				c.trackList(n, req.Method)
+			}
 		}
 	} else if c.responses >= c.maxResponses {
 		c.drops++

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // stdioTimeout bounds every wait on a real process.
@@ -574,4 +575,117 @@ func TestCommandThatDiesAtStartIsRetried(t *testing.T) {
 	}
 	assert.Equal(t, 1, countKind(es, KindProcessExited))
 	assert.Zero(t, s.SessionsOpened())
+}
+
+// TestSecretCutByABoundIsMasked: a secret that a bound cuts leaves no piece
+// of it in events or logs. A dropped stdout line quoted up to maxQuoted and
+// "..." ended inside the Env token (the redactor masked a secret's start
+// only at a text's very end), a stderr line longer than maxStderrLine was
+// logged in records of which the next began with the token's rest, and a
+// stderr tail of one long line began inside it.
+func TestSecretCutByABoundIsMasked(t *testing.T) {
+	const token = "Zq8rT2mW9xK4pL7vN3bY6cH1"
+	stdout := strings.Repeat("x", maxQuoted-10) + token + " and more"
+	stderr := strings.Repeat("y", maxStderrLine-10) + token + " and more"
+	tail := strings.Repeat("w", 100) + token + strings.Repeat("z", 50) + "\n" // the last 64 bytes begin inside the token
+	r := newStdioRig(t, Config{Command: &Command{Env: []string{"SERVICE_TOKEN=" + token}, StderrTail: 64}},
+		"-stderr-at-start", stderr, "-garbage-at-start", stdout)
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("stderr", map[string]any{"text": tail})
+	require.NoError(t, err)
+	_, err = r.call("crash", map[string]any{"code": 2})
+	require.Error(t, err)
+	exited := r.waitEvent(KindProcessExited, "exited with code 2")
+	require.Contains(t, exited.Detail, "stderr: …"+events.Masked+"zzz", "the tail begins inside the token")
+	dropped := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	require.Contains(t, dropped.Detail, "x"+events.Masked+"...", "the quote ends inside the token")
+	FlushEvents(r.sup)
+	pieces := []string{token[:minPiece], token[len(token)-minPiece:]}
+	for _, e := range r.rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		for _, p := range pieces {
+			require.NotContains(t, string(b), p, "event %s", e.Kind)
+		}
+	}
+	logs := r.logs.String()
+	require.Contains(t, logs, `line="`+events.Masked+` and more"`, "the second record of the long line begins with the token's rest")
+	for _, p := range pieces {
+		require.NotContains(t, logs, p)
+	}
+	require.NotContains(t, err.Error(), token[len(token)-minPiece:], "the call's error")
+}
+
+// minPiece is the shortest piece of a secret masked at a cut (the
+// redactor's minSecretTail).
+const minPiece = 6
+
+// TestCommandPageOverMaxItemsIsRefusedBeforeDecoding: over stdio too, a
+// tools/list page with more items than Config.MaxItems is answered in the
+// server's place with a JSON-RPC error naming the bound before go-sdk
+// decodes its items; the listing fails, and its retry is scheduled on the
+// same session: the process is not restarted for it.
+func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
+	r := newStdioRig(t, Config{MaxItems: 5, Clock: clockwork.NewFakeClock()}) // no retry runs
+	r.sup.Start()
+	evs, err := r.rec.WaitFor(r.ctx, func(evs []events.Event) bool {
+		for _, e := range evs {
+			if e.Kind == KindRetryScheduled {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, err)
+	var tools events.ListOutcome
+	for _, e := range evs {
+		if e.Kind == KindProbeReport {
+			tools = e.Lists[0]
+			break
+		}
+	}
+	require.Equal(t, "tools", tools.List)
+	require.Equal(t, events.ListFailed, tools.Status)
+	require.True(t, tools.Verdict.RPC.Present)
+	require.Equal(t, int64(wire.CodeHTTPAnswer), tools.Verdict.RPC.Code)
+	require.Equal(t, "mcpsup: answer refused: tools/list result with more than 5 tools", tools.Verdict.RPC.Message)
+	for _, e := range r.rec.Events() {
+		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
+	}
+}
+
+// TestCommandMessageOverTheValueBoundIsDropped: a stdio server's
+// notification whose params hold more JSON values than
+// AnswerLimits.JSONValues is dropped before go-sdk decodes it, and reported
+// as a stdout-line-dropped event naming the bound; the session serves the
+// next call.
+func TestCommandMessageOverTheValueBoundIsDropped(t *testing.T) {
+	values := strings.TrimSuffix(strings.Repeat("{},", 2000), ",")
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[` + values + `]}}`
+	r := newStdioRig(t, Config{AnswerLimits: AnswerLimits{JSONValues: 1000}}, "-garbage-at-start", note)
+	r.sup.Start()
+	r.ready()
+	e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	require.Equal(t, "stdout line 1 dropped: notifications/message from the server: params: JSON-RPC message with more than 1000 JSON values", e.Detail)
+	res, err := r.call("echo", map[string]any{"text": "after"})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+}
+
+// TestCommandSamplingRequestOverTheMessageBoundIsDropped: a stdio server's
+// sampling/createMessage request with more messages than
+// AnswerLimits.Messages is dropped before go-sdk decodes its messages, and
+// reported; the session serves the next call.
+func TestCommandSamplingRequestOverTheMessageBoundIsDropped(t *testing.T) {
+	msg := `{"role":"user","content":{"type":"text","text":"hi"}}`
+	req := `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + msg + "," + msg + "," + msg + `]}}`
+	r := newStdioRig(t, Config{AnswerLimits: AnswerLimits{Messages: 2}}, "-garbage-at-start", req)
+	r.sup.Start()
+	r.ready()
+	e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	require.Equal(t, "stdout line 1 dropped: sampling/createMessage from the server: params: sampling/createMessage with more than 2 messages", e.Detail)
+	res, err := r.call("echo", map[string]any{"text": "after"})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
 }

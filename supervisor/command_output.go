@@ -211,18 +211,23 @@ func (l *stderrLog) keepBytes(b []byte) {
 }
 
 // text returns the bytes kept: valid UTF-8, from the first whole line when
-// the start was cut.
+// the start was cut, or after "…" when the bytes kept hold no line start
+// (the redactor then masks the end of a secret the cut began inside).
 func (l *stderrLog) text() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.tail
+	mid := ""
 	if l.cut {
 		if i := bytes.IndexByte(b, '\n'); i >= 0 && i+1 < len(b) {
 			b = b[i+1:]
+		} else {
+			mid = "…" // in the bound: as many bytes of the start are left off
+			b = b[min(len(mid), len(b)):]
 		}
 		for len(b) > 0 && !utf8.RuneStart(b[0]) {
 			b = b[1:]
 		}
 	}
-	return strings.ToValidUTF8(string(b), "?")
+	return mid + strings.ToValidUTF8(string(b), "?")
 }

@@ -123,6 +123,7 @@ func TestStderrTailIsBoundedAndStartsAtALine(t *testing.T) {
 	long.copy(strings.NewReader(strings.Repeat("z", maxStderrLine+10) + "\n"))
 	assert.Equal(t, 2, strings.Count(logs.String(), "mcpsup: stdio server stderr"), "a long line is logged in pieces")
 	assert.LessOrEqual(t, len(long.text()), 8)
+	assert.Equal(t, "…zzzz\n", long.text(), "a tail inside a line says so, within the bound")
 }
 
 // TestStderrFloodIsLoggedAtTheRate: a server that floods its stderr gets

@@ -10,7 +10,7 @@ import (
 )
 
 // A stdio server that stops reading its stdin and sends 8,000 pings fills
-// the pipe with their responses: at most maxResponsesInFlight are being
+// the pipe with their responses: at most Config.MaxResponsesInFlight are being
 // written at once, the rest are dropped and reported, so the goroutines
 // they would each hold are never started.
 func TestCommandResponseFloodIsBounded(t *testing.T) {

@@ -101,10 +101,26 @@ type AnswerLimits struct {
 	// request. Default 16 MiB (go-sdk's mcp.DefaultMaxEventSize). The
 	// standalone stream's events are bounded by StreamKeeper.MaxEventBytes.
 	SSEEvent int
+	// JSONValues bounds the JSON values of one message of an answer
+	// (every object and array, and every element or member after the
+	// first of each), which go-sdk decodes at some 100 bytes a value at
+	// worst. Default 1,048,576 (wire.DefaultMaxJSONValues). A stdio
+	// server's messages are held to it too: a response past it is answered
+	// in the server's place with a JSON-RPC error naming the bound (code
+	// wire.CodeHTTPAnswer), a request or notification past it is dropped
+	// and reported as a stdout-line-dropped event.
+	JSONValues int
+	// Messages bounds the messages of a prompts/get result and of a
+	// sampling/createMessage request of the server's, which go-sdk decodes
+	// at some 30 KiB allocated each. Default 10,000
+	// (wire.DefaultMaxMessages). Past it a call fails alone, and a request
+	// is dropped (over stdio too, as for JSONValues).
+	Messages int
 }
 
 func (l AnswerLimits) apply(c *wire.Config) {
 	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent = l.JSON, l.ErrorBody, l.SSEEvent
+	c.MaxJSONValues, c.MaxMessages = l.JSONValues, l.Messages
 }
 
 func (k StreamKeeper) toWire() wire.StreamConfig {
@@ -431,8 +447,11 @@ type Config struct {
 	// MaxPages and MaxItems cap the pagination of each catalog list, against
 	// servers that never stop returning a cursor. A tools/list past a cap
 	// fails discovery (and is retried on the backoff schedule); a side list
-	// past a cap is degraded. Defaults 100 pages and 10,000 items
-	// (probes.DefaultMaxPages, probes.DefaultMaxItems).
+	// past a cap is degraded. A page that alone holds more than MaxItems
+	// items is refused before go-sdk decodes it (a protocol verdict naming
+	// the bound; over stdio a JSON-RPC error of code wire.CodeHTTPAnswer
+	// naming it), so its items cost no memory. Defaults 100 pages and
+	// 10,000 items (probes.DefaultMaxPages, probes.DefaultMaxItems).
 	MaxPages, MaxItems int
 	// RelistMinGap is the least time between the starts of two re-lists of
 	// the catalog on one session (after list_changed notifications,

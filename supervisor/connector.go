@@ -88,6 +88,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
 			Stream:               cfg.StreamKeeper.toWire(),
 			OAuthHandler:         cfg.OAuthHandler,
 			OnCredential:         c.s.redact.addCredential,
+			MaxListItems:         cfg.MaxItems, // a page past the list's bound is refused undecoded
 
 			FallbackAfterOutage: fallback,
 		},

@@ -4,18 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -274,4 +278,72 @@ func TestE2EListChangedDuringDiscoveryIsCaught(t *testing.T) {
 	require.Eventually(t, func() bool { return e.sup.Catalog().Tool("during-discovery") != nil }, e2eTimeout, time.Millisecond)
 	require.Equal(t, 2, e.srv.Log().Count("tools/list"))
 	require.Equal(t, uint64(1), e.sup.Generation())
+}
+
+// A server names its own tools and says how many there are: one tools/list
+// answer with a 2 MiB name and more tools than an event carries made a
+// catalog-changed event of megabytes, a JSON line events.ReadJSONLines
+// refuses. The event carries at most events.MaxNames names of at most
+// events.MaxNameBytes, counts the rest in Omitted, and its recording reads
+// back; the catalog itself keeps every tool whole.
+func TestCatalogEventNamesAreBounded(t *testing.T) {
+	long := "a" + strings.Repeat("é", 1<<20) // 2 MiB, the first name sorted; cut at a rune boundary
+	e := newE2E(t, mcptest.Options{Tools: 3 * events.MaxNames}, supervisor.Config{Stream: supervisor.StreamOff})
+	e.srv.AddTool(long)
+	e.start()
+	cat := e.sup.Catalog()
+	require.Contains(t, cat.ToolNames(), long, "the catalog keeps the name whole")
+
+	var buf bytes.Buffer
+	sink := events.NewJSONLines(&buf)
+	for _, ev := range e.rec.Events() {
+		sink.Emit(ev)
+	}
+	require.NoError(t, sink.Err())
+	evs, err := events.ReadJSONLines(&buf)
+	require.NoError(t, err, "the recording reads back")
+	var changed []events.Event
+	for _, ev := range evs {
+		if ev.Kind == events.KindCatalogChanged {
+			changed = append(changed, ev)
+		}
+	}
+	require.Len(t, changed, 1)
+	ev := changed[0]
+	require.Len(t, ev.Added, events.MaxNames)
+	require.Equal(t, ev.Added[0], events.CutName(long))
+	require.True(t, strings.HasSuffix(ev.Added[0], "…"))
+	require.Equal(t, len(cat.Tools)-events.MaxNames, ev.Omitted, "every tool is added or omitted")
+	require.Equal(t, len(cat.Tools), ev.Tools)
+	for _, n := range ev.Added {
+		require.LessOrEqual(t, len(n), events.MaxNameBytes)
+		require.True(t, utf8.ValidString(n))
+	}
+	require.Contains(t, events.Summary(ev), fmt.Sprintf("…%d more", ev.Omitted))
+}
+
+// TestPageOverMaxItemsIsRefusedBeforeDecoding: Config.MaxItems reaches the
+// wire layer, so one page with more tools than the bound is refused before
+// go-sdk decodes it: tools/list fails with a protocol verdict naming the
+// bound, on the session, which is not replaced.
+func TestPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
+	e := newE2E(t, mcptest.Options{Tools: 40}, supervisor.Config{Stream: supervisor.StreamOff, MaxItems: 20, ListingRetries: -1,
+		Clock: clockwork.NewFakeClock()}) // no retry runs
+	e.sup.Start()
+	evs, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindProbeReport) >= 1 })
+	require.NoError(t, err)
+	var report events.Event
+	for _, ev := range evs {
+		if ev.Kind == events.KindProbeReport {
+			report = ev
+			break
+		}
+	}
+	require.NotEmpty(t, report.Lists)
+	tools := report.Lists[0]
+	require.Equal(t, "tools", tools.List)
+	require.Equal(t, events.ListFailed, tools.Status)
+	require.Equal(t, classify.Protocol, tools.Verdict.Class)
+	require.Contains(t, tools.Verdict.Detail, "tools/list result with more than 20 tools")
+	require.Equal(t, 1, e.srv.Log().Count("tools/list"), "one page, refused")
 }

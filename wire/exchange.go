@@ -17,7 +17,8 @@ import (
 // ([classify.HTTPError]) are the ones the Transport recorded, with no copy.
 // For an event stream, Malformed is set when the stream fails, after the
 // exchange was reported to [Config.OnExchange], in the record [Annotate]
-// reads; Oversized refers to [Config.MaxJSONBody], [Config.MaxSSEEvent] and
+// reads; Oversized refers to [Config.MaxJSONBody], [Config.MaxSSEEvent],
+// [Config.MaxListItems], [Config.MaxJSONValues], [Config.MaxMessages] and
 // [Config.MaxErrorBody]; Rewritten answers carry code [CodeHTTPAnswer];
 // Local covers the resume handshake, a DELETE after [Transport.Detach] or
 // after a session-gone answer, go-sdk's standalone GET, which the stream

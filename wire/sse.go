@@ -42,6 +42,10 @@ const (
 	DropOversized
 	// DropTruncated: the stream ended inside the event.
 	DropTruncated
+	// DropTooManyValues: the message holds more JSON values than
+	// [Config.MaxJSONValues], which go-sdk would decode at some 100 bytes
+	// each, or a request more messages than [Config.MaxMessages].
+	DropTooManyValues
 )
 
 func (r DropReason) String() string {
@@ -56,6 +60,8 @@ func (r DropReason) String() string {
 		return "oversized"
 	case DropTruncated:
 		return "truncated"
+	case DropTooManyValues:
+		return "too-many-values"
 	}
 	return "unknown"
 }
@@ -102,7 +108,10 @@ func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 // It holds at most max bytes of one event (its partial line included);
 // comment lines between events do not count.
 type sseFilter struct {
-	max int // bytes of one event held at most; 0: no bound
+	max       int // bytes of one event held at most; 0: no bound
+	maxValues int // JSON values of one message (Config.MaxJSONValues); 0: no bound
+	// maxMessages bounds a request's messages (Config.MaxMessages); 0: no bound.
+	maxMessages int
 
 	line  []byte // the current incomplete line
 	begun bool   // a line of this stream was taken: no BOM to strip
@@ -241,6 +250,16 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 	if _, isResponse := msg.(*jsonrpc.Response); isResponse {
 		f.report(r, &EventError{Reason: DropResponse, Bytes: f.size})
 		return out
+	}
+	if f.maxValues > 0 && moreValues(f.data, f.maxValues) {
+		f.report(r, &EventError{Reason: DropTooManyValues, Bytes: f.size, Detail: fmt.Sprintf("more than %d JSON values", f.maxValues)})
+		return out
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && f.maxMessages > 0 {
+		if problem := MessagesProblem(req.Method, req.Params, f.maxMessages); problem != "" {
+			f.report(r, &EventError{Reason: DropTooManyValues, Bytes: f.size, Detail: problem})
+			return out
+		}
 	}
 	enc, err := handOn(f.data, msg, exact)
 	if err != nil {

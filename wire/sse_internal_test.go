@@ -37,6 +37,10 @@ func TestSSEFilter(t *testing.T) {
 		{"two blank data lines", "data:\ndata:\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
 		{"a batch", "data: [" + listChanged + "]\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
 		{"a response", "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n" + good, good, []DropReason{DropResponse}, 1, false},
+		{"a message with more JSON values than the bound", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":[1,2,3,4,5,6,7,8,9]}}\n\n" + good,
+			good, []DropReason{DropTooManyValues}, 1, false},
+		{"a sampling request with more messages than the bound", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{},{}]}}\n\n" + good,
+			good, []DropReason{DropTooManyValues}, 1, false},
 		{"an oversized event ends the stream", "data: \"" + strings.Repeat("x", 300) + "\n\n" + good, "", []DropReason{DropOversized}, 0, true},
 		{"an oversized line without an end", strings.Repeat("\xff", 300), "", []DropReason{DropOversized}, 0, true},
 		{"garbage lines, many in a row", strings.Repeat("\x00\x01\n\n", maxDroppedRun+3), "",
@@ -44,7 +48,7 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
-			f := sseFilter{max: 256}
+			f := sseFilter{max: 256, maxValues: 10, maxMessages: 1}
 			var out []byte
 			var r filtered
 			for in := []byte(c.in); len(in) > 0 && !r.garbage; {

@@ -110,6 +110,36 @@ type Config struct {
 	// 0 means [DefaultMaxSSEEvent] (16 MiB, go-sdk's own
 	// mcp.DefaultMaxEventSize).
 	MaxSSEEvent int
+	// MaxListItems bounds the items of one page of a list (tools/list,
+	// prompts/list, resources/list, resources/templates/list), counted in
+	// the answer before go-sdk decodes them, each into a struct of its
+	// own: a page with more is refused for that request only (rewritten
+	// into a JSON-RPC error naming the bound; the verdict is protocol, the
+	// session lives). The supervisor sets it to its Config.MaxItems, a
+	// list's bound over all its pages. 0 means [DefaultMaxListItems]
+	// (10,000).
+	MaxListItems int
+	// MaxJSONValues bounds the JSON values of one message go-sdk is handed
+	// from an answer to a request (its response, and the server's requests
+	// and notifications on the answer's event stream) or from the
+	// standalone stream (dropped there, [DropTooManyValues]): every object and
+	// array, and every element or member after the first of each. go-sdk
+	// decodes a message into structs, maps and interfaces of some 100
+	// bytes a value at worst (`[{},{}]` costs 50 times its bytes), so the
+	// byte bounds alone let one 16 MiB answer cost some 600 MiB; a
+	// message with more values fails its request only (rewritten into a
+	// JSON-RPC error naming the bound; the verdict is protocol, the session
+	// lives). 0 means [DefaultMaxJSONValues] (1,048,576: at most about
+	// 100 MiB decoded).
+	MaxJSONValues int
+	// MaxMessages bounds the messages of a prompts/get result and of a
+	// sampling/createMessage request of the server's, which go-sdk decodes
+	// one by one at some 30 KiB allocated each (a 16 MiB prompts/get
+	// answer allocated 10 GiB, seconds of CPU): past it the call fails
+	// alone (protocol, the bound named), as a request of the server's on
+	// the call's stream does; on the standalone stream the request is
+	// dropped ([DropTooManyValues]). 0 means [DefaultMaxMessages] (10,000).
+	MaxMessages int
 	// MaxResponsesInFlight bounds how many POSTs of go-sdk's responses to
 	// the server's requests (ping, roots/list, sampling/createMessage,
 	// elicitation/create) wait for the server's answer at once; one past it
@@ -232,6 +262,15 @@ func NewTransport(cfg Config) *Transport {
 	}
 	if t.cfg.MaxSSEEvent <= 0 {
 		t.cfg.MaxSSEEvent = DefaultMaxSSEEvent
+	}
+	if t.cfg.MaxListItems <= 0 {
+		t.cfg.MaxListItems = DefaultMaxListItems
+	}
+	if t.cfg.MaxJSONValues <= 0 {
+		t.cfg.MaxJSONValues = DefaultMaxJSONValues
+	}
+	if t.cfg.MaxMessages <= 0 {
+		t.cfg.MaxMessages = DefaultMaxMessages
 	}
 	return t
 }

@@ -1,0 +1,159 @@
+package wire_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// TestListPageOverTheItemBoundIsRefusedUndecoded: go-sdk decodes every item
+// of a list page into a struct of its own (a 16 MiB page of `{}` tools made
+// 5.6 million mcp.Tool, some 870 MiB, before the pagination's item limit
+// was checked). A page with more items than MaxListItems, as one JSON body
+// or as an event of a stream, is refused before go-sdk sees it: the list
+// fails alone with a protocol verdict naming the bound, and the session
+// lives. A page at the bound is served.
+func TestListPageOverTheItemBoundIsRefusedUndecoded(t *testing.T) {
+	const bound = 100
+	tool := `{"name":"t","inputSchema":{"type":"object"}}`
+	page := func(n int) string {
+		return `{"jsonrpc":"2.0","id":$ID,"result":{"tools":[` + strings.TrimSuffix(strings.Repeat(tool+",", n), ",") + `]}}`
+	}
+	for _, c := range []struct {
+		name   string
+		action mcptest.Action
+		fails  bool
+	}{
+		{"JSON at the bound", mcptest.JSONBody(page(bound)), false},
+		{"JSON past the bound", mcptest.JSONBody(page(bound + 1)), true},
+		{"event stream past the bound", mcptest.SSE(mcptest.SSEMessage(page(bound + 1))...), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxListItems: bound})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/list"}, Action: c.action})
+			ctx, cancel := context.WithTimeout(wire.WithExchange(context.Background()), 20*time.Second)
+			defer cancel()
+			res, err := h.sess.ClientSession().ListTools(ctx, nil)
+			if !c.fails {
+				require.NoError(t, err)
+				require.Len(t, res.Tools, bound)
+				h.requireAlive(t)
+				return
+			}
+			require.Error(t, err)
+			err = wire.Annotate(ctx, err)
+			v := classify.Classify(context.Background(), err)
+			assert.Equal(t, classify.Protocol, v.Class)
+			var he *classify.HTTPError
+			require.True(t, errors.As(err, &he), "the list's exchange: %v", err)
+			x := he.Exchange
+			assert.True(t, x.Malformed && x.Oversized, "%+v", x)
+			assert.Equal(t, "tools/list result with more than 100 tools", x.Problem)
+			h.requireAlive(t)
+		})
+	}
+}
+
+// TestMessageOverTheValueBoundIsRefusedUndecoded: go-sdk decodes a message
+// into structs, maps and interfaces of some 100 bytes a JSON value at worst
+// (16 MiB of `{}` in a result's structuredContent cost some 560 MiB). A
+// message with more values than MaxJSONValues, a call's response as a JSON
+// body or an event, or a request of the server's on the call's stream, is
+// refused before go-sdk sees it: the call fails alone with a protocol
+// verdict naming the bound, and the session lives.
+func TestMessageOverTheValueBoundIsRefusedUndecoded(t *testing.T) {
+	const bound = 1000
+	values := strings.TrimSuffix(strings.Repeat("{},", bound), ",")
+	result := `{"jsonrpc":"2.0","id":$ID,"result":{"content":[],"structuredContent":{"rows":[` + values + `]}}}`
+	within := `{"jsonrpc":"2.0","id":$ID,"result":{"content":[],"structuredContent":{"rows":[{}]}}}`
+	sampling := `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + values + `]}}`
+	for _, c := range []struct {
+		name   string
+		action mcptest.Action
+		fails  bool
+	}{
+		{"JSON within the bound", mcptest.JSONBody(within), false},
+		{"JSON past the bound", mcptest.JSONBody(result), true},
+		{"event past the bound", mcptest.SSE(mcptest.SSEMessage(result)...), true},
+		{"a request of the server's past the bound", mcptest.SSE(append(mcptest.SSEMessage(sampling), mcptest.SSEMessage(within)...)...), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxJSONValues: bound})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"}, Action: c.action})
+			v, _, err := h.call(t, "x")
+			if !c.fails {
+				require.NoError(t, err)
+				h.requireAlive(t)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, classify.Protocol, v.Class)
+			var he *classify.HTTPError
+			require.True(t, errors.As(err, &he), "the call's exchange: %v", err)
+			assert.True(t, he.Malformed && he.Oversized, "%+v", he.Exchange)
+			assert.Equal(t, "JSON-RPC message with more than 1000 JSON values", he.Problem)
+			h.requireAlive(t)
+		})
+	}
+}
+
+// TestMessagesOverTheBoundAreRefusedUndecoded: go-sdk decodes the messages
+// of a prompts/get result and of a sampling/createMessage request one by
+// one, some 30 KiB allocated each (a 16 MiB prompt allocated 10 GiB). A
+// prompt with more messages than MaxMessages, or such a request on a
+// call's stream, fails its call alone with a protocol verdict naming the
+// bound; the session lives.
+func TestMessagesOverTheBoundAreRefusedUndecoded(t *testing.T) {
+	const bound = 5
+	msg := `{"role":"user","content":{"type":"text","text":"hi"}}`
+	messages := func(n int) string { return strings.TrimSuffix(strings.Repeat(msg+",", n), ",") }
+	prompt := func(n int) string {
+		return `{"jsonrpc":"2.0","id":$ID,"result":{"messages":[` + messages(n) + `]}}`
+	}
+	t.Run("prompts/get", func(t *testing.T) {
+		for n, fails := range map[int]bool{bound: false, bound + 1: true} {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxMessages: bound})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "prompts/get"}, Action: mcptest.JSONBody(prompt(n))})
+			ctx, cancel := context.WithTimeout(wire.WithExchange(context.Background()), 20*time.Second)
+			res, err := h.sess.ClientSession().GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
+			if !fails {
+				require.NoError(t, err)
+				require.Len(t, res.Messages, bound)
+			} else {
+				require.Error(t, err)
+				err = wire.Annotate(ctx, err)
+				assert.Equal(t, classify.Protocol, classify.Classify(context.Background(), err).Class)
+				var he *classify.HTTPError
+				require.True(t, errors.As(err, &he), "%v", err)
+				assert.Equal(t, "prompts/get with more than 5 messages", he.Problem)
+			}
+			cancel()
+			h.requireAlive(t)
+		}
+	})
+	t.Run("a sampling request on the call's stream", func(t *testing.T) {
+		sampling := `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + messages(bound+1) + `]}}`
+		answer := `{"jsonrpc":"2.0","id":$ID,"result":{"content":[]}}`
+		h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxMessages: bound})
+		h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"},
+			Action: mcptest.SSE(append(mcptest.SSEMessage(sampling), mcptest.SSEMessage(answer)...)...)})
+		v, _, err := h.call(t, "x")
+		require.Error(t, err)
+		assert.Equal(t, classify.Protocol, v.Class)
+		var he *classify.HTTPError
+		require.True(t, errors.As(err, &he), "%v", err)
+		assert.Equal(t, "sampling/createMessage with more than 5 messages", he.Problem)
+		h.requireAlive(t)
+	})
+}
