@@ -328,6 +328,13 @@ type Config struct {
 	// Resume, when non-nil, re-attaches a persisted session instead of
 	// opening a new one (see ResumeState).
 	Resume *ResumeState
+	// Era hints the protocol era of the server so that a 2025-era server
+	// is not sent `server/discover` first. Default EraAuto: learned from
+	// the first handshake (and from Resume), used for every later one; a
+	// fall back to 2025 after a `server/discover` that was refused, or
+	// answered without 2026-07-28 among its supportedVersions, lasts
+	// EraReprobe (see era.go).
+	Era Era
 	// Stream is the standalone SSE stream policy. Default StreamAuto.
 	Stream StreamPolicy
 	// HostileMemory is how long a GET-hostile decision (StreamAuto) is kept
@@ -357,13 +364,6 @@ type Config struct {
 	// request. Raise it for a server that sends many requests at once
 	// through a slow path. Default wire.DefaultMaxResponsesInFlight (16).
 	MaxResponsesInFlight int
-	// Era hints the protocol era of the server so that a 2025-era server
-	// is not sent `server/discover` first. Default EraAuto: learned from
-	// the first handshake (and from Resume), used for every later one; a
-	// fall back to 2025 after a `server/discover` that was refused, or
-	// answered without 2026-07-28 among its supportedVersions, lasts
-	// EraReprobe (see era.go).
-	Era Era
 	// EraReprobe is how long the 2025 era, learned because a
 	// `server/discover` was refused (HTTP 400 with JSON-RPC -32020, -32021
 	// or -32022, or any other non-outage error) or answered without

@@ -28,6 +28,7 @@ type loopState struct {
 	// the rest.
 	partial    *probes.Offer
 	settled    listSet
+	stepping   bool // a step runs: the triggers its commands produce wait in queue
 	partialGen uint64
 	bo         backoff.BackOff
 	retry      clockwork.Timer
@@ -41,7 +42,6 @@ type loopState struct {
 	// answered is the number (snapshot.pings) of the last verification
 	// whose session answered, and answeredGen its generation.
 	answered, answeredGen uint64
-	stepping              bool // a step runs: the triggers its commands produce wait in queue
 	// queue holds the triggers that commands produce while a step runs:
 	// each is taken after the step that produced it, in order, so a step
 	// never runs inside another.

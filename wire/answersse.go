@@ -363,7 +363,7 @@ func (s *answerStream) resume() {
 		s.fail("resumption of the SSE stream refused: "+err.Error(), false)
 		return
 	}
-	s.t.log.Debug("mcpsup/wire: event stream answer resumed", "method", s.method, "resumes", s.resumes)
+	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer resumed", "method", s.method, "resumes", s.resumes)
 	s.src.Reset(r)
 	s.body, s.wireMark, s.begun = resp.Body, 0, false
 	s.endEvent() // an event cut by the end of the stream is dropped
@@ -514,7 +514,7 @@ func (s *answerStream) fail(problem string, oversized bool) {
 			x.Malformed, x.Oversized, x.Rewritten, x.Problem = true, oversized, true, problem
 		})
 	}
-	s.t.log.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
+	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
 		"method", s.method, "problem", problem)
 	s.out = append(s.out, "data: "...)
 	s.out = append(s.out, errorResponse(s.requestID, Exchange{Status: s.status, ContentType: s.contentType}, problem)...)

@@ -128,7 +128,7 @@ func (t *Transport) postResponse(req *http.Request, x *Exchange, send func(*http
 		x.Local, x.Status = true, http.StatusAccepted
 		if dropped != nil {
 			x.Problem = dropped.Error()
-			t.log.Debug("mcpsup/wire: response dropped", "in_flight", dropped.InFlight, "dropped", dropped.Dropped)
+			t.cfg.Logger.Debug("mcpsup/wire: response dropped", "in_flight", dropped.InFlight, "dropped", dropped.Dropped)
 		}
 		t.finish(req, *x)
 		if dropped != nil && t.cfg.OnDroppedResponse != nil {

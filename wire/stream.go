@@ -537,7 +537,7 @@ type clockProvider struct{ c clockwork.Clock }
 func (p clockProvider) Now() time.Time { return p.c.Now() }
 
 func (b *streamBody) log() {
-	b.t.log.Debug("mcpsup/wire: standalone stream attempt ended",
+	b.t.cfg.Logger.Debug("mcpsup/wire: standalone stream attempt ended",
 		"seq", b.att.Seq, "status", b.att.Status, "end", b.att.End.String(),
 		"events", b.att.Events, "messages", b.att.Messages, "bytes", b.att.Bytes,
 		"retry", b.att.Retry, "duration", b.att.Duration)
@@ -605,7 +605,7 @@ func (b *streamBody) note(n int, r filtered) {
 	b.att.Dropped += len(r.drops)
 	for _, e := range r.drops {
 		e.Attempt = b.att.Seq
-		b.t.log.Debug("mcpsup/wire: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
+		b.t.cfg.Logger.Debug("mcpsup/wire: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
 		if f := b.t.cfg.OnDroppedEvent; f != nil {
 			f(e)
 		}

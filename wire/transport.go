@@ -197,17 +197,16 @@ type Config struct {
 type Transport struct {
 	base  http.RoundTripper
 	clock clockwork.Clock
-	log   *slog.Logger
-	cfg   Config // with defaults applied, Stream's included
+	cfg   Config // with defaults applied, Stream's and Logger's included
 
 	mu        sync.Mutex
 	resume    *handshake  // answers the handshake locally, nil when not resuming
-	detached  bool        // DELETE answered locally: detached, or the session is gone
 	gone      *goneAnswer // session-gone answer replayed to go-sdk's next standalone GET
-	handshook bool        // a handshake succeeded
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
 	refused   error       // the *StateError of a handshake answer's invalid Mcp-Session-Id
 	discover  *Exchange   // the record of the server/discover sent (era.go), nil before one
+	detached  bool        // DELETE answered locally: detached, or the session is gone
+	handshook bool        // a handshake succeeded
 	declined  bool        // the server declined the push stream (StreamDeclined)
 
 	idShift  atomic.Int64 // added to go-sdk's request ids on the wire (idshift.go); 0 on a fresh session
@@ -225,7 +224,7 @@ type Transport struct {
 
 // NewTransport returns a Transport configured by cfg.
 func NewTransport(cfg Config) *Transport {
-	t := &Transport{base: cfg.Base, clock: cfg.Clock, log: cfg.Logger, cfg: cfg}
+	t := &Transport{base: cfg.Base, clock: cfg.Clock, cfg: cfg}
 	t.cfg.Stream = cfg.Stream.withDefaults()
 	if t.base == nil {
 		t.base = http.DefaultTransport
@@ -233,8 +232,8 @@ func NewTransport(cfg Config) *Transport {
 	if t.clock == nil {
 		t.clock = clockwork.NewRealClock()
 	}
-	if t.log == nil {
-		t.log = slog.New(slog.DiscardHandler)
+	if t.cfg.Logger == nil {
+		t.cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if t.cfg.MaxErrorBody <= 0 {
 		t.cfg.MaxErrorBody = DefaultMaxErrorBody
