@@ -65,8 +65,8 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
 		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
 		refused: func(why string) { f.drop(why) },
-		dropped: c.droppedResponse(spec.gen), maxResponses: cfg.MaxResponsesInFlight, maxItems: cfg.MaxItems,
-		maxValues: cfg.AnswerLimits.JSONValues, maxMessages: cfg.AnswerLimits.Messages}
+		dropped: c.droppedResponse(spec.gen), maxResponses: cfg.MaxResponsesInFlight,
+		limits: wire.DecodeLimits{ListItems: cfg.MaxItems, JSONValues: cfg.AnswerLimits.JSONValues, Messages: cfg.AnswerLimits.Messages}.WithDefaults()}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -177,12 +177,11 @@ type markingTransport struct {
 	stray        func(jsonrpc.ID)
 	dropped      func(n int) // the n-th response dropped (see markingConn)
 	maxResponses int         // Config.MaxResponsesInFlight
-	maxItems     int         // Config.MaxItems: the most items of a list page (see markingConn)
-	// maxValues is AnswerLimits.JSONValues, and refused hears every
-	// request or notification of the server's dropped past it.
-	maxValues   int
-	maxMessages int // AnswerLimits.Messages
-	refused     func(why string)
+	// limits are Config.MaxItems and AnswerLimits' JSONValues and
+	// Messages, and refused hears every request or notification of the
+	// server's dropped past them (see markingConn).
+	limits  wire.DecodeLimits
+	refused func(why string)
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -190,20 +189,8 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	maxItems := t.maxItems
-	if maxItems <= 0 {
-		maxItems = probes.DefaultMaxItems
-	}
-	maxValues := t.maxValues
-	if maxValues <= 0 {
-		maxValues = wire.DefaultMaxJSONValues
-	}
-	maxMessages := t.maxMessages
-	if maxMessages <= 0 {
-		maxMessages = wire.DefaultMaxMessages
-	}
 	return &markingConn{Connection: conn, stray: t.stray, refused: t.refused, dropped: t.dropped,
-		maxResponses: t.maxResponses, maxItems: maxItems, maxValues: maxValues, maxMessages: maxMessages}, nil
+		maxResponses: t.maxResponses, limits: t.limits}, nil
 }
 
 // markingConn writes each message on a goroutine of its own and returns
@@ -226,16 +213,14 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // answered in the server's place with a JSON-RPC error naming the bound
 // (code wire.CodeHTTPAnswer, as the wire layer's refusals), before go-sdk
 // decodes its items each into a struct of its own: the pagination's item
-// bound would come only after (wire.ListItemsProblem).
+// bound would come only after (wire.DecodeLimits).
 type markingConn struct {
 	mcp.Connection
 	stray        func(jsonrpc.ID)
 	refused      func(why string)
 	dropped      func(n int)
 	maxResponses int
-	maxItems     int
-	maxValues    int
-	maxMessages  int
+	limits       wire.DecodeLimits
 	mu           sync.Mutex
 	lists        map[int64]string // the list requests written and not answered: id -> method
 	closed       bool             // no write starts once Close began
@@ -260,11 +245,8 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
-			problem := wire.JSONValuesProblem(req.Params, c.maxValues)
-			if problem == "" {
-				problem = wire.MessagesProblem(req.Method, req.Params, c.maxMessages)
-			}
-			if problem != "" {
+			// go-sdk's stdio connection keeps params raw: only they are left to decode.
+			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
 				if c.refused != nil {
 					c.refused(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
 				}
@@ -289,27 +271,13 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		if r.Error == nil {
-			problem := wire.JSONValuesProblem(r.Result, c.maxValues)
-			if problem == "" && method != "" {
-				problem = wire.ListItemsProblem(method, r.Result, c.maxItems)
-			}
-			if problem == "" && method != "" {
-				problem = wire.MessagesProblem(method, r.Result, c.maxMessages)
-			}
-			if problem != "" {
+			if problem := c.limits.Problem(method, r.Result, r.Result); problem != "" {
 				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,
 					Message: "mcpsup: answer refused: " + problem}}, nil
 			}
 		}
 		return msg, nil
 	}
-}
-
-// listMethods are the methods whose answers markingConn checks: the lists'
-// items, and prompts/get's messages.
-var listMethods = map[string]bool{
-	"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true,
-	"prompts/get": true,
 }
 
 // maxListsTracked bounds the list requests markingConn remembers unanswered:
@@ -351,7 +319,7 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if n > c.highest {
 				c.highest = n // before the write: the answer may come before Write returns
 			}
-			if listMethods[req.Method] {
+			if wire.CountsItems(req.Method) {
 				c.trackList(n, req.Method)
 			}
 		}

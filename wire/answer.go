@@ -122,19 +122,9 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	if problem := answerProblem(r, want); problem != "" {
 		return refuse(problem)
 	}
-	if problem := listProblem(x.Method, r, t.cfg.MaxListItems); problem != "" {
+	if problem := t.decodeLimits().Problem(x.Method, b.data, r.Result); problem != "" {
 		x.Oversized = true
 		return refuse(problem)
-	}
-	if problem := valuesProblem(b.data, t.cfg.MaxJSONValues); problem != "" {
-		x.Oversized = true
-		return refuse(problem)
-	}
-	if r.Error == nil {
-		if problem := MessagesProblem(x.Method, r.Result, t.cfg.MaxMessages); problem != "" {
-			x.Oversized = true
-			return refuse(problem)
-		}
 	}
 	if r.Error != nil {
 		x.SetBodyRPC(b.data)

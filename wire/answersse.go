@@ -419,21 +419,13 @@ func (s *answerStream) dispatch() {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return
 	}
-	if problem := valuesProblem(data, s.t.cfg.MaxJSONValues); problem != "" {
-		s.fail(problem, true)
-		return
-	}
-	if problem := s.messagesProblem(msg); problem != "" {
+	if problem := s.decodeProblem(data, msg); problem != "" {
 		s.fail(problem, true)
 		return
 	}
 	if r, ok := msg.(*jsonrpc.Response); ok {
 		if problem := answerProblem(r, s.want); problem != "" {
 			s.fail(problem, false)
-			return
-		}
-		if problem := listProblem(s.method, r, s.t.cfg.MaxListItems); problem != "" {
-			s.fail(problem, true)
 			return
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
@@ -448,19 +440,18 @@ func (s *answerStream) dispatch() {
 	s.emit(data, msg, exact)
 }
 
-// messagesProblem is [MessagesProblem] of msg, the call's response (its
-// result, for the call's method) or a request of the server's on the
-// call's stream (its params).
-func (s *answerStream) messagesProblem(msg jsonrpc.Message) string {
+// decodeProblem is the Transport's [DecodeLimits.Problem] of msg (data):
+// the call's response, whose result is of the call's method, or a request
+// or notification of the server's on the call's stream.
+func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {
+	method, payload := s.method, []byte(nil)
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
-		if m.Error == nil {
-			return MessagesProblem(s.method, m.Result, s.t.cfg.MaxMessages)
-		}
+		payload = m.Result
 	case *jsonrpc.Request:
-		return MessagesProblem(m.Method, m.Params, s.t.cfg.MaxMessages)
+		method, payload = m.Method, m.Params
 	}
-	return ""
+	return s.t.decodeLimits().Problem(method, data, payload)
 }
 
 // resumable reports whether the stream, which just ended before the

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,11 +34,12 @@ func TestMaxArrayItemsCountsWhatGoSDKDecodes(t *testing.T) {
 	} {
 		require.Equal(t, c.want, maxArrayItems([]byte(c.obj), "tools", 10), "%s", c.obj)
 	}
-	r := &jsonrpc.Response{Result: []byte(`{"prompts":` + items(11) + `}`)}
-	require.Equal(t, "prompts/list result with more than 10 prompts", listProblem("prompts/list", r, 10))
-	require.Empty(t, listProblem("tools/call", r, 10), "not a list method")
-	r.Result = []byte(`{"prompts":` + items(10) + `}`)
-	require.Empty(t, listProblem("prompts/list", r, 10), "at the bound")
+	l := DecodeLimits{ListItems: 10}
+	page := []byte(`{"prompts":` + items(11) + `}`)
+	require.Equal(t, "prompts/list result with more than 10 prompts", l.Problem("prompts/list", page, page))
+	require.Empty(t, l.Problem("tools/call", page, page), "not a list method")
+	page = []byte(`{"prompts":` + items(10) + `}`)
+	require.Empty(t, l.Problem("prompts/list", page, page), "at the bound")
 }
 
 // moreValues counts every object and array and every element or member
@@ -61,5 +61,5 @@ func TestMoreValuesCountsOutsideStrings(t *testing.T) {
 	} {
 		require.Equal(t, c.more, moreValues([]byte(c.data), c.limit), "%s within %d", c.data, c.limit)
 	}
-	require.Equal(t, "JSON-RPC message with more than 2 JSON values", JSONValuesProblem([]byte(`[1,2,3]`), 2))
+	require.Equal(t, "JSON-RPC message with more than 2 JSON values", DecodeLimits{JSONValues: 2}.Problem("x", []byte(`[1,2,3]`), nil))
 }

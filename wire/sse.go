@@ -42,9 +42,10 @@ const (
 	DropOversized
 	// DropTruncated: the stream ended inside the event.
 	DropTruncated
-	// DropTooManyValues: the message holds more JSON values than
-	// [Config.MaxJSONValues], which go-sdk would decode at some 100 bytes
-	// each, or a request more messages than [Config.MaxMessages].
+	// DropTooManyValues: the message holds more than go-sdk may decode
+	// ([DecodeLimits]: more JSON values than [Config.MaxJSONValues], which
+	// go-sdk would decode at some 100 bytes each, or a request more
+	// messages than [Config.MaxMessages]).
 	DropTooManyValues
 )
 
@@ -108,10 +109,8 @@ func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 // It holds at most max bytes of one event (its partial line included);
 // comment lines between events do not count.
 type sseFilter struct {
-	max       int // bytes of one event held at most; 0: no bound
-	maxValues int // JSON values of one message (Config.MaxJSONValues); 0: no bound
-	// maxMessages bounds a request's messages (Config.MaxMessages); 0: no bound.
-	maxMessages int
+	max    int          // bytes of one event held at most; 0: no bound
+	limits DecodeLimits // what go-sdk may decode of one message; zero fields: no bound
 
 	line  []byte // the current incomplete line
 	begun bool   // a line of this stream was taken: no BOM to strip
@@ -251,12 +250,8 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 		f.report(r, &EventError{Reason: DropResponse, Bytes: f.size})
 		return out
 	}
-	if f.maxValues > 0 && moreValues(f.data, f.maxValues) {
-		f.report(r, &EventError{Reason: DropTooManyValues, Bytes: f.size, Detail: fmt.Sprintf("more than %d JSON values", f.maxValues)})
-		return out
-	}
-	if req, ok := msg.(*jsonrpc.Request); ok && f.maxMessages > 0 {
-		if problem := MessagesProblem(req.Method, req.Params, f.maxMessages); problem != "" {
+	if req, ok := msg.(*jsonrpc.Request); ok { // responses were dropped above
+		if problem := f.limits.Problem(req.Method, f.data, req.Params); problem != "" {
 			f.report(r, &EventError{Reason: DropTooManyValues, Bytes: f.size, Detail: problem})
 			return out
 		}

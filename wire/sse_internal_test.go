@@ -48,7 +48,7 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
-			f := sseFilter{max: 256, maxValues: 10, maxMessages: 1}
+			f := sseFilter{max: 256, limits: DecodeLimits{JSONValues: 10, Messages: 1}}
 			var out []byte
 			var r filtered
 			for in := []byte(c.in); len(in) > 0 && !r.garbage; {

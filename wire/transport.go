@@ -262,16 +262,14 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.MaxSSEEvent <= 0 {
 		t.cfg.MaxSSEEvent = DefaultMaxSSEEvent
 	}
-	if t.cfg.MaxListItems <= 0 {
-		t.cfg.MaxListItems = DefaultMaxListItems
-	}
-	if t.cfg.MaxJSONValues <= 0 {
-		t.cfg.MaxJSONValues = DefaultMaxJSONValues
-	}
-	if t.cfg.MaxMessages <= 0 {
-		t.cfg.MaxMessages = DefaultMaxMessages
-	}
+	l := t.decodeLimits().WithDefaults()
+	t.cfg.MaxListItems, t.cfg.MaxJSONValues, t.cfg.MaxMessages = l.ListItems, l.JSONValues, l.Messages
 	return t
+}
+
+// decodeLimits are the Transport's bounds on what go-sdk decodes.
+func (t *Transport) decodeLimits() DecodeLimits {
+	return DecodeLimits{ListItems: t.cfg.MaxListItems, JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages}
 }
 
 // observeHostility feeds one record to the session's hostility tracker and

@@ -1,0 +1,205 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// DefaultMaxListItems is the default of [Config.MaxListItems], the same
+// as probes.DefaultMaxItems.
+const DefaultMaxListItems = 10_000
+
+// DecodeLimits bound what go-sdk may decode of one message of the server's
+// (see [Config.MaxListItems], [Config.MaxJSONValues] and
+// [Config.MaxMessages]): go-sdk decodes a message into structs, maps and
+// interfaces of some 100 bytes a JSON value at worst, a list's items and a
+// prompt's messages each into a value of its own, so the byte bounds alone
+// let one answer cost hundreds of MiB. A zero field bounds nothing;
+// [DecodeLimits.WithDefaults] gives the defaults. The Transport checks
+// every answer with them, the standalone stream every event; a stdio
+// connection can too.
+type DecodeLimits struct {
+	// ListItems bounds the items of one page of a list method's result.
+	ListItems int
+	// JSONValues bounds the JSON values of one message.
+	JSONValues int
+	// Messages bounds the messages of a prompts/get result and of a
+	// sampling/createMessage request's params.
+	Messages int
+}
+
+// WithDefaults returns l with each zero or negative field set to its
+// default: [DefaultMaxListItems], [DefaultMaxJSONValues],
+// [DefaultMaxMessages].
+func (l DecodeLimits) WithDefaults() DecodeLimits {
+	if l.ListItems <= 0 {
+		l.ListItems = DefaultMaxListItems
+	}
+	if l.JSONValues <= 0 {
+		l.JSONValues = DefaultMaxJSONValues
+	}
+	if l.Messages <= 0 {
+		l.Messages = DefaultMaxMessages
+	}
+	return l
+}
+
+// Problem says why a message must not reach go-sdk, "" when it may: data,
+// well-formed JSON, holds more than JSONValues JSON values, or payload,
+// the result of the answer to a call of method or the params of the
+// server's request of method, holds an array past its bound (a list
+// method's items, e.g. "tools/list result with more than 10000 tools",
+// or the messages of prompts/get and sampling/createMessage, e.g.
+// "prompts/get with more than 10000 messages"). data is the whole message
+// where the caller has its bytes, else payload itself. It reads each at
+// most once and allocates nothing (but for a key written with escapes).
+func (l DecodeLimits) Problem(method string, data, payload []byte) string {
+	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
+		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
+	}
+	a, ok := decodedArrays[method]
+	if !ok {
+		return ""
+	}
+	limit, format := l.ListItems, "%s result with more than %d %s"
+	if !a.list {
+		limit, format = l.Messages, "%s with more than %d %s"
+	}
+	if limit > 0 && maxArrayItems(payload, a.key, limit) > limit {
+		return fmt.Sprintf(format, method, limit, a.key)
+	}
+	return ""
+}
+
+// CountsItems reports whether [DecodeLimits.Problem] counts an array of
+// method's payload: a connection that reads answers apart from their
+// requests (stdio) must remember which calls were of such a method.
+func CountsItems(method string) bool {
+	_, ok := decodedArrays[method]
+	return ok
+}
+
+// decodedArrays are the methods whose payload holds an array go-sdk
+// decodes item by item, and its key: the list methods' results (list), a
+// prompts/get result's and a sampling/createMessage request's messages,
+// which go-sdk decodes each with a decoder of its own (mcp.PromptMessage
+// and mcp.SamplingMessage UnmarshalJSON: some 30 KiB allocated a message).
+// Every key go-sdk reads as the array counts, an escaped one or an
+// earlier duplicate too (each is decoded in turn).
+var decodedArrays = map[string]struct {
+	key  string
+	list bool
+}{
+	"tools/list": {"tools", true}, "prompts/list": {"prompts", true}, "resources/list": {"resources", true},
+	"resources/templates/list": {"resourceTemplates", true},
+	"prompts/get":              {"messages", false}, "sampling/createMessage": {"messages", false},
+}
+
+// maxArrayItems returns the most elements of an array that is the value of
+// key at the top level of the JSON object obj, counting no further than
+// limit+1; 0 when there is none. obj is well-formed JSON (decoded already).
+func maxArrayItems(obj []byte, key string, limit int) int {
+	most := 0
+	depth := 0
+	keyed := false // the last string at depth 1 was key, and a ':' follows
+	counting, n := false, 0
+	for i := 0; i < len(obj); i++ {
+		switch c := obj[i]; c {
+		case '"':
+			end, ok := stringEnd(obj, i+1)
+			if !ok {
+				return most
+			}
+			if depth == 1 {
+				keyed = isKey(obj, i, end, key)
+			}
+			if counting && depth == 2 && n == 0 {
+				n = 1
+			}
+			i = end
+		case '{', '[':
+			if counting && depth == 2 && n == 0 {
+				n = 1
+			}
+			depth++
+			if depth == 2 && keyed && c == '[' {
+				counting, n = true, 0
+			}
+			keyed = false
+		case '}', ']':
+			if counting && depth == 2 {
+				most, counting = max(most, n), false
+			}
+			depth--
+			keyed = false
+		case ',':
+			if counting && depth == 2 {
+				n++
+				if n > limit {
+					return n
+				}
+			}
+			if depth == 1 {
+				keyed = false
+			}
+		case ' ', '\t', '\n', '\r', ':':
+		default: // a number, true, false or null
+			if counting && depth == 2 && n == 0 {
+				n = 1
+			}
+			if depth == 1 {
+				keyed = false
+			}
+		}
+	}
+	return most
+}
+
+// isKey reports whether the string obj[start:end+1] (quotes included) is
+// key, as a decoder reads it (escapes undone), and is followed by ':'.
+func isKey(obj []byte, start, end int, key string) bool {
+	rest := bytes.TrimLeft(obj[end+1:], " \t\n\r")
+	if len(rest) == 0 || rest[0] != ':' {
+		return false
+	}
+	s := obj[start+1 : end]
+	if bytes.IndexByte(s, '\\') < 0 {
+		return string(s) == key
+	}
+	var k string
+	return json.Unmarshal(obj[start:end+1], &k) == nil && k == key
+}
+
+// DefaultMaxJSONValues is the default of [Config.MaxJSONValues].
+const DefaultMaxJSONValues = 1 << 20
+
+// moreValues reports whether data holds more than limit JSON values, as
+// [Config.MaxJSONValues] counts them: every object and array, and every
+// element or member after the first of each (a '{', '[' or ',' outside
+// strings). It reads data once and allocates nothing.
+func moreValues(data []byte, limit int) bool {
+	if len(data) <= limit {
+		return false // each value counted takes a byte of its own
+	}
+	n := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			end, ok := stringEnd(data, i+1)
+			if !ok {
+				return false
+			}
+			i = end
+		case '{', '[', ',':
+			n++
+			if n > limit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DefaultMaxMessages is the default of [Config.MaxMessages].
+const DefaultMaxMessages = 10_000
