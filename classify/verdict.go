@@ -79,6 +79,18 @@ func (v Verdict) String() string {
 	return v.Class.String() + " (" + strings.Join(parts, ", ") + ")"
 }
 
+// Described is v.String() followed, when its class names no cause
+// ([Class.NamesNoCause]: unknown, transport), by the failure's own text
+// (Detail), e.g. "transport (initialize): dial tcp 127.0.0.1:1: connect:
+// connection refused". The text is as the error gave it: redact it before
+// showing it.
+func (v Verdict) Described() string {
+	if v.Class.NamesNoCause() && v.Detail != "" {
+		return v.String() + ": " + v.Detail
+	}
+	return v.String()
+}
+
 // Reconnects is v.Class.Reconnects().
 func (v Verdict) Reconnects() bool { return v.Class.Reconnects() }
 

@@ -152,13 +152,14 @@ func (s *saver) flush(ctx context.Context, server string) error {
 func (s *saver) unfinished(server string, err error) []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cause := fmt.Errorf("not done when the wait ended: %w", err)
 	var errs []error
 	if s.current != "" && (server == "" || s.current == server) {
-		errs = append(errs, &StoreError{Op: s.curOp, Server: s.current, Err: fmt.Errorf("not done when the wait ended: %w", err)})
+		errs = append(errs, &StoreError{Op: s.curOp, Server: s.current, Err: cause})
 	}
 	for _, name := range s.order {
 		if server == "" || name == server {
-			errs = append(errs, &StoreError{Op: s.pending[name].op(), Server: name, Err: fmt.Errorf("not done when the wait ended: %w", err)})
+			errs = append(errs, &StoreError{Op: s.pending[name].op(), Server: name, Err: cause})
 		}
 	}
 	return errs

@@ -91,8 +91,8 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 // NotReadyError is WaitReady's failure: the servers that were not ready.
 // Its text names each one with its state, terminal reason, lease standby and
 // last failure's verdict, "name (state, reason, last failure verdict)", at
-// most 8 of them, then how many more. A verdict whose class names no cause
-// (classify.Class.NamesNoCause: unknown, transport) is followed by its text.
+// most 8 of them, then how many more; a verdict as Verdict.Described gives
+// it (with its text when its class names no cause).
 // The text is redacted as the hub's events are.
 type NotReadyError struct {
 	Mode    WaitMode
@@ -135,10 +135,7 @@ func describeServers(hs []Health) []string {
 			s += ", lease standby: another replica serves it"
 		}
 		if hl.Verdict.Class != classify.None {
-			s += ", last failure " + hl.Verdict.String()
-			if hl.Verdict.Class.NamesNoCause() && hl.Verdict.Detail != "" {
-				s += ": " + hl.Verdict.Detail
-			}
+			s += ", last failure " + hl.Verdict.Described()
 		}
 		out = append(out, s+")")
 	}

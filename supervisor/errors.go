@@ -89,10 +89,7 @@ func (e *StateError) Error() string {
 		s += ", reason " + string(e.Reason)
 	}
 	if e.Verdict.Class != classify.None {
-		s += ", last failure " + e.Verdict.String()
-		if e.Verdict.Class.NamesNoCause() && e.Verdict.Detail != "" {
-			s += ": " + e.redactor.Text(e.Verdict.Detail)
-		}
+		s += ", last failure " + e.redactor.Text(e.Verdict.Described())
 	}
 	return s + ")"
 }
