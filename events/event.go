@@ -288,6 +288,19 @@ func BoundNames(names []string) (kept []string, omitted int) {
 	return kept, omitted
 }
 
+// BoundChange returns the change of a list (its added, removed and changed
+// keys) as an event carries it: each list through [BoundNames], and in
+// Omitted how many were left off in all.
+func BoundChange(added, removed, changed []string) ListChange {
+	var c ListChange
+	var a, r, ch int
+	c.Added, a = BoundNames(added)
+	c.Removed, r = BoundNames(removed)
+	c.Changed, ch = BoundNames(changed)
+	c.Omitted = a + r + ch
+	return c
+}
+
 // CutName returns n cut to [MaxNameBytes], "…" included, at a UTF-8
 // boundary; n itself when it is within the bound.
 func CutName(n string) string {

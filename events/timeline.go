@@ -189,21 +189,9 @@ func Summary(e Event) string {
 		p = append(p, listsSummary(e.Lists))
 	case KindCatalogChanged:
 		s := fmt.Sprintf("%d tools", e.Tools)
-		var ch []string
-		for _, n := range e.Added {
-			ch = append(ch, "+"+n)
-		}
-		for _, n := range e.Removed {
-			ch = append(ch, "-"+n)
-		}
-		for _, n := range e.Changed {
-			ch = append(ch, "~"+n)
-		}
-		if e.Omitted > 0 {
-			ch = append(ch, fmt.Sprintf("…%d more", e.Omitted))
-		}
-		if len(ch) > 0 {
-			s += ": " + strings.Join(ch, " ")
+		tools := &ListChange{Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted}
+		if ch := tools.signed(); ch != "" {
+			s += ": " + ch
 		}
 		p = append(p, s)
 		for _, l := range []struct {

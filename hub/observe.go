@@ -155,13 +155,9 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		if kd.d.Empty() {
 			continue
 		}
-		e := events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d)}
-		var n [3]int
-		e.Added, n[0] = events.BoundNames(kd.d.Added)
-		e.Removed, n[1] = events.BoundNames(kd.d.Removed)
-		e.Changed, n[2] = events.BoundNames(kd.d.Changed)
-		e.Omitted = n[0] + n[1] + n[2]
-		h.emit(e)
+		c := events.BoundChange(kd.d.Added, kd.d.Removed, kd.d.Changed)
+		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d),
+			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
 }
 

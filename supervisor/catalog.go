@@ -51,17 +51,9 @@ func (d ListDiff) change() *events.ListChange {
 	return &c
 }
 
-// bounded is d as an event carries it: at most events.MaxNames names in
-// each of Added, Removed and Changed, each at most events.MaxNameBytes,
-// and how many were left off.
+// bounded is d as an event carries it (events.BoundChange).
 func (d ListDiff) bounded() events.ListChange {
-	var c events.ListChange
-	var n [3]int
-	c.Added, n[0] = events.BoundNames(d.Added)
-	c.Removed, n[1] = events.BoundNames(d.Removed)
-	c.Changed, n[2] = events.BoundNames(d.Changed)
-	c.Omitted = n[0] + n[1] + n[2]
-	return c
+	return events.BoundChange(d.Added, d.Removed, d.Changed)
 }
 
 func listDiffOf(c *events.ListChange) ListDiff {
