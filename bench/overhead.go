@@ -69,9 +69,10 @@ func CallOverhead(ctx context.Context, rounds, callsPerRound int, ownContext boo
 	defer cc.close()
 	var calls [3]func() error
 	for i, call := range [3]func(context.Context) error{cc.supervised, cc.wireOnly, cc.bare} {
-		calls[i] = func() error { return call(ctx) }
 		if ownContext {
 			calls[i] = withOwnContext(ctx, call)
+		} else {
+			calls[i] = func() error { return call(ctx) }
 		}
 	}
 	// Warm every path (connections, pools) before measuring.

@@ -25,6 +25,7 @@ func paginate[T any](ctx context.Context, l List, page pageFunc[T], o Options) (
 		pages++
 		items = append(items, got...)
 		var stop error
+		var key [sha256.Size]byte
 		switch {
 		case len(items) > o.MaxItems:
 			stop = ErrItemLimit
@@ -33,14 +34,15 @@ func paginate[T any](ctx context.Context, l List, page pageFunc[T], o Options) (
 		case pages >= o.MaxPages:
 			stop = ErrPageLimit
 		default:
-			if _, dup := seen[sha256.Sum256([]byte(next))]; dup {
+			key = sha256.Sum256([]byte(next))
+			if _, dup := seen[key]; dup {
 				stop = ErrCursorRepeated
 			}
 		}
 		if stop != nil {
 			return items, pages, &PaginationError{List: l, Pages: pages, Items: len(items), Cursor: next, Err: stop}
 		}
-		seen[sha256.Sum256([]byte(next))] = struct{}{}
+		seen[key] = struct{}{}
 		cursor = next
 	}
 }
