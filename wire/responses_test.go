@@ -37,7 +37,13 @@ func newPingServer(t *testing.T) *pingServer {
 		}
 		p.g.ServeHTTP(w, r)
 	}))
-	t.Cleanup(hs.Close)
+	t.Cleanup(func() {
+		hs.Close()
+		// A session a test detached from stays open on the server until closed.
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	})
 	p.url = hs.URL
 	return p
 }
@@ -104,8 +110,14 @@ func holdResponses(t *testing.T, g *gateway) (held <-chan context.Context) {
 // A server that sends requests and never answers the POSTs of their
 // responses holds at most MaxResponsesInFlight of them: the rest are
 // dropped, each reported with a typed error, the session lives, and Close
-// cuts those held.
+// or Detach returns and cuts those held.
 func TestResponsesInFlightAreBounded(t *testing.T) {
+	for name, end := range map[string]func(*wire.Session) error{"Close": (*wire.Session).Close, "Detach": (*wire.Session).Detach} {
+		t.Run(name, func(t *testing.T) { testResponsesInFlightAreBounded(t, name, end) })
+	}
+}
+
+func testResponsesInFlightAreBounded(t *testing.T, name string, end func(*wire.Session) error) {
 	const bound, pings = 4, 40
 	p := newPingServer(t)
 	var mu sync.Mutex
@@ -167,8 +179,8 @@ func TestResponsesInFlightAreBounded(t *testing.T) {
 	cancel()
 	closed = true
 	done := make(chan struct{})
-	go func() { _ = s.Close(); close(done) }()
-	within(t, done, "Close with responses held")
+	go func() { _ = end(s); close(done) }()
+	within(t, done, name+" with responses held")
 	for _, c := range heldCtx {
 		within(t, c.Done(), "the held response's request to end")
 	}
