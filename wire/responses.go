@@ -45,8 +45,8 @@ func (e *ResponseDroppedError) Is(target error) bool { return target == ErrRespo
 
 // isResponse reports whether a POST's record is go-sdk's response to a
 // request of the server: go-sdk POSTs requests, notifications (both with a
-// method) and responses (no method, and no id of a request).
-func isResponse(x *Exchange) bool { return x.Method == "" && x.RequestID == "" }
+// method) and responses (no method; [requestIdentity] gives them no id).
+func isResponse(x *Exchange) bool { return x.Method == "" }
 
 // responses bounds the POSTs of responses in flight on one Transport, in
 // number (max) and in time (timeout, from the request until its answer's
