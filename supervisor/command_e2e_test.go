@@ -655,37 +655,35 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	}
 }
 
-// TestCommandMessageOverTheValueBoundIsDropped: a stdio server's
-// notification whose params hold more JSON values than
-// AnswerLimits.JSONValues is dropped before go-sdk decodes it, and reported
-// as a stdout-line-dropped event naming the bound; the session serves the
-// next call.
-func TestCommandMessageOverTheValueBoundIsDropped(t *testing.T) {
+// TestCommandMessageOverADecodeBoundIsDropped: a stdio server's message
+// past a bound on what go-sdk decodes (a notification whose params hold
+// more JSON values than AnswerLimits.JSONValues, a sampling/createMessage
+// request with more messages than AnswerLimits.Messages) is dropped before
+// go-sdk decodes it, and reported as a stdout-line-dropped event naming the
+// bound; the session serves the next call.
+func TestCommandMessageOverADecodeBoundIsDropped(t *testing.T) {
 	values := strings.TrimSuffix(strings.Repeat("{},", 2000), ",")
-	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[` + values + `]}}`
-	r := newStdioRig(t, Config{AnswerLimits: AnswerLimits{JSONValues: 1000}}, "-garbage-at-start", note)
-	r.sup.Start()
-	r.ready()
-	e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
-	require.Equal(t, "stdout line 1 dropped: notifications/message from the server: params: JSON-RPC message with more than 1000 JSON values", e.Detail)
-	res, err := r.call("echo", map[string]any{"text": "after"})
-	require.NoError(t, err)
-	require.False(t, res.IsError)
-}
-
-// TestCommandSamplingRequestOverTheMessageBoundIsDropped: a stdio server's
-// sampling/createMessage request with more messages than
-// AnswerLimits.Messages is dropped before go-sdk decodes its messages, and
-// reported; the session serves the next call.
-func TestCommandSamplingRequestOverTheMessageBoundIsDropped(t *testing.T) {
 	msg := `{"role":"user","content":{"type":"text","text":"hi"}}`
-	req := `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + msg + "," + msg + "," + msg + `]}}`
-	r := newStdioRig(t, Config{AnswerLimits: AnswerLimits{Messages: 2}}, "-garbage-at-start", req)
-	r.sup.Start()
-	r.ready()
-	e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
-	require.Equal(t, "stdout line 1 dropped: sampling/createMessage from the server: params: sampling/createMessage with more than 2 messages", e.Detail)
-	res, err := r.call("echo", map[string]any{"text": "after"})
-	require.NoError(t, err)
-	require.False(t, res.IsError)
+	for _, c := range []struct {
+		name, line, detail string
+		limits             AnswerLimits
+	}{
+		{"JSON values", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[` + values + `]}}`,
+			"stdout line 1 dropped: notifications/message from the server: params: JSON-RPC message with more than 1000 JSON values",
+			AnswerLimits{JSONValues: 1000}},
+		{"sampling messages", `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + msg + "," + msg + "," + msg + `]}}`,
+			"stdout line 1 dropped: sampling/createMessage from the server: params: sampling/createMessage with more than 2 messages",
+			AnswerLimits{Messages: 2}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newStdioRig(t, Config{AnswerLimits: c.limits}, "-garbage-at-start", c.line)
+			r.sup.Start()
+			r.ready()
+			e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+			require.Equal(t, c.detail, e.Detail)
+			res, err := r.call("echo", map[string]any{"text": "after"})
+			require.NoError(t, err)
+			require.False(t, res.IsError)
+		})
+	}
 }
