@@ -18,6 +18,12 @@ func BenchmarkCallToolSupervised(b *testing.B) {
 	benchCall(b, (*callClients).supervised)
 }
 
+// BenchmarkCallToolWire is the same call through a go-sdk session on
+// mcpsup's Transport alone (wire.Open): the wire layer's share.
+func BenchmarkCallToolWire(b *testing.B) {
+	benchCall(b, (*callClients).wireOnly)
+}
+
 // BenchmarkCallToolBare is the same call through a bare go-sdk
 // ClientSession on the same kind of server.
 func BenchmarkCallToolBare(b *testing.B) {

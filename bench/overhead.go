@@ -14,7 +14,9 @@ import (
 // wire layer's share: a go-sdk session on mcpsup's Transport alone
 // (wire.Open), without the supervisor.
 type OverheadResult struct {
-	Rounds, CallsPerRound int
+	// Setups is how many times a fresh server and three fresh clients were
+	// made; each ran Rounds rounds of CallsPerRound calls per client.
+	Setups, Rounds, CallsPerRound int
 	// OwnContext reports that each call had a context of its own, with a
 	// deadline, canceled once the call returned (context.WithTimeout and
 	// defer cancel, as a Go host calls); otherwise every call shared the
@@ -22,21 +24,33 @@ type OverheadResult struct {
 	OwnContext bool
 	// Supervised, Wire and Bare are the three clients' figures.
 	Supervised, Wire, Bare CallFigures
-	// PairedRatio and WirePairedRatio are the medians over rounds of the
-	// round's supervised (wire-only) mean over its bare mean: each ratio
-	// compares runs side by side, so a host that slows down or speeds up
-	// between rounds moves neither.
+	// SetupRatios and WireSetupRatios are each setup's paired ratio of the
+	// supervised (wire-only) client: the median over the setup's rounds of
+	// the round's mean over its bare mean. Each compares runs side by side,
+	// so a host that slows down or speeds up between rounds moves neither;
+	// what one setup's connections, goroutines and memory happen to be
+	// moves a setup's ratio by a few percent, so no one setup decides.
+	SetupRatios, WireSetupRatios []float64
+	// PairedRatio and WirePairedRatio are the medians of SetupRatios and
+	// WireSetupRatios.
 	PairedRatio, WirePairedRatio float64
-	Err                          error
+	// CPURatio and WireCPURatio are the process's CPU time per call
+	// through the supervised (wire-only) client over bare go-sdk's, all
+	// rounds of all setups (zero where CPU time cannot be read).
+	CPURatio, WireCPURatio float64
+	Err                    error
 }
 
 // CallFigures are one client's figures in [OverheadResult].
 type CallFigures struct {
-	// Median is the median over rounds of the mean time per call.
+	// Median is the median over all rounds of the mean time per call.
 	Median time.Duration
+	// CPU is the process's CPU time (user and system, all threads: client,
+	// server and the runtime) per call, over all rounds.
+	CPU time.Duration
 	// Allocs and Bytes are allocations and bytes allocated per call in the
-	// whole process (client and server); differences between clients are
-	// the clients' own.
+	// whole process (client and server), in the first setup; differences
+	// between clients are the clients' own.
 	Allocs, Bytes float64
 	// Goroutines is goroutines started per call in the whole process
 	// (runtime/metrics /sched/goroutines-created:goroutines).
@@ -53,18 +67,61 @@ func (r OverheadResult) Ratio() float64 {
 // always first or always after another.
 var overheadOrders = [][3]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}, {0, 2, 1}, {1, 2, 0}}
 
-// CallOverhead runs figure 4: rounds of callsPerRound calls each, the three
-// clients taking turns within every round (in the six orders in turn), all
-// with the standalone stream open, on one plain go-sdk server (no gateway).
-// The calls carry ctx, which should have a deadline; with ownContext each
-// call carries a context of its own derived from it (see
+// CallOverhead runs figure 4: setups times, a fresh plain go-sdk server
+// (no gateway) and three fresh clients on it, all with the standalone
+// stream open, run rounds of callsPerRound calls each, the three clients
+// taking turns within every round (in the six orders in turn). The calls
+// carry ctx, which should have a deadline; with ownContext each call
+// carries a context of its own derived from it (see
 // [OverheadResult.OwnContext]).
-func CallOverhead(ctx context.Context, rounds, callsPerRound int, ownContext bool) OverheadResult {
-	res := OverheadResult{Rounds: rounds, CallsPerRound: callsPerRound, OwnContext: ownContext}
-	cc, err := newCallClients(ctx)
+func CallOverhead(ctx context.Context, setups, rounds, callsPerRound int, ownContext bool) OverheadResult {
+	res := OverheadResult{Setups: setups, Rounds: rounds, CallsPerRound: callsPerRound, OwnContext: ownContext}
+	var all overheadSamples
+	for i := range setups {
+		s, err := runSetup(ctx, overheadOrders[i%len(overheadOrders)], rounds, callsPerRound, ownContext, i == 0, &res)
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		res.SetupRatios = append(res.SetupRatios, pairedRatio(s.times[0], s.times[2]))
+		res.WireSetupRatios = append(res.WireSetupRatios, pairedRatio(s.times[1], s.times[2]))
+		all.add(s)
+	}
+	res.PairedRatio = medianOf(res.SetupRatios)
+	res.WirePairedRatio = medianOf(res.WireSetupRatios)
+	for c, f := range []*CallFigures{&res.Supervised, &res.Wire, &res.Bare} {
+		f.Median = median(all.times[c])
+		f.CPU = all.cpu[c] / time.Duration(len(all.times[c])*callsPerRound)
+	}
+	if all.cpu[2] > 0 {
+		res.CPURatio = float64(all.cpu[0]) / float64(all.cpu[2])
+		res.WireCPURatio = float64(all.cpu[1]) / float64(all.cpu[2])
+	}
+	return res
+}
+
+// overheadSamples are the three clients' mean times per call, one per
+// round, and their CPU time in all.
+type overheadSamples struct {
+	times [3][]time.Duration
+	cpu   [3]time.Duration
+}
+
+func (o *overheadSamples) add(s overheadSamples) {
+	for c := range o.times {
+		o.times[c] = append(o.times[c], s.times[c]...)
+		o.cpu[c] += s.cpu[c]
+	}
+}
+
+// runSetup makes a server and the three clients, warms them, and times
+// rounds of calls; with counts, it also counts allocations and goroutines
+// into res.
+func runSetup(ctx context.Context, order [3]int, rounds, callsPerRound int, ownContext, counts bool, res *OverheadResult) (overheadSamples, error) {
+	var s overheadSamples
+	cc, err := newCallClientsIn(ctx, order)
 	if err != nil {
-		res.Err = err
-		return res
+		return s, err
 	}
 	defer cc.close()
 	var calls [3]func() error
@@ -79,38 +136,38 @@ func CallOverhead(ctx context.Context, rounds, callsPerRound int, ownContext boo
 	for range callsPerRound {
 		for _, call := range calls {
 			if err := call(); err != nil {
-				res.Err = err
-				return res
+				return s, err
 			}
 		}
 	}
-	timeRound := func(call func() error) (time.Duration, error) {
+	timeRound := func(call func() error) (time.Duration, time.Duration, error) {
+		cpu0, _ := processCPU()
 		start := time.Now()
 		for range callsPerRound {
 			if err := call(); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
-		return time.Since(start) / time.Duration(callsPerRound), nil
+		d := time.Since(start)
+		cpu1, _ := processCPU()
+		return d / time.Duration(callsPerRound), cpu1 - cpu0, nil
 	}
-	var times [3][]time.Duration
 	for i := range rounds {
 		for _, c := range overheadOrders[i%len(overheadOrders)] {
-			d, err := timeRound(calls[c])
+			d, cpu, err := timeRound(calls[c])
 			if err != nil {
-				res.Err = err
-				return res
+				return s, err
 			}
-			times[c] = append(times[c], d)
+			s.times[c] = append(s.times[c], d)
+			s.cpu[c] += cpu
 		}
 	}
-	res.PairedRatio = pairedRatio(times[0], times[2])
-	res.WirePairedRatio = pairedRatio(times[1], times[2])
-	for c, f := range []*CallFigures{&res.Supervised, &res.Wire, &res.Bare} {
-		f.Median = median(times[c])
-		f.Allocs, f.Bytes, f.Goroutines = allocsPerCall(callsPerRound, calls[c])
+	if counts {
+		for c, f := range []*CallFigures{&res.Supervised, &res.Wire, &res.Bare} {
+			f.Allocs, f.Bytes, f.Goroutines = allocsPerCall(callsPerRound, calls[c])
+		}
 	}
-	return res
+	return s, nil
 }
 
 // withOwnContext runs call with a context of its own, with a deadline a
@@ -131,6 +188,18 @@ func pairedRatio(a, b []time.Duration) float64 {
 	}
 	slices.Sort(ratios)
 	return ratios[len(ratios)/2]
+}
+
+// medianOf is the median of fs: the mean of the middle two of an even
+// number.
+func medianOf(fs []float64) float64 {
+	s := slices.Clone(fs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[n/2]
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -173,19 +242,33 @@ type callClients struct {
 }
 
 func newCallClients(ctx context.Context) (*callClients, error) {
+	return newCallClientsIn(ctx, overheadOrders[0])
+}
+
+// newCallClientsIn makes the server and the three clients, in order (0
+// supervised, 1 wire-only, 2 bare): the order a setup makes its clients
+// in moves their figures by a percent or two (a second bare go-sdk client
+// in place of the wire-only one, made before the first, ran 1-3% slower
+// than it), so figure 4's setups take the six orders in turn.
+func newCallClientsIn(ctx context.Context, order [3]int) (*callClients, error) {
 	srv, err := NewPlainServer()
 	if err != nil {
 		return nil, err
 	}
 	p := &callClients{srv: srv}
-	if p.sup, err = newClient(ctx, Supervised, srv.URL(), srv.HTTPClient()); err == nil {
-		if p.wire, err = newWireClient(ctx, srv.URL(), srv.HTTPClient()); err == nil {
+	for _, c := range order {
+		switch c {
+		case 0:
+			p.sup, err = newClient(ctx, Supervised, srv.URL(), srv.HTTPClient())
+		case 1:
+			p.wire, err = newWireClient(ctx, srv.URL(), srv.HTTPClient())
+		case 2:
 			p.sess, err = newClient(ctx, BareSDK, srv.URL(), srv.HTTPClient())
 		}
-	}
-	if err != nil {
-		p.close()
-		return nil, err
+		if err != nil {
+			p.close()
+			return nil, err
+		}
 	}
 	return p, nil
 }

@@ -251,6 +251,15 @@ func RenderLost(lost []LostResult) string {
 	return b.String()
 }
 
+// ratios renders rs as a list, three decimals each.
+func ratios(rs []float64) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%.3f", r)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // RenderOverhead renders figure 4, the CallTool overhead, as markdown.
 func RenderOverhead(o OverheadResult) string {
 	var b strings.Builder
@@ -264,20 +273,21 @@ func RenderOverhead(o OverheadResult) string {
 	case o.Err != nil:
 		p("error: %s\n\n", o.Err)
 	case o.OwnContext:
-		p("The same three clients and server in a second run, each call made as a Go host makes it: with a context of its own (`context.WithTimeout`, a minute), canceled as the call returns (`defer cancel()`). %d rounds of %d calls, paired as above. go-sdk hands a call its result before it has read its answer's body to the end; a request whose context ends then loses its connection (net/http reuses one only after EOF), so the next call dials a new one. The supervisor cancels its call's context only once the answer's stream is closed (`wire.AfterAnswers`); the wire layer alone and bare go-sdk do not. Goal as above.\n\n", o.Rounds, o.CallsPerRound)
+		p("The same three clients and server, made afresh as above, each call made as a Go host makes it: with a context of its own (`context.WithTimeout`, a minute), canceled as the call returns (`defer cancel()`). %d setups of %d rounds of %d calls, paired as above. go-sdk hands a call its result before it has read its answer's body to the end; a request whose context ends then loses its connection (net/http reuses one only after EOF), so the next call dials a new one. The supervisor cancels its call's context only once the answer's stream is closed (`wire.AfterAnswers`); the wire layer alone and bare go-sdk do not. Goal as above.\n\n", o.Setups, o.Rounds, o.CallsPerRound)
 	default:
-		p("One plain go-sdk server (no gateway) and three clients on it, all with the standalone stream open: a supervisor, a go-sdk session on mcpsup's Transport alone (wire.Open, no supervisor: the wire layer's share) and a bare ClientSession. Every call carries the run's context, which has a deadline; none is canceled (see the second table for calls that each have their own). %d rounds of %d calls, the clients taking turns within each round in the six orders in turn. A paired ratio is the median over rounds of the round's mean over bare go-sdk's, so that the host slowing down or speeding up between rounds (by a tenth on this 2-core machine) moves neither side; the medians are over rounds of the mean time per call. ", o.Rounds, o.CallsPerRound)
+		p("One plain go-sdk server (no gateway) and three clients on it, all with the standalone stream open: a supervisor, a go-sdk session on mcpsup's Transport alone (wire.Open, no supervisor: the wire layer's share) and a bare ClientSession. Every call carries the run's context, which has a deadline; none is canceled (see the second table for calls that each have their own). %d setups (a fresh server and fresh clients each) of %d rounds of %d calls, the clients taking turns within each round in the six orders in turn. A setup's paired ratio is the median over its rounds of the round's mean over bare go-sdk's, so that the host slowing down or speeding up between rounds (by a tenth on this 2-core machine) moves neither side; the paired ratio is the median of the setups' (each is listed under the table: what one setup's connections, goroutines and memory layout happen to be moves its ratio by a few percent either way, for the wire layer alone as for the supervisor). The medians per call are over all rounds. CPU is the process's CPU time (client, server and runtime, `CLOCK_PROCESS_CPUTIME_ID`) while the client ran its rounds, per call, and its ratio over bare go-sdk's: the work a call costs, which the host's scheduling does not move. ", o.Setups, o.Rounds, o.CallsPerRound)
 		p("Allocations and goroutines started are counted for the whole process (client and server; testing.AllocsPerRun, runtime/metrics), so a difference is the client's. Goal: mcpsup within 3%%, at most 8 more allocations per call.\n\n")
 	}
 	if o.Err == nil {
-		p("| client | median per call | paired ratio | allocs/call | bytes/call | goroutines started/call |\n|---|---:|---:|---:|---:|---:|\n")
-		row := func(name string, f CallFigures, ratio string) {
-			p("| %s | %s | %s | %.0f | %.0f | %.2f |\n", name, us(f.Median), ratio, f.Allocs, f.Bytes, f.Goroutines)
+		p("| client | median per call | paired ratio | CPU per call | CPU ratio | allocs/call | bytes/call | goroutines started/call |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		row := func(name string, f CallFigures, ratio, cpuRatio string) {
+			p("| %s | %s | %s | %s | %s | %.0f | %.0f | %.2f |\n", name, us(f.Median), ratio, us(f.CPU), cpuRatio, f.Allocs, f.Bytes, f.Goroutines)
 		}
-		row(string(Supervised), o.Supervised, fmt.Sprintf("**%.3f**", o.PairedRatio))
-		row("mcpsup wire layer alone", o.Wire, fmt.Sprintf("%.3f", o.WirePairedRatio))
-		row(string(BareSDK), o.Bare, "1")
-		p("| **mcpsup extra** | %.3f of the medians | | **%+.0f** | **%+.0f** | **%+.2f** |\n\n", o.Ratio(), o.Supervised.Allocs-o.Bare.Allocs, o.Supervised.Bytes-o.Bare.Bytes, o.Supervised.Goroutines-o.Bare.Goroutines)
+		row(string(Supervised), o.Supervised, fmt.Sprintf("**%.3f**", o.PairedRatio), fmt.Sprintf("%.3f", o.CPURatio))
+		row("mcpsup wire layer alone", o.Wire, fmt.Sprintf("%.3f", o.WirePairedRatio), fmt.Sprintf("%.3f", o.WireCPURatio))
+		row(string(BareSDK), o.Bare, "1", "1")
+		p("| **mcpsup extra** | %.3f of the medians | | %+.1f µs | | **%+.0f** | **%+.0f** | **%+.2f** |\n\n", o.Ratio(), float64(o.Supervised.CPU-o.Bare.CPU)/float64(time.Microsecond), o.Supervised.Allocs-o.Bare.Allocs, o.Supervised.Bytes-o.Bare.Bytes, o.Supervised.Goroutines-o.Bare.Goroutines)
+		p("Paired ratio per setup: mcpsup %s; wire layer alone %s.\n\n", ratios(o.SetupRatios), ratios(o.WireSetupRatios))
 	}
 	return b.String()
 }

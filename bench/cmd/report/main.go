@@ -32,6 +32,13 @@ import (
 
 const childEnv = "MCPSUP_BENCH_CHILD"
 
+// Figure 4 runs overheadSetups fresh setups (the six orders of making the
+// clients) of overheadRounds rounds (a multiple of the six orders).
+const (
+	overheadSetups = 6
+	overheadRounds = 36
+)
+
 func main() {
 	if os.Getenv(childEnv) == "serve" {
 		if err := serveChild(); err != nil {
@@ -75,7 +82,7 @@ func main() {
 
 	if *only == "overhead" {
 		for _, own := range []bool{false, true} {
-			o := bench.CallOverhead(ctx, 102, 50, own)
+			o := bench.CallOverhead(ctx, overheadSetups, overheadRounds, 50, own)
 			if o.Err != nil {
 				log.Fatal(o.Err)
 			}
@@ -126,8 +133,8 @@ func main() {
 	log.Printf("3/8 sessions lost in %v", *period)
 	r.Lost = bench.SessionsLost(ctx, *period)
 	log.Print("4/8 CallTool overhead")
-	r.Overhead = bench.CallOverhead(ctx, 102, 50, false)
-	r.OverheadOwn = bench.CallOverhead(ctx, 102, 50, true)
+	r.Overhead = bench.CallOverhead(ctx, overheadSetups, overheadRounds, 50, false)
+	r.OverheadOwn = bench.CallOverhead(ctx, overheadSetups, overheadRounds, 50, true)
 	log.Print("5/8 idle connections")
 	r.Idle, r.IdleNote = idle(ctx, *small, *big, limit)
 	log.Print("6/8 pure cores")
