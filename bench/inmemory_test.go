@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// memServer is an MCP server (2025-11-25, one tool) as an
+// http.RoundTripper: no network, no goroutines, no go-sdk server. It
+// answers tools/call with an event stream of one response event, as
+// go-sdk's server does, initialize and tools/list with JSON, notifications
+// with 202, and the standalone GET with 405. A call through it costs the
+// client alone, so the clients' differences are their own work.
+type memServer struct{}
+
+func (memServer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		defer req.Body.Close()
+	}
+	switch req.Method {
+	case http.MethodGet:
+		return memAnswer(req, http.StatusMethodNotAllowed, "", nil), nil
+	case http.MethodDelete:
+		return memAnswer(req, http.StatusOK, "", nil), nil
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	if len(m.ID) == 0 {
+		return memAnswer(req, http.StatusAccepted, "", nil), nil
+	}
+	reply := func(result string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`)
+	}
+	switch m.Method {
+	case "initialize":
+		resp := memAnswer(req, http.StatusOK, "application/json", reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mem","version":"0"}}`))
+		resp.Header.Set("Mcp-Session-Id", "MEMSESSION1")
+		return resp, nil
+	case "tools/list":
+		return memAnswer(req, http.StatusOK, "application/json", reply(`{"tools":[{"name":"record","inputSchema":{"type":"object"}}]}`)), nil
+	case "tools/call":
+		event := append([]byte("event: message\nid: 0_"+strconv.Itoa(len(body))+"\ndata: "), reply(`{"content":[{"type":"text","text":"x"}]}`)...)
+		return memAnswer(req, http.StatusOK, "text/event-stream", append(event, "\n\n"...)), nil
+	}
+	return memAnswer(req, http.StatusOK, "application/json", []byte(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32601,"message":"method not found"}}`)), nil
+}
+
+func memAnswer(req *http.Request, status int, contentType string, body []byte) *http.Response {
+	h := http.Header{}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	n := int64(len(body))
+	if contentType == "text/event-stream" {
+		n = -1
+	}
+	return &http.Response{StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h,
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: n, Request: req}
+}
+
+// BenchmarkCallToolInMemory is one tools/call against memServer through a
+// bare go-sdk session, a go-sdk session on mcpsup's Transport alone and a
+// supervisor, standalone stream off in all: the client's own work per call
+// (time and allocations, no server, no network).
+func BenchmarkCallToolInMemory(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	hc := &http.Client{Transport: memServer{}}
+	const endpoint = "http://127.0.0.1:1/mcp" // never dialed
+	run := func(b *testing.B, call func(context.Context) error) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := call(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("bare", func(b *testing.B) {
+		sess, err := dialSDK(ctx, endpoint, hc, true)
+		require.NoError(b, err)
+		defer sess.Close()
+		run(b, (&bareClient{sess: sess}).call0)
+	})
+	b.Run("wire", func(b *testing.B) {
+		s, err := wire.Open(ctx, wire.Options{Endpoint: endpoint, HTTPClient: hc, Era: wire.Era2025, Stream: wire.StreamOff})
+		require.NoError(b, err)
+		defer s.Close()
+		run(b, (&bareClient{sess: s.ClientSession()}).call0)
+	})
+	b.Run("supervised", func(b *testing.B) {
+		sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "bench", Era: supervisor.Era2025, Stream: supervisor.StreamOff})
+		require.NoError(b, err)
+		defer sup.Close()
+		run(b, (&supervisedClient{sup: sup}).call0)
+	})
+}
+
+func (c *bareClient) call0(ctx context.Context) error       { return c.call(ctx, "overhead") }
+func (c *supervisedClient) call0(ctx context.Context) error { return c.call(ctx, "overhead") }
