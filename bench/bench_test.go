@@ -33,7 +33,7 @@ func BenchmarkCallToolBare(b *testing.B) {
 func benchCall(b *testing.B, pick func(*callClients, context.Context) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cc, err := newCallClients(ctx)
+	cc, err := newCallClients(ctx, overheadOrders[0])
 	if err != nil {
 		b.Fatal(err)
 	}

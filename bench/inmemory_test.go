@@ -48,21 +48,22 @@ func (memServer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if len(m.ID) == 0 {
 		return memAnswer(req, http.StatusAccepted, "", nil), nil
 	}
-	reply := func(result string) []byte {
-		return []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`)
+	// reply is the response to m carrying member: "result" or "error".
+	reply := func(member, value string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"` + member + `":` + value + `}`)
 	}
 	switch m.Method {
 	case "initialize":
-		resp := memAnswer(req, http.StatusOK, "application/json", reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mem","version":"0"}}`))
+		resp := memAnswer(req, http.StatusOK, "application/json", reply("result", `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mem","version":"0"}}`))
 		resp.Header.Set("Mcp-Session-Id", "MEMSESSION1")
 		return resp, nil
 	case "tools/list":
-		return memAnswer(req, http.StatusOK, "application/json", reply(`{"tools":[{"name":"record","inputSchema":{"type":"object"}}]}`)), nil
+		return memAnswer(req, http.StatusOK, "application/json", reply("result", `{"tools":[{"name":"record","inputSchema":{"type":"object"}}]}`)), nil
 	case "tools/call":
-		event := append([]byte("event: message\nid: 0_"+strconv.Itoa(len(body))+"\ndata: "), reply(`{"content":[{"type":"text","text":"x"}]}`)...)
+		event := append([]byte("event: message\nid: 0_"+strconv.Itoa(len(body))+"\ndata: "), reply("result", `{"content":[{"type":"text","text":"x"}]}`)...)
 		return memAnswer(req, http.StatusOK, "text/event-stream", append(event, "\n\n"...)), nil
 	}
-	return memAnswer(req, http.StatusOK, "application/json", []byte(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32601,"message":"method not found"}}`)), nil
+	return memAnswer(req, http.StatusOK, "application/json", reply("error", `{"code":-32601,"message":"method not found"}`)), nil
 }
 
 func memAnswer(req *http.Request, status int, contentType string, body []byte) *http.Response {
@@ -78,42 +79,58 @@ func memAnswer(req *http.Request, status int, contentType string, body []byte) *
 		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: n, Request: req}
 }
 
-// BenchmarkCallToolInMemory is one tools/call against memServer through a
-// bare go-sdk session, a go-sdk session on mcpsup's Transport alone and a
-// supervisor, standalone stream off in all: the client's own work per call
-// (time and allocations, no server, no network).
+// memClients are the three clients of BenchmarkCallToolInMemory on one
+// memServer, standalone stream off in all: a bare go-sdk session, a go-sdk
+// session on mcpsup's Transport alone and a supervisor. They are closed
+// with tb.
+func memClients(ctx context.Context, tb testing.TB) map[Client]client {
+	hc := &http.Client{Transport: memServer{}}
+	const endpoint = "http://127.0.0.1:1/mcp" // never dialed
+	sess, err := dialSDK(ctx, endpoint, hc, true)
+	require.NoError(tb, err)
+	s, err := wire.Open(ctx, wire.Options{Endpoint: endpoint, HTTPClient: hc, Era: wire.Era2025, Stream: wire.StreamOff})
+	require.NoError(tb, err)
+	sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "bench", Era: supervisor.Era2025, Stream: supervisor.StreamOff})
+	require.NoError(tb, err)
+	clients := map[Client]client{
+		BareSDK:    &bareClient{sess: sess},
+		memWire:    &wireClient{bareClient: bareClient{sess: s.ClientSession()}, s: s},
+		Supervised: &supervisedClient{sup: sup},
+	}
+	for _, c := range clients {
+		tb.Cleanup(c.close)
+	}
+	return clients
+}
+
+// memWire names the wire-only client of memClients.
+const memWire Client = "mcpsup wire layer alone"
+
+// memServer answers what each client sends to call a tool, so the
+// benchmark times calls, not failures.
+func TestMemServerServesEveryClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for name, c := range memClients(ctx, t) {
+		require.NoError(t, c.call(ctx, "overhead"), name)
+	}
+}
+
+// BenchmarkCallToolInMemory is one tools/call against memServer through
+// each of memClients: the client's own work per call (time and
+// allocations, no server, no network).
 func BenchmarkCallToolInMemory(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	hc := &http.Client{Transport: memServer{}}
-	const endpoint = "http://127.0.0.1:1/mcp" // never dialed
-	run := func(b *testing.B, call func(context.Context) error) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := call(ctx); err != nil {
-				b.Fatal(err)
+	clients := memClients(ctx, b)
+	for _, name := range []Client{BareSDK, memWire, Supervised} {
+		b.Run(string(name), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := clients[name].call(ctx, "overhead"); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
+		})
 	}
-	b.Run("bare", func(b *testing.B) {
-		sess, err := dialSDK(ctx, endpoint, hc, true)
-		require.NoError(b, err)
-		defer sess.Close()
-		run(b, (&bareClient{sess: sess}).call0)
-	})
-	b.Run("wire", func(b *testing.B) {
-		s, err := wire.Open(ctx, wire.Options{Endpoint: endpoint, HTTPClient: hc, Era: wire.Era2025, Stream: wire.StreamOff})
-		require.NoError(b, err)
-		defer s.Close()
-		run(b, (&bareClient{sess: s.ClientSession()}).call0)
-	})
-	b.Run("supervised", func(b *testing.B) {
-		sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "bench", Era: supervisor.Era2025, Stream: supervisor.StreamOff})
-		require.NoError(b, err)
-		defer sup.Close()
-		run(b, (&supervisedClient{sup: sup}).call0)
-	})
 }
-
-func (c *bareClient) call0(ctx context.Context) error       { return c.call(ctx, "overhead") }
-func (c *supervisedClient) call0(ctx context.Context) error { return c.call(ctx, "overhead") }

@@ -20,7 +20,7 @@ func BenchmarkCallToolBareNoDeadline(b *testing.B) {
 }
 
 func benchCallNoDeadline(b *testing.B, pick func(*callClients, context.Context) error) {
-	cc, err := newCallClients(context.Background())
+	cc, err := newCallClients(context.Background(), overheadOrders[0])
 	if err != nil {
 		b.Fatal(err)
 	}

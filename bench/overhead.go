@@ -78,17 +78,20 @@ func CallOverhead(ctx context.Context, setups, rounds, callsPerRound int, ownCon
 	res := OverheadResult{Setups: setups, Rounds: rounds, CallsPerRound: callsPerRound, OwnContext: ownContext}
 	var all overheadSamples
 	for i := range setups {
-		s, err := runSetup(ctx, overheadOrders[i%len(overheadOrders)], rounds, callsPerRound, ownContext, i == 0, &res)
+		s, err := runSetup(ctx, overheadOrders[i%len(overheadOrders)], rounds, callsPerRound, ownContext, i == 0)
 		if err != nil {
 			res.Err = err
 			return res
 		}
 		res.SetupRatios = append(res.SetupRatios, pairedRatio(s.times[0], s.times[2]))
 		res.WireSetupRatios = append(res.WireSetupRatios, pairedRatio(s.times[1], s.times[2]))
+		if i == 0 {
+			res.Supervised, res.Wire, res.Bare = s.counted[0], s.counted[1], s.counted[2]
+		}
 		all.add(s)
 	}
-	res.PairedRatio = medianOf(res.SetupRatios)
-	res.WirePairedRatio = medianOf(res.WireSetupRatios)
+	res.PairedRatio = median(res.SetupRatios)
+	res.WirePairedRatio = median(res.WireSetupRatios)
 	for c, f := range []*CallFigures{&res.Supervised, &res.Wire, &res.Bare} {
 		f.Median = median(all.times[c])
 		f.CPU = all.cpu[c] / time.Duration(len(all.times[c])*callsPerRound)
@@ -101,10 +104,12 @@ func CallOverhead(ctx context.Context, setups, rounds, callsPerRound int, ownCon
 }
 
 // overheadSamples are the three clients' mean times per call, one per
-// round, and their CPU time in all.
+// round, their CPU time in all, and, when counted, their allocations and
+// goroutines started per call (counted's Median and CPU stay zero).
 type overheadSamples struct {
-	times [3][]time.Duration
-	cpu   [3]time.Duration
+	times   [3][]time.Duration
+	cpu     [3]time.Duration
+	counted [3]CallFigures
 }
 
 func (o *overheadSamples) add(s overheadSamples) {
@@ -114,12 +119,12 @@ func (o *overheadSamples) add(s overheadSamples) {
 	}
 }
 
-// runSetup makes a server and the three clients, warms them, and times
-// rounds of calls; with counts, it also counts allocations and goroutines
-// into res.
-func runSetup(ctx context.Context, order [3]int, rounds, callsPerRound int, ownContext, counts bool, res *OverheadResult) (overheadSamples, error) {
+// runSetup makes a server and the three clients in order, warms them, and
+// times rounds of calls; with counts, it also counts allocations and
+// goroutines.
+func runSetup(ctx context.Context, order [3]int, rounds, callsPerRound int, ownContext, counts bool) (overheadSamples, error) {
 	var s overheadSamples
-	cc, err := newCallClientsIn(ctx, order)
+	cc, err := newCallClients(ctx, order)
 	if err != nil {
 		return s, err
 	}
@@ -163,7 +168,8 @@ func runSetup(ctx context.Context, order [3]int, rounds, callsPerRound int, ownC
 		}
 	}
 	if counts {
-		for c, f := range []*CallFigures{&res.Supervised, &res.Wire, &res.Bare} {
+		for c := range s.counted {
+			f := &s.counted[c]
 			f.Allocs, f.Bytes, f.Goroutines = allocsPerCall(callsPerRound, calls[c])
 		}
 	}
@@ -186,26 +192,19 @@ func pairedRatio(a, b []time.Duration) float64 {
 	for i := range a {
 		ratios[i] = float64(a[i]) / float64(b[i])
 	}
-	slices.Sort(ratios)
-	return ratios[len(ratios)/2]
+	return median(ratios)
 }
 
-// medianOf is the median of fs: the mean of the middle two of an even
-// number.
-func medianOf(fs []float64) float64 {
-	s := slices.Clone(fs)
+// median is the median of xs: the mean of the middle two of an even
+// number of them.
+func median[T ~int64 | ~float64](xs []T) T {
+	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
 	if n%2 == 0 {
 		return (s[n/2-1] + s[n/2]) / 2
 	}
 	return s[n/2]
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // allocsPerCall returns allocations, bytes and goroutines started per call
@@ -241,16 +240,12 @@ type callClients struct {
 	sup, wire, sess client
 }
 
-func newCallClients(ctx context.Context) (*callClients, error) {
-	return newCallClientsIn(ctx, overheadOrders[0])
-}
-
-// newCallClientsIn makes the server and the three clients, in order (0
+// newCallClients makes the server and the three clients, in order (0
 // supervised, 1 wire-only, 2 bare): the order a setup makes its clients
 // in moves their figures by a percent or two (a second bare go-sdk client
 // in place of the wire-only one, made before the first, ran 1-3% slower
 // than it), so figure 4's setups take the six orders in turn.
-func newCallClientsIn(ctx context.Context, order [3]int) (*callClients, error) {
+func newCallClients(ctx context.Context, order [3]int) (*callClients, error) {
 	srv, err := NewPlainServer()
 	if err != nil {
 		return nil, err

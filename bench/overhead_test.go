@@ -35,8 +35,9 @@ func TestCallOverheadTimesThreeClients(t *testing.T) {
 	}
 }
 
-// A median of an even number of ratios is the mean of the middle two.
-func TestMedianOf(t *testing.T) {
-	require.InDelta(t, 1.02, medianOf([]float64{1.05, 1.01, 0.99, 1.03}), 1e-9)
-	require.InDelta(t, 1.01, medianOf([]float64{1.05, 1.01, 0.99}), 1e-9)
+// A median of an even number is the mean of the middle two.
+func TestMedian(t *testing.T) {
+	require.InDelta(t, 1.02, median([]float64{1.05, 1.01, 0.99, 1.03}), 1e-9)
+	require.InDelta(t, 1.01, median([]float64{1.05, 1.01, 0.99}), 1e-9)
+	require.Equal(t, 3*time.Microsecond, median([]time.Duration{4 * time.Microsecond, time.Microsecond, 2 * time.Microsecond, 9 * time.Microsecond}))
 }

@@ -260,6 +260,15 @@ func ratios(rs []float64) string {
 	return strings.Join(parts, ", ")
 }
 
+// cpuRatio renders a CPU ratio; zero is one the platform could not
+// measure.
+func cpuRatio(r float64) string {
+	if r == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", r)
+}
+
 // RenderOverhead renders figure 4, the CallTool overhead, as markdown.
 func RenderOverhead(o OverheadResult) string {
 	var b strings.Builder
@@ -283,8 +292,8 @@ func RenderOverhead(o OverheadResult) string {
 		row := func(name string, f CallFigures, ratio, cpuRatio string) {
 			p("| %s | %s | %s | %s | %s | %.0f | %.0f | %.2f |\n", name, us(f.Median), ratio, us(f.CPU), cpuRatio, f.Allocs, f.Bytes, f.Goroutines)
 		}
-		row(string(Supervised), o.Supervised, fmt.Sprintf("**%.3f**", o.PairedRatio), fmt.Sprintf("%.3f", o.CPURatio))
-		row("mcpsup wire layer alone", o.Wire, fmt.Sprintf("%.3f", o.WirePairedRatio), fmt.Sprintf("%.3f", o.WireCPURatio))
+		row(string(Supervised), o.Supervised, fmt.Sprintf("**%.3f**", o.PairedRatio), cpuRatio(o.CPURatio))
+		row("mcpsup wire layer alone", o.Wire, fmt.Sprintf("%.3f", o.WirePairedRatio), cpuRatio(o.WireCPURatio))
 		row(string(BareSDK), o.Bare, "1", "1")
 		p("| **mcpsup extra** | %.3f of the medians | | %+.1f µs | | **%+.0f** | **%+.0f** | **%+.2f** |\n\n", o.Ratio(), float64(o.Supervised.CPU-o.Bare.CPU)/float64(time.Microsecond), o.Supervised.Allocs-o.Bare.Allocs, o.Supervised.Bytes-o.Bare.Bytes, o.Supervised.Goroutines-o.Bare.Goroutines)
 		p("Paired ratio per setup: mcpsup %s; wire layer alone %s.\n\n", ratios(o.SetupRatios), ratios(o.WireSetupRatios))
