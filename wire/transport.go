@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -361,7 +362,9 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	}
 	x.Status = resp.StatusCode
 	x.ContentType = mediaType(resp.Header.Get("Content-Type"))
-	x.RetryAfter = t.retryAfter(resp.Header.Get("Retry-After"))
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		x.RetryAfter = t.retryAfter(v) // reads the clock: only when there is a date to read
+	}
 	// The canonical spelling: Get returns an already-canonical key as is,
 	// where "WWW-Authenticate" would be canonicalized into a new string.
 	x.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
@@ -500,9 +503,9 @@ func withAcceptEncoding(req *http.Request) *http.Request {
 	// request and the header's value share one allocation.
 	out := new(encodedRequest)
 	out.req = *req
-	out.req.Header = make(http.Header, len(req.Header)+1)
-	for k, v := range req.Header {
-		out.req.Header[k] = v
+	out.req.Header = maps.Clone(req.Header)
+	if out.req.Header == nil {
+		out.req.Header = make(http.Header, 1)
 	}
 	out.value[0] = acceptEncoding
 	out.req.Header["Accept-Encoding"] = out.value[:]
