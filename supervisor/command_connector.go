@@ -66,7 +66,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
 		refused: func(why string) { f.drop(why) },
 		dropped: c.droppedResponse(spec.gen), maxResponses: cfg.MaxResponsesInFlight,
-		limits: wire.DecodeLimits{ListItems: cfg.MaxItems, JSONValues: cfg.AnswerLimits.JSONValues, Messages: cfg.AnswerLimits.Messages}.WithDefaults()}
+		limits: cfg.AnswerLimits.decodeLimits(cfg.MaxItems)}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.s.roots.detach(cl)
@@ -222,7 +222,7 @@ type markingConn struct {
 	maxResponses int
 	limits       wire.DecodeLimits
 	mu           sync.Mutex
-	lists        map[int64]string // the list requests written and not answered: id -> method
+	lists        map[int64]string // the requests written and not answered whose result has an array counted (wire.CountsItems): id -> method
 	closed       bool             // no write starts once Close began
 	highest      int64            // the highest request id handed to Write
 	writes       sync.WaitGroup   // writes still running
@@ -233,8 +233,9 @@ type markingConn struct {
 // Read returns the next message but a response to an id no request
 // carried, which goes to stray, and a request or notification whose params
 // hold more than maxValues JSON values, which goes to refused; a response
-// whose result holds more, a list page with more than maxItems items, or
-// a prompt with more than maxMessages messages, is returned as a JSON-RPC
+// whose result holds more, a list page with more than maxItems items, a
+// prompt with more than maxMessages messages, or a call result or resource
+// with more content blocks than ContentBlocks, is returned as a JSON-RPC
 // error naming the bound, before go-sdk decodes it; a request with more
 // messages goes to refused too. go-sdk numbers its requests 1, 2, 3 ...
 // (internal/jsonrpc2 conn.go Call), so an id was sent exactly when it is an
@@ -280,12 +281,15 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// maxListsTracked bounds the list requests markingConn remembers unanswered:
-// past it the oldest is forgotten (its answer then goes unchecked), so a
-// server that never answers them costs no more.
+// maxListsTracked bounds the requests markingConn remembers unanswered for
+// the array count of their results (lists, prompts/get, tools/call,
+// resources/read): past it the oldest is forgotten (its answer's arrays
+// then go uncounted; the value bound still holds), so a server that never
+// answers them costs no more.
 const maxListsTracked = 64
 
-// trackList remembers the list request id of method. Called with mu held.
+// trackList remembers the request id of method, whose result has an array
+// counted. Called with mu held.
 func (c *markingConn) trackList(id int64, method string) {
 	if c.lists == nil {
 		c.lists = make(map[int64]string)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -650,6 +651,31 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	require.True(t, tools.Verdict.RPC.Present)
 	require.Equal(t, int64(wire.CodeHTTPAnswer), tools.Verdict.RPC.Code)
 	require.Equal(t, "mcpsup: answer refused: tools/list result with more than 5 tools", tools.Verdict.RPC.Message)
+	for _, e := range r.rec.Events() {
+		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
+	}
+}
+
+// TestCommandResultOverTheContentBoundIsRefused: over stdio too, a
+// tools/call result with more content blocks than AnswerLimits.ContentBlocks
+// is answered in the server's place with a JSON-RPC error naming the bound
+// before go-sdk decodes its blocks; the call fails alone, the process lives
+// and serves the next call. A result at the bound is served.
+func TestCommandResultOverTheContentBoundIsRefused(t *testing.T) {
+	r := newStdioRig(t, Config{AnswerLimits: AnswerLimits{ContentBlocks: 5}})
+	r.sup.Start()
+	r.ready()
+	res, err := r.call("blocks", map[string]any{"n": 5})
+	require.NoError(t, err)
+	require.Len(t, res.Content, 5)
+	_, err = r.call("blocks", map[string]any{"n": 6})
+	var rpcErr *jsonrpc.Error
+	require.ErrorAs(t, err, &rpcErr)
+	require.Equal(t, int64(wire.CodeHTTPAnswer), rpcErr.Code)
+	require.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", rpcErr.Message)
+	res, err = r.call("echo", map[string]any{"text": "after"})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
 	for _, e := range r.rec.Events() {
 		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
 	}

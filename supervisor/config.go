@@ -116,11 +116,24 @@ type AnswerLimits struct {
 	// (wire.DefaultMaxMessages). Past it a call fails alone, and a request
 	// is dropped (over stdio too, as for JSONValues).
 	Messages int
+	// ContentBlocks bounds the content blocks of a tools/call result and
+	// the contents of a resources/read result, which go-sdk decodes at
+	// some 500 bytes each. Default 10,000 (wire.DefaultMaxContentBlocks).
+	// Past it the call fails alone (over stdio too).
+	ContentBlocks int
 }
 
 func (l AnswerLimits) apply(c *wire.Config) {
 	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent = l.JSON, l.ErrorBody, l.SSEEvent
-	c.MaxJSONValues, c.MaxMessages = l.JSONValues, l.Messages
+	c.MaxJSONValues, c.MaxMessages, c.MaxContentBlocks = l.JSONValues, l.Messages, l.ContentBlocks
+}
+
+// decodeLimits are l's bounds on what go-sdk decodes, with maxItems
+// (Config.MaxItems) for list pages, defaults applied: a stdio server's
+// messages are held to them.
+func (l AnswerLimits) decodeLimits(maxItems int) wire.DecodeLimits {
+	return wire.DecodeLimits{ListItems: maxItems, JSONValues: l.JSONValues, Messages: l.Messages,
+		ContentBlocks: l.ContentBlocks}.WithDefaults()
 }
 
 func (k StreamKeeper) toWire() wire.StreamConfig {

@@ -11,10 +11,11 @@ import (
 const DefaultMaxListItems = 10_000
 
 // DecodeLimits bound what go-sdk may decode of one message of the server's
-// (see [Config.MaxListItems], [Config.MaxJSONValues] and
-// [Config.MaxMessages]): go-sdk decodes a message into structs, maps and
-// interfaces of some 100 bytes a JSON value at worst, a list's items and a
-// prompt's messages each into a value of its own, so the byte bounds alone
+// (see [Config.MaxListItems], [Config.MaxJSONValues], [Config.MaxMessages]
+// and [Config.MaxContentBlocks]): go-sdk decodes a message into structs,
+// maps and interfaces of some 100 bytes a JSON value at worst, a list's
+// items, a prompt's messages and a result's content blocks each into a
+// value of its own, so the byte bounds alone
 // let one answer cost hundreds of MiB. A zero field bounds nothing;
 // [DecodeLimits.WithDefaults] gives the defaults. The Transport checks
 // every answer with them, the standalone stream every event; a stdio
@@ -27,11 +28,15 @@ type DecodeLimits struct {
 	// Messages bounds the messages of a prompts/get result and of a
 	// sampling/createMessage request's params.
 	Messages int
+	// ContentBlocks bounds the content blocks of a tools/call result
+	// (`content`) and the contents of a resources/read result
+	// (`contents`).
+	ContentBlocks int
 }
 
 // WithDefaults returns l with each zero or negative field set to its
 // default: [DefaultMaxListItems], [DefaultMaxJSONValues],
-// [DefaultMaxMessages].
+// [DefaultMaxMessages], [DefaultMaxContentBlocks].
 func (l DecodeLimits) WithDefaults() DecodeLimits {
 	if l.ListItems <= 0 {
 		l.ListItems = DefaultMaxListItems
@@ -42,6 +47,9 @@ func (l DecodeLimits) WithDefaults() DecodeLimits {
 	if l.Messages <= 0 {
 		l.Messages = DefaultMaxMessages
 	}
+	if l.ContentBlocks <= 0 {
+		l.ContentBlocks = DefaultMaxContentBlocks
+	}
 	return l
 }
 
@@ -50,8 +58,10 @@ func (l DecodeLimits) WithDefaults() DecodeLimits {
 // the result of the answer to a call of method or the params of the
 // server's request of method, holds an array past its bound (a list
 // method's items, e.g. "tools/list result with more than 10000 tools",
-// or the messages of prompts/get and sampling/createMessage, e.g.
-// "prompts/get with more than 10000 messages"). data is the whole message
+// the messages of prompts/get and sampling/createMessage, e.g.
+// "prompts/get with more than 10000 messages", or the content blocks of
+// tools/call and resources/read, e.g. "tools/call result with more than
+// 10000 content blocks"). data is the whole message
 // where the caller has its bytes, else payload itself. It reads each at
 // most once and allocates nothing (but for a key written with escapes).
 func (l DecodeLimits) Problem(method string, data, payload []byte) string {
@@ -62,12 +72,17 @@ func (l DecodeLimits) Problem(method string, data, payload []byte) string {
 	if !ok {
 		return ""
 	}
-	limit, format := l.ListItems, "%s result with more than %d %s"
-	if !a.list {
+	limit, format, noun := 0, "%s result with more than %d %s", a.key
+	switch a.kind {
+	case listArray:
+		limit = l.ListItems
+	case messagesArray:
 		limit, format = l.Messages, "%s with more than %d %s"
+	case contentArray:
+		limit, noun = l.ContentBlocks, a.noun
 	}
 	if limit > 0 && maxArrayItems(payload, a.key, limit) > limit {
-		return fmt.Sprintf(format, method, limit, a.key)
+		return fmt.Sprintf(format, method, limit, noun)
 	}
 	return ""
 }
@@ -81,20 +96,37 @@ func CountsItems(method string) bool {
 }
 
 // decodedArrays are the methods whose payload holds an array go-sdk
-// decodes item by item, and its key: the list methods' results (list), a
+// decodes item by item, and its key: the list methods' results, a
 // prompts/get result's and a sampling/createMessage request's messages,
 // which go-sdk decodes each with a decoder of its own (mcp.PromptMessage
-// and mcp.SamplingMessage UnmarshalJSON: some 30 KiB allocated a message).
+// and mcp.SamplingMessage UnmarshalJSON: some 30 KiB allocated a message),
+// and a tools/call result's content blocks and a resources/read result's
+// contents, each a struct of its own and then a Content or
+// ResourceContents (mcp contentFromWire: 333,000 `{"type":"text",
+// "text":""}` blocks, 8 MiB and within the value bound, allocated 158 MiB).
 // Every key go-sdk reads as the array counts, an escaped one or an
 // earlier duplicate too (each is decoded in turn).
 var decodedArrays = map[string]struct {
 	key  string
-	list bool
+	kind arrayKind
+	noun string // what a content array's items are called in a refusal
 }{
-	"tools/list": {"tools", true}, "prompts/list": {"prompts", true}, "resources/list": {"resources", true},
-	"resources/templates/list": {"resourceTemplates", true},
-	"prompts/get":              {"messages", false}, "sampling/createMessage": {"messages", false},
+	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
+	"resources/templates/list": {key: "resourceTemplates"},
+	"prompts/get":              {key: "messages", kind: messagesArray}, "sampling/createMessage": {key: "messages", kind: messagesArray},
+	"tools/call":     {key: "content", kind: contentArray, noun: "content blocks"},
+	"resources/read": {key: "contents", kind: contentArray, noun: "resource contents"},
 }
+
+// arrayKind says which bound of [DecodeLimits] an array of decodedArrays
+// is held to.
+type arrayKind int
+
+const (
+	listArray     arrayKind = iota // ListItems
+	messagesArray                  // Messages
+	contentArray                   // ContentBlocks
+)
 
 // maxArrayItems returns the most elements of an array that is the value of
 // key at the top level of the JSON object obj, counting no further than
@@ -203,3 +235,6 @@ func moreValues(data []byte, limit int) bool {
 
 // DefaultMaxMessages is the default of [Config.MaxMessages].
 const DefaultMaxMessages = 10_000
+
+// DefaultMaxContentBlocks is the default of [Config.MaxContentBlocks].
+const DefaultMaxContentBlocks = 10_000

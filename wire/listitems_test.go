@@ -157,3 +157,65 @@ func TestMessagesOverTheBoundAreRefusedUndecoded(t *testing.T) {
 		h.requireAlive(t)
 	})
 }
+
+// TestResultOverTheContentBoundIsRefusedUndecoded: go-sdk decodes every
+// content block of a tools/call result, and every content of a
+// resources/read result, into a struct of its own and then a Content or
+// ResourceContents (8 MiB of empty text blocks, within the value bound,
+// allocated 158 MiB). A result with more than MaxContentBlocks, as one JSON
+// body or as an event of a stream, is refused before go-sdk sees it: the
+// call fails alone with a protocol verdict naming the bound, and the
+// session lives. A result at the bound is served.
+func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
+	const bound = 100
+	answer := func(key, item string, n int) string {
+		return `{"jsonrpc":"2.0","id":$ID,"result":{"` + key + `":[` + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + `]}}`
+	}
+	call := func(n int) string { return answer("content", `{"type":"text","text":""}`, n) }
+	read := func(n int) string { return answer("contents", `{"uri":"file:///x","text":""}`, n) }
+	for _, c := range []struct {
+		name, method string
+		action       mcptest.Action
+		problem      string // "" when served
+	}{
+		{"call JSON at the bound", "tools/call", mcptest.JSONBody(call(bound)), ""},
+		{"call JSON past the bound", "tools/call", mcptest.JSONBody(call(bound + 1)), "tools/call result with more than 100 content blocks"},
+		{"call event stream past the bound", "tools/call", mcptest.SSE(mcptest.SSEMessage(call(bound + 1))...), "tools/call result with more than 100 content blocks"},
+		{"read JSON at the bound", "resources/read", mcptest.JSONBody(read(bound)), ""},
+		{"read event stream past the bound", "resources/read", mcptest.SSE(mcptest.SSEMessage(read(bound + 1))...), "resources/read result with more than 100 resource contents"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxContentBlocks: bound})
+			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: c.method}, Action: c.action})
+			ctx, cancel := context.WithTimeout(wire.WithExchange(context.Background()), 20*time.Second)
+			defer cancel()
+			var blocks int
+			var err error
+			if c.method == "tools/call" {
+				var res *mcp.CallToolResult
+				if res, err = h.sess.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool}); err == nil {
+					blocks = len(res.Content)
+				}
+			} else {
+				var res *mcp.ReadResourceResult
+				if res, err = h.sess.ClientSession().ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///x"}); err == nil {
+					blocks = len(res.Contents)
+				}
+			}
+			if c.problem == "" {
+				require.NoError(t, err)
+				require.Equal(t, bound, blocks)
+				h.requireAlive(t)
+				return
+			}
+			require.Error(t, err)
+			err = wire.Annotate(ctx, err)
+			assert.Equal(t, classify.Protocol, classify.Classify(context.Background(), err).Class)
+			var he *classify.HTTPError
+			require.True(t, errors.As(err, &he), "the call's exchange: %v", err)
+			assert.True(t, he.Exchange.Malformed && he.Exchange.Oversized, "%+v", he.Exchange)
+			assert.Equal(t, c.problem, he.Exchange.Problem)
+			h.requireAlive(t)
+		})
+	}
+}

@@ -141,6 +141,16 @@ type Config struct {
 	// the call's stream does; on the standalone stream the request is
 	// dropped ([DropTooManyValues]). 0 means [DefaultMaxMessages] (10,000).
 	MaxMessages int
+	// MaxContentBlocks bounds the content blocks of a tools/call result
+	// (`content`) and the contents of a resources/read result
+	// (`contents`), counted in the answer before go-sdk decodes them, each
+	// into a struct of its own and then a Content or ResourceContents
+	// (some 500 bytes a block: 8 MiB of empty text blocks, within the
+	// value bound, allocated 158 MiB): past it the call fails alone
+	// (rewritten into a JSON-RPC error naming the bound; the verdict is
+	// protocol, the session lives). 0 means [DefaultMaxContentBlocks]
+	// (10,000).
+	MaxContentBlocks int
 	// MaxResponsesInFlight bounds how many POSTs of go-sdk's responses to
 	// the server's requests (ping, roots/list, sampling/createMessage,
 	// elicitation/create) wait for the server's answer at once; one past it
@@ -264,13 +274,14 @@ func NewTransport(cfg Config) *Transport {
 		t.cfg.MaxSSEEvent = DefaultMaxSSEEvent
 	}
 	l := t.decodeLimits().WithDefaults()
-	t.cfg.MaxListItems, t.cfg.MaxJSONValues, t.cfg.MaxMessages = l.ListItems, l.JSONValues, l.Messages
+	t.cfg.MaxListItems, t.cfg.MaxJSONValues, t.cfg.MaxMessages, t.cfg.MaxContentBlocks = l.ListItems, l.JSONValues, l.Messages, l.ContentBlocks
 	return t
 }
 
 // decodeLimits are the Transport's bounds on what go-sdk decodes.
 func (t *Transport) decodeLimits() DecodeLimits {
-	return DecodeLimits{ListItems: t.cfg.MaxListItems, JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages}
+	return DecodeLimits{ListItems: t.cfg.MaxListItems, JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages,
+		ContentBlocks: t.cfg.MaxContentBlocks}
 }
 
 // observeHostility feeds one record to the session's hostility tracker and

@@ -92,6 +92,16 @@ func main() {
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 		return text(a.Text), nil, nil
 	})
+	type blocksArgs struct {
+		N int `json:"n"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "blocks"}, func(_ context.Context, _ *mcp.CallToolRequest, a blocksArgs) (*mcp.CallToolResult, any, error) {
+		res := &mcp.CallToolResult{}
+		for range a.N {
+			res.Content = append(res.Content, &mcp.TextContent{Text: "b"})
+		}
+		return res, nil, nil
+	})
 	type crashArgs struct {
 		Code int `json:"code"`
 	}
