@@ -28,9 +28,10 @@ type DecodeLimits struct {
 	// Messages bounds the messages of a prompts/get result and of a
 	// sampling/createMessage request's params.
 	Messages int
-	// ContentBlocks bounds the content blocks of a tools/call result
-	// (`content`) and the contents of a resources/read result
-	// (`contents`).
+	// ContentBlocks bounds the content blocks of a tools/call result, of
+	// a prompts/get result's and a sampling/createMessage request's
+	// messages, nested ones included (see [contentBlocks]), and the
+	// contents of a resources/read result (`contents`).
 	ContentBlocks int
 }
 
@@ -81,8 +82,15 @@ func (l DecodeLimits) Problem(method string, data, payload []byte) string {
 	case contentArray:
 		limit, noun = l.ContentBlocks, a.noun
 	}
-	if limit > 0 && maxArrayItems(payload, a.key, limit) > limit {
+	if a.key != "" && limit > 0 && maxArrayItems(payload, a.key, limit) > limit {
 		return fmt.Sprintf(format, method, limit, noun)
+	}
+	if limit = l.ContentBlocks; limit > 0 && contentBlocks(payload, a.blocks, limit) > limit {
+		format = "%s with more than %d content blocks"
+		if a.kind != messagesArray {
+			format = "%s result with more than %d content blocks"
+		}
+		return fmt.Sprintf(format, method, limit)
 	}
 	return ""
 }
@@ -100,22 +108,25 @@ func CountsItems(method string) bool {
 // prompts/get result's and a sampling/createMessage request's messages,
 // which go-sdk decodes each with a decoder of its own (mcp.PromptMessage
 // and mcp.SamplingMessage UnmarshalJSON: some 30 KiB allocated a message),
-// and a tools/call result's content blocks and a resources/read result's
-// contents, each a struct of its own and then a Content or
-// ResourceContents (mcp contentFromWire: 333,000 `{"type":"text",
-// "text":""}` blocks, 8 MiB and within the value bound, allocated 158 MiB).
-// Every key go-sdk reads as the array counts, an escaped one or an
-// earlier duplicate too (each is decoded in turn).
+// and a resources/read result's contents; and the methods whose payload
+// holds content blocks (see [contentBlocks]), each a struct of its own and
+// then a Content (mcp contentFromWire: 333,000 `{"type":"text","text":""}`
+// blocks, 8 MiB and within the value bound, allocated 158 MiB, and as
+// much nested in one tool_result block). Every key go-sdk reads as the
+// array counts, an escaped one or an earlier duplicate too (each is
+// decoded in turn).
 var decodedArrays = map[string]struct {
-	key  string
-	kind arrayKind
-	noun string // what a content array's items are called in a refusal
+	key    string // "": no array counted by key (tools/call: its blocks are)
+	kind   arrayKind
+	noun   string    // what a content array's items are called in a refusal
+	blocks blockTree // where the payload's content blocks are
 }{
 	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
 	"resources/templates/list": {key: "resourceTemplates"},
-	"prompts/get":              {key: "messages", kind: messagesArray}, "sampling/createMessage": {key: "messages", kind: messagesArray},
-	"tools/call":     {key: "content", kind: contentArray, noun: "content blocks"},
-	"resources/read": {key: "contents", kind: contentArray, noun: "resource contents"},
+	"prompts/get":              {key: "messages", kind: messagesArray, blocks: blocksInMessages},
+	"sampling/createMessage":   {key: "messages", kind: messagesArray, blocks: blocksInMessages},
+	"tools/call":               {kind: contentArray, blocks: blocksAtTop},
+	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents"},
 }
 
 // arrayKind says which bound of [DecodeLimits] an array of decodedArrays

@@ -162,8 +162,11 @@ func TestMessagesOverTheBoundAreRefusedUndecoded(t *testing.T) {
 // content block of a tools/call result, and every content of a
 // resources/read result, into a struct of its own and then a Content or
 // ResourceContents (8 MiB of empty text blocks, within the value bound,
-// allocated 158 MiB). A result with more than MaxContentBlocks, as one JSON
-// body or as an event of a stream, is refused before go-sdk sees it: the
+// allocated 158 MiB), and a block's own "content" into blocks again,
+// whatever its type (as much nested in one tool_result block, or in a
+// prompt's message). A result with more than MaxContentBlocks blocks, nested
+// ones included, as one JSON body or as an event of a stream, is refused
+// before go-sdk sees it: the
 // call fails alone with a protocol verdict naming the bound, and the
 // session lives. A result at the bound is served.
 func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
@@ -172,6 +175,15 @@ func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
 		return `{"jsonrpc":"2.0","id":$ID,"result":{"` + key + `":[` + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + `]}}`
 	}
 	call := func(n int) string { return answer("content", `{"type":"text","text":""}`, n) }
+	// One block holding the rest: go-sdk decodes a block's "content" as
+	// blocks again, whatever its type.
+	nested := func(n int) string {
+		return answer("content", `{"type":"tool_result","toolUseId":"u","content":[`+strings.TrimSuffix(strings.Repeat(`{"type":"text","text":""},`, n-1), ",")+`]}`, 1)
+	}
+	prompt := func(n int) string {
+		return `{"jsonrpc":"2.0","id":$ID,"result":{"messages":[{"role":"user","content":{"type":"text","text":"","content":[` +
+			strings.TrimSuffix(strings.Repeat(`{},`, n-1), ",") + `]}}]}}`
+	}
 	read := func(n int) string { return answer("contents", `{"uri":"file:///x","text":""}`, n) }
 	for _, c := range []struct {
 		name, method string
@@ -181,6 +193,9 @@ func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
 		{"call JSON at the bound", "tools/call", mcptest.JSONBody(call(bound)), ""},
 		{"call JSON past the bound", "tools/call", mcptest.JSONBody(call(bound + 1)), "tools/call result with more than 100 content blocks"},
 		{"call event stream past the bound", "tools/call", mcptest.SSE(mcptest.SSEMessage(call(bound + 1))...), "tools/call result with more than 100 content blocks"},
+		{"nested call JSON at the bound", "tools/call", mcptest.JSONBody(nested(bound)), ""},
+		{"nested call JSON past the bound", "tools/call", mcptest.JSONBody(nested(bound + 1)), "tools/call result with more than 100 content blocks"},
+		{"nested prompt event stream past the bound", "prompts/get", mcptest.SSE(mcptest.SSEMessage(prompt(bound + 1))...), "prompts/get with more than 100 content blocks"},
 		{"read JSON at the bound", "resources/read", mcptest.JSONBody(read(bound)), ""},
 		{"read event stream past the bound", "resources/read", mcptest.SSE(mcptest.SSEMessage(read(bound + 1))...), "resources/read result with more than 100 resource contents"},
 	} {
@@ -191,12 +206,18 @@ func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
 			defer cancel()
 			var blocks int
 			var err error
-			if c.method == "tools/call" {
+			switch c.method {
+			case "tools/call":
 				var res *mcp.CallToolResult
 				if res, err = h.sess.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool}); err == nil {
 					blocks = len(res.Content)
+					if tr, ok := res.Content[0].(*mcp.ToolResultContent); ok {
+						blocks += len(tr.Content)
+					}
 				}
-			} else {
+			case "prompts/get":
+				_, err = h.sess.ClientSession().GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
+			default:
 				var res *mcp.ReadResourceResult
 				if res, err = h.sess.ClientSession().ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///x"}); err == nil {
 					blocks = len(res.Contents)

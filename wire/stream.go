@@ -296,7 +296,7 @@ var eventStreamHeader = http.Header{"Content-Type": {"text/event-stream"}}
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
 	b.filter.max = t.cfg.Stream.MaxEventBytes
-	b.filter.limits = DecodeLimits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages} // no list answers here
+	b.filter.limits = DecodeLimits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks} // no list answers here
 	return b
 }
 

@@ -142,11 +142,14 @@ type Config struct {
 	// dropped ([DropTooManyValues]). 0 means [DefaultMaxMessages] (10,000).
 	MaxMessages int
 	// MaxContentBlocks bounds the content blocks of a tools/call result
-	// (`content`) and the contents of a resources/read result
-	// (`contents`), counted in the answer before go-sdk decodes them, each
-	// into a struct of its own and then a Content or ResourceContents
-	// (some 500 bytes a block: 8 MiB of empty text blocks, within the
-	// value bound, allocated 158 MiB): past it the call fails alone
+	// and of a prompts/get result's messages (nested blocks included: go-sdk
+	// decodes a block's own "content" as blocks again, whatever its type)
+	// and the contents of a resources/read result (`contents`), counted in
+	// the answer before go-sdk decodes them, each into a struct of its own
+	// and then a Content or ResourceContents (some 500 bytes a block: 8 MiB
+	// of empty text blocks, within the value bound, allocated 158 MiB); a
+	// sampling/createMessage request's messages are held to it too. Past
+	// it the call fails alone
 	// (rewritten into a JSON-RPC error naming the bound; the verdict is
 	// protocol, the session lives). 0 means [DefaultMaxContentBlocks]
 	// (10,000).
