@@ -223,6 +223,7 @@ type markingConn struct {
 	limits       wire.DecodeLimits
 	mu           sync.Mutex
 	lists        map[int64]string // the requests written and not answered whose result has an array counted (wire.CountsItems): id -> method
+	forgotUpTo   int64            // the highest id trackList forgot unanswered: an answer to one no higher is held to every count
 	closed       bool             // no write starts once Close began
 	highest      int64            // the highest request id handed to Write
 	writes       sync.WaitGroup   // writes still running
@@ -261,18 +262,24 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		n, isInt := r.ID.Raw().(int64)
 		c.mu.Lock()
 		sent := isInt && n >= 1 && n <= c.highest
-		method := ""
+		method, tracked := "", false
 		if sent {
-			method = c.lists[n]
+			method, tracked = c.lists[n]
 			delete(c.lists, n)
 		}
+		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {
 			c.stray(r.ID)
 			continue
 		}
 		if r.Error == nil {
-			if problem := c.limits.Problem(method, r.Result, r.Result); problem != "" {
+			problem := c.limits.Problem(method, r.Result, r.Result)
+			if forgotten {
+				// Perhaps a counted request's: its method is no longer known.
+				problem = c.limits.ProblemOfAnyMethod(r.Result)
+			}
+			if problem != "" {
 				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,
 					Message: "mcpsup: answer refused: " + problem}}, nil
 			}
@@ -283,9 +290,10 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // maxListsTracked bounds the requests markingConn remembers unanswered for
 // the array count of their results (lists, prompts/get, tools/call,
-// resources/read): past it the oldest is forgotten (its answer's arrays
-// then go uncounted; the value bound still holds), so a server that never
-// answers them costs no more.
+// resources/read): past it the oldest is forgotten, so a server that never
+// answers them costs no more; the answer to a forgotten one, whose method
+// is no longer known, is held to every method's counts
+// (wire.DecodeLimits.ProblemOfAnyMethod).
 const maxListsTracked = 64
 
 // trackList remembers the request id of method, whose result has an array
@@ -300,6 +308,7 @@ func (c *markingConn) trackList(id int64, method string) {
 			oldest = min(oldest, k)
 		}
 		delete(c.lists, oldest)
+		c.forgotUpTo = max(c.forgotUpTo, oldest)
 	}
 	c.lists[id] = method
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // DefaultMaxListItems is the default of [Config.MaxListItems], the same
@@ -94,6 +96,25 @@ func (l DecodeLimits) Problem(method string, data, payload []byte) string {
 	}
 	return ""
 }
+
+// ProblemOfAnyMethod is [DecodeLimits.Problem] of payload, a result,
+// held to the bounds of every method whose result has an array counted
+// ("" when none is past its bound): for the answer to a request whose
+// method is no longer known, such as one a stdio connection stopped
+// remembering. A result of a method that counts nothing passes, as no such
+// result has a counted method's keys.
+func (l DecodeLimits) ProblemOfAnyMethod(payload []byte) string {
+	for _, method := range countedMethods {
+		if problem := l.Problem(method, payload, payload); problem != "" {
+			return problem
+		}
+	}
+	return ""
+}
+
+// countedMethods are the methods of decodedArrays, in a fixed order, so
+// that [DecodeLimits.ProblemOfAnyMethod] names the same bound each time.
+var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
 
 // CountsItems reports whether [DecodeLimits.Problem] counts an array of
 // method's payload: a connection that reads answers apart from their
