@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -210,10 +211,10 @@ func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
 			case "tools/call":
 				var res *mcp.CallToolResult
 				if res, err = h.sess.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool}); err == nil {
-					blocks = len(res.Content)
-					if tr, ok := res.Content[0].(*mcp.ToolResultContent); ok {
-						blocks += len(tr.Content)
-					}
+					// Every block, nested ones included, as go-sdk encodes them again.
+					encoded, mErr := json.Marshal(res.Content)
+					require.NoError(t, mErr)
+					blocks = strings.Count(string(encoded), `"type":`)
 				}
 			case "prompts/get":
 				_, err = h.sess.ClientSession().GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
