@@ -173,3 +173,54 @@ func leadKey(n treeNode, tree blockTree) string {
 	}
 	return "content"
 }
+
+// inputRequestsKey is the member of a tools/call, prompts/get or
+// resources/read result that holds the server's input requests (the
+// 2026-07-28 multi round-trip). go-sdk decodes each with encoding/json
+// (mcp InputRequestMap), which matches keys in any letter case, a
+// sampling/createMessage request's messages and their content blocks
+// included, so the blocks' chain cannot be followed there by its keys:
+// [objectsUnder] counts every object in it instead, each a block at most.
+const inputRequestsKey = "inputRequests"
+
+// objectsUnder returns the JSON objects within the values of key at the
+// top level of the JSON object obj, every occurrence summed, no further
+// than limit+1. obj is well-formed JSON (decoded already). It reads obj
+// once and allocates nothing (but for a key written with escapes).
+func objectsUnder(obj []byte, key string, limit int) int {
+	total, depth := 0, 0
+	keyed := false // the last string at depth 1 was key, and a ':' follows
+	inside := 0    // the depth of the key's value being read; 0 outside it
+	for i := 0; i < len(obj) && total <= limit; i++ {
+		switch c := obj[i]; c {
+		case '"':
+			end, ok := stringEnd(obj, i+1)
+			if !ok {
+				return total
+			}
+			if depth == 1 && inside == 0 {
+				keyed = isKey(obj, i, end, key)
+			}
+			i = end
+		case '{', '[':
+			depth++
+			if keyed && depth == 2 {
+				inside = 2
+			}
+			if inside > 0 && c == '{' {
+				total++
+			}
+			keyed = false
+		case '}', ']':
+			if depth == inside {
+				inside = 0
+			}
+			depth--
+			keyed = false
+		case ' ', '\t', '\n', '\r', ':':
+		default:
+			keyed = false
+		}
+	}
+	return total
+}

@@ -148,3 +148,29 @@ func TestContentBlocksEdges(t *testing.T) {
 	nested := []byte(`{"content":[{"type":"tool_result","content":[{},{}]}]}`)
 	assert.Zero(t, testing.AllocsPerRun(10, func() { contentBlocks(nested, blocksAtTop, 10) }))
 }
+
+// go-sdk decodes a result's inputRequests with encoding/json, keys in any
+// letter case (a sampling request's "MESSAGES" is its messages): every
+// object in them counts, each occurrence of the key, escaped too; objects
+// elsewhere do not.
+func TestObjectsUnderCountsEveryObjectOfTheKey(t *testing.T) {
+	for _, c := range []struct {
+		payload string
+		want    int
+	}{
+		{`{"content":[{},{}],"inputRequests":{"a":{"METHOD":"sampling/createMessage","Params":{"MESSAGES":[{"content":[{},{}]}]}}}}`, 6},
+		{`{"inputRequests":{},"inputRequests":{"a":{}}}`, 3},
+		{`{"input\u0052equests":{"a":{"b":"{not an object}"}}}`, 2},
+		{`{"x":{"inputRequests":{"a":{}}},"inputRequests":[]}`, 0},
+		{`{"inputRequests":{` + strings.Repeat(`"a":{},`, 50) + `"b":{}}}`, 11}, // limit 10: stops at 11
+	} {
+		assert.Equal(t, c.want, objectsUnder([]byte(c.payload), inputRequestsKey, 10), c.payload)
+	}
+	sampling := `{"content":[],"inputRequests":{"a":{"method":"sampling/createMessage","params":{"maxTokens":1,"messages":[{"role":"user","content":[` +
+		strings.TrimSuffix(strings.Repeat(`{"type":"text","text":"x"},`, 20), ",") + `]}]}}}}`
+	l := DecodeLimits{ContentBlocks: 10}
+	assert.Equal(t, "tools/call result with more than 10 objects in inputRequests", l.Problem("tools/call", nil, []byte(sampling)))
+	assert.Equal(t, "prompts/get with more than 10 objects in inputRequests", l.Problem("prompts/get", nil, []byte(sampling)))
+	assert.Equal(t, "prompts/get with more than 10 objects in inputRequests", l.ProblemOfAnyMethod([]byte(sampling)), "the first method in order")
+	assert.Empty(t, DecodeLimits{ContentBlocks: 30}.Problem("tools/call", nil, []byte(sampling)))
+}

@@ -87,20 +87,24 @@ func (l DecodeLimits) Problem(method string, data, payload []byte) string {
 	if a.key != "" && limit > 0 && maxArrayItems(payload, a.key, limit) > limit {
 		return fmt.Sprintf(format, method, limit, noun)
 	}
+	subject := method + " result"
+	if a.kind == messagesArray {
+		subject = method // the prompts/get wording of the messages' bound
+	}
 	if limit = l.ContentBlocks; limit > 0 && contentBlocks(payload, a.blocks, limit) > limit {
-		format = "%s with more than %d content blocks"
-		if a.kind != messagesArray {
-			format = "%s result with more than %d content blocks"
-		}
-		return fmt.Sprintf(format, method, limit)
+		return fmt.Sprintf("%s with more than %d content blocks", subject, limit)
+	}
+	if limit > 0 && a.inputRequests && objectsUnder(payload, inputRequestsKey, limit) > limit {
+		return fmt.Sprintf("%s with more than %d objects in %s", subject, limit, inputRequestsKey)
 	}
 	return ""
 }
 
 // ProblemOfAnyMethod is [DecodeLimits.Problem] of payload, a result,
 // held to the bounds of every method whose result has an array counted
-// ("" when none is past its bound): for the answer to a request whose
-// method is no longer known, such as one a stdio connection stopped
+// ("" when none is past its bound; else the problem of the first method,
+// in byte order, whose bound it is past): for the answer to a request
+// whose method is no longer known, such as one a stdio connection stopped
 // remembering. A result of a method that counts nothing passes, as no such
 // result has a counted method's keys.
 func (l DecodeLimits) ProblemOfAnyMethod(payload []byte) string {
@@ -141,13 +145,16 @@ var decodedArrays = map[string]struct {
 	kind   arrayKind
 	noun   string    // what a content array's items are called in a refusal
 	blocks blockTree // where the payload's content blocks are
+	// inputRequests: the result may hold input requests (see
+	// [inputRequestsKey]), their objects held to ContentBlocks
+	inputRequests bool
 }{
 	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
 	"resources/templates/list": {key: "resourceTemplates"},
-	"prompts/get":              {key: "messages", kind: messagesArray, blocks: blocksInMessages},
+	"prompts/get":              {key: "messages", kind: messagesArray, blocks: blocksInMessages, inputRequests: true},
 	"sampling/createMessage":   {key: "messages", kind: messagesArray, blocks: blocksInMessages},
-	"tools/call":               {kind: contentArray, blocks: blocksAtTop},
-	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents"},
+	"tools/call":               {kind: contentArray, blocks: blocksAtTop, inputRequests: true},
+	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents", inputRequests: true},
 }
 
 // arrayKind says which bound of [DecodeLimits] an array of decodedArrays

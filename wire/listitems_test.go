@@ -181,6 +181,12 @@ func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
 	nested := func(n int) string {
 		return answer("content", `{"type":"tool_result","toolUseId":"u","content":[`+strings.TrimSuffix(strings.Repeat(`{"type":"text","text":""},`, n-1), ",")+`]}`, 1)
 	}
+	// A sampling request among the result's input requests, which go-sdk
+	// decodes whole (keys in any letter case).
+	input := func(n int) string {
+		return `{"jsonrpc":"2.0","id":$ID,"result":{"content":[],"inputRequests":{"a":{"METHOD":"sampling/createMessage","params":{"maxTokens":1,` +
+			`"messages":[{"role":"user","content":[` + strings.TrimSuffix(strings.Repeat(`{"type":"text","text":""},`, n), ",") + `]}]}}}}}`
+	}
 	prompt := func(n int) string {
 		return `{"jsonrpc":"2.0","id":$ID,"result":{"messages":[{"role":"user","content":{"type":"text","text":"","content":[` +
 			strings.TrimSuffix(strings.Repeat(`{},`, n-1), ",") + `]}}]}}`
@@ -196,6 +202,7 @@ func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
 		{"call event stream past the bound", "tools/call", mcptest.SSE(mcptest.SSEMessage(call(bound + 1))...), "tools/call result with more than 100 content blocks"},
 		{"nested call JSON at the bound", "tools/call", mcptest.JSONBody(nested(bound)), ""},
 		{"nested call JSON past the bound", "tools/call", mcptest.JSONBody(nested(bound + 1)), "tools/call result with more than 100 content blocks"},
+		{"call with input requests past the bound", "tools/call", mcptest.JSONBody(input(bound)), "tools/call result with more than 100 objects in inputRequests"},
 		{"nested prompt event stream past the bound", "prompts/get", mcptest.SSE(mcptest.SSEMessage(prompt(bound + 1))...), "prompts/get with more than 100 content blocks"},
 		{"read JSON at the bound", "resources/read", mcptest.JSONBody(read(bound)), ""},
 		{"read event stream past the bound", "resources/read", mcptest.SSE(mcptest.SSEMessage(read(bound + 1))...), "resources/read result with more than 100 resource contents"},

@@ -148,8 +148,9 @@ type Config struct {
 	// the answer before go-sdk decodes them, each into a struct of its own
 	// and then a Content or ResourceContents (some 500 bytes a block: 8 MiB
 	// of empty text blocks, within the value bound, allocated 158 MiB); a
-	// sampling/createMessage request's messages are held to it too. Past
-	// it the call fails alone
+	// sampling/createMessage request's messages are held to it too, and so
+	// are the objects of a result's inputRequests, which go-sdk decodes
+	// whole, keys in any letter case. Past it the call fails alone
 	// (rewritten into a JSON-RPC error naming the bound; the verdict is
 	// protocol, the session lives). 0 means [DefaultMaxContentBlocks]
 	// (10,000).
