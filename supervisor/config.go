@@ -121,11 +121,18 @@ type AnswerLimits struct {
 	// some 500 bytes each. Default 10,000 (wire.DefaultMaxContentBlocks).
 	// Past it the call fails alone (over stdio too).
 	ContentBlocks int
+	// InputRequestObjects bounds the JSON objects of a result's
+	// inputRequests, which go-sdk decodes whole, a sampling request's
+	// messages at some 64 KiB each. Default 1,000
+	// (wire.DefaultMaxInputRequestObjects). Past it the call fails alone
+	// (over stdio too).
+	InputRequestObjects int
 }
 
 func (l AnswerLimits) apply(c *wire.Config) {
 	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent = l.JSON, l.ErrorBody, l.SSEEvent
 	c.MaxJSONValues, c.MaxMessages, c.MaxContentBlocks = l.JSONValues, l.Messages, l.ContentBlocks
+	c.MaxInputRequestObjects = l.InputRequestObjects
 }
 
 // decodeLimits are l's bounds on what go-sdk decodes, with maxItems
@@ -133,7 +140,7 @@ func (l AnswerLimits) apply(c *wire.Config) {
 // messages are held to them.
 func (l AnswerLimits) decodeLimits(maxItems int) wire.DecodeLimits {
 	return wire.DecodeLimits{ListItems: maxItems, JSONValues: l.JSONValues, Messages: l.Messages,
-		ContentBlocks: l.ContentBlocks}.WithDefaults()
+		ContentBlocks: l.ContentBlocks, InputRequestObjects: l.InputRequestObjects}.WithDefaults()
 }
 
 func (k StreamKeeper) toWire() wire.StreamConfig {

@@ -74,13 +74,14 @@ func TestAnswerLimitsReachTheWire(t *testing.T) {
 	AnswerLimits{}.apply(&zero)
 	assert.Equal(t, wire.Config{}, zero, "zero: the wire layer's defaults")
 	var c wire.Config
-	AnswerLimits{JSON: 1, ErrorBody: 2, SSEEvent: 3, JSONValues: 4, Messages: 5, ContentBlocks: 6}.apply(&c)
+	AnswerLimits{JSON: 1, ErrorBody: 2, SSEEvent: 3, JSONValues: 4, Messages: 5, ContentBlocks: 6, InputRequestObjects: 7}.apply(&c)
 	assert.Equal(t, 1, c.MaxJSONBody)
 	assert.Equal(t, 2, c.MaxErrorBody)
 	assert.Equal(t, 3, c.MaxSSEEvent)
 	assert.Equal(t, 4, c.MaxJSONValues)
 	assert.Equal(t, 5, c.MaxMessages)
 	assert.Equal(t, 6, c.MaxContentBlocks)
+	assert.Equal(t, 7, c.MaxInputRequestObjects)
 }
 
 // The zero Backoff never stops (a day of retries at the 30s cap); a

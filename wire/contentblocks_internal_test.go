@@ -168,9 +168,16 @@ func TestObjectsUnderCountsEveryObjectOfTheKey(t *testing.T) {
 	}
 	sampling := `{"content":[],"inputRequests":{"a":{"method":"sampling/createMessage","params":{"maxTokens":1,"messages":[{"role":"user","content":[` +
 		strings.TrimSuffix(strings.Repeat(`{"type":"text","text":"x"},`, 20), ",") + `]}]}}}}`
-	l := DecodeLimits{ContentBlocks: 10}
+	l := DecodeLimits{InputRequestObjects: 10}
 	assert.Equal(t, "tools/call result with more than 10 objects in inputRequests", l.Problem("tools/call", nil, []byte(sampling)))
 	assert.Equal(t, "prompts/get with more than 10 objects in inputRequests", l.Problem("prompts/get", nil, []byte(sampling)))
 	assert.Equal(t, "prompts/get with more than 10 objects in inputRequests", l.ProblemOfAnyMethod([]byte(sampling)), "the first method in order")
-	assert.Empty(t, DecodeLimits{ContentBlocks: 30}.Problem("tools/call", nil, []byte(sampling)))
+	assert.Empty(t, DecodeLimits{InputRequestObjects: 30}.Problem("tools/call", nil, []byte(sampling)))
+	assert.Empty(t, DecodeLimits{ContentBlocks: 10}.Problem("tools/call", nil, []byte(sampling)), "a bound of its own")
+	// Empty messages, each decoded by go-sdk with two decoders of its own:
+	// 9,997 in 150 KB allocated 628 MiB; the default bound refuses them.
+	empty := `{"content":[],"inputRequests":{"a":{"method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` +
+		strings.TrimSuffix(strings.Repeat(`{"content":[]},`, 9997), ",") + `]}}}}`
+	assert.Equal(t, "tools/call result with more than 1000 objects in inputRequests",
+		DecodeLimits{}.WithDefaults().Problem("tools/call", nil, []byte(empty)))
 }

@@ -35,11 +35,16 @@ type DecodeLimits struct {
 	// messages, nested ones included (see [contentBlocks]), and the
 	// contents of a resources/read result (`contents`).
 	ContentBlocks int
+	// InputRequestObjects bounds the JSON objects of a tools/call,
+	// prompts/get or resources/read result's inputRequests (see
+	// [inputRequestsKey]).
+	InputRequestObjects int
 }
 
 // WithDefaults returns l with each zero or negative field set to its
 // default: [DefaultMaxListItems], [DefaultMaxJSONValues],
-// [DefaultMaxMessages], [DefaultMaxContentBlocks].
+// [DefaultMaxMessages], [DefaultMaxContentBlocks],
+// [DefaultMaxInputRequestObjects].
 func (l DecodeLimits) WithDefaults() DecodeLimits {
 	if l.ListItems <= 0 {
 		l.ListItems = DefaultMaxListItems
@@ -52,6 +57,9 @@ func (l DecodeLimits) WithDefaults() DecodeLimits {
 	}
 	if l.ContentBlocks <= 0 {
 		l.ContentBlocks = DefaultMaxContentBlocks
+	}
+	if l.InputRequestObjects <= 0 {
+		l.InputRequestObjects = DefaultMaxInputRequestObjects
 	}
 	return l
 }
@@ -94,7 +102,7 @@ func (l DecodeLimits) Problem(method string, data, payload []byte) string {
 	if limit = l.ContentBlocks; limit > 0 && contentBlocks(payload, a.blocks, limit) > limit {
 		return fmt.Sprintf("%s with more than %d content blocks", subject, limit)
 	}
-	if limit > 0 && a.inputRequests && objectsUnder(payload, inputRequestsKey, limit) > limit {
+	if limit = l.InputRequestObjects; limit > 0 && a.inputRequests && objectsUnder(payload, inputRequestsKey, limit) > limit {
 		return fmt.Sprintf("%s with more than %d objects in %s", subject, limit, inputRequestsKey)
 	}
 	return ""
@@ -146,7 +154,7 @@ var decodedArrays = map[string]struct {
 	noun   string    // what a content array's items are called in a refusal
 	blocks blockTree // where the payload's content blocks are
 	// inputRequests: the result may hold input requests (see
-	// [inputRequestsKey]), their objects held to ContentBlocks
+	// [inputRequestsKey]), their objects held to InputRequestObjects
 	inputRequests bool
 }{
 	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
@@ -277,3 +285,8 @@ const DefaultMaxMessages = 10_000
 
 // DefaultMaxContentBlocks is the default of [Config.MaxContentBlocks].
 const DefaultMaxContentBlocks = 10_000
+
+// DefaultMaxInputRequestObjects is the default of
+// [Config.MaxInputRequestObjects]: at some 64 KiB allocated an object at
+// worst, about 64 MiB for one answer's input requests.
+const DefaultMaxInputRequestObjects = 1_000

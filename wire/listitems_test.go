@@ -208,7 +208,7 @@ func TestResultOverTheContentBoundIsRefusedUndecoded(t *testing.T) {
 		{"read event stream past the bound", "resources/read", mcptest.SSE(mcptest.SSEMessage(read(bound + 1))...), "resources/read result with more than 100 resource contents"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxContentBlocks: bound})
+			h := newHostile(t, mcptest.Stateful2025, wire.Config{MaxContentBlocks: bound, MaxInputRequestObjects: bound})
 			h.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: c.method}, Action: c.action})
 			ctx, cancel := context.WithTimeout(wire.WithExchange(context.Background()), 20*time.Second)
 			defer cancel()

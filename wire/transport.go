@@ -148,13 +148,20 @@ type Config struct {
 	// the answer before go-sdk decodes them, each into a struct of its own
 	// and then a Content or ResourceContents (some 500 bytes a block: 8 MiB
 	// of empty text blocks, within the value bound, allocated 158 MiB); a
-	// sampling/createMessage request's messages are held to it too, and so
-	// are the objects of a result's inputRequests, which go-sdk decodes
-	// whole, keys in any letter case. Past it the call fails alone
+	// sampling/createMessage request's messages are held to it too. Past
+	// it the call fails alone
 	// (rewritten into a JSON-RPC error naming the bound; the verdict is
 	// protocol, the session lives). 0 means [DefaultMaxContentBlocks]
 	// (10,000).
 	MaxContentBlocks int
+	// MaxInputRequestObjects bounds the JSON objects of a tools/call,
+	// prompts/get or resources/read result's inputRequests (the 2026-07-28
+	// multi round-trip), which go-sdk decodes whole, keys in any letter
+	// case, a sampling request's messages at some 64 KiB allocated each
+	// (9,997 of them in 150 KB allocated 628 MiB): past it the call fails
+	// alone, as for MaxContentBlocks. 0 means
+	// [DefaultMaxInputRequestObjects] (1,000).
+	MaxInputRequestObjects int
 	// MaxResponsesInFlight bounds how many POSTs of go-sdk's responses to
 	// the server's requests (ping, roots/list, sampling/createMessage,
 	// elicitation/create) wait for the server's answer at once; one past it
@@ -279,13 +286,14 @@ func NewTransport(cfg Config) *Transport {
 	}
 	l := t.decodeLimits().WithDefaults()
 	t.cfg.MaxListItems, t.cfg.MaxJSONValues, t.cfg.MaxMessages, t.cfg.MaxContentBlocks = l.ListItems, l.JSONValues, l.Messages, l.ContentBlocks
+	t.cfg.MaxInputRequestObjects = l.InputRequestObjects
 	return t
 }
 
 // decodeLimits are the Transport's bounds on what go-sdk decodes.
 func (t *Transport) decodeLimits() DecodeLimits {
 	return DecodeLimits{ListItems: t.cfg.MaxListItems, JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages,
-		ContentBlocks: t.cfg.MaxContentBlocks}
+		ContentBlocks: t.cfg.MaxContentBlocks, InputRequestObjects: t.cfg.MaxInputRequestObjects}
 }
 
 // observeHostility feeds one record to the session's hostility tracker and
