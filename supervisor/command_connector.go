@@ -274,10 +274,12 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		if r.Error == nil {
-			problem := c.limits.Problem(method, r.Result, r.Result)
+			var problem string
 			if forgotten {
 				// Perhaps a counted request's: its method is no longer known.
 				problem = c.limits.ProblemOfAnyMethod(r.Result)
+			} else {
+				problem = c.limits.Problem(method, r.Result, r.Result)
 			}
 			if problem != "" {
 				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,

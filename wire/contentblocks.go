@@ -191,38 +191,22 @@ const inputRequestsKey = "inputRequests"
 // than limit+1. obj is well-formed JSON (decoded already). It reads obj
 // once and allocates nothing (but for a key written with escapes).
 func objectsUnder(obj []byte, key string, limit int) int {
-	total, depth := 0, 0
-	keyed := false // the last string at depth 1 was key, and a ':' follows
-	inside := 0    // the depth of the key's value being read; 0 outside it
-	for i := 0; i < len(obj) && total <= limit; i++ {
-		switch c := obj[i]; c {
-		case '"':
-			end, ok := stringEnd(obj, i+1)
-			if !ok {
-				return total
-			}
-			if depth == 1 && inside == 0 {
-				keyed = isKey(obj, i, end, key)
-			}
-			i = end
-		case '{', '[':
-			depth++
-			if keyed && depth == 2 {
-				inside = 2
-			}
-			if inside > 0 && c == '{' {
+	total := 0
+	for v := range keyValues(obj, key) {
+		for i := 0; i < len(v) && total <= limit; i++ {
+			switch v[i] {
+			case '"':
+				end, ok := stringEnd(v, i+1)
+				if !ok {
+					return total
+				}
+				i = end
+			case '{':
 				total++
 			}
-			keyed = false
-		case '}', ']':
-			if depth == inside {
-				inside = 0
-			}
-			depth--
-			keyed = false
-		case ' ', '\t', '\n', '\r', ':':
-		default:
-			keyed = false
+		}
+		if total > limit {
+			break
 		}
 	}
 	return total

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 )
@@ -76,36 +77,10 @@ func (l DecodeLimits) WithDefaults() DecodeLimits {
 // where the caller has its bytes, else payload itself. It reads each at
 // most once and allocates nothing (but for a key written with escapes).
 func (l DecodeLimits) Problem(method string, data, payload []byte) string {
-	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
-		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
+	if problem := l.valuesProblem(data); problem != "" {
+		return problem
 	}
-	a, ok := decodedArrays[method]
-	if !ok {
-		return ""
-	}
-	limit, format, noun := 0, "%s result with more than %d %s", a.key
-	switch a.kind {
-	case listArray:
-		limit = l.ListItems
-	case messagesArray:
-		limit, format = l.Messages, "%s with more than %d %s"
-	case contentArray:
-		limit, noun = l.ContentBlocks, a.noun
-	}
-	if a.key != "" && limit > 0 && maxArrayItems(payload, a.key, limit) > limit {
-		return fmt.Sprintf(format, method, limit, noun)
-	}
-	subject := method + " result"
-	if a.kind == messagesArray {
-		subject = method // the prompts/get wording of the messages' bound
-	}
-	if limit = l.ContentBlocks; limit > 0 && contentBlocks(payload, a.blocks, limit) > limit {
-		return fmt.Sprintf("%s with more than %d content blocks", subject, limit)
-	}
-	if limit = l.InputRequestObjects; limit > 0 && a.inputRequests && objectsUnder(payload, inputRequestsKey, limit) > limit {
-		return fmt.Sprintf("%s with more than %d objects in %s", subject, limit, inputRequestsKey)
-	}
-	return ""
+	return l.arraysProblem(method, payload)
 }
 
 // ProblemOfAnyMethod is [DecodeLimits.Problem] of payload, a result,
@@ -116,13 +91,60 @@ func (l DecodeLimits) Problem(method string, data, payload []byte) string {
 // remembering. A result of a method that counts nothing passes, as no such
 // result has a counted method's keys.
 func (l DecodeLimits) ProblemOfAnyMethod(payload []byte) string {
+	if problem := l.valuesProblem(payload); problem != "" {
+		return problem
+	}
 	for _, method := range countedMethods {
-		if problem := l.Problem(method, payload, payload); problem != "" {
+		if problem := l.arraysProblem(method, payload); problem != "" {
 			return problem
 		}
 	}
 	return ""
 }
+
+// valuesProblem is Problem's count of data's JSON values.
+func (l DecodeLimits) valuesProblem(data []byte) string {
+	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
+		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
+	}
+	return ""
+}
+
+// arraysProblem is Problem's count of the arrays of method's payload
+// (see decodedArrays).
+func (l DecodeLimits) arraysProblem(method string, payload []byte) string {
+	a, ok := decodedArrays[method]
+	if !ok {
+		return ""
+	}
+	subject := method + " result"
+	if a.kind == messagesArray {
+		subject = method // "prompts/get with more than 10000 messages"
+	}
+	limit, noun := l.ListItems, a.key
+	switch a.kind {
+	case messagesArray:
+		limit = l.Messages
+	case contentArray:
+		limit, noun = l.ContentBlocks, a.noun
+	}
+	switch {
+	case a.key != "" && mayHoldMore(payload, limit) && maxArrayItems(payload, a.key, limit) > limit:
+		return fmt.Sprintf("%s with more than %d %s", subject, limit, noun)
+	case a.blocks != noBlocks && mayHoldMore(payload, l.ContentBlocks) && contentBlocks(payload, a.blocks, l.ContentBlocks) > l.ContentBlocks:
+		return fmt.Sprintf("%s with more than %d content blocks", subject, l.ContentBlocks)
+	case a.inputRequests && mayHoldMore(payload, l.InputRequestObjects) &&
+		objectsUnder(payload, inputRequestsKey, l.InputRequestObjects) > l.InputRequestObjects:
+		return fmt.Sprintf("%s with more than %d objects in %s", subject, l.InputRequestObjects, inputRequestsKey)
+	}
+	return ""
+}
+
+// mayHoldMore reports whether payload is long enough to hold more than
+// limit of what a bound counts, each of which takes a byte of its own (an
+// array element, a block, an object): a shorter payload, as most answers
+// to a call are, is not scanned. A limit of 0 bounds nothing.
+func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
 
 // countedMethods are the methods of decodedArrays, in a fixed order, so
 // that [DecodeLimits.ProblemOfAnyMethod] names the same bound each time.
@@ -161,7 +183,7 @@ var decodedArrays = map[string]struct {
 	"resources/templates/list": {key: "resourceTemplates"},
 	"prompts/get":              {key: "messages", kind: messagesArray, blocks: blocksInMessages, inputRequests: true},
 	"sampling/createMessage":   {key: "messages", kind: messagesArray, blocks: blocksInMessages},
-	"tools/call":               {kind: contentArray, blocks: blocksAtTop, inputRequests: true},
+	"tools/call":               {blocks: blocksAtTop, inputRequests: true},
 	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents", inputRequests: true},
 }
 
@@ -180,59 +202,95 @@ const (
 // limit+1; 0 when there is none. obj is well-formed JSON (decoded already).
 func maxArrayItems(obj []byte, key string, limit int) int {
 	most := 0
-	depth := 0
-	keyed := false // the last string at depth 1 was key, and a ':' follows
-	counting, n := false, 0
-	for i := 0; i < len(obj); i++ {
-		switch c := obj[i]; c {
-		case '"':
-			end, ok := stringEnd(obj, i+1)
-			if !ok {
+	for v := range keyValues(obj, key) {
+		if v[0] == '[' {
+			if most = max(most, arrayElements(v, limit)); most > limit {
 				return most
-			}
-			if depth == 1 {
-				keyed = isKey(obj, i, end, key)
-			}
-			if counting && depth == 2 && n == 0 {
-				n = 1
-			}
-			i = end
-		case '{', '[':
-			if counting && depth == 2 && n == 0 {
-				n = 1
-			}
-			depth++
-			if depth == 2 && keyed && c == '[' {
-				counting, n = true, 0
-			}
-			keyed = false
-		case '}', ']':
-			if counting && depth == 2 {
-				most, counting = max(most, n), false
-			}
-			depth--
-			keyed = false
-		case ',':
-			if counting && depth == 2 {
-				n++
-				if n > limit {
-					return n
-				}
-			}
-			if depth == 1 {
-				keyed = false
-			}
-		case ' ', '\t', '\n', '\r', ':':
-		default: // a number, true, false or null
-			if counting && depth == 2 && n == 0 {
-				n = 1
-			}
-			if depth == 1 {
-				keyed = false
 			}
 		}
 	}
 	return most
+}
+
+// keyValues yields each object or array that is the value of key at the
+// top level of the JSON object obj, every occurrence of the key (escaped
+// too) in turn. obj is well-formed JSON (decoded already).
+func keyValues(obj []byte, key string) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		depth := 0
+		keyed := false // the last string at depth 1 was key, and a ':' follows
+		for i := 0; i < len(obj); i++ {
+			switch c := obj[i]; c {
+			case '"':
+				end, ok := stringEnd(obj, i+1)
+				if !ok {
+					return
+				}
+				if depth == 1 {
+					keyed = isKey(obj, i, end, key)
+				}
+				i = end
+			case '{', '[':
+				if keyed && depth == 1 {
+					rest, ok := skipComposite(obj[i:])
+					if !ok {
+						return
+					}
+					v := obj[i : len(obj)-len(rest)]
+					if !yield(v) {
+						return
+					}
+					i += len(v) - 1
+					keyed = false
+					continue
+				}
+				depth++
+				keyed = false
+			case '}', ']':
+				depth--
+				keyed = false
+			case ' ', '\t', '\n', '\r', ':':
+			default:
+				keyed = false
+			}
+		}
+	}
+}
+
+// arrayElements returns the elements of the JSON array arr, counting no
+// further than limit+1.
+func arrayElements(arr []byte, limit int) int {
+	n, depth := 0, 0
+	for i := 0; i < len(arr) && n <= limit; i++ {
+		switch c := arr[i]; c {
+		case '"':
+			if depth == 1 && n == 0 {
+				n = 1
+			}
+			end, ok := stringEnd(arr, i+1)
+			if !ok {
+				return n
+			}
+			i = end
+		case '{', '[':
+			if depth == 1 && n == 0 {
+				n = 1
+			}
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r', ':':
+		default: // a number, true, false or null
+			if depth == 1 && n == 0 {
+				n = 1
+			}
+		}
+	}
+	return n
 }
 
 // isKey reports whether the string obj[start:end+1] (quotes included) is

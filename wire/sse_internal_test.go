@@ -41,6 +41,8 @@ func TestSSEFilter(t *testing.T) {
 			good, []DropReason{DropTooManyValues}, 1, false},
 		{"a sampling request with more messages than the bound", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{},{}]}}\n\n" + good,
 			good, []DropReason{DropTooManyValues}, 1, false},
+		{"a sampling request with more content blocks than the bound", "data: {\"jsonrpc\":\"2.0\",\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{\"content\":[1,1]}]}}\n\n" + good,
+			good, []DropReason{DropTooManyValues}, 1, false},
 		{"an oversized event ends the stream", "data: \"" + strings.Repeat("x", 300) + "\n\n" + good, "", []DropReason{DropOversized}, 0, true},
 		{"an oversized line without an end", strings.Repeat("\xff", 300), "", []DropReason{DropOversized}, 0, true},
 		{"garbage lines, many in a row", strings.Repeat("\x00\x01\n\n", maxDroppedRun+3), "",
@@ -48,7 +50,7 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
-			f := sseFilter{max: 256, limits: DecodeLimits{JSONValues: 10, Messages: 1}}
+			f := sseFilter{max: 256, limits: DecodeLimits{JSONValues: 10, Messages: 1, ContentBlocks: 1}}
 			var out []byte
 			var r filtered
 			for in := []byte(c.in); len(in) > 0 && !r.garbage; {

@@ -175,3 +175,23 @@ func TestStandaloneGETRouting(t *testing.T) {
 	}
 	assert.Equal(t, []string{"other"}, base.seen(), "nothing dialed")
 }
+
+// TestStreamBodyHoldsServerRequestsToTheContentBound: on the standalone
+// stream, a sampling request whose messages hold more content blocks than
+// the Transport's MaxContentBlocks is dropped before go-sdk decodes it, and
+// the next event passes; at the bound it is handed on.
+func TestStreamBodyHoldsServerRequestsToTheContentBound(t *testing.T) {
+	sampling := `{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{"messages":[{"content":[{},{}]}]}}`
+	next := "data: " + listChanged + "\n\n"
+	for _, c := range []struct {
+		bound int
+		want  string
+	}{{1, next}, {2, "data: " + sampling + "\n\n" + next}} {
+		base := &cannedStreams{bodies: []string{"data: " + sampling + "\n\n" + next}}
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
+		require.NoError(t, err)
+		b := newStreamBody(NewTransport(Config{Base: base, MaxContentBlocks: c.bound}), req)
+		assert.Equal(t, c.want, readN(t, b, len(c.want), 4096), "MaxContentBlocks %d", c.bound)
+		require.NoError(t, b.Close())
+	}
+}
