@@ -64,8 +64,7 @@ type Supervisor struct {
 	inflight inflight       // what ends them
 	commands inflight       // what ends the commands' contexts (cmdContext)
 
-	startOnce sync.Once
-	stopOnce  sync.Once
+	stopOnce sync.Once // Start runs once by the started flag (a sync.Once would move the Supervisor up a size class)
 
 	regMu sync.Mutex
 	reg   []session // every session not yet closed or detached
@@ -79,7 +78,7 @@ type Supervisor struct {
 	mu      sync.Mutex
 	snap    snapshot
 	changed chan struct{} // closed on the next snapshot change; nil until a waiter asks (changedLocked)
-	started bool
+	started bool          // Start ran: a second does nothing
 	stopped bool
 
 	detaching atomic.Bool // the stop in progress is a Detach
@@ -256,24 +255,22 @@ func decisionOf(d wire.StreamDecision) StreamDecision {
 // returns at once; watch State or WaitForState. Start after Close or Detach
 // does nothing; a second Start does nothing.
 func (s *Supervisor) Start() {
-	s.startOnce.Do(func() {
-		s.mu.Lock()
-		if s.stopped {
-			s.mu.Unlock()
-			return
-		}
-		s.started = true
+	s.mu.Lock()
+	if s.stopped || s.started {
 		s.mu.Unlock()
-		s.inbox.start()
-		mode := fsm.ResumeNone
-		if rs := s.cfg.Resume; rs != nil {
-			mode = fsm.ResumeBlind
-			if rs.InitializeResult != nil {
-				mode = fsm.ResumeKnown
-			}
+		return
+	}
+	s.started = true
+	s.mu.Unlock()
+	s.inbox.start()
+	mode := fsm.ResumeNone
+	if rs := s.cfg.Resume; rs != nil {
+		mode = fsm.ResumeBlind
+		if rs.InitializeResult != nil {
+			mode = fsm.ResumeKnown
 		}
-		s.post(startRequested{mode: mode})
-	})
+	}
+	s.post(startRequested{mode: mode})
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It

@@ -58,12 +58,13 @@ func (t *Transport) admit(req *http.Request, x *Exchange, resp *http.Response, s
 		return t.admitError(req, x, resp, want), nil
 	case x.Method == methodInitialize:
 		if err := validSessionID(HeaderSessionID, resp.Header.Get(HeaderSessionID)); err != nil {
+			refused := err.(*StateError)
 			x.Malformed = true
 			t.mu.Lock()
-			t.refused = err
+			t.refused = refused
 			t.mu.Unlock()
 			t.endRefusedSession(req, resp.Header.Get(HeaderSessionID))
-			return t.rewrite(req, x, resp, "invalid Mcp-Session-Id: "+err.(*StateError).Reason), nil
+			return t.rewrite(req, x, resp, "invalid Mcp-Session-Id: "+refused.Reason), nil
 		}
 	}
 	switch x.ContentType {
