@@ -57,9 +57,9 @@ func contentBlocks(obj []byte, tree blockTree, limit int) int {
 		switch {
 		case d == 1:
 			return nodePayload
-		case d < below && d == 2:
+		case d == 2 && tree == blocksInMessages:
 			return nodeMessages
-		case d < below:
+		case d == 3 && tree == blocksInMessages:
 			return nodeMessage
 		case (d-below)%2 == 0:
 			return belowKind
