@@ -357,6 +357,17 @@ type Config struct {
 	Era Era
 	// Stream is the standalone SSE stream policy. Default StreamAuto.
 	Stream StreamPolicy
+	// Resend chooses whether a failed call is sent again (see
+	// ResendPolicy). Default ResendNever: never replayed.
+	Resend ResendPolicy
+	// DisableRateLimitWindow turns off the rate-limit window. By default,
+	// after a 429 with Retry-After, calls made before the window ends fail
+	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
+	// server's request budget (failure story S4). The window lasts the
+	// Retry-After (at most classify.MaxRetryAfter, 1h: the same value the
+	// call's error and the rate-limit-window event carry); Reconnect ends
+	// it.
+	DisableRateLimitWindow bool
 	// HostileMemory is how long a GET-hostile decision (StreamAuto) is kept
 	// before the stream is tried again. Default 24h.
 	HostileMemory time.Duration
@@ -489,17 +500,6 @@ type Config struct {
 	// Clock from the last publish; each poll lists what the server
 	// declared. Default 1m; negative never polls.
 	CatalogPollInterval time.Duration
-	// Resend chooses whether a failed call is sent again (see
-	// ResendPolicy). Default ResendNever: never replayed.
-	Resend ResendPolicy
-	// DisableRateLimitWindow turns off the rate-limit window. By default,
-	// after a 429 with Retry-After, calls made before the window ends fail
-	// at once with the 429's verdict (ErrRateLimited) instead of feeding the
-	// server's request budget (failure story S4). The window lasts the
-	// Retry-After (at most classify.MaxRetryAfter, 1h: the same value the
-	// call's error and the rate-limit-window event carry); Reconnect ends
-	// it.
-	DisableRateLimitWindow bool
 	// MinListTTL bounds from below how often a list is re-fetched because
 	// its ttlMs ran out (SEP-2549: a 2026-07-28 server's hint of how long a
 	// list result stays fresh). Each list result whose ttlMs is positive

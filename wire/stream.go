@@ -379,8 +379,8 @@ type streamBody struct {
 	wait     time.Duration               // before the next attempt
 	declined bool                        // the server offers no standalone stream: hold for good
 	listen   bool                        // a 2026-07-28 subscriptions/listen stream (listen.go), not the GET
-	authWait <-chan struct{}             // closed once the credential is accepted again; nil when not waiting
 	ended    bool                        // the session is gone: deliver EOF once out is drained
+	authWait <-chan struct{}             // closed once the credential is accepted again; nil when not waiting
 	filter   sseFilter
 	out      []byte // events for go-sdk not yet delivered
 	off      int    // bytes of out already delivered
