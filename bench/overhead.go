@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -34,6 +35,11 @@ type OverheadResult struct {
 	// PairedRatio and WirePairedRatio are the medians of SetupRatios and
 	// WireSetupRatios.
 	PairedRatio, WirePairedRatio float64
+	// PairedInterval and WirePairedInterval bound the medians with at
+	// least 95% confidence (see [medianInterval]): the setups are the
+	// samples, since what differs between setups is what moves a ratio
+	// most. Zero with too few setups for such an interval (fewer than 6).
+	PairedInterval, WirePairedInterval Interval
 	// CPURatio and WireCPURatio are the process's CPU time per call
 	// through the supervised (wire-only) client over bare go-sdk's, all
 	// rounds of all setups (zero where CPU time cannot be read).
@@ -92,6 +98,8 @@ func CallOverhead(ctx context.Context, setups, rounds, callsPerRound int, ownCon
 	}
 	res.PairedRatio = median(res.SetupRatios)
 	res.WirePairedRatio = median(res.WireSetupRatios)
+	res.PairedInterval = medianInterval(res.SetupRatios)
+	res.WirePairedInterval = medianInterval(res.WireSetupRatios)
 	for c, f := range []*CallFigures{&res.Supervised, &res.Wire, &res.Bare} {
 		f.Median = median(all.times[c])
 		f.CPU = all.cpu[c] / time.Duration(len(all.times[c])*callsPerRound)
@@ -205,6 +213,51 @@ func median[T ~int64 | ~float64](xs []T) T {
 		return (s[n/2-1] + s[n/2]) / 2
 	}
 	return s[n/2]
+}
+
+// Interval is a confidence interval of a median: Lo and Hi, the Rank-th
+// smallest and the Rank-th largest of the samples, bound it with
+// probability at least Level (0 to 1). The zero Interval is none.
+type Interval struct {
+	Lo, Hi, Level float64
+	Rank          int
+}
+
+// medianInterval is the distribution-free confidence interval of the median
+// of the population xs were drawn from: the k-th smallest and the k-th
+// largest of xs, k the largest for which the chance that fewer than k
+// samples fall below the median, Binomial(n, 1/2), is at most 2.5%, so
+// the interval holds the median with probability at least 95% (its exact
+// level is reported). It assumes no more than independent samples of one
+// distribution. Fewer than 6 samples give no such interval: the zero
+// Interval.
+func medianInterval(xs []float64) Interval {
+	n := len(xs)
+	// below is P(B <= j) for B ~ Binomial(n, 1/2); tail is P(B < k).
+	var tail, below float64
+	k := 0
+	for j := 0; j < n; j++ {
+		below += binomialHalf(n, j)
+		if below > 0.025 {
+			break
+		}
+		k, tail = j+1, below
+	}
+	if k == 0 {
+		return Interval{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return Interval{Lo: s[k-1], Hi: s[n-k], Level: 1 - 2*tail, Rank: k}
+}
+
+// binomialHalf is P(B = j) for B ~ Binomial(n, 1/2).
+func binomialHalf(n, j int) float64 {
+	p := math.Pow(0.5, float64(n))
+	for i := range j {
+		p = p * float64(n-i) / float64(i+1)
+	}
+	return p
 }
 
 // allocsPerCall returns allocations, bytes and goroutines started per call

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -260,6 +261,29 @@ func ratios(rs []float64) string {
 	return strings.Join(parts, ", ")
 }
 
+// interval renders a confidence interval after its value: "" for none.
+func interval(i Interval) string {
+	if i.Level == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%.3f to %.3f)", i.Lo, i.Hi)
+}
+
+// ordinal renders 1 as "1st", 2 as "2nd", 7 as "7th".
+func ordinal(k int) string {
+	suffix := "th"
+	switch {
+	case k%100 >= 11 && k%100 <= 13:
+	case k%10 == 1:
+		suffix = "st"
+	case k%10 == 2:
+		suffix = "nd"
+	case k%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(k) + suffix
+}
+
 // cpuRatio renders a CPU ratio; zero is one the platform could not
 // measure.
 func cpuRatio(r float64) string {
@@ -292,10 +316,13 @@ func RenderOverhead(o OverheadResult) string {
 		row := func(name string, f CallFigures, ratio, cpuRatio string) {
 			p("| %s | %s | %s | %s | %s | %.0f | %.0f | %.2f |\n", name, us(f.Median), ratio, us(f.CPU), cpuRatio, f.Allocs, f.Bytes, f.Goroutines)
 		}
-		row(string(Supervised), o.Supervised, fmt.Sprintf("**%.3f**", o.PairedRatio), cpuRatio(o.CPURatio))
-		row("mcpsup wire layer alone", o.Wire, fmt.Sprintf("%.3f", o.WirePairedRatio), cpuRatio(o.WireCPURatio))
+		row(string(Supervised), o.Supervised, fmt.Sprintf("**%.3f**%s", o.PairedRatio, interval(o.PairedInterval)), cpuRatio(o.CPURatio))
+		row("mcpsup wire layer alone", o.Wire, fmt.Sprintf("%.3f%s", o.WirePairedRatio, interval(o.WirePairedInterval)), cpuRatio(o.WireCPURatio))
 		row(string(BareSDK), o.Bare, "1", "1")
 		p("| **mcpsup extra** | %.3f of the medians | | %+.1f µs | | **%+.0f** | **%+.0f** | **%+.2f** |\n\n", o.Ratio(), float64(o.Supervised.CPU-o.Bare.CPU)/float64(time.Microsecond), o.Supervised.Allocs-o.Bare.Allocs, o.Supervised.Bytes-o.Bare.Bytes, o.Supervised.Goroutines-o.Bare.Goroutines)
+		if o.PairedInterval.Level > 0 {
+			p("The interval after a paired ratio holds the median over setups with probability at least %.0f%% (the %s smallest and %s largest of the %d setups' ratios; distribution-free, the setups taken as independent samples).\n\n", 100*o.PairedInterval.Level, ordinal(o.PairedInterval.Rank), ordinal(o.PairedInterval.Rank), len(o.SetupRatios))
+		}
 		p("Paired ratio per setup: mcpsup %s; wire layer alone %s.\n\n", ratios(o.SetupRatios), ratios(o.WireSetupRatios))
 	}
 	return b.String()
