@@ -23,7 +23,10 @@
 // # Names
 //
 // An item's qualified name is Config.Naming(server, item), `server__item` by
-// default. A name that does not match `^[a-zA-Z0-9_-]{1,64}$` (the tool name
+// default, the item's name read with the secrets the hub knows masked (the
+// servers' header and env values, their URLs' credentials: see Events), so
+// that a secret a server puts in an item's name reaches neither the name a
+// model sees nor an event. A name that does not match `^[a-zA-Z0-9_-]{1,64}$` (the tool name
 // rule of OpenAI's and Anthropic's APIs) keeps its valid bytes (others become
 // '_'), cut to 53 bytes, plus '_' and a 10-digit hex hash of the server and
 // item names: stable across runs and valid. When two items ask for one

@@ -581,3 +581,36 @@ func TestNameCollisionEventsAreBoundedPerChange(t *testing.T) {
 	require.LessOrEqual(t, named, 16)
 	require.Len(t, cols, named+1)
 }
+
+// A server that puts a secret the hub knows (a header value of its
+// configuration) in a tool's name: the qualified name, which the model and
+// every event see, is made of the name with the secret masked, also where
+// the name pattern would have changed the secret's bytes ('.', '/', '+'
+// become '_', which the redactor no longer knew); calls still route by it.
+func TestSecretsInItemNamesReachNoQualifiedName(t *testing.T) {
+	const token = "ghp.Zq8vN3xP0aLr/7TmK2wYc+Q"
+	f := newFixture(t, map[string]mcptest.Options{"s": {WithoutTools: true, Tools: 1}})
+	f.servers["s"].AddTool("t " + token)
+	h := hub.New(f.config(nil))
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "s", URL: f.servers["s"].URL(), Headers: map[string]string{"X-Upstream": token}}))
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+	require.Eventually(t, func() bool { return len(h.Tools()) == 2 }, 10*time.Second, 10*time.Millisecond, "%v", names(h.Tools()))
+
+	var qualified string
+	for _, tl := range h.Tools() {
+		require.NotContains(t, tl.Name, "Zq8vN3xP0aLr", "the secret's bytes in a qualified name")
+		if tl.ID == "t "+token {
+			qualified = tl.Name
+		}
+	}
+	require.Regexp(t, `^s__t__redacted__[0-9a-f]{10}$`, qualified)
+	for _, ev := range f.rec.Events() {
+		b, err := ev.MarshalJSON()
+		require.NoError(t, err)
+		require.NotContains(t, string(b), "Zq8vN3xP0aLr", "the secret's bytes in a %s event", ev.Kind)
+	}
+	_, err := h.CallTool(f.ctx, &mcp.CallToolParams{Name: qualified, Arguments: mcptest.EchoArgs{Text: "hi"}})
+	require.NoError(t, err, "the masked name routes to its tool")
+	require.Equal(t, 1, f.servers["s"].Log().Count("tools/call"))
+}

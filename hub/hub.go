@@ -210,13 +210,22 @@ func New(cfg Config) *Hub {
 	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, adding: map[string]bool{}, changed: make(chan struct{})}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
 	h.leaser, _ = cfg.Store.(Leaser)
-	h.tools = newMerged(cfg.Naming, func(t *mcp.Tool) string { return t.Name }, func(t *mcp.Tool) string { return t.Name },
+	h.tools = newMerged(cfg.Naming, func(t *mcp.Tool) string { return t.Name }, masked(h, func(t *mcp.Tool) string { return t.Name }),
 		func(t *mcp.Tool, n string) *mcp.Tool { c := *t; c.Name = n; return &c })
-	h.prompts = newMerged(cfg.Naming, func(p *mcp.Prompt) string { return p.Name }, func(p *mcp.Prompt) string { return p.Name },
+	h.prompts = newMerged(cfg.Naming, func(p *mcp.Prompt) string { return p.Name }, masked(h, func(p *mcp.Prompt) string { return p.Name }),
 		func(p *mcp.Prompt, n string) *mcp.Prompt { c := *p; c.Name = n; return &c })
-	h.resources = newMerged(cfg.Naming, func(r *mcp.Resource) string { return r.URI }, resourceLabel,
+	h.resources = newMerged(cfg.Naming, func(r *mcp.Resource) string { return r.URI }, masked(h, resourceLabel),
 		func(r *mcp.Resource, n string) *mcp.Resource { c := *r; c.Name = n; return &c })
 	return h
+}
+
+// masked is label with the servers' secrets masked by the hub's redactor:
+// a qualified name is made of it, and a secret a server puts in an item's
+// name (one of its env values, say) would otherwise reach the qualified
+// name, and every event naming it, with its bytes outside the name pattern
+// replaced, where the redactor no longer knows it.
+func masked[T any](h *Hub, label func(*T) string) func(*T) string {
+	return func(it *T) string { return h.redact.Text(label(it)) }
 }
 
 func resourceLabel(r *mcp.Resource) string {

@@ -73,8 +73,10 @@ const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
 //	{"version": 1, "server": "<name>", "resume": {…supervisor.ResumeState…}}
 //
 // named after the server (its bytes outside [a-zA-Z0-9_-] replaced, with a
-// short hash when it had to be changed), so two names never share a file and
-// a file copied under another server's name is refused as ErrForeign.
+// short hash when it had to be changed; see [FileStore.Path]), so two names
+// never share a file and a file copied under another server's name is
+// refused as ErrForeign. A path that is not a regular file (a named pipe, a
+// device) is refused as ErrCorrupt without waiting on it.
 // Safe for concurrent use by distinct servers.
 type FileStore struct {
 	// Dir is the directory; required.
@@ -96,13 +98,32 @@ func (s *FileStore) max() int64 {
 	return DefaultMaxFileBytes
 }
 
-// Path returns the file that holds the server's state.
+// Path returns the file that holds the server's state: the name as it is
+// when it is a ValidName of at most 40 bytes that does not end as a
+// changed name does ('_' and hashLen hex digits); otherwise the name
+// changed as a qualified name is (its invalid bytes '_', cut, '_' and a
+// short hash of it), so that no name used as it is can be another's
+// changed one.
 func (s *FileStore) Path(server string) string {
 	name := server
-	if !ValidName(server) || len(server) > 40 {
+	if !ValidName(server) || len(server) > 40 || endsAsHashed(server) {
 		name = hashed(server, server, "")
 	}
 	return filepath.Join(s.Dir, name+".json")
+}
+
+// endsAsHashed reports whether name ends as [hashed] ends its names: '_'
+// and hashLen lower-case hex digits.
+func endsAsHashed(name string) bool {
+	if len(name) < hashLen+1 || name[len(name)-hashLen-1] != '_' {
+		return false
+	}
+	for _, c := range []byte(name[len(name)-hashLen:]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Load reads the server's file; see Store.
@@ -111,7 +132,7 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	if err := ctx.Err(); err != nil {
 		return nil, fail(err)
 	}
-	f, err := os.Open(s.Path(server))
+	f, err := openStateFile(s.Path(server))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(ErrNotFound)
 	}
@@ -119,6 +140,9 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 		return nil, fail(err)
 	}
 	defer f.Close()
+	if err := regularFile(f); err != nil {
+		return nil, fail(err) // a named pipe or a device would block the read, or never end
+	}
 	data, err := io.ReadAll(io.LimitReader(f, s.max()+1))
 	if err != nil {
 		return nil, fail(err)
@@ -141,6 +165,25 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 		return nil, fail(errors.Join(ErrCorrupt, err))
 	}
 	return rs, nil
+}
+
+// regularFile refuses, as ErrCorrupt, an opened state file that is not a
+// regular file (a named pipe, a device, a directory, also behind a symlink).
+func regularFile(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return notRegular(f.Name(), fi)
+}
+
+// notRegular is the ErrCorrupt of a path whose file fi is not a regular
+// file; nil when it is one.
+func notRegular(path string, fi fs.FileInfo) error {
+	if fi.Mode().IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is not a regular file (%s)", ErrCorrupt, path, fi.Mode().Type())
 }
 
 // Save writes the server's file atomically; see FileStore.

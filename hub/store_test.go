@@ -36,6 +36,10 @@ func TestFileStoreRoundTripAndBounds(t *testing.T) {
 	require.NoError(t, s.Save(ctx, "../evil/name", rs))
 	require.Equal(t, dir, filepath.Dir(s.Path("../evil/name")))
 	require.NotEqual(t, s.Path("a/b"), s.Path("a_b"), "names that sanitise alike keep their own files")
+	changed := strings.TrimSuffix(filepath.Base(s.Path("a b")), ".json") // a_b_ and a hash
+	require.True(t, hub.ValidName(changed))
+	require.NotEqual(t, s.Path("a b"), s.Path(changed), "a name written as another's changed one keeps its own file")
+	require.Equal(t, filepath.Join(dir, "a_b_not-a-hash.json"), s.Path("a_b_not-a-hash"), "a name that only looks close is kept")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 2, "no temporary file left behind")
