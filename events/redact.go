@@ -331,6 +331,64 @@ func (r *Redactor) AddEndpointSecrets(endpoint string) {
 	}
 }
 
+// AddCommandLineSecrets registers what a command line (a stdio server's
+// arguments) may carry as a credential: the value of every argument named
+// as a credential (see [Redactor]'s credential names), written as
+// `--name value`, `-name value`, `--name=value` or `name=value`, or as a
+// header, `Name: value` (a "Bearer " or "Basic " before the value is not
+// part of it); and what an http or https URL among the arguments carries
+// ([Redactor.AddEndpointSecrets]: an mcp-remote style proxy's upstream).
+// Values shorter than [MinSessionIDLen] bytes are not registered
+// ([Redactor.AddLikelySecret]). A flag named as a credential that takes no
+// value (`--no-auth DIR`) has its next argument masked all the same, a
+// word lost from the events rather than a credential kept in them.
+func (r *Redactor) AddCommandLineSecrets(args []string) {
+	for i, arg := range args {
+		if strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://") {
+			r.AddEndpointSecrets(arg)
+			continue
+		}
+		if v, ok := headerValue(arg); ok {
+			r.addCredentialValue(v)
+			continue
+		}
+		flag := strings.TrimLeft(arg, "-")
+		if name, value, ok := strings.Cut(flag, "="); ok {
+			if isCredentialName(name) {
+				r.addCredentialValue(value)
+			} else if v, ok := headerValue(value); ok { // --header=Authorization: Bearer x
+				r.addCredentialValue(v)
+			}
+			continue
+		}
+		if flag != arg && isCredentialName(flag) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			r.addCredentialValue(args[i+1])
+		}
+	}
+}
+
+// headerValue returns the value of s written as a header whose name is a
+// credential's (`Authorization: Bearer x`, `X-Api-Key: x`).
+func headerValue(s string) (string, bool) {
+	name, value, ok := strings.Cut(s, ":")
+	if !ok || !isCredentialName(strings.TrimSpace(name)) {
+		return "", false
+	}
+	return value, true
+}
+
+// addCredentialValue registers v, a credential's value, without the
+// authorization scheme that may start it.
+func (r *Redactor) addCredentialValue(v string) {
+	v = strings.TrimSpace(v)
+	for _, scheme := range []string{"Bearer ", "Basic "} {
+		if len(v) > len(scheme) && strings.EqualFold(v[:len(scheme)], scheme) {
+			v = strings.TrimSpace(v[len(scheme):])
+		}
+	}
+	r.AddLikelySecret(v)
+}
+
 // addPathSecret registers seg, a path segment of an endpoint escaped or
 // not, when it has minPathSecret bytes or more and reads as a key.
 func (r *Redactor) addPathSecret(seg string) {

@@ -385,3 +385,31 @@ func TestSecretRegisteredTwiceIsForgottenTwice(t *testing.T) {
 	r.ForgetSecret(s)
 	require.Contains(t, r.Text("token "+s), s)
 }
+
+// A command line's credentials are registered wherever a stdio server's
+// configuration writes them: after a flag named as a credential, in a
+// flag's or an assignment's value, in a header (its scheme not part of the
+// value), in an upstream URL; the other arguments are not, and a short
+// value is not.
+func TestCommandLineSecrets(t *testing.T) {
+	secret := func(i int) string { return fmt.Sprintf("cred%d-Zq8vN3xP0aLr7TmK", i) }
+	args := []string{
+		"-y", "@modelcontextprotocol/server-github", "/home/user/projects",
+		"--api-key", secret(1),
+		"--token=" + secret(2),
+		"GITHUB_PERSONAL_ACCESS_TOKEN=" + secret(3),
+		"--header", "Authorization: Bearer " + secret(4),
+		"--header=X-Api-Key: " + secret(5),
+		"https://upstream.example/mcp?k=" + secret(6),
+		"-password", secret(7),
+		"--auth", "no", // too short to be taken for a secret
+		"--verbose", "--port", "8080",
+	}
+	var r events.Redactor
+	r.AddCommandLineSecrets(args)
+	for i := 1; i <= 7; i++ {
+		require.NotContains(t, r.Text("server said "+secret(i)), secret(i), "secret %d", i)
+	}
+	kept := "no @modelcontextprotocol/server-github /home/user/projects --verbose 8080 Authorization"
+	require.Equal(t, kept, r.Text(kept))
+}

@@ -43,8 +43,9 @@
 // server's name, followed by the hub's own (KindMergedCatalogChanged with the
 // diff, KindNameCollision, KindStoreFailed, KindConfigWarning,
 // KindServerAdded, KindServerRemoved). The servers' header and env values
-// of at least events.MinSessionIDLen bytes are registered as secrets of the
-// hub's events.Redactor (events.Redactor.AddLikelySecret): masked in every event,
+// of at least events.MinSessionIDLen bytes, and the credentials their args
+// carry (events.Redactor.AddCommandLineSecrets), are registered as secrets of
+// the hub's events.Redactor (events.Redactor.AddLikelySecret): masked in every event,
 // in the supervisors' logs and in the hub's errors. The supervisor's own
 // *supervisor.CallError text (reached through errors.As) masks only what its
 // own redactor knows (session ids, URL credentials); print the hub's error.

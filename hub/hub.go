@@ -293,6 +293,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	for _, v := range sc.Env {
 		h.redact.AddLikelySecret(v)
 	}
+	h.redact.AddCommandLineSecrets(sc.Args)
 	e := &entry{name: sc.Name, sc: sc}
 	e.ctx, e.stop = context.WithCancel(h.life)
 	// A stdio server is a process of this replica's own: never leased.

@@ -69,7 +69,11 @@ type Command struct {
 	// the start's error, retried on the Backoff schedule, forever unless
 	// Backoff.MaxAttempts or MaxElapsed bounds it.
 	Path string
-	// Args are the arguments after the program's name.
+	// Args are the arguments after the program's name. The credentials
+	// they carry (a value after a flag named as a credential, such as
+	// `--api-key VALUE`, a credential header, an upstream URL's query and
+	// userinfo: events.Redactor.AddCommandLineSecrets) are masked in events,
+	// errors and logs, as Env's values are.
 	Args []string
 	// Env holds "KEY=value" entries added to the environment the
 	// supervisor's own process runs in; an entry overrides a variable of

@@ -417,6 +417,20 @@ func TestCommandEnvValuesAreMasked(t *testing.T) {
 	require.NotContains(t, r.logs.String(), token)
 }
 
+// TestCommandArgCredentialsAreMasked: a credential passed on the command
+// line (`-api-key VALUE`, as many stdio servers take their token) is masked
+// as Env's values are, where a server that logs its configuration writes it.
+func TestCommandArgCredentialsAreMasked(t *testing.T) {
+	const token = "sk-0123456789abcdefXYZ"
+	r := newStdioRig(t, Config{}, "-api-key", token)
+	r.sup.Start()
+	r.ready()
+	FlushEvents(r.sup)
+	require.Eventually(t, func() bool { return strings.Contains(r.logs.String(), "configured with api key") }, stdioTimeout, time.Millisecond)
+	require.Contains(t, r.logs.String(), "configured with api key [redacted]")
+	require.NotContains(t, r.logs.String(), token)
+}
+
 // syncBuffer is a log destination safe for concurrent writes.
 type syncBuffer struct {
 	mu sync.Mutex

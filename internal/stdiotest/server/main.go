@@ -39,6 +39,7 @@ func main() {
 	garbage := flag.String("garbage-at-start", "", "print this line on stdout before serving")
 	huge := flag.Int("huge-line-at-start", 0, "print a line of this many bytes on stdout before serving, written without a newline until the end")
 	stderrStart := flag.String("stderr-at-start", "", "write this line on stderr before serving")
+	apiKey := flag.String("api-key", "", "a credential, written on stderr before serving as a careless server logs its configuration")
 	child := flag.Bool("child", false, "start a child process in the process group")
 	sleeper := flag.Bool("sleeper", false, "be the child: block until killed")
 	flag.Parse()
@@ -57,6 +58,9 @@ func main() {
 			os.Exit(1)
 		}
 		childPID = c.Process.Pid
+	}
+	if *apiKey != "" {
+		fmt.Fprintln(os.Stderr, "configured with api key "+*apiKey)
 	}
 	if *stderrStart != "" {
 		fmt.Fprintln(os.Stderr, *stderrStart)
