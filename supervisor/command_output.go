@@ -33,7 +33,13 @@ type stdoutFilter struct {
 	max     int                     // Command.MaxLineBytes
 	dropped func(n int, why string) // called for every dropped line, n counting from 1
 	count   atomic.Int64
+	line    []byte // the line being read (copyLines' own)
 }
+
+// keptLine is the most a line's buffer keeps between lines: one line near
+// Command.MaxLineBytes (16 MiB) would otherwise hold its buffer for the
+// process's life, per stdio server of a hub.
+const keptLine = 64 << 10
 
 // maxQuoted bounds how much of a dropped line an event quotes.
 const maxQuoted = 120
@@ -44,7 +50,8 @@ const maxQuoted = 120
 // pipe. It returns r's error (nil at EOF).
 func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var line []byte
+	line := f.line[:0]
+	defer func() { f.line = line }()
 	tooLong := false
 	writable := true
 	for {
@@ -80,6 +87,9 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 			}
 		}
 		line, tooLong = line[:0], false
+		if cap(line) > keptLine {
+			line = nil // a long line's buffer goes with it
+		}
 		if err != nil {
 			if err == io.EOF {
 				return nil

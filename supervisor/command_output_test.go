@@ -43,6 +43,22 @@ func TestStdoutFilterPassesOnlyJSONRPCMessages(t *testing.T) {
 	assert.Equal(t, int64(5), f.count.Load())
 }
 
+// TestStdoutFilterKeepsNoLongLinesBuffer: a message near the bound passes,
+// and its buffer is not held for the lines after it (a hub holds a filter
+// per stdio server for each process's life); short lines keep theirs.
+func TestStdoutFilterKeepsNoLongLinesBuffer(t *testing.T) {
+	head, tail := `{"jsonrpc":"2.0","id":1,"result":{"t":"`, `"}}`
+	long := head + strings.Repeat("x", 1<<20) + tail
+	const short = `{"jsonrpc":"2.0","id":2,"result":{}}`
+	f := &stdoutFilter{max: 2 << 20}
+	var out bytes.Buffer
+	require.NoError(t, f.copyLines(strings.NewReader(long+"\n"+short+"\n"), &out))
+	require.Equal(t, long+"\n"+short+"\n", out.String())
+	require.LessOrEqual(t, cap(f.line), keptLine, "the long line's buffer is kept")
+	require.NoError(t, f.copyLines(strings.NewReader(short+"\n"+short+"\n"), &out))
+	require.Positive(t, cap(f.line), "a short line's buffer is kept for the next")
+}
+
 // TestStdoutFilterBoundIsTheLinesBytes: a message of MaxLineBytes bytes
 // passes, before a line break and as the last line without one; a byte more
 // is dropped in both places.
