@@ -79,6 +79,16 @@ const (
 	// each have one, then every 1024th. Fields: Detail (the bound, how many
 	// were dropped), Generation.
 	KindResponseDropped Kind = "response-dropped"
+	// KindServerRequestRefused: a request of the server's (ping,
+	// roots/list, sampling/createMessage, elicitation/create) was answered
+	// with a JSON-RPC error (-32603, internal error, its message naming
+	// the bound) without reaching its handler, because as many of the
+	// server's requests as the client allows were being handled or
+	// answered already (a server sending requests faster than the host's
+	// handlers end them); the session is unaffected. The first 16 of a
+	// session each have one, then every 1024th. Fields: Detail (the
+	// method, the bound, how many were refused), Generation.
+	KindServerRequestRefused Kind = "server-request-refused"
 	// KindStdoutLineDropped: a stdio server wrote a line on stdout that is
 	// not one JSON-RPC message (a log line, a batch, an oversized line) or
 	// that answers an id no request carried; it was not handed to go-sdk

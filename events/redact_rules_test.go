@@ -165,7 +165,7 @@ func TestShortSessionIDs(t *testing.T) {
 // vocabulary is every fixed word an event may carry.
 var vocabulary = []string{
 	string(events.KindTransition), string(events.KindProbeReport), string(events.KindCatalogChanged), string(events.KindCallFailed),
-	string(events.KindStreamDisabled), string(events.KindStreamEnabled), string(events.KindStreamEventDropped), string(events.KindStreamDeclined), string(events.KindResponseDropped),
+	string(events.KindStreamDisabled), string(events.KindStreamEnabled), string(events.KindStreamEventDropped), string(events.KindStreamDeclined), string(events.KindResponseDropped), string(events.KindServerRequestRefused),
 	string(events.KindRetryScheduled), string(events.KindRateLimitWindow),
 	string(events.KindSessionOpened), string(events.KindSessionEnded), string(events.KindCallResent), "session-verified",
 	events.DeliveryNotSent, events.DeliveryOutcomeUnknown,

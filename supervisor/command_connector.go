@@ -57,7 +57,8 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	if err != nil {
 		return nil, err
 	}
-	cl := c.s.sessionClient(spec.hooks, stdioFacts) // stdioFacts in place of the wire layer's facts
+	reqs := c.s.serverRequests(spec.gen)
+	cl := c.s.sessionClient(spec.hooks, reqs, stdioFacts) // stdioFacts in place of the wire layer's facts
 	c.s.roots.attach(cl)
 	c.mu.Lock()
 	version := c.version
@@ -69,6 +70,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		limits: cfg.AnswerLimits.decodeLimits(cfg.MaxItems)}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
+		reqs.end()
 		c.s.roots.detach(cl)
 		if ctx.Err() != nil {
 			p.stop() // the handshake took too long: the process is of no use
@@ -81,7 +83,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		}
 		return nil, err
 	}
-	sess := &commandSession{Lister: probes.SessionLister(cs), sdkCalls: sdkCalls{cs}, p: p, unroot: func() { c.s.roots.detach(cl) }}
+	sess := &commandSession{Lister: probes.SessionLister(cs), sdkCalls: sdkCalls{cs}, p: p, unroot: func() { c.s.roots.detach(cl) }, requests: reqs}
 	if res := cs.InitializeResult(); res != nil {
 		sess.version = res.ProtocolVersion
 		c.mu.Lock()
@@ -394,6 +396,9 @@ type commandSession struct {
 	ka      *keepalive // nil without Config.KeepAlive
 	unroot  func()
 	endOnce sync.Once
+	// requests ends the server's requests' handlers before the session's
+	// Close waits for them.
+	requests *serverRequests
 }
 
 func (c *commandSession) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
@@ -446,6 +451,7 @@ func (c *commandSession) Close() error {
 	c.endOnce.Do(func() {
 		c.ka.stop()
 		c.unroot()
+		c.requests.end()
 		c.p.stop() // first: the stop's steps are the process's to report
 		_ = c.cs.Close()
 		c.p.wait()

@@ -42,10 +42,12 @@ func (c *wireConnector) Attach(ctx context.Context, spec dialSpec) (session, err
 // connect opens a session with open and learns the era it negotiated.
 func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Session, error)) (session, error) {
 	w := &wireWatch{}
-	opts := c.options(spec, w)
+	reqs := c.s.serverRequests(spec.gen)
+	opts := c.options(spec, w, reqs)
 	c.s.roots.attach(opts.Client) // the roots, and their later changes
 	ws, err := open(opts)
 	if err != nil {
+		reqs.end()
 		c.s.roots.detach(opts.Client)
 		c.era.dialFailed(err)
 		return nil, err
@@ -59,6 +61,7 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	}
 	c.watchEra(spec.gen, ws, w)
 	sess := newWireSession(ws, w)
+	sess.requests = reqs
 	cl := opts.Client // captured alone: opts would stay on the heap with the session
 	sess.unroot = func() { c.s.roots.detach(cl) }
 	if every := c.s.cfg.KeepAlive; every > 0 {
@@ -67,13 +70,13 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	return sess, nil
 }
 
-func (c *wireConnector) options(spec dialSpec, w *wireWatch) wire.Options {
+func (c *wireConnector) options(spec dialSpec, w *wireWatch, reqs *serverRequests) wire.Options {
 	cfg := c.s.cfg
 	era, fallback := c.era.next(cfg.Clock.Now())
 	opts := wire.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
-		Client:     c.client(spec.hooks),
+		Client:     c.client(spec.hooks, reqs),
 		Era:        era,
 		Wire: wire.Config{
 			Switch:               c.s.streams, // every session inherits the decision
@@ -125,15 +128,15 @@ func (c *wireConnector) droppedResponse(gen uint64) func(*wire.ResponseDroppedEr
 
 // client builds the go-sdk client of one session, with the wire layer's
 // facts on every request's error.
-func (c *wireConnector) client(h sessionHooks) *mcp.Client {
-	return c.s.sessionClient(h, wire.FactsMiddleware())
+func (c *wireConnector) client(h sessionHooks, reqs *serverRequests) *mcp.Client {
+	return c.s.sessionClient(h, reqs, wire.FactsMiddleware())
 }
 
 // sessionClient builds the go-sdk client of one session of either
 // connector: the host's options with the list-changed and progress handlers
 // chained to the supervisor's, facts innermost (they tell classify how far
 // each request got), then the host's middleware.
-func (s *Supervisor) sessionClient(h sessionHooks, facts mcp.Middleware) *mcp.Client {
+func (s *Supervisor) sessionClient(h sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
 	cfg := s.cfg
 	opts := cfg.ClientOptions
 	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.KeepAlive
@@ -148,6 +151,7 @@ func (s *Supervisor) sessionClient(h sessionHooks, facts mcp.Middleware) *mcp.Cl
 	// the host's middleware wraps them and sees those errors.
 	cl.AddSendingMiddleware(facts, noListCache(h.listTTL))
 	cl.AddSendingMiddleware(present(cfg.SendingMiddleware)...)
+	cl.AddReceivingMiddleware(reqs.middleware) // innermost: the host's sees its refusals
 	cl.AddReceivingMiddleware(present(cfg.ReceivingMiddleware)...)
 	return cl
 }
@@ -256,6 +260,9 @@ type wireSession struct {
 	watch  *wireWatch
 	ka     *keepalive // nil without Config.KeepAlive
 	unroot func()     // stops root changes reaching the session's client
+	// requests ends the server's requests' handlers before the session's
+	// Close waits for them.
+	requests *serverRequests
 }
 
 func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
@@ -297,6 +304,7 @@ func (w *wireSession) Close() error  { w.end(); return w.ws.Close() }
 func (w *wireSession) Detach() error { w.end(); return w.ws.Detach() }
 
 func (w *wireSession) end() {
+	w.requests.end() // before go-sdk's Close, which waits for the handlers
 	w.ka.stop()
 	if w.unroot != nil {
 		w.unroot()

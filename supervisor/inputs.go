@@ -75,6 +75,12 @@ type (
 		gen    uint64
 		detail string
 	}
+	// serverRequestRefused: a request of the server's on the session of
+	// generation gen was refused past the bound (serverRequests).
+	serverRequestRefused struct {
+		gen    uint64
+		detail string
+	}
 )
 
 // From timers: a retry is due; the re-list gap passed; a catalog poll is
@@ -131,6 +137,10 @@ func (in streamEventDropped) take(s *Supervisor) {
 
 func (in responseDropped) take(s *Supervisor) {
 	s.emitEvent(events.Event{Kind: events.KindResponseDropped, Generation: in.gen, Detail: in.detail})
+}
+
+func (in serverRequestRefused) take(s *Supervisor) {
+	s.emitEvent(events.Event{Kind: events.KindServerRequestRefused, Generation: in.gen, Detail: in.detail})
 }
 
 func (in streamChanged) take(s *Supervisor) {

@@ -52,21 +52,22 @@ type Kind = events.Kind
 
 // The event kinds, re-exported from events (which documents each).
 const (
-	KindTransition         = events.KindTransition
-	KindProbeReport        = events.KindProbeReport
-	KindCatalogChanged     = events.KindCatalogChanged
-	KindCallFailed         = events.KindCallFailed
-	KindCallResent         = events.KindCallResent
-	KindStreamDisabled     = events.KindStreamDisabled
-	KindStreamEnabled      = events.KindStreamEnabled
-	KindStreamEventDropped = events.KindStreamEventDropped
-	KindStreamDeclined     = events.KindStreamDeclined
-	KindRetryScheduled     = events.KindRetryScheduled
-	KindRateLimitWindow    = events.KindRateLimitWindow
-	KindSessionOpened      = events.KindSessionOpened
-	KindSessionEnded       = events.KindSessionEnded
-	KindResponseDropped    = events.KindResponseDropped
-	KindStdoutLineDropped  = events.KindStdoutLineDropped
-	KindProcessExited      = events.KindProcessExited
-	KindEraChanged         = events.KindEraChanged
+	KindTransition           = events.KindTransition
+	KindProbeReport          = events.KindProbeReport
+	KindCatalogChanged       = events.KindCatalogChanged
+	KindCallFailed           = events.KindCallFailed
+	KindCallResent           = events.KindCallResent
+	KindStreamDisabled       = events.KindStreamDisabled
+	KindStreamEnabled        = events.KindStreamEnabled
+	KindStreamEventDropped   = events.KindStreamEventDropped
+	KindStreamDeclined       = events.KindStreamDeclined
+	KindRetryScheduled       = events.KindRetryScheduled
+	KindRateLimitWindow      = events.KindRateLimitWindow
+	KindSessionOpened        = events.KindSessionOpened
+	KindSessionEnded         = events.KindSessionEnded
+	KindResponseDropped      = events.KindResponseDropped
+	KindServerRequestRefused = events.KindServerRequestRefused
+	KindStdoutLineDropped    = events.KindStdoutLineDropped
+	KindProcessExited        = events.KindProcessExited
+	KindEraChanged           = events.KindEraChanged
 )

@@ -1,0 +1,178 @@
+package supervisor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// samplingServer is an MCP server (2025-11-25, one tool) that sends n
+// sampling/createMessage requests on the standalone stream, then holds it,
+// and counts the JSON-RPC errors of the responses it is sent, by code.
+type samplingServer struct {
+	n      int
+	mu     sync.Mutex
+	errors map[int]int // JSON-RPC error code -> responses with it
+	ok     int         // responses with a result
+}
+
+func (s *samplingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for i := 1; i <= s.n; i++ {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"hi\"}}],\"maxTokens\":10}}\n\n", i)
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	case http.MethodDelete:
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &m)
+	if m.Method == "" { // a response, or a notification's 202
+		s.mu.Lock()
+		if m.Error != nil {
+			s.errors[m.Error.Code]++
+		} else if len(m.ID) > 0 {
+			s.ok++
+		}
+		s.mu.Unlock()
+	}
+	if len(m.ID) == 0 || m.Method == "" {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	result := `{}`
+	switch m.Method {
+	case "initialize":
+		w.Header().Set("Mcp-Session-Id", "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6")
+		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sampling","version":"1"}}`
+	case "tools/list":
+		result = `{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
+}
+
+func (s *samplingServer) counts() (ok int, errs map[int]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ok, maps.Clone(s.errors)
+}
+
+// startSampling starts a supervisor on a samplingServer of n requests
+// whose CreateMessageHandler tells started of each call and then waits for
+// its context or release, and returns once the supervisor is ready.
+func startSampling(t *testing.T, n, maxInFlight int, started chan<- struct{}, release <-chan struct{}) (*supervisor.Supervisor, *samplingServer, *events.Recorder) {
+	t.Helper()
+	srv := &samplingServer{n: n, errors: map[int]int{}}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	rec := &events.Recorder{}
+	sup, err := supervisor.New(supervisor.Config{Endpoint: ts.URL + "/mcp", Era: supervisor.Era2025, Stream: supervisor.StreamOn,
+		MaxResponsesInFlight: maxInFlight, Events: rec,
+		ClientOptions: mcp.ClientOptions{CreateMessageHandler: func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-release:
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+			}
+		}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sup.Close() })
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	t.Cleanup(cancel)
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	return sup, srv, rec
+}
+
+// A host's sampling handler that waits on its context (an LLM call, a
+// user's answer) no longer holds Close: go-sdk's Close waits for the
+// server's requests' handlers, and the session's end now ends their
+// context.
+func TestCloseEndsTheServerRequestsHandlers(t *testing.T) {
+	started := make(chan struct{}, 1)
+	sup, _, _ := startSampling(t, 1, 0, started, nil)
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- sup.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatalf("Close still waits for the sampling handler (state %v)", sup.State())
+	}
+}
+
+// A server that sends requests faster than the host's handlers end them
+// gets at most MaxResponsesInFlight handled at once: the rest are answered
+// -32603 (internal error) without reaching a handler, each reported (the
+// first 16 of a session each an event, counting them), and the session
+// stays ready. (Their answers' POSTs are held to the same bound: some are
+// dropped, as response-dropped events say.)
+func TestServerRequestsPastTheBoundAreRefused(t *testing.T) {
+	const bound = 4
+	const n = bound + 16
+	started := make(chan struct{}, n)
+	release := make(chan struct{})
+	sup, srv, rec := startSampling(t, n, bound, started, release)
+	refusal := func(k int) bool {
+		for _, e := range rec.Events() {
+			if e.Kind == supervisor.KindServerRequestRefused && strings.Contains(e.Detail, fmt.Sprintf("; %d refused in all", k)) {
+				return true
+			}
+		}
+		return false
+	}
+	require.Eventually(t, func() bool { return refusal(n - bound) }, e2eTimeout, time.Millisecond, "every request past the bound refused")
+	require.Len(t, started, bound, "only the requests within the bound reached the handler")
+	for k := 1; k <= n-bound; k++ {
+		require.True(t, refusal(k), "refusal %d reported", k)
+	}
+	_, errs := srv.counts()
+	require.LessOrEqual(t, errs[-32603], n-bound)
+	for code := range errs {
+		require.Equal(t, -32603, code, "the refusals' code")
+	}
+	close(release)
+	require.Eventually(t, func() bool { ok, _ := srv.counts(); return ok == bound }, e2eTimeout, time.Millisecond, "the handled requests are answered")
+	require.Equal(t, supervisor.Ready, sup.State())
+	var detail string
+	for _, e := range rec.Events() {
+		if e.Kind == supervisor.KindServerRequestRefused {
+			detail = e.Detail
+			break
+		}
+	}
+	require.Equal(t, `request "sampling/createMessage" of the server refused (4 already being handled; 1 refused in all)`, detail)
+}
