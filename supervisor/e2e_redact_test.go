@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -260,3 +261,54 @@ func TestNoSecretReachesText(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// bearerRT is a host's RoundTripper that adds its own bearer token to a
+// copy of every request, as Config.HTTPClient's credentials are added.
+type bearerRT struct {
+	base  http.RoundTripper
+	token string
+}
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// A credential the host's own HTTPClient puts on its requests, which the
+// supervisor is never told of, is masked where a server quotes it: in a
+// JSON-RPC error's message, which reaches the call's verdict and the
+// call-failed event.
+func TestHostClientCredentialIsMasked(t *testing.T) {
+	const token = "zzSecretBearer9f8e7d6c5b4a"
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	rec := &events.Recorder{}
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: bearerRT{srv.HTTPClient().Transport, token}},
+		Stream: supervisor.StreamOff, Era: supervisor.Era2025, Events: rec})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sup.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"},
+		Action: mcptest.Template(http.StatusOK, http.Header{"Content-Type": {"application/json"}},
+			`{"jsonrpc":"2.0","id":$ID,"error":{"code":-32001,"message":"credential `+token+` may not call this tool"}}`)})
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}})
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.EqualValues(t, -32001, ce.Verdict.RPC.Code, "the server's error reached the call")
+	supervisor.FlushEvents(sup)
+	texts := []string{err.Error(), ce.Verdict.Detail, ce.Verdict.RPC.Message}
+	for _, e := range rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		texts = append(texts, string(b))
+	}
+	for _, text := range texts {
+		require.NotContains(t, text, token)
+	}
+	require.Contains(t, ce.Verdict.RPC.Message, "credential [redacted] may not")
+}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
@@ -40,6 +42,9 @@ type authorizer struct {
 	renewed uint64     // Authorize calls that succeeded: a Token call started before the last one is not joined
 
 	onCredential func(token string) // Config.OnCredential; may be nil
+	// sentCred is the credential last seen on a request as the base sent it
+	// (see [authorizer.noteSent]); nil before one.
+	sentCred atomic.Pointer[string]
 }
 
 // tokenCall is one call of a token source's Token, which requests join.
@@ -72,6 +77,7 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	sent := a.gate.now()
 	resp, err := a.base.RoundTrip(out)
+	a.noteSent(resp)
 	if err != nil || !refusedCredential(resp) {
 		a.note(resp, sent)
 		return resp, err
@@ -92,8 +98,32 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	sent = a.gate.now()
 	resp, err = a.base.RoundTrip(out)
+	a.noteSent(resp)
 	a.note(resp, sent)
 	return resp, err
+}
+
+// noteSent tells onCredential of the Authorization credential of a request
+// as the base sent it (resp.Request: the host's own RoundTripper may have
+// set it on its copy, as HTTPClient's credentials are), without its scheme
+// ("Bearer "), once for each new one: a server may quote it in an answer's
+// text, which reaches errors and events.
+func (a *authorizer) noteSent(resp *http.Response) {
+	if a.onCredential == nil || resp == nil || resp.Request == nil {
+		return
+	}
+	v := resp.Request.Header.Get("Authorization")
+	if v == "" {
+		return
+	}
+	if _, cred, ok := strings.Cut(v, " "); ok {
+		v = strings.TrimSpace(cred)
+	}
+	if last := a.sentCred.Load(); last != nil && *last == v {
+		return
+	}
+	a.sentCred.Store(&v)
+	a.onCredential(v)
 }
 
 // note tells the gate what an answer to a request sent at gate epoch sent

@@ -193,9 +193,11 @@ type Config struct {
 	// request's context. nil: the host's client carries its credentials.
 	OAuthHandler auth.OAuthHandler
 	// OnCredential, when set, is told of each access token of OAuthHandler
-	// the Transport sends, once for each new one, on the request's
-	// goroutine: a server may quote the token in an answer's text (a
-	// JSON-RPC error message, a 401 body), so a redactor must know it.
+	// the Transport sends, and of each Authorization credential (its scheme
+	// cut) on a request as Base sent it (the host's RoundTripper may add
+	// one), once for each new one, on the request's goroutine: a server
+	// may quote the token in an answer's text (a JSON-RPC error message, a
+	// 401 body), so a redactor must know it.
 	OnCredential func(token string)
 	// FallbackAfterOutage lets go-sdk fall back to `initialize` after a
 	// `server/discover` that got no answer or an outage answer (408, 429, a
