@@ -1,11 +1,15 @@
+//lint:file-ignore SA1019 sampling/createMessage is deprecated from protocol 2026-07-28 on (SEP-2577), and still sent by 2025-era servers, whose requests a test here sends
+
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,5 +37,41 @@ func TestCommandResponseFloodIsBounded(t *testing.T) {
 			assert.Less(t, runtime.NumGoroutine()-before, 100, "goroutines started by the flood")
 			require.NoError(t, r.sup.Close())
 		})
+	}
+}
+
+// samplingHandler is a host's CreateMessageHandler that tells started of
+// each call and waits for its context.
+func samplingHandler(started chan<- struct{}) func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+}
+
+// TestCommandServerRequestsAreBoundedAndEndWithTheSession: over stdio as
+// over HTTP, the server's requests are handled at most MaxResponsesInFlight
+// at once (the rest refused, each of the first 16 an event), and a handler
+// waiting on its context does not hold Close.
+func TestCommandServerRequestsAreBoundedAndEndWithTheSession(t *testing.T) {
+	const bound, n = 4, 20
+	started := make(chan struct{}, n)
+	r := newStdioRig(t, Config{MaxResponsesInFlight: bound, ClientOptions: mcp.ClientOptions{CreateMessageHandler: samplingHandler(started)}})
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("sample", map[string]any{"n": n})
+	require.NoError(t, err)
+	r.waitEvent(KindServerRequestRefused, fmt.Sprintf("; %d refused in all", n-bound))
+	for range bound { // n-bound refused: bound admitted, each reaching the handler
+		<-started
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- r.sup.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-r.ctx.Done():
+		t.Fatal("Close still waits for the sampling handlers")
 	}
 }

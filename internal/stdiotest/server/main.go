@@ -153,6 +153,14 @@ func main() {
 		}
 		return text("flooded"), nil, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(_ context.Context, _ *mcp.CallToolRequest, a floodArgs) (*mcp.CallToolResult, any, error) {
+		// Requests of the server's written as they are, not waited for: the
+		// client's handling of them is what a test watches.
+		for i := range a.N {
+			out.raw(fmt.Sprintf(`{"jsonrpc":"2.0","id":"sample-%d","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}`+"\n", i+1))
+		}
+		return text("sampled"), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "closeout"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		out.mu.Lock() // nothing is written after
 		_ = os.Stdout.Close()
