@@ -34,8 +34,8 @@ import (
 type serverRequests struct {
 	s       *Supervisor
 	gen     uint64
-	running atomic.Int64
-	refused atomic.Int64
+	running atomic.Int32 // Int32s: the struct fits its 64-byte size class
+	refused atomic.Int32
 	mu      sync.Mutex
 	ended   bool
 	handled []*context.CancelFunc // the handlers running, each ended by end
@@ -53,8 +53,8 @@ func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
-		limit := int64(r.s.cfg.MaxResponsesInFlight)
-		if r.running.Add(1) > limit {
+		limit := r.s.cfg.MaxResponsesInFlight
+		if int(r.running.Add(1)) > limit {
 			r.running.Add(-1)
 			r.report(method, limit)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
@@ -107,7 +107,7 @@ func (r *serverRequests) end() {
 }
 
 // report posts a refusal's event, throttled as drops are.
-func (r *serverRequests) report(method string, limit int64) {
+func (r *serverRequests) report(method string, limit int) {
 	if n := r.refused.Add(1); reportDrop(int(n)) {
 		r.s.post(serverRequestRefused{gen: r.gen, detail: fmt.Sprintf(
 			"request %.64q of the server refused (%d already being handled; %d refused in all)", method, limit, n)})

@@ -19,3 +19,8 @@ const mallocHeader = 8
 func TestSupervisorStaysInItsSizeClass(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(Supervisor{})+mallocHeader, uintptr(1792))
 }
+
+// Every session holds a serverRequests: it stays in the 64-byte size class.
+func TestServerRequestsStayInTheirSizeClass(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(serverRequests{}), uintptr(64))
+}
