@@ -79,8 +79,8 @@ const (
 	// each have one, then every 1024th. Fields: Detail (the bound, how many
 	// were dropped), Generation.
 	KindResponseDropped Kind = "response-dropped"
-	// KindServerRequestRefused: a request of the server's (ping,
-	// roots/list, sampling/createMessage, elicitation/create) was answered
+	// KindServerRequestRefused: a request of the server's that the host
+	// handles (sampling/createMessage, elicitation/create) was answered
 	// with a JSON-RPC error (-32603, internal error, its message naming
 	// the bound) without reaching its handler, because as many of the
 	// server's requests as the client allows were being handled or

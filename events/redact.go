@@ -483,6 +483,21 @@ func (r *Redactor) Text(s string) string {
 	return s
 }
 
+// MaskSecrets masks the registered secrets in s ([Redactor.AddSecret],
+// raw and escaped, and the start of one that ends s), and nothing else: no
+// pattern and no session id. For text that is a name rather than prose (a
+// tool's name), where the patterns would rewrite ordinary words
+// ("auth:login" reads as a credential header). Safe on a nil Redactor,
+// which masks nothing.
+func (r *Redactor) MaskSecrets(s string) string {
+	if r == nil || s == "" {
+		return s
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.maskSecrets(s)
+}
+
 // maxRedactPasses bounds the passes of [Redactor.Text]. Each pass that
 // changes the text masks or hashes more of it; no text the fuzzer found
 // needs more than three.

@@ -591,17 +591,21 @@ func TestSecretsInItemNamesReachNoQualifiedName(t *testing.T) {
 	const token = "ghp.Zq8vN3xP0aLr/7TmK2wYc+Q"
 	f := newFixture(t, map[string]mcptest.Options{"s": {WithoutTools: true, Tools: 1}})
 	f.servers["s"].AddTool("t " + token)
+	f.servers["s"].AddTool("auth:login") // no secret: only registered ones are masked, no pattern
 	h := hub.New(f.config(nil))
 	t.Cleanup(func() { _ = h.Close() })
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "s", URL: f.servers["s"].URL(), Headers: map[string]string{"X-Upstream": token}}))
 	require.NoError(t, h.WaitReady(f.ctx, hub.All))
-	require.Eventually(t, func() bool { return len(h.Tools()) == 2 }, 10*time.Second, 10*time.Millisecond, "%v", names(h.Tools()))
+	require.Eventually(t, func() bool { return len(h.Tools()) == 3 }, 10*time.Second, 10*time.Millisecond, "%v", names(h.Tools()))
 
 	var qualified string
 	for _, tl := range h.Tools() {
 		require.NotContains(t, tl.Name, "Zq8vN3xP0aLr", "the secret's bytes in a qualified name")
 		if tl.ID == "t "+token {
 			qualified = tl.Name
+		}
+		if tl.ID == "auth:login" {
+			require.Regexp(t, `^s__auth_login_[0-9a-f]{10}$`, tl.Name)
 		}
 	}
 	require.Regexp(t, `^s__t__redacted__[0-9a-f]{10}$`, qualified)

@@ -219,13 +219,15 @@ func New(cfg Config) *Hub {
 	return h
 }
 
-// masked is label with the servers' secrets masked by the hub's redactor:
-// a qualified name is made of it, and a secret a server puts in an item's
-// name (one of its env values, say) would otherwise reach the qualified
-// name, and every event naming it, with its bytes outside the name pattern
-// replaced, where the redactor no longer knows it.
+// masked is label with the servers' registered secrets masked by the
+// hub's redactor (its patterns are not applied: they would rewrite ordinary
+// names, "auth:login" read as a credential header): a qualified name is
+// made of it, and a secret a server puts in an item's name (one of its env
+// values, say) would otherwise reach the qualified name, and every event
+// naming it, with its bytes outside the name pattern replaced, where the
+// redactor no longer knows it.
 func masked[T any](h *Hub, label func(*T) string) func(*T) string {
-	return func(it *T) string { return h.redact.Text(label(it)) }
+	return func(it *T) string { return h.redact.MaskSecrets(label(it)) }
 }
 
 func resourceLabel(r *mcp.Resource) string {

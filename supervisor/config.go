@@ -392,13 +392,14 @@ type Config struct {
 	// with a response-dropped event, and the server's request stays
 	// unanswered: a server that sends requests and never takes their
 	// answers would otherwise hold a goroutine (and a connection) per
-	// request. It also bounds the server's requests being handled at
-	// once (go-sdk runs each on a goroutine of its own, the host's
-	// sampling or elicitation handler in it): one past it is answered with
-	// a JSON-RPC error (-32603, internal error, naming the bound) without
-	// reaching its handler, with a server-request-refused event. Each
-	// handler's context ends with its session, so a handler waiting on it
-	// never holds Close. Raise it for a server that sends many requests at
+	// request. It also bounds the server's sampling/createMessage and
+	// elicitation/create requests being handled at once (go-sdk runs each
+	// on a goroutine of its own, the host's handler in it): one past it is
+	// answered with a JSON-RPC error (-32603, internal error, naming the
+	// bound) without reaching its handler, with a server-request-refused
+	// event. Every handler's context (requests' and notifications') ends
+	// with its session, so a handler waiting on it never holds Close.
+	// Raise it for a server that sends many requests at
 	// once through a slow path. Default wire.DefaultMaxResponsesInFlight
 	// (16).
 	MaxResponsesInFlight int

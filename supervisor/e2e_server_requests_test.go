@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,11 +21,13 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// samplingServer is an MCP server (2025-11-25, one tool) that sends n
-// sampling/createMessage requests on the standalone stream, then holds it,
-// and counts the JSON-RPC errors of the responses it is sent, by code.
+// samplingServer is an MCP server (2025-11-25, one tool) that sends a
+// notifications/message when notify is set, then n sampling/createMessage
+// requests and a ping on the standalone stream, then holds it, and counts
+// the JSON-RPC errors of the responses it is sent, by code.
 type samplingServer struct {
 	n      int
+	notify bool
 	mu     sync.Mutex
 	errors map[int]int // JSON-RPC error code -> responses with it
 	ok     int         // responses with a result
@@ -37,9 +38,13 @@ func (s *samplingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
+		if s.notify {
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hi\"}}\n\n")
+		}
 		for i := 1; i <= s.n; i++ {
 			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"hi\"}}],\"maxTokens\":10}}\n\n", i)
 		}
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"ping-1\",\"method\":\"ping\"}\n\n")
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 		return
@@ -92,13 +97,19 @@ func (s *samplingServer) counts() (ok int, errs map[int]int) {
 // its context or release, and returns once the supervisor is ready.
 func startSampling(t *testing.T, n, maxInFlight int, started chan<- struct{}, release <-chan struct{}) (*supervisor.Supervisor, *samplingServer, *events.Recorder) {
 	t.Helper()
-	srv := &samplingServer{n: n, errors: map[int]int{}}
+	return startSamplingOn(t, &samplingServer{n: n, errors: map[int]int{}}, maxInFlight, started, release, nil)
+}
+
+// startSamplingOn is startSampling on srv, with the host's logging handler.
+func startSamplingOn(t *testing.T, srv *samplingServer, maxInFlight int, started chan<- struct{}, release <-chan struct{},
+	logging func(context.Context, *mcp.LoggingMessageRequest)) (*supervisor.Supervisor, *samplingServer, *events.Recorder) {
+	t.Helper()
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	rec := &events.Recorder{}
 	sup, err := supervisor.New(supervisor.Config{Endpoint: ts.URL + "/mcp", Era: supervisor.Era2025, Stream: supervisor.StreamOn,
 		MaxResponsesInFlight: maxInFlight, Events: rec,
-		ClientOptions: mcp.ClientOptions{CreateMessageHandler: func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		ClientOptions: mcp.ClientOptions{LoggingMessageHandler: logging, CreateMessageHandler: func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			started <- struct{}{}
 			select {
 			case <-ctx.Done():
@@ -136,59 +147,73 @@ func TestCloseEndsTheServerRequestsHandlers(t *testing.T) {
 	}
 }
 
+// A host's logging handler that waits on its context does not hold Close
+// either: a notification's handler ends with the session as a request's
+// does.
+func TestCloseEndsTheServerNotificationsHandlers(t *testing.T) {
+	logged := make(chan struct{}, 1)
+	sup, _, _ := startSamplingOn(t, &samplingServer{notify: true, errors: map[int]int{}}, 0, nil, nil,
+		func(ctx context.Context, _ *mcp.LoggingMessageRequest) {
+			logged <- struct{}{}
+			<-ctx.Done()
+		})
+	<-logged
+	closed := make(chan error, 1)
+	go func() { closed <- sup.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatalf("Close still waits for the logging handler (state %v)", sup.State())
+	}
+}
+
 // A server that sends requests faster than the host's handlers end them
 // gets at most MaxResponsesInFlight handled at once: the rest are answered
 // -32603 (internal error) without reaching a handler, each reported (the
 // first 16 of a session each an event, counting them), and the session
-// stays ready. (Their answers' POSTs are held to the same bound: some are
-// dropped, as response-dropped events say.)
+// stays ready; a ping among them is answered by go-sdk, never refused.
+// Every response, a result or a refusal, reaches the server or is reported
+// dropped (their POSTs are held to the same bound, so a refusal's answer
+// still on its way can take the place a handled request's answer needs).
 func TestServerRequestsPastTheBoundAreRefused(t *testing.T) {
-	const bound = 4
-	const n = bound + 16
+	const bound, refused = 4, 11
+	const n = bound + refused // and a ping: 16 responses, each drop an event
 	started := make(chan struct{}, n)
 	release := make(chan struct{})
 	sup, srv, rec := startSampling(t, n, bound, started, release)
-	refusal := func(k int) bool {
-		for _, e := range rec.Events() {
-			if e.Kind == supervisor.KindServerRequestRefused && strings.Contains(e.Detail, fmt.Sprintf("; %d refused in all", k)) {
-				return true
-			}
-		}
-		return false
-	}
-	require.Eventually(t, func() bool { return refusal(n - bound) }, e2eTimeout, time.Millisecond, "every request past the bound refused")
-	for range bound { // n-bound refused: bound admitted, each reaching the handler
-		<-started
-	}
-	for k := 1; k <= n-bound; k++ {
-		require.True(t, refusal(k), "refusal %d reported", k)
-	}
-	// Each refusal's answer reached the server or was dropped (its POST
-	// past the same bound): once all are accounted for, no POST holds a
-	// place the handled requests' answers need.
-	dropped := func() int {
+	count := func(kind events.Kind) int {
 		k := 0
 		for _, e := range rec.Events() {
-			if e.Kind == supervisor.KindResponseDropped {
+			if e.Kind == kind {
 				k++
 			}
 		}
 		return k
 	}
-	require.Eventually(t, func() bool { _, errs := srv.counts(); return errs[-32603]+dropped() == n-bound }, e2eTimeout, time.Millisecond, "every refusal answered or its answer dropped")
+	require.Eventually(t, func() bool { return count(supervisor.KindServerRequestRefused) == refused }, e2eTimeout, time.Millisecond, "every request past the bound refused")
+	for range bound { // refused: bound admitted, each reaching the handler
+		<-started
+	}
+	close(release)
+	require.Eventually(t, func() bool {
+		ok, errs := srv.counts()
+		return ok+errs[-32603]+count(supervisor.KindResponseDropped) == n+1
+	}, e2eTimeout, time.Millisecond, "every response reached the server or was reported dropped")
 	_, errs := srv.counts()
 	for code := range errs {
 		require.Equal(t, -32603, code, "the refusals' code")
 	}
-	close(release)
-	require.Eventually(t, func() bool { ok, _ := srv.counts(); return ok == bound }, e2eTimeout, time.Millisecond, "the handled requests are answered")
-	require.Equal(t, supervisor.Ready, sup.State())
-	var detail string
+	var details []string
 	for _, e := range rec.Events() {
 		if e.Kind == supervisor.KindServerRequestRefused {
-			detail = e.Detail
-			break
+			details = append(details, e.Detail)
 		}
 	}
-	require.Equal(t, `request "sampling/createMessage" of the server refused (4 already being handled; 1 refused in all)`, detail)
+	require.Len(t, details, refused, "the ping was not refused")
+	require.Equal(t, `request "sampling/createMessage" of the server refused (4 already being handled; 1 refused in all)`, details[0])
+	require.Contains(t, details[refused-1], "; 11 refused in all")
+	require.Equal(t, supervisor.Ready, sup.State())
 }

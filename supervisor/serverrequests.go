@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -22,15 +21,18 @@ import (
 // requests without pause had as many handlers running at once, each a
 // goroutine and a host call.
 //
-// Its receiving middleware gives each request's handler a context that
-// also ends with the session ([serverRequests.end], called before go-sdk's
-// Close), and lets at most Config.MaxResponsesInFlight requests be handled
-// at once: one past it is answered with a JSON-RPC error (-32603, internal
-// error, naming the bound) without reaching its handler, and reported as a
+// Its receiving middleware gives every handler of a request or a
+// notification of the server's a context that also ends with the session
+// ([serverRequests.end], called before go-sdk's Close): a host's logging
+// handler waits on its context as a sampling one does. And it lets at most
+// Config.MaxResponsesInFlight of the requests the host handles
+// (sampling/createMessage, elicitation/create: [hostHandled]) run at once:
+// one past it is answered with a JSON-RPC error (-32603, internal error,
+// naming the bound) without reaching its handler, and reported as a
 // server-request-refused event (each of the first maxDropEvents of a
-// session, then every dropEventEvery-th). Notifications pass as they are.
-// An idle session holds no context and no slice for it. Safe for
-// concurrent use.
+// session, then every dropEventEvery-th). go-sdk answers ping and
+// roots/list itself at once: never refused. An idle session holds no
+// context and no slice for it. Safe for concurrent use.
 type serverRequests struct {
 	s       *Supervisor
 	gen     uint64
@@ -50,17 +52,16 @@ func (s *Supervisor) serverRequests(gen uint64) *serverRequests {
 // middleware is the receiving middleware of the session's client.
 func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "notifications/") {
-			return next(ctx, method, req)
+		if hostHandled[method] {
+			limit := r.s.cfg.MaxResponsesInFlight
+			if int(r.running.Add(1)) > limit {
+				r.running.Add(-1)
+				r.report(method, limit)
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+					Message: fmt.Sprintf("client busy: %d requests of the server's already being handled", limit)}
+			}
+			defer r.running.Add(-1)
 		}
-		limit := r.s.cfg.MaxResponsesInFlight
-		if int(r.running.Add(1)) > limit {
-			r.running.Add(-1)
-			r.report(method, limit)
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-				Message: fmt.Sprintf("client busy: %d requests of the server's already being handled", limit)}
-		}
-		defer r.running.Add(-1)
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		if !r.join(&cancel) {
@@ -70,6 +71,11 @@ func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+// hostHandled are the server's requests whose handlers are the host's
+// (ClientOptions' CreateMessageHandler, ElicitationHandler), which may take
+// as long as an LLM call or a user's answer: the ones the bound counts.
+var hostHandled = map[string]bool{"sampling/createMessage": true, "elicitation/create": true}
 
 // join registers a running handler's cancel; false once the session ended.
 func (r *serverRequests) join(cancel *context.CancelFunc) bool {
