@@ -332,19 +332,25 @@ func (r *Redactor) AddEndpointSecrets(endpoint string) {
 }
 
 // AddCommandLineSecrets registers what a command line (a stdio server's
-// arguments) may carry as a credential: the value of every argument named
-// as a credential (see [Redactor]'s credential names), written as
-// `--name value`, `-name value`, `--name=value` or `name=value`, or as a
-// header, `Name: value` (a "Bearer " or "Basic " before the value is not
-// part of it); and what an http or https URL among the arguments carries
-// ([Redactor.AddEndpointSecrets]: an mcp-remote style proxy's upstream).
-// Values shorter than [MinSessionIDLen] bytes are not registered
-// ([Redactor.AddLikelySecret]). A flag named as a credential that takes no
-// value (`--no-auth DIR`) has its next argument masked all the same, a
-// word lost from the events rather than a credential kept in them.
+// arguments) may carry as a credential:
+//
+//   - the value of an argument named as a credential (see [Redactor]'s
+//     credential names; a camelCase name such as accessToken or
+//     githubToken counts by its last word), written as `--name value`,
+//     `-name value`, `--name=value` or `name=value`, or as a header,
+//     `Name: value` (a scheme word before the value, "Bearer" or "token",
+//     is not part of it), when the value reads as a key: at least
+//     [MinSessionIDLen] bytes with a digit or letters of both cases, so that
+//     `--auth-method password`, `--token-file /path` or `--secret-name
+//     production` mask no ordinary word;
+//   - what a URL among the arguments, or as such a value, carries
+//     ([Redactor.AddEndpointSecrets]: an mcp-remote style proxy's upstream,
+//     a database URL's userinfo).
+//
+// A value that starts with '-' is taken for the next flag.
 func (r *Redactor) AddCommandLineSecrets(args []string) {
 	for i, arg := range args {
-		if strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://") {
+		if strings.Contains(arg, "://") {
 			r.AddEndpointSecrets(arg)
 			continue
 		}
@@ -354,17 +360,35 @@ func (r *Redactor) AddCommandLineSecrets(args []string) {
 		}
 		flag := strings.TrimLeft(arg, "-")
 		if name, value, ok := strings.Cut(flag, "="); ok {
-			if isCredentialName(name) {
+			switch {
+			case strings.Contains(value, "://"):
+				r.AddEndpointSecrets(value)
+			case credentialArg(name):
 				r.addCredentialValue(value)
-			} else if v, ok := headerValue(value); ok { // --header=Authorization: Bearer x
-				r.addCredentialValue(v)
+			default:
+				if v, ok := headerValue(value); ok { // --header=Authorization: Bearer x
+					r.addCredentialValue(v)
+				}
 			}
 			continue
 		}
-		if flag != arg && isCredentialName(flag) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+		if flag != arg && credentialArg(flag) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 			r.addCredentialValue(args[i+1])
 		}
 	}
+}
+
+// credentialArg reports whether a flag or variable name is a credential's:
+// by [isCredentialName], or by the last word of a camelCase name.
+func credentialArg(name string) bool {
+	if isCredentialName(name) {
+		return true
+	}
+	last := len(name)
+	for last > 0 && !('A' <= name[last-1] && name[last-1] <= 'Z') {
+		last--
+	}
+	return last > 1 && isCredentialName(name[last-1:])
 }
 
 // headerValue returns the value of s written as a header whose name is a
@@ -377,16 +401,16 @@ func headerValue(s string) (string, bool) {
 	return value, true
 }
 
-// addCredentialValue registers v, a credential's value, without the
-// authorization scheme that may start it.
+// addCredentialValue registers v, a credential's value, without the scheme
+// word that may start it ("Bearer x", "token x"), when it reads as a key.
 func (r *Redactor) addCredentialValue(v string) {
 	v = strings.TrimSpace(v)
-	for _, scheme := range []string{"Bearer ", "Basic "} {
-		if len(v) > len(scheme) && strings.EqualFold(v[:len(scheme)], scheme) {
-			v = strings.TrimSpace(v[len(scheme):])
-		}
+	if _, rest, ok := strings.Cut(v, " "); ok {
+		v = strings.TrimSpace(rest)
 	}
-	r.AddLikelySecret(v)
+	if len(v) >= MinSessionIDLen && keyLike(v) {
+		r.AddSecret(v)
+	}
 }
 
 // addPathSecret registers seg, a path segment of an endpoint escaped or

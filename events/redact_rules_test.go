@@ -387,10 +387,11 @@ func TestSecretRegisteredTwiceIsForgottenTwice(t *testing.T) {
 }
 
 // A command line's credentials are registered wherever a stdio server's
-// configuration writes them: after a flag named as a credential, in a
-// flag's or an assignment's value, in a header (its scheme not part of the
-// value), in an upstream URL; the other arguments are not, and a short
-// value is not.
+// configuration writes them: after a flag named as a credential (camelCase
+// too), in a flag's or an assignment's value, in a header (its scheme not
+// part of the value), in a URL, also as a flag's value; the other
+// arguments are not, nor a credential flag's value that does not read as a
+// key (a word, a path, a variable's name).
 func TestCommandLineSecrets(t *testing.T) {
 	secret := func(i int) string { return fmt.Sprintf("cred%d-Zq8vN3xP0aLr7TmK", i) }
 	args := []string{
@@ -402,14 +403,24 @@ func TestCommandLineSecrets(t *testing.T) {
 		"--header=X-Api-Key: " + secret(5),
 		"https://upstream.example/mcp?k=" + secret(6),
 		"-password", secret(7),
-		"--auth", "no", // too short to be taken for a secret
+		"--accessToken", secret(8), // camelCase, by its last word
+		"--header", "Authorization: token " + secret(9), // a scheme other than Bearer
+		"--url=https://upstream.example/mcp?k=" + secret(10),
+		"postgresql://app:" + secret(11) + "@localhost/db",
+		// Values that do not read as keys: no ordinary word is masked.
+		"--auth", "no",
+		"--auth-method", "password",
+		"--secret-name", "production",
+		"--token-file", "/home/user/token.txt",
+		"--api-key-env", "OPENAI_API_KEY",
+		"--token-type", "access_token",
 		"--verbose", "--port", "8080",
 	}
 	var r events.Redactor
 	r.AddCommandLineSecrets(args)
-	for i := 1; i <= 7; i++ {
+	for i := 1; i <= 11; i++ {
 		require.NotContains(t, r.Text("server said "+secret(i)), secret(i), "secret %d", i)
 	}
-	kept := "no @modelcontextprotocol/server-github /home/user/projects --verbose 8080 Authorization"
+	kept := "no password production /home/user/token.txt OPENAI_API_KEY access_token @modelcontextprotocol/server-github /home/user/projects --verbose 8080 Authorization"
 	require.Equal(t, kept, r.Text(kept))
 }
