@@ -133,6 +133,9 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 		return nil, fail(err)
 	}
 	f, err := openStateFile(s.Path(server))
+	if errors.Is(err, fs.ErrNotExist) && s.adoptEarlierFile(server) {
+		f, err = openStateFile(s.Path(server))
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(ErrNotFound)
 	}
@@ -165,6 +168,31 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 		return nil, fail(errors.Join(ErrCorrupt, err))
 	}
 	return rs, nil
+}
+
+// adoptEarlierFile moves the file an earlier FileStore kept the server's
+// state in, before a name ending as changed names do was changed too (see
+// [FileStore.Path]), to the server's path, when that file is a regular one
+// saved for this server (another's, whose changed name it is, stays where
+// it is). It reports whether it moved one.
+func (s *FileStore) adoptEarlierFile(server string) bool {
+	if !ValidName(server) || len(server) > 40 || !endsAsHashed(server) {
+		return false
+	}
+	earlier := filepath.Join(s.Dir, server+".json")
+	f, err := openStateFile(earlier)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if regularFile(f) != nil {
+		return false
+	}
+	var env fileEnvelope
+	if data, err := io.ReadAll(io.LimitReader(f, s.max()+1)); err != nil || int64(len(data)) > s.max() || json.Unmarshal(data, &env) != nil || env.Server != server {
+		return false
+	}
+	return os.Rename(earlier, s.Path(server)) == nil
 }
 
 // regularFile refuses, as ErrCorrupt, an opened state file that is not a

@@ -40,6 +40,26 @@ func TestFileStoreRoundTripAndBounds(t *testing.T) {
 	require.True(t, hub.ValidName(changed))
 	require.NotEqual(t, s.Path("a b"), s.Path(changed), "a name written as another's changed one keeps its own file")
 	require.Equal(t, filepath.Join(dir, "a_b_not-a-hash.json"), s.Path("a_b_not-a-hash"), "a name that only looks close is kept")
+
+	// A state an earlier FileStore kept under such a name as it is is
+	// found and moved to the name's path; another server's file there (the
+	// changed name's own) is left alone.
+	const dated = "backup_2025061501"
+	require.NoError(t, s.Save(ctx, dated, rs))
+	earlier := filepath.Join(dir, dated+".json")
+	require.NoError(t, os.Rename(s.Path(dated), earlier))
+	got, err = s.Load(ctx, dated)
+	require.NoError(t, err)
+	require.Equal(t, rs.SessionID, got.SessionID)
+	require.NoFileExists(t, earlier)
+	require.FileExists(t, s.Path(dated))
+	require.NoError(t, s.Save(ctx, "a b", rs)) // at a_b_<hash>.json: changed's own path as it was
+	_, err = s.Load(ctx, changed)
+	require.ErrorIs(t, err, hub.ErrNotFound, "another server's file is not taken")
+	_, err = s.Load(ctx, "a b")
+	require.NoError(t, err, "and stays where it is")
+	require.NoError(t, s.Delete(ctx, dated))
+	require.NoError(t, s.Delete(ctx, "a b"))
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 2, "no temporary file left behind")
