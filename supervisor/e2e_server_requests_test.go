@@ -135,6 +135,13 @@ func TestCloseEndsTheServerRequestsHandlers(t *testing.T) {
 	started := make(chan struct{}, 1)
 	sup, _, _ := startSampling(t, 1, 0, started, nil)
 	<-started
+	requireCloseReturns(t, sup, "the sampling handler")
+}
+
+// requireCloseReturns closes sup and fails the test if Close is still
+// waiting (for what) after e2eTimeout.
+func requireCloseReturns(t *testing.T, sup *supervisor.Supervisor, what string) {
+	t.Helper()
 	closed := make(chan error, 1)
 	go func() { closed <- sup.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
@@ -143,7 +150,7 @@ func TestCloseEndsTheServerRequestsHandlers(t *testing.T) {
 	case err := <-closed:
 		require.NoError(t, err)
 	case <-ctx.Done():
-		t.Fatalf("Close still waits for the sampling handler (state %v)", sup.State())
+		t.Fatalf("Close still waits for %s (state %v)", what, sup.State())
 	}
 }
 
@@ -158,16 +165,7 @@ func TestCloseEndsTheServerNotificationsHandlers(t *testing.T) {
 			<-ctx.Done()
 		})
 	<-logged
-	closed := make(chan error, 1)
-	go func() { closed <- sup.Close() }()
-	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
-	defer cancel()
-	select {
-	case err := <-closed:
-		require.NoError(t, err)
-	case <-ctx.Done():
-		t.Fatalf("Close still waits for the logging handler (state %v)", sup.State())
-	}
+	requireCloseReturns(t, sup, "the logging handler")
 }
 
 // A server that sends requests faster than the host's handlers end them
