@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
@@ -38,13 +37,10 @@ type authorizer struct {
 
 	tokMu   sync.Mutex
 	tokCall *tokenCall // the Token under way, nil when none
-	lastTok string     // the access token onCredential was last told of
+	lastTok string     // the credential onCredential was last told of (told)
 	renewed uint64     // Authorize calls that succeeded: a Token call started before the last one is not joined
 
 	onCredential func(token string) // Config.OnCredential; may be nil
-	// sentCred is the credential last seen on a request as the base sent it
-	// (see [authorizer.noteSent]); nil before one.
-	sentCred atomic.Pointer[string]
 }
 
 // tokenCall is one call of a token source's Token, which requests join.
@@ -103,11 +99,12 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// noteSent tells onCredential of the Authorization credential of a request
-// as the base sent it (resp.Request: the host's own RoundTripper may have
-// set it on its copy, as HTTPClient's credentials are), without its scheme
-// ("Bearer "), once for each new one: a server may quote it in an answer's
-// text, which reaches errors and events.
+// noteSent tells onCredential ([authorizer.told]) of the Authorization
+// credential of a request as the base sent it (resp.Request: the host's own
+// RoundTripper may have set it on its copy, as HTTPClient's credentials
+// are), without its scheme ("Bearer "): a server may quote it in an
+// answer's text, which reaches errors and events. The handler's own token
+// is the last one told already.
 func (a *authorizer) noteSent(resp *http.Response) {
 	if a.onCredential == nil || resp == nil || resp.Request == nil {
 		return
@@ -119,11 +116,7 @@ func (a *authorizer) noteSent(resp *http.Response) {
 	if _, cred, ok := strings.Cut(v, " "); ok {
 		v = strings.TrimSpace(cred)
 	}
-	if last := a.sentCred.Load(); last != nil && *last == v {
-		return
-	}
-	a.sentCred.Store(&v)
-	a.onCredential(v)
+	a.told(v)
 }
 
 // note tells the gate what an answer to a request sent at gate epoch sent
@@ -254,7 +247,8 @@ func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.
 	}
 }
 
-// told tells onCredential of tok unless it was the last token told.
+// told tells onCredential of tok unless it was the last credential told:
+// the handler's token, or one a request carried as the base sent it.
 func (a *authorizer) told(tok string) {
 	if a.onCredential == nil {
 		return
