@@ -70,7 +70,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		limits: cfg.AnswerLimits.decodeLimits(cfg.MaxItems)}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		reqs.end()
+		reqs.handlers.close()
 		c.s.roots.detach(cl)
 		if ctx.Err() != nil {
 			p.stop() // the handshake took too long: the process is of no use
@@ -451,7 +451,7 @@ func (c *commandSession) Close() error {
 	c.endOnce.Do(func() {
 		c.ka.stop()
 		c.unroot()
-		c.requests.end()
+		c.requests.handlers.close()
 		c.p.stop() // first: the stop's steps are the process's to report
 		_ = c.cs.Close()
 		c.p.wait()

@@ -47,7 +47,7 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	c.s.roots.attach(opts.Client) // the roots, and their later changes
 	ws, err := open(opts)
 	if err != nil {
-		reqs.end()
+		reqs.handlers.close()
 		c.s.roots.detach(opts.Client)
 		c.era.dialFailed(err)
 		return nil, err
@@ -304,7 +304,7 @@ func (w *wireSession) Close() error  { w.end(); return w.ws.Close() }
 func (w *wireSession) Detach() error { w.end(); return w.ws.Detach() }
 
 func (w *wireSession) end() {
-	w.requests.end() // before go-sdk's Close, which waits for the handlers
+	w.requests.handlers.close() // before go-sdk's Close, which waits for the handlers
 	w.ka.stop()
 	if w.unroot != nil {
 		w.unroot()

@@ -35,7 +35,9 @@ type cancelFunc func()
 
 func (f cancelFunc) cancel() { f() }
 
-// join registers a call on h (nil: a command), ended by end, and returns its id for leave.
+// join registers a call on h (nil: one of no session, a command or a
+// server request's handler, ended only by close), ended by end, and returns
+// its id for leave.
 // On a released session or after close, end runs at once and the id is 0.
 func (f *inflight) join(h *held, end canceler) uint64 {
 	f.mu.Lock()

@@ -3,8 +3,6 @@ package supervisor
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -23,7 +21,7 @@ import (
 //
 // Its receiving middleware gives every handler of a request or a
 // notification of the server's a context that also ends with the session
-// ([serverRequests.end], called before go-sdk's Close): a host's logging
+// (handlers.close, called before go-sdk's Close): a host's logging
 // handler waits on its context as a sampling one does. And it lets at most
 // Config.MaxResponsesInFlight of the requests the host handles
 // (sampling/createMessage, elicitation/create: [hostHandled]) run at once:
@@ -34,13 +32,11 @@ import (
 // roots/list itself at once: never refused. An idle session holds no
 // context and no slice for it. Safe for concurrent use.
 type serverRequests struct {
-	s       *Supervisor
-	gen     uint64
-	running atomic.Int32 // Int32s: the struct fits its 64-byte size class
-	refused atomic.Int32
-	mu      sync.Mutex
-	ended   bool
-	handled []*context.CancelFunc // the handlers running, each ended by end
+	s        *Supervisor
+	gen      uint64
+	running  atomic.Int32 // the host-handled requests being handled
+	refused  atomic.Int32 // the requests refused so far
+	handlers inflight     // ends the handlers running, and those to come once closed
 }
 
 // serverRequests returns the guard of the server's requests on the
@@ -64,10 +60,7 @@ func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if !r.join(&cancel) {
-			cancel() // the session ended already
-		}
-		defer r.leave(&cancel)
+		defer r.handlers.leave(r.handlers.join(nil, cancelFunc(cancel))) // canceled at once once the session ended
 		return next(ctx, method, req)
 	}
 }
@@ -76,41 +69,6 @@ func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // (ClientOptions' CreateMessageHandler, ElicitationHandler), which may take
 // as long as an LLM call or a user's answer: the ones the bound counts.
 var hostHandled = map[string]bool{"sampling/createMessage": true, "elicitation/create": true}
-
-// join registers a running handler's cancel; false once the session ended.
-func (r *serverRequests) join(cancel *context.CancelFunc) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ended {
-		return false
-	}
-	r.handled = append(r.handled, cancel)
-	return true
-}
-
-// leave forgets a handler that returned.
-func (r *serverRequests) leave(cancel *context.CancelFunc) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if i := slices.Index(r.handled, cancel); i >= 0 {
-		r.handled = slices.Delete(r.handled, i, i+1)
-	}
-	if len(r.handled) == 0 {
-		r.handled = nil // a burst is over: keep no slice
-	}
-}
-
-// end ends the handlers running and those to come: the session is ending.
-func (r *serverRequests) end() {
-	r.mu.Lock()
-	r.ended = true
-	running := r.handled
-	r.handled = nil
-	r.mu.Unlock()
-	for _, cancel := range running {
-		(*cancel)()
-	}
-}
 
 // report posts a refusal's event, throttled as drops are.
 func (r *serverRequests) report(method string, limit int) {
