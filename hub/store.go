@@ -106,11 +106,15 @@ func (s *FileStore) max() int64 {
 // changed one.
 func (s *FileStore) Path(server string) string {
 	name := server
-	if !ValidName(server) || len(server) > 40 || endsAsHashed(server) {
+	if !nameFits(server) || endsAsHashed(server) {
 		name = hashed(server, server, "")
 	}
 	return filepath.Join(s.Dir, name+".json")
 }
+
+// nameFits reports whether a server name can name its file as it is: a
+// ValidName of at most 40 bytes.
+func nameFits(name string) bool { return ValidName(name) && len(name) <= 40 }
 
 // endsAsHashed reports whether name ends as [hashed] ends its names: '_'
 // and hashLen lower-case hex digits.
@@ -132,30 +136,15 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	if err := ctx.Err(); err != nil {
 		return nil, fail(err)
 	}
-	f, err := openStateFile(s.Path(server))
-	if errors.Is(err, fs.ErrNotExist) && s.adoptEarlierFile(server) {
-		f, err = openStateFile(s.Path(server))
+	env, err := s.readEnvelope(s.Path(server))
+	if errors.Is(err, fs.ErrNotExist) {
+		env, err = s.adoptEarlierFile(server)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(ErrNotFound)
 	}
 	if err != nil {
 		return nil, fail(err)
-	}
-	defer f.Close()
-	if err := regularFile(f); err != nil {
-		return nil, fail(err) // a named pipe or a device would block the read, or never end
-	}
-	data, err := io.ReadAll(io.LimitReader(f, s.max()+1))
-	if err != nil {
-		return nil, fail(err)
-	}
-	if int64(len(data)) > s.max() {
-		return nil, fail(fmt.Errorf("%w: more than %d bytes", ErrCorrupt, s.max()))
-	}
-	var env fileEnvelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fail(fmt.Errorf("%w: %v", ErrCorrupt, err))
 	}
 	switch {
 	case env.Version != FileStoreVersion:
@@ -170,29 +159,49 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	return rs, nil
 }
 
-// adoptEarlierFile moves the file an earlier FileStore kept the server's
-// state in, before a name ending as changed names do was changed too (see
-// [FileStore.Path]), to the server's path, when that file is a regular one
-// saved for this server (another's, whose changed name it is, stays where
-// it is). It reports whether it moved one.
-func (s *FileStore) adoptEarlierFile(server string) bool {
-	if !ValidName(server) || len(server) > 40 || !endsAsHashed(server) {
-		return false
-	}
-	earlier := filepath.Join(s.Dir, server+".json")
-	f, err := openStateFile(earlier)
+// readEnvelope reads the state file at path: an error wrapping
+// fs.ErrNotExist when there is none, ErrCorrupt when it is not a regular
+// file (a named pipe or a device would block the read, or never end), is
+// larger than MaxBytes or is not JSON.
+func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
+	var env fileEnvelope
+	f, err := openStateFile(path)
 	if err != nil {
-		return false
+		return env, err
 	}
 	defer f.Close()
-	if regularFile(f) != nil {
-		return false
+	if err := regularFile(f); err != nil {
+		return env, err
 	}
-	var env fileEnvelope
-	if data, err := io.ReadAll(io.LimitReader(f, s.max()+1)); err != nil || int64(len(data)) > s.max() || json.Unmarshal(data, &env) != nil || env.Server != server {
-		return false
+	data, err := io.ReadAll(io.LimitReader(f, s.max()+1))
+	if err != nil {
+		return env, err
 	}
-	return os.Rename(earlier, s.Path(server)) == nil
+	if int64(len(data)) > s.max() {
+		return env, fmt.Errorf("%w: more than %d bytes", ErrCorrupt, s.max())
+	}
+	if err := json.Unmarshal(data, &env); err != nil {
+		return env, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return env, nil
+}
+
+// adoptEarlierFile returns the envelope of the file an earlier FileStore
+// kept the server's state in, before a name ending as changed names do was
+// changed too (see [FileStore.Path]), and moves that file to the server's
+// path, when it was saved for this server; fs.ErrNotExist otherwise (none,
+// or another's, whose changed name it is: it stays where it is).
+func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
+	if !nameFits(server) || !endsAsHashed(server) {
+		return fileEnvelope{}, fs.ErrNotExist
+	}
+	earlier := filepath.Join(s.Dir, server+".json")
+	env, err := s.readEnvelope(earlier)
+	if err != nil || env.Server != server {
+		return fileEnvelope{}, fs.ErrNotExist
+	}
+	_ = os.Rename(earlier, s.Path(server)) // found at the name's path from now on; read already
+	return env, nil
 }
 
 // regularFile refuses, as ErrCorrupt, an opened state file that is not a
