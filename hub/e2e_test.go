@@ -584,7 +584,8 @@ func TestNameCollisionEventsAreBoundedPerChange(t *testing.T) {
 
 // A server that puts a secret the hub knows (a header value of its
 // configuration) in a tool's name: the qualified name, which the model and
-// every event see, is made of the name with the secret masked, also where
+// every event see, is made of the name with the secret masked (a stdio
+// entry's command-line credential too), also where
 // the name pattern would have changed the secret's bytes ('.', '/', '+'
 // become '_', which the redactor no longer knew); calls still route by it.
 func TestSecretsInItemNamesReachNoQualifiedName(t *testing.T) {
@@ -592,15 +593,19 @@ func TestSecretsInItemNamesReachNoQualifiedName(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"s": {WithoutTools: true, Tools: 1}})
 	f.servers["s"].AddTool("t " + token)
 	f.servers["s"].AddTool("auth:login") // no secret: only registered ones are masked, no pattern
+	const argKey = "sk-0123456789abcdefXYZ"
+	f.servers["s"].AddTool("u " + argKey) // a stdio entry's command-line credential, known to the hub too
 	h := hub.New(f.config(nil))
 	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "local", Command: "/nonexistent/server", Args: []string{"--api-key", argKey}}))
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "s", URL: f.servers["s"].URL(), Headers: map[string]string{"X-Upstream": token}}))
-	require.NoError(t, h.WaitReady(f.ctx, hub.All))
-	require.Eventually(t, func() bool { return len(h.Tools()) == 3 }, 10*time.Second, 10*time.Millisecond, "%v", names(h.Tools()))
+	require.NoError(t, h.WaitReady(f.ctx, hub.Any))
+	require.Eventually(t, func() bool { return len(h.Tools()) == 4 }, 10*time.Second, 10*time.Millisecond, "%v", names(h.Tools()))
 
 	var qualified string
 	for _, tl := range h.Tools() {
 		require.NotContains(t, tl.Name, "Zq8vN3xP0aLr", "the secret's bytes in a qualified name")
+		require.NotContains(t, tl.Name, "0123456789abcdef", "the command line's secret in a qualified name")
 		if tl.ID == "t "+token {
 			qualified = tl.Name
 		}
