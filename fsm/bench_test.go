@@ -1,8 +1,11 @@
 package fsm_test
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/qmuntal/stateless"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/fsm"
@@ -58,5 +61,42 @@ func BenchmarkNew(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = fsm.New(fsm.Config{})
+	}
+}
+
+// BenchmarkStatelessAlone fires qmuntal/stateless alone with a trigger of
+// BenchmarkStep's shape: external state storage read through the context,
+// immediate firing, and the four guarded rows of (ready, call-failed), the
+// first an ignore that passes, the guards reading one field. It is the
+// engine's own cost on the host for this table, which a Step, built on it,
+// cannot go below; figure 6 prints it beside BenchmarkStep.
+func BenchmarkStatelessAlone(b *testing.B) {
+	type state uint8
+	type trigger uint8
+	type key struct{}
+	type conn struct {
+		st    stateless.State
+		class classify.Class
+	}
+	c := &conn{st: state(1), class: classify.ServerError}
+	ctx := context.WithValue(context.Background(), key{}, c)
+	of := func(ctx context.Context) *conn { return ctx.Value(key{}).(*conn) }
+	sm := stateless.NewStateMachineWithExternalStorage(
+		func(ctx context.Context) (stateless.State, error) { return of(ctx).st, nil },
+		func(ctx context.Context, s stateless.State) error { of(ctx).st = s; return nil },
+		stateless.FiringImmediate)
+	is := func(cl classify.Class) stateless.GuardFunc {
+		return func(ctx context.Context, _ ...any) bool { return of(ctx).class == cl }
+	}
+	sm.Configure(state(1)).
+		Ignore(trigger(1), is(classify.ServerError)).
+		Permit(trigger(1), state(2), is(classify.SessionExpired)).
+		Permit(trigger(1), state(3), is(classify.Unauthorized)).
+		Ignore(trigger(1), is(classify.Transport))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := sm.FireCtx(ctx, trigger(1)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
