@@ -71,7 +71,7 @@ func placeAt(m *Machine, c combo, now time.Time) {
 	m.st, _ = stateIndex(c.state)
 	m.gen = 3
 	m.attempt = 0
-	m.verdict = classify.Verdict{}
+	m.verdict = nil
 	m.resume = ResumeNone
 	m.staleUsed = c.staleUsed
 	m.listFails = c.listFails

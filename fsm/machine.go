@@ -61,9 +61,9 @@ type Machine struct {
 	gen       uint64
 	attempt   int
 	reason    Reason
-	verdict   classify.Verdict
-	sessions  []time.Time // start times of the last MaxSessions sessions
-	listFails int         // failed listings on the current session
+	verdict   *classify.Verdict // set in failed only: an idle connection holds no verdict
+	sessions  []time.Time       // start times of the last MaxSessions sessions
+	listFails int               // failed listings on the current session
 
 	// While a Step fires the engine: what the guards read and the guarded
 	// row whose guards passed (-1 for none).
@@ -195,9 +195,10 @@ func (m *Machine) apply(i int, t *Trigger) {
 	}
 	switch {
 	case r.To == Failed && r.From != Failed:
-		m.verdict = t.Verdict
+		v := t.Verdict
+		m.verdict = &v
 	case r.To != Failed:
-		m.verdict = classify.Verdict{}
+		m.verdict = nil
 		m.reason = ReasonNone
 	}
 	switch r.Reason {
@@ -296,7 +297,12 @@ func (m *Machine) Terminal() bool { return m.State() == Failed && m.reason != Re
 
 // Verdict returns the verdict that moved the machine into [Failed]; the zero
 // verdict in any other state.
-func (m *Machine) Verdict() classify.Verdict { return m.verdict }
+func (m *Machine) Verdict() classify.Verdict {
+	if m.verdict == nil {
+		return classify.Verdict{}
+	}
+	return *m.verdict
+}
 
 // ListingRetries returns how many times the listing of the current session
 // was retried on it (see [Config.ListingRetries]).

@@ -84,7 +84,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch, reqs *serverRequest
 			Logger:               cfg.Logger,
 			OnExchange:           w.exchange,
 			OnStreamRestored:     spec.hooks.streamRestored,
-			OnStreamDeclined:     declinedHook(spec.hooks.streamDeclined),
+			OnStreamDeclined:     spec.hooks.streamDeclined,
 			OnDroppedEvent:       c.droppedEvent(spec.gen),
 			OnDroppedResponse:    c.droppedResponse(spec.gen),
 			MaxResponsesInFlight: cfg.MaxResponsesInFlight,
@@ -128,7 +128,7 @@ func (c *wireConnector) droppedResponse(gen uint64) func(*wire.ResponseDroppedEr
 
 // client builds the go-sdk client of one session, with the wire layer's
 // facts on every request's error.
-func (c *wireConnector) client(h sessionHooks, reqs *serverRequests) *mcp.Client {
+func (c *wireConnector) client(h *sessionHooks, reqs *serverRequests) *mcp.Client {
 	return c.s.sessionClient(h, reqs, wire.FactsMiddleware())
 }
 
@@ -136,13 +136,13 @@ func (c *wireConnector) client(h sessionHooks, reqs *serverRequests) *mcp.Client
 // connector: the host's options with the list-changed and progress handlers
 // chained to the supervisor's, facts innermost (they tell classify how far
 // each request got), then the host's middleware.
-func (s *Supervisor) sessionClient(h sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
+func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
 	cfg := s.cfg
 	opts := cfg.ClientOptions
 	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.KeepAlive
-	opts.ToolListChangedHandler = relistThen(func() { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
-	opts.PromptListChangedHandler = relistThen(func() { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
-	opts.ResourceListChangedHandler = relistThen(func() { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
+	opts.ToolListChangedHandler = relistThen(h.toolsChanged, opts.ToolListChangedHandler)
+	opts.PromptListChangedHandler = relistThen(h.promptsChanged, opts.PromptListChangedHandler)
+	opts.ResourceListChangedHandler = relistThen(h.resourcesChanged, opts.ResourceListChangedHandler)
 	opts.ProgressNotificationHandler = progressThen(&s.progress, opts.ProgressNotificationHandler)
 	cl := mcp.NewClient(cfg.Implementation, &opts)
 	// Every request's error carries its facts, so discovery and calls
@@ -169,14 +169,15 @@ func present(ms []mcp.Middleware) []mcp.Middleware {
 	return out
 }
 
-// relistThen returns a list_changed handler that asks for a re-list, then
-// calls the host's handler, if any.
-func relistThen[R any](relist func(), host func(context.Context, R)) func(context.Context, R) {
+// relistThen returns a list_changed handler that asks for a re-list
+// (ours), then calls the host's handler, if any.
+func relistThen[R any](ours, host func(context.Context, R)) func(context.Context, R) {
+	if host == nil {
+		return ours
+	}
 	return func(ctx context.Context, r R) {
-		relist()
-		if host != nil {
-			host(ctx, r)
-		}
+		ours(ctx, r)
+		host(ctx, r)
 	}
 }
 

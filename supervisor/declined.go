@@ -41,15 +41,6 @@ func (in streamDeclined) take(s *Supervisor) {
 	}
 }
 
-// declinedHook adapts the session hook to wire.Config.OnStreamDeclined; nil
-// stays nil.
-func declinedHook(f func(detail string)) func(wire.StreamAttempt) {
-	if f == nil {
-		return nil
-	}
-	return func(a wire.StreamAttempt) { f(declinedDetail(a)) }
-}
-
 // declinedDetail names a declined attempt's answer: "HTTP 405 text/plain",
 // "HTTP 200 application/json"; without a content type "HTTP 404".
 func declinedDetail(a wire.StreamAttempt) string {

@@ -597,33 +597,68 @@ func (s *Supervisor) coolDown(gen uint64) {
 }
 
 // hooksFor binds session reports to generation gen.
-func (s *Supervisor) hooksFor(gen uint64) sessionHooks {
-	// Lists whose last result on this session carried a ttl: a result
-	// without one wakes the loop only to stop that list's timer. Most
-	// servers send none, and their listings then post nothing.
-	var armed [probes.ResourceTemplates + 1]atomic.Bool
-	return sessionHooks{
-		listChanged: func(l probes.List) {
-			set := setOf(l)
-			if l == probes.Resources { // notifications/resources/list_changed covers the templates
-				set |= setOf(probes.ResourceTemplates)
-			}
-			s.post(listChanged{gen: gen, lists: set})
-		},
-		streamRestored: func() { s.post(relistWanted{gen: gen}) },
-		streamDeclined: func(detail string) { s.post(streamDeclined{gen: gen, detail: detail}) },
-		listTTL: func(l probes.List, ms int) {
-			if int(l) >= len(armed) {
-				return
-			}
-			if ms > 0 {
-				armed[l].Store(true)
-			} else if !armed[l].Swap(false) {
-				return // no timer of this session to stop
-			}
-			s.post(listTTLSeen{gen: gen, list: l, ms: ms})
-		},
+func (s *Supervisor) hooksFor(gen uint64) *sessionHooks {
+	return &sessionHooks{s: s, gen: gen}
+}
+
+// sessionHooks let one session, of generation gen, report to the
+// supervisor. Its methods are called from go-sdk's and the transport's
+// goroutines and do not block. One object per session whose methods are
+// the hooks: a closure per hook cost every idle connection about 250 bytes.
+type sessionHooks struct {
+	s   *Supervisor
+	gen uint64
+	// armed has bit 1<<list set for the lists whose last result on this
+	// session carried a ttl: a result without one wakes the loop only to
+	// stop that list's timer. Most servers send none, and their listings
+	// then post nothing.
+	armed atomic.Uint32
+}
+
+// listChanged: a notifications/<list>/list_changed arrived.
+func (h *sessionHooks) listChanged(l probes.List) {
+	set := setOf(l)
+	if l == probes.Resources { // notifications/resources/list_changed covers the templates
+		set |= setOf(probes.ResourceTemplates)
 	}
+	h.s.post(listChanged{gen: h.gen, lists: set})
+}
+
+// go-sdk's list_changed handlers.
+func (h *sessionHooks) toolsChanged(context.Context, *mcp.ToolListChangedRequest) {
+	h.listChanged(probes.Tools)
+}
+
+func (h *sessionHooks) promptsChanged(context.Context, *mcp.PromptListChangedRequest) {
+	h.listChanged(probes.Prompts)
+}
+
+func (h *sessionHooks) resourcesChanged(context.Context, *mcp.ResourceListChangedRequest) {
+	h.listChanged(probes.Resources)
+}
+
+// streamRestored: the standalone stream came back after a gap in which
+// list_changed notifications may have been lost.
+func (h *sessionHooks) streamRestored() { h.s.post(relistWanted{gen: h.gen}) }
+
+// streamDeclined: the server declined the session's push stream with the
+// answer a (wire.Config.OnStreamDeclined).
+func (h *sessionHooks) streamDeclined(a wire.StreamAttempt) {
+	h.s.post(streamDeclined{gen: h.gen, detail: declinedDetail(a)})
+}
+
+// listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.
+func (h *sessionHooks) listTTL(l probes.List, ms int) {
+	if l > probes.ResourceTemplates {
+		return
+	}
+	bit := uint32(1) << l
+	if ms > 0 {
+		h.armed.Or(bit)
+	} else if h.armed.And(^bit)&bit == 0 {
+		return // no timer of this session to stop
+	}
+	h.s.post(listTTLSeen{gen: h.gen, list: l, ms: ms})
 }
 
 // emitEvent stamps e, once, with the server, its sequence number and the

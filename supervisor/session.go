@@ -46,22 +46,7 @@ type dialSpec struct {
 	gen    uint64
 	resume *ResumeState // Attach only
 	// hooks into the supervisor, bound to this generation
-	hooks sessionHooks
-}
-
-// sessionHooks let a session report to the supervisor. They are called from
-// go-sdk's and the transport's goroutines and must not block.
-type sessionHooks struct {
-	// listChanged: a notifications/<list>/list_changed arrived.
-	listChanged func(probes.List)
-	// streamRestored: the standalone stream came back after a gap in which
-	// list_changed notifications may have been lost.
-	streamRestored func()
-	// streamDeclined: the server declined the session's push stream;
-	// detail names its answer.
-	streamDeclined func(detail string)
-	// listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.
-	listTTL func(probes.List, int)
+	hooks *sessionHooks
 }
 
 // connector opens sessions.

@@ -24,3 +24,9 @@ func TestSupervisorStaysInItsSizeClass(t *testing.T) {
 func TestServerRequestsStayInTheirSizeClass(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(serverRequests{}), uintptr(80))
 }
+
+// Every session holds one sessionHooks, whose methods are its hooks: it
+// stays in the 24-byte size class.
+func TestSessionHooksStayInTheirSizeClass(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(sessionHooks{}), uintptr(24))
+}
