@@ -173,8 +173,8 @@ func (s *Supervisor) kickRelist() {
 		return
 	}
 	gen := c.pendGen
-	sess := s.session(gen)
-	if gen != s.loop.m.Generation() || s.loop.m.State() != Ready || sess == nil {
+	h := s.held(gen)
+	if gen != s.loop.m.Generation() || s.loop.m.State() != Ready || h == nil {
 		return // a list_changed during discovery: the discovery's publish kicks
 	}
 	now := s.cfg.Clock.Now()
@@ -186,7 +186,7 @@ func (s *Supervisor) kickRelist() {
 	c.running, c.runWaiters = true, c.waiters
 	c.pending, c.waiters, c.last = 0, nil, now
 	s.goCmd(func() input {
-		cat, err := s.listSome(sess, set)
+		cat, err := s.listSome(h, set)
 		return catalogRelisted{gen: gen, cat: cat, err: err}
 	})
 }
@@ -197,12 +197,16 @@ func (s *Supervisor) gapPassed() {
 	s.kickRelist()
 }
 
-// listSome lists the lists of set on sess, as declared ones: a failure of
-// `tools/list` fails it, a side list's failure leaves it degraded.
-func (s *Supervisor) listSome(sess session, set listSet) (probes.Catalog, error) {
+// listSome lists the lists of set on the session h, as declared ones: a
+// failure of `tools/list` fails it, a side list's failure leaves it
+// degraded. It ends when h is released, as its calls do: a replaced
+// session's listing is nobody's, and would hold the one re-list slot until
+// DiscoveryTimeout.
+func (s *Supervisor) listSome(h *held, set listSet) (probes.Catalog, error) {
 	ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 	defer cancel()
-	return probes.ListOnly(ctx, sess, set.lists(), s.probeOptions())
+	defer s.inflight.leave(s.inflight.join(h, cancelFunc(cancel)))
+	return probes.ListOnly(ctx, h.sess, set.lists(), s.probeOptions())
 }
 
 // relisted takes the result of a re-list.
@@ -213,9 +217,14 @@ func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
 	c.runWaiters = nil
 	switch {
 	case gen != s.loop.m.Generation() || s.loop.m.State() != Ready:
-		// The session was replaced meanwhile; its discovery serves them.
+		// The session was replaced meanwhile; its successor's discovery
+		// serves them, or has served them already when it is ready (it
+		// published after they asked). What the successor wished while
+		// this re-list ran starts below.
 		c.waiters = append(c.waiters, waiters...)
-		return
+		if s.loop.m.State() == Ready {
+			s.serveOlderWaiters(s.loop.m.Generation())
+		}
 	case err != nil:
 		s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
 		for _, w := range waiters {
@@ -239,6 +248,18 @@ func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
 // discovery), and the poll is armed.
 func (s *Supervisor) published(gen uint64) {
 	c := &s.loop.cat
+	s.serveOlderWaiters(gen)
+	if c.pendGen < gen {
+		c.pending = 0 // an older session's wishes: this discovery listed everything
+	}
+	s.kickRelist()
+	s.armPoll(gen)
+}
+
+// serveOlderWaiters answers the refresh calls asked on a session older than
+// gen, whose catalog is published.
+func (s *Supervisor) serveOlderWaiters(gen uint64) {
+	c := &s.loop.cat
 	kept := c.waiters[:0]
 	for _, w := range c.waiters {
 		if w.gen < gen {
@@ -249,11 +270,6 @@ func (s *Supervisor) published(gen uint64) {
 	}
 	clear(c.waiters[len(kept):])
 	c.waiters = kept
-	if c.pendGen < gen {
-		c.pending = 0 // an older session's wishes: this discovery listed everything
-	}
-	s.kickRelist()
-	s.armPoll(gen)
 }
 
 // armPoll arms the next poll of the session of gen when no list_changed

@@ -438,10 +438,11 @@ func (s *Supervisor) discover(c fsm.Command) {
 	blind := c.Kind == fsm.Probe
 	caps := capabilitiesOf(sess)
 	if p := s.loop.partial; p != nil && s.loop.partialGen == c.Generation && !blind {
+		h := s.held(c.Generation)
 		// A listing retried on its session: only what did not settle.
 		set := declaredLists(caps) &^ s.loop.settled
 		s.goCmd(func() input {
-			cat, err := s.listSome(sess, set)
+			cat, err := s.listSome(h, set)
 			cat.Offer = relistedOffer(*p, cat)
 			return catalogDiscovered{gen: c.Generation, cat: cat, err: err}
 		})
