@@ -102,7 +102,7 @@ func WriteTimeline(w io.Writer, evs []Event) error {
 		}
 		ew.printf("== %s: %d %s", displayServer(srv), len(group), noun)
 		if state != "" {
-			ew.printf(", last state %s", state)
+			ew.printf(", last state %s", printable(string(state)))
 		}
 		ew.printf(", generation %d\n", gen)
 		for _, e := range group {

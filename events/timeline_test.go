@@ -183,7 +183,7 @@ func TestTimelineEscapesControlCharacters(t *testing.T) {
 	evs := []events.Event{
 		{Kind: events.KindCatalogChanged, Server: "srv\n== fake", Seq: 1, Tools: 1, Added: []string{hostile}},
 		{Kind: events.KindCallFailed, Server: "srv\n== fake", Seq: 2, Op: "tools/call", Name: "x", Detail: hostile},
-		{Kind: events.KindTransition, Server: "srv\n== fake", Seq: 3, From: events.State("ready\x1b[31m"), To: "closed", Trigger: events.Trigger("closed\nx")},
+		{Kind: events.KindTransition, Server: "srv\n== fake", Seq: 3, From: events.State("ready\x1b[31m"), To: events.State("closed\x1b]0;pwned\x07\n== forged"), Trigger: events.Trigger("closed\nx")},
 	}
 	check := func(out string, lines int) {
 		t.Helper()
