@@ -73,15 +73,16 @@ func (h callHandler) TagCall(ctx context.Context, info supervisor.CallInfo) cont
 	}
 	name := "mcpsup.call " + info.Op
 	attrs := []attribute.KeyValue{AttrMethod.String(info.Op), AttrServer.String(info.Server)}
+	target := events.CutName(info.Name) // a server's name, of any size
 	switch info.Op {
 	case "tools/call":
-		name += " " + info.Name
-		attrs = append(attrs, attrToolName.String(info.Name))
+		name += " " + target
+		attrs = append(attrs, attrToolName.String(target))
 	case "prompts/get":
-		name += " " + info.Name
-		attrs = append(attrs, attrPromptName.String(info.Name))
+		name += " " + target
+		attrs = append(attrs, attrPromptName.String(target))
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		attrs = append(attrs, attrResourceURI.String(info.Name))
+		attrs = append(attrs, attrResourceURI.String(target))
 	}
 	span.SetName(name)
 	span.SetAttributes(attrs...)

@@ -138,28 +138,31 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 
 // describe returns a request's span target (tool or prompt name, "" for the
 // rest) and its naming attribute (gen_ai.tool.name, gen_ai.prompt.name or
-// mcp.resource.uri; invalid when none).
+// mcp.resource.uri; invalid when none), each cut to events.MaxNameBytes:
+// a server names its tools, of any size.
 func describe(method string, req mcp.Request) (string, attribute.KeyValue) {
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParams:
 		if p != nil {
-			return p.Name, attrToolName.String(p.Name)
+			n := events.CutName(p.Name)
+			return n, attrToolName.String(n)
 		}
 	case *mcp.GetPromptParams:
 		if p != nil {
-			return p.Name, attrPromptName.String(p.Name)
+			n := events.CutName(p.Name)
+			return n, attrPromptName.String(n)
 		}
 	case *mcp.ReadResourceParams:
 		if p != nil {
-			return "", attrResourceURI.String(p.URI)
+			return "", attrResourceURI.String(events.CutName(p.URI))
 		}
 	case *mcp.SubscribeParams:
 		if p != nil {
-			return "", attrResourceURI.String(p.URI)
+			return "", attrResourceURI.String(events.CutName(p.URI))
 		}
 	case *mcp.UnsubscribeParams:
 		if p != nil {
-			return "", attrResourceURI.String(p.URI)
+			return "", attrResourceURI.String(events.CutName(p.URI))
 		}
 	}
 	return "", attribute.KeyValue{}

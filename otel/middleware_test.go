@@ -2,6 +2,7 @@ package mcpsupotel_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,4 +229,25 @@ func TestMiddlewareWithoutWireFacts(t *testing.T) {
 	require.False(t, ok, "no status without wire facts")
 	_, ok = attr(sp[0], mcpsupotel.AttrDelivery)
 	require.False(t, ok, "how far it got is not known without wire facts")
+}
+
+// A name a server chose is cut to events.MaxNameBytes in span names and
+// attributes, as in events: a tool named with a mebibyte would put a
+// mebibyte in every span and metric point of its calls.
+func TestMiddlewareCutsLongNames(t *testing.T) {
+	h := newHarness(t, mcpsupotel.Options{})
+	srv := newServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	cs := bareSession(t, ctx, srv, h.obs.Middleware("p"))
+	long := strings.Repeat("A", 1<<20)
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: long})
+	require.Error(t, err, "no such tool")
+	cut := events.CutName(long)
+	require.LessOrEqual(t, len(cut), events.MaxNameBytes)
+	sp := h.spanNamed("tools/call " + cut)
+	require.Len(t, sp, 1)
+	v, _ := attr(sp[0], "gen_ai.tool.name")
+	require.Equal(t, cut, v.AsString())
+	require.Equal(t, int64(1), h.value("mcp.client.operation.duration", attribute.String("gen_ai.tool.name", cut)))
 }
