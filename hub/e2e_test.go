@@ -623,3 +623,29 @@ func TestSecretsInItemNamesReachNoQualifiedName(t *testing.T) {
 	require.NoError(t, err, "the masked name routes to its tool")
 	require.Equal(t, 1, f.servers["s"].Log().Count("tools/call"))
 }
+
+// A state saved for another endpoint is named in its event with that
+// endpoint's secrets masked, and nothing else: its query values, here a
+// server's name and a method, stay plain in every other event and name.
+func TestForeignEndpointMasksOnlyItsOwnEvent(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"search": {}, "filesystem": {}})
+	store := &hub.FileStore{Dir: t.TempDir()}
+	state := `{"version":1,"server":"search","resume":{"version":1,"endpoint":"http://elsewhere/mcp?s=filesystem&m=tools/call&t=record&k=Zq8vN3xP0aLr7TmK","session_id":"abcdefgh12345678","protocol_version":"2025-11-25"}}`
+	require.NoError(t, os.WriteFile(store.Path("search"), []byte(state), 0o600))
+	h := f.hub(f.config(store))
+
+	failed := f.eventsOf(hub.KindStoreFailed)
+	require.Len(t, failed, 1)
+	require.Equal(t, "search", failed[0].Server)
+	require.Contains(t, failed[0].Detail, "saved for endpoint")
+	require.NotContains(t, failed[0].Detail, "Zq8vN3xP0aLr7TmK", "the foreign endpoint's secret is masked in its event")
+	_, err := h.CallTool(f.ctx, record("filesystem__record", "plain"))
+	require.NoError(t, err, "filesystem's tools keep their names")
+	_, err = h.CallTool(f.ctx, record("nosuch", "x"))
+	require.ErrorContains(t, err, "nosuch")
+	require.NotContains(t, err.Error(), "[redacted]")
+	for _, ev := range f.rec.Events() {
+		require.NotEqual(t, "[redacted]", ev.Server, "%s event", ev.Kind)
+	}
+	require.Equal(t, 1, f.servers["search"].Log().Count("initialize"), "search starts fresh")
+}

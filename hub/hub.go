@@ -412,9 +412,14 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 	case rs == nil:
 		return nil, nil
 	case rs.Endpoint != sc.URL:
-		h.redact.AddEndpointSecrets(rs.Endpoint) // named in the event
+		// Named in the event with its own secrets masked, by a redactor of
+		// its own: registered in the hub's, the stored endpoint's query
+		// values (anyone's words: a server's name, "tools/call") would be
+		// masked in every event, error and qualified name of the hub.
+		var foreign events.Redactor
+		foreign.AddEndpointSecrets(rs.Endpoint)
 		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
-			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, cutText(rs.Endpoint, 200), sc.URL)})
+			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, foreign.Text(cutText(rs.Endpoint, 200)), sc.URL)})
 		return nil, nil
 	}
 	return rs, nil
