@@ -22,6 +22,11 @@ const maxListTTL = 24 * time.Hour
 type listTTLs struct {
 	gen    uint64
 	timers [probes.ResourceTemplates + 1]clockwork.Timer
+	// armed numbers each timer armed (from seq): a due event names the
+	// timer that posted it, so one that fired while a later result re-armed
+	// its list (Stop came too late) is told from the timer now held.
+	armed [probes.ResourceTemplates + 1]uint64
+	seq   uint64
 }
 
 // stop stops every timer; t may be nil (no list ever had a ttl).
@@ -32,7 +37,7 @@ func (t *listTTLs) stop() {
 	for i, tm := range t.timers {
 		if tm != nil {
 			tm.Stop()
-			t.timers[i] = nil
+			t.timers[i], t.armed[i] = nil, 0
 		}
 	}
 }
@@ -57,11 +62,12 @@ type (
 	listTTLDue struct {
 		gen  uint64
 		list probes.List
+		seq  uint64 // the timer's number (listTTLs.armed)
 	}
 )
 
 func (in listTTLSeen) take(s *Supervisor) { s.armListTTL(in.gen, in.list, in.ms) }
-func (in listTTLDue) take(s *Supervisor)  { s.listTTLExpired(in.gen, in.list) }
+func (in listTTLDue) take(s *Supervisor)  { s.listTTLExpired(in) }
 
 // armListTTL (re)arms the ttl timer of list for a result of generation gen
 // whose ttlMs is ms: max(ms, Config.MinListTTL), at most maxListTTL, on
@@ -84,7 +90,7 @@ func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
 	}
 	if old := t.timers[list]; old != nil {
 		old.Stop()
-		t.timers[list] = nil
+		t.timers[list], t.armed[list] = nil, 0
 	}
 	if ms <= 0 || s.cfg.MinListTTL < 0 {
 		return
@@ -94,16 +100,24 @@ func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
 		d = time.Duration(ms) * time.Millisecond
 	}
 	d = max(d, s.cfg.MinListTTL)
-	t.timers[list] = s.cfg.Clock.AfterFunc(d, func() { s.post(listTTLDue{gen: gen, list: list}) })
+	t.seq++
+	due := listTTLDue{gen: gen, list: list, seq: t.seq}
+	t.armed[list] = t.seq
+	t.timers[list] = s.cfg.Clock.AfterFunc(d, func() { s.post(due) })
 }
 
-// listTTLExpired re-lists list once its ttl ran out, on the live session of
-// gen; the re-list joins the one owner of re-listing (discovery.go), so its
-// gap and coalescing apply.
-func (s *Supervisor) listTTLExpired(gen uint64, list probes.List) {
-	if t := s.loop.ttl; t != nil && t.gen == gen && int(list) < len(t.timers) {
-		t.timers[list] = nil
+// listTTLExpired re-lists a list once its ttl ran out, on the live session
+// of the due event's generation; the re-list joins the one owner of
+// re-listing (discovery.go), so its gap and coalescing apply. The due event
+// of a timer no longer held (stopped or re-armed after it fired) is
+// dropped: the result that stopped or re-armed it decides.
+func (s *Supervisor) listTTLExpired(due listTTLDue) {
+	gen, list := due.gen, due.list
+	t := s.loop.ttl
+	if t == nil || t.gen != gen || int(list) >= len(t.timers) || t.armed[list] != due.seq {
+		return
 	}
+	t.timers[list], t.armed[list] = nil, 0
 	if gen != s.loop.m.Generation() || s.loop.m.State() != Ready {
 		return // the next session's discovery lists it
 	}

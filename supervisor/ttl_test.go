@@ -97,3 +97,33 @@ func TestResultWithoutTTLPostsNothingUnlessArmed(t *testing.T) {
 	ttl(probes.Prompts, 0)
 	require.Len(t, s.inbox.queue, 2, "stopped already: nothing more")
 }
+
+// A ttl timer that fired while a later list result re-armed its list (its
+// Stop came too late) posts a due event naming itself: it is dropped, and
+// the timer the later result armed stays held, so a result without a ttl
+// still stops it, and nothing re-lists for the old timer.
+func TestTTLDueOfAReplacedTimerIsDropped(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	req := r.next()
+	sess := newFakeSession("s1", "a")
+	req.ok(sess)
+	r.wait(Ready)
+	ttl := req.spec.hooks.listTTL
+	ttl(probes.Tools, 60_000)
+	sess.mu.Lock()
+	lists := sess.listCalls
+	sess.mu.Unlock()
+
+	onLoop(t, r.sup, func(s *Supervisor) {
+		fired := listTTLDue{gen: s.loop.ttl.gen, list: probes.Tools, seq: s.loop.ttl.armed[probes.Tools]}
+		s.armListTTL(fired.gen, probes.Tools, 60_000) // a later result's hint, taken first
+		fired.take(s)                                 // then the first timer's due
+	})
+	require.Equal(t, 1, armedTTLs(t, r.sup), "the later timer is still held")
+	ttl(probes.Tools, 0)
+	require.Zero(t, armedTTLs(t, r.sup), "and a result without a ttl stops it")
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	require.Equal(t, lists, sess.listCalls, "no re-list for a timer no longer held")
+}
