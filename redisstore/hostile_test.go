@@ -157,3 +157,25 @@ func TestFenceOfTheWrongTypeIsRestoredByItsHolder(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Save(ctx, state("session-0123456789abcdef")))
 }
+
+// A counter past 1e14 (Lua writes such a number as 1e+14), or below 1, no
+// longer hands out a lease whose every renewal and save is refused as
+// stale: the token is written as Go reads it, and a counter outside
+// [1, 2^53) starts again after the fence's token.
+func TestFencingCounterOutOfRangeStillServes(t *testing.T) {
+	for _, counter := range []string{"100000000000000", "-3", "9007199254740993"} {
+		_, rdb := newRedis(t)
+		ctx := context.Background()
+		s := &redisstore.Store{Client: rdb, Holder: "a"}
+		require.NoError(t, rdb.Set(ctx, "mcpsup:{search}:token", counter, 0).Err())
+		for range 2 {
+			l, err := s.Acquire(ctx, "search", ttl)
+			require.NoError(t, err, counter)
+			require.Positive(t, l.Token(), counter)
+			_, err = l.Renew(ctx)
+			require.NoError(t, err, "%s: the lease is its holder's", counter)
+			require.NoError(t, l.Save(ctx, state("session-0123456789abcdef")), counter)
+			require.NoError(t, l.Release(ctx), counter)
+		}
+	}
+}

@@ -263,8 +263,10 @@ return {3, redis.call('GET', KEYS[1])}`)
 	// {1, token} acquired; {0, pttl} held by another.
 	// A lease key without expiry (no Store writes one) is given the TTL,
 	// so it ends within one TTL like any holder's. A counter that is not
-	// an integer starts again after the fence's token, the last one
-	// handed out.
+	// an integer, or not one in [1, 2^53) (a Lua number holds those
+	// exactly), starts again after the fence's token, the last one handed
+	// out. A token is written with %d: Lua's own form of a number past
+	// 1e14 is 1e+14, which is not the token Go reads.
 	acquireScript = redis.NewScript(`
 local left = redis.call('PTTL', KEYS[1])
 if left == -1 then
@@ -273,13 +275,14 @@ if left == -1 then
 end
 if left ~= -2 then return {0, left} end
 local t = redis.pcall('INCR', KEYS[2])
-if type(t) ~= 'number' then
+if type(t) ~= 'number' or t < 1 or t >= 9007199254740992 then
   local f = redis.pcall('GET', KEYS[3])
   t = 1
   if type(f) == 'string' then t = (tonumber(string.match(f, ':(%d+)$')) or 0) + 1 end
-  redis.call('SET', KEYS[2], t)
+  if t >= 9007199254740992 then t = 1 end
+  redis.call('SET', KEYS[2], string.format('%d', t))
 end
-local v = ARGV[1] .. ':' .. t
+local v = ARGV[1] .. ':' .. string.format('%d', t)
 if not redis.call('SET', KEYS[1], v, 'NX', 'PX', ARGV[2]) then return {0, 0} end
 redis.call('SET', KEYS[3], v)
 return {1, t}`)
