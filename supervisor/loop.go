@@ -429,16 +429,16 @@ func (s *Supervisor) endLeftovers(detach bool) {
 
 // discover runs the blind probes or the declared listing for command c.
 func (s *Supervisor) discover(c fsm.Command) {
-	sess := s.session(c.Generation)
-	if sess == nil {
+	h := s.held(c.Generation)
+	if h == nil {
 		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: c.Generation,
 			Verdict: classify.Verdict{Class: classify.Transport, Detail: "session gone before discovery"}})
 		return
 	}
+	sess := h.sess
 	blind := c.Kind == fsm.Probe
 	caps := capabilitiesOf(sess)
 	if p := s.loop.partial; p != nil && s.loop.partialGen == c.Generation && !blind {
-		h := s.held(c.Generation)
 		// A listing retried on its session: only what did not settle.
 		set := declaredLists(caps) &^ s.loop.settled
 		s.goCmd(func() input {

@@ -24,7 +24,7 @@ import (
 // (handlers.close, called before go-sdk's Close): a host's logging
 // handler waits on its context as a sampling one does. And it lets at most
 // Config.MaxResponsesInFlight of the requests the host handles
-// (sampling/createMessage, elicitation/create: [hostHandled]) run at once:
+// (sampling/createMessage, elicitation/create: hostHandled) run at once:
 // one past it is answered with a JSON-RPC error (-32603, internal error,
 // naming the bound) without reaching its handler, and reported as a
 // server-request-refused event (each of the first maxDropEvents of a
@@ -48,7 +48,7 @@ func (s *Supervisor) serverRequests(gen uint64) *serverRequests {
 // middleware is the receiving middleware of the session's client.
 func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if hostHandled[method] {
+		if hostHandled(method) {
 			limit := r.s.cfg.MaxResponsesInFlight
 			if int(r.running.Add(1)) > limit {
 				r.running.Add(-1)
@@ -65,10 +65,18 @@ func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// hostHandled are the server's requests whose handlers are the host's
-// (ClientOptions' CreateMessageHandler, ElicitationHandler), which may take
-// as long as an LLM call or a user's answer: the ones the bound counts.
-var hostHandled = map[string]bool{"sampling/createMessage": true, "elicitation/create": true}
+// hostHandled reports whether the server's request method is one whose
+// handler is the host's (ClientOptions' CreateMessageHandler,
+// ElicitationHandler), which may take as long as an LLM call or a user's
+// answer: the ones the bound counts. A switch, not a map: every request and
+// notification of the server's (a progress flood) asks.
+func hostHandled(method string) bool {
+	switch method {
+	case "sampling/createMessage", "elicitation/create":
+		return true
+	}
+	return false
+}
 
 // report posts a refusal's event, throttled as drops are.
 func (r *serverRequests) report(method string, limit int) {

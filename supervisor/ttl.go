@@ -114,7 +114,7 @@ func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
 func (s *Supervisor) listTTLExpired(due listTTLDue) {
 	gen, list := due.gen, due.list
 	t := s.loop.ttl
-	if t == nil || t.gen != gen || int(list) >= len(t.timers) || t.armed[list] != due.seq {
+	if t == nil || t.gen != gen || t.armed[list] != due.seq { // list: bounded by armListTTL, which made due
 		return
 	}
 	t.timers[list], t.armed[list] = nil, 0
