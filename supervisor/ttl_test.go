@@ -104,16 +104,11 @@ func TestResultWithoutTTLPostsNothingUnlessArmed(t *testing.T) {
 // still stops it, and nothing re-lists for the old timer.
 func TestTTLDueOfAReplacedTimerIsDropped(t *testing.T) {
 	r := newRig(t, Config{})
-	r.sup.Start()
-	req := r.next()
 	sess := newFakeSession("s1", "a")
-	req.ok(sess)
-	r.wait(Ready)
-	ttl := req.spec.hooks.listTTL
+	r.ready(sess)
+	ttl := r.sup.hooksFor(1).listTTL // the hooks of the session of generation 1
 	ttl(probes.Tools, 60_000)
-	sess.mu.Lock()
-	lists := sess.listCalls
-	sess.mu.Unlock()
+	lists := sess.lists()
 
 	onLoop(t, r.sup, func(s *Supervisor) {
 		fired := listTTLDue{gen: s.loop.ttl.gen, list: probes.Tools, seq: s.loop.ttl.armed[probes.Tools]}
@@ -123,7 +118,5 @@ func TestTTLDueOfAReplacedTimerIsDropped(t *testing.T) {
 	require.Equal(t, 1, armedTTLs(t, r.sup), "the later timer is still held")
 	ttl(probes.Tools, 0)
 	require.Zero(t, armedTTLs(t, r.sup), "and a result without a ttl stops it")
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	require.Equal(t, lists, sess.listCalls, "no re-list for a timer no longer held")
+	require.Equal(t, lists, sess.lists(), "no re-list for a timer no longer held")
 }
