@@ -211,7 +211,12 @@ func TestServerRequestsPastTheBoundAreRefused(t *testing.T) {
 		}
 	}
 	require.Len(t, details, refused, "the ping was not refused")
-	require.Equal(t, `request "sampling/createMessage" of the server refused (4 already being handled; 1 refused in all)`, details[0])
-	require.Contains(t, details[refused-1], "; 11 refused in all")
+	// go-sdk takes each request on a goroutine of its own: the refusals
+	// are counted in one order and may be reported in another.
+	want := make([]string, refused)
+	for i := range want {
+		want[i] = fmt.Sprintf(`request "sampling/createMessage" of the server refused (4 already being handled; %d refused in all)`, i+1)
+	}
+	require.ElementsMatch(t, want, details)
 	require.Equal(t, supervisor.Ready, sup.State())
 }
