@@ -529,7 +529,9 @@ func (s *Supervisor) runCommands(f func() input) {
 // on cancel. It is not a child of s.life: the first child would give life a
 // children map (about 350 bytes) that every idle supervisor then holds.
 func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	// Its deadline is ours (the server was slow: timeout), its cancel
+	// Close's (canceled): the cause tells classify which ended it.
+	ctx, cancel := context.WithTimeoutCause(context.Background(), d, classify.ErrDeadline)
 	id := s.commands.join(nil, cancelFunc(cancel))
 	return ctx, func() {
 		s.commands.leave(id)
