@@ -463,6 +463,15 @@ func (s *Supervisor) Reconnect() {
 	}
 }
 
+// served reports whether the session of gen is the live one in ready:
+// past its handshake and first listing (era.go tells a session still
+// opening from one that served).
+func (s *Supervisor) served(gen uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snap.live != nil && s.snap.live.gen == gen
+}
+
 // setSnapshot changes the snapshot under the lock and wakes waiters.
 func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 	s.mu.Lock()
