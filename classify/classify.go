@@ -3,6 +3,7 @@ package classify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/url"
@@ -38,11 +39,21 @@ const (
 	CodeServerError = -32000
 )
 
+// ErrDeadline is the cause (context.WithTimeoutCause, context.Cause) of a
+// context whose deadline is the library's own bound on the server, not a
+// caller giving up: a discovery, probe, call or keepalive timeout. A
+// context done with it (or with a cause that wraps it) is read by
+// [Classify] as timeout, where any other done context is canceled; an
+// error that wraps it is timeout as a context.DeadlineExceeded is.
+var ErrDeadline = errors.New("classify: our own deadline passed")
+
 // Classify returns the verdict for err. ctx is the context of the caller on
-// whose behalf the failed call was made (not a context derived for our own
-// deadlines), or nil when none is at hand; it is used only to tell canceled
-// from timeout and transport (see the package doc). A nil err gives the zero
-// Verdict (class [None]) whatever ctx says.
+// whose behalf the failed call was made, or nil when none is at hand; it is
+// used only to tell canceled from timeout and transport (see the package
+// doc). A context of our own deadline may be passed when its deadline was
+// made with the cause [ErrDeadline]: done by that deadline, it says
+// timeout, not canceled. A nil err gives the zero Verdict (class [None])
+// whatever ctx says.
 //
 // Classify never panics on hostile errors (see the package doc for the one
 // thing it cannot guard), visits at most [MaxNodes] error values and reads at
@@ -54,6 +65,11 @@ func Classify(ctx context.Context, err error) Verdict {
 	var f facts
 	f.collect(err)
 	callerDone := ctx != nil && ctx.Err() != nil
+	if callerDone && errors.Is(context.Cause(ctx), ErrDeadline) {
+		// Our own deadline ended the context, not the caller: the server
+		// was slow. What the wire saw before still decides first.
+		f.deadline, callerDone = true, false
+	}
 	v := f.verdict(ctx != nil && !callerDone)
 	if callerDone {
 		v.Class = Canceled
@@ -110,7 +126,7 @@ func (f *facts) inspect(err error) {
 	case context.Canceled:
 		f.canceled = true
 		return
-	case context.DeadlineExceeded, os.ErrDeadlineExceeded:
+	case context.DeadlineExceeded, os.ErrDeadlineExceeded, ErrDeadline:
 		f.deadline = true
 		return
 	case mcp.ErrSessionMissing:

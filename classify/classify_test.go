@@ -535,3 +535,42 @@ func TestVerdictString(t *testing.T) {
 	assert.Equal(t, "rate-limited (HTTP 429, JSON-RPC -32005, retry after 30s, tools/call)", v.String())
 	assert.Equal(t, "transport", Verdict{Class: Transport}.String())
 }
+
+// Our own deadline is timeout, the caller's cancellation canceled (DESIGN.md
+// section 3): a context whose deadline was made with the cause ErrDeadline
+// and ran out says timeout, whatever go-sdk returned for it; a caller that
+// gave up says canceled, also above our deadline; the server's answer,
+// when one came, still decides first.
+func TestOwnDeadlineIsTimeout(t *testing.T) {
+	expired := func(parent context.Context) context.Context {
+		ctx, cancel := context.WithDeadlineCause(parent, time.Unix(0, 0), ErrDeadline)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	own := expired(context.Background())
+	require.ErrorIs(t, context.Cause(own), ErrDeadline)
+	for name, err := range map[string]error{
+		"go-sdk's ctx.Err()":       fmt.Errorf("calling %q: %w", "tools/list", context.DeadlineExceeded),
+		"a canceled request":       fmt.Errorf("read: %w", context.Canceled),
+		"the cause itself":         fmt.Errorf("list: %w", ErrDeadline),
+		"no context fact at all":   errors.New("connection closed"),
+		"a reset cut by the bound": &url.Error{Op: "Post", URL: "http://127.0.0.1:1/mcp", Err: syscall.ECONNRESET},
+	} {
+		assert.Equal(t, Timeout, Classify(own, err).Class, name)
+	}
+	assert.Equal(t, Timeout, Error(fmt.Errorf("keepalive: %w", ErrDeadline)).Class, "no context: the cause in the error")
+
+	caller, giveUp := context.WithCancel(context.Background())
+	under := expired(caller)
+	giveUp()
+	assert.Equal(t, Timeout, Classify(under, context.DeadlineExceeded).Class, "our deadline came first")
+	callerGone, giveUp2 := context.WithCancel(context.Background())
+	giveUp2()
+	assert.Equal(t, Canceled, Classify(expired(callerGone), context.Canceled).Class, "the caller gave up before our deadline")
+	callerDeadline, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	assert.Equal(t, Canceled, Classify(callerDeadline, context.DeadlineExceeded).Class, "the caller's own deadline is the caller giving up")
+
+	answered := &HTTPError{Exchange: Exchange{Verb: "POST", Method: "tools/list", Status: 401}, Err: context.DeadlineExceeded}
+	assert.Equal(t, Unauthorized, Classify(own, answered).Class, "an answer outranks the deadline")
+}

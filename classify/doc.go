@@ -71,9 +71,11 @@
 // # Canceled or timeout
 //
 // Given the caller's context, a done context makes the verdict canceled
-// whatever the error says. A deadline in the error while the caller's context
-// is still live is our own deadline (discovery timeout, HTTP client timeout):
-// timeout. A context.Canceled in the error while the caller's context is live
+// whatever the error says, unless its cause is [ErrDeadline]: a context of
+// our own deadline (discovery, probe, call or keepalive timeout) that ran
+// out is timeout, as DESIGN.md section 3 has it. A deadline in the error
+// while the caller's context is still live is our own deadline (discovery
+// timeout, HTTP client timeout): timeout. A context.Canceled in the error while the caller's context is live
 // was not the caller's doing (the connection went away under the request):
 // transport. With a nil context, context.Canceled is canceled and
 // context.DeadlineExceeded is timeout.

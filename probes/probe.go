@@ -191,7 +191,7 @@ func propagates(ctx context.Context, r role, v classify.Verdict) bool {
 func listOne(caller, group context.Context, l Lister, list List, o Options) outcome {
 	ctx, cancel := group, context.CancelFunc(func() {})
 	if o.ProbeTimeout > 0 {
-		ctx, cancel = context.WithTimeout(group, o.ProbeTimeout)
+		ctx, cancel = context.WithTimeoutCause(group, o.ProbeTimeout, classify.ErrDeadline) // ours: timeout
 	}
 	defer cancel()
 

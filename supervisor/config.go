@@ -410,9 +410,12 @@ type Config struct {
 	// handler offers only 2025 versions), is kept: the first new
 	// session after it sends `server/discover` again, so a server that
 	// speaks both eras, or that was rolled back and forward, gets the
-	// 2026-07-28 era (and its push channel) back. It also spaces the
-	// re-discoveries a live 2026-07-28 session makes when a request is
-	// answered -32022 (one per EraReprobe). It runs on Clock. Default
+	// 2026-07-28 era (and its push channel) back. A 2025 handshake, or a
+	// 2025 session still opening, that the server refuses with an error of
+	// a later era (wire.LegacyRefusal) ends the period at once. It also
+	// spaces the re-discoveries a live session makes when a request is
+	// refused its era (-32022 on 2026-07-28, wire.LegacyRefusal on 2025:
+	// one per EraReprobe). It runs on Clock. Default
 	// DefaultEraReprobe (10 min); negative: a fallback is kept for the
 	// supervisor's life, as before.
 	EraReprobe time.Duration

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -49,7 +50,9 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	if err != nil {
 		reqs.handlers.close()
 		c.s.roots.detach(opts.Client)
-		c.era.dialFailed(err)
+		if detail := c.era.dialFailed(opts.Era, err); detail != "" {
+			c.s.post(eraChanged{gen: spec.gen, detail: detail})
+		}
 		return nil, err
 	}
 	var discover *wire.Exchange
@@ -187,19 +190,20 @@ func relistThen[R any](ours, host func(context.Context, R)) func(context.Context
 type wireWatch struct {
 	mu    sync.Mutex
 	fatal *wire.Exchange // the first answer that ends a session
-	// eraRefused hears each refusal of a live 2026-07-28 session's era
-	// (era.go) until one ends the session (endedForEra). nil: not
-	// watched, or ended already.
+	// eraRefused hears each answer refusal reports as a refusal of the
+	// session's era (era.go) until one ends the session (endedForEra).
+	// nil: not watched, or ended already.
 	eraRefused func(wire.Exchange)
+	refusal    func(wire.Exchange) bool
 }
 
-// setEraRefused watches the session's answers for a refusal of its era:
-// each is put to f until f ends the session for one (endedForEra). A
-// refusal f lets pass, because re-discoveries are spaced, keeps the watch,
-// so a refusal after the spacing still ends the session.
-func (w *wireWatch) setEraRefused(f func(wire.Exchange)) {
+// setEraRefused watches the session's answers for a refusal of its era, as
+// refusal tells one: each is put to f until f ends the session for one
+// (endedForEra). A refusal f lets pass, because re-discoveries are spaced,
+// keeps the watch, so a refusal after the spacing still ends the session.
+func (w *wireWatch) setEraRefused(refusal func(wire.Exchange) bool, f func(wire.Exchange)) {
 	w.mu.Lock()
-	w.eraRefused = f
+	w.refusal, w.eraRefused = refusal, f
 	w.mu.Unlock()
 }
 
@@ -219,11 +223,13 @@ func (w *wireWatch) endedForEra(x wire.Exchange) bool {
 }
 
 func (w *wireWatch) exchange(x wire.Exchange) {
-	if !x.Local && wire.VersionRefusal(x) {
+	if !x.Local && x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
+		// Every era refusal is a 400 or 404 with a JSON-RPC error: no
+		// other answer takes the lock.
 		w.mu.Lock()
-		f := w.eraRefused
+		refusal, f := w.refusal, w.eraRefused
 		w.mu.Unlock()
-		if f != nil {
+		if f != nil && refusal(x) {
 			f(x) // ends the session through endedForEra, or lets it pass
 			return
 		}

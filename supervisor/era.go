@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/wire"
 )
@@ -33,9 +34,16 @@ const maxDiscoverOutages = 3
 //   - a discover that met an outage is no verdict on the era: go-sdk's
 //     fallback is refused (wire.Config.FallbackAfterOutage unset) and the
 //     handshake is retried, up to maxDiscoverOutages in a row;
-//   - a live 2026-07-28 session whose request is answered 400 with
-//     -32022 (a server rolled back; wire.VersionRefusal) ends, detached, so
-//     the next session discovers again, at most once per EraReprobe;
+//   - a session whose request is answered with a refusal of its era ends,
+//     detached, and the next session discovers again (go-sdk's fallback to
+//     `initialize` still open): a 2026-07-28 session's answered 400 -32022
+//     (wire.VersionRefusal: the server rolled back), a 2025 session's, or
+//     a 2025 handshake's, answered with a recognized modern error
+//     (wire.LegacyRefusal: the fallback was wrong; not under the host's
+//     Era2025). A session still opening (its handshake and first listing)
+//     is one connect attempt: acted on at once, each attempt on the retry
+//     schedule. A session that served: at most once per EraReprobe, so a
+//     server refusing every call does not cost a session each;
 //   - every change of era is an era-changed event.
 //
 // Safe for concurrent use: Dial and Attach run off the loop.
@@ -99,33 +107,66 @@ func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange
 	return "2025-11-25: " + why
 }
 
-// dialFailed counts a handshake that failed because its discover met an
-// outage. Any other failure (the fallback let through failed too: the
-// server is down, not answering the method badly) starts the count over,
-// so a long outage does not turn the next passing discover failure into a
-// fallback.
-func (m *eraMemory) dialFailed(err error) {
+// dialFailed takes a handshake that failed, started in the era dialed. It
+// counts one whose discover met an outage; any other failure (the fallback
+// let through failed too: the server is down, not answering the method
+// badly) starts the count over, so a long outage does not turn the next
+// passing discover failure into a fallback. A 2025 handshake of a learned
+// era that the server refused with a recognized modern error
+// (wire.LegacyRefusal) ends the 2025 era at once: it returns the event
+// detail ("" when the era stays).
+func (m *eraMemory) dialFailed(dialed wire.Era, err error) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if errors.Is(err, wire.ErrDiscoverOutage) {
 		m.outages++
-		return
+		return ""
 	}
 	m.outages = 0
+	he, ok := errors.AsType[*classify.HTTPError](err)
+	if dialed != wire.Era2025 || m.pinned || !ok || !wire.LegacyRefusal(he.Exchange) {
+		return ""
+	}
+	m.era, m.until = wire.EraAuto, time.Time{}
+	return refusedDetail("2025-11-25", he.Exchange, false)
 }
 
-// liveRefusal reports whether a live 2026-07-28 session refused its era at
-// now should end and re-discover: at most once per EraReprobe (a negative
-// EraReprobe: once per supervisor).
-func (m *eraMemory) liveRefusal(now time.Time) bool {
+// refused takes, at now, a refusal of the era of a session (see
+// eraMemory); served reports that the session had been ready. It reports
+// whether the session ends and the next one discovers: a session still
+// opening at once, one that served at most once per EraReprobe (a negative
+// EraReprobe: once per supervisor); never under the host's Era2025.
+func (m *eraMemory) refused(now time.Time, served bool) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.liveShown.IsZero() && (m.reprobe < 0 || now.Sub(m.liveShown) < m.reprobe) {
+	if m.pinned {
 		return false
 	}
-	m.liveShown = now
-	m.era, m.until = wire.EraAuto, time.Time{}
+	if served {
+		if !m.liveShown.IsZero() && (m.reprobe < 0 || now.Sub(m.liveShown) < m.reprobe) {
+			return false
+		}
+		m.liveShown = now
+	}
+	m.era, m.until, m.outages = wire.EraAuto, time.Time{}, 0
 	return true
+}
+
+// refusedDetail is the era-changed event's detail for the refusal x of
+// version on a session; served: one that had been ready.
+func refusedDetail(version string, x wire.Exchange, served bool) string {
+	on, why := "a new session", "the server rolled back"
+	if served {
+		on = "a live session"
+	}
+	if !era2026(version) {
+		why = "an error of a later era"
+	}
+	what := x.Method
+	if what == "" {
+		what = x.Verb // the standalone stream's GET
+	}
+	return fmt.Sprintf("%s refused on %s (%s, %s): %s; discovering again", version, on, answerOf(x), what, why)
 }
 
 // discoverAnswer says why a `server/discover` led to the 2025 era: refused
@@ -161,20 +202,28 @@ func (in eraChanged) take(s *Supervisor) {
 	s.emitEvent(events.Event{Kind: events.KindEraChanged, Generation: in.gen, Detail: in.detail})
 }
 
-// watchEra makes a live 2026-07-28 session end, detached, when a request is
-// answered with a refusal of its version (wire.VersionRefusal), so that the next
-// session discovers again; bounded by eraMemory.liveRefusal.
+// watchEra ends a session whose request is answered with a refusal of its
+// era, detached, so that the next session discovers again (see eraMemory;
+// eraMemory.refused bounds it): wire.VersionRefusal on a 2026-07-28
+// session, wire.LegacyRefusal on a 2025 one unless the host pinned
+// Era2025.
 func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
-	if !era2026(ws.ProtocolVersion()) {
-		return
-	}
-	w.setEraRefused(func(x wire.Exchange) {
-		// liveRefusal first: a refusal within EraReprobe of the last one
-		// acted on leaves the session (and the watch) as they are.
-		if !c.era.liveRefusal(c.s.cfg.Clock.Now()) || !w.endedForEra(x) {
+	version := ws.ProtocolVersion()
+	refusal := wire.VersionRefusal
+	if !era2026(version) {
+		if c.era.pinned {
 			return
 		}
-		c.s.post(eraChanged{gen: gen, detail: fmt.Sprintf("2026-07-28 refused on a live session (%s, %s): discovering again", answerOf(x), x.Method)})
+		refusal = wire.LegacyRefusal
+	}
+	w.setEraRefused(refusal, func(x wire.Exchange) {
+		// refused first: a live session's refusal within EraReprobe of the
+		// last one acted on leaves the session (and the watch) as they are.
+		served := c.s.served(gen)
+		if !c.era.refused(c.s.cfg.Clock.Now(), served) || !w.endedForEra(x) {
+			return
+		}
+		c.s.post(eraChanged{gen: gen, detail: refusedDetail(version, x, served)})
 		go func() { _ = ws.Detach() }() // not on the Transport's goroutine, which is inside a request
 	})
 }

@@ -47,18 +47,23 @@ func TestEraMemory(t *testing.T) {
 	for range maxDiscoverOutages {
 		_, fallback = m.next(t0)
 		require.False(t, fallback)
-		m.dialFailed(fmt.Errorf("connect: %w", outage))
+		m.dialFailed(wire.EraAuto, fmt.Errorf("connect: %w", outage))
 	}
 	_, fallback = m.next(t0)
 	require.True(t, fallback)
-	m.dialFailed(fmt.Errorf("connect: %w", classify.ErrCredential))
+	m.dialFailed(wire.EraAuto, fmt.Errorf("connect: %w", classify.ErrCredential))
 	_, fallback = m.next(t0)
 	require.False(t, fallback, "the let-through fallback failed as well: start over")
 
 	// A live refusal: once per period.
-	require.True(t, m.liveRefusal(t0))
-	require.False(t, m.liveRefusal(t0.Add(time.Minute)))
-	require.True(t, m.liveRefusal(t0.Add(10*time.Minute)))
+	require.True(t, m.refused(t0, true))
+	require.False(t, m.refused(t0.Add(time.Minute), true))
+	require.True(t, m.refused(t0.Add(10*time.Minute), true))
+	// A session still opening: every time (each is a connect attempt).
+	require.True(t, m.refused(t0.Add(11*time.Minute), false))
+	require.True(t, m.refused(t0.Add(11*time.Minute), false))
+	era, _ = m.next(t0.Add(11 * time.Minute))
+	require.Equal(t, wire.EraAuto, era, "the next session discovers")
 }
 
 // The host's Era2025 is kept for good; a negative EraReprobe keeps a
@@ -83,4 +88,69 @@ func TestVersionRefusalIsOnly32022(t *testing.T) {
 		require.Equal(t, want, wire.VersionRefusal(*refusal(code)), "code %d", code)
 		require.Equal(t, code != -32601, wire.EraRefusal(*refusal(code)), "code %d", code)
 	}
+}
+
+// A 2025 era that was learned ends at once when the server refuses its
+// handshake with an error of a later era (MCP 2026-07-28
+// basic/transports/streamable-http.mdx, "Backward Compatibility": "If the
+// body contains a recognized modern JSON-RPC error, the server speaks a
+// modern version of MCP"); the host's Era2025 never does, and neither does
+// a refusal that names one request, nor a handshake of another era.
+func TestEraMemoryLegacyRefusal(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	handshake := func(status int, code int64) error {
+		return fmt.Errorf("connect: %w", &classify.HTTPError{Exchange: wire.Exchange{Verb: "POST", Method: "initialize", Status: status,
+			RPC: classify.RPCError{Present: true, Code: code}}})
+	}
+	learned := func() *eraMemory {
+		m := newEraMemory(Config{EraReprobe: 10 * time.Minute})
+		m.learn(t0, "2025-11-25", refusal(-32022))
+		era, _ := m.next(t0)
+		require.Equal(t, wire.Era2025, era)
+		return m
+	}
+
+	m := learned()
+	detail := m.dialFailed(wire.Era2025, handshake(400, -32022))
+	require.Contains(t, detail, "2025-11-25 refused on a new session (HTTP 400, JSON-RPC -32022, initialize)")
+	era, _ := m.next(t0)
+	require.Equal(t, wire.EraAuto, era, "discovers at once, within the period")
+
+	m = learned()
+	require.NotEmpty(t, m.dialFailed(wire.Era2025, handshake(404, -32601)), "initialize not implemented")
+	m = learned()
+	require.Empty(t, m.dialFailed(wire.Era2025, handshake(400, -32021)), "one request's capability")
+	require.Empty(t, m.dialFailed(wire.Era2025, handshake(503, 0)), "an outage")
+	require.Empty(t, m.dialFailed(wire.EraAuto, handshake(400, -32022)), "go-sdk's fallback of a discover: nothing learned to end")
+	era, _ = m.next(t0)
+	require.Equal(t, wire.Era2025, era)
+
+	pinned := newEraMemory(Config{Era: Era2025})
+	require.Empty(t, pinned.dialFailed(wire.Era2025, handshake(400, -32022)))
+	require.False(t, pinned.refused(t0, false))
+	era, _ = pinned.next(t0)
+	require.Equal(t, wire.Era2025, era, "the host's Era2025 is kept for good")
+}
+
+// The answers that tell a 2025-era request's server speaks a later era.
+func TestLegacyRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		status int
+		code   int64
+		want   bool
+	}{
+		{"tools/list", 400, -32022, true},
+		{"initialize", 400, -32020, true},
+		{"tools/call", 400, -32020, true},
+		{"tools/call", 400, -32021, false},
+		{"initialize", 404, -32601, true},
+		{"tools/list", 404, -32601, false},
+		{"tools/list", 400, -32000, false},
+		{"tools/list", 500, -32022, false},
+	} {
+		x := wire.Exchange{Method: tc.method, Status: tc.status, RPC: classify.RPCError{Present: true, Code: tc.code}}
+		require.Equal(t, tc.want, wire.LegacyRefusal(x), "%+v", tc)
+	}
+	require.False(t, wire.LegacyRefusal(wire.Exchange{Method: "initialize", Status: 400}), "a 400 without a JSON-RPC error is no modern error")
 }

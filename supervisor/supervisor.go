@@ -463,6 +463,15 @@ func (s *Supervisor) Reconnect() {
 	}
 }
 
+// served reports whether the session of gen is the live one in ready:
+// past its handshake and first listing (era.go tells a session still
+// opening from one that served).
+func (s *Supervisor) served(gen uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snap.live != nil && s.snap.live.gen == gen
+}
+
 // setSnapshot changes the snapshot under the lock and wakes waiters.
 func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 	s.mu.Lock()
@@ -529,7 +538,9 @@ func (s *Supervisor) runCommands(f func() input) {
 // on cancel. It is not a child of s.life: the first child would give life a
 // children map (about 350 bytes) that every idle supervisor then holds.
 func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	// Its deadline is ours (the server was slow: timeout), its cancel
+	// Close's (canceled): the cause tells classify which ended it.
+	ctx, cancel := context.WithTimeoutCause(context.Background(), d, classify.ErrDeadline)
 	id := s.commands.join(nil, cancelFunc(cancel))
 	return ctx, func() {
 		s.commands.leave(id)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/mcpsup/mcpsup/classify"
 )
 
 // JSON-RPC error codes of the 2026-07-28 era (MCP SEP-2575) that refuse a
@@ -40,6 +42,29 @@ func EraRefusal(x Exchange) bool {
 // headers, a capability a tool needs), not the era.
 func VersionRefusal(x Exchange) bool {
 	return x.Status == http.StatusBadRequest && x.RPC.Present && x.RPC.Code == CodeUnsupportedProtocolVersion
+}
+
+// LegacyRefusal reports whether x, the answer to a request of the 2025 era
+// (an `initialize`, or a request of a session that negotiated 2025-11-25),
+// is a recognized modern error, which identifies a server of the 2026-07-28
+// era or later (MCP 2026-07-28, basic/transports/streamable-http.mdx,
+// "Backward Compatibility"): HTTP 400 with JSON-RPC -32022 (the request's
+// protocol version is not supported: "Protocol Version Header") or -32020
+// (its required headers are missing: "Server Validation", which a legacy
+// request fails), or, to `initialize`, 404 with -32601 (the method is not
+// implemented). -32021 refuses one request (a capability it needs), not
+// the era.
+func LegacyRefusal(x Exchange) bool {
+	if !x.RPC.Present {
+		return false
+	}
+	switch x.Status {
+	case http.StatusBadRequest:
+		return x.RPC.Code == CodeUnsupportedProtocolVersion || x.RPC.Code == CodeHeaderMismatch
+	case http.StatusNotFound:
+		return x.Method == methodInitialize && x.RPC.Code == classify.CodeMethodNotFound
+	}
+	return false
 }
 
 // DiscoverOutage reports whether x, the answer to a `server/discover`,
