@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
@@ -68,7 +67,7 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	switch ev.Kind {
 	case events.KindTransition:
 		e.mu.Lock()
-		if ev.Verdict.Class != classify.None {
+		if serverFailure(ev.Verdict) {
 			e.verdict = ev.Verdict
 		}
 		moved := ev.From != ev.To
@@ -86,8 +85,8 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 			h.notify()
 		}
 	case events.KindCallFailed:
-		if ev.Verdict.Class == classify.Canceled {
-			break // the caller gave up: no failure of the server's
+		if !serverFailure(ev.Verdict) {
+			break
 		}
 		e.mu.Lock()
 		e.verdict = ev.Verdict
