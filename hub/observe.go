@@ -78,12 +78,13 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 			}
 		}
 		e.mu.Unlock()
-		if moved {
-			if string(ev.To) == supervisor.Ready.String() {
-				h.refresh(e)
-			}
-			h.notify()
+		if moved && string(ev.To) == supervisor.Ready.String() {
+			h.refresh(e)
 		}
+		// Every transition wakes WaitReady, an internal one too: failed ->
+		// failed changes the reason (a churn failure is terminal), and
+		// Settled waits for that.
+		h.notify()
 	case events.KindCallFailed:
 		if !serverFailure(ev.Verdict) {
 			break
