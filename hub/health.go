@@ -48,6 +48,20 @@ func serverFailure(v classify.Verdict) bool {
 	return v.Class != classify.None && v.Class != classify.Canceled
 }
 
+// noteFailure keeps v as the server's last failure (Health.Verdict) when
+// it is one of the server's (serverFailure). Its texts come masked by the
+// supervisor, which knows the server's header and env values
+// (supervisor.Config.Secrets, Command.Env). The one writer of
+// entry.verdict; safe for concurrent use.
+func (h *Hub) noteFailure(e *entry, v classify.Verdict) {
+	if !serverFailure(v) {
+		return
+	}
+	e.mu.Lock()
+	e.verdict = v
+	e.mu.Unlock()
+}
+
 // Ready reports whether the server is ready.
 func (hl Health) Ready() bool { return hl.State == supervisor.Ready }
 

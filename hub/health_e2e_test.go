@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -56,4 +57,30 @@ func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 	after := healthOf(t, h, "down")
 	require.Equal(t, classify.Transport, after.Verdict.Class, "the server's failure, not the caller's cancel")
 	require.Contains(t, after.Verdict.Detail, "connection refused")
+}
+
+// A server's header value is a credential the hub hands its supervisor
+// (supervisor.Config.Secrets): quoted by the server in a failure, it is
+// masked where the supervisor makes the text, so neither the supervisor's
+// error the host finds with errors.As nor Health's verdict holds it.
+func TestHealthVerdictMasksTheServersHeaderValues(t *testing.T) {
+	const token = "Vb7nQ2xR9kL4mT6wZ3pH8cJ5" // no credential word near it: only the registration masks it
+	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
+	f.servers["a"].Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/call"},
+		Action: mcptest.JSONRPCError(http.StatusOK, mcptest.RequestID, -32603, "upstream refused "+token)})
+	h := hub.New(f.config(nil))
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "a", URL: f.servers["a"].URL(), Headers: map[string]string{"X-Upstream": token}}))
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+
+	_, err := h.CallTool(f.ctx, record("a__record", "1"))
+	var sce *supervisor.CallError
+	require.ErrorAs(t, err, &sce)
+	require.NotContains(t, sce.Error(), token, "the supervisor's own error, unwrapped")
+	require.NotContains(t, sce.Verdict.RPC.Message, token)
+	hl := healthOf(t, h, "a")
+	require.Equal(t, classify.Application, hl.Verdict.Class)
+	require.Contains(t, hl.Verdict.RPC.Message, "upstream refused "+events.Masked)
+	require.NotContains(t, hl.Verdict.Detail, token)
+	require.NotContains(t, hl.Verdict.RPC.Message, token)
 }

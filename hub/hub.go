@@ -439,6 +439,12 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	}
 	if len(e.sc.Headers) > 0 {
 		c.HTTPClient = withHeaders(c.HTTPClient, e.sc.Headers)
+		// The supervisor masks them where its texts are made: its errors
+		// and verdicts reach the host unwrapped too (errors.As, Health).
+		c.Secrets = slices.Clip(c.Secrets)
+		for _, v := range e.sc.Headers {
+			c.Secrets = append(c.Secrets, v)
+		}
 	}
 	return c
 }

@@ -66,10 +66,8 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	}
 	switch ev.Kind {
 	case events.KindTransition:
+		h.noteFailure(e, ev.Verdict)
 		e.mu.Lock()
-		if serverFailure(ev.Verdict) {
-			e.verdict = ev.Verdict
-		}
 		moved := ev.From != ev.To
 		if moved {
 			e.since = ev.Time
@@ -86,12 +84,7 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 		// Settled waits for that.
 		h.notify()
 	case events.KindCallFailed:
-		if !serverFailure(ev.Verdict) {
-			break
-		}
-		e.mu.Lock()
-		e.verdict = ev.Verdict
-		e.mu.Unlock()
+		h.noteFailure(e, ev.Verdict)
 	case events.KindCatalogChanged:
 		h.refresh(e)
 	case events.KindSessionOpened, events.KindStreamDisabled, events.KindStreamEnabled:

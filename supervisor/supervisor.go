@@ -215,6 +215,9 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	s.snap.state = Idle
 	s.redact.AddEndpointSecrets(cfg.Endpoint)
 	s.redact.addCommandSecrets(cfg.Command)
+	for _, v := range cfg.Secrets {
+		s.redact.AddLikelySecret(v)
+	}
 	s.redactLogs()
 	var remembered wire.StreamDecision
 	if cfg.Resume != nil {
