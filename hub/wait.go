@@ -107,7 +107,8 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 
 // terminal reports whether the server failed for good: its supervisor is
 // closed, or failed with a terminal Reason (unauthorized, canceled,
-// budget-spent, churn), which no retry of its own leaves.
+// budget-spent, churn), which no retry leaves (only Reconnect, and for
+// churn its cool-down).
 func (e *entry) terminal() bool {
 	sup := e.current()
 	switch sup.State() {
