@@ -304,13 +304,6 @@ type Config struct {
 	// not modified. Default: a client on http.DefaultTransport without a
 	// timeout (calls are bounded by their context and CallTimeout).
 	HTTPClient *http.Client
-	// Secrets are credentials the host configured outside Config (the
-	// values of headers its HTTPClient adds, say): each (of at least
-	// events.MinSessionIDLen bytes) is masked wherever it appears in every
-	// text the supervisor hands out (events, errors, verdicts, logs), as
-	// Command.Env's values are (events.Redactor.AddLikelySecret). Default
-	// none. The hub sets its servers' header values here.
-	Secrets []string
 	// OAuthHandler, when set, authorizes every request of every session
 	// (go-sdk's auth.OAuthHandler; see wire.Config.OAuthHandler): its token
 	// source's access token is sent as a Bearer token on POSTs, the
