@@ -38,8 +38,11 @@ func allCombos() []combo {
 		for _, k := range TriggerKinds() {
 			for _, cl := range classes {
 				resumes := []ResumeMode{ResumeNone}
-				if k == Started || k == ReconnectRequested {
+				switch k {
+				case Started, ReconnectRequested:
 					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown, ResumeMode(7)}
+				case RetryDue: // the resume the machine holds (placeAt): only a valid one is ever held
+					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown}
 				}
 				for _, rm := range resumes {
 					for f := range 128 {
@@ -73,6 +76,9 @@ func placeAt(m *Machine, c combo, now time.Time) {
 	m.attempt = 0
 	m.verdict = nil
 	m.resume = ResumeNone
+	if c.kind == RetryDue {
+		m.resume = c.resume
+	}
 	m.staleUsed = c.staleUsed
 	m.listFails = c.listFails
 	m.reason = ReasonNone
@@ -94,7 +100,7 @@ func placeAt(m *Machine, c combo, now time.Time) {
 func expectedRows(m *Machine, tr *Trigger) []int {
 	var hits []int
 	k, _ := triggerIndex(tr.Kind)
-	in := guardInput{class: tr.Verdict.Class, resume: tr.Resume, now: tr.Now}
+	in := m.guardInputOf(tr)
 	for _, i := range rowIndex[m.st][k] {
 		ok := true
 		for _, gd := range table[i].Guards {
@@ -246,6 +252,7 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 	if m.State() == StaleRecovering && before.State() != StaleRecovering {
 		require.False(t, before.staleUsed, "%s: second stale recovery", c)
 		require.NotEqual(t, classify.Timeout, c.class, "%s", c)
+		require.NotEqual(t, classify.Transport, c.class, "%s: no answer is no evidence of a stale session", c)
 		require.False(t, fatalV, "%s", c)
 	}
 	if c.state == Ready && c.kind == CallFailed && c.class != classify.None {
@@ -291,6 +298,30 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 			}
 		}
 		require.Equal(t, !kept, closes == 1, "%s: %v", c, cmds)
+	}
+	if (c.state == Probing || c.state == ListingDeclared) && (c.kind == DiscoveryFailed || c.kind == SessionDied) && !fatalV && c.class != classify.None {
+		// A resumed session is forgotten only on an answer that shows it
+		// expired: no answer (transport, timeout) keeps it for the retry,
+		// which re-attaches it; a busy server's answer (5xx, 429) keeps it
+		// until a new session replaces it.
+		noAns := c.class == classify.Transport || c.class == classify.Timeout
+		busy := c.class == classify.ServerError || c.class == classify.RateLimited
+		clears := false
+		for _, cmd := range cmds {
+			clears = clears || cmd.Kind == ClearSession
+		}
+		require.Equal(t, !noAns && !busy, clears, "%s: %v", c, cmds)
+		if noAns {
+			require.Equal(t, Failed, m.State(), "%s: no answer is no evidence of a stale session", c)
+			require.Equal(t, before.resume, m.resume, "%s: the persisted session is kept", c)
+		}
+	}
+	if c.state == Failed && c.kind == RetryDue && !c.terminal && !c.churnFull {
+		// A retry re-attaches the persisted session the machine still
+		// holds, unless the resume used its stale recovery.
+		attach := c.resume != ResumeNone && !c.staleUsed
+		require.Len(t, cmds, 1, "%s", c)
+		require.Equal(t, attach, cmds[0].Kind == Attach, "%s: %v", c, cmds)
 	}
 	if m.State() == Failed && fatalV && before.State() != Failed {
 		require.True(t, m.Terminal(), "%s", c)

@@ -25,12 +25,13 @@ const (
 	// GuardRecoverableVerdict: the verdict is neither unauthorized nor
 	// canceled.
 	GuardRecoverableVerdict
-	// GuardStaleRecoveryUnused: recoverable, not our own timeout, and this
-	// resume has not used its one stale recovery yet (failure story S2).
+	// GuardStaleRecoveryUnused: the server answered (not [GuardNoAnswer]),
+	// recoverable, and this resume has not used its one stale recovery yet
+	// (failure story S2).
 	GuardStaleRecoveryUnused
-	// GuardStaleRecoveryUsedOrTimeout: recoverable, and either our own
-	// timeout or this resume already used its stale recovery.
-	GuardStaleRecoveryUsedOrTimeout
+	// GuardStaleRecoveryUsed: the server answered, recoverable, and this
+	// resume already used its stale recovery.
+	GuardStaleRecoveryUsed
 	// GuardVerdictSessionExpired: the call's verdict is session-expired.
 	GuardVerdictSessionExpired
 	// GuardVerdictTransport: the call's verdict is transport.
@@ -64,28 +65,46 @@ const (
 	// GuardListingFailed: a listing on the current session failed and its
 	// retry is scheduled (the retry's RetryDue, not a handshake's).
 	GuardListingFailed
+	// GuardNoAnswer: the verdict is transport or timeout: no HTTP answer at
+	// all, or our own deadline passed first. A resumed session that got
+	// no answer is not shown to be stale: the server may be down.
+	GuardNoAnswer
+	// GuardExpiryEvidence: recoverable, and the server answered with
+	// something other than server-error or rate-limited: taken for a
+	// session it no longer serves (failure story S2), which is forgotten.
+	GuardExpiryEvidence
+	// GuardServerBusy: the verdict is server-error or rate-limited: the
+	// server answered that it cannot serve now (a 503 of a proxy whose
+	// server is down, a 429), which does not show the session expired; a
+	// stale recovery still runs (a server may reject a stale session with
+	// 500, S2), but the persisted session is kept until a new session
+	// replaces it.
+	GuardServerBusy
 
 	numGuards
 )
 
 var guardNames = [numGuards]string{
-	GuardResumeNone:                 "resume-none",
-	GuardResumeBlind:                "resume-blind",
-	GuardResumeKnown:                "resume-known",
-	GuardFatalVerdict:               "fatal-verdict",
-	GuardRecoverableVerdict:         "recoverable-verdict",
-	GuardStaleRecoveryUnused:        "stale-recovery-unused",
-	GuardStaleRecoveryUsedOrTimeout: "stale-recovery-used-or-timeout",
-	GuardVerdictSessionExpired:      "verdict-session-expired",
-	GuardVerdictTransport:           "verdict-transport",
-	GuardVerdictStaysReady:          "verdict-stays-ready",
-	GuardSessionBudgetLeft:          "session-budget-left",
-	GuardChurnLimitReached:          "churn-limit-reached",
-	GuardRetrying:                   "retrying",
-	GuardChurnFailure:               "churn-failure",
-	GuardListingRetryLeft:           "listing-retry-left",
-	GuardListingRetrySpent:          "listing-retry-spent",
-	GuardListingFailed:              "listing-failed",
+	GuardResumeNone:            "resume-none",
+	GuardResumeBlind:           "resume-blind",
+	GuardResumeKnown:           "resume-known",
+	GuardFatalVerdict:          "fatal-verdict",
+	GuardRecoverableVerdict:    "recoverable-verdict",
+	GuardStaleRecoveryUnused:   "stale-recovery-unused",
+	GuardStaleRecoveryUsed:     "stale-recovery-used",
+	GuardVerdictSessionExpired: "verdict-session-expired",
+	GuardVerdictTransport:      "verdict-transport",
+	GuardVerdictStaysReady:     "verdict-stays-ready",
+	GuardSessionBudgetLeft:     "session-budget-left",
+	GuardChurnLimitReached:     "churn-limit-reached",
+	GuardRetrying:              "retrying",
+	GuardChurnFailure:          "churn-failure",
+	GuardListingRetryLeft:      "listing-retry-left",
+	GuardListingRetrySpent:     "listing-retry-spent",
+	GuardListingFailed:         "listing-failed",
+	GuardNoAnswer:              "no-answer",
+	GuardExpiryEvidence:        "expiry-evidence",
+	GuardServerBusy:            "server-busy",
 }
 
 // String returns the kebab-case name used in events and docs/statechart.md.
@@ -98,6 +117,18 @@ func (g Guard) String() string {
 
 func fatal(c classify.Class) bool {
 	return c == classify.Unauthorized || c == classify.Canceled
+}
+
+// noAnswer reports whether class c says the server gave no answer: no HTTP
+// status at all (transport) or our own deadline first (timeout).
+func noAnswer(c classify.Class) bool {
+	return c == classify.Transport || c == classify.Timeout
+}
+
+// serverBusy reports whether class c is an answer that the server cannot
+// serve now: server-error (5xx) or rate-limited (429).
+func serverBusy(c classify.Class) bool {
+	return c == classify.ServerError || c == classify.RateLimited
 }
 
 // sessionFine reports whether a failed listing's verdict says the session it
@@ -142,9 +173,9 @@ func (g Guard) eval(m *Machine, t *guardInput) bool {
 	case GuardRecoverableVerdict:
 		return !fatal(c)
 	case GuardStaleRecoveryUnused:
-		return !fatal(c) && c != classify.Timeout && !m.staleUsed
-	case GuardStaleRecoveryUsedOrTimeout:
-		return !fatal(c) && (c == classify.Timeout || m.staleUsed)
+		return !fatal(c) && !noAnswer(c) && !m.staleUsed
+	case GuardStaleRecoveryUsed:
+		return !fatal(c) && !noAnswer(c) && m.staleUsed
 	case GuardVerdictSessionExpired:
 		return c == classify.SessionExpired
 	case GuardVerdictTransport:
@@ -165,6 +196,12 @@ func (g Guard) eval(m *Machine, t *guardInput) bool {
 		return !fatal(c) && !m.listingRetryLeft(c)
 	case GuardListingFailed:
 		return m.listFails > 0
+	case GuardNoAnswer:
+		return noAnswer(c)
+	case GuardExpiryEvidence:
+		return !fatal(c) && !noAnswer(c) && !serverBusy(c)
+	case GuardServerBusy:
+		return serverBusy(c)
 	}
 	return false
 }

@@ -56,7 +56,7 @@ type Machine struct {
 	listingRetries int
 
 	st        stateID
-	resume    ResumeMode
+	resume    ResumeMode // the persisted session held: Started's or a Reconnect's, ResumeNone once a Dial or ClearSession ran
 	staleUsed bool
 	gen       uint64
 	attempt   int
@@ -136,7 +136,7 @@ func (m *Machine) Step(t Trigger) (o Outcome, err error) {
 		t.Verdict = classify.Verdict{}
 	}
 	from := m.st
-	m.in = guardInput{class: t.Verdict.Class, resume: t.Resume, now: t.Now}
+	m.in = m.guardInputOf(&t)
 	err = engine.FireCtx(stepContext{m}, k)
 	i := m.rowTaken(from, k)
 	m.in, m.passed = guardInput{}, -1
@@ -159,6 +159,17 @@ func (m *Machine) Step(t Trigger) (o Outcome, err error) {
 }
 
 var closedID, _ = stateIndex(Closed)
+
+// guardInputOf is what the guards read of t: its verdict's class, its time,
+// and how it would resume: the trigger's for Started and
+// ReconnectRequested, the machine's own for RetryDue ([Machine.RetryResume]).
+func (m *Machine) guardInputOf(t *Trigger) guardInput {
+	in := guardInput{class: t.Verdict.Class, resume: t.Resume, now: t.Now}
+	if t.Kind == RetryDue {
+		in.resume = m.RetryResume()
+	}
+	return in
+}
 
 // rowTaken returns the row a fire of k from state from that returned no
 // error took. stateless evaluated the guards of every row of (from, k) and
@@ -190,8 +201,11 @@ func (m *Machine) apply(i int, t *Trigger) {
 	case Started:
 		m.staleUsed = false
 		m.resume = t.Resume
-	case ReconnectRequested, ChurnCooled:
+	case ReconnectRequested:
 		m.attempt = 0 // the churn window is kept: a reconnect is a session too
+		m.resume = t.Resume
+	case ChurnCooled:
+		m.attempt = 0
 	}
 	switch {
 	case r.To == Failed && r.From != Failed:
@@ -235,7 +249,11 @@ func (m *Machine) command(k CommandKind, t *Trigger) Command {
 		cmd.Generation = m.gen
 		if k == Attach {
 			cmd.Resume = m.resume
+		} else {
+			m.resume = ResumeNone // a new session replaces the persisted one
 		}
+	case ClearSession:
+		m.resume = ResumeNone
 	case ScheduleRetry:
 		m.attempt++
 		cmd.Attempt = m.attempt
@@ -307,6 +325,19 @@ func (m *Machine) Verdict() classify.Verdict {
 // ListingRetries returns how many times the listing of the current session
 // was retried on it (see [Config.ListingRetries]).
 func (m *Machine) ListingRetries() int { return m.listFails }
+
+// RetryResume returns how a retry (RetryDue) re-opens the connection: the
+// persisted session of the current resume (blind or known) while the
+// machine still holds it (no Dial replaced it, no ClearSession forgot it)
+// and the resume has not used its stale recovery, as after a resumed
+// session's discovery that got no answer; ResumeNone (a full handshake)
+// otherwise.
+func (m *Machine) RetryResume() ResumeMode {
+	if m.staleUsed {
+		return ResumeNone
+	}
+	return m.resume
+}
 
 // StaleRecoveryUsed reports whether the current resume has used its one
 // stale recovery (failure story S2).

@@ -20,8 +20,11 @@ func Statechart() []byte {
 	b.WriteString("resets the retry attempts; `reconnect-requested` resets the attempts (not the churn window);\n")
 	b.WriteString("`schedule-retry` adds one to the attempts; leaving `failed` clears its reason; a `dial` or `attach`\n")
 	b.WriteString("starts the new session's listing retries at zero, and a `discovery-failed` kept in `connecting` or\n")
-	b.WriteString("`stale-recovering` (the listing retried on its session) adds one to them. Triggers with an\n")
-	b.WriteString("older generation are refused before the table is consulted.\n\n")
+	b.WriteString("`stale-recovering` (the listing retried on its session) adds one to them. The persisted session\n")
+	b.WriteString("is held from `started` or `reconnect-requested` until a `dial` replaces it or `clear-session`\n")
+	b.WriteString("forgets it; the resume guards of `retry-due` read that session (none once the resume used its\n")
+	b.WriteString("stale recovery), not the trigger. Triggers with an older generation are refused before the\n")
+	b.WriteString("table is consulted.\n\n")
 
 	b.WriteString("```mermaid\nstateDiagram-v2\n")
 	for _, s := range States() {

@@ -35,5 +35,6 @@ func TestStatechartCoversTable(t *testing.T) {
 		require.Contains(t, doc, row)
 	}
 	require.Contains(t, doc, "resuming_known --> listing_declared: attached / list-declared")
-	require.Contains(t, doc, "listing_declared --> stale_recovering: discovery-failed [stale-recovery-unused+session-budget-left]")
+	require.Contains(t, doc, "listing_declared --> stale_recovering: discovery-failed [stale-recovery-unused+expiry-evidence+session-budget-left]")
+	require.Contains(t, doc, "failed --> resuming_known: retry-due [retrying+resume-known+session-budget-left] / attach")
 }

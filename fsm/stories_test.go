@@ -44,20 +44,29 @@ func TestS1UnauthorizedProbeIsTerminal(t *testing.T) {
 }
 
 // S2: a resumed session rejected with 400 and a null-id -32000 body (or a
-// 500) enters stale-recovering once: detach, forget the id, one full
-// handshake, list once, ready; it never probes again.
+// 500) enters stale-recovering once: detach, one full handshake, list
+// once, ready; it never probes again. An answer that shows the session
+// expired forgets its id at once; a 500 (a busy server's answer too) keeps
+// it until the new session replaces it.
 func TestS2StaleSessionRecoversOnce(t *testing.T) {
-	for _, v := range []classify.Verdict{
-		{Class: classify.SessionExpired, HTTPStatus: 400, RPC: classify.RPCError{Present: true, Code: -32000}},
-		verdict(classify.ServerError, 500),
-		verdict(classify.SessionExpired, 404),
+	for _, c := range []struct {
+		v      classify.Verdict
+		forget bool
+	}{
+		{classify.Verdict{Class: classify.SessionExpired, HTTPStatus: 400, RPC: classify.RPCError{Present: true, Code: -32000}}, true},
+		{verdict(classify.ServerError, 500), false},
+		{verdict(classify.SessionExpired, 404), true},
 	} {
+		v := c.v
 		t.Run(v.String(), func(t *testing.T) {
 			d := newDriver(t, fsm.Config{})
 			d.resume(fsm.ResumeBlind)
-			d.step(failTrig(fsm.DiscoveryFailed, 1, v), want{fsm.StaleRecovering,
-				[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2)},
-				ev(fsm.Probing, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+session-budget-left", v, 2, 0, "")})
+			cmds, guard := []fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2)}, "stale-recovery-unused+expiry-evidence+session-budget-left"
+			if !c.forget {
+				cmds, guard = []fsm.Command{cmd(fsm.DetachSession, 1), dial(2)}, "stale-recovery-unused+server-busy+session-budget-left"
+			}
+			d.step(failTrig(fsm.DiscoveryFailed, 1, v), want{fsm.StaleRecovering, cmds,
+				ev(fsm.Probing, fsm.StaleRecovering, fsm.DiscoveryFailed, guard, v, 2, 0, "")})
 			require.True(t, d.m.StaleRecoveryUsed())
 
 			// A late probe result of the stale session is dropped.
@@ -80,14 +89,42 @@ func TestS2FailedStaleRecoveryRetriesWithHandshake(t *testing.T) {
 	d.resume(fsm.ResumeKnown)
 	d.step(failTrig(fsm.DiscoveryFailed, 1, vExp), want{fsm.StaleRecovering,
 		[]fsm.Command{cmd(fsm.DetachSession, 1), cmd(fsm.ClearSession, 1), dial(2)},
-		ev(fsm.ListingDeclared, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+session-budget-left", vExp, 2, 0, "")})
+		ev(fsm.ListingDeclared, fsm.StaleRecovering, fsm.DiscoveryFailed, "stale-recovery-unused+expiry-evidence+session-budget-left", vExp, 2, 0, "")})
 	d.step(failTrig(fsm.HandshakeFailed, 2, v503), want{fsm.Failed, []fsm.Command{retry(2, 1, v503)},
 		ev(fsm.StaleRecovering, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", v503, 2, 1, "")})
 	require.False(t, d.m.Terminal())
 	d.now = d.now.Add(time.Second)
 	d.step(trig(fsm.RetryDue, 2), want{fsm.Connecting, []fsm.Command{dial(3)},
-		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 3, 1, "")})
+		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+resume-none+session-budget-left", none, 3, 1, "")})
 	d.handshakeToReady(fsm.Connecting, 3, 1)
+}
+
+// S2, reconciled: a resumed session whose discovery got no answer at all
+// (transport: connection refused, reset; or our own timeout) is not shown
+// to be stale: the server may be down. The machine detaches it without
+// forgetting it (no clear-session: the host's Detach still saves it) and
+// its retry re-attaches it, the stale recovery unused; no initialize.
+func TestResumeWithNoAnswerRetriesTheResume(t *testing.T) {
+	for _, mode := range []fsm.ResumeMode{fsm.ResumeBlind, fsm.ResumeKnown} {
+		for _, v := range []classify.Verdict{{Class: classify.Transport}, {Class: classify.Timeout}} {
+			t.Run(mode.String()+"/"+v.String(), func(t *testing.T) {
+				d := newDriver(t, fsm.Config{})
+				d.resume(mode)
+				discovering, resuming, guard := fsm.Probing, fsm.ResumingBlind, "retrying+resume-blind+session-budget-left"
+				if mode == fsm.ResumeKnown {
+					discovering, resuming, guard = fsm.ListingDeclared, fsm.ResumingKnown, "retrying+resume-known+session-budget-left"
+				}
+				d.step(failTrig(fsm.DiscoveryFailed, 1, v), want{fsm.Failed,
+					[]fsm.Command{cmd(fsm.DetachSession, 1), retry(1, 1, v)},
+					ev(discovering, fsm.Failed, fsm.DiscoveryFailed, "no-answer", v, 1, 1, "")})
+				require.False(t, d.m.StaleRecoveryUsed())
+				require.Equal(t, mode, d.m.RetryResume(), "the persisted session is held")
+				d.now = d.now.Add(time.Second)
+				d.step(trig(fsm.RetryDue, 1), want{resuming, []fsm.Command{attach(2, mode)},
+					ev(fsm.Failed, resuming, fsm.RetryDue, guard, none, 2, 1, "")})
+			})
+		}
+	}
 }
 
 // S4: on a tool call only transport and session-expired leave ready. 500,
@@ -194,7 +231,7 @@ func TestRetryBudgetAndCanceled(t *testing.T) {
 	d.step(failTrig(fsm.HandshakeFailed, 1, vRef), want{fsm.Failed, []fsm.Command{retry(1, 1, vRef)},
 		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", vRef, 1, 1, "")})
 	d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{dial(2)},
-		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 2, 1, "")})
+		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+resume-none+session-budget-left", none, 2, 1, "")})
 	d.step(failTrig(fsm.HandshakeFailed, 2, vRef), want{fsm.Failed, []fsm.Command{retry(2, 2, vRef)},
 		ev(fsm.Connecting, fsm.Failed, fsm.HandshakeFailed, "recoverable-verdict", vRef, 2, 2, "")})
 	d.step(trig(fsm.RetriesExhausted, 2), want{fsm.Failed, nil,
@@ -277,7 +314,7 @@ func TestListingRetriedOnTheLiveSession(t *testing.T) {
 	d.step(failTrig(fsm.DiscoveryFailed, 1, v403), want{fsm.Failed, []fsm.Command{cmd(fsm.CloseSession, 1), retry(1, 3, v403)},
 		ev(fsm.Connecting, fsm.Failed, fsm.DiscoveryFailed, "listing-retry-spent", v403, 1, 3, "")})
 	d.step(trig(fsm.RetryDue, 1), want{fsm.Connecting, []fsm.Command{dial(2)},
-		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+session-budget-left", none, 2, 3, "")})
+		ev(fsm.Failed, fsm.Connecting, fsm.RetryDue, "retrying+resume-none+session-budget-left", none, 2, 3, "")})
 	require.Zero(t, d.m.ListingRetries(), "a new session starts its own count")
 	d.handshakeToReady(fsm.Connecting, 2, 3)
 }

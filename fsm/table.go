@@ -173,14 +173,22 @@ func buildTable() []Row {
 	}
 
 	// probing and listing-declared: discovery on a resumed session; one
-	// stale recovery per resume, then only full handshakes.
+	// stale recovery per resume, then only full handshakes. The persisted
+	// session is forgotten (clear-session) only on evidence that it
+	// expired; no answer (the server may be down) keeps it, and the retry
+	// re-attaches it; a busy server's answer (5xx, 429) takes the stale
+	// recovery but keeps it until a new session replaces it.
 	for _, s := range []State{Probing, ListingDeclared} {
 		add(Row{From: s, Trigger: DiscoverySucceeded, To: Ready, Commands: c{PublishCatalog}})
 		for _, k := range []TriggerKind{DiscoveryFailed, SessionDied} {
 			add(Row{From: s, Trigger: k, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardSessionBudgetLeft}, To: StaleRecovering, Commands: c{DetachSession, ClearSession, Dial}})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession, ClearSession}, Reason: ReasonChurn})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsedOrTimeout}, To: Failed, Commands: c{DetachSession, ClearSession, ScheduleRetry}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardNoAnswer}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardExpiryEvidence, GuardSessionBudgetLeft}, To: StaleRecovering, Commands: c{DetachSession, ClearSession, Dial}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardServerBusy, GuardSessionBudgetLeft}, To: StaleRecovering, Commands: c{DetachSession, Dial}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardExpiryEvidence, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession, ClearSession}, Reason: ReasonChurn})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardServerBusy, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsed, GuardExpiryEvidence}, To: Failed, Commands: c{DetachSession, ClearSession, ScheduleRetry}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsed, GuardServerBusy}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
 		}
 		ending(s, CloseSession)
 	}
@@ -204,8 +212,13 @@ func buildTable() []Row {
 	add(Row{From: Ready, Trigger: ReconnectRequested, Guards: g{GuardChurnLimitReached}, To: Ready})
 	ending(Ready, CloseSession)
 
-	// failed: retries on the shell's schedule; terminal with a reason.
-	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
+	// failed: retries on the shell's schedule; terminal with a reason. A
+	// resumed session that got no answer is still held: its retry
+	// re-attaches it (the guard reads the machine's resume, not the
+	// trigger's); every other retry is a full handshake.
+	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardResumeNone, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
+	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardResumeBlind, GuardSessionBudgetLeft}, To: ResumingBlind, Commands: c{Attach}})
+	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardResumeKnown, GuardSessionBudgetLeft}, To: ResumingKnown, Commands: c{Attach}})
 	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
 	add(Row{From: Failed, Trigger: RetriesExhausted, Guards: g{GuardRetrying}, To: Failed, Reason: ReasonBudgetSpent})
 	// Churn cools down on the shell's timer, then tries again.

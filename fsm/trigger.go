@@ -179,7 +179,9 @@ func (r ResumeMode) String() string {
 type Trigger struct {
 	// Kind is the fact reported.
 	Kind TriggerKind
-	// Resume says how Started begins; ignored by other kinds.
+	// Resume says how Started and ReconnectRequested begin; ignored by
+	// other kinds (a RetryDue re-attaches the persisted session the machine
+	// still holds, see [Machine.RetryResume]).
 	Resume ResumeMode
 	// Verdict is the classified failure. Required (class other than
 	// classify.None) for HandshakeFailed, DiscoveryFailed and CallFailed;

@@ -8,7 +8,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
@@ -153,11 +152,8 @@ func (h *Hub) ReadResource(ctx context.Context, name string) (*mcp.ReadResourceR
 func (h *Hub) callError(op, name string, e *entry, id string, err error) error {
 	// Health's last verdict is the call's as soon as the caller has it: the
 	// call-failed event reaches the hub's sink on the events goroutine, later.
-	var sce *supervisor.CallError
-	if errors.As(err, &sce) && sce.Verdict.Class != classify.None {
-		e.mu.Lock()
-		e.verdict = sce.Verdict
-		e.mu.Unlock()
+	if sce, ok := errors.AsType[*supervisor.CallError](err); ok {
+		h.noteFailure(e, sce.Verdict)
 	}
 	return &CallError{Op: op, Name: name, Server: e.name, ID: id, Err: err, redact: &h.redact}
 }

@@ -46,9 +46,10 @@
 // of at least events.MinSessionIDLen bytes, and the credentials their args
 // carry (events.Redactor.AddCommandLineSecrets), are registered as secrets of
 // the hub's events.Redactor (events.Redactor.AddLikelySecret): masked in every event,
-// in the supervisors' logs and in the hub's errors. The supervisor's own
-// *supervisor.CallError text (reached through errors.As) masks only what its
-// own redactor knows (session ids, URL credentials); print the hub's error.
+// in the supervisors' logs and in the hub's errors. The header values are
+// also each supervisor's secrets (supervisor.Supervisor.AddSecrets, as env
+// values are its Command.Env's): the *supervisor.CallError reached through errors.As
+// and Health's verdict are masked where the supervisor makes them.
 //
 // # Resume states
 //

@@ -20,10 +20,11 @@ type Health struct {
 	// Reason is why a terminal failed state is terminal ("unauthorized",
 	// "canceled", "budget-spent", "churn"), else "".
 	Reason supervisor.Reason
-	// Verdict is the last failure the server's events reported (a
-	// transition's or a failed call's, but not a call its caller canceled
-	// or gave up on: no failure of the server's); the zero verdict when
-	// none.
+	// Verdict is the last failure of the server's (a transition's or a
+	// failed call's); the zero verdict when none. A verdict of class
+	// canceled is never kept: the caller's cancellation or deadline is the
+	// caller's, not the server's, and does not hide the server's last
+	// failure (see serverFailure).
 	Verdict classify.Verdict
 	// Generation is the session generation; SessionsOpened the sessions
 	// that opened.
@@ -36,6 +37,29 @@ type Health struct {
 	// when the Store grants no leases). A standby server's State is Idle:
 	// its supervisor starts when the lease is acquired.
 	Lease LeaseState
+}
+
+// serverFailure reports whether v is a failure of the server's, the one
+// Health keeps: a failure, and not class canceled (the caller's context
+// ended: its cancellation or its deadline, classify.Canceled). The one rule
+// of Health.Verdict, for the transitions, the call-failed events and the
+// calls' errors alike.
+func serverFailure(v classify.Verdict) bool {
+	return v.Class != classify.None && v.Class != classify.Canceled
+}
+
+// noteFailure keeps v as the server's last failure (Health.Verdict) when
+// it is one of the server's (serverFailure). Its texts come masked by the
+// supervisor, which knows the server's header and env values
+// (Supervisor.AddSecrets, Command.Env). The one writer of
+// entry.verdict; safe for concurrent use.
+func (h *Hub) noteFailure(e *entry, v classify.Verdict) {
+	if !serverFailure(v) {
+		return
+	}
+	e.mu.Lock()
+	e.verdict = v
+	e.mu.Unlock()
 }
 
 // Ready reports whether the server is ready.

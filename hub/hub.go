@@ -379,6 +379,11 @@ func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate
 	if err != nil {
 		return nil, nil, err
 	}
+	// The supervisor masks the header values where its texts are made: its
+	// errors and verdicts reach the host unwrapped too (errors.As, Health).
+	for _, v := range e.sc.Headers {
+		sup.AddSecrets(v)
+	}
 	self = sup
 	return sup, rs, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
@@ -67,10 +66,8 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	}
 	switch ev.Kind {
 	case events.KindTransition:
+		h.noteFailure(e, ev.Verdict)
 		e.mu.Lock()
-		if ev.Verdict.Class != classify.None {
-			e.verdict = ev.Verdict
-		}
 		moved := ev.From != ev.To
 		if moved {
 			e.since = ev.Time
@@ -79,19 +76,15 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 			}
 		}
 		e.mu.Unlock()
-		if moved {
-			if string(ev.To) == supervisor.Ready.String() {
-				h.refresh(e)
-			}
-			h.notify()
+		if moved && string(ev.To) == supervisor.Ready.String() {
+			h.refresh(e)
 		}
+		// Every transition wakes WaitReady, an internal one too: failed ->
+		// failed changes the reason (a churn failure is terminal), and
+		// Settled waits for that.
+		h.notify()
 	case events.KindCallFailed:
-		if ev.Verdict.Class == classify.Canceled {
-			break // the caller gave up: no failure of the server's
-		}
-		e.mu.Lock()
-		e.verdict = ev.Verdict
-		e.mu.Unlock()
+		h.noteFailure(e, ev.Verdict)
 	case events.KindCatalogChanged:
 		h.refresh(e)
 	case events.KindSessionOpened, events.KindStreamDisabled, events.KindStreamEnabled:

@@ -13,18 +13,32 @@ import (
 type WaitMode uint8
 
 const (
-	// All waits until every server of the hub is ready.
+	// All waits until every server of the hub is ready; it gives up
+	// (NotReadyError) as soon as one server failed for good.
 	All WaitMode = iota
 	// Any waits until at least one server is ready.
 	Any
+	// Settled waits until every server is settled: ready, or failed for
+	// good (terminal: state failed with a Reason, which only Reconnect or,
+	// for churn, its cool-down leaves; or closed), or standing by for
+	// another replica's lease. It returns nil then, whichever way each
+	// settled: Health says which serve. It is the wait a host shows its
+	// merged catalog after: no server still connecting or retrying is
+	// left out of it, and a server that failed for good does not end the
+	// wait for the others.
+	Settled
 )
 
 // WaitReady blocks until every server (All) or one of them (Any) is ready
-// and its catalog merged (its items route).
+// and its catalog merged (its items route), or until every server is
+// settled (Settled: see the mode).
 // It returns a *NotReadyError wrapping ErrNotReady, naming the servers not
-// ready and their states, when ctx ends first or when the wait can no
-// longer succeed (a terminal failed state, which only Reconnect leaves; a
-// hub without servers for Any); ErrClosed once the hub is closed.
+// ready (for Settled, not settled) and their states, when ctx ends first or
+// when the wait can no longer succeed (All or Any: a terminal failed state,
+// which only Reconnect leaves; a hub without servers for Any); ErrClosed
+// once the hub is closed. Every transition of a server wakes it, a failed
+// server's failing again (failed -> failed, say into a churn failure)
+// included. Safe for concurrent use.
 func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 	for {
 		h.mu.Lock()
@@ -40,18 +54,17 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 		ready, hopeless := 0, 0
 		var waiting []*entry
 		for _, e := range all {
-			sup := e.current()
-			st := sup.State()
 			switch {
 			case e.ready():
 				ready++
 				continue
-			case st == supervisor.Closed:
+			case e.terminal():
 				hopeless++
-			case st == supervisor.Failed:
-				if reason, _ := sup.Failure(); reason != "" {
-					hopeless++
+				if mode == Settled {
+					continue
 				}
+			case mode == Settled && e.standby():
+				continue
 			}
 			waiting = append(waiting, e)
 		}
@@ -69,6 +82,10 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 			}
 			if hopeless == len(all) {
 				return notReady(nil)
+			}
+		case Settled:
+			if len(waiting) == 0 {
+				return nil
 			}
 		default:
 			if ready == len(all) {
@@ -88,7 +105,32 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 	}
 }
 
-// NotReadyError is WaitReady's failure: the servers that were not ready.
+// terminal reports whether the server failed for good: its supervisor is
+// closed, or failed with a terminal Reason (unauthorized, canceled,
+// budget-spent, churn), which no retry leaves (only Reconnect, and for
+// churn its cool-down).
+func (e *entry) terminal() bool {
+	sup := e.current()
+	switch sup.State() {
+	case supervisor.Closed:
+		return true
+	case supervisor.Failed:
+		reason, _ := sup.Failure()
+		return reason != supervisor.ReasonNone
+	}
+	return false
+}
+
+// standby reports whether the server stands by for another replica's
+// lease: its supervisor starts when the lease is acquired.
+func (e *entry) standby() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leaseState == LeaseStandby
+}
+
+// NotReadyError is WaitReady's failure: the servers that were not ready
+// (for Settled, not settled).
 // Its text names each one with its state, terminal reason, lease standby and
 // last failure's verdict, "name (state, reason, last failure verdict)", at
 // most 8 of them, then how many more; a verdict as Verdict.Described gives

@@ -192,7 +192,10 @@ type ProcessExitError struct {
 	// Stop is what the supervisor did before it exited.
 	Stop StopStep
 	// Stderr is the last bytes of its stderr (at most Command.StderrTail),
-	// valid UTF-8, starting at a line when it was cut.
+	// valid UTF-8, starting at a line when it was cut, with the
+	// supervisor's secrets masked (Command.Env's values, the credentials
+	// of Command.Args, the endpoint's, by the events.Redactor patterns):
+	// masked where it is made, so every copy is.
 	Stderr string
 	// DroppedLines counts the stdout lines dropped: not one JSON-RPC
 	// message, or a response to an id never sent.

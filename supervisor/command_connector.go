@@ -52,7 +52,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 	cfg := c.s.cfg
 	cmd := *cfg.Command
 	f := &stdoutFilter{max: cmd.MaxLineBytes, dropped: c.dropped(spec.gen)}
-	errLog := &stderrLog{server: cfg.Name, log: cfg.Logger, keep: cmd.StderrTail}
+	errLog := &stderrLog{server: cfg.Name, log: cfg.Logger, keep: cmd.StderrTail, redact: &c.s.redact.Redactor}
 	p, err := startProc(cmd, f, errLog, c.exited(spec.gen))
 	if err != nil {
 		return nil, err

@@ -727,3 +727,39 @@ func TestCommandMessageOverADecodeBoundIsDropped(t *testing.T) {
 		})
 	}
 }
+
+// TestStderrSecretIsMaskedInTheExitError: Command.Env's values are
+// masked "in every text the supervisor hands out" (Command.Env's doc),
+// and the stderr tail is such a text: a server that prints its credential
+// on stderr and then dies hands the host a *ProcessExitError whose Stderr,
+// whose Error() and whose call's Error() hold no piece of it, nor do the
+// events.
+func TestStderrSecretIsMaskedInTheExitError(t *testing.T) {
+	const token = "Hq3vX9pL2mR7tK5wN8cB4dF6" // no credential word near it: only the registration masks it
+	rec := &events.Recorder{}
+	s, err := New(Config{Name: "srv", Events: rec,
+		Logger: slog.New(slog.DiscardHandler),
+		Command: &Command{Path: "/bin/sh", Args: []string{"-c", `echo "loaded $UPSTREAM_CRED" >&2; exec "$0"`, testServer(t)},
+			Env: []string{"UPSTREAM_CRED=" + token}, StopGrace: 5 * time.Second, KillGrace: 5 * time.Second}})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
+	defer cancel()
+	s.Start()
+	require.NoError(t, s.WaitForState(ctx, Ready))
+	_, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 2}})
+	var exit *ProcessExitError
+	require.ErrorAs(t, err, &exit)
+	require.Contains(t, exit.Stderr, "loaded "+events.Masked, "the line is kept, its secret masked")
+	FlushEvents(s)
+	texts := []string{exit.Stderr, exit.Error(), err.Error()}
+	for _, e := range rec.Events() {
+		b, err := e.MarshalJSON()
+		require.NoError(t, err)
+		texts = append(texts, string(b))
+	}
+	for _, text := range texts {
+		assert.NotContains(t, text, token[:minPiece])
+		assert.NotContains(t, text, token[len(token)-minPiece:])
+	}
+}

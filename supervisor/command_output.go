@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"golang.org/x/time/rate"
+
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // stdoutFilter copies a stdio server's stdout to go-sdk one JSON-RPC
@@ -145,6 +147,11 @@ type stderrLog struct {
 	server string
 	log    *slog.Logger
 	now    func() time.Time // nil: time.Now (a process lives in real time)
+	// redact masks the tail where it is made, so every copy of it (the
+	// ProcessExitError's Stderr, the process-exited event) is masked: the
+	// supervisor's redactor, which knows Command.Env's values and the
+	// credentials of its Args. Nil: the patterns only.
+	redact *events.Redactor
 
 	limit    *rate.Limiter // made by copy
 	unlogged int           // lines past the rate since the last one logged
@@ -222,7 +229,8 @@ func (l *stderrLog) keepBytes(b []byte) {
 
 // text returns the bytes kept: valid UTF-8, from the first whole line when
 // the start was cut, or after "…" when the bytes kept hold no line start
-// (the redactor then masks the end of a secret the cut began inside).
+// (the redactor then masks the end of a secret the cut began inside),
+// masked by l.redact.
 func (l *stderrLog) text() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -239,5 +247,5 @@ func (l *stderrLog) text() string {
 			b = b[1:]
 		}
 	}
-	return mid + strings.ToValidUTF8(string(b), "?")
+	return l.redact.Text(mid + strings.ToValidUTF8(string(b), "?"))
 }

@@ -446,6 +446,20 @@ func (s *Supervisor) ResumeState() *ResumeState {
 	return &rs
 }
 
+// AddSecrets registers credentials the host configured outside Config (the
+// values of headers its HTTPClient adds, say): each of at least
+// events.MinSessionIDLen bytes is masked wherever it appears in every text
+// the supervisor hands out from then on (events, errors and their
+// verdicts, logs), as Command.Env's values are
+// (events.Redactor.AddLikelySecret); a shorter one is left to the
+// patterns. Call it before Start, so that no text escapes first. The hub
+// registers each server's header values. Safe for concurrent use.
+func (s *Supervisor) AddSecrets(values ...string) {
+	for _, v := range values {
+		s.redact.AddLikelySecret(v)
+	}
+}
+
 // Reconnect asks for a fresh session: from a terminal failed state (after
 // the host re-authorized, say), or from ready. After a terminal
 // unauthorized, the session the supervisor holds resumable (see

@@ -19,9 +19,10 @@
 //	-config file     the mcpServers file (required)
 //	-state dir       where resume states are kept (default: <config>.state,
 //	                 files of mode 0600: they hold session ids)
-//	-call name       a qualified tool name to call once all are ready
+//	-call name       a qualified tool name to call once all are settled
+//	                 (ready, or failed for good: hub.Settled)
 //	-args json       the tool's arguments, a JSON object (default {})
-//	-wait d          how long to wait for the servers (default 30s)
+//	-wait d          how long to wait for the servers to settle (default 30s)
 //	-end-session     at exit, end every session (DELETE) and delete the
 //	                 states instead of detaching
 //	-events file     append every event as JSON lines

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -126,11 +127,15 @@ func host(ctx context.Context, o options, out io.Writer) (err error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, o.wait)
 	defer cancel()
-	werr := h.WaitReady(wctx, hub.All)
+	// Settled: every server ready or failed for good, so the catalog
+	// printed leaves out no server still connecting; one that failed for
+	// good is shown in the health list, and the others still serve.
+	werr := h.WaitReady(wctx, hub.Settled)
 	writeCatalog(out, h)
-	writeHealth(out, h.Health())
-	if werr != nil && h.WaitReady(ctx, hub.Any) != nil {
-		return werr
+	hs := h.Health()
+	writeHealth(out, hs)
+	if !slices.ContainsFunc(hs, hub.Health.Ready) {
+		return errors.Join(errors.New("no server ready"), werr)
 	}
 	if o.call == "" {
 		return nil

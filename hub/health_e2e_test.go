@@ -1,0 +1,86 @@
+package hub_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// healthOf returns the named server's health.
+func healthOf(t *testing.T, h *hub.Hub, name string) hub.Health {
+	t.Helper()
+	i := slices.IndexFunc(h.Health(), func(hl hub.Health) bool { return hl.Server == name })
+	require.GreaterOrEqual(t, i, 0, "no server %q", name)
+	return h.Health()[i]
+}
+
+// A call its caller canceled is the caller's, not a failure of the
+// server's: Health keeps naming the server's last real failure (here a
+// refused connection: class transport, "no HTTP status at all",
+// DESIGN.md section 3), not "canceled".
+func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"down": {Tools: 1}})
+	cfg := f.config(nil)
+	// One reconnect, then an hour's wait: no retry rewrites Health while
+	// the test reads it.
+	cfg.Supervisor.Backoff = supervisor.Backoff{InitialInterval: time.Hour, MaxInterval: time.Hour, NoJitter: true}
+	h := f.hub(cfg)
+	f.servers["down"].Close() // its port refuses connections from now on
+
+	_, err := h.CallTool(f.ctx, record("down__record", "1"))
+	require.Error(t, err)
+	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.Server == "down" && ev.Kind == events.KindRetryScheduled })
+	})
+	require.NoError(t, err)
+	before := healthOf(t, h, "down")
+	require.Equal(t, classify.Transport, before.Verdict.Class)
+	require.Contains(t, before.Verdict.Detail, "connection refused")
+
+	canceled, cancel := context.WithCancel(f.ctx)
+	cancel()
+	_, err = h.CallTool(canceled, record("down__record", "2"))
+	var sce *supervisor.CallError
+	require.ErrorAs(t, err, &sce)
+	require.Equal(t, classify.Canceled, sce.Verdict.Class, "the caller's error says it gave up")
+
+	after := healthOf(t, h, "down")
+	require.Equal(t, classify.Transport, after.Verdict.Class, "the server's failure, not the caller's cancel")
+	require.Contains(t, after.Verdict.Detail, "connection refused")
+}
+
+// A server's header value is a credential the hub hands its supervisor
+// (Supervisor.AddSecrets): quoted by the server in a failure, it is
+// masked where the supervisor makes the text, so neither the supervisor's
+// error the host finds with errors.As nor Health's verdict holds it.
+func TestHealthVerdictMasksTheServersHeaderValues(t *testing.T) {
+	const token = "Vb7nQ2xR9kL4mT6wZ3pH8cJ5" // no credential word near it: only the registration masks it
+	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
+	f.servers["a"].Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/call"},
+		Action: mcptest.JSONRPCError(http.StatusOK, mcptest.RequestID, -32603, "upstream refused "+token)})
+	h := hub.New(f.config(nil))
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "a", URL: f.servers["a"].URL(), Headers: map[string]string{"X-Upstream": token}}))
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+
+	_, err := h.CallTool(f.ctx, record("a__record", "1"))
+	var sce *supervisor.CallError
+	require.ErrorAs(t, err, &sce)
+	require.NotContains(t, sce.Error(), token, "the supervisor's own error, unwrapped")
+	require.NotContains(t, sce.Verdict.RPC.Message, token)
+	hl := healthOf(t, h, "a")
+	require.Equal(t, classify.Application, hl.Verdict.Class)
+	require.Contains(t, hl.Verdict.RPC.Message, "upstream refused "+events.Masked)
+	require.NotContains(t, hl.Verdict.Detail, token)
+	require.NotContains(t, hl.Verdict.RPC.Message, token)
+}

@@ -1,0 +1,205 @@
+package hub_test
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/mcptest"
+)
+
+// switchedPort forwards TCP connections from a port of its own on
+// 127.0.0.1 to a target: down closes the port (connections to it are
+// refused) and every connection through it, up listens on the same port
+// again. The server behind it, and its sessions, live on meanwhile.
+type switchedPort struct {
+	t      *testing.T
+	addr   string
+	target string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+func newSwitchedPort(t *testing.T, target string) *switchedPort {
+	t.Helper()
+	p := &switchedPort{t: t, target: target, conns: map[net.Conn]struct{}{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p.addr = ln.Addr().String()
+	p.serve(ln)
+	t.Cleanup(p.down)
+	return p
+}
+
+func (p *switchedPort) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	p.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", p.target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			if !p.track(c, s) {
+				return
+			}
+			for _, pair := range [][2]net.Conn{{c, s}, {s, c}} {
+				p.wg.Go(func() {
+					_, _ = io.Copy(pair[0], pair[1])
+					_ = pair[0].Close()
+					_ = pair[1].Close()
+				})
+			}
+		}
+	})
+}
+
+// track registers a forwarded pair; false (both closed) once down began.
+func (p *switchedPort) track(c, s net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln == nil {
+		_, _ = c.Close(), s.Close()
+		return false
+	}
+	p.conns[c], p.conns[s] = struct{}{}, struct{}{}
+	return true
+}
+
+// down closes the port and every connection through it, and waits for
+// the forwarding to end.
+func (p *switchedPort) down() {
+	p.mu.Lock()
+	if p.ln != nil {
+		_ = p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	clear(p.conns)
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// up listens on the port again.
+func (p *switchedPort) up() {
+	p.t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	require.NoError(p.t, err)
+	p.serve(ln)
+}
+
+// url is srvURL with its host replaced by the port's.
+func (p *switchedPort) url(srvURL string) string {
+	u, err := url.Parse(srvURL)
+	require.NoError(p.t, err)
+	u.Host = p.addr
+	return u.String()
+}
+
+// A host restarted while its server is down keeps the saved session. The
+// resumed session's listing gets no HTTP answer at all (connection
+// refused: class transport), which is no evidence that the session
+// expired (DESIGN.md section 2, S2 reconciled): the state is kept, the
+// second run's Detach saves it again, and once the server is back the
+// third run resumes it with no initialize (MCP streamable HTTP, session
+// management: a client that keeps its Mcp-Session-Id sends it on every
+// later request, and the server answers it until it ends the session).
+func TestResumeSurvivesAnOutageAcrossRestarts(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
+	srv := f.servers["a"]
+	u, err := url.Parse(srv.URL())
+	require.NoError(t, err)
+	port := newSwitchedPort(t, u.Host)
+	sc := hub.ServerConfig{Name: "a", URL: port.url(srv.URL())}
+	store := &hub.FileStore{Dir: t.TempDir()}
+
+	first := hub.New(f.config(store))
+	require.NoError(t, first.Add(f.ctx, sc))
+	require.NoError(t, first.WaitReady(f.ctx, hub.All))
+	require.NoError(t, first.Detach())
+	saved, err := store.Load(f.ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, 1, srv.Log().Count("initialize"))
+	srv.Log().Reset()
+
+	port.down() // the server is unreachable: connection refused
+	seen := len(f.rec.Events())
+	second := hub.New(f.config(store))
+	require.NoError(t, second.Add(f.ctx, sc))
+	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs[seen:], func(ev events.Event) bool { return ev.Server == "a" && ev.Kind == events.KindRetryScheduled })
+	})
+	require.NoError(t, err)
+	require.NoError(t, second.Detach())
+	kept, err := store.Load(f.ctx, "a")
+	require.NoError(t, err, "the outage kept the stored state")
+	require.Equal(t, saved.SessionID, kept.SessionID)
+
+	port.up() // the server is back, its session alive
+	third := hub.New(f.config(store))
+	t.Cleanup(func() { _ = third.Close() })
+	require.NoError(t, third.Add(f.ctx, sc))
+	require.NoError(t, third.WaitReady(f.ctx, hub.All))
+	require.Zero(t, srv.Log().Count("initialize"), "resumed, no initialize")
+	require.Len(t, srv.SessionIDs(), 1, "no session orphaned")
+	_, err = third.CallTool(f.ctx, record("a__record", "after-outage"))
+	require.NoError(t, err)
+	require.Equal(t, 1, srv.Invocations(mcptest.RecordTool, "after-outage"))
+}
+
+// In one run too: a resumed session's listing that got no answer is
+// retried as a resume (the retry re-attaches the session, the stale
+// recovery unused), so a server back from its outage serves the same
+// session, with no initialize.
+func TestResumeRetriedThroughAnOutage(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
+	srv := f.servers["a"]
+	u, err := url.Parse(srv.URL())
+	require.NoError(t, err)
+	port := newSwitchedPort(t, u.Host)
+	sc := hub.ServerConfig{Name: "a", URL: port.url(srv.URL())}
+	store := &hub.FileStore{Dir: t.TempDir()}
+
+	first := hub.New(f.config(store))
+	require.NoError(t, first.Add(f.ctx, sc))
+	require.NoError(t, first.WaitReady(f.ctx, hub.All))
+	require.NoError(t, first.Detach())
+	srv.Log().Reset()
+
+	port.down()
+	seen := len(f.rec.Events())
+	second := hub.New(f.config(store))
+	t.Cleanup(func() { _ = second.Close() })
+	require.NoError(t, second.Add(f.ctx, sc))
+	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs[seen:], func(ev events.Event) bool { return ev.Server == "a" && ev.Kind == events.KindRetryScheduled })
+	})
+	require.NoError(t, err)
+	port.up()
+	require.NoError(t, second.WaitReady(f.ctx, hub.All))
+	require.Zero(t, srv.Log().Count("initialize"), "the retry re-attached the session")
+	require.Len(t, srv.SessionIDs(), 1)
+	reattached := slices.ContainsFunc(f.rec.Events()[seen:], func(ev events.Event) bool {
+		return ev.Server == "a" && ev.Kind == events.KindTransition && ev.Trigger == events.TriggerRetryDue &&
+			(ev.To == events.StateResumingBlind || ev.To == events.StateResumingKnown)
+	})
+	require.True(t, reattached, "retry-due went back to resuming")
+}
