@@ -99,6 +99,15 @@ type CallResent struct {
 	Err *CallError
 }
 
+// CallReissued is the stage of a call of a 2026-07-28 session whose
+// response stream broke before its response, and that is re-issued once as
+// a new request (Config.NoReissue unset; the call-reissued event says so
+// too). The stages of the second sending follow.
+type CallReissued struct {
+	// Err is the first sending's error; its RequestID is the lost request's.
+	Err *CallError
+}
+
 // CallEnd is the last stage of every call.
 type CallEnd struct {
 	// Err is the call's error (a *CallError, or the error of nil params);
@@ -109,6 +118,7 @@ type CallEnd struct {
 func (*CallWaited) callStage()      {}
 func (*CallSessionLost) callStage() {}
 func (*CallResent) callStage()      {}
+func (*CallReissued) callStage()    {}
 func (*CallEnd) callStage()         {}
 
 // waitTrace records a call's wait for a CallHandler; the zero value (no
