@@ -30,8 +30,13 @@ import (
 // A failed call returns a *CallError with the verdict and how far the request
 // got. Only a session-expired verdict, or a transport one whose session then
 // fails to answer a ping, costs the session (failure story S4). The call is
-// never replayed unless Config.Resend is ResendSafe and the CallError is
-// Resendable: then it is sent once more after recovery. A tool's own error
+// never replayed but in two cases, and then once: on a 2026-07-28 session
+// whose response stream for the call broke before the response, it is
+// re-issued as a new request with a new id, as that era requires (changelog
+// item 9), unless Config.NoReissue is set: a tool that is not idempotent may
+// then run twice; or, when Config.Resend is ResendSafe and the CallError is
+// Resendable, it is sent once more after recovery. A call sent twice that
+// fails again names its first attempt (CallError.First). A tool's own error
 // (CallToolResult.IsError) is a result, not an error.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if params == nil {

@@ -362,11 +362,12 @@ type Config struct {
 	Resend ResendPolicy
 	// NoReissue keeps the supervisor from re-issuing a call whose response
 	// stream broke on a 2026-07-28 session. By default (false) such a call
-	// is re-issued once, at once, as a new request with a new JSON-RPC id,
-	// because the 2026-07-28 changelog (item 9, SEP-2575) removed stream
-	// resumption and says "A broken response stream loses the in-flight
-	// request; clients MUST re-issue it as a new request with a new request
-	// ID". The first request may have run on the server (a stream that
+	// is re-issued once, as a new request with a new JSON-RPC id, as soon
+	// as the connection serves calls again (after a reset, once the session
+	// answered its check: one server/discover), because the 2026-07-28
+	// changelog (item 9, SEP-2575) removed stream resumption and says "A
+	// broken response stream loses the in-flight request; clients MUST
+	// re-issue it as a new request with a new request ID". The first request may have run on the server (a stream that
 	// broke after the server began), so a tool that is not idempotent may
 	// run twice; a call-reissued event says so, and a re-issued call that
 	// fails again names both attempts (CallError.First). A host that needs
