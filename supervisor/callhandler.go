@@ -36,7 +36,8 @@ type CallHandler interface {
 	TagCall(ctx context.Context, info CallInfo) context.Context
 	// HandleCall is told each stage of the call, in this order: a
 	// *CallWaited when the call had to wait, a *CallSessionLost when its
-	// failure cost the session; with Config.Resend, a *CallResent and the
+	// failure cost the session; a *CallReissued (a 2026-07-28 response
+	// stream that broke) or, with Config.Resend, a *CallResent, and the
 	// stages of the second sending; and always a *CallEnd, last.
 	HandleCall(ctx context.Context, stage CallStage)
 }
@@ -54,7 +55,7 @@ type CallInfo struct {
 }
 
 // CallStage is one stage of a call told to a CallHandler: *CallWaited,
-// *CallSessionLost, *CallResent or *CallEnd.
+// *CallSessionLost, *CallReissued, *CallResent or *CallEnd.
 type CallStage interface{ callStage() }
 
 // CallWaited is the stage of a call that found the connection not ready and
