@@ -68,10 +68,11 @@ func (t *Transport) listenPOST(req *http.Request) (*http.Response, error) {
 // copy of go-sdk's POST with a fresh body (go-sdk's body is a bytes.Reader,
 // so GetBody is set) and the jar's cookies. The first attempt sends
 // go-sdk's request as it is; every later one is a new request, so it gets
-// a JSON-RPC id of its own ([listenID]): JSON-RPC 2.0 and MCP's base
-// protocol ("the request ID MUST NOT have been previously used by the
-// requestor"), and the server names the subscription by it
-// (subscriptions, acknowledgment: io.modelcontextprotocol/subscriptionId).
+// a JSON-RPC id of its own ([listenID]): MCP's base protocol says "The
+// request ID MUST NOT match the ID of any other request the sender has
+// issued and not yet received a response for" (basic, requests), and a cut
+// listen never got its response; the server names the subscription by the
+// id (subscriptions, acknowledgment: io.modelcontextprotocol/subscriptionId).
 func (b *streamBody) listenRequest(seq int) *http.Request {
 	req := new(http.Request)
 	*req = *b.req

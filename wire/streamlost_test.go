@@ -80,9 +80,11 @@ func TestAnswerStreamResetIsTransportOn2025(t *testing.T) {
 }
 
 // Every re-sent subscriptions/listen is a new request, so it carries an id
-// of its own (JSON-RPC 2.0 and MCP base protocol: a request id "MUST NOT
-// have been previously used"; the server names the subscription by it,
-// subscriptions.mdx, acknowledgment). Three listens, three ids.
+// of its own (basic/index.mdx, requests: "The request ID MUST NOT match the
+// ID of any other request the sender has issued and not yet received a
+// response for", and a cut listen got none; the server names the
+// subscription by it, subscriptions.mdx, acknowledgment). Three listens,
+// three ids.
 func TestListenReSentWithFreshIDs(t *testing.T) {
 	srv, err := mcptest.NewServer(mcptest.Options{Mode: mcptest.Sessionless2026, Tools: 1})
 	require.NoError(t, err)
