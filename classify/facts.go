@@ -65,6 +65,14 @@ type Exchange struct {
 	// stream ended without the response"; "" when the status and content
 	// type say it all.
 	Problem string
+	// StreamLost reports a request of the 2026-07-28 era whose answer, an
+	// event stream, ended or broke before the response: the changelog's
+	// item 9 (SEP-2575) says "A broken response stream loses the in-flight
+	// request; clients MUST re-issue it as a new request with a new
+	// request ID". Problem says how it ended; a stream that broke (a reset,
+	// a truncated body: no complete HTTP answer) also sets TransportErr, one
+	// that ended cleanly sets Malformed.
+	StreamLost bool
 	// Body is the start of the answer's body, at most [MaxBodySnippet]
 	// bytes; empty for event streams.
 	Body string
@@ -80,7 +88,9 @@ type Exchange struct {
 	// Local reports that the request never reached the server: the wire
 	// layer answered it itself.
 	Local bool
-	// TransportErr is the transport error when no answer came.
+	// TransportErr is the transport error when no answer came, or when an
+	// event-stream answer broke before its response (a reset mid-stream:
+	// Status is the stream's 200, but no complete HTTP answer came).
 	TransportErr error
 	// Start is when the request was sent, on the wire layer's clock.
 	Start time.Time

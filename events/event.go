@@ -70,6 +70,17 @@ const (
 	// is annotated readOnlyHint or idempotentHint). Fields: Op, Name, and
 	// the first attempt's Delivery, Verdict and Generation.
 	KindCallResent Kind = "call-resent"
+	// KindCallReissued: a call of a 2026-07-28 session whose response
+	// stream broke before its response was re-issued once as a new
+	// request with a new id, as the 2026-07-28 changelog (item 9, SEP-2575)
+	// requires: "A broken response stream loses the in-flight request;
+	// clients MUST re-issue it as a new request with a new request ID".
+	// Emitted when the new request has its outcome, so that it names both
+	// requests. Fields: Op, Name, the first attempt's Delivery, Verdict and
+	// Generation; Detail names the lost request's JSON-RPC id and the new
+	// one's (e.g. "request 3 lost with its response stream; re-issued as
+	// request 5").
+	KindCallReissued Kind = "call-reissued"
 	// KindResponseDropped: the client's response to a request of the
 	// server's (ping, roots/list, sampling/createMessage ...) was not sent,
 	// because as many POSTs of responses as the wire layer allows were

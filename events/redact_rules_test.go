@@ -167,7 +167,7 @@ var vocabulary = []string{
 	string(events.KindTransition), string(events.KindProbeReport), string(events.KindCatalogChanged), string(events.KindCallFailed),
 	string(events.KindStreamDisabled), string(events.KindStreamEnabled), string(events.KindStreamEventDropped), string(events.KindStreamDeclined), string(events.KindResponseDropped), string(events.KindServerRequestRefused),
 	string(events.KindRetryScheduled), string(events.KindRateLimitWindow),
-	string(events.KindSessionOpened), string(events.KindSessionEnded), string(events.KindCallResent), "session-verified",
+	string(events.KindSessionOpened), string(events.KindSessionEnded), string(events.KindCallResent), string(events.KindCallReissued), "session-verified",
 	events.DeliveryNotSent, events.DeliveryOutcomeUnknown,
 	events.DeliveryAnswered, events.ListPresent, events.ListAbsent, events.ListDegraded, events.ListFailed,
 	"idle", "connecting", "resuming-blind", "resuming-known", "probing", "listing-declared", "ready",

@@ -172,6 +172,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ID:              string(msg.ID),
 		SessionID:       sessionID,
 		ProtocolVersion: r.Header.Get(headerProtocolVersion),
+		LastEventID:     r.Header.Get("Last-Event-ID"),
 	}
 	action := Pass()
 	if rule != nil {

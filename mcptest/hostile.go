@@ -92,6 +92,27 @@ func SSE(lines ...string) Action {
 	})
 }
 
+// SSEThenReset answers 200 text/event-stream with lines, as [SSE] does,
+// then drops the connection with a reset, as [Reset] does: a response
+// stream that breaks before its response, with no complete HTTP answer.
+func SSEThenReset(lines ...string) Action {
+	sse := SSE(lines...)
+	return actionFunc(func(x *exchange) {
+		sse.serve(x)
+		dropConnection(x.w, true)
+	})
+}
+
+// ServerThen passes the request to the server, discards its answer, and
+// answers with next: the server ran the request, the client hears only
+// next (with [SSEThenReset], a call whose stream broke after it ran).
+func ServerThen(next Action) Action {
+	return actionFunc(func(x *exchange) {
+		x.g.next.ServeHTTP(&discardWriter{header: http.Header{}}, x.r)
+		next.serve(x)
+	})
+}
+
 // SSEMessage is the lines of one SSE event carrying msg: "data: <msg>" and
 // the blank line, for [SSE].
 func SSEMessage(msg string) []string { return []string{"data: " + msg, ""} }

@@ -43,6 +43,9 @@ type Entry struct {
 	SessionID string
 	// ProtocolVersion is the Mcp-Protocol-Version header sent ("" when none).
 	ProtocolVersion string
+	// LastEventID is the Last-Event-ID header sent ("" when none): a
+	// resumption of an SSE stream (2025-11-25; removed in 2026-07-28).
+	LastEventID string
 	// Status is the HTTP status returned; 0 until the response headers are
 	// written, and 0 for good when the gateway reset or dropped the
 	// connection without a response.

@@ -23,6 +23,10 @@ const (
 	// EventCallResent: the resend policy sends the failed call once more
 	// (supervisor.CallResent).
 	EventCallResent = "mcpsup.call_resent"
+	// EventCallReissued: a call whose 2026-07-28 response stream broke is
+	// re-issued as a new request (supervisor.CallReissued; changelog item
+	// 9, SEP-2575).
+	EventCallReissued = "mcpsup.call_reissued"
 )
 
 // Attribute keys of the call span's events.
@@ -112,6 +116,11 @@ func (h callHandler) HandleCall(ctx context.Context, stage supervisor.CallStage)
 	case *supervisor.CallResent:
 		if span.IsRecording() {
 			span.AddEvent(EventCallResent, trace.WithAttributes(AttrErrorType.String(st.Err.Verdict.Class.String()),
+				AttrDelivery.String(st.Err.Delivery.String())))
+		}
+	case *supervisor.CallReissued:
+		if span.IsRecording() {
+			span.AddEvent(EventCallReissued, trace.WithAttributes(AttrErrorType.String(st.Err.Verdict.Class.String()),
 				AttrDelivery.String(st.Err.Delivery.String())))
 		}
 	case *supervisor.CallEnd:

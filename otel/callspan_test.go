@@ -97,3 +97,33 @@ func TestCallSpansCarryTheRecovery(t *testing.T) {
 	got, _ = attr(lost, mcpsupotel.AttrDelivery)
 	require.Equal(t, ce.Delivery.String(), got.AsString())
 }
+
+// A 2026-07-28 call whose response stream broke is re-issued (changelog
+// item 9, SEP-2575: "clients MUST re-issue it as a new request with a new
+// request ID"): its call span carries the re-issue as an event naming the
+// lost attempt's verdict and delivery, and one request span per attempt.
+func TestCallSpanCarriesTheReissue(t *testing.T) {
+	h := newHarness(t, mcpsupotel.Options{})
+	srv, err := mcptest.NewServer(mcptest.Options{Mode: mcptest.Sessionless2026})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	sup := newSupervisor(t, srv, supervisor.Config{Name: "rec",
+		CallHandler: h.obs.CallHandler(), SendingMiddleware: []mcp.Middleware{h.obs.Middleware("rec")}})
+	sup.Start()
+	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.ServerThen(mcptest.SSEThenReset("id: 1", "data:", ""))})
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "r"}})
+	require.NoError(t, err)
+
+	calls := h.spanNamed("mcpsup.call tools/call " + mcptest.RecordTool)
+	require.Len(t, calls, 1)
+	require.Equal(t, map[attribute.Key]attribute.Value{
+		mcpsupotel.AttrErrorType: attribute.StringValue("transport"),
+		mcpsupotel.AttrDelivery:  attribute.StringValue("outcome-unknown"),
+	}, eventAttrs(t, calls[0], mcpsupotel.EventCallReissued))
+	require.Equal(t, codes.Unset, calls[0].Status.Code)
+	require.Len(t, h.spanNamed("tools/call "+mcptest.RecordTool), 2, "one request span per attempt")
+}

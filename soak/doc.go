@@ -40,7 +40,11 @@
 //
 //   - No call is replayed: the recording tool ran at most once per call id,
 //     exactly once for every call that succeeded, and never for a call whose
-//     error says it was not sent.
+//     error says it was not sent. The one exception is the 2026-07-28 era's
+//     MUST (changelog item 9: "A broken response stream loses the
+//     in-flight request; clients MUST re-issue it as a new request with a
+//     new request ID"): a call the supervisor re-issued (its CallHandler's
+//     CallReissued stage) ran at most twice, at least once if it succeeded.
 //   - No call hangs: every call returns by its deadline plus a small grace.
 //   - No call is dropped or answered with an empty success: every call
 //     returns; a nil error comes with the recording tool's own answer.

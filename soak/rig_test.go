@@ -154,6 +154,7 @@ func newRig(t *testing.T, i int, seed uint64) *rig {
 		cfg.Resume = r.persisted(t, seed)
 	}
 	cfg.Events = r.rec
+	cfg.CallHandler = r.calls // records the re-issued calls
 	sup, err := supervisor.New(cfg)
 	if err != nil {
 		t.Fatalf("seed %d: %s: New: %v", seed, r.name, err)

@@ -126,7 +126,7 @@ func (r *rig) finalCall(ctx context.Context, ck *checker) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		id := fmt.Sprintf("%s/final/%d", r.name, attempt)
 		rec := r.calls.begin(id, time.Now().Add(settleTimeout))
-		res, err := r.sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: id}})
+		res, err := r.sup.CallTool(withCallID(ctx, id), &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: id}})
 		var ce *supervisor.CallError
 		r.calls.end(rec, classOf(err), errors.As(err, &ce) && ce.Delivery == supervisor.NotSent, err)
 		switch {

@@ -36,7 +36,8 @@ type CallHandler interface {
 	TagCall(ctx context.Context, info CallInfo) context.Context
 	// HandleCall is told each stage of the call, in this order: a
 	// *CallWaited when the call had to wait, a *CallSessionLost when its
-	// failure cost the session; with Config.Resend, a *CallResent and the
+	// failure cost the session; a *CallReissued (a 2026-07-28 response
+	// stream that broke) or, with Config.Resend, a *CallResent, and the
 	// stages of the second sending; and always a *CallEnd, last.
 	HandleCall(ctx context.Context, stage CallStage)
 }
@@ -54,7 +55,7 @@ type CallInfo struct {
 }
 
 // CallStage is one stage of a call told to a CallHandler: *CallWaited,
-// *CallSessionLost, *CallResent or *CallEnd.
+// *CallSessionLost, *CallReissued, *CallResent or *CallEnd.
 type CallStage interface{ callStage() }
 
 // CallWaited is the stage of a call that found the connection not ready and
@@ -99,6 +100,15 @@ type CallResent struct {
 	Err *CallError
 }
 
+// CallReissued is the stage of a call of a 2026-07-28 session whose
+// response stream broke before its response, and that is re-issued once as
+// a new request (Config.NoReissue unset; the call-reissued event says so
+// too). The stages of the second sending follow.
+type CallReissued struct {
+	// Err is the first sending's error; its RequestID is the lost request's.
+	Err *CallError
+}
+
 // CallEnd is the last stage of every call.
 type CallEnd struct {
 	// Err is the call's error (a *CallError, or the error of nil params);
@@ -109,6 +119,7 @@ type CallEnd struct {
 func (*CallWaited) callStage()      {}
 func (*CallSessionLost) callStage() {}
 func (*CallResent) callStage()      {}
+func (*CallReissued) callStage()    {}
 func (*CallEnd) callStage()         {}
 
 // waitTrace records a call's wait for a CallHandler; the zero value (no

@@ -30,8 +30,13 @@ import (
 // A failed call returns a *CallError with the verdict and how far the request
 // got. Only a session-expired verdict, or a transport one whose session then
 // fails to answer a ping, costs the session (failure story S4). The call is
-// never replayed unless Config.Resend is ResendSafe and the CallError is
-// Resendable: then it is sent once more after recovery. A tool's own error
+// never replayed but in two cases, and then once: on a 2026-07-28 session
+// whose response stream for the call broke before the response, it is
+// re-issued as a new request with a new id, as that era requires (changelog
+// item 9), unless Config.NoReissue is set: a tool that is not idempotent may
+// then run twice; or, when Config.Resend is ResendSafe and the CallError is
+// Resendable, it is sent once more after recovery. A call sent twice that
+// fails again names its first attempt (CallError.First). A tool's own error
 // (CallToolResult.IsError) is a result, not an error.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if params == nil {
@@ -175,23 +180,62 @@ func (s *Supervisor) enter(op, name string) *CallError {
 }
 
 // resend is do without the handler's first and last stage; h may be nil.
+// A call is sent at most twice: re-issued after a 2026-07-28 response
+// stream broke (Config.NoReissue), or else resent (Config.Resend).
 func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
-	res, sent, err := send(s, ctx, h, op, name, progress, call)
-	if sent != nil && s.resends(ctx, sent) {
+	res, sent, err := send(s, ctx, h, op, name, progress, call, nil)
+	if sent == nil {
+		return res, err
+	}
+	reissue := s.reissues(ctx, sent)
+	switch {
+	case reissue:
+		if h != nil {
+			s.handleCall(ctx, h, &CallReissued{Err: sent})
+		}
+	case s.resends(ctx, sent):
 		s.post(callResent{err: sent})
 		if h != nil {
 			s.handleCall(ctx, h, &CallResent{Err: sent})
 		}
-		res, _, err = send(s, ctx, h, op, name, progress, call)
+	default:
+		return res, err
+	}
+	var id string // the second request's JSON-RPC id
+	res, again, err := send(s, ctx, h, op, name, progress, call, &id)
+	if again != nil {
+		again.First = sent
+		if again.Delivery == NotSent {
+			again.Delivery = sent.Delivery // the first may have run
+		}
+		id = again.RequestID
+	}
+	if reissue {
+		s.post(callReissued{first: sent, id: id})
 	}
 	return res, err
+}
+
+// reissues reports whether the failed call ce is re-issued: its request
+// went out on a 2026-07-28 session whose response stream broke before the
+// response (classify.Exchange.StreamLost: "A broken response stream loses
+// the in-flight request; clients MUST re-issue it as a new request with a
+// new request ID", changelog item 9), Config.NoReissue is unset, and
+// neither its caller nor Close gave up on it.
+func (s *Supervisor) reissues(caller context.Context, ce *CallError) bool {
+	if s.cfg.NoReissue || ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
+		return false
+	}
+	facts, ok := errors.AsType[*classify.HTTPError](ce.Err)
+	return ok && facts.StreamLost
 }
 
 // send sends one host call: wait for ready, check the catalog and the
 // rate-limit window, send once, classify a failure and report it to the
 // machine. A failure of the call sent on a session also comes back as sent
-// (the resend policy looks at it); a refusal does not.
-func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error)) (T, *CallError, error) {
+// (the resend policy looks at it); a refusal does not. When id is not nil,
+// a call that succeeds sets it to its request's JSON-RPC id.
+func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error), id *string) (T, *CallError, error) {
 	var zero T
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
@@ -222,6 +266,11 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	res, err := call(ctx, live.sess)
 	c.detach()
 	if err == nil {
+		if id != nil {
+			if x, ok := wire.LastExchange(ctx); ok {
+				*id = x.RequestID
+			}
+		}
 		return res, nil, nil
 	}
 	ce := s.failed(caller, op, name, gen, pings, err)
@@ -283,6 +332,9 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen, pings 
 	v := classify.Classify(judge, err)
 	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
 	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, v), Generation: gen, Err: err}
+	if facts, ok := errors.AsType[*classify.HTTPError](err); ok {
+		ce.RequestID = facts.RequestID
+	}
 	ce.repeatable = s.toolRepeatable(op, name) // the catalog at failure time
 	// The loop never waits for anything a caller holds (an events sink
 	// included), so waiting for it here cannot deadlock.

@@ -360,6 +360,24 @@ type Config struct {
 	// Resend chooses whether a failed call is sent again (see
 	// ResendPolicy). Default ResendNever: never replayed.
 	Resend ResendPolicy
+	// NoReissue keeps the supervisor from re-issuing a call whose response
+	// stream broke on a 2026-07-28 session. By default (false) such a call
+	// is re-issued once, as a new request with a new JSON-RPC id, as soon
+	// as the connection serves calls again (after a reset, once the session
+	// answered its check: one server/discover), because the 2026-07-28
+	// changelog (item 9, SEP-2575) removed stream resumption and says "A
+	// broken response stream loses the in-flight request; clients MUST
+	// re-issue it as a new request with a new request ID". The first request may have run on the server (a stream that
+	// broke after the server began), so a tool that is not idempotent may
+	// run twice; a call-reissued event says so, and a re-issued call that
+	// fails again names both attempts (CallError.First). A host that needs
+	// at-most-once calls sets NoReissue: the call then fails with the
+	// broken stream's verdict (transport, or protocol for a stream that
+	// ended cleanly; Delivery OutcomeUnknown), and the host decides. The
+	// 2025-11-25 era resumes a broken stream instead (Last-Event-ID) and is
+	// not affected. At most one extra request per call: a re-issued call is
+	// not resent under ResendSafe as well.
+	NoReissue bool
 	// DisableRateLimitWindow turns off the rate-limit window. By default,
 	// after a 429 with Retry-After, calls made before the window ends fail
 	// at once with the 429's verdict (ErrRateLimited) instead of feeding the

@@ -143,6 +143,15 @@ type CallError struct {
 	// Generation is the session generation the call went out on (0 when
 	// it was not sent).
 	Generation uint64
+	// RequestID is the JSON-RPC id of the request as raw JSON (e.g. `5`),
+	// "" when the request never went out on an HTTP transport.
+	RequestID string
+	// First is the first attempt's error when the call was sent twice
+	// (re-issued after its response stream broke, or resent under
+	// ResendSafe) and the second attempt failed too; nil otherwise. Both
+	// requests may have reached the server: when the second was not sent,
+	// Delivery is the first's.
+	First *CallError
 	// Err is the underlying error (a sentinel of this package, or the error
 	// from go-sdk annotated with the wire facts). Its own text is go-sdk's,
 	// unredacted: print the CallError, not Err.
@@ -232,6 +241,13 @@ func (e *CallError) Error() string {
 	case e.Verdict.Class.NamesNoCause() && e.Err != nil:
 		// go-sdk's text may carry the session id: hash it, as events do.
 		s += ": " + e.redactor.Text(e.Err.Error())
+	}
+	if f := e.First; f != nil {
+		s += "; sent twice, first attempt"
+		if f.RequestID != "" {
+			s += " (request " + f.RequestID + ")"
+		}
+		s += ": " + f.Verdict.String() + " [" + f.Delivery.String() + "]"
 	}
 	return s
 }

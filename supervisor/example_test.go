@@ -226,3 +226,55 @@ func ExampleResendPolicy() {
 	// executions: 2
 	// call-resent record-idempotent outcome-unknown transport
 }
+
+// On a 2026-07-28 server a call's response stream that breaks before the
+// response loses the request, and the changelog (item 9, SEP-2575) says the
+// client "MUST re-issue it as a new request with a new request ID": the
+// supervisor does so once, and a call-reissued event names both requests.
+// A host that needs at-most-once calls sets Config.NoReissue.
+func ExampleConfig_noReissue() {
+	srv, err := mcptest.NewServer(mcptest.Options{Mode: mcptest.Sessionless2026})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	// The first tools/call runs, then its stream breaks: an event id, a reset.
+	srv.Gateway().Add(mcptest.Rule{
+		Match:  mcptest.Match{Verb: "POST", Method: "tools/call", Occurrence: mcptest.First()},
+		Action: mcptest.ServerThen(mcptest.SSEThenReset("id: 1", "data:", "")),
+	})
+	rec := &events.Recorder{}
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: rec})
+	if err != nil {
+		panic(err)
+	}
+	defer sup.Close()
+	sup.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sup.WaitForState(ctx, supervisor.Ready); err != nil {
+		panic(err)
+	}
+	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "1"}})
+	fmt.Println("call ok:", err == nil)
+	fmt.Println("executions:", srv.Invocations(mcptest.RecordTool, "1"))
+	fmt.Println("resumptions (GET):", srv.Log().CountVerb("GET"))
+	evs, _ := rec.WaitFor(ctx, func(evs []events.Event) bool {
+		for _, e := range evs {
+			if e.Kind == supervisor.KindCallReissued {
+				return true
+			}
+		}
+		return false
+	})
+	for _, e := range evs {
+		if e.Kind == supervisor.KindCallReissued {
+			fmt.Println(e.Kind, e.Name, e.Delivery, e.Verdict.Class)
+		}
+	}
+	// Output:
+	// call ok: true
+	// executions: 2
+	// resumptions (GET): 0
+	// call-reissued record outcome-unknown transport
+}

@@ -104,6 +104,13 @@ type (
 		pings uint64
 	}
 	callResent struct{ err *CallError }
+	// callReissued: a call whose 2026-07-28 response stream broke was
+	// re-issued; first is the lost request's error, id the new request's
+	// JSON-RPC id ("" when it was not sent).
+	callReissued struct {
+		first *CallError
+		id    string
+	}
 )
 
 func (in startRequested) take(s *Supervisor) {
@@ -167,6 +174,20 @@ func (in callResent) take(s *Supervisor) {
 	ce := in.err
 	s.emitEvent(events.Event{Kind: events.KindCallResent, Generation: ce.Generation, Op: ce.Op, Name: ce.Name,
 		Delivery: ce.Delivery.String(), Verdict: ce.Verdict})
+}
+
+func (in callReissued) take(s *Supervisor) {
+	ce := in.first
+	lost := "request " + ce.RequestID
+	if ce.RequestID == "" {
+		lost = "the request" // a transport that records no exchange
+	}
+	again := "re-issued as request " + in.id
+	if in.id == "" {
+		again = "the re-issue was not sent"
+	}
+	s.emitEvent(events.Event{Kind: events.KindCallReissued, Generation: ce.Generation, Op: ce.Op, Name: ce.Name,
+		Delivery: ce.Delivery.String(), Verdict: ce.Verdict, Detail: lost + " lost with its response stream; " + again})
 }
 
 func (in callFailed) take(s *Supervisor) {

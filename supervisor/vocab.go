@@ -57,6 +57,7 @@ const (
 	KindCatalogChanged       = events.KindCatalogChanged
 	KindCallFailed           = events.KindCallFailed
 	KindCallResent           = events.KindCallResent
+	KindCallReissued         = events.KindCallReissued
 	KindStreamDisabled       = events.KindStreamDisabled
 	KindStreamEnabled        = events.KindStreamEnabled
 	KindStreamEventDropped   = events.KindStreamEventDropped

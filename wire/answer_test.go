@@ -61,10 +61,14 @@ func newHostile(t *testing.T, mode mcptest.Mode, cfg wire.Config) *hostile {
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	read := &countingBase{base: srv.HTTPClient().Transport}
+	era := wire.Era2025
+	if mode == mcptest.Sessionless2026 {
+		era = wire.Era20260728
+	}
 	sess, err := wire.Open(context.Background(), wire.Options{
 		Endpoint:   srv.URL(),
 		HTTPClient: &http.Client{Transport: read},
-		Era:        wire.Era2025,
+		Era:        era,
 		Stream:     wire.StreamOff,
 		Wire:       cfg,
 	})

@@ -46,7 +46,10 @@ const (
 // answerStream resumes it, with a GET carrying Last-Event-ID and the POST's
 // headers, after the server's retry delay (at most 30 s; 1 s without one),
 // at most [maxAnswerResumes] times in a row without progress (a new event
-// id and a message). The stream ends when the call's response came through.
+// id and a message). A 2026-07-28 request's stream is never resumed
+// ([resumesStreams]): its loss is marked on the record
+// ([Exchange.StreamLost]) for the caller to re-issue the request. The
+// stream ends when the call's response came through.
 //
 // Server-to-client requests and notifications pass. Anything else fails the
 // call, and only the call: the stream hands go-sdk a JSON-RPC error response
@@ -55,7 +58,9 @@ const (
 // one JSON-RPC message, a response that does not answer the call (see
 // [answerProblem]), a stream that ends or breaks before the response and
 // cannot be resumed, and a refused resumption (any answer but a 200
-// text/event-stream).
+// text/event-stream). A stream that breaks (a read error other than EOF:
+// a reset, a truncated body) records its error as the call's TransportErr,
+// so the call is classified transport, not protocol.
 //
 // It is read by one goroutine (go-sdk's stream reader).
 type answerStream struct {
@@ -253,9 +258,9 @@ func (s *answerStream) step() {
 		case resumable:
 			s.resume()
 		case errors.Is(err, io.EOF):
-			s.fail("SSE stream ended without the response", false)
+			s.lose("SSE stream ended without the response", nil)
 		default:
-			s.fail("SSE stream broke off before the response: "+err.Error(), false)
+			s.lose("SSE stream broke off before the response: "+err.Error(), err)
 		}
 		return
 	}
@@ -455,7 +460,8 @@ func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {
 }
 
 // resumable reports whether the stream, which just ended before the
-// response, may be resumed: it had an event id, and fewer than
+// response, may be resumed: its request's era resumes streams
+// ([resumesStreams]: never on 2026-07-28), it had an event id, and fewer than
 // [maxAnswerResumes] of its attempts in a row brought no progress. Progress
 // is a new event id and a message handed on in the same attempt: ids alone
 // (priming events whose ids go back and forth, say) deliver nothing, and a
@@ -466,7 +472,7 @@ func (s *answerStream) resumable() bool {
 		s.resumes = 0
 	}
 	s.moved, s.delivered = false, false
-	return s.lastID != "" && s.resumes < maxAnswerResumes
+	return s.lastID != "" && s.resumes < maxAnswerResumes && resumesStreams(s.req.Header.Get(HeaderProtocolVersion))
 }
 
 // endEvent forgets the current event.
@@ -498,11 +504,35 @@ func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
 // fail ends the stream with a JSON-RPC error response for the call naming
 // problem, and amends the call's record.
 func (s *answerStream) fail(problem string, oversized bool) {
+	s.end(problem, func(x *Exchange) { x.Malformed, x.Oversized = true, oversized })
+}
+
+// lose ends a stream that ended (cause nil) or broke (cause: the read's
+// error) before the response and cannot be resumed, as fail does. A break
+// is no complete HTTP answer: the record carries cause as its TransportErr
+// (classified transport, outcome unknown), not Malformed. On 2026-07-28 the
+// record says the request is lost with its stream ([Exchange.StreamLost]).
+func (s *answerStream) lose(problem string, cause error) {
+	lost := !resumesStreams(s.req.Header.Get(HeaderProtocolVersion))
+	s.end(problem, func(x *Exchange) {
+		x.StreamLost = lost
+		if cause != nil {
+			x.TransportErr = cause
+		} else {
+			x.Malformed = true
+		}
+	})
+}
+
+// end ends the stream with a JSON-RPC error response for the call naming
+// problem, and amends the call's record with mark.
+func (s *answerStream) end(problem string, mark func(*Exchange)) {
 	_ = s.body.Close()
 	s.ended = true
 	if s.rec != nil {
 		s.rec.amend(func(x *Exchange) {
-			x.Malformed, x.Oversized, x.Rewritten, x.Problem = true, oversized, true, problem
+			x.Rewritten, x.Problem = true, problem
+			mark(x)
 		})
 	}
 	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer refused, the call fails alone",

@@ -23,7 +23,9 @@
 // each answer itself, with bounds ([Config.MaxJSONBody],
 // [Config.MaxErrorBody], [Config.MaxSSEEvent], on the wire and after gzip
 // decoding), checks that a response answers its request by id, parses event
-// streams and resumes them itself, takes the session id from the handshake
+// streams and resumes them itself (2025-11-25 only: a 2026-07-28 stream that
+// breaks is marked lost, [Exchange.StreamLost], for the caller to re-issue
+// the request), takes the session id from the handshake
 // answer only, and never follows a redirect. An answer it refuses becomes a
 // JSON-RPC error response for the request's id (code [CodeHTTPAnswer],
 // naming what was wrong, [Exchange.Problem]), so only that request fails;

@@ -144,3 +144,21 @@ func (t *Transport) refuseFallback(x *Exchange) error {
 	x.Local, x.TransportErr = true, err
 	return err
 }
+
+// resumesStreams reports whether a request sent with protocol version v
+// (its Mcp-Protocol-Version header; "" before a handshake settled one)
+// may have its broken answer stream resumed with a GET carrying
+// Last-Event-ID. It is the one place where the era decides the stream
+// rules:
+//   - 2025-11-25 (and before): yes (2025-11-25 transports, "Resumability
+//     and Redelivery");
+//   - 2026-07-28 and later: no. The changelog's item 9 (SEP-2575) removed
+//     SSE resumability ("the Last-Event-ID header and SSE event IDs") and
+//     says "A broken response stream loses the in-flight request; clients
+//     MUST re-issue it as a new request with a new request ID"; the
+//     transport page: "Resumable SSE streams via Last-Event-ID are not
+//     supported". Such a stream's loss is marked on the request's record
+//     ([Exchange.StreamLost]) for the caller to re-issue the request.
+//
+// Versions are dates, so they compare as strings.
+func resumesStreams(v string) bool { return v < era20260728 }

@@ -324,13 +324,22 @@ func attach(ctx context.Context, err error, always bool) error {
 		// The *jsonrpc.Error go-sdk returned was written by the Transport,
 		// not the server: keep its text, hide it from errors.As, so the
 		// verdict rests on the server's answer alone.
-		err = &rewrittenError{msg: err.Error()}
+		// An event stream that broke before the response wraps the read's
+		// error: no complete HTTP answer came, and classify says transport.
+		err = &rewrittenError{msg: err.Error(), cause: x.TransportErr}
 	}
 	return &classify.HTTPError{Exchange: x, Err: err}
 }
 
 // rewrittenError is the text of an error go-sdk built from a rewritten
-// answer (see [CodeHTTPAnswer]).
-type rewrittenError struct{ msg string }
+// answer (see [CodeHTTPAnswer]), and the transport error that broke the
+// answer, if any.
+type rewrittenError struct {
+	msg   string
+	cause error
+}
 
 func (e *rewrittenError) Error() string { return e.msg }
+
+// Unwrap returns the transport error that broke the answer, nil when none.
+func (e *rewrittenError) Unwrap() error { return e.cause }

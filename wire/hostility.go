@@ -23,9 +23,10 @@ import (
 // [StreamConfig.Span]: one span decides both the re-dial's backoff and the
 // rule.
 //
-// An attempt that delivered a message or lived Span or longer resets the
-// count, so a healthy server whose idle stream a proxy cuts now and then is
-// never hostile. Events that carry no message (a SEP-1699 priming event: an
+// An attempt that delivered a message, was an acknowledged listen
+// ([StreamAttempt.Acknowledged]) or lived Span or longer resets the count,
+// so a healthy server whose idle stream a proxy cuts now and then is never
+// hostile. Events that carry no message (a SEP-1699 priming event: an
 // id, empty data, a retry field; an event go-sdk skips) do not reset it: a
 // stream that only primes and ends at once told the client nothing, and
 // counts as failing at once.

@@ -224,18 +224,28 @@ type StreamAttempt struct {
 	// the server cannot replay after that id. The keeper re-dials at once
 	// without it; the attempt does not count toward the [HostilityRule].
 	ReplayRefused bool
+	// Acknowledged reports a subscriptions/listen attempt (2026-07-28)
+	// whose stream carried the server's
+	// notifications/subscriptions/acknowledged: the listen reached the
+	// server, which took the subscription (MCP subscriptions,
+	// acknowledgment: "MUST send ... as the first message"). The
+	// acknowledgement is no message (Messages does not count it), but an
+	// acknowledged attempt did not fail at once ([StreamAttempt.FailedAtOnce]).
+	Acknowledged bool
 	// Start and Duration on the Transport's clock.
 	Start    time.Time
 	Duration time.Duration
 }
 
 // FailedAtOnce reports whether the attempt failed at once: it was not ended
-// by the client, did not signal a gone session, delivered no message and
-// ended within span. Events without a message (SEP-1699 priming events,
-// events go-sdk skips) do not count: a server that sends a priming event
-// and ends every stream at once fails at once.
+// by the client, did not signal a gone session, delivered no message, was
+// not an acknowledged listen and ended within span. Events without a
+// message (SEP-1699 priming events, events go-sdk skips) do not count: a
+// server that sends a priming event and ends every stream at once fails at
+// once. A listen's acknowledgement does: the server took the subscription,
+// so a stream cut after it (a proxy cutting idle streams) was working.
 func (a StreamAttempt) FailedAtOnce(span time.Duration) bool {
-	return a.End != EndClosed && !a.SessionGone && !a.Unauthorized && a.Messages == 0 && a.Duration < span
+	return a.End != EndClosed && !a.SessionGone && !a.Unauthorized && a.Messages == 0 && !a.Acknowledged && a.Duration < span
 }
 
 // Outage reports an attempt that shows the server unreachable or
@@ -393,7 +403,7 @@ func (b *streamBody) dial() dialKind {
 	var req *http.Request
 	if b.listen {
 		sentID = "" // a new subscription each time, never a resumption
-		req = b.listenRequest()
+		req = b.listenRequest(b.att.Seq + 1)
 	} else {
 		req = b.request(sentID)
 	}
@@ -598,8 +608,9 @@ func (b *streamBody) note(n int, r filtered) {
 	b.att.Bytes += int64(n)
 	b.att.Events += r.events
 	b.att.Messages += r.messages
-	if b.listen {
-		b.att.Messages -= r.acks // the listen's acknowledgement says nothing yet
+	if b.listen && r.acks > 0 {
+		b.att.Messages -= r.acks // the acknowledgement says nothing of the catalog
+		b.att.Acknowledged = true
 	}
 	b.att.Dropped += len(r.drops)
 	for _, e := range r.drops {
