@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,10 @@ type Supervisor struct {
 	// redact keeps session ids (as short hashes) and credentials out of
 	// events, errors and logs.
 	redact redactor
+
+	// jitter returns a number in [0, 1) for the ttl re-lists' jitter
+	// (ttl.go); rand.Float64 but in tests. Read by the loop goroutine.
+	jitter func() float64
 }
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
@@ -211,6 +216,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		callLife: callLife,
 		endCalls: endCalls,
 		loopDone: make(chan struct{}),
+		jitter:   rand.Float64,
 	}
 	s.snap.state = Idle
 	s.redact.AddEndpointSecrets(cfg.Endpoint)
