@@ -116,8 +116,13 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	return err
 }
 
-// SetLoggingLevel sets the server's logging level (MCP `logging/setLevel`);
-// the supervisor restores it on every new session.
+// SetLoggingLevel sets the level of the log messages the server sends. On
+// a 2025-era session it sends MCP `logging/setLevel`, and the supervisor
+// restores the level on every new session. On a 2026-07-28 session it
+// sends nothing: that era removed `logging/setLevel` (changelog.mdx, item
+// 5), and the level travels in the `_meta` of each later request under
+// `io.modelcontextprotocol/logLevel` (server/utilities/logging.mdx,
+// "Per-request log level"); without it the server sends no log message.
 //
 //lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
@@ -125,10 +130,13 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
 	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess session) (struct{}, error) {
+		if era2026(sess.ProtocolVersion()) {
+			return struct{}{}, nil // stored below: the next requests carry it
+		}
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)
 	})
 	if err == nil {
-		s.setSnapshot(func(sn *snapshot) { sn.logLevel = string(params.Level) })
+		s.logLevel.Store(string(params.Level))
 	}
 	return err
 }

@@ -100,6 +100,11 @@ type Supervisor struct {
 	// events, errors and logs.
 	redact redactor
 
+	// logLevel is the level the host set (SetLoggingLevel), a string; a
+	// 2025-era session is sent it with logging/setLevel, a 2026-07-28
+	// session's requests carry it in `_meta` (loglevel.go).
+	logLevel atomic.Value
+
 	// jitter returns a number in [0, 1) for the ttl re-lists' jitter
 	// (ttl.go); rand.Float64 but in tests. Read by the loop goroutine.
 	jitter func() float64
@@ -118,7 +123,6 @@ type snapshot struct {
 	resume     *ResumeState // what to persist; nil before the first session
 	rate       *rateWindow  // the last 429's window; nil when none
 	subs       map[string]bool
-	logLevel   string
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
 	// reconnects counts Reconnect requests the loop has not taken yet:
 	// while one waits, a terminal failure is about to be left (or held by
