@@ -134,6 +134,13 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	if tameTTLHint(x.Method, r) {
 		exact = false
 	}
+	problem, changed := checkResultType(req, x.Method, r)
+	if problem != "" {
+		return refuse(problem)
+	}
+	if changed {
+		exact = false
+	}
 	if !exact {
 		want.fill(r)
 	}
