@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -239,6 +240,13 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	return zero, ce, ce
 }
 
+// headerMismatch reports a verdict of HTTP 400 with JSON-RPC -32020
+// (HeaderMismatch, MCP 2026-07-28 streamable-http.mdx, Server Validation):
+// the request's Mcp-* headers did not match its body.
+func headerMismatch(v classify.Verdict) bool {
+	return v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == wire.CodeHeaderMismatch
+}
+
 // resends reports whether Config.Resend sends the failed call ce once more:
 // it is Resendable, and neither its caller nor Close gave up on it.
 func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
@@ -292,6 +300,14 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen, pings 
 	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
 	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, v), Generation: gen, Err: err}
 	ce.repeatable = s.toolRepeatable(op, name) // the catalog at failure time
+	if op == "tools/call" && headerMismatch(v) {
+		// streamable-http.mdx, Client Behavior: after a HeaderMismatch "the
+		// client SHOULD call tools/list to check for changes to the tool's
+		// inputSchema": go-sdk derives the Mcp-Param-* headers from the
+		// listed schema, so without a re-list every later call fails alike.
+		// Spaced like any re-list of a change gone unnoticed (relistGap).
+		s.post(relistWanted{gen: gen})
+	}
 	// The loop never waits for anything a caller holds (an events sink
 	// included), so waiting for it here cannot deadlock.
 	handled := make(chan struct{})

@@ -138,7 +138,7 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	if problem != "" {
 		return refuse(problem)
 	}
-	if changed {
+	if changed || dropInvalidHeaderTools(req, x.Method, r, t.cfg.Logger) {
 		exact = false
 	}
 	if !exact {

@@ -434,7 +434,7 @@ func (s *answerStream) dispatch() {
 			return
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
-		if tameTTLHint(s.method, r) || changed {
+		if tameTTLHint(s.method, r) || changed || dropInvalidHeaderTools(s.req, s.method, r, s.t.cfg.Logger) {
 			exact = false
 		}
 		if !exact {
