@@ -137,7 +137,8 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)
 	})
 	if err == nil {
-		s.logLevel.Store(string(params.Level))
+		level := string(params.Level)
+		s.logLevel.Store(&level)
 	}
 	return err
 }

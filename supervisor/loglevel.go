@@ -23,7 +23,7 @@ const metaLogLevel = "io.modelcontextprotocol/logLevel"
 func (s *Supervisor) logLevelMeta() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			level, _ := s.logLevel.Load().(string)
+			level := s.level()
 			if level == "" || method == methodListen {
 				return next(ctx, method, req) // logging.mdx: never delivered on a listen stream
 			}
@@ -49,6 +49,14 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 			return next(ctx, method, &mcp.ClientRequest[mcp.Params]{Session: r.Session, Params: p})
 		}
 	}
+}
+
+// level returns the level the host set, "" when none.
+func (s *Supervisor) level() string {
+	if l := s.logLevel.Load(); l != nil {
+		return *l
+	}
+	return ""
 }
 
 // methodListen is the 2026-07-28 push channel's request.

@@ -530,7 +530,7 @@ func (s *Supervisor) publish(gen uint64) {
 			subs = append(subs, uri)
 		}
 	})
-	level, _ := s.logLevel.Load().(string)
+	level := s.level()
 	if !diff.Empty() {
 		s.emitEvent(diff.event(cat))
 	}

@@ -100,10 +100,10 @@ type Supervisor struct {
 	// events, errors and logs.
 	redact redactor
 
-	// logLevel is the level the host set (SetLoggingLevel), a string; a
+	// logLevel is the level the host set (SetLoggingLevel), nil before; a
 	// 2025-era session is sent it with logging/setLevel, a 2026-07-28
 	// session's requests carry it in `_meta` (loglevel.go).
-	logLevel atomic.Value
+	logLevel atomic.Pointer[string]
 
 	// jitter returns a number in [0, 1) for the ttl re-lists' jitter
 	// (ttl.go); rand.Float64 but in tests. Read by the loop goroutine.
