@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the logging feature, deprecated from protocol 2026-07-28 on (SEP-2577), is what these tests exercise
+
 package supervisor_test
 
 import (
@@ -33,7 +35,6 @@ func newLogServer(t *testing.T, stateless bool) (*logServer, *httptest.Server) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "log", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "talk"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		//lint:ignore SA1019 the deprecated logging feature is what is tested
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "hello"})
 		return &mcp.CallToolResult{}, nil, nil
 	})
@@ -106,7 +107,6 @@ func TestE2ELogLevelOn2026TravelsInMeta(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, ls.received("tools/call")[0].meta, "io.modelcontextprotocol/logLevel")
 
-	//lint:ignore SA1019 the deprecated logging feature is what is tested
 	require.NoError(t, sup.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}))
 	require.Empty(t, ls.received("logging/setLevel"), "no logging/setLevel on a 2026-07-28 session")
 
@@ -134,7 +134,6 @@ func TestE2ELogLevelOn2025SendsSetLevel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
 	require.Equal(t, "2025-11-25", sup.ResumeState().ProtocolVersion)
-	//lint:ignore SA1019 the deprecated logging feature is what is tested
 	require.NoError(t, sup.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}))
 	require.Len(t, ls.received("logging/setLevel"), 1)
 	_, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "talk"})
