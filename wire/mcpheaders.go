@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -125,7 +126,7 @@ func dropInvalidHeaderTools(req *http.Request, method string, r *jsonrpc.Respons
 // mayHoldHeaderAnnotation reports whether result may carry an
 // `x-mcp-header` key: written as it is, or with an escape.
 func mayHoldHeaderAnnotation(result []byte) bool {
-	return strings.Contains(string(result), "x-mcp-header") || strings.IndexByte(string(result), '\\') >= 0
+	return bytes.Contains(result, []byte("x-mcp-header")) || bytes.IndexByte(result, '\\') >= 0
 }
 
 // headerAnnotationsValid checks every `x-mcp-header` of a tool's

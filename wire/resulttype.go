@@ -58,34 +58,54 @@ var inputCapability = map[string][2]string{
 //
 // A result whose fields go-sdk could not decode is left to go-sdk.
 func checkResultType(req *http.Request, method string, r *jsonrpc.Response) (problem string, changed bool) {
-	if r.Error != nil || !mayHoldResultType(r.Result) {
+	if r.Error != nil || !mayHoldResultType(r.Result) || plainlyComplete(r.Result) {
 		return "", false
 	}
+	// Raw members alias r.Result (decodeFlags: DontCopyRawMessage): the
+	// common answer, "complete" written plainly, costs no copy.
 	var v struct {
-		ResultType    *string                    `json:"resultType"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		RequestState  json.RawMessage            `json:"requestState"`
+		ResultType    json.RawMessage `json:"resultType"`
+		InputRequests json.RawMessage `json:"inputRequests"`
+		RequestState  json.RawMessage `json:"requestState"`
 	}
 	if _, err := segjson.Parse(r.Result, &v, decodeFlags); err != nil {
 		return "", false
 	}
 	rt := resultComplete // absent: complete
-	if v.ResultType != nil {
-		rt = *v.ResultType
+	switch {
+	case len(v.ResultType) == 0:
+	case bytes.Equal(v.ResultType, []byte(`"complete"`)):
+	case bytes.Equal(v.ResultType, []byte(`"input_required"`)):
+		rt = resultInputRequired
+	default:
+		// Escaped, or not a string: go-sdk reads it into a string, or
+		// fails the result itself.
+		if json.Unmarshal(v.ResultType, &rt) != nil {
+			return "", false
+		}
 	}
 	switch rt {
 	case resultComplete:
-		if len(v.InputRequests) == 0 && len(v.RequestState) == 0 {
-			return "", false
+		if present(v.InputRequests) || present(v.RequestState) {
+			return "", dropInputFields(r)
 		}
-		return "", dropInputFields(r)
+		return "", false
 	case resultInputRequired:
 		if !mrtrMethods[method] {
 			return fmt.Sprintf("resultType %q answers %s, which takes no input_required result", rt, method), false
 		}
-		return inputProblem(req, v.InputRequests), false
+		var reqs map[string]json.RawMessage
+		if present(v.InputRequests) && json.Unmarshal(v.InputRequests, &reqs) != nil {
+			return "", false // go-sdk fails it itself
+		}
+		return inputProblem(req, reqs), false
 	}
 	return fmt.Sprintf("resultType %.64q is neither %q nor %q", rt, resultComplete, resultInputRequired), false
+}
+
+// present reports a member that is there and not null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
 // mayHoldResultType reports whether result may carry a key go-sdk reads as
@@ -94,6 +114,17 @@ func checkResultType(req *http.Request, method string, r *jsonrpc.Response) (pro
 func mayHoldResultType(result []byte) bool {
 	return bytes.Contains(result, []byte("resultType")) || bytes.Contains(result, []byte("inputRequests")) ||
 		bytes.Contains(result, []byte("requestState")) || bytes.IndexByte(result, '\\') >= 0
+}
+
+// plainlyComplete reports the common 2026-07-28 result, read without
+// decoding: no escape (so every "resultType" is a key, never inside a
+// string), one resultType key, written "resultType":"complete", and no
+// inputRequests or requestState. A nested key of that name would leave the
+// result's own absent: complete too.
+func plainlyComplete(result []byte) bool {
+	return bytes.IndexByte(result, '\\') < 0 && bytes.Count(result, []byte(`"resultType"`)) == 1 &&
+		bytes.Contains(result, []byte(`"resultType":"complete"`)) &&
+		!bytes.Contains(result, []byte("inputRequests")) && !bytes.Contains(result, []byte("requestState"))
 }
 
 // dropInputFields removes inputRequests and requestState from r's result;
