@@ -3,10 +3,10 @@ package supervisor_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,26 +146,25 @@ func TestE2ETTLRelistIsJittered(t *testing.T) {
 	for i := range 2 {
 		require.NoError(t, clock.BlockUntilContext(ctx, 1), "the ttl timer")
 		clock.Advance(ttl)
-		require.False(t, listedWithin(lists, int64(2+i)), "not at the bare ttl")
+		notFired(t, clock, lists, int64(1+i), "not at the bare ttl")
 		clock.Advance(ttl/10 - time.Millisecond)
-		require.False(t, listedWithin(lists, int64(2+i)), "not before the jitter ran out")
+		notFired(t, clock, lists, int64(1+i), "not before the jitter ran out")
 		clock.Advance(time.Millisecond)
 		require.Eventually(t, func() bool { return lists.Load() == int64(2+i) }, e2eTimeout, time.Millisecond, "at ttl * 1.1")
 		require.Eventually(t, func() bool { return timerArmed(ctx, clock) }, e2eTimeout, time.Millisecond)
 	}
 }
 
-// listedWithin reports whether lists reached n, waiting a little: an
-// expiry's re-list is posted, taken by the loop and sent on a goroutine.
-func listedWithin(lists *atomic.Int64, n int64) bool {
-	deadline := time.Now().Add(20 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		if lists.Load() >= n {
-			return true
-		}
-		runtime.Gosched()
-	}
-	return lists.Load() >= n
+// notFired asserts that the one timer on clock has not fired and nothing
+// was listed past n, reading without waiting: an Advance expires a timer
+// before it returns, and its re-list, counted by the server, comes before
+// its re-arming, so the timer is read first.
+func notFired(t *testing.T, clock *clockwork.FakeClock, lists *atomic.Int64, n int64, msg string) {
+	t.Helper()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, clock.BlockUntilContext(done, 1), "%s: the timer is armed", msg)
+	require.Equal(t, n, lists.Load(), msg)
 }
 
 // A ttl re-list the server answers 503 is tried again on a backoff that
@@ -190,7 +189,7 @@ func TestE2ETTLFailedRelistRetriesOnBackoff(t *testing.T) {
 	start := clock.Now()
 	for i, at := range []time.Duration{10, 20, 40, 80, 160, 320, 620} {
 		clock.Advance(start.Add(at*time.Second - time.Millisecond).Sub(clock.Now()))
-		require.False(t, listedWithin(lists, int64(2+i)), "nothing before %v", at*time.Second)
+		notFired(t, clock, lists, int64(1+i), fmt.Sprintf("nothing before %v", at*time.Second))
 		clock.Advance(time.Millisecond)
 		require.Eventually(t, func() bool { return lists.Load() == int64(2+i) }, e2eTimeout, time.Millisecond, "a tools/list at %v", at*time.Second)
 		require.Eventually(t, func() bool { return timerArmed(ctx, clock) }, e2eTimeout, time.Millisecond, "the retry is armed")
