@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,8 +122,13 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	return err
 }
 
-// SetLoggingLevel sets the server's logging level (MCP `logging/setLevel`);
-// the supervisor restores it on every new session.
+// SetLoggingLevel sets the level of the log messages the server sends. On
+// a 2025-era session it sends MCP `logging/setLevel`, and the supervisor
+// restores the level on every new session. On a 2026-07-28 session it
+// sends nothing: that era removed `logging/setLevel` (changelog.mdx, item
+// 5), and the level travels in the `_meta` of each later request under
+// `io.modelcontextprotocol/logLevel` (server/utilities/logging.mdx,
+// "Per-request log level"); without it the server sends no log message.
 //
 //lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
@@ -130,10 +136,14 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
 	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess session) (struct{}, error) {
+		if era2026(sess.ProtocolVersion()) {
+			return struct{}{}, nil // stored below: the next requests carry it
+		}
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)
 	})
 	if err == nil {
-		s.setSnapshot(func(sn *snapshot) { sn.logLevel = string(params.Level) })
+		level := string(params.Level)
+		s.logLevel.Store(&level)
 	}
 	return err
 }
@@ -280,6 +290,13 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	return zero, ce, ce
 }
 
+// headerMismatch reports a verdict of HTTP 400 with JSON-RPC -32020
+// (HeaderMismatch, MCP 2026-07-28 streamable-http.mdx, Server Validation):
+// the request's Mcp-* headers did not match its body.
+func headerMismatch(v classify.Verdict) bool {
+	return v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == wire.CodeHeaderMismatch
+}
+
 // resends reports whether Config.Resend sends the failed call ce once more:
 // it is Resendable, and neither its caller nor Close gave up on it.
 func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
@@ -336,6 +353,14 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen, pings 
 		ce.RequestID = facts.RequestID
 	}
 	ce.repeatable = s.toolRepeatable(op, name) // the catalog at failure time
+	if op == "tools/call" && headerMismatch(v) {
+		// streamable-http.mdx, Client Behavior: after a HeaderMismatch "the
+		// client SHOULD call tools/list to check for changes to the tool's
+		// inputSchema": go-sdk derives the Mcp-Param-* headers from the
+		// listed schema, so without a re-list every later call fails alike.
+		// Spaced like any re-list of a change gone unnoticed (relistGap).
+		s.post(relistWanted{gen: gen})
+	}
 	// The loop never waits for anything a caller holds (an events sink
 	// included), so waiting for it here cannot deadlock.
 	handled := make(chan struct{})

@@ -532,11 +532,15 @@ type Config struct {
 	// MinListTTL bounds from below how often a list is re-fetched because
 	// its ttlMs ran out (SEP-2549: a 2026-07-28 server's hint of how long a
 	// list result stays fresh). Each list result whose ttlMs is positive
-	// arms its list's timer for max(ttlMs, MinListTTL) (a day at most) on
-	// Clock, from that result; when it fires that list alone is re-listed,
-	// once, through the same re-listing as list_changed (RelistMinGap
-	// applies), and its result arms the next. Default DefaultMinListTTL
-	// (10s); negative ignores ttlMs.
+	// arms its list's timer for max(ttlMs, MinListTTL) (a day at most),
+	// plus up to a fifth of it at random, on Clock, from that result; when
+	// it fires that list alone is re-listed, once, through the same
+	// re-listing as list_changed (RelistMinGap applies), and its result
+	// arms the next. A failed ttl re-list keeps the list's last items and
+	// is tried again after 1, 2, 4... times max(ttlMs, MinListTTL) (at
+	// most 5m, or the ttl when longer), jittered alike (caching.mdx:
+	// "MUST apply jitter and backoff"). Default DefaultMinListTTL (10s);
+	// negative ignores ttlMs.
 	MinListTTL time.Duration
 	// MaxSessions and ChurnWindow: more than MaxSessions new sessions within
 	// ChurnWindow moves to a terminal failed state whose reason is churn.

@@ -81,6 +81,7 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch, reqs *serverRequest
 		HTTPClient: cfg.HTTPClient,
 		Client:     c.client(spec.hooks, reqs),
 		Era:        era,
+		ClientInfo: cfg.Implementation,
 		Wire: wire.Config{
 			Switch:               c.s.streams, // every session inherits the decision
 			Clock:                cfg.Clock,
@@ -152,7 +153,7 @@ func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts 
 	// classify by the answer, not by go-sdk's text. Added first, they are
 	// innermost (each AddSendingMiddleware wraps the handler built so far):
 	// the host's middleware wraps them and sees those errors.
-	cl.AddSendingMiddleware(facts, noListCache(h.listTTL))
+	cl.AddSendingMiddleware(facts, noListCache(h.listTTL), s.logLevelMeta())
 	cl.AddSendingMiddleware(present(cfg.SendingMiddleware)...)
 	cl.AddReceivingMiddleware(reqs.middleware) // innermost: the host's sees its refusals
 	cl.AddReceivingMiddleware(present(cfg.ReceivingMiddleware)...)

@@ -187,7 +187,7 @@ func (s *Supervisor) kickRelist() {
 	c.pending, c.waiters, c.last = 0, nil, now
 	s.goCmd(func() input {
 		cat, err := s.listSome(h, set)
-		return catalogRelisted{gen: gen, cat: cat, err: err}
+		return catalogRelisted{gen: gen, set: set, cat: cat, err: err}
 	})
 }
 
@@ -209,8 +209,8 @@ func (s *Supervisor) listSome(h *held, set listSet) (probes.Catalog, error) {
 	return probes.ListOnly(ctx, h.sess, set.lists(), s.probeOptions())
 }
 
-// relisted takes the result of a re-list.
-func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
+// relisted takes the result of a re-list of set.
+func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err error) {
 	c := &s.loop.cat
 	c.running = false
 	waiters := c.runWaiters
@@ -230,8 +230,10 @@ func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
 		for _, w := range waiters {
 			w.done <- fmt.Errorf("mcpsup: re-listing the catalog: %w", err)
 		}
+		s.ttlRelistFailed(gen, set)
 		s.armPoll(gen)
 	default:
+		s.ttlRelistFailed(gen, failedLists(cat.Report))
 		s.loop.found = &Catalog{Offer: relistedOffer(s.Catalog().Offer, cat), Generation: gen}
 		s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
 		s.loop.found = nil // published, or refused as stale
@@ -240,6 +242,18 @@ func (s *Supervisor) relisted(gen uint64, cat probes.Catalog, err error) {
 		}
 	}
 	s.kickRelist()
+}
+
+// failedLists returns the lists of r that failed (degraded: a side list
+// whose last items are kept).
+func failedLists(r probes.Report) listSet {
+	var set listSet
+	for _, l := range r.Lists {
+		if l.Status == probes.Degraded || l.Status == probes.Failed {
+			set |= setOf(l.List)
+		}
+	}
+	return set
 }
 
 // published follows the publish of the catalog of gen: refresh calls asked

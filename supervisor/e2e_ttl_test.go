@@ -3,6 +3,7 @@ package supervisor_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -90,9 +91,21 @@ func TestE2ETTLExpiryRelistsOnce(t *testing.T) {
 // waits until it is ready; ctx ends with the test.
 func readyOnFakeClock(t *testing.T, ts *httptest.Server) (*supervisor.Supervisor, *clockwork.FakeClock, context.Context) {
 	t.Helper()
+	return readyOnFakeClockWith(t, ts, 0, nil)
+}
+
+// readyOnFakeClockWith is readyOnFakeClock whose ttl jitter draws are
+// always jitter (in [0, 1)), with edit, if set, applied to the config.
+func readyOnFakeClockWith(t *testing.T, ts *httptest.Server, jitter float64, edit func(*supervisor.Config)) (*supervisor.Supervisor, *clockwork.FakeClock, context.Context) {
+	t.Helper()
 	clock := clockwork.NewFakeClock()
-	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
-		RelistMinGap: time.Nanosecond, CatalogPollInterval: -1})
+	cfg := supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
+		RelistMinGap: time.Nanosecond, CatalogPollInterval: -1}
+	if edit != nil {
+		edit(&cfg)
+	}
+	sup := mustNew(t, cfg)
+	supervisor.SetJitter(sup, func() float64 { return jitter })
 	sup.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	t.Cleanup(cancel)
@@ -121,3 +134,88 @@ func TestE2EResultWithoutTTLStopsTheTimer(t *testing.T) {
 	// The hint reached the loop before the re-list's result did.
 	require.False(t, timerArmed(ctx, clock), "a result without a ttl stops the timer")
 }
+
+// The caching page (server/utilities/caching.mdx, Freshness Calculation):
+// "Implementations that do choose to poll MUST apply jitter and backoff."
+// A ttl re-list waits the ttl plus up to a fifth of it at random: with a
+// draw of one half, a minute's ttl re-lists at 66 s, not at 60 s.
+func TestE2ETTLRelistIsJittered(t *testing.T) {
+	const ttl = time.Minute
+	ts, lists := ttlServer(t, ttl)
+	_, clock, ctx := readyOnFakeClockWith(t, ts, 0.5, nil)
+	for i := range 2 {
+		require.NoError(t, clock.BlockUntilContext(ctx, 1), "the ttl timer")
+		clock.Advance(ttl)
+		notFired(t, clock, lists, int64(1+i), "not at the bare ttl")
+		clock.Advance(ttl/10 - time.Millisecond)
+		notFired(t, clock, lists, int64(1+i), "not before the jitter ran out")
+		clock.Advance(time.Millisecond)
+		require.Eventually(t, func() bool { return lists.Load() == int64(2+i) }, e2eTimeout, time.Millisecond, "at ttl * 1.1")
+		require.Eventually(t, func() bool { return timerArmed(ctx, clock) }, e2eTimeout, time.Millisecond)
+	}
+}
+
+// notFired asserts that the one timer on clock has not fired and nothing
+// was listed past n, reading without waiting: an Advance expires a timer
+// before it returns, and its re-list, counted by the server, comes before
+// its re-arming, so the timer is read first.
+func notFired(t *testing.T, clock *clockwork.FakeClock, lists *atomic.Int64, n int64, msg string) {
+	t.Helper()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, clock.BlockUntilContext(done, 1), "%s: the timer is armed", msg)
+	require.Equal(t, n, lists.Load(), msg)
+}
+
+// A ttl re-list the server answers 503 is tried again on a backoff that
+// doubles from max(ttlMs, MinListTTL) (caching.mdx: "jitter and backoff"),
+// and meanwhile the last list is served ("Clients MAY serve stale responses
+// if errors occur during re-fetching"); once answered, the list is back on
+// its ttl. Counted at the server over ten fake minutes of failures.
+func TestE2ETTLFailedRelistRetriesOnBackoff(t *testing.T) {
+	var failing atomic.Bool
+	ts, lists := cacheableServer(t, msOf(1000), func(w http.ResponseWriter) http.ResponseWriter {
+		if failing.Load() {
+			return unavailableWriter{w, new(bool)}
+		}
+		return w
+	})
+	sup, clock, ctx := readyOnFakeClockWith(t, ts, 0, nil) // MinListTTL 10 s: every ttl wait is 10 s
+	require.NoError(t, clock.BlockUntilContext(ctx, 1), "the ttl timer")
+	failing.Store(true)
+
+	// The expiry at 10 s fails; retries wait 10, 20, 40, 80, 160 s, then
+	// 300 s (the cap): tools/list at 10, 20, 40, 80, 160, 320 and 620 s.
+	start := clock.Now()
+	for i, at := range []time.Duration{10, 20, 40, 80, 160, 320, 620} {
+		clock.Advance(start.Add(at*time.Second - time.Millisecond).Sub(clock.Now()))
+		notFired(t, clock, lists, int64(1+i), fmt.Sprintf("nothing before %v", at*time.Second))
+		clock.Advance(time.Millisecond)
+		require.Eventually(t, func() bool { return lists.Load() == int64(2+i) }, e2eTimeout, time.Millisecond, "a tools/list at %v", at*time.Second)
+		require.Eventually(t, func() bool { return timerArmed(ctx, clock) }, e2eTimeout, time.Millisecond, "the retry is armed")
+		require.Len(t, sup.Catalog().Tools, 1, "the stale list is served")
+	}
+	require.Equal(t, supervisor.Ready, sup.State())
+
+	failing.Store(false)
+	n := lists.Load()
+	clock.Advance(5 * time.Minute) // the next retry, answered
+	require.Eventually(t, func() bool { return lists.Load() == n+1 }, e2eTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return timerArmed(ctx, clock) }, e2eTimeout, time.Millisecond)
+	clock.Advance(10 * time.Second) // back on the ttl: MinListTTL after the answer
+	require.Eventually(t, func() bool { return lists.Load() == n+2 }, e2eTimeout, time.Millisecond)
+}
+
+// unavailableWriter answers 503 with no body, whatever the handler writes.
+type unavailableWriter struct {
+	http.ResponseWriter
+	wrote *bool
+}
+
+func (w unavailableWriter) WriteHeader(int) {
+	if !*w.wrote {
+		*w.wrote = true
+		w.ResponseWriter.WriteHeader(http.StatusServiceUnavailable)
+	}
+}
+func (w unavailableWriter) Write(b []byte) (int, error) { w.WriteHeader(0); return len(b), nil }

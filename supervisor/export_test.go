@@ -24,3 +24,7 @@ func FlushEvents(s *Supervisor) {
 	}
 	q.mu.Unlock()
 }
+
+// SetJitter makes s draw the ttl re-lists' jitter from f; called before
+// Start.
+func SetJitter(s *Supervisor, f func() float64) { s.jitter = f }

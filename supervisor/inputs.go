@@ -39,6 +39,7 @@ type (
 	}
 	catalogRelisted struct {
 		gen uint64
+		set listSet // the lists asked for
 		cat probes.Catalog
 		err error
 	}
@@ -130,7 +131,7 @@ func (reconnectRequested) take(s *Supervisor) {
 
 func (in sessionOpened) take(s *Supervisor)     { s.opened(in.kind, in.spec, in.sess, in.verdict) }
 func (in catalogDiscovered) take(s *Supervisor) { s.discovered(in.gen, in.cat, in.err) }
-func (in catalogRelisted) take(s *Supervisor)   { s.relisted(in.gen, in.cat, in.err) }
+func (in catalogRelisted) take(s *Supervisor)   { s.relisted(in.gen, in.set, in.cat, in.err) }
 func (in sessionEnded) take(s *Supervisor)      { s.ended(in.gen, in.sess, in.verdict) }
 func (in listChanged) take(s *Supervisor)       { s.relistChanged(in.gen, in.lists) }
 func (in relistWanted) take(s *Supervisor)      { s.relistSoon(in.gen) }

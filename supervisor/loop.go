@@ -518,7 +518,6 @@ func (s *Supervisor) publish(gen uint64) {
 	var diff CatalogDiff
 	var newSession bool
 	var subs []string
-	var level string
 	s.setSnapshot(func(sn *snapshot) {
 		var old Catalog
 		if sn.catalog != nil {
@@ -530,8 +529,8 @@ func (s *Supervisor) publish(gen uint64) {
 		for uri := range sn.subs {
 			subs = append(subs, uri)
 		}
-		level = sn.logLevel
 	})
+	level := s.level()
 	if !diff.Empty() {
 		s.emitEvent(diff.event(cat))
 	}
@@ -542,7 +541,8 @@ func (s *Supervisor) publish(gen uint64) {
 }
 
 // restore re-establishes resource subscriptions and the logging level on a
-// new session: the server lost them with the old one.
+// new session: the server lost them with the old one. A 2026-07-28 session
+// is sent no logging/setLevel: that era removed it (changelog.mdx, item 5).
 func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 	sess := s.session(gen)
 	if sess == nil {
@@ -556,7 +556,7 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 				s.cfg.Logger.Warn("mcpsup: re-subscribing failed", "server", s.cfg.Name, "uri", uri, "err", err)
 			}
 		}
-		if level != "" {
+		if level != "" && !era2026(sess.ProtocolVersion()) { // a 2026-07-28 session's requests carry it (loglevel.go)
 			//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 			if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)}); err != nil {
 				s.cfg.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)

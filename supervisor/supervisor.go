@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,15 @@ type Supervisor struct {
 	// redact keeps session ids (as short hashes) and credentials out of
 	// events, errors and logs.
 	redact redactor
+
+	// logLevel is the level the host set (SetLoggingLevel), nil before; a
+	// 2025-era session is sent it with logging/setLevel, a 2026-07-28
+	// session's requests carry it in `_meta` (loglevel.go).
+	logLevel atomic.Pointer[string]
+
+	// jitter returns a number in [0, 1) for the ttl re-lists' jitter
+	// (ttl.go); rand.Float64 but in tests. Read by the loop goroutine.
+	jitter func() float64
 }
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
@@ -113,7 +123,6 @@ type snapshot struct {
 	resume     *ResumeState // what to persist; nil before the first session
 	rate       *rateWindow  // the last 429's window; nil when none
 	subs       map[string]bool
-	logLevel   string
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
 	// reconnects counts Reconnect requests the loop has not taken yet:
 	// while one waits, a terminal failure is about to be left (or held by
@@ -211,6 +220,7 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		callLife: callLife,
 		endCalls: endCalls,
 		loopDone: make(chan struct{}),
+		jitter:   rand.Float64,
 	}
 	s.snap.state = Idle
 	s.redact.AddEndpointSecrets(cfg.Endpoint)

@@ -134,6 +134,13 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 	if tameTTLHint(x.Method, r) {
 		exact = false
 	}
+	problem, changed := checkResultType(req, x.Method, r)
+	if problem != "" {
+		return refuse(problem)
+	}
+	if changed || dropInvalidHeaderTools(req, x.Method, r, t.cfg.Logger) {
+		exact = false
+	}
 	if !exact {
 		want.fill(r)
 	}

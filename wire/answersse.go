@@ -433,8 +433,13 @@ func (s *answerStream) dispatch() {
 			s.fail(problem, false)
 			return
 		}
+		problem, changed := checkResultType(s.req, s.method, r)
+		if problem != "" {
+			s.fail(problem, false)
+			return
+		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
-		if tameTTLHint(s.method, r) {
+		if tameTTLHint(s.method, r) || changed || dropInvalidHeaderTools(s.req, s.method, r, s.t.cfg.Logger) {
 			exact = false
 		}
 		if !exact {

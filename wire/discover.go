@@ -28,8 +28,9 @@ var ErrNoDiscoverAnswer = errors.New("mcpsup/wire: server/discover answer holds 
 // answers it 404 -32601), and `server/discover` is the one request every
 // 2026-07-28 server serves, stateless, with no side effect on the server;
 // its answer also tells a server rolled back to 2025 (400 -32022). The
-// request carries the SEP-2575 `_meta` triple (protocol version and empty
-// client capabilities) and the Mcp-Protocol-Version and Mcp-Method headers.
+// request carries the SEP-2575 `_meta` triple (protocol version, the
+// client's [Options.ClientInfo] and empty client capabilities) and the
+// Mcp-Protocol-Version and Mcp-Method headers.
 //
 // The error is a *jsonrpc.Error when the server answered one (whatever the
 // HTTP status), an error wrapping [ErrNoDiscoverAnswer] for an answer
@@ -48,6 +49,7 @@ func (s *Session) Discover(ctx context.Context) error {
 		"jsonrpc": "2.0", "id": id, "method": methodDiscover,
 		"params": map[string]any{"_meta": map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    version,
+			"io.modelcontextprotocol/clientInfo":         s.info,
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 		}},
 	})

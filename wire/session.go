@@ -59,6 +59,12 @@ type Options struct {
 	// [FactsMiddleware]. A host's client gets the facts on its errors once
 	// it adds FactsMiddleware itself.
 	Client *mcp.Client
+	// ClientInfo is the client's name and version in the Session's own
+	// requests ([Session.Discover]), whose `_meta` carries it under
+	// `io.modelcontextprotocol/clientInfo` (changelog.mdx of 2026-07-28:
+	// clients SHOULD identify themselves on each request). nil means
+	// {Name: "mcpsup", Version: "v0"}, the default Client's.
+	ClientInfo *mcp.Implementation
 	// Era is the handshake hint for [Open]; [Resume] uses the persisted
 	// protocol version instead.
 	Era Era
@@ -86,6 +92,7 @@ type Session struct {
 	hc        *http.Client // go-sdk's client on t, for requests of the Session's own (discover.go)
 	endpoint  string
 	probes    atomic.Uint64 // numbers the Session's own requests
+	info      *mcp.Implementation
 }
 
 // Open connects with a full handshake (`initialize`, or `server/discover`
@@ -126,6 +133,9 @@ func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error)
 	return connect(ctx, opts, st.ProtocolVersion, h)
 }
 
+// defaultClientInfo names the default Client; go-sdk only reads it.
+var defaultClientInfo = &mcp.Implementation{Name: "mcpsup", Version: "v0"}
+
 func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
 	hc := http.DefaultClient
 	if opts.HTTPClient != nil {
@@ -157,9 +167,13 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	// answer (the Transport rewrites one to a call), never a request to
 	// another origin carrying Mcp-Session-Id, or a POST turned into a GET.
 	wrapped.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	info := opts.ClientInfo
+	if info == nil {
+		info = defaultClientInfo
+	}
 	client := opts.Client
 	if client == nil {
-		client = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "v0"}, nil)
+		client = mcp.NewClient(defaultClientInfo, nil)
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
 	tr := &mcp.StreamableClientTransport{
@@ -182,7 +196,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		return nil, err
 	}
 	id, _ := t.HandshakeSessionID()
-	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), hc: &wrapped, endpoint: opts.Endpoint}
+	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), hc: &wrapped, endpoint: opts.Endpoint, info: info}
 	if s.initRes != nil {
 		s.protoVers = s.initRes.ProtocolVersion
 	}

@@ -443,6 +443,8 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 
 // send sends a POST and admits its answer; x is its record so far.
 func (t *Transport) send(req *http.Request, x Exchange) (*http.Response, error) {
+	// Mcp-Name in the form the spec requires (mcpheaders.go).
+	req = encodedNameRequest(req)
 	shift := t.shiftOf() // read once: what the request goes out with, the answer comes back with
 	out, shifted := shiftRequest(req, &x, shift)
 	resp, err := t.base.RoundTrip(withAcceptEncoding(out))

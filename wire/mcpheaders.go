@@ -1,0 +1,241 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// headerName is the standard request header naming a tools/call's tool, a
+// prompts/get's prompt or a resources/read's URI (MCP 2026-07-28,
+// basic/transports/streamable-http.mdx, Standard Request Headers).
+const headerName = "Mcp-Name"
+
+// Base64 sentinel of a header value (streamable-http.mdx, Value Encoding).
+const (
+	sentinelPrefix = "=?base64?"
+	sentinelSuffix = "?="
+)
+
+// encodedNameRequest returns req with its Mcp-Name value in the Base64
+// sentinel form when the value needs it, req itself otherwise.
+// streamable-http.mdx, Standard Request Headers: "If the Mcp-Name source
+// value cannot be safely represented as a plain ASCII header value, clients
+// MUST encode it using the Base64 sentinel format"; Value Encoding: a value
+// with characters outside visible ASCII, space and tab, with leading or
+// trailing whitespace, or that matches the sentinel pattern itself, is
+// encoded. go-sdk v1.8.0 sends the name raw (mcp/streamable_headers.go
+// setStandardHeaders). The request is copied, never changed (an
+// http.RoundTripper must not modify it).
+func encodedNameRequest(req *http.Request) *http.Request {
+	v := req.Header.Get(headerName)
+	if v == "" || !headersEra(req) || !needsBase64(v) {
+		return req
+	}
+	out := new(http.Request)
+	*out = *req
+	out.Header = req.Header.Clone()
+	out.Header.Set(headerName, sentinelPrefix+base64.StdEncoding.EncodeToString([]byte(v))+sentinelSuffix)
+	return out
+}
+
+// headersEra reports whether req is of protocol 2026-07-28 or later, the
+// era of the standard request headers and x-mcp-header (changelog.mdx of
+// 2026-07-28, SEP-2243).
+func headersEra(req *http.Request) bool {
+	return req.Header.Get(HeaderProtocolVersion) >= era20260728
+}
+
+// needsBase64 reports whether a header value must travel in the Base64
+// sentinel form (streamable-http.mdx, Value Encoding; RFC 9110 section 5.5:
+// field values are visible ASCII, space and tab).
+func needsBase64(v string) bool {
+	if v != strings.TrimSpace(v) {
+		return true
+	}
+	if strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) {
+		return true
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c != '\t' && (c < 0x20 || c > 0x7e) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropInvalidHeaderTools removes from a tools/list result r every tool
+// whose inputSchema breaks a constraint on `x-mcp-header` and logs a
+// warning naming the tool and the reason; it reports whether r.Result
+// changed. streamable-http.mdx, Schema Extension: clients "MUST reject tool
+// definitions where any x-mcp-header value violates these constraints.
+// Rejection means the client MUST exclude the invalid tool from the result
+// of tools/list. Clients SHOULD log a warning when rejecting a tool
+// definition, including the tool name and the reason for rejection."
+// go-sdk v1.8.0 checks only the annotations reachable through `properties`
+// (mcp/streamable_headers.go filterValidTools), so one under `items` or
+// `anyOf` kept its tool. A result it cannot read is left to go-sdk.
+func dropInvalidHeaderTools(req *http.Request, method string, r *jsonrpc.Response, log *slog.Logger) bool {
+	if method != "tools/list" || r.Error != nil || !headersEra(req) || !mayHoldHeaderAnnotation(r.Result) {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(r.Result, &fields) != nil {
+		return false
+	}
+	var tools []json.RawMessage
+	if json.Unmarshal(fields["tools"], &tools) != nil {
+		return false
+	}
+	kept := tools[:0]
+	for _, raw := range tools {
+		var tool struct {
+			Name        string `json:"name"`
+			InputSchema any    `json:"inputSchema"`
+		}
+		if json.Unmarshal(raw, &tool) == nil {
+			if err := headerAnnotationsValid(tool.InputSchema); err != nil {
+				log.Warn("mcpsup/wire: tool excluded from tools/list: invalid x-mcp-header", "tool", tool.Name, "reason", err.Error())
+				continue
+			}
+		}
+		kept = append(kept, raw)
+	}
+	if len(kept) == len(tools) {
+		return false
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return false
+	}
+	fields["tools"] = b
+	if b, err = json.Marshal(fields); err != nil {
+		return false
+	}
+	r.Result = b
+	return true
+}
+
+// mayHoldHeaderAnnotation reports whether result may carry an
+// `x-mcp-header` key: written as it is, or with an escape.
+func mayHoldHeaderAnnotation(result []byte) bool {
+	return bytes.Contains(result, []byte("x-mcp-header")) || bytes.IndexByte(result, '\\') >= 0
+}
+
+// headerAnnotationsValid checks every `x-mcp-header` of a tool's
+// inputSchema against streamable-http.mdx, Schema Extension: it sits on a
+// property statically reachable from the root ("a chain consisting solely
+// of properties keys", never through items, oneOf, anyOf, allOf, not,
+// if/then/else or $ref); its value is a non-empty HTTP token (RFC 9110
+// section 5.1, 1*tchar), case-insensitively unique in the schema; and the
+// property's type is integer, string or boolean.
+func headerAnnotationsValid(schema any) error {
+	seen := map[string]bool{}
+	return walkAnnotations(schema, "", true, false, seen)
+}
+
+// dataKeywords hold instances, not schemas: an `x-mcp-header` key in them is
+// data.
+var dataKeywords = map[string]bool{"default": true, "const": true, "enum": true, "examples": true}
+
+// walkAnnotations checks node at path: static says every step to it was a
+// `properties` key, property that node is a property's schema.
+func walkAnnotations(node any, path string, static, property bool, seen map[string]bool) error {
+	switch n := node.(type) {
+	case []any:
+		for i, v := range n {
+			if err := walkAnnotations(v, fmt.Sprintf("%s[%d]", path, i), false, false, seen); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		if h, ok := n["x-mcp-header"]; ok {
+			if err := annotationValid(n, h, path, static && property, seen); err != nil {
+				return err
+			}
+		}
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // one schema, one reason
+		for _, k := range keys {
+			if dataKeywords[k] || k == "x-mcp-header" {
+				continue
+			}
+			if k == "properties" {
+				props, _ := n[k].(map[string]any)
+				names := make([]string, 0, len(props))
+				for name := range props {
+					names = append(names, name)
+				}
+				sort.Strings(names)
+				for _, name := range names {
+					if err := walkAnnotations(props[name], joinPath(path, "properties", name), static, true, seen); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := walkAnnotations(n[k], joinPath(path, k), false, false, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func joinPath(path string, steps ...string) string {
+	for _, s := range steps {
+		if path != "" {
+			path += "/"
+		}
+		path += s
+	}
+	return path
+}
+
+// annotationValid checks one `x-mcp-header` value h on the schema n at
+// path; reachable says path is a chain of properties keys.
+func annotationValid(n map[string]any, h any, path string, reachable bool, seen map[string]bool) error {
+	at := "/" + path
+	if !reachable {
+		return fmt.Errorf("x-mcp-header at %.128q is not statically reachable (a chain of properties keys from the root)", at)
+	}
+	name, _ := h.(string)
+	if name == "" {
+		return fmt.Errorf("x-mcp-header at %.128q is not a non-empty string", at)
+	}
+	for i := 0; i < len(name); i++ {
+		if !tchar(name[i]) {
+			return fmt.Errorf("x-mcp-header %.64q at %.128q is not an HTTP token (RFC 9110 section 5.1)", name, at)
+		}
+	}
+	low := strings.ToLower(name)
+	if seen[low] {
+		return fmt.Errorf("x-mcp-header %.64q at %.128q repeats another (case-insensitively)", name, at)
+	}
+	seen[low] = true
+	switch t, _ := n["type"].(string); t {
+	case "integer", "string", "boolean":
+		return nil
+	default:
+		return fmt.Errorf("x-mcp-header %.64q at %.128q is on a property of type %.32q, not integer, string or boolean", name, at, fmt.Sprint(n["type"]))
+	}
+}
+
+// tchar reports an HTTP token character (RFC 9110 section 5.6.2).
+func tchar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}

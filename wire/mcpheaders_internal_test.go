@@ -1,0 +1,50 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The x-mcp-header constraints of streamable-http.mdx, Schema Extension,
+// one by one: the reason names what is wrong and where.
+func TestHeaderAnnotationsValid(t *testing.T) {
+	for _, c := range []struct{ schema, err string }{
+		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"object","properties":{"c":{"type":"integer","x-mcp-header":"C"}}}}}`, ""},
+		{`{"type":"object","properties":{"a":{"type":"string","default":{"x-mcp-header":"data"}}}}`, ""},
+		{`{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"I"}}}}`,
+			`x-mcp-header at "/properties/l/items" is not statically reachable (a chain of properties keys from the root)`},
+		{`{"type":"object","properties":{"u":{"oneOf":[{"type":"string","x-mcp-header":"U"}]}}}`,
+			`x-mcp-header at "/properties/u/oneOf[0]" is not statically reachable (a chain of properties keys from the root)`},
+		{`{"$defs":{"d":{"type":"string","x-mcp-header":"D"}}}`,
+			`x-mcp-header at "/$defs/d" is not statically reachable (a chain of properties keys from the root)`},
+		{`{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}`,
+			`x-mcp-header "N" at "/properties/n" is on a property of type "number", not integer, string or boolean`},
+		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}`,
+			`x-mcp-header "x" at "/properties/b" repeats another (case-insensitively)`},
+		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A B"}}}`,
+			`x-mcp-header "A B" at "/properties/a" is not an HTTP token (RFC 9110 section 5.1)`},
+		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`,
+			`x-mcp-header at "/properties/a" is not a non-empty string`},
+	} {
+		var schema any
+		require.NoError(t, json.Unmarshal([]byte(c.schema), &schema))
+		err := headerAnnotationsValid(schema)
+		if c.err == "" {
+			require.NoError(t, err, c.schema)
+		} else {
+			require.EqualError(t, err, c.err, c.schema)
+		}
+	}
+}
+
+// streamable-http.mdx, Value Encoding: what is encoded.
+func TestNeedsBase64(t *testing.T) {
+	for v, want := range map[string]bool{
+		"get_weather": false, "file:///a b.txt": false, "café": true, " padded": true, "tab\t": true,
+		"line1\nline2": true, "=?base64?literal?=": true, "=?base64?": false, "a\x7f": true,
+	} {
+		require.Equal(t, want, needsBase64(v), "%q", v)
+	}
+}
