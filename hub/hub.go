@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -25,10 +27,28 @@ type Config struct {
 	// server, the hub sets Name (the server's name), Endpoint (its URL) or
 	// Command (its command, args, env and cwd, on the template Command's
 	// grace periods and bounds, when it has one), Resume (from Store),
-	// Events (the hub's sink) and, when the server has headers, HTTPClient
-	// (a copy of the template's whose transport adds them); Logger is
-	// wrapped to mask the headers and env values.
+	// Events (the hub's sink), OAuthHandler (Credentials') and, when the
+	// server has headers, HTTPClient (a copy of the template's whose
+	// transport adds them); Logger is wrapped to mask the headers and env
+	// values. Everything else reaches every server: the template carries no
+	// credential. Its OAuthHandler must be nil (Add refuses every server
+	// with ErrSharedCredential otherwise), and its HTTPClient must not add
+	// one (a per-server header belongs in ServerConfig.Headers).
 	Supervisor supervisor.Config
+	// Credentials, when set, gives each server its own OAuth handler: the
+	// hub calls it once per server, in Add, with the server's entry, and
+	// the handler authorizes that server's requests alone, for as long as
+	// the server is in the hub (its sessions and lease terms). A token is
+	// issued for one server (its audience: MCP 2025-11-25,
+	// basic/authorization.mdx, Token Audience Binding): return a handler
+	// per server, nil for a server without OAuth. Concurrent refusals of
+	// one server's token run its Authorize once (see
+	// wire.Config.OAuthHandler). It is called on the goroutine of Add.
+	// Default nil: no server has OAuth.
+	Credentials func(sc ServerConfig) auth.OAuthHandler
+	// LookupEnv reads the environment variables header values reference
+	// (see ServerConfig.Headers). Default os.LookupEnv.
+	LookupEnv func(name string) (string, bool)
 	// ServerMiddleware, when set, gives each server's sessions go-sdk
 	// sending middleware of their own, named for the server: the hub calls
 	// it with the server's name for every supervisor it makes, and adds
@@ -79,6 +99,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Supervisor.Clock == nil {
 		c.Supervisor.Clock = clockwork.NewRealClock()
+	}
+	if c.LookupEnv == nil {
+		c.LookupEnv = os.LookupEnv
 	}
 	if c.Supervisor.Logger == nil {
 		c.Supervisor.Logger = slog.New(slog.DiscardHandler)
@@ -150,9 +173,11 @@ type Hub struct {
 
 // entry is one server of the hub.
 type entry struct {
-	name string
-	sc   ServerConfig
-	ctx  context.Context // ends when the server leaves the hub
+	name    string
+	sc      ServerConfig
+	headers map[string]string // sc.Headers, their ${NAME} references read
+	oauth   auth.OAuthHandler // Config.Credentials', this server's alone
+	ctx     context.Context   // ends when the server leaves the hub
 	stop context.CancelFunc
 	// leaseDone is closed when the server's lease loop has returned; nil
 	// without a Leaser.
@@ -261,8 +286,9 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 // Leaser, the server starts standby instead: it is loaded and started once
 // its lease is acquired (LeaseConfig).
 //
-// Errors: a *ServerError wrapping ErrDuplicate, ErrUnsupported, ErrClosed
-// or the supervisor's validation error (a bad URL).
+// Errors: a *ServerError wrapping ErrDuplicate, ErrUnsupported, ErrClosed,
+// ErrSharedCredential, ErrUnsetVariable or the supervisor's validation
+// error (a bad URL).
 func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	fail := func(err error) error { return &ServerError{Server: sc.Name, Err: err} }
 	if sc.Name == "" {
@@ -270,6 +296,13 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}
 	if ok, why := sc.Supported(); !ok {
 		return fail(fmt.Errorf("%w: %s", ErrUnsupported, why))
+	}
+	if h.cfg.Supervisor.OAuthHandler != nil {
+		return fail(ErrSharedCredential)
+	}
+	headers, took, err := expandHeaders(sc.Headers, h.cfg.LookupEnv)
+	if err != nil {
+		return fail(err)
 	}
 	h.mu.Lock()
 	switch {
@@ -289,14 +322,20 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}()
 
 	h.redact.AddEndpointSecrets(sc.URL)
-	for _, v := range sc.Headers {
+	for _, v := range headers {
+		h.redact.AddLikelySecret(v)
+	}
+	for _, v := range took {
 		h.redact.AddLikelySecret(v)
 	}
 	for _, v := range sc.Env {
 		h.redact.AddLikelySecret(v)
 	}
 	h.redact.AddCommandLineSecrets(sc.Args)
-	e := &entry{name: sc.Name, sc: sc}
+	e := &entry{name: sc.Name, sc: sc, headers: headers}
+	if h.cfg.Credentials != nil {
+		e.oauth = h.cfg.Credentials(sc)
+	}
 	e.ctx, e.stop = context.WithCancel(h.life)
 	// A stdio server is a process of this replica's own: never leased.
 	leased := h.leaser != nil && sc.Command == ""
@@ -437,8 +476,9 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 		// Clipped: the template's array is never written to.
 		c.SendingMiddleware = append(slices.Clip(c.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
 	}
-	if len(e.sc.Headers) > 0 {
-		c.HTTPClient = withHeaders(c.HTTPClient, e.sc.Headers)
+	c.OAuthHandler = e.oauth
+	if len(e.headers) > 0 {
+		c.HTTPClient = withHeaders(c.HTTPClient, e.headers)
 	}
 	return c
 }
