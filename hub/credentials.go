@@ -1,26 +1,10 @@
 package hub
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
-)
-
-// Credential errors, each wrapped in a *ServerError by Add.
-var (
-	// ErrSharedCredential: Config.Supervisor.OAuthHandler is set. The
-	// template is every server's config, so its handler's token would go
-	// to every server; OAuth tokens are bound to the server they were
-	// issued for ("MCP clients MUST NOT send tokens to the MCP server
-	// other than ones issued by the MCP server's authorization server":
-	// MCP 2025-11-25, basic/authorization.mdx, Token Handling). Give each
-	// server its own with Config.Credentials.
-	ErrSharedCredential = errors.New("hub: the template's OAuthHandler would reach every server: set Config.Credentials instead")
-	// ErrUnsetVariable: a header value names an environment variable that
-	// is not set (see ServerConfig.Headers).
-	ErrUnsetVariable = errors.New("hub: header names an unset environment variable")
 )
 
 // headerVar is a reference to an environment variable in a header value:

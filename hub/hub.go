@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"os"
 	"slices"
@@ -130,6 +131,22 @@ var (
 	// ErrNotReady: WaitReady found no way to the readiness it waited for
 	// (servers in a terminal failed state), or its context ended first.
 	ErrNotReady = errors.New("hub: not ready")
+	// ErrServerName: the server's name cannot make a namespace of its own
+	// (see Naming): its namespace is empty or longer than MaxNamespaceLen, or
+	// it begins another server's namespace, or another's begins it ("gh__" and
+	// "gh__ent__": gh's item "ent__record" would be gh__ent's "record").
+	ErrServerName = errors.New("hub: the server's names would not be its own")
+	// ErrSharedCredential: Config.Supervisor.OAuthHandler is set. The
+	// template is every server's config, so its handler's token would go
+	// to every server; OAuth tokens are bound to the server they were
+	// issued for ("MCP clients MUST NOT send tokens to the MCP server
+	// other than ones issued by the MCP server's authorization server":
+	// MCP 2025-11-25, basic/authorization.mdx, Token Handling). Give each
+	// server its own with Config.Credentials.
+	ErrSharedCredential = errors.New("hub: the template's OAuthHandler would reach every server: set Config.Credentials instead")
+	// ErrUnsetVariable: a header value names an environment variable that
+	// is not set (see ServerConfig.Headers).
+	ErrUnsetVariable = errors.New("hub: header names an unset environment variable")
 )
 
 // ServerError is an error about one server of the hub.
@@ -178,7 +195,7 @@ type entry struct {
 	headers map[string]string // sc.Headers, their ${NAME} references read
 	oauth   auth.OAuthHandler // Config.Credentials', this server's alone
 	ctx     context.Context   // ends when the server leaves the hub
-	stop context.CancelFunc
+	stop    context.CancelFunc
 	// leaseDone is closed when the server's lease loop has returned; nil
 	// without a Leaser.
 	leaseDone chan struct{}
@@ -286,9 +303,10 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 // Leaser, the server starts standby instead: it is loaded and started once
 // its lease is acquired (LeaseConfig).
 //
-// Errors: a *ServerError wrapping ErrDuplicate, ErrUnsupported, ErrClosed,
-// ErrSharedCredential, ErrUnsetVariable or the supervisor's validation
-// error (a bad URL).
+// Errors: a *ServerError wrapping ErrDuplicate, ErrServerName (its
+// namespace overlaps another server's: see Naming), ErrUnsupported,
+// ErrClosed, ErrSharedCredential, ErrUnsetVariable or the supervisor's
+// validation error (a bad URL).
 func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	fail := func(err error) error { return &ServerError{Server: sc.Name, Err: err} }
 	if sc.Name == "" {
@@ -312,6 +330,10 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	case h.servers[sc.Name] != nil || h.adding[sc.Name]:
 		h.mu.Unlock()
 		return fail(ErrDuplicate)
+	}
+	if err := checkNamespace(h.cfg.Naming, sc.Name, h.namesLocked()); err != nil {
+		h.mu.Unlock()
+		return fail(err)
 	}
 	h.adding[sc.Name] = true
 	h.mu.Unlock()
@@ -676,6 +698,22 @@ func (h *Hub) Supervisor(name string) *supervisor.Supervisor {
 		return e.current()
 	}
 	return nil
+}
+
+// namesLocked yields the servers in the hub and those being added.
+func (h *Hub) namesLocked() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for n := range h.servers {
+			if !yield(n) {
+				return
+			}
+		}
+		for n := range h.adding {
+			if !yield(n) {
+				return
+			}
+		}
+	}
 }
 
 func (h *Hub) entry(name string) *entry {
