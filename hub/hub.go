@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -74,6 +75,18 @@ type Config struct {
 	// process of each replica's own, with no session to share: it is never
 	// leased.
 	Lease LeaseConfig
+	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog in the
+	// merged view: its tools, prompts and resources together, counted in
+	// items and in bytes of their JSON. A catalog over either is not
+	// merged: the server's items stay those merged before (none for its
+	// first), and a KindCatalogRefused event names the server and what was
+	// over. They bound the memory and the work one server's catalog costs
+	// the hub (each list is bounded by the supervisor's MaxItems and
+	// MaxPages, but a list of MaxPages pages of the largest answer is
+	// gigabytes). Defaults 30,000 items (three lists of the supervisor's
+	// default MaxItems) and 32 MiB.
+	MaxCatalogItems int
+	MaxCatalogBytes int64
 	// MaxStarting bounds how many servers make their first connection at
 	// once; the next one starts when one of them is ready or failed.
 	// Default 8.
@@ -97,6 +110,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxStarting <= 0 {
 		c.MaxStarting = 8
+	}
+	if c.MaxCatalogItems <= 0 {
+		c.MaxCatalogItems = 3 * probes.DefaultMaxItems
+	}
+	if c.MaxCatalogBytes <= 0 {
+		c.MaxCatalogBytes = 32 << 20
 	}
 	if c.Supervisor.Clock == nil {
 		c.Supervisor.Clock = clockwork.NewRealClock()
@@ -199,6 +218,8 @@ type entry struct {
 	// leaseDone is closed when the server's lease loop has returned; nil
 	// without a Leaser.
 	leaseDone chan struct{}
+
+	update sync.Mutex // held by updateCatalog: one update of the server's catalog at a time
 
 	mu         sync.Mutex
 	sup        *supervisor.Supervisor // this term's (replaced when a lease is acquired or lost)
