@@ -41,17 +41,19 @@ type authorizer struct {
 	// joined, and a request refused with an older generation's credential
 	// is sent again with the new one, without an Authorize of its own.
 	renewed uint64
-	flight  *flight // the Authorize under way, nil when none
+	// failed counts the Authorize calls that failed (not cut by their
+	// request's end): a request sent before one, with the credential it
+	// could not renew, takes that answer instead of running another.
+	failed uint64
+	flight *flight // the Authorize under way, nil when none
 
 	onCredential func(token string) // Config.OnCredential; may be nil
 }
 
 // flight is one run of the handler's Authorize, which every request refused
-// with the credential of the generation it renews joins.
+// with the credential it renews joins.
 type flight struct {
-	done chan struct{} // closed once err and cut are set
-	err  error         // the Authorize's error, nil when it authorized
-	cut  bool          // the leading request's context ended it
+	done chan struct{} // closed once it ended: renewed, failed or cut
 }
 
 // tokenCall is one call of a token source's Token, which requests join.
@@ -86,6 +88,9 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.tokMu.Lock()
+		failed := a.failed
+		a.tokMu.Unlock()
 		sent := a.gate.now()
 		resp, err := a.base.RoundTrip(out)
 		a.noteSent(resp)
@@ -93,7 +98,7 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 			a.note(resp, sent)
 			return resp, err
 		}
-		refused, ran, err := a.authorize(req, resp, gen)
+		refused, ran, err := a.authorize(req, resp, gen, failed)
 		if errors.Is(err, errKeepAnswer) {
 			return refused, nil
 		}
@@ -180,21 +185,22 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error
 }
 
 // authorize runs the handler's flow for the refused answer resp to req,
-// whose credential was of generation gen, once per generation: the
-// requests refused with one credential (concurrent calls when a token
-// expired) share one Authorize, and one refused with a credential an
-// Authorize has renewed since is sent again without another: "for public
-// clients, authorization servers MUST rotate refresh tokens" (MCP
-// 2025-11-25, basic/authorization.mdx, Token Theft), so a second refresh
-// racing the first may spend a refresh token already spent. When the
+// once per credential: req carried the token of generation gen, and was
+// sent when the count of failed flows was failed. The requests refused
+// with one token (concurrent calls when it expired) share one Authorize:
+// one refused with a token an Authorize has renewed since is sent again
+// without another, and one sent before a flow that failed takes that
+// failure ("for public clients, authorization servers MUST rotate refresh
+// tokens": MCP 2025-11-25, basic/authorization.mdx, Token Theft; a second
+// refresh racing the first may spend a spent refresh token). When the
 // flow fails, the refused answer is returned (its body kept, at most
-// maxBody bytes) to every request that shared it, so the caller classifies
+// maxBody bytes) to every request that shares it, so the caller classifies
 // it unauthorized with its facts, and the flow's error, which the answer
 // cannot carry, is logged at Warn once; a flow cut by the leading
 // request's context returns that context's error to it, and another
-// request waiting leads a flow of its own. ran reports that an Authorize
-// ran (led or joined) for gen.
-func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen uint64) (refused *http.Response, ran bool, err error) {
+// request waiting leads a flow of its own. ran reports that a flow ran
+// (led or joined) for req's token.
+func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen, failed uint64) (refused *http.Response, ran bool, err error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.maxBody)))
 	_ = resp.Body.Close()
 	kept := func() *http.Response {
@@ -213,6 +219,10 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen uint6
 			a.tokMu.Unlock()
 			return nil, f != nil, nil // renewed since: sent again with the new credential
 		}
+		if a.failed != failed {
+			a.tokMu.Unlock()
+			return kept(), true, errKeepAnswer // an Authorize failed for it since it was sent
+		}
 		f, lead = a.flight, a.flight == nil
 		if lead {
 			f = &flight{done: make(chan struct{})}
@@ -224,12 +234,9 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen uint6
 			return refused, true, err
 		}
 		select {
-		case <-f.done:
+		case <-f.done: // renewed, failed or cut: the next round tells
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
-		}
-		if f.err != nil && !f.cut {
-			return kept(), true, errKeepAnswer
 		}
 	}
 }
@@ -242,13 +249,16 @@ func (a *authorizer) lead(ctx context.Context, f *flight, req *http.Request, res
 	if err == nil {
 		a.renewed++ // a Token under way may hand out the refused token
 	}
-	f.err, f.cut = err, err != nil && ctx.Err() != nil
+	cut := err != nil && ctx.Err() != nil // the request's end, not the credential's
+	if err != nil && !cut {
+		a.failed++
+	}
 	a.tokMu.Unlock()
 	close(f.done)
 	switch {
 	case err == nil:
 		return nil, nil
-	case f.cut:
+	case cut:
 		return nil, ctx.Err()
 	}
 	a.gate.refused()

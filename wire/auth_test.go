@@ -518,37 +518,55 @@ func TestOAuthRetryAfterAuthorizeTakesTheRenewedToken(t *testing.T) {
 
 // TestConcurrentRefusalsAuthorizeOnce: calls sent at once with a token that
 // has expired are refused together; the 401s run the handler's Authorize
-// once, and every call is sent again with the renewed token. The MCP
-// authorization spec (2025-11-25, basic/authorization.mdx, Token Theft):
-// "For public clients, authorization servers MUST rotate refresh tokens",
-// so a second refresh racing the first may spend a spent refresh token.
+// once, and every call is sent again with the renewed token; when that
+// Authorize fails, every call gets its refused answer (unauthorized) from
+// the one failure, none runs another. The MCP authorization spec
+// (2025-11-25, basic/authorization.mdx, Token Theft): "For public clients,
+// authorization servers MUST rotate refresh tokens", so a second refresh
+// racing the first may spend a spent refresh token.
 func TestConcurrentRefusalsAuthorizeOnce(t *testing.T) {
 	const calls = 8
-	g, url := newServer(t, nil)
-	tg := newTokenGate("t1")
-	h := &tokenHandler{token: "t1", next: tg.current}
-	s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
-	var mu sync.Mutex
-	stale := 0
-	together := make(chan struct{})
-	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
-		if method == "tools/call" && r.Header.Get("Authorization") == "Bearer t1" {
-			mu.Lock()
-			if stale++; stale == calls {
-				close(together)
+	for _, fails := range []bool{false, true} {
+		t.Run(map[bool]string{false: "renewed", true: "failed"}[fails], func(t *testing.T) {
+			g, url := newServer(t, nil)
+			tg := newTokenGate("t1")
+			h := &tokenHandler{token: "t1", next: tg.current, refuse: fails}
+			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+			var mu sync.Mutex
+			stale := 0
+			together := make(chan struct{})
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if method == "tools/call" && r.Header.Get("Authorization") == "Bearer t1" {
+					mu.Lock()
+					if stale++; stale == calls {
+						close(together)
+					}
+					mu.Unlock()
+					<-together // every call carries the expired token before any is refused
+				}
+				return tg.check(w, r)
+			})
+			tg.rotate("t2")
+			errs := make([]error, calls)
+			var wg sync.WaitGroup
+			for i := range calls {
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					_, errs[i] = s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+				})
 			}
-			mu.Unlock()
-			<-together // every call carries the expired token before any is refused
-		}
-		return tg.check(w, r)
-	})
-	tg.rotate("t2")
-	var wg sync.WaitGroup
-	for range calls {
-		wg.Go(func() { callEcho(t, s.ClientSession()) })
+			wg.Wait()
+			assert.Equal(t, calls, tg.refusals(http.MethodPost), "every call was refused once")
+			assert.Equal(t, 1, h.calls(), "one Authorize for one expiry")
+			for _, err := range errs {
+				if fails {
+					assert.Equal(t, classify.Unauthorized, classify.Error(err).Class, "%v", err)
+				} else {
+					assert.NoError(t, err)
+				}
+			}
+			assert.Equal(t, 1, g.count("POST", "initialize"))
+		})
 	}
-	wg.Wait()
-	assert.Equal(t, calls, tg.refusals(http.MethodPost), "every call was refused once")
-	assert.Equal(t, 1, h.calls(), "one Authorize for one expiry")
-	assert.Equal(t, 1, g.count("POST", "initialize"))
 }
