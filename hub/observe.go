@@ -138,6 +138,12 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	server := e.name
 	e.update.Lock()
 	defer e.update.Unlock()
+	e.mu.Lock()
+	gone := e.gone
+	e.mu.Unlock()
+	if gone && !leaving {
+		return // no work for a server that left (checked again under the lock)
+	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
 	if over := h.overBound(len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); over != "" && !leaving {
 		h.emit(events.Event{Kind: KindCatalogRefused, Server: server, Detail: over + "; the items merged before stay"})
@@ -145,7 +151,7 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	}
 	h.catMu.Lock()
 	e.mu.Lock()
-	gone := e.gone
+	gone = e.gone
 	e.mu.Unlock()
 	if gone && !leaving {
 		h.catMu.Unlock()
