@@ -94,9 +94,12 @@ func (h *Hub) notServing() []string {
 
 // CallTool calls the tool of the merged catalog named params.Name (a
 // qualified name) on its server, with params.Name replaced by the tool's own
-// name; the call then behaves as supervisor.Supervisor.CallTool (it waits
-// for a recovering server, is never replayed). Errors are *CallError: the
-// name unknown in the merged catalog (ErrUnknownName, nothing sent), or the
+// name; the call then behaves as supervisor.Supervisor.CallTool: it waits
+// for a recovering server, and it is sent once more only when
+// Config.Supervisor.Resend is supervisor.ResendSafe and its failure is
+// Resendable (with the default, ResendNever, it is never replayed; the
+// hub itself never sends a call again). Errors are *CallError: the name
+// unknown in the merged catalog (ErrUnknownName, nothing sent), or the
 // supervisor's *supervisor.CallError wrapped.
 func (h *Hub) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if params == nil {

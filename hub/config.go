@@ -32,11 +32,17 @@ type ServerConfig struct {
 	// "stdio" with a command is stdio; "sse" (the legacy HTTP+SSE
 	// transport) is not supported.
 	Type string
-	// Headers are sent with every request to the server ("headers"). Their
-	// values are treated as credentials: the hub masks them in events, logs
-	// and its errors, those of at least events.MinSessionIDLen bytes
-	// wherever they appear (a shorter one, "2" or "true", would mask
-	// ordinary words), a shorter one where the patterns find it by name.
+	// Headers are sent with every request to this server alone
+	// ("headers"). A value may reference environment variables, as
+	// ${NAME} or VS Code's ${env:NAME} (NAME: a letter or '_', then
+	// letters, digits, '_'), read by Config.LookupEnv when the server is
+	// added; a variable not set fails Add (ErrUnsetVariable). The values,
+	// as written and as read, are treated as credentials: the hub masks
+	// them in events, logs and its errors, those of at least
+	// events.MinSessionIDLen bytes wherever they appear (a shorter one, "2"
+	// or "true", would mask ordinary words), a shorter one where the
+	// patterns find it by name. Headers keeps the values as written: the
+	// variables' values are never in it.
 	Headers map[string]string
 	// Command, Args, Env and Cwd describe a stdio server ("command",
 	// "args", "env", "cwd"): the program (looked up in PATH when it has no

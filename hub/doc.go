@@ -29,13 +29,26 @@
 // model sees nor an event. A name that does not match `^[a-zA-Z0-9_-]{1,64}$` (the tool name
 // rule of OpenAI's and Anthropic's APIs) keeps its valid bytes (others become
 // '_'), cut to 53 bytes, plus '_' and a 10-digit hex hash of the server and
-// item names: stable across runs and valid. When two items ask for one
-// name, the lower (server name, item id) keeps it and the other gets the
-// hashed form, whatever order the servers were added or changed in; each
+// item names: stable across runs and valid. Every name of a server begins
+// with its namespace, Naming(server, "") ("search__"), so no server is
+// routed another's name: a server whose namespace begins another's, or is
+// begun by it ("gh" and "gh__ent"), is refused at Add (ErrServerName).
+// When two items of a server ask for one name, the lower item id keeps it
+// and the other gets the hashed form, whatever order they came in; each
 // such collision is a KindNameCollision event (at most 16 for one change
 // of a server's catalog, then one counting the rest). Tools and prompts are named
 // after their names, resources after theirs (their URI when unnamed) and
-// routed by URI.
+// routed by URI. A server's catalog is bounded as a whole
+// (Config.MaxCatalogItems, MaxCatalogBytes): one over is not merged
+// (KindCatalogRefused).
+//
+// # Credentials
+//
+// A credential goes to the server it is for, never to the others: a
+// server's headers are sent to it alone (their values may read ${NAME}
+// from the environment), Config.Credentials gives each server its own
+// OAuth handler, and the template's OAuthHandler, which would reach every
+// server, is refused (ErrSharedCredential).
 //
 // # Events
 //
@@ -84,7 +97,8 @@
 // lease loop, mostly waiting on a timer): a server's goroutines are its
 // supervisor's. Starting uses at most Config.MaxStarting goroutines, saving
 // one, both only while there is work. A change of one server's catalog
-// updates the merged view in proportion to that server's items; the sorted
+// updates the merged view in proportion to that server's items, marshaled
+// and named before the routing lock, which the swap alone holds; the sorted
 // list a host reads next is the last one merged with the changed names, no
 // sort of the whole (docs/benchmarks.md, section 7).
 package hub

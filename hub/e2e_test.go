@@ -2,12 +2,15 @@ package hub_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,38 +153,59 @@ func TestMergedCatalogRoutesToEachServer(t *testing.T) {
 	}
 }
 
-// Names that clash after qualifying, and names no model API accepts, get
-// stable hashed names; the clash is reported.
+// hashedName is the shortened name the hub gives an item of server whose
+// qualified name q is not valid: q's valid bytes (others '_') cut to 53,
+// '_' and the first 10 hex digits of SHA-256 over server, NUL and item.
+func hashedName(q, server, item string) string {
+	b := []byte(q)
+	for i, c := range b {
+		if !hub.ValidName(string(c)) {
+			b[i] = '_'
+		}
+	}
+	sum := sha256.Sum256([]byte(server + "\x00" + item))
+	return string(b[:min(len(b), hub.MaxNamespaceLen)]) + "_" + hex.EncodeToString(sum[:])[:10]
+}
+
+// Names no model API accepts get stable hashed names; an item that asks
+// for another's hashed name clashes with it, and the clash is reported;
+// a server whose names would begin with another's prefix is refused.
 func TestCollisionsAndInvalidNames(t *testing.T) {
-	f := newFixture(t, map[string]mcptest.Options{"x": {WithoutTools: true, Tools: 1}, "x__y": {WithoutTools: true, Tools: 1}})
+	f := newFixture(t, map[string]mcptest.Options{"x": {WithoutTools: true, Tools: 1}, "y": {WithoutTools: true, Tools: 1}})
 	long := "a-very-long-tool-name-that-no-model-api-would-accept-because-it-is-longer-than-64"
+	taken := hashedName("x__do.thing", "x", "do.thing")
 	f.servers["x"].AddTool("y__z")
 	f.servers["x"].AddTool("do.thing")
+	f.servers["x"].AddTool(strings.TrimPrefix(taken, "x__")) // asks for do.thing's name
 	f.servers["x"].AddTool(long)
-	f.servers["x__y"].AddTool("z")
+	f.servers["y"].AddTool("z")
 	h := f.hub(f.config(nil))
-	require.Eventually(t, func() bool { return len(h.Tools()) == 6 }, 10*time.Second, 10*time.Millisecond, "%v", names(h.Tools()))
+	require.Eventually(t, func() bool { return len(h.Tools()) == 7 }, 10*time.Second, 10*time.Millisecond, "%v", names(h.Tools()))
 
 	byID := map[string]hub.Tool{}
 	for _, tl := range h.Tools() {
 		require.True(t, hub.ValidName(tl.Name), tl.Name)
 		byID[tl.Server+"/"+tl.ID] = tl
 	}
-	require.Equal(t, "x__y__z", byID["x/y__z"].Name, "the lower server name keeps the name")
-	loser := byID["x__y/z"].Name
-	require.NotEqual(t, "x__y__z", loser)
-	require.Regexp(t, `^x__y__z_[0-9a-f]{10}$`, loser)
-	require.Regexp(t, `^x__do_thing_[0-9a-f]{10}$`, byID["x/do.thing"].Name)
+	require.Equal(t, "x__y__z", byID["x/y__z"].Name)
+	require.Equal(t, "y__z", byID["y/z"].Name)
+	require.Equal(t, taken, byID["x/do.thing"].Name, "the lower item id keeps the name")
+	loser := byID["x/"+strings.TrimPrefix(taken, "x__")].Name
+	require.Regexp(t, `^x__do_thing_[0-9a-f]{10}_[0-9a-f]{10}$`, loser)
 	require.Len(t, byID["x/"+long].Name, hub.MaxNameLen)
 
 	cols := f.eventsOf(hub.KindNameCollision)
 	require.NotEmpty(t, cols)
-	require.Equal(t, "x__y__z", cols[len(cols)-1].Name)
+	require.Equal(t, taken, cols[len(cols)-1].Name)
 
 	_, err := h.CallTool(f.ctx, &mcp.CallToolParams{Name: loser, Arguments: mcptest.EchoArgs{Text: "hi"}})
-	require.NoError(t, err, "the renamed tool routes to its server")
-	require.Equal(t, 1, f.servers["x__y"].Log().Count("tools/call"))
-	require.Zero(t, f.servers["x"].Log().Count("tools/call"))
+	require.NoError(t, err, "the renamed tool routes to its item")
+	require.Equal(t, 1, f.servers["x"].Log().Count("tools/call"))
+
+	// x__y's names would begin x__y__, which x's begin: refused.
+	err = h.Add(f.ctx, hub.ServerConfig{Name: "x__y", URL: f.servers["y"].URL()})
+	require.ErrorIs(t, err, hub.ErrServerName)
+	require.Equal(t, []string{"x", "y"}, h.Names())
 }
 
 // One server failing every call, then removed, while calls go on to the
@@ -554,13 +578,15 @@ func TestNilMiddlewareIsNone(t *testing.T) {
 // many events. Every item is still named and merged.
 func TestNameCollisionEventsAreBoundedPerChange(t *testing.T) {
 	const n = 40
-	f := newFixture(t, map[string]mcptest.Options{"x": {WithoutTools: true, Tools: 1}, "x__y": {WithoutTools: true, Tools: 1}})
+	f := newFixture(t, map[string]mcptest.Options{"x": {WithoutTools: true, Tools: 1}})
 	for i := range n {
-		f.servers["x"].AddTool(fmt.Sprintf("y__t%02d", i))
-		f.servers["x__y"].AddTool(fmt.Sprintf("t%02d", i))
+		// t.NN is shortened to x__t_NN_<hash>, which t_NN_<hash> asks for.
+		id := fmt.Sprintf("t.%02d", i)
+		f.servers["x"].AddTool(id)
+		f.servers["x"].AddTool(strings.TrimPrefix(hashedName("x__"+id, "x", id), "x__"))
 	}
 	h := f.hub(f.config(nil))
-	require.Eventually(t, func() bool { return len(h.Tools()) == 2*n+2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.Tools()) == 2*n+1 }, 10*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool {
 		for _, e := range f.eventsOf(hub.KindNameCollision) {
 			if e.Omitted > 0 {

@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -25,10 +29,28 @@ type Config struct {
 	// server, the hub sets Name (the server's name), Endpoint (its URL) or
 	// Command (its command, args, env and cwd, on the template Command's
 	// grace periods and bounds, when it has one), Resume (from Store),
-	// Events (the hub's sink) and, when the server has headers, HTTPClient
-	// (a copy of the template's whose transport adds them); Logger is
-	// wrapped to mask the headers and env values.
+	// Events (the hub's sink), OAuthHandler (Credentials') and, when the
+	// server has headers, HTTPClient (a copy of the template's whose
+	// transport adds them); Logger is wrapped to mask the headers and env
+	// values. Everything else reaches every server: the template carries no
+	// credential. Its OAuthHandler must be nil (Add refuses every server
+	// with ErrSharedCredential otherwise), and its HTTPClient must not add
+	// one (a per-server header belongs in ServerConfig.Headers).
 	Supervisor supervisor.Config
+	// Credentials, when set, gives each server its own OAuth handler: the
+	// hub calls it once per server, in Add, with the server's entry, and
+	// the handler authorizes that server's requests alone, for as long as
+	// the server is in the hub (its sessions and lease terms). A token is
+	// issued for one server (its audience: MCP 2025-11-25,
+	// basic/authorization.mdx, Token Audience Binding): return a handler
+	// per server, nil for a server without OAuth. Concurrent refusals of
+	// one server's token run its Authorize once (see
+	// wire.Config.OAuthHandler). It is called on the goroutine of Add.
+	// Default nil: no server has OAuth.
+	Credentials func(sc ServerConfig) auth.OAuthHandler
+	// LookupEnv reads the environment variables header values reference
+	// (see ServerConfig.Headers). Default os.LookupEnv.
+	LookupEnv func(name string) (string, bool)
 	// ServerMiddleware, when set, gives each server's sessions go-sdk
 	// sending middleware of their own, named for the server: the hub calls
 	// it with the server's name for every supervisor it makes, and adds
@@ -53,6 +75,18 @@ type Config struct {
 	// process of each replica's own, with no session to share: it is never
 	// leased.
 	Lease LeaseConfig
+	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog in the
+	// merged view: its tools, prompts and resources together, counted in
+	// items and in bytes of their JSON. A catalog over either is not
+	// merged: the server's items stay those merged before (none for its
+	// first), and a KindCatalogRefused event names the server and what was
+	// over. They bound the memory and the work one server's catalog costs
+	// the hub (each list is bounded by the supervisor's MaxItems and
+	// MaxPages, but a list of MaxPages pages of the largest answer is
+	// gigabytes). Defaults 30,000 items (three lists of the supervisor's
+	// default MaxItems) and 32 MiB.
+	MaxCatalogItems int
+	MaxCatalogBytes int64
 	// MaxStarting bounds how many servers make their first connection at
 	// once; the next one starts when one of them is ready or failed.
 	// Default 8.
@@ -77,8 +111,17 @@ func (c Config) withDefaults() Config {
 	if c.MaxStarting <= 0 {
 		c.MaxStarting = 8
 	}
+	if c.MaxCatalogItems <= 0 {
+		c.MaxCatalogItems = 3 * probes.DefaultMaxItems
+	}
+	if c.MaxCatalogBytes <= 0 {
+		c.MaxCatalogBytes = 32 << 20
+	}
 	if c.Supervisor.Clock == nil {
 		c.Supervisor.Clock = clockwork.NewRealClock()
+	}
+	if c.LookupEnv == nil {
+		c.LookupEnv = os.LookupEnv
 	}
 	if c.Supervisor.Logger == nil {
 		c.Supervisor.Logger = slog.New(slog.DiscardHandler)
@@ -107,6 +150,22 @@ var (
 	// ErrNotReady: WaitReady found no way to the readiness it waited for
 	// (servers in a terminal failed state), or its context ended first.
 	ErrNotReady = errors.New("hub: not ready")
+	// ErrServerName: the server's name cannot make a namespace of its own
+	// (see Naming): its namespace is empty or longer than MaxNamespaceLen, or
+	// it begins another server's namespace, or another's begins it ("gh__" and
+	// "gh__ent__": gh's item "ent__record" would be gh__ent's "record").
+	ErrServerName = errors.New("hub: the server's names would not be its own")
+	// ErrSharedCredential: Config.Supervisor.OAuthHandler is set. The
+	// template is every server's config, so its handler's token would go
+	// to every server; OAuth tokens are bound to the server they were
+	// issued for ("MCP clients MUST NOT send tokens to the MCP server
+	// other than ones issued by the MCP server's authorization server":
+	// MCP 2025-11-25, basic/authorization.mdx, Token Handling). Give each
+	// server its own with Config.Credentials.
+	ErrSharedCredential = errors.New("hub: the template's OAuthHandler would reach every server: set Config.Credentials instead")
+	// ErrUnsetVariable: a header value names an environment variable that
+	// is not set (see ServerConfig.Headers).
+	ErrUnsetVariable = errors.New("hub: header names an unset environment variable")
 )
 
 // ServerError is an error about one server of the hub.
@@ -150,13 +209,17 @@ type Hub struct {
 
 // entry is one server of the hub.
 type entry struct {
-	name string
-	sc   ServerConfig
-	ctx  context.Context // ends when the server leaves the hub
-	stop context.CancelFunc
+	name    string
+	sc      ServerConfig
+	headers map[string]string // sc.Headers, their ${NAME} references read
+	oauth   auth.OAuthHandler // Config.Credentials', this server's alone
+	ctx     context.Context   // ends when the server leaves the hub
+	stop    context.CancelFunc
 	// leaseDone is closed when the server's lease loop has returned; nil
 	// without a Leaser.
 	leaseDone chan struct{}
+
+	update sync.Mutex // held by updateCatalog: one update of the server's catalog at a time
 
 	mu         sync.Mutex
 	sup        *supervisor.Supervisor // this term's (replaced when a lease is acquired or lost)
@@ -261,8 +324,10 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 // Leaser, the server starts standby instead: it is loaded and started once
 // its lease is acquired (LeaseConfig).
 //
-// Errors: a *ServerError wrapping ErrDuplicate, ErrUnsupported, ErrClosed
-// or the supervisor's validation error (a bad URL).
+// Errors: a *ServerError wrapping ErrDuplicate, ErrServerName (its
+// namespace overlaps another server's: see Naming), ErrUnsupported,
+// ErrClosed, ErrSharedCredential, ErrUnsetVariable or the supervisor's
+// validation error (a bad URL).
 func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	fail := func(err error) error { return &ServerError{Server: sc.Name, Err: err} }
 	if sc.Name == "" {
@@ -270,6 +335,13 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}
 	if ok, why := sc.Supported(); !ok {
 		return fail(fmt.Errorf("%w: %s", ErrUnsupported, why))
+	}
+	if h.cfg.Supervisor.OAuthHandler != nil {
+		return fail(ErrSharedCredential)
+	}
+	headers, took, err := expandHeaders(sc.Headers, h.cfg.LookupEnv)
+	if err != nil {
+		return fail(err)
 	}
 	h.mu.Lock()
 	switch {
@@ -280,6 +352,10 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		h.mu.Unlock()
 		return fail(ErrDuplicate)
 	}
+	if err := checkNamespace(h.cfg.Naming, sc.Name, h.namesLocked()); err != nil {
+		h.mu.Unlock()
+		return fail(err)
+	}
 	h.adding[sc.Name] = true
 	h.mu.Unlock()
 	defer func() {
@@ -289,14 +365,20 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}()
 
 	h.redact.AddEndpointSecrets(sc.URL)
-	for _, v := range sc.Headers {
+	for _, v := range headers {
+		h.redact.AddLikelySecret(v)
+	}
+	for _, v := range took {
 		h.redact.AddLikelySecret(v)
 	}
 	for _, v := range sc.Env {
 		h.redact.AddLikelySecret(v)
 	}
 	h.redact.AddCommandLineSecrets(sc.Args)
-	e := &entry{name: sc.Name, sc: sc}
+	e := &entry{name: sc.Name, sc: sc, headers: headers}
+	if h.cfg.Credentials != nil {
+		e.oauth = h.cfg.Credentials(sc)
+	}
 	e.ctx, e.stop = context.WithCancel(h.life)
 	// A stdio server is a process of this replica's own: never leased.
 	leased := h.leaser != nil && sc.Command == ""
@@ -442,8 +524,9 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 		// Clipped: the template's array is never written to.
 		c.SendingMiddleware = append(slices.Clip(c.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
 	}
-	if len(e.sc.Headers) > 0 {
-		c.HTTPClient = withHeaders(c.HTTPClient, e.sc.Headers)
+	c.OAuthHandler = e.oauth
+	if len(e.headers) > 0 {
+		c.HTTPClient = withHeaders(c.HTTPClient, e.headers)
 	}
 	return c
 }
@@ -641,6 +724,22 @@ func (h *Hub) Supervisor(name string) *supervisor.Supervisor {
 		return e.current()
 	}
 	return nil
+}
+
+// namesLocked yields the servers in the hub and those being added.
+func (h *Hub) namesLocked() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for n := range h.servers {
+			if !yield(n) {
+				return
+			}
+		}
+		for n := range h.adding {
+			if !yield(n) {
+				return
+			}
+		}
+	}
 }
 
 func (h *Hub) entry(name string) *entry {

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -56,15 +57,26 @@ func (a claimant) compare(b claimant) int {
 
 // slot is what the index holds for one claimant.
 type slot[T any] struct {
-	cl    claimant
-	base  string // the qualified name it asks for
-	name  string // the name it got
-	def   *T
-	named *T     // def under the qualified name, what the view shows
-	raw   []byte // JSON of def, to tell a changed definition
+	cl     claimant
+	base   string // the qualified name it asks for
+	name   string // the name it got
+	def    *T
+	named  *T      // def under the qualified name, what the view shows
+	under  *T      // def under base, made by prepare: named when it got its base
+	sum    jsonSum // of def's JSON, to tell a changed definition
+	rename func(*T, string) *T
 	// skipped are the alternates it did not take because an item asks
 	// for them as its base name (see [merged.nameFor]).
 	skipped []string
+}
+
+// renamed is def under the name s got: the copy prepare made when it got
+// its base.
+func (s *slot[T]) renamed() *T {
+	if s.name == s.base {
+		return s.under
+	}
+	return s.rename(s.def, s.name)
 }
 
 // merged is the merged view of one kind (tools, prompts or resources) of
@@ -113,52 +125,79 @@ func (m *merged[T]) touch(c *change[T], name string) {
 	c.before[name] = prev
 }
 
-// update replaces the items of server with items (nil: the server is gone)
-// and returns the diff of the view and the collisions it created. Items with
-// an empty or repeated id on one server are skipped (the first one counts).
-func (m *merged[T]) update(server string, items []*T) (Diff, []Collision) {
-	c := &change[T]{before: map[string]*slot[T]{}}
-	cur := make(map[string]*T, len(items))
-	order := make([]string, 0, len(items))
+// incoming is one item of a server's new catalog, made ready for
+// [merged.apply] outside the routing lock.
+type incoming[T any] struct {
+	id    string
+	def   *T
+	base  string  // the qualified name it asks for
+	under *T      // def under base
+	sum   jsonSum // of its JSON
+}
+
+// prepared is a server's new catalog of one kind, made ready for
+// [merged.apply]: its items in order, without an empty or repeated id
+// (the first counts), and the bytes of their JSON.
+type prepared[T any] struct {
+	items []incoming[T]
+	bytes int64
+}
+
+// prepare makes items ready for apply: the work in proportion to their
+// size (marshaling every definition, naming it) is done here, without
+// the routing lock. It reads only m's functions, fixed at New.
+func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
+	var p prepared[T]
+	seen := make(map[string]bool, len(items))
 	for _, it := range items {
 		if it == nil {
 			continue
 		}
 		id := m.id(it)
-		if _, dup := cur[id]; dup || id == "" {
+		if seen[id] || id == "" {
 			continue
 		}
-		cur[id] = it
-		order = append(order, id)
+		seen[id] = true
+		raw := jsonOf(it)
+		p.bytes += int64(len(raw))
+		base := m.qualify(server, it)
+		p.items = append(p.items, incoming[T]{id: id, def: it, base: base, under: m.rename(it, base), sum: sha256.Sum256(raw)})
 	}
-	old := m.byServer[server]
-	for id := range old {
-		if _, keep := cur[id]; !keep {
+	return p
+}
+
+// apply replaces the items of server with p (empty: the server is gone)
+// and returns the diff of the view (unsorted: see [Diff.sort]) and the
+// collisions it created. Its cost
+// is map work in proportion to p's items (and the few items whose names
+// they collide with): it runs under the routing lock.
+func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
+	c := &change[T]{before: map[string]*slot[T]{}}
+	ids := make(map[string]bool, len(p.items))
+	for _, in := range p.items {
+		ids[in.id] = true
+	}
+	for id := range m.byServer[server] {
+		if !ids[id] {
 			m.release(c, claimant{server, id})
 		}
 	}
-	ids := make(map[string]bool, len(cur))
-	for _, id := range order {
-		ids[id] = true
-		it := cur[id]
-		cl := claimant{server, id}
+	for _, in := range p.items {
+		cl := claimant{server, in.id}
 		if s, ok := m.slots[cl]; ok {
-			if s.def == it {
-				continue
-			}
-			raw := jsonOf(it)
-			if m.qualify(server, it) == s.base {
-				if string(raw) != string(s.raw) {
+			if in.base == s.base {
+				if in.sum != s.sum {
 					m.touch(c, s.name)
-					s.def, s.raw, s.named = it, raw, m.rename(it, s.name)
+					s.def, s.sum, s.under = in.def, in.sum, in.under
+					s.named = s.renamed()
 				} else {
-					s.def = it
+					s.def = in.def
 				}
 				continue
 			}
 			m.release(c, cl) // its label changed: a new name
 		}
-		m.claim(c, cl, it)
+		m.claim(c, cl, in)
 	}
 	if len(ids) == 0 {
 		delete(m.byServer, server)
@@ -166,6 +205,12 @@ func (m *merged[T]) update(server string, items []*T) (Diff, []Collision) {
 		m.byServer[server] = ids
 	}
 	return m.diff(c), c.collisions
+}
+
+// update is prepare and apply, its diff sorted.
+func (m *merged[T]) update(server string, items []*T) (Diff, []Collision) {
+	d, cols := m.apply(server, m.prepare(server, items))
+	return d.sort(), cols
 }
 
 func (m *merged[T]) qualify(server string, it *T) string {
@@ -234,13 +279,14 @@ func (m *merged[T]) assign(c *change[T], cl claimant, name string) {
 		delete(m.owner, s.name)
 	}
 	m.touch(c, name)
-	s.name, s.named = name, m.rename(s.def, name)
+	s.name = name
+	s.named = s.renamed()
 	m.owner[name] = cl
 }
 
-func (m *merged[T]) claim(c *change[T], cl claimant, it *T) {
-	base := m.qualify(cl.server, it)
-	m.slots[cl] = &slot[T]{cl: cl, base: base, def: it, raw: jsonOf(it)}
+func (m *merged[T]) claim(c *change[T], cl claimant, in incoming[T]) {
+	base := in.base
+	m.slots[cl] = &slot[T]{cl: cl, base: base, def: in.def, under: in.under, sum: in.sum, rename: m.rename}
 	cls := m.claims[base]
 	i, _ := slices.BinarySearchFunc(cls, cl, claimant.compare)
 	cls = slices.Insert(cls, i, cl)
@@ -304,7 +350,7 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 			d.Removed = append(d.Removed, name)
 		case prev != nil && now:
 			cur := m.slots[o]
-			if prev.cl != o || (prev.def != cur.def && string(prev.raw) != string(cur.raw)) {
+			if prev.cl != o || (prev.def != cur.def && prev.sum != cur.sum) {
 				d.Changed = append(d.Changed, name)
 			}
 		}
@@ -318,10 +364,16 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 				m.dirty[n] = true
 			}
 		}
-		slices.Sort(d.Added)
-		slices.Sort(d.Removed)
-		slices.Sort(d.Changed)
 	}
+	return d
+}
+
+// sort sorts d's lists: done by the caller of apply, after the routing
+// lock.
+func (d Diff) sort() Diff {
+	slices.Sort(d.Added)
+	slices.Sort(d.Removed)
+	slices.Sort(d.Changed)
 	return d
 }
 
@@ -380,6 +432,10 @@ func (m *merged[T]) item(name string) Item[T] {
 
 // count returns the number of items of server.
 func (m *merged[T]) count(server string) int { return len(m.byServer[server]) }
+
+// jsonSum is the SHA-256 of a definition's JSON: what tells a changed
+// definition, kept instead of the JSON itself.
+type jsonSum = [sha256.Size]byte
 
 func jsonOf(v any) []byte {
 	b, err := json.Marshal(v)

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -225,4 +226,57 @@ func TestHeadersReachTheServer(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, "Bearer t", <-got)
 	c.CloseIdleConnections()
+}
+
+// TestQualifiedNamesStayInTheirServersNamespace: for any server names
+// (those the hub accepts: see Naming) and any items they list, including
+// items named after another server's prefix ("gh" listing "ent__record"
+// beside a server "gh__ent"), every qualified name routes to an item of
+// the one server whose namespace it is in, and every item has a name.
+func TestQualifiedNamesStayInTheirServersNamespace(t *testing.T) {
+	namings := map[string]Naming{
+		"default": DefaultNaming,
+		"dash":    Separated("-"),
+		"none":    Separated(""),
+		"suffix":  func(server, item string) string { return item + "@" + server }, // not server-first
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		key := rapid.SampledFrom(slices.Sorted(maps.Keys(namings))).Draw(t, "naming")
+		naming := namings[key]
+		piece := rapid.SampledFrom([]string{"a", "b", "_", "__", "-", ".", "gh", "gh__ent"})
+		word := rapid.Custom(func(t *rapid.T) string {
+			return strings.Join(rapid.SliceOfN(piece, 1, 4).Draw(t, "pieces"), "")
+		})
+		var servers []string
+		for _, s := range rapid.SliceOfNDistinct(word, 1, 5, rapid.ID[string]).Draw(t, "servers") {
+			if checkNamespace(naming, s, slices.Values(servers)) == nil {
+				servers = append(servers, s)
+			}
+		}
+		h := New(Config{Naming: naming})
+		m := h.tools
+		want := 0
+		for _, s := range servers {
+			var items []string
+			for _, it := range rapid.SliceOfDistinct(word, rapid.ID[string]).Draw(t, "items of "+s) {
+				// An item may be named after any server's prefix.
+				items = append(items, it, naming(rapid.SampledFrom(servers).Draw(t, "other"), it))
+			}
+			items = slices.Compact(slices.Sorted(slices.Values(items)))
+			want += len(items)
+			m.update(s, tools(items...))
+		}
+		require.Len(t, m.items(), want, "every item has a name")
+		for _, it := range m.items() {
+			cl, ok := m.lookup(it.Name)
+			require.True(t, ok)
+			require.Equal(t, it.Server, cl.server)
+			for _, s := range servers {
+				p, err := namespace(naming, s)
+				require.NoError(t, err)
+				require.Equal(t, s == it.Server, strings.HasPrefix(it.Name, p),
+					"%q (item %q of %q) against the namespace %q of %q", it.Name, it.ID, it.Server, p, s)
+			}
+		}
+	})
 }

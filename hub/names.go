@@ -3,12 +3,22 @@ package hub
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"iter"
+	"strings"
 )
 
 // Naming makes the name a model sees for one item of one server: a tool or
 // prompt name, or a resource's name (its URI when it has none). The hub
 // checks what it returns: a name that is not valid for model APIs (see
 // ValidName) is shortened with a stable hash.
+//
+// The server's part comes first: Naming(server, "") is the server's
+// namespace, the prefix of every name of its items (a name that does not
+// begin with it is taken as namespace + item), with the bytes outside the
+// name pattern replaced by '_'. No namespace may be a prefix of another's
+// (Add refuses such a server with ErrServerName), so no server is ever
+// routed a name of another's, whatever items the two list.
 type Naming func(server, item string) string
 
 // DefaultSeparator joins the server and item names of DefaultNaming.
@@ -49,10 +59,59 @@ func nameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
-// qualify returns the qualified name of item of server: naming's, or, when
-// that is not a ValidName, its shortened form.
+// MaxNamespaceLen is the longest namespace (Naming(server, "")): what a
+// shortened name keeps of the qualified name before '_' and the hash, so
+// that the shortened name is in its server's namespace too.
+const MaxNamespaceLen = MaxNameLen - 1 - hashLen
+
+// namespace returns the prefix of every qualified name of server: naming's
+// for an empty item, its bytes outside the name pattern replaced by '_'
+// (as a shortened name has them). The error wraps ErrServerName.
+func namespace(naming Naming, server string) (string, error) {
+	p := []byte(naming(server, ""))
+	for i, c := range p {
+		if !nameByte(c) {
+			p[i] = '_'
+		}
+	}
+	switch {
+	case len(p) == 0:
+		return "", fmt.Errorf("%w: its namespace (the naming of an empty item) is empty", ErrServerName)
+	case len(p) > MaxNamespaceLen:
+		return "", fmt.Errorf("%w: its namespace %q is longer than %d bytes", ErrServerName, cutText(string(p), 64), MaxNamespaceLen)
+	}
+	return string(p), nil
+}
+
+// checkNamespace returns nil when server's namespace is valid and neither
+// begins nor is begun by the namespace of any of others; else an error
+// wrapping ErrServerName that names the other server.
+func checkNamespace(naming Naming, server string, others iter.Seq[string]) error {
+	p, err := namespace(naming, server)
+	if err != nil {
+		return err
+	}
+	for o := range others {
+		op, err := namespace(naming, o)
+		if err != nil || o == server {
+			continue // not in the hub, or the same (ErrDuplicate)
+		}
+		if strings.HasPrefix(p, op) || strings.HasPrefix(op, p) {
+			return fmt.Errorf("%w: its names begin %q, server %q's begin %q: one could take the other's", ErrServerName, p, o, op)
+		}
+	}
+	return nil
+}
+
+// qualify returns the qualified name of item of server: naming's (or, when
+// that does not begin with the server's namespace, the namespace and
+// item), or, when that is not a ValidName, its shortened form, which keeps
+// the namespace.
 func qualify(naming Naming, server, item string) string {
 	q := naming(server, item)
+	if p := naming(server, ""); !strings.HasPrefix(q, p) {
+		q = p + item
+	}
 	if ValidName(q) {
 		return q
 	}

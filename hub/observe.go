@@ -35,6 +35,11 @@ const (
 	// KindConfigWarning: part of a servers file was kept but not used
 	// (Detail says what).
 	KindConfigWarning events.Kind = "config-warning"
+	// KindCatalogRefused: the server's catalog is over Config.MaxCatalogItems
+	// or MaxCatalogBytes and was not merged; the server's items in the
+	// merged catalog stay those merged before (none when it is the first).
+	// Detail says what was over, by how much.
+	KindCatalogRefused events.Kind = "catalog-refused"
 )
 
 // emit sends a hub event, redacted, to Config.Events. A panicking sink is
@@ -108,9 +113,15 @@ func (h *Hub) refresh(e *entry) {
 }
 
 // updateCatalog replaces the server's items in the merged catalog and
-// emits the changes. The cost is that of the server's items. Once the
-// server is gone only its removal (leaving) is applied, so a refresh racing
-// with Remove cannot bring its items back.
+// emits the changes; leaving removes them. The catalog is made ready
+// (marshaled, named, measured against Config.MaxCatalogItems and
+// MaxCatalogBytes) without the routing lock, which is held only for the
+// swap, in proportion to the server's items: calls to every server route
+// meanwhile. Updates of one server run one at a time (e.update). A catalog
+// over a bound is not merged: the server's items stay those merged last,
+// and a KindCatalogRefused event says what was over. Once the server is
+// gone only its removal (leaving) is applied, so a refresh racing with
+// Remove cannot bring its items back.
 func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	type kindDiff struct {
 		kind string
@@ -118,19 +129,35 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		n    int
 	}
 	server := e.name
-	h.catMu.Lock()
+	e.update.Lock()
+	defer e.update.Unlock()
 	e.mu.Lock()
 	gone := e.gone
+	e.mu.Unlock()
+	if gone && !leaving {
+		return // no work for a server that left (checked again under the lock)
+	}
+	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
+	if over := h.overBound(len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); over != "" && !leaving {
+		h.emit(events.Event{Kind: KindCatalogRefused, Server: server, Detail: over + "; the items merged before stay"})
+		return
+	}
+	h.catMu.Lock()
+	e.mu.Lock()
+	gone = e.gone
 	e.mu.Unlock()
 	if gone && !leaving {
 		h.catMu.Unlock()
 		return
 	}
-	td, tc := h.tools.update(server, c.Tools)
-	pd, pc := h.prompts.update(server, c.Prompts)
-	rd, rc := h.resources.update(server, c.Resources)
+	td, tc := h.tools.apply(server, tp)
+	pd, pc := h.prompts.apply(server, pp)
+	rd, rc := h.resources.apply(server, rp)
 	diffs := []kindDiff{{"tools", td, len(h.tools.owner)}, {"prompts", pd, len(h.prompts.owner)}, {"resources", rd, len(h.resources.owner)}}
 	h.catMu.Unlock()
+	for i := range diffs {
+		diffs[i].d = diffs[i].d.sort()
+	}
 	cols := append(append(tc, pc...), rc...)
 	more := len(cols) - maxCollisionEvents
 	if more > 0 {
@@ -152,6 +179,18 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d),
 			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
+}
+
+// overBound says what of a catalog of items items and bytes bytes of JSON
+// is over Config.MaxCatalogItems or MaxCatalogBytes; "" when neither is.
+func (h *Hub) overBound(items int, bytes int64) string {
+	switch {
+	case items > h.cfg.MaxCatalogItems:
+		return fmt.Sprintf("catalog of %d items (tools, prompts and resources), more than MaxCatalogItems %d", items, h.cfg.MaxCatalogItems)
+	case bytes > h.cfg.MaxCatalogBytes:
+		return fmt.Sprintf("catalog of %d bytes of JSON, more than MaxCatalogBytes %d", bytes, h.cfg.MaxCatalogBytes)
+	}
+	return ""
 }
 
 // maxCollisionEvents bounds the name-collision events of one change of a

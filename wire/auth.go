@@ -33,14 +33,27 @@ type authorizer struct {
 	gate    authGate
 	log     *slog.Logger // nil: discarded
 
-	flow chan struct{} // one Authorize at a time per session; nil without a handler
-
 	tokMu   sync.Mutex
 	tokCall *tokenCall // the Token under way, nil when none
 	lastTok string     // the credential onCredential was last told of (told)
-	renewed uint64     // Authorize calls that succeeded: a Token call started before the last one is not joined
+	// renewed counts the Authorize calls that succeeded: the generation of
+	// the credential. A Token call started before the last one is not
+	// joined, and a request refused with an older generation's credential
+	// is sent again with the new one, without an Authorize of its own.
+	renewed uint64
+	// failed counts the Authorize calls that failed (not cut by their
+	// request's end): a request sent before one, with the credential it
+	// could not renew, takes that answer instead of running another.
+	failed uint64
+	flight *flight // the Authorize under way, nil when none
 
 	onCredential func(token string) // Config.OnCredential; may be nil
+}
+
+// flight is one run of the handler's Authorize, which every request refused
+// with the credential it renews joins.
+type flight struct {
+	done chan struct{} // closed once it ended: renewed, failed or cut
 }
 
 // tokenCall is one call of a token source's Token, which requests join.
@@ -52,11 +65,7 @@ type tokenCall struct {
 }
 
 func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int, log *slog.Logger) *authorizer {
-	a := &authorizer{base: base, handler: h, maxBody: maxBody, log: log}
-	if h != nil {
-		a.flow = make(chan struct{}, 1)
-	}
-	return a
+	return &authorizer{base: base, handler: h, maxBody: maxBody, log: log}
 }
 
 // refusedCredential reports an answer that says the credential is missing,
@@ -66,37 +75,38 @@ func refusedCredential(resp *http.Response) bool {
 		(resp.StatusCode == http.StatusForbidden && classify.InsufficientScope(resp.Header.Get("WWW-Authenticate")))
 }
 
+// maxSends bounds the sends of one request: a refusal of a credential an
+// Authorize renewed since sends it again with the new one, a refusal of the
+// current one runs (or joins) an Authorize and sends it again, and a
+// refusal after an Authorize is handed on.
+const maxSends = 3
+
 func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
-	out, err := a.authorized(req)
-	if err != nil {
-		return nil, err
+	authorized := false // an Authorize ran for this request's credential
+	for sends := 1; ; sends++ {
+		out, gen, err := a.authorized(req)
+		if err != nil {
+			return nil, err
+		}
+		a.tokMu.Lock()
+		failed := a.failed
+		a.tokMu.Unlock()
+		sent := a.gate.now()
+		resp, err := a.base.RoundTrip(out)
+		a.noteSent(resp)
+		if err != nil || !refusedCredential(resp) || a.handler == nil || !replayable(req) || authorized || sends == maxSends {
+			a.note(resp, sent)
+			return resp, err
+		}
+		refused, ran, err := a.authorize(req, resp, gen, failed)
+		if errors.Is(err, errKeepAnswer) {
+			return refused, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		authorized = ran
 	}
-	sent := a.gate.now()
-	resp, err := a.base.RoundTrip(out)
-	a.noteSent(resp)
-	if err != nil || !refusedCredential(resp) {
-		a.note(resp, sent)
-		return resp, err
-	}
-	if a.handler == nil || !replayable(req) {
-		a.note(resp, sent)
-		return resp, nil
-	}
-	refused, err := a.authorize(req, resp)
-	if errors.Is(err, errKeepAnswer) {
-		return refused, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if out, err = a.authorized(req); err != nil {
-		return nil, err
-	}
-	sent = a.gate.now()
-	resp, err = a.base.RoundTrip(out)
-	a.noteSent(resp)
-	a.note(resp, sent)
-	return resp, err
 }
 
 // noteSent tells onCredential ([authorizer.told]) of the Authorization
@@ -131,54 +141,66 @@ func (a *authorizer) note(resp *http.Response, sent uint64) {
 	}
 }
 
-// authorized returns a copy of req carrying the handler's current token. A
-// token source that fails
+// authorized returns a copy of req carrying the handler's current token,
+// and the generation of that token ([authorizer.renewed] when its Token
+// call started). A token source that fails
 // fails the request with an error wrapping [classify.ErrCredential], except
 // for an invalid_grant refusal (RFC 6749 section 5.2), which go-sdk too
 // takes as "send without a token, let the server's 401 start Authorize".
-func (a *authorizer) authorized(req *http.Request) (*http.Request, error) {
+func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error) {
 	if a.handler == nil {
-		return req, nil
+		return req, 0, nil
 	}
+	a.tokMu.Lock()
+	gen := a.renewed
+	a.tokMu.Unlock()
 	ts, err := guarded("TokenSource", func() (oauth2.TokenSource, error) { return a.handler.TokenSource(req.Context()) })
 	if err != nil {
-		return nil, fmt.Errorf("mcpsup/wire: OAuth token source: %w: %w", classify.ErrCredential, err)
+		return nil, 0, fmt.Errorf("mcpsup/wire: OAuth token source: %w: %w", classify.ErrCredential, err)
 	}
 	out := req.Clone(req.Context())
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody != nil {
 		body, err := req.GetBody()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out.Body = body
 	}
 	if ts == nil {
-		return out, nil
+		return out, gen, nil
 	}
-	tok, err := a.token(req.Context(), ts)
+	tok, gen, err := a.token(req.Context(), ts)
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
 	case err != nil && req.Context().Err() != nil:
-		return nil, err // the request's end, not the credential's
+		return nil, 0, err // the request's end, not the credential's
 	case err != nil:
-		return nil, fmt.Errorf("mcpsup/wire: OAuth token: %w: %w", classify.ErrCredential, err)
+		return nil, 0, fmt.Errorf("mcpsup/wire: OAuth token: %w: %w", classify.ErrCredential, err)
 	case tok != nil && tok.AccessToken != "":
 		a.told(tok.AccessToken)
 		out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
-	return out, nil
+	return out, gen, nil
 }
 
-// authorize runs the handler's flow for the refused answer resp to req.
-// Flows of one session run one at a time (each refused request runs its
-// own, as go-sdk's client does: the handler may find its credential renewed
-// already). When the
+// authorize runs the handler's flow for the refused answer resp to req,
+// once per credential: req carried the token of generation gen, and was
+// sent when the count of failed flows was failed. The requests refused
+// with one token (concurrent calls when it expired) share one Authorize:
+// one refused with a token an Authorize has renewed since is sent again
+// without another, and one sent before a flow that failed takes that
+// failure ("for public clients, authorization servers MUST rotate refresh
+// tokens": MCP 2025-11-25, basic/authorization.mdx, Token Theft; a second
+// refresh racing the first may spend a spent refresh token). When the
 // flow fails, the refused answer is returned (its body kept, at most
-// maxBody bytes), so the caller classifies it unauthorized with its facts,
-// and the flow's error, which the answer cannot carry, is logged at Warn;
-// a flow cut by the request's context returns the context's error.
-func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Response, error) {
+// maxBody bytes) to every request that shares it, so the caller classifies
+// it unauthorized with its facts, and the flow's error, which the answer
+// cannot carry, is logged at Warn once; a flow cut by the leading
+// request's context returns that context's error to it, and another
+// request waiting leads a flow of its own. ran reports that a flow ran
+// (led or joined) for req's token.
+func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen, failed uint64) (refused *http.Response, ran bool, err error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.maxBody)))
 	_ = resp.Body.Close()
 	kept := func() *http.Response {
@@ -189,31 +211,65 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 		return &r
 	}
 	ctx := req.Context()
-	select {
-	case a.flow <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-a.flow }()
-	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.handler.Authorize(ctx, req, kept()) })
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	var f *flight // the flight joined
+	for {
+		var lead bool
+		a.tokMu.Lock()
+		if a.renewed != gen {
+			a.tokMu.Unlock()
+			return nil, f != nil, nil // renewed since: sent again with the new credential
 		}
-		a.gate.refused()
-		if a.log != nil {
-			a.log.Warn("mcpsup/wire: the OAuth handler's Authorize failed; the refused answer is handed on",
-				"verb", req.Method, "status", resp.StatusCode, "error", err.Error())
+		if a.failed != failed {
+			a.tokMu.Unlock()
+			return kept(), true, errKeepAnswer // an Authorize failed for it since it was sent
 		}
-		return kept(), errKeepAnswer
+		f, lead = a.flight, a.flight == nil
+		if lead {
+			f = &flight{done: make(chan struct{})}
+			a.flight = f
+		}
+		a.tokMu.Unlock()
+		if lead {
+			refused, err := a.lead(ctx, f, req, resp, kept)
+			return refused, true, err
+		}
+		select {
+		case <-f.done: // renewed, failed or cut: the next round tells
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
 	}
-	a.tokMu.Lock()
-	a.renewed++ // a Token under way may hand out the refused token
-	a.tokMu.Unlock()
-	return nil, nil
 }
 
-// token returns ts's token, or the error of ctx once it ends first.
+// lead runs the Authorize of flight f for the refused answer resp to req.
+func (a *authorizer) lead(ctx context.Context, f *flight, req *http.Request, resp *http.Response, kept func() *http.Response) (*http.Response, error) {
+	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.handler.Authorize(ctx, req, kept()) })
+	a.tokMu.Lock()
+	a.flight = nil
+	if err == nil {
+		a.renewed++ // a Token under way may hand out the refused token
+	}
+	cut := err != nil && ctx.Err() != nil // the request's end, not the credential's
+	if err != nil && !cut {
+		a.failed++
+	}
+	a.tokMu.Unlock()
+	close(f.done)
+	switch {
+	case err == nil:
+		return nil, nil
+	case cut:
+		return nil, ctx.Err()
+	}
+	a.gate.refused()
+	if a.log != nil {
+		a.log.Warn("mcpsup/wire: the OAuth handler's Authorize failed; the refused answer is handed on",
+			"verb", req.Method, "status", resp.StatusCode, "error", err.Error())
+	}
+	return kept(), errKeepAnswer
+}
+
+// token returns ts's token and its generation, or the error of ctx once it ends first.
 // oauth2's Token takes no context: a token source that blocks (a keychain
 // prompt, a token endpoint that never answers) held the request past its
 // context's end, and the session's Close with it. Token runs on a goroutine
@@ -222,7 +278,7 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response) (*http.Re
 // Authorize, not one per request. A call that started before the last
 // successful Authorize is not joined: it may hand out the token the server
 // refused, and the request sent again after the Authorize would carry it.
-func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, error) {
+func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, uint64, error) {
 	a.tokMu.Lock()
 	c := a.tokCall
 	if c == nil || c.renewed != a.renewed {
@@ -241,9 +297,9 @@ func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.
 	a.tokMu.Unlock()
 	select {
 	case <-c.done:
-		return c.tok, c.err
+		return c.tok, c.renewed, c.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("mcpsup/wire: OAuth token source did not answer before the request's end: %w", ctx.Err())
+		return nil, 0, fmt.Errorf("mcpsup/wire: OAuth token source did not answer before the request's end: %w", ctx.Err())
 	}
 }
 

@@ -94,7 +94,7 @@ func newTokenGate(valid string) *tokenGate {
 // TestOAuthHandlerRefreshesEveryRequest: an expired token on a call, on a
 // re-dial of the standalone stream and on DELETE is refreshed by the
 // handler and the request sent once more: the session at the server is the
-// same (one initialize), and every refused request costs one Authorize.
+// same (one initialize), and every refused credential costs one Authorize.
 func TestOAuthHandlerRefreshesEveryRequest(t *testing.T) {
 	g, url := newServer(t, nil)
 	tg := newTokenGate("t1")
@@ -109,8 +109,15 @@ func TestOAuthHandlerRefreshesEveryRequest(t *testing.T) {
 			case 1: // the re-dial waits until its token has expired
 				close(arrived)
 				<-proceed
-			case 2:
-				streamed <- struct{}{}
+			default:
+				refused := tg.check(w, r)
+				if !refused {
+					select {
+					case streamed <- struct{}{}:
+					default:
+					}
+				}
+				return refused
 			}
 		}
 		return tg.check(w, r)
@@ -126,11 +133,13 @@ func TestOAuthHandlerRefreshesEveryRequest(t *testing.T) {
 	assert.Equal(t, 1, h.calls(), "the call's 401 ran one Authorize")
 	assert.Equal(t, 1, tg.refusals(http.MethodPost))
 
-	// The re-dial carried t1: refused, authorized and sent again.
+	// The re-dial carried t1, which the call's Authorize renewed: refused,
+	// it is sent again with t2 without an Authorize of its own; t2 is
+	// refused too (t3 now): authorized and sent again.
 	tg.rotate("t3")
 	close(proceed)
 	within(t, streamed, "the authorized re-dial")
-	assert.Equal(t, 1, tg.refusals(http.MethodGet))
+	assert.Equal(t, 2, tg.refusals(http.MethodGet))
 	assert.Equal(t, 2, h.calls())
 	callEcho(t, s.ClientSession())
 
@@ -505,4 +514,59 @@ func TestOAuthRetryAfterAuthorizeTakesTheRenewedToken(t *testing.T) {
 	second.Wait()
 	require.NoError(t, secondErr, "the second call, refused with the old token, authorized and sent again")
 	assert.Equal(t, 2, tg.refusals(http.MethodPost))
+}
+
+// TestConcurrentRefusalsAuthorizeOnce: calls sent at once with a token that
+// has expired are refused together; the 401s run the handler's Authorize
+// once, and every call is sent again with the renewed token; when that
+// Authorize fails, every call gets its refused answer (unauthorized) from
+// the one failure, none runs another. The MCP authorization spec
+// (2025-11-25, basic/authorization.mdx, Token Theft): "For public clients,
+// authorization servers MUST rotate refresh tokens", so a second refresh
+// racing the first may spend a spent refresh token.
+func TestConcurrentRefusalsAuthorizeOnce(t *testing.T) {
+	const calls = 8
+	for _, fails := range []bool{false, true} {
+		t.Run(map[bool]string{false: "renewed", true: "failed"}[fails], func(t *testing.T) {
+			g, url := newServer(t, nil)
+			tg := newTokenGate("t1")
+			h := &tokenHandler{token: "t1", next: tg.current, refuse: fails}
+			s := open(t, url, wire.Options{Stream: wire.StreamOff, Wire: wire.Config{OAuthHandler: h}})
+			var mu sync.Mutex
+			stale := 0
+			together := make(chan struct{})
+			g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+				if method == "tools/call" && r.Header.Get("Authorization") == "Bearer t1" {
+					mu.Lock()
+					if stale++; stale == calls {
+						close(together)
+					}
+					mu.Unlock()
+					<-together // every call carries the expired token before any is refused
+				}
+				return tg.check(w, r)
+			})
+			tg.rotate("t2")
+			errs := make([]error, calls)
+			var wg sync.WaitGroup
+			for i := range calls {
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					_, errs[i] = s.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+				})
+			}
+			wg.Wait()
+			assert.Equal(t, calls, tg.refusals(http.MethodPost), "every call was refused once")
+			assert.Equal(t, 1, h.calls(), "one Authorize for one expiry")
+			for _, err := range errs {
+				if fails {
+					assert.Equal(t, classify.Unauthorized, classify.Error(err).Class, "%v", err)
+				} else {
+					assert.NoError(t, err)
+				}
+			}
+			assert.Equal(t, 1, g.count("POST", "initialize"))
+		})
+	}
 }

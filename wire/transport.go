@@ -189,8 +189,11 @@ type Config struct {
 	// When Authorize fails, the refused answer is what the request gets
 	// (classified unauthorized, its facts kept). A token source that fails
 	// fails the request with an error wrapping [classify.ErrCredential].
-	// Authorize runs once at a time per Transport, with the refused
-	// request's context. nil: the host's client carries its credentials.
+	// Authorize runs once per credential per Transport, with the first
+	// refused request's context: the requests refused with the same token
+	// share it, and one refused with a token an Authorize has renewed since
+	// is sent again with the new one. nil: the host's client carries its
+	// credentials.
 	OAuthHandler auth.OAuthHandler
 	// OnCredential, when set, is told of each access token of OAuthHandler
 	// the Transport sends, and of each Authorization credential (its scheme
