@@ -60,7 +60,7 @@
 // carry (events.Redactor.AddCommandLineSecrets), are registered as secrets of
 // the hub's events.Redactor (events.Redactor.AddLikelySecret): masked in every event,
 // in the supervisors' logs and in the hub's errors. The header values are
-// also each supervisor's secrets (supervisor.Supervisor.AddSecrets, as env
+// also each supervisor's secrets (supervisor.Config.Secrets, as env
 // values are its Command.Env's): the *supervisor.CallError reached through errors.As
 // and Health's verdict are masked where the supervisor makes them.
 //

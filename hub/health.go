@@ -51,7 +51,7 @@ func serverFailure(v classify.Verdict) bool {
 // noteFailure keeps v as the server's last failure (Health.Verdict) when
 // it is one of the server's (serverFailure). Its texts come masked by the
 // supervisor, which knows the server's header and env values
-// (Supervisor.AddSecrets, Command.Env). The one writer of
+// (supervisor.Config.Secrets, Command.Env). The one writer of
 // entry.verdict; safe for concurrent use.
 func (h *Hub) noteFailure(e *entry, v classify.Verdict) {
 	if !serverFailure(v) {

@@ -60,7 +60,7 @@ func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 }
 
 // A server's header value is a credential the hub hands its supervisor
-// (Supervisor.AddSecrets): quoted by the server in a failure, it is
+// (supervisor.Config.Secrets): quoted by the server in a failure, it is
 // masked where the supervisor makes the text, so neither the supervisor's
 // error the host finds with errors.As nor Health's verdict holds it.
 func TestHealthVerdictMasksTheServersHeaderValues(t *testing.T) {

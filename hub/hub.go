@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -212,6 +213,7 @@ type entry struct {
 	name    string
 	sc      ServerConfig
 	headers map[string]string // sc.Headers, their ${NAME} references read
+	secrets []string          // the header values and what their references took
 	oauth   auth.OAuthHandler // Config.Credentials', this server's alone
 	ctx     context.Context   // ends when the server leaves the hub
 	stop    context.CancelFunc
@@ -365,17 +367,19 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}()
 
 	h.redact.AddEndpointSecrets(sc.URL)
-	for _, v := range headers {
-		h.redact.AddLikelySecret(v)
-	}
-	for _, v := range took {
+	// The header values (and what their references took) are the server's
+	// secrets: the hub's redactor masks them in its texts, the server's
+	// supervisor where its own texts are made (its errors and verdicts
+	// reach the host unwrapped too: errors.As, Health).
+	secrets := append(slices.Collect(maps.Values(headers)), took...)
+	for _, v := range secrets {
 		h.redact.AddLikelySecret(v)
 	}
 	for _, v := range sc.Env {
 		h.redact.AddLikelySecret(v)
 	}
 	h.redact.AddCommandLineSecrets(sc.Args)
-	e := &entry{name: sc.Name, sc: sc, headers: headers}
+	e := &entry{name: sc.Name, sc: sc, headers: headers, secrets: secrets}
 	if h.cfg.Credentials != nil {
 		e.oauth = h.cfg.Credentials(sc)
 	}
@@ -461,11 +465,6 @@ func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate
 	if err != nil {
 		return nil, nil, err
 	}
-	// The supervisor masks the header values where its texts are made: its
-	// errors and verdicts reach the host unwrapped too (errors.As, Health).
-	for _, v := range e.sc.Headers {
-		sup.AddSecrets(v)
-	}
 	self = sup
 	return sup, rs, nil
 }
@@ -525,6 +524,7 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 		c.SendingMiddleware = append(slices.Clip(c.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
 	}
 	c.OAuthHandler = e.oauth
+	c.Secrets = append(slices.Clip(c.Secrets), e.secrets...)
 	if len(e.headers) > 0 {
 		c.HTTPClient = withHeaders(c.HTTPClient, e.headers)
 	}

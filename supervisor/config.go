@@ -321,6 +321,14 @@ type Config struct {
 	// every text the supervisor hands out, where a server may quote them.
 	// nil: HTTPClient carries the credentials.
 	OAuthHandler auth.OAuthHandler
+	// Secrets are credentials the host configured outside Config (the
+	// values of headers its HTTPClient adds, say): each of at least
+	// events.MinSessionIDLen bytes is masked wherever it appears in every
+	// text the supervisor hands out (events, errors and their verdicts,
+	// logs), as Command.Env's values are (events.Redactor.AddLikelySecret);
+	// a shorter one is left to the redactor's patterns. The hub sets each
+	// server's header values here. Default none.
+	Secrets []string
 	// ClientOptions are the go-sdk client options (handlers, capabilities)
 	// used for every session. The list-changed handlers are chained: the
 	// supervisor re-lists the catalog and then calls the host's handler.

@@ -65,7 +65,7 @@ type Supervisor struct {
 	inflight inflight       // what ends them
 	commands inflight       // what ends the commands' contexts (cmdContext)
 
-	stopOnce sync.Once // Start runs once by the started flag (a sync.Once would move the Supervisor up a size class)
+	stopOnce sync.Once
 
 	regMu sync.Mutex
 	reg   []session // every session not yet closed or detached
@@ -225,6 +225,9 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	s.snap.state = Idle
 	s.redact.AddEndpointSecrets(cfg.Endpoint)
 	s.redact.addCommandSecrets(cfg.Command)
+	for _, v := range cfg.Secrets {
+		s.redact.AddLikelySecret(v)
+	}
 	s.redactLogs()
 	var remembered wire.StreamDecision
 	if cfg.Resume != nil {
@@ -454,20 +457,6 @@ func (s *Supervisor) ResumeState() *ResumeState {
 	rs := *s.snap.resume
 	rs.StandaloneStream = decisionOf(s.streams.Decision())
 	return &rs
-}
-
-// AddSecrets registers credentials the host configured outside Config (the
-// values of headers its HTTPClient adds, say): each of at least
-// events.MinSessionIDLen bytes is masked wherever it appears in every text
-// the supervisor hands out from then on (events, errors and their
-// verdicts, logs), as Command.Env's values are
-// (events.Redactor.AddLikelySecret); a shorter one is left to the
-// patterns. Call it before Start, so that no text escapes first. The hub
-// registers each server's header values. Safe for concurrent use.
-func (s *Supervisor) AddSecrets(values ...string) {
-	for _, v := range values {
-		s.redact.AddLikelySecret(v)
-	}
 }
 
 // Reconnect asks for a fresh session: from a terminal failed state (after

@@ -230,7 +230,7 @@ type Transport struct {
 	resume    *handshake  // answers the handshake locally, nil when not resuming
 	gone      *goneAnswer // session-gone answer replayed to go-sdk's next standalone GET
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
-	refused   *StateError // a handshake answer's invalid Mcp-Session-Id (a pointer, not an error: the Transport stays in its 512-byte size class)
+	refused   *StateError // a handshake answer's invalid Mcp-Session-Id
 	discover  *Exchange   // the record of the server/discover sent (era.go), nil before one
 	detached  bool        // DELETE answered locally: detached, or the session is gone
 	handshook bool        // a handshake succeeded
