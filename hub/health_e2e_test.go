@@ -65,22 +65,28 @@ func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 // error the host finds with errors.As nor Health's verdict holds it.
 func TestHealthVerdictMasksTheServersHeaderValues(t *testing.T) {
 	const token = "Vb7nQ2xR9kL4mT6wZ3pH8cJ5" // no credential word near it: only the registration masks it
+	const fromEnv = "Qw8eRt5yUi2oPa7sDf4gHj9k" // a ${NAME} reference's value: the value sent is the secret
 	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
 	f.servers["a"].Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/call"},
-		Action: mcptest.JSONRPCError(http.StatusOK, mcptest.RequestID, -32603, "upstream refused "+token)})
-	h := hub.New(f.config(nil))
+		Action: mcptest.JSONRPCError(http.StatusOK, mcptest.RequestID, -32603, "upstream refused "+token+" and "+fromEnv)})
+	cfg := f.config(nil)
+	cfg.LookupEnv = func(name string) (string, bool) { return fromEnv, name == "UPSTREAM_KEY" }
+	h := hub.New(cfg)
 	t.Cleanup(func() { _ = h.Close() })
-	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "a", URL: f.servers["a"].URL(), Headers: map[string]string{"X-Upstream": token}}))
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "a", URL: f.servers["a"].URL(),
+		Headers: map[string]string{"X-Upstream": token, "X-Key": "${UPSTREAM_KEY}"}}))
 	require.NoError(t, h.WaitReady(f.ctx, hub.All))
 
 	_, err := h.CallTool(f.ctx, record("a__record", "1"))
 	var sce *supervisor.CallError
 	require.ErrorAs(t, err, &sce)
-	require.NotContains(t, sce.Error(), token, "the supervisor's own error, unwrapped")
-	require.NotContains(t, sce.Verdict.RPC.Message, token)
 	hl := healthOf(t, h, "a")
 	require.Equal(t, classify.Application, hl.Verdict.Class)
-	require.Contains(t, hl.Verdict.RPC.Message, "upstream refused "+events.Masked)
-	require.NotContains(t, hl.Verdict.Detail, token)
-	require.NotContains(t, hl.Verdict.RPC.Message, token)
+	require.Contains(t, hl.Verdict.RPC.Message, "upstream refused "+events.Masked+" and "+events.Masked)
+	for _, secret := range []string{token, fromEnv} {
+		require.NotContains(t, sce.Error(), secret, "the supervisor's own error, unwrapped")
+		require.NotContains(t, sce.Verdict.RPC.Message, secret)
+		require.NotContains(t, hl.Verdict.Detail, secret)
+		require.NotContains(t, hl.Verdict.RPC.Message, secret)
+	}
 }
