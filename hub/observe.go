@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -98,7 +99,7 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 		// What resumes the session changed: keep it.
 		if h.cfg.Store != nil {
 			if rs := sup.ResumeState(); rs != nil {
-				h.saves.put(e.name, rs, lease)
+				h.saves.put(context.Background(), e.name, rs, lease)
 			}
 		}
 	}

@@ -14,11 +14,12 @@ import (
 )
 
 // Store keeps one resume state per server name across runs of the host.
-// Implementations must be safe for concurrent use: the hub's writes (Save,
-// Delete) run on one goroutine of the hub, one at a time, but Load runs on
-// the goroutine that adds the server (Add, or its lease loop with a
-// Leaser), so Loads of different servers run at once and alongside a
-// write. Every call's context is bounded by Config.StoreTimeout.
+// Implementations must be safe for concurrent use: the writes (Save,
+// Delete) of one server run one at a time, in order, but those of
+// different servers run at once (Close writes every server's last state
+// together), and Load runs on the goroutine that adds the server (Add, or
+// its lease loop with a Leaser), alongside writes of other servers. Every
+// call's context is bounded by Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
 	// when there is none. A state that cannot be used is an error wrapping
