@@ -3,10 +3,10 @@ package hub
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,8 +129,9 @@ func (w Warning) String() string {
 	return where + ": " + w.Reason
 }
 
-// ConfigError reports a servers file that cannot be read: not JSON, or a
-// known field of the wrong type. Server and Field name the place ("" when
+// ConfigError reports a servers file that cannot be read: not a regular
+// file (wrapping ErrNotRegularFile), larger than MaxConfigBytes, not JSON,
+// or a known field of the wrong type. Server and Field name the place ("" when
 // the document as a whole is wrong).
 type ConfigError struct {
 	Server, Field, Reason string
@@ -145,8 +146,14 @@ func (e *ConfigError) Error() string {
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadServers reads and parses the servers file at path (see ParseServers).
+// A path that is not a regular file (a named pipe, a device, a directory)
+// is refused without waiting on it: a *ConfigError wrapping
+// ErrNotRegularFile. A file that cannot be opened is the os error.
 func LoadServers(path string) (*ServersFile, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
+	if errors.Is(err, ErrNotRegularFile) {
+		return nil, &ConfigError{Reason: err.Error(), Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +299,7 @@ func repeatedNames(data []byte) []string {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}
-	seen := map[string]bool{}
+	uses := map[string]int{} // a map, not a scan of out: a file of many repeated names stays linear
 	var out []string
 	for dec.More() {
 		tok, err := dec.Token()
@@ -300,10 +307,10 @@ func repeatedNames(data []byte) []string {
 			return out
 		}
 		name, _ := tok.(string)
-		if seen[name] && !slices.Contains(out, name) {
+		uses[name]++
+		if uses[name] == 2 {
 			out = append(out, name)
 		}
-		seen[name] = true
 		if skipValue(dec) != nil {
 			return out
 		}
