@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -57,11 +58,14 @@ type ServerConfig struct {
 	Extra map[string]json.RawMessage
 }
 
-// Supported reports whether the hub can connect to the server: a URL and a
-// streamable HTTP type, or a command and no URL (stdio) whose env keys are
+// Supported reports whether the hub can connect to the server: a name of
+// at most events.MaxNameBytes bytes, and a URL and a streamable HTTP type, or a command and no URL (stdio) whose env keys are
 // names (not empty, no "=" or NUL byte; values without NUL). The reason
 // says why not.
 func (sc ServerConfig) Supported() (ok bool, reason string) {
+	if err := checkNameLength(sc.Name); err != nil {
+		return false, err.Error()
+	}
 	switch {
 	case sc.Command != "" && sc.URL != "":
 		return false, `both "command" and "url": a server is stdio or streamable HTTP`
@@ -118,13 +122,15 @@ type Warning struct {
 	Reason string
 }
 
+// String names the server and the field each cut to events.MaxNameBytes:
+// the file chose them.
 func (w Warning) String() string {
 	where := "servers file"
 	if w.Server != "" {
-		where = fmt.Sprintf("server %q", w.Server)
+		where = fmt.Sprintf("server %q", events.CutName(w.Server))
 	}
 	if w.Field != "" {
-		where += fmt.Sprintf(" field %q", w.Field)
+		where += fmt.Sprintf(" field %q", events.CutName(w.Field))
 	}
 	return where + ": " + w.Reason
 }
@@ -284,6 +290,15 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 		sc.Extra = fields
 	}
 	return sc, warns, nil
+}
+
+// checkNameLength refuses a server name longer than events.MaxNameBytes:
+// an error wrapping ErrNameTooLong.
+func checkNameLength(name string) error {
+	if len(name) > events.MaxNameBytes {
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrNameTooLong, len(name), events.MaxNameBytes)
+	}
+	return nil
 }
 
 // repeatedReason is the warning of a JSON name given twice in one object.

@@ -104,6 +104,10 @@ var (
 	// ErrUnsupported: the server's entry cannot be connected to (see
 	// ServerConfig.Supported).
 	ErrUnsupported = errors.New("hub: unsupported server")
+	// ErrNameTooLong: the server's name is longer than
+	// events.MaxNameBytes, the bound of a name an event carries: the name
+	// is in every event of the server, its qualified names and its errors.
+	ErrNameTooLong = errors.New("hub: server name too long")
 	// ErrNotReady: WaitReady found no way to the readiness it waited for
 	// (servers in a terminal failed state), or its context ended first.
 	ErrNotReady = errors.New("hub: not ready")
@@ -115,7 +119,10 @@ type ServerError struct {
 	Err    error
 }
 
-func (e *ServerError) Error() string { return fmt.Sprintf("hub: server %q: %v", e.Server, e.Err) }
+// Error names the server cut to events.MaxNameBytes.
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("hub: server %q: %v", events.CutName(e.Server), e.Err)
+}
 func (e *ServerError) Unwrap() error { return e.Err }
 
 // Hub holds a set of supervisors by server name and shows them as one: a
@@ -261,12 +268,16 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 // Leaser, the server starts standby instead: it is loaded and started once
 // its lease is acquired (LeaseConfig).
 //
-// Errors: a *ServerError wrapping ErrDuplicate, ErrUnsupported, ErrClosed
-// or the supervisor's validation error (a bad URL).
+// Errors: a *ServerError wrapping ErrDuplicate, ErrNameTooLong (a name of
+// more than events.MaxNameBytes bytes), ErrUnsupported, ErrClosed or the
+// supervisor's validation error (a bad URL).
 func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	fail := func(err error) error { return &ServerError{Server: sc.Name, Err: err} }
 	if sc.Name == "" {
 		return fail(errors.New("empty server name"))
+	}
+	if err := checkNameLength(sc.Name); err != nil {
+		return fail(err)
 	}
 	if ok, why := sc.Supported(); !ok {
 		return fail(fmt.Errorf("%w: %s", ErrUnsupported, why))

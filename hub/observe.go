@@ -50,6 +50,10 @@ func (h *Hub) emit(ev events.Event) {
 			h.cfg.Supervisor.Logger.Error("hub: events sink panicked", "kind", string(ev.Kind), "panic", fmt.Sprint(r))
 		}
 	}()
+	// One rule for every name an event carries: a server name is cut as
+	// an item's (events.MaxNameBytes). Add refuses longer names; a servers
+	// file's warnings still name them.
+	ev.Server = events.CutName(ev.Server)
 	h.cfg.Events.Emit(h.redact.Redact(ev))
 }
 
