@@ -591,7 +591,8 @@ func (h *Hub) release(ctx context.Context, e *entry) {
 // done or the deadline passed; the error joins the store's errors, each a
 // *StoreError (also an event), and one *StoreError wrapping
 // context.DeadlineExceeded for each write not done by the deadline (which
-// ends it). Close and Detach are idempotent: only the first call acts.
+// ends it, for a Store that honours its context). Close and Detach are
+// idempotent: only the first call acts.
 func (h *Hub) Close() error { return h.stopAll(EndSession) }
 
 // Detach stops every server without ending their sessions and saves each
