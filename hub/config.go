@@ -3,14 +3,15 @@ package hub
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -63,11 +64,14 @@ type ServerConfig struct {
 	Extra map[string]json.RawMessage
 }
 
-// Supported reports whether the hub can connect to the server: a URL and a
-// streamable HTTP type, or a command and no URL (stdio) whose env keys are
+// Supported reports whether the hub can connect to the server: a name of
+// at most events.MaxNameBytes bytes, and a URL and a streamable HTTP type, or a command and no URL (stdio) whose env keys are
 // names (not empty, no "=" or NUL byte; values without NUL). The reason
 // says why not.
 func (sc ServerConfig) Supported() (ok bool, reason string) {
+	if err := checkNameLength(sc.Name); err != nil {
+		return false, err.Error()
+	}
 	switch {
 	case sc.Command != "" && sc.URL != "":
 		return false, `both "command" and "url": a server is stdio or streamable HTTP`
@@ -124,19 +128,22 @@ type Warning struct {
 	Reason string
 }
 
+// String names the server and the field each cut to events.MaxNameBytes:
+// the file chose them.
 func (w Warning) String() string {
 	where := "servers file"
 	if w.Server != "" {
-		where = fmt.Sprintf("server %q", w.Server)
+		where = fmt.Sprintf("server %q", events.CutName(w.Server))
 	}
 	if w.Field != "" {
-		where += fmt.Sprintf(" field %q", w.Field)
+		where += fmt.Sprintf(" field %q", events.CutName(w.Field))
 	}
 	return where + ": " + w.Reason
 }
 
-// ConfigError reports a servers file that cannot be read: not JSON, or a
-// known field of the wrong type. Server and Field name the place ("" when
+// ConfigError reports a servers file that cannot be read: not a regular
+// file (wrapping ErrNotRegularFile), larger than MaxConfigBytes, not JSON,
+// or a known field of the wrong type. Server and Field name the place ("" when
 // the document as a whole is wrong).
 type ConfigError struct {
 	Server, Field, Reason string
@@ -151,8 +158,14 @@ func (e *ConfigError) Error() string {
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadServers reads and parses the servers file at path (see ParseServers).
+// A path that is not a regular file (a named pipe, a device, a directory)
+// is refused without waiting on it: a *ConfigError wrapping
+// ErrNotRegularFile. A file that cannot be opened is the os error.
 func LoadServers(path string) (*ServersFile, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
+	if errors.Is(err, ErrNotRegularFile) {
+		return nil, &ConfigError{Reason: err.Error(), Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +298,15 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 	return sc, warns, nil
 }
 
+// checkNameLength refuses a server name longer than events.MaxNameBytes:
+// an error wrapping ErrNameTooLong.
+func checkNameLength(name string) error {
+	if len(name) > events.MaxNameBytes {
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrNameTooLong, len(name), events.MaxNameBytes)
+	}
+	return nil
+}
+
 // repeatedReason is the warning of a JSON name given twice in one object.
 const repeatedReason = "repeated, the last is taken"
 
@@ -298,7 +320,7 @@ func repeatedNames(data []byte) []string {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}
-	seen := map[string]bool{}
+	uses := map[string]int{} // a map, not a scan of out: a file of many repeated names stays linear
 	var out []string
 	for dec.More() {
 		tok, err := dec.Token()
@@ -306,10 +328,10 @@ func repeatedNames(data []byte) []string {
 			return out
 		}
 		name, _ := tok.(string)
-		if seen[name] && !slices.Contains(out, name) {
+		uses[name]++
+		if uses[name] == 2 {
 			out = append(out, name)
 		}
-		seen[name] = true
 		if skipValue(dec) != nil {
 			return out
 		}
@@ -317,24 +339,12 @@ func repeatedNames(data []byte) []string {
 	return out
 }
 
-// skipValue reads past the next JSON value of dec without keeping it.
+// skipValue reads past the next JSON value of dec without looking into it:
+// one Decode, which scans the value whole (far faster than a Token per
+// element).
 func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
+	var v json.RawMessage
+	return dec.Decode(&v)
 }
 
 // cutText shortens untrusted text quoted in an error.

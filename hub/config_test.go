@@ -1,6 +1,9 @@
 package hub_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -174,4 +177,51 @@ func TestParseServersWarnsOfRepeatedNames(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, f.Servers, 1)
 	require.Equal(t, []hub.Warning{{Server: "a", Reason: "repeated server name, the last entry is taken"}}, f.Warnings)
+}
+
+// A file whose objects give many names again and again (a server name, a
+// header name, a top-level field) took a time growing with the square of
+// their count to parse: each repeated name was looked for among those
+// found before. Each repeated name is still one warning, however often it
+// is given, and the last value is taken; BenchmarkLoadServers shows the
+// parse of such files at the size bound linear in their size.
+func TestParseServersWithManyRepeatedNames(t *testing.T) {
+	const n = 5000
+	var b strings.Builder
+	b.WriteString(`{"mcpServers": {`)
+	for i := range n {
+		fmt.Fprintf(&b, `"s%d": {}, "s%d": {}, "s%d": {"url": "http://127.0.0.1:1/%d"}, `, i, i, i, i)
+	}
+	b.WriteString(`"h": {"url": "http://127.0.0.1:1/h", "headers": {`)
+	for i := range n {
+		fmt.Fprintf(&b, `"X-H%d": "a", "X-H%d": "b", `, i, i)
+	}
+	b.WriteString(`"X-Last": "c"}}}, `)
+	for i := range n {
+		fmt.Fprintf(&b, `"f%d": 1, "f%d": 2, `, i, i)
+	}
+	b.WriteString(`"last": 3}`)
+	f, err := hub.ParseServers([]byte(b.String()))
+	require.NoError(t, err)
+	require.Len(t, f.Servers, n+1)
+	require.Equal(t, "http://127.0.0.1:1/7", f.Servers[slices.IndexFunc(f.Servers, func(sc hub.ServerConfig) bool { return sc.Name == "s7" })].URL, "the last is taken")
+	require.Len(t, f.Servers[0].Headers, n+1)
+	require.Equal(t, "b", f.Servers[0].Headers["X-H7"])
+	require.Len(t, f.Extra, n+1)
+	kinds := map[string]int{}
+	seen := map[string]bool{}
+	for _, w := range f.Warnings {
+		s := w.String()
+		require.False(t, seen[s], "warned once: %s", s)
+		seen[s] = true
+		switch {
+		case w.Reason == "repeated server name, the last entry is taken":
+			kinds["server"]++
+		case w.Server == "h" && w.Field == "headers":
+			kinds["header"]++
+		case w.Server == "" && w.Reason == "repeated, the last is taken":
+			kinds["field"]++
+		}
+	}
+	require.Equal(t, map[string]int{"server": n, "header": n, "field": n}, kinds)
 }

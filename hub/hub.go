@@ -148,6 +148,10 @@ var (
 	// ErrUnsupported: the server's entry cannot be connected to (see
 	// ServerConfig.Supported).
 	ErrUnsupported = errors.New("hub: unsupported server")
+	// ErrNameTooLong: the server's name is longer than
+	// events.MaxNameBytes, the bound of a name an event carries: the name
+	// is in every event of the server, its qualified names and its errors.
+	ErrNameTooLong = errors.New("hub: server name too long")
 	// ErrNotReady: WaitReady found no way to the readiness it waited for
 	// (servers in a terminal failed state), or its context ended first.
 	ErrNotReady = errors.New("hub: not ready")
@@ -175,7 +179,10 @@ type ServerError struct {
 	Err    error
 }
 
-func (e *ServerError) Error() string { return fmt.Sprintf("hub: server %q: %v", e.Server, e.Err) }
+// Error names the server cut to events.MaxNameBytes.
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("hub: server %q: %v", events.CutName(e.Server), e.Err)
+}
 func (e *ServerError) Unwrap() error { return e.Err }
 
 // Hub holds a set of supervisors by server name and shows them as one: a
@@ -326,14 +333,18 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 // Leaser, the server starts standby instead: it is loaded and started once
 // its lease is acquired (LeaseConfig).
 //
-// Errors: a *ServerError wrapping ErrDuplicate, ErrServerName (its
-// namespace overlaps another server's: see Naming), ErrUnsupported,
-// ErrClosed, ErrSharedCredential, ErrUnsetVariable or the supervisor's
-// validation error (a bad URL).
+// Errors: a *ServerError wrapping ErrDuplicate, ErrNameTooLong (a name of
+// more than events.MaxNameBytes bytes), ErrServerName (its namespace
+// overlaps another server's: see Naming), ErrUnsupported, ErrClosed,
+// ErrSharedCredential, ErrUnsetVariable or the supervisor's validation
+// error (a bad URL).
 func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	fail := func(err error) error { return &ServerError{Server: sc.Name, Err: err} }
 	if sc.Name == "" {
 		return fail(errors.New("empty server name"))
+	}
+	if err := checkNameLength(sc.Name); err != nil {
+		return fail(err)
 	}
 	if ok, why := sc.Supported(); !ok {
 		return fail(fmt.Errorf("%w: %s", ErrUnsupported, why))
@@ -596,9 +607,9 @@ const (
 // server's store errors, each a *StoreError (also an event), and one
 // *StoreError wrapping ctx's error for each of its writes not done then
 // (which still runs, within Config.StoreTimeout); or it is a *ServerError
-// wrapping ErrUnknownServer. With a
-// Leaser, the writes are fenced by the server's lease (none when this
-// replica is standby) and the lease is released after them.
+// wrapping ErrUnknownServer. With a Leaser, the writes are fenced by the
+// server's lease (none when this replica is standby) and the lease is
+// released after them, within Config.StoreTimeout.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]
@@ -610,16 +621,20 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	if e == nil {
 		return &ServerError{Server: name, Err: ErrUnknownServer}
 	}
-	h.leave(e, leave)
+	last := h.leave(e, leave)
 	h.emit(events.Event{Kind: KindServerRemoved, Server: name})
+	// The write runs within its own StoreTimeout, also past ctx.
+	last(context.Background())
 	err := h.saves.flush(ctx, name)
-	h.release(e)
+	storeCtx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
+	defer cancel()
+	h.release(storeCtx, e)
 	return err
 }
 
-// leave stops one server and queues its last store write (fenced by its
-// lease; none without the lease).
-func (h *Hub) leave(e *entry, leave Leave) {
+// leave stops one server and returns its last store write (fenced by its
+// lease; none without the lease), to be queued under the caller's deadline.
+func (h *Hub) leave(e *entry, leave Leave) (last func(context.Context)) {
 	e.mu.Lock()
 	e.gone = true
 	e.mu.Unlock()
@@ -635,37 +650,42 @@ func (h *Hub) leave(e *entry, leave Leave) {
 		_ = sup.Close()
 	}
 	if e.leaseDone != nil && lease == nil {
-		return // standby: the state is the holder's
+		return func(context.Context) {} // standby: the state is the holder's
 	}
+	var rs *supervisor.ResumeState // nil: a delete
 	if leave == KeepSession {
-		if rs := sup.ResumeState(); rs != nil {
-			h.saves.put(e.name, rs, lease)
-			return
-		}
+		rs = sup.ResumeState()
 	}
-	h.saves.put(e.name, nil, lease)
+	return func(ctx context.Context) { h.saves.put(ctx, e.name, rs, lease) }
 }
 
-// release gives up the server's lease, after its last write.
-func (h *Hub) release(e *entry) {
+// release gives up the server's lease, after its last write, bounded by ctx.
+func (h *Hub) release(ctx context.Context, e *entry) {
 	if _, lease := e.term(); lease != nil {
-		h.releaseLease(e.name, lease)
+		h.releaseLease(ctx, e.name, lease)
 	}
 }
 
 // Close stops every server, ending their server-side sessions (DELETE), and
-// deletes their stored resume states. Detach keeps them instead. It returns
-// once every supervisor has stopped and the store has been written, or
-// Config.StoreTimeout passed (a write still running then ends within its
-// own StoreTimeout); the error joins the store's errors, each a *StoreError
-// (also an event), and one *StoreError wrapping context.DeadlineExceeded
-// for each write not done when StoreTimeout passed. Close and Detach are
+// deletes their stored resume states. Detach keeps them instead.
+//
+// Close and Detach take one stop and one Config.StoreTimeout, whatever the
+// number of servers: every supervisor is stopped at once (an HTTP server's
+// DELETE; a stdio server's stdin closed, then its Command's StopGrace and
+// KillGrace at most), then every server's last store write runs at once,
+// each followed by its lease's release, all under one deadline
+// StoreTimeout away. A lease being lost or given up when Close began is
+// released within one StoreTimeout more. They return once every write is
+// done or the deadline passed; the error joins the store's errors, each a
+// *StoreError (also an event), and one *StoreError wrapping
+// context.DeadlineExceeded for each write not done by the deadline (which
+// ends it, for a Store that honours its context). Close and Detach are
 // idempotent: only the first call acts.
 func (h *Hub) Close() error { return h.stopAll(EndSession) }
 
 // Detach stops every server without ending their sessions and saves each
 // resume state, so the next run of the host resumes them without
-// `initialize`.
+// `initialize`. See Close for its bound.
 func (h *Hub) Detach() error { return h.stopAll(KeepSession) }
 
 func (h *Hub) stopAll(leave Leave) error {
@@ -685,24 +705,30 @@ func (h *Hub) stopAll(leave Leave) error {
 	h.end()
 	h.workers.Wait()
 
-	// Stopping sends a DELETE per session: a few at once.
-	sem := make(chan struct{}, h.cfg.MaxStarting)
+	// Every server at once: a stdio server that ignores the end of its
+	// stdin holds its stop for its grace periods, and servers stopped a
+	// few at a time would add them up.
+	lasts := make([]func(context.Context), len(all))
 	var wg sync.WaitGroup
+	for i, e := range all {
+		wg.Go(func() { lasts[i] = h.leave(e, leave) })
+	}
+	wg.Wait()
+
+	// One deadline for every store operation left.
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
+	defer cancel()
+	for _, last := range lasts {
+		last(ctx)
+	}
 	for _, e := range all {
-		sem <- struct{}{}
 		wg.Go(func() {
-			defer func() { <-sem }()
-			h.leave(e, leave)
+			h.saves.wait(ctx, e.name)
+			h.release(ctx, e)
 		})
 	}
 	wg.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
-	defer cancel()
-	err := h.saves.flush(ctx, "")
-	for _, e := range all {
-		h.release(e)
-	}
-	return err
+	return h.saves.flush(ctx, "")
 }
 
 // Names returns the names of the servers in the hub, sorted.

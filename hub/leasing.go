@@ -66,11 +66,11 @@ func (h *Hub) holdLease(e *entry) {
 		if err != nil && lease != nil {
 			// A lease with an error broke the contract too: the error
 			// decides, and the lease handed out is given back.
-			h.releaseLease(e.name, lease)
+			h.releaseLeaseNow(e.name, lease)
 			lease = nil
 		}
 		if err == nil && e.ctx.Err() != nil {
-			h.releaseLease(e.name, lease)
+			h.releaseLeaseNow(e.name, lease)
 			return
 		}
 		if e.ctx.Err() != nil {
@@ -119,7 +119,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	if err != nil {
 		// Starting fresh now would orphan the stored session: give the
 		// lease back and try again later.
-		h.releaseLease(e.name, lease)
+		h.releaseLeaseNow(e.name, lease)
 		return false, clock.Now()
 	}
 	e.mu.Lock()
@@ -132,7 +132,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	sup, rs, err := h.newSupervisor(e, rs, gate)
 	if err != nil { // the URL was valid when the server was added: cannot happen
 		h.storeFailed("acquire", e.name, err)
-		h.releaseLease(e.name, lease)
+		h.releaseLeaseNow(e.name, lease)
 		return false, clock.Now()
 	}
 	termCtx, endTerm := context.WithCancel(e.ctx)
@@ -177,7 +177,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			next = now.Add(ttl / renewDiv)
 			if restored { // the leaser lost the state with the lease
 				if rs := sup.ResumeState(); rs != nil {
-					h.saves.put(e.name, rs, lease)
+					h.saves.put(context.Background(), e.name, rs, lease)
 				}
 			}
 		case errors.Is(err, ErrLeaseLost):
@@ -212,21 +212,27 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	e.mu.Lock()
 	e.last = last
 	e.mu.Unlock()
-	if last != nil {
-		h.saves.put(e.name, last, lease)
-	}
+	// The write and the release share one store timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
 	defer cancel()
+	if last != nil {
+		h.saves.put(ctx, e.name, last, lease)
+	}
 	_ = h.saves.flush(ctx, e.name) // its errors were events
-	h.releaseLease(e.name, lease)
+	h.releaseLease(ctx, e.name, lease)
 	return taken, ended
 }
 
-// releaseLease releases lease, bounded by Config.StoreTimeout; a failure
-// is an event.
-func (h *Hub) releaseLease(server string, lease Lease) {
+// releaseLeaseNow releases lease, bounded by Config.StoreTimeout; a
+// failure is an event.
+func (h *Hub) releaseLeaseNow(server string, lease Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
 	defer cancel()
+	h.releaseLease(ctx, server, lease)
+}
+
+// releaseLease releases lease, bounded by ctx; a failure is an event.
+func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 	if err := lease.Release(ctx); err != nil {
 		h.storeFailed("release", server, err)
 	}

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -53,6 +54,10 @@ func (h *Hub) emit(ev events.Event) {
 			h.cfg.Supervisor.Logger.Error("hub: events sink panicked", "kind", string(ev.Kind), "panic", fmt.Sprint(r))
 		}
 	}()
+	// One rule for every name an event carries: a server name is cut as
+	// an item's (events.MaxNameBytes). Add refuses longer names; a servers
+	// file's warnings still name them.
+	ev.Server = events.CutName(ev.Server)
 	h.cfg.Events.Emit(h.redact.Redact(ev))
 }
 
@@ -96,7 +101,7 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 		// What resumes the session changed: keep it.
 		if h.cfg.Store != nil {
 			if rs := sup.ResumeState(); rs != nil {
-				h.saves.put(e.name, rs, lease)
+				h.saves.put(context.Background(), e.name, rs, lease)
 			}
 		}
 	}

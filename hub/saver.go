@@ -4,77 +4,91 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// saver writes resume states to the Store off the supervisors' goroutines,
-// one write at a time, the latest per server only (a state queued replaces
-// the one still waiting). Its goroutine runs only while writes wait.
+// saver writes resume states to the Store off the supervisors' goroutines:
+// the writes of one server one at a time, in order, the latest only (a
+// state queued replaces the one still waiting); those of different servers
+// at once, so that one slow server's writes delay no other's, and the last
+// writes of many servers (Close) take one store timeout, not one each. A
+// goroutine runs per server only while its writes wait.
 type saver struct {
 	store   Store
 	timeout time.Duration
 	failed  func(op, server string, err error)
 
 	mu      sync.Mutex
-	pending map[string]write
-	order   []string
-	running bool
-	current string        // the server whose write runs ("" when none)
-	curOp   string        // its op: "save" or "delete"
-	idle    chan struct{} // closed while no write waits or runs
-	errs    []*StoreError // not yet returned by a flush
+	servers map[string]*queue // servers whose writes wait or run
+	idle    chan struct{}     // closed while no write waits or runs
+	errs    []*StoreError     // not yet returned by a flush
+}
+
+// queue is one server's writes: the one running and the next.
+type queue struct {
+	curOp string        // the running write's op: "save" or "delete" ("" when none)
+	next  *write        // waiting; nil when none
+	done  chan struct{} // closed once no write of the server waits or runs
 }
 
 // write is one queued store write: a save of rs, or a delete when rs is
 // nil; through lease (fenced) when it is not nil, else through the Store.
+// It runs bounded by the store timeout and by ctx.
 type write struct {
 	rs    *supervisor.ResumeState
 	lease Lease
+	ctx   context.Context
 }
 
 // put queues a save of rs (nil: a delete) for server, fenced by lease when
-// it is not nil.
-func (s *saver) put(server string, rs *supervisor.ResumeState, lease Lease) {
+// it is not nil, bounded by ctx as well as by the store timeout.
+func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeState, lease Lease) {
 	if s.store == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pending == nil {
-		s.pending = map[string]write{}
+	w := &write{rs: rs, lease: lease, ctx: ctx}
+	if q := s.servers[server]; q != nil {
+		q.next = w
+		return
 	}
-	if _, queued := s.pending[server]; !queued {
-		s.order = append(s.order, server)
+	if s.servers == nil {
+		s.servers = map[string]*queue{}
 	}
-	s.pending[server] = write{rs: rs, lease: lease}
-	if !s.running {
-		s.running = true
+	if len(s.servers) == 0 {
 		s.idle = make(chan struct{})
-		go s.run()
 	}
+	q := &queue{next: w, done: make(chan struct{})}
+	s.servers[server] = q
+	go s.run(server, q)
 }
 
-func (s *saver) run() {
+// run does server's writes until none is left.
+func (s *saver) run(server string, q *queue) {
 	for {
 		s.mu.Lock()
-		if len(s.order) == 0 {
-			s.running = false
-			close(s.idle)
+		w := q.next
+		if w == nil {
+			delete(s.servers, server)
+			close(q.done)
+			if len(s.servers) == 0 {
+				close(s.idle)
+			}
 			s.mu.Unlock()
 			return
 		}
-		server := s.order[0]
-		s.order = s.order[1:]
-		w := s.pending[server]
-		delete(s.pending, server)
+		q.next = nil
 		op := w.op()
-		s.current, s.curOp = server, op
+		q.curOp = op
 		s.mu.Unlock()
 
-		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		ctx, cancel := context.WithTimeout(w.ctx, s.timeout)
 		var err error
 		switch {
 		case w.rs == nil && w.lease != nil:
@@ -96,7 +110,7 @@ func (s *saver) run() {
 		}
 		// In one step, so that a flush finds the write running or its error.
 		s.mu.Lock()
-		s.current, s.curOp = "", ""
+		q.curOp = ""
 		if se != nil {
 			s.errs = append(s.errs, se)
 		}
@@ -115,23 +129,15 @@ func (w write) op() string {
 	return "save"
 }
 
-// flush waits until every queued write is done, or ctx ends, and returns
-// the write errors of server ("": of every server) not returned before,
-// joined, each a *StoreError. When ctx ends first, each of server's writes
-// not done yet is one more *StoreError wrapping ctx's error (the write
-// itself still runs, or waits its turn, bounded by the store timeout).
+// flush waits until every queued write of server ("": of every server) is
+// done, or ctx ends, and returns the write errors of server not returned
+// before, joined, each a *StoreError. When ctx ends first, each of server's
+// writes not done yet is one more *StoreError wrapping ctx's error (the
+// write itself still runs, or waits its turn, bounded by its own context).
 func (s *saver) flush(ctx context.Context, server string) error {
-	s.mu.Lock()
-	idle := s.idle
-	running := s.running
-	s.mu.Unlock()
 	var errs []error
-	if running {
-		select {
-		case <-idle:
-		case <-ctx.Done():
-			errs = s.unfinished(server, ctx.Err())
-		}
+	if !s.wait(ctx, server) {
+		errs = s.unfinished(server, ctx.Err())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,6 +153,29 @@ func (s *saver) flush(ctx context.Context, server string) error {
 	return errors.Join(errs...)
 }
 
+// wait waits until every queued write of server ("": of every server) is
+// done; false when ctx ended first.
+func (s *saver) wait(ctx context.Context, server string) bool {
+	s.mu.Lock()
+	var done chan struct{}
+	switch q := s.servers[server]; {
+	case server == "" && len(s.servers) > 0:
+		done = s.idle
+	case server != "" && q != nil:
+		done = q.done
+	}
+	s.mu.Unlock()
+	if done == nil {
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // unfinished returns a *StoreError for each write of server ("": of every
 // server) running or waiting, wrapping err.
 func (s *saver) unfinished(server string, err error) []error {
@@ -154,12 +183,16 @@ func (s *saver) unfinished(server string, err error) []error {
 	defer s.mu.Unlock()
 	cause := fmt.Errorf("not done when the wait ended: %w", err)
 	var errs []error
-	if s.current != "" && (server == "" || s.current == server) {
-		errs = append(errs, &StoreError{Op: s.curOp, Server: s.current, Err: cause})
-	}
-	for _, name := range s.order {
-		if server == "" || name == server {
-			errs = append(errs, &StoreError{Op: s.pending[name].op(), Server: name, Err: cause})
+	for _, name := range slices.Sorted(maps.Keys(s.servers)) {
+		if server != "" && name != server {
+			continue
+		}
+		q := s.servers[name]
+		if q.curOp != "" {
+			errs = append(errs, &StoreError{Op: q.curOp, Server: name, Err: cause})
+		}
+		if q.next != nil {
+			errs = append(errs, &StoreError{Op: q.next.op(), Server: name, Err: cause})
 		}
 	}
 	return errs

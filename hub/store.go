@@ -14,11 +14,12 @@ import (
 )
 
 // Store keeps one resume state per server name across runs of the host.
-// Implementations must be safe for concurrent use: the hub's writes (Save,
-// Delete) run on one goroutine of the hub, one at a time, but Load runs on
-// the goroutine that adds the server (Add, or its lease loop with a
-// Leaser), so Loads of different servers run at once and alongside a
-// write. Every call's context is bounded by Config.StoreTimeout.
+// Implementations must be safe for concurrent use: the writes (Save,
+// Delete) of one server run one at a time, in order, but those of
+// different servers run at once (Close writes every server's last state
+// together), and Load runs on the goroutine that adds the server (Add, or
+// its lease loop with a Leaser), alongside writes of other servers. Every
+// call's context is bounded by Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
 	// when there is none. A state that cannot be used is an error wrapping
@@ -76,7 +77,8 @@ const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
 // short hash when it had to be changed; see [FileStore.Path]), so two names
 // never share a file and a file copied under another server's name is
 // refused as ErrForeign. A path that is not a regular file (a named pipe, a
-// device) is refused as ErrCorrupt without waiting on it.
+// device) is refused as ErrCorrupt (and ErrNotRegularFile) without waiting
+// on it.
 // Safe for concurrent use by distinct servers.
 type FileStore struct {
 	// Dir is the directory; required.
@@ -165,14 +167,14 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 // larger than MaxBytes or is not JSON.
 func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 	var env fileEnvelope
-	f, err := openStateFile(path)
+	f, err := openRegular(path)
+	if errors.Is(err, ErrNotRegularFile) {
+		return env, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
 	if err != nil {
 		return env, err
 	}
 	defer f.Close()
-	if err := regularFile(f); err != nil {
-		return env, err
-	}
 	data, err := io.ReadAll(io.LimitReader(f, s.max()+1))
 	if err != nil {
 		return env, err
@@ -204,8 +206,29 @@ func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 	return env, nil
 }
 
-// regularFile refuses, as ErrCorrupt, an opened state file that is not a
-// regular file (a named pipe, a device, a directory, also behind a symlink).
+// ErrNotRegularFile: a file the hub reads (a FileStore state, a servers
+// file) is not a regular file: a named pipe (whose open waits for a writer
+// and whose read for its end), a device, a directory, also behind a
+// symlink. It is refused before anything is read from it.
+var ErrNotRegularFile = errors.New("hub: not a regular file")
+
+// openRegular opens path for reading without blocking, and refuses it
+// with an error wrapping ErrNotRegularFile when it is not a regular file.
+func openRegular(path string) (*os.File, error) {
+	f, err := openStateFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regularFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// regularFile refuses an opened file that is not a regular file (a named
+// pipe, a device, a directory, also behind a symlink) with an error
+// wrapping ErrNotRegularFile.
 func regularFile(f *os.File) error {
 	fi, err := f.Stat()
 	if err != nil {
@@ -214,13 +237,13 @@ func regularFile(f *os.File) error {
 	return notRegular(f.Name(), fi)
 }
 
-// notRegular is the ErrCorrupt of a path whose file fi is not a regular
-// file; nil when it is one.
+// notRegular is the error, wrapping ErrNotRegularFile, of a path whose
+// file fi is not a regular file; nil when it is one.
 func notRegular(path string, fi fs.FileInfo) error {
 	if fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is not a regular file (%s)", ErrCorrupt, path, fi.Mode().Type())
+	return fmt.Errorf("%w: %s (%s)", ErrNotRegularFile, path, fi.Mode().Type())
 }
 
 // Save writes the server's file atomically; see FileStore.

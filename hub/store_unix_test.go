@@ -30,7 +30,7 @@ func TestFileStoreRefusesWhatIsNotARegularFile(t *testing.T) {
 	for _, name := range []string{"fifo", "linked", "zero", "dir"} {
 		_, err := s.Load(ctx, name)
 		require.ErrorIs(t, err, hub.ErrCorrupt, name)
-		require.ErrorContains(t, err, "not a regular file", name)
+		require.ErrorIs(t, err, hub.ErrNotRegularFile, name)
 		var se *hub.StoreError
 		require.ErrorAs(t, err, &se, name)
 		require.Equal(t, "load", se.Op)
@@ -55,4 +55,27 @@ func TestAddWithANamedPipeForStateStartsFresh(t *testing.T) {
 	require.Equal(t, "srv", e.Server)
 	require.Equal(t, "load", e.Op)
 	require.Contains(t, e.Detail, "not a regular file")
+}
+
+// LoadServers opened the servers file as it was: a named pipe with no
+// writer held it for good (its open waits for one), /dev/zero was read to
+// the size bound. What is not a regular file is refused, as FileStore
+// refuses a state file, before anything is read: a *ConfigError wrapping
+// ErrNotRegularFile.
+func TestLoadServersRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.json")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	require.NoError(t, os.Symlink(fifo, filepath.Join(dir, "linked.json")))
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(dir, "zero.json")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "dir.json"), 0o700))
+	for _, name := range []string{"dir.json", "zero.json", "linked.json", "fifo.json"} {
+		_, err := hub.LoadServers(filepath.Join(dir, name))
+		require.ErrorIs(t, err, hub.ErrNotRegularFile, name)
+		var ce *hub.ConfigError
+		require.ErrorAs(t, err, &ce, name)
+		require.Contains(t, ce.Reason, name)
+	}
+	_, err := hub.LoadServers(filepath.Join(dir, "missing.json"))
+	require.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -17,7 +17,7 @@
 //
 // # Use
 //
-//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true}) // calls end at StoreTimeout
 //	h := hub.New(hub.Config{
 //		Store: &redisstore.Store{Client: rdb},
 //		Lease: hub.LeaseConfig{TTL: 15 * time.Second},

@@ -45,7 +45,12 @@ const MaxServerNameBytes = 256
 // use; the fields must not change after first use.
 type Store struct {
 	// Client is the Redis client (a *redis.Client, a *redis.ClusterClient,
-	// a failover client); required. The Store does not close it.
+	// a failover client); required. The Store does not close it. Give it
+	// ContextTimeoutEnabled: true, so that a call to a Redis that stopped
+	// answering ends at its context's deadline (hub.Config.StoreTimeout);
+	// without it go-redis waits for its ReadTimeout (3 s by default)
+	// instead, and the hub's Close returns at its deadline with the calls
+	// still running behind it.
 	Client redis.UniversalClient
 	// Prefix starts every key. Default DefaultPrefix.
 	Prefix string

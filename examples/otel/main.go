@@ -12,12 +12,15 @@
 // span events); a go-sdk client on mcpsup's wire layer
 // with the Observer's middleware makes the same calls under a host span
 // (spans: one per request, the verdict on the failed ones, traceparent sent
-// in _meta). Each span is printed as one JSON line as it ends, the metrics
-// as one JSON line at the end (pipe through jq to read them).
+// in _meta). Every line of the output is one JSON object (pipe it through
+// jq to read them): each span as it ends, each call's outcome
+// ({"story", "rule", "supervisor", "client"}: the two errors' texts), and
+// the metrics at the end.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -97,11 +100,29 @@ func run(ctx context.Context, w io.Writer) error {
 		params := &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: mcptest.IDArgs{ID: "x"}}
 		_, supErr := sup.CallTool(ctx, params)
 		_, cliErr := sess.ClientSession().CallTool(ctx, params)
-		fmt.Fprintf(w, "supervisor: %v\nclient: %v\n", supErr, cliErr)
+		if err := json.NewEncoder(w).Encode(outcome{Story: "S4", Rule: rule.Name, Supervisor: errText(supErr), Client: errText(cliErr)}); err != nil {
+			return err
+		}
 	}
 	story.End()
 	if err := sup.Close(); err != nil { // the sink has every event once Close returns
 		return err
 	}
 	return mp.Shutdown(ctx) // exports the metrics
+}
+
+// outcome is one line of the story's own: the errors of the supervisor's
+// and the client's call under a gateway rule.
+type outcome struct {
+	Story      string `json:"story"`
+	Rule       string `json:"rule"`
+	Supervisor string `json:"supervisor"`
+	Client     string `json:"client"`
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // The command prints the failed calls' spans with their verdicts and the
-// supervisor's metrics, as the exporters' JSON.
+// supervisor's metrics, as the exporters' JSON, and the story's own
+// outcomes as JSON too: its doc promises JSON lines for jq, and plain lines
+// among them broke the pipe.
 func TestRunPrintsSpansAndMetrics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -20,7 +22,16 @@ func TestRunPrintsSpansAndMetrics(t *testing.T) {
 
 	classes := map[string]bool{}
 	metrics := map[string]bool{}
-	for _, line := range bytes.Split(out.Bytes(), []byte("\n")) {
+	outcomes := 0
+	for _, line := range bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {
+		require.True(t, json.Valid(line), "not a JSON line: %q", line)
+		var story struct{ Story, Supervisor, Client string }
+		if json.Unmarshal(line, &story) == nil && story.Story == "S4" {
+			outcomes++
+			require.NotEmpty(t, story.Supervisor)
+			require.NotEmpty(t, story.Client)
+			continue
+		}
 		var v struct {
 			Name       string
 			Attributes []struct {
@@ -29,9 +40,7 @@ func TestRunPrintsSpansAndMetrics(t *testing.T) {
 			}
 			ScopeMetrics []struct{ Metrics []struct{ Name string } }
 		}
-		if json.Unmarshal(line, &v) != nil {
-			continue // the story's own lines
-		}
+		require.NoError(t, json.Unmarshal(line, &v))
 		if v.Name == "tools/call record" {
 			for _, a := range v.Attributes {
 				if a.Key == "error.type" {
@@ -45,6 +54,7 @@ func TestRunPrintsSpansAndMetrics(t *testing.T) {
 			}
 		}
 	}
+	require.Equal(t, 2, outcomes, "one line per rule")
 	require.Equal(t, map[string]bool{"server-error": true, "rate-limited": true}, classes)
 	for _, name := range []string{"mcpsup.connection.state", "mcpsup.calls.failed", "mcpsup.sessions.opened", "mcpsup.rate_limit.windows", "mcp.client.operation.duration"} {
 		require.True(t, metrics[name], "metric %s printed", name)

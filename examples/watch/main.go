@@ -1,9 +1,12 @@
-// Command watch supervises one MCP server (streamable HTTP) from the command
-// line: it prints every supervisor event as a timeline line as it happens and
-// lists the server's catalog whenever the connection becomes ready. With
-// -config it watches every server of an mcpServers file through one hub
-// (package hub) instead: one timeline of all their events, the merged
-// catalog's changes, and each server's health at exit.
+// Command watch supervises one MCP server (streamable HTTP, -url) from the
+// command line: it prints every supervisor event as a timeline line as it
+// happens and lists the server's catalog whenever the connection becomes
+// ready. With -config it watches every server of an mcpServers file through
+// one hub (package hub) instead, streamable HTTP ("url") and stdio
+// ("command": a process it starts and stops) entries alike: one timeline of
+// all their events, the merged catalog's changes, and each server's health
+// at exit. Every server is pinged every -keepalive, so one that dies while
+// idle leaves ready on the timeline instead of showing ready for good.
 //
 //	go run ./examples/watch -url https://example.com/mcp -resume session.json
 //	go run ./examples/watch -config mcp.json -resume states/
@@ -19,7 +22,8 @@
 //
 //	-url u                 the MCP endpoint (this or -config is required)
 //	-config file           an mcpServers file ({"mcpServers": {name: {"url": …}}}):
-//	                       watch all its streamable HTTP servers
+//	                       watch all its servers, streamable HTTP ("url") and
+//	                       stdio ("command", started as processes)
 //	-name s                the server's name in events (default: the URL's host;
 //	                       not with -config, whose file names the servers)
 //	-resume file           read a resume state at start if the file exists;
@@ -31,6 +35,9 @@
 //	-end-session           at exit, end the session (DELETE) instead of
 //	                       detaching, and remove the resume file
 //	-timeout d             stop after d (default 0: run until interrupted)
+//	-keepalive d           ping every server every d (supervisor.Config.KeepAlive;
+//	                       default 15s, 0: off): a server that died while idle
+//	                       leaves ready within three of them
 //	-http addr             serve the live HTML timeline (package
 //	                       events/htmltimeline) at http://addr/, e.g.
 //	                       127.0.0.1:8080; the page is updated as events

@@ -13,7 +13,8 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// watchMany watches every server of the -config file through one hub: one
+// watchMany watches every server of the -config file (streamable HTTP and
+// stdio entries alike) through one hub: one
 // timeline of all their events (each line names its server), the merged
 // catalog's changes, and at exit each server's health. With -resume, the
 // directory keeps one resume state per server (hub.FileStore).
@@ -44,7 +45,7 @@ func watchMany(ctx context.Context, o options, out io.Writer) (err error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	defer transport.CloseIdleConnections()
 	h := hub.New(hub.Config{
-		Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: transport}, Stream: o.stream},
+		Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: transport}, Stream: o.stream, KeepAlive: o.keepAlive},
 		Store:      store,
 		Events:     events.Multi(sinks...),
 	})

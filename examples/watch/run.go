@@ -26,11 +26,17 @@ type options struct {
 	eventsPath string
 	endSession bool
 	timeout    time.Duration
+	keepAlive  time.Duration // supervisor.Config.KeepAlive of every server
 	httpAddr   string
 	httpRemote bool
 	calls      []toolCall    // -call, in order
 	every      time.Duration // -every: the calls again after this long
 }
+
+// defaultKeepAlive is -keepalive's default: an idle server that died is
+// seen within three of them (supervisor.Config.KeepAlive), not left ready on
+// the timeline until a call or the stream's re-dial finds out.
+const defaultKeepAlive = 15 * time.Second
 
 // usageError is a bad command line (exit status 2).
 type usageError struct{ msg string }
@@ -43,13 +49,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.url, "url", "", "the MCP server's streamable HTTP endpoint (this or -config is required)")
-	fs.StringVar(&o.config, "config", "", "an mcpServers file: watch every server in it through one hub")
+	fs.StringVar(&o.config, "config", "", "an mcpServers file: watch every server in it (url and command entries) through one hub")
 	fs.StringVar(&o.name, "name", "", "the server's name in events (default: the URL's host)")
 	fs.StringVar(&o.resumePath, "resume", "", "resume state file (with -config: a directory of them): read at start if it exists, written at exit")
 	sse := fs.String("standalone-sse", "auto", "standalone SSE stream: on, off or auto")
 	fs.StringVar(&o.eventsPath, "events", "", "append every event to this file as JSON lines")
 	fs.BoolVar(&o.endSession, "end-session", false, "at exit, end the session (DELETE) and remove the resume file")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop after this long (0: run until interrupted)")
+	fs.DurationVar(&o.keepAlive, "keepalive", defaultKeepAlive, "ping each server this often, so one that died while idle leaves ready (0: off)")
 	fs.StringVar(&o.httpAddr, "http", "", "serve the live HTML timeline on this address, e.g. 127.0.0.1:8080 (loopback only unless -http-allow-remote)")
 	fs.BoolVar(&o.httpRemote, "http-allow-remote", false, "let -http listen on a non-loopback address and answer any Host")
 	fs.Func("call", "call a tool once ready: NAME or NAME={json arguments}; repeatable, in order", func(s string) error {
@@ -74,6 +81,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, &usageError{"-name names the one server of -url; with -config the file names them"}
 	case o.timeout < 0:
 		return o, &usageError{"-timeout must not be negative"}
+	case o.keepAlive < 0:
+		return o, &usageError{"-keepalive must not be negative"}
 	case o.httpRemote && o.httpAddr == "":
 		return o, &usageError{"-http-allow-remote needs -http"}
 	case o.every < 0:
@@ -181,6 +190,7 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 		HTTPClient: &http.Client{Transport: transport},
 		Resume:     rs,
 		Stream:     o.stream,
+		KeepAlive:  o.keepAlive,
 		Events:     events.Multi(sinks...),
 	})
 	if err != nil {

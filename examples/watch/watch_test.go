@@ -280,3 +280,40 @@ func TestWatchExitsWithAnErrorAfterATerminalFailure(t *testing.T) {
 	assert.Contains(t, out.String(), "no session to resume")
 	assert.NoFileExists(t, path)
 }
+
+// watch set no keepalive: a server killed while its session was idle (the
+// standalone stream off, no call) stayed ready on the timeline for good.
+// With -keepalive the ping finds it gone and the session leaves ready.
+func TestWatchKeepAliveSeesAKilledServerLeaveReady(t *testing.T) {
+	srv := newServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := newOutput()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"-url", srv.URL(), "-standalone-sse", "off", "-keepalive", "100ms"}, out, &bytes.Buffer{})
+	}()
+	out.waitFor(t, "ready: catalog")
+	srv.Close()
+	out.waitFor(t, "ready -> ")
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(bound):
+		t.Fatal("run did not return after the interrupt")
+	}
+}
+
+// -keepalive defaults to defaultKeepAlive, takes 0 for off, and refuses a
+// negative interval.
+func TestWatchKeepAliveFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-url", "http://127.0.0.1:1/mcp"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, defaultKeepAlive, o.keepAlive)
+	o, err = parseFlags([]string{"-url", "http://127.0.0.1:1/mcp", "-keepalive", "0"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Zero(t, o.keepAlive)
+	_, err = parseFlags([]string{"-url", "http://127.0.0.1:1/mcp", "-keepalive", "-1s"}, &bytes.Buffer{})
+	var ue *usageError
+	require.ErrorAs(t, err, &ue)
+}

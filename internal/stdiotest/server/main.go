@@ -23,10 +23,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,6 +44,8 @@ func main() {
 	apiKey := flag.String("api-key", "", "a credential, written on stderr before serving as a careless server logs its configuration")
 	child := flag.Bool("child", false, "start a child process in the process group")
 	sleeper := flag.Bool("sleeper", false, "be the child: block until killed")
+	barrier := flag.String("eof-barrier", "", "after stdin ends, write a file named for the pid into this directory, wait until it holds -eof-barrier-n of them, write done-<pid> and exit 0: the servers of a test stop only all together")
+	barrierN := flag.Int("eof-barrier-n", 1, "the count of -eof-barrier")
 	flag.Parse()
 
 	if *sleeper {
@@ -178,8 +182,29 @@ func main() {
 	if err != nil && !strings.Contains(err.Error(), "EOF") {
 		fmt.Fprintln(os.Stderr, "server:", err)
 	}
+	if *barrier != "" {
+		awaitBarrier(*barrier, *barrierN)
+	}
 	if *ignoreEOF {
 		select {}
+	}
+}
+
+// awaitBarrier writes this process's file into dir, waits until dir holds
+// n of them, then writes done-<pid> and exits 0.
+func awaitBarrier(dir string, n int) {
+	pid := os.Getpid()
+	if err := os.WriteFile(fmt.Sprintf("%s/eof-%d", dir, pid), nil, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "barrier:", err)
+		os.Exit(1)
+	}
+	for {
+		seen, _ := filepath.Glob(dir + "/eof-*")
+		if len(seen) >= n {
+			_ = os.WriteFile(fmt.Sprintf("%s/done-%d", dir, pid), nil, 0o600)
+			os.Exit(0)
+		}
+		time.Sleep(5 * time.Millisecond) // a process of its own: polls the directory
 	}
 }
 

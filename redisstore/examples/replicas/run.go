@@ -100,7 +100,7 @@ func failover(ctx context.Context, out io.Writer, redisAddr, url string, ttl tim
 	}
 	// A holder killed before its state is saved loses the session (the
 	// next holder starts fresh): kill a once Redis has its state.
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	if err := savedBy(ctx, rdb, "a-"); err != nil {
 		return fmt.Errorf("replica a's state: %w", err)
@@ -309,7 +309,7 @@ func replica(stdin io.Reader, stdout io.Writer) int {
 		fmt.Fprintln(os.Stderr, "replica:", err)
 		return 2
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(envRedis)})
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(envRedis), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	h := hub.New(hub.Config{
 		Store:  &redisstore.Store{Client: rdb, Holder: fmt.Sprintf("%s-%d", os.Getenv(envChild), os.Getpid())},
