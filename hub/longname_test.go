@@ -23,7 +23,10 @@ func TestLongServerNameIsRefusedAndCutInEvents(t *testing.T) {
 	long := strings.Repeat("n", 2<<20)
 	var rec bytes.Buffer
 	lines := events.NewJSONLines(&rec)
-	h := hub.New(hub.Config{Events: lines})
+	// The default naming bounds a name closer (its namespace, MaxNamespaceLen):
+	// a naming that does not spell the server's name out leaves this bound.
+	short := func(server, item string) string { return "s__" + item }
+	h := hub.New(hub.Config{Events: lines, Naming: short})
 	defer h.Close()
 
 	err := h.Add(t.Context(), hub.ServerConfig{Name: long, URL: "http://127.0.0.1:1/mcp"})
