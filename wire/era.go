@@ -68,13 +68,16 @@ func LegacyRefusal(x Exchange) bool {
 }
 
 // DiscoverOutage reports whether x, the answer to a `server/discover`,
-// says nothing about the era: no HTTP answer (refused, reset), or 408, 429
-// or a 5xx other than 501 (a gateway whose server restarts). go-sdk v1.8.0
-// falls back to `initialize` 2025-11-25 on any error of the discover
+// says nothing about the era: no HTTP answer (refused, reset), an event
+// stream that broke or ended before its response ([Exchange.StreamLost]:
+// MCP 2026-07-28 changelog item 9, "A broken response stream loses the
+// in-flight request; clients MUST re-issue it"), or 408, 429 or a 5xx
+// other than 501 (a gateway whose server restarts). go-sdk v1.8.0 falls
+// back to `initialize` 2025-11-25 on any error of the discover
 // (mcp/client.go Connect), which would take a passing outage of a
 // 2026-07-28 server for "2025 only".
 func DiscoverOutage(x Exchange) bool {
-	return x.TransportErr != nil || outageStatus(x.Status)
+	return x.TransportErr != nil || x.StreamLost || outageStatus(x.Status)
 }
 
 // ErrDiscoverOutage is matched (errors.Is) by every [*DiscoverOutageError].
@@ -116,6 +119,17 @@ func (t *Transport) noteDiscover(x Exchange) {
 	t.mu.Unlock()
 }
 
+// amendDiscover amends the kept record of the `server/discover` of
+// request id requestID with f: its event-stream answer failed after the
+// headers were recorded (see [answerStream.end]).
+func (t *Transport) amendDiscover(requestID string, f func(*Exchange)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.discover != nil && t.discover.RequestID == requestID {
+		f(t.discover)
+	}
+}
+
 // DiscoverExchange returns the record of the `server/discover` this
 // Transport sent, and whether it sent one (a 2025-era handshake and a
 // resume send none).
@@ -134,13 +148,11 @@ func (t *Transport) refuseFallback(x *Exchange) error {
 	if x.Method != methodInitialize || t.cfg.FallbackAfterOutage {
 		return nil
 	}
-	t.mu.Lock()
-	d := t.discover
-	t.mu.Unlock()
-	if d == nil || !DiscoverOutage(*d) {
+	d, ok := t.DiscoverExchange()
+	if !ok || !DiscoverOutage(d) {
 		return nil
 	}
-	err := &DiscoverOutageError{Discover: *d}
+	err := &DiscoverOutageError{Discover: d}
 	x.Local, x.TransportErr = true, err
 	return err
 }
