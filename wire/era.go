@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -154,7 +155,27 @@ func (t *Transport) refuseFallback(x *Exchange) error {
 	}
 	err := &DiscoverOutageError{Discover: d}
 	x.Local, x.TransportErr = true, err
+	t.mu.Lock()
+	t.outage = err
+	t.mu.Unlock()
 	return err
+}
+
+// handshakeError annotates the error of go-sdk's Connect with the wire
+// facts of the handshake. When the fallback `initialize` was refused after
+// a discover outage, those are the discover's, whatever go-sdk returned (a
+// handshake whose context ended returns the context's error): the
+// initialize never left, and the verdict, so the retry (a 429's
+// Retry-After), rests on what the server answered. The error wraps the
+// [*DiscoverOutageError].
+func (t *Transport) handshakeError(ctx context.Context, err error) error {
+	t.mu.Lock()
+	oe := t.outage
+	t.mu.Unlock()
+	if oe != nil {
+		return &classify.HTTPError{Exchange: oe.Discover, Err: oe}
+	}
+	return Annotate(ctx, err)
 }
 
 // resumesStreams reports whether a request sent with protocol version v
