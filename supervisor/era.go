@@ -17,10 +17,11 @@ import (
 const DefaultEraReprobe = 10 * time.Minute
 
 // maxDiscoverOutages is how many handshakes in a row may fail because their
-// `server/discover` met an outage (no answer, 408, 429, a 5xx but 501)
-// before the next one lets go-sdk fall back to `initialize`: a passing
-// outage of a 2026-07-28 server is retried on the backoff, while a 2025-era
-// server that answers the unknown method with a 5xx still connects.
+// `server/discover` met an outage (wire.DiscoverOutage: no answer, an
+// answer stream lost before its response, 408, 429, a 5xx but 501) before
+// the next one lets go-sdk fall back to `initialize`: a passing outage of a
+// 2026-07-28 server is retried on the backoff, while a 2025-era server that
+// answers the unknown method with a 5xx still connects.
 const maxDiscoverOutages = 3
 
 // eraMemory is the one owner of the era decision of a supervisor: which

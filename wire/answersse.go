@@ -534,11 +534,15 @@ func (s *answerStream) lose(problem string, cause error) {
 func (s *answerStream) end(problem string, mark func(*Exchange)) {
 	_ = s.body.Close()
 	s.ended = true
+	amend := func(x *Exchange) {
+		x.Rewritten, x.Problem = true, problem
+		mark(x)
+	}
 	if s.rec != nil {
-		s.rec.amend(func(x *Exchange) {
-			x.Rewritten, x.Problem = true, problem
-			mark(x)
-		})
+		s.rec.amend(amend)
+	}
+	if s.method == methodDiscover {
+		s.t.amendDiscover(s.requestID, amend) // era.go: the era is judged on how the discover ended
 	}
 	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
 		"method", s.method, "problem", problem)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -68,13 +69,16 @@ func LegacyRefusal(x Exchange) bool {
 }
 
 // DiscoverOutage reports whether x, the answer to a `server/discover`,
-// says nothing about the era: no HTTP answer (refused, reset), or 408, 429
-// or a 5xx other than 501 (a gateway whose server restarts). go-sdk v1.8.0
-// falls back to `initialize` 2025-11-25 on any error of the discover
+// says nothing about the era: no HTTP answer (refused, reset), an event
+// stream that broke or ended before its response ([Exchange.StreamLost]:
+// MCP 2026-07-28 changelog item 9, "A broken response stream loses the
+// in-flight request; clients MUST re-issue it"), or 408, 429 or a 5xx
+// other than 501 (a gateway whose server restarts). go-sdk v1.8.0 falls
+// back to `initialize` 2025-11-25 on any error of the discover
 // (mcp/client.go Connect), which would take a passing outage of a
 // 2026-07-28 server for "2025 only".
 func DiscoverOutage(x Exchange) bool {
-	return x.TransportErr != nil || outageStatus(x.Status)
+	return x.TransportErr != nil || x.StreamLost || outageStatus(x.Status)
 }
 
 // ErrDiscoverOutage is matched (errors.Is) by every [*DiscoverOutageError].
@@ -116,6 +120,17 @@ func (t *Transport) noteDiscover(x Exchange) {
 	t.mu.Unlock()
 }
 
+// amendDiscover amends the kept record of the `server/discover` of
+// request id requestID with f: its event-stream answer failed after the
+// headers were recorded (see [answerStream.end]).
+func (t *Transport) amendDiscover(requestID string, f func(*Exchange)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.discover != nil && t.discover.RequestID == requestID {
+		f(t.discover)
+	}
+}
+
 // DiscoverExchange returns the record of the `server/discover` this
 // Transport sent, and whether it sent one (a 2025-era handshake and a
 // resume send none).
@@ -134,15 +149,33 @@ func (t *Transport) refuseFallback(x *Exchange) error {
 	if x.Method != methodInitialize || t.cfg.FallbackAfterOutage {
 		return nil
 	}
-	t.mu.Lock()
-	d := t.discover
-	t.mu.Unlock()
-	if d == nil || !DiscoverOutage(*d) {
+	d, ok := t.DiscoverExchange()
+	if !ok || !DiscoverOutage(d) {
 		return nil
 	}
-	err := &DiscoverOutageError{Discover: *d}
+	err := &DiscoverOutageError{Discover: d}
 	x.Local, x.TransportErr = true, err
+	t.mu.Lock()
+	t.outage = err
+	t.mu.Unlock()
 	return err
+}
+
+// handshakeError annotates the error of go-sdk's Connect with the wire
+// facts of the handshake. When the fallback `initialize` was refused after
+// a discover outage, those are the discover's, whatever go-sdk returned (a
+// handshake whose context ended returns the context's error): the
+// initialize never left, and the verdict, so the retry (a 429's
+// Retry-After), rests on what the server answered. The error wraps the
+// [*DiscoverOutageError].
+func (t *Transport) handshakeError(ctx context.Context, err error) error {
+	t.mu.Lock()
+	oe := t.outage
+	t.mu.Unlock()
+	if oe != nil {
+		return &classify.HTTPError{Exchange: oe.Discover, Err: oe}
+	}
+	return Annotate(ctx, err)
 }
 
 // resumesStreams reports whether a request sent with protocol version v

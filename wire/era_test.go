@@ -177,3 +177,44 @@ func TestListenIsReSentWhenItEnds(t *testing.T) {
 	callEcho(t, s.ClientSession())
 	require.Empty(t, attempted, "the third listen lives")
 }
+
+// A handshake whose discover met an outage fails with the discover's facts,
+// not those of the fallback initialize refused unsent: a 429's status,
+// Retry-After and method decide the verdict (so the retry waits for
+// Retry-After, RFC 9110 section 10.2.3), and a discover held until the
+// handshake's context ended is a timeout of server/discover, an outage as
+// errors.Is tells, though go-sdk returns the context's error.
+func TestDiscoverOutageErrorCarriesTheDiscoversFacts(t *testing.T) {
+	g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: true})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "server/discover" {
+			return false
+		}
+		writeFault(w, http.StatusTooManyRequests, "text/plain", "slow down", map[string]string{"Retry-After": "3"})
+		return true
+	})
+	_, err := open2026(t, url, wire.Options{})
+	require.ErrorIs(t, err, wire.ErrDiscoverOutage)
+	v := classify.Classify(context.Background(), err)
+	require.Equal(t, classify.RateLimited, v.Class, "%v", v)
+	require.Equal(t, http.StatusTooManyRequests, v.HTTPStatus)
+	require.Equal(t, 3*time.Second, v.RetryAfter)
+	require.Equal(t, "server/discover", v.Method)
+	require.Zero(t, g.count("POST", "initialize"))
+
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "server/discover" {
+			return false
+		}
+		<-r.Context().Done() // held until the client gives up
+		return true
+	})
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 200*time.Millisecond, classify.ErrDeadline)
+	defer cancel()
+	_, err = wire.Open(ctx, wire.Options{Endpoint: url, Era: wire.Era20260728})
+	require.ErrorIs(t, err, wire.ErrDiscoverOutage)
+	v = classify.Classify(context.Background(), err)
+	require.Equal(t, classify.Timeout, v.Class, "%v", v)
+	require.Equal(t, "server/discover", v.Method)
+	require.Zero(t, g.count("POST", "initialize"))
+}

@@ -101,8 +101,11 @@ type Session struct {
 // id that is not visible ASCII, or longer than [MaxSessionIDLen], fails the
 // handshake before go-sdk adopts it, with an error that unwraps to a
 // *[StateError] naming Mcp-Session-Id and classifies as protocol; the
-// session the server created is ended with one DELETE, best effort. Other
-// errors are go-sdk's, annotated with the handshake's wire facts (see
+// session the server created is ended with one DELETE, best effort. A
+// handshake whose `server/discover` met an outage, go-sdk's fallback
+// refused, fails with a *classify.HTTPError carrying the discover's record
+// (its status, Retry-After, method) and wrapping the [*DiscoverOutageError].
+// Other errors are go-sdk's, annotated with the handshake's wire facts (see
 // [Annotate]). Redirects are never followed (the host's CheckRedirect is
 // replaced for these requests).
 func Open(ctx context.Context, opts Options) (*Session, error) {
@@ -186,7 +189,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	defer release()
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		err = Annotate(ctx, err)
+		err = t.handshakeError(ctx, err) // era.go
 		t.mu.Lock()
 		refused := t.refused
 		t.mu.Unlock()

@@ -235,6 +235,9 @@ type Transport struct {
 	detached  bool        // DELETE answered locally: detached, or the session is gone
 	handshook bool        // a handshake succeeded
 	declined  bool        // the server declined the push stream (StreamDeclined)
+	// outage is the refusal of go-sdk's fallback initialize after a discover
+	// outage (era.go), nil when none.
+	outage *DiscoverOutageError
 
 	idShift  atomic.Int64 // added to go-sdk's request ids on the wire (idshift.go); 0 on a fresh session
 	answered answeredIDs  // requests whose whole answer came with the response
