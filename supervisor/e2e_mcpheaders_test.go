@@ -62,6 +62,29 @@ func TestE2EUnreachableHeaderAnnotationExcludesTheTool(t *testing.T) {
 	require.ErrorIs(t, err, supervisor.ErrUnknownTool, "an excluded tool is not called")
 }
 
+// streamable-http.mdx, Schema Extension: "An x-mcp-header annotation
+// anywhere else makes the annotation — and thus the tool definition —
+// invalid ... the client MUST exclude the invalid tool from the result of
+// tools/list". A sub-schema under $defs, definitions or patternProperties
+// named default, enum or const is a schema, not data: its tool stayed in
+// the catalog. Served by a go-sdk 2026-07-28 server.
+func TestE2EHeaderAnnotationInANamedSubschemaExcludesTheTool(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "h", Version: "1"}, nil)
+	addRawTool(srv, "plain", `{"type":"object","properties":{"a":{"type":"string"}}}`)
+	addRawTool(srv, "prop-named-default", `{"type":"object","properties":{"default":{"type":"string","x-mcp-header":"D"}}}`)
+	addRawTool(srv, "defs-default", `{"type":"object","$defs":{"default":{"type":"string","x-mcp-header":"H1"}}}`)
+	addRawTool(srv, "definitions-enum", `{"type":"object","definitions":{"enum":{"type":"string","x-mcp-header":"H2"}}}`)
+	addRawTool(srv, "patternproperties-const", `{"type":"object","patternProperties":{"const":{"type":"string","x-mcp-header":"H3"}}}`)
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ts.Close)
+
+	sup, ctx := readyOn(t, ts, mcp.ClientOptions{})
+	require.Equal(t, "2026-07-28", sup.ResumeState().ProtocolVersion)
+	require.Equal(t, []string{"plain", "prop-named-default"}, catalogNames(sup))
+	_, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "defs-default"})
+	require.ErrorIs(t, err, supervisor.ErrUnknownTool, "an excluded tool is not called")
+}
+
 // streamable-http.mdx, Standard Request Headers: "If the Mcp-Name source
 // value cannot be safely represented as a plain ASCII header value,
 // clients MUST encode it using the Base64 sentinel format"; Value Encoding:

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -156,4 +158,93 @@ func TestE2EUndeclaredInputRequestNamesTheHandler(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "hello ann", res.Content[0].(*mcp.TextContent).Text)
 	require.Equal(t, int64(2), calls2.Load())
+}
+
+// stateServer is a 2026-07-28 go-sdk server with one tool "t" that answers
+// a tools/call carrying no requestState (every tools/call when always) with
+// an input_required result holding requestState "abc" alone, and any other
+// with "state " and the requestState it got. It records the requestState
+// of each tools/call it receives ("" when none).
+func stateServer(t *testing.T, always bool) (*httptest.Server, func() []string) {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "st", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "t"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "state " + req.Params.RequestState}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	var mu sync.Mutex
+	var states []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				RequestState string `json:"requestState"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+			mu.Lock()
+			states = append(states, msg.Params.RequestState)
+			mu.Unlock()
+			if always || msg.Params.RequestState == "" {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"resultType":"input_required","requestState":"abc"}}`))
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(states)
+	}
+}
+
+// mrtr.mdx, Client Requirements: an InputRequiredResult without
+// inputRequests lets "the client ... retry the original request
+// immediately", and "If an InputRequiredResult contains the requestState
+// field, the client MUST echo back the exact value of that field when
+// retrying". go-sdk v1.8.0 re-sent only for inputRequests, so the interim
+// result {"resultType":"input_required","requestState":"abc"} reached the
+// host as the tool's success after one tools/call. Now the call is re-sent
+// with the state and the host gets the final result; a server that answers
+// so forever fails the call after go-sdk's three load-shedding rounds.
+func TestE2EInputRequiredWithRequestStateAloneIsRetriedWithTheState(t *testing.T) {
+	ts, states := stateServer(t, false)
+	sup, ctx := readyOn(t, ts, mcp.ClientOptions{})
+	require.Equal(t, "2026-07-28", sup.ResumeState().ProtocolVersion)
+	res, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "t"})
+	require.NoError(t, err)
+	require.Equal(t, "state abc", res.Content[0].(*mcp.TextContent).Text)
+	require.False(t, res.NeedsInput(), "the final result, not the interim one")
+	require.Equal(t, []string{"", "abc"}, states(), "re-sent once, echoing the state")
+
+	ts2, states2 := stateServer(t, true)
+	sup2, ctx2 := readyOn(t, ts2, mcp.ClientOptions{})
+	res, err = sup2.CallTool(ctx2, &mcp.CallToolParams{Name: "t"})
+	require.Error(t, err, "an interim result is never the call's success: %+v", res)
+	require.Equal(t, []string{"", "abc", "abc"}, states2(), "bounded: go-sdk's maxLoadSheddingMultiRoundTripRetries")
+	require.Equal(t, supervisor.Ready, sup2.State())
+}
+
+// mrtr.mdx: "Servers MUST include at least one of inputRequests or
+// requestState in every InputRequiredResult". One with neither reached the
+// host as the tool's success; it is the server's protocol error naming
+// what is missing, after one tools/call.
+func TestE2EInputRequiredWithNeitherIsAProtocolError(t *testing.T) {
+	ts, calls := resultServer(t, true, `{"resultType":"input_required"}`)
+	sup, ctx := readyOn(t, ts, mcp.ClientOptions{})
+	_, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "t"})
+	var ce *supervisor.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.Protocol, ce.Verdict.Class, "%v", err)
+	var he *classify.HTTPError
+	require.ErrorAs(t, err, &he)
+	require.Equal(t, `resultType "input_required" holds neither inputRequests nor requestState`, he.Problem)
+	require.Equal(t, int64(1), calls.Load())
+	require.Equal(t, supervisor.Ready, sup.State())
 }

@@ -135,23 +135,41 @@ func mayHoldHeaderAnnotation(result []byte) bool {
 // of properties keys", never through items, oneOf, anyOf, allOf, not,
 // if/then/else or $ref); its value is a non-empty HTTP token (RFC 9110
 // section 5.1, 1*tchar), case-insensitively unique in the schema; and the
-// property's type is integer, string or boolean.
+// property's type is integer, string or boolean. "An x-mcp-header
+// annotation anywhere else makes the annotation — and thus the tool
+// definition — invalid": one in a sub-schema of $defs, patternProperties
+// or any other applicator, or in the value of a keyword that is not JSON
+// Schema's, is one.
 func headerAnnotationsValid(schema any) error {
 	seen := map[string]bool{}
-	return walkAnnotations(schema, "", true, false, seen)
+	return walkSchema(schema, "", true, false, seen)
 }
 
-// dataKeywords hold instances, not schemas: an `x-mcp-header` key in them is
-// data.
-var dataKeywords = map[string]bool{"default": true, "const": true, "enum": true, "examples": true}
+// The keywords of a schema object (JSON Schema 2020-12, and draft-07's
+// definitions, dependencies and additionalItems) by what their value holds.
+var (
+	// dataKeywords hold instances, not schemas: an `x-mcp-header` key in
+	// them is data.
+	dataKeywords = map[string]bool{"default": true, "const": true, "enum": true, "examples": true}
+	// schemaMapKeywords map names the server chose to schemas: a name is
+	// never a keyword, so a sub-schema named "default" is a schema.
+	schemaMapKeywords = map[string]bool{"properties": true, "patternProperties": true, "$defs": true,
+		"definitions": true, "dependentSchemas": true, "dependencies": true}
+	// schemaKeywords hold a schema or an array of schemas.
+	schemaKeywords = map[string]bool{"items": true, "prefixItems": true, "additionalItems": true,
+		"additionalProperties": true, "unevaluatedItems": true, "unevaluatedProperties": true,
+		"propertyNames": true, "contains": true, "not": true, "if": true, "then": true, "else": true,
+		"allOf": true, "anyOf": true, "oneOf": true, "contentSchema": true}
+)
 
-// walkAnnotations checks node at path: static says every step to it was a
-// `properties` key, property that node is a property's schema.
-func walkAnnotations(node any, path string, static, property bool, seen map[string]bool) error {
+// walkSchema checks the schema (or array of schemas) node at path: static
+// says every step to it was a `properties` key, property that node is a
+// property's schema. Only a schema object's own keys are keywords.
+func walkSchema(node any, path string, static, property bool, seen map[string]bool) error {
 	switch n := node.(type) {
 	case []any:
 		for i, v := range n {
-			if err := walkAnnotations(v, fmt.Sprintf("%s[%d]", path, i), false, false, seen); err != nil {
+			if err := walkSchema(v, fmt.Sprintf("%s[%d]", path, i), false, false, seen); err != nil {
 				return err
 			}
 		}
@@ -161,35 +179,71 @@ func walkAnnotations(node any, path string, static, property bool, seen map[stri
 				return err
 			}
 		}
-		keys := make([]string, 0, len(n))
-		for k := range n {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys) // one schema, one reason
-		for _, k := range keys {
-			if dataKeywords[k] || k == "x-mcp-header" {
-				continue
+		for _, k := range sortedKeys(n) { // one schema, one reason
+			var err error
+			switch {
+			case dataKeywords[k] || k == "x-mcp-header":
+			case schemaMapKeywords[k]:
+				err = walkNamedSchemas(n[k], joinPath(path, k), static && k == "properties", k == "properties", seen)
+			case schemaKeywords[k]:
+				err = walkSchema(n[k], joinPath(path, k), false, false, seen)
+			default:
+				err = walkOther(n[k], joinPath(path, k), seen)
 			}
-			if k == "properties" {
-				props, _ := n[k].(map[string]any)
-				names := make([]string, 0, len(props))
-				for name := range props {
-					names = append(names, name)
-				}
-				sort.Strings(names)
-				for _, name := range names {
-					if err := walkAnnotations(props[name], joinPath(path, "properties", name), static, true, seen); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if err := walkAnnotations(n[k], joinPath(path, k), false, false, seen); err != nil {
+			if err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// walkNamedSchemas checks each schema of a map of named schemas at path,
+// the value of a schemaMapKeywords keyword; static and property as for
+// walkSchema, of its members.
+func walkNamedSchemas(node any, path string, static, property bool, seen map[string]bool) error {
+	named, _ := node.(map[string]any)
+	for _, name := range sortedKeys(named) {
+		if err := walkSchema(named[name], joinPath(path, name), static, property, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkOther checks the value of a keyword that holds no schema, or one
+// that is not JSON Schema's: no step in it is a properties key, so an
+// `x-mcp-header` key at any depth is an annotation not statically
+// reachable.
+func walkOther(node any, path string, seen map[string]bool) error {
+	switch n := node.(type) {
+	case []any:
+		for i, v := range n {
+			if err := walkOther(v, fmt.Sprintf("%s[%d]", path, i), seen); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		if h, ok := n["x-mcp-header"]; ok {
+			return annotationValid(n, h, path, false, seen)
+		}
+		for _, k := range sortedKeys(n) {
+			if err := walkOther(n[k], joinPath(path, k), seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sortedKeys returns m's keys in order (nil m: none).
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func joinPath(path string, steps ...string) string {

@@ -54,7 +54,18 @@ var inputCapability = map[string][2]string{
 //     `_meta`, sent by go-sdk on every 2026-07-28 request) do not declare:
 //     go-sdk would refuse that input itself and report its own -32602 as if
 //     the server had answered it. The problem names the capability and the
-//     handler that declares it.
+//     handler that declares it;
+//   - an input_required result with neither inputRequests nor requestState
+//     is a problem (mrtr.mdx: "Servers MUST include at least one of
+//     inputRequests or requestState in every InputRequiredResult");
+//   - one with requestState alone gets an empty inputRequests (changed
+//     reports it): the client "MAY retry the original request immediately"
+//     and "MUST echo back the exact value" of requestState (mrtr.mdx, Client
+//     Requirements), which go-sdk does for an empty inputRequests, its
+//     load-shedding answer: it re-sends the request with the state at once,
+//     at most three times in a row (maxLoadSheddingMultiRoundTripRetries),
+//     then fails the call. Without inputRequests go-sdk handed the interim
+//     result to the caller as the call's success.
 //
 // A result whose fields go-sdk could not decode is left to go-sdk.
 func checkResultType(req *http.Request, method string, r *jsonrpc.Response) (problem string, changed bool) {
@@ -94,11 +105,17 @@ func checkResultType(req *http.Request, method string, r *jsonrpc.Response) (pro
 		if !mrtrMethods[method] {
 			return fmt.Sprintf("resultType %q answers %s, which takes no input_required result", rt, method), false
 		}
-		var reqs map[string]json.RawMessage
-		if present(v.InputRequests) && json.Unmarshal(v.InputRequests, &reqs) != nil {
-			return "", false // go-sdk fails it itself
+		switch {
+		case present(v.InputRequests):
+			var reqs map[string]json.RawMessage
+			if json.Unmarshal(v.InputRequests, &reqs) != nil {
+				return "", false // go-sdk fails it itself
+			}
+			return inputProblem(req, reqs), false
+		case present(v.RequestState):
+			return "", retryWithState(r)
 		}
-		return inputProblem(req, reqs), false
+		return fmt.Sprintf("resultType %q holds neither inputRequests nor requestState", rt), false
 	}
 	return fmt.Sprintf("resultType %.64q is neither %q nor %q", rt, resultComplete, resultInputRequired), false
 }
@@ -130,12 +147,31 @@ func plainlyComplete(result []byte) bool {
 // dropInputFields removes inputRequests and requestState from r's result;
 // it reports whether the result changed.
 func dropInputFields(r *jsonrpc.Response) bool {
+	return editResult(r, func(fields map[string]json.RawMessage) {
+		delete(fields, "inputRequests")
+		delete(fields, "requestState")
+	})
+}
+
+// retryWithState gives r's input_required result, which holds a
+// requestState and no inputRequests, an empty inputRequests: go-sdk
+// re-sends the request with the state (see [checkResultType]). It reports
+// whether the result changed.
+func retryWithState(r *jsonrpc.Response) bool {
+	return editResult(r, func(fields map[string]json.RawMessage) {
+		fields["inputRequests"] = json.RawMessage(`{}`)
+	})
+}
+
+// editResult applies edit to the members of r's result, an object; it
+// reports whether the result changed (false: not an object, left as it
+// came).
+func editResult(r *jsonrpc.Response, edit func(fields map[string]json.RawMessage)) bool {
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(r.Result, &fields) != nil {
+	if json.Unmarshal(r.Result, &fields) != nil || fields == nil {
 		return false
 	}
-	delete(fields, "inputRequests")
-	delete(fields, "requestState")
+	edit(fields)
 	b, err := json.Marshal(fields)
 	if err != nil {
 		return false

@@ -35,18 +35,51 @@ func TestCheckResultType(t *testing.T) {
 			`inputRequests "x" asks "x/y", not elicitation/create, sampling/createMessage or roots/list`, ""},
 		{"2025 request: capabilities unknown", "tools/call", noCaps, `{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create"}}}`, "", ""},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", bytes.NewReader([]byte(c.req)))
-			require.NoError(t, err)
-			r := &jsonrpc.Response{Result: []byte(c.result)}
-			problem, changed := checkResultType(req, c.method, r)
-			require.Equal(t, c.problem, problem)
-			require.Equal(t, c.want != "", changed)
-			if changed {
-				require.JSONEq(t, c.want, string(r.Result))
-			} else {
-				require.Equal(t, c.result, string(r.Result), "untouched")
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { requireResultType(t, c.method, c.req, c.result, c.problem, c.want) })
+	}
+}
+
+// mrtr.mdx, Server Requirements: "Servers MUST include at least one of
+// inputRequests or requestState in every InputRequiredResult"; Client
+// Requirements: without inputRequests "the client MAY retry the original
+// request immediately", and it "MUST echo back the exact value" of
+// requestState. go-sdk v1.8.0 re-sends only for an inputRequests that is
+// there, so both results below reached the caller as the call's success:
+// the one with neither is refused, the one with requestState alone gets
+// the empty inputRequests go-sdk re-sends for.
+func TestInputRequiredWithoutInputRequests(t *testing.T) {
+	const req = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, c := range []struct {
+		name, method, result, problem, want string
+	}{
+		{"neither", "tools/call", `{"resultType":"input_required"}`,
+			`resultType "input_required" holds neither inputRequests nor requestState`, ""},
+		{"both null", "resources/read", `{"resultType":"input_required","inputRequests":null,"requestState":null}`,
+			`resultType "input_required" holds neither inputRequests nor requestState`, ""},
+		{"state alone", "tools/call", `{"resultType":"input_required","requestState":"abc"}`,
+			"", `{"resultType":"input_required","requestState":"abc","inputRequests":{}}`},
+		{"state, inputRequests null", "prompts/get", `{"resultType":"input_required","inputRequests":null,"requestState":"abc"}`,
+			"", `{"resultType":"input_required","requestState":"abc","inputRequests":{}}`},
+		{"empty inputRequests: go-sdk's load shedding", "tools/call", `{"resultType":"input_required","inputRequests":{}}`, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) { requireResultType(t, c.method, req, c.result, c.problem, c.want) })
+	}
+}
+
+// requireResultType runs checkResultType on result, the answer to the
+// request body req of method: problem is the one it must find ("" none),
+// want the result go-sdk must get when it changes ("" unchanged).
+func requireResultType(t *testing.T, method, req, result, problem, want string) {
+	t.Helper()
+	hr, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", bytes.NewReader([]byte(req)))
+	require.NoError(t, err)
+	r := &jsonrpc.Response{Result: []byte(result)}
+	gotProblem, changed := checkResultType(hr, method, r)
+	require.Equal(t, problem, gotProblem)
+	require.Equal(t, want != "", changed)
+	if changed {
+		require.JSONEq(t, want, string(r.Result))
+	} else {
+		require.Equal(t, result, string(r.Result), "untouched")
 	}
 }
