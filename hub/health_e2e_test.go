@@ -64,7 +64,7 @@ func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 // masked where the supervisor makes the text, so neither the supervisor's
 // error the host finds with errors.As nor Health's verdict holds it.
 func TestHealthVerdictMasksTheServersHeaderValues(t *testing.T) {
-	const token = "Vb7nQ2xR9kL4mT6wZ3pH8cJ5" // no credential word near it: only the registration masks it
+	const token = "Vb7nQ2xR9kL4mT6wZ3pH8cJ5"   // no credential word near it: only the registration masks it
 	const fromEnv = "Qw8eRt5yUi2oPa7sDf4gHj9k" // a ${NAME} reference's value: the value sent is the secret
 	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
 	f.servers["a"].Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/call"},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"maps"
 	"os"
@@ -202,7 +201,7 @@ type Hub struct {
 
 	mu       sync.Mutex
 	servers  map[string]*entry
-	adding   map[string]bool
+	taken    takenNames // the servers' names and those being added
 	closed   bool
 	changed  chan struct{} // closed and replaced on every state change
 	pending  []startJob    // waiting to start
@@ -279,7 +278,7 @@ type startJob struct {
 func New(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	life, end := context.WithCancel(context.Background())
-	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, adding: map[string]bool{}, changed: make(chan struct{})}
+	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{})}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
 	h.leaser, _ = cfg.Store.(Leaser)
 	h.tools = newMerged(cfg.Naming, func(t *mcp.Tool) string { return t.Name }, masked(h, func(t *mcp.Tool) string { return t.Name }),
@@ -356,25 +355,27 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	if err != nil {
 		return fail(err)
 	}
+	ns, err := namespace(h.cfg.Naming, sc.Name)
+	if err != nil {
+		return fail(err)
+	}
 	h.mu.Lock()
-	switch {
-	case h.closed:
+	if h.closed {
 		h.mu.Unlock()
 		return fail(ErrClosed)
-	case h.servers[sc.Name] != nil || h.adding[sc.Name]:
-		h.mu.Unlock()
-		return fail(ErrDuplicate)
 	}
-	if err := checkNamespace(h.cfg.Naming, sc.Name, h.namesLocked()); err != nil {
+	if err := h.taken.take(sc.Name, ns); err != nil {
 		h.mu.Unlock()
 		return fail(err)
 	}
-	h.adding[sc.Name] = true
 	h.mu.Unlock()
+	added := false
 	defer func() {
-		h.mu.Lock()
-		delete(h.adding, sc.Name)
-		h.mu.Unlock()
+		if !added {
+			h.mu.Lock()
+			h.taken.free(sc.Name)
+			h.mu.Unlock()
+		}
 	}()
 
 	h.redact.AddEndpointSecrets(sc.URL)
@@ -419,6 +420,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		return fail(ErrClosed)
 	}
 	h.servers[sc.Name] = e
+	added = true
 	h.notifyLocked()
 	h.mu.Unlock()
 	// Announced before it starts, so its own events follow.
@@ -615,6 +617,7 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	e := h.servers[name]
 	delete(h.servers, name)
 	if e != nil {
+		h.taken.free(name)
 		h.notifyLocked()
 	}
 	h.mu.Unlock()
@@ -750,22 +753,6 @@ func (h *Hub) Supervisor(name string) *supervisor.Supervisor {
 		return e.current()
 	}
 	return nil
-}
-
-// namesLocked yields the servers in the hub and those being added.
-func (h *Hub) namesLocked() iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for n := range h.servers {
-			if !yield(n) {
-				return
-			}
-		}
-		for n := range h.adding {
-			if !yield(n) {
-				return
-			}
-		}
-	}
 }
 
 func (h *Hub) entry(name string) *entry {
