@@ -134,7 +134,8 @@ func (c Config) withDefaults() Config {
 var (
 	// ErrClosed: the hub was closed or detached.
 	ErrClosed = errors.New("hub: closed")
-	// ErrDuplicate: a server of that name is already in the hub.
+	// ErrDuplicate: a server of that name is already in the hub, being
+	// added, or being removed (its Remove has not returned).
 	ErrDuplicate = errors.New("hub: server already added")
 	// ErrUnknownServer: no server of that name is in the hub.
 	ErrUnknownServer = errors.New("hub: unknown server")
@@ -201,7 +202,7 @@ type Hub struct {
 
 	mu       sync.Mutex
 	servers  map[string]*entry
-	taken    takenNames // the servers' names and those being added
+	taken    takenNames // the servers' names and those being added or removed
 	closed   bool
 	changed  chan struct{} // closed and replaced on every state change
 	pending  []startJob    // waiting to start
@@ -611,19 +612,28 @@ const (
 // (which still runs, within Config.StoreTimeout); or it is a *ServerError
 // wrapping ErrUnknownServer. With a Leaser, the writes are fenced by the
 // server's lease (none when this replica is standby) and the lease is
-// released after them, within Config.StoreTimeout.
+// released after them, within Config.StoreTimeout. The name stays taken
+// until Remove returns (an Add of it meanwhile is ErrDuplicate), so that
+// nothing of the removed server reaches one added again under its name.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]
 	delete(h.servers, name)
 	if e != nil {
-		h.taken.free(name)
 		h.notifyLocked()
 	}
 	h.mu.Unlock()
 	if e == nil {
 		return &ServerError{Server: name, Err: ErrUnknownServer}
 	}
+	// The name is freed last: the removed server's last work (its items
+	// leaving the merged catalog, its store write) is done by name, and
+	// would reach a server added again under it meanwhile.
+	defer func() {
+		h.mu.Lock()
+		h.taken.free(name)
+		h.mu.Unlock()
+	}()
 	last := h.leave(e, leave)
 	h.emit(events.Event{Kind: KindServerRemoved, Server: name})
 	// The write runs within its own StoreTimeout, also past ctx.
