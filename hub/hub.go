@@ -28,7 +28,9 @@ type Config struct {
 	// (backoff, timeouts, stream policy, clock, HTTP client ...). Per
 	// server, the hub sets Name (the server's name), Endpoint (its URL) or
 	// Command (its command, args, env and cwd, on the template Command's
-	// grace periods and bounds, when it has one), Resume (from Store),
+	// grace periods and bounds, when it has one, its Inherit withholding
+	// the variables the servers' headers reference: see
+	// ServerConfig.Headers), Resume (from Store),
 	// Events (the hub's sink), OAuthHandler (Credentials') and, when the
 	// server has headers, HTTPClient (a copy of the template's whose
 	// transport adds them); Logger is wrapped to mask the headers and env
@@ -195,6 +197,7 @@ func (e *ServerError) Unwrap() error { return e.Err }
 type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values
+	creds  credentialVars  // the variables the servers' headers reference
 	life   context.Context // ends on Close or Detach: stops the starters
 	end    context.CancelFunc
 	saves  *saver
@@ -316,6 +319,12 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 	for _, w := range f.Warnings {
 		h.emit(events.Event{Kind: KindConfigWarning, Server: w.Server, Detail: w.String()})
 	}
+	// Every entry's credentials first (also those not added now): a stdio
+	// server added, and started, before the server whose header names a
+	// variable does not inherit it.
+	for _, sc := range slices.Concat(f.Servers, f.Unsupported, f.Disabled) {
+		h.creds.note(sc)
+	}
 	var errs []error
 	for _, sc := range f.Servers {
 		if err := h.Add(ctx, sc); err != nil {
@@ -352,6 +361,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	if h.cfg.Supervisor.OAuthHandler != nil {
 		return fail(ErrSharedCredential)
 	}
+	h.creds.note(sc)
 	headers, took, err := expandHeaders(sc.Headers, h.cfg.LookupEnv)
 	if err != nil {
 		return fail(err)
@@ -531,6 +541,9 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	c.Name = e.name
 	c.Endpoint = e.sc.URL
 	c.Command = e.sc.command(c.Command)
+	if c.Command != nil {
+		c.Command.Inherit = h.creds.inherit(c.Command.Inherit)
+	}
 	c.Resume = rs
 	c.Logger = slog.New(events.RedactingHandler(&h.redact, c.Logger.Handler()))
 	if h.cfg.ServerMiddleware != nil {
