@@ -85,10 +85,11 @@ func namespace(naming Naming, server string) (string, error) {
 
 // takenNames are the server names no Add may take (those in the hub, being
 // added or being removed), each with its namespace, and checks a new one
-// against them all in O(len(namespace)·log n): a namespace that begins the
-// new one is one of its prefixes, looked up in a map; one that the new one
-// begins sorts first among those after it. The zero value is empty; the
-// hub's mutex guards it.
+// against them all without visiting each: a namespace that begins the new
+// one is one of its prefixes (at most MaxNamespaceLen map look-ups); one
+// that the new one begins sorts first among those after it (a binary
+// search). Taking one also moves the sorted slice's tail (one memmove).
+// The zero value is empty; the hub's mutex guards it.
 type takenNames struct {
 	space  map[string]string // server -> its namespace
 	owner  map[string]string // namespace -> its server
