@@ -58,7 +58,8 @@ func isHashedID(s string) bool {
 //     (see [Redactor.Text]): hashed;
 //   - registered secrets ([Redactor.AddSecret]) wherever they appear, even
 //     inside a longer word, and the start of one (6 bytes or more) that ends
-//     a text cut short: [Masked];
+//     a text cut short, and each line of a secret of several lines:
+//     [Masked];
 //   - by pattern, credentials never registered: URL userinfo
 //     ("https://user:pass@host" becomes "https://[redacted]@host"), the
 //     values of credential names in URL queries and key=value text
@@ -222,7 +223,10 @@ func (r *Redactor) SessionIDs() int {
 // session ids. Empty values are ignored. A secret registered again (the
 // same value from two places: an endpoint's key that is also an access
 // token) stays masked until [Redactor.ForgetSecret] was called as many
-// times.
+// times. A secret of several lines (a PEM key) also masks each of its lines
+// of at least [MinSessionIDLen] bytes (trimmed of spaces) on its own: a
+// text read line by line (a process's stderr, logged a record a line) holds
+// its lines apart, where a middle one matches no form of the whole.
 func (r *Redactor) AddSecret(s string) {
 	if s == "" {
 		return
@@ -236,7 +240,7 @@ func (r *Redactor) AddSecret(s string) {
 	if r.secretN == nil {
 		r.secretN, r.secretF = map[string]int{}, map[string]*secretForms{}
 	}
-	forms := escapedForms(s)
+	forms := secretFormsOf(s)
 	r.secretF[s] = &secretForms{forms: forms, n: 1}
 	for _, f := range forms {
 		if r.secretN[f]++; r.secretN[f] == 1 {
@@ -450,6 +454,24 @@ func longestFirst(a, b string) int {
 		return len(b) - len(a)
 	}
 	return strings.Compare(a, b)
+}
+
+// secretFormsOf returns the distinct forms a secret is masked in: its
+// escaped forms and, when it spans lines, those of each of its lines of at
+// least MinSessionIDLen bytes, trimmed of spaces (a shorter line, "}" or
+// "==", would mask ordinary text), longest first.
+func secretFormsOf(s string) []string {
+	forms := escapedForms(s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return forms
+	}
+	for _, line := range strings.FieldsFunc(s, func(c rune) bool { return c == '\n' || c == '\r' }) {
+		if line = strings.TrimSpace(line); len(line) >= MinSessionIDLen {
+			forms = append(forms, escapedForms(line)...)
+		}
+	}
+	slices.SortFunc(forms, longestFirst)
+	return slices.Compact(forms)
 }
 
 // escapedForms returns s and the distinct forms it takes escaped by Go's %q,

@@ -424,3 +424,28 @@ func TestCommandLineSecrets(t *testing.T) {
 	kept := "no password production /home/user/token.txt OPENAI_API_KEY access_token @modelcontextprotocol/server-github /home/user/projects --verbose 8080 Authorization"
 	require.Equal(t, kept, r.Text(kept))
 }
+
+// A secret of several lines (a PEM key in a server's env) is masked line by
+// line too: a process's stderr is logged a record a line, and a middle line
+// of the key matches no form of the whole. Lines shorter than
+// MinSessionIDLen stay (they would mask ordinary text); forgetting the
+// secret forgets its lines.
+func TestMultiLineSecretMasksEachLine(t *testing.T) {
+	const pem = "-----BEGIN PRIVATE KEY-----\r\nMIDDLEsecretLINE5678abc\n  ZZZZlastLine9999  \n==\n-----END PRIVATE KEY-----"
+	var r events.Redactor
+	require.True(t, r.AddLikelySecret(pem))
+	m := events.Masked
+	for in, want := range map[string]string{
+		"line=MIDDLEsecretLINE5678abc":      "line=" + m,
+		`line="  ZZZZlastLine9999  "`:       `line="  ` + m + `  "`,
+		"-----END PRIVATE KEY-----":         m,
+		`{"k":"MIDDLEsecretLINE5678abc\n"}`: `{"k":"` + m + `\n"}`,
+		"== stays":                          "== stays",
+		"whole " + pem:                      "whole " + m,
+		"ZZZZlastLine is not a whole line":  "ZZZZlastLine is not a whole line",
+	} {
+		require.Equal(t, want, r.Text(in), "in %q", in)
+	}
+	r.ForgetSecret(pem)
+	require.Equal(t, "line=MIDDLEsecretLINE5678abc", r.Text("line=MIDDLEsecretLINE5678abc"))
+}

@@ -119,3 +119,26 @@ func BenchmarkRouteDuringCatalogChange(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAddManyServers: one op adds n servers to an empty hub (one
+// starts, the rest wait their turn: Config.MaxStarting 1, an address that
+// refuses). Add checks the new server's namespace against every other's
+// under the hub's lock: the op should grow as n log n, not n².
+func BenchmarkAddManyServers(b *testing.B) {
+	for _, n := range []int{1000, 8000} {
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			ctx := b.Context()
+			for range b.N {
+				h := New(Config{MaxStarting: 1})
+				for i := range n {
+					if err := h.Add(ctx, ServerConfig{Name: "srv" + strconv.Itoa(i) + "x", URL: "http://127.0.0.1:1/mcp"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				_ = h.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -43,12 +43,19 @@ type ServerConfig struct {
 	// events.MinSessionIDLen bytes wherever they appear (a shorter one, "2"
 	// or "true", would mask ordinary words), a shorter one where the
 	// patterns find it by name. Headers keeps the values as written: the
-	// variables' values are never in it.
+	// variables' values are never in it. A variable a header references is
+	// this server's credential: no stdio server's process inherits it
+	// from the hub's environment (its own Env may set it), from the Add
+	// (or AddServers, for all of a file's entries at once) that names it
+	// on, for the hub's life; a process already running keeps what it
+	// inherited until it restarts.
 	Headers map[string]string
 	// Command, Args, Env and Cwd describe a stdio server ("command",
 	// "args", "env", "cwd"): the program (looked up in PATH when it has no
 	// slash), its arguments, the variables added to the hub's own
-	// environment, and its working directory (default the hub's). The hub
+	// environment (which it inherits without the variables the servers'
+	// headers reference: see Headers), and its working directory (default
+	// the hub's). The hub
 	// supervises it with supervisor.Config.Command. Env values are treated
 	// as credentials, like header values.
 	Command string

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"sync"
 )
 
 // headerVar is a reference to an environment variable in a header value:
@@ -38,4 +39,54 @@ func expandHeaders(headers map[string]string, lookup func(string) (string, bool)
 		}
 	}
 	return out, took, nil
+}
+
+// headerVarNames returns the names of the variables headers' values
+// reference (${NAME} or ${env:NAME}).
+func headerVarNames(headers map[string]string) []string {
+	var names []string
+	for _, v := range headers {
+		for _, m := range headerVar.FindAllStringSubmatch(v, -1) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// credentialVars are the variables the servers' headers reference: each
+// is its server's credential, which no stdio server's process inherits
+// from the hub's environment. Once named, a variable stays one for the
+// hub's life (a server removed may be added again). Safe for concurrent
+// use: processes start on their supervisors' goroutines.
+type credentialVars struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// note takes the variables sc's headers reference for credentials.
+func (v *credentialVars) note(sc ServerConfig) {
+	names := headerVarNames(sc.Headers)
+	if len(names) == 0 {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.names == nil {
+		v.names = map[string]bool{}
+	}
+	for _, n := range names {
+		v.names[n] = true
+	}
+}
+
+// inherit is a stdio server's supervisor.Command.Inherit: a variable is
+// inherited when no server's headers reference it and the host's own
+// filter, if any, keeps it.
+func (v *credentialVars) inherit(host func(string) bool) func(string) bool {
+	return func(name string) bool {
+		v.mu.Lock()
+		credential := v.names[name]
+		v.mu.Unlock()
+		return !credential && (host == nil || host(name))
+	}
 }

@@ -46,9 +46,11 @@
 //
 // A credential goes to the server it is for, never to the others: a
 // server's headers are sent to it alone (their values may read ${NAME}
-// from the environment), Config.Credentials gives each server its own
-// OAuth handler, and the template's OAuthHandler, which would reach every
-// server, is refused (ErrSharedCredential).
+// from the environment, and such a variable is the server's too: no stdio
+// server's process inherits it, unless its own env sets it),
+// Config.Credentials gives each server its own OAuth handler, and the
+// template's OAuthHandler, which would reach every server, is refused
+// (ErrSharedCredential).
 //
 // # Events
 //

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"maps"
 	"os"
@@ -29,7 +28,9 @@ type Config struct {
 	// (backoff, timeouts, stream policy, clock, HTTP client ...). Per
 	// server, the hub sets Name (the server's name), Endpoint (its URL) or
 	// Command (its command, args, env and cwd, on the template Command's
-	// grace periods and bounds, when it has one), Resume (from Store),
+	// grace periods and bounds, when it has one, its Inherit withholding
+	// the variables the servers' headers reference: see
+	// ServerConfig.Headers), Resume (from Store),
 	// Events (the hub's sink), OAuthHandler (Credentials') and, when the
 	// server has headers, HTTPClient (a copy of the template's whose
 	// transport adds them); Logger is wrapped to mask the headers and env
@@ -135,7 +136,8 @@ func (c Config) withDefaults() Config {
 var (
 	// ErrClosed: the hub was closed or detached.
 	ErrClosed = errors.New("hub: closed")
-	// ErrDuplicate: a server of that name is already in the hub.
+	// ErrDuplicate: a server of that name is already in the hub, being
+	// added, or being removed (its Remove has not returned).
 	ErrDuplicate = errors.New("hub: server already added")
 	// ErrUnknownServer: no server of that name is in the hub.
 	ErrUnknownServer = errors.New("hub: unknown server")
@@ -195,6 +197,7 @@ func (e *ServerError) Unwrap() error { return e.Err }
 type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values
+	creds  credentialVars  // the variables the servers' headers reference
 	life   context.Context // ends on Close or Detach: stops the starters
 	end    context.CancelFunc
 	saves  *saver
@@ -202,7 +205,7 @@ type Hub struct {
 
 	mu       sync.Mutex
 	servers  map[string]*entry
-	adding   map[string]bool
+	taken    takenNames // the servers' names and those being added or removed
 	closed   bool
 	changed  chan struct{} // closed and replaced on every state change
 	pending  []startJob    // waiting to start
@@ -279,7 +282,7 @@ type startJob struct {
 func New(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	life, end := context.WithCancel(context.Background())
-	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, adding: map[string]bool{}, changed: make(chan struct{})}
+	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{})}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
 	h.leaser, _ = cfg.Store.(Leaser)
 	h.tools = newMerged(cfg.Naming, func(t *mcp.Tool) string { return t.Name }, masked(h, func(t *mcp.Tool) string { return t.Name }),
@@ -315,6 +318,12 @@ func resourceLabel(r *mcp.Resource) string {
 func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 	for _, w := range f.Warnings {
 		h.emit(events.Event{Kind: KindConfigWarning, Server: w.Server, Detail: w.String()})
+	}
+	// Every entry's credentials first (also those not added now): a stdio
+	// server added, and started, before the server whose header names a
+	// variable does not inherit it.
+	for _, sc := range slices.Concat(f.Servers, f.Unsupported, f.Disabled) {
+		h.creds.note(sc)
 	}
 	var errs []error
 	for _, sc := range f.Servers {
@@ -352,29 +361,32 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	if h.cfg.Supervisor.OAuthHandler != nil {
 		return fail(ErrSharedCredential)
 	}
+	h.creds.note(sc)
 	headers, took, err := expandHeaders(sc.Headers, h.cfg.LookupEnv)
 	if err != nil {
 		return fail(err)
 	}
+	ns, err := namespace(h.cfg.Naming, sc.Name)
+	if err != nil {
+		return fail(err)
+	}
 	h.mu.Lock()
-	switch {
-	case h.closed:
+	if h.closed {
 		h.mu.Unlock()
 		return fail(ErrClosed)
-	case h.servers[sc.Name] != nil || h.adding[sc.Name]:
-		h.mu.Unlock()
-		return fail(ErrDuplicate)
 	}
-	if err := checkNamespace(h.cfg.Naming, sc.Name, h.namesLocked()); err != nil {
+	if err := h.taken.take(sc.Name, ns); err != nil {
 		h.mu.Unlock()
 		return fail(err)
 	}
-	h.adding[sc.Name] = true
 	h.mu.Unlock()
+	added := false
 	defer func() {
-		h.mu.Lock()
-		delete(h.adding, sc.Name)
-		h.mu.Unlock()
+		if !added {
+			h.mu.Lock()
+			h.taken.free(sc.Name)
+			h.mu.Unlock()
+		}
 	}()
 
 	h.redact.AddEndpointSecrets(sc.URL)
@@ -419,6 +431,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		return fail(ErrClosed)
 	}
 	h.servers[sc.Name] = e
+	added = true
 	h.notifyLocked()
 	h.mu.Unlock()
 	// Announced before it starts, so its own events follow.
@@ -528,6 +541,9 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	c.Name = e.name
 	c.Endpoint = e.sc.URL
 	c.Command = e.sc.command(c.Command)
+	if c.Command != nil {
+		c.Command.Inherit = h.creds.inherit(c.Command.Inherit)
+	}
 	c.Resume = rs
 	c.Logger = slog.New(events.RedactingHandler(&h.redact, c.Logger.Handler()))
 	if h.cfg.ServerMiddleware != nil {
@@ -609,7 +625,9 @@ const (
 // (which still runs, within Config.StoreTimeout); or it is a *ServerError
 // wrapping ErrUnknownServer. With a Leaser, the writes are fenced by the
 // server's lease (none when this replica is standby) and the lease is
-// released after them, within Config.StoreTimeout.
+// released after them, within Config.StoreTimeout. The name stays taken
+// until Remove returns (an Add of it meanwhile is ErrDuplicate), so that
+// nothing of the removed server reaches one added again under its name.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]
@@ -621,6 +639,14 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	if e == nil {
 		return &ServerError{Server: name, Err: ErrUnknownServer}
 	}
+	// The name is freed last: the removed server's last work (its items
+	// leaving the merged catalog, its store write) is done by name, and
+	// would reach a server added again under it meanwhile.
+	defer func() {
+		h.mu.Lock()
+		h.taken.free(name)
+		h.mu.Unlock()
+	}()
 	last := h.leave(e, leave)
 	h.emit(events.Event{Kind: KindServerRemoved, Server: name})
 	// The write runs within its own StoreTimeout, also past ctx.
@@ -750,22 +776,6 @@ func (h *Hub) Supervisor(name string) *supervisor.Supervisor {
 		return e.current()
 	}
 	return nil
-}
-
-// namesLocked yields the servers in the hub and those being added.
-func (h *Hub) namesLocked() iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for n := range h.servers {
-			if !yield(n) {
-				return
-			}
-		}
-		for n := range h.adding {
-			if !yield(n) {
-				return
-			}
-		}
-	}
 }
 
 func (h *Hub) entry(name string) *entry {

@@ -248,8 +248,9 @@ func TestQualifiedNamesStayInTheirServersNamespace(t *testing.T) {
 			return strings.Join(rapid.SliceOfN(piece, 1, 4).Draw(t, "pieces"), "")
 		})
 		var servers []string
+		var taken takenNames
 		for _, s := range rapid.SliceOfNDistinct(word, 1, 5, rapid.ID[string]).Draw(t, "servers") {
-			if checkNamespace(naming, s, slices.Values(servers)) == nil {
+			if ns, err := namespace(naming, s); err == nil && taken.take(s, ns) == nil {
 				servers = append(servers, s)
 			}
 		}
@@ -277,6 +278,48 @@ func TestQualifiedNamesStayInTheirServersNamespace(t *testing.T) {
 				require.Equal(t, s == it.Server, strings.HasPrefix(it.Name, p),
 					"%q (item %q of %q) against the namespace %q of %q", it.Name, it.ID, it.Server, p, s)
 			}
+		}
+	})
+}
+
+// TestTakenNamesAgreeWithComparingEveryPair: takenNames, which finds an
+// overlapping namespace by map and binary search, refuses a server exactly
+// when comparing its namespace with every other's finds one beginning the
+// other (or its name is taken), through any order of takes and frees.
+func TestTakenNamesAgreeWithComparingEveryPair(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		piece := rapid.SampledFrom([]string{"a", "b", "_", "__", "gh", "gh__ent"})
+		word := rapid.Custom(func(t *rapid.T) string {
+			return strings.Join(rapid.SliceOfN(piece, 1, 3).Draw(t, "pieces"), "")
+		})
+		var taken takenNames
+		held := map[string]string{} // server -> namespace, compared pair by pair
+		for range rapid.IntRange(1, 40).Draw(t, "steps") {
+			s := word.Draw(t, "server")
+			if _, ok := held[s]; ok && rapid.Bool().Draw(t, "free") {
+				taken.free(s)
+				delete(held, s)
+				continue
+			}
+			ns := DefaultNaming(s, "")
+			var want error
+			if _, ok := held[s]; ok {
+				want = ErrDuplicate
+			}
+			for _, ons := range held {
+				if want == nil && (strings.HasPrefix(ns, ons) || strings.HasPrefix(ons, ns)) {
+					want = ErrServerName
+				}
+			}
+			err := taken.take(s, ns)
+			if want == nil {
+				require.NoError(t, err, "%q among %v", ns, held)
+				held[s] = ns
+			} else {
+				require.ErrorIs(t, err, want, "%q among %v", ns, held)
+			}
+			require.Len(t, taken.sorted, len(held))
+			require.True(t, slices.IsSorted(taken.sorted))
 		}
 	})
 }

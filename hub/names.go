@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"iter"
+	"slices"
 	"strings"
 )
 
@@ -83,24 +83,58 @@ func namespace(naming Naming, server string) (string, error) {
 	return string(p), nil
 }
 
-// checkNamespace returns nil when server's namespace is valid and neither
-// begins nor is begun by the namespace of any of others; else an error
-// wrapping ErrServerName that names the other server.
-func checkNamespace(naming Naming, server string, others iter.Seq[string]) error {
-	p, err := namespace(naming, server)
-	if err != nil {
-		return err
+// takenNames are the server names no Add may take (those in the hub, being
+// added or being removed), each with its namespace, and checks a new one
+// against them all without visiting each: a namespace that begins the new
+// one is one of its prefixes (at most MaxNamespaceLen map look-ups); one
+// that the new one begins sorts first among those after it (a binary
+// search). Taking one also moves the sorted slice's tail (one memmove).
+// The zero value is empty; the hub's mutex guards it.
+type takenNames struct {
+	space  map[string]string // server -> its namespace
+	owner  map[string]string // namespace -> its server
+	sorted []string          // the namespaces, sorted
+}
+
+// take reserves server with its namespace ns. The error wraps ErrDuplicate
+// (server is taken) or ErrServerName (ns begins another server's namespace
+// or is begun by it; the error names the other), and nothing is taken.
+func (t *takenNames) take(server, ns string) error {
+	if _, ok := t.space[server]; ok {
+		return ErrDuplicate
 	}
-	for o := range others {
-		op, err := namespace(naming, o)
-		if err != nil || o == server {
-			continue // not in the hub, or the same (ErrDuplicate)
-		}
-		if strings.HasPrefix(p, op) || strings.HasPrefix(op, p) {
-			return fmt.Errorf("%w: its names begin %q, server %q's begin %q: one could take the other's", ErrServerName, p, o, op)
+	for n := 1; n <= len(ns); n++ {
+		if o, ok := t.owner[ns[:n]]; ok {
+			return overlap(ns, o, ns[:n])
 		}
 	}
+	i, _ := slices.BinarySearch(t.sorted, ns)
+	if i < len(t.sorted) && strings.HasPrefix(t.sorted[i], ns) {
+		return overlap(ns, t.owner[t.sorted[i]], t.sorted[i])
+	}
+	if t.space == nil {
+		t.space, t.owner = map[string]string{}, map[string]string{}
+	}
+	t.space[server], t.owner[ns] = ns, server
+	t.sorted = slices.Insert(t.sorted, i, ns)
 	return nil
+}
+
+// free gives server's name and namespace back; a name not taken is ignored.
+func (t *takenNames) free(server string) {
+	ns, ok := t.space[server]
+	if !ok {
+		return
+	}
+	delete(t.space, server)
+	delete(t.owner, ns)
+	if i, found := slices.BinarySearch(t.sorted, ns); found {
+		t.sorted = slices.Delete(t.sorted, i, i+1)
+	}
+}
+
+func overlap(ns, other, otherNS string) error {
+	return fmt.Errorf("%w: its names begin %q, server %q's begin %q: one could take the other's", ErrServerName, ns, other, otherNS)
 }
 
 // qualify returns the qualified name of item of server: naming's (or, when

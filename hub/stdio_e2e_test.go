@@ -129,3 +129,56 @@ func TestNotReadyErrorSaysWhyACommandCannotStart(t *testing.T) {
 	require.Contains(t, err.Error(), "no such file or directory")
 	require.NotContains(t, err.Error(), secret)
 }
+
+// TestStdioServerDoesNotInheritAnotherServersHeaderVariable: a variable a
+// server's header references (${NAME}) is that server's credential ("A
+// credential goes to the server it is for, never to the others": package
+// doc). A stdio server's process inherits the hub's environment without
+// it: "files", added from the same file before "search" whose header names
+// it, does not see it; "own", whose env sets it, does; an unreferenced
+// variable is inherited. A server added later withholds its variable from
+// the processes started after it (a restart).
+func TestStdioServerDoesNotInheritAnotherServersHeaderVariable(t *testing.T) {
+	t.Setenv("MCPSUP_TEST_SEARCH_KEY", "searchKeyFromEnv0123456789")
+	t.Setenv("MCPSUP_TEST_LATE_KEY", "lateKeyFromEnv0123456789")
+	t.Setenv("MCPSUP_TEST_PLAIN", "plain")
+	f := newFixture(t, map[string]mcptest.Options{"search": {Tools: 1}, "late": {Tools: 1}})
+	bin, err := stdiotest.Build(f.ctx, t.TempDir())
+	require.NoError(t, err)
+	doc, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"files":  map[string]any{"command": bin},
+		"own":    map[string]any{"command": bin, "env": map[string]string{"MCPSUP_TEST_SEARCH_KEY": "its own value 0123"}},
+		"search": map[string]any{"url": f.servers["search"].URL(), "headers": map[string]string{"Authorization": "Bearer ${MCPSUP_TEST_SEARCH_KEY}"}},
+	}})
+	require.NoError(t, err)
+	file, err := hub.ParseServers(doc)
+	require.NoError(t, err)
+	require.Equal(t, "files", file.Servers[0].Name, "added before the server whose header names the variable")
+
+	h := hub.New(f.config(nil))
+	defer h.Close()
+	require.NoError(t, h.AddServers(f.ctx, file))
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+	getenv := func(server, name string) string {
+		t.Helper()
+		res, err := h.CallTool(f.ctx, &mcp.CallToolParams{Name: server + "__getenv", Arguments: map[string]any{"name": name}})
+		require.NoError(t, err)
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	require.Equal(t, "unset", getenv("files", "MCPSUP_TEST_SEARCH_KEY"), "another server's credential")
+	require.Equal(t, "set", getenv("own", "MCPSUP_TEST_SEARCH_KEY"), "its own env sets it")
+	require.Equal(t, "set", getenv("files", "MCPSUP_TEST_PLAIN"), "not a credential: inherited")
+	require.Equal(t, "set", getenv("files", "MCPSUP_TEST_LATE_KEY"), "no server names it yet")
+
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "late", URL: f.servers["late"].URL(),
+		Headers: map[string]string{"X-Api-Key": "${env:MCPSUP_TEST_LATE_KEY}"}}))
+	sup := h.Supervisor("files")
+	gen := sup.Generation()
+	_, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "files__crash", Arguments: map[string]any{"code": 2}})
+	require.Error(t, err)
+	for sup.Generation() <= gen {
+		require.True(t, sup.WaitForStateChange(f.ctx, sup.State()), "no restart")
+	}
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+	require.Equal(t, "unset", getenv("files", "MCPSUP_TEST_LATE_KEY"), "the restarted process does not inherit it")
+}

@@ -81,6 +81,15 @@ type Command struct {
 	// The values (of at least events.MinSessionIDLen bytes) are taken for
 	// credentials: masked in every text the supervisor hands out.
 	Env []string
+	// Inherit, when set, says which variables of the supervisor's own
+	// process environment the process inherits: those it reports true
+	// for, by name; Env's entries are set whatever it says. It is called
+	// at every start of the process, once per variable, on the
+	// supervisor's goroutine: safe for concurrent use. Default nil: every
+	// variable is inherited. A host of several servers keeps one server's
+	// credentials out of another's process with it (package hub does, for
+	// the variables a server's headers reference).
+	Inherit func(name string) bool
 	// Dir is the working directory. Default: the supervisor's process's.
 	Dir string
 	// StopGrace is how long the process has to exit after its stdin is

@@ -417,6 +417,57 @@ func TestCommandEnvValuesAreMasked(t *testing.T) {
 	require.NotContains(t, r.logs.String(), token)
 }
 
+// TestCommandMultiLineEnvValueIsMaskedLineByLine: an env value of several
+// lines (a PEM key) that the server prints on stderr is logged a record a
+// line; every line of it, the middle ones too, is masked there and in the
+// exit's stderr tail.
+func TestCommandMultiLineEnvValueIsMaskedLineByLine(t *testing.T) {
+	const middle, last = "MIDDLEsecretLINE5678abc", "ZZZZlastLine9999"
+	const pem = "-----BEGIN PRIVATE KEY-----\n" + middle + "\n" + last + "\n-----END PRIVATE KEY-----"
+	r := newStdioRig(t, Config{Command: &Command{Env: []string{"KEY=" + pem}}})
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("stderr", map[string]any{"text": pem + "\n"})
+	require.NoError(t, err)
+	_, err = r.call("crash", map[string]any{"code": 2})
+	require.Error(t, err)
+	e := r.waitEvent(KindProcessExited, "exited with code 2")
+	logs := r.logs.String()
+	require.Contains(t, logs, "line="+events.Masked, "the lines were logged")
+	for _, line := range []string{middle, last, "BEGIN PRIVATE KEY"} {
+		require.NotContains(t, logs, line)
+		require.NotContains(t, e.Detail, line)
+	}
+}
+
+// TestCommandInheritKeepsVariablesFromTheProcess: Command.Inherit withholds
+// the variables it refuses from the process's inherited environment, at
+// every start (a restarted process too); Env still sets a variable it
+// refuses, and the others are inherited as without it.
+func TestCommandInheritKeepsVariablesFromTheProcess(t *testing.T) {
+	t.Setenv("MCPSUP_TEST_WITHHELD", "another server's key 0123456789")
+	t.Setenv("MCPSUP_TEST_INHERITED", "plain")
+	t.Setenv("MCPSUP_TEST_SET_BY_ENV", "from the host")
+	keep := func(name string) bool { return name != "MCPSUP_TEST_WITHHELD" && name != "MCPSUP_TEST_SET_BY_ENV" }
+	r := newStdioRig(t, Config{Command: &Command{Inherit: keep, Env: []string{"MCPSUP_TEST_SET_BY_ENV=its own"}}})
+	r.sup.Start()
+	r.ready()
+	check := func() {
+		t.Helper()
+		for name, want := range map[string]string{"MCPSUP_TEST_WITHHELD": "unset", "MCPSUP_TEST_INHERITED": "set", "MCPSUP_TEST_SET_BY_ENV": "set"} {
+			res, err := r.call("getenv", map[string]any{"name": name})
+			require.NoError(t, err)
+			require.Equal(t, want, res.Content[0].(*mcp.TextContent).Text, name)
+		}
+	}
+	check()
+	gen := r.sup.Generation()
+	_, err := r.call("crash", map[string]any{"code": 2})
+	require.Error(t, err)
+	r.restarted(gen)
+	check()
+}
+
 // TestCommandArgCredentialsAreMasked: a credential passed on the command
 // line (`-api-key VALUE`, as many stdio servers take their token) is masked
 // as Env's values are, where a server that logs its configuration writes it.

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -48,13 +50,27 @@ type proc struct {
 	stopped sync.Once
 }
 
+// inherited is the supervisor's process environment, as "KEY=value"
+// entries, without the variables keep reports false for (all of them kept
+// when keep is nil).
+func inherited(keep func(name string) bool) []string {
+	env := os.Environ()
+	if keep == nil {
+		return env
+	}
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return !keep(name)
+	})
+}
+
 // startProc starts c in a process group of its own, its stdout filtered by
 // f (the filter's count goes into the exit error).
 func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*ProcessExitError)) (*proc, error) {
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
-	if len(c.Env) > 0 {
-		cmd.Env = append(os.Environ(), c.Env...) // later entries win (os/exec dedupEnv)
+	if len(c.Env) > 0 || c.Inherit != nil {
+		cmd.Env = append(inherited(c.Inherit), c.Env...) // later entries win (os/exec dedupEnv)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var files []*os.File // every end, closed on failure

@@ -173,6 +173,16 @@ func main() {
 	mcp.AddTool(srv, &mcp.Tool{Name: "pings"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text(fmt.Sprint(pings.Load())), nil, nil
 	})
+	type getenvArgs struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "getenv"}, func(_ context.Context, _ *mcp.CallToolRequest, a getenvArgs) (*mcp.CallToolResult, any, error) {
+		// Whether the variable is set, never its value.
+		if _, ok := os.LookupEnv(a.Name); ok {
+			return text("set"), nil, nil
+		}
+		return text("unset"), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		pgid, _ := syscall.Getpgid(0)
 		return text(fmt.Sprintf("%d %d %d", os.Getpid(), pgid, childPID)), nil, nil
