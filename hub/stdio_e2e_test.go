@@ -121,7 +121,10 @@ func TestNotReadyErrorSaysWhyACommandCannotStart(t *testing.T) {
 	defer h.Close()
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "web", URL: f.servers["web"].URL(), Headers: map[string]string{"X-Key": secret}}))
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "typo", Command: "/nonexistent/" + secret}))
-	ctx, cancel := context.WithTimeout(f.ctx, 500*time.Millisecond)
+	// Failed first, however loaded the machine: the wait below then ends
+	// at its deadline (the start is retried) with the failure in hand.
+	require.NoError(t, h.Supervisor("typo").WaitForState(f.ctx, supervisor.Failed))
+	ctx, cancel := context.WithTimeout(f.ctx, 100*time.Millisecond)
 	defer cancel()
 	err := h.WaitReady(ctx, hub.All)
 	require.ErrorIs(t, err, hub.ErrNotReady)
