@@ -52,6 +52,14 @@
 // template's OAuthHandler, which would reach every server, is refused
 // (ErrSharedCredential).
 //
+// Withholding a variable keeps a stdio server from being handed another's
+// credential; it does not fence off a hostile one. A stdio server runs as
+// the host's user and can read what the host can, the host's own
+// environment included (/proc/<pid>/environ on Linux). A host that runs
+// servers it does not trust keeps credentials out of its environment
+// (Config.LookupEnv may read them from a secret store or file instead of
+// os.LookupEnv) or runs those servers under another user or a sandbox.
+//
 // # Events
 //
 // Every supervisor's events reach Config.Events with Server set to the

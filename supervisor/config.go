@@ -489,8 +489,9 @@ type Config struct {
 	// (MCP notifications/progress with the progressToken of the call's
 	// params, which the host sets: params.SetProgressToken) starts it over,
 	// up to CallTimeoutCeiling; notifications with a token no call carries
-	// change nothing. A caller's own deadline is never extended. Default
-	// 5m.
+	// change nothing. A caller's own deadline is never extended. It bounds
+	// each send: a call re-issued or resent (NoReissue, Resend) is bounded
+	// by it once per send, so twice in all at most. Default 5m.
 	CallTimeout time.Duration
 	// CallTimeoutCeiling is the hard bound of a call bounded by
 	// CallTimeout, however much progress it reports, measured on Clock from

@@ -205,6 +205,12 @@ func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
 	b := readBounded(resp, t.cfg.MaxErrorBody)
 	x.Body = snippet(b.data)
 	x.Oversized = b.over
+	if b.broken {
+		// A body that broke cannot be inspected: no complete answer came
+		// (an outage to the era rule, DiscoverOutage; the status still
+		// classifies it first).
+		x.TransportErr = b.err
+	}
 	if !b.over && b.err == nil {
 		x.SetBodyRPC(b.data)
 	}

@@ -94,6 +94,10 @@ type bounded struct {
 	data []byte // the decoded bytes read, at most the bound
 	over bool   // the body is longer than the bound, on the wire or decoded
 	err  error  // a read or decode error before the end or the bound
+	// broken: err is the read's, after the headers (a reset, a body cut
+	// short of its Content-Length), not a decoder's refusal: no complete
+	// HTTP answer came.
+	broken bool
 }
 
 // boundedReads are the readers of one [readBounded], in one allocation:
@@ -128,9 +132,9 @@ func readBounded(resp *http.Response, limit int) bounded {
 	} else {
 		data, err = io.ReadAll(&rd.decoded)
 	}
-	b := bounded{data: data, err: err}
+	b := bounded{data: data, err: err, broken: err != nil}
 	if len(data) > limit || rd.count.n > int64(limit) {
-		b.over, b.err = true, nil
+		b.over, b.err, b.broken = true, nil, false
 		b.data = data[:min(len(data), limit)]
 	}
 	return b

@@ -218,3 +218,28 @@ func TestDiscoverOutageErrorCarriesTheDiscoversFacts(t *testing.T) {
 	require.Equal(t, "server/discover", v.Method)
 	require.Zero(t, g.count("POST", "initialize"))
 }
+
+// A 400 to server/discover whose body breaks before its end cannot be
+// inspected (streamable-http.mdx, Backward Compatibility: "On 400 Bad
+// Request, the client SHOULD inspect the response body before falling
+// back"): it is an outage, like a reset, and go-sdk's fallback initialize
+// is refused, so a server that also speaks 2025 is not pinned to it.
+func TestDiscoverRefusalWhoseBodyBrokeIsAnOutage(t *testing.T) {
+	g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: true})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "server/discover" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "300") // the connection closes short of it
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supp`))
+		return true
+	})
+	_, err := open2026(t, url, wire.Options{})
+	require.ErrorIs(t, err, wire.ErrDiscoverOutage)
+	v := classify.Classify(context.Background(), err)
+	require.Equal(t, http.StatusBadRequest, v.HTTPStatus, "%v", v)
+	require.Equal(t, "server/discover", v.Method)
+	require.Zero(t, g.count("POST", "initialize"), "no fallback on a body that could not be read")
+}
