@@ -36,10 +36,10 @@ const (
 )
 
 // answerStream is the body go-sdk reads in place of a text/event-stream
-// answer to a call. It parses the server's stream itself (WHATWG HTML,
-// server-sent events) and hands on only well-formed events, one JSON-RPC
-// message each, written anew: `data: <message>` and a blank line. Event ids
-// and retry fields are not handed on, so go-sdk never resumes the stream
+// answer to a call. It reads the server's stream with an [eventReader]
+// and hands on only well-formed events, one JSON-RPC message each, written
+// anew: `data: <message>` and a blank line. Event ids and retry fields are
+// not handed on, so go-sdk never resumes the stream
 // itself (a refused GET with Last-Event-ID would end its connection): when
 // the server's stream ends before the response after an event with an id,
 // answerStream resumes it, with a GET carrying Last-Event-ID and the POST's

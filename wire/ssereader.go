@@ -25,8 +25,8 @@ import (
 // stream, read into go-sdk's buffer, so an idle stream holds no buffer of
 // its own).
 //
-// Bounds: one event holds at most max bytes, its line ends and a partial
-// line included, comment lines before its first field not (keepalives
+// Bounds: one event holds at most max bytes, its line ends (one byte each,
+// a CRLF too) and a partial line included, comment lines before its first field not (keepalives
 // between events); with wire set, also at most max+[wireSlack] bytes on
 // the wire since the last empty line (a decoded source; the reader zeroes
 // the counter at each empty line). Past either, [eventReader.Next]
@@ -50,7 +50,7 @@ type eventReader struct {
 	hasData   bool
 	idSet     bool
 	otherType bool
-	size      int // its bytes so far, line ends included
+	size      int // its bytes so far, a byte per line end
 	data      []byte
 	id        string
 
@@ -74,7 +74,7 @@ type sseEvent struct {
 	// id for the next reconnection.
 	Data    []byte
 	HasData bool
-	Size    int // its bytes on the stream, line ends and the empty line included
+	Size    int // its bytes on the stream, a byte per line end, the empty line's included
 }
 
 // message reports whether e carries an MCP message: a data field that holds
@@ -272,7 +272,13 @@ func (r *eventReader) readLine() (line []byte, own bool, err error) {
 			}
 			continue
 		}
-		n := end + 1 // the line and its end
+		// The line end counts one byte, a CRLF too: whether its LF came
+		// in the same read must not change what the stream holds.
+		n := end + 1
+		if r.over(len(r.line) + n) {
+			return nil, false, r.tooLarge(n)
+		}
+		r.size += len(r.line) + n
 		if buf[end] == '\r' {
 			switch {
 			case n == len(buf):
@@ -281,10 +287,6 @@ func (r *eventReader) readLine() (line []byte, own bool, err error) {
 				n++
 			}
 		}
-		if r.over(len(r.line) + n) {
-			return nil, false, r.tooLarge(n)
-		}
-		r.size += len(r.line) + n
 		r.taken = true
 		if len(r.line) == 0 {
 			line = buf[:end] // in the buffer, which the next fill overwrites, not before

@@ -239,3 +239,18 @@ func TestEventReaderReset(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "y", string(ev.Data), "the cut event is gone, the BOM stripped")
 }
+
+// FuzzEventReaderFraming: how the stream is cut into reads never changes
+// what the reader finds in it, bounded or not.
+func FuzzEventReaderFraming(f *testing.F) {
+	f.Add("\xEF\xBB\xBFid: 1\r\ndata: a\rdata\n: c\r\n\r\nevent: x\nretry: 5\ndata:  b\n\n", uint8(3))
+	f.Add("data: "+strings.Repeat("y", 80)+"\r\r\n\n", uint8(1))
+	f.Fuzz(func(t *testing.T, in string, chunk uint8) {
+		for _, limit := range []int{0, 64} {
+			pulled, r := readEvents(t, in, limit, 0)
+			pushed, q := readEvents(t, in, limit, int(chunk)+1)
+			require.Equal(t, pulled, pushed, "chunks of %d, bound %d", int(chunk)+1, limit)
+			require.Equal(t, r.retry, q.retry)
+		}
+	})
+}
