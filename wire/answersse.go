@@ -39,10 +39,10 @@ const (
 // answer to a call. It reads the server's stream with an [eventReader]
 // and hands on only well-formed events, one JSON-RPC message each, written
 // anew: `data: <message>` and a blank line. Event ids and retry fields are
-// not handed on, so go-sdk never resumes the stream
-// itself (a refused GET with Last-Event-ID would end its connection): when
-// the server's stream ends before the response after an event with an id,
-// answerStream resumes it, with a GET carrying Last-Event-ID and the POST's
+// not handed on, so go-sdk never resumes the stream itself (a refused GET
+// with Last-Event-ID would end its connection): when the server's stream
+// ends before the response after an event with an id, answerStream
+// resumes it, with a GET carrying Last-Event-ID and the POST's
 // headers, after the server's retry delay (at most 30 s; 1 s without one),
 // at most [maxAnswerResumes] times in a row without progress (a new event
 // id and a message). A 2026-07-28 request's stream is never resumed
@@ -77,7 +77,7 @@ type answerStream struct {
 
 	src       *bufio.Reader // bufs.src; nil once closed
 	bufs      *callBuffers
-	counter   wireCounter // the body's bytes on the wire since the last event (see [eventReader])
+	counter   wireCounter // the body's bytes on the wire since the last blank line (see [eventReader])
 	body      io.Closer
 	closeOnce sync.Once
 	closeErr  error // the server's body's Close error
@@ -89,7 +89,7 @@ type answerStream struct {
 	answered bool   // the call's response came through
 	err      error  // returned once out is drained (the caller's context ended)
 
-	events eventReader // reads src, bounded by max decoded and on the wire
+	events eventReader // reads src, bounded by Config.MaxSSEEvent decoded and on the wire
 
 	lastID  string // the last event id: a resumption's Last-Event-ID
 	resumes int    // resumptions in a row without progress (see [answerStream.resumable])
