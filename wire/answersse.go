@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -37,13 +36,13 @@ const (
 )
 
 // answerStream is the body go-sdk reads in place of a text/event-stream
-// answer to a call. It parses the server's stream itself (WHATWG HTML,
-// server-sent events) and hands on only well-formed events, one JSON-RPC
-// message each, written anew: `data: <message>` and a blank line. Event ids
-// and retry fields are not handed on, so go-sdk never resumes the stream
-// itself (a refused GET with Last-Event-ID would end its connection): when
-// the server's stream ends before the response after an event with an id,
-// answerStream resumes it, with a GET carrying Last-Event-ID and the POST's
+// answer to a call. It reads the server's stream with an [eventReader]
+// and hands on only well-formed events, one JSON-RPC message each, written
+// anew: `data: <message>` and a blank line. Event ids and retry fields are
+// not handed on, so go-sdk never resumes the stream itself (a refused GET
+// with Last-Event-ID would end its connection): when the server's stream
+// ends before the response after an event with an id, answerStream
+// resumes it, with a GET carrying Last-Event-ID and the POST's
 // headers, after the server's retry delay (at most 30 s; 1 s without one),
 // at most [maxAnswerResumes] times in a row without progress (a new event
 // id and a message). A 2026-07-28 request's stream is never resumed
@@ -75,11 +74,10 @@ type answerStream struct {
 	status            int
 	contentType       string
 	want              callID
-	max               int
 
 	src       *bufio.Reader // bufs.src; nil once closed
 	bufs      *callBuffers
-	counter   wireCounter // the body's bytes on the wire
+	counter   wireCounter // the body's bytes on the wire since the last blank line (see [eventReader])
 	body      io.Closer
 	closeOnce sync.Once
 	closeErr  error // the server's body's Close error
@@ -91,19 +89,10 @@ type answerStream struct {
 	answered bool   // the call's response came through
 	err      error  // returned once out is drained (the caller's context ended)
 
-	line     []byte // the current line
-	begun    bool   // a line of this stream (or resumption) was read: no BOM to strip
-	data     []byte // the current event's data lines, joined with LF
-	hasData  bool
-	name     string
-	id       string // the current event's id field
-	idSet    bool
-	size     int   // decoded bytes of the current event
-	wireMark int64 // wire bytes before the current event
+	events eventReader // reads src, bounded by Config.MaxSSEEvent decoded and on the wire
 
-	lastID  string        // the last event id: a resumption's Last-Event-ID
-	retry   time.Duration // the server's retry field
-	resumes int           // resumptions in a row without progress (see [answerStream.resumable])
+	lastID  string // the last event id: a resumption's Last-Event-ID
+	resumes int    // resumptions in a row without progress (see [answerStream.resumable])
 	// What the stream brought since it was last (re)opened: an event id
 	// other than the last, a message handed on.
 	moved, delivered bool
@@ -117,7 +106,7 @@ type answerStream struct {
 func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
 	s := streamFor(req.Context())
 	*s = answerStream{t: t, ctx: req.Context(), req: req, method: x.Method, requestID: x.RequestID, status: x.Status, contentType: x.ContentType,
-		want: want, max: t.cfg.MaxSSEEvent, body: resp.Body}
+		want: want, body: resp.Body}
 	r, err := decodedBodyInto(resp, 0, &s.counter)
 	if err != nil {
 		return nil, err
@@ -125,7 +114,8 @@ func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want callID,
 	s.bufs = callBufferPool.Get().(*callBuffers)
 	s.src = s.bufs.src
 	s.src.Reset(r)
-	s.out, s.data, s.line = s.bufs.out[:0], s.bufs.data[:0], s.bufs.line[:0]
+	s.out = s.bufs.out[:0]
+	s.events = eventReader{max: t.cfg.MaxSSEEvent, wire: &s.counter, src: s.src, data: s.bufs.data[:0], line: s.bufs.line[:0]}
 	return s, nil
 }
 
@@ -146,7 +136,7 @@ func streamFor(ctx context.Context) *answerStream {
 }
 
 // answerBufferSize is the size of an answer stream's read buffer: a line
-// longer than it is read in pieces (see [answerStream.readLine]).
+// longer than it is read in pieces (see [eventReader]).
 const answerBufferSize = 4 << 10
 
 // callBuffers are a call's working buffers: its request's identity
@@ -169,9 +159,10 @@ func (s *answerStream) release() {
 	b := s.bufs
 	s.bufs, s.src = nil, nil
 	b.src.Reset(nil)
-	b.out, b.data, b.line = keep(s.out), keep(s.data), keep(s.line)
+	b.out, b.data, b.line = keep(s.out), keep(s.events.data), keep(s.events.line)
 	b.decode = decodeScratch{}
-	s.out, s.outAt, s.msg, s.data, s.line = nil, 0, nil, nil, nil
+	s.out, s.outAt, s.msg = nil, 0, nil
+	s.events.src, s.events.data, s.events.line = nil, nil, nil
 	callBufferPool.Put(b)
 }
 
@@ -243,74 +234,32 @@ func (s *answerStream) closeBody() {
 	s.closeOnce.Do(func() { s.closeErr = s.body.Close() })
 }
 
-// step reads one line of the server's stream and acts on it.
+// step reads the server's stream up to its next event and acts on it.
 func (s *answerStream) step() {
-	line, err := s.readLine()
-	if err != nil {
-		resumable := s.resumable()
-		switch {
-		case s.ctx.Err() != nil:
-			s.err = s.ctx.Err() // the caller gave up: go-sdk stops reading
-			s.ended = true
-			_ = s.body.Close()
-		case errors.Is(err, errEventTooLarge):
-			s.fail(fmt.Sprintf("SSE event larger than %d bytes", s.max), true)
-		case resumable:
-			s.resume()
-		case errors.Is(err, io.EOF):
-			s.lose("SSE stream ended without the response", nil)
-		default:
-			s.lose("SSE stream broke off before the response: "+err.Error(), err)
-		}
+	ev, err := s.events.Next()
+	if err == nil {
+		s.dispatch(ev)
 		return
 	}
-	if !s.begun {
-		s.begun, line = true, bytes.TrimPrefix(line, utf8BOM)
-	}
-	if len(line) == 0 {
-		s.dispatch()
+	if bare, ok := err.(*sseLineError); ok {
+		s.fail(fmt.Sprintf("SSE line without a colon: %.40q", bare.Start), false)
 		return
 	}
-	if line[0] == ':' {
-		return // a comment, e.g. a keepalive
+	resumable := s.resumable()
+	switch {
+	case s.ctx.Err() != nil:
+		s.err = s.ctx.Err() // the caller gave up: go-sdk stops reading
+		s.ended = true
+		_ = s.body.Close()
+	case errors.Is(err, errEventTooLarge):
+		s.fail(err.Error(), true)
+	case resumable:
+		s.resume()
+	case errors.Is(err, io.EOF):
+		s.lose("SSE stream ended without the response", nil)
+	default:
+		s.lose("SSE stream broke off before the response: "+err.Error(), err)
 	}
-	name, value, ok := bytes.Cut(line, []byte(":"))
-	if !ok {
-		s.fail(fmt.Sprintf("SSE line without a colon: %.40q", line), false)
-		return
-	}
-	value = bytes.TrimPrefix(value, []byte(" "))
-	switch string(name) {
-	case "data":
-		switch {
-		case s.hasData:
-			s.data = append(s.data, '\n')
-			s.data = append(s.data, value...)
-		case len(s.line) > 0:
-			// A long line, read into s.line: its value becomes the data
-			// where copying it would cost a second buffer as long.
-			s.data, s.line = value, s.data[:0]
-		default:
-			s.data = append(s.data, value...)
-		}
-		s.hasData = true
-	case "event":
-		if string(value) == "message" {
-			s.name = "message" // MCP's one event type, without a copy
-		} else {
-			s.name = string(value)
-		}
-	case "id":
-		if id, ok := eventID(value); ok {
-			s.id, s.idSet = id, true
-		}
-	case "retry":
-		if d, ok := retryField(value); ok {
-			s.retry = min(d, maxResumeDelay)
-		}
-	}
-	// id and retry are not handed on (see answerStream); other fields are
-	// ignored, as the SSE specification says.
 }
 
 // resume reopens the call's stream after it ended before the response: a
@@ -320,7 +269,7 @@ func (s *answerStream) step() {
 func (s *answerStream) resume() {
 	_ = s.body.Close()
 	s.resumes++
-	delay := s.retry
+	delay := min(s.events.retry, maxResumeDelay)
 	if delay <= 0 {
 		delay = defaultResumeDelay
 	}
@@ -370,53 +319,20 @@ func (s *answerStream) resume() {
 	}
 	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer resumed", "method", s.method, "resumes", s.resumes)
 	s.src.Reset(r)
-	s.body, s.wireMark, s.begun = resp.Body, 0, false
-	s.endEvent() // an event cut by the end of the stream is dropped
+	s.body = resp.Body
+	s.events.reset() // an event cut by the end of the stream is dropped
 }
 
-var errEventTooLarge = errors.New("event too large")
-
-// readLine returns the next line without its LF or CRLF. The line is valid
-// until the next call. An event past the bound, decoded or on the wire,
-// returns errEventTooLarge; a stream that ends mid-line returns io.EOF.
-func (s *answerStream) readLine() ([]byte, error) {
-	s.line = s.line[:0]
-	for {
-		chunk, err := s.src.ReadSlice('\n')
-		s.size += len(chunk)
-		if s.size > s.max || s.counter.n-s.wireMark > int64(s.max)+wireSlack {
-			return nil, errEventTooLarge
-		}
-		if err == nil && len(s.line) == 0 {
-			// A whole line in the buffer: used before the next read.
-			return bytes.TrimSuffix(bytes.TrimSuffix(chunk, []byte("\n")), []byte("\r")), nil
-		}
-		s.line = append(s.line, chunk...)
-		switch {
-		case err == nil:
-			return bytes.TrimSuffix(bytes.TrimSuffix(s.line, []byte("\n")), []byte("\r")), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		default:
-			return nil, err
-		}
+// dispatch acts on one event of the stream.
+func (s *answerStream) dispatch(ev sseEvent) {
+	if ev.IDSet {
+		s.moved = s.moved || ev.ID != s.lastID
+		s.lastID = ev.ID
 	}
-}
-
-// dispatch ends the current event at its blank line.
-func (s *answerStream) dispatch() {
-	data, hasData, name := s.data, s.hasData, s.name
-	if s.idSet {
-		s.moved = s.moved || s.id != s.lastID
-		s.lastID = s.id
+	if !ev.message() {
+		return // a priming event (SEP-1699), or a type go-sdk skips too
 	}
-	s.endEvent()
-	s.wireMark = s.counter.n
-	if !hasData || len(bytes.TrimSpace(data)) == 0 || (name != "" && name != "message") {
-		// No message: a priming event (SEP-1699), or an event type MCP does
-		// not use, which go-sdk skips too.
-		return
-	}
+	data := ev.Data
 	// Into the call's buffers: a response is checked and handed on here,
 	// not kept.
 	msg, exact, err := decodeMessageInto(data, s.want, &s.bufs.decode)
@@ -478,14 +394,6 @@ func (s *answerStream) resumable() bool {
 	}
 	s.moved, s.delivered = false, false
 	return s.lastID != "" && s.resumes < maxAnswerResumes && resumesStreams(s.req.Header.Get(HeaderProtocolVersion))
-}
-
-// endEvent forgets the current event.
-func (s *answerStream) endEvent() {
-	s.data, s.hasData, s.name, s.id, s.idSet, s.size = s.data[:0], false, "", "", false, 0
-	if cap(s.data) > keptBuffer {
-		s.data = nil
-	}
 }
 
 // emit hands msg, decoded from data, on as one event ([handOn]).

@@ -86,7 +86,8 @@ func (s *Session) Discover(ctx context.Context) error {
 }
 
 // discoverResponse finds the JSON-RPC response with id in an answer: a
-// JSON body, or the data of an event stream's events.
+// JSON body, or the data of an event stream's message events ([eventReader]:
+// an event cut by the stream's end is not one, as WHATWG says).
 func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, error) {
 	match := func(data []byte) *jsonrpc.Response {
 		msg, err := jsonrpc.DecodeMessage(data)
@@ -112,27 +113,22 @@ func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, e
 		}
 		return nil, errors.New("no response with the request's id")
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, maxDiscoverAnswer)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			if resp := match(data); resp != nil {
+	events := eventReader{max: maxDiscoverAnswer, src: bufio.NewReader(r)}
+	for {
+		ev, err := events.Next()
+		switch err.(type) {
+		case nil:
+			if resp := match(ev.Data); resp != nil && ev.message() {
 				return resp, nil
 			}
-			data = data[:0]
-			continue
+		case *sseLineError:
+			// Taken as WHATWG takes it (a field without a value): what
+			// counts here is the response alone.
+		default:
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("the stream ended without a response with the request's id")
+			}
+			return nil, err
 		}
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			data = append(data, bytes.TrimSpace(v)...)
-		}
 	}
-	if resp := match(data); resp != nil {
-		return resp, nil
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return nil, errors.New("the stream ended without a response with the request's id")
 }

@@ -58,7 +58,12 @@ func TestOddAnswersFailTheCallAlone(t *testing.T) {
 		{"event, CRLF framing and gzip", "text/event-stream", true, "data: " + resp("$ID", mine) + "\r\n\r\n", true},
 		{"event, another event type", "text/event-stream", false, "event: other\n" + event(resp("$ID", other)), false},
 		{"event, no space after the colon", "text/event-stream", false, "data:" + resp("$ID", mine) + "\n\n", true},
-		{"event, CR line ends", "text/event-stream", false, "data: " + resp("$ID", other) + "\r\r", false},
+		// WHATWG HTML, server-sent events: "Lines must be separated by either
+		// a U+000D CARRIAGE RETURN U+000A LINE FEED (CRLF) character pair, a
+		// single U+000A LINE FEED (LF) character, or a single U+000D
+		// CARRIAGE RETURN (CR) character."
+		{"event, CR line ends", "text/event-stream", false, "data: " + resp("$ID", mine) + "\r\r", true},
+		{"event, CR line ends after a comment", "text/event-stream", false, ": hello\rdata: " + resp("$ID", mine) + "\r\r", true},
 		{"event, trailing bytes after the message", "text/event-stream", false, event(resp("$ID", mine) + " x"), true},
 		{"event, a fraction id", "text/event-stream", false, event(resp("$ID.5", other)), false},
 		{"event, an answer cut by the stream's end", "text/event-stream", false, event(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`) + "data: " + resp("$ID", other), false},

@@ -1,10 +1,8 @@
 package wire
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -94,40 +92,26 @@ func (e *EventError) Error() string {
 // Is reports target == ErrStreamEvent.
 func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 
-// sseFilter parses a text/event-stream (WHATWG HTML, server-sent events)
-// and hands go-sdk only the events that carry one JSON-RPC request or
-// notification: `data: <the message>` and a blank line, nothing else, the
-// message as it came when go-sdk reads those bytes as it, re-encoded
-// otherwise ([handOn]); one leading byte order mark is stripped. go-sdk
-// v1.8.0 ends the session on a
-// line without a colon, on data it cannot decode and on an event past its
-// size limit (mcp/streamable.go processStream, mcp/event.go
-// scanEventsLimited); none of those reach it. Ids and retry fields are
-// kept for the keeper's re-dial, not handed on, so go-sdk never reconnects
-// with a Last-Event-ID of its own. Lines end with LF or CRLF.
+// sseFilter reads a text/event-stream with an [eventReader] and hands
+// go-sdk only the events that carry one JSON-RPC request or notification:
+// `data: <the message>` and a blank line, nothing else, the message as it
+// came when go-sdk reads those bytes as it, re-encoded otherwise
+// ([handOn]). go-sdk v1.8.0 ends the session on a line without a colon, on
+// data it cannot decode and on an event past its size limit
+// (mcp/streamable.go processStream, mcp/event.go scanEventsLimited); none
+// of those reach it. Ids and retry fields are kept for the keeper's
+// re-dial, not handed on, so go-sdk never reconnects with a Last-Event-ID
+// of its own.
 //
-// It holds at most max bytes of one event (its partial line included);
-// comment lines between events do not count.
+// It holds at most events.max bytes of one event (its partial line
+// included); comment lines between events do not count.
 type sseFilter struct {
-	max    int          // bytes of one event held at most; 0: no bound
+	events eventReader  // pushed; events.max bounds one event (0: no bound)
 	limits DecodeLimits // what go-sdk may decode of one message; zero fields: no bound
 
-	line  []byte // the current incomplete line
-	begun bool   // a line of this stream was taken: no BOM to strip
-
-	// The current event, as go-sdk would read it (mcp/event.go).
-	size      int    // its bytes so far, line ends included
-	fields    bool   // it has a field
-	data      []byte // its data fields, trimmed and joined with LF
-	dataLines int
-	name      string // its event field
-	id        string // its id field
-	idSet     bool
-	bad       *EventError // a malformed line: the event is dropped at its end
-
-	run    int           // events dropped in a row
-	lastID string        // id of the last event that had one: the re-dial's Last-Event-ID
-	retry  time.Duration // the reconnection time of the last valid retry field
+	bad    *EventError // a malformed line: the current event is dropped at its end
+	run    int         // events dropped in a row
+	lastID string      // id of the last event that had one: the re-dial's Last-Event-ID
 }
 
 // filtered is what one push produced.
@@ -142,123 +126,63 @@ type filtered struct {
 // push parses p, appends the events to hand on to out and returns it. After
 // a result with garbage set, the caller ends the stream and calls reset.
 func (f *sseFilter) push(p []byte, out []byte, r *filtered) []byte {
-	for len(p) > 0 && !r.garbage {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			if f.over(len(f.line) + len(p)) {
-				f.drop(r, DropOversized, len(p))
-				return out
+	f.events.feed(p)
+	for !r.garbage {
+		ev, err := f.events.Next()
+		switch err := err.(type) {
+		case nil:
+			out = f.dispatch(ev, out, r)
+		case *sseLineError:
+			if f.bad == nil {
+				f.bad = &EventError{Reason: DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", err.Start)}
 			}
-			f.line = append(f.line, p...)
+		case *eventTooLargeError:
+			f.report(r, &EventError{Reason: DropOversized, Bytes: err.Read, Detail: fmt.Sprintf("more than %d bytes", err.Max)})
+			r.garbage = true
+			f.reset()
+		default: // errNeedInput: p is read
 			return out
-		}
-		if f.over(len(f.line) + i + 1) {
-			f.drop(r, DropOversized, i+1)
-			return out
-		}
-		var line []byte
-		if len(f.line) > 0 {
-			f.line = append(f.line, p[:i]...)
-			line = f.line
-		} else {
-			line = p[:i]
-		}
-		p = p[i+1:]
-		f.size += len(line) + 1
-		out = f.lineDone(bytes.TrimSuffix(line, []byte("\r")), out, r)
-		f.line = f.line[:0]
-		if cap(f.line) > keptBuffer {
-			f.line = nil
 		}
 	}
 	return out
 }
 
-// over reports whether n more bytes would make the event outgrow max.
-func (f *sseFilter) over(n int) bool { return f.max > 0 && f.size+n > f.max }
-
-// lineDone takes one complete line.
-func (f *sseFilter) lineDone(line []byte, out []byte, r *filtered) []byte {
-	if !f.begun {
-		f.begun, line = true, bytes.TrimPrefix(line, utf8BOM)
-	}
-	switch {
-	case len(line) == 0:
-		return f.dispatch(out, r)
-	case line[0] == ':':
-		if !f.fields {
-			f.size = 0 // a keepalive comment between events
-		}
-		return out
-	}
-	f.fields = true
-	name, value, ok := bytes.Cut(line, []byte(":"))
-	if !ok {
-		if f.bad == nil {
-			start := line[:min(len(line), 64)]
-			f.bad = &EventError{Reason: DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", start)}
-		}
-		return out
-	}
-	switch string(name) {
-	case "data":
-		if f.dataLines > 0 {
-			f.data = append(f.data, '\n')
-		}
-		f.dataLines++
-		f.data = append(f.data, bytes.TrimSpace(value)...)
-	case "event":
-		f.name = string(bytes.TrimSpace(value))
-	case "id":
-		if id, ok := eventID(bytes.TrimPrefix(value, []byte(" "))); ok {
-			f.id, f.idSet = id, true
-		}
-	case "retry":
-		if d, ok := retryField(bytes.TrimPrefix(value, []byte(" "))); ok {
-			f.retry = d
-		}
-	}
-	return out
-}
-
-// dispatch ends the current event at its blank line.
-func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
-	defer f.endEvent()
-	if !f.fields {
-		return out
-	}
+// dispatch takes one whole event.
+func (f *sseFilter) dispatch(ev sseEvent, out []byte, r *filtered) []byte {
+	bad := f.bad
+	f.bad = nil
 	r.events++
-	if f.idSet {
-		f.lastID = f.id // also past a dropped event: the re-dial does not ask for it again
+	if ev.IDSet {
+		f.lastID = ev.ID // also past a dropped event: the re-dial does not ask for it again
 	}
-	if f.bad != nil {
-		f.bad.Bytes = f.size
-		f.report(r, f.bad)
+	if bad != nil {
+		bad.Bytes = ev.Size
+		f.report(r, bad)
 		return out
 	}
-	if len(f.data) == 0 || (f.name != "" && f.name != "message") {
+	if !ev.message() {
 		// No message (a SEP-1699 priming event), or an event type go-sdk
 		// skips: nothing to hand on, nothing wrong.
 		return out
 	}
-	msg, exact, err := decodeMessage(f.data)
+	msg, exact, err := decodeMessage(ev.Data)
 	if err != nil {
-		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: cutDetail(err.Error())})
+		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: ev.Size, Detail: cutDetail(err.Error())})
 		return out
 	}
 	if _, isResponse := msg.(*jsonrpc.Response); isResponse {
-		f.report(r, &EventError{Reason: DropResponse, Bytes: f.size})
+		f.report(r, &EventError{Reason: DropResponse, Bytes: ev.Size})
 		return out
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok { // responses were dropped above
-		if problem := f.limits.Problem(req.Method, f.data, req.Params); problem != "" {
-			f.report(r, &EventError{Reason: DropTooManyValues, Bytes: f.size, Detail: problem})
+		if problem := f.limits.Problem(req.Method, ev.Data, req.Params); problem != "" {
+			f.report(r, &EventError{Reason: DropTooManyValues, Bytes: ev.Size, Detail: problem})
 			return out
 		}
 	}
-	enc, err := handOn(f.data, msg, exact)
+	enc, err := handOn(ev.Data, msg, exact)
 	if err != nil {
-		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: f.size, Detail: cutDetail(err.Error())})
+		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: ev.Size, Detail: cutDetail(err.Error())})
 		return out
 	}
 	f.run = 0
@@ -269,15 +193,6 @@ func (f *sseFilter) dispatch(out []byte, r *filtered) []byte {
 	out = append(out, "data: "...)
 	out = append(out, enc...)
 	return append(out, "\n\n"...)
-}
-
-// drop drops the current event as garbage after read more bytes of it:
-// the attempt must end.
-func (f *sseFilter) drop(r *filtered, reason DropReason, read int) {
-	f.report(r, &EventError{Reason: reason, Bytes: f.size + len(f.line) + read,
-		Detail: fmt.Sprintf("more than %d bytes", f.max)})
-	r.garbage = true
-	f.reset()
 }
 
 // report records a dropped event; maxDroppedRun in a row make the stream
@@ -291,34 +206,19 @@ func (f *sseFilter) report(r *filtered, e *EventError) {
 }
 
 // cut ends the stream: an event under way is dropped (reported as
-// DropTruncated when it had a field).
+// DropTruncated when it had a field or a partial line).
 func (f *sseFilter) cut(r *filtered) {
-	if f.fields || len(f.line) > 0 {
-		r.drops = append(r.drops, &EventError{Reason: DropTruncated, Bytes: f.size + len(f.line)})
+	if n, underWay := f.events.pending(); underWay {
+		r.drops = append(r.drops, &EventError{Reason: DropTruncated, Bytes: n})
 	}
 	f.reset()
 }
 
 // reset forgets the current event and partial line, for the next stream;
-// lastID and retry stay.
+// lastID and the retry field stay.
 func (f *sseFilter) reset() {
-	f.endEvent()
-	f.line, f.begun = nil, false
-	f.run = 0
-}
-
-// utf8BOM is the byte order mark an event stream may start with: the
-// UTF-8 decode of a stream strips one (WHATWG HTML, server-sent events).
-// Taken for part of the first field's name, it cost the stream's first
-// event: a call's response when it came first.
-var utf8BOM = []byte("\xEF\xBB\xBF")
-
-func (f *sseFilter) endEvent() {
-	f.size, f.fields, f.dataLines, f.name, f.id, f.idSet, f.bad = 0, false, 0, "", "", false, nil
-	f.data = f.data[:0]
-	if cap(f.data) > keptBuffer {
-		f.data = nil
-	}
+	f.events.reset()
+	f.bad, f.run = nil, 0
 }
 
 // cutDetail bounds a decoder's error text in an EventError.
@@ -327,31 +227,4 @@ func cutDetail(s string) string {
 		return s[:200] + "..."
 	}
 	return s
-}
-
-// eventID returns an id field's value as the last event id, false when it
-// is not taken: one with a NUL (WHATWG HTML, server-sent events), or with
-// another control byte but a tab (a CR inside a line, say, which these
-// parsers do not take for a line end), which net/http refuses in the
-// Last-Event-ID header: every re-dial with it failed before it was sent,
-// and the stream never came back.
-func eventID(v []byte) (string, bool) {
-	for _, c := range v {
-		if (c < 0x20 && c != '\t') || c == 0x7f {
-			return "", false
-		}
-	}
-	return string(v), true
-}
-
-// retryField parses an SSE retry value: ASCII digits, milliseconds.
-func retryField(v []byte) (time.Duration, bool) {
-	if len(v) == 0 || bytes.ContainsFunc(v, func(r rune) bool { return r < '0' || r > '9' }) {
-		return 0, false
-	}
-	ms, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil || ms > int64(maxRetryField/time.Millisecond) {
-		return maxRetryField, true
-	}
-	return time.Duration(ms) * time.Millisecond, true
 }

@@ -31,10 +31,16 @@ func TestSSEFilter(t *testing.T) {
 			"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n", nil, 1, false},
 		{"comments and a priming event hand on nothing", ": keepalive\n\nid: 1\ndata: \nretry: 1500\n\n", "", nil, 0, false},
 		{"another event type is skipped silently", "event: other\ndata: not json\n\n" + good, good, nil, 1, false},
+		// WHATWG HTML, server-sent events: a CR alone ends a line; "If value
+		// starts with a U+0020 SPACE character, remove it from value": one
+		// space, so "event:  message" names the type " message", which is
+		// not MCP's.
+		{"CR line ends", "data: " + listChanged + "\r\r", good, nil, 1, false},
+		{"a second space after event: names another type", "event:  message\ndata: " + listChanged + "\n\n" + good, good, nil, 1, false},
 		{"a line without a colon", "data: " + listChanged + "\ngarbage\n\n" + good, good, []DropReason{DropMalformedLine}, 1, false},
 		{"data that is not JSON", "data: {not json\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
 		{"JSON that is not JSON-RPC", "data: {\"a\":1}\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
-		{"two blank data lines", "data:\ndata:\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
+		{"two blank data lines are no message, as on a call's stream", "data:\ndata:\n\n" + good, good, nil, 1, false},
 		{"a batch", "data: [" + listChanged + "]\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
 		{"a response", "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n" + good, good, []DropReason{DropResponse}, 1, false},
 		{"a message with more JSON values than the bound", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":[1,2,3,4,5,6,7,8,9]}}\n\n" + good,
@@ -50,7 +56,7 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
-			f := sseFilter{max: 256, limits: DecodeLimits{JSONValues: 10, Messages: 1, ContentBlocks: 1}}
+			f := sseFilter{events: eventReader{max: 256}, limits: DecodeLimits{JSONValues: 10, Messages: 1, ContentBlocks: 1}}
 			var out []byte
 			var r filtered
 			for in := []byte(c.in); len(in) > 0 && !r.garbage; {
@@ -72,7 +78,7 @@ func TestSSEFilter(t *testing.T) {
 				assert.LessOrEqual(t, d.Bytes, 256+chunk, "read up to max and one chunk")
 			}
 			assert.Equal(t, c.drops, got, "%s (chunks of %d)", c.name, chunk)
-			assert.LessOrEqual(t, len(f.line), 256, "no event is held past max")
+			assert.LessOrEqual(t, len(f.events.line), 256, "no event is held past max")
 		}
 	}
 }
@@ -93,7 +99,7 @@ func TestSSEFilterIDsAndRetry(t *testing.T) {
 	out := f.push([]byte("id: 7\ndata: "+listChanged+"\n\nid: 8\ndata: nope\n\nretry: 2s\n\nretry: 99999999999999999999\n\n"), nil, &r)
 	assert.Equal(t, "data: "+listChanged+"\n\n", string(out), "no id reaches go-sdk")
 	assert.Equal(t, "8", f.lastID, "the dropped event is not asked for again")
-	assert.Equal(t, maxRetryField, f.retry, "a value not all digits is ignored; a huge one is bounded")
+	assert.Equal(t, maxRetryField, f.events.retry, "a value not all digits is ignored; a huge one is bounded")
 
 	r = filtered{}
 	f.push([]byte("id: 9\ndata: {\"jsonrpc\""), nil, &r)
@@ -103,14 +109,18 @@ func TestSSEFilterIDsAndRetry(t *testing.T) {
 	assert.Equal(t, "8", f.lastID, "a cut event's id is not taken")
 	out = f.push([]byte("\xEF\xBB\xBFdata: "+listChanged+"\n\n"), nil, &r)
 	assert.Equal(t, "data: "+listChanged+"\n\n", string(out), "framing starts over after a cut, a BOM stripped")
-	assert.Equal(t, 1500*time.Millisecond, func() time.Duration { f.retry = 0; f.push([]byte("retry: 1500\n\n"), nil, &r); return f.retry }())
+	assert.Equal(t, 1500*time.Millisecond, func() time.Duration {
+		f.events.retry = 0
+		f.push([]byte("retry: 1500\n\n"), nil, &r)
+		return f.events.retry
+	}())
 }
 
 // BenchmarkSSEFilterEvent measures the standalone stream filter on one
 // well-formed notification event.
 func BenchmarkSSEFilterEvent(b *testing.B) {
 	in := []byte("data: " + listChanged + "\n\n")
-	f := sseFilter{max: 1 << 20}
+	f := sseFilter{events: eventReader{max: 1 << 20}}
 	var out []byte
 	b.ReportAllocs()
 	for b.Loop() {

@@ -305,7 +305,7 @@ var eventStreamHeader = http.Header{"Content-Type": {"text/event-stream"}}
 // newStreamBody returns the keeper's body for go-sdk's GET req.
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
-	b.filter.max = t.cfg.Stream.MaxEventBytes
+	b.filter.events.max = t.cfg.Stream.MaxEventBytes
 	b.filter.limits = DecodeLimits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks} // no list answers here
 	return b
 }
@@ -521,7 +521,7 @@ func (b *streamBody) current() io.ReadCloser {
 // re-dial in a loop).
 func (b *streamBody) report() {
 	b.att.Duration = b.t.clock.Since(b.att.Start)
-	b.att.Retry = b.filter.retry
+	b.att.Retry = b.filter.events.retry
 	if b.att.End == EndClosed || b.att.ReplayRefused {
 		b.log() // the end, or re-dialed at once: no backoff
 		b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })
@@ -534,7 +534,7 @@ func (b *streamBody) report() {
 	} else {
 		b.wait = b.nextBackOff()
 	}
-	b.wait = min(max(b.wait, b.filter.retry), b.t.cfg.Stream.MaxBackoff)
+	b.wait = min(max(b.wait, b.filter.events.retry), b.t.cfg.Stream.MaxBackoff)
 	b.wait = max(b.wait, b.att.RetryAfter) // the server's own ask outlasts our cap
 	b.log()
 	b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })

@@ -67,7 +67,7 @@ func TestStreamBodySplicesWholeEvents(t *testing.T) {
 		got := readN(t, b, len(want), size)
 		assert.Equal(t, want, got, "buffer of %d bytes", size)
 		assert.LessOrEqual(t, cap(b.out), 2*keptBuffer+len(want), "bounded output buffer")
-		assert.LessOrEqual(t, cap(b.filter.line), keptBuffer)
+		assert.LessOrEqual(t, cap(b.filter.events.line), keptBuffer)
 		assert.Equal(t, "1", b.filter.lastID)
 		require.NoError(t, b.Close())
 	}

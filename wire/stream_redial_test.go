@@ -356,14 +356,15 @@ func TestStreamRestoredAfterCut(t *testing.T) {
 }
 
 // TestStreamEventIDThatIsNoHeaderValueIsIgnored: an event id with a control
-// byte (a CR inside a line, which these parsers do not take for a line end)
-// cannot be sent back: net/http refuses the re-dial's Last-Event-ID before
+// byte cannot be sent back: net/http refuses the re-dial's Last-Event-ID before
 // it is sent, so every re-dial failed locally and the stream never came back
 // for the session's life. Such an id is ignored, as one with a NUL is
 // (WHATWG HTML, server-sent events): the re-dial reaches the server,
 // without Last-Event-ID.
 func TestStreamEventIDThatIsNoHeaderValueIsIgnored(t *testing.T) {
-	for _, id := range []string{"a\rb", "a\x01b", "a\x7fb"} {
+	// A CR is no such byte: it ends the line (WHATWG HTML, server-sent
+	// events), see TestEventReaderSpec.
+	for _, id := range []string{"a\x01b", "a\x7fb", "a\x00b"} {
 		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
 			g, url := newServer(t, nil)
 			redialed := make(chan string, 1)

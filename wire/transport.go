@@ -106,8 +106,10 @@ type Config struct {
 	// (16 MiB).
 	MaxJSONBody int
 	// MaxSSEEvent bounds one event of a text/event-stream answer to a
-	// request, in bytes after decoding (and that plus 64 KiB on the wire): a
-	// longer event fails its request only (protocol, the session lives).
+	// request, in bytes after decoding, its lines and line ends included,
+	// comment lines before its first field not (and that plus 64 KiB on
+	// the wire since the last blank line, comments included): a longer
+	// event fails its request only (protocol, the session lives).
 	// 0 means [DefaultMaxSSEEvent] (16 MiB, go-sdk's own
 	// mcp.DefaultMaxEventSize).
 	MaxSSEEvent int
