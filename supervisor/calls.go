@@ -136,7 +136,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
 	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess session) (struct{}, error) {
-		if era2026(sess.ProtocolVersion()) {
+		if wire.ModernVersion(sess.ProtocolVersion()) {
 			return struct{}{}, nil // stored below: the next requests carry it
 		}
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)

@@ -413,7 +413,7 @@ func (c *commandSession) Ping(ctx context.Context) error { return c.cs.Ping(ctx,
 func (c *commandSession) Alive(ctx context.Context) error {
 	err := c.Ping(ctx)
 	var rpc *jsonrpc.Error
-	if err != nil && era2026(c.version) && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
+	if err != nil && wire.ModernVersion(c.version) && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
 		return nil
 	}
 	return err

@@ -287,7 +287,7 @@ func (w *wireSession) Ping(ctx context.Context) error {
 // (wire.Session.Discover), which every server of that era serves, without
 // side effects.
 func (w *wireSession) Alive(ctx context.Context) error {
-	if !era2026(w.ws.ProtocolVersion()) {
+	if !wire.ModernVersion(w.ws.ProtocolVersion()) {
 		return w.Ping(ctx)
 	}
 	ctx = wire.WithExchange(ctx)

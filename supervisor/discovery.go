@@ -311,7 +311,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 		return true
 	}
 	sess := s.session(gen)
-	return sess != nil && (sess.ID() == "" && !era2026(sess.ProtocolVersion()) || pushDeclined(sess)) // declined.go
+	return sess != nil && (sess.ID() == "" && !wire.ModernVersion(sess.ProtocolVersion()) || pushDeclined(sess)) // declined.go
 }
 
 // pollNow takes a due poll: the declared lists, if the session is still

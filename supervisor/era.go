@@ -87,7 +87,7 @@ func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange
 	defer m.mu.Unlock()
 	m.outages = 0
 	was := m.era
-	if era2026(version) {
+	if wire.ModernVersion(version) {
 		m.era, m.until = wire.Era20260728, time.Time{}
 		if was == wire.Era2025 {
 			return "2026-07-28: server/discover answered again after the 2025 fallback"
@@ -160,7 +160,7 @@ func refusedDetail(version string, x wire.Exchange, served bool) string {
 	if served {
 		on = "a live session"
 	}
-	if !era2026(version) {
+	if !wire.ModernVersion(version) {
 		why = "an error of a later era"
 	}
 	what := x.Method
@@ -211,7 +211,7 @@ func (in eraChanged) take(s *Supervisor) {
 func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
 	version := ws.ProtocolVersion()
 	refusal := wire.VersionRefusal
-	if !era2026(version) {
+	if !wire.ModernVersion(version) {
 		if c.era.pinned {
 			return
 		}
@@ -229,7 +229,3 @@ func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
 	})
 }
 
-// era2026 reports whether a negotiated protocol version is of the
-// 2026-07-28 era or later (MCP versions are dates, so they order as
-// strings); "" is not.
-func era2026(version string) bool { return version >= "2026-07-28" }

@@ -5,6 +5,8 @@ import (
 	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/wire"
 )
 
 // metaLogLevel is the `_meta` key of a request's log level from protocol
@@ -24,7 +26,7 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			level := s.level()
-			if level == "" || method == methodListen {
+			if level == "" || method == wire.MethodListen {
 				return next(ctx, method, req) // logging.mdx: never delivered on a listen stream
 			}
 			r, ok := req.(*mcp.ClientRequest[mcp.Params])
@@ -34,7 +36,7 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 			if r.Session == nil {
 				return next(ctx, method, req)
 			}
-			if ir := r.Session.InitializeResult(); ir == nil || !era2026(ir.ProtocolVersion) {
+			if ir := r.Session.InitializeResult(); ir == nil || !wire.ModernVersion(ir.ProtocolVersion) {
 				return next(ctx, method, req)
 			}
 			p := shallowParams(r.Params)
@@ -58,9 +60,6 @@ func (s *Supervisor) level() string {
 	}
 	return ""
 }
-
-// methodListen is the 2026-07-28 push channel's request.
-const methodListen = "subscriptions/listen"
 
 // shallowParams returns a shallow copy of the params of a request that
 // may produce log messages, nil for any other kind (and for nil: go-sdk

@@ -193,5 +193,10 @@ func (t *Transport) handshakeError(ctx context.Context, err error) error {
 //     supported". Such a stream's loss is marked on the request's record
 //     ([Exchange.StreamLost]) for the caller to re-issue the request.
 //
+func resumesStreams(v string) bool { return !ModernVersion(v) }
+
+// ModernVersion reports whether protocol version v is 2026-07-28 or later:
+// the one comparison by which a request's or a session's era decides the
+// rules of that era (streams, standard headers, log level, keepalive).
 // Versions are dates, so they compare as strings.
-func resumesStreams(v string) bool { return v < era20260728 }
+func ModernVersion(v string) bool { return v >= era20260728 }

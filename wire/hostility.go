@@ -91,7 +91,7 @@ func NewHostilityTracker(r HostilityRule, span time.Duration) *HostilityTracker 
 // before a POST that counts, that POST decides, so a keeper that stopped
 // re-dialing does not keep the rule from firing.
 func (h *HostilityTracker) ObserveExchange(x Exchange) bool {
-	if x.Verb != "POST" || x.Local || x.Method == methodListen {
+	if x.Verb != "POST" || x.Local || x.Method == MethodListen {
 		return false // a listen stream's POST is a stream attempt, not a request that succeeded
 	}
 	h.postOK = x.Status >= 200 && x.Status < 300 && !x.Malformed

@@ -11,10 +11,10 @@ import (
 
 // JSON-RPC methods and the header of the 2026-07-28 era's push channel.
 const (
-	// methodListen opens a subscriptions/listen stream (MCP SEP-2575): a
+	// MethodListen opens a subscriptions/listen stream (MCP SEP-2575): a
 	// POST whose answer is a long-lived text/event-stream carrying the
 	// list_changed notifications asked for.
-	methodListen = "subscriptions/listen"
+	MethodListen = "subscriptions/listen"
 	// methodListenAck is the first message the server sends on a listen
 	// stream; it tells the client nothing about the catalog.
 	methodListenAck = "notifications/subscriptions/acknowledged"
@@ -27,7 +27,7 @@ const (
 // session sends one, and go-sdk names the method in Mcp-Method there, so no
 // body is read to tell.
 func isListen(req *http.Request) bool {
-	return req.Method == http.MethodPost && req.Header.Get(headerMethod) == methodListen
+	return req.Method == http.MethodPost && req.Header.Get(headerMethod) == MethodListen
 }
 
 // listenPOST answers go-sdk's subscriptions/listen POST at once with the

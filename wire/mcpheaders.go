@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,7 +51,7 @@ func encodedNameRequest(req *http.Request) *http.Request {
 // era of the standard request headers and x-mcp-header (changelog.mdx of
 // 2026-07-28, SEP-2243).
 func headersEra(req *http.Request) bool {
-	return req.Header.Get(HeaderProtocolVersion) >= era20260728
+	return ModernVersion(req.Header.Get(HeaderProtocolVersion))
 }
 
 // needsBase64 reports whether a header value must travel in the Base64
@@ -179,7 +180,7 @@ func walkSchema(node any, path string, static, property bool, seen map[string]bo
 				return err
 			}
 		}
-		for _, k := range sortedKeys(n) { // one schema, one reason
+		for _, k := range slices.Sorted(maps.Keys(n)) { // one schema, one reason
 			var err error
 			switch {
 			case dataKeywords[k] || k == "x-mcp-header":
@@ -203,7 +204,7 @@ func walkSchema(node any, path string, static, property bool, seen map[string]bo
 // walkSchema, of its members.
 func walkNamedSchemas(node any, path string, static, property bool, seen map[string]bool) error {
 	named, _ := node.(map[string]any)
-	for _, name := range sortedKeys(named) {
+	for _, name := range slices.Sorted(maps.Keys(named)) {
 		if err := walkSchema(named[name], joinPath(path, name), static, property, seen); err != nil {
 			return err
 		}
@@ -227,23 +228,13 @@ func walkOther(node any, path string, seen map[string]bool) error {
 		if h, ok := n["x-mcp-header"]; ok {
 			return annotationValid(n, h, path, false, seen)
 		}
-		for _, k := range sortedKeys(n) {
+		for _, k := range slices.Sorted(maps.Keys(n)) {
 			if err := walkOther(n[k], joinPath(path, k), seen); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// sortedKeys returns m's keys in order (nil m: none).
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func joinPath(path string, steps ...string) string {

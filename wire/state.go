@@ -60,7 +60,7 @@ func (s ResumeState) Validate() error {
 	if r := s.InitializeResult; r != nil && r.ProtocolVersion != "" && r.ProtocolVersion != s.ProtocolVersion {
 		return &StateError{Field: "initialize_result", Reason: fmt.Sprintf("protocol version %q differs from protocol_version %q", r.ProtocolVersion, s.ProtocolVersion)}
 	}
-	if s.ProtocolVersion >= era20260728 {
+	if ModernVersion(s.ProtocolVersion) {
 		if s.SessionID != "" {
 			return &StateError{Field: "session_id", Reason: "a " + era20260728 + " session has no session id"}
 		}

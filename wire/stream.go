@@ -409,7 +409,7 @@ func (b *streamBody) dial() dialKind {
 	}
 	x := b.t.begin(req)
 	if b.listen {
-		x.Method = methodListen // the stream's own POST: no evidence that POSTs succeed
+		x.Method = MethodListen // the stream's own POST: no evidence that POSTs succeed
 	}
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1

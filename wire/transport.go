@@ -771,7 +771,7 @@ var knownMethods = func() map[string]string {
 		"tools/call", "tools/list", "prompts/get", "prompts/list",
 		"resources/read", "resources/list", "resources/templates/list",
 		"resources/subscribe", "resources/unsubscribe", "completion/complete",
-		"logging/setLevel", methodListen,
+		"logging/setLevel", MethodListen,
 		"notifications/cancelled", "notifications/progress",
 		"notifications/roots/list_changed",
 	} {
