@@ -13,6 +13,7 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
 )
 
 // switchedPort forwards TCP connections from a port of its own on
@@ -114,6 +115,50 @@ func (p *switchedPort) url(srvURL string) string {
 	return u.String()
 }
 
+// outage is a server behind a port the test switches off and on, whose
+// session a first run saved (Detach) in store.
+type outage struct {
+	f     *fixture
+	srv   *mcptest.Server
+	port  *switchedPort
+	sc    hub.ServerConfig
+	store *hub.FileStore
+	saved *supervisor.ResumeState
+}
+
+func newOutage(t *testing.T) *outage {
+	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
+	o := &outage{f: f, srv: f.servers["a"], store: &hub.FileStore{Dir: t.TempDir()}}
+	u, err := url.Parse(o.srv.URL())
+	require.NoError(t, err)
+	o.port = newSwitchedPort(t, u.Host)
+	o.sc = hub.ServerConfig{Name: "a", URL: o.port.url(o.srv.URL())}
+	first := hub.New(f.config(o.store))
+	require.NoError(t, first.Add(f.ctx, o.sc))
+	require.NoError(t, first.WaitReady(f.ctx, hub.All))
+	require.NoError(t, first.Detach())
+	o.saved, err = o.store.Load(f.ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, 1, o.srv.Log().Count("initialize"))
+	o.srv.Log().Reset()
+	return o
+}
+
+// restartDown takes the server down (connection refused) and starts a hub
+// on the saved state, returning it once its first retry is scheduled, and
+// the number of events recorded before it.
+func (o *outage) restartDown(t *testing.T) (*hub.Hub, int) {
+	o.port.down()
+	seen := len(o.f.rec.Events())
+	h := hub.New(o.f.config(o.store))
+	require.NoError(t, h.Add(o.f.ctx, o.sc))
+	_, err := o.f.rec.WaitFor(o.f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs[seen:], func(ev events.Event) bool { return ev.Server == "a" && ev.Kind == events.KindRetryScheduled })
+	})
+	require.NoError(t, err)
+	return h, seen
+}
+
 // A host restarted while its server is down keeps the saved session. The
 // resumed session's listing gets no HTTP answer at all (connection
 // refused: class transport), which is no evidence that the session
@@ -123,38 +168,17 @@ func (p *switchedPort) url(srvURL string) string {
 // management: a client that keeps its Mcp-Session-Id sends it on every
 // later request, and the server answers it until it ends the session).
 func TestResumeSurvivesAnOutageAcrossRestarts(t *testing.T) {
-	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
-	srv := f.servers["a"]
-	u, err := url.Parse(srv.URL())
-	require.NoError(t, err)
-	port := newSwitchedPort(t, u.Host)
-	sc := hub.ServerConfig{Name: "a", URL: port.url(srv.URL())}
-	store := &hub.FileStore{Dir: t.TempDir()}
+	o := newOutage(t)
+	f, srv, sc := o.f, o.srv, o.sc
 
-	first := hub.New(f.config(store))
-	require.NoError(t, first.Add(f.ctx, sc))
-	require.NoError(t, first.WaitReady(f.ctx, hub.All))
-	require.NoError(t, first.Detach())
-	saved, err := store.Load(f.ctx, "a")
-	require.NoError(t, err)
-	require.Equal(t, 1, srv.Log().Count("initialize"))
-	srv.Log().Reset()
-
-	port.down() // the server is unreachable: connection refused
-	seen := len(f.rec.Events())
-	second := hub.New(f.config(store))
-	require.NoError(t, second.Add(f.ctx, sc))
-	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
-		return slices.ContainsFunc(evs[seen:], func(ev events.Event) bool { return ev.Server == "a" && ev.Kind == events.KindRetryScheduled })
-	})
-	require.NoError(t, err)
+	second, _ := o.restartDown(t)
 	require.NoError(t, second.Detach())
-	kept, err := store.Load(f.ctx, "a")
+	kept, err := o.store.Load(f.ctx, "a")
 	require.NoError(t, err, "the outage kept the stored state")
-	require.Equal(t, saved.SessionID, kept.SessionID)
+	require.Equal(t, o.saved.SessionID, kept.SessionID)
 
-	port.up() // the server is back, its session alive
-	third := hub.New(f.config(store))
+	o.port.up() // the server is back, its session alive
+	third := hub.New(f.config(o.store))
 	t.Cleanup(func() { _ = third.Close() })
 	require.NoError(t, third.Add(f.ctx, sc))
 	require.NoError(t, third.WaitReady(f.ctx, hub.All))
@@ -170,30 +194,12 @@ func TestResumeSurvivesAnOutageAcrossRestarts(t *testing.T) {
 // recovery unused), so a server back from its outage serves the same
 // session, with no initialize.
 func TestResumeRetriedThroughAnOutage(t *testing.T) {
-	f := newFixture(t, map[string]mcptest.Options{"a": {Tools: 1}})
-	srv := f.servers["a"]
-	u, err := url.Parse(srv.URL())
-	require.NoError(t, err)
-	port := newSwitchedPort(t, u.Host)
-	sc := hub.ServerConfig{Name: "a", URL: port.url(srv.URL())}
-	store := &hub.FileStore{Dir: t.TempDir()}
+	o := newOutage(t)
+	f, srv := o.f, o.srv
 
-	first := hub.New(f.config(store))
-	require.NoError(t, first.Add(f.ctx, sc))
-	require.NoError(t, first.WaitReady(f.ctx, hub.All))
-	require.NoError(t, first.Detach())
-	srv.Log().Reset()
-
-	port.down()
-	seen := len(f.rec.Events())
-	second := hub.New(f.config(store))
+	second, seen := o.restartDown(t)
 	t.Cleanup(func() { _ = second.Close() })
-	require.NoError(t, second.Add(f.ctx, sc))
-	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
-		return slices.ContainsFunc(evs[seen:], func(ev events.Event) bool { return ev.Server == "a" && ev.Kind == events.KindRetryScheduled })
-	})
-	require.NoError(t, err)
-	port.up()
+	o.port.up()
 	require.NoError(t, second.WaitReady(f.ctx, hub.All))
 	require.Zero(t, srv.Log().Count("initialize"), "the retry re-attached the session")
 	require.Len(t, srv.SessionIDs(), 1)
