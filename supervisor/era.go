@@ -228,4 +228,3 @@ func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
 		go func() { _ = ws.Detach() }() // not on the Transport's goroutine, which is inside a request
 	})
 }
-

@@ -192,7 +192,6 @@ func (t *Transport) handshakeError(ctx context.Context, err error) error {
 //     transport page: "Resumable SSE streams via Last-Event-ID are not
 //     supported". Such a stream's loss is marked on the request's record
 //     ([Exchange.StreamLost]) for the caller to re-issue the request.
-//
 func resumesStreams(v string) bool { return !ModernVersion(v) }
 
 // ModernVersion reports whether protocol version v is 2026-07-28 or later:
