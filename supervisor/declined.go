@@ -43,10 +43,13 @@ func (in streamDeclined) take(s *Supervisor) {
 
 // declinedDetail names a declined attempt's answer: "HTTP 405 text/plain",
 // "HTTP 200 application/json"; without a content type "HTTP 404".
-func declinedDetail(a wire.StreamAttempt) string {
-	d := "HTTP " + strconv.Itoa(a.Status)
-	if a.ContentType != "" {
-		d += " " + a.ContentType
+func declinedDetail(a wire.StreamAttempt) string { return declinedText(a.Status, a.ContentType) }
+
+// declinedText names an answer by its status and content type.
+func declinedText(status int, contentType string) string {
+	d := "HTTP " + strconv.Itoa(status)
+	if contentType != "" {
+		d += " " + contentType
 	}
 	return d
 }

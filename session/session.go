@@ -1,0 +1,139 @@
+// Package session is the seam between the supervisor and a transport: one
+// live MCP session that reports its own end, once, and the dialer that
+// opens it. Two transports implement it, each in a package of its own:
+// streamable HTTP and stdio. The supervisor knows no transport; it drives
+// a Session and learns of its end only from Done (first error wins, as
+// hashicorp/yamux's one exitErr).
+package session
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/probes"
+)
+
+// Session is one live MCP session. It ends exactly once: by itself (the
+// server said it is gone, the process exited, a keepalive or a
+// verification went unanswered) or by Close or Detach; the first cause
+// wins. Every method is safe for concurrent use.
+type Session interface {
+	Requests
+	// Info is what the handshake (or the persisted state) established,
+	// fixed for the session's life.
+	Info() Info
+	// Status says whether calls may go out now, and returns a channel
+	// closed at the next change of status. Ended is final.
+	Status() (Status, <-chan struct{})
+	// Done is closed once the session has ended, before any call that saw
+	// the cause returns.
+	Done() <-chan struct{}
+	// Err is nil until Done is closed; then ErrClosed or ErrDetached when
+	// the host ended it, else the first cause (a *classify.HTTPError
+	// carrying a session-gone answer, a process's exit, an unanswered
+	// keepalive ping).
+	Err() error
+	// Close ends the session (with DELETE on HTTP); Detach ends it without
+	// telling the server, so that it can be resumed (on stdio, Detach is
+	// Close). Both wait for the session's goroutines and are idempotent.
+	Close() error
+	Detach() error
+}
+
+// Requests are the MCP requests the supervisor sends on a session.
+type Requests interface {
+	probes.Lister
+	CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error)
+	GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error)
+	ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error)
+	Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error)
+	Subscribe(ctx context.Context, p *mcp.SubscribeParams) error
+	Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error
+	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+	SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error
+	// Alive sends the era's cheapest request that proves the session
+	// lives: ping before 2026-07-28, server/discover from it (that era
+	// has no ping).
+	Alive(ctx context.Context) error
+}
+
+// Status is whether a session takes calls now.
+type Status uint8
+
+const (
+	// Live: calls go out.
+	Live Status = iota
+	// Verifying: a request got no answer and one Alive runs to tell a
+	// dead session from a lost answer; calls wait for its outcome.
+	Verifying
+	// Ended: Done is closed.
+	Ended
+)
+
+func (s Status) String() string {
+	switch s {
+	case Live:
+		return "live"
+	case Verifying:
+		return "verifying"
+	case Ended:
+		return "ended"
+	}
+	return "unknown"
+}
+
+// Info is what a session's handshake, or its persisted state, established.
+type Info struct {
+	// ID is the Mcp-Session-Id; "" for a sessionless server and on stdio.
+	ID string
+	// ProtocolVersion is the negotiated (or persisted) protocol version.
+	ProtocolVersion string
+	// Initialize is what the server declared; nil after a blind resume.
+	Initialize *mcp.InitializeResult
+}
+
+// Resume is what re-attaches a session without a handshake: its id and
+// protocol version, and what its server declared when known. It is part of
+// the persisted resume state (its JSON names are stable).
+type Resume struct {
+	SessionID       string `json:"session_id,omitempty"`
+	ProtocolVersion string `json:"protocol_version"`
+	// InitializeResult is nil for a blind resume (only the id is known).
+	InitializeResult *mcp.InitializeResult `json:"initialize_result,omitempty"`
+}
+
+// Dialer opens the sessions of one transport for one supervisor, and keeps
+// what outlives a session (an HTTP server's era, a stdio server's
+// protocol version). Its methods are safe for concurrent use.
+type Dialer interface {
+	// Dial opens a new session with a full handshake, bounded by ctx.
+	Dial(ctx context.Context, spec Spec) (Session, error)
+	// Attach re-attaches spec.Resume without a handshake on the wire;
+	// ErrNoResume on a transport that has nothing to resume.
+	Attach(ctx context.Context, spec Spec) (Session, error)
+}
+
+// Spec is what one Dial or Attach needs from the supervisor.
+type Spec struct {
+	// Generation numbers the supervisor's sessions; facts carry it.
+	Generation uint64
+	// Resume is the session Attach re-attaches; nil for Dial.
+	Resume *Resume
+	// Client builds the session's go-sdk client. facts is the transport's
+	// middleware that puts its facts (how far a request got, the HTTP
+	// answer) on every request's error; Client adds it innermost.
+	Client func(facts mcp.Middleware) *mcp.Client
+	// Observe receives the transport's facts, on its goroutines; it must
+	// not block. nil: none wanted.
+	Observe func(Fact)
+}
+
+// Errors a Session ends with when the host ended it.
+var (
+	ErrClosed   = errors.New("mcpsup/session: closed")
+	ErrDetached = errors.New("mcpsup/session: detached")
+	// ErrNoResume: the transport has no session to re-attach (stdio).
+	ErrNoResume = errors.New("mcpsup/session: nothing to resume on this transport")
+)
