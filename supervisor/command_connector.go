@@ -13,6 +13,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
+	seam "github.com/mcpsup/mcpsup/session"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -91,7 +92,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		c.mu.Unlock()
 	}
 	if every := cfg.KeepAlive; every > 0 {
-		sess.ka = startKeepalive(cfg.Clock, every, cfg.Logger, sess.Alive, func() { p.stop() })
+		sess.ka = seam.StartKeepAlive(cfg.Clock, every, cfg.Logger, sess.Alive, func() { p.stop() })
 	}
 	return sess, nil
 }
@@ -393,7 +394,7 @@ type commandSession struct {
 	sdkCalls
 	p       *proc
 	version string
-	ka      *keepalive // nil without Config.KeepAlive
+	ka      *seam.KeepAlive // nil without Config.KeepAlive
 	unroot  func()
 	endOnce sync.Once
 	// requests ends the server's requests' handlers before the session's
@@ -433,7 +434,7 @@ func (c *commandSession) Wait() error {
 	err := c.cs.Wait()
 	c.p.stopUnlessExiting()
 	exit := c.p.wait()
-	if cause := c.ka.endedBy(); cause != nil {
+	if cause := c.ka.EndedBy(); cause != nil {
 		return cause
 	}
 	if exit != nil && exit.Stop == StopNone {
@@ -449,7 +450,7 @@ func (c *commandSession) Wait() error {
 // SIGKILL) and returns once the process has exited.
 func (c *commandSession) Close() error {
 	c.endOnce.Do(func() {
-		c.ka.stop()
+		c.ka.Stop()
 		c.unroot()
 		c.requests.handlers.close()
 		c.p.stop() // first: the stop's steps are the process's to report

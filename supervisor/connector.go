@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/probes"
+	seam "github.com/mcpsup/mcpsup/session"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -68,7 +69,7 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	cl := opts.Client // captured alone: opts would stay on the heap with the session
 	sess.unroot = func() { c.s.roots.detach(cl) }
 	if every := c.s.cfg.KeepAlive; every > 0 {
-		sess.ka = startKeepalive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Alive, func() { _ = ws.Detach() })
+		sess.ka = seam.StartKeepAlive(c.s.cfg.Clock, every, c.s.cfg.Logger, sess.Alive, func() { _ = ws.Detach() })
 	}
 	return sess, nil
 }
@@ -266,8 +267,8 @@ type wireSession struct {
 	sdkCalls
 	ws     *wire.Session
 	watch  *wireWatch
-	ka     *keepalive // nil without Config.KeepAlive
-	unroot func()     // stops root changes reaching the session's client
+	ka     *seam.KeepAlive // nil without Config.KeepAlive
+	unroot func()          // stops root changes reaching the session's client
 	// requests ends the server's requests' handlers before the session's
 	// Close waits for them.
 	requests *serverRequests
@@ -302,7 +303,7 @@ func (w *wireSession) InitializeResult() *mcp.InitializeResult { return w.ws.Ini
 // ended by itself.
 func (w *wireSession) Wait() error {
 	err := w.ws.Wait()
-	if cause := w.ka.endedBy(); cause != nil {
+	if cause := w.ka.EndedBy(); cause != nil {
 		return cause
 	}
 	return w.watch.cause(err)
@@ -313,7 +314,7 @@ func (w *wireSession) Detach() error { w.end(); return w.ws.Detach() }
 
 func (w *wireSession) end() {
 	w.requests.handlers.close() // before go-sdk's Close, which waits for the handlers
-	w.ka.stop()
+	w.ka.Stop()
 	if w.unroot != nil {
 		w.unroot()
 	}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/fsm"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // A call that failed with transport (no HTTP answer: a reset, EOF) may have
@@ -98,7 +99,7 @@ func (s *Supervisor) verify(c fsm.Command) {
 			return sessionVerified{gen: gen, ping: num}
 		}
 		v := classify.Classify(s.life, err)
-		if judgePing(v, maxPingTimeouts) == pingDead {
+		if seam.PingProvesDead(v) {
 			return sessionLost{gen: gen, verdict: v}
 		}
 		return sessionVerified{gen: gen, ping: num} // answered, if with an error: the session lives

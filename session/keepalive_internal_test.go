@@ -1,4 +1,4 @@
-package supervisor
+package session
 
 import (
 	"context"
@@ -83,8 +83,8 @@ func TestKeepaliveOnTheFakeClock(t *testing.T) {
 			clock := clockwork.NewFakeClock()
 			p := newPinger()
 			var ended atomic.Int32
-			k := startKeepalive(clock, every, slog.New(slog.DiscardHandler), p.ping, func() { ended.Add(1) })
-			defer k.stop()
+			k := StartKeepAlive(clock, every, slog.New(slog.DiscardHandler), p.ping, func() { ended.Add(1) })
+			defer k.Stop()
 
 			tick := func() {
 				require.NoError(t, clock.BlockUntilContext(ctx, 1), "the keepalive waits for its ticker")
@@ -112,7 +112,7 @@ func TestKeepaliveOnTheFakeClock(t *testing.T) {
 				t.Fatal("the keepalive kept pinging a dead session")
 			}
 			require.Equal(t, int32(1), ended.Load(), "ended once, by the keepalive")
-			cause := k.endedBy()
+			cause := k.EndedBy()
 			require.Error(t, cause)
 			assert.Equal(t, c.class, classify.Error(cause).Class, "%v", cause)
 			if c.last != nil {
@@ -130,16 +130,16 @@ func TestKeepaliveStops(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	p := newPinger()
 	var ended atomic.Int32
-	k := startKeepalive(clock, time.Second, slog.New(slog.DiscardHandler), p.ping, func() { ended.Add(1) })
+	k := StartKeepAlive(clock, time.Second, slog.New(slog.DiscardHandler), p.ping, func() { ended.Add(1) })
 	require.NoError(t, clock.BlockUntilContext(ctx, 1))
 	clock.Advance(time.Second)
 	<-p.calls
-	k.stop() // cancels the ping in flight
-	k.stop()
+	k.Stop() // cancels the ping in flight
+	k.Stop()
 	assert.Zero(t, ended.Load())
-	assert.NoError(t, k.endedBy())
+	assert.NoError(t, k.EndedBy())
 
-	k = startKeepalive(clock, time.Second, slog.New(slog.DiscardHandler), p.ping, func() { ended.Add(1) })
+	k = StartKeepAlive(clock, time.Second, slog.New(slog.DiscardHandler), p.ping, func() { ended.Add(1) })
 	require.NoError(t, clock.BlockUntilContext(ctx, 1))
 	clock.Advance(time.Second)
 	<-p.calls
@@ -150,7 +150,7 @@ func TestKeepaliveStops(t *testing.T) {
 		t.Fatal("the keepalive kept pinging a server without ping")
 	}
 	assert.Zero(t, ended.Load())
-	var nilKeepalive *keepalive
-	nilKeepalive.stop()
-	assert.NoError(t, nilKeepalive.endedBy())
+	var nilKeepalive *KeepAlive
+	nilKeepalive.Stop()
+	assert.NoError(t, nilKeepalive.EndedBy())
 }

@@ -1,4 +1,4 @@
-package supervisor
+package session
 
 import (
 	"context"
@@ -52,15 +52,15 @@ func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 	return pingKeep
 }
 
-// keepalive pings one session every interval on the supervisor's clock, in
+// KeepAlive pings one session every interval on the supervisor's clock, in
 // place of go-sdk's ClientOptions.KeepAlive, which closes the session, and
-// sends DELETE, on any failed ping (mcp/shared.go startKeepalive), a 401
+// sends DELETE, on any failed ping (mcp/shared.go StartKeepAlive), a 401
 // included. A ping found dead by [judgePing] ends the session without
 // DELETE through end (the server forgot the session or cannot be reached;
 // a DELETE could only fail or destroy a session a later resume could use);
 // the session's Wait then returns the ping's error, which the supervisor
 // takes as "the session died". Each ping is bounded by the interval.
-type keepalive struct {
+type KeepAlive struct {
 	clock clockwork.Clock
 	every time.Duration
 	ping  func(context.Context) error
@@ -75,15 +75,15 @@ type keepalive struct {
 	cause error // the failed ping that ended the session
 }
 
-// startKeepalive starts pinging every interval until stop or a dead ping.
-func startKeepalive(clock clockwork.Clock, every time.Duration, log *slog.Logger, ping func(context.Context) error, end func()) *keepalive {
-	k := &keepalive{clock: clock, every: every, ping: ping, end: end, log: log, done: make(chan struct{})}
+// StartKeepAlive starts pinging every interval until stop or a dead ping.
+func StartKeepAlive(clock clockwork.Clock, every time.Duration, log *slog.Logger, ping func(context.Context) error, end func()) *KeepAlive {
+	k := &KeepAlive{clock: clock, every: every, ping: ping, end: end, log: log, done: make(chan struct{})}
 	k.life, k.stopLife = context.WithCancel(context.Background())
 	go k.run()
 	return k
 }
 
-func (k *keepalive) run() {
+func (k *KeepAlive) run() {
 	defer close(k.done)
 	tick := k.clock.NewTicker(k.every)
 	defer tick.Stop()
@@ -129,7 +129,7 @@ func (k *keepalive) run() {
 
 // pingOnce sends one ping bounded by the interval on the clock; timedOut
 // reports that the bound cut it.
-func (k *keepalive) pingOnce() (bool, error) {
+func (k *KeepAlive) pingOnce() (bool, error) {
 	ctx, cancel := context.WithCancel(k.life)
 	defer cancel()
 	var mu sync.Mutex
@@ -150,8 +150,8 @@ func (k *keepalive) pingOnce() (bool, error) {
 	return cut, err
 }
 
-// stop ends the pinging and waits for it. It is idempotent and nil-safe.
-func (k *keepalive) stop() {
+// Stop ends the pinging and waits for it. It is idempotent and nil-safe.
+func (k *KeepAlive) Stop() {
 	if k == nil {
 		return
 	}
@@ -159,9 +159,9 @@ func (k *keepalive) stop() {
 	<-k.done
 }
 
-// endedBy returns the failed ping that ended the session, nil if none did.
+// EndedBy returns the failed ping that ended the session, nil if none did.
 // It is nil-safe.
-func (k *keepalive) endedBy() error {
+func (k *KeepAlive) EndedBy() error {
 	if k == nil {
 		return nil
 	}
@@ -169,3 +169,9 @@ func (k *keepalive) endedBy() error {
 	defer k.mu.Unlock()
 	return k.cause
 }
+
+// PingProvesDead reports whether a failed liveness request with verdict v,
+// one that had its full time to answer, proves the session dead under the
+// keepalive rule (judgePing): a transport failure or a session-expired
+// answer does; any other answer shows a live server.
+func PingProvesDead(v classify.Verdict) bool { return judgePing(v, maxPingTimeouts) == pingDead }
