@@ -68,6 +68,7 @@ func benchIdle(b *testing.B, k Client) {
 		}
 	}
 	b.ReportMetric(last.HeapPerConn, "heap-B/conn")
+	b.ReportMetric(last.StackPerConn, "stack-B/conn")
 	b.ReportMetric(last.GoroutinesPerConn, "goroutines/conn")
 }
 
@@ -153,6 +154,7 @@ func TestIdleConnectionsCountsGoroutines(t *testing.T) {
 	require.NoError(t, r.Err)
 	require.Greater(t, r.GoroutinesPerConn, 0.0, "each supervised connection owns goroutines")
 	require.Greater(t, r.HeapPerConn, 0.0)
+	require.Greater(t, r.StackPerConn, 0.0, "the goroutines a connection holds cost their stacks")
 }
 
 func TestParseBench(t *testing.T) {

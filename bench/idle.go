@@ -19,6 +19,10 @@ type IdleResult struct {
 	// HeapPerConn is the growth of the live heap (HeapAlloc after GC) per
 	// connection, in bytes.
 	HeapPerConn float64
+	// StackPerConn is the growth of the goroutine stacks in use
+	// (runtime.MemStats.StackInuse, after GC) per connection, in bytes: an
+	// idle connection's goroutines cost their stacks beside the heap.
+	StackPerConn float64
 	// GoroutinesPerConn is the growth of runtime.NumGoroutine per
 	// connection.
 	GoroutinesPerConn float64
@@ -54,6 +58,7 @@ func IdleConnectionsAt(ctx context.Context, endpoint string, k Client, n int, st
 	// timers) is gone before the heap is read.
 	gor0 := stableGoroutines(ctx)
 	heap0 := settledHeap(ctx)
+	stack0 := stackInuse()
 
 	closers := make([]func(), n)
 	var (
@@ -99,6 +104,7 @@ func IdleConnectionsAt(ctx context.Context, endpoint string, k Client, n int, st
 	gor1 := stableGoroutines(ctx)
 	heap1 := liveHeap()
 	res.HeapPerConn = (float64(heap1) - float64(heap0)) / float64(n)
+	res.StackPerConn = (float64(stackInuse()) - float64(stack0)) / float64(n)
 	res.GoroutinesPerConn = float64(gor1-gor0) / float64(n)
 	if atPeak != nil {
 		atPeak()
@@ -195,8 +201,9 @@ func IdleExtras(rs []IdleResult) []string {
 			if n > 0 {
 				line += ";"
 			}
-			line += fmt.Sprintf(" over %s %+.1f KiB and %+.2f goroutines per connection, setup %.2f times as long",
-				b.Client, (a.HeapPerConn-b.HeapPerConn)/1024, a.GoroutinesPerConn-b.GoroutinesPerConn, float64(a.Setup)/float64(max(b.Setup, 1)))
+			line += fmt.Sprintf(" over %s %+.1f KiB heap, %+.1f KiB heap and stacks, and %+.2f goroutines per connection, setup %.2f times as long",
+				b.Client, (a.HeapPerConn-b.HeapPerConn)/1024, (a.HeapPerConn+a.StackPerConn-b.HeapPerConn-b.StackPerConn)/1024,
+				a.GoroutinesPerConn-b.GoroutinesPerConn, float64(a.Setup)/float64(max(b.Setup, 1)))
 			n++
 		}
 		if n > 0 {
@@ -247,6 +254,15 @@ func liveHeap() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// stackInuse returns the bytes of goroutine stacks in use after a
+// collection (which also shrinks stacks that grew and are idle).
+func stackInuse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.StackInuse
 }
 
 // stableGoroutines returns runtime.NumGoroutine once it has not changed for

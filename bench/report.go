@@ -65,14 +65,14 @@ func (r *Report) Render(w io.Writer) error {
 	b.WriteString(RenderOverhead(r.OverheadOwn))
 
 	p("## 5. Idle connections\n\n")
-	p("%s Heap is HeapAlloc after two GCs; both are growth over the process before the connections, divided by their number. Goal: at most 8 KiB and one goroutine more per connection than bare go-sdk; setup at most 1.2 times as long. %s The last column counts the goroutines the process started while the connections were opened (runtime/metrics), per connection, the workers excluded: the setup's share that the timing noise of a shared machine does not move.\n\n", r.IdleNote, BareListedNote)
-	p("| connections | standalone stream | client | heap per conn | goroutines per conn | setup | goroutines started per setup |\n|---:|---|---|---:|---:|---:|---:|\n")
+	p("%s Heap is HeapAlloc after two GCs, stacks StackInuse after a GC; all are growth over the process before the connections, divided by their number. Goal: heap and stacks together at most 6 KiB more per connection than bare go-sdk + ListTools; setup of 10,000 at most 1.1 times as long. %s The last column counts the goroutines the process started while the connections were opened (runtime/metrics), per connection, the workers excluded: the setup's share that the timing noise of a shared machine does not move.\n\n", r.IdleNote, BareListedNote)
+	p("| connections | standalone stream | client | heap per conn | stacks per conn | goroutines per conn | setup | goroutines started per setup |\n|---:|---|---|---:|---:|---:|---:|---:|\n")
 	for _, x := range r.Idle {
 		if x.Err != nil {
-			p("| %d | %s | %s | error: %s | | | |\n", x.N, onOff(x.Stream), x.Client, cell(x.Err.Error()))
+			p("| %d | %s | %s | error: %s | | | | |\n", x.N, onOff(x.Stream), x.Client, cell(x.Err.Error()))
 			continue
 		}
-		p("| %d | %s | %s | %.1f KiB | %.2f | %s | %.2f |\n", x.N, onOff(x.Stream), x.Client, x.HeapPerConn/1024, x.GoroutinesPerConn, x.Setup.Round(10*time.Millisecond), x.StartedPerConn)
+		p("| %d | %s | %s | %.1f KiB | %.1f KiB | %.2f | %s | %.2f |\n", x.N, onOff(x.Stream), x.Client, x.HeapPerConn/1024, x.StackPerConn/1024, x.GoroutinesPerConn, x.Setup.Round(10*time.Millisecond), x.StartedPerConn)
 	}
 	for _, line := range IdleExtras(r.Idle) {
 		p("\n%s", line)
