@@ -209,7 +209,7 @@ func TestMiddlewarePromptToolErrorAndPayloads(t *testing.T) {
 
 // Without the wire layer's facts a plain go-sdk client sees a 429 only as
 // JSON-RPC -32005 "rejected by transport": the span says server-error, the
-// class go-sdk's text supports (DESIGN.md section 7).
+// class go-sdk's text supports (DESIGN.md section 3).
 func TestMiddlewareWithoutWireFacts(t *testing.T) {
 	h := newHarness(t, mcpsupotel.Options{})
 	srv := newServer(t)

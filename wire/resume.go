@@ -39,8 +39,8 @@ func (t *Transport) setResume(h *handshake) {
 // `notifications/initialized` with 202, and `server/discover` with the
 // persisted discovery result. go-sdk then adopts the session id, sends it
 // and Mcp-Protocol-Version on every request, and opens the standalone
-// stream; no handshake request reaches the server (DESIGN.md section 3,
-// "Verified feasible").
+// stream; no handshake request reaches the server (DESIGN.md section 7,
+// "Resume"; docs/decisions/0001).
 func (t *Transport) answerHandshake(req *http.Request, x *Exchange) (*http.Response, bool) {
 	switch x.Method {
 	case methodInitialize, methodInitialized, methodDiscover:
