@@ -24,44 +24,27 @@ import (
 // Config configures a Hub. The zero value is ready to use: servers named
 // `server__item`, nothing persisted, events discarded.
 type Config struct {
-	// Supervisor is the template of every server's supervisor.Config
-	// (backoff, timeouts, stream policy, clock, HTTP client ...). Per
-	// server, the hub sets Name (the server's name), Endpoint (its URL) or
-	// Command (its command, args, env and cwd, on the template Command's
-	// grace periods and bounds, when it has one, its Inherit withholding
-	// the variables the servers' headers reference: see
-	// ServerConfig.Headers), Resume (from Store),
-	// Events (the hub's sink), OAuthHandler (Credentials') and, when the
-	// server has headers, HTTPClient (a copy of the template's whose
-	// transport adds them); Logger is wrapped to mask the headers and env
-	// values. Everything else reaches every server: the template carries no
-	// credential. Its OAuthHandler must be nil (Add refuses every server
-	// with ErrSharedCredential otherwise), and its HTTPClient must not add
-	// one (a per-server header belongs in ServerConfig.Headers).
+	// Supervisor is the template of every server's supervisor.Config. Per
+	// server the hub sets Name, Endpoint or Command (on the template
+	// Command's bounds, its Inherit withholding the variables the servers'
+	// headers reference), Resume, Events, OAuthHandler (Credentials'),
+	// Secrets and, with headers, HTTPClient (a copy adding them); Logger
+	// is wrapped to mask the secrets. The rest reaches every server, so
+	// the template carries no credential: its OAuthHandler must be nil
+	// (else ErrSharedCredential) and its HTTPClient adds none.
 	Supervisor supervisor.Config
-	// Credentials, when set, gives each server its own OAuth handler: the
-	// hub calls it once per server, in Add, with the server's entry, and
-	// the handler authorizes that server's requests alone, for as long as
-	// the server is in the hub (its sessions and lease terms). A token is
-	// issued for one server (its audience: MCP 2025-11-25,
-	// basic/authorization.mdx, Token Audience Binding): return a handler
-	// per server, nil for a server without OAuth. Concurrent refusals of
-	// one server's token run its Authorize once (see
-	// wire.Config.OAuthHandler). It is called on the goroutine of Add.
-	// Default nil: no server has OAuth.
+	// Credentials, when set, gives each server its own OAuth handler
+	// (nil: none), called once per server on the goroutine of Add: a token
+	// is issued for one server (MCP 2025-11-25, basic/authorization.mdx,
+	// Token Audience Binding). Default nil: no server has OAuth.
 	Credentials func(sc ServerConfig) auth.OAuthHandler
 	// LookupEnv reads the environment variables header values reference
 	// (see ServerConfig.Headers). Default os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
-	// ServerMiddleware, when set, gives each server's sessions go-sdk
-	// sending middleware of their own, named for the server: the hub calls
-	// it with the server's name for every supervisor it makes, and adds
-	// the result after the template's SendingMiddleware (it runs last of
-	// them, still outside mcpsup's wire facts: see
-	// supervisor.Config.SendingMiddleware). mcpsupotel.Observer.Middleware
-	// fits it as is, so that
-	// every server's spans and metrics carry its name. A nil result is
-	// none for that server. Default none.
+	// ServerMiddleware, when set, is called with the server's name for
+	// every supervisor the hub makes; its result (nil: none) is added
+	// after the template's SendingMiddleware.
+	// mcpsupotel.Observer.Middleware fits it as is. Default none.
 	ServerMiddleware func(server string) mcp.Middleware
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming
@@ -70,36 +53,25 @@ type Config struct {
 	Store Store
 	// StoreTimeout bounds each Store operation. Default 10s.
 	StoreTimeout time.Duration
-	// Lease sets the lease rule, used when Store implements Leaser: the
-	// hub then serves a server only while it holds its lease, so replicas
-	// of a host share one Store and a server's session is held by one
-	// replica at a time. See LeaseConfig. A stdio server (command) is a
-	// process of each replica's own, with no session to share: it is never
-	// leased.
+	// Lease sets the lease rule, used when Store implements Leaser (see
+	// LeaseConfig). A stdio server, a process of each replica's own, is
+	// never leased.
 	Lease LeaseConfig
 	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog in the
-	// merged view: its tools, prompts and resources together, counted in
-	// items and in bytes of their JSON. A catalog over either is not
-	// merged: the server's items stay those merged before (none for its
-	// first), and a KindCatalogRefused event names the server and what was
-	// over. They bound the memory and the work one server's catalog costs
-	// the hub (each list is bounded by the supervisor's MaxItems and
-	// MaxPages, but a list of MaxPages pages of the largest answer is
-	// gigabytes). Defaults 30,000 items (three lists of the supervisor's
-	// default MaxItems) and 32 MiB.
+	// merged view (tools, prompts and resources together; bytes of their
+	// JSON). One over either is not merged: the server's items stay those
+	// merged before, and a KindCatalogRefused event says what was over.
+	// Defaults 30,000 items and 32 MiB.
 	MaxCatalogItems int
 	MaxCatalogBytes int64
 	// MaxStarting bounds how many servers make their first connection at
 	// once; the next one starts when one of them is ready or failed.
 	// Default 8.
 	MaxStarting int
-	// Events receives every event of every server, each tagged with its
-	// server name (events.Event.Server), and the hub's own (the Kind
-	// constants of this package). It is called from many goroutines at once
-	// and must be safe for concurrent use; see supervisor.Config.Events for
-	// the rules of a sink. It may read the hub (Tools, Health ...) but must
-	// not call Remove, Close or Detach, which wait for the goroutine that
-	// runs it. Default: discarded.
+	// Events receives every event of every server (Server set) and the
+	// hub's own, from many goroutines at once (see
+	// supervisor.Config.Events). It may read the hub but must not call
+	// Remove, Close or Detach, which wait for it. Default: discarded.
 	Events events.Sink
 }
 

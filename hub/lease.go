@@ -78,44 +78,21 @@ func (e *LeaseHeldError) Error() string {
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
 // LeaseConfig sets the lease rule, used when Config.Store implements
-// Leaser. The zero value is ready to use.
-//
-// The rule, per server:
-//   - a replica acquires the lease before it starts the server's
-//     supervisor, then loads the resume state (so it resumes what the last
-//     holder saved: 0 `initialize` when the server still has the session,
-//     the normal stale recovery when not; when the leaser has none, the
-//     state this replica held last, if any); a load the leaser cannot
-//     answer gives the lease back (starting fresh would orphan the stored
-//     session);
-//   - it renews every TTL/3; a renewal that fails is tried again every
-//     TTL/12, each attempt bounded by what is left;
-//   - a renewal refused (ErrLeaseLost), or none accepted by TTL*3/4 after
-//     the last accepted one was sent, ends its hold BEFORE the lease ends
-//     at the leaser (which counts the TTL from when it took the renewal,
-//     after it was sent): the supervisor is detached (no DELETE), its
-//     items leave the merged catalog, its state is saved once more
-//     (fenced: refused if another replica acquired meanwhile), the lease
-//     released, and a KindLeaseLost event says why. The remaining TTL/4 is
-//     the margin for the detach and for clock rates;
-//   - a replica without the lease tries again TTL/50 after the holder's
-//     lease would end (LeaseHeldError.Remaining, TTL/10 when unknown; at
-//     most TTL later), each try bounded by TTL/4 (and the load after it), or,
-//     when the leaser cannot be reached, after TTL/10 doubling to TTL; a
-//     replica that lost its lease to another waits TTL/20 first, one that
-//     gave it up unrenewed TTL/10; it stops on Close, Detach and Remove;
-//   - with the leaser unreachable, a holder keeps its live session (calls
-//     go on) until TTL*3/4 after its last accepted renewal, before its
-//     lease would end, then detaches; no replica acquires meanwhile, so
-//     none serves the server.
-//
-// Every request of a held server passes a gate on the hub's clock: once
-// the hold has ended it is refused unsent (*HoldEndedError, wrapping
-// ErrLeaseLost), so a replica that wakes from a pause past its hold sends
-// nothing more even before it has detached.
-//
-// Close and Detach release every lease after the last fenced write, so
-// another replica acquires at its next try.
+// Leaser; the zero value is ready to use. The rule (docs/DESIGN.md section
+// 8), per server: acquire the lease, then load the state and start the
+// supervisor (a load the leaser cannot answer gives the lease back);
+// renew every TTL/3, a failed renewal again every TTL/12; with no renewal
+// accepted by TTL*3/4 after the last accepted one was sent, or one refused
+// (ErrLeaseLost), stop serving before the lease ends at the leaser: detach
+// (no DELETE), leave the merged catalog, save once more fenced, release,
+// KindLeaseLost. Without the lease, try again TTL/50 after the holder's
+// would end (at most TTL; TTL/10 when unknown), each try bounded by TTL/4;
+// with the leaser unreachable after TTL/10 doubling to TTL; after losing
+// to another wait TTL/20 first, after giving up unrenewed TTL/10; stop on
+// Close, Detach and Remove. Every request of a held server passes a gate
+// on the hub's clock: after the hold it is refused unsent
+// (*HoldEndedError). Close and Detach release every lease after the last
+// fenced write.
 type LeaseConfig struct {
 	// TTL is the lease's time to live at the leaser. Default 15s; at
 	// least 300ms.
