@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -75,10 +76,7 @@ func (hl Health) Retrying() bool {
 // Health returns every server's health, sorted by server name.
 func (h *Hub) Health() []Health {
 	h.mu.Lock()
-	all := make([]*entry, 0, len(h.servers))
-	for _, e := range h.servers {
-		all = append(all, e)
-	}
+	all := slices.Collect(maps.Values(h.servers))
 	h.mu.Unlock()
 	out := make([]Health, 0, len(all))
 	for _, e := range all {

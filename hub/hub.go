@@ -113,34 +113,27 @@ var (
 	ErrDuplicate = errors.New("hub: server already added")
 	// ErrUnknownServer: no server of that name is in the hub.
 	ErrUnknownServer = errors.New("hub: unknown server")
-	// ErrUnknownName: no tool, prompt or resource has that qualified name in
-	// the merged catalog; nothing was sent. A server's items are in it only
-	// while it is ready here (not before its first ready, nor while this
-	// replica stands by for another's lease): the *CallError's text names
-	// the servers not serving their items then, with their state.
+	// ErrUnknownName: no item has that qualified name in the merged
+	// catalog; nothing was sent. The *CallError's text names the servers
+	// whose items are not in it now (not ready, standby), with their state.
 	ErrUnknownName = errors.New("hub: unknown qualified name")
 	// ErrUnsupported: the server's entry cannot be connected to (see
 	// ServerConfig.Supported).
 	ErrUnsupported = errors.New("hub: unsupported server")
 	// ErrNameTooLong: the server's name is longer than
-	// events.MaxNameBytes, the bound of a name an event carries: the name
-	// is in every event of the server, its qualified names and its errors.
+	// events.MaxNameBytes, the bound of a name an event carries.
 	ErrNameTooLong = errors.New("hub: server name too long")
 	// ErrNotReady: WaitReady found no way to the readiness it waited for
 	// (servers in a terminal failed state), or its context ended first.
 	ErrNotReady = errors.New("hub: not ready")
-	// ErrServerName: the server's name cannot make a namespace of its own
-	// (see Naming): its namespace is empty or longer than MaxNamespaceLen, or
-	// it begins another server's namespace, or another's begins it ("gh__" and
-	// "gh__ent__": gh's item "ent__record" would be gh__ent's "record").
+	// ErrServerName: the server's namespace (see Naming) is empty, longer
+	// than MaxNamespaceLen, or begins another server's or is begun by it.
 	ErrServerName = errors.New("hub: the server's names would not be its own")
-	// ErrSharedCredential: Config.Supervisor.OAuthHandler is set. The
-	// template is every server's config, so its handler's token would go
-	// to every server; OAuth tokens are bound to the server they were
-	// issued for ("MCP clients MUST NOT send tokens to the MCP server
-	// other than ones issued by the MCP server's authorization server":
-	// MCP 2025-11-25, basic/authorization.mdx, Token Handling). Give each
-	// server its own with Config.Credentials.
+	// ErrSharedCredential: Config.Supervisor.OAuthHandler is set, and would
+	// send one server's token to every server ("MCP clients MUST NOT send
+	// tokens to the MCP server other than ones issued by the MCP server's
+	// authorization server": MCP 2025-11-25, basic/authorization.mdx, Token
+	// Handling). Give each server its own with Config.Credentials.
 	ErrSharedCredential = errors.New("hub: the template's OAuthHandler would reach every server: set Config.Credentials instead")
 	// ErrUnsetVariable: a header value names an environment variable that
 	// is not set (see ServerConfig.Headers).
@@ -159,13 +152,9 @@ func (e *ServerError) Error() string {
 }
 func (e *ServerError) Unwrap() error { return e.Err }
 
-// Hub holds a set of supervisors by server name and shows them as one: a
-// merged catalog of qualified names, calls routed by those names, health as
-// a value, one events sink, resume states kept in a Store.
-//
-// All methods are safe for concurrent use. The hub starts no goroutine of
-// its own while idle: a few run while servers start and while states are
-// saved, and Close and Detach wait for them and for every supervisor.
+// Hub shows a set of supervisors by server name as one (see the package
+// doc). All methods are safe for concurrent use; Close and Detach wait for
+// every goroutine the hub started and for every supervisor.
 type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values
@@ -266,13 +255,9 @@ func New(cfg Config) *Hub {
 	return h
 }
 
-// masked is label with the servers' registered secrets masked by the
-// hub's redactor (its patterns are not applied: they would rewrite ordinary
-// names, "auth:login" read as a credential header): a qualified name is
-// made of it, and a secret a server puts in an item's name (one of its env
-// values, say) would otherwise reach the qualified name, and every event
-// naming it, with its bytes outside the name pattern replaced, where the
-// redactor no longer knows it.
+// masked is label with the servers' registered secrets masked (not the
+// redactor's patterns, which would rewrite ordinary names): a secret in an
+// item's name would otherwise reach its qualified name, past the redactor.
 func masked[T any](h *Hub, label func(*T) string) func(*T) string {
 	return func(it *T) string { return h.redact.MaskSecrets(label(it)) }
 }
@@ -291,9 +276,8 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 	for _, w := range f.Warnings {
 		h.emit(events.Event{Kind: KindConfigWarning, Server: w.Server, Detail: w.String()})
 	}
-	// Every entry's credentials first (also those not added now): a stdio
-	// server added, and started, before the server whose header names a
-	// variable does not inherit it.
+	// Every entry's credentials first (also those not added): a stdio
+	// server started before the server naming a variable must not inherit it.
 	for _, sc := range slices.Concat(f.Servers, f.Unsupported, f.Disabled) {
 		h.creds.note(sc)
 	}
@@ -307,18 +291,14 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 }
 
 // Add adds a server and queues it to start (at most Config.MaxStarting
-// make their first connection at once). Its resume state is loaded from the
-// Store first: a missing one starts it fresh; a corrupt or foreign one, or
-// one its supervisor refuses, starts it fresh too, after a KindStoreFailed
-// event. Other servers are not affected in any case. When the Store is a
-// Leaser, the server starts standby instead: it is loaded and started once
-// its lease is acquired (LeaseConfig).
+// at once), resuming the state the Store holds for it; a state that cannot
+// be used (corrupt, foreign, refused) starts it fresh after a
+// KindStoreFailed event. With a Leaser it starts standby, and is loaded and
+// started once its lease is acquired.
 //
-// Errors: a *ServerError wrapping ErrDuplicate, ErrNameTooLong (a name of
-// more than events.MaxNameBytes bytes), ErrServerName (its namespace
-// overlaps another server's: see Naming), ErrUnsupported, ErrClosed,
-// ErrSharedCredential, ErrUnsetVariable or the supervisor's validation
-// error (a bad URL).
+// Errors: a *ServerError wrapping ErrDuplicate, ErrNameTooLong,
+// ErrServerName, ErrUnsupported, ErrClosed, ErrSharedCredential,
+// ErrUnsetVariable or the supervisor's validation error (a bad URL).
 func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	fail := func(err error) error { return &ServerError{Server: sc.Name, Err: err} }
 	if sc.Name == "" {
@@ -343,67 +323,52 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		return fail(err)
 	}
 	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return fail(ErrClosed)
-	}
-	if err := h.taken.take(sc.Name, ns); err != nil {
-		h.mu.Unlock()
-		return fail(err)
+	err = ErrClosed
+	if !h.closed {
+		err = h.taken.take(sc.Name, ns)
 	}
 	h.mu.Unlock()
-	added := false
-	defer func() {
-		if !added {
-			h.mu.Lock()
-			h.taken.free(sc.Name)
-			h.mu.Unlock()
-		}
-	}()
+	if err != nil {
+		return fail(err)
+	}
 
 	h.redact.AddEndpointSecrets(sc.URL)
-	// The header values (and what their references took) are the server's
-	// secrets: the hub's redactor masks them in its texts, the server's
-	// supervisor where its own texts are made (its errors and verdicts
-	// reach the host unwrapped too: errors.As, Health).
+	// The header values, and what their references took, are masked by
+	// the hub's redactor and by the server's supervisor (Secrets).
 	secrets := append(slices.Collect(maps.Values(headers)), took...)
-	for _, v := range secrets {
-		h.redact.AddLikelySecret(v)
-	}
-	for _, v := range sc.Env {
+	for _, v := range append(secrets, slices.Collect(maps.Values(sc.Env))...) {
 		h.redact.AddLikelySecret(v)
 	}
 	h.redact.AddCommandLineSecrets(sc.Args)
-	e := &entry{name: sc.Name, sc: sc, headers: headers, secrets: secrets}
+	e := &entry{name: sc.Name, sc: sc, headers: headers, secrets: secrets, since: h.cfg.Supervisor.Clock.Now()}
 	if h.cfg.Credentials != nil {
 		e.oauth = h.cfg.Credentials(sc)
 	}
 	e.ctx, e.stop = context.WithCancel(h.life)
+	undo := func(err error) error {
+		e.stop()
+		h.mu.Lock()
+		h.taken.free(sc.Name)
+		h.mu.Unlock()
+		return fail(err)
+	}
 	// A stdio server is a process of this replica's own: never leased.
 	leased := h.leaser != nil && sc.Command == ""
 	var rs *supervisor.ResumeState
-	if !leased {
-		rs, _ = h.load(ctx, sc)
+	if leased {
+		e.leaseState, e.leaseDone = LeaseStandby, make(chan struct{})
 	} else {
-		e.leaseState = LeaseStandby
-		e.leaseDone = make(chan struct{})
+		rs, _ = h.load(ctx, sc)
 	}
-	sup, rs, err := h.newSupervisor(e, rs, nil)
-	if err != nil {
-		e.stop()
-		return fail(err)
+	if e.sup, rs, err = h.newSupervisor(e, rs, nil); err != nil {
+		return undo(err)
 	}
-	e.sup = sup
-	e.since = h.cfg.Supervisor.Clock.Now()
-
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		e.stop()
-		return fail(ErrClosed)
+		return undo(ErrClosed)
 	}
 	h.servers[sc.Name] = e
-	added = true
 	h.notifyLocked()
 	h.mu.Unlock()
 	// Announced before it starts, so its own events follow.
@@ -412,17 +377,17 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		detail = "standby until its lease is acquired"
 	}
 	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: detail})
-	if leased {
-		h.mu.Lock()
-		if !h.closed && e.ctx.Err() == nil {
-			h.workers.Go(func() { h.holdLease(e) })
-		} else {
-			close(e.leaseDone)
-		}
-		h.mu.Unlock()
+	if !leased {
+		h.queueStart(startJob{e: e, sup: e.sup, ctx: e.ctx})
 		return nil
 	}
-	h.queueStart(startJob{e: e, sup: sup, ctx: e.ctx})
+	h.mu.Lock()
+	if !h.closed && e.ctx.Err() == nil {
+		h.workers.Go(func() { h.holdLease(e) })
+	} else {
+		close(e.leaseDone)
+	}
+	h.mu.Unlock()
 	return nil
 }
 
@@ -494,10 +459,8 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 	case rs == nil:
 		return nil, nil
 	case rs.Endpoint != sc.URL:
-		// Named in the event with its own secrets masked, by a redactor of
-		// its own: registered in the hub's, the stored endpoint's query
-		// values (anyone's words: a server's name, "tools/call") would be
-		// masked in every event, error and qualified name of the hub.
+		// Masked by a redactor of its own: registered in the hub's, its
+		// query values (anyone's words) would be masked everywhere.
 		var foreign events.Redactor
 		foreign.AddEndpointSecrets(rs.Endpoint)
 		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
@@ -588,18 +551,15 @@ const (
 )
 
 // Remove takes the server out of the hub: its items leave the merged
-// catalog (a KindMergedCatalogChanged event), its calls in flight are
-// canceled, and its session is ended or kept as leave says; calls to the
-// other servers go on meanwhile. It returns once the supervisor has stopped
-// and the store has been written, or ctx ended first: the error joins the
-// server's store errors, each a *StoreError (also an event), and one
-// *StoreError wrapping ctx's error for each of its writes not done then
-// (which still runs, within Config.StoreTimeout); or it is a *ServerError
-// wrapping ErrUnknownServer. With a Leaser, the writes are fenced by the
-// server's lease (none when this replica is standby) and the lease is
-// released after them, within Config.StoreTimeout. The name stays taken
-// until Remove returns (an Add of it meanwhile is ErrDuplicate), so that
-// nothing of the removed server reaches one added again under its name.
+// catalog, its calls in flight are canceled, its session is ended or kept
+// as leave says; the other servers go on meanwhile. It returns once the
+// supervisor has stopped and the store was written (fenced, with a
+// Leaser, then the lease released within Config.StoreTimeout), or ctx
+// ended first. Errors: the server's store errors joined, each a
+// *StoreError (also an event), one more wrapping ctx's error per write not
+// done then (it still runs, within Config.StoreTimeout); or a *ServerError
+// wrapping ErrUnknownServer. The name stays taken until Remove returns (an
+// Add of it meanwhile is ErrDuplicate).
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]
@@ -611,9 +571,7 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	if e == nil {
 		return &ServerError{Server: name, Err: ErrUnknownServer}
 	}
-	// The name is freed last: the removed server's last work (its items
-	// leaving the merged catalog, its store write) is done by name, and
-	// would reach a server added again under it meanwhile.
+	// Freed last: the server's last work is done by name.
 	defer func() {
 		h.mu.Lock()
 		h.taken.free(name)
@@ -621,12 +579,9 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	}()
 	last := h.leave(e, leave)
 	h.emit(events.Event{Kind: KindServerRemoved, Server: name})
-	// The write runs within its own StoreTimeout, also past ctx.
-	last(context.Background())
+	last(context.Background()) // within its own StoreTimeout, also past ctx
 	err := h.saves.flush(ctx, name)
-	storeCtx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
-	defer cancel()
-	h.release(storeCtx, e)
+	h.release(context.Background(), e)
 	return err
 }
 
@@ -657,7 +612,7 @@ func (h *Hub) leave(e *entry, leave Leave) (last func(context.Context)) {
 	return func(ctx context.Context) { h.saves.put(ctx, e.name, rs, lease) }
 }
 
-// release gives up the server's lease, after its last write, bounded by ctx.
+// release gives up the server's lease after its last write.
 func (h *Hub) release(ctx context.Context, e *entry) {
 	if _, lease := e.term(); lease != nil {
 		h.releaseLease(ctx, e.name, lease)
@@ -668,17 +623,12 @@ func (h *Hub) release(ctx context.Context, e *entry) {
 // deletes their stored resume states. Detach keeps them instead.
 //
 // Close and Detach take one stop and one Config.StoreTimeout, whatever the
-// number of servers: every supervisor is stopped at once (an HTTP server's
-// DELETE; a stdio server's stdin closed, then its Command's StopGrace and
-// KillGrace at most), then every server's last store write runs at once,
-// each followed by its lease's release, all under one deadline
-// StoreTimeout away. A lease being lost or given up when Close began is
-// released within one StoreTimeout more. They return once every write is
-// done or the deadline passed; the error joins the store's errors, each a
-// *StoreError (also an event), and one *StoreError wrapping
-// context.DeadlineExceeded for each write not done by the deadline (which
-// ends it, for a Store that honours its context). Close and Detach are
-// idempotent: only the first call acts.
+// number of servers: every supervisor is stopped at once, then every last
+// store write runs at once, each followed by its lease's release, under
+// one deadline StoreTimeout away (a lease being lost or given up meanwhile
+// is released within one more). The error joins the store's errors, each a
+// *StoreError (also an event), one more wrapping context.DeadlineExceeded
+// per write not done by the deadline. Only the first call acts.
 func (h *Hub) Close() error { return h.stopAll(EndSession) }
 
 // Detach stops every server without ending their sessions and saves each
@@ -693,19 +643,14 @@ func (h *Hub) stopAll(leave Leave) error {
 		return nil
 	}
 	h.closed = true
-	all := make([]*entry, 0, len(h.servers))
-	for _, e := range h.servers {
-		all = append(all, e)
-	}
+	all := slices.Collect(maps.Values(h.servers))
 	h.servers = map[string]*entry{}
 	h.notifyLocked()
 	h.mu.Unlock()
 	h.end()
 	h.workers.Wait()
 
-	// Every server at once: a stdio server that ignores the end of its
-	// stdin holds its stop for its grace periods, and servers stopped a
-	// few at a time would add them up.
+	// At once: a stdio server's stop may take its grace periods.
 	lasts := make([]func(context.Context), len(all))
 	var wg sync.WaitGroup
 	for i, e := range all {

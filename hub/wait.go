@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
@@ -42,11 +44,7 @@ const (
 func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 	for {
 		h.mu.Lock()
-		ch, closed := h.changed, h.closed
-		all := make([]*entry, 0, len(h.servers))
-		for _, e := range h.servers {
-			all = append(all, e)
-		}
+		ch, closed, all := h.changed, h.closed, slices.Collect(maps.Values(h.servers))
 		h.mu.Unlock()
 		if closed {
 			return ErrClosed
