@@ -219,6 +219,13 @@ func (e *entry) term() (*supervisor.Supervisor, Lease) {
 	return e.sup, e.lease
 }
 
+// isGone reports whether the server left the hub.
+func (e *entry) isGone() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gone
+}
+
 // ready reports whether the server is ready and its catalog of this session
 // is merged: only then do its items route.
 func (e *entry) ready() bool {
