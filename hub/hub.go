@@ -181,16 +181,14 @@ type Hub struct {
 
 // entry is one server of the hub.
 type entry struct {
-	name    string
-	sc      ServerConfig
-	headers map[string]string // sc.Headers, their ${NAME} references read
-	secrets []string          // the header values and what their references took
-	oauth   auth.OAuthHandler // Config.Credentials', this server's alone
-	ctx     context.Context   // ends when the server leaves the hub
-	stop    context.CancelFunc
-	// leaseDone is closed when the server's lease loop has returned; nil
-	// without a Leaser.
-	leaseDone chan struct{}
+	name      string
+	sc        ServerConfig
+	headers   map[string]string // sc.Headers, their ${NAME} references read
+	secrets   []string          // the header values and what their references took
+	oauth     auth.OAuthHandler // Config.Credentials', this server's alone
+	ctx       context.Context   // ends when the server leaves the hub
+	stop      context.CancelFunc
+	leaseDone chan struct{} // closed when its lease loop returned; nil without a Leaser
 
 	update sync.Mutex // held by updateCatalog: one update of the server's catalog at a time
 
@@ -241,7 +239,6 @@ func (e *entry) ready() bool {
 // startJob is a supervisor waiting to start; ctx ends when it no longer
 // should (its server left, its lease was lost).
 type startJob struct {
-	e   *entry
 	sup *supervisor.Supervisor
 	ctx context.Context
 }
@@ -385,7 +382,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}
 	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: detail})
 	if !leased {
-		h.queueStart(startJob{e: e, sup: e.sup, ctx: e.ctx})
+		h.queueStart(startJob{sup: e.sup, ctx: e.ctx})
 		return nil
 	}
 	h.mu.Lock()
@@ -685,12 +682,7 @@ func (h *Hub) stopAll(leave Leave) error {
 func (h *Hub) Names() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	names := make([]string, 0, len(h.servers))
-	for n := range h.servers {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(h.servers))
 }
 
 // Supervisor returns the server's supervisor, or nil. It belongs to the
