@@ -10,44 +10,35 @@ import (
 )
 
 // Leaser is a Store shared by replicas of a host that also grants leases:
-// the right to serve one server, held by one replica at a time. When
-// Config.Store implements Leaser, the hub serves a server only while it
-// holds that server's lease (see LeaseConfig for the rule and its bounds).
-// Implementations must be safe for concurrent use.
+// the right to serve one server, held by one replica at a time (see
+// LeaseConfig). Implementations must be safe for concurrent use.
 type Leaser interface {
 	Store
 	// Acquire takes the server's lease for ttl. When another replica holds
-	// it, the error is a *LeaseHeldError (wrapping ErrLeaseHeld) that says
-	// how long it has left; any other error means the leaser could not be
-	// asked (unreachable, timed out).
+	// it, the error is a *LeaseHeldError saying how long it has left; any
+	// other error means the leaser could not be asked.
 	Acquire(ctx context.Context, server string, ttl time.Duration) (Lease, error)
 }
 
-// Lease is one replica's hold on one server: its fencing token, and the
-// writes only the holder may make. A Lease is used from one goroutine at a
-// time per method, but Save and Delete may run while Renew does.
+// Lease is one replica's hold on one server: its fencing token and the
+// writes only the holder may make. Each method is used from one goroutine
+// at a time, but Save and Delete may run while Renew does.
 type Lease interface {
-	// Token is the fencing token: unique per acquisition of the server's
-	// lease and larger than every token handed out before it (while the
-	// leaser keeps its data).
+	// Token is the fencing token: larger than every token of the server's
+	// lease handed out before (while the leaser keeps its data).
 	Token() uint64
 	// Renew extends the lease by its TTL, counted from when the leaser
 	// takes the request. An error wrapping ErrLeaseLost means another
-	// replica acquired it (the holder must stop serving at once); any
-	// other error means the leaser could not be asked. restored reports
-	// that the leaser had lost the lease and its data (it restarted empty)
-	// and no one acquired meanwhile, so the lease was taken again: the
-	// stored state may be gone and should be saved again.
+	// replica acquired it; any other, that the leaser could not be asked.
+	// restored reports that the leaser had lost the lease and its data
+	// (restarted empty) and took it again: the state should be saved again.
 	Renew(ctx context.Context) (restored bool, err error)
-	// Save replaces the server's resume state, fenced: it is refused with
-	// an error wrapping ErrLeaseLost when another replica acquired the
-	// lease since this one was (a stale holder never writes over the new
-	// one's state).
+	// Save replaces the server's resume state, fenced: refused with an
+	// error wrapping ErrLeaseLost once another replica acquired the lease.
 	Save(ctx context.Context, rs *supervisor.ResumeState) error
 	// Delete removes the server's resume state, fenced like Save.
 	Delete(ctx context.Context) error
-	// Release gives the lease up so another replica may acquire it at
-	// once; a lease no longer held is not an error.
+	// Release gives the lease up (one no longer held is not an error).
 	Release(ctx context.Context) error
 }
 
@@ -55,12 +46,11 @@ type Lease interface {
 var (
 	// ErrLeaseHeld: another replica holds the server's lease.
 	ErrLeaseHeld = errors.New("hub: lease held by another replica")
-	// ErrLeaseLost: the lease is no longer this replica's (another
-	// acquired it, or it ended): a renewal or a fenced write was refused.
+	// ErrLeaseLost: the lease is no longer this replica's: a renewal or a
+	// fenced write was refused.
 	ErrLeaseLost = errors.New("hub: lease lost")
-	// ErrNoLease: Acquire returned neither a lease nor an error. The hub
-	// takes it for an acquisition that failed (a store-failed event, tried
-	// again on the unreachable leaser's schedule).
+	// ErrNoLease: Acquire returned neither a lease nor an error; the hub
+	// takes it for a failed acquisition.
 	ErrNoLease = errors.New("hub: Acquire returned neither a lease nor an error")
 )
 
@@ -120,7 +110,6 @@ const (
 	LeaseNone LeaseState = ""
 	// LeaseHeld: this replica holds the lease and serves the server.
 	LeaseHeld LeaseState = "held"
-	// LeaseStandby: this replica does not hold the lease and does not
-	// serve the server; it tries to acquire it.
+	// LeaseStandby: this replica does not hold the lease; it tries to.
 	LeaseStandby LeaseState = "standby"
 )

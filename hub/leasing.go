@@ -14,17 +14,14 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// The hub's lease events (with a Leaser as Store); Seq 0, Server the
-// server concerned.
+// The hub's lease events (with a Leaser as Store).
 const (
 	// KindLeaseAcquired: this replica acquired the server's lease and
 	// starts its supervisor. Detail: "token <n>; fresh" or
 	// "token <n>; resuming <session hash>".
 	KindLeaseAcquired events.Kind = "lease-acquired"
-	// KindLeaseLost: this replica stopped serving the server: its lease
-	// was taken, or no renewal was accepted in time. The supervisor was
-	// detached (no DELETE) before the lease ended at the leaser. Detail
-	// says why.
+	// KindLeaseLost: this replica stopped serving the server (detached,
+	// before the lease ended at the leaser); Detail says why.
 	KindLeaseLost events.Kind = "lease-lost"
 )
 
@@ -38,8 +35,7 @@ const (
 )
 
 // holdDeadline is when a hold whose last accepted renewal (or acquisition)
-// was sent at sent ends at the latest: TTL*3/4 later, before the leaser's
-// TTL counted from when it took the request.
+// was sent at sent ends: TTL*3/4 later.
 func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
 
 // holdLease is the server's lease loop (LeaseConfig): acquire, serve
@@ -174,12 +170,10 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 		default:
 			h.storeFailed("renew", e.name, err)
 			next = now.Add(ttl / renewRetryDiv) // from the attempt, as after a success
-
 		}
 	}
 
-	// Stop serving first: calls route nowhere, the session is detached
-	// (no DELETE: the next holder resumes it).
+	// Stop serving first; detached, for the next holder to resume.
 	endTerm()
 	ended = clock.Now()
 	idle, _, _ := h.newSupervisor(e, nil, nil) // validated when added
@@ -192,12 +186,10 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Detail: why})
 	h.notify()
 
-	// The last write is fenced: refused if another replica acquired.
 	last := sup.ResumeState()
 	e.mu.Lock()
 	e.last = last
 	e.mu.Unlock()
-	// The write and the release share one store timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
 	defer cancel()
 	if last != nil {
@@ -255,8 +247,8 @@ type holdGate struct {
 	base   http.RoundTripper
 }
 
-// HoldEndedError is a request refused, unsent, because this replica's
-// hold on the server's lease has ended. It wraps ErrLeaseLost.
+// HoldEndedError is a request refused unsent: this replica's hold on the
+// server's lease ended. It wraps ErrLeaseLost.
 type HoldEndedError struct {
 	Server string
 	Ended  time.Time

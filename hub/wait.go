@@ -64,28 +64,22 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 			}
 			return &NotReadyError{Mode: mode, Servers: sortHealth(hs), Err: err, redact: &h.redact}
 		}
+		var done, failed bool
 		switch mode {
 		case Any:
-			if ready > 0 {
-				return nil
-			}
-			if hopeless == len(all) {
-				return notReady(nil)
-			}
+			done, failed = ready > 0, hopeless == len(all)
 		case Settled:
-			if len(waiting) == 0 {
-				return nil
-			}
+			done = len(waiting) == 0
 		default:
-			if ready == len(all) {
-				return nil
-			}
-			if hopeless > 0 {
-				return notReady(nil)
-			}
+			done, failed = ready == len(all), hopeless > 0
+		}
+		if done {
+			return nil
+		}
+		if failed {
+			return notReady(nil)
 		}
 		select { // every transition notifies
-
 		case <-ch:
 		case <-ctx.Done():
 			return notReady(ctx.Err())
