@@ -340,7 +340,9 @@ func cutText(s string, n int) string {
 }
 
 // command is the supervisor.Command of a stdio entry, on the template's
-// bounds; nil for an HTTP entry. Env is sorted by key.
+// bounds (grace periods, stderr tail, line bound); nil for an HTTP entry.
+// Env entries are sorted by key, so a config gives the same process
+// environment whatever its order.
 func (sc ServerConfig) command(template *supervisor.Command) *supervisor.Command {
 	if sc.Command == "" {
 		return nil

@@ -74,8 +74,9 @@ func (v *credentialVars) note(sc ServerConfig) {
 	}
 }
 
-// inherit is a stdio server's supervisor.Command.Inherit: no credential
-// variable, and what the host's own filter keeps.
+// inherit is a stdio server's supervisor.Command.Inherit: a variable is
+// inherited when no server's headers reference it and the host's own
+// filter, if any, keeps it.
 func (v *credentialVars) inherit(host func(string) bool) func(string) bool {
 	return func(name string) bool {
 		v.mu.Lock()
