@@ -185,9 +185,7 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	out := &ServersFile{}
 	key := "mcpServers"
 	if _, ok := top[key]; !ok {
-		if _, ok := top["servers"]; ok {
-			key = "servers"
-		}
+		key = "servers" // VS Code's
 	}
 	raw, ok := top[key]
 	if !ok {
@@ -196,15 +194,12 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	for _, k := range repeatedNames(data) {
 		out.Warnings = append(out.Warnings, Warning{Field: k, Reason: repeatedReason})
 	}
-	for k, v := range top {
-		if k == key {
-			continue
-		}
-		if out.Extra == nil {
-			out.Extra = map[string]json.RawMessage{}
-		}
-		out.Extra[k] = v
+	delete(top, key)
+	for k := range top {
 		out.Warnings = append(out.Warnings, Warning{Field: k, Reason: "unknown field, kept"})
+	}
+	if len(top) > 0 {
+		out.Extra = top
 	}
 	var entries map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {

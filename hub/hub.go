@@ -217,6 +217,16 @@ func (e *entry) term() (*supervisor.Supervisor, Lease) {
 	return e.sup, e.lease
 }
 
+// setTerm makes sup and lease the server's term and returns the
+// supervisor it replaces.
+func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, state LeaseState, since time.Time) *supervisor.Supervisor {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.sup
+	e.sup, e.lease, e.leaseState, e.since = sup, lease, state, since
+	return old
+}
+
 // isGone reports whether the server left the hub.
 func (e *entry) isGone() bool {
 	e.mu.Lock()

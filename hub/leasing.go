@@ -125,11 +125,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	}
 	termCtx, endTerm := context.WithCancel(e.ctx)
 	defer endTerm()
-	e.mu.Lock()
-	standby := e.sup
-	e.sup, e.lease, e.leaseState = sup, lease, LeaseHeld
-	e.since = clock.Now()
-	e.mu.Unlock()
+	standby := e.setTerm(sup, lease, LeaseHeld, clock.Now())
 	_ = standby.Close() // never started: nothing to end
 	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
 	h.notify()
@@ -177,10 +173,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	endTerm()
 	ended = clock.Now()
 	idle, _, _ := h.newSupervisor(e, nil, nil) // validated when added
-	e.mu.Lock()
-	e.sup, e.lease, e.leaseState = idle, nil, LeaseStandby
-	e.since = ended
-	e.mu.Unlock()
+	e.setTerm(idle, nil, LeaseStandby, ended)
 	_ = sup.Detach()
 	h.updateCatalog(e, supervisor.Catalog{}, true)
 	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Detail: why})
