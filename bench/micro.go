@@ -27,7 +27,7 @@ type MicroResult struct {
 var MicroPackages = []string{"./fsm", "./classify", "./events"}
 
 // HTMLPackage is the HTML timeline, whose benchmarks figure 7 runs.
-const HTMLPackage = "./events/htmltimeline"
+const HTMLPackage = "./views/htmltimeline"
 
 var (
 	benchLine  = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)

@@ -20,7 +20,6 @@
 //     event ([Event.Dropped]).
 //   - [Slog]: one log/slog record per event, Warn for failures ([LogLevel]).
 //   - [JSONLines]: one JSON object per line, the form below.
-//   - [LiveTimeline]: one readable timeline line per event.
 //   - [Multi]: fan-out; [Redacting]: redacts before passing on; [Recorder]:
 //     keeps everything, for tests.
 //
@@ -95,11 +94,10 @@
 // Durations are milliseconds, written exactly: whole numbers, or up to six
 // decimals for a fraction of a millisecond.
 //
-// # Timeline
+// # Reading back, and text for people
 //
-// [ReadJSONLines] reads a recorded stream back; [WriteTimeline] (or
-// [Timeline] from a reader) prints it per server for people, and
-// [WriteMermaid] (or [Mermaid]) draws the path each server actually took as a
-// Mermaid stateDiagram-v2 with transition counts. The mcpsup-timeline command
-// prints the timeline of a file, or with -mermaid its diagram.
+// [ReadJSONLines] reads a recorded stream back; [Summary] is the one-line
+// text of one event, with every control character escaped ([Printable]).
+// The views of a whole stream (the text timeline, Mermaid, the HTML page)
+// are package views, which imports this one.
 package events

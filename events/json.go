@@ -1,9 +1,12 @@
 package events
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -263,4 +266,47 @@ func parseMillis(n json.Number) (time.Duration, error) {
 		return 0, fmt.Errorf("%s ms is out of range", s)
 	}
 	return time.Duration(math.Round(ns)), nil
+}
+
+// MaxLineBytes bounds one line of a JSON-lines event stream read by
+// [ReadJSONLines].
+const MaxLineBytes = 1 << 20
+
+// LineError is the error of [ReadJSONLines] for a line it cannot read. It
+// wraps the cause ([ErrVersion], a JSON syntax error, bufio.ErrTooLong).
+type LineError struct {
+	Line int // 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("events: line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ReadJSONLines reads events written one per line by [JSONLines], in order.
+// Blank lines are skipped. It stops at the first bad line with a
+// [*LineError], returning the events read before it; a line longer than
+// [MaxLineBytes] (its line break not counted) is a bad line.
+func ReadJSONLines(r io.Reader) ([]Event, error) {
+	sc := bufio.NewScanner(r)
+	// bufio.Scanner refuses a token that fills its buffer before the line
+	// break shows: one byte more, so a line of MaxLineBytes is read.
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes+1)
+	var out []Event
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var e Event
+		if err := e.UnmarshalJSON(b); err != nil {
+			return out, &LineError{Line: line, Err: err}
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return out, &LineError{Line: line + 1, Err: err}
+	}
+	return out, nil
 }

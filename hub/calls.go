@@ -78,6 +78,26 @@ func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallE
 	return e, cl.id, nil
 }
 
+// call routes the qualified name of m and runs do on its server's
+// supervisor with the item's id.
+func call[T, R any](h *Hub, m *merged[T], op, name string, do func(sup *supervisor.Supervisor, id string) (R, error)) (R, error) {
+	var zero R
+	e, id, ce := route(h, m, op, name)
+	if ce != nil {
+		return zero, ce
+	}
+	res, err := do(e.current(), id)
+	if err != nil {
+		// Health's last verdict is the call's as soon as the caller has
+		// it: the call-failed event reaches the hub's sink later.
+		if sce, ok := errors.AsType[*supervisor.CallError](err); ok {
+			h.noteFailure(e, sce.Verdict)
+		}
+		return zero, &CallError{Op: op, Name: name, Server: e.name, ID: id, Err: err, redact: &h.redact}
+	}
+	return res, nil
+}
+
 // notServing names the servers that are not ready, or stand by for another
 // replica, each as [describeServers] does: what an unknown name's error
 // lists, since their items are not in the merged catalog.
@@ -105,17 +125,11 @@ func (h *Hub) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.Ca
 	if params == nil {
 		return nil, errors.New("hub: CallTool: nil params")
 	}
-	e, id, ce := route(h, h.tools, "tools/call", params.Name)
-	if ce != nil {
-		return nil, ce
-	}
-	p := *params
-	p.Name = id
-	res, err := e.current().CallTool(ctx, &p)
-	if err != nil {
-		return nil, h.callError("tools/call", params.Name, e, id, err)
-	}
-	return res, nil
+	return call(h, h.tools, "tools/call", params.Name, func(sup *supervisor.Supervisor, id string) (*mcp.CallToolResult, error) {
+		p := *params
+		p.Name = id
+		return sup.CallTool(ctx, &p)
+	})
 }
 
 // GetPrompt gets the prompt of the merged catalog named params.Name (a
@@ -124,67 +138,40 @@ func (h *Hub) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.
 	if params == nil {
 		return nil, errors.New("hub: GetPrompt: nil params")
 	}
-	e, id, ce := route(h, h.prompts, "prompts/get", params.Name)
-	if ce != nil {
-		return nil, ce
-	}
-	p := *params
-	p.Name = id
-	res, err := e.current().GetPrompt(ctx, &p)
-	if err != nil {
-		return nil, h.callError("prompts/get", params.Name, e, id, err)
-	}
-	return res, nil
+	return call(h, h.prompts, "prompts/get", params.Name, func(sup *supervisor.Supervisor, id string) (*mcp.GetPromptResult, error) {
+		p := *params
+		p.Name = id
+		return sup.GetPrompt(ctx, &p)
+	})
 }
 
 // ReadResource reads the resource of the merged catalog whose qualified name
 // is name (Resources lists them with their URIs) from its server; errors as
 // for CallTool.
 func (h *Hub) ReadResource(ctx context.Context, name string) (*mcp.ReadResourceResult, error) {
-	e, uri, ce := route(h, h.resources, "resources/read", name)
-	if ce != nil {
-		return nil, ce
-	}
-	res, err := e.current().ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-	if err != nil {
-		return nil, h.callError("resources/read", name, e, uri, err)
-	}
-	return res, nil
-}
-
-func (h *Hub) callError(op, name string, e *entry, id string, err error) error {
-	// Health's last verdict is the call's as soon as the caller has it: the
-	// call-failed event reaches the hub's sink on the events goroutine, later.
-	if sce, ok := errors.AsType[*supervisor.CallError](err); ok {
-		h.noteFailure(e, sce.Verdict)
-	}
-	return &CallError{Op: op, Name: name, Server: e.name, ID: id, Err: err, redact: &h.redact}
+	return call(h, h.resources, "resources/read", name, func(sup *supervisor.Supervisor, uri string) (*mcp.ReadResourceResult, error) {
+		return sup.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	})
 }
 
 // Tools returns the merged tool catalog sorted by qualified name. The slice
 // is shared until the next change: do not modify it. A server that is
 // recovering keeps its items (calls to them wait for it, as on the
 // supervisor); Health says which servers are ready.
-func (h *Hub) Tools() []Tool {
-	h.catMu.Lock()
-	defer h.catMu.Unlock()
-	return h.tools.items()
-}
+func (h *Hub) Tools() []Tool { return mergedView(h, h.tools) }
 
 // Prompts returns the merged prompts sorted by qualified name (shared, as
 // for Tools).
-func (h *Hub) Prompts() []Prompt {
-	h.catMu.Lock()
-	defer h.catMu.Unlock()
-	return h.prompts.items()
-}
+func (h *Hub) Prompts() []Prompt { return mergedView(h, h.prompts) }
 
 // Resources returns the merged resources sorted by qualified name (shared,
 // as for Tools).
-func (h *Hub) Resources() []Resource {
+func (h *Hub) Resources() []Resource { return mergedView(h, h.resources) }
+
+func mergedView[T any](h *Hub, m *merged[T]) []Item[T] {
 	h.catMu.Lock()
 	defer h.catMu.Unlock()
-	return h.resources.items()
+	return m.items()
 }
 
 // MCPTools returns the merged tools as go-sdk tools named by their

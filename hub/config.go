@@ -22,9 +22,8 @@ const MaxConfigBytes = 4 << 20
 // connects to over streamable HTTP (url), or a stdio server it starts as a
 // process (command).
 type ServerConfig struct {
-	// Name is the server's name in the hub: its key in mcpServers. It
-	// prefixes the server's items in the merged catalog and names the
-	// server in events (events.Event.Server) and in the Store.
+	// Name is the server's key in mcpServers: its name in the merged
+	// catalog, in events and in the Store.
 	Name string
 	// URL is the streamable HTTP endpoint ("url").
 	URL string
@@ -34,37 +33,26 @@ type ServerConfig struct {
 	// transport) is not supported.
 	Type string
 	// Headers are sent with every request to this server alone
-	// ("headers"). A value may reference environment variables, as
-	// ${NAME} or VS Code's ${env:NAME} (NAME: a letter or '_', then
-	// letters, digits, '_'), read by Config.LookupEnv when the server is
-	// added; a variable not set fails Add (ErrUnsetVariable). The values,
-	// as written and as read, are treated as credentials: the hub masks
-	// them in events, logs and its errors, those of at least
-	// events.MinSessionIDLen bytes wherever they appear (a shorter one, "2"
-	// or "true", would mask ordinary words), a shorter one where the
-	// patterns find it by name. Headers keeps the values as written: the
-	// variables' values are never in it. A variable a header references is
-	// this server's credential: no stdio server's process inherits it
-	// from the hub's environment (its own Env may set it), from the Add
-	// (or AddServers, for all of a file's entries at once) that names it
-	// on, for the hub's life; a process already running keeps what it
-	// inherited until it restarts.
+	// ("headers"). A value may reference environment variables, ${NAME} or
+	// VS Code's ${env:NAME}, read by Config.LookupEnv at Add (unset:
+	// ErrUnsetVariable); Headers keeps the values as written. The values,
+	// as written and as read, are credentials: masked in events, logs and
+	// errors (those of at least events.MinSessionIDLen bytes wherever they
+	// appear). From the Add (or AddServers) that names it on, no stdio
+	// server's process inherits a referenced variable from the hub's
+	// environment (its own Env may set it).
 	Headers map[string]string
 	// Command, Args, Env and Cwd describe a stdio server ("command",
 	// "args", "env", "cwd"): the program (looked up in PATH when it has no
-	// slash), its arguments, the variables added to the hub's own
-	// environment (which it inherits without the variables the servers'
-	// headers reference: see Headers), and its working directory (default
-	// the hub's). The hub
-	// supervises it with supervisor.Config.Command. Env values are treated
-	// as credentials, like header values.
+	// slash), its arguments, the variables added to the hub's environment
+	// (see Headers), its working directory (default the hub's). Env values
+	// are credentials, like header values.
 	Command string
 	Args    []string
 	Env     map[string]string
 	Cwd     string
-	// Disabled is "disabled": true, as Claude Desktop and Cursor write an
-	// entry they keep but do not start; ParseServers sets such an entry
-	// apart (ServersFile.Disabled).
+	// Disabled is "disabled": true: kept but not started
+	// (ServersFile.Disabled).
 	Disabled bool
 	// Extra holds the fields the hub does not know, as written, for the host
 	// that does (e.g. "timeout", "alwaysAllow").
@@ -72,9 +60,9 @@ type ServerConfig struct {
 }
 
 // Supported reports whether the hub can connect to the server: a name of
-// at most events.MaxNameBytes bytes, and a URL and a streamable HTTP type, or a command and no URL (stdio) whose env keys are
-// names (not empty, no "=" or NUL byte; values without NUL). The reason
-// says why not.
+// at most events.MaxNameBytes bytes, and a URL and a streamable HTTP type,
+// or a command and no URL (stdio) whose env keys are names (not empty, no
+// "=" or NUL; values without NUL). The reason says why not.
 func (sc ServerConfig) Supported() (ok bool, reason string) {
 	if err := checkNameLength(sc.Name); err != nil {
 		return false, err.Error()
@@ -119,10 +107,9 @@ type ServersFile struct {
 	// Disabled are the entries marked "disabled": true, sorted by name: not
 	// connected, and not checked further.
 	Disabled []ServerConfig
-	// Warnings report what was kept but not understood, or given twice:
-	// unknown fields, unsupported and disabled entries, and a server name, field, header
-	// or env variable repeated in its object (the last is taken). None is
-	// fatal.
+	// Warnings report what was kept but not used: unknown fields,
+	// unsupported and disabled entries, a name repeated in its object (the
+	// last is taken). None is fatal.
 	Warnings []Warning
 	// Extra holds the unknown top-level fields, as written.
 	Extra map[string]json.RawMessage
@@ -150,8 +137,7 @@ func (w Warning) String() string {
 
 // ConfigError reports a servers file that cannot be read: not a regular
 // file (wrapping ErrNotRegularFile), larger than MaxConfigBytes, not JSON,
-// or a known field of the wrong type. Server and Field name the place ("" when
-// the document as a whole is wrong).
+// or a known field of the wrong type, at Server and Field ("": the whole).
 type ConfigError struct {
 	Server, Field, Reason string
 	Err                   error
@@ -165,9 +151,9 @@ func (e *ConfigError) Error() string {
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadServers reads and parses the servers file at path (see ParseServers).
-// A path that is not a regular file (a named pipe, a device, a directory)
-// is refused without waiting on it: a *ConfigError wrapping
-// ErrNotRegularFile. A file that cannot be opened is the os error.
+// A path that is not a regular file is refused without waiting on it (a
+// *ConfigError wrapping ErrNotRegularFile); one that cannot be opened is
+// the os error.
 func LoadServers(path string) (*ServersFile, error) {
 	f, err := openRegular(path)
 	if errors.Is(err, ErrNotRegularFile) {
@@ -186,8 +172,8 @@ func LoadServers(path string) (*ServersFile, error) {
 
 // ParseServers parses an mcpServers file of at most MaxConfigBytes. Unknown
 // fields are kept (Extra) and reported (Warnings), unsupported and disabled
-// entries are set apart (Unsupported, Disabled); a document that is not JSON, or a known field of
-// the wrong type, is a *ConfigError naming the place.
+// entries set apart; a document that is not JSON, or a known field of the
+// wrong type, is a *ConfigError naming the place.
 func ParseServers(data []byte) (*ServersFile, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, &ConfigError{Reason: fmt.Sprintf("more than %d bytes", MaxConfigBytes)}
@@ -199,9 +185,7 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	out := &ServersFile{}
 	key := "mcpServers"
 	if _, ok := top[key]; !ok {
-		if _, ok := top["servers"]; ok {
-			key = "servers"
-		}
+		key = "servers" // VS Code's
 	}
 	raw, ok := top[key]
 	if !ok {
@@ -210,15 +194,12 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	for _, k := range repeatedNames(data) {
 		out.Warnings = append(out.Warnings, Warning{Field: k, Reason: repeatedReason})
 	}
-	for k, v := range top {
-		if k == key {
-			continue
-		}
-		if out.Extra == nil {
-			out.Extra = map[string]json.RawMessage{}
-		}
-		out.Extra[k] = v
+	delete(top, key)
+	for k := range top {
 		out.Warnings = append(out.Warnings, Warning{Field: k, Reason: "unknown field, kept"})
+	}
+	if len(top) > 0 {
+		out.Extra = top
 	}
 	var entries map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -317,17 +298,15 @@ func checkNameLength(name string) error {
 // repeatedReason is the warning of a JSON name given twice in one object.
 const repeatedReason = "repeated, the last is taken"
 
-// repeatedNames returns the names that the JSON object data gives more than
-// once, in order of their second use: RFC 8259 (section 4) leaves such an
-// object's meaning to the parser, and encoding/json, as JavaScript's
-// JSON.parse, takes the last value without a word. nil when data is not an
-// object.
+// repeatedNames returns the names the JSON object data gives more than
+// once, in order of their second use (RFC 8259 section 4 leaves their
+// meaning to the parser; encoding/json takes the last silently).
 func repeatedNames(data []byte) []string {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}
-	uses := map[string]int{} // a map, not a scan of out: a file of many repeated names stays linear
+	uses := map[string]int{} // linear in the names
 	var out []string
 	for dec.More() {
 		tok, err := dec.Token()
@@ -339,19 +318,12 @@ func repeatedNames(data []byte) []string {
 		if uses[name] == 2 {
 			out = append(out, name)
 		}
-		if skipValue(dec) != nil {
+		var skip json.RawMessage // one Decode scans the value whole
+		if dec.Decode(&skip) != nil {
 			return out
 		}
 	}
 	return out
-}
-
-// skipValue reads past the next JSON value of dec without looking into it:
-// one Decode, which scans the value whole (far faster than a Token per
-// element).
-func skipValue(dec *json.Decoder) error {
-	var v json.RawMessage
-	return dec.Decode(&v)
 }
 
 // cutText shortens untrusted text quoted in an error.

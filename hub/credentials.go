@@ -12,11 +12,9 @@ import (
 // ${NAME}, or VS Code's ${env:NAME}.
 var headerVar = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// expandHeaders returns headers with every ${NAME} (or ${env:NAME}) of
-// their values replaced by lookup's value of NAME, and the values the
-// references took (to be masked as secrets). A variable lookup does not
-// know is an error wrapping ErrUnsetVariable naming the header and the
-// variable, never a value.
+// expandHeaders returns headers with every ${NAME} (or ${env:NAME})
+// replaced by lookup's value, and the values taken (secrets). An unset
+// variable is an error wrapping ErrUnsetVariable naming it, never a value.
 func expandHeaders(headers map[string]string, lookup func(string) (string, bool)) (map[string]string, []string, error) {
 	if len(headers) == 0 {
 		return nil, nil, nil
@@ -53,11 +51,8 @@ func headerVarNames(headers map[string]string) []string {
 	return names
 }
 
-// credentialVars are the variables the servers' headers reference: each
-// is its server's credential, which no stdio server's process inherits
-// from the hub's environment. Once named, a variable stays one for the
-// hub's life (a server removed may be added again). Safe for concurrent
-// use: processes start on their supervisors' goroutines.
+// credentialVars are the variables the servers' headers reference, which
+// no stdio server inherits, for the hub's life. Safe for concurrent use.
 type credentialVars struct {
 	mu    sync.Mutex
 	names map[string]bool

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -20,11 +21,9 @@ type Health struct {
 	// Reason is why a terminal failed state is terminal ("unauthorized",
 	// "canceled", "budget-spent", "churn"), else "".
 	Reason supervisor.Reason
-	// Verdict is the last failure of the server's (a transition's or a
-	// failed call's); the zero verdict when none. A verdict of class
-	// canceled is never kept: the caller's cancellation or deadline is the
-	// caller's, not the server's, and does not hide the server's last
-	// failure (see serverFailure).
+	// Verdict is the server's last failure (a transition's or a failed
+	// call's), never of class canceled (the caller's, not the server's);
+	// the zero verdict when none.
 	Verdict classify.Verdict
 	// Generation is the session generation; SessionsOpened the sessions
 	// that opened.
@@ -34,27 +33,15 @@ type Health struct {
 	// catalog.
 	Tools, Prompts, Resources int
 	// Lease is whether this replica holds the server's lease (LeaseNone
-	// when the Store grants no leases). A standby server's State is Idle:
-	// its supervisor starts when the lease is acquired.
+	// without a Leaser); a standby server's State is Idle.
 	Lease LeaseState
 }
 
-// serverFailure reports whether v is a failure of the server's, the one
-// Health keeps: a failure, and not class canceled (the caller's context
-// ended: its cancellation or its deadline, classify.Canceled). The one rule
-// of Health.Verdict, for the transitions, the call-failed events and the
-// calls' errors alike.
-func serverFailure(v classify.Verdict) bool {
-	return v.Class != classify.None && v.Class != classify.Canceled
-}
-
 // noteFailure keeps v as the server's last failure (Health.Verdict) when
-// it is one of the server's (serverFailure). Its texts come masked by the
-// supervisor, which knows the server's header and env values
-// (supervisor.Config.Secrets, Command.Env). The one writer of
-// entry.verdict; safe for concurrent use.
+// it is a failure and not the caller's (class canceled): the one writer of
+// entry.verdict, for transitions, call-failed events and calls' errors.
 func (h *Hub) noteFailure(e *entry, v classify.Verdict) {
-	if !serverFailure(v) {
+	if v.Class == classify.None || v.Class == classify.Canceled {
 		return
 	}
 	e.mu.Lock()
@@ -65,9 +52,8 @@ func (h *Hub) noteFailure(e *entry, v classify.Verdict) {
 // Ready reports whether the server is ready.
 func (hl Health) Ready() bool { return hl.State == supervisor.Ready }
 
-// Retrying reports a failed server that is tried again on its backoff: no
-// terminal Reason. A failed server with a Reason waits for the host
-// (unauthorized, canceled, budget-spent) or for its churn to cool.
+// Retrying reports a failed server tried again on its backoff (no
+// terminal Reason).
 func (hl Health) Retrying() bool {
 	return hl.State == supervisor.Failed && hl.Reason == supervisor.ReasonNone
 }
@@ -75,10 +61,7 @@ func (hl Health) Retrying() bool {
 // Health returns every server's health, sorted by server name.
 func (h *Hub) Health() []Health {
 	h.mu.Lock()
-	all := make([]*entry, 0, len(h.servers))
-	for _, e := range h.servers {
-		all = append(all, e)
-	}
+	all := slices.Collect(maps.Values(h.servers))
 	h.mu.Unlock()
 	out := make([]Health, 0, len(all))
 	for _, e := range all {

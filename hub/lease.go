@@ -10,44 +10,35 @@ import (
 )
 
 // Leaser is a Store shared by replicas of a host that also grants leases:
-// the right to serve one server, held by one replica at a time. When
-// Config.Store implements Leaser, the hub serves a server only while it
-// holds that server's lease (see LeaseConfig for the rule and its bounds).
-// Implementations must be safe for concurrent use.
+// the right to serve one server, held by one replica at a time (see
+// LeaseConfig). Implementations must be safe for concurrent use.
 type Leaser interface {
 	Store
 	// Acquire takes the server's lease for ttl. When another replica holds
-	// it, the error is a *LeaseHeldError (wrapping ErrLeaseHeld) that says
-	// how long it has left; any other error means the leaser could not be
-	// asked (unreachable, timed out).
+	// it, the error is a *LeaseHeldError saying how long it has left; any
+	// other error means the leaser could not be asked.
 	Acquire(ctx context.Context, server string, ttl time.Duration) (Lease, error)
 }
 
-// Lease is one replica's hold on one server: its fencing token, and the
-// writes only the holder may make. A Lease is used from one goroutine at a
-// time per method, but Save and Delete may run while Renew does.
+// Lease is one replica's hold on one server: its fencing token and the
+// writes only the holder may make. Each method is used from one goroutine
+// at a time, but Save and Delete may run while Renew does.
 type Lease interface {
-	// Token is the fencing token: unique per acquisition of the server's
-	// lease and larger than every token handed out before it (while the
-	// leaser keeps its data).
+	// Token is the fencing token: larger than every token of the server's
+	// lease handed out before (while the leaser keeps its data).
 	Token() uint64
 	// Renew extends the lease by its TTL, counted from when the leaser
 	// takes the request. An error wrapping ErrLeaseLost means another
-	// replica acquired it (the holder must stop serving at once); any
-	// other error means the leaser could not be asked. restored reports
-	// that the leaser had lost the lease and its data (it restarted empty)
-	// and no one acquired meanwhile, so the lease was taken again: the
-	// stored state may be gone and should be saved again.
+	// replica acquired it; any other, that the leaser could not be asked.
+	// restored reports that the leaser had lost the lease and its data
+	// (restarted empty) and took it again: the state should be saved again.
 	Renew(ctx context.Context) (restored bool, err error)
-	// Save replaces the server's resume state, fenced: it is refused with
-	// an error wrapping ErrLeaseLost when another replica acquired the
-	// lease since this one was (a stale holder never writes over the new
-	// one's state).
+	// Save replaces the server's resume state, fenced: refused with an
+	// error wrapping ErrLeaseLost once another replica acquired the lease.
 	Save(ctx context.Context, rs *supervisor.ResumeState) error
 	// Delete removes the server's resume state, fenced like Save.
 	Delete(ctx context.Context) error
-	// Release gives the lease up so another replica may acquire it at
-	// once; a lease no longer held is not an error.
+	// Release gives the lease up (one no longer held is not an error).
 	Release(ctx context.Context) error
 }
 
@@ -55,12 +46,11 @@ type Lease interface {
 var (
 	// ErrLeaseHeld: another replica holds the server's lease.
 	ErrLeaseHeld = errors.New("hub: lease held by another replica")
-	// ErrLeaseLost: the lease is no longer this replica's (another
-	// acquired it, or it ended): a renewal or a fenced write was refused.
+	// ErrLeaseLost: the lease is no longer this replica's: a renewal or a
+	// fenced write was refused.
 	ErrLeaseLost = errors.New("hub: lease lost")
-	// ErrNoLease: Acquire returned neither a lease nor an error. The hub
-	// takes it for an acquisition that failed (a store-failed event, tried
-	// again on the unreachable leaser's schedule).
+	// ErrNoLease: Acquire returned neither a lease nor an error; the hub
+	// takes it for a failed acquisition.
 	ErrNoLease = errors.New("hub: Acquire returned neither a lease nor an error")
 )
 
@@ -78,44 +68,21 @@ func (e *LeaseHeldError) Error() string {
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
 // LeaseConfig sets the lease rule, used when Config.Store implements
-// Leaser. The zero value is ready to use.
-//
-// The rule, per server:
-//   - a replica acquires the lease before it starts the server's
-//     supervisor, then loads the resume state (so it resumes what the last
-//     holder saved: 0 `initialize` when the server still has the session,
-//     the normal stale recovery when not; when the leaser has none, the
-//     state this replica held last, if any); a load the leaser cannot
-//     answer gives the lease back (starting fresh would orphan the stored
-//     session);
-//   - it renews every TTL/3; a renewal that fails is tried again every
-//     TTL/12, each attempt bounded by what is left;
-//   - a renewal refused (ErrLeaseLost), or none accepted by TTL*3/4 after
-//     the last accepted one was sent, ends its hold BEFORE the lease ends
-//     at the leaser (which counts the TTL from when it took the renewal,
-//     after it was sent): the supervisor is detached (no DELETE), its
-//     items leave the merged catalog, its state is saved once more
-//     (fenced: refused if another replica acquired meanwhile), the lease
-//     released, and a KindLeaseLost event says why. The remaining TTL/4 is
-//     the margin for the detach and for clock rates;
-//   - a replica without the lease tries again TTL/50 after the holder's
-//     lease would end (LeaseHeldError.Remaining, TTL/10 when unknown; at
-//     most TTL later), each try bounded by TTL/4 (and the load after it), or,
-//     when the leaser cannot be reached, after TTL/10 doubling to TTL; a
-//     replica that lost its lease to another waits TTL/20 first, one that
-//     gave it up unrenewed TTL/10; it stops on Close, Detach and Remove;
-//   - with the leaser unreachable, a holder keeps its live session (calls
-//     go on) until TTL*3/4 after its last accepted renewal, before its
-//     lease would end, then detaches; no replica acquires meanwhile, so
-//     none serves the server.
-//
-// Every request of a held server passes a gate on the hub's clock: once
-// the hold has ended it is refused unsent (*HoldEndedError, wrapping
-// ErrLeaseLost), so a replica that wakes from a pause past its hold sends
-// nothing more even before it has detached.
-//
-// Close and Detach release every lease after the last fenced write, so
-// another replica acquires at its next try.
+// Leaser; the zero value is ready to use. The rule (docs/DESIGN.md section
+// 8), per server: acquire the lease, then load the state and start the
+// supervisor (a load the leaser cannot answer gives the lease back);
+// renew every TTL/3, a failed renewal again every TTL/12; with no renewal
+// accepted by TTL*3/4 after the last accepted one was sent, or one refused
+// (ErrLeaseLost), stop serving before the lease ends at the leaser: detach
+// (no DELETE), leave the merged catalog, save once more fenced, release,
+// KindLeaseLost. Without the lease, try again TTL/50 after the holder's
+// would end (at most TTL; TTL/10 when unknown), each try bounded by TTL/4;
+// with the leaser unreachable after TTL/10 doubling to TTL; after losing
+// to another wait TTL/20 first, after giving up unrenewed TTL/10; stop on
+// Close, Detach and Remove. Every request of a held server passes a gate
+// on the hub's clock: after the hold it is refused unsent
+// (*HoldEndedError). Close and Detach release every lease after the last
+// fenced write.
 type LeaseConfig struct {
 	// TTL is the lease's time to live at the leaser. Default 15s; at
 	// least 300ms.
@@ -143,7 +110,6 @@ const (
 	LeaseNone LeaseState = ""
 	// LeaseHeld: this replica holds the lease and serves the server.
 	LeaseHeld LeaseState = "held"
-	// LeaseStandby: this replica does not hold the lease and does not
-	// serve the server; it tries to acquire it.
+	// LeaseStandby: this replica does not hold the lease; it tries to.
 	LeaseStandby LeaseState = "standby"
 )

@@ -14,17 +14,14 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// The hub's lease events (with a Leaser as Store); Seq 0, Server the
-// server concerned.
+// The hub's lease events (with a Leaser as Store).
 const (
 	// KindLeaseAcquired: this replica acquired the server's lease and
 	// starts its supervisor. Detail: "token <n>; fresh" or
 	// "token <n>; resuming <session hash>".
 	KindLeaseAcquired events.Kind = "lease-acquired"
-	// KindLeaseLost: this replica stopped serving the server: its lease
-	// was taken, or no renewal was accepted in time. The supervisor was
-	// detached (no DELETE) before the lease ended at the leaser. Detail
-	// says why.
+	// KindLeaseLost: this replica stopped serving the server (detached,
+	// before the lease ended at the leaser); Detail says why.
 	KindLeaseLost events.Kind = "lease-lost"
 )
 
@@ -38,13 +35,12 @@ const (
 )
 
 // holdDeadline is when a hold whose last accepted renewal (or acquisition)
-// was sent at sent ends at the latest: TTL*3/4 later, before the leaser's
-// TTL counted from when it took the request.
+// was sent at sent ends: TTL*3/4 later.
 func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
 
-// holdLease is the server's lease loop: acquire, serve while held, and
-// after a loss try again. It returns when the server leaves the hub, with
-// the term as it was (leave stops it and releases the lease).
+// holdLease is the server's lease loop (LeaseConfig): acquire, serve
+// while held, try again after a loss. It returns when the server leaves the
+// hub, with the term as it was (leave stops it and releases the lease).
 func (h *Hub) holdLease(e *entry) {
 	defer close(e.leaseDone)
 	ttl := h.cfg.Lease.ttl()
@@ -63,15 +59,10 @@ func (h *Hub) holdLease(e *entry) {
 		if err == nil && lease == nil {
 			err = ErrNoLease // the leaser broke its contract: nothing is held
 		}
-		if err != nil && lease != nil {
-			// A lease with an error broke the contract too: the error
-			// decides, and the lease handed out is given back.
-			h.releaseLeaseNow(e.name, lease)
-			lease = nil
-		}
-		if err == nil && e.ctx.Err() != nil {
-			h.releaseLeaseNow(e.name, lease)
-			return
+		if lease != nil && (err != nil || e.ctx.Err() != nil) {
+			// Given back: a lease with an error broke the contract too
+			// (the error decides), or the server left meanwhile.
+			h.releaseLease(context.Background(), e.name, lease)
 		}
 		if e.ctx.Err() != nil {
 			return
@@ -104,11 +95,10 @@ func (h *Hub) holdLease(e *entry) {
 	}
 }
 
-// serve runs one term: it loads the server's state, starts its supervisor
-// and renews the lease until the lease is lost (then it detaches the
-// supervisor, saves its state fenced, releases the lease and returns
-// whether another replica took it, and when its hold ended) or the server
-// leaves the hub (then it returns with the term in place).
+// serve runs one term: load the state, start the supervisor, renew until
+// the lease is lost (then detach, save fenced, release, and return whether
+// another replica took it and when the hold ended) or the server leaves
+// the hub (then return with the term in place).
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Clock
 	deadline := holdDeadline(sent, ttl)
@@ -116,10 +106,8 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	loadCtx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))
 	rs, err := h.load(loadCtx, e.sc)
 	cancel()
-	if err != nil {
-		// Starting fresh now would orphan the stored session: give the
-		// lease back and try again later.
-		h.releaseLeaseNow(e.name, lease)
+	if err != nil { // starting fresh would orphan the stored session
+		h.releaseLease(context.Background(), e.name, lease)
 		return false, clock.Now()
 	}
 	e.mu.Lock()
@@ -132,20 +120,16 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	sup, rs, err := h.newSupervisor(e, rs, gate)
 	if err != nil { // the URL was valid when the server was added: cannot happen
 		h.storeFailed("acquire", e.name, err)
-		h.releaseLeaseNow(e.name, lease)
+		h.releaseLease(context.Background(), e.name, lease)
 		return false, clock.Now()
 	}
 	termCtx, endTerm := context.WithCancel(e.ctx)
 	defer endTerm()
-	e.mu.Lock()
-	standby := e.sup
-	e.sup, e.lease, e.leaseState = sup, lease, LeaseHeld
-	e.since = clock.Now()
-	e.mu.Unlock()
+	standby := e.setTerm(sup, lease, LeaseHeld, clock.Now())
 	_ = standby.Close() // never started: nothing to end
 	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
 	h.notify()
-	h.queueStart(startJob{e: e, sup: sup, ctx: termCtx})
+	h.queueStart(startJob{sup: sup, ctx: termCtx})
 
 	next := sent.Add(ttl / renewDiv)
 	why := ""
@@ -156,11 +140,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			break
 		}
 		if now.Before(next) {
-			wake := next
-			if deadline.Before(wake) {
-				wake = deadline
-			}
-			if !sleepUntil(e.ctx, clock, wake) {
+			if !sleepUntil(e.ctx, clock, minTime(next, deadline)) {
 				return false, now
 			}
 			continue
@@ -185,34 +165,24 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			taken = true
 		default:
 			h.storeFailed("renew", e.name, err)
-			// From the attempt's time, as after a success: read after
-			// Renew returned, the clock may have moved past the attempt
-			// meanwhile (a test's fake clock), and the retry waited a
-			// whole TTL/12 more.
-			next = now.Add(ttl / renewRetryDiv)
+			next = now.Add(ttl / renewRetryDiv) // from the attempt, as after a success
 		}
 	}
 
-	// Stop serving first: calls route nowhere, the session is detached
-	// (no DELETE: the next holder resumes it).
+	// Stop serving first; detached, for the next holder to resume.
 	endTerm()
 	ended = clock.Now()
 	idle, _, _ := h.newSupervisor(e, nil, nil) // validated when added
-	e.mu.Lock()
-	e.sup, e.lease, e.leaseState = idle, nil, LeaseStandby
-	e.since = ended
-	e.mu.Unlock()
+	e.setTerm(idle, nil, LeaseStandby, ended)
 	_ = sup.Detach()
 	h.updateCatalog(e, supervisor.Catalog{}, true)
 	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Detail: why})
 	h.notify()
 
-	// The last write is fenced: refused if another replica acquired.
 	last := sup.ResumeState()
 	e.mu.Lock()
 	e.last = last
 	e.mu.Unlock()
-	// The write and the release share one store timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
 	defer cancel()
 	if last != nil {
@@ -223,27 +193,26 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	return taken, ended
 }
 
-// releaseLeaseNow releases lease, bounded by Config.StoreTimeout; a
+// releaseLease releases lease, bounded by ctx and Config.StoreTimeout; a
 // failure is an event.
-func (h *Hub) releaseLeaseNow(server string, lease Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
-	defer cancel()
-	h.releaseLease(ctx, server, lease)
-}
-
-// releaseLease releases lease, bounded by ctx; a failure is an event.
 func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
+	defer cancel()
 	if err := lease.Release(ctx); err != nil {
 		h.storeFailed("release", server, err)
 	}
 }
 
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // sleepUntil waits on clock until the time until; false when ctx ended
-// first. The clock's timers are relative, so the time is read again once
-// the timer exists: a clock that moved past until between the first read
-// and the timer's start (a test's fake clock, moved by another goroutine)
-// ends the wait at once, where the timer alone would wait its whole
-// duration from the moved time.
+// first. The clock is read again once the timer exists: its timers are
+// relative, and a clock moved past until meanwhile ends the wait at once.
 func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) bool {
 	d := until.Sub(clock.Now())
 	if d <= 0 {
@@ -263,9 +232,7 @@ func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) boo
 }
 
 // holdGate carries a term's requests while its hold lasts and refuses
-// every one after, on the hub's clock, whatever goroutine sends it: a
-// replica that wakes from a pause past its hold sends nothing more to the
-// server, even before its lease loop has detached the supervisor.
+// every one after, on the hub's clock, whatever goroutine sends it.
 type holdGate struct {
 	server string
 	clock  clockwork.Clock
@@ -273,8 +240,8 @@ type holdGate struct {
 	base   http.RoundTripper
 }
 
-// HoldEndedError is a request refused, unsent, because this replica's
-// hold on the server's lease has ended. It wraps ErrLeaseLost.
+// HoldEndedError is a request refused unsent: this replica's hold on the
+// server's lease ended. It wraps ErrLeaseLost.
 type HoldEndedError struct {
 	Server string
 	Ended  time.Time
@@ -289,19 +256,9 @@ func (e *HoldEndedError) Unwrap() error { return ErrLeaseLost }
 // extend sets the hold's end.
 func (g *holdGate) extend(until time.Time) { g.until.Store(&until) }
 
-// client returns a copy of c (nil: a client on http.DefaultTransport)
-// whose requests pass the gate.
+// client returns a copy of c whose requests pass the gate.
 func (g *holdGate) client(c *http.Client) *http.Client {
-	var cp http.Client
-	if c != nil {
-		cp = *c
-	}
-	g.base = cp.Transport
-	if g.base == nil {
-		g.base = http.DefaultTransport
-	}
-	cp.Transport = g
-	return &cp
+	return wrapClient(c, func(base http.RoundTripper) http.RoundTripper { g.base = base; return g })
 }
 
 func (g *holdGate) RoundTrip(req *http.Request) (*http.Response, error) {

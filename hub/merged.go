@@ -24,11 +24,9 @@ type Item[T any] struct {
 	Def *T
 }
 
-// A Collision is two items of the merged catalog whose qualified names were
-// the same. The winner (the lower server name, then the lower ID) keeps the
-// name; the other gets Renamed, the name with a short hash (or, when an item
-// asks for that as its own qualified name, another short hash: a name asked
-// for is never taken by a renamed item).
+// A Collision is two items asking for one qualified name: the winner (the
+// lower server name, then the lower ID) keeps it, the other gets Renamed,
+// the name with a short hash no item asks for (docs/decisions/0019).
 type Collision struct {
 	Name              string
 	Winner, Loser     string // server names
@@ -57,21 +55,18 @@ func (a claimant) compare(b claimant) int {
 
 // slot is what the index holds for one claimant.
 type slot[T any] struct {
-	cl     claimant
-	base   string // the qualified name it asks for
-	name   string // the name it got
-	def    *T
-	named  *T      // def under the qualified name, what the view shows
-	under  *T      // def under base, made by prepare: named when it got its base
-	sum    jsonSum // of def's JSON, to tell a changed definition
-	rename func(*T, string) *T
-	// skipped are the alternates it did not take because an item asks
-	// for them as its base name (see [merged.nameFor]).
-	skipped []string
+	cl      claimant
+	base    string // the qualified name it asks for
+	name    string // the name it got
+	def     *T
+	named   *T      // def under name, what the view shows
+	under   *T      // def under base, made by prepare
+	sum     jsonSum // of def's JSON, to tell a changed definition
+	rename  func(*T, string) *T
+	skipped []string // alternates it passed over as some item's base ([merged.nameFor])
 }
 
-// renamed is def under the name s got: the copy prepare made when it got
-// its base.
+// renamed is def under the name s got.
 func (s *slot[T]) renamed() *T {
 	if s.name == s.base {
 		return s.under
@@ -80,9 +75,8 @@ func (s *slot[T]) renamed() *T {
 }
 
 // merged is the merged view of one kind (tools, prompts or resources) of
-// every server. An update of one server costs in proportion to that server's
-// items (and the few items whose names they collide with), not to the
-// whole view; the sorted list is built once per change, when read.
+// every server. An update costs in proportion to the server's items (and
+// the few they collide with); the sorted list is rebuilt when read.
 type merged[T any] struct {
 	naming Naming
 	id     func(*T) string // the item on its server
@@ -93,9 +87,8 @@ type merged[T any] struct {
 	slots    map[claimant]*slot[T]
 	owner    map[string]claimant        // qualified name -> claimant
 	byServer map[string]map[string]bool // server -> ids
-	// skippedBy is the other way of slot.skipped: base name -> the
-	// claimants that skipped it as an alternate, to be placed again when
-	// no item asks for it any more.
+	// skippedBy: base name -> the claimants that skipped it, placed again
+	// when no item asks for it any more.
 	skippedBy map[string]map[claimant]bool
 	list      []Item[T]       // sorted view as last read; nil before the first read
 	dirty     map[string]bool // names changed since list was built
@@ -125,8 +118,7 @@ func (m *merged[T]) touch(c *change[T], name string) {
 	c.before[name] = prev
 }
 
-// incoming is one item of a server's new catalog, made ready for
-// [merged.apply] outside the routing lock.
+// incoming is one item of a server's new catalog, made ready by prepare.
 type incoming[T any] struct {
 	id    string
 	def   *T
@@ -135,17 +127,15 @@ type incoming[T any] struct {
 	sum   jsonSum // of its JSON
 }
 
-// prepared is a server's new catalog of one kind, made ready for
-// [merged.apply]: its items in order, without an empty or repeated id
-// (the first counts), and the bytes of their JSON.
+// prepared is a server's new catalog of one kind: its items in order,
+// without an empty or repeated id (the first counts), and their JSON's bytes.
 type prepared[T any] struct {
 	items []incoming[T]
 	bytes int64
 }
 
-// prepare makes items ready for apply: the work in proportion to their
-// size (marshaling every definition, naming it) is done here, without
-// the routing lock. It reads only m's functions, fixed at New.
+// prepare makes items ready for apply, without the routing lock: it does
+// the work in proportion to their size and reads only m's functions.
 func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 	var p prepared[T]
 	seen := make(map[string]bool, len(items))
@@ -167,10 +157,8 @@ func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 }
 
 // apply replaces the items of server with p (empty: the server is gone)
-// and returns the diff of the view (unsorted: see [Diff.sort]) and the
-// collisions it created. Its cost
-// is map work in proportion to p's items (and the few items whose names
-// they collide with): it runs under the routing lock.
+// under the routing lock and returns the diff of the view (unsorted) and
+// the collisions it created.
 func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
 	c := &change[T]{before: map[string]*slot[T]{}}
 	ids := make(map[string]bool, len(p.items))
@@ -228,13 +216,9 @@ func candidate(base string, cl claimant, k int) string {
 }
 
 // nameFor is the name cl, whose slot is s, gets: its base for the first of
-// the base's claimants; for another, the first of its candidates that no
-// item asks for as its base name. So a base name is never taken by a
-// renamed item, and the name of every item is a function of the items
-// present: an item may ask for a renamed one's name (the short hash is
-// public; a server may pick its names), and took it before, while the
-// renamed item vanished from the view. The bases skipped are recorded,
-// so that cl is placed again when no item asks for one any more.
+// the base's claimants; for another, the first candidate no item asks for
+// as its base. So every name is a function of the items present. The bases
+// skipped are recorded, so that cl is placed again when one is free.
 func (m *merged[T]) nameFor(cl claimant, s *slot[T]) string {
 	m.unskip(cl, s)
 	if m.claims[s.base][0] == cl {
@@ -368,8 +352,7 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 	return d
 }
 
-// sort sorts d's lists: done by the caller of apply, after the routing
-// lock.
+// sort sorts d's lists, after the routing lock.
 func (d Diff) sort() Diff {
 	slices.Sort(d.Added)
 	slices.Sort(d.Removed)
@@ -383,10 +366,8 @@ func (m *merged[T]) lookup(name string) (claimant, bool) {
 	return cl, ok
 }
 
-// items returns the view sorted by qualified name; it is shared until the
-// next change and must not be modified. After a change it is the last list
-// merged with the changed names: a copy of the list, the changed names
-// sorted, no sort of the whole.
+// items returns the view sorted by qualified name, shared until the next
+// change; after a change, the last list merged with the changed names.
 func (m *merged[T]) items() []Item[T] {
 	if m.list != nil && len(m.dirty) == 0 {
 		return m.list
@@ -433,8 +414,7 @@ func (m *merged[T]) item(name string) Item[T] {
 // count returns the number of items of server.
 func (m *merged[T]) count(server string) int { return len(m.byServer[server]) }
 
-// jsonSum is the SHA-256 of a definition's JSON: what tells a changed
-// definition, kept instead of the JSON itself.
+// jsonSum is the SHA-256 of a definition's JSON.
 type jsonSum = [sha256.Size]byte
 
 func jsonOf(v any) []byte {

@@ -9,16 +9,13 @@ import (
 )
 
 // Naming makes the name a model sees for one item of one server: a tool or
-// prompt name, or a resource's name (its URI when it has none). The hub
-// checks what it returns: a name that is not valid for model APIs (see
-// ValidName) is shortened with a stable hash.
-//
-// The server's part comes first: Naming(server, "") is the server's
-// namespace, the prefix of every name of its items (a name that does not
-// begin with it is taken as namespace + item), with the bytes outside the
-// name pattern replaced by '_'. No namespace may be a prefix of another's
-// (Add refuses such a server with ErrServerName), so no server is ever
-// routed a name of another's, whatever items the two list.
+// prompt name, or a resource's name (its URI when it has none). A name not
+// valid for model APIs (ValidName) is cut, '_' and a 10-digit hex hash of
+// the server and item names appended: stable across runs. Naming(server,
+// "") is the server's namespace, the prefix of every name of its items (a
+// name not beginning with it is taken as namespace + item), bytes outside
+// the pattern as '_'; no namespace may begin another's (ErrServerName).
+// Two items asking for one name: see Collision.
 type Naming func(server, item string) string
 
 // DefaultSeparator joins the server and item names of DefaultNaming.
@@ -60,13 +57,11 @@ func nameByte(c byte) bool {
 }
 
 // MaxNamespaceLen is the longest namespace (Naming(server, "")): what a
-// shortened name keeps of the qualified name before '_' and the hash, so
-// that the shortened name is in its server's namespace too.
+// shortened name keeps before '_' and the hash.
 const MaxNamespaceLen = MaxNameLen - 1 - hashLen
 
-// namespace returns the prefix of every qualified name of server: naming's
-// for an empty item, its bytes outside the name pattern replaced by '_'
-// (as a shortened name has them). The error wraps ErrServerName.
+// namespace returns the prefix of every qualified name of server, its
+// bytes outside the name pattern as '_'; the error wraps ErrServerName.
 func namespace(naming Naming, server string) (string, error) {
 	p := []byte(naming(server, ""))
 	for i, c := range p {
@@ -83,22 +78,19 @@ func namespace(naming Naming, server string) (string, error) {
 	return string(p), nil
 }
 
-// takenNames are the server names no Add may take (those in the hub, being
-// added or being removed), each with its namespace, and checks a new one
-// against them all without visiting each: a namespace that begins the new
-// one is one of its prefixes (at most MaxNamespaceLen map look-ups); one
-// that the new one begins sorts first among those after it (a binary
-// search). Taking one also moves the sorted slice's tail (one memmove).
-// The zero value is empty; the hub's mutex guards it.
+// takenNames are the server names no Add may take (in the hub, being added
+// or removed) with their namespaces. A new namespace is checked without
+// visiting each: one that begins it is one of its prefixes (map look-ups),
+// one it begins sorts first after it (a binary search). The zero value is
+// empty; the hub's mutex guards it.
 type takenNames struct {
 	space  map[string]string // server -> its namespace
 	owner  map[string]string // namespace -> its server
 	sorted []string          // the namespaces, sorted
 }
 
-// take reserves server with its namespace ns. The error wraps ErrDuplicate
-// (server is taken) or ErrServerName (ns begins another server's namespace
-// or is begun by it; the error names the other), and nothing is taken.
+// take reserves server with its namespace ns, or returns ErrDuplicate or
+// an error wrapping ErrServerName naming the other server.
 func (t *takenNames) take(server, ns string) error {
 	if _, ok := t.space[server]; ok {
 		return ErrDuplicate
@@ -137,10 +129,7 @@ func overlap(ns, other, otherNS string) error {
 	return fmt.Errorf("%w: its names begin %q, server %q's begin %q: one could take the other's", ErrServerName, ns, other, otherNS)
 }
 
-// qualify returns the qualified name of item of server: naming's (or, when
-// that does not begin with the server's namespace, the namespace and
-// item), or, when that is not a ValidName, its shortened form, which keeps
-// the namespace.
+// qualify returns the qualified name of item of server (see Naming).
 func qualify(naming Naming, server, item string) string {
 	q := naming(server, item)
 	if p := naming(server, ""); !strings.HasPrefix(q, p) {
@@ -152,9 +141,8 @@ func qualify(naming Naming, server, item string) string {
 	return hashed(q, server, item)
 }
 
-// hashed is q with every invalid byte replaced by '_', cut so that '_' and
-// the short hash of (server, item) fit in MaxNameLen. It is stable (the same
-// inputs give the same name on every run) and valid.
+// hashed is q with every invalid byte '_', cut so that '_' and the short
+// hash of (server, item) fit in MaxNameLen: stable and valid.
 func hashed(q, server, item string) string {
 	keep := MaxNameLen - 1 - hashLen
 	b := make([]byte, 0, MaxNameLen)

@@ -12,41 +12,59 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// saver writes resume states to the Store off the supervisors' goroutines:
-// the writes of one server one at a time, in order, the latest only (a
-// state queued replaces the one still waiting); those of different servers
-// at once, so that one slow server's writes delay no other's, and the last
-// writes of many servers (Close) take one store timeout, not one each. A
-// goroutine runs per server only while its writes wait.
+// saver is the one writer of resume states: off the supervisors'
+// goroutines, one server's writes one at a time, in order, the latest only
+// (a write queued replaces the one still waiting); different servers' at
+// once, so one slow server delays no other and Close's last writes take
+// one store timeout, not one each. A goroutine runs per server only while
+// its writes wait.
 type saver struct {
 	store   Store
 	timeout time.Duration
 	failed  func(op, server string, err error)
 
-	mu      sync.Mutex
-	servers map[string]*queue // servers whose writes wait or run
-	idle    chan struct{}     // closed while no write waits or runs
-	errs    []*StoreError     // not yet returned by a flush
+	mu     sync.Mutex
+	queues map[string]*queue // servers whose writes wait or run
+	errs   []*StoreError     // not yet returned by a flush
 }
 
 // queue is one server's writes: the one running and the next.
 type queue struct {
-	curOp string        // the running write's op: "save" or "delete" ("" when none)
-	next  *write        // waiting; nil when none
-	done  chan struct{} // closed once no write of the server waits or runs
+	running, next *write
+	done          chan struct{} // closed once neither is left
 }
 
-// write is one queued store write: a save of rs, or a delete when rs is
-// nil; through lease (fenced) when it is not nil, else through the Store.
-// It runs bounded by the store timeout and by ctx.
+// write is a save of rs, or a delete when rs is nil; fenced by lease when
+// it is not nil. It runs bounded by ctx and by the store timeout.
 type write struct {
 	rs    *supervisor.ResumeState
 	lease Lease
 	ctx   context.Context
 }
 
+func (w *write) op() string {
+	if w.rs == nil {
+		return "delete"
+	}
+	return "save"
+}
+
+func (w *write) do(s *saver, server string) error {
+	ctx, cancel := context.WithTimeout(w.ctx, s.timeout)
+	defer cancel()
+	switch {
+	case w.lease != nil && w.rs == nil:
+		return w.lease.Delete(ctx)
+	case w.lease != nil:
+		return w.lease.Save(ctx, w.rs)
+	case w.rs == nil:
+		return s.store.Delete(ctx, server)
+	}
+	return s.store.Save(ctx, server, w.rs)
+}
+
 // put queues a save of rs (nil: a delete) for server, fenced by lease when
-// it is not nil, bounded by ctx as well as by the store timeout.
+// it is not nil.
 func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeState, lease Lease) {
 	if s.store == nil {
 		return
@@ -54,18 +72,15 @@ func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeSta
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := &write{rs: rs, lease: lease, ctx: ctx}
-	if q := s.servers[server]; q != nil {
+	if q := s.queues[server]; q != nil {
 		q.next = w
 		return
 	}
-	if s.servers == nil {
-		s.servers = map[string]*queue{}
-	}
-	if len(s.servers) == 0 {
-		s.idle = make(chan struct{})
+	if s.queues == nil {
+		s.queues = map[string]*queue{}
 	}
 	q := &queue{next: w, done: make(chan struct{})}
-	s.servers[server] = q
+	s.queues[server] = q
 	go s.run(server, q)
 }
 
@@ -74,66 +89,39 @@ func (s *saver) run(server string, q *queue) {
 	for {
 		s.mu.Lock()
 		w := q.next
+		q.running, q.next = w, nil
 		if w == nil {
-			delete(s.servers, server)
+			delete(s.queues, server)
 			close(q.done)
-			if len(s.servers) == 0 {
-				close(s.idle)
-			}
 			s.mu.Unlock()
 			return
 		}
-		q.next = nil
-		op := w.op()
-		q.curOp = op
 		s.mu.Unlock()
-
-		ctx, cancel := context.WithTimeout(w.ctx, s.timeout)
-		var err error
-		switch {
-		case w.rs == nil && w.lease != nil:
-			err = w.lease.Delete(ctx)
-		case w.rs == nil:
-			err = s.store.Delete(ctx, server)
-		case w.lease != nil:
-			err = w.lease.Save(ctx, w.rs)
-		default:
-			err = s.store.Save(ctx, server, w.rs)
-		}
-		cancel()
 		var se *StoreError
-		if err != nil {
+		if err := w.do(s, server); err != nil {
 			var ok bool
 			if se, ok = errors.AsType[*StoreError](err); !ok || se.Server != server {
-				se = &StoreError{Op: op, Server: server, Err: err}
+				se = &StoreError{Op: w.op(), Server: server, Err: err}
 			}
 		}
 		// In one step, so that a flush finds the write running or its error.
 		s.mu.Lock()
-		q.curOp = ""
+		q.running = nil
 		if se != nil {
 			s.errs = append(s.errs, se)
 		}
 		s.mu.Unlock()
 		if se != nil {
-			s.failed(op, server, se)
+			s.failed(w.op(), server, se)
 		}
 	}
 }
 
-// op names the write: "save" or "delete".
-func (w write) op() string {
-	if w.rs == nil {
-		return "delete"
-	}
-	return "save"
-}
-
-// flush waits until every queued write of server ("": of every server) is
-// done, or ctx ends, and returns the write errors of server not returned
-// before, joined, each a *StoreError. When ctx ends first, each of server's
-// writes not done yet is one more *StoreError wrapping ctx's error (the
-// write itself still runs, or waits its turn, bounded by its own context).
+// flush waits until no write of server ("": of any server) is left, or
+// ctx ends, and returns server's write errors not returned before, joined,
+// each a *StoreError. When ctx ends first, each write not done is one more
+// *StoreError wrapping ctx's error (the write still runs, or waits its
+// turn, bounded by its own context).
 func (s *saver) flush(ctx context.Context, server string) error {
 	var errs []error
 	if !s.wait(ctx, server) {
@@ -153,46 +141,44 @@ func (s *saver) flush(ctx context.Context, server string) error {
 	return errors.Join(errs...)
 }
 
-// wait waits until every queued write of server ("": of every server) is
-// done; false when ctx ended first.
+// wait waits until no write of server ("": of any server) is left; false
+// when ctx ended first.
 func (s *saver) wait(ctx context.Context, server string) bool {
-	s.mu.Lock()
-	var done chan struct{}
-	switch q := s.servers[server]; {
-	case server == "" && len(s.servers) > 0:
-		done = s.idle
-	case server != "" && q != nil:
-		done = q.done
-	}
-	s.mu.Unlock()
-	if done == nil {
-		return true
-	}
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
+	for {
+		s.mu.Lock()
+		q := s.queues[server]
+		if server == "" {
+			for _, q = range s.queues {
+				break
+			}
+		}
+		s.mu.Unlock()
+		if q == nil {
+			return true
+		}
+		select {
+		case <-q.done:
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 
-// unfinished returns a *StoreError for each write of server ("": of every
-// server) running or waiting, wrapping err.
+// unfinished returns a *StoreError wrapping err for each write of server
+// ("": of every server) running or waiting.
 func (s *saver) unfinished(server string, err error) []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cause := fmt.Errorf("not done when the wait ended: %w", err)
 	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(s.servers)) {
+	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
 		if server != "" && name != server {
 			continue
 		}
-		q := s.servers[name]
-		if q.curOp != "" {
-			errs = append(errs, &StoreError{Op: q.curOp, Server: name, Err: cause})
-		}
-		if q.next != nil {
-			errs = append(errs, &StoreError{Op: q.next.op(), Server: name, Err: cause})
+		for _, w := range []*write{s.queues[name].running, s.queues[name].next} {
+			if w != nil {
+				errs = append(errs, &StoreError{Op: w.op(), Server: name, Err: cause})
+			}
 		}
 	}
 	return errs

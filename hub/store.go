@@ -14,18 +14,13 @@ import (
 )
 
 // Store keeps one resume state per server name across runs of the host.
-// Implementations must be safe for concurrent use: the writes (Save,
-// Delete) of one server run one at a time, in order, but those of
-// different servers run at once (Close writes every server's last state
-// together), and Load runs on the goroutine that adds the server (Add, or
-// its lease loop with a Leaser), alongside writes of other servers. Every
-// call's context is bounded by Config.StoreTimeout.
+// Implementations must be safe for concurrent use: one server's writes run
+// one at a time, in order; different servers' writes and loads run at
+// once. Every call's context is bounded by Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
-	// when there is none. A state that cannot be used is an error wrapping
-	// ErrCorrupt (unreadable, malformed, too large) or ErrForeign (saved
-	// for another server); the hub then starts that server fresh, with an
-	// event.
+	// when there is none, ErrCorrupt (unreadable, malformed, too large) or
+	// ErrForeign (another server's) when it cannot be used.
 	Load(ctx context.Context, server string) (*supervisor.ResumeState, error)
 	// Save replaces the server's resume state.
 	Save(ctx context.Context, server string, rs *supervisor.ResumeState) error
@@ -65,21 +60,17 @@ const FileStoreVersion = 1
 // supervisor.MaxResumeStateBytes and the envelope.
 const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
 
-// FileStore is the default Store: one JSON file per server in one directory,
-// written to a temporary file in the same directory and renamed over the old
-// one (a crash leaves the old state or the new one, never half), mode 0600
-// (a resume state holds the session id: a credential). The directory is
-// created with mode 0700 when missing. Each file is
+// FileStore is the default Store: one JSON file per server in Dir (made
+// 0700 when missing), mode 0600 (a session id is a credential), written to
+// a temporary file and renamed over the old one (a crash leaves the old
+// state or the new, never half). Each file is
 //
 //	{"version": 1, "server": "<name>", "resume": {…supervisor.ResumeState…}}
 //
-// named after the server (its bytes outside [a-zA-Z0-9_-] replaced, with a
-// short hash when it had to be changed; see [FileStore.Path]), so two names
-// never share a file and a file copied under another server's name is
-// refused as ErrForeign. A path that is not a regular file (a named pipe, a
-// device) is refused as ErrCorrupt (and ErrNotRegularFile) without waiting
-// on it.
-// Safe for concurrent use by distinct servers.
+// at [FileStore.Path], so two names never share a file and one copied
+// under another server's name is ErrForeign. A path that is not a regular
+// file is refused as ErrCorrupt (and ErrNotRegularFile) without waiting on
+// it. Safe for concurrent use by distinct servers.
 type FileStore struct {
 	// Dir is the directory; required.
 	Dir string
@@ -100,12 +91,10 @@ func (s *FileStore) max() int64 {
 	return DefaultMaxFileBytes
 }
 
-// Path returns the file that holds the server's state: the name as it is
-// when it is a ValidName of at most 40 bytes that does not end as a
-// changed name does ('_' and hashLen hex digits); otherwise the name
-// changed as a qualified name is (its invalid bytes '_', cut, '_' and a
-// short hash of it), so that no name used as it is can be another's
-// changed one.
+// Path returns the file that holds the server's state: named as the
+// server when that is a ValidName of at most 40 bytes not ending as a
+// changed name does ('_' and hashLen hex digits); otherwise changed as a
+// qualified name is (invalid bytes '_', cut, '_' and a short hash).
 func (s *FileStore) Path(server string) string {
 	name := server
 	if !nameFits(server) || endsAsHashed(server) {
@@ -114,12 +103,10 @@ func (s *FileStore) Path(server string) string {
 	return filepath.Join(s.Dir, name+".json")
 }
 
-// nameFits reports whether a server name can name its file as it is: a
-// ValidName of at most 40 bytes.
+// nameFits reports whether a server name can name its file as it is.
 func nameFits(name string) bool { return ValidName(name) && len(name) <= 40 }
 
-// endsAsHashed reports whether name ends as [hashed] ends its names: '_'
-// and hashLen lower-case hex digits.
+// endsAsHashed reports whether name ends as [hashed] ends its names.
 func endsAsHashed(name string) bool {
 	if len(name) < hashLen+1 || name[len(name)-hashLen-1] != '_' {
 		return false
@@ -163,8 +150,7 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 
 // readEnvelope reads the state file at path: an error wrapping
 // fs.ErrNotExist when there is none, ErrCorrupt when it is not a regular
-// file (a named pipe or a device would block the read, or never end), is
-// larger than MaxBytes or is not JSON.
+// file, is larger than MaxBytes or is not JSON.
 func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 	var env fileEnvelope
 	f, err := openRegular(path)
@@ -188,11 +174,10 @@ func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 	return env, nil
 }
 
-// adoptEarlierFile returns the envelope of the file an earlier FileStore
-// kept the server's state in, before a name ending as changed names do was
-// changed too (see [FileStore.Path]), and moves that file to the server's
-// path, when it was saved for this server; fs.ErrNotExist otherwise (none,
-// or another's, whose changed name it is: it stays where it is).
+// adoptEarlierFile moves the file an earlier FileStore kept the server's
+// state in, named as the server though it ends as changed names do, to
+// the server's path and returns it; fs.ErrNotExist when there is none or
+// it is another server's.
 func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 	if !nameFits(server) || !endsAsHashed(server) {
 		return fileEnvelope{}, fs.ErrNotExist
@@ -207,9 +192,8 @@ func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 }
 
 // ErrNotRegularFile: a file the hub reads (a FileStore state, a servers
-// file) is not a regular file: a named pipe (whose open waits for a writer
-// and whose read for its end), a device, a directory, also behind a
-// symlink. It is refused before anything is read from it.
+// file) is a named pipe, a device or a directory, also behind a symlink: it
+// is refused before anything is read from it.
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
 // openRegular opens path for reading without blocking, and refuses it
@@ -219,22 +203,15 @@ func openRegular(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := regularFile(f); err != nil {
+	fi, err := f.Stat()
+	if err == nil {
+		err = notRegular(path, fi)
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
-}
-
-// regularFile refuses an opened file that is not a regular file (a named
-// pipe, a device, a directory, also behind a symlink) with an error
-// wrapping ErrNotRegularFile.
-func regularFile(f *os.File) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return notRegular(f.Name(), fi)
 }
 
 // notRegular is the error, wrapping ErrNotRegularFile, of a path whose
@@ -275,18 +252,17 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 		return fail(err)
 	}
 	defer os.Remove(tmp.Name()) // nothing left to remove after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fail(err)
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fail(err)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err != nil {
 		return fail(err)
 	}
 	return nil

@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
@@ -18,35 +20,22 @@ const (
 	All WaitMode = iota
 	// Any waits until at least one server is ready.
 	Any
-	// Settled waits until every server is settled: ready, or failed for
-	// good (terminal: state failed with a Reason, which only Reconnect or,
-	// for churn, its cool-down leaves; or closed), or standing by for
-	// another replica's lease. It returns nil then, whichever way each
-	// settled: Health says which serve. It is the wait a host shows its
-	// merged catalog after: no server still connecting or retrying is
-	// left out of it, and a server that failed for good does not end the
-	// wait for the others.
+	// Settled waits until every server is ready, failed for good (a
+	// terminal Reason, or closed) or standing by for another replica's
+	// lease, and returns nil then: Health says which serve.
 	Settled
 )
 
-// WaitReady blocks until every server (All) or one of them (Any) is ready
-// and its catalog merged (its items route), or until every server is
-// settled (Settled: see the mode).
-// It returns a *NotReadyError wrapping ErrNotReady, naming the servers not
-// ready (for Settled, not settled) and their states, when ctx ends first or
-// when the wait can no longer succeed (All or Any: a terminal failed state,
-// which only Reconnect leaves; a hub without servers for Any); ErrClosed
-// once the hub is closed. Every transition of a server wakes it, a failed
-// server's failing again (failed -> failed, say into a churn failure)
-// included. Safe for concurrent use.
+// WaitReady blocks until every server (All) or one (Any) is ready and its
+// catalog merged (its items route), or every server settled (Settled). It
+// returns a *NotReadyError wrapping ErrNotReady, naming the servers not
+// ready (not settled) and their states, when ctx ends first or the wait can
+// no longer succeed (All, Any: a terminal failed state; Any: no servers);
+// ErrClosed once the hub is closed. Every transition wakes it.
 func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 	for {
 		h.mu.Lock()
-		ch, closed := h.changed, h.closed
-		all := make([]*entry, 0, len(h.servers))
-		for _, e := range h.servers {
-			all = append(all, e)
-		}
+		ch, closed, all := h.changed, h.closed, slices.Collect(maps.Values(h.servers))
 		h.mu.Unlock()
 		if closed {
 			return ErrClosed
@@ -75,29 +64,22 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 			}
 			return &NotReadyError{Mode: mode, Servers: sortHealth(hs), Err: err, redact: &h.redact}
 		}
+		var done, failed bool
 		switch mode {
 		case Any:
-			if ready > 0 {
-				return nil
-			}
-			if hopeless == len(all) {
-				return notReady(nil)
-			}
+			done, failed = ready > 0, hopeless == len(all)
 		case Settled:
-			if len(waiting) == 0 {
-				return nil
-			}
+			done = len(waiting) == 0
 		default:
-			if ready == len(all) {
-				return nil
-			}
-			if hopeless > 0 {
-				return notReady(nil)
-			}
+			done, failed = ready == len(all), hopeless > 0
 		}
-		// Server states change on their own goroutines; the hub hears of
-		// every transition through their events.
-		select {
+		if done {
+			return nil
+		}
+		if failed {
+			return notReady(nil)
+		}
+		select { // every transition notifies
 		case <-ch:
 		case <-ctx.Done():
 			return notReady(ctx.Err())
@@ -105,10 +87,8 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 	}
 }
 
-// terminal reports whether the server failed for good: its supervisor is
-// closed, or failed with a terminal Reason (unauthorized, canceled,
-// budget-spent, churn), which no retry leaves (only Reconnect, and for
-// churn its cool-down).
+// terminal reports whether the server failed for good: closed, or failed
+// with a terminal Reason, which no retry leaves.
 func (e *entry) terminal() bool {
 	sup := e.current()
 	switch sup.State() {
@@ -121,21 +101,16 @@ func (e *entry) terminal() bool {
 	return false
 }
 
-// standby reports whether the server stands by for another replica's
-// lease: its supervisor starts when the lease is acquired.
+// standby reports whether the server stands by for another's lease.
 func (e *entry) standby() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.leaseState == LeaseStandby
 }
 
-// NotReadyError is WaitReady's failure: the servers that were not ready
-// (for Settled, not settled).
-// Its text names each one with its state, terminal reason, lease standby and
-// last failure's verdict, "name (state, reason, last failure verdict)", at
-// most 8 of them, then how many more; a verdict as Verdict.Described gives
-// it (with its text when its class names no cause).
-// The text is redacted as the hub's events are.
+// NotReadyError is WaitReady's failure: the servers not ready (for
+// Settled, not settled). Its text, redacted as the hub's events, names at
+// most 8 as "name (state, reason, lease standby, last failure verdict)".
 type NotReadyError struct {
 	Mode    WaitMode
 	Servers []Health
@@ -158,10 +133,8 @@ func (e *NotReadyError) Error() string {
 // maxListedServers bounds the servers an error's text lists.
 const maxListedServers = 8
 
-// describeServers names each server of hs with its state, its terminal
-// reason, its lease standby and its last failure's verdict (class, HTTP
-// status, JSON-RPC code, method): "name (state, reason, last failure
-// verdict)". At most maxListedServers are named, then how many more.
+// describeServers names each server of hs as NotReadyError does, at most
+// maxListedServers, then how many more.
 func describeServers(hs []Health) []string {
 	var out []string
 	for i, hl := range hs {

@@ -21,7 +21,8 @@ import (
 	"os"
 
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/events/htmltimeline"
+	"github.com/mcpsup/mcpsup/views"
+	"github.com/mcpsup/mcpsup/views/htmltimeline"
 )
 
 func main() {
@@ -82,9 +83,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	write := events.WriteTimeline
+	write := views.WriteTimeline
 	if *mermaid {
-		write = events.WriteMermaid
+		write = views.WriteMermaid
 	}
 	if err := write(stdout, evs); err != nil {
 		fmt.Fprintln(stderr, "mcpsup-timeline:", err)

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testdata is events' recorded stream and its golden outputs.
-var testdata = filepath.Join("..", "..", "events", "testdata")
+// testdata is the views' recorded stream and its golden outputs.
+var testdata = filepath.Join("..", "..", "views", "testdata")
 
 var recording = filepath.Join(testdata, "recorded.jsonl")
 

@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/views"
 )
 
 func main() {
@@ -85,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &lockedWriter{w: stdout}
 	var sinks []events.Sink
 	if !*quiet {
-		sinks = append(sinks, events.LiveTimeline(out))
+		sinks = append(sinks, views.LiveTimeline(out))
 	}
 	if *eventsPath != "" {
 		f, err := os.Create(*eventsPath)

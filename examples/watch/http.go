@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/events/htmltimeline"
+	"github.com/mcpsup/mcpsup/views/htmltimeline"
 )
 
 // shutdownTimeout bounds how long stopping the timeline server waits for

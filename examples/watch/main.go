@@ -39,7 +39,7 @@
 //	                       default 15s, 0: off): a server that died while idle
 //	                       leaves ready within three of them
 //	-http addr             serve the live HTML timeline (package
-//	                       events/htmltimeline) at http://addr/, e.g.
+//	                       views/htmltimeline) at http://addr/, e.g.
 //	                       127.0.0.1:8080; the page is updated as events
 //	                       arrive (server-sent events). A loopback address
 //	                       only, and only requests naming a loopback Host

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/views"
 )
 
 // watchMany watches every server of the -config file (streamable HTTP and
@@ -23,7 +24,7 @@ func watchMany(ctx context.Context, o options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	sinks := []events.Sink{events.LiveTimeline(out)}
+	sinks := []events.Sink{views.LiveTimeline(out)}
 	if o.eventsPath != "" {
 		ef, err := os.OpenFile(o.eventsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {

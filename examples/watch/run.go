@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/views"
 )
 
 // options are the parsed command-line flags.
@@ -161,7 +162,7 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 
-	sinks := []events.Sink{events.LiveTimeline(out)}
+	sinks := []events.Sink{views.LiveTimeline(out)}
 	if o.httpAddr != "" {
 		live, stop, err := serveTimeline(o.httpAddr, o.httpRemote, out)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/events/htmltimeline"
+	"github.com/mcpsup/mcpsup/views/htmltimeline"
 )
 
 func recording() []events.Event {

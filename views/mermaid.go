@@ -1,9 +1,11 @@
-package events
+package views
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // WriteMermaid writes a Mermaid stateDiagram-v2 of the path each server
@@ -15,7 +17,7 @@ import (
 // The first state is marked as the start; "closed", when it is the last
 // state, as the end. Events of other kinds are not drawn. It returns the
 // first write error.
-func WriteMermaid(w io.Writer, evs []Event) error {
+func WriteMermaid(w io.Writer, evs []events.Event) error {
 	order, byServer := groupByServer(evs)
 	ew := &errWriter{w: w}
 	ew.printf("stateDiagram-v2\n")
@@ -48,9 +50,9 @@ func WriteMermaid(w io.Writer, evs []Event) error {
 
 // Mermaid reads a JSON-lines event stream from r and writes its diagram to
 // w, as [WriteMermaid] does. On a bad line it writes nothing and returns the
-// [*LineError].
+// [*events.LineError].
 func Mermaid(w io.Writer, r io.Reader) error {
-	evs, err := ReadJSONLines(r)
+	evs, err := events.ReadJSONLines(r)
 	if err != nil {
 		return err
 	}
@@ -66,7 +68,7 @@ type path struct {
 	last   string
 }
 
-func pathOf(evs []Event) path {
+func pathOf(evs []events.Event) path {
 	p := path{count: map[edge]int{}}
 	seen := map[string]bool{}
 	visit := func(s string) {
@@ -76,7 +78,7 @@ func pathOf(evs []Event) path {
 		}
 	}
 	for _, e := range evs {
-		if e.Kind != KindTransition {
+		if e.Kind != events.KindTransition {
 			continue
 		}
 		visit(string(e.From))
@@ -122,7 +124,7 @@ func uniqueID(id string, used map[string]bool) string {
 }
 
 // mermaidLabel keeps a transition label from ending the statement or
-// starting markup; its other control characters are escaped ([printable]).
+// starting markup; its other control characters are escaped ([events.Printable]).
 func mermaidLabel(s string) string {
 	s = strings.Map(func(r rune) rune {
 		switch r {
@@ -131,7 +133,7 @@ func mermaidLabel(s string) string {
 		}
 		return r
 	}, s)
-	if s = printable(strings.TrimSpace(s)); s == "" {
+	if s = events.Printable(strings.TrimSpace(s)); s == "" {
 		return "(none)"
 	}
 	return s

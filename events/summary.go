@@ -1,166 +1,21 @@
 package events
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// MaxLineBytes bounds one line of a JSON-lines event stream read by
-// [ReadJSONLines].
-const MaxLineBytes = 1 << 20
-
-// LineError is the error of [ReadJSONLines] for a line it cannot read. It
-// wraps the cause ([ErrVersion], a JSON syntax error, bufio.ErrTooLong).
-type LineError struct {
-	Line int // 1-based
-	Err  error
-}
-
-func (e *LineError) Error() string { return fmt.Sprintf("events: line %d: %v", e.Line, e.Err) }
-func (e *LineError) Unwrap() error { return e.Err }
-
-// ReadJSONLines reads events written one per line by [JSONLines], in order.
-// Blank lines are skipped. It stops at the first bad line with a
-// [*LineError], returning the events read before it; a line longer than
-// [MaxLineBytes] (its line break not counted) is a bad line.
-func ReadJSONLines(r io.Reader) ([]Event, error) {
-	sc := bufio.NewScanner(r)
-	// bufio.Scanner refuses a token that fills its buffer before the line
-	// break shows: one byte more, so a line of MaxLineBytes is read.
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes+1)
-	var out []Event
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var e Event
-		if err := e.UnmarshalJSON(b); err != nil {
-			return out, &LineError{Line: line, Err: err}
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		return out, &LineError{Line: line + 1, Err: err}
-	}
-	return out, nil
-}
-
-// Timeline reads a JSON-lines event stream from r and writes its per-server
-// timeline to w, as [WriteTimeline] does. On a bad line it writes nothing and
-// returns the [*LineError].
-func Timeline(w io.Writer, r io.Reader) error {
-	evs, err := ReadJSONLines(r)
-	if err != nil {
-		return err
-	}
-	return WriteTimeline(w, evs)
-}
-
-// WriteTimeline writes a readable timeline of evs to w, one block per server
-// (servers in order of first appearance, events in the order given). Each
-// block starts with a header naming the server, its event count, its last
-// state and generation; each event is one line:
-//
-//	+1.250s  #4  ready (internal)            call-failed [verdict-stays-ready]: rate-limited (HTTP 429, retry after 30s, tools/call); gen 1
-//	+1.250s      call-failed                 tools/call "echo": rate-limited (HTTP 429, ...); delivery answered; gen 1
-//
-// The offset is the time since the first timed event of evs ("-" for an event
-// without a time); "#n" is Seq when set; then "from -> to" (or "state
-// (internal)") for a transition, the kind for any other event; then notes per
-// kind (see [Summary]). It returns the first write error.
-func WriteTimeline(w io.Writer, evs []Event) error {
-	base := firstTime(evs)
-	order, byServer := groupByServer(evs)
-	ew := &errWriter{w: w}
-	for i, srv := range order {
-		if i > 0 {
-			ew.printf("\n")
-		}
-		group := byServer[srv]
-		state, gen := State(""), uint64(0)
-		for _, e := range group {
-			if e.Kind == KindTransition {
-				state = e.To
-			}
-			gen = max(gen, e.Generation)
-		}
-		noun := "events"
-		if len(group) == 1 {
-			noun = "event"
-		}
-		ew.printf("== %s: %d %s", displayServer(srv), len(group), noun)
-		if state != "" {
-			ew.printf(", last state %s", printable(string(state)))
-		}
-		ew.printf(", generation %d\n", gen)
-		for _, e := range group {
-			ew.printf("%s\n", timelineLine(e, base))
-		}
-	}
-	return ew.err
-}
-
-// LiveTimeline returns a [Sink] that writes each event to w as one timeline
-// line as it arrives: the line [WriteTimeline] writes, prefixed by the
-// server's name. Offsets count from the first timed event it sees. Write
-// errors are ignored (it is meant for a terminal). It writes synchronously
-// from Emit: if w can block, feed it from a [Subscription] instead. It is
-// safe for concurrent use; it does not redact: wrap it with [Redacting].
-func LiveTimeline(w io.Writer) Sink { return &live{w: w} }
-
-type live struct {
-	mu   sync.Mutex
-	w    io.Writer
-	base time.Time
-}
-
-func (l *live) Emit(e Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.base.IsZero() && !e.Time.IsZero() {
-		l.base = e.Time
-	}
-	_, _ = fmt.Fprintf(l.w, "%-20s %s\n", displayServer(e.Server), strings.TrimLeft(timelineLine(e, l.base), " "))
-}
-
-func timelineLine(e Event, base time.Time) string {
-	off := "-"
-	if !e.Time.IsZero() && !base.IsZero() {
-		off = fmt.Sprintf("%+.3fs", e.Time.Sub(base).Seconds())
-	}
-	seq := ""
-	if e.Seq != 0 {
-		seq = fmt.Sprintf("#%d", e.Seq)
-	}
-	head := string(e.Kind)
-	if e.Kind == KindTransition {
-		head = string(e.From) + " -> " + string(e.To)
-		if e.From == e.To {
-			head = string(e.From) + " (internal)"
-		}
-	}
-	return strings.TrimRight(fmt.Sprintf("  %9s  %-4s %-32s %s", off, seq, printable(head), Summary(e)), " ")
-}
-
 // Summary returns the notes of one event for people, by kind, e.g.
 // "discovery-succeeded; gen 1" for a transition, `tools/call "echo":
 // rate-limited (HTTP 429); delivery answered` for a failed call, "12 tools:
 // +add -sub ~mul" for a catalog change. Detail and Dropped are appended to
 // every kind. It leaves out what a timeline line shows in its own columns:
-// the server, the kind and a transition's states (from -> to); LiveTimeline
-// and WriteTimeline write the whole line. Its text is one line with every
+// the server, the kind and a transition's states (from -> to); views.LiveTimeline
+// and views.WriteTimeline write the whole line. Its text is one line with every
 // control character, bidirectional control and invalid byte written as a Go
 // escape: nothing a terminal acts on.
 func Summary(e Event) string {
@@ -249,7 +104,7 @@ func Summary(e Event) string {
 	if e.Dropped != 0 {
 		add("(%d events dropped before this one)", e.Dropped)
 	}
-	return printable(strings.Join(nonEmpty(p), "; "))
+	return Printable(strings.Join(nonEmpty(p), "; "))
 }
 
 // verdictSummary is v.String() and the JSON-RPC message (or, without an
@@ -323,41 +178,13 @@ func cutHead(s string, n int) string {
 	return "..." + s[i:]
 }
 
-func firstTime(evs []Event) time.Time {
-	for _, e := range evs {
-		if !e.Time.IsZero() {
-			return e.Time
-		}
-	}
-	return time.Time{}
-}
-
-func groupByServer(evs []Event) ([]string, map[string][]Event) {
-	var order []string
-	by := map[string][]Event{}
-	for _, e := range evs {
-		if _, ok := by[e.Server]; !ok {
-			order = append(order, e.Server)
-		}
-		by[e.Server] = append(by[e.Server], e)
-	}
-	return order, by
-}
-
-func displayServer(s string) string {
-	if s == "" {
-		return "(unnamed)"
-	}
-	return printable(s)
-}
-
-// printable returns s with every control character (C0, DEL, C1), every
+// Printable returns s with every control character (C0, DEL, C1), every
 // bidirectional control (U+202E and its kin, which reorder what a terminal
 // shows) and every byte that is not UTF-8 written as a Go escape (\x1b,
 // \u202e). A server names its tools and words its errors as it likes, and a
 // recording file is anyone's: written raw, a line feed in a tool name forged
 // a line of the timeline, and an escape sequence reached the terminal.
-func printable(s string) string {
+func Printable(s string) string {
 	if !needsEscape(s) {
 		return s
 	}
@@ -380,7 +207,7 @@ func printable(s string) string {
 	return b.String()
 }
 
-// needsEscape reports whether [printable] changes s.
+// needsEscape reports whether [Printable] changes s.
 func needsEscape(s string) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -392,21 +219,9 @@ func needsEscape(s string) bool {
 	return false
 }
 
-// escaped reports whether [printable] writes r as an escape.
+// escaped reports whether [Printable] writes r as an escape.
 func escaped(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
-}
-
-// errWriter keeps the first write error and skips writes after it.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (ew *errWriter) printf(format string, args ...any) {
-	if ew.err == nil {
-		_, ew.err = fmt.Fprintf(ew.w, format, args...)
-	}
 }
 
 // signed renders a list change as "+added -removed ~changed".

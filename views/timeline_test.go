@@ -1,7 +1,6 @@
-package events_test
+package views_test
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -14,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/views"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -28,7 +27,7 @@ func golden(t *testing.T, name string, got []byte) {
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./events -run %s -update to create it", t.Name())
+	require.NoError(t, err, "run go test ./views -run %s -update to create it", t.Name())
 	require.Equal(t, string(want), string(got), "golden file %s differs; rerun with -update if the change is intended", path)
 }
 
@@ -47,7 +46,7 @@ func TestTimelineGolden(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	var out bytes.Buffer
-	require.NoError(t, events.Timeline(&out, f))
+	require.NoError(t, views.Timeline(&out, f))
 	golden(t, "recorded.timeline.txt", out.Bytes())
 
 	text := out.String()
@@ -61,7 +60,7 @@ func TestTimelineGolden(t *testing.T) {
 
 func TestMermaidGolden(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, events.WriteMermaid(&out, readRecorded(t)))
+	require.NoError(t, views.WriteMermaid(&out, readRecorded(t)))
 	golden(t, "recorded.mmd", out.Bytes())
 
 	text := out.String()
@@ -82,7 +81,7 @@ func TestMermaidIDsAreSafe(t *testing.T) {
 		{Kind: events.KindTransition, Server: "state", From: "idle", To: "connecting", Trigger: "x"},
 	}
 	var out bytes.Buffer
-	require.NoError(t, events.WriteMermaid(&out, evs))
+	require.NoError(t, views.WriteMermaid(&out, evs))
 	text := out.String()
 	require.Contains(t, text, "state a_b {")
 	require.Contains(t, text, "state a_b_2 {", "a second server sanitizing to the same id gets its own box")
@@ -92,56 +91,18 @@ func TestMermaidIDsAreSafe(t *testing.T) {
 	require.Contains(t, text, ": (none)\n")
 }
 
-func TestReadJSONLinesErrors(t *testing.T) {
-	in := `{"v":1,"kind":"transition","server":"a"}` + "\n\n" + `{"v":2,"kind":"transition"}` + "\n"
-	evs, err := events.ReadJSONLines(strings.NewReader(in))
-	var le *events.LineError
-	require.ErrorAs(t, err, &le)
-	require.Equal(t, 3, le.Line, "blank lines count")
-	require.ErrorIs(t, err, events.ErrVersion)
-	require.Len(t, evs, 1, "events before the bad line are returned")
-
-	_, err = events.ReadJSONLines(strings.NewReader("{\"v\":1}\nnot json\n"))
-	require.ErrorAs(t, err, &le)
-	require.Equal(t, 2, le.Line)
-
-	long := `{"v":1,"detail":"` + strings.Repeat("x", events.MaxLineBytes) + `"}`
-	_, err = events.ReadJSONLines(strings.NewReader(long))
-	require.ErrorAs(t, err, &le)
-	require.Equal(t, 1, le.Line)
-
+// A bad line writes nothing: the reader's error is returned first.
+func TestTimelineOfABadStreamWritesNothing(t *testing.T) {
 	var out bytes.Buffer
-	require.Error(t, events.Timeline(&out, strings.NewReader("nope\n")))
+	var le *events.LineError
+	require.ErrorAs(t, views.Timeline(&out, strings.NewReader("nope\n")), &le)
+	require.ErrorAs(t, views.Mermaid(&out, strings.NewReader("nope\n")), &le)
 	require.Zero(t, out.Len(), "nothing is written for a bad stream")
-}
-
-// TestReadJSONLinesBoundIsTheLinesBytes: a line of MaxLineBytes bytes is
-// read, before a line break and at the end of the stream; one byte more is a
-// bad line, and bufio.ErrTooLong says why.
-func TestReadJSONLinesBoundIsTheLinesBytes(t *testing.T) {
-	line := func(n int) string {
-		head, tail := `{"v":1,"kind":"transition","detail":"`, `"}`
-		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
-	}
-	atBound := line(events.MaxLineBytes)
-	require.Len(t, atBound, events.MaxLineBytes)
-	for _, in := range []string{atBound + "\n" + atBound + "\n", atBound + "\n" + atBound} {
-		evs, err := events.ReadJSONLines(strings.NewReader(in))
-		require.NoError(t, err)
-		require.Len(t, evs, 2)
-	}
-	for _, in := range []string{line(events.MaxLineBytes+1) + "\n", line(events.MaxLineBytes + 1)} {
-		_, err := events.ReadJSONLines(strings.NewReader(in))
-		var le *events.LineError
-		require.ErrorAs(t, err, &le)
-		require.Equal(t, 1, le.Line)
-		require.ErrorIs(t, err, bufio.ErrTooLong)
-	}
 }
 
 func TestLiveTimeline(t *testing.T) {
 	var out bytes.Buffer
-	s := events.LiveTimeline(&out)
+	s := views.LiveTimeline(&out)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.Emit(events.Event{Kind: events.KindTransition, Server: "srv", Seq: 1, Time: t0, From: "idle", To: "connecting", Trigger: "started"})
 	s.Emit(events.Event{Kind: events.KindRetryScheduled, Server: "srv", Time: t0.Add(1500 * time.Millisecond), Attempt: 2, Delay: 3 * time.Second})
@@ -153,24 +114,14 @@ func TestLiveTimeline(t *testing.T) {
 
 func TestWriteTimelineReportsWriteError(t *testing.T) {
 	boom := errors.New("disk full")
-	err := events.WriteTimeline(failingWriter{boom}, readRecorded(t))
+	err := views.WriteTimeline(failingWriter{boom}, readRecorded(t))
 	require.ErrorIs(t, err, boom)
-	require.ErrorIs(t, events.WriteMermaid(failingWriter{boom}, readRecorded(t)), boom)
+	require.ErrorIs(t, views.WriteMermaid(failingWriter{boom}, readRecorded(t)), boom)
 }
 
 type failingWriter struct{ err error }
 
 func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
-
-func TestSummaryNamesEveryListsChange(t *testing.T) {
-	got := events.Summary(events.Event{Kind: events.KindCatalogChanged, Tools: 1, Added: []string{"a"},
-		Prompts:           &events.ListChange{Added: []string{"greet"}, Removed: []string{"old"}},
-		ResourceTemplates: &events.ListChange{Changed: []string{"file:///{p}"}}})
-	require.Contains(t, got, "1 tools: +a")
-	require.Contains(t, got, "prompts: +greet -old")
-	require.Contains(t, got, "resource templates: ~file:///{p}")
-	require.NotContains(t, got, "resources:")
-}
 
 // A server names its tools, and its error texts, as it likes; a recording
 // file is anyone's. The timeline is read on a terminal: a line feed in a
@@ -198,12 +149,12 @@ func TestTimelineEscapesControlCharacters(t *testing.T) {
 		require.NotContains(t, out, "\n== forged")
 	}
 	var out bytes.Buffer
-	require.NoError(t, events.WriteTimeline(&out, evs))
+	require.NoError(t, views.WriteTimeline(&out, evs))
 	check(out.String(), 4)
 	require.Contains(t, out.String(), `+a\x0a== forged: 1 event, generation 9\x0a\x1b]0;pwned\x07\x1b[2J\x0d\u202etxt\x85\xff`,
 		"the text reads as it came, escaped")
 	out.Reset()
-	live := events.LiveTimeline(&out)
+	live := views.LiveTimeline(&out)
 	for _, e := range evs {
 		live.Emit(e)
 	}
@@ -211,27 +162,4 @@ func TestTimelineEscapesControlCharacters(t *testing.T) {
 	for _, e := range evs {
 		check(events.Summary(e)+"\n", 1)
 	}
-}
-
-// A transport verdict's detail is a Go error chain whose cause comes last:
-// the summary keeps the end of a long one, which says why, not its start,
-// which repeats the method.
-func TestSummaryKeepsTheCauseOfALongDetail(t *testing.T) {
-	detail := `POST tools/call: no HTTP answer: calling "tools/call": sending "tools/call": rejected by transport: ` +
-		`Post "http://127.0.0.1:18931/mcp": dial tcp 127.0.0.1:18931: connect: connection refused`
-	got := events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call", Name: "greet",
-		Verdict: classify.Verdict{Class: classify.Transport, Method: "tools/call", Detail: detail}})
-	require.Contains(t, got, `connect: connection refused"`)
-	require.Contains(t, got, `transport (tools/call) "...`)
-	require.NotContains(t, got, "POST tools/call: no HTTP answer")
-
-	short := events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call",
-		Verdict: classify.Verdict{Class: classify.Transport, Detail: "EOF"}})
-	require.Contains(t, short, `transport "EOF"`)
-
-	// A cut never splits a rune.
-	long := strings.Repeat("é", 100)
-	got = events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call",
-		Verdict: classify.Verdict{Class: classify.Transport, Detail: long}})
-	require.True(t, utf8.ValidString(got), got)
 }

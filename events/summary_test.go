@@ -1,0 +1,90 @@
+package events_test
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
+)
+
+func TestReadJSONLinesErrors(t *testing.T) {
+	in := `{"v":1,"kind":"transition","server":"a"}` + "\n\n" + `{"v":2,"kind":"transition"}` + "\n"
+	evs, err := events.ReadJSONLines(strings.NewReader(in))
+	var le *events.LineError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, 3, le.Line, "blank lines count")
+	require.ErrorIs(t, err, events.ErrVersion)
+	require.Len(t, evs, 1, "events before the bad line are returned")
+
+	_, err = events.ReadJSONLines(strings.NewReader("{\"v\":1}\nnot json\n"))
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, 2, le.Line)
+
+	long := `{"v":1,"detail":"` + strings.Repeat("x", events.MaxLineBytes) + `"}`
+	_, err = events.ReadJSONLines(strings.NewReader(long))
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, 1, le.Line)
+
+}
+
+// TestReadJSONLinesBoundIsTheLinesBytes: a line of MaxLineBytes bytes is
+// read, before a line break and at the end of the stream; one byte more is a
+// bad line, and bufio.ErrTooLong says why.
+func TestReadJSONLinesBoundIsTheLinesBytes(t *testing.T) {
+	line := func(n int) string {
+		head, tail := `{"v":1,"kind":"transition","detail":"`, `"}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+	}
+	atBound := line(events.MaxLineBytes)
+	require.Len(t, atBound, events.MaxLineBytes)
+	for _, in := range []string{atBound + "\n" + atBound + "\n", atBound + "\n" + atBound} {
+		evs, err := events.ReadJSONLines(strings.NewReader(in))
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+	}
+	for _, in := range []string{line(events.MaxLineBytes+1) + "\n", line(events.MaxLineBytes + 1)} {
+		_, err := events.ReadJSONLines(strings.NewReader(in))
+		var le *events.LineError
+		require.ErrorAs(t, err, &le)
+		require.Equal(t, 1, le.Line)
+		require.ErrorIs(t, err, bufio.ErrTooLong)
+	}
+}
+
+func TestSummaryNamesEveryListsChange(t *testing.T) {
+	got := events.Summary(events.Event{Kind: events.KindCatalogChanged, Tools: 1, Added: []string{"a"},
+		Prompts:           &events.ListChange{Added: []string{"greet"}, Removed: []string{"old"}},
+		ResourceTemplates: &events.ListChange{Changed: []string{"file:///{p}"}}})
+	require.Contains(t, got, "1 tools: +a")
+	require.Contains(t, got, "prompts: +greet -old")
+	require.Contains(t, got, "resource templates: ~file:///{p}")
+	require.NotContains(t, got, "resources:")
+}
+
+// A transport verdict's detail is a Go error chain whose cause comes last:
+// the summary keeps the end of a long one, which says why, not its start,
+// which repeats the method.
+func TestSummaryKeepsTheCauseOfALongDetail(t *testing.T) {
+	detail := `POST tools/call: no HTTP answer: calling "tools/call": sending "tools/call": rejected by transport: ` +
+		`Post "http://127.0.0.1:18931/mcp": dial tcp 127.0.0.1:18931: connect: connection refused`
+	got := events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call", Name: "greet",
+		Verdict: classify.Verdict{Class: classify.Transport, Method: "tools/call", Detail: detail}})
+	require.Contains(t, got, `connect: connection refused"`)
+	require.Contains(t, got, `transport (tools/call) "...`)
+	require.NotContains(t, got, "POST tools/call: no HTTP answer")
+
+	short := events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call",
+		Verdict: classify.Verdict{Class: classify.Transport, Detail: "EOF"}})
+	require.Contains(t, short, `transport "EOF"`)
+
+	// A cut never splits a rune.
+	long := strings.Repeat("é", 100)
+	got = events.Summary(events.Event{Kind: events.KindCallFailed, Op: "tools/call",
+		Verdict: classify.Verdict{Class: classify.Transport, Detail: long}})
+	require.True(t, utf8.ValidString(got), got)
+}

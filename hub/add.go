@@ -1,0 +1,271 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// AddServers adds every supported server of f (see Add) and reports each
+// of f's warnings as a KindConfigWarning event. It returns the errors of the
+// servers it could not add, joined; the others are added all the same.
+func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
+	for _, w := range f.Warnings {
+		h.emit(events.Event{Kind: KindConfigWarning, Server: w.Server, Detail: w.String()})
+	}
+	// Every entry's credentials first (also those not added): a stdio
+	// server started before the server naming a variable must not inherit it.
+	for _, sc := range slices.Concat(f.Servers, f.Unsupported, f.Disabled) {
+		h.creds.note(sc)
+	}
+	var errs []error
+	for _, sc := range f.Servers {
+		if err := h.Add(ctx, sc); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Add adds a server and queues it to start (at most Config.MaxStarting
+// at once), resuming the state the Store holds for it; a state that cannot
+// be used (corrupt, foreign, refused) starts it fresh after a
+// KindStoreFailed event. With a Leaser it starts standby, and is loaded and
+// started once its lease is acquired.
+//
+// Errors: a *ServerError wrapping ErrDuplicate, ErrNameTooLong,
+// ErrServerName, ErrUnsupported, ErrClosed, ErrSharedCredential,
+// ErrUnsetVariable or the supervisor's validation error (a bad URL).
+func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
+	fail := func(err error) error { return &ServerError{Server: sc.Name, Err: err} }
+	if sc.Name == "" {
+		return fail(errors.New("empty server name"))
+	}
+	if err := checkNameLength(sc.Name); err != nil {
+		return fail(err)
+	}
+	if ok, why := sc.Supported(); !ok {
+		return fail(fmt.Errorf("%w: %s", ErrUnsupported, why))
+	}
+	if h.cfg.Supervisor.OAuthHandler != nil {
+		return fail(ErrSharedCredential)
+	}
+	h.creds.note(sc)
+	headers, took, err := expandHeaders(sc.Headers, h.cfg.LookupEnv)
+	if err != nil {
+		return fail(err)
+	}
+	ns, err := namespace(h.cfg.Naming, sc.Name)
+	if err != nil {
+		return fail(err)
+	}
+	h.mu.Lock()
+	err = ErrClosed
+	if !h.closed {
+		err = h.taken.take(sc.Name, ns)
+	}
+	h.mu.Unlock()
+	if err != nil {
+		return fail(err)
+	}
+
+	h.redact.AddEndpointSecrets(sc.URL)
+	// The header values, and what their references took, are masked by
+	// the hub's redactor and by the server's supervisor (Secrets).
+	secrets := append(slices.Collect(maps.Values(headers)), took...)
+	for _, v := range append(secrets, slices.Collect(maps.Values(sc.Env))...) {
+		h.redact.AddLikelySecret(v)
+	}
+	h.redact.AddCommandLineSecrets(sc.Args)
+	e := &entry{name: sc.Name, sc: sc, headers: headers, secrets: secrets, since: h.cfg.Supervisor.Clock.Now()}
+	if h.cfg.Credentials != nil {
+		e.oauth = h.cfg.Credentials(sc)
+	}
+	e.ctx, e.stop = context.WithCancel(h.life)
+	undo := func(err error) error {
+		e.stop()
+		h.mu.Lock()
+		h.taken.free(sc.Name)
+		h.mu.Unlock()
+		return fail(err)
+	}
+	// A stdio server is a process of this replica's own: never leased.
+	leased := h.leaser != nil && sc.Command == ""
+	var rs *supervisor.ResumeState
+	if leased {
+		e.leaseState, e.leaseDone = LeaseStandby, make(chan struct{})
+	} else {
+		rs, _ = h.load(ctx, sc)
+	}
+	if e.sup, rs, err = h.newSupervisor(e, rs, nil); err != nil {
+		return undo(err)
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return undo(ErrClosed)
+	}
+	h.servers[sc.Name] = e
+	h.notifyLocked()
+	h.mu.Unlock()
+	// Announced before it starts, so its own events follow.
+	detail := resumeDetail(rs)
+	if leased {
+		detail = "standby until its lease is acquired"
+	}
+	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: detail})
+	if !leased {
+		h.queueStart(startJob{sup: e.sup, ctx: e.ctx})
+		return nil
+	}
+	h.mu.Lock()
+	if !h.closed && e.ctx.Err() == nil {
+		h.workers.Go(func() { h.holdLease(e) })
+	} else {
+		close(e.leaseDone)
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+// queueStart queues a supervisor to start, on at most Config.MaxStarting
+// starters.
+func (h *Hub) queueStart(j startJob) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || j.ctx.Err() != nil { // not stopped or removed meanwhile
+		return
+	}
+	h.pending = append(h.pending, j)
+	if h.starters < h.cfg.MaxStarting {
+		h.starters++
+		h.workers.Go(h.starter)
+	}
+}
+
+// newSupervisor makes a supervisor of the server that resumes rs; when its
+// supervisor refuses rs, one that starts fresh, after a KindStoreFailed
+// event. It returns the state it resumes. With a gate, every request it
+// sends passes the gate.
+func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate) (*supervisor.Supervisor, *supervisor.ResumeState, error) {
+	var self *supervisor.Supervisor // set before it starts, read by its sink
+	scfg := h.supervisorConfig(e, rs)
+	if gate != nil {
+		scfg.HTTPClient = gate.client(scfg.HTTPClient)
+	}
+	scfg.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
+	sup, err := supervisor.New(scfg)
+	if err != nil && rs != nil {
+		h.storeFailed("load", e.name, err)
+		scfg.Resume, rs = nil, nil
+		sup, err = supervisor.New(scfg)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	self = sup
+	return sup, rs, nil
+}
+
+func resumeDetail(rs *supervisor.ResumeState) string {
+	if rs == nil {
+		return "fresh"
+	}
+	return "resuming " + events.HashSessionID(rs.SessionID)
+}
+
+// load returns the server's stored resume state, or nil: none, or one that
+// cannot be used (an event says why). The error is the Store's when it
+// could not answer (not ErrNotFound, ErrCorrupt or ErrForeign).
+func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeState, error) {
+	if h.cfg.Store == nil || sc.Command != "" { // a process has no state to resume
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
+	defer cancel()
+	rs, err := h.cfg.Store.Load(ctx, sc.Name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, nil
+	case err != nil:
+		h.storeFailed("load", sc.Name, err)
+		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrForeign) {
+			return nil, nil
+		}
+		return nil, err
+	case rs == nil:
+		return nil, nil
+	case rs.Endpoint != sc.URL:
+		// Masked by a redactor of its own: registered in the hub's, its
+		// query values (anyone's words) would be masked everywhere.
+		var foreign events.Redactor
+		foreign.AddEndpointSecrets(rs.Endpoint)
+		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
+			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, foreign.Text(cutText(rs.Endpoint, 200)), sc.URL)})
+		return nil, nil
+	}
+	return rs, nil
+}
+
+// supervisorConfig is the template with the server's own fields.
+func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.Config {
+	c := h.cfg.Supervisor
+	c.Name = e.name
+	c.Endpoint = e.sc.URL
+	c.Command = e.sc.command(c.Command)
+	if c.Command != nil {
+		c.Command.Inherit = h.creds.inherit(c.Command.Inherit)
+	}
+	c.Resume = rs
+	c.Logger = slog.New(events.RedactingHandler(&h.redact, c.Logger.Handler()))
+	if h.cfg.ServerMiddleware != nil {
+		// Clipped: the template's array is never written to.
+		c.SendingMiddleware = append(slices.Clip(c.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
+	}
+	c.OAuthHandler = e.oauth
+	c.Secrets = append(slices.Clip(c.Secrets), e.secrets...)
+	if len(e.headers) > 0 {
+		c.HTTPClient = withHeaders(c.HTTPClient, e.headers)
+	}
+	return c
+}
+
+// starter starts queued servers one after another until none is left.
+func (h *Hub) starter() {
+	for {
+		h.mu.Lock()
+		if len(h.pending) == 0 || h.life.Err() != nil {
+			h.pending = nil
+			h.starters--
+			h.mu.Unlock()
+			return
+		}
+		j := h.pending[0]
+		h.pending = h.pending[1:]
+		h.mu.Unlock()
+		if j.ctx.Err() != nil {
+			continue // removed (or its lease lost) before it started
+		}
+		j.sup.Start()
+		settle(j.ctx, j.sup)
+	}
+}
+
+// settle waits until sup is ready, failed or closed, or ctx ends.
+func settle(ctx context.Context, sup *supervisor.Supervisor) {
+	for {
+		st := sup.State()
+		if st == supervisor.Ready || st == supervisor.Failed || st == supervisor.Closed {
+			return
+		}
+		if !sup.WaitForStateChange(ctx, st) {
+			return
+		}
+	}
+}
