@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/internal/stdiotest"
 	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/wire"
 )
@@ -553,7 +554,7 @@ func TestCommandStopSteps(t *testing.T) {
 // group is killed with it, and no process of the group is left.
 func TestCommandCloseEndsTheWholeGroup(t *testing.T) {
 	requireProcFS(t)
-	if !subreaper {
+	if !stdiotest.Subreaper() {
 		t.Skip("not a child subreaper: the killed child could not be reaped here")
 	}
 	r := newStdioRig(t, Config{}, "-child")
