@@ -115,12 +115,13 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	if err != nil {
 		return nil, err
 	}
+	s := &stdioSession{p: p, watched: make(chan struct{})}
 	var cl *mcp.Client
 	if spec.Client != nil {
-		cl = spec.Client(deliveryFacts)
+		cl = spec.Client(s.facts)
 	} else {
 		cl = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "0"}, nil)
-		cl.AddSendingMiddleware(deliveryFacts)
+		cl.AddSendingMiddleware(s.facts)
 	}
 	d.mu.Lock()
 	version := d.version
@@ -150,7 +151,8 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		d.version = res.ProtocolVersion
 		d.mu.Unlock()
 	}
-	return start(cs, p, info, o), nil
+	s.start(cs, info, o)
+	return s, nil
 }
 
 // handshakeExitError is a handshake that failed because the process

@@ -24,19 +24,41 @@ type stdioSession struct {
 	ka   *session.KeepAlive // nil without Options.KeepAlive
 
 	end       session.End
+	started   atomic.Bool   // the handshake succeeded
 	closing   atomic.Bool   // Close began
 	closeOnce sync.Once     // Close's stop
 	watched   chan struct{} // closed once watch has ended the session
 }
 
-// start runs the session of cs on the process p.
-func start(cs *mcp.ClientSession, p *proc, info session.Info, o Options) *stdioSession {
-	s := &stdioSession{ClientRequests: session.NewClientRequests(cs), p: p, info: info, watched: make(chan struct{})}
+// start runs the session once the handshake on cs succeeded.
+func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info, o Options) {
+	s.ClientRequests, s.info = session.NewClientRequests(cs), info
 	if o.KeepAlive > 0 {
-		s.ka = session.StartKeepAlive(o.Clock, o.KeepAlive, o.Logger, s.Alive, func() { p.stop() })
+		s.ka = session.StartKeepAlive(o.Clock, o.KeepAlive, o.Logger, s.Alive, func() { s.p.stop() })
 	}
+	s.started.Store(true)
 	go s.watch()
-	return s
+}
+
+// facts is the session's facts middleware (session.Spec.Client):
+// deliveryFacts, and a request that failed because the connection ended
+// (mcp.ErrConnectionClosed: the process's exit, which go-sdk hands every
+// request in flight, or Close) returns only once the session has ended,
+// or its context has, so that the caller who saw the end finds Done
+// closed, as session.Session promises. The handshake's requests do not
+// wait: no session runs yet.
+func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
+	next = deliveryFacts(next)
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil && s.started.Load() && errors.Is(err, mcp.ErrConnectionClosed) {
+			select {
+			case <-s.end.Done():
+			case <-ctx.Done():
+			}
+		}
+		return res, err
+	}
 }
 
 // watch ends the session once go-sdk's session has ended and the process

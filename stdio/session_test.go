@@ -121,7 +121,11 @@ func TestSessionEndsWithTheProcessExit(t *testing.T) {
 
 	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 3}})
 	require.Error(t, err)
-	<-next // the status changed
+	select {
+	case <-next: // the status changed
+	default:
+		t.Fatal("the call that saw the exit returned before Done was closed")
+	}
 	err = ended(t, ctx, s)
 	var exit *ProcessExitError
 	require.ErrorAs(t, err, &exit)
@@ -185,6 +189,68 @@ func TestSessionCauseFirstWins(t *testing.T) {
 			s.closing.Store(c.closing)
 			assert.Equal(t, c.want, s.cause(c.exit, c.sdkErr))
 		})
+	}
+}
+
+// doneSpy is a context that tells reached when something waits on it.
+type doneSpy struct {
+	context.Context
+	once    sync.Once
+	reached chan struct{}
+}
+
+func (c *doneSpy) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.reached) })
+	return c.Context.Done()
+}
+
+// TestRequestThatSawTheEndReturnsAfterDone: session.Session promises that
+// Done is closed before any call that saw the cause returns. A request
+// that failed because the connection ended (mcp.ErrConnectionClosed, which
+// a *ProcessExitError wraps) waits for the session's end; any other
+// error, and a handshake's request, returns at once.
+func TestRequestThatSawTheEndReturnsAfterDone(t *testing.T) {
+	exit := &ProcessExitError{Path: "srv", Code: 1}
+	failing := func(err error) mcp.MethodHandler {
+		return func(context.Context, string, mcp.Request) (mcp.Result, error) { return nil, err }
+	}
+	s := &stdioSession{}
+	s.started.Store(true)
+	ctx := &doneSpy{Context: context.Background(), reached: make(chan struct{})}
+	out := make(chan error, 1)
+	go func() {
+		_, err := s.facts(failing(exit))(ctx, "tools/call", nil)
+		out <- err
+	}()
+	select {
+	case <-ctx.reached:
+	case err := <-out:
+		t.Fatalf("returned before the session ended: %v", err)
+	}
+	s.end.Fail(exit)
+	err := <-out
+	require.ErrorIs(t, err, exit)
+	var ws *classify.WrittenError
+	assert.False(t, errors.As(err, &ws), "never written")
+
+	// Returning at once: nothing waits on the (ended) context.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name    string
+		started bool
+		err     error
+	}{{"the handshake's request", false, exit}, {"another error", true, errors.New("tool failed")}} {
+		s := &stdioSession{}
+		s.started.Store(c.started)
+		ctx := &doneSpy{Context: ended, reached: make(chan struct{})}
+		_, err := s.facts(failing(c.err))(ctx, "tools/call", nil)
+		require.ErrorIs(t, err, c.err)
+		select {
+		case <-ctx.reached:
+			t.Errorf("%s waited for the session's end", c.name)
+		default:
+		}
 	}
 }
 
