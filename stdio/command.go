@@ -45,13 +45,13 @@ const (
 // has not exited after StopGrace its group is sent SIGTERM, and after
 // KillGrace more SIGKILL. Once the process has exited, by itself or so, the
 // rest of its group is sent SIGKILL, so no process it started in its group
-// outlives it (one that left the group, by setsid say, is not the
-// supervisor's to end). The supervisor reaps the process; orphans of the
-// group are reparented to init, which reaps them. Close and Detach return
-// once the process has exited. Once it has, what is left in its stdout and
-// stderr is read for at most a second; a process whose stdout ended, or
-// whose stdin refused a write, has a second to exit by itself before it is
-// stopped. The grace periods run on the real clock, not
+// outlives it (one that left the group, by setsid say, is not ours to
+// end). The session reaps the process; orphans of the group are
+// reparented to init, which reaps them. The session's Close and Detach
+// return once the process has exited. Once it has, what is left in its
+// stdout and stderr is read for at most a second; a process whose stdout
+// ended, or whose stdin refused a write, has a second to exit by itself
+// before it is stopped. The grace periods run on the real clock, not
 // Options.Clock: a process lives in real time.
 //
 // stderr is logged, line by line (a line longer than 4 KiB in pieces of 4
@@ -59,9 +59,8 @@ const (
 // lines at once and 20 a second after that (a server flooding its stderr
 // does not flood the host's log: the lines past the rate are counted, and
 // the count is logged at level Warn before the next line logged and when
-// stderr ends), and its last
-// StderrTail bytes are kept for the [ProcessExitError] of the process's
-// exit. A stdout line that is not one JSON-RPC message (a log line, a
+// stderr ends), and its last StderrTail bytes are kept for the
+// [ProcessExitError] of the process's exit. A stdout line that is not one JSON-RPC message (a log line, a
 // batch, a line longer than MaxLineBytes), or that is a response to an id
 // no request carried, is dropped and counted: it is a protocol anomaly (a
 // session.LineDropped fact), not the death of the session.
