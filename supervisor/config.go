@@ -292,8 +292,8 @@ type Config struct {
 	// Command, in place of Endpoint, is a stdio server: a process the
 	// supervisor starts, and starts again when it dies (see
 	// stdio.Command). The fields about HTTP, the standalone stream and
-	// resuming do not apply;
-	// New refuses Command with Endpoint or Resume (ErrConfigConflict).
+	// resuming do not apply; New refuses Command with Endpoint or Resume
+	// (ErrConfigConflict).
 	Command *stdio.Command
 	// Name names the server in events and logs. Default: Endpoint, or
 	// Command.Path.

@@ -30,12 +30,9 @@ func newCommand(cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
-	version := ""
-	switch s.cfg.Era {
-	case Era2025:
-		version = "2025-11-25"
-	case Era20260728:
-		version = "2026-07-28"
+	version := "" // EraAuto: go-sdk's latest
+	if s.cfg.Era != EraAuto {
+		version = s.cfg.Era.String() // the era's protocol version
 	}
 	s.conn = &seamConnector{s: s, d: stdio.NewDialer(stdio.Options{
 		Command: *s.cfg.Command, Name: s.cfg.Name, ProtocolVersion: version,
