@@ -310,6 +310,53 @@ func TestFactsReachObserve(t *testing.T) {
 	assert.Equal(t, session.Live, st, "drops do not end the session")
 }
 
+// TestFailedHandshakeStopsTheProcess: a process that exits during the
+// handshake fails the Dial with its *ProcessExitError (the news, beside
+// go-sdk's error); one whose handshake is given up (its context ended) is
+// stopped (stdin closed, then SIGTERM after StopGrace). Either way the
+// exit is reported once, and nothing is left running.
+func TestFailedHandshakeStopsTheProcess(t *testing.T) {
+	quick := Command{Path: "/bin/sh", StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}
+	cases := []struct {
+		name     string
+		script   string
+		canceled bool
+		code     int
+		stop     StopStep
+	}{
+		{"exits during the handshake", "exit 4", false, 4, StopNone},
+		{"given up, SIGTERM ignored", "trap '' TERM; exec sleep 60", true, -1, StopKill},
+		{"given up, ended by SIGTERM", "exec sleep 60", true, -1, StopTerm},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			if c.canceled {
+				cancel()
+			}
+			defer cancel()
+			cmd := quick
+			cmd.Args = []string{"-c", c.script}
+			f := newFacts()
+			_, err := NewDialer(Options{Command: cmd}).Dial(ctx, session.Spec{Observe: f.observe})
+			require.Error(t, err)
+			if c.canceled {
+				require.ErrorIs(t, err, context.Canceled)
+			} else {
+				var exit *ProcessExitError
+				require.ErrorAs(t, err, &exit)
+				assert.Equal(t, c.code, exit.Code)
+			}
+			exits := f.exits()
+			require.Len(t, exits, 1)
+			var exit *ProcessExitError
+			require.ErrorAs(t, exits[0].Err, &exit)
+			assert.Equal(t, c.stop, exit.Stop)
+			assert.Equal(t, c.code, exit.Code)
+		})
+	}
+}
+
 // TestAttachHasNothingToResume: a process cannot be re-attached.
 func TestAttachHasNothingToResume(t *testing.T) {
 	_, err := NewDialer(Options{Command: Command{Path: "x"}}).Attach(context.Background(), session.Spec{})
