@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -101,7 +102,7 @@ func stdioScenario(name string, runs int, measure func() ([]time.Duration, error
 // anyway), churn off the way.
 func stdioConfig(bin string) supervisor.Config {
 	return supervisor.Config{Name: "stdio", Era: supervisor.Era2025, MaxSessions: 1 << 20,
-		Command: &supervisor.Command{Path: bin, StopGrace: time.Second, KillGrace: time.Second}}
+		Command: &stdio.Command{Path: bin, StopGrace: time.Second, KillGrace: time.Second}}
 }
 
 // restartRuns crashes one supervisor's process runs times, timing each way
@@ -137,7 +138,7 @@ func restartRuns(ctx context.Context, bin string, runs int) func() ([]time.Durat
 func RestartOnce(ctx context.Context, sup *supervisor.Supervisor) (time.Duration, error) {
 	gen := sup.Generation()
 	_, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 1}})
-	var exit *supervisor.ProcessExitError
+	var exit *stdio.ProcessExitError
 	if !errors.As(err, &exit) {
 		return 0, fmt.Errorf("the crash call: %v", err)
 	}

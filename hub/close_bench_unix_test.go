@@ -12,6 +12,7 @@ import (
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
 	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkCloseSlowServers(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				cfg := hub.Config{Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: tr}, Era: supervisor.Era2025,
-					Command: &supervisor.Command{StopGrace: time.Second, KillGrace: time.Second}}, StoreTimeout: time.Second}
+					Command: &stdio.Command{StopGrace: time.Second, KillGrace: time.Second}}, StoreTimeout: time.Second}
 				switch kind {
 				case "dead-store":
 					cfg.Store = deadStore{}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
-	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/stdio"
 )
 
 // Close stopped stdio servers eight at a time: each that ignores the end
@@ -33,7 +33,7 @@ func TestCloseStopsEveryStdioServerAtOnce(t *testing.T) {
 	cfg := f.config(nil)
 	// Long enough that no server is stopped by a signal while the others
 	// are on their way: a stop past it fails the test by the counts below.
-	cfg.Supervisor.Command = &supervisor.Command{StopGrace: 10 * time.Second, KillGrace: time.Second}
+	cfg.Supervisor.Command = &stdio.Command{StopGrace: 10 * time.Second, KillGrace: time.Second}
 	h := hub.New(cfg)
 	defer h.Close()
 	for i := range slowServers {

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/supervisor"
+	"github.com/mcpsup/mcpsup/stdio"
 )
 
 // MaxConfigBytes bounds the servers file ParseServers and LoadServers read.
@@ -334,15 +334,15 @@ func cutText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// command is the supervisor.Command of a stdio entry, on the template's
+// command is the stdio.Command of a stdio entry, on the template's
 // bounds (grace periods, stderr tail, line bound); nil for an HTTP entry.
 // Env entries are sorted by key, so a config gives the same process
 // environment whatever its order.
-func (sc ServerConfig) command(template *supervisor.Command) *supervisor.Command {
+func (sc ServerConfig) command(template *stdio.Command) *stdio.Command {
 	if sc.Command == "" {
 		return nil
 	}
-	var c supervisor.Command
+	var c stdio.Command
 	if template != nil {
 		c = *template
 	}

@@ -74,7 +74,7 @@ func (v *credentialVars) note(sc ServerConfig) {
 	}
 }
 
-// inherit is a stdio server's supervisor.Command.Inherit: a variable is
+// inherit is a stdio server's stdio.Command.Inherit: a variable is
 // inherited when no server's headers reference it and the host's own
 // filter, if any, keeps it.
 func (v *credentialVars) inherit(host func(string) bool) func(string) bool {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
 	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -57,7 +58,7 @@ func TestStdioServerBesideAnHTTPOne(t *testing.T) {
 	_, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "local__stderr", Arguments: map[string]any{"text": "token " + secret + "\n"}})
 	require.NoError(t, err)
 	_, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "local__crash", Arguments: map[string]any{"code": 9}})
-	var exit *supervisor.ProcessExitError
+	var exit *stdio.ProcessExitError
 	require.ErrorAs(t, err, &exit)
 	require.Equal(t, 9, exit.Code)
 	res, err = h.CallTool(f.ctx, &mcp.CallToolParams{Name: "local__echo", Arguments: map[string]any{"text": "again"}})

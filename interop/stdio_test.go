@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -32,7 +33,7 @@ func TestEverythingOverStdio(t *testing.T) {
 	rec := &events.Recorder{}
 	sup, err := supervisor.New(supervisor.Config{
 		Name:    "everything",
-		Command: &supervisor.Command{Path: node, Args: []string{entry, "stdio"}, StopGrace: 2 * time.Second},
+		Command: &stdio.Command{Path: node, Args: []string{entry, "stdio"}, StopGrace: 2 * time.Second},
 		Events:  rec,
 		Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond},
 	})

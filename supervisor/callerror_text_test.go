@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/stdio"
 )
 
 // A call without a name (ping) is named by its method alone, as its
@@ -28,10 +29,10 @@ func TestCallErrorTextOmitsAnEmptyName(t *testing.T) {
 // A program that cannot start fails with a verdict of class unknown: the
 // wait's error says why, not only "last failure unknown".
 func TestStateErrorTextNamesAnUnknownFailure(t *testing.T) {
-	if err := commandSupported(); err != nil {
+	if err := (stdio.Command{Path: "x"}).Validate(); err != nil {
 		t.Skip(err)
 	}
-	err := failOnce(t, Config{Command: &Command{Path: "/nonexistent/mcp-server"}})
+	err := failOnce(t, Config{Command: &stdio.Command{Path: "/nonexistent/mcp-server"}})
 	require.Contains(t, err.Error(), "reason budget-spent, last failure unknown: ")
 	require.Contains(t, err.Error(), "/nonexistent/mcp-server", err.Error())
 

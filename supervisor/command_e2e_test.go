@@ -25,6 +25,8 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/internal/stdiotest"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -44,7 +46,7 @@ type stdioRig struct {
 // set, gives the other command fields.
 func newStdioRig(t *testing.T, cfg Config, args ...string) *stdioRig {
 	t.Helper()
-	cmd := Command{StopGrace: 5 * time.Second, KillGrace: 5 * time.Second}
+	cmd := stdio.Command{StopGrace: 5 * time.Second, KillGrace: 5 * time.Second}
 	if cfg.Command != nil {
 		cmd = *cfg.Command
 	}
@@ -209,10 +211,10 @@ func TestCommandCrashIsRestarted(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, OutcomeUnknown, ce.Delivery, "the request reached the server")
 	assert.Equal(t, classify.Transport, ce.Verdict.Class)
-	var exit *ProcessExitError
+	var exit *stdio.ProcessExitError
 	require.ErrorAs(t, err, &exit, "the call names the exit")
 	assert.Equal(t, 7, exit.Code)
-	assert.Equal(t, StopNone, exit.Stop)
+	assert.Equal(t, stdio.StopNone, exit.Stop)
 
 	res, err := r.call("echo", map[string]any{"text": "again"}) // waits for the new process
 	require.NoError(t, err)
@@ -302,7 +304,7 @@ func TestCommandCrashLoopEndsInChurn(t *testing.T) {
 func TestCommandHungServerIsFoundByPing(t *testing.T) {
 	requireProcFS(t)
 	r := newStdioRig(t, Config{Era: Era2025, KeepAlive: 300 * time.Millisecond,
-		Command: &Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
+		Command: &stdio.Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
 	r.sup.Start()
 	r.ready()
 	pid, _, _ := r.pids()
@@ -392,14 +394,14 @@ func TestCommandMessageWithMoreOnItsLineIsDropped(t *testing.T) {
 	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
 }
 
-// TestCommandEnvValuesAreMasked: the values of Command.Env are the
+// TestCommandEnvValuesAreMasked: the values of stdio.Command.Env are the
 // process's credentials (a token for the service it fronts, typically); a
 // server that prints one, on stderr or stdout, had it logged, quoted in a
 // stdout-line-dropped event and in its exit's stderr tail. They are masked
 // there, as the hub masks a server's env values.
 func TestCommandEnvValuesAreMasked(t *testing.T) {
 	const token = "ghp_0123456789abcdefXYZ"
-	r := newStdioRig(t, Config{Command: &Command{Env: []string{"SERVICE_TOKEN=" + token}}},
+	r := newStdioRig(t, Config{Command: &stdio.Command{Env: []string{"SERVICE_TOKEN=" + token}}},
 		"-stderr-at-start", "using "+token, "-garbage-at-start", "started with "+token)
 	r.sup.Start()
 	r.ready()
@@ -424,7 +426,7 @@ func TestCommandEnvValuesAreMasked(t *testing.T) {
 func TestCommandMultiLineEnvValueIsMaskedLineByLine(t *testing.T) {
 	const middle, last = "MIDDLEsecretLINE5678abc", "ZZZZlastLine9999"
 	const pem = "-----BEGIN PRIVATE KEY-----\n" + middle + "\n" + last + "\n-----END PRIVATE KEY-----"
-	r := newStdioRig(t, Config{Command: &Command{Env: []string{"KEY=" + pem}}})
+	r := newStdioRig(t, Config{Command: &stdio.Command{Env: []string{"KEY=" + pem}}})
 	r.sup.Start()
 	r.ready()
 	_, err := r.call("stderr", map[string]any{"text": pem + "\n"})
@@ -440,7 +442,7 @@ func TestCommandMultiLineEnvValueIsMaskedLineByLine(t *testing.T) {
 	}
 }
 
-// TestCommandInheritKeepsVariablesFromTheProcess: Command.Inherit withholds
+// TestCommandInheritKeepsVariablesFromTheProcess: stdio.Command.Inherit withholds
 // the variables it refuses from the process's inherited environment, at
 // every start (a restarted process too); Env still sets a variable it
 // refuses, and the others are inherited as without it.
@@ -449,7 +451,7 @@ func TestCommandInheritKeepsVariablesFromTheProcess(t *testing.T) {
 	t.Setenv("MCPSUP_TEST_INHERITED", "plain")
 	t.Setenv("MCPSUP_TEST_SET_BY_ENV", "from the host")
 	keep := func(name string) bool { return name != "MCPSUP_TEST_WITHHELD" && name != "MCPSUP_TEST_SET_BY_ENV" }
-	r := newStdioRig(t, Config{Command: &Command{Inherit: keep, Env: []string{"MCPSUP_TEST_SET_BY_ENV=its own"}}})
+	r := newStdioRig(t, Config{Command: &stdio.Command{Inherit: keep, Env: []string{"MCPSUP_TEST_SET_BY_ENV=its own"}}})
 	r.sup.Start()
 	r.ready()
 	check := func() {
@@ -506,7 +508,7 @@ func (s *syncBuffer) String() string {
 func TestCommandStderrIsLoggedAndItsTailKept(t *testing.T) {
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	r := newStdioRig(t, Config{Logger: logger, Command: &Command{StderrTail: 64}}, "-stderr-at-start", "booting")
+	r := newStdioRig(t, Config{Logger: logger, Command: &stdio.Command{StderrTail: 64}}, "-stderr-at-start", "booting")
 	r.sup.Start()
 	r.ready()
 	long := strings.Repeat("x", 200) + "\n"
@@ -538,7 +540,7 @@ func TestCommandStopSteps(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			r := newStdioRig(t, Config{Command: &Command{StopGrace: c.stop, KillGrace: c.kill}}, c.args...)
+			r := newStdioRig(t, Config{Command: &stdio.Command{StopGrace: c.stop, KillGrace: c.kill}}, c.args...)
 			r.sup.Start()
 			r.ready()
 			pid, _, _ := r.pids()
@@ -552,7 +554,7 @@ func TestCommandStopSteps(t *testing.T) {
 // group is killed with it, and no process of the group is left.
 func TestCommandCloseEndsTheWholeGroup(t *testing.T) {
 	requireProcFS(t)
-	if !subreaper {
+	if !stdiotest.Subreaper() {
 		t.Skip("not a child subreaper: the killed child could not be reaped here")
 	}
 	r := newStdioRig(t, Config{}, "-child")
@@ -576,25 +578,25 @@ func TestCommandCloseEndsTheWholeGroup(t *testing.T) {
 }
 
 func TestCommandConfigIsValidated(t *testing.T) {
-	_, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp", Command: &Command{Path: "x"}})
+	_, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp", Command: &stdio.Command{Path: "x"}})
 	require.ErrorIs(t, err, ErrConfigConflict)
-	_, err = New(Config{Command: &Command{Path: "x"}, Resume: &ResumeState{}})
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, Resume: &ResumeState{}})
 	require.ErrorIs(t, err, ErrConfigConflict)
-	var ce *CommandError
-	_, err = New(Config{Command: &Command{}})
+	var ce *stdio.CommandError
+	_, err = New(Config{Command: &stdio.Command{}})
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "Path", ce.Field)
-	_, err = New(Config{Command: &Command{Path: "x", Env: []string{"NOEQUALS"}}})
+	_, err = New(Config{Command: &stdio.Command{Path: "x", Env: []string{"NOEQUALS"}}})
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "Env", ce.Field)
 
-	s, err := New(Config{Command: &Command{Path: "/bin/true"}})
+	s, err := New(Config{Command: &stdio.Command{Path: "/bin/true"}})
 	require.NoError(t, err)
 	assert.Equal(t, "/bin/true", s.cfg.Name, "the name defaults to the path")
-	assert.Equal(t, DefaultStopGrace, s.cfg.Command.StopGrace)
-	assert.Equal(t, DefaultKillGrace, s.cfg.Command.KillGrace)
-	assert.Equal(t, DefaultStderrTail, s.cfg.Command.StderrTail)
-	assert.Equal(t, DefaultMaxLineBytes, s.cfg.Command.MaxLineBytes)
+	assert.Equal(t, stdio.DefaultStopGrace, s.cfg.Command.StopGrace)
+	assert.Equal(t, stdio.DefaultKillGrace, s.cfg.Command.KillGrace)
+	assert.Equal(t, stdio.DefaultStderrTail, s.cfg.Command.StderrTail)
+	assert.Equal(t, stdio.DefaultMaxLineBytes, s.cfg.Command.MaxLineBytes)
 	require.NoError(t, s.Close())
 }
 
@@ -603,7 +605,7 @@ func TestCommandConfigIsValidated(t *testing.T) {
 func TestCommandThatCannotStartIsRetried(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	rec := &events.Recorder{}
-	s, err := New(Config{Command: &Command{Path: filepath.Join(t.TempDir(), "missing")}, Clock: clock, Events: rec})
+	s, err := New(Config{Command: &stdio.Command{Path: filepath.Join(t.TempDir(), "missing")}, Clock: clock, Events: rec})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
@@ -614,7 +616,7 @@ func TestCommandThatCannotStartIsRetried(t *testing.T) {
 	reason, v := s.Failure()
 	assert.Equal(t, ReasonNone, reason, "retried, not terminal")
 	assert.Contains(t, v.Detail, "starting stdio server")
-	assert.Equal(t, classify.Unknown, v.Class, "as Command.Path's doc says")
+	assert.Equal(t, classify.Unknown, v.Class, "as stdio.Command.Path's doc says")
 }
 
 // TestCommandThatDiesAtStartIsRetried: a process that exits before its
@@ -623,7 +625,7 @@ func TestCommandThatCannotStartIsRetried(t *testing.T) {
 func TestCommandThatDiesAtStartIsRetried(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	rec := &events.Recorder{}
-	s, err := New(Config{Command: &Command{Path: "/bin/sh", Args: []string{"-c", "echo missing API key >&2; exit 4"}}, Clock: clock, Events: rec})
+	s, err := New(Config{Command: &stdio.Command{Path: "/bin/sh", Args: []string{"-c", "echo missing API key >&2; exit 4"}}, Clock: clock, Events: rec})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
@@ -654,7 +656,7 @@ func TestSecretCutByABoundIsMasked(t *testing.T) {
 	stdout := strings.Repeat("x", maxQuoted-10) + token + " and more"
 	stderr := strings.Repeat("y", maxStderrLine-10) + token + " and more"
 	tail := strings.Repeat("w", 100) + token + strings.Repeat("z", 50) + "\n" // the last 64 bytes begin inside the token
-	r := newStdioRig(t, Config{Command: &Command{Env: []string{"SERVICE_TOKEN=" + token}, StderrTail: 64}},
+	r := newStdioRig(t, Config{Command: &stdio.Command{Env: []string{"SERVICE_TOKEN=" + token}, StderrTail: 64}},
 		"-stderr-at-start", stderr, "-garbage-at-start", stdout)
 	r.sup.Start()
 	r.ready()
@@ -682,6 +684,13 @@ func TestSecretCutByABoundIsMasked(t *testing.T) {
 	}
 	require.NotContains(t, err.Error(), token[len(token)-minPiece:], "the call's error")
 }
+
+// The stdio transport's bounds the test cuts a secret at: a dropped
+// line's quote and a stderr log record.
+const (
+	maxQuoted     = 120     // stdio's maxQuoted
+	maxStderrLine = 4 << 10 // stdio's maxStderrLine
+)
 
 // minPiece is the shortest piece of a secret masked at a cut (the
 // redactor's minSecretTail).
@@ -779,10 +788,10 @@ func TestCommandMessageOverADecodeBoundIsDropped(t *testing.T) {
 	}
 }
 
-// TestStderrSecretIsMaskedInTheExitError: Command.Env's values are
-// masked "in every text the supervisor hands out" (Command.Env's doc),
+// TestStderrSecretIsMaskedInTheExitError: stdio.Command.Env's values are
+// masked "in every text the supervisor hands out" (stdio.Command.Env's doc),
 // and the stderr tail is such a text: a server that prints its credential
-// on stderr and then dies hands the host a *ProcessExitError whose Stderr,
+// on stderr and then dies hands the host a *stdio.ProcessExitError whose Stderr,
 // whose Error() and whose call's Error() hold no piece of it, nor do the
 // events.
 func TestStderrSecretIsMaskedInTheExitError(t *testing.T) {
@@ -790,7 +799,7 @@ func TestStderrSecretIsMaskedInTheExitError(t *testing.T) {
 	rec := &events.Recorder{}
 	s, err := New(Config{Name: "srv", Events: rec,
 		Logger: slog.New(slog.DiscardHandler),
-		Command: &Command{Path: "/bin/sh", Args: []string{"-c", `echo "loaded $UPSTREAM_CRED" >&2; exec "$0"`, testServer(t)},
+		Command: &stdio.Command{Path: "/bin/sh", Args: []string{"-c", `echo "loaded $UPSTREAM_CRED" >&2; exec "$0"`, testServer(t)},
 			Env: []string{"UPSTREAM_CRED=" + token}, StopGrace: 5 * time.Second, KillGrace: 5 * time.Second}})
 	require.NoError(t, err)
 	defer s.Close()
@@ -799,7 +808,7 @@ func TestStderrSecretIsMaskedInTheExitError(t *testing.T) {
 	s.Start()
 	require.NoError(t, s.WaitForState(ctx, Ready))
 	_, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 2}})
-	var exit *ProcessExitError
+	var exit *stdio.ProcessExitError
 	require.ErrorAs(t, err, &exit)
 	require.Contains(t, exit.Stderr, "loaded "+events.Masked, "the line is kept, its secret masked")
 	FlushEvents(s)

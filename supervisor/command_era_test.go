@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,7 @@ import (
 func TestCommandKeepAliveOn2026(t *testing.T) {
 	requireProcFS(t)
 	r := newStdioRig(t, Config{KeepAlive: 250 * time.Millisecond,
-		Command: &Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
+		Command: &stdio.Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
 	r.sup.Start()
 	r.ready()
 	require.Equal(t, "2026-07-28", r.sup.InitializeResult().ProtocolVersion)
@@ -48,7 +49,7 @@ func TestCommandKeepAliveOn2026(t *testing.T) {
 // (go-sdk drops them without a word) are dropped and counted as stdout
 // lines, each with an event naming the id; the session lives.
 func TestCommandStrayResponseIsReported(t *testing.T) {
-	r := newStdioRig(t, Config{Command: &Command{StopGrace: 50 * time.Millisecond}})
+	r := newStdioRig(t, Config{Command: &stdio.Command{StopGrace: 50 * time.Millisecond}})
 	r.sup.Start()
 	r.ready()
 	res, err := r.call("stray", nil)

@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/stdio"
 )
 
 // A stdio server that stops reading its stdin and sends 8,000 pings fills
@@ -23,7 +25,7 @@ func TestCommandResponseFloodIsBounded(t *testing.T) {
 		t.Run(fmt.Sprintf("MaxResponsesInFlight=%d", c.config), func(t *testing.T) {
 			const pings = 8000
 			r := newStdioRig(t, Config{MaxResponsesInFlight: c.config,
-				Command: &Command{StopGrace: 20 * time.Millisecond, KillGrace: 20 * time.Millisecond}})
+				Command: &stdio.Command{StopGrace: 20 * time.Millisecond, KillGrace: 20 * time.Millisecond}})
 			r.sup.Start()
 			r.ready()
 			before := runtime.NumGoroutine()
@@ -33,7 +35,7 @@ func TestCommandResponseFloodIsBounded(t *testing.T) {
 			// A 64 KiB pipe holds some 1,400 responses: 4,096 drops mean the
 			// reader has taken most of the pings.
 			e := r.waitEvent(KindResponseDropped, "4096 dropped in all")
-			assert.Contains(t, e.Detail, fmt.Sprintf("(%d already being written to its stdin", c.inFlight))
+			assert.Contains(t, e.Detail, fmt.Sprintf("(%d already in flight", c.inFlight))
 			assert.Less(t, runtime.NumGoroutine()-before, 100, "goroutines started by the flood")
 			require.NoError(t, r.sup.Close())
 		})

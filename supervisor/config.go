@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -289,10 +290,11 @@ type Config struct {
 	// Endpoint is the MCP server's streamable HTTP endpoint URL.
 	Endpoint string
 	// Command, in place of Endpoint, is a stdio server: a process the
-	// supervisor starts, and starts again when it dies (see [Command]). The
-	// fields about HTTP, the standalone stream and resuming do not apply;
-	// New refuses Command with Endpoint or Resume (ErrConfigConflict).
-	Command *Command
+	// supervisor starts, and starts again when it dies (see
+	// stdio.Command). The fields about HTTP, the standalone stream and
+	// resuming do not apply; New refuses Command with Endpoint or Resume
+	// (ErrConfigConflict).
+	Command *stdio.Command
 	// Name names the server in events and logs. Default: Endpoint, or
 	// Command.Path.
 	// Credentials in it (URL userinfo, query values, path segments of 16
@@ -604,7 +606,7 @@ func (c Config) withDefaults() Config {
 		c.MaxResponsesInFlight = wire.DefaultMaxResponsesInFlight
 	}
 	if c.Command != nil {
-		cmd := c.Command.withDefaults()
+		cmd := c.Command.WithDefaults()
 		c.Command = &cmd
 		if c.Name == "" {
 			c.Name = cmd.Path

@@ -2,13 +2,65 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
 	seam "github.com/mcpsup/mcpsup/session"
+	"github.com/mcpsup/mcpsup/stdio"
 )
+
+// newCommand is New for a Config with a Command: a supervisor of a stdio
+// server, its sessions opened by a stdio.Dialer.
+func newCommand(cfg Config) (*Supervisor, error) {
+	switch {
+	case cfg.Endpoint != "":
+		return nil, fmt.Errorf("%w: Config.Endpoint and Config.Command: set one (a server is either streamable HTTP or stdio)", ErrConfigConflict)
+	case cfg.Resume != nil:
+		return nil, fmt.Errorf("%w: Config.Resume and Config.Command: a stdio server has no session to resume", ErrConfigConflict)
+	}
+	if err := cfg.Command.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.hostOptions()
+	if err != nil {
+		return nil, err
+	}
+	s := newSupervisor(cfg.withDefaults(), nil)
+	version := "" // EraAuto: go-sdk's latest
+	if s.cfg.Era != EraAuto {
+		version = s.cfg.Era.String() // the era's protocol version
+	}
+	s.conn = &seamConnector{s: s, d: stdio.NewDialer(stdio.Options{
+		Command: *s.cfg.Command, Name: s.cfg.Name, ProtocolVersion: version,
+		KeepAlive: s.cfg.KeepAlive, Clock: s.cfg.Clock, Logger: s.cfg.Logger,
+		Limits: s.cfg.AnswerLimits.decodeLimits(s.cfg.MaxItems), MaxResponses: s.cfg.MaxResponsesInFlight,
+		Redactor: &s.redact.Redactor,
+	})}
+	s.roots.add(cfg.Roots)
+	return s, nil
+}
+
+// addCommandSecrets registers the values of a stdio server's Command.Env
+// as secrets (events.Redactor.AddLikelySecret), and the credentials its
+// Args carry (events.Redactor.AddCommandLineSecrets: `--api-key VALUE`, an
+// upstream URL's): they are the process's credentials, typically, and a
+// server that prints one on stderr or stdout had it logged, quoted in a
+// stdout-line-dropped event and in its exit's stderr tail. The hub does
+// the same for a server's env values and args.
+func (r *redactor) addCommandSecrets(cmd *stdio.Command) {
+	if cmd == nil {
+		return
+	}
+	for _, kv := range cmd.Env {
+		_, v, _ := strings.Cut(kv, "=")
+		r.AddLikelySecret(v)
+	}
+	r.AddCommandLineSecrets(cmd.Args)
+}
 
 // seamConnector opens sessions through a transport's seam.Dialer: it
 // builds each session's go-sdk client, turns the transport's facts into
@@ -103,10 +155,15 @@ func (s *Supervisor) observer(gen uint64) func(seam.Fact) {
 			}
 		case seam.LineDropped:
 			if reportDrop(f.Count) {
-				s.post(stdoutLineDropped{gen: gen, n: f.Count, why: f.Why})
+				s.post(factEvent{events.Event{Kind: events.KindStdoutLineDropped, Generation: gen,
+					Detail: fmt.Sprintf("stdout line %d dropped: %s", f.Count, f.Why)}})
 			}
 		case seam.ProcessExited:
-			s.post(processExitedFact{gen: gen, err: f.Err})
+			detail := f.Err.Error()
+			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) && exit.Stderr != "" {
+				detail += "; stderr: " + exit.Stderr
+			}
+			s.post(factEvent{events.Event{Kind: events.KindProcessExited, Generation: gen, Detail: detail}})
 		}
 	}
 }
@@ -126,12 +183,19 @@ func (in streamDecided) take(s *Supervisor) {
 	}
 }
 
-// processExitedFact: a stdio server's process exited.
-type processExitedFact struct {
-	gen uint64
-	err error
-}
+// Bounds of the events of one session's drops (stdout lines, responses,
+// stream events, refused requests of the server).
+const (
+	maxDropEvents  = 16
+	dropEventEvery = 1024
+)
 
-func (in processExitedFact) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindProcessExited, Generation: in.gen, Detail: in.err.Error()})
-}
+// reportDrop reports whether the n-th drop (from 1) has an event: each of
+// the first maxDropEvents, then every dropEventEvery-th, so a flood of
+// drops does not flood the sink.
+func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0 }
+
+// factEvent: a fact that is an event and nothing more.
+type factEvent struct{ e events.Event }
+
+func (in factEvent) take(s *Supervisor) { s.emitEvent(in.e) }

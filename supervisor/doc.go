@@ -5,7 +5,7 @@
 // calls through the live session. A stdio server is supervised the same
 // way: Config.Command in place of Config.Endpoint starts the process,
 // restarts it when it dies and ends its process group on Close (see
-// Command).
+// stdio.Command).
 //
 // # Use
 //

@@ -17,7 +17,7 @@ import (
 // one of these or its context's error; RefreshCatalog's is such a
 // *StateError, its context's error, or the *probes.ListError of a re-list
 // that failed. New refuses a Config with a *ResumeStateError, a
-// *CommandError, ErrConfigConflict or ErrCommandUnsupported, and a missing
+// *stdio.CommandError, ErrConfigConflict or stdio.ErrUnsupported, and a missing
 // or malformed Endpoint with an *EndpointError.
 var (
 	// ErrNotReady: the call could not be sent because the supervisor is in

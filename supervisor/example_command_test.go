@@ -12,12 +12,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
 // A stdio server is supervised like an HTTP one: Config.Command in place
 // of Config.Endpoint. Here the server is mcpsup's test server; a host names
-// its own, e.g. Command{Path: "npx", Args: []string{"-y",
+// its own, e.g. stdio.Command{Path: "npx", Args: []string{"-y",
 // "@modelcontextprotocol/server-everything"}}. When the process dies it is
 // started again, and a call made meanwhile waits for it.
 func ExampleCommand() {
@@ -33,7 +34,7 @@ func ExampleCommand() {
 
 	sup, err := supervisor.New(supervisor.Config{
 		Name:    "tools",
-		Command: &supervisor.Command{Path: bin, StopGrace: time.Second},
+		Command: &stdio.Command{Path: bin, StopGrace: time.Second},
 		Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond},
 	})
 	if err != nil {
@@ -48,7 +49,7 @@ func ExampleCommand() {
 	}
 
 	_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 3}})
-	var exit *supervisor.ProcessExitError
+	var exit *stdio.ProcessExitError
 	if errors.As(err, &exit) {
 		fmt.Println("the server exited with code", exit.Code)
 	}

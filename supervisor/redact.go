@@ -3,7 +3,6 @@ package supervisor
 import (
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -54,24 +53,6 @@ func (s *Supervisor) redactLogs() {
 	if l := s.cfg.ClientOptions.Logger; l != nil {
 		s.cfg.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
 	}
-}
-
-// addCommandSecrets registers the values of a stdio server's Command.Env
-// as secrets (events.Redactor.AddLikelySecret), and the credentials its
-// Args carry (events.Redactor.AddCommandLineSecrets: `--api-key VALUE`, an
-// upstream URL's): they are the process's credentials, typically, and a
-// server that prints one on stderr or stdout had it logged, quoted in a
-// stdout-line-dropped event and in its exit's stderr tail. The hub does
-// the same for a server's env values and args.
-func (r *redactor) addCommandSecrets(cmd *Command) {
-	if cmd == nil {
-		return
-	}
-	for _, kv := range cmd.Env {
-		_, v, _ := strings.Cut(kv, "=")
-		r.AddLikelySecret(v)
-	}
-	r.AddCommandLineSecrets(cmd.Args)
 }
 
 // keepSessionIDs registers the ids of the sessions in use, the held ones and

@@ -149,8 +149,8 @@ type rateWindow struct {
 // New validates cfg and returns an idle supervisor. It starts nothing: call
 // Start. A missing or malformed cfg.Endpoint is refused with an
 // *EndpointError, a malformed cfg.Resume with a *ResumeStateError, a
-// malformed cfg.Command with a *CommandError (or ErrCommandUnsupported off
-// Unix), and two fields that ask for different things with an error wrapping
+// malformed cfg.Command with a *stdio.CommandError (or stdio.ErrUnsupported
+// off Unix), and two fields that ask for different things with an error wrapping
 // ErrConfigConflict.
 func New(cfg Config) (*Supervisor, error) {
 	if cfg.Command != nil {

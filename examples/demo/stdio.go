@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
+	"github.com/mcpsup/mcpsup/stdio"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -47,7 +48,7 @@ func (e *env) runStdioStory(ctx context.Context, name string, cfg supervisor.Con
 	defer remove()
 	tr := newTrail()
 	cfg.Name = name
-	cfg.Command = &supervisor.Command{Path: bin, Args: args, StopGrace: time.Second, KillGrace: time.Second}
+	cfg.Command = &stdio.Command{Path: bin, Args: args, StopGrace: time.Second, KillGrace: time.Second}
 	cfg.Events = events.Multi(e.sink, tr)
 	sup, err := supervisor.New(cfg)
 	if err != nil {
@@ -150,7 +151,7 @@ func storyStdioCrash(ctx context.Context, e *env) result {
 			e.say(name, "the next call makes the process exit with code 3")
 			_, err = sup.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 3}})
 			var ce *supervisor.CallError
-			var exit *supervisor.ProcessExitError
+			var exit *stdio.ProcessExitError
 			r.expect(errors.As(err, &ce) && ce.Delivery == supervisor.OutcomeUnknown && errors.As(err, &exit) && exit.Code == 3,
 				"the call in flight fails, outcome unknown, naming exit code 3", "%v", err)
 			text, err := echo(ctx, sup, "after the restart")

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package supervisor
+package stdio
 
 // waitExited reports false: without waitid's WNOWAIT the process is reaped
 // by Wait before its group is ended.

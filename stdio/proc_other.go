@@ -1,22 +1,22 @@
 //go:build !unix
 
-package supervisor
+package stdio
 
 import (
 	"io"
 	"os"
 )
 
-func commandSupported() error { return ErrCommandUnsupported }
+func supported() error { return ErrUnsupported }
 
-// proc is not available without process groups; New refuses a Command.
+// proc is not available without process groups; Command.Validate refuses one.
 type proc struct {
 	stdin *os.File
 	out   *io.PipeReader
 }
 
 func startProc(Command, *stdoutFilter, *stderrLog, func(*ProcessExitError)) (*proc, error) {
-	return nil, ErrCommandUnsupported
+	return nil, ErrUnsupported
 }
 
 func (*proc) stop()                   {}

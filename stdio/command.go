@@ -1,4 +1,10 @@
-package supervisor
+// Package stdio is the MCP stdio transport as a session.Dialer: every Dial
+// starts a server's process and runs the handshake on its stdin and stdout
+// (newline-delimited JSON-RPC, MCP 2025-11-25 basic/transports "stdio").
+// A session ends when the process exits, when its keepalive finds it dead,
+// or on Close; the supervisor starts the process again. There is nothing
+// to resume: Attach returns session.ErrNoResume.
+package stdio
 
 import (
 	"errors"
@@ -28,43 +34,43 @@ const (
 	DefaultMaxLineBytes = mcp.DefaultMaxLineLength
 )
 
-// Command describes a stdio MCP server: a process the supervisor starts and
+// Command describes a stdio MCP server: a process the Dialer starts and
 // speaks newline-delimited JSON-RPC with on its stdin and stdout (the MCP
-// stdio transport), and starts again when it dies. Every start is a new
-// session (a generation); there is nothing to resume. The zero value of
-// every field but Path is a documented default.
+// stdio transport); a supervisor starts it again when it dies. Every start
+// is a new session (a generation); there is nothing to resume. The zero
+// value of every field but Path is a documented default.
 //
 // The process runs in a process group of its own (Setpgid). It is stopped
 // as the MCP specification's stdio shutdown says: its stdin is closed; if it
 // has not exited after StopGrace its group is sent SIGTERM, and after
 // KillGrace more SIGKILL. Once the process has exited, by itself or so, the
 // rest of its group is sent SIGKILL, so no process it started in its group
-// outlives it (one that left the group, by setsid say, is not the
-// supervisor's to end). The supervisor reaps the process; orphans of the
-// group are reparented to init, which reaps them. Close and Detach return
-// once the process has exited. Once it has, what is left in its stdout and
-// stderr is read for at most a second; a process whose stdout ended, or
-// whose stdin refused a write, has a second to exit by itself before it is
-// stopped. The grace periods run on the real clock, not
-// Config.Clock: a process lives in real time.
+// outlives it (one that left the group, by setsid say, is not ours to
+// end). The session reaps the process; orphans of the group are
+// reparented to init, which reaps them. The session's Close and Detach
+// return once the process has exited. Once it has, what is left in its
+// stdout and stderr is read for at most a second; a process whose stdout
+// ended, or whose stdin refused a write, has a second to exit by itself
+// before it is stopped. The grace periods run on the real clock, not
+// Options.Clock: a process lives in real time.
 //
 // stderr is logged, line by line (a line longer than 4 KiB in pieces of 4
-// KiB), at level Info with the server's name (Config.Logger), at most 100
+// KiB), at level Info with the server's name (Options.Logger), at most 100
 // lines at once and 20 a second after that (a server flooding its stderr
 // does not flood the host's log: the lines past the rate are counted, and
 // the count is logged at level Warn before the next line logged and when
-// stderr ends), and its last
-// StderrTail bytes are kept for the [ProcessExitError] of the process's
-// exit. A stdout line that is not one JSON-RPC message (a log line, a
+// stderr ends), and its last StderrTail bytes are kept for the
+// [ProcessExitError] of the process's exit. A stdout line that is not one JSON-RPC message (a log line, a
 // batch, a line longer than MaxLineBytes), or that is a response to an id
-// no request carried, is dropped and counted: it is a protocol anomaly (an
-// event of kind KindStdoutLineDropped), not the death of the session.
+// no request carried, is dropped and counted: it is a protocol anomaly (a
+// session.LineDropped fact), not the death of the session.
 //
-// Commands are supported on Unix systems; New refuses one elsewhere.
+// Commands are supported on Unix systems; Validate refuses one elsewhere
+// (ErrUnsupported).
 type Command struct {
 	// Path is the program to run (required). A name without a slash is
-	// looked up in PATH (exec.LookPath) at every start. New does not check
-	// that it exists: a program that cannot start (not found, not
+	// looked up in PATH (exec.LookPath) at every start. Validate does not
+	// check that it exists: a program that cannot start (not found, not
 	// executable) is a failed handshake whose verdict (class unknown) keeps
 	// the start's error, retried on the Backoff schedule, forever unless
 	// Backoff.MaxAttempts or MaxElapsed bounds it.
@@ -108,8 +114,9 @@ type Command struct {
 	MaxLineBytes int
 }
 
-// withDefaults returns a copy of c with its zero bounds set.
-func (c Command) withDefaults() Command {
+// WithDefaults returns a copy of c with its zero bounds set, and Args and
+// Env copied.
+func (c Command) WithDefaults() Command {
 	if c.StopGrace <= 0 {
 		c.StopGrace = DefaultStopGrace
 	}
@@ -127,11 +134,11 @@ func (c Command) withDefaults() Command {
 	return c
 }
 
-// ErrCommandUnsupported: Config.Command was given on a system without
-// process groups (not Unix).
-var ErrCommandUnsupported = errors.New("mcpsup: stdio servers (Config.Command) need a Unix system")
+// ErrUnsupported: a Command on a system without process groups (not
+// Unix).
+var ErrUnsupported = errors.New("mcpsup/stdio: stdio servers need a Unix system")
 
-// CommandError reports a Config.Command that New refuses: which field, and
+// CommandError reports a Command that Validate refuses: which field, and
 // why.
 type CommandError struct {
 	// Field names the field, e.g. "Path" or "Env".
@@ -144,15 +151,11 @@ func (e *CommandError) Error() string {
 	return fmt.Sprintf("mcpsup: Config.Command.%s: %s", e.Field, e.Reason)
 }
 
-// validCommand checks the parts of cfg that a command supervisor needs, and
-// the parts it cannot use.
-func validCommand(cfg Config) error {
-	c := cfg.Command
+// Validate checks c: a *CommandError naming the field (Path required,
+// without NUL bytes; Env entries KEY=value without NUL bytes), or
+// ErrUnsupported off Unix.
+func (c Command) Validate() error {
 	switch {
-	case cfg.Endpoint != "":
-		return fmt.Errorf("%w: Config.Endpoint and Config.Command: set one (a server is either streamable HTTP or stdio)", ErrConfigConflict)
-	case cfg.Resume != nil:
-		return fmt.Errorf("%w: Config.Resume and Config.Command: a stdio server has no session to resume", ErrConfigConflict)
 	case c.Path == "":
 		return &CommandError{Field: "Path", Reason: "required"}
 	case strings.ContainsRune(c.Path, 0):
@@ -163,10 +166,10 @@ func validCommand(cfg Config) error {
 			return &CommandError{Field: "Env", Reason: fmt.Sprintf("entry %d: want KEY=value without NUL bytes", i)}
 		}
 	}
-	return commandSupported()
+	return supported()
 }
 
-// StopStep is how the supervisor ended a process, if it did.
+// StopStep is how the process was stopped, if it was.
 type StopStep string
 
 // The steps of a stop, in order (Command).
@@ -182,13 +185,13 @@ const (
 )
 
 // ProcessExitError is the end of a stdio server's process: its exit code or
-// the signal that ended it, the step of the supervisor's stop that preceded
-// it (StopNone when it exited by itself), the last bytes of its stderr, and
-// how many stdout lines were dropped. It is what the session's end
-// (the "session died" verdict, of class transport, and the session-ended and
-// process-exited events) and the calls in flight carry; find it with
-// errors.As. It wraps mcp.ErrConnectionClosed: the session's connection is
-// gone with the process.
+// the signal that ended it, the step of the stop that preceded it (StopNone
+// when it exited by itself), the last bytes of its stderr, and how many
+// stdout lines were dropped. It is what the session's end (Session.Err:
+// the "session died" verdict, of class transport), the session.ProcessExited
+// fact and the calls in flight carry; find it with errors.As. It wraps
+// mcp.ErrConnectionClosed: the session's connection is gone with the
+// process.
 type ProcessExitError struct {
 	// Path is the program that ran.
 	Path string
@@ -201,9 +204,9 @@ type ProcessExitError struct {
 	// Stop is what the supervisor did before it exited.
 	Stop StopStep
 	// Stderr is the last bytes of its stderr (at most Command.StderrTail),
-	// valid UTF-8, starting at a line when it was cut, with the
-	// supervisor's secrets masked (Command.Env's values, the credentials
-	// of Command.Args, the endpoint's, by the events.Redactor patterns):
+	// valid UTF-8, starting at a line when it was cut, masked by
+	// Options.Redactor (a supervisor's knows Command.Env's values and the
+	// credentials of Command.Args) and the events.Redactor patterns:
 	// masked where it is made, so every copy is.
 	Stderr string
 	// DroppedLines counts the stdout lines dropped: not one JSON-RPC
@@ -263,21 +266,6 @@ func signalName(s syscall.Signal) string {
 		return "SIGPIPE"
 	}
 	return s.String()
-}
-
-// newCommand is New for a Config with a Command.
-func newCommand(cfg Config) (*Supervisor, error) {
-	if err := validCommand(cfg); err != nil {
-		return nil, err
-	}
-	cfg, err := cfg.hostOptions()
-	if err != nil {
-		return nil, err
-	}
-	s := newSupervisor(cfg.withDefaults(), nil)
-	s.conn = newCommandConnector(s)
-	s.roots.add(cfg.Roots)
-	return s, nil
 }
 
 // signalText names a signal for logs, "" for none.

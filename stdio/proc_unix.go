@@ -1,6 +1,6 @@
 //go:build unix
 
-package supervisor
+package stdio
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-func commandSupported() error { return nil }
+func supported() error { return nil }
 
 // exitDrain bounds two waits: for the rest of stdout and stderr once the
 // process has exited and its group was killed (only a process that left the

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package stdiotest
+
+// becomeSubreaper reports false: only Linux has child subreapers.
+func becomeSubreaper() bool { return false }

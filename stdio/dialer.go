@@ -1,0 +1,168 @@
+package stdio
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/session"
+	"github.com/mcpsup/mcpsup/wire"
+)
+
+// Options configure a Dialer. The zero value of every field but
+// Command.Path is a documented default.
+type Options struct {
+	// Command is the server's process; its zero bounds take their
+	// defaults (Command.WithDefaults).
+	Command Command
+	// Name names the server in the logs of its stderr and its exit.
+	// Default: Command.Path.
+	Name string
+	// ProtocolVersion is the protocol version the first handshake asks
+	// for (initialize's protocolVersion, e.g. "2025-11-25"); every later
+	// handshake asks for the one the last handshake negotiated. Default
+	// "": go-sdk's latest.
+	ProtocolVersion string
+	// KeepAlive, when positive, pings every session at this interval on
+	// Clock (session.StartKeepAlive); a ping found dead stops the process
+	// and ends the session with the ping's error. Default 0: no pings.
+	KeepAlive time.Duration
+	// Clock runs the keepalive. Default: the real clock. The process's
+	// grace periods (Command.StopGrace, KillGrace) always run on the real
+	// clock.
+	Clock clockwork.Clock
+	// Logger logs the server's stderr (level Info) and its exit. Default:
+	// a logger that discards.
+	Logger *slog.Logger
+	// Limits bound the server's messages, checked before go-sdk decodes
+	// them (see markingConn); zero fields take wire.DecodeLimits'
+	// defaults.
+	Limits wire.DecodeLimits
+	// MaxResponses bounds the responses to the server's requests being
+	// written to its stdin at once; one past it is dropped and reported
+	// (session.ResponseDropped). Default wire.DefaultMaxResponsesInFlight.
+	MaxResponses int
+	// Redactor masks the stderr tail of a ProcessExitError where it is
+	// made. Default nil: the events.Redactor patterns only.
+	Redactor *events.Redactor
+}
+
+// Dialer starts a Command's process for every Dial; it implements
+// session.Dialer. It keeps the protocol version the last handshake
+// negotiated, which the next one asks for. Safe for concurrent use.
+type Dialer struct {
+	opts Options
+
+	mu      sync.Mutex
+	version string // the protocol version to ask for: Options.ProtocolVersion, then learned
+}
+
+var _ session.Dialer = (*Dialer)(nil)
+
+// NewDialer returns a Dialer of o, its zero fields set to their defaults.
+// It checks nothing: Command.Validate does.
+func NewDialer(o Options) *Dialer {
+	o.Command = o.Command.WithDefaults()
+	if o.Name == "" {
+		o.Name = o.Command.Path
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.Limits = o.Limits.WithDefaults()
+	if o.MaxResponses <= 0 {
+		o.MaxResponses = wire.DefaultMaxResponsesInFlight
+	}
+	return &Dialer{opts: o, version: o.ProtocolVersion}
+}
+
+// Attach returns session.ErrNoResume: a process cannot be re-attached.
+func (d *Dialer) Attach(context.Context, session.Spec) (session.Session, error) {
+	return nil, session.ErrNoResume
+}
+
+// Dial starts the process and runs the handshake on its stdin and stdout,
+// bounded by ctx; a failed handshake stops the process, and one the
+// process's exit failed returns an error that unwraps to both the
+// *ProcessExitError and the handshake's error. The session's facts
+// (session.LineDropped, ResponseDropped, ProcessExited) go to
+// spec.Observe; spec.Client builds the go-sdk client (nil: a plain one).
+//
+// go-sdk's client runs on an mcp.IOTransport over the process's pipes
+// rather than on mcp.CommandTransport, which hands the raw stdout to
+// go-sdk's decoder (one stray line fails the connection: see
+// stdoutFilter), leaves the process in the host's own process group (its
+// children outlive it) and has one grace period for both stop steps.
+func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, error) {
+	o := d.opts
+	observe := spec.Observe
+	if observe == nil {
+		observe = func(session.Fact) {}
+	}
+	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(n int, why string) { observe(session.LineDropped{Count: n, Why: why}) }}
+	errLog := &stderrLog{server: o.Name, log: o.Logger, keep: o.Command.StderrTail, redact: o.Redactor}
+	p, err := startProc(o.Command, f, errLog, func(e *ProcessExitError) { observe(session.ProcessExited{Err: e}) })
+	if err != nil {
+		return nil, err
+	}
+	s := &stdioSession{p: p, watched: make(chan struct{})}
+	var cl *mcp.Client
+	if spec.Client != nil {
+		cl = spec.Client(s.facts)
+	} else {
+		cl = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "0"}, nil)
+		cl.AddSendingMiddleware(s.facts)
+	}
+	d.mu.Lock()
+	version := d.version
+	d.mu.Unlock()
+	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
+		stray:        func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
+		refused:      func(why string) { f.drop(why) },
+		dropped:      func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
+		maxResponses: o.MaxResponses, limits: o.Limits}
+	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		if ctx.Err() != nil {
+			p.stop() // the handshake took too long: the process is of no use
+		} else {
+			p.stopUnlessExiting()
+		}
+		if exit := p.wait(); exit != nil && exit.Stop == StopNone {
+			// The process died during the handshake: that is the news.
+			return nil, &handshakeExitError{exit: exit, err: err}
+		}
+		return nil, err
+	}
+	info := session.Info{ProtocolVersion: version, Initialize: cs.InitializeResult()}
+	if res := info.Initialize; res != nil {
+		info.ProtocolVersion = res.ProtocolVersion
+		d.mu.Lock()
+		d.version = res.ProtocolVersion
+		d.mu.Unlock()
+	}
+	s.start(cs, info, o)
+	return s, nil
+}
+
+// handshakeExitError is a handshake that failed because the process
+// exited: it unwraps to both, the exit first.
+type handshakeExitError struct {
+	exit *ProcessExitError
+	err  error
+}
+
+func (e *handshakeExitError) Error() string {
+	return e.exit.Error() + " during the handshake: " + e.err.Error()
+}
+func (e *handshakeExitError) Unwrap() []error { return []error{e.exit, e.err} }

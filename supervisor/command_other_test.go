@@ -1,7 +1,0 @@
-//go:build !linux
-
-package supervisor
-
-var subreaper bool
-
-func becomeSubreaper() {}
