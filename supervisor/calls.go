@@ -11,6 +11,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -136,7 +137,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
 	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess session) (struct{}, error) {
-		if wire.ModernVersion(sess.ProtocolVersion()) {
+		if msgcheck.ModernVersion(sess.ProtocolVersion()) {
 			return struct{}{}, nil // stored below: the next requests carry it
 		}
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)

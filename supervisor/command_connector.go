@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
 	seam "github.com/mcpsup/mcpsup/session"
 	"github.com/mcpsup/mcpsup/wire"
@@ -183,7 +184,7 @@ type markingTransport struct {
 	// limits are Config.MaxItems and AnswerLimits' JSONValues and
 	// Messages, and refused hears every request or notification of the
 	// server's dropped past them (see markingConn).
-	limits  wire.DecodeLimits
+	limits  msgcheck.Limits
 	refused func(why string)
 }
 
@@ -216,16 +217,16 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // answered in the server's place with a JSON-RPC error naming the bound
 // (code wire.CodeHTTPAnswer, as the wire layer's refusals), before go-sdk
 // decodes its items each into a struct of its own: the pagination's item
-// bound would come only after (wire.DecodeLimits).
+// bound would come only after (msgcheck.Limits).
 type markingConn struct {
 	mcp.Connection
 	stray        func(jsonrpc.ID)
 	refused      func(why string)
 	dropped      func(n int)
 	maxResponses int
-	limits       wire.DecodeLimits
+	limits       msgcheck.Limits
 	mu           sync.Mutex
-	lists        map[int64]string // the requests written and not answered whose result has an array counted (wire.CountsItems): id -> method
+	lists        map[int64]string // the requests written and not answered whose result has an array counted (msgcheck.CountsItems): id -> method
 	forgotUpTo   int64            // the highest id trackList forgot unanswered: an answer to one no higher is held to every count
 	closed       bool             // no write starts once Close began
 	highest      int64            // the highest request id handed to Write
@@ -298,7 +299,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // resources/read): past it the oldest is forgotten, so a server that never
 // answers them costs no more; the answer to a forgotten one, whose method
 // is no longer known, is held to every method's counts
-// (wire.DecodeLimits.ProblemOfAnyMethod).
+// (msgcheck.Limits.ProblemOfAnyMethod).
 const maxListsTracked = 64
 
 // trackList remembers the request id of method, whose result has an array
@@ -337,7 +338,7 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if n > c.highest {
 				c.highest = n // before the write: the answer may come before Write returns
 			}
-			if wire.CountsItems(req.Method) {
+			if msgcheck.CountsItems(req.Method) {
 				c.trackList(n, req.Method)
 			}
 		}
@@ -414,7 +415,7 @@ func (c *commandSession) Ping(ctx context.Context) error { return c.cs.Ping(ctx,
 func (c *commandSession) Alive(ctx context.Context) error {
 	err := c.Ping(ctx)
 	var rpc *jsonrpc.Error
-	if err != nil && wire.ModernVersion(c.version) && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
+	if err != nil && msgcheck.ModernVersion(c.version) && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
 		return nil
 	}
 	return err

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -41,7 +42,7 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 4)}
 	c := &markingConn{Connection: inner, stray: func(jsonrpc.ID) {}, maxResponses: 1,
-		limits: wire.DecodeLimits{ContentBlocks: 5}.WithDefaults()}
+		limits: msgcheck.Limits{ContentBlocks: 5}.WithDefaults()}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	for n := int64(1); n <= maxListsTracked+10; n++ {
 		method := "tools/call"

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -104,7 +105,7 @@ type AnswerLimits struct {
 	// JSONValues bounds the JSON values of one message of an answer
 	// (every object and array, and every element or member after the
 	// first of each), which go-sdk decodes at some 100 bytes a value at
-	// worst. Default 1,048,576 (wire.DefaultMaxJSONValues). A stdio
+	// worst. Default 1,048,576 (msgcheck.DefaultMaxJSONValues). A stdio
 	// server's messages are held to it too: a response past it is answered
 	// in the server's place with a JSON-RPC error naming the bound (code
 	// wire.CodeHTTPAnswer), a request or notification past it is dropped
@@ -113,18 +114,18 @@ type AnswerLimits struct {
 	// Messages bounds the messages of a prompts/get result and of a
 	// sampling/createMessage request of the server's, which go-sdk decodes
 	// at some 30 KiB allocated each. Default 10,000
-	// (wire.DefaultMaxMessages). Past it a call fails alone, and a request
+	// (msgcheck.DefaultMaxMessages). Past it a call fails alone, and a request
 	// is dropped (over stdio too, as for JSONValues).
 	Messages int
 	// ContentBlocks bounds the content blocks of a tools/call result and
 	// the contents of a resources/read result, which go-sdk decodes at
-	// some 500 bytes each. Default 10,000 (wire.DefaultMaxContentBlocks).
+	// some 500 bytes each. Default 10,000 (msgcheck.DefaultMaxContentBlocks).
 	// Past it the call fails alone (over stdio too).
 	ContentBlocks int
 	// InputRequestObjects bounds the JSON objects of a result's
 	// inputRequests, which go-sdk decodes whole, a sampling request's
 	// messages at some 64 KiB each. Default 1,000
-	// (wire.DefaultMaxInputRequestObjects). Past it the call fails alone
+	// (msgcheck.DefaultMaxInputRequestObjects). Past it the call fails alone
 	// (over stdio too).
 	InputRequestObjects int
 }
@@ -138,8 +139,8 @@ func (l AnswerLimits) apply(c *wire.Config) {
 // decodeLimits are l's bounds on what go-sdk decodes, with maxItems
 // (Config.MaxItems) for list pages, defaults applied: a stdio server's
 // messages are held to them.
-func (l AnswerLimits) decodeLimits(maxItems int) wire.DecodeLimits {
-	return wire.DecodeLimits{ListItems: maxItems, JSONValues: l.JSONValues, Messages: l.Messages,
+func (l AnswerLimits) decodeLimits(maxItems int) msgcheck.Limits {
+	return msgcheck.Limits{ListItems: maxItems, JSONValues: l.JSONValues, Messages: l.Messages,
 		ContentBlocks: l.ContentBlocks, InputRequestObjects: l.InputRequestObjects}.WithDefaults()
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
 	seam "github.com/mcpsup/mcpsup/session"
 	"github.com/mcpsup/mcpsup/wire"
@@ -288,7 +289,7 @@ func (w *wireSession) Ping(ctx context.Context) error {
 // (wire.Session.Discover), which every server of that era serves, without
 // side effects.
 func (w *wireSession) Alive(ctx context.Context) error {
-	if !wire.ModernVersion(w.ws.ProtocolVersion()) {
+	if !msgcheck.ModernVersion(w.ws.ProtocolVersion()) {
 		return w.Ping(ctx)
 	}
 	ctx = wire.WithExchange(ctx)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/wire"
 )
@@ -311,7 +312,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 		return true
 	}
 	sess := s.session(gen)
-	return sess != nil && (sess.ID() == "" && !wire.ModernVersion(sess.ProtocolVersion()) || pushDeclined(sess)) // declined.go
+	return sess != nil && (sess.ID() == "" && !msgcheck.ModernVersion(sess.ProtocolVersion()) || pushDeclined(sess)) // declined.go
 }
 
 // pollNow takes a due poll: the declared lists, if the session is still

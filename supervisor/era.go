@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -87,7 +88,7 @@ func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange
 	defer m.mu.Unlock()
 	m.outages = 0
 	was := m.era
-	if wire.ModernVersion(version) {
+	if msgcheck.ModernVersion(version) {
 		m.era, m.until = wire.Era20260728, time.Time{}
 		if was == wire.Era2025 {
 			return "2026-07-28: server/discover answered again after the 2025 fallback"
@@ -160,7 +161,7 @@ func refusedDetail(version string, x wire.Exchange, served bool) string {
 	if served {
 		on = "a live session"
 	}
-	if !wire.ModernVersion(version) {
+	if !msgcheck.ModernVersion(version) {
 		why = "an error of a later era"
 	}
 	what := x.Method
@@ -211,7 +212,7 @@ func (in eraChanged) take(s *Supervisor) {
 func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
 	version := ws.ProtocolVersion()
 	refusal := wire.VersionRefusal
-	if !wire.ModernVersion(version) {
+	if !msgcheck.ModernVersion(version) {
 		if c.era.pinned {
 			return
 		}

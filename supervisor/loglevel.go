@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/wire"
 )
 
@@ -36,7 +37,7 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 			if r.Session == nil {
 				return next(ctx, method, req)
 			}
-			if ir := r.Session.InitializeResult(); ir == nil || !wire.ModernVersion(ir.ProtocolVersion) {
+			if ir := r.Session.InitializeResult(); ir == nil || !msgcheck.ModernVersion(ir.ProtocolVersion) {
 				return next(ctx, method, req)
 			}
 			p := shallowParams(r.Params)

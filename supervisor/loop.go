@@ -14,6 +14,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
 	"github.com/mcpsup/mcpsup/wire"
 )
@@ -556,7 +557,7 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 				s.cfg.Logger.Warn("mcpsup: re-subscribing failed", "server", s.cfg.Name, "uri", uri, "err", err)
 			}
 		}
-		if level != "" && !wire.ModernVersion(sess.ProtocolVersion()) { // a 2026-07-28 session's requests carry it (loglevel.go)
+		if level != "" && !msgcheck.ModernVersion(sess.ProtocolVersion()) { // a 2026-07-28 session's requests carry it (loglevel.go)
 			//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 			if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)}); err != nil {
 				s.cfg.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)

@@ -131,14 +131,11 @@ func (t *Transport) admitJSON(req *http.Request, x *Exchange, resp *http.Respons
 		x.SetBodyRPC(b.data)
 		want.unmoveBodyID(x)
 	}
-	if tameTTLHint(x.Method, r) {
-		exact = false
-	}
-	problem, changed := checkResultType(req, x.Method, r)
+	problem, changed := t.check().Response(checkedRequest(req, x.Method), r)
 	if problem != "" {
 		return refuse(problem)
 	}
-	if changed || dropInvalidHeaderTools(req, x.Method, r, t.cfg.Logger) {
+	if changed {
 		exact = false
 	}
 	if !exact {

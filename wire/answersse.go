@@ -349,13 +349,13 @@ func (s *answerStream) dispatch(ev sseEvent) {
 			s.fail(problem, false)
 			return
 		}
-		problem, changed := checkResultType(s.req, s.method, r)
+		problem, changed := s.t.check().Response(checkedRequest(s.req, s.method), r)
 		if problem != "" {
 			s.fail(problem, false)
 			return
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
-		if tameTTLHint(s.method, r) || changed || dropInvalidHeaderTools(s.req, s.method, r, s.t.cfg.Logger) {
+		if changed {
 			exact = false
 		}
 		if !exact {
@@ -366,7 +366,7 @@ func (s *answerStream) dispatch(ev sseEvent) {
 	s.emit(data, msg, exact)
 }
 
-// decodeProblem is the Transport's [DecodeLimits.Problem] of msg (data):
+// decodeProblem is the Transport's [msgcheck.Limits.Problem] of msg (data):
 // the call's response, whose result is of the call's method, or a request
 // or notification of the server's on the call's stream.
 func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {

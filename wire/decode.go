@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/segmentio/encoding/json"
+
+	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
 
 // maxJSONDepth is the nesting of JSON objects and arrays past which go-sdk
@@ -17,10 +19,8 @@ import (
 // the whole data as go-sdk counts it.
 const maxJSONDepth = 1000
 
-// decodeFlags are the flags go-sdk's decoder uses (internal/json
-// NewDecoder: DontMatchCaseInsensitiveStructFields). DontCopyRawMessage
-// only lets params and result alias the data (see [decodeMessage]).
-const decodeFlags = json.DontMatchCaseInsensitiveStructFields | json.DontCopyRawMessage
+// decodeFlags are go-sdk's decoder flags (jsonscan.DecodeFlags).
+const decodeFlags = jsonscan.DecodeFlags
 
 var errMaxDepth = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxJSONDepth)
 
@@ -282,7 +282,7 @@ func checkMaxDepth(data []byte) error {
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '"':
-			end, ok := stringEnd(data, i+1)
+			end, ok := jsonscan.StringEnd(data, i+1)
 			if !ok {
 				return nil // the rest is inside a string
 			}
@@ -299,26 +299,6 @@ func checkMaxDepth(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// stringEnd returns the index of the quote that closes the string whose
-// contents start at from, false when data ends first.
-func stringEnd(data []byte, from int) (int, bool) {
-	for j := from; ; {
-		k := bytes.IndexByte(data[j:], '"')
-		if k < 0 {
-			return 0, false
-		}
-		end := j + k
-		run := 0
-		for p := end - 1; p >= j && data[p] == '\\'; p-- {
-			run++
-		}
-		if run%2 == 0 {
-			return end, true
-		}
-		j = end + 1
-	}
 }
 
 // hasLineBreak reports whether data holds a CR or an LF.

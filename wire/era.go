@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // JSON-RPC error codes of the 2026-07-28 era (MCP SEP-2575) that refuse a
@@ -192,10 +193,4 @@ func (t *Transport) handshakeError(ctx context.Context, err error) error {
 //     transport page: "Resumable SSE streams via Last-Event-ID are not
 //     supported". Such a stream's loss is marked on the request's record
 //     ([Exchange.StreamLost]) for the caller to re-issue the request.
-func resumesStreams(v string) bool { return !ModernVersion(v) }
-
-// ModernVersion reports whether protocol version v is 2026-07-28 or later:
-// the one comparison by which a request's or a session's era decides the
-// rules of that era (streams, standard headers, log level, keepalive).
-// Versions are dates, so they compare as strings.
-func ModernVersion(v string) bool { return v >= era20260728 }
+func resumesStreams(v string) bool { return !msgcheck.ModernVersion(v) }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // maxRetryField bounds the SSE retry field's value.
@@ -41,7 +43,7 @@ const (
 	// DropTruncated: the stream ended inside the event.
 	DropTruncated
 	// DropTooManyValues: the message holds more than go-sdk may decode
-	// ([DecodeLimits]: more JSON values than [Config.MaxJSONValues], which
+	// ([msgcheck.Limits]: more JSON values than [Config.MaxJSONValues], which
 	// go-sdk would decode at some 100 bytes each, or a request more
 	// messages than [Config.MaxMessages]).
 	DropTooManyValues
@@ -106,8 +108,8 @@ func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 // It holds at most events.max bytes of one event (its partial line
 // included); comment lines between events do not count.
 type sseFilter struct {
-	events eventReader  // pushed; events.max bounds one event (0: no bound)
-	limits DecodeLimits // what go-sdk may decode of one message; zero fields: no bound
+	events eventReader     // pushed; events.max bounds one event (0: no bound)
+	limits msgcheck.Limits // what go-sdk may decode of one message; zero fields: no bound
 
 	bad    *EventError // a malformed line: the current event is dropped at its end
 	run    int         // events dropped in a row

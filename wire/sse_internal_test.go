@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 const listChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
@@ -56,7 +58,7 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
-			f := sseFilter{events: eventReader{max: 256}, limits: DecodeLimits{JSONValues: 10, Messages: 1, ContentBlocks: 1}}
+			f := sseFilter{events: eventReader{max: 256}, limits: msgcheck.Limits{JSONValues: 10, Messages: 1, ContentBlocks: 1}}
 			var out []byte
 			var r filtered
 			for in := []byte(c.in); len(in) > 0 && !r.garbage; {

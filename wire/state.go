@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // MaxSessionIDLen bounds the length of a session id in bytes.
@@ -60,7 +62,7 @@ func (s ResumeState) Validate() error {
 	if r := s.InitializeResult; r != nil && r.ProtocolVersion != "" && r.ProtocolVersion != s.ProtocolVersion {
 		return &StateError{Field: "initialize_result", Reason: fmt.Sprintf("protocol version %q differs from protocol_version %q", r.ProtocolVersion, s.ProtocolVersion)}
 	}
-	if ModernVersion(s.ProtocolVersion) {
+	if msgcheck.ModernVersion(s.ProtocolVersion) {
 		if s.SessionID != "" {
 			return &StateError{Field: "session_id", Reason: "a " + era20260728 + " session has no session id"}
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/jonboulle/clockwork"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream. The zero
@@ -306,7 +308,7 @@ var eventStreamHeader = http.Header{"Content-Type": {"text/event-stream"}}
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
 	b.filter.events.max = t.cfg.Stream.MaxEventBytes
-	b.filter.limits = DecodeLimits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks} // no list answers here
+	b.filter.limits = msgcheck.Limits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks} // no list answers here
 	return b
 }
 

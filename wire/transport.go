@@ -20,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/internal/jsonscan"
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // Header names of the MCP streamable HTTP transport.
@@ -119,7 +121,7 @@ type Config struct {
 	// own: a page with more is refused for that request only (rewritten
 	// into a JSON-RPC error naming the bound; the verdict is protocol, the
 	// session lives). The supervisor sets it to its Config.MaxItems, a
-	// list's bound over all its pages. 0 means [DefaultMaxListItems]
+	// list's bound over all its pages. 0 means [msgcheck.DefaultMaxListItems]
 	// (10,000).
 	MaxListItems int
 	// MaxJSONValues bounds the JSON values of one message go-sdk is handed
@@ -132,7 +134,7 @@ type Config struct {
 	// byte bounds alone let one 16 MiB answer cost some 600 MiB; a
 	// message with more values fails its request only (rewritten into a
 	// JSON-RPC error naming the bound; the verdict is protocol, the session
-	// lives). 0 means [DefaultMaxJSONValues] (1,048,576: at most about
+	// lives). 0 means [msgcheck.DefaultMaxJSONValues] (1,048,576: at most about
 	// 100 MiB decoded).
 	MaxJSONValues int
 	// MaxMessages bounds the messages of a prompts/get result and of a
@@ -141,7 +143,7 @@ type Config struct {
 	// answer allocated 10 GiB, seconds of CPU): past it the call fails
 	// alone (protocol, the bound named), as a request of the server's on
 	// the call's stream does; on the standalone stream the request is
-	// dropped ([DropTooManyValues]). 0 means [DefaultMaxMessages] (10,000).
+	// dropped ([DropTooManyValues]). 0 means [msgcheck.DefaultMaxMessages] (10,000).
 	MaxMessages int
 	// MaxContentBlocks bounds the content blocks of a tools/call result
 	// and of a prompts/get result's messages (nested blocks included: go-sdk
@@ -153,7 +155,7 @@ type Config struct {
 	// sampling/createMessage request's messages are held to it too. Past
 	// it the call fails alone
 	// (rewritten into a JSON-RPC error naming the bound; the verdict is
-	// protocol, the session lives). 0 means [DefaultMaxContentBlocks]
+	// protocol, the session lives). 0 means [msgcheck.DefaultMaxContentBlocks]
 	// (10,000).
 	MaxContentBlocks int
 	// MaxInputRequestObjects bounds the JSON objects of a tools/call,
@@ -162,7 +164,7 @@ type Config struct {
 	// case, a sampling request's messages at some 64 KiB allocated each
 	// (9,997 of them in 150 KB allocated 628 MiB): past it the call fails
 	// alone, as for MaxContentBlocks. 0 means
-	// [DefaultMaxInputRequestObjects] (1,000).
+	// [msgcheck.DefaultMaxInputRequestObjects] (1,000).
 	MaxInputRequestObjects int
 	// MaxResponsesInFlight bounds how many POSTs of go-sdk's responses to
 	// the server's requests (ping, roots/list, sampling/createMessage,
@@ -301,9 +303,17 @@ func NewTransport(cfg Config) *Transport {
 }
 
 // decodeLimits are the Transport's bounds on what go-sdk decodes.
-func (t *Transport) decodeLimits() DecodeLimits {
-	return DecodeLimits{ListItems: t.cfg.MaxListItems, JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages,
+func (t *Transport) decodeLimits() msgcheck.Limits {
+	return msgcheck.Limits{ListItems: t.cfg.MaxListItems, JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages,
 		ContentBlocks: t.cfg.MaxContentBlocks, InputRequestObjects: t.cfg.MaxInputRequestObjects}
+}
+
+// check is the Transport's check of a decoded response (msgcheck).
+func (t *Transport) check() msgcheck.Checker { return msgcheck.Checker{Logger: t.cfg.Logger} }
+
+// checkedRequest is req, a call of method, as msgcheck reads it.
+func checkedRequest(req *http.Request, method string) msgcheck.Request {
+	return msgcheck.Request{Method: method, ProtocolVersion: req.Header.Get(HeaderProtocolVersion), Body: req.GetBody}
 }
 
 // observeHostility feeds one record to the session's hostility tracker and
@@ -674,7 +684,7 @@ func goSDKIdentity(buf []byte) (method []byte, id json.RawMessage, ok bool) {
 	if rest, found = bytes.CutPrefix(rest, []byte(`,"params":`)); found {
 		// The object must end after the params, as go-sdk writes it: a
 		// second "id" or "method" would be the one its server reads.
-		if rest, found = skipComposite(rest); !found {
+		if rest, found = jsonscan.SkipComposite(rest); !found {
 			return nil, nil, false
 		}
 	}
@@ -682,34 +692,6 @@ func goSDKIdentity(buf []byte) (method []byte, id json.RawMessage, ok bool) {
 		return nil, nil, false
 	}
 	return method, id, true
-}
-
-// skipComposite returns what follows the JSON object or array b starts
-// with, found by its brackets outside strings; it checks no more of its
-// syntax (a body broken inside its params is its server's to refuse). ok is
-// false when b starts with anything else or ends first.
-func skipComposite(b []byte) (rest []byte, ok bool) {
-	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
-		return nil, false
-	}
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				return b[i+1:], true
-			}
-		case '"':
-			end, ok := stringEnd(b, i+1)
-			if !ok {
-				return nil, false
-			}
-			i = end
-		}
-	}
-	return nil, false
 }
 
 // readerAt reads a fresh body from its start (the copy GetBody made).

@@ -1,4 +1,4 @@
-package wire
+package msgcheck
 
 import (
 	"bytes"
@@ -7,23 +7,24 @@ import (
 	"iter"
 	"maps"
 	"slices"
+
+	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
 
-// DefaultMaxListItems is the default of [Config.MaxListItems], the same
-// as probes.DefaultMaxItems.
+// DefaultMaxListItems is the default of [Limits.ListItems], the same as
+// probes.DefaultMaxItems.
 const DefaultMaxListItems = 10_000
 
-// DecodeLimits bound what go-sdk may decode of one message of the server's
-// (see [Config.MaxListItems], [Config.MaxJSONValues], [Config.MaxMessages]
-// and [Config.MaxContentBlocks]): go-sdk decodes a message into structs,
+// Limits bound what go-sdk may decode of one message of the server's:
+// go-sdk decodes a message into structs,
 // maps and interfaces of some 100 bytes a JSON value at worst, a list's
 // items, a prompt's messages and a result's content blocks each into a
 // value of its own, so the byte bounds alone
 // let one answer cost hundreds of MiB. A zero field bounds nothing;
-// [DecodeLimits.WithDefaults] gives the defaults. The Transport checks
-// every answer with them, the standalone stream every event; a stdio
-// connection can too.
-type DecodeLimits struct {
+// [Limits.WithDefaults] gives the defaults. The HTTP transport checks
+// every answer with them, the standalone stream every event; the stdio
+// transport every message read.
+type Limits struct {
 	// ListItems bounds the items of one page of a list method's result.
 	ListItems int
 	// JSONValues bounds the JSON values of one message.
@@ -46,7 +47,7 @@ type DecodeLimits struct {
 // default: [DefaultMaxListItems], [DefaultMaxJSONValues],
 // [DefaultMaxMessages], [DefaultMaxContentBlocks],
 // [DefaultMaxInputRequestObjects].
-func (l DecodeLimits) WithDefaults() DecodeLimits {
+func (l Limits) WithDefaults() Limits {
 	if l.ListItems <= 0 {
 		l.ListItems = DefaultMaxListItems
 	}
@@ -76,21 +77,21 @@ func (l DecodeLimits) WithDefaults() DecodeLimits {
 // 10000 content blocks"). data is the whole message
 // where the caller has its bytes, else payload itself. It reads each at
 // most once and allocates nothing (but for a key written with escapes).
-func (l DecodeLimits) Problem(method string, data, payload []byte) string {
+func (l Limits) Problem(method string, data, payload []byte) string {
 	if problem := l.valuesProblem(data); problem != "" {
 		return problem
 	}
 	return l.arraysProblem(method, payload)
 }
 
-// ProblemOfAnyMethod is [DecodeLimits.Problem] of payload, a result,
+// ProblemOfAnyMethod is [Limits.Problem] of payload, a result,
 // held to the bounds of every method whose result has an array counted
 // ("" when none is past its bound; else the problem of the first method,
 // in byte order, whose bound it is past): for the answer to a request
 // whose method is no longer known, such as one a stdio connection stopped
 // remembering. A result of a method that counts nothing passes, as no such
 // result has a counted method's keys.
-func (l DecodeLimits) ProblemOfAnyMethod(payload []byte) string {
+func (l Limits) ProblemOfAnyMethod(payload []byte) string {
 	if problem := l.valuesProblem(payload); problem != "" {
 		return problem
 	}
@@ -103,7 +104,7 @@ func (l DecodeLimits) ProblemOfAnyMethod(payload []byte) string {
 }
 
 // valuesProblem is Problem's count of data's JSON values.
-func (l DecodeLimits) valuesProblem(data []byte) string {
+func (l Limits) valuesProblem(data []byte) string {
 	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
 		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
 	}
@@ -112,7 +113,7 @@ func (l DecodeLimits) valuesProblem(data []byte) string {
 
 // arraysProblem is Problem's count of the arrays of method's payload
 // (see decodedArrays).
-func (l DecodeLimits) arraysProblem(method string, payload []byte) string {
+func (l Limits) arraysProblem(method string, payload []byte) string {
 	a, ok := decodedArrays[method]
 	if !ok {
 		return ""
@@ -147,10 +148,10 @@ func (l DecodeLimits) arraysProblem(method string, payload []byte) string {
 func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
 
 // countedMethods are the methods of decodedArrays, in a fixed order, so
-// that [DecodeLimits.ProblemOfAnyMethod] names the same bound each time.
+// that [Limits.ProblemOfAnyMethod] names the same bound each time.
 var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
 
-// CountsItems reports whether [DecodeLimits.Problem] counts an array of
+// CountsItems reports whether [Limits.Problem] counts an array of
 // method's payload: a connection that reads answers apart from their
 // requests (stdio) must remember which calls were of such a method.
 func CountsItems(method string) bool {
@@ -187,7 +188,7 @@ var decodedArrays = map[string]struct {
 	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents", inputRequests: true},
 }
 
-// arrayKind says which bound of [DecodeLimits] an array of decodedArrays
+// arrayKind says which bound of [Limits] an array of decodedArrays
 // is held to.
 type arrayKind int
 
@@ -222,7 +223,7 @@ func keyValues(obj []byte, key string) iter.Seq[[]byte] {
 		for i := 0; i < len(obj); i++ {
 			switch c := obj[i]; c {
 			case '"':
-				end, ok := stringEnd(obj, i+1)
+				end, ok := jsonscan.StringEnd(obj, i+1)
 				if !ok {
 					return
 				}
@@ -232,7 +233,7 @@ func keyValues(obj []byte, key string) iter.Seq[[]byte] {
 				i = end
 			case '{', '[':
 				if keyed && depth == 1 {
-					rest, ok := skipComposite(obj[i:])
+					rest, ok := jsonscan.SkipComposite(obj[i:])
 					if !ok {
 						return
 					}
@@ -267,7 +268,7 @@ func arrayElements(arr []byte, limit int) int {
 			if depth == 1 && n == 0 {
 				n = 1
 			}
-			end, ok := stringEnd(arr, i+1)
+			end, ok := jsonscan.StringEnd(arr, i+1)
 			if !ok {
 				return n
 			}
@@ -308,11 +309,11 @@ func isKey(obj []byte, start, end int, key string) bool {
 	return json.Unmarshal(obj[start:end+1], &k) == nil && k == key
 }
 
-// DefaultMaxJSONValues is the default of [Config.MaxJSONValues].
+// DefaultMaxJSONValues is the default of [Limits.JSONValues].
 const DefaultMaxJSONValues = 1 << 20
 
 // moreValues reports whether data holds more than limit JSON values, as
-// [Config.MaxJSONValues] counts them: every object and array, and every
+// [Limits.JSONValues] counts them: every object and array, and every
 // element or member after the first of each (a '{', '[' or ',' outside
 // strings). It reads data once and allocates nothing.
 func moreValues(data []byte, limit int) bool {
@@ -323,7 +324,7 @@ func moreValues(data []byte, limit int) bool {
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '"':
-			end, ok := stringEnd(data, i+1)
+			end, ok := jsonscan.StringEnd(data, i+1)
 			if !ok {
 				return false
 			}
@@ -338,13 +339,13 @@ func moreValues(data []byte, limit int) bool {
 	return false
 }
 
-// DefaultMaxMessages is the default of [Config.MaxMessages].
+// DefaultMaxMessages is the default of [Limits.Messages].
 const DefaultMaxMessages = 10_000
 
-// DefaultMaxContentBlocks is the default of [Config.MaxContentBlocks].
+// DefaultMaxContentBlocks is the default of [Limits.ContentBlocks].
 const DefaultMaxContentBlocks = 10_000
 
 // DefaultMaxInputRequestObjects is the default of
-// [Config.MaxInputRequestObjects]: at some 64 KiB allocated an object at
+// [Limits.InputRequestObjects]: at some 64 KiB allocated an object at
 // worst, about 64 MiB for one answer's input requests.
 const DefaultMaxInputRequestObjects = 1_000

@@ -1,4 +1,4 @@
-package wire
+package msgcheck
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
 
 // refBlock is what go-sdk's wireContent decodes of a block's tree.
@@ -33,7 +35,7 @@ func refBlocks(t require.TestingT, payload []byte, tree blockTree) int {
 		var r struct {
 			Content []*refBlock `json:"content"`
 		}
-		_, err := segjson.Parse(payload, &r, decodeFlags)
+		_, err := segjson.Parse(payload, &r, jsonscan.DecodeFlags)
 		require.NoError(t, err)
 		for _, b := range r.Content {
 			n += b.nodes()
@@ -44,21 +46,21 @@ func refBlocks(t require.TestingT, payload []byte, tree blockTree) int {
 				Content segjson.RawMessage `json:"content"`
 			} `json:"messages"`
 		}
-		_, err := segjson.Parse(payload, &r, decodeFlags)
+		_, err := segjson.Parse(payload, &r, jsonscan.DecodeFlags)
 		require.NoError(t, err)
 		for _, m := range r.Messages {
 			raw := strings.TrimSpace(string(m.Content))
 			switch {
 			case strings.HasPrefix(raw, "["):
 				var bs []*refBlock
-				_, err := segjson.Parse([]byte(raw), &bs, decodeFlags)
+				_, err := segjson.Parse([]byte(raw), &bs, jsonscan.DecodeFlags)
 				require.NoError(t, err)
 				for _, b := range bs {
 					n += b.nodes()
 				}
 			case strings.HasPrefix(raw, "{"):
 				var b refBlock
-				_, err := segjson.Parse([]byte(raw), &b, decodeFlags)
+				_, err := segjson.Parse([]byte(raw), &b, jsonscan.DecodeFlags)
 				require.NoError(t, err)
 				n += b.nodes()
 			}
@@ -168,16 +170,16 @@ func TestObjectsUnderCountsEveryObjectOfTheKey(t *testing.T) {
 	}
 	sampling := `{"content":[],"inputRequests":{"a":{"method":"sampling/createMessage","params":{"maxTokens":1,"messages":[{"role":"user","content":[` +
 		strings.TrimSuffix(strings.Repeat(`{"type":"text","text":"x"},`, 20), ",") + `]}]}}}}`
-	l := DecodeLimits{InputRequestObjects: 10}
+	l := Limits{InputRequestObjects: 10}
 	assert.Equal(t, "tools/call result with more than 10 objects in inputRequests", l.Problem("tools/call", nil, []byte(sampling)))
 	assert.Equal(t, "prompts/get with more than 10 objects in inputRequests", l.Problem("prompts/get", nil, []byte(sampling)))
 	assert.Equal(t, "prompts/get with more than 10 objects in inputRequests", l.ProblemOfAnyMethod([]byte(sampling)), "the first method in order")
-	assert.Empty(t, DecodeLimits{InputRequestObjects: 30}.Problem("tools/call", nil, []byte(sampling)))
-	assert.Empty(t, DecodeLimits{ContentBlocks: 10}.Problem("tools/call", nil, []byte(sampling)), "a bound of its own")
+	assert.Empty(t, Limits{InputRequestObjects: 30}.Problem("tools/call", nil, []byte(sampling)))
+	assert.Empty(t, Limits{ContentBlocks: 10}.Problem("tools/call", nil, []byte(sampling)), "a bound of its own")
 	// Empty messages, each decoded by go-sdk with two decoders of its own:
 	// 9,997 in 150 KB allocated 628 MiB; the default bound refuses them.
 	empty := `{"content":[],"inputRequests":{"a":{"method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` +
 		strings.TrimSuffix(strings.Repeat(`{"content":[]},`, 9997), ",") + `]}}}}`
 	assert.Equal(t, "tools/call result with more than 1000 objects in inputRequests",
-		DecodeLimits{}.WithDefaults().Problem("tools/call", nil, []byte(empty)))
+		Limits{}.WithDefaults().Problem("tools/call", nil, []byte(empty)))
 }

@@ -1,15 +1,16 @@
-package wire
+package msgcheck
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
 
 // The resultType of a result (MCP 2026-07-28, changelog.mdx item 8: "All
@@ -37,8 +38,8 @@ var inputCapability = map[string][2]string{
 	"roots/list":             {"roots", "roots (mcp.ClientOptions.Capabilities)"},
 }
 
-// checkResultType applies the resultType rules to r, the response to req
-// (a request of method), before go-sdk reads it. go-sdk v1.8.0 reads no
+// checkResultType applies the resultType rules to r, the response to req,
+// before go-sdk reads it. go-sdk v1.8.0 reads no
 // resultType: its multi round-trip middleware (mcp/mrtr.go) fulfils and
 // re-sends a tools/call, prompts/get or resources/read whenever the result
 // holds inputRequests, up to ten times, and hands any other result to the
@@ -68,18 +69,19 @@ var inputCapability = map[string][2]string{
 //     result to the caller as the call's success.
 //
 // A result whose fields go-sdk could not decode is left to go-sdk.
-func checkResultType(req *http.Request, method string, r *jsonrpc.Response) (problem string, changed bool) {
+func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed bool) {
+	method := req.Method
 	if r.Error != nil || !mayHoldResultType(r.Result) || plainlyComplete(r.Result) {
 		return "", false
 	}
-	// Raw members alias r.Result (decodeFlags: DontCopyRawMessage): the
+	// Raw members alias r.Result (jsonscan.DecodeFlags: DontCopyRawMessage): the
 	// common answer, "complete" written plainly, costs no copy.
 	var v struct {
 		ResultType    json.RawMessage `json:"resultType"`
 		InputRequests json.RawMessage `json:"inputRequests"`
 		RequestState  json.RawMessage `json:"requestState"`
 	}
-	if _, err := segjson.Parse(r.Result, &v, decodeFlags); err != nil {
+	if _, err := segjson.Parse(r.Result, &v, jsonscan.DecodeFlags); err != nil {
 		return "", false
 	}
 	rt := resultComplete // absent: complete
@@ -184,7 +186,7 @@ func editResult(r *jsonrpc.Response, edit func(fields map[string]json.RawMessage
 // clientCapabilities do not cover, or "" when all are covered or the
 // request declares none (a 2025-era request: its capabilities went in
 // initialize).
-func inputProblem(req *http.Request, reqs map[string]json.RawMessage) string {
+func inputProblem(req Request, reqs map[string]json.RawMessage) string {
 	if len(reqs) == 0 {
 		return ""
 	}
@@ -219,11 +221,11 @@ const maxCapabilitiesBody = 4 << 20
 // declaredCapabilities returns the clientCapabilities a request's `_meta`
 // declares (SEP-2575, io.modelcontextprotocol/clientCapabilities), by key;
 // false when the body cannot be read again or declares none.
-func declaredCapabilities(req *http.Request) (map[string]json.RawMessage, bool) {
-	if req.GetBody == nil {
+func declaredCapabilities(req Request) (map[string]json.RawMessage, bool) {
+	if req.Body == nil {
 		return nil, false
 	}
-	body, err := req.GetBody()
+	body, err := req.Body()
 	if err != nil {
 		return nil, false
 	}

@@ -1,4 +1,4 @@
-package wire
+package msgcheck
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
 
 // listMethods are the methods whose results carry a ttlMs hint (SEP-2549,
@@ -36,7 +38,7 @@ func tameTTLHint(method string, r *jsonrpc.Response) bool {
 	var hint struct {
 		TTLMs int `json:"ttlMs"`
 	}
-	if _, err := segjson.Parse(r.Result, &hint, decodeFlags); err == nil && hint.TTLMs >= math.MinInt32 && hint.TTLMs <= math.MaxInt32 {
+	if _, err := segjson.Parse(r.Result, &hint, jsonscan.DecodeFlags); err == nil && hint.TTLMs >= math.MinInt32 && hint.TTLMs <= math.MaxInt32 {
 		return false
 	}
 	var fields map[string]json.RawMessage

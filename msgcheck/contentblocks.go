@@ -1,4 +1,6 @@
-package wire
+package msgcheck
+
+import "github.com/mcpsup/mcpsup/internal/jsonscan"
 
 // Content blocks are decoded by go-sdk into mcp's wireContent, a struct
 // whose "content" member is an array of wireContent again (a tool_result
@@ -36,7 +38,7 @@ const (
 // contentBlocks returns the content blocks of the trees tree locates in
 // obj, a JSON object, every key go-sdk reads counted (an escaped one, each
 // of duplicates), no further than limit+1. obj is well-formed JSON of at
-// most maxJSONDepth levels (decoded already). It reads obj once and
+// most 1000 levels (go-sdk's depth bound; decoded already). It reads obj once and
 // allocates nothing (but for a key written with escapes).
 //
 // The containers of the trees form a chain from obj down (an array of
@@ -87,7 +89,7 @@ func contentBlocks(obj []byte, tree blockTree, limit int) int {
 		}
 		switch c {
 		case '"':
-			end, ok := stringEnd(obj, i+1)
+			end, ok := jsonscan.StringEnd(obj, i+1)
 			if !ok {
 				return total
 			}
@@ -196,7 +198,7 @@ func objectsUnder(obj []byte, key string, limit int) int {
 		for i := 0; i < len(v) && total <= limit; i++ {
 			switch v[i] {
 			case '"':
-				end, ok := stringEnd(v, i+1)
+				end, ok := jsonscan.StringEnd(v, i+1)
 				if !ok {
 					return total
 				}

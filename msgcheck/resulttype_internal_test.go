@@ -1,8 +1,8 @@
-package wire
+package msgcheck
 
 import (
-	"bytes"
-	"net/http"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -71,10 +71,9 @@ func TestInputRequiredWithoutInputRequests(t *testing.T) {
 // want the result go-sdk must get when it changes ("" unchanged).
 func requireResultType(t *testing.T, method, req, result, problem, want string) {
 	t.Helper()
-	hr, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", bytes.NewReader([]byte(req)))
-	require.NoError(t, err)
+	body := func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(req)), nil }
 	r := &jsonrpc.Response{Result: []byte(result)}
-	gotProblem, changed := checkResultType(hr, method, r)
+	gotProblem, changed := checkResultType(Request{Method: method, Body: body}, r)
 	require.Equal(t, problem, gotProblem)
 	require.Equal(t, want != "", changed)
 	if changed {

@@ -1,4 +1,4 @@
-package wire
+package msgcheck
 
 import (
 	"strings"
@@ -34,7 +34,7 @@ func TestMaxArrayItemsCountsWhatGoSDKDecodes(t *testing.T) {
 	} {
 		require.Equal(t, c.want, maxArrayItems([]byte(c.obj), "tools", 10), "%s", c.obj)
 	}
-	l := DecodeLimits{ListItems: 10}
+	l := Limits{ListItems: 10}
 	page := []byte(`{"prompts":` + items(11) + `}`)
 	require.Equal(t, "prompts/list result with more than 10 prompts", l.Problem("prompts/list", page, page))
 	require.Empty(t, l.Problem("tools/call", page, page), "not a list method")
@@ -61,5 +61,5 @@ func TestMoreValuesCountsOutsideStrings(t *testing.T) {
 	} {
 		require.Equal(t, c.more, moreValues([]byte(c.data), c.limit), "%s within %d", c.data, c.limit)
 	}
-	require.Equal(t, "JSON-RPC message with more than 2 JSON values", DecodeLimits{JSONValues: 2}.Problem("x", []byte(`[1,2,3]`), nil))
+	require.Equal(t, "JSON-RPC message with more than 2 JSON values", Limits{JSONValues: 2}.Problem("x", []byte(`[1,2,3]`), nil))
 }
