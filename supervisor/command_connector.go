@@ -12,10 +12,10 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
 	seam "github.com/mcpsup/mcpsup/session"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // commandConnector opens sessions with a stdio server: every Dial starts
@@ -215,7 +215,7 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 //
 // A list page (tools/list and the others) with more than maxItems items is
 // answered in the server's place with a JSON-RPC error naming the bound
-// (code wire.CodeHTTPAnswer, as the wire layer's refusals), before go-sdk
+// (code httpsession.CodeHTTPAnswer, as the wire layer's refusals), before go-sdk
 // decodes its items each into a struct of its own: the pagination's item
 // bound would come only after (msgcheck.Limits).
 type markingConn struct {
@@ -286,7 +286,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				problem = c.limits.Problem(method, r.Result, r.Result)
 			}
 			if problem != "" {
-				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,
+				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: httpsession.CodeHTTPAnswer,
 					Message: "mcpsup: answer refused: " + problem}}, nil
 			}
 		}

@@ -25,7 +25,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/httpsession"
 )
 
 // stdioTimeout bounds every wait on a real process.
@@ -714,7 +714,7 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	require.Equal(t, "tools", tools.List)
 	require.Equal(t, events.ListFailed, tools.Status)
 	require.True(t, tools.Verdict.RPC.Present)
-	require.Equal(t, int64(wire.CodeHTTPAnswer), tools.Verdict.RPC.Code)
+	require.Equal(t, int64(httpsession.CodeHTTPAnswer), tools.Verdict.RPC.Code)
 	require.Equal(t, "mcpsup: answer refused: tools/list result with more than 5 tools", tools.Verdict.RPC.Message)
 	for _, e := range r.rec.Events() {
 		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
@@ -736,7 +736,7 @@ func TestCommandResultOverTheContentBoundIsRefused(t *testing.T) {
 	_, err = r.call("blocks", map[string]any{"n": 6})
 	var rpcErr *jsonrpc.Error
 	require.ErrorAs(t, err, &rpcErr)
-	require.Equal(t, int64(wire.CodeHTTPAnswer), rpcErr.Code)
+	require.Equal(t, int64(httpsession.CodeHTTPAnswer), rpcErr.Code)
 	require.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", rpcErr.Message)
 	res, err = r.call("echo", map[string]any{"text": "after"})
 	require.NoError(t, err)

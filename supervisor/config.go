@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // StreamPolicy chooses whether sessions open the standalone SSE stream (the
@@ -35,14 +35,14 @@ const (
 )
 
 // wireMode is the wire switch's mode of the policy.
-func (p StreamPolicy) wireMode() wire.StreamMode {
+func (p StreamPolicy) wireMode() httpsession.StreamMode {
 	switch p {
 	case StreamOn:
-		return wire.StreamOn
+		return httpsession.StreamOn
 	case StreamOff:
-		return wire.StreamOff
+		return httpsession.StreamOff
 	}
-	return wire.StreamAuto
+	return httpsession.StreamAuto
 }
 
 // HostileRule is the rule that marks a server GET-hostile under
@@ -60,7 +60,9 @@ type HostileRule struct {
 	Threshold int
 }
 
-func (r HostileRule) toWire() wire.HostilityRule { return wire.HostilityRule{Threshold: r.Threshold} }
+func (r HostileRule) toWire() httpsession.HostilityRule {
+	return httpsession.HostilityRule{Threshold: r.Threshold}
+}
 
 // StreamKeeper tunes how the standalone stream is kept open and re-dialed
 // when it ends. The zero value, and every zero field, is the default.
@@ -108,7 +110,7 @@ type AnswerLimits struct {
 	// worst. Default 1,048,576 (msgcheck.DefaultMaxJSONValues). A stdio
 	// server's messages are held to it too: a response past it is answered
 	// in the server's place with a JSON-RPC error naming the bound (code
-	// wire.CodeHTTPAnswer), a request or notification past it is dropped
+	// httpsession.CodeHTTPAnswer), a request or notification past it is dropped
 	// and reported as a stdout-line-dropped event.
 	JSONValues int
 	// Messages bounds the messages of a prompts/get result and of a
@@ -130,7 +132,7 @@ type AnswerLimits struct {
 	InputRequestObjects int
 }
 
-func (l AnswerLimits) apply(c *wire.Config) {
+func (l AnswerLimits) apply(c *httpsession.Config) {
 	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent = l.JSON, l.ErrorBody, l.SSEEvent
 	c.MaxJSONValues, c.MaxMessages, c.MaxContentBlocks = l.JSONValues, l.Messages, l.ContentBlocks
 	c.MaxInputRequestObjects = l.InputRequestObjects
@@ -144,8 +146,8 @@ func (l AnswerLimits) decodeLimits(maxItems int) msgcheck.Limits {
 		ContentBlocks: l.ContentBlocks, InputRequestObjects: l.InputRequestObjects}.WithDefaults()
 }
 
-func (k StreamKeeper) toWire() wire.StreamConfig {
-	return wire.StreamConfig{Span: k.Span, InitialBackoff: k.InitialBackoff, MaxBackoff: k.MaxBackoff,
+func (k StreamKeeper) toWire() httpsession.StreamConfig {
+	return httpsession.StreamConfig{Span: k.Span, InitialBackoff: k.InitialBackoff, MaxBackoff: k.MaxBackoff,
 		Jitter: k.Jitter, MaxEventBytes: k.MaxEventBytes}
 }
 
@@ -165,14 +167,14 @@ const (
 	Era20260728
 )
 
-func (e Era) toWire() wire.Era {
+func (e Era) toWire() httpsession.Era {
 	switch e {
 	case Era2025:
-		return wire.Era2025
+		return httpsession.Era2025
 	case Era20260728:
-		return wire.Era20260728
+		return httpsession.Era20260728
 	}
-	return wire.EraAuto
+	return httpsession.EraAuto
 }
 
 func (e Era) String() string {
@@ -306,7 +308,7 @@ type Config struct {
 	// timeout (calls are bounded by their context and CallTimeout).
 	HTTPClient *http.Client
 	// OAuthHandler, when set, authorizes every request of every session
-	// (go-sdk's auth.OAuthHandler; see wire.Config.OAuthHandler): its token
+	// (go-sdk's auth.OAuthHandler; see httpsession.Config.OAuthHandler): its token
 	// source's access token is sent as a Bearer token on POSTs, the
 	// standalone stream and its re-dials, the resumption of a call's stream
 	// and DELETE, and a 401 (or a 403 with error="insufficient_scope") runs
@@ -344,7 +346,7 @@ type Config struct {
 	// (mcp.Client.AddSendingMiddleware, AddReceivingMiddleware), in order:
 	// the first runs first. The sending middleware sees every request the
 	// session sends, the handshake included, with the request's context. It
-	// wraps mcpsup's own (wire.FactsMiddleware is added to the client first,
+	// wraps mcpsup's own (httpsession.FactsMiddleware is added to the client first,
 	// and go-sdk's AddSendingMiddleware wraps the handler built so far, so
 	// the first added runs innermost): the errors it sees carry their wire
 	// facts (classify.HTTPError, classify.NotSentError), so classify and an
@@ -414,7 +416,7 @@ type Config struct {
 	// MaxResponsesInFlight bounds the client's responses to the server's
 	// requests (ping, roots/list, sampling/createMessage,
 	// elicitation/create) still on their way at once: POSTs waiting for
-	// the server's answer (each also cut after wire.DefaultResponseTimeout,
+	// the server's answer (each also cut after httpsession.DefaultResponseTimeout,
 	// 30 s), or writes to a stdio server's stdin. One past it is dropped,
 	// with a response-dropped event, and the server's request stays
 	// unanswered: a server that sends requests and never takes their
@@ -427,7 +429,7 @@ type Config struct {
 	// event. Every handler's context (requests' and notifications') ends
 	// with its session, so a handler waiting on it never holds Close.
 	// Raise it for a server that sends many requests at
-	// once through a slow path. Default wire.DefaultMaxResponsesInFlight
+	// once through a slow path. Default httpsession.DefaultMaxResponsesInFlight
 	// (16).
 	MaxResponsesInFlight int
 	// EraReprobe is how long the 2025 era, learned because a
@@ -439,9 +441,9 @@ type Config struct {
 	// speaks both eras, or that was rolled back and forward, gets the
 	// 2026-07-28 era (and its push channel) back. A 2025 handshake, or a
 	// 2025 session still opening, that the server refuses with an error of
-	// a later era (wire.LegacyRefusal) ends the period at once. It also
+	// a later era (httpsession.LegacyRefusal) ends the period at once. It also
 	// spaces the re-discoveries a live session makes when a request is
-	// refused its era (-32022 on 2026-07-28, wire.LegacyRefusal on 2025:
+	// refused its era (-32022 on 2026-07-28, httpsession.LegacyRefusal on 2025:
 	// one per EraReprobe). It runs on Clock. Default
 	// DefaultEraReprobe (10 min); negative: a fallback is kept for the
 	// supervisor's life, as before.
@@ -519,7 +521,7 @@ type Config struct {
 	// fails discovery (and is retried on the backoff schedule); a side list
 	// past a cap is degraded. A page that alone holds more than MaxItems
 	// items is refused before go-sdk decodes it (a protocol verdict naming
-	// the bound; over stdio a JSON-RPC error of code wire.CodeHTTPAnswer
+	// the bound; over stdio a JSON-RPC error of code httpsession.CodeHTTPAnswer
 	// naming it), so its items cost no memory. Defaults 100 pages and
 	// 10,000 items (probes.DefaultMaxPages, probes.DefaultMaxItems).
 	MaxPages, MaxItems int
@@ -602,7 +604,7 @@ func (c Config) withDefaults() Config {
 		c.Name = c.Endpoint
 	}
 	if c.MaxResponsesInFlight <= 0 {
-		c.MaxResponsesInFlight = wire.DefaultMaxResponsesInFlight
+		c.MaxResponsesInFlight = httpsession.DefaultMaxResponsesInFlight
 	}
 	if c.Command != nil {
 		cmd := c.Command.withDefaults()

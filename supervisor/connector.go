@@ -10,10 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
 	seam "github.com/mcpsup/mcpsup/session"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // wireConnector opens go-sdk sessions on mcpsup's wire transport.
@@ -33,17 +33,17 @@ func newWireConnector(s *Supervisor) *wireConnector {
 }
 
 func (c *wireConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
-	return c.connect(spec, func(opts wire.Options) (*wire.Session, error) { return wire.Open(ctx, opts) })
+	return c.connect(spec, func(opts httpsession.Options) (*httpsession.Session, error) { return httpsession.Open(ctx, opts) })
 }
 
 func (c *wireConnector) Attach(ctx context.Context, spec dialSpec) (session, error) {
-	return c.connect(spec, func(opts wire.Options) (*wire.Session, error) {
-		return wire.Resume(ctx, opts, spec.resume.wireState())
+	return c.connect(spec, func(opts httpsession.Options) (*httpsession.Session, error) {
+		return httpsession.Resume(ctx, opts, spec.resume.wireState())
 	})
 }
 
 // connect opens a session with open and learns the era it negotiated.
-func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Session, error)) (session, error) {
+func (c *wireConnector) connect(spec dialSpec, open func(httpsession.Options) (*httpsession.Session, error)) (session, error) {
 	w := &wireWatch{}
 	reqs := c.s.serverRequests(spec.gen)
 	opts := c.options(spec, w, reqs)
@@ -57,7 +57,7 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 		}
 		return nil, err
 	}
-	var discover *wire.Exchange
+	var discover *httpsession.Exchange
 	if x, ok := ws.Transport().DiscoverExchange(); ok {
 		discover = &x
 	}
@@ -75,16 +75,16 @@ func (c *wireConnector) connect(spec dialSpec, open func(wire.Options) (*wire.Se
 	return sess, nil
 }
 
-func (c *wireConnector) options(spec dialSpec, w *wireWatch, reqs *serverRequests) wire.Options {
+func (c *wireConnector) options(spec dialSpec, w *wireWatch, reqs *serverRequests) httpsession.Options {
 	cfg := c.s.cfg
 	era, fallback := c.era.next(cfg.Clock.Now())
-	opts := wire.Options{
+	opts := httpsession.Options{
 		Endpoint:   cfg.Endpoint,
 		HTTPClient: cfg.HTTPClient,
 		Client:     c.client(spec.hooks, reqs),
 		Era:        era,
 		ClientInfo: cfg.Implementation,
-		Wire: wire.Config{
+		Wire: httpsession.Config{
 			Switch:               c.s.streams, // every session inherits the decision
 			Clock:                cfg.Clock,
 			Logger:               cfg.Logger,
@@ -112,9 +112,9 @@ func (c *wireConnector) options(spec dialSpec, w *wireWatch, reqs *serverRequest
 // the count): a stream that puts a good event between its bad ones is
 // never refused for drops in a row, and would flood the sink. The session
 // is unaffected.
-func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
+func (c *wireConnector) droppedEvent(gen uint64) func(*httpsession.EventError) {
 	var n atomic.Int64
-	return func(e *wire.EventError) {
+	return func(e *httpsession.EventError) {
 		if k := int(n.Add(1)); reportDrop(k) {
 			c.s.post(streamEventDropped{gen: gen, detail: fmt.Sprintf("%s (%d dropped in all)", e.Error(), k)})
 		}
@@ -124,8 +124,8 @@ func (c *wireConnector) droppedEvent(gen uint64) func(*wire.EventError) {
 // droppedResponse relays the responses the wire layer dropped in
 // generation gen into events, as [commandConnector.dropped] does stdout
 // lines: each of the first maxDropEvents, then every dropEventEvery-th.
-func (c *wireConnector) droppedResponse(gen uint64) func(*wire.ResponseDroppedError) {
-	return func(e *wire.ResponseDroppedError) {
+func (c *wireConnector) droppedResponse(gen uint64) func(*httpsession.ResponseDroppedError) {
+	return func(e *httpsession.ResponseDroppedError) {
 		if reportDrop(e.Dropped) {
 			c.s.post(responseDropped{gen: gen, detail: e.Error()})
 		}
@@ -135,7 +135,7 @@ func (c *wireConnector) droppedResponse(gen uint64) func(*wire.ResponseDroppedEr
 // client builds the go-sdk client of one session, with the wire layer's
 // facts on every request's error.
 func (c *wireConnector) client(h *sessionHooks, reqs *serverRequests) *mcp.Client {
-	return c.s.sessionClient(h, reqs, wire.FactsMiddleware())
+	return c.s.sessionClient(h, reqs, httpsession.FactsMiddleware())
 }
 
 // sessionClient builds the go-sdk client of one session of either
@@ -192,19 +192,19 @@ func relistThen[R any](ours, host func(context.Context, R)) func(context.Context
 // from the transport's goroutines.
 type wireWatch struct {
 	mu    sync.Mutex
-	fatal *wire.Exchange // the first answer that ends a session
+	fatal *httpsession.Exchange // the first answer that ends a session
 	// eraRefused hears each answer refusal reports as a refusal of the
 	// session's era (era.go) until one ends the session (endedForEra).
 	// nil: not watched, or ended already.
-	eraRefused func(wire.Exchange)
-	refusal    func(wire.Exchange) bool
+	eraRefused func(httpsession.Exchange)
+	refusal    func(httpsession.Exchange) bool
 }
 
 // setEraRefused watches the session's answers for a refusal of its era, as
 // refusal tells one: each is put to f until f ends the session for one
 // (endedForEra). A refusal f lets pass, because re-discoveries are spaced,
 // keeps the watch, so a refusal after the spacing still ends the session.
-func (w *wireWatch) setEraRefused(refusal func(wire.Exchange) bool, f func(wire.Exchange)) {
+func (w *wireWatch) setEraRefused(refusal func(httpsession.Exchange) bool, f func(httpsession.Exchange)) {
 	w.mu.Lock()
 	w.refusal, w.eraRefused = refusal, f
 	w.mu.Unlock()
@@ -212,7 +212,7 @@ func (w *wireWatch) setEraRefused(refusal func(wire.Exchange) bool, f func(wire.
 
 // endedForEra records x as the answer the session ends with, and stops the
 // era watch: once per session.
-func (w *wireWatch) endedForEra(x wire.Exchange) bool {
+func (w *wireWatch) endedForEra(x httpsession.Exchange) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.eraRefused == nil {
@@ -225,7 +225,7 @@ func (w *wireWatch) endedForEra(x wire.Exchange) bool {
 	return true
 }
 
-func (w *wireWatch) exchange(x wire.Exchange) {
+func (w *wireWatch) exchange(x httpsession.Exchange) {
 	if !x.Local && x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
 		// Every era refusal is a 400 or 404 with a JSON-RPC error: no
 		// other answer takes the lock.
@@ -243,7 +243,7 @@ func (w *wireWatch) exchange(x wire.Exchange) {
 	if x.Local || !x.SessionGone {
 		return // every call's exchange: nothing kept, nothing allocated
 	}
-	fatal := new(wire.Exchange)
+	fatal := new(httpsession.Exchange)
 	*fatal = x
 	w.mu.Lock()
 	if w.fatal == nil {
@@ -262,11 +262,11 @@ func (w *wireWatch) cause(err error) error {
 	return &classify.HTTPError{Exchange: *w.fatal, Err: err}
 }
 
-// wireSession adapts a wire.Session to the supervisor's session.
+// wireSession adapts a httpsession.Session to the supervisor's session.
 type wireSession struct {
 	probes.Lister
 	sdkCalls
-	ws     *wire.Session
+	ws     *httpsession.Session
 	watch  *wireWatch
 	ka     *seam.KeepAlive // nil without Config.KeepAlive
 	unroot func()          // stops root changes reaching the session's client
@@ -275,25 +275,25 @@ type wireSession struct {
 	requests *serverRequests
 }
 
-func newWireSession(ws *wire.Session, w *wireWatch) *wireSession {
+func newWireSession(ws *httpsession.Session, w *wireWatch) *wireSession {
 	return &wireSession{Lister: probes.SessionLister(ws.ClientSession()), sdkCalls: sdkCalls{ws.ClientSession()}, ws: ws, watch: w}
 }
 
 func (w *wireSession) Ping(ctx context.Context) error {
-	ctx = wire.WithExchange(ctx)
-	return wire.Annotate(ctx, w.cs.Ping(ctx, nil))
+	ctx = httpsession.WithExchange(ctx)
+	return httpsession.Annotate(ctx, w.cs.Ping(ctx, nil))
 }
 
 // Alive pings a 2025-era session; a 2026-07-28 one has no ping (a go-sdk
 // server answers it -32601), so it sends server/discover
-// (wire.Session.Discover), which every server of that era serves, without
+// (httpsession.Session.Discover), which every server of that era serves, without
 // side effects.
 func (w *wireSession) Alive(ctx context.Context) error {
 	if !msgcheck.ModernVersion(w.ws.ProtocolVersion()) {
 		return w.Ping(ctx)
 	}
-	ctx = wire.WithExchange(ctx)
-	return wire.Annotate(ctx, w.ws.Discover(ctx))
+	ctx = httpsession.WithExchange(ctx)
+	return httpsession.Annotate(ctx, w.ws.Discover(ctx))
 }
 
 func (w *wireSession) ID() string                              { return w.ws.ID() }

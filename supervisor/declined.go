@@ -4,13 +4,13 @@ import (
 	"strconv"
 
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/httpsession"
 )
 
 // A server may decline a session's push stream: the first standalone GET
 // (2025 era) or subscriptions/listen POST (2026-07-28) answered 405,
 // another 4xx or a non-stream answer. The stream keeper then holds it for
-// the session's life (wire.StreamAttempt.Declined), and no list_changed can
+// the session's life (httpsession.StreamAttempt.Declined), and no list_changed can
 // reach the session: its catalog is polled (Config.CatalogPollInterval), as
 // with the stream off.
 
@@ -43,7 +43,7 @@ func (in streamDeclined) take(s *Supervisor) {
 
 // declinedDetail names a declined attempt's answer: "HTTP 405 text/plain",
 // "HTTP 200 application/json"; without a content type "HTTP 404".
-func declinedDetail(a wire.StreamAttempt) string { return declinedText(a.Status, a.ContentType) }
+func declinedDetail(a httpsession.StreamAttempt) string { return declinedText(a.Status, a.ContentType) }
 
 // declinedText names an answer by its status and content type.
 func declinedText(status int, contentType string) string {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // capabilitiesOf returns what the session's server declared, nil when
@@ -308,7 +308,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 	if s.cfg.Command != nil {
 		return false // a stdio server's list_changed always reaches us
 	}
-	if s.streams.Mode() == wire.StreamOff || s.streams.Decision().Off {
+	if s.streams.Mode() == httpsession.StreamOff || s.streams.Decision().Off {
 		return true
 	}
 	sess := s.session(gen)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // DefaultEraReprobe is Config.EraReprobe's default: a fall back to the
@@ -18,7 +18,7 @@ import (
 const DefaultEraReprobe = 10 * time.Minute
 
 // maxDiscoverOutages is how many handshakes in a row may fail because their
-// `server/discover` met an outage (wire.DiscoverOutage: no answer, an
+// `server/discover` met an outage (httpsession.DiscoverOutage: no answer, an
 // answer stream lost before its response, 408, 429, a 5xx but 501) before
 // the next one lets go-sdk fall back to `initialize`: a passing outage of a
 // 2026-07-28 server is retried on the backoff, while a 2025-era server that
@@ -34,14 +34,14 @@ const maxDiscoverOutages = 3
 //     session) lasts Config.EraReprobe on Clock, then the next new session
 //     sends `server/discover` again;
 //   - a discover that met an outage is no verdict on the era: go-sdk's
-//     fallback is refused (wire.Config.FallbackAfterOutage unset) and the
+//     fallback is refused (httpsession.Config.FallbackAfterOutage unset) and the
 //     handshake is retried, up to maxDiscoverOutages in a row;
 //   - a session whose request is answered with a refusal of its era ends,
 //     detached, and the next session discovers again (go-sdk's fallback to
 //     `initialize` still open): a 2026-07-28 session's answered 400 -32022
-//     (wire.VersionRefusal: the server rolled back), a 2025 session's, or
+//     (httpsession.VersionRefusal: the server rolled back), a 2025 session's, or
 //     a 2025 handshake's, answered with a recognized modern error
-//     (wire.LegacyRefusal: the fallback was wrong; not under the host's
+//     (httpsession.LegacyRefusal: the fallback was wrong; not under the host's
 //     Era2025). A session still opening (its handshake and first listing)
 //     is one connect attempt: acted on at once, each attempt on the retry
 //     schedule. A session that served: at most once per EraReprobe, so a
@@ -54,7 +54,7 @@ type eraMemory struct {
 	reprobe time.Duration // Config.EraReprobe; negative: a 2025 era is kept for good
 
 	mu        sync.Mutex
-	era       wire.Era
+	era       httpsession.Era
 	until     time.Time // when a learned 2025 era ends; zero: for good (or not 2025)
 	outages   int       // handshakes in a row whose discover met an outage
 	liveShown time.Time // the last live-session refusal acted on
@@ -66,12 +66,12 @@ func newEraMemory(cfg Config) *eraMemory {
 
 // next returns the era the next handshake starts with at now, and whether
 // go-sdk may fall back to `initialize` after a discover outage.
-func (m *eraMemory) next(now time.Time) (wire.Era, bool) {
+func (m *eraMemory) next(now time.Time) (httpsession.Era, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	era := m.era
-	if era == wire.Era2025 && !m.until.IsZero() && !now.Before(m.until) {
-		era = wire.EraAuto // the fallback ran out: probe server/discover again
+	if era == httpsession.Era2025 && !m.until.IsZero() && !now.Before(m.until) {
+		era = httpsession.EraAuto // the fallback ran out: probe server/discover again
 	}
 	return era, m.outages >= maxDiscoverOutages
 }
@@ -80,7 +80,7 @@ func (m *eraMemory) next(now time.Time) (wire.Era, bool) {
 // now; "" teaches nothing. It returns the event detail when the era
 // changed ("" otherwise). discover is how the session's `server/discover`
 // was answered, if it sent one.
-func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange) string {
+func (m *eraMemory) learn(now time.Time, version string, discover *httpsession.Exchange) string {
 	if version == "" {
 		return ""
 	}
@@ -89,17 +89,17 @@ func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange
 	m.outages = 0
 	was := m.era
 	if msgcheck.ModernVersion(version) {
-		m.era, m.until = wire.Era20260728, time.Time{}
-		if was == wire.Era2025 {
+		m.era, m.until = httpsession.Era20260728, time.Time{}
+		if was == httpsession.Era2025 {
 			return "2026-07-28: server/discover answered again after the 2025 fallback"
 		}
 		return ""
 	}
-	m.era = wire.Era2025
+	m.era = httpsession.Era2025
 	if !m.pinned && m.reprobe > 0 {
 		m.until = now.Add(m.reprobe)
 	}
-	if was == wire.Era2025 || discover == nil {
+	if was == httpsession.Era2025 || discover == nil {
 		return "" // no change, or a persisted 2025 session: nothing refused
 	}
 	why := discoverAnswer(*discover)
@@ -115,21 +115,21 @@ func (m *eraMemory) learn(now time.Time, version string, discover *wire.Exchange
 // badly) starts the count over, so a long outage does not turn the next
 // passing discover failure into a fallback. A 2025 handshake of a learned
 // era that the server refused with a recognized modern error
-// (wire.LegacyRefusal) ends the 2025 era at once: it returns the event
+// (httpsession.LegacyRefusal) ends the 2025 era at once: it returns the event
 // detail ("" when the era stays).
-func (m *eraMemory) dialFailed(dialed wire.Era, err error) string {
+func (m *eraMemory) dialFailed(dialed httpsession.Era, err error) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if errors.Is(err, wire.ErrDiscoverOutage) {
+	if errors.Is(err, httpsession.ErrDiscoverOutage) {
 		m.outages++
 		return ""
 	}
 	m.outages = 0
 	he, ok := errors.AsType[*classify.HTTPError](err)
-	if dialed != wire.Era2025 || m.pinned || !ok || !wire.LegacyRefusal(he.Exchange) {
+	if dialed != httpsession.Era2025 || m.pinned || !ok || !httpsession.LegacyRefusal(he.Exchange) {
 		return ""
 	}
-	m.era, m.until = wire.EraAuto, time.Time{}
+	m.era, m.until = httpsession.EraAuto, time.Time{}
 	return refusedDetail("2025-11-25", he.Exchange, false)
 }
 
@@ -150,13 +150,13 @@ func (m *eraMemory) refused(now time.Time, served bool) bool {
 		}
 		m.liveShown = now
 	}
-	m.era, m.until, m.outages = wire.EraAuto, time.Time{}, 0
+	m.era, m.until, m.outages = httpsession.EraAuto, time.Time{}, 0
 	return true
 }
 
 // refusedDetail is the era-changed event's detail for the refusal x of
 // version on a session; served: one that had been ready.
-func refusedDetail(version string, x wire.Exchange, served bool) string {
+func refusedDetail(version string, x httpsession.Exchange, served bool) string {
 	on, why := "a new session", "the server rolled back"
 	if served {
 		on = "a live session"
@@ -174,7 +174,7 @@ func refusedDetail(version string, x wire.Exchange, served bool) string {
 // discoverAnswer says why a `server/discover` led to the 2025 era: refused
 // (a status and JSON-RPC code), or answered with a result whose
 // supportedVersions lack 2026-07-28 (go-sdk's stateful streamable handler).
-func discoverAnswer(x wire.Exchange) string {
+func discoverAnswer(x httpsession.Exchange) string {
 	if x.Status >= 200 && x.Status < 300 && !x.RPC.Present && !x.Malformed {
 		return fmt.Sprintf("server/discover answered (HTTP %d) without 2026-07-28 among its supportedVersions", x.Status)
 	}
@@ -182,7 +182,7 @@ func discoverAnswer(x wire.Exchange) string {
 }
 
 // answerOf names an answer in an event: its status and JSON-RPC code.
-func answerOf(x wire.Exchange) string {
+func answerOf(x httpsession.Exchange) string {
 	s := "no HTTP answer"
 	if x.Status != 0 {
 		s = fmt.Sprintf("HTTP %d", x.Status)
@@ -206,19 +206,19 @@ func (in eraChanged) take(s *Supervisor) {
 
 // watchEra ends a session whose request is answered with a refusal of its
 // era, detached, so that the next session discovers again (see eraMemory;
-// eraMemory.refused bounds it): wire.VersionRefusal on a 2026-07-28
-// session, wire.LegacyRefusal on a 2025 one unless the host pinned
+// eraMemory.refused bounds it): httpsession.VersionRefusal on a 2026-07-28
+// session, httpsession.LegacyRefusal on a 2025 one unless the host pinned
 // Era2025.
-func (c *wireConnector) watchEra(gen uint64, ws *wire.Session, w *wireWatch) {
+func (c *wireConnector) watchEra(gen uint64, ws *httpsession.Session, w *wireWatch) {
 	version := ws.ProtocolVersion()
-	refusal := wire.VersionRefusal
+	refusal := httpsession.VersionRefusal
 	if !msgcheck.ModernVersion(version) {
 		if c.era.pinned {
 			return
 		}
-		refusal = wire.LegacyRefusal
+		refusal = httpsession.LegacyRefusal
 	}
-	w.setEraRefused(refusal, func(x wire.Exchange) {
+	w.setEraRefused(refusal, func(x httpsession.Exchange) {
 		// refused first: a live session's refusal within EraReprobe of the
 		// last one acted on leaves the session (and the watch) as they are.
 		served := c.s.served(gen)

@@ -4,8 +4,8 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // input is one fact for the loop goroutine, which takes inputs one at a
@@ -66,7 +66,7 @@ type refreshRequested struct{ done chan error }
 // From the stream: the decision changed (the switch), or the keeper
 // dropped an event of generation gen.
 type (
-	streamChanged      struct{ d wire.StreamDecision }
+	streamChanged      struct{ d httpsession.StreamDecision }
 	streamEventDropped struct {
 		gen    uint64
 		detail string

@@ -14,9 +14,9 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // loopState is owned by the loop goroutine; nothing else touches it.
@@ -284,7 +284,7 @@ func (s *Supervisor) resumeFor(sess session, prev *ResumeState) *ResumeState {
 	rs := &ResumeState{
 		Version:  ResumeStateVersion,
 		Endpoint: s.cfg.Endpoint,
-		ResumeState: wire.ResumeState{
+		ResumeState: httpsession.ResumeState{
 			SessionID:        sess.ID(),
 			ProtocolVersion:  sess.ProtocolVersion(),
 			InitializeResult: sess.InitializeResult(),
@@ -644,8 +644,8 @@ func (h *sessionHooks) resourcesChanged(context.Context, *mcp.ResourceListChange
 func (h *sessionHooks) streamRestored() { h.s.post(relistWanted{gen: h.gen}) }
 
 // streamDeclined: the server declined the session's push stream with the
-// answer a (wire.Config.OnStreamDeclined).
-func (h *sessionHooks) streamDeclined(a wire.StreamAttempt) {
+// answer a (httpsession.Config.OnStreamDeclined).
+func (h *sessionHooks) streamDeclined(a httpsession.StreamAttempt) {
 	h.s.post(streamDeclined{gen: h.gen, detail: declinedDetail(a)})
 }
 

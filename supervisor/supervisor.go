@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/fsm"
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/httpsession"
 )
 
 // State is the connection state, the string type events.Event names its
@@ -91,7 +91,7 @@ type Supervisor struct {
 	sink       *sinkQueue // delivers events to Config.Events
 
 	// streams owns the standalone stream decision; every session shares it.
-	streams *wire.StreamSwitch
+	streams *httpsession.StreamSwitch
 	roots   rootSet // the host's roots, applied to every session (host_api.go)
 
 	progress progressCalls // bounded calls by progress token (progress.go)
@@ -229,14 +229,14 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		s.redact.AddLikelySecret(v)
 	}
 	s.redactLogs()
-	var remembered wire.StreamDecision
+	var remembered httpsession.StreamDecision
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
 		s.redact.AddSessionID(rs.SessionID)
-		remembered = wire.StreamDecision{Off: rs.StandaloneStream.Off, Since: rs.StandaloneStream.DecidedAt}
+		remembered = httpsession.StreamDecision{Off: rs.StandaloneStream.Off, Since: rs.StandaloneStream.DecidedAt}
 	}
-	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule.toWire(),
+	s.streams = httpsession.NewStreamSwitch(httpsession.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule.toWire(),
 		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
 	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
 	if cfg.CallHandler != nil {
@@ -254,10 +254,10 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 // streamDecided relays a change of the stream decision into an event
 // (failure story S5); ResumeState reads the decision from s.streams. Called
 // from wire's goroutines.
-func (s *Supervisor) streamDecided(d wire.StreamDecision) { s.post(streamChanged{d: d}) }
+func (s *Supervisor) streamDecided(d httpsession.StreamDecision) { s.post(streamChanged{d: d}) }
 
 // decisionOf is the persisted form of a stream decision.
-func decisionOf(d wire.StreamDecision) StreamDecision {
+func decisionOf(d httpsession.StreamDecision) StreamDecision {
 	if !d.Off {
 		return StreamDecision{}
 	}
