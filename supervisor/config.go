@@ -151,6 +151,11 @@ func (k StreamKeeper) toWire() httpsession.StreamConfig {
 		Jitter: k.Jitter, MaxEventBytes: k.MaxEventBytes}
 }
 
+// DefaultEraReprobe is Config.EraReprobe's default: a fall back to the
+// 2025 era lasts ten minutes of new sessions, then `server/discover` is
+// tried again (one request per probe).
+const DefaultEraReprobe = httpsession.DefaultEraReprobe
+
 // Era is the protocol era a supervisor assumes for its server before a
 // handshake tells it (MCP protocol versions 2025-11-25 and 2026-07-28).
 type Era uint8
@@ -364,7 +369,7 @@ type Config struct {
 	// the first handshake (and from Resume), used for every later one; a
 	// fall back to 2025 after a `server/discover` that was refused, or
 	// answered without 2026-07-28 among its supportedVersions, lasts
-	// EraReprobe (see era.go).
+	// EraReprobe (see httpsession/eramemory.go).
 	Era Era
 	// Stream is the standalone SSE stream policy. Default StreamAuto.
 	Stream StreamPolicy

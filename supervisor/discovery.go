@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
-	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
 )
@@ -308,7 +307,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 	if s.cfg.Command != nil {
 		return false // a stdio server's list_changed always reaches us
 	}
-	if s.streams.Mode() == httpsession.StreamOff || s.streams.Decision().Off {
+	if s.cfg.Stream == StreamOff || s.streamDecision().Off {
 		return true
 	}
 	sess := s.session(gen)

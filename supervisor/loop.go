@@ -639,16 +639,6 @@ func (h *sessionHooks) resourcesChanged(context.Context, *mcp.ResourceListChange
 	h.listChanged(probes.Resources)
 }
 
-// streamRestored: the standalone stream came back after a gap in which
-// list_changed notifications may have been lost.
-func (h *sessionHooks) streamRestored() { h.s.post(relistWanted{gen: h.gen}) }
-
-// streamDeclined: the server declined the session's push stream with the
-// answer a (httpsession.Config.OnStreamDeclined).
-func (h *sessionHooks) streamDeclined(a httpsession.StreamAttempt) {
-	h.s.post(streamDeclined{gen: h.gen, detail: declinedDetail(a)})
-}
-
 // listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.
 func (h *sessionHooks) listTTL(l probes.List, ms int) {
 	if l > probes.ResourceTemplates {

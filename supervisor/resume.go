@@ -125,9 +125,6 @@ func (rs *ResumeState) Validate() error {
 	return nil
 }
 
-// wireState returns the part the wire layer resumes from.
-func (rs *ResumeState) wireState() httpsession.ResumeState { return rs.ResumeState }
-
 // cutText shortens untrusted text quoted in an error.
 func cutText(s string, n int) string {
 	if len(s) <= n {

@@ -1,4 +1,4 @@
-package supervisor
+package httpsession
 
 import (
 	"fmt"
@@ -8,50 +8,49 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
-	"github.com/mcpsup/mcpsup/httpsession"
 )
 
-func refusal(code int64) *httpsession.Exchange {
-	return &httpsession.Exchange{Method: "server/discover", Status: 400, RPC: classify.RPCError{Present: true, Code: code}}
+func refusal(code int64) *Exchange {
+	return &Exchange{Method: "server/discover", Status: 400, RPC: classify.RPCError{Present: true, Code: code}}
 }
 
 // The era rules, one at a time, on explicit times.
 func TestEraMemory(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	m := newEraMemory(Config{EraReprobe: 10 * time.Minute})
+	m := newEraMemory(EraAuto, 10*time.Minute)
 	era, fallback := m.next(t0)
-	require.Equal(t, httpsession.EraAuto, era)
+	require.Equal(t, EraAuto, era)
 	require.False(t, fallback)
 
 	// A refused discover: 2025 for the period, one event.
 	require.Contains(t, m.learn(t0, "2025-11-25", refusal(-32022)), "JSON-RPC -32022")
 	era, _ = m.next(t0.Add(10*time.Minute - time.Nanosecond))
-	require.Equal(t, httpsession.Era2025, era, "within the period")
+	require.Equal(t, Era2025, era, "within the period")
 	require.Empty(t, m.learn(t0, "2025-11-25", nil), "no change, no event")
 	era, _ = m.next(t0.Add(10 * time.Minute))
-	require.Equal(t, httpsession.EraAuto, era, "probed again after the period")
-	require.Contains(t, m.learn(t0.Add(10*time.Minute), "2026-07-28", &httpsession.Exchange{Status: 200}), "2026-07-28")
+	require.Equal(t, EraAuto, era, "probed again after the period")
+	require.Contains(t, m.learn(t0.Add(10*time.Minute), "2026-07-28", &Exchange{Status: 200}), "2026-07-28")
 	era, _ = m.next(t0.Add(time.Hour))
-	require.Equal(t, httpsession.Era20260728, era)
+	require.Equal(t, Era20260728, era)
 
 	// A discover answered with a result that offers only 2025 versions
 	// (go-sdk's server by default) was not refused: the event says so.
-	m2 := newEraMemory(Config{})
-	detail := m2.learn(t0, "2025-11-25", &httpsession.Exchange{Method: "server/discover", Status: 200})
+	m2 := newEraMemory(EraAuto, 0)
+	detail := m2.learn(t0, "2025-11-25", &Exchange{Method: "server/discover", Status: 200})
 	require.Contains(t, detail, "without 2026-07-28 among its supportedVersions")
 	require.NotContains(t, detail, "refused")
 
 	// Outages: three let no fallback through, the fourth may; a failure of
 	// another kind starts over.
-	outage := &httpsession.DiscoverOutageError{Discover: httpsession.Exchange{Status: 502}}
+	outage := &DiscoverOutageError{Discover: Exchange{Status: 502}}
 	for range maxDiscoverOutages {
 		_, fallback = m.next(t0)
 		require.False(t, fallback)
-		m.dialFailed(httpsession.EraAuto, fmt.Errorf("connect: %w", outage))
+		m.dialFailed(EraAuto, fmt.Errorf("connect: %w", outage))
 	}
 	_, fallback = m.next(t0)
 	require.True(t, fallback)
-	m.dialFailed(httpsession.EraAuto, fmt.Errorf("connect: %w", classify.ErrCredential))
+	m.dialFailed(EraAuto, fmt.Errorf("connect: %w", classify.ErrCredential))
 	_, fallback = m.next(t0)
 	require.False(t, fallback, "the let-through fallback failed as well: start over")
 
@@ -63,30 +62,30 @@ func TestEraMemory(t *testing.T) {
 	require.True(t, m.refused(t0.Add(11*time.Minute), false))
 	require.True(t, m.refused(t0.Add(11*time.Minute), false))
 	era, _ = m.next(t0.Add(11 * time.Minute))
-	require.Equal(t, httpsession.EraAuto, era, "the next session discovers")
+	require.Equal(t, EraAuto, era, "the next session discovers")
 }
 
 // The host's Era2025 is kept for good; a negative EraReprobe keeps a
 // fallback for good.
 func TestEraMemoryPinned(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	m := newEraMemory(Config{Era: Era2025, EraReprobe: time.Minute})
+	m := newEraMemory(Era2025, time.Minute)
 	m.learn(t0, "2025-11-25", nil)
 	era, _ := m.next(t0.Add(24 * time.Hour))
-	require.Equal(t, httpsession.Era2025, era)
+	require.Equal(t, Era2025, era)
 
-	m = newEraMemory(Config{EraReprobe: -1})
+	m = newEraMemory(EraAuto, -1)
 	m.learn(t0, "2025-11-25", refusal(-32601))
 	era, _ = m.next(t0.Add(24 * time.Hour))
-	require.Equal(t, httpsession.Era2025, era)
+	require.Equal(t, Era2025, era)
 }
 
 // Only -32022 refuses a live session's era; -32020 and -32021 refuse one
 // request.
 func TestVersionRefusalIsOnly32022(t *testing.T) {
 	for code, want := range map[int64]bool{-32022: true, -32021: false, -32020: false, -32601: false} {
-		require.Equal(t, want, httpsession.VersionRefusal(*refusal(code)), "code %d", code)
-		require.Equal(t, code != -32601, httpsession.EraRefusal(*refusal(code)), "code %d", code)
+		require.Equal(t, want, VersionRefusal(*refusal(code)), "code %d", code)
+		require.Equal(t, code != -32601, EraRefusal(*refusal(code)), "code %d", code)
 	}
 }
 
@@ -99,37 +98,37 @@ func TestVersionRefusalIsOnly32022(t *testing.T) {
 func TestEraMemoryLegacyRefusal(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	handshake := func(status int, code int64) error {
-		return fmt.Errorf("connect: %w", &classify.HTTPError{Exchange: httpsession.Exchange{Verb: "POST", Method: "initialize", Status: status,
+		return fmt.Errorf("connect: %w", &classify.HTTPError{Exchange: Exchange{Verb: "POST", Method: "initialize", Status: status,
 			RPC: classify.RPCError{Present: true, Code: code}}})
 	}
 	learned := func() *eraMemory {
-		m := newEraMemory(Config{EraReprobe: 10 * time.Minute})
+		m := newEraMemory(EraAuto, 10*time.Minute)
 		m.learn(t0, "2025-11-25", refusal(-32022))
 		era, _ := m.next(t0)
-		require.Equal(t, httpsession.Era2025, era)
+		require.Equal(t, Era2025, era)
 		return m
 	}
 
 	m := learned()
-	detail := m.dialFailed(httpsession.Era2025, handshake(400, -32022))
+	detail := m.dialFailed(Era2025, handshake(400, -32022))
 	require.Contains(t, detail, "2025-11-25 refused on a new session (HTTP 400, JSON-RPC -32022, initialize)")
 	era, _ := m.next(t0)
-	require.Equal(t, httpsession.EraAuto, era, "discovers at once, within the period")
+	require.Equal(t, EraAuto, era, "discovers at once, within the period")
 
 	m = learned()
-	require.NotEmpty(t, m.dialFailed(httpsession.Era2025, handshake(404, -32601)), "initialize not implemented")
+	require.NotEmpty(t, m.dialFailed(Era2025, handshake(404, -32601)), "initialize not implemented")
 	m = learned()
-	require.Empty(t, m.dialFailed(httpsession.Era2025, handshake(400, -32021)), "one request's capability")
-	require.Empty(t, m.dialFailed(httpsession.Era2025, handshake(503, 0)), "an outage")
-	require.Empty(t, m.dialFailed(httpsession.EraAuto, handshake(400, -32022)), "go-sdk's fallback of a discover: nothing learned to end")
+	require.Empty(t, m.dialFailed(Era2025, handshake(400, -32021)), "one request's capability")
+	require.Empty(t, m.dialFailed(Era2025, handshake(503, 0)), "an outage")
+	require.Empty(t, m.dialFailed(EraAuto, handshake(400, -32022)), "go-sdk's fallback of a discover: nothing learned to end")
 	era, _ = m.next(t0)
-	require.Equal(t, httpsession.Era2025, era)
+	require.Equal(t, Era2025, era)
 
-	pinned := newEraMemory(Config{Era: Era2025})
-	require.Empty(t, pinned.dialFailed(httpsession.Era2025, handshake(400, -32022)))
+	pinned := newEraMemory(Era2025, 0)
+	require.Empty(t, pinned.dialFailed(Era2025, handshake(400, -32022)))
 	require.False(t, pinned.refused(t0, false))
 	era, _ = pinned.next(t0)
-	require.Equal(t, httpsession.Era2025, era, "the host's Era2025 is kept for good")
+	require.Equal(t, Era2025, era, "the host's Era2025 is kept for good")
 }
 
 // The answers that tell a 2025-era request's server speaks a later era.
@@ -149,8 +148,8 @@ func TestLegacyRefusal(t *testing.T) {
 		{"tools/list", 400, -32000, false},
 		{"tools/list", 500, -32022, false},
 	} {
-		x := httpsession.Exchange{Method: tc.method, Status: tc.status, RPC: classify.RPCError{Present: true, Code: tc.code}}
-		require.Equal(t, tc.want, httpsession.LegacyRefusal(x), "%+v", tc)
+		x := Exchange{Method: tc.method, Status: tc.status, RPC: classify.RPCError{Present: true, Code: tc.code}}
+		require.Equal(t, tc.want, LegacyRefusal(x), "%+v", tc)
 	}
-	require.False(t, httpsession.LegacyRefusal(httpsession.Exchange{Method: "initialize", Status: 400}), "a 400 without a JSON-RPC error is no modern error")
+	require.False(t, LegacyRefusal(Exchange{Method: "initialize", Status: 400}), "a 400 without a JSON-RPC error is no modern error")
 }

@@ -1,4 +1,4 @@
-package supervisor
+package httpsession
 
 import (
 	"errors"
@@ -7,18 +7,16 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
-	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
-// DefaultEraReprobe is Config.EraReprobe's default: a fall back to the
+// DefaultEraReprobe is DialerOptions.EraReprobe's default: a fall back to the
 // 2025 era lasts ten minutes of new sessions, then `server/discover` is
 // tried again (one request per probe).
 const DefaultEraReprobe = 10 * time.Minute
 
 // maxDiscoverOutages is how many handshakes in a row may fail because their
-// `server/discover` met an outage (httpsession.DiscoverOutage: no answer, an
+// `server/discover` met an outage (DiscoverOutage: no answer, an
 // answer stream lost before its response, 408, 429, a 5xx but 501) before
 // the next one lets go-sdk fall back to `initialize`: a passing outage of a
 // 2026-07-28 server is retried on the backoff, while a 2025-era server that
@@ -29,49 +27,54 @@ const maxDiscoverOutages = 3
 // handshake a new session starts with, learned from the sessions opened
 // (the negotiated version, and how `server/discover` was answered). Its
 // rules (DESIGN.md section 7):
-//   - the host's Config.Era2025 is kept for good; any other 2025 era
-//     (learned from a refused discover, a fallback, or a persisted 2025
-//     session) lasts Config.EraReprobe on Clock, then the next new session
-//     sends `server/discover` again;
+//   - the host's Era2025 is kept for good; any other 2025 era (learned
+//     from a refused discover, a fallback, or a persisted 2025 session)
+//     lasts DialerOptions.EraReprobe on the clock, then the next new
+//     session sends `server/discover` again;
 //   - a discover that met an outage is no verdict on the era: go-sdk's
-//     fallback is refused (httpsession.Config.FallbackAfterOutage unset) and the
+//     fallback is refused (Config.FallbackAfterOutage unset) and the
 //     handshake is retried, up to maxDiscoverOutages in a row;
 //   - a session whose request is answered with a refusal of its era ends,
 //     detached, and the next session discovers again (go-sdk's fallback to
 //     `initialize` still open): a 2026-07-28 session's answered 400 -32022
-//     (httpsession.VersionRefusal: the server rolled back), a 2025 session's, or
+//     (VersionRefusal: the server rolled back), a 2025 session's, or
 //     a 2025 handshake's, answered with a recognized modern error
-//     (httpsession.LegacyRefusal: the fallback was wrong; not under the host's
+//     (LegacyRefusal: the fallback was wrong; not under the host's
 //     Era2025). A session still opening (its handshake and first listing)
 //     is one connect attempt: acted on at once, each attempt on the retry
 //     schedule. A session that served: at most once per EraReprobe, so a
 //     server refusing every call does not cost a session each;
-//   - every change of era is an era-changed event.
+//   - every change of era is a session.EraChanged fact.
 //
-// Safe for concurrent use: Dial and Attach run off the loop.
+// Safe for concurrent use: Dial and Attach run on any goroutine.
 type eraMemory struct {
-	pinned  bool          // the host's Config.Era2025: never probed
-	reprobe time.Duration // Config.EraReprobe; negative: a 2025 era is kept for good
+	pinned  bool          // the host's Era2025: never probed
+	reprobe time.Duration // DialerOptions.EraReprobe; negative: a 2025 era is kept for good
 
 	mu        sync.Mutex
-	era       httpsession.Era
+	era       Era
 	until     time.Time // when a learned 2025 era ends; zero: for good (or not 2025)
 	outages   int       // handshakes in a row whose discover met an outage
 	liveShown time.Time // the last live-session refusal acted on
 }
 
-func newEraMemory(cfg Config) *eraMemory {
-	return &eraMemory{era: cfg.Era.toWire(), pinned: cfg.Era == Era2025, reprobe: cfg.EraReprobe}
+// newEraMemory starts from the host's era hint; reprobe 0 means
+// DefaultEraReprobe.
+func newEraMemory(era Era, reprobe time.Duration) *eraMemory {
+	if reprobe == 0 {
+		reprobe = DefaultEraReprobe
+	}
+	return &eraMemory{era: era, pinned: era == Era2025, reprobe: reprobe}
 }
 
 // next returns the era the next handshake starts with at now, and whether
 // go-sdk may fall back to `initialize` after a discover outage.
-func (m *eraMemory) next(now time.Time) (httpsession.Era, bool) {
+func (m *eraMemory) next(now time.Time) (Era, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	era := m.era
-	if era == httpsession.Era2025 && !m.until.IsZero() && !now.Before(m.until) {
-		era = httpsession.EraAuto // the fallback ran out: probe server/discover again
+	if era == Era2025 && !m.until.IsZero() && !now.Before(m.until) {
+		era = EraAuto // the fallback ran out: probe server/discover again
 	}
 	return era, m.outages >= maxDiscoverOutages
 }
@@ -80,7 +83,7 @@ func (m *eraMemory) next(now time.Time) (httpsession.Era, bool) {
 // now; "" teaches nothing. It returns the event detail when the era
 // changed ("" otherwise). discover is how the session's `server/discover`
 // was answered, if it sent one.
-func (m *eraMemory) learn(now time.Time, version string, discover *httpsession.Exchange) string {
+func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) string {
 	if version == "" {
 		return ""
 	}
@@ -89,17 +92,17 @@ func (m *eraMemory) learn(now time.Time, version string, discover *httpsession.E
 	m.outages = 0
 	was := m.era
 	if msgcheck.ModernVersion(version) {
-		m.era, m.until = httpsession.Era20260728, time.Time{}
-		if was == httpsession.Era2025 {
+		m.era, m.until = Era20260728, time.Time{}
+		if was == Era2025 {
 			return "2026-07-28: server/discover answered again after the 2025 fallback"
 		}
 		return ""
 	}
-	m.era = httpsession.Era2025
+	m.era = Era2025
 	if !m.pinned && m.reprobe > 0 {
 		m.until = now.Add(m.reprobe)
 	}
-	if was == httpsession.Era2025 || discover == nil {
+	if was == Era2025 || discover == nil {
 		return "" // no change, or a persisted 2025 session: nothing refused
 	}
 	why := discoverAnswer(*discover)
@@ -115,21 +118,21 @@ func (m *eraMemory) learn(now time.Time, version string, discover *httpsession.E
 // badly) starts the count over, so a long outage does not turn the next
 // passing discover failure into a fallback. A 2025 handshake of a learned
 // era that the server refused with a recognized modern error
-// (httpsession.LegacyRefusal) ends the 2025 era at once: it returns the event
+// (LegacyRefusal) ends the 2025 era at once: it returns the event
 // detail ("" when the era stays).
-func (m *eraMemory) dialFailed(dialed httpsession.Era, err error) string {
+func (m *eraMemory) dialFailed(dialed Era, err error) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if errors.Is(err, httpsession.ErrDiscoverOutage) {
+	if errors.Is(err, ErrDiscoverOutage) {
 		m.outages++
 		return ""
 	}
 	m.outages = 0
 	he, ok := errors.AsType[*classify.HTTPError](err)
-	if dialed != httpsession.Era2025 || m.pinned || !ok || !httpsession.LegacyRefusal(he.Exchange) {
+	if dialed != Era2025 || m.pinned || !ok || !LegacyRefusal(he.Exchange) {
 		return ""
 	}
-	m.era, m.until = httpsession.EraAuto, time.Time{}
+	m.era, m.until = EraAuto, time.Time{}
 	return refusedDetail("2025-11-25", he.Exchange, false)
 }
 
@@ -150,13 +153,13 @@ func (m *eraMemory) refused(now time.Time, served bool) bool {
 		}
 		m.liveShown = now
 	}
-	m.era, m.until, m.outages = httpsession.EraAuto, time.Time{}, 0
+	m.era, m.until, m.outages = EraAuto, time.Time{}, 0
 	return true
 }
 
 // refusedDetail is the era-changed event's detail for the refusal x of
 // version on a session; served: one that had been ready.
-func refusedDetail(version string, x httpsession.Exchange, served bool) string {
+func refusedDetail(version string, x Exchange, served bool) string {
 	on, why := "a new session", "the server rolled back"
 	if served {
 		on = "a live session"
@@ -174,7 +177,7 @@ func refusedDetail(version string, x httpsession.Exchange, served bool) string {
 // discoverAnswer says why a `server/discover` led to the 2025 era: refused
 // (a status and JSON-RPC code), or answered with a result whose
 // supportedVersions lack 2026-07-28 (go-sdk's stateful streamable handler).
-func discoverAnswer(x httpsession.Exchange) string {
+func discoverAnswer(x Exchange) string {
 	if x.Status >= 200 && x.Status < 300 && !x.RPC.Present && !x.Malformed {
 		return fmt.Sprintf("server/discover answered (HTTP %d) without 2026-07-28 among its supportedVersions", x.Status)
 	}
@@ -182,7 +185,7 @@ func discoverAnswer(x httpsession.Exchange) string {
 }
 
 // answerOf names an answer in an event: its status and JSON-RPC code.
-func answerOf(x httpsession.Exchange) string {
+func answerOf(x Exchange) string {
 	s := "no HTTP answer"
 	if x.Status != 0 {
 		s = fmt.Sprintf("HTTP %d", x.Status)
@@ -191,41 +194,4 @@ func answerOf(x httpsession.Exchange) string {
 		s += fmt.Sprintf(", JSON-RPC %d", x.RPC.Code)
 	}
 	return s
-}
-
-// eraChanged is the era-changed event of generation gen, from the goroutine
-// that opened (or watched) a session.
-type eraChanged struct {
-	gen    uint64
-	detail string
-}
-
-func (in eraChanged) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindEraChanged, Generation: in.gen, Detail: in.detail})
-}
-
-// watchEra ends a session whose request is answered with a refusal of its
-// era, detached, so that the next session discovers again (see eraMemory;
-// eraMemory.refused bounds it): httpsession.VersionRefusal on a 2026-07-28
-// session, httpsession.LegacyRefusal on a 2025 one unless the host pinned
-// Era2025.
-func (c *wireConnector) watchEra(gen uint64, ws *httpsession.Session, w *wireWatch) {
-	version := ws.ProtocolVersion()
-	refusal := httpsession.VersionRefusal
-	if !msgcheck.ModernVersion(version) {
-		if c.era.pinned {
-			return
-		}
-		refusal = httpsession.LegacyRefusal
-	}
-	w.setEraRefused(refusal, func(x httpsession.Exchange) {
-		// refused first: a live session's refusal within EraReprobe of the
-		// last one acted on leaves the session (and the watch) as they are.
-		served := c.s.served(gen)
-		if !c.era.refused(c.s.cfg.Clock.Now(), served) || !w.endedForEra(x) {
-			return
-		}
-		c.s.post(eraChanged{gen: gen, detail: refusedDetail(version, x, served)})
-		go func() { _ = ws.Detach() }() // not on the Transport's goroutine, which is inside a request
-	})
 }
