@@ -45,8 +45,12 @@ type DialerOptions struct {
 	HostileRule      HostilityRule
 	HostileMemory    time.Duration
 	RememberedStream StreamDecision
+	// AnswerLimits bound the answers of every session; they replace the
+	// Transport's MaxJSONBody, MaxErrorBody, MaxSSEEvent, MaxJSONValues,
+	// MaxMessages, MaxContentBlocks and MaxInputRequestObjects.
+	AnswerLimits AnswerLimits
 	// Transport is the configuration of every session's [Transport]: its
-	// answer bounds, stream keeper, responses bound, OAuthHandler,
+	// MaxListItems, stream keeper, responses bound, OAuthHandler,
 	// OnCredential, Clock and Logger (the dialer's own too). Its Switch,
 	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
 	// OnDroppedResponse and FallbackAfterOutage are the dialer's: set ones
@@ -167,6 +171,7 @@ func (d *Dialer) options(spec session.Spec, w *wireWatch, s *httpSession, observ
 		client = spec.Client(FactsMiddleware())
 	}
 	cfg := d.opts.Transport
+	d.opts.AnswerLimits.apply(&cfg)
 	cfg.Switch = d.streams // every session inherits the decision
 	cfg.OnExchange = w.exchange
 	cfg.OnStreamRestored = func() { observe(session.StreamRestored{}) }

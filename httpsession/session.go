@@ -10,13 +10,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Era is a hint of the protocol era a server speaks, which decides the
-// handshake go-sdk starts with (mcp/client.go Client.Connect).
+// Era is a hint of the protocol era a server speaks (MCP protocol versions
+// 2025-11-25 and 2026-07-28), which decides the handshake go-sdk starts
+// with (mcp/client.go Client.Connect).
 type Era uint8
 
 const (
-	// EraAuto lets go-sdk try `server/discover` (2026-07-28) first and fall
-	// back to `initialize`: one extra request against a 2025-era server.
+	// EraAuto (the default) lets go-sdk try `server/discover` (2026-07-28)
+	// first and fall back to `initialize`: one extra request against a
+	// 2025-era server; a [Dialer] keeps the era learned (see eraMemory).
 	EraAuto Era = iota
 	// Era2025 starts with `initialize` at protocol version 2025-11-25; no
 	// `server/discover` is sent.
@@ -25,25 +27,54 @@ const (
 	Era20260728
 )
 
+func (e Era) String() string {
+	switch e {
+	case EraAuto:
+		return "auto"
+	case Era2025:
+		return "2025-11-25"
+	case Era20260728:
+		return "2026-07-28"
+	}
+	return "unknown"
+}
+
 const (
 	era2025     = "2025-11-25"
 	era20260728 = "2026-07-28"
 )
 
-// StreamMode is the standalone SSE stream policy of a [StreamSwitch].
+// StreamMode chooses whether sessions open the standalone SSE stream (the
+// optional GET of the MCP streamable HTTP transport, or the 2026-07-28
+// subscriptions/listen), the policy of a [StreamSwitch]. Failure story S5.
 type StreamMode uint8
 
 const (
-	// StreamOn (the default) opens the standalone stream after a 2025-era
-	// handshake, kept by the [Transport] so it is never fatal, and never
-	// turns it off.
-	StreamOn StreamMode = iota
+	// StreamAuto (the default) opens the stream and stops opening it when
+	// the server proves GET-hostile (see [HostilityRule]); the decision
+	// lasts [SwitchConfig.Memory] and is kept in a supervisor's resume
+	// state.
+	StreamAuto StreamMode = iota
+	// StreamOn always opens the stream, kept by the [Transport] so it is
+	// never fatal to a session, and never turns it off. A GET-hostile
+	// server is re-dialed on the keeper's backoff ([StreamConfig]).
+	StreamOn
 	// StreamOff never opens it (StreamableClientTransport.DisableStandaloneSSE).
+	// A dead session is then found by the next call, or by a keepalive.
 	StreamOff
-	// StreamAuto opens it and turns it off for a server the
-	// [HostilityRule] finds GET-hostile (DESIGN.md failure story S5).
-	StreamAuto
 )
+
+func (m StreamMode) String() string {
+	switch m {
+	case StreamAuto:
+		return "auto"
+	case StreamOn:
+		return "on"
+	case StreamOff:
+		return "off"
+	}
+	return "invalid"
+}
 
 // Options configure [Open] and [Resume]. Only Endpoint is required.
 type Options struct {
@@ -69,7 +100,7 @@ type Options struct {
 	// protocol version instead.
 	Era Era
 	// Stream is the mode of the session's own switch when Wire.Switch is
-	// nil; with a shared switch, its mode decides.
+	// nil (zero: [StreamAuto]); with a shared switch, its mode decides.
 	Stream StreamMode
 	// MaxRetries is go-sdk's StreamableClientTransport.MaxRetries (0: its
 	// default 5).

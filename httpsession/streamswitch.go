@@ -26,7 +26,7 @@ type StreamDecision struct {
 }
 
 // SwitchConfig configures a [StreamSwitch]. The zero value is a switch in
-// [StreamOn] mode on the real clock.
+// [StreamAuto] mode with the default rule on the real clock.
 type SwitchConfig struct {
 	// Mode: [StreamOn] dials the stream and never turns it off (it is still
 	// never fatal to a session); [StreamOff] never opens it

@@ -286,7 +286,7 @@ func NewTransport(cfg Config) *Transport {
 	t.base = t.auth
 	t.sw = cfg.Switch
 	if t.sw == nil {
-		t.sw = NewStreamSwitch(SwitchConfig{Clock: t.clock})
+		t.sw = NewStreamSwitch(SwitchConfig{Mode: StreamOn, Clock: t.clock})
 	}
 	if t.sw.Mode() != StreamOff {
 		// With the stream off there is no attempt to judge, and no tracker

@@ -69,7 +69,7 @@ func (c *commandConnector) Dial(ctx context.Context, spec dialSpec) (session, er
 		stray:   func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
 		refused: func(why string) { f.drop(why) },
 		dropped: c.droppedResponse(spec.gen), maxResponses: cfg.MaxResponsesInFlight,
-		limits: cfg.AnswerLimits.decodeLimits(cfg.MaxItems)}
+		limits: cfg.AnswerLimits.MessageLimits(cfg.MaxItems)}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		reqs.handlers.close()

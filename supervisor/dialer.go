@@ -32,17 +32,16 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 		Clock:                cfg.Clock,
 		Logger:               cfg.Logger,
 		MaxResponsesInFlight: cfg.MaxResponsesInFlight,
-		Stream:               cfg.StreamKeeper.toWire(),
+		Stream:               cfg.StreamKeeper,
 		OAuthHandler:         cfg.OAuthHandler,
 		OnCredential:         s.redact.addCredential,
 		MaxListItems:         cfg.MaxItems, // a page past the list's bound is refused undecoded
 	}
-	cfg.AnswerLimits.apply(&t)
 	return httpsession.NewDialer(httpsession.DialerOptions{
 		Endpoint: cfg.Endpoint, HTTPClient: cfg.HTTPClient, ClientInfo: cfg.Implementation,
-		Era: cfg.Era.toWire(), EraReprobe: cfg.EraReprobe, ResumedVersion: resumed,
-		Stream: cfg.Stream.wireMode(), HostileRule: cfg.HostileRule.toWire(), HostileMemory: cfg.HostileMemory,
-		RememberedStream: remembered, Transport: t, KeepAlive: cfg.KeepAlive,
+		Era: cfg.Era, EraReprobe: cfg.EraReprobe, ResumedVersion: resumed,
+		Stream: cfg.Stream, HostileRule: cfg.HostileRule, HostileMemory: cfg.HostileMemory,
+		RememberedStream: remembered, AnswerLimits: cfg.AnswerLimits, Transport: t, KeepAlive: cfg.KeepAlive,
 		Observe: s.observer(0), Served: s.served, // a StreamDecided is of no one generation
 	})
 }
