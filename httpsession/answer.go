@@ -190,7 +190,7 @@ func (t *Transport) admitNonCall(req *http.Request, x *Exchange, resp *http.Resp
 	t.readErrorBody(x, resp)
 	x.SessionGone = sessionGone(*x)
 	x.Rewritten = true
-	t.cfg.Logger.Debug("mcpsup/wire: answer to a notification or response taken as 202",
+	t.cfg.Logger.Debug("mcpsup/httpsession: answer to a notification or response taken as 202",
 		"method", x.Method, "status", x.Status, "content_type", x.ContentType)
 	return localResponse(req, http.StatusAccepted, "", nil, nil)
 }

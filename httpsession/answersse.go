@@ -317,7 +317,7 @@ func (s *answerStream) resume() {
 		s.fail("resumption of the SSE stream refused: "+err.Error(), false)
 		return
 	}
-	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer resumed", "method", s.method, "resumes", s.resumes)
+	s.t.cfg.Logger.Debug("mcpsup/httpsession: event stream answer resumed", "method", s.method, "resumes", s.resumes)
 	s.src.Reset(r)
 	s.body = resp.Body
 	s.events.reset() // an event cut by the end of the stream is dropped
@@ -452,7 +452,7 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) {
 	if s.method == methodDiscover {
 		s.t.amendDiscover(s.requestID, amend) // era.go: the era is judged on how the discover ended
 	}
-	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
+	s.t.cfg.Logger.Debug("mcpsup/httpsession: event stream answer refused, the call fails alone",
 		"method", s.method, "problem", problem)
 	s.out = append(s.out, "data: "...)
 	s.out = append(s.out, errorResponse(s.requestID, Exchange{Status: s.status, ContentType: s.contentType}, problem)...)

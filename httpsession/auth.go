@@ -156,7 +156,7 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error
 	a.tokMu.Unlock()
 	ts, err := guarded("TokenSource", func() (oauth2.TokenSource, error) { return a.handler.TokenSource(req.Context()) })
 	if err != nil {
-		return nil, 0, fmt.Errorf("mcpsup/wire: OAuth token source: %w: %w", classify.ErrCredential, err)
+		return nil, 0, fmt.Errorf("mcpsup/httpsession: OAuth token source: %w: %w", classify.ErrCredential, err)
 	}
 	out := req.Clone(req.Context())
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody != nil {
@@ -176,7 +176,7 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error
 	case err != nil && req.Context().Err() != nil:
 		return nil, 0, err // the request's end, not the credential's
 	case err != nil:
-		return nil, 0, fmt.Errorf("mcpsup/wire: OAuth token: %w: %w", classify.ErrCredential, err)
+		return nil, 0, fmt.Errorf("mcpsup/httpsession: OAuth token: %w: %w", classify.ErrCredential, err)
 	case tok != nil && tok.AccessToken != "":
 		a.told(tok.AccessToken)
 		out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
@@ -263,7 +263,7 @@ func (a *authorizer) lead(ctx context.Context, f *flight, req *http.Request, res
 	}
 	a.gate.refused()
 	if a.log != nil {
-		a.log.Warn("mcpsup/wire: the OAuth handler's Authorize failed; the refused answer is handed on",
+		a.log.Warn("mcpsup/httpsession: the OAuth handler's Authorize failed; the refused answer is handed on",
 			"verb", req.Method, "status", resp.StatusCode, "error", err.Error())
 	}
 	return kept(), errKeepAnswer
@@ -299,7 +299,7 @@ func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.
 	case <-c.done:
 		return c.tok, c.renewed, c.err
 	case <-ctx.Done():
-		return nil, 0, fmt.Errorf("mcpsup/wire: OAuth token source did not answer before the request's end: %w", ctx.Err())
+		return nil, 0, fmt.Errorf("mcpsup/httpsession: OAuth token source did not answer before the request's end: %w", ctx.Err())
 	}
 }
 

@@ -19,7 +19,7 @@ const maxDiscoverAnswer = 1 << 20
 
 // ErrNoDiscoverAnswer is matched (errors.Is) by the error of a
 // [Session.Discover] whose answer held no JSON-RPC response to it.
-var ErrNoDiscoverAnswer = errors.New("mcpsup/wire: server/discover answer holds no response to it")
+var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer holds no response to it")
 
 // Discover sends one `server/discover` request (MCP SEP-2575) of the
 // session's protocol version on the session's Transport, outside go-sdk,

@@ -83,7 +83,7 @@ func DiscoverOutage(x Exchange) bool {
 }
 
 // ErrDiscoverOutage is matched (errors.Is) by every [*DiscoverOutageError].
-var ErrDiscoverOutage = errors.New("mcpsup/wire: server/discover got no answer")
+var ErrDiscoverOutage = errors.New("mcpsup/httpsession: server/discover got no answer")
 
 // DiscoverOutageError is the error the [Transport] fails go-sdk's fallback
 // `initialize` with when the `server/discover` before it met an outage
@@ -102,7 +102,7 @@ func (e *DiscoverOutageError) Error() string {
 	if e.Discover.TransportErr != nil {
 		what += " (" + e.Discover.TransportErr.Error() + ")"
 	}
-	return "mcpsup/wire: server/discover got " + what + "; not falling back to initialize on an outage"
+	return "mcpsup/httpsession: server/discover got " + what + "; not falling back to initialize on an outage"
 }
 
 // Is reports target == ErrDiscoverOutage.

@@ -17,7 +17,7 @@ const (
 )
 
 // ErrResponseDropped is matched (errors.Is) by every [*ResponseDroppedError].
-var ErrResponseDropped = errors.New("mcpsup/wire: response to a request of the server dropped")
+var ErrResponseDropped = errors.New("mcpsup/httpsession: response to a request of the server dropped")
 
 // ResponseDroppedError records a response of the client to a request of the
 // server's (an answer to ping, roots/list, sampling/createMessage,
@@ -37,7 +37,7 @@ type ResponseDroppedError struct {
 }
 
 func (e *ResponseDroppedError) Error() string {
-	return fmt.Sprintf("mcpsup/wire: response to a request of the server dropped (%d already in flight; %d dropped in all)", e.InFlight, e.Dropped)
+	return fmt.Sprintf("mcpsup/httpsession: response to a request of the server dropped (%d already in flight; %d dropped in all)", e.InFlight, e.Dropped)
 }
 
 // Is reports target == ErrResponseDropped.
@@ -128,7 +128,7 @@ func (t *Transport) postResponse(req *http.Request, x *Exchange, send func(*http
 		x.Local, x.Status = true, http.StatusAccepted
 		if dropped != nil {
 			x.Problem = dropped.Error()
-			t.cfg.Logger.Debug("mcpsup/wire: response dropped", "in_flight", dropped.InFlight, "dropped", dropped.Dropped)
+			t.cfg.Logger.Debug("mcpsup/httpsession: response dropped", "in_flight", dropped.InFlight, "dropped", dropped.Dropped)
 		}
 		t.finish(req, *x)
 		if dropped != nil && t.cfg.OnDroppedResponse != nil {

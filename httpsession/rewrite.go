@@ -39,7 +39,7 @@ func transientStatus(s int) bool {
 func (t *Transport) rewrite(req *http.Request, x *Exchange, resp *http.Response, problem string) *http.Response {
 	_ = resp.Body.Close()
 	x.Rewritten, x.Problem = true, problem
-	t.cfg.Logger.Debug("mcpsup/wire: answer rewritten to keep the session",
+	t.cfg.Logger.Debug("mcpsup/httpsession: answer rewritten to keep the session",
 		"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
 	return localResponse(req, http.StatusOK, "application/json", nil, errorResponse(x.RequestID, *x, problem))
 }

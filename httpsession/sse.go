@@ -19,7 +19,7 @@ const maxRetryField = 24 * time.Hour
 const maxDroppedRun = 16
 
 // ErrStreamEvent is matched (errors.Is) by every [*EventError].
-var ErrStreamEvent = errors.New("mcpsup/wire: standalone stream event dropped")
+var ErrStreamEvent = errors.New("mcpsup/httpsession: standalone stream event dropped")
 
 // DropReason says why the keeper dropped an event of the standalone stream.
 type DropReason uint8
@@ -84,7 +84,7 @@ type EventError struct {
 }
 
 func (e *EventError) Error() string {
-	s := fmt.Sprintf("mcpsup/wire: standalone stream event dropped (%s, %d bytes)", e.Reason, e.Bytes)
+	s := fmt.Sprintf("mcpsup/httpsession: standalone stream event dropped (%s, %d bytes)", e.Reason, e.Bytes)
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}

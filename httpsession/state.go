@@ -14,7 +14,7 @@ import (
 const MaxSessionIDLen = 1024
 
 // ErrInvalidState is matched (errors.Is) by every [StateError].
-var ErrInvalidState = errors.New("mcpsup/wire: invalid session state")
+var ErrInvalidState = errors.New("mcpsup/httpsession: invalid session state")
 
 // StateError refuses a persisted resume state, or a session id a server
 // sent, naming the offending field.
@@ -27,7 +27,7 @@ type StateError struct {
 }
 
 func (e *StateError) Error() string {
-	return fmt.Sprintf("mcpsup/wire: invalid session state: %s: %s", e.Field, e.Reason)
+	return fmt.Sprintf("mcpsup/httpsession: invalid session state: %s: %s", e.Field, e.Reason)
 }
 
 // Is reports target == ErrInvalidState.

@@ -265,7 +265,7 @@ func outageStatus(s int) bool {
 		(s >= 500 && s <= 599 && s != http.StatusNotImplemented)
 }
 
-var errStreamClosed = errors.New("mcpsup/wire: standalone stream closed")
+var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")
 
 // standaloneGET answers go-sdk's standalone stream GET at once with the
 // keeper's body; the body dials the server when go-sdk first reads it. Once
@@ -548,7 +548,7 @@ type clockProvider struct{ c clockwork.Clock }
 func (p clockProvider) Now() time.Time { return p.c.Now() }
 
 func (b *streamBody) log() {
-	b.t.cfg.Logger.Debug("mcpsup/wire: standalone stream attempt ended",
+	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream attempt ended",
 		"seq", b.att.Seq, "status", b.att.Status, "end", b.att.End.String(),
 		"events", b.att.Events, "messages", b.att.Messages, "bytes", b.att.Bytes,
 		"retry", b.att.Retry, "duration", b.att.Duration)
@@ -603,7 +603,7 @@ func (b *streamBody) Read(p []byte) (int, error) {
 }
 
 // errGarbage ends an attempt whose stream the filter refused.
-var errGarbage = errors.New("mcpsup/wire: standalone stream refused: an oversized event, or too many dropped events in a row")
+var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: an oversized event, or too many dropped events in a row")
 
 // note counts what one read brought and reports the dropped events.
 func (b *streamBody) note(n int, r filtered) {
@@ -617,7 +617,7 @@ func (b *streamBody) note(n int, r filtered) {
 	b.att.Dropped += len(r.drops)
 	for _, e := range r.drops {
 		e.Attempt = b.att.Seq
-		b.t.cfg.Logger.Debug("mcpsup/wire: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
+		b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
 		if f := b.t.cfg.OnDroppedEvent; f != nil {
 			f(e)
 		}
