@@ -14,8 +14,8 @@ import (
 
 // dropInvalidHeaderTools removes from a tools/list result r every tool
 // whose inputSchema breaks a constraint on `x-mcp-header` and logs a
-// warning naming the tool and the reason; it reports whether r.Result
-// changed. streamable-http.mdx, Schema Extension: clients "MUST reject tool
+// warning naming the tool and the reason (log nil: none); it reports
+// whether r.Result changed. streamable-http.mdx, Schema Extension: clients "MUST reject tool
 // definitions where any x-mcp-header value violates these constraints.
 // Rejection means the client MUST exclude the invalid tool from the result
 // of tools/list. Clients SHOULD log a warning when rejecting a tool
@@ -43,7 +43,9 @@ func dropInvalidHeaderTools(req Request, r *jsonrpc.Response, log *slog.Logger) 
 		}
 		if json.Unmarshal(raw, &tool) == nil {
 			if err := headerAnnotationsValid(tool.InputSchema); err != nil {
-				log.Warn("mcpsup/msgcheck: tool excluded from tools/list: invalid x-mcp-header", "tool", tool.Name, "reason", err.Error())
+				if log != nil {
+					log.Warn("mcpsup/msgcheck: tool excluded from tools/list: invalid x-mcp-header", "tool", tool.Name, "reason", err.Error())
+				}
 				continue
 			}
 		}

@@ -30,7 +30,9 @@ type Request struct {
 	// Method is the request's method.
 	Method string
 	// ProtocolVersion is the version the request went out with (its
-	// MCP-Protocol-Version header on HTTP); "" for none.
+	// MCP-Protocol-Version header on HTTP); "" for none. The x-mcp-header
+	// rules, which are streamable HTTP's, apply from 2026-07-28 on: a
+	// transport without headers leaves it "".
 	ProtocolVersion string
 	// Body returns the request message as it was sent, in
 	// http.Request.GetBody's shape. It is read (at most 4 MiB) only for an
@@ -63,12 +65,5 @@ func (c Checker) Response(req Request, r *jsonrpc.Response) (problem string, cha
 	if problem != "" {
 		return problem, false
 	}
-	return "", dropInvalidHeaderTools(req, r, c.logger()) || typed || changed
-}
-
-func (c Checker) logger() *slog.Logger {
-	if c.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return c.Logger
+	return "", dropInvalidHeaderTools(req, r, c.Logger) || typed || changed
 }
