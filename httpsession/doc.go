@@ -1,7 +1,16 @@
-// Package wire is mcpsup's eyes and hands on the streamable HTTP transport of
-// an MCP server, built around go-sdk v1.8.0's client.
+// Package httpsession is mcpsup's streamable HTTP transport of an MCP
+// server, built around go-sdk v1.8.0's client: the session.Dialer a
+// supervisor opens its sessions with, and what those sessions run on.
 //
-// It has two parts.
+// [Dialer] implements session.Dialer: each session it opens is a
+// session.Session that reports its own end, once (a session-gone answer or
+// a refusal of its era, as a *classify.HTTPError carrying that answer; a
+// dead keepalive ping; the host's Close, with DELETE, or Detach, without).
+// It keeps what outlives a session, the era the next handshake starts with
+// and the standalone stream decision ([StreamSwitch]), and reports their
+// changes, and its sessions' stream and drop events, as typed
+// session.Fact values. The checks of each message's content are package
+// msgcheck's.
 //
 // [Transport] is an http.RoundTripper that wraps the host's transport, one per
 // go-sdk client session. For every request it records an [Exchange] (verb,
