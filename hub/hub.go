@@ -47,7 +47,7 @@ type Config struct {
 	// basic/authorization.mdx, Token Audience Binding): return a handler
 	// per server, nil for a server without OAuth. Concurrent refusals of
 	// one server's token run its Authorize once (see
-	// wire.Config.OAuthHandler). It is called on the goroutine of Add.
+	// httpsession.Config.OAuthHandler). It is called on the goroutine of Add.
 	// Default nil: no server has OAuth.
 	Credentials func(sc ServerConfig) auth.OAuthHandler
 	// LookupEnv reads the environment variables header values reference

@@ -311,7 +311,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 		return true
 	}
 	sess := s.session(gen)
-	return sess != nil && (sess.ID() == "" && !msgcheck.ModernVersion(sess.ProtocolVersion()) || pushDeclined(sess)) // declined.go
+	return sess != nil && (sess.ID() == "" && !msgcheck.ModernVersion(sess.ProtocolVersion()) || pushDeclined(sess)) // dialer.go
 }
 
 // pollNow takes a due poll: the declared lists, if the session is still

@@ -482,7 +482,7 @@ func (s *Supervisor) Reconnect() {
 }
 
 // served reports whether the session of gen is the live one in ready:
-// past its handshake and first listing (era.go tells a session still
+// past its handshake and first listing (httpsession/eramemory.go tells a session still
 // opening from one that served).
 func (s *Supervisor) served(gen uint64) bool {
 	s.mu.Lock()
