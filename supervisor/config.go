@@ -259,7 +259,7 @@ type Config struct {
 	// before the stream is tried again. Default 24h.
 	HostileMemory time.Duration
 	// HostileRule is the rule that marks a server GET-hostile (see
-	// [HostileRule]; zero: 3 attempts). The decision is the wire layer's
+	// [HostileRule]; zero: 3 attempts). The decision is the HTTP dialer's
 	// (one switch per supervisor, shared by its sessions): a live session
 	// holds its stream at once, a new one inherits the decision, and the
 	// stream is dialed again once HostileMemory has passed.

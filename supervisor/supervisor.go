@@ -482,8 +482,8 @@ func (s *Supervisor) Reconnect() {
 }
 
 // served reports whether the session of gen is the live one in ready:
-// past its handshake and first listing (httpsession/eramemory.go tells a session still
-// opening from one that served).
+// past its handshake and first listing (the HTTP dialer's era memory tells
+// a session still opening from one that served).
 func (s *Supervisor) served(gen uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
