@@ -8,9 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // Client names a client under measurement.
@@ -70,18 +70,18 @@ func (c *bareClient) call(ctx context.Context, id string) error {
 
 func (c *bareClient) close() { _ = c.sess.Close() }
 
-// wireClient is a go-sdk session on mcpsup's Transport alone (wire.Open),
+// wireClient is a go-sdk session on mcpsup's Transport alone (httpsession.Open),
 // with no supervisor: figure 4's share of the wire layer. It calls as a
 // bareClient does; close closes the wire session.
 type wireClient struct {
 	bareClient
-	s *wire.Session
+	s *httpsession.Session
 }
 
 // newWireClient opens a wireClient with the standalone stream on, as the
 // supervisor's default has it.
 func newWireClient(ctx context.Context, endpoint string, hc *http.Client) (client, error) {
-	s, err := wire.Open(ctx, wire.Options{Endpoint: endpoint, HTTPClient: hc, Era: wire.Era2025, Stream: wire.StreamOn})
+	s, err := httpsession.Open(ctx, httpsession.Options{Endpoint: endpoint, HTTPClient: hc, Era: httpsession.Era2025, Stream: httpsession.StreamOn})
 	if err != nil {
 		return nil, err
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // memServer is an MCP server (2025-11-25, one tool) as an
@@ -88,7 +88,7 @@ func memClients(ctx context.Context, tb testing.TB) map[Client]client {
 	const endpoint = "http://127.0.0.1:1/mcp" // never dialed
 	sess, err := dialSDK(ctx, endpoint, hc, true)
 	require.NoError(tb, err)
-	s, err := wire.Open(ctx, wire.Options{Endpoint: endpoint, HTTPClient: hc, Era: wire.Era2025, Stream: wire.StreamOff})
+	s, err := httpsession.Open(ctx, httpsession.Options{Endpoint: endpoint, HTTPClient: hc, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
 	require.NoError(tb, err)
 	sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "bench", Era: supervisor.Era2025, Stream: supervisor.StreamOff})
 	require.NoError(tb, err)

@@ -12,14 +12,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 func resumeState(endpoint string) *supervisor.ResumeState {
 	return &supervisor.ResumeState{Version: supervisor.ResumeStateVersion, Endpoint: endpoint,
-		ResumeState: wire.ResumeState{SessionID: "session-0123456789abcdef", ProtocolVersion: "2025-11-25"}}
+		ResumeState: httpsession.ResumeState{SessionID: "session-0123456789abcdef", ProtocolVersion: "2025-11-25"}}
 }
 
 func TestFileStoreRoundTripAndBounds(t *testing.T) {

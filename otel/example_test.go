@@ -12,10 +12,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/mcptest"
 	mcpsupotel "github.com/mcpsup/mcpsup/otel"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // A supervisor's events become metrics, a client's calls become spans whose
@@ -50,8 +50,8 @@ func ExampleObserver() {
 	}
 	// Spans: add the middleware to a go-sdk client, before the wire facts.
 	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, nil)
-	client.AddSendingMiddleware(obs.Middleware("docs"), wire.FactsMiddleware())
-	sess, err := wire.Open(ctx, wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Client: client, Era: wire.Era2025, Stream: wire.StreamOff})
+	client.AddSendingMiddleware(obs.Middleware("docs"), httpsession.FactsMiddleware())
+	sess, err := httpsession.Open(ctx, httpsession.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Client: client, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
 	if err != nil {
 		panic(err)
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/mcptest"
 	mcpsupotel "github.com/mcpsup/mcpsup/otel"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 func newServer(t *testing.T) *mcptest.Server {
@@ -129,8 +129,8 @@ func TestMiddlewareFailedCallSpanCarriesTheVerdict(t *testing.T) {
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, nil)
 	// Outside the wire facts, so the verdict rests on the HTTP status.
-	client.AddSendingMiddleware(h.obs.Middleware("s4"), wire.FactsMiddleware())
-	s, err := wire.Open(ctx, wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Client: client, Era: wire.Era2025, Stream: wire.StreamOff})
+	client.AddSendingMiddleware(h.obs.Middleware("s4"), httpsession.FactsMiddleware())
+	s, err := httpsession.Open(ctx, httpsession.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Client: client, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	rule := mcptest.ToolCallRateLimited(30 * time.Second)

@@ -9,15 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/redisstore"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 func state(session string) *supervisor.ResumeState {
 	return &supervisor.ResumeState{Version: supervisor.ResumeStateVersion, Endpoint: "http://127.0.0.1:1/mcp",
-		ResumeState: wire.ResumeState{SessionID: session, ProtocolVersion: "2025-11-25"}}
+		ResumeState: httpsession.ResumeState{SessionID: session, ProtocolVersion: "2025-11-25"}}
 }
 
 const ttl = time.Minute // long: these tests end leases by hand

@@ -130,6 +130,13 @@ type Spec struct {
 	Observe func(Fact)
 }
 
+// DefaultMaxResponsesInFlight is the default bound, on every transport, on
+// the client's responses to the server's requests (ping, roots/list,
+// sampling/createMessage, elicitation/create) being written at once: one
+// past it is dropped (ResponseDropped), so a server that floods requests
+// cannot grow the client's queue.
+const DefaultMaxResponsesInFlight = 16
+
 // Errors a Session ends with when the host ended it.
 var (
 	ErrClosed   = errors.New("mcpsup/session: closed")

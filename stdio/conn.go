@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // writtenKey marks a request's context; markingConn sets the mark once the
@@ -48,7 +48,7 @@ type markingTransport struct {
 	maxResponses int         // Options.MaxResponses
 	// limits are Options.Limits, and refused hears every request or
 	// notification of the server's dropped past them (see markingConn).
-	limits  wire.DecodeLimits
+	limits  msgcheck.Limits
 	refused func(why string)
 }
 
@@ -79,18 +79,18 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 //
 // A list page (tools/list and the others) with more than maxItems items is
 // answered in the server's place with a JSON-RPC error naming the bound
-// (code wire.CodeHTTPAnswer, as the wire layer's refusals), before go-sdk
+// (code msgcheck.CodeRefused, as the wire layer's refusals), before go-sdk
 // decodes its items each into a struct of its own: the pagination's item
-// bound would come only after (wire.DecodeLimits).
+// bound would come only after (msgcheck.Limits).
 type markingConn struct {
 	mcp.Connection
 	stray        func(jsonrpc.ID)
 	refused      func(why string)
 	dropped      func(n int)
 	maxResponses int
-	limits       wire.DecodeLimits
+	limits       msgcheck.Limits
 	mu           sync.Mutex
-	lists        map[int64]string // the requests written and not answered whose result has an array counted (wire.CountsItems): id -> method
+	lists        map[int64]string // the requests written and not answered whose result has an array counted (msgcheck.CountsItems): id -> method
 	forgotUpTo   int64            // the highest id trackList forgot unanswered: an answer to one no higher is held to every count
 	closed       bool             // no write starts once Close began
 	highest      int64            // the highest request id handed to Write
@@ -150,7 +150,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				problem = c.limits.Problem(method, r.Result, r.Result)
 			}
 			if problem != "" {
-				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: wire.CodeHTTPAnswer,
+				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused,
 					Message: "mcpsup: answer refused: " + problem}}, nil
 			}
 		}
@@ -163,7 +163,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // resources/read): past it the oldest is forgotten, so a server that never
 // answers them costs no more; the answer to a forgotten one, whose method
 // is no longer known, is held to every method's counts
-// (wire.DecodeLimits.ProblemOfAnyMethod).
+// (msgcheck.Limits.ProblemOfAnyMethod).
 const maxListsTracked = 64
 
 // trackList remembers the request id of method, whose result has an array
@@ -202,7 +202,7 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if n > c.highest {
 				c.highest = n // before the write: the answer may come before Write returns
 			}
-			if wire.CountsItems(req.Method) {
+			if msgcheck.CountsItems(req.Method) {
 				c.trackList(n, req.Method)
 			}
 		}

@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // scriptedConn is a stdio connection whose server's messages are given in
@@ -41,7 +42,7 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 4)}
 	c := &markingConn{Connection: inner, stray: func(jsonrpc.ID) {}, maxResponses: 1,
-		limits: wire.DecodeLimits{ContentBlocks: 5}.WithDefaults()}
+		limits: msgcheck.Limits{ContentBlocks: 5}.WithDefaults()}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	for n := int64(1); n <= maxListsTracked+10; n++ {
 		method := "tools/call"
@@ -61,7 +62,7 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 	}
 	r := read(1, blocks(6)) // forgotten: the oldest of more than maxListsTracked
 	require.NotNil(t, r.Error, "refused")
-	assert.Equal(t, int64(wire.CodeHTTPAnswer), r.Error.(*jsonrpc.Error).Code)
+	assert.Equal(t, int64(httpsession.CodeHTTPAnswer), r.Error.(*jsonrpc.Error).Code)
 	assert.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", r.Error.(*jsonrpc.Error).Message)
 	assert.Nil(t, read(3, blocks(5)).Error, "forgotten, within the bounds")
 	assert.Nil(t, read(2, []byte(`{}`)).Error, "a ping's answer")

@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // Options configure a Dialer. The zero value of every field but
@@ -42,12 +42,12 @@ type Options struct {
 	// a logger that discards.
 	Logger *slog.Logger
 	// Limits bound the server's messages, checked before go-sdk decodes
-	// them (see markingConn); zero fields take wire.DecodeLimits'
+	// them (see markingConn); zero fields take msgcheck.Limits'
 	// defaults.
-	Limits wire.DecodeLimits
+	Limits msgcheck.Limits
 	// MaxResponses bounds the responses to the server's requests being
 	// written to its stdin at once; one past it is dropped and reported
-	// (session.ResponseDropped). Default wire.DefaultMaxResponsesInFlight.
+	// (session.ResponseDropped). Default session.DefaultMaxResponsesInFlight.
 	MaxResponses int
 	// Redactor masks the stderr tail of a ProcessExitError where it is
 	// made. Default nil: the events.Redactor patterns only.
@@ -81,7 +81,7 @@ func NewDialer(o Options) *Dialer {
 	}
 	o.Limits = o.Limits.WithDefaults()
 	if o.MaxResponses <= 0 {
-		o.MaxResponses = wire.DefaultMaxResponsesInFlight
+		o.MaxResponses = session.DefaultMaxResponsesInFlight
 	}
 	return &Dialer{opts: o, version: o.ProtocolVersion}
 }

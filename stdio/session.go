@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // stdioSession is one run of the process and the go-sdk session on it. It
@@ -107,7 +107,7 @@ func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
 func (s *stdioSession) Alive(ctx context.Context) error {
 	err := s.CS.Ping(ctx, nil)
 	var rpc *jsonrpc.Error
-	if err != nil && wire.ModernVersion(s.info.ProtocolVersion) && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
+	if err != nil && msgcheck.ModernVersion(s.info.ProtocolVersion) && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
 		return nil
 	}
 	return err

@@ -11,7 +11,8 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // CallTool calls a tool through the live session (MCP `tools/call`).
@@ -136,7 +137,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
 	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess session) (struct{}, error) {
-		if wire.ModernVersion(sess.ProtocolVersion()) {
+		if msgcheck.ModernVersion(sess.ProtocolVersion()) {
 			return struct{}{}, nil // stored below: the next requests carry it
 		}
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)
@@ -271,13 +272,13 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	// The call's context ends once its answer's stream is closed, not
 	// before, nor when its caller ends its own context as it returns: a
 	// request cut before its body's end costs its connection.
-	ctx = c // its exchanges too (wire.Exchanges)
-	defer wire.AfterAnswers(ctx, release)
+	ctx = c // its exchanges too (httpsession.Exchanges)
+	defer httpsession.AfterAnswers(ctx, release)
 	res, err := call(ctx, live.sess)
 	c.detach()
 	if err == nil {
 		if id != nil {
-			if x, ok := wire.LastExchange(ctx); ok {
+			if x, ok := httpsession.LastExchange(ctx); ok {
 				*id = x.RequestID
 			}
 		}
@@ -294,7 +295,7 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 // (HeaderMismatch, MCP 2026-07-28 streamable-http.mdx, Server Validation):
 // the request's Mcp-* headers did not match its body.
 func headerMismatch(v classify.Verdict) bool {
-	return v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == wire.CodeHeaderMismatch
+	return v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == httpsession.CodeHeaderMismatch
 }
 
 // resends reports whether Config.Resend sends the failed call ce once more:
@@ -335,7 +336,7 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 // caller sees it, so a call made right after a session-expired one waits for
 // the new session.
 func (s *Supervisor) failed(caller context.Context, op, name string, gen, pings uint64, err error) *CallError {
-	// The error carries the request's wire facts (wire.FactsMiddleware):
+	// The error carries the request's wire facts (httpsession.FactsMiddleware):
 	// with them, the request went out (classify.DeliveryOf).
 	// A call go-sdk refused unsent carries a *classify.NotSentError, which
 	// classify takes for a failed connection.
@@ -440,7 +441,7 @@ func (s *Supervisor) admit(op, name string) error {
 }
 
 // delivery is how far a failed call got, by classify.DeliveryOf. Every
-// session's client carries wire.FactsMiddleware, so an error with no wire
+// session's client carries httpsession.FactsMiddleware, so an error with no wire
 // facts never went out on the transport: not sent.
 func delivery(err error, v classify.Verdict) Delivery {
 	switch classify.DeliveryOf(err, v) {

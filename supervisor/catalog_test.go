@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // withEveryList declares prompts and resources too.
@@ -329,7 +329,7 @@ func TestStreamOnDoesNotPoll(t *testing.T) {
 
 func TestRefusedStreamPollsTheCatalog(t *testing.T) {
 	r := newRig(t, Config{HostileMemory: time.Hour, CatalogPollInterval: 10 * time.Minute})
-	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "s1", ProtocolVersion: "2025-11-25",
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: httpsession.ResumeState{SessionID: "s1", ProtocolVersion: "2025-11-25",
 		InitializeResult: &mcp.InitializeResult{ProtocolVersion: "2025-11-25", Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}},
 		StandaloneStream: StreamDecision{Off: true, DecidedAt: r.clock.Now()}}
 	r.sup.cfg.Resume = rs

@@ -25,9 +25,9 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
 	"github.com/mcpsup/mcpsup/stdio"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // stdioTimeout bounds every wait on a real process.
@@ -723,7 +723,7 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	require.Equal(t, "tools", tools.List)
 	require.Equal(t, events.ListFailed, tools.Status)
 	require.True(t, tools.Verdict.RPC.Present)
-	require.Equal(t, int64(wire.CodeHTTPAnswer), tools.Verdict.RPC.Code)
+	require.Equal(t, int64(httpsession.CodeHTTPAnswer), tools.Verdict.RPC.Code)
 	require.Equal(t, "mcpsup: answer refused: tools/list result with more than 5 tools", tools.Verdict.RPC.Message)
 	for _, e := range r.rec.Events() {
 		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
@@ -745,7 +745,7 @@ func TestCommandResultOverTheContentBoundIsRefused(t *testing.T) {
 	_, err = r.call("blocks", map[string]any{"n": 6})
 	var rpcErr *jsonrpc.Error
 	require.ErrorAs(t, err, &rpcErr)
-	require.Equal(t, int64(wire.CodeHTTPAnswer), rpcErr.Code)
+	require.Equal(t, int64(httpsession.CodeHTTPAnswer), rpcErr.Code)
 	require.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", rpcErr.Message)
 	res, err = r.call("echo", map[string]any{"text": "after"})
 	require.NoError(t, err)

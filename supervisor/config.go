@@ -11,193 +11,54 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/stdio"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
-// StreamPolicy chooses whether sessions open the standalone SSE stream (the
-// optional GET of the MCP streamable HTTP transport). Failure story S5.
-type StreamPolicy uint8
+// The transport options of a streamable HTTP server are httpsession's
+// types; the names below keep Config's vocabulary.
+
+// StreamPolicy chooses whether sessions open the standalone SSE stream
+// (failure story S5): StreamAuto (the default), StreamOn or StreamOff (see
+// httpsession.StreamMode).
+type StreamPolicy = httpsession.StreamMode
 
 const (
-	// StreamAuto (the default) opens the stream and stops opening it when
-	// the server proves GET-hostile (see Config.HostileRule). The decision
-	// is kept in the resume state for Config.HostileMemory.
-	StreamAuto StreamPolicy = iota
-	// StreamOn always opens the stream; it is still never fatal to a
-	// session. A GET-hostile server is re-dialed on the backoff: from
-	// StreamKeeper.InitialBackoff (1 s by default), doubling, then at most
-	// once per StreamKeeper.MaxBackoff (30 s by default).
-	StreamOn
-	// StreamOff never opens the stream. A dead session is then found by the
-	// next call, or by the keepalive ping when Config.KeepAlive is set.
-	StreamOff
+	StreamAuto = httpsession.StreamAuto
+	StreamOn   = httpsession.StreamOn
+	StreamOff  = httpsession.StreamOff
 )
-
-// wireMode is the wire switch's mode of the policy.
-func (p StreamPolicy) wireMode() wire.StreamMode {
-	switch p {
-	case StreamOn:
-		return wire.StreamOn
-	case StreamOff:
-		return wire.StreamOff
-	}
-	return wire.StreamAuto
-}
 
 // HostileRule is the rule that marks a server GET-hostile under
-// StreamAuto (failure story S5). The zero value is the default.
-type HostileRule struct {
-	// Threshold is how many consecutive standalone stream attempts must be
-	// answered and end within StreamKeeper.Span (2s by default) with no
-	// message, while a POST of the same session succeeds after the first of
-	// them. A stream that lives longer or delivers a message resets the
-	// count, so a proxy that cuts idle streams now and then never trips it;
-	// an outage (no answer, 5xx, 429, 408) never counts, so a restarting
-	// server is not GET-hostile. On a 2026-07-28 session the attempts are
-	// its subscriptions/listen POSTs (the acknowledgement is no message),
-	// judged the same way. Default (0 or less) 3.
-	Threshold int
-}
-
-func (r HostileRule) toWire() wire.HostilityRule { return wire.HostilityRule{Threshold: r.Threshold} }
+// StreamAuto (httpsession.HostilityRule). The zero value is the default.
+type HostileRule = httpsession.HostilityRule
 
 // StreamKeeper tunes how the standalone stream is kept open and re-dialed
-// when it ends. The zero value, and every zero field, is the default.
-type StreamKeeper struct {
-	// Span is how long an attempt must live for the next re-dial to follow
-	// at once, and, unless it delivered a message, not to count toward
-	// HostileRule. Default 2s.
-	Span time.Duration
-	// InitialBackoff is the wait before re-dialing after an attempt that
-	// lived less than Span or got no stream; it doubles per consecutive
-	// such attempt up to MaxBackoff. The server's SSE retry field, when
-	// sent, is the least wait before any re-dial, at most MaxBackoff.
-	// Defaults 1s and 30s.
-	InitialBackoff time.Duration
-	MaxBackoff     time.Duration
-	// Jitter is the backoff's randomization factor, 0 <= Jitter < 1: each
-	// wait is drawn from [w*(1-Jitter), w*(1+Jitter)]. Default 0.
-	Jitter float64
-	// MaxEventBytes bounds one SSE event of the stream, its lines and line
-	// ends included. An event past it is dropped (a stream-event-dropped
-	// event), ends the attempt, and the stream is re-dialed on the backoff.
-	// Default 1 MiB.
-	MaxEventBytes int
-}
+// when it ends (httpsession.StreamConfig). The zero value, and every zero
+// field, is the default.
+type StreamKeeper = httpsession.StreamConfig
 
 // AnswerLimits bound what is read of the server's answers to requests
-// (failure story S4's hostile answers). Past a limit the request fails alone
-// with a protocol verdict (or, for an error body, its status's class) and
-// the session lives; nothing is buffered beyond it. Each limit counts bytes
-// on the wire and, separately, after gzip decoding. The zero value, and
-// every zero field, is the default.
-type AnswerLimits struct {
-	// JSON bounds a 2xx application/json answer. Default 16 MiB.
-	JSON int
-	// ErrorBody bounds a non-2xx (or 3xx) body of any status, and any body
-	// answering a notification or a response. Default 64 KiB.
-	ErrorBody int
-	// SSEEvent bounds one event of a text/event-stream answer to a
-	// request. Default 16 MiB (go-sdk's mcp.DefaultMaxEventSize). The
-	// standalone stream's events are bounded by StreamKeeper.MaxEventBytes.
-	SSEEvent int
-	// JSONValues bounds the JSON values of one message of an answer
-	// (every object and array, and every element or member after the
-	// first of each), which go-sdk decodes at some 100 bytes a value at
-	// worst. Default 1,048,576 (wire.DefaultMaxJSONValues). A stdio
-	// server's messages are held to it too: a response past it is answered
-	// in the server's place with a JSON-RPC error naming the bound (code
-	// wire.CodeHTTPAnswer), a request or notification past it is dropped
-	// and reported as a stdout-line-dropped event.
-	JSONValues int
-	// Messages bounds the messages of a prompts/get result and of a
-	// sampling/createMessage request of the server's, which go-sdk decodes
-	// at some 30 KiB allocated each. Default 10,000
-	// (wire.DefaultMaxMessages). Past it a call fails alone, and a request
-	// is dropped (over stdio too, as for JSONValues).
-	Messages int
-	// ContentBlocks bounds the content blocks of a tools/call result and
-	// the contents of a resources/read result, which go-sdk decodes at
-	// some 500 bytes each. Default 10,000 (wire.DefaultMaxContentBlocks).
-	// Past it the call fails alone (over stdio too).
-	ContentBlocks int
-	// InputRequestObjects bounds the JSON objects of a result's
-	// inputRequests, which go-sdk decodes whole, a sampling request's
-	// messages at some 64 KiB each. Default 1,000
-	// (wire.DefaultMaxInputRequestObjects). Past it the call fails alone
-	// (over stdio too).
-	InputRequestObjects int
-}
+// (httpsession.AnswerLimits; a stdio server's messages are held to its
+// message bounds too). The zero value, and every zero field, is the
+// default.
+type AnswerLimits = httpsession.AnswerLimits
 
-func (l AnswerLimits) apply(c *wire.Config) {
-	c.MaxJSONBody, c.MaxErrorBody, c.MaxSSEEvent = l.JSON, l.ErrorBody, l.SSEEvent
-	c.MaxJSONValues, c.MaxMessages, c.MaxContentBlocks = l.JSONValues, l.Messages, l.ContentBlocks
-	c.MaxInputRequestObjects = l.InputRequestObjects
-}
-
-// decodeLimits are l's bounds on what go-sdk decodes, with maxItems
-// (Config.MaxItems) for list pages, defaults applied: a stdio server's
-// messages are held to them.
-func (l AnswerLimits) decodeLimits(maxItems int) wire.DecodeLimits {
-	return wire.DecodeLimits{ListItems: maxItems, JSONValues: l.JSONValues, Messages: l.Messages,
-		ContentBlocks: l.ContentBlocks, InputRequestObjects: l.InputRequestObjects}.WithDefaults()
-}
-
-func (k StreamKeeper) toWire() wire.StreamConfig {
-	return wire.StreamConfig{Span: k.Span, InitialBackoff: k.InitialBackoff, MaxBackoff: k.MaxBackoff,
-		Jitter: k.Jitter, MaxEventBytes: k.MaxEventBytes}
-}
+// DefaultEraReprobe is Config.EraReprobe's default: a fall back to the
+// 2025 era lasts ten minutes of new sessions, then `server/discover` is
+// tried again (one request per probe).
+const DefaultEraReprobe = httpsession.DefaultEraReprobe
 
 // Era is the protocol era a supervisor assumes for its server before a
-// handshake tells it (MCP protocol versions 2025-11-25 and 2026-07-28).
-type Era uint8
+// handshake tells it: EraAuto (the default), Era2025 or Era20260728 (see
+// httpsession.Era).
+type Era = httpsession.Era
 
 const (
-	// EraAuto (the default) lets go-sdk try `server/discover` (2026-07-28)
-	// first and fall back to `initialize`: one extra request against a
-	// 2025-era server, once; the era learned is used from then on.
-	EraAuto Era = iota
-	// Era2025 starts with `initialize` at protocol version 2025-11-25; no
-	// `server/discover` is sent.
-	Era2025
-	// Era20260728 starts with `server/discover` at 2026-07-28.
-	Era20260728
+	EraAuto     = httpsession.EraAuto
+	Era2025     = httpsession.Era2025
+	Era20260728 = httpsession.Era20260728
 )
-
-func (e Era) toWire() wire.Era {
-	switch e {
-	case Era2025:
-		return wire.Era2025
-	case Era20260728:
-		return wire.Era20260728
-	}
-	return wire.EraAuto
-}
-
-func (e Era) String() string {
-	switch e {
-	case EraAuto:
-		return "auto"
-	case Era2025:
-		return "2025-11-25"
-	case Era20260728:
-		return "2026-07-28"
-	}
-	return "unknown"
-}
-
-func (p StreamPolicy) String() string {
-	switch p {
-	case StreamAuto:
-		return "auto"
-	case StreamOn:
-		return "on"
-	case StreamOff:
-		return "off"
-	}
-	return "invalid"
-}
 
 // Backoff configures retries out of the failed state, and the waits of the
 // listing retries on a live session (Config.ListingRetries): exponential
@@ -307,7 +168,7 @@ type Config struct {
 	// timeout (calls are bounded by their context and CallTimeout).
 	HTTPClient *http.Client
 	// OAuthHandler, when set, authorizes every request of every session
-	// (go-sdk's auth.OAuthHandler; see wire.Config.OAuthHandler): its token
+	// (go-sdk's auth.OAuthHandler; see httpsession.Config.OAuthHandler): its token
 	// source's access token is sent as a Bearer token on POSTs, the
 	// standalone stream and its re-dials, the resumption of a call's stream
 	// and DELETE, and a 401 (or a 403 with error="insufficient_scope") runs
@@ -345,7 +206,7 @@ type Config struct {
 	// (mcp.Client.AddSendingMiddleware, AddReceivingMiddleware), in order:
 	// the first runs first. The sending middleware sees every request the
 	// session sends, the handshake included, with the request's context. It
-	// wraps mcpsup's own (wire.FactsMiddleware is added to the client first,
+	// wraps mcpsup's own (httpsession.FactsMiddleware is added to the client first,
 	// and go-sdk's AddSendingMiddleware wraps the handler built so far, so
 	// the first added runs innermost): the errors it sees carry their wire
 	// facts (classify.HTTPError, classify.NotSentError), so classify and an
@@ -363,7 +224,7 @@ type Config struct {
 	// the first handshake (and from Resume), used for every later one; a
 	// fall back to 2025 after a `server/discover` that was refused, or
 	// answered without 2026-07-28 among its supportedVersions, lasts
-	// EraReprobe (see era.go).
+	// EraReprobe (see httpsession/eramemory.go).
 	Era Era
 	// Stream is the standalone SSE stream policy. Default StreamAuto.
 	Stream StreamPolicy
@@ -400,7 +261,7 @@ type Config struct {
 	// before the stream is tried again. Default 24h.
 	HostileMemory time.Duration
 	// HostileRule is the rule that marks a server GET-hostile (see
-	// [HostileRule]; zero: 3 attempts). The decision is the wire layer's
+	// [HostileRule]; zero: 3 attempts). The decision is the HTTP dialer's
 	// (one switch per supervisor, shared by its sessions): a live session
 	// holds its stream at once, a new one inherits the decision, and the
 	// stream is dialed again once HostileMemory has passed.
@@ -415,7 +276,7 @@ type Config struct {
 	// MaxResponsesInFlight bounds the client's responses to the server's
 	// requests (ping, roots/list, sampling/createMessage,
 	// elicitation/create) still on their way at once: POSTs waiting for
-	// the server's answer (each also cut after wire.DefaultResponseTimeout,
+	// the server's answer (each also cut after httpsession.DefaultResponseTimeout,
 	// 30 s), or writes to a stdio server's stdin. One past it is dropped,
 	// with a response-dropped event, and the server's request stays
 	// unanswered: a server that sends requests and never takes their
@@ -428,7 +289,7 @@ type Config struct {
 	// event. Every handler's context (requests' and notifications') ends
 	// with its session, so a handler waiting on it never holds Close.
 	// Raise it for a server that sends many requests at
-	// once through a slow path. Default wire.DefaultMaxResponsesInFlight
+	// once through a slow path. Default httpsession.DefaultMaxResponsesInFlight
 	// (16).
 	MaxResponsesInFlight int
 	// EraReprobe is how long the 2025 era, learned because a
@@ -440,9 +301,9 @@ type Config struct {
 	// speaks both eras, or that was rolled back and forward, gets the
 	// 2026-07-28 era (and its push channel) back. A 2025 handshake, or a
 	// 2025 session still opening, that the server refuses with an error of
-	// a later era (wire.LegacyRefusal) ends the period at once. It also
+	// a later era (httpsession.LegacyRefusal) ends the period at once. It also
 	// spaces the re-discoveries a live session makes when a request is
-	// refused its era (-32022 on 2026-07-28, wire.LegacyRefusal on 2025:
+	// refused its era (-32022 on 2026-07-28, httpsession.LegacyRefusal on 2025:
 	// one per EraReprobe). It runs on Clock. Default
 	// DefaultEraReprobe (10 min); negative: a fallback is kept for the
 	// supervisor's life, as before.
@@ -520,7 +381,7 @@ type Config struct {
 	// fails discovery (and is retried on the backoff schedule); a side list
 	// past a cap is degraded. A page that alone holds more than MaxItems
 	// items is refused before go-sdk decodes it (a protocol verdict naming
-	// the bound; over stdio a JSON-RPC error of code wire.CodeHTTPAnswer
+	// the bound; over stdio a JSON-RPC error of code httpsession.CodeHTTPAnswer
 	// naming it), so its items cost no memory. Defaults 100 pages and
 	// 10,000 items (probes.DefaultMaxPages, probes.DefaultMaxItems).
 	MaxPages, MaxItems int
@@ -603,7 +464,7 @@ func (c Config) withDefaults() Config {
 		c.Name = c.Endpoint
 	}
 	if c.MaxResponsesInFlight <= 0 {
-		c.MaxResponsesInFlight = wire.DefaultMaxResponsesInFlight
+		c.MaxResponsesInFlight = httpsession.DefaultMaxResponsesInFlight
 	}
 	if c.Command != nil {
 		cmd := c.Command.WithDefaults()

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	seam "github.com/mcpsup/mcpsup/session"
 	"github.com/mcpsup/mcpsup/stdio"
 )
@@ -37,7 +39,7 @@ func newCommand(cfg Config) (*Supervisor, error) {
 	s.conn = &seamConnector{s: s, d: stdio.NewDialer(stdio.Options{
 		Command: *s.cfg.Command, Name: s.cfg.Name, ProtocolVersion: version,
 		KeepAlive: s.cfg.KeepAlive, Clock: s.cfg.Clock, Logger: s.cfg.Logger,
-		Limits: s.cfg.AnswerLimits.decodeLimits(s.cfg.MaxItems), MaxResponses: s.cfg.MaxResponsesInFlight,
+		Limits: s.cfg.AnswerLimits.MessageLimits(s.cfg.MaxItems), MaxResponses: s.cfg.MaxResponsesInFlight,
 		Redactor: &s.redact.Redactor,
 	})}
 	s.roots.add(cfg.Roots)
@@ -60,6 +62,47 @@ func (r *redactor) addCommandSecrets(cmd *stdio.Command) {
 		r.AddLikelySecret(v)
 	}
 	r.AddCommandLineSecrets(cmd.Args)
+}
+
+// newHTTPConnector is the connector of a streamable HTTP server, on the
+// dialer newSupervisor made (newHTTPDialer).
+func newHTTPConnector(s *Supervisor) *seamConnector {
+	return &seamConnector{s: s, d: s.streams.(*httpsession.Dialer)}
+}
+
+// newHTTPDialer is the httpsession.Dialer of s.cfg, which keeps the era and
+// the standalone stream decision across sessions (s.streams).
+func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
+	cfg := s.cfg
+	var remembered httpsession.StreamDecision
+	resumed := ""
+	if rs := cfg.Resume; rs != nil {
+		remembered = httpsession.StreamDecision{Off: rs.StandaloneStream.Off, Since: rs.StandaloneStream.DecidedAt}
+		resumed = rs.ProtocolVersion
+	}
+	t := httpsession.Config{
+		Clock:                cfg.Clock,
+		Logger:               cfg.Logger,
+		MaxResponsesInFlight: cfg.MaxResponsesInFlight,
+		Stream:               cfg.StreamKeeper,
+		OAuthHandler:         cfg.OAuthHandler,
+		OnCredential:         s.redact.addCredential,
+		MaxListItems:         cfg.MaxItems, // a page past the list's bound is refused undecoded
+	}
+	return httpsession.NewDialer(httpsession.DialerOptions{
+		Endpoint: cfg.Endpoint, HTTPClient: cfg.HTTPClient, ClientInfo: cfg.Implementation,
+		Era: cfg.Era, EraReprobe: cfg.EraReprobe, ResumedVersion: resumed,
+		Stream: cfg.Stream, HostileRule: cfg.HostileRule, HostileMemory: cfg.HostileMemory,
+		RememberedStream: remembered, AnswerLimits: cfg.AnswerLimits, Transport: t, KeepAlive: cfg.KeepAlive,
+		Observe: s.observer(0), Served: s.served, // a StreamDecided is of no one generation
+	})
+}
+
+// streamDecisions is the standalone stream decision a transport keeps
+// across its sessions (the HTTP dialer's; none on stdio).
+type streamDecisions interface {
+	StreamDecision() seam.StreamDecided
+	Close() error
 }
 
 // seamConnector opens sessions through a transport's seam.Dialer: it
@@ -109,6 +152,55 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 	return &seamSession{Session: sess, end: end}, nil
 }
 
+// sessionClient builds the go-sdk client of one session of any
+// transport: the host's options with the list-changed and progress handlers
+// chained to the supervisor's, facts innermost (they tell classify how far
+// each request got), then the host's middleware.
+func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
+	cfg := s.cfg
+	opts := cfg.ClientOptions
+	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.KeepAlive
+	opts.ToolListChangedHandler = relistThen(h.toolsChanged, opts.ToolListChangedHandler)
+	opts.PromptListChangedHandler = relistThen(h.promptsChanged, opts.PromptListChangedHandler)
+	opts.ResourceListChangedHandler = relistThen(h.resourcesChanged, opts.ResourceListChangedHandler)
+	opts.ProgressNotificationHandler = progressThen(&s.progress, opts.ProgressNotificationHandler)
+	cl := mcp.NewClient(cfg.Implementation, &opts)
+	// Every request's error carries its facts, so discovery and calls
+	// classify by the answer, not by go-sdk's text. Added first, they are
+	// innermost (each AddSendingMiddleware wraps the handler built so far):
+	// the host's middleware wraps them and sees those errors.
+	cl.AddSendingMiddleware(facts, noListCache(h.listTTL), s.logLevelMeta())
+	cl.AddSendingMiddleware(present(cfg.SendingMiddleware)...)
+	cl.AddReceivingMiddleware(reqs.middleware) // innermost: the host's sees its refusals
+	cl.AddReceivingMiddleware(present(cfg.ReceivingMiddleware)...)
+	return cl
+}
+
+// present returns ms without its nil entries, which go-sdk would call (a
+// host's optional middleware left unset, the hub's ServerMiddleware with
+// nothing for a server): a nil middleware is none.
+func present(ms []mcp.Middleware) []mcp.Middleware {
+	var out []mcp.Middleware
+	for _, m := range ms {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// relistThen returns a list_changed handler that asks for a re-list
+// (ours), then calls the host's handler, if any.
+func relistThen[R any](ours, host func(context.Context, R)) func(context.Context, R) {
+	if host == nil {
+		return ours
+	}
+	return func(ctx context.Context, r R) {
+		ours(ctx, r)
+		host(ctx, r)
+	}
+}
+
 // seamSession is a seam.Session as the loop drives it until the loop
 // speaks the seam itself.
 type seamSession struct {
@@ -128,6 +220,66 @@ func (w *seamSession) Wait() error {
 
 func (w *seamSession) Close() error  { w.end(); return w.Session.Close() }
 func (w *seamSession) Detach() error { w.end(); return w.Session.Detach() }
+
+// A server may decline a session's push stream (the first standalone GET,
+// or the 2026-07-28 subscriptions/listen): no list_changed can reach the
+// session, so its catalog is polled (Config.CatalogPollInterval), as with
+// the stream off.
+
+// pushDeclinedSession is what a session whose push stream can be declined
+// reports; an HTTP session is one.
+type pushDeclinedSession interface{ PushDeclined() bool }
+
+// PushDeclined reports whether the server declined the session's push
+// stream.
+func (w *seamSession) PushDeclined() bool {
+	d, ok := w.Session.(pushDeclinedSession)
+	return ok && d.PushDeclined()
+}
+
+// pushDeclined reports whether the server declined sess's push stream.
+func pushDeclined(sess session) bool {
+	d, ok := sess.(pushDeclinedSession)
+	return ok && d.PushDeclined()
+}
+
+// streamDeclined is the input of a declined push stream of generation gen;
+// detail names the answer.
+type streamDeclined struct {
+	gen    uint64
+	detail string
+}
+
+func (in streamDeclined) take(s *Supervisor) {
+	if in.gen != s.loop.m.Generation() {
+		return // an earlier session's: its successor asks again
+	}
+	s.emitEvent(events.Event{Kind: events.KindStreamDeclined, Generation: in.gen, Detail: in.detail})
+	if s.loop.m.State() == Ready {
+		s.armPoll(in.gen) // no list_changed can arrive on this session
+	}
+}
+
+// declinedText names an answer by its status and content type: "HTTP 405
+// text/plain", "HTTP 200 application/json"; without a content type "HTTP
+// 404".
+func declinedText(status int, contentType string) string {
+	d := "HTTP " + strconv.Itoa(status)
+	if contentType != "" {
+		d += " " + contentType
+	}
+	return d
+}
+
+// eraChanged is the era-changed event of generation gen.
+type eraChanged struct {
+	gen    uint64
+	detail string
+}
+
+func (in eraChanged) take(s *Supervisor) {
+	s.emitEvent(events.Event{Kind: events.KindEraChanged, Generation: in.gen, Detail: in.detail})
+}
 
 // observer turns the facts of the session of generation gen into inputs
 // of the loop. A drop has an event for each of the first maxDropEvents,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // capabilitiesOf returns what the session's server declared, nil when
@@ -307,11 +307,11 @@ func (s *Supervisor) polled(gen uint64) bool {
 	if s.cfg.Command != nil {
 		return false // a stdio server's list_changed always reaches us
 	}
-	if s.streams.Mode() == wire.StreamOff || s.streams.Decision().Off {
+	if s.cfg.Stream == StreamOff || s.streamDecision().Off {
 		return true
 	}
 	sess := s.session(gen)
-	return sess != nil && (sess.ID() == "" && !wire.ModernVersion(sess.ProtocolVersion()) || pushDeclined(sess)) // declined.go
+	return sess != nil && (sess.ID() == "" && !msgcheck.ModernVersion(sess.ProtocolVersion()) || pushDeclined(sess)) // dialer.go
 }
 
 // pollNow takes a due poll: the declared lists, if the session is still

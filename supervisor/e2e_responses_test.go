@@ -73,7 +73,7 @@ func testResponseFlood(t *testing.T, config, inFlight int) {
 		}
 	}
 	for n := 1; n <= 16; n++ { // reported from the senders' goroutines, in any order
-		assert.Contains(t, details, fmt.Sprintf("mcpsup/wire: response to a request of the server dropped (%d already in flight; %d dropped in all)", inFlight, n))
+		assert.Contains(t, details, fmt.Sprintf("response to a request of the server dropped (%d already in flight; %d dropped in all)", inFlight, n))
 	}
 	assert.Equal(t, supervisor.Ready, sup.State())
 

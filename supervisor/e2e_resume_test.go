@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // persisted runs a supervisor to ready, detaches it (no DELETE) and returns
@@ -140,7 +140,7 @@ func TestE2EMalformedResumeStateRefused(t *testing.T) {
 	require.Equal(t, "version", rse.Field)
 
 	_, err = supervisor.New(supervisor.Config{Endpoint: "http://127.0.0.1:1/mcp", Resume: &supervisor.ResumeState{Version: 1,
-		ResumeState: wire.ResumeState{SessionID: "a\x01", ProtocolVersion: "2025-11-25"}}})
+		ResumeState: httpsession.ResumeState{SessionID: "a\x01", ProtocolVersion: "2025-11-25"}}})
 	require.ErrorAs(t, err, &rse)
 	require.Equal(t, "session_id", rse.Field)
 	_ = time.Second

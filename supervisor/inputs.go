@@ -5,7 +5,6 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // input is one fact for the loop goroutine, which takes inputs one at a
@@ -66,7 +65,6 @@ type refreshRequested struct{ done chan error }
 // From the stream: the decision changed (the switch), or the keeper
 // dropped an event of generation gen.
 type (
-	streamChanged      struct{ d wire.StreamDecision }
 	streamEventDropped struct {
 		gen    uint64
 		detail string
@@ -149,18 +147,6 @@ func (in responseDropped) take(s *Supervisor) {
 
 func (in serverRequestRefused) take(s *Supervisor) {
 	s.emitEvent(events.Event{Kind: events.KindServerRequestRefused, Generation: in.gen, Detail: in.detail})
-}
-
-func (in streamChanged) take(s *Supervisor) {
-	kind := events.KindStreamEnabled
-	if in.d.Off {
-		kind = events.KindStreamDisabled
-	}
-	gen := s.loop.m.Generation()
-	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: in.d.Why})
-	if in.d.Off && s.loop.m.State() == Ready {
-		s.armPoll(gen) // no list_changed can arrive now
-	}
 }
 
 func (in retryDue) take(s *Supervisor) {

@@ -6,7 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // metaLogLevel is the `_meta` key of a request's log level from protocol
@@ -26,7 +27,7 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			level := s.level()
-			if level == "" || method == wire.MethodListen {
+			if level == "" || method == httpsession.MethodListen {
 				return next(ctx, method, req) // logging.mdx: never delivered on a listen stream
 			}
 			r, ok := req.(*mcp.ClientRequest[mcp.Params])
@@ -36,7 +37,7 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 			if r.Session == nil {
 				return next(ctx, method, req)
 			}
-			if ir := r.Session.InitializeResult(); ir == nil || !wire.ModernVersion(ir.ProtocolVersion) {
+			if ir := r.Session.InitializeResult(); ir == nil || !msgcheck.ModernVersion(ir.ProtocolVersion) {
 				return next(ctx, method, req)
 			}
 			p := shallowParams(r.Params)

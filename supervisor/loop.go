@@ -14,8 +14,9 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // loopState is owned by the loop goroutine; nothing else touches it.
@@ -283,7 +284,7 @@ func (s *Supervisor) resumeFor(sess session, prev *ResumeState) *ResumeState {
 	rs := &ResumeState{
 		Version:  ResumeStateVersion,
 		Endpoint: s.cfg.Endpoint,
-		ResumeState: wire.ResumeState{
+		ResumeState: httpsession.ResumeState{
 			SessionID:        sess.ID(),
 			ProtocolVersion:  sess.ProtocolVersion(),
 			InitializeResult: sess.InitializeResult(),
@@ -556,7 +557,7 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 				s.cfg.Logger.Warn("mcpsup: re-subscribing failed", "server", s.cfg.Name, "uri", uri, "err", err)
 			}
 		}
-		if level != "" && !wire.ModernVersion(sess.ProtocolVersion()) { // a 2026-07-28 session's requests carry it (loglevel.go)
+		if level != "" && !msgcheck.ModernVersion(sess.ProtocolVersion()) { // a 2026-07-28 session's requests carry it (loglevel.go)
 			//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 			if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)}); err != nil {
 				s.cfg.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)
@@ -636,16 +637,6 @@ func (h *sessionHooks) promptsChanged(context.Context, *mcp.PromptListChangedReq
 
 func (h *sessionHooks) resourcesChanged(context.Context, *mcp.ResourceListChangedRequest) {
 	h.listChanged(probes.Resources)
-}
-
-// streamRestored: the standalone stream came back after a gap in which
-// list_changed notifications may have been lost.
-func (h *sessionHooks) streamRestored() { h.s.post(relistWanted{gen: h.gen}) }
-
-// streamDeclined: the server declined the session's push stream with the
-// answer a (wire.Config.OnStreamDeclined).
-func (h *sessionHooks) streamDeclined(a wire.StreamAttempt) {
-	h.s.post(streamDeclined{gen: h.gen, detail: declinedDetail(a)})
 }
 
 // listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.

@@ -10,7 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/httpsession"
 )
 
 // A call the supervisor bounds with Config.CallTimeout (its caller's context
@@ -32,9 +32,9 @@ import (
 // context to watch Done.
 type callClock struct {
 	context.Context // the parent: values and its own end
-	// ex collects the call's exchanges (wire.WithExchange, in the same
+	// ex collects the call's exchanges (httpsession.WithExchange, in the same
 	// allocation).
-	ex wire.Exchanges
+	ex httpsession.Exchanges
 
 	clock   clockwork.Clock
 	timeout time.Duration

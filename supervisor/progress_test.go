@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/mcptest"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // clocksOf returns the bounded calls registered for token.
@@ -137,12 +137,12 @@ func TestProgressFromARealServerExtendsTheCall(t *testing.T) {
 // A context derived from a call's clock (net/http derives one per request)
 // registers with the clock, as with the context package's own types: it
 // starts no goroutine to watch Done, ends when the clock does, and leaves
-// the clock when it ends first. Through wire.WithExchange too, which every
+// the clock when it ends first. Through httpsession.WithExchange too, which every
 // call's context passes through.
 func TestCallClockTakesDerivedContextsWithoutAGoroutine(t *testing.T) {
 	for name, wrap := range map[string]func(context.Context) context.Context{
 		"direct":        func(c context.Context) context.Context { return c },
-		"with exchange": wire.WithExchange,
+		"with exchange": httpsession.WithExchange,
 	} {
 		t.Run(name, func(t *testing.T) {
 			clock := newCallClock(context.Background(), clockwork.NewFakeClock(), time.Minute, time.Hour)

@@ -27,7 +27,7 @@ type redactor struct {
 const maxCredentials = 2
 
 // addCredential registers an access token the OAuth handler gave a request
-// (wire.Config.OnCredential) as a secret: a server may quote it in an
+// (httpsession.Config.OnCredential) as a secret: a server may quote it in an
 // answer's text (a JSON-RPC error message, a 401 body) without a credential
 // word the patterns know, and it reached the call's error, its verdict and
 // the call-failed event. The oldest beyond maxCredentials is forgotten, so

@@ -17,9 +17,9 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 // lockedBuffer is a bytes.Buffer for a log handler written from several
@@ -155,7 +155,7 @@ func TestEndpointQueryCredentialsMaskedInConfigErrors(t *testing.T) {
 
 	_, err = supervisor.New(supervisor.Config{Endpoint: endpoint, Resume: &supervisor.ResumeState{
 		Version: supervisor.ResumeStateVersion, Endpoint: "http://127.0.0.1:2/mcp?accessToken=" + theirs,
-		ResumeState: wire.ResumeState{SessionID: "abcdefgh12345678", ProtocolVersion: "2025-11-25"},
+		ResumeState: httpsession.ResumeState{SessionID: "abcdefgh12345678", ProtocolVersion: "2025-11-25"},
 	}})
 	var rse *supervisor.ResumeStateError
 	require.True(t, errors.As(err, &rse), "%v", err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpsup/mcpsup/wire"
+	"github.com/mcpsup/mcpsup/httpsession"
 )
 
 // ResumeStateVersion is the version of the ResumeState JSON form.
@@ -52,7 +52,7 @@ const ResumeStateVersion = 1
 type ResumeState struct {
 	Version  int    `json:"version"`
 	Endpoint string `json:"endpoint,omitempty"`
-	wire.ResumeState
+	httpsession.ResumeState
 	StandaloneStream StreamDecision `json:"standalone_stream,omitzero"`
 }
 
@@ -113,7 +113,7 @@ func (rs *ResumeState) Validate() error {
 		return &ResumeStateError{Field: "version", Reason: fmt.Sprintf("got %d, want %d", rs.Version, ResumeStateVersion)}
 	}
 	if err := rs.ResumeState.Validate(); err != nil {
-		var se *wire.StateError
+		var se *httpsession.StateError
 		if errors.As(err, &se) {
 			return &ResumeStateError{Field: se.Field, Reason: se.Reason, Err: err}
 		}
@@ -124,9 +124,6 @@ func (rs *ResumeState) Validate() error {
 	}
 	return nil
 }
-
-// wireState returns the part the wire layer resumes from.
-func (rs *ResumeState) wireState() wire.ResumeState { return rs.ResumeState }
 
 // cutText shortens untrusted text quoted in an error.
 func cutText(s string, n int) string {

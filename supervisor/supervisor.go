@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/fsm"
-	"github.com/mcpsup/mcpsup/wire"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // State is the connection state, the string type events.Event names its
@@ -90,8 +90,9 @@ type Supervisor struct {
 	callServer string
 	sink       *sinkQueue // delivers events to Config.Events
 
-	// streams owns the standalone stream decision; every session shares it.
-	streams *wire.StreamSwitch
+	// streams is the standalone stream decision the transport keeps
+	// across sessions (dialer.go); nil on stdio.
+	streams streamDecisions
 	roots   rootSet // the host's roots, applied to every session (host_api.go)
 
 	progress progressCalls // bounded calls by progress token (progress.go)
@@ -177,7 +178,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
-	s.conn = newWireConnector(s)
+	s.conn = newHTTPConnector(s)
 	s.roots.add(cfg.Roots)
 	return s, nil
 }
@@ -229,15 +230,14 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 		s.redact.AddLikelySecret(v)
 	}
 	s.redactLogs()
-	var remembered wire.StreamDecision
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
 		s.redact.AddSessionID(rs.SessionID)
-		remembered = wire.StreamDecision{Off: rs.StandaloneStream.Off, Since: rs.StandaloneStream.DecidedAt}
 	}
-	s.streams = wire.NewStreamSwitch(wire.SwitchConfig{Mode: cfg.Stream.wireMode(), Rule: cfg.HostileRule.toWire(),
-		Memory: cfg.HostileMemory, Remembered: remembered, Clock: cfg.Clock, OnStream: s.streamDecided})
+	if cfg.Command == nil {
+		s.streams = newHTTPDialer(s)
+	}
 	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
 	if cfg.CallHandler != nil {
 		s.callServer = s.redact.Text(cfg.Name)
@@ -251,13 +251,16 @@ func newSupervisor(cfg Config, conn connector) *Supervisor {
 	return s
 }
 
-// streamDecided relays a change of the stream decision into an event
-// (failure story S5); ResumeState reads the decision from s.streams. Called
-// from wire's goroutines.
-func (s *Supervisor) streamDecided(d wire.StreamDecision) { s.post(streamChanged{d: d}) }
+// streamDecision is the standalone stream decision now; on stdio, on.
+func (s *Supervisor) streamDecision() seam.StreamDecided {
+	if s.streams == nil {
+		return seam.StreamDecided{}
+	}
+	return s.streams.StreamDecision()
+}
 
 // decisionOf is the persisted form of a stream decision.
-func decisionOf(d wire.StreamDecision) StreamDecision {
+func decisionOf(d seam.StreamDecided) StreamDecision {
 	if !d.Off {
 		return StreamDecision{}
 	}
@@ -334,7 +337,9 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		s.cmds.Wait()
 		s.endLeftovers(kind == fsm.DetachRequested)
 		s.bg.Wait()
-		s.streams.Close()
+		if s.streams != nil {
+			_ = s.streams.Close()
+		}
 	})
 	if !fromSink {
 		s.sink.drain()
@@ -455,7 +460,7 @@ func (s *Supervisor) ResumeState() *ResumeState {
 		return nil
 	}
 	rs := *s.snap.resume
-	rs.StandaloneStream = decisionOf(s.streams.Decision())
+	rs.StandaloneStream = decisionOf(s.streamDecision())
 	return &rs
 }
 
@@ -477,8 +482,8 @@ func (s *Supervisor) Reconnect() {
 }
 
 // served reports whether the session of gen is the live one in ready:
-// past its handshake and first listing (era.go tells a session still
-// opening from one that served).
+// past its handshake and first listing (the HTTP dialer's era memory tells
+// a session still opening from one that served).
 func (s *Supervisor) served(gen uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

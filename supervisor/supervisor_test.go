@@ -17,8 +17,8 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/probes"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(mainWithServer{m}) }
@@ -300,7 +300,7 @@ func TestSessionExpiredCallReconnectsOnceAndIsNotReplayed(t *testing.T) {
 }
 
 func TestBlindResumeProbesAndStaleRecoversOnce(t *testing.T) {
-	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"}}
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: httpsession.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"}}
 	r := newRig(t, Config{Resume: rs})
 	r.sup.Start()
 	req := r.next()
@@ -322,7 +322,7 @@ func TestBlindResumeProbesAndStaleRecoversOnce(t *testing.T) {
 }
 
 func TestBlindResumeSpeculativeFailureStillReady(t *testing.T) {
-	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"}}
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: httpsession.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"}}
 	r := newRig(t, Config{Resume: rs})
 	r.sup.Start()
 	sess := newFakeSession("old", "a", "b")
@@ -545,7 +545,7 @@ func TestNewRefusesBadEndpointsAndForeignResumeStates(t *testing.T) {
 		require.Error(t, err, "endpoint %q", ep)
 	}
 	rs := &ResumeState{Version: ResumeStateVersion, Endpoint: "http://127.0.0.1:1/other",
-		ResumeState: wire.ResumeState{SessionID: "abc", ProtocolVersion: "2025-11-25"}}
+		ResumeState: httpsession.ResumeState{SessionID: "abc", ProtocolVersion: "2025-11-25"}}
 	_, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp", Resume: rs})
 	var rse *ResumeStateError
 	require.ErrorAs(t, err, &rse)
@@ -629,7 +629,7 @@ func TestInSinkKnowsWhereItRuns(t *testing.T) {
 
 func TestStaleRecoveryKeepsTheStreamDecision(t *testing.T) {
 	decided := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
-	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"},
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: httpsession.ResumeState{SessionID: "old", ProtocolVersion: "2025-11-25"},
 		StandaloneStream: StreamDecision{Off: true, DecidedAt: decided}}
 	r := newRig(t, Config{Resume: rs})
 	r.sup.Start()
@@ -649,7 +649,7 @@ func TestStaleRecoveryKeepsTheStreamDecision(t *testing.T) {
 func TestRememberedStreamDecisionExpires(t *testing.T) {
 	r := newRig(t, Config{HostileMemory: time.Hour})
 	decided := r.clock.Now().Add(-30 * time.Minute)
-	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: wire.ResumeState{SessionID: "s1", ProtocolVersion: "2025-11-25",
+	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: httpsession.ResumeState{SessionID: "s1", ProtocolVersion: "2025-11-25",
 		InitializeResult: &mcp.InitializeResult{ProtocolVersion: "2025-11-25", Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}},
 		StandaloneStream: StreamDecision{Off: true, DecidedAt: decided}}
 	r.sup.cfg.Resume = rs

@@ -32,10 +32,10 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/mcptest"
 	mcpsupotel "github.com/mcpsup/mcpsup/otel"
 	"github.com/mcpsup/mcpsup/supervisor"
-	"github.com/mcpsup/mcpsup/wire"
 )
 
 func main() {
@@ -85,8 +85,8 @@ func run(ctx context.Context, w io.Writer) error {
 	// Spans: a go-sdk client with the Observer's middleware, outside the
 	// wire layer's facts so the verdicts rest on the HTTP status.
 	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, nil)
-	client.AddSendingMiddleware(obs.Middleware("s4"), wire.FactsMiddleware())
-	sess, err := wire.Open(ctx, wire.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Client: client, Era: wire.Era2025, Stream: wire.StreamOff})
+	client.AddSendingMiddleware(obs.Middleware("s4"), httpsession.FactsMiddleware())
+	sess, err := httpsession.Open(ctx, httpsession.Options{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Client: client, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
 	if err != nil {
 		return err
 	}

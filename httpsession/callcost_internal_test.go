@@ -1,0 +1,248 @@
+package httpsession
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// TestStreamForKeepsTheFirstInTheSlot: a call's first answer stream is the
+// storage kept in its slot; a second one of the same call, and one made
+// without a slot, are their own.
+func TestStreamForKeepsTheFirstInTheSlot(t *testing.T) {
+	ctx := WithExchange(context.Background())
+	s := ctx.Value(slotKey{}).(*slot)
+	first := streamFor(ctx)
+	assert.Same(t, &s.stream, first)
+	second := streamFor(ctx)
+	assert.NotSame(t, first, second)
+	assert.NotSame(t, first, streamFor(context.Background()))
+}
+
+// A response carrying the call's plain integer id is matched by its digits,
+// boxing no id; one spelling the same number otherwise (go-sdk reads 300.0
+// as 300) is matched too, and one with another id is not. Written anew, the
+// response carries the call's id.
+func TestCallIDMatchesWithoutBoxing(t *testing.T) {
+	want, ok := requestID("300")
+	require.True(t, ok)
+	sc := new(decodeScratch)
+	data := []byte(`{"jsonrpc":"2.0","id":300,"result":{}}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		msg, _, err := decodeMessageInto(data, want, sc)
+		if err != nil || answerProblem(msg.(*jsonrpc.Response), want) != "" {
+			t.Fatal(msg, err)
+		}
+	})
+	assert.Zero(t, allocs, "matching the call's id allocates nothing")
+
+	for _, c := range []struct {
+		body    string
+		problem bool
+	}{
+		{`{"jsonrpc":"2.0","id":300.0,"result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":3e2,"result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":301,"result":{}}`, true},
+		{`{"jsonrpc":"2.0","id":"300","result":{}}`, true},
+	} {
+		msg, _, err := decodeMessageFor([]byte(c.body), want)
+		require.NoError(t, err, c.body)
+		assert.Equal(t, c.problem, answerProblem(msg.(*jsonrpc.Response), want) != "", c.body)
+	}
+
+	msg, exact, err := decodeMessageFor([]byte("{\"jsonrpc\":\"2.0\",\n\"id\":300,\"result\":{}}"), want)
+	require.NoError(t, err)
+	require.False(t, exact, "a line break: written anew")
+	r := msg.(*jsonrpc.Response)
+	want.fill(r)
+	b, err := handOn(nil, r, exact)
+	require.NoError(t, err)
+	back, err := jsonrpc.DecodeMessage(b)
+	require.NoError(t, err)
+	assert.Equal(t, want.ID(), back.(*jsonrpc.Response).ID)
+}
+
+// A server-to-client request that happens to carry the call's id keeps it:
+// the zero ID stands for the call's in a response only.
+func TestCallIDRequestKeepsItsID(t *testing.T) {
+	want, _ := requestID("7")
+	msg, _, err := decodeMessageFor([]byte(`{"jsonrpc":"2.0","id":7,"method":"roots/list"}`), want)
+	require.NoError(t, err)
+	req := msg.(*jsonrpc.Request)
+	assert.True(t, req.IsCall(), "still a request, not a notification")
+	assert.Equal(t, want.ID(), req.ID)
+}
+
+// byteScanDepth is go-sdk's depth check as it is written (internal/json
+// checkMaxDepth): one byte at a time, the reference checkMaxDepth must
+// agree with.
+func byteScanDepth(data []byte) error {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxJSONDepth {
+				return errMaxDepth
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
+// TestCheckMaxDepthAgreesWithTheByteScan: skipping strings by their closing
+// quote gives go-sdk's byte-by-byte verdict on any bytes, escapes, runs of
+// backslashes and unterminated strings included, at the bound and past it.
+func TestCheckMaxDepthAgreesWithTheByteScan(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		parts := rapid.SliceOf(rapid.SampledFrom([]string{
+			`"`, `\`, `\\`, `\"`, `{`, `}`, `[`, `]`, `a`, `"x"`, `\\\"`,
+			strings.Repeat("[", maxJSONDepth), strings.Repeat("{", maxJSONDepth/2),
+		})).Draw(t, "parts")
+		data := []byte(strings.Join(parts, ""))
+		if got, want := checkMaxDepth(data), byteScanDepth(data); got != want {
+			t.Fatalf("%q: got %v, want %v", data, got, want)
+		}
+	})
+	for _, s := range decodeSeeds {
+		assert.Equal(t, byteScanDepth([]byte(s)), checkMaxDepth([]byte(s)), "%q", s)
+	}
+}
+
+// sseBase answers every POST with a 200 text/event-stream of body.
+type sseBase struct{ body string }
+
+func (b sseBase) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body:   io.NopCloser(strings.NewReader(b.body)), ContentLength: -1, Request: req}, nil
+}
+
+// answerFor returns what go-sdk reads of the answer stream for a tools/call
+// with id 7 answered with the event stream body.
+func answerFor(t *testing.T, body string) string {
+	t.Helper()
+	tr := NewTransport(Config{Base: sseBase{body: body}})
+	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)
+	req, err := http.NewRequestWithContext(WithExchange(context.Background()), http.MethodPost, "http://127.0.0.1/", bytes.NewReader(call))
+	require.NoError(t, err)
+	resp, err := tr.RoundTrip(req)
+	require.NoError(t, err)
+	got, err := io.ReadAll(iotest.OneByteReader(resp.Body)) // every piece boundary
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	return string(got)
+}
+
+// Events longer than the stream's read buffer are handed on whole: a long
+// data line as it came (from the line itself, not a copy), a long first
+// line joined with a second one written anew, CRLF line ends, and a long
+// notification before the response.
+func TestAnswerStreamLongEvents(t *testing.T) {
+	text := strings.Repeat("x", 3*answerBufferSize)
+	response := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + text + `"}}`
+
+	assert.Equal(t, "data: "+response+"\n\n", answerFor(t, "event: message\ndata: "+response+"\n\n"))
+	assert.Equal(t, "data: "+response+"\n\n", answerFor(t, "data: "+response+"\r\n\r\n"))
+	assert.Equal(t, "data: "+note+"\n\ndata: "+response+"\n\n", answerFor(t, "data: "+note+"\n\ndata: "+response+"\n\n"))
+
+	split := strings.TrimSuffix(response, "}}")
+	got := answerFor(t, "data: "+split+"\ndata: }}\n\n")
+	require.True(t, strings.HasPrefix(got, "data: ") && strings.HasSuffix(got, "\n\n"), "%.80q", got)
+	msg, err := jsonrpc.DecodeMessage([]byte(strings.TrimSuffix(strings.TrimPrefix(got, "data: "), "\n\n")))
+	require.NoError(t, err)
+	r := msg.(*jsonrpc.Response)
+	assert.Equal(t, want7(t), r.ID)
+	assert.Contains(t, string(r.Result), text)
+}
+
+func want7(t *testing.T) jsonrpc.ID {
+	id, err := jsonrpc.MakeID(float64(7))
+	require.NoError(t, err)
+	return id
+}
+
+// readBounded reads a body of known length into one buffer of that length,
+// and still reads what a body holds when its Content-Length says less or
+// more than it carries, within the bound and past it.
+func TestReadBoundedByContentLength(t *testing.T) {
+	answer := func(body string, claimed int64) *http.Response {
+		return &http.Response{Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: claimed}
+	}
+	b := readBounded(answer("hello", 5), 16)
+	assert.Equal(t, "hello", string(b.data))
+	assert.Equal(t, 6, cap(b.data), "one buffer, the length and the read that sees the end")
+	assert.False(t, b.over)
+
+	assert.Equal(t, "hello, world", string(readBounded(answer("hello, world", 5), 16).data), "more than claimed")
+	assert.Equal(t, "hi", string(readBounded(answer("hi", 5), 16).data), "less than claimed")
+
+	over := readBounded(answer(strings.Repeat("x", 20), 5), 16)
+	assert.True(t, over.over, "past the bound whatever the length claimed")
+	assert.Len(t, over.data, 16)
+
+	big := readBounded(answer("x", maxPresized), maxPresized*2)
+	assert.Less(t, cap(big.data), maxPresized, "a claimed length past maxPresized sizes no buffer")
+}
+
+// The identity of a body http.NewRequestWithContext keeps in memory (what
+// go-sdk sends) is read in place, GetBody never called, and the body still
+// reads whole afterwards. Another body of known length is read through
+// GetBody.
+func TestRequestIdentityReadsInPlace(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", bytes.NewReader([]byte(body)))
+	require.NoError(t, err)
+	_, inMemory := inMemoryBody(req.Body)
+	require.True(t, inMemory)
+	getBody, copies := req.GetBody, 0
+	req.GetBody = func() (io.ReadCloser, error) { copies++; return getBody() }
+	method, id := requestIdentity(req)
+	assert.Zero(t, copies, "no copy of the body")
+	assert.Equal(t, "tools/call", method)
+	assert.Equal(t, "7", id)
+	sent, err := io.ReadAll(req.Body)
+	require.NoError(t, err)
+	assert.Equal(t, body, string(sent), "the body is left as it was")
+
+	other, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", strings.NewReader(body))
+	require.NoError(t, err)
+	_, inMemory = inMemoryBody(other.Body)
+	require.False(t, inMemory, "a strings.Reader is read through GetBody")
+	getBody, copies = other.GetBody, 0
+	other.GetBody = func() (io.ReadCloser, error) { copies++; return getBody() }
+	method, id = requestIdentity(other)
+	assert.Equal(t, 1, copies)
+	assert.Equal(t, "tools/call", method)
+	assert.Equal(t, "7", id)
+}

@@ -1,0 +1,352 @@
+package httpsession
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/segmentio/encoding/json"
+
+	"github.com/mcpsup/mcpsup/internal/jsonscan"
+)
+
+// maxJSONDepth is the nesting of JSON objects and arrays past which go-sdk
+// v1.8.0 refuses a message (internal/json defaultMaxDepth), counted over
+// the whole data as go-sdk counts it.
+const maxJSONDepth = 1000
+
+// decodeFlags are go-sdk's decoder flags (jsonscan.DecodeFlags).
+const decodeFlags = jsonscan.DecodeFlags
+
+var errMaxDepth = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxJSONDepth)
+
+// wireDecode has the shape of go-sdk's decode form of a message
+// (internal/jsonrpc2 wireDecode): Method is raw so that a "method" key with
+// an empty or null value still makes a request.
+type wireDecode struct {
+	VersionTag json.RawMessage `json:"jsonrpc"`      // read as go-sdk's string by [versionTag]
+	ID         json.RawMessage `json:"id,omitempty"` // read as go-sdk's any by [messageID]
+	Method     json.RawMessage `json:"method"`
+	Params     json.RawMessage `json:"params,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// decodeScratch is what one [decodeMessage] parses into; pooled, so that
+// decoding a message costs no allocation but the message's own. resp is
+// the response [decodeMessageInto] returns.
+type decodeScratch struct {
+	msg    wireDecode
+	method string
+	resp   jsonrpc.Response
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
+
+// decodeMessage returns the message go-sdk v1.8.0's jsonrpc.DecodeMessage
+// returns for data, or an error when it returns one, without its decoder's
+// 64 KiB buffer: the first JSON value of data is found as go-sdk's
+// json.Decoder finds it and decoded with the same parser, flags, depth
+// bound and rules (internal/jsonrpc2 DecodeMessage). Params and Result
+// alias data. exact reports that go-sdk reads data itself as msg and that
+// data may be handed on as it is: data is that one value, with nothing
+// after it but JSON whitespace and no line break anywhere (so it is one SSE
+// data line too), and msg is not a request with an empty method, which
+// go-sdk writes without one and so cannot be re-encoded either (see
+// [encodeMessage]). FuzzDecodeMessage holds it to jsonrpc.DecodeMessage.
+func decodeMessage(data []byte) (msg jsonrpc.Message, exact bool, err error) {
+	return decodeMessageFor(data, callID{})
+}
+
+// decodeMessageFor is decodeMessage for the answer to the call want: a
+// response carrying want's plain integer id is returned with the zero ID,
+// which stands for want's (a response with no valid id of its own is
+// refused), so that matching it boxes no id; [callID.fill] gives it want's
+// before it is written anew. Any other message gets an id of its own.
+func decodeMessageFor(data []byte, want callID) (msg jsonrpc.Message, exact bool, err error) {
+	sc := scratchPool.Get().(*decodeScratch)
+	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
+	msg, exact, err = decodeMessageInto(data, want, sc)
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		own := *r // sc goes back to the pool
+		msg = &own
+	}
+	return msg, exact, err
+}
+
+// decodeMessageInto is decodeMessageFor parsing into sc, which it resets
+// first: a response it returns is &sc.resp, valid until sc is used again.
+func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc.Message, exact bool, err error) {
+	*sc = decodeScratch{}
+	if err := checkMaxDepth(data); err != nil {
+		return nil, false, err
+	}
+	// The value go-sdk's json.Decoder.Decode reads, the first one in data,
+	// decoded in the same pass that finds its end.
+	w := &sc.msg
+	rest, err := json.Parse(data, w, decodeFlags)
+	if err != nil {
+		return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if tag, err := versionTag(w.VersionTag); err != nil {
+		return nil, false, err
+	} else if tag != "2.0" {
+		return nil, false, fmt.Errorf("invalid message version tag %q; expected %q", tag, "2.0")
+	}
+	id, matched, inexact, err := messageID(w.ID, want)
+	if err != nil {
+		return nil, false, err
+	}
+	exact = len(rest) == 0 && !hasLineBreak(data)
+	if len(w.Method) > 0 {
+		if _, err := json.Parse(w.Method, &sc.method, decodeFlags); err != nil {
+			return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+		if matched {
+			id = want.ID() // a request keeps its id: the zero ID would make it a notification
+		}
+		method := sc.method
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, exact && method != "", nil
+	}
+	if !id.IsValid() && !matched {
+		return nil, false, errInvalidMessage
+	}
+	if want.plain && !matched && inexact {
+		// go-sdk reads a number that is no integer as the integer under
+		// it (MakeID's int64 of its float64): 2.5 would answer call 2. It
+		// answers no call; named as it came.
+		id, _ = jsonrpc.MakeID(string(w.ID))
+	}
+	if matched && want.shift != 0 {
+		exact = false // written anew with go-sdk's own id (fill)
+	}
+	r := &sc.resp
+	*r = jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		r.Error = w.Error
+	}
+	return r, exact, nil
+}
+
+// messageID returns the id go-sdk reads from raw, the "id" value of a
+// message (nil when absent): go-sdk decodes it into an any and passes that
+// to jsonrpc.MakeID. A plain integer of up to 15 digits (what go-sdk sends,
+// and a float64 holds exactly) is read directly; anything else is decoded
+// as go-sdk decodes it. It is matched, with the zero ID, when its value is
+// want's plain id, however written (3, 3.0, 3e0); a fraction is not, though
+// go-sdk's int64 of it would be (see [decodeMessageInto]). inexact reports
+// a number go-sdk's int64 of its float64 does not hold: a fraction, or one
+// past the range of int64.
+func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched, inexact bool, err error) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, false, false, nil
+	}
+	if n, ok := plainInt(raw); ok {
+		if want.plain && want.n == n {
+			return jsonrpc.ID{}, true, false, nil
+		}
+		id, err := jsonrpc.MakeID(float64(n)) // as go-sdk would, from its float64
+		return id, false, false, err
+	}
+	var v any
+	if _, err := json.Parse(raw, &v, decodeFlags); err != nil {
+		return jsonrpc.ID{}, false, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if f, isNumber := v.(float64); isNumber {
+		if want.plain && f == float64(want.n) {
+			return jsonrpc.ID{}, true, false, nil // want's id written otherwise: 3.0, 3e0
+		}
+		inexact = f != math.Trunc(f) || f >= math.MaxInt64 || f < math.MinInt64
+	}
+	id, err = jsonrpc.MakeID(v)
+	return id, false, inexact, err
+}
+
+// callID is the JSON-RPC id of the call an answer must carry ([requestID]):
+// go-sdk's plain integer ids are kept as their value, so that an answer
+// with the same digits is matched without boxing an id, which costs an
+// allocation for an integer of 256 or more; any other id is kept as the
+// jsonrpc.ID go-sdk reads. The zero callID is no call's.
+type callID struct {
+	n     int64 // as on the wire: go-sdk's id plus shift
+	plain bool
+	other jsonrpc.ID // when not plain
+	shift int64      // what a plain id was moved by on the wire (idshift.go)
+}
+
+// moved returns c as a plain id goes out moved by shift.
+func (c callID) moved(shift int64) callID {
+	if c.plain && shift != 0 {
+		c.n += shift
+		c.shift += shift
+	}
+	return c
+}
+
+// ID returns c as go-sdk reads it from the wire (an allocation for a plain
+// integer of 256 or more).
+func (c callID) ID() jsonrpc.ID {
+	if !c.plain {
+		return c.other
+	}
+	id, _ := jsonrpc.MakeID(float64(c.n))
+	return id
+}
+
+// sdkID returns c as go-sdk numbered it: ID moved back.
+func (c callID) sdkID() jsonrpc.ID {
+	if !c.plain || c.shift == 0 {
+		return c.ID()
+	}
+	id, _ := jsonrpc.MakeID(float64(c.n - c.shift))
+	return id
+}
+
+// unmoveBodyID moves x.BodyRPCID, the id of the JSON-RPC error in the
+// answer's body to c, back by c's shift when it is a plain integer: the
+// exchange records ids as go-sdk numbered them (Exchange.RequestID), and
+// [classify.HTTPError.RespondsToRequest] compares the two.
+func (c callID) unmoveBodyID(x *Exchange) {
+	if c.shift == 0 {
+		return
+	}
+	if n, ok := plainInt([]byte(x.BodyRPCID)); ok {
+		x.BodyRPCID = strconv.FormatInt(n-c.shift, 10)
+	}
+}
+
+// answeredBy reports whether r, a response decoded for c, carries c's id.
+func (c callID) answeredBy(r *jsonrpc.Response) bool {
+	if c.plain {
+		return r.ID == (jsonrpc.ID{}) // matched by value in messageID
+	}
+	return r.ID == c.other
+}
+
+// fill gives r, a response decoded for c, the id go-sdk numbered c with
+// when its zero ID stands for c (see [decodeMessageFor]): before r is
+// written anew.
+func (c callID) fill(r *jsonrpc.Response) {
+	if r.ID == (jsonrpc.ID{}) {
+		r.ID = c.sdkID()
+	}
+}
+
+// versionTag returns the "jsonrpc" string go-sdk reads from raw ("" when
+// absent): "2.0" as written without a copy, anything else decoded as
+// go-sdk decodes it.
+func versionTag(raw json.RawMessage) (string, error) {
+	if string(raw) == `"2.0"` {
+		return "2.0", nil
+	}
+	var tag string
+	if len(raw) > 0 {
+		if _, err := json.Parse(raw, &tag, decodeFlags); err != nil {
+			return "", fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+	}
+	return tag, nil
+}
+
+// plainInt reads b as a JSON integer without sign, exponent or leading
+// zero, of at most 15 digits.
+func plainInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 15 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// errInvalidMessage is the failure of a message with neither a method nor
+// an id, which go-sdk refuses as jsonrpc2.ErrInvalidRequest.
+var errInvalidMessage = errors.New("JSON-RPC message with neither method nor id")
+
+// checkMaxDepth is go-sdk's depth check (internal/json checkMaxDepth): it
+// counts '{' and '[' against '}' and ']' outside strings over all of data.
+// A string is skipped to its closing quote with bytes.IndexByte, a quote
+// being escaped when an odd run of backslashes precedes it, which is how
+// go-sdk's byte-by-byte scan reads it (TestCheckMaxDepthAgreesWithTheByteScan).
+func checkMaxDepth(data []byte) error {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			end, ok := jsonscan.StringEnd(data, i+1)
+			if !ok {
+				return nil // the rest is inside a string
+			}
+			i = end
+		case '{', '[':
+			depth++
+			if depth > maxJSONDepth {
+				return errMaxDepth
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
+// hasLineBreak reports whether data holds a CR or an LF.
+func hasLineBreak(data []byte) bool {
+	return bytes.IndexByte(data, '\n') >= 0 || bytes.IndexByte(data, '\r') >= 0
+}
+
+// handOn returns the bytes go-sdk gets for msg, decoded from data by
+// [decodeMessage]: data itself when exact, msg re-encoded otherwise.
+func handOn(data []byte, msg jsonrpc.Message, exact bool) ([]byte, error) {
+	if exact {
+		return data, nil
+	}
+	return encodeMessage(msg)
+}
+
+// identityMessage is the identity of one JSON-RPC request.
+type identityMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+}
+
+// parse reads the method (its JSON string's contents) and the raw id of
+// one JSON-RPC request body written by go-sdk (see [requestIdentity]),
+// both aliasing buf; ok is false unless buf starts with a JSON object and
+// the method, when present, is a JSON string. What follows the object is
+// not read: go-sdk's server decodes a POST body's first value alone
+// (mcp/transport.go readBatch, internal/json Unmarshal's Decoder.Decode).
+func (sc *identityScratch) parse(buf []byte) (method []byte, id json.RawMessage, ok bool) {
+	msg := &sc.msg
+	if _, err := json.Parse(buf, msg, json.DontCopyRawMessage); err != nil {
+		return nil, nil, false
+	}
+	m := bytes.TrimSpace(msg.Method)
+	switch {
+	case len(m) == 0 || bytes.Equal(m, []byte("null")):
+		return nil, msg.ID, true
+	case len(m) < 2 || m[0] != '"' || m[len(m)-1] != '"':
+		return nil, nil, false
+	}
+	m = m[1 : len(m)-1]
+	if bytes.IndexByte(m, '\\') >= 0 {
+		// An escaped method is no method go-sdk sends: decoded the slow way.
+		var s string
+		if err := json.Unmarshal(msg.Method, &s); err != nil {
+			return nil, nil, false
+		}
+		return []byte(s), msg.ID, true
+	}
+	return m, msg.ID, true
+}

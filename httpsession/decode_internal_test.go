@@ -1,0 +1,205 @@
+package httpsession
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// decodeSeeds are well-formed and hostile message bytes: trailing garbage,
+// nesting past go-sdk's depth bound (in the message and after it), keys in
+// another case, duplicate keys, odd ids, empty and null methods, batches,
+// bad UTF-8, escapes, line breaks and whitespace JSON does not allow.
+var decodeSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"result":{}}`,
+	`{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"x"}]}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no","data":{"a":[1]}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+	`{"jsonrpc":"2.0","id":7,"method":"ping","params":{}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{}} trailing garbage`,
+	`{"jsonrpc":"2.0","id":1,"result":{}}{"jsonrpc":"2.0","id":2,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{}}` + strings.Repeat("[", maxJSONDepth+1),
+	`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth) + `}`,
+	`{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("[", maxJSONDepth+1) + `"}`,
+	`{"JSONRPC":"2.0","ID":1,"Result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"id":2,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1.5,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1e400,"result":{}}`,
+	`{"jsonrpc":"2.0","id":true,"result":{}}`,
+	`{"jsonrpc":"2.0","id":null,"result":{}}`,
+	`{"jsonrpc":"2.0","id":[1],"result":{}}`,
+	`{"jsonrpc":"2.0","id":01,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"method":""}`,
+	`{"jsonrpc":"2.0","id":1,"method":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":{"a":1}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"a\u0000b"}`,
+	`{"jsonrpc":"2.0","id":1,"result":null}`,
+	`{"jsonrpc":"2.0","id":1,"error":null,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}`,
+	`{"jsonrpc":2,"id":1,"result":{}}`,
+	`{"jsonrpc":"2.0"}`,
+	`[{"jsonrpc":"2.0","id":1,"result":{}}]`,
+	"\ufeff{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"result\":{}}",
+	`{"jsonrpc":"2.0","id":"\ud800","result":{}}`,
+	"{\"jsonrpc\":\"2.0\",\n\"id\":1,\r\"result\":{}}",
+	"\t {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}} \t",
+	"\f{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\f",
+	`{"jsonrpc":"2.0","id":1,"result":{"a":"\"}\\"}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{}`,
+	`{"jsonrpc":"2.0","id":1,"result":{},}`,
+	``, ` `, `null`, `{}`, `"x"`, `{"jsonrpc":"2.0","id":1,"result":{}}}`,
+}
+
+// sameMessage says how a and b differ, or returns "".
+func sameMessage(a, b jsonrpc.Message) string {
+	switch a := a.(type) {
+	case *jsonrpc.Request:
+		b, ok := b.(*jsonrpc.Request)
+		switch {
+		case !ok:
+			return "kind"
+		case a.ID != b.ID:
+			return "id"
+		case a.Method != b.Method:
+			return "method"
+		case !sameRaw(a.Params, b.Params):
+			return "params"
+		}
+	case *jsonrpc.Response:
+		b, ok := b.(*jsonrpc.Response)
+		switch {
+		case !ok:
+			return "kind"
+		case a.ID != b.ID:
+			return "id"
+		case !sameRaw(a.Result, b.Result):
+			return "result"
+		case (a.Error == nil) != (b.Error == nil):
+			return "error presence"
+		case a.Error != nil:
+			var ea, eb *jsonrpc.Error
+			if !errors.As(a.Error, &ea) || !errors.As(b.Error, &eb) {
+				return "error type"
+			}
+			if ea.Code != eb.Code || ea.Message != eb.Message || !sameRaw(ea.Data, eb.Data) {
+				return "error"
+			}
+		}
+	default:
+		return "unknown kind"
+	}
+	return ""
+}
+
+// sameRaw reports whether two raw JSON values are the same but for the
+// whitespace between tokens, which go-sdk's own encoder drops from a
+// message's raw values when it writes one anew (a value with a line break
+// is re-encoded, see [handOn]).
+func sameRaw(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// checkDecode holds decodeMessage to go-sdk's jsonrpc.DecodeMessage on data:
+// both refuse it or both return the same message, and what [handOn] gives
+// go-sdk (as a body, or as one SSE data line, which go-sdk trims) decodes
+// to that message again.
+func checkDecode(t *testing.T, data []byte) {
+	t.Helper()
+	want, wantErr := jsonrpc.DecodeMessage(data)
+	got, exact, err := decodeMessage(data)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%q: decodeMessage error %v, go-sdk error %v", data, err, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	if d := sameMessage(want, got); d != "" {
+		t.Fatalf("%q: %s differs from go-sdk's decode", data, d)
+	}
+	out, err := handOn(data, got, exact)
+	if err != nil {
+		if r, ok := got.(*jsonrpc.Request); ok && r.Method == "" {
+			return // refused as in encodeMessage: never handed on
+		}
+		t.Fatalf("%q: handOn: %v", data, err)
+	}
+	if exact && bytes.ContainsAny(out, "\r\n") {
+		t.Fatalf("%q: handed on as it is with a line break", data)
+	}
+	for _, form := range [][]byte{out, bytes.TrimSpace(out)} {
+		again, err := jsonrpc.DecodeMessage(form)
+		if err != nil {
+			t.Fatalf("%q: go-sdk refuses what it is handed (%q): %v", data, form, err)
+		}
+		if d := sameMessage(got, again); d != "" {
+			t.Fatalf("%q: go-sdk reads %q with another %s", data, form, d)
+		}
+	}
+}
+
+// TestDecodeMessageIsGoSDKs: on every seed, decodeMessage accepts and
+// returns exactly what go-sdk's decoder does, and a message handed on as it
+// came is one go-sdk reads the same.
+func TestDecodeMessageIsGoSDKs(t *testing.T) {
+	exact := 0
+	for _, s := range decodeSeeds {
+		checkDecode(t, []byte(s))
+		if _, ok, err := decodeMessage([]byte(s)); err == nil && ok {
+			exact++
+		}
+	}
+	if exact == 0 {
+		t.Fatal("no seed is handed on as it came")
+	}
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}} x`,
+		"{\"jsonrpc\":\"2.0\",\n\"id\":1,\"result\":{}}",
+		`{"jsonrpc":"2.0","id":1,"method":""}`,
+	} {
+		if _, ok, err := decodeMessage([]byte(s)); err != nil || ok {
+			t.Errorf("%q: want re-encoded (exact false, no error), got exact %v, error %v", s, ok, err)
+		}
+	}
+}
+
+// FuzzDecodeMessage holds decodeMessage to go-sdk's jsonrpc.DecodeMessage on
+// arbitrary bytes.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkDecode)
+}
+
+// BenchmarkDecodeMessage compares decodeMessage with go-sdk's
+// jsonrpc.DecodeMessage on a tools/call response.
+func BenchmarkDecodeMessage(b *testing.B) {
+	data := []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x"}]}}`)
+	b.Run("go-sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsonrpc.DecodeMessage(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("wire", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := decodeMessage(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

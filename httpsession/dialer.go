@@ -1,0 +1,433 @@
+package httpsession
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
+)
+
+// DialerOptions configure a [Dialer]. Only Endpoint is required; every
+// other zero field is its default.
+type DialerOptions struct {
+	// Endpoint is the MCP endpoint URL.
+	Endpoint string
+	// HTTPClient is the host's client (see [Options.HTTPClient]); nil means
+	// http.DefaultClient.
+	HTTPClient *http.Client
+	// ClientInfo names the client in the session's own requests (see
+	// [Options.ClientInfo]).
+	ClientInfo *mcp.Implementation
+	// Era is the host's era hint: [Era2025] is kept for good, any other
+	// era is learned from the sessions opened (see eraMemory).
+	Era Era
+	// EraReprobe is how long a learned 2025 era lasts before a new session
+	// sends `server/discover` again. 0 means [DefaultEraReprobe] (10 min);
+	// negative: for good.
+	EraReprobe time.Duration
+	// ResumedVersion is the protocol version of the persisted session the
+	// supervisor resumes, if any: under [EraAuto] the era starts from it.
+	ResumedVersion string
+	// Stream, HostileRule, HostileMemory and RememberedStream configure the
+	// standalone stream decision every session shares (see [SwitchConfig]:
+	// Mode, Rule, Memory, Remembered).
+	Stream           StreamMode
+	HostileRule      HostilityRule
+	HostileMemory    time.Duration
+	RememberedStream StreamDecision
+	// AnswerLimits bound the answers of every session; they replace the
+	// Transport's MaxJSONBody, MaxErrorBody, MaxSSEEvent, MaxJSONValues,
+	// MaxMessages, MaxContentBlocks and MaxInputRequestObjects.
+	AnswerLimits AnswerLimits
+	// Transport is the configuration of every session's [Transport]: its
+	// MaxListItems, stream keeper, responses bound, OAuthHandler,
+	// OnCredential, Clock and Logger (the dialer's own too). Its Switch,
+	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
+	// OnDroppedResponse and FallbackAfterOutage are the dialer's: set ones
+	// are replaced.
+	Transport Config
+	// KeepAlive, when positive, pings each session at this interval on
+	// the clock (session.StartKeepAlive); a dead ping ends the session.
+	KeepAlive time.Duration
+	// Observe receives the dialer's own facts, those of no one session:
+	// each change of the stream decision (session.StreamDecided), on the
+	// goroutine that observed it. It must not block. nil: none wanted.
+	Observe func(session.Fact)
+	// Served reports whether the session of a generation has served (was
+	// the supervisor's live session, past its handshake and first
+	// listing): a refusal of its era then ends it at most once per
+	// EraReprobe. nil: every session counts as still opening.
+	Served func(generation uint64) bool
+}
+
+// Dialer opens the streamable HTTP sessions of one supervisor
+// (session.Dialer) and keeps what outlives a session: the era the next
+// handshake starts with (eraMemory) and the standalone stream decision
+// ([StreamSwitch]). Their changes are facts: an era's through the Observe
+// of the Spec whose session taught it (session.EraChanged), the stream
+// decision's through DialerOptions.Observe (session.StreamDecided). Its
+// methods are safe for concurrent use; Close stops the decision's
+// timer.
+type Dialer struct {
+	opts    DialerOptions
+	clock   clockwork.Clock
+	era     *eraMemory
+	streams *StreamSwitch
+}
+
+var _ session.Dialer = (*Dialer)(nil)
+
+// NewDialer returns a Dialer configured by opts.
+func NewDialer(opts DialerOptions) *Dialer {
+	if opts.Transport.Clock == nil {
+		opts.Transport.Clock = clockwork.NewRealClock()
+	}
+	if opts.Transport.Logger == nil {
+		opts.Transport.Logger = slog.New(slog.DiscardHandler)
+	}
+	d := &Dialer{opts: opts, clock: opts.Transport.Clock, era: newEraMemory(opts.Era, opts.EraReprobe)}
+	if opts.Era == EraAuto && opts.ResumedVersion != "" {
+		d.era.learn(d.clock.Now(), opts.ResumedVersion, nil)
+	}
+	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
+		Remembered: opts.RememberedStream, Clock: d.clock, OnStream: func(sd StreamDecision) {
+			if opts.Observe != nil {
+				opts.Observe(decided(sd))
+			}
+		}})
+	return d
+}
+
+// StreamDecision is the standalone stream decision now, as the resume
+// state persists it.
+func (d *Dialer) StreamDecision() session.StreamDecided { return decided(d.streams.Decision()) }
+
+// Close stops the stream decision's timer; sessions are closed on their
+// own.
+func (d *Dialer) Close() error {
+	d.streams.Close()
+	return nil
+}
+
+// Dial opens a new session with a full handshake, in the era the memory
+// chooses.
+func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, error) {
+	return d.open(spec, func(opts Options) (*Session, error) { return Open(ctx, opts) })
+}
+
+// Attach re-attaches spec.Resume without a handshake on the wire (see
+// [Resume]); a spec without one is refused with session.ErrNoResume.
+func (d *Dialer) Attach(ctx context.Context, spec session.Spec) (session.Session, error) {
+	if spec.Resume == nil {
+		return nil, session.ErrNoResume
+	}
+	r := spec.Resume
+	st := ResumeState{SessionID: r.SessionID, ProtocolVersion: r.ProtocolVersion, InitializeResult: r.InitializeResult}
+	return d.open(spec, func(opts Options) (*Session, error) { return Resume(ctx, opts, st) })
+}
+
+// open opens a session with open and learns the era it negotiated.
+func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (session.Session, error) {
+	observe := spec.Observe
+	if observe == nil {
+		observe = func(session.Fact) {}
+	}
+	w := &wireWatch{}
+	s := &httpSession{watch: w}
+	opts := d.options(spec, w, s, observe)
+	ws, err := open(opts)
+	if err != nil {
+		if detail := d.era.dialFailed(opts.Era, err); detail != "" {
+			observe(session.EraChanged{Detail: detail})
+		}
+		return nil, err
+	}
+	var discover *Exchange
+	if x, ok := ws.Transport().DiscoverExchange(); ok {
+		discover = &x
+	}
+	if detail := d.era.learn(d.clock.Now(), ws.ProtocolVersion(), discover); detail != "" {
+		observe(session.EraChanged{Detail: detail})
+	}
+	s.start(ws, d.opts.KeepAlive, d.clock, d.opts.Transport.Logger)
+	d.watchEra(spec.Generation, s, observe)
+	return s, nil
+}
+
+func (d *Dialer) options(spec session.Spec, w *wireWatch, s *httpSession, observe func(session.Fact)) Options {
+	era, fallback := d.era.next(d.clock.Now())
+	var client *mcp.Client
+	if spec.Client != nil {
+		client = spec.Client(FactsMiddleware())
+	}
+	cfg := d.opts.Transport
+	d.opts.AnswerLimits.apply(&cfg)
+	cfg.Switch = d.streams // every session inherits the decision
+	cfg.OnExchange = w.exchange
+	cfg.OnStreamRestored = func() { observe(session.StreamRestored{}) }
+	cfg.OnStreamDeclined = func(a StreamAttempt) {
+		observe(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
+	}
+	var events atomic.Int64
+	cfg.OnDroppedEvent = func(e *EventError) { observe(session.EventDropped{Count: int(events.Add(1)), Err: e}) }
+	cfg.OnDroppedResponse = func(e *ResponseDroppedError) {
+		observe(session.ResponseDropped{Count: e.Dropped, Bound: e.InFlight})
+	}
+	cfg.FallbackAfterOutage = fallback
+	w.onFatal = s.fatal
+	return Options{Endpoint: d.opts.Endpoint, HTTPClient: d.opts.HTTPClient, Client: client, Era: era,
+		ClientInfo: d.opts.ClientInfo, Wire: cfg}
+}
+
+func decided(sd StreamDecision) session.StreamDecided {
+	return session.StreamDecided{Off: sd.Off, Why: sd.Why, Since: sd.Since, Until: sd.Until}
+}
+
+// watchEra ends a session whose request is answered with a refusal of its
+// era, detached, so that the next session discovers again (see eraMemory;
+// eraMemory.refused bounds it): [VersionRefusal] on a 2026-07-28 session,
+// [LegacyRefusal] on a 2025 one unless the host pinned Era2025.
+func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)) {
+	version := s.ws.ProtocolVersion()
+	refusal := VersionRefusal
+	if !msgcheck.ModernVersion(version) {
+		if d.era.pinned {
+			return
+		}
+		refusal = LegacyRefusal
+	}
+	s.watch.setEraRefused(refusal, func(x Exchange) {
+		// refused first: a live session's refusal within EraReprobe of the
+		// last one acted on leaves the session (and the watch) as they are.
+		served := d.opts.Served != nil && d.opts.Served(gen)
+		if !d.era.refused(d.clock.Now(), served) || !s.watch.endedForEra(x) {
+			return
+		}
+		observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
+		go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
+	})
+}
+
+// Causes a session's end is recorded with until go-sdk's session has
+// ended; the end then names the cause itself (httpSession.cause).
+var (
+	// errEndedByWatch: a session-gone answer, or a refusal of the era.
+	errEndedByWatch = errors.New("mcpsup/httpsession: ended by an answer")
+	// errEndedByKeepAlive: a dead keepalive ping.
+	errEndedByKeepAlive = errors.New("mcpsup/httpsession: ended by the keepalive")
+	// ErrSessionEnded is the end of a session go-sdk ended by itself
+	// without an error of its own (its connection closed).
+	ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
+)
+
+// httpSession is one streamable HTTP session as session.Session: a go-sdk
+// session on a [Transport] that reports its own end, once. It ends by a
+// session-gone answer or a refusal of its era (a *classify.HTTPError
+// carrying that answer), a dead keepalive ping (its error), Close
+// (session.ErrClosed, with DELETE) or Detach (session.ErrDetached, none),
+// the first cause winning; Done closes once go-sdk's session has ended.
+type httpSession struct {
+	session.ClientRequests
+	ws    *Session
+	watch *wireWatch
+	ka    *session.KeepAlive // nil without a keepalive
+
+	mu    sync.Mutex
+	first error // the first cause recorded, nil before
+	end   session.End
+}
+
+var _ session.Session = (*httpSession)(nil)
+
+// start runs the session on ws: its keepalive, and the wait for go-sdk's
+// end.
+func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Clock, log *slog.Logger) {
+	s.ws = ws
+	s.ClientRequests = session.NewClientRequests(ws.ClientSession())
+	if every > 0 {
+		s.ka = session.StartKeepAlive(clock, every, log, s.Alive, func() {
+			s.record(errEndedByKeepAlive)
+			_ = ws.Detach()
+		})
+	}
+	go func() {
+		err := ws.Wait()
+		s.end.Fail(s.cause(err))
+	}()
+}
+
+// record keeps err as the session's cause unless one came first.
+func (s *httpSession) record(err error) {
+	s.mu.Lock()
+	if s.first == nil {
+		s.first = err
+	}
+	s.mu.Unlock()
+}
+
+// fatal: the watch kept the answer that ends the session.
+func (s *httpSession) fatal() { s.record(errEndedByWatch) }
+
+// cause is why the session ended, go-sdk's wait having returned err.
+func (s *httpSession) cause(err error) error {
+	s.mu.Lock()
+	first := s.first
+	s.mu.Unlock()
+	switch first {
+	case errEndedByKeepAlive:
+		return s.ka.EndedBy()
+	case nil, errEndedByWatch:
+		if err = s.watch.cause(err); err == nil {
+			err = ErrSessionEnded
+		}
+		return err
+	}
+	return first
+}
+
+func (s *httpSession) Info() session.Info {
+	return session.Info{ID: s.ws.ID(), ProtocolVersion: s.ws.ProtocolVersion(), Initialize: s.ws.InitializeResult()}
+}
+
+// Status is Live until the session ends, then Ended.
+func (s *httpSession) Status() (session.Status, <-chan struct{}) {
+	done := s.end.Done()
+	select {
+	case <-done:
+		return session.Ended, done // closed: a final status never changes
+	default:
+		return session.Live, done
+	}
+}
+
+func (s *httpSession) Done() <-chan struct{} { return s.end.Done() }
+func (s *httpSession) Err() error            { return s.end.Err() }
+
+// Alive pings a 2025-era session; a 2026-07-28 one has no ping (a go-sdk
+// server answers it -32601), so it sends server/discover
+// ([Session.Discover]), which every server of that era serves, without
+// side effects.
+func (s *httpSession) Alive(ctx context.Context) error {
+	ctx = WithExchange(ctx)
+	if !msgcheck.ModernVersion(s.ws.ProtocolVersion()) {
+		return Annotate(ctx, s.ws.ClientSession().Ping(ctx, nil))
+	}
+	return Annotate(ctx, s.ws.Discover(ctx))
+}
+
+// Close ends the session with DELETE and waits for its end.
+func (s *httpSession) Close() error {
+	s.record(session.ErrClosed)
+	s.ka.Stop()
+	err := s.ws.Close()
+	<-s.end.Done()
+	return err
+}
+
+// Detach ends the session without DELETE, so that it can be resumed, and
+// waits for its end.
+func (s *httpSession) Detach() error {
+	s.record(session.ErrDetached)
+	s.ka.Stop()
+	err := s.ws.Detach()
+	<-s.end.Done()
+	return err
+}
+
+// wireWatch remembers the answer that ended one session, so that its end
+// carries the HTTP facts go-sdk reports only as text. Records arrive from
+// the transport's goroutines.
+type wireWatch struct {
+	// onFatal is told, once, that the first answer that ends the session
+	// was kept.
+	onFatal func()
+
+	mu    sync.Mutex
+	fatal *Exchange // the first answer that ends a session
+	// eraRefused hears each answer refusal reports as a refusal of the
+	// session's era (eramemory.go) until one ends the session (endedForEra).
+	// nil: not watched, or ended already.
+	eraRefused func(Exchange)
+	refusal    func(Exchange) bool
+}
+
+// setEraRefused watches the session's answers for a refusal of its era, as
+// refusal tells one: each is put to f until f ends the session for one
+// (endedForEra). A refusal f lets pass, because re-discoveries are spaced,
+// keeps the watch, so a refusal after the spacing still ends the session.
+func (w *wireWatch) setEraRefused(refusal func(Exchange) bool, f func(Exchange)) {
+	w.mu.Lock()
+	w.refusal, w.eraRefused = refusal, f
+	w.mu.Unlock()
+}
+
+// endedForEra records x as the answer the session ends with, and stops the
+// era watch: once per session.
+func (w *wireWatch) endedForEra(x Exchange) bool {
+	w.mu.Lock()
+	if w.eraRefused == nil {
+		w.mu.Unlock()
+		return false // another refusal ended it
+	}
+	w.eraRefused = nil
+	first := w.fatal == nil
+	if first {
+		w.fatal = &x
+	}
+	w.mu.Unlock()
+	if first {
+		w.onFatal()
+	}
+	return true
+}
+
+func (w *wireWatch) exchange(x Exchange) {
+	if !x.Local && x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
+		// Every era refusal is a 400 or 404 with a JSON-RPC error: no
+		// other answer takes the lock.
+		w.mu.Lock()
+		refusal, f := w.refusal, w.eraRefused
+		w.mu.Unlock()
+		if f != nil && refusal(x) {
+			f(x) // ends the session through endedForEra, or lets it pass
+			return
+		}
+	}
+	// Only a session-gone answer ends a session; a 401 (a call's, the
+	// stream's) no longer does, and remembering one would make a later,
+	// unrelated death look unauthorized, which is terminal.
+	if x.Local || !x.SessionGone {
+		return // every call's exchange: nothing kept, nothing allocated
+	}
+	fatal := new(Exchange)
+	*fatal = x
+	w.mu.Lock()
+	first := w.fatal == nil
+	if first {
+		w.fatal = fatal
+	}
+	w.mu.Unlock()
+	if first {
+		w.onFatal()
+	}
+}
+
+// cause annotates the error a session ended with.
+func (w *wireWatch) cause(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fatal == nil {
+		return err
+	}
+	return &classify.HTTPError{Exchange: *w.fatal, Err: err}
+}

@@ -1,0 +1,134 @@
+package httpsession
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// maxDiscoverAnswer bounds what [Session.Discover] reads of an answer.
+const maxDiscoverAnswer = 1 << 20
+
+// ErrNoDiscoverAnswer is matched (errors.Is) by the error of a
+// [Session.Discover] whose answer held no JSON-RPC response to it.
+var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer holds no response to it")
+
+// Discover sends one `server/discover` request (MCP SEP-2575) of the
+// session's protocol version on the session's Transport, outside go-sdk,
+// and reports whether the server answered it with a result. It is the
+// 2026-07-28 era's keepalive: that era has no `ping` (a go-sdk 2026 server
+// answers it 404 -32601), and `server/discover` is the one request every
+// 2026-07-28 server serves, stateless, with no side effect on the server;
+// its answer also tells a server rolled back to 2025 (400 -32022). The
+// request carries the SEP-2575 `_meta` triple (protocol version, the
+// client's [Options.ClientInfo] and empty client capabilities) and the
+// Mcp-Protocol-Version and Mcp-Method headers.
+//
+// The error is a *jsonrpc.Error when the server answered one (whatever the
+// HTTP status), an error wrapping [ErrNoDiscoverAnswer] for an answer
+// without a response to the request (read up to 1 MiB), or the request's
+// error; a context with [WithExchange] gets the request's record. Safe for
+// concurrent use; each call is one request.
+func (s *Session) Discover(ctx context.Context) error {
+	// Numbered past the session's id shift: a resumed session's earlier
+	// holder numbered its own from 1 too (idshift.go).
+	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.t.shiftOf())+s.probes.Add(1), 10)
+	version := s.protoVers
+	if version == "" {
+		version = era20260728
+	}
+	body, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": id, "method": methodDiscover,
+		"params": map[string]any{"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    version,
+			"io.modelcontextprotocol/clientInfo":         s.info,
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(HeaderProtocolVersion, version)
+	req.Header.Set(headerMethod, methodDiscover)
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, err := discoverResponse(io.LimitReader(resp.Body, maxDiscoverAnswer), mediaType(resp.Header.Get("Content-Type")), id)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w (HTTP %d): %v", ErrNoDiscoverAnswer, resp.StatusCode, err)
+	case msg.Error != nil:
+		var rpc *jsonrpc.Error
+		if errors.As(msg.Error, &rpc) {
+			return rpc
+		}
+		return msg.Error
+	case resp.StatusCode < 200 || resp.StatusCode >= 300:
+		return fmt.Errorf("%w: HTTP %d", ErrNoDiscoverAnswer, resp.StatusCode)
+	}
+	return nil
+}
+
+// discoverResponse finds the JSON-RPC response with id in an answer: a
+// JSON body, or the data of an event stream's message events ([eventReader]:
+// an event cut by the stream's end is not one, as WHATWG says).
+func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, error) {
+	match := func(data []byte) *jsonrpc.Response {
+		msg, err := jsonrpc.DecodeMessage(data)
+		if err != nil {
+			return nil
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok {
+			return nil
+		}
+		if got, _ := resp.ID.Raw().(string); got != id {
+			return nil
+		}
+		return resp
+	}
+	if contentType != "text/event-stream" {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		if resp := match(data); resp != nil {
+			return resp, nil
+		}
+		return nil, errors.New("no response with the request's id")
+	}
+	events := eventReader{max: maxDiscoverAnswer, src: bufio.NewReader(r)}
+	for {
+		ev, err := events.Next()
+		switch err.(type) {
+		case nil:
+			if resp := match(ev.Data); resp != nil && ev.message() {
+				return resp, nil
+			}
+		case *sseLineError:
+			// Taken as WHATWG takes it (a field without a value): what
+			// counts here is the response alone.
+		default:
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("the stream ended without a response with the request's id")
+			}
+			return nil, err
+		}
+	}
+}

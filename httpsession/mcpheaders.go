@@ -1,0 +1,67 @@
+package httpsession
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
+)
+
+// headerName is the standard request header naming a tools/call's tool, a
+// prompts/get's prompt or a resources/read's URI (MCP 2026-07-28,
+// basic/transports/streamable-http.mdx, Standard Request Headers).
+const headerName = "Mcp-Name"
+
+// Base64 sentinel of a header value (streamable-http.mdx, Value Encoding).
+const (
+	sentinelPrefix = "=?base64?"
+	sentinelSuffix = "?="
+)
+
+// encodedNameRequest returns req with its Mcp-Name value in the Base64
+// sentinel form when the value needs it, req itself otherwise.
+// streamable-http.mdx, Standard Request Headers: "If the Mcp-Name source
+// value cannot be safely represented as a plain ASCII header value, clients
+// MUST encode it using the Base64 sentinel format"; Value Encoding: a value
+// with characters outside visible ASCII, space and tab, with leading or
+// trailing whitespace, or that matches the sentinel pattern itself, is
+// encoded. go-sdk v1.8.0 sends the name raw (mcp/streamable_headers.go
+// setStandardHeaders). The request is copied, never changed (an
+// http.RoundTripper must not modify it).
+func encodedNameRequest(req *http.Request) *http.Request {
+	v := req.Header.Get(headerName)
+	if v == "" || !headersEra(req) || !needsBase64(v) {
+		return req
+	}
+	out := new(http.Request)
+	*out = *req
+	out.Header = req.Header.Clone()
+	out.Header.Set(headerName, sentinelPrefix+base64.StdEncoding.EncodeToString([]byte(v))+sentinelSuffix)
+	return out
+}
+
+// headersEra reports whether req is of protocol 2026-07-28 or later, the
+// era of the standard request headers and x-mcp-header (changelog.mdx of
+// 2026-07-28, SEP-2243).
+func headersEra(req *http.Request) bool {
+	return msgcheck.ModernVersion(req.Header.Get(HeaderProtocolVersion))
+}
+
+// needsBase64 reports whether a header value must travel in the Base64
+// sentinel form (streamable-http.mdx, Value Encoding; RFC 9110 section 5.5:
+// field values are visible ASCII, space and tab).
+func needsBase64(v string) bool {
+	if v != strings.TrimSpace(v) {
+		return true
+	}
+	if strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) {
+		return true
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c != '\t' && (c < 0x20 || c > 0x7e) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,154 @@
+package httpsession
+
+import (
+	"github.com/mcpsup/mcpsup/msgcheck"
+
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	segjson "github.com/segmentio/encoding/json"
+)
+
+// CodeHTTPAnswer is the JSON-RPC error code of the responses the [Transport]
+// writes in place of a server answer it does not hand to go-sdk (JSON-RPC
+// 2.0 section 5.1, implementation-defined server error range -32000 to
+// -32099). The message names the HTTP status and content type, or what was
+// wrong, e.g. "HTTP 403 Forbidden (text/html)" or "HTTP 200 OK (response id
+// 4, not the request's id 3)"; the data object holds
+// {"httpStatus":403,"contentType":"text/html","problem":"...","body":"<snippet>"}.
+// The original facts reach [Annotate] unchanged.
+const CodeHTTPAnswer = msgcheck.CodeRefused
+
+// transientStatus reports the statuses go-sdk v1.8.0 rejects per call
+// (-32005) without ending the session (mcp/streamable.go
+// isTransientHTTPStatus).
+func transientStatus(s int) bool {
+	switch s {
+	case 500, 502, 503, 504, 429:
+		return true
+	}
+	return false
+}
+
+// rewrite answers the request in the server's place with a 200
+// application/json JSON-RPC error response carrying the request's id, so
+// go-sdk fails this request only. problem says what was wrong ("" for an
+// answer whose status says it all). resp's body is closed.
+func (t *Transport) rewrite(req *http.Request, x *Exchange, resp *http.Response, problem string) *http.Response {
+	_ = resp.Body.Close()
+	x.Rewritten, x.Problem = true, problem
+	t.cfg.Logger.Debug("mcpsup/httpsession: answer rewritten to keep the session",
+		"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
+	return localResponse(req, http.StatusOK, "application/json", nil, errorResponse(x.RequestID, *x, problem))
+}
+
+// errorResponse is the JSON-RPC error response with code [CodeHTTPAnswer]
+// for the request id (raw JSON) that an answer with facts x got.
+func errorResponse(id string, x Exchange, problem string) []byte {
+	type data struct {
+		HTTPStatus  int    `json:"httpStatus"`
+		ContentType string `json:"contentType,omitempty"`
+		Problem     string `json:"problem,omitempty"`
+		Body        string `json:"body,omitempty"`
+	}
+	d, _ := json.Marshal(data{x.Status, x.ContentType, problem, x.Body})
+	what := problem
+	if what == "" {
+		what = x.ContentType
+		if what == "" {
+			what = "no content type"
+		}
+	}
+	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), what)
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", json.RawMessage(id), struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}{CodeHTTPAnswer, msg, d}})
+	return body
+}
+
+// answerProblem says why r, decoded for the call want (see
+// [decodeMessageFor]), is not the response to it, or returns "" when it is:
+// the ids are equal (JSON-RPC 2.0 section 5), and it carries exactly one of
+// result and error, a result being a JSON object (MCP schema, Result).
+func answerProblem(r *jsonrpc.Response, want callID) string {
+	switch result := bytes.TrimSpace(r.Result); {
+	case !want.answeredBy(r):
+		return fmt.Sprintf("response id %s, not the request's id %s", idText(r.ID), idText(want.ID()))
+	case r.Error != nil && len(result) > 0:
+		return "response has both result and error"
+	case r.Error != nil:
+		return ""
+	case len(result) == 0:
+		return "response has neither result nor error"
+	case bytes.Equal(result, []byte("null")):
+		return "response result is null"
+	case result[0] != '{':
+		return "response result is not a JSON object"
+	}
+	return ""
+}
+
+// idText renders a JSON-RPC id as JSON, bounded.
+func idText(id jsonrpc.ID) string {
+	b, err := json.Marshal(id.Raw())
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.64s", b)
+}
+
+// requestID returns the JSON-RPC id of a request from its raw JSON.
+func requestID(raw string) (callID, bool) {
+	// go-sdk numbers its requests: a short integer is kept as its value,
+	// as MakeID would read it (a float64 holds every integer of up to 15
+	// digits).
+	if n, ok := plainInt([]byte(raw)); ok {
+		return callID{n: n, plain: true}, true
+	}
+	var v any
+	if rest, err := segjson.Parse([]byte(raw), &v, decodeFlags); err != nil || len(rest) != 0 {
+		return callID{}, false
+	}
+	id, err := jsonrpc.MakeID(v)
+	return callID{other: id}, err == nil && id.IsValid()
+}
+
+// withBody gives resp the body b, in place of the one read already.
+func withBody(resp *http.Response, b []byte) *http.Response {
+	body := new(bytesBody)
+	body.Reset(b)
+	resp.Body = body
+	resp.ContentLength = int64(len(b))
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.Uncompressed = true
+	return resp
+}
+
+// bytesBody is a body read from memory: a bytes.Reader and a Close that
+// does nothing, in one allocation where io.NopCloser takes a second.
+type bytesBody struct{ bytes.Reader }
+
+func (*bytesBody) Close() error { return nil }
+
+// encodeMessage writes msg anew as go-sdk will read it. A request with an
+// empty method is refused: go-sdk writes it without one, and reads that back
+// as an invalid response (found by FuzzAnswerPath).
+func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
+	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "" {
+		return nil, errEmptyMethod
+	}
+	return jsonrpc.EncodeMessage(msg)
+}
+
+var errEmptyMethod = errors.New("JSON-RPC request with an empty method")

@@ -1,0 +1,304 @@
+package httpsession
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Era is a hint of the protocol era a server speaks (MCP protocol versions
+// 2025-11-25 and 2026-07-28), which decides the handshake go-sdk starts
+// with (mcp/client.go Client.Connect).
+type Era uint8
+
+const (
+	// EraAuto (the default) lets go-sdk try `server/discover` (2026-07-28)
+	// first and fall back to `initialize`: one extra request against a
+	// 2025-era server; a [Dialer] keeps the era learned (see eraMemory).
+	EraAuto Era = iota
+	// Era2025 starts with `initialize` at protocol version 2025-11-25; no
+	// `server/discover` is sent.
+	Era2025
+	// Era20260728 starts with `server/discover` at 2026-07-28.
+	Era20260728
+)
+
+func (e Era) String() string {
+	switch e {
+	case EraAuto:
+		return "auto"
+	case Era2025:
+		return "2025-11-25"
+	case Era20260728:
+		return "2026-07-28"
+	}
+	return "unknown"
+}
+
+const (
+	era2025     = "2025-11-25"
+	era20260728 = "2026-07-28"
+)
+
+// StreamMode chooses whether sessions open the standalone SSE stream (the
+// optional GET of the MCP streamable HTTP transport, or the 2026-07-28
+// subscriptions/listen), the policy of a [StreamSwitch]. Failure story S5.
+type StreamMode uint8
+
+const (
+	// StreamAuto (the default) opens the stream and stops opening it when
+	// the server proves GET-hostile (see [HostilityRule]); the decision
+	// lasts [SwitchConfig.Memory] and is kept in a supervisor's resume
+	// state.
+	StreamAuto StreamMode = iota
+	// StreamOn always opens the stream, kept by the [Transport] so it is
+	// never fatal to a session, and never turns it off. A GET-hostile
+	// server is re-dialed on the keeper's backoff ([StreamConfig]).
+	StreamOn
+	// StreamOff never opens it (StreamableClientTransport.DisableStandaloneSSE).
+	// A dead session is then found by the next call, or by a keepalive.
+	StreamOff
+)
+
+func (m StreamMode) String() string {
+	switch m {
+	case StreamAuto:
+		return "auto"
+	case StreamOn:
+		return "on"
+	case StreamOff:
+		return "off"
+	}
+	return "invalid"
+}
+
+// Options configure [Open] and [Resume]. Only Endpoint is required.
+type Options struct {
+	// Endpoint is the MCP endpoint URL.
+	Endpoint string
+	// HTTPClient is the host's client; its Transport (nil:
+	// http.DefaultTransport) is wrapped and its other fields kept, but for
+	// Timeout, which bounds every exchange except the standalone stream
+	// (see [Config.RequestTimeout]). nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Client is the go-sdk client (the host's handlers and capabilities);
+	// nil means a client named "mcpsup" with no options and
+	// [FactsMiddleware]. A host's client gets the facts on its errors once
+	// it adds FactsMiddleware itself.
+	Client *mcp.Client
+	// ClientInfo is the client's name and version in the Session's own
+	// requests ([Session.Discover]), whose `_meta` carries it under
+	// `io.modelcontextprotocol/clientInfo` (changelog.mdx of 2026-07-28:
+	// clients SHOULD identify themselves on each request). nil means
+	// {Name: "mcpsup", Version: "v0"}, the default Client's.
+	ClientInfo *mcp.Implementation
+	// Era is the handshake hint for [Open]; [Resume] uses the persisted
+	// protocol version instead.
+	Era Era
+	// Stream is the mode of the session's own switch when Wire.Switch is
+	// nil (zero: [StreamAuto]); with a shared switch, its mode decides.
+	Stream StreamMode
+	// MaxRetries is go-sdk's StreamableClientTransport.MaxRetries (0: its
+	// default 5).
+	MaxRetries int
+	// Wire configures the [Transport]; its Base is replaced by
+	// HTTPClient's transport when that is set.
+	Wire Config
+}
+
+// Session is one go-sdk client session on a [Transport]. Its methods are safe
+// for concurrent use.
+type Session struct {
+	cs        *mcp.ClientSession
+	t         *Transport
+	id        string
+	blind     bool
+	resumed   bool
+	initRes   *mcp.InitializeResult
+	protoVers string
+	hc        *http.Client // go-sdk's client on t, for requests of the Session's own (discover.go)
+	endpoint  string
+	probes    atomic.Uint64 // numbers the Session's own requests
+	info      *mcp.Implementation
+}
+
+// Open connects with a full handshake (`initialize`, or `server/discover`
+// for a 2026-07-28 server) as opts.Era directs. The session id is the one
+// the successful handshake answer carried ("" for a sessionless server); an
+// id that is not visible ASCII, or longer than [MaxSessionIDLen], fails the
+// handshake before go-sdk adopts it, with an error that unwraps to a
+// *[StateError] naming Mcp-Session-Id and classifies as protocol; the
+// session the server created is ended with one DELETE, best effort. A
+// handshake whose `server/discover` met an outage, go-sdk's fallback
+// refused, fails with a *classify.HTTPError carrying the discover's record
+// (its status, Retry-After, method) and wrapping the [*DiscoverOutageError].
+// Other errors are go-sdk's, annotated with the handshake's wire facts (see
+// [Annotate]). Redirects are never followed (the host's CheckRedirect is
+// replaced for these requests).
+func Open(ctx context.Context, opts Options) (*Session, error) {
+	var version string
+	switch opts.Era {
+	case Era2025:
+		version = era2025
+	case Era20260728:
+		version = era20260728
+	}
+	return connect(ctx, opts, version, nil)
+}
+
+// Resume re-attaches the persisted session st without a handshake on the
+// wire: the [Transport] answers go-sdk's `initialize` (2025 era) or
+// `server/discover` (2026-07-28) locally, so every request carries the
+// persisted Mcp-Session-Id and Mcp-Protocol-Version, and go-sdk maps a later
+// 404 to mcp.ErrSessionMissing as for any session. With st.InitializeResult
+// nil the resume is blind ([Session.Blind]): the server's capabilities are
+// unknown and the caller probes (DESIGN.md failure story S1). Nothing is sent
+// to check the session is alive: the first request finds out. An invalid st
+// is refused with a *[StateError] before anything is sent.
+func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error) {
+	if err := st.Validate(); err != nil {
+		return nil, err
+	}
+	h := &handshake{protocolVersion: st.ProtocolVersion, sessionID: st.SessionID, result: st.InitializeResult}
+	return connect(ctx, opts, st.ProtocolVersion, h)
+}
+
+// defaultClientInfo names the default Client; go-sdk only reads it.
+var defaultClientInfo = &mcp.Implementation{Name: "mcpsup", Version: "v0"}
+
+func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
+	hc := http.DefaultClient
+	if opts.HTTPClient != nil {
+		hc = opts.HTTPClient
+	}
+	cfg := opts.Wire
+	if hc.Transport != nil {
+		cfg.Base = hc.Transport
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = hc.Timeout
+	}
+	if cfg.Jar == nil {
+		cfg.Jar = hc.Jar
+	}
+	if cfg.Switch == nil {
+		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
+	}
+	t := NewTransport(cfg)
+	if h != nil {
+		t.setResume(h)
+	}
+	// go-sdk's client carries no Timeout: it would cut the standalone
+	// stream. The Transport bounds every other exchange by it instead.
+	wrapped := *hc
+	wrapped.Transport = t
+	wrapped.Timeout = 0
+	// No redirect leads to another request: a 3xx reaches go-sdk as the
+	// answer (the Transport rewrites one to a call), never a request to
+	// another origin carrying Mcp-Session-Id, or a POST turned into a GET.
+	wrapped.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	info := opts.ClientInfo
+	if info == nil {
+		info = defaultClientInfo
+	}
+	client := opts.Client
+	if client == nil {
+		client = mcp.NewClient(defaultClientInfo, nil)
+		client.AddSendingMiddleware(FactsMiddleware())
+	}
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:             opts.Endpoint,
+		HTTPClient:           &wrapped,
+		MaxRetries:           opts.MaxRetries,
+		DisableStandaloneSSE: cfg.Switch.Mode() == StreamOff,
+	}
+	ctx, release := withConnectExchange(ctx)
+	defer release()
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		err = t.handshakeError(ctx, err) // era.go
+		t.mu.Lock()
+		refused := t.refused
+		t.mu.Unlock()
+		if refused != nil {
+			err = fmt.Errorf("%w: %w", refused, err)
+		}
+		return nil, err
+	}
+	id, _ := t.HandshakeSessionID()
+	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), hc: &wrapped, endpoint: opts.Endpoint, info: info}
+	if s.initRes != nil {
+		s.protoVers = s.initRes.ProtocolVersion
+	}
+	if h != nil && h.result == nil {
+		s.blind, s.initRes = true, nil
+	}
+	return s, nil
+}
+
+// ClientSession returns the go-sdk session.
+func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
+
+// Transport returns the session's [Transport].
+func (s *Session) Transport() *Transport { return s.t }
+
+// ID returns the session id: from the successful handshake answer, or the
+// persisted one for a resume; "" for a sessionless server.
+func (s *Session) ID() string { return s.id }
+
+// ProtocolVersion returns the negotiated (or persisted) protocol version.
+func (s *Session) ProtocolVersion() string { return s.protoVers }
+
+// InitializeResult returns what the server declared, or nil after a blind
+// resume (capabilities unknown).
+func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initRes }
+
+// Blind reports a blind resume: the server's capabilities are unknown.
+func (s *Session) Blind() bool { return s.blind }
+
+// Resumed reports a session re-attached by [Resume], blind or not.
+func (s *Session) Resumed() bool { return s.resumed }
+
+// ResumeState returns the state to persist for a later [Resume].
+func (s *Session) ResumeState() ResumeState {
+	return ResumeState{SessionID: s.id, ProtocolVersion: s.protoVers, InitializeResult: s.initRes}
+}
+
+// Wait blocks until the go-sdk session ends, by [Session.Close],
+// [Session.Detach] or by itself (the connection failed), and returns its
+// error.
+func (s *Session) Wait() error { return s.cs.Wait() }
+
+// Close ends the session and the server-side session: go-sdk sends DELETE
+// with the session id (none for a sessionless server, or after the server
+// answered 404). It is idempotent. The drains of answer streams still
+// under way (see [AfterAnswers]) end with it. Like go-sdk's
+// ClientSession.Close, it returns only once the session's calls in flight
+// have ended: cancel their contexts first to end them at once.
+func (s *Session) Close() error {
+	s.t.drains.close()
+	s.t.responses().close()
+	return ignoreClosed(s.cs.Close())
+}
+
+// Detach ends the local session without DELETE, so the server-side session
+// stays alive for a later [Resume]. It is idempotent; after Close it has no
+// effect. The drains of answer streams still under way end with it. It
+// waits for the calls in flight as Close does.
+func (s *Session) Detach() error {
+	s.t.Detach()
+	s.t.drains.close()
+	s.t.responses().close()
+	return ignoreClosed(s.cs.Close())
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,105 @@
+package httpsession
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
+)
+
+// MaxSessionIDLen bounds the length of a session id in bytes.
+const MaxSessionIDLen = 1024
+
+// ErrInvalidState is matched (errors.Is) by every [StateError].
+var ErrInvalidState = errors.New("mcpsup/httpsession: invalid session state")
+
+// StateError refuses a persisted resume state, or a session id a server
+// sent, naming the offending field.
+type StateError struct {
+	// Field is the JSON name of the field ("session_id", "protocol_version",
+	// "initialize_result") or the header "Mcp-Session-Id".
+	Field string
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("mcpsup/httpsession: invalid session state: %s: %s", e.Field, e.Reason)
+}
+
+// Is reports target == ErrInvalidState.
+func (e *StateError) Is(target error) bool { return target == ErrInvalidState }
+
+// ResumeState is what a host persists to resume a session without a
+// handshake. Its JSON form uses the field names given in the tags.
+type ResumeState struct {
+	// SessionID is the Mcp-Session-Id of the session; "" for a sessionless
+	// server (a 2025-era server that issued none, or any 2026-07-28 server).
+	SessionID string `json:"session_id,omitempty"`
+	// ProtocolVersion is the negotiated protocol version, e.g. "2025-11-25".
+	ProtocolVersion string `json:"protocol_version"`
+	// InitializeResult is what the server declared (the InitializeResult,
+	// or the discovery result of a 2026-07-28 server); nil when unknown,
+	// which makes a resume blind.
+	InitializeResult *mcp.InitializeResult `json:"initialize_result,omitempty"`
+}
+
+// Validate checks the state: SessionID at most [MaxSessionIDLen] bytes of
+// visible ASCII (0x21-0x7E, MCP spec, transports, session management);
+// ProtocolVersion a YYYY-MM-DD version that go-sdk supports; a 2026-07-28
+// (or later) state has no SessionID and carries its InitializeResult, whose
+// protocol version, if set, agrees. It returns a *[StateError].
+func (s ResumeState) Validate() error {
+	if err := validSessionID("session_id", s.SessionID); err != nil {
+		return err
+	}
+	if err := validProtocolVersion(s.ProtocolVersion); err != nil {
+		return err
+	}
+	if r := s.InitializeResult; r != nil && r.ProtocolVersion != "" && r.ProtocolVersion != s.ProtocolVersion {
+		return &StateError{Field: "initialize_result", Reason: fmt.Sprintf("protocol version %q differs from protocol_version %q", r.ProtocolVersion, s.ProtocolVersion)}
+	}
+	if msgcheck.ModernVersion(s.ProtocolVersion) {
+		if s.SessionID != "" {
+			return &StateError{Field: "session_id", Reason: "a " + era20260728 + " session has no session id"}
+		}
+		if s.InitializeResult == nil {
+			return &StateError{Field: "initialize_result", Reason: "a " + era20260728 + " resume reuses the persisted discovery result; it is missing"}
+		}
+	}
+	return nil
+}
+
+func validSessionID(field, id string) error {
+	if len(id) > MaxSessionIDLen {
+		return &StateError{Field: field, Reason: fmt.Sprintf("%d bytes, more than %d", len(id), MaxSessionIDLen)}
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x21 || c > 0x7e {
+			return &StateError{Field: field, Reason: fmt.Sprintf("byte %d is 0x%02x, not visible ASCII (0x21-0x7E)", i, c)}
+		}
+	}
+	return nil
+}
+
+func validProtocolVersion(v string) error {
+	if v == "" {
+		return &StateError{Field: "protocol_version", Reason: "empty"}
+	}
+	ok := len(v) == 10 && v[4] == '-' && v[7] == '-'
+	for i := 0; ok && i < len(v); i++ {
+		if i != 4 && i != 7 && (v[i] < '0' || v[i] > '9') {
+			ok = false
+		}
+	}
+	if !ok {
+		return &StateError{Field: "protocol_version", Reason: fmt.Sprintf("%.40q is not a YYYY-MM-DD version", v)}
+	}
+	if !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+		return &StateError{Field: "protocol_version", Reason: fmt.Sprintf("%q is not supported by go-sdk (supported: %v)", v, mcp.SupportedProtocolVersions())}
+	}
+	return nil
+}

@@ -1,0 +1,351 @@
+package msgcheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+
+	"github.com/mcpsup/mcpsup/internal/jsonscan"
+)
+
+// DefaultMaxListItems is the default of [Limits.ListItems], the same as
+// probes.DefaultMaxItems.
+const DefaultMaxListItems = 10_000
+
+// Limits bound what go-sdk may decode of one message of the server's:
+// go-sdk decodes a message into structs,
+// maps and interfaces of some 100 bytes a JSON value at worst, a list's
+// items, a prompt's messages and a result's content blocks each into a
+// value of its own, so the byte bounds alone
+// let one answer cost hundreds of MiB. A zero field bounds nothing;
+// [Limits.WithDefaults] gives the defaults. The HTTP transport checks
+// every answer with them, the standalone stream every event; the stdio
+// transport every message read.
+type Limits struct {
+	// ListItems bounds the items of one page of a list method's result.
+	ListItems int
+	// JSONValues bounds the JSON values of one message.
+	JSONValues int
+	// Messages bounds the messages of a prompts/get result and of a
+	// sampling/createMessage request's params.
+	Messages int
+	// ContentBlocks bounds the content blocks of a tools/call result, of
+	// a prompts/get result's and a sampling/createMessage request's
+	// messages, nested ones included (see [contentBlocks]), and the
+	// contents of a resources/read result (`contents`).
+	ContentBlocks int
+	// InputRequestObjects bounds the JSON objects of a tools/call,
+	// prompts/get or resources/read result's inputRequests (see
+	// [inputRequestsKey]).
+	InputRequestObjects int
+}
+
+// WithDefaults returns l with each zero or negative field set to its
+// default: [DefaultMaxListItems], [DefaultMaxJSONValues],
+// [DefaultMaxMessages], [DefaultMaxContentBlocks],
+// [DefaultMaxInputRequestObjects].
+func (l Limits) WithDefaults() Limits {
+	if l.ListItems <= 0 {
+		l.ListItems = DefaultMaxListItems
+	}
+	if l.JSONValues <= 0 {
+		l.JSONValues = DefaultMaxJSONValues
+	}
+	if l.Messages <= 0 {
+		l.Messages = DefaultMaxMessages
+	}
+	if l.ContentBlocks <= 0 {
+		l.ContentBlocks = DefaultMaxContentBlocks
+	}
+	if l.InputRequestObjects <= 0 {
+		l.InputRequestObjects = DefaultMaxInputRequestObjects
+	}
+	return l
+}
+
+// Problem says why a message must not reach go-sdk, "" when it may: data,
+// well-formed JSON, holds more than JSONValues JSON values, or payload,
+// the result of the answer to a call of method or the params of the
+// server's request of method, holds an array past its bound (a list
+// method's items, e.g. "tools/list result with more than 10000 tools",
+// the messages of prompts/get and sampling/createMessage, e.g.
+// "prompts/get with more than 10000 messages", or the content blocks of
+// tools/call and resources/read, e.g. "tools/call result with more than
+// 10000 content blocks"). data is the whole message
+// where the caller has its bytes, else payload itself. It reads each at
+// most once and allocates nothing (but for a key written with escapes).
+func (l Limits) Problem(method string, data, payload []byte) string {
+	if problem := l.valuesProblem(data); problem != "" {
+		return problem
+	}
+	return l.arraysProblem(method, payload)
+}
+
+// ProblemOfAnyMethod is [Limits.Problem] of payload, a result,
+// held to the bounds of every method whose result has an array counted
+// ("" when none is past its bound; else the problem of the first method,
+// in byte order, whose bound it is past): for the answer to a request
+// whose method is no longer known, such as one a stdio connection stopped
+// remembering. A result of a method that counts nothing passes, as no such
+// result has a counted method's keys.
+func (l Limits) ProblemOfAnyMethod(payload []byte) string {
+	if problem := l.valuesProblem(payload); problem != "" {
+		return problem
+	}
+	for _, method := range countedMethods {
+		if problem := l.arraysProblem(method, payload); problem != "" {
+			return problem
+		}
+	}
+	return ""
+}
+
+// valuesProblem is Problem's count of data's JSON values.
+func (l Limits) valuesProblem(data []byte) string {
+	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
+		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
+	}
+	return ""
+}
+
+// arraysProblem is Problem's count of the arrays of method's payload
+// (see decodedArrays).
+func (l Limits) arraysProblem(method string, payload []byte) string {
+	a, ok := decodedArrays[method]
+	if !ok {
+		return ""
+	}
+	subject := method + " result"
+	if a.kind == messagesArray {
+		subject = method // "prompts/get with more than 10000 messages"
+	}
+	limit, noun := l.ListItems, a.key
+	switch a.kind {
+	case messagesArray:
+		limit = l.Messages
+	case contentArray:
+		limit, noun = l.ContentBlocks, a.noun
+	}
+	switch {
+	case a.key != "" && mayHoldMore(payload, limit) && maxArrayItems(payload, a.key, limit) > limit:
+		return fmt.Sprintf("%s with more than %d %s", subject, limit, noun)
+	case a.blocks != noBlocks && mayHoldMore(payload, l.ContentBlocks) && contentBlocks(payload, a.blocks, l.ContentBlocks) > l.ContentBlocks:
+		return fmt.Sprintf("%s with more than %d content blocks", subject, l.ContentBlocks)
+	case a.inputRequests && mayHoldMore(payload, l.InputRequestObjects) &&
+		objectsUnder(payload, inputRequestsKey, l.InputRequestObjects) > l.InputRequestObjects:
+		return fmt.Sprintf("%s with more than %d objects in %s", subject, l.InputRequestObjects, inputRequestsKey)
+	}
+	return ""
+}
+
+// mayHoldMore reports whether payload is long enough to hold more than
+// limit of what a bound counts, each of which takes a byte of its own (an
+// array element, a block, an object): a shorter payload, as most answers
+// to a call are, is not scanned. A limit of 0 bounds nothing.
+func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
+
+// countedMethods are the methods of decodedArrays, in a fixed order, so
+// that [Limits.ProblemOfAnyMethod] names the same bound each time.
+var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
+
+// CountsItems reports whether [Limits.Problem] counts an array of
+// method's payload: a connection that reads answers apart from their
+// requests (stdio) must remember which calls were of such a method.
+func CountsItems(method string) bool {
+	_, ok := decodedArrays[method]
+	return ok
+}
+
+// decodedArrays are the methods whose payload holds an array go-sdk
+// decodes item by item, and its key: the list methods' results, a
+// prompts/get result's and a sampling/createMessage request's messages,
+// which go-sdk decodes each with a decoder of its own (mcp.PromptMessage
+// and mcp.SamplingMessage UnmarshalJSON: some 30 KiB allocated a message),
+// and a resources/read result's contents; and the methods whose payload
+// holds content blocks (see [contentBlocks]), each a struct of its own and
+// then a Content (mcp contentFromWire: 333,000 `{"type":"text","text":""}`
+// blocks, 8 MiB and within the value bound, allocated 158 MiB, and as
+// much nested in one tool_result block). Every key go-sdk reads as the
+// array counts, an escaped one or an earlier duplicate too (each is
+// decoded in turn).
+var decodedArrays = map[string]struct {
+	key    string // "": no array counted by key (tools/call: its blocks are)
+	kind   arrayKind
+	noun   string    // what a content array's items are called in a refusal
+	blocks blockTree // where the payload's content blocks are
+	// inputRequests: the result may hold input requests (see
+	// [inputRequestsKey]), their objects held to InputRequestObjects
+	inputRequests bool
+}{
+	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
+	"resources/templates/list": {key: "resourceTemplates"},
+	"prompts/get":              {key: "messages", kind: messagesArray, blocks: blocksInMessages, inputRequests: true},
+	"sampling/createMessage":   {key: "messages", kind: messagesArray, blocks: blocksInMessages},
+	"tools/call":               {blocks: blocksAtTop, inputRequests: true},
+	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents", inputRequests: true},
+}
+
+// arrayKind says which bound of [Limits] an array of decodedArrays
+// is held to.
+type arrayKind int
+
+const (
+	listArray     arrayKind = iota // ListItems
+	messagesArray                  // Messages
+	contentArray                   // ContentBlocks
+)
+
+// maxArrayItems returns the most elements of an array that is the value of
+// key at the top level of the JSON object obj, counting no further than
+// limit+1; 0 when there is none. obj is well-formed JSON (decoded already).
+func maxArrayItems(obj []byte, key string, limit int) int {
+	most := 0
+	for v := range keyValues(obj, key) {
+		if v[0] == '[' {
+			if most = max(most, arrayElements(v, limit)); most > limit {
+				return most
+			}
+		}
+	}
+	return most
+}
+
+// keyValues yields each object or array that is the value of key at the
+// top level of the JSON object obj, every occurrence of the key (escaped
+// too) in turn. obj is well-formed JSON (decoded already).
+func keyValues(obj []byte, key string) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		depth := 0
+		keyed := false // the last string at depth 1 was key, and a ':' follows
+		for i := 0; i < len(obj); i++ {
+			switch c := obj[i]; c {
+			case '"':
+				end, ok := jsonscan.StringEnd(obj, i+1)
+				if !ok {
+					return
+				}
+				if depth == 1 {
+					keyed = isKey(obj, i, end, key)
+				}
+				i = end
+			case '{', '[':
+				if keyed && depth == 1 {
+					rest, ok := jsonscan.SkipComposite(obj[i:])
+					if !ok {
+						return
+					}
+					v := obj[i : len(obj)-len(rest)]
+					if !yield(v) {
+						return
+					}
+					i += len(v) - 1
+					keyed = false
+					continue
+				}
+				depth++
+				keyed = false
+			case '}', ']':
+				depth--
+				keyed = false
+			case ' ', '\t', '\n', '\r', ':':
+			default:
+				keyed = false
+			}
+		}
+	}
+}
+
+// arrayElements returns the elements of the JSON array arr, counting no
+// further than limit+1.
+func arrayElements(arr []byte, limit int) int {
+	n, depth := 0, 0
+	for i := 0; i < len(arr) && n <= limit; i++ {
+		switch c := arr[i]; c {
+		case '"':
+			if depth == 1 && n == 0 {
+				n = 1
+			}
+			end, ok := jsonscan.StringEnd(arr, i+1)
+			if !ok {
+				return n
+			}
+			i = end
+		case '{', '[':
+			if depth == 1 && n == 0 {
+				n = 1
+			}
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r', ':':
+		default: // a number, true, false or null
+			if depth == 1 && n == 0 {
+				n = 1
+			}
+		}
+	}
+	return n
+}
+
+// isKey reports whether the string obj[start:end+1] (quotes included) is
+// key, as a decoder reads it (escapes undone), and is followed by ':'.
+func isKey(obj []byte, start, end int, key string) bool {
+	rest := bytes.TrimLeft(obj[end+1:], " \t\n\r")
+	if len(rest) == 0 || rest[0] != ':' {
+		return false
+	}
+	s := obj[start+1 : end]
+	if bytes.IndexByte(s, '\\') < 0 {
+		return string(s) == key
+	}
+	var k string
+	return json.Unmarshal(obj[start:end+1], &k) == nil && k == key
+}
+
+// DefaultMaxJSONValues is the default of [Limits.JSONValues].
+const DefaultMaxJSONValues = 1 << 20
+
+// moreValues reports whether data holds more than limit JSON values, as
+// [Limits.JSONValues] counts them: every object and array, and every
+// element or member after the first of each (a '{', '[' or ',' outside
+// strings). It reads data once and allocates nothing.
+func moreValues(data []byte, limit int) bool {
+	if len(data) <= limit {
+		return false // each value counted takes a byte of its own
+	}
+	n := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			end, ok := jsonscan.StringEnd(data, i+1)
+			if !ok {
+				return false
+			}
+			i = end
+		case '{', '[', ',':
+			n++
+			if n > limit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DefaultMaxMessages is the default of [Limits.Messages].
+const DefaultMaxMessages = 10_000
+
+// DefaultMaxContentBlocks is the default of [Limits.ContentBlocks].
+const DefaultMaxContentBlocks = 10_000
+
+// DefaultMaxInputRequestObjects is the default of
+// [Limits.InputRequestObjects]: at some 64 KiB allocated an object at
+// worst, about 64 MiB for one answer's input requests.
+const DefaultMaxInputRequestObjects = 1_000
