@@ -148,6 +148,11 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				problem = c.limits.ProblemOfAnyMethod(r.Result)
 			} else {
 				problem = c.limits.Problem(method, r.Result, r.Result)
+				if problem == "" {
+					// The decoded answer's rules, as on HTTP: a ttlMs go-sdk
+					// can decode, a resultType it can act on.
+					problem, _ = msgcheck.Checker{}.Response(msgcheck.Request{Method: method}, r)
+				}
 			}
 			if problem != "" {
 				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused,

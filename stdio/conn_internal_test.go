@@ -2,6 +2,7 @@ package stdio
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
@@ -62,11 +62,44 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 	}
 	r := read(1, blocks(6)) // forgotten: the oldest of more than maxListsTracked
 	require.NotNil(t, r.Error, "refused")
-	assert.Equal(t, int64(httpsession.CodeHTTPAnswer), r.Error.(*jsonrpc.Error).Code)
+	assert.Equal(t, int64(msgcheck.CodeRefused), r.Error.(*jsonrpc.Error).Code)
 	assert.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", r.Error.(*jsonrpc.Error).Message)
 	assert.Nil(t, read(3, blocks(5)).Error, "forgotten, within the bounds")
 	assert.Nil(t, read(2, []byte(`{}`)).Error, "a ping's answer")
 	r = read(maxListsTracked+10, blocks(6)) // remembered
 	require.NotNil(t, r.Error)
 	assert.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", r.Error.(*jsonrpc.Error).Message)
+}
+
+// TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes: the one message-level
+// check serves stdio as it serves streamable HTTP. A tools/list result
+// whose ttlMs go-sdk cannot decode into its int (MCP 2026-07-28,
+// server/utilities/caching: ttlMs is a hint) reaches go-sdk without the
+// hint instead of failing the listing, and a tools/call result with a
+// resultType no client can act on is refused, naming it, for that call
+// alone.
+func TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes(t *testing.T) {
+	ctx := context.Background()
+	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 2)}
+	c := &markingConn{Connection: inner, stray: func(jsonrpc.ID) {}, maxResponses: 1,
+		limits: msgcheck.Limits{}.WithDefaults()}
+	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
+	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "tools/list"}))
+	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(2), Method: "tools/call"}))
+
+	inner.answers <- &jsonrpc.Response{ID: id(1), Result: []byte(`{"tools":[],"ttlMs":1e300}`)}
+	msg, err := c.Read(ctx)
+	require.NoError(t, err)
+	r := msg.(*jsonrpc.Response)
+	require.Nil(t, r.Error, "the listing keeps its tools")
+	var res mcp.ListToolsResult
+	require.NoError(t, json.Unmarshal(r.Result, &res), "go-sdk decodes the tamed result: %s", r.Result)
+
+	inner.answers <- &jsonrpc.Response{ID: id(2), Result: []byte(`{"content":[],"resultType":"teleport"}`)}
+	msg, err = c.Read(ctx)
+	require.NoError(t, err)
+	r = msg.(*jsonrpc.Response)
+	require.NotNil(t, r.Error, "refused")
+	assert.Equal(t, int64(msgcheck.CodeRefused), r.Error.(*jsonrpc.Error).Code)
+	assert.Contains(t, r.Error.(*jsonrpc.Error).Message, "teleport")
 }
