@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -96,6 +97,12 @@ type answerStream struct {
 	// What the stream brought since it was last (re)opened: an event id
 	// other than the last, a message handed on.
 	moved, delivered bool
+
+	// deliver, when set, takes the stream's messages as values (the
+	// session's conn, conn.go) in place of go-sdk reading them from the
+	// body; sdkID is the call's id as go-sdk made it.
+	deliver func(jsonrpc.Message)
+	sdkID   jsonrpc.ID
 
 	drainStart time.Time // when Close began to drain (see [drains])
 	drainAt    int       // the index in drains.active; -1 once out of it
@@ -396,8 +403,34 @@ func (s *answerStream) resumable() bool {
 	return s.lastID != "" && s.resumes < maxAnswerResumes && resumesStreams(s.req.Header.Get(HeaderProtocolVersion))
 }
 
+// run reads the stream to its end, handing each message to deliver, and
+// closes it.
+func (s *answerStream) run() {
+	for !s.ended && s.err == nil {
+		s.step()
+	}
+	_ = s.Close()
+}
+
 // emit hands msg, decoded from data, on as one event ([handOn]).
 func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
+	if s.deliver != nil {
+		// msg aliases the stream's buffers: its own copy goes on.
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			own := *m
+			own.Result = bytes.Clone(m.Result)
+			if own.ID == (jsonrpc.ID{}) {
+				own.ID = s.sdkID
+			}
+			s.deliver(&own)
+		case *jsonrpc.Request:
+			own := *m
+			own.Params = bytes.Clone(m.Params)
+			s.deliver(&own)
+		}
+		return
+	}
 	b, err := handOn(data, msg, exact)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
@@ -454,6 +487,10 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) {
 	}
 	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
 		"method", s.method, "problem", problem)
+	if s.deliver != nil {
+		s.deliver(errorMessage(s.sdkID, Exchange{Status: s.status, ContentType: s.contentType}, problem))
+		return
+	}
 	s.out = append(s.out, "data: "...)
 	s.out = append(s.out, errorResponse(s.requestID, Exchange{Status: s.status, ContentType: s.contentType}, problem)...)
 	s.out = append(s.out, "\n\n"...)

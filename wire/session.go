@@ -158,17 +158,11 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
 	}
 	t := NewTransport(cfg)
-	if h != nil {
-		t.setResume(h)
-	}
-	// go-sdk's client carries no Timeout: it would cut the standalone
-	// stream. The Transport bounds every other exchange by it instead.
+	// The Session's own requests (discover.go) carry no Timeout: the
+	// Transport bounds them by it instead.
 	wrapped := *hc
 	wrapped.Transport = t
 	wrapped.Timeout = 0
-	// No redirect leads to another request: a 3xx reaches go-sdk as the
-	// answer (the Transport rewrites one to a call), never a request to
-	// another origin carrying Mcp-Session-Id, or a POST turned into a GET.
 	wrapped.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	info := opts.ClientInfo
 	if info == nil {
@@ -179,12 +173,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		client = mcp.NewClient(defaultClientInfo, nil)
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
-	tr := &mcp.StreamableClientTransport{
-		Endpoint:             opts.Endpoint,
-		HTTPClient:           &wrapped,
-		MaxRetries:           opts.MaxRetries,
-		DisableStandaloneSSE: cfg.Switch.Mode() == StreamOff,
-	}
+	tr := connTransport{newConn(t, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)}
 	ctx, release := withConnectExchange(ctx)
 	defer release()
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
