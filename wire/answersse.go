@@ -146,14 +146,12 @@ func streamFor(ctx context.Context) *answerStream {
 // longer than it is read in pieces (see [eventReader]).
 const answerBufferSize = 4 << 10
 
-// callBuffers are a call's working buffers: its request's identity
-// ([requestIdentity]), and its answer stream's, which the stream takes
-// when the answer comes and gives back on Close. One pool for all, so that
+// callBuffers are a call's answer stream's working buffers, which the
+// stream takes when the answer comes and gives back on Close. One pool for all, so that
 // calls in a row reuse them.
 type callBuffers struct {
 	src             *bufio.Reader
 	out, data, line []byte
-	identity        identityScratch
 	decode          decodeScratch
 }
 

@@ -178,15 +178,6 @@ type callID struct {
 	shift int64      // what a plain id was moved by on the wire (idshift.go)
 }
 
-// moved returns c as a plain id goes out moved by shift.
-func (c callID) moved(shift int64) callID {
-	if c.plain && shift != 0 {
-		c.n += shift
-		c.shift += shift
-	}
-	return c
-}
-
 // ID returns c as go-sdk reads it from the wire (an allocation for a plain
 // integer of 256 or more).
 func (c callID) ID() jsonrpc.ID {
@@ -335,38 +326,29 @@ func handOn(data []byte, msg jsonrpc.Message, exact bool) ([]byte, error) {
 	return encodeMessage(msg)
 }
 
-// identityMessage is the identity of one JSON-RPC request.
-type identityMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method json.RawMessage `json:"method"`
-}
-
-// parse reads the method (its JSON string's contents) and the raw id of
-// one JSON-RPC request body written by go-sdk (see [requestIdentity]),
-// both aliasing buf; ok is false unless buf starts with a JSON object and
-// the method, when present, is a JSON string. What follows the object is
-// not read: go-sdk's server decodes a POST body's first value alone
-// (mcp/transport.go readBatch, internal/json Unmarshal's Decoder.Decode).
-func (sc *identityScratch) parse(buf []byte) (method []byte, id json.RawMessage, ok bool) {
-	msg := &sc.msg
-	if _, err := json.Parse(buf, msg, json.DontCopyRawMessage); err != nil {
-		return nil, nil, false
+// skipComposite returns what follows the JSON object or array b starts
+// with, found by its brackets outside strings; it checks no more of its
+// syntax. ok is false when b starts with anything else or ends first.
+func skipComposite(b []byte) (rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
+		return nil, false
 	}
-	m := bytes.TrimSpace(msg.Method)
-	switch {
-	case len(m) == 0 || bytes.Equal(m, []byte("null")):
-		return nil, msg.ID, true
-	case len(m) < 2 || m[0] != '"' || m[len(m)-1] != '"':
-		return nil, nil, false
-	}
-	m = m[1 : len(m)-1]
-	if bytes.IndexByte(m, '\\') >= 0 {
-		// An escaped method is no method go-sdk sends: decoded the slow way.
-		var s string
-		if err := json.Unmarshal(msg.Method, &s); err != nil {
-			return nil, nil, false
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return b[i+1:], true
+			}
+		case '"':
+			end, ok := stringEnd(b, i+1)
+			if !ok {
+				return nil, false
+			}
+			i = end
 		}
-		return []byte(s), msg.ID, true
 	}
-	return m, msg.ID, true
+	return nil, false
 }

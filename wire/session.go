@@ -89,7 +89,7 @@ type Session struct {
 	resumed   bool
 	initRes   *mcp.InitializeResult
 	protoVers string
-	hc        *http.Client // go-sdk's client on t, for requests of the Session's own (discover.go)
+	c         *conn // the go-sdk session's connection; its chain sends the Session's own requests (discover.go)
 	endpoint  string
 	probes    atomic.Uint64 // numbers the Session's own requests
 	info      *mcp.Implementation
@@ -158,12 +158,6 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
 	}
 	t := NewTransport(cfg)
-	// The Session's own requests (discover.go) carry no Timeout: the
-	// Transport bounds them by it instead.
-	wrapped := *hc
-	wrapped.Transport = t
-	wrapped.Timeout = 0
-	wrapped.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	info := opts.ClientInfo
 	if info == nil {
 		info = defaultClientInfo
@@ -173,10 +167,10 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		client = mcp.NewClient(defaultClientInfo, nil)
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
-	tr := connTransport{newConn(t, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)}
+	c := newConn(t, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
 	ctx, release := withConnectExchange(ctx)
 	defer release()
-	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		err = t.handshakeError(ctx, err) // era.go
 		t.mu.Lock()
@@ -188,7 +182,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		return nil, err
 	}
 	id, _ := t.HandshakeSessionID()
-	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), hc: &wrapped, endpoint: opts.Endpoint, info: info}
+	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), c: c, endpoint: opts.Endpoint, info: info}
 	if s.initRes != nil {
 		s.protoVers = s.initRes.ProtocolVersion
 	}

@@ -265,43 +265,6 @@ func outageStatus(s int) bool {
 
 var errStreamClosed = errors.New("mcpsup/wire: standalone stream closed")
 
-// standaloneGET answers go-sdk's standalone stream GET at once with the
-// keeper's body; the body dials the server when go-sdk first reads it. Once
-// the session is gone, every standalone GET (go-sdk's reconnect included)
-// gets the server's answer replayed.
-func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
-	if resp := t.replayGone(req); resp != nil {
-		return resp, nil
-	}
-	x := t.begin(req)
-	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	t.finish(req, x)
-	return keeperAnswer(req, newStreamBody(t, req)), nil
-}
-
-// keeperAnswer is the local answer that hands go-sdk the keeper's body b
-// for its standalone GET or its listen POST req: 200, text/event-stream.
-func keeperAnswer(req *http.Request, b *streamBody) *http.Response {
-	return &http.Response{
-		Status:        "200 OK",
-		StatusCode:    http.StatusOK,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        eventStreamHeader,
-		Body:          b,
-		ContentLength: -1,
-		Request:       req,
-	}
-}
-
-// eventStreamHeader is the header of every keeper answer. It is shared and
-// never written: go-sdk and net/http's Client only read a response's header
-// (go-sdk v1.8.0 mcp/streamable.go reads its Content-Type), and the answer
-// lives as long as the stream, so a map per answer would cost every idle
-// connection about 380 bytes.
-var eventStreamHeader = http.Header{"Content-Type": {"text/event-stream"}}
-
 // newStreamBody returns the keeper's body for go-sdk's GET req.
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
@@ -333,28 +296,6 @@ func (b *streamBody) resetBackOff() {
 	if b.bo != nil {
 		b.bo.Reset()
 	}
-}
-
-// goneAnswer is the server's answer that said the session is gone, as the
-// keeper replays it to go-sdk's standalone GETs.
-type goneAnswer struct {
-	status int
-	header http.Header
-	body   []byte // at most MaxErrorBody bytes
-}
-
-// replayGone returns the recorded session-gone answer, if any.
-func (t *Transport) replayGone(req *http.Request) *http.Response {
-	t.mu.Lock()
-	g := t.gone
-	t.mu.Unlock()
-	if g == nil {
-		return nil
-	}
-	x := t.begin(req)
-	x.Local, x.Status, x.ContentType, x.SessionGone = true, g.status, mediaType(g.header.Get("Content-Type")), true
-	t.finish(req, x)
-	return localResponse(req, g.status, "", g.header.Clone(), g.body)
 }
 
 type dialKind uint8
@@ -434,7 +375,7 @@ func (b *streamBody) dial() dialKind {
 		}
 		return dialStream
 	}
-	prefix := b.t.readErrorBody(&x, resp)
+	b.t.readErrorBody(&x, resp)
 	_ = resp.Body.Close()
 	// To the first GET only the null-id -32000 answer says the session is
 	// gone: a plain 404 means no GET route here, as go-sdk takes it
@@ -462,9 +403,6 @@ func (b *streamBody) dial() dialKind {
 	switch {
 	case x.SessionGone:
 		b.t.mu.Lock()
-		if b.t.gone == nil {
-			b.t.gone = &goneAnswer{status: x.Status, header: resp.Header, body: prefix}
-		}
 		b.t.detached = true // a DELETE would only be refused (or deleted a session a fresh credential could use)
 		b.t.mu.Unlock()
 		return dialGone

@@ -123,59 +123,6 @@ func BenchmarkStreamBodyFirstEvent(b *testing.B) {
 	}
 }
 
-// recordingStreams answers every GET with one SSE body and records the
-// Last-Event-ID of each.
-type recordingStreams struct {
-	mu      sync.Mutex
-	lastIDs []string
-}
-
-func (r *recordingStreams) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.mu.Lock()
-	r.lastIDs = append(r.lastIDs, req.Header.Get(headerLastEventID))
-	r.mu.Unlock()
-	resp := localResponse(req, http.StatusOK, "text/event-stream", nil, nil)
-	resp.Body = io.NopCloser(strings.NewReader("id: 5\ndata: {}\n\n"))
-	return resp, nil
-}
-
-func (r *recordingStreams) seen() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.lastIDs...)
-}
-
-// TestStandaloneGETRouting: a GET without Last-Event-ID is go-sdk's
-// standalone stream (the keeper hands go-sdk no id, so also its reconnect):
-// once the session is gone, it gets the gone answer replayed locally; a GET
-// with a Last-Event-ID (a POST stream's resumption) passes through.
-func TestStandaloneGETRouting(t *testing.T) {
-	base := &recordingStreams{}
-	tr := NewTransport(Config{Base: base})
-	tr.gone = &goneAnswer{status: http.StatusNotFound, header: http.Header{"Content-Type": {"text/plain"}}, body: []byte("gone")}
-	get := func(id string) *http.Response {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
-		require.NoError(t, err)
-		if id != "" {
-			req.Header.Set(headerLastEventID, id)
-		}
-		resp, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		return resp
-	}
-
-	resp := get("other")
-	assert.Equal(t, []string{"other"}, base.seen(), "passed through at once")
-	require.NoError(t, resp.Body.Close())
-
-	for range 2 {
-		resp = get("")
-		assert.Equal(t, http.StatusNotFound, resp.StatusCode, "the gone answer, replayed")
-		require.NoError(t, resp.Body.Close())
-	}
-	assert.Equal(t, []string{"other"}, base.seen(), "nothing dialed")
-}
-
 // TestStreamBodyHoldsServerRequestsToTheContentBound: on the standalone
 // stream, a sampling request whose messages hold more content blocks than
 // the Transport's MaxContentBlocks is dropped before go-sdk decodes it, and
