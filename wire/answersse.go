@@ -83,12 +83,9 @@ type answerStream struct {
 	closeOnce sync.Once
 	closeErr  error // the server's body's Close error
 
-	out      []byte // ready for go-sdk from outAt on
-	outAt    int
-	msg      []byte // after out: an event's message as it came, aliasing data, then "\n\n"
-	ended    bool   // nothing comes after out and msg
-	answered bool   // the call's response came through
-	err      error  // returned once out is drained (the caller's context ended)
+	ended    bool  // nothing comes after out and msg
+	answered bool  // the call's response came through
+	err      error // returned once out is drained (the caller's context ended)
 
 	events eventReader // reads src, bounded by Config.MaxSSEEvent decoded and on the wire
 
@@ -98,9 +95,8 @@ type answerStream struct {
 	// other than the last, a message handed on.
 	moved, delivered bool
 
-	// deliver, when set, takes the stream's messages as values (the
-	// session's conn, conn.go) in place of go-sdk reading them from the
-	// body; sdkID is the call's id as go-sdk made it.
+	// deliver takes the stream's messages (the session's conn, conn.go);
+	// sdkID is the call's id as go-sdk made it.
 	deliver func(jsonrpc.Message)
 	sdkID   jsonrpc.ID
 
@@ -121,7 +117,6 @@ func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want callID,
 	s.bufs = callBufferPool.Get().(*callBuffers)
 	s.src = s.bufs.src
 	s.src.Reset(r)
-	s.out = s.bufs.out[:0]
 	s.events = eventReader{max: t.cfg.MaxSSEEvent, wire: &s.counter, src: s.src, data: s.bufs.data[:0], line: s.bufs.line[:0]}
 	return s, nil
 }
@@ -150,9 +145,9 @@ const answerBufferSize = 4 << 10
 // stream takes when the answer comes and gives back on Close. One pool for all, so that
 // calls in a row reuse them.
 type callBuffers struct {
-	src             *bufio.Reader
-	out, data, line []byte
-	decode          decodeScratch
+	src        *bufio.Reader
+	data, line []byte
+	decode     decodeScratch
 }
 
 var callBufferPool = sync.Pool{New: func() any {
@@ -164,9 +159,8 @@ func (s *answerStream) release() {
 	b := s.bufs
 	s.bufs, s.src = nil, nil
 	b.src.Reset(nil)
-	b.out, b.data, b.line = keep(s.out), keep(s.events.data), keep(s.events.line)
+	b.data, b.line = keep(s.events.data), keep(s.events.line)
 	b.decode = decodeScratch{}
-	s.out, s.outAt, s.msg = nil, 0, nil
 	s.events.src, s.events.data, s.events.line = nil, nil, nil
 	callBufferPool.Put(b)
 }
@@ -177,33 +171,6 @@ func keep(b []byte) []byte {
 		return nil
 	}
 	return b[:0]
-}
-
-// Read implements io.Reader.
-func (s *answerStream) Read(p []byte) (int, error) {
-	for len(s.out) == 0 && len(s.msg) == 0 {
-		if s.err != nil {
-			return 0, s.err
-		}
-		if s.ended || s.src == nil {
-			return 0, io.EOF
-		}
-		s.step()
-	}
-	if len(s.out) == 0 {
-		n := copy(p, s.msg)
-		s.msg = s.msg[n:]
-		if len(s.msg) == 0 {
-			s.out = append(s.out, "\n\n"...) // the event's end
-		}
-		return n, nil
-	}
-	n := copy(p, s.out[s.outAt:])
-	s.outAt += n
-	if s.outAt == len(s.out) {
-		s.out, s.outAt = s.out[:0], 0
-	}
-	return n, nil
 }
 
 // Close closes the server's stream. After the response it first reads
@@ -340,7 +307,7 @@ func (s *answerStream) dispatch(ev sseEvent) {
 	data := ev.Data
 	// Into the call's buffers: a response is checked and handed on here,
 	// not kept.
-	msg, exact, err := decodeMessageInto(data, s.want, &s.bufs.decode)
+	msg, _, err := decodeMessageInto(data, s.want, &s.bufs.decode)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return
@@ -354,21 +321,17 @@ func (s *answerStream) dispatch(ev sseEvent) {
 			s.fail(problem, false)
 			return
 		}
-		problem, changed := checkResultType(s.req, s.method, r)
+		problem, _ := checkResultType(s.req, s.method, r)
 		if problem != "" {
 			s.fail(problem, false)
 			return
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
-		if tameTTLHint(s.method, r) || changed || dropInvalidHeaderTools(s.req, s.method, r, s.t.cfg.Logger) {
-			exact = false
-		}
-		if !exact {
-			s.want.fill(r)
-		}
+		tameTTLHint(s.method, r)
+		dropInvalidHeaderTools(s.req, s.method, r, s.t.cfg.Logger)
 	}
 	s.delivered = true
-	s.emit(data, msg, exact)
+	s.emit(msg)
 }
 
 // decodeProblem is the Transport's [DecodeLimits.Problem] of msg (data):
@@ -410,39 +373,22 @@ func (s *answerStream) run() {
 	_ = s.Close()
 }
 
-// emit hands msg, decoded from data, on as one event ([handOn]).
-func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
-	if s.deliver != nil {
-		// msg aliases the stream's buffers: its own copy goes on.
-		switch m := msg.(type) {
-		case *jsonrpc.Response:
-			own := *m
-			own.Result = bytes.Clone(m.Result)
-			if own.ID == (jsonrpc.ID{}) {
-				own.ID = s.sdkID
-			}
-			s.deliver(&own)
-		case *jsonrpc.Request:
-			own := *m
-			own.Params = bytes.Clone(m.Params)
-			s.deliver(&own)
+// emit hands go-sdk its own copy of msg: msg aliases the stream's
+// buffers. A response carrying the call's id gets go-sdk's number for it.
+func (s *answerStream) emit(msg jsonrpc.Message) {
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		own := *m
+		own.Result = bytes.Clone(m.Result)
+		if own.ID == (jsonrpc.ID{}) {
+			own.ID = s.sdkID
 		}
-		return
+		s.deliver(&own)
+	case *jsonrpc.Request:
+		own := *m
+		own.Params = bytes.Clone(m.Params)
+		s.deliver(&own)
 	}
-	b, err := handOn(data, msg, exact)
-	if err != nil {
-		s.fail("SSE event data is not a JSON-RPC message", false)
-		return
-	}
-	s.out = append(s.out, "data: "...)
-	if exact {
-		// Handed on from the event's data itself, which no step writes
-		// before Read drained it: no copy of a long message.
-		s.msg = b
-		return
-	}
-	s.out = append(s.out, b...)
-	s.out = append(s.out, "\n\n"...)
 }
 
 // fail ends the stream with a JSON-RPC error response for the call naming
@@ -485,11 +431,5 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) {
 	}
 	s.t.cfg.Logger.Debug("mcpsup/wire: event stream answer refused, the call fails alone",
 		"method", s.method, "problem", problem)
-	if s.deliver != nil {
-		s.deliver(errorMessage(s.sdkID, Exchange{Status: s.status, ContentType: s.contentType}, problem))
-		return
-	}
-	s.out = append(s.out, "data: "...)
-	s.out = append(s.out, errorResponse(s.requestID, Exchange{Status: s.status, ContentType: s.contentType}, problem)...)
-	s.out = append(s.out, "\n\n"...)
+	s.deliver(errorMessage(s.sdkID, Exchange{Status: s.status, ContentType: s.contentType}, problem))
 }

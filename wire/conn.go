@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -751,9 +750,8 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	c.keep(b)
 }
 
-// keep reads the keeper's body b, whose events are well-formed messages
-// already (sseFilter), and queues them; a body that ends says the session
-// is gone.
+// keep queues the messages of the keeper's stream b (stream.go); a stream
+// that ends says the session is gone.
 func (c *conn) keep(b *streamBody) {
 	c.mu.Lock()
 	c.keepers = append(c.keepers, b)
@@ -766,22 +764,15 @@ func (c *conn) keep(b *streamBody) {
 	}
 	go func() {
 		defer b.Close()
-		r := eventReader{src: bufio.NewReader(b)}
 		for {
-			ev, err := r.Next()
+			msg, err := b.Next()
 			if err != nil {
-				if errors.Is(err, io.EOF) && b.ended {
+				if errors.Is(err, io.EOF) {
 					c.fail(fmt.Errorf("standalone stream: %w", mcp.ErrSessionMissing))
 				}
 				return
 			}
-			if !ev.message() {
-				continue
-			}
-			msg, err := jsonrpc.DecodeMessage(bytes.Clone(ev.Data))
-			if err == nil {
-				c.deliver(msg)
-			}
+			c.deliver(msg)
 		}
 	}()
 }

@@ -317,15 +317,6 @@ func hasLineBreak(data []byte) bool {
 	return bytes.IndexByte(data, '\n') >= 0 || bytes.IndexByte(data, '\r') >= 0
 }
 
-// handOn returns the bytes go-sdk gets for msg, decoded from data by
-// [decodeMessage]: data itself when exact, msg re-encoded otherwise.
-func handOn(data []byte, msg jsonrpc.Message, exact bool) ([]byte, error) {
-	if exact {
-		return data, nil
-	}
-	return encodeMessage(msg)
-}
-
 // skipComposite returns what follows the JSON object or array b starts
 // with, found by its brackets outside strings; it checks no more of its
 // syntax. ok is false when b starts with anything else or ends first.

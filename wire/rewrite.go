@@ -3,9 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
@@ -30,36 +28,6 @@ func transientStatus(s int) bool {
 		return true
 	}
 	return false
-}
-
-// errorResponse is the JSON-RPC error response with code [CodeHTTPAnswer]
-// for the request id (raw JSON) that an answer with facts x got.
-func errorResponse(id string, x Exchange, problem string) []byte {
-	type data struct {
-		HTTPStatus  int    `json:"httpStatus"`
-		ContentType string `json:"contentType,omitempty"`
-		Problem     string `json:"problem,omitempty"`
-		Body        string `json:"body,omitempty"`
-	}
-	d, _ := json.Marshal(data{x.Status, x.ContentType, problem, x.Body})
-	what := problem
-	if what == "" {
-		what = x.ContentType
-		if what == "" {
-			what = "no content type"
-		}
-	}
-	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), what)
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   any             `json:"error"`
-	}{"2.0", json.RawMessage(id), struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}{CodeHTTPAnswer, msg, d}})
-	return body
 }
 
 // answerProblem says why r, decoded for the call want (see
@@ -108,15 +76,3 @@ func requestID(raw string) (callID, bool) {
 	id, err := jsonrpc.MakeID(v)
 	return callID{other: id}, err == nil && id.IsValid()
 }
-
-// encodeMessage writes msg anew as go-sdk will read it. A request with an
-// empty method is refused: go-sdk writes it without one, and reads that back
-// as an invalid response (found by FuzzAnswerPath).
-func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
-	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "" {
-		return nil, errEmptyMethod
-	}
-	return jsonrpc.EncodeMessage(msg)
-}
-
-var errEmptyMethod = errors.New("JSON-RPC request with an empty method")

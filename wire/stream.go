@@ -10,6 +10,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream. The zero
@@ -333,8 +334,8 @@ type streamBody struct {
 	ended    bool                        // the session is gone: deliver EOF once out is drained
 	authWait <-chan struct{}             // closed once the credential is accepted again; nil when not waiting
 	filter   sseFilter
-	out      []byte // events for go-sdk not yet delivered
-	off      int    // bytes of out already delivered
+	out      []jsonrpc.Message // messages for go-sdk not yet delivered
+	buf      []byte            // the read buffer, made at the first read
 }
 
 // dial makes one attempt and reports every attempt that does not become a
@@ -493,41 +494,41 @@ func (b *streamBody) log() {
 	}
 }
 
-// Read implements io.Reader. It reads the server's stream and hands on
-// only the events [sseFilter] lets through.
-func (b *streamBody) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
+// Next returns the next message of the stream: it reads the server's
+// stream, re-dialing as the keeper does, and hands on only the messages
+// [sseFilter] lets through. It returns an error once the stream is closed
+// (errStreamClosed, or its context's error), and io.EOF once the session
+// is gone. One goroutine reads.
+func (b *streamBody) Next() (jsonrpc.Message, error) {
 	for {
-		if b.off < len(b.out) {
-			n := copy(p, b.out[b.off:])
-			b.off += n
-			if b.off == len(b.out) {
-				b.out, b.off = b.out[:0], 0
-				if cap(b.out) > keptBuffer {
-					b.out = nil
-				}
+		if len(b.out) > 0 {
+			msg := b.out[0]
+			b.out[0] = nil
+			b.out = b.out[1:]
+			if len(b.out) == 0 {
+				b.out = nil
 			}
-			return n, nil
+			return msg, nil
 		}
 		if err := b.stopped(); err != nil {
-			return 0, err
+			return nil, err
 		}
 		if b.ended {
-			return 0, io.EOF
+			return nil, io.EOF
 		}
 		cur := b.current()
 		if cur == nil {
 			if err := b.redial(); err != nil {
-				return 0, err
+				return nil, err
 			}
 			continue
 		}
-		// p is scratch space: the events to hand on are built in out.
-		n, err := cur.Read(p)
+		if b.buf == nil {
+			b.buf = make([]byte, streamReadSize)
+		}
+		n, err := cur.Read(b.buf)
 		var r filtered
-		b.out = b.filter.push(p[:n], b.out, &r)
+		b.out = b.filter.push(b.buf[:n], b.out, &r)
 		b.note(n, r)
 		switch {
 		case r.garbage:
@@ -537,6 +538,9 @@ func (b *streamBody) Read(p []byte) (int, error) {
 		}
 	}
 }
+
+// streamReadSize is the size of a stream's read buffer.
+const streamReadSize = 4 << 10
 
 // errGarbage ends an attempt whose stream the filter refused.
 var errGarbage = errors.New("mcpsup/wire: standalone stream refused: an oversized event, or too many dropped events in a row")
