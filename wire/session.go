@@ -71,8 +71,12 @@ type Options struct {
 	// Stream is the mode of the session's own switch when Wire.Switch is
 	// nil; with a shared switch, its mode decides.
 	Stream StreamMode
-	// MaxRetries is go-sdk's StreamableClientTransport.MaxRetries (0: its
-	// default 5).
+	// MaxRetries has no effect: go-sdk's StreamableClientTransport, whose
+	// reconnects it bounded, is no longer used (an answer stream's
+	// resumptions are bounded by the Transport, a standalone stream is
+	// kept by its keeper).
+	//
+	// Deprecated: no effect.
 	MaxRetries int
 	// Wire configures the [Transport]; its Base is replaced by
 	// HTTPClient's transport when that is set.
@@ -120,10 +124,12 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 }
 
 // Resume re-attaches the persisted session st without a handshake on the
-// wire: the [Transport] answers go-sdk's `initialize` (2025 era) or
-// `server/discover` (2026-07-28) locally, so every request carries the
-// persisted Mcp-Session-Id and Mcp-Protocol-Version, and go-sdk maps a later
-// 404 to mcp.ErrSessionMissing as for any session. With st.InitializeResult
+// wire: the session's connection answers go-sdk's `initialize` (2025 era)
+// or `server/discover` (2026-07-28) locally, so every request carries the
+// persisted Mcp-Session-Id and Mcp-Protocol-Version, and a later 404 ends
+// the session with an error wrapping mcp.ErrSessionMissing as for any
+// session. Resumed, go-sdk's request ids go out moved by a random shift
+// (idshift.go). With st.InitializeResult
 // nil the resume is blind ([Session.Blind]): the server's capabilities are
 // unknown and the caller probes (DESIGN.md failure story S1). Nothing is sent
 // to check the session is alive: the first request finds out. An invalid st
@@ -225,9 +231,9 @@ func (s *Session) ResumeState() ResumeState {
 // error.
 func (s *Session) Wait() error { return s.cs.Wait() }
 
-// Close ends the session and the server-side session: go-sdk sends DELETE
-// with the session id (none for a sessionless server, or after the server
-// answered 404). It is idempotent. The drains of answer streams still
+// Close ends the session and the server-side session: the connection sends
+// DELETE with the session id (none for a sessionless server, or once the
+// server said the session is gone). It is idempotent. The drains of answer streams still
 // under way (see [AfterAnswers]) end with it. Like go-sdk's
 // ClientSession.Close, it returns only once the session's calls in flight
 // have ended: cancel their contexts first to end them at once.

@@ -16,30 +16,24 @@ import (
 // StreamConfig configures the keeper of the standalone SSE stream. The zero
 // value selects the documented defaults.
 //
-// go-sdk v1.8.0 ends the whole session when its standalone GET stream fails
-// for good: MaxRetries reconnects without a new event id (a go-sdk server
-// sends none, so a proxy that cuts idle streams is enough), a 4xx/5xx on a
-// reconnect, or a 5xx on the first GET. The keeper prevents this (DESIGN.md
-// failure story S5): go-sdk's GET is answered at once, locally, with a 200
-// text/event-stream body that never ends by itself, and the keeper dials the
-// server's stream behind it. go-sdk's Client.Connect waits for the
-// standalone GET's response headers (mcp/streamable.go
-// connectStandaloneSSE), so the local answer also saves a round trip on
-// every [Open] and [Resume]. When the server's stream ends, the body
-// re-dials the server with a bounded backoff and splices the new stream in.
-// go-sdk gets only whole events that each carry one JSON-RPC request or
-// notification, re-encoded; every other event (a line without a colon, data
-// that is not one JSON-RPC message, a response, an event larger than
+// The session's conn (conn.go) starts the keeper after a 2025-era
+// handshake; go-sdk's own client would end the whole session when its
+// standalone GET stream failed for good (v1.8.0: MaxRetries reconnects
+// without a new event id, a 4xx/5xx on a reconnect, a 5xx on the first
+// GET), so the keeper never lets the stream fail (DESIGN.md failure story
+// S5). When the server's stream ends, the keeper re-dials the server with a
+// bounded backoff and splices the new stream in. go-sdk gets only the
+// messages of whole events that each carry one JSON-RPC request or
+// notification, decoded once; every other event (a line without a colon,
+// data that is not one JSON-RPC message, a response, an event larger than
 // MaxEventBytes, an event cut by the stream's end) is dropped and reported
 // ([Config.OnDroppedEvent], an [*EventError] naming what was wrong), so
 // nothing a server or gateway sends on this stream can end the session.
-// go-sdk keeps processing every message it gets with the host's handlers.
 // Only a sign that the session is really gone (404 to a request with
 // Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error) ends the
-// body; a refused credential ([StreamAttempt.Unauthorized]) only pauses it; go-sdk's next GET (it never carries a Last-Event-ID: the keeper
-// hands on no event ids) then gets that answer replayed, and the session
-// ends as go-sdk ends it (without DELETE). A plain 404 to the session's
-// first GET is the exception: see below.
+// stream, and with it the session (no DELETE); a refused credential
+// ([StreamAttempt.Unauthorized]) only pauses it. A plain 404 to the
+// session's first GET is the exception: see below.
 //
 // The re-dial follows at once only after an attempt that lived Span or
 // longer; after a shorter one it waits for the backoff (cenkalti/backoff's

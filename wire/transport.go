@@ -91,8 +91,7 @@ type Config struct {
 	// status, and any body answering a notification or a response. It is
 	// read at most this far, on the wire and after decoding, for its
 	// snippet and JSON-RPC error; a longer body carries no JSON-RPC error
-	// (its status decides the verdict). go-sdk is handed at most these
-	// bytes. 0 means [DefaultMaxErrorBody] (64 KiB).
+	// (its status decides the verdict). 0 means [DefaultMaxErrorBody] (64 KiB).
 	MaxErrorBody int
 	// MaxJSONBody bounds a 2xx application/json answer to a request, in
 	// bytes, on the wire and after decoding: it is buffered whole to check
@@ -215,11 +214,12 @@ type Config struct {
 	Switch *StreamSwitch
 }
 
-// Transport is the http.RoundTripper of one go-sdk client session. It
-// records every exchange, rewrites answers that would end a healthy session
-// into per-request JSON-RPC errors, carries the resume handshake, keeps the
-// standalone SSE stream (see [StreamConfig]) and can end a session without
-// DELETE. All methods are safe for concurrent use.
+// Transport is the HTTP side of one go-sdk client session, under the
+// session's own mcp.Connection (conn.go): it records every exchange, sends
+// every request through the host's transport and the OAuth handler, keeps
+// the standalone SSE stream (see [StreamConfig]) and can end a session
+// without DELETE. It is no http.RoundTripper. All methods are safe for
+// concurrent use.
 type Transport struct {
 	base  http.RoundTripper
 	clock clockwork.Clock
