@@ -307,7 +307,7 @@ func (s *answerStream) dispatch(ev sseEvent) {
 	data := ev.Data
 	// Into the call's buffers: a response is checked and handed on here,
 	// not kept.
-	msg, _, err := decodeMessageInto(data, s.want, &s.bufs.decode)
+	msg, err := decodeMessageInto(data, s.want, &s.bufs.decode)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return

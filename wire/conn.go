@@ -405,7 +405,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			return err
 		}
 		if x.RPC.Present && !transientStatus(x.Status) {
-			if msg, _, err := decodeMessageFor(body, want); err == nil {
+			if msg, err := decodeMessageFor(body, want); err == nil {
 				if rr, ok := msg.(*jsonrpc.Response); ok && rr.Error != nil && want.answeredBy(rr) {
 					rr.ID = r.ID
 					c.t.answered.add(x.RequestID)
@@ -489,7 +489,7 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 	case b.err != nil:
 		return nil, "body unreadable: " + b.err.Error()
 	}
-	msg, _, err := decodeMessageFor(b.data, want)
+	msg, err := decodeMessageFor(b.data, want)
 	if err != nil {
 		return nil, "undecodable JSON-RPC body"
 	}

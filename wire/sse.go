@@ -163,7 +163,7 @@ func (f *sseFilter) dispatch(ev sseEvent, out []jsonrpc.Message, r *filtered) []
 		// skips: nothing to hand on, nothing wrong.
 		return out
 	}
-	msg, _, err := decodeMessage(ev.Data)
+	msg, err := decodeMessage(ev.Data)
 	if err != nil {
 		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: ev.Size, Detail: cutDetail(err.Error())})
 		return out
