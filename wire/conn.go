@@ -334,7 +334,7 @@ func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
 
 // call sends a request of go-sdk's and queues its answer.
 func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
-	if c.answerLocally(r) {
+	if c.answerLocally(ctx, r) {
 		return nil
 	}
 	if r.Method == MethodListen {
@@ -554,7 +554,7 @@ func (c *conn) handshook(sessionID string, r *jsonrpc.Response) {
 // `initialize` with the persisted InitializeResult (or a blind one), and
 // `server/discover` with the persisted discovery result. Nothing reaches
 // the server (DESIGN.md section 3, "Verified feasible").
-func (c *conn) answerLocally(r *jsonrpc.Request) bool {
+func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 	if r.Method != methodInitialize && r.Method != methodDiscover {
 		return false
 	}
@@ -581,7 +581,7 @@ func (c *conn) answerLocally(r *jsonrpc.Request) bool {
 	c.t.mu.Lock()
 	c.t.handshook, c.t.sessionID = true, h.sessionID
 	c.t.mu.Unlock()
-	c.t.finish(c.record(context.Background()), x)
+	c.t.finish(c.record(ctx), x)
 	c.deliver(&jsonrpc.Response{ID: r.ID, Result: raw})
 	return true
 }
