@@ -36,12 +36,9 @@ const (
 	drainWait  = time.Second
 )
 
-// answerStream is the body go-sdk reads in place of a text/event-stream
-// answer to a call. It reads the server's stream with an [eventReader]
-// and hands on only well-formed events, one JSON-RPC message each, written
-// anew: `data: <message>` and a blank line. Event ids and retry fields are
-// not handed on, so go-sdk never resumes the stream itself (a refused GET
-// with Last-Event-ID would end its connection): when the server's stream
+// answerStream reads a text/event-stream answer to a call with an
+// [eventReader] and hands the session's conn only well-formed events, one
+// JSON-RPC message each, decoded once (deliver). When the server's stream
 // ends before the response after an event with an id, answerStream
 // resumes it, with a GET carrying Last-Event-ID and the POST's
 // headers, after the server's retry delay (at most 30 s; 1 s without one),
@@ -62,7 +59,7 @@ const (
 // a reset, a truncated body) records its error as the call's TransportErr,
 // so the call is classified transport, not protocol.
 //
-// It is read by one goroutine (go-sdk's stream reader).
+// One goroutine reads it ([answerStream.run]).
 type answerStream struct {
 	t    *Transport
 	ctx  context.Context
