@@ -700,12 +700,12 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 		}
 		return
 	}
-	defer release()
 	resp, err := c.roundTrip(bounded)
 	c.t.fill(&x, resp, err)
 	if err == nil {
 		c.admitNonCall(&x, resp)
 	}
+	release() // before the record: an observer of it finds the place free
 	c.t.finish(req, x)
 }
 

@@ -123,8 +123,13 @@ func testResponsesInFlightAreBounded(t *testing.T, name string, end func(*wire.S
 	var mu sync.Mutex
 	var drops []*wire.ResponseDroppedError
 	dropped := make(chan struct{}, pings)
+	answered := make(chan struct{}, pings) // a response's exchange ended: its place is free
 	s, err := wire.Open(context.Background(), wire.Options{Endpoint: p.url, Era: wire.Era2025, Stream: wire.StreamOn,
-		Wire: wire.Config{MaxResponsesInFlight: bound, OnDroppedResponse: func(e *wire.ResponseDroppedError) {
+		Wire: wire.Config{MaxResponsesInFlight: bound, OnExchange: func(x wire.Exchange) {
+			if x.Verb == http.MethodPost && x.Method == "" && !x.Local {
+				answered <- struct{}{}
+			}
+		}, OnDroppedResponse: func(e *wire.ResponseDroppedError) {
 			mu.Lock()
 			drops = append(drops, e)
 			mu.Unlock()
@@ -139,6 +144,7 @@ func testResponsesInFlightAreBounded(t *testing.T, name string, end func(*wire.S
 	})
 	ss := p.session(t)
 	pingOK(t, ss) // the standalone stream carries the server's requests
+	within(t, answered, "the ping's response gave its place back")
 
 	held := holdResponses(t, p.g)
 	ctx, cancel := context.WithCancel(context.Background())
