@@ -328,7 +328,7 @@ func (s *answerStream) dispatch(ev sseEvent) {
 		dropInvalidHeaderTools(s.req, s.method, r, s.t.cfg.Logger)
 	}
 	s.delivered = true
-	s.emit(msg)
+	s.emit(data, msg)
 }
 
 // decodeProblem is the Transport's [DecodeLimits.Problem] of msg (data):
@@ -370,21 +370,29 @@ func (s *answerStream) run() {
 	_ = s.Close()
 }
 
-// emit hands go-sdk its own copy of msg: msg aliases the stream's
-// buffers. A response carrying the call's id gets go-sdk's number for it.
-func (s *answerStream) emit(msg jsonrpc.Message) {
+// emit hands go-sdk msg, decoded from the event's data. msg aliases data:
+// a data buffer the reader keeps for the next event (at most keptBuffer,
+// [eventReader.endEvent]) is copied first; a longer one the reader let go
+// of is handed on as it is.
+func (s *answerStream) emit(data []byte, msg jsonrpc.Message) {
+	own := func(b []byte) []byte {
+		if cap(data) > keptBuffer {
+			return b
+		}
+		return bytes.Clone(b)
+	}
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
-		own := *m
-		own.Result = bytes.Clone(m.Result)
-		if own.ID == (jsonrpc.ID{}) {
-			own.ID = s.sdkID
+		r := *m
+		r.Result = own(m.Result)
+		if r.ID == (jsonrpc.ID{}) {
+			r.ID = s.sdkID
 		}
-		s.deliver(&own)
+		s.deliver(&r)
 	case *jsonrpc.Request:
-		own := *m
-		own.Params = bytes.Clone(m.Params)
-		s.deliver(&own)
+		r := *m
+		r.Params = own(m.Params)
+		s.deliver(&r)
 	}
 }
 
