@@ -2,6 +2,7 @@ package httpsession
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,12 +36,9 @@ const (
 	drainWait  = time.Second
 )
 
-// answerStream is the body go-sdk reads in place of a text/event-stream
-// answer to a call. It reads the server's stream with an [eventReader]
-// and hands on only well-formed events, one JSON-RPC message each, written
-// anew: `data: <message>` and a blank line. Event ids and retry fields are
-// not handed on, so go-sdk never resumes the stream itself (a refused GET
-// with Last-Event-ID would end its connection): when the server's stream
+// answerStream reads a text/event-stream answer to a call with an
+// [eventReader] and hands the session's conn only well-formed events, one
+// JSON-RPC message each, decoded once (deliver). When the server's stream
 // ends before the response after an event with an id, answerStream
 // resumes it, with a GET carrying Last-Event-ID and the POST's
 // headers, after the server's retry delay (at most 30 s; 1 s without one),
@@ -61,7 +59,7 @@ const (
 // a reset, a truncated body) records its error as the call's TransportErr,
 // so the call is classified transport, not protocol.
 //
-// It is read by one goroutine (go-sdk's stream reader).
+// One goroutine reads it ([answerStream.run]).
 type answerStream struct {
 	t    *Transport
 	ctx  context.Context
@@ -82,12 +80,9 @@ type answerStream struct {
 	closeOnce sync.Once
 	closeErr  error // the server's body's Close error
 
-	out      []byte // ready for go-sdk from outAt on
-	outAt    int
-	msg      []byte // after out: an event's message as it came, aliasing data, then "\n\n"
-	ended    bool   // nothing comes after out and msg
-	answered bool   // the call's response came through
-	err      error  // returned once out is drained (the caller's context ended)
+	ended    bool  // nothing comes after out and msg
+	answered bool  // the call's response came through
+	err      error // returned once out is drained (the caller's context ended)
 
 	events eventReader // reads src, bounded by Config.MaxSSEEvent decoded and on the wire
 
@@ -96,6 +91,11 @@ type answerStream struct {
 	// What the stream brought since it was last (re)opened: an event id
 	// other than the last, a message handed on.
 	moved, delivered bool
+
+	// deliver takes the stream's messages (the session's conn, conn.go);
+	// sdkID is the call's id as go-sdk made it.
+	deliver func(jsonrpc.Message)
+	sdkID   jsonrpc.ID
 
 	drainStart time.Time // when Close began to drain (see [drains])
 	drainAt    int       // the index in drains.active; -1 once out of it
@@ -114,7 +114,6 @@ func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want callID,
 	s.bufs = callBufferPool.Get().(*callBuffers)
 	s.src = s.bufs.src
 	s.src.Reset(r)
-	s.out = s.bufs.out[:0]
 	s.events = eventReader{max: t.cfg.MaxSSEEvent, wire: &s.counter, src: s.src, data: s.bufs.data[:0], line: s.bufs.line[:0]}
 	return s, nil
 }
@@ -139,15 +138,13 @@ func streamFor(ctx context.Context) *answerStream {
 // longer than it is read in pieces (see [eventReader]).
 const answerBufferSize = 4 << 10
 
-// callBuffers are a call's working buffers: its request's identity
-// ([requestIdentity]), and its answer stream's, which the stream takes
-// when the answer comes and gives back on Close. One pool for all, so that
+// callBuffers are a call's answer stream's working buffers, which the
+// stream takes when the answer comes and gives back on Close. One pool for all, so that
 // calls in a row reuse them.
 type callBuffers struct {
-	src             *bufio.Reader
-	out, data, line []byte
-	identity        identityScratch
-	decode          decodeScratch
+	src        *bufio.Reader
+	data, line []byte
+	decode     decodeScratch
 }
 
 var callBufferPool = sync.Pool{New: func() any {
@@ -159,9 +156,8 @@ func (s *answerStream) release() {
 	b := s.bufs
 	s.bufs, s.src = nil, nil
 	b.src.Reset(nil)
-	b.out, b.data, b.line = keep(s.out), keep(s.events.data), keep(s.events.line)
+	b.data, b.line = keep(s.events.data), keep(s.events.line)
 	b.decode = decodeScratch{}
-	s.out, s.outAt, s.msg = nil, 0, nil
 	s.events.src, s.events.data, s.events.line = nil, nil, nil
 	callBufferPool.Put(b)
 }
@@ -172,33 +168,6 @@ func keep(b []byte) []byte {
 		return nil
 	}
 	return b[:0]
-}
-
-// Read implements io.Reader.
-func (s *answerStream) Read(p []byte) (int, error) {
-	for len(s.out) == 0 && len(s.msg) == 0 {
-		if s.err != nil {
-			return 0, s.err
-		}
-		if s.ended || s.src == nil {
-			return 0, io.EOF
-		}
-		s.step()
-	}
-	if len(s.out) == 0 {
-		n := copy(p, s.msg)
-		s.msg = s.msg[n:]
-		if len(s.msg) == 0 {
-			s.out = append(s.out, "\n\n"...) // the event's end
-		}
-		return n, nil
-	}
-	n := copy(p, s.out[s.outAt:])
-	s.outAt += n
-	if s.outAt == len(s.out) {
-		s.out, s.outAt = s.out[:0], 0
-	}
-	return n, nil
 }
 
 // Close closes the server's stream. After the response it first reads
@@ -335,7 +304,7 @@ func (s *answerStream) dispatch(ev sseEvent) {
 	data := ev.Data
 	// Into the call's buffers: a response is checked and handed on here,
 	// not kept.
-	msg, exact, err := decodeMessageInto(data, s.want, &s.bufs.decode)
+	msg, err := decodeMessageInto(data, s.want, &s.bufs.decode)
 	if err != nil {
 		s.fail("SSE event data is not a JSON-RPC message", false)
 		return
@@ -349,21 +318,15 @@ func (s *answerStream) dispatch(ev sseEvent) {
 			s.fail(problem, false)
 			return
 		}
-		problem, changed := s.t.check().Response(checkedRequest(s.req, s.method), r)
+		problem, _ := s.t.check().Response(checkedRequest(s.req, s.method), r)
 		if problem != "" {
 			s.fail(problem, false)
 			return
 		}
 		s.ended, s.answered = true, true // the call is answered: nothing more to read
-		if changed {
-			exact = false
-		}
-		if !exact {
-			s.want.fill(r)
-		}
 	}
 	s.delivered = true
-	s.emit(data, msg, exact)
+	s.emit(data, msg)
 }
 
 // decodeProblem is the Transport's [msgcheck.Limits.Problem] of msg (data):
@@ -396,22 +359,39 @@ func (s *answerStream) resumable() bool {
 	return s.lastID != "" && s.resumes < maxAnswerResumes && resumesStreams(s.req.Header.Get(HeaderProtocolVersion))
 }
 
-// emit hands msg, decoded from data, on as one event ([handOn]).
-func (s *answerStream) emit(data []byte, msg jsonrpc.Message, exact bool) {
-	b, err := handOn(data, msg, exact)
-	if err != nil {
-		s.fail("SSE event data is not a JSON-RPC message", false)
-		return
+// run reads the stream to its end, handing each message to deliver, and
+// closes it.
+func (s *answerStream) run() {
+	for !s.ended && s.err == nil {
+		s.step()
 	}
-	s.out = append(s.out, "data: "...)
-	if exact {
-		// Handed on from the event's data itself, which no step writes
-		// before Read drained it: no copy of a long message.
-		s.msg = b
-		return
+	_ = s.Close()
+}
+
+// emit hands go-sdk msg, decoded from the event's data. msg aliases data:
+// a data buffer the reader keeps for the next event (at most keptBuffer,
+// [eventReader.endEvent]) is copied first; a longer one the reader let go
+// of is handed on as it is.
+func (s *answerStream) emit(data []byte, msg jsonrpc.Message) {
+	own := func(b []byte) []byte {
+		if cap(data) > keptBuffer {
+			return b
+		}
+		return bytes.Clone(b)
 	}
-	s.out = append(s.out, b...)
-	s.out = append(s.out, "\n\n"...)
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		r := *m
+		r.Result = own(m.Result)
+		if r.ID == (jsonrpc.ID{}) {
+			r.ID = s.sdkID
+		}
+		s.deliver(&r)
+	case *jsonrpc.Request:
+		r := *m
+		r.Params = own(m.Params)
+		s.deliver(&r)
+	}
 }
 
 // fail ends the stream with a JSON-RPC error response for the call naming
@@ -454,7 +434,5 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) {
 	}
 	s.t.cfg.Logger.Debug("mcpsup/httpsession: event stream answer refused, the call fails alone",
 		"method", s.method, "problem", problem)
-	s.out = append(s.out, "data: "...)
-	s.out = append(s.out, errorResponse(s.requestID, Exchange{Status: s.status, ContentType: s.contentType}, problem)...)
-	s.out = append(s.out, "\n\n"...)
+	s.deliver(errorMessage(s.sdkID, Exchange{Status: s.status, ContentType: s.contentType}, problem))
 }

@@ -1,12 +1,8 @@
 package httpsession_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -126,77 +122,4 @@ func BenchmarkCallToolWireVsBare(b *testing.B) {
 		defer s.Close()
 		run(b, s.ClientSession())
 	})
-}
-
-// cannedAnswer is a base round-tripper that answers every request with a
-// 200 of body: a text/event-stream carrying one response event for id 7,
-// as a go-sdk server answers tools/call, or with json the response as an
-// application/json body.
-type cannedAnswer struct {
-	body []byte
-	json bool
-}
-
-func (c cannedAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		_, _ = io.Copy(io.Discard, req.Body)
-		_ = req.Body.Close()
-	}
-	ct, n := "text/event-stream", int64(-1)
-	if c.json {
-		ct, n = "application/json", int64(len(c.body))
-	}
-	return &http.Response{
-		StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:        http.Header{"Content-Type": {ct}},
-		Body:          io.NopCloser(bytes.NewReader(c.body)),
-		ContentLength: n, Request: req,
-	}, nil
-}
-
-// BenchmarkTransportAnswer measures the Transport's own work for one
-// tools/call, with no network: reading the request's identity, the request
-// copy, admitting the answer (an event stream: checking its one event and
-// handing it on; JSON: reading and checking the body), and Close; text is
-// the size of the result's text content.
-func BenchmarkTransportAnswer(b *testing.B) {
-	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
-	for _, c := range []struct {
-		size int
-		json bool
-	}{{16, false}, {64 << 10, false}, {16, true}, {64 << 10, true}} {
-		kind := "sse"
-		if c.json {
-			kind = "json"
-		}
-		b.Run(fmt.Sprintf("%s/text=%d", kind, c.size), func(b *testing.B) {
-			result := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":%q}]}}`, strings.Repeat("x", c.size))
-			answer := cannedAnswer{body: []byte("event: message\ndata: " + result + "\n\n")}
-			if c.json {
-				answer = cannedAnswer{body: []byte(result), json: true}
-			}
-			t := httpsession.NewTransport(httpsession.Config{Base: answer})
-			buf := make([]byte, 128<<10)
-			b.SetBytes(int64(len(result)))
-			b.ReportAllocs()
-			for b.Loop() {
-				req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/", bytes.NewReader(body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				resp, err := t.RoundTrip(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for {
-					if _, err := resp.Body.Read(buf); err != nil {
-						break
-					}
-				}
-				_ = resp.Body.Close()
-			}
-		})
-	}
 }

@@ -1,9 +1,6 @@
 package httpsession
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
 	"sync"
 )
 
@@ -56,40 +53,4 @@ func (a *answeredIDs) take(id string) bool {
 	}
 	delete(a.set, id)
 	return true
-}
-
-// dropAnsweredCancel answers locally (202) a notifications/cancelled whose
-// request already has its whole answer (see answeredIDs).
-func (t *Transport) dropAnsweredCancel(req *http.Request, x *Exchange) (*http.Response, bool) {
-	if x.Method != "notifications/cancelled" || x.RequestID != "" {
-		return nil, false
-	}
-	id := cancelledID(req)
-	if id == "" || !t.answered.take(id) {
-		return nil, false
-	}
-	x.Local, x.Status = true, http.StatusAccepted
-	return localResponse(req, http.StatusAccepted, "", nil, nil), true
-}
-
-// cancelledID returns params.requestId of a notifications/cancelled body, in
-// the form rawID gives request ids; "" when it cannot be read.
-func cancelledID(req *http.Request) string {
-	if req.GetBody == nil {
-		return ""
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return ""
-	}
-	defer body.Close()
-	var n struct {
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
-	}
-	if err := json.NewDecoder(io.LimitReader(body, maxIdentityBody)).Decode(&n); err != nil {
-		return ""
-	}
-	return rawID(n.Params.RequestID)
 }

@@ -1,7 +1,7 @@
 package httpsession
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -50,33 +50,25 @@ func TestCancelOfAnAnsweredRequestStaysLocal(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	tr := NewTransport(Config{})
-	post := func(body string) *http.Response {
-		req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader([]byte(body)))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		return resp
-	}
-	drain := func(resp *http.Response) { _, _ = io.Copy(io.Discard, resp.Body); resp.Body.Close() }
-	cancel := func(id string) int {
-		resp := post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
-		defer drain(resp)
-		return resp.StatusCode
+	c := testConn(t, NewTransport(Config{}), srv.URL)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop() // ends the call still streaming
+	call := func(body string) { writeRaw(t, c, ctx, body) }
+	cancel := func(id string) {
+		writeRaw(t, c, ctx, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`}}`)
 	}
 
-	drain(post(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`))
-	drain(post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x"}}`))
-	streaming := post(`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"u"}}`)
+	call(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`)
+	readUntilResponse(t, c)
+	call(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x"}}`)
+	readUntilResponse(t, c)
+	call(`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"u"}}`)
 
-	assert.Equal(t, http.StatusAccepted, cancel("3"), "the 401'd request")
-	assert.Equal(t, http.StatusAccepted, cancel("4"), "the answered call")
-	assert.Equal(t, http.StatusAccepted, cancel("5"), "the call still streaming")
-	assert.Equal(t, http.StatusAccepted, cancel("9"), "an id never sent")
-	assert.Equal(t, http.StatusAccepted, cancel("3"), "taken once: a second cancellation of 3 goes out")
-	streaming.Body.Close()
+	cancel("3") // the 401'd request
+	cancel("4") // the answered call
+	cancel("5") // the call still streaming
+	cancel("9") // an id never sent
+	cancel("3") // taken once: a second cancellation of 3 goes out
 
 	mu.Lock()
 	defer mu.Unlock()

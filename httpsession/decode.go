@@ -52,68 +52,62 @@ var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
 // 64 KiB buffer: the first JSON value of data is found as go-sdk's
 // json.Decoder finds it and decoded with the same parser, flags, depth
 // bound and rules (internal/jsonrpc2 DecodeMessage). Params and Result
-// alias data. exact reports that go-sdk reads data itself as msg and that
-// data may be handed on as it is: data is that one value, with nothing
-// after it but JSON whitespace and no line break anywhere (so it is one SSE
-// data line too), and msg is not a request with an empty method, which
-// go-sdk writes without one and so cannot be re-encoded either (see
-// [encodeMessage]). FuzzDecodeMessage holds it to jsonrpc.DecodeMessage.
-func decodeMessage(data []byte) (msg jsonrpc.Message, exact bool, err error) {
+// alias data. FuzzDecodeMessage holds it to jsonrpc.DecodeMessage.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	return decodeMessageFor(data, callID{})
 }
 
 // decodeMessageFor is decodeMessage for the answer to the call want: a
 // response carrying want's plain integer id is returned with the zero ID,
 // which stands for want's (a response with no valid id of its own is
-// refused), so that matching it boxes no id; [callID.fill] gives it want's
-// before it is written anew. Any other message gets an id of its own.
-func decodeMessageFor(data []byte, want callID) (msg jsonrpc.Message, exact bool, err error) {
+// refused), so that matching it boxes no id; [callID.fill] gives it want's.
+// Any other message gets an id of its own.
+func decodeMessageFor(data []byte, want callID) (jsonrpc.Message, error) {
 	sc := scratchPool.Get().(*decodeScratch)
 	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
-	msg, exact, err = decodeMessageInto(data, want, sc)
+	msg, err := decodeMessageInto(data, want, sc)
 	if r, ok := msg.(*jsonrpc.Response); ok {
 		own := *r // sc goes back to the pool
 		msg = &own
 	}
-	return msg, exact, err
+	return msg, err
 }
 
 // decodeMessageInto is decodeMessageFor parsing into sc, which it resets
 // first: a response it returns is &sc.resp, valid until sc is used again.
-func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc.Message, exact bool, err error) {
+func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (jsonrpc.Message, error) {
 	*sc = decodeScratch{}
 	if err := checkMaxDepth(data); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	// The value go-sdk's json.Decoder.Decode reads, the first one in data,
 	// decoded in the same pass that finds its end.
 	w := &sc.msg
-	rest, err := json.Parse(data, w, decodeFlags)
+	_, err := json.Parse(data, w, decodeFlags)
 	if err != nil {
-		return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
 	if tag, err := versionTag(w.VersionTag); err != nil {
-		return nil, false, err
+		return nil, err
 	} else if tag != "2.0" {
-		return nil, false, fmt.Errorf("invalid message version tag %q; expected %q", tag, "2.0")
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", tag, "2.0")
 	}
 	id, matched, inexact, err := messageID(w.ID, want)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	exact = len(rest) == 0 && !hasLineBreak(data)
 	if len(w.Method) > 0 {
 		if _, err := json.Parse(w.Method, &sc.method, decodeFlags); err != nil {
-			return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 		if matched {
 			id = want.ID() // a request keeps its id: the zero ID would make it a notification
 		}
 		method := sc.method
-		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, exact && method != "", nil
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
 	}
 	if !id.IsValid() && !matched {
-		return nil, false, errInvalidMessage
+		return nil, errInvalidMessage
 	}
 	if want.plain && !matched && inexact {
 		// go-sdk reads a number that is no integer as the integer under
@@ -121,15 +115,12 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (msg jsonrpc
 		// answers no call; named as it came.
 		id, _ = jsonrpc.MakeID(string(w.ID))
 	}
-	if matched && want.shift != 0 {
-		exact = false // written anew with go-sdk's own id (fill)
-	}
 	r := &sc.resp
 	*r = jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
 		r.Error = w.Error
 	}
-	return r, exact, nil
+	return r, nil
 }
 
 // messageID returns the id go-sdk reads from raw, the "id" value of a
@@ -176,15 +167,6 @@ type callID struct {
 	plain bool
 	other jsonrpc.ID // when not plain
 	shift int64      // what a plain id was moved by on the wire (idshift.go)
-}
-
-// moved returns c as a plain id goes out moved by shift.
-func (c callID) moved(shift int64) callID {
-	if c.plain && shift != 0 {
-		c.n += shift
-		c.shift += shift
-	}
-	return c
 }
 
 // ID returns c as go-sdk reads it from the wire (an allocation for a plain
@@ -301,52 +283,49 @@ func checkMaxDepth(data []byte) error {
 	return nil
 }
 
-// hasLineBreak reports whether data holds a CR or an LF.
-func hasLineBreak(data []byte) bool {
-	return bytes.IndexByte(data, '\n') >= 0 || bytes.IndexByte(data, '\r') >= 0
-}
-
-// handOn returns the bytes go-sdk gets for msg, decoded from data by
-// [decodeMessage]: data itself when exact, msg re-encoded otherwise.
-func handOn(data []byte, msg jsonrpc.Message, exact bool) ([]byte, error) {
-	if exact {
-		return data, nil
-	}
-	return encodeMessage(msg)
-}
-
-// identityMessage is the identity of one JSON-RPC request.
-type identityMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method json.RawMessage `json:"method"`
-}
-
-// parse reads the method (its JSON string's contents) and the raw id of
-// one JSON-RPC request body written by go-sdk (see [requestIdentity]),
-// both aliasing buf; ok is false unless buf starts with a JSON object and
-// the method, when present, is a JSON string. What follows the object is
-// not read: go-sdk's server decodes a POST body's first value alone
-// (mcp/transport.go readBatch, internal/json Unmarshal's Decoder.Decode).
-func (sc *identityScratch) parse(buf []byte) (method []byte, id json.RawMessage, ok bool) {
-	msg := &sc.msg
-	if _, err := json.Parse(buf, msg, json.DontCopyRawMessage); err != nil {
-		return nil, nil, false
-	}
-	m := bytes.TrimSpace(msg.Method)
-	switch {
-	case len(m) == 0 || bytes.Equal(m, []byte("null")):
-		return nil, msg.ID, true
-	case len(m) < 2 || m[0] != '"' || m[len(m)-1] != '"':
-		return nil, nil, false
-	}
-	m = m[1 : len(m)-1]
-	if bytes.IndexByte(m, '\\') >= 0 {
-		// An escaped method is no method go-sdk sends: decoded the slow way.
-		var s string
-		if err := json.Unmarshal(msg.Method, &s); err != nil {
-			return nil, nil, false
+// stringEnd returns the index of the quote that closes the string whose
+// contents start at from, false when data ends first.
+func stringEnd(data []byte, from int) (int, bool) {
+	for j := from; ; {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return 0, false
 		}
-		return []byte(s), msg.ID, true
+		end := j + k
+		run := 0
+		for p := end - 1; p >= j && data[p] == '\\'; p-- {
+			run++
+		}
+		if run%2 == 0 {
+			return end, true
+		}
+		j = end + 1
 	}
-	return m, msg.ID, true
+}
+
+// skipComposite returns what follows the JSON object or array b starts
+// with, found by its brackets outside strings; it checks no more of its
+// syntax. ok is false when b starts with anything else or ends first.
+func skipComposite(b []byte) (rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
+		return nil, false
+	}
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return b[i+1:], true
+			}
+		case '"':
+			end, ok := stringEnd(b, i+1)
+			if !ok {
+				return nil, false
+			}
+			i = end
+		}
+	}
+	return nil, false
 }

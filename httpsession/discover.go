@@ -64,12 +64,26 @@ func (s *Session) Discover(ctx context.Context) error {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set(HeaderProtocolVersion, version)
 	req.Header.Set(headerMethod, methodDiscover)
-	resp, err := s.hc.Do(req)
+	withUserinfo(req)
+	x := s.t.begin(req)
+	x.Method, x.RequestID = methodDiscover, strconv.Quote(id)
+	resp, err := s.c.roundTrip(req)
 	if err != nil {
+		err = urlError(req, err)
+	}
+	s.t.fill(&x, resp, err)
+	if err != nil {
+		s.t.finish(req, x)
 		return err
 	}
+	answer := io.Reader(io.LimitReader(resp.Body, maxDiscoverAnswer))
+	if x.Status < 200 || x.Status >= 300 {
+		answer = bytes.NewReader(s.t.readErrorBody(&x, resp))
+		x.SessionGone = sessionGone(x)
+	}
+	s.t.finish(req, x)
 	defer resp.Body.Close()
-	msg, err := discoverResponse(io.LimitReader(resp.Body, maxDiscoverAnswer), mediaType(resp.Header.Get("Content-Type")), id)
+	msg, err := discoverResponse(answer, mediaType(resp.Header.Get("Content-Type")), id)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w (HTTP %d): %v", ErrNoDiscoverAnswer, resp.StatusCode, err)

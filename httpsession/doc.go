@@ -12,8 +12,10 @@
 // session.Fact values. The checks of each message's content are package
 // msgcheck's.
 //
-// [Transport] is an http.RoundTripper that wraps the host's transport, one per
-// go-sdk client session. For every request it records an [Exchange] (verb,
+// [Transport] sends a go-sdk client session's requests through the host's
+// transport: the session's own mcp.Connection (go-sdk's public interface)
+// hands it message values, and it hands go-sdk each answer read once and
+// decoded once. For every request it records an [Exchange] (verb,
 // JSON-RPC id and method, status, content type, Retry-After, WWW-Authenticate,
 // whether Mcp-Session-Id was sent, the JSON-RPC error of a non-2xx body and a
 // bounded body snippet) and reports it to an observer. The error of every
@@ -25,7 +27,7 @@
 // without the middleware).
 //
 // The same Transport admits every answer to a POST by a whitelist, so that
-// go-sdk only ever sees well-formed traffic and no answer ends a healthy
+// go-sdk only ever gets well-formed messages and no answer ends a healthy
 // session (DESIGN.md failure story S4; go-sdk ends the whole session on a
 // plain-text or HTML 4xx, a 2xx with an unexpected content type, an
 // undecodable body or SSE event, and a refused stream resumption). It reads
@@ -38,15 +40,17 @@
 // answer only, and never follows a redirect. An answer it refuses becomes a
 // JSON-RPC error response for the request's id (code [CodeHTTPAnswer],
 // naming what was wrong, [Exchange.Problem]), so only that request fails;
-// the answer to a notification is recorded and never fatal. The POSTs of
+// the answer to a notification is recorded and never fatal. The
+// connection's Write fails only once the session ended: a Write error
+// would break go-sdk's writer for every later call. The POSTs of
 // go-sdk's responses to the server's requests are bounded in number and
 // time ([Config.MaxResponsesInFlight], [Config.ResponseTimeout]; one past
 // the bound is dropped, a [*ResponseDroppedError]). It carries the
-// blind-resume handshake (answers `initialize` locally),
+// blind-resume handshake (answers `initialize` locally, a message value),
 // keeps the standalone SSE stream from ever ending a session by itself
-// (failure story S5; see [StreamConfig]: go-sdk's GET is answered at once and
-// the server's stream is dialed behind it, so connecting never waits for
-// it), and can end a session without DELETE (and sends none for a session
+// (failure story S5; see [StreamConfig]: the stream is dialed in the
+// background, so connecting never waits for it), and can end a session
+// without DELETE (and sends none for a session
 // the server said is gone).
 //
 // On a 2026-07-28 session the same keeper owns the era's push channel, the

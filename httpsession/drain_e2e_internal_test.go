@@ -44,9 +44,7 @@ func TestDrainBoundCutsStreamsHeldByAGoSDKServer(t *testing.T) {
 	tr := NewTransport(Config{})
 	tr.drains.wait = time.Millisecond
 	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: hs.URL, HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true,
-	}, nil)
+	cs, err := client.Connect(context.Background(), connTransport{newConn(tr, hs.URL, nil, false)}, nil)
 	require.NoError(t, err)
 
 	const n = 16

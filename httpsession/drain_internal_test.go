@@ -2,7 +2,6 @@ package httpsession
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -88,15 +88,11 @@ func TestDrainTimerCutsOnlyHeldStreams(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for range calls {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/",
-			bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)))
-		require.NoError(t, err)
-		resp, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		got, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		require.Contains(t, string(got), `"result":{}`)
-		wg.Go(func() { assert.NoError(t, resp.Body.Close()) })
+		got, ctx := callThrough(t, tr)
+		require.Equal(t, `{}`, string(got[len(got)-1].(*jsonrpc.Response).Result))
+		closed := make(chan struct{})
+		AfterAnswers(ctx, func() { close(closed) })
+		wg.Go(func() { <-closed })
 	}
 	wg.Wait() // returns only once the held streams were cut
 	for i, b := range bodies {
@@ -151,14 +147,10 @@ func TestDrainCutRacingEnds(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := range calls {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/",
-			bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)))
-		require.NoError(t, err)
-		resp, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		_, err = io.ReadAll(io.LimitReader(resp.Body, 60))
-		require.NoError(t, err)
-		wg.Go(func() { assert.NoError(t, resp.Body.Close()) })
+		_, ctx := callThrough(t, tr)
+		closed := make(chan struct{})
+		AfterAnswers(ctx, func() { close(closed) })
+		wg.Go(func() { <-closed })
 		wg.Go(func() { close(bodies[i].end) })
 	}
 	wg.Wait()

@@ -2,69 +2,70 @@ package httpsession
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// A shifted request differs from go-sdk's in its id alone: every other
-// member keeps its text (no HTML escaping), and the body can be read again.
-// A cancellation moves params.requestId; a response to the server, an id
-// that is not an integer, and a shift of 0 leave the request as it was.
-func TestShiftRequestMovesTheIDAlone(t *testing.T) {
-	post := func(body string) (*http.Request, *Exchange) {
-		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", bytes.NewReader([]byte(body)))
-		require.NoError(t, err)
-		x := new(Exchange)
-		x.Method, x.RequestID = requestIdentity(req)
-		return req, x
-	}
-	members := func(req *http.Request) map[string]any {
-		body, err := req.GetBody()
-		require.NoError(t, err)
-		data, err := io.ReadAll(body)
-		require.NoError(t, err)
-		require.Equal(t, int64(len(data)), req.ContentLength)
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(data, &m))
-		return m
-	}
+// A resumed session's conn moves go-sdk's integer request ids on the wire
+// by the shift, and a cancellation's params.requestId with them (MCP basic
+// protocol, requests: an id "MUST NOT have been previously used by the
+// requestor within the same session"); every other member keeps its text
+// (no HTML escaping). A response to the server's request and an id that is
+// not an integer go out as they are. The answer comes back with go-sdk's id.
+func TestConnShiftsIDsOnTheWire(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		mu.Unlock()
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &m)
+		if len(m.ID) == 0 || bytes.Contains(body, []byte(`"result"`)) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{}}`)
+	}))
+	defer srv.Close()
+	c := newConn(NewTransport(Config{}), srv.URL, &handshake{protocolVersion: "2025-11-25", sessionID: "s"}, false)
+	defer c.Close()
+	shift := c.shift
+	require.GreaterOrEqual(t, shift, int64(minIDShift))
 
-	req, x := post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a<b>&c","arguments":{"q":"x < y"}}}`)
-	out, moved := shiftRequest(req, x, 1<<40)
-	require.True(t, moved)
-	m := members(out)
-	assert.Equal(t, float64(1<<40+7), m["id"])
-	assert.Equal(t, map[string]any{"name": "a<b>&c", "arguments": map[string]any{"q": "x < y"}}, m["params"])
-	body, _ := out.GetBody()
-	data, _ := io.ReadAll(body)
-	assert.Contains(t, string(data), `"a<b>&c"`, "no HTML escaping")
-	assert.Equal(t, "7", x.RequestID, "the exchange keeps go-sdk's id")
+	ctx := context.Background()
+	writeRaw(t, c, ctx, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a<b>&c","arguments":{"q":"x < y"}}}`)
+	got := readUntilResponse(t, c)
+	assert.Equal(t, want7(t), got[0].(*jsonrpc.Response).ID, "go-sdk gets its own id back")
+	writeRaw(t, c, ctx, `{"jsonrpc":"2.0","id":"s-1","method":"ping"}`)
+	readUntilResponse(t, c)
+	writeRaw(t, c, ctx, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"gone"}}`) // 7 is answered: its cancellation stays local
+	writeRaw(t, c, ctx, `{"jsonrpc":"2.0","id":7,"result":{}}`)
 
-	req, x = post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"gone"}}`)
-	out, moved = shiftRequest(req, x, 1<<40)
-	require.True(t, moved)
-	assert.Equal(t, map[string]any{"requestId": float64(1<<40 + 7), "reason": "gone"}, members(out)["params"])
-
-	for _, body := range []string{
-		`{"jsonrpc":"2.0","id":7,"result":{}}`,         // a response to the server's request 7
-		`{"jsonrpc":"2.0","id":"s-1","method":"ping"}`, // not go-sdk's numbering
-		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s-1"}}`,
-	} {
-		req, x := post(body)
-		out, moved := shiftRequest(req, x, 1<<40)
-		assert.False(t, moved, body)
-		assert.Same(t, req, out, body)
-	}
-	req, x = post(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
-	out, moved = shiftRequest(req, x, 0)
-	assert.False(t, moved)
-	assert.Same(t, req, out)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, bodies, 4)
+	moved := strconv.FormatInt(7+shift, 10)
+	assert.Contains(t, bodies[0], `"id":`+moved)
+	assert.Contains(t, bodies[0], `"a<b>&c"`, "no HTML escaping")
+	assert.Contains(t, bodies[1], `"id":"s-1"`, "not go-sdk's numbering")
+	assert.Contains(t, bodies[2], `"requestId":`+strconv.FormatInt(9+shift, 10))
+	assert.Contains(t, bodies[3], `"id":7`, "a response carries the server's id")
 }
 
 // Shifted ids stay within what go-sdk reads exactly (a float64) and what

@@ -23,47 +23,6 @@ const (
 	headerMethod = "Mcp-Method"
 )
 
-// isListen reports go-sdk's subscriptions/listen POST. Only a 2026-07-28
-// session sends one, and go-sdk names the method in Mcp-Method there, so no
-// body is read to tell.
-func isListen(req *http.Request) bool {
-	return req.Method == http.MethodPost && req.Header.Get(headerMethod) == MethodListen
-}
-
-// listenPOST answers go-sdk's subscriptions/listen POST at once with the
-// stream keeper's body, as [Transport.standaloneGET] answers the 2025 era's
-// standalone GET: the 2026-07-28 listen stream is that era's push channel,
-// and it gets the same guarantees from the same keeper (see
-// [StreamConfig]). go-sdk v1.8.0 sends the listen once per session and
-// never awaits its response (mcp/transport.go callSubscriptionsListen): a
-// listen stream that ends is never opened again, and the session stays up
-// with no push at all. The keeper re-sends the POST whenever the server's
-// stream ends, on the shared backoff, feeds the [HostilityRule] and holds
-// the stream while the [StreamSwitch] is off (no listen on the wire, the
-// catalog is polled). Each re-sent POST is a new subscription, a new
-// request with an id of its own (the server acknowledges it again; go-sdk
-// ignores the acknowledgement), never a resumption: the listen carries no
-// Last-Event-ID, so a stream back after a gap reports
-// [Config.OnStreamRestored]. The acknowledgement is handed on and does not
-// count as a message ([StreamAttempt.Messages]), but an acknowledged
-// attempt reached the server and did not fail at once
-// ([StreamAttempt.Acknowledged]): a proxy that cuts the idle stream after it
-// does not make the server hostile; a gateway that closes the stream with
-// no acknowledgement does.
-//
-// The keeper's body ends only when go-sdk ends the listen (its context,
-// canceled by ClientSession.Close) or the session closes; the host's
-// request timeout never bounds it.
-func (t *Transport) listenPOST(req *http.Request) (*http.Response, error) {
-	x := t.begin(req)
-	x.Method, x.RequestID = requestIdentity(req)
-	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	t.finish(req, x)
-	b := newStreamBody(t, req)
-	b.listen = true
-	return keeperAnswer(req, b), nil
-}
-
 // listenRequest returns the POST of listen attempt seq (from 1): a shallow
 // copy of go-sdk's POST with a fresh body (go-sdk's body is a bytes.Reader,
 // so GetBody is set) and the jar's cookies. The first attempt sends

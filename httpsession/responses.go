@@ -45,11 +45,6 @@ func (e *ResponseDroppedError) Error() string {
 // Is reports target == ErrResponseDropped.
 func (e *ResponseDroppedError) Is(target error) bool { return target == ErrResponseDropped }
 
-// isResponse reports whether a POST's record is go-sdk's response to a
-// request of the server: go-sdk POSTs requests, notifications (both with a
-// method) and responses (no method; [requestIdentity] gives them no id).
-func isResponse(x *Exchange) bool { return x.Method == "" }
-
 // responses bounds the POSTs of responses in flight on one Transport, in
 // number (max) and in time (timeout, from the request until its answer's
 // body is closed). go-sdk sends each with a context that never ends
@@ -120,29 +115,4 @@ func (r *responses) close() {
 	for _, cut := range cuts {
 		cut()
 	}
-}
-
-// postResponse sends a response of go-sdk's (see [responses]); past the
-// bound it answers 202 locally and reports the drop.
-func (t *Transport) postResponse(req *http.Request, x *Exchange, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	bounded, release, dropped := t.responses().take(req)
-	if bounded == nil {
-		x.Local, x.Status = true, http.StatusAccepted
-		if dropped != nil {
-			x.Problem = dropped.Error()
-			t.cfg.Logger.Debug("mcpsup/httpsession: response dropped", "in_flight", dropped.InFlight, "dropped", dropped.Dropped)
-		}
-		t.finish(req, *x)
-		if dropped != nil && t.cfg.OnDroppedResponse != nil {
-			t.cfg.OnDroppedResponse(dropped)
-		}
-		return localResponse(req, http.StatusAccepted, "", nil, nil), nil
-	}
-	resp, err := send(bounded)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: release} // its place is back at Close
-	return resp, nil
 }

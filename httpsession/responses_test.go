@@ -123,8 +123,13 @@ func testResponsesInFlightAreBounded(t *testing.T, name string, end func(*httpse
 	var mu sync.Mutex
 	var drops []*httpsession.ResponseDroppedError
 	dropped := make(chan struct{}, pings)
+	answered := make(chan struct{}, pings) // a response's exchange ended: its place is free
 	s, err := httpsession.Open(context.Background(), httpsession.Options{Endpoint: p.url, Era: httpsession.Era2025, Stream: httpsession.StreamOn,
-		Wire: httpsession.Config{MaxResponsesInFlight: bound, OnDroppedResponse: func(e *httpsession.ResponseDroppedError) {
+		Wire: httpsession.Config{MaxResponsesInFlight: bound, OnExchange: func(x httpsession.Exchange) {
+			if x.Verb == http.MethodPost && x.Method == "" && !x.Local {
+				answered <- struct{}{}
+			}
+		}, OnDroppedResponse: func(e *httpsession.ResponseDroppedError) {
 			mu.Lock()
 			drops = append(drops, e)
 			mu.Unlock()
@@ -139,6 +144,7 @@ func testResponsesInFlightAreBounded(t *testing.T, name string, end func(*httpse
 	})
 	ss := p.session(t)
 	pingOK(t, ss) // the standalone stream carries the server's requests
+	within(t, answered, "the ping's response gave its place back")
 
 	held := holdResponses(t, p.g)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -5,9 +5,7 @@ import (
 
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
@@ -32,48 +30,6 @@ func transientStatus(s int) bool {
 		return true
 	}
 	return false
-}
-
-// rewrite answers the request in the server's place with a 200
-// application/json JSON-RPC error response carrying the request's id, so
-// go-sdk fails this request only. problem says what was wrong ("" for an
-// answer whose status says it all). resp's body is closed.
-func (t *Transport) rewrite(req *http.Request, x *Exchange, resp *http.Response, problem string) *http.Response {
-	_ = resp.Body.Close()
-	x.Rewritten, x.Problem = true, problem
-	t.cfg.Logger.Debug("mcpsup/httpsession: answer rewritten to keep the session",
-		"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
-	return localResponse(req, http.StatusOK, "application/json", nil, errorResponse(x.RequestID, *x, problem))
-}
-
-// errorResponse is the JSON-RPC error response with code [CodeHTTPAnswer]
-// for the request id (raw JSON) that an answer with facts x got.
-func errorResponse(id string, x Exchange, problem string) []byte {
-	type data struct {
-		HTTPStatus  int    `json:"httpStatus"`
-		ContentType string `json:"contentType,omitempty"`
-		Problem     string `json:"problem,omitempty"`
-		Body        string `json:"body,omitempty"`
-	}
-	d, _ := json.Marshal(data{x.Status, x.ContentType, problem, x.Body})
-	what := problem
-	if what == "" {
-		what = x.ContentType
-		if what == "" {
-			what = "no content type"
-		}
-	}
-	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), what)
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   any             `json:"error"`
-	}{"2.0", json.RawMessage(id), struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}{CodeHTTPAnswer, msg, d}})
-	return body
 }
 
 // answerProblem says why r, decoded for the call want (see
@@ -122,33 +78,3 @@ func requestID(raw string) (callID, bool) {
 	id, err := jsonrpc.MakeID(v)
 	return callID{other: id}, err == nil && id.IsValid()
 }
-
-// withBody gives resp the body b, in place of the one read already.
-func withBody(resp *http.Response, b []byte) *http.Response {
-	body := new(bytesBody)
-	body.Reset(b)
-	resp.Body = body
-	resp.ContentLength = int64(len(b))
-	resp.Header.Del("Content-Encoding")
-	resp.Header.Del("Content-Length")
-	resp.Uncompressed = true
-	return resp
-}
-
-// bytesBody is a body read from memory: a bytes.Reader and a Close that
-// does nothing, in one allocation where io.NopCloser takes a second.
-type bytesBody struct{ bytes.Reader }
-
-func (*bytesBody) Close() error { return nil }
-
-// encodeMessage writes msg anew as go-sdk will read it. A request with an
-// empty method is refused: go-sdk writes it without one, and reads that back
-// as an invalid response (found by FuzzAnswerPath).
-func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
-	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "" {
-		return nil, errEmptyMethod
-	}
-	return jsonrpc.EncodeMessage(msg)
-}
-
-var errEmptyMethod = errors.New("JSON-RPC request with an empty method")

@@ -102,8 +102,12 @@ type Options struct {
 	// Stream is the mode of the session's own switch when Wire.Switch is
 	// nil (zero: [StreamAuto]); with a shared switch, its mode decides.
 	Stream StreamMode
-	// MaxRetries is go-sdk's StreamableClientTransport.MaxRetries (0: its
-	// default 5).
+	// MaxRetries has no effect: go-sdk's StreamableClientTransport, whose
+	// reconnects it bounded, is no longer used (an answer stream's
+	// resumptions are bounded by the Transport, a standalone stream is
+	// kept by its keeper).
+	//
+	// Deprecated: no effect.
 	MaxRetries int
 	// Wire configures the [Transport]; its Base is replaced by
 	// HTTPClient's transport when that is set.
@@ -120,7 +124,7 @@ type Session struct {
 	resumed   bool
 	initRes   *mcp.InitializeResult
 	protoVers string
-	hc        *http.Client // go-sdk's client on t, for requests of the Session's own (discover.go)
+	c         *conn // the go-sdk session's connection; its chain sends the Session's own requests (discover.go)
 	endpoint  string
 	probes    atomic.Uint64 // numbers the Session's own requests
 	info      *mcp.Implementation
@@ -151,10 +155,12 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 }
 
 // Resume re-attaches the persisted session st without a handshake on the
-// wire: the [Transport] answers go-sdk's `initialize` (2025 era) or
-// `server/discover` (2026-07-28) locally, so every request carries the
-// persisted Mcp-Session-Id and Mcp-Protocol-Version, and go-sdk maps a later
-// 404 to mcp.ErrSessionMissing as for any session. With st.InitializeResult
+// wire: the session's connection answers go-sdk's `initialize` (2025 era)
+// or `server/discover` (2026-07-28) locally, so every request carries the
+// persisted Mcp-Session-Id and Mcp-Protocol-Version, and a later 404 ends
+// the session with an error wrapping mcp.ErrSessionMissing as for any
+// session. Resumed, go-sdk's request ids go out moved by a random shift
+// (idshift.go). With st.InitializeResult
 // nil the resume is blind ([Session.Blind]): the server's capabilities are
 // unknown and the caller probes (DESIGN.md failure story S1). Nothing is sent
 // to check the session is alive: the first request finds out. An invalid st
@@ -189,18 +195,6 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
 	}
 	t := NewTransport(cfg)
-	if h != nil {
-		t.setResume(h)
-	}
-	// go-sdk's client carries no Timeout: it would cut the standalone
-	// stream. The Transport bounds every other exchange by it instead.
-	wrapped := *hc
-	wrapped.Transport = t
-	wrapped.Timeout = 0
-	// No redirect leads to another request: a 3xx reaches go-sdk as the
-	// answer (the Transport rewrites one to a call), never a request to
-	// another origin carrying Mcp-Session-Id, or a POST turned into a GET.
-	wrapped.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	info := opts.ClientInfo
 	if info == nil {
 		info = defaultClientInfo
@@ -210,15 +204,10 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		client = mcp.NewClient(defaultClientInfo, nil)
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
-	tr := &mcp.StreamableClientTransport{
-		Endpoint:             opts.Endpoint,
-		HTTPClient:           &wrapped,
-		MaxRetries:           opts.MaxRetries,
-		DisableStandaloneSSE: cfg.Switch.Mode() == StreamOff,
-	}
+	c := newConn(t, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
 	ctx, release := withConnectExchange(ctx)
 	defer release()
-	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		err = t.handshakeError(ctx, err) // era.go
 		t.mu.Lock()
@@ -230,7 +219,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		return nil, err
 	}
 	id, _ := t.HandshakeSessionID()
-	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), hc: &wrapped, endpoint: opts.Endpoint, info: info}
+	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), c: c, endpoint: opts.Endpoint, info: info}
 	if s.initRes != nil {
 		s.protoVers = s.initRes.ProtocolVersion
 	}
@@ -273,9 +262,9 @@ func (s *Session) ResumeState() ResumeState {
 // error.
 func (s *Session) Wait() error { return s.cs.Wait() }
 
-// Close ends the session and the server-side session: go-sdk sends DELETE
-// with the session id (none for a sessionless server, or after the server
-// answered 404). It is idempotent. The drains of answer streams still
+// Close ends the session and the server-side session: the connection sends
+// DELETE with the session id (none for a sessionless server, or once the
+// server said the session is gone). It is idempotent. The drains of answer streams still
 // under way (see [AfterAnswers]) end with it. Like go-sdk's
 // ClientSession.Close, it returns only once the session's calls in flight
 // have ended: cancel their contexts first to end them at once.

@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -95,15 +96,11 @@ func (e *EventError) Error() string {
 func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
 
 // sseFilter reads a text/event-stream with an [eventReader] and hands
-// go-sdk only the events that carry one JSON-RPC request or notification:
-// `data: <the message>` and a blank line, nothing else, the message as it
-// came when go-sdk reads those bytes as it, re-encoded otherwise
-// ([handOn]). go-sdk v1.8.0 ends the session on a line without a colon, on
-// data it cannot decode and on an event past its size limit
-// (mcp/streamable.go processStream, mcp/event.go scanEventsLimited); none
-// of those reach it. Ids and retry fields are kept for the keeper's
-// re-dial, not handed on, so go-sdk never reconnects with a Last-Event-ID
-// of its own.
+// go-sdk only the events that carry one JSON-RPC request or notification,
+// each decoded once into the message go-sdk gets. A line without a colon,
+// data that is no such message and an event past its size limit are
+// dropped and reported, never handed on. Ids and retry fields are kept for
+// the keeper's re-dial.
 //
 // It holds at most events.max bytes of one event (its partial line
 // included); comment lines between events do not count.
@@ -125,9 +122,10 @@ type filtered struct {
 	garbage  bool          // the attempt must end: an oversized event, or maxDroppedRun drops in a row
 }
 
-// push parses p, appends the events to hand on to out and returns it. After
-// a result with garbage set, the caller ends the stream and calls reset.
-func (f *sseFilter) push(p []byte, out []byte, r *filtered) []byte {
+// push parses p, appends the messages to hand on to out and returns it.
+// After a result with garbage set, the caller ends the stream and calls
+// reset.
+func (f *sseFilter) push(p []byte, out []jsonrpc.Message, r *filtered) []jsonrpc.Message {
 	f.events.feed(p)
 	for !r.garbage {
 		ev, err := f.events.Next()
@@ -150,7 +148,7 @@ func (f *sseFilter) push(p []byte, out []byte, r *filtered) []byte {
 }
 
 // dispatch takes one whole event.
-func (f *sseFilter) dispatch(ev sseEvent, out []byte, r *filtered) []byte {
+func (f *sseFilter) dispatch(ev sseEvent, out []jsonrpc.Message, r *filtered) []jsonrpc.Message {
 	bad := f.bad
 	f.bad = nil
 	r.events++
@@ -167,7 +165,7 @@ func (f *sseFilter) dispatch(ev sseEvent, out []byte, r *filtered) []byte {
 		// skips: nothing to hand on, nothing wrong.
 		return out
 	}
-	msg, exact, err := decodeMessage(ev.Data)
+	msg, err := decodeMessage(ev.Data)
 	if err != nil {
 		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: ev.Size, Detail: cutDetail(err.Error())})
 		return out
@@ -182,19 +180,15 @@ func (f *sseFilter) dispatch(ev sseEvent, out []byte, r *filtered) []byte {
 			return out
 		}
 	}
-	enc, err := handOn(ev.Data, msg, exact)
-	if err != nil {
-		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: ev.Size, Detail: cutDetail(err.Error())})
-		return out
-	}
+	req := msg.(*jsonrpc.Request)
 	f.run = 0
 	r.messages++
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodListenAck {
+	if req.Method == methodListenAck {
 		r.acks++
 	}
-	out = append(out, "data: "...)
-	out = append(out, enc...)
-	return append(out, "\n\n"...)
+	own := *req
+	own.Params = bytes.Clone(req.Params) // they alias the event's data
+	return append(out, &own)
 }
 
 // report records a dropped event; maxDroppedRun in a row make the stream

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -59,7 +60,7 @@ func TestSSEFilter(t *testing.T) {
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
 			f := sseFilter{events: eventReader{max: 256}, limits: msgcheck.Limits{JSONValues: 10, Messages: 1, ContentBlocks: 1}}
-			var out []byte
+			var out []jsonrpc.Message
 			var r filtered
 			for in := []byte(c.in); len(in) > 0 && !r.garbage; {
 				n := min(chunk, len(in))
@@ -70,7 +71,7 @@ func TestSSEFilter(t *testing.T) {
 				r.drops = append(r.drops, step.drops...)
 				r.garbage = step.garbage
 			}
-			assert.Equal(t, c.out, string(out), "%s (chunks of %d)", c.name, chunk)
+			assert.Equal(t, c.out, asEvents(t, out), "%s (chunks of %d)", c.name, chunk)
 			assert.Equal(t, c.messages, r.messages, "%s (chunks of %d)", c.name, chunk)
 			assert.Equal(t, c.garbage, r.garbage, "%s (chunks of %d)", c.name, chunk)
 			var got []DropReason
@@ -83,6 +84,17 @@ func TestSSEFilter(t *testing.T) {
 			assert.LessOrEqual(t, len(f.events.line), 256, "no event is held past max")
 		}
 	}
+}
+
+// asEvents writes msgs as the events they came in.
+func asEvents(t *testing.T, msgs []jsonrpc.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		data, err := jsonrpc.EncodeMessage(m)
+		require.NoError(t, err)
+		b.WriteString("data: " + string(data) + "\n\n")
+	}
+	return b.String()
 }
 
 func repeat(r DropReason, n int) []DropReason {
@@ -99,7 +111,7 @@ func TestSSEFilterIDsAndRetry(t *testing.T) {
 	var f sseFilter
 	var r filtered
 	out := f.push([]byte("id: 7\ndata: "+listChanged+"\n\nid: 8\ndata: nope\n\nretry: 2s\n\nretry: 99999999999999999999\n\n"), nil, &r)
-	assert.Equal(t, "data: "+listChanged+"\n\n", string(out), "no id reaches go-sdk")
+	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "no id reaches go-sdk")
 	assert.Equal(t, "8", f.lastID, "the dropped event is not asked for again")
 	assert.Equal(t, maxRetryField, f.events.retry, "a value not all digits is ignored; a huge one is bounded")
 
@@ -110,7 +122,7 @@ func TestSSEFilterIDsAndRetry(t *testing.T) {
 	assert.Equal(t, DropTruncated, r.drops[0].Reason)
 	assert.Equal(t, "8", f.lastID, "a cut event's id is not taken")
 	out = f.push([]byte("\xEF\xBB\xBFdata: "+listChanged+"\n\n"), nil, &r)
-	assert.Equal(t, "data: "+listChanged+"\n\n", string(out), "framing starts over after a cut, a BOM stripped")
+	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "framing starts over after a cut, a BOM stripped")
 	assert.Equal(t, 1500*time.Millisecond, func() time.Duration {
 		f.events.retry = 0
 		f.push([]byte("retry: 1500\n\n"), nil, &r)
@@ -123,7 +135,7 @@ func TestSSEFilterIDsAndRetry(t *testing.T) {
 func BenchmarkSSEFilterEvent(b *testing.B) {
 	in := []byte("data: " + listChanged + "\n\n")
 	f := sseFilter{events: eventReader{max: 1 << 20}}
-	var out []byte
+	var out []jsonrpc.Message
 	b.ReportAllocs()
 	for b.Loop() {
 		var r filtered

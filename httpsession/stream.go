@@ -10,6 +10,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
@@ -17,30 +18,24 @@ import (
 // StreamConfig configures the keeper of the standalone SSE stream. The zero
 // value selects the documented defaults.
 //
-// go-sdk v1.8.0 ends the whole session when its standalone GET stream fails
-// for good: MaxRetries reconnects without a new event id (a go-sdk server
-// sends none, so a proxy that cuts idle streams is enough), a 4xx/5xx on a
-// reconnect, or a 5xx on the first GET. The keeper prevents this (DESIGN.md
-// failure story S5): go-sdk's GET is answered at once, locally, with a 200
-// text/event-stream body that never ends by itself, and the keeper dials the
-// server's stream behind it. go-sdk's Client.Connect waits for the
-// standalone GET's response headers (mcp/streamable.go
-// connectStandaloneSSE), so the local answer also saves a round trip on
-// every [Open] and [Resume]. When the server's stream ends, the body
-// re-dials the server with a bounded backoff and splices the new stream in.
-// go-sdk gets only whole events that each carry one JSON-RPC request or
-// notification, re-encoded; every other event (a line without a colon, data
-// that is not one JSON-RPC message, a response, an event larger than
+// The session's conn (conn.go) starts the keeper after a 2025-era
+// handshake; go-sdk's own client would end the whole session when its
+// standalone GET stream failed for good (v1.8.0: MaxRetries reconnects
+// without a new event id, a 4xx/5xx on a reconnect, a 5xx on the first
+// GET), so the keeper never lets the stream fail (DESIGN.md failure story
+// S5). When the server's stream ends, the keeper re-dials the server with a
+// bounded backoff and splices the new stream in. go-sdk gets only the
+// messages of whole events that each carry one JSON-RPC request or
+// notification, decoded once; every other event (a line without a colon,
+// data that is not one JSON-RPC message, a response, an event larger than
 // MaxEventBytes, an event cut by the stream's end) is dropped and reported
 // ([Config.OnDroppedEvent], an [*EventError] naming what was wrong), so
 // nothing a server or gateway sends on this stream can end the session.
-// go-sdk keeps processing every message it gets with the host's handlers.
 // Only a sign that the session is really gone (404 to a request with
 // Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error) ends the
-// body; a refused credential ([StreamAttempt.Unauthorized]) only pauses it; go-sdk's next GET (it never carries a Last-Event-ID: the keeper
-// hands on no event ids) then gets that answer replayed, and the session
-// ends as go-sdk ends it (without DELETE). A plain 404 to the session's
-// first GET is the exception: see below.
+// stream, and with it the session (no DELETE); a refused credential
+// ([StreamAttempt.Unauthorized]) only pauses it. A plain 404 to the
+// session's first GET is the exception: see below.
 //
 // The re-dial follows at once only after an attempt that lived Span or
 // longer; after a shorter one it waits for the backoff (cenkalti/backoff's
@@ -267,43 +262,6 @@ func outageStatus(s int) bool {
 
 var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")
 
-// standaloneGET answers go-sdk's standalone stream GET at once with the
-// keeper's body; the body dials the server when go-sdk first reads it. Once
-// the session is gone, every standalone GET (go-sdk's reconnect included)
-// gets the server's answer replayed.
-func (t *Transport) standaloneGET(req *http.Request) (*http.Response, error) {
-	if resp := t.replayGone(req); resp != nil {
-		return resp, nil
-	}
-	x := t.begin(req)
-	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	t.finish(req, x)
-	return keeperAnswer(req, newStreamBody(t, req)), nil
-}
-
-// keeperAnswer is the local answer that hands go-sdk the keeper's body b
-// for its standalone GET or its listen POST req: 200, text/event-stream.
-func keeperAnswer(req *http.Request, b *streamBody) *http.Response {
-	return &http.Response{
-		Status:        "200 OK",
-		StatusCode:    http.StatusOK,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        eventStreamHeader,
-		Body:          b,
-		ContentLength: -1,
-		Request:       req,
-	}
-}
-
-// eventStreamHeader is the header of every keeper answer. It is shared and
-// never written: go-sdk and net/http's Client only read a response's header
-// (go-sdk v1.8.0 mcp/streamable.go reads its Content-Type), and the answer
-// lives as long as the stream, so a map per answer would cost every idle
-// connection about 380 bytes.
-var eventStreamHeader = http.Header{"Content-Type": {"text/event-stream"}}
-
 // newStreamBody returns the keeper's body for go-sdk's GET req.
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
@@ -335,28 +293,6 @@ func (b *streamBody) resetBackOff() {
 	if b.bo != nil {
 		b.bo.Reset()
 	}
-}
-
-// goneAnswer is the server's answer that said the session is gone, as the
-// keeper replays it to go-sdk's standalone GETs.
-type goneAnswer struct {
-	status int
-	header http.Header
-	body   []byte // at most MaxErrorBody bytes
-}
-
-// replayGone returns the recorded session-gone answer, if any.
-func (t *Transport) replayGone(req *http.Request) *http.Response {
-	t.mu.Lock()
-	g := t.gone
-	t.mu.Unlock()
-	if g == nil {
-		return nil
-	}
-	x := t.begin(req)
-	x.Local, x.Status, x.ContentType, x.SessionGone = true, g.status, mediaType(g.header.Get("Content-Type")), true
-	t.finish(req, x)
-	return localResponse(req, g.status, "", g.header.Clone(), g.body)
 }
 
 type dialKind uint8
@@ -394,8 +330,8 @@ type streamBody struct {
 	ended    bool                        // the session is gone: deliver EOF once out is drained
 	authWait <-chan struct{}             // closed once the credential is accepted again; nil when not waiting
 	filter   sseFilter
-	out      []byte // events for go-sdk not yet delivered
-	off      int    // bytes of out already delivered
+	out      []jsonrpc.Message // messages for go-sdk not yet delivered
+	buf      []byte            // the read buffer, made at the first read
 }
 
 // dial makes one attempt and reports every attempt that does not become a
@@ -436,7 +372,7 @@ func (b *streamBody) dial() dialKind {
 		}
 		return dialStream
 	}
-	prefix := b.t.readErrorBody(&x, resp)
+	b.t.readErrorBody(&x, resp)
 	_ = resp.Body.Close()
 	// To the first GET only the null-id -32000 answer says the session is
 	// gone: a plain 404 means no GET route here, as go-sdk takes it
@@ -464,9 +400,6 @@ func (b *streamBody) dial() dialKind {
 	switch {
 	case x.SessionGone:
 		b.t.mu.Lock()
-		if b.t.gone == nil {
-			b.t.gone = &goneAnswer{status: x.Status, header: resp.Header, body: prefix}
-		}
 		b.t.detached = true // a DELETE would only be refused (or deleted a session a fresh credential could use)
 		b.t.mu.Unlock()
 		return dialGone
@@ -557,41 +490,41 @@ func (b *streamBody) log() {
 	}
 }
 
-// Read implements io.Reader. It reads the server's stream and hands on
-// only the events [sseFilter] lets through.
-func (b *streamBody) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
+// Next returns the next message of the stream: it reads the server's
+// stream, re-dialing as the keeper does, and hands on only the messages
+// [sseFilter] lets through. It returns an error once the stream is closed
+// (errStreamClosed, or its context's error), and io.EOF once the session
+// is gone. One goroutine reads.
+func (b *streamBody) Next() (jsonrpc.Message, error) {
 	for {
-		if b.off < len(b.out) {
-			n := copy(p, b.out[b.off:])
-			b.off += n
-			if b.off == len(b.out) {
-				b.out, b.off = b.out[:0], 0
-				if cap(b.out) > keptBuffer {
-					b.out = nil
-				}
+		if len(b.out) > 0 {
+			msg := b.out[0]
+			b.out[0] = nil
+			b.out = b.out[1:]
+			if len(b.out) == 0 {
+				b.out = nil
 			}
-			return n, nil
+			return msg, nil
 		}
 		if err := b.stopped(); err != nil {
-			return 0, err
+			return nil, err
 		}
 		if b.ended {
-			return 0, io.EOF
+			return nil, io.EOF
 		}
 		cur := b.current()
 		if cur == nil {
 			if err := b.redial(); err != nil {
-				return 0, err
+				return nil, err
 			}
 			continue
 		}
-		// p is scratch space: the events to hand on are built in out.
-		n, err := cur.Read(p)
+		if b.buf == nil {
+			b.buf = make([]byte, streamReadSize)
+		}
+		n, err := cur.Read(b.buf)
 		var r filtered
-		b.out = b.filter.push(p[:n], b.out, &r)
+		b.out = b.filter.push(b.buf[:n], b.out, &r)
 		b.note(n, r)
 		switch {
 		case r.garbage:
@@ -601,6 +534,9 @@ func (b *streamBody) Read(p []byte) (int, error) {
 		}
 	}
 }
+
+// streamReadSize is the size of a stream's read buffer.
+const streamReadSize = 4 << 10
 
 // errGarbage ends an attempt whose stream the filter refused.
 var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: an oversized event, or too many dropped events in a row")

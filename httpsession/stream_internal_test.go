@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,41 +41,39 @@ func newTestStreamBody(t *testing.T, base http.RoundTripper) *streamBody {
 }
 
 // readN reads n bytes through a buffer of size bufSize.
-func readN(t *testing.T, r io.Reader, n, bufSize int) string {
+// nextN returns the next n messages of b, written as the events they came
+// in.
+func nextN(t *testing.T, b *streamBody, n int) string {
 	t.Helper()
-	var out []byte
-	p := make([]byte, bufSize)
-	for len(out) < n {
-		k, err := r.Read(p)
+	var msgs []jsonrpc.Message
+	for range n {
+		msg, err := b.Next()
 		require.NoError(t, err)
-		out = append(out, p[:k]...)
+		msgs = append(msgs, msg)
 	}
-	return string(out)
+	return asEvents(t, msgs)
 }
 
 // TestStreamBodySplicesWholeEvents: a stream cut inside an event is replaced
-// by the next one without handing go-sdk the partial event, whatever the
-// size of go-sdk's read buffer; a large event crosses many reads intact;
-// go-sdk gets the events re-encoded, without ids.
+// by the next one without handing go-sdk the partial event; a large event
+// crosses many reads intact; go-sdk gets the messages, without ids.
 func TestStreamBodySplicesWholeEvents(t *testing.T) {
 	large := `{"jsonrpc":"2.0","method":"x","params":{"x":"` + strings.Repeat("y", 100<<10) + `"}}`
 	first := "id: 1\ndata: " + listChanged + "\n\n: keepalive\n\ndata: {\"b\""
 	second := "data: " + listChanged + "\r\n\r\ndata: " + large + "\n\n"
 	want := "data: " + listChanged + "\n\n" + "data: " + listChanged + "\n\n" + "data: " + large + "\n\n"
-	for _, size := range []int{1, 7, 4096, 64 << 10} {
-		base := &cannedStreams{bodies: []string{first, second}}
-		b := newTestStreamBody(t, base)
-		got := readN(t, b, len(want), size)
-		assert.Equal(t, want, got, "buffer of %d bytes", size)
-		assert.LessOrEqual(t, cap(b.out), 2*keptBuffer+len(want), "bounded output buffer")
-		assert.LessOrEqual(t, cap(b.filter.events.line), keptBuffer)
-		assert.Equal(t, "1", b.filter.lastID)
-		require.NoError(t, b.Close())
-	}
+	base := &cannedStreams{bodies: []string{first, second}}
+	b := newTestStreamBody(t, base)
+	assert.Equal(t, want, nextN(t, b, 3))
+	assert.Empty(t, b.out, "nothing held once delivered")
+	assert.LessOrEqual(t, cap(b.filter.events.line), keptBuffer)
+	assert.Equal(t, "1", b.filter.lastID)
+	require.NoError(t, b.Close())
 }
 
 // TestStreamBodyMemoryPerEvent: a kept stream that delivered one small
-// event keeps a few hundred bytes, not a large buffer. (Decoding the event
+// event keeps its read buffer (the one go-sdk's reader of the stream held
+// before) and a few hundred bytes, not a large buffer. (Decoding the event
 // with go-sdk's jsonrpc.DecodeMessage allocates a 64 KiB read buffer that
 // is garbage at once; go-sdk's own decode of the event does the same.)
 func TestStreamBodyMemoryPerEvent(t *testing.T) {
@@ -85,25 +84,21 @@ func TestStreamBodyMemoryPerEvent(t *testing.T) {
 		bodies[i] = newTestStreamBody(t, nil)
 		bodies[i].cur = io.NopCloser(strings.NewReader(event))
 	}
-	p := make([]byte, 4096)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for _, b := range bodies {
-		k, err := b.Read(p)
-		require.NoError(t, err)
-		require.Equal(t, event, string(p[:k]))
+		require.Equal(t, event, nextN(t, b, 1))
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(bodies)
 	perStream := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
-	assert.Less(t, perStream, int64(keptBuffer), "bytes kept per stream after one event")
+	assert.Less(t, perStream, int64(streamReadSize+keptBuffer), "bytes kept per stream after one event")
 }
 
 // BenchmarkStreamBodyFirstEvent measures the memory a kept standalone
-// stream takes to deliver its first event to a reader with go-sdk's buffer
-// size (bufio's default 4 KiB).
+// stream takes to deliver its first message.
 func BenchmarkStreamBodyFirstEvent(b *testing.B) {
 	t := NewTransport(Config{})
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
@@ -111,69 +106,14 @@ func BenchmarkStreamBodyFirstEvent(b *testing.B) {
 		b.Fatal(err)
 	}
 	const event = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
-	p := make([]byte, 4096)
 	b.ReportAllocs()
 	for b.Loop() {
 		body := newStreamBody(t, req)
 		body.cur = io.NopCloser(strings.NewReader(event))
-		n, err := body.Read(p)
-		if err != nil || string(p[:n]) != event {
-			b.Fatal(n, err)
+		if _, err := body.Next(); err != nil {
+			b.Fatal(err)
 		}
 	}
-}
-
-// recordingStreams answers every GET with one SSE body and records the
-// Last-Event-ID of each.
-type recordingStreams struct {
-	mu      sync.Mutex
-	lastIDs []string
-}
-
-func (r *recordingStreams) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.mu.Lock()
-	r.lastIDs = append(r.lastIDs, req.Header.Get(headerLastEventID))
-	r.mu.Unlock()
-	resp := localResponse(req, http.StatusOK, "text/event-stream", nil, nil)
-	resp.Body = io.NopCloser(strings.NewReader("id: 5\ndata: {}\n\n"))
-	return resp, nil
-}
-
-func (r *recordingStreams) seen() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.lastIDs...)
-}
-
-// TestStandaloneGETRouting: a GET without Last-Event-ID is go-sdk's
-// standalone stream (the keeper hands go-sdk no id, so also its reconnect):
-// once the session is gone, it gets the gone answer replayed locally; a GET
-// with a Last-Event-ID (a POST stream's resumption) passes through.
-func TestStandaloneGETRouting(t *testing.T) {
-	base := &recordingStreams{}
-	tr := NewTransport(Config{Base: base})
-	tr.gone = &goneAnswer{status: http.StatusNotFound, header: http.Header{"Content-Type": {"text/plain"}}, body: []byte("gone")}
-	get := func(id string) *http.Response {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
-		require.NoError(t, err)
-		if id != "" {
-			req.Header.Set(headerLastEventID, id)
-		}
-		resp, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		return resp
-	}
-
-	resp := get("other")
-	assert.Equal(t, []string{"other"}, base.seen(), "passed through at once")
-	require.NoError(t, resp.Body.Close())
-
-	for range 2 {
-		resp = get("")
-		assert.Equal(t, http.StatusNotFound, resp.StatusCode, "the gone answer, replayed")
-		require.NoError(t, resp.Body.Close())
-	}
-	assert.Equal(t, []string{"other"}, base.seen(), "nothing dialed")
 }
 
 // TestStreamBodyHoldsServerRequestsToTheContentBound: on the standalone
@@ -186,12 +126,13 @@ func TestStreamBodyHoldsServerRequestsToTheContentBound(t *testing.T) {
 	for _, c := range []struct {
 		bound int
 		want  string
-	}{{1, next}, {2, "data: " + sampling + "\n\n" + next}} {
+		n     int
+	}{{1, next, 1}, {2, "data: " + sampling + "\n\n" + next, 2}} {
 		base := &cannedStreams{bodies: []string{"data: " + sampling + "\n\n" + next}}
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
 		require.NoError(t, err)
 		b := newStreamBody(NewTransport(Config{Base: base, MaxContentBlocks: c.bound}), req)
-		assert.Equal(t, c.want, readN(t, b, len(c.want), 4096), "MaxContentBlocks %d", c.bound)
+		assert.Equal(t, c.want, nextN(t, b, c.n), "MaxContentBlocks %d", c.bound)
 		require.NoError(t, b.Close())
 	}
 }

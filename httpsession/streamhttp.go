@@ -7,19 +7,6 @@ import (
 	"sync"
 )
 
-// withTimeout runs one exchange under Config.RequestTimeout: the request's
-// context ends once the timeout passes or the answer's body is closed.
-func (t *Transport) withTimeout(req *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(req.Context(), t.cfg.RequestTimeout)
-	resp, err := t.roundTrip(req.WithContext(ctx))
-	if err != nil || resp == nil {
-		cancel()
-		return resp, err
-	}
-	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
-	return resp, nil
-}
-
 // cancelOnClose ends a timed exchange's context when its body is closed.
 type cancelOnClose struct {
 	io.ReadCloser

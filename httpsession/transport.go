@@ -3,13 +3,10 @@ package httpsession
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
-	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/mcpsup/mcpsup/classify"
-	"github.com/mcpsup/mcpsup/internal/jsonscan"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
@@ -96,8 +92,7 @@ type Config struct {
 	// status, and any body answering a notification or a response. It is
 	// read at most this far, on the wire and after decoding, for its
 	// snippet and JSON-RPC error; a longer body carries no JSON-RPC error
-	// (its status decides the verdict). go-sdk is handed at most these
-	// bytes. 0 means [DefaultMaxErrorBody] (64 KiB).
+	// (its status decides the verdict). 0 means [DefaultMaxErrorBody] (64 KiB).
 	MaxErrorBody int
 	// MaxJSONBody bounds a 2xx application/json answer to a request, in
 	// bytes, on the wire and after decoding: it is buffered whole to check
@@ -220,19 +215,18 @@ type Config struct {
 	Switch *StreamSwitch
 }
 
-// Transport is the http.RoundTripper of one go-sdk client session. It
-// records every exchange, rewrites answers that would end a healthy session
-// into per-request JSON-RPC errors, carries the resume handshake, keeps the
-// standalone SSE stream (see [StreamConfig]) and can end a session without
-// DELETE. All methods are safe for concurrent use.
+// Transport is the HTTP side of one go-sdk client session, under the
+// session's own mcp.Connection (conn.go): it records every exchange, sends
+// every request through the host's transport and the OAuth handler, keeps
+// the standalone SSE stream (see [StreamConfig]) and can end a session
+// without DELETE. It is no http.RoundTripper. All methods are safe for
+// concurrent use.
 type Transport struct {
 	base  http.RoundTripper
 	clock clockwork.Clock
 	cfg   Config // with defaults applied, Stream's and Logger's included
 
 	mu        sync.Mutex
-	resume    *handshake  // answers the handshake locally, nil when not resuming
-	gone      *goneAnswer // session-gone answer replayed to go-sdk's next standalone GET
 	sessionID string      // Mcp-Session-Id of the successful handshake answer
 	refused   *StateError // a handshake answer's invalid Mcp-Session-Id
 	discover  *Exchange   // the record of the server/discover sent (era.go), nil before one
@@ -352,40 +346,6 @@ func (t *Transport) HandshakeSessionID() (string, bool) {
 	return t.sessionID, t.handshook
 }
 
-// RoundTrip implements http.RoundTripper.
-func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.cfg.RequestTimeout > 0 && !(req.Method == http.MethodGet && req.Header.Get(headerLastEventID) == "") && !isListen(req) {
-		return t.withTimeout(req)
-	}
-	return t.roundTrip(req)
-}
-
-func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Method {
-	case http.MethodPost:
-		if isListen(req) {
-			return t.listenPOST(req) // the 2026-07-28 push channel: the keeper's (listen.go)
-		}
-		return t.post(req)
-	case http.MethodGet:
-		// go-sdk's standalone GET (its first, or its reconnect after the
-		// keeper's body ended, which it does only for a gone session): the
-		// keeper hands go-sdk no event id, so neither carries
-		// Last-Event-ID. A GET with one resumes a POST's stream and passes
-		// through.
-		if req.Header.Get(headerLastEventID) == "" {
-			return t.standaloneGET(req)
-		}
-	case http.MethodDelete:
-		return t.delete(req)
-	}
-	x := t.begin(req)
-	resp, err := t.base.RoundTrip(req)
-	t.fill(&x, resp, err)
-	t.finish(req, x)
-	return resp, err
-}
-
 // begin starts the record of req.
 func (t *Transport) begin(req *http.Request) Exchange {
 	return Exchange{
@@ -432,111 +392,6 @@ func (t *Transport) finish(req *http.Request, x Exchange) *recorded {
 	return rec
 }
 
-// post handles a POST: resume handshake, facts, and the whitelist of
-// answers (see [Transport.admit]).
-func (t *Transport) post(req *http.Request) (*http.Response, error) {
-	x := t.begin(req)
-	x.Method, x.RequestID = requestIdentity(req)
-	if resp, ok := t.answerHandshake(req, &x); ok {
-		t.finish(req, x)
-		return resp, nil
-	}
-	if resp, ok := t.dropLateNotification(req, &x); ok {
-		t.finish(req, x)
-		return resp, nil
-	}
-	if resp, ok := t.dropAnsweredCancel(req, &x); ok {
-		t.finish(req, x)
-		return resp, nil
-	}
-	if err := t.refuseFallback(&x); err != nil {
-		t.finish(req, x)
-		return nil, err // era.go: an outage of server/discover is not "2025 only"
-	}
-	if isResponse(&x) {
-		return t.postResponse(req, &x, func(req *http.Request) (*http.Response, error) { return t.send(req, x) })
-	}
-	return t.send(req, x)
-}
-
-// send sends a POST and admits its answer; x is its record so far.
-func (t *Transport) send(req *http.Request, x Exchange) (*http.Response, error) {
-	// Mcp-Name in the form the spec requires (mcpheaders.go).
-	req = encodedNameRequest(req)
-	shift := t.shiftOf() // read once: what the request goes out with, the answer comes back with
-	out, shifted := shiftRequest(req, &x, shift)
-	resp, err := t.base.RoundTrip(withAcceptEncoding(out))
-	t.fill(&x, resp, err)
-	if err != nil {
-		t.finish(req, x)
-		return nil, err
-	}
-	if !shifted || x.RequestID == "" {
-		shift = 0 // the answer carries the id go-sdk made
-	}
-	resp, stream := t.admit(req, &x, resp, shift)
-	if stream == nil {
-		t.answered.add(x.RequestID) // the answer is whole: nothing left to cancel
-	}
-	if x.SessionGone {
-		t.Detach() // the server would refuse the DELETE go-sdk sends next
-	}
-	t.noteHandshake(&x, resp)
-	rec := t.finish(req, x)
-	if stream != nil {
-		stream.rec = rec // go-sdk reads the stream only after RoundTrip returns
-		if rec != nil {
-			stream.slot = rec.s
-			rec.s.streamOpened()
-		}
-	}
-	return resp, nil
-}
-
-// dropLateNotification answers locally (202) a notification sent once the
-// session is detached, such as the notifications/cancelled go-sdk sends for
-// the calls a closing session cuts: the server-side session may already
-// serve a later go-sdk session (a resume), whose JSON-RPC ids start again
-// at the same numbers, so a late cancellation would cancel that session's
-// request of the same id.
-func (t *Transport) dropLateNotification(req *http.Request, x *Exchange) (*http.Response, bool) {
-	if x.Method == "" || x.RequestID != "" {
-		return nil, false
-	}
-	t.mu.Lock()
-	detached := t.detached
-	t.mu.Unlock()
-	if !detached {
-		return nil, false
-	}
-	x.Local, x.Status = true, http.StatusAccepted
-	return localResponse(req, http.StatusAccepted, "", nil, nil), true
-}
-
-// delete handles a DELETE: answered locally once detached; a redirect is
-// never followed (the answer go-sdk gets has no Location).
-func (t *Transport) delete(req *http.Request) (*http.Response, error) {
-	x := t.begin(req)
-	t.mu.Lock()
-	detached := t.detached
-	t.mu.Unlock()
-	if detached {
-		x.Local = true
-		x.Status = http.StatusNoContent
-		t.finish(req, x)
-		return localResponse(req, http.StatusNoContent, "", nil, nil), nil
-	}
-	resp, err := t.base.RoundTrip(withAcceptEncoding(req))
-	t.fill(&x, resp, err)
-	if err == nil {
-		t.readErrorBody(&x, resp)
-		x.Rewritten = x.Status >= 300 && x.Status < 400
-		resp = localResponse(req, resp.StatusCode, "", nil, nil)
-	}
-	t.finish(req, x)
-	return resp, err
-}
-
 // withAcceptEncoding returns req asking for gzip or no coding, so that the
 // Transport decodes the answer itself, with bounds (see [acceptEncoding]).
 func withAcceptEncoding(req *http.Request) *http.Request {
@@ -564,234 +419,6 @@ type encodedRequest struct {
 	value [1]string
 }
 
-// noteHandshake takes the session id from a successful handshake answer;
-// [Transport.admit] refused an invalid one already.
-func (t *Transport) noteHandshake(x *Exchange, resp *http.Response) {
-	if x.Method != methodInitialize || x.Status < 200 || x.Status >= 300 || x.Rewritten || x.Malformed || x.RPC.Present {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.handshook = true
-	t.sessionID = resp.Header.Get(HeaderSessionID)
-}
-
-// requestIdentity reads the JSON-RPC method and id of a POST body without
-// consuming it. A body of known length up to maxIdentityBody bytes (every
-// message go-sdk sends but large tool arguments) is decoded in one parse
-// ([parseIdentity]): read in place when it is the in-memory reader
-// http.NewRequestWithContext keeps (see [inMemoryBody]), else through
-// GetBody. A longer one, or one of unknown length, is scanned token by
-// token up to the first id and method, reading at most maxRequestScan
-// bytes. A batch (a JSON array) has no single identity: "", "". A message
-// without a method (go-sdk's response to a request of the server's) has no
-// request id either: its id is the server's, not one go-sdk made, and it
-// expects no answer.
-func requestIdentity(req *http.Request) (method, id string) {
-	if method, id = readIdentity(req); method == "" {
-		return "", ""
-	}
-	return method, id
-}
-
-// readIdentity is [requestIdentity] before it drops a response's id.
-func readIdentity(req *http.Request) (method, id string) {
-	if r, ok := inMemoryBody(req.Body); ok && req.ContentLength > 0 && req.ContentLength <= maxIdentityBody && int64(r.Len()) == req.ContentLength {
-		return identityAt(r, r.Size()-int64(r.Len()), req.ContentLength)
-	}
-	if req.GetBody == nil {
-		return "", ""
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return "", ""
-	}
-	defer body.Close()
-	if req.ContentLength <= 0 || req.ContentLength > maxIdentityBody {
-		return scanIdentity(body)
-	}
-	return identityAt(readerAt{body}, 0, req.ContentLength)
-}
-
-// identityAt reads the n bytes of a body at off into a pooled buffer and
-// parses its identity.
-func identityAt(r io.ReaderAt, off, n int64) (method, id string) {
-	b := callBufferPool.Get().(*callBuffers)
-	sc := &b.identity
-	defer b.releaseIdentity()
-	buf := slices.Grow(sc.buf[:0], int(n))[:n]
-	sc.buf = buf
-	if _, err := r.ReadAt(buf, off); err != nil && err != io.EOF {
-		return "", ""
-	}
-	if i := bytes.IndexFunc(buf, notJSONSpace); i < 0 || buf[i] != '{' {
-		return "", ""
-	}
-	m, raw, ok := goSDKIdentity(buf)
-	if !ok {
-		if m, raw, ok = sc.parse(buf); !ok {
-			return "", ""
-		}
-	}
-	// m and raw alias the pooled buffer: copied out (a method go-sdk sends
-	// is interned, no copy).
-	if method, ok = knownMethods[string(m)]; !ok {
-		method = string(m)
-	}
-	return method, rawID(raw)
-}
-
-// goSDKIdentity reads the identity of a request written as go-sdk writes
-// every one (internal/jsonrpc2 wireCombined, in its field order):
-// {"jsonrpc":"2.0","id":<integer>,"method":"<name>", then "params" and
-// the end, or the end. It decodes nothing past the method, where the
-// decoder would decode the params too (on a call's path that took about
-// 2 µs); it only finds the params' end, so that a key after them is not
-// missed; what follows the object is not read, as go-sdk's server reads
-// none of it. ok is false for any other shape (a string id, an escape in
-// the method, keys in another order or after the params), which
-// [identityScratch.parse] reads instead.
-func goSDKIdentity(buf []byte) (method []byte, id json.RawMessage, ok bool) {
-	rest, found := bytes.CutPrefix(buf, []byte(`{"jsonrpc":"2.0","id":`))
-	if !found {
-		return nil, nil, false
-	}
-	n := 0
-	if len(rest) > 0 && rest[0] == '-' {
-		n++
-	}
-	start := n
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	if n == start || n-start > 1 && rest[start] == '0' {
-		return nil, nil, false // no digits, or a leading zero: not JSON's integer
-	}
-	id, rest = json.RawMessage(rest[:n]), rest[n:]
-	if rest, found = bytes.CutPrefix(rest, []byte(`,"method":"`)); !found {
-		return nil, nil, false
-	}
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 {
-		return nil, nil, false
-	}
-	method, rest = rest[:end], rest[end+1:]
-	for _, c := range method {
-		if c == '\\' || c < 0x20 {
-			return nil, nil, false
-		}
-	}
-	if rest, found = bytes.CutPrefix(rest, []byte(`,"params":`)); found {
-		// The object must end after the params, as go-sdk writes it: a
-		// second "id" or "method" would be the one its server reads.
-		if rest, found = jsonscan.SkipComposite(rest); !found {
-			return nil, nil, false
-		}
-	}
-	if len(rest) == 0 || rest[0] != '}' {
-		return nil, nil, false
-	}
-	return method, id, true
-}
-
-// readerAt reads a fresh body from its start (the copy GetBody made).
-type readerAt struct{ r io.Reader }
-
-func (r readerAt) ReadAt(p []byte, off int64) (int, error) {
-	if off != 0 {
-		return 0, errors.New("readerAt: offset")
-	}
-	return io.ReadFull(r.r, p)
-}
-
-// Types of io.NopCloser's results, the way net/http tells them apart
-// (net/http transfer.go unwrapNopCloser).
-var (
-	nopCloserType         = reflect.TypeOf(io.NopCloser(nil))
-	nopCloserWriterToType = reflect.TypeOf(io.NopCloser(struct {
-		io.Reader
-		io.WriterTo
-	}{}))
-)
-
-// inMemoryBody returns the *bytes.Reader in body when body is
-// io.NopCloser of one, which is what http.NewRequestWithContext keeps for
-// the bytes.Reader go-sdk gives it: its bytes are read with ReadAt, which
-// leaves the body as it was, where GetBody would allocate a copy of the
-// reader and its closer (2 allocations per call).
-func inMemoryBody(body io.ReadCloser) (*bytes.Reader, bool) {
-	switch reflect.TypeOf(body) {
-	case nopCloserType, nopCloserWriterToType:
-		r, ok := reflect.ValueOf(body).Field(0).Interface().(*bytes.Reader)
-		return r, ok
-	}
-	return nil, false
-}
-
-// identityScratch is what one [requestIdentity] reads a body into; pooled
-// in [callBuffers], so that reading a request's identity costs no
-// allocation but its id's.
-type identityScratch struct {
-	buf []byte
-	msg identityMessage
-}
-
-// releaseIdentity puts b back after a [requestIdentity]; a buffer grown
-// past keptBuffer by a large request is dropped rather than kept.
-func (b *callBuffers) releaseIdentity() {
-	b.identity.msg = identityMessage{}
-	b.identity.buf = keep(b.identity.buf)
-	callBufferPool.Put(b)
-}
-
-// knownMethods interns the JSON-RPC methods go-sdk's client sends (MCP
-// schema method names).
-var knownMethods = func() map[string]string {
-	m := map[string]string{}
-	for _, name := range []string{
-		methodInitialize, methodInitialized, methodDiscover, "ping",
-		"tools/call", "tools/list", "prompts/get", "prompts/list",
-		"resources/read", "resources/list", "resources/templates/list",
-		"resources/subscribe", "resources/unsubscribe", "completion/complete",
-		"logging/setLevel", MethodListen,
-		"notifications/cancelled", "notifications/progress",
-		"notifications/roots/list_changed",
-	} {
-		m[name] = name
-	}
-	return m
-}()
-
-// scanIdentity is requestIdentity for a long body: a token scan that stops
-// once it saw the id and the method (go-sdk writes both before params).
-func scanIdentity(body io.Reader) (method, id string) {
-	dec := json.NewDecoder(io.LimitReader(body, maxRequestScan))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", ""
-	}
-	var sawMethod, sawID bool
-	for dec.More() && !(sawMethod && sawID) {
-		tok, err := dec.Token()
-		if err != nil {
-			return method, id
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return method, id
-		}
-		switch key {
-		case "method":
-			sawMethod = true
-			_ = json.Unmarshal(raw, &method)
-		case "id":
-			sawID = true
-			id = rawID(raw)
-		}
-	}
-	return method, id
-}
-
 // rawID returns a JSON-RPC id as raw JSON, "" for an absent or null id.
 func rawID(raw json.RawMessage) string {
 	if s := strings.TrimSpace(string(raw)); s != "null" {
@@ -799,8 +426,6 @@ func rawID(raw json.RawMessage) string {
 	}
 	return ""
 }
-
-func notJSONSpace(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' }
 
 // mediaType returns the lower-case media type without parameters.
 func mediaType(ct string) string {

@@ -24,7 +24,7 @@ import (
 // (mcp/streamable_headers.go filterValidTools), so one under `items` or
 // `anyOf` kept its tool. A result it cannot read is left to go-sdk.
 func dropInvalidHeaderTools(req Request, r *jsonrpc.Response, log *slog.Logger) bool {
-	if req.Method != "tools/list" || r.Error != nil || !ModernVersion(req.ProtocolVersion) || !mayHoldHeaderAnnotation(r.Result) {
+	if req.Method != "tools/list" || r.Error != nil || !ModernVersion(req.ProtocolVersion) || !MayHoldHeaderAnnotation(r.Result) {
 		return false
 	}
 	var fields map[string]json.RawMessage
@@ -66,9 +66,9 @@ func dropInvalidHeaderTools(req Request, r *jsonrpc.Response, log *slog.Logger) 
 	return true
 }
 
-// mayHoldHeaderAnnotation reports whether result may carry an
+// MayHoldHeaderAnnotation reports whether result may carry an
 // `x-mcp-header` key: written as it is, or with an escape.
-func mayHoldHeaderAnnotation(result []byte) bool {
+func MayHoldHeaderAnnotation(result []byte) bool {
 	return bytes.Contains(result, []byte("x-mcp-header")) || bytes.IndexByte(result, '\\') >= 0
 }
 

@@ -1,0 +1,799 @@
+package httpsession
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
+)
+
+// conn is the session's mcp.Connection: go-sdk hands it message values,
+// it POSTs them through the Transport's chain (auth, the host's
+// RoundTripper) and queues each answer, read once and decoded once, for
+// Read. Every failure of one request (an HTTP error status, a refused
+// answer, a stream that broke) reaches go-sdk as an error
+// *jsonrpc.Response for that request's id (code [CodeHTTPAnswer]), its
+// facts recorded where [FactsMiddleware] finds them: a Write error would
+// break go-sdk's writer for every later call (go-sdk v1.8.0
+// internal/jsonrpc2/conn.go, Connection.write), so Write fails only once
+// the connection has ended (the session is gone, or Close). Safe for
+// concurrent use.
+type conn struct {
+	t        *Transport
+	endpoint string
+	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
+	stream   bool  // open the standalone stream after a 2025-era handshake
+
+	// ctx lives as long as the conn: the standalone stream's and the
+	// listen's requests end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	incoming chan jsonrpc.Message
+	done     chan struct{} // closed by Close
+	ended    chan struct{} // closed by fail: the session is gone
+	endOnce  sync.Once
+	endErr   error
+	closeMu  sync.Once
+
+	mu        sync.Mutex
+	sessionID string     // Mcp-Session-Id of the handshake answer (or the persisted one)
+	version   string     // the negotiated protocol version: Mcp-Protocol-Version
+	resume    *handshake // answered locally, nil when not resuming
+	keepers   []*streamBody
+
+	params paramHeaders // the tools' Mcp-Param-* bindings (paramheaders.go)
+}
+
+// connTransport is the mcp.Transport go-sdk connects with: its one conn.
+type connTransport struct{ c *conn }
+
+func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { return ct.c, nil }
+
+func newConn(t *Transport, endpoint string, h *handshake, stream bool) *conn {
+	c := &conn{t: t, endpoint: endpoint, stream: stream, resume: h,
+		incoming: make(chan jsonrpc.Message, 16), done: make(chan struct{}), ended: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if h != nil {
+		t.idShift.Store(newIDShift()) // the server's session saw go-sdk's ids before
+		c.shift = t.shiftOf()
+		c.sessionID, c.version = h.sessionID, h.protocolVersion
+	}
+	return c
+}
+
+// SessionID implements mcp.Connection.
+func (c *conn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// Read implements mcp.Connection: the next message of an answer or of the
+// standalone stream, or why the connection ended.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.ended:
+		return nil, c.endErr
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+// deliver queues msg for Read; dropped once the connection ended.
+func (c *conn) deliver(msg jsonrpc.Message) {
+	select {
+	case c.incoming <- msg:
+	case <-c.done:
+	case <-c.ended:
+	}
+}
+
+// fail ends the connection with err (the first error wins): Read returns
+// it, and go-sdk closes the connection.
+func (c *conn) fail(err error) {
+	c.endOnce.Do(func() {
+		c.endErr = err
+		close(c.ended)
+	})
+}
+
+func (c *conn) failure() error {
+	select {
+	case <-c.ended:
+		return c.endErr
+	case <-c.done:
+		return mcp.ErrConnectionClosed
+	default:
+		return nil
+	}
+}
+
+// Close implements mcp.Connection: DELETE with the session id (MCP
+// streamable HTTP, session management: clients SHOULD send it), unless the
+// session is detached, gone or sessionless; then the standalone stream and
+// the responses in flight end.
+func (c *conn) Close() error {
+	c.closeMu.Do(func() {
+		c.mu.Lock()
+		id, version, keepers := c.sessionID, c.version, c.keepers
+		c.keepers = nil
+		c.mu.Unlock()
+		c.t.mu.Lock()
+		detached := c.t.detached
+		c.t.mu.Unlock()
+		if id != "" && !detached && c.failure() == nil {
+			c.sendDelete(id, version)
+		}
+		close(c.done)
+		c.cancel()
+		for _, k := range keepers {
+			_ = k.Close()
+		}
+		c.t.drains.close()
+		c.t.responses().close()
+	})
+	return nil
+}
+
+// sendDelete ends the server-side session, bounded by deleteTimeout.
+func (c *conn) sendDelete(id, version string) {
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
+	if err != nil {
+		return
+	}
+	withUserinfo(req)
+	req.Header.Set(HeaderSessionID, id)
+	if version != "" {
+		req.Header.Set(HeaderProtocolVersion, version)
+	}
+	x := c.t.begin(req)
+	c.t.withCookies(req)
+	resp, err := c.t.base.RoundTrip(withAcceptEncoding(req))
+	c.t.fill(&x, resp, err)
+	if err == nil {
+		c.t.readErrorBody(&x, resp)
+	}
+	c.t.finish(req, x)
+}
+
+// Write implements mcp.Connection. It returns an error only once the
+// connection has ended; see [conn].
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := c.failure(); err != nil {
+		return err
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.IsCall() {
+			return c.call(ctx, m)
+		}
+		c.notify(ctx, m)
+	case *jsonrpc.Response:
+		c.respond(ctx, m)
+	}
+	return nil
+}
+
+// rawIDOf is a request id as raw JSON, the form [Exchange.RequestID] takes.
+func rawIDOf(id jsonrpc.ID) string {
+	switch v := id.Raw().(type) {
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case string:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	return ""
+}
+
+// wireID is id as it goes out: moved by the session's shift when it is
+// go-sdk's integer.
+func (c *conn) wireID(id jsonrpc.ID) jsonrpc.ID {
+	if n, ok := id.Raw().(int64); ok && c.shift != 0 {
+		moved, _ := jsonrpc.MakeID(float64(n + c.shift)) // within 2^53 (idshift.go)
+		return moved
+	}
+	return id
+}
+
+// post builds the POST of msg with the standard headers (MCP streamable
+// HTTP: Mcp-Session-Id, Mcp-Protocol-Version; on 2026-07-28 Mcp-Method and
+// Mcp-Name, "Standard Request Headers").
+func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, error) {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	withUserinfo(req)
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	c.mu.Lock()
+	id, version := c.sessionID, c.version
+	c.mu.Unlock()
+	if r, ok := msg.(*jsonrpc.Request); ok {
+		if v := metaVersion(r.Params); v != "" {
+			version = v
+		}
+	}
+	if version != "" {
+		h.Set(HeaderProtocolVersion, version)
+	}
+	if id != "" {
+		h.Set(HeaderSessionID, id)
+	}
+	if r, ok := msg.(*jsonrpc.Request); ok && msgcheck.ModernVersion(version) {
+		h.Set(headerMethod, r.Method)
+		if name, ok := requestName(r.Method, r.Params); ok {
+			h.Set(headerName, name)
+			if r.Method == "tools/call" {
+				c.params.set(h, name, r.Params)
+			}
+		}
+	}
+	c.t.withCookies(req)
+	return encodedNameRequest(req), nil
+}
+
+// urlError names the request in err as net/http's Client does (a
+// *url.Error: `Post "<endpoint>": <err>`).
+func urlError(req *http.Request, err error) error {
+	op := req.Method[:1] + strings.ToLower(req.Method[1:])
+	return &url.Error{Op: op, URL: req.URL.Redacted(), Err: err}
+}
+
+// withUserinfo sends the endpoint URL's userinfo as Basic credentials,
+// as net/http's Client does (RFC 7617); the conn sends through the
+// Transport's chain, not a Client.
+func withUserinfo(req *http.Request) {
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		password, _ := u.Password()
+		req.SetBasicAuth(u.Username(), password)
+	}
+}
+
+// metaVersion is params._meta's protocol version (SEP-2575), "" when none:
+// go-sdk carries the version of a 2026-07-28 request there.
+func metaVersion(params json.RawMessage) string {
+	if !bytes.Contains(params, []byte(mcp.MetaKeyProtocolVersion)) {
+		return ""
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	var v string
+	_ = json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
+	return v
+}
+
+// requestName is the Mcp-Name of a request: the tool's or prompt's name, or
+// the resource's uri (streamable-http.mdx, Standard Request Headers).
+func requestName(method string, params json.RawMessage) (string, bool) {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	switch method {
+	case "tools/call", "prompts/get":
+		if json.Unmarshal(params, &p) == nil {
+			return p.Name, true
+		}
+	case "resources/read":
+		if json.Unmarshal(params, &p) == nil {
+			return p.URI, true
+		}
+	}
+	return "", false
+}
+
+// roundTrip sends req through the Transport's chain, bounded by
+// Config.RequestTimeout until the answer's body is closed.
+func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
+	req = withAcceptEncoding(req)
+	if c.t.cfg.RequestTimeout <= 0 {
+		resp, err := c.t.base.RoundTrip(req)
+		if err == nil {
+			c.t.keepCookies(req, resp)
+		}
+		return resp, err
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), c.t.cfg.RequestTimeout)
+	resp, err := c.t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	c.t.keepCookies(req, resp)
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// call sends a request of go-sdk's and queues its answer.
+func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
+	if c.answerLocally(ctx, r) {
+		return nil
+	}
+	if r.Method == MethodListen {
+		c.listen(ctx, r)
+		return nil
+	}
+	out := *r
+	out.ID = c.wireID(r.ID)
+	req, err := c.post(ctx, &out)
+	if err != nil {
+		c.deliver(errorMessage(r.ID, Exchange{}, "request not sent: "+err.Error()))
+		return nil
+	}
+	x := c.t.begin(req)
+	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
+	if err := c.t.refuseFallback(&x); err != nil {
+		c.t.finish(req, x)
+		c.fail(err)
+		return err // era.go: an outage of server/discover is not "2025 only"; the handshake ends
+	}
+	resp, err := c.roundTrip(req)
+	if err != nil {
+		err = urlError(req, err)
+	}
+	c.t.fill(&x, resp, err)
+	if err != nil {
+		x.Rewritten = true // the answer go-sdk gets is ours; its error unwraps to err (Annotate)
+		c.t.finish(req, x)
+		c.deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
+		return nil
+	}
+	want, _ := requestID(rawIDOf(out.ID))
+	if out.ID != r.ID {
+		want.shift = c.shift
+	}
+	return c.admit(req, &x, resp, r, want)
+}
+
+// admit reads the answer to the call r once and queues what go-sdk gets:
+// the server's response, the messages of its event stream, or an error
+// response naming what was wrong. Only a session-gone answer (see
+// [Exchange.SessionGone]) ends the connection.
+func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID) error {
+	refuse := func(problem string) error {
+		x.Rewritten, x.Problem = true, problem
+		c.t.answered.add(x.RequestID)
+		c.t.finish(req, *x)
+		c.t.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
+			"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
+		c.deliver(errorMessage(r.ID, *x, problem))
+		return nil
+	}
+	ok2xx := x.Status >= 200 && x.Status < 300
+	switch {
+	case x.Status >= 300 && x.Status < 400:
+		c.t.readErrorBody(x, resp)
+		want.unmoveBodyID(x)
+		return refuse("redirect not followed")
+	case !ok2xx:
+		body := c.t.readErrorBody(x, resp)
+		want.unmoveBodyID(x)
+		x.SessionGone = sessionGone(*x)
+		if x.SessionGone {
+			c.t.Detach()
+			c.t.finish(req, *x)
+			err := fmt.Errorf("%s: HTTP %d: %w", x.Method, x.Status, mcp.ErrSessionMissing)
+			c.fail(err) // the session ends before the call returns (DESIGN.md D2)
+			return err
+		}
+		if x.RPC.Present && !transientStatus(x.Status) {
+			if msg, err := decodeMessageFor(body, want); err == nil {
+				if rr, ok := msg.(*jsonrpc.Response); ok && rr.Error != nil && want.answeredBy(rr) {
+					rr.ID = r.ID
+					c.t.answered.add(x.RequestID)
+					c.t.finish(req, *x)
+					c.deliver(rr)
+					return nil
+				}
+			}
+		}
+		return refuse("")
+	case x.Method == methodInitialize:
+		if err := validSessionID(HeaderSessionID, resp.Header.Get(HeaderSessionID)); err != nil {
+			refused := err.(*StateError)
+			x.Malformed = true
+			c.t.mu.Lock()
+			c.t.refused = refused
+			c.t.mu.Unlock()
+			c.t.endRefusedSession(req, resp.Header.Get(HeaderSessionID))
+			_ = resp.Body.Close()
+			return refuse("invalid Mcp-Session-Id: " + refused.Reason)
+		}
+	}
+	switch x.ContentType {
+	case "application/json":
+		msg, problem := c.admitJSON(req, x, resp, want)
+		if problem != "" {
+			x.Malformed = true
+			return refuse(problem)
+		}
+		msg.ID = r.ID
+		c.noteAnswer(x, resp, msg)
+		c.t.answered.add(x.RequestID)
+		c.t.finish(req, *x)
+		c.deliver(msg)
+	case "text/event-stream":
+		s, err := c.t.newAnswerStream(req, x, want, resp)
+		if err != nil {
+			_ = resp.Body.Close()
+			x.Malformed = true
+			return refuse(err.Error())
+		}
+		s.deliver, s.sdkID = c.handOn(x, resp), r.ID
+		rec := c.t.finish(req, *x)
+		s.rec = rec
+		if rec != nil {
+			s.slot = rec.s
+			rec.s.streamOpened()
+		}
+		go s.run()
+	default:
+		b := readBounded(resp, c.t.cfg.MaxErrorBody)
+		x.Body = snippet(b.data)
+		x.Malformed = true
+		return refuse("")
+	}
+	return nil
+}
+
+// handOn is what an answer stream hands its messages to: the queue, the
+// response noting the handshake first.
+func (c *conn) handOn(x *Exchange, resp *http.Response) func(jsonrpc.Message) {
+	method, sessionID := x.Method, resp.Header.Get(HeaderSessionID)
+	return func(msg jsonrpc.Message) {
+		if r, ok := msg.(*jsonrpc.Response); ok {
+			c.noteResult(method, sessionID, r)
+		}
+		c.deliver(msg)
+	}
+}
+
+// admitJSON reads a 2xx application/json answer to a call, at most
+// MaxJSONBody bytes on the wire and decoded, and checks it is the call's
+// response; problem says why not.
+func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want callID) (*jsonrpc.Response, string) {
+	b := readBounded(resp, c.t.cfg.MaxJSONBody)
+	x.Body = snippet(b.data)
+	switch {
+	case b.over:
+		x.Oversized = true
+		return nil, fmt.Sprintf("JSON body larger than %d bytes", c.t.cfg.MaxJSONBody)
+	case b.err != nil:
+		return nil, "body unreadable: " + b.err.Error()
+	}
+	msg, err := decodeMessageFor(b.data, want)
+	if err != nil {
+		return nil, "undecodable JSON-RPC body"
+	}
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return nil, "a JSON-RPC request or notification in place of the response"
+	}
+	if problem := answerProblem(r, want); problem != "" {
+		return nil, problem
+	}
+	if problem := c.t.decodeLimits().Problem(x.Method, b.data, r.Result); problem != "" {
+		x.Oversized = true
+		return nil, problem
+	}
+	if r.Error != nil {
+		x.SetBodyRPC(b.data)
+		want.unmoveBodyID(x)
+	}
+	if problem, _ := c.t.check().Response(checkedRequest(req, x.Method), r); problem != "" {
+		return nil, problem
+	}
+	return r, ""
+}
+
+// noteAnswer notes what a call's JSON answer tells the conn.
+func (c *conn) noteAnswer(x *Exchange, resp *http.Response, r *jsonrpc.Response) {
+	c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), r)
+}
+
+// noteResult takes the session id and protocol version from a successful
+// initialize answer, and the tools' header bindings from a tools/list's.
+func (c *conn) noteResult(method, sessionID string, r *jsonrpc.Response) {
+	if r.Error != nil {
+		return
+	}
+	switch method {
+	case methodInitialize:
+		c.handshook(sessionID, r)
+	case "tools/list":
+		c.params.noteTools(r.Result)
+	}
+}
+
+// handshook records a successful initialize: its answer's session id (the
+// only answer whose Mcp-Session-Id is taken) and negotiated version.
+func (c *conn) handshook(sessionID string, r *jsonrpc.Response) {
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(r.Result, &res)
+	c.mu.Lock()
+	c.sessionID, c.version = sessionID, res.ProtocolVersion
+	c.mu.Unlock()
+	c.t.mu.Lock()
+	c.t.handshook, c.t.sessionID = true, sessionID
+	c.t.mu.Unlock()
+}
+
+// answerLocally answers the handshake of a resume with a message value:
+// `initialize` with the persisted InitializeResult (or a blind one), and
+// `server/discover` with the persisted discovery result. Nothing reaches
+// the server (DESIGN.md section 3, "Verified feasible").
+func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
+	if r.Method != methodInitialize && r.Method != methodDiscover {
+		return false
+	}
+	c.mu.Lock()
+	h := c.resume
+	var result any
+	switch {
+	case h == nil:
+	case r.Method == methodInitialize && !h.answered:
+		result, h.answered = initializeResult(h), true
+	case r.Method == methodDiscover && h.result != nil:
+		result, c.resume = discoverResult(h), nil
+	}
+	c.mu.Unlock()
+	if result == nil {
+		return false
+	}
+	raw, err := json.Marshal(result)
+	if err != nil {
+		return false
+	}
+	x := Exchange{Verb: http.MethodPost, Method: r.Method, RequestID: rawIDOf(r.ID), Local: true,
+		Status: http.StatusOK, ContentType: "application/json", Start: c.t.clock.Now()}
+	c.t.mu.Lock()
+	c.t.handshook, c.t.sessionID = true, h.sessionID
+	c.t.mu.Unlock()
+	c.t.finish(c.record(ctx), x)
+	c.deliver(&jsonrpc.Response{ID: r.ID, Result: raw})
+	return true
+}
+
+// record is a request standing for a local exchange in [Transport.finish].
+func (c *conn) record(ctx context.Context) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, nil)
+	return req
+}
+
+// notify sends a notification of go-sdk's; its answer is recorded, never
+// an error (MCP: the server answers 202 Accepted).
+func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
+	x := Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.t.clock.Now()}
+	local := func() {
+		x.Local, x.Status = true, http.StatusAccepted
+		c.t.finish(c.record(ctx), x)
+	}
+	if n.Method == methodInitialized {
+		c.mu.Lock()
+		h := c.resume
+		if h != nil && h.answered {
+			c.resume = nil
+		}
+		stream := c.stream && !msgcheck.ModernVersion(c.version)
+		c.mu.Unlock()
+		if stream {
+			defer c.openStream()
+		}
+		if h != nil && h.answered {
+			local()
+			return
+		}
+	}
+	c.t.mu.Lock()
+	detached := c.t.detached
+	c.t.mu.Unlock()
+	if detached {
+		local() // a late notification could reach a later holder of the session
+		return
+	}
+	out := n
+	if n.Method == "notifications/cancelled" {
+		id, moved := c.cancelled(n)
+		if id != "" && c.t.answered.take(id) {
+			local() // its request has its whole answer
+			return
+		}
+		out = moved
+	}
+	req, err := c.post(ctx, out)
+	if err != nil {
+		return
+	}
+	x = c.t.begin(req)
+	x.Method = n.Method
+	resp, err := c.roundTrip(req)
+	c.t.fill(&x, resp, err)
+	if err == nil {
+		c.admitNonCall(&x, resp)
+	}
+	c.t.finish(req, x)
+}
+
+// admitNonCall records the answer to a notification or a response: a 2xx
+// passes, anything else is recorded, never fatal.
+func (c *conn) admitNonCall(x *Exchange, resp *http.Response) {
+	if x.Status >= 200 && x.Status < 300 {
+		_ = readBounded(resp, c.t.cfg.MaxErrorBody)
+		return
+	}
+	c.t.readErrorBody(x, resp)
+	x.SessionGone = sessionGone(*x)
+	x.Rewritten = true
+}
+
+// cancelled returns a notifications/cancelled's requestId as go-sdk made
+// it, and the notification with that id moved by the session's shift.
+func (c *conn) cancelled(n *jsonrpc.Request) (string, *jsonrpc.Request) {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(n.Params, &p) != nil {
+		return "", n
+	}
+	id := rawID(p["requestId"])
+	v, ok := plainInt([]byte(id))
+	if !ok || c.shift == 0 {
+		return id, n
+	}
+	p["requestId"] = json.RawMessage(strconv.FormatInt(v+c.shift, 10))
+	params, err := json.Marshal(p)
+	if err != nil {
+		return id, n
+	}
+	out := *n
+	out.Params = params
+	return id, &out
+}
+
+// respond sends go-sdk's response to a request of the server's, bounded in
+// number and time ([responses]); past the bound it is dropped and reported.
+func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
+	req, err := c.post(ctx, r)
+	if err != nil {
+		return
+	}
+	x := c.t.begin(req)
+	bounded, release, dropped := c.t.responses().take(req)
+	if bounded == nil {
+		x.Local, x.Status = true, http.StatusAccepted
+		if dropped != nil {
+			x.Problem = dropped.Error()
+		}
+		c.t.finish(req, x)
+		if dropped != nil && c.t.cfg.OnDroppedResponse != nil {
+			c.t.cfg.OnDroppedResponse(dropped)
+		}
+		return
+	}
+	resp, err := c.roundTrip(bounded)
+	c.t.fill(&x, resp, err)
+	if err == nil {
+		c.admitNonCall(&x, resp)
+	}
+	release() // before the record: an observer of it finds the place free
+	c.t.finish(req, x)
+}
+
+// openStream starts the keeper of the standalone stream (stream.go), whose
+// messages Read delivers.
+func (c *conn) openStream() {
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.endpoint, nil)
+	if err != nil {
+		return
+	}
+	withUserinfo(req)
+	req.Header.Set("Accept", "text/event-stream")
+	c.mu.Lock()
+	if c.sessionID != "" {
+		req.Header.Set(HeaderSessionID, c.sessionID)
+	}
+	if c.version != "" {
+		req.Header.Set(HeaderProtocolVersion, c.version)
+	}
+	c.mu.Unlock()
+	x := c.t.begin(req)
+	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
+	c.t.finish(req, x)
+	c.keep(newStreamBody(c.t, req))
+}
+
+// listen hands go-sdk's subscriptions/listen (2026-07-28) to the keeper
+// (listen.go).
+func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
+	out := *r
+	out.ID = c.wireID(r.ID)
+	req, err := c.post(c.ctx, &out)
+	if err != nil {
+		return
+	}
+	x := c.t.begin(req)
+	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
+	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
+	c.t.finish(req, x)
+	b := newStreamBody(c.t, req)
+	b.listen = true
+	c.keep(b)
+}
+
+// keep queues the messages of the keeper's stream b (stream.go); a stream
+// that ends says the session is gone.
+func (c *conn) keep(b *streamBody) {
+	c.mu.Lock()
+	c.keepers = append(c.keepers, b)
+	c.mu.Unlock()
+	select {
+	case <-c.done:
+		_ = b.Close()
+		return
+	default:
+	}
+	go func() {
+		defer b.Close()
+		for {
+			msg, err := b.Next()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					c.fail(fmt.Errorf("standalone stream: %w", mcp.ErrSessionMissing))
+				}
+				return
+			}
+			c.deliver(msg)
+		}
+	}()
+}
+
+// errorMessage is the JSON-RPC error response with code [CodeHTTPAnswer]
+// that the call id gets for an answer with facts x (see [errorResponse]).
+func errorMessage(id jsonrpc.ID, x Exchange, problem string) *jsonrpc.Response {
+	type data struct {
+		HTTPStatus  int    `json:"httpStatus"`
+		ContentType string `json:"contentType,omitempty"`
+		Problem     string `json:"problem,omitempty"`
+		Body        string `json:"body,omitempty"`
+	}
+	d, _ := json.Marshal(data{x.Status, x.ContentType, problem, x.Body})
+	what := problem
+	if what == "" {
+		what = x.ContentType
+		if what == "" {
+			what = "no content type"
+		}
+	}
+	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), what)
+	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: CodeHTTPAnswer, Message: msg, Data: d}}
+}

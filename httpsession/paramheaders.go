@@ -1,0 +1,156 @@
+package httpsession
+
+import (
+	"github.com/mcpsup/mcpsup/msgcheck"
+
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// Mcp-Param-* headers (MCP 2026-07-28, basic/transports/streamable-http.mdx,
+// "Custom Headers from Tool Parameters"): a tools/call carries, for each
+// argument whose inputSchema property is annotated `x-mcp-header: <Name>`,
+// the header Mcp-Param-<Name> with the argument's value. go-sdk finds the
+// tool through a context key of its own package; the conn keeps its own
+// map instead, filled from the tools/list results it admits (invalid tools
+// were dropped from them already, [dropInvalidHeaderTools]).
+
+const paramHeaderPrefix = "Mcp-Param-"
+
+// maxSafeInteger bounds an integer argument carried in a header: one a
+// float64 holds exactly (streamable-http.mdx, Value Encoding).
+const maxSafeInteger = 1<<53 - 1
+
+// paramBinding is one annotated property: its path from the arguments'
+// root and its header's name.
+type paramBinding struct {
+	path   []string
+	header string
+}
+
+// paramHeaders maps a tool's name to its bindings; only tools with one
+// are kept. Safe for concurrent use.
+type paramHeaders struct {
+	mu    sync.Mutex
+	tools map[string][]paramBinding
+}
+
+// noteTools takes the bindings of the tools of a tools/list result.
+func (p *paramHeaders) noteTools(result json.RawMessage) {
+	if !msgcheck.MayHoldHeaderAnnotation(result) {
+		return
+	}
+	var res struct {
+		Tools []struct {
+			Name        string         `json:"name"`
+			InputSchema schemaProperty `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &res) != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, tool := range res.Tools {
+		b := collectBindings(tool.InputSchema.Properties, nil, nil)
+		if len(b) == 0 {
+			delete(p.tools, tool.Name)
+			continue
+		}
+		if p.tools == nil {
+			p.tools = map[string][]paramBinding{}
+		}
+		p.tools[tool.Name] = b
+	}
+}
+
+// schemaProperty is what a binding is read from.
+type schemaProperty struct {
+	XMCPHeader string                    `json:"x-mcp-header"`
+	Properties map[string]schemaProperty `json:"properties"`
+}
+
+func collectBindings(props map[string]schemaProperty, prefix []string, out []paramBinding) []paramBinding {
+	for name, prop := range props {
+		path := append(append([]string(nil), prefix...), name)
+		if prop.XMCPHeader != "" {
+			out = append(out, paramBinding{path: path, header: prop.XMCPHeader})
+		}
+		out = collectBindings(prop.Properties, path, out)
+	}
+	return out
+}
+
+// set gives a tools/call of tool with params its Mcp-Param-* headers: an
+// argument that is absent, null, or no string, boolean or safe integer
+// gets none.
+func (p *paramHeaders) set(h http.Header, tool string, params json.RawMessage) {
+	p.mu.Lock()
+	bindings := p.tools[tool]
+	p.mu.Unlock()
+	if len(bindings) == 0 {
+		return
+	}
+	var call struct {
+		Arguments map[string]json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(params, &call) != nil {
+		return
+	}
+	for _, b := range bindings {
+		raw, ok := lookupArgument(call.Arguments, b.path)
+		if !ok {
+			continue
+		}
+		if v, ok := headerValue(raw); ok {
+			h.Set(paramHeaderPrefix+b.header, v)
+		}
+	}
+}
+
+func lookupArgument(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
+	cur, ok := args[path[0]]
+	for _, step := range path[1:] {
+		if !ok {
+			return nil, false
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(cur, &obj) != nil {
+			return nil, false
+		}
+		cur, ok = obj[step]
+	}
+	return cur, ok
+}
+
+// headerValue renders a primitive argument as its header value, in the
+// Base64 sentinel form when it needs it (streamable-http.mdx, Value
+// Encoding).
+func headerValue(raw json.RawMessage) (string, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = v
+	case bool:
+		s = strconv.FormatBool(v)
+	case float64:
+		if v != math.Trunc(v) || math.Abs(v) > maxSafeInteger {
+			return "", false
+		}
+		s = strconv.FormatInt(int64(v), 10)
+	default:
+		return "", false
+	}
+	if needsBase64(s) {
+		s = sentinelPrefix + base64.StdEncoding.EncodeToString([]byte(s)) + sentinelSuffix
+	}
+	return s, true
+}
