@@ -156,7 +156,7 @@ func TestPropertyInvariants(t *testing.T) {
 			// no retry (nor reconnect) after unauthorized or canceled.
 			c := tr.Verdict.Class
 			carries := tr.Kind == fsm.HandshakeFailed || tr.Kind == fsm.DiscoveryFailed ||
-				tr.Kind == fsm.CallFailed || tr.Kind == fsm.SessionDied || tr.Kind == fsm.AttachRefused
+				tr.Kind == fsm.SessionDied || tr.Kind == fsm.AttachRefused
 			fatalNow := carries && (c == classify.Unauthorized || c == classify.Canceled)
 			if tr.Kind == fsm.ReconnectRequested {
 				fatalStop = false

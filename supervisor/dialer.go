@@ -2,11 +2,15 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/probes"
 	seam "github.com/mcpsup/mcpsup/session"
 )
 
@@ -19,15 +23,15 @@ type seamConnector struct {
 	d seam.Dialer
 }
 
-func (c *seamConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
+func (c *seamConnector) Dial(ctx context.Context, spec dialSpec) (seam.Session, error) {
 	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Dial(ctx, sp) })
 }
 
-func (c *seamConnector) Attach(ctx context.Context, spec dialSpec) (session, error) {
+func (c *seamConnector) Attach(ctx context.Context, spec dialSpec) (seam.Session, error) {
 	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Attach(ctx, sp) })
 }
 
-func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, error)) (session, error) {
+func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, error)) (seam.Session, error) {
 	reqs := c.s.serverRequests(spec.gen)
 	var cl *mcp.Client
 	sp := seam.Spec{
@@ -37,7 +41,7 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 			c.s.roots.attach(cl) // the roots, and their later changes
 			return cl
 		},
-		Observe: c.s.observer(spec.gen),
+		Observe: c.s.observer(spec.hooks),
 	}
 	if spec.resume != nil {
 		r := spec.resume // the session part of the persisted state
@@ -54,41 +58,36 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 		end()
 		return nil, err
 	}
-	return &seamSession{Session: sess, end: end}, nil
+	return &releasing{Session: sess, end: end}, nil
 }
 
-// seamSession is a seam.Session as the loop drives it until the loop
-// speaks the seam itself.
-type seamSession struct {
+// releasing is a seam.Session that, when the supervisor releases it, ends
+// what the supervisor runs for it (the server's requests' handlers, the
+// roots) before the transport's own end.
+type releasing struct {
 	seam.Session
 	end func()
 }
 
-func (w *seamSession) ID() string                              { return w.Info().ID }
-func (w *seamSession) ProtocolVersion() string                 { return w.Info().ProtocolVersion }
-func (w *seamSession) InitializeResult() *mcp.InitializeResult { return w.Info().Initialize }
+func (r *releasing) Close() error  { r.end(); return r.Session.Close() }
+func (r *releasing) Detach() error { r.end(); return r.Session.Detach() }
 
-// Wait returns why the session ended, once it has.
-func (w *seamSession) Wait() error {
-	<-w.Done()
-	return w.Err()
-}
-
-func (w *seamSession) Close() error  { w.end(); return w.Session.Close() }
-func (w *seamSession) Detach() error { w.end(); return w.Session.Detach() }
-
-// observer turns the facts of the session of generation gen into inputs
-// of the loop. A drop has an event for each of the first maxDropEvents,
+// observer turns the facts of the session of generation h.gen into
+// inputs of the loop. A drop has an event for each of the first maxDropEvents,
 // then every dropEventEvery-th, naming the count (reportDrop), so a flood
 // of drops does not flood the sink. Called on the transport's goroutines.
-func (s *Supervisor) observer(gen uint64) func(seam.Fact) {
+func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
+	gen := h.gen
 	return func(f seam.Fact) {
 		switch f := f.(type) {
+		case seam.Verified:
+			s.post(sessionVerified{gen: gen, f: f})
 		case seam.EraChanged:
 			s.post(eraChanged{gen: gen, detail: f.Detail})
 		case seam.StreamRestored:
 			s.post(relistWanted{gen: gen})
 		case seam.StreamDeclined:
+			h.declined.Store(true)
 			s.post(streamDeclined{gen: gen, detail: declinedText(f.Status, f.ContentType)})
 		case seam.StreamDecided:
 			s.post(streamDecided{d: f})
@@ -135,3 +134,155 @@ type processExitedFact struct {
 func (in processExitedFact) take(s *Supervisor) {
 	s.emitEvent(events.Event{Kind: events.KindProcessExited, Generation: in.gen, Detail: in.err.Error()})
 }
+
+// sessionVerified: a verification of the session of gen (seam.Verify)
+// had its outcome.
+type sessionVerified struct {
+	gen uint64
+	f   seam.Verified
+}
+
+func (in sessionVerified) take(s *Supervisor) {
+	e := events.Event{Kind: events.KindSessionVerified, Generation: in.gen, Detail: "answered: the session lives"}
+	if !in.f.Alive {
+		e.Verdict = classify.Error(in.f.Err)
+		e.Detail = "not answered: the session ended"
+	}
+	s.emitEvent(e)
+}
+
+// ---- Temporary: the lead deletes from here to the end of the file at
+// merge, once the HTTP and stdio transports implement seam.Dialer. ----
+
+// session, connector and sdkCalls are the legacy session types the
+// wire and command connectors still speak.
+type session interface {
+	probes.Lister
+	CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error)
+	GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error)
+	ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error)
+	Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error)
+	Subscribe(ctx context.Context, p *mcp.SubscribeParams) error
+	Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error
+	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+	SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error
+	Alive(ctx context.Context) error
+	ID() string
+	ProtocolVersion() string
+	InitializeResult() *mcp.InitializeResult
+	Wait() error
+	Close() error
+	Detach() error
+}
+
+type connector interface {
+	Dial(ctx context.Context, spec dialSpec) (session, error)
+	Attach(ctx context.Context, spec dialSpec) (session, error)
+}
+
+type sdkCalls struct{ cs *mcp.ClientSession }
+
+func (c sdkCalls) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	return c.cs.CallTool(ctx, p)
+}
+func (c sdkCalls) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return c.cs.GetPrompt(ctx, p)
+}
+func (c sdkCalls) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	return c.cs.ReadResource(ctx, p)
+}
+func (c sdkCalls) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return c.cs.Complete(ctx, p)
+}
+func (c sdkCalls) Subscribe(ctx context.Context, p *mcp.SubscribeParams) error {
+	return c.cs.Subscribe(ctx, p)
+}
+func (c sdkCalls) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error {
+	return c.cs.Unsubscribe(ctx, p)
+}
+
+//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+func (c sdkCalls) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+	return c.cs.SetLoggingLevel(ctx, p)
+}
+
+// opener returns what opens the loop's sessions: the one set at
+// construction, else the legacy connector (Supervisor.conn) adapted.
+func (s *Supervisor) opener() opener {
+	if s.dial != nil {
+		return s.dial
+	}
+	return legacyConnector{s.conn}
+}
+
+// legacyConnector adapts a legacy connector to the seam.
+type legacyConnector struct{ c connector }
+
+func (l legacyConnector) Dial(ctx context.Context, spec dialSpec) (seam.Session, error) {
+	return adaptLegacy(l.c.Dial(ctx, spec))
+}
+
+func (l legacyConnector) Attach(ctx context.Context, spec dialSpec) (seam.Session, error) {
+	return adaptLegacy(l.c.Attach(ctx, spec))
+}
+
+// errEndedQuietly is a legacy session's end without a cause.
+var errEndedQuietly = errors.New("mcpsup: the session ended by itself")
+
+// legacySession is a legacy session as a seam.Session: one goroutine feeds
+// its End from Wait; Close and Detach end it first with their own cause.
+type legacySession struct {
+	session
+	end seam.End
+	wg  sync.WaitGroup
+}
+
+func adaptLegacy(ls session, err error) (seam.Session, error) {
+	if err != nil {
+		return nil, err
+	}
+	l := &legacySession{session: ls}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		err := ls.Wait()
+		if err == nil {
+			err = errEndedQuietly
+		}
+		l.end.Fail(err)
+	}()
+	return l, nil
+}
+
+func (l *legacySession) Info() seam.Info {
+	return seam.Info{ID: l.ID(), ProtocolVersion: l.ProtocolVersion(), Initialize: l.InitializeResult()}
+}
+
+func (l *legacySession) Status() (seam.Status, <-chan struct{}) {
+	if l.end.Ended() {
+		return seam.Ended, nil
+	}
+	return seam.Live, l.end.Done()
+}
+
+func (l *legacySession) Done() <-chan struct{} { return l.end.Done() }
+func (l *legacySession) Err() error            { return l.end.Err() }
+
+func (l *legacySession) Close() error {
+	l.end.Fail(seam.ErrClosed)
+	err := l.session.Close()
+	l.wg.Wait()
+	return err
+}
+
+func (l *legacySession) Detach() error {
+	l.end.Fail(seam.ErrDetached)
+	err := l.session.Detach()
+	l.wg.Wait()
+	return err
+}
+
+// pushDeclined (declined.go) moves out with the HTTP transport: the loop
+// learns of a declined push stream from its fact (sessionHooks.declined).
+var _ = pushDeclined
