@@ -234,8 +234,9 @@ func TestVerifyABurstOfResetsCostsOneAlive(t *testing.T) {
 	in.script(reset)
 	require.Error(t, call(t, s))
 	<-f.ch
-	require.Equal(t, int32(2), in.alives.Load())
-	require.NoError(t, s.Close())
+	require.NoError(t, s.Close()) // waits for every verification
+	require.Equal(t, int32(2), in.alives.Load(), "one for the burst, one for the later reset")
+	require.Len(t, f.all(), 2)
 }
 
 // An Alive that gets no answer (a transport failure, or nothing within
