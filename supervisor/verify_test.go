@@ -76,6 +76,7 @@ func TestCallsWaitForAVerificationUnanswered(t *testing.T) {
 	require.NoError(t, <-errc)
 	require.Equal(t, []string{"a"}, old.toolCalls())
 	require.Equal(t, []string{"a"}, fresh.toolCalls())
+	r.until("the dead session released", func() bool { _, d := old.counts(); return d > 0 })
 	closed, detached := old.counts()
 	require.Zero(t, closed, "a dead session is released without DELETE")
 	require.Equal(t, 1, detached)
