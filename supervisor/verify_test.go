@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // gatedPing is a ping answered once gate closes.
@@ -83,4 +85,60 @@ func TestCallsWaitForAVerificationUnanswered(t *testing.T) {
 	verified := r.eventsOf(events.KindSessionVerified)
 	require.Len(t, verified, 1)
 	require.Equal(t, classify.Transport, verified[0].Verdict.Class)
+}
+
+// seamDialer is a seam.Dialer that hands out one fake session per Dial,
+// building its client as a transport does, and keeps the specs it was
+// given.
+type seamDialer struct {
+	sess  []*fakeSession
+	specs chan seam.Spec
+}
+
+func (d *seamDialer) Dial(_ context.Context, sp seam.Spec) (seam.Session, error) {
+	if sp.Client(func(next mcp.MethodHandler) mcp.MethodHandler { return next }) == nil {
+		return nil, errors.New("no client")
+	}
+	d.specs <- sp
+	s := d.sess[0]
+	d.sess = d.sess[1:]
+	return s, nil
+}
+
+func (d *seamDialer) Attach(context.Context, seam.Spec) (seam.Session, error) {
+	return nil, seam.ErrNoResume
+}
+
+// The loop drives a transport's seam.Dialer through seamConnector: the
+// spec names the generation and builds the session's client; the
+// transport's facts become events (a declined push stream also makes the
+// session polled); a session that ends by itself is replaced; Close
+// closes the live one.
+func TestSeamConnectorDrivesADialer(t *testing.T) {
+	r := newRig(t, Config{})
+	first, second := newFakeSession("s1", "a"), newFakeSession("s2", "a")
+	first.setBell(r.conn.bell)
+	second.setBell(r.conn.bell)
+	d := &seamDialer{sess: []*fakeSession{first, second}, specs: make(chan seam.Spec, 2)}
+	r.sup.dial = &seamConnector{s: r.sup, d: d}
+	r.sup.Start()
+	r.wait(Ready)
+	sp := <-d.specs
+	require.Equal(t, uint64(1), sp.Generation)
+	require.Nil(t, sp.Resume)
+
+	sp.Observe(seam.StreamDeclined{Status: 405, ContentType: "text/plain"})
+	declined := r.waitEvents(events.KindStreamDeclined, 1)
+	require.Equal(t, "HTTP 405 text/plain", declined[0].Detail)
+	require.True(t, r.sup.held(1).hooks.declined.Load(), "its catalog is polled")
+
+	first.die(mcpSessionMissing())
+	r.until("ready on gen 2", func() bool { return r.sup.State() == Ready && r.sup.Generation() == 2 })
+	require.Equal(t, uint64(2), (<-d.specs).Generation)
+	r.until("the ended session released", func() bool { _, d := first.counts(); return d > 0 })
+	_, detached := first.counts()
+	require.Equal(t, 1, detached, "a session that ended by itself is released without DELETE")
+	require.NoError(t, r.sup.Close())
+	closed, _ := second.counts()
+	require.Equal(t, 1, closed)
 }
