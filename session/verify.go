@@ -303,6 +303,9 @@ func (v *verified) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelPa
 	return err
 }
 
-// Alive is the inner session's: a liveness request is judged by whoever
-// sent it (the keepalive's rule), not verified again.
-func (v *verified) Alive(ctx context.Context) error { return v.inner.Alive(ctx) }
+// Alive is judged as any request (a host's ping); a verification's own
+// Alive goes to the inner session, past the rules.
+func (v *verified) Alive(ctx context.Context) error {
+	_, err := do(v, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, v.inner.Alive(ctx) })
+	return err
+}

@@ -142,3 +142,24 @@ func TestSeamConnectorDrivesADialer(t *testing.T) {
 	closed, _ := second.counts()
 	require.Equal(t, 1, closed)
 }
+
+// The host's Ping is judged as a call: a 404 to it (the session id sent)
+// ends the session, and the next call goes out on a new one.
+func TestHostPingAnsweredSessionGoneReplacesTheSession(t *testing.T) {
+	r := newRig(t, Config{})
+	old := newFakeSession("s1", "a")
+	old.pingFn = func(context.Context) error {
+		return &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "ping", Status: 404, SessionIDSent: true}}
+	}
+	r.ready(old)
+	err := r.sup.Ping(r.ctx)
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.SessionExpired, ce.Verdict.Class)
+	errc := r.callAsync(r.ctx, "a")
+	fresh := newFakeSession("s2", "a")
+	r.next().ok(fresh)
+	require.NoError(t, <-errc)
+	require.Empty(t, old.toolCalls())
+	require.Equal(t, []string{"a"}, fresh.toolCalls())
+}
