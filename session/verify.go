@@ -49,12 +49,13 @@ type VerifyConfig struct {
 //     costs one Alive.
 //
 // Every other failure (500, 429, 403, 401, a JSON-RPC error, a caller
-// giving up) leaves the session as it is (failure story S4). The result's
-// Done is closed when s ends by itself too, with s's cause. As any ended
-// session, one that ended on these rules is released by its owner: Detach
-// (its server is gone, or answers nothing: no DELETE) or Close; both end
-// s and wait for the verification running. Safe for concurrent use.
-func Verify(s Session, cfg VerifyConfig) Session {
+// giving up) leaves the session as it is (failure story S4). The rules end
+// s itself (Endable.Fail), so its Done, Err and end are the result's: no
+// goroutine watches it. As any ended session, one that ended on these
+// rules is released by its owner: Detach (its server is gone, or answers
+// nothing: no DELETE) or Close; both wait for the verification running.
+// Safe for concurrent use.
+func Verify(s Endable, cfg VerifyConfig) Session {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultVerifyTimeout
 	}
@@ -63,9 +64,17 @@ func Verify(s Session, cfg VerifyConfig) Session {
 	}
 	v := &verified{inner: s, cfg: cfg, change: make(chan struct{})}
 	v.life, v.stop = context.WithCancel(context.Background())
-	v.wg.Add(1)
-	go v.follow()
 	return v
+}
+
+// Endable is a Session that a rule outside its transport may end (see
+// [Verify]). A Session that embeds an [End] has Fail.
+type Endable interface {
+	Session
+	// Fail ends the session with err unless it has ended (the first cause
+	// wins), Done closed before it returns, and reports whether this call
+	// ended it.
+	Fail(err error) bool
 }
 
 // Verified is the outcome of one verification (see [Verify]): Alive, or
@@ -78,12 +87,11 @@ type Verified struct {
 func (Verified) fact() {}
 
 type verified struct {
-	inner Session
+	inner Endable
 	cfg   VerifyConfig
-	end   End
-	life  context.Context // ends with the session: a running Alive is canceled
+	life  context.Context // ends on Close or Detach: a running Alive is canceled
 	stop  context.CancelFunc
-	wg    sync.WaitGroup
+	wg    sync.WaitGroup // the verification running
 
 	mu        sync.Mutex
 	verifying bool
@@ -93,20 +101,9 @@ type verified struct {
 	change    chan struct{} // closed at the next change of status
 }
 
-// follow ends v when its inner session ends by itself.
-func (v *verified) follow() {
-	defer v.wg.Done()
-	select {
-	case <-v.inner.Done():
-		v.fail(v.inner.Err())
-	case <-v.end.Done():
-	}
-}
-
-// fail ends v with err and wakes those waiting on its status.
+// fail ends the session with err and wakes those waiting on its status.
 func (v *verified) fail(err error) {
-	if v.end.Fail(err) {
-		v.stop()
+	if v.inner.Fail(err) {
 		v.changed()
 	}
 }
@@ -139,7 +136,7 @@ func (v *verified) failed(ctx context.Context, seq uint64, err error) {
 
 func (v *verified) verify(seq uint64) {
 	v.mu.Lock()
-	if v.closing || v.end.Ended() || v.verifying || v.answered > seq {
+	if v.closing || v.inner.Err() != nil || v.verifying || v.answered > seq {
 		v.mu.Unlock()
 		return
 	}
@@ -168,7 +165,10 @@ func (v *verified) alive(num uint64) {
 	})
 	err := v.inner.Alive(ctx)
 	t.Stop()
-	if v.life.Err() != nil {
+	if v.life.Err() != nil || v.inner.Err() != nil {
+		v.mu.Lock()
+		v.verifying = false
+		v.mu.Unlock()
 		return // the session ended meanwhile
 	}
 	mu.Lock()
@@ -200,35 +200,37 @@ func (v *verified) observe(f Fact) {
 func (v *verified) Info() Info { return v.inner.Info() }
 
 func (v *verified) Status() (Status, <-chan struct{}) {
+	st, ch := v.inner.Status()
+	if st == Ended {
+		return Ended, ch
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	switch {
-	case v.end.Ended():
-		return Ended, v.change
-	case v.verifying:
+	if v.verifying {
 		return Verifying, v.change
 	}
-	if st, ch := v.inner.Status(); st != Live {
+	if st != Live {
 		return st, ch
 	}
 	return Live, v.change
 }
 
-func (v *verified) Done() <-chan struct{} { return v.end.Done() }
-func (v *verified) Err() error            { return v.end.Err() }
+func (v *verified) Done() <-chan struct{} { return v.inner.Done() }
+func (v *verified) Err() error            { return v.inner.Err() }
 
-func (v *verified) Close() error  { return v.finish(ErrClosed, v.inner.Close) }
-func (v *verified) Detach() error { return v.finish(ErrDetached, v.inner.Detach) }
+func (v *verified) Close() error  { return v.finish(v.inner.Close) }
+func (v *verified) Detach() error { return v.finish(v.inner.Detach) }
 
-// finish ends v with why (unless it ended before), ends the inner session
-// with end, and waits for v's goroutines.
-func (v *verified) finish(why error, end func() error) error {
+// finish ends the session with end and waits for the verification
+// running, which it cancels.
+func (v *verified) finish(end func() error) error {
 	v.mu.Lock()
 	v.closing = true
 	v.mu.Unlock()
-	v.fail(why)
+	v.stop()
 	err := end()
 	v.wg.Wait()
+	v.changed()
 	return err
 }
 

@@ -96,6 +96,7 @@ func (f *inner) Status() (session.Status, <-chan struct{}) {
 	return session.Live, f.end.Done()
 }
 func (f *inner) Done() <-chan struct{} { return f.end.Done() }
+func (f *inner) Fail(err error) bool   { return f.end.Fail(err) }
 func (f *inner) Err() error            { return f.end.Err() }
 func (f *inner) Close() error          { f.end.Fail(session.ErrClosed); return nil }
 func (f *inner) Detach() error {

@@ -23,15 +23,15 @@ type seamConnector struct {
 	d seam.Dialer
 }
 
-func (c *seamConnector) Dial(ctx context.Context, spec dialSpec) (seam.Session, error) {
+func (c *seamConnector) Dial(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Dial(ctx, sp) })
 }
 
-func (c *seamConnector) Attach(ctx context.Context, spec dialSpec) (seam.Session, error) {
+func (c *seamConnector) Attach(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Attach(ctx, sp) })
 }
 
-func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, error)) (seam.Session, error) {
+func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, error)) (seam.Endable, error) {
 	reqs := c.s.serverRequests(spec.gen)
 	var cl *mcp.Client
 	sp := seam.Spec{
@@ -58,19 +58,25 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 		end()
 		return nil, err
 	}
-	return &releasing{Session: sess, end: end}, nil
+	e, ok := sess.(seam.Endable)
+	if !ok { // a transport's session embeds a seam.End, which has Fail
+		_ = sess.Close()
+		end()
+		return nil, fmt.Errorf("mcpsup: the transport's session %T has no Fail (seam.Endable)", sess)
+	}
+	return &releasing{Endable: e, end: end}, nil
 }
 
-// releasing is a seam.Session that, when the supervisor releases it, ends
-// what the supervisor runs for it (the server's requests' handlers, the
-// roots) before the transport's own end.
+// releasing is a transport's session that, when the supervisor releases
+// it, ends what the supervisor runs for it (the server's requests'
+// handlers, the roots) before the transport's own end.
 type releasing struct {
-	seam.Session
+	seam.Endable
 	end func()
 }
 
-func (r *releasing) Close() error  { r.end(); return r.Session.Close() }
-func (r *releasing) Detach() error { r.end(); return r.Session.Detach() }
+func (r *releasing) Close() error  { r.end(); return r.Endable.Close() }
+func (r *releasing) Detach() error { r.end(); return r.Endable.Detach() }
 
 // observer turns the facts of the session of generation h.gen into
 // inputs of the loop. A drop has an event for each of the first maxDropEvents,
@@ -219,11 +225,11 @@ func (s *Supervisor) opener() opener {
 // legacyConnector adapts a legacy connector to the seam.
 type legacyConnector struct{ c connector }
 
-func (l legacyConnector) Dial(ctx context.Context, spec dialSpec) (seam.Session, error) {
+func (l legacyConnector) Dial(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return adaptLegacy(l.c.Dial(ctx, spec))
 }
 
-func (l legacyConnector) Attach(ctx context.Context, spec dialSpec) (seam.Session, error) {
+func (l legacyConnector) Attach(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return adaptLegacy(l.c.Attach(ctx, spec))
 }
 
@@ -238,7 +244,7 @@ type legacySession struct {
 	wg  sync.WaitGroup
 }
 
-func adaptLegacy(ls session, err error) (seam.Session, error) {
+func adaptLegacy(ls session, err error) (seam.Endable, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -267,6 +273,7 @@ func (l *legacySession) Status() (seam.Status, <-chan struct{}) {
 }
 
 func (l *legacySession) Done() <-chan struct{} { return l.end.Done() }
+func (l *legacySession) Fail(err error) bool   { return l.end.Fail(err) }
 func (l *legacySession) Err() error            { return l.end.Err() }
 
 func (l *legacySession) Close() error {

@@ -59,13 +59,13 @@ type openReq struct {
 }
 
 type openReply struct {
-	sess seam.Session
+	sess seam.Endable
 	err  error
 }
 
 func newFakeConn() *fakeConn { return &fakeConn{reqs: make(chan *openReq, 16), bell: newBeacon()} }
 
-func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (seam.Session, error) {
+func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (seam.Endable, error) {
 	r := &openReq{attach: attach, spec: spec, reply: make(chan openReply, 1), ctx: ctx}
 	c.reqs <- r
 	if c.stubborn {
@@ -86,11 +86,11 @@ func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (seam.S
 	}
 }
 
-func (c *fakeConn) Dial(ctx context.Context, spec dialSpec) (seam.Session, error) {
+func (c *fakeConn) Dial(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return c.open(ctx, false, spec)
 }
 
-func (c *fakeConn) Attach(ctx context.Context, spec dialSpec) (seam.Session, error) {
+func (c *fakeConn) Attach(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return c.open(ctx, true, spec)
 }
 
@@ -263,6 +263,7 @@ func (f *fakeSession) Status() (seam.Status, <-chan struct{}) {
 	return seam.Live, f.end.Done()
 }
 func (f *fakeSession) Done() <-chan struct{} { return f.end.Done() }
+func (f *fakeSession) Fail(err error) bool   { return f.end.Fail(err) }
 func (f *fakeSession) Err() error            { return f.end.Err() }
 func (f *fakeSession) Close() error {
 	f.mu.Lock()
@@ -343,7 +344,7 @@ func (r *rig) next() *openReq {
 	}
 }
 
-func (req *openReq) ok(s seam.Session) { req.reply <- openReply{sess: s} }
+func (req *openReq) ok(s seam.Endable) { req.reply <- openReply{sess: s} }
 func (req *openReq) fail(err error) {
 	req.reply <- openReply{err: err}
 }

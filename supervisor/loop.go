@@ -221,18 +221,19 @@ func (s *Supervisor) open(c fsm.Command) {
 	s.goCmd(func() input {
 		ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 		defer cancel()
-		var sess seam.Session
+		var opened seam.Endable
 		var err error
 		if kind == fsm.Attach {
 			s.detachedBefore(ctx, spec.resume.SessionID)
-			sess, err = s.opener().Attach(ctx, spec)
+			opened, err = s.opener().Attach(ctx, spec)
 		} else {
-			sess, err = s.opener().Dial(ctx, spec)
+			opened, err = s.opener().Dial(ctx, spec)
 		}
+		var sess seam.Session
 		if err == nil {
 			// A failed request ends the session by the same rules on
 			// every transport (seam.Verify).
-			sess = seam.Verify(sess, seam.VerifyConfig{Timeout: s.cfg.ProbeTimeout, Clock: s.cfg.Clock, Observe: s.observer(spec.hooks)})
+			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.ProbeTimeout, Clock: s.cfg.Clock, Observe: s.observer(spec.hooks)})
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)

@@ -15,11 +15,12 @@ type dialSpec struct {
 }
 
 // opener opens the loop's sessions: seamConnector, over a transport's
-// seam.Dialer; tests script their own.
+// seam.Dialer; tests script their own. A session is Endable: the rules
+// by which a failed request ends it (seam.Verify) end it.
 type opener interface {
 	// Dial opens a new session with a full handshake.
-	Dial(ctx context.Context, spec dialSpec) (seam.Session, error)
+	Dial(ctx context.Context, spec dialSpec) (seam.Endable, error)
 	// Attach re-attaches the persisted session spec.resume without a
 	// handshake on the wire.
-	Attach(ctx context.Context, spec dialSpec) (seam.Session, error)
+	Attach(ctx context.Context, spec dialSpec) (seam.Endable, error)
 }
