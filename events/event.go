@@ -27,12 +27,20 @@ const (
 	// (those left off, past MaxNames each), Tools (tools now), Prompts, Resources, ResourceTemplates (the other lists'
 	// changes, nil when unchanged), Generation.
 	KindCatalogChanged Kind = "catalog-changed"
-	// KindCallFailed: a call failed. Its transition event follows: internal
-	// when the session was kept (failure story S4) or is being verified (a
-	// transport verdict: a session-verified or session-died transition
-	// follows), ready -> connecting when the verdict costs the session.
-	// Fields: Op, Name, Delivery, Verdict, Generation.
+	// KindCallFailed: a call failed. A failed call moves no state: when
+	// its answer cost the session (session-expired) or a verification
+	// found it dead, the session's end follows as a session-ended event
+	// and a session-died transition; a transport verdict's verification
+	// reports as session-verified (failure story S4). Fields: Op, Name,
+	// Delivery, Verdict, Generation.
 	KindCallFailed Kind = "call-failed"
+	// KindSessionVerified: a request got no answer (transport) and one
+	// liveness request (ping, or server/discover from 2026-07-28) verified
+	// the session: answered, it lives; not answered, it ended (its
+	// session-ended event and session-died transition follow). Fields:
+	// Generation, Verdict (the liveness request's, when not answered),
+	// Detail.
+	KindSessionVerified Kind = "session-verified"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened for
 	// this server (failure story S5). Fields: Detail (the rule that fired).
 	KindStreamDisabled Kind = "stream-disabled"

@@ -47,7 +47,6 @@ const (
 	TriggerDiscoverySucceeded Trigger = "discovery-succeeded"
 	TriggerDiscoveryFailed    Trigger = "discovery-failed"
 	TriggerCatalogListed      Trigger = "catalog-listed"
-	TriggerCallFailed         Trigger = "call-failed"
 	TriggerSessionDied        Trigger = "session-died"
 	TriggerRetryDue           Trigger = "retry-due"
 	TriggerRetriesExhausted   Trigger = "retries-exhausted"
@@ -55,7 +54,6 @@ const (
 	TriggerCloseRequested     Trigger = "close-requested"
 	TriggerDetachRequested    Trigger = "detach-requested"
 	TriggerChurnCooled        Trigger = "churn-cooled"
-	TriggerSessionVerified    Trigger = "session-verified"
 )
 
 // String returns the kebab-case name, e.g. "session-died".

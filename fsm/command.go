@@ -43,14 +43,6 @@ const (
 	// without DELETE (the server forgot it, it died by itself, or the host
 	// keeps it resumable).
 	DetachSession
-	// VerifySession: a call on the session of [Command.Generation] failed
-	// with transport (no HTTP answer: a reset, EOF) while the session may
-	// still be live: send one cheap request on it (MCP `ping`) and report
-	// SessionVerified when it is answered, or SessionDied with its verdict
-	// when not (transport, session-expired, no answer in time). A session
-	// the shell cannot verify (no ping: 2026-07-28) is reported dead with
-	// the call's verdict.
-	VerifySession
 
 	numCommands
 )
@@ -65,7 +57,6 @@ var commandNames = [numCommands]string{
 	ClearSession:   "clear-session",
 	CloseSession:   "close-session",
 	DetachSession:  "detach-session",
-	VerifySession:  "verify-session",
 }
 
 // String returns the kebab-case name, e.g. "schedule-retry".
@@ -90,7 +81,6 @@ type Command struct {
 	// Attempt numbers a ScheduleRetry from 1; zero for other kinds.
 	Attempt int
 	// Verdict is the failure a ScheduleRetry answers (its RetryAfter is a
-	// lower bound for the delay), or the call failure a VerifySession
-	// checks; zero for other kinds.
+	// lower bound for the delay); zero for other kinds.
 	Verdict classify.Verdict
 }

@@ -32,13 +32,6 @@ const (
 	// GuardStaleRecoveryUsed: the server answered, recoverable, and this
 	// resume already used its stale recovery.
 	GuardStaleRecoveryUsed
-	// GuardVerdictSessionExpired: the call's verdict is session-expired.
-	GuardVerdictSessionExpired
-	// GuardVerdictTransport: the call's verdict is transport.
-	GuardVerdictTransport
-	// GuardVerdictStaysReady: the call's verdict does not reconnect: the
-	// session lives (failure story S4).
-	GuardVerdictStaysReady
 	// GuardSessionBudgetLeft: one more session stays within
 	// [Config.MaxSessions] per [Config.Window].
 	GuardSessionBudgetLeft
@@ -85,26 +78,23 @@ const (
 )
 
 var guardNames = [numGuards]string{
-	GuardResumeNone:            "resume-none",
-	GuardResumeBlind:           "resume-blind",
-	GuardResumeKnown:           "resume-known",
-	GuardFatalVerdict:          "fatal-verdict",
-	GuardRecoverableVerdict:    "recoverable-verdict",
-	GuardStaleRecoveryUnused:   "stale-recovery-unused",
-	GuardStaleRecoveryUsed:     "stale-recovery-used",
-	GuardVerdictSessionExpired: "verdict-session-expired",
-	GuardVerdictTransport:      "verdict-transport",
-	GuardVerdictStaysReady:     "verdict-stays-ready",
-	GuardSessionBudgetLeft:     "session-budget-left",
-	GuardChurnLimitReached:     "churn-limit-reached",
-	GuardRetrying:              "retrying",
-	GuardChurnFailure:          "churn-failure",
-	GuardListingRetryLeft:      "listing-retry-left",
-	GuardListingRetrySpent:     "listing-retry-spent",
-	GuardListingFailed:         "listing-failed",
-	GuardNoAnswer:              "no-answer",
-	GuardExpiryEvidence:        "expiry-evidence",
-	GuardServerBusy:            "server-busy",
+	GuardResumeNone:          "resume-none",
+	GuardResumeBlind:         "resume-blind",
+	GuardResumeKnown:         "resume-known",
+	GuardFatalVerdict:        "fatal-verdict",
+	GuardRecoverableVerdict:  "recoverable-verdict",
+	GuardStaleRecoveryUnused: "stale-recovery-unused",
+	GuardStaleRecoveryUsed:   "stale-recovery-used",
+	GuardSessionBudgetLeft:   "session-budget-left",
+	GuardChurnLimitReached:   "churn-limit-reached",
+	GuardRetrying:            "retrying",
+	GuardChurnFailure:        "churn-failure",
+	GuardListingRetryLeft:    "listing-retry-left",
+	GuardListingRetrySpent:   "listing-retry-spent",
+	GuardListingFailed:       "listing-failed",
+	GuardNoAnswer:            "no-answer",
+	GuardExpiryEvidence:      "expiry-evidence",
+	GuardServerBusy:          "server-busy",
 }
 
 // String returns the kebab-case name used in events and docs/statechart.md.
@@ -176,12 +166,6 @@ func (g Guard) eval(m *Machine, t *guardInput) bool {
 		return !fatal(c) && !noAnswer(c) && !m.staleUsed
 	case GuardStaleRecoveryUsed:
 		return !fatal(c) && !noAnswer(c) && m.staleUsed
-	case GuardVerdictSessionExpired:
-		return c == classify.SessionExpired
-	case GuardVerdictTransport:
-		return c == classify.Transport
-	case GuardVerdictStaysReady:
-		return !c.Reconnects()
 	case GuardSessionBudgetLeft:
 		return !m.churnLimitReached(t.now)
 	case GuardChurnLimitReached:

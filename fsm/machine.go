@@ -113,8 +113,8 @@ func (o Outcome) Transitioned() bool { return o.Event.Kind != "" }
 //   - [*GenerationError] (ErrStaleGeneration, ErrFutureGeneration): a
 //     non-zero t.Generation other than the current one; a stale one is the
 //     normal fate of a late result of an old session and can be dropped;
-//   - [*VerdictError] (ErrMissingVerdict): HandshakeFailed, DiscoveryFailed
-//     or CallFailed without a verdict;
+//   - [*VerdictError] (ErrMissingVerdict): HandshakeFailed or
+//     DiscoveryFailed without a verdict;
 //   - [*RejectedError] (ErrRejected): the table does not permit the trigger
 //     in the current state, or t.Kind is not a trigger kind.
 //
@@ -257,8 +257,6 @@ func (m *Machine) command(k CommandKind, t *Trigger) Command {
 	case ScheduleRetry:
 		m.attempt++
 		cmd.Attempt = m.attempt
-		cmd.Verdict = t.Verdict
-	case VerifySession:
 		cmd.Verdict = t.Verdict
 	}
 	return cmd

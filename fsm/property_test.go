@@ -131,6 +131,12 @@ func TestPropertyInvariants(t *testing.T) {
 			if tr.Kind == fsm.ReconnectRequested && tr.Resume != fsm.ResumeNone && fromState == fsm.Failed {
 				noProbe = false // the host re-attaches the session it holds: a new resume
 			}
+			if tr.Kind == fsm.RetryDue && fromState == fsm.Failed && (m.State() == fsm.ResumingBlind || m.State() == fsm.ResumingKnown) {
+				// A resume that got no answer kept its session: the retry
+				// re-attaches it and discovers anew (failed, retry-due,
+				// resume-blind/known rows).
+				noProbe = false
+			}
 			// no probing after stale-recovering or failed until a new resume.
 			if noProbe {
 				if m.State() == fsm.Probing {
@@ -156,7 +162,7 @@ func TestPropertyInvariants(t *testing.T) {
 			// no retry (nor reconnect) after unauthorized or canceled.
 			c := tr.Verdict.Class
 			carries := tr.Kind == fsm.HandshakeFailed || tr.Kind == fsm.DiscoveryFailed ||
-				tr.Kind == fsm.CallFailed || tr.Kind == fsm.SessionDied || tr.Kind == fsm.AttachRefused
+				tr.Kind == fsm.SessionDied || tr.Kind == fsm.AttachRefused
 			fatalNow := carries && (c == classify.Unauthorized || c == classify.Canceled)
 			if tr.Kind == fsm.ReconnectRequested {
 				fatalStop = false

@@ -40,11 +40,11 @@ const (
 	// ListingDeclared: a known-capabilities resume lists, strictly, what the
 	// persisted capabilities declared; it does not probe. Left like Probing.
 	ListingDeclared = events.StateListingDeclared
-	// Ready: serving calls. Left when the session died or a call's verdict
-	// is session-expired (to Connecting, or to Failed for unauthorized,
-	// canceled or churn); a call's transport verdict first verifies the
-	// session (VerifySession: SessionVerified keeps it, SessionDied leaves);
-	// every other call failure is an internal transition (S4).
+	// Ready: serving calls. Left only when the session died (to
+	// Connecting, or to Failed for unauthorized, canceled or churn), a
+	// reconnect or the end: a failed call never steps the machine (S4);
+	// the session itself ends on a session-expired answer or a failed
+	// verification, and reports it as SessionDied.
 	Ready = events.StateReady
 	// StaleRecovering: the resumed session id was dropped; one full
 	// re-handshake and discovery; never probes. Left on DiscoverySucceeded

@@ -127,51 +127,30 @@ func TestResumeWithNoAnswerRetriesTheResume(t *testing.T) {
 	}
 }
 
-// S4: on a tool call only transport and session-expired leave ready. 500,
-// 429 (with Retry-After), 403, a plain 400, -32601 and even 401 are internal
-// transitions: an event, no command, the generation unchanged.
-func TestS4CallFailuresStayReadyUnlessTheyReconnect(t *testing.T) {
+// S4: a failed call is no trigger of the machine: there is none for it
+// (500, 429, 403, 401 on a call keep ready by construction). Only the
+// session's own end leaves ready: a 404 on a request with a session id
+// (the session ended itself, session-expired) or an unanswered
+// verification (transport) is SessionDied, which releases the session
+// without DELETE and opens exactly one new one.
+func TestS4OnlyTheSessionsEndLeavesReady(t *testing.T) {
+	require.NotContains(t, fsm.TriggerKinds(), fsm.TriggerKind("call-failed"))
+	require.NotContains(t, fsm.TriggerKinds(), fsm.TriggerKind("session-verified"))
 	d := newDriver(t, fsm.Config{})
 	d.toReady()
-	stays := []classify.Verdict{
-		{Class: classify.ServerError, HTTPStatus: 500, Method: "tools/call"},
-		{Class: classify.RateLimited, HTTPStatus: 429, RetryAfter: 30 * time.Second, Method: "tools/call"},
-		{Class: classify.Forbidden, HTTPStatus: 403, Method: "tools/call"},
-		{Class: classify.Application, HTTPStatus: 400, Method: "prompts/get"},
-		{Class: classify.MethodNotFound, RPC: classify.RPCError{Present: true, Code: -32601, HasID: true}},
-		{Class: classify.Unauthorized, HTTPStatus: 401},
-		{Class: classify.Timeout},
-		{Class: classify.Protocol, HTTPStatus: 200},
-	}
-	for _, v := range stays {
-		d.step(failTrig(fsm.CallFailed, 1, v), want{fsm.Ready, nil,
-			ev(fsm.Ready, fsm.Ready, fsm.CallFailed, "verdict-stays-ready", v, 1, 0, "")})
-	}
-	require.Equal(t, uint64(1), d.m.Generation())
 
-	// 404 on a request with a session id: exactly one new session, the
-	// expired one released without DELETE.
 	v404 := classify.Verdict{Class: classify.SessionExpired, HTTPStatus: 404, SessionIDSent: true}
-	d.step(failTrig(fsm.CallFailed, 1, v404), want{fsm.Connecting,
+	d.step(failTrig(fsm.SessionDied, 1, v404), want{fsm.Connecting,
 		[]fsm.Command{cmd(fsm.DetachSession, 1), dial(2)},
-		ev(fsm.Ready, fsm.Connecting, fsm.CallFailed, "verdict-session-expired+session-budget-left", v404, 2, 0, "")})
-	// A concurrent call of the old session fails late: dropped.
-	_, err := d.m.Step(fsm.Trigger{Kind: fsm.CallFailed, Generation: 1, Verdict: v404, Now: d.now})
+		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", v404, 2, 0, "")})
+	// A late end of the old session: dropped.
+	_, err := d.m.Step(fsm.Trigger{Kind: fsm.SessionDied, Generation: 1, Verdict: v404, Now: d.now})
 	require.ErrorIs(t, err, fsm.ErrStaleGeneration)
 	d.handshakeToReady(fsm.Connecting, 2, 0)
 
-	// No HTTP status (connection reset): the session is verified first. A
-	// ping answered keeps it; the call failed alone.
+	// A verification that went unanswered: the session died; it is
+	// released without DELETE and replaced.
 	vTr := verdict(classify.Transport, 0)
-	verify := fsm.Command{Kind: fsm.VerifySession, Generation: 2, Verdict: vTr}
-	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Ready, []fsm.Command{verify},
-		ev(fsm.Ready, fsm.Ready, fsm.CallFailed, "verdict-transport", vTr, 2, 0, "")})
-	d.step(trig(fsm.SessionVerified, 2), want{fsm.Ready, nil,
-		ev(fsm.Ready, fsm.Ready, fsm.SessionVerified, "", none, 2, 0, "")})
-	// Not answered: the session died; it is released without DELETE and
-	// replaced.
-	d.step(failTrig(fsm.CallFailed, 2, vTr), want{fsm.Ready, []fsm.Command{verify},
-		ev(fsm.Ready, fsm.Ready, fsm.CallFailed, "verdict-transport", vTr, 2, 0, "")})
 	d.step(failTrig(fsm.SessionDied, 2, vTr), want{fsm.Connecting, []fsm.Command{cmd(fsm.DetachSession, 2), dial(3)},
 		ev(fsm.Ready, fsm.Connecting, fsm.SessionDied, "recoverable-verdict+session-budget-left", vTr, 3, 0, "")})
 }

@@ -193,16 +193,9 @@ func buildTable() []Row {
 		ending(s, CloseSession)
 	}
 
-	// ready: only a verdict that reconnects, or the session dying, leaves.
-	// The common case comes first: stateless evaluates a trigger's rows in
-	// order and allocates less when the first one passes.
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictStaysReady}, To: Ready})
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictSessionExpired, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
-	// A transport failure of one call may be a blip on a live session:
-	// verify it before replacing it; a dead one comes back as SessionDied.
-	add(Row{From: Ready, Trigger: CallFailed, Guards: g{GuardVerdictTransport}, To: Ready, Commands: c{VerifySession}})
-	add(Row{From: Ready, Trigger: SessionVerified, To: Ready})
+	// ready: only the session dying (it reports its own end: a
+	// session-expired answer, a failed verification, a keepalive), a
+	// reconnect or the end leaves. A failed call is no trigger (S4).
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
@@ -236,7 +229,7 @@ func buildTable() []Row {
 	// Late results of the session that failed (same generation) change
 	// nothing: that session was already ended on entering failed.
 	ignore(Failed, HandshakeSucceeded, HandshakeFailed, Attached, AttachRefused,
-		DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied, SessionVerified)
+		DiscoverySucceeded, DiscoveryFailed, CatalogListed, SessionDied)
 
 	// closed absorbs everything.
 	ignore(Closed, triggerList[:]...)

@@ -36,13 +36,11 @@ const (
 	// CatalogListed: a re-list while ready succeeded, e.g. after
 	// notifications/tools/list_changed.
 	CatalogListed = events.TriggerCatalogListed
-	// CallFailed: a call on the live session failed; carries the verdict
-	// (required).
-	CallFailed = events.TriggerCallFailed
-	// SessionDied: the go-sdk session ended by itself (ClientSession.Wait
-	// returned, or a call reported the connection closed), or a
-	// VerifySession found it dead; carries the verdict of its cause, or
-	// none when there was no error.
+	// SessionDied: the session ended by itself (its Done closed: the
+	// server said it is gone, a verification or a keepalive ping went
+	// unanswered, the process exited); carries the verdict of its cause,
+	// or none when there was no error. A failed call never steps the
+	// machine: the session reports its own end.
 	SessionDied = events.TriggerSessionDied
 	// RetryDue: the delay of a ScheduleRetry elapsed.
 	RetryDue = events.TriggerRetryDue
@@ -67,23 +65,19 @@ const (
 	// entered a churn failure; the machine tries again. Resets the retry
 	// attempts.
 	ChurnCooled = events.TriggerChurnCooled
-	// SessionVerified: a VerifySession was answered: the session lives,
-	// the call that failed failed alone.
-	SessionVerified = events.TriggerSessionVerified
 )
 
 // triggerID is a trigger kind's dense index, for the machine's arrays and as
 // the trigger value stateless is fired with.
 type triggerID uint8
 
-const numTriggers = 17
+const numTriggers = 15
 
 // triggerList lists the trigger kinds in declaration order, indexed by
 // triggerID.
 var triggerList = [numTriggers]TriggerKind{Started, HandshakeSucceeded, HandshakeFailed, Attached,
-	AttachRefused, DiscoverySucceeded, DiscoveryFailed, CatalogListed, CallFailed, SessionDied,
-	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled,
-	SessionVerified}
+	AttachRefused, DiscoverySucceeded, DiscoveryFailed, CatalogListed, SessionDied,
+	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled}
 
 // triggerIndex returns the dense index of k; false for a name that is not a
 // trigger kind. A switch, not a map: Go compiles it to a binary search on
@@ -107,24 +101,20 @@ func triggerIndex(k TriggerKind) (triggerID, bool) {
 		return 6, true
 	case CatalogListed:
 		return 7, true
-	case CallFailed:
-		return 8, true
 	case SessionDied:
-		return 9, true
+		return 8, true
 	case RetryDue:
-		return 10, true
+		return 9, true
 	case RetriesExhausted:
-		return 11, true
+		return 10, true
 	case ReconnectRequested:
-		return 12, true
+		return 11, true
 	case CloseRequested:
-		return 13, true
+		return 12, true
 	case DetachRequested:
-		return 14, true
+		return 13, true
 	case ChurnCooled:
-		return 15, true
-	case SessionVerified:
-		return 16, true
+		return 14, true
 	}
 	return 0, false
 }
@@ -142,7 +132,7 @@ func TriggerKinds() []TriggerKind {
 // needsVerdict reports whether a trigger of kind k is meaningless without a
 // failure verdict.
 func needsVerdict(k TriggerKind) bool {
-	return k == HandshakeFailed || k == DiscoveryFailed || k == CallFailed
+	return k == HandshakeFailed || k == DiscoveryFailed
 }
 
 // carriesVerdict reports whether a trigger of kind k carries a verdict; Step
@@ -184,8 +174,7 @@ type Trigger struct {
 	// still holds, see [Machine.RetryResume]).
 	Resume ResumeMode
 	// Verdict is the classified failure. Required (class other than
-	// classify.None) for HandshakeFailed, DiscoveryFailed and CallFailed;
-	// optional for SessionDied, AttachRefused and RetriesExhausted; ignored
+	// classify.None) for HandshakeFailed and DiscoveryFailed; optional for SessionDied, AttachRefused and RetriesExhausted; ignored
 	// otherwise.
 	Verdict classify.Verdict
 	// Generation is the [Command.Generation] of the command whose result this

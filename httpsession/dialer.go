@@ -247,7 +247,7 @@ type httpSession struct {
 	end   session.End
 }
 
-var _ session.Session = (*httpSession)(nil)
+var _ session.Endable = (*httpSession)(nil)
 
 // start runs the session on ws: its keepalive, and the wait for go-sdk's
 // end.
@@ -293,6 +293,14 @@ func (s *httpSession) cause(err error) error {
 		return err
 	}
 	return first
+}
+
+// Fail ends the session from outside with err (session.Verify: a
+// session-gone answer, an unanswered verification) unless it ended
+// already; the supervisor then releases it without DELETE (Detach).
+func (s *httpSession) Fail(err error) bool {
+	s.record(err)
+	return s.end.Fail(err)
 }
 
 func (s *httpSession) Info() session.Info {

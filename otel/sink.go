@@ -23,7 +23,7 @@ const (
 	// AttrFrom and AttrTo are a transition's states before and after.
 	AttrFrom = attribute.Key("mcpsup.from")
 	AttrTo   = attribute.Key("mcpsup.to")
-	// AttrTrigger is the fact that caused a transition, e.g. "call-failed".
+	// AttrTrigger is the fact that caused a transition, e.g. "session-died".
 	AttrTrigger = attribute.Key("mcpsup.trigger")
 	// AttrDelivery is how far a failed call got: "not-sent",
 	// "outcome-unknown" or "answered".

@@ -64,7 +64,10 @@ type Dialer struct {
 	version string // the protocol version to ask for: Options.ProtocolVersion, then learned
 }
 
-var _ session.Dialer = (*Dialer)(nil)
+var (
+	_ session.Dialer  = (*Dialer)(nil)
+	_ session.Endable = (*stdioSession)(nil)
+)
 
 // NewDialer returns a Dialer of o, its zero fields set to their defaults.
 // It checks nothing: Command.Validate does.

@@ -129,7 +129,12 @@ func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
 }
 
 func (s *stdioSession) Done() <-chan struct{} { return s.end.Done() }
-func (s *stdioSession) Err() error            { return s.end.Err() }
+
+// Fail ends the session from outside with err (session.Verify: an
+// unanswered verification) unless it ended already; Done then closes
+// before the process has exited, and the supervisor's Close stops it.
+func (s *stdioSession) Fail(err error) bool { return s.end.Fail(err) }
+func (s *stdioSession) Err() error          { return s.end.Err() }
 
 // Close stops the process (Command: stdin, SIGTERM, SIGKILL), closes
 // go-sdk's session and returns once the session has ended. Idempotent.

@@ -2,10 +2,12 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // CallHandler is told of the part of a host call's life that no request
@@ -74,19 +76,20 @@ type CallWaited struct {
 }
 
 // CallSessionLost is the stage of a call whose failure cost the connection
-// its session: once the machine took the failure, the session the call went
-// out on was no longer the live one (its verdict was transport or
-// session-expired, failure story S4), and the supervisor is recovering.
+// its session: the session the call went out on had ended when the call
+// returned (its verdict was session-expired, or the session ended by
+// itself meanwhile, failure story S4), and the supervisor recovers.
 // A transport failure whose session is still being verified (one ping on
 // the same session, DESIGN.md section 3) is not reported here: the events
 // tell whether the ping found it dead.
 type CallSessionLost struct {
 	// Generation is the session the call failed on.
 	Generation uint64
-	// To is the state the connection moved to (connecting,
-	// stale-recovering, failed, ...), as the machine left it when it took
-	// the call's failure; a later recovery does not change it. Closed when
-	// the supervisor stopped first.
+	// To is the connection's state when the call returned: the session
+	// has ended, and the supervisor replaces it once its loop takes the
+	// end, so To may still be ready (of the old generation), or already
+	// connecting, stale-recovering, failed ...; a later recovery does not
+	// change it. Closed when the supervisor stopped first.
 	To State
 	// Verdict is the call's verdict.
 	Verdict classify.Verdict
@@ -150,16 +153,20 @@ func (w *waitTrace) end(ctx context.Context, s *Supervisor, gen uint64) {
 }
 
 // reportSessionLost tells h when the call that failed as ce cost its
-// session, with the state the failure moved the connection to; the machine
-// has taken the failure (see failed). When the loop ended first the
-// connection is closed.
-func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, ce *CallError) {
-	st, live := ce.after.state, ce.after.gen
-	if !ce.after.taken {
-		st, live = Closed, 0
-	}
-	if st == Ready && live == ce.Generation {
+// session: sess, the session it went out on, has ended by the time the
+// call returns (seam.Verify ends it before). To is the connection's state
+// then: the loop may not have taken the end yet (ready, of the old
+// generation), or closed when the supervisor stopped first.
+func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, ce *CallError, sess seam.Session) {
+	if st, _ := sess.Status(); st != seam.Ended {
 		return
+	}
+	if errors.Is(sess.Err(), seam.ErrClosed) || errors.Is(sess.Err(), seam.ErrDetached) {
+		return // released by the supervisor, not lost to the failure
+	}
+	st := s.State()
+	if s.callLife.Err() != nil {
+		st = Closed
 	}
 	s.handleCall(ctx, h, &CallSessionLost{Generation: ce.Generation, To: st, Verdict: ce.Verdict})
 }

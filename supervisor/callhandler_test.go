@@ -91,8 +91,14 @@ func TestCallHandlerHearsTheSessionACallCost(t *testing.T) {
 	require.True(t, ok, "got %T", stages[1])
 	require.Equal(t, uint64(1), lost.Generation)
 	require.Equal(t, classify.SessionExpired, lost.Verdict.Class)
-	require.NotEqual(t, Ready, lost.To)
 	require.Equal(t, err, stages[2].(*CallEnd).Err)
+	// The next call waits for the new session and goes out on it alone.
+	errc := r.callAsync(r.ctx, "a")
+	fresh := newFakeSession("s2", "a")
+	r.next().ok(fresh)
+	require.NoError(t, <-errc)
+	require.Equal(t, []string{"a", "a"}, old.toolCalls())
+	require.Equal(t, []string{"a"}, fresh.toolCalls())
 }
 
 func TestCallHandlerHearsACallRefusedWhileNotReady(t *testing.T) {

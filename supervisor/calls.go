@@ -13,6 +13,7 @@ import (
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // CallTool calls a tool through the live session (MCP `tools/call`).
@@ -31,7 +32,9 @@ import (
 //
 // A failed call returns a *CallError with the verdict and how far the request
 // got. Only a session-expired verdict, or a transport one whose session then
-// fails to answer a ping, costs the session (failure story S4). The call is
+// fails to answer a ping, costs the session (failure story S4); the session
+// then ended before the call returns, so a call made right after it waits
+// for the new session. The call is
 // never replayed but in two cases, and then once: on a 2026-07-28 session
 // whose response stream for the call broke before the response, it is
 // re-issued as a new request with a new id, as that era requires (changelog
@@ -44,7 +47,7 @@ func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (
 	if params == nil {
 		return nil, errors.New("mcpsup: CallTool: nil params")
 	}
-	return do(s, ctx, "tools/call", params.Name, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.CallToolResult, error) {
+	return do(s, ctx, "tools/call", params.Name, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.CallToolResult, error) {
 		return sess.CallTool(ctx, params)
 	})
 }
@@ -55,7 +58,7 @@ func (s *Supervisor) GetPrompt(ctx context.Context, params *mcp.GetPromptParams)
 	if params == nil {
 		return nil, errors.New("mcpsup: GetPrompt: nil params")
 	}
-	return do(s, ctx, "prompts/get", params.Name, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.GetPromptResult, error) {
+	return do(s, ctx, "prompts/get", params.Name, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.GetPromptResult, error) {
 		return sess.GetPrompt(ctx, params)
 	})
 }
@@ -66,7 +69,7 @@ func (s *Supervisor) ReadResource(ctx context.Context, params *mcp.ReadResourceP
 	if params == nil {
 		return nil, errors.New("mcpsup: ReadResource: nil params")
 	}
-	return do(s, ctx, "resources/read", params.URI, params.GetProgressToken(), func(ctx context.Context, sess session) (*mcp.ReadResourceResult, error) {
+	return do(s, ctx, "resources/read", params.URI, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.ReadResourceResult, error) {
 		return sess.ReadResource(ctx, params)
 	})
 }
@@ -80,7 +83,7 @@ func (s *Supervisor) Complete(ctx context.Context, params *mcp.CompleteParams) (
 	if params.Ref != nil {
 		name = params.Ref.Name + params.Ref.URI
 	}
-	return do(s, ctx, "completion/complete", name, nil, func(ctx context.Context, sess session) (*mcp.CompleteResult, error) {
+	return do(s, ctx, "completion/complete", name, nil, func(ctx context.Context, sess seam.Session) (*mcp.CompleteResult, error) {
 		return sess.Complete(ctx, params)
 	})
 }
@@ -99,7 +102,7 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 		}
 		sn.subs[params.URI] = true
 	})
-	_, err := do(s, ctx, "resources/subscribe", params.URI, nil, func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "resources/subscribe", params.URI, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
 		return struct{}{}, sess.Subscribe(ctx, params)
 	})
 	if err != nil {
@@ -114,7 +117,7 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	if params == nil {
 		return errors.New("mcpsup: Unsubscribe: nil params")
 	}
-	_, err := do(s, ctx, "resources/unsubscribe", params.URI, nil, func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "resources/unsubscribe", params.URI, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
 		return struct{}{}, sess.Unsubscribe(ctx, params)
 	})
 	if err == nil {
@@ -136,8 +139,8 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	if params == nil {
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
-	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess session) (struct{}, error) {
-		if msgcheck.ModernVersion(sess.ProtocolVersion()) {
+	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
+		if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
 			return struct{}{}, nil // stored below: the next requests carry it
 		}
 		return struct{}{}, sess.SetLoggingLevel(ctx, params)
@@ -154,7 +157,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 // call's stages. progress is the request's progressToken (nil when none):
 // progress notifications for it extend Config.CallTimeout. Close waits for
 // the call, its handler's last stage included.
-func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
+func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
 	closed := s.enter(op, name)
 	if closed == nil {
 		defer s.calls.Done()
@@ -193,7 +196,7 @@ func (s *Supervisor) enter(op, name string) *CallError {
 // resend is do without the handler's first and last stage; h may be nil.
 // A call is sent at most twice: re-issued after a 2026-07-28 response
 // stream broke (Config.NoReissue), or else resent (Config.Resend).
-func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error)) (T, error) {
+func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
 	res, sent, err := send(s, ctx, h, op, name, progress, call, nil)
 	if sent == nil {
 		return res, err
@@ -242,15 +245,15 @@ func (s *Supervisor) reissues(caller context.Context, ce *CallError) bool {
 }
 
 // send sends one host call: wait for ready, check the catalog and the
-// rate-limit window, send once, classify a failure and report it to the
-// machine. A failure of the call sent on a session also comes back as sent
+// rate-limit window, send once, classify a failure and report its events.
+// A failure of the call sent on a session also comes back as sent
 // (the resend policy looks at it); a refusal does not. When id is not nil,
 // a call that succeeds sets it to its request's JSON-RPC id.
-func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, session) (T, error), id *string) (T, *CallError, error) {
+func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error), id *string) (T, *CallError, error) {
 	var zero T
 	// Verdicts are classified with the caller's own context: only the caller
 	// giving up is "canceled".
-	live, gen, pings, err := s.awaitReady(ctx, h, op, name)
+	live, gen, err := s.awaitReady(ctx, h, op, name)
 	if err != nil {
 		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
@@ -284,9 +287,9 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 		}
 		return res, nil, nil
 	}
-	ce := s.failed(caller, op, name, gen, pings, err)
+	ce := s.failed(caller, op, name, gen, err)
 	if h != nil {
-		s.reportSessionLost(caller, h, ce)
+		s.reportSessionLost(caller, h, ce, live.sess)
 	}
 	return zero, ce, ce
 }
@@ -331,11 +334,12 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 	return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
 }
 
-// failed classifies the error of a call that was sent on the session of gen
-// (when snapshot.pings was pings) and reports it to the machine before the
-// caller sees it, so a call made right after a session-expired one waits for
-// the new session.
-func (s *Supervisor) failed(caller context.Context, op, name string, gen, pings uint64, err error) *CallError {
+// failed classifies the error of a call that was sent on the session of
+// gen, builds its CallError, opens the rate-limit window of a 429 with
+// Retry-After, and posts its events without waiting. It never steps the
+// machine: a session that the failure cost has ended already (seam.Verify),
+// and the loop learns it from the session's Done.
+func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) *CallError {
 	// The error carries the request's wire facts (httpsession.FactsMiddleware):
 	// with them, the request went out (classify.DeliveryOf).
 	// A call go-sdk refused unsent carries a *classify.NotSentError, which
@@ -362,23 +366,24 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen, pings 
 		// Spaced like any re-list of a change gone unnoticed (relistGap).
 		s.post(relistWanted{gen: gen})
 	}
-	// The loop never waits for anything a caller holds (an events sink
-	// included), so waiting for it here cannot deadlock.
-	handled := make(chan struct{})
-	if s.post(callFailed{gen: gen, err: ce, handled: handled, pings: pings}) {
-		select {
-		case <-handled:
-		case <-s.loopDone:
-		}
+	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
+		// The window is the verdict's Retry-After as it stands: classify
+		// parsed and capped it (classify.MaxRetryAfter), so the error, the
+		// event and the window agree. Set before the caller returns: a
+		// call made right after it is refused locally.
+		until := s.cfg.Clock.Now().Add(v.RetryAfter)
+		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
 	}
+	s.post(callFailed{gen: gen, err: ce})
 	return ce
 }
 
 // awaitReady returns the live session, waiting while the connection
-// recovers (DESIGN.md section 2, calls by state), and the verification pings
-// started so far (see pingAnsweredSince). Once ready, the call must also be
-// admitted (see admit): a refusal comes back with the session's generation.
-func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen, pings uint64, err error) {
+// recovers (DESIGN.md section 2, calls by state) and while the live
+// session is not Live (seam.Status: being verified, or ended before the
+// loop took its end). Once ready, the call must also be admitted (see
+// admit): a refusal comes back with the session's generation.
+func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
 	wait := waitTrace{h: h}
 	defer func() {
@@ -390,11 +395,17 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 	for {
 		s.mu.Lock()
 		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.failure()
-		gen, live, pings = s.snap.gen, s.snap.live, s.snap.pings
+		gen, live = s.snap.gen, s.snap.live
 		stopped, started := s.stopped, s.started
 		var refused error
-		var ch <-chan struct{}
-		ready := st == Ready && live != nil && s.snap.verifying != live
+		var ch, status <-chan struct{}
+		ready := st == Ready && live != nil
+		if ready {
+			var now seam.Status
+			if now, status = live.sess.Status(); now != seam.Live {
+				ready = false
+			}
+		}
 		if !stopped && ready {
 			refused = s.admit(op, name)
 		} else {
@@ -403,12 +414,12 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		s.mu.Unlock()
 		switch {
 		case stopped || st == Closed:
-			return nil, 0, 0, &StateError{State: st, Err: ErrClosed}
+			return nil, 0, &StateError{State: st, Err: ErrClosed}
 		case ready:
-			return live, gen, pings, refused
+			return live, gen, refused
 		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.
-			return nil, 0, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
+			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 		}
 		if timer == nil {
 			wait.begin(s, st, gen) // before the timer: a test's clock moves once it exists
@@ -416,14 +427,15 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		}
 		select {
 		case <-ch:
+		case <-status: // nil unless the live session is not Live
 		case <-s.callLife.Done():
-			return nil, 0, 0, &StateError{State: Closed, Err: ErrClosed}
+			return nil, 0, &StateError{State: Closed, Err: ErrClosed}
 		case <-ctx.Done():
 			// The caller gave up (the verdict stays canceled); the error
 			// still says what kept the connection down.
-			return nil, 0, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
+			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
 		case <-timer.Chan():
-			return nil, 0, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout, redactor: &s.redact.Redactor}
+			return nil, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout, redactor: &s.redact.Redactor}
 		}
 	}
 }
@@ -453,25 +465,12 @@ func delivery(err error, v classify.Verdict) Delivery {
 	return NotSent
 }
 
-// callFailed reports a call failure to the machine and opens a rate-limit
-// window for a 429 with Retry-After; pings is snapshot.pings when the call
-// was sent. Loop goroutine.
-func (s *Supervisor) callFailed(gen uint64, ce *CallError, pings uint64) {
+// callFailed emits the events of a failed call: its rate-limit window
+// (set by failed) and the failure. Loop goroutine.
+func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 	v := ce.Verdict
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
-		// The window is the verdict's Retry-After as it stands: classify
-		// parsed and capped it (classify.MaxRetryAfter), so the error, this
-		// event and the window agree.
-		until := s.cfg.Clock.Now().Add(v.RetryAfter)
-		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
 		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
 	}
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
-	if v.Class == classify.Canceled {
-		return // the caller gave up; nothing about the session
-	}
-	if s.pingAnsweredSince(gen, pings, v) {
-		return // the session answered a ping sent after this call: it lives
-	}
-	s.step(fsm.Trigger{Kind: fsm.CallFailed, Generation: gen, Verdict: v})
 }

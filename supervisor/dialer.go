@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession"
 	seam "github.com/mcpsup/mcpsup/session"
@@ -36,7 +37,7 @@ func newCommand(cfg Config) (*Supervisor, error) {
 	if s.cfg.Era != EraAuto {
 		version = s.cfg.Era.String() // the era's protocol version
 	}
-	s.conn = &seamConnector{s: s, d: stdio.NewDialer(stdio.Options{
+	s.dial = &seamConnector{s: s, d: stdio.NewDialer(stdio.Options{
 		Command: *s.cfg.Command, Name: s.cfg.Name, ProtocolVersion: version,
 		KeepAlive: s.cfg.KeepAlive, Clock: s.cfg.Clock, Logger: s.cfg.Logger,
 		Limits: s.cfg.AnswerLimits.MessageLimits(s.cfg.MaxItems), MaxResponses: s.cfg.MaxResponsesInFlight,
@@ -94,7 +95,7 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 		Era: cfg.Era, EraReprobe: cfg.EraReprobe, ResumedVersion: resumed,
 		Stream: cfg.Stream, HostileRule: cfg.HostileRule, HostileMemory: cfg.HostileMemory,
 		RememberedStream: remembered, AnswerLimits: cfg.AnswerLimits, Transport: t, KeepAlive: cfg.KeepAlive,
-		Observe: s.observer(0), Served: s.served, // a StreamDecided is of no one generation
+		Observe: s.observer(&sessionHooks{s: s}), Served: s.served, // a StreamDecided is of no one generation
 	})
 }
 
@@ -114,15 +115,15 @@ type seamConnector struct {
 	d seam.Dialer
 }
 
-func (c *seamConnector) Dial(ctx context.Context, spec dialSpec) (session, error) {
+func (c *seamConnector) Dial(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Dial(ctx, sp) })
 }
 
-func (c *seamConnector) Attach(ctx context.Context, spec dialSpec) (session, error) {
+func (c *seamConnector) Attach(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Attach(ctx, sp) })
 }
 
-func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, error)) (session, error) {
+func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, error)) (seam.Endable, error) {
 	reqs := c.s.serverRequests(spec.gen)
 	var cl *mcp.Client
 	sp := seam.Spec{
@@ -132,7 +133,7 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 			c.s.roots.attach(cl) // the roots, and their later changes
 			return cl
 		},
-		Observe: c.s.observer(spec.gen),
+		Observe: c.s.observer(spec.hooks),
 	}
 	if spec.resume != nil {
 		r := spec.resume // the session part of the persisted state
@@ -149,7 +150,98 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 		end()
 		return nil, err
 	}
-	return &seamSession{Session: sess, end: end}, nil
+	e, ok := sess.(seam.Endable)
+	if !ok { // a transport's session embeds a seam.End, which has Fail
+		_ = sess.Close()
+		end()
+		return nil, fmt.Errorf("mcpsup: the transport's session %T has no Fail (seam.Endable)", sess)
+	}
+	return &releasing{Endable: e, end: end}, nil
+}
+
+// releasing is a transport's session that, when the supervisor releases
+// it, ends what the supervisor runs for it (the server's requests'
+// handlers, the roots) before the transport's own end.
+type releasing struct {
+	seam.Endable
+	end func()
+}
+
+func (r *releasing) Close() error  { r.end(); return r.Endable.Close() }
+func (r *releasing) Detach() error { r.end(); return r.Endable.Detach() }
+
+// observer turns the facts of the session of generation h.gen into inputs
+// of the loop. A drop has an event for each of the first maxDropEvents,
+// then every dropEventEvery-th, naming the count (reportDrop), so a flood
+// of drops does not flood the sink. Called on the transport's goroutines.
+func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
+	gen := h.gen
+	return func(f seam.Fact) {
+		switch f := f.(type) {
+		case seam.Verified:
+			s.post(sessionVerified{gen: gen, f: f})
+		case seam.EraChanged:
+			s.post(eraChanged{gen: gen, detail: f.Detail})
+		case seam.StreamRestored:
+			s.post(relistWanted{gen: gen})
+		case seam.StreamDeclined:
+			h.declined.Store(true)
+			s.post(streamDeclined{gen: gen, detail: declinedText(f.Status, f.ContentType)})
+		case seam.StreamDecided:
+			s.post(streamDecided{d: f})
+		case seam.EventDropped:
+			if reportDrop(f.Count) {
+				s.post(streamEventDropped{gen: gen, detail: fmt.Sprintf("%s (%d dropped in all)", f.Err.Error(), f.Count)})
+			}
+		case seam.ResponseDropped:
+			if reportDrop(f.Count) {
+				s.post(responseDropped{gen: gen, detail: fmt.Sprintf(
+					"response to a request of the server dropped (%d already in flight; %d dropped in all)", f.Bound, f.Count)})
+			}
+		case seam.LineDropped:
+			if reportDrop(f.Count) {
+				s.post(factEvent{events.Event{Kind: events.KindStdoutLineDropped, Generation: gen,
+					Detail: fmt.Sprintf("stdout line %d dropped: %s", f.Count, f.Why)}})
+			}
+		case seam.ProcessExited:
+			detail := f.Err.Error()
+			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) && exit.Stderr != "" {
+				detail += "; stderr: " + exit.Stderr
+			}
+			s.post(factEvent{events.Event{Kind: events.KindProcessExited, Generation: gen, Detail: detail}})
+		}
+	}
+}
+
+// streamDecided: the standalone-stream decision of the transport changed.
+type streamDecided struct{ d seam.StreamDecided }
+
+func (in streamDecided) take(s *Supervisor) {
+	kind := events.KindStreamEnabled
+	if in.d.Off {
+		kind = events.KindStreamDisabled
+	}
+	gen := s.loop.m.Generation()
+	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: in.d.Why})
+	if in.d.Off && s.loop.m.State() == Ready {
+		s.armPoll(gen) // no list_changed can arrive now
+	}
+}
+
+// sessionVerified: a verification of the session of gen (seam.Verify)
+// had its outcome.
+type sessionVerified struct {
+	gen uint64
+	f   seam.Verified
+}
+
+func (in sessionVerified) take(s *Supervisor) {
+	e := events.Event{Kind: events.KindSessionVerified, Generation: in.gen, Detail: "answered: the session lives"}
+	if !in.f.Alive {
+		e.Verdict = classify.Error(in.f.Err)
+		e.Detail = "not answered: the session ended"
+	}
+	s.emitEvent(e)
 }
 
 // sessionClient builds the go-sdk client of one session of any
@@ -201,48 +293,6 @@ func relistThen[R any](ours, host func(context.Context, R)) func(context.Context
 	}
 }
 
-// seamSession is a seam.Session as the loop drives it until the loop
-// speaks the seam itself.
-type seamSession struct {
-	seam.Session
-	end func()
-}
-
-func (w *seamSession) ID() string                              { return w.Info().ID }
-func (w *seamSession) ProtocolVersion() string                 { return w.Info().ProtocolVersion }
-func (w *seamSession) InitializeResult() *mcp.InitializeResult { return w.Info().Initialize }
-
-// Wait returns why the session ended, once it has.
-func (w *seamSession) Wait() error {
-	<-w.Done()
-	return w.Err()
-}
-
-func (w *seamSession) Close() error  { w.end(); return w.Session.Close() }
-func (w *seamSession) Detach() error { w.end(); return w.Session.Detach() }
-
-// A server may decline a session's push stream (the first standalone GET,
-// or the 2026-07-28 subscriptions/listen): no list_changed can reach the
-// session, so its catalog is polled (Config.CatalogPollInterval), as with
-// the stream off.
-
-// pushDeclinedSession is what a session whose push stream can be declined
-// reports; an HTTP session is one.
-type pushDeclinedSession interface{ PushDeclined() bool }
-
-// PushDeclined reports whether the server declined the session's push
-// stream.
-func (w *seamSession) PushDeclined() bool {
-	d, ok := w.Session.(pushDeclinedSession)
-	return ok && d.PushDeclined()
-}
-
-// pushDeclined reports whether the server declined sess's push stream.
-func pushDeclined(sess session) bool {
-	d, ok := sess.(pushDeclinedSession)
-	return ok && d.PushDeclined()
-}
-
 // streamDeclined is the input of a declined push stream of generation gen;
 // detail names the answer.
 type streamDeclined struct {
@@ -279,60 +329,6 @@ type eraChanged struct {
 
 func (in eraChanged) take(s *Supervisor) {
 	s.emitEvent(events.Event{Kind: events.KindEraChanged, Generation: in.gen, Detail: in.detail})
-}
-
-// observer turns the facts of the session of generation gen into inputs
-// of the loop. A drop has an event for each of the first maxDropEvents,
-// then every dropEventEvery-th, naming the count (reportDrop), so a flood
-// of drops does not flood the sink. Called on the transport's goroutines.
-func (s *Supervisor) observer(gen uint64) func(seam.Fact) {
-	return func(f seam.Fact) {
-		switch f := f.(type) {
-		case seam.EraChanged:
-			s.post(eraChanged{gen: gen, detail: f.Detail})
-		case seam.StreamRestored:
-			s.post(relistWanted{gen: gen})
-		case seam.StreamDeclined:
-			s.post(streamDeclined{gen: gen, detail: declinedText(f.Status, f.ContentType)})
-		case seam.StreamDecided:
-			s.post(streamDecided{d: f})
-		case seam.EventDropped:
-			if reportDrop(f.Count) {
-				s.post(streamEventDropped{gen: gen, detail: fmt.Sprintf("%s (%d dropped in all)", f.Err.Error(), f.Count)})
-			}
-		case seam.ResponseDropped:
-			if reportDrop(f.Count) {
-				s.post(responseDropped{gen: gen, detail: fmt.Sprintf(
-					"response to a request of the server dropped (%d already in flight; %d dropped in all)", f.Bound, f.Count)})
-			}
-		case seam.LineDropped:
-			if reportDrop(f.Count) {
-				s.post(factEvent{events.Event{Kind: events.KindStdoutLineDropped, Generation: gen,
-					Detail: fmt.Sprintf("stdout line %d dropped: %s", f.Count, f.Why)}})
-			}
-		case seam.ProcessExited:
-			detail := f.Err.Error()
-			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) && exit.Stderr != "" {
-				detail += "; stderr: " + exit.Stderr
-			}
-			s.post(factEvent{events.Event{Kind: events.KindProcessExited, Generation: gen, Detail: detail}})
-		}
-	}
-}
-
-// streamDecided: the standalone-stream decision of the transport changed.
-type streamDecided struct{ d seam.StreamDecided }
-
-func (in streamDecided) take(s *Supervisor) {
-	kind := events.KindStreamEnabled
-	if in.d.Off {
-		kind = events.KindStreamDisabled
-	}
-	gen := s.loop.m.Generation()
-	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: in.d.Why})
-	if in.d.Off && s.loop.m.State() == Ready {
-		s.armPoll(gen) // no list_changed can arrive now
-	}
 }
 
 // Bounds of the events of one session's drops (stdout lines, responses,

@@ -12,12 +12,13 @@ import (
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // capabilitiesOf returns what the session's server declared, nil when
 // unknown (a blind resume).
-func capabilitiesOf(sess session) *mcp.ServerCapabilities {
-	if ir := sess.InitializeResult(); ir != nil {
+func capabilitiesOf(sess seam.Session) *mcp.ServerCapabilities {
+	if ir := sess.Info().Initialize; ir != nil {
 		if ir.Capabilities == nil {
 			return &mcp.ServerCapabilities{}
 		}
@@ -310,8 +311,12 @@ func (s *Supervisor) polled(gen uint64) bool {
 	if s.cfg.Stream == StreamOff || s.streamDecision().Off {
 		return true
 	}
-	sess := s.session(gen)
-	return sess != nil && (sess.ID() == "" && !msgcheck.ModernVersion(sess.ProtocolVersion()) || pushDeclined(sess)) // dialer.go
+	h := s.held(gen)
+	if h == nil {
+		return false
+	}
+	info := h.sess.Info()
+	return info.ID == "" && !msgcheck.ModernVersion(info.ProtocolVersion) || h.hooks.declined.Load()
 }
 
 // pollNow takes a due poll: the declared lists, if the session is still

@@ -172,11 +172,21 @@ func TestE2ESessionExpiredReconnectsOnce(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, classify.SessionExpired, ce.Verdict.Class, "verdict %s", ce.Verdict)
 
+	// The session ended before the call returned: the next call, made at
+	// once, waits for the new session and goes out on it alone.
 	require.NoError(t, e.call("y"), "the next call waits for the new session")
 	require.Equal(t, gen+1, e.sup.Generation())
 	require.Equal(t, 0, e.srv.Invocations(mcptest.RecordTool, "x"))
 	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "y"))
 	require.Equal(t, 2, e.srv.Log().Count("initialize"))
+	var bySession []string // the session of each tools/call, in order
+	for _, en := range e.srv.Log().Entries() {
+		if en.Method == "tools/call" {
+			bySession = append(bySession, en.SessionID)
+		}
+	}
+	require.Len(t, bySession, 2, "x on the old session, y on the new one, nothing else")
+	require.NotEqual(t, bySession[0], bySession[1])
 }
 
 func TestE2ECallInTerminalFailedFailsAtOnce(t *testing.T) {

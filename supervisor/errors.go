@@ -161,17 +161,6 @@ type CallError struct {
 	// repeatable: a tools/call whose tool, in the catalog at failure
 	// time, is annotated readOnlyHint or idempotentHint.
 	repeatable bool
-	// after is the connection as the machine left it when it took this
-	// failure (see callFailed.take); the call's handler is told of it.
-	after afterFailure
-}
-
-// afterFailure is the state and the generation right after the machine
-// took a call's failure; taken is false when the loop ended first.
-type afterFailure struct {
-	state State
-	gen   uint64
-	taken bool
 }
 
 // Resendable reports whether sending the same request again is safe as far

@@ -26,7 +26,7 @@ func (printStages) HandleCall(_ context.Context, stage supervisor.CallStage) {
 	case *supervisor.CallWaited:
 		fmt.Println("  waited in", st.From, "for generation", st.Generation)
 	case *supervisor.CallSessionLost:
-		fmt.Println("  cost session", st.Generation, "("+st.Verdict.Class.String()+"), now", st.To)
+		fmt.Println("  cost session", st.Generation, "("+st.Verdict.Class.String()+")")
 	case *supervisor.CallResent:
 		fmt.Println("  resent after", st.Err.Delivery)
 	case *supervisor.CallEnd:
@@ -64,7 +64,7 @@ func ExampleCallHandler() {
 	// call: tools/call record
 	//   end, error: false
 	// call: tools/call record
-	//   cost session 1 (session-expired), now connecting
+	//   cost session 1 (session-expired)
 	//   end, error: true
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/events"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // beacon wakes test goroutines waiting for something to change.
@@ -40,7 +41,7 @@ func (b *beacon) ring() {
 	b.mu.Unlock()
 }
 
-// fakeConn is a connector whose Dial and Attach wait for the test to answer.
+// fakeConn is an opener whose Dial and Attach wait for the test to answer.
 type fakeConn struct {
 	reqs chan *openReq
 	// stubborn makes Dial and Attach ignore their context: the handshake
@@ -58,13 +59,13 @@ type openReq struct {
 }
 
 type openReply struct {
-	sess session
+	sess seam.Endable
 	err  error
 }
 
 func newFakeConn() *fakeConn { return &fakeConn{reqs: make(chan *openReq, 16), bell: newBeacon()} }
 
-func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (session, error) {
+func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (seam.Endable, error) {
 	r := &openReq{attach: attach, spec: spec, reply: make(chan openReply, 1), ctx: ctx}
 	c.reqs <- r
 	if c.stubborn {
@@ -85,11 +86,11 @@ func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (sessio
 	}
 }
 
-func (c *fakeConn) Dial(ctx context.Context, spec dialSpec) (session, error) {
+func (c *fakeConn) Dial(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return c.open(ctx, false, spec)
 }
 
-func (c *fakeConn) Attach(ctx context.Context, spec dialSpec) (session, error) {
+func (c *fakeConn) Attach(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	return c.open(ctx, true, spec)
 }
 
@@ -111,9 +112,7 @@ type fakeSession struct {
 	levels    []string
 	closed    int
 	detached  int
-	died      chan struct{}
-	dieErr    error
-	dieOnce   sync.Once
+	end       seam.End
 	listCalls int
 	bell      *beacon
 	pingFn    func(context.Context) error // the ping's answer; nil: answered at once
@@ -134,7 +133,7 @@ func (f *fakeSession) setBell(b *beacon) {
 }
 
 func newFakeSession(id string, tools ...string) *fakeSession {
-	fs := &fakeSession{id: id, died: make(chan struct{}),
+	fs := &fakeSession{id: id,
 		init: &mcp.InitializeResult{ProtocolVersion: "2025-11-25", Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}}
 	for _, n := range tools {
 		fs.tools = append(fs.tools, &mcp.Tool{Name: n, InputSchema: map[string]any{"type": "object"}})
@@ -142,9 +141,8 @@ func newFakeSession(id string, tools ...string) *fakeSession {
 	return fs
 }
 
-func (f *fakeSession) die(err error) {
-	f.dieOnce.Do(func() { f.dieErr = err; close(f.died) })
-}
+// die ends the session by itself with err, as a transport does.
+func (f *fakeSession) die(err error) { f.end.Fail(err) }
 
 func (f *fakeSession) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 	f.mu.Lock()
@@ -254,22 +252,25 @@ func (f *fakeSession) Ping(ctx context.Context) error {
 	}
 	return ping(ctx)
 }
-func (f *fakeSession) ID() string                      { return f.id }
-func (f *fakeSession) ProtocolVersion() string         { return "2025-11-25" }
 func (f *fakeSession) Alive(ctx context.Context) error { return f.Ping(ctx) }
-func (f *fakeSession) InitializeResult() *mcp.InitializeResult {
-	return f.init
+func (f *fakeSession) Info() seam.Info {
+	return seam.Info{ID: f.id, ProtocolVersion: "2025-11-25", Initialize: f.init}
 }
-func (f *fakeSession) Wait() error {
-	<-f.died
-	return f.dieErr
+func (f *fakeSession) Status() (seam.Status, <-chan struct{}) {
+	if f.end.Ended() {
+		return seam.Ended, nil
+	}
+	return seam.Live, f.end.Done()
 }
+func (f *fakeSession) Done() <-chan struct{} { return f.end.Done() }
+func (f *fakeSession) Fail(err error) bool   { return f.end.Fail(err) }
+func (f *fakeSession) Err() error            { return f.end.Err() }
 func (f *fakeSession) Close() error {
 	f.mu.Lock()
 	f.closed++
 	bell := f.bell
 	f.mu.Unlock()
-	f.die(nil)
+	f.end.Fail(seam.ErrClosed)
 	bell.ring()
 	return nil
 }
@@ -278,7 +279,7 @@ func (f *fakeSession) Detach() error {
 	f.detached++
 	bell := f.bell
 	f.mu.Unlock()
-	f.die(nil)
+	f.end.Fail(seam.ErrDetached)
 	bell.ring()
 	return nil
 }
@@ -343,7 +344,7 @@ func (r *rig) next() *openReq {
 	}
 }
 
-func (req *openReq) ok(s session) { req.reply <- openReply{sess: s} }
+func (req *openReq) ok(s seam.Endable) { req.reply <- openReply{sess: s} }
 func (req *openReq) fail(err error) {
 	req.reply <- openReply{err: err}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // ErrConfigConflict: two fields of a Config ask for different things (see
@@ -45,7 +47,7 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h := s.snap.live; h != nil {
-		if r := h.sess.InitializeResult(); r != nil {
+		if r := h.sess.Info().Initialize; r != nil {
 			return r
 		}
 	}
@@ -63,7 +65,7 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 // ping is judged as a call: only transport and session-expired replace the
 // session. Safe for concurrent use.
 func (s *Supervisor) Ping(ctx context.Context) error {
-	_, err := do(s, ctx, "ping", "", nil, func(ctx context.Context, sess session) (struct{}, error) {
+	_, err := do(s, ctx, "ping", "", nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
 		return struct{}{}, sess.Alive(ctx)
 	})
 	return err

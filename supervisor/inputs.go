@@ -5,6 +5,7 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/probes"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // input is one fact for the loop goroutine, which takes inputs one at a
@@ -28,7 +29,7 @@ type (
 	sessionOpened struct {
 		kind    fsm.CommandKind // Dial or Attach
 		spec    dialSpec
-		sess    session // nil when it failed
+		sess    seam.Session // nil when it failed
 		verdict classify.Verdict
 	}
 	catalogDiscovered struct {
@@ -48,9 +49,8 @@ type (
 // back after a gap on its standalone stream.
 type (
 	sessionEnded struct {
-		gen     uint64
-		sess    session
-		verdict classify.Verdict
+		gen  uint64
+		sess seam.Session
 	}
 	listChanged struct {
 		gen   uint64
@@ -92,15 +92,12 @@ type (
 	pollDue     struct{ gen uint64 }
 )
 
-// From calls: a call failed (handled is closed once the machine heard); a
-// failed call is sent once more (Config.Resend).
+// From calls: a call failed (its events only: a failed call never steps
+// the machine); a failed call is sent once more (Config.Resend).
 type (
 	callFailed struct {
-		gen     uint64
-		err     *CallError
-		handled chan struct{}
-		// pings is snapshot.pings when the call was sent.
-		pings uint64
+		gen uint64
+		err *CallError
 	}
 	callResent struct{ err *CallError }
 	// callReissued: a call whose 2026-07-28 response stream broke was
@@ -130,7 +127,7 @@ func (reconnectRequested) take(s *Supervisor) {
 func (in sessionOpened) take(s *Supervisor)     { s.opened(in.kind, in.spec, in.sess, in.verdict) }
 func (in catalogDiscovered) take(s *Supervisor) { s.discovered(in.gen, in.cat, in.err) }
 func (in catalogRelisted) take(s *Supervisor)   { s.relisted(in.gen, in.set, in.cat, in.err) }
-func (in sessionEnded) take(s *Supervisor)      { s.ended(in.gen, in.sess, in.verdict) }
+func (in sessionEnded) take(s *Supervisor)      { s.ended(in.gen, in.sess) }
 func (in listChanged) take(s *Supervisor)       { s.relistChanged(in.gen, in.lists) }
 func (in relistWanted) take(s *Supervisor)      { s.relistSoon(in.gen) }
 func (in refreshRequested) take(s *Supervisor)  { s.refresh(in.done) }
@@ -177,15 +174,4 @@ func (in callReissued) take(s *Supervisor) {
 		Delivery: ce.Delivery.String(), Verdict: ce.Verdict, Detail: lost + " lost with its response stream; " + again})
 }
 
-func (in callFailed) take(s *Supervisor) {
-	s.callFailed(in.gen, in.err, in.pings)
-	// Read here, not by the caller once told: the machine may have moved
-	// on by then (a new session ready), and the call's handler is told
-	// where this failure left it. The caller reads it after handled.
-	s.mu.Lock()
-	in.err.after = afterFailure{state: s.snap.state, gen: s.snap.gen, taken: true}
-	s.mu.Unlock()
-	if in.handled != nil {
-		close(in.handled)
-	}
-}
+func (in callFailed) take(s *Supervisor) { s.callFailed(in.gen, in.err) }

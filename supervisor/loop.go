@@ -17,6 +17,7 @@ import (
 	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/probes"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // loopState is owned by the loop goroutine; nothing else touches it.
@@ -37,12 +38,6 @@ type loopState struct {
 	seq        uint64
 	cat        catalogLoop // re-listing (discovery.go)
 	ttl        *listTTLs   // re-listing when a list's ttlMs runs out (ttl.go); nil until a list has one
-	// verifying is the generation whose session a ping verifies (verify.go),
-	// 0 when none.
-	verifying uint64
-	// answered is the number (snapshot.pings) of the last verification
-	// whose session answered, and answeredGen its generation.
-	answered, answeredGen uint64
 	// queue holds the triggers that commands produce while a step runs:
 	// each is taken after the step that produced it, in order, so a step
 	// never runs inside another.
@@ -57,7 +52,8 @@ type loopState struct {
 type held struct {
 	gen      uint64
 	conn     string // our connection id (connid.go)
-	sess     session
+	sess     seam.Session
+	hooks    *sessionHooks
 	released bool // guarded by Supervisor.inflight's mu
 }
 
@@ -72,7 +68,7 @@ func (s *Supervisor) held(gen uint64) *held {
 }
 
 // session returns the held session of gen, or nil.
-func (s *Supervisor) session(gen uint64) session {
+func (s *Supervisor) session(gen uint64) seam.Session {
 	if h := s.held(gen); h != nil {
 		return h.sess
 	}
@@ -185,7 +181,7 @@ func (s *Supervisor) take(t fsm.Trigger) {
 // through the inbox, or that may feed the machine another trigger.
 func startsIO(k fsm.CommandKind) bool {
 	switch k {
-	case fsm.Dial, fsm.Attach, fsm.Probe, fsm.ListDeclared, fsm.ScheduleRetry, fsm.VerifySession:
+	case fsm.Dial, fsm.Attach, fsm.Probe, fsm.ListDeclared, fsm.ScheduleRetry:
 		return true
 	}
 	return false
@@ -207,8 +203,6 @@ func (s *Supervisor) exec(c fsm.Command) {
 		s.setSnapshot(func(sn *snapshot) { sn.resume = nil })
 	case fsm.CloseSession, fsm.DetachSession:
 		s.release(c.Generation, c.Kind == fsm.DetachSession)
-	case fsm.VerifySession:
-		s.verify(c)
 	}
 }
 
@@ -228,15 +222,19 @@ func (s *Supervisor) open(c fsm.Command) {
 	s.goCmd(func() input {
 		ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 		defer cancel()
-		var sess session
+		var opened seam.Endable
 		var err error
 		if kind == fsm.Attach {
 			s.detachedBefore(ctx, spec.resume.SessionID)
-			sess, err = s.conn.Attach(ctx, spec)
+			opened, err = s.dial.Attach(ctx, spec)
 		} else {
-			sess, err = s.conn.Dial(ctx, spec)
+			opened, err = s.dial.Dial(ctx, spec)
 		}
+		var sess seam.Session
 		if err == nil {
+			// A failed request ends the session by the same rules on
+			// every transport (seam.Verify).
+			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.ProbeTimeout, Clock: s.cfg.Clock, Observe: s.observer(spec.hooks)})
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
@@ -245,7 +243,7 @@ func (s *Supervisor) open(c fsm.Command) {
 }
 
 // opened takes the result of a Dial or Attach.
-func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v classify.Verdict) {
+func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Session, v classify.Verdict) {
 	if sess == nil {
 		k := fsm.HandshakeFailed
 		if kind == fsm.Attach {
@@ -262,15 +260,16 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 		return
 	}
 	conn := newConnectionID()
-	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess})
-	s.redact.AddSessionID(sess.ID())
+	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, hooks: spec.hooks})
+	id := sess.Info().ID
+	s.redact.AddSessionID(id)
 	s.setSnapshot(func(sn *snapshot) {
 		sn.sessionsUp++
 		if s.cfg.Command == nil { // a process has nothing to resume
 			sn.resume = s.resumeFor(sess, sn.resume)
 		}
 	})
-	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(sess.ID()), Connection: conn})
+	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
 	s.watch(spec.gen, sess)
 	k := fsm.HandshakeSucceeded
 	if kind == fsm.Attach {
@@ -280,14 +279,15 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess session, v
 }
 
 // resumeFor returns the resume state for a live session.
-func (s *Supervisor) resumeFor(sess session, prev *ResumeState) *ResumeState {
+func (s *Supervisor) resumeFor(sess seam.Session, prev *ResumeState) *ResumeState {
+	info := sess.Info()
 	rs := &ResumeState{
 		Version:  ResumeStateVersion,
 		Endpoint: s.cfg.Endpoint,
 		ResumeState: httpsession.ResumeState{
-			SessionID:        sess.ID(),
-			ProtocolVersion:  sess.ProtocolVersion(),
-			InitializeResult: sess.InitializeResult(),
+			SessionID:        info.ID,
+			ProtocolVersion:  info.ProtocolVersion,
+			InitializeResult: info.Initialize,
 		},
 	}
 	if prev != nil && rs.InitializeResult == nil && prev.SessionID == rs.SessionID {
@@ -296,24 +296,45 @@ func (s *Supervisor) resumeFor(sess session, prev *ResumeState) *ResumeState {
 	return rs
 }
 
-// watch turns the end of a session into the machine's "session died".
-func (s *Supervisor) watch(gen uint64, sess session) {
+// watch turns the end of a session into an input of the loop: a
+// session's Done is the only route by which the loop learns it died.
+func (s *Supervisor) watch(gen uint64, sess seam.Session) {
 	s.goBG(func() {
-		err := sess.Wait()
-		v := classify.Error(err)
-		s.post(sessionEnded{gen: gen, sess: sess, verdict: v})
+		select {
+		case <-sess.Done():
+			s.post(sessionEnded{gen: gen, sess: sess})
+		case <-s.loopDone:
+		}
 	})
 }
 
-// ended takes the end of a session that ended by itself.
-func (s *Supervisor) ended(gen uint64, sess session, v classify.Verdict) {
+// ended takes the end of a session. One the supervisor released itself
+// (no longer held, or ended by Close or Detach) is no news; one that
+// ended by itself (the server said it is gone, a verification or a
+// keepalive went unanswered, its process exited) is released without
+// DELETE, and the machine hears that it died, with the verdict of its
+// cause.
+func (s *Supervisor) ended(gen uint64, sess seam.Session) {
 	if s.session(gen) != sess {
 		return // we ended it ourselves
 	}
-	// Released here, not by the machine's detach: go-sdk stops what it
-	// runs for a session (the keepalive) only on ClientSession.Close.
+	if !s.endedByItself(gen) {
+		return
+	}
+	v := classify.Error(sess.Err())
 	s.releaseSession(gen, true, "ended by itself", v)
 	s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
+}
+
+// endedByItself reports whether the held session of gen has ended by
+// itself (its end is then on its way to the loop: watch).
+func (s *Supervisor) endedByItself(gen uint64) bool {
+	sess := s.session(gen)
+	if sess == nil {
+		return false
+	}
+	err := sess.Err()
+	return err != nil && !errors.Is(err, seam.ErrClosed) && !errors.Is(err, seam.ErrDetached)
 }
 
 // release ends the session of gen for a CloseSession or DetachSession
@@ -336,7 +357,7 @@ func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v cl
 	sess := h.sess
 	s.dropSession(gen)
 	s.loop.ttl.endSession(gen)
-	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.ID()), Connection: h.conn, Verdict: v, Detail: detail})
+	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.Info().ID), Connection: h.conn, Verdict: v, Detail: detail})
 	s.endSession(sess, detach)
 }
 
@@ -360,10 +381,11 @@ func (s *Supervisor) dropSession(gen uint64) {
 }
 
 // endSession closes or detaches sess on a background goroutine.
-func (s *Supervisor) endSession(sess session, detach bool) {
+func (s *Supervisor) endSession(sess seam.Session, detach bool) {
 	s.unregister(sess)
 	var done chan struct{}
-	if id := sess.ID(); detach && id != "" {
+	id := sess.Info().ID
+	if detach && id != "" {
 		done = make(chan struct{})
 		s.regMu.Lock()
 		if s.ending == nil {
@@ -380,8 +402,8 @@ func (s *Supervisor) endSession(sess session, detach bool) {
 		}
 		if done != nil {
 			s.regMu.Lock()
-			if s.ending[sess.ID()] == done {
-				delete(s.ending, sess.ID())
+			if s.ending[id] == done {
+				delete(s.ending, id)
 			}
 			s.regMu.Unlock()
 			close(done)
@@ -405,15 +427,15 @@ func (s *Supervisor) detachedBefore(ctx context.Context, id string) {
 	}
 }
 
-func (s *Supervisor) register(sess session) {
+func (s *Supervisor) register(sess seam.Session) {
 	s.regMu.Lock()
 	s.reg = append(s.reg, sess)
 	s.regMu.Unlock()
 }
 
-func (s *Supervisor) unregister(sess session) {
+func (s *Supervisor) unregister(sess seam.Session) {
 	s.regMu.Lock()
-	s.reg = slices.DeleteFunc(s.reg, func(o session) bool { return o == sess })
+	s.reg = slices.DeleteFunc(s.reg, func(o seam.Session) bool { return o == sess })
 	s.regMu.Unlock()
 }
 
@@ -468,7 +490,7 @@ func settledLists(r probes.Report) listSet {
 }
 
 // list discovers the catalog of sess, bounded by Config.DiscoveryTimeout.
-func (s *Supervisor) list(sess session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
+func (s *Supervisor) list(sess seam.Session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
 	ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
 	defer cancel()
 	if blind {
@@ -486,6 +508,9 @@ func (s *Supervisor) probeOptions() probes.Options {
 // discovered takes the result of a discovery.
 func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 	s.emitEvent(events.Event{Kind: events.KindProbeReport, Generation: gen, Lists: listOutcomes(cat.Report)})
+	if err != nil && s.endedByItself(gen) {
+		return // the listing met the session's end, which the machine hears from it (ended)
+	}
 	if err != nil {
 		v := classify.Verdict{Class: classify.Unknown, Detail: err.Error()}
 		var le *probes.ListError
@@ -557,7 +582,7 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 				s.cfg.Logger.Warn("mcpsup: re-subscribing failed", "server", s.cfg.Name, "uri", uri, "err", err)
 			}
 		}
-		if level != "" && !msgcheck.ModernVersion(sess.ProtocolVersion()) { // a 2026-07-28 session's requests carry it (loglevel.go)
+		if level != "" && !msgcheck.ModernVersion(sess.Info().ProtocolVersion) { // a 2026-07-28 session's requests carry it (loglevel.go)
 			//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 			if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)}); err != nil {
 				s.cfg.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)
@@ -615,6 +640,9 @@ type sessionHooks struct {
 	// stop that list's timer. Most servers send none, and their listings
 	// then post nothing.
 	armed atomic.Uint32
+	// declined: the server declined this session's push stream; its
+	// catalog is polled (Supervisor.polled).
+	declined atomic.Bool
 }
 
 // listChanged: a notifications/<list>/list_changed arrived.

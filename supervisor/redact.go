@@ -69,7 +69,7 @@ func (s *Supervisor) keepSessionIDs() {
 		}
 	}
 	for _, h := range s.loop.sessions {
-		keep(h.sess.ID())
+		keep(h.sess.Info().ID)
 	}
 	s.mu.Lock()
 	if rs := s.snap.resume; rs != nil {

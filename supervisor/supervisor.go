@@ -48,7 +48,7 @@ const (
 // exported methods are safe for concurrent use from any goroutine.
 type Supervisor struct {
 	cfg  Config
-	conn connector
+	dial opener
 
 	inbox *inbox
 	life  context.Context // ends on Close or Detach: cancels commands
@@ -68,7 +68,7 @@ type Supervisor struct {
 	stopOnce sync.Once
 
 	regMu sync.Mutex
-	reg   []session // every session not yet closed or detached
+	reg   []seam.Session // every session not yet closed or detached
 	// ending holds, by session id, a channel closed once that session's
 	// Detach returned: a re-attach of the same server-side session waits
 	// for it, so nothing of the old go-sdk session (a standalone GET, a
@@ -118,8 +118,6 @@ type snapshot struct {
 	verdict    *classify.Verdict // the failure that moved it to failed; nil when none
 	gen        uint64
 	live       *held        // the live session in Ready, else nil
-	verifying  *held        // a session whose ping runs (verify.go): calls wait for it
-	pings      uint64       // verification pings started (verify.go)
 	catalog    *Catalog     // the published catalog; nil before the first
 	resume     *ResumeState // what to persist; nil before the first session
 	rate       *rateWindow  // the last 429's window; nil when none
@@ -178,7 +176,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
-	s.conn = newHTTPConnector(s)
+	s.dial = newHTTPConnector(s)
 	s.roots.add(cfg.Roots)
 	return s, nil
 }
@@ -206,15 +204,15 @@ func validEndpoint(endpoint string) error {
 	return nil
 }
 
-// newSupervisor builds a supervisor around conn (nil: set by the caller).
-func newSupervisor(cfg Config, conn connector) *Supervisor {
+// newSupervisor builds a supervisor around d (nil: set by the caller).
+func newSupervisor(cfg Config, d opener) *Supervisor {
 	life, end := context.WithCancel(context.Background())
 	// Not a child of life: stop ends it first anyway, and a child would
 	// give life a children map, held by every idle supervisor.
 	callLife, endCalls := context.WithCancel(context.Background())
 	s := &Supervisor{
 		cfg:      cfg,
-		conn:     conn,
+		dial:     d,
 		inbox:    newInbox(),
 		life:     life,
 		end:      end,

@@ -36,7 +36,6 @@ const (
 	TriggerDiscoverySucceeded = fsm.DiscoverySucceeded
 	TriggerDiscoveryFailed    = fsm.DiscoveryFailed
 	TriggerCatalogListed      = fsm.CatalogListed
-	TriggerCallFailed         = fsm.CallFailed
 	TriggerSessionDied        = fsm.SessionDied
 	TriggerRetryDue           = fsm.RetryDue
 	TriggerRetriesExhausted   = fsm.RetriesExhausted
@@ -44,7 +43,6 @@ const (
 	TriggerCloseRequested     = fsm.CloseRequested
 	TriggerDetachRequested    = fsm.DetachRequested
 	TriggerChurnCooled        = fsm.ChurnCooled
-	TriggerSessionVerified    = fsm.SessionVerified
 )
 
 // Kind says what an event reports (events.Event.Kind).
@@ -56,6 +54,7 @@ const (
 	KindProbeReport          = events.KindProbeReport
 	KindCatalogChanged       = events.KindCatalogChanged
 	KindCallFailed           = events.KindCallFailed
+	KindSessionVerified      = events.KindSessionVerified
 	KindCallResent           = events.KindCallResent
 	KindCallReissued         = events.KindCallReissued
 	KindStreamDisabled       = events.KindStreamDisabled

@@ -26,7 +26,7 @@ func Timeline(w io.Writer, r io.Reader) error {
 // block starts with a header naming the server, its event count, its last
 // state and generation; each event is one line:
 //
-//	+1.250s  #4  ready (internal)            call-failed [verdict-stays-ready]: rate-limited (HTTP 429, retry after 30s, tools/call); gen 1
+//	+1.250s  #4  ready (internal)            catalog-listed; gen 1
 //	+1.250s      call-failed                 tools/call "echo": rate-limited (HTTP 429, ...); delivery answered; gen 1
 //
 // The offset is the time since the first timed event of evs ("-" for an event

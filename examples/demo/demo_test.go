@@ -42,7 +42,7 @@ func TestDemoEveryStoryEndsAsDesigned(t *testing.T) {
 	// The live timeline shows the decisive events of each story.
 	assert.Regexp(t, `(?m)^s1-blind-resume\s.*resuming-blind -> probing`, out)
 	assert.Regexp(t, `(?m)^s2-stale-null-id\s.*probing -> stale-recovering`, out)
-	assert.Regexp(t, `(?m)^s4-call-errors\s.*ready \(internal\)\s+call-failed`, out)
+	assert.Regexp(t, `(?m)^s4-call-errors\s.*call-failed\s+tools/call`, out)
 	assert.Regexp(t, `(?m)^s5-get-hostile\s.*stream-disabled`, out)
 	assert.Regexp(t, `(?m)^healthy\s.*connecting -> ready`, out)
 	assert.Regexp(t, `(?m)^stdio-crash\s.*process-exited`, out)

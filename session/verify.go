@@ -1,0 +1,313 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/classify"
+)
+
+// DefaultVerifyTimeout bounds a verification's Alive when
+// VerifyConfig.Timeout is zero.
+const DefaultVerifyTimeout = 10 * time.Second
+
+// VerifyConfig configures [Verify]. The zero value is ready: the real
+// clock, DefaultVerifyTimeout, no facts.
+type VerifyConfig struct {
+	// Timeout bounds the one Alive of a verification; unanswered by then,
+	// the session ends. Zero: DefaultVerifyTimeout.
+	Timeout time.Duration
+	// Clock times the bound; nil: the real clock.
+	Clock clockwork.Clock
+	// Observe receives a Verified fact after each verification, before
+	// the session ends on a failed one; it must not block. nil: none.
+	Observe func(Fact)
+}
+
+// Verify returns s with the two rules by which a request's failure ends
+// a session, whatever its transport. Every request goes through them:
+//
+//   - a request answered session-expired (HTTP 404 to a request that
+//     carried Mcp-Session-Id, streamable-http.mdx, Session Management:
+//     the client "MUST start a new session") ends the session before the
+//     request returns, so Done is closed before its caller sees the error;
+//   - a request that got no answer (a transport verdict: refused, reset,
+//     EOF) while its caller's context is alive may have met a blip on a
+//     live session (go-sdk keeps a session after a reset on a POST): one
+//     Alive goes out on the session, bounded by Timeout, and Status is
+//     Verifying meanwhile, so that calls wait for its outcome. Answered
+//     (any answer, an error status included: PingProvesDead), the session
+//     lives; not answered, it ends with that Alive's error. One runs at a
+//     time: a failure while one runs joins it, and an answered Alive
+//     covers every request sent before it went out, so a burst of resets
+//     costs one Alive.
+//
+// Every other failure (500, 429, 403, 401, a JSON-RPC error, a caller
+// giving up) leaves the session as it is (failure story S4). The rules end
+// s itself (Endable.Fail), so its Done, Err and end are the result's: no
+// goroutine watches it. As any ended session, one that ended on these
+// rules is released by its owner: Detach (its server is gone, or answers
+// nothing: no DELETE) or Close; both wait for the verification running.
+// Safe for concurrent use.
+func Verify(s Endable, cfg VerifyConfig) Session {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultVerifyTimeout
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
+	}
+	v := &verified{inner: s, cfg: cfg, change: make(chan struct{})}
+	v.life, v.stop = context.WithCancel(context.Background())
+	return v
+}
+
+// Endable is a Session that a rule outside its transport may end (see
+// [Verify]). A Session that embeds an [End] has Fail.
+type Endable interface {
+	Session
+	// Fail ends the session with err unless it has ended (the first cause
+	// wins), Done closed before it returns, and reports whether this call
+	// ended it.
+	Fail(err error) bool
+}
+
+// Verified is the outcome of one verification (see [Verify]): Alive, or
+// not with Err, the Alive's error, and the session ends.
+type Verified struct {
+	Alive bool
+	Err   error
+}
+
+func (Verified) fact() {}
+
+type verified struct {
+	inner Endable
+	cfg   VerifyConfig
+	life  context.Context // ends on Close or Detach: a running Alive is canceled
+	stop  context.CancelFunc
+	wg    sync.WaitGroup // the verification running
+
+	mu        sync.Mutex
+	verifying bool
+	closing   bool          // Close or Detach began: no verification starts
+	pings     uint64        // verifications started
+	answered  uint64        // the number of the last one answered
+	change    chan struct{} // closed at the next change of status
+}
+
+// fail ends the session with err and wakes those waiting on its status.
+func (v *verified) fail(err error) {
+	if v.inner.Fail(err) {
+		v.changed()
+	}
+}
+
+func (v *verified) changed() {
+	v.mu.Lock()
+	close(v.change)
+	v.change = make(chan struct{})
+	v.mu.Unlock()
+}
+
+// sent returns the verifications started so far, for a request about to
+// go out.
+func (v *verified) sent() uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.pings
+}
+
+// failed applies the two rules to the error of a request sent when
+// sent() was seq.
+func (v *verified) failed(ctx context.Context, seq uint64, err error) {
+	switch classify.Classify(ctx, err).Class {
+	case classify.SessionExpired:
+		v.fail(err)
+	case classify.Transport:
+		v.verify(seq)
+	}
+}
+
+func (v *verified) verify(seq uint64) {
+	v.mu.Lock()
+	if v.closing || v.inner.Err() != nil || v.verifying || v.answered > seq {
+		v.mu.Unlock()
+		return
+	}
+	v.verifying = true
+	v.pings++
+	num := v.pings
+	close(v.change)
+	v.change = make(chan struct{})
+	v.wg.Add(1)
+	v.mu.Unlock()
+	go v.alive(num)
+}
+
+// alive runs verification num: one Alive bounded by cfg.Timeout.
+func (v *verified) alive(num uint64) {
+	defer v.wg.Done()
+	ctx, cancel := context.WithCancel(v.life)
+	defer cancel()
+	var mu sync.Mutex
+	timedOut := false
+	t := v.cfg.Clock.AfterFunc(v.cfg.Timeout, func() {
+		mu.Lock()
+		timedOut = true
+		mu.Unlock()
+		cancel()
+	})
+	err := v.inner.Alive(ctx)
+	t.Stop()
+	if v.life.Err() != nil || v.inner.Err() != nil {
+		v.mu.Lock()
+		v.verifying = false
+		v.mu.Unlock()
+		return // the session ended meanwhile
+	}
+	mu.Lock()
+	cut := timedOut && err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+	mu.Unlock()
+	if cut {
+		err = fmt.Errorf("mcpsup/session: verification: no answer within %s: %w", v.cfg.Timeout, context.DeadlineExceeded)
+	}
+	dead := err != nil && PingProvesDead(classify.Error(err))
+	if !dead {
+		v.mu.Lock()
+		v.verifying = false
+		v.answered = num
+		v.mu.Unlock()
+		v.observe(Verified{Alive: true})
+		v.changed()
+		return
+	}
+	v.observe(Verified{Err: err})
+	v.fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
+}
+
+func (v *verified) observe(f Fact) {
+	if v.cfg.Observe != nil {
+		v.cfg.Observe(f)
+	}
+}
+
+func (v *verified) Info() Info { return v.inner.Info() }
+
+func (v *verified) Status() (Status, <-chan struct{}) {
+	st, ch := v.inner.Status()
+	if st == Ended {
+		return Ended, ch
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.verifying {
+		return Verifying, v.change
+	}
+	if st != Live {
+		return st, ch
+	}
+	return Live, v.change
+}
+
+func (v *verified) Done() <-chan struct{} { return v.inner.Done() }
+func (v *verified) Err() error            { return v.inner.Err() }
+
+func (v *verified) Close() error  { return v.finish(v.inner.Close) }
+func (v *verified) Detach() error { return v.finish(v.inner.Detach) }
+
+// finish ends the session with end and waits for the verification
+// running, which it cancels.
+func (v *verified) finish(end func() error) error {
+	v.mu.Lock()
+	v.closing = true
+	v.mu.Unlock()
+	v.stop()
+	err := end()
+	v.wg.Wait()
+	v.changed()
+	return err
+}
+
+// do runs one request under the two rules.
+func do[T any](v *verified, ctx context.Context, req func(context.Context) (T, error)) (T, error) {
+	seq := v.sent()
+	res, err := req(ctx)
+	if err != nil {
+		v.failed(ctx, seq, err)
+	}
+	return res, err
+}
+
+// page is one page of a list.
+type page[T any] struct {
+	items []T
+	next  string
+}
+
+func list[T any](v *verified, ctx context.Context, cursor string, l func(context.Context, string) ([]T, string, error)) ([]T, string, error) {
+	p, err := do(v, ctx, func(ctx context.Context) (page[T], error) {
+		items, next, err := l(ctx, cursor)
+		return page[T]{items, next}, err
+	})
+	return p.items, p.next, err
+}
+
+func (v *verified) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+	return list(v, ctx, cursor, v.inner.ListTools)
+}
+func (v *verified) ListResources(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+	return list(v, ctx, cursor, v.inner.ListResources)
+}
+func (v *verified) ListPrompts(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+	return list(v, ctx, cursor, v.inner.ListPrompts)
+}
+func (v *verified) ListResourceTemplates(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+	return list(v, ctx, cursor, v.inner.ListResourceTemplates)
+}
+
+func (v *verified) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	seq := v.sent()
+	res, err := v.inner.CallTool(ctx, p)
+	if err != nil {
+		v.failed(ctx, seq, err)
+	}
+	return res, err
+}
+func (v *verified) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return do(v, ctx, func(ctx context.Context) (*mcp.GetPromptResult, error) { return v.inner.GetPrompt(ctx, p) })
+}
+func (v *verified) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	return do(v, ctx, func(ctx context.Context) (*mcp.ReadResourceResult, error) { return v.inner.ReadResource(ctx, p) })
+}
+func (v *verified) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return do(v, ctx, func(ctx context.Context) (*mcp.CompleteResult, error) { return v.inner.Complete(ctx, p) })
+}
+func (v *verified) Subscribe(ctx context.Context, p *mcp.SubscribeParams) error {
+	_, err := do(v, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, v.inner.Subscribe(ctx, p) })
+	return err
+}
+func (v *verified) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error {
+	_, err := do(v, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, v.inner.Unsubscribe(ctx, p) })
+	return err
+}
+
+//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
+func (v *verified) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+	_, err := do(v, ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, v.inner.SetLoggingLevel(ctx, p)
+	})
+	return err
+}
+
+// Alive is judged as any request (a host's ping); a verification's own
+// Alive goes to the inner session, past the rules.
+func (v *verified) Alive(ctx context.Context) error {
+	_, err := do(v, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, v.inner.Alive(ctx) })
+	return err
+}
