@@ -1,0 +1,263 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxSessionsPerServer bounds how many of a server's go-sdk client sessions
+// the relay remembers (to tell which server a server request came from): a
+// supervisor has one live session, and one more while it replaces it.
+const maxSessionsPerServer = 4
+
+// CodeMethodNotFound is -32601 (Method not found): the answer to an
+// upstream's elicitation/create or sampling/createMessage when the
+// downstream client of the call did not declare the capability (MCP
+// 2025-11-25, client/elicitation.mdx: "Clients that support elicitation
+// MUST declare the elicitation capability"; a server sends it only to such a
+// client).
+const CodeMethodNotFound = jsonrpc.CodeMethodNotFound
+
+// relay carries what passes between a downstream client's call and the
+// upstream server that serves it: progress (the gateway's own token upstream,
+// the client's downstream), and the server's requests made while the call
+// runs (elicitation, sampling), sent to that call's client.
+//
+// Bounds: one progress entry and one call record per call in flight (removed
+// when the call returns); maxSessionsPerServer client sessions per server;
+// one relayed request at a time per call, each bounded by the relay timeout.
+type relay struct {
+	g       *Gateway
+	timeout time.Duration
+
+	mu       sync.Mutex
+	next     uint64
+	progress map[string]progressTarget        // upstream token: downstream
+	sessions map[*mcp.ClientSession]string    // upstream session: server
+	recent   map[string][]*mcp.ClientSession  // server: its sessions, oldest first
+	calls    map[string]map[*call]struct{}    // server: its calls in flight
+	closed   bool
+}
+
+type progressTarget struct {
+	session *mcp.ServerSession
+	token   any
+}
+
+// call is one downstream request in flight through the gateway.
+type call struct {
+	session *mcp.ServerSession
+	server  string        // set by the upstream middleware; "" until sent
+	turn    chan struct{} // cap 1: one relayed request at a time
+}
+
+type callKey struct{}
+
+func newRelay(g *Gateway, timeout time.Duration) *relay {
+	return &relay{
+		g:        g,
+		timeout:  timeout,
+		progress: map[string]progressTarget{},
+		sessions: map[*mcp.ClientSession]string{},
+		recent:   map[string][]*mcp.ClientSession{},
+		calls:    map[string]map[*call]struct{}{},
+	}
+}
+
+// tokenSetter is the params of a request that carries a progress token.
+type tokenSetter interface{ SetProgressToken(any) }
+
+// begin registers a downstream request from ss: when token is not nil, the
+// upstream request (params) gets a token of the gateway's own, unique among
+// every call in flight (MCP 2025-11-25, basic/utilities/progress.mdx: "The
+// progress token MUST be ... unique across all active requests"), whose
+// notifications reach ss under the client's token. done ends both.
+func (r *relay) begin(ctx context.Context, ss *mcp.ServerSession, token any, params tokenSetter) (context.Context, func()) {
+	c := &call{session: ss, turn: make(chan struct{}, 1)}
+	var up string
+	r.mu.Lock()
+	if token != nil && params != nil {
+		r.next++
+		up = "mcpsup-" + strconv.FormatUint(r.next, 10)
+		r.progress[up] = progressTarget{session: ss, token: token}
+	}
+	r.mu.Unlock()
+	if up != "" {
+		params.SetProgressToken(up)
+	}
+	return context.WithValue(ctx, callKey{}, c), func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if up != "" {
+			delete(r.progress, up)
+		}
+		if c.server != "" {
+			delete(r.calls[c.server], c)
+			if len(r.calls[c.server]) == 0 {
+				delete(r.calls, c.server)
+			}
+		}
+	}
+}
+
+// track is the sending middleware of server's sessions: it learns which
+// server each go-sdk client session is, and which server a call went to.
+func (r *relay) track(server string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			cs, _ := req.GetSession().(*mcp.ClientSession)
+			c, _ := ctx.Value(callKey{}).(*call)
+			if cs != nil || c != nil {
+				r.note(server, cs, c)
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+func (r *relay) note(server string, cs *mcp.ClientSession, c *call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	if cs != nil {
+		if _, ok := r.sessions[cs]; !ok {
+			r.sessions[cs] = server
+			list := append(r.recent[server], cs)
+			if len(list) > maxSessionsPerServer {
+				delete(r.sessions, list[0])
+				list = list[1:]
+			}
+			r.recent[server] = list
+		}
+	}
+	if c != nil && c.server == "" {
+		c.server = server
+		if r.calls[server] == nil {
+			r.calls[server] = map[*call]struct{}{}
+		}
+		r.calls[server][c] = struct{}{}
+	}
+}
+
+// forget drops what the relay knows of server (it left the hub).
+func (r *relay) forget(server string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, cs := range r.recent[server] {
+		delete(r.sessions, cs)
+	}
+	delete(r.recent, server)
+}
+
+func (r *relay) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+}
+
+// progress forwards an upstream progress notification to the downstream
+// client whose call it is for, under that client's token; a token the
+// gateway did not hand out (or whose call returned) is dropped. The send is
+// bounded by DefaultProgressTimeout.
+func (r *relay) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	if req == nil || req.Params == nil {
+		return
+	}
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	t, ok := r.progress[tok]
+	r.mu.Unlock()
+	if !ok || t.session == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, DefaultProgressTimeout)
+	defer cancel()
+	p := *req.Params
+	p.ProgressToken = t.token
+	if err := t.session.NotifyProgress(ctx, &p); err != nil {
+		r.g.log.Debug("progress not forwarded", "error", err)
+	}
+}
+
+// target returns the call an upstream request of session cs belongs to: the
+// one call in flight to its server, or the calls of one downstream session
+// (any of which may have caused it). A request of the server's while calls
+// of several downstream sessions are in flight cannot be told apart (go-sdk's
+// client hands no related request id to the handler): it is refused.
+func (r *relay) target(cs *mcp.ClientSession, method string) (*call, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	server, ok := r.sessions[cs]
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("gateway: %s from a session the gateway does not know", method)}
+	}
+	var pick *call
+	for c := range r.calls[server] {
+		if pick != nil && pick.session != c.session {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("gateway: %s: calls of several clients are in flight to %q; the one it is for is unknown", method, server)}
+		}
+		if pick == nil {
+			pick = c
+		}
+	}
+	if pick == nil || pick.session == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("gateway: %s outside any client's call to %q", method, server)}
+	}
+	return pick, nil
+}
+
+// relayed runs send for the call c, one at a time per call, bounded by the
+// relay timeout.
+func relayed[R any](r *relay, ctx context.Context, c *call, send func(context.Context) (R, error)) (R, error) {
+	var zero R
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+	defer func() { <-c.turn }()
+	return send(ctx)
+}
+
+// elicit relays an upstream elicitation/create to the downstream client of
+// the call that caused it.
+func (r *relay) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	c, err := r.target(req.Session, "elicitation/create")
+	if err != nil {
+		return nil, err
+	}
+	if ip := c.session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "gateway: the client of this call does not support elicitation"}
+	}
+	return relayed(r, ctx, c, func(ctx context.Context) (*mcp.ElicitResult, error) {
+		return c.session.Elicit(ctx, req.Params)
+	})
+}
+
+// createMessage relays an upstream sampling/createMessage to the downstream
+// client of the call that caused it.
+func (r *relay) createMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	c, err := r.target(req.Session, "sampling/createMessage")
+	if err != nil {
+		return nil, err
+	}
+	if ip := c.session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
+		return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "gateway: the client of this call does not support sampling"}
+	}
+	return relayed(r, ctx, c, func(ctx context.Context) (*mcp.CreateMessageResult, error) {
+		return c.session.CreateMessage(ctx, req.Params)
+	})
+}
