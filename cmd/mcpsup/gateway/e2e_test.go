@@ -1,0 +1,232 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/cmd/mcpsup/gateway"
+	"github.com/mcpsup/mcpsup/cmd/mcpsup/internal/e2etest"
+	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/mcptest"
+	"github.com/mcpsup/mcpsup/supervisor"
+)
+
+// fastHub retries within tens of milliseconds, so an upstream that comes
+// back is ready again at once.
+func fastHub() hub.Config {
+	return hub.Config{Supervisor: supervisor.Config{
+		Backoff: supervisor.Backoff{InitialInterval: 20 * time.Millisecond, MaxInterval: 100 * time.Millisecond, NoJitter: true},
+	}}
+}
+
+type fixture struct {
+	ctx  context.Context
+	up   *e2etest.Upstreams
+	gw   *gateway.Gateway
+	http *httptest.Server
+	path string
+}
+
+func newFixture(t *testing.T, names ...string) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	f := &fixture{ctx: ctx, up: e2etest.New(t, ctx)}
+	f.path = f.up.File(t, t.TempDir(), names...)
+	f.gw = gateway.New(gateway.Config{ServersFile: f.path, Hub: fastHub()})
+	t.Cleanup(func() { _ = f.gw.Close() })
+	require.NoError(t, f.gw.Start(ctx))
+	require.NoError(t, f.gw.Hub().WaitReady(ctx, hub.All))
+	f.http = httptest.NewServer(f.gw.Handler(gateway.HTTPOptions{}))
+	t.Cleanup(f.http.Close)
+	return f
+}
+
+// connect opens a go-sdk client session on the gateway's /mcp.
+func (f *fixture) connect(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts)
+	cs, err := c.Connect(f.ctx, &mcp.StreamableClientTransport{Endpoint: f.http.URL + "/mcp"}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func toolNames(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+func text(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	require.NotEmpty(t, res.Content)
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	require.True(t, ok)
+	return tc.Text
+}
+
+// waitFor polls cond on the client's view (a list call each time) until it
+// holds or the test's context ends; the wait is bounded by ctx, not timed.
+func waitFor(t *testing.T, ctx context.Context, changed <-chan struct{}, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-changed:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("condition not met before the test's deadline")
+		}
+	}
+}
+
+// The merged catalog of three upstreams (stdio, HTTP, and an HTTP server
+// behind a port that goes down) reaches a go-sdk client by qualified name,
+// a call to each is routed to its server, and while one upstream is down
+// the others' items stay and their calls are served; the down server's call
+// fails with a JSON-RPC error whose data names the server, the class and
+// the delivery; once it is back its call is served again.
+func TestE2EMergedCatalogAndCallsOverHTTP(t *testing.T) {
+	f := newFixture(t, "files", "search", "flaky")
+	cs := f.connect(t, nil)
+
+	names := toolNames(t, f.ctx, cs)
+	for _, want := range []string{"files__echo", "search__record", "search__" + mcptest.ToolName(1), "flaky__record"} {
+		require.Contains(t, names, want)
+	}
+	prompts, err := cs.ListPrompts(f.ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, "search__"+mcptest.PromptName(1), prompts.Prompts[0].Name)
+	resources, err := cs.ListResources(f.ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, mcptest.ResourceURI(1), resources.Resources[0].URI)
+	templates, err := cs.ListResourceTemplates(f.ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, templates.ResourceTemplates, 1)
+
+	res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "files__echo", Arguments: map[string]any{"text": "hi"}})
+	require.NoError(t, err)
+	require.Contains(t, text(t, res), "hi")
+	res, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "search__record", Arguments: map[string]any{"id": "s1"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, f.up.HTTP.Invocations(mcptest.RecordTool, "s1"))
+	_, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "flaky__record", Arguments: map[string]any{"id": "f1"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, f.up.Flaky.Invocations(mcptest.RecordTool, "f1"))
+	pr, err := cs.GetPrompt(f.ctx, &mcp.GetPromptParams{Name: "search__" + mcptest.PromptName(1)})
+	require.NoError(t, err)
+	require.NotEmpty(t, pr.Messages)
+	rr, err := cs.ReadResource(f.ctx, &mcp.ReadResourceParams{URI: mcptest.ResourceURI(1)})
+	require.NoError(t, err)
+	require.NotEmpty(t, rr.Contents)
+	rr, err = cs.ReadResource(f.ctx, &mcp.ReadResourceParams{URI: "mcptest://template/1/abc"})
+	require.NoError(t, err, "a URI of a template is routed to the template's server")
+	require.NotEmpty(t, rr.Contents)
+
+	// One upstream down: its call fails, named; the others serve.
+	f.up.Port.Down()
+	_, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "flaky__record", Arguments: map[string]any{"id": "f2"}})
+	var we *jsonrpc.Error
+	require.True(t, errors.As(err, &we), "%v", err)
+	require.Equal(t, int64(gateway.CodeInternalError), we.Code)
+	var data gateway.ErrorData
+	require.NoError(t, json.Unmarshal(we.Data, &data))
+	require.Equal(t, "flaky", data.Server)
+	require.Equal(t, "transport", data.Class)
+	require.NotEmpty(t, data.Delivery)
+	require.Equal(t, 0, f.up.Flaky.Invocations(mcptest.RecordTool, "f2"))
+
+	names = toolNames(t, f.ctx, cs)
+	require.Contains(t, names, "files__echo", "fail-open: the others' items stay")
+	require.Contains(t, names, "search__record")
+	_, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "search__record", Arguments: map[string]any{"id": "s2"}})
+	require.NoError(t, err)
+	res, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "files__echo", Arguments: map[string]any{"text": "still"}})
+	require.NoError(t, err)
+	require.Contains(t, text(t, res), "still")
+
+	// Back: its call is served again (the call waits for the recovery).
+	f.up.Port.Up()
+	_, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "flaky__record", Arguments: map[string]any{"id": "f3"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, f.up.Flaky.Invocations(mcptest.RecordTool, "f3"))
+}
+
+// An unknown name is answered -32602 (MCP 2025-11-25, server/tools.mdx,
+// Error Handling: unknown tools are a protocol error, Invalid params), and
+// nothing is sent upstream.
+func TestE2EUnknownToolIsInvalidParams(t *testing.T) {
+	f := newFixture(t, "search")
+	cs := f.connect(t, nil)
+	before := f.up.HTTP.Log().Count("tools/call")
+	_, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "search__nope", Arguments: map[string]any{}})
+	var we *jsonrpc.Error
+	require.True(t, errors.As(err, &we), "%v", err)
+	require.Equal(t, int64(jsonrpc.CodeInvalidParams), we.Code)
+	require.Equal(t, before, f.up.HTTP.Log().Count("tools/call"))
+}
+
+// A tool the upstream adds reaches the downstream client as
+// notifications/tools/list_changed (MCP 2025-11-25, server/tools.mdx, List
+// Changed Notification) and then in its tools/list; one it removes leaves.
+func TestE2EListChangedReachesTheClient(t *testing.T) {
+	f := newFixture(t, "search")
+	changed := make(chan struct{}, 16)
+	cs := f.connect(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	require.NotContains(t, toolNames(t, f.ctx, cs), "search__fresh")
+
+	f.up.HTTP.AddTool("fresh")
+	select {
+	case <-changed:
+	case <-f.ctx.Done():
+		t.Fatal("no tools/list_changed reached the client")
+	}
+	waitFor(t, f.ctx, changed, func() bool { return slices.Contains(toolNames(t, f.ctx, cs), "search__fresh") })
+
+	require.True(t, f.up.HTTP.RemoveTool("fresh"))
+	waitFor(t, f.ctx, changed, func() bool { return !slices.Contains(toolNames(t, f.ctx, cs), "search__fresh") })
+	require.Contains(t, toolNames(t, f.ctx, cs), "search__record")
+}
+
+// /healthz answers 200; /readyz answers the servers' states and counts as
+// JSON, 200 once every server settled with its tools.
+func TestE2EHealthAndReadiness(t *testing.T) {
+	f := newFixture(t, "files", "search")
+	resp, err := http.Get(f.http.URL + "/healthz")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	resp, err = http.Get(f.http.URL + "/readyz")
+	require.NoError(t, err)
+	var rd gateway.Readiness
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rd))
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%+v", rd)
+	require.True(t, rd.Ready)
+	require.Len(t, rd.Servers, 2)
+	require.Equal(t, "files", rd.Servers[0].Name)
+	require.Equal(t, "ready", rd.Servers[0].State)
+	require.Positive(t, rd.Servers[0].Tools)
+	require.Equal(t, 4, rd.Servers[1].Tools, "search: record, block and two plain tools")
+}
