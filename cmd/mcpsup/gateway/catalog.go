@@ -14,11 +14,11 @@ import (
 // definition as the hub gave it (compared by pointer first, by JSON when the
 // pointer changed) and the server it routes to.
 type shown struct {
-	tools     map[string]*mcp.Tool             // by qualified name
-	prompts   map[string]*mcp.Prompt           // by qualified name
-	resources map[string]shownResource         // by URI
-	templates map[string]shownTemplate         // by URI template
-	skipped   map[string]string                // tool name: why it is not shown
+	tools     map[string]*mcp.Tool     // by qualified name
+	prompts   map[string]*mcp.Prompt   // by qualified name
+	resources map[string]shownResource // by URI
+	templates map[string]shownTemplate // by URI template
+	skipped   map[string]string        // tool name: why it is not shown
 }
 
 type shownResource struct {

@@ -79,7 +79,7 @@ type Gateway struct {
 	shown  shown
 
 	mu       sync.Mutex
-	settled  map[string]bool              // server name: it has been ready or failed since it was added
+	settled  map[string]bool             // server name: it has been ready or failed since it was added
 	applied  map[string]hub.ServerConfig // the servers the gateway added, by name
 	closed   bool
 	reloadMu sync.Mutex // one Apply at a time

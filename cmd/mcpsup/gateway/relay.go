@@ -38,10 +38,10 @@ type relay struct {
 
 	mu       sync.Mutex
 	next     uint64
-	progress map[string]progressTarget        // upstream token: downstream
-	sessions map[*mcp.ClientSession]string    // upstream session: server
-	recent   map[string][]*mcp.ClientSession  // server: its sessions, oldest first
-	calls    map[string]map[*call]struct{}    // server: its calls in flight
+	progress map[string]progressTarget       // upstream token: downstream
+	sessions map[*mcp.ClientSession]string   // upstream session: server
+	recent   map[string][]*mcp.ClientSession // server: its sessions, oldest first
+	calls    map[string]map[*call]struct{}   // server: its calls in flight
 	closed   bool
 }
 
