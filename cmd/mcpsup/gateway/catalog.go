@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -343,19 +344,37 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	return res, nil
 }
 
-// copyMeta copies m without its progress token (the relay sets the
-// gateway's own).
+// copyMeta copies m for the upstream request without the keys that belong
+// to the downstream hop: the progress token (the relay sets the gateway's
+// own) and the keys MCP reserves (MCP 2026-07-28, basic/index.mdx, _meta:
+// "Any prefix where the second label is modelcontextprotocol or mcp is
+// reserved", such as io.modelcontextprotocol/protocolVersion, the
+// per-request protocol fields of the client's era, which the supervisor
+// sets for its own hop: a 2026-07-28 client's version sent on to a 2025
+// server would have its call refused).
 func copyMeta(m mcp.Meta) mcp.Meta {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(mcp.Meta, len(m))
+	var out mcp.Meta
 	for k, v := range m {
-		if k != "progressToken" {
-			out[k] = v
+		if k == "progressToken" || reservedMetaKey(k) {
+			continue
 		}
+		if out == nil {
+			out = make(mcp.Meta, len(m))
+		}
+		out[k] = v
 	}
 	return out
+}
+
+// reservedMetaKey reports whether k's prefix (before '/') has
+// "modelcontextprotocol" or "mcp" as its second label.
+func reservedMetaKey(k string) bool {
+	prefix, _, ok := strings.Cut(k, "/")
+	if !ok {
+		return false
+	}
+	labels := strings.Split(prefix, ".")
+	return len(labels) > 1 && (labels[1] == "modelcontextprotocol" || labels[1] == "mcp")
 }
 
 // sortedKeys returns m's keys sorted.

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/cmd/mcpsup/internal/e2etest"
+	"github.com/mcpsup/mcpsup/mcptest"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// build compiles the command once per test binary.
+func build(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpsup-cmd")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "mcpsup")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = &exec.ExitError{}
+			t.Logf("go build: %s", out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+func names(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+// The command run as a desktop client runs it (its mcpServers entry:
+// command "mcpsup", args ["serve", "-config", …, "-stdio"]) serves the merged
+// catalog of a stdio, an HTTP and a dying HTTP upstream over stdio to a
+// go-sdk client; a call to each is routed; a tool added upstream reaches
+// the client as tools/list_changed; one upstream down leaves the others
+// serving; the end of stdin ends the process with code 0.
+func TestStdioServesThreeUpstreams(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bin := build(t)
+	up := e2etest.New(t, ctx)
+	dir := t.TempDir()
+	cfg := up.File(t, dir, "files", "search", "flaky")
+
+	cmd := exec.Command(bin, "serve", "-config", cfg, "-stdio", "-state", filepath.Join(dir, "state"), "-log-level", "info")
+	cmd.Stderr = os.Stderr
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+
+	want := []string{"files__echo", "search__record", "flaky__record"}
+	waitUntil(t, ctx, changed, func() bool {
+		got := names(t, ctx, cs)
+		return !slices.ContainsFunc(want, func(n string) bool { return !slices.Contains(got, n) })
+	})
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "files__echo", Arguments: map[string]any{"text": "over stdio"}})
+	require.NoError(t, err)
+	require.Contains(t, res.Content[0].(*mcp.TextContent).Text, "over stdio")
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search__record", Arguments: map[string]any{"id": "s"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, up.HTTP.Invocations(mcptest.RecordTool, "s"))
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__record", Arguments: map[string]any{"id": "f"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, up.Flaky.Invocations(mcptest.RecordTool, "f"))
+
+	for len(changed) > 0 {
+		<-changed
+	}
+	up.HTTP.AddTool("fresh")
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no tools/list_changed reached the stdio client")
+	}
+	waitUntil(t, ctx, changed, func() bool { return slices.Contains(names(t, ctx, cs), "search__fresh") })
+
+	up.Port.Down()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__record", Arguments: map[string]any{"id": "f2"}})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "flaky")
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search__record", Arguments: map[string]any{"id": "s2"}})
+	require.NoError(t, err, "one upstream down leaves the others serving")
+	require.Contains(t, names(t, ctx, cs), "files__echo")
+
+	require.NoError(t, cs.Close()) // closes stdin and waits for the command
+	require.NotNil(t, cmd.ProcessState)
+	require.Equal(t, 0, cmd.ProcessState.ExitCode(), "stdin's end is a clean stop")
+}
+
+func waitUntil(t *testing.T, ctx context.Context, changed <-chan struct{}, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-changed:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("condition not met before the test's deadline")
+		}
+	}
+}
+
+// started runs the command with -listen on a free loopback port and returns
+// its base URL, read from its "listening" log record.
+func started(t *testing.T, ctx context.Context, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(build(t), append([]string{"serve", "-listen", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "listening" {
+				addr <- rec.Addr
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return cmd, "http://" + a
+	case <-ctx.Done():
+		t.Fatal("the command did not listen")
+		return nil, ""
+	}
+}
+
+// SIGTERM ends the command with code 0 (its servers detached), and SIGHUP
+// applies the changed servers file: the removed server's tools leave the
+// client's list, the others stay.
+func TestSignalsReloadAndStop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	up := e2etest.New(t, ctx)
+	dir := t.TempDir()
+	cfg := up.File(t, dir, "files", "search")
+	cmd, base := started(t, ctx, "-config", cfg, "-state", filepath.Join(dir, "state"))
+
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	waitUntil(t, ctx, changed, func() bool {
+		got := names(t, ctx, cs)
+		return slices.Contains(got, "files__echo") && slices.Contains(got, "search__record")
+	})
+	resp, err := http.Get(base + "/readyz")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	searchSessions := len(up.HTTP.SessionIDs())
+	up.File(t, dir, "search") // files removed; mtime may not change within its resolution: SIGHUP says so
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	waitUntil(t, ctx, changed, func() bool { return !slices.Contains(names(t, ctx, cs), "files__echo") })
+	require.Contains(t, names(t, ctx, cs), "search__record")
+	require.Equal(t, searchSessions, len(up.HTTP.SessionIDs()), "the unchanged server kept its session")
+	require.Equal(t, 1, up.HTTP.Log().Count("initialize"), "the unchanged server was not reconnected")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+		require.Equal(t, 0, cmd.ProcessState.ExitCode())
+	case <-ctx.Done():
+		t.Fatal("the command did not stop on SIGTERM")
+	}
+	require.Equal(t, 0, up.HTTP.Log().CountVerb("DELETE"), "detached: the session is kept for the next start")
+}
+
+// A -listen address that is not loopback without a token is refused
+// (usage, exit code 2) before anything starts.
+func TestNonLoopbackNeedsToken(t *testing.T) {
+	cmd := exec.Command(build(t), "serve", "-config", "/nonexistent", "-listen", "0.0.0.0:0")
+	cmd.Env = append(os.Environ(), "MCPSUP_TOKEN=")
+	err := cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 2, ee.ExitCode())
+}
