@@ -182,6 +182,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	stop()
 	if httpSrv != nil {
+		// The long-lived streams (a client's standalone SSE GET, the
+		// timeline's) end first, so Shutdown is not held by them.
+		live.Close()
+		for ss := range g.Server().Sessions() {
+			_ = ss.Close()
+		}
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		if err := httpSrv.Shutdown(sctx); err != nil {
 			_ = httpSrv.Close()

@@ -230,3 +230,75 @@ func TestE2EHealthAndReadiness(t *testing.T) {
 	require.Positive(t, rd.Servers[0].Tools)
 	require.Equal(t, 4, rd.Servers[1].Tools, "search: record, block and two plain tools")
 }
+
+// A downstream call's progress token gets the upstream's progress back
+// under the client's own token (MCP 2025-11-25,
+// basic/utilities/progress.mdx: notifications carry "the same progressToken
+// provided in the original request"); the gateway's token upstream is its
+// own.
+func TestE2EProgressForwarded(t *testing.T) {
+	f := newFixture(t, "search")
+	got := make(chan *mcp.ProgressNotificationParams, 4)
+	cs := f.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		got <- req.Params
+	}})
+	params := &mcp.CallToolParams{Name: "search__" + mcptest.BlockTool, Arguments: map[string]any{"id": "p"}}
+	params.SetProgressToken("client-token")
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(f.ctx, params)
+		done <- err
+	}()
+	require.NoError(t, f.up.HTTP.WaitBlocked(f.ctx, "p"))
+	f.up.HTTP.Progress("p")
+	select {
+	case p := <-got:
+		require.Equal(t, "client-token", p.ProgressToken)
+	case <-f.ctx.Done():
+		t.Fatal("no progress reached the client")
+	}
+	f.up.HTTP.Release("p")
+	require.NoError(t, <-done)
+}
+
+// A downstream cancel (notifications/cancelled, MCP 2025-11-25,
+// basic/utilities/cancellation.mdx) cancels the upstream call: the
+// upstream gets its own notifications/cancelled for the request.
+func TestE2ECancelForwarded(t *testing.T) {
+	f := newFixture(t, "search")
+	cs := f.connect(t, nil)
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search__" + mcptest.BlockTool, Arguments: map[string]any{"id": "c"}})
+		done <- err
+	}()
+	require.NoError(t, f.up.HTTP.WaitBlocked(f.ctx, "c"))
+	before := f.up.HTTP.Log().Count("notifications/cancelled")
+	cancel()
+	require.Error(t, <-done)
+	require.NoError(t, f.up.HTTP.Log().WaitCount(f.ctx, "notifications/cancelled", before+1))
+}
+
+// An upstream's elicitation/create during a call reaches the downstream
+// client of that call and its answer goes back (MCP 2025-11-25,
+// client/elicitation.mdx); a client that did not declare the elicitation
+// capability is never sent one: the upstream gets an error instead.
+func TestE2EElicitationRelayed(t *testing.T) {
+	f := newFixture(t, "ask")
+	asked := make(chan string, 1)
+	cs := f.connect(t, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- req.Params.Message
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+	}})
+	res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__confirm", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.Equal(t, "proceed?", <-asked)
+	require.Equal(t, "answer accept", text(t, res))
+
+	plain := f.connect(t, nil)
+	res, err = plain.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__confirm", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Contains(t, text(t, res), "method not found", "-32601: the client offers no elicitation")
+}
