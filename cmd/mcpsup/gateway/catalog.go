@@ -337,6 +337,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	}
 	params := *req.Params
 	params.Ref = &ref
+	params.Meta = copyMeta(params.Meta)
 	res, err := sup.Complete(ctx, &params)
 	if err != nil {
 		return nil, g.serverError(server, err)

@@ -302,3 +302,121 @@ func TestE2EElicitationRelayed(t *testing.T) {
 	require.True(t, res.IsError)
 	require.Contains(t, text(t, res), "method not found", "-32601: the client offers no elicitation")
 }
+
+// completion/complete for a prompt's argument is routed to the prompt's
+// server with the server's own prompt name (MCP 2025-11-25,
+// server/utilities/completion.mdx: ref/prompt names the prompt).
+func TestE2ECompletionRouted(t *testing.T) {
+	f := newFixture(t, "ask", "search")
+	cs := f.connect(t, nil)
+	res, err := cs.Complete(f.ctx, &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "ask__greet"},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "a"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"alice"}, res.Completion.Values)
+
+	_, err = cs.Complete(f.ctx, &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "nobody__greet"},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "a"},
+	})
+	var we *jsonrpc.Error
+	require.True(t, errors.As(err, &we), "%v", err)
+	require.Equal(t, int64(jsonrpc.CodeInvalidParams), we.Code)
+}
+
+func readyz(t *testing.T, url string) (int, gateway.Readiness) {
+	t.Helper()
+	resp, err := http.Get(url + "/readyz")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var rd gateway.Readiness
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rd))
+	return resp.StatusCode, rd
+}
+
+// gatewayOn starts a gateway on cfg's hub with the servers of sf and serves
+// its HTTP handler; it does not wait for the servers.
+func gatewayOn(t *testing.T, ctx context.Context, hc hub.Config, servers ...hub.ServerConfig) (*gateway.Gateway, string) {
+	t.Helper()
+	gw := gateway.New(gateway.Config{Hub: hc})
+	t.Cleanup(func() { _ = gw.Close() })
+	require.NoError(t, gw.Apply(ctx, &hub.ServersFile{Servers: servers}))
+	srv := httptest.NewServer(gw.Handler(gateway.HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	return gw, srv.URL
+}
+
+// /readyz is 503 while a server's first connection is under way (not
+// settled), naming it.
+func TestReadyzNotSettled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "initialize"}, Action: mcptest.Delay(time.Minute)})
+	_, url := gatewayOn(t, ctx, fastHub(), hub.ServerConfig{Name: "slow", URL: srv.URL()})
+	require.NoError(t, srv.Log().WaitCount(ctx, "initialize", 1))
+	code, rd := readyz(t, url)
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.False(t, rd.Settled)
+	require.Contains(t, rd.Why[0], "slow: not settled")
+}
+
+// A server that is ready and declares tools but has none in the merged
+// catalog (here: its catalog is over the hub's bound and was not merged)
+// makes /readyz 503: "connected with 0 tools" is not ready.
+func TestReadyzReadyWithZeroTools(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := mcptest.NewServer(mcptest.Options{Tools: 3})
+	require.NoError(t, err)
+	defer srv.Close()
+	ok, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer ok.Close()
+	hc := fastHub()
+	hc.MaxCatalogItems = 2
+	gw, url := gatewayOn(t, ctx, hc, hub.ServerConfig{Name: "big", URL: srv.URL()}, hub.ServerConfig{Name: "ok", URL: ok.URL()})
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	code, rd := readyz(t, url)
+	require.Equal(t, http.StatusServiceUnavailable, code, "%+v", rd)
+	require.True(t, rd.Settled)
+	require.Equal(t, []string{"big: ready with 0 tools though it declares tools"}, rd.Why)
+	require.Equal(t, "ready", rd.Servers[0].State)
+	require.Equal(t, 0, rd.Servers[0].Tools)
+}
+
+// Fail-open readiness: a server that answers 401 settles in its own
+// terminal state (reason unauthorized, no retry: one initialize), the
+// others serve, and /readyz stays 200 naming its state and reason.
+func TestReadyzUnauthorizedServerLeavesTheOthersServing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	locked, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer locked.Close()
+	locked.Gateway().Add(mcptest.Rule{Action: mcptest.Respond(http.StatusUnauthorized, http.Header{"Www-Authenticate": {`Bearer realm="x"`}}, nil)})
+	open, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer open.Close()
+	gw, url := gatewayOn(t, ctx, fastHub(), hub.ServerConfig{Name: "locked", URL: locked.URL()}, hub.ServerConfig{Name: "open", URL: open.URL()})
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.Settled))
+
+	code, rd := readyz(t, url)
+	require.Equal(t, http.StatusOK, code, "%+v", rd)
+	require.Equal(t, "locked", rd.Servers[0].Name)
+	require.Equal(t, "failed", rd.Servers[0].State)
+	require.Equal(t, "unauthorized", rd.Servers[0].Reason)
+	require.Equal(t, "ready", rd.Servers[1].State)
+	require.Equal(t, 1, locked.Log().Count("initialize"), "unauthorized is not retried")
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "open__record", Arguments: map[string]any{"id": "x"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, open.Invocations(mcptest.RecordTool, "x"))
+}

@@ -7,6 +7,7 @@ package e2etest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -26,7 +27,8 @@ import (
 
 // Upstreams are the servers of a test, by their names in the servers file:
 // "files" (stdio), "search" (HTTP), "flaky" (HTTP behind Port), "ask" (an
-// HTTP server whose tool "confirm" elicits).
+// HTTP server whose tool "confirm" elicits, with a prompt "greet" whose
+// argument completes).
 type Upstreams struct {
 	StdioBin string
 	HTTP     *mcptest.Server
@@ -67,7 +69,18 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 	require.NoError(t, err)
 	u.Port = NewSwitchedPort(t, fu.Host)
 
-	ask := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
+	ask := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			if req.Params.Ref.Type != "ref/prompt" || req.Params.Ref.Name != "greet" {
+				return nil, fmt.Errorf("no completion for %+v", *req.Params.Ref)
+			}
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Params.Argument.Value + "lice"}}}, nil
+		},
+	})
+	ask.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name"}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello " + req.Params.Arguments["name"]}}}}, nil
+		})
 	ask.AddTool(&mcp.Tool{Name: "confirm", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
