@@ -30,7 +30,9 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/events/htmltimeline"
 	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/redisstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 )
 
 // DefaultListen is the -listen address when none is given: loopback, a
@@ -58,6 +60,7 @@ type options struct {
 	tokenFile string
 	state     string
 	noState   bool
+	redisURL  string
 	logLevel  slog.Level
 }
 
@@ -76,6 +79,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.tokenFile, "token-file", "", "a file holding the bearer token HTTP clients must send (or MCPSUP_TOKEN); required when -listen is not loopback")
 	fs.StringVar(&o.state, "state", "", "the directory of the servers' resume states (default <user cache dir>/mcpsup/state)")
 	fs.BoolVar(&o.noState, "no-state", false, "keep no resume state")
+	fs.StringVar(&o.redisURL, "redis", "", "keep resume states in Redis with leases (redis:// or unix:// URL; replaces -state), so replicas share the servers' sessions")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "the lowest level logged (debug, info, warn, error)")
 	if len(args) == 0 || args[0] != "serve" {
 		usage(stderr, fs)
@@ -108,7 +112,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	live := htmltimeline.NewLive(0)
 	defer live.Close()
 	hc := hub.Config{Events: events.Multi(events.Slog(log), live)}
-	if !o.noState {
+	switch {
+	case o.redisURL != "":
+		ropts, err := redis.ParseURL(o.redisURL)
+		if err != nil {
+			log.Error("-redis", "error", err)
+			return 2
+		}
+		// Each call ends at the hub's StoreTimeout (redisstore.Store).
+		ropts.ContextTimeoutEnabled = true
+		rdb := redis.NewClient(ropts)
+		defer rdb.Close()
+		hc.Store = &redisstore.Store{Client: rdb}
+	case !o.noState:
 		dir := o.state
 		if dir == "" {
 			cache, err := os.UserCacheDir()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/cmd/mcpsup/internal/e2etest"
@@ -228,4 +230,82 @@ func TestNonLoopbackNeedsToken(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, 2, ee.ExitCode())
+}
+
+// With -redis, the servers' resume states go to Redis (redisstore, with
+// leases): after SIGTERM the HTTP server's state is there, saved by the
+// detach, for the next replica to resume.
+func TestRedisKeepsResumeStates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and redis-server is missing: %v", err)
+		}
+		t.Skip("redis-server is not installed")
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	rs := exec.Command("redis-server", "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no")
+	require.NoError(t, rs.Start())
+	t.Cleanup(func() { _ = rs.Process.Kill(); _ = rs.Wait() })
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
+	defer rdb.Close()
+	for rdb.Ping(ctx).Err() != nil {
+		select {
+		case <-ctx.Done():
+			t.Fatal("redis-server did not start")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	up := e2etest.New(t, ctx)
+	cfg := up.File(t, dir, "search")
+	cmd, base := started(t, ctx, "-config", cfg, "-redis", "unix://"+sock)
+	for {
+		code, _ := get(t, base+"/readyz")
+		if code == http.StatusOK {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("not ready")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	require.EqualValues(t, 1, rdb.Exists(ctx, "mcpsup:{search}:lease").Val(), "the replica holds the server's lease")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait())
+	state, err := rdb.Get(ctx, "mcpsup:{search}:state").Result()
+	require.NoError(t, err)
+	require.Contains(t, state, up.HTTP.SessionIDs()[0][:8], "the saved state is the live session's")
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// A change of the servers file (its size or modification time, read every
+// pollEvery) is applied without a signal: the added server's tools reach
+// the client.
+func TestFileChangeReloads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	up := e2etest.New(t, ctx)
+	dir := t.TempDir()
+	cfg := up.File(t, dir, "search")
+	_, base := started(t, ctx, "-config", cfg, "-no-state")
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	waitUntil(t, ctx, nil, func() bool { return slices.Contains(names(t, ctx, cs), "search__record") })
+	up.File(t, dir, "search", "files")
+	waitUntil(t, ctx, nil, func() bool { return slices.Contains(names(t, ctx, cs), "files__echo") })
 }

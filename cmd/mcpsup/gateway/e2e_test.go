@@ -420,3 +420,39 @@ func TestReadyzUnauthorizedServerLeavesTheOthersServing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, open.Invocations(mcptest.RecordTool, "x"))
 }
+
+// Apply is a diff: an unchanged server keeps its session (no initialize)
+// and its process (the same pid), a changed one restarts on a new session
+// (its old one ended: DELETE), a removed one leaves the catalog.
+func TestApplyIsADiff(t *testing.T) {
+	f := newFixture(t, "files", "search")
+	pid := func() string {
+		res, err := f.gw.Hub().CallTool(f.ctx, &mcp.CallToolParams{Name: "files__pid", Arguments: map[string]any{}})
+		require.NoError(t, err)
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	first := pid()
+	sf, err := hub.LoadServers(f.path)
+	require.NoError(t, err)
+
+	require.NoError(t, f.gw.Apply(f.ctx, sf))
+	require.Equal(t, first, pid())
+	require.Equal(t, 1, f.up.HTTP.Log().Count("initialize"))
+
+	for i := range sf.Servers {
+		if sf.Servers[i].Name == "search" {
+			sf.Servers[i].Headers = map[string]string{"X-Tenant": "blue"}
+		}
+	}
+	require.NoError(t, f.gw.Apply(f.ctx, sf))
+	require.NoError(t, f.gw.Hub().WaitReady(f.ctx, hub.All))
+	require.Equal(t, 2, f.up.HTTP.Log().Count("initialize"), "the changed server restarted")
+	require.Equal(t, 1, f.up.HTTP.Log().CountVerb("DELETE"), "its old session ended")
+	require.Equal(t, first, pid(), "the unchanged server kept its process")
+
+	sf.Servers = slices.DeleteFunc(sf.Servers, func(sc hub.ServerConfig) bool { return sc.Name == "files" })
+	require.NoError(t, f.gw.Apply(f.ctx, sf))
+	cs := f.connect(t, nil)
+	waitFor(t, f.ctx, nil, func() bool { return !slices.Contains(toolNames(t, f.ctx, cs), "files__echo") })
+	require.Contains(t, toolNames(t, f.ctx, cs), "search__record")
+}
