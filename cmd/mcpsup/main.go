@@ -111,7 +111,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	live := htmltimeline.NewLive(0)
 	defer live.Close()
-	hc := hub.Config{Events: events.Multi(events.Slog(log), live)}
+	m, err := newMetrics()
+	if err != nil {
+		log.Error("metrics", "error", err)
+		return 1
+	}
+	defer m.close()
+	hc := hub.Config{
+		Events:           events.Multi(events.Slog(log), live, m.observer.Sink()),
+		ServerMiddleware: m.observer.Middleware,
+	}
 	switch {
 	case o.redisURL != "":
 		ropts, err := redis.ParseURL(o.redisURL)
@@ -169,6 +178,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		h := g.Handler(gateway.HTTPOptions{Token: token, Extra: map[string]http.Handler{
 			"/timeline/": http.StripPrefix("/timeline", live),
+			"/metrics":   m.handler,
 		}})
 		httpSrv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		log.Info("listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp")

@@ -309,3 +309,29 @@ func TestFileChangeReloads(t *testing.T) {
 	up.File(t, dir, "search", "files")
 	waitUntil(t, ctx, nil, func() bool { return slices.Contains(names(t, ctx, cs), "files__echo") })
 }
+
+// /metrics serves the otel package's metrics as Prometheus text, each
+// point naming its server; /timeline/ serves the live timeline page.
+func TestMetricsAndTimeline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	up := e2etest.New(t, ctx)
+	_, base := started(t, ctx, "-config", up.File(t, t.TempDir(), "search"), "-no-state")
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	waitUntil(t, ctx, nil, func() bool { return slices.Contains(names(t, ctx, cs), "search__record") })
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search__record", Arguments: map[string]any{"id": "m"}})
+	require.NoError(t, err)
+
+	code, body := get(t, base+"/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `mcpsup_connection_transitions_total{`)
+	require.Contains(t, body, `mcpsup_server="search"`)
+	require.Contains(t, body, `mcp_client_operation_duration_seconds_count{`)
+
+	code, body = get(t, base+"/timeline/")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "<html")
+}
