@@ -456,3 +456,48 @@ func TestApplyIsADiff(t *testing.T) {
 	waitFor(t, f.ctx, nil, func() bool { return !slices.Contains(toolNames(t, f.ctx, cs), "files__echo") })
 	require.Contains(t, toolNames(t, f.ctx, cs), "search__record")
 }
+
+// With a token, every endpoint but /healthz needs `Authorization: Bearer
+// <token>` (RFC 6750, section 2.1); a missing or wrong one is answered 401
+// with WWW-Authenticate (section 3), and nothing reaches the hub.
+func TestTokenGuardsEverythingButHealthz(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gw := gateway.New(gateway.Config{})
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler(gateway.HTTPOptions{Token: "s3cret-token"}))
+	defer srv.Close()
+	do := func(path, auth string) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp
+	}
+	require.Equal(t, http.StatusOK, do("/healthz", "").StatusCode)
+	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret-token-longer", "s3cret-token"} {
+		resp := do("/readyz", auth)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, auth)
+		require.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+	}
+	require.Equal(t, http.StatusUnauthorized, do("/mcp", "").StatusCode)
+	require.Equal(t, http.StatusOK, do("/readyz", "Bearer s3cret-token").StatusCode, "let in")
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	hc := &http.Client{Transport: bearer{"s3cret-token"}}
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc}, nil)
+	require.NoError(t, err)
+	require.NoError(t, cs.Close())
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
