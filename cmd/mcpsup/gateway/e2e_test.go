@@ -501,3 +501,24 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// Downstream sessions are bounded: an initialize past MaxSessions is
+// answered 503 with Retry-After, and the sessions open are not affected.
+func TestMaxSessions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gw := gateway.New(gateway.Config{})
+	defer gw.Close()
+	srv := httptest.NewServer(gw.Handler(gateway.HTTPOptions{MaxSessions: 1}))
+	defer srv.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	first, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer first.Close()
+	second, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
+	if err == nil {
+		_ = second.Close()
+	}
+	require.Error(t, err)
+	require.NoError(t, first.Ping(ctx, nil))
+}

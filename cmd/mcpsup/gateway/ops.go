@@ -21,6 +21,12 @@ const DefaultSessionTimeout = 30 * time.Minute
 // DefaultMaxRequestBytes bounds one downstream HTTP request's body.
 const DefaultMaxRequestBytes = 4 << 20
 
+// DefaultMaxSessions bounds the downstream sessions open at once.
+const DefaultMaxSessions = 1024
+
+// DefaultMaxInFlight bounds the downstream POSTs being served at once.
+const DefaultMaxInFlight = 256
+
 // HTTPOptions configures Handler.
 type HTTPOptions struct {
 	// Token, when not empty, is the bearer token every request but
@@ -32,6 +38,15 @@ type HTTPOptions struct {
 	// SessionTimeout ends idle downstream sessions. Default
 	// DefaultSessionTimeout (30 min).
 	SessionTimeout time.Duration
+	// MaxSessions bounds the downstream sessions open at once: an
+	// initialize past it is answered 503 (Service Unavailable) with
+	// Retry-After. Default DefaultMaxSessions (1024).
+	MaxSessions int
+	// MaxInFlight bounds the downstream POSTs (requests, notifications,
+	// responses) being served at once; one past it is answered 503 with
+	// Retry-After. A session's standalone SSE stream (GET) is bounded by
+	// MaxSessions instead. Default DefaultMaxInFlight (256).
+	MaxInFlight int
 	// Extra are more operations endpoints (path: handler), such as
 	// /metrics and /timeline, served behind the same token.
 	Extra map[string]http.Handler
@@ -44,6 +59,12 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = DefaultSessionTimeout
 	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
 	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{
 			Logger:              g.log,
@@ -51,7 +72,23 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 			MaxRequestBodyBytes: DefaultMaxRequestBytes,
 		})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpH)
+	inFlight := make(chan struct{}, opts.MaxInFlight)
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			if r.Header.Get("Mcp-Session-Id") == "" && g.sessions() >= opts.MaxSessions {
+				busy(w, "too many sessions")
+				return
+			}
+			select {
+			case inFlight <- struct{}{}:
+				defer func() { <-inFlight }()
+			default:
+				busy(w, "too many requests in flight")
+				return
+			}
+		}
+		mcpH.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -80,6 +117,21 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// busy answers 503 with Retry-After: 1 (RFC 9110, section 10.2.3).
+func busy(w http.ResponseWriter, why string) {
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, why, http.StatusServiceUnavailable)
+}
+
+// sessions counts the downstream sessions open now.
+func (g *Gateway) sessions() int {
+	n := 0
+	for range g.server.Sessions() {
+		n++
+	}
+	return n
 }
 
 // Readiness is the JSON of /readyz.
