@@ -61,6 +61,7 @@ type options struct {
 	state     string
 	noState   bool
 	redisURL  string
+	plain     bool
 	logLevel  slog.Level
 }
 
@@ -80,6 +81,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.state, "state", "", "the directory of the servers' resume states (default <user cache dir>/mcpsup/state)")
 	fs.BoolVar(&o.noState, "no-state", false, "keep no resume state")
 	fs.StringVar(&o.redisURL, "redis", "", "keep resume states in Redis with leases (redis:// or unix:// URL; replaces -state), so replicas share the servers' sessions")
+	fs.BoolVar(&o.plain, "plain-names", false, "with a single server, list its items under their own names (no server__ prefix)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "the lowest level logged (debug, info, warn, error)")
 	if len(args) == 0 || args[0] != "serve" {
 		usage(stderr, fs)
@@ -145,7 +147,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		hc.Store = &hub.FileStore{Dir: dir}
 	}
-	g := gateway.New(gateway.Config{ServersFile: o.config, Hub: hc, Logger: log})
+	g := gateway.New(gateway.Config{ServersFile: o.config, Hub: hc, Logger: log, PlainNames: o.plain})
 	if err := g.Start(ctx); err != nil {
 		var ce *hub.ConfigError
 		if errors.As(err, &ce) || errors.Is(err, os.ErrNotExist) {

@@ -51,11 +51,20 @@ func (g *Gateway) sync() {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
 	s := &g.shown
+	plain := g.cfg.PlainNames && len(g.hub.Names()) == 1
+	routes := map[string]string{}
 
 	// Tools.
 	want := map[string]*mcp.Tool{}
-	for _, t := range g.hub.MCPTools() {
+	for _, it := range g.hub.Tools() {
+		t := it.Def
+		if plain {
+			c := *t
+			c.Name = it.ID
+			t = &c
+		}
 		want[t.Name] = t
+		routes[t.Name] = it.Name
 	}
 	var gone []string
 	for name := range s.tools {
@@ -95,8 +104,15 @@ func (g *Gateway) sync() {
 
 	// Prompts.
 	wantP := map[string]*mcp.Prompt{}
-	for _, p := range g.hub.Prompts() {
-		wantP[p.Name] = p.Def
+	for _, it := range g.hub.Prompts() {
+		p := it.Def
+		if plain {
+			c := *p
+			c.Name = it.ID
+			p = &c
+		}
+		wantP[p.Name] = p
+		routes[p.Name] = it.Name
 	}
 	gone = gone[:0]
 	for name := range s.prompts {
@@ -146,6 +162,10 @@ func (g *Gateway) sync() {
 		g.server.AddResource(r.def, g.readResource(r.name))
 		s.resources[uri] = r
 	}
+
+	g.routeMu.Lock()
+	g.routes = routes
+	g.routeMu.Unlock()
 
 	// Resource templates: the hub does not merge them, so the gateway
 	// takes each serving server's from its supervisor's catalog, named
@@ -207,7 +227,9 @@ func (g *Gateway) templates() map[string]shownTemplate {
 				continue
 			}
 			c := *t
-			c.Name = naming(name, t.Name)
+			if !g.cfg.PlainNames || len(names) != 1 {
+				c.Name = naming(name, t.Name)
+			}
 			out[t.URITemplate] = shownTemplate{def: &c, server: name}
 		}
 	}
@@ -245,7 +267,7 @@ func sameJSON[T any](a, b *T) bool {
 // notifications/cancelled, MCP 2025-11-25 basic/utilities/cancellation.mdx).
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	params := &mcp.CallToolParams{
-		Name:      req.Params.Name,
+		Name:      g.route(req.Params.Name),
 		Arguments: req.Params.Arguments,
 		Meta:      copyMeta(req.Params.Meta),
 	}
@@ -260,7 +282,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	params := &mcp.GetPromptParams{
-		Name:      req.Params.Name,
+		Name:      g.route(req.Params.Name),
 		Arguments: req.Params.Arguments,
 		Meta:      copyMeta(req.Params.Meta),
 	}
@@ -315,8 +337,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	var server string
 	switch ref.Type {
 	case "ref/prompt":
+		q := g.route(ref.Name)
 		for _, p := range g.hub.Prompts() {
-			if p.Name == ref.Name {
+			if p.Name == q {
 				server, ref.Name = p.Server, p.ID
 				break
 			}
@@ -343,6 +366,17 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		return nil, g.serverError(server, err)
 	}
 	return res, nil
+}
+
+// route returns the qualified name of the tool or prompt the downstream
+// server lists as name (the same name, but with Config.PlainNames).
+func (g *Gateway) route(name string) string {
+	g.routeMu.RLock()
+	defer g.routeMu.RUnlock()
+	if q, ok := g.routes[name]; ok {
+		return q
+	}
+	return name
 }
 
 // copyMeta copies m for the upstream request without the keys that belong

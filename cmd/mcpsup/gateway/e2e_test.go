@@ -522,3 +522,38 @@ func TestMaxSessions(t *testing.T) {
 	require.Error(t, err)
 	require.NoError(t, first.Ping(ctx, nil))
 }
+
+// PlainNames with one server lists and routes its items by their own
+// names; with a second server, qualified names come back.
+func TestPlainNamesWithOneServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, err := mcptest.NewServer(mcptest.Options{Prompts: 1})
+	require.NoError(t, err)
+	defer a.Close()
+	gw := gateway.New(gateway.Config{Hub: fastHub(), PlainNames: true})
+	defer gw.Close()
+	require.NoError(t, gw.Apply(ctx, &hub.ServersFile{Servers: []hub.ServerConfig{{Name: "a", URL: a.URL()}}}))
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	srv := httptest.NewServer(gw.Handler(gateway.HTTPOptions{}))
+	defer srv.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	waitFor(t, ctx, nil, func() bool { return slices.Contains(toolNames(t, ctx, cs), mcptest.RecordTool) })
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: map[string]any{"id": "plain"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, a.Invocations(mcptest.RecordTool, "plain"))
+	_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: mcptest.PromptName(1)})
+	require.NoError(t, err)
+
+	b, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer b.Close()
+	require.NoError(t, gw.Apply(ctx, &hub.ServersFile{Servers: []hub.ServerConfig{{Name: "a", URL: a.URL()}, {Name: "b", URL: b.URL()}}}))
+	waitFor(t, ctx, nil, func() bool {
+		names := toolNames(t, ctx, cs)
+		return slices.Contains(names, "a__record") && slices.Contains(names, "b__record") && !slices.Contains(names, "record")
+	})
+}

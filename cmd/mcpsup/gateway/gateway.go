@@ -57,6 +57,12 @@ type Config struct {
 	// RelayTimeout bounds one relayed server request at the downstream
 	// client. Default DefaultRelayTimeout (2 min).
 	RelayTimeout time.Duration
+	// PlainNames, with a single server in the hub, lists its tools,
+	// prompts and resource templates under their own names (no
+	// "server__" prefix), for a client that should see the server as it
+	// is; with more than one server it has no effect (qualified names keep
+	// two servers' items apart). Default false.
+	PlainNames bool
 	// Logger receives the gateway's logs (never a credential: the hub's
 	// events are masked, and the gateway logs names and states only).
 	// Default: discarded.
@@ -77,6 +83,9 @@ type Gateway struct {
 
 	syncMu sync.Mutex // the downstream catalog's owner: held by sync
 	shown  shown
+
+	routeMu sync.RWMutex
+	routes  map[string]string // downstream tool or prompt name: qualified name
 
 	mu       sync.Mutex
 	settled  map[string]bool             // server name: it has been ready or failed since it was added
