@@ -84,6 +84,9 @@ type Gateway struct {
 	syncMu sync.Mutex // the downstream catalog's owner: held by sync
 	shown  shown
 
+	subMu sync.Mutex
+	subs  map[string]int // resource URI: downstream subscriptions
+
 	routeMu sync.RWMutex
 	routes  map[string]string // downstream tool or prompt name: qualified name
 
@@ -114,6 +117,7 @@ func New(cfg Config) *Gateway {
 		settled: map[string]bool{},
 		applied: map[string]hub.ServerConfig{},
 		shown:   newShown(),
+		subs:    map[string]int{},
 	}
 	g.relay = newRelay(g, cfg.RelayTimeout)
 
@@ -129,6 +133,8 @@ func New(cfg Config) *Gateway {
 	co.ProgressNotificationHandler = g.relay.forwardProgress
 	co.ElicitationHandler = g.relay.elicit
 	co.CreateMessageHandler = g.relay.createMessage
+	co.LoggingMessageHandler = g.relay.logMessage
+	co.ResourceUpdatedHandler = g.resourceUpdated
 	mw := hc.ServerMiddleware
 	hc.ServerMiddleware = func(server string) mcp.Middleware {
 		track := g.relay.track(server)
@@ -143,8 +149,10 @@ func New(cfg Config) *Gateway {
 	g.hub = hub.New(hc)
 
 	g.server = mcp.NewServer(cfg.Implementation, &mcp.ServerOptions{
-		Logger:            log,
-		CompletionHandler: g.complete,
+		Logger:             log,
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
 		// Declared from the start: a client that initializes before the
 		// first server is ready still learns the kinds and their
 		// list_changed notifications.
@@ -152,6 +160,7 @@ func New(cfg Config) *Gateway {
 		HasPrompts:   true,
 		HasResources: true,
 	})
+	g.server.AddReceivingMiddleware(g.logLevelMiddleware)
 	g.wg.Add(1)
 	go g.syncLoop()
 	return g

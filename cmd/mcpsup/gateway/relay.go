@@ -38,16 +38,75 @@ type relay struct {
 
 	mu       sync.Mutex
 	next     uint64
-	progress map[string]progressTarget       // upstream token: downstream
+	progress map[string]*progressStream      // upstream token: downstream
 	sessions map[*mcp.ClientSession]string   // upstream session: server
 	recent   map[string][]*mcp.ClientSession // server: its sessions, oldest first
 	calls    map[string]map[*call]struct{}   // server: its calls in flight
 	closed   bool
 }
 
-type progressTarget struct {
+// maxProgressQueued bounds the progress notifications of one call waiting
+// to be forwarded; past it the oldest is dropped (a later one supersedes
+// it: progress only increases, MCP 2025-11-25 basic/utilities/progress.mdx).
+const maxProgressQueued = 32
+
+// progressStream forwards one call's progress notifications to its client
+// in order, on a goroutine of its own that runs only while some wait, so
+// that the upstream session's notification handler never waits for a
+// downstream client.
+type progressStream struct {
+	ctx     context.Context // the downstream request's: routes the notification to its stream
 	session *mcp.ServerSession
 	token   any
+
+	mu      sync.Mutex
+	queue   []*mcp.ProgressNotificationParams
+	sending bool
+	drained chan struct{} // closed when the queue is empty again
+}
+
+func (p *progressStream) push(n *mcp.ProgressNotificationParams) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.queue) >= maxProgressQueued {
+		p.queue = p.queue[1:]
+	}
+	p.queue = append(p.queue, n)
+	if !p.sending {
+		p.sending = true
+		p.drained = make(chan struct{})
+		go p.run()
+	}
+}
+
+func (p *progressStream) run() {
+	for {
+		p.mu.Lock()
+		if len(p.queue) == 0 {
+			p.sending = false
+			close(p.drained)
+			p.mu.Unlock()
+			return
+		}
+		n := p.queue[0]
+		p.queue = p.queue[1:]
+		p.mu.Unlock()
+		ctx, cancel := context.WithTimeout(p.ctx, DefaultProgressTimeout)
+		_ = p.session.NotifyProgress(ctx, n)
+		cancel()
+	}
+}
+
+// wait waits until the notifications pushed so far are sent (each bounded by
+// DefaultProgressTimeout), so that they reach the client before the call's
+// result.
+func (p *progressStream) wait() {
+	p.mu.Lock()
+	ch, sending := p.drained, p.sending
+	p.mu.Unlock()
+	if sending {
+		<-ch
+	}
 }
 
 // call is one downstream request in flight through the gateway.
@@ -63,7 +122,7 @@ func newRelay(g *Gateway, timeout time.Duration) *relay {
 	return &relay{
 		g:        g,
 		timeout:  timeout,
-		progress: map[string]progressTarget{},
+		progress: map[string]*progressStream{},
 		sessions: map[*mcp.ClientSession]string{},
 		recent:   map[string][]*mcp.ClientSession{},
 		calls:    map[string]map[*call]struct{}{},
@@ -81,17 +140,22 @@ type tokenSetter interface{ SetProgressToken(any) }
 func (r *relay) begin(ctx context.Context, ss *mcp.ServerSession, token any, params tokenSetter) (context.Context, func()) {
 	c := &call{session: ss, turn: make(chan struct{}, 1)}
 	var up string
+	var ps *progressStream
 	r.mu.Lock()
-	if token != nil && params != nil {
+	if token != nil && params != nil && ss != nil {
 		r.next++
 		up = "mcpsup-" + strconv.FormatUint(r.next, 10)
-		r.progress[up] = progressTarget{session: ss, token: token}
+		ps = &progressStream{ctx: ctx, session: ss, token: token}
+		r.progress[up] = ps
 	}
 	r.mu.Unlock()
 	if up != "" {
 		params.SetProgressToken(up)
 	}
 	return context.WithValue(ctx, callKey{}, c), func() {
+		if ps != nil {
+			ps.wait()
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if up != "" {
@@ -163,10 +227,13 @@ func (r *relay) close() {
 	r.closed = true
 }
 
-// progress forwards an upstream progress notification to the downstream
-// client whose call it is for, under that client's token; a token the
-// gateway did not hand out (or whose call returned) is dropped. The send is
-// bounded by DefaultProgressTimeout.
+// forwardProgress forwards an upstream progress notification to the
+// downstream client whose call it is for, under that client's token (queued:
+// see progressStream); a token the gateway did not hand out, or whose call
+// returned, is dropped. go-sdk's client hands a call its response as soon as
+// it is read, while the notifications read before it may still wait in its
+// queue of notifications: one that reaches this handler after its call
+// returned is dropped.
 func (r *relay) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 	if req == nil || req.Params == nil {
 		return
@@ -176,18 +243,14 @@ func (r *relay) forwardProgress(ctx context.Context, req *mcp.ProgressNotificati
 		return
 	}
 	r.mu.Lock()
-	t, ok := r.progress[tok]
+	ps, ok := r.progress[tok]
 	r.mu.Unlock()
-	if !ok || t.session == nil {
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, DefaultProgressTimeout)
-	defer cancel()
 	p := *req.Params
-	p.ProgressToken = t.token
-	if err := t.session.NotifyProgress(ctx, &p); err != nil {
-		r.g.log.Debug("progress not forwarded", "error", err)
-	}
+	p.ProgressToken = ps.token
+	ps.push(&p)
 }
 
 // target returns the call an upstream request of session cs belongs to: the
@@ -215,6 +278,38 @@ func (r *relay) target(cs *mcp.ClientSession, method string) (*call, error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("gateway: %s outside any client's call to %q", method, server)}
 	}
 	return pick, nil
+}
+
+// logMessage passes an upstream notifications/message on to the downstream
+// client of the call in flight to that server (or, with one downstream
+// session, to it); ServerSession.Log applies that client's level. A message
+// no client can be told apart for is dropped. The logger names the server
+// when the message names none.
+func (r *relay) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	if req == nil || req.Params == nil {
+		return
+	}
+	var ss *mcp.ServerSession
+	if c, err := r.target(req.Session, "notifications/message"); err == nil {
+		ss = c.session
+	} else {
+		n := 0
+		for s := range r.g.server.Sessions() {
+			ss, n = s, n+1
+		}
+		if n != 1 {
+			return
+		}
+	}
+	p := *req.Params
+	if p.Logger == "" {
+		r.mu.Lock()
+		p.Logger = r.sessions[req.Session]
+		r.mu.Unlock()
+	}
+	ctx, cancel := context.WithTimeout(ctx, DefaultProgressTimeout)
+	defer cancel()
+	_ = ss.Log(ctx, &p)
 }
 
 // relayed runs send for the call c, one at a time per call, bounded by the
