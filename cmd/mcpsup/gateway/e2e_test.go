@@ -557,3 +557,45 @@ func TestPlainNamesWithOneServer(t *testing.T) {
 		return slices.Contains(names, "a__record") && slices.Contains(names, "b__record") && !slices.Contains(names, "record")
 	})
 }
+
+// A downstream logging/setLevel reaches the servers, and a server's
+// notifications/message during a call reaches the client of that call
+// (MCP 2025-11-25, server/utilities/logging.mdx).
+func TestE2ELoggingPassedThrough(t *testing.T) {
+	f := newFixture(t, "ask")
+	got := make(chan *mcp.LoggingMessageParams, 4)
+	cs := f.connect(t, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		got <- req.Params
+	}})
+	require.NoError(t, cs.SetLoggingLevel(f.ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
+	_, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__log", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	select {
+	case p := <-got:
+		require.Equal(t, "logged by ask", p.Data)
+		require.Equal(t, "ask", p.Logger)
+	case <-f.ctx.Done():
+		t.Fatal("no log message reached the client")
+	}
+}
+
+// resources/subscribe reaches the resource's server, and its
+// notifications/resources/updated reaches the subscribed client (MCP
+// 2025-11-25, server/resources.mdx, Subscriptions).
+func TestE2EResourceSubscription(t *testing.T) {
+	f := newFixture(t, "ask", "search")
+	got := make(chan string, 4)
+	cs := f.connect(t, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		got <- req.Params.URI
+	}})
+	require.NoError(t, cs.Subscribe(f.ctx, &mcp.SubscribeParams{URI: "ask://doc"}))
+	_, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__touch", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	select {
+	case uri := <-got:
+		require.Equal(t, "ask://doc", uri)
+	case <-f.ctx.Done():
+		t.Fatal("no resources/updated reached the client")
+	}
+	require.NoError(t, cs.Unsubscribe(f.ctx, &mcp.UnsubscribeParams{URI: "ask://doc"}))
+}

@@ -28,7 +28,8 @@ import (
 // Upstreams are the servers of a test, by their names in the servers file:
 // "files" (stdio), "search" (HTTP), "flaky" (HTTP behind Port), "ask" (an
 // HTTP server whose tool "confirm" elicits, with a prompt "greet" whose
-// argument completes).
+// argument completes, a tool "log" that logs, and a resource "ask://doc"
+// that the tool "touch" marks updated).
 type Upstreams struct {
 	StdioBin string
 	HTTP     *mcptest.Server
@@ -69,7 +70,10 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 	require.NoError(t, err)
 	u.Port = NewSwitchedPort(t, fu.Host)
 
-	ask := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, &mcp.ServerOptions{
+	var ask *mcp.Server
+	ask = mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			if req.Params.Ref.Type != "ref/prompt" || req.Params.Ref.Name != "greet" {
 				return nil, fmt.Errorf("no completion for %+v", *req.Params.Ref)
@@ -95,6 +99,19 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 			default:
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answer " + res.Action}}}, nil
+		})
+	ask.AddResource(&mcp.Resource{Name: "doc", URI: "ask://doc"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "doc"}}}, nil
+	})
+	ask.AddTool(&mcp.Tool{Name: "log", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "logged by ask"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	ask.AddTool(&mcp.Tool{Name: "touch", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = ask.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "ask://doc"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ask }, nil))
 	t.Cleanup(srv.Close)
