@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/mcpsup/mcpsup/hub"
@@ -410,14 +409,4 @@ func reservedMetaKey(k string) bool {
 	}
 	labels := strings.Split(prefix, ".")
 	return len(labels) > 1 && (labels[1] == "modelcontextprotocol" || labels[1] == "mcp")
-}
-
-// sortedKeys returns m's keys sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

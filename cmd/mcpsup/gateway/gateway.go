@@ -19,7 +19,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -132,7 +131,9 @@ func New(cfg Config) *Gateway {
 	co := &hc.Supervisor.ClientOptions
 	co.ProgressNotificationHandler = g.relay.forwardProgress
 	co.ElicitationHandler = g.relay.elicit
+	//lint:ignore SA1019 sampling is deprecated from protocol 2026-07-28 on (SEP-2577), and still sent by 2025-era servers
 	co.CreateMessageHandler = g.relay.createMessage
+	//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on (SEP-2577), and still sent by 2025-era servers
 	co.LoggingMessageHandler = g.relay.logMessage
 	co.ResourceUpdatedHandler = g.resourceUpdated
 	mw := hc.ServerMiddleware
@@ -155,10 +156,15 @@ func New(cfg Config) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 		// Declared from the start: a client that initializes before the
 		// first server is ready still learns the kinds and their
-		// list_changed notifications.
-		HasTools:     true,
-		HasPrompts:   true,
-		HasResources: true,
+		// list_changed notifications. Completions are inferred from the
+		// handler.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on (SEP-2577); 2025-era clients still set its level
+			Logging: &mcp.LoggingCapabilities{},
+		},
 	})
 	g.server.AddReceivingMiddleware(g.logLevelMiddleware)
 	g.wg.Add(1)
@@ -249,6 +255,3 @@ func (g *Gateway) syncLoop() {
 type sinkFunc func(events.Event)
 
 func (f sinkFunc) Emit(e events.Event) { f(e) }
-
-// errorf returns an error for a gateway-side refusal.
-func errorf(format string, args ...any) error { return fmt.Errorf("gateway: "+format, args...) }

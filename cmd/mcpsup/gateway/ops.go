@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -75,7 +77,7 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	inFlight := make(chan struct{}, opts.MaxInFlight)
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			if r.Header.Get("Mcp-Session-Id") == "" && g.sessions() >= opts.MaxSessions {
+			if r.Header.Get("Mcp-Session-Id") == "" && isInitialize(r) && g.sessions() >= opts.MaxSessions {
 				busy(w, "too many sessions")
 				return
 			}
@@ -119,17 +121,35 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	})
 }
 
+// isInitialize reports whether r's body is an initialize request, leaving
+// the body to be read again. Only a POST without a session id is read so: a
+// session's first request (the others, server/discover say, open none).
+func isInitialize(r *http.Request) bool {
+	b, err := io.ReadAll(io.LimitReader(r.Body, DefaultMaxRequestBytes+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
+	if err != nil {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(b, &msg) == nil && msg.Method == "initialize"
+}
+
 // busy answers 503 with Retry-After: 1 (RFC 9110, section 10.2.3).
 func busy(w http.ResponseWriter, why string) {
 	w.Header().Set("Retry-After", "1")
 	http.Error(w, why, http.StatusServiceUnavailable)
 }
 
-// sessions counts the downstream sessions open now.
+// sessions counts the downstream sessions open now that were initialized
+// (go-sdk keeps a short-lived one for a server/discover too).
 func (g *Gateway) sessions() int {
 	n := 0
-	for range g.server.Sessions() {
-		n++
+	for ss := range g.server.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
 	}
 	return n
 }

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 logging/setLevel, deprecated from protocol 2026-07-28 on (SEP-2577), is passed on to 2025-era servers
+
 package gateway
 
 import (

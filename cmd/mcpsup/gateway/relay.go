@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling and logging, deprecated from protocol 2026-07-28 on (SEP-2577), are relayed for 2025-era servers
+
 package gateway
 
 import (

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the logging feature, deprecated from protocol 2026-07-28 on (SEP-2577), is what a server here sends
+
 // Package e2etest holds the upstream servers of the gateway's end-to-end
 // tests: a stdio server (internal/stdiotest/server), a go-sdk server over
 // streamable HTTP (mcptest), one behind a port the test switches off and on
@@ -70,8 +72,7 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 	require.NoError(t, err)
 	u.Port = NewSwitchedPort(t, fu.Host)
 
-	var ask *mcp.Server
-	ask = mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, &mcp.ServerOptions{
+	ask := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, &mcp.ServerOptions{
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
