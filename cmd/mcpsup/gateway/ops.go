@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/supervisor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -217,6 +218,13 @@ func (g *Gateway) Readiness() Readiness {
 		rd.Servers = append(rd.Servers, st)
 		if h.Lease == hub.LeaseStandby {
 			continue
+		}
+		// Settled by its state now, or by an event seen before (a server
+		// recovering after a ready stays settled). The state is read
+		// first: events reach the gateway after the state they announce.
+		switch h.State {
+		case supervisor.Ready, supervisor.Failed, supervisor.Closed:
+			settled[h.Server] = true
 		}
 		if !settled[h.Server] {
 			rd.Settled = false
