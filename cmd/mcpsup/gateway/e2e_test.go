@@ -279,7 +279,14 @@ func TestE2ECancelForwarded(t *testing.T) {
 	before := f.up.HTTP.Log().Count("notifications/cancelled")
 	cancel()
 	require.Error(t, <-done)
-	require.NoError(t, f.up.HTTP.Log().WaitCount(f.ctx, "notifications/cancelled", before+1))
+	wctx, wcancel := context.WithTimeout(f.ctx, 20*time.Second)
+	defer wcancel()
+	if err := f.up.HTTP.Log().WaitCount(wctx, "notifications/cancelled", before+1); err != nil {
+		for _, e := range f.up.HTTP.Log().Entries() {
+			t.Logf("%+v", e)
+		}
+		t.Fatal(err)
+	}
 }
 
 // An upstream's elicitation/create during a call reaches the downstream
