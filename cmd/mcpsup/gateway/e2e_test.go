@@ -1,4 +1,4 @@
-//lint:file-ignore SA1019 the logging feature, deprecated from protocol 2026-07-28 on (SEP-2577), is what a test here passes through
+//lint:file-ignore SA1019 logging and roots, deprecated from protocol 2026-07-28 on (SEP-2577), are what tests here pass through
 
 package gateway_test
 
@@ -607,4 +607,19 @@ func TestE2EResourceSubscription(t *testing.T) {
 		t.Fatal("no resources/updated reached the client")
 	}
 	require.NoError(t, cs.Unsubscribe(f.ctx, &mcp.UnsubscribeParams{URI: "ask://doc"}))
+}
+
+// A server's roots/list during a call is answered by the downstream client
+// of the call (MCP 2025-11-25, client/roots.mdx), not by the gateway's own
+// (empty) roots.
+func TestE2ERootsRelayed(t *testing.T) {
+	f := newFixture(t, "ask")
+	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file:///work/project", Name: "project"})
+	cs, err := c.Connect(f.ctx, &mcp.StreamableClientTransport{Endpoint: f.http.URL + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__roots", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.Equal(t, "roots: file:///work/project", text(t, res))
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,7 +49,8 @@ type Config struct {
 	// Hub is the template of the hub's config. The gateway adds its own
 	// events sink before Hub.Events, its progress and server-request relays
 	// in Hub.Supervisor.ClientOptions (replacing the handlers set there),
-	// and its session-tracking middleware after Hub.ServerMiddleware's.
+	// its roots relay after Hub.Supervisor.ReceivingMiddleware, and its
+	// session-tracking middleware after Hub.ServerMiddleware's.
 	Hub hub.Config
 	// Implementation names the gateway to its clients. Default
 	// {Name: "mcpsup", Version: "0"}.
@@ -136,6 +138,8 @@ func New(cfg Config) *Gateway {
 	//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on (SEP-2577), and still sent by 2025-era servers
 	co.LoggingMessageHandler = g.relay.logMessage
 	co.ResourceUpdatedHandler = g.resourceUpdated
+	sc := &hc.Supervisor
+	sc.ReceivingMiddleware = append(slices.Clip(sc.ReceivingMiddleware), g.relay.rootsMiddleware)
 	mw := hc.ServerMiddleware
 	hc.ServerMiddleware = func(server string) mcp.Middleware {
 		track := g.relay.track(server)

@@ -314,6 +314,32 @@ func (r *relay) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest) 
 	_ = ss.Log(ctx, &p)
 }
 
+// rootsMiddleware is the receiving middleware of every upstream session: a
+// server's roots/list during a call is answered by the downstream client of
+// that call (MCP 2025-11-25, client/roots.mdx), one relay at a time per
+// call, bounded by the relay timeout, when that client declared roots;
+// otherwise the supervisor answers with its own roots (Config.Supervisor's
+// Roots, none by default).
+func (r *relay) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "roots/list" {
+			return next(ctx, method, req)
+		}
+		cs, _ := req.GetSession().(*mcp.ClientSession)
+		c, err := r.target(cs, method)
+		if err != nil {
+			return next(ctx, method, req)
+		}
+		ip := c.session.InitializeParams()
+		if ip == nil || ip.Capabilities == nil || (ip.Capabilities.RootsV2 == nil && !ip.Capabilities.Roots.ListChanged) {
+			return next(ctx, method, req)
+		}
+		return relayed(r, ctx, c, func(ctx context.Context) (*mcp.ListRootsResult, error) {
+			return c.session.ListRoots(ctx, &mcp.ListRootsParams{})
+		})
+	}
+}
+
 // relayed runs send for the call c, one at a time per call, bounded by the
 // relay timeout.
 func relayed[R any](r *relay, ctx context.Context, c *call, send func(context.Context) (R, error)) (R, error) {

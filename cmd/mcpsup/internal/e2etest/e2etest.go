@@ -1,4 +1,4 @@
-//lint:file-ignore SA1019 the logging feature, deprecated from protocol 2026-07-28 on (SEP-2577), is what a server here sends
+//lint:file-ignore SA1019 logging and roots, deprecated from protocol 2026-07-28 on (SEP-2577), are what a server here uses
 
 // Package e2etest holds the upstream servers of the gateway's end-to-end
 // tests: a stdio server (internal/stdiotest/server), a go-sdk server over
@@ -30,7 +30,8 @@ import (
 // Upstreams are the servers of a test, by their names in the servers file:
 // "files" (stdio), "search" (HTTP), "flaky" (HTTP behind Port), "ask" (an
 // HTTP server whose tool "confirm" elicits, with a prompt "greet" whose
-// argument completes, a tool "log" that logs, and a resource "ask://doc"
+// argument completes, a tool "roots" that lists the client's roots, a tool
+// "log" that logs, and a resource "ask://doc"
 // that the tool "touch" marks updated).
 type Upstreams struct {
 	StdioBin string
@@ -108,6 +109,18 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "logged by ask"})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	ask.AddTool(&mcp.Tool{Name: "roots", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+			}
+			text := "roots:"
+			for _, r := range res.Roots {
+				text += " " + r.URI
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 		})
 	ask.AddTool(&mcp.Tool{Name: "touch", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
