@@ -18,7 +18,7 @@ type shown struct {
 	prompts   map[string]*mcp.Prompt   // by qualified name
 	resources map[string]shownResource // by URI
 	templates map[string]shownTemplate // by URI template
-	skipped   map[string]string        // tool name: why it is not shown
+	skipped   map[string]string        // item: why it is not listed (logged once)
 }
 
 type shownResource struct {
@@ -82,23 +82,14 @@ func (g *Gateway) sync() {
 			continue
 		}
 		if why := g.addTool(t); why != "" {
-			if s.skipped[name] != why {
-				g.log.Warn("tool not shown", "tool", name, "reason", why)
-			}
-			s.skipped[name] = why
+			g.skip(name, why)
 			if _, ok := s.tools[name]; ok {
 				g.server.RemoveTools(name)
 				delete(s.tools, name)
 			}
 			continue
 		}
-		delete(s.skipped, name)
 		s.tools[name] = t
-	}
-	for name := range s.skipped {
-		if _, ok := want[name]; !ok {
-			delete(s.skipped, name)
-		}
 	}
 
 	// Prompts.
@@ -158,7 +149,14 @@ func (g *Gateway) sync() {
 		if old, ok := s.resources[uri]; ok && old.name == r.name && sameJSON(old.def, r.def) {
 			continue
 		}
-		g.server.AddResource(r.def, g.readResource(r.name))
+		if why := safely(func() { g.server.AddResource(r.def, g.readResource(r.name)) }); why != "" {
+			g.skip(uri, why)
+			if _, ok := s.resources[uri]; ok {
+				g.server.RemoveResources(uri)
+				delete(s.resources, uri)
+			}
+			continue
+		}
 		s.resources[uri] = r
 	}
 
@@ -186,10 +184,34 @@ func (g *Gateway) sync() {
 		if old, ok := s.templates[ut]; ok && old.server == t.server && sameJSON(old.def, t.def) {
 			continue
 		}
-		g.server.AddResourceTemplate(t.def, g.readTemplate(t.server))
+		if why := safely(func() { g.server.AddResourceTemplate(t.def, g.readTemplate(t.server)) }); why != "" {
+			g.skip(ut, why)
+			if _, ok := s.templates[ut]; ok {
+				g.server.RemoveResourceTemplates(ut)
+				delete(s.templates, ut)
+			}
+			continue
+		}
 		s.templates[ut] = t
 	}
 }
+
+// skip logs, once per reason, an item the downstream server cannot list
+// (by name, URI or URI template). The record of what was logged is cleared
+// when it reaches maxSkipped.
+func (g *Gateway) skip(key, why string) {
+	if g.shown.skipped[key] == why {
+		return
+	}
+	if len(g.shown.skipped) >= maxSkipped {
+		clear(g.shown.skipped)
+	}
+	g.shown.skipped[key] = why
+	g.log.Warn("item not listed", "item", key, "reason", why)
+}
+
+// maxSkipped bounds the record of items logged as not listed.
+const maxSkipped = 1024
 
 // templates returns the resource templates of the servers whose items are
 // in the merged catalog (ready, or recovering after a ready: the hub keeps
@@ -240,12 +262,21 @@ func (g *Gateway) templates() map[string]shownTemplate {
 // 2025-11-25, server/tools.mdx: inputSchema "MUST be a valid JSON Schema
 // object", of type "object"), and an upstream is not trusted to send one.
 func (g *Gateway) addTool(t *mcp.Tool) (why string) {
+	return safely(func() { g.server.AddTool(t, g.callTool) })
+}
+
+// safely runs add, one of go-sdk's Add methods, which panic on what they
+// cannot list (a tool's schema, a resource's URI that does not parse, a URI
+// template that is not one: an upstream's data), and returns the panic's
+// text, "" when none. go-sdk checks before it changes anything, and its
+// lock is released by its defer.
+func safely(add func()) (why string) {
 	defer func() {
 		if r := recover(); r != nil {
 			why = fmt.Sprint(r)
 		}
 	}()
-	g.server.AddTool(t, g.callTool)
+	add()
 	return ""
 }
 

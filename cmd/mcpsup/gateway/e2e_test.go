@@ -623,3 +623,43 @@ func TestE2ERootsRelayed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "roots: file:///work/project", text(t, res))
 }
+
+// A hostile upstream's items that go-sdk's server cannot list (a tool whose
+// input schema is not an object, a resource URI that does not parse, a URI
+// template that is not one) are left out, each logged; the gateway goes on
+// and the server's other items, and the other servers', are listed.
+func TestHostileItemsLeftOut(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bad, err := mcptest.NewServer(mcptest.Options{Resources: 1, Templates: 1})
+	require.NoError(t, err)
+	defer bad.Close()
+	bad.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/list"}, Action: mcptest.JSONBody(
+		`{"jsonrpc":"2.0","id":$ID,"result":{"tools":[{"name":"arr","inputSchema":{"type":"array"}},{"name":"fine","inputSchema":{"type":"object"}}]}}`)})
+	bad.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "resources/list"}, Action: mcptest.JSONBody(
+		`{"jsonrpc":"2.0","id":$ID,"result":{"resources":[{"uri":"%zz","name":"broken"},{"uri":"ok://fine","name":"fine"}]}}`)})
+	bad.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "resources/templates/list"}, Action: mcptest.JSONBody(
+		`{"jsonrpc":"2.0","id":$ID,"result":{"resourceTemplates":[{"uriTemplate":"x://{bad","name":"broken"},{"uriTemplate":"x://{id}","name":"fine"}]}}`)})
+	good, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer good.Close()
+	gw, url := gatewayOn(t, ctx, fastHub(), hub.ServerConfig{Name: "bad", URL: bad.URL()}, hub.ServerConfig{Name: "good", URL: good.URL()})
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	waitFor(t, ctx, nil, func() bool {
+		names := toolNames(t, ctx, cs)
+		return slices.Contains(names, "bad__fine") && slices.Contains(names, "good__record")
+	})
+	require.NotContains(t, toolNames(t, ctx, cs), "bad__arr")
+	rs, err := cs.ListResources(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, rs.Resources, 1)
+	require.Equal(t, "ok://fine", rs.Resources[0].URI)
+	ts, err := cs.ListResourceTemplates(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, ts.ResourceTemplates, 1)
+	require.Equal(t, "x://{id}", ts.ResourceTemplates[0].URITemplate)
+}
