@@ -51,6 +51,12 @@ func newFixture(t *testing.T, names ...string) *fixture {
 	require.NoError(t, f.gw.Hub().WaitReady(ctx, hub.All))
 	f.http = httptest.NewServer(f.gw.Handler(gateway.HTTPOptions{}))
 	t.Cleanup(f.http.Close)
+	// The downstream catalog follows the hub's on a goroutine of its own:
+	// wait until a client sees every merged tool.
+	cs := f.connect(t, nil)
+	want := len(f.gw.Hub().MCPTools())
+	waitFor(t, ctx, nil, func() bool { return len(toolNames(t, ctx, cs)) == want })
+	require.NoError(t, cs.Close())
 	return f
 }
 
