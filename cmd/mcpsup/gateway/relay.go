@@ -40,48 +40,53 @@ type relay struct {
 
 	mu       sync.Mutex
 	next     uint64
-	progress map[string]*progressStream      // upstream token: downstream
+	progress map[string]*call                // upstream token: the call
 	sessions map[*mcp.ClientSession]string   // upstream session: server
 	recent   map[string][]*mcp.ClientSession // server: its sessions, oldest first
 	calls    map[string]map[*call]struct{}   // server: its calls in flight
 	closed   bool
 }
 
-// maxProgressQueued bounds the progress notifications of one call waiting
-// to be forwarded; past it the oldest is dropped (a later one supersedes
-// it: progress only increases, MCP 2025-11-25 basic/utilities/progress.mdx).
-const maxProgressQueued = 32
+// maxQueued bounds the notifications of one call (progress, log messages)
+// waiting to be forwarded; past it the oldest is dropped (a later progress
+// supersedes an earlier one: progress only increases, MCP 2025-11-25
+// basic/utilities/progress.mdx).
+const maxQueued = 32
 
-// progressStream forwards one call's progress notifications to its client
-// in order, on a goroutine of its own that runs only while some wait, so
-// that the upstream session's notification handler never waits for a
-// downstream client.
-type progressStream struct {
-	ctx     context.Context // the downstream request's: routes the notification to its stream
-	session *mcp.ServerSession
-	token   any
+// notifyStream forwards one call's notifications to its client in order,
+// on a goroutine of its own that runs only while some wait, so that the
+// upstream session's notification handler never waits for a downstream
+// client; the call waits for it before it returns its result.
+type notifyStream struct {
+	ctx context.Context // the downstream request's: routes each notification to its stream
 
 	mu      sync.Mutex
-	queue   []*mcp.ProgressNotificationParams
+	queue   []func(context.Context)
 	sending bool
+	closed  bool          // the call returned: nothing more is taken
 	drained chan struct{} // closed when the queue is empty again
 }
 
-func (p *progressStream) push(n *mcp.ProgressNotificationParams) {
+// push queues send; false once the call returned.
+func (p *notifyStream) push(send func(context.Context)) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.queue) >= maxProgressQueued {
+	if p.closed {
+		return false
+	}
+	if len(p.queue) >= maxQueued {
 		p.queue = p.queue[1:]
 	}
-	p.queue = append(p.queue, n)
+	p.queue = append(p.queue, send)
 	if !p.sending {
 		p.sending = true
 		p.drained = make(chan struct{})
 		go p.run()
 	}
+	return true
 }
 
-func (p *progressStream) run() {
+func (p *notifyStream) run() {
 	for {
 		p.mu.Lock()
 		if len(p.queue) == 0 {
@@ -90,20 +95,21 @@ func (p *progressStream) run() {
 			p.mu.Unlock()
 			return
 		}
-		n := p.queue[0]
+		send := p.queue[0]
 		p.queue = p.queue[1:]
 		p.mu.Unlock()
 		ctx, cancel := context.WithTimeout(p.ctx, DefaultProgressTimeout)
-		_ = p.session.NotifyProgress(ctx, n)
+		send(ctx)
 		cancel()
 	}
 }
 
-// wait waits until the notifications pushed so far are sent (each bounded by
-// DefaultProgressTimeout), so that they reach the client before the call's
-// result.
-func (p *progressStream) wait() {
+// close takes no more notifications and waits until those pushed are sent
+// (each bounded by DefaultProgressTimeout), so that they reach the client
+// before the call's result.
+func (p *notifyStream) close() {
 	p.mu.Lock()
+	p.closed = true
 	ch, sending := p.drained, p.sending
 	p.mu.Unlock()
 	if sending {
@@ -114,6 +120,8 @@ func (p *progressStream) wait() {
 // call is one downstream request in flight through the gateway.
 type call struct {
 	session *mcp.ServerSession
+	token   any           // the client's progress token, nil when none
+	out     notifyStream  // the call's notifications to its client
 	server  string        // set by the upstream middleware; "" until sent
 	turn    chan struct{} // cap 1: one relayed request at a time
 }
@@ -124,7 +132,7 @@ func newRelay(g *Gateway, timeout time.Duration) *relay {
 	return &relay{
 		g:        g,
 		timeout:  timeout,
-		progress: map[string]*progressStream{},
+		progress: map[string]*call{},
 		sessions: map[*mcp.ClientSession]string{},
 		recent:   map[string][]*mcp.ClientSession{},
 		calls:    map[string]map[*call]struct{}{},
@@ -140,24 +148,20 @@ type tokenSetter interface{ SetProgressToken(any) }
 // progress token MUST be ... unique across all active requests"), whose
 // notifications reach ss under the client's token. done ends both.
 func (r *relay) begin(ctx context.Context, ss *mcp.ServerSession, token any, params tokenSetter) (context.Context, func()) {
-	c := &call{session: ss, turn: make(chan struct{}, 1)}
+	c := &call{session: ss, token: token, out: notifyStream{ctx: ctx}, turn: make(chan struct{}, 1)}
 	var up string
-	var ps *progressStream
 	r.mu.Lock()
 	if token != nil && params != nil && ss != nil {
 		r.next++
 		up = "mcpsup-" + strconv.FormatUint(r.next, 10)
-		ps = &progressStream{ctx: ctx, session: ss, token: token}
-		r.progress[up] = ps
+		r.progress[up] = c
 	}
 	r.mu.Unlock()
 	if up != "" {
 		params.SetProgressToken(up)
 	}
 	return context.WithValue(ctx, callKey{}, c), func() {
-		if ps != nil {
-			ps.wait()
-		}
+		c.out.close()
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if up != "" {
@@ -231,7 +235,7 @@ func (r *relay) close() {
 
 // forwardProgress forwards an upstream progress notification to the
 // downstream client whose call it is for, under that client's token (queued:
-// see progressStream); a token the gateway did not hand out, or whose call
+// see notifyStream); a token the gateway did not hand out, or whose call
 // returned, is dropped. go-sdk's client hands a call its response as soon as
 // it is read, while the notifications read before it may still wait in its
 // queue of notifications: one that reaches this handler after its call
@@ -245,14 +249,14 @@ func (r *relay) forwardProgress(ctx context.Context, req *mcp.ProgressNotificati
 		return
 	}
 	r.mu.Lock()
-	ps, ok := r.progress[tok]
+	c, ok := r.progress[tok]
 	r.mu.Unlock()
 	if !ok {
 		return
 	}
 	p := *req.Params
-	p.ProgressToken = ps.token
-	ps.push(&p)
+	p.ProgressToken = c.token
+	c.out.push(func(ctx context.Context) { _ = c.session.NotifyProgress(ctx, &p) })
 }
 
 // target returns the call an upstream request of session cs belongs to: the
@@ -283,31 +287,34 @@ func (r *relay) target(cs *mcp.ClientSession, method string) (*call, error) {
 }
 
 // logMessage passes an upstream notifications/message on to the downstream
-// client of the call in flight to that server (or, with one downstream
-// session, to it); ServerSession.Log applies that client's level. A message
-// no client can be told apart for is dropped. The logger names the server
-// when the message names none.
+// client of the call in flight to that server, in order with the call's
+// progress and before its result (or, outside any call, with one
+// downstream session, to it: go-sdk's client hands a call its response
+// while the notifications read before it may still wait in its queue, so a
+// call's last message can come after the call returned); ServerSession.Log applies that client's
+// level. A message no client can be told apart for is dropped. The logger
+// names the server when the message names none.
 func (r *relay) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	if req == nil || req.Params == nil {
 		return
-	}
-	var ss *mcp.ServerSession
-	if c, err := r.target(req.Session, "notifications/message"); err == nil {
-		ss = c.session
-	} else {
-		n := 0
-		for s := range r.g.server.Sessions() {
-			ss, n = s, n+1
-		}
-		if n != 1 {
-			return
-		}
 	}
 	p := *req.Params
 	if p.Logger == "" {
 		r.mu.Lock()
 		p.Logger = r.sessions[req.Session]
 		r.mu.Unlock()
+	}
+	if c, err := r.target(req.Session, "notifications/message"); err == nil &&
+		c.out.push(func(ctx context.Context) { _ = c.session.Log(ctx, &p) }) {
+		return
+	}
+	var ss *mcp.ServerSession
+	n := 0
+	for s := range r.g.server.Sessions() {
+		ss, n = s, n+1
+	}
+	if n != 1 {
+		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, DefaultProgressTimeout)
 	defer cancel()
