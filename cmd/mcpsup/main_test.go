@@ -29,6 +29,15 @@ var (
 	binErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	e2etest.Cleanup()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // build compiles the command once per test binary.
 func build(t *testing.T) string {
 	t.Helper()

@@ -45,9 +45,18 @@ type Upstreams struct {
 
 var (
 	buildOnce sync.Once
+	buildDir  string
 	buildBin  string
 	buildErr  error
 )
+
+// Cleanup removes the stdio server's build; a test binary's TestMain calls
+// it after the tests.
+func Cleanup() {
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+}
 
 // New starts the upstreams; they end with the test.
 func New(t *testing.T, ctx context.Context) *Upstreams {
@@ -58,6 +67,7 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 			buildErr = err
 			return
 		}
+		buildDir = dir
 		buildBin, buildErr = stdiotest.Build(ctx, dir)
 	})
 	require.NoError(t, buildErr)
