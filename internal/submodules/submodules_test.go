@@ -13,7 +13,7 @@ import (
 var raceEnabled bool
 
 // nested are the repository's other Go modules, from the repository root.
-var nested = []string{"redisstore"}
+var nested = []string{"redisstore", "cmd/mcpsup"}
 
 // TestNestedModules runs `go test ./...` in each nested module (with -race
 // when this test has it). Its output is shown only on failure.

@@ -1,0 +1,25 @@
+package gateway_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcpsup/mcpsup/cmd/mcpsup/internal/e2etest"
+)
+
+// Every goroutine of the gateway, its hub and the fixtures ends with the
+// test that started it: Close and Detach wait for theirs.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	e2etest.Cleanup()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/cmd/mcpsup/internal/e2etest"
+	"github.com/mcpsup/mcpsup/mcptest"
+)
+
+// tsClient is the TypeScript SDK's client (testdata/tsclient.cjs) run by
+// node, driven one JSON command at a time.
+type tsClient struct {
+	t   *testing.T
+	in  io.Writer
+	out *bufio.Scanner
+}
+
+type tsAnswer struct {
+	OK     bool     `json:"ok"`
+	Tools  []string `json:"tools"`
+	Result struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	} `json:"result"`
+	Error struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+func (c *tsClient) do(cmd map[string]any) tsAnswer {
+	c.t.Helper()
+	b, err := json.Marshal(cmd)
+	require.NoError(c.t, err)
+	_, err = c.in.Write(append(b, '\n'))
+	require.NoError(c.t, err)
+	require.True(c.t, c.out.Scan(), "the TypeScript client ended: %v", c.out.Err())
+	var a tsAnswer
+	require.NoError(c.t, json.Unmarshal(c.out.Bytes(), &a), c.out.Text())
+	return a
+}
+
+// sdkDir is the TypeScript SDK that interop/install.sh installs; without it
+// the test is skipped, loudly, unless CI is set: then it fails.
+func sdkDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", ".interop", "node_modules", "@modelcontextprotocol", "sdk"))
+	require.NoError(t, err)
+	_, statErr := os.Stat(filepath.Join(dir, "package.json"))
+	_, nodeErr := exec.LookPath("node")
+	if statErr != nil || nodeErr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and the TypeScript SDK or node is missing (run bash interop/install.sh): %v %v", statErr, nodeErr)
+		}
+		t.Skip("\n\n*** SKIPPED: the TypeScript SDK is not installed: run bash interop/install.sh ***\n")
+	}
+	return dir
+}
+
+// An MCP client nobody here wrote, the TypeScript SDK's, through -listen:
+// the merged catalog of the stdio, HTTP and dying HTTP upstreams, a call to
+// each, tools/list_changed when an upstream adds a tool, and one upstream
+// down while the others serve (its call a JSON-RPC error naming it in
+// data), then back.
+func TestTypeScriptClient(t *testing.T) {
+	sdk := sdkDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	up := e2etest.New(t, ctx)
+	_, base := started(t, ctx, "-config", up.File(t, t.TempDir(), "files", "search", "flaky"), "-no-state")
+
+	node := exec.CommandContext(ctx, "node", filepath.Join("testdata", "tsclient.cjs"), sdk, base+"/mcp")
+	node.Stderr = os.Stderr
+	in, err := node.StdinPipe()
+	require.NoError(t, err)
+	out, err := node.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, node.Start())
+	t.Cleanup(func() { _ = node.Process.Kill(); _ = node.Wait() })
+	c := &tsClient{t: t, in: in, out: bufio.NewScanner(out)}
+
+	want := []string{"files__echo", "search__record", "flaky__record"}
+	waitUntil(t, ctx, nil, func() bool {
+		got := c.do(map[string]any{"op": "list"}).Tools
+		return !slices.ContainsFunc(want, func(n string) bool { return !slices.Contains(got, n) })
+	})
+	a := c.do(map[string]any{"op": "call", "name": "files__echo", "arguments": map[string]any{"text": "from ts"}})
+	require.True(t, a.OK, "%+v", a)
+	require.Contains(t, a.Result.Content[0].Text, "from ts")
+	a = c.do(map[string]any{"op": "call", "name": "search__record", "arguments": map[string]any{"id": "ts"}})
+	require.True(t, a.OK, "%+v", a)
+	require.Equal(t, 1, up.HTTP.Invocations(mcptest.RecordTool, "ts"))
+	a = c.do(map[string]any{"op": "call", "name": "flaky__record", "arguments": map[string]any{"id": "ts"}})
+	require.True(t, a.OK, "%+v", a)
+	require.Equal(t, 1, up.Flaky.Invocations(mcptest.RecordTool, "ts"))
+
+	up.HTTP.AddTool("fresh")
+	require.True(t, c.do(map[string]any{"op": "waitChanged"}).OK, "tools/list_changed reached the TypeScript client")
+	waitUntil(t, ctx, nil, func() bool { return slices.Contains(c.do(map[string]any{"op": "list"}).Tools, "search__fresh") })
+
+	up.Port.Down()
+	a = c.do(map[string]any{"op": "call", "name": "flaky__record", "arguments": map[string]any{"id": "down"}})
+	require.False(t, a.OK)
+	require.Equal(t, -32603, a.Error.Code)
+	var data struct{ Server, Class, Delivery string }
+	require.NoError(t, json.Unmarshal(a.Error.Data, &data))
+	require.Equal(t, "flaky", data.Server)
+	require.Equal(t, "transport", data.Class)
+	a = c.do(map[string]any{"op": "call", "name": "search__record", "arguments": map[string]any{"id": "ts2"}})
+	require.True(t, a.OK, "one upstream down leaves the others serving: %+v", a)
+
+	up.Port.Up()
+	a = c.do(map[string]any{"op": "call", "name": "flaky__record", "arguments": map[string]any{"id": "back"}})
+	require.True(t, a.OK, "%+v", a)
+	require.Equal(t, 1, up.Flaky.Invocations(mcptest.RecordTool, "back"))
+	_, _ = in.Write([]byte(`{"op":"exit"}` + "\n"))
+	require.NoError(t, node.Wait())
+}
