@@ -28,7 +28,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/cmd/mcpsup/gateway"
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/events/htmltimeline"
+	"github.com/mcpsup/mcpsup/views/htmltimeline"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/redisstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
