@@ -10,7 +10,7 @@ import (
 
 const recording = `{"v":1,"kind":"transition","server":"docs","seq":1,"time":"2026-03-14T09:00:00Z","from":"idle","to":"connecting","trigger":"started","guard":"resume-none","generation":1}
 {"v":1,"kind":"transition","server":"docs","seq":2,"time":"2026-03-14T09:00:00.02Z","from":"connecting","to":"ready","trigger":"discovery-succeeded","generation":1}
-{"v":1,"kind":"transition","server":"docs","seq":3,"time":"2026-03-14T09:00:03Z","from":"ready","to":"ready","trigger":"call-failed","guard":"verdict-stays-ready","verdict":{"class":"server-error","http_status":500},"generation":1}
+{"v":1,"kind":"transition","server":"docs","seq":3,"time":"2026-03-14T09:00:02Z","from":"ready","to":"ready","trigger":"catalog-listed","generation":1}
 {"v":1,"kind":"call-failed","server":"docs","time":"2026-03-14T09:00:03Z","op":"tools/call","name":"search","delivery":"answered","verdict":{"class":"server-error","http_status":500},"generation":1}
 `
 
@@ -22,7 +22,7 @@ func ExampleTimeline() {
 	// == docs: 4 events, last state ready, generation 1
 	//     +0.000s  #1   idle -> connecting               started [resume-none]; gen 1
 	//     +0.020s  #2   connecting -> ready              discovery-succeeded; gen 1
-	//     +3.000s  #3   ready (internal)                 call-failed [verdict-stays-ready]: server-error (HTTP 500); gen 1
+	//     +2.000s  #3   ready (internal)                 catalog-listed; gen 1
 	//     +3.000s       call-failed                      tools/call "search": server-error (HTTP 500); delivery answered; gen 1
 }
 
@@ -39,6 +39,6 @@ func ExampleMermaid() {
 	//         [*] --> docs__idle
 	//         docs__idle --> docs__connecting: started
 	//         docs__connecting --> docs__ready: discovery-succeeded
-	//         docs__ready --> docs__ready: call-failed
+	//         docs__ready --> docs__ready: catalog-listed
 	//     }
 }
