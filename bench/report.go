@@ -82,7 +82,7 @@ func (r *Report) Render(w io.Writer) error {
 	p("## 6. Pure cores\n\n")
 	p("`go test -run ^$ -bench . -benchmem` in %s. Goal: `fsm` BenchmarkStep at most 300 ns and 1 allocation. "+
 		"BenchmarkStatelessAlone is qmuntal/stateless alone, firing a trigger of BenchmarkStep's shape (external state storage read through the context, immediate firing, "+
-		"the four guarded rows of ready on call-failed, the guards reading one field): the engine's own cost on this host, which a Step, built on it, cannot go below.\n\n", strings.Join(MicroPackages, ", "))
+		"four guarded rows of one state and trigger, the guards reading one field): the engine's own cost on this host, which a Step, built on it, cannot go below.\n\n", strings.Join(MicroPackages, ", "))
 	if r.MicroErr != nil {
 		p("error: %s\n\n", cell(r.MicroErr.Error()))
 	}

@@ -66,7 +66,7 @@ func BenchmarkNew(b *testing.B) {
 
 // BenchmarkStatelessAlone fires qmuntal/stateless alone with a trigger of
 // BenchmarkStep's shape: external state storage read through the context,
-// immediate firing, and the four guarded rows of (ready, call-failed), the
+// immediate firing, and four guarded rows of one (state, trigger), the
 // first an ignore that passes, the guards reading one field. It is the
 // engine's own cost on the host for this table, which a Step, built on it,
 // cannot go below; figure 6 prints it beside BenchmarkStep.
