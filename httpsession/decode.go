@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -281,51 +280,4 @@ func checkMaxDepth(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// stringEnd returns the index of the quote that closes the string whose
-// contents start at from, false when data ends first.
-func stringEnd(data []byte, from int) (int, bool) {
-	for j := from; ; {
-		k := bytes.IndexByte(data[j:], '"')
-		if k < 0 {
-			return 0, false
-		}
-		end := j + k
-		run := 0
-		for p := end - 1; p >= j && data[p] == '\\'; p-- {
-			run++
-		}
-		if run%2 == 0 {
-			return end, true
-		}
-		j = end + 1
-	}
-}
-
-// skipComposite returns what follows the JSON object or array b starts
-// with, found by its brackets outside strings; it checks no more of its
-// syntax. ok is false when b starts with anything else or ends first.
-func skipComposite(b []byte) (rest []byte, ok bool) {
-	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
-		return nil, false
-	}
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				return b[i+1:], true
-			}
-		case '"':
-			end, ok := stringEnd(b, i+1)
-			if !ok {
-				return nil, false
-			}
-			i = end
-		}
-	}
-	return nil, false
 }
