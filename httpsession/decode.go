@@ -178,15 +178,6 @@ func (c callID) ID() jsonrpc.ID {
 	return id
 }
 
-// sdkID returns c as go-sdk numbered it: ID moved back.
-func (c callID) sdkID() jsonrpc.ID {
-	if !c.plain || c.shift == 0 {
-		return c.ID()
-	}
-	id, _ := jsonrpc.MakeID(float64(c.n - c.shift))
-	return id
-}
-
 // unmoveBodyID moves x.BodyRPCID, the id of the JSON-RPC error in the
 // answer's body to c, back by c's shift when it is a plain integer: the
 // exchange records ids as go-sdk numbered them (Exchange.RequestID), and
@@ -206,15 +197,6 @@ func (c callID) answeredBy(r *jsonrpc.Response) bool {
 		return r.ID == (jsonrpc.ID{}) // matched by value in messageID
 	}
 	return r.ID == c.other
-}
-
-// fill gives r, a response decoded for c, the id go-sdk numbered c with
-// when its zero ID stands for c (see [decodeMessageFor]): before r is
-// written anew.
-func (c callID) fill(r *jsonrpc.Response) {
-	if r.ID == (jsonrpc.ID{}) {
-		r.ID = c.sdkID()
-	}
 }
 
 // versionTag returns the "jsonrpc" string go-sdk reads from raw ("" when
