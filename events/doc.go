@@ -8,8 +8,8 @@
 // session opened or ended) through the same [Sink]. Package events is a leaf:
 // it imports only classify and the standard library, so it defines the
 // vocabulary: [Kind], [State], [Trigger] and [Reason] are string types whose
-// values are the kebab-case names of the JSON form, and fsm and supervisor
-// re-export them (fsm.State is events.State), so a host compares an event's
+// values are the kebab-case names of the JSON form, which fsm uses directly and
+// supervisor re-exports for hosts (supervisor.State is events.State), so a host compares an event's
 // fields with typed constants: e.To == events.StateFailed.
 //
 // # Sinks

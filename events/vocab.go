@@ -1,59 +1,270 @@
 package events
 
-// The vocabulary of events: named string types whose values are the
-// kebab-case names written in the JSON form, so a host can switch on them
-// (e.To == events.StateFailed) and a reader of recorded JSON sees the same
-// strings. The fsm and supervisor packages re-export them as type aliases
-// with the same constants under shorter names (fsm.Failed, supervisor.Failed).
-// A reader must accept values it does not know: new ones may be added.
+// The vocabulary of events, defined here once: named string types whose
+// values are the kebab-case names written in the JSON form, so a host can
+// switch on them (e.To == events.StateFailed) and a reader of recorded JSON
+// sees the same strings. Package fsm uses these names directly; package
+// supervisor re-exports them for hosts under shorter names
+// (supervisor.Failed, supervisor.KindCallFailed). A reader must accept
+// values it does not know: new ones may be added.
 
 // Kind says what an [Event] reports; see the Kind constants.
 type Kind string
 
+// Event kinds, the values of [Event.Kind]. [KindTransition] reports what the
+// state machine did; the supervisor emits it and the others through the same
+// [Sink].
+// A reader must accept kinds it does not know: new kinds may be added.
+const (
+	// KindTransition: a state machine transition, internal transitions
+	// included. Fields: From, To, Trigger, Guard, Verdict, Generation,
+	// Attempt, Reason.
+	KindTransition Kind = "transition"
+	// KindProbeReport: the outcome of each list method of a discovery
+	// (blind probes or declared-capability listing, DESIGN.md section 2,
+	// failure story S1). Fields: Lists, Generation.
+	KindProbeReport Kind = "probe-report"
+	// KindCatalogChanged: the published catalog changed: it is sent only
+	// when at least one list changed (a new session whose catalog is the
+	// same sends none). Fields: Added, Removed, Changed (tool names), Omitted
+	// (those left off, past MaxNames each), Tools (tools now), Prompts, Resources, ResourceTemplates (the other lists'
+	// changes, nil when unchanged), Generation.
+	KindCatalogChanged Kind = "catalog-changed"
+	// KindCallFailed: a call failed. A failed call moves no state: when
+	// its answer cost the session (session-expired) or a verification
+	// found it dead, the session's end follows as a session-ended event
+	// and a session-died transition; a transport verdict's verification
+	// reports as session-verified (failure story S4). Fields: Op, Name,
+	// Delivery, Verdict, Generation.
+	KindCallFailed Kind = "call-failed"
+	// KindSessionVerified: a request got no answer (transport) and one
+	// liveness request (ping, or server/discover from 2026-07-28) verified
+	// the session: answered, it lives; not answered, it ended (its
+	// session-ended event and session-died transition follow). Fields:
+	// Generation, Verdict (the liveness request's, when not answered),
+	// Detail.
+	KindSessionVerified Kind = "session-verified"
+	// KindStreamDisabled: the standalone SSE stream is no longer opened for
+	// this server (failure story S5). Fields: Detail (the rule that fired).
+	KindStreamDisabled Kind = "stream-disabled"
+	// KindStreamEnabled: the standalone SSE stream is opened again. Fields:
+	// Detail.
+	KindStreamEnabled Kind = "stream-enabled"
+	// KindStreamEventDropped: an event of the standalone SSE stream was not
+	// handed to go-sdk (a malformed line, data that is not one JSON-RPC
+	// message, an oversized event ...); the session is unaffected. The
+	// first 16 drops of a session each have one, then every 1024th.
+	// Fields: Detail (what was wrong, how many were dropped), Generation.
+	KindStreamEventDropped Kind = "stream-event-dropped"
+	// KindStreamDeclined: the server declined this session's push stream
+	// (its first standalone GET, or its first subscriptions/listen POST,
+	// answered 405, another 4xx or not as an event stream): no list_changed
+	// reaches the session, so its catalog is polled; a later session asks
+	// again. Fields: Generation, Detail (the answer, e.g. "HTTP 405
+	// text/plain").
+	KindStreamDeclined Kind = "stream-declined"
+	// KindRetryScheduled: a retry is scheduled: from failed, or of a listing
+	// on its live session (connecting, stale-recovering). Fields: Attempt,
+	// Delay, Verdict.
+	KindRetryScheduled Kind = "retry-scheduled"
+	// KindRateLimitWindow: calls fail at once until a 429's Retry-After
+	// window ends. Fields: Delay (the window), Verdict.
+	KindRateLimitWindow Kind = "rate-limit-window"
+	// KindSessionOpened: a go-sdk client session was created. Fields:
+	// SessionID (hashed), Generation, Detail.
+	KindSessionOpened Kind = "session-opened"
+	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
+	// (hashed), Generation, Detail.
+	KindSessionEnded Kind = "session-ended"
+	// KindCallResent: a failed call is sent once more, as the resend
+	// policy allows (it was not sent, or its outcome is unknown and its tool
+	// is annotated readOnlyHint or idempotentHint). Fields: Op, Name, and
+	// the first attempt's Delivery, Verdict and Generation.
+	KindCallResent Kind = "call-resent"
+	// KindCallReissued: a call of a 2026-07-28 session whose response
+	// stream broke before its response was re-issued once as a new
+	// request with a new id, as the 2026-07-28 changelog (item 9, SEP-2575)
+	// requires: "A broken response stream loses the in-flight request;
+	// clients MUST re-issue it as a new request with a new request ID".
+	// Emitted when the new request has its outcome, so that it names both
+	// requests. Fields: Op, Name, the first attempt's Delivery, Verdict and
+	// Generation; Detail names the lost request's JSON-RPC id and the new
+	// one's (e.g. "request 3 lost with its response stream; re-issued as
+	// request 5").
+	KindCallReissued Kind = "call-reissued"
+	// KindResponseDropped: the client's response to a request of the
+	// server's (ping, roots/list, sampling/createMessage ...) was not sent,
+	// because as many POSTs of responses as the wire layer allows were
+	// waiting for the server's answer (a server sending requests faster
+	// than it takes their answers); the session is unaffected and the
+	// server's request stays unanswered. The first 16 drops of a session
+	// each have one, then every 1024th. Fields: Detail (the bound, how many
+	// were dropped), Generation.
+	KindResponseDropped Kind = "response-dropped"
+	// KindServerRequestRefused: a request of the server's that the host
+	// handles (sampling/createMessage, elicitation/create) was answered
+	// with a JSON-RPC error (-32603, internal error, its message naming
+	// the bound) without reaching its handler, because as many of the
+	// server's requests as the client allows were being handled or
+	// answered already (a server sending requests faster than the host's
+	// handlers end them); the session is unaffected. The first 16 of a
+	// session each have one, then every 1024th. Fields: Detail (the
+	// method, the bound, how many were refused), Generation.
+	KindServerRequestRefused Kind = "server-request-refused"
+	// KindStdoutLineDropped: a stdio server wrote a line on stdout that is
+	// not one JSON-RPC message (a log line, a batch, an oversized line) or
+	// that answers an id no request carried; it was not handed to go-sdk
+	// and the session is unaffected. The first 16
+	// lines of a process each have one, then every 1024th. Fields: Detail
+	// (the line's number, what was wrong, the line's start), Generation.
+	KindStdoutLineDropped Kind = "stdout-line-dropped"
+	// KindProcessExited: a stdio server's process exited, by itself or
+	// stopped by the supervisor (a hung server, a closed stdout). The
+	// process that Close or Detach ends has none: the supervisor's last
+	// event is the closed transition and its session-ended, and the exit is
+	// logged (Config.Logger). Fields: Detail (exit code or signal, the stop
+	// step, the last bytes of its stderr), Generation.
+	KindProcessExited Kind = "process-exited"
+	// KindEraChanged: the protocol era used for new sessions changed: a
+	// `server/discover` refused, or answered without 2026-07-28 among its
+	// supportedVersions, fell back to 2025-11-25, a later session
+	// is back on 2026-07-28, or a live 2026-07-28 session was refused its
+	// version (-32022) and re-discovers. Fields: Generation, Detail (the
+	// era, and why).
+	KindEraChanged Kind = "era-changed"
+)
+
 // State is a connection state (DESIGN.md section 2), as [Event.From] and
-// [Event.To] name it.
+// [Event.To] name it. The six mandatory states are [StateConnecting],
+// [StateResumingBlind], [StateProbing], [StateReady], [StateStaleRecovering]
+// and [StateFailed]; [StateIdle] and [StateClosed] frame them;
+// [StateResumingKnown] and [StateListingDeclared] draw the resume whose
+// capabilities were persisted with the session. docs/statechart.md draws
+// the transitions.
 type State string
 
-// The states. The six mandatory ones are connecting, resuming-blind,
-// probing, ready, stale-recovering and failed; idle and closed frame them;
-// resuming-known and listing-declared draw the resume whose capabilities
-// were persisted with the session. The fsm package documents each.
+// The states.
 const (
-	StateIdle            State = "idle"
-	StateConnecting      State = "connecting"
-	StateResumingBlind   State = "resuming-blind"
-	StateResumingKnown   State = "resuming-known"
-	StateProbing         State = "probing"
+	// StateIdle: constructed, not started. Left on started (to connecting,
+	// resuming-blind or resuming-known by the resume mode), close-requested
+	// or detach-requested (to closed).
+	StateIdle State = "idle"
+	// StateConnecting: opening a new session with a full handshake
+	// (`initialize`, or `server/discover` on 2026-07-28+ servers), then
+	// listing what the server declared. Left on discovery-succeeded (to
+	// ready) or on a failure (to failed); a listing that fails while the
+	// session is fine is retried on that session instead (internal, the
+	// supervisor's Config.ListingRetries times). Never probes.
+	StateConnecting State = "connecting"
+	// StateResumingBlind: re-attaching a persisted session id whose
+	// capabilities are unknown; nothing is sent yet. Left on attached (to
+	// probing) or attach-refused (bad persisted state; to connecting).
+	StateResumingBlind State = "resuming-blind"
+	// StateResumingKnown: re-attaching a persisted session id whose
+	// capabilities were persisted with it (a saved InitializeResult or a
+	// 2026-07-28 discovery result). Left on attached (to listing-declared)
+	// or attach-refused (to connecting).
+	StateResumingKnown State = "resuming-known"
+	// StateProbing: blind probes of tools/list, resources/list,
+	// prompts/list and resources/templates/list on a resumed session; only
+	// tools/list decides (failure story S1). Left on discovery-succeeded
+	// (to ready); on a failure that is not unauthorized, canceled or
+	// timeout to stale-recovering once per resume (S2); otherwise to
+	// failed.
+	StateProbing State = "probing"
+	// StateListingDeclared: a known-capabilities resume lists, strictly,
+	// what the persisted capabilities declared; it does not probe. Left
+	// like probing.
 	StateListingDeclared State = "listing-declared"
-	StateReady           State = "ready"
+	// StateReady: serving calls. Left only when the session died (to
+	// connecting, or to failed for unauthorized, canceled or churn), a
+	// reconnect or the end: a failed call never steps the machine (S4);
+	// the session itself ends on a session-expired answer or a failed
+	// verification, and reports it as session-died.
+	StateReady State = "ready"
+	// StateStaleRecovering: the resumed session id was dropped; one full
+	// re-handshake and discovery; never probes. Left on
+	// discovery-succeeded (to ready) or on a failure (to failed); listing
+	// failures as in connecting.
 	StateStaleRecovering State = "stale-recovering"
-	StateFailed          State = "failed"
-	StateClosed          State = "closed"
+	// StateFailed: a classified failure, churn, or an exhausted (optional)
+	// budget. While retrying (no [Reason]) it leaves on retry-due (to
+	// connecting, never probing); with a Reason it is terminal and leaves
+	// only on reconnect-requested within the churn limit (to connecting,
+	// or to a resume), on churn-cooled for [ReasonChurn], or on a close or
+	// detach request (to closed).
+	StateFailed State = "failed"
+	// StateClosed: absorbing. Every trigger is ignored: no event, no
+	// command.
+	StateClosed State = "closed"
 )
 
 // String returns the kebab-case name, e.g. "stale-recovering".
 func (s State) String() string { return string(s) }
 
-// Trigger is the fact that caused a transition, as [Event.Trigger] names it.
+// Trigger names a fact that caused a transition, in the past tense, as
+// [Event.Trigger] names it; the supervisor reports it to the state machine
+// (fsm.Trigger.Kind). Results of commands carry the generation of the
+// command they answer.
 type Trigger string
 
-// The triggers; the fsm package documents each.
+// The triggers.
 const (
-	TriggerStarted            Trigger = "started"
+	// TriggerStarted: the host started the supervisor; the trigger's
+	// resume mode says how.
+	TriggerStarted Trigger = "started"
+	// TriggerHandshakeSucceeded: a Dial completed its handshake.
 	TriggerHandshakeSucceeded Trigger = "handshake-succeeded"
-	TriggerHandshakeFailed    Trigger = "handshake-failed"
-	TriggerAttached           Trigger = "attached"
-	TriggerAttachRefused      Trigger = "attach-refused"
+	// TriggerHandshakeFailed: a Dial failed; carries the verdict
+	// (required).
+	TriggerHandshakeFailed Trigger = "handshake-failed"
+	// TriggerAttached: an Attach re-attached the persisted session.
+	TriggerAttached Trigger = "attached"
+	// TriggerAttachRefused: the persisted session could not be attached
+	// locally (bad persisted state, e.g. a session id that is not visible
+	// ASCII); the verdict is optional (canceled or unauthorized make it
+	// terminal).
+	TriggerAttachRefused Trigger = "attach-refused"
+	// TriggerDiscoverySucceeded: a Probe or ListDeclared produced the
+	// catalog (tools/list answered; speculative probes settled on their
+	// own).
 	TriggerDiscoverySucceeded Trigger = "discovery-succeeded"
-	TriggerDiscoveryFailed    Trigger = "discovery-failed"
-	TriggerCatalogListed      Trigger = "catalog-listed"
-	TriggerSessionDied        Trigger = "session-died"
-	TriggerRetryDue           Trigger = "retry-due"
-	TriggerRetriesExhausted   Trigger = "retries-exhausted"
+	// TriggerDiscoveryFailed: a Probe's tools/list or a ListDeclared
+	// failed; carries the verdict (required).
+	TriggerDiscoveryFailed Trigger = "discovery-failed"
+	// TriggerCatalogListed: a re-list while ready succeeded, e.g. after
+	// notifications/tools/list_changed.
+	TriggerCatalogListed Trigger = "catalog-listed"
+	// TriggerSessionDied: the session ended by itself (its Done closed:
+	// the server said it is gone, a verification or a keepalive ping went
+	// unanswered, the process exited); carries the verdict of its cause,
+	// or none when there was no error. A failed call never steps the
+	// machine: the session reports its own end.
+	TriggerSessionDied Trigger = "session-died"
+	// TriggerRetryDue: the delay of a ScheduleRetry elapsed.
+	TriggerRetryDue Trigger = "retry-due"
+	// TriggerRetriesExhausted: the supervisor's backoff returned Stop
+	// instead of a delay for a ScheduleRetry; the budget lives in the
+	// backoff configuration. It may carry the ScheduleRetry's verdict (the
+	// failure that was to be retried), which a failed state entered on it
+	// keeps.
+	TriggerRetriesExhausted Trigger = "retries-exhausted"
+	// TriggerReconnectRequested: the host asked for a fresh session (e.g.
+	// after re-authorizing). Resets the retry attempts; it counts toward
+	// the churn limit like any other new session: past it the request is
+	// held (ready keeps its session; failed becomes a churn failure).
 	TriggerReconnectRequested Trigger = "reconnect-requested"
-	TriggerCloseRequested     Trigger = "close-requested"
-	TriggerDetachRequested    Trigger = "detach-requested"
-	TriggerChurnCooled        Trigger = "churn-cooled"
+	// TriggerCloseRequested: the host closes the supervisor and ends the
+	// server-side session (DELETE).
+	TriggerCloseRequested Trigger = "close-requested"
+	// TriggerDetachRequested: the host stops the supervisor but keeps the
+	// session resumable: no DELETE.
+	TriggerDetachRequested Trigger = "detach-requested"
+	// TriggerChurnCooled: the supervisor's churn cool-down
+	// (Config.ChurnCooldown, 5 minutes by default) elapsed after the
+	// machine entered a churn failure; the machine tries again. Resets the
+	// retry attempts.
+	TriggerChurnCooled Trigger = "churn-cooled"
 )
 
 // String returns the kebab-case name, e.g. "session-died".
@@ -66,7 +277,8 @@ type Reason string
 
 // The reasons.
 const (
-	// ReasonNone: not terminal (a retrying failed state, or any other state).
+	// ReasonNone: not terminal (a retrying failed state, or any other
+	// state).
 	ReasonNone Reason = ""
 	// ReasonUnauthorized: the server answered unauthorized; the host
 	// re-authorizes and requests a reconnect.
@@ -74,10 +286,13 @@ const (
 	// ReasonCanceled: our own context was canceled.
 	ReasonCanceled Reason = "canceled"
 	// ReasonBudgetSpent: the retry budget (attempts or elapsed time) is
-	// spent; only a configured budget is (by default retries never stop).
+	// spent (trigger retries-exhausted); only a configured budget is (by
+	// default retries never stop).
 	ReasonBudgetSpent Reason = "budget-spent"
-	// ReasonChurn: opening one more session would exceed the churn limit;
-	// it cools down, then the supervisor tries again (trigger churn-cooled).
+	// ReasonChurn: opening one more session would exceed the churn limit
+	// (the machine's MaxSessions within its Window); the one terminal
+	// reason that ends by itself: after the supervisor's cool-down it tries
+	// again (trigger churn-cooled).
 	ReasonChurn Reason = "churn"
 )
 

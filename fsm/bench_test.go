@@ -8,12 +8,13 @@ import (
 	"github.com/qmuntal/stateless"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 )
 
 func readyMachine(b *testing.B) *fsm.Machine {
 	m := fsm.New(fsm.Config{MaxSessions: 1 << 20})
-	for _, tr := range []fsm.Trigger{{Kind: fsm.Started}, {Kind: fsm.HandshakeSucceeded, Generation: 1}, {Kind: fsm.DiscoverySucceeded, Generation: 1}} {
+	for _, tr := range []fsm.Trigger{{Kind: events.TriggerStarted}, {Kind: events.TriggerHandshakeSucceeded, Generation: 1}, {Kind: events.TriggerDiscoverySucceeded, Generation: 1}} {
 		if _, err := m.Step(tr); err != nil {
 			b.Fatal(err)
 		}
@@ -25,7 +26,7 @@ func readyMachine(b *testing.B) *fsm.Machine {
 // while ready (an internal transition with its event and command).
 func BenchmarkStep(b *testing.B) {
 	m := readyMachine(b)
-	tr := fsm.Trigger{Kind: fsm.CatalogListed, Generation: 1, Now: t0}
+	tr := fsm.Trigger{Kind: events.TriggerCatalogListed, Generation: 1, Now: t0}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := m.Step(tr); err != nil {
@@ -45,9 +46,9 @@ func BenchmarkStepReconnect(b *testing.B) {
 		now = now.Add(time.Hour)
 		gen := m.Generation()
 		for _, tr := range []fsm.Trigger{
-			{Kind: fsm.SessionDied, Generation: gen, Verdict: dead, Now: now},
-			{Kind: fsm.HandshakeSucceeded, Generation: gen + 1, Now: now},
-			{Kind: fsm.DiscoverySucceeded, Generation: gen + 1, Now: now},
+			{Kind: events.TriggerSessionDied, Generation: gen, Verdict: dead, Now: now},
+			{Kind: events.TriggerHandshakeSucceeded, Generation: gen + 1, Now: now},
+			{Kind: events.TriggerDiscoverySucceeded, Generation: gen + 1, Now: now},
 		} {
 			if _, err := m.Step(tr); err != nil {
 				b.Fatal(err)

@@ -20,10 +20,10 @@
 // table. Any (state, trigger) pair not in the table is refused with a
 // [*RejectedError].
 //
-// States, trigger kinds and reasons are the events package's string types
-// ([State] is events.State, and so on), so an event's fields compare with
-// this package's constants: e.To == fsm.Failed. Ignored triggers produce no
-// event.
+// States, trigger kinds and reasons are the events package's constants,
+// used here by their events names (events.StateFailed,
+// events.TriggerStarted), so an event's fields compare with them directly:
+// e.To == events.StateFailed. Ignored triggers produce no event.
 package fsm
 
 //go:generate go run ./internal/gen -o ../docs/statechart.md

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // TestEngineAgreesWithTable reads the shared stateless machine's own
@@ -81,18 +82,18 @@ func TestMachinesStepConcurrently(t *testing.T) {
 			path = append(path, fmt.Sprintf("%s %v %v %v", m.State(), out.Event, out.Commands, err))
 		}
 		for range 20 {
-			step(Trigger{Kind: Started, Resume: ResumeBlind})
-			step(Trigger{Kind: Attached, Generation: 1})
-			step(Trigger{Kind: DiscoveryFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.SessionExpired}})
-			step(Trigger{Kind: HandshakeSucceeded, Generation: 1})
-			step(Trigger{Kind: DiscoverySucceeded, Generation: 1})
-			step(Trigger{Kind: SessionDied, Generation: 1, Verdict: classify.Verdict{Class: classify.Transport}})
-			step(Trigger{Kind: HandshakeFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.RateLimited}})
-			step(Trigger{Kind: RetryDue, Generation: 1})
-			step(Trigger{Kind: SessionDied, Generation: 1, Verdict: classify.Verdict{Class: classify.Unauthorized}})
-			step(Trigger{Kind: ReconnectRequested})
-			step(Trigger{Kind: CloseRequested})
-			step(Trigger{Kind: RetryDue, Generation: 1})
+			step(Trigger{Kind: events.TriggerStarted, Resume: ResumeBlind})
+			step(Trigger{Kind: events.TriggerAttached, Generation: 1})
+			step(Trigger{Kind: events.TriggerDiscoveryFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.SessionExpired}})
+			step(Trigger{Kind: events.TriggerHandshakeSucceeded, Generation: 1})
+			step(Trigger{Kind: events.TriggerDiscoverySucceeded, Generation: 1})
+			step(Trigger{Kind: events.TriggerSessionDied, Generation: 1, Verdict: classify.Verdict{Class: classify.Transport}})
+			step(Trigger{Kind: events.TriggerHandshakeFailed, Generation: 1, Verdict: classify.Verdict{Class: classify.RateLimited}})
+			step(Trigger{Kind: events.TriggerRetryDue, Generation: 1})
+			step(Trigger{Kind: events.TriggerSessionDied, Generation: 1, Verdict: classify.Verdict{Class: classify.Unauthorized}})
+			step(Trigger{Kind: events.TriggerReconnectRequested})
+			step(Trigger{Kind: events.TriggerCloseRequested})
+			step(Trigger{Kind: events.TriggerRetryDue, Generation: 1})
 		}
 		return path
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // Sentinel errors for errors.Is. Step returns them wrapped in the typed
@@ -23,8 +25,8 @@ var (
 // RejectedError reports a (state, trigger) pair that the table does not
 // permit: either no row exists for it, or none of its rows' guards passed.
 type RejectedError struct {
-	State   State
-	Trigger TriggerKind
+	State   events.State
+	Trigger events.Trigger
 	// Guards lists, per row of this pair, its guard label; empty when the
 	// table has no row for the pair.
 	Guards []string
@@ -45,7 +47,7 @@ func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
 // current one. It matches ErrStaleGeneration when Got < Current and
 // ErrFutureGeneration when Got > Current.
 type GenerationError struct {
-	Trigger TriggerKind
+	Trigger events.Trigger
 	Got     uint64
 	Current uint64
 }
@@ -65,7 +67,7 @@ func (e *GenerationError) Is(target error) bool {
 // VerdictError reports a failure trigger without a verdict; it matches
 // ErrMissingVerdict.
 type VerdictError struct {
-	Trigger TriggerKind
+	Trigger events.Trigger
 }
 
 func (e *VerdictError) Error() string {
@@ -76,7 +78,7 @@ func (e *VerdictError) Error() string {
 func (e *VerdictError) Is(target error) bool { return target == ErrMissingVerdict }
 
 // rejected builds the error for a (state, trigger) pair the table refuses.
-func rejected(s State, k TriggerKind) *RejectedError {
+func rejected(s events.State, k events.Trigger) *RejectedError {
 	e := &RejectedError{State: s, Trigger: k}
 	sid, ok1 := stateIndex(s)
 	kid, ok2 := triggerIndex(k)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 )
 
@@ -33,15 +34,15 @@ func ExampleMachine_Step() {
 		}
 	}
 
-	show(fsm.Trigger{Kind: fsm.Started, Resume: fsm.ResumeBlind})
-	show(fsm.Trigger{Kind: fsm.Attached, Generation: 1})
+	show(fsm.Trigger{Kind: events.TriggerStarted, Resume: fsm.ResumeBlind})
+	show(fsm.Trigger{Kind: events.TriggerAttached, Generation: 1})
 	// The resumed session is stale: the server answers 400 with a null-id -32000.
-	show(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: 1,
+	show(fsm.Trigger{Kind: events.TriggerDiscoveryFailed, Generation: 1,
 		Verdict: classify.Verdict{Class: classify.SessionExpired, HTTPStatus: 400}})
-	show(fsm.Trigger{Kind: fsm.HandshakeSucceeded, Generation: 2})
-	show(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: 2})
+	show(fsm.Trigger{Kind: events.TriggerHandshakeSucceeded, Generation: 2})
+	show(fsm.Trigger{Kind: events.TriggerDiscoverySucceeded, Generation: 2})
 	// A late result of the old session is refused.
-	show(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: 1})
+	show(fsm.Trigger{Kind: events.TriggerDiscoverySucceeded, Generation: 1})
 	fmt.Println(m.State(), m.Generation())
 
 	// Output:

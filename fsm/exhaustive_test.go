@@ -14,8 +14,8 @@ import (
 
 // combo is one point of state x trigger x verdict class x flags.
 type combo struct {
-	state     State
-	kind      TriggerKind
+	state     events.State
+	kind      events.Trigger
 	class     classify.Class
 	resume    ResumeMode
 	staleUsed bool
@@ -39,9 +39,9 @@ func allCombos() []combo {
 			for _, cl := range classes {
 				resumes := []ResumeMode{ResumeNone}
 				switch k {
-				case Started, ReconnectRequested:
+				case events.TriggerStarted, events.TriggerReconnectRequested:
 					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown, ResumeMode(7)}
-				case RetryDue: // the resume the machine holds (placeAt): only a valid one is ever held
+				case events.TriggerRetryDue: // the resume the machine holds (placeAt): only a valid one is ever held
 					resumes = []ResumeMode{ResumeNone, ResumeBlind, ResumeKnown}
 				}
 				for _, rm := range resumes {
@@ -57,7 +57,7 @@ func allCombos() []combo {
 						case f&64 != 0:
 							c.listFails = DefaultListingRetries
 						}
-						if c.terminal && s != Failed || c.churned && !c.terminal {
+						if c.terminal && s != events.StateFailed || c.churned && !c.terminal {
 							continue
 						}
 						out = append(out, c)
@@ -76,16 +76,16 @@ func placeAt(m *Machine, c combo, now time.Time) {
 	m.attempt = 0
 	m.verdict = nil
 	m.resume = ResumeNone
-	if c.kind == RetryDue {
+	if c.kind == events.TriggerRetryDue {
 		m.resume = c.resume
 	}
 	m.staleUsed = c.staleUsed
 	m.listFails = c.listFails
-	m.reason = ReasonNone
+	m.reason = events.ReasonNone
 	if c.terminal {
-		m.reason = ReasonBudgetSpent
+		m.reason = events.ReasonBudgetSpent
 		if c.churned {
-			m.reason = ReasonChurn
+			m.reason = events.ReasonChurn
 		}
 	}
 	m.sessions = m.sessions[:0]
@@ -145,7 +145,7 @@ func TestExhaustive(t *testing.T) {
 		cmds := out.Commands
 
 		switch {
-		case c.state == Closed:
+		case c.state == events.StateClosed:
 			require.Len(t, rows, 1, "%s: closed has an ignore row per trigger", c)
 			hit[rows[0]] = true
 			require.NoError(t, err, "%s", c)
@@ -213,7 +213,7 @@ func checkRow(t *testing.T, c combo, r Row, before, m *Machine, out Outcome) {
 	require.Zero(t, e.Time, "%s: the shell stamps the time", c)
 	if r.Reason == ReasonOfVerdict {
 		require.Equal(t, c.class.String(), string(m.reason), "%s", c)
-	} else if r.Reason != ReasonNone {
+	} else if r.Reason != events.ReasonNone {
 		require.Equal(t, r.Reason, m.reason, "%s", c)
 	}
 }
@@ -226,54 +226,54 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 		switch cmd.Kind {
 		case ScheduleRetry:
 			require.False(t, fatalV, "%s: retry after %s", c, c.class)
-			if m.State() != Failed {
+			if m.State() != events.StateFailed {
 				// A listing retried on its live session.
 				require.Equal(t, c.state, m.State(), "%s", c)
-				require.Contains(t, []State{Connecting, StaleRecovering}, c.state, "%s", c)
-				require.Equal(t, DiscoveryFailed, c.kind, "%s", c)
+				require.Contains(t, []events.State{events.StateConnecting, events.StateStaleRecovering}, c.state, "%s", c)
+				require.Equal(t, events.TriggerDiscoveryFailed, c.kind, "%s", c)
 				require.True(t, sessionFine(c.class), "%s: the session may be gone", c)
 				require.Less(t, c.listFails, DefaultListingRetries, "%s: retries spent", c)
 				require.Equal(t, before.listFails+1, m.listFails, "%s", c)
 			}
 			require.Equal(t, before.attempt+1, cmd.Attempt, "%s", c)
 		case Dial, Attach:
-			require.False(t, fatalV && c.kind != Started && c.kind != ReconnectRequested, "%s: reconnect after %s", c, c.class)
-			require.False(t, c.churnFull && c.kind != Started, "%s: dial past churn", c)
-			if c.kind == ChurnCooled {
+			require.False(t, fatalV && c.kind != events.TriggerStarted && c.kind != events.TriggerReconnectRequested, "%s: reconnect after %s", c, c.class)
+			require.False(t, c.churnFull && c.kind != events.TriggerStarted, "%s: dial past churn", c)
+			if c.kind == events.TriggerChurnCooled {
 				require.True(t, c.churned, "%s: only a churn failure cools down", c)
 			}
 		case Probe:
-			require.Equal(t, ResumingBlind, c.state, "%s: probes only right after a blind attach", c)
+			require.Equal(t, events.StateResumingBlind, c.state, "%s: probes only right after a blind attach", c)
 		}
 	}
-	if m.State() == Probing && before.State() != Probing {
-		require.Equal(t, ResumingBlind, before.State(), "%s", c)
+	if m.State() == events.StateProbing && before.State() != events.StateProbing {
+		require.Equal(t, events.StateResumingBlind, before.State(), "%s", c)
 	}
-	if m.State() == StaleRecovering && before.State() != StaleRecovering {
+	if m.State() == events.StateStaleRecovering && before.State() != events.StateStaleRecovering {
 		require.False(t, before.staleUsed, "%s: second stale recovery", c)
 		require.NotEqual(t, classify.Timeout, c.class, "%s", c)
 		require.NotEqual(t, classify.Transport, c.class, "%s: no answer is no evidence of a stale session", c)
 		require.False(t, fatalV, "%s", c)
 	}
-	if before.State() == Failed && m.State() == Failed && before.reason != ReasonNone {
-		if c.kind == ReconnectRequested && c.churnFull {
-			require.Equal(t, ReasonChurn, m.reason, "%s: a reconnect past the churn limit is held", c)
+	if before.State() == events.StateFailed && m.State() == events.StateFailed && before.reason != events.ReasonNone {
+		if c.kind == events.TriggerReconnectRequested && c.churnFull {
+			require.Equal(t, events.ReasonChurn, m.reason, "%s: a reconnect past the churn limit is held", c)
 		} else {
 			require.Equal(t, before.reason, m.reason, "%s: terminal reason changed", c)
 		}
 	}
-	if c.kind == ReconnectRequested && c.churnFull {
+	if c.kind == events.TriggerReconnectRequested && c.churnFull {
 		// A reconnect storm is held by churn: a live session stays, a
 		// failed state becomes a churn failure.
 		switch c.state {
-		case Ready:
-			require.Equal(t, Ready, m.State(), "%s", c)
+		case events.StateReady:
+			require.Equal(t, events.StateReady, m.State(), "%s", c)
 			require.Empty(t, cmds, "%s: the live session is kept", c)
-		case Failed:
-			require.Equal(t, ReasonChurn, m.reason, "%s", c)
+		case events.StateFailed:
+			require.Equal(t, events.ReasonChurn, m.reason, "%s", c)
 		}
 	}
-	if (c.state == Connecting || c.state == StaleRecovering) && c.kind == DiscoveryFailed && !fatalV && c.class != classify.None {
+	if (c.state == events.StateConnecting || c.state == events.StateStaleRecovering) && c.kind == events.TriggerDiscoveryFailed && !fatalV && c.class != classify.None {
 		// After a handshake, a listing failure costs the session only when
 		// the session may be gone or its listing retries are spent.
 		kept := sessionFine(c.class) && c.listFails < DefaultListingRetries
@@ -287,7 +287,7 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 		}
 		require.Equal(t, !kept, closes == 1, "%s: %v", c, cmds)
 	}
-	if (c.state == Probing || c.state == ListingDeclared) && (c.kind == DiscoveryFailed || c.kind == SessionDied) && !fatalV && c.class != classify.None {
+	if (c.state == events.StateProbing || c.state == events.StateListingDeclared) && (c.kind == events.TriggerDiscoveryFailed || c.kind == events.TriggerSessionDied) && !fatalV && c.class != classify.None {
 		// A resumed session is forgotten only on an answer that shows it
 		// expired: no answer (transport, timeout) keeps it for the retry,
 		// which re-attaches it; a busy server's answer (5xx, 429) keeps it
@@ -300,28 +300,28 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 		}
 		require.Equal(t, !noAns && !busy, clears, "%s: %v", c, cmds)
 		if noAns {
-			require.Equal(t, Failed, m.State(), "%s: no answer is no evidence of a stale session", c)
+			require.Equal(t, events.StateFailed, m.State(), "%s: no answer is no evidence of a stale session", c)
 			require.Equal(t, before.resume, m.resume, "%s: the persisted session is kept", c)
 		}
 	}
-	if c.state == Failed && c.kind == RetryDue && !c.terminal && !c.churnFull {
+	if c.state == events.StateFailed && c.kind == events.TriggerRetryDue && !c.terminal && !c.churnFull {
 		// A retry re-attaches the persisted session the machine still
 		// holds, unless the resume used its stale recovery.
 		attach := c.resume != ResumeNone && !c.staleUsed
 		require.Len(t, cmds, 1, "%s", c)
 		require.Equal(t, attach, cmds[0].Kind == Attach, "%s: %v", c, cmds)
 	}
-	if m.State() == Failed && fatalV && before.State() != Failed {
+	if m.State() == events.StateFailed && fatalV && before.State() != events.StateFailed {
 		require.True(t, m.Terminal(), "%s", c)
 	}
 }
 
 func TestRejectedErrorsHaveNoSideEffects(t *testing.T) {
 	m := New(Config{})
-	_, err := m.Step(Trigger{Kind: TriggerKind("no-such-trigger")})
+	_, err := m.Step(Trigger{Kind: events.Trigger("no-such-trigger")})
 	var rej *RejectedError
 	require.True(t, errors.As(err, &rej))
-	require.Equal(t, Idle, m.State())
+	require.Equal(t, events.StateIdle, m.State())
 }
 
 // TestEveryGuardIsUsed: each guard decides at least one row; a guard no row

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // Guard names a condition on the trigger and the machine's extended state.
@@ -171,9 +172,9 @@ func (g Guard) eval(m *Machine, t *guardInput) bool {
 	case GuardChurnLimitReached:
 		return m.churnLimitReached(t.now)
 	case GuardRetrying:
-		return m.reason == ReasonNone
+		return m.reason == events.ReasonNone
 	case GuardChurnFailure:
-		return m.reason == ReasonChurn
+		return m.reason == events.ReasonChurn
 	case GuardListingRetryLeft:
 		return m.listingRetryLeft(c)
 	case GuardListingRetrySpent:

@@ -28,7 +28,7 @@ func newDriver(t *testing.T, cfg fsm.Config) *driver {
 // want describes the expected outcome of one step. ev is nil when no event
 // is expected (an ignored trigger).
 type want struct {
-	state fsm.State
+	state events.State
 	cmds  []fsm.Command
 	ev    *events.Event
 }
@@ -54,7 +54,7 @@ func (d *driver) step(tr fsm.Trigger, w want) []fsm.Command {
 }
 
 // ev builds an expected transition event.
-func ev(from, to fsm.State, k fsm.TriggerKind, guard string, v classify.Verdict, gen uint64, attempt int, reason fsm.Reason) *events.Event {
+func ev(from, to events.State, k events.Trigger, guard string, v classify.Verdict, gen uint64, attempt int, reason events.Reason) *events.Event {
 	return &events.Event{From: from, To: to, Trigger: k, Guard: guard,
 		Verdict: v, Generation: gen, Attempt: attempt, Reason: reason}
 }
@@ -75,9 +75,9 @@ func retry(gen uint64, attempt int, v classify.Verdict) fsm.Command {
 	return fsm.Command{Kind: fsm.ScheduleRetry, Generation: gen, Attempt: attempt, Verdict: v}
 }
 
-func trig(k fsm.TriggerKind, gen uint64) fsm.Trigger { return fsm.Trigger{Kind: k, Generation: gen} }
+func trig(k events.Trigger, gen uint64) fsm.Trigger { return fsm.Trigger{Kind: k, Generation: gen} }
 
-func failTrig(k fsm.TriggerKind, gen uint64, v classify.Verdict) fsm.Trigger {
+func failTrig(k events.Trigger, gen uint64, v classify.Verdict) fsm.Trigger {
 	return fsm.Trigger{Kind: k, Generation: gen, Verdict: v}
 }
 
@@ -85,21 +85,21 @@ func failTrig(k fsm.TriggerKind, gen uint64, v classify.Verdict) fsm.Trigger {
 // (generation 1).
 func (d *driver) toReady() {
 	d.t.Helper()
-	d.step(fsm.Trigger{Kind: fsm.Started}, want{fsm.Connecting, []fsm.Command{dial(1)},
-		ev(fsm.Idle, fsm.Connecting, fsm.Started, "resume-none", none, 1, 0, "")})
-	d.handshakeToReady(fsm.Connecting, 1, 0)
+	d.step(fsm.Trigger{Kind: events.TriggerStarted}, want{events.StateConnecting, []fsm.Command{dial(1)},
+		ev(events.StateIdle, events.StateConnecting, events.TriggerStarted, "resume-none", none, 1, 0, "")})
+	d.handshakeToReady(events.StateConnecting, 1, 0)
 }
 
 // handshakeToReady answers the Dial of generation gen, made in state s
 // (connecting or stale-recovering): the handshake and then the declared
 // lists succeed, and the machine is ready. attempt is the retry count the
 // handshake's event shows; entering ready resets it.
-func (d *driver) handshakeToReady(s fsm.State, gen uint64, attempt int) {
+func (d *driver) handshakeToReady(s events.State, gen uint64, attempt int) {
 	d.t.Helper()
-	d.step(trig(fsm.HandshakeSucceeded, gen), want{s, []fsm.Command{cmd(fsm.ListDeclared, gen)},
-		ev(s, s, fsm.HandshakeSucceeded, "", none, gen, attempt, "")})
-	d.step(trig(fsm.DiscoverySucceeded, gen), want{fsm.Ready, []fsm.Command{cmd(fsm.PublishCatalog, gen)},
-		ev(s, fsm.Ready, fsm.DiscoverySucceeded, "", none, gen, 0, "")})
+	d.step(trig(events.TriggerHandshakeSucceeded, gen), want{s, []fsm.Command{cmd(fsm.ListDeclared, gen)},
+		ev(s, s, events.TriggerHandshakeSucceeded, "", none, gen, attempt, "")})
+	d.step(trig(events.TriggerDiscoverySucceeded, gen), want{events.StateReady, []fsm.Command{cmd(fsm.PublishCatalog, gen)},
+		ev(s, events.StateReady, events.TriggerDiscoverySucceeded, "", none, gen, 0, "")})
 }
 
 // resume starts a fresh machine with a persisted session (mode blind or
@@ -107,12 +107,12 @@ func (d *driver) handshakeToReady(s fsm.State, gen uint64, attempt int) {
 // probing (blind) or listing-declared (known).
 func (d *driver) resume(mode fsm.ResumeMode) {
 	d.t.Helper()
-	resuming, discovering, work, guard := fsm.ResumingBlind, fsm.Probing, fsm.Probe, "resume-blind"
+	resuming, discovering, work, guard := events.StateResumingBlind, events.StateProbing, fsm.Probe, "resume-blind"
 	if mode == fsm.ResumeKnown {
-		resuming, discovering, work, guard = fsm.ResumingKnown, fsm.ListingDeclared, fsm.ListDeclared, "resume-known"
+		resuming, discovering, work, guard = events.StateResumingKnown, events.StateListingDeclared, fsm.ListDeclared, "resume-known"
 	}
-	d.step(fsm.Trigger{Kind: fsm.Started, Resume: mode}, want{resuming, []fsm.Command{attach(1, mode)},
-		ev(fsm.Idle, resuming, fsm.Started, guard, none, 1, 0, "")})
-	d.step(trig(fsm.Attached, 1), want{discovering, []fsm.Command{cmd(work, 1)},
-		ev(resuming, discovering, fsm.Attached, "", none, 1, 0, "")})
+	d.step(fsm.Trigger{Kind: events.TriggerStarted, Resume: mode}, want{resuming, []fsm.Command{attach(1, mode)},
+		ev(events.StateIdle, resuming, events.TriggerStarted, guard, none, 1, 0, "")})
+	d.step(trig(events.TriggerAttached, 1), want{discovering, []fsm.Command{cmd(work, 1)},
+		ev(resuming, discovering, events.TriggerAttached, "", none, 1, 0, "")})
 }

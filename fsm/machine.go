@@ -60,7 +60,7 @@ type Machine struct {
 	staleUsed bool
 	gen       uint64
 	attempt   int
-	reason    Reason
+	reason    events.Reason
 	verdict   *classify.Verdict // set in failed only: an idle connection holds no verdict
 	sessions  []time.Time       // start times of the last MaxSessions sessions
 	listFails int               // failed listings on the current session
@@ -72,7 +72,7 @@ type Machine struct {
 	out    []Command // reused by every Step
 }
 
-// New returns a machine in [Idle].
+// New returns a machine in [events.StateIdle].
 func New(cfg Config) *Machine {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
@@ -118,7 +118,7 @@ func (o Outcome) Transitioned() bool { return o.Event.Kind != "" }
 //   - [*RejectedError] (ErrRejected): the table does not permit the trigger
 //     in the current state, or t.Kind is not a trigger kind.
 //
-// In [Closed] every trigger is absorbed: a zero Outcome, nil.
+// In [events.StateClosed] every trigger is absorbed: a zero Outcome, nil.
 func (m *Machine) Step(t Trigger) (o Outcome, err error) {
 	if m.st != closedID { // closed absorbs even malformed results
 		if t.Generation != 0 && t.Generation != m.gen {
@@ -158,14 +158,14 @@ func (m *Machine) Step(t Trigger) (o Outcome, err error) {
 	return o, nil
 }
 
-var closedID, _ = stateIndex(Closed)
+var closedID, _ = stateIndex(events.StateClosed)
 
 // guardInputOf is what the guards read of t: its verdict's class, its time,
 // and how it would resume: the trigger's for Started and
 // ReconnectRequested, the machine's own for RetryDue ([Machine.RetryResume]).
 func (m *Machine) guardInputOf(t *Trigger) guardInput {
 	in := guardInput{class: t.Verdict.Class, resume: t.Resume, now: t.Now}
-	if t.Kind == RetryDue {
+	if t.Kind == events.TriggerRetryDue {
 		in.resume = m.RetryResume()
 	}
 	return in
@@ -198,40 +198,40 @@ func (m *Machine) passes(i int) bool {
 func (m *Machine) apply(i int, t *Trigger) {
 	r := &table[i]
 	switch r.Trigger {
-	case Started:
+	case events.TriggerStarted:
 		m.staleUsed = false
 		m.resume = t.Resume
-	case ReconnectRequested:
+	case events.TriggerReconnectRequested:
 		m.attempt = 0 // the churn window is kept: a reconnect is a session too
 		m.resume = t.Resume
-	case ChurnCooled:
+	case events.TriggerChurnCooled:
 		m.attempt = 0
 	}
 	switch {
-	case r.To == Failed && r.From != Failed:
+	case r.To == events.StateFailed && r.From != events.StateFailed:
 		v := t.Verdict
 		m.verdict = &v
-	case r.To != Failed:
+	case r.To != events.StateFailed:
 		m.verdict = nil
-		m.reason = ReasonNone
+		m.reason = events.ReasonNone
 	}
 	switch r.Reason {
-	case ReasonNone:
+	case events.ReasonNone:
 	case ReasonOfVerdict:
-		m.reason = ReasonUnauthorized
+		m.reason = events.ReasonUnauthorized
 		if t.Verdict.Class == classify.Canceled {
-			m.reason = ReasonCanceled
+			m.reason = events.ReasonCanceled
 		}
 	default:
 		m.reason = r.Reason
 	}
-	if r.To == StaleRecovering {
+	if r.To == events.StateStaleRecovering {
 		m.staleUsed = true
 	}
-	if r.Trigger == DiscoveryFailed && r.Internal() {
+	if r.Trigger == events.TriggerDiscoveryFailed && r.Internal() {
 		m.listFails++ // retried on this session
 	}
-	if r.To == Ready {
+	if r.To == events.StateReady {
 		m.attempt = 0
 	}
 	for _, k := range r.Commands {
@@ -293,7 +293,7 @@ func (m *Machine) churnLimitReached(now time.Time) bool {
 }
 
 // State returns the current state.
-func (m *Machine) State() State { return stateList[m.st] }
+func (m *Machine) State() events.State { return stateList[m.st] }
 
 // Generation returns the number of sessions (Dial and Attach commands) the
 // machine has created; 0 before the first.
@@ -305,13 +305,15 @@ func (m *Machine) Attempt() int { return m.attempt }
 
 // Reason returns why the failed state is terminal, or ReasonNone when the
 // machine is not in a terminal failed state.
-func (m *Machine) Reason() Reason { return m.reason }
+func (m *Machine) Reason() events.Reason { return m.reason }
 
 // Terminal reports whether the machine is in a failed state that will not
-// retry (a [Reason] is set): calls fail at once until ReconnectRequested.
-func (m *Machine) Terminal() bool { return m.State() == Failed && m.reason != ReasonNone }
+// retry (a [events.Reason] is set): calls fail at once until ReconnectRequested.
+func (m *Machine) Terminal() bool {
+	return m.State() == events.StateFailed && m.reason != events.ReasonNone
+}
 
-// Verdict returns the verdict that moved the machine into [Failed]; the zero
+// Verdict returns the verdict that moved the machine into [events.StateFailed]; the zero
 // verdict in any other state.
 func (m *Machine) Verdict() classify.Verdict {
 	if m.verdict == nil {

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 )
 
@@ -16,25 +17,25 @@ import (
 // steps) and checks the invariants of DESIGN.md section 2 after every step.
 func TestPropertyInvariants(t *testing.T) {
 	classes := append([]classify.Class{classify.None}, classify.Classes()...)
-	var kinds []fsm.TriggerKind
+	var kinds []events.Trigger
 	for _, k := range fsm.TriggerKinds() {
-		if k != fsm.CloseRequested && k != fsm.DetachRequested {
+		if k != events.TriggerCloseRequested && k != events.TriggerDetachRequested {
 			kinds = append(kinds, k)
 		}
 	}
 	// Kinds the table handles (not ignores) per state, to steer runs deep.
-	handled := map[fsm.State][]fsm.TriggerKind{}
+	handled := map[events.State][]events.Trigger{}
 	for _, r := range fsm.Table() {
-		if !r.Ignore && r.Trigger != fsm.CloseRequested && r.Trigger != fsm.DetachRequested {
+		if !r.Ignore && r.Trigger != events.TriggerCloseRequested && r.Trigger != events.TriggerDetachRequested {
 			handled[r.From] = append(handled[r.From], r.Trigger)
 		}
 	}
 	// Closing ends a run's interesting part, so it is drawn rarely; half of
 	// the other draws pick a kind the current state handles.
-	drawKind := func(rt *rapid.T, s fsm.State) fsm.TriggerKind {
+	drawKind := func(rt *rapid.T, s events.State) events.Trigger {
 		switch d := rapid.IntRange(0, 99).Draw(rt, "pick"); {
 		case d < 2:
-			return rapid.SampledFrom([]fsm.TriggerKind{fsm.CloseRequested, fsm.DetachRequested}).Draw(rt, "end")
+			return rapid.SampledFrom([]events.Trigger{events.TriggerCloseRequested, events.TriggerDetachRequested}).Draw(rt, "end")
 		case d < 50 && len(handled[s]) > 0:
 			return rapid.SampledFrom(handled[s]).Draw(rt, "handled")
 		}
@@ -85,7 +86,7 @@ func TestPropertyInvariants(t *testing.T) {
 			}
 
 			// closed is absorbing: no state change, no command, no event.
-			if fromState == fsm.Closed && (m.State() != fsm.Closed || len(cmds) != 0 || out.Transitioned()) {
+			if fromState == events.StateClosed && (m.State() != events.StateClosed || len(cmds) != 0 || out.Transitioned()) {
 				rt.Fatalf("closed left or emitted: %v %v", m.State(), cmds)
 			}
 
@@ -125,13 +126,13 @@ func TestPropertyInvariants(t *testing.T) {
 				rt.Fatalf("%s -> %s with %v and no event", fromState, m.State(), cmds)
 			}
 
-			if tr.Kind == fsm.Started {
+			if tr.Kind == events.TriggerStarted {
 				staleEntries, noProbe = 0, false
 			}
-			if tr.Kind == fsm.ReconnectRequested && tr.Resume != fsm.ResumeNone && fromState == fsm.Failed {
+			if tr.Kind == events.TriggerReconnectRequested && tr.Resume != fsm.ResumeNone && fromState == events.StateFailed {
 				noProbe = false // the host re-attaches the session it holds: a new resume
 			}
-			if tr.Kind == fsm.RetryDue && fromState == fsm.Failed && (m.State() == fsm.ResumingBlind || m.State() == fsm.ResumingKnown) {
+			if tr.Kind == events.TriggerRetryDue && fromState == events.StateFailed && (m.State() == events.StateResumingBlind || m.State() == events.StateResumingKnown) {
 				// A resume that got no answer kept its session: the retry
 				// re-attaches it and discovers anew (failed, retry-due,
 				// resume-blind/known rows).
@@ -139,7 +140,7 @@ func TestPropertyInvariants(t *testing.T) {
 			}
 			// no probing after stale-recovering or failed until a new resume.
 			if noProbe {
-				if m.State() == fsm.Probing {
+				if m.State() == events.StateProbing {
 					rt.Fatalf("probing again after stale-recovering or failed")
 				}
 				for _, c := range cmds {
@@ -149,22 +150,22 @@ func TestPropertyInvariants(t *testing.T) {
 				}
 			}
 			// at most one stale recovery per resume.
-			if m.State() == fsm.StaleRecovering && fromState != fsm.StaleRecovering {
+			if m.State() == events.StateStaleRecovering && fromState != events.StateStaleRecovering {
 				staleEntries++
 				if staleEntries > 1 {
 					rt.Fatalf("second stale recovery in one resume")
 				}
 			}
-			if m.State() == fsm.StaleRecovering || m.State() == fsm.Failed {
+			if m.State() == events.StateStaleRecovering || m.State() == events.StateFailed {
 				noProbe = true
 			}
 
 			// no retry (nor reconnect) after unauthorized or canceled.
 			c := tr.Verdict.Class
-			carries := tr.Kind == fsm.HandshakeFailed || tr.Kind == fsm.DiscoveryFailed ||
-				tr.Kind == fsm.SessionDied || tr.Kind == fsm.AttachRefused
+			carries := tr.Kind == events.TriggerHandshakeFailed || tr.Kind == events.TriggerDiscoveryFailed ||
+				tr.Kind == events.TriggerSessionDied || tr.Kind == events.TriggerAttachRefused
 			fatalNow := carries && (c == classify.Unauthorized || c == classify.Canceled)
-			if tr.Kind == fsm.ReconnectRequested {
+			if tr.Kind == events.TriggerReconnectRequested {
 				fatalStop = false
 			}
 			for _, cmd := range cmds {
@@ -173,10 +174,10 @@ func TestPropertyInvariants(t *testing.T) {
 					rt.Fatalf("%s after %s (%s)", cmd.Kind, c, tr.Kind)
 				}
 			}
-			if m.State() == fsm.Failed && (m.Reason() == fsm.ReasonUnauthorized || m.Reason() == fsm.ReasonCanceled) {
+			if m.State() == events.StateFailed && (m.Reason() == events.ReasonUnauthorized || m.Reason() == events.ReasonCanceled) {
 				fatalStop = true
 			}
-			if fatalNow && fromState != fsm.Failed && m.State() == fsm.Failed && !m.Terminal() {
+			if fatalNow && fromState != events.StateFailed && m.State() == events.StateFailed && !m.Terminal() {
 				rt.Fatalf("%s left a retrying failed state", c)
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // Statechart renders docs/statechart.md from the table: a Mermaid
@@ -30,14 +32,14 @@ func Statechart() []byte {
 	for _, s := range States() {
 		fmt.Fprintf(&b, "    state %q as %s\n", s.String(), mermaidID(s))
 	}
-	fmt.Fprintf(&b, "    [*] --> %s\n", mermaidID(Idle))
+	fmt.Fprintf(&b, "    [*] --> %s\n", mermaidID(events.StateIdle))
 	for _, r := range table {
 		if r.Ignore {
 			continue
 		}
 		fmt.Fprintf(&b, "    %s --> %s: %s\n", mermaidID(r.From), mermaidID(r.To), edgeLabel(r))
 	}
-	fmt.Fprintf(&b, "    %s --> [*]\n", mermaidID(Closed))
+	fmt.Fprintf(&b, "    %s --> [*]\n", mermaidID(events.StateClosed))
 	b.WriteString("```\n\n")
 	b.WriteString("Not drawn: the ignored triggers listed at the end.\n\n")
 
@@ -75,7 +77,7 @@ func Statechart() []byte {
 	return b.Bytes()
 }
 
-func mermaidID(s State) string { return strings.ReplaceAll(s.String(), "-", "_") }
+func mermaidID(s events.State) string { return strings.ReplaceAll(s.String(), "-", "_") }
 
 func edgeLabel(r Row) string {
 	l := r.Trigger.String()

@@ -1,6 +1,10 @@
 package fsm
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mcpsup/mcpsup/events"
+)
 
 // Row is one transition of the machine: in state From, trigger Trigger, when
 // every guard in Guards passes, go to To and emit Commands in order. A row
@@ -9,14 +13,14 @@ import "strings"
 // command). The table is the single source of the machine and of
 // docs/statechart.md.
 type Row struct {
-	From     State
-	Trigger  TriggerKind
+	From     events.State
+	Trigger  events.Trigger
 	Guards   []Guard
-	To       State
+	To       events.State
 	Commands []CommandKind
 	// Reason is the terminal reason the row sets (To is Failed), or
 	// ReasonNone.
-	Reason Reason
+	Reason events.Reason
 	// Ignore marks a trigger absorbed without event or command.
 	Ignore bool
 }
@@ -116,59 +120,59 @@ type c = []CommandKind
 func buildTable() []Row {
 	var rows []Row
 	add := func(r Row) { rows = append(rows, r) }
-	ignore := func(s State, ks ...TriggerKind) {
+	ignore := func(s events.State, ks ...events.Trigger) {
 		for _, k := range ks {
 			add(Row{From: s, Trigger: k, To: s, Ignore: true})
 		}
 	}
 	// ending adds the two ways out to Closed; end ends a live session.
-	ending := func(s State, end ...CommandKind) {
+	ending := func(s events.State, end ...CommandKind) {
 		close, detach := c{}, c{}
 		if len(end) > 0 {
 			close, detach = c{CloseSession}, c{DetachSession}
 		}
-		add(Row{From: s, Trigger: CloseRequested, To: Closed, Commands: close})
-		add(Row{From: s, Trigger: DetachRequested, To: Closed, Commands: detach})
+		add(Row{From: s, Trigger: events.TriggerCloseRequested, To: events.StateClosed, Commands: close})
+		add(Row{From: s, Trigger: events.TriggerDetachRequested, To: events.StateClosed, Commands: detach})
 	}
 
 	// idle
-	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeNone}, To: Connecting, Commands: c{Dial}})
-	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeBlind}, To: ResumingBlind, Commands: c{Attach}})
-	add(Row{From: Idle, Trigger: Started, Guards: g{GuardResumeKnown}, To: ResumingKnown, Commands: c{Attach}})
-	ending(Idle)
+	add(Row{From: events.StateIdle, Trigger: events.TriggerStarted, Guards: g{GuardResumeNone}, To: events.StateConnecting, Commands: c{Dial}})
+	add(Row{From: events.StateIdle, Trigger: events.TriggerStarted, Guards: g{GuardResumeBlind}, To: events.StateResumingBlind, Commands: c{Attach}})
+	add(Row{From: events.StateIdle, Trigger: events.TriggerStarted, Guards: g{GuardResumeKnown}, To: events.StateResumingKnown, Commands: c{Attach}})
+	ending(events.StateIdle)
 
 	// connecting and stale-recovering: a handshake, then the declared lists.
 	// A listing that fails while the session is fine is retried on that
 	// session (ListingRetries times), on the retry schedule: a new session
 	// cannot fix an answer of the server.
-	for _, s := range []State{Connecting, StaleRecovering} {
-		add(Row{From: s, Trigger: HandshakeSucceeded, To: s, Commands: c{ListDeclared}})
-		add(Row{From: s, Trigger: DiscoverySucceeded, To: Ready, Commands: c{PublishCatalog}})
-		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardFatalVerdict}, To: Failed, Reason: ReasonOfVerdict})
-		add(Row{From: s, Trigger: HandshakeFailed, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{ScheduleRetry}})
+	for _, s := range []events.State{events.StateConnecting, events.StateStaleRecovering} {
+		add(Row{From: s, Trigger: events.TriggerHandshakeSucceeded, To: s, Commands: c{ListDeclared}})
+		add(Row{From: s, Trigger: events.TriggerDiscoverySucceeded, To: events.StateReady, Commands: c{PublishCatalog}})
+		add(Row{From: s, Trigger: events.TriggerHandshakeFailed, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Reason: ReasonOfVerdict})
+		add(Row{From: s, Trigger: events.TriggerHandshakeFailed, Guards: g{GuardRecoverableVerdict}, To: events.StateFailed, Commands: c{ScheduleRetry}})
 		// Refused (401) after a handshake: the session is kept for the
 		// host's Reconnect with a renewed credential, as a resumed one is.
-		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
-		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetryLeft}, To: s, Commands: c{ScheduleRetry}})
-		add(Row{From: s, Trigger: DiscoveryFailed, Guards: g{GuardListingRetrySpent}, To: Failed, Commands: c{CloseSession, ScheduleRetry}})
-		add(Row{From: s, Trigger: RetryDue, Guards: g{GuardListingFailed}, To: s, Commands: c{ListDeclared}})
+		add(Row{From: s, Trigger: events.TriggerDiscoveryFailed, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
+		add(Row{From: s, Trigger: events.TriggerDiscoveryFailed, Guards: g{GuardListingRetryLeft}, To: s, Commands: c{ScheduleRetry}})
+		add(Row{From: s, Trigger: events.TriggerDiscoveryFailed, Guards: g{GuardListingRetrySpent}, To: events.StateFailed, Commands: c{CloseSession, ScheduleRetry}})
+		add(Row{From: s, Trigger: events.TriggerRetryDue, Guards: g{GuardListingFailed}, To: s, Commands: c{ListDeclared}})
 		// A bounded budget (the shell's backoff) spent on listing retries.
-		add(Row{From: s, Trigger: RetriesExhausted, Guards: g{GuardListingFailed}, To: Failed, Commands: c{CloseSession}, Reason: ReasonBudgetSpent})
-		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
-		add(Row{From: s, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
+		add(Row{From: s, Trigger: events.TriggerRetriesExhausted, Guards: g{GuardListingFailed}, To: events.StateFailed, Commands: c{CloseSession}, Reason: events.ReasonBudgetSpent})
+		add(Row{From: s, Trigger: events.TriggerSessionDied, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
+		add(Row{From: s, Trigger: events.TriggerSessionDied, Guards: g{GuardRecoverableVerdict}, To: events.StateFailed, Commands: c{DetachSession, ScheduleRetry}})
 		ending(s, CloseSession)
 	}
 
 	// resuming: attach the persisted session; nothing is sent yet.
 	for _, p := range []struct {
-		from, next State
+		from, next events.State
 		work       CommandKind
-	}{{ResumingBlind, Probing, Probe}, {ResumingKnown, ListingDeclared, ListDeclared}} {
+	}{{events.StateResumingBlind, events.StateProbing, Probe}, {events.StateResumingKnown, events.StateListingDeclared, ListDeclared}} {
 		s := p.from
-		add(Row{From: s, Trigger: Attached, To: p.next, Commands: c{p.work}})
-		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardFatalVerdict}, To: Failed, Reason: ReasonOfVerdict})
-		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{ClearSession, Dial}})
-		add(Row{From: s, Trigger: AttachRefused, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{ClearSession}, Reason: ReasonChurn})
+		add(Row{From: s, Trigger: events.TriggerAttached, To: p.next, Commands: c{p.work}})
+		add(Row{From: s, Trigger: events.TriggerAttachRefused, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Reason: ReasonOfVerdict})
+		add(Row{From: s, Trigger: events.TriggerAttachRefused, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{ClearSession, Dial}})
+		add(Row{From: s, Trigger: events.TriggerAttachRefused, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: events.StateFailed, Commands: c{ClearSession}, Reason: events.ReasonChurn})
 		ending(s, CloseSession)
 	}
 
@@ -178,17 +182,17 @@ func buildTable() []Row {
 	// expired; no answer (the server may be down) keeps it, and the retry
 	// re-attaches it; a busy server's answer (5xx, 429) takes the stale
 	// recovery but keeps it until a new session replaces it.
-	for _, s := range []State{Probing, ListingDeclared} {
-		add(Row{From: s, Trigger: DiscoverySucceeded, To: Ready, Commands: c{PublishCatalog}})
-		for _, k := range []TriggerKind{DiscoveryFailed, SessionDied} {
-			add(Row{From: s, Trigger: k, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
-			add(Row{From: s, Trigger: k, Guards: g{GuardNoAnswer}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardExpiryEvidence, GuardSessionBudgetLeft}, To: StaleRecovering, Commands: c{DetachSession, ClearSession, Dial}})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardServerBusy, GuardSessionBudgetLeft}, To: StaleRecovering, Commands: c{DetachSession, Dial}})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardExpiryEvidence, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession, ClearSession}, Reason: ReasonChurn})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardServerBusy, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsed, GuardExpiryEvidence}, To: Failed, Commands: c{DetachSession, ClearSession, ScheduleRetry}})
-			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsed, GuardServerBusy}, To: Failed, Commands: c{DetachSession, ScheduleRetry}})
+	for _, s := range []events.State{events.StateProbing, events.StateListingDeclared} {
+		add(Row{From: s, Trigger: events.TriggerDiscoverySucceeded, To: events.StateReady, Commands: c{PublishCatalog}})
+		for _, k := range []events.Trigger{events.TriggerDiscoveryFailed, events.TriggerSessionDied} {
+			add(Row{From: s, Trigger: k, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
+			add(Row{From: s, Trigger: k, Guards: g{GuardNoAnswer}, To: events.StateFailed, Commands: c{DetachSession, ScheduleRetry}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardExpiryEvidence, GuardSessionBudgetLeft}, To: events.StateStaleRecovering, Commands: c{DetachSession, ClearSession, Dial}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardServerBusy, GuardSessionBudgetLeft}, To: events.StateStaleRecovering, Commands: c{DetachSession, Dial}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardExpiryEvidence, GuardChurnLimitReached}, To: events.StateFailed, Commands: c{DetachSession, ClearSession}, Reason: events.ReasonChurn})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUnused, GuardServerBusy, GuardChurnLimitReached}, To: events.StateFailed, Commands: c{DetachSession}, Reason: events.ReasonChurn})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsed, GuardExpiryEvidence}, To: events.StateFailed, Commands: c{DetachSession, ClearSession, ScheduleRetry}})
+			add(Row{From: s, Trigger: k, Guards: g{GuardStaleRecoveryUsed, GuardServerBusy}, To: events.StateFailed, Commands: c{DetachSession, ScheduleRetry}})
 		}
 		ending(s, CloseSession)
 	}
@@ -196,42 +200,42 @@ func buildTable() []Row {
 	// ready: only the session dying (it reports its own end: a
 	// session-expired answer, a failed verification, a keepalive), a
 	// reconnect or the end leaves. A failed call is no trigger (S4).
-	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardFatalVerdict}, To: Failed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
-	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: Connecting, Commands: c{DetachSession, Dial}})
-	add(Row{From: Ready, Trigger: SessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: Failed, Commands: c{DetachSession}, Reason: ReasonChurn})
-	add(Row{From: Ready, Trigger: CatalogListed, To: Ready, Commands: c{PublishCatalog}})
-	add(Row{From: Ready, Trigger: ReconnectRequested, Guards: g{GuardSessionBudgetLeft}, To: Connecting, Commands: c{CloseSession, Dial}})
+	add(Row{From: events.StateReady, Trigger: events.TriggerSessionDied, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
+	add(Row{From: events.StateReady, Trigger: events.TriggerSessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{DetachSession, Dial}})
+	add(Row{From: events.StateReady, Trigger: events.TriggerSessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: events.StateFailed, Commands: c{DetachSession}, Reason: events.ReasonChurn})
+	add(Row{From: events.StateReady, Trigger: events.TriggerCatalogListed, To: events.StateReady, Commands: c{PublishCatalog}})
+	add(Row{From: events.StateReady, Trigger: events.TriggerReconnectRequested, Guards: g{GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{CloseSession, Dial}})
 	// Past the churn limit a reconnect is held: the live session stays.
-	add(Row{From: Ready, Trigger: ReconnectRequested, Guards: g{GuardChurnLimitReached}, To: Ready})
-	ending(Ready, CloseSession)
+	add(Row{From: events.StateReady, Trigger: events.TriggerReconnectRequested, Guards: g{GuardChurnLimitReached}, To: events.StateReady})
+	ending(events.StateReady, CloseSession)
 
 	// failed: retries on the shell's schedule; terminal with a reason. A
 	// resumed session that got no answer is still held: its retry
 	// re-attaches it (the guard reads the machine's resume, not the
 	// trigger's); every other retry is a full handshake.
-	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardResumeNone, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
-	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardResumeBlind, GuardSessionBudgetLeft}, To: ResumingBlind, Commands: c{Attach}})
-	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardResumeKnown, GuardSessionBudgetLeft}, To: ResumingKnown, Commands: c{Attach}})
-	add(Row{From: Failed, Trigger: RetryDue, Guards: g{GuardRetrying, GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
-	add(Row{From: Failed, Trigger: RetriesExhausted, Guards: g{GuardRetrying}, To: Failed, Reason: ReasonBudgetSpent})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerRetryDue, Guards: g{GuardRetrying, GuardResumeNone, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{Dial}})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerRetryDue, Guards: g{GuardRetrying, GuardResumeBlind, GuardSessionBudgetLeft}, To: events.StateResumingBlind, Commands: c{Attach}})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerRetryDue, Guards: g{GuardRetrying, GuardResumeKnown, GuardSessionBudgetLeft}, To: events.StateResumingKnown, Commands: c{Attach}})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerRetryDue, Guards: g{GuardRetrying, GuardChurnLimitReached}, To: events.StateFailed, Reason: events.ReasonChurn})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerRetriesExhausted, Guards: g{GuardRetrying}, To: events.StateFailed, Reason: events.ReasonBudgetSpent})
 	// Churn cools down on the shell's timer, then tries again.
-	add(Row{From: Failed, Trigger: ChurnCooled, Guards: g{GuardChurnFailure, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
-	add(Row{From: Failed, Trigger: ChurnCooled, Guards: g{GuardChurnFailure, GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerChurnCooled, Guards: g{GuardChurnFailure, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{Dial}})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerChurnCooled, Guards: g{GuardChurnFailure, GuardChurnLimitReached}, To: events.StateFailed, Reason: events.ReasonChurn})
 	// The host re-authorized: a session the shell still holds resumable
 	// (a refused credential never ends one) is re-attached, not replaced.
 	// A reconnect opens a session like any other: past the churn limit it
 	// is held in a churn failure.
-	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeNone, GuardSessionBudgetLeft}, To: Connecting, Commands: c{Dial}})
-	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeBlind, GuardSessionBudgetLeft}, To: ResumingBlind, Commands: c{Attach}})
-	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardResumeKnown, GuardSessionBudgetLeft}, To: ResumingKnown, Commands: c{Attach}})
-	add(Row{From: Failed, Trigger: ReconnectRequested, Guards: g{GuardChurnLimitReached}, To: Failed, Reason: ReasonChurn})
-	ending(Failed)
+	add(Row{From: events.StateFailed, Trigger: events.TriggerReconnectRequested, Guards: g{GuardResumeNone, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{Dial}})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerReconnectRequested, Guards: g{GuardResumeBlind, GuardSessionBudgetLeft}, To: events.StateResumingBlind, Commands: c{Attach}})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerReconnectRequested, Guards: g{GuardResumeKnown, GuardSessionBudgetLeft}, To: events.StateResumingKnown, Commands: c{Attach}})
+	add(Row{From: events.StateFailed, Trigger: events.TriggerReconnectRequested, Guards: g{GuardChurnLimitReached}, To: events.StateFailed, Reason: events.ReasonChurn})
+	ending(events.StateFailed)
 	// Late results of the session that failed (same generation) change
 	// nothing: that session was already ended on entering failed.
-	ignore(Failed, HandshakeSucceeded, HandshakeFailed, Attached, AttachRefused,
-		DiscoverySucceeded, DiscoveryFailed, CatalogListed, SessionDied)
+	ignore(events.StateFailed, events.TriggerHandshakeSucceeded, events.TriggerHandshakeFailed, events.TriggerAttached, events.TriggerAttachRefused,
+		events.TriggerDiscoverySucceeded, events.TriggerDiscoveryFailed, events.TriggerCatalogListed, events.TriggerSessionDied)
 
 	// closed absorbs everything.
-	ignore(Closed, triggerList[:]...)
+	ignore(events.StateClosed, triggerList[:]...)
 	return rows
 }

@@ -8,65 +8,6 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// TriggerKind names a fact the shell reports to the machine, in the past
-// tense: the string type events.Event names its Trigger with. Results of
-// commands carry the [Command.Generation] they answer.
-type TriggerKind = events.Trigger
-
-// The trigger kinds, with their events names.
-const (
-	// Started: the host started the supervisor; [Trigger.Resume] says how.
-	Started = events.TriggerStarted
-	// HandshakeSucceeded: a Dial completed its handshake.
-	HandshakeSucceeded = events.TriggerHandshakeSucceeded
-	// HandshakeFailed: a Dial failed; carries the verdict (required).
-	HandshakeFailed = events.TriggerHandshakeFailed
-	// Attached: an Attach re-attached the persisted session.
-	Attached = events.TriggerAttached
-	// AttachRefused: the persisted session could not be attached locally
-	// (bad persisted state, e.g. a session id that is not visible ASCII);
-	// the verdict is optional (canceled or unauthorized make it terminal).
-	AttachRefused = events.TriggerAttachRefused
-	// DiscoverySucceeded: a Probe or ListDeclared produced the catalog
-	// (tools/list answered; speculative probes settled on their own).
-	DiscoverySucceeded = events.TriggerDiscoverySucceeded
-	// DiscoveryFailed: a Probe's tools/list or a ListDeclared failed; carries
-	// the verdict (required).
-	DiscoveryFailed = events.TriggerDiscoveryFailed
-	// CatalogListed: a re-list while ready succeeded, e.g. after
-	// notifications/tools/list_changed.
-	CatalogListed = events.TriggerCatalogListed
-	// SessionDied: the session ended by itself (its Done closed: the
-	// server said it is gone, a verification or a keepalive ping went
-	// unanswered, the process exited); carries the verdict of its cause,
-	// or none when there was no error. A failed call never steps the
-	// machine: the session reports its own end.
-	SessionDied = events.TriggerSessionDied
-	// RetryDue: the delay of a ScheduleRetry elapsed.
-	RetryDue = events.TriggerRetryDue
-	// RetriesExhausted: the shell's backoff returned Stop instead of a delay
-	// for a ScheduleRetry; the budget lives in the backoff configuration.
-	// It may carry the ScheduleRetry's verdict (the failure that was to be
-	// retried), which a failed state entered on it keeps.
-	RetriesExhausted = events.TriggerRetriesExhausted
-	// ReconnectRequested: the host asked for a fresh session (e.g. after
-	// re-authorizing). Resets the retry attempts; it counts toward the
-	// churn limit like any other new session: past it the request is held
-	// (ready keeps its session; failed becomes a churn failure).
-	ReconnectRequested = events.TriggerReconnectRequested
-	// CloseRequested: the host closes the supervisor and ends the
-	// server-side session (DELETE).
-	CloseRequested = events.TriggerCloseRequested
-	// DetachRequested: the host stops the supervisor but keeps the session
-	// resumable: no DELETE.
-	DetachRequested = events.TriggerDetachRequested
-	// ChurnCooled: the shell's churn cool-down (supervisor
-	// Config.ChurnCooldown, 5 minutes by default) elapsed after the machine
-	// entered a churn failure; the machine tries again. Resets the retry
-	// attempts.
-	ChurnCooled = events.TriggerChurnCooled
-)
-
 // triggerID is a trigger kind's dense index, for the machine's arrays and as
 // the trigger value stateless is fired with.
 type triggerID uint8
@@ -75,45 +16,45 @@ const numTriggers = 15
 
 // triggerList lists the trigger kinds in declaration order, indexed by
 // triggerID.
-var triggerList = [numTriggers]TriggerKind{Started, HandshakeSucceeded, HandshakeFailed, Attached,
-	AttachRefused, DiscoverySucceeded, DiscoveryFailed, CatalogListed, SessionDied,
-	RetryDue, RetriesExhausted, ReconnectRequested, CloseRequested, DetachRequested, ChurnCooled}
+var triggerList = [numTriggers]events.Trigger{events.TriggerStarted, events.TriggerHandshakeSucceeded, events.TriggerHandshakeFailed, events.TriggerAttached,
+	events.TriggerAttachRefused, events.TriggerDiscoverySucceeded, events.TriggerDiscoveryFailed, events.TriggerCatalogListed, events.TriggerSessionDied,
+	events.TriggerRetryDue, events.TriggerRetriesExhausted, events.TriggerReconnectRequested, events.TriggerCloseRequested, events.TriggerDetachRequested, events.TriggerChurnCooled}
 
 // triggerIndex returns the dense index of k; false for a name that is not a
 // trigger kind. A switch, not a map: Go compiles it to a binary search on
 // length and bytes, without hashing the name (Step's hottest lookup).
 // TestTriggerIndexMatchesTriggerList pins it to triggerList.
-func triggerIndex(k TriggerKind) (triggerID, bool) {
+func triggerIndex(k events.Trigger) (triggerID, bool) {
 	switch k {
-	case Started:
+	case events.TriggerStarted:
 		return 0, true
-	case HandshakeSucceeded:
+	case events.TriggerHandshakeSucceeded:
 		return 1, true
-	case HandshakeFailed:
+	case events.TriggerHandshakeFailed:
 		return 2, true
-	case Attached:
+	case events.TriggerAttached:
 		return 3, true
-	case AttachRefused:
+	case events.TriggerAttachRefused:
 		return 4, true
-	case DiscoverySucceeded:
+	case events.TriggerDiscoverySucceeded:
 		return 5, true
-	case DiscoveryFailed:
+	case events.TriggerDiscoveryFailed:
 		return 6, true
-	case CatalogListed:
+	case events.TriggerCatalogListed:
 		return 7, true
-	case SessionDied:
+	case events.TriggerSessionDied:
 		return 8, true
-	case RetryDue:
+	case events.TriggerRetryDue:
 		return 9, true
-	case RetriesExhausted:
+	case events.TriggerRetriesExhausted:
 		return 10, true
-	case ReconnectRequested:
+	case events.TriggerReconnectRequested:
 		return 11, true
-	case CloseRequested:
+	case events.TriggerCloseRequested:
 		return 12, true
-	case DetachRequested:
+	case events.TriggerDetachRequested:
 		return 13, true
-	case ChurnCooled:
+	case events.TriggerChurnCooled:
 		return 14, true
 	}
 	return 0, false
@@ -123,22 +64,22 @@ func triggerIndex(k TriggerKind) (triggerID, bool) {
 func (id triggerID) String() string { return string(triggerList[id]) }
 
 // TriggerKinds returns every trigger kind in declaration order.
-func TriggerKinds() []TriggerKind {
-	out := make([]TriggerKind, numTriggers)
+func TriggerKinds() []events.Trigger {
+	out := make([]events.Trigger, numTriggers)
 	copy(out, triggerList[:])
 	return out
 }
 
 // needsVerdict reports whether a trigger of kind k is meaningless without a
 // failure verdict.
-func needsVerdict(k TriggerKind) bool {
-	return k == HandshakeFailed || k == DiscoveryFailed
+func needsVerdict(k events.Trigger) bool {
+	return k == events.TriggerHandshakeFailed || k == events.TriggerDiscoveryFailed
 }
 
 // carriesVerdict reports whether a trigger of kind k carries a verdict; Step
 // drops the verdict of the other kinds so events never show one.
-func carriesVerdict(k TriggerKind) bool {
-	return needsVerdict(k) || k == SessionDied || k == AttachRefused || k == RetriesExhausted
+func carriesVerdict(k events.Trigger) bool {
+	return needsVerdict(k) || k == events.TriggerSessionDied || k == events.TriggerAttachRefused || k == events.TriggerRetriesExhausted
 }
 
 // ResumeMode says how Started begins (DESIGN.md section 2).
@@ -168,7 +109,7 @@ func (r ResumeMode) String() string {
 // Trigger is one input to [Machine.Step].
 type Trigger struct {
 	// Kind is the fact reported.
-	Kind TriggerKind
+	Kind events.Trigger
 	// Resume says how Started and ReconnectRequested begin; ignored by
 	// other kinds (a RetryDue re-attaches the persisted session the machine
 	// still holds, see [Machine.RetryResume]).

@@ -59,9 +59,7 @@ func TestCallIDMatchesWithoutBoxing(t *testing.T) {
 
 	msg, err := decodeMessageFor([]byte("{\"jsonrpc\":\"2.0\",\n\"id\":300,\"result\":{}}"), want)
 	require.NoError(t, err)
-	r := msg.(*jsonrpc.Response)
-	want.fill(r)
-	assert.Equal(t, want.ID(), r.ID)
+	assert.True(t, want.answeredBy(msg.(*jsonrpc.Response)), "whitespace before the id changes nothing")
 }
 
 // A server-to-client request that happens to carry the call's id keeps it:

@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -179,15 +178,6 @@ func (c callID) ID() jsonrpc.ID {
 	return id
 }
 
-// sdkID returns c as go-sdk numbered it: ID moved back.
-func (c callID) sdkID() jsonrpc.ID {
-	if !c.plain || c.shift == 0 {
-		return c.ID()
-	}
-	id, _ := jsonrpc.MakeID(float64(c.n - c.shift))
-	return id
-}
-
 // unmoveBodyID moves x.BodyRPCID, the id of the JSON-RPC error in the
 // answer's body to c, back by c's shift when it is a plain integer: the
 // exchange records ids as go-sdk numbered them (Exchange.RequestID), and
@@ -207,15 +197,6 @@ func (c callID) answeredBy(r *jsonrpc.Response) bool {
 		return r.ID == (jsonrpc.ID{}) // matched by value in messageID
 	}
 	return r.ID == c.other
-}
-
-// fill gives r, a response decoded for c, the id go-sdk numbered c with
-// when its zero ID stands for c (see [decodeMessageFor]): before r is
-// written anew.
-func (c callID) fill(r *jsonrpc.Response) {
-	if r.ID == (jsonrpc.ID{}) {
-		r.ID = c.sdkID()
-	}
 }
 
 // versionTag returns the "jsonrpc" string go-sdk reads from raw ("" when
@@ -281,51 +262,4 @@ func checkMaxDepth(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// stringEnd returns the index of the quote that closes the string whose
-// contents start at from, false when data ends first.
-func stringEnd(data []byte, from int) (int, bool) {
-	for j := from; ; {
-		k := bytes.IndexByte(data[j:], '"')
-		if k < 0 {
-			return 0, false
-		}
-		end := j + k
-		run := 0
-		for p := end - 1; p >= j && data[p] == '\\'; p-- {
-			run++
-		}
-		if run%2 == 0 {
-			return end, true
-		}
-		j = end + 1
-	}
-}
-
-// skipComposite returns what follows the JSON object or array b starts
-// with, found by its brackets outside strings; it checks no more of its
-// syntax. ok is false when b starts with anything else or ends first.
-func skipComposite(b []byte) (rest []byte, ok bool) {
-	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
-		return nil, false
-	}
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				return b[i+1:], true
-			}
-		case '"':
-			end, ok := stringEnd(b, i+1)
-			if !ok {
-				return nil, false
-			}
-			i = end
-		}
-	}
-	return nil, false
 }

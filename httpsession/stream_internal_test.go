@@ -1,10 +1,12 @@
 package httpsession
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -134,5 +136,29 @@ func TestStreamBodyHoldsServerRequestsToTheContentBound(t *testing.T) {
 		b := newStreamBody(NewTransport(Config{Base: base, MaxContentBlocks: c.bound}), req)
 		assert.Equal(t, c.want, nextN(t, b, c.n), "MaxContentBlocks %d", c.bound)
 		require.NoError(t, b.Close())
+	}
+}
+
+// localResponse builds an answer in the server's place.
+// header (nil for none) becomes the answer's own: callers pass a fresh or
+// cloned one.
+func localResponse(req *http.Request, status int, contentType string, header http.Header, body []byte) *http.Response {
+	h := header
+	if h == nil {
+		h = http.Header{}
+	}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	return &http.Response{
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
 	}
 }

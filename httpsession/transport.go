@@ -1,13 +1,10 @@
 package httpsession
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -441,28 +438,4 @@ func snippet(b []byte) string {
 		b = b[:classify.MaxBodySnippet]
 	}
 	return string(b)
-}
-
-// localResponse builds an answer the Transport gives in the server's place.
-// header (nil for none) becomes the answer's own: callers pass a fresh or
-// cloned one.
-func localResponse(req *http.Request, status int, contentType string, header http.Header, body []byte) *http.Response {
-	h := header
-	if h == nil {
-		h = http.Header{}
-	}
-	if contentType != "" {
-		h.Set("Content-Type", contentType)
-	}
-	return &http.Response{
-		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
-		StatusCode:    status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h,
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
-		Request:       req,
-	}
 }

@@ -195,12 +195,6 @@ func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
 	return m.diff(c), c.collisions
 }
 
-// update is prepare and apply, its diff sorted.
-func (m *merged[T]) update(server string, items []*T) (Diff, []Collision) {
-	d, cols := m.apply(server, m.prepare(server, items))
-	return d.sort(), cols
-}
-
 func (m *merged[T]) qualify(server string, it *T) string {
 	return qualify(m.naming, server, m.label(it))
 }

@@ -323,3 +323,9 @@ func TestTakenNamesAgreeWithComparingEveryPair(t *testing.T) {
 		}
 	})
 }
+
+// update is prepare and apply, its diff sorted.
+func (m *merged[T]) update(server string, items []*T) (Diff, []Collision) {
+	d, cols := m.apply(server, m.prepare(server, items))
+	return d.sort(), cols
+}

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 )
 
@@ -14,7 +15,7 @@ import (
 // goroutine only.
 func (s *Supervisor) reconnectResume() fsm.ResumeMode {
 	m := s.loop.m
-	if m.State() != fsm.Failed || m.Reason() != fsm.ReasonUnauthorized {
+	if m.State() != events.StateFailed || m.Reason() != events.ReasonUnauthorized {
 		return fsm.ResumeNone
 	}
 	s.mu.Lock()

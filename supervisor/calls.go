@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	seam "github.com/mcpsup/mcpsup/session"
@@ -417,7 +416,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 			return nil, 0, &StateError{State: st, Err: ErrClosed}
 		case ready:
 			return live, gen, refused
-		case st == Idle && !started, st == Failed && reason != fsm.ReasonNone:
+		case st == Idle && !started, st == Failed && reason != events.ReasonNone:
 			// Idle after Start is the moment before the first trigger: wait.
 			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 		}

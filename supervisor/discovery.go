@@ -125,7 +125,7 @@ func (s *Supervisor) refreshRefused() error {
 		return &StateError{State: Closed, Err: ErrClosed}
 	case st == Idle && !s.started:
 		return &StateError{State: st, Err: ErrNotReady}
-	case st == Failed && s.snap.reason != fsm.ReasonNone:
+	case st == Failed && s.snap.reason != events.ReasonNone:
 		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.failure(), Err: ErrNotReady, redactor: &s.redact.Redactor}
 	}
 	return nil
@@ -236,7 +236,7 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 	default:
 		s.ttlRelistFailed(gen, failedLists(cat.Report))
 		s.loop.found = &Catalog{Offer: relistedOffer(s.Catalog().Offer, cat), Generation: gen}
-		s.step(fsm.Trigger{Kind: fsm.CatalogListed, Generation: gen})
+		s.step(fsm.Trigger{Kind: events.TriggerCatalogListed, Generation: gen})
 		s.loop.found = nil // published, or refused as stale
 		for _, w := range waiters {
 			w.done <- nil

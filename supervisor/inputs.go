@@ -17,8 +17,8 @@ type input interface{ take(s *Supervisor) }
 type (
 	startRequested struct{ mode fsm.ResumeMode }
 	stopRequested  struct {
-		kind fsm.TriggerKind // CloseRequested or DetachRequested
-		done chan struct{}   // closed once the machine took it
+		kind events.Trigger // CloseRequested or DetachRequested
+		done chan struct{}  // closed once the machine took it
 	}
 	reconnectRequested struct{}
 )
@@ -110,7 +110,7 @@ type (
 )
 
 func (in startRequested) take(s *Supervisor) {
-	s.step(fsm.Trigger{Kind: fsm.Started, Resume: in.mode})
+	s.step(fsm.Trigger{Kind: events.TriggerStarted, Resume: in.mode})
 }
 
 func (in stopRequested) take(s *Supervisor) {
@@ -120,7 +120,7 @@ func (in stopRequested) take(s *Supervisor) {
 
 func (reconnectRequested) take(s *Supervisor) {
 	s.setSnapshot(func(sn *snapshot) { sn.rate = nil }) // the host decided to try again
-	s.step(fsm.Trigger{Kind: fsm.ReconnectRequested, Resume: s.reconnectResume()})
+	s.step(fsm.Trigger{Kind: events.TriggerReconnectRequested, Resume: s.reconnectResume()})
 	s.setSnapshot(func(sn *snapshot) { sn.reconnects-- }) // its outcome is published
 }
 
@@ -147,11 +147,11 @@ func (in serverRequestRefused) take(s *Supervisor) {
 }
 
 func (in retryDue) take(s *Supervisor) {
-	s.step(fsm.Trigger{Kind: fsm.RetryDue, Generation: in.gen})
+	s.step(fsm.Trigger{Kind: events.TriggerRetryDue, Generation: in.gen})
 }
 
 func (in churnCooled) take(s *Supervisor) {
-	s.step(fsm.Trigger{Kind: fsm.ChurnCooled, Generation: in.gen})
+	s.step(fsm.Trigger{Kind: events.TriggerChurnCooled, Generation: in.gen})
 }
 
 func (in callResent) take(s *Supervisor) {

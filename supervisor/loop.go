@@ -138,7 +138,7 @@ func (s *Supervisor) take(t fsm.Trigger) {
 	}
 	if out.Transitioned() {
 		s.emitEvent(out.Event)
-		if m := s.loop.m; m.Reason() == fsm.ReasonChurn {
+		if m := s.loop.m; m.Reason() == events.ReasonChurn {
 			s.coolDown(m.Generation()) // entered, or stayed in, a churn failure
 		}
 	}
@@ -213,7 +213,7 @@ func (s *Supervisor) open(c fsm.Command) {
 		spec.resume = s.ResumeState()
 		if spec.resume == nil {
 			// Nothing left to attach: refuse locally, the machine dials.
-			s.step(fsm.Trigger{Kind: fsm.AttachRefused, Generation: c.Generation})
+			s.step(fsm.Trigger{Kind: events.TriggerAttachRefused, Generation: c.Generation})
 			return
 		}
 	}
@@ -245,9 +245,9 @@ func (s *Supervisor) open(c fsm.Command) {
 // opened takes the result of a Dial or Attach.
 func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Session, v classify.Verdict) {
 	if sess == nil {
-		k := fsm.HandshakeFailed
+		k := events.TriggerHandshakeFailed
 		if kind == fsm.Attach {
-			k = fsm.AttachRefused
+			k = events.TriggerAttachRefused
 		}
 		s.step(fsm.Trigger{Kind: k, Generation: spec.gen, Verdict: v})
 		return
@@ -271,9 +271,9 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Sessi
 	})
 	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
 	s.watch(spec.gen, sess)
-	k := fsm.HandshakeSucceeded
+	k := events.TriggerHandshakeSucceeded
 	if kind == fsm.Attach {
-		k = fsm.Attached
+		k = events.TriggerAttached
 	}
 	s.step(fsm.Trigger{Kind: k, Generation: spec.gen})
 }
@@ -323,7 +323,7 @@ func (s *Supervisor) ended(gen uint64, sess seam.Session) {
 	}
 	v := classify.Error(sess.Err())
 	s.releaseSession(gen, true, "ended by itself", v)
-	s.step(fsm.Trigger{Kind: fsm.SessionDied, Generation: gen, Verdict: v})
+	s.step(fsm.Trigger{Kind: events.TriggerSessionDied, Generation: gen, Verdict: v})
 }
 
 // endedByItself reports whether the held session of gen has ended by
@@ -454,7 +454,7 @@ func (s *Supervisor) endLeftovers(detach bool) {
 func (s *Supervisor) discover(c fsm.Command) {
 	h := s.held(c.Generation)
 	if h == nil {
-		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: c.Generation,
+		s.step(fsm.Trigger{Kind: events.TriggerDiscoveryFailed, Generation: c.Generation,
 			Verdict: classify.Verdict{Class: classify.Transport, Detail: "session gone before discovery"}})
 		return
 	}
@@ -523,12 +523,12 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		// A retry on this session lists the rest.
 		s.loop.partial, s.loop.partialGen = &cat.Offer, gen
 		s.loop.settled |= settledLists(cat.Report)
-		s.step(fsm.Trigger{Kind: fsm.DiscoveryFailed, Generation: gen, Verdict: v})
+		s.step(fsm.Trigger{Kind: events.TriggerDiscoveryFailed, Generation: gen, Verdict: v})
 		return
 	}
 	s.loop.partial = nil
 	s.loop.found = catalogOf(cat, gen)
-	s.step(fsm.Trigger{Kind: fsm.DiscoverySucceeded, Generation: gen})
+	s.step(fsm.Trigger{Kind: events.TriggerDiscoverySucceeded, Generation: gen})
 	s.loop.found = nil // published, or refused as stale
 }
 
@@ -599,7 +599,7 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	}
 	d := s.loop.bo.NextBackOff()
 	if d == backoff.Stop {
-		s.step(fsm.Trigger{Kind: fsm.RetriesExhausted, Generation: c.Generation, Verdict: c.Verdict})
+		s.step(fsm.Trigger{Kind: events.TriggerRetriesExhausted, Generation: c.Generation, Verdict: c.Verdict})
 		return
 	}
 	// Not before Retry-After, capped by MaxInterval; never shorter than

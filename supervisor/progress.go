@@ -192,13 +192,6 @@ func (c *callClock) progressed() {
 	c.timer.Reset(c.expiry.Sub(now))
 }
 
-// when returns when the call times out unless progress comes first.
-func (c *callClock) when() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.expiry
-}
-
 // cancel ends the call's context with context.Canceled, as a
 // context.WithCancel's cancel does: a released session or Close ends the
 // call with it.

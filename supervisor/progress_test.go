@@ -186,3 +186,10 @@ func TestReadyCallMakesNoChangeChannel(t *testing.T) {
 	defer r.sup.mu.Unlock()
 	require.Nil(t, r.sup.changed)
 }
+
+// when returns when the call times out unless progress comes first.
+func (c *callClock) when() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.expiry
+}

@@ -13,28 +13,9 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 	seam "github.com/mcpsup/mcpsup/session"
-)
-
-// State is the connection state, the string type events.Event names its
-// From and To with, so e.To == supervisor.Failed compiles; see the fsm
-// package for each state's meaning and docs/statechart.md for the
-// transitions.
-type State = fsm.State
-
-// The states, re-exported from fsm.
-const (
-	Idle            = fsm.Idle
-	Connecting      = fsm.Connecting
-	ResumingBlind   = fsm.ResumingBlind
-	ResumingKnown   = fsm.ResumingKnown
-	Probing         = fsm.Probing
-	ListingDeclared = fsm.ListingDeclared
-	Ready           = fsm.Ready
-	StaleRecovering = fsm.StaleRecovering
-	Failed          = fsm.Failed
-	Closed          = fsm.Closed
 )
 
 // Supervisor keeps one MCP server connection alive: it owns the state
@@ -298,16 +279,16 @@ func (s *Supervisor) Start() {
 // callback must not wait for a goroutine of its own that calls Close. A
 // server that never answers the DELETE holds Close for go-sdk's bound on it,
 // 5 s (mcp/streamable.go closeDeleteTimeout); Detach sends none.
-func (s *Supervisor) Close() error { return s.stop(fsm.CloseRequested) }
+func (s *Supervisor) Close() error { return s.stop(events.TriggerCloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session
 // alive (no DELETE), so a host that persisted ResumeState can resume it.
-func (s *Supervisor) Detach() error { return s.stop(fsm.DetachRequested) }
+func (s *Supervisor) Detach() error { return s.stop(events.TriggerDetachRequested) }
 
-func (s *Supervisor) stop(kind fsm.TriggerKind) error {
+func (s *Supervisor) stop(kind events.Trigger) error {
 	fromSink := inSink() // a sink callback cannot wait for the sink
 	s.stopOnce.Do(func() {
-		s.detaching.Store(kind == fsm.DetachRequested)
+		s.detaching.Store(kind == events.TriggerDetachRequested)
 		s.mu.Lock()
 		s.stopped = true // no new call from here on
 		started := s.started
@@ -333,7 +314,7 @@ func (s *Supervisor) stop(kind fsm.TriggerKind) error {
 		// Commands end with the life context; sessions they opened too late
 		// for the loop are still registered and ended here.
 		s.cmds.Wait()
-		s.endLeftovers(kind == fsm.DetachRequested)
+		s.endLeftovers(kind == events.TriggerDetachRequested)
 		s.bg.Wait()
 		if s.streams != nil {
 			_ = s.streams.Close()
@@ -420,7 +401,7 @@ func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 			return nil
 		case st == Closed:
 			return &StateError{State: st, Err: ErrClosed}
-		case st == Failed && reason != fsm.ReasonNone && want != Closed && !pending:
+		case st == Failed && reason != events.ReasonNone && want != Closed && !pending:
 			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 		}
 		select {

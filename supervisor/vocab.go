@@ -1,15 +1,31 @@
 package supervisor
 
-import (
-	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/fsm"
-)
+import "github.com/mcpsup/mcpsup/events"
 
-// The event vocabulary a host switches on, re-exported from events and fsm
-// so that, say, e.To == supervisor.Failed && e.Reason ==
-// supervisor.ReasonUnauthorized or e.Kind == supervisor.KindCallFailed
-// compiles with this package alone. The values are the strings of the events
-// JSON form.
+// The event vocabulary a host switches on, re-exported from events (which
+// defines and documents each value) so that, say, e.To == supervisor.Failed
+// && e.Reason == supervisor.ReasonUnauthorized or e.Kind ==
+// supervisor.KindCallFailed compiles with this package alone. The values
+// are the strings of the events JSON form; docs/statechart.md draws the
+// transitions.
+
+// State is the connection state (events.State), as events.Event names its
+// From and To.
+type State = events.State
+
+// The states.
+const (
+	Idle            = events.StateIdle
+	Connecting      = events.StateConnecting
+	ResumingBlind   = events.StateResumingBlind
+	ResumingKnown   = events.StateResumingKnown
+	Probing         = events.StateProbing
+	ListingDeclared = events.StateListingDeclared
+	Ready           = events.StateReady
+	StaleRecovering = events.StateStaleRecovering
+	Failed          = events.StateFailed
+	Closed          = events.StateClosed
+)
 
 // Reason says why a failed state is terminal; ReasonNone: not terminal.
 type Reason = events.Reason
@@ -26,29 +42,29 @@ const (
 // Trigger is the fact that caused a transition (events.Event.Trigger).
 type Trigger = events.Trigger
 
-// The triggers, re-exported from fsm (which documents each).
+// The triggers.
 const (
-	TriggerStarted            = fsm.Started
-	TriggerHandshakeSucceeded = fsm.HandshakeSucceeded
-	TriggerHandshakeFailed    = fsm.HandshakeFailed
-	TriggerAttached           = fsm.Attached
-	TriggerAttachRefused      = fsm.AttachRefused
-	TriggerDiscoverySucceeded = fsm.DiscoverySucceeded
-	TriggerDiscoveryFailed    = fsm.DiscoveryFailed
-	TriggerCatalogListed      = fsm.CatalogListed
-	TriggerSessionDied        = fsm.SessionDied
-	TriggerRetryDue           = fsm.RetryDue
-	TriggerRetriesExhausted   = fsm.RetriesExhausted
-	TriggerReconnectRequested = fsm.ReconnectRequested
-	TriggerCloseRequested     = fsm.CloseRequested
-	TriggerDetachRequested    = fsm.DetachRequested
-	TriggerChurnCooled        = fsm.ChurnCooled
+	TriggerStarted            = events.TriggerStarted
+	TriggerHandshakeSucceeded = events.TriggerHandshakeSucceeded
+	TriggerHandshakeFailed    = events.TriggerHandshakeFailed
+	TriggerAttached           = events.TriggerAttached
+	TriggerAttachRefused      = events.TriggerAttachRefused
+	TriggerDiscoverySucceeded = events.TriggerDiscoverySucceeded
+	TriggerDiscoveryFailed    = events.TriggerDiscoveryFailed
+	TriggerCatalogListed      = events.TriggerCatalogListed
+	TriggerSessionDied        = events.TriggerSessionDied
+	TriggerRetryDue           = events.TriggerRetryDue
+	TriggerRetriesExhausted   = events.TriggerRetriesExhausted
+	TriggerReconnectRequested = events.TriggerReconnectRequested
+	TriggerCloseRequested     = events.TriggerCloseRequested
+	TriggerDetachRequested    = events.TriggerDetachRequested
+	TriggerChurnCooled        = events.TriggerChurnCooled
 )
 
 // Kind says what an event reports (events.Event.Kind).
 type Kind = events.Kind
 
-// The event kinds, re-exported from events (which documents each).
+// The event kinds.
 const (
 	KindTransition           = events.KindTransition
 	KindProbeReport          = events.KindProbeReport
