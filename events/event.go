@@ -119,7 +119,7 @@ const (
 	// stopped by the supervisor (a hung server, a closed stdout). The
 	// process that Close or Detach ends has none: the supervisor's last
 	// event is the closed transition and its session-ended, and the exit is
-	// logged (Config.Logger). Fields: Detail (exit code or signal, the stop
+	// logged (Config.Observe.Logger). Fields: Detail (exit code or signal, the stop
 	// step, the last bytes of its stderr), Generation.
 	KindProcessExited Kind = "process-exited"
 	// KindEraChanged: the protocol era used for new sessions changed: a

@@ -70,7 +70,7 @@ type Config struct {
 	MaxStarting int
 	// Events receives every event of every server (Server set) and the
 	// hub's own, from many goroutines at once (see
-	// supervisor.Config.Events). It may read the hub but must not call
+	// supervisor.Config.Observe.Events). It may read the hub but must not call
 	// Remove, Close or Detach, which wait for it. Default: discarded.
 	Events events.Sink
 }
@@ -91,14 +91,14 @@ func (c Config) withDefaults() Config {
 	if c.MaxCatalogBytes <= 0 {
 		c.MaxCatalogBytes = 32 << 20
 	}
-	if c.Supervisor.Clock == nil {
-		c.Supervisor.Clock = clockwork.NewRealClock()
+	if c.Supervisor.Observe.Clock == nil {
+		c.Supervisor.Observe.Clock = clockwork.NewRealClock()
 	}
 	if c.LookupEnv == nil {
 		c.LookupEnv = os.LookupEnv
 	}
-	if c.Supervisor.Logger == nil {
-		c.Supervisor.Logger = slog.New(slog.DiscardHandler)
+	if c.Supervisor.Observe.Logger == nil {
+		c.Supervisor.Observe.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }

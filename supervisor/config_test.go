@@ -59,9 +59,9 @@ func TestConfigExposesNoWireType(t *testing.T) {
 // positive MaxAttempts or MaxElapsed does.
 func TestBackoffUnboundedByDefault(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	cfg := Config{Endpoint: "http://127.0.0.1:1/mcp", Backoff: Backoff{NoJitter: true}}.withDefaults()
-	require.Equal(t, DefaultChurnCooldown, cfg.ChurnCooldown)
-	bo := cfg.Backoff.newBackOff(clock)
+	cfg := Config{Endpoint: "http://127.0.0.1:1/mcp", Recovery: RecoveryConfig{Backoff: Backoff{NoJitter: true}}}.withDefaults()
+	require.Equal(t, DefaultChurnCooldown, cfg.Recovery.ChurnCooldown)
+	bo := cfg.Recovery.Backoff.newBackOff(clock)
 	bo.Reset()
 	var last time.Duration
 	for elapsed := time.Duration(0); elapsed < 24*time.Hour; elapsed += last {
@@ -72,16 +72,16 @@ func TestBackoffUnboundedByDefault(t *testing.T) {
 	}
 	require.Equal(t, 30*time.Second, last)
 
-	bounded := Config{Endpoint: "x", Backoff: Backoff{NoJitter: true, MaxAttempts: 3}}.withDefaults()
-	bo = bounded.Backoff.newBackOff(clock)
+	bounded := Config{Endpoint: "x", Recovery: RecoveryConfig{Backoff: Backoff{NoJitter: true, MaxAttempts: 3}}}.withDefaults()
+	bo = bounded.Recovery.Backoff.newBackOff(clock)
 	bo.Reset()
 	for range 3 {
 		require.NotEqual(t, backoff.Stop, bo.NextBackOff())
 	}
 	require.Equal(t, backoff.Stop, bo.NextBackOff(), "MaxAttempts 3")
 
-	timed := Config{Endpoint: "x", Backoff: Backoff{NoJitter: true, MaxElapsed: time.Minute}}.withDefaults()
-	bo = timed.Backoff.newBackOff(clock)
+	timed := Config{Endpoint: "x", Recovery: RecoveryConfig{Backoff: Backoff{NoJitter: true, MaxElapsed: time.Minute}}}.withDefaults()
+	bo = timed.Recovery.Backoff.newBackOff(clock)
 	bo.Reset()
 	clock.Advance(2 * time.Minute)
 	require.Equal(t, backoff.Stop, bo.NextBackOff(), "MaxElapsed 1m")
