@@ -233,6 +233,11 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	if len(e.headers) > 0 {
 		c.HTTP.HTTPClient = withHeaders(c.HTTP.HTTPClient, e.headers)
 	}
+	if c.Command != nil {
+		// The template's HTTP and stream settings are for its HTTP servers;
+		// a stdio server has neither (supervisor.New refuses them there).
+		c.HTTP, c.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
+	}
 	return c
 }
 

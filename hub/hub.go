@@ -27,11 +27,13 @@ type Config struct {
 	// Supervisor is the template of every server's supervisor.Config. Per
 	// server the hub sets Name, Endpoint or Command (on the template
 	// Command's bounds, its Inherit withholding the variables the servers'
-	// headers reference), Resume, Events, OAuthHandler (Credentials'),
-	// Secrets and, with headers, HTTPClient (a copy adding them); Logger
-	// is wrapped to mask the secrets. The rest reaches every server, so
-	// the template carries no credential: its OAuthHandler must be nil
-	// (else ErrSharedCredential) and its HTTPClient adds none.
+	// headers reference), Resume, Events, HTTP.OAuthHandler (Credentials'),
+	// Observe.Secrets and, with headers, HTTP.HTTPClient (a copy adding
+	// them); Observe.Logger is wrapped to mask the secrets. A stdio server
+	// gets no HTTP and no Stream (they are the HTTP servers'). The rest
+	// reaches every server, so the template carries no credential: its
+	// HTTP.OAuthHandler must be nil (else ErrSharedCredential) and its
+	// HTTPClient adds none.
 	Supervisor supervisor.Config
 	// Credentials, when set, gives each server its own OAuth handler
 	// (nil: none), called once per server on the goroutine of Add: a token

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -584,6 +585,16 @@ func TestCommandConfigIsValidated(t *testing.T) {
 	_, err := New(Config{Endpoint: "http://127.0.0.1:1/mcp", Command: &stdio.Command{Path: "x"}})
 	require.ErrorIs(t, err, ErrConfigConflict)
 	_, err = New(Config{Command: &stdio.Command{Path: "x"}, Resume: &ResumeState{}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	// The groups of a streamable HTTP server: a stdio server has no HTTP
+	// and no standalone stream, so a field set there is a mistake.
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, HTTP: HTTPConfig{EraReprobe: time.Minute}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, HTTP: HTTPConfig{HTTPClient: &http.Client{}}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, Stream: StreamConfig{Policy: StreamOff}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, Stream: StreamConfig{Keeper: StreamKeeper{Span: time.Second}}})
 	require.ErrorIs(t, err, ErrConfigConflict)
 	var ce *stdio.CommandError
 	_, err = New(Config{Command: &stdio.Command{}})

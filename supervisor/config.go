@@ -156,9 +156,9 @@ type Config struct {
 	Endpoint string
 	// Command, in place of Endpoint, is a stdio server: a process the
 	// supervisor starts, and starts again when it dies (see
-	// stdio.Command). The fields about HTTP, the standalone stream and
-	// resuming do not apply; New refuses Command with Endpoint or Resume
-	// (ErrConfigConflict).
+	// stdio.Command). New refuses Command with Endpoint, Resume, or any
+	// field of HTTP or Stream set (ErrConfigConflict): a stdio server has
+	// no HTTP, no standalone stream and no session to resume.
 	Command *stdio.Command
 	// Name names the server in events and logs. Default: Endpoint, or
 	// Command.Path.
@@ -180,10 +180,12 @@ type Config struct {
 
 	// Client is the go-sdk client of every session.
 	Client ClientConfig
-	// HTTP applies to a streamable HTTP server (Endpoint) only.
+	// HTTP applies to a streamable HTTP server (Endpoint) only: set with
+	// Command, New refuses it (ErrConfigConflict).
 	HTTP HTTPConfig
 	// Stream is the standalone SSE stream of a streamable HTTP server
-	// (failure story S5).
+	// (failure story S5): set with Command, New refuses it
+	// (ErrConfigConflict).
 	Stream StreamConfig
 	// Recovery is how a connection that failed is retried and replaced.
 	Recovery RecoveryConfig

@@ -24,6 +24,10 @@ func newCommand(cfg Config) (*Supervisor, error) {
 		return nil, fmt.Errorf("%w: Config.Endpoint and Config.Command: set one (a server is either streamable HTTP or stdio)", ErrConfigConflict)
 	case cfg.Resume != nil:
 		return nil, fmt.Errorf("%w: Config.Resume and Config.Command: a stdio server has no session to resume", ErrConfigConflict)
+	case cfg.HTTP != HTTPConfig{}:
+		return nil, fmt.Errorf("%w: Config.HTTP and Config.Command: a stdio server has no HTTP", ErrConfigConflict)
+	case cfg.Stream != StreamConfig{}:
+		return nil, fmt.Errorf("%w: Config.Stream and Config.Command: a stdio server has no standalone stream", ErrConfigConflict)
 	}
 	if err := cfg.Command.Validate(); err != nil {
 		return nil, err
