@@ -148,7 +148,7 @@ func startSupervisor(ctx context.Context, endpoint string, hc *http.Client, cfg 
 // startTimed is startSupervisor that also returns the time from Start until
 // ready (or until the wait failed, when the supervisor is closed).
 func startTimed(ctx context.Context, endpoint string, hc *http.Client, cfg supervisor.Config) (*supervisor.Supervisor, time.Duration, error) {
-	cfg.Endpoint, cfg.HTTPClient = endpoint, hc
+	cfg.Endpoint, cfg.HTTP.HTTPClient = endpoint, hc
 	sup, err := supervisor.New(cfg)
 	if err != nil {
 		return nil, 0, err

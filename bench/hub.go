@@ -43,7 +43,7 @@ func HubIdle(ctx context.Context, endpoint string, n int, stream bool) HubResult
 	}
 	heap0, gor0 := liveHeap(), stableGoroutines(ctx)
 	h := hub.New(hub.Config{MaxStarting: idleWorkers,
-		Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: tr}, Stream: policy, Era: supervisor.Era2025}})
+		Supervisor: supervisor.Config{Era: supervisor.Era2025, HTTP: supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: tr}}, Stream: supervisor.StreamConfig{Policy: policy}}})
 	defer h.Close()
 	start := time.Now()
 	for i := range n {

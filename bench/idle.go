@@ -120,7 +120,7 @@ func openIdle(ctx context.Context, endpoint string, hc *http.Client, k Client, s
 		if !stream {
 			policy = supervisor.StreamOff
 		}
-		sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "idle", Stream: policy, Era: supervisor.Era2025})
+		sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "idle", Era: supervisor.Era2025, Stream: supervisor.StreamConfig{Policy: policy}})
 		if err != nil {
 			return nil, err
 		}

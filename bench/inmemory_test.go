@@ -90,7 +90,7 @@ func memClients(ctx context.Context, tb testing.TB) map[Client]client {
 	require.NoError(tb, err)
 	s, err := httpsession.Open(ctx, httpsession.Options{Endpoint: endpoint, HTTPClient: hc, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
 	require.NoError(tb, err)
-	sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "bench", Era: supervisor.Era2025, Stream: supervisor.StreamOff})
+	sup, err := startSupervisor(ctx, endpoint, hc, supervisor.Config{Name: "bench", Era: supervisor.Era2025, Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 	require.NoError(tb, err)
 	clients := map[Client]client{
 		BareSDK:    &bareClient{sess: sess},

@@ -89,7 +89,7 @@ func connectListing(ctx context.Context, k Client, refuse bool) (int, string, bo
 	ready := false
 	switch k {
 	case Supervised:
-		sup, err := startSupervisor(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "bench", Backoff: listingRetryBackoff})
+		sup, err := startSupervisor(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "bench", Recovery: supervisor.RecoveryConfig{Backoff: listingRetryBackoff}})
 		if err != nil {
 			return 0, "", false, err
 		}

@@ -88,12 +88,13 @@ var lostGateways = []lostGateway{
 // lostConfig is the supervisor config of figure 3.
 func lostConfig() supervisor.Config {
 	return supervisor.Config{
-		Name:         "lost",
-		Stream:       supervisor.StreamAuto,
-		HostileRule:  supervisor.HostileRule{Threshold: 3},
-		StreamKeeper: supervisor.StreamKeeper{Span: LostSpan, InitialBackoff: LostSpan / 4, MaxBackoff: 2 * LostSpan},
-
-		CatalogPollInterval: LostPollInterval,
+		Name: "lost",
+		Stream: supervisor.StreamConfig{
+			Policy:      supervisor.StreamAuto,
+			HostileRule: supervisor.HostileRule{Threshold: 3},
+			Keeper:      supervisor.StreamKeeper{Span: LostSpan, InitialBackoff: LostSpan / 4, MaxBackoff: 2 * LostSpan},
+		},
+		Limits: supervisor.LimitsConfig{CatalogPollInterval: LostPollInterval},
 	}
 }
 
@@ -134,7 +135,7 @@ func lostSupervised(ctx context.Context, g lostGateway, period time.Duration) Lo
 	defer srv.Close()
 	rec := &events.Recorder{}
 	cfg := lostConfig()
-	cfg.Events = rec
+	cfg.Observe.Events = rec
 	start, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	sup, err := startSupervisor(start, srv.URL(), srv.HTTPClient(), cfg)

@@ -8,7 +8,7 @@ import (
 // BenchmarkCallToolSupervisedNoDeadline is BenchmarkCallToolSupervised with
 // a caller that gives no deadline, as a host calling with
 // context.Background() does: the call runs on the supervisor's call clock
-// (Config.CallTimeout, extended by progress).
+// (Config.Limits.CallTimeout, extended by progress).
 func BenchmarkCallToolSupervisedNoDeadline(b *testing.B) {
 	benchCallNoDeadline(b, (*callClients).supervised)
 }

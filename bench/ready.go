@@ -128,7 +128,7 @@ func resumeRun(known, stale bool, stream supervisor.StreamPolicy) readyRun {
 			}
 			srv.Log().Reset()
 		}
-		sup, d, err := startTimed(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "resume", Resume: &rs, Stream: stream})
+		sup, d, err := startTimed(ctx, srv.URL(), srv.HTTPClient(), supervisor.Config{Name: "resume", Resume: &rs, Stream: supervisor.StreamConfig{Policy: stream}})
 		if err != nil {
 			return d, err
 		}

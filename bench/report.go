@@ -156,7 +156,7 @@ func RenderListing(rs []ListingResult) string {
 	p("### Extra HTTP requests per failed listing\n\n")
 	p("A fresh connect whose handshake succeeds and whose first %d `tools/list` are answered 403 with an HTML page (a WAF). ", ListingFailures)
 	p("Counted at the mcptest gateway until the client listed the tools (or gave up) and the wire was quiet, minus the same client's clean connect; per failure = extra / %d. ", ListingFailures)
-	p("mcpsup retries the listing on the live session (`Config.ListingRetries`); `%s` reconnects on every error; bare go-sdk retries `ListTools` on its one session. Goal: 1 request per failure.\n\n", ReconnectOnError)
+	p("mcpsup retries the listing on the live session (`Config.Recovery.ListingRetries`); `%s` reconnects on every error; bare go-sdk retries `ListTools` on its one session. Goal: 1 request per failure.\n\n", ReconnectOnError)
 	p("| client | extra requests | per failure | every request of the faulted connect | tools listed |\n|---|---:|---:|---|---|\n")
 	for _, r := range rs {
 		if r.Err != nil {

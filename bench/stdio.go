@@ -101,8 +101,12 @@ func stdioScenario(name string, runs int, measure func() ([]time.Duration, error
 // and a backoff that never delays a restart (a death in ready dials at once
 // anyway), churn off the way.
 func stdioConfig(bin string) supervisor.Config {
-	return supervisor.Config{Name: "stdio", Era: supervisor.Era2025, MaxSessions: 1 << 20,
-		Command: &stdio.Command{Path: bin, StopGrace: time.Second, KillGrace: time.Second}}
+	return supervisor.Config{
+		Name:     "stdio",
+		Era:      supervisor.Era2025,
+		Command:  &stdio.Command{Path: bin, StopGrace: time.Second, KillGrace: time.Second},
+		Recovery: supervisor.RecoveryConfig{MaxSessions: 1 << 20},
+	}
 }
 
 // restartRuns crashes one supervisor's process runs times, timing each way

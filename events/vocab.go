@@ -122,7 +122,7 @@ const (
 	// stopped by the supervisor (a hung server, a closed stdout). The
 	// process that Close or Detach ends has none: the supervisor's last
 	// event is the closed transition and its session-ended, and the exit is
-	// logged (Config.Logger). Fields: Detail (exit code or signal, the stop
+	// logged (Config.Observe.Logger). Fields: Detail (exit code or signal, the stop
 	// step, the last bytes of its stderr), Generation.
 	KindProcessExited Kind = "process-exited"
 	// KindEraChanged: the protocol era used for new sessions changed: a
@@ -154,7 +154,7 @@ const (
 	// listing what the server declared. Left on discovery-succeeded (to
 	// ready) or on a failure (to failed); a listing that fails while the
 	// session is fine is retried on that session instead (internal, the
-	// supervisor's Config.ListingRetries times). Never probes.
+	// supervisor's Config.Recovery.ListingRetries times). Never probes.
 	StateConnecting State = "connecting"
 	// StateResumingBlind: re-attaching a persisted session id whose
 	// capabilities are unknown; nothing is sent yet. Left on attached (to
@@ -261,7 +261,7 @@ const (
 	// session resumable: no DELETE.
 	TriggerDetachRequested Trigger = "detach-requested"
 	// TriggerChurnCooled: the supervisor's churn cool-down
-	// (Config.ChurnCooldown, 5 minutes by default) elapsed after the
+	// (Config.Recovery.ChurnCooldown, 5 minutes by default) elapsed after the
 	// machine entered a churn failure; the machine tries again. Resets the
 	// retry attempts.
 	TriggerChurnCooled Trigger = "churn-cooled"

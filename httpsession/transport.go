@@ -112,7 +112,7 @@ type Config struct {
 	// the answer before go-sdk decodes them, each into a struct of its
 	// own: a page with more is refused for that request only (rewritten
 	// into a JSON-RPC error naming the bound; the verdict is protocol, the
-	// session lives). The supervisor sets it to its Config.MaxItems, a
+	// session lives). The supervisor sets it to its Config.Limits.MaxItems, a
 	// list's bound over all its pages. 0 means [msgcheck.DefaultMaxListItems]
 	// (10,000).
 	MaxListItems int

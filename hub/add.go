@@ -53,7 +53,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	if ok, why := sc.Supported(); !ok {
 		return fail(fmt.Errorf("%w: %s", ErrUnsupported, why))
 	}
-	if h.cfg.Supervisor.OAuthHandler != nil {
+	if h.cfg.Supervisor.HTTP.OAuthHandler != nil {
 		return fail(ErrSharedCredential)
 	}
 	h.creds.note(sc)
@@ -83,7 +83,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		h.redact.AddLikelySecret(v)
 	}
 	h.redact.AddCommandLineSecrets(sc.Args)
-	e := &entry{name: sc.Name, sc: sc, headers: headers, secrets: secrets, since: h.cfg.Supervisor.Clock.Now()}
+	e := &entry{name: sc.Name, sc: sc, headers: headers, secrets: secrets, since: h.cfg.Supervisor.Observe.Clock.Now()}
 	if h.cfg.Credentials != nil {
 		e.oauth = h.cfg.Credentials(sc)
 	}
@@ -157,9 +157,9 @@ func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate
 	var self *supervisor.Supervisor // set before it starts, read by its sink
 	scfg := h.supervisorConfig(e, rs)
 	if gate != nil {
-		scfg.HTTPClient = gate.client(scfg.HTTPClient)
+		scfg.HTTP.HTTPClient = gate.client(scfg.HTTP.HTTPClient)
 	}
-	scfg.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
+	scfg.Observe.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
 	sup, err := supervisor.New(scfg)
 	if err != nil && rs != nil {
 		h.storeFailed("load", e.name, err)
@@ -223,15 +223,20 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 		c.Command.Inherit = h.creds.inherit(c.Command.Inherit)
 	}
 	c.Resume = rs
-	c.Logger = slog.New(events.RedactingHandler(&h.redact, c.Logger.Handler()))
+	c.Observe.Logger = slog.New(events.RedactingHandler(&h.redact, c.Observe.Logger.Handler()))
 	if h.cfg.ServerMiddleware != nil {
 		// Clipped: the template's array is never written to.
-		c.SendingMiddleware = append(slices.Clip(c.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
+		c.Client.SendingMiddleware = append(slices.Clip(c.Client.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
 	}
-	c.OAuthHandler = e.oauth
-	c.Secrets = append(slices.Clip(c.Secrets), e.secrets...)
+	c.HTTP.OAuthHandler = e.oauth
+	c.Observe.Secrets = append(slices.Clip(c.Observe.Secrets), e.secrets...)
 	if len(e.headers) > 0 {
-		c.HTTPClient = withHeaders(c.HTTPClient, e.headers)
+		c.HTTP.HTTPClient = withHeaders(c.HTTP.HTTPClient, e.headers)
+	}
+	if c.Command != nil {
+		// The template's HTTP and stream settings are for its HTTP servers;
+		// a stdio server has neither (supervisor.New refuses them there).
+		c.HTTP, c.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
 	}
 	return c
 }

@@ -69,8 +69,11 @@ func BenchmarkCloseSlowServers(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				cfg := hub.Config{Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: tr}, Era: supervisor.Era2025,
-					Command: &stdio.Command{StopGrace: time.Second, KillGrace: time.Second}}, StoreTimeout: time.Second}
+				cfg := hub.Config{Supervisor: supervisor.Config{
+					Era:     supervisor.Era2025,
+					Command: &stdio.Command{StopGrace: time.Second, KillGrace: time.Second},
+					HTTP:    supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: tr}},
+				}, StoreTimeout: time.Second}
 				switch kind {
 				case "dead-store":
 					cfg.Store = deadStore{}

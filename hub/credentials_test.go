@@ -76,8 +76,11 @@ func (staticHandler) Authorize(context.Context, *http.Request, *http.Response) e
 func authHubConfig(t *testing.T) hub.Config {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	return hub.Config{Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: tr}, Era: supervisor.Era2025,
-		Stream: supervisor.StreamOff}}
+	return hub.Config{Supervisor: supervisor.Config{
+		Era:    supervisor.Era2025,
+		HTTP:   supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: tr}},
+		Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff},
+	}}
 }
 
 // TestEachServerGetsOnlyItsOwnCredential: two servers, each with its own
@@ -132,7 +135,7 @@ func TestEachServerGetsOnlyItsOwnCredential(t *testing.T) {
 	t.Run("template handler refused", func(t *testing.T) {
 		a, b := newAuthServer(t), newAuthServer(t)
 		cfg := authHubConfig(t)
-		cfg.Supervisor.OAuthHandler = staticHandler{"token-of-a-0123456789"} // meant for a
+		cfg.Supervisor.HTTP.OAuthHandler = staticHandler{"token-of-a-0123456789"} // meant for a
 		h := hub.New(cfg)
 		t.Cleanup(func() { _ = h.Close() })
 		for _, sc := range []hub.ServerConfig{{Name: "a", URL: a.url}, {Name: "b", URL: b.url}} {

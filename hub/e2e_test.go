@@ -56,8 +56,11 @@ func newFixture(t *testing.T, servers map[string]mcptest.Options) *fixture {
 // config is the hub's configuration for the fixture's servers.
 func (f *fixture) config(store hub.Store) hub.Config {
 	return hub.Config{
-		Supervisor: supervisor.Config{HTTPClient: f.client, Era: supervisor.Era2025,
-			Backoff: supervisor.Backoff{InitialInterval: 20 * time.Millisecond, MaxInterval: 100 * time.Millisecond, NoJitter: true}},
+		Supervisor: supervisor.Config{
+			Era:      supervisor.Era2025,
+			HTTP:     supervisor.HTTPConfig{HTTPClient: f.client},
+			Recovery: supervisor.RecoveryConfig{Backoff: supervisor.Backoff{InitialInterval: 20 * time.Millisecond, MaxInterval: 100 * time.Millisecond, NoJitter: true}},
+		},
 		Store:  store,
 		Events: f.rec,
 	}
@@ -507,7 +510,7 @@ func TestServerMiddlewareIsNamedForItsServer(t *testing.T) {
 	seen := map[string][]string{} // server: methods, in order
 	var order []string
 	cfg := f.config(nil)
-	cfg.Supervisor.SendingMiddleware = []mcp.Middleware{func(next mcp.MethodHandler) mcp.MethodHandler {
+	cfg.Supervisor.Client.SendingMiddleware = []mcp.Middleware{func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			mu.Lock()
 			order = append(order, "template")
@@ -535,7 +538,7 @@ func TestServerMiddlewareIsNamedForItsServer(t *testing.T) {
 	require.NotContains(t, seen["alpha"], "tools/call", "alpha's middleware saw only alpha's requests")
 	require.Equal(t, "tools/call", seen["beta"][len(seen["beta"])-1])
 	require.Equal(t, "template", order[0], "the template's middleware runs first")
-	require.Len(t, cfg.Supervisor.SendingMiddleware, 1, "the template is not modified")
+	require.Len(t, cfg.Supervisor.Client.SendingMiddleware, 1, "the template is not modified")
 }
 
 // A ServerMiddleware that has nothing for a server returns nil, and a
@@ -547,8 +550,8 @@ func TestNilMiddlewareIsNone(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	cfg := f.config(nil)
-	cfg.Supervisor.SendingMiddleware = []mcp.Middleware{nil}
-	cfg.Supervisor.ReceivingMiddleware = []mcp.Middleware{nil}
+	cfg.Supervisor.Client.SendingMiddleware = []mcp.Middleware{nil}
+	cfg.Supervisor.Client.ReceivingMiddleware = []mcp.Middleware{nil}
 	cfg.ServerMiddleware = func(server string) mcp.Middleware {
 		if server == "alpha" {
 			return nil

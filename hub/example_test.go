@@ -23,7 +23,7 @@ func Example() {
 
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	h := hub.New(hub.Config{Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: tr}}})
+	h := hub.New(hub.Config{Supervisor: supervisor.Config{HTTP: supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: tr}}}})
 	defer h.Close()
 	f, err := hub.ParseServers(fmt.Appendf(nil, `{"mcpServers": {"a": {"url": %q}, "b": {"url": %q}}}`, a.URL(), b.URL()))
 	if err != nil {

@@ -33,7 +33,7 @@ func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 	cfg := f.config(nil)
 	// One reconnect, then an hour's wait: no retry rewrites Health while
 	// the test reads it.
-	cfg.Supervisor.Backoff = supervisor.Backoff{InitialInterval: time.Hour, MaxInterval: time.Hour, NoJitter: true}
+	cfg.Supervisor.Recovery.Backoff = supervisor.Backoff{InitialInterval: time.Hour, MaxInterval: time.Hour, NoJitter: true}
 	h := f.hub(cfg)
 	f.servers["down"].Close() // its port refuses connections from now on
 
@@ -60,7 +60,7 @@ func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 }
 
 // A server's header value is a credential the hub hands its supervisor
-// (supervisor.Config.Secrets): quoted by the server in a failure, it is
+// (supervisor.Config.Observe.Secrets): quoted by the server in a failure, it is
 // masked where the supervisor makes the text, so neither the supervisor's
 // error the host finds with errors.As nor Health's verdict holds it.
 func TestHealthVerdictMasksTheServersHeaderValues(t *testing.T) {

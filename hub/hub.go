@@ -27,11 +27,13 @@ type Config struct {
 	// Supervisor is the template of every server's supervisor.Config. Per
 	// server the hub sets Name, Endpoint or Command (on the template
 	// Command's bounds, its Inherit withholding the variables the servers'
-	// headers reference), Resume, Events, OAuthHandler (Credentials'),
-	// Secrets and, with headers, HTTPClient (a copy adding them); Logger
-	// is wrapped to mask the secrets. The rest reaches every server, so
-	// the template carries no credential: its OAuthHandler must be nil
-	// (else ErrSharedCredential) and its HTTPClient adds none.
+	// headers reference), Resume, Events, HTTP.OAuthHandler (Credentials'),
+	// Observe.Secrets and, with headers, HTTP.HTTPClient (a copy adding
+	// them); Observe.Logger is wrapped to mask the secrets. A stdio server
+	// gets no HTTP and no Stream (they are the HTTP servers'). The rest
+	// reaches every server, so the template carries no credential: its
+	// HTTP.OAuthHandler must be nil (else ErrSharedCredential) and its
+	// HTTPClient adds none.
 	Supervisor supervisor.Config
 	// Credentials, when set, gives each server its own OAuth handler
 	// (nil: none), called once per server on the goroutine of Add: a token
@@ -70,7 +72,7 @@ type Config struct {
 	MaxStarting int
 	// Events receives every event of every server (Server set) and the
 	// hub's own, from many goroutines at once (see
-	// supervisor.Config.Events). It may read the hub but must not call
+	// supervisor.Config.Observe.Events). It may read the hub but must not call
 	// Remove, Close or Detach, which wait for it. Default: discarded.
 	Events events.Sink
 }
@@ -91,14 +93,14 @@ func (c Config) withDefaults() Config {
 	if c.MaxCatalogBytes <= 0 {
 		c.MaxCatalogBytes = 32 << 20
 	}
-	if c.Supervisor.Clock == nil {
-		c.Supervisor.Clock = clockwork.NewRealClock()
+	if c.Supervisor.Observe.Clock == nil {
+		c.Supervisor.Observe.Clock = clockwork.NewRealClock()
 	}
 	if c.LookupEnv == nil {
 		c.LookupEnv = os.LookupEnv
 	}
-	if c.Supervisor.Logger == nil {
-		c.Supervisor.Logger = slog.New(slog.DiscardHandler)
+	if c.Supervisor.Observe.Logger == nil {
+		c.Supervisor.Observe.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }

@@ -145,7 +145,7 @@ func TestLeaseNotRenewedEndsTheHoldBeforeTheTTL(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"search": {Tools: 1}})
 	leaser := newMemLeaser(clock)
 	cfg := f.config(leaser)
-	cfg.Supervisor.Clock = clock
+	cfg.Supervisor.Observe.Clock = clock
 	cfg.Lease = hub.LeaseConfig{TTL: ttl}
 	start := clock.Now()
 	h := f.hub(cfg) // acquires at start, then ready
@@ -231,7 +231,7 @@ func TestStandbyRetriesOnABoundedScheduleUntilClose(t *testing.T) {
 	// Another replica holds the lease for 4s more.
 	leaser.holder["search"], leaser.expires["search"], leaser.fence["search"] = "other", start.Add(4*time.Second), "other"
 	cfg := f.config(leaser)
-	cfg.Supervisor.Clock = clock
+	cfg.Supervisor.Observe.Clock = clock
 	cfg.Lease = hub.LeaseConfig{TTL: ttl}
 	h := hub.New(cfg)
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "search", URL: f.servers["search"].URL()}))
@@ -307,7 +307,7 @@ func TestLeaserGrantingNoLeaseIsAFailedAcquisition(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"search": {Tools: 1}})
 	leaser := nilLeaser{newMemLeaser(clock)}
 	cfg := f.config(leaser)
-	cfg.Supervisor.Clock = clock
+	cfg.Supervisor.Observe.Clock = clock
 	cfg.Lease = hub.LeaseConfig{TTL: ttl}
 	h := hub.New(cfg)
 	t.Cleanup(func() { _ = h.Close() })
@@ -353,7 +353,7 @@ func TestLeaserGrantingALeaseWithAnErrorHasItReleased(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"search": {Tools: 1}})
 	mem := newMemLeaser(clock)
 	cfg := f.config(bothLeaser{mem})
-	cfg.Supervisor.Clock = clock
+	cfg.Supervisor.Observe.Clock = clock
 	cfg.Lease = hub.LeaseConfig{TTL: ttl}
 	h := hub.New(cfg)
 	t.Cleanup(func() { _ = h.Close() })

@@ -44,7 +44,7 @@ func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add
 func (h *Hub) holdLease(e *entry) {
 	defer close(e.leaseDone)
 	ttl := h.cfg.Lease.ttl()
-	clock := h.cfg.Supervisor.Clock
+	clock := h.cfg.Supervisor.Observe.Clock
 	errWait := ttl / acquireErrDiv
 	var retry time.Time // the next try; from absolute times, so a late wake-up waits no more
 	for {
@@ -100,7 +100,7 @@ func (h *Hub) holdLease(e *entry) {
 // another replica took it and when the hold ended) or the server leaves
 // the hub (then return with the term in place).
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
-	clock := h.cfg.Supervisor.Clock
+	clock := h.cfg.Supervisor.Observe.Clock
 	deadline := holdDeadline(sent, ttl)
 
 	loadCtx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))

@@ -44,7 +44,7 @@ func (h *Hub) emit(ev events.Event) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			h.cfg.Supervisor.Logger.Error("hub: events sink panicked", "kind", string(ev.Kind), "panic", fmt.Sprint(r))
+			h.cfg.Supervisor.Observe.Logger.Error("hub: events sink panicked", "kind", string(ev.Kind), "panic", fmt.Sprint(r))
 		}
 	}()
 	// Add refuses longer names; a servers file's warnings still name them.
@@ -71,7 +71,7 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 		if moved {
 			e.since = ev.Time
 			if e.since.IsZero() {
-				e.since = h.cfg.Supervisor.Clock.Now()
+				e.since = h.cfg.Supervisor.Observe.Clock.Now()
 			}
 		}
 		e.mu.Unlock()

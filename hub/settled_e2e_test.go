@@ -33,9 +33,9 @@ func refusedURL(t *testing.T) string {
 func TestWaitSettledReturnsWhenChurnIsTerminal(t *testing.T) {
 	f := newFixture(t, nil)
 	cfg := f.config(nil)
-	cfg.Supervisor.MaxSessions = 2
-	cfg.Supervisor.ChurnWindow = time.Hour
-	cfg.Supervisor.ChurnCooldown = time.Hour // stays terminal while the test reads it
+	cfg.Supervisor.Recovery.MaxSessions = 2
+	cfg.Supervisor.Recovery.ChurnWindow = time.Hour
+	cfg.Supervisor.Recovery.ChurnCooldown = time.Hour // stays terminal while the test reads it
 	h := hub.New(cfg)
 	t.Cleanup(func() { _ = h.Close() })
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "down", URL: refusedURL(t)}))
@@ -59,7 +59,7 @@ func TestWaitSettledWaitsForTheServerStillConnecting(t *testing.T) {
 	f.servers["key"].Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "initialize"}, Action: mcptest.PlainText(http.StatusUnauthorized, "no key")})
 	busy := f.servers["slow"].Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "initialize"}, Action: mcptest.PlainText(http.StatusServiceUnavailable, "busy")})
 	cfg := f.config(nil)
-	cfg.Supervisor.MaxSessions = 1 << 20 // retries never churn here
+	cfg.Supervisor.Recovery.MaxSessions = 1 << 20 // retries never churn here
 	h := hub.New(cfg)
 	t.Cleanup(func() { _ = h.Close() })
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "key", URL: f.servers["key"].URL()}))

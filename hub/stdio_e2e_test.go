@@ -24,7 +24,8 @@ import (
 // TestStdioServerBesideAnHTTPOne: an mcpServers file with a command entry
 // and a url entry; both serve through the merged catalog, the stdio server
 // is restarted after it crashes, and its env values are masked like
-// header values.
+// header values. The template's HTTP and Stream groups reach the url entry
+// alone.
 func TestStdioServerBesideAnHTTPOne(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"web": {Tools: 1}})
 	bin, err := stdiotest.Build(f.ctx, t.TempDir())
@@ -40,7 +41,12 @@ func TestStdioServerBesideAnHTTPOne(t *testing.T) {
 	require.Len(t, file.Servers, 2)
 	require.Empty(t, file.Warnings)
 
-	h := hub.New(f.config(nil))
+	// The template's HTTP client and stream policy are the HTTP server's:
+	// the stdio server is started without them (supervisor.New refuses
+	// them beside a Command).
+	cfg := f.config(nil)
+	cfg.Supervisor.Stream.Policy = supervisor.StreamOn
+	h := hub.New(cfg)
 	defer h.Close()
 	for _, sc := range file.Servers {
 		require.NoError(t, h.Add(f.ctx, sc))

@@ -107,8 +107,8 @@ func TestStatesSavedOnSessionAndStreamDecision(t *testing.T) {
 	f.servers["hostile"].Gateway().Add(mcptest.GETHostile())
 	store := &savingStore{FileStore: hub.FileStore{Dir: t.TempDir()}, saved: make(chan *supervisor.ResumeState, 16)}
 	cfg := f.config(store)
-	cfg.Supervisor.StreamKeeper = supervisor.StreamKeeper{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
-	cfg.Supervisor.HostileRule = supervisor.HostileRule{Threshold: 3}
+	cfg.Supervisor.Stream.Keeper = supervisor.StreamKeeper{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	cfg.Supervisor.Stream.HostileRule = supervisor.HostileRule{Threshold: 3}
 	h := f.hub(cfg)
 
 	next := func() *supervisor.ResumeState {

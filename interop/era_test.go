@@ -36,7 +36,7 @@ func TestHubMixedEras(t *testing.T) {
 	servers := []hub.ServerConfig{{Name: "everything", URL: ts.URL()}, {Name: "modern", URL: modern.URL()}}
 	log := &eventLog{}
 	run := func() *hub.Hub {
-		h := hub.New(hub.Config{Supervisor: supervisor.Config{HTTPClient: hc}, Store: store, Events: log})
+		h := hub.New(hub.Config{Supervisor: supervisor.Config{HTTP: supervisor.HTTPConfig{HTTPClient: hc}}, Store: store, Events: log})
 		t.Cleanup(func() { _ = h.Close() })
 		for _, sc := range servers {
 			require.NoError(t, h.Add(ctx, sc))

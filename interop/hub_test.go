@@ -37,7 +37,7 @@ func TestHubThreeServers(t *testing.T) {
 	servers := []hub.ServerConfig{{Name: "everything", URL: ts.URL()}, {Name: "alpha", URL: mc["alpha"].URL()}, {Name: "beta", URL: mc["beta"].URL()}}
 	log := &eventLog{}
 	run := func() *hub.Hub {
-		h := hub.New(hub.Config{Supervisor: supervisor.Config{HTTPClient: hc}, Store: store, Events: log})
+		h := hub.New(hub.Config{Supervisor: supervisor.Config{HTTP: supervisor.HTTPConfig{HTTPClient: hc}}, Store: store, Events: log})
 		t.Cleanup(func() { _ = h.Close() })
 		for _, sc := range servers {
 			require.NoError(t, h.Add(ctx, sc))

@@ -32,10 +32,10 @@ func TestEverythingOverStdio(t *testing.T) {
 	defer cancel()
 	rec := &events.Recorder{}
 	sup, err := supervisor.New(supervisor.Config{
-		Name:    "everything",
-		Command: &stdio.Command{Path: node, Args: []string{entry, "stdio"}, StopGrace: 2 * time.Second},
-		Events:  rec,
-		Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond},
+		Name:     "everything",
+		Command:  &stdio.Command{Path: node, Args: []string{entry, "stdio"}, StopGrace: 2 * time.Second},
+		Observe:  supervisor.ObserveConfig{Events: rec},
+		Recovery: supervisor.RecoveryConfig{Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond}},
 	})
 	require.NoError(t, err)
 	defer sup.Close()

@@ -120,9 +120,9 @@ func supervise(t *testing.T, url string, cfg supervisor.Config) *supervised {
 	rec := &recorder{base: base}
 	ev := &eventLog{}
 	cfg.Endpoint = url
-	cfg.HTTPClient = &http.Client{Transport: rec}
+	cfg.HTTP.HTTPClient = &http.Client{Transport: rec}
 	cfg.Name = t.Name()
-	cfg.Events = ev
+	cfg.Observe.Events = ev
 	sup, err := supervisor.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sup.Close() })
@@ -265,13 +265,17 @@ func TestSupervisorServerRestart(t *testing.T) {
 	ctx := scenarioContext(t)
 
 	// Noticed by the standalone stream: kept on, re-dialed quickly.
-	byStream := supervise(t, s.URL(), supervisor.Config{Stream: supervisor.StreamOn,
-		StreamKeeper: wireStreamFast})
+	byStream := supervise(t, s.URL(), supervisor.Config{
+		Stream: supervisor.StreamConfig{
+			Policy: supervisor.StreamOn,
+			Keeper: wireStreamFast,
+		},
+	})
 	// Noticed by the next call: no stream, no keepalive.
-	byCall := supervise(t, s.URL(), supervisor.Config{Stream: supervisor.StreamOff})
+	byCall := supervise(t, s.URL(), supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 	// Stream on (default keeper) and a call right after the restart: either
 	// may notice first.
-	racing := supervise(t, s.URL(), supervisor.Config{Stream: supervisor.StreamOn})
+	racing := supervise(t, s.URL(), supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOn}})
 	all := []*supervised{byStream, byCall, racing}
 	for _, sv := range all {
 		sv.startReady(ctx, t)
@@ -545,7 +549,7 @@ func TestSupervisorOutageIsNotGETHostile(t *testing.T) {
 	t.Parallel()
 	s := startEverything(t)
 	ctx := scenarioContext(t)
-	sv := supervise(t, s.URL(), supervisor.Config{StreamKeeper: wireStreamFast})
+	sv := supervise(t, s.URL(), supervisor.Config{Stream: supervisor.StreamConfig{Keeper: wireStreamFast}})
 	sv.startReady(ctx, t)
 	sv.requireEcho(ctx, t, "before")
 	n := len(sv.rec.exchanges())

@@ -40,7 +40,7 @@ const (
 
 var internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 
-// CallHandler returns the handler for supervisor.Config.CallHandler (or a
+// CallHandler returns the handler for supervisor.Config.Observe.CallHandler (or a
 // hub's template) that makes one span of each host call inside the
 // supervisor, from the moment it enters to its end: the wait for ready and a
 // replaced session are the span's events, and the requests the call sent
@@ -58,7 +58,7 @@ var internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInte
 //     call waited for a new session);
 //   - mcpsup.session_replaced: mcpsup.generation (the session lost),
 //     mcpsup.to (the state the connection moved to) and error.type;
-//   - mcpsup.call_resent: the resend policy (supervisor.Config.Resend)
+//   - mcpsup.call_resent: the resend policy (supervisor.Config.Recovery.Resend)
 //     sends the failed call once more; error.type and mcpsup.delivery of
 //     the first sending. The second sending's request span is another
 //     child.

@@ -48,8 +48,15 @@ func TestCallSpansCarryTheRecovery(t *testing.T) {
 	// (500ms on the fake clock) in failed.
 	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "initialize", Occurrence: mcptest.First()},
 		Action: mcptest.PlainText(503, "busy")})
-	sup := newSupervisor(t, srv, supervisor.Config{Name: "rec", Clock: clock, Backoff: supervisor.Backoff{NoJitter: true},
-		CallHandler: h.obs.CallHandler(), SendingMiddleware: []mcp.Middleware{h.obs.Middleware("rec")}})
+	sup := newSupervisor(t, srv, supervisor.Config{
+		Name: "rec",
+		Observe: supervisor.ObserveConfig{
+			Clock:       clock,
+			CallHandler: h.obs.CallHandler(),
+		},
+		Recovery: supervisor.RecoveryConfig{Backoff: supervisor.Backoff{NoJitter: true}},
+		Client:   supervisor.ClientConfig{SendingMiddleware: []mcp.Middleware{h.obs.Middleware("rec")}},
+	})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Failed))
 
@@ -109,8 +116,11 @@ func TestCallSpanCarriesTheReissue(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
-	sup := newSupervisor(t, srv, supervisor.Config{Name: "rec",
-		CallHandler: h.obs.CallHandler(), SendingMiddleware: []mcp.Middleware{h.obs.Middleware("rec")}})
+	sup := newSupervisor(t, srv, supervisor.Config{
+		Name:    "rec",
+		Observe: supervisor.ObserveConfig{CallHandler: h.obs.CallHandler()},
+		Client:  supervisor.ClientConfig{SendingMiddleware: []mcp.Middleware{h.obs.Middleware("rec")}},
+	})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/call", Occurrence: mcptest.First()},

@@ -40,7 +40,7 @@ func ExampleObserver() {
 
 	// Metrics: add the sink to the supervisor's events (with the host's own:
 	// events.Multi(hostSink, obs.Sink())).
-	sup, err := supervisor.New(supervisor.Config{Name: "docs", Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: obs.Sink()})
+	sup, err := supervisor.New(supervisor.Config{Name: "docs", Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}, Observe: supervisor.ObserveConfig{Events: obs.Sink()}})
 	if err != nil {
 		panic(err)
 	}

@@ -46,7 +46,7 @@ const toolError = "tool_error"
 // Middleware returns go-sdk sending middleware for the sessions of the
 // server named server (the name the host gives its supervisor, so spans and
 // metrics agree). Add it with mcp.Client.AddSendingMiddleware, or in
-// supervisor.Config.SendingMiddleware, which runs it outside the
+// supervisor.Config.Client.SendingMiddleware, which runs it outside the
 // supervisor's wire facts.
 //
 // For every request and notification the client sends it:
@@ -79,7 +79,7 @@ const toolError = "tool_error"
 // The verdict's facts (HTTP status, Retry-After) come from the wire layer:
 // on a bare go-sdk client, place this middleware before (outside)
 // wire.FactsMiddleware in one AddSendingMiddleware call, or add it after
-// it; supervisor.Config.SendingMiddleware does so. Without wire facts,
+// it; supervisor.Config.Client.SendingMiddleware does so. Without wire facts,
 // classify sees only go-sdk's error values. With no-op providers it reads no clock and
 // classifies nothing: its cost is the no-op tracer's (one allocation, the
 // span's context; docs/benchmarks.md).

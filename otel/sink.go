@@ -94,7 +94,7 @@ func (in *instruments) make(m metric.Meter) error {
 }
 
 // Sink returns the events sink that records the metrics; add it to a
-// supervisor's Config.Events, e.g. events.Multi(hostSink, o.Sink()), before
+// supervisor's Config.Observe.Events, e.g. events.Multi(hostSink, o.Sink()), before
 // Start: mcpsup.connection.state counts from each server's first transition.
 // It reads only typed fields (no free text), never blocks, and is safe for
 // concurrent use by many supervisors (one per server name).

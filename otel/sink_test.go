@@ -29,7 +29,7 @@ var (
 
 func newSupervisor(t *testing.T, srv *mcptest.Server, cfg supervisor.Config) *supervisor.Supervisor {
 	t.Helper()
-	cfg.Endpoint, cfg.HTTPClient = srv.URL(), srv.HTTPClient()
+	cfg.Endpoint, cfg.HTTP.HTTPClient = srv.URL(), srv.HTTPClient()
 	sup, err := supervisor.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sup.Close() })
@@ -69,7 +69,7 @@ func TestS4Metrics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
 	rec := &events.Recorder{}
-	sup := newSupervisor(t, srv, supervisor.Config{Name: "s4", Events: events.Multi(h.obs.Sink(), rec)})
+	sup := newSupervisor(t, srv, supervisor.Config{Name: "s4", Observe: supervisor.ObserveConfig{Events: events.Multi(h.obs.Sink(), rec)}})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	waitEvents(t, ctx, rec, 1, isTransition(events.StateConnecting, events.StateReady))
@@ -132,7 +132,7 @@ func TestS2StaleRecoveryMetrics(t *testing.T) {
 	srv.Gateway().Add(mcptest.StaleSessionNullID())
 
 	rec := &events.Recorder{}
-	sup := newSupervisor(t, srv, supervisor.Config{Name: "s2", Resume: rs, Events: events.Multi(h.obs.Sink(), rec)})
+	sup := newSupervisor(t, srv, supervisor.Config{Name: "s2", Resume: rs, Observe: supervisor.ObserveConfig{Events: events.Multi(h.obs.Sink(), rec)}})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	waitEvents(t, ctx, rec, 1, isTransition(events.StateStaleRecovering, events.StateReady))

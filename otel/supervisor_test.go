@@ -16,7 +16,7 @@ import (
 )
 
 // S4 through a supervisor: the host's Middleware in
-// Config.SendingMiddleware runs outside the supervisor's wire facts, so the
+// Config.Client.SendingMiddleware runs outside the supervisor's wire facts, so the
 // span of a call a 429 answers carries the rate-limited verdict, HTTP 429
 // and delivery answered; a successful call has its span, and its trace
 // reaches the server in _meta.
@@ -27,7 +27,7 @@ func TestSupervisorCallSpans(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
-	sup := newSupervisor(t, srv, supervisor.Config{Name: "s4", SendingMiddleware: []mcp.Middleware{h.obs.Middleware("s4")}})
+	sup := newSupervisor(t, srv, supervisor.Config{Name: "s4", Client: supervisor.ClientConfig{SendingMiddleware: []mcp.Middleware{h.obs.Middleware("s4")}}})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 

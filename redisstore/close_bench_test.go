@@ -39,7 +39,7 @@ func BenchmarkCloseWithRedisHung(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				_ = rdb.FlushAll(ctx).Err()
-				h := hub.New(hub.Config{Supervisor: supervisor.Config{HTTPClient: srv.HTTPClient(), Era: supervisor.Era2025},
+				h := hub.New(hub.Config{Supervisor: supervisor.Config{Era: supervisor.Era2025, HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}},
 					Store: &redisstore.Store{Client: rdb, Holder: "bench"}, StoreTimeout: time.Second})
 				for i := range servers {
 					if err := h.Add(ctx, hub.ServerConfig{Name: fmt.Sprintf("s%02d", i), URL: srv.URL()}); err != nil {

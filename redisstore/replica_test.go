@@ -68,8 +68,10 @@ func replicaServer(server, url, replica string) hub.ServerConfig {
 // replicaConfig is the hub configuration every replica of these tests uses.
 func replicaConfig(store hub.Store, sink events.Sink) hub.Config {
 	return hub.Config{
-		Supervisor: supervisor.Config{Era: supervisor.Era2025,
-			Backoff: supervisor.Backoff{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond, NoJitter: true}},
+		Supervisor: supervisor.Config{
+			Era:      supervisor.Era2025,
+			Recovery: supervisor.RecoveryConfig{Backoff: supervisor.Backoff{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond, NoJitter: true}},
+		},
 		Store:        store,
 		StoreTimeout: time.Second,
 		Lease:        hub.LeaseConfig{TTL: testTTL},

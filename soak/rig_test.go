@@ -98,26 +98,30 @@ type rig struct {
 // faults play out within a rule's lifetime.
 func (r *rig) config() supervisor.Config {
 	cfg := supervisor.Config{
-		Endpoint:      r.srv.URL(),
-		HTTPClient:    r.srv.HTTPClient(),
-		Name:          r.name,
-		Stream:        r.stream,
-		HostileMemory: 3 * time.Second,
-		HostileRule:   supervisor.HostileRule{Threshold: 3},
-		StreamKeeper:  supervisor.StreamKeeper{Span: 250 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond},
-		Backoff: supervisor.Backoff{
-			InitialInterval: 10 * time.Millisecond,
-			MaxInterval:     200 * time.Millisecond,
-			MaxAttempts:     100_000,
-			MaxElapsed:      10 * time.Minute,
+		Endpoint: r.srv.URL(),
+		Name:     r.name,
+		HTTP:     supervisor.HTTPConfig{HTTPClient: r.srv.HTTPClient()},
+		Stream: supervisor.StreamConfig{
+			Policy:        r.stream,
+			HostileMemory: 3 * time.Second,
+			HostileRule:   supervisor.HostileRule{Threshold: 3},
+			Keeper:        supervisor.StreamKeeper{Span: 250 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond},
 		},
-		DiscoveryTimeout: discoveryTimeout,
-		ProbeTimeout:     probeTimeout,
-		MaxSessions:      1_000_000,
-		ChurnWindow:      time.Minute,
+		Recovery: supervisor.RecoveryConfig{
+			Backoff: supervisor.Backoff{
+				InitialInterval: 10 * time.Millisecond,
+				MaxInterval:     200 * time.Millisecond,
+				MaxAttempts:     100_000,
+				MaxElapsed:      10 * time.Minute,
+			},
+			DiscoveryTimeout: discoveryTimeout,
+			ProbeTimeout:     probeTimeout,
+			MaxSessions:      1_000_000,
+			ChurnWindow:      time.Minute,
+		},
 	}
 	if r.stream == supervisor.StreamOff {
-		cfg.KeepAlive = keepAlive
+		cfg.Recovery.KeepAlive = keepAlive
 	}
 	return cfg
 }
@@ -153,8 +157,8 @@ func newRig(t *testing.T, i int, seed uint64) *rig {
 	if r.mode.resumed() {
 		cfg.Resume = r.persisted(t, seed)
 	}
-	cfg.Events = r.rec
-	cfg.CallHandler = r.calls // records the re-issued calls
+	cfg.Observe.Events = r.rec
+	cfg.Observe.CallHandler = r.calls // records the re-issued calls
 	sup, err := supervisor.New(cfg)
 	if err != nil {
 		t.Fatalf("seed %d: %s: New: %v", seed, r.name, err)

@@ -33,7 +33,7 @@ func TestAnotherCallsAnswerFailsOnlyTheCall(t *testing.T) {
 			srv, err := mcptest.NewServer(mcptest.Options{})
 			require.NoError(t, err)
 			t.Cleanup(srv.Close)
-			sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff})
+			sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}, Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = sup.Close() })
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

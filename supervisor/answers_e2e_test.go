@@ -52,7 +52,7 @@ func TestHostileAnswersFailTheCallAlone(t *testing.T) {
 			srv, err := mcptest.NewServer(mcptest.Options{})
 			require.NoError(t, err)
 			t.Cleanup(srv.Close)
-			sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, AnswerLimits: limits})
+			sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}, Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}, Limits: supervisor.LimitsConfig{AnswerLimits: limits}})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = sup.Close() })
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -92,8 +92,11 @@ func TestInvalidHandshakeSessionIDRetriesOnBackoff(t *testing.T) {
 	})
 	rec := &events.Recorder{}
 	sup, err := supervisor.New(supervisor.Config{
-		Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, Events: rec,
-		Backoff: supervisor.Backoff{InitialInterval: 5 * time.Millisecond, NoJitter: true, MaxAttempts: 2},
+		Endpoint: srv.URL(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Observe:  supervisor.ObserveConfig{Events: rec},
+		Recovery: supervisor.RecoveryConfig{Backoff: supervisor.Backoff{InitialInterval: 5 * time.Millisecond, NoJitter: true, MaxAttempts: 2}},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sup.Close() })
@@ -115,15 +118,19 @@ func TestInvalidHandshakeSessionIDRetriesOnBackoff(t *testing.T) {
 	assert.Zero(t, srv.Log().Count("notifications/initialized"), "no handshake went further")
 }
 
-// Config.AnswerLimits reach the wire: a tool result larger than a host's
+// Config.Limits.AnswerLimits reach the wire: a tool result larger than a host's
 // JSON limit fails that call alone as protocol; the next, smaller one is
 // answered on the same session.
 func TestAnswerLimitsBoundACall(t *testing.T) {
 	srv, err := mcptest.NewServer(mcptest.Options{})
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff,
-		AnswerLimits: supervisor.AnswerLimits{JSON: 4 << 10}})
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: srv.URL(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Limits:   supervisor.LimitsConfig{AnswerLimits: supervisor.AnswerLimits{JSON: 4 << 10}},
+	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sup.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

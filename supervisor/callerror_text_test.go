@@ -57,7 +57,7 @@ func TestErrorTextsNameATransportFailure(t *testing.T) {
 // returns its wait for ready's error, which wraps ErrNotReady.
 func failOnce(t *testing.T, cfg Config) error {
 	t.Helper()
-	cfg.Backoff = Backoff{MaxAttempts: 1, InitialInterval: time.Millisecond}
+	cfg.Recovery.Backoff = Backoff{MaxAttempts: 1, InitialInterval: time.Millisecond}
 	sup, err := New(cfg)
 	require.NoError(t, err)
 	defer sup.Close()

@@ -21,7 +21,7 @@ import (
 // Unsubscribe and SetLoggingLevel. Both methods run on the caller's
 // goroutine, synchronously, outside any lock of the supervisor: they must not
 // block, and may be called concurrently for different calls. A method that
-// panics has the panic logged (Config.Logger, level error) and the call goes
+// panics has the panic logged (Config.Observe.Logger, level error) and the call goes
 // on as if it had returned (a TagCall that panics, returns nil, or returns a
 // context not derived from the one it was given, which would cut the call
 // from its caller's cancellation, keeps the caller's context), as an events sink that panics has its event dropped: an
@@ -39,7 +39,7 @@ type CallHandler interface {
 	// HandleCall is told each stage of the call, in this order: a
 	// *CallWaited when the call had to wait, a *CallSessionLost when its
 	// failure cost the session; a *CallReissued (a 2026-07-28 response
-	// stream that broke) or, with Config.Resend, a *CallResent, and the
+	// stream that broke) or, with Config.Recovery.Resend, a *CallResent, and the
 	// stages of the second sending; and always a *CallEnd, last.
 	HandleCall(ctx context.Context, stage CallStage)
 }
@@ -61,13 +61,13 @@ type CallInfo struct {
 type CallStage interface{ callStage() }
 
 // CallWaited is the stage of a call that found the connection not ready and
-// waited for it (Config.MaxCallWait bounds the wait).
+// waited for it (Config.Limits.MaxCallWait bounds the wait).
 type CallWaited struct {
 	// From is the state the call found, and FromGeneration the generation
 	// of the latest session then (0 before the first).
 	From           State
 	FromGeneration uint64
-	// Waited is how long the call waited, on Config.Clock.
+	// Waited is how long the call waited, on Config.Observe.Clock.
 	Waited time.Duration
 	// Generation is the session the call then went out on; 0 when the
 	// wait ended without ready (the call fails, not sent). A Generation
@@ -96,7 +96,7 @@ type CallSessionLost struct {
 }
 
 // CallResent is the stage of a call that failed resendable and that
-// Config.Resend sends once more, after recovery (the call-resent event
+// Config.Recovery.Resend sends once more, after recovery (the call-resent event
 // says so too). The stages of the second sending follow.
 type CallResent struct {
 	// Err is the first sending's error.
@@ -105,7 +105,7 @@ type CallResent struct {
 
 // CallReissued is the stage of a call of a 2026-07-28 session whose
 // response stream broke before its response, and that is re-issued once as
-// a new request (Config.NoReissue unset; the call-reissued event says so
+// a new request (Config.Recovery.NoReissue unset; the call-reissued event says so
 // too). The stages of the second sending follow.
 type CallReissued struct {
 	// Err is the first sending's error; its RequestID is the lost request's.
@@ -140,7 +140,7 @@ func (w *waitTrace) begin(s *Supervisor, st State, gen uint64) {
 	if w.h == nil || w.waiting {
 		return
 	}
-	w.waiting, w.from, w.fromGen, w.start = true, st, gen, s.cfg.Clock.Now()
+	w.waiting, w.from, w.fromGen, w.start = true, st, gen, s.cfg.Observe.Clock.Now()
 }
 
 // end reports the wait, if there was one; gen is the session the call goes
@@ -149,7 +149,7 @@ func (w *waitTrace) end(ctx context.Context, s *Supervisor, gen uint64) {
 	if !w.waiting {
 		return
 	}
-	s.handleCall(ctx, w.h, &CallWaited{From: w.from, FromGeneration: w.fromGen, Waited: s.cfg.Clock.Since(w.start), Generation: gen})
+	s.handleCall(ctx, w.h, &CallWaited{From: w.from, FromGeneration: w.fromGen, Waited: s.cfg.Observe.Clock.Since(w.start), Generation: gen})
 }
 
 // reportSessionLost tells h when the call that failed as ce cost its
@@ -181,7 +181,7 @@ func (s *Supervisor) tagCall(ctx context.Context, h CallHandler, info CallInfo) 
 	tagged = ctx
 	defer func() {
 		if r := recover(); r != nil {
-			s.cfg.Logger.Error("mcpsup: the call handler's TagCall panicked", "server", s.callServer, "op", info.Op, "panic", r)
+			s.cfg.Observe.Logger.Error("mcpsup: the call handler's TagCall panicked", "server", s.callServer, "op", info.Op, "panic", r)
 			tagged = ctx
 		}
 	}()
@@ -191,7 +191,7 @@ func (s *Supervisor) tagCall(ctx context.Context, h CallHandler, info CallInfo) 
 	case c == nil:
 		return ctx
 	case c.Value(tagProbe{}) != probe || (ctx.Done() != nil && c.Done() == nil):
-		s.cfg.Logger.Warn("mcpsup: the call handler's TagCall returned a context not derived from the call's; the call keeps its own",
+		s.cfg.Observe.Logger.Warn("mcpsup: the call handler's TagCall returned a context not derived from the call's; the call keeps its own",
 			"server", s.callServer, "op", info.Op)
 		return ctx
 	}
@@ -206,7 +206,7 @@ type tagProbe struct{ _ byte }
 func (s *Supervisor) handleCall(ctx context.Context, h CallHandler, stage CallStage) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.cfg.Logger.Error("mcpsup: the call handler's HandleCall panicked", "server", s.callServer, "stage", fmt.Sprintf("%T", stage), "panic", r)
+			s.cfg.Observe.Logger.Error("mcpsup: the call handler's HandleCall panicked", "server", s.callServer, "stage", fmt.Sprintf("%T", stage), "panic", r)
 		}
 	}()
 	h.HandleCall(ctx, stage)

@@ -28,7 +28,7 @@ func (detacher) HandleCall(context.Context, CallStage) {}
 func TestCallHandlerCannotDetachTheCall(t *testing.T) {
 	for _, withoutCancel := range []bool{false, true} {
 		var logs syncBuffer
-		r := newRig(t, Config{CallHandler: detacher{withoutCancel}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		r := newRig(t, Config{Observe: ObserveConfig{CallHandler: detacher{withoutCancel}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 		sess := newFakeSession("s1", "a")
 		sess.callHang = true
 		r.ready(sess)

@@ -49,7 +49,7 @@ func (r *stageRecorder) got() ([]CallInfo, []CallStage) {
 
 func TestCallHandlerHearsTheWaitForReady(t *testing.T) {
 	h := &stageRecorder{}
-	r := newRig(t, Config{CallHandler: h})
+	r := newRig(t, Config{Observe: ObserveConfig{CallHandler: h}})
 	r.sup.Start()
 	req := r.next() // connecting: the call must wait
 
@@ -69,7 +69,7 @@ func TestCallHandlerHearsTheWaitForReady(t *testing.T) {
 
 func TestCallHandlerHearsTheSessionACallCost(t *testing.T) {
 	h := &stageRecorder{}
-	r := newRig(t, Config{CallHandler: h})
+	r := newRig(t, Config{Observe: ObserveConfig{CallHandler: h}})
 	old := newFakeSession("s1", "a")
 	r.ready(old)
 
@@ -103,7 +103,7 @@ func TestCallHandlerHearsTheSessionACallCost(t *testing.T) {
 
 func TestCallHandlerHearsACallRefusedWhileNotReady(t *testing.T) {
 	h := &stageRecorder{}
-	r := newRig(t, Config{CallHandler: h, MaxCallWait: 5 * time.Second})
+	r := newRig(t, Config{Observe: ObserveConfig{CallHandler: h}, Limits: LimitsConfig{MaxCallWait: 5 * time.Second}})
 	r.sup.Start()
 	r.next() // never answered
 
@@ -121,7 +121,7 @@ func TestCallHandlerHearsACallRefusedWhileNotReady(t *testing.T) {
 
 func TestCallHandlerHearsAResend(t *testing.T) {
 	h := &stageRecorder{}
-	r := newRig(t, Config{Resend: ResendSafe, CallHandler: h})
+	r := newRig(t, Config{Recovery: RecoveryConfig{Resend: ResendSafe}, Observe: ObserveConfig{CallHandler: h}})
 	sess := newFakeSession("s1", "a")
 	sess.callErr = &classify.NotSentError{Err: io.EOF}
 	r.ready(sess)
@@ -167,7 +167,7 @@ func TestCallHandlerThatPanicsDoesNotBreakTheCall(t *testing.T) {
 	for _, nilTag := range []bool{false, true} {
 		var logs syncBuffer
 		h := &panicker{nilTag: nilTag}
-		r := newRig(t, Config{CallHandler: h, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		r := newRig(t, Config{Observe: ObserveConfig{CallHandler: h, Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 		r.sup.Start()
 		req := r.next()
 		errc := r.callAsync(r.ctx, "a") // waits: a CallWaited stage
@@ -211,7 +211,7 @@ func (e *endRecorder) HandleCall(_ context.Context, s CallStage) {
 func TestCloseWaitsForTheCallHandlersLastStage(t *testing.T) {
 	const n = 8
 	h := &endRecorder{}
-	r := newRig(t, Config{CallHandler: h})
+	r := newRig(t, Config{Observe: ObserveConfig{CallHandler: h}})
 	sess := newFakeSession("s1", "a")
 	sess.callHang = true
 	r.ready(sess)

@@ -19,7 +19,7 @@ import (
 //
 // In ready the call goes out at once. While the connection recovers
 // (connecting, resuming, probing, stale-recovering, a retrying failed state)
-// it waits for ready, bounded by ctx and Config.MaxCallWait, and is then sent
+// it waits for ready, bounded by ctx and Config.Limits.MaxCallWait, and is then sent
 // exactly once; a wait that ends first fails not sent with a *CallError
 // wrapping a *StateError that names the state and the last failure's
 // verdict (its Err is ErrWaitTimeout, or ctx's error: the call's verdict is
@@ -37,8 +37,8 @@ import (
 // never replayed but in two cases, and then once: on a 2026-07-28 session
 // whose response stream for the call broke before the response, it is
 // re-issued as a new request with a new id, as that era requires (changelog
-// item 9), unless Config.NoReissue is set: a tool that is not idempotent may
-// then run twice; or, when Config.Resend is ResendSafe and the CallError is
+// item 9), unless Config.Recovery.NoReissue is set: a tool that is not idempotent may
+// then run twice; or, when Config.Recovery.Resend is ResendSafe and the CallError is
 // Resendable, it is sent once more after recovery. A call sent twice that
 // fails again names its first attempt (CallError.First). A tool's own error
 // (CallToolResult.IsError) is a result, not an error.
@@ -152,16 +152,16 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 }
 
 // do runs one host call (send), sends it once more when the resend policy
-// allows (Config.Resend), and tells Config.CallHandler, if any, of the
+// allows (Config.Recovery.Resend), and tells Config.Observe.CallHandler, if any, of the
 // call's stages. progress is the request's progressToken (nil when none):
-// progress notifications for it extend Config.CallTimeout. Close waits for
+// progress notifications for it extend Config.Limits.CallTimeout. Close waits for
 // the call, its handler's last stage included.
 func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
 	closed := s.enter(op, name)
 	if closed == nil {
 		defer s.calls.Done()
 	}
-	h := s.cfg.CallHandler
+	h := s.cfg.Observe.CallHandler
 	if h == nil {
 		if closed != nil {
 			var zero T
@@ -194,7 +194,7 @@ func (s *Supervisor) enter(op, name string) *CallError {
 
 // resend is do without the handler's first and last stage; h may be nil.
 // A call is sent at most twice: re-issued after a 2026-07-28 response
-// stream broke (Config.NoReissue), or else resent (Config.Resend).
+// stream broke (Config.Recovery.NoReissue), or else resent (Config.Recovery.Resend).
 func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
 	res, sent, err := send(s, ctx, h, op, name, progress, call, nil)
 	if sent == nil {
@@ -233,10 +233,10 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 // went out on a 2026-07-28 session whose response stream broke before the
 // response (classify.Exchange.StreamLost: "A broken response stream loses
 // the in-flight request; clients MUST re-issue it as a new request with a
-// new request ID", changelog item 9), Config.NoReissue is unset, and
+// new request ID", changelog item 9), Config.Recovery.NoReissue is unset, and
 // neither its caller nor Close gave up on it.
 func (s *Supervisor) reissues(caller context.Context, ce *CallError) bool {
-	if s.cfg.NoReissue || ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
+	if s.cfg.Recovery.NoReissue || ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
 		return false
 	}
 	facts, ok := errors.AsType[*classify.HTTPError](ce.Err)
@@ -265,7 +265,7 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	var c *callClock
 	var release func()
 	if _, ok := caller.Deadline(); ok {
-		c = newCallClock(ctx, s.cfg.Clock, 0, 0)
+		c = newCallClock(ctx, s.cfg.Observe.Clock, 0, 0)
 		release = c.finish // detached by then: the release
 	} else {
 		c, release = s.boundCall(ctx, progress)
@@ -300,10 +300,10 @@ func headerMismatch(v classify.Verdict) bool {
 	return v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == httpsession.CodeHeaderMismatch
 }
 
-// resends reports whether Config.Resend sends the failed call ce once more:
+// resends reports whether Config.Recovery.Resend sends the failed call ce once more:
 // it is Resendable, and neither its caller nor Close gave up on it.
 func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
-	return s.cfg.Resend == ResendSafe && ce.Resendable() && ce.Verdict.Class != classify.Canceled &&
+	return s.cfg.Recovery.Resend == ResendSafe && ce.Resendable() && ce.Verdict.Class != classify.Canceled &&
 		caller.Err() == nil && s.callLife.Err() == nil
 }
 
@@ -365,12 +365,12 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		// Spaced like any re-list of a change gone unnoticed (relistGap).
 		s.post(relistWanted{gen: gen})
 	}
-	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
+	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
 		// The window is the verdict's Retry-After as it stands: classify
 		// parsed and capped it (classify.MaxRetryAfter), so the error, the
 		// event and the window agree. Set before the caller returns: a
 		// call made right after it is refused locally.
-		until := s.cfg.Clock.Now().Add(v.RetryAfter)
+		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter)
 		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
 	}
 	s.post(callFailed{gen: gen, err: ce})
@@ -422,7 +422,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		}
 		if timer == nil {
 			wait.begin(s, st, gen) // before the timer: a test's clock moves once it exists
-			timer = s.cfg.Clock.NewTimer(s.cfg.MaxCallWait)
+			timer = s.cfg.Observe.Clock.NewTimer(s.cfg.Limits.MaxCallWait)
 		}
 		select {
 		case <-ch:
@@ -445,7 +445,7 @@ func (s *Supervisor) admit(op, name string) error {
 	if op == "tools/call" && (s.snap.catalog == nil || s.snap.catalog.Tool(name) == nil) {
 		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
-	if w := s.snap.rate; w != nil && !s.cfg.DisableRateLimitWindow && s.cfg.Clock.Now().Before(w.until) {
+	if w := s.snap.rate; w != nil && !s.cfg.Limits.DisableRateLimitWindow && s.cfg.Observe.Clock.Now().Before(w.until) {
 		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: w.verdict, Delivery: NotSent, Err: ErrRateLimited}
 	}
 	return nil
@@ -468,7 +468,7 @@ func delivery(err error, v classify.Verdict) Delivery {
 // (set by failed) and the failure. Loop goroutine.
 func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 	v := ce.Verdict
-	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.DisableRateLimitWindow {
+	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
 		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
 	}
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})

@@ -161,7 +161,7 @@ func TestListChangedDuringDiscoveryIsKept(t *testing.T) {
 // one waits.
 func TestNotifyAfterEveryListIsBounded(t *testing.T) {
 	const gap = 5 * time.Second
-	r := newRig(t, Config{RelistMinGap: gap})
+	r := newRig(t, Config{Limits: LimitsConfig{RelistMinGap: gap}})
 	r.sup.Start()
 	req := r.next()
 	sess := newFakeSession("s1", "a")
@@ -295,7 +295,7 @@ func TestRefreshDuringRecoveryWaitsForTheNextCatalog(t *testing.T) {
 // With the stream off, the catalog is polled every CatalogPollInterval on
 // the clock: an added and a removed tool are seen after one interval.
 func TestStreamOffPollsTheCatalog(t *testing.T) {
-	r := newRig(t, Config{Stream: StreamOff, CatalogPollInterval: time.Minute})
+	r := newRig(t, Config{Stream: StreamConfig{Policy: StreamOff}, Limits: LimitsConfig{CatalogPollInterval: time.Minute}})
 	sess := newFakeSession("s1", "a", "b")
 	r.ready(sess)
 	sess.addTool("c")
@@ -322,13 +322,13 @@ func TestStreamOffPollsTheCatalog(t *testing.T) {
 // With the stream on, nothing is polled; with a stream refused (a
 // remembered GET-hostile decision), the catalog is polled.
 func TestStreamOnDoesNotPoll(t *testing.T) {
-	r := newRig(t, Config{CatalogPollInterval: time.Minute})
+	r := newRig(t, Config{Limits: LimitsConfig{CatalogPollInterval: time.Minute}})
 	r.ready(newFakeSession("s1", "a"))
 	require.False(t, r.sup.pollArmed())
 }
 
 func TestRefusedStreamPollsTheCatalog(t *testing.T) {
-	r := newRig(t, Config{HostileMemory: time.Hour, CatalogPollInterval: 10 * time.Minute})
+	r := newRig(t, Config{Stream: StreamConfig{HostileMemory: time.Hour}, Limits: LimitsConfig{CatalogPollInterval: 10 * time.Minute}})
 	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: httpsession.ResumeState{SessionID: "s1", ProtocolVersion: "2025-11-25",
 		InitializeResult: &mcp.InitializeResult{ProtocolVersion: "2025-11-25", Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}},
 		StandaloneStream: StreamDecision{Off: true, DecidedAt: r.clock.Now()}}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -39,7 +40,7 @@ type stdioRig struct {
 	sup  *Supervisor
 	rec  *events.Recorder
 	ctx  context.Context
-	logs *syncBuffer // Config.Logger's, unless the test gave one
+	logs *syncBuffer // Config.Observe.Logger's, unless the test gave one
 }
 
 // newStdioRig supervises the test server run with args; cfg's Command, if
@@ -53,14 +54,14 @@ func newStdioRig(t *testing.T, cfg Config, args ...string) *stdioRig {
 	cmd.Path, cmd.Args = testServer(t), args
 	cfg.Command = &cmd
 	rec := &events.Recorder{}
-	cfg.Events = rec
+	cfg.Observe.Events = rec
 	cfg.Name = "srv"
 	logs := &syncBuffer{}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if cfg.Observe.Logger == nil {
+		cfg.Observe.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	if cfg.Backoff == (Backoff{}) {
-		cfg.Backoff = Backoff{InitialInterval: time.Millisecond, MaxInterval: time.Millisecond, NoJitter: true}
+	if cfg.Recovery.Backoff == (Backoff{}) {
+		cfg.Recovery.Backoff = Backoff{InitialInterval: time.Millisecond, MaxInterval: time.Millisecond, NoJitter: true}
 	}
 	sup, err := New(cfg)
 	require.NoError(t, err)
@@ -272,7 +273,7 @@ func TestCommandDeathIsTheSessionDied(t *testing.T) {
 // terminal until the cool-down (on the fake clock) passes.
 func TestCommandCrashLoopEndsInChurn(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	r := newStdioRig(t, Config{Clock: clock, MaxSessions: 3, ChurnWindow: time.Minute, ChurnCooldown: time.Minute})
+	r := newStdioRig(t, Config{Observe: ObserveConfig{Clock: clock}, Recovery: RecoveryConfig{MaxSessions: 3, ChurnWindow: time.Minute, ChurnCooldown: time.Minute}})
 	r.sup.Start()
 	for i := 1; i <= 3; i++ {
 		r.ready()
@@ -303,8 +304,11 @@ func TestCommandCrashLoopEndsInChurn(t *testing.T) {
 // call in flight fails with outcome unknown.
 func TestCommandHungServerIsFoundByPing(t *testing.T) {
 	requireProcFS(t)
-	r := newStdioRig(t, Config{Era: Era2025, KeepAlive: 300 * time.Millisecond,
-		Command: &stdio.Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
+	r := newStdioRig(t, Config{
+		Era:      Era2025,
+		Command:  &stdio.Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond},
+		Recovery: RecoveryConfig{KeepAlive: 300 * time.Millisecond},
+	})
 	r.sup.Start()
 	r.ready()
 	pid, _, _ := r.pids()
@@ -508,7 +512,7 @@ func (s *syncBuffer) String() string {
 func TestCommandStderrIsLoggedAndItsTailKept(t *testing.T) {
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	r := newStdioRig(t, Config{Logger: logger, Command: &stdio.Command{StderrTail: 64}}, "-stderr-at-start", "booting")
+	r := newStdioRig(t, Config{Command: &stdio.Command{StderrTail: 64}, Observe: ObserveConfig{Logger: logger}}, "-stderr-at-start", "booting")
 	r.sup.Start()
 	r.ready()
 	long := strings.Repeat("x", 200) + "\n"
@@ -582,6 +586,16 @@ func TestCommandConfigIsValidated(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfigConflict)
 	_, err = New(Config{Command: &stdio.Command{Path: "x"}, Resume: &ResumeState{}})
 	require.ErrorIs(t, err, ErrConfigConflict)
+	// The groups of a streamable HTTP server: a stdio server has no HTTP
+	// and no standalone stream, so a field set there is a mistake.
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, HTTP: HTTPConfig{EraReprobe: time.Minute}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, HTTP: HTTPConfig{HTTPClient: &http.Client{}}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, Stream: StreamConfig{Policy: StreamOff}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	_, err = New(Config{Command: &stdio.Command{Path: "x"}, Stream: StreamConfig{Keeper: StreamKeeper{Span: time.Second}}})
+	require.ErrorIs(t, err, ErrConfigConflict)
 	var ce *stdio.CommandError
 	_, err = New(Config{Command: &stdio.Command{}})
 	require.ErrorAs(t, err, &ce)
@@ -605,7 +619,7 @@ func TestCommandConfigIsValidated(t *testing.T) {
 func TestCommandThatCannotStartIsRetried(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	rec := &events.Recorder{}
-	s, err := New(Config{Command: &stdio.Command{Path: filepath.Join(t.TempDir(), "missing")}, Clock: clock, Events: rec})
+	s, err := New(Config{Command: &stdio.Command{Path: filepath.Join(t.TempDir(), "missing")}, Observe: ObserveConfig{Clock: clock, Events: rec}})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
@@ -625,7 +639,7 @@ func TestCommandThatCannotStartIsRetried(t *testing.T) {
 func TestCommandThatDiesAtStartIsRetried(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	rec := &events.Recorder{}
-	s, err := New(Config{Command: &stdio.Command{Path: "/bin/sh", Args: []string{"-c", "echo missing API key >&2; exit 4"}}, Clock: clock, Events: rec})
+	s, err := New(Config{Command: &stdio.Command{Path: "/bin/sh", Args: []string{"-c", "echo missing API key >&2; exit 4"}}, Observe: ObserveConfig{Clock: clock, Events: rec}})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
@@ -697,12 +711,12 @@ const (
 const minPiece = 6
 
 // TestCommandPageOverMaxItemsIsRefusedBeforeDecoding: over stdio too, a
-// tools/list page with more items than Config.MaxItems is answered in the
+// tools/list page with more items than Config.Limits.MaxItems is answered in the
 // server's place with a JSON-RPC error naming the bound before go-sdk
 // decodes its items; the listing fails, and its retry is scheduled on the
 // same session: the process is not restarted for it.
 func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
-	r := newStdioRig(t, Config{MaxItems: 5, Clock: clockwork.NewFakeClock()}) // no retry runs
+	r := newStdioRig(t, Config{Limits: LimitsConfig{MaxItems: 5}, Observe: ObserveConfig{Clock: clockwork.NewFakeClock()}}) // no retry runs
 	r.sup.Start()
 	evs, err := r.rec.WaitFor(r.ctx, func(evs []events.Event) bool {
 		for _, e := range evs {
@@ -736,7 +750,7 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 // before go-sdk decodes its blocks; the call fails alone, the process lives
 // and serves the next call. A result at the bound is served.
 func TestCommandResultOverTheContentBoundIsRefused(t *testing.T) {
-	r := newStdioRig(t, Config{AnswerLimits: AnswerLimits{ContentBlocks: 5}})
+	r := newStdioRig(t, Config{Limits: LimitsConfig{AnswerLimits: AnswerLimits{ContentBlocks: 5}}})
 	r.sup.Start()
 	r.ready()
 	res, err := r.call("blocks", map[string]any{"n": 5})
@@ -776,7 +790,7 @@ func TestCommandMessageOverADecodeBoundIsDropped(t *testing.T) {
 			AnswerLimits{Messages: 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newStdioRig(t, Config{AnswerLimits: c.limits}, "-garbage-at-start", c.line)
+			r := newStdioRig(t, Config{Limits: LimitsConfig{AnswerLimits: c.limits}}, "-garbage-at-start", c.line)
 			r.sup.Start()
 			r.ready()
 			e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
@@ -797,10 +811,15 @@ func TestCommandMessageOverADecodeBoundIsDropped(t *testing.T) {
 func TestStderrSecretIsMaskedInTheExitError(t *testing.T) {
 	const token = "Hq3vX9pL2mR7tK5wN8cB4dF6" // no credential word near it: only the registration masks it
 	rec := &events.Recorder{}
-	s, err := New(Config{Name: "srv", Events: rec,
-		Logger: slog.New(slog.DiscardHandler),
+	s, err := New(Config{
+		Name: "srv",
 		Command: &stdio.Command{Path: "/bin/sh", Args: []string{"-c", `echo "loaded $UPSTREAM_CRED" >&2; exec "$0"`, testServer(t)},
-			Env: []string{"UPSTREAM_CRED=" + token}, StopGrace: 5 * time.Second, KillGrace: 5 * time.Second}})
+			Env: []string{"UPSTREAM_CRED=" + token}, StopGrace: 5 * time.Second, KillGrace: 5 * time.Second},
+		Observe: ObserveConfig{
+			Events: rec,
+			Logger: slog.New(slog.DiscardHandler),
+		},
+	})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)

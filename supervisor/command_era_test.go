@@ -21,8 +21,10 @@ import (
 // the session about once in twenty runs under load.
 func TestCommandKeepAliveOn2026(t *testing.T) {
 	requireProcFS(t)
-	r := newStdioRig(t, Config{KeepAlive: 250 * time.Millisecond,
-		Command: &stdio.Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}})
+	r := newStdioRig(t, Config{
+		Command:  &stdio.Command{StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond},
+		Recovery: RecoveryConfig{KeepAlive: 250 * time.Millisecond},
+	})
 	r.sup.Start()
 	r.ready()
 	require.Equal(t, "2026-07-28", r.sup.InitializeResult().ProtocolVersion)

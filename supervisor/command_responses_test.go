@@ -17,15 +17,17 @@ import (
 )
 
 // A stdio server that stops reading its stdin and sends 8,000 pings fills
-// the pipe with their responses: at most Config.MaxResponsesInFlight are being
+// the pipe with their responses: at most Config.Limits.MaxResponsesInFlight are being
 // written at once, the rest are dropped and reported, so the goroutines
 // they would each hold are never started.
 func TestCommandResponseFloodIsBounded(t *testing.T) {
 	for _, c := range []struct{ config, inFlight int }{{0, 16}, {4, 4}} {
 		t.Run(fmt.Sprintf("MaxResponsesInFlight=%d", c.config), func(t *testing.T) {
 			const pings = 8000
-			r := newStdioRig(t, Config{MaxResponsesInFlight: c.config,
-				Command: &stdio.Command{StopGrace: 20 * time.Millisecond, KillGrace: 20 * time.Millisecond}})
+			r := newStdioRig(t, Config{
+				Command: &stdio.Command{StopGrace: 20 * time.Millisecond, KillGrace: 20 * time.Millisecond},
+				Limits:  LimitsConfig{MaxResponsesInFlight: c.config},
+			})
 			r.sup.Start()
 			r.ready()
 			before := runtime.NumGoroutine()
@@ -59,7 +61,7 @@ func samplingHandler(started chan<- struct{}) func(context.Context, *mcp.CreateM
 func TestCommandServerRequestsAreBoundedAndEndWithTheSession(t *testing.T) {
 	const bound, n = 4, 20
 	started := make(chan struct{}, n)
-	r := newStdioRig(t, Config{MaxResponsesInFlight: bound, ClientOptions: mcp.ClientOptions{CreateMessageHandler: samplingHandler(started)}})
+	r := newStdioRig(t, Config{Limits: LimitsConfig{MaxResponsesInFlight: bound}, Client: ClientConfig{ClientOptions: mcp.ClientOptions{CreateMessageHandler: samplingHandler(started)}}})
 	r.sup.Start()
 	r.ready()
 	_, err := r.call("sample", map[string]any{"n": n})

@@ -7,10 +7,12 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/stdio"
 )
 
 // TestConfigExposesNoWireType: a field of Config, at any depth, has a type
@@ -59,9 +61,9 @@ func TestConfigExposesNoWireType(t *testing.T) {
 // positive MaxAttempts or MaxElapsed does.
 func TestBackoffUnboundedByDefault(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	cfg := Config{Endpoint: "http://127.0.0.1:1/mcp", Backoff: Backoff{NoJitter: true}}.withDefaults()
-	require.Equal(t, DefaultChurnCooldown, cfg.ChurnCooldown)
-	bo := cfg.Backoff.newBackOff(clock)
+	cfg := Config{Endpoint: "http://127.0.0.1:1/mcp", Recovery: RecoveryConfig{Backoff: Backoff{NoJitter: true}}}.withDefaults()
+	require.Equal(t, DefaultChurnCooldown, cfg.Recovery.ChurnCooldown)
+	bo := cfg.Recovery.Backoff.newBackOff(clock)
 	bo.Reset()
 	var last time.Duration
 	for elapsed := time.Duration(0); elapsed < 24*time.Hour; elapsed += last {
@@ -72,17 +74,59 @@ func TestBackoffUnboundedByDefault(t *testing.T) {
 	}
 	require.Equal(t, 30*time.Second, last)
 
-	bounded := Config{Endpoint: "x", Backoff: Backoff{NoJitter: true, MaxAttempts: 3}}.withDefaults()
-	bo = bounded.Backoff.newBackOff(clock)
+	bounded := Config{Endpoint: "x", Recovery: RecoveryConfig{Backoff: Backoff{NoJitter: true, MaxAttempts: 3}}}.withDefaults()
+	bo = bounded.Recovery.Backoff.newBackOff(clock)
 	bo.Reset()
 	for range 3 {
 		require.NotEqual(t, backoff.Stop, bo.NextBackOff())
 	}
 	require.Equal(t, backoff.Stop, bo.NextBackOff(), "MaxAttempts 3")
 
-	timed := Config{Endpoint: "x", Backoff: Backoff{NoJitter: true, MaxElapsed: time.Minute}}.withDefaults()
-	bo = timed.Backoff.newBackOff(clock)
+	timed := Config{Endpoint: "x", Recovery: RecoveryConfig{Backoff: Backoff{NoJitter: true, MaxElapsed: time.Minute}}}.withDefaults()
+	bo = timed.Recovery.Backoff.newBackOff(clock)
 	bo.Reset()
 	clock.Advance(2 * time.Minute)
 	require.Equal(t, backoff.Stop, bo.NextBackOff(), "MaxElapsed 1m")
+}
+
+// TestZeroConfigTakesTheDocumentedDefaults pins the default each field's
+// comment documents, group by group: the zero value of every field is its
+// default (Config's doc).
+func TestZeroConfigTakesTheDocumentedDefaults(t *testing.T) {
+	c := Config{Endpoint: "http://127.0.0.1:1/mcp"}.withDefaults()
+	assert.Equal(t, c.Endpoint, c.Name, "Name: Endpoint")
+	assert.Equal(t, EraAuto, c.Era)
+
+	assert.Equal(t, &mcp.Implementation{Name: "mcpsup", Version: "0"}, c.Client.Implementation)
+	assert.NotNil(t, c.HTTP.HTTPClient)
+	assert.Nil(t, c.HTTP.OAuthHandler)
+	assert.Equal(t, 10*time.Minute, c.HTTP.EraReprobe)
+
+	assert.Equal(t, StreamAuto, c.Stream.Policy)
+	assert.Equal(t, 24*time.Hour, c.Stream.HostileMemory)
+
+	r := c.Recovery
+	assert.Equal(t, Backoff{InitialInterval: 500 * time.Millisecond, MaxInterval: 30 * time.Second, Multiplier: 2, RandomizationFactor: 0.5}, r.Backoff)
+	assert.Zero(t, r.KeepAlive, "off")
+	assert.Equal(t, 10*time.Second, r.ProbeTimeout)
+	assert.Equal(t, 30*time.Second, r.DiscoveryTimeout)
+	assert.Equal(t, 5*time.Minute, r.ChurnCooldown)
+	assert.Equal(t, ResendNever, r.Resend)
+
+	l := c.Limits
+	assert.Equal(t, 30*time.Second, l.MaxCallWait)
+	assert.Equal(t, 5*time.Minute, l.CallTimeout)
+	assert.Equal(t, time.Hour, l.CallTimeoutCeiling)
+	assert.Equal(t, httpsession.DefaultMaxResponsesInFlight, l.MaxResponsesInFlight)
+	assert.Equal(t, 16, l.MaxResponsesInFlight)
+	assert.Equal(t, time.Second, l.RelistMinGap)
+	assert.Equal(t, time.Minute, l.CatalogPollInterval)
+	assert.Equal(t, 10*time.Second, l.MinListTTL)
+
+	assert.NotNil(t, c.Observe.Clock)
+	assert.NotNil(t, c.Observe.Logger)
+	assert.Nil(t, c.Observe.Events, "discarded")
+
+	cmd := Config{Command: &stdio.Command{Path: "/bin/server"}}.withDefaults()
+	assert.Equal(t, "/bin/server", cmd.Name, "Name: Command.Path")
 }

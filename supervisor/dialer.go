@@ -24,6 +24,10 @@ func newCommand(cfg Config) (*Supervisor, error) {
 		return nil, fmt.Errorf("%w: Config.Endpoint and Config.Command: set one (a server is either streamable HTTP or stdio)", ErrConfigConflict)
 	case cfg.Resume != nil:
 		return nil, fmt.Errorf("%w: Config.Resume and Config.Command: a stdio server has no session to resume", ErrConfigConflict)
+	case cfg.HTTP != HTTPConfig{}:
+		return nil, fmt.Errorf("%w: Config.HTTP and Config.Command: a stdio server has no HTTP", ErrConfigConflict)
+	case cfg.Stream != StreamConfig{}:
+		return nil, fmt.Errorf("%w: Config.Stream and Config.Command: a stdio server has no standalone stream", ErrConfigConflict)
 	}
 	if err := cfg.Command.Validate(); err != nil {
 		return nil, err
@@ -39,11 +43,11 @@ func newCommand(cfg Config) (*Supervisor, error) {
 	}
 	s.dial = &seamConnector{s: s, d: stdio.NewDialer(stdio.Options{
 		Command: *s.cfg.Command, Name: s.cfg.Name, ProtocolVersion: version,
-		KeepAlive: s.cfg.KeepAlive, Clock: s.cfg.Clock, Logger: s.cfg.Logger,
-		Limits: s.cfg.AnswerLimits.MessageLimits(s.cfg.MaxItems), MaxResponses: s.cfg.MaxResponsesInFlight,
+		KeepAlive: s.cfg.Recovery.KeepAlive, Clock: s.cfg.Observe.Clock, Logger: s.cfg.Observe.Logger,
+		Limits: s.cfg.Limits.AnswerLimits.MessageLimits(s.cfg.Limits.MaxItems), MaxResponses: s.cfg.Limits.MaxResponsesInFlight,
 		Redactor: &s.redact.Redactor,
 	})}
-	s.roots.add(cfg.Roots)
+	s.roots.add(cfg.Client.Roots)
 	return s, nil
 }
 
@@ -82,19 +86,19 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 		resumed = rs.ProtocolVersion
 	}
 	t := httpsession.Config{
-		Clock:                cfg.Clock,
-		Logger:               cfg.Logger,
-		MaxResponsesInFlight: cfg.MaxResponsesInFlight,
-		Stream:               cfg.StreamKeeper,
-		OAuthHandler:         cfg.OAuthHandler,
+		Clock:                cfg.Observe.Clock,
+		Logger:               cfg.Observe.Logger,
+		MaxResponsesInFlight: cfg.Limits.MaxResponsesInFlight,
+		Stream:               cfg.Stream.Keeper,
+		OAuthHandler:         cfg.HTTP.OAuthHandler,
 		OnCredential:         s.redact.addCredential,
-		MaxListItems:         cfg.MaxItems, // a page past the list's bound is refused undecoded
+		MaxListItems:         cfg.Limits.MaxItems, // a page past the list's bound is refused undecoded
 	}
 	return httpsession.NewDialer(httpsession.DialerOptions{
-		Endpoint: cfg.Endpoint, HTTPClient: cfg.HTTPClient, ClientInfo: cfg.Implementation,
-		Era: cfg.Era, EraReprobe: cfg.EraReprobe, ResumedVersion: resumed,
-		Stream: cfg.Stream, HostileRule: cfg.HostileRule, HostileMemory: cfg.HostileMemory,
-		RememberedStream: remembered, AnswerLimits: cfg.AnswerLimits, Transport: t, KeepAlive: cfg.KeepAlive,
+		Endpoint: cfg.Endpoint, HTTPClient: cfg.HTTP.HTTPClient, ClientInfo: cfg.Client.Implementation,
+		Era: cfg.Era, EraReprobe: cfg.HTTP.EraReprobe, ResumedVersion: resumed,
+		Stream: cfg.Stream.Policy, HostileRule: cfg.Stream.HostileRule, HostileMemory: cfg.Stream.HostileMemory,
+		RememberedStream: remembered, AnswerLimits: cfg.Limits.AnswerLimits, Transport: t, KeepAlive: cfg.Recovery.KeepAlive,
 		Observe: s.observer(&sessionHooks{s: s}), Served: s.served, // a StreamDecided is of no one generation
 	})
 }
@@ -250,21 +254,21 @@ func (in sessionVerified) take(s *Supervisor) {
 // each request got), then the host's middleware.
 func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
 	cfg := s.cfg
-	opts := cfg.ClientOptions
-	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.KeepAlive
+	opts := cfg.Client.ClientOptions
+	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.Recovery.KeepAlive
 	opts.ToolListChangedHandler = relistThen(h.toolsChanged, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = relistThen(h.promptsChanged, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = relistThen(h.resourcesChanged, opts.ResourceListChangedHandler)
 	opts.ProgressNotificationHandler = progressThen(&s.progress, opts.ProgressNotificationHandler)
-	cl := mcp.NewClient(cfg.Implementation, &opts)
+	cl := mcp.NewClient(cfg.Client.Implementation, &opts)
 	// Every request's error carries its facts, so discovery and calls
 	// classify by the answer, not by go-sdk's text. Added first, they are
 	// innermost (each AddSendingMiddleware wraps the handler built so far):
 	// the host's middleware wraps them and sees those errors.
 	cl.AddSendingMiddleware(facts, noListCache(h.listTTL), s.logLevelMeta())
-	cl.AddSendingMiddleware(present(cfg.SendingMiddleware)...)
+	cl.AddSendingMiddleware(present(cfg.Client.SendingMiddleware)...)
 	cl.AddReceivingMiddleware(reqs.middleware) // innermost: the host's sees its refusals
-	cl.AddReceivingMiddleware(present(cfg.ReceivingMiddleware)...)
+	cl.AddReceivingMiddleware(present(cfg.Client.ReceivingMiddleware)...)
 	return cl
 }
 

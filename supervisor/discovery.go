@@ -50,7 +50,7 @@ func listOutcomes(r probes.Report) []events.ListOutcome {
 // catalogLoop is the re-listing state, owned by the loop goroutine. One
 // re-list runs at a time (running); the lists asked for meanwhile wait in
 // pending, for the session of pendGen, and start when the run ends and
-// Config.RelistMinGap has passed since the last start (the gap timer).
+// Config.Limits.RelistMinGap has passed since the last start (the gap timer).
 type catalogLoop struct {
 	running    bool
 	runWaiters []refreshWaiter // served by the running re-list
@@ -82,7 +82,7 @@ func (c *catalogLoop) stop() {
 // returns once the result is published (Catalog; a catalog-changed event
 // when something changed), bypassing go-sdk's list cache (see
 // noListCache). It joins a re-list that is waiting to start, and is
-// subject to Config.RelistMinGap like any re-list. Called while the
+// subject to Config.Limits.RelistMinGap like any re-list. Called while the
 // connection recovers, it waits for the next published catalog. A re-list
 // whose `tools/list` fails returns the *probes.ListError (its verdict says
 // why) and keeps the catalog. It returns ctx's error when ctx ends first,
@@ -178,9 +178,9 @@ func (s *Supervisor) kickRelist() {
 	if gen != s.loop.m.Generation() || s.loop.m.State() != Ready || h == nil {
 		return // a list_changed during discovery: the discovery's publish kicks
 	}
-	now := s.cfg.Clock.Now()
-	if wait := c.last.Add(s.cfg.RelistMinGap).Sub(now); !c.last.IsZero() && wait > 0 {
-		c.gap = s.cfg.Clock.AfterFunc(wait, func() { s.post(relistDue{}) })
+	now := s.cfg.Observe.Clock.Now()
+	if wait := c.last.Add(s.cfg.Limits.RelistMinGap).Sub(now); !c.last.IsZero() && wait > 0 {
+		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post(relistDue{}) })
 		return
 	}
 	set := c.pending
@@ -204,7 +204,7 @@ func (s *Supervisor) gapPassed() {
 // session's listing is nobody's, and would hold the one re-list slot until
 // DiscoveryTimeout.
 func (s *Supervisor) listSome(h *held, set listSet) (probes.Catalog, error) {
-	ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
+	ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 	defer cancel()
 	defer s.inflight.leave(s.inflight.join(h, cancelFunc(cancel)))
 	return probes.ListOnly(ctx, h.sess, set.lists(), s.probeOptions())
@@ -227,7 +227,7 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 			s.serveOlderWaiters(s.loop.m.Generation())
 		}
 	case err != nil:
-		s.cfg.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
+		s.cfg.Observe.Logger.Warn("mcpsup: re-listing the catalog failed", "server", s.cfg.Name, "err", err)
 		for _, w := range waiters {
 			w.done <- fmt.Errorf("mcpsup: re-listing the catalog: %w", err)
 		}
@@ -288,17 +288,17 @@ func (s *Supervisor) serveOlderWaiters(gen uint64) {
 }
 
 // armPoll arms the next poll of the session of gen when no list_changed
-// can reach it (Config.CatalogPollInterval).
+// can reach it (Config.Limits.CatalogPollInterval).
 func (s *Supervisor) armPoll(gen uint64) {
 	c := &s.loop.cat
 	if c.poll != nil {
 		c.poll.Stop()
 		c.poll = nil
 	}
-	if s.cfg.CatalogPollInterval < 0 || !s.polled(gen) {
+	if s.cfg.Limits.CatalogPollInterval < 0 || !s.polled(gen) {
 		return
 	}
-	c.poll = s.cfg.Clock.AfterFunc(s.cfg.CatalogPollInterval, func() { s.post(pollDue{gen: gen}) })
+	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(pollDue{gen: gen}) })
 }
 
 // polled reports whether the session of gen is polled: the stream is off
@@ -308,7 +308,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 	if s.cfg.Command != nil {
 		return false // a stdio server's list_changed always reaches us
 	}
-	if s.cfg.Stream == StreamOff || s.streamDecision().Off {
+	if s.cfg.Stream.Policy == StreamOff || s.streamDecision().Off {
 		return true
 	}
 	h := s.held(gen)
@@ -349,7 +349,7 @@ func (s *Supervisor) relistSoon(gen uint64) {
 	if sess == nil || gen != s.loop.m.Generation() {
 		return
 	}
-	now := s.cfg.Clock.Now()
+	now := s.cfg.Observe.Clock.Now()
 	if !s.loop.cat.lastSoon.IsZero() && now.Sub(s.loop.cat.lastSoon) < relistGap {
 		return
 	}

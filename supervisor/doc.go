@@ -30,18 +30,18 @@
 //     403, 400, 413 ... returns a *CallError naming the status, keeps the
 //     session and the generation, and sends nothing extra; a connection
 //     reset costs one ping. A failed call is never replayed unless
-//     Config.Resend is ResendSafe (then a Resendable one is sent once more
+//     Config.Recovery.Resend is ResendSafe (then a Resendable one is sent once more
 //     after recovery). After a 429 with Retry-After, calls fail at once
 //     until the window ends. A new session's listing that the server
-//     refuses is retried on that session (Config.ListingRetries).
+//     refuses is retried on that session (Config.Recovery.ListingRetries).
 //   - S5: the standalone SSE stream is never fatal to a session. With
-//     StreamAuto, a GET-hostile server is found by Config.HostileRule, the
+//     StreamAuto, a GET-hostile server is found by Config.Stream.HostileRule, the
 //     stream is held, the next sessions do not open it, an event says why,
-//     and the resume state remembers it for Config.HostileMemory.
+//     and the resume state remembers it for Config.Stream.HostileMemory.
 //
 // Every transition, and every other fact (probe report, catalog change, call
 // failure, retry, rate-limit window, stream decision, session opened or
-// ended), is an events.Event sent to Config.Events, numbered per server,
+// ended), is an events.Event sent to Config.Observe.Events, numbered per server,
 // with session ids hashed and credentials masked. Its states, triggers,
 // reasons and kinds are typed strings this package re-exports, so a host
 // writes e.To == supervisor.Failed && e.Reason ==
@@ -54,7 +54,7 @@
 // through an inbox, and it runs only while inputs wait. A trigger that a
 // command produces while a step runs is queued and taken after that step,
 // never inside it. Results of an older session generation are dropped.
-// Events reach Config.Events in order on another goroutine (also running
+// Events reach Config.Observe.Events in order on another goroutine (also running
 // only while events wait), after the state they announce is published, so a
 // sink may call any method, Close and Detach included. An idle connection
 // costs one goroutine of the supervisor's own: the one that waits for its

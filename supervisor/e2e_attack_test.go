@@ -33,9 +33,15 @@ func TestE2EListingFailingForeverIsPaced(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := clockwork.NewFakeClock()
-			e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Clock: clock, Stream: supervisor.StreamOff,
-				ListingRetries: 2, MaxSessions: 1000,
-				Backoff: supervisor.Backoff{InitialInterval: time.Second, MaxInterval: 8 * time.Second, NoJitter: true}})
+			e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{
+				Observe: supervisor.ObserveConfig{Clock: clock},
+				Stream:  supervisor.StreamConfig{Policy: supervisor.StreamOff},
+				Recovery: supervisor.RecoveryConfig{
+					ListingRetries: 2,
+					MaxSessions:    1000,
+					Backoff:        supervisor.Backoff{InitialInterval: time.Second, MaxInterval: 8 * time.Second, NoJitter: true},
+				},
+			})
 			e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/list"}, Action: tc.action})
 			e.sup.Start()
 			log := e.srv.Log()
@@ -87,7 +93,7 @@ func TestE2EVerificationPingHostile(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newE2E(t, mcptest.Options{Tools: 1, MaxHold: time.Minute}, supervisor.Config{Stream: supervisor.StreamOff, ProbeTimeout: 200 * time.Millisecond})
+			e := newE2E(t, mcptest.Options{Tools: 1, MaxHold: time.Minute}, supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}, Recovery: supervisor.RecoveryConfig{ProbeTimeout: 200 * time.Millisecond}})
 			e.start()
 			e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()}, Action: mcptest.Reset()})
 			e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "ping"}, Action: tc.action})
@@ -113,8 +119,12 @@ func TestE2EVerificationPingHostile(t *testing.T) {
 // by Close: not sent, ErrClosed; the ping's request ends too.
 func TestE2ECloseReleasesCallsWaitingForAVerification(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	e := newE2E(t, mcptest.Options{Tools: 1, MaxHold: time.Minute}, supervisor.Config{Clock: clock,
-		Stream: supervisor.StreamOff, CatalogPollInterval: -1, ProbeTimeout: time.Minute})
+	e := newE2E(t, mcptest.Options{Tools: 1, MaxHold: time.Minute}, supervisor.Config{
+		Observe:  supervisor.ObserveConfig{Clock: clock},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Limits:   supervisor.LimitsConfig{CatalogPollInterval: -1},
+		Recovery: supervisor.RecoveryConfig{ProbeTimeout: time.Minute},
+	})
 	e.start()
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()}, Action: mcptest.Reset()})
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "ping"}, Action: mcptest.Delay(time.Minute)})
@@ -150,8 +160,10 @@ func TestE2EResendSafeNeverRunsAPlainToolTwice(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{Resend: supervisor.ResendSafe,
-				CallTimeout: time.Second})
+			e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{
+				Recovery: supervisor.RecoveryConfig{Resend: supervisor.ResendSafe},
+				Limits:   supervisor.LimitsConfig{CallTimeout: time.Second},
+			})
 			e.start()
 			e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()}, Action: tc.action})
 			err := e.call("once")

@@ -111,9 +111,20 @@ func TestE2EExpiredTokenRenewedWithoutCostingTheSession(t *testing.T) {
 	h := &refresher{gate: gate, token: "t1"}
 	clock := clockwork.NewFakeClock()
 	const every = time.Hour
-	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Name: t.Name(),
-		OAuthHandler: h, Clock: clock, KeepAlive: every, Stream: supervisor.StreamOn,
-		StreamKeeper: supervisor.StreamKeeper{InitialBackoff: time.Second}})
+	sup := mustNew(t, supervisor.Config{
+		Endpoint: srv.URL(),
+		Name:     t.Name(),
+		HTTP: supervisor.HTTPConfig{
+			HTTPClient:   srv.HTTPClient(),
+			OAuthHandler: h,
+		},
+		Observe:  supervisor.ObserveConfig{Clock: clock},
+		Recovery: supervisor.RecoveryConfig{KeepAlive: every},
+		Stream: supervisor.StreamConfig{
+			Policy: supervisor.StreamOn,
+			Keeper: supervisor.StreamKeeper{InitialBackoff: time.Second},
+		},
+	})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	sessions := srv.SessionIDs()
@@ -166,7 +177,7 @@ func TestE2EResumeWithAnExpiredToken(t *testing.T) {
 			rs := persisted(t, e, blind)
 			gate := gateTokens(e.srv.Gateway(), "t2") // the saved token t1 expired meanwhile
 			h := &refresher{gate: gate, token: "t1"}
-			sup, _ := resumeE2E(t, e, rs, supervisor.Config{OAuthHandler: h})
+			sup, _ := resumeE2E(t, e, rs, supervisor.Config{HTTP: supervisor.HTTPConfig{OAuthHandler: h}})
 			sup.Start()
 			require.NoError(t, sup.WaitForState(e.ctx, supervisor.Ready), "state %s", sup.State())
 			assert.Equal(t, rs.SessionID, sup.ResumeState().SessionID)
@@ -181,7 +192,7 @@ func TestE2EResumeWithAnExpiredToken(t *testing.T) {
 			sessions := e.srv.SessionIDs()
 			gate := gateTokens(e.srv.Gateway(), "t2")
 			h := &refresher{gate: gate, token: "t1", refuse: true}
-			sup, rec := resumeE2E(t, e, rs, supervisor.Config{OAuthHandler: h})
+			sup, rec := resumeE2E(t, e, rs, supervisor.Config{HTTP: supervisor.HTTPConfig{OAuthHandler: h}})
 			defer func() {
 				if t.Failed() {
 					for _, ev := range rec.Events() {
@@ -250,8 +261,15 @@ func TestE2EPingUnauthorizedKeepsTheSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	clock := clockwork.NewFakeClock()
-	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Name: t.Name(),
-		Clock: clock, KeepAlive: time.Hour, Stream: supervisor.StreamOff, CatalogPollInterval: -1})
+	sup := mustNew(t, supervisor.Config{
+		Endpoint: srv.URL(),
+		Name:     t.Name(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Observe:  supervisor.ObserveConfig{Clock: clock},
+		Recovery: supervisor.RecoveryConfig{KeepAlive: time.Hour},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Limits:   supervisor.LimitsConfig{CatalogPollInterval: -1},
+	})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	h := http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}
@@ -291,8 +309,18 @@ func TestE2EOAuthTokenEchoedByTheServerIsMasked(t *testing.T) {
 	var logs bytes.Buffer
 	logWriter := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) })
 	rec := &events.Recorder{}
-	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Name: t.Name(),
-		OAuthHandler: h, Events: rec, Logger: slog.New(slog.NewTextHandler(logWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	sup := mustNew(t, supervisor.Config{
+		Endpoint: srv.URL(),
+		Name:     t.Name(),
+		HTTP: supervisor.HTTPConfig{
+			HTTPClient:   srv.HTTPClient(),
+			OAuthHandler: h,
+		},
+		Observe: supervisor.ObserveConfig{
+			Events: rec,
+			Logger: slog.New(slog.NewTextHandler(logWriter, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		},
+	})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "tools/call"},

@@ -70,7 +70,7 @@ func TestE2EManyTransportFailuresCostOnePing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	t.Cleanup(cancel)
 	rec := &events.Recorder{}
-	sup := mustNew(t, supervisor.Config{Endpoint: cutTogether(t, srv, n), Events: rec, Stream: supervisor.StreamOff})
+	sup := mustNew(t, supervisor.Config{Endpoint: cutTogether(t, srv, n), Observe: supervisor.ObserveConfig{Events: rec}, Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	var wg sync.WaitGroup

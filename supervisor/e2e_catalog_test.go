@@ -55,7 +55,7 @@ func countKind(evs []events.Event, k events.Kind) int {
 func TestE2EStreamOffPollSeesAddedAndRemovedTools(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	const every = time.Minute
-	e := newE2E(t, mcptest.Options{Tools: 2}, supervisor.Config{Stream: supervisor.StreamOff, CatalogPollInterval: every, Clock: clock})
+	e := newE2E(t, mcptest.Options{Tools: 2}, supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}, Limits: supervisor.LimitsConfig{CatalogPollInterval: every}, Observe: supervisor.ObserveConfig{Clock: clock}})
 	e.start()
 	require.Equal(t, 1, e.srv.Log().Count("tools/list"))
 
@@ -98,8 +98,8 @@ func TestE2ENotifyAfterEveryListIsBounded(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	const gap = time.Minute
 	var heard atomic.Int64
-	cfg := fastStream(supervisor.Config{Clock: clock, RelistMinGap: gap, Stream: supervisor.StreamOn})
-	cfg.ClientOptions.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heard.Add(1) }
+	cfg := fastStream(supervisor.Config{Observe: supervisor.ObserveConfig{Clock: clock}, Limits: supervisor.LimitsConfig{RelistMinGap: gap}, Stream: supervisor.StreamConfig{Policy: supervisor.StreamOn}})
+	cfg.Client.ClientOptions.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heard.Add(1) }
 	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
 	e.start()
 	require.NoError(t, e.srv.Log().WaitVerb(e.ctx, "GET", 1), "the stream carries the notifications")
@@ -141,7 +141,7 @@ func TestE2ENotifyAfterEveryListIsBounded(t *testing.T) {
 // (ttlMs, SEP-2549) still sees every re-list: go-sdk's cache is bypassed.
 func TestE2ERefreshBypassesTheListCache(t *testing.T) {
 	ts, lists := ttlServer(t, time.Hour)
-	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), RelistMinGap: time.Nanosecond})
+	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTP: supervisor.HTTPConfig{HTTPClient: ts.Client()}, Limits: supervisor.LimitsConfig{RelistMinGap: time.Nanosecond}})
 	sup.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
@@ -200,7 +200,7 @@ func TestE2EListChangedRelistsOnlyItsList(t *testing.T) {
 	srv.AddResource(&mcp.Resource{URI: "file:///r1", Name: "r1"}, readHandler)
 	ts, count := countingServer(t, srv)
 	rec := &events.Recorder{}
-	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Events: rec, Era: supervisor.Era2025}))
+	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: ts.URL, Era: supervisor.Era2025, HTTP: supervisor.HTTPConfig{HTTPClient: ts.Client()}, Observe: supervisor.ObserveConfig{Events: rec}}))
 	sup.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
@@ -256,7 +256,7 @@ func TestE2EListChangedDuringDiscoveryIsCaught(t *testing.T) {
 	var sup atomic.Pointer[supervisor.Supervisor]
 	heardIn := make(chan supervisor.State, 8)
 	cfg := fastStream(supervisor.Config{})
-	cfg.ClientOptions.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heardIn <- sup.Load().State() }
+	cfg.Client.ClientOptions.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heardIn <- sup.Load().State() }
 	e := newE2E(t, mcptest.Options{Tools: 1, Prompts: 1}, cfg)
 	sup.Store(e.sup)
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "prompts/list", Occurrence: mcptest.First()},
@@ -288,7 +288,7 @@ func TestE2EListChangedDuringDiscoveryIsCaught(t *testing.T) {
 // back; the catalog itself keeps every tool whole.
 func TestCatalogEventNamesAreBounded(t *testing.T) {
 	long := "a" + strings.Repeat("é", 1<<20) // 2 MiB, the first name sorted; cut at a rune boundary
-	e := newE2E(t, mcptest.Options{Tools: 3 * events.MaxNames}, supervisor.Config{Stream: supervisor.StreamOff})
+	e := newE2E(t, mcptest.Options{Tools: 3 * events.MaxNames}, supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 	e.srv.AddTool(long)
 	e.start()
 	cat := e.sup.Catalog()
@@ -322,13 +322,17 @@ func TestCatalogEventNamesAreBounded(t *testing.T) {
 	require.Contains(t, events.Summary(ev), fmt.Sprintf("…%d more", ev.Omitted))
 }
 
-// TestPageOverMaxItemsIsRefusedBeforeDecoding: Config.MaxItems reaches the
+// TestPageOverMaxItemsIsRefusedBeforeDecoding: Config.Limits.MaxItems reaches the
 // wire layer, so one page with more tools than the bound is refused before
 // go-sdk decodes it: tools/list fails with a protocol verdict naming the
 // bound, on the session, which is not replaced.
 func TestPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 40}, supervisor.Config{Stream: supervisor.StreamOff, MaxItems: 20, ListingRetries: -1,
-		Clock: clockwork.NewFakeClock()}) // no retry runs
+	e := newE2E(t, mcptest.Options{Tools: 40}, supervisor.Config{
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Limits:   supervisor.LimitsConfig{MaxItems: 20},
+		Recovery: supervisor.RecoveryConfig{ListingRetries: -1},
+		Observe:  supervisor.ObserveConfig{Clock: clockwork.NewFakeClock()},
+	}) // no retry runs
 	e.sup.Start()
 	evs, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindProbeReport) >= 1 })
 	require.NoError(t, err)

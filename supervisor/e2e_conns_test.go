@@ -32,7 +32,7 @@ func TestCallsWithTheirOwnContextKeepTheirConnection(t *testing.T) {
 		return d.DialContext(ctx, network, addr)
 	}}
 	t.Cleanup(tr.CloseIdleConnections)
-	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: tr}, Stream: supervisor.StreamOff})
+	sup := mustNew(t, supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: tr}}, Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
 	sup.Start()

@@ -33,14 +33,14 @@ func transitionsOf(rec *events.Recorder, trig events.Trigger) []events.Event {
 	return out
 }
 
-// A listing that outlives Config.DiscoveryTimeout met our own deadline, not
+// A listing that outlives Config.Recovery.DiscoveryTimeout met our own deadline, not
 // the host's cancellation (DESIGN.md section 3: "timeout: our own deadline
 // (discovery timeout, HTTP client timeout)", retried; "canceled: the
 // caller's context is done", never retried): its verdict is timeout and the
 // supervisor recovers, where it ended in a terminal failed (canceled).
 func TestE2EListingPastDiscoveryTimeoutIsTimeout(t *testing.T) {
 	cfg := func(listingRetries int) supervisor.Config {
-		return fastStream(supervisor.Config{DiscoveryTimeout: slowDiscovery, ListingRetries: listingRetries, CatalogPollInterval: -1})
+		return fastStream(supervisor.Config{Recovery: supervisor.RecoveryConfig{DiscoveryTimeout: slowDiscovery, ListingRetries: listingRetries}, Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}})
 	}
 	timedOut := func(t *testing.T, rec *events.Recorder, from, to supervisor.State) {
 		t.Helper()

@@ -19,7 +19,7 @@ import (
 // cached assumption later fails" (basic/versioning.mdx, "Backward
 // Compatibility with Initialization-Based Versions"). So a fallback to
 // 2025 that the server refuses with one is re-probed at once, whatever
-// Config.EraReprobe says.
+// Config.HTTP.EraReprobe says.
 
 // only2026 makes srv's gateway refuse every request of the 2025 era as a
 // server that speaks only 2026-07-28 does: 400 with -32022 ("If the server
@@ -68,9 +68,9 @@ func (e *e2e) readyOn(version string) {
 // session after its handshake is its listing.
 func bounded(cfg supervisor.Config) supervisor.Config {
 	cfg = fastStream(cfg)
-	cfg.Backoff.MaxAttempts = 4
-	cfg.CatalogPollInterval = -1
-	cfg.Stream = supervisor.StreamOff
+	cfg.Recovery.Backoff.MaxAttempts = 4
+	cfg.Limits.CatalogPollInterval = -1
+	cfg.Stream.Policy = supervisor.StreamOff
 	return cfg
 }
 

@@ -56,8 +56,12 @@ func TestE2EDiscoverStreamBrokenIsAnOutage(t *testing.T) {
 func TestE2EDiscoverOutageVerdictIsTheDiscovers(t *testing.T) {
 	t.Run("429 with Retry-After", func(t *testing.T) {
 		clock := clockwork.NewFakeClock()
-		e := newE2E2026(t, mcptest.Options{Tools: 1}, supervisor.Config{Clock: clock, Stream: supervisor.StreamOff, CatalogPollInterval: -1,
-			Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond, NoJitter: true}})
+		e := newE2E2026(t, mcptest.Options{Tools: 1}, supervisor.Config{
+			Observe:  supervisor.ObserveConfig{Clock: clock},
+			Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+			Limits:   supervisor.LimitsConfig{CatalogPollInterval: -1},
+			Recovery: supervisor.RecoveryConfig{Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond, NoJitter: true}},
+		})
 		e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "server/discover", Occurrence: mcptest.First()},
 			Action: mcptest.Respond(http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}, "Content-Type": {"text/plain"}}, []byte("slow down"))})
 		e.sup.Start()
@@ -91,12 +95,12 @@ func TestE2EDiscoverOutageVerdictIsTheDiscovers(t *testing.T) {
 		{"503", mcptest.Options{Tools: 1}, supervisor.Config{}, mcptest.PlainText(http.StatusServiceUnavailable, "busy"), classify.ServerError, http.StatusServiceUnavailable},
 		// Held until our DiscoveryTimeout ends the request (the gateway
 		// sends nothing on once it did).
-		{"held past DiscoveryTimeout", mcptest.Options{Tools: 1, MaxHold: time.Minute}, supervisor.Config{DiscoveryTimeout: slowDiscovery},
+		{"held past DiscoveryTimeout", mcptest.Options{Tools: 1, MaxHold: time.Minute}, supervisor.Config{Recovery: supervisor.RecoveryConfig{DiscoveryTimeout: slowDiscovery}},
 			mcptest.Delay(time.Hour), classify.Timeout, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.cfg.Backoff = supervisor.Backoff{InitialInterval: 10 * time.Millisecond}
+			tc.cfg.Recovery.Backoff = supervisor.Backoff{InitialInterval: 10 * time.Millisecond}
 			e := newE2E2026(t, tc.opts, fastStream(tc.cfg))
 			e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: http.MethodPost, Method: "server/discover", Occurrence: mcptest.First()}, Action: tc.action})
 			e.start()

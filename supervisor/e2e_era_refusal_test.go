@@ -16,15 +16,19 @@ import (
 // A server whose server/discover succeeds on 2026-07-28 while it answers
 // every call 400 -32022, forever: each call fails alone, answered and
 // classified with its JSON-RPC code, and the re-discovery the refusal asks
-// for costs one session and one server/discover per Config.EraReprobe on
+// for costs one session and one server/discover per Config.HTTP.EraReprobe on
 // the clock, however many calls are refused; a refusal within the period
 // does not use up the session's watch, so the first one after it
 // re-discovers again.
 func TestE2ECallsRefusedVersionForeverRediscoverOncePerPeriod(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	const reprobe = 10 * time.Minute
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, supervisor.Config{Clock: clock, EraReprobe: reprobe,
-		Stream: supervisor.StreamOff, CatalogPollInterval: -1})
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, supervisor.Config{
+		Observe: supervisor.ObserveConfig{Clock: clock},
+		HTTP:    supervisor.HTTPConfig{EraReprobe: reprobe},
+		Stream:  supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Limits:  supervisor.LimitsConfig{CatalogPollInterval: -1},
+	})
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "tools/call"}, Action: refuseVersion()})
 	e.start()
 	refused := func() {

@@ -27,13 +27,13 @@ func (e *e2e) version() string {
 }
 
 // A server/discover refused once falls back to 2025 with an event; the
-// fallback holds for Config.EraReprobe of new sessions (no discover sent),
+// fallback holds for Config.HTTP.EraReprobe of new sessions (no discover sent),
 // and the first new session after it discovers again and is back on
 // 2026-07-28, with an event.
 func TestE2EDiscoverRefusedOnceIsReprobedAfterThePeriod(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	const reprobe = 10 * time.Minute
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, supervisor.Config{Clock: clock, EraReprobe: reprobe, CatalogPollInterval: -1})
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, supervisor.Config{Observe: supervisor.ObserveConfig{Clock: clock}, HTTP: supervisor.HTTPConfig{EraReprobe: reprobe}, Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}})
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "server/discover", Occurrence: mcptest.FirstN(1)}, Action: refuseVersion()})
 	e.start()
 	require.Equal(t, "2025-11-25", e.version(), "fell back")
@@ -103,7 +103,7 @@ func TestE2EDiscoverAlways500FallsBackAfterTheBound(t *testing.T) {
 // 2026-07-28 request answered 400 -32022) is not left ready forever: the
 // session ends, the next one discovers, falls back to 2025 and serves calls.
 func TestE2ELiveRefusalRediscovers(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: -1}))
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}}))
 	e.start()
 	require.Equal(t, "2026-07-28", e.version())
 
@@ -124,7 +124,7 @@ func TestE2ELiveRefusalRediscovers(t *testing.T) {
 // ping): discovers reach the server while the session idles, and one that
 // gets no HTTP answer ends the session, which is replaced.
 func TestE2EKeepAliveOn2026Discovers(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: 30 * time.Millisecond, CatalogPollInterval: -1}))
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}, Recovery: supervisor.RecoveryConfig{KeepAlive: 30 * time.Millisecond}, Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}}))
 	e.start()
 	require.NoError(t, e.srv.Log().WaitCount(e.ctx, "server/discover", 3), "the keepalive discovers")
 	require.Zero(t, e.srv.Log().Count("ping"), "no ping on 2026-07-28")
@@ -144,7 +144,7 @@ func TestE2EKeepAliveOn2026Discovers(t *testing.T) {
 // hashed empty session id, a new id per session, the same on a session's
 // opened and ended events.
 func TestE2ESessionlessEventsCarryConnectionIDs(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: -1}))
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}}))
 	e.start()
 	e.sup.Reconnect()
 	require.Eventually(t, func() bool { return e.sup.SessionsOpened() == 2 && e.sup.State() == supervisor.Ready }, e2eTimeout, 5*time.Millisecond)

@@ -100,8 +100,8 @@ func TestE2EHostileStandaloneStreamKeepsTheSession(t *testing.T) {
 			}
 			meter := &streamMeter{base: srv.HTTPClient().Transport}
 			rec := &events.Recorder{}
-			cfg := fastStream(supervisor.Config{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: meter}, Events: rec, Name: t.Name()})
-			cfg.StreamKeeper.MaxEventBytes = 0 // the default bound
+			cfg := fastStream(supervisor.Config{Endpoint: srv.URL(), Name: t.Name(), HTTP: supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: meter}}, Observe: supervisor.ObserveConfig{Events: rec}})
+			cfg.Stream.Keeper.MaxEventBytes = 0 // the default bound
 			sup := mustNew(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 			defer cancel()
@@ -152,7 +152,7 @@ func TestStreamEventDropsAreThrottled(t *testing.T) {
 	t.Cleanup(srv.Close)
 	srv.Gateway().Add(mcptest.HostileSSE([]byte(flood.String()), 30*time.Second))
 	rec := &events.Recorder{}
-	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: rec, Name: t.Name()}))
+	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: srv.URL(), Name: t.Name(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}, Observe: supervisor.ObserveConfig{Events: rec}}))
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
 	sup.Start()

@@ -36,7 +36,7 @@ func (e *e2e) waitTool(name, why string) {
 // requests succeed: the hostility rule fires, the listen is no longer sent,
 // an event says so, the catalog is polled instead, and no session is lost.
 func TestE2EListenHostileGatewayIsDetectedAndPolled(t *testing.T) {
-	cfg := fastStream(supervisor.Config{CatalogPollInterval: 100 * time.Millisecond})
+	cfg := fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: 100 * time.Millisecond}})
 	e := newE2E2026(t, mcptest.Options{Tools: 1}, cfg)
 	e.srv.Gateway().Add(mcptest.ListenHostile())
 	e.start()
@@ -65,7 +65,7 @@ func TestE2EListenHostileGatewayIsDetectedAndPolled(t *testing.T) {
 // that the tool added below cannot fall into a gap between two listens: a
 // change in a gap is caught by the re-list after it, at most one per 30 s.)
 func TestE2EListenIdleCutIsReopened(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: -1}))
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}}))
 	cut := mcptest.ListenIdleCut(300 * time.Millisecond)
 	cut.Match.Occurrence = mcptest.FirstN(3)
 	e.srv.Gateway().Add(cut)
@@ -92,7 +92,7 @@ func TestE2EListenIdleCutIsReopened(t *testing.T) {
 // re-listed after the gap, and a tool added afterwards reaches the catalog
 // through the new listen (no polling: CatalogPollInterval -1).
 func TestE2EListenReopenedAfterServerRestart(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: -1}))
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}}))
 	e.start()
 	require.NoError(t, e.srv.Log().WaitCount(e.ctx, mcptest.ListenMethod, 1))
 
@@ -109,7 +109,7 @@ func TestE2EListenReopenedAfterServerRestart(t *testing.T) {
 // With the stream off, no listen is sent on 2026 either; the catalog is
 // polled.
 func TestE2EListenOffPolls(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamOff, CatalogPollInterval: 50 * time.Millisecond}))
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}, Limits: supervisor.LimitsConfig{CatalogPollInterval: 50 * time.Millisecond}}))
 	e.start()
 	e.srv.AddTool("polled")
 	e.waitTool("polled", "the catalog is polled")
@@ -120,7 +120,7 @@ func TestE2EListenOffPolls(t *testing.T) {
 // only the request methods answers) declines the push stream: the listen is
 // not sent again for the session, and the catalog is polled.
 func TestE2EListenDeclinedIsPolled(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: 50 * time.Millisecond}))
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: 50 * time.Millisecond}}))
 	e.srv.Gateway().Add(mcptest.ListenRejected(http.StatusNotFound))
 	e.start()
 	e.srv.AddTool("polled")
@@ -137,7 +137,7 @@ func TestE2EListenDeclinedIsPolled(t *testing.T) {
 // A 502 to the listen is an outage: it is re-sent on the backoff, never
 // declined, and the push works once the gateway lets it through.
 func TestE2EListen502IsRetried(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: -1}))
+	e := newE2E2026(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}}))
 	rule := mcptest.ListenRejected(http.StatusBadGateway)
 	rule.Match.Occurrence = mcptest.FirstN(3)
 	e.srv.Gateway().Add(rule)

@@ -77,10 +77,13 @@ func (ls *logServer) received(method string) []loggedRequest {
 func readyForLogs(t *testing.T, ts *httptest.Server) (*supervisor.Supervisor, chan *mcp.LoggingMessageParams) {
 	t.Helper()
 	logs := make(chan *mcp.LoggingMessageParams, 16)
-	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(),
-		ClientOptions: mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+	sup := mustNew(t, supervisor.Config{
+		Endpoint: ts.URL,
+		HTTP:     supervisor.HTTPConfig{HTTPClient: ts.Client()},
+		Client: supervisor.ClientConfig{ClientOptions: mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			logs <- r.Params
-		}}})
+		}}},
+	})
 	sup.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	t.Cleanup(cancel)

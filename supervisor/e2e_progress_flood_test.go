@@ -75,11 +75,19 @@ func TestE2EProgressFloodStopsAtTheCeiling(t *testing.T) {
 	defer cancel()
 	clock := clockwork.NewFakeClock()
 	heard := make(chan struct{}, 16*floodBurst)
-	sup := mustNew(t, supervisor.Config{Endpoint: url, Clock: clock, Stream: supervisor.StreamOff, CatalogPollInterval: -1,
-		CallTimeout: 10 * time.Second, CallTimeoutCeiling: 30 * time.Second,
-		ClientOptions: mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+	sup := mustNew(t, supervisor.Config{
+		Endpoint: url,
+		Observe:  supervisor.ObserveConfig{Clock: clock},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Limits: supervisor.LimitsConfig{
+			CatalogPollInterval: -1,
+			CallTimeout:         10 * time.Second,
+			CallTimeoutCeiling:  30 * time.Second,
+		},
+		Client: supervisor.ClientConfig{ClientOptions: mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
 			heard <- struct{}{} // after the supervisor's own handler: the extension is done
-		}}})
+		}}},
+	})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	errc := make(chan error, 1)

@@ -22,7 +22,7 @@ var quickRetries = supervisor.Backoff{InitialInterval: 5 * time.Millisecond, Max
 // 403 by a WAF page keeps the healthy session: every retry sends only the
 // list, on the same session; no new initialize, no DELETE.
 func TestE2EForbiddenListingIsRetriedOnTheSession(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 2, Prompts: 1}, supervisor.Config{Backoff: quickRetries})
+	e := newE2E(t, mcptest.Options{Tools: 2, Prompts: 1}, supervisor.Config{Recovery: supervisor.RecoveryConfig{Backoff: quickRetries}})
 	e.srv.Gateway().Add(mcptest.Rule{
 		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/list", Occurrence: mcptest.FirstN(3)},
 		Action: mcptest.HTML(http.StatusForbidden, mcptest.ForbiddenPage),
@@ -58,10 +58,10 @@ func TestE2EForbiddenListingIsRetriedOnTheSession(t *testing.T) {
 	require.NoError(t, e.call("a"), "the session serves calls")
 }
 
-// Past Config.ListingRetries the session is replaced; a listing that fails
+// Past Config.Recovery.ListingRetries the session is replaced; a listing that fails
 // with transport replaces it at once.
 func TestE2EListingRetriesSpentReplaceTheSession(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Backoff: quickRetries, ListingRetries: 1})
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Recovery: supervisor.RecoveryConfig{Backoff: quickRetries, ListingRetries: 1}})
 	e.srv.Gateway().Add(mcptest.Rule{
 		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/list", Occurrence: mcptest.FirstN(2)},
 		Action: mcptest.PlainText(http.StatusServiceUnavailable, "busy"),
@@ -140,7 +140,7 @@ func TestE2EResetOnACallIsVerifiedWithOnePing(t *testing.T) {
 
 // The ping unanswered too: the session is replaced, without DELETE.
 func TestE2EResetOnACallAndItsPingReplacesTheSession(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Stream: supervisor.StreamOff})
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 	e.start()
 	e.srv.Gateway().Add(mcptest.Rule{
 		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
@@ -185,7 +185,7 @@ func TestE2EResendPolicy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{Resend: tc.policy})
+			e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{Recovery: supervisor.RecoveryConfig{Resend: tc.policy}})
 			e.start()
 			e.srv.Gateway().Add(mcptest.Rule{
 				Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.First()},
@@ -224,7 +224,7 @@ func TestE2ESessionExpiredCallIsResendable(t *testing.T) {
 	for _, policy := range []supervisor.ResendPolicy{supervisor.ResendSafe, supervisor.ResendNever} {
 		t.Run(policy.String(), func(t *testing.T) {
 			// No standalone stream: nothing but the call finds the expiry.
-			e := newE2E(t, mcptest.Options{}, supervisor.Config{Resend: policy, Stream: supervisor.StreamOff})
+			e := newE2E(t, mcptest.Options{}, supervisor.Config{Recovery: supervisor.RecoveryConfig{Resend: policy}, Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 			e.start()
 			require.Equal(t, 1, e.srv.ExpireAll())
 			err := e.call("r")
@@ -271,7 +271,7 @@ func TestE2EResetOnA2026SessionIsVerifiedWithOneDiscover(t *testing.T) {
 // Never twice: when the resend's answer is lost too, its error is returned
 // and the tool ran twice, once per send.
 func TestE2EResendIsSentOnce(t *testing.T) {
-	e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{Resend: supervisor.ResendSafe})
+	e := newE2E(t, mcptest.Options{IdempotentRecord: true}, supervisor.Config{Recovery: supervisor.RecoveryConfig{Resend: supervisor.ResendSafe}})
 	e.start()
 	e.srv.Gateway().Add(mcptest.Rule{
 		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/call", Occurrence: mcptest.FirstN(2)},
@@ -292,7 +292,7 @@ func TestE2EResendIsSentOnce(t *testing.T) {
 func TestE2EListingRetriesSpendABoundedBudget(t *testing.T) {
 	b := quickRetries
 	b.MaxAttempts = 2
-	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Backoff: b})
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Recovery: supervisor.RecoveryConfig{Backoff: b}})
 	e.srv.Gateway().Add(mcptest.Rule{
 		Match:  mcptest.Match{Verb: http.MethodPost, Method: "tools/list"},
 		Action: mcptest.HTML(http.StatusForbidden, mcptest.ForbiddenPage),

@@ -116,7 +116,7 @@ func (s *leakyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestNoSecretReachesText runs a supervisor against leakyServer on an
 // endpoint with userinfo and credential query values, and collects every
 // text the supervisor hands out: the events (JSON lines, as delivered to
-// Config.Events), Config.Logger's and go-sdk's ClientOptions.Logger's
+// Config.Observe.Events), Config.Observe.Logger's and go-sdk's ClientOptions.Logger's
 // records, the errors of calls, of WaitForState and of New, the verdicts of
 // Failure and the events, and String. None may hold a session id the server
 // issued, a credential of the endpoint or the Basic credential net/http
@@ -143,14 +143,18 @@ func TestNoSecretReachesText(t *testing.T) {
 			}
 			rec := &events.Recorder{}
 			cfg := supervisor.Config{
-				Endpoint:      endpoint, // Name defaults to it
-				Era:           supervisor.Era2025,
-				Stream:        supervisor.StreamOff,
-				Events:        events.Multi(rec, events.NewJSONLines(locked(&evBuf))),
-				Logger:        slog.New(slog.NewJSONHandler(locked(&logBuf), &slog.HandlerOptions{Level: slog.LevelDebug})),
-				ClientOptions: mcp.ClientOptions{Logger: slog.New(slog.NewJSONHandler(locked(&sdkBuf), &slog.HandlerOptions{Level: slog.LevelDebug}))},
-				KeepAlive:     20 * time.Millisecond,
-				Backoff:       supervisor.Backoff{InitialInterval: 1, MaxInterval: 1, NoJitter: true},
+				Endpoint: endpoint, // Name defaults to it
+				Era:      supervisor.Era2025,
+				Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+				Observe: supervisor.ObserveConfig{
+					Events: events.Multi(rec, events.NewJSONLines(locked(&evBuf))),
+					Logger: slog.New(slog.NewJSONHandler(locked(&logBuf), &slog.HandlerOptions{Level: slog.LevelDebug})),
+				},
+				Client: supervisor.ClientConfig{ClientOptions: mcp.ClientOptions{Logger: slog.New(slog.NewJSONHandler(locked(&sdkBuf), &slog.HandlerOptions{Level: slog.LevelDebug}))}},
+				Recovery: supervisor.RecoveryConfig{
+					KeepAlive: 20 * time.Millisecond,
+					Backoff:   supervisor.Backoff{InitialInterval: 1, MaxInterval: 1, NoJitter: true},
+				},
 			}
 			sup, err := supervisor.New(cfg)
 			require.NoError(t, err)
@@ -262,7 +266,7 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // bearerRT is a host's RoundTripper that adds its own bearer token to a
-// copy of every request, as Config.HTTPClient's credentials are added.
+// copy of every request, as Config.HTTP.HTTPClient's credentials are added.
 type bearerRT struct {
 	base  http.RoundTripper
 	token string
@@ -284,8 +288,13 @@ func TestHostClientCredentialIsMasked(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	rec := &events.Recorder{}
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: bearerRT{srv.HTTPClient().Transport, token}},
-		Stream: supervisor.StreamOff, Era: supervisor.Era2025, Events: rec})
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: srv.URL(),
+		Era:      supervisor.Era2025,
+		HTTP:     supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: bearerRT{srv.HTTPClient().Transport, token}}},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Observe:  supervisor.ObserveConfig{Events: rec},
+	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sup.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)

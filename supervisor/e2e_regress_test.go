@@ -27,11 +27,11 @@ func TestSessionEndedByItselfLeavesNoGoroutine(t *testing.T) {
 	require.NoError(t, err)
 	rec := &events.Recorder{}
 	sup, err := supervisor.New(supervisor.Config{
-		Endpoint:   srv.URL(),
-		HTTPClient: srv.HTTPClient(),
-		Stream:     supervisor.StreamOn,
-		KeepAlive:  time.Hour, // never ticks within the test
-		Events:     rec,
+		Endpoint: srv.URL(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOn},
+		Recovery: supervisor.RecoveryConfig{KeepAlive: time.Hour}, // never ticks within the test
+		Observe:  supervisor.ObserveConfig{Events: rec},
 	})
 	require.NoError(t, err)
 	srv.Gateway().Add(mcptest.Rule{
@@ -68,7 +68,7 @@ func TestCallRightAfterStartWaitsForReady(t *testing.T) {
 	// Start hands the first trigger to the loop goroutine and returns; the
 	// race is lost often enough that a few supervisors show it.
 	for i := range 10 {
-		sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()})
+		sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}})
 		require.NoError(t, err)
 		sup.Start()
 		id := fmt.Sprintf("first-%d", i)

@@ -52,7 +52,7 @@ func (e *e2e) requireNoResumption() {
 // loses the in-flight request; clients MUST re-issue it as a new request
 // with a new request ID." A call whose stream breaks is re-issued once, at
 // once, with a new id: the server sees two tools/call requests (the first
-// ran too: a tool that is not idempotent runs twice, which Config.NoReissue
+// ran too: a tool that is not idempotent runs twice, which Config.Recovery.NoReissue
 // prevents), a call-reissued event names both ids, and nothing tries to
 // resume the stream.
 func TestE2EBrokenStreamIsReissuedWithANewID(t *testing.T) {
@@ -79,7 +79,7 @@ func TestE2EBrokenStreamIsReissuedWithANewID(t *testing.T) {
 // A re-issued call that fails again names both attempts: the CallError is
 // the second's, its First the lost request's, and no third request is sent.
 func TestE2EReissuedCallFailingAgainNamesBothAttempts(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{}, supervisor.Config{Resend: supervisor.ResendSafe})
+	e := newE2E2026(t, mcptest.Options{}, supervisor.Config{Recovery: supervisor.RecoveryConfig{Resend: supervisor.ResendSafe}})
 	e.start()
 	e.srv.Gateway().Add(brokenStream(mcptest.FirstN(2)))
 
@@ -100,11 +100,11 @@ func TestE2EReissuedCallFailingAgainNamesBothAttempts(t *testing.T) {
 	require.Len(t, e.eventsOf(supervisor.KindCallReissued), 1)
 }
 
-// Config.NoReissue is the host's at-most-once opt-out: the call fails with
+// Config.Recovery.NoReissue is the host's at-most-once opt-out: the call fails with
 // the broken stream's verdict, transport (a reset, outcome unknown), and
 // exactly one request reached the server.
 func TestE2EBrokenStreamNoReissueSendsOnce(t *testing.T) {
-	e := newE2E2026(t, mcptest.Options{}, supervisor.Config{NoReissue: true})
+	e := newE2E2026(t, mcptest.Options{}, supervisor.Config{Recovery: supervisor.RecoveryConfig{NoReissue: true}})
 	e.start()
 	e.srv.Gateway().Add(brokenStream(mcptest.First()))
 
@@ -127,8 +127,8 @@ func TestE2EBrokenStreamNoReissueSendsOnce(t *testing.T) {
 // catalog through a listen, with polling off. The span is longer than the
 // cut, so each cut listen would otherwise count toward the rule.
 func TestE2EAcknowledgedListenCutIsNotHostile(t *testing.T) {
-	cfg := fastStream(supervisor.Config{CatalogPollInterval: -1})
-	cfg.StreamKeeper.Span = time.Hour
+	cfg := fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}})
+	cfg.Stream.Keeper.Span = time.Hour
 	e := newE2E2026(t, mcptest.Options{Tools: 1}, cfg)
 	cut := mcptest.ListenIdleCut(50 * time.Millisecond)
 	cut.Match.Occurrence = mcptest.FirstN(4)

@@ -138,8 +138,8 @@ func TestRelistOfAReplacedSessionHoldsNothingBack(t *testing.T) {
 	srv, url := newRelistServer(t)
 	clock := clockwork.NewFakeClock()
 	var heard atomic.Int64
-	cfg := supervisor.Config{Endpoint: url, Name: "relist", Era: supervisor.Era2025, Clock: clock}
-	cfg.ClientOptions.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heard.Add(1) }
+	cfg := supervisor.Config{Endpoint: url, Name: "relist", Era: supervisor.Era2025, Observe: supervisor.ObserveConfig{Clock: clock}}
+	cfg.Client.ClientOptions.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { heard.Add(1) }
 	sup, err := supervisor.New(cfg)
 	require.NoError(t, err)
 	defer sup.Close()

@@ -18,7 +18,7 @@ import (
 )
 
 // A server that floods the standalone stream with pings and never answers
-// the POSTs of their responses gets at most Config.MaxResponsesInFlight of
+// the POSTs of their responses gets at most Config.Limits.MaxResponsesInFlight of
 // them (16 by default) at once: the rest are dropped, the first 16 drops
 // each an event, and
 // the connection stays ready and usable. Close ends the held POSTs.
@@ -42,8 +42,13 @@ func testResponseFlood(t *testing.T, config, inFlight int) {
 		Match:  mcptest.Match{Verb: http.MethodPost, Response: true},
 		Action: mcptest.HoldHeaders(30 * time.Second)})
 	rec := &events.Recorder{}
-	sup := mustNew(t, fastStream(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: rec, Name: t.Name(),
-		MaxResponsesInFlight: config}))
+	sup := mustNew(t, fastStream(supervisor.Config{
+		Endpoint: srv.URL(),
+		Name:     t.Name(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Observe:  supervisor.ObserveConfig{Events: rec},
+		Limits:   supervisor.LimitsConfig{MaxResponsesInFlight: config},
+	}))
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	defer cancel()
 	sup.Start()

@@ -59,7 +59,7 @@ func resultServer(t *testing.T, stateless bool, result string) (*httptest.Server
 // readyOn starts a supervisor on ts with opts and waits until it is ready.
 func readyOn(t *testing.T, ts *httptest.Server, opts mcp.ClientOptions) (*supervisor.Supervisor, context.Context) {
 	t.Helper()
-	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), ClientOptions: opts})
+	sup := mustNew(t, supervisor.Config{Endpoint: ts.URL, HTTP: supervisor.HTTPConfig{HTTPClient: ts.Client()}, Client: supervisor.ClientConfig{ClientOptions: opts}})
 	sup.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
 	t.Cleanup(cancel)

@@ -32,7 +32,7 @@ func persisted(t *testing.T, e *e2e, blind bool) *supervisor.ResumeState {
 func resumeE2E(t *testing.T, e *e2e, rs *supervisor.ResumeState, cfg supervisor.Config) (*supervisor.Supervisor, *events.Recorder) {
 	t.Helper()
 	rec := &events.Recorder{}
-	cfg.Endpoint, cfg.HTTPClient, cfg.Events, cfg.Resume, cfg.Name = e.srv.URL(), e.srv.HTTPClient(), rec, rs, t.Name()+"/resumed"
+	cfg.Endpoint, cfg.HTTP.HTTPClient, cfg.Observe.Events, cfg.Resume, cfg.Name = e.srv.URL(), e.srv.HTTPClient(), rec, rs, t.Name()+"/resumed"
 	return mustNew(t, cfg), rec
 }
 
@@ -155,7 +155,7 @@ func TestE2EBlindResumeSideProbesFailOnTheirOwn(t *testing.T) {
 	gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "prompts/list"}, Action: mcptest.PlainText(500, "boom")})
 	gw.Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "resources/list"}, Action: mcptest.Delay(10 * time.Second)})
 
-	sup, rec := resumeE2E(t, e, rs, supervisor.Config{ProbeTimeout: 200 * time.Millisecond})
+	sup, rec := resumeE2E(t, e, rs, supervisor.Config{Recovery: supervisor.RecoveryConfig{ProbeTimeout: 200 * time.Millisecond}})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Ready), "state %s", sup.State())
 	settle(t, e.ctx, sup, rec, supervisor.Ready)
@@ -179,7 +179,7 @@ func TestE2EBlindResumeUnauthorizedProbe(t *testing.T) {
 	rs := persisted(t, e, true)
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "tools/list"}, Action: mcptest.PlainText(401, "no")})
 
-	sup, rec := resumeE2E(t, e, rs, supervisor.Config{Stream: supervisor.StreamOff})
+	sup, rec := resumeE2E(t, e, rs, supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(e.ctx, supervisor.Failed))
 	settle(t, e.ctx, sup, rec, supervisor.Failed)

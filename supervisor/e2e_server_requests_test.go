@@ -107,9 +107,13 @@ func startSamplingOn(t *testing.T, srv *samplingServer, maxInFlight int, started
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	rec := &events.Recorder{}
-	sup, err := supervisor.New(supervisor.Config{Endpoint: ts.URL + "/mcp", Era: supervisor.Era2025, Stream: supervisor.StreamOn,
-		MaxResponsesInFlight: maxInFlight, Events: rec,
-		ClientOptions: mcp.ClientOptions{LoggingMessageHandler: logging, CreateMessageHandler: func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: ts.URL + "/mcp",
+		Era:      supervisor.Era2025,
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOn},
+		Limits:   supervisor.LimitsConfig{MaxResponsesInFlight: maxInFlight},
+		Observe:  supervisor.ObserveConfig{Events: rec},
+		Client: supervisor.ClientConfig{ClientOptions: mcp.ClientOptions{LoggingMessageHandler: logging, CreateMessageHandler: func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			started <- struct{}{}
 			select {
 			case <-ctx.Done():
@@ -117,7 +121,8 @@ func startSamplingOn(t *testing.T, srv *samplingServer, maxInFlight int, started
 			case <-release:
 				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
 			}
-		}}})
+		}}},
+	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sup.Close() })
 	sup.Start()

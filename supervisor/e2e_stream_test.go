@@ -19,9 +19,9 @@ import (
 // fastStream shortens the stream keeper's and the hostility rule's spans so
 // the S5 tests take a second, not a minute.
 func fastStream(cfg supervisor.Config) supervisor.Config {
-	cfg.StreamKeeper = supervisor.StreamKeeper{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
-	cfg.HostileRule = supervisor.HostileRule{Threshold: 3}
-	cfg.Backoff = supervisor.Backoff{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
+	cfg.Stream.Keeper = supervisor.StreamKeeper{Span: 200 * time.Millisecond, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	cfg.Stream.HostileRule = supervisor.HostileRule{Threshold: 3}
+	cfg.Recovery.Backoff = supervisor.Backoff{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
 	return cfg
 }
 
@@ -73,7 +73,7 @@ func TestE2ES5GETHostileGatewayKeepsTheSession(t *testing.T) {
 // session's push stream is declined, an event says so, no GET follows, the
 // catalog is polled, and the next session asks again.
 func TestE2EStandaloneGETDeclinedIsAnEvent(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{CatalogPollInterval: 50 * time.Millisecond}))
+	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Limits: supervisor.LimitsConfig{CatalogPollInterval: 50 * time.Millisecond}}))
 	e.srv.Gateway().Add(mcptest.RejectGET(http.StatusMethodNotAllowed))
 	e.start()
 	_, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindStreamDeclined) == 1 })
@@ -138,7 +138,7 @@ func TestE2ERestartWhileIdleNoticedByTheStream(t *testing.T) {
 
 // With the stream off, the keepalive ping finds the dead session.
 func TestE2ERestartWhileIdleNoticedByKeepalive(t *testing.T) {
-	cfg := fastStream(supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: 50 * time.Millisecond})
+	cfg := fastStream(supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}, Recovery: supervisor.RecoveryConfig{KeepAlive: 50 * time.Millisecond}})
 	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
 	e.start()
 	require.NoError(t, e.srv.Restart())
@@ -155,7 +155,7 @@ func TestE2ERestartWhileIdleNoticedByKeepalive(t *testing.T) {
 // the session and on the next handshake: one new session after backoff; the
 // reset call never ran.
 func TestE2EConnectionResetThenServerBack(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamOff}))
+	e := newE2E(t, mcptest.Options{Tools: 1}, fastStream(supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}}))
 	e.start()
 	rule := mcptest.Rule{Match: mcptest.Match{Verb: "POST", Occurrence: mcptest.FirstN(3)}, Action: mcptest.Reset()}
 	e.srv.Gateway().Add(rule)
@@ -192,7 +192,7 @@ func TestE2EListChangedRelists(t *testing.T) {
 // without an event store; when the stream comes back the catalog is re-listed.
 func TestE2EListChangedDuringAStreamGapIsNotLost(t *testing.T) {
 	cfg := fastStream(supervisor.Config{})
-	cfg.StreamKeeper.InitialBackoff = 300 * time.Millisecond
+	cfg.Stream.Keeper.InitialBackoff = 300 * time.Millisecond
 	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
 	cut := mcptest.GETHostile()
 	cut.Match.Occurrence = mcptest.First()
@@ -217,7 +217,7 @@ func TestE2EKeepalive401KeepsTheSession(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	kept := make(chan struct{}, 8)
 	logger := slog.New(logLine{msg: "mcpsup: keepalive ping failed; the session is kept", seen: kept})
-	cfg := supervisor.Config{Stream: supervisor.StreamOff, KeepAlive: time.Hour, Clock: clock, CatalogPollInterval: -1, Logger: logger}
+	cfg := supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}, Recovery: supervisor.RecoveryConfig{KeepAlive: time.Hour}, Observe: supervisor.ObserveConfig{Clock: clock, Logger: logger}, Limits: supervisor.LimitsConfig{CatalogPollInterval: -1}}
 	e := newE2E(t, mcptest.Options{Tools: 1}, cfg)
 	e.srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "ping"},
 		Action: mcptest.PlainText(401, "token expired")})

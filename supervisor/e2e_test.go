@@ -37,8 +37,8 @@ func newE2E(t *testing.T, opts mcptest.Options, cfg supervisor.Config) *e2e {
 	t.Cleanup(cancel)
 	rec := &events.Recorder{}
 	cfg.Endpoint = srv.URL()
-	cfg.HTTPClient = srv.HTTPClient()
-	cfg.Events = rec
+	cfg.HTTP.HTTPClient = srv.HTTPClient()
+	cfg.Observe.Events = rec
 	cfg.Name = t.Name()
 	sup := mustNew(t, cfg)
 	t.Cleanup(func() {
@@ -134,7 +134,7 @@ func TestE2EToolCallErrorsKeepTheSession(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{DisableRateLimitWindow: true})
+			e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Limits: supervisor.LimitsConfig{DisableRateLimitWindow: true}})
 			e.start()
 			gen := e.sup.Generation()
 			rule := tc.rule
@@ -209,7 +209,7 @@ func TestE2ECallInTerminalFailedFailsAtOnce(t *testing.T) {
 // session, which the server still knows, is kept for the host's refreshed
 // credential; nothing is deleted, no handshake is tried.
 func TestE2EUnauthorizedCallKeepsTheSession(t *testing.T) {
-	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Stream: supervisor.StreamOff})
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff}})
 	e.start()
 	rule := mcptest.Rule{Match: mcptest.Match{Verb: "POST", Method: "tools/call", Occurrence: mcptest.First()},
 		Action: mcptest.PlainText(401, "token expired")}
@@ -230,7 +230,7 @@ func TestE2EUnauthorizedCallKeepsTheSession(t *testing.T) {
 // A call that Close ends is canceled, whatever the wire saw: classify is
 // told with the context Close ended, and no verdict is patched afterwards.
 // A call whose caller gave no deadline runs on the supervisor's call clock
-// alone (Config.CallTimeout), which is also what Close ends it with: it is
+// alone (Config.Limits.CallTimeout), which is also what Close ends it with: it is
 // canceled too, not left to its timeout.
 func TestE2ECloseCancelsACallInFlight(t *testing.T) {
 	for _, c := range []struct {
@@ -238,7 +238,7 @@ func TestE2ECloseCancelsACallInFlight(t *testing.T) {
 		deadline bool
 	}{{"caller deadline", true}, {"no caller deadline", false}} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newE2E(t, mcptest.Options{}, supervisor.Config{CallTimeout: time.Hour})
+			e := newE2E(t, mcptest.Options{}, supervisor.Config{Limits: supervisor.LimitsConfig{CallTimeout: time.Hour}})
 			e.start()
 			ctx := context.Background()
 			if c.deadline {

@@ -47,7 +47,7 @@ func TestE2EListTTLHostileHintKeepsTheCatalog(t *testing.T) {
 	for _, c := range []struct {
 		ttl   string
 		armed bool          // a ttl timer re-lists within a day
-		due   time.Duration // when: Config.MinListTTL's floor, or the day's cap
+		due   time.Duration // when: Config.Limits.MinListTTL's floor, or the day's cap
 	}{
 		{"1", true, supervisor.DefaultMinListTTL}, {"0", false, 0}, {"-5", false, 0}, {"null", false, 0},
 		{"99999999999999999999", true, 24 * time.Hour}, {"1.5", true, supervisor.DefaultMinListTTL},

@@ -99,8 +99,15 @@ func readyOnFakeClock(t *testing.T, ts *httptest.Server) (*supervisor.Supervisor
 func readyOnFakeClockWith(t *testing.T, ts *httptest.Server, jitter float64, edit func(*supervisor.Config)) (*supervisor.Supervisor, *clockwork.FakeClock, context.Context) {
 	t.Helper()
 	clock := clockwork.NewFakeClock()
-	cfg := supervisor.Config{Endpoint: ts.URL, HTTPClient: ts.Client(), Clock: clock,
-		RelistMinGap: time.Nanosecond, CatalogPollInterval: -1}
+	cfg := supervisor.Config{
+		Endpoint: ts.URL,
+		HTTP:     supervisor.HTTPConfig{HTTPClient: ts.Client()},
+		Observe:  supervisor.ObserveConfig{Clock: clock},
+		Limits: supervisor.LimitsConfig{
+			RelistMinGap:        time.Nanosecond,
+			CatalogPollInterval: -1,
+		},
+	}
 	if edit != nil {
 		edit(&cfg)
 	}

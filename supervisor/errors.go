@@ -26,7 +26,7 @@ var (
 	// *StateError that names the state and reason.
 	ErrNotReady = errors.New("mcpsup: not ready")
 	// ErrWaitTimeout: the call waited for a recovering connection longer
-	// than Config.MaxCallWait. It was never sent.
+	// than Config.Limits.MaxCallWait. It was never sent.
 	ErrWaitTimeout = errors.New("mcpsup: timed out waiting for ready")
 	// ErrUnknownTool: the tool is not in the current catalog; nothing was
 	// sent.
@@ -98,7 +98,7 @@ func (e *StateError) Unwrap() error { return e.Err }
 
 // Delivery says how far a failed request got, so a host can decide whether a
 // retry is safe (CallError.Resendable decides it). The supervisor replays a
-// failed request only under Config.Resend = ResendSafe, and only a
+// failed request only under Config.Recovery.Resend = ResendSafe, and only a
 // Resendable one, once.
 type Delivery uint8
 
@@ -179,7 +179,7 @@ type CallError struct {
 //     server answered, so delivery is not the question; the Verdict says
 //     whether asking again can help (e.g. rate-limited after RetryAfter).
 //
-// The supervisor resends on its own only under Config.Resend = ResendSafe,
+// The supervisor resends on its own only under Config.Recovery.Resend = ResendSafe,
 // and only what this reports true for, once.
 func (e *CallError) Resendable() bool {
 	switch e.Delivery {

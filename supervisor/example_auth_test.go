@@ -66,7 +66,7 @@ func ExampleConfig_oAuthHandler() {
 	})
 
 	creds := &bearerToken{token: "expired", refresh: func(context.Context) (string, error) { return "fresh", nil }}
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), OAuthHandler: creds})
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient(), OAuthHandler: creds}})
 	if err != nil {
 		panic(err)
 	}
@@ -101,7 +101,7 @@ func ExampleSupervisor_ResumeState() {
 	defer cancel()
 
 	// 1. Run to ready, then stop without ending the server's session.
-	first, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()})
+	first, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}})
 	if err != nil {
 		panic(err)
 	}
@@ -123,7 +123,7 @@ func ExampleSupervisor_ResumeState() {
 		panic(err)
 	}
 	srv.Log().Reset()
-	second, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Resume: &rs})
+	second, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), Resume: &rs, HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}})
 	if err != nil {
 		panic(err) // a malformed state: *supervisor.ResumeStateError names the field
 	}

@@ -33,9 +33,9 @@ func ExampleCommand() {
 	}
 
 	sup, err := supervisor.New(supervisor.Config{
-		Name:    "tools",
-		Command: &stdio.Command{Path: bin, StopGrace: time.Second},
-		Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond},
+		Name:     "tools",
+		Command:  &stdio.Command{Path: bin, StopGrace: time.Second},
+		Recovery: supervisor.RecoveryConfig{Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond}},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -45,8 +45,13 @@ func ExampleCallHandler() {
 	defer srv.Close()
 	// Stream off and no poll: only the call can find the expired session
 	// (the standalone stream would race it to the 404).
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(),
-		CallHandler: printStages{}, Stream: supervisor.StreamOff, CatalogPollInterval: -1})
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: srv.URL(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Observe:  supervisor.ObserveConfig{CallHandler: printStages{}},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Limits:   supervisor.LimitsConfig{CatalogPollInterval: -1},
+	})
 	if err != nil {
 		panic(err)
 	}
@@ -80,12 +85,20 @@ func ExampleConfig_callTimeoutCeiling() {
 	defer srv.Close()
 	clock := clockwork.NewFakeClock()
 	heard := make(chan struct{}, 1)
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Clock: clock,
-		CallTimeout: 10 * time.Second, CallTimeoutCeiling: 25 * time.Second,
-		Stream: supervisor.StreamOff, CatalogPollInterval: -1, // no other timer on the clock
-		ClientOptions: mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: srv.URL(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Observe:  supervisor.ObserveConfig{Clock: clock},
+		Limits: supervisor.LimitsConfig{
+			CallTimeout:         10 * time.Second,
+			CallTimeoutCeiling:  25 * time.Second,
+			CatalogPollInterval: -1, // no other timer on the clock
+		},
+		Stream: supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Client: supervisor.ClientConfig{ClientOptions: mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
 			heard <- struct{}{} // the supervisor extended the call first
-		}}})
+		}}},
+	})
 	if err != nil {
 		panic(err)
 	}

@@ -26,7 +26,7 @@ func Example() {
 	rule.Match.Occurrence = mcptest.First()
 	srv.Gateway().Add(rule)
 
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), DisableRateLimitWindow: true})
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}, Limits: supervisor.LimitsConfig{DisableRateLimitWindow: true}})
 	if err != nil {
 		panic(err)
 	}
@@ -64,7 +64,7 @@ func Example_resume() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	first, _ := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient()})
+	first, _ := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}})
 	first.Start()
 	if err := first.WaitForState(ctx, supervisor.Ready); err != nil {
 		panic(err)
@@ -73,7 +73,7 @@ func Example_resume() {
 	saved := first.ResumeState()
 
 	srv.Log().Reset()
-	second, _ := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Resume: saved})
+	second, _ := supervisor.New(supervisor.Config{Endpoint: srv.URL(), Resume: saved, HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}})
 	defer second.Close()
 	second.Start()
 	if err := second.WaitForState(ctx, supervisor.Ready); err != nil {
@@ -111,7 +111,7 @@ func ExampleKind() {
 			fmt.Println("a call failed")
 		}
 	})
-	sup, err = supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: sink})
+	sup, err = supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}, Observe: supervisor.ObserveConfig{Events: sink}})
 	if err != nil {
 		panic(err)
 	}
@@ -127,13 +127,15 @@ func ExampleKind() {
 // supervisor's own types; every zero field keeps its default.
 func ExampleConfig_stream() {
 	cfg := supervisor.Config{
-		Endpoint:     "http://127.0.0.1:8080/mcp",
-		Era:          supervisor.Era2025, // no server/discover first
-		Stream:       supervisor.StreamAuto,
-		HostileRule:  supervisor.HostileRule{Threshold: 5},
-		StreamKeeper: supervisor.StreamKeeper{Span: 5 * time.Second, MaxBackoff: time.Minute},
+		Endpoint: "http://127.0.0.1:8080/mcp",
+		Era:      supervisor.Era2025, // no server/discover first
+		Stream: supervisor.StreamConfig{
+			Policy:      supervisor.StreamAuto,
+			HostileRule: supervisor.HostileRule{Threshold: 5},
+			Keeper:      supervisor.StreamKeeper{Span: 5 * time.Second, MaxBackoff: time.Minute},
+		},
 	}
-	fmt.Println(cfg.Era, cfg.Stream, cfg.HostileRule.Threshold, cfg.StreamKeeper.Span)
+	fmt.Println(cfg.Era, cfg.Stream.Policy, cfg.Stream.HostileRule.Threshold, cfg.Stream.Keeper.Span)
 	// Output: 2025-11-25 auto 5 5s
 }
 
@@ -146,13 +148,16 @@ func ExampleSupervisor_RefreshCatalog() {
 	}
 	defer srv.Close()
 	diffs := make(chan supervisor.CatalogDiff, 4)
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(),
-		Stream: supervisor.StreamOff, // no list_changed reaches the host
-		Events: events.SinkFunc(func(e events.Event) {
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: srv.URL(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff}, // no list_changed reaches the host
+		Observe: supervisor.ObserveConfig{Events: events.SinkFunc(func(e events.Event) {
 			if e.Kind == events.KindCatalogChanged {
 				diffs <- supervisor.CatalogDiffOf(e)
 			}
-		})})
+		})},
+	})
 	if err != nil {
 		panic(err)
 	}
@@ -193,8 +198,12 @@ func ExampleResendPolicy() {
 		Action: mcptest.ResetAfterServer(),
 	})
 	rec := &events.Recorder{}
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(),
-		Resend: supervisor.ResendSafe, Events: rec})
+	sup, err := supervisor.New(supervisor.Config{
+		Endpoint: srv.URL(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Recovery: supervisor.RecoveryConfig{Resend: supervisor.ResendSafe},
+		Observe:  supervisor.ObserveConfig{Events: rec},
+	})
 	if err != nil {
 		panic(err)
 	}
@@ -231,7 +240,7 @@ func ExampleResendPolicy() {
 // response loses the request, and the changelog (item 9, SEP-2575) says the
 // client "MUST re-issue it as a new request with a new request ID": the
 // supervisor does so once, and a call-reissued event names both requests.
-// A host that needs at-most-once calls sets Config.NoReissue.
+// A host that needs at-most-once calls sets Config.Recovery.NoReissue.
 func ExampleConfig_noReissue() {
 	srv, err := mcptest.NewServer(mcptest.Options{Mode: mcptest.Sessionless2026})
 	if err != nil {
@@ -244,7 +253,7 @@ func ExampleConfig_noReissue() {
 		Action: mcptest.ServerThen(mcptest.SSEThenReset("id: 1", "data:", "")),
 	})
 	rec := &events.Recorder{}
-	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Events: rec})
+	sup, err := supervisor.New(supervisor.Config{Endpoint: srv.URL(), HTTP: supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()}, Observe: supervisor.ObserveConfig{Events: rec}})
 	if err != nil {
 		panic(err)
 	}

@@ -1,7 +1,7 @@
 package supervisor
 
 // FlushEvents returns once every event of what the supervisor took before
-// the call has reached Config.Events: the loop took every input posted
+// the call has reached Config.Observe.Events: the loop took every input posted
 // before (a call's report to the machine included), and the sink received
 // their events. Tests outside the package read a recorder after it, so a
 // count or an absence they assert is not read before its events arrive.

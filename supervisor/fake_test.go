@@ -321,10 +321,10 @@ func newRig(t *testing.T, cfg Config) *rig {
 		cfg.Endpoint = "http://127.0.0.1:1/mcp"
 	}
 	cfg.Name = "fake"
-	cfg.Clock = clock
+	cfg.Observe.Clock = clock
 	conn := newFakeConn()
-	cfg.Events = events.Multi(rec, events.SinkFunc(func(events.Event) { conn.bell.ring() }))
-	cfg.Backoff.NoJitter = true
+	cfg.Observe.Events = events.Multi(rec, events.SinkFunc(func(events.Event) { conn.bell.ring() }))
+	cfg.Recovery.Backoff.NoJitter = true
 	sup := newSupervisor(cfg.withDefaults(), conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
@@ -368,8 +368,8 @@ func (r *rig) ready(sess *fakeSession) {
 // addSink makes the supervisor's events reach sink too, after the rig's
 // recorder. Call it before Start.
 func (r *rig) addSink(sink events.Sink) {
-	r.sup.cfg.Events = events.Multi(r.sup.cfg.Events, sink)
-	r.sup.sink = newSinkQueue(r.sup.cfg.Events, r.sup.cfg.Logger, r.sup.cfg.Name)
+	r.sup.cfg.Observe.Events = events.Multi(r.sup.cfg.Observe.Events, sink)
+	r.sup.sink = newSinkQueue(r.sup.cfg.Observe.Events, r.sup.cfg.Observe.Logger, r.sup.cfg.Name)
 }
 
 // settled is an input that, once taken, hands the loop's events to the

@@ -19,19 +19,19 @@ import (
 var ErrConfigConflict = errors.New("mcpsup: conflicting configuration")
 
 // hostOptions maps the go-sdk options the supervisor replaces onto its own
-// fields: ClientOptions.KeepAlive becomes Config.KeepAlive (go-sdk's own
+// fields: ClientOptions.KeepAlive becomes Config.Recovery.KeepAlive (go-sdk's own
 // keepalive sends DELETE on any failed ping, see keepalive), and is refused
-// with ErrConfigConflict when Config.KeepAlive names another interval.
+// with ErrConfigConflict when Config.Recovery.KeepAlive names another interval.
 func (c Config) hostOptions() (Config, error) {
-	ka := c.ClientOptions.KeepAlive
+	ka := c.Client.ClientOptions.KeepAlive
 	switch {
 	case ka <= 0:
-	case c.KeepAlive <= 0:
-		c.KeepAlive = ka
-	case c.KeepAlive != ka:
-		return c, fmt.Errorf("%w: ClientOptions.KeepAlive %s and Config.KeepAlive %s: set one (both mean the supervisor's keepalive)", ErrConfigConflict, ka, c.KeepAlive)
+	case c.Recovery.KeepAlive <= 0:
+		c.Recovery.KeepAlive = ka
+	case c.Recovery.KeepAlive != ka:
+		return c, fmt.Errorf("%w: ClientOptions.KeepAlive %s and Config.Recovery.KeepAlive %s: set one (both mean the supervisor's keepalive)", ErrConfigConflict, ka, c.Recovery.KeepAlive)
 	}
-	c.ClientOptions.KeepAlive = 0
+	c.Client.ClientOptions.KeepAlive = 0
 	return c, nil
 }
 
@@ -58,7 +58,7 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 }
 
 // Ping asks the live session's server whether it answers, waiting for
-// ready as a call does (Config.MaxCallWait), and fails with a *CallError as
+// ready as a call does (Config.Limits.MaxCallWait), and fails with a *CallError as
 // a call does: MCP `ping` before protocol 2026-07-28; from it, which has no
 // ping (a go-sdk server answers -32601), `server/discover` over HTTP, as the
 // keepalive does, and over stdio a -32601 answer is taken as life. A failed

@@ -65,16 +65,23 @@ func TestPingOn20260728SendsDiscover(t *testing.T) {
 }
 
 func TestClientOptionsKeepAliveIsTheSupervisors(t *testing.T) {
-	_, err := supervisor.New(supervisor.Config{Endpoint: "http://127.0.0.1:1/mcp", KeepAlive: time.Minute,
-		ClientOptions: mcp.ClientOptions{KeepAlive: 2 * time.Minute}})
+	_, err := supervisor.New(supervisor.Config{
+		Endpoint: "http://127.0.0.1:1/mcp",
+		Recovery: supervisor.RecoveryConfig{KeepAlive: time.Minute},
+		Client:   supervisor.ClientConfig{ClientOptions: mcp.ClientOptions{KeepAlive: 2 * time.Minute}},
+	})
 	require.ErrorIs(t, err, supervisor.ErrConfigConflict)
 
 	clock := clockwork.NewFakeClock()
 	// No catalog poll: its timer would be a waiter on the clock too, and
 	// the keepalive's ticker starts on a goroutine of its own, so one
 	// waiter would not say the ticker is there.
-	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{Clock: clock, Stream: supervisor.StreamOff, CatalogPollInterval: -1,
-		ClientOptions: mcp.ClientOptions{KeepAlive: time.Hour}})
+	e := newE2E(t, mcptest.Options{Tools: 1}, supervisor.Config{
+		Observe: supervisor.ObserveConfig{Clock: clock},
+		Stream:  supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Limits:  supervisor.LimitsConfig{CatalogPollInterval: -1},
+		Client:  supervisor.ClientConfig{ClientOptions: mcp.ClientOptions{KeepAlive: time.Hour}},
+	})
 	e.start()
 	require.NoError(t, clock.BlockUntilContext(e.ctx, 1), "the keepalive's ticker")
 	clock.Advance(time.Hour)
@@ -154,10 +161,15 @@ func TestRootsAndMiddlewareOnEverySession(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	sup := mustNew(t, supervisor.Config{Endpoint: url, Name: t.Name(),
-		Roots:               []*mcp.Root{{URI: "file:///a"}},
-		SendingMiddleware:   []mcp.Middleware{record(&sent)},
-		ReceivingMiddleware: []mcp.Middleware{record(&received)}})
+	sup := mustNew(t, supervisor.Config{
+		Endpoint: url,
+		Name:     t.Name(),
+		Client: supervisor.ClientConfig{
+			Roots:               []*mcp.Root{{URI: "file:///a"}},
+			SendingMiddleware:   []mcp.Middleware{record(&sent)},
+			ReceivingMiddleware: []mcp.Middleware{record(&received)},
+		},
+	})
 	sup.Start()
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	// The server asks for the roots on the standalone stream: wait for it.

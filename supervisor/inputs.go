@@ -86,14 +86,14 @@ type (
 // due.
 type (
 	retryDue struct{ gen uint64 }
-	// churnCooled: Config.ChurnCooldown passed in a churn failure.
+	// churnCooled: Config.Recovery.ChurnCooldown passed in a churn failure.
 	churnCooled struct{ gen uint64 }
 	relistDue   struct{}
 	pollDue     struct{ gen uint64 }
 )
 
 // From calls: a call failed (its events only: a failed call never steps
-// the machine); a failed call is sent once more (Config.Resend).
+// the machine); a failed call is sent once more (Config.Recovery.Resend).
 type (
 	callFailed struct {
 		gen uint64

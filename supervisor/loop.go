@@ -34,7 +34,7 @@ type loopState struct {
 	partialGen uint64
 	bo         backoff.BackOff
 	retry      clockwork.Timer
-	cooldown   clockwork.Timer // a churn failure's (Config.ChurnCooldown)
+	cooldown   clockwork.Timer // a churn failure's (Config.Recovery.ChurnCooldown)
 	seq        uint64
 	cat        catalogLoop // re-listing (discovery.go)
 	ttl        *listTTLs   // re-listing when a list's ttlMs runs out (ttl.go); nil until a list has one
@@ -125,14 +125,14 @@ func (s *Supervisor) step(t fsm.Trigger) {
 // take runs one step: the machine's transition, its commands, the new
 // snapshot.
 func (s *Supervisor) take(t fsm.Trigger) {
-	t.Now = s.cfg.Clock.Now()
+	t.Now = s.cfg.Observe.Clock.Now()
 	t.Verdict = s.redact.Verdict(t.Verdict) // the machine keeps it: StateError, Failure, events
 	out, err := s.loop.m.Step(t)
 	if err != nil {
 		if errors.Is(err, fsm.ErrStaleGeneration) {
-			s.cfg.Logger.Debug("mcpsup: dropped a late result of an old session", "server", s.cfg.Name, "err", err)
+			s.cfg.Observe.Logger.Debug("mcpsup: dropped a late result of an old session", "server", s.cfg.Name, "err", err)
 		} else {
-			s.cfg.Logger.Debug("mcpsup: trigger not taken", "server", s.cfg.Name, "err", err)
+			s.cfg.Observe.Logger.Debug("mcpsup: trigger not taken", "server", s.cfg.Name, "err", err)
 		}
 		return
 	}
@@ -220,7 +220,7 @@ func (s *Supervisor) open(c fsm.Command) {
 	spec.hooks = s.hooksFor(c.Generation)
 	kind := c.Kind
 	s.goCmd(func() input {
-		ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
+		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
 		var opened seam.Endable
 		var err error
@@ -234,7 +234,7 @@ func (s *Supervisor) open(c fsm.Command) {
 		if err == nil {
 			// A failed request ends the session by the same rules on
 			// every transport (seam.Verify).
-			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.ProbeTimeout, Clock: s.cfg.Clock, Observe: s.observer(spec.hooks)})
+			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, Clock: s.cfg.Observe.Clock, Observe: s.observer(spec.hooks)})
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
@@ -374,7 +374,7 @@ func (s *Supervisor) dropSession(gen uint64) {
 		if s.callLife.Err() != nil {
 			s.inflight.release(h) // closing: its calls were ended already, no timer holds h
 		} else {
-			s.cfg.Clock.AfterFunc(releaseGrace, func() { s.inflight.release(h) })
+			s.cfg.Observe.Clock.AfterFunc(releaseGrace, func() { s.inflight.release(h) })
 		}
 		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	}
@@ -489,9 +489,9 @@ func settledLists(r probes.Report) listSet {
 	return set
 }
 
-// list discovers the catalog of sess, bounded by Config.DiscoveryTimeout.
+// list discovers the catalog of sess, bounded by Config.Recovery.DiscoveryTimeout.
 func (s *Supervisor) list(sess seam.Session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
-	ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
+	ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 	defer cancel()
 	if blind {
 		return probes.ProbeBlind(ctx, sess, s.probeOptions())
@@ -501,8 +501,8 @@ func (s *Supervisor) list(sess seam.Session, blind bool, caps *mcp.ServerCapabil
 
 // probeOptions are the options of every discovery and re-list.
 func (s *Supervisor) probeOptions() probes.Options {
-	return probes.Options{ProbeTimeout: s.cfg.ProbeTimeout, MaxPages: s.cfg.MaxPages, MaxItems: s.cfg.MaxItems,
-		Logger: s.cfg.Logger} // the session's lister attaches the wire facts
+	return probes.Options{ProbeTimeout: s.cfg.Recovery.ProbeTimeout, MaxPages: s.cfg.Limits.MaxPages, MaxItems: s.cfg.Limits.MaxItems,
+		Logger: s.cfg.Observe.Logger} // the session's lister attaches the wire facts
 }
 
 // discovered takes the result of a discovery.
@@ -575,17 +575,17 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 		return
 	}
 	s.goCmd(func() input {
-		ctx, cancel := s.cmdContext(s.cfg.DiscoveryTimeout)
+		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
 		for _, uri := range subs {
 			if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-				s.cfg.Logger.Warn("mcpsup: re-subscribing failed", "server", s.cfg.Name, "uri", uri, "err", err)
+				s.cfg.Observe.Logger.Warn("mcpsup: re-subscribing failed", "server", s.cfg.Name, "uri", uri, "err", err)
 			}
 		}
 		if level != "" && !msgcheck.ModernVersion(sess.Info().ProtocolVersion) { // a 2026-07-28 session's requests carry it (loglevel.go)
 			//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 			if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)}); err != nil {
-				s.cfg.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)
+				s.cfg.Observe.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)
 			}
 		}
 		return nil
@@ -604,23 +604,23 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	}
 	// Not before Retry-After, capped by MaxInterval; never shorter than
 	// the backoff's own wait.
-	d = max(d, min(c.Verdict.RetryAfter, s.cfg.Backoff.MaxInterval))
+	d = max(d, min(c.Verdict.RetryAfter, s.cfg.Recovery.Backoff.MaxInterval))
 	s.emitEvent(events.Event{Kind: events.KindRetryScheduled, Generation: c.Generation, Attempt: c.Attempt, Delay: d, Verdict: c.Verdict})
 	if s.loop.retry != nil {
 		s.loop.retry.Stop()
 	}
 	gen := c.Generation
-	s.loop.retry = s.cfg.Clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
+	s.loop.retry = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
 }
 
-// coolDown (re)arms the churn cool-down: after Config.ChurnCooldown the
+// coolDown (re)arms the churn cool-down: after Config.Recovery.ChurnCooldown the
 // machine hears ChurnCooled and tries again. Every transition into or
 // within a churn failure (a Reconnect it held) starts the wait over.
 func (s *Supervisor) coolDown(gen uint64) {
 	if s.loop.cooldown != nil {
 		s.loop.cooldown.Stop()
 	}
-	s.loop.cooldown = s.cfg.Clock.AfterFunc(s.cfg.ChurnCooldown, func() { s.post(churnCooled{gen: gen}) })
+	s.loop.cooldown = s.cfg.Observe.Clock.AfterFunc(s.cfg.Recovery.ChurnCooldown, func() { s.post(churnCooled{gen: gen}) })
 }
 
 // hooksFor binds session reports to generation gen.
@@ -685,14 +685,14 @@ func (h *sessionHooks) listTTL(l probes.List, ms int) {
 // time, redacts session ids and credentials from its text, and queues it for
 // the sink. Loop goroutine only.
 func (s *Supervisor) emitEvent(e events.Event) {
-	if s.cfg.Events == nil {
+	if s.cfg.Observe.Events == nil {
 		return
 	}
 	s.loop.seq++
 	e.Seq = s.loop.seq
 	e.Server = s.cfg.Name
 	if e.Time.IsZero() {
-		e.Time = s.cfg.Clock.Now()
+		e.Time = s.cfg.Observe.Clock.Now()
 	}
 	s.loop.batch = append(s.loop.batch, s.redact.Redact(e))
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/mcpsup/mcpsup/httpsession"
 )
 
-// A call the supervisor bounds with Config.CallTimeout (its caller's context
+// A call the supervisor bounds with Config.Limits.CallTimeout (its caller's context
 // has no deadline) runs on a callClock: its timeout starts over at each
 // progress notification for the call (MCP notifications/progress carrying
-// the request's progressToken), never past Config.CallTimeoutCeiling from
+// the request's progressToken), never past Config.Limits.CallTimeoutCeiling from
 // the call's start. A long-running tool that streams progress is not cut
 // off; one that goes silent still is.
 
@@ -38,7 +38,7 @@ type callClock struct {
 
 	clock   clockwork.Clock
 	timeout time.Duration
-	ceiling time.Time // the hard end: start + Config.CallTimeoutCeiling
+	ceiling time.Time // the hard end: start + Config.Limits.CallTimeoutCeiling
 
 	mu         sync.Mutex
 	expiry     time.Time // when the timer fires
@@ -273,10 +273,10 @@ func (p *progressCalls) progressed(token any) {
 }
 
 // boundCall returns the context a call whose caller gave no deadline runs
-// on (Config.CallTimeout, extended by progress for token up to
-// Config.CallTimeoutCeiling), and the function that releases it.
+// on (Config.Limits.CallTimeout, extended by progress for token up to
+// Config.Limits.CallTimeoutCeiling), and the function that releases it.
 func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func()) {
-	c := newCallClock(ctx, s.cfg.Clock, s.cfg.CallTimeout, s.cfg.CallTimeoutCeiling)
+	c := newCallClock(ctx, s.cfg.Observe.Clock, s.cfg.Limits.CallTimeout, s.cfg.Limits.CallTimeoutCeiling)
 	key, ok := progressKey(token)
 	if !ok {
 		return c, c.finish // detached by then: the release

@@ -25,7 +25,7 @@ func (r *rig) clocksOf(token any) []*callClock {
 // Progress notifications for a call start its CallTimeout over, up to
 // CallTimeoutCeiling from its send; a silent call still times out.
 func TestProgressExtendsCallTimeoutUpToTheCeiling(t *testing.T) {
-	r := newRig(t, Config{CallTimeout: time.Minute, CallTimeoutCeiling: 3 * time.Minute})
+	r := newRig(t, Config{Limits: LimitsConfig{CallTimeout: time.Minute, CallTimeoutCeiling: 3 * time.Minute}})
 	sess := newFakeSession("s1", "slow")
 	sess.callHang = true
 	r.ready(sess)
@@ -63,7 +63,7 @@ func TestProgressExtendsCallTimeoutUpToTheCeiling(t *testing.T) {
 // Without progress the call ends at CallTimeout; progress for another token
 // does not extend it.
 func TestSilentCallTimesOutAtCallTimeout(t *testing.T) {
-	r := newRig(t, Config{CallTimeout: time.Minute})
+	r := newRig(t, Config{Limits: LimitsConfig{CallTimeout: time.Minute}})
 	sess := newFakeSession("s1", "slow")
 	sess.callHang = true
 	r.ready(sess)
@@ -83,8 +83,8 @@ func TestSilentCallTimesOutAtCallTimeout(t *testing.T) {
 }
 
 func TestCallTimeoutCeilingDefaults(t *testing.T) {
-	require.Equal(t, DefaultCallTimeoutCeiling, Config{}.withDefaults().CallTimeoutCeiling)
-	require.Equal(t, 2*time.Hour, Config{CallTimeout: 2 * time.Hour}.withDefaults().CallTimeoutCeiling, "never below CallTimeout")
+	require.Equal(t, DefaultCallTimeoutCeiling, Config{}.withDefaults().Limits.CallTimeoutCeiling)
+	require.Equal(t, 2*time.Hour, Config{Limits: LimitsConfig{CallTimeout: 2 * time.Hour}}.withDefaults().Limits.CallTimeoutCeiling, "never below CallTimeout")
 }
 
 // End to end: a blocked tool on a real server sends notifications/progress
@@ -98,11 +98,19 @@ func TestProgressFromARealServerExtendsTheCall(t *testing.T) {
 	defer cancel()
 	clock := clockwork.NewFakeClock()
 	heard := make(chan any, 4)
-	cfg := Config{Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(), Clock: clock, CallTimeout: time.Minute,
-		Stream: StreamOff, CatalogPollInterval: -1,
-		ClientOptions: mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+	cfg := Config{
+		Endpoint: srv.URL(),
+		HTTP:     HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Observe:  ObserveConfig{Clock: clock},
+		Limits: LimitsConfig{
+			CallTimeout:         time.Minute,
+			CatalogPollInterval: -1,
+		},
+		Stream: StreamConfig{Policy: StreamOff},
+		Client: ClientConfig{ClientOptions: mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			heard <- r.Params.ProgressToken
-		}}}
+		}}},
+	}
 	sup, err := New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sup.Close() })

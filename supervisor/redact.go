@@ -45,13 +45,13 @@ func (r *redactor) addCredential(tok string) {
 	}
 }
 
-// redactLogs wraps Config.Logger and go-sdk's ClientOptions.Logger (which
+// redactLogs wraps Config.Observe.Logger and go-sdk's ClientOptions.Logger (which
 // logs keepalive failures with go-sdk's error text) in the redacting
 // handler, once, before anything logs.
 func (s *Supervisor) redactLogs() {
-	s.cfg.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, s.cfg.Logger.Handler()))
-	if l := s.cfg.ClientOptions.Logger; l != nil {
-		s.cfg.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
+	s.cfg.Observe.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, s.cfg.Observe.Logger.Handler()))
+	if l := s.cfg.Client.ClientOptions.Logger; l != nil {
+		s.cfg.Client.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
 	}
 }
 

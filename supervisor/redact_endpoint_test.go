@@ -51,8 +51,13 @@ func printedTexts(t *testing.T, srv *mcptest.Server, endpoint string) (ce *super
 	rec := &events.Recorder{}
 	logs := &lockedBuffer{}
 	sup, err := supervisor.New(supervisor.Config{
-		Endpoint: endpoint, HTTPClient: srv.HTTPClient(), Stream: supervisor.StreamOff, Events: rec,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Endpoint: endpoint,
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Stream:   supervisor.StreamConfig{Policy: supervisor.StreamOff},
+		Observe: supervisor.ObserveConfig{
+			Events: rec,
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		},
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

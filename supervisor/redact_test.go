@@ -17,7 +17,7 @@ import (
 // resume state's), so its cost does not grow with the past; a forgotten id is
 // still hashed where go-sdk names it.
 func TestReleasedSessionIDsAreForgotten(t *testing.T) {
-	r := newRig(t, Config{MaxSessions: 1000})
+	r := newRig(t, Config{Recovery: RecoveryConfig{MaxSessions: 1000}})
 	id := func(n int) string { return fmt.Sprintf("session-%04d-7f3c2a9be1d04c5b", n) }
 	sess := newFakeSession(id(1), "a")
 	r.ready(sess)

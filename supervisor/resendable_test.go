@@ -93,7 +93,7 @@ func TestResendableOnlyForTools(t *testing.T) {
 func TestResendSafeResendsANotSentCall(t *testing.T) {
 	for _, policy := range []ResendPolicy{ResendNever, ResendSafe} {
 		t.Run(policy.String(), func(t *testing.T) {
-			r := newRig(t, Config{Resend: policy})
+			r := newRig(t, Config{Recovery: RecoveryConfig{Resend: policy}})
 			sess := newFakeSession("s1", "a")
 			sess.callErr = &classify.NotSentError{Err: io.EOF}
 			r.ready(sess)

@@ -41,7 +41,7 @@ const ResumeStateVersion = 1
 //  4. Start: the session is re-attached without initialize; the catalog
 //     is listed again, and the state to save next is sup.ResumeState().
 //
-// A credential that expired meanwhile costs nothing with Config.OAuthHandler
+// A credential that expired meanwhile costs nothing with Config.HTTP.OAuthHandler
 // (the refused request is authorized and sent again); without one, the
 // supervisor stops unauthorized, keeps the state, and Reconnect after new
 // credentials resumes the same session.
@@ -58,7 +58,7 @@ type ResumeState struct {
 
 // StreamDecision records that the standalone SSE stream was turned off for a
 // GET-hostile server, and when, so the decision outlives a restart for
-// Config.HostileMemory (failure story S5).
+// Config.Stream.HostileMemory (failure story S5).
 type StreamDecision struct {
 	Off       bool      `json:"off"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`

@@ -23,7 +23,7 @@ import (
 // notification of the server's a context that also ends with the session
 // (handlers.close, called before go-sdk's Close): a host's logging
 // handler waits on its context as a sampling one does. And it lets at most
-// Config.MaxResponsesInFlight of the requests the host handles
+// Config.Limits.MaxResponsesInFlight of the requests the host handles
 // (sampling/createMessage, elicitation/create: hostHandled) run at once:
 // one past it is answered with a JSON-RPC error (-32603, internal error,
 // naming the bound) without reaching its handler, and reported as a
@@ -49,7 +49,7 @@ func (s *Supervisor) serverRequests(gen uint64) *serverRequests {
 func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if hostHandled(method) {
-			limit := r.s.cfg.MaxResponsesInFlight
+			limit := r.s.cfg.Limits.MaxResponsesInFlight
 			if int(r.running.Add(1)) > limit {
 				r.running.Add(-1)
 				r.report(method, limit)

@@ -45,7 +45,7 @@ func TestServerDownTenMinutesIsReconnectedNeverTerminal(t *testing.T) {
 // The bounded budget stays an option: MaxElapsed ends an outage in
 // budget-spent.
 func TestMaxElapsedBoundsAnOutage(t *testing.T) {
-	r := newRig(t, Config{Backoff: Backoff{MaxElapsed: time.Minute}})
+	r := newRig(t, Config{Recovery: RecoveryConfig{Backoff: Backoff{MaxElapsed: time.Minute}}})
 	r.sup.Start()
 	r.next().fail(errRefused)
 	for n := 1; ; n++ {
@@ -64,9 +64,9 @@ func TestMaxElapsedBoundsAnOutage(t *testing.T) {
 	require.LessOrEqual(t, r.clock.Now().Sub(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)), 2*time.Minute)
 }
 
-// Churn is terminal for Config.ChurnCooldown, then the supervisor tries again.
+// Churn is terminal for Config.Recovery.ChurnCooldown, then the supervisor tries again.
 func TestChurnCoolsDownAndRetries(t *testing.T) {
-	r := newRig(t, Config{MaxSessions: 2, ChurnWindow: time.Minute})
+	r := newRig(t, Config{Recovery: RecoveryConfig{MaxSessions: 2, ChurnWindow: time.Minute}})
 	r.sup.Start()
 	for i := 0; i < 2; i++ {
 		s := newFakeSession("s", "a")
@@ -97,7 +97,7 @@ func TestChurnCoolsDownAndRetries(t *testing.T) {
 // A Reconnect storm opens at most MaxSessions sessions per ChurnWindow; the
 // rest are held by churn and open nothing: the live session serves on.
 func TestReconnectStormIsHeldByChurn(t *testing.T) {
-	r := newRig(t, Config{MaxSessions: 5, ChurnWindow: time.Hour})
+	r := newRig(t, Config{Recovery: RecoveryConfig{MaxSessions: 5, ChurnWindow: time.Hour}})
 	r.ready(newFakeSession("s1", "a"))
 	for r.sup.Generation() < 5 {
 		r.sup.Reconnect()

@@ -69,7 +69,7 @@ type Supervisor struct {
 	// callServer is CallInfo.Server: Config.Name masked, made once when a
 	// CallHandler is set.
 	callServer string
-	sink       *sinkQueue // delivers events to Config.Events
+	sink       *sinkQueue // delivers events to Config.Observe.Events
 
 	// streams is the standalone stream decision the transport keeps
 	// across sessions (dialer.go); nil on stdio.
@@ -120,7 +120,7 @@ func (sn *snapshot) failure() classify.Verdict {
 }
 
 // rateWindow is a window in which calls fail at once with the verdict of
-// the 429 that opened it (Config.DisableRateLimitWindow).
+// the 429 that opened it (Config.Limits.DisableRateLimitWindow).
 type rateWindow struct {
 	until   time.Time
 	verdict classify.Verdict
@@ -158,7 +158,7 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
 	s.dial = newHTTPConnector(s)
-	s.roots.add(cfg.Roots)
+	s.roots.add(cfg.Client.Roots)
 	return s, nil
 }
 
@@ -205,7 +205,7 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	s.snap.state = Idle
 	s.redact.AddEndpointSecrets(cfg.Endpoint)
 	s.redact.addCommandSecrets(cfg.Command)
-	for _, v := range cfg.Secrets {
+	for _, v := range cfg.Observe.Secrets {
 		s.redact.AddLikelySecret(v)
 	}
 	s.redactLogs()
@@ -217,16 +217,16 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	if cfg.Command == nil {
 		s.streams = newHTTPDialer(s)
 	}
-	s.sink = newSinkQueue(cfg.Events, cfg.Logger, cfg.Name)
-	if cfg.CallHandler != nil {
+	s.sink = newSinkQueue(cfg.Observe.Events, cfg.Observe.Logger, cfg.Name)
+	if cfg.Observe.CallHandler != nil {
 		s.callServer = s.redact.Text(cfg.Name)
 	}
 	s.loop.m = fsm.New(fsm.Config{
-		MaxSessions:    cfg.MaxSessions,
-		Window:         cfg.ChurnWindow,
-		ListingRetries: cfg.ListingRetries,
+		MaxSessions:    cfg.Recovery.MaxSessions,
+		Window:         cfg.Recovery.ChurnWindow,
+		ListingRetries: cfg.Recovery.ListingRetries,
 	})
-	s.loop.bo = cfg.Backoff.newBackOff(cfg.Clock)
+	s.loop.bo = cfg.Recovery.Backoff.newBackOff(cfg.Observe.Clock)
 	return s
 }
 
@@ -269,9 +269,9 @@ func (s *Supervisor) Start() {
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
-// cancels in-flight calls and waits for them (their Config.CallHandler
+// cancels in-flight calls and waits for them (their Config.Observe.CallHandler
 // stages included, the CallEnd last), for every goroutine the
-// supervisor started, and for the events sink (Config.Events) to have
+// supervisor started, and for the events sink (Config.Observe.Events) to have
 // received every event. It is idempotent and safe from any goroutine, in any
 // state, an events sink included: called from a sink callback it stops
 // everything but does not wait for the sink (the callback cannot wait for
@@ -386,7 +386,7 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 // supervisor closes first,
 // and, unless want is Failed or Closed, one wrapping ErrNotReady (with the
 // reason and verdict) if it reaches a terminal failed state, which only
-// Reconnect (and, for churn, Config.ChurnCooldown) leaves. After Reconnect
+// Reconnect (and, for churn, Config.Recovery.ChurnCooldown) leaves. After Reconnect
 // it waits for the attempt Reconnect asked for: the terminal failure it was
 // called from is not reported, only one that attempt ends in (a Reconnect
 // held by the churn limit ends in churn at once).
@@ -448,10 +448,10 @@ func (s *Supervisor) ResumeState() *ResumeState {
 // unauthorized, the session the supervisor holds resumable (see
 // ResumeState) is re-attached instead, without initialize, when there is
 // one: a credential that expired costs no server-side session. A reconnect
-// opens a session like any other and counts toward Config.MaxSessions per
-// Config.ChurnWindow: past the limit it is held (from ready the live
+// opens a session like any other and counts toward Config.Recovery.MaxSessions per
+// Config.Recovery.ChurnWindow: past the limit it is held (from ready the live
 // session stays; from a failed state it becomes a churn failure, which
-// cools down for Config.ChurnCooldown). It returns at once; WaitForState
+// cools down for Config.Recovery.ChurnCooldown). It returns at once; WaitForState
 // then waits for the attempt it asked for.
 func (s *Supervisor) Reconnect() {
 	s.setSnapshot(func(sn *snapshot) { sn.reconnects++ })

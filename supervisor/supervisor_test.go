@@ -90,7 +90,7 @@ func TestHandshakeFailureRetriesOnTheBackoffSchedule(t *testing.T) {
 }
 
 func TestRetryBudgetEndsInTerminalFailed(t *testing.T) {
-	r := newRig(t, Config{Backoff: Backoff{MaxAttempts: 2}})
+	r := newRig(t, Config{Recovery: RecoveryConfig{Backoff: Backoff{MaxAttempts: 2}}})
 	r.sup.Start()
 	r.next().fail(errRefused)
 	for i := 0; i < 2; i++ {
@@ -140,7 +140,7 @@ func TestCallDuringRecoveryWaitsAndIsSentOnce(t *testing.T) {
 }
 
 func TestCallWaitIsBoundedByMaxCallWait(t *testing.T) {
-	r := newRig(t, Config{MaxCallWait: 5 * time.Second})
+	r := newRig(t, Config{Limits: LimitsConfig{MaxCallWait: 5 * time.Second}})
 	r.sup.Start()
 	r.next() // never answered
 
@@ -212,7 +212,7 @@ func TestSessionDeathWhileIdleOpensOneNewSession(t *testing.T) {
 func TestS4CallFailuresThatDoNotReconnect(t *testing.T) {
 	for _, status := range []int{500, 429, 403, 400, 413} {
 		t.Run(httpName(status), func(t *testing.T) {
-			r := newRig(t, Config{DisableRateLimitWindow: true})
+			r := newRig(t, Config{Limits: LimitsConfig{DisableRateLimitWindow: true}})
 			sess := newFakeSession("s1", "a")
 			r.ready(sess)
 			sess.failNextCall(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", RequestID: "3", Status: status, SessionIDSent: true, RetryAfter: time.Second}})
@@ -375,7 +375,7 @@ func TestSubscriptionsAndLoggingLevelAreRestored(t *testing.T) {
 }
 
 func TestChurnEndsInTerminalFailed(t *testing.T) {
-	r := newRig(t, Config{MaxSessions: 2, ChurnWindow: time.Hour})
+	r := newRig(t, Config{Recovery: RecoveryConfig{MaxSessions: 2, ChurnWindow: time.Hour}})
 	r.sup.Start()
 	for i := 0; i < 2; i++ {
 		s := newFakeSession("s", "a")
@@ -464,7 +464,7 @@ func TestCloseFromEveryState(t *testing.T) {
 }
 
 func TestRetryAfterLengthensTheRetryWait(t *testing.T) {
-	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 20 * time.Second}})
+	r := newRig(t, Config{Recovery: RecoveryConfig{Backoff: Backoff{MaxInterval: 20 * time.Second}}})
 	r.sup.Start()
 	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize", Status: 429, RetryAfter: 10 * time.Second}})
 	retries := r.waitEvents(events.KindRetryScheduled, 1)
@@ -483,7 +483,7 @@ func TestRetryAfterLengthensTheRetryWait(t *testing.T) {
 }
 
 func TestRetryAfterIsCappedByMaxInterval(t *testing.T) {
-	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 5 * time.Second}})
+	r := newRig(t, Config{Recovery: RecoveryConfig{Backoff: Backoff{MaxInterval: 5 * time.Second}}})
 	r.sup.Start()
 	r.next().fail(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "initialize", Status: 503, RetryAfter: time.Hour}})
 	require.Equal(t, 5*time.Second, r.waitEvents(events.KindRetryScheduled, 1)[0].Delay)
@@ -499,7 +499,7 @@ func TestAPanickingSinkDoesNotStopTheSupervisor(t *testing.T) {
 }
 
 func TestRateLimitWindowIsCappedAndEndsOnReconnect(t *testing.T) {
-	r := newRig(t, Config{Backoff: Backoff{MaxInterval: 10 * time.Second}})
+	r := newRig(t, Config{Recovery: RecoveryConfig{Backoff: Backoff{MaxInterval: 10 * time.Second}}})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
 	sess.failNextCall(&classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call", Status: 429, RetryAfter: 24 * time.Hour}})
@@ -529,7 +529,7 @@ func TestRateLimitWindowIsCappedAndEndsOnReconnect(t *testing.T) {
 }
 
 func TestCallWithoutDeadlineIsBoundedByCallTimeout(t *testing.T) {
-	r := newRig(t, Config{CallTimeout: time.Minute})
+	r := newRig(t, Config{Limits: LimitsConfig{CallTimeout: time.Minute}})
 	sess := newFakeSession("s1", "a")
 	sess.callHang = true
 	r.ready(sess)
@@ -652,7 +652,7 @@ func TestStaleRecoveryKeepsTheStreamDecision(t *testing.T) {
 }
 
 func TestRememberedStreamDecisionExpires(t *testing.T) {
-	r := newRig(t, Config{HostileMemory: time.Hour})
+	r := newRig(t, Config{Stream: StreamConfig{HostileMemory: time.Hour}})
 	decided := r.clock.Now().Add(-30 * time.Minute)
 	rs := &ResumeState{Version: ResumeStateVersion, ResumeState: httpsession.ResumeState{SessionID: "s1", ProtocolVersion: "2025-11-25",
 		InitializeResult: &mcp.InitializeResult{ProtocolVersion: "2025-11-25", Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}},

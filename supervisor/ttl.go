@@ -9,7 +9,7 @@ import (
 	"github.com/mcpsup/mcpsup/probes"
 )
 
-// DefaultMinListTTL is Config.MinListTTL's default: a list is re-fetched
+// DefaultMinListTTL is Config.Limits.MinListTTL's default: a list is re-fetched
 // for its ttl at most every ten seconds, whatever ttlMs says.
 const DefaultMinListTTL = 10 * time.Second
 
@@ -20,7 +20,7 @@ const maxListTTL = 24 * time.Hour
 // d waits d*(1+ttlJitter*u), u uniform in [0, 1). The caching page
 // (server/utilities/caching.mdx, Freshness Calculation): clients that poll
 // on the ttl "MUST apply jitter and backoff". Only added, so a list is
-// never re-fetched before its ttl (or Config.MinListTTL) ran out.
+// never re-fetched before its ttl (or Config.Limits.MinListTTL) ran out.
 const ttlJitter = 0.2
 
 // maxTTLRetryGap bounds the backoff of a failed ttl re-list, unless the
@@ -91,9 +91,9 @@ func (in listTTLSeen) take(s *Supervisor) { s.armListTTL(in.gen, in.list, in.ms)
 func (in listTTLDue) take(s *Supervisor)  { s.listTTLExpired(in) }
 
 // armListTTL (re)arms the ttl timer of list for a result of generation gen
-// whose ttlMs is ms: max(ms, Config.MinListTTL), at most maxListTTL, plus
+// whose ttlMs is ms: max(ms, Config.Limits.MinListTTL), at most maxListTTL, plus
 // up to ttlJitter of it at random, on Clock. A result without a ttl (0)
-// stops the timer; a negative Config.MinListTTL never arms one. Any result
+// stops the timer; a negative Config.Limits.MinListTTL never arms one. Any result
 // resets the list's retry backoff.
 func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
 	if gen != s.loop.m.Generation() || int(list) > int(probes.ResourceTemplates) {
@@ -115,14 +115,14 @@ func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
 		t.timers[list], t.armed[list] = nil, 0
 	}
 	t.every[list], t.retry[list] = 0, nil
-	if ms <= 0 || s.cfg.MinListTTL < 0 {
+	if ms <= 0 || s.cfg.Limits.MinListTTL < 0 {
 		return
 	}
 	d := maxListTTL
 	if ms < int(maxListTTL/time.Millisecond) {
 		d = time.Duration(ms) * time.Millisecond
 	}
-	t.every[list] = max(d, s.cfg.MinListTTL)
+	t.every[list] = max(d, s.cfg.Limits.MinListTTL)
 	s.armTTLTimer(gen, list, t.every[list])
 }
 
@@ -133,14 +133,14 @@ func (s *Supervisor) armTTLTimer(gen uint64, list probes.List, d time.Duration) 
 	t.seq++
 	due := listTTLDue{gen: gen, list: list, seq: t.seq}
 	t.armed[list] = t.seq
-	t.timers[list] = s.cfg.Clock.AfterFunc(d, func() { s.post(due) })
+	t.timers[list] = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(due) })
 }
 
 // ttlRelistFailed takes a re-list of set on the session of gen that
 // failed: each of its lists whose ttl ran out (its timer spent, its result
 // not yet in) is tried again after its backoff's next delay, from
 // max(ttlMs, MinListTTL) doubling up to maxTTLRetryGap (or the ttl when
-// longer), jittered like an expiry, never sooner than Config.MinListTTL.
+// longer), jittered like an expiry, never sooner than Config.Limits.MinListTTL.
 // The retries go on while the session is ready; a result of the list
 // (or the session's end) resets them.
 func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
@@ -159,7 +159,7 @@ func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
 				backoff.WithMultiplier(2),
 				backoff.WithRandomizationFactor(0), // armTTLTimer jitters
 				backoff.WithMaxElapsedTime(0),
-				backoff.WithClockProvider(clockAdapter{s.cfg.Clock}),
+				backoff.WithClockProvider(clockAdapter{s.cfg.Observe.Clock}),
 			)
 		}
 		s.armTTLTimer(gen, list, t.retry[list].NextBackOff())

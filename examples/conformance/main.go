@@ -5,7 +5,7 @@
 // argument. Each scenario does what go-sdk's own conformance client does
 // (go-sdk conformance/everything-client), through a Supervisor: every
 // request goes out on the supervisor's session, and the auth scenarios use
-// go-sdk's authorization-code handler as Config.OAuthHandler alone.
+// go-sdk's authorization-code handler as Config.HTTP.OAuthHandler alone.
 //
 //	MCP_CONFORMANCE_SCENARIO=initialize go run ./examples/conformance http://127.0.0.1:3001/mcp
 //
@@ -105,7 +105,7 @@ func main() {
 }
 
 func run(ctx context.Context, endpoint string, sc scenario, sctx map[string]any) error {
-	cfg := supervisor.Config{Endpoint: endpoint, Implementation: &mcp.Implementation{Name: "mcpsup-conformance", Version: "0"}}
+	cfg := supervisor.Config{Endpoint: endpoint, Client: supervisor.ClientConfig{Implementation: &mcp.Implementation{Name: "mcpsup-conformance", Version: "0"}}}
 	if sc.setup != nil {
 		if err := sc.setup(&cfg, sctx); err != nil {
 			return err
@@ -150,8 +150,8 @@ func bestEffort(names ...string) func(context.Context, *supervisor.Supervisor, m
 
 func elicit(content map[string]any) func(*supervisor.Config, map[string]any) error {
 	return func(cfg *supervisor.Config, _ map[string]any) error {
-		cfg.ClientOptions.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
-		cfg.ClientOptions.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		cfg.Client.ClientOptions.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
+		cfg.Client.ClientOptions.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: content}, nil
 		}
 		return nil
@@ -229,7 +229,7 @@ func oauth(cfg *supervisor.Config, sctx map[string]any) error {
 	if err != nil {
 		return err
 	}
-	cfg.OAuthHandler = h
+	cfg.HTTP.OAuthHandler = h
 	return nil
 }
 

@@ -58,13 +58,13 @@ func runStories(ctx context.Context, ss []story, e *env) []result {
 // and to tr.
 func (e *env) supervise(srv *mcptest.Server, name string, tr *trail, cfg supervisor.Config) (*supervisor.Supervisor, error) {
 	cfg.Endpoint = srv.URL()
-	cfg.HTTPClient = srv.HTTPClient()
+	cfg.HTTP.HTTPClient = srv.HTTPClient()
 	cfg.Name = name
 	sinks := []events.Sink{e.sink}
 	if tr != nil {
 		sinks = append(sinks, tr)
 	}
-	cfg.Events = events.Multi(sinks...)
+	cfg.Observe.Events = events.Multi(sinks...)
 	return supervisor.New(cfg)
 }
 

@@ -49,7 +49,7 @@ func (e *env) runStdioStory(ctx context.Context, name string, cfg supervisor.Con
 	tr := newTrail()
 	cfg.Name = name
 	cfg.Command = &stdio.Command{Path: bin, Args: args, StopGrace: time.Second, KillGrace: time.Second}
-	cfg.Events = events.Multi(e.sink, tr)
+	cfg.Observe.Events = events.Multi(e.sink, tr)
 	sup, err := supervisor.New(cfg)
 	if err != nil {
 		r.err = err
@@ -184,8 +184,13 @@ func storyStdioChurn(ctx context.Context, e *env) result {
 	const name = "stdio-churn"
 	const limit = 3
 	e.say(name, "a stdio server that exits after its handshake, every time; churn limit %d sessions per minute", limit)
-	cfg := supervisor.Config{MaxSessions: limit, ChurnWindow: time.Minute,
-		Backoff: supervisor.Backoff{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}}
+	cfg := supervisor.Config{
+		Recovery: supervisor.RecoveryConfig{
+			MaxSessions: limit,
+			ChurnWindow: time.Minute,
+			Backoff:     supervisor.Backoff{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond},
+		},
+	}
 	return e.runStdioStory(ctx, name, cfg, []string{"-exit-after-lines", "2", "-exit-code", "1"}, true,
 		func(sup *supervisor.Supervisor, tr *trail, r *result) {
 			reason, _ := sup.Failure()

@@ -213,7 +213,7 @@ func retryAfterOf(ce *supervisor.CallError) any {
 
 // s5Tuning returns the GET-hostility rule and stream keeper of the demo,
 // tuned so the rule fires within a second. The production defaults (zero
-// Config.HostileRule and Config.StreamKeeper) are 3 attempts that each end
+// Config.Stream.HostileRule and Config.Stream.Keeper) are 3 attempts that each end
 // within 2s, re-dialed after 1s doubling up to 30s: about 3s to decide.
 func s5Tuning() (supervisor.HostileRule, supervisor.StreamKeeper) {
 	const span = 500 * time.Millisecond
@@ -232,9 +232,11 @@ func storyS5(ctx context.Context, e *env) result {
 		e.say(name, "the gateway answers every GET 200 text/event-stream and closes it at once")
 		e.say(name, "demo rule: %d stream attempts failing within %s (production default: 3 within 2s)", rule.Threshold, keeper.Span)
 		return supervisor.Config{
-			Stream:       supervisor.StreamAuto,
-			HostileRule:  rule,
-			StreamKeeper: keeper,
+			Stream: supervisor.StreamConfig{
+				Policy:      supervisor.StreamAuto,
+				HostileRule: rule,
+				Keeper:      keeper,
+			},
 		}, nil
 	}
 	return e.runStory(ctx, name, mcptest.Options{Tools: 2}, prepare, func(srv *mcptest.Server, sup *supervisor.Supervisor, tr *trail, r *result) {

@@ -106,7 +106,7 @@ func host(ctx context.Context, o options, out io.Writer) (err error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	defer transport.CloseIdleConnections()
 	h := hub.New(hub.Config{
-		Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: transport}},
+		Supervisor: supervisor.Config{HTTP: supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: transport}}},
 		Store:      &hub.FileStore{Dir: o.state},
 		Events:     events.Multi(sinks...),
 	})

@@ -73,8 +73,15 @@ func run(ctx context.Context, w io.Writer) error {
 
 	// Metrics: the supervisor's events. Spans: one per host call, the
 	// recovery as its events.
-	sup, err := supervisor.New(supervisor.Config{Name: "s4", Endpoint: srv.URL(), HTTPClient: srv.HTTPClient(),
-		Events: obs.Sink(), CallHandler: obs.CallHandler()})
+	sup, err := supervisor.New(supervisor.Config{
+		Name:     "s4",
+		Endpoint: srv.URL(),
+		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
+		Observe: supervisor.ObserveConfig{
+			Events:      obs.Sink(),
+			CallHandler: obs.CallHandler(),
+		},
+	})
 	if err != nil {
 		return err
 	}

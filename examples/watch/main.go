@@ -35,7 +35,7 @@
 //	-end-session           at exit, end the session (DELETE) instead of
 //	                       detaching, and remove the resume file
 //	-timeout d             stop after d (default 0: run until interrupted)
-//	-keepalive d           ping every server every d (supervisor.Config.KeepAlive;
+//	-keepalive d           ping every server every d (supervisor.Config.Recovery.KeepAlive;
 //	                       default 15s, 0: off): a server that died while idle
 //	                       leaves ready within three of them
 //	-http addr             serve the live HTML timeline (package

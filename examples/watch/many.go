@@ -46,7 +46,7 @@ func watchMany(ctx context.Context, o options, out io.Writer) (err error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	defer transport.CloseIdleConnections()
 	h := hub.New(hub.Config{
-		Supervisor: supervisor.Config{HTTPClient: &http.Client{Transport: transport}, Stream: o.stream, KeepAlive: o.keepAlive},
+		Supervisor: supervisor.Config{HTTP: supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: transport}}, Stream: supervisor.StreamConfig{Policy: o.stream}, Recovery: supervisor.RecoveryConfig{KeepAlive: o.keepAlive}},
 		Store:      store,
 		Events:     events.Multi(sinks...),
 	})

@@ -27,7 +27,7 @@ type options struct {
 	eventsPath string
 	endSession bool
 	timeout    time.Duration
-	keepAlive  time.Duration // supervisor.Config.KeepAlive of every server
+	keepAlive  time.Duration // supervisor.Config.Recovery.KeepAlive of every server
 	httpAddr   string
 	httpRemote bool
 	calls      []toolCall    // -call, in order
@@ -35,7 +35,7 @@ type options struct {
 }
 
 // defaultKeepAlive is -keepalive's default: an idle server that died is
-// seen within three of them (supervisor.Config.KeepAlive), not left ready on
+// seen within three of them (supervisor.Config.Recovery.KeepAlive), not left ready on
 // the timeline until a call or the stream's re-dial finds out.
 const defaultKeepAlive = 15 * time.Second
 
@@ -186,13 +186,13 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	defer transport.CloseIdleConnections()
 	sup, err := supervisor.New(supervisor.Config{
-		Endpoint:   o.url,
-		Name:       o.name,
-		HTTPClient: &http.Client{Transport: transport},
-		Resume:     rs,
-		Stream:     o.stream,
-		KeepAlive:  o.keepAlive,
-		Events:     events.Multi(sinks...),
+		Endpoint: o.url,
+		Name:     o.name,
+		Resume:   rs,
+		HTTP:     supervisor.HTTPConfig{HTTPClient: &http.Client{Transport: transport}},
+		Stream:   supervisor.StreamConfig{Policy: o.stream},
+		Recovery: supervisor.RecoveryConfig{KeepAlive: o.keepAlive},
+		Observe:  supervisor.ObserveConfig{Events: events.Multi(sinks...)},
 	})
 	if err != nil {
 		return err

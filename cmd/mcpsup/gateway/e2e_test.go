@@ -26,9 +26,9 @@ import (
 // fastHub retries within tens of milliseconds, so an upstream that comes
 // back is ready again at once.
 func fastHub() hub.Config {
-	return hub.Config{Supervisor: supervisor.Config{
+	return hub.Config{Supervisor: supervisor.Config{Recovery: supervisor.RecoveryConfig{
 		Backoff: supervisor.Backoff{InitialInterval: 20 * time.Millisecond, MaxInterval: 100 * time.Millisecond, NoJitter: true},
-	}}
+	}}}
 }
 
 type fixture struct {

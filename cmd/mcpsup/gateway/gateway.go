@@ -48,8 +48,8 @@ type Config struct {
 	ServersFile string
 	// Hub is the template of the hub's config. The gateway adds its own
 	// events sink before Hub.Events, its progress and server-request relays
-	// in Hub.Supervisor.ClientOptions (replacing the handlers set there),
-	// its roots relay after Hub.Supervisor.ReceivingMiddleware, and its
+	// in Hub.Supervisor.Client.ClientOptions (replacing the handlers set there),
+	// its roots relay after Hub.Supervisor.Client.ReceivingMiddleware, and its
 	// session-tracking middleware after Hub.ServerMiddleware's.
 	Hub hub.Config
 	// Implementation names the gateway to its clients. Default
@@ -130,7 +130,7 @@ func New(cfg Config) *Gateway {
 			next.Emit(e)
 		}
 	})
-	co := &hc.Supervisor.ClientOptions
+	co := &hc.Supervisor.Client.ClientOptions
 	co.ProgressNotificationHandler = g.relay.forwardProgress
 	co.ElicitationHandler = g.relay.elicit
 	//lint:ignore SA1019 sampling is deprecated from protocol 2026-07-28 on (SEP-2577), and still sent by 2025-era servers
@@ -139,7 +139,7 @@ func New(cfg Config) *Gateway {
 	co.LoggingMessageHandler = g.relay.logMessage
 	co.ResourceUpdatedHandler = g.resourceUpdated
 	sc := &hc.Supervisor
-	sc.ReceivingMiddleware = append(slices.Clip(sc.ReceivingMiddleware), g.relay.rootsMiddleware)
+	sc.Client.ReceivingMiddleware = append(slices.Clip(sc.Client.ReceivingMiddleware), g.relay.rootsMiddleware)
 	mw := hc.ServerMiddleware
 	hc.ServerMiddleware = func(server string) mcp.Middleware {
 		track := g.relay.track(server)
