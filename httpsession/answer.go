@@ -8,9 +8,9 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// deleteTimeout bounds the DELETE that ends a session whose handshake
-// answer the Transport refused (go-sdk bounds its own DELETE the same way,
-// mcp/streamable.go closeDeleteTimeout).
+// deleteTimeout bounds every DELETE the conn sends: the one of Close, and
+// the one that ends a session whose handshake answer the conn refused (as
+// go-sdk bounds its own, mcp/streamable.go closeDeleteTimeout).
 const deleteTimeout = 5 * time.Second
 
 // readErrorBody reads a non-2xx body, at most MaxErrorBody bytes on the wire

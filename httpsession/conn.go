@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
@@ -259,10 +260,36 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 }
 
 // urlError names the request in err as net/http's Client does (a
-// *url.Error: `Post "<endpoint>": <err>`).
+// *url.Error: `Post "<endpoint>": <err>`), with the endpoint's likely
+// credentials masked, since a host prints the error it gets through
+// errors.As: the userinfo's password (url.URL.Redacted), and a username or
+// query value (`?api_key=`) of at least events.MinSessionIDLen bytes, the
+// length from which the supervisor masks a value it did not name.
 func urlError(req *http.Request, err error) error {
 	op := req.Method[:1] + strings.ToLower(req.Method[1:])
-	return &url.Error{Op: op, URL: req.URL.Redacted(), Err: err}
+	return &url.Error{Op: op, URL: maskedURL(req.URL), Err: err}
+}
+
+// maskedURL is u as urlError names it. A query part that does not parse
+// is left out.
+func maskedURL(u *url.URL) string {
+	const mask = "xxxxx"
+	m := *u
+	if m.User != nil && len(m.User.Username()) >= events.MinSessionIDLen {
+		m.User = url.UserPassword(mask, mask)
+	}
+	if m.RawQuery != "" {
+		q := m.Query()
+		for _, vs := range q {
+			for i, v := range vs {
+				if len(v) >= events.MinSessionIDLen {
+					vs[i] = mask
+				}
+			}
+		}
+		m.RawQuery = q.Encode()
+	}
+	return m.Redacted()
 }
 
 // withUserinfo sends the endpoint URL's userinfo as Basic credentials,
@@ -461,7 +488,11 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		b := readBounded(resp, c.t.cfg.MaxErrorBody)
 		x.Body = snippet(b.data)
 		x.Malformed = true
-		return refuse("")
+		ct := x.ContentType
+		if ct == "" {
+			ct = "none"
+		}
+		return refuse("content type " + strconv.Quote(cutDetail(ct)) + ", not application/json or text/event-stream")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package httpsession_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,6 +102,41 @@ func TestOddAnswersFailTheCallAlone(t *testing.T) {
 			}
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t"}); err != nil {
 				t.Fatalf("the session was lost: %v", err)
+			}
+		})
+	}
+}
+
+// A 2xx answer that is neither application/json nor text/event-stream
+// (streamable-http.mdx: "the server MUST either return Content-Type:
+// text/event-stream ... or Content-Type: application/json") fails the call
+// alone, and its typed facts name what was wrong, as every other refusal's
+// do: Exchange.Problem names the content type, none included.
+func TestWrongContentTypeIsNamedInTheExchange(t *testing.T) {
+	for _, ct := range []string{"text/plain", ""} {
+		t.Run("content type "+ct, func(t *testing.T) {
+			srv := &fakeServer{answer: fuzzAnswer{status: 200, contentType: ct, body: []byte(`{"jsonrpc":"2.0","id":$ID,"result":{}}`)}}
+			clock := clockwork.NewFakeClock()
+			advance(t, clock)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			sess := openFaked(t, ctx, srv, httpsession.Config{Clock: clock})
+			defer sess.Close()
+			callCtx := httpsession.WithExchange(ctx)
+			_, err := sess.ClientSession().CallTool(callCtx, &mcp.CallToolParams{Name: "t"})
+			if err == nil {
+				t.Fatal("want the call refused")
+			}
+			x, ok := httpsession.LastExchange(callCtx)
+			if !ok {
+				t.Fatal("no exchange recorded")
+			}
+			want := ct
+			if want == "" {
+				want = "none"
+			}
+			if !strings.Contains(x.Problem, `content type "`+want+`"`) {
+				t.Fatalf("Exchange.Problem = %q, want it to name the content type %q", x.Problem, want)
 			}
 		})
 	}

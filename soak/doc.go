@@ -45,7 +45,8 @@
 //     in-flight request; clients MUST re-issue it as a new request with a
 //     new request ID"): a call the supervisor re-issued (its CallHandler's
 //     CallReissued stage) ran at most twice, at least once if it succeeded.
-//   - No call hangs: every call returns by its deadline plus a small grace.
+//   - No call hangs: every call returns by its deadline plus a grace (30 s:
+//     a bound on hanging that a loaded machine still meets, not a speed test).
 //   - No call is dropped or answered with an empty success: every call
 //     returns; a nil error comes with the recording tool's own answer.
 //   - A ready supervisor's catalog, when listed on the current generation,

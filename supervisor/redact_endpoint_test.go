@@ -100,6 +100,11 @@ func TestEndpointQueryCredentialsMasked(t *testing.T) {
 	require.Equal(t, classify.Transport, ce.Verdict.Class)
 	require.Contains(t, raw, "v=2", "the raw error names the URL")
 	assert.Contains(t, texts["detail"], "v=2", "a short value stays")
+	// The *url.Error a host reaches through errors.As names the URL with
+	// its credentials masked too.
+	var ue *url.Error
+	require.True(t, errors.As(ce, &ue), "%v", ce)
+	texts["url.Error"] = ue.Error()
 	for where, text := range texts {
 		for _, s := range secrets {
 			assert.NotContains(t, text, s, "%s", where)

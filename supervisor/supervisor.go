@@ -277,8 +277,11 @@ func (s *Supervisor) Start() {
 // everything but does not wait for the sink (the callback cannot wait for
 // itself); the events behind that callback follow once it returns. A sink
 // callback must not wait for a goroutine of its own that calls Close. A
-// server that never answers the DELETE holds Close for go-sdk's bound on it,
-// 5 s (mcp/streamable.go closeDeleteTimeout); Detach sends none.
+// server that answers nothing holds Close for at most 10 s: 5 s for go-sdk's
+// notifications/cancelled of the calls Close canceled (mcp/transport.go
+// notifyCancellationTimeout), which go-sdk's connection waits for before it
+// closes, then 5 s for the DELETE (httpsession's deleteTimeout); Detach
+// sends no DELETE, so at most the first 5 s.
 func (s *Supervisor) Close() error { return s.stop(events.TriggerCloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session
