@@ -29,22 +29,29 @@ func echoServer(b *testing.B) string {
 	return srv.URL
 }
 
-// benchCalls calls tool on cs b.N times and reports the p50 and p99 of the
-// calls' wall time and the process's CPU time (user+system: client, gateway
-// and server together) per call.
+// benchCalls calls tool on cs b.N times (see benchFunc).
 func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string) {
 	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "hello"}}
-	for range 20 { // warm the connections
+	benchFunc(b, func() error {
 		_, err := cs.CallTool(ctx, params)
-		require.NoError(b, err)
+		return err
+	})
+}
+
+// benchFunc runs call b.N times, after 20 calls that warm the connections,
+// and reports the p50 and p99 of the calls' wall time and the process's CPU
+// time (user+system: client, gateway and server together) per call.
+func benchFunc(b *testing.B, call func() error) {
+	for range 20 {
+		require.NoError(b, call())
 	}
 	d := make([]time.Duration, 0, b.N)
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
-		if _, err := cs.CallTool(ctx, params); err != nil {
+		if err := call(); err != nil {
 			b.Fatal(err)
 		}
 		d = append(d, time.Since(t0))

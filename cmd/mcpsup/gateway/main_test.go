@@ -13,6 +13,13 @@ import (
 // Every goroutine of the gateway, its hub and the fixtures ends with the
 // test that started it: Close and Detach wait for theirs.
 func TestMain(m *testing.M) {
+	if os.Getenv(upstreamEnv) == "serve" {
+		if err := serveUpstream(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	e2etest.Cleanup()
 	if code == 0 {
