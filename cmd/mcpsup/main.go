@@ -28,9 +28,9 @@ import (
 
 	"github.com/mcpsup/mcpsup/cmd/mcpsup/gateway"
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/views/htmltimeline"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/redisstore"
+	"github.com/mcpsup/mcpsup/views/htmltimeline"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 )
