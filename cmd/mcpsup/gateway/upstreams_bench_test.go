@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -38,7 +36,7 @@ type upstreamStats struct {
 
 // serveUpstream serves one stateful go-sdk server with the tool "echo" on
 // 127.0.0.1 (a session per entry that points at it), prints its URL, serves
-// GET /stats, and returns when stdin closes.
+// GET /stats and GET /cpu (its CPU time in µs), and returns when stdin closes.
 func serveUpstream() error {
 	var st upstreamStats
 	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, &mcp.ServerOptions{
@@ -50,6 +48,10 @@ func serveUpstream() error {
 		})
 	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/cpu" {
+			cpuHandler().ServeHTTP(w, r)
+			return
+		}
 		if r.URL.Path == "/stats" {
 			_ = json.NewEncoder(w).Encode(upstreamStats{Opened: atomic.LoadInt64(&st.Opened), Ended: atomic.LoadInt64(&st.Ended)})
 			return
@@ -66,20 +68,7 @@ func serveUpstream() error {
 }
 
 // startUpstream runs the test binary as serveUpstream and returns its URL.
-func startUpstream(b *testing.B) string {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), upstreamEnv+"=serve")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	require.NoError(b, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(b, err)
-	require.NoError(b, cmd.Start())
-	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(b, err)
-	return line[:len(line)-1]
-}
+func startUpstream(b *testing.B) string { return startChild(b, upstreamEnv+"=serve") }
 
 func stats(b *testing.B, url string) upstreamStats {
 	resp, err := http.Get(url + "/stats")
@@ -133,17 +122,7 @@ func upstreamsOnce(b *testing.B, n int) {
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
 	require.NoError(b, err)
 	defer func() { _ = cs.Close() }()
-	for {
-		tools := 0
-		for _, err := range cs.Tools(ctx, nil) {
-			require.NoError(b, err)
-			tools++
-		}
-		if tools == n {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // the catalog sync; a benchmark, not a unit test
-	}
+	waitTools(b, cs, n)
 	setup := time.Since(start)
 	heap1, gor1 := liveHeap(), runtime.NumGoroutine()
 

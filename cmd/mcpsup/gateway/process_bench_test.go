@@ -1,0 +1,127 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/cmd/mcpsup/gateway"
+	"github.com/mcpsup/mcpsup/hub"
+)
+
+// gatewayEnv, set to an upstream's URL, makes the test binary a gateway in
+// front of that one server (serveGateway), as `mcpsup serve` runs it: its GC
+// default (gateway.SetGCDefault, unless GOGC is set), its HTTP handler.
+const gatewayEnv = "MCPSUP_GWBENCH_GATEWAY"
+
+// gatewayProfileEnv names a file the gateway child writes its CPU profile
+// to (go tool pprof), for a profile of the gateway's process alone.
+const gatewayProfileEnv = "MCPSUP_GWBENCH_CPUPROFILE"
+
+// serveGateway serves a gateway of one server, "e", at upstream on
+// 127.0.0.1, prints its URL once the server is ready, serves its CPU time in
+// µs at GET /cpu, and returns when stdin closes.
+func serveGateway(upstream string) error {
+	gateway.SetGCDefault()
+	if name := os.Getenv(gatewayProfileEnv); name != "" {
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	gw := gateway.New(gateway.Config{})
+	defer gw.Close()
+	ctx := context.Background()
+	if err := gw.Apply(ctx, &hub.ServersFile{Servers: []hub.ServerConfig{{Name: "e", URL: upstream}}}); err != nil {
+		return err
+	}
+	if err := gw.Hub().WaitReady(ctx, hub.All); err != nil {
+		return err
+	}
+	srv := httptest.NewServer(gw.Handler(gateway.HTTPOptions{Extra: map[string]http.Handler{"/cpu": cpuHandler()}}))
+	defer srv.Close()
+	fmt.Println(srv.URL)
+	_, err := io.Copy(io.Discard, os.Stdin)
+	return err
+}
+
+// cpuHandler answers this process's CPU time (user+system) in µs.
+func cpuHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, cpuTime().Microseconds())
+	})
+}
+
+// startChild runs the test binary with env set and returns the URL it prints.
+func startChild(b *testing.B, env ...string) string {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(b, err)
+	return strings.TrimSpace(line)
+}
+
+// childCPU returns a function that reads the CPU time a child serves at
+// url + "/cpu".
+func childCPU(b *testing.B, name, url string) child {
+	return child{name: name, cpu: func() time.Duration {
+		resp, err := http.Get(url + "/cpu")
+		require.NoError(b, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(b, err)
+		us, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
+		require.NoError(b, err)
+		return time.Duration(us) * time.Microsecond
+	}}
+}
+
+// BenchmarkCallProcesses is the per-call overhead as a deployment sees it:
+// the client (this process), the gateway and the upstream each in a process
+// of its own. "direct" calls the upstream; "gateway" calls it through a
+// gateway with its GC default; "gateway-gogc100" through one with Go's
+// default GC (GOGC=100). The gateway's CPU per call is "gw-cpu-µs/op"; the
+// upstream's "up-cpu-µs/op"; this process's (the client's) "cpu-µs/op".
+func BenchmarkCallProcesses(b *testing.B) {
+	up := startUpstream(b)
+	upCPU := childCPU(b, "up", up)
+	b.Run("direct", func(b *testing.B) {
+		benchCallsOf(b, connect(b, up+"/mcp"), "echo", upCPU)
+	})
+	for _, v := range []struct{ name, gogc string }{{"gateway", ""}, {"gateway-gogc100", "100"}} {
+		b.Run(v.name, func(b *testing.B) {
+			env := []string{gatewayEnv + "=" + up + "/mcp"}
+			if v.gogc != "" {
+				env = append(env, "GOGC="+v.gogc)
+			}
+			gw := startChild(b, env...)
+			cs := connect(b, gw+"/mcp")
+			waitTools(b, cs, 1)
+			benchCallsOf(b, cs, "e__echo", childCPU(b, "gw", gw), upCPU)
+		})
+	}
+}
