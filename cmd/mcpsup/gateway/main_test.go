@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if up := os.Getenv(gatewayEnv); up != "" {
 		exitChild(serveGateway(up))
 	}
+	if up := os.Getenv(proxyEnv); up != "" {
+		exitChild(serveProxy(up))
+	}
 	code := m.Run()
 	e2etest.Cleanup()
 	if code == 0 {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/cmd/mcpsup/gateway"
@@ -62,6 +63,39 @@ func serveGateway(upstream string) error {
 	return err
 }
 
+// proxyEnv, set to an upstream's URL, makes the test binary the floor of
+// any gateway on go-sdk (serveProxy): a go-sdk streamable server whose tool
+// "echo" forwards each call through one go-sdk client session to upstream,
+// with the gateway's GC default, so that the two compare like with like.
+const proxyEnv = "MCPSUP_GWBENCH_PROXY"
+
+// serveProxy serves the plain go-sdk proxy of proxyEnv on 127.0.0.1,
+// prints its URL, serves its CPU time at GET /cpu, and returns when stdin
+// closes.
+func serveProxy(upstream string) error {
+	gateway.SetGCDefault()
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "proxy", Version: "1"}, nil)
+	up, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: upstream}, nil)
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	s := mcp.NewServer(&mcp.Implementation{Name: "proxy", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return up.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
+		})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	mux.Handle("/cpu", cpuHandler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	fmt.Println(srv.URL)
+	_, err = io.Copy(io.Discard, os.Stdin)
+	return err
+}
+
 // cpuHandler answers this process's CPU time (user+system) in µs.
 func cpuHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -104,8 +138,9 @@ func childCPU(b *testing.B, name, url string) child {
 // the client (this process), the gateway and the upstream each in a process
 // of its own. "direct" calls the upstream; "gateway" calls it through a
 // gateway with its GC default; "gateway-gogc100" through one with Go's
-// default GC (GOGC=100). The gateway's CPU per call is "gw-cpu-µs/op"; the
-// upstream's "up-cpu-µs/op"; this process's (the client's) "cpu-µs/op".
+// default GC (GOGC=100); "go-sdk-proxy" through the floor (serveProxy). The
+// middle process's CPU per call is "gw-cpu-µs/op"; the upstream's
+// "up-cpu-µs/op"; this process's (the client's) "cpu-µs/op".
 func BenchmarkCallProcesses(b *testing.B) {
 	up := startUpstream(b)
 	upCPU := childCPU(b, "up", up)
@@ -124,4 +159,8 @@ func BenchmarkCallProcesses(b *testing.B) {
 			benchCallsOf(b, cs, "e__echo", childCPU(b, "gw", gw), upCPU)
 		})
 	}
+	b.Run("go-sdk-proxy", func(b *testing.B) {
+		px := startChild(b, proxyEnv+"="+up+"/mcp")
+		benchCallsOf(b, connect(b, px+"/mcp"), "echo", childCPU(b, "gw", px), upCPU)
+	})
 }
