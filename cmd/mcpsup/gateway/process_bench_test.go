@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -140,27 +141,33 @@ func childCPU(b *testing.B, name, url string) child {
 // gateway with its GC default; "gateway-gogc100" through one with Go's
 // default GC (GOGC=100); "go-sdk-proxy" through the floor (serveProxy). The
 // middle process's CPU per call is "gw-cpu-µs/op"; the upstream's
-// "up-cpu-µs/op"; this process's (the client's) "cpu-µs/op".
+// "up-cpu-µs/op"; this process's (the client's) "cpu-µs/op"; the middle
+// process's GOGC "gogc".
 func BenchmarkCallProcesses(b *testing.B) {
 	up := startUpstream(b)
 	upCPU := childCPU(b, "up", up)
 	b.Run("direct", func(b *testing.B) {
 		benchCallsOf(b, connect(b, up+"/mcp"), "echo", upCPU)
 	})
-	for _, v := range []struct{ name, gogc string }{{"gateway", ""}, {"gateway-gogc100", "100"}} {
+	for _, v := range []struct {
+		name string
+		gogc int // 0: the gateway's default
+	}{{"gateway", 0}, {"gateway-gogc100", 100}} {
 		b.Run(v.name, func(b *testing.B) {
 			env := []string{gatewayEnv + "=" + up + "/mcp"}
-			if v.gogc != "" {
-				env = append(env, "GOGC="+v.gogc)
+			if v.gogc != 0 {
+				env = append(env, "GOGC="+strconv.Itoa(v.gogc))
 			}
 			gw := startChild(b, env...)
 			cs := connect(b, gw+"/mcp")
 			waitTools(b, cs, 1)
 			benchCallsOf(b, cs, "e__echo", childCPU(b, "gw", gw), upCPU)
+			b.ReportMetric(float64(cmp.Or(v.gogc, gateway.DefaultGCPercent)), "gogc")
 		})
 	}
 	b.Run("go-sdk-proxy", func(b *testing.B) {
 		px := startChild(b, proxyEnv+"="+up+"/mcp")
 		benchCallsOf(b, connect(b, px+"/mcp"), "echo", childCPU(b, "gw", px), upCPU)
+		b.ReportMetric(gateway.DefaultGCPercent, "gogc")
 	})
 }
