@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -57,7 +57,7 @@ func serveGateway(upstream string) error {
 	if err := gw.Hub().WaitReady(ctx, hub.All); err != nil {
 		return err
 	}
-	srv := httptest.NewServer(gw.Handler(gateway.HTTPOptions{Extra: map[string]http.Handler{"/cpu": cpuHandler()}}))
+	srv := httptest.NewServer(gw.Handler(gateway.HTTPOptions{Extra: map[string]http.Handler{"/cpu": cpuHandler(), "/gogc": gogcHandler()}}))
 	defer srv.Close()
 	fmt.Println(srv.URL)
 	_, err := io.Copy(io.Discard, os.Stdin)
@@ -90,6 +90,7 @@ func serveProxy(upstream string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	mux.Handle("/cpu", cpuHandler())
+	mux.Handle("/gogc", gogcHandler())
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	fmt.Println(srv.URL)
@@ -101,6 +102,16 @@ func serveProxy(upstream string) error {
 func cpuHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, cpuTime().Microseconds())
+	})
+}
+
+// gogcHandler answers this process's GOGC (read by setting it: the
+// collector is off for that instant).
+func gogcHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		fmt.Fprintln(w, p)
 	})
 }
 
@@ -124,15 +135,20 @@ func startChild(b *testing.B, env ...string) string {
 // url + "/cpu".
 func childCPU(b *testing.B, name, url string) child {
 	return child{name: name, cpu: func() time.Duration {
-		resp, err := http.Get(url + "/cpu")
-		require.NoError(b, err)
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(b, err)
-		us, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
-		require.NoError(b, err)
-		return time.Duration(us) * time.Microsecond
+		return time.Duration(childInt(b, url+"/cpu")) * time.Microsecond
 	}}
+}
+
+// childInt reads the number a child serves at url.
+func childInt(b *testing.B, url string) float64 {
+	resp, err := http.Get(url)
+	require.NoError(b, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(b, err)
+	n, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
+	require.NoError(b, err)
+	return float64(n)
 }
 
 // BenchmarkCallProcesses is the per-call overhead as a deployment sees it:
@@ -162,12 +178,12 @@ func BenchmarkCallProcesses(b *testing.B) {
 			cs := connect(b, gw+"/mcp")
 			waitTools(b, cs, 1)
 			benchCallsOf(b, cs, "e__echo", childCPU(b, "gw", gw), upCPU)
-			b.ReportMetric(float64(cmp.Or(v.gogc, gateway.DefaultGCPercent)), "gogc")
+			b.ReportMetric(childInt(b, gw+"/gogc"), "gogc")
 		})
 	}
 	b.Run("go-sdk-proxy", func(b *testing.B) {
 		px := startChild(b, proxyEnv+"="+up+"/mcp")
 		benchCallsOf(b, connect(b, px+"/mcp"), "echo", childCPU(b, "gw", px), upCPU)
-		b.ReportMetric(gateway.DefaultGCPercent, "gogc")
+		b.ReportMetric(childInt(b, px+"/gogc"), "gogc")
 	})
 }
