@@ -85,7 +85,7 @@ func RenderGateway(r GatewayResult) string {
 			if a <= 50 {
 				verdict = "met"
 			}
-			p("\nGoal (at most 50 µs added at p50): %s, %+.0f µs; the go-sdk proxy adds %+.0f µs.", verdict, a, added["go-sdk-proxy"])
+			p("\nGoal (at most 50 µs added at p50): %s, %+.0f µs; the go-sdk proxy adds %+.0f µs.\n", verdict, a, added["go-sdk-proxy"])
 		}
 		p("\nWhat the gateway adds is a second go-sdk hop: a streamable server and a client round trip on loopback, which costs about what a direct call costs; the gateway's own routing, relay and hub are not visible next to it (compare `go-sdk proxy`). ")
 		p("Most of a hop's CPU is go-sdk decoding each message with a fresh 32 KiB buffer (segmentio/encoding's Decoder, several per message) and the collections that garbage causes; the gateway's GC default trades heap for fewer of them.\n\n")
