@@ -83,7 +83,8 @@ func stats(b *testing.B, url string) upstreamStats {
 // pointing at one go-sdk server in a child process, with the gateway's
 // defaults (those of `mcpsup serve`). Run it with -benchtime 1x. It reports:
 //   - setup-ms: from Apply until every server is ready and a downstream
-//     client lists all N tools;
+//     client lists all N tools; setup-cpu-ms: this process's CPU time
+//     meanwhile (the gateway's: the upstream runs in its own);
 //   - heap-KiB/upstream, goroutines/upstream: the growth of the live heap
 //     (after GC) and of the goroutines, over the process before, per
 //     upstream (hub, supervisors, sessions, downstream catalog);
@@ -110,7 +111,7 @@ func upstreamsOnce(b *testing.B, n int) {
 	}
 	heap0, gor0 := liveHeap(), runtime.NumGoroutine()
 
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	gw := gateway.New(gateway.Config{})
 	defer func() { _ = gw.Close() }()
 	require.NoError(b, gw.Apply(ctx, file))
@@ -123,7 +124,7 @@ func upstreamsOnce(b *testing.B, n int) {
 	require.NoError(b, err)
 	defer func() { _ = cs.Close() }()
 	waitTools(b, cs, n)
-	setup := time.Since(start)
+	setup, setupCPU := time.Since(start), cpuTime()-cpu0
 	heap1, gor1 := liveHeap(), runtime.NumGoroutine()
 
 	before := stats(b, url)
@@ -142,6 +143,7 @@ func upstreamsOnce(b *testing.B, n int) {
 	}
 
 	b.ReportMetric(float64(setup.Milliseconds()), "setup-ms")
+	b.ReportMetric(float64(setupCPU.Milliseconds()), "setup-cpu-ms")
 	b.ReportMetric((float64(heap1)-float64(heap0))/float64(n)/1024, "heap-KiB/upstream")
 	b.ReportMetric(float64(gor1-gor0)/float64(n), "goroutines/upstream")
 	b.ReportMetric(float64(reload.Microseconds())/1000, "reload-ms")
