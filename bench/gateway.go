@@ -91,13 +91,13 @@ func RenderGateway(r GatewayResult) string {
 		p("Most of a hop's CPU is go-sdk decoding each message with a fresh 32 KiB buffer (segmentio/encoding's Decoder, several per message) and the collections that garbage causes; the gateway's GC default trades heap for fewer of them.\n\n")
 	}
 	if len(r.Upstreams) > 0 {
-		p("N upstreams in one gateway with its defaults, every entry pointing at one go-sdk server in a child process (a session per entry). Setup is from Apply until every server is ready and a downstream client lists all N tools; heap (after GC) and goroutines are growth over the process before, divided by N. ")
+		p("N upstreams in one gateway with its defaults, every entry pointing at one go-sdk server in a child process (a session per entry). Setup is from Apply until every server is ready and a downstream client lists all N tools, the gateway's CPU time (its process's) meanwhile next to it; heap (after GC) and goroutines are growth over the process before, divided by N. ")
 		p("The reload changes one entry (its URL) and applies the file as a diff until every server is ready again; the upstream counts the sessions opened (notifications/initialized) and ended (DELETE) meanwhile: 1 and 1 when the others' sessions were not touched.\n\n")
-		p("| upstreams | setup | heap per upstream | goroutines per upstream | reload of one | sessions opened by the reload | sessions ended by the reload |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+		p("| upstreams | setup | gateway CPU in setup | heap per upstream | goroutines per upstream | reload of one | sessions opened by the reload | sessions ended by the reload |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, x := range r.Upstreams {
 			m := x.Metrics
-			p("| %s | %s | %.1f KiB | %.2f | %.1f ms | %.0f | %.0f |\n", strings.TrimPrefix(x.Name, "BenchmarkUpstreams/"),
-				(time.Duration(m["setup-ms"]) * time.Millisecond).Round(10*time.Millisecond), m["heap-KiB/upstream"], m["goroutines/upstream"], m["reload-ms"], m["reload-opened"], m["reload-ended"])
+			p("| %s | %s | %s | %.1f KiB | %.2f | %.1f ms | %.0f | %.0f |\n", strings.TrimPrefix(x.Name, "BenchmarkUpstreams/"),
+				(time.Duration(m["setup-ms"]) * time.Millisecond).Round(10*time.Millisecond), (time.Duration(m["setup-cpu-ms"]) * time.Millisecond).Round(10*time.Millisecond), m["heap-KiB/upstream"], m["goroutines/upstream"], m["reload-ms"], m["reload-opened"], m["reload-ended"])
 		}
 	}
 	return b.String()
