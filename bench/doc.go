@@ -13,7 +13,11 @@
 //   - heap bytes and goroutines per idle connection;
 //   - the pure cores: fsm Step and classify.Classify;
 //   - a stdio server's restart (process exit to ready on a new process)
-//     beside bare go-sdk's connect over mcp.CommandTransport.
+//     beside bare go-sdk's connect over mcp.CommandTransport;
+//   - the gateway (`mcpsup serve`, module cmd/mcpsup): per-call overhead
+//     over calling the upstream directly, client, gateway and upstream each
+//     in a process of its own, 1,000 upstreams in one gateway and a reload
+//     of one, run as that module's benchmarks (GatewayFigures).
 //
 // Every measurement runs a real go-sdk server on 127.0.0.1 behind an mcptest
 // gateway, which counts the requests. The functions here return data; the

@@ -40,6 +40,8 @@ type Report struct {
 	HubErr         error
 	// Stdio is figure 9 (StdioRestartTimes).
 	Stdio []StdioResult
+	// Gateway is figure 10 (GatewayFigures); nil when not run.
+	Gateway *GatewayResult
 }
 
 // Render writes the report as Markdown.
@@ -108,6 +110,9 @@ func (r *Report) Render(w io.Writer) error {
 	}
 	if len(r.Stdio) > 0 {
 		p("\n%s", RenderStdio(r.Stdio))
+	}
+	if r.Gateway != nil {
+		p("\n%s", RenderGateway(*r.Gateway))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

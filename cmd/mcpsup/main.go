@@ -50,6 +50,7 @@ const shutdownGrace = 5 * time.Second
 const pollEvery = 2 * time.Second
 
 func main() {
+	gateway.SetGCDefault()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -58,7 +58,8 @@ func main() {
 	benchtime := flag.String("benchtime", "1s", "benchtime of the pure-core benchmarks")
 	load := flag.String("load", "", "what else ran on the machine, for the run line")
 	hubN := flag.Int("hub", 1000, "servers in the hub figure (0 skips it)")
-	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "extra": figure 1 alone, to stdout; "ready", "lost": the time-to-ready or sessions-lost figure alone, to stdout; "stdio": the stdio restart figure alone; "overhead": the CallTool figure alone`)
+	calltime := flag.String("gatewaycalls", "3000x", "benchtime of the gateway's per-call figure (\"\" skips the gateway figure)")
+	only := flag.String("only", "", `"hub": run the hub figure alone and print it to stdout; "idle": the small idle run alone; "extra": figure 1 alone, to stdout; "ready", "lost": the time-to-ready or sessions-lost figure alone, to stdout; "stdio": the stdio restart figure alone; "overhead": the CallTool figure alone; "gateway": the gateway figure alone, to stdout`)
 	heapProfile := flag.String("heapprofile", "", `with -only idle: write a heap profile (after GC) per run, named PREFIX-<client>-stream<on|off>.pprof`)
 	cpuProfile := flag.String("cpuprofile", "", `with -only idle: write a CPU profile of the client process to this file, its samples labeled "client" and "stream" by run (go tool pprof -tagfocus)`)
 	flag.Parse()
@@ -75,6 +76,15 @@ func main() {
 	if *only == "hub" {
 		hubs, sups, micro, err := hubFigures(ctx, root, *hubN, *benchtime)
 		fmt.Print(bench.RenderHub(hubs, sups, micro, err))
+		return
+	}
+
+	if *only == "gateway" {
+		g := bench.GatewayFigures(ctx, root, *calltime)
+		fmt.Print(bench.RenderGateway(g))
+		if g.Err != nil {
+			log.Fatal(g.Err)
+		}
 		return
 	}
 
@@ -150,6 +160,11 @@ func main() {
 	}
 	log.Print("and the stdio restart")
 	r.Stdio = bench.StdioRestartTimes(ctx, root, *runs)
+	if *calltime != "" {
+		log.Print("and the gateway")
+		g := bench.GatewayFigures(ctx, root, *calltime)
+		r.Gateway = &g
+	}
 	r.Elapsed = time.Since(start)
 
 	path := *out

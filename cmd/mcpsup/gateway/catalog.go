@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpsup/mcpsup/hub"
+	"github.com/mcpsup/mcpsup/supervisor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,12 +51,15 @@ func (g *Gateway) sync() {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
 	s := &g.shown
-	plain := g.cfg.PlainNames && len(g.hub.Names()) == 1
-	routes := map[string]string{}
+	names := g.hub.Names() // sorted
+	plain := g.cfg.PlainNames && len(names) == 1
+	tools, prompts, resources := g.hub.Tools(), g.hub.Prompts(), g.hub.Resources()
+	routes := make(map[string]string, len(tools)+len(prompts))
+	listed := make(map[string]bool, len(names)) // server: it has items in the merged catalog
 
 	// Tools.
-	want := map[string]*mcp.Tool{}
-	for _, it := range g.hub.Tools() {
+	want := make(map[string]*mcp.Tool, len(tools))
+	for _, it := range tools {
 		t := it.Def
 		if plain {
 			c := *t
@@ -64,6 +68,7 @@ func (g *Gateway) sync() {
 		}
 		want[t.Name] = t
 		routes[t.Name] = it.Name
+		listed[it.Server] = true
 	}
 	var gone []string
 	for name := range s.tools {
@@ -93,8 +98,8 @@ func (g *Gateway) sync() {
 	}
 
 	// Prompts.
-	wantP := map[string]*mcp.Prompt{}
-	for _, it := range g.hub.Prompts() {
+	wantP := make(map[string]*mcp.Prompt, len(prompts))
+	for _, it := range prompts {
 		p := it.Def
 		if plain {
 			c := *p
@@ -103,6 +108,7 @@ func (g *Gateway) sync() {
 		}
 		wantP[p.Name] = p
 		routes[p.Name] = it.Name
+		listed[it.Server] = true
 	}
 	gone = gone[:0]
 	for name := range s.prompts {
@@ -127,8 +133,9 @@ func (g *Gateway) sync() {
 	// Resources, by URI: go-sdk routes resources/read by URI. Two servers
 	// that list one URI cannot both be read by it: the first qualified name
 	// in order keeps it.
-	wantR := map[string]shownResource{}
-	for _, r := range g.hub.Resources() { // sorted by qualified name
+	wantR := make(map[string]shownResource, len(resources))
+	for _, r := range resources { // sorted by qualified name
+		listed[r.Server] = true
 		if _, ok := wantR[r.Def.URI]; !ok {
 			wantR[r.Def.URI] = shownResource{def: r.Def, name: r.Name}
 		}
@@ -167,7 +174,7 @@ func (g *Gateway) sync() {
 	// Resource templates: the hub does not merge them, so the gateway
 	// takes each serving server's from its supervisor's catalog, named
 	// server__name as the hub names the rest.
-	wantT := g.templates()
+	wantT := g.templates(names, listed)
 	gone = gone[:0]
 	for ut := range s.templates {
 		if _, ok := wantT[ut]; !ok {
@@ -213,27 +220,21 @@ func (g *Gateway) skip(key, why string) {
 // maxSkipped bounds the record of items logged as not listed.
 const maxSkipped = 1024
 
-// templates returns the resource templates of the servers whose items are
-// in the merged catalog (ready, or recovering after a ready: the hub keeps
-// their items, and so does the gateway), by URI template; the lower server
-// name keeps a URI template two servers list.
-func (g *Gateway) templates() map[string]shownTemplate {
+// templates returns the resource templates of the servers among names
+// (sorted) that are ready or listed (items in the merged catalog: recovering
+// after a ready, the hub keeps their items, and so does the gateway), by URI
+// template; the lower server name keeps a URI template two servers list.
+// It reads each server's state and catalog once, and no health list: a sync
+// runs on every server's ready, so with N servers it must stay O(N).
+func (g *Gateway) templates(names []string, listed map[string]bool) map[string]shownTemplate {
 	out := map[string]shownTemplate{}
-	names := g.hub.Names() // sorted
-	serving := map[string]bool{}
-	for _, h := range g.hub.Health() {
-		serving[h.Server] = h.Tools+h.Prompts+h.Resources > 0 || h.Ready()
-	}
 	naming := g.cfg.Hub.Naming
 	if naming == nil {
 		naming = hub.DefaultNaming
 	}
 	for _, name := range names {
-		if !serving[name] {
-			continue
-		}
 		sup := g.hub.Supervisor(name)
-		if sup == nil {
+		if sup == nil || !(listed[name] || sup.State() == supervisor.Ready) {
 			continue
 		}
 		cat := sup.Catalog()
