@@ -303,6 +303,9 @@ func (s *httpSession) Fail(err error) bool {
 	return s.end.Fail(err)
 }
 
+// AfterEnd runs f once the session has ended (session.End.AfterEnd).
+func (s *httpSession) AfterEnd(f func()) { s.end.AfterEnd(f) }
+
 func (s *httpSession) Info() session.Info {
 	return session.Info{ID: s.ws.ID(), ProtocolVersion: s.ws.ProtocolVersion(), Initialize: s.ws.InitializeResult()}
 }

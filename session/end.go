@@ -5,9 +5,10 @@ import "sync"
 // End records a session's end: the first Fail wins, later ones are
 // dropped. The zero value is ready; safe for concurrent use.
 type End struct {
-	mu   sync.Mutex
-	done chan struct{}
-	err  error
+	mu    sync.Mutex
+	done  chan struct{}
+	err   error
+	after []func() // AfterEnd's, run once by the Fail that ends
 }
 
 // Fail ends the session with err (nil counts as ErrClosed) and reports
@@ -17,14 +18,35 @@ func (e *End) Fail(err error) bool {
 		err = ErrClosed
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.init()
 	if e.err != nil {
+		e.mu.Unlock()
 		return false
 	}
 	e.err = err
 	close(e.done)
+	after := e.after
+	e.after = nil
+	e.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
 	return true
+}
+
+// AfterEnd arranges for f to run once the session has ended: on the
+// goroutine whose Fail ended it, after Done is closed, or at once on the
+// caller's goroutine when it has ended already. f must not block. It lets
+// a watcher hear the end without a goroutine of its own per session.
+func (e *End) AfterEnd(f func()) {
+	e.mu.Lock()
+	if e.err == nil {
+		e.after = append(e.after, f)
+		e.mu.Unlock()
+		return
+	}
+	e.mu.Unlock()
+	f()
 }
 
 // Done is closed once Fail was called.

@@ -51,3 +51,27 @@ func TestEndNilCauseIsClosed(t *testing.T) {
 	require.True(t, e.Fail(nil))
 	assert.ErrorIs(t, e.Err(), session.ErrClosed)
 }
+
+// AfterEnd lets a watcher hear a session's end without a goroutine of its
+// own: f runs once, after Done is closed, on the goroutine whose Fail
+// ended the session (a later Fail runs nothing), and at once when the
+// session has ended already.
+func TestAfterEndRunsOnceAfterDone(t *testing.T) {
+	var e session.End
+	var ran []string
+	e.AfterEnd(func() {
+		select {
+		case <-e.Done():
+		default:
+			t.Error("ran before Done was closed")
+		}
+		ran = append(ran, "registered before")
+	})
+	assert.Empty(t, ran, "nothing runs before the end")
+	require.True(t, e.Fail(errors.New("gone")))
+	assert.Equal(t, []string{"registered before"}, ran)
+	require.False(t, e.Fail(session.ErrClosed))
+	assert.Equal(t, []string{"registered before"}, ran, "a later Fail runs nothing again")
+	e.AfterEnd(func() { ran = append(ran, "registered after") })
+	assert.Equal(t, []string{"registered before", "registered after"}, ran, "runs at once after the end")
+}

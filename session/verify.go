@@ -75,6 +75,8 @@ type Endable interface {
 	// wins), Done closed before it returns, and reports whether this call
 	// ended it.
 	Fail(err error) bool
+	// AfterEnd runs f once the session has ended (End.AfterEnd).
+	AfterEnd(f func())
 }
 
 // Verified is the outcome of one verification (see [Verify]): Alive, or
@@ -216,7 +218,10 @@ func (v *verified) Status() (Status, <-chan struct{}) {
 }
 
 func (v *verified) Done() <-chan struct{} { return v.inner.Done() }
-func (v *verified) Err() error            { return v.inner.Err() }
+
+// AfterEnd runs f once the session has ended (End.AfterEnd).
+func (v *verified) AfterEnd(f func()) { v.inner.AfterEnd(f) }
+func (v *verified) Err() error        { return v.inner.Err() }
 
 func (v *verified) Close() error  { return v.finish(v.inner.Close) }
 func (v *verified) Detach() error { return v.finish(v.inner.Detach) }

@@ -97,6 +97,7 @@ func (f *inner) Status() (session.Status, <-chan struct{}) {
 }
 func (f *inner) Done() <-chan struct{} { return f.end.Done() }
 func (f *inner) Fail(err error) bool   { return f.end.Fail(err) }
+func (f *inner) AfterEnd(fn func())    { f.end.AfterEnd(fn) }
 func (f *inner) Err() error            { return f.end.Err() }
 func (f *inner) Close() error          { f.end.Fail(session.ErrClosed); return nil }
 func (f *inner) Detach() error {

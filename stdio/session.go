@@ -134,6 +134,9 @@ func (s *stdioSession) Done() <-chan struct{} { return s.end.Done() }
 // unanswered verification) unless it ended already; Done then closes
 // before the process has exited, and the supervisor's Close stops it.
 func (s *stdioSession) Fail(err error) bool { return s.end.Fail(err) }
+
+// AfterEnd runs f once the session has ended (session.End.AfterEnd).
+func (s *stdioSession) AfterEnd(f func()) { s.end.AfterEnd(f) }
 func (s *stdioSession) Err() error          { return s.end.Err() }
 
 // Close stops the process (Command: stdin, SIGTERM, SIGKILL), closes

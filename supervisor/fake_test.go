@@ -264,6 +264,7 @@ func (f *fakeSession) Status() (seam.Status, <-chan struct{}) {
 }
 func (f *fakeSession) Done() <-chan struct{} { return f.end.Done() }
 func (f *fakeSession) Fail(err error) bool   { return f.end.Fail(err) }
+func (f *fakeSession) AfterEnd(fn func())    { f.end.AfterEnd(fn) }
 func (f *fakeSession) Err() error            { return f.end.Err() }
 func (f *fakeSession) Close() error {
 	f.mu.Lock()

@@ -299,10 +299,15 @@ func (s *Supervisor) resumeFor(sess seam.Session, prev *ResumeState) *ResumeStat
 // watch turns the end of a session into an input of the loop: a
 // session's Done is the only route by which the loop learns it died.
 func (s *Supervisor) watch(gen uint64, sess seam.Session) {
+	ended := func() { s.post(sessionEnded{gen: gen, sess: sess}) }
+	if a, ok := sess.(interface{ AfterEnd(func()) }); ok {
+		a.AfterEnd(ended) // the session tells: no goroutine per session
+		return
+	}
 	s.goBG(func() {
 		select {
 		case <-sess.Done():
-			s.post(sessionEnded{gen: gen, sess: sess})
+			ended()
 		case <-s.loopDone:
 		}
 	})
