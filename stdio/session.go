@@ -137,7 +137,7 @@ func (s *stdioSession) Fail(err error) bool { return s.end.Fail(err) }
 
 // AfterEnd runs f once the session has ended (session.End.AfterEnd).
 func (s *stdioSession) AfterEnd(f func()) { s.end.AfterEnd(f) }
-func (s *stdioSession) Err() error          { return s.end.Err() }
+func (s *stdioSession) Err() error        { return s.end.Err() }
 
 // Close stops the process (Command: stdin, SIGTERM, SIGKILL), closes
 // go-sdk's session and returns once the session has ended. Idempotent.
