@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +55,9 @@ type conn struct {
 	version   string     // the negotiated protocol version: Mcp-Protocol-Version
 	resume    *handshake // answered locally, nil when not resuming
 	keepers   []*streamBody
+	// streamUp is closed once the standalone stream's first attempt has
+	// its outcome; nil while no stream was opened (see awaitStream).
+	streamUp chan struct{}
 
 	params paramHeaders // the tools' Mcp-Param-* bindings (paramheaders.go)
 }
@@ -370,6 +374,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 		c.listen(ctx, r)
 		return nil
 	}
+	c.awaitStream(ctx)
 	out := *r
 	out.ID = c.wireID(r.ID)
 	req, err := c.post(ctx, &out)
@@ -760,7 +765,56 @@ func (c *conn) openStream() {
 	x := c.t.begin(req)
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	c.t.finish(req, x)
-	c.keep(newStreamBody(c.t, req))
+	b := newStreamBody(c.t, req)
+	if hold, _ := c.t.sw.state(); !hold { // a held stream dials nothing to wait for
+		up := make(chan struct{})
+		var once sync.Once
+		b.answered = func() { once.Do(func() { close(up) }) }
+		c.mu.Lock()
+		c.streamUp = up
+		c.mu.Unlock()
+	}
+	c.keep(b)
+}
+
+// streamWait bounds how long a call waits for the standalone stream's
+// first attempt (awaitStream): a server that holds the GET's headers
+// until its first event delays the session's first calls by at most this.
+const streamWait = 2 * time.Second
+
+// awaitStream holds a call until the standalone stream's first attempt
+// has its outcome, bounded by streamWait and ctx. A server may send a
+// request unrelated to any call (an elicitation, a sampling request) on
+// the standalone stream alone, and drops it when no stream is open
+// (streamable-http.mdx: the server MAY send requests and notifications on
+// the GET's stream); a call sent before the stream is up could wait for
+// such a request forever. Every later call finds the channel closed.
+func (c *conn) awaitStream(ctx context.Context) {
+	c.mu.Lock()
+	up := c.streamUp
+	c.mu.Unlock()
+	if up == nil {
+		return
+	}
+	select {
+	case <-up:
+		return
+	default:
+	}
+	t := time.NewTimer(streamWait)
+	defer t.Stop()
+	select {
+	case <-up:
+	case <-t.C:
+		// Waited once: the session's later calls go out at once.
+		c.mu.Lock()
+		if c.streamUp == up {
+			c.streamUp = nil
+		}
+		c.mu.Unlock()
+	case <-ctx.Done():
+	case <-c.done:
+	}
 }
 
 // listen hands go-sdk's subscriptions/listen (2026-07-28) to the keeper

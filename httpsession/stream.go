@@ -314,6 +314,9 @@ type streamBody struct {
 	t   *Transport
 	req *http.Request
 	ctx context.Context
+	// answered, when set, is called once the first attempt has its
+	// outcome (a stream, a refusal, no answer): see conn.awaitStream.
+	answered func()
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -351,6 +354,9 @@ func (b *streamBody) dial() dialKind {
 	}
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1
+	if first && b.answered != nil {
+		defer b.answered()
+	}
 	b.t.withCookies(req)
 	resp, err := b.t.base.RoundTrip(req)
 	b.t.fill(&x, resp, err)
