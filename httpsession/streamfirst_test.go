@@ -24,7 +24,7 @@ import (
 // (streamable-http.mdx, "Listening for Messages from the Server"): a call
 // sent before the stream is up could then wait forever for an
 // elicitation it never gets. The server here holds the GET's answer until
-// a tools/list arrives or a second passes: the order at the server is the
+// a tools/list arrives or 100 ms pass: the order at the server is the
 // GET answered, then tools/list.
 func TestFirstCallWaitsForTheStandaloneStream(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "v1"}, nil)
@@ -41,7 +41,7 @@ func TestFirstCallWaitsForTheStandaloneStream(t *testing.T) {
 		case http.MethodGet:
 			select { // the server's own bound: a client that waits gets its answer
 			case <-listed:
-			case <-time.After(time.Second):
+			case <-time.After(100 * time.Millisecond):
 			}
 			note("GET answered")
 		case http.MethodPost:
