@@ -374,7 +374,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 		c.listen(ctx, r)
 		return nil
 	}
-	c.awaitStream(ctx)
+	c.awaitStream(ctx, r.Method)
 	out := *r
 	out.ID = c.wireID(r.ID)
 	req, err := c.post(ctx, &out)
@@ -782,14 +782,21 @@ func (c *conn) openStream() {
 // until its first event delays the session's first calls by at most this.
 const streamWait = 2 * time.Second
 
-// awaitStream holds a call until the standalone stream's first attempt
-// has its outcome, bounded by streamWait and ctx. A server may send a
+// awaitStream holds a call of method (not a listing, not ping) until the
+// standalone stream's first attempt has its outcome, bounded by streamWait
+// and ctx. A server may send a
 // request unrelated to any call (an elicitation, a sampling request) on
 // the standalone stream alone, and drops it when no stream is open
 // (streamable-http.mdx: the server MAY send requests and notifications on
 // the GET's stream); a call sent before the stream is up could wait for
 // such a request forever. Every later call finds the channel closed.
-func (c *conn) awaitStream(ctx context.Context) {
+func (c *conn) awaitStream(ctx context.Context, method string) {
+	if strings.HasSuffix(method, "/list") || method == "ping" {
+		// Discovery and liveness ask nothing of the client in return: they
+		// go out beside the stream's first attempt, so a resume stays
+		// within about one round trip.
+		return
+	}
 	c.mu.Lock()
 	up := c.streamUp
 	c.mu.Unlock()
