@@ -70,32 +70,8 @@ func (g *Gateway) sync() {
 		routes[t.Name] = it.Name
 		listed[it.Server] = true
 	}
-	var gone []string
-	for name := range s.tools {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
-		g.server.RemoveTools(gone...)
-		for _, n := range gone {
-			delete(s.tools, n)
-		}
-	}
-	for name, t := range want {
-		if old, ok := s.tools[name]; ok && sameJSON(old, t) {
-			continue
-		}
-		if why := g.addTool(t); why != "" {
-			g.skip(name, why)
-			if _, ok := s.tools[name]; ok {
-				g.server.RemoveTools(name)
-				delete(s.tools, name)
-			}
-			continue
-		}
-		s.tools[name] = t
-	}
+	reconcile(g, s.tools, want, func(a, b *mcp.Tool) bool { return sameJSON(a, b) },
+		func(_ string, t *mcp.Tool) string { return g.addTool(t) }, g.server.RemoveTools)
 
 	// Prompts.
 	wantP := make(map[string]*mcp.Prompt, len(prompts))
@@ -110,25 +86,8 @@ func (g *Gateway) sync() {
 		routes[p.Name] = it.Name
 		listed[it.Server] = true
 	}
-	gone = gone[:0]
-	for name := range s.prompts {
-		if _, ok := wantP[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
-		g.server.RemovePrompts(gone...)
-		for _, n := range gone {
-			delete(s.prompts, n)
-		}
-	}
-	for name, p := range wantP {
-		if old, ok := s.prompts[name]; ok && sameJSON(old, p) {
-			continue
-		}
-		g.server.AddPrompt(p, g.getPrompt)
-		s.prompts[name] = p
-	}
+	reconcile(g, s.prompts, wantP, func(a, b *mcp.Prompt) bool { return sameJSON(a, b) },
+		func(_ string, p *mcp.Prompt) string { g.server.AddPrompt(p, g.getPrompt); return "" }, g.server.RemovePrompts)
 
 	// Resources, by URI: go-sdk routes resources/read by URI. Two servers
 	// that list one URI cannot both be read by it: the first qualified name
@@ -140,32 +99,11 @@ func (g *Gateway) sync() {
 			wantR[r.Def.URI] = shownResource{def: r.Def, name: r.Name}
 		}
 	}
-	gone = gone[:0]
-	for uri := range s.resources {
-		if _, ok := wantR[uri]; !ok {
-			gone = append(gone, uri)
-		}
-	}
-	if len(gone) > 0 {
-		g.server.RemoveResources(gone...)
-		for _, u := range gone {
-			delete(s.resources, u)
-		}
-	}
-	for uri, r := range wantR {
-		if old, ok := s.resources[uri]; ok && old.name == r.name && sameJSON(old.def, r.def) {
-			continue
-		}
-		if why := safely(func() { g.server.AddResource(r.def, g.readResource(r.name)) }); why != "" {
-			g.skip(uri, why)
-			if _, ok := s.resources[uri]; ok {
-				g.server.RemoveResources(uri)
-				delete(s.resources, uri)
-			}
-			continue
-		}
-		s.resources[uri] = r
-	}
+	reconcile(g, s.resources, wantR,
+		func(a, b shownResource) bool { return a.name == b.name && sameJSON(a.def, b.def) },
+		func(_ string, r shownResource) string {
+			return safely(func() { g.server.AddResource(r.def, g.readResource(r.name)) })
+		}, g.server.RemoveResources)
 
 	g.routeMu.Lock()
 	g.routes = routes
@@ -175,31 +113,45 @@ func (g *Gateway) sync() {
 	// takes each serving server's from its supervisor's catalog, named
 	// server__name as the hub names the rest.
 	wantT := g.templates(names, listed)
-	gone = gone[:0]
-	for ut := range s.templates {
-		if _, ok := wantT[ut]; !ok {
-			gone = append(gone, ut)
+	reconcile(g, s.templates, wantT,
+		func(a, b shownTemplate) bool { return a.server == b.server && sameJSON(a.def, b.def) },
+		func(_ string, t shownTemplate) string {
+			return safely(func() { g.server.AddResourceTemplate(t.def, g.readTemplate(t.server)) })
+		}, g.server.RemoveResourceTemplates)
+}
+
+// reconcile makes the downstream server list want, of which shown is what
+// it lists now (keyed by name, URI or URI template): it removes what want
+// lacks, and adds each item of want that is not the same as the one shown
+// (add returns why go-sdk could not list one: then it is skipped, and
+// removed if an older version was shown). An unchanged item is never
+// removed and added again. Called with syncMu held.
+func reconcile[T any](g *Gateway, shown, want map[string]T, same func(a, b T) bool, add func(key string, v T) string, remove func(keys ...string)) {
+	var gone []string
+	for k := range shown {
+		if _, ok := want[k]; !ok {
+			gone = append(gone, k)
 		}
 	}
 	if len(gone) > 0 {
-		g.server.RemoveResourceTemplates(gone...)
-		for _, u := range gone {
-			delete(s.templates, u)
+		remove(gone...)
+		for _, k := range gone {
+			delete(shown, k)
 		}
 	}
-	for ut, t := range wantT {
-		if old, ok := s.templates[ut]; ok && old.server == t.server && sameJSON(old.def, t.def) {
+	for k, v := range want {
+		if old, ok := shown[k]; ok && same(old, v) {
 			continue
 		}
-		if why := safely(func() { g.server.AddResourceTemplate(t.def, g.readTemplate(t.server)) }); why != "" {
-			g.skip(ut, why)
-			if _, ok := s.templates[ut]; ok {
-				g.server.RemoveResourceTemplates(ut)
-				delete(s.templates, ut)
+		if why := add(k, v); why != "" {
+			g.skip(k, why)
+			if _, ok := shown[k]; ok {
+				remove(k)
+				delete(shown, k)
 			}
 			continue
 		}
-		s.templates[ut] = t
+		shown[k] = v
 	}
 }
 
