@@ -69,12 +69,6 @@ func (r *redactor) addCommandSecrets(cmd *stdio.Command) {
 	r.AddCommandLineSecrets(cmd.Args)
 }
 
-// newHTTPConnector is the connector of a streamable HTTP server, on the
-// dialer newSupervisor made (newHTTPDialer).
-func newHTTPConnector(s *Supervisor) *seamConnector {
-	return &seamConnector{s: s, d: s.streams.(*httpsession.Dialer)}
-}
-
 // newHTTPDialer is the httpsession.Dialer of s.cfg, which keeps the era and
 // the standalone stream decision across sessions (s.streams).
 func newHTTPDialer(s *Supervisor) *httpsession.Dialer {

@@ -157,7 +157,6 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	s := newSupervisor(cfg.withDefaults(), nil)
-	s.dial = newHTTPConnector(s)
 	s.roots.add(cfg.Client.Roots)
 	return s, nil
 }
@@ -185,7 +184,8 @@ func validEndpoint(endpoint string) error {
 	return nil
 }
 
-// newSupervisor builds a supervisor around d (nil: set by the caller).
+// newSupervisor builds a supervisor around d; nil: the HTTP dialer of cfg (a
+// Command config: set by the caller).
 func newSupervisor(cfg Config, d opener) *Supervisor {
 	life, end := context.WithCancel(context.Background())
 	// Not a child of life: stop ends it first anyway, and a child would
@@ -215,7 +215,11 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 		s.redact.AddSessionID(rs.SessionID)
 	}
 	if cfg.Command == nil {
-		s.streams = newHTTPDialer(s)
+		d := newHTTPDialer(s)
+		s.streams = d
+		if s.dial == nil { // New: sessions through the HTTP dialer; tests bring their own
+			s.dial = &seamConnector{s: s, d: d}
+		}
 	}
 	s.sink = newSinkQueue(cfg.Observe.Events, cfg.Observe.Logger, cfg.Name)
 	if cfg.Observe.CallHandler != nil {
