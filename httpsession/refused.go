@@ -1,14 +1,14 @@
 package httpsession
 
 import (
-	"github.com/mcpsup/mcpsup/msgcheck"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // CodeHTTPAnswer is the JSON-RPC error code of the responses the [Transport]
