@@ -615,6 +615,38 @@ func TestE2EResourceSubscription(t *testing.T) {
 	require.NoError(t, cs.Unsubscribe(f.ctx, &mcp.UnsubscribeParams{URI: "ask://doc"}))
 }
 
+// The upstream subscription follows the downstream sessions that hold it
+// (MCP 2025-11-25, server/resources.mdx, Subscriptions: a subscription
+// belongs to the client that made it, which ends it with
+// resources/unsubscribe, or with its session): a session that subscribed
+// twice holds it once, and one that ends without unsubscribing holds it no
+// more, so the upstream gets exactly one resources/subscribe and, once no
+// session holds the URI, exactly one resources/unsubscribe.
+func TestE2ESubscriptionFollowsSessions(t *testing.T) {
+	f := newFixture(t, "ask")
+	const uri = "ask://doc"
+	a := f.connect(t, nil)
+	b := f.connect(t, nil)
+	require.NoError(t, a.Subscribe(f.ctx, &mcp.SubscribeParams{URI: uri}))
+	require.NoError(t, a.Subscribe(f.ctx, &mcp.SubscribeParams{URI: uri}))
+	require.NoError(t, b.Subscribe(f.ctx, &mcp.SubscribeParams{URI: uri}))
+	require.Equal(t, uri, <-f.up.Subscribed)
+	require.Empty(t, f.up.Subscribed, "one upstream subscription for every client")
+
+	require.NoError(t, b.Close(), "b ends without unsubscribing")
+	require.NoError(t, a.Unsubscribe(f.ctx, &mcp.UnsubscribeParams{URI: uri}))
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	select {
+	case got := <-f.up.Unsubscribed:
+		require.Equal(t, uri, got)
+	case <-ctx.Done():
+		t.Fatal("the upstream subscription outlived every client that held it")
+	}
+	require.Empty(t, f.up.Unsubscribed)
+	require.Empty(t, f.up.Subscribed)
+}
+
 // A server's roots/list during a call is answered by the downstream client
 // of the call (MCP 2025-11-25, client/roots.mdx), not by the gateway's own
 // (empty) roots.

@@ -85,8 +85,9 @@ type Gateway struct {
 	syncMu sync.Mutex // the downstream catalog's owner: held by sync
 	shown  shown
 
-	subMu sync.Mutex
-	subs  map[string]int // resource URI: downstream subscriptions
+	subMu   sync.Mutex
+	subs    map[string]map[*mcp.ServerSession]struct{} // resource URI: the downstream sessions subscribed to it
+	watched map[*mcp.ServerSession]struct{}            // sessions whose end watchSession waits for
 
 	routeMu sync.RWMutex
 	routes  map[string]string // downstream tool or prompt name: qualified name
@@ -118,7 +119,8 @@ func New(cfg Config) *Gateway {
 		settled: map[string]bool{},
 		applied: map[string]hub.ServerConfig{},
 		shown:   newShown(),
-		subs:    map[string]int{},
+		subs:    map[string]map[*mcp.ServerSession]struct{}{},
+		watched: map[*mcp.ServerSession]struct{}{},
 	}
 	g.relay = newRelay(g, cfg.RelayTimeout)
 

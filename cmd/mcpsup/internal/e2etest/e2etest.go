@@ -41,6 +41,10 @@ type Upstreams struct {
 	Ask      string // URL
 	// Elicited counts the answers the "confirm" tool got.
 	Elicited chan *mcp.ElicitResult
+	// Subscribed and Unsubscribed receive the URI of every
+	// resources/subscribe and resources/unsubscribe "ask" answers (up to
+	// 16 unread each; more are not recorded).
+	Subscribed, Unsubscribed chan string
 }
 
 var (
@@ -71,7 +75,8 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 		buildBin, buildErr = stdiotest.Build(ctx, dir)
 	})
 	require.NoError(t, buildErr)
-	u := &Upstreams{StdioBin: buildBin, Elicited: make(chan *mcp.ElicitResult, 4)}
+	u := &Upstreams{StdioBin: buildBin, Elicited: make(chan *mcp.ElicitResult, 4),
+		Subscribed: make(chan string, 16), Unsubscribed: make(chan string, 16)}
 	var err error
 	u.HTTP, err = mcptest.NewServer(mcptest.Options{Tools: 2, Prompts: 1, Resources: 1, Templates: 1})
 	require.NoError(t, err)
@@ -84,8 +89,14 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 	u.Port = NewSwitchedPort(t, fu.Host)
 
 	ask := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, &mcp.ServerOptions{
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			record(u.Subscribed, req.Params.URI)
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			record(u.Unsubscribed, req.Params.URI)
+			return nil
+		},
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			if req.Params.Ref.Type != "ref/prompt" || req.Params.Ref.Name != "greet" {
 				return nil, fmt.Errorf("no completion for %+v", *req.Params.Ref)
@@ -141,6 +152,13 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 	t.Cleanup(srv.Close)
 	u.Ask = srv.URL
 	return u
+}
+
+func record(ch chan string, uri string) {
+	select {
+	case ch <- uri:
+	default:
+	}
 }
 
 // File writes the servers file of the upstreams into dir and returns its
