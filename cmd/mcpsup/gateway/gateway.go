@@ -48,7 +48,8 @@ type Config struct {
 	ServersFile string
 	// Hub is the template of the hub's config. The gateway adds its own
 	// events sink before Hub.Events, its progress and server-request relays
-	// in Hub.Supervisor.Client.ClientOptions (replacing the handlers set there),
+	// in Hub.Supervisor.Client.ClientOptions (replacing the handlers set
+	// there, and turning go-sdk's multi round-trip off: see roundTrip),
 	// its roots relay after Hub.Supervisor.Client.ReceivingMiddleware, and its
 	// session-tracking middleware after Hub.ServerMiddleware's.
 	Hub hub.Config
@@ -140,6 +141,10 @@ func New(cfg Config) *Gateway {
 	//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on (SEP-2577), and still sent by 2025-era servers
 	co.LoggingMessageHandler = g.relay.logMessage
 	co.ResourceUpdatedHandler = g.resourceUpdated
+	// A 2026-07-28 server's input requests are carried to the client of
+	// the call by roundTrip, which knows that client's era; go-sdk's
+	// client would answer them itself, from the handlers above.
+	co.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	sc := &hc.Supervisor
 	sc.Client.ReceivingMiddleware = append(slices.Clip(sc.Client.ReceivingMiddleware), g.relay.rootsMiddleware)
 	mw := hc.ServerMiddleware

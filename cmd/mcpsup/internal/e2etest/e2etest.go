@@ -41,6 +41,9 @@ type Upstreams struct {
 	Ask      string // URL
 	// Elicited counts the answers the "confirm" tool got.
 	Elicited chan *mcp.ElicitResult
+	// MRTR is a 2026-07-28 server ("mrtr") that asks for input by multi
+	// round-trip.
+	MRTR *MRTR
 	// Subscribed and Unsubscribed receive the URI of every
 	// resources/subscribe and resources/unsubscribe "ask" answers (up to
 	// 16 unread each; more are not recorded).
@@ -151,6 +154,7 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ask }, nil))
 	t.Cleanup(srv.Close)
 	u.Ask = srv.URL
+	u.MRTR = newMRTR(t)
 	return u
 }
 
@@ -170,6 +174,7 @@ func (u *Upstreams) File(t *testing.T, dir string, names ...string) string {
 		"search": map[string]any{"url": u.HTTP.URL()},
 		"flaky":  map[string]any{"url": u.Port.URL(u.Flaky.URL())},
 		"ask":    map[string]any{"url": u.Ask},
+		"mrtr":   map[string]any{"url": u.MRTR.URL},
 	}
 	servers := all
 	if len(names) > 0 {
