@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -700,4 +701,36 @@ func TestHostileItemsLeftOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ts.ResourceTemplates, 1)
 	require.Equal(t, "x://{id}", ts.ResourceTemplates[0].URITemplate)
+}
+
+// The gateway's upstream HTTP client keeps an idle connection for every
+// call that was in flight (gateway.DefaultUpstreamIdleConns): rounds of
+// calls in flight together to one server reuse the connections of the
+// first round, where net/http's DefaultTransport keeps 2 a host and each
+// further call would dial a connection of its own.
+func TestE2EUpstreamConnectionsReused(t *testing.T) {
+	const inFlight, rounds = 6, 4
+	f := newFixture(t, "flaky")
+	cs := f.connect(t, nil)
+	before := f.up.Port.Dials()
+	for r := range rounds {
+		done := make(chan error, inFlight)
+		for i := range inFlight {
+			id := fmt.Sprintf("r%d-%d", r, i)
+			go func() {
+				_, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "flaky__" + mcptest.BlockTool, Arguments: map[string]any{"id": id}})
+				done <- err
+			}()
+		}
+		for i := range inFlight {
+			require.NoError(t, f.up.Flaky.WaitBlocked(f.ctx, fmt.Sprintf("r%d-%d", r, i)))
+		}
+		for i := range inFlight {
+			f.up.Flaky.Release(fmt.Sprintf("r%d-%d", r, i))
+		}
+		for range inFlight {
+			require.NoError(t, <-done)
+		}
+	}
+	require.LessOrEqual(t, f.up.Port.Dials()-before, inFlight, "connections dialed for %d rounds of %d calls in flight", rounds, inFlight)
 }

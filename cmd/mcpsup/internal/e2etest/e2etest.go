@@ -202,7 +202,15 @@ type SwitchedPort struct {
 	mu    sync.Mutex
 	ln    net.Listener
 	conns map[net.Conn]struct{}
+	dials int
 	wg    sync.WaitGroup
+}
+
+// Dials counts the connections forwarded so far.
+func (p *SwitchedPort) Dials() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dials
 }
 
 // NewSwitchedPort listens on a free port of 127.0.0.1 and forwards to
@@ -255,6 +263,7 @@ func (p *SwitchedPort) track(c, s net.Conn) bool {
 		return false
 	}
 	p.conns[c], p.conns[s] = struct{}{}, struct{}{}
+	p.dials++
 	return true
 }
 
