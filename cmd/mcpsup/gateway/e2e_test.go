@@ -170,7 +170,7 @@ func TestE2EMergedCatalogAndCallsOverHTTP(t *testing.T) {
 	require.Contains(t, text(t, res), "still")
 
 	// Back: its call is served again (the call waits for the recovery).
-	f.up.Port.Up()
+	require.NoError(t, f.up.Port.Up())
 	_, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "flaky__record", Arguments: map[string]any{"id": "f3"}})
 	require.NoError(t, err)
 	require.Equal(t, 1, f.up.Flaky.Invocations(mcptest.RecordTool, "f3"))
