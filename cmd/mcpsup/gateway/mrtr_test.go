@@ -157,3 +157,23 @@ func TestE2EServerRequestNotSentTo2026Client(t *testing.T) {
 	require.Contains(t, text(t, res), "method not found")
 	require.Empty(t, asked)
 }
+
+// An InputRequiredResult with requestState alone (the server sheds load)
+// is retried with the state (mrtr.mdx, Client Requirements: "If the
+// InputRequiredResult does not contain the inputRequests field, the client
+// MAY retry the original request immediately", and "MUST echo back the
+// exact value"): by the gateway for a 2025-era client, by a 2026-07-28
+// client itself. The upstream gets two rounds, the second with the state.
+func TestE2EInputShedRetried(t *testing.T) {
+	for _, stdio := range []bool{false, true} {
+		f := newFixture(t, "mrtr")
+		cs := f.connectAs(t, "2026-07-28", stdio, nil)
+		res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "mrtr__shed", Arguments: map[string]any{}})
+		require.NoError(t, err)
+		require.Equal(t, "served", text(t, res))
+		require.Equal(t, []e2etest.MRTRRound{
+			{Method: "tools/call"},
+			{Method: "tools/call", RequestState: e2etest.MRTRShedState},
+		}, f.up.MRTR.Rounds(), "stdio %v", stdio)
+	}
+}

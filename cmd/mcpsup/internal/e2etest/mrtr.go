@@ -15,12 +15,18 @@ import (
 // basic/patterns/mrtr.mdx: the client "MUST echo back the exact value").
 const MRTRState = "opaque+state/1=="
 
+// MRTRShedState is the requestState of the "mrtr" server's tool "shed":
+// its first round asks for nothing (an input_required result with this
+// state alone), a round that carries it is served.
+const MRTRShedState = "shed/1"
+
 // MRTR is a 2026-07-28 go-sdk server (stateless streamable HTTP) whose tool
 // "ask", prompt "greet" and resource "mrtr://doc" ask for the caller's name by multi round-trip:
 // the first round answers input_required with an elicitation/create keyed
 // "name" and the requestState MRTRState; a round that carries MRTRState and
 // an accepted answer is answered "hello <name>"; any other round is
-// answered input_required again.
+// answered input_required again. Its tool "shed" sheds load once (see
+// MRTRShedState).
 type MRTR struct {
 	URL string
 
@@ -56,6 +62,14 @@ func newMRTR(t *testing.T) *MRTR {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + name}}}, nil
 			}
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": ask}, RequestState: MRTRState}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "shed", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			m.round("tools/call", req.Params.RequestState, nil)
+			if req.Params.RequestState != MRTRShedState {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{}, RequestState: MRTRShedState}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "served"}}}, nil
 		})
 	srv.AddPrompt(&mcp.Prompt{Name: "greet"},
 		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
