@@ -79,7 +79,7 @@ func roundTrip[R any](ctx context.Context, r *relay, ss *mcp.ServerSession, in i
 		}
 		server := r.serverOf(c)
 		ip := ss.InitializeParams()
-		if ip == nil || ip.ProtocolVersion >= protocol2026 {
+		if takesInputRequired(ip) {
 			// go-sdk's server marks the result input_required for this
 			// client (its resultType); nothing else is changed.
 			for id, ir := range reqs {
@@ -114,6 +114,13 @@ func roundTrip[R any](ctx context.Context, r *relay, ss *mcp.ServerSession, in i
 			in.responses[id] = resp
 		}
 	}
+}
+
+// takesInputRequired reports whether the client of ip takes an
+// InputRequiredResult: a 2026-07-28 one does (as go-sdk's server decides,
+// one that has not said its version is taken to speak the latest).
+func takesInputRequired(ip *mcp.InitializeParams) bool {
+	return ip == nil || ip.ProtocolVersion >= protocol2026
 }
 
 // supports says why the client of ip cannot take the input request ir, or
