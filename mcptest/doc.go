@@ -10,6 +10,9 @@
 // session id unknown while the URL stays the same). It listens on an
 // httptest server bound to 127.0.0.1 and serves at [Server.URL].
 //
+// A [Port] forwards a TCP port of 127.0.0.1 to a server and is switched
+// down and up: a server that goes away and comes back, its sessions alive.
+//
 // A [Gateway] is an http.Handler placed in front of the go-sdk handler. It
 // records every request in a [Log] (verb, JSON-RPC method and id,
 // Mcp-Session-Id sent, status returned, who answered) and applies [Rule]s:

@@ -256,11 +256,16 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	ctx, done := g.relay.begin(ctx, req.Session, req.Params.GetProgressToken(), params)
 	defer done()
-	res, err := g.hub.CallTool(ctx, params)
-	if err != nil {
-		return nil, g.callError(err)
-	}
-	return res, nil
+	return roundTrip(ctx, g.relay, req.Session, input{req.Params.InputResponses, req.Params.RequestState},
+		func(ctx context.Context, in input) (*mcp.CallToolResult, error) {
+			p := *params
+			p.InputResponses, p.RequestState = in.responses, in.state
+			res, err := g.hub.CallTool(ctx, &p)
+			if err != nil {
+				return nil, g.callError(err)
+			}
+			return res, nil
+		}, pendingTool)
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -271,23 +276,37 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	}
 	ctx, done := g.relay.begin(ctx, req.Session, req.Params.GetProgressToken(), params)
 	defer done()
-	res, err := g.hub.GetPrompt(ctx, params)
-	if err != nil {
-		return nil, g.callError(err)
-	}
-	return res, nil
+	return roundTrip(ctx, g.relay, req.Session, input{req.Params.InputResponses, req.Params.RequestState},
+		func(ctx context.Context, in input) (*mcp.GetPromptResult, error) {
+			p := *params
+			p.InputResponses, p.RequestState = in.responses, in.state
+			res, err := g.hub.GetPrompt(ctx, &p)
+			if err != nil {
+				return nil, g.callError(err)
+			}
+			return res, nil
+		}, pendingPrompt)
 }
 
-// readResource reads the resource of qualified name name.
+// readResource reads the resource of qualified name name. The hub reads a
+// listed resource by its name alone; a round that carries input (a
+// client's retry, or the gateway's for a 2025-era client) goes to the
+// resource's server with its URI, as a template's read does.
 func (g *Gateway) readResource(name string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		ctx, done := g.relay.begin(ctx, req.Session, nil, nil)
 		defer done()
-		res, err := g.hub.ReadResource(ctx, name)
-		if err != nil {
-			return nil, g.callError(err)
-		}
-		return res, nil
+		return roundTrip(ctx, g.relay, req.Session, input{req.Params.InputResponses, req.Params.RequestState},
+			func(ctx context.Context, in input) (*mcp.ReadResourceResult, error) {
+				if in.responses == nil && in.state == "" {
+					res, err := g.hub.ReadResource(ctx, name)
+					if err != nil {
+						return nil, g.callError(err)
+					}
+					return res, nil
+				}
+				return g.readFrom(ctx, g.resourceServer(req.Params.URI), req, in)
+			}, pendingResource)
 	}
 }
 
@@ -295,18 +314,27 @@ func (g *Gateway) readResource(name string) mcp.ResourceHandler {
 // (looked up at each read: a reload may have replaced its supervisor).
 func (g *Gateway) readTemplate(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		sup := g.hub.Supervisor(server)
-		if sup == nil {
-			return nil, g.callError(&hub.ServerError{Server: server, Err: hub.ErrUnknownServer})
-		}
 		ctx, done := g.relay.begin(ctx, req.Session, nil, nil)
 		defer done()
-		res, err := sup.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: copyMeta(req.Params.Meta)})
-		if err != nil {
-			return nil, g.serverError(server, err)
-		}
-		return res, nil
+		return roundTrip(ctx, g.relay, req.Session, input{req.Params.InputResponses, req.Params.RequestState},
+			func(ctx context.Context, in input) (*mcp.ReadResourceResult, error) {
+				return g.readFrom(ctx, server, req, in)
+			}, pendingResource)
 	}
+}
+
+// readFrom reads req's URI from server, with the round's input.
+func (g *Gateway) readFrom(ctx context.Context, server string, req *mcp.ReadResourceRequest, in input) (*mcp.ReadResourceResult, error) {
+	sup := g.hub.Supervisor(server)
+	if sup == nil {
+		return nil, g.callError(&hub.ServerError{Server: server, Err: hub.ErrUnknownServer})
+	}
+	res, err := sup.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: copyMeta(req.Params.Meta),
+		InputResponses: in.responses, RequestState: in.state})
+	if err != nil {
+		return nil, g.serverError(server, err)
+	}
+	return res, nil
 }
 
 // complete routes completion/complete: a prompt argument's to the prompt's

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -169,7 +170,7 @@ func TestE2EMergedCatalogAndCallsOverHTTP(t *testing.T) {
 	require.Contains(t, text(t, res), "still")
 
 	// Back: its call is served again (the call waits for the recovery).
-	f.up.Port.Up()
+	require.NoError(t, f.up.Port.Up())
 	_, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "flaky__record", Arguments: map[string]any{"id": "f3"}})
 	require.NoError(t, err)
 	require.Equal(t, 1, f.up.Flaky.Invocations(mcptest.RecordTool, "f3"))
@@ -615,6 +616,38 @@ func TestE2EResourceSubscription(t *testing.T) {
 	require.NoError(t, cs.Unsubscribe(f.ctx, &mcp.UnsubscribeParams{URI: "ask://doc"}))
 }
 
+// The upstream subscription follows the downstream sessions that hold it
+// (MCP 2025-11-25, server/resources.mdx, Subscriptions: a subscription
+// belongs to the client that made it, which ends it with
+// resources/unsubscribe, or with its session): a session that subscribed
+// twice holds it once, and one that ends without unsubscribing holds it no
+// more, so the upstream gets exactly one resources/subscribe and, once no
+// session holds the URI, exactly one resources/unsubscribe.
+func TestE2ESubscriptionFollowsSessions(t *testing.T) {
+	f := newFixture(t, "ask")
+	const uri = "ask://doc"
+	a := f.connect(t, nil)
+	b := f.connect(t, nil)
+	require.NoError(t, a.Subscribe(f.ctx, &mcp.SubscribeParams{URI: uri}))
+	require.NoError(t, a.Subscribe(f.ctx, &mcp.SubscribeParams{URI: uri}))
+	require.NoError(t, b.Subscribe(f.ctx, &mcp.SubscribeParams{URI: uri}))
+	require.Equal(t, uri, <-f.up.Subscribed)
+	require.Empty(t, f.up.Subscribed, "one upstream subscription for every client")
+
+	require.NoError(t, b.Close(), "b ends without unsubscribing")
+	require.NoError(t, a.Unsubscribe(f.ctx, &mcp.UnsubscribeParams{URI: uri}))
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	select {
+	case got := <-f.up.Unsubscribed:
+		require.Equal(t, uri, got)
+	case <-ctx.Done():
+		t.Fatal("the upstream subscription outlived every client that held it")
+	}
+	require.Empty(t, f.up.Unsubscribed)
+	require.Empty(t, f.up.Subscribed)
+}
+
 // A server's roots/list during a call is answered by the downstream client
 // of the call (MCP 2025-11-25, client/roots.mdx), not by the gateway's own
 // (empty) roots.
@@ -668,4 +701,36 @@ func TestHostileItemsLeftOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ts.ResourceTemplates, 1)
 	require.Equal(t, "x://{id}", ts.ResourceTemplates[0].URITemplate)
+}
+
+// The gateway's upstream HTTP client keeps an idle connection for every
+// call that was in flight (gateway.DefaultUpstreamIdleConns): rounds of
+// calls in flight together to one server reuse the connections of the
+// first round, where net/http's DefaultTransport keeps 2 a host and each
+// further call would dial a connection of its own.
+func TestE2EUpstreamConnectionsReused(t *testing.T) {
+	const inFlight, rounds = 6, 4
+	f := newFixture(t, "flaky")
+	cs := f.connect(t, nil)
+	before := f.up.Port.Dials()
+	for r := range rounds {
+		done := make(chan error, inFlight)
+		for i := range inFlight {
+			id := fmt.Sprintf("r%d-%d", r, i)
+			go func() {
+				_, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "flaky__" + mcptest.BlockTool, Arguments: map[string]any{"id": id}})
+				done <- err
+			}()
+		}
+		for i := range inFlight {
+			require.NoError(t, f.up.Flaky.WaitBlocked(f.ctx, fmt.Sprintf("r%d-%d", r, i)))
+		}
+		for i := range inFlight {
+			f.up.Flaky.Release(fmt.Sprintf("r%d-%d", r, i))
+		}
+		for range inFlight {
+			require.NoError(t, <-done)
+		}
+	}
+	require.LessOrEqual(t, f.up.Port.Dials()-before, inFlight, "connections dialed for %d rounds of %d calls in flight", rounds, inFlight)
 }

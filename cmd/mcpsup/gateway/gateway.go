@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -38,6 +39,14 @@ const DefaultRelayTimeout = 2 * time.Minute
 // and the upstream session is not held meanwhile.
 const DefaultProgressTimeout = 5 * time.Second
 
+// DefaultUpstreamIdleConns is how many idle connections the upstream HTTP
+// client keeps, to one server and in all, when Config.Hub gives none: as
+// many as the downstream POSTs served at once (DefaultMaxInFlight), each of
+// which sends at most one request upstream at a time. net/http's
+// DefaultTransport keeps 2 a host: past 2 calls in flight to one server,
+// each further call would dial a connection of its own and close it after.
+const DefaultUpstreamIdleConns = DefaultMaxInFlight
+
 // ErrClosed: the gateway was closed.
 var ErrClosed = errors.New("gateway: closed")
 
@@ -46,9 +55,13 @@ type Config struct {
 	// ServersFile is the mcpServers file (hub.LoadServers) read by Start
 	// and Reload. Default "": no servers until Apply is called.
 	ServersFile string
-	// Hub is the template of the hub's config. The gateway adds its own
+	// Hub is the template of the hub's config. Its
+	// Supervisor.HTTP.HTTPClient, when nil, is a client on a clone of
+	// http.DefaultTransport that keeps DefaultUpstreamIdleConns idle
+	// connections (the default otherwise). The gateway adds its own
 	// events sink before Hub.Events, its progress and server-request relays
-	// in Hub.Supervisor.Client.ClientOptions (replacing the handlers set there),
+	// in Hub.Supervisor.Client.ClientOptions (replacing the handlers set
+	// there, and turning go-sdk's multi round-trip off: see roundTrip),
 	// its roots relay after Hub.Supervisor.Client.ReceivingMiddleware, and its
 	// session-tracking middleware after Hub.ServerMiddleware's.
 	Hub hub.Config
@@ -85,8 +98,9 @@ type Gateway struct {
 	syncMu sync.Mutex // the downstream catalog's owner: held by sync
 	shown  shown
 
-	subMu sync.Mutex
-	subs  map[string]int // resource URI: downstream subscriptions
+	subMu   sync.Mutex
+	subs    map[string]map[*mcp.ServerSession]struct{} // resource URI: the downstream sessions subscribed to it
+	watched map[*mcp.ServerSession]struct{}            // sessions whose end watchSession waits for
 
 	routeMu sync.RWMutex
 	routes  map[string]string // downstream tool or prompt name: qualified name
@@ -118,11 +132,15 @@ func New(cfg Config) *Gateway {
 		settled: map[string]bool{},
 		applied: map[string]hub.ServerConfig{},
 		shown:   newShown(),
-		subs:    map[string]int{},
+		subs:    map[string]map[*mcp.ServerSession]struct{}{},
+		watched: map[*mcp.ServerSession]struct{}{},
 	}
 	g.relay = newRelay(g, cfg.RelayTimeout)
 
 	hc := cfg.Hub
+	if hc.Supervisor.HTTP.HTTPClient == nil {
+		hc.Supervisor.HTTP.HTTPClient = &http.Client{Transport: upstreamTransport()}
+	}
 	next := hc.Events
 	hc.Events = sinkFunc(func(e events.Event) {
 		g.observe(e)
@@ -138,6 +156,10 @@ func New(cfg Config) *Gateway {
 	//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on (SEP-2577), and still sent by 2025-era servers
 	co.LoggingMessageHandler = g.relay.logMessage
 	co.ResourceUpdatedHandler = g.resourceUpdated
+	// A 2026-07-28 server's input requests are carried to the client of
+	// the call by roundTrip, which knows that client's era; go-sdk's
+	// client would answer them itself, from the handlers above.
+	co.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	sc := &hc.Supervisor
 	sc.Client.ReceivingMiddleware = append(slices.Clip(sc.Client.ReceivingMiddleware), g.relay.rootsMiddleware)
 	mw := hc.ServerMiddleware
@@ -254,6 +276,16 @@ func (g *Gateway) syncLoop() {
 			g.sync()
 		}
 	}
+}
+
+// upstreamTransport is http.DefaultTransport's clone keeping
+// DefaultUpstreamIdleConns idle connections, to one host and in all (idle
+// ones close after its IdleConnTimeout, 90 s).
+func upstreamTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = DefaultUpstreamIdleConns
+	t.MaxIdleConnsPerHost = DefaultUpstreamIdleConns
+	return t
 }
 
 type sinkFunc func(events.Event)

@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcpsup/mcpsup/supervisor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,46 +30,109 @@ func (g *Gateway) resourceServer(uri string) string {
 	return ""
 }
 
+// DefaultUnsubscribeTimeout bounds the upstream resources/unsubscribe sent
+// when the last downstream session holding a URI's subscription ends.
+const DefaultUnsubscribeTimeout = 5 * time.Second
+
 // subscribe passes resources/subscribe on to the resource's server (MCP
 // 2025-11-25, server/resources.mdx, Subscriptions) once per URI: the first
-// downstream subscription subscribes upstream, later ones only count. go-sdk
-// records the session's subscription when this returns nil, and sends it
-// the updates ResourceUpdated is given.
+// downstream session subscribed subscribes upstream, later ones are only
+// recorded (a session subscribing again to a URI it holds changes nothing,
+// as go-sdk records it once). go-sdk records the session's subscription when
+// this returns nil, and sends it the updates ResourceUpdated is given. The
+// upstream subscription follows the sessions that hold it: the last one's
+// unsubscribe, or its end (endSession), unsubscribes upstream.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	server := g.resourceServer(req.Params.URI)
+	uri := req.Params.URI
+	server := g.resourceServer(uri)
 	sup := g.hub.Supervisor(server)
 	if sup == nil {
-		return invalidParams("resources/subscribe: no server lists " + req.Params.URI)
+		return invalidParams("resources/subscribe: no server lists " + uri)
 	}
 	g.subMu.Lock()
 	defer g.subMu.Unlock()
-	if g.subs[req.Params.URI] == 0 {
-		if err := sup.Subscribe(ctx, &mcp.SubscribeParams{URI: req.Params.URI}); err != nil {
+	holders := g.subs[uri]
+	if len(holders) == 0 {
+		if err := sup.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			return g.serverError(server, err)
 		}
+		holders = map[*mcp.ServerSession]struct{}{}
+		g.subs[uri] = holders
 	}
-	g.subs[req.Params.URI]++
+	holders[req.Session] = struct{}{}
+	if _, ok := g.watched[req.Session]; !ok && req.Session != nil {
+		g.watched[req.Session] = struct{}{}
+		go g.watchSession(req.Session)
+	}
 	return nil
 }
 
-// unsubscribe ends the upstream subscription with the last downstream one.
+// unsubscribe ends the upstream subscription with the last downstream
+// session that holds it.
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	server := g.resourceServer(req.Params.URI)
+	uri := req.Params.URI
+	server := g.resourceServer(uri)
 	sup := g.hub.Supervisor(server)
 	if sup == nil {
-		return invalidParams("resources/unsubscribe: no server lists " + req.Params.URI)
+		return invalidParams("resources/unsubscribe: no server lists " + uri)
 	}
 	g.subMu.Lock()
 	defer g.subMu.Unlock()
-	if g.subs[req.Params.URI] <= 1 {
-		delete(g.subs, req.Params.URI)
-		if err := sup.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: req.Params.URI}); err != nil {
-			return g.serverError(server, err)
-		}
+	holders, ok := g.subs[uri]
+	if !ok {
+		return nil // not subscribed upstream: nothing to end
+	}
+	delete(holders, req.Session)
+	if len(holders) > 0 {
 		return nil
 	}
-	g.subs[req.Params.URI]--
+	delete(g.subs, uri)
+	if err := sup.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		return g.serverError(server, err)
+	}
 	return nil
+}
+
+// watchSession waits for the end of a downstream session that subscribed
+// (one goroutine per such session, living as long as it), then drops its
+// subscriptions: a client that goes away without resources/unsubscribe
+// must not keep the upstream subscription for ever.
+func (g *Gateway) watchSession(ss *mcp.ServerSession) {
+	_ = ss.Wait()
+	g.endSession(ss)
+}
+
+// endSession removes ss from every URI's holders and unsubscribes upstream
+// each URI it was the last holder of (each bounded by
+// DefaultUnsubscribeTimeout; a failure is logged, the URI forgotten).
+func (g *Gateway) endSession(ss *mcp.ServerSession) {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	g.subMu.Lock()
+	defer g.subMu.Unlock()
+	delete(g.watched, ss)
+	for uri, holders := range g.subs {
+		if _, ok := holders[ss]; !ok {
+			continue
+		}
+		delete(holders, ss)
+		if len(holders) > 0 {
+			continue
+		}
+		delete(g.subs, uri)
+		server := g.resourceServer(uri)
+		sup := g.hub.Supervisor(server)
+		if sup == nil || closed {
+			continue // its server left the hub (or the hub ends), and the subscription with it
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultUnsubscribeTimeout)
+		err := sup.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		cancel()
+		if err != nil {
+			g.log.Warn("resource not unsubscribed upstream after its last client left", "server", server, "uri", uri, "error", err)
+		}
+	}
 }
 
 // resourceUpdated passes an upstream notifications/resources/updated on to

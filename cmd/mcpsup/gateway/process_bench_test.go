@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -27,6 +28,11 @@ import (
 // front of that one server (serveGateway), as `mcpsup serve` runs it: its GC
 // default (gateway.SetGCDefault, unless GOGC is set), its HTTP handler.
 const gatewayEnv = "MCPSUP_GWBENCH_GATEWAY"
+
+// defaultTransportEnv, set, makes the gateway child's upstream HTTP client
+// one on http.DefaultTransport (2 idle connections a host) in place of the
+// gateway's default (gateway.DefaultUpstreamIdleConns).
+const defaultTransportEnv = "MCPSUP_GWBENCH_DEFAULT_TRANSPORT"
 
 // gatewayProfileEnv names a file the gateway child writes its CPU profile
 // to (go tool pprof), for a profile of the gateway's process alone.
@@ -48,7 +54,11 @@ func serveGateway(upstream string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	gw := gateway.New(gateway.Config{})
+	cfg := gateway.Config{}
+	if os.Getenv(defaultTransportEnv) != "" {
+		cfg.Hub.Supervisor.HTTP.HTTPClient = &http.Client{} // http.DefaultTransport
+	}
+	gw := gateway.New(cfg)
 	defer gw.Close()
 	ctx := context.Background()
 	if err := gw.Apply(ctx, &hub.ServersFile{Servers: []hub.ServerConfig{{Name: "e", URL: upstream}}}); err != nil {
@@ -186,4 +196,87 @@ func BenchmarkCallProcesses(b *testing.B) {
 		benchCallsOf(b, connect(b, px+"/mcp"), "echo", childCPU(b, "gw", px), upCPU)
 		b.ReportMetric(childInt(b, px+"/gogc"), "gogc")
 	})
+}
+
+// benchParallel is how many calls BenchmarkCallProcessesParallel keeps in
+// flight.
+const benchParallel = 8
+
+// BenchmarkCallProcessesParallel is BenchmarkCallProcesses with
+// benchParallel calls in flight on one client session, whose HTTP client
+// keeps that many idle connections (net/http's DefaultTransport keeps 2 a
+// host: past them a call would dial a connection of its own): "direct" and
+// "gateway" as there, "gateway-default-transport" a gateway whose upstream
+// client is on http.DefaultTransport; ns/op is the wall time over the calls in flight;
+// "up-dials" the connections the upstream accepted during the calls.
+func BenchmarkCallProcessesParallel(b *testing.B) {
+	up := startUpstream(b)
+	upCPU := childCPU(b, "up", up)
+	hc := &http.Client{Transport: idleTransport(benchParallel)}
+	b.Run("direct", func(b *testing.B) {
+		cs := connectWith(b, up+"/mcp", hc)
+		conns := stats(b, up).Conns
+		benchParallelCalls(b, cs, "echo", upCPU)
+		b.ReportMetric(float64(stats(b, up).Conns-conns), "up-dials")
+	})
+	for _, v := range []struct {
+		name string
+		env  []string
+	}{{"gateway", nil}, {"gateway-default-transport", []string{defaultTransportEnv + "=1"}}} {
+		b.Run(v.name, func(b *testing.B) {
+			gw := startChild(b, append(v.env, gatewayEnv+"="+up+"/mcp")...)
+			cs := connectWith(b, gw+"/mcp", hc)
+			waitTools(b, cs, 1)
+			conns := stats(b, up).Conns
+			benchParallelCalls(b, cs, "e__echo", childCPU(b, "gw", gw), upCPU)
+			b.ReportMetric(float64(stats(b, up).Conns-conns), "up-dials")
+		})
+	}
+}
+
+// idleTransport is a clone of http.DefaultTransport that keeps n idle
+// connections a host.
+func idleTransport(n int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = n
+	return t
+}
+
+func connectWith(b *testing.B, url string, hc *http.Client) *mcp.ClientSession {
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// benchParallelCalls calls tool on cs b.N times, benchParallel at a time,
+// and reports the CPU time per call of this process and of children.
+func benchParallelCalls(b *testing.B, cs *mcp.ClientSession, tool string, children ...child) {
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "hello"}}
+	for range 20 {
+		_, err := cs.CallTool(ctx, params)
+		require.NoError(b, err)
+	}
+	c0 := make([]time.Duration, len(children))
+	for i, c := range children {
+		c0[i] = c.cpu()
+	}
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	b.SetParallelism((benchParallel + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := cs.CallTool(ctx, params); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	for i, c := range children {
+		b.ReportMetric(float64((c.cpu()-c0[i]).Microseconds())/float64(b.N), c.name+"-cpu-µs/op")
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }

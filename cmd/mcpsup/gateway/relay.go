@@ -338,13 +338,21 @@ func (r *relay) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ip := c.session.InitializeParams()
-		if ip == nil || ip.Capabilities == nil || (ip.Capabilities.RootsV2 == nil && !ip.Capabilities.Roots.ListChanged) {
+		if !takesRequests(ip) || (ip.Capabilities.RootsV2 == nil && !ip.Capabilities.Roots.ListChanged) {
 			return next(ctx, method, req)
 		}
 		return relayed(r, ctx, c, func(ctx context.Context) (*mcp.ListRootsResult, error) {
 			return c.session.ListRoots(ctx, &mcp.ListRootsParams{})
 		})
 	}
+}
+
+// takesRequests reports whether the client of ip takes server requests and
+// declared capabilities: a 2025-era client does; a 2026-07-28 one takes
+// none (MCP 2026-07-28, basic/patterns/mrtr.mdx: "The previous pattern of
+// server-initiated requests is no longer supported").
+func takesRequests(ip *mcp.InitializeParams) bool {
+	return ip != nil && ip.Capabilities != nil && ip.ProtocolVersion < protocol2026
 }
 
 // relayed runs send for the call c, one at a time per call, bounded by the
@@ -369,7 +377,7 @@ func (r *relay) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 	if err != nil {
 		return nil, err
 	}
-	if ip := c.session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+	if ip := c.session.InitializeParams(); !takesRequests(ip) || ip.Capabilities.Elicitation == nil {
 		return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "gateway: the client of this call does not support elicitation"}
 	}
 	return relayed(r, ctx, c, func(ctx context.Context) (*mcp.ElicitResult, error) {
@@ -384,7 +392,7 @@ func (r *relay) createMessage(ctx context.Context, req *mcp.CreateMessageRequest
 	if err != nil {
 		return nil, err
 	}
-	if ip := c.session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
+	if ip := c.session.InitializeParams(); !takesRequests(ip) || ip.Capabilities.Sampling == nil {
 		return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "gateway: the client of this call does not support sampling"}
 	}
 	return relayed(r, ctx, c, func(ctx context.Context) (*mcp.CreateMessageResult, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,6 +33,8 @@ const upstreamEnv = "MCPSUP_GWBENCH_UPSTREAM"
 type upstreamStats struct {
 	Opened int64 `json:"opened"`
 	Ended  int64 `json:"ended"`
+	// Conns counts the TCP connections the server accepted.
+	Conns int64 `json:"conns"`
 }
 
 // serveUpstream serves one stateful go-sdk server with the tool "echo" on
@@ -47,13 +50,13 @@ func serveUpstream() error {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
 		})
 	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/cpu" {
 			cpuHandler().ServeHTTP(w, r)
 			return
 		}
 		if r.URL.Path == "/stats" {
-			_ = json.NewEncoder(w).Encode(upstreamStats{Opened: atomic.LoadInt64(&st.Opened), Ended: atomic.LoadInt64(&st.Ended)})
+			_ = json.NewEncoder(w).Encode(upstreamStats{Opened: atomic.LoadInt64(&st.Opened), Ended: atomic.LoadInt64(&st.Ended), Conns: atomic.LoadInt64(&st.Conns)})
 			return
 		}
 		if r.Method == http.MethodDelete {
@@ -61,6 +64,12 @@ func serveUpstream() error {
 		}
 		mcpH.ServeHTTP(w, r)
 	}))
+	srv.Config.ConnState = func(_ net.Conn, cs http.ConnState) {
+		if cs == http.StateNew {
+			atomic.AddInt64(&st.Conns, 1)
+		}
+	}
+	srv.Start()
 	defer srv.Close()
 	fmt.Println(srv.URL)
 	_, err := io.Copy(io.Discard, os.Stdin)
