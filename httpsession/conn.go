@@ -60,6 +60,7 @@ type conn struct {
 	streamUp chan struct{}
 
 	params paramHeaders // the tools' Mcp-Param-* bindings (paramheaders.go)
+	rounds rounds       // multi-round-trip calls' last rounds (rounds.go)
 }
 
 // connTransport is the mcp.Transport go-sdk connects with: its one conn.
@@ -377,9 +378,18 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	c.awaitStream(ctx, r.Method)
 	out := *r
 	out.ID = c.wireID(r.ID)
+	deliver := c.deliver
+	params, settle := c.rounds.resume(r)
+	if settle != nil {
+		out.Params = params
+		deliver = func(msg jsonrpc.Message) {
+			settle(msg)
+			c.deliver(msg)
+		}
+	}
 	req, err := c.post(ctx, &out)
 	if err != nil {
-		c.deliver(errorMessage(r.ID, Exchange{}, "request not sent: "+err.Error()))
+		deliver(errorMessage(r.ID, Exchange{}, "request not sent: "+err.Error()))
 		return nil
 	}
 	x := c.t.begin(req)
@@ -397,28 +407,28 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	if err != nil {
 		x.Rewritten = true // the answer go-sdk gets is ours; its error unwraps to err (Annotate)
 		c.t.finish(req, x)
-		c.deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
+		deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
 		return nil
 	}
 	want, _ := requestID(rawIDOf(out.ID))
 	if out.ID != r.ID {
 		want.shift = c.shift
 	}
-	return c.admit(req, &x, resp, r, want)
+	return c.admit(req, &x, resp, r, want, deliver)
 }
 
 // admit reads the answer to the call r once and queues what go-sdk gets:
 // the server's response, the messages of its event stream, or an error
 // response naming what was wrong. Only a session-gone answer (see
 // [Exchange.SessionGone]) ends the connection.
-func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID) error {
+func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID, deliver func(jsonrpc.Message)) error {
 	refuse := func(problem string) error {
 		x.Rewritten, x.Problem = true, problem
 		c.t.answered.add(x.RequestID)
 		c.t.finish(req, *x)
 		c.t.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
 			"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
-		c.deliver(errorMessage(r.ID, *x, problem))
+		deliver(errorMessage(r.ID, *x, problem))
 		return nil
 	}
 	ok2xx := x.Status >= 200 && x.Status < 300
@@ -444,7 +454,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 					rr.ID = r.ID
 					c.t.answered.add(x.RequestID)
 					c.t.finish(req, *x)
-					c.deliver(rr)
+					deliver(rr)
 					return nil
 				}
 			}
@@ -473,7 +483,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		c.noteAnswer(x, resp, msg)
 		c.t.answered.add(x.RequestID)
 		c.t.finish(req, *x)
-		c.deliver(msg)
+		deliver(msg)
 	case "text/event-stream":
 		s, err := c.t.newAnswerStream(req, x, want, resp)
 		if err != nil {
@@ -481,7 +491,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			x.Malformed = true
 			return refuse(err.Error())
 		}
-		s.deliver, s.sdkID = c.handOn(x, resp), r.ID
+		s.deliver, s.sdkID = c.handOn(x, resp, deliver), r.ID
 		rec := c.t.finish(req, *x)
 		s.rec = rec
 		if rec != nil {
@@ -504,13 +514,13 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 
 // handOn is what an answer stream hands its messages to: the queue, the
 // response noting the handshake first.
-func (c *conn) handOn(x *Exchange, resp *http.Response) func(jsonrpc.Message) {
+func (c *conn) handOn(x *Exchange, resp *http.Response, deliver func(jsonrpc.Message)) func(jsonrpc.Message) {
 	method, sessionID := x.Method, resp.Header.Get(HeaderSessionID)
 	return func(msg jsonrpc.Message) {
 		if r, ok := msg.(*jsonrpc.Response); ok {
 			c.noteResult(method, sessionID, r)
 		}
-		c.deliver(msg)
+		deliver(msg)
 	}
 }
 
