@@ -9,16 +9,13 @@ import (
 	"strings"
 )
 
-// acceptEncoding is the Accept-Encoding the Transport sends on POST and
-// DELETE. Setting it keeps net/http's transport from decompressing on its
-// own, which it does with no bound on the inflated size: the Transport
-// decodes gzip itself and bounds the bytes on the wire and the decoded bytes
-// separately (see [Config.MaxJSONBody]).
+// acceptEncoding is the Accept-Encoding the Transport sends: set, it keeps
+// net/http from inflating without bound; the Transport decodes gzip itself,
+// bounded on the wire and decoded ([Config.MaxJSONBody]).
 const acceptEncoding = "gzip"
 
-// errUnsupportedEncoding is the failure of an answer whose Content-Encoding
-// is neither identity nor gzip (the only coding the Transport asks for,
-// RFC 9110 section 12.5.3).
+// errUnsupportedEncoding is the failure of a Content-Encoding other than
+// identity and gzip, the one coding asked for (RFC 9110 section 12.5.3).
 var errUnsupportedEncoding = errors.New("unsupported Content-Encoding")
 
 // wireCounter counts the bytes read from an answer's body as sent, before
@@ -34,9 +31,8 @@ func (c *wireCounter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// lazyGzip is a gzip decoder that reads the gzip header on the first Read,
-// not when it is made: RoundTrip must not wait for an event stream's first
-// bytes.
+// lazyGzip reads the gzip header on the first Read: an event stream's
+// first bytes may be long in coming.
 type lazyGzip struct {
 	src io.Reader
 	zr  *gzip.Reader
@@ -63,11 +59,10 @@ func (z *lazyGzip) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decodedBodyInto returns a reader of resp's body after its
-// Content-Encoding (identity or gzip), counting the bytes on the wire into
-// wc, which it resets. wireLimit > 0 stops reading the wire after that many
-// bytes plus one, so that a caller can tell an answer past its bound from
-// one that fits. An unsupported coding returns errUnsupportedEncoding.
+// decodedBodyInto returns a reader of resp's decoded body, counting the
+// bytes on the wire into wc, which it resets. wireLimit > 0 stops the wire
+// after that many bytes plus one (past the bound, tellably). An unsupported
+// coding returns errUnsupportedEncoding.
 func decodedBodyInto(resp *http.Response, wireLimit int64, wc *wireCounter) (io.Reader, error) {
 	var src io.Reader = resp.Body
 	if wireLimit > 0 {

@@ -11,13 +11,10 @@ import (
 	"sync"
 )
 
-// Mcp-Param-* headers (MCP 2026-07-28, basic/transports/streamable-http.mdx,
-// "Custom Headers from Tool Parameters"): a tools/call carries, for each
-// argument whose inputSchema property is annotated `x-mcp-header: <Name>`,
-// the header Mcp-Param-<Name> with the argument's value. go-sdk finds the
-// tool through a context key of its own package; the conn keeps its own
-// map instead, filled from the tools/list results it admits (invalid tools
-// were dropped from them already, [dropInvalidHeaderTools]).
+// Mcp-Param-* headers (2026-07-28 streamable-http.mdx, "Custom Headers from
+// Tool Parameters"): a tools/call carries Mcp-Param-<Name> for each
+// argument annotated `x-mcp-header: <Name>`, from the conn's own map of the
+// tools/list results it admitted (go-sdk's is behind a context key).
 
 const paramHeaderPrefix = "Mcp-Param-"
 
