@@ -95,61 +95,21 @@ type bounded struct {
 	broken bool
 }
 
-// boundedReads are the readers of one [readBounded], in one allocation:
-// the wire limited to the bound plus one byte, its counter, and the decoded
-// bytes limited the same way.
-type boundedReads struct {
-	wire    io.LimitedReader
-	count   wireCounter
-	decoded io.LimitedReader
-}
-
-// maxPresized bounds the buffer readBounded sizes by Content-Length before
-// a byte came: past it, the buffer grows with what arrives, so a length the
-// server claims costs no more than what it sends.
-const maxPresized = 64 << 10
-
 // readBounded reads resp's body whole if it fits in limit bytes both on the
-// wire and decoded, and at most limit bytes of it otherwise. A body without
-// coding whose Content-Length is within both bounds is read into one buffer
-// of that size. It closes the body.
+// wire and decoded, and at most limit bytes of it otherwise. It closes the
+// body.
 func readBounded(resp *http.Response, limit int) bounded {
 	defer resp.Body.Close()
-	rd := &boundedReads{wire: io.LimitedReader{R: resp.Body, N: int64(limit) + 1}}
-	r, err := decoderOf(resp, &rd.wire, &rd.count)
+	var wire wireCounter
+	r, err := decoderOf(resp, io.LimitReader(resp.Body, int64(limit)+1), &wire)
 	if err != nil {
 		return bounded{err: err}
 	}
-	rd.decoded = io.LimitedReader{R: r, N: int64(limit) + 1}
-	var data []byte
-	if n := resp.ContentLength; n >= 0 && n < maxPresized && n <= int64(limit) && r == io.Reader(&rd.count) {
-		data, err = readAll(&rd.decoded, int(n)+1) // room for the read that sees the end
-	} else {
-		data, err = io.ReadAll(&rd.decoded)
-	}
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	b := bounded{data: data, err: err, broken: err != nil}
-	if len(data) > limit || rd.count.n > int64(limit) {
+	if len(data) > limit || wire.n > int64(limit) {
 		b.over, b.err, b.broken = true, nil, false
 		b.data = data[:min(len(data), limit)]
 	}
 	return b
-}
-
-// readAll is io.ReadAll into a buffer of size bytes, grown only when r
-// holds more than its length said.
-func readAll(r io.Reader, size int) ([]byte, error) {
-	b := make([]byte, 0, size)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-	}
 }

@@ -142,7 +142,7 @@ func (s *slot) call() (Exchange, bool) {
 // with it, for [Annotate]. Use one per call: a context shared by concurrent
 // calls would mix their facts. Safe for concurrent use.
 func WithExchange(ctx context.Context) context.Context {
-	return &slotContext{Context: ctx}
+	return context.WithValue(ctx, slotKey{}, &slot{})
 }
 
 // Exchanges collects the exchanges of one call, as [WithExchange]'s
@@ -158,29 +158,6 @@ func (x *Exchanges) Value(key any) (any, bool) {
 		return &x.s, true
 	}
 	return nil, false
-}
-
-// slotContext is a context carrying a slot.
-type slotContext struct {
-	context.Context
-	x Exchanges
-}
-
-func (c *slotContext) Value(key any) any {
-	if v, ok := c.x.Value(key); ok {
-		return v
-	}
-	return c.Context.Value(key)
-}
-
-// AfterFunc passes a derived context's registration on to the parent (see
-// context.AfterFunc), where context.WithCancel would start a goroutine per
-// derived context (net/http derives one per request).
-func (c *slotContext) AfterFunc(f func()) (stop func() bool) {
-	if a, ok := c.Context.(interface{ AfterFunc(func()) func() bool }); ok {
-		return a.AfterFunc(f)
-	}
-	return context.AfterFunc(c.Context, f)
 }
 
 // withConnectExchange is WithExchange for a session's handshake, whose

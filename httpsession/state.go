@@ -89,17 +89,8 @@ func validProtocolVersion(v string) error {
 	if v == "" {
 		return &StateError{Field: "protocol_version", Reason: "empty"}
 	}
-	ok := len(v) == 10 && v[4] == '-' && v[7] == '-'
-	for i := 0; ok && i < len(v); i++ {
-		if i != 4 && i != 7 && (v[i] < '0' || v[i] > '9') {
-			ok = false
-		}
-	}
-	if !ok {
-		return &StateError{Field: "protocol_version", Reason: fmt.Sprintf("%.40q is not a YYYY-MM-DD version", v)}
-	}
 	if !slices.Contains(mcp.SupportedProtocolVersions(), v) {
-		return &StateError{Field: "protocol_version", Reason: fmt.Sprintf("%q is not supported by go-sdk (supported: %v)", v, mcp.SupportedProtocolVersions())}
+		return &StateError{Field: "protocol_version", Reason: fmt.Sprintf("%.40q is not supported by go-sdk (supported: %v)", v, mcp.SupportedProtocolVersions())}
 	}
 	return nil
 }
