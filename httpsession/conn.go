@@ -651,23 +651,23 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	}
 	x = c.t.begin(req)
 	x.Method = n.Method
-	resp, err := c.roundTrip(req)
-	c.t.fill(&x, resp, err)
-	if err == nil {
-		c.admitNonCall(&x, resp)
-	}
+	c.sendOther(req, &x)
 	c.t.finish(req, x)
 }
 
-// admitNonCall records the answer to a notification or a response.
-func (c *conn) admitNonCall(x *Exchange, resp *http.Response) {
-	if x.Status >= 200 && x.Status < 300 {
+// sendOther sends the POST of a notification or a response and records its
+// answer in x, never an error.
+func (c *conn) sendOther(req *http.Request, x *Exchange) {
+	resp, err := c.roundTrip(req)
+	c.t.fill(x, resp, err)
+	switch {
+	case err != nil:
+	case x.Status >= 200 && x.Status < 300:
 		_ = readBounded(resp, c.t.cfg.MaxErrorBody)
-		return
+	default:
+		c.t.readErrorBody(x, resp)
+		x.SessionGone, x.Rewritten = sessionGone(*x), true
 	}
-	c.t.readErrorBody(x, resp)
-	x.SessionGone = sessionGone(*x)
-	x.Rewritten = true
 }
 
 // cancelled returns a notifications/cancelled's requestId as go-sdk made
@@ -712,11 +712,7 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 		}
 		return
 	}
-	resp, err := c.roundTrip(bounded)
-	c.t.fill(&x, resp, err)
-	if err == nil {
-		c.admitNonCall(&x, resp)
-	}
+	c.sendOther(bounded, &x)
 	release() // before the record: an observer of it finds the place free
 	c.t.finish(req, x)
 }
