@@ -227,9 +227,13 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 	c.mu.Lock()
 	id, version := c.sessionID, c.version
 	c.mu.Unlock()
-	if r, ok := msg.(*jsonrpc.Request); ok {
-		if v := metaVersion(r.Params); v != "" {
-			version = v
+	r, isRequest := msg.(*jsonrpc.Request)
+	var p headerParams
+	parsed := false
+	if isRequest && (msgcheck.ModernVersion(version) || bytes.Contains(r.Params, []byte(mcp.MetaKeyProtocolVersion))) {
+		parsed = json.Unmarshal(r.Params, &p) == nil
+		if p.Meta.Version != "" {
+			version = p.Meta.Version
 		}
 	}
 	if version != "" {
@@ -238,13 +242,17 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 	if id != "" {
 		h.Set(HeaderSessionID, id)
 	}
-	if r, ok := msg.(*jsonrpc.Request); ok && msgcheck.ModernVersion(version) {
+	if isRequest && msgcheck.ModernVersion(version) {
 		h.Set(headerMethod, r.Method)
-		if name, ok := requestName(r.Method, r.Params); ok {
-			h.Set(headerName, name)
-			if r.Method == "tools/call" {
-				c.params.set(h, name, r.Params)
-			}
+		switch method := r.Method; {
+		case !parsed:
+		case method == "tools/call":
+			c.params.set(h, p.Name, r.Params)
+			h.Set(headerName, p.Name)
+		case method == "prompts/get":
+			h.Set(headerName, p.Name)
+		case method == "resources/read":
+			h.Set(headerName, p.URI)
 		}
 	}
 	c.t.withCookies(req)
@@ -289,41 +297,16 @@ func withUserinfo(req *http.Request) {
 	}
 }
 
-// metaVersion is params._meta's protocol version (SEP-2575), "" when none:
-// go-sdk carries the version of a 2026-07-28 request there.
-func metaVersion(params json.RawMessage) string {
-	if !bytes.Contains(params, []byte(mcp.MetaKeyProtocolVersion)) {
-		return ""
-	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	var v string
-	_ = json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
-	return v
-}
-
-// requestName is the Mcp-Name of a request: the tool's or prompt's name, or
-// the resource's uri (streamable-http.mdx, Standard Request Headers).
-func requestName(method string, params json.RawMessage) (string, bool) {
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	switch method {
-	case "tools/call", "prompts/get":
-		if json.Unmarshal(params, &p) == nil {
-			return p.Name, true
-		}
-	case "resources/read":
-		if json.Unmarshal(params, &p) == nil {
-			return p.URI, true
-		}
-	}
-	return "", false
+// headerParams is what a request's headers take from its params: _meta's
+// protocol version (SEP-2575: go-sdk carries a 2026-07-28 request's there),
+// and the Mcp-Name, a tool's or prompt's name or a resource's uri
+// (streamable-http.mdx, Standard Request Headers).
+type headerParams struct {
+	Meta struct {
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	} `json:"_meta"`
+	Name string `json:"name"`
+	URI  string `json:"uri"`
 }
 
 // roundTrip sends req through the Transport's chain, bounded by
