@@ -193,18 +193,11 @@ func NewTransport(cfg Config) *Transport {
 	if t.cfg.Logger == nil {
 		t.cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if t.cfg.MaxErrorBody <= 0 {
-		t.cfg.MaxErrorBody = DefaultMaxErrorBody
-	}
-	if t.cfg.MaxJSONBody <= 0 {
-		t.cfg.MaxJSONBody = DefaultMaxJSONBody
-	}
-	if t.cfg.MaxResponsesInFlight <= 0 {
-		t.cfg.MaxResponsesInFlight = DefaultMaxResponsesInFlight
-	}
-	if t.cfg.ResponseTimeout <= 0 {
-		t.cfg.ResponseTimeout = DefaultResponseTimeout
-	}
+	t.cfg.MaxErrorBody = positiveOr(cfg.MaxErrorBody, DefaultMaxErrorBody)
+	t.cfg.MaxJSONBody = positiveOr(cfg.MaxJSONBody, DefaultMaxJSONBody)
+	t.cfg.MaxSSEEvent = positiveOr(cfg.MaxSSEEvent, DefaultMaxSSEEvent)
+	t.cfg.MaxResponsesInFlight = positiveOr(cfg.MaxResponsesInFlight, DefaultMaxResponsesInFlight)
+	t.cfg.ResponseTimeout = positiveOr(cfg.ResponseTimeout, DefaultResponseTimeout)
 	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, t.cfg.MaxErrorBody, cfg.Logger)
 	t.auth.onCredential = cfg.OnCredential
 	t.base = t.auth
@@ -215,13 +208,18 @@ func NewTransport(cfg Config) *Transport {
 	if t.sw.Mode() != StreamOff { // no attempt to judge with the stream off
 		t.hostile = NewHostilityTracker(t.sw.cfg.Rule, t.cfg.Stream.Span)
 	}
-	if t.cfg.MaxSSEEvent <= 0 {
-		t.cfg.MaxSSEEvent = DefaultMaxSSEEvent
-	}
 	l := t.decodeLimits().WithDefaults()
 	t.cfg.MaxListItems, t.cfg.MaxJSONValues, t.cfg.MaxMessages, t.cfg.MaxContentBlocks = l.ListItems, l.JSONValues, l.Messages, l.ContentBlocks
 	t.cfg.MaxInputRequestObjects = l.InputRequestObjects
 	return t
+}
+
+// positiveOr is v when positive, d otherwise: a Config bound's default.
+func positiveOr[T int | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
 }
 
 // decodeLimits are the Transport's bounds on what go-sdk decodes.
