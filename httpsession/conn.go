@@ -33,11 +33,10 @@ type conn struct {
 	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
 
-	ctx    context.Context // the standalone stream's and the listen's requests end with it
+	ctx    context.Context // ended by Close, with the stream's and the listen's requests
 	cancel context.CancelFunc
 
 	incoming chan jsonrpc.Message
-	done     chan struct{} // closed by Close
 	ended    chan struct{} // closed by fail: the session is gone
 	endOnce  sync.Once
 	endErr   error
@@ -61,7 +60,7 @@ func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { retur
 
 func newConn(t *Transport, endpoint string, h *handshake, stream bool) *conn {
 	c := &conn{t: t, endpoint: endpoint, stream: stream, resume: h,
-		incoming: make(chan jsonrpc.Message, 16), done: make(chan struct{}), ended: make(chan struct{})}
+		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if h != nil {
 		t.idShift.Store(newIDShift()) // the server's session saw go-sdk's ids before
@@ -87,7 +86,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, ctx.Err()
 	case <-c.ended:
 		return nil, c.endErr
-	case <-c.done:
+	case <-c.ctx.Done():
 		return nil, io.EOF
 	}
 }
@@ -96,7 +95,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *conn) deliver(msg jsonrpc.Message) {
 	select {
 	case c.incoming <- msg:
-	case <-c.done:
+	case <-c.ctx.Done():
 	case <-c.ended:
 	}
 }
@@ -114,7 +113,7 @@ func (c *conn) failure() error {
 	select {
 	case <-c.ended:
 		return c.endErr
-	case <-c.done:
+	case <-c.ctx.Done():
 		return mcp.ErrConnectionClosed
 	default:
 		return nil
@@ -136,7 +135,6 @@ func (c *conn) Close() error {
 		if id != "" && !detached && c.failure() == nil {
 			c.sendDelete(id, version)
 		}
-		close(c.done)
 		c.cancel()
 		for _, k := range keepers {
 			_ = k.Close()
@@ -766,7 +764,7 @@ func (c *conn) awaitStream(ctx context.Context, method string) {
 		}
 		c.mu.Unlock()
 	case <-ctx.Done():
-	case <-c.done:
+	case <-c.ctx.Done():
 	}
 }
 
@@ -794,7 +792,7 @@ func (c *conn) keep(b *streamBody) {
 	c.keepers = append(c.keepers, b)
 	c.mu.Unlock()
 	select {
-	case <-c.done:
+	case <-c.ctx.Done():
 		_ = b.Close()
 		return
 	default:
