@@ -12,16 +12,17 @@ import (
 // maxLostRounds bounds the rounds a conn keeps for a call sent again.
 const maxLostRounds = 16
 
-// rounds keeps the last round of each multi-round-trip call (tools/call,
-// prompts/get, resources/read carrying inputResponses or requestState,
-// mrtr.mdx) that ended without the server's answer: a broken 2026-07-28
-// stream, a refused answer, a request that failed. go-sdk sends such a call
-// again from the host's params, its first round; the conn sends the kept
-// round in its place, with go-sdk's new id, since "the client MUST echo back
-// the exact value" of requestState when it retries (mrtr.mdx, Client
-// Requirements). A call is known by its method and params without those two
-// fields; the first request of that call to go out takes the round. At most
-// maxLostRounds are kept, the oldest dropped first. Safe for concurrent use.
+// rounds keeps the last round of each multi-round-trip call (a tools/call,
+// prompts/get or resources/read carrying inputResponses or requestState,
+// mrtr.mdx) that got no answer of the server's: its stream broke, its
+// answer was refused, or it failed unanswered (code [CodeHTTPAnswer]).
+// go-sdk sends such a call again from the host's params, its first round;
+// the conn sends the kept round in its place, under go-sdk's new id, since
+// "the client MUST echo back the exact value" of requestState when it
+// retries (mrtr.mdx, Client Requirements). A call is known by its method
+// and params without those two fields: the next first round of the same
+// call takes the kept one. At most maxLostRounds are kept, the oldest
+// dropped first. Safe for concurrent use.
 type rounds struct {
 	mu   sync.Mutex
 	lost []lostRound
@@ -56,15 +57,16 @@ func roundCall(method string, params json.RawMessage) (call string, later, ok bo
 	return method + " " + string(b), responses || state, true
 }
 
-// mayBeRound is roundCall's cheap test: params that cannot carry a round.
+// mayBeRound is roundCall's cheap test: false when params cannot carry a
+// round's state.
 func mayBeRound(params json.RawMessage) bool {
 	return bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`))
 }
 
-// resume returns the params r goes out with: a kept round of r's call when
-// r is that call's first round, r's own otherwise; and a function that
-// keeps the round when go-sdk gets an answer for it that the conn wrote
-// (code [CodeHTTPAnswer]), nil when r is no later round.
+// resume returns the params r goes out with (a kept round of r's call when
+// r is its first round) and the function that keeps them when the answer
+// go-sdk gets for r is one the conn wrote; r's params and nil when r is no
+// multi-round-trip round and none was kept for it.
 func (rs *rounds) resume(r *jsonrpc.Request) (json.RawMessage, func(jsonrpc.Message)) {
 	params := r.Params
 	rs.mu.Lock()
