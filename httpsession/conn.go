@@ -342,15 +342,8 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	c.awaitStream(ctx, r.Method)
 	out := *r
 	out.ID = c.wireID(r.ID)
-	deliver := c.deliver
-	params, settle := c.rounds.resume(r)
-	if settle != nil {
-		out.Params = params
-		deliver = func(msg jsonrpc.Message) {
-			settle(msg)
-			c.deliver(msg)
-		}
-	}
+	params, deliver := c.rounds.resume(r, c.deliver)
+	out.Params = params
 	req, err := c.post(ctx, &out)
 	if err != nil {
 		deliver(errorMessage(r.ID, Exchange{}, "request not sent: "+err.Error()))

@@ -64,25 +64,24 @@ func mayBeRound(params json.RawMessage) bool {
 }
 
 // resume returns the params r goes out with (a kept round of r's call when
-// r is its first round) and the function that keeps them when the answer
-// go-sdk gets for r is one the conn wrote; r's params and nil when r is no
-// multi-round-trip round and none was kept for it.
-func (rs *rounds) resume(r *jsonrpc.Request) (json.RawMessage, func(jsonrpc.Message)) {
+// r is its first round), and deliver, made to keep them first when the
+// answer go-sdk gets for r is one the conn wrote.
+func (rs *rounds) resume(r *jsonrpc.Request, deliver func(jsonrpc.Message)) (json.RawMessage, func(jsonrpc.Message)) {
 	params := r.Params
 	rs.mu.Lock()
 	kept := len(rs.lost) > 0
 	rs.mu.Unlock()
 	if !kept && !mayBeRound(params) {
-		return params, nil
+		return params, deliver
 	}
 	call, later, ok := roundCall(r.Method, params)
 	if !ok {
-		return params, nil
+		return params, deliver
 	}
 	if !later {
 		p, found := rs.take(call)
 		if !found {
-			return params, nil
+			return params, deliver
 		}
 		params = p
 	}
@@ -92,6 +91,7 @@ func (rs *rounds) resume(r *jsonrpc.Request) (json.RawMessage, func(jsonrpc.Mess
 				rs.keep(call, params)
 			}
 		}
+		deliver(msg)
 	}
 }
 
