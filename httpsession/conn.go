@@ -707,10 +707,7 @@ func (c *conn) openStream() {
 		req.Header.Set(HeaderProtocolVersion, c.version)
 	}
 	c.mu.Unlock()
-	x := c.t.begin(req)
-	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	c.t.finish(req, x)
-	b := newStreamBody(c.t, req)
+	b := c.keeper(req, c.t.begin(req))
 	if hold, _ := c.t.sw.state(); !hold { // a held stream dials nothing to wait for
 		up := make(chan struct{})
 		var once sync.Once
@@ -771,11 +768,17 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	}
 	x := c.t.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
-	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	c.t.finish(req, x)
-	b := newStreamBody(c.t, req)
+	b := c.keeper(req, x)
 	b.listen = true
 	c.keep(b)
+}
+
+// keeper records req, a keeper's first request, as answered at once (the
+// keeper dials in the background) and returns its stream.
+func (c *conn) keeper(req *http.Request, x Exchange) *streamBody {
+	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
+	c.t.finish(req, x)
+	return newStreamBody(c.t, req)
 }
 
 // keep queues the messages of the keeper's stream b; its end says the

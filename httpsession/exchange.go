@@ -142,7 +142,31 @@ func (s *slot) call() (Exchange, bool) {
 // with it, for [Annotate]. Use one per call: a context shared by concurrent
 // calls would mix their facts. Safe for concurrent use.
 func WithExchange(ctx context.Context) context.Context {
-	return context.WithValue(ctx, slotKey{}, &slot{})
+	return &slotContext{Context: ctx}
+}
+
+// slotContext is a context carrying a slot.
+type slotContext struct {
+	context.Context
+	x Exchanges
+}
+
+func (c *slotContext) Value(key any) any {
+	if v, ok := c.x.Value(key); ok {
+		return v
+	}
+	return c.Context.Value(key)
+}
+
+// AfterFunc passes a derived context's registration on to the parent (see
+// context.AfterFunc), where context.WithCancel would start a goroutine per
+// derived context (net/http derives one per request) on a parent of the
+// caller's own type.
+func (c *slotContext) AfterFunc(f func()) (stop func() bool) {
+	if a, ok := c.Context.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(c.Context, f)
 }
 
 // Exchanges collects the exchanges of one call, as [WithExchange]'s

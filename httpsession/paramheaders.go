@@ -1,14 +1,14 @@
 package httpsession
 
 import (
-	"github.com/mcpsup/mcpsup/msgcheck"
-
 	"encoding/base64"
 	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // Mcp-Param-* headers (2026-07-28 streamable-http.mdx, "Custom Headers from
@@ -93,45 +93,27 @@ func (p *paramHeaders) set(h http.Header, tool string, params json.RawMessage) {
 		return
 	}
 	var call struct {
-		Arguments map[string]json.RawMessage `json:"arguments"`
+		Arguments map[string]any `json:"arguments"`
 	}
 	if json.Unmarshal(params, &call) != nil {
 		return
 	}
 	for _, b := range bindings {
-		raw, ok := lookupArgument(call.Arguments, b.path)
-		if !ok {
-			continue
+		var v any = call.Arguments
+		for _, step := range b.path {
+			obj, _ := v.(map[string]any)
+			v = obj[step]
 		}
-		if v, ok := headerValue(raw); ok {
-			h.Set(paramHeaderPrefix+b.header, v)
+		if s, ok := headerValue(v); ok {
+			h.Set(paramHeaderPrefix+b.header, s)
 		}
 	}
-}
-
-func lookupArgument(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
-	cur, ok := args[path[0]]
-	for _, step := range path[1:] {
-		if !ok {
-			return nil, false
-		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
-			return nil, false
-		}
-		cur, ok = obj[step]
-	}
-	return cur, ok
 }
 
 // headerValue renders a primitive argument as its header value, in the
 // Base64 sentinel form when it needs it (streamable-http.mdx, Value
 // Encoding).
-func headerValue(raw json.RawMessage) (string, bool) {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return "", false
-	}
+func headerValue(v any) (string, bool) {
 	var s string
 	switch v := v.(type) {
 	case string:
