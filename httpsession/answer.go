@@ -8,9 +8,8 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// deleteTimeout bounds every DELETE the conn sends: the one of Close, and
-// the one that ends a session whose handshake answer the conn refused (as
-// go-sdk bounds its own, mcp/streamable.go closeDeleteTimeout).
+// deleteTimeout bounds every DELETE the conn sends, as go-sdk bounds its
+// own (mcp/streamable.go closeDeleteTimeout).
 const deleteTimeout = 5 * time.Second
 
 // readErrorBody reads a non-2xx body, at most MaxErrorBody bytes on the wire
@@ -20,10 +19,7 @@ func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
 	b := readBounded(resp, t.cfg.MaxErrorBody)
 	x.Body = snippet(b.data)
 	x.Oversized = b.over
-	if b.broken {
-		// A body that broke cannot be inspected: no complete answer came
-		// (an outage to the era rule, DiscoverOutage; the status still
-		// classifies it first).
+	if b.broken { // no complete answer came
 		x.TransportErr = b.err
 	}
 	if !b.over && b.err == nil {
@@ -33,8 +29,7 @@ func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
 }
 
 // endRefusedSession ends, best effort, the session a refused handshake
-// answer created on the server: one DELETE carrying the id as sent (net/http
-// refuses to send an id with control characters; nothing else is tried).
+// answer created on the server: one DELETE carrying the id as sent.
 func (t *Transport) endRefusedSession(req *http.Request, id string) {
 	if id == "" {
 		return
@@ -62,10 +57,7 @@ func (t *Transport) endRefusedSession(req *http.Request, id string) {
 // as classify decides them ([classify.HTTPError.SessionGone]).
 func sessionGone(x Exchange) bool { return (&classify.HTTPError{Exchange: x}).SessionGone() }
 
-// nullIDServerError reports a 4xx whose JSON-RPC error is -32000 with a null
-// or absent id to a request with a session id: how the TypeScript and
-// Python SDK servers reject an unknown session (DESIGN.md failure story S2;
-// [classify.HTTPError.NullIDRejection]).
+// nullIDServerError is [classify.HTTPError.NullIDRejection] (failure story S2).
 func nullIDServerError(x Exchange) bool {
 	return (&classify.HTTPError{Exchange: x}).NullIDRejection()
 }

@@ -9,16 +9,13 @@ import (
 	"strings"
 )
 
-// acceptEncoding is the Accept-Encoding the Transport sends on POST and
-// DELETE. Setting it keeps net/http's transport from decompressing on its
-// own, which it does with no bound on the inflated size: the Transport
-// decodes gzip itself and bounds the bytes on the wire and the decoded bytes
-// separately (see [Config.MaxJSONBody]).
+// acceptEncoding is the Accept-Encoding the Transport sends: set, it keeps
+// net/http from inflating without bound; the Transport decodes gzip itself,
+// bounded on the wire and decoded ([Config.MaxJSONBody]).
 const acceptEncoding = "gzip"
 
-// errUnsupportedEncoding is the failure of an answer whose Content-Encoding
-// is neither identity nor gzip (the only coding the Transport asks for,
-// RFC 9110 section 12.5.3).
+// errUnsupportedEncoding is the failure of a Content-Encoding other than
+// identity and gzip, the one coding asked for (RFC 9110 section 12.5.3).
 var errUnsupportedEncoding = errors.New("unsupported Content-Encoding")
 
 // wireCounter counts the bytes read from an answer's body as sent, before
@@ -34,9 +31,8 @@ func (c *wireCounter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// lazyGzip is a gzip decoder that reads the gzip header on the first Read,
-// not when it is made: RoundTrip must not wait for an event stream's first
-// bytes.
+// lazyGzip reads the gzip header on the first Read: an event stream's
+// first bytes may be long in coming.
 type lazyGzip struct {
 	src io.Reader
 	zr  *gzip.Reader
@@ -63,11 +59,10 @@ func (z *lazyGzip) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decodedBodyInto returns a reader of resp's body after its
-// Content-Encoding (identity or gzip), counting the bytes on the wire into
-// wc, which it resets. wireLimit > 0 stops reading the wire after that many
-// bytes plus one, so that a caller can tell an answer past its bound from
-// one that fits. An unsupported coding returns errUnsupportedEncoding.
+// decodedBodyInto returns a reader of resp's decoded body, counting the
+// bytes on the wire into wc, which it resets. wireLimit > 0 stops the wire
+// after that many bytes plus one (past the bound, tellably). An unsupported
+// coding returns errUnsupportedEncoding.
 func decodedBodyInto(resp *http.Response, wireLimit int64, wc *wireCounter) (io.Reader, error) {
 	var src io.Reader = resp.Body
 	if wireLimit > 0 {
@@ -100,61 +95,21 @@ type bounded struct {
 	broken bool
 }
 
-// boundedReads are the readers of one [readBounded], in one allocation:
-// the wire limited to the bound plus one byte, its counter, and the decoded
-// bytes limited the same way.
-type boundedReads struct {
-	wire    io.LimitedReader
-	count   wireCounter
-	decoded io.LimitedReader
-}
-
-// maxPresized bounds the buffer readBounded sizes by Content-Length before
-// a byte came: past it, the buffer grows with what arrives, so a length the
-// server claims costs no more than what it sends.
-const maxPresized = 64 << 10
-
 // readBounded reads resp's body whole if it fits in limit bytes both on the
-// wire and decoded, and at most limit bytes of it otherwise. A body without
-// coding whose Content-Length is within both bounds is read into one buffer
-// of that size. It closes the body.
+// wire and decoded, and at most limit bytes of it otherwise. It closes the
+// body.
 func readBounded(resp *http.Response, limit int) bounded {
 	defer resp.Body.Close()
-	rd := &boundedReads{wire: io.LimitedReader{R: resp.Body, N: int64(limit) + 1}}
-	r, err := decoderOf(resp, &rd.wire, &rd.count)
+	var wire wireCounter
+	r, err := decoderOf(resp, io.LimitReader(resp.Body, int64(limit)+1), &wire)
 	if err != nil {
 		return bounded{err: err}
 	}
-	rd.decoded = io.LimitedReader{R: r, N: int64(limit) + 1}
-	var data []byte
-	if n := resp.ContentLength; n >= 0 && n < maxPresized && n <= int64(limit) && r == io.Reader(&rd.count) {
-		data, err = readAll(&rd.decoded, int(n)+1) // room for the read that sees the end
-	} else {
-		data, err = io.ReadAll(&rd.decoded)
-	}
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	b := bounded{data: data, err: err, broken: err != nil}
-	if len(data) > limit || rd.count.n > int64(limit) {
+	if len(data) > limit || wire.n > int64(limit) {
 		b.over, b.err, b.broken = true, nil, false
 		b.data = data[:min(len(data), limit)]
 	}
 	return b
-}
-
-// readAll is io.ReadAll into a buffer of size bytes, grown only when r
-// holds more than its length said.
-func readAll(r io.Reader, size int) ([]byte, error) {
-	b := make([]byte, 0, size)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-	}
 }

@@ -180,16 +180,14 @@ func want7(t *testing.T) jsonrpc.ID {
 	return id
 }
 
-// readBounded reads a body of known length into one buffer of that length,
-// and still reads what a body holds when its Content-Length says less or
+// readBounded reads what a body holds when its Content-Length says less or
 // more than it carries, within the bound and past it.
-func TestReadBoundedByContentLength(t *testing.T) {
+func TestReadBoundedWhateverTheContentLength(t *testing.T) {
 	answer := func(body string, claimed int64) *http.Response {
 		return &http.Response{Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: claimed}
 	}
 	b := readBounded(answer("hello", 5), 16)
 	assert.Equal(t, "hello", string(b.data))
-	assert.Equal(t, 6, cap(b.data), "one buffer, the length and the read that sees the end")
 	assert.False(t, b.over)
 
 	assert.Equal(t, "hello, world", string(readBounded(answer("hello, world", 5), 16).data), "more than claimed")
@@ -198,7 +196,4 @@ func TestReadBoundedByContentLength(t *testing.T) {
 	over := readBounded(answer(strings.Repeat("x", 20), 5), 16)
 	assert.True(t, over.over, "past the bound whatever the length claimed")
 	assert.Len(t, over.data, 16)
-
-	big := readBounded(answer("x", maxPresized), maxPresized*2)
-	assert.Less(t, cap(big.data), maxPresized, "a claimed length past maxPresized sizes no buffer")
 }

@@ -8,16 +8,11 @@ import (
 // for dropping their cancellations; the oldest is forgotten first.
 const maxAnswered = 256
 
-// answeredIDs remembers the JSON-RPC ids of this session's requests whose
-// whole answer arrived with the HTTP response (a JSON body, or any non-2xx
-// status, refused or rewritten), so that a notifications/cancelled go-sdk
-// sends for one of them afterwards is answered locally. The MCP spec
-// (basic/utilities/cancellation) has a client cancel only requests "believed
-// to still be in-progress": the server already answered these, or never saw
-// them (a gateway's 401). Sent anyway, such a cancellation is not only
-// useless: go-sdk numbers requests from 1 in every ClientSession, so a late
-// one can reach a server-side session that a resumed go-sdk session already
-// uses, and cancel its request of the same id.
+// answeredIDs remembers the ids of requests whose whole answer came with
+// the HTTP response, so that a notifications/cancelled go-sdk sends for one
+// afterwards is answered locally: a client cancels only requests "believed
+// to still be in-progress" (basic/utilities/cancellation), and a late one
+// could cancel a resumed session's request of the same id.
 type answeredIDs struct {
 	mu   sync.Mutex
 	set  map[string]bool

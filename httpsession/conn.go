@@ -21,30 +21,22 @@ import (
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
-// conn is the session's mcp.Connection: go-sdk hands it message values,
-// it POSTs them through the Transport's chain (auth, the host's
-// RoundTripper) and queues each answer, read once and decoded once, for
-// Read. Every failure of one request (an HTTP error status, a refused
-// answer, a stream that broke) reaches go-sdk as an error
-// *jsonrpc.Response for that request's id (code [CodeHTTPAnswer]), its
-// facts recorded where [FactsMiddleware] finds them: a Write error would
-// break go-sdk's writer for every later call (go-sdk v1.8.0
-// internal/jsonrpc2/conn.go, Connection.write), so Write fails only once
-// the connection has ended (the session is gone, or Close). Safe for
-// concurrent use.
+// conn is the session's mcp.Connection: it POSTs go-sdk's messages through
+// the Transport's chain and queues each answer, read and decoded once, for
+// Read. A failure of one request reaches go-sdk as an error response for
+// its id (code [CodeHTTPAnswer]); Write fails only once the connection has
+// ended, since a Write error breaks go-sdk's writer for every later call
+// (decision 0029). Safe for concurrent use.
 type conn struct {
 	t        *Transport
 	endpoint string
 	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
 
-	// ctx lives as long as the conn: the standalone stream's and the
-	// listen's requests end with it.
-	ctx    context.Context
+	ctx    context.Context // ended by Close, with the stream's and the listen's requests
 	cancel context.CancelFunc
 
 	incoming chan jsonrpc.Message
-	done     chan struct{} // closed by Close
 	ended    chan struct{} // closed by fail: the session is gone
 	endOnce  sync.Once
 	endErr   error
@@ -55,11 +47,10 @@ type conn struct {
 	version   string     // the negotiated protocol version: Mcp-Protocol-Version
 	resume    *handshake // answered locally, nil when not resuming
 	keepers   []*streamBody
-	// streamUp is closed once the standalone stream's first attempt has
-	// its outcome; nil while no stream was opened (see awaitStream).
-	streamUp chan struct{}
+	streamUp  chan struct{} // closed at the stream's first outcome; nil while none was opened (awaitStream)
 
 	params paramHeaders // the tools' Mcp-Param-* bindings (paramheaders.go)
+	rounds rounds       // multi-round-trip calls' last rounds (rounds.go)
 }
 
 // connTransport is the mcp.Transport go-sdk connects with: its one conn.
@@ -69,7 +60,7 @@ func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { retur
 
 func newConn(t *Transport, endpoint string, h *handshake, stream bool) *conn {
 	c := &conn{t: t, endpoint: endpoint, stream: stream, resume: h,
-		incoming: make(chan jsonrpc.Message, 16), done: make(chan struct{}), ended: make(chan struct{})}
+		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if h != nil {
 		t.idShift.Store(newIDShift()) // the server's session saw go-sdk's ids before
@@ -86,8 +77,7 @@ func (c *conn) SessionID() string {
 	return c.sessionID
 }
 
-// Read implements mcp.Connection: the next message of an answer or of the
-// standalone stream, or why the connection ended.
+// Read implements mcp.Connection.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.incoming:
@@ -96,7 +86,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, ctx.Err()
 	case <-c.ended:
 		return nil, c.endErr
-	case <-c.done:
+	case <-c.ctx.Done():
 		return nil, io.EOF
 	}
 }
@@ -105,7 +95,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *conn) deliver(msg jsonrpc.Message) {
 	select {
 	case c.incoming <- msg:
-	case <-c.done:
+	case <-c.ctx.Done():
 	case <-c.ended:
 	}
 }
@@ -123,17 +113,16 @@ func (c *conn) failure() error {
 	select {
 	case <-c.ended:
 		return c.endErr
-	case <-c.done:
+	case <-c.ctx.Done():
 		return mcp.ErrConnectionClosed
 	default:
 		return nil
 	}
 }
 
-// Close implements mcp.Connection: DELETE with the session id (MCP
-// streamable HTTP, session management: clients SHOULD send it), unless the
-// session is detached, gone or sessionless; then the standalone stream and
-// the responses in flight end.
+// Close implements mcp.Connection: DELETE with the session id (streamable
+// HTTP, session management: clients SHOULD), unless the session is
+// detached, gone or sessionless.
 func (c *conn) Close() error {
 	c.closeMu.Do(func() {
 		c.mu.Lock()
@@ -146,7 +135,6 @@ func (c *conn) Close() error {
 		if id != "" && !detached && c.failure() == nil {
 			c.sendDelete(id, version)
 		}
-		close(c.done)
 		c.cancel()
 		for _, k := range keepers {
 			_ = k.Close()
@@ -180,8 +168,7 @@ func (c *conn) sendDelete(id, version string) {
 	c.t.finish(req, x)
 }
 
-// Write implements mcp.Connection. It returns an error only once the
-// connection has ended; see [conn].
+// Write implements mcp.Connection; see [conn].
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := c.failure(); err != nil {
 		return err
@@ -210,8 +197,7 @@ func rawIDOf(id jsonrpc.ID) string {
 	return ""
 }
 
-// wireID is id as it goes out: moved by the session's shift when it is
-// go-sdk's integer.
+// wireID is id moved by the session's shift when it is go-sdk's integer.
 func (c *conn) wireID(id jsonrpc.ID) jsonrpc.ID {
 	if n, ok := id.Raw().(int64); ok && c.shift != 0 {
 		moved, _ := jsonrpc.MakeID(float64(n + c.shift)) // within 2^53 (idshift.go)
@@ -239,9 +225,13 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 	c.mu.Lock()
 	id, version := c.sessionID, c.version
 	c.mu.Unlock()
-	if r, ok := msg.(*jsonrpc.Request); ok {
-		if v := metaVersion(r.Params); v != "" {
-			version = v
+	r, isRequest := msg.(*jsonrpc.Request)
+	var p headerParams
+	parsed := false
+	if isRequest && (msgcheck.ModernVersion(version) || bytes.Contains(r.Params, []byte(mcp.MetaKeyProtocolVersion))) {
+		parsed = json.Unmarshal(r.Params, &p) == nil
+		if p.Meta.Version != "" {
+			version = p.Meta.Version
 		}
 	}
 	if version != "" {
@@ -250,13 +240,17 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 	if id != "" {
 		h.Set(HeaderSessionID, id)
 	}
-	if r, ok := msg.(*jsonrpc.Request); ok && msgcheck.ModernVersion(version) {
+	if isRequest && msgcheck.ModernVersion(version) {
 		h.Set(headerMethod, r.Method)
-		if name, ok := requestName(r.Method, r.Params); ok {
-			h.Set(headerName, name)
-			if r.Method == "tools/call" {
-				c.params.set(h, name, r.Params)
-			}
+		switch method := r.Method; {
+		case !parsed:
+		case method == "tools/call":
+			c.params.set(h, p.Name, r.Params)
+			h.Set(headerName, p.Name)
+		case method == "prompts/get":
+			h.Set(headerName, p.Name)
+		case method == "resources/read":
+			h.Set(headerName, p.URI)
 		}
 	}
 	c.t.withCookies(req)
@@ -264,18 +258,14 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 }
 
 // urlError names the request in err as net/http's Client does (a
-// *url.Error: `Post "<endpoint>": <err>`), with the endpoint's likely
-// credentials masked, since a host prints the error it gets through
-// errors.As: the userinfo's password (url.URL.Redacted), and a username or
-// query value (`?api_key=`) of at least events.MinSessionIDLen bytes, the
-// length from which the supervisor masks a value it did not name.
+// *url.Error), with likely credentials masked: the userinfo's password, and
+// a username or query value of at least events.MinSessionIDLen bytes.
 func urlError(req *http.Request, err error) error {
 	op := req.Method[:1] + strings.ToLower(req.Method[1:])
 	return &url.Error{Op: op, URL: maskedURL(req.URL), Err: err}
 }
 
-// maskedURL is u as urlError names it. A query part that does not parse
-// is left out.
+// maskedURL is u as urlError names it.
 func maskedURL(u *url.URL) string {
 	const mask = "xxxxx"
 	m := *u
@@ -296,9 +286,8 @@ func maskedURL(u *url.URL) string {
 	return m.Redacted()
 }
 
-// withUserinfo sends the endpoint URL's userinfo as Basic credentials,
-// as net/http's Client does (RFC 7617); the conn sends through the
-// Transport's chain, not a Client.
+// withUserinfo sends the URL's userinfo as Basic credentials (RFC 7617), as
+// net/http's Client would.
 func withUserinfo(req *http.Request) {
 	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
 		password, _ := u.Password()
@@ -306,45 +295,20 @@ func withUserinfo(req *http.Request) {
 	}
 }
 
-// metaVersion is params._meta's protocol version (SEP-2575), "" when none:
-// go-sdk carries the version of a 2026-07-28 request there.
-func metaVersion(params json.RawMessage) string {
-	if !bytes.Contains(params, []byte(mcp.MetaKeyProtocolVersion)) {
-		return ""
-	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	var v string
-	_ = json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
-	return v
-}
-
-// requestName is the Mcp-Name of a request: the tool's or prompt's name, or
-// the resource's uri (streamable-http.mdx, Standard Request Headers).
-func requestName(method string, params json.RawMessage) (string, bool) {
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	switch method {
-	case "tools/call", "prompts/get":
-		if json.Unmarshal(params, &p) == nil {
-			return p.Name, true
-		}
-	case "resources/read":
-		if json.Unmarshal(params, &p) == nil {
-			return p.URI, true
-		}
-	}
-	return "", false
+// headerParams is what a request's headers take from its params: _meta's
+// protocol version (SEP-2575: go-sdk carries a 2026-07-28 request's there),
+// and the Mcp-Name, a tool's or prompt's name or a resource's uri
+// (streamable-http.mdx, Standard Request Headers).
+type headerParams struct {
+	Meta struct {
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	} `json:"_meta"`
+	Name string `json:"name"`
+	URI  string `json:"uri"`
 }
 
 // roundTrip sends req through the Transport's chain, bounded by
-// Config.RequestTimeout until the answer's body is closed.
+// Config.RequestTimeout until the body is closed.
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
 	req = withAcceptEncoding(req)
 	if c.t.cfg.RequestTimeout <= 0 {
@@ -365,7 +329,8 @@ func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// call sends a request of go-sdk's and queues its answer.
+// call sends a request of go-sdk's and queues its answer; a
+// multi-round-trip call sent again resumes its last round (rounds.go).
 func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	if c.answerLocally(ctx, r) {
 		return nil
@@ -377,17 +342,19 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	c.awaitStream(ctx, r.Method)
 	out := *r
 	out.ID = c.wireID(r.ID)
+	params, deliver := c.rounds.resume(r, c.deliver)
+	out.Params = params
 	req, err := c.post(ctx, &out)
 	if err != nil {
-		c.deliver(errorMessage(r.ID, Exchange{}, "request not sent: "+err.Error()))
+		deliver(errorMessage(r.ID, Exchange{}, "request not sent: "+err.Error()))
 		return nil
 	}
 	x := c.t.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
-	if err := c.t.refuseFallback(&x); err != nil {
+	if err := c.t.refuseFallback(&x); err != nil { // era.go
 		c.t.finish(req, x)
 		c.fail(err)
-		return err // era.go: an outage of server/discover is not "2025 only"; the handshake ends
+		return err
 	}
 	resp, err := c.roundTrip(req)
 	if err != nil {
@@ -397,28 +364,27 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	if err != nil {
 		x.Rewritten = true // the answer go-sdk gets is ours; its error unwraps to err (Annotate)
 		c.t.finish(req, x)
-		c.deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
+		deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
 		return nil
 	}
 	want, _ := requestID(rawIDOf(out.ID))
 	if out.ID != r.ID {
 		want.shift = c.shift
 	}
-	return c.admit(req, &x, resp, r, want)
+	return c.admit(req, &x, resp, r, want, deliver)
 }
 
-// admit reads the answer to the call r once and queues what go-sdk gets:
-// the server's response, the messages of its event stream, or an error
-// response naming what was wrong. Only a session-gone answer (see
-// [Exchange.SessionGone]) ends the connection.
-func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID) error {
+// admit reads the answer to the call r once and hands deliver the
+// server's response, its event stream's messages, or an error response
+// naming what was wrong. Only a session-gone answer ends the connection.
+func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID, deliver func(jsonrpc.Message)) error {
 	refuse := func(problem string) error {
 		x.Rewritten, x.Problem = true, problem
 		c.t.answered.add(x.RequestID)
 		c.t.finish(req, *x)
 		c.t.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
 			"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
-		c.deliver(errorMessage(r.ID, *x, problem))
+		deliver(errorMessage(r.ID, *x, problem))
 		return nil
 	}
 	ok2xx := x.Status >= 200 && x.Status < 300
@@ -444,7 +410,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 					rr.ID = r.ID
 					c.t.answered.add(x.RequestID)
 					c.t.finish(req, *x)
-					c.deliver(rr)
+					deliver(rr)
 					return nil
 				}
 			}
@@ -470,10 +436,10 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			return refuse(problem)
 		}
 		msg.ID = r.ID
-		c.noteAnswer(x, resp, msg)
+		c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), msg)
 		c.t.answered.add(x.RequestID)
 		c.t.finish(req, *x)
-		c.deliver(msg)
+		deliver(msg)
 	case "text/event-stream":
 		s, err := c.t.newAnswerStream(req, x, want, resp)
 		if err != nil {
@@ -481,7 +447,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			x.Malformed = true
 			return refuse(err.Error())
 		}
-		s.deliver, s.sdkID = c.handOn(x, resp), r.ID
+		s.deliver, s.sdkID = c.handOn(x, resp, deliver), r.ID
 		rec := c.t.finish(req, *x)
 		s.rec = rec
 		if rec != nil {
@@ -502,21 +468,19 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 	return nil
 }
 
-// handOn is what an answer stream hands its messages to: the queue, the
-// response noting the handshake first.
-func (c *conn) handOn(x *Exchange, resp *http.Response) func(jsonrpc.Message) {
+// handOn is what an answer stream hands its messages to.
+func (c *conn) handOn(x *Exchange, resp *http.Response, deliver func(jsonrpc.Message)) func(jsonrpc.Message) {
 	method, sessionID := x.Method, resp.Header.Get(HeaderSessionID)
 	return func(msg jsonrpc.Message) {
 		if r, ok := msg.(*jsonrpc.Response); ok {
 			c.noteResult(method, sessionID, r)
 		}
-		c.deliver(msg)
+		deliver(msg)
 	}
 }
 
-// admitJSON reads a 2xx application/json answer to a call, at most
-// MaxJSONBody bytes on the wire and decoded, and checks it is the call's
-// response; problem says why not.
+// admitJSON reads a 2xx application/json answer to a call (MaxJSONBody)
+// and checks it is the call's response; problem says why not.
 func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want callID) (*jsonrpc.Response, string) {
 	b := readBounded(resp, c.t.cfg.MaxJSONBody)
 	x.Body = snippet(b.data)
@@ -552,44 +516,31 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 	return r, ""
 }
 
-// noteAnswer notes what a call's JSON answer tells the conn.
-func (c *conn) noteAnswer(x *Exchange, resp *http.Response, r *jsonrpc.Response) {
-	c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), r)
-}
-
-// noteResult takes the session id and protocol version from a successful
-// initialize answer, and the tools' header bindings from a tools/list's.
+// noteResult takes the session id (of no other answer) and protocol
+// version from a successful initialize answer, and the tools' header
+// bindings from a tools/list's.
 func (c *conn) noteResult(method, sessionID string, r *jsonrpc.Response) {
-	if r.Error != nil {
-		return
-	}
-	switch method {
-	case methodInitialize:
-		c.handshook(sessionID, r)
-	case "tools/list":
+	switch {
+	case r.Error != nil:
+	case method == "tools/list":
 		c.params.noteTools(r.Result)
+	case method == methodInitialize:
+		var res struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(r.Result, &res)
+		c.mu.Lock()
+		c.sessionID, c.version = sessionID, res.ProtocolVersion
+		c.mu.Unlock()
+		c.t.mu.Lock()
+		c.t.handshook, c.t.sessionID = true, sessionID
+		c.t.mu.Unlock()
 	}
 }
 
-// handshook records a successful initialize: its answer's session id (the
-// only answer whose Mcp-Session-Id is taken) and negotiated version.
-func (c *conn) handshook(sessionID string, r *jsonrpc.Response) {
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	_ = json.Unmarshal(r.Result, &res)
-	c.mu.Lock()
-	c.sessionID, c.version = sessionID, res.ProtocolVersion
-	c.mu.Unlock()
-	c.t.mu.Lock()
-	c.t.handshook, c.t.sessionID = true, sessionID
-	c.t.mu.Unlock()
-}
-
-// answerLocally answers the handshake of a resume with a message value:
-// `initialize` with the persisted InitializeResult (or a blind one), and
-// `server/discover` with the persisted discovery result. Nothing reaches
-// the server (DESIGN.md section 3, "Verified feasible").
+// answerLocally answers a resume's `initialize` with the persisted
+// InitializeResult (or a blind one), and its `server/discover` with the
+// persisted discovery result; nothing reaches the server.
 func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 	if r.Method != methodInitialize && r.Method != methodDiscover {
 		return false
@@ -628,8 +579,8 @@ func (c *conn) record(ctx context.Context) *http.Request {
 	return req
 }
 
-// notify sends a notification of go-sdk's; its answer is recorded, never
-// an error (MCP: the server answers 202 Accepted).
+// notify sends a notification of go-sdk's; its answer (202 Accepted) is
+// recorded, never an error.
 func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	x := Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.t.clock.Now()}
 	local := func() {
@@ -674,28 +625,27 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	}
 	x = c.t.begin(req)
 	x.Method = n.Method
-	resp, err := c.roundTrip(req)
-	c.t.fill(&x, resp, err)
-	if err == nil {
-		c.admitNonCall(&x, resp)
-	}
+	c.sendOther(req, &x)
 	c.t.finish(req, x)
 }
 
-// admitNonCall records the answer to a notification or a response: a 2xx
-// passes, anything else is recorded, never fatal.
-func (c *conn) admitNonCall(x *Exchange, resp *http.Response) {
-	if x.Status >= 200 && x.Status < 300 {
+// sendOther sends the POST of a notification or a response and records its
+// answer in x, never an error.
+func (c *conn) sendOther(req *http.Request, x *Exchange) {
+	resp, err := c.roundTrip(req)
+	c.t.fill(x, resp, err)
+	switch {
+	case err != nil:
+	case x.Status >= 200 && x.Status < 300:
 		_ = readBounded(resp, c.t.cfg.MaxErrorBody)
-		return
+	default:
+		c.t.readErrorBody(x, resp)
+		x.SessionGone, x.Rewritten = sessionGone(*x), true
 	}
-	c.t.readErrorBody(x, resp)
-	x.SessionGone = sessionGone(*x)
-	x.Rewritten = true
 }
 
 // cancelled returns a notifications/cancelled's requestId as go-sdk made
-// it, and the notification with that id moved by the session's shift.
+// it, and the notification with it moved by the session's shift.
 func (c *conn) cancelled(n *jsonrpc.Request) (string, *jsonrpc.Request) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(n.Params, &p) != nil {
@@ -717,7 +667,7 @@ func (c *conn) cancelled(n *jsonrpc.Request) (string, *jsonrpc.Request) {
 }
 
 // respond sends go-sdk's response to a request of the server's, bounded in
-// number and time ([responses]); past the bound it is dropped and reported.
+// number and time ([responses]).
 func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 	req, err := c.post(ctx, r)
 	if err != nil {
@@ -736,17 +686,12 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 		}
 		return
 	}
-	resp, err := c.roundTrip(bounded)
-	c.t.fill(&x, resp, err)
-	if err == nil {
-		c.admitNonCall(&x, resp)
-	}
+	c.sendOther(bounded, &x)
 	release() // before the record: an observer of it finds the place free
 	c.t.finish(req, x)
 }
 
-// openStream starts the keeper of the standalone stream (stream.go), whose
-// messages Read delivers.
+// openStream starts the keeper of the standalone stream (stream.go).
 func (c *conn) openStream() {
 	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.endpoint, nil)
 	if err != nil {
@@ -762,10 +707,7 @@ func (c *conn) openStream() {
 		req.Header.Set(HeaderProtocolVersion, c.version)
 	}
 	c.mu.Unlock()
-	x := c.t.begin(req)
-	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	c.t.finish(req, x)
-	b := newStreamBody(c.t, req)
+	b := c.keeper(req, c.t.begin(req))
 	if hold, _ := c.t.sw.state(); !hold { // a held stream dials nothing to wait for
 		up := make(chan struct{})
 		var once sync.Once
@@ -778,23 +720,16 @@ func (c *conn) openStream() {
 }
 
 // streamWait bounds how long a call waits for the standalone stream's
-// first attempt (awaitStream): a server that holds the GET's headers
-// until its first event delays the session's first calls by at most this.
+// first attempt (awaitStream).
 const streamWait = 2 * time.Second
 
-// awaitStream holds a call of method (not a listing, not ping) until the
-// standalone stream's first attempt has its outcome, bounded by streamWait
-// and ctx. A server may send a
-// request unrelated to any call (an elicitation, a sampling request) on
-// the standalone stream alone, and drops it when no stream is open
-// (streamable-http.mdx: the server MAY send requests and notifications on
-// the GET's stream); a call sent before the stream is up could wait for
-// such a request forever. Every later call finds the channel closed.
+// awaitStream holds a call of method until the standalone stream's first
+// attempt has its outcome, bounded by streamWait and ctx: a server may
+// send a request a call waits for (an elicitation) on that stream alone
+// (streamable-http.mdx, GET). Listings and ping ask nothing of the client
+// and go out at once, so a resume stays within about one round trip.
 func (c *conn) awaitStream(ctx context.Context, method string) {
 	if strings.HasSuffix(method, "/list") || method == "ping" {
-		// Discovery and liveness ask nothing of the client in return: they
-		// go out beside the stream's first attempt, so a resume stays
-		// within about one round trip.
 		return
 	}
 	c.mu.Lock()
@@ -812,20 +747,18 @@ func (c *conn) awaitStream(ctx context.Context, method string) {
 	defer t.Stop()
 	select {
 	case <-up:
-	case <-t.C:
-		// Waited once: the session's later calls go out at once.
+	case <-t.C: // waited once: later calls go out at once
 		c.mu.Lock()
 		if c.streamUp == up {
 			c.streamUp = nil
 		}
 		c.mu.Unlock()
 	case <-ctx.Done():
-	case <-c.done:
+	case <-c.ctx.Done():
 	}
 }
 
-// listen hands go-sdk's subscriptions/listen (2026-07-28) to the keeper
-// (listen.go).
+// listen hands go-sdk's subscriptions/listen to the keeper (listen.go).
 func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	out := *r
 	out.ID = c.wireID(r.ID)
@@ -835,21 +768,27 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	}
 	x := c.t.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
-	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	c.t.finish(req, x)
-	b := newStreamBody(c.t, req)
+	b := c.keeper(req, x)
 	b.listen = true
 	c.keep(b)
 }
 
-// keep queues the messages of the keeper's stream b (stream.go); a stream
-// that ends says the session is gone.
+// keeper records req, a keeper's first request, as answered at once (the
+// keeper dials in the background) and returns its stream.
+func (c *conn) keeper(req *http.Request, x Exchange) *streamBody {
+	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
+	c.t.finish(req, x)
+	return newStreamBody(c.t, req)
+}
+
+// keep queues the messages of the keeper's stream b; its end says the
+// session is gone.
 func (c *conn) keep(b *streamBody) {
 	c.mu.Lock()
 	c.keepers = append(c.keepers, b)
 	c.mu.Unlock()
 	select {
-	case <-c.done:
+	case <-c.ctx.Done():
 		_ = b.Close()
 		return
 	default:
@@ -869,8 +808,8 @@ func (c *conn) keep(b *streamBody) {
 	}()
 }
 
-// errorMessage is the JSON-RPC error response with code [CodeHTTPAnswer]
-// that the call id gets for an answer with facts x (see [errorResponse]).
+// errorMessage is the error response (code [CodeHTTPAnswer]) the call id
+// gets for an answer with facts x.
 func errorMessage(id jsonrpc.ID, x Exchange, problem string) *jsonrpc.Response {
 	type data struct {
 		HTTPStatus  int    `json:"httpStatus"`

@@ -13,9 +13,7 @@ import (
 	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
 
-// maxJSONDepth is the nesting of JSON objects and arrays past which go-sdk
-// v1.8.0 refuses a message (internal/json defaultMaxDepth), counted over
-// the whole data as go-sdk counts it.
+// maxJSONDepth is go-sdk v1.8.0's nesting bound (internal/json defaultMaxDepth).
 const maxJSONDepth = 1000
 
 // decodeFlags are go-sdk's decoder flags (jsonscan.DecodeFlags).
@@ -23,9 +21,8 @@ const decodeFlags = jsonscan.DecodeFlags
 
 var errMaxDepth = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxJSONDepth)
 
-// wireDecode has the shape of go-sdk's decode form of a message
-// (internal/jsonrpc2 wireDecode): Method is raw so that a "method" key with
-// an empty or null value still makes a request.
+// wireDecode is go-sdk's decode form of a message (internal/jsonrpc2
+// wireDecode): a "method" key with an empty or null value makes a request.
 type wireDecode struct {
 	VersionTag json.RawMessage `json:"jsonrpc"`      // read as go-sdk's string by [versionTag]
 	ID         json.RawMessage `json:"id,omitempty"` // read as go-sdk's any by [messageID]
@@ -35,9 +32,7 @@ type wireDecode struct {
 	Error      *jsonrpc.Error  `json:"error,omitempty"`
 }
 
-// decodeScratch is what one [decodeMessage] parses into; pooled, so that
-// decoding a message costs no allocation but the message's own. resp is
-// the response [decodeMessageInto] returns.
+// decodeScratch is what one [decodeMessage] parses into, pooled.
 type decodeScratch struct {
 	msg    wireDecode
 	method string
@@ -46,21 +41,17 @@ type decodeScratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
 
-// decodeMessage returns the message go-sdk v1.8.0's jsonrpc.DecodeMessage
-// returns for data, or an error when it returns one, without its decoder's
-// 64 KiB buffer: the first JSON value of data is found as go-sdk's
-// json.Decoder finds it and decoded with the same parser, flags, depth
-// bound and rules (internal/jsonrpc2 DecodeMessage). Params and Result
-// alias data. FuzzDecodeMessage holds it to jsonrpc.DecodeMessage.
+// decodeMessage is go-sdk v1.8.0's jsonrpc.DecodeMessage without its
+// decoder's 64 KiB buffer per message (same parser, flags, depth bound and
+// rules; FuzzDecodeMessage holds it to go-sdk's). Params and Result alias
+// data.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	return decodeMessageFor(data, callID{})
 }
 
 // decodeMessageFor is decodeMessage for the answer to the call want: a
 // response carrying want's plain integer id is returned with the zero ID,
-// which stands for want's (a response with no valid id of its own is
-// refused), so that matching it boxes no id; [callID.fill] gives it want's.
-// Any other message gets an id of its own.
+// which stands for want's.
 func decodeMessageFor(data []byte, want callID) (jsonrpc.Message, error) {
 	sc := scratchPool.Get().(*decodeScratch)
 	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
@@ -79,9 +70,7 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (jsonrpc.Mes
 	if err := checkMaxDepth(data); err != nil {
 		return nil, err
 	}
-	// The value go-sdk's json.Decoder.Decode reads, the first one in data,
-	// decoded in the same pass that finds its end.
-	w := &sc.msg
+	w := &sc.msg // the first value in data, as go-sdk's json.Decoder reads it
 	_, err := json.Parse(data, w, decodeFlags)
 	if err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
@@ -109,10 +98,7 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (jsonrpc.Mes
 		return nil, errInvalidMessage
 	}
 	if want.plain && !matched && inexact {
-		// go-sdk reads a number that is no integer as the integer under
-		// it (MakeID's int64 of its float64): 2.5 would answer call 2. It
-		// answers no call; named as it came.
-		id, _ = jsonrpc.MakeID(string(w.ID))
+		id, _ = jsonrpc.MakeID(string(w.ID)) // 2.5 answers no call, where go-sdk's int64 would make it 2
 	}
 	r := &sc.resp
 	*r = jsonrpc.Response{ID: id, Result: w.Result}
@@ -122,15 +108,11 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (jsonrpc.Mes
 	return r, nil
 }
 
-// messageID returns the id go-sdk reads from raw, the "id" value of a
-// message (nil when absent): go-sdk decodes it into an any and passes that
-// to jsonrpc.MakeID. A plain integer of up to 15 digits (what go-sdk sends,
-// and a float64 holds exactly) is read directly; anything else is decoded
-// as go-sdk decodes it. It is matched, with the zero ID, when its value is
-// want's plain id, however written (3, 3.0, 3e0); a fraction is not, though
-// go-sdk's int64 of it would be (see [decodeMessageInto]). inexact reports
-// a number go-sdk's int64 of its float64 does not hold: a fraction, or one
-// past the range of int64.
+// messageID returns the id go-sdk reads from raw, a message's "id" (nil
+// when absent), as jsonrpc.MakeID of the decoded value. It is matched, with
+// the zero ID, when its value is want's plain id however written (3, 3.0,
+// 3e0). inexact reports a number go-sdk's int64 of its float64 does not
+// hold: a fraction, or one past the range of int64.
 func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched, inexact bool, err error) {
 	if len(raw) == 0 {
 		return jsonrpc.ID{}, false, false, nil
@@ -157,10 +139,8 @@ func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched, inexac
 }
 
 // callID is the JSON-RPC id of the call an answer must carry ([requestID]):
-// go-sdk's plain integer ids are kept as their value, so that an answer
-// with the same digits is matched without boxing an id, which costs an
-// allocation for an integer of 256 or more; any other id is kept as the
-// jsonrpc.ID go-sdk reads. The zero callID is no call's.
+// go-sdk's plain integer ids as their value, any other as the jsonrpc.ID
+// go-sdk reads. The zero callID is no call's.
 type callID struct {
 	n     int64 // as on the wire: go-sdk's id plus shift
 	plain bool
@@ -168,8 +148,7 @@ type callID struct {
 	shift int64      // what a plain id was moved by on the wire (idshift.go)
 }
 
-// ID returns c as go-sdk reads it from the wire (an allocation for a plain
-// integer of 256 or more).
+// ID returns c as go-sdk reads it from the wire.
 func (c callID) ID() jsonrpc.ID {
 	if !c.plain {
 		return c.other
@@ -178,10 +157,8 @@ func (c callID) ID() jsonrpc.ID {
 	return id
 }
 
-// unmoveBodyID moves x.BodyRPCID, the id of the JSON-RPC error in the
-// answer's body to c, back by c's shift when it is a plain integer: the
-// exchange records ids as go-sdk numbered them (Exchange.RequestID), and
-// [classify.HTTPError.RespondsToRequest] compares the two.
+// unmoveBodyID moves x.BodyRPCID back by c's shift when it is a plain
+// integer: the exchange records ids as go-sdk numbered them.
 func (c callID) unmoveBodyID(x *Exchange) {
 	if c.shift == 0 {
 		return
@@ -200,8 +177,7 @@ func (c callID) answeredBy(r *jsonrpc.Response) bool {
 }
 
 // versionTag returns the "jsonrpc" string go-sdk reads from raw ("" when
-// absent): "2.0" as written without a copy, anything else decoded as
-// go-sdk decodes it.
+// absent).
 func versionTag(raw json.RawMessage) (string, error) {
 	if string(raw) == `"2.0"` {
 		return "2.0", nil
@@ -235,11 +211,8 @@ func plainInt(b []byte) (int64, bool) {
 // an id, which go-sdk refuses as jsonrpc2.ErrInvalidRequest.
 var errInvalidMessage = errors.New("JSON-RPC message with neither method nor id")
 
-// checkMaxDepth is go-sdk's depth check (internal/json checkMaxDepth): it
-// counts '{' and '[' against '}' and ']' outside strings over all of data.
-// A string is skipped to its closing quote with bytes.IndexByte, a quote
-// being escaped when an odd run of backslashes precedes it, which is how
-// go-sdk's byte-by-byte scan reads it (TestCheckMaxDepthAgreesWithTheByteScan).
+// checkMaxDepth is go-sdk's depth check (internal/json checkMaxDepth):
+// '{' and '[' against '}' and ']' outside strings, over all of data.
 func checkMaxDepth(data []byte) error {
 	depth := 0
 	for i := 0; i < len(data); i++ {

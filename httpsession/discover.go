@@ -21,25 +21,17 @@ const maxDiscoverAnswer = 1 << 20
 // [Session.Discover] whose answer held no JSON-RPC response to it.
 var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer holds no response to it")
 
-// Discover sends one `server/discover` request (MCP SEP-2575) of the
-// session's protocol version on the session's Transport, outside go-sdk,
-// and reports whether the server answered it with a result. It is the
-// 2026-07-28 era's keepalive: that era has no `ping` (a go-sdk 2026 server
-// answers it 404 -32601), and `server/discover` is the one request every
-// 2026-07-28 server serves, stateless, with no side effect on the server;
-// its answer also tells a server rolled back to 2025 (400 -32022). The
-// request carries the SEP-2575 `_meta` triple (protocol version, the
-// client's [Options.ClientInfo] and empty client capabilities) and the
-// Mcp-Protocol-Version and Mcp-Method headers.
-//
-// The error is a *jsonrpc.Error when the server answered one (whatever the
-// HTTP status), an error wrapping [ErrNoDiscoverAnswer] for an answer
-// without a response to the request (read up to 1 MiB), or the request's
-// error; a context with [WithExchange] gets the request's record. Safe for
-// concurrent use; each call is one request.
+// Discover sends one `server/discover` (SEP-2575) outside go-sdk and
+// reports whether the server answered it with a result: the 2026-07-28
+// keepalive, since that era has no `ping` and every server serves discover
+// without side effect. It carries the SEP-2575 `_meta` triple (protocol
+// version, [Options.ClientInfo], empty capabilities). The error is a
+// *jsonrpc.Error when the server answered one (any HTTP status), one
+// wrapping [ErrNoDiscoverAnswer] for an answer without a response to it
+// (read up to 1 MiB), or the request's error; a context with
+// [WithExchange] gets the record. Safe for concurrent use.
 func (s *Session) Discover(ctx context.Context) error {
-	// Numbered past the session's id shift: a resumed session's earlier
-	// holder numbered its own from 1 too (idshift.go).
+	// Numbered past the id shift, as go-sdk's ids are (idshift.go).
 	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.t.shiftOf())+s.probes.Add(1), 10)
 	version := s.protoVers
 	if version == "" {
@@ -56,7 +48,7 @@ func (s *Session) Discover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -99,9 +91,8 @@ func (s *Session) Discover(ctx context.Context) error {
 	return nil
 }
 
-// discoverResponse finds the JSON-RPC response with id in an answer: a
-// JSON body, or the data of an event stream's message events ([eventReader]:
-// an event cut by the stream's end is not one, as WHATWG says).
+// discoverResponse finds the JSON-RPC response with id in a JSON body or an
+// event stream's message events.
 func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, error) {
 	match := func(data []byte) *jsonrpc.Response {
 		msg, err := jsonrpc.DecodeMessage(data)
@@ -135,9 +126,7 @@ func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, e
 			if resp := match(ev.Data); resp != nil && ev.message() {
 				return resp, nil
 			}
-		case *sseLineError:
-			// Taken as WHATWG takes it (a field without a value): what
-			// counts here is the response alone.
+		case *sseLineError: // as WHATWG takes it: a field without a value
 		default:
 			if errors.Is(err, io.EOF) {
 				return nil, errors.New("the stream ended without a response with the request's id")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,27 +13,15 @@ import (
 
 // Exchange is the record of one HTTP request the [Transport] handled, as the
 // wire saw it: classify's facts type, so the facts a request's error carries
-// ([classify.HTTPError]) are the ones the Transport recorded, with no copy.
-// For an event stream, Malformed is set when the stream fails, after the
-// exchange was reported to [Config.OnExchange], in the record [Annotate]
-// reads; Oversized refers to [Config.MaxJSONBody], [Config.MaxSSEEvent],
-// [Config.MaxListItems], [Config.MaxJSONValues], [Config.MaxMessages] and
-// [Config.MaxErrorBody]; Rewritten answers carry code [CodeHTTPAnswer];
-// Local covers the resume handshake, a DELETE after [Transport.Detach] or
-// after a session-gone answer, go-sdk's standalone GET, which the stream
-// keeper answers at once before dialing the server, and the replay of a
-// session-gone answer to the standalone stream.
+// are the ones recorded. An event stream's failure amends the record after
+// it was reported to [Config.OnExchange]; Oversized refers to the Max
+// bounds of [Config]; Rewritten answers carry code [CodeHTTPAnswer]; Local
+// covers requests answered without the server (a resume's handshake, a
+// detached DELETE, the standalone stream's first record).
 type Exchange = classify.Exchange
 
-// retryAfter reads a Retry-After value on the Transport's clock. The one
-// parser and its cap are classify's, so the verdict, the error and the
-// rate-limit window agree.
-func (t *Transport) retryAfter(v string) time.Duration {
-	return classify.ParseRetryAfter(v, t.clock.Now())
-}
-
-// notable reports whether the exchange says more than "the request went out
-// and a well-formed 2xx came back": only then does it change a verdict.
+// notable reports whether the exchange says more than "a well-formed 2xx
+// came back": only then does it change a verdict.
 func notable(x Exchange) bool {
 	return x.Status == 0 || x.Status < 200 || x.Status >= 300 || x.Malformed || x.RPC.Present
 }
@@ -46,18 +33,12 @@ type slotKey struct{}
 
 // slot collects the exchanges made with one call's context.
 type slot struct {
-	mu   sync.Mutex
-	recs []*recorded
-	// first and buf hold a call's first record and the start of recs, so
-	// that a call with one request allocates no record of its own.
-	first recorded
-	buf   [2]*recorded
-	// open counts the call's answer streams not closed yet; after runs
-	// once they are all closed (see [AfterAnswers]).
-	open  int
-	after func()
+	mu    sync.Mutex
+	recs  []*recorded
+	open  int    // the call's answer streams not closed yet
+	after func() // runs once they are all closed ([AfterAnswers])
 	// stream is the storage of the call's first answer stream, taken once
-	// (see [streamFor]).
+	// ([streamFor]).
 	stream      answerStream
 	streamTaken bool
 }
@@ -86,16 +67,12 @@ func (s *slot) streamClosed() {
 
 // AfterAnswers calls release once every event-stream answer of the call
 // made with ctx (a context from [WithExchange]) is closed: at once when
-// none is open, or when ctx carries no slot; later from the goroutine that
-// closes the last one otherwise. A caller that ends the call's context
-// once the call returns (a cancel of its own, a timeout's stop) hands that
-// to AfterAnswers: go-sdk hands a call its response before it closes the
-// response's stream, and closing it drains what the server still sends (a
-// chunked body's last bytes); a request whose context ended before its
-// body's end loses its connection, which net/http reuses only after EOF.
-// The drain is bounded (4 KiB; cut between 1 s and 2 s, at once by the
-// Session's Close or Detach), so release waits at most that long after the
-// stream's Close began. It is safe for concurrent use; release runs
+// none is open or ctx carries no slot, else from the goroutine that closes
+// the last one. A caller that ends the call's context once the call
+// returns hands that here: go-sdk hands a call its response before the
+// stream's Close drains the body's last bytes, and a request cut before its
+// body's end loses its connection. The drain is bounded (4 KiB, cut within
+// 2 s, at once by Close or Detach). Safe for concurrent use; release runs
 // once.
 func AfterAnswers(ctx context.Context, release func()) {
 	s, _ := ctx.Value(slotKey{}).(*slot)
@@ -105,8 +82,7 @@ func AfterAnswers(ctx context.Context, release func()) {
 	}
 	s.mu.Lock()
 	if s.open > 0 {
-		if prev := s.after; prev != nil {
-			// A second caller on the same call: both run, in order.
+		if prev := s.after; prev != nil { // a second caller: both run, in order
 			next := release
 			release = func() { prev(); next() }
 		}
@@ -143,17 +119,9 @@ func (s *slot) add(x Exchange) *recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.recs) == maxSlotRecords {
-		copy(s.recs, s.recs[1:])
-		s.recs = s.recs[:maxSlotRecords-1]
+		s.recs = s.recs[1:]
 	}
-	r := &s.first
-	if r.s != nil {
-		r = &recorded{}
-	}
-	*r = recorded{s: s, x: x}
-	if s.recs == nil {
-		s.recs = s.buf[:0]
-	}
+	r := &recorded{s: s, x: x}
 	s.recs = append(s.recs, r)
 	return r
 }
@@ -171,31 +139,13 @@ func (s *slot) call() (Exchange, bool) {
 }
 
 // WithExchange returns a context that collects the exchanges of the call made
-// with it, for [Annotate]. Use one per call: go-sdk sends a call's POST with
-// the call's context, so a context shared by concurrent calls would mix their
-// facts. It is safe to use the returned context from several goroutines.
+// with it, for [Annotate]. Use one per call: a context shared by concurrent
+// calls would mix their facts. Safe for concurrent use.
 func WithExchange(ctx context.Context) context.Context {
 	return &slotContext{Context: ctx}
 }
 
-// Exchanges collects the exchanges of one call, as [WithExchange]'s
-// context does, for a context type of the caller's own that embeds it: its
-// Value method returns what [Exchanges.Value] gives for a key it knows, so
-// that the call's context and its exchanges take one allocation. The zero
-// value is ready; use one per call. Safe for concurrent use.
-type Exchanges struct{ s slot }
-
-// Value returns what a context carrying x answers for key, and whether
-// key is the wire layer's.
-func (x *Exchanges) Value(key any) (any, bool) {
-	if key == (slotKey{}) {
-		return &x.s, true
-	}
-	return nil, false
-}
-
-// slotContext is a context carrying a slot, in one allocation with it (a
-// call's hot path: context.WithValue would take a second).
+// slotContext is a context carrying a slot.
 type slotContext struct {
 	context.Context
 	x Exchanges
@@ -209,9 +159,9 @@ func (c *slotContext) Value(key any) any {
 }
 
 // AfterFunc passes a derived context's registration on to the parent (see
-// context.AfterFunc): a parent with its own AfterFunc takes it there, where
-// without this method context.WithCancel would start a goroutine per derived
-// context to watch Done (net/http derives one per request).
+// context.AfterFunc), where context.WithCancel would start a goroutine per
+// derived context (net/http derives one per request) on a parent of the
+// caller's own type.
 func (c *slotContext) AfterFunc(f func()) (stop func() bool) {
 	if a, ok := c.Context.(interface{ AfterFunc(func()) func() bool }); ok {
 		return a.AfterFunc(f)
@@ -219,12 +169,24 @@ func (c *slotContext) AfterFunc(f func()) (stop func() bool) {
 	return context.AfterFunc(c.Context, f)
 }
 
-// withConnectExchange is WithExchange for a session's handshake: go-sdk
-// keeps the context of Connect, values included, as the connection's own
-// for the session's life (xcontext.Detach in StreamableClientTransport.Connect),
-// so the slot and the handshake's records (whose strings share the request
-// bodies) would stay with every idle session. The returned release drops
-// the slot; the context then carries none.
+// Exchanges collects the exchanges of one call, as [WithExchange]'s
+// context does, for a context type of the caller's own that embeds it and
+// answers Value with [Exchanges.Value] first. The zero value is ready; use
+// one per call. Safe for concurrent use.
+type Exchanges struct{ s slot }
+
+// Value returns what a context carrying x answers for key, and whether
+// key is the wire layer's.
+func (x *Exchanges) Value(key any) (any, bool) {
+	if key == (slotKey{}) {
+		return &x.s, true
+	}
+	return nil, false
+}
+
+// withConnectExchange is WithExchange for a session's handshake, whose
+// context go-sdk keeps for the session's life: the returned release drops
+// the slot and its records.
 func withConnectExchange(ctx context.Context) (context.Context, func()) {
 	c := &releasableSlot{Context: ctx}
 	c.s.Store(&slot{})
@@ -257,17 +219,12 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 	return s.call()
 }
 
-// FactsMiddleware returns a go-sdk sending middleware (add it with
-// mcp.Client.AddSendingMiddleware, once per client) that makes the error of
-// every request a ClientSession sends carry the wire facts of that request:
-// a *classify.HTTPError wrapping go-sdk's error whenever the request went
-// out on a [Transport] (see [Annotate] for a rewritten answer), so that
-// classify.Classify(ctx, err) decides from the HTTP answer and
-// errors.As(err, **classify.HTTPError) tells that the request was sent. No
-// caller pairs [WithExchange] and [Annotate] by hand. A request that left no
-// exchange at all (go-sdk failed it unsent) returns a
-// *classify.NotSentError wrapping go-sdk's error. A context that already
-// carries a slot from [WithExchange] keeps it, and an error that already
+// FactsMiddleware returns a go-sdk sending middleware (add it once per
+// client with mcp.Client.AddSendingMiddleware) that makes the error of
+// every request carry its wire facts: a *classify.HTTPError wrapping
+// go-sdk's error when the request went out on a [Transport] (see
+// [Annotate]), or a *classify.NotSentError when it left no exchange. A
+// context's slot from [WithExchange] is kept, and an error that already
 // carries a *classify.HTTPError is returned as it is. [Open] and [Resume]
 // add it to the client they make when [Options.Client] is nil.
 func FactsMiddleware() mcp.Middleware {
@@ -287,18 +244,12 @@ func FactsMiddleware() mcp.Middleware {
 
 // Annotate wraps err, the error of a call made with ctx, in a
 // *classify.HTTPError carrying the facts of the call's request, so that
-// classify.Classify(ctx, Annotate(ctx, err)) decides from the HTTP status,
-// Retry-After and body rather than go-sdk's text. It returns err unchanged
-// when err is nil, when ctx did not come from [WithExchange], when no request
-// with an id was recorded, or when the request got a well-formed 2xx answer
-// (the error then arose after the HTTP exchange, and go-sdk's own error
-// values say more than "HTTP 200"). When the Transport rewrote the answer
-// ([Exchange.Rewritten]), the returned error keeps go-sdk's text but no
-// longer unwraps to the *jsonrpc.Error with [CodeHTTPAnswer], which the
-// Transport wrote: the verdict rests on the server's answer.
-//
-// An err that already carries a *classify.HTTPError (from
-// [FactsMiddleware]) is returned unchanged.
+// classify decides from the HTTP answer rather than go-sdk's text. err is
+// returned unchanged when nil, when it already carries a
+// *classify.HTTPError, when ctx did not come from [WithExchange], when no
+// request with an id was recorded, or when it got a well-formed 2xx answer.
+// For a rewritten answer ([Exchange.Rewritten]) the error keeps go-sdk's
+// text but no longer unwraps to the *jsonrpc.Error the Transport wrote.
 func Annotate(ctx context.Context, err error) error { return attach(ctx, err, false) }
 
 // attach is Annotate; with always, the facts of a well-formed 2xx answer
@@ -312,8 +263,7 @@ func attach(ctx context.Context, err error, always bool) error {
 	}
 	x, ok := LastExchange(ctx)
 	if !ok && always {
-		if s, ours := ctx.Value(slotKey{}).(*slot); ours && s.empty() {
-			// The request left no exchange: go-sdk failed it unsent.
+		if s, ours := ctx.Value(slotKey{}).(*slot); ours && s.empty() { // go-sdk failed it unsent
 			return &classify.NotSentError{Err: err}
 		}
 	}
@@ -321,19 +271,15 @@ func attach(ctx context.Context, err error, always bool) error {
 		return err
 	}
 	if x.Rewritten {
-		// The *jsonrpc.Error go-sdk returned was written by the Transport,
-		// not the server: keep its text, hide it from errors.As, so the
-		// verdict rests on the server's answer alone.
-		// An event stream that broke before the response wraps the read's
-		// error: no complete HTTP answer came, and classify says transport.
+		// Hide the Transport's *jsonrpc.Error from errors.As; a stream that
+		// broke wraps the read's error (classified transport).
 		err = &rewrittenError{msg: err.Error(), cause: x.TransportErr}
 	}
 	return &classify.HTTPError{Exchange: x, Err: err}
 }
 
-// rewrittenError is the text of an error go-sdk built from a rewritten
-// answer (see [CodeHTTPAnswer]), and the transport error that broke the
-// answer, if any.
+// rewrittenError is the text of go-sdk's error from a rewritten answer, and
+// the transport error that broke the answer, if any.
 type rewrittenError struct {
 	msg   string
 	cause error

@@ -19,16 +19,10 @@ const (
 	sentinelSuffix = "?="
 )
 
-// encodedNameRequest returns req with its Mcp-Name value in the Base64
-// sentinel form when the value needs it, req itself otherwise.
-// streamable-http.mdx, Standard Request Headers: "If the Mcp-Name source
-// value cannot be safely represented as a plain ASCII header value, clients
-// MUST encode it using the Base64 sentinel format"; Value Encoding: a value
-// with characters outside visible ASCII, space and tab, with leading or
-// trailing whitespace, or that matches the sentinel pattern itself, is
-// encoded. go-sdk v1.8.0 sends the name raw (mcp/streamable_headers.go
-// setStandardHeaders). The request is copied, never changed (an
-// http.RoundTripper must not modify it).
+// encodedNameRequest returns a copy of req with its Mcp-Name value in the
+// Base64 sentinel form when it needs it (streamable-http.mdx, Standard
+// Request Headers: "clients MUST encode it using the Base64 sentinel
+// format"), req itself otherwise.
 func encodedNameRequest(req *http.Request) *http.Request {
 	v := req.Header.Get(headerName)
 	if v == "" || !headersEra(req) || !needsBase64(v) {

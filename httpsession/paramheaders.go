@@ -1,23 +1,20 @@
 package httpsession
 
 import (
-	"github.com/mcpsup/mcpsup/msgcheck"
-
 	"encoding/base64"
 	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
-// Mcp-Param-* headers (MCP 2026-07-28, basic/transports/streamable-http.mdx,
-// "Custom Headers from Tool Parameters"): a tools/call carries, for each
-// argument whose inputSchema property is annotated `x-mcp-header: <Name>`,
-// the header Mcp-Param-<Name> with the argument's value. go-sdk finds the
-// tool through a context key of its own package; the conn keeps its own
-// map instead, filled from the tools/list results it admits (invalid tools
-// were dropped from them already, [dropInvalidHeaderTools]).
+// Mcp-Param-* headers (2026-07-28 streamable-http.mdx, "Custom Headers from
+// Tool Parameters"): a tools/call carries Mcp-Param-<Name> for each
+// argument annotated `x-mcp-header: <Name>`, from the conn's own map of the
+// tools/list results it admitted (go-sdk's is behind a context key).
 
 const paramHeaderPrefix = "Mcp-Param-"
 
@@ -96,45 +93,27 @@ func (p *paramHeaders) set(h http.Header, tool string, params json.RawMessage) {
 		return
 	}
 	var call struct {
-		Arguments map[string]json.RawMessage `json:"arguments"`
+		Arguments map[string]any `json:"arguments"`
 	}
 	if json.Unmarshal(params, &call) != nil {
 		return
 	}
 	for _, b := range bindings {
-		raw, ok := lookupArgument(call.Arguments, b.path)
-		if !ok {
-			continue
+		var v any = call.Arguments
+		for _, step := range b.path {
+			obj, _ := v.(map[string]any)
+			v = obj[step]
 		}
-		if v, ok := headerValue(raw); ok {
-			h.Set(paramHeaderPrefix+b.header, v)
+		if s, ok := headerValue(v); ok {
+			h.Set(paramHeaderPrefix+b.header, s)
 		}
 	}
-}
-
-func lookupArgument(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
-	cur, ok := args[path[0]]
-	for _, step := range path[1:] {
-		if !ok {
-			return nil, false
-		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
-			return nil, false
-		}
-		cur, ok = obj[step]
-	}
-	return cur, ok
 }
 
 // headerValue renders a primitive argument as its header value, in the
 // Base64 sentinel form when it needs it (streamable-http.mdx, Value
 // Encoding).
-func headerValue(raw json.RawMessage) (string, bool) {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return "", false
-	}
+func headerValue(v any) (string, bool) {
 	var s string
 	switch v := v.(type) {
 	case string:

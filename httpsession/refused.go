@@ -11,14 +11,11 @@ import (
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
-// CodeHTTPAnswer is the JSON-RPC error code of the responses the [Transport]
-// writes in place of a server answer it does not hand to go-sdk (JSON-RPC
-// 2.0 section 5.1, implementation-defined server error range -32000 to
-// -32099). The message names the HTTP status and content type, or what was
-// wrong, e.g. "HTTP 403 Forbidden (text/html)" or "HTTP 200 OK (response id
-// 4, not the request's id 3)"; the data object holds
+// CodeHTTPAnswer is the JSON-RPC error code (JSON-RPC 2.0 section 5.1,
+// server error range) of the responses the [Transport] writes in place of
+// an answer it refused. The message names the HTTP status and content type
+// or the problem, e.g. "HTTP 403 Forbidden (text/html)"; the data object is
 // {"httpStatus":403,"contentType":"text/html","problem":"...","body":"<snippet>"}.
-// The original facts reach [Annotate] unchanged.
 const CodeHTTPAnswer = msgcheck.CodeRefused
 
 // transientStatus reports the statuses go-sdk v1.8.0 rejects per call
@@ -65,9 +62,6 @@ func idText(id jsonrpc.ID) string {
 
 // requestID returns the JSON-RPC id of a request from its raw JSON.
 func requestID(raw string) (callID, bool) {
-	// go-sdk numbers its requests: a short integer is kept as its value,
-	// as MakeID would read it (a float64 holds every integer of up to 15
-	// digits).
 	if n, ok := plainInt([]byte(raw)); ok {
 		return callID{n: n, plain: true}, true
 	}

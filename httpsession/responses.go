@@ -22,14 +22,10 @@ const (
 var ErrResponseDropped = errors.New("mcpsup/httpsession: response to a request of the server dropped")
 
 // ResponseDroppedError records a response of the client to a request of the
-// server's (an answer to ping, roots/list, sampling/createMessage,
-// elicitation/create) that the Transport did not send, because
+// server's that the Transport did not send, because
 // [Config.MaxResponsesInFlight] POSTs of responses were already waiting for
-// the server's answer: a server that sends requests faster than it takes
-// their answers, or never answers the POSTs, would otherwise hold a
-// goroutine and a connection per request, without bound. go-sdk is
-// answered 202 Accepted in the server's place, so the session lives; the
-// server's request stays unanswered, as if the answer were lost on the way.
+// the server's answer. go-sdk is answered 202 Accepted in the server's
+// place, so the session lives; the server's request stays unanswered.
 type ResponseDroppedError struct {
 	// InFlight is the bound that was reached.
 	InFlight int
@@ -46,32 +42,30 @@ func (e *ResponseDroppedError) Error() string {
 func (e *ResponseDroppedError) Is(target error) bool { return target == ErrResponseDropped }
 
 // responses bounds the POSTs of responses in flight on one Transport, in
-// number (max) and in time (timeout, from the request until its answer's
-// body is closed). go-sdk sends each with a context that never ends
-// (internal/jsonrpc2 processResult's notDone), on a goroutine of the
-// request's, so without the bound a server that never answers them holds
-// one goroutine and one connection per request it sends. close cuts those
-// in flight, which go-sdk's Close would not. A Transport makes its one at
-// the first response, or at Close ([Transport.responses]): most sessions
-// never get a request from their server. Safe for concurrent use.
+// number (max) and in time (timeout, until the answer's body is closed):
+// go-sdk sends each with a context that never ends (internal/jsonrpc2
+// processResult), so a server that never answers would hold a goroutine and
+// a connection per request. close cuts those in flight. Safe for concurrent
+// use.
 type responses struct {
 	max     int
 	timeout time.Duration
+	life    context.Context // ended by close
+	end     context.CancelFunc
 
 	mu       sync.Mutex
-	inFlight map[uint64]context.CancelFunc // the cuts of those in flight, by take's count
-	taken    uint64
+	inFlight int
 	dropped  int
-	closed   bool
 }
 
 // responses returns the Transport's bound on responses, made the first
-// time (its bounds are Config's, defaults applied by NewTransport).
+// time: most sessions never get a request from their server.
 func (t *Transport) responses() *responses {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.resps == nil {
-		t.resps = &responses{max: t.cfg.MaxResponsesInFlight, timeout: t.cfg.ResponseTimeout}
+		life, end := context.WithCancel(context.Background())
+		t.resps = &responses{max: t.cfg.MaxResponsesInFlight, timeout: t.cfg.ResponseTimeout, life: life, end: end}
 	}
 	return t.resps
 }
@@ -82,37 +76,25 @@ func (t *Transport) responses() *responses {
 func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *ResponseDroppedError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || len(r.inFlight) >= r.max {
-		if !r.closed {
-			r.dropped++
-			dropped = &ResponseDroppedError{InFlight: r.max, Dropped: r.dropped}
-		}
-		return nil, nil, dropped
+	if r.life.Err() != nil {
+		return nil, nil, nil
 	}
+	if r.inFlight >= r.max {
+		r.dropped++
+		return nil, nil, &ResponseDroppedError{InFlight: r.max, Dropped: r.dropped}
+	}
+	r.inFlight++
 	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
-	if r.inFlight == nil {
-		r.inFlight = make(map[uint64]context.CancelFunc, r.max)
-	}
-	r.taken++
-	n := r.taken
-	r.inFlight[n] = cancel
+	stop := context.AfterFunc(r.life, cancel)
 	release = func() {
+		stop()
 		cancel()
 		r.mu.Lock()
-		delete(r.inFlight, n)
+		r.inFlight--
 		r.mu.Unlock()
 	}
 	return req.WithContext(ctx), release, nil
 }
 
 // close cuts the responses in flight and refuses those to come.
-func (r *responses) close() {
-	r.mu.Lock()
-	r.closed = true
-	cuts := r.inFlight
-	r.inFlight = nil
-	r.mu.Unlock()
-	for _, cut := range cuts {
-		cut()
-	}
-}
+func (r *responses) close() { r.end() }

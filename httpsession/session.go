@@ -10,18 +10,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Era is a hint of the protocol era a server speaks (MCP protocol versions
-// 2025-11-25 and 2026-07-28), which decides the handshake go-sdk starts
-// with (mcp/client.go Client.Connect).
+// Era is a hint of the protocol era a server speaks (2025-11-25 or
+// 2026-07-28): the handshake go-sdk starts with.
 type Era uint8
 
 const (
-	// EraAuto (the default) lets go-sdk try `server/discover` (2026-07-28)
-	// first and fall back to `initialize`: one extra request against a
-	// 2025-era server; a [Dialer] keeps the era learned (see eraMemory).
+	// EraAuto (the default) lets go-sdk try `server/discover` first and
+	// fall back to `initialize`; a [Dialer] keeps the era learned.
 	EraAuto Era = iota
-	// Era2025 starts with `initialize` at protocol version 2025-11-25; no
-	// `server/discover` is sent.
+	// Era2025 starts with `initialize` at 2025-11-25.
 	Era2025
 	// Era20260728 starts with `server/discover` at 2026-07-28.
 	Era20260728
@@ -44,23 +41,20 @@ const (
 	era20260728 = "2026-07-28"
 )
 
-// StreamMode chooses whether sessions open the standalone SSE stream (the
-// optional GET of the MCP streamable HTTP transport, or the 2026-07-28
-// subscriptions/listen), the policy of a [StreamSwitch]. Failure story S5.
+// StreamMode chooses whether sessions open the standalone stream (the
+// optional GET, or the 2026-07-28 subscriptions/listen): the policy of a
+// [StreamSwitch] (failure story S5).
 type StreamMode uint8
 
 const (
-	// StreamAuto (the default) opens the stream and stops opening it when
-	// the server proves GET-hostile (see [HostilityRule]); the decision
-	// lasts [SwitchConfig.Memory] and is kept in a supervisor's resume
-	// state.
+	// StreamAuto (the default) opens the stream until the server proves
+	// GET-hostile ([HostilityRule]) for [SwitchConfig.Memory].
 	StreamAuto StreamMode = iota
-	// StreamOn always opens the stream, kept by the [Transport] so it is
-	// never fatal to a session, and never turns it off. A GET-hostile
-	// server is re-dialed on the keeper's backoff ([StreamConfig]).
+	// StreamOn always opens the stream, re-dialed on the keeper's backoff
+	// ([StreamConfig]).
 	StreamOn
-	// StreamOff never opens it (StreamableClientTransport.DisableStandaloneSSE).
-	// A dead session is then found by the next call, or by a keepalive.
+	// StreamOff never opens it: a dead session is found by the next call
+	// or a keepalive.
 	StreamOff
 )
 
@@ -80,21 +74,17 @@ func (m StreamMode) String() string {
 type Options struct {
 	// Endpoint is the MCP endpoint URL.
 	Endpoint string
-	// HTTPClient is the host's client; its Transport (nil:
-	// http.DefaultTransport) is wrapped and its other fields kept, but for
-	// Timeout, which bounds every exchange except the standalone stream
-	// (see [Config.RequestTimeout]). nil means http.DefaultClient.
+	// HTTPClient is the host's client: its Transport (nil:
+	// http.DefaultTransport) carries the requests, its Jar the cookies, and
+	// its Timeout is [Config.RequestTimeout]. nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Client is the go-sdk client (the host's handlers and capabilities);
-	// nil means a client named "mcpsup" with no options and
-	// [FactsMiddleware]. A host's client gets the facts on its errors once
-	// it adds FactsMiddleware itself.
+	// nil means a client named "mcpsup" with [FactsMiddleware], which a
+	// host's client adds itself.
 	Client *mcp.Client
-	// ClientInfo is the client's name and version in the Session's own
-	// requests ([Session.Discover]), whose `_meta` carries it under
-	// `io.modelcontextprotocol/clientInfo` (changelog.mdx of 2026-07-28:
-	// clients SHOULD identify themselves on each request). nil means
-	// {Name: "mcpsup", Version: "v0"}, the default Client's.
+	// ClientInfo names the client in the `_meta` of [Session.Discover]
+	// (2026-07-28 changelog: clients SHOULD identify themselves on each
+	// request). nil means {Name: "mcpsup", Version: "v0"}.
 	ClientInfo *mcp.Implementation
 	// Era is the handshake hint for [Open]; [Resume] uses the persisted
 	// protocol version instead.
@@ -102,12 +92,7 @@ type Options struct {
 	// Stream is the mode of the session's own switch when Wire.Switch is
 	// nil (zero: [StreamAuto]); with a shared switch, its mode decides.
 	Stream StreamMode
-	// MaxRetries has no effect: go-sdk's StreamableClientTransport, whose
-	// reconnects it bounded, is no longer used (an answer stream's
-	// resumptions are bounded by the Transport, a standalone stream is
-	// kept by its keeper).
-	//
-	// Deprecated: no effect.
+	// Deprecated: no effect; the Transport bounds its own resumptions.
 	MaxRetries int
 	// Wire configures the [Transport]; its Base is replaced by
 	// HTTPClient's transport when that is set.
@@ -119,30 +104,24 @@ type Options struct {
 type Session struct {
 	cs        *mcp.ClientSession
 	t         *Transport
+	c         *conn // sends the Session's own requests too (discover.go)
 	id        string
 	blind     bool
 	resumed   bool
 	initRes   *mcp.InitializeResult
 	protoVers string
-	c         *conn // the go-sdk session's connection; its chain sends the Session's own requests (discover.go)
-	endpoint  string
 	probes    atomic.Uint64 // numbers the Session's own requests
 	info      *mcp.Implementation
 }
 
-// Open connects with a full handshake (`initialize`, or `server/discover`
-// for a 2026-07-28 server) as opts.Era directs. The session id is the one
-// the successful handshake answer carried ("" for a sessionless server); an
-// id that is not visible ASCII, or longer than [MaxSessionIDLen], fails the
-// handshake before go-sdk adopts it, with an error that unwraps to a
-// *[StateError] naming Mcp-Session-Id and classifies as protocol; the
-// session the server created is ended with one DELETE, best effort. A
-// handshake whose `server/discover` met an outage, go-sdk's fallback
-// refused, fails with a *classify.HTTPError carrying the discover's record
-// (its status, Retry-After, method) and wrapping the [*DiscoverOutageError].
-// Other errors are go-sdk's, annotated with the handshake's wire facts (see
-// [Annotate]). Redirects are never followed (the host's CheckRedirect is
-// replaced for these requests).
+// Open connects with a full handshake (`initialize`, or `server/discover`)
+// as opts.Era directs. A session id that is not visible ASCII, or longer
+// than [MaxSessionIDLen], fails the handshake with an error unwrapping to a
+// *[StateError] (protocol), and the session the server created gets one
+// DELETE, best effort. A `server/discover` outage whose fallback was refused
+// fails with a *classify.HTTPError wrapping the [*DiscoverOutageError].
+// Other errors are go-sdk's, annotated with the handshake's wire facts
+// ([Annotate]). Redirects are never followed.
 func Open(ctx context.Context, opts Options) (*Session, error) {
 	var version string
 	switch opts.Era {
@@ -155,16 +134,12 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 }
 
 // Resume re-attaches the persisted session st without a handshake on the
-// wire: the session's connection answers go-sdk's `initialize` (2025 era)
-// or `server/discover` (2026-07-28) locally, so every request carries the
-// persisted Mcp-Session-Id and Mcp-Protocol-Version, and a later 404 ends
-// the session with an error wrapping mcp.ErrSessionMissing as for any
-// session. Resumed, go-sdk's request ids go out moved by a random shift
-// (idshift.go). With st.InitializeResult
-// nil the resume is blind ([Session.Blind]): the server's capabilities are
-// unknown and the caller probes (DESIGN.md failure story S1). Nothing is sent
-// to check the session is alive: the first request finds out. An invalid st
-// is refused with a *[StateError] before anything is sent.
+// wire: the handshake is answered locally, every request carries the
+// persisted Mcp-Session-Id and Mcp-Protocol-Version, and go-sdk's request
+// ids go out moved by a random shift (idshift.go). With st.InitializeResult
+// nil the resume is blind ([Session.Blind], failure story S1). Nothing is
+// sent to check the session is alive. An invalid st is refused with a
+// *[StateError] before anything is sent.
 func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error) {
 	if err := st.Validate(); err != nil {
 		return nil, err
@@ -219,7 +194,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		return nil, err
 	}
 	id, _ := t.HandshakeSessionID()
-	s := &Session{cs: cs, t: t, id: id, resumed: h != nil, initRes: cs.InitializeResult(), c: c, endpoint: opts.Endpoint, info: info}
+	s := &Session{cs: cs, t: t, c: c, id: id, resumed: h != nil, initRes: cs.InitializeResult(), info: info}
 	if s.initRes != nil {
 		s.protoVers = s.initRes.ProtocolVersion
 	}
@@ -257,37 +232,26 @@ func (s *Session) ResumeState() ResumeState {
 	return ResumeState{SessionID: s.id, ProtocolVersion: s.protoVers, InitializeResult: s.initRes}
 }
 
-// Wait blocks until the go-sdk session ends, by [Session.Close],
-// [Session.Detach] or by itself (the connection failed), and returns its
-// error.
+// Wait blocks until the go-sdk session ends and returns its error.
 func (s *Session) Wait() error { return s.cs.Wait() }
 
-// Close ends the session and the server-side session: the connection sends
-// DELETE with the session id (none for a sessionless server, or once the
-// server said the session is gone). It is idempotent. The drains of answer streams still
-// under way (see [AfterAnswers]) end with it. Like go-sdk's
-// ClientSession.Close, it returns only once the session's calls in flight
-// have ended: cancel their contexts first to end them at once.
+// Close ends the session and the server-side session with DELETE (none
+// for a sessionless server or one the server said is gone). It is
+// idempotent, and cuts the drains of answer streams ([AfterAnswers]). Like
+// go-sdk's ClientSession.Close, it returns once the calls in flight have
+// ended: cancel their contexts first to end them at once.
 func (s *Session) Close() error {
 	s.t.drains.close()
 	s.t.responses().close()
-	return ignoreClosed(s.cs.Close())
+	if err := s.cs.Close(); !errors.Is(err, mcp.ErrConnectionClosed) {
+		return err
+	}
+	return nil
 }
 
-// Detach ends the local session without DELETE, so the server-side session
-// stays alive for a later [Resume]. It is idempotent; after Close it has no
-// effect. The drains of answer streams still under way end with it. It
-// waits for the calls in flight as Close does.
+// Detach is Close without DELETE, so the server-side session stays alive
+// for a later [Resume]; after Close it has no effect.
 func (s *Session) Detach() error {
 	s.t.Detach()
-	s.t.drains.close()
-	s.t.responses().close()
-	return ignoreClosed(s.cs.Close())
-}
-
-func ignoreClosed(err error) error {
-	if errors.Is(err, mcp.ErrConnectionClosed) {
-		return nil
-	}
-	return err
+	return s.Close()
 }

@@ -47,11 +47,11 @@ type ResumeState struct {
 	InitializeResult *mcp.InitializeResult `json:"initialize_result,omitempty"`
 }
 
-// Validate checks the state: SessionID at most [MaxSessionIDLen] bytes of
-// visible ASCII (0x21-0x7E, MCP spec, transports, session management);
-// ProtocolVersion a YYYY-MM-DD version that go-sdk supports; a 2026-07-28
-// (or later) state has no SessionID and carries its InitializeResult, whose
-// protocol version, if set, agrees. It returns a *[StateError].
+// Validate checks the state, returning a *[StateError]: SessionID at most
+// [MaxSessionIDLen] bytes of visible ASCII (0x21-0x7E, transports, session
+// management); ProtocolVersion a version go-sdk supports, which the
+// InitializeResult's agrees with; a 2026-07-28 state has no SessionID and
+// an InitializeResult.
 func (s ResumeState) Validate() error {
 	if err := validSessionID("session_id", s.SessionID); err != nil {
 		return err
@@ -89,17 +89,8 @@ func validProtocolVersion(v string) error {
 	if v == "" {
 		return &StateError{Field: "protocol_version", Reason: "empty"}
 	}
-	ok := len(v) == 10 && v[4] == '-' && v[7] == '-'
-	for i := 0; ok && i < len(v); i++ {
-		if i != 4 && i != 7 && (v[i] < '0' || v[i] > '9') {
-			ok = false
-		}
-	}
-	if !ok {
-		return &StateError{Field: "protocol_version", Reason: fmt.Sprintf("%.40q is not a YYYY-MM-DD version", v)}
-	}
 	if !slices.Contains(mcp.SupportedProtocolVersions(), v) {
-		return &StateError{Field: "protocol_version", Reason: fmt.Sprintf("%q is not supported by go-sdk (supported: %v)", v, mcp.SupportedProtocolVersions())}
+		return &StateError{Field: "protocol_version", Reason: fmt.Sprintf("%.40q is not supported by go-sdk (supported: %v)", v, mcp.SupportedProtocolVersions())}
 	}
 	return nil
 }

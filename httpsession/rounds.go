@@ -1,0 +1,118 @@
+package httpsession
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// maxLostRounds bounds the rounds a conn keeps for a call sent again.
+const maxLostRounds = 16
+
+// rounds keeps the last round of each multi-round-trip call (a tools/call,
+// prompts/get or resources/read carrying inputResponses or requestState,
+// mrtr.mdx) that got no answer of the server's: its stream broke, its
+// answer was refused, or it failed unanswered (code [CodeHTTPAnswer]).
+// go-sdk sends such a call again from the host's params, its first round;
+// the conn sends the kept round in its place, under go-sdk's new id, since
+// "the client MUST echo back the exact value" of requestState when it
+// retries (mrtr.mdx, Client Requirements). A call is known by its method
+// and params without those two fields: the next first round of the same
+// call takes the kept one. At most maxLostRounds are kept, the oldest
+// dropped first. Safe for concurrent use.
+type rounds struct {
+	mu   sync.Mutex
+	lost []lostRound
+}
+
+type lostRound struct {
+	call   string // roundCall of the round
+	params json.RawMessage
+}
+
+// roundCall is the call a request of method with params belongs to, and
+// whether params carry a round's state; ok is false for any other method or
+// params that are not an object.
+func roundCall(method string, params json.RawMessage) (call string, later, ok bool) {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read":
+	default:
+		return "", false, false
+	}
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil {
+		return "", false, false
+	}
+	_, responses := p["inputResponses"]
+	_, state := p["requestState"]
+	delete(p, "inputResponses")
+	delete(p, "requestState")
+	b, err := json.Marshal(p) // keys sorted: one spelling per call
+	if err != nil {
+		return "", false, false
+	}
+	return method + " " + string(b), responses || state, true
+}
+
+// mayBeRound is roundCall's cheap test: false when params cannot carry a
+// round's state.
+func mayBeRound(params json.RawMessage) bool {
+	return bytes.Contains(params, []byte(`"requestState"`)) || bytes.Contains(params, []byte(`"inputResponses"`))
+}
+
+// resume returns the params r goes out with (a kept round of r's call when
+// r is its first round), and deliver, made to keep them first when the
+// answer go-sdk gets for r is one the conn wrote.
+func (rs *rounds) resume(r *jsonrpc.Request, deliver func(jsonrpc.Message)) (json.RawMessage, func(jsonrpc.Message)) {
+	params := r.Params
+	rs.mu.Lock()
+	kept := len(rs.lost) > 0
+	rs.mu.Unlock()
+	if !kept && !mayBeRound(params) {
+		return params, deliver
+	}
+	call, later, ok := roundCall(r.Method, params)
+	if !ok {
+		return params, deliver
+	}
+	if !later {
+		p, found := rs.take(call)
+		if !found {
+			return params, deliver
+		}
+		params = p
+	}
+	return params, func(msg jsonrpc.Message) {
+		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == r.ID {
+			if e, ok := errors.AsType[*jsonrpc.Error](resp.Error); ok && e.Code == CodeHTTPAnswer {
+				rs.keep(call, params)
+			}
+		}
+		deliver(msg)
+	}
+}
+
+func (rs *rounds) take(call string) (json.RawMessage, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for i, l := range rs.lost {
+		if l.call == call {
+			rs.lost = append(rs.lost[:i], rs.lost[i+1:]...)
+			return l.params, true
+		}
+	}
+	return nil, false
+}
+
+func (rs *rounds) keep(call string, params json.RawMessage) {
+	rs.take(call) // one round per call: the latest
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if len(rs.lost) == maxLostRounds {
+		rs.lost = rs.lost[1:]
+	}
+	rs.lost = append(rs.lost, lostRound{call, params})
+}
