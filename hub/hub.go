@@ -27,53 +27,47 @@ type Config struct {
 	// Supervisor is the template of every server's supervisor.Config. Per
 	// server the hub sets Name, Endpoint or Command (on the template
 	// Command's bounds, its Inherit withholding the variables the servers'
-	// headers reference), Resume, Events, HTTP.OAuthHandler (Credentials'),
-	// Observe.Secrets and, with headers, HTTP.HTTPClient (a copy adding
-	// them); Observe.Logger is wrapped to mask the secrets. A stdio server
-	// gets no HTTP and no Stream (they are the HTTP servers'). The rest
-	// reaches every server, so the template carries no credential: its
-	// HTTP.OAuthHandler must be nil (else ErrSharedCredential) and its
-	// HTTPClient adds none.
+	// headers reference), Resume, Events, HTTP.OAuthHandler, Observe.Secrets
+	// and, with headers, HTTP.HTTPClient (a copy adding them); it wraps
+	// Observe.Logger to mask the secrets, and a stdio server gets no HTTP and
+	// no Stream. The rest reaches every server, so it carries no credential:
+	// HTTP.OAuthHandler set is ErrSharedCredential.
 	Supervisor supervisor.Config
-	// Credentials, when set, gives each server its own OAuth handler
-	// (nil: none), called once per server on the goroutine of Add: a token
-	// is issued for one server (MCP 2025-11-25, basic/authorization.mdx,
-	// Token Audience Binding). Default nil: no server has OAuth.
+	// Credentials, when set, gives each server its own OAuth handler (nil:
+	// none), called once per server on Add's goroutine: a token is issued
+	// for one server (MCP 2025-11-25, basic/authorization.mdx, Token
+	// Audience Binding). Default nil: no server has OAuth.
 	Credentials func(sc ServerConfig) auth.OAuthHandler
-	// LookupEnv reads the environment variables header values reference
-	// (see ServerConfig.Headers). Default os.LookupEnv.
+	// LookupEnv reads the variables header values reference (see
+	// ServerConfig.Headers). Default os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
-	// ServerMiddleware, when set, is called with the server's name for
-	// every supervisor the hub makes; its result (nil: none) is added
-	// after the template's SendingMiddleware.
-	// mcpsupotel.Observer.Middleware fits it as is. Default none.
+	// ServerMiddleware, when set, gives each server's supervisor a
+	// middleware (nil: none) after the template's SendingMiddleware;
+	// mcpsupotel.Observer.Middleware fits it. Default none.
 	ServerMiddleware func(server string) mcp.Middleware
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming
-	// Store keeps each server's resume state across runs (FileStore is the
-	// default implementation). Default nil: nothing is loaded or saved.
+	// Store keeps each server's resume state across runs (see Store).
+	// Default nil: nothing is loaded or saved.
 	Store Store
 	// StoreTimeout bounds each Store operation. Default 10s.
 	StoreTimeout time.Duration
-	// Lease sets the lease rule, used when Store implements Leaser (see
-	// LeaseConfig). A stdio server, a process of each replica's own, is
-	// never leased.
+	// Lease is the lease rule, used when Store implements Leaser; a stdio
+	// server (each replica's own process) is never leased.
 	Lease LeaseConfig
-	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog in the
-	// merged view (tools, prompts and resources together; bytes of their
-	// JSON). One over either is not merged: the server's items stay those
-	// merged before, and a KindCatalogRefused event says what was over.
-	// Defaults 30,000 items and 32 MiB.
+	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog
+	// (tools, prompts and resources together; bytes of their JSON). One
+	// over either is not merged: the items merged before stay, and a
+	// KindCatalogRefused event says what was over. Defaults 30,000 and 32 MiB.
 	MaxCatalogItems int
 	MaxCatalogBytes int64
-	// MaxStarting bounds how many servers make their first connection at
-	// once; the next one starts when one of them is ready or failed.
-	// Default 8.
+	// MaxStarting bounds the servers making their first connection at
+	// once; the next starts when one is ready or failed. Default 8.
 	MaxStarting int
-	// Events receives every event of every server (Server set) and the
-	// hub's own, from many goroutines at once (see
-	// supervisor.Config.Observe.Events). It may read the hub but must not call
-	// Remove, Close or Detach, which wait for it. Default: discarded.
+	// Events receives every server's events (Server set) and the hub's own
+	// (the Kind constants), from many goroutines at once. It may read the
+	// hub but must not call Remove, Close or Detach, which wait for it.
+	// Default: discarded.
 	Events events.Sink
 }
 
@@ -110,35 +104,32 @@ func (c Config) withDefaults() Config {
 var (
 	// ErrClosed: the hub was closed or detached.
 	ErrClosed = errors.New("hub: closed")
-	// ErrDuplicate: a server of that name is already in the hub, being
-	// added, or being removed (its Remove has not returned).
+	// ErrDuplicate: a server of that name is in the hub, being added or
+	// being removed.
 	ErrDuplicate = errors.New("hub: server already added")
 	// ErrUnknownServer: no server of that name is in the hub.
 	ErrUnknownServer = errors.New("hub: unknown server")
 	// ErrUnknownName: no item has that qualified name in the merged
-	// catalog; nothing was sent. The *CallError's text names the servers
-	// whose items are not in it now (not ready, standby), with their state.
+	// catalog; nothing was sent.
 	ErrUnknownName = errors.New("hub: unknown qualified name")
 	// ErrUnsupported: the server's entry cannot be connected to (see
 	// ServerConfig.Supported).
 	ErrUnsupported = errors.New("hub: unsupported server")
-	// ErrNameTooLong: the server's name is longer than
-	// events.MaxNameBytes, the bound of a name an event carries.
+	// ErrNameTooLong: the server's name is longer than events.MaxNameBytes.
 	ErrNameTooLong = errors.New("hub: server name too long")
-	// ErrNotReady: WaitReady found no way to the readiness it waited for
-	// (servers in a terminal failed state), or its context ended first.
+	// ErrNotReady: WaitReady's readiness became impossible, or its context
+	// ended first.
 	ErrNotReady = errors.New("hub: not ready")
 	// ErrServerName: the server's namespace (see Naming) is empty, longer
 	// than MaxNamespaceLen, or begins another server's or is begun by it.
 	ErrServerName = errors.New("hub: the server's names would not be its own")
-	// ErrSharedCredential: Config.Supervisor.OAuthHandler is set, and would
-	// send one server's token to every server ("MCP clients MUST NOT send
-	// tokens to the MCP server other than ones issued by the MCP server's
+	// ErrSharedCredential: Config.Supervisor.HTTP.OAuthHandler is set and
+	// would send one server's token to every server ("MUST NOT send tokens
+	// to the MCP server other than ones issued by the MCP server's
 	// authorization server": MCP 2025-11-25, basic/authorization.mdx, Token
-	// Handling). Give each server its own with Config.Credentials.
+	// Handling). Config.Credentials gives each its own.
 	ErrSharedCredential = errors.New("hub: the template's OAuthHandler would reach every server: set Config.Credentials instead")
-	// ErrUnsetVariable: a header value names an environment variable that
-	// is not set (see ServerConfig.Headers).
+	// ErrUnsetVariable: a header value names an unset environment variable.
 	ErrUnsetVariable = errors.New("hub: header names an unset environment variable")
 )
 
@@ -154,9 +145,9 @@ func (e *ServerError) Error() string {
 }
 func (e *ServerError) Unwrap() error { return e.Err }
 
-// Hub shows a set of supervisors by server name as one (see the package
-// doc). All methods are safe for concurrent use; Close and Detach wait for
-// every goroutine the hub started and for every supervisor.
+// Hub shows a set of supervisors by server name as one. All methods are
+// safe for concurrent use; Close and Detach wait for every goroutine the
+// hub started and for every supervisor.
 type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values

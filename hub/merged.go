@@ -90,8 +90,7 @@ type merged[T any] struct {
 	// skippedBy: base name -> the claimants that skipped it, placed again
 	// when no item asks for it any more.
 	skippedBy map[string]map[claimant]bool
-	list      []Item[T]       // sorted view as last read; nil before the first read
-	dirty     map[string]bool // names changed since list was built
+	list      []Item[T] // sorted view as last read; nil until read after a change
 }
 
 func newMerged[T any](naming Naming, id, label func(*T) string, rename func(*T, string) *T) *merged[T] {
@@ -334,14 +333,7 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 		}
 	}
 	if !d.Empty() {
-		if m.dirty == nil {
-			m.dirty = map[string]bool{}
-		}
-		for _, names := range [][]string{d.Added, d.Removed, d.Changed} {
-			for _, n := range names {
-				m.dirty[n] = true
-			}
-		}
+		m.list = nil
 	}
 	return d
 }
@@ -361,43 +353,17 @@ func (m *merged[T]) lookup(name string) (claimant, bool) {
 }
 
 // items returns the view sorted by qualified name, shared until the next
-// change; after a change, the last list merged with the changed names.
+// change, rebuilt after one.
 func (m *merged[T]) items() []Item[T] {
-	if m.list != nil && len(m.dirty) == 0 {
+	if m.list != nil {
 		return m.list
 	}
-	byName := func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) }
-	if m.list == nil || len(m.dirty) > len(m.owner)/4 {
-		list := make([]Item[T], 0, len(m.owner))
-		for name := range m.owner {
-			list = append(list, m.item(name))
-		}
-		slices.SortFunc(list, byName)
-		m.list, m.dirty = list, nil
-		return list
+	m.list = make([]Item[T], 0, len(m.owner))
+	for name := range m.owner {
+		m.list = append(m.list, m.item(name))
 	}
-	fresh := make([]Item[T], 0, len(m.dirty))
-	for name := range m.dirty {
-		if _, ok := m.owner[name]; ok {
-			fresh = append(fresh, m.item(name))
-		}
-	}
-	slices.SortFunc(fresh, byName)
-	list := make([]Item[T], 0, len(m.owner))
-	i := 0
-	for _, old := range m.list {
-		if m.dirty[old.Name] {
-			continue
-		}
-		for i < len(fresh) && fresh[i].Name < old.Name {
-			list = append(list, fresh[i])
-			i++
-		}
-		list = append(list, old)
-	}
-	list = append(list, fresh[i:]...)
-	m.list, m.dirty = list, nil
-	return list
+	slices.SortFunc(m.list, func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) })
+	return m.list
 }
 
 func (m *merged[T]) item(name string) Item[T] {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -78,52 +79,31 @@ func namespace(naming Naming, server string) (string, error) {
 	return string(p), nil
 }
 
-// takenNames are the server names no Add may take (in the hub, being added
-// or removed) with their namespaces. A new namespace is checked without
-// visiting each: one that begins it is one of its prefixes (map look-ups),
-// one it begins sorts first after it (a binary search). The zero value is
-// empty; the hub's mutex guards it.
-type takenNames struct {
-	space  map[string]string // server -> its namespace
-	owner  map[string]string // namespace -> its server
-	sorted []string          // the namespaces, sorted
-}
+// takenNames maps the server names no Add may take (in the hub, being
+// added or removed) to their namespaces. The zero value is empty; the hub's
+// mutex guards it.
+type takenNames map[string]string
 
 // take reserves server with its namespace ns, or returns ErrDuplicate or
 // an error wrapping ErrServerName naming the other server.
 func (t *takenNames) take(server, ns string) error {
-	if _, ok := t.space[server]; ok {
+	if _, ok := (*t)[server]; ok {
 		return ErrDuplicate
 	}
-	for n := 1; n <= len(ns); n++ {
-		if o, ok := t.owner[ns[:n]]; ok {
-			return overlap(ns, o, ns[:n])
+	for _, other := range slices.Sorted(maps.Keys(*t)) {
+		if ons := (*t)[other]; strings.HasPrefix(ns, ons) || strings.HasPrefix(ons, ns) {
+			return overlap(ns, other, ons)
 		}
 	}
-	i, _ := slices.BinarySearch(t.sorted, ns)
-	if i < len(t.sorted) && strings.HasPrefix(t.sorted[i], ns) {
-		return overlap(ns, t.owner[t.sorted[i]], t.sorted[i])
+	if *t == nil {
+		*t = map[string]string{}
 	}
-	if t.space == nil {
-		t.space, t.owner = map[string]string{}, map[string]string{}
-	}
-	t.space[server], t.owner[ns] = ns, server
-	t.sorted = slices.Insert(t.sorted, i, ns)
+	(*t)[server] = ns
 	return nil
 }
 
-// free gives server's name and namespace back; a name not taken is ignored.
-func (t *takenNames) free(server string) {
-	ns, ok := t.space[server]
-	if !ok {
-		return
-	}
-	delete(t.space, server)
-	delete(t.owner, ns)
-	if i, found := slices.BinarySearch(t.sorted, ns); found {
-		t.sorted = slices.Delete(t.sorted, i, i+1)
-	}
-}
+// free gives server's name and namespace back.
+func (t takenNames) free(server string) { delete(t, server) }
 
 func overlap(ns, other, otherNS string) error {
 	return fmt.Errorf("%w: its names begin %q, server %q's begin %q: one could take the other's", ErrServerName, ns, other, otherNS)

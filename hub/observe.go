@@ -3,14 +3,13 @@ package hub
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// The hub's own event kinds, besides the supervisors'. Their Seq is 0 (Seq
-// numbers one supervisor's events); Server names the server concerned.
+// The hub's own event kinds, besides the supervisors'. Their Seq is 0;
+// Server names the server concerned.
 const (
 	// KindServerAdded: a server joined the hub. Detail: "fresh", or
 	// "resuming <session hash>".
@@ -23,8 +22,8 @@ const (
 	// does); Tools counts the items of that kind in the merged view.
 	KindMergedCatalogChanged events.Kind = "merged-catalog-changed"
 	// KindNameCollision: two items asked for the qualified name Name;
-	// Detail says who kept it and what the other got. At most 16 per change
-	// of a catalog, then one without Name counting the rest in Omitted.
+	// Detail says who kept it and what the other got. At most 16 per
+	// catalog change, then one counting the rest in Omitted.
 	KindNameCollision events.Kind = "name-collision"
 	// KindStoreFailed: a Store or lease operation failed (Op: "load",
 	// "save", "delete", "acquire", "renew", "release"); Detail is the error.
@@ -37,7 +36,7 @@ const (
 )
 
 // emit sends a hub event, redacted, to Config.Events; a panicking sink is
-// logged, as the supervisor does.
+// logged.
 func (h *Hub) emit(ev events.Event) {
 	if h.cfg.Events == nil {
 		return
@@ -47,7 +46,6 @@ func (h *Hub) emit(ev events.Event) {
 			h.cfg.Supervisor.Observe.Logger.Error("hub: events sink panicked", "kind", string(ev.Kind), "panic", fmt.Sprint(r))
 		}
 	}()
-	// Add refuses longer names; a servers file's warnings still name them.
 	ev.Server = events.CutName(ev.Server)
 	h.cfg.Events.Emit(h.redact.Redact(ev))
 }
@@ -102,12 +100,10 @@ func (h *Hub) refresh(e *entry) {
 }
 
 // updateCatalog replaces the server's items in the merged catalog and
-// emits the changes; leaving removes them. The catalog is prepared
-// (marshaled, named, measured against Config.MaxCatalogItems and
-// MaxCatalogBytes) before the routing lock, held for the swap alone (see
-// docs/decisions/0019-hub-names-and-catalogs.md); one server's updates run
-// one at a time. Once the server is gone only its removal is applied, so a
-// refresh racing with Remove cannot bring its items back.
+// emits the changes; leaving removes them. It prepares the catalog before
+// the routing lock, held for the swap alone (decision 0019); one server's
+// updates run one at a time. Once the server is gone only its removal is
+// applied, so a refresh racing with Remove cannot bring its items back.
 func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	server := e.name
 	e.update.Lock()
@@ -158,8 +154,8 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	}
 }
 
-// overBound says what of a catalog of items items and bytes bytes of JSON
-// is over Config.MaxCatalogItems or MaxCatalogBytes; "" when neither is.
+// overBound says what of a catalog is over Config.MaxCatalogItems or
+// MaxCatalogBytes; "" when neither is.
 func (h *Hub) overBound(items int, bytes int64) string {
 	switch {
 	case items > h.cfg.MaxCatalogItems:
@@ -170,30 +166,13 @@ func (h *Hub) overBound(items int, bytes int64) string {
 	return ""
 }
 
-// maxCollisionEvents bounds the name-collision events of one change of a
-// server's catalog.
+// maxCollisionEvents bounds the name-collision events of one catalog change.
 const maxCollisionEvents = 16
 
-// diffSummary is the change for people (Detail).
+// diffSummary is the change for people (Detail); the names are the
+// event's Added, Removed and Changed.
 func diffSummary(kind string, n int, d Diff) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s:", n, kind)
-	const most = 12
-	i := 0
-	for _, l := range []struct {
-		sign  string
-		names []string
-	}{{"+", d.Added}, {"-", d.Removed}, {"~", d.Changed}} {
-		for _, name := range l.names {
-			if i == most {
-				fmt.Fprintf(&b, " …%d more", len(d.Added)+len(d.Removed)+len(d.Changed)-most)
-				return b.String()
-			}
-			b.WriteString(" " + l.sign + events.CutName(name))
-			i++
-		}
-	}
-	return b.String()
+	return fmt.Sprintf("%d %s: %d added, %d removed, %d changed", n, kind, len(d.Added), len(d.Removed), len(d.Changed))
 }
 
 // storeFailed reports a store error as an event.
