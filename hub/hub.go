@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -253,27 +254,16 @@ func New(cfg Config) *Hub {
 	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{})}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
 	h.leaser, _ = cfg.Store.(Leaser)
-	h.tools = newMerged(cfg.Naming, func(t *mcp.Tool) string { return t.Name }, masked(h, func(t *mcp.Tool) string { return t.Name }),
+	// Qualified names are made with the servers' registered secrets masked
+	// (not the redactor's patterns, which would rewrite ordinary names).
+	mask := h.redact.MaskSecrets
+	h.tools = newMerged(cfg.Naming, mask, func(t *mcp.Tool) (string, string) { return t.Name, t.Name },
 		func(t *mcp.Tool, n string) *mcp.Tool { c := *t; c.Name = n; return &c })
-	h.prompts = newMerged(cfg.Naming, func(p *mcp.Prompt) string { return p.Name }, masked(h, func(p *mcp.Prompt) string { return p.Name }),
+	h.prompts = newMerged(cfg.Naming, mask, func(p *mcp.Prompt) (string, string) { return p.Name, p.Name },
 		func(p *mcp.Prompt, n string) *mcp.Prompt { c := *p; c.Name = n; return &c })
-	h.resources = newMerged(cfg.Naming, func(r *mcp.Resource) string { return r.URI }, masked(h, resourceLabel),
+	h.resources = newMerged(cfg.Naming, mask, func(r *mcp.Resource) (string, string) { return r.URI, cmp.Or(r.Name, r.URI) },
 		func(r *mcp.Resource, n string) *mcp.Resource { c := *r; c.Name = n; return &c })
 	return h
-}
-
-// masked is label with the servers' registered secrets masked (not the
-// redactor's patterns, which would rewrite ordinary names): a secret in an
-// item's name would otherwise reach its qualified name, past the redactor.
-func masked[T any](h *Hub, label func(*T) string) func(*T) string {
-	return func(it *T) string { return h.redact.MaskSecrets(label(it)) }
-}
-
-func resourceLabel(r *mcp.Resource) string {
-	if r.Name != "" {
-		return r.Name
-	}
-	return r.URI
 }
 
 func (h *Hub) notifyLocked() {

@@ -9,14 +9,13 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// Leaser is a Store shared by replicas of a host that also grants leases:
-// the right to serve one server, held by one replica at a time (see
-// LeaseConfig). Implementations must be safe for concurrent use.
+// Leaser is a Store shared by replicas that also grants leases: the right
+// to serve one server, held by one replica at a time. Safe for concurrent
+// use.
 type Leaser interface {
 	Store
-	// Acquire takes the server's lease for ttl. When another replica holds
-	// it, the error is a *LeaseHeldError saying how long it has left; any
-	// other error means the leaser could not be asked.
+	// Acquire takes the server's lease for ttl: a *LeaseHeldError when
+	// another replica holds it; any other error, the leaser not reached.
 	Acquire(ctx context.Context, server string, ttl time.Duration) (Lease, error)
 }
 
@@ -27,14 +26,13 @@ type Lease interface {
 	// Token is the fencing token: larger than every token of the server's
 	// lease handed out before (while the leaser keeps its data).
 	Token() uint64
-	// Renew extends the lease by its TTL, counted from when the leaser
-	// takes the request. An error wrapping ErrLeaseLost means another
-	// replica acquired it; any other, that the leaser could not be asked.
-	// restored reports that the leaser had lost the lease and its data
-	// (restarted empty) and took it again: the state should be saved again.
+	// Renew extends the lease by its TTL from when the leaser takes the
+	// request: ErrLeaseLost when another replica acquired it; any other
+	// error, the leaser not reached. restored: the leaser had lost the
+	// lease and its data (restarted empty) and took it again.
 	Renew(ctx context.Context) (restored bool, err error)
-	// Save replaces the server's resume state, fenced: refused with an
-	// error wrapping ErrLeaseLost once another replica acquired the lease.
+	// Save replaces the server's resume state, fenced: ErrLeaseLost once
+	// another replica acquired the lease.
 	Save(ctx context.Context, rs *supervisor.ResumeState) error
 	// Delete removes the server's resume state, fenced like Save.
 	Delete(ctx context.Context) error
@@ -46,11 +44,9 @@ type Lease interface {
 var (
 	// ErrLeaseHeld: another replica holds the server's lease.
 	ErrLeaseHeld = errors.New("hub: lease held by another replica")
-	// ErrLeaseLost: the lease is no longer this replica's: a renewal or a
-	// fenced write was refused.
+	// ErrLeaseLost: a renewal or a fenced write was refused.
 	ErrLeaseLost = errors.New("hub: lease lost")
-	// ErrNoLease: Acquire returned neither a lease nor an error; the hub
-	// takes it for a failed acquisition.
+	// ErrNoLease: Acquire returned neither a lease nor an error.
 	ErrNoLease = errors.New("hub: Acquire returned neither a lease nor an error")
 )
 
@@ -68,21 +64,14 @@ func (e *LeaseHeldError) Error() string {
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
 // LeaseConfig sets the lease rule, used when Config.Store implements
-// Leaser; the zero value is ready to use. The rule (docs/DESIGN.md section
-// 8), per server: acquire the lease, then load the state and start the
-// supervisor (a load the leaser cannot answer gives the lease back);
-// renew every TTL/3, a failed renewal again every TTL/12; with no renewal
-// accepted by TTL*3/4 after the last accepted one was sent, or one refused
-// (ErrLeaseLost), stop serving before the lease ends at the leaser: detach
-// (no DELETE), leave the merged catalog, save once more fenced, release,
-// KindLeaseLost. Without the lease, try again TTL/50 after the holder's
-// would end (at most TTL; TTL/10 when unknown), each try bounded by TTL/4;
-// with the leaser unreachable after TTL/10 doubling to TTL; after losing
-// to another wait TTL/20 first, after giving up unrenewed TTL/10; stop on
-// Close, Detach and Remove. Every request of a held server passes a gate
-// on the hub's clock: after the hold it is refused unsent
-// (*HoldEndedError). Close and Detach release every lease after the last
-// fenced write.
+// Leaser; the zero value is ready to use. Per server: acquire, then load
+// and start; renew every TTL/3 (a failed renewal again after TTL/12); with
+// no renewal accepted TTL*3/4 after the last accepted one was sent, or one
+// refused, detach, leave the merged catalog, save fenced, release
+// (KindLeaseLost). Standing by, try again TTL/50 after the holder's lease
+// would end; an unreachable leaser after TTL/10 doubling to TTL. Every
+// request of a held server passes a gate on the hub's clock
+// (*HoldEndedError once the hold ended). docs/DESIGN.md section 8.
 type LeaseConfig struct {
 	// TTL is the lease's time to live at the leaser. Default 15s; at
 	// least 300ms.

@@ -25,22 +25,22 @@ const (
 	KindLeaseLost events.Kind = "lease-lost"
 )
 
-// The lease rule's fractions of LeaseConfig.TTL (documented there).
+// The lease rule's fractions of LeaseConfig.TTL.
 const (
 	renewDiv        = 3  // renew every TTL/3
-	renewRetryDiv   = 12 // a failed renewal is tried again after TTL/12
-	acquireSlackDiv = 50 // a held lease is tried again TTL/50 after it would end
-	acquireMinDiv   = 20 // after losing its lease to another, a replica waits TTL/20
-	acquireErrDiv   = 10 // an unreachable leaser: after TTL/10, doubling to TTL
+	renewRetryDiv   = 12 // a failed renewal again after TTL/12
+	acquireSlackDiv = 50 // a held lease tried again TTL/50 after it would end
+	acquireMinDiv   = 20 // after losing the lease to another, wait TTL/20
+	acquireErrDiv   = 10 // an unreachable leaser: TTL/10, doubling to TTL
 )
 
-// holdDeadline is when a hold whose last accepted renewal (or acquisition)
-// was sent at sent ends: TTL*3/4 later.
+// holdDeadline is when a hold ends whose last accepted renewal (or
+// acquisition) was sent at sent.
 func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
 
 // holdLease is the server's lease loop (LeaseConfig): acquire, serve
 // while held, try again after a loss. It returns when the server leaves the
-// hub, with the term as it was (leave stops it and releases the lease).
+// hub, the term left for leave to end.
 func (h *Hub) holdLease(e *entry) {
 	defer close(e.leaseDone)
 	ttl := h.cfg.Lease.ttl()
@@ -57,11 +57,9 @@ func (h *Hub) holdLease(e *entry) {
 		lease, err := h.leaser.Acquire(ctx, e.name, ttl)
 		cancel()
 		if err == nil && lease == nil {
-			err = ErrNoLease // the leaser broke its contract: nothing is held
+			err = ErrNoLease
 		}
-		if lease != nil && (err != nil || e.ctx.Err() != nil) {
-			// Given back: a lease with an error broke the contract too
-			// (the error decides), or the server left meanwhile.
+		if lease != nil && (err != nil || e.ctx.Err() != nil) { // the error decides
 			h.releaseLease(context.Background(), e.name, lease)
 		}
 		if e.ctx.Err() != nil {
@@ -69,9 +67,8 @@ func (h *Hub) holdLease(e *entry) {
 		}
 		if err != nil {
 			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
-				// Come back when the holder's lease would end.
 				left := held.Remaining
-				if left <= 0 { // unknown (a lease without expiry): as if unreachable
+				if left <= 0 { // unknown: as if unreachable
 					left = ttl / acquireErrDiv
 				}
 				retry = sent.Add(min(left+ttl/acquireSlackDiv, ttl))
@@ -97,8 +94,7 @@ func (h *Hub) holdLease(e *entry) {
 
 // serve runs one term: load the state, start the supervisor, renew until
 // the lease is lost (then detach, save fenced, release, and return whether
-// another replica took it and when the hold ended) or the server leaves
-// the hub (then return with the term in place).
+// another replica took it and when the hold ended) or the server leaves.
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Observe.Clock
 	deadline := holdDeadline(sent, ttl)
@@ -118,7 +114,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	gate := &holdGate{server: e.name, clock: clock}
 	gate.extend(deadline)
 	sup, rs, err := h.newSupervisor(e, rs, gate)
-	if err != nil { // the URL was valid when the server was added: cannot happen
+	if err != nil { // validated at Add
 		h.storeFailed("acquire", e.name, err)
 		h.releaseLease(context.Background(), e.name, lease)
 		return false, clock.Now()
@@ -140,7 +136,11 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			break
 		}
 		if now.Before(next) {
-			if !sleepUntil(e.ctx, clock, minTime(next, deadline)) {
+			wake := next
+			if deadline.Before(next) {
+				wake = deadline
+			}
+			if !sleepUntil(e.ctx, clock, wake) {
 				return false, now
 			}
 			continue
@@ -203,16 +203,9 @@ func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 	}
 }
 
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
 // sleepUntil waits on clock until the time until; false when ctx ended
-// first. The clock is read again once the timer exists: its timers are
-// relative, and a clock moved past until meanwhile ends the wait at once.
+// first. The clock is read again once the (relative) timer exists, so a
+// clock moved past until meanwhile ends the wait at once.
 func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) bool {
 	d := until.Sub(clock.Now())
 	if d <= 0 {
@@ -231,8 +224,8 @@ func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) boo
 	}
 }
 
-// holdGate carries a term's requests while its hold lasts and refuses
-// every one after, on the hub's clock, whatever goroutine sends it.
+// holdGate passes a term's requests while its hold lasts and refuses every
+// one after, on the hub's clock.
 type holdGate struct {
 	server string
 	clock  clockwork.Clock

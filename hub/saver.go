@@ -12,12 +12,10 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// saver is the one writer of resume states: off the supervisors'
-// goroutines, one server's writes one at a time, in order, the latest only
-// (a write queued replaces the one still waiting); different servers' at
-// once, so one slow server delays no other and Close's last writes take
-// one store timeout, not one each. A goroutine runs per server only while
-// its writes wait.
+// saver is the one writer of resume states (docs/DESIGN.md section 8): one
+// server's writes in order, a write queued replacing the one still
+// waiting; different servers' at once. A goroutine runs per server only
+// while its writes wait.
 type saver struct {
 	store   Store
 	timeout time.Duration
@@ -34,8 +32,8 @@ type queue struct {
 	done          chan struct{} // closed once neither is left
 }
 
-// write is a save of rs, or a delete when rs is nil; fenced by lease when
-// it is not nil. It runs bounded by ctx and by the store timeout.
+// write is a save of rs (nil: a delete), fenced by lease when not nil,
+// bounded by ctx and the store timeout.
 type write struct {
 	rs    *supervisor.ResumeState
 	lease Lease
@@ -63,8 +61,7 @@ func (w *write) do(s *saver, server string) error {
 	return s.store.Save(ctx, server, w.rs)
 }
 
-// put queues a save of rs (nil: a delete) for server, fenced by lease when
-// it is not nil.
+// put queues a write of server's state.
 func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeState, lease Lease) {
 	if s.store == nil {
 		return
@@ -117,11 +114,10 @@ func (s *saver) run(server string, q *queue) {
 	}
 }
 
-// flush waits until no write of server ("": of any server) is left, or
-// ctx ends, and returns server's write errors not returned before, joined,
-// each a *StoreError. When ctx ends first, each write not done is one more
-// *StoreError wrapping ctx's error (the write still runs, or waits its
-// turn, bounded by its own context).
+// flush waits until no write of server ("": any) is left, or ctx ends,
+// and returns its write errors not returned before, joined, each a
+// *StoreError; when ctx ends first, one more per write not done, wrapping
+// ctx's error (the write goes on, bounded by its own context).
 func (s *saver) flush(ctx context.Context, server string) error {
 	var errs []error
 	if !s.wait(ctx, server) {
@@ -141,8 +137,8 @@ func (s *saver) flush(ctx context.Context, server string) error {
 	return errors.Join(errs...)
 }
 
-// wait waits until no write of server ("": of any server) is left; false
-// when ctx ended first.
+// wait waits until no write of server ("": any) is left; false when ctx
+// ended first.
 func (s *saver) wait(ctx context.Context, server string) bool {
 	for {
 		s.mu.Lock()
@@ -164,8 +160,8 @@ func (s *saver) wait(ctx context.Context, server string) bool {
 	}
 }
 
-// unfinished returns a *StoreError wrapping err for each write of server
-// ("": of every server) running or waiting.
+// unfinished returns a *StoreError wrapping err per write of server ("":
+// any) running or waiting.
 func (s *saver) unfinished(server string, err error) []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
