@@ -121,7 +121,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}
 	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: detail})
 	if !leased {
-		h.queueStart(startJob{sup: e.sup, ctx: e.ctx})
+		h.queueStart(e.ctx, e.sup)
 		return nil
 	}
 	h.mu.Lock()
@@ -134,19 +134,26 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	return nil
 }
 
-// queueStart queues a supervisor to start, on at most Config.MaxStarting
-// starters.
-func (h *Hub) queueStart(j startJob) {
+// queueStart starts sup, at most Config.MaxStarting at once, unless ctx
+// ends first (its server left, its lease was lost).
+func (h *Hub) queueStart(ctx context.Context, sup *supervisor.Supervisor) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || j.ctx.Err() != nil { // not stopped or removed meanwhile
+	if h.closed || ctx.Err() != nil {
 		return
 	}
-	h.pending = append(h.pending, j)
-	if h.starters < h.cfg.MaxStarting {
-		h.starters++
-		h.workers.Go(h.starter)
-	}
+	h.workers.Go(func() {
+		select {
+		case h.starting <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-h.starting }()
+		if ctx.Err() == nil {
+			sup.Start()
+			settle(ctx, sup)
+		}
+	})
 }
 
 // newSupervisor makes a supervisor of the server that resumes rs; when its
@@ -239,27 +246,6 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 		c.HTTP, c.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
 	}
 	return c
-}
-
-// starter starts queued servers one after another until none is left.
-func (h *Hub) starter() {
-	for {
-		h.mu.Lock()
-		if len(h.pending) == 0 || h.life.Err() != nil {
-			h.pending = nil
-			h.starters--
-			h.mu.Unlock()
-			return
-		}
-		j := h.pending[0]
-		h.pending = h.pending[1:]
-		h.mu.Unlock()
-		if j.ctx.Err() != nil {
-			continue // removed (or its lease lost) before it started
-		}
-		j.sup.Start()
-		settle(j.ctx, j.sup)
-	}
 }
 
 // settle waits until sup is ready, failed or closed, or ctx ends.

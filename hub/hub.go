@@ -153,7 +153,7 @@ type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values
 	creds  credentialVars  // the variables the servers' headers reference
-	life   context.Context // ends on Close or Detach: stops the starters
+	life   context.Context // ends on Close or Detach
 	end    context.CancelFunc
 	saves  *saver
 	leaser Leaser // Config.Store, when it grants leases
@@ -163,8 +163,7 @@ type Hub struct {
 	taken    takenNames // the servers' names and those being added or removed
 	closed   bool
 	changed  chan struct{} // closed and replaced on every state change
-	pending  []startJob    // waiting to start
-	starters int
+	starting chan struct{} // a slot per server starting (Config.MaxStarting)
 	workers  sync.WaitGroup
 
 	catMu     sync.Mutex
@@ -240,18 +239,11 @@ func (e *entry) ready() bool {
 	return e.merged == sup.Generation()
 }
 
-// startJob is a supervisor waiting to start; ctx ends when it no longer
-// should (its server left, its lease was lost).
-type startJob struct {
-	sup *supervisor.Supervisor
-	ctx context.Context
-}
-
 // New returns an empty hub.
 func New(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	life, end := context.WithCancel(context.Background())
-	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{})}
+	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{}), starting: make(chan struct{}, cfg.MaxStarting)}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
 	h.leaser, _ = cfg.Store.(Leaser)
 	// Qualified names are made with the servers' registered secrets masked

@@ -125,7 +125,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	_ = standby.Close() // never started: nothing to end
 	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
 	h.notify()
-	h.queueStart(startJob{sup: sup, ctx: termCtx})
+	h.queueStart(termCtx, sup)
 
 	next := sent.Add(ttl / renewDiv)
 	why := ""

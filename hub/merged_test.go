@@ -282,7 +282,8 @@ func TestQualifiedNamesStayInTheirServersNamespace(t *testing.T) {
 	})
 }
 
-// TestTakenNamesAgreeWithComparingEveryPair: takenNames refuses a server exactly
+// TestTakenNamesAgreeWithComparingEveryPair: takenNames, which finds an
+// overlapping namespace by map and binary search, refuses a server exactly
 // when comparing its namespace with every other's finds one beginning the
 // other (or its name is taken), through any order of takes and frees.
 func TestTakenNamesAgreeWithComparingEveryPair(t *testing.T) {
@@ -317,7 +318,8 @@ func TestTakenNamesAgreeWithComparingEveryPair(t *testing.T) {
 			} else {
 				require.ErrorIs(t, err, want, "%q among %v", ns, held)
 			}
-			require.Len(t, taken, len(held))
+			require.Len(t, taken.sorted, len(held))
+			require.True(t, slices.IsSorted(taken.sorted))
 		}
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -31,8 +30,7 @@ func Separated(sep string) Naming {
 }
 
 // MaxNameLen is the longest qualified name: the bound of the tool name
-// pattern `^[a-zA-Z0-9_-]{1,64}$` that OpenAI's and Anthropic's tool APIs
-// apply.
+// pattern `^[a-zA-Z0-9_-]{1,64}$` of OpenAI's and Anthropic's tool APIs.
 const MaxNameLen = 64
 
 // hashLen is the number of hex digits of the short hash (40 bits): two
@@ -79,31 +77,51 @@ func namespace(naming Naming, server string) (string, error) {
 	return string(p), nil
 }
 
-// takenNames maps the server names no Add may take (in the hub, being
-// added or removed) to their namespaces. The zero value is empty; the hub's
-// mutex guards it.
-type takenNames map[string]string
+// takenNames are the server names no Add may take (in the hub, being added
+// or removed) with their namespaces. A namespace that begins a new one is
+// one of its prefixes (map look-ups); one it begins sorts first after it (a
+// binary search). The zero value is empty; the hub's mutex guards it.
+type takenNames struct {
+	space  map[string]string // server -> its namespace
+	owner  map[string]string // namespace -> its server
+	sorted []string          // the namespaces, sorted
+}
 
 // take reserves server with its namespace ns, or returns ErrDuplicate or
 // an error wrapping ErrServerName naming the other server.
 func (t *takenNames) take(server, ns string) error {
-	if _, ok := (*t)[server]; ok {
+	if _, ok := t.space[server]; ok {
 		return ErrDuplicate
 	}
-	for _, other := range slices.Sorted(maps.Keys(*t)) {
-		if ons := (*t)[other]; strings.HasPrefix(ns, ons) || strings.HasPrefix(ons, ns) {
-			return overlap(ns, other, ons)
+	for n := 1; n <= len(ns); n++ {
+		if o, ok := t.owner[ns[:n]]; ok {
+			return overlap(ns, o, ns[:n])
 		}
 	}
-	if *t == nil {
-		*t = map[string]string{}
+	i, _ := slices.BinarySearch(t.sorted, ns)
+	if i < len(t.sorted) && strings.HasPrefix(t.sorted[i], ns) {
+		return overlap(ns, t.owner[t.sorted[i]], t.sorted[i])
 	}
-	(*t)[server] = ns
+	if t.space == nil {
+		t.space, t.owner = map[string]string{}, map[string]string{}
+	}
+	t.space[server], t.owner[ns] = ns, server
+	t.sorted = slices.Insert(t.sorted, i, ns)
 	return nil
 }
 
-// free gives server's name and namespace back.
-func (t takenNames) free(server string) { delete(t, server) }
+// free gives server's name and namespace back; a name not taken is ignored.
+func (t *takenNames) free(server string) {
+	ns, ok := t.space[server]
+	if !ok {
+		return
+	}
+	delete(t.space, server)
+	delete(t.owner, ns)
+	if i, found := slices.BinarySearch(t.sorted, ns); found {
+		t.sorted = slices.Delete(t.sorted, i, i+1)
+	}
+}
 
 func overlap(ns, other, otherNS string) error {
 	return fmt.Errorf("%w: its names begin %q, server %q's begin %q: one could take the other's", ErrServerName, ns, other, otherNS)
@@ -121,12 +139,11 @@ func qualify(naming Naming, server, item string) string {
 	return hashed(q, server, item)
 }
 
-// hashed is q with every invalid byte '_', cut so that '_' and the short
-// hash of (server, item) fit in MaxNameLen: stable and valid.
+// hashed is q, its invalid bytes '_', cut to fit '_' and the short hash
+// of (server, item) in MaxNameLen.
 func hashed(q, server, item string) string {
-	keep := MaxNameLen - 1 - hashLen
 	b := make([]byte, 0, MaxNameLen)
-	for i := 0; i < len(q) && len(b) < keep; i++ {
+	for i := 0; i < len(q) && len(b) < MaxNamespaceLen; i++ {
 		c := q[i]
 		if !nameByte(c) {
 			c = '_'
@@ -141,5 +158,5 @@ func hashed(q, server, item string) string {
 // byte and item.
 func shortHash(server, item string) string {
 	sum := sha256.Sum256([]byte(server + "\x00" + item))
-	return hex.EncodeToString(sum[:])[:hashLen]
+	return hex.EncodeToString(sum[:hashLen/2])
 }
