@@ -198,9 +198,8 @@ type entry struct {
 
 // current returns the server's supervisor of this term.
 func (e *entry) current() *supervisor.Supervisor {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.sup
+	sup, _ := e.term()
+	return sup
 }
 
 // term returns the supervisor and the lease of this term.

@@ -14,9 +14,12 @@ import (
 )
 
 // Store keeps one resume state per server name across runs of the host.
-// Implementations must be safe for concurrent use: one server's writes run
-// one at a time, in order; different servers' writes and loads run at
-// once. Every call's context is bounded by Config.StoreTimeout.
+// The hub loads a server's state when it is added (with a Leaser, when its
+// lease is acquired) and saves it when what resumes it changes (a session
+// opened, a stream decision), on Detach and Remove(KeepSession); it deletes
+// it on Close and Remove(EndSession). Implementations must be safe for
+// concurrent use: one server's writes run one at a time, in order;
+// different servers' at once. Every call is bounded by Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
 	// when there is none, ErrCorrupt (unreadable, malformed, too large) or
@@ -56,21 +59,20 @@ func (e *StoreError) Unwrap() error { return e.Err }
 // FileStoreVersion is the version of a FileStore file's JSON form.
 const FileStoreVersion = 1
 
-// DefaultMaxFileBytes bounds a FileStore file: a resume state of at most
-// supervisor.MaxResumeStateBytes and the envelope.
+// DefaultMaxFileBytes bounds a FileStore file: a resume state and the envelope.
 const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
 
-// FileStore is the default Store: one JSON file per server in Dir (made
-// 0700 when missing), mode 0600 (a session id is a credential), written to
-// a temporary file and renamed over the old one (a crash leaves the old
-// state or the new, never half). Each file is
+// FileStore is a Store of one JSON file per server in Dir (made 0700 when
+// missing), mode 0600 (a session id is a credential), written to a
+// temporary file and renamed over the old one (a crash leaves the old state
+// or the new, never half). Each file is
 //
 //	{"version": 1, "server": "<name>", "resume": {…supervisor.ResumeState…}}
 //
-// at [FileStore.Path], so two names never share a file and one copied
-// under another server's name is ErrForeign. A path that is not a regular
-// file is refused as ErrCorrupt (and ErrNotRegularFile) without waiting on
-// it. Safe for concurrent use by distinct servers.
+// at [FileStore.Path]; one copied under another server's name is
+// ErrForeign. A path that is not a regular file is refused as ErrCorrupt
+// (and ErrNotRegularFile) without waiting on it. Safe for concurrent use
+// by distinct servers.
 type FileStore struct {
 	// Dir is the directory; required.
 	Dir string
@@ -91,10 +93,9 @@ func (s *FileStore) max() int64 {
 	return DefaultMaxFileBytes
 }
 
-// Path returns the file that holds the server's state: named as the
-// server when that is a ValidName of at most 40 bytes not ending as a
-// changed name does ('_' and hashLen hex digits); otherwise changed as a
-// qualified name is (invalid bytes '_', cut, '_' and a short hash).
+// Path returns the file of the server's state: named as the server when
+// that is a ValidName of at most 40 bytes not ending as a changed name does
+// ('_' and hashLen hex digits); otherwise changed as a qualified name is.
 func (s *FileStore) Path(server string) string {
 	name := server
 	if !nameFits(server) || endsAsHashed(server) {
@@ -148,9 +149,8 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	return rs, nil
 }
 
-// readEnvelope reads the state file at path: an error wrapping
-// fs.ErrNotExist when there is none, ErrCorrupt when it is not a regular
-// file, is larger than MaxBytes or is not JSON.
+// readEnvelope reads the state file at path: fs.ErrNotExist when there is
+// none; ErrCorrupt when it is not a regular file, too large or not JSON.
 func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 	var env fileEnvelope
 	f, err := openRegular(path)
@@ -174,10 +174,9 @@ func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 	return env, nil
 }
 
-// adoptEarlierFile moves the file an earlier FileStore kept the server's
-// state in, named as the server though it ends as changed names do, to
-// the server's path and returns it; fs.ErrNotExist when there is none or
-// it is another server's.
+// adoptEarlierFile moves the server's state found under its name as it is,
+// though that ends as changed names do, to its Path; fs.ErrNotExist when
+// there is none.
 func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 	if !nameFits(server) || !endsAsHashed(server) {
 		return fileEnvelope{}, fs.ErrNotExist
@@ -192,12 +191,11 @@ func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 }
 
 // ErrNotRegularFile: a file the hub reads (a FileStore state, a servers
-// file) is a named pipe, a device or a directory, also behind a symlink: it
-// is refused before anything is read from it.
+// file) is a named pipe, a device or a directory, also behind a symlink.
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
-// openRegular opens path for reading without blocking, and refuses it
-// with an error wrapping ErrNotRegularFile when it is not a regular file.
+// openRegular opens path for reading without blocking, refused
+// (ErrNotRegularFile) when it is not a regular file.
 func openRegular(path string) (*os.File, error) {
 	f, err := openStateFile(path)
 	if err != nil {
@@ -214,8 +212,7 @@ func openRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
-// notRegular is the error, wrapping ErrNotRegularFile, of a path whose
-// file fi is not a regular file; nil when it is one.
+// notRegular wraps ErrNotRegularFile when fi is not a regular file.
 func notRegular(path string, fi fs.FileInfo) error {
 	if fi.Mode().IsRegular() {
 		return nil
