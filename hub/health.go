@@ -41,71 +41,42 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 			return ErrClosed
 		}
 		ready, hopeless := 0, 0
-		var waiting []*entry
+		var waiting []Health // not ready; for Settled, not settled
 		for _, e := range all {
+			hl := h.health(e)
 			switch {
 			case e.ready():
 				ready++
-				continue
-			case e.terminal():
+			case hl.State == supervisor.Closed || hl.State == supervisor.Failed && !hl.Retrying():
 				hopeless++
-				if mode == Settled {
-					continue
+				if mode != Settled {
+					waiting = append(waiting, hl)
 				}
-			case mode == Settled && e.standby():
-				continue
+			case mode != Settled || hl.Lease != LeaseStandby:
+				waiting = append(waiting, hl)
 			}
-			waiting = append(waiting, e)
 		}
-		notReady := func(err error) error {
-			hs := make([]Health, len(waiting))
-			for i, e := range waiting {
-				hs[i] = h.health(e)
-			}
-			return &NotReadyError{Mode: mode, Servers: sortHealth(hs), Err: err, redact: &h.redact}
-		}
-		var done, failed bool
+		done, failed := ready == len(all), hopeless > 0
 		switch mode {
 		case Any:
 			done, failed = ready > 0, hopeless == len(all)
 		case Settled:
-			done = len(waiting) == 0
-		default:
-			done, failed = ready == len(all), hopeless > 0
+			done, failed = len(waiting) == 0, false
 		}
 		if done {
 			return nil
 		}
-		if failed {
-			return notReady(nil)
+		var err error
+		if !failed {
+			select { // every transition notifies
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
 		}
-		select { // every transition notifies
-		case <-ch:
-		case <-ctx.Done():
-			return notReady(ctx.Err())
-		}
+		return &NotReadyError{Mode: mode, Servers: sortHealth(waiting), Err: err, redact: &h.redact}
 	}
-}
-
-// terminal reports whether the server failed for good: closed, or failed
-// with a terminal Reason, which no retry leaves.
-func (e *entry) terminal() bool {
-	sup := e.current()
-	switch sup.State() {
-	case supervisor.Closed:
-		return true
-	case supervisor.Failed:
-		reason, _ := sup.Failure()
-		return reason != supervisor.ReasonNone
-	}
-	return false
-}
-
-// standby reports whether the server stands by for another's lease.
-func (e *entry) standby() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.leaseState == LeaseStandby
 }
 
 // NotReadyError is WaitReady's failure: the servers not ready (for

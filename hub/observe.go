@@ -108,8 +108,8 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	server := e.name
 	e.update.Lock()
 	defer e.update.Unlock()
-	if e.isGone() && !leaving {
-		return // checked again under the lock
+	if e.isGone() && !leaving { // gone is set before the leaving update takes e.update
+		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
 	if over := h.overBound(len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); over != "" && !leaving {
@@ -117,10 +117,6 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		return
 	}
 	h.catMu.Lock()
-	if e.isGone() && !leaving {
-		h.catMu.Unlock()
-		return
-	}
 	td, tc := h.tools.apply(server, tp)
 	pd, pc := h.prompts.apply(server, pp)
 	rd, rc := h.resources.apply(server, rp)
@@ -149,7 +145,8 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		}
 		kd.d = kd.d.sort()
 		c := events.BoundChange(kd.d.Added, kd.d.Removed, kd.d.Changed)
-		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d),
+		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n,
+			Detail: fmt.Sprintf("%d %s: %d added, %d removed, %d changed", kd.n, kd.kind, len(kd.d.Added), len(kd.d.Removed), len(kd.d.Changed)),
 			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
 }
@@ -168,12 +165,6 @@ func (h *Hub) overBound(items int, bytes int64) string {
 
 // maxCollisionEvents bounds the name-collision events of one catalog change.
 const maxCollisionEvents = 16
-
-// diffSummary is the change for people (Detail); the names are the
-// event's Added, Removed and Changed.
-func diffSummary(kind string, n int, d Diff) string {
-	return fmt.Sprintf("%d %s: %d added, %d removed, %d changed", n, kind, len(d.Added), len(d.Removed), len(d.Changed))
-}
 
 // storeFailed reports a store error as an event.
 func (h *Hub) storeFailed(op, server string, err error) {
