@@ -40,18 +40,6 @@ func expandHeaders(headers map[string]string, lookup func(string) (string, bool)
 	return out, took, nil
 }
 
-// headerVarNames returns the names of the variables headers' values
-// reference (${NAME} or ${env:NAME}).
-func headerVarNames(headers map[string]string) []string {
-	var names []string
-	for _, v := range headers {
-		for _, m := range headerVar.FindAllStringSubmatch(v, -1) {
-			names = append(names, m[1])
-		}
-	}
-	return names
-}
-
 // credentialVars are the variables the servers' headers reference, which
 // no stdio server inherits, for the hub's life. Safe for concurrent use.
 type credentialVars struct {
@@ -61,17 +49,15 @@ type credentialVars struct {
 
 // note takes the variables sc's headers reference for credentials.
 func (v *credentialVars) note(sc ServerConfig) {
-	names := headerVarNames(sc.Headers)
-	if len(names) == 0 {
-		return
-	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.names == nil {
-		v.names = map[string]bool{}
-	}
-	for _, n := range names {
-		v.names[n] = true
+	for _, value := range sc.Headers {
+		for _, m := range headerVar.FindAllStringSubmatch(value, -1) {
+			if v.names == nil {
+				v.names = map[string]bool{}
+			}
+			v.names[m[1]] = true
+		}
 	}
 }
 

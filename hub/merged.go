@@ -9,15 +9,14 @@ import (
 	"strings"
 )
 
-// Item is one entry of the merged catalog: a tool, prompt or resource of one
-// server under the name a model sees.
+// Item is a tool, prompt or resource of one server under the name a model
+// sees.
 type Item[T any] struct {
 	// Name is the qualified name, unique in the hub, valid for model APIs.
 	Name string
 	// Server is the server's name in the hub.
 	Server string
-	// ID is the item on its server: the tool or prompt name, the resource
-	// URI.
+	// ID is the item on its server: the tool or prompt name, the resource URI.
 	ID string
 	// Def is the server's definition with Name set to the qualified name
 	// (a shallow copy: its maps and slices are the server's, read-only).
@@ -114,8 +113,8 @@ type prepared[T any] struct {
 	bytes int64
 }
 
-// prepare makes items ready for apply, without the routing lock: it does
-// the work in proportion to their size and reads only m's functions.
+// prepare makes items ready for apply, without the routing lock (it reads
+// only m's functions).
 func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 	var p prepared[T]
 	seen := make(map[string]bool, len(items))
@@ -173,8 +172,7 @@ func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
 }
 
 // candidate is the k-th name a claimant of base may get when another holds
-// the base: the base with the short hash of (server, id), and for k > 0 of
-// (server, id and k).
+// it: base with the short hash of (server, id), for k > 0 of (server, id, k).
 func candidate(base string, cl claimant, k int) string {
 	if k == 0 {
 		return hashed(base, cl.server, cl.id)
@@ -309,7 +307,7 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 	return d
 }
 
-// sort sorts d's lists, after the routing lock.
+// sort sorts d's lists.
 func (d Diff) sort() Diff {
 	slices.Sort(d.Added)
 	slices.Sort(d.Removed)

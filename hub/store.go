@@ -229,11 +229,11 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 	if rs == nil {
 		return fail(errors.New("nil resume state"))
 	}
-	state, err := json.Marshal(rs)
-	if err != nil {
-		return fail(err)
-	}
-	data, err := json.Marshal(fileEnvelope{Version: FileStoreVersion, Server: server, Resume: state})
+	data, err := json.Marshal(struct {
+		Version int                     `json:"version"`
+		Server  string                  `json:"server"`
+		Resume  *supervisor.ResumeState `json:"resume"`
+	}{FileStoreVersion, server, rs})
 	if err != nil {
 		return fail(err)
 	}
@@ -250,13 +250,7 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 	}
 	defer os.Remove(tmp.Name()) // nothing left to remove after the rename
 	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
+	if err = errors.Join(err, tmp.Sync(), tmp.Close()); err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
