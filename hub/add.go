@@ -115,27 +115,28 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: detail})
 	if !leased {
 		h.queueStart(e.ctx, e.sup)
-		return nil
-	}
-	h.mu.Lock()
-	if !h.closed && e.ctx.Err() == nil {
-		h.workers.Go(func() { h.holdLease(e) })
-	} else {
+	} else if !h.spawn(e.ctx, func() { h.holdLease(e) }) {
 		close(e.leaseDone)
 	}
-	h.mu.Unlock()
 	return nil
+}
+
+// spawn runs f on a goroutine Close and Detach wait for, unless the hub is
+// closed or ctx ended; false then.
+func (h *Hub) spawn(ctx context.Context, f func()) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || ctx.Err() != nil {
+		return false
+	}
+	h.workers.Go(f)
+	return true
 }
 
 // queueStart starts sup, at most Config.MaxStarting at once, unless ctx
 // ends first (its server left, its lease was lost).
 func (h *Hub) queueStart(ctx context.Context, sup *supervisor.Supervisor) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed || ctx.Err() != nil {
-		return
-	}
-	h.workers.Go(func() {
+	h.spawn(ctx, func() {
 		select {
 		case h.starting <- struct{}{}:
 		case <-ctx.Done():
