@@ -42,22 +42,14 @@ func (e *CallError) Error() string {
 			s += fmt.Sprintf("; servers not serving their items now: %s", strings.Join(e.notServing, ", "))
 		}
 	} else {
-		s = fmt.Sprintf("hub: %s %q (%s %q of server %q): %v", e.Op, e.Name, itemWord(e.Op), e.ID, e.Server, e.Err)
+		kind, _, _ := strings.Cut(e.Op, "/") // "tools/call": "tool"
+		item := strings.TrimSuffix(kind, "s")
+		s = fmt.Sprintf("hub: %s %q (%s %q of server %q): %v", e.Op, e.Name, item, e.ID, e.Server, e.Err)
 	}
 	return e.redact.Text(s)
 }
 
 func (e *CallError) Unwrap() error { return e.Err }
-
-func itemWord(op string) string {
-	switch op {
-	case "prompts/get":
-		return "prompt"
-	case "resources/read":
-		return "resource"
-	}
-	return "tool"
-}
 
 // route finds the server and item of a qualified name in m.
 func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallError) {

@@ -261,10 +261,10 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 
 // Delete removes the server's file; see Store.
 func (s *FileStore) Delete(ctx context.Context, server string) error {
-	if err := ctx.Err(); err != nil {
-		return &StoreError{Op: "delete", Server: server, Err: err}
+	err := ctx.Err()
+	if err == nil {
+		err = os.Remove(s.Path(server))
 	}
-	err := os.Remove(s.Path(server))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &StoreError{Op: "delete", Server: server, Err: err}
 	}
