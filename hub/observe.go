@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -64,15 +65,12 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	switch ev.Kind {
 	case events.KindTransition:
 		h.noteFailure(e, ev.Verdict)
-		e.mu.Lock()
 		moved := ev.From != ev.To
 		if moved {
-			e.since = ev.Time
-			if e.since.IsZero() {
-				e.since = h.cfg.Supervisor.Observe.Clock.Now()
-			}
+			e.mu.Lock()
+			e.since = cmp.Or(ev.Time, h.cfg.Supervisor.Observe.Clock.Now())
+			e.mu.Unlock()
 		}
-		e.mu.Unlock()
 		if moved && string(ev.To) == supervisor.Ready.String() {
 			h.refresh(e)
 		}
