@@ -65,7 +65,7 @@ type slot[T any] struct {
 
 // merged is the merged view of one kind (tools, prompts or resources) of
 // every server. An update costs in proportion to the server's items (and
-// the few they collide with); the sorted list is rebuilt when read.
+// the few they collide with); the sorted list is made when read.
 type merged[T any] struct {
 	naming Naming
 	mask   func(string) string
@@ -79,7 +79,8 @@ type merged[T any] struct {
 	// skippedBy: base name -> the claimants that skipped it, placed again
 	// when no item asks for it any more.
 	skippedBy map[string]map[claimant]bool
-	list      []Item[T] // sorted view as last read; nil until read after a change
+	list      []Item[T]       // sorted view as last read; nil before the first read
+	dirty     map[string]bool // names changed since list was built
 }
 
 func newMerged[T any](naming Naming, mask func(string) string, idOf func(*T) (string, string), rename func(*T, string) *T) *merged[T] {
@@ -301,8 +302,13 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 			}
 		}
 	}
-	if !d.Empty() {
-		m.list = nil
+	if m.dirty == nil {
+		m.dirty = map[string]bool{}
+	}
+	for _, names := range [][]string{d.Added, d.Removed, d.Changed} {
+		for _, n := range names {
+			m.dirty[n] = true
+		}
 	}
 	return d
 }
@@ -322,16 +328,34 @@ func (m *merged[T]) lookup(name string) (claimant, bool) {
 }
 
 // items returns the view sorted by qualified name, shared until the next
-// change, rebuilt after one.
+// change; after a change, the last list merged with the changed names, not
+// a sort of the whole (docs/benchmarks.md section 8).
 func (m *merged[T]) items() []Item[T] {
-	if m.list != nil {
+	if m.list != nil && len(m.dirty) == 0 {
 		return m.list
 	}
-	m.list = make([]Item[T], 0, len(m.owner))
-	for name, cl := range m.owner {
-		m.list = append(m.list, Item[T]{Name: name, Server: cl.server, ID: cl.id, Def: m.slots[cl].named})
+	names, n, old := maps.Keys(m.dirty), len(m.dirty), m.list
+	if old == nil || n > len(m.owner)/4 {
+		names, n, old = maps.Keys(m.owner), len(m.owner), nil
 	}
-	slices.SortFunc(m.list, func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) })
+	fresh := make([]Item[T], 0, n)
+	for name := range names {
+		if cl, ok := m.owner[name]; ok {
+			fresh = append(fresh, Item[T]{Name: name, Server: cl.server, ID: cl.id, Def: m.slots[cl].named})
+		}
+	}
+	slices.SortFunc(fresh, func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) })
+	list := make([]Item[T], 0, len(m.owner))
+	for _, it := range old {
+		if m.dirty[it.Name] {
+			continue
+		}
+		for len(fresh) > 0 && fresh[0].Name < it.Name {
+			list, fresh = append(list, fresh[0]), fresh[1:]
+		}
+		list = append(list, it)
+	}
+	m.list, m.dirty = append(list, fresh...), nil
 	return m.list
 }
 
