@@ -12,15 +12,14 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// AddServers adds every supported server of f (see Add) and reports each
-// of f's warnings as a KindConfigWarning event. It returns the errors of the
-// servers it could not add, joined; the others are added all the same.
+// AddServers adds every supported server of f (see Add), each of f's
+// warnings a KindConfigWarning event. It returns the errors of the servers
+// it could not add, joined; the others are added all the same.
 func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 	for _, w := range f.Warnings {
 		h.emit(events.Event{Kind: KindConfigWarning, Server: w.Server, Detail: w.String()})
 	}
-	// Every entry's credentials first (also those not added): a stdio
-	// server started before the server naming a variable must not inherit it.
+	// Every entry's credentials first: no stdio server may inherit them.
 	for _, sc := range slices.Concat(f.Servers, f.Unsupported, f.Disabled) {
 		h.creds.note(sc)
 	}
@@ -33,13 +32,10 @@ func (h *Hub) AddServers(ctx context.Context, f *ServersFile) error {
 	return errors.Join(errs...)
 }
 
-// Add adds a server and queues it to start (at most Config.MaxStarting
-// at once), resuming the state the Store holds for it; a state that cannot
-// be used (corrupt, foreign, refused) starts it fresh after a
-// KindStoreFailed event. With a Leaser it starts standby, and is loaded and
-// started once its lease is acquired.
-//
-// Errors: a *ServerError wrapping ErrDuplicate, ErrNameTooLong,
+// Add adds a server and queues it to start, resuming the state the Store
+// holds for it; a state that cannot be used starts it fresh after a
+// KindStoreFailed event. With a Leaser it stands by until its lease is
+// acquired. Errors: a *ServerError wrapping ErrDuplicate, ErrNameTooLong,
 // ErrServerName, ErrUnsupported, ErrClosed, ErrSharedCredential,
 // ErrUnsetVariable or the supervisor's validation error (a bad URL).
 func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
@@ -76,8 +72,6 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}
 
 	h.redact.AddEndpointSecrets(sc.URL)
-	// The header values, and what their references took, are masked by
-	// the hub's redactor and by the server's supervisor (Secrets).
 	secrets := append(slices.Collect(maps.Values(headers)), took...)
 	for _, v := range append(secrets, slices.Collect(maps.Values(sc.Env))...) {
 		h.redact.AddLikelySecret(v)
@@ -95,7 +89,6 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		h.mu.Unlock()
 		return fail(err)
 	}
-	// A stdio server is a process of this replica's own: never leased.
 	leased := h.leaser != nil && sc.Command == ""
 	var rs *supervisor.ResumeState
 	if leased {
@@ -121,38 +114,45 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}
 	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: detail})
 	if !leased {
-		h.queueStart(startJob{sup: e.sup, ctx: e.ctx})
-		return nil
-	}
-	h.mu.Lock()
-	if !h.closed && e.ctx.Err() == nil {
-		h.workers.Go(func() { h.holdLease(e) })
-	} else {
+		h.queueStart(e.ctx, e.sup)
+	} else if !h.spawn(e.ctx, func() { h.holdLease(e) }) {
 		close(e.leaseDone)
 	}
-	h.mu.Unlock()
 	return nil
 }
 
-// queueStart queues a supervisor to start, on at most Config.MaxStarting
-// starters.
-func (h *Hub) queueStart(j startJob) {
+// spawn runs f on a goroutine Close and Detach wait for, unless the hub is
+// closed or ctx ended; false then.
+func (h *Hub) spawn(ctx context.Context, f func()) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || j.ctx.Err() != nil { // not stopped or removed meanwhile
-		return
+	if h.closed || ctx.Err() != nil {
+		return false
 	}
-	h.pending = append(h.pending, j)
-	if h.starters < h.cfg.MaxStarting {
-		h.starters++
-		h.workers.Go(h.starter)
-	}
+	h.workers.Go(f)
+	return true
 }
 
-// newSupervisor makes a supervisor of the server that resumes rs; when its
-// supervisor refuses rs, one that starts fresh, after a KindStoreFailed
-// event. It returns the state it resumes. With a gate, every request it
-// sends passes the gate.
+// queueStart starts sup, at most Config.MaxStarting at once, unless ctx
+// ends first (its server left, its lease was lost).
+func (h *Hub) queueStart(ctx context.Context, sup *supervisor.Supervisor) {
+	h.spawn(ctx, func() {
+		select {
+		case h.starting <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-h.starting }()
+		if ctx.Err() == nil {
+			sup.Start()
+			settle(ctx, sup)
+		}
+	})
+}
+
+// newSupervisor makes a supervisor of the server that resumes rs, or, when
+// it refuses rs, starts fresh after a KindStoreFailed event; it returns the
+// state it resumes. With a gate, every request passes the gate.
 func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate) (*supervisor.Supervisor, *supervisor.ResumeState, error) {
 	var self *supervisor.Supervisor // set before it starts, read by its sink
 	scfg := h.supervisorConfig(e, rs)
@@ -182,7 +182,7 @@ func resumeDetail(rs *supervisor.ResumeState) string {
 
 // load returns the server's stored resume state, or nil: none, or one that
 // cannot be used (an event says why). The error is the Store's when it
-// could not answer (not ErrNotFound, ErrCorrupt or ErrForeign).
+// could not answer.
 func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeState, error) {
 	if h.cfg.Store == nil || sc.Command != "" { // a process has no state to resume
 		return nil, nil
@@ -202,8 +202,7 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 	case rs == nil:
 		return nil, nil
 	case rs.Endpoint != sc.URL:
-		// Masked by a redactor of its own: registered in the hub's, its
-		// query values (anyone's words) would be masked everywhere.
+		// Its own redactor: in the hub's, its query values would be masked everywhere.
 		var foreign events.Redactor
 		foreign.AddEndpointSecrets(rs.Endpoint)
 		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
@@ -224,8 +223,7 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	}
 	c.Resume = rs
 	c.Observe.Logger = slog.New(events.RedactingHandler(&h.redact, c.Observe.Logger.Handler()))
-	if h.cfg.ServerMiddleware != nil {
-		// Clipped: the template's array is never written to.
+	if h.cfg.ServerMiddleware != nil { // clipped: the template's array stays unwritten
 		c.Client.SendingMiddleware = append(slices.Clip(c.Client.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
 	}
 	c.HTTP.OAuthHandler = e.oauth
@@ -233,33 +231,10 @@ func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.
 	if len(e.headers) > 0 {
 		c.HTTP.HTTPClient = withHeaders(c.HTTP.HTTPClient, e.headers)
 	}
-	if c.Command != nil {
-		// The template's HTTP and stream settings are for its HTTP servers;
-		// a stdio server has neither (supervisor.New refuses them there).
+	if c.Command != nil { // supervisor.New refuses them for stdio
 		c.HTTP, c.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
 	}
 	return c
-}
-
-// starter starts queued servers one after another until none is left.
-func (h *Hub) starter() {
-	for {
-		h.mu.Lock()
-		if len(h.pending) == 0 || h.life.Err() != nil {
-			h.pending = nil
-			h.starters--
-			h.mu.Unlock()
-			return
-		}
-		j := h.pending[0]
-		h.pending = h.pending[1:]
-		h.mu.Unlock()
-		if j.ctx.Err() != nil {
-			continue // removed (or its lease lost) before it started
-		}
-		j.sup.Start()
-		settle(j.ctx, j.sup)
-	}
 }
 
 // settle waits until sup is ready, failed or closed, or ctx ends.

@@ -12,10 +12,9 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// CallError is the error of a call routed by qualified name: which server,
-// which item under which name, and the supervisor's error. When the call
+// CallError is the error of a call routed by qualified name. When the call
 // reached the supervisor, Err is (or wraps) its *supervisor.CallError, so
-// errors.As finds the verdict and the delivery as for a single supervisor.
+// errors.As finds the verdict and the delivery as for one supervisor.
 type CallError struct {
 	// Op is the MCP method: "tools/call", "prompts/get" or "resources/read".
 	Op string
@@ -28,16 +27,13 @@ type CallError struct {
 	// Err is ErrUnknownName, ErrUnknownServer or the supervisor's error.
 	Err error
 
-	redact *events.Redactor
-	// notServing names, for ErrUnknownName, the servers whose items are
-	// not in the merged catalog now (not ready yet, failed, standby), with
-	// their state: the name may be one of theirs.
-	notServing []string
+	redact     *events.Redactor
+	notServing []string // for ErrUnknownName: the servers whose items are not merged now
 }
 
 // Error names the server and the item, e.g. `hub: tools/call "search__find"
-// (tool "find" of server "search"): mcpsup: tools/call "find": rate-limited
-// (HTTP 429 …)`, with the servers' header values masked.
+// (tool "find" of server "search"): …`, masked as the hub's events; for an
+// unknown name, the servers not serving their items now.
 func (e *CallError) Error() string {
 	var s string
 	if e.Server == "" {
@@ -46,22 +42,14 @@ func (e *CallError) Error() string {
 			s += fmt.Sprintf("; servers not serving their items now: %s", strings.Join(e.notServing, ", "))
 		}
 	} else {
-		s = fmt.Sprintf("hub: %s %q (%s %q of server %q): %v", e.Op, e.Name, itemWord(e.Op), e.ID, e.Server, e.Err)
+		kind, _, _ := strings.Cut(e.Op, "/") // "tools/call": "tool"
+		item := strings.TrimSuffix(kind, "s")
+		s = fmt.Sprintf("hub: %s %q (%s %q of server %q): %v", e.Op, e.Name, item, e.ID, e.Server, e.Err)
 	}
 	return e.redact.Text(s)
 }
 
 func (e *CallError) Unwrap() error { return e.Err }
-
-func itemWord(op string) string {
-	switch op {
-	case "prompts/get":
-		return "prompt"
-	case "resources/read":
-		return "resource"
-	}
-	return "tool"
-}
 
 // route finds the server and item of a qualified name in m.
 func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallError) {
@@ -88,8 +76,7 @@ func call[T, R any](h *Hub, m *merged[T], op, name string, do func(sup *supervis
 	}
 	res, err := do(e.current(), id)
 	if err != nil {
-		// Health's last verdict is the call's as soon as the caller has
-		// it: the call-failed event reaches the hub's sink later.
+		// Before the call-failed event: Health has it when the caller does.
 		if sce, ok := errors.AsType[*supervisor.CallError](err); ok {
 			h.noteFailure(e, sce.Verdict)
 		}
@@ -98,9 +85,8 @@ func call[T, R any](h *Hub, m *merged[T], op, name string, do func(sup *supervis
 	return res, nil
 }
 
-// notServing names the servers that are not ready, or stand by for another
-// replica, each as [describeServers] does: what an unknown name's error
-// lists, since their items are not in the merged catalog.
+// notServing describes the servers not ready or standing by, whose items
+// are not in the merged catalog.
 func (h *Hub) notServing() []string {
 	var out []Health
 	for _, hl := range h.Health() {
@@ -113,14 +99,11 @@ func (h *Hub) notServing() []string {
 }
 
 // CallTool calls the tool of the merged catalog named params.Name (a
-// qualified name) on its server, with params.Name replaced by the tool's own
-// name; the call then behaves as supervisor.Supervisor.CallTool: it waits
-// for a recovering server, and it is sent once more only when
-// Config.Supervisor.Resend is supervisor.ResendSafe and its failure is
-// Resendable (with the default, ResendNever, it is never replayed; the
-// hub itself never sends a call again). Errors are *CallError: the name
-// unknown in the merged catalog (ErrUnknownName, nothing sent), or the
-// supervisor's *supervisor.CallError wrapped.
+// qualified name) on its server under its own name, as
+// supervisor.Supervisor.CallTool does (waiting for a recovering server,
+// resent only as Config.Supervisor.Resend allows; the hub never resends).
+// Errors are *CallError: ErrUnknownName (nothing sent), or the supervisor's
+// *supervisor.CallError wrapped.
 func (h *Hub) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if params == nil {
 		return nil, errors.New("hub: CallTool: nil params")
@@ -154,10 +137,9 @@ func (h *Hub) ReadResource(ctx context.Context, name string) (*mcp.ReadResourceR
 	})
 }
 
-// Tools returns the merged tool catalog sorted by qualified name. The slice
-// is shared until the next change: do not modify it. A server that is
-// recovering keeps its items (calls to them wait for it, as on the
-// supervisor); Health says which servers are ready.
+// Tools returns the merged tool catalog sorted by qualified name, shared
+// until the next change: do not modify it. A recovering server keeps its
+// items (calls to them wait for it); Health says which servers are ready.
 func (h *Hub) Tools() []Tool { return mergedView(h, h.tools) }
 
 // Prompts returns the merged prompts sorted by qualified name (shared, as
@@ -175,8 +157,7 @@ func mergedView[T any](h *Hub, m *merged[T]) []Item[T] {
 }
 
 // MCPTools returns the merged tools as go-sdk tools named by their
-// qualified names, ready to hand to a model. The tools are shared: do not
-// modify them.
+// qualified names (shared: do not modify them).
 func (h *Hub) MCPTools() []*mcp.Tool {
 	ts := h.Tools()
 	out := make([]*mcp.Tool, len(ts))

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,27 +36,23 @@ type ServerConfig struct {
 	// Headers are sent with every request to this server alone
 	// ("headers"). A value may reference environment variables, ${NAME} or
 	// VS Code's ${env:NAME}, read by Config.LookupEnv at Add (unset:
-	// ErrUnsetVariable); Headers keeps the values as written. The values,
-	// as written and as read, are credentials: masked in events, logs and
-	// errors (those of at least events.MinSessionIDLen bytes wherever they
-	// appear). From the Add (or AddServers) that names it on, no stdio
-	// server's process inherits a referenced variable from the hub's
-	// environment (its own Env may set it).
+	// ErrUnsetVariable). The values, as written and as read, are
+	// credentials: masked in events, logs and errors; and from the Add that
+	// names it on, no stdio server inherits a referenced variable from the
+	// hub's environment (its own Env may set it).
 	Headers map[string]string
-	// Command, Args, Env and Cwd describe a stdio server ("command",
-	// "args", "env", "cwd"): the program (looked up in PATH when it has no
-	// slash), its arguments, the variables added to the hub's environment
-	// (see Headers), its working directory (default the hub's). Env values
-	// are credentials, like header values.
+	// Command, Args, Env and Cwd describe a stdio server: the program
+	// (looked up in PATH without a slash), its arguments, the variables
+	// added to the hub's environment (values masked as header values), its
+	// working directory (default the hub's).
 	Command string
 	Args    []string
 	Env     map[string]string
 	Cwd     string
-	// Disabled is "disabled": true: kept but not started
-	// (ServersFile.Disabled).
+	// Disabled: kept but not started (ServersFile.Disabled).
 	Disabled bool
-	// Extra holds the fields the hub does not know, as written, for the host
-	// that does (e.g. "timeout", "alwaysAllow").
+	// Extra holds the fields the hub does not know, as written (e.g.
+	// "timeout", "alwaysAllow").
 	Extra map[string]json.RawMessage
 }
 
@@ -92,24 +89,20 @@ func (sc ServerConfig) Supported() (ok bool, reason string) {
 	return true, ""
 }
 
-// ServersFile is a parsed mcpServers file, the JSON that Claude Desktop,
-// Cursor and VS Code read:
+// ServersFile is a parsed mcpServers file, as Claude Desktop, Cursor and VS
+// Code read it (VS Code's "servers" key when "mcpServers" is absent):
 //
 //	{"mcpServers": {"search": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}}}}
-//
-// (VS Code's "servers" key is read the same way when "mcpServers" is absent).
 type ServersFile struct {
 	// Servers are the entries the hub can connect to, sorted by name.
 	Servers []ServerConfig
-	// Unsupported are the entries it cannot (legacy SSE, no URL or
-	// command, both), sorted by name; Warnings say why.
+	// Unsupported are those it cannot (see Supported), sorted by name.
 	Unsupported []ServerConfig
-	// Disabled are the entries marked "disabled": true, sorted by name: not
-	// connected, and not checked further.
+	// Disabled are those marked "disabled": true, sorted by name, not
+	// checked further.
 	Disabled []ServerConfig
 	// Warnings report what was kept but not used: unknown fields,
-	// unsupported and disabled entries, a name repeated in its object (the
-	// last is taken). None is fatal.
+	// unsupported and disabled entries, repeated names (the last taken).
 	Warnings []Warning
 	// Extra holds the unknown top-level fields, as written.
 	Extra map[string]json.RawMessage
@@ -151,9 +144,9 @@ func (e *ConfigError) Error() string {
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadServers reads and parses the servers file at path (see ParseServers).
-// A path that is not a regular file is refused without waiting on it (a
-// *ConfigError wrapping ErrNotRegularFile); one that cannot be opened is
-// the os error.
+// A path that is not a regular file is a *ConfigError wrapping
+// ErrNotRegularFile, refused without waiting on it; one that cannot be
+// opened, the os error.
 func LoadServers(path string) (*ServersFile, error) {
 	f, err := openRegular(path)
 	if errors.Is(err, ErrNotRegularFile) {
@@ -217,24 +210,19 @@ func ParseServers(data []byte) (*ServersFile, error) {
 		if sc.Disabled {
 			out.Disabled = append(out.Disabled, sc)
 			out.Warnings = append(out.Warnings, Warning{Server: name, Reason: `"disabled": true, not connected`})
-			continue
-		}
-		if ok, why := sc.Supported(); !ok {
+		} else if ok, why := sc.Supported(); !ok {
 			out.Unsupported = append(out.Unsupported, sc)
 			out.Warnings = append(out.Warnings, Warning{Server: name, Reason: "not connected: " + why})
-			continue
+		} else {
+			out.Servers = append(out.Servers, sc)
 		}
-		out.Servers = append(out.Servers, sc)
 	}
 	byName := func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) }
 	slices.SortFunc(out.Servers, byName)
 	slices.SortFunc(out.Unsupported, byName)
 	slices.SortFunc(out.Disabled, byName)
 	slices.SortFunc(out.Warnings, func(a, b Warning) int {
-		if c := strings.Compare(a.Server, b.Server); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Field, b.Field)
+		return cmp.Or(strings.Compare(a.Server, b.Server), strings.Compare(a.Field, b.Field))
 	})
 	return out, nil
 }
@@ -334,10 +322,8 @@ func cutText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// command is the stdio.Command of a stdio entry, on the template's
-// bounds (grace periods, stderr tail, line bound); nil for an HTTP entry.
-// Env entries are sorted by key, so a config gives the same process
-// environment whatever its order.
+// command is the stdio.Command of a stdio entry on the template's bounds,
+// its Env sorted by key; nil for an HTTP entry.
 func (sc ServerConfig) command(template *stdio.Command) *stdio.Command {
 	if sc.Command == "" {
 		return nil

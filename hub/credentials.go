@@ -3,6 +3,7 @@ package hub
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"sync"
@@ -13,8 +14,8 @@ import (
 var headerVar = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expandHeaders returns headers with every ${NAME} (or ${env:NAME})
-// replaced by lookup's value, and the values taken (secrets). An unset
-// variable is an error wrapping ErrUnsetVariable naming it, never a value.
+// replaced by lookup's value, and the values taken; an unset variable is an
+// error wrapping ErrUnsetVariable naming it.
 func expandHeaders(headers map[string]string, lookup func(string) (string, bool)) (map[string]string, []string, error) {
 	if len(headers) == 0 {
 		return nil, nil, nil
@@ -39,18 +40,6 @@ func expandHeaders(headers map[string]string, lookup func(string) (string, bool)
 	return out, took, nil
 }
 
-// headerVarNames returns the names of the variables headers' values
-// reference (${NAME} or ${env:NAME}).
-func headerVarNames(headers map[string]string) []string {
-	var names []string
-	for _, v := range headers {
-		for _, m := range headerVar.FindAllStringSubmatch(v, -1) {
-			names = append(names, m[1])
-		}
-	}
-	return names
-}
-
 // credentialVars are the variables the servers' headers reference, which
 // no stdio server inherits, for the hub's life. Safe for concurrent use.
 type credentialVars struct {
@@ -60,23 +49,20 @@ type credentialVars struct {
 
 // note takes the variables sc's headers reference for credentials.
 func (v *credentialVars) note(sc ServerConfig) {
-	names := headerVarNames(sc.Headers)
-	if len(names) == 0 {
-		return
-	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.names == nil {
-		v.names = map[string]bool{}
-	}
-	for _, n := range names {
-		v.names[n] = true
+	for _, value := range sc.Headers {
+		for _, m := range headerVar.FindAllStringSubmatch(value, -1) {
+			if v.names == nil {
+				v.names = map[string]bool{}
+			}
+			v.names[m[1]] = true
+		}
 	}
 }
 
-// inherit is a stdio server's stdio.Command.Inherit: a variable is
-// inherited when no server's headers reference it and the host's own
-// filter, if any, keeps it.
+// inherit is a stdio server's stdio.Command.Inherit: no variable a
+// server's headers reference, and what the host's filter, if any, keeps.
 func (v *credentialVars) inherit(host func(string) bool) func(string) bool {
 	return func(name string) bool {
 		v.mu.Lock()
@@ -84,4 +70,42 @@ func (v *credentialVars) inherit(host func(string) bool) func(string) bool {
 		v.mu.Unlock()
 		return !credential && (host == nil || host(name))
 	}
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	for k, vs := range t.headers {
+		r.Header[k] = vs
+	}
+	return t.base.RoundTrip(r)
+}
+
+// withHeaders returns a copy of c whose transport sets headers on every
+// request.
+func withHeaders(c *http.Client, headers map[string]string) *http.Client {
+	hs := make(http.Header, len(headers))
+	for k, v := range headers {
+		hs.Set(k, v)
+	}
+	return wrapClient(c, func(base http.RoundTripper) http.RoundTripper { return &headerTransport{base: base, headers: hs} })
+}
+
+// wrapClient returns a copy of c (nil: a client on http.DefaultTransport)
+// whose transport is wrap of c's.
+func wrapClient(c *http.Client, wrap func(base http.RoundTripper) http.RoundTripper) *http.Client {
+	var cp http.Client
+	if c != nil {
+		cp = *c
+	}
+	if cp.Transport == nil {
+		cp.Transport = http.DefaultTransport
+	}
+	cp.Transport = wrap(cp.Transport)
+	return &cp
 }

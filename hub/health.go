@@ -1,29 +1,151 @@
 package hub
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
+
+// WaitMode says what WaitReady waits for.
+type WaitMode uint8
+
+const (
+	// All waits until every server of the hub is ready; it gives up
+	// (NotReadyError) as soon as one server failed for good.
+	All WaitMode = iota
+	// Any waits until at least one server is ready.
+	Any
+	// Settled waits until every server is ready, failed for good or
+	// standing by for another replica's lease: Health says which serve.
+	Settled
+)
+
+// WaitReady blocks until every server (All) or one (Any) is ready and its
+// catalog merged, or every server settled (Settled). It returns a
+// *NotReadyError (ErrNotReady) when ctx ends first or the wait can no
+// longer succeed (a terminal failed state; Any: no servers); ErrClosed once
+// the hub is closed.
+func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
+	for {
+		h.mu.Lock()
+		ch, closed, all := h.changed, h.closed, slices.Collect(maps.Values(h.servers))
+		h.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		ready, hopeless := 0, 0
+		var waiting []Health // not ready; for Settled, not settled
+		for _, e := range all {
+			hl := h.health(e)
+			switch {
+			case e.ready():
+				ready++
+			case hl.State == supervisor.Closed || hl.State == supervisor.Failed && !hl.Retrying():
+				hopeless++
+				if mode != Settled {
+					waiting = append(waiting, hl)
+				}
+			case mode != Settled || hl.Lease != LeaseStandby:
+				waiting = append(waiting, hl)
+			}
+		}
+		done, failed := ready == len(all), hopeless > 0
+		switch mode {
+		case Any:
+			done, failed = ready > 0, hopeless == len(all)
+		case Settled:
+			done, failed = len(waiting) == 0, false
+		}
+		if done {
+			return nil
+		}
+		var err error
+		if !failed {
+			select { // every transition notifies
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		return &NotReadyError{Mode: mode, Servers: sortHealth(waiting), Err: err, redact: &h.redact}
+	}
+}
+
+// NotReadyError is WaitReady's failure: the servers not ready (for
+// Settled, not settled). Its text, redacted as the hub's events, names at
+// most 8 as "name (state, reason, lease, last failure)".
+type NotReadyError struct {
+	Mode    WaitMode
+	Servers []Health
+	Err     error // the context's error, when it ended the wait
+
+	redact *events.Redactor
+}
+
+func (e *NotReadyError) Error() string {
+	s := "hub: not ready:"
+	for _, d := range describeServers(e.Servers) {
+		s += " " + d
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return e.redact.Text(s)
+}
+
+// maxListedServers bounds the servers an error's text lists.
+const maxListedServers = 8
+
+// describeServers names at most maxListedServers of hs, then how many more.
+func describeServers(hs []Health) []string {
+	var out []string
+	for i, hl := range hs {
+		if i == maxListedServers {
+			out = append(out, fmt.Sprintf("and %d more", len(hs)-i))
+			break
+		}
+		s := fmt.Sprintf("%s (%s", hl.Server, hl.State)
+		if hl.Reason != "" {
+			s += ", " + string(hl.Reason)
+		}
+		if hl.Lease == LeaseStandby {
+			s += ", lease standby: another replica serves it"
+		}
+		if hl.Verdict.Class != classify.None {
+			s += ", last failure " + hl.Verdict.Described()
+		}
+		out = append(out, s+")")
+	}
+	return out
+}
+
+func (e *NotReadyError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrNotReady, e.Err}
+	}
+	return []error{ErrNotReady}
+}
 
 // Health is one server's condition as a value.
 type Health struct {
 	Server string
 	// State is the supervisor's state.
 	State supervisor.State
-	// Since is when it entered State (the event's time, on the supervisor's
-	// clock).
+	// Since is when it entered State, on the supervisor's clock.
 	Since time.Time
 	// Reason is why a terminal failed state is terminal ("unauthorized",
 	// "canceled", "budget-spent", "churn"), else "".
 	Reason supervisor.Reason
-	// Verdict is the server's last failure (a transition's or a failed
-	// call's), never of class canceled (the caller's, not the server's);
-	// the zero verdict when none.
+	// Verdict is the server's last failure (a transition's or a call's),
+	// never of class canceled (the caller's); zero when none.
 	Verdict classify.Verdict
 	// Generation is the session generation; SessionsOpened the sessions
 	// that opened.
@@ -37,9 +159,8 @@ type Health struct {
 	Lease LeaseState
 }
 
-// noteFailure keeps v as the server's last failure (Health.Verdict) when
-// it is a failure and not the caller's (class canceled): the one writer of
-// entry.verdict, for transitions, call-failed events and calls' errors.
+// noteFailure keeps v as the server's last failure (Health.Verdict) unless
+// it is none or the caller's (class canceled).
 func (h *Hub) noteFailure(e *entry, v classify.Verdict) {
 	if v.Class == classify.None || v.Class == classify.Canceled {
 		return
@@ -52,8 +173,7 @@ func (h *Hub) noteFailure(e *entry, v classify.Verdict) {
 // Ready reports whether the server is ready.
 func (hl Health) Ready() bool { return hl.State == supervisor.Ready }
 
-// Retrying reports a failed server tried again on its backoff (no
-// terminal Reason).
+// Retrying reports a failed server tried again on its backoff.
 func (hl Health) Retrying() bool {
 	return hl.State == supervisor.Failed && hl.Reason == supervisor.ReasonNone
 }

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,53 +28,47 @@ type Config struct {
 	// Supervisor is the template of every server's supervisor.Config. Per
 	// server the hub sets Name, Endpoint or Command (on the template
 	// Command's bounds, its Inherit withholding the variables the servers'
-	// headers reference), Resume, Events, HTTP.OAuthHandler (Credentials'),
-	// Observe.Secrets and, with headers, HTTP.HTTPClient (a copy adding
-	// them); Observe.Logger is wrapped to mask the secrets. A stdio server
-	// gets no HTTP and no Stream (they are the HTTP servers'). The rest
-	// reaches every server, so the template carries no credential: its
-	// HTTP.OAuthHandler must be nil (else ErrSharedCredential) and its
-	// HTTPClient adds none.
+	// headers reference), Resume, Events, HTTP.OAuthHandler, Observe.Secrets
+	// and, with headers, HTTP.HTTPClient (a copy adding them); it wraps
+	// Observe.Logger to mask the secrets, and a stdio server gets no HTTP and
+	// no Stream. The rest reaches every server, so it carries no credential:
+	// HTTP.OAuthHandler set is ErrSharedCredential.
 	Supervisor supervisor.Config
-	// Credentials, when set, gives each server its own OAuth handler
-	// (nil: none), called once per server on the goroutine of Add: a token
-	// is issued for one server (MCP 2025-11-25, basic/authorization.mdx,
-	// Token Audience Binding). Default nil: no server has OAuth.
+	// Credentials, when set, gives each server its own OAuth handler (nil:
+	// none), called once per server on Add's goroutine: a token is issued
+	// for one server (MCP 2025-11-25, basic/authorization.mdx, Token
+	// Audience Binding). Default nil: no server has OAuth.
 	Credentials func(sc ServerConfig) auth.OAuthHandler
-	// LookupEnv reads the environment variables header values reference
-	// (see ServerConfig.Headers). Default os.LookupEnv.
+	// LookupEnv reads the variables header values reference (see
+	// ServerConfig.Headers). Default os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
-	// ServerMiddleware, when set, is called with the server's name for
-	// every supervisor the hub makes; its result (nil: none) is added
-	// after the template's SendingMiddleware.
-	// mcpsupotel.Observer.Middleware fits it as is. Default none.
+	// ServerMiddleware, when set, gives each server's supervisor a
+	// middleware (nil: none) after the template's SendingMiddleware;
+	// mcpsupotel.Observer.Middleware fits it. Default none.
 	ServerMiddleware func(server string) mcp.Middleware
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming
-	// Store keeps each server's resume state across runs (FileStore is the
-	// default implementation). Default nil: nothing is loaded or saved.
+	// Store keeps each server's resume state across runs (see Store).
+	// Default nil: nothing is loaded or saved.
 	Store Store
 	// StoreTimeout bounds each Store operation. Default 10s.
 	StoreTimeout time.Duration
-	// Lease sets the lease rule, used when Store implements Leaser (see
-	// LeaseConfig). A stdio server, a process of each replica's own, is
-	// never leased.
+	// Lease is the lease rule, used when Store implements Leaser; a stdio
+	// server (each replica's own process) is never leased.
 	Lease LeaseConfig
-	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog in the
-	// merged view (tools, prompts and resources together; bytes of their
-	// JSON). One over either is not merged: the server's items stay those
-	// merged before, and a KindCatalogRefused event says what was over.
-	// Defaults 30,000 items and 32 MiB.
+	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog
+	// (tools, prompts and resources together; bytes of their JSON). One
+	// over either is not merged: the items merged before stay, and a
+	// KindCatalogRefused event says what was over. Defaults 30,000 and 32 MiB.
 	MaxCatalogItems int
 	MaxCatalogBytes int64
-	// MaxStarting bounds how many servers make their first connection at
-	// once; the next one starts when one of them is ready or failed.
-	// Default 8.
+	// MaxStarting bounds the servers making their first connection at
+	// once; the next starts when one is ready or failed. Default 8.
 	MaxStarting int
-	// Events receives every event of every server (Server set) and the
-	// hub's own, from many goroutines at once (see
-	// supervisor.Config.Observe.Events). It may read the hub but must not call
-	// Remove, Close or Detach, which wait for it. Default: discarded.
+	// Events receives every server's events (Server set) and the hub's own
+	// (the Kind constants), from many goroutines at once. It may read the
+	// hub but must not call Remove, Close or Detach, which wait for it.
+	// Default: discarded.
 	Events events.Sink
 }
 
@@ -110,35 +105,32 @@ func (c Config) withDefaults() Config {
 var (
 	// ErrClosed: the hub was closed or detached.
 	ErrClosed = errors.New("hub: closed")
-	// ErrDuplicate: a server of that name is already in the hub, being
-	// added, or being removed (its Remove has not returned).
+	// ErrDuplicate: a server of that name is in the hub, being added or
+	// being removed.
 	ErrDuplicate = errors.New("hub: server already added")
 	// ErrUnknownServer: no server of that name is in the hub.
 	ErrUnknownServer = errors.New("hub: unknown server")
 	// ErrUnknownName: no item has that qualified name in the merged
-	// catalog; nothing was sent. The *CallError's text names the servers
-	// whose items are not in it now (not ready, standby), with their state.
+	// catalog; nothing was sent.
 	ErrUnknownName = errors.New("hub: unknown qualified name")
 	// ErrUnsupported: the server's entry cannot be connected to (see
 	// ServerConfig.Supported).
 	ErrUnsupported = errors.New("hub: unsupported server")
-	// ErrNameTooLong: the server's name is longer than
-	// events.MaxNameBytes, the bound of a name an event carries.
+	// ErrNameTooLong: the server's name is longer than events.MaxNameBytes.
 	ErrNameTooLong = errors.New("hub: server name too long")
-	// ErrNotReady: WaitReady found no way to the readiness it waited for
-	// (servers in a terminal failed state), or its context ended first.
+	// ErrNotReady: WaitReady's readiness became impossible, or its context
+	// ended first.
 	ErrNotReady = errors.New("hub: not ready")
 	// ErrServerName: the server's namespace (see Naming) is empty, longer
 	// than MaxNamespaceLen, or begins another server's or is begun by it.
 	ErrServerName = errors.New("hub: the server's names would not be its own")
-	// ErrSharedCredential: Config.Supervisor.OAuthHandler is set, and would
-	// send one server's token to every server ("MCP clients MUST NOT send
-	// tokens to the MCP server other than ones issued by the MCP server's
+	// ErrSharedCredential: Config.Supervisor.HTTP.OAuthHandler is set and
+	// would send one server's token to every server ("MUST NOT send tokens
+	// to the MCP server other than ones issued by the MCP server's
 	// authorization server": MCP 2025-11-25, basic/authorization.mdx, Token
-	// Handling). Give each server its own with Config.Credentials.
+	// Handling). Config.Credentials gives each its own.
 	ErrSharedCredential = errors.New("hub: the template's OAuthHandler would reach every server: set Config.Credentials instead")
-	// ErrUnsetVariable: a header value names an environment variable that
-	// is not set (see ServerConfig.Headers).
+	// ErrUnsetVariable: a header value names an unset environment variable.
 	ErrUnsetVariable = errors.New("hub: header names an unset environment variable")
 )
 
@@ -154,14 +146,14 @@ func (e *ServerError) Error() string {
 }
 func (e *ServerError) Unwrap() error { return e.Err }
 
-// Hub shows a set of supervisors by server name as one (see the package
-// doc). All methods are safe for concurrent use; Close and Detach wait for
-// every goroutine the hub started and for every supervisor.
+// Hub shows a set of supervisors by server name as one. All methods are
+// safe for concurrent use; Close and Detach wait for every goroutine the
+// hub started and for every supervisor.
 type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values
 	creds  credentialVars  // the variables the servers' headers reference
-	life   context.Context // ends on Close or Detach: stops the starters
+	life   context.Context // ends on Close or Detach
 	end    context.CancelFunc
 	saves  *saver
 	leaser Leaser // Config.Store, when it grants leases
@@ -171,8 +163,7 @@ type Hub struct {
 	taken    takenNames // the servers' names and those being added or removed
 	closed   bool
 	changed  chan struct{} // closed and replaced on every state change
-	pending  []startJob    // waiting to start
-	starters int
+	starting chan struct{} // a slot per server starting (Config.MaxStarting)
 	workers  sync.WaitGroup
 
 	catMu     sync.Mutex
@@ -207,9 +198,8 @@ type entry struct {
 
 // current returns the server's supervisor of this term.
 func (e *entry) current() *supervisor.Supervisor {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.sup
+	sup, _ := e.term()
+	return sup
 }
 
 // term returns the supervisor and the lease of this term.
@@ -248,41 +238,23 @@ func (e *entry) ready() bool {
 	return e.merged == sup.Generation()
 }
 
-// startJob is a supervisor waiting to start; ctx ends when it no longer
-// should (its server left, its lease was lost).
-type startJob struct {
-	sup *supervisor.Supervisor
-	ctx context.Context
-}
-
 // New returns an empty hub.
 func New(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	life, end := context.WithCancel(context.Background())
-	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{})}
+	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{}), starting: make(chan struct{}, cfg.MaxStarting)}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
 	h.leaser, _ = cfg.Store.(Leaser)
-	h.tools = newMerged(cfg.Naming, func(t *mcp.Tool) string { return t.Name }, masked(h, func(t *mcp.Tool) string { return t.Name }),
+	// Qualified names are made with the servers' registered secrets masked
+	// (not the redactor's patterns, which would rewrite ordinary names).
+	mask := h.redact.MaskSecrets
+	h.tools = newMerged(cfg.Naming, mask, func(t *mcp.Tool) (string, string) { return t.Name, t.Name },
 		func(t *mcp.Tool, n string) *mcp.Tool { c := *t; c.Name = n; return &c })
-	h.prompts = newMerged(cfg.Naming, func(p *mcp.Prompt) string { return p.Name }, masked(h, func(p *mcp.Prompt) string { return p.Name }),
+	h.prompts = newMerged(cfg.Naming, mask, func(p *mcp.Prompt) (string, string) { return p.Name, p.Name },
 		func(p *mcp.Prompt, n string) *mcp.Prompt { c := *p; c.Name = n; return &c })
-	h.resources = newMerged(cfg.Naming, func(r *mcp.Resource) string { return r.URI }, masked(h, resourceLabel),
+	h.resources = newMerged(cfg.Naming, mask, func(r *mcp.Resource) (string, string) { return r.URI, cmp.Or(r.Name, r.URI) },
 		func(r *mcp.Resource, n string) *mcp.Resource { c := *r; c.Name = n; return &c })
 	return h
-}
-
-// masked is label with the servers' registered secrets masked (not the
-// redactor's patterns, which would rewrite ordinary names): a secret in an
-// item's name would otherwise reach its qualified name, past the redactor.
-func masked[T any](h *Hub, label func(*T) string) func(*T) string {
-	return func(it *T) string { return h.redact.MaskSecrets(label(it)) }
-}
-
-func resourceLabel(r *mcp.Resource) string {
-	if r.Name != "" {
-		return r.Name
-	}
-	return r.URI
 }
 
 func (h *Hub) notifyLocked() {

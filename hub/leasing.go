@@ -25,22 +25,22 @@ const (
 	KindLeaseLost events.Kind = "lease-lost"
 )
 
-// The lease rule's fractions of LeaseConfig.TTL (documented there).
+// The lease rule's fractions of LeaseConfig.TTL.
 const (
 	renewDiv        = 3  // renew every TTL/3
-	renewRetryDiv   = 12 // a failed renewal is tried again after TTL/12
-	acquireSlackDiv = 50 // a held lease is tried again TTL/50 after it would end
-	acquireMinDiv   = 20 // after losing its lease to another, a replica waits TTL/20
-	acquireErrDiv   = 10 // an unreachable leaser: after TTL/10, doubling to TTL
+	renewRetryDiv   = 12 // a failed renewal again after TTL/12
+	acquireSlackDiv = 50 // a held lease tried again TTL/50 after it would end
+	acquireMinDiv   = 20 // after losing the lease to another, wait TTL/20
+	acquireErrDiv   = 10 // an unreachable leaser: TTL/10, doubling to TTL
 )
 
-// holdDeadline is when a hold whose last accepted renewal (or acquisition)
-// was sent at sent ends: TTL*3/4 later.
+// holdDeadline is when a hold ends whose last accepted renewal (or
+// acquisition) was sent at sent.
 func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
 
 // holdLease is the server's lease loop (LeaseConfig): acquire, serve
 // while held, try again after a loss. It returns when the server leaves the
-// hub, with the term as it was (leave stops it and releases the lease).
+// hub, the term left for leave to end.
 func (h *Hub) holdLease(e *entry) {
 	defer close(e.leaseDone)
 	ttl := h.cfg.Lease.ttl()
@@ -57,11 +57,9 @@ func (h *Hub) holdLease(e *entry) {
 		lease, err := h.leaser.Acquire(ctx, e.name, ttl)
 		cancel()
 		if err == nil && lease == nil {
-			err = ErrNoLease // the leaser broke its contract: nothing is held
+			err = ErrNoLease
 		}
-		if lease != nil && (err != nil || e.ctx.Err() != nil) {
-			// Given back: a lease with an error broke the contract too
-			// (the error decides), or the server left meanwhile.
+		if lease != nil && (err != nil || e.ctx.Err() != nil) { // the error decides
 			h.releaseLease(context.Background(), e.name, lease)
 		}
 		if e.ctx.Err() != nil {
@@ -69,9 +67,8 @@ func (h *Hub) holdLease(e *entry) {
 		}
 		if err != nil {
 			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
-				// Come back when the holder's lease would end.
 				left := held.Remaining
-				if left <= 0 { // unknown (a lease without expiry): as if unreachable
+				if left <= 0 { // unknown: as if unreachable
 					left = ttl / acquireErrDiv
 				}
 				retry = sent.Add(min(left+ttl/acquireSlackDiv, ttl))
@@ -97,8 +94,7 @@ func (h *Hub) holdLease(e *entry) {
 
 // serve runs one term: load the state, start the supervisor, renew until
 // the lease is lost (then detach, save fenced, release, and return whether
-// another replica took it and when the hold ended) or the server leaves
-// the hub (then return with the term in place).
+// another replica took it and when the hold ended) or the server leaves.
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Observe.Clock
 	deadline := holdDeadline(sent, ttl)
@@ -118,7 +114,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	gate := &holdGate{server: e.name, clock: clock}
 	gate.extend(deadline)
 	sup, rs, err := h.newSupervisor(e, rs, gate)
-	if err != nil { // the URL was valid when the server was added: cannot happen
+	if err != nil { // validated at Add
 		h.storeFailed("acquire", e.name, err)
 		h.releaseLease(context.Background(), e.name, lease)
 		return false, clock.Now()
@@ -129,7 +125,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	_ = standby.Close() // never started: nothing to end
 	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
 	h.notify()
-	h.queueStart(startJob{sup: sup, ctx: termCtx})
+	h.queueStart(termCtx, sup)
 
 	next := sent.Add(ttl / renewDiv)
 	why := ""
@@ -140,7 +136,11 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			break
 		}
 		if now.Before(next) {
-			if !sleepUntil(e.ctx, clock, minTime(next, deadline)) {
+			wake := next
+			if deadline.Before(next) {
+				wake = deadline
+			}
+			if !sleepUntil(e.ctx, clock, wake) {
 				return false, now
 			}
 			continue
@@ -203,16 +203,9 @@ func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 	}
 }
 
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
 // sleepUntil waits on clock until the time until; false when ctx ended
-// first. The clock is read again once the timer exists: its timers are
-// relative, and a clock moved past until meanwhile ends the wait at once.
+// first. The clock is read again once the (relative) timer exists, so a
+// clock moved past until meanwhile ends the wait at once.
 func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) bool {
 	d := until.Sub(clock.Now())
 	if d <= 0 {
@@ -231,8 +224,8 @@ func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) boo
 	}
 }
 
-// holdGate carries a term's requests while its hold lasts and refuses
-// every one after, on the hub's clock, whatever goroutine sends it.
+// holdGate passes a term's requests while its hold lasts and refuses every
+// one after, on the hub's clock.
 type holdGate struct {
 	server string
 	clock  clockwork.Clock
@@ -270,3 +263,97 @@ func (g *holdGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return g.base.RoundTrip(req)
 }
+
+// Leaser is a Store shared by replicas that also grants leases: the right
+// to serve one server, held by one replica at a time. Safe for concurrent
+// use.
+type Leaser interface {
+	Store
+	// Acquire takes the server's lease for ttl: a *LeaseHeldError when
+	// another replica holds it; any other error, the leaser not reached.
+	Acquire(ctx context.Context, server string, ttl time.Duration) (Lease, error)
+}
+
+// Lease is one replica's hold on one server: its fencing token and the
+// writes only the holder may make. Each method is used from one goroutine
+// at a time, but Save and Delete may run while Renew does.
+type Lease interface {
+	// Token is the fencing token: larger than every token of the server's
+	// lease handed out before (while the leaser keeps its data).
+	Token() uint64
+	// Renew extends the lease by its TTL from when the leaser takes the
+	// request: ErrLeaseLost when another replica acquired it; any other
+	// error, the leaser not reached. restored: the leaser had lost the
+	// lease and its data (restarted empty) and took it again.
+	Renew(ctx context.Context) (restored bool, err error)
+	// Save replaces the server's resume state, fenced: ErrLeaseLost once
+	// another replica acquired the lease.
+	Save(ctx context.Context, rs *supervisor.ResumeState) error
+	// Delete removes the server's resume state, fenced like Save.
+	Delete(ctx context.Context) error
+	// Release gives the lease up (one no longer held is not an error).
+	Release(ctx context.Context) error
+}
+
+// Lease errors; test with errors.Is.
+var (
+	// ErrLeaseHeld: another replica holds the server's lease.
+	ErrLeaseHeld = errors.New("hub: lease held by another replica")
+	// ErrLeaseLost: a renewal or a fenced write was refused.
+	ErrLeaseLost = errors.New("hub: lease lost")
+	// ErrNoLease: Acquire returned neither a lease nor an error.
+	ErrNoLease = errors.New("hub: Acquire returned neither a lease nor an error")
+)
+
+// LeaseHeldError is Acquire's refusal: the server's lease is held by
+// another replica for Remaining more (0 when unknown).
+type LeaseHeldError struct {
+	Server    string
+	Remaining time.Duration
+}
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("hub: lease of %q held by another replica for %v more", e.Server, e.Remaining)
+}
+
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
+// LeaseConfig sets the lease rule, used when Config.Store implements
+// Leaser; the zero value is ready to use. Per server: acquire, then load
+// and start; renew every TTL/3 (a failed renewal again after TTL/12); with
+// no renewal accepted TTL*3/4 after the last accepted one was sent, or one
+// refused, detach, leave the merged catalog, save fenced, release
+// (KindLeaseLost). Standing by, try again TTL/50 after the holder's lease
+// would end; an unreachable leaser after TTL/10 doubling to TTL. Every
+// request of a held server passes a gate on the hub's clock
+// (*HoldEndedError once the hold ended). docs/DESIGN.md section 8.
+type LeaseConfig struct {
+	// TTL is the lease's time to live at the leaser. Default 15s; at
+	// least 300ms.
+	TTL time.Duration
+}
+
+// MinLeaseTTL is the shortest LeaseConfig.TTL the hub uses.
+const MinLeaseTTL = 300 * time.Millisecond
+
+func (c LeaseConfig) ttl() time.Duration {
+	switch {
+	case c.TTL <= 0:
+		return 15 * time.Second
+	case c.TTL < MinLeaseTTL:
+		return MinLeaseTTL
+	}
+	return c.TTL
+}
+
+// LeaseState is a server's lease as its Health shows it.
+type LeaseState string
+
+const (
+	// LeaseNone: the hub's Store grants no leases.
+	LeaseNone LeaseState = ""
+	// LeaseHeld: this replica holds the lease and serves the server.
+	LeaseHeld LeaseState = "held"
+	// LeaseStandby: this replica does not hold the lease; it tries to.
+	LeaseStandby LeaseState = "standby"
+)

@@ -9,15 +9,14 @@ import (
 	"strings"
 )
 
-// Item is one entry of the merged catalog: a tool, prompt or resource of one
-// server under the name a model sees.
+// Item is a tool, prompt or resource of one server under the name a model
+// sees.
 type Item[T any] struct {
 	// Name is the qualified name, unique in the hub, valid for model APIs.
 	Name string
 	// Server is the server's name in the hub.
 	Server string
-	// ID is the item on its server: the tool or prompt name, the resource
-	// URI.
+	// ID is the item on its server: the tool or prompt name, the resource URI.
 	ID string
 	// Def is the server's definition with Name set to the qualified name
 	// (a shallow copy: its maps and slices are the server's, read-only).
@@ -53,34 +52,24 @@ func (a claimant) compare(b claimant) int {
 	return strings.Compare(a.id, b.id)
 }
 
-// slot is what the index holds for one claimant.
+// slot is one claimant's item: made by prepare, held by the index.
 type slot[T any] struct {
 	cl      claimant
 	base    string // the qualified name it asks for
 	name    string // the name it got
 	def     *T
-	named   *T      // def under name, what the view shows
-	under   *T      // def under base, made by prepare
-	sum     jsonSum // of def's JSON, to tell a changed definition
-	rename  func(*T, string) *T
+	named   *T       // def under name, what the view shows
+	sum     jsonSum  // of def's JSON, to tell a changed definition
 	skipped []string // alternates it passed over as some item's base ([merged.nameFor])
-}
-
-// renamed is def under the name s got.
-func (s *slot[T]) renamed() *T {
-	if s.name == s.base {
-		return s.under
-	}
-	return s.rename(s.def, s.name)
 }
 
 // merged is the merged view of one kind (tools, prompts or resources) of
 // every server. An update costs in proportion to the server's items (and
-// the few they collide with); the sorted list is rebuilt when read.
+// the few they collide with); the sorted list is made when read.
 type merged[T any] struct {
 	naming Naming
-	id     func(*T) string // the item on its server
-	label  func(*T) string // what the qualified name is made of
+	mask   func(string) string
+	idOf   func(*T) (id, label string) // the item on its server; what its qualified name is made of
 	rename func(*T, string) *T
 
 	claims   map[string][]claimant // base name -> claimants, sorted
@@ -94,8 +83,8 @@ type merged[T any] struct {
 	dirty     map[string]bool // names changed since list was built
 }
 
-func newMerged[T any](naming Naming, id, label func(*T) string, rename func(*T, string) *T) *merged[T] {
-	return &merged[T]{naming: naming, id: id, label: label, rename: rename,
+func newMerged[T any](naming Naming, mask func(string) string, idOf func(*T) (string, string), rename func(*T, string) *T) *merged[T] {
+	return &merged[T]{naming: naming, mask: mask, idOf: idOf, rename: rename,
 		claims: map[string][]claimant{}, slots: map[claimant]*slot[T]{}, owner: map[string]claimant{}, byServer: map[string]map[string]bool{},
 		skippedBy: map[string]map[claimant]bool{}}
 }
@@ -118,24 +107,15 @@ func (m *merged[T]) touch(c *change[T], name string) {
 	c.before[name] = prev
 }
 
-// incoming is one item of a server's new catalog, made ready by prepare.
-type incoming[T any] struct {
-	id    string
-	def   *T
-	base  string  // the qualified name it asks for
-	under *T      // def under base
-	sum   jsonSum // of its JSON
-}
-
 // prepared is a server's new catalog of one kind: its items in order,
 // without an empty or repeated id (the first counts), and their JSON's bytes.
 type prepared[T any] struct {
-	items []incoming[T]
+	items []*slot[T]
 	bytes int64
 }
 
-// prepare makes items ready for apply, without the routing lock: it does
-// the work in proportion to their size and reads only m's functions.
+// prepare makes items ready for apply, without the routing lock (it reads
+// only m's functions).
 func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 	var p prepared[T]
 	seen := make(map[string]bool, len(items))
@@ -143,15 +123,15 @@ func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 		if it == nil {
 			continue
 		}
-		id := m.id(it)
+		id, label := m.idOf(it)
 		if seen[id] || id == "" {
 			continue
 		}
 		seen[id] = true
-		raw := jsonOf(it)
+		raw, _ := json.Marshal(it) // an error leaves it empty: sums alike
 		p.bytes += int64(len(raw))
-		base := m.qualify(server, it)
-		p.items = append(p.items, incoming[T]{id: id, def: it, base: base, under: m.rename(it, base), sum: sha256.Sum256(raw)})
+		base := qualify(m.naming, server, m.mask(label))
+		p.items = append(p.items, &slot[T]{cl: claimant{server, id}, base: base, def: it, sum: sha256.Sum256(raw)})
 	}
 	return p
 }
@@ -163,7 +143,7 @@ func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
 	c := &change[T]{before: map[string]*slot[T]{}}
 	ids := make(map[string]bool, len(p.items))
 	for _, in := range p.items {
-		ids[in.id] = true
+		ids[in.cl.id] = true
 	}
 	for id := range m.byServer[server] {
 		if !ids[id] {
@@ -171,21 +151,18 @@ func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
 		}
 	}
 	for _, in := range p.items {
-		cl := claimant{server, in.id}
-		if s, ok := m.slots[cl]; ok {
+		if s, ok := m.slots[in.cl]; ok {
 			if in.base == s.base {
 				if in.sum != s.sum {
 					m.touch(c, s.name)
-					s.def, s.sum, s.under = in.def, in.sum, in.under
-					s.named = s.renamed()
-				} else {
-					s.def = in.def
+					s.sum, s.named = in.sum, m.rename(in.def, s.name)
 				}
+				s.def = in.def
 				continue
 			}
-			m.release(c, cl) // its label changed: a new name
+			m.release(c, in.cl) // its label changed: a new name
 		}
-		m.claim(c, cl, in)
+		m.claim(c, in)
 	}
 	if len(ids) == 0 {
 		delete(m.byServer, server)
@@ -195,13 +172,8 @@ func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
 	return m.diff(c), c.collisions
 }
 
-func (m *merged[T]) qualify(server string, it *T) string {
-	return qualify(m.naming, server, m.label(it))
-}
-
 // candidate is the k-th name a claimant of base may get when another holds
-// the base: the base with the short hash of (server, id), and for k > 0 of
-// (server, id and k).
+// it: base with the short hash of (server, id), for k > 0 of (server, id, k).
 func candidate(base string, cl claimant, k int) string {
 	if k == 0 {
 		return hashed(base, cl.server, cl.id)
@@ -244,11 +216,8 @@ func (m *merged[T]) unskip(cl claimant, s *slot[T]) {
 
 // place gives cl the name it gets now ([merged.nameFor]).
 func (m *merged[T]) place(c *change[T], cl claimant) {
-	m.assign(c, cl, m.nameFor(cl, m.slots[cl]))
-}
-
-func (m *merged[T]) assign(c *change[T], cl claimant, name string) {
 	s := m.slots[cl]
+	name := m.nameFor(cl, s)
 	if s.name == name {
 		return
 	}
@@ -258,13 +227,13 @@ func (m *merged[T]) assign(c *change[T], cl claimant, name string) {
 	}
 	m.touch(c, name)
 	s.name = name
-	s.named = s.renamed()
+	s.named = m.rename(s.def, name)
 	m.owner[name] = cl
 }
 
-func (m *merged[T]) claim(c *change[T], cl claimant, in incoming[T]) {
-	base := in.base
-	m.slots[cl] = &slot[T]{cl: cl, base: base, def: in.def, under: in.under, sum: in.sum, rename: m.rename}
+func (m *merged[T]) claim(c *change[T], in *slot[T]) {
+	cl, base := in.cl, in.base
+	m.slots[cl] = in
 	cls := m.claims[base]
 	i, _ := slices.BinarySearchFunc(cls, cl, claimant.compare)
 	cls = slices.Insert(cls, i, cl)
@@ -333,20 +302,18 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 			}
 		}
 	}
-	if !d.Empty() {
-		if m.dirty == nil {
-			m.dirty = map[string]bool{}
-		}
-		for _, names := range [][]string{d.Added, d.Removed, d.Changed} {
-			for _, n := range names {
-				m.dirty[n] = true
-			}
+	if m.dirty == nil {
+		m.dirty = map[string]bool{}
+	}
+	for _, names := range [][]string{d.Added, d.Removed, d.Changed} {
+		for _, n := range names {
+			m.dirty[n] = true
 		}
 	}
 	return d
 }
 
-// sort sorts d's lists, after the routing lock.
+// sort sorts d's lists.
 func (d Diff) sort() Diff {
 	slices.Sort(d.Added)
 	slices.Sort(d.Removed)
@@ -361,48 +328,35 @@ func (m *merged[T]) lookup(name string) (claimant, bool) {
 }
 
 // items returns the view sorted by qualified name, shared until the next
-// change; after a change, the last list merged with the changed names.
+// change; after a change, the last list merged with the changed names, not
+// a sort of the whole (docs/benchmarks.md section 8).
 func (m *merged[T]) items() []Item[T] {
 	if m.list != nil && len(m.dirty) == 0 {
 		return m.list
 	}
-	byName := func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) }
-	if m.list == nil || len(m.dirty) > len(m.owner)/4 {
-		list := make([]Item[T], 0, len(m.owner))
-		for name := range m.owner {
-			list = append(list, m.item(name))
-		}
-		slices.SortFunc(list, byName)
-		m.list, m.dirty = list, nil
-		return list
+	names, n, old := maps.Keys(m.dirty), len(m.dirty), m.list
+	if old == nil || n > len(m.owner)/4 {
+		names, n, old = maps.Keys(m.owner), len(m.owner), nil
 	}
-	fresh := make([]Item[T], 0, len(m.dirty))
-	for name := range m.dirty {
-		if _, ok := m.owner[name]; ok {
-			fresh = append(fresh, m.item(name))
+	fresh := make([]Item[T], 0, n)
+	for name := range names {
+		if cl, ok := m.owner[name]; ok {
+			fresh = append(fresh, Item[T]{Name: name, Server: cl.server, ID: cl.id, Def: m.slots[cl].named})
 		}
 	}
-	slices.SortFunc(fresh, byName)
+	slices.SortFunc(fresh, func(a, b Item[T]) int { return strings.Compare(a.Name, b.Name) })
 	list := make([]Item[T], 0, len(m.owner))
-	i := 0
-	for _, old := range m.list {
-		if m.dirty[old.Name] {
+	for _, it := range old {
+		if m.dirty[it.Name] {
 			continue
 		}
-		for i < len(fresh) && fresh[i].Name < old.Name {
-			list = append(list, fresh[i])
-			i++
+		for len(fresh) > 0 && fresh[0].Name < it.Name {
+			list, fresh = append(list, fresh[0]), fresh[1:]
 		}
-		list = append(list, old)
+		list = append(list, it)
 	}
-	list = append(list, fresh[i:]...)
-	m.list, m.dirty = list, nil
-	return list
-}
-
-func (m *merged[T]) item(name string) Item[T] {
-	cl := m.owner[name]
-	return Item[T]{Name: name, Server: cl.server, ID: cl.id, Def: m.slots[cl].named}
+	m.list, m.dirty = append(list, fresh...), nil
+	return m.list
 }
 
 // count returns the number of items of server.
@@ -410,11 +364,3 @@ func (m *merged[T]) count(server string) int { return len(m.byServer[server]) }
 
 // jsonSum is the SHA-256 of a definition's JSON.
 type jsonSum = [sha256.Size]byte
-
-func jsonOf(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
-}

@@ -30,8 +30,7 @@ func Separated(sep string) Naming {
 }
 
 // MaxNameLen is the longest qualified name: the bound of the tool name
-// pattern `^[a-zA-Z0-9_-]{1,64}$` that OpenAI's and Anthropic's tool APIs
-// apply.
+// pattern `^[a-zA-Z0-9_-]{1,64}$` of OpenAI's and Anthropic's tool APIs.
 const MaxNameLen = 64
 
 // hashLen is the number of hex digits of the short hash (40 bits): two
@@ -79,10 +78,9 @@ func namespace(naming Naming, server string) (string, error) {
 }
 
 // takenNames are the server names no Add may take (in the hub, being added
-// or removed) with their namespaces. A new namespace is checked without
-// visiting each: one that begins it is one of its prefixes (map look-ups),
-// one it begins sorts first after it (a binary search). The zero value is
-// empty; the hub's mutex guards it.
+// or removed) with their namespaces. A namespace that begins a new one is
+// one of its prefixes (map look-ups); one it begins sorts first after it (a
+// binary search). The zero value is empty; the hub's mutex guards it.
 type takenNames struct {
 	space  map[string]string // server -> its namespace
 	owner  map[string]string // namespace -> its server
@@ -141,12 +139,11 @@ func qualify(naming Naming, server, item string) string {
 	return hashed(q, server, item)
 }
 
-// hashed is q with every invalid byte '_', cut so that '_' and the short
-// hash of (server, item) fit in MaxNameLen: stable and valid.
+// hashed is q, its invalid bytes '_', cut to fit '_' and the short hash
+// of (server, item) in MaxNameLen.
 func hashed(q, server, item string) string {
-	keep := MaxNameLen - 1 - hashLen
 	b := make([]byte, 0, MaxNameLen)
-	for i := 0; i < len(q) && len(b) < keep; i++ {
+	for i := 0; i < len(q) && len(b) < MaxNamespaceLen; i++ {
 		c := q[i]
 		if !nameByte(c) {
 			c = '_'
@@ -161,5 +158,5 @@ func hashed(q, server, item string) string {
 // byte and item.
 func shortHash(server, item string) string {
 	sum := sha256.Sum256([]byte(server + "\x00" + item))
-	return hex.EncodeToString(sum[:])[:hashLen]
+	return hex.EncodeToString(sum[:hashLen/2])
 }

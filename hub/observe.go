@@ -1,16 +1,16 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// The hub's own event kinds, besides the supervisors'. Their Seq is 0 (Seq
-// numbers one supervisor's events); Server names the server concerned.
+// The hub's own event kinds, besides the supervisors'. Their Seq is 0;
+// Server names the server concerned.
 const (
 	// KindServerAdded: a server joined the hub. Detail: "fresh", or
 	// "resuming <session hash>".
@@ -23,8 +23,8 @@ const (
 	// does); Tools counts the items of that kind in the merged view.
 	KindMergedCatalogChanged events.Kind = "merged-catalog-changed"
 	// KindNameCollision: two items asked for the qualified name Name;
-	// Detail says who kept it and what the other got. At most 16 per change
-	// of a catalog, then one without Name counting the rest in Omitted.
+	// Detail says who kept it and what the other got. At most 16 per
+	// catalog change, then one counting the rest in Omitted.
 	KindNameCollision events.Kind = "name-collision"
 	// KindStoreFailed: a Store or lease operation failed (Op: "load",
 	// "save", "delete", "acquire", "renew", "release"); Detail is the error.
@@ -37,7 +37,7 @@ const (
 )
 
 // emit sends a hub event, redacted, to Config.Events; a panicking sink is
-// logged, as the supervisor does.
+// logged.
 func (h *Hub) emit(ev events.Event) {
 	if h.cfg.Events == nil {
 		return
@@ -47,7 +47,6 @@ func (h *Hub) emit(ev events.Event) {
 			h.cfg.Supervisor.Observe.Logger.Error("hub: events sink panicked", "kind", string(ev.Kind), "panic", fmt.Sprint(r))
 		}
 	}()
-	// Add refuses longer names; a servers file's warnings still name them.
 	ev.Server = events.CutName(ev.Server)
 	h.cfg.Events.Emit(h.redact.Redact(ev))
 }
@@ -66,15 +65,12 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	switch ev.Kind {
 	case events.KindTransition:
 		h.noteFailure(e, ev.Verdict)
-		e.mu.Lock()
 		moved := ev.From != ev.To
 		if moved {
-			e.since = ev.Time
-			if e.since.IsZero() {
-				e.since = h.cfg.Supervisor.Observe.Clock.Now()
-			}
+			e.mu.Lock()
+			e.since = cmp.Or(ev.Time, h.cfg.Supervisor.Observe.Clock.Now())
+			e.mu.Unlock()
 		}
-		e.mu.Unlock()
 		if moved && string(ev.To) == supervisor.Ready.String() {
 			h.refresh(e)
 		}
@@ -102,18 +98,16 @@ func (h *Hub) refresh(e *entry) {
 }
 
 // updateCatalog replaces the server's items in the merged catalog and
-// emits the changes; leaving removes them. The catalog is prepared
-// (marshaled, named, measured against Config.MaxCatalogItems and
-// MaxCatalogBytes) before the routing lock, held for the swap alone (see
-// docs/decisions/0019-hub-names-and-catalogs.md); one server's updates run
-// one at a time. Once the server is gone only its removal is applied, so a
-// refresh racing with Remove cannot bring its items back.
+// emits the changes; leaving removes them. It prepares the catalog before
+// the routing lock, held for the swap alone (decision 0019); one server's
+// updates run one at a time. Once the server is gone only its removal is
+// applied, so a refresh racing with Remove cannot bring its items back.
 func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	server := e.name
 	e.update.Lock()
 	defer e.update.Unlock()
-	if e.isGone() && !leaving {
-		return // checked again under the lock
+	if e.isGone() && !leaving { // gone is set before the leaving update takes e.update
+		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
 	if over := h.overBound(len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); over != "" && !leaving {
@@ -121,10 +115,6 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		return
 	}
 	h.catMu.Lock()
-	if e.isGone() && !leaving {
-		h.catMu.Unlock()
-		return
-	}
 	td, tc := h.tools.apply(server, tp)
 	pd, pc := h.prompts.apply(server, pp)
 	rd, rc := h.resources.apply(server, rp)
@@ -153,13 +143,14 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		}
 		kd.d = kd.d.sort()
 		c := events.BoundChange(kd.d.Added, kd.d.Removed, kd.d.Changed)
-		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n, Detail: diffSummary(kd.kind, kd.n, kd.d),
-			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
+		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n,
+			Detail: fmt.Sprintf("%d %s: %d added, %d removed, %d changed", kd.n, kd.kind, len(kd.d.Added), len(kd.d.Removed), len(kd.d.Changed)),
+			Added:  c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
 }
 
-// overBound says what of a catalog of items items and bytes bytes of JSON
-// is over Config.MaxCatalogItems or MaxCatalogBytes; "" when neither is.
+// overBound says what of a catalog is over Config.MaxCatalogItems or
+// MaxCatalogBytes; "" when neither is.
 func (h *Hub) overBound(items int, bytes int64) string {
 	switch {
 	case items > h.cfg.MaxCatalogItems:
@@ -170,31 +161,8 @@ func (h *Hub) overBound(items int, bytes int64) string {
 	return ""
 }
 
-// maxCollisionEvents bounds the name-collision events of one change of a
-// server's catalog.
+// maxCollisionEvents bounds the name-collision events of one catalog change.
 const maxCollisionEvents = 16
-
-// diffSummary is the change for people (Detail).
-func diffSummary(kind string, n int, d Diff) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s:", n, kind)
-	const most = 12
-	i := 0
-	for _, l := range []struct {
-		sign  string
-		names []string
-	}{{"+", d.Added}, {"-", d.Removed}, {"~", d.Changed}} {
-		for _, name := range l.names {
-			if i == most {
-				fmt.Fprintf(&b, " …%d more", len(d.Added)+len(d.Removed)+len(d.Changed)-most)
-				return b.String()
-			}
-			b.WriteString(" " + l.sign + events.CutName(name))
-			i++
-		}
-	}
-	return b.String()
-}
 
 // storeFailed reports a store error as an event.
 func (h *Hub) storeFailed(op, server string, err error) {

@@ -24,14 +24,12 @@ const (
 
 // Remove takes the server out of the hub: its items leave the merged
 // catalog, its calls in flight are canceled, its session is ended or kept
-// as leave says; the other servers go on meanwhile. It returns once the
-// supervisor has stopped and the store was written (fenced, with a
-// Leaser, then the lease released within Config.StoreTimeout), or ctx
-// ended first. Errors: the server's store errors joined, each a
-// *StoreError (also an event), one more wrapping ctx's error per write not
-// done then (it still runs, within Config.StoreTimeout); or a *ServerError
-// wrapping ErrUnknownServer. The name stays taken until Remove returns (an
-// Add of it meanwhile is ErrDuplicate).
+// as leave says. It returns once the supervisor has stopped and the store
+// was written (fenced, then the lease released), or ctx ended first.
+// Errors: the server's store errors joined, each a *StoreError (also an
+// event), one more wrapping ctx's error per write not done then (it still
+// runs, within Config.StoreTimeout); or a *ServerError wrapping
+// ErrUnknownServer. Until it returns, an Add of the name is ErrDuplicate.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]
@@ -43,7 +41,6 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	if e == nil {
 		return &ServerError{Server: name, Err: ErrUnknownServer}
 	}
-	// Freed last: the server's last work is done by name.
 	defer func() {
 		h.mu.Lock()
 		h.taken.free(name)
@@ -57,8 +54,8 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	return err
 }
 
-// leave stops one server and returns its last store write (fenced by its
-// lease; none without the lease), to be queued under the caller's deadline.
+// leave stops one server and returns its last store write (none while
+// standing by), to be queued under the caller's deadline.
 func (h *Hub) leave(e *entry, leave Leave) (last func(context.Context)) {
 	e.mu.Lock()
 	e.gone = true
@@ -92,20 +89,16 @@ func (h *Hub) release(ctx context.Context, e *entry) {
 }
 
 // Close stops every server, ending their server-side sessions (DELETE), and
-// deletes their stored resume states. Detach keeps them instead.
-//
-// Close and Detach take one stop and one Config.StoreTimeout, whatever the
-// number of servers: every supervisor is stopped at once, then every last
-// store write runs at once, each followed by its lease's release, under
-// one deadline StoreTimeout away (a lease being lost or given up meanwhile
-// is released within one more). The error joins the store's errors, each a
-// *StoreError (also an event), one more wrapping context.DeadlineExceeded
-// per write not done by the deadline. Only the first call acts.
+// deletes their stored resume states; Detach keeps them instead. Both stop
+// every supervisor at once, then run every last write (each followed by
+// its lease's release) at once under one deadline Config.StoreTimeout
+// away. The error joins the store's errors, each a *StoreError (also an
+// event), one more wrapping context.DeadlineExceeded per write not done by
+// the deadline. Only the first call acts.
 func (h *Hub) Close() error { return h.stopAll(EndSession) }
 
 // Detach stops every server without ending their sessions and saves each
-// resume state, so the next run of the host resumes them without
-// `initialize`. See Close for its bound.
+// resume state, for the next run to resume without `initialize`; see Close.
 func (h *Hub) Detach() error { return h.stopAll(KeepSession) }
 
 func (h *Hub) stopAll(leave Leave) error {

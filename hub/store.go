@@ -7,16 +7,23 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
 // Store keeps one resume state per server name across runs of the host.
-// Implementations must be safe for concurrent use: one server's writes run
-// one at a time, in order; different servers' writes and loads run at
-// once. Every call's context is bounded by Config.StoreTimeout.
+// The hub loads a server's state when it is added (with a Leaser, when its
+// lease is acquired) and saves it when what resumes it changes (a session
+// opened, a stream decision), on Detach and Remove(KeepSession); it deletes
+// it on Close and Remove(EndSession). Implementations must be safe for
+// concurrent use: one server's writes run one at a time, in order;
+// different servers' at once. Every call is bounded by Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
 	// when there is none, ErrCorrupt (unreadable, malformed, too large) or
@@ -56,21 +63,20 @@ func (e *StoreError) Unwrap() error { return e.Err }
 // FileStoreVersion is the version of a FileStore file's JSON form.
 const FileStoreVersion = 1
 
-// DefaultMaxFileBytes bounds a FileStore file: a resume state of at most
-// supervisor.MaxResumeStateBytes and the envelope.
+// DefaultMaxFileBytes bounds a FileStore file: a resume state and the envelope.
 const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
 
-// FileStore is the default Store: one JSON file per server in Dir (made
-// 0700 when missing), mode 0600 (a session id is a credential), written to
-// a temporary file and renamed over the old one (a crash leaves the old
-// state or the new, never half). Each file is
+// FileStore is a Store of one JSON file per server in Dir (made 0700 when
+// missing), mode 0600 (a session id is a credential), written to a
+// temporary file and renamed over the old one (a crash leaves the old state
+// or the new, never half). Each file is
 //
 //	{"version": 1, "server": "<name>", "resume": {…supervisor.ResumeState…}}
 //
-// at [FileStore.Path], so two names never share a file and one copied
-// under another server's name is ErrForeign. A path that is not a regular
-// file is refused as ErrCorrupt (and ErrNotRegularFile) without waiting on
-// it. Safe for concurrent use by distinct servers.
+// at [FileStore.Path]; one copied under another server's name is
+// ErrForeign. A path that is not a regular file is refused as ErrCorrupt
+// (and ErrNotRegularFile) without waiting on it. Safe for concurrent use
+// by distinct servers.
 type FileStore struct {
 	// Dir is the directory; required.
 	Dir string
@@ -91,10 +97,9 @@ func (s *FileStore) max() int64 {
 	return DefaultMaxFileBytes
 }
 
-// Path returns the file that holds the server's state: named as the
-// server when that is a ValidName of at most 40 bytes not ending as a
-// changed name does ('_' and hashLen hex digits); otherwise changed as a
-// qualified name is (invalid bytes '_', cut, '_' and a short hash).
+// Path returns the file of the server's state: named as the server when
+// that is a ValidName of at most 40 bytes not ending as a changed name does
+// ('_' and hashLen hex digits); otherwise changed as a qualified name is.
 func (s *FileStore) Path(server string) string {
 	name := server
 	if !nameFits(server) || endsAsHashed(server) {
@@ -148,9 +153,8 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	return rs, nil
 }
 
-// readEnvelope reads the state file at path: an error wrapping
-// fs.ErrNotExist when there is none, ErrCorrupt when it is not a regular
-// file, is larger than MaxBytes or is not JSON.
+// readEnvelope reads the state file at path: fs.ErrNotExist when there is
+// none; ErrCorrupt when it is not a regular file, too large or not JSON.
 func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 	var env fileEnvelope
 	f, err := openRegular(path)
@@ -174,10 +178,9 @@ func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 	return env, nil
 }
 
-// adoptEarlierFile moves the file an earlier FileStore kept the server's
-// state in, named as the server though it ends as changed names do, to
-// the server's path and returns it; fs.ErrNotExist when there is none or
-// it is another server's.
+// adoptEarlierFile moves the server's state found under its name as it is,
+// though that ends as changed names do, to its Path; fs.ErrNotExist when
+// there is none.
 func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 	if !nameFits(server) || !endsAsHashed(server) {
 		return fileEnvelope{}, fs.ErrNotExist
@@ -192,12 +195,11 @@ func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 }
 
 // ErrNotRegularFile: a file the hub reads (a FileStore state, a servers
-// file) is a named pipe, a device or a directory, also behind a symlink: it
-// is refused before anything is read from it.
+// file) is a named pipe, a device or a directory, also behind a symlink.
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
-// openRegular opens path for reading without blocking, and refuses it
-// with an error wrapping ErrNotRegularFile when it is not a regular file.
+// openRegular opens path for reading without blocking, refused
+// (ErrNotRegularFile) when it is not a regular file.
 func openRegular(path string) (*os.File, error) {
 	f, err := openStateFile(path)
 	if err != nil {
@@ -214,8 +216,7 @@ func openRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
-// notRegular is the error, wrapping ErrNotRegularFile, of a path whose
-// file fi is not a regular file; nil when it is one.
+// notRegular wraps ErrNotRegularFile when fi is not a regular file.
 func notRegular(path string, fi fs.FileInfo) error {
 	if fi.Mode().IsRegular() {
 		return nil
@@ -232,11 +233,11 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 	if rs == nil {
 		return fail(errors.New("nil resume state"))
 	}
-	state, err := json.Marshal(rs)
-	if err != nil {
-		return fail(err)
-	}
-	data, err := json.Marshal(fileEnvelope{Version: FileStoreVersion, Server: server, Resume: state})
+	data, err := json.Marshal(struct {
+		Version int                     `json:"version"`
+		Server  string                  `json:"server"`
+		Resume  *supervisor.ResumeState `json:"resume"`
+	}{FileStoreVersion, server, rs})
 	if err != nil {
 		return fail(err)
 	}
@@ -253,13 +254,7 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 	}
 	defer os.Remove(tmp.Name()) // nothing left to remove after the rename
 	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
+	if err = errors.Join(err, tmp.Sync(), tmp.Close()); err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
@@ -270,12 +265,180 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 
 // Delete removes the server's file; see Store.
 func (s *FileStore) Delete(ctx context.Context, server string) error {
-	if err := ctx.Err(); err != nil {
-		return &StoreError{Op: "delete", Server: server, Err: err}
+	err := ctx.Err()
+	if err == nil {
+		err = os.Remove(s.Path(server))
 	}
-	err := os.Remove(s.Path(server))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &StoreError{Op: "delete", Server: server, Err: err}
 	}
 	return nil
+}
+
+// saver is the one writer of resume states (docs/DESIGN.md section 8): one
+// server's writes in order, a write queued replacing the one still
+// waiting; different servers' at once. A goroutine runs per server only
+// while its writes wait.
+type saver struct {
+	store   Store
+	timeout time.Duration
+	failed  func(op, server string, err error)
+
+	mu     sync.Mutex
+	queues map[string]*queue // servers whose writes wait or run
+	errs   []*StoreError     // not yet returned by a flush
+}
+
+// queue is one server's writes: the one running and the next.
+type queue struct {
+	running, next *write
+	done          chan struct{} // closed once neither is left
+}
+
+// write is a save of rs (nil: a delete), fenced by lease when not nil,
+// bounded by ctx and the store timeout.
+type write struct {
+	rs    *supervisor.ResumeState
+	lease Lease
+	ctx   context.Context
+}
+
+func (w *write) op() string {
+	if w.rs == nil {
+		return "delete"
+	}
+	return "save"
+}
+
+func (w *write) do(s *saver, server string) error {
+	ctx, cancel := context.WithTimeout(w.ctx, s.timeout)
+	defer cancel()
+	switch {
+	case w.lease != nil && w.rs == nil:
+		return w.lease.Delete(ctx)
+	case w.lease != nil:
+		return w.lease.Save(ctx, w.rs)
+	case w.rs == nil:
+		return s.store.Delete(ctx, server)
+	}
+	return s.store.Save(ctx, server, w.rs)
+}
+
+// put queues a write of server's state.
+func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeState, lease Lease) {
+	if s.store == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := &write{rs: rs, lease: lease, ctx: ctx}
+	if q := s.queues[server]; q != nil {
+		q.next = w
+		return
+	}
+	if s.queues == nil {
+		s.queues = map[string]*queue{}
+	}
+	q := &queue{next: w, done: make(chan struct{})}
+	s.queues[server] = q
+	go s.run(server, q)
+}
+
+// run does server's writes until none is left.
+func (s *saver) run(server string, q *queue) {
+	for {
+		s.mu.Lock()
+		w := q.next
+		q.running, q.next = w, nil
+		if w == nil {
+			delete(s.queues, server)
+			close(q.done)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		var se *StoreError
+		if err := w.do(s, server); err != nil {
+			var ok bool
+			if se, ok = errors.AsType[*StoreError](err); !ok || se.Server != server {
+				se = &StoreError{Op: w.op(), Server: server, Err: err}
+			}
+		}
+		// In one step, so that a flush finds the write running or its error.
+		s.mu.Lock()
+		q.running = nil
+		if se != nil {
+			s.errs = append(s.errs, se)
+		}
+		s.mu.Unlock()
+		if se != nil {
+			s.failed(w.op(), server, se)
+		}
+	}
+}
+
+// flush waits until no write of server ("": any) is left, or ctx ends,
+// and returns its write errors not returned before, joined, each a
+// *StoreError; when ctx ends first, one more per write not done, wrapping
+// ctx's error (the write goes on, bounded by its own context).
+func (s *saver) flush(ctx context.Context, server string) error {
+	var errs []error
+	if !s.wait(ctx, server) {
+		errs = s.unfinished(server, ctx.Err())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.errs[:0]
+	for _, se := range s.errs {
+		if server == "" || se.Server == server {
+			errs = append(errs, se)
+		} else {
+			kept = append(kept, se)
+		}
+	}
+	s.errs = kept
+	return errors.Join(errs...)
+}
+
+// wait waits until no write of server ("": any) is left; false when ctx
+// ended first.
+func (s *saver) wait(ctx context.Context, server string) bool {
+	for {
+		s.mu.Lock()
+		q := s.queues[server]
+		if server == "" {
+			for _, q = range s.queues {
+				break
+			}
+		}
+		s.mu.Unlock()
+		if q == nil {
+			return true
+		}
+		select {
+		case <-q.done:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// unfinished returns a *StoreError wrapping err per write of server ("":
+// any) running or waiting.
+func (s *saver) unfinished(server string, err error) []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cause := fmt.Errorf("not done when the wait ended: %w", err)
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
+		if server != "" && name != server {
+			continue
+		}
+		for _, w := range []*write{s.queues[name].running, s.queues[name].next} {
+			if w != nil {
+				errs = append(errs, &StoreError{Op: w.op(), Server: name, Err: cause})
+			}
+		}
+	}
+	return errs
 }
