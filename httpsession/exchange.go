@@ -56,10 +56,6 @@ type slot struct {
 	// once they are all closed (see [AfterAnswers]).
 	open  int
 	after func()
-	// stream is the storage of the call's first answer stream, taken once
-	// (see [streamFor]).
-	stream      answerStream
-	streamTaken bool
 }
 
 // streamOpened counts an answer stream of the slot's call.
