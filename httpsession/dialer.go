@@ -20,64 +20,50 @@ import (
 // DialerOptions configure a [Dialer]. Only Endpoint is required; every
 // other zero field is its default.
 type DialerOptions struct {
-	// Endpoint is the MCP endpoint URL.
-	Endpoint string
-	// HTTPClient is the host's client (see [Options.HTTPClient]); nil means
-	// http.DefaultClient.
-	HTTPClient *http.Client
-	// ClientInfo names the client in the session's own requests (see
-	// [Options.ClientInfo]).
-	ClientInfo *mcp.Implementation
-	// Era is the host's era hint: [Era2025] is kept for good, any other
-	// era is learned from the sessions opened (see eraMemory).
+	Endpoint   string              // the MCP endpoint URL
+	HTTPClient *http.Client        // the host's client ([Options.HTTPClient]); nil: http.DefaultClient
+	ClientInfo *mcp.Implementation // [Options.ClientInfo]
+	// Era is the host's era hint: [Era2025] is kept for good, any other is
+	// learned from the sessions opened (decision record 0013).
 	Era Era
-	// EraReprobe is how long a learned 2025 era lasts before a new session
-	// sends `server/discover` again. 0 means [DefaultEraReprobe] (10 min);
-	// negative: for good.
+	// EraReprobe is how long a learned 2025 era lasts. 0 means
+	// [DefaultEraReprobe] (10 min); negative: for good.
 	EraReprobe time.Duration
 	// ResumedVersion is the protocol version of the persisted session the
 	// supervisor resumes, if any: under [EraAuto] the era starts from it.
 	ResumedVersion string
-	// Stream, HostileRule, HostileMemory and RememberedStream configure the
-	// standalone stream decision every session shares (see [SwitchConfig]:
-	// Mode, Rule, Memory, Remembered).
+	// Stream, HostileRule, HostileMemory and RememberedStream are the
+	// [SwitchConfig] (Mode, Rule, Memory, Remembered) every session shares.
 	Stream           StreamMode
 	HostileRule      HostilityRule
 	HostileMemory    time.Duration
 	RememberedStream StreamDecision
-	// AnswerLimits bound the answers of every session; they replace the
-	// Transport's MaxJSONBody, MaxErrorBody, MaxSSEEvent, MaxJSONValues,
-	// MaxMessages, MaxContentBlocks and MaxInputRequestObjects.
+	// AnswerLimits bound the answers of every session, in place of the
+	// Transport's own bounds.
 	AnswerLimits AnswerLimits
-	// Transport is the configuration of every session's [Transport]: its
-	// MaxListItems, stream keeper, responses bound, OAuthHandler,
-	// OnCredential, Clock and Logger (the dialer's own too). Its Switch,
+	// Transport configures every session's [Transport]; its Switch,
 	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
-	// OnDroppedResponse and FallbackAfterOutage are the dialer's: set ones
-	// are replaced.
+	// OnDroppedResponse and FallbackAfterOutage are the dialer's.
 	Transport Config
-	// KeepAlive, when positive, pings each session at this interval on
-	// the clock (session.StartKeepAlive); a dead ping ends the session.
+	// KeepAlive, when positive, pings each session at this interval
+	// (session.StartKeepAlive); a dead ping ends the session.
 	KeepAlive time.Duration
-	// Observe receives the dialer's own facts, those of no one session:
-	// each change of the stream decision (session.StreamDecided), on the
-	// goroutine that observed it. It must not block. nil: none wanted.
+	// Observe receives the facts of no one session: each change of the
+	// stream decision (session.StreamDecided), on the goroutine that
+	// observed it; it must not block. nil: none wanted.
 	Observe func(session.Fact)
-	// Served reports whether the session of a generation has served (was
-	// the supervisor's live session, past its handshake and first
-	// listing): a refusal of its era then ends it at most once per
-	// EraReprobe. nil: every session counts as still opening.
+	// Served reports whether the session of a generation has served (past
+	// its handshake and first listing): a refusal of its era then ends it
+	// at most once per EraReprobe. nil: every session is still opening.
 	Served func(generation uint64) bool
 }
 
 // Dialer opens the streamable HTTP sessions of one supervisor
-// (session.Dialer) and keeps what outlives a session: the era the next
-// handshake starts with (eraMemory) and the standalone stream decision
-// ([StreamSwitch]). Their changes are facts: an era's through the Observe
-// of the Spec whose session taught it (session.EraChanged), the stream
-// decision's through DialerOptions.Observe (session.StreamDecided). Its
-// methods are safe for concurrent use; Close stops the decision's
-// timer.
+// (session.Dialer) and keeps what outlives a session: the era (eraMemory;
+// changes are session.EraChanged facts to the Spec's Observe) and the
+// stream decision ([StreamSwitch]; session.StreamDecided facts to
+// DialerOptions.Observe). Safe for concurrent use; Close stops the
+// decision's timer.
 type Dialer struct {
 	opts    DialerOptions
 	clock   clockwork.Clock
@@ -194,9 +180,8 @@ func decided(sd StreamDecision) session.StreamDecided {
 }
 
 // watchEra ends a session whose request is answered with a refusal of its
-// era, detached, so that the next session discovers again (see eraMemory;
-// eraMemory.refused bounds it): [VersionRefusal] on a 2026-07-28 session,
-// [LegacyRefusal] on a 2025 one unless the host pinned Era2025.
+// era ([VersionRefusal] on 2026-07-28, [LegacyRefusal] on 2025 unless
+// pinned), detached, so that the next session discovers again.
 func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)) {
 	version := s.ws.ProtocolVersion()
 	refusal := VersionRefusal
@@ -207,8 +192,6 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 		refusal = LegacyRefusal
 	}
 	s.watch.setEraRefused(refusal, func(x Exchange) {
-		// refused first: a live session's refusal within EraReprobe of the
-		// last one acted on leaves the session (and the watch) as they are.
 		served := d.opts.Served != nil && d.opts.Served(gen)
 		if !d.era.refused(d.clock.Now(), served) || !s.watch.endedForEra(x) {
 			return
@@ -218,12 +201,9 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 	})
 }
 
-// Causes a session's end is recorded with until go-sdk's session has
-// ended; the end then names the cause itself (httpSession.cause).
+// Causes of a session's end, recorded until go-sdk's session has ended.
 var (
-	// errEndedByWatch: a session-gone answer, or a refusal of the era.
-	errEndedByWatch = errors.New("mcpsup/httpsession: ended by an answer")
-	// errEndedByKeepAlive: a dead keepalive ping.
+	errEndedByWatch     = errors.New("mcpsup/httpsession: ended by an answer") // session gone, or its era refused
 	errEndedByKeepAlive = errors.New("mcpsup/httpsession: ended by the keepalive")
 	// ErrSessionEnded is the end of a session go-sdk ended by itself
 	// without an error of its own (its connection closed).
@@ -231,11 +211,11 @@ var (
 )
 
 // httpSession is one streamable HTTP session as session.Session: a go-sdk
-// session on a [Transport] that reports its own end, once. It ends by a
+// session on a [Transport] that reports its own end, once: by a
 // session-gone answer or a refusal of its era (a *classify.HTTPError
-// carrying that answer), a dead keepalive ping (its error), Close
-// (session.ErrClosed, with DELETE) or Detach (session.ErrDetached, none),
-// the first cause winning; Done closes once go-sdk's session has ended.
+// carrying it), a dead keepalive ping (its error), Close
+// (session.ErrClosed, with DELETE) or Detach (session.ErrDetached), the
+// first cause winning.
 type httpSession struct {
 	session.ClientRequests
 	ws    *Session
@@ -249,8 +229,7 @@ type httpSession struct {
 
 var _ session.Endable = (*httpSession)(nil)
 
-// start runs the session on ws: its keepalive, and the wait for go-sdk's
-// end.
+// start runs the session on ws: its keepalive and the wait for its end.
 func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Clock, log *slog.Logger) {
 	s.ws = ws
 	s.ClientRequests = session.NewClientRequests(ws.ClientSession())
@@ -295,9 +274,8 @@ func (s *httpSession) cause(err error) error {
 	return first
 }
 
-// Fail ends the session from outside with err (session.Verify: a
-// session-gone answer, an unanswered verification) unless it ended
-// already; the supervisor then releases it without DELETE (Detach).
+// Fail ends the session from outside with err (session.Verify) unless it
+// ended already.
 func (s *httpSession) Fail(err error) bool {
 	s.record(err)
 	return s.end.Fail(err)
@@ -324,10 +302,8 @@ func (s *httpSession) Status() (session.Status, <-chan struct{}) {
 func (s *httpSession) Done() <-chan struct{} { return s.end.Done() }
 func (s *httpSession) Err() error            { return s.end.Err() }
 
-// Alive pings a 2025-era session; a 2026-07-28 one has no ping (a go-sdk
-// server answers it -32601), so it sends server/discover
-// ([Session.Discover]), which every server of that era serves, without
-// side effects.
+// Alive pings a 2025-era session; a 2026-07-28 one has no ping (go-sdk
+// answers -32601), so it sends server/discover ([Session.Discover]).
 func (s *httpSession) Alive(ctx context.Context) error {
 	ctx = WithExchange(ctx)
 	if !msgcheck.ModernVersion(s.ws.ProtocolVersion()) {
@@ -345,8 +321,7 @@ func (s *httpSession) Close() error {
 	return err
 }
 
-// Detach ends the session without DELETE, so that it can be resumed, and
-// waits for its end.
+// Detach ends the session without DELETE, resumable, and waits for its end.
 func (s *httpSession) Detach() error {
 	s.record(session.ErrDetached)
 	s.ka.Stop()
@@ -356,33 +331,28 @@ func (s *httpSession) Detach() error {
 }
 
 // wireWatch remembers the answer that ended one session, so that its end
-// carries the HTTP facts go-sdk reports only as text. Records arrive from
-// the transport's goroutines.
+// carries the HTTP facts go-sdk reports only as text. Safe for concurrent
+// use.
 type wireWatch struct {
-	// onFatal is told, once, that the first answer that ends the session
-	// was kept.
-	onFatal func()
+	onFatal func() // told once that the first answer ending the session was kept
 
 	mu    sync.Mutex
 	fatal *Exchange // the first answer that ends a session
-	// eraRefused hears each answer refusal reports as a refusal of the
-	// session's era (eramemory.go) until one ends the session (endedForEra).
-	// nil: not watched, or ended already.
+	// eraRefused hears each answer refusal tells a refusal of the era,
+	// until one ends the session (endedForEra); nil: not watched, or ended.
 	eraRefused func(Exchange)
 	refusal    func(Exchange) bool
 }
 
-// setEraRefused watches the session's answers for a refusal of its era, as
-// refusal tells one: each is put to f until f ends the session for one
-// (endedForEra). A refusal f lets pass, because re-discoveries are spaced,
-// keeps the watch, so a refusal after the spacing still ends the session.
+// setEraRefused puts each refusal of the era to f until f ends the session
+// for one; one f lets pass (re-discoveries are spaced) keeps the watch.
 func (w *wireWatch) setEraRefused(refusal func(Exchange) bool, f func(Exchange)) {
 	w.mu.Lock()
 	w.refusal, w.eraRefused = refusal, f
 	w.mu.Unlock()
 }
 
-// endedForEra records x as the answer the session ends with, and stops the
+// endedForEra records x as the answer the session ends with and stops the
 // era watch: once per session.
 func (w *wireWatch) endedForEra(x Exchange) bool {
 	w.mu.Lock()
@@ -404,8 +374,6 @@ func (w *wireWatch) endedForEra(x Exchange) bool {
 
 func (w *wireWatch) exchange(x Exchange) {
 	if !x.Local && x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
-		// Every era refusal is a 400 or 404 with a JSON-RPC error: no
-		// other answer takes the lock.
 		w.mu.Lock()
 		refusal, f := w.refusal, w.eraRefused
 		w.mu.Unlock()
@@ -414,11 +382,8 @@ func (w *wireWatch) exchange(x Exchange) {
 			return
 		}
 	}
-	// Only a session-gone answer ends a session; a 401 (a call's, the
-	// stream's) no longer does, and remembering one would make a later,
-	// unrelated death look unauthorized, which is terminal.
 	if x.Local || !x.SessionGone {
-		return // every call's exchange: nothing kept, nothing allocated
+		return // only a session-gone answer ends a session
 	}
 	fatal := new(Exchange)
 	*fatal = x
