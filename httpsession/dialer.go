@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -128,9 +129,8 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	if observe == nil {
 		observe = func(session.Fact) {}
 	}
-	w := &wireWatch{}
-	s := &httpSession{watch: w}
-	opts := d.options(spec, w, s, observe)
+	s := &httpSession{}
+	opts := d.options(spec, s, observe)
 	ws, err := open(opts)
 	if err != nil {
 		if detail := d.era.dialFailed(opts.Era, err); detail != "" {
@@ -150,7 +150,7 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	return s, nil
 }
 
-func (d *Dialer) options(spec session.Spec, w *wireWatch, s *httpSession, observe func(session.Fact)) Options {
+func (d *Dialer) options(spec session.Spec, s *httpSession, observe func(session.Fact)) Options {
 	era, fallback := d.era.next(d.clock.Now())
 	var client *mcp.Client
 	if spec.Client != nil {
@@ -159,7 +159,7 @@ func (d *Dialer) options(spec session.Spec, w *wireWatch, s *httpSession, observ
 	cfg := d.opts.Transport
 	d.opts.AnswerLimits.apply(&cfg)
 	cfg.Switch = d.streams // every session inherits the decision
-	cfg.OnExchange = w.exchange
+	cfg.OnExchange = s.exchange
 	cfg.OnStreamRestored = func() { observe(session.StreamRestored{}) }
 	cfg.OnStreamDeclined = func(a StreamAttempt) {
 		observe(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
@@ -170,7 +170,6 @@ func (d *Dialer) options(spec session.Spec, w *wireWatch, s *httpSession, observ
 		observe(session.ResponseDropped{Count: e.Dropped, Bound: e.InFlight})
 	}
 	cfg.FallbackAfterOutage = fallback
-	w.onFatal = s.fatal
 	return Options{Endpoint: d.opts.Endpoint, HTTPClient: d.opts.HTTPClient, Client: client, Era: era,
 		ClientInfo: d.opts.ClientInfo, Wire: cfg}
 }
@@ -191,14 +190,16 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 		}
 		refusal = LegacyRefusal
 	}
-	s.watch.setEraRefused(refusal, func(x Exchange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.eraRefusal, s.eraRefused = refusal, func(x Exchange) {
 		served := d.opts.Served != nil && d.opts.Served(gen)
-		if !d.era.refused(d.clock.Now(), served) || !s.watch.endedForEra(x) {
+		if !d.era.refused(d.clock.Now(), served) || !s.endedForEra(x) {
 			return
 		}
 		observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
 		go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
-	})
+	}
 }
 
 // Causes of a session's end, recorded until go-sdk's session has ended.
@@ -215,16 +216,21 @@ var (
 // session-gone answer or a refusal of its era (a *classify.HTTPError
 // carrying it), a dead keepalive ping (its error), Close
 // (session.ErrClosed, with DELETE) or Detach (session.ErrDetached), the
-// first cause winning.
+// first cause winning. The answer that ended it carries the HTTP facts
+// go-sdk reports only as text. Safe for concurrent use.
 type httpSession struct {
 	session.ClientRequests
-	ws    *Session
-	watch *wireWatch
-	ka    *session.KeepAlive // nil without a keepalive
+	ws  *Session
+	ka  *session.KeepAlive // nil without a keepalive
+	end session.End
 
 	mu    sync.Mutex
-	first error // the first cause recorded, nil before
-	end   session.End
+	first error     // the first cause recorded, nil before
+	fatal *Exchange // the first answer that ends the session
+	// eraRefused hears each answer eraRefusal tells a refusal of the era
+	// until one ends the session (endedForEra); nil: not watched, or ended.
+	eraRefusal func(Exchange) bool
+	eraRefused func(Exchange)
 }
 
 var _ session.Endable = (*httpSession)(nil)
@@ -254,24 +260,33 @@ func (s *httpSession) record(err error) {
 	s.mu.Unlock()
 }
 
-// fatal: the watch kept the answer that ends the session.
-func (s *httpSession) fatal() { s.record(errEndedByWatch) }
+// endedBy keeps x as the answer that ends the session, unless one came
+// first.
+func (s *httpSession) endedBy(x Exchange) {
+	s.mu.Lock()
+	if s.fatal == nil {
+		s.fatal = &x
+	}
+	if s.first == nil {
+		s.first = errEndedByWatch
+	}
+	s.mu.Unlock()
+}
 
 // cause is why the session ended, go-sdk's wait having returned err.
 func (s *httpSession) cause(err error) error {
 	s.mu.Lock()
-	first := s.first
+	first, fatal := s.first, s.fatal
 	s.mu.Unlock()
-	switch first {
-	case errEndedByKeepAlive:
+	switch {
+	case first == errEndedByKeepAlive:
 		return s.ka.EndedBy()
-	case nil, errEndedByWatch:
-		if err = s.watch.cause(err); err == nil {
-			err = ErrSessionEnded
-		}
-		return err
+	case first != nil && first != errEndedByWatch:
+		return first
+	case fatal != nil:
+		return &classify.HTTPError{Exchange: *fatal, Err: err}
 	}
-	return first
+	return cmp.Or(err, ErrSessionEnded)
 }
 
 // Fail ends the session from outside with err (session.Verify) unless it
@@ -330,80 +345,34 @@ func (s *httpSession) Detach() error {
 	return err
 }
 
-// wireWatch remembers the answer that ended one session, so that its end
-// carries the HTTP facts go-sdk reports only as text. Safe for concurrent
-// use.
-type wireWatch struct {
-	onFatal func() // told once that the first answer ending the session was kept
-
-	mu    sync.Mutex
-	fatal *Exchange // the first answer that ends a session
-	// eraRefused hears each answer refusal tells a refusal of the era,
-	// until one ends the session (endedForEra); nil: not watched, or ended.
-	eraRefused func(Exchange)
-	refusal    func(Exchange) bool
-}
-
-// setEraRefused puts each refusal of the era to f until f ends the session
-// for one; one f lets pass (re-discoveries are spaced) keeps the watch.
-func (w *wireWatch) setEraRefused(refusal func(Exchange) bool, f func(Exchange)) {
-	w.mu.Lock()
-	w.refusal, w.eraRefused = refusal, f
-	w.mu.Unlock()
-}
-
 // endedForEra records x as the answer the session ends with and stops the
 // era watch: once per session.
-func (w *wireWatch) endedForEra(x Exchange) bool {
-	w.mu.Lock()
-	if w.eraRefused == nil {
-		w.mu.Unlock()
-		return false // another refusal ended it
+func (s *httpSession) endedForEra(x Exchange) bool {
+	s.mu.Lock()
+	watched := s.eraRefused != nil
+	s.eraRefused = nil
+	s.mu.Unlock()
+	if watched {
+		s.endedBy(x)
 	}
-	w.eraRefused = nil
-	first := w.fatal == nil
-	if first {
-		w.fatal = &x
-	}
-	w.mu.Unlock()
-	if first {
-		w.onFatal()
-	}
-	return true
+	return watched
 }
 
-func (w *wireWatch) exchange(x Exchange) {
-	if !x.Local && x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
-		w.mu.Lock()
-		refusal, f := w.refusal, w.eraRefused
-		w.mu.Unlock()
+// exchange watches the session's answers (Config.OnExchange).
+func (s *httpSession) exchange(x Exchange) {
+	if x.Local {
+		return
+	}
+	if x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
+		s.mu.Lock()
+		refusal, f := s.eraRefusal, s.eraRefused
+		s.mu.Unlock()
 		if f != nil && refusal(x) {
-			f(x) // ends the session through endedForEra, or lets it pass
+			f(x) // ends the session through endedForEra, or lets it pass (re-discoveries are spaced)
 			return
 		}
 	}
-	if x.Local || !x.SessionGone {
-		return // only a session-gone answer ends a session
+	if x.SessionGone {
+		s.endedBy(x) // only a session-gone answer ends a session
 	}
-	fatal := new(Exchange)
-	*fatal = x
-	w.mu.Lock()
-	first := w.fatal == nil
-	if first {
-		w.fatal = fatal
-	}
-	w.mu.Unlock()
-	if first {
-		w.onFatal()
-	}
-}
-
-// cause annotates the error a session ended with.
-func (w *wireWatch) cause(err error) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fatal == nil {
-		return err
-	}
-	return &classify.HTTPError{Exchange: *w.fatal, Err: err}
 }

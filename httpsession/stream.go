@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
@@ -166,13 +165,8 @@ func newStreamBody(t *Transport, req *http.Request) *streamBody {
 		limits: msgcheck.Limits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks},
 		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(c.InitialBackoff), backoff.WithMaxInterval(c.MaxBackoff),
 			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(c.Jitter), backoff.WithMaxElapsedTime(0),
-			backoff.WithClockProvider(clockProvider{t.clock}))}
+			backoff.WithClockProvider(t.clock))}
 }
-
-// clockProvider lets cenkalti/backoff read a clockwork clock.
-type clockProvider struct{ c clockwork.Clock }
-
-func (p clockProvider) Now() time.Time { return p.c.Now() }
 
 // Next returns the next message of the stream. Its errors: errStreamClosed
 // or the context's once the stream is closed, io.EOF once the session is
