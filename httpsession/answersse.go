@@ -77,7 +77,6 @@ func (s *answerStream) run() {
 		s.t.drains.drain(s)
 	}
 	_ = s.Close()
-	s.release()
 	if s.slot != nil {
 		s.slot.streamClosed()
 	}

@@ -220,9 +220,9 @@ var (
 // go-sdk reports only as text. Safe for concurrent use.
 type httpSession struct {
 	session.ClientRequests
-	ws  *Session
-	ka  *session.KeepAlive // nil without a keepalive
-	end session.End
+	session.End // Done, Err, AfterEnd
+	ws          *Session
+	ka          *session.KeepAlive // nil without a keepalive
 
 	mu    sync.Mutex
 	first error     // the first cause recorded, nil before
@@ -247,7 +247,7 @@ func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Cl
 	}
 	go func() {
 		err := ws.Wait()
-		s.end.Fail(s.cause(err))
+		s.End.Fail(s.cause(err))
 	}()
 }
 
@@ -293,11 +293,8 @@ func (s *httpSession) cause(err error) error {
 // ended already.
 func (s *httpSession) Fail(err error) bool {
 	s.record(err)
-	return s.end.Fail(err)
+	return s.End.Fail(err)
 }
-
-// AfterEnd runs f once the session has ended (session.End.AfterEnd).
-func (s *httpSession) AfterEnd(f func()) { s.end.AfterEnd(f) }
 
 func (s *httpSession) Info() session.Info {
 	return session.Info{ID: s.ws.ID(), ProtocolVersion: s.ws.ProtocolVersion(), Initialize: s.ws.InitializeResult()}
@@ -305,7 +302,7 @@ func (s *httpSession) Info() session.Info {
 
 // Status is Live until the session ends, then Ended.
 func (s *httpSession) Status() (session.Status, <-chan struct{}) {
-	done := s.end.Done()
+	done := s.Done()
 	select {
 	case <-done:
 		return session.Ended, done // closed: a final status never changes
@@ -313,9 +310,6 @@ func (s *httpSession) Status() (session.Status, <-chan struct{}) {
 		return session.Live, done
 	}
 }
-
-func (s *httpSession) Done() <-chan struct{} { return s.end.Done() }
-func (s *httpSession) Err() error            { return s.end.Err() }
 
 // Alive pings a 2025-era session; a 2026-07-28 one has no ping (go-sdk
 // answers -32601), so it sends server/discover ([Session.Discover]).
@@ -332,7 +326,7 @@ func (s *httpSession) Close() error {
 	s.record(session.ErrClosed)
 	s.ka.Stop()
 	err := s.ws.Close()
-	<-s.end.Done()
+	<-s.Done()
 	return err
 }
 
@@ -341,7 +335,7 @@ func (s *httpSession) Detach() error {
 	s.record(session.ErrDetached)
 	s.ka.Stop()
 	err := s.ws.Detach()
-	<-s.end.Done()
+	<-s.Done()
 	return err
 }
 

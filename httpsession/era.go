@@ -91,7 +91,7 @@ func (e *DiscoverOutageError) Is(target error) bool { return target == ErrDiscov
 // Unwrap returns the discover's transport error, if any.
 func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
 
-// noteDiscover keeps the record of the session's `server/discover`.
+// noteDiscover keeps the record of the session's discover.
 func (t *Transport) noteDiscover(x Exchange) {
 	if x.Method != methodDiscover || x.Local {
 		return
@@ -161,18 +161,15 @@ func (t *Transport) handshakeError(ctx context.Context, err error) error {
 // it"), where the loss is marked [Exchange.StreamLost].
 func resumesStreams(v string) bool { return !msgcheck.ModernVersion(v) }
 
-// DefaultEraReprobe is DialerOptions.EraReprobe's default: a fallback to
-// the 2025 era lasts ten minutes of new sessions.
+// DefaultEraReprobe is DialerOptions.EraReprobe's default.
 const DefaultEraReprobe = 10 * time.Minute
 
 // maxDiscoverOutages is how many handshakes in a row may fail on a discover
 // outage before the next lets go-sdk fall back to `initialize`.
 const maxDiscoverOutages = 3
 
-// eraMemory is the one owner of a supervisor's era decision: which
-// handshake a new session starts with, learned from the sessions opened.
-// Its rules are decision record 0013's; every change is a
-// session.EraChanged fact. Safe for concurrent use.
+// eraMemory is the one owner of a supervisor's era decision, learned from
+// the sessions opened (decision record 0013). Safe for concurrent use.
 type eraMemory struct {
 	pinned  bool          // the host's Era2025: never probed
 	reprobe time.Duration // DialerOptions.EraReprobe; negative: a 2025 era is kept for good
@@ -278,8 +275,7 @@ func (m *eraMemory) refused(now time.Time, served bool) bool {
 	return true
 }
 
-// refusedDetail is the era-changed detail for the refusal x of version on a
-// session; served: one that had been ready.
+// refusedDetail is the era-changed detail for the refusal x of version.
 func refusedDetail(version string, x Exchange, served bool) string {
 	on, why := "a new session", "the server rolled back"
 	if served {

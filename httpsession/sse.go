@@ -56,9 +56,6 @@ func newLoop(t *Transport, ctx context.Context, max int) sseLoop {
 // in pieces.
 const readBufferSize = 4 << 10
 
-// readers are the loops' read buffers, given back when a loop is done.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
-
 // next reads up to the next message or the stream's end.
 func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
 	for {
@@ -98,7 +95,7 @@ func (l *sseLoop) open(resp *http.Response) error {
 	}
 	src := l.events.src
 	if src == nil {
-		src = readers.Get().(*bufio.Reader)
+		src = bufio.NewReaderSize(r, readBufferSize)
 	}
 	src.Reset(r)
 	l.events.reset(src)
@@ -171,21 +168,11 @@ func (l *sseLoop) get(template *http.Request, lastID string) *http.Request {
 	return req
 }
 
-// Close ends the loop for good and gives its read buffer back once the
-// reader is done with it (done: the reading goroutine calls Close itself).
+// Close ends the loop for good; safe from any goroutine.
 func (l *sseLoop) Close() error {
 	l.closeOnce.Do(func() { close(l.closed) })
 	l.cut()
 	return nil
-}
-
-// release gives the read buffer back; the reading goroutine calls it last.
-func (l *sseLoop) release() {
-	if src := l.events.src; src != nil {
-		l.events.src = nil
-		src.Reset(nil)
-		readers.Put(src)
-	}
 }
 
 var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")

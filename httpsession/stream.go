@@ -175,7 +175,6 @@ func (b *streamBody) Next() (jsonrpc.Message, error) {
 	if msg, done := b.next(b); !done {
 		return msg, nil
 	}
-	b.release()
 	if err := b.stopped(); err != nil {
 		return nil, err
 	}

@@ -8,21 +8,13 @@ import (
 	"github.com/jonboulle/clockwork"
 )
 
-// StreamDecision is the standalone stream decision of a [StreamSwitch]:
-// whether the server was found GET-hostile (DESIGN.md failure story S5),
-// and for how long the stream stays off.
+// StreamDecision is the standalone stream decision of a [StreamSwitch]
+// (failure story S5).
 type StreamDecision struct {
-	// Off reports a GET-hostile server: no session of the switch dials the
-	// stream until Until.
-	Off bool
-	// Why says what decided: the rule that fired, "remembered: ..." for a
-	// persisted decision, or why the stream is on again.
-	Why string
-	// Since is when the decision was taken (a persisted one: first taken),
-	// on the switch's clock; zero for the initial "on".
-	Since time.Time
-	// Until is when an Off decision ends; zero when on.
-	Until time.Time
+	Off   bool      // GET-hostile: no session of the switch dials the stream until Until
+	Why   string    // the rule that fired, "remembered: ...", or why the stream is on again
+	Since time.Time // when taken (a persisted one: first taken), on the switch's clock; zero for the initial "on"
+	Until time.Time // when an Off decision ends; zero when on
 }
 
 // SwitchConfig configures a [StreamSwitch]. The zero value is a
@@ -142,17 +134,12 @@ func (s *StreamSwitch) set(ok func() bool, d StreamDecision) {
 	}
 }
 
-// HostilityRule marks a server GET-hostile (DESIGN.md failure story S5,
-// decision record 0011): Threshold consecutive stream attempts that got an
-// HTTP answer and failed at once ([StreamAttempt.FailedAtOnce] within the
-// keeper's [StreamConfig.Span]) while POSTs of the session succeed (the
-// last POST answered 2xx after the streak's first attempt began, and after
-// the last outage attempt). It fires on the attempt that completes the
-// streak, or on the first such POST after it. An attempt that delivered a
-// message, was an acknowledged listen or lived Span resets the count; a
-// priming event without a message does not. An outage attempt
-// ([StreamAttempt.Outage]) does not count and waits for a 2xx POST; a
-// [StreamAttempt.ReplayRefused] one is ignored. The zero value is
+// HostilityRule marks a server GET-hostile (failure story S5, decision
+// record 0011): Threshold consecutive answered attempts that failed at once
+// ([StreamAttempt.FailedAtOnce] within [StreamConfig.Span]) while the
+// session's last POST, answered after the streak began and after the last
+// [StreamAttempt.Outage], succeeded. An outage does not count; a
+// [StreamAttempt.ReplayRefused] attempt is ignored. The zero value is
 // Threshold 3.
 type HostilityRule struct {
 	Threshold int
@@ -165,9 +152,9 @@ func (r HostilityRule) withDefaults() HostilityRule {
 	return r
 }
 
-// HostilityTracker applies a [HostilityRule] to one session's records: feed
-// it every [Exchange] and [StreamAttempt]; a new session takes a new one. A
-// pure value: no clock, no I/O, not safe for concurrent use.
+// HostilityTracker applies a [HostilityRule] to one session's every
+// [Exchange] and [StreamAttempt]. No clock, no I/O; not safe for concurrent
+// use.
 type HostilityTracker struct {
 	rule    HostilityRule
 	span    time.Duration
