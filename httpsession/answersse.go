@@ -36,15 +36,13 @@ const (
 // error as the call's TransportErr (classified transport).
 type answerStream struct {
 	sseLoop
-	req               *http.Request // the call's POST, whose headers a resumption sends
-	rec               *recorded     // the call's record in its slot; may be nil
-	slot              *slot         // the call's slot, told of the end; may be nil
-	method, requestID string        // the call's, as recorded
-	status            int
-	contentType       string
-	want              callID
-	deliver           func(jsonrpc.Message) // the conn's queue
-	sdkID             jsonrpc.ID            // the call's id as go-sdk made it
+	req     *http.Request         // the call's POST, whose headers a resumption sends
+	x       Exchange              // the call's record as the answer's headers left it
+	rec     *recorded             // the call's record in its slot; may be nil
+	slot    *slot                 // the call's slot, told of the end; may be nil
+	want    callID                // the id the response must carry
+	deliver func(jsonrpc.Message) // the conn's queue
+	sdkID   jsonrpc.ID            // the call's id as go-sdk made it
 
 	answered  bool // the call's response came through
 	resumes   int  // resumptions in a row without progress
@@ -54,8 +52,7 @@ type answerStream struct {
 // newAnswerStream returns the stream of resp, the answer to req, or the
 // error of a Content-Encoding the Transport does not decode.
 func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
-	s := &answerStream{sseLoop: newLoop(t, req.Context(), t.cfg.MaxSSEEvent), req: req, method: x.Method,
-		requestID: x.RequestID, status: x.Status, contentType: x.ContentType, want: want}
+	s := &answerStream{sseLoop: newLoop(t, req.Context(), t.cfg.MaxSSEEvent), req: req, x: *x, want: want}
 	s.events.wire = &s.wire
 	return s, s.open(resp)
 }
@@ -104,7 +101,7 @@ func (s *answerStream) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, 
 	if problem := answerProblem(r, s.want); problem != "" {
 		return s.fail(problem, false)
 	}
-	if problem, _ := s.t.check().Response(checkedRequest(s.req, s.method), r); problem != "" {
+	if problem, _ := s.t.check().Response(checkedRequest(s.req, s.x.Method), r); problem != "" {
 		return s.fail(problem, false)
 	}
 	if r.ID == (jsonrpc.ID{}) {
@@ -117,7 +114,7 @@ func (s *answerStream) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, 
 // decodeProblem is [msgcheck.Limits.Problem] of msg: the call's response,
 // or a request or notification of the server's.
 func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {
-	method, payload := s.method, []byte(nil)
+	method, payload := s.x.Method, []byte(nil)
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
 		payload = m.Result
@@ -179,7 +176,7 @@ func (s *answerStream) redial() (jsonrpc.Message, bool) {
 	if err := s.open(resp); err != nil {
 		return s.fail("resumption of the SSE stream refused: "+err.Error(), false)
 	}
-	s.t.cfg.Logger.Debug("mcpsup/httpsession: event stream answer resumed", "method", s.method, "resumes", s.resumes)
+	s.t.cfg.Logger.Debug("mcpsup/httpsession: event stream answer resumed", "method", s.x.Method, "resumes", s.resumes)
 	return nil, false
 }
 
@@ -216,12 +213,12 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) (jsonrpc.Messag
 	if s.rec != nil {
 		s.rec.amend(amend)
 	}
-	if s.method == methodDiscover {
-		s.t.amendDiscover(s.requestID, amend) // era.go: the era is judged on how the discover ended
+	if s.x.Method == methodDiscover {
+		s.t.amendDiscover(s.x.RequestID, amend) // era.go: the era is judged on how the discover ended
 	}
 	s.t.cfg.Logger.Debug("mcpsup/httpsession: event stream answer refused, the call fails alone",
-		"method", s.method, "problem", problem)
-	return errorMessage(s.sdkID, Exchange{Status: s.status, ContentType: s.contentType}, problem), true
+		"method", s.x.Method, "problem", problem)
+	return errorMessage(s.sdkID, Exchange{Status: s.x.Status, ContentType: s.x.ContentType}, problem), true
 }
 
 // drains bounds the drains of a Transport's answer streams after their

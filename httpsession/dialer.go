@@ -302,13 +302,10 @@ func (s *httpSession) Info() session.Info {
 
 // Status is Live until the session ends, then Ended.
 func (s *httpSession) Status() (session.Status, <-chan struct{}) {
-	done := s.Done()
-	select {
-	case <-done:
-		return session.Ended, done // closed: a final status never changes
-	default:
-		return session.Live, done
+	if s.Ended() {
+		return session.Ended, s.Done()
 	}
+	return session.Live, s.Done()
 }
 
 // Alive pings a 2025-era session; a 2026-07-28 one has no ping (go-sdk
@@ -322,19 +319,15 @@ func (s *httpSession) Alive(ctx context.Context) error {
 }
 
 // Close ends the session with DELETE and waits for its end.
-func (s *httpSession) Close() error {
-	s.record(session.ErrClosed)
-	s.ka.Stop()
-	err := s.ws.Close()
-	<-s.Done()
-	return err
-}
+func (s *httpSession) Close() error { return s.stop(session.ErrClosed, s.ws.Close) }
 
 // Detach ends the session without DELETE, resumable, and waits for its end.
-func (s *httpSession) Detach() error {
-	s.record(session.ErrDetached)
+func (s *httpSession) Detach() error { return s.stop(session.ErrDetached, s.ws.Detach) }
+
+func (s *httpSession) stop(cause error, end func() error) error {
+	s.record(cause)
 	s.ka.Stop()
-	err := s.ws.Detach()
+	err := end()
 	<-s.Done()
 	return err
 }

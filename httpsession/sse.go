@@ -13,27 +13,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// sseOwner is what one kind of kept event stream decides for the [sseLoop]
-// that reads it: the standalone stream's keeper ([streamBody]) and a call's
-// answer stream ([answerStream]). Each returns a message to hand go-sdk (nil:
-// none) and whether the stream is done.
+// sseOwner decides for the [sseLoop] that reads its stream: the keeper
+// ([streamBody]) and a call's answer ([answerStream]). Each method returns a
+// message for go-sdk (nil: none) and whether the stream is done.
 type sseOwner interface {
-	// event takes a whole event, or a line without a colon (line set, ev
-	// empty).
-	event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool)
-	// ended takes the end of the current answer: the reader's error (io.EOF
-	// at its end); the loop has closed its body.
-	ended(err error) (jsonrpc.Message, bool)
-	// redial waits as the owner's policy says and opens the next answer
-	// ([sseLoop.open]); it is asked while none is open.
-	redial() (jsonrpc.Message, bool)
+	event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) // a whole event, or a line without a colon
+	ended(err error) (jsonrpc.Message, bool)                       // the answer ended with err (io.EOF: its end), its body closed
+	redial() (jsonrpc.Message, bool)                               // wait, then open the next answer ([sseLoop.open])
 }
 
 // sseLoop is the one loop over an event stream carried by successive HTTP
-// answers: it reads events with the one [eventReader], keeps the last event
-// id (a re-dial's Last-Event-ID), and asks its [sseOwner] what each event
-// means, what to do when an answer ends and when to open the next. Close,
-// from any goroutine, ends it for good; the rest runs on one goroutine.
+// answers: it reads with the one [eventReader], keeps the last event id (a
+// re-dial's Last-Event-ID) and asks its [sseOwner] the rest. Close, from any
+// goroutine, ends it; the rest runs on one goroutine.
 type sseLoop struct {
 	t      *Transport
 	ctx    context.Context
@@ -84,9 +76,8 @@ func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
 	}
 }
 
-// open reads resp's body from now on, decoded (identity or gzip); the
-// reader starts a new stream. A coding the Transport does not decode is
-// refused, the body closed.
+// open reads resp's body from now on, decoded (identity or gzip), as a new
+// stream; another coding is refused, the body closed.
 func (l *sseLoop) open(resp *http.Response) error {
 	r, err := decodedBodyInto(resp, 0, &l.wire)
 	if err != nil {
@@ -138,8 +129,7 @@ func (l *sseLoop) stopped() error {
 	return l.ctx.Err()
 }
 
-// sleep waits for after or until wake is closed (woken; a nil channel
-// never comes); an error once the loop stops.
+// sleep waits for after or wake (nil: never); an error once the loop stops.
 func (l *sseLoop) sleep(after <-chan time.Time, wake <-chan struct{}) (woken bool, err error) {
 	select {
 	case <-after:
@@ -153,8 +143,8 @@ func (l *sseLoop) sleep(after <-chan time.Time, wake <-chan struct{}) (woken boo
 	}
 }
 
-// get returns a GET of template's URL with its headers, asking for an
-// event stream after the Last-Event-ID lastID ("": none).
+// get returns a GET of template's URL and headers for an event stream after
+// lastID ("": none).
 func (l *sseLoop) get(template *http.Request, lastID string) *http.Request {
 	req := template.Clone(l.ctx)
 	req.Method, req.Body, req.GetBody, req.ContentLength = http.MethodGet, nil, nil, 0
@@ -222,8 +212,6 @@ type EventError struct {
 	// Detail names the fault ("" when Reason says all): the line's start,
 	// the decoder's error (at most 200 bytes) or the bound passed.
 	Detail string
-	// Attempt is the [StreamAttempt.Seq] the event came on.
-	Attempt int
 }
 
 func (e *EventError) Error() string {

@@ -19,20 +19,16 @@ const wireSlack = 64 << 10
 // keptBuffer bounds the line buffer a reader keeps between lines.
 const keptBuffer = 4 << 10
 
-// eventReader is the one parser of a text/event-stream in the package, the
-// event stream interpretation of WHATWG HTML, server-sent events: lines end
-// at CRLF, LF or CR; one leading byte order mark is stripped; a line that
-// starts with ':' is a comment; `name:value` is a field whose value loses
-// one leading space; a line without a colon is a field named by the whole
-// line with an empty value; data fields are joined with LF; an id with a
-// control byte but a tab (see [eventID]) and a retry not all ASCII digits
-// are ignored; an empty line ends the event. Decision record 0009.
+// eventReader is the one parser of a text/event-stream in the package, by
+// WHATWG HTML's event stream interpretation (decision record 0009): CRLF,
+// LF or CR ends a line; one leading BOM is stripped; one space after the
+// colon; data lines joined with LF; an id with a control byte but a tab, or
+// a retry not all digits, ignored.
 //
 // Bounds: one event holds at most max bytes (0: none), a byte per line end,
-// comment lines before its first field not counted; with wire set, also at
-// most max+[wireSlack] bytes on the wire since the last empty line. Past
-// either, Next returns an [*eventTooLargeError] and reads no more until
-// reset. One goroutine reads.
+// comment lines before its first field not counted; with wire set, at most
+// max+[wireSlack] bytes on the wire since the last empty line. Past either,
+// Next returns an [*eventTooLargeError]. One goroutine reads.
 type eventReader struct {
 	max  int           // bytes of one event at most; 0: no bound
 	wire *wireCounter  // the source's bytes on the wire, when it decodes; nil: not bounded apart
@@ -90,10 +86,9 @@ func (e *eventTooLargeError) Is(target error) bool { return target == errEventTo
 // maxLineStart bounds the start of a line an [*sseLineError] keeps.
 const maxLineStart = 64
 
-// sseLineError is a line that is neither a comment nor a field with a
-// colon. WHATWG takes it for a field with an empty value, and so does the
-// reader; go-sdk v1.8.0 ends its session on one (mcp/event.go
-// scanEventsLimited), so the callers refuse it. Next may be called again.
+// sseLineError is a line without a colon: WHATWG takes it for a field with
+// an empty value, and so does the reader, but go-sdk v1.8.0 ends its
+// session on one (mcp/event.go scanEventsLimited), so the callers refuse it.
 type sseLineError struct {
 	Start []byte // the line's first bytes, at most maxLineStart
 }
@@ -118,10 +113,9 @@ func (r *eventReader) pending() (n int, underWay bool) {
 	return r.size + len(r.line), r.fields || len(r.line) > 0
 }
 
-// Next returns the next event the stream completes. Its errors: an
-// [*sseLineError] (the event goes on), an [*eventTooLargeError] (final until
-// reset), or the source's read error (io.EOF at its end; an event under way
-// is dropped, as WHATWG says).
+// Next returns the next event. Its errors: an [*sseLineError] (the event
+// goes on), an [*eventTooLargeError] (final until reset), or the source's
+// (io.EOF at its end; an event under way is dropped, as WHATWG says).
 func (r *eventReader) Next() (sseEvent, error) {
 	for {
 		line, err := r.readLine()

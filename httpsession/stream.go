@@ -191,15 +191,10 @@ func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bo
 		return nil, false
 	}
 	b.att.Events++
-	drop := b.bad
-	b.bad = nil
-	var req *jsonrpc.Request
-	if drop == nil {
-		req, drop = b.filter(ev)
-	}
+	req, drop := b.filter(ev)
 	if drop != nil {
 		drop.Bytes = ev.Size
-		b.drop(drop, true)
+		b.drop(drop)
 		if b.run >= maxDroppedRun {
 			b.cut()
 			b.endAttempt(errGarbage)
@@ -221,6 +216,10 @@ func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bo
 // filter returns the request or notification ev carries, or why it is
 // dropped; neither for an event without a message.
 func (b *streamBody) filter(ev sseEvent) (*jsonrpc.Request, *EventError) {
+	if bad := b.bad; bad != nil {
+		b.bad = nil
+		return nil, bad
+	}
 	if !ev.message() {
 		return nil, nil
 	}
@@ -238,13 +237,10 @@ func (b *streamBody) filter(ev sseEvent) (*jsonrpc.Request, *EventError) {
 	return req, nil
 }
 
-// drop reports a dropped event; inRun counts it toward maxDroppedRun.
-func (b *streamBody) drop(e *EventError, inRun bool) {
-	e.Attempt = b.att.Seq
+// drop reports a dropped event and counts it toward maxDroppedRun.
+func (b *streamBody) drop(e *EventError) {
 	b.att.Dropped++
-	if inRun {
-		b.run++
-	}
+	b.run++
 	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
 	if f := b.t.cfg.OnDroppedEvent; f != nil {
 		f(e)
@@ -264,7 +260,7 @@ func (b *streamBody) endAttempt(err error) {
 	case b.stopped() != nil:
 		b.att.End = EndClosed
 	case errors.As(err, &tooLarge):
-		b.drop(&EventError{Reason: DropOversized, Bytes: tooLarge.Read, Detail: fmt.Sprintf("more than %d bytes", tooLarge.Max)}, true)
+		b.drop(&EventError{Reason: DropOversized, Bytes: tooLarge.Read, Detail: fmt.Sprintf("more than %d bytes", tooLarge.Max)})
 		b.att.End = EndGarbage
 	case errors.Is(err, errGarbage):
 		b.att.End = EndGarbage
@@ -274,7 +270,7 @@ func (b *streamBody) endAttempt(err error) {
 		b.att.End, b.att.Err = EndError, err
 	}
 	if n, underWay := b.events.pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
-		b.drop(&EventError{Reason: DropTruncated, Bytes: n}, false) // go-sdk has none of it
+		b.drop(&EventError{Reason: DropTruncated, Bytes: n}) // go-sdk has none of it
 	}
 	b.att.Bytes = b.wire.n
 	b.bad, b.run = nil, 0
