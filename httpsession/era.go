@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,10 +77,7 @@ type DiscoverOutageError struct {
 }
 
 func (e *DiscoverOutageError) Error() string {
-	what := "no HTTP answer"
-	if e.Discover.Status != 0 {
-		what = fmt.Sprintf("HTTP %d", e.Discover.Status)
-	}
+	what := answerOf(e.Discover)
 	if e.Discover.TransportErr != nil {
 		what += " (" + e.Discover.TransportErr.Error() + ")"
 	}
@@ -182,10 +180,7 @@ type eraMemory struct {
 }
 
 func newEraMemory(era Era, reprobe time.Duration) *eraMemory {
-	if reprobe == 0 {
-		reprobe = DefaultEraReprobe
-	}
-	return &eraMemory{era: era, pinned: era == Era2025, reprobe: reprobe}
+	return &eraMemory{era: era, pinned: era == Era2025, reprobe: cmp.Or(reprobe, DefaultEraReprobe)}
 }
 
 // next returns the era the next handshake starts with at now, and whether

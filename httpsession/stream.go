@@ -2,6 +2,7 @@ package httpsession
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,22 +50,14 @@ type StreamConfig struct {
 	MaxEventBytes int
 }
 
+// withDefaults puts each default in place of a non-positive field.
 func (c StreamConfig) withDefaults() StreamConfig {
-	if c.Span <= 0 {
-		c.Span = 2 * time.Second
-	}
-	if c.InitialBackoff <= 0 {
-		c.InitialBackoff = time.Second
-	}
-	if c.MaxBackoff <= 0 {
-		c.MaxBackoff = 30 * time.Second
-	}
-	c.MaxBackoff = max(c.MaxBackoff, c.InitialBackoff)
+	c.Span = cmp.Or(max(c.Span, 0), 2*time.Second)
+	c.InitialBackoff = cmp.Or(max(c.InitialBackoff, 0), time.Second)
+	c.MaxBackoff = max(cmp.Or(max(c.MaxBackoff, 0), 30*time.Second), c.InitialBackoff)
+	c.MaxEventBytes = cmp.Or(max(c.MaxEventBytes, 0), 1<<20)
 	if c.Jitter < 0 || c.Jitter >= 1 {
 		c.Jitter = 0
-	}
-	if c.MaxEventBytes <= 0 {
-		c.MaxEventBytes = 1 << 20
 	}
 	return c
 }

@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -55,9 +56,7 @@ type StreamSwitch struct {
 
 // NewStreamSwitch returns a switch configured by cfg.
 func NewStreamSwitch(cfg SwitchConfig) *StreamSwitch {
-	if cfg.Memory <= 0 {
-		cfg.Memory = 24 * time.Hour
-	}
+	cfg.Memory = cmp.Or(max(cfg.Memory, 0), 24*time.Hour)
 	if cfg.Clock == nil {
 		cfg.Clock = clockwork.NewRealClock()
 	}
@@ -146,9 +145,7 @@ type HostilityRule struct {
 }
 
 func (r HostilityRule) withDefaults() HostilityRule {
-	if r.Threshold <= 0 {
-		r.Threshold = 3
-	}
+	r.Threshold = cmp.Or(max(r.Threshold, 0), 3)
 	return r
 }
 
@@ -171,10 +168,7 @@ type HostilityTracker struct {
 // NewHostilityTracker returns a tracker applying r with span (0: 2s, the
 // default [StreamConfig.Span]).
 func NewHostilityTracker(r HostilityRule, span time.Duration) *HostilityTracker {
-	if span <= 0 {
-		span = 2 * time.Second
-	}
-	return &HostilityTracker{rule: r.withDefaults(), span: span}
+	return &HostilityTracker{rule: r.withDefaults(), span: cmp.Or(max(span, 0), 2*time.Second)}
 }
 
 // ObserveExchange notes the outcome of a POST (other verbs, and a listen's
