@@ -39,11 +39,8 @@ type eventReader struct {
 	skipLF bool   // the last line ended with CR: an LF right after is its end
 	broken bool   // an event outgrew a bound
 
-	// The current event.
-	fields, hasData, idSet, otherType bool
-	size                              int // its bytes so far, a byte per line end
-	data                              []byte
-	id                                string
+	fields bool     // the current event has a field
+	cur    sseEvent // the current event
 
 	// retry is the stream's reconnection time from its last valid retry
 	// field (at most maxRetryField), 0 when none; kept across reset.
@@ -110,7 +107,7 @@ func (r *eventReader) reset(src *bufio.Reader) {
 
 // pending reports the bytes of an event or line under way.
 func (r *eventReader) pending() (n int, underWay bool) {
-	return r.size + len(r.line), r.fields || len(r.line) > 0
+	return r.cur.Size + len(r.line), r.fields || len(r.line) > 0
 }
 
 // Next returns the next event. Its errors: an [*sseLineError] (the event
@@ -131,15 +128,15 @@ func (r *eventReader) Next() (sseEvent, error) {
 				r.wire.n = 0
 			}
 			if !r.fields {
-				r.size = 0
+				r.cur.Size = 0
 				continue
 			}
-			e := sseEvent{ID: r.id, IDSet: r.idSet, OtherType: r.otherType, Data: r.data, HasData: r.hasData, Size: r.size}
+			e := r.cur
 			r.endEvent()
 			return e, nil
 		case line[0] == ':':
 			if !r.fields {
-				r.size = 0 // a keepalive comment between events
+				r.cur.Size = 0 // a keepalive comment between events
 			}
 			continue
 		}
@@ -156,17 +153,17 @@ func (r *eventReader) Next() (sseEvent, error) {
 func (r *eventReader) field(name string, value []byte) {
 	switch name {
 	case "data":
-		if !r.hasData {
-			r.data, r.line = value, nil // the line's buffer becomes the event's data
+		if !r.cur.HasData {
+			r.cur.Data, r.line = value, nil // the line's buffer becomes the event's data
 		} else {
-			r.data = append(append(r.data, '\n'), value...)
+			r.cur.Data = append(append(r.cur.Data, '\n'), value...)
 		}
-		r.hasData = true
+		r.cur.HasData = true
 	case "event":
-		r.otherType = string(value) != "message"
+		r.cur.OtherType = string(value) != "message"
 	case "id":
 		if id, ok := eventID(value); ok {
-			r.id, r.idSet = id, true
+			r.cur.ID, r.cur.IDSet = id, true
 		}
 	case "retry":
 		if d, ok := retryField(value); ok {
@@ -176,14 +173,12 @@ func (r *eventReader) field(name string, value []byte) {
 }
 
 // endEvent forgets the current event; its data now belongs to it.
-func (r *eventReader) endEvent() {
-	r.size, r.fields, r.hasData, r.otherType, r.id, r.idSet, r.data = 0, false, false, false, "", false, nil
-}
+func (r *eventReader) endEvent() { r.fields, r.cur = false, sseEvent{} }
 
 // readLine returns the next line without its end, valid until the next call.
 func (r *eventReader) readLine() ([]byte, error) {
 	if r.broken {
-		return nil, &eventTooLargeError{Max: r.max, Read: r.size + len(r.line)}
+		return nil, &eventTooLargeError{Max: r.max, Read: r.cur.Size + len(r.line)}
 	}
 	if cap(r.line) > keptBuffer {
 		r.line = nil
@@ -219,7 +214,7 @@ func (r *eventReader) readLine() ([]byte, error) {
 		if r.over(len(r.line) + n) {
 			return nil, r.tooLarge(n)
 		}
-		r.size += len(r.line) + n
+		r.cur.Size += len(r.line) + n
 		r.line = append(r.line, buf[:end]...)
 		if buf[end] == '\r' {
 			switch {
@@ -235,12 +230,12 @@ func (r *eventReader) readLine() ([]byte, error) {
 }
 
 // over reports whether n more bytes would make the event outgrow max.
-func (r *eventReader) over(n int) bool { return r.max > 0 && r.size+n > r.max }
+func (r *eventReader) over(n int) bool { return r.max > 0 && r.cur.Size+n > r.max }
 
 // tooLarge ends the stream at an event past a bound, after read more bytes.
 func (r *eventReader) tooLarge(read int) error {
 	r.broken = true
-	return &eventTooLargeError{Max: r.max, Read: r.size + len(r.line) + read}
+	return &eventTooLargeError{Max: r.max, Read: r.cur.Size + len(r.line) + read}
 }
 
 // eventID returns an id field's value, false when it is ignored: one with a
