@@ -171,37 +171,28 @@ var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")
 var ErrStreamEvent = errors.New("mcpsup/httpsession: standalone stream event dropped")
 
 // DropReason says why the keeper dropped an event of the standalone stream.
-type DropReason uint8
+type DropReason string
 
 // Why an event is dropped.
 const (
 	// DropMalformedLine: a line without a colon (WHATWG allows it, go-sdk
 	// v1.8.0 fails the session on it).
-	DropMalformedLine DropReason = iota + 1
+	DropMalformedLine DropReason = "malformed-line"
 	// DropNotJSONRPC: the data is not one JSON-RPC 2.0 message.
-	DropNotJSONRPC
+	DropNotJSONRPC DropReason = "not-jsonrpc"
 	// DropResponse: a JSON-RPC response; the standalone stream carries only
 	// requests and notifications (MCP transports, listening for messages
 	// from the server).
-	DropResponse
+	DropResponse DropReason = "response"
 	// DropOversized: the event outgrew [StreamConfig.MaxEventBytes]; the
 	// attempt ends.
-	DropOversized
+	DropOversized DropReason = "oversized"
 	// DropTruncated: the stream ended inside the event.
-	DropTruncated
+	DropTruncated DropReason = "truncated"
 	// DropTooManyValues: more than go-sdk may decode ([msgcheck.Limits]:
 	// [Config.MaxJSONValues], [Config.MaxMessages], [Config.MaxContentBlocks]).
-	DropTooManyValues
+	DropTooManyValues DropReason = "too-many-values"
 )
-
-var dropNames = [...]string{"unknown", "malformed-line", "not-jsonrpc", "response", "oversized", "truncated", "too-many-values"}
-
-func (r DropReason) String() string {
-	if int(r) < len(dropNames) {
-		return dropNames[r]
-	}
-	return dropNames[0]
-}
 
 // EventError is one event of the standalone stream the keeper did not hand
 // to go-sdk; the session is unaffected.

@@ -63,26 +63,17 @@ func (c StreamConfig) withDefaults() StreamConfig {
 }
 
 // StreamEnd says how a standalone stream attempt ended.
-type StreamEnd uint8
+type StreamEnd string
 
 // How an attempt ends.
 const (
-	EndNoAnswer  StreamEnd = iota + 1 // the request got no HTTP answer
-	EndNotStream                      // the answer was not a 200 text/event-stream
-	EndEOF                            // the server ended the stream
-	EndError                          // reading the stream failed
-	EndClosed                         // the client closed the stream (session closed)
-	EndGarbage                        // an oversized event, or maxDroppedRun drops in a row
+	EndNoAnswer  StreamEnd = "no-answer"  // the request got no HTTP answer
+	EndNotStream StreamEnd = "not-stream" // the answer was not a 200 text/event-stream
+	EndEOF       StreamEnd = "eof"        // the server ended the stream
+	EndError     StreamEnd = "error"      // reading the stream failed
+	EndClosed    StreamEnd = "closed"     // the client closed the stream (session closed)
+	EndGarbage   StreamEnd = "garbage"    // an oversized event, or maxDroppedRun drops in a row
 )
-
-var endNames = [...]string{"unknown", "no-answer", "not-stream", "eof", "error", "closed", "garbage"}
-
-func (e StreamEnd) String() string {
-	if int(e) < len(endNames) {
-		return endNames[e]
-	}
-	return endNames[0]
-}
 
 // StreamAttempt records one attempt of the standalone stream.
 type StreamAttempt struct {
@@ -234,7 +225,7 @@ func (b *streamBody) filter(ev sseEvent) (*jsonrpc.Request, *EventError) {
 func (b *streamBody) drop(e *EventError) {
 	b.att.Dropped++
 	b.run++
-	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
+	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason, "bytes", e.Bytes)
 	if f := b.t.cfg.OnDroppedEvent; f != nil {
 		f(e)
 	}
@@ -399,7 +390,7 @@ func (b *streamBody) report() {
 		b.wait = max(b.wait, a.RetryAfter) // the server's own ask outlasts our cap
 	}
 	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream attempt ended",
-		"seq", a.Seq, "status", a.Status, "end", a.End.String(), "events", a.Events, "messages", a.Messages,
+		"seq", a.Seq, "status", a.Status, "end", a.End, "events", a.Events, "messages", a.Messages,
 		"bytes", a.Bytes, "retry", a.Retry, "duration", a.Duration)
 	if f := b.t.cfg.OnStreamAttempt; f != nil {
 		f(*a)
