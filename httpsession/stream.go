@@ -18,22 +18,14 @@ import (
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream (the 2025
-// GET, the 2026-07-28 subscriptions/listen POST): DESIGN.md failure story
-// S5, decision records 0011 and 0012. The zero value selects the defaults.
-//
-// The keeper answers go-sdk's stream itself and never lets it fail: it hands
-// go-sdk only whole events carrying one JSON-RPC request or notification and
-// drops the rest ([Config.OnDroppedEvent]); when the server's stream ends it
-// re-dials, at once after an attempt that lived Span, else on the backoff
-// (InitialBackoff doubling to MaxBackoff on the Transport's clock, never
-// less than the server's SSE retry field up to MaxBackoff, and at least a
-// 429/503 Retry-After). Only an answer saying the session is gone
-// ([StreamAttempt.SessionGone]) ends it, and the session with it; a refused
-// credential pauses it ([StreamAttempt.Unauthorized]); a first attempt the
-// server declines (405, another 4xx, a plain 404, not a stream) holds it for
-// the session ([StreamAttempt.Declined]); a Last-Event-ID the server cannot
-// replay is dropped ([StreamAttempt.ReplayRefused]). While [Config.Switch]
-// holds the stream no attempt is made.
+// GET, the 2026-07-28 subscriptions/listen POST), which never lets it fail
+// (failure story S5; decision records 0011, 0012): it hands go-sdk only
+// whole events carrying one request or notification, and re-dials when the
+// server's stream ends: at once after an attempt that lived Span, else on
+// the backoff (InitialBackoff doubling to MaxBackoff on the Transport's
+// clock, at least the SSE retry field up to MaxBackoff, at least a 429/503
+// Retry-After). Only [StreamAttempt.SessionGone] ends it. The zero value
+// selects the defaults.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once and, without a message, not to fail at once. Default 2s.
