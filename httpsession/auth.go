@@ -120,11 +120,10 @@ func (a *authorizer) note(resp *http.Response, sent uint64) {
 	}
 }
 
-// authorized returns a copy of req carrying the handler's current token,
-// and the token's generation. A failing token source fails the request
-// with an error wrapping [classify.ErrCredential], but for invalid_grant
-// (RFC 6749 section 5.2), which go-sdk too sends without a token, letting
-// the server's 401 start Authorize.
+// authorized returns a copy of req carrying the handler's token, and its
+// generation. A failing token source fails the request ([classify.ErrCredential])
+// but for invalid_grant (RFC 6749 section 5.2): sent without a token, as
+// go-sdk does, for the server's 401 to start Authorize.
 func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error) {
 	if a.handler == nil {
 		return req, 0, nil
@@ -169,17 +168,13 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error
 	return out, gen, nil
 }
 
-// authorize runs, or joins, the handler's Authorize for the refused answer
-// resp to req, which carried the token of generation gen and was sent when
-// failed Authorize calls had failed. The requests refused with one token
-// share one Authorize ("authorization servers MUST rotate refresh tokens"
-// for public clients: MCP 2025-11-25 basic/authorization.mdx, Token Theft;
-// a second refresh may spend a spent token): one refused with a token
-// renewed since is sent again, and one sent before an Authorize that
-// failed takes that failure. A failure hands the refused answer (its body
-// kept, at most maxBody bytes) to every request sharing it, its error
-// logged at Warn once; an Authorize cut by its request's end leaves the
-// others to run one of their own. ran reports that one ran for req's token.
+// authorize runs, or joins, the one Authorize of the credential req carried
+// (generation gen; failed: the failures counted when it was sent), since
+// public clients' refresh tokens rotate (MCP 2025-11-25 authorization.mdx,
+// Token Theft). A request refused with a token renewed since is sent again;
+// one sent before a failed Authorize takes that failure: the refused answer
+// (body kept, at most maxBody bytes). An Authorize cut by its request's end
+// leaves the others to run their own. ran: one ran for req's token.
 func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen, failed uint64) (refused *http.Response, ran bool, err error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.maxBody)))
 	_ = resp.Body.Close()

@@ -95,19 +95,16 @@ func NewDialer(opts DialerOptions) *Dialer {
 	return d
 }
 
-// StreamDecision is the standalone stream decision now, as the resume
-// state persists it.
+// StreamDecision is the stream decision now, as the resume state keeps it.
 func (d *Dialer) StreamDecision() session.StreamDecided { return decided(d.streams.Decision()) }
 
-// Close stops the stream decision's timer; sessions are closed on their
-// own.
+// Close stops the stream decision's timer; sessions close on their own.
 func (d *Dialer) Close() error {
 	d.streams.Close()
 	return nil
 }
 
-// Dial opens a new session with a full handshake, in the era the memory
-// chooses.
+// Dial opens a new session with a full handshake, in the era remembered.
 func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, error) {
 	return d.open(spec, func(opts Options) (*Session, error) { return Open(ctx, opts) })
 }
@@ -260,8 +257,7 @@ func (s *httpSession) record(err error) {
 	s.mu.Unlock()
 }
 
-// endedBy keeps x as the answer that ends the session, unless one came
-// first.
+// endedBy keeps x as the answer that ends the session, unless one came first.
 func (s *httpSession) endedBy(x Exchange) {
 	s.mu.Lock()
 	if s.fatal == nil {
@@ -289,8 +285,7 @@ func (s *httpSession) cause(err error) error {
 	return cmp.Or(err, ErrSessionEnded)
 }
 
-// Fail ends the session from outside with err (session.Verify) unless it
-// ended already.
+// Fail ends the session with err (session.Verify) unless it ended already.
 func (s *httpSession) Fail(err error) bool {
 	s.record(err)
 	return s.End.Fail(err)

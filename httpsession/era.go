@@ -56,11 +56,9 @@ func LegacyRefusal(x Exchange) bool {
 	return x.Status == http.StatusNotFound && x.Method == methodInitialize && x.RPC.Code == classify.CodeMethodNotFound
 }
 
-// DiscoverOutage reports whether x, the answer to a `server/discover`, says
-// nothing of the era: no HTTP answer, an event stream lost before its
-// response ([Exchange.StreamLost]), or 408, 429 or a 5xx but 501. go-sdk
-// v1.8.0 falls back to `initialize` on any error of the discover
-// (mcp/client.go Connect); decision record 0013.
+// DiscoverOutage reports whether x, a `server/discover`'s answer, says
+// nothing of the era (decision record 0013): no HTTP answer, a stream lost
+// before its response ([Exchange.StreamLost]), 408, 429 or a 5xx but 501.
 func DiscoverOutage(x Exchange) bool {
 	return x.TransportErr != nil || x.StreamLost || outageStatus(x.Status)
 }

@@ -175,23 +175,12 @@ type DropReason string
 
 // Why an event is dropped.
 const (
-	// DropMalformedLine: a line without a colon (WHATWG allows it, go-sdk
-	// v1.8.0 fails the session on it).
-	DropMalformedLine DropReason = "malformed-line"
-	// DropNotJSONRPC: the data is not one JSON-RPC 2.0 message.
-	DropNotJSONRPC DropReason = "not-jsonrpc"
-	// DropResponse: a JSON-RPC response; the standalone stream carries only
-	// requests and notifications (MCP transports, listening for messages
-	// from the server).
-	DropResponse DropReason = "response"
-	// DropOversized: the event outgrew [StreamConfig.MaxEventBytes]; the
-	// attempt ends.
-	DropOversized DropReason = "oversized"
-	// DropTruncated: the stream ended inside the event.
-	DropTruncated DropReason = "truncated"
-	// DropTooManyValues: more than go-sdk may decode ([msgcheck.Limits]:
-	// [Config.MaxJSONValues], [Config.MaxMessages], [Config.MaxContentBlocks]).
-	DropTooManyValues DropReason = "too-many-values"
+	DropMalformedLine DropReason = "malformed-line"  // a line without a colon (WHATWG allows it; go-sdk v1.8.0 fails its session)
+	DropNotJSONRPC    DropReason = "not-jsonrpc"     // the data is not one JSON-RPC 2.0 message
+	DropResponse      DropReason = "response"        // a response: the stream carries requests and notifications (MCP transports)
+	DropOversized     DropReason = "oversized"       // past [StreamConfig.MaxEventBytes]: the attempt ends
+	DropTruncated     DropReason = "truncated"       // the stream ended inside the event
+	DropTooManyValues DropReason = "too-many-values" // more than go-sdk may decode ([msgcheck.Limits], Config.Max*)
 )
 
 // EventError is one event of the standalone stream the keeper did not hand

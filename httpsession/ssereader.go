@@ -9,15 +9,11 @@ import (
 	"time"
 )
 
-// maxRetryField bounds the SSE retry field's value.
-const maxRetryField = 24 * time.Hour
-
-// wireSlack is how many more bytes than the decoded bound one event may
-// take on the wire (gzip framing of incompressible data).
-const wireSlack = 64 << 10
-
-// keptBuffer bounds the line buffer a reader keeps between lines.
-const keptBuffer = 4 << 10
+const (
+	maxRetryField = 24 * time.Hour // bounds the SSE retry field
+	wireSlack     = 64 << 10       // more bytes one event may take on the wire (gzip framing)
+	keptBuffer    = 4 << 10        // bounds the line buffer a reader keeps between lines
+)
 
 // eventReader is the one parser of a text/event-stream in the package, by
 // WHATWG HTML's event stream interpretation (decision record 0009): CRLF,
