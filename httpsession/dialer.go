@@ -89,14 +89,14 @@ func NewDialer(opts DialerOptions) *Dialer {
 	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
 		Remembered: opts.RememberedStream, Clock: d.clock, OnStream: func(sd StreamDecision) {
 			if opts.Observe != nil {
-				opts.Observe(decided(sd))
+				opts.Observe(sd)
 			}
 		}})
 	return d
 }
 
 // StreamDecision is the stream decision now, as the resume state keeps it.
-func (d *Dialer) StreamDecision() session.StreamDecided { return decided(d.streams.Decision()) }
+func (d *Dialer) StreamDecision() session.StreamDecided { return d.streams.Decision() }
 
 // Close stops the stream decision's timer; sessions close on their own.
 func (d *Dialer) Close() error {
@@ -169,10 +169,6 @@ func (d *Dialer) options(spec session.Spec, s *httpSession, observe func(session
 	cfg.FallbackAfterOutage = fallback
 	return Options{Endpoint: d.opts.Endpoint, HTTPClient: d.opts.HTTPClient, Client: client, Era: era,
 		ClientInfo: d.opts.ClientInfo, Wire: cfg}
-}
-
-func decided(sd StreamDecision) session.StreamDecided {
-	return session.StreamDecided{Off: sd.Off, Why: sd.Why, Since: sd.Since, Until: sd.Until}
 }
 
 // watchEra ends a session whose request is answered with a refusal of its

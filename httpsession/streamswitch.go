@@ -7,16 +7,16 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // StreamDecision is the standalone stream decision of a [StreamSwitch]
-// (failure story S5).
-type StreamDecision struct {
-	Off   bool      // GET-hostile: no session of the switch dials the stream until Until
-	Why   string    // the rule that fired, "remembered: ...", or why the stream is on again
-	Since time.Time // when taken (a persisted one: first taken), on the switch's clock; zero for the initial "on"
-	Until time.Time // when an Off decision ends; zero when on
-}
+// (failure story S5): Off (GET-hostile: no session dials the stream until
+// Until), Why (the rule that fired, "remembered: ...", or why it is on
+// again), Since (when taken, on the switch's clock; zero for the initial
+// "on") and Until (when an Off decision ends; zero when on).
+type StreamDecision = session.StreamDecided
 
 // SwitchConfig configures a [StreamSwitch]. The zero value is a
 // [StreamAuto] switch with the default rule on the real clock.
