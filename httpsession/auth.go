@@ -8,77 +8,55 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpsup/mcpsup/classify"
 )
 
 // authorizer is the innermost round-tripper of a [Transport]: every request
-// the Transport sends (POSTs, the standalone stream and its re-dials, the
-// resumption of a call's stream, DELETE) goes through it. With an
-// [auth.OAuthHandler] it sets the Authorization header from the handler's
-// token source and, on a 401 or a 403 whose WWW-Authenticate carries
-// error="insufficient_scope" (MCP authorization; RFC 6750 section 3.1),
-// runs the handler's Authorize and sends the request once more, as go-sdk's
-// own client does for POSTs (mcp/streamable.go). It also keeps the
-// credential gate (see [authGate]) with or without a handler.
+// it sends passes it. With an [auth.OAuthHandler] it sets the Authorization
+// header from the handler's token source and, on a 401 or a 403 whose
+// WWW-Authenticate carries error="insufficient_scope" (MCP authorization;
+// RFC 6750 section 3.1), runs the handler's Authorize and sends the request
+// once more, as go-sdk's client does for POSTs (mcp/streamable.go); decision
+// record 0021. It keeps the credential gate ([authGate]) with or without a
+// handler. Safe for concurrent use.
 type authorizer struct {
-	base    http.RoundTripper
-	handler auth.OAuthHandler // nil: the host's client carries its credentials
-	maxBody int               // bound of the refused answer's body kept for the caller
-	gate    authGate
-	log     *slog.Logger // nil: discarded
-
-	tokMu   sync.Mutex
-	tokCall *tokenCall // the Token under way, nil when none
-	lastTok string     // the credential onCredential was last told of (told)
-	// renewed counts the Authorize calls that succeeded: the generation of
-	// the credential. A Token call started before the last one is not
-	// joined, and a request refused with an older generation's credential
-	// is sent again with the new one, without an Authorize of its own.
-	renewed uint64
-	// failed counts the Authorize calls that failed (not cut by their
-	// request's end): a request sent before one, with the credential it
-	// could not renew, takes that answer instead of running another.
-	failed uint64
-	flight *flight // the Authorize under way, nil when none
-
+	base         http.RoundTripper
+	handler      auth.OAuthHandler // nil: the host's client carries its credentials
+	maxBody      int               // bound of the refused answer's body kept for the caller
+	gate         authGate
+	log          *slog.Logger       // nil: discarded
 	onCredential func(token string) // Config.OnCredential; may be nil
-}
 
-// flight is one run of the handler's Authorize, which every request refused
-// with the credential it renews joins.
-type flight struct {
-	done chan struct{} // closed once it ended: renewed, failed or cut
-}
+	// The calls of Token and Authorize under way, keyed by the credential's
+	// generation (renewed): requests join the one of their generation.
+	tokens, flights singleflight.Group
 
-// tokenCall is one call of a token source's Token, which requests join.
-type tokenCall struct {
-	done    chan struct{} // closed once tok and err are set
-	tok     *oauth2.Token
-	err     error
-	renewed uint64 // authorizer.renewed when it started
+	mu      sync.Mutex
+	renewed uint64 // Authorize calls that succeeded: the credential's generation
+	failed  uint64 // Authorize calls that failed, not cut by their request's end
+	lastTok string // the credential onCredential was last told of
 }
 
 func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int, log *slog.Logger) *authorizer {
 	return &authorizer{base: base, handler: h, maxBody: maxBody, log: log}
 }
 
-// refusedCredential reports an answer that says the credential is missing,
-// expired or short of scope: 401, or 403 with insufficient_scope.
+// refusedCredential reports 401, or 403 with insufficient_scope.
 func refusedCredential(resp *http.Response) bool {
 	return resp.StatusCode == http.StatusUnauthorized ||
 		(resp.StatusCode == http.StatusForbidden && classify.InsufficientScope(resp.Header.Get("WWW-Authenticate")))
 }
 
-// maxSends bounds the sends of one request: a refusal of a credential an
-// Authorize renewed since sends it again with the new one, a refusal of the
-// current one runs (or joins) an Authorize and sends it again, and a
-// refusal after an Authorize is handed on.
+// maxSends bounds the sends of one request: again with a credential renewed
+// since it was refused, again after an Authorize, then the refusal stands.
 const maxSends = 3
 
 func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -88,9 +66,7 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.tokMu.Lock()
-		failed := a.failed
-		a.tokMu.Unlock()
+		failed := a.counts().failed
 		sent := a.gate.now()
 		resp, err := a.base.RoundTrip(out)
 		a.noteSent(resp)
@@ -109,28 +85,31 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// noteSent tells onCredential ([authorizer.told]) of the Authorization
-// credential of a request as the base sent it (resp.Request: the host's own
-// RoundTripper may have set it on its copy, as HTTPClient's credentials
-// are), without its scheme ("Bearer "): a server may quote it in an
-// answer's text, which reaches errors and events. The handler's own token
-// is the last one told already.
+func (a *authorizer) counts() (c struct{ renewed, failed uint64 }) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c.renewed, c.failed = a.renewed, a.failed
+	return c
+}
+
+// noteSent tells onCredential of the Authorization credential a request
+// carried as the base sent it (the host's RoundTripper may set one), its
+// scheme cut: a server may quote it in an answer's text.
 func (a *authorizer) noteSent(resp *http.Response) {
 	if a.onCredential == nil || resp == nil || resp.Request == nil {
 		return
 	}
 	v := resp.Request.Header.Get("Authorization")
-	if v == "" {
-		return
-	}
 	if _, cred, ok := strings.Cut(v, " "); ok {
 		v = strings.TrimSpace(cred)
 	}
-	a.told(v)
+	if v != "" {
+		a.told(v)
+	}
 }
 
 // note tells the gate what an answer to a request sent at gate epoch sent
-// said of the credential.
+// says of the credential.
 func (a *authorizer) note(resp *http.Response, sent uint64) {
 	switch {
 	case resp == nil:
@@ -141,39 +120,44 @@ func (a *authorizer) note(resp *http.Response, sent uint64) {
 	}
 }
 
-// authorized returns a copy of req carrying the handler's current token,
-// and the generation of that token ([authorizer.renewed] when its Token
-// call started). A token source that fails
-// fails the request with an error wrapping [classify.ErrCredential], except
-// for an invalid_grant refusal (RFC 6749 section 5.2), which go-sdk too
-// takes as "send without a token, let the server's 401 start Authorize".
+// authorized returns a copy of req carrying the handler's token, and its
+// generation. A failing token source fails the request ([classify.ErrCredential])
+// but for invalid_grant (RFC 6749 section 5.2): sent without a token, as
+// go-sdk does, for the server's 401 to start Authorize.
 func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error) {
 	if a.handler == nil {
 		return req, 0, nil
 	}
-	a.tokMu.Lock()
-	gen := a.renewed
-	a.tokMu.Unlock()
-	ts, err := guarded("TokenSource", func() (oauth2.TokenSource, error) { return a.handler.TokenSource(req.Context()) })
+	ctx := req.Context()
+	ts, err := guarded("TokenSource", func() (oauth2.TokenSource, error) { return a.handler.TokenSource(ctx) })
 	if err != nil {
 		return nil, 0, fmt.Errorf("mcpsup/httpsession: OAuth token source: %w: %w", classify.ErrCredential, err)
 	}
-	out := req.Clone(req.Context())
+	out := req.Clone(ctx)
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody != nil {
-		body, err := req.GetBody()
-		if err != nil {
+		if out.Body, err = req.GetBody(); err != nil {
 			return nil, 0, err
 		}
-		out.Body = body
 	}
+	gen := a.counts().renewed
 	if ts == nil {
 		return out, gen, nil
 	}
-	tok, gen, err := a.token(req.Context(), ts)
+	// oauth2's Token takes no context: it runs on a goroutine of its own,
+	// which the requests of its generation join, bounded by each one's
+	// context. A call started before the last Authorize is not joined: it
+	// may hand out the token the server refused.
+	var tok *oauth2.Token
+	select {
+	case r := <-a.tokens.DoChan(strconv.FormatUint(gen, 10), func() (any, error) { return guarded("Token", ts.Token) }):
+		tok, err = r.Val.(*oauth2.Token), r.Err
+	case <-ctx.Done():
+		return nil, 0, fmt.Errorf("mcpsup/httpsession: OAuth token source did not answer before the request's end: %w", ctx.Err())
+	}
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
-	case err != nil && req.Context().Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		return nil, 0, err // the request's end, not the credential's
 	case err != nil:
 		return nil, 0, fmt.Errorf("mcpsup/httpsession: OAuth token: %w: %w", classify.ErrCredential, err)
@@ -184,146 +168,87 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error
 	return out, gen, nil
 }
 
-// authorize runs the handler's flow for the refused answer resp to req,
-// once per credential: req carried the token of generation gen, and was
-// sent when the count of failed flows was failed. The requests refused
-// with one token (concurrent calls when it expired) share one Authorize:
-// one refused with a token an Authorize has renewed since is sent again
-// without another, and one sent before a flow that failed takes that
-// failure ("for public clients, authorization servers MUST rotate refresh
-// tokens": MCP 2025-11-25, basic/authorization.mdx, Token Theft; a second
-// refresh racing the first may spend a spent refresh token). When the
-// flow fails, the refused answer is returned (its body kept, at most
-// maxBody bytes) to every request that shares it, so the caller classifies
-// it unauthorized with its facts, and the flow's error, which the answer
-// cannot carry, is logged at Warn once; a flow cut by the leading
-// request's context returns that context's error to it, and another
-// request waiting leads a flow of its own. ran reports that a flow ran
-// (led or joined) for req's token.
+// authorize runs, or joins, the one Authorize of the credential req carried
+// (generation gen; failed: the failures counted when it was sent), since
+// public clients' refresh tokens rotate (MCP 2025-11-25 authorization.mdx,
+// Token Theft). A request refused with a token renewed since is sent again;
+// one sent before a failed Authorize takes that failure: the refused answer
+// (body kept, at most maxBody bytes). An Authorize cut by its request's end
+// leaves the others to run their own. ran: one ran for req's token.
 func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen, failed uint64) (refused *http.Response, ran bool, err error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.maxBody)))
 	_ = resp.Body.Close()
 	kept := func() *http.Response {
 		r := *resp
 		r.Header = resp.Header.Clone()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		return &r
 	}
 	ctx := req.Context()
-	var f *flight // the flight joined
 	for {
-		var lead bool
-		a.tokMu.Lock()
-		if a.renewed != gen {
-			a.tokMu.Unlock()
-			return nil, f != nil, nil // renewed since: sent again with the new credential
+		switch c := a.counts(); {
+		case c.renewed != gen:
+			return nil, ran, nil // renewed since: sent again with the new credential
+		case c.failed != failed:
+			return kept(), true, errKeepAnswer
 		}
-		if a.failed != failed {
-			a.tokMu.Unlock()
-			return kept(), true, errKeepAnswer // an Authorize failed for it since it was sent
-		}
-		f, lead = a.flight, a.flight == nil
-		if lead {
-			f = &flight{done: make(chan struct{})}
-			a.flight = f
-		}
-		a.tokMu.Unlock()
-		if lead {
-			refused, err := a.lead(ctx, f, req, resp, kept)
-			return refused, true, err
-		}
+		led := false
+		flight := a.flights.DoChan(strconv.FormatUint(gen, 10), func() (any, error) {
+			led = true
+			return nil, a.runAuthorize(ctx, req, kept())
+		})
 		select {
-		case <-f.done: // renewed, failed or cut: the next round tells
+		case r := <-flight:
+			ran = true
+			if led && r.Err != nil && ctx.Err() != nil {
+				return nil, true, ctx.Err()
+			}
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
 		}
 	}
 }
 
-// lead runs the Authorize of flight f for the refused answer resp to req.
-func (a *authorizer) lead(ctx context.Context, f *flight, req *http.Request, resp *http.Response, kept func() *http.Response) (*http.Response, error) {
-	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.handler.Authorize(ctx, req, kept()) })
-	a.tokMu.Lock()
-	a.flight = nil
-	if err == nil {
-		a.renewed++ // a Token under way may hand out the refused token
-	}
+// runAuthorize runs the handler's Authorize and counts its outcome.
+func (a *authorizer) runAuthorize(ctx context.Context, req *http.Request, refused *http.Response) error {
+	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.handler.Authorize(ctx, req, refused) })
 	cut := err != nil && ctx.Err() != nil // the request's end, not the credential's
-	if err != nil && !cut {
-		a.failed++
-	}
-	a.tokMu.Unlock()
-	close(f.done)
+	a.mu.Lock()
 	switch {
 	case err == nil:
-		return nil, nil
-	case cut:
-		return nil, ctx.Err()
+		a.renewed++
+	case !cut:
+		a.failed++
 	}
-	a.gate.refused()
-	if a.log != nil {
-		a.log.Warn("mcpsup/httpsession: the OAuth handler's Authorize failed; the refused answer is handed on",
-			"verb", req.Method, "status", resp.StatusCode, "error", err.Error())
+	a.mu.Unlock()
+	if err != nil && !cut {
+		a.gate.refused()
+		if a.log != nil {
+			a.log.Warn("mcpsup/httpsession: the OAuth handler's Authorize failed; the refused answer is handed on",
+				"verb", req.Method, "status", refused.StatusCode, "error", err.Error())
+		}
 	}
-	return kept(), errKeepAnswer
+	return err
 }
 
-// token returns ts's token and its generation, or the error of ctx once it ends first.
-// oauth2's Token takes no context: a token source that blocks (a keychain
-// prompt, a token endpoint that never answers) held the request past its
-// context's end, and the session's Close with it. Token runs on a goroutine
-// of its own, which the requests meanwhile join instead of starting more,
-// so a source that blocks for good holds one goroutine per successful
-// Authorize, not one per request. A call that started before the last
-// successful Authorize is not joined: it may hand out the token the server
-// refused, and the request sent again after the Authorize would carry it.
-func (a *authorizer) token(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, uint64, error) {
-	a.tokMu.Lock()
-	c := a.tokCall
-	if c == nil || c.renewed != a.renewed {
-		c = &tokenCall{done: make(chan struct{}), renewed: a.renewed}
-		a.tokCall = c
-		go func() {
-			c.tok, c.err = guarded("Token", ts.Token)
-			a.tokMu.Lock()
-			if a.tokCall == c {
-				a.tokCall = nil
-			}
-			a.tokMu.Unlock()
-			close(c.done)
-		}()
-	}
-	a.tokMu.Unlock()
-	select {
-	case <-c.done:
-		return c.tok, c.renewed, c.err
-	case <-ctx.Done():
-		return nil, 0, fmt.Errorf("mcpsup/httpsession: OAuth token source did not answer before the request's end: %w", ctx.Err())
-	}
-}
-
-// told tells onCredential of tok unless it was the last credential told:
-// the handler's token, or one a request carried as the base sent it.
+// told tells onCredential of tok unless it was the last credential told.
 func (a *authorizer) told(tok string) {
 	if a.onCredential == nil {
 		return
 	}
-	a.tokMu.Lock()
+	a.mu.Lock()
 	fresh := tok != a.lastTok
 	a.lastTok = tok
-	a.tokMu.Unlock()
+	a.mu.Unlock()
 	if fresh {
 		a.onCredential(tok)
 	}
 }
 
-// guarded runs f, a call of the host's OAuth handler, named what, and
-// turns a panic into its error. The handler runs on the Transport's own
-// goroutines too (the stream keeper's re-dials, a call stream's
-// resumption), where a panic ends the process, and on go-sdk's write path,
-// where it left go-sdk's connection locked and its Close waiting forever: a
-// panic fails the request it serves, as a failing handler does.
+// guarded runs f, a call of the host's OAuth handler named what, and turns
+// a panic into its error: the handler runs on the Transport's goroutines
+// too (the keeper, a resumption), where a panic ends the process, and on
+// go-sdk's write path, where it left go-sdk's connection locked.
 func guarded[T any](what string, f func() (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -334,8 +259,7 @@ func guarded[T any](what string, f func() (T, error)) (v T, err error) {
 	return f()
 }
 
-// errKeepAnswer tells RoundTrip to hand on the refused answer: the flow
-// could not authorize.
+// errKeepAnswer tells RoundTrip to hand on the refused answer.
 var errKeepAnswer = errors.New("keep the refused answer")
 
 // replayable reports whether req can be sent a second time.
@@ -343,12 +267,10 @@ func replayable(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
-// authGate remembers whether the server last refused the credential, so the
-// standalone stream keeper holds its re-dials until a request sent after
-// the refusal is answered with a 2xx (by a fresh credential of the host's
-// client, or after an Authorize) instead of re-dialing a server that
-// refuses it. A 2xx to a request sent before the refusal says nothing of
-// the credential now. Safe for concurrent use.
+// authGate holds the standalone stream's re-dials after the server refused
+// the credential, until a request sent after the refusal gets a 2xx (a 2xx
+// to one sent before says nothing of the credential now). Safe for
+// concurrent use.
 type authGate struct {
 	mu    sync.Mutex
 	epoch uint64        // refusals so far
@@ -371,8 +293,7 @@ func (g *authGate) refused() {
 	g.mu.Unlock()
 }
 
-// granted opens the gate for a 2xx answer to a request sent in epoch sent,
-// unless a refusal came after it was sent.
+// granted opens the gate for a 2xx to a request sent in epoch sent.
 func (g *authGate) granted(sent uint64) {
 	g.mu.Lock()
 	if g.wait != nil && sent == g.epoch {
@@ -382,15 +303,14 @@ func (g *authGate) granted(sent uint64) {
 	g.mu.Unlock()
 }
 
-// accepted returns a channel closed once the credential is accepted again;
-// an already closed one when it is.
+// accepted returns a channel closed once the credential is accepted.
 func (g *authGate) accepted() <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.wait == nil {
-		return closedChan
+		c := make(chan struct{})
+		close(c)
+		return c
 	}
 	return g.wait
 }
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

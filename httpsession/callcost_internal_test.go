@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -12,19 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
-
-// TestStreamForKeepsTheFirstInTheSlot: a call's first answer stream is the
-// storage kept in its slot; a second one of the same call, and one made
-// without a slot, are their own.
-func TestStreamForKeepsTheFirstInTheSlot(t *testing.T) {
-	ctx := WithExchange(context.Background())
-	s := ctx.Value(slotKey{}).(*slot)
-	first := streamFor(ctx)
-	assert.Same(t, &s.stream, first)
-	second := streamFor(ctx)
-	assert.NotSame(t, first, second)
-	assert.NotSame(t, first, streamFor(context.Background()))
-}
 
 // A response carrying the call's plain integer id is matched by its digits,
 // boxing no id; one spelling the same number otherwise (go-sdk reads 300.0
@@ -156,7 +142,7 @@ func answerFor(t *testing.T, body string) []string {
 // data line, a long first line joined with a second one, CRLF line ends,
 // and a long notification before the response.
 func TestAnswerStreamLongEvents(t *testing.T) {
-	text := strings.Repeat("x", 3*answerBufferSize)
+	text := strings.Repeat("x", 3*readBufferSize)
 	response := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
 	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + text + `"}}`
 

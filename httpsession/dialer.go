@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -20,64 +21,50 @@ import (
 // DialerOptions configure a [Dialer]. Only Endpoint is required; every
 // other zero field is its default.
 type DialerOptions struct {
-	// Endpoint is the MCP endpoint URL.
-	Endpoint string
-	// HTTPClient is the host's client (see [Options.HTTPClient]); nil means
-	// http.DefaultClient.
-	HTTPClient *http.Client
-	// ClientInfo names the client in the session's own requests (see
-	// [Options.ClientInfo]).
-	ClientInfo *mcp.Implementation
-	// Era is the host's era hint: [Era2025] is kept for good, any other
-	// era is learned from the sessions opened (see eraMemory).
+	Endpoint   string              // the MCP endpoint URL
+	HTTPClient *http.Client        // the host's client ([Options.HTTPClient]); nil: http.DefaultClient
+	ClientInfo *mcp.Implementation // [Options.ClientInfo]
+	// Era is the host's era hint: [Era2025] is kept for good, any other is
+	// learned from the sessions opened (decision record 0013).
 	Era Era
-	// EraReprobe is how long a learned 2025 era lasts before a new session
-	// sends `server/discover` again. 0 means [DefaultEraReprobe] (10 min);
-	// negative: for good.
+	// EraReprobe is how long a learned 2025 era lasts. 0 means
+	// [DefaultEraReprobe] (10 min); negative: for good.
 	EraReprobe time.Duration
 	// ResumedVersion is the protocol version of the persisted session the
 	// supervisor resumes, if any: under [EraAuto] the era starts from it.
 	ResumedVersion string
-	// Stream, HostileRule, HostileMemory and RememberedStream configure the
-	// standalone stream decision every session shares (see [SwitchConfig]:
-	// Mode, Rule, Memory, Remembered).
+	// Stream, HostileRule, HostileMemory and RememberedStream are the
+	// [SwitchConfig] (Mode, Rule, Memory, Remembered) every session shares.
 	Stream           StreamMode
 	HostileRule      HostilityRule
 	HostileMemory    time.Duration
 	RememberedStream StreamDecision
-	// AnswerLimits bound the answers of every session; they replace the
-	// Transport's MaxJSONBody, MaxErrorBody, MaxSSEEvent, MaxJSONValues,
-	// MaxMessages, MaxContentBlocks and MaxInputRequestObjects.
+	// AnswerLimits bound the answers of every session, in place of the
+	// Transport's own bounds.
 	AnswerLimits AnswerLimits
-	// Transport is the configuration of every session's [Transport]: its
-	// MaxListItems, stream keeper, responses bound, OAuthHandler,
-	// OnCredential, Clock and Logger (the dialer's own too). Its Switch,
+	// Transport configures every session's [Transport]; its Switch,
 	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
-	// OnDroppedResponse and FallbackAfterOutage are the dialer's: set ones
-	// are replaced.
+	// OnDroppedResponse and FallbackAfterOutage are the dialer's.
 	Transport Config
-	// KeepAlive, when positive, pings each session at this interval on
-	// the clock (session.StartKeepAlive); a dead ping ends the session.
+	// KeepAlive, when positive, pings each session at this interval
+	// (session.StartKeepAlive); a dead ping ends the session.
 	KeepAlive time.Duration
-	// Observe receives the dialer's own facts, those of no one session:
-	// each change of the stream decision (session.StreamDecided), on the
-	// goroutine that observed it. It must not block. nil: none wanted.
+	// Observe receives the facts of no one session: each change of the
+	// stream decision (session.StreamDecided), on the goroutine that
+	// observed it; it must not block. nil: none wanted.
 	Observe func(session.Fact)
-	// Served reports whether the session of a generation has served (was
-	// the supervisor's live session, past its handshake and first
-	// listing): a refusal of its era then ends it at most once per
-	// EraReprobe. nil: every session counts as still opening.
+	// Served reports whether the session of a generation has served (past
+	// its handshake and first listing): a refusal of its era then ends it
+	// at most once per EraReprobe. nil: every session is still opening.
 	Served func(generation uint64) bool
 }
 
 // Dialer opens the streamable HTTP sessions of one supervisor
-// (session.Dialer) and keeps what outlives a session: the era the next
-// handshake starts with (eraMemory) and the standalone stream decision
-// ([StreamSwitch]). Their changes are facts: an era's through the Observe
-// of the Spec whose session taught it (session.EraChanged), the stream
-// decision's through DialerOptions.Observe (session.StreamDecided). Its
-// methods are safe for concurrent use; Close stops the decision's
-// timer.
+// (session.Dialer) and keeps what outlives a session: the era (eraMemory;
+// changes are session.EraChanged facts to the Spec's Observe) and the
+// stream decision ([StreamSwitch]; session.StreamDecided facts to
+// DialerOptions.Observe). Safe for concurrent use; Close stops the
+// decision's timer.
 type Dialer struct {
 	opts    DialerOptions
 	clock   clockwork.Clock
@@ -102,25 +89,22 @@ func NewDialer(opts DialerOptions) *Dialer {
 	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
 		Remembered: opts.RememberedStream, Clock: d.clock, OnStream: func(sd StreamDecision) {
 			if opts.Observe != nil {
-				opts.Observe(decided(sd))
+				opts.Observe(sd)
 			}
 		}})
 	return d
 }
 
-// StreamDecision is the standalone stream decision now, as the resume
-// state persists it.
-func (d *Dialer) StreamDecision() session.StreamDecided { return decided(d.streams.Decision()) }
+// StreamDecision is the stream decision now, as the resume state keeps it.
+func (d *Dialer) StreamDecision() session.StreamDecided { return d.streams.Decision() }
 
-// Close stops the stream decision's timer; sessions are closed on their
-// own.
+// Close stops the stream decision's timer; sessions close on their own.
 func (d *Dialer) Close() error {
 	d.streams.Close()
 	return nil
 }
 
-// Dial opens a new session with a full handshake, in the era the memory
-// chooses.
+// Dial opens a new session with a full handshake, in the era remembered.
 func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, error) {
 	return d.open(spec, func(opts Options) (*Session, error) { return Open(ctx, opts) })
 }
@@ -142,9 +126,8 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	if observe == nil {
 		observe = func(session.Fact) {}
 	}
-	w := &wireWatch{}
-	s := &httpSession{watch: w}
-	opts := d.options(spec, w, s, observe)
+	s := &httpSession{}
+	opts := d.options(spec, s, observe)
 	ws, err := open(opts)
 	if err != nil {
 		if detail := d.era.dialFailed(opts.Era, err); detail != "" {
@@ -164,7 +147,7 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	return s, nil
 }
 
-func (d *Dialer) options(spec session.Spec, w *wireWatch, s *httpSession, observe func(session.Fact)) Options {
+func (d *Dialer) options(spec session.Spec, s *httpSession, observe func(session.Fact)) Options {
 	era, fallback := d.era.next(d.clock.Now())
 	var client *mcp.Client
 	if spec.Client != nil {
@@ -173,7 +156,7 @@ func (d *Dialer) options(spec session.Spec, w *wireWatch, s *httpSession, observ
 	cfg := d.opts.Transport
 	d.opts.AnswerLimits.apply(&cfg)
 	cfg.Switch = d.streams // every session inherits the decision
-	cfg.OnExchange = w.exchange
+	cfg.OnExchange = s.exchange
 	cfg.OnStreamRestored = func() { observe(session.StreamRestored{}) }
 	cfg.OnStreamDeclined = func(a StreamAttempt) {
 		observe(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
@@ -184,19 +167,13 @@ func (d *Dialer) options(spec session.Spec, w *wireWatch, s *httpSession, observ
 		observe(session.ResponseDropped{Count: e.Dropped, Bound: e.InFlight})
 	}
 	cfg.FallbackAfterOutage = fallback
-	w.onFatal = s.fatal
 	return Options{Endpoint: d.opts.Endpoint, HTTPClient: d.opts.HTTPClient, Client: client, Era: era,
 		ClientInfo: d.opts.ClientInfo, Wire: cfg}
 }
 
-func decided(sd StreamDecision) session.StreamDecided {
-	return session.StreamDecided{Off: sd.Off, Why: sd.Why, Since: sd.Since, Until: sd.Until}
-}
-
 // watchEra ends a session whose request is answered with a refusal of its
-// era, detached, so that the next session discovers again (see eraMemory;
-// eraMemory.refused bounds it): [VersionRefusal] on a 2026-07-28 session,
-// [LegacyRefusal] on a 2025 one unless the host pinned Era2025.
+// era ([VersionRefusal] on 2026-07-28, [LegacyRefusal] on 2025 unless
+// pinned), detached, so that the next session discovers again.
 func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)) {
 	version := s.ws.ProtocolVersion()
 	refusal := VersionRefusal
@@ -206,24 +183,21 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 		}
 		refusal = LegacyRefusal
 	}
-	s.watch.setEraRefused(refusal, func(x Exchange) {
-		// refused first: a live session's refusal within EraReprobe of the
-		// last one acted on leaves the session (and the watch) as they are.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.eraRefusal, s.eraRefused = refusal, func(x Exchange) {
 		served := d.opts.Served != nil && d.opts.Served(gen)
-		if !d.era.refused(d.clock.Now(), served) || !s.watch.endedForEra(x) {
+		if !d.era.refused(d.clock.Now(), served) || !s.endedForEra(x) {
 			return
 		}
 		observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
 		go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
-	})
+	}
 }
 
-// Causes a session's end is recorded with until go-sdk's session has
-// ended; the end then names the cause itself (httpSession.cause).
+// Causes of a session's end, recorded until go-sdk's session has ended.
 var (
-	// errEndedByWatch: a session-gone answer, or a refusal of the era.
-	errEndedByWatch = errors.New("mcpsup/httpsession: ended by an answer")
-	// errEndedByKeepAlive: a dead keepalive ping.
+	errEndedByWatch     = errors.New("mcpsup/httpsession: ended by an answer") // session gone, or its era refused
 	errEndedByKeepAlive = errors.New("mcpsup/httpsession: ended by the keepalive")
 	// ErrSessionEnded is the end of a session go-sdk ended by itself
 	// without an error of its own (its connection closed).
@@ -231,26 +205,30 @@ var (
 )
 
 // httpSession is one streamable HTTP session as session.Session: a go-sdk
-// session on a [Transport] that reports its own end, once. It ends by a
+// session on a [Transport] that reports its own end, once: by a
 // session-gone answer or a refusal of its era (a *classify.HTTPError
-// carrying that answer), a dead keepalive ping (its error), Close
-// (session.ErrClosed, with DELETE) or Detach (session.ErrDetached, none),
-// the first cause winning; Done closes once go-sdk's session has ended.
+// carrying it), a dead keepalive ping (its error), Close
+// (session.ErrClosed, with DELETE) or Detach (session.ErrDetached), the
+// first cause winning. The answer that ended it carries the HTTP facts
+// go-sdk reports only as text. Safe for concurrent use.
 type httpSession struct {
 	session.ClientRequests
-	ws    *Session
-	watch *wireWatch
-	ka    *session.KeepAlive // nil without a keepalive
+	session.End // Done, Err, AfterEnd
+	ws          *Session
+	ka          *session.KeepAlive // nil without a keepalive
 
 	mu    sync.Mutex
-	first error // the first cause recorded, nil before
-	end   session.End
+	first error     // the first cause recorded, nil before
+	fatal *Exchange // the first answer that ends the session
+	// eraRefused hears each answer eraRefusal tells a refusal of the era
+	// until one ends the session (endedForEra); nil: not watched, or ended.
+	eraRefusal func(Exchange) bool
+	eraRefused func(Exchange)
 }
 
 var _ session.Endable = (*httpSession)(nil)
 
-// start runs the session on ws: its keepalive, and the wait for go-sdk's
-// end.
+// start runs the session on ws: its keepalive and the wait for its end.
 func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Clock, log *slog.Logger) {
 	s.ws = ws
 	s.ClientRequests = session.NewClientRequests(ws.ClientSession())
@@ -262,7 +240,7 @@ func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Cl
 	}
 	go func() {
 		err := ws.Wait()
-		s.end.Fail(s.cause(err))
+		s.End.Fail(s.cause(err))
 	}()
 }
 
@@ -275,36 +253,39 @@ func (s *httpSession) record(err error) {
 	s.mu.Unlock()
 }
 
-// fatal: the watch kept the answer that ends the session.
-func (s *httpSession) fatal() { s.record(errEndedByWatch) }
+// endedBy keeps x as the answer that ends the session, unless one came first.
+func (s *httpSession) endedBy(x Exchange) {
+	s.mu.Lock()
+	if s.fatal == nil {
+		s.fatal = &x
+	}
+	if s.first == nil {
+		s.first = errEndedByWatch
+	}
+	s.mu.Unlock()
+}
 
 // cause is why the session ended, go-sdk's wait having returned err.
 func (s *httpSession) cause(err error) error {
 	s.mu.Lock()
-	first := s.first
+	first, fatal := s.first, s.fatal
 	s.mu.Unlock()
-	switch first {
-	case errEndedByKeepAlive:
+	switch {
+	case first == errEndedByKeepAlive:
 		return s.ka.EndedBy()
-	case nil, errEndedByWatch:
-		if err = s.watch.cause(err); err == nil {
-			err = ErrSessionEnded
-		}
-		return err
+	case first != nil && first != errEndedByWatch:
+		return first
+	case fatal != nil:
+		return &classify.HTTPError{Exchange: *fatal, Err: err}
 	}
-	return first
+	return cmp.Or(err, ErrSessionEnded)
 }
 
-// Fail ends the session from outside with err (session.Verify: a
-// session-gone answer, an unanswered verification) unless it ended
-// already; the supervisor then releases it without DELETE (Detach).
+// Fail ends the session with err (session.Verify) unless it ended already.
 func (s *httpSession) Fail(err error) bool {
 	s.record(err)
-	return s.end.Fail(err)
+	return s.End.Fail(err)
 }
-
-// AfterEnd runs f once the session has ended (session.End.AfterEnd).
-func (s *httpSession) AfterEnd(f func()) { s.end.AfterEnd(f) }
 
 func (s *httpSession) Info() session.Info {
 	return session.Info{ID: s.ws.ID(), ProtocolVersion: s.ws.ProtocolVersion(), Initialize: s.ws.InitializeResult()}
@@ -312,22 +293,14 @@ func (s *httpSession) Info() session.Info {
 
 // Status is Live until the session ends, then Ended.
 func (s *httpSession) Status() (session.Status, <-chan struct{}) {
-	done := s.end.Done()
-	select {
-	case <-done:
-		return session.Ended, done // closed: a final status never changes
-	default:
-		return session.Live, done
+	if s.Ended() {
+		return session.Ended, s.Done()
 	}
+	return session.Live, s.Done()
 }
 
-func (s *httpSession) Done() <-chan struct{} { return s.end.Done() }
-func (s *httpSession) Err() error            { return s.end.Err() }
-
-// Alive pings a 2025-era session; a 2026-07-28 one has no ping (a go-sdk
-// server answers it -32601), so it sends server/discover
-// ([Session.Discover]), which every server of that era serves, without
-// side effects.
+// Alive pings a 2025-era session; a 2026-07-28 one has no ping (go-sdk
+// answers -32601), so it sends server/discover ([Session.Discover]).
 func (s *httpSession) Alive(ctx context.Context) error {
 	ctx = WithExchange(ctx)
 	if !msgcheck.ModernVersion(s.ws.ProtocolVersion()) {
@@ -337,108 +310,47 @@ func (s *httpSession) Alive(ctx context.Context) error {
 }
 
 // Close ends the session with DELETE and waits for its end.
-func (s *httpSession) Close() error {
-	s.record(session.ErrClosed)
+func (s *httpSession) Close() error { return s.stop(session.ErrClosed, s.ws.Close) }
+
+// Detach ends the session without DELETE, resumable, and waits for its end.
+func (s *httpSession) Detach() error { return s.stop(session.ErrDetached, s.ws.Detach) }
+
+func (s *httpSession) stop(cause error, end func() error) error {
+	s.record(cause)
 	s.ka.Stop()
-	err := s.ws.Close()
-	<-s.end.Done()
+	err := end()
+	<-s.Done()
 	return err
 }
 
-// Detach ends the session without DELETE, so that it can be resumed, and
-// waits for its end.
-func (s *httpSession) Detach() error {
-	s.record(session.ErrDetached)
-	s.ka.Stop()
-	err := s.ws.Detach()
-	<-s.end.Done()
-	return err
-}
-
-// wireWatch remembers the answer that ended one session, so that its end
-// carries the HTTP facts go-sdk reports only as text. Records arrive from
-// the transport's goroutines.
-type wireWatch struct {
-	// onFatal is told, once, that the first answer that ends the session
-	// was kept.
-	onFatal func()
-
-	mu    sync.Mutex
-	fatal *Exchange // the first answer that ends a session
-	// eraRefused hears each answer refusal reports as a refusal of the
-	// session's era (eramemory.go) until one ends the session (endedForEra).
-	// nil: not watched, or ended already.
-	eraRefused func(Exchange)
-	refusal    func(Exchange) bool
-}
-
-// setEraRefused watches the session's answers for a refusal of its era, as
-// refusal tells one: each is put to f until f ends the session for one
-// (endedForEra). A refusal f lets pass, because re-discoveries are spaced,
-// keeps the watch, so a refusal after the spacing still ends the session.
-func (w *wireWatch) setEraRefused(refusal func(Exchange) bool, f func(Exchange)) {
-	w.mu.Lock()
-	w.refusal, w.eraRefused = refusal, f
-	w.mu.Unlock()
-}
-
-// endedForEra records x as the answer the session ends with, and stops the
+// endedForEra records x as the answer the session ends with and stops the
 // era watch: once per session.
-func (w *wireWatch) endedForEra(x Exchange) bool {
-	w.mu.Lock()
-	if w.eraRefused == nil {
-		w.mu.Unlock()
-		return false // another refusal ended it
+func (s *httpSession) endedForEra(x Exchange) bool {
+	s.mu.Lock()
+	watched := s.eraRefused != nil
+	s.eraRefused = nil
+	s.mu.Unlock()
+	if watched {
+		s.endedBy(x)
 	}
-	w.eraRefused = nil
-	first := w.fatal == nil
-	if first {
-		w.fatal = &x
-	}
-	w.mu.Unlock()
-	if first {
-		w.onFatal()
-	}
-	return true
+	return watched
 }
 
-func (w *wireWatch) exchange(x Exchange) {
-	if !x.Local && x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
-		// Every era refusal is a 400 or 404 with a JSON-RPC error: no
-		// other answer takes the lock.
-		w.mu.Lock()
-		refusal, f := w.refusal, w.eraRefused
-		w.mu.Unlock()
+// exchange watches the session's answers (Config.OnExchange).
+func (s *httpSession) exchange(x Exchange) {
+	if x.Local {
+		return
+	}
+	if x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
+		s.mu.Lock()
+		refusal, f := s.eraRefusal, s.eraRefused
+		s.mu.Unlock()
 		if f != nil && refusal(x) {
-			f(x) // ends the session through endedForEra, or lets it pass
+			f(x) // ends the session through endedForEra, or lets it pass (re-discoveries are spaced)
 			return
 		}
 	}
-	// Only a session-gone answer ends a session; a 401 (a call's, the
-	// stream's) no longer does, and remembering one would make a later,
-	// unrelated death look unauthorized, which is terminal.
-	if x.Local || !x.SessionGone {
-		return // every call's exchange: nothing kept, nothing allocated
+	if x.SessionGone {
+		s.endedBy(x) // only a session-gone answer ends a session
 	}
-	fatal := new(Exchange)
-	*fatal = x
-	w.mu.Lock()
-	first := w.fatal == nil
-	if first {
-		w.fatal = fatal
-	}
-	w.mu.Unlock()
-	if first {
-		w.onFatal()
-	}
-}
-
-// cause annotates the error a session ended with.
-func (w *wireWatch) cause(err error) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fatal == nil {
-		return err
-	}
-	return &classify.HTTPError{Exchange: *w.fatal, Err: err}
 }

@@ -1,19 +1,20 @@
 package httpsession
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // JSON-RPC error codes of the 2026-07-28 era (MCP SEP-2575) that refuse a
-// request's protocol version or headers: a server that answers
-// `server/discover` with one of them is not (or not at this version) a
-// 2026-07-28 server, and the client falls back to `initialize`.
+// request's protocol version or headers.
 const (
 	// CodeHeaderMismatch is -32020: the Mcp-* headers do not match the body.
 	CodeHeaderMismatch = -32020
@@ -21,63 +22,43 @@ const (
 	CodeMissingRequiredClientCapabilities = -32021
 	// CodeUnsupportedProtocolVersion is -32022: the server does not speak
 	// the request's protocol version (a server rolled back to 2025 answers
-	// every 2026-07-28 request with it, in a 400).
+	// every 2026-07-28 request so, in a 400).
 	CodeUnsupportedProtocolVersion = -32022
 )
 
-// EraRefusal reports whether x is an answer that refuses the 2026-07-28
-// era: HTTP 400 whose JSON-RPC error is -32020, -32021 or -32022.
+// EraRefusal reports whether x refuses the 2026-07-28 era: HTTP 400 whose
+// JSON-RPC error is -32020, -32021 or -32022.
 func EraRefusal(x Exchange) bool {
-	if x.Status != http.StatusBadRequest || !x.RPC.Present {
-		return false
-	}
-	switch x.RPC.Code {
-	case CodeHeaderMismatch, CodeMissingRequiredClientCapabilities, CodeUnsupportedProtocolVersion:
-		return true
-	}
-	return false
+	return x.Status == http.StatusBadRequest && x.RPC.Present && (x.RPC.Code == CodeHeaderMismatch ||
+		x.RPC.Code == CodeMissingRequiredClientCapabilities || x.RPC.Code == CodeUnsupportedProtocolVersion)
 }
 
-// VersionRefusal reports whether x refuses the request's protocol version:
-// HTTP 400 with JSON-RPC -32022. On a live 2026-07-28 session it tells of a
-// server rolled back to 2025; -32020 and -32021 refuse one request (its
-// headers, a capability a tool needs), not the era.
+// VersionRefusal reports whether x refuses the request's protocol version
+// (HTTP 400, JSON-RPC -32022): on a live 2026-07-28 session, a server rolled
+// back to 2025. -32020 and -32021 refuse one request, not the era.
 func VersionRefusal(x Exchange) bool {
 	return x.Status == http.StatusBadRequest && x.RPC.Present && x.RPC.Code == CodeUnsupportedProtocolVersion
 }
 
-// LegacyRefusal reports whether x, the answer to a request of the 2025 era
-// (an `initialize`, or a request of a session that negotiated 2025-11-25),
-// is a recognized modern error, which identifies a server of the 2026-07-28
-// era or later (MCP 2026-07-28, basic/transports/streamable-http.mdx,
-// "Backward Compatibility"): HTTP 400 with JSON-RPC -32022 (the request's
-// protocol version is not supported: "Protocol Version Header") or -32020
-// (its required headers are missing: "Server Validation", which a legacy
-// request fails), or, to `initialize`, 404 with -32601 (the method is not
-// implemented). -32021 refuses one request (a capability it needs), not
-// the era.
+// LegacyRefusal reports whether x, the answer to a 2025-era request (an
+// `initialize`, or a request of a 2025-11-25 session), is a recognized
+// modern error, which identifies a 2026-07-28 server (MCP 2026-07-28
+// streamable-http.mdx, "Backward Compatibility"): HTTP 400 with -32022
+// ("Protocol Version Header") or -32020 ("Server Validation"), or, to
+// `initialize`, 404 with -32601.
 func LegacyRefusal(x Exchange) bool {
-	if !x.RPC.Present {
+	switch {
+	case !x.RPC.Present:
 		return false
-	}
-	switch x.Status {
-	case http.StatusBadRequest:
+	case x.Status == http.StatusBadRequest:
 		return x.RPC.Code == CodeUnsupportedProtocolVersion || x.RPC.Code == CodeHeaderMismatch
-	case http.StatusNotFound:
-		return x.Method == methodInitialize && x.RPC.Code == classify.CodeMethodNotFound
 	}
-	return false
+	return x.Status == http.StatusNotFound && x.Method == methodInitialize && x.RPC.Code == classify.CodeMethodNotFound
 }
 
-// DiscoverOutage reports whether x, the answer to a `server/discover`,
-// says nothing about the era: no HTTP answer (refused, reset), an event
-// stream that broke or ended before its response ([Exchange.StreamLost]:
-// MCP 2026-07-28 changelog item 9, "A broken response stream loses the
-// in-flight request; clients MUST re-issue it"), or 408, 429 or a 5xx
-// other than 501 (a gateway whose server restarts). go-sdk v1.8.0 falls
-// back to `initialize` 2025-11-25 on any error of the discover
-// (mcp/client.go Connect), which would take a passing outage of a
-// 2026-07-28 server for "2025 only".
+// DiscoverOutage reports whether x, a `server/discover`'s answer, says
+// nothing of the era (decision record 0013): no HTTP answer, a stream lost
+// before its response ([Exchange.StreamLost]), 408, 429 or a 5xx but 501.
 func DiscoverOutage(x Exchange) bool {
 	return x.TransportErr != nil || x.StreamLost || outageStatus(x.Status)
 }
@@ -85,33 +66,28 @@ func DiscoverOutage(x Exchange) bool {
 // ErrDiscoverOutage is matched (errors.Is) by every [*DiscoverOutageError].
 var ErrDiscoverOutage = errors.New("mcpsup/httpsession: server/discover got no answer")
 
-// DiscoverOutageError is the error the [Transport] fails go-sdk's fallback
-// `initialize` with when the `server/discover` before it met an outage
-// ([DiscoverOutage]) and [Config.FallbackAfterOutage] is not set: the
-// handshake fails and is retried as a whole, on the supervisor's backoff,
-// rather than settling for the 2025 era. Discover is the discover's record.
+// DiscoverOutageError fails go-sdk's fallback `initialize` after a
+// `server/discover` that met an outage ([DiscoverOutage]), unless
+// [Config.FallbackAfterOutage]: the handshake is retried as a whole rather
+// than settling for the 2025 era. Discover is the discover's record.
 type DiscoverOutageError struct {
 	Discover Exchange
 }
 
 func (e *DiscoverOutageError) Error() string {
-	what := "no HTTP answer"
-	if e.Discover.Status != 0 {
-		what = fmt.Sprintf("HTTP %d", e.Discover.Status)
-	}
+	what := answerOf(e.Discover)
 	if e.Discover.TransportErr != nil {
 		what += " (" + e.Discover.TransportErr.Error() + ")"
 	}
 	return "mcpsup/httpsession: server/discover got " + what + "; not falling back to initialize on an outage"
 }
 
-// Is reports target == ErrDiscoverOutage.
 func (e *DiscoverOutageError) Is(target error) bool { return target == ErrDiscoverOutage }
 
 // Unwrap returns the discover's transport error, if any.
 func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
 
-// noteDiscover keeps the record of the session's `server/discover`.
+// noteDiscover keeps the record of the session's discover.
 func (t *Transport) noteDiscover(x Exchange) {
 	if x.Method != methodDiscover || x.Local {
 		return
@@ -121,9 +97,8 @@ func (t *Transport) noteDiscover(x Exchange) {
 	t.mu.Unlock()
 }
 
-// amendDiscover amends the kept record of the `server/discover` of
-// request id requestID with f: its event-stream answer failed after the
-// headers were recorded (see [answerStream.end]).
+// amendDiscover amends the kept record of the discover of request id
+// requestID: its event-stream answer failed after the headers.
 func (t *Transport) amendDiscover(requestID string, f func(*Exchange)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -133,8 +108,8 @@ func (t *Transport) amendDiscover(requestID string, f func(*Exchange)) {
 }
 
 // DiscoverExchange returns the record of the `server/discover` this
-// Transport sent, and whether it sent one (a 2025-era handshake and a
-// resume send none).
+// Transport sent, and whether it sent one (a 2025 handshake and a resume
+// send none).
 func (t *Transport) DiscoverExchange() (Exchange, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -144,8 +119,8 @@ func (t *Transport) DiscoverExchange() (Exchange, bool) {
 	return *t.discover, true
 }
 
-// refuseFallback fails go-sdk's fallback `initialize` after a discover that
-// met an outage (see [DiscoverOutageError]); x is the initialize's record.
+// refuseFallback fails go-sdk's fallback `initialize` (x its record) after
+// a discover outage.
 func (t *Transport) refuseFallback(x *Exchange) error {
 	if x.Method != methodInitialize || t.cfg.FallbackAfterOutage {
 		return nil
@@ -162,13 +137,9 @@ func (t *Transport) refuseFallback(x *Exchange) error {
 	return err
 }
 
-// handshakeError annotates the error of go-sdk's Connect with the wire
-// facts of the handshake. When the fallback `initialize` was refused after
-// a discover outage, those are the discover's, whatever go-sdk returned (a
-// handshake whose context ended returns the context's error): the
-// initialize never left, and the verdict, so the retry (a 429's
-// Retry-After), rests on what the server answered. The error wraps the
-// [*DiscoverOutageError].
+// handshakeError annotates the error of go-sdk's Connect. After a refused
+// fallback the facts are the discover's, whatever go-sdk returned: the
+// initialize never left, and the retry rests on the server's answer.
 func (t *Transport) handshakeError(ctx context.Context, err error) error {
 	t.mu.Lock()
 	oe := t.outage
@@ -179,18 +150,148 @@ func (t *Transport) handshakeError(ctx context.Context, err error) error {
 	return Annotate(ctx, err)
 }
 
-// resumesStreams reports whether a request sent with protocol version v
-// (its Mcp-Protocol-Version header; "" before a handshake settled one)
-// may have its broken answer stream resumed with a GET carrying
-// Last-Event-ID. It is the one place where the era decides the stream
-// rules:
-//   - 2025-11-25 (and before): yes (2025-11-25 transports, "Resumability
-//     and Redelivery");
-//   - 2026-07-28 and later: no. The changelog's item 9 (SEP-2575) removed
-//     SSE resumability ("the Last-Event-ID header and SSE event IDs") and
-//     says "A broken response stream loses the in-flight request; clients
-//     MUST re-issue it as a new request with a new request ID"; the
-//     transport page: "Resumable SSE streams via Last-Event-ID are not
-//     supported". Such a stream's loss is marked on the request's record
-//     ([Exchange.StreamLost]) for the caller to re-issue the request.
+// resumesStreams reports whether a request of protocol version v may have
+// its broken answer stream resumed with Last-Event-ID: on 2025-11-25
+// ("Resumability and Redelivery"), not on 2026-07-28 (changelog item 9: "A
+// broken response stream loses the in-flight request; clients MUST re-issue
+// it"), where the loss is marked [Exchange.StreamLost].
 func resumesStreams(v string) bool { return !msgcheck.ModernVersion(v) }
+
+// DefaultEraReprobe is DialerOptions.EraReprobe's default.
+const DefaultEraReprobe = 10 * time.Minute
+
+// maxDiscoverOutages is how many handshakes in a row may fail on a discover
+// outage before the next lets go-sdk fall back to `initialize`.
+const maxDiscoverOutages = 3
+
+// eraMemory is the one owner of a supervisor's era decision, learned from
+// the sessions opened (decision record 0013). Safe for concurrent use.
+type eraMemory struct {
+	pinned  bool          // the host's Era2025: never probed
+	reprobe time.Duration // DialerOptions.EraReprobe; negative: a 2025 era is kept for good
+
+	mu        sync.Mutex
+	era       Era
+	until     time.Time // when a learned 2025 era ends; zero: for good (or not 2025)
+	outages   int       // handshakes in a row whose discover met an outage
+	liveShown time.Time // the last live-session refusal acted on
+}
+
+func newEraMemory(era Era, reprobe time.Duration) *eraMemory {
+	return &eraMemory{era: era, pinned: era == Era2025, reprobe: cmp.Or(reprobe, DefaultEraReprobe)}
+}
+
+// next returns the era the next handshake starts with at now, and whether
+// go-sdk may fall back to `initialize` after a discover outage.
+func (m *eraMemory) next(now time.Time) (Era, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	era := m.era
+	if era == Era2025 && !m.until.IsZero() && !now.Before(m.until) {
+		era = EraAuto // the fallback ran out: probe server/discover again
+	}
+	return era, m.outages >= maxDiscoverOutages
+}
+
+// learn keeps the era of version, negotiated or persisted, at now ("":
+// nothing); discover is the session's discover, if it sent one. It returns
+// the event detail of a change, "" otherwise.
+func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) string {
+	if version == "" {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.outages = 0
+	was := m.era
+	if msgcheck.ModernVersion(version) {
+		m.era, m.until = Era20260728, time.Time{}
+		if was == Era2025 {
+			return "2026-07-28: server/discover answered again after the 2025 fallback"
+		}
+		return ""
+	}
+	m.era = Era2025
+	if !m.pinned && m.reprobe > 0 {
+		m.until = now.Add(m.reprobe)
+	}
+	if was == Era2025 || discover == nil {
+		return "" // no change, or a persisted 2025 session: nothing refused
+	}
+	why := "server/discover refused (" + answerOf(*discover) + ")"
+	if x := *discover; x.Status >= 200 && x.Status < 300 && !x.RPC.Present && !x.Malformed {
+		why = fmt.Sprintf("server/discover answered (HTTP %d) without 2026-07-28 among its supportedVersions", x.Status)
+	}
+	if m.reprobe > 0 {
+		return fmt.Sprintf("2025-11-25: %s; probed again after %s", why, m.reprobe)
+	}
+	return "2025-11-25: " + why
+}
+
+// dialFailed takes a handshake that failed, started in the era dialed. A
+// discover outage is counted; any other failure starts the count over. A
+// learned 2025 handshake refused with a [LegacyRefusal] ends the 2025 era at
+// once: it returns the event detail ("" when the era stays).
+func (m *eraMemory) dialFailed(dialed Era, err error) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if errors.Is(err, ErrDiscoverOutage) {
+		m.outages++
+		return ""
+	}
+	m.outages = 0
+	he, ok := errors.AsType[*classify.HTTPError](err)
+	if dialed != Era2025 || m.pinned || !ok || !LegacyRefusal(he.Exchange) {
+		return ""
+	}
+	m.era, m.until = EraAuto, time.Time{}
+	return refusedDetail("2025-11-25", he.Exchange, false)
+}
+
+// refused takes, at now, a refusal of a session's era; served: the session
+// had been ready. It reports whether the session ends and the next one
+// discovers: one still opening at once, one that served at most once per
+// EraReprobe (negative: once); never under the host's Era2025.
+func (m *eraMemory) refused(now time.Time, served bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pinned {
+		return false
+	}
+	if served {
+		if !m.liveShown.IsZero() && (m.reprobe < 0 || now.Sub(m.liveShown) < m.reprobe) {
+			return false
+		}
+		m.liveShown = now
+	}
+	m.era, m.until, m.outages = EraAuto, time.Time{}, 0
+	return true
+}
+
+// refusedDetail is the era-changed detail for the refusal x of version.
+func refusedDetail(version string, x Exchange, served bool) string {
+	on, why := "a new session", "the server rolled back"
+	if served {
+		on = "a live session"
+	}
+	if !msgcheck.ModernVersion(version) {
+		why = "an error of a later era"
+	}
+	what := x.Method
+	if what == "" {
+		what = x.Verb // the standalone stream's GET
+	}
+	return fmt.Sprintf("%s refused on %s (%s, %s): %s; discovering again", version, on, answerOf(x), what, why)
+}
+
+// answerOf names an answer in an event: its status and JSON-RPC code.
+func answerOf(x Exchange) string {
+	s := "no HTTP answer"
+	if x.Status != 0 {
+		s = fmt.Sprintf("HTTP %d", x.Status)
+	}
+	if x.RPC.Present {
+		s += fmt.Sprintf(", JSON-RPC %d", x.RPC.Code)
+	}
+	return s
+}

@@ -37,10 +37,6 @@ type slot struct {
 	recs  []*recorded
 	open  int    // the call's answer streams not closed yet
 	after func() // runs once they are all closed ([AfterAnswers])
-	// stream is the storage of the call's first answer stream, taken once
-	// ([streamFor]).
-	stream      answerStream
-	streamTaken bool
 }
 
 // streamOpened counts an answer stream of the slot's call.

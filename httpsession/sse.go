@@ -1,87 +1,197 @@
 package httpsession
 
 import (
-	"bytes"
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
-	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
-// maxRetryField bounds the SSE retry field's value.
-const maxRetryField = 24 * time.Hour
+// sseOwner decides for the [sseLoop] that reads its stream: the keeper
+// ([streamBody]) and a call's answer ([answerStream]). Each method returns a
+// message for go-sdk (nil: none) and whether the stream is done.
+type sseOwner interface {
+	event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) // a whole event, or a line without a colon
+	ended(err error) (jsonrpc.Message, bool)                       // the answer ended with err (io.EOF: its end), its body closed
+	redial() (jsonrpc.Message, bool)                               // wait, then open the next answer ([sseLoop.open])
+}
 
-// maxDroppedRun is how many events in a row a standalone stream attempt may
-// drop before the keeper ends it as garbage (and re-dials on the backoff):
-// it bounds what one attempt reads and reports without a message.
-const maxDroppedRun = 16
+// sseLoop is the one loop over an event stream carried by successive HTTP
+// answers: it reads with the one [eventReader], keeps the last event id (a
+// re-dial's Last-Event-ID) and asks its [sseOwner] the rest. Close, from any
+// goroutine, ends it; the rest runs on one goroutine.
+type sseLoop struct {
+	t      *Transport
+	ctx    context.Context
+	events eventReader
+	wire   wireCounter // the current answer's bytes on the wire
+	lastID string
+	moved  bool // an event id other than the last came since the answer opened
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	mu        sync.Mutex
+	body      io.ReadCloser // the current answer's, nil between answers
+}
+
+func newLoop(t *Transport, ctx context.Context, max int) sseLoop {
+	return sseLoop{t: t, ctx: ctx, closed: make(chan struct{}), events: eventReader{max: max}}
+}
+
+// readBufferSize is the size of a loop's read buffer: a longer line is read
+// in pieces.
+const readBufferSize = 4 << 10
+
+// next reads up to the next message or the stream's end.
+func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
+	for {
+		if l.current() == nil {
+			if msg, done := o.redial(); msg != nil || done {
+				return msg, done
+			}
+			continue
+		}
+		ev, err := l.events.Next()
+		var line *sseLineError
+		if err == nil || errors.As(err, &line) {
+			if err == nil && ev.IDSet {
+				l.moved = l.moved || ev.ID != l.lastID
+				l.lastID = ev.ID
+			}
+			if msg, done := o.event(ev, line); msg != nil || done {
+				return msg, done
+			}
+			continue
+		}
+		l.cut()
+		if msg, done := o.ended(err); msg != nil || done {
+			return msg, done
+		}
+	}
+}
+
+// open reads resp's body from now on, decoded (identity or gzip), as a new
+// stream; another coding is refused, the body closed.
+func (l *sseLoop) open(resp *http.Response) error {
+	r, err := decodedBodyInto(resp, 0, &l.wire)
+	if err != nil {
+		_ = resp.Body.Close()
+		return err
+	}
+	src := l.events.src
+	if src == nil {
+		src = bufio.NewReaderSize(r, readBufferSize)
+	}
+	src.Reset(r)
+	l.events.reset(src)
+	l.moved = false
+	l.mu.Lock()
+	l.body = resp.Body
+	l.mu.Unlock()
+	select {
+	case <-l.closed:
+		_ = resp.Body.Close()
+	default:
+	}
+	return nil
+}
+
+func (l *sseLoop) current() io.ReadCloser {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.body
+}
+
+// cut closes the current answer's body.
+func (l *sseLoop) cut() {
+	l.mu.Lock()
+	body := l.body
+	l.body = nil
+	l.mu.Unlock()
+	if body != nil {
+		_ = body.Close()
+	}
+}
+
+// stopped reports the loop closed, or its context's end.
+func (l *sseLoop) stopped() error {
+	select {
+	case <-l.closed:
+		return errStreamClosed
+	default:
+	}
+	return l.ctx.Err()
+}
+
+// sleep waits for after or wake (nil: never); an error once the loop stops.
+func (l *sseLoop) sleep(after <-chan time.Time, wake <-chan struct{}) (woken bool, err error) {
+	select {
+	case <-after:
+		return false, nil
+	case <-wake:
+		return true, nil
+	case <-l.closed:
+		return false, errStreamClosed
+	case <-l.ctx.Done():
+		return false, l.ctx.Err()
+	}
+}
+
+// get returns a GET of template's URL and headers for an event stream after
+// lastID ("": none).
+func (l *sseLoop) get(template *http.Request, lastID string) *http.Request {
+	req := template.Clone(l.ctx)
+	req.Method, req.Body, req.GetBody, req.ContentLength = http.MethodGet, nil, nil, 0
+	req.Header.Del("Content-Type")
+	req.Header.Del("Content-Length")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	if lastID != "" {
+		req.Header.Set(headerLastEventID, lastID)
+	}
+	return req
+}
+
+// Close ends the loop for good; safe from any goroutine.
+func (l *sseLoop) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	l.cut()
+	return nil
+}
+
+var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")
 
 // ErrStreamEvent is matched (errors.Is) by every [*EventError].
 var ErrStreamEvent = errors.New("mcpsup/httpsession: standalone stream event dropped")
 
 // DropReason says why the keeper dropped an event of the standalone stream.
-type DropReason uint8
+type DropReason string
 
 // Why an event is dropped.
 const (
-	// DropMalformedLine: a line of the event is neither a comment nor a
-	// field (it has no colon; WHATWG HTML, server-sent events, allows it,
-	// go-sdk v1.8.0 fails the session on it).
-	DropMalformedLine DropReason = iota + 1
-	// DropNotJSONRPC: the event's data is not one JSON-RPC 2.0 message
-	// (go-sdk's jsonrpc.DecodeMessage refuses it).
-	DropNotJSONRPC
-	// DropResponse: the data is a JSON-RPC response; the standalone stream
-	// carries only requests and notifications (MCP spec, transports,
-	// listening for messages from the server).
-	DropResponse
-	// DropOversized: the event outgrew [StreamConfig.MaxEventBytes]; the
-	// keeper reads no more of it and ends the attempt.
-	DropOversized
-	// DropTruncated: the stream ended inside the event.
-	DropTruncated
-	// DropTooManyValues: the message holds more than go-sdk may decode
-	// ([msgcheck.Limits]: more JSON values than [Config.MaxJSONValues], which
-	// go-sdk would decode at some 100 bytes each, or a request more
-	// messages than [Config.MaxMessages]).
-	DropTooManyValues
+	DropMalformedLine DropReason = "malformed-line"  // a line without a colon (WHATWG allows it; go-sdk v1.8.0 fails its session)
+	DropNotJSONRPC    DropReason = "not-jsonrpc"     // the data is not one JSON-RPC 2.0 message
+	DropResponse      DropReason = "response"        // a response: the stream carries requests and notifications (MCP transports)
+	DropOversized     DropReason = "oversized"       // past [StreamConfig.MaxEventBytes]: the attempt ends
+	DropTruncated     DropReason = "truncated"       // the stream ended inside the event
+	DropTooManyValues DropReason = "too-many-values" // more than go-sdk may decode ([msgcheck.Limits], Config.Max*)
 )
 
-func (r DropReason) String() string {
-	switch r {
-	case DropMalformedLine:
-		return "malformed-line"
-	case DropNotJSONRPC:
-		return "not-jsonrpc"
-	case DropResponse:
-		return "response"
-	case DropOversized:
-		return "oversized"
-	case DropTruncated:
-		return "truncated"
-	case DropTooManyValues:
-		return "too-many-values"
-	}
-	return "unknown"
-}
-
-// EventError records one event of the standalone stream that the keeper did
-// not hand to go-sdk. The session is unaffected.
+// EventError is one event of the standalone stream the keeper did not hand
+// to go-sdk; the session is unaffected.
 type EventError struct {
-	// Reason says what was wrong.
 	Reason DropReason
-	// Bytes is how many bytes of the event were read (for DropOversized:
-	// up to where the keeper stopped reading).
+	// Bytes of the event read (DropOversized: up to where reading stopped).
 	Bytes int
-	// Detail names the fault: the start of the malformed line (quoted, at
-	// most 64 bytes), the decoder's error (at most 200 bytes) or the bound
-	// passed; "" when the reason says all.
+	// Detail names the fault ("" when Reason says all): the line's start,
+	// the decoder's error (at most 200 bytes) or the bound passed.
 	Detail string
-	// Attempt is the [StreamAttempt.Seq] the event came on.
-	Attempt int
 }
 
 func (e *EventError) Error() string {
@@ -92,130 +202,7 @@ func (e *EventError) Error() string {
 	return s
 }
 
-// Is reports target == ErrStreamEvent.
 func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
-
-// sseFilter reads a text/event-stream with an [eventReader] and hands
-// go-sdk only the events that carry one JSON-RPC request or notification,
-// each decoded once into the message go-sdk gets. A line without a colon,
-// data that is no such message and an event past its size limit are
-// dropped and reported, never handed on. Ids and retry fields are kept for
-// the keeper's re-dial.
-//
-// It holds at most events.max bytes of one event (its partial line
-// included); comment lines between events do not count.
-type sseFilter struct {
-	events eventReader     // pushed; events.max bounds one event (0: no bound)
-	limits msgcheck.Limits // what go-sdk may decode of one message; zero fields: no bound
-
-	bad    *EventError // a malformed line: the current event is dropped at its end
-	run    int         // events dropped in a row
-	lastID string      // id of the last event that had one: the re-dial's Last-Event-ID
-}
-
-// filtered is what one push produced.
-type filtered struct {
-	events   int           // whole events with a field
-	messages int           // of them, those handed on
-	acks     int           // of them, listen acknowledgements (listen.go)
-	drops    []*EventError // events dropped
-	garbage  bool          // the attempt must end: an oversized event, or maxDroppedRun drops in a row
-}
-
-// push parses p, appends the messages to hand on to out and returns it.
-// After a result with garbage set, the caller ends the stream and calls
-// reset.
-func (f *sseFilter) push(p []byte, out []jsonrpc.Message, r *filtered) []jsonrpc.Message {
-	f.events.feed(p)
-	for !r.garbage {
-		ev, err := f.events.Next()
-		switch err := err.(type) {
-		case nil:
-			out = f.dispatch(ev, out, r)
-		case *sseLineError:
-			if f.bad == nil {
-				f.bad = &EventError{Reason: DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", err.Start)}
-			}
-		case *eventTooLargeError:
-			f.report(r, &EventError{Reason: DropOversized, Bytes: err.Read, Detail: fmt.Sprintf("more than %d bytes", err.Max)})
-			r.garbage = true
-			f.reset()
-		default: // errNeedInput: p is read
-			return out
-		}
-	}
-	return out
-}
-
-// dispatch takes one whole event.
-func (f *sseFilter) dispatch(ev sseEvent, out []jsonrpc.Message, r *filtered) []jsonrpc.Message {
-	bad := f.bad
-	f.bad = nil
-	r.events++
-	if ev.IDSet {
-		f.lastID = ev.ID // also past a dropped event: the re-dial does not ask for it again
-	}
-	if bad != nil {
-		bad.Bytes = ev.Size
-		f.report(r, bad)
-		return out
-	}
-	if !ev.message() {
-		// No message (a SEP-1699 priming event), or an event type go-sdk
-		// skips: nothing to hand on, nothing wrong.
-		return out
-	}
-	msg, err := decodeMessage(ev.Data)
-	if err != nil {
-		f.report(r, &EventError{Reason: DropNotJSONRPC, Bytes: ev.Size, Detail: cutDetail(err.Error())})
-		return out
-	}
-	if _, isResponse := msg.(*jsonrpc.Response); isResponse {
-		f.report(r, &EventError{Reason: DropResponse, Bytes: ev.Size})
-		return out
-	}
-	if req, ok := msg.(*jsonrpc.Request); ok { // responses were dropped above
-		if problem := f.limits.Problem(req.Method, ev.Data, req.Params); problem != "" {
-			f.report(r, &EventError{Reason: DropTooManyValues, Bytes: ev.Size, Detail: problem})
-			return out
-		}
-	}
-	req := msg.(*jsonrpc.Request)
-	f.run = 0
-	r.messages++
-	if req.Method == methodListenAck {
-		r.acks++
-	}
-	own := *req
-	own.Params = bytes.Clone(req.Params) // they alias the event's data
-	return append(out, &own)
-}
-
-// report records a dropped event; maxDroppedRun in a row make the stream
-// garbage.
-func (f *sseFilter) report(r *filtered, e *EventError) {
-	r.drops = append(r.drops, e)
-	f.run++
-	if f.run >= maxDroppedRun {
-		r.garbage = true
-	}
-}
-
-// cut ends the stream: an event under way is dropped (reported as
-// DropTruncated when it had a field or a partial line).
-func (f *sseFilter) cut(r *filtered) {
-	if n, underWay := f.events.pending(); underWay {
-		r.drops = append(r.drops, &EventError{Reason: DropTruncated, Bytes: n})
-	}
-	f.reset()
-}
-
-// reset forgets the current event and partial line, for the next stream;
-// lastID and the retry field stay.
-func (f *sseFilter) reset() {
-	f.events.reset()
-	f.bad, f.run = nil, 0
-}
 
 // cutDetail bounds a decoder's error text in an EventError.
 func cutDetail(s string) string {

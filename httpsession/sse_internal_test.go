@@ -1,7 +1,10 @@
 package httpsession
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -9,8 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 const listChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
@@ -59,30 +60,48 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
-			f := sseFilter{events: eventReader{max: 256}, limits: msgcheck.Limits{JSONValues: 10, Messages: 1, ContentBlocks: 1}}
-			var out []jsonrpc.Message
-			var r filtered
-			for in := []byte(c.in); len(in) > 0 && !r.garbage; {
-				n := min(chunk, len(in))
-				var step filtered
-				out = f.push(in[:n], out, &step)
-				in = in[n:]
-				r.messages += step.messages
-				r.drops = append(r.drops, step.drops...)
-				r.garbage = step.garbage
-			}
+			var drops []*EventError
+			b := testKeeper(t, Config{MaxJSONValues: 10, MaxMessages: 1, MaxContentBlocks: 1, Stream: StreamConfig{MaxEventBytes: 256},
+				OnDroppedEvent: func(e *EventError) { drops = append(drops, e) }})
+			out := oneAttempt(t, b, &chunked{c.in, chunk})
 			assert.Equal(t, c.out, asEvents(t, out), "%s (chunks of %d)", c.name, chunk)
-			assert.Equal(t, c.messages, r.messages, "%s (chunks of %d)", c.name, chunk)
-			assert.Equal(t, c.garbage, r.garbage, "%s (chunks of %d)", c.name, chunk)
+			assert.Equal(t, c.messages, b.att.Messages, "%s (chunks of %d)", c.name, chunk)
+			assert.Equal(t, c.garbage, b.att.End == EndGarbage, "%s (chunks of %d)", c.name, chunk)
 			var got []DropReason
-			for _, d := range r.drops {
+			for _, d := range drops {
 				got = append(got, d.Reason)
 				assert.True(t, errors.Is(d, ErrStreamEvent))
 				assert.LessOrEqual(t, d.Bytes, 256+chunk, "read up to max and one chunk")
 			}
 			assert.Equal(t, c.drops, got, "%s (chunks of %d)", c.name, chunk)
-			assert.LessOrEqual(t, len(f.events.line), 256, "no event is held past max")
+			assert.LessOrEqual(t, len(b.events.line), 256, "no event is held past max")
 		}
+	}
+}
+
+// testKeeper returns a keeper of a Transport configured by cfg.
+func testKeeper(t testing.TB, cfg Config) *streamBody {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
+	require.NoError(t, err)
+	return newStreamBody(NewTransport(cfg), req)
+}
+
+// stopAfterOne is a keeper that makes no attempt of its own.
+type stopAfterOne struct{ *streamBody }
+
+func (stopAfterOne) redial() (jsonrpc.Message, bool) { return nil, true }
+
+// oneAttempt runs one attempt of keeper b on body and returns the messages
+// it handed on.
+func oneAttempt(t testing.TB, b *streamBody, body io.Reader) []jsonrpc.Message {
+	require.NoError(t, b.open(&http.Response{Header: http.Header{}, Body: io.NopCloser(body)}))
+	var out []jsonrpc.Message
+	for {
+		msg, done := b.next(stopAfterOne{b})
+		if done {
+			return out
+		}
+		out = append(out, msg)
 	}
 }
 
@@ -108,39 +127,30 @@ func repeat(r DropReason, n int) []DropReason {
 // TestSSEFilterIDsAndRetry: ids and retry fields are kept for the re-dial,
 // also past a dropped event, and never handed on.
 func TestSSEFilterIDsAndRetry(t *testing.T) {
-	var f sseFilter
-	var r filtered
-	out := f.push([]byte("id: 7\ndata: "+listChanged+"\n\nid: 8\ndata: nope\n\nretry: 2s\n\nretry: 99999999999999999999\n\n"), nil, &r)
+	var drops []*EventError
+	b := testKeeper(t, Config{OnDroppedEvent: func(e *EventError) { drops = append(drops, e) }})
+	out := oneAttempt(t, b, strings.NewReader("id: 7\ndata: "+listChanged+"\n\nid: 8\ndata: nope\n\nretry: 2s\n\nretry: 99999999999999999999\n\n"+
+		"id: 9\ndata: {\"jsonrpc\""))
 	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "no id reaches go-sdk")
-	assert.Equal(t, "8", f.lastID, "the dropped event is not asked for again")
-	assert.Equal(t, maxRetryField, f.events.retry, "a value not all digits is ignored; a huge one is bounded")
-
-	r = filtered{}
-	f.push([]byte("id: 9\ndata: {\"jsonrpc\""), nil, &r)
-	f.cut(&r)
-	require.Len(t, r.drops, 1)
-	assert.Equal(t, DropTruncated, r.drops[0].Reason)
-	assert.Equal(t, "8", f.lastID, "a cut event's id is not taken")
-	out = f.push([]byte("\xEF\xBB\xBFdata: "+listChanged+"\n\n"), nil, &r)
+	assert.Equal(t, "8", b.lastID, "the dropped event is not asked for again; a cut event's id is not taken")
+	assert.Equal(t, maxRetryField, b.events.retry, "a value not all digits is ignored; a huge one is bounded")
+	require.Len(t, drops, 2)
+	assert.Equal(t, DropNotJSONRPC, drops[0].Reason)
+	assert.Equal(t, DropTruncated, drops[1].Reason)
+	b.events.retry = 0
+	out = oneAttempt(t, b, strings.NewReader("\xEF\xBB\xBFdata: "+listChanged+"\n\nretry: 1500\n\n"))
 	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "framing starts over after a cut, a BOM stripped")
-	assert.Equal(t, 1500*time.Millisecond, func() time.Duration {
-		f.events.retry = 0
-		f.push([]byte("retry: 1500\n\n"), nil, &r)
-		return f.events.retry
-	}())
+	assert.Equal(t, 1500*time.Millisecond, b.events.retry)
 }
 
-// BenchmarkSSEFilterEvent measures the standalone stream filter on one
+// BenchmarkSSEFilterEvent measures the standalone stream keeper on one
 // well-formed notification event.
 func BenchmarkSSEFilterEvent(b *testing.B) {
-	in := []byte("data: " + listChanged + "\n\n")
-	f := sseFilter{events: eventReader{max: 1 << 20}}
-	var out []jsonrpc.Message
+	in := "data: " + listChanged + "\n\n"
+	k := testKeeper(b, Config{})
 	b.ReportAllocs()
 	for b.Loop() {
-		var r filtered
-		out = f.push(in, out[:0], &r)
-		if r.messages != 1 {
+		if len(oneAttempt(b, k, strings.NewReader(in))) != 1 {
 			b.Fatal("event not handed on")
 		}
 	}

@@ -13,10 +13,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readEvents reads in whole, pulled through a bufio.Reader of 16 bytes (lines
-// longer than the buffer are assembled) or pushed in chunks of chunk
-// bytes, and returns what Next gave: one entry per event or error, and the
-// reader for its stream state.
+// chunked reads s at most n bytes at a time.
+type chunked struct {
+	s string
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.s)
+	c.s = c.s[k:]
+	return k, nil
+}
+
+// readEvents reads in whole through a bufio.Reader of 16 bytes (lines
+// longer than the buffer are assembled), its source handing over chunk
+// bytes a read (0: all it can), and returns what Next gave: one entry per
+// event or error, and the reader for its stream state.
 func readEvents(t *testing.T, in string, limit, chunk int) ([]string, *eventReader) {
 	t.Helper()
 	var got []string
@@ -43,48 +58,32 @@ func readEvents(t *testing.T, in string, limit, chunk int) ([]string, *eventRead
 		case errors.Is(err, errEventTooLarge):
 			var e *eventTooLargeError
 			require.ErrorAs(t, err, &e)
-			assert.LessOrEqual(t, e.Read, limit+max(chunk, 16), "read up to the bound and one read")
+			assert.LessOrEqual(t, e.Read, limit+16, "read up to the bound and one read")
 			got = append(got, "too large")
 		default:
 			t.Fatalf("unexpected error %v", err)
 		}
 	}
-	r := &eventReader{max: limit}
 	if chunk == 0 {
-		r.src = bufio.NewReaderSize(strings.NewReader(in), 16)
-		for {
-			ev, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				return got, r
-			}
-			take(ev, err)
-			if errors.Is(err, errEventTooLarge) {
-				return got, r
-			}
+		chunk = len(in) + 1
+	}
+	r := &eventReader{max: limit, src: bufio.NewReaderSize(&chunked{in, chunk}, 16)}
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return got, r
+		}
+		take(ev, err)
+		if errors.Is(err, errEventTooLarge) {
+			return got, r
 		}
 	}
-	for p := []byte(in); len(p) > 0; {
-		n := min(chunk, len(p))
-		r.feed(p[:n])
-		p = p[n:]
-		for {
-			ev, err := r.Next()
-			if errors.Is(err, errNeedInput) {
-				break
-			}
-			take(ev, err)
-			if errors.Is(err, errEventTooLarge) {
-				return got, r
-			}
-		}
-	}
-	return got, r
 }
 
 // TestEventReaderSpec holds the one SSE parser to the event stream
 // interpretation of WHATWG HTML, server-sent events (the rules MCP's
 // streamable HTTP transport names for its event streams, 2025-11-25 and
-// 2026-07-28 basic/transports), pulled and pushed in chunks of every size.
+// 2026-07-28 basic/transports), read in chunks of every size.
 func TestEventReaderSpec(t *testing.T) {
 	long := strings.Repeat("x", 100)
 	cases := []struct {
@@ -161,7 +160,7 @@ func TestEventReaderSpec(t *testing.T) {
 	for _, c := range cases {
 		for _, chunk := range []int{0, 1, 2, 7, 1 << 20} {
 			got, _ := readEvents(t, c.in, c.max, chunk)
-			assert.Equal(t, c.want, got, "%s (chunks of %d; 0: pulled)", c.name, chunk)
+			assert.Equal(t, c.want, got, "%s (chunks of %d; 0: whole)", c.name, chunk)
 		}
 	}
 }
@@ -185,7 +184,7 @@ func TestEventReaderRetry(t *testing.T) {
 		for _, chunk := range []int{0, 1, 1 << 20} {
 			_, r := readEvents(t, c.in, 0, chunk)
 			assert.Equal(t, c.want, r.retry, "%q (chunks of %d)", c.in, chunk)
-			r.reset()
+			r.reset(r.src)
 			assert.Equal(t, c.want, r.retry, "kept across a reset")
 		}
 	}
@@ -221,20 +220,19 @@ func TestEventReaderWireBound(t *testing.T) {
 // A reset starts a new stream: an event or a line under way is dropped,
 // and a BOM is stripped again.
 func TestEventReaderReset(t *testing.T) {
-	var r eventReader
-	r.feed([]byte("\xEF\xBB\xBFid: 1\ndata: x\n\ndata: cut\ndata: more"))
+	r := eventReader{src: bufio.NewReader(strings.NewReader("\xEF\xBB\xBFid: 1\ndata: x\n\ndata: cut\ndata: more"))}
 	ev, err := r.Next()
 	require.NoError(t, err)
 	assert.Equal(t, "1", ev.ID)
 	_, err = r.Next()
-	require.ErrorIs(t, err, errNeedInput)
+	require.ErrorIs(t, err, io.EOF)
 	n, underWay := r.pending()
 	assert.True(t, underWay)
 	assert.Equal(t, len("data: cut\ndata: more"), n)
-	r.reset()
-	_, underWay = r.pending()
+	r.reset(bufio.NewReader(strings.NewReader("\xEF\xBB\xBFdata: y\n\n")))
+	n, underWay = r.pending()
 	assert.False(t, underWay)
-	r.feed([]byte("\xEF\xBB\xBFdata: y\n\n"))
+	assert.Zero(t, n)
 	ev, err = r.Next()
 	require.NoError(t, err)
 	assert.Equal(t, "y", string(ev.Data), "the cut event is gone, the BOM stripped")
@@ -247,9 +245,9 @@ func FuzzEventReaderFraming(f *testing.F) {
 	f.Add("data: "+strings.Repeat("y", 80)+"\r\r\n\n", uint8(1))
 	f.Fuzz(func(t *testing.T, in string, chunk uint8) {
 		for _, limit := range []int{0, 64} {
-			pulled, r := readEvents(t, in, limit, 0)
-			pushed, q := readEvents(t, in, limit, int(chunk)+1)
-			require.Equal(t, pulled, pushed, "chunks of %d, bound %d", int(chunk)+1, limit)
+			whole, r := readEvents(t, in, limit, 0)
+			split, q := readEvents(t, in, limit, int(chunk)+1)
+			require.Equal(t, whole, split, "chunks of %d, bound %d", int(chunk)+1, limit)
 			require.Equal(t, r.retry, q.retry)
 		}
 	})

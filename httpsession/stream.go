@@ -1,352 +1,301 @@
 package httpsession
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
-// StreamConfig configures the keeper of the standalone SSE stream. The zero
-// value selects the documented defaults.
-//
-// The session's conn (conn.go) starts the keeper after a 2025-era
-// handshake; go-sdk's own client would end the whole session when its
-// standalone GET stream failed for good (v1.8.0: MaxRetries reconnects
-// without a new event id, a 4xx/5xx on a reconnect, a 5xx on the first
-// GET), so the keeper never lets the stream fail (DESIGN.md failure story
-// S5). When the server's stream ends, the keeper re-dials the server with a
-// bounded backoff and splices the new stream in. go-sdk gets only the
-// messages of whole events that each carry one JSON-RPC request or
-// notification, decoded once; every other event (a line without a colon,
-// data that is not one JSON-RPC message, a response, an event larger than
-// MaxEventBytes, an event cut by the stream's end) is dropped and reported
-// ([Config.OnDroppedEvent], an [*EventError] naming what was wrong), so
-// nothing a server or gateway sends on this stream can end the session.
-// Only a sign that the session is really gone (404 to a request with
-// Mcp-Session-Id, a 4xx with a null-id -32000 JSON-RPC error) ends the
-// stream, and with it the session (no DELETE); a refused credential
-// ([StreamAttempt.Unauthorized]) only pauses it. A plain 404 to the
-// session's first GET is the exception: see below.
-//
-// The re-dial follows at once only after an attempt that lived Span or
-// longer; after a shorter one it waits for the backoff (cenkalti/backoff's
-// exponential schedule on the Transport's clock, from InitialBackoff to
-// MaxBackoff), and never less than the reconnection time the server set
-// with the SSE retry field (WHATWG HTML, server-sent events; MCP SEP-1699
-// priming events carry one), bounded by MaxBackoff. So a server that sends
-// a priming event and ends the stream at once is re-dialed on the backoff
-// schedule, not in a loop.
-//
-// Whether to dial at all is the [StreamSwitch]'s decision ([Config.Switch]):
-// while it is off (a GET-hostile server, [StreamAuto]) the keeper holds the
-// stream silently, no GET reaches the server and the session is unaffected;
-// when it ends, the keeper dials again. The session's attempts feed the
-// switch's [HostilityRule].
-//
-// A server that offers no standalone stream answers the first GET with 405
-// (MCP spec, transports, listening for messages from the server), another
-// 4xx or a non-SSE 2xx; go-sdk gives the stream up on such an answer, and
-// the keeper does the same: it records the attempt ([StreamAttempt.Declined])
-// and holds the stream silently for the session's life, dialing no more.
-// This includes a plain 404 (one without the null-id -32000 body), which
-// servers and gateways without a GET route answer, and which go-sdk takes
-// the same way (mcp/streamable.go connectStandaloneSSE): on the first GET a
-// 404 does not mean the session is gone. After [Open] the handshake just
-// proved the session; after [Resume] a server that forgot the session says
-// so to the next POST too, and POSTs decide. A 404 to a later GET, once the
-// server offered the stream, still ends the session.
-//
-// Re-dialing never stops while the server is unreachable: attempts that get
-// no HTTP answer (refused, reset, DNS) or an answer that says the server is
-// unavailable for now ([StreamAttempt.Outage]: 408, 429, 5xx but 501, what a
-// gateway answers while the server behind it restarts) are retried with the
-// backoff, at most once per MaxBackoff, for as long as the session lives,
-// and do not count toward the [HostilityRule], so a session whose server
-// comes back after a long outage still learns of it from its stream.
-// Closing the session stops it.
-//
-// A re-dial that carried Last-Event-ID and got a 4xx other than 401, 404,
-// 408 and 429 (and not the null-id -32000 session-gone answer) is taken as
-// the server being unable to replay after that id (a go-sdk server whose
-// EventStore purged the events answers 400 "failed to replay events"): the
-// keeper drops the id and re-dials once at once without it
-// ([StreamAttempt.ReplayRefused]); that attempt does not count toward the
-// [HostilityRule]. Messages the server sent while no stream was connected
-// may be lost then; [Config.OnStreamRestored] says when.
+// StreamConfig configures the keeper of the standalone SSE stream (the 2025
+// GET, the 2026-07-28 subscriptions/listen POST), which never lets it fail
+// (failure story S5; decision records 0011, 0012): it hands go-sdk only
+// whole events carrying one request or notification, and re-dials when the
+// server's stream ends: at once after an attempt that lived Span, else on
+// the backoff (InitialBackoff doubling to MaxBackoff on the Transport's
+// clock, at least the SSE retry field up to MaxBackoff, at least a 429/503
+// Retry-After). Only [StreamAttempt.SessionGone] ends it. The zero value
+// selects the defaults.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
-	// at once, and, unless it delivered a message, not to count as failing
-	// at once ([StreamAttempt.FailedAtOnce]). Default 2s.
+	// at once and, without a message, not to fail at once. Default 2s.
 	Span time.Duration
-	// InitialBackoff is the wait before re-dialing after an attempt that
-	// lived less than Span (whatever it delivered) or got no stream; it
-	// doubles per consecutive such attempt up to MaxBackoff. After an
-	// attempt that lived Span or longer, the re-dial is immediate. The SSE
-	// retry field, when the server sent one, is the least wait before any
-	// re-dial, at most MaxBackoff. A 429 or 503 answer's Retry-After is the
-	// least wait before the next re-dial, past MaxBackoff, at most
-	// classify.MaxRetryAfter ([StreamAttempt.RetryAfter]). Defaults 1s and
-	// 30s.
+	// InitialBackoff and MaxBackoff bound the re-dial backoff (see above).
+	// Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
-	// Jitter is the backoff's randomization factor: each wait is drawn
-	// from [w*(1-Jitter), w*(1+Jitter)] (cenkalti/backoff), 0 <= Jitter <
-	// 1. Default 0: none (sessions of different clients open at different
-	// times, so their re-dials are spread already).
+	// Jitter is the backoff's randomization factor, 0 <= Jitter < 1
+	// (cenkalti/backoff). Default 0.
 	Jitter float64
-	// MaxEventBytes bounds one SSE event, its lines and line ends included
-	// (comment lines between events do not count). An event that outgrows
-	// it is dropped ([DropOversized]) and ends the attempt: the keeper reads
-	// no more of it and re-dials on the backoff. Default 1 MiB.
+	// MaxEventBytes bounds one SSE event, its line ends included; an event
+	// past it is dropped ([DropOversized]) and ends the attempt. Default 1 MiB.
 	MaxEventBytes int
 }
 
+// withDefaults puts each default in place of a non-positive field.
 func (c StreamConfig) withDefaults() StreamConfig {
-	if c.Span <= 0 {
-		c.Span = 2 * time.Second
-	}
-	if c.InitialBackoff <= 0 {
-		c.InitialBackoff = time.Second
-	}
-	if c.MaxBackoff <= 0 {
-		c.MaxBackoff = 30 * time.Second
-	}
-	if c.MaxBackoff < c.InitialBackoff {
-		c.MaxBackoff = c.InitialBackoff
-	}
+	c.Span = cmp.Or(max(c.Span, 0), 2*time.Second)
+	c.InitialBackoff = cmp.Or(max(c.InitialBackoff, 0), time.Second)
+	c.MaxBackoff = max(cmp.Or(max(c.MaxBackoff, 0), 30*time.Second), c.InitialBackoff)
+	c.MaxEventBytes = cmp.Or(max(c.MaxEventBytes, 0), 1<<20)
 	if c.Jitter < 0 || c.Jitter >= 1 {
 		c.Jitter = 0
-	}
-	if c.MaxEventBytes <= 0 {
-		c.MaxEventBytes = 1 << 20
 	}
 	return c
 }
 
 // StreamEnd says how a standalone stream attempt ended.
-type StreamEnd uint8
+type StreamEnd string
 
 // How an attempt ends.
 const (
-	// EndNoAnswer: the GET got no HTTP answer (refused, reset, ...).
-	EndNoAnswer StreamEnd = iota + 1
-	// EndNotStream: the answer was not a 200 text/event-stream.
-	EndNotStream
-	// EndEOF: the server ended the stream.
-	EndEOF
-	// EndError: reading the stream failed.
-	EndError
-	// EndClosed: the client closed the stream (session closed).
-	EndClosed
-	// EndGarbage: the keeper ended the stream: an event outgrew
-	// [StreamConfig.MaxEventBytes], or maxDroppedRun events in a row were
-	// dropped.
-	EndGarbage
+	EndNoAnswer  StreamEnd = "no-answer"  // the request got no HTTP answer
+	EndNotStream StreamEnd = "not-stream" // the answer was not a 200 text/event-stream
+	EndEOF       StreamEnd = "eof"        // the server ended the stream
+	EndError     StreamEnd = "error"      // reading the stream failed
+	EndClosed    StreamEnd = "closed"     // the client closed the stream (session closed)
+	EndGarbage   StreamEnd = "garbage"    // an oversized event, or maxDroppedRun drops in a row
 )
 
-func (e StreamEnd) String() string {
-	switch e {
-	case EndNoAnswer:
-		return "no-answer"
-	case EndNotStream:
-		return "not-stream"
-	case EndEOF:
-		return "eof"
-	case EndError:
-		return "error"
-	case EndClosed:
-		return "closed"
-	case EndGarbage:
-		return "garbage"
-	}
-	return "unknown"
-}
-
-// StreamAttempt records one GET of the standalone SSE stream.
+// StreamAttempt records one attempt of the standalone stream.
 type StreamAttempt struct {
-	// Seq numbers the attempts of one go-sdk stream from 1.
-	Seq int
-	// Status and ContentType of the answer; Status 0 when none came.
-	Status      int
-	ContentType string
-	// End says how the attempt ended; Err is the error behind EndNoAnswer
-	// and EndError.
-	End StreamEnd
-	Err error
-	// Bytes read from the server's stream, and the whole SSE Events in
-	// them (with at least one field; comments are not events). Messages
-	// counts the events handed to go-sdk: each carried one JSON-RPC request
-	// or notification. A SEP-1699 priming event (an id and empty data) is an
-	// event but no message. Dropped counts the events dropped (see
-	// [EventError]).
-	Bytes    int64
-	Events   int
-	Messages int
-	Dropped  int
-	// Retry is the reconnection time the server last set with the SSE
-	// retry field on this go-sdk stream, 0 when it set none.
-	Retry time.Duration
-	// RetryAfter is the wait a 429 or 503 answer to the attempt asked for
-	// with Retry-After (RFC 9110 section 10.2.3), at most
-	// classify.MaxRetryAfter; 0 when none. The next re-dial waits at least
-	// that long, past MaxBackoff.
-	RetryAfter time.Duration
-	// LastEventID is the Last-Event-ID header the attempt sent, "" when
-	// none.
-	LastEventID string
-	// SessionGone reports an answer that says the session is over.
-	SessionGone bool
-	// Declined reports that the server answered the session's first GET
-	// with 405, another 4xx but 401, 408 and 429 (a plain 404 included),
-	// or a non-SSE answer: it offers no standalone stream, and the keeper
-	// dials no more for this session.
-	Declined bool
-	// Unauthorized reports a 401, or a 403 with error="insufficient_scope",
-	// that the OAuth handler (if any) could not authorize: the keeper
-	// holds the stream until a request of the session is answered with a
-	// 2xx, then re-dials on the backoff. It never ends the session and
-	// does not count toward the [HostilityRule].
-	Unauthorized bool
-	// ReplayRefused reports a 4xx (not 401, 404, 408, 429, nor the null-id
-	// -32000 session-gone answer) to an attempt that carried Last-Event-ID:
-	// the server cannot replay after that id. The keeper re-dials at once
-	// without it; the attempt does not count toward the [HostilityRule].
-	ReplayRefused bool
-	// Acknowledged reports a subscriptions/listen attempt (2026-07-28)
-	// whose stream carried the server's
-	// notifications/subscriptions/acknowledged: the listen reached the
-	// server, which took the subscription (MCP subscriptions,
-	// acknowledgment: "MUST send ... as the first message"). The
-	// acknowledgement is no message (Messages does not count it), but an
-	// acknowledged attempt did not fail at once ([StreamAttempt.FailedAtOnce]).
-	Acknowledged bool
-	// Start and Duration on the Transport's clock.
-	Start    time.Time
-	Duration time.Duration
+	Seq         int    // numbers the attempts of one stream from 1
+	Status      int    // 0 when no answer came
+	ContentType string // the answer's media type
+	End         StreamEnd
+	Err         error // the error behind EndNoAnswer and EndError
+	// Bytes read from the server's stream, the whole SSE Events in them,
+	// the Messages handed to go-sdk (a SEP-1699 priming event is none; nor
+	// is a listen's acknowledgement) and the events Dropped ([EventError]).
+	Bytes                     int64
+	Events, Messages, Dropped int
+	Retry                     time.Duration // the stream's SSE retry field, 0 when none
+	RetryAfter                time.Duration // a 429/503 Retry-After (RFC 9110 section 10.2.3), at most classify.MaxRetryAfter
+	LastEventID               string        // the Last-Event-ID sent, "" when none
+	SessionGone               bool          // the answer says the session is over
+	Declined                  bool          // the first attempt answered 405, another 4xx but 401/408/429, or not a stream
+	Unauthorized              bool          // 401, or 403 insufficient_scope: held until a request gets a 2xx
+	ReplayRefused             bool          // a 4xx (not 401/404/408/429, not gone) to a Last-Event-ID: re-dialed at once without it
+	Acknowledged              bool          // a listen's stream carried notifications/subscriptions/acknowledged
+	Start                     time.Time     // on the Transport's clock
+	Duration                  time.Duration
 }
 
-// FailedAtOnce reports whether the attempt failed at once: it was not ended
-// by the client, did not signal a gone session, delivered no message, was
-// not an acknowledged listen and ended within span. Events without a
-// message (SEP-1699 priming events, events go-sdk skips) do not count: a
-// server that sends a priming event and ends every stream at once fails at
-// once. A listen's acknowledgement does: the server took the subscription,
-// so a stream cut after it (a proxy cutting idle streams) was working.
+// FailedAtOnce reports an attempt that ended within span with no message
+// and was not closed by the client, a gone session, unauthorized or an
+// acknowledged listen (decision record 0012).
 func (a StreamAttempt) FailedAtOnce(span time.Duration) bool {
 	return a.End != EndClosed && !a.SessionGone && !a.Unauthorized && a.Messages == 0 && !a.Acknowledged && a.Duration < span
 }
 
-// Outage reports an attempt that shows the server unreachable or
-// unavailable for now, rather than refusing the stream: no HTTP answer
-// ([EndNoAnswer]), or 408, 429 or a 5xx other than 501 Not Implemented
-// (RFC 9110 section 15.6.2: a lasting refusal), as a gateway answers while
-// the server behind it restarts.
+// Outage reports an attempt that shows the server unavailable for now: no
+// HTTP answer, or 408, 429 or a 5xx but 501 (RFC 9110 section 15.6.2).
 func (a StreamAttempt) Outage() bool {
 	return a.End == EndNoAnswer || (a.End == EndNotStream && outageStatus(a.Status))
 }
 
-// outageStatus reports the statuses that say "not now" rather than "no".
 func outageStatus(s int) bool {
 	return s == http.StatusRequestTimeout || s == http.StatusTooManyRequests ||
 		(s >= 500 && s <= 599 && s != http.StatusNotImplemented)
 }
 
-var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")
+// maxDroppedRun is how many events in a row an attempt may drop before the
+// keeper ends it as garbage.
+const maxDroppedRun = 16
 
-// newStreamBody returns the keeper's body for go-sdk's GET req.
-func newStreamBody(t *Transport, req *http.Request) *streamBody {
-	b := &streamBody{t: t, req: req, ctx: req.Context(), closed: make(chan struct{})}
-	b.filter.events.max = t.cfg.Stream.MaxEventBytes
-	b.filter.limits = msgcheck.Limits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks} // no list answers here
-	return b
-}
+var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too many dropped events in a row")
 
-// nextBackOff returns the wait before the next attempt after a failed one.
-// The schedule is made at the first failure: a stream that never fails,
-// most idle ones, holds none.
-func (b *streamBody) nextBackOff() time.Duration {
-	if b.bo == nil {
-		c := b.t.cfg.Stream
-		b.bo = backoff.NewExponentialBackOff(
-			backoff.WithInitialInterval(c.InitialBackoff),
-			backoff.WithMaxInterval(c.MaxBackoff),
-			backoff.WithMultiplier(2),
-			backoff.WithRandomizationFactor(c.Jitter),
-			backoff.WithMaxElapsedTime(0), // never stops while the session lives
-			backoff.WithClockProvider(clockProvider{b.t.clock}),
-		)
-	}
-	return b.bo.NextBackOff()
-}
-
-// resetBackOff starts the schedule over; nil is a schedule not begun.
-func (b *streamBody) resetBackOff() {
-	if b.bo != nil {
-		b.bo.Reset()
-	}
-}
-
-type dialKind uint8
-
-const (
-	dialStream        dialKind = iota // a 200 text/event-stream: reading
-	dialDeclined                      // the first GET was answered "no stream here"
-	dialGone                          // the session is over
-	dialReplayRefused                 // the server cannot replay after the Last-Event-ID sent
-	dialFailed                        // try again later
-)
-
-// keptBuffer bounds the capacity a stream keeps in its buffers while idle;
-// larger buffers are dropped once drained.
-const keptBuffer = 4 << 10
-
-// streamBody is the never-ending body go-sdk reads as its standalone stream.
+// streamBody is the keeper of one standalone stream: the [sseOwner] whose
+// [sseLoop] go-sdk's conn reads through Next (conn.keep).
 type streamBody struct {
-	t   *Transport
-	req *http.Request
-	ctx context.Context
-	// answered, when set, is called once the first attempt has its
-	// outcome (a stream, a refusal, no answer): see conn.awaitStream.
-	answered func()
+	sseLoop
+	req      *http.Request // the conn's GET, or go-sdk's listen POST
+	listen   bool          // a 2026-07-28 subscriptions/listen stream, not the GET
+	answered func()        // called once the first attempt has its outcome (conn.awaitStream); may be nil
+	limits   msgcheck.Limits
 
-	closeOnce sync.Once
-	closed    chan struct{}
-
-	mu  sync.Mutex
-	cur io.ReadCloser // the server's current stream, nil between attempts
-
-	// Owned by the reading goroutine.
-	att      StreamAttempt               // the current or last attempt; Seq counts them
-	bo       *backoff.ExponentialBackOff // the re-dial schedule; nil until an attempt failed
-	wait     time.Duration               // before the next attempt
-	declined bool                        // the server offers no standalone stream: hold for good
-	listen   bool                        // a 2026-07-28 subscriptions/listen stream (listen.go), not the GET
-	ended    bool                        // the session is gone: deliver EOF once out is drained
-	authWait <-chan struct{}             // closed once the credential is accepted again; nil when not waiting
-	filter   sseFilter
-	out      []jsonrpc.Message // messages for go-sdk not yet delivered
-	buf      []byte            // the read buffer, made at the first read
+	att      StreamAttempt // the current or last attempt
+	bo       *backoff.ExponentialBackOff
+	wait     time.Duration   // before the next attempt
+	declined bool            // the server offers no stream: hold for good
+	gone     bool            // the session is gone
+	authWait <-chan struct{} // closed once the credential is accepted again
+	bad      *EventError     // a malformed line: the current event is dropped at its end
+	run      int             // events dropped in a row
 }
 
-// dial makes one attempt and reports every attempt that does not become a
-// live stream at once.
-func (b *streamBody) dial() dialKind {
-	sentID := b.filter.lastID
-	var req *http.Request
-	if b.listen {
-		sentID = "" // a new subscription each time, never a resumption
-		req = b.listenRequest(b.att.Seq + 1)
+// newStreamBody returns the keeper of the stream req opens.
+func newStreamBody(t *Transport, req *http.Request) *streamBody {
+	c := t.cfg.Stream
+	return &streamBody{sseLoop: newLoop(t, req.Context(), c.MaxEventBytes), req: req,
+		limits: msgcheck.Limits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks},
+		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(c.InitialBackoff), backoff.WithMaxInterval(c.MaxBackoff),
+			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(c.Jitter), backoff.WithMaxElapsedTime(0),
+			backoff.WithClockProvider(t.clock))}
+}
+
+// Next returns the next message of the stream. Its errors: errStreamClosed
+// or the context's once the stream is closed, io.EOF once the session is
+// gone. One goroutine reads.
+func (b *streamBody) Next() (jsonrpc.Message, error) {
+	if msg, done := b.next(b); !done {
+		return msg, nil
+	}
+	if err := b.stopped(); err != nil {
+		return nil, err
+	}
+	return nil, io.EOF
+}
+
+// event hands on a whole event that carries one JSON-RPC request or
+// notification, and drops every other but a priming event.
+func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) {
+	if line != nil {
+		if b.bad == nil {
+			b.bad = &EventError{Reason: DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", line.Start)}
+		}
+		return nil, false
+	}
+	b.att.Events++
+	req, drop := b.filter(ev)
+	if drop != nil {
+		drop.Bytes = ev.Size
+		b.drop(drop)
+		if b.run >= maxDroppedRun {
+			b.cut()
+			b.endAttempt(errGarbage)
+		}
+		return nil, false
+	}
+	if req == nil {
+		return nil, false
+	}
+	b.run = 0
+	if b.listen && req.Method == methodListenAck {
+		b.att.Acknowledged = true // no message: it says nothing of the catalog
 	} else {
-		req = b.request(sentID)
+		b.att.Messages++
+	}
+	return req, false
+}
+
+// filter returns the request or notification ev carries, or why it is
+// dropped; neither for an event without a message.
+func (b *streamBody) filter(ev sseEvent) (*jsonrpc.Request, *EventError) {
+	if bad := b.bad; bad != nil {
+		b.bad = nil
+		return nil, bad
+	}
+	if !ev.message() {
+		return nil, nil
+	}
+	msg, err := decodeMessage(ev.Data)
+	if err != nil {
+		return nil, &EventError{Reason: DropNotJSONRPC, Detail: cutDetail(err.Error())}
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return nil, &EventError{Reason: DropResponse}
+	}
+	if problem := b.limits.Problem(req.Method, ev.Data, req.Params); problem != "" {
+		return nil, &EventError{Reason: DropTooManyValues, Detail: problem}
+	}
+	return req, nil
+}
+
+// drop reports a dropped event and counts it toward maxDroppedRun.
+func (b *streamBody) drop(e *EventError) {
+	b.att.Dropped++
+	b.run++
+	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason, "bytes", e.Bytes)
+	if f := b.t.cfg.OnDroppedEvent; f != nil {
+		f(e)
+	}
+}
+
+// ended ends the attempt whose stream ended with err; the loop re-dials.
+func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
+	b.endAttempt(err)
+	return nil, false
+}
+
+// endAttempt records the end of the current attempt (its body closed).
+func (b *streamBody) endAttempt(err error) {
+	var tooLarge *eventTooLargeError
+	switch {
+	case b.stopped() != nil:
+		b.att.End = EndClosed
+	case errors.As(err, &tooLarge):
+		b.drop(&EventError{Reason: DropOversized, Bytes: tooLarge.Read, Detail: fmt.Sprintf("more than %d bytes", tooLarge.Max)})
+		b.att.End = EndGarbage
+	case errors.Is(err, errGarbage):
+		b.att.End = EndGarbage
+	case errors.Is(err, io.EOF):
+		b.att.End = EndEOF
+	default:
+		b.att.End, b.att.Err = EndError, err
+	}
+	if n, underWay := b.events.pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
+		b.drop(&EventError{Reason: DropTruncated, Bytes: n}) // go-sdk has none of it
+	}
+	b.att.Bytes = b.wire.n
+	b.bad, b.run = nil, 0
+	b.report()
+}
+
+// redial waits while the stream is held (declined, switched off, the
+// credential refused) and for the backoff, then makes the next attempt.
+func (b *streamBody) redial() (jsonrpc.Message, bool) {
+	for !b.gone && b.stopped() == nil {
+		hold, changed := b.t.sw.state()
+		var err error
+		switch {
+		case b.declined:
+			_, err = b.sleep(nil, nil) // for good: only the session's end ends it
+		case hold:
+			if _, err = b.sleep(nil, changed); err == nil {
+				if h, _ := b.t.sw.state(); !h { // on again: start over, as a new session would
+					b.bo.Reset()
+					b.wait = 0
+					b.t.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
+				}
+			}
+		case b.authWait != nil:
+			_, err = b.sleep(nil, b.authWait)
+			b.authWait = nil
+		case b.wait > 0:
+			var woken bool
+			if woken, err = b.sleep(b.t.clock.After(b.wait), changed); !woken {
+				b.wait = 0
+			}
+		default:
+			b.dial()
+			return nil, false
+		}
+		if err != nil {
+			break
+		}
+	}
+	return nil, true
+}
+
+// dial makes one attempt and, unless it opened a stream, records it.
+func (b *streamBody) dial() {
+	sentID, req := b.lastID, (*http.Request)(nil)
+	if b.listen {
+		sentID, req = "", b.listenRequest(b.att.Seq+1) // a new subscription each time, never a resumption
+	} else {
+		req = b.get(b.req, sentID)
 	}
 	x := b.t.begin(req)
 	if b.listen {
@@ -364,310 +313,174 @@ func (b *streamBody) dial() dialKind {
 		b.t.finish(req, x)
 		b.att.End, b.att.Err = EndNoAnswer, err
 		b.report()
-		return dialFailed
+		return
 	}
 	b.t.keepCookies(req, resp)
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
 		b.t.finish(req, x)
-		b.setCur(resp.Body)
+		if err := b.open(resp); err != nil {
+			b.att.End, b.att.Err = EndError, err
+			b.report()
+			return
+		}
 		// A stream after an ended attempt, not a replay the server agreed
-		// to: messages sent while no stream was connected may be lost.
+		// to: messages sent while none was connected may be lost.
 		if !first && sentID == "" && b.t.cfg.OnStreamRestored != nil {
 			b.t.cfg.OnStreamRestored()
 		}
-		return dialStream
+		return
 	}
 	b.t.readErrorBody(&x, resp)
 	_ = resp.Body.Close()
-	// To the first GET only the null-id -32000 answer says the session is
-	// gone: a plain 404 means no GET route here, as go-sdk takes it
-	// (mcp/streamable.go connectStandaloneSSE). The handshake proved the
-	// session, or, resumed, the next POST decides.
+	// To the first attempt only the null-id -32000 answer says the session
+	// is gone: a plain 404 means no such route, as go-sdk takes it
+	// (mcp/streamable.go connectStandaloneSSE).
 	gone := sessionGone(x) && (!first || nullIDServerError(x))
 	x.SessionGone = gone
 	b.t.finish(req, x)
-	b.att.End, b.att.SessionGone = EndNotStream, x.SessionGone
+	a := &b.att
+	a.End, a.SessionGone = EndNotStream, gone
 	if x.Status == http.StatusTooManyRequests || x.Status == http.StatusServiceUnavailable {
-		b.att.RetryAfter = x.RetryAfter
+		a.RetryAfter = x.RetryAfter
 	}
-	// A refused credential (after the OAuth handler, if any, could not
-	// authorize) is the host's problem, never the session's end: the
-	// stream pauses until a request is answered with a 2xx again.
-	b.att.Unauthorized = !gone && refusedCredential(resp)
-	// First GET: go-sdk gives the stream up on 405, another 4xx or a
-	// non-SSE answer (mcp/streamable.go connectStandaloneSSE), and fails
-	// the session on a 5xx SSE answer; 5xx and outage answers are retried
-	// here.
-	b.att.Declined = first && !x.SessionGone && !b.att.Unauthorized && x.Status < 500 && !outageStatus(x.Status)
-	b.att.ReplayRefused = sentID != "" && !x.SessionGone && !b.att.Declined && !b.att.Unauthorized &&
+	a.Unauthorized = !gone && refusedCredential(resp)
+	a.Declined = first && !gone && !a.Unauthorized && x.Status < 500 && !outageStatus(x.Status)
+	a.ReplayRefused = sentID != "" && !gone && !a.Declined && !a.Unauthorized &&
 		x.Status >= 400 && x.Status < 500 && x.Status != http.StatusNotFound && !outageStatus(x.Status)
 	b.report()
 	switch {
-	case x.SessionGone:
-		b.t.mu.Lock()
-		b.t.detached = true // a DELETE would only be refused (or deleted a session a fresh credential could use)
-		b.t.mu.Unlock()
-		return dialGone
-	case b.att.Unauthorized:
+	case gone:
+		b.gone = true
+		b.t.Detach() // a DELETE would only be refused
+	case a.Unauthorized:
 		b.authWait = b.t.auth.gate.accepted()
-		return dialFailed
-	case b.att.Declined:
-		return dialDeclined
-	case b.att.ReplayRefused:
-		return dialReplayRefused
+	case a.Declined:
+		b.declined = true
+		b.t.noteDeclined(*a)
+	case a.ReplayRefused:
+		b.lastID, b.wait = "", 0 // at once, without Last-Event-ID
 	}
-	return dialFailed
-}
-
-// request returns the GET of one attempt: go-sdk's GET itself when
-// nothing is added to it (net/http holds it while the stream lasts, and
-// mutates neither its URL nor its header; go-sdk, answered locally, no
-// longer reads it), else a shallow copy with a header of its own carrying
-// Last-Event-ID or the jar's cookies, so an idle stream holds no second
-// request and no second copy of every header.
-func (b *streamBody) request(lastID string) *http.Request {
-	if lastID == "" && b.t.cfg.Jar == nil {
-		return b.req
-	}
-	req := new(http.Request)
-	*req = *b.req
-	req.Header = b.req.Header.Clone()
-	if lastID != "" {
-		req.Header.Set(headerLastEventID, lastID)
-	}
-	return req
-}
-
-func (b *streamBody) setCur(rc io.ReadCloser) {
-	b.mu.Lock()
-	b.cur = rc
-	b.mu.Unlock()
-	select {
-	case <-b.closed:
-		_ = rc.Close()
-	default:
-	}
-}
-
-func (b *streamBody) current() io.ReadCloser {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.cur
 }
 
 // report ends the current attempt's record, sets the wait before the next
 // and feeds the hostility rule. Only a stream that lived Span resets the
-// backoff: an event alone does not (a priming event then an end would
-// re-dial in a loop).
+// backoff: a priming event then an end must not re-dial in a loop.
 func (b *streamBody) report() {
-	b.att.Duration = b.t.clock.Since(b.att.Start)
-	b.att.Retry = b.filter.events.retry
-	if b.att.End == EndClosed || b.att.ReplayRefused {
-		b.log() // the end, or re-dialed at once: no backoff
-		b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })
+	a := &b.att
+	a.Duration = b.t.clock.Since(a.Start)
+	a.Retry = b.events.retry
+	if a.End != EndClosed && !a.ReplayRefused {
+		lived := a.End == EndEOF || a.End == EndError || a.End == EndGarbage
+		if lived && a.Duration >= b.t.cfg.Stream.Span {
+			b.bo.Reset()
+			b.wait = 0
+		} else {
+			b.wait = b.bo.NextBackOff()
+		}
+		b.wait = min(max(b.wait, a.Retry), b.t.cfg.Stream.MaxBackoff)
+		b.wait = max(b.wait, a.RetryAfter) // the server's own ask outlasts our cap
+	}
+	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream attempt ended",
+		"seq", a.Seq, "status", a.Status, "end", a.End, "events", a.Events, "messages", a.Messages,
+		"bytes", a.Bytes, "retry", a.Retry, "duration", a.Duration)
+	if f := b.t.cfg.OnStreamAttempt; f != nil {
+		f(*a)
+	}
+	b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(*a) })
+}
+
+// JSON-RPC methods and the header of the 2026-07-28 era's push channel
+// (decision record 0012).
+const (
+	// MethodListen opens a subscriptions/listen stream (MCP SEP-2575): a
+	// POST answered with a long-lived text/event-stream of the
+	// list_changed notifications asked for.
+	MethodListen = "subscriptions/listen"
+	// methodListenAck is the first message of a listen stream.
+	methodListenAck = "notifications/subscriptions/acknowledged"
+	// headerMethod names a request's JSON-RPC method (SEP-2243).
+	headerMethod = "Mcp-Method"
+)
+
+// listenRequest returns the POST of listen attempt seq (from 1): go-sdk's,
+// with a fresh body; from the second on with an id of its own, since "The
+// request ID MUST NOT match the ID of any other request the sender has
+// issued and not yet received a response for" (MCP basic, requests): a
+// string "listen-<go-sdk's id>.<seq>", never one of go-sdk's integers.
+func (b *streamBody) listenRequest(seq int) *http.Request {
+	req := b.req.Clone(b.ctx)
+	if b.req.GetBody == nil {
+		return req
+	}
+	body, err := b.req.GetBody()
+	if err != nil {
+		return req
+	}
+	data, err := io.ReadAll(body)
+	req.Body = io.NopCloser(bytes.NewReader(data))
+	msg, err2 := jsonrpc.DecodeMessage(data)
+	r, ok := msg.(*jsonrpc.Request)
+	if seq == 1 || err != nil || err2 != nil || !ok || !r.ID.IsValid() {
+		return req // a body that is no request is sent as it is
+	}
+	if r.ID, err = jsonrpc.MakeID(fmt.Sprintf("listen-%v.%d", r.ID.Raw(), seq)); err != nil {
+		return req
+	}
+	if data, err = jsonrpc.EncodeMessage(r); err == nil {
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	}
+	return req
+}
+
+// noteDeclined records that the server declined the session's push stream
+// in attempt a and tells [Config.OnStreamDeclined].
+func (t *Transport) noteDeclined(a StreamAttempt) {
+	t.mu.Lock()
+	t.declined = true
+	t.mu.Unlock()
+	if f := t.cfg.OnStreamDeclined; f != nil {
+		f(a)
+	}
+}
+
+// StreamDeclined reports whether the server declined the session's push
+// stream ([StreamAttempt.Declined] on its first attempt): no list_changed
+// reaches the session.
+func (t *Transport) StreamDeclined() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.declined
+}
+
+// cancelOnClose ends a timed exchange's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	once   sync.Once
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.once.Do(c.cancel)
+	return err
+}
+
+// withCookies gives req the jar's cookies in place of those it carries.
+func (t *Transport) withCookies(req *http.Request) {
+	if t.cfg.Jar == nil {
 		return
 	}
-	lived := b.att.End == EndEOF || b.att.End == EndError || b.att.End == EndGarbage
-	if lived && b.att.Duration >= b.t.cfg.Stream.Span {
-		b.resetBackOff()
-		b.wait = 0
-	} else {
-		b.wait = b.nextBackOff()
-	}
-	b.wait = min(max(b.wait, b.filter.events.retry), b.t.cfg.Stream.MaxBackoff)
-	b.wait = max(b.wait, b.att.RetryAfter) // the server's own ask outlasts our cap
-	b.log()
-	b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(b.att) })
-}
-
-// clockProvider lets cenkalti/backoff read a clockwork clock.
-type clockProvider struct{ c clockwork.Clock }
-
-func (p clockProvider) Now() time.Time { return p.c.Now() }
-
-func (b *streamBody) log() {
-	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream attempt ended",
-		"seq", b.att.Seq, "status", b.att.Status, "end", b.att.End.String(),
-		"events", b.att.Events, "messages", b.att.Messages, "bytes", b.att.Bytes,
-		"retry", b.att.Retry, "duration", b.att.Duration)
-	if f := b.t.cfg.OnStreamAttempt; f != nil {
-		f(b.att)
+	req.Header.Del("Cookie")
+	for _, c := range t.cfg.Jar.Cookies(req.URL) {
+		req.AddCookie(c)
 	}
 }
 
-// Next returns the next message of the stream: it reads the server's
-// stream, re-dialing as the keeper does, and hands on only the messages
-// [sseFilter] lets through. It returns an error once the stream is closed
-// (errStreamClosed, or its context's error), and io.EOF once the session
-// is gone. One goroutine reads.
-func (b *streamBody) Next() (jsonrpc.Message, error) {
-	for {
-		if len(b.out) > 0 {
-			msg := b.out[0]
-			b.out[0] = nil
-			b.out = b.out[1:]
-			if len(b.out) == 0 {
-				b.out = nil
-			}
-			return msg, nil
-		}
-		if err := b.stopped(); err != nil {
-			return nil, err
-		}
-		if b.ended {
-			return nil, io.EOF
-		}
-		cur := b.current()
-		if cur == nil {
-			if err := b.redial(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if b.buf == nil {
-			b.buf = make([]byte, streamReadSize)
-		}
-		n, err := cur.Read(b.buf)
-		var r filtered
-		b.out = b.filter.push(b.buf[:n], b.out, &r)
-		b.note(n, r)
-		switch {
-		case r.garbage:
-			b.endAttempt(cur, errGarbage)
-		case err != nil:
-			b.endAttempt(cur, err)
-		}
+// keepCookies stores the cookies an answer set.
+func (t *Transport) keepCookies(req *http.Request, resp *http.Response) {
+	if cs := resp.Cookies(); t.cfg.Jar != nil && len(cs) > 0 {
+		t.cfg.Jar.SetCookies(req.URL, cs)
 	}
-}
-
-// streamReadSize is the size of a stream's read buffer.
-const streamReadSize = 4 << 10
-
-// errGarbage ends an attempt whose stream the filter refused.
-var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: an oversized event, or too many dropped events in a row")
-
-// note counts what one read brought and reports the dropped events.
-func (b *streamBody) note(n int, r filtered) {
-	b.att.Bytes += int64(n)
-	b.att.Events += r.events
-	b.att.Messages += r.messages
-	if b.listen && r.acks > 0 {
-		b.att.Messages -= r.acks // the acknowledgement says nothing of the catalog
-		b.att.Acknowledged = true
-	}
-	b.att.Dropped += len(r.drops)
-	for _, e := range r.drops {
-		e.Attempt = b.att.Seq
-		b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason.String(), "bytes", e.Bytes)
-		if f := b.t.cfg.OnDroppedEvent; f != nil {
-			f(e)
-		}
-	}
-}
-
-// stopped reports the client closing the stream.
-func (b *streamBody) stopped() error {
-	select {
-	case <-b.closed:
-		return errStreamClosed
-	default:
-	}
-	return b.ctx.Err()
-}
-
-// endAttempt closes the server's stream after it ended with err.
-func (b *streamBody) endAttempt(cur io.ReadCloser, err error) {
-	_ = cur.Close()
-	b.mu.Lock()
-	b.cur = nil
-	b.mu.Unlock()
-	switch {
-	case b.stopped() != nil:
-		b.att.End = EndClosed
-	case errors.Is(err, errGarbage):
-		b.att.End = EndGarbage
-	case errors.Is(err, io.EOF):
-		b.att.End = EndEOF
-	default:
-		b.att.End, b.att.Err = EndError, err
-	}
-	// Splice: an event under way is dropped; go-sdk has none of it.
-	var r filtered
-	b.filter.cut(&r)
-	if b.att.End != EndClosed {
-		b.note(0, r)
-	}
-	b.report()
-}
-
-// redial waits for the backoff, or while the switch holds the stream, and
-// makes the next attempt.
-func (b *streamBody) redial() error {
-	for {
-		hold, changed := b.t.sw.state()
-		if b.declined || hold {
-			if b.declined {
-				changed = nil // for good: only the session's end ends the wait
-			}
-			select {
-			case <-changed:
-				if h, _ := b.t.sw.state(); !h {
-					// On again: start over, as a new session would.
-					b.resetBackOff()
-					b.wait = 0
-					b.t.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
-				}
-				continue
-			case <-b.closed:
-				return errStreamClosed
-			case <-b.ctx.Done():
-				return b.ctx.Err()
-			}
-		}
-		if w := b.authWait; w != nil {
-			select {
-			case <-w:
-				b.authWait = nil
-				continue
-			case <-b.closed:
-				return errStreamClosed
-			case <-b.ctx.Done():
-				return b.ctx.Err()
-			}
-		}
-		if d := b.wait; d > 0 {
-			select {
-			case <-b.t.clock.After(d):
-			case <-changed:
-				continue
-			case <-b.closed:
-				return errStreamClosed
-			case <-b.ctx.Done():
-				return b.ctx.Err()
-			}
-		}
-		kind := b.dial()
-		if kind == dialReplayRefused && b.stopped() == nil {
-			b.filter.lastID = ""
-			kind = b.dial() // at once, without Last-Event-ID
-		}
-		switch kind {
-		case dialGone:
-			b.ended = true
-		case dialDeclined:
-			b.declined = true
-			b.t.noteDeclined(b.att)
-		}
-		return b.stopped()
-	}
-}
-
-// Close implements io.Closer; it ends the stream for good.
-func (b *streamBody) Close() error {
-	b.closeOnce.Do(func() { close(b.closed) })
-	if cur := b.current(); cur != nil {
-		return cur.Close()
-	}
-	return nil
 }

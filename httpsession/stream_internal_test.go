@@ -67,9 +67,8 @@ func TestStreamBodySplicesWholeEvents(t *testing.T) {
 	base := &cannedStreams{bodies: []string{first, second}}
 	b := newTestStreamBody(t, base)
 	assert.Equal(t, want, nextN(t, b, 3))
-	assert.Empty(t, b.out, "nothing held once delivered")
-	assert.LessOrEqual(t, cap(b.filter.events.line), keptBuffer)
-	assert.Equal(t, "1", b.filter.lastID)
+	assert.LessOrEqual(t, cap(b.events.line), keptBuffer)
+	assert.Equal(t, "1", b.lastID)
 	require.NoError(t, b.Close())
 }
 
@@ -84,19 +83,19 @@ func TestStreamBodyMemoryPerEvent(t *testing.T) {
 	bodies := make([]*streamBody, n)
 	for i := range bodies {
 		bodies[i] = newTestStreamBody(t, nil)
-		bodies[i].cur = io.NopCloser(strings.NewReader(event))
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for _, b := range bodies {
+		require.NoError(t, b.open(&http.Response{Header: http.Header{}, Body: io.NopCloser(strings.NewReader(event))}))
 		require.Equal(t, event, nextN(t, b, 1))
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(bodies)
 	perStream := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
-	assert.Less(t, perStream, int64(streamReadSize+keptBuffer), "bytes kept per stream after one event")
+	assert.Less(t, perStream, int64(readBufferSize+keptBuffer), "bytes kept per stream after one event")
 }
 
 // BenchmarkStreamBodyFirstEvent measures the memory a kept standalone
@@ -111,7 +110,9 @@ func BenchmarkStreamBodyFirstEvent(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		body := newStreamBody(t, req)
-		body.cur = io.NopCloser(strings.NewReader(event))
+		if err := body.open(&http.Response{Header: http.Header{}, Body: io.NopCloser(strings.NewReader(event))}); err != nil {
+			b.Fatal(err)
+		}
 		if _, err := body.Next(); err != nil {
 			b.Fatal(err)
 		}

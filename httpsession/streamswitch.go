@@ -1,67 +1,51 @@
 package httpsession
 
 import (
+	"cmp"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/mcpsup/mcpsup/session"
 )
 
-// StreamDecision is the standalone stream decision of a [StreamSwitch]:
-// whether the server was found GET-hostile (DESIGN.md failure story S5), and
-// for how long the stream stays off.
-type StreamDecision struct {
-	// Off reports a GET-hostile server: no session of the switch dials the
-	// stream until Until.
-	Off bool
-	// Why says what decided: the rule that fired, "remembered" for a
-	// persisted decision, or why the stream is on again.
-	Why string
-	// Since is when the decision was taken (for a persisted one, when it was
-	// first taken), on the switch's clock; zero for the initial "on".
-	Since time.Time
-	// Until is when an Off decision ends and the stream is tried again;
-	// zero when On.
-	Until time.Time
-}
+// StreamDecision is the standalone stream decision of a [StreamSwitch]
+// (failure story S5): Off (GET-hostile: no session dials the stream until
+// Until), Why (the rule that fired, "remembered: ...", or why it is on
+// again), Since (when taken, on the switch's clock; zero for the initial
+// "on") and Until (when an Off decision ends; zero when on).
+type StreamDecision = session.StreamDecided
 
-// SwitchConfig configures a [StreamSwitch]. The zero value is a switch in
-// [StreamAuto] mode with the default rule on the real clock.
+// SwitchConfig configures a [StreamSwitch]. The zero value is a
+// [StreamAuto] switch with the default rule on the real clock.
 type SwitchConfig struct {
-	// Mode: [StreamOn] dials the stream and never turns it off (it is still
-	// never fatal to a session); [StreamOff] never opens it
-	// (StreamableClientTransport.DisableStandaloneSSE); [StreamAuto] dials
-	// it and turns it off when Rule fires.
+	// Mode: [StreamOn] dials the stream and never turns it off; [StreamOff]
+	// never opens it; [StreamAuto] dials it and turns it off when Rule fires.
 	Mode StreamMode
 	// Rule marks a server GET-hostile (see [HostilityRule]).
 	Rule HostilityRule
-	// Memory is how long a GET-hostile decision lasts before the stream is
-	// tried again. Default 24h.
+	// Memory is how long a GET-hostile decision lasts. Default 24h.
 	Memory time.Duration
-	// Remembered is a decision persisted by an earlier switch: an Off
-	// decision whose Since lies within Memory before now (not in the
-	// future) is kept, in StreamAuto mode only, until Since+Memory; any
-	// other is forgotten.
+	// Remembered is a decision persisted by an earlier switch: an Off one
+	// whose Since lies within Memory before now is kept, in StreamAuto mode
+	// only, until Since+Memory; any other is forgotten.
 	Remembered StreamDecision
 	// Clock times decisions and their end; nil means the real clock.
 	Clock clockwork.Clock
-	// OnStream, when set, is called with every change of the decision: Off
-	// when the rule fires, On when Memory has passed. It is called from the
-	// goroutine that observed the change (a stream keeper, a request, the
-	// clock's timer), outside the switch's lock, and must not block.
+	// OnStream, when set, is called with every change of the decision, from
+	// the goroutine that observed it (a keeper, a request, the clock's
+	// timer), outside the switch's lock; it must not block.
 	OnStream func(StreamDecision)
 }
 
-// StreamSwitch owns the standalone stream decision of one server, across
-// its sessions: the on/off/auto mode, the GET-hostile decision and its end
-// after [SwitchConfig.Memory]. Hand the same switch to every session
-// ([Config.Switch]) so that each new session inherits the decision; the
-// stream keeper of every session holds its stream (no GET on the wire, the
-// session unaffected) while the decision is Off, and dials again when it
-// ends. Its methods are safe for concurrent use.
+// StreamSwitch owns the standalone stream decision of one server across its
+// sessions (decision record 0011): hand the same switch to every session
+// ([Config.Switch]); each keeper holds its stream while the decision is
+// Off and dials again when it ends. Safe for concurrent use.
 type StreamSwitch struct {
-	cfg   switchSettings
-	clock clockwork.Clock
+	cfg SwitchConfig // defaults applied
 
 	mu       sync.Mutex
 	decision StreamDecision
@@ -70,33 +54,18 @@ type StreamSwitch struct {
 	closed   bool
 }
 
-// switchSettings are the fields of a SwitchConfig a switch keeps (not the
-// remembered decision, read once, nor the clock, kept apart): one switch is
-// held per supervisor.
-type switchSettings struct {
-	Mode     StreamMode
-	Rule     HostilityRule
-	Memory   time.Duration
-	OnStream func(StreamDecision)
-}
-
 // NewStreamSwitch returns a switch configured by cfg.
 func NewStreamSwitch(cfg SwitchConfig) *StreamSwitch {
-	if cfg.Memory <= 0 {
-		cfg.Memory = 24 * time.Hour
+	cfg.Memory = cmp.Or(max(cfg.Memory, 0), 24*time.Hour)
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
 	}
 	cfg.Rule = cfg.Rule.withDefaults()
-	s := &StreamSwitch{
-		cfg:   switchSettings{Mode: cfg.Mode, Rule: cfg.Rule, Memory: cfg.Memory, OnStream: cfg.OnStream},
-		clock: cfg.Clock, changed: make(chan struct{}),
-	}
-	if s.clock == nil {
-		s.clock = clockwork.NewRealClock()
-	}
+	s := &StreamSwitch{cfg: cfg, changed: make(chan struct{})}
 	if r := cfg.Remembered; r.Off && cfg.Mode == StreamAuto {
-		if age := s.clock.Since(r.Since); age >= 0 && age < cfg.Memory {
+		if age := cfg.Clock.Since(r.Since); age >= 0 && age < cfg.Memory {
 			s.decision = StreamDecision{Off: true, Why: "remembered: " + r.Why, Since: r.Since, Until: r.Since.Add(cfg.Memory)}
-			s.timer = s.clock.AfterFunc(cfg.Memory-age, s.reenable)
+			s.timer = cfg.Clock.AfterFunc(cfg.Memory-age, s.reenable)
 		}
 	}
 	return s
@@ -112,8 +81,8 @@ func (s *StreamSwitch) Decision() StreamDecision {
 	return s.decision
 }
 
-// Close stops the timer that ends an Off decision; the decision stays as it
-// is. It is idempotent.
+// Close stops the timer that ends an Off decision; the decision stays. It
+// is idempotent.
 func (s *StreamSwitch) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -132,43 +101,126 @@ func (s *StreamSwitch) state() (hold bool, changed <-chan struct{}) {
 }
 
 // hostile applies the rule's finding: in StreamAuto mode the stream is off
-// for Memory. Otherwise, or when it is off already, nothing changes.
+// for Memory.
 func (s *StreamSwitch) hostile(why string) {
-	s.mu.Lock()
-	if s.cfg.Mode != StreamAuto || s.decision.Off || s.closed {
-		s.mu.Unlock()
-		return
-	}
-	now := s.clock.Now()
-	d := StreamDecision{Off: true, Why: why, Since: now, Until: now.Add(s.cfg.Memory)}
-	s.set(d)
-	s.timer = s.clock.AfterFunc(s.cfg.Memory, s.reenable)
-	s.mu.Unlock()
-	s.report(d)
+	now := s.cfg.Clock.Now()
+	s.set(func() bool { return s.cfg.Mode == StreamAuto && !s.decision.Off },
+		StreamDecision{Off: true, Why: why, Since: now, Until: now.Add(s.cfg.Memory)})
 }
 
 // reenable ends an Off decision once Memory has passed.
 func (s *StreamSwitch) reenable() {
+	s.set(func() bool { return s.decision.Off }, StreamDecision{Why: "the GET-hostile decision expired", Since: s.cfg.Clock.Now()})
+}
+
+// set takes d when ok, under the lock, says so and the switch is open, wakes
+// the keepers and reports d.
+func (s *StreamSwitch) set(ok func() bool, d StreamDecision) {
 	s.mu.Lock()
-	if !s.decision.Off || s.closed {
+	if s.closed || !ok() {
 		s.mu.Unlock()
 		return
 	}
-	d := StreamDecision{Why: "the GET-hostile decision expired", Since: s.clock.Now()}
-	s.set(d)
-	s.mu.Unlock()
-	s.report(d)
-}
-
-// set changes the decision and wakes the keepers. Under mu.
-func (s *StreamSwitch) set(d StreamDecision) {
 	s.decision = d
 	close(s.changed)
 	s.changed = make(chan struct{})
-}
-
-func (s *StreamSwitch) report(d StreamDecision) {
+	if d.Off {
+		s.timer = s.cfg.Clock.AfterFunc(s.cfg.Memory, s.reenable)
+	}
+	s.mu.Unlock()
 	if s.cfg.OnStream != nil {
 		s.cfg.OnStream(d)
 	}
 }
+
+// HostilityRule marks a server GET-hostile (failure story S5, decision
+// record 0011): Threshold consecutive answered attempts that failed at once
+// ([StreamAttempt.FailedAtOnce] within [StreamConfig.Span]) while the
+// session's last POST, answered after the streak began and after the last
+// [StreamAttempt.Outage], succeeded. An outage does not count; a
+// [StreamAttempt.ReplayRefused] attempt is ignored. The zero value is
+// Threshold 3.
+type HostilityRule struct {
+	Threshold int
+}
+
+func (r HostilityRule) withDefaults() HostilityRule {
+	r.Threshold = cmp.Or(max(r.Threshold, 0), 3)
+	return r
+}
+
+// HostilityTracker applies a [HostilityRule] to one session's every
+// [Exchange] and [StreamAttempt]. No clock, no I/O; not safe for concurrent
+// use.
+type HostilityTracker struct {
+	rule    HostilityRule
+	span    time.Duration
+	streak  int
+	first   time.Time // Start of the streak's first attempt
+	last    StreamAttempt
+	postOK  bool      // the last POST succeeded
+	postAt  time.Time // when the last POST was answered
+	outage  bool      // an outage attempt came after the last POST
+	hostile bool
+	reason  string
+}
+
+// NewHostilityTracker returns a tracker applying r with span (0: 2s, the
+// default [StreamConfig.Span]).
+func NewHostilityTracker(r HostilityRule, span time.Duration) *HostilityTracker {
+	return &HostilityTracker{rule: r.withDefaults(), span: cmp.Or(max(span, 0), 2*time.Second)}
+}
+
+// ObserveExchange notes the outcome of a POST (other verbs, and a listen's
+// POSTs, which are stream attempts, are ignored): answered 2xx and readable
+// is success. It reports whether the server became hostile with it (once).
+func (h *HostilityTracker) ObserveExchange(x Exchange) bool {
+	if x.Verb != "POST" || x.Local || x.Method == MethodListen {
+		return false
+	}
+	h.postOK = x.Status >= 200 && x.Status < 300 && !x.Malformed
+	h.postAt = x.Start.Add(x.Duration)
+	h.outage = false
+	return h.fire("a POST succeeded after them")
+}
+
+// ObserveAttempt notes a stream attempt and reports whether the server
+// became hostile with it (once).
+func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
+	switch {
+	case a.End == EndClosed, a.ReplayRefused:
+		return false
+	case a.Outage():
+		h.outage = true // unavailable, not hostile: wait for a POST to succeed again
+		return false
+	case !a.FailedAtOnce(h.span):
+		h.streak = 0
+		return false
+	}
+	if h.streak == 0 {
+		h.first = a.Start
+	}
+	h.streak++
+	h.last = a
+	return h.fire("POSTs succeeded")
+}
+
+func (h *HostilityTracker) fire(why string) bool {
+	if h.hostile || h.streak < h.rule.Threshold || !h.postOK || h.outage || h.postAt.Before(h.first) {
+		return false
+	}
+	h.hostile = true
+	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no message while %s (last: %s, HTTP %d)",
+		h.streak, h.span, why, h.last.End, h.last.Status)
+	return true
+}
+
+// Hostile reports whether the rule fired, and why.
+func (h *HostilityTracker) Hostile() (bool, string) { return h.hostile, h.reason }
+
+// Reset starts over, as for a new session.
+func (h *HostilityTracker) Reset() { *h = HostilityTracker{rule: h.rule, span: h.span} }
+
+// Streak returns the count of consecutive answered attempts that failed at
+// once.
+func (h *HostilityTracker) Streak() int { return h.streak }
