@@ -758,7 +758,7 @@ func (c *conn) awaitStream(ctx context.Context, method string) {
 	}
 }
 
-// listen hands go-sdk's subscriptions/listen to the keeper (listen.go).
+// listen hands go-sdk's subscriptions/listen to the keeper (stream.go).
 func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	out := *r
 	out.ID = c.wireID(r.ID)
