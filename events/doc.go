@@ -63,13 +63,21 @@
 //	prompts       object           Prompts       catalog-changed: prompt names, as a change object
 //	resources     object           Resources     catalog-changed: resource URIs, as a change object
 //	resource_templates object      ResourceTemplates catalog-changed: URI templates, as a change object
-//	op            string           Op            call-failed: MCP method, e.g. "tools/call"
+//	op            string           Op            call-failed: MCP method, e.g. "tools/call"; server-request-refused
 //	name          string           Name          call-failed: tool or prompt name, resource URI
 //	delivery      string           Delivery      call-failed: "not-sent", "outcome-unknown", "answered"
 //	delay_ms      number           Delay         retry-scheduled, rate-limit-window: milliseconds
 //	session_id    string           SessionID     session-opened, session-ended: "sid:" + 8 hex; absent when sessionless
 //	connection    string           Connection    session-opened, session-ended: "conn:" + 8 hex, ours
-//	detail        string           Detail        any: text for people
+//	count         number           Count         stream-event-dropped, response-dropped, stdout-line-dropped, server-request-refused: the session's so far
+//	bound         number           Bound         response-dropped, server-request-refused: requests in flight
+//	http_status   number           HTTPStatus    stream-declined
+//	content_type  string           ContentType   stream-declined
+//	exit_code     number           ExitCode      process-exited: -1 for a signal
+//	signal        number           Signal        process-exited
+//	stop          string           Stop          process-exited: "stdin-closed", "sigterm", "sigkill"
+//	alive         bool             Alive         session-verified: the liveness request was answered
+//	detail        string           Detail        any: free text for people (an error's, a stderr tail)
 //	dropped       number           Dropped       any: events dropped just before this one
 //
 // A verdict object (classify.Verdict):

@@ -94,7 +94,8 @@ type Event struct {
 	// list did not change ([KindCatalogChanged]).
 	Prompts, Resources, ResourceTemplates *ListChange
 	// Op is the MCP method of a failed call, e.g. "tools/call"
-	// ([KindCallFailed]).
+	// ([KindCallFailed]), or of a refused request of the server
+	// ([KindServerRequestRefused]).
 	Op string
 	// Name is the tool or prompt name, or the resource URI, of a failed
 	// call ([KindCallFailed]).
@@ -115,7 +116,33 @@ type Event struct {
 	// 2026-07-28 server, or a 2025-era server that issues no id) has no
 	// SessionID; Connection tells its events apart from another's.
 	Connection string
-	// Detail is free text for people, on any kind; no decision rests on it.
+	// Count is how many drops or refusals the session has had so far,
+	// this one included ([KindStreamEventDropped], [KindResponseDropped],
+	// [KindStdoutLineDropped], [KindServerRequestRefused]).
+	Count int
+	// Bound is the bound that caused a drop or refusal: the server's
+	// requests already in flight ([KindResponseDropped],
+	// [KindServerRequestRefused]).
+	Bound int
+	// HTTPStatus and ContentType name the HTTP answer that declined the
+	// push stream ([KindStreamDeclined]); ContentType is "" when the
+	// answer had none.
+	HTTPStatus  int
+	ContentType string
+	// ExitCode is a stdio server's exit code, -1 when a signal ended it;
+	// Signal is that signal's number (POSIX), 0 when it exited; Stop is
+	// the step of the supervisor's stop before the exit ("stdin-closed",
+	// "sigterm", "sigkill"), "" when it exited by itself
+	// ([KindProcessExited]).
+	ExitCode, Signal int
+	Stop             string
+	// Alive reports that the liveness request was answered
+	// ([KindSessionVerified]).
+	Alive bool
+	// Detail is text for people; no decision rests on it. It holds what
+	// is foreign or free: an error's text, a stdio server's stderr tail
+	// ([KindProcessExited]), what was wrong with a dropped line or stream
+	// event, a rule's explanation. Redact it before it leaves the process.
 	Detail string
 	// Dropped is the number of events a [Subscription] dropped for a slow
 	// reader just before this one; set only by [Subscription].

@@ -25,36 +25,44 @@ var ErrVersion = errors.New("events: unsupported JSON version")
 
 // jsonEvent is the JSON form of an Event; see the table in the package doc.
 type jsonEvent struct {
-	V          int           `json:"v"`
-	Kind       string        `json:"kind"`
-	Server     string        `json:"server,omitempty"`
-	Seq        uint64        `json:"seq,omitempty"`
-	Time       string        `json:"time,omitempty"`
-	From       string        `json:"from,omitempty"`
-	To         string        `json:"to,omitempty"`
-	Trigger    string        `json:"trigger,omitempty"`
-	Guard      string        `json:"guard,omitempty"`
-	Verdict    *jsonVerdict  `json:"verdict,omitempty"`
-	Generation uint64        `json:"generation,omitempty"`
-	Attempt    int           `json:"attempt,omitempty"`
-	Reason     string        `json:"reason,omitempty"`
-	Lists      []jsonOutcome `json:"lists,omitempty"`
-	Added      []string      `json:"added,omitempty"`
-	Removed    []string      `json:"removed,omitempty"`
-	Changed    []string      `json:"changed,omitempty"`
-	Omitted    int           `json:"omitted,omitempty"`
-	Tools      int           `json:"tools,omitempty"`
-	Prompts    *jsonChange   `json:"prompts,omitempty"`
-	Resources  *jsonChange   `json:"resources,omitempty"`
-	Templates  *jsonChange   `json:"resource_templates,omitempty"`
-	Op         string        `json:"op,omitempty"`
-	Name       string        `json:"name,omitempty"`
-	Delivery   string        `json:"delivery,omitempty"`
-	DelayMS    json.Number   `json:"delay_ms,omitempty"`
-	SessionID  string        `json:"session_id,omitempty"`
-	Connection string        `json:"connection,omitempty"`
-	Detail     string        `json:"detail,omitempty"`
-	Dropped    uint64        `json:"dropped,omitempty"`
+	V           int           `json:"v"`
+	Kind        string        `json:"kind"`
+	Server      string        `json:"server,omitempty"`
+	Seq         uint64        `json:"seq,omitempty"`
+	Time        string        `json:"time,omitempty"`
+	From        string        `json:"from,omitempty"`
+	To          string        `json:"to,omitempty"`
+	Trigger     string        `json:"trigger,omitempty"`
+	Guard       string        `json:"guard,omitempty"`
+	Verdict     *jsonVerdict  `json:"verdict,omitempty"`
+	Generation  uint64        `json:"generation,omitempty"`
+	Attempt     int           `json:"attempt,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	Lists       []jsonOutcome `json:"lists,omitempty"`
+	Added       []string      `json:"added,omitempty"`
+	Removed     []string      `json:"removed,omitempty"`
+	Changed     []string      `json:"changed,omitempty"`
+	Omitted     int           `json:"omitted,omitempty"`
+	Tools       int           `json:"tools,omitempty"`
+	Prompts     *jsonChange   `json:"prompts,omitempty"`
+	Resources   *jsonChange   `json:"resources,omitempty"`
+	Templates   *jsonChange   `json:"resource_templates,omitempty"`
+	Op          string        `json:"op,omitempty"`
+	Name        string        `json:"name,omitempty"`
+	Delivery    string        `json:"delivery,omitempty"`
+	DelayMS     json.Number   `json:"delay_ms,omitempty"`
+	SessionID   string        `json:"session_id,omitempty"`
+	Connection  string        `json:"connection,omitempty"`
+	Count       int           `json:"count,omitempty"`
+	Bound       int           `json:"bound,omitempty"`
+	HTTPStatus  int           `json:"http_status,omitempty"`
+	ContentType string        `json:"content_type,omitempty"`
+	ExitCode    int           `json:"exit_code,omitempty"`
+	Signal      int           `json:"signal,omitempty"`
+	Stop        string        `json:"stop,omitempty"`
+	Alive       bool          `json:"alive,omitempty"`
+	Detail      string        `json:"detail,omitempty"`
+	Dropped     uint64        `json:"dropped,omitempty"`
 }
 
 type jsonChange struct {
@@ -115,7 +123,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted, Tools: e.Tools,
 		Prompts: toJSONChange(e.Prompts), Resources: toJSONChange(e.Resources), Templates: toJSONChange(e.ResourceTemplates),
 		Op: e.Op, Name: e.Name, Delivery: e.Delivery, DelayMS: millis(e.Delay),
-		SessionID: e.SessionID, Connection: e.Connection, Detail: e.Detail, Dropped: e.Dropped,
+		SessionID: e.SessionID, Connection: e.Connection, Count: e.Count, Bound: e.Bound,
+		HTTPStatus: e.HTTPStatus, ContentType: e.ContentType, ExitCode: e.ExitCode, Signal: e.Signal, Stop: e.Stop,
+		Alive: e.Alive, Detail: e.Detail, Dropped: e.Dropped,
 	}
 	if !e.Time.IsZero() {
 		j.Time = e.Time.UTC().Format(time.RFC3339Nano)
@@ -153,7 +163,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		Added: j.Added, Removed: j.Removed, Changed: j.Changed, Omitted: j.Omitted, Tools: j.Tools,
 		Prompts: fromJSONChange(j.Prompts), Resources: fromJSONChange(j.Resources), ResourceTemplates: fromJSONChange(j.Templates),
 		Op: j.Op, Name: j.Name, Delivery: j.Delivery,
-		SessionID: j.SessionID, Connection: j.Connection, Detail: j.Detail, Dropped: j.Dropped,
+		SessionID: j.SessionID, Connection: j.Connection, Count: j.Count, Bound: j.Bound,
+		HTTPStatus: j.HTTPStatus, ContentType: j.ContentType, ExitCode: j.ExitCode, Signal: j.Signal, Stop: j.Stop,
+		Alive: j.Alive, Detail: j.Detail, Dropped: j.Dropped,
 	}
 	if j.Time != "" {
 		t, err := time.Parse(time.RFC3339Nano, j.Time)

@@ -117,6 +117,19 @@ func Attrs(e Event) []slog.Attr {
 		a = append(a, slog.Duration("delay", e.Delay))
 	}
 	str("session_id", e.SessionID)
+	for _, n := range []struct {
+		k string
+		v int
+	}{{"count", e.Count}, {"bound", e.Bound}, {"http_status", e.HTTPStatus}, {"exit_code", e.ExitCode}, {"signal", e.Signal}} {
+		if n.v != 0 {
+			a = append(a, slog.Int(n.k, n.v))
+		}
+	}
+	str("content_type", e.ContentType)
+	str("stop", e.Stop)
+	if e.Kind == KindSessionVerified {
+		a = append(a, slog.Bool("alive", e.Alive))
+	}
 	str("detail", e.Detail)
 	if e.Dropped != 0 {
 		a = append(a, slog.Uint64("dropped", e.Dropped))

@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -93,6 +94,35 @@ func Summary(e Event) string {
 		if e.Generation != 0 {
 			add("gen %d", e.Generation)
 		}
+	case KindStreamEventDropped, KindStdoutLineDropped:
+		add("%d dropped in all", e.Count)
+	case KindResponseDropped:
+		add("%d already in flight; %d dropped in all", e.Bound, e.Count)
+	case KindServerRequestRefused:
+		add("%q refused: %d already being handled; %d refused in all", e.Op, e.Bound, e.Count)
+	case KindStreamDeclined:
+		p = append(p, strings.TrimSpace(fmt.Sprintf("HTTP %d %s", e.HTTPStatus, e.ContentType)))
+	case KindProcessExited:
+		s := fmt.Sprintf("exited with code %d", e.ExitCode)
+		if e.Signal != 0 {
+			s = fmt.Sprintf("ended by signal %d (%s)", e.Signal, syscall.Signal(e.Signal))
+		}
+		if e.Stop != "" {
+			s += " after " + e.Stop
+		}
+		p = append(p, s)
+		if e.Detail != "" {
+			e.Detail = "stderr: " + e.Detail
+		}
+	case KindSessionVerified:
+		s := "not answered: the session ended"
+		if e.Alive {
+			s = "answered: the session lives"
+		}
+		if v := verdictSummary(e.Verdict); v != "" {
+			s += " (" + v + ")"
+		}
+		p = append(p, s)
 	default:
 		if v := verdictSummary(e.Verdict); v != "" {
 			p = append(p, v)

@@ -41,8 +41,8 @@ const (
 	// liveness request (ping, or server/discover from 2026-07-28) verified
 	// the session: answered, it lives; not answered, it ended (its
 	// session-ended event and session-died transition follow). Fields:
-	// Generation, Verdict (the liveness request's, when not answered),
-	// Detail.
+	// Generation, Alive, Verdict (the liveness request's, when not
+	// answered).
 	KindSessionVerified Kind = "session-verified"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened for
 	// this server (failure story S5). Fields: Detail (the rule that fired).
@@ -54,14 +54,14 @@ const (
 	// handed to go-sdk (a malformed line, data that is not one JSON-RPC
 	// message, an oversized event ...); the session is unaffected. The
 	// first 16 drops of a session each have one, then every 1024th.
-	// Fields: Detail (what was wrong, how many were dropped), Generation.
+	// Fields: Count, Detail (what was wrong: the error's text), Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
 	// KindStreamDeclined: the server declined this session's push stream
 	// (its first standalone GET, or its first subscriptions/listen POST,
 	// answered 405, another 4xx or not as an event stream): no list_changed
 	// reaches the session, so its catalog is polled; a later session asks
-	// again. Fields: Generation, Detail (the answer, e.g. "HTTP 405
-	// text/plain").
+	// again. Fields: Generation, HTTPStatus, ContentType (the answer, e.g.
+	// 405 and "text/plain").
 	KindStreamDeclined Kind = "stream-declined"
 	// KindRetryScheduled: a retry is scheduled: from failed, or of a listing
 	// on its live session (connecting, stale-recovering). Fields: Attempt,
@@ -98,8 +98,7 @@ const (
 	// waiting for the server's answer (a server sending requests faster
 	// than it takes their answers); the session is unaffected and the
 	// server's request stays unanswered. The first 16 drops of a session
-	// each have one, then every 1024th. Fields: Detail (the bound, how many
-	// were dropped), Generation.
+	// each have one, then every 1024th. Fields: Bound, Count, Generation.
 	KindResponseDropped Kind = "response-dropped"
 	// KindServerRequestRefused: a request of the server's that the host
 	// handles (sampling/createMessage, elicitation/create) was answered
@@ -108,22 +107,22 @@ const (
 	// server's requests as the client allows were being handled or
 	// answered already (a server sending requests faster than the host's
 	// handlers end them); the session is unaffected. The first 16 of a
-	// session each have one, then every 1024th. Fields: Detail (the
-	// method, the bound, how many were refused), Generation.
+	// session each have one, then every 1024th. Fields: Op (the request's
+	// method), Bound, Count, Generation.
 	KindServerRequestRefused Kind = "server-request-refused"
 	// KindStdoutLineDropped: a stdio server wrote a line on stdout that is
 	// not one JSON-RPC message (a log line, a batch, an oversized line) or
 	// that answers an id no request carried; it was not handed to go-sdk
 	// and the session is unaffected. The first 16
-	// lines of a process each have one, then every 1024th. Fields: Detail
-	// (the line's number, what was wrong, the line's start), Generation.
+	// lines of a process each have one, then every 1024th. Fields: Count,
+	// Detail (what was wrong, the line's start), Generation.
 	KindStdoutLineDropped Kind = "stdout-line-dropped"
 	// KindProcessExited: a stdio server's process exited, by itself or
 	// stopped by the supervisor (a hung server, a closed stdout). The
 	// process that Close or Detach ends has none: the supervisor's last
 	// event is the closed transition and its session-ended, and the exit is
-	// logged (Config.Observe.Logger). Fields: Detail (exit code or signal, the stop
-	// step, the last bytes of its stderr), Generation.
+	// logged (Config.Observe.Logger). Fields: ExitCode, Signal, Stop,
+	// Detail (the last bytes of its stderr), Generation.
 	KindProcessExited Kind = "process-exited"
 	// KindEraChanged: the protocol era used for new sessions changed: a
 	// `server/discover` refused, or answered without 2026-07-28 among its

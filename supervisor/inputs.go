@@ -62,26 +62,6 @@ type (
 // From the host: RefreshCatalog (done hears when the catalog is published).
 type refreshRequested struct{ done chan error }
 
-// From the stream: the decision changed (the switch), or the keeper
-// dropped an event of generation gen.
-type (
-	streamEventDropped struct {
-		gen    uint64
-		detail string
-	}
-	// responseDropped: the wire layer dropped a response of generation gen.
-	responseDropped struct {
-		gen    uint64
-		detail string
-	}
-	// serverRequestRefused: a request of the server's on the session of
-	// generation gen was refused past the bound (serverRequests).
-	serverRequestRefused struct {
-		gen    uint64
-		detail string
-	}
-)
-
 // From timers: a retry is due; the re-list gap passed; a catalog poll is
 // due.
 type (
@@ -133,18 +113,6 @@ func (in relistWanted) take(s *Supervisor)      { s.relistSoon(in.gen) }
 func (in refreshRequested) take(s *Supervisor)  { s.refresh(in.done) }
 func (relistDue) take(s *Supervisor)            { s.gapPassed() }
 func (in pollDue) take(s *Supervisor)           { s.pollNow(in.gen) }
-
-func (in streamEventDropped) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindStreamEventDropped, Generation: in.gen, Detail: in.detail})
-}
-
-func (in responseDropped) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindResponseDropped, Generation: in.gen, Detail: in.detail})
-}
-
-func (in serverRequestRefused) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindServerRequestRefused, Generation: in.gen, Detail: in.detail})
-}
 
 func (in retryDue) take(s *Supervisor) {
 	s.step(fsm.Trigger{Kind: events.TriggerRetryDue, Generation: in.gen})
