@@ -203,27 +203,17 @@ const (
 	MaxNameBytes = 256
 )
 
-// BoundNames returns the first [MaxNames] of names, each cut to
-// [MaxNameBytes] (a cut name ends with "…"), and how many were left off.
-// names is not modified, and the result holds none of its backing array
-// past the kept names; names within both bounds are returned as they are.
+// BoundNames returns the first [MaxNames] of names, each cut by [CutName],
+// and how many were left off. names is not modified; the result is names
+// itself when it is within both bounds, else a new slice.
 func BoundNames(names []string) (kept []string, omitted int) {
-	if len(names) > MaxNames {
-		names, omitted = names[:MaxNames], len(names)-MaxNames
-	}
-	long := false
-	for _, n := range names {
-		long = long || len(n) > MaxNameBytes
-	}
-	if !long {
-		if omitted > 0 {
-			return slices.Clone(names), omitted
-		}
+	omitted = max(0, len(names)-MaxNames)
+	if omitted == 0 && !slices.ContainsFunc(names, func(n string) bool { return len(n) > MaxNameBytes }) {
 		return names, 0
 	}
-	kept = make([]string, len(names))
-	for i, n := range names {
-		kept[i] = CutName(n)
+	kept = make([]string, len(names)-omitted)
+	for i := range kept {
+		kept[i] = CutName(names[i])
 	}
 	return kept, omitted
 }
@@ -231,8 +221,7 @@ func BoundNames(names []string) (kept []string, omitted int) {
 // BoundChange returns the change of a list (its added, removed and changed
 // keys) as an event carries it: each list through [BoundNames], and in
 // Omitted how many were left off in all.
-func BoundChange(added, removed, changed []string) ListChange {
-	var c ListChange
+func BoundChange(added, removed, changed []string) (c ListChange) {
 	var a, r, ch int
 	c.Added, a = BoundNames(added)
 	c.Removed, r = BoundNames(removed)

@@ -1,48 +1,34 @@
 package events
 
-// The vocabulary of events, defined here once: named string types whose
-// values are the kebab-case names written in the JSON form, so a host can
-// switch on them (e.To == events.StateFailed) and a reader of recorded JSON
-// sees the same strings. Package fsm uses these names directly; package
-// supervisor re-exports them for hosts under shorter names
-// (supervisor.Failed, supervisor.KindCallFailed). A reader must accept
-// values it does not know: new ones may be added.
+// The vocabulary of events (see the package doc): named string types whose
+// values are the kebab-case names of the JSON form.
 
 // Kind says what an [Event] reports; see the Kind constants.
 type Kind string
 
-// Event kinds, the values of [Event.Kind]. [KindTransition] reports what the
-// state machine did; the supervisor emits it and the others through the same
-// [Sink].
-// A reader must accept kinds it does not know: new kinds may be added.
+// Event kinds, the values of [Event.Kind]. A reader must accept kinds it
+// does not know: new kinds may be added.
 const (
 	// KindTransition: a state machine transition, internal transitions
 	// included. Fields: From, To, Trigger, Guard, Verdict, Generation,
 	// Attempt, Reason.
 	KindTransition Kind = "transition"
 	// KindProbeReport: the outcome of each list method of a discovery
-	// (blind probes or declared-capability listing, DESIGN.md section 2,
-	// failure story S1). Fields: Lists, Generation.
+	// (failure story S1). Fields: Lists, Generation.
 	KindProbeReport Kind = "probe-report"
-	// KindCatalogChanged: the published catalog changed: it is sent only
-	// when at least one list changed (a new session whose catalog is the
-	// same sends none). Fields: Added, Removed, Changed (tool names), Omitted
-	// (those left off, past MaxNames each), Tools (tools now), Prompts, Resources, ResourceTemplates (the other lists'
-	// changes, nil when unchanged), Generation.
+	// KindCatalogChanged: the published catalog changed (sent only when a
+	// list changed). Fields: Added, Removed, Changed (tool names), Omitted,
+	// Tools (tools now), Prompts, Resources, ResourceTemplates (nil when
+	// unchanged), Generation.
 	KindCatalogChanged Kind = "catalog-changed"
-	// KindCallFailed: a call failed. A failed call moves no state: when
-	// its answer cost the session (session-expired) or a verification
-	// found it dead, the session's end follows as a session-ended event
-	// and a session-died transition; a transport verdict's verification
-	// reports as session-verified (failure story S4). Fields: Op, Name,
-	// Delivery, Verdict, Generation.
+	// KindCallFailed: a call failed. It moves no state: a session it cost
+	// reports its end as session-ended and a session-died transition
+	// (failure story S4). Fields: Op, Name, Delivery, Verdict, Generation.
 	KindCallFailed Kind = "call-failed"
 	// KindSessionVerified: a request got no answer (transport) and one
 	// liveness request (ping, or server/discover from 2026-07-28) verified
-	// the session: answered, it lives; not answered, it ended (its
-	// session-ended event and session-died transition follow). Fields:
-	// Generation, Alive, Verdict (the liveness request's, when not
-	// answered).
+	// the session: answered, it lives; not, it ended. Fields: Generation,
+	// Alive, Verdict (the liveness request's, when not answered).
 	KindSessionVerified Kind = "session-verified"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened for
 	// this server (failure story S5). Fields: Detail (the rule that fired).
@@ -51,85 +37,68 @@ const (
 	// Detail.
 	KindStreamEnabled Kind = "stream-enabled"
 	// KindStreamEventDropped: an event of the standalone SSE stream was not
-	// handed to go-sdk (a malformed line, data that is not one JSON-RPC
-	// message, an oversized event ...); the session is unaffected. The
-	// first 16 drops of a session each have one, then every 1024th.
-	// Fields: Count, Detail (what was wrong: the error's text), Generation.
+	// handed to go-sdk (malformed, not one JSON-RPC message, oversized);
+	// the session is unaffected. Each of a session's first 16 drops has
+	// one, then every 1024th. Fields: Count, Detail (the error's text),
+	// Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
 	// KindStreamDeclined: the server declined this session's push stream
-	// (its first standalone GET, or its first subscriptions/listen POST,
-	// answered 405, another 4xx or not as an event stream): no list_changed
-	// reaches the session, so its catalog is polled; a later session asks
-	// again. Fields: Generation, HTTPStatus, ContentType (the answer, e.g.
-	// 405 and "text/plain").
+	// (its first standalone GET or subscriptions/listen POST answered 405,
+	// another 4xx or not as an event stream): its catalog is polled; a
+	// later session asks again. Fields: Generation, HTTPStatus, ContentType.
 	KindStreamDeclined Kind = "stream-declined"
 	// KindRetryScheduled: a retry is scheduled: from failed, or of a listing
-	// on its live session (connecting, stale-recovering). Fields: Attempt,
-	// Delay, Verdict.
+	// on its live session. Fields: Attempt, Delay, Verdict.
 	KindRetryScheduled Kind = "retry-scheduled"
 	// KindRateLimitWindow: calls fail at once until a 429's Retry-After
 	// window ends. Fields: Delay (the window), Verdict.
 	KindRateLimitWindow Kind = "rate-limit-window"
 	// KindSessionOpened: a go-sdk client session was created. Fields:
-	// SessionID (hashed), Generation, Detail.
+	// SessionID (hashed), Connection, Generation.
 	KindSessionOpened Kind = "session-opened"
 	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
-	// (hashed), Generation, Detail.
+	// (hashed), Connection, Generation, Verdict, Detail (how).
 	KindSessionEnded Kind = "session-ended"
-	// KindCallResent: a failed call is sent once more, as the resend
-	// policy allows (it was not sent, or its outcome is unknown and its tool
-	// is annotated readOnlyHint or idempotentHint). Fields: Op, Name, and
-	// the first attempt's Delivery, Verdict and Generation.
+	// KindCallResent: a failed call is sent once more, as the resend policy
+	// allows (not sent, or outcome unknown and its tool annotated
+	// readOnlyHint or idempotentHint). Fields: Op, Name, and the first
+	// attempt's Delivery, Verdict and Generation.
 	KindCallResent Kind = "call-resent"
-	// KindCallReissued: a call of a 2026-07-28 session whose response
-	// stream broke before its response was re-issued once as a new
-	// request with a new id, as the 2026-07-28 changelog (item 9, SEP-2575)
-	// requires: "A broken response stream loses the in-flight request;
-	// clients MUST re-issue it as a new request with a new request ID".
-	// Emitted when the new request has its outcome, so that it names both
-	// requests. Fields: Op, Name, the first attempt's Delivery, Verdict and
-	// Generation; Detail names the lost request's JSON-RPC id and the new
-	// one's (e.g. "request 3 lost with its response stream; re-issued as
-	// request 5").
+	// KindCallReissued: a 2026-07-28 call whose response stream broke was
+	// re-issued once with a new id (changelog item 9, SEP-2575: "clients
+	// MUST re-issue it as a new request with a new request ID"), reported
+	// at the new request's outcome. Fields: Op, Name, the first attempt's
+	// Delivery, Verdict and Generation; Detail names both requests' ids.
 	KindCallReissued Kind = "call-reissued"
 	// KindResponseDropped: the client's response to a request of the
-	// server's (ping, roots/list, sampling/createMessage ...) was not sent,
-	// because as many POSTs of responses as the wire layer allows were
-	// waiting for the server's answer (a server sending requests faster
-	// than it takes their answers); the session is unaffected and the
-	// server's request stays unanswered. The first 16 drops of a session
-	// each have one, then every 1024th. Fields: Bound, Count, Generation.
+	// server was not sent: Bound responses were already waiting for the
+	// server's answer. The session is unaffected; the server's request
+	// stays unanswered. Throttled as stream-event-dropped. Fields: Bound,
+	// Count, Generation.
 	KindResponseDropped Kind = "response-dropped"
-	// KindServerRequestRefused: a request of the server's that the host
+	// KindServerRequestRefused: a request of the server that the host
 	// handles (sampling/createMessage, elicitation/create) was answered
-	// with a JSON-RPC error (-32603, internal error, its message naming
-	// the bound) without reaching its handler, because as many of the
-	// server's requests as the client allows were being handled or
-	// answered already (a server sending requests faster than the host's
-	// handlers end them); the session is unaffected. The first 16 of a
-	// session each have one, then every 1024th. Fields: Op (the request's
-	// method), Bound, Count, Generation.
+	// -32603 (internal error) without reaching its handler: Bound were
+	// being handled already. The session is unaffected. Throttled as
+	// stream-event-dropped. Fields: Op (its method), Bound, Count,
+	// Generation.
 	KindServerRequestRefused Kind = "server-request-refused"
-	// KindStdoutLineDropped: a stdio server wrote a line on stdout that is
-	// not one JSON-RPC message (a log line, a batch, an oversized line) or
-	// that answers an id no request carried; it was not handed to go-sdk
-	// and the session is unaffected. The first 16
-	// lines of a process each have one, then every 1024th. Fields: Count,
-	// Detail (what was wrong, the line's start), Generation.
+	// KindStdoutLineDropped: a stdio server wrote a stdout line that is not
+	// one JSON-RPC message (a log line, a batch, an oversized line) or that
+	// answers an id never sent; it was not handed to go-sdk. Throttled as
+	// stream-event-dropped, per process. Fields: Count, Detail (what was
+	// wrong, the line's start), Generation.
 	KindStdoutLineDropped Kind = "stdout-line-dropped"
 	// KindProcessExited: a stdio server's process exited, by itself or
-	// stopped by the supervisor (a hung server, a closed stdout). The
-	// process that Close or Detach ends has none: the supervisor's last
-	// event is the closed transition and its session-ended, and the exit is
-	// logged (Config.Observe.Logger). Fields: ExitCode, Signal, Stop,
-	// Detail (the last bytes of its stderr), Generation.
+	// stopped by the supervisor (a hung server, a closed stdout); an exit
+	// that Close or Detach caused is only logged. Fields: ExitCode, Signal,
+	// Stop, Detail (the last bytes of its stderr), Generation.
 	KindProcessExited Kind = "process-exited"
-	// KindEraChanged: the protocol era used for new sessions changed: a
-	// `server/discover` refused, or answered without 2026-07-28 among its
-	// supportedVersions, fell back to 2025-11-25, a later session
-	// is back on 2026-07-28, or a live 2026-07-28 session was refused its
-	// version (-32022) and re-discovers. Fields: Generation, Detail (the
-	// era, and why).
+	// KindEraChanged: the protocol era of new sessions changed: a
+	// server/discover refused, or answered without 2026-07-28, fell back to
+	// 2025-11-25; a later session is back on 2026-07-28; or a 2026-07-28
+	// session was refused its version (-32022) and re-discovers. Fields:
+	// Generation, Detail (the era, and why).
 	KindEraChanged Kind = "era-changed"
 )
 
