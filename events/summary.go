@@ -224,8 +224,11 @@ func Printable(s string) string {
 	return b.String()
 }
 
-// signed renders a list change as "+added -removed ~changed".
+// signed renders a list change as "+added -removed ~changed"; "" for nil.
 func (c *ListChange) signed() string {
+	if c == nil {
+		return ""
+	}
 	var ch []string
 	for _, l := range []struct {
 		sign  string
