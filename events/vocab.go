@@ -103,67 +103,46 @@ const (
 )
 
 // State is a connection state (DESIGN.md section 2), as [Event.From] and
-// [Event.To] name it. The six mandatory states are [StateConnecting],
-// [StateResumingBlind], [StateProbing], [StateReady], [StateStaleRecovering]
-// and [StateFailed]; [StateIdle] and [StateClosed] frame them;
-// [StateResumingKnown] and [StateListingDeclared] draw the resume whose
-// capabilities were persisted with the session. docs/statechart.md draws
-// the transitions.
+// [Event.To] name it. docs/statechart.md draws the transitions.
 type State string
 
 // The states.
 const (
-	// StateIdle: constructed, not started. Left on started (to connecting,
-	// resuming-blind or resuming-known by the resume mode), close-requested
-	// or detach-requested (to closed).
+	// StateIdle: constructed, not started.
 	StateIdle State = "idle"
 	// StateConnecting: opening a new session with a full handshake
 	// (`initialize`, or `server/discover` on 2026-07-28+ servers), then
-	// listing what the server declared. Left on discovery-succeeded (to
-	// ready) or on a failure (to failed); a listing that fails while the
-	// session is fine is retried on that session instead (internal, the
-	// supervisor's Config.Recovery.ListingRetries times). Never probes.
+	// listing what the server declared; a listing that fails on a live
+	// session is retried on it (Config.Recovery.ListingRetries). Never
+	// probes.
 	StateConnecting State = "connecting"
 	// StateResumingBlind: re-attaching a persisted session id whose
-	// capabilities are unknown; nothing is sent yet. Left on attached (to
-	// probing) or attach-refused (bad persisted state; to connecting).
+	// capabilities are unknown; nothing is sent yet.
 	StateResumingBlind State = "resuming-blind"
 	// StateResumingKnown: re-attaching a persisted session id whose
-	// capabilities were persisted with it (a saved InitializeResult or a
-	// 2026-07-28 discovery result). Left on attached (to listing-declared)
-	// or attach-refused (to connecting).
+	// capabilities were persisted with it (an InitializeResult or a
+	// 2026-07-28 discovery result).
 	StateResumingKnown State = "resuming-known"
-	// StateProbing: blind probes of tools/list, resources/list,
-	// prompts/list and resources/templates/list on a resumed session; only
-	// tools/list decides (failure story S1). Left on discovery-succeeded
-	// (to ready); on a failure that is not unauthorized, canceled or
-	// timeout to stale-recovering once per resume (S2); otherwise to
-	// failed.
+	// StateProbing: blind probes of the four lists on a resumed session;
+	// only tools/list decides (failure story S1); a failure other than
+	// unauthorized, canceled or timeout leads to stale-recovering once per
+	// resume (S2).
 	StateProbing State = "probing"
 	// StateListingDeclared: a known-capabilities resume lists, strictly,
-	// what the persisted capabilities declared; it does not probe. Left
-	// like probing.
+	// what the persisted capabilities declared; it does not probe.
 	StateListingDeclared State = "listing-declared"
-	// StateReady: serving calls. Left only when the session died (to
-	// connecting, or to failed for unauthorized, canceled or churn), a
-	// reconnect or the end: a failed call never steps the machine (S4);
-	// the session itself ends on a session-expired answer or a failed
-	// verification, and reports it as session-died.
+	// StateReady: serving calls. A failed call never leaves it (S4): the
+	// session reports its own end (session-died).
 	StateReady State = "ready"
 	// StateStaleRecovering: the resumed session id was dropped; one full
-	// re-handshake and discovery; never probes. Left on
-	// discovery-succeeded (to ready) or on a failure (to failed); listing
-	// failures as in connecting.
+	// re-handshake and discovery; never probes.
 	StateStaleRecovering State = "stale-recovering"
-	// StateFailed: a classified failure, churn, or an exhausted (optional)
-	// budget. While retrying (no [Reason]) it leaves on retry-due (to
-	// connecting, never probing); with a Reason it is terminal and leaves
-	// only on reconnect-requested within the churn limit (to connecting,
-	// or to a resume), on churn-cooled for [ReasonChurn], or on a close or
-	// detach request (to closed).
+	// StateFailed: a classified failure, churn, or a spent budget. Without
+	// a [Reason] it retries (retry-due, to connecting); with one it is
+	// terminal: left on reconnect-requested, churn-cooled ([ReasonChurn])
+	// or a close or detach request.
 	StateFailed State = "failed"
-	// StateClosed: absorbing. Every trigger is ignored: no event, no
-	// command.
+	// StateClosed: absorbing: every trigger is ignored.
 	StateClosed State = "closed"
 )
 
