@@ -144,6 +144,11 @@ type Event struct {
 	// Alive reports that the liveness request was answered
 	// ([KindSessionVerified]).
 	Alive bool `json:"alive,omitempty"`
+	// RequestID is the JSON-RPC id of the request lost with its response
+	// stream, ReissuedAs the id of its re-issue, "" when that was not sent
+	// ([KindCallReissued]).
+	RequestID  string `json:"request_id,omitempty"`
+	ReissuedAs string `json:"reissued_as,omitempty"`
 	// Detail is text for people; no decision rests on it. It holds what
 	// is foreign or free: an error's text, a stdio server's stderr tail
 	// ([KindProcessExited]), what was wrong with a dropped line or stream

@@ -66,6 +66,9 @@ func oneOfEachKind() map[events.Kind]events.Event {
 		events.KindProcessExited: with(func(e *events.Event) {
 			e.Kind, e.Generation, e.ExitCode, e.Signal, e.Stop = events.KindProcessExited, 1, -1, 9, "sigkill"
 		}),
+		events.KindCallReissued: with(func(e *events.Event) {
+			e.Kind, e.Op, e.Name, e.RequestID, e.ReissuedAs = events.KindCallReissued, "tools/call", "echo", "3", "5"
+		}),
 		events.KindSessionVerified: with(func(e *events.Event) {
 			e.Kind, e.Generation, e.Alive = events.KindSessionVerified, 1, true
 		}),
@@ -89,7 +92,7 @@ func oneOfEachKind() map[events.Kind]events.Event {
 
 func TestJSONRoundTripEveryKind(t *testing.T) {
 	kinds := oneOfEachKind()
-	require.Len(t, kinds, 16)
+	require.Len(t, kinds, 17)
 	for kind, e := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
 			require.Equal(t, kind, e.Kind)

@@ -105,6 +105,8 @@ func Attrs(e Event) []slog.Attr {
 	num("signal", e.Signal)
 	str("stop", e.Stop)
 	add("alive", e.Alive, e.Kind == KindSessionVerified)
+	str("request_id", e.RequestID)
+	str("reissued_as", e.ReissuedAs)
 	str("detail", e.Detail)
 	add("dropped", e.Dropped, e.Dropped != 0)
 	return a

@@ -115,6 +115,18 @@ func Summary(e Event) string {
 		if e.Detail != "" {
 			e.Detail = "stderr: " + e.Detail
 		}
+	case KindCallReissued:
+		lost := "request " + e.RequestID
+		if e.RequestID == "" {
+			lost = "the request" // a transport that records no exchange
+		}
+		s := fmt.Sprintf("%s %q: %s lost with its response stream; ", e.Op, e.Name, lost)
+		if e.ReissuedAs == "" {
+			s += "the re-issue was not sent"
+		} else {
+			s += "re-issued as request " + e.ReissuedAs
+		}
+		p = append(p, s)
 	case KindSessionVerified:
 		s := "not answered: the session ended"
 		if e.Alive {

@@ -104,6 +104,8 @@ func TestSummaryPrintsTypedFacts(t *testing.T) {
 		{events.Event{Kind: events.KindProcessExited, ExitCode: 3, Detail: "fatal\n"}, `exited with code 3; stderr: fatal\x0a`},
 		{events.Event{Kind: events.KindProcessExited, ExitCode: -1, Signal: 9, Stop: "sigkill"}, "ended by signal 9 (killed) after sigkill"},
 		{events.Event{Kind: events.KindSessionVerified, Alive: true}, "answered: the session lives"},
+		{events.Event{Kind: events.KindCallReissued, Op: "tools/call", Name: "r", RequestID: "3", ReissuedAs: "5"},
+			`tools/call "r": request 3 lost with its response stream; re-issued as request 5`},
 		{events.Event{Kind: events.KindSessionVerified, Verdict: classify.Verdict{Class: classify.Transport, Detail: "EOF"}},
 			`not answered: the session ended (transport "EOF")`},
 	} {

@@ -68,7 +68,7 @@ const (
 	// re-issued once with a new id (changelog item 9, SEP-2575: "clients
 	// MUST re-issue it as a new request with a new request ID"), reported
 	// at the new request's outcome. Fields: Op, Name, the first attempt's
-	// Delivery, Verdict and Generation; Detail names both requests' ids.
+	// Delivery, Verdict and Generation, RequestID, ReissuedAs.
 	KindCallReissued Kind = "call-reissued"
 	// KindResponseDropped: the client's response to a request of the
 	// server was not sent: Bound responses were already waiting for the

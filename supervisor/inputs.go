@@ -130,16 +130,8 @@ func (in callResent) take(s *Supervisor) {
 
 func (in callReissued) take(s *Supervisor) {
 	ce := in.first
-	lost := "request " + ce.RequestID
-	if ce.RequestID == "" {
-		lost = "the request" // a transport that records no exchange
-	}
-	again := "re-issued as request " + in.id
-	if in.id == "" {
-		again = "the re-issue was not sent"
-	}
 	s.emitEvent(events.Event{Kind: events.KindCallReissued, Generation: ce.Generation, Op: ce.Op, Name: ce.Name,
-		Delivery: ce.Delivery.String(), Verdict: ce.Verdict, Detail: lost + " lost with its response stream; " + again})
+		Delivery: ce.Delivery.String(), Verdict: ce.Verdict, RequestID: ce.RequestID, ReissuedAs: in.id})
 }
 
 func (in callFailed) take(s *Supervisor) { s.callFailed(in.gen, in.err) }
