@@ -41,36 +41,11 @@
 // ignore fields and kinds it does not know. "v" changes only when a field
 // changes meaning or is removed.
 //
-//	field         type             Event field   kinds
-//	v             number (1)       -             all: the version, [Version]
-//	kind          string           Kind          all
-//	server        string           Server        all
-//	seq           number           Seq           all (the supervisor numbers every event of a server)
-//	time          RFC 3339 string  Time          all; nanoseconds, UTC
-//	from, to      string           From, To      transition: states
-//	trigger       string           Trigger       transition
-//	guard         string           Guard         transition
-//	verdict       object           Verdict       transition, call-failed, retry-scheduled, rate-limit-window
-//	generation    number           Generation    transition, probe-report, catalog-changed, call-failed, retry-scheduled, rate-limit-window, stream-disabled, stream-declined, session-*
-//	attempt       number           Attempt       transition, retry-scheduled
-//	reason        string           Reason        transition into a terminal failed
-//	lists         array of object  Lists         probe-report
-//	added         array of string  Added         catalog-changed: tool names
-//	removed       array of string  Removed       catalog-changed
-//	changed       array of string  Changed       catalog-changed
-//	omitted       number           Omitted       catalog-changed: tool names left off added, removed, changed
-//	tools         number           Tools         catalog-changed: tools now
-//	prompts       object           Prompts       catalog-changed: prompt names, as a change object
-//	resources     object           Resources     catalog-changed: resource URIs, as a change object
-//	resource_templates object      ResourceTemplates catalog-changed: URI templates, as a change object
-//	op            string           Op            call-failed: MCP method, e.g. "tools/call"
-//	name          string           Name          call-failed: tool or prompt name, resource URI
-//	delivery      string           Delivery      call-failed: "not-sent", "outcome-unknown", "answered"
-//	delay_ms      number           Delay         retry-scheduled, rate-limit-window: milliseconds
-//	session_id    string           SessionID     session-opened, session-ended: "sid:" + 8 hex; absent when sessionless
-//	connection    string           Connection    session-opened, session-ended: "conn:" + 8 hex, ours
-//	detail        string           Detail        any: text for people
-//	dropped       number           Dropped       any: events dropped just before this one
+// Each field of [Event] is written under the name its json tag gives
+// (Kind as "kind", SessionID as "session_id", ...), and "v" first, the
+// version ([Version]); four are written in a form of their own: "time"
+// (RFC 3339, nanoseconds, UTC), "delay_ms" (Delay), "verdict" and "lists"
+// (objects below). Which fields a kind carries is said at its constant.
 //
 // A verdict object (classify.Verdict):
 //

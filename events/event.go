@@ -29,7 +29,7 @@ const (
 
 // Event is one fact about a supervised connection. Kind says which fields are
 // meaningful (see the Kind constants); every other field is zero, and zero
-// fields are omitted from the JSON form (see the package doc for its table).
+// fields are omitted from the JSON form (see the package doc).
 //
 // For a transition event (Kind == [KindTransition]) From and To name the
 // states before and after; they are equal for an internal transition (an
@@ -41,85 +41,122 @@ const (
 // modify them, and an emitter must not reuse them.
 type Event struct {
 	// Kind says what the event reports; [KindTransition] for transitions.
-	Kind Kind
+	Kind Kind `json:"kind"`
 	// Server names the supervised MCP server, as configured by the host.
-	Server string
+	Server string `json:"server,omitempty"`
 	// Seq numbers the events of one server from 1, without gaps.
-	Seq uint64
+	Seq uint64 `json:"seq,omitempty"`
 	// Time is the time the caller supplied with the trigger (the machine
 	// never reads a clock); zero when the caller supplied none.
-	Time time.Time
+	Time time.Time `json:"-"`
 	// From is the state before the transition, e.g. [StateReady].
-	From State
+	From State `json:"from,omitempty"`
 	// To is the state after the transition; equal to From for an internal
 	// transition.
-	To State
+	To State `json:"to,omitempty"`
 	// Trigger is the fact that caused the transition, e.g.
 	// [TriggerCallFailed].
-	Trigger Trigger
+	Trigger Trigger `json:"trigger,omitempty"`
 	// Guard names the rule that chose this transition (the guards of the
 	// matching table row, joined by "+"); empty when the row has no guard.
-	Guard string
+	Guard string `json:"guard,omitempty"`
 	// Verdict is the classified failure the trigger carried; the zero
 	// verdict (class "none") when the trigger carried none.
-	Verdict classify.Verdict
+	Verdict classify.Verdict `json:"-"`
 	// Generation is the connection generation after the transition: the
 	// number of go-sdk client sessions the supervisor has tried to open or
 	// attach, failed attempts included.
-	Generation uint64
+	Generation uint64 `json:"generation,omitempty"`
 	// Attempt is the retry attempt count after the transition: 0 after a
 	// success or a host's reconnect request, n after the n-th scheduled retry.
-	Attempt int
+	Attempt int `json:"attempt,omitempty"`
 	// Reason is why a terminal failed state is terminal
 	// ([ReasonUnauthorized], [ReasonCanceled], [ReasonBudgetSpent],
 	// [ReasonChurn]); [ReasonNone] otherwise.
-	Reason Reason
+	Reason Reason `json:"reason,omitempty"`
 
 	// Lists is the outcome of each list method of a discovery, in the order
 	// they were listed ([KindProbeReport]).
-	Lists []ListOutcome
+	Lists []ListOutcome `json:"-"`
 	// Added, Removed and Changed name the tools that appeared, disappeared
 	// or changed definition ([KindCatalogChanged]), at most [MaxNames] each,
 	// each name at most [MaxNameBytes]; see [BoundNames].
-	Added, Removed, Changed []string
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
 	// Omitted is how many tool names were left off Added, Removed and
 	// Changed past [MaxNames] each ([KindCatalogChanged]; the hub's
 	// merged-catalog-changed too), or how many events of a kind were not
 	// sent one by one (the hub's name-collision).
-	Omitted int
+	Omitted int `json:"omitted,omitempty"`
 	// Tools is the number of tools in the catalog now ([KindCatalogChanged]).
-	Tools int
+	Tools int `json:"tools,omitempty"`
 	// Prompts (names), Resources (URIs) and ResourceTemplates (URI
 	// templates) are the changes of the other catalog lists; nil when the
 	// list did not change ([KindCatalogChanged]).
-	Prompts, Resources, ResourceTemplates *ListChange
+	Prompts           *ListChange `json:"prompts,omitzero"`
+	Resources         *ListChange `json:"resources,omitzero"`
+	ResourceTemplates *ListChange `json:"resource_templates,omitzero"`
 	// Op is the MCP method of a failed call, e.g. "tools/call"
-	// ([KindCallFailed]).
-	Op string
+	// ([KindCallFailed]), or of a refused request of the server
+	// ([KindServerRequestRefused]).
+	Op string `json:"op,omitempty"`
 	// Name is the tool or prompt name, or the resource URI, of a failed
 	// call ([KindCallFailed]).
-	Name string
+	Name string `json:"name,omitempty"`
 	// Delivery says how far a failed call got: [DeliveryNotSent],
 	// [DeliveryOutcomeUnknown] or [DeliveryAnswered] ([KindCallFailed]).
-	Delivery string
+	Delivery string `json:"delivery,omitempty"`
 	// Delay is the wait before a retry ([KindRetryScheduled]) or the length
 	// of a rate-limit window ([KindRateLimitWindow]).
-	Delay time.Duration
+	Delay time.Duration `json:"-"`
 	// SessionID is the MCP session id (Mcp-Session-Id) as a short hash made
 	// by [HashSessionID], never the id itself ([KindSessionOpened],
 	// [KindSessionEnded]). A [Redactor] enforces this.
-	SessionID string
+	SessionID string `json:"session_id,omitempty"`
 	// Connection is the supervisor's own id of one go-sdk client session:
 	// "conn:" and 8 random hex digits, new for every session opened
 	// ([KindSessionOpened], [KindSessionEnded]). A sessionless session (a
 	// 2026-07-28 server, or a 2025-era server that issues no id) has no
 	// SessionID; Connection tells its events apart from another's.
-	Connection string
-	// Detail is free text for people, on any kind; no decision rests on it.
-	Detail string
+	Connection string `json:"connection,omitempty"`
+	// Count is how many drops or refusals the session has had so far,
+	// this one included ([KindStreamEventDropped], [KindResponseDropped],
+	// [KindStdoutLineDropped], [KindServerRequestRefused]).
+	Count int `json:"count,omitempty"`
+	// Bound is the bound that caused a drop or refusal: the server's
+	// requests already in flight ([KindResponseDropped],
+	// [KindServerRequestRefused]).
+	Bound int `json:"bound,omitempty"`
+	// HTTPStatus and ContentType name the HTTP answer that declined the
+	// push stream ([KindStreamDeclined]); ContentType is "" when the
+	// answer had none.
+	HTTPStatus  int    `json:"http_status,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	// ExitCode is a stdio server's exit code, -1 when a signal ended it;
+	// Signal is that signal's number (POSIX), 0 when it exited; Stop is
+	// the step of the supervisor's stop before the exit ("stdin-closed",
+	// "sigterm", "sigkill"), "" when it exited by itself
+	// ([KindProcessExited]).
+	ExitCode int    `json:"exit_code,omitempty"`
+	Signal   int    `json:"signal,omitempty"`
+	Stop     string `json:"stop,omitempty"`
+	// Alive reports that the liveness request was answered
+	// ([KindSessionVerified]).
+	Alive bool `json:"alive,omitempty"`
+	// RequestID is the JSON-RPC id of the request lost with its response
+	// stream, ReissuedAs the id of its re-issue, "" when that was not sent
+	// ([KindCallReissued]).
+	RequestID  string `json:"request_id,omitempty"`
+	ReissuedAs string `json:"reissued_as,omitempty"`
+	// Detail is text for people; no decision rests on it. It holds what
+	// is foreign or free: an error's text, a stdio server's stderr tail
+	// ([KindProcessExited]), what was wrong with a dropped line or stream
+	// event, a rule's explanation. Redact it before it leaves the process.
+	Detail string `json:"detail,omitempty"`
 	// Dropped is the number of events a [Subscription] dropped for a slow
 	// reader just before this one; set only by [Subscription].
-	Dropped uint64
+	Dropped uint64 `json:"dropped,omitempty"`
 }
 
 // ListOutcome is how one list method fared in a discovery.
@@ -146,10 +183,12 @@ type ListOutcome struct {
 // each sorted; at most [MaxNames] each, each at most [MaxNameBytes] (see
 // [BoundNames]).
 type ListChange struct {
-	Added, Removed, Changed []string
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
 	// Omitted is how many keys were left off Added, Removed and Changed
 	// past [MaxNames] each.
-	Omitted int
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // The bounds of the names an event carries. A server chooses its tools'
@@ -169,27 +208,17 @@ const (
 	MaxNameBytes = 256
 )
 
-// BoundNames returns the first [MaxNames] of names, each cut to
-// [MaxNameBytes] (a cut name ends with "…"), and how many were left off.
-// names is not modified, and the result holds none of its backing array
-// past the kept names; names within both bounds are returned as they are.
+// BoundNames returns the first [MaxNames] of names, each cut by [CutName],
+// and how many were left off. names is not modified; the result is names
+// itself when it is within both bounds, else a new slice.
 func BoundNames(names []string) (kept []string, omitted int) {
-	if len(names) > MaxNames {
-		names, omitted = names[:MaxNames], len(names)-MaxNames
-	}
-	long := false
-	for _, n := range names {
-		long = long || len(n) > MaxNameBytes
-	}
-	if !long {
-		if omitted > 0 {
-			return slices.Clone(names), omitted
-		}
+	omitted = max(0, len(names)-MaxNames)
+	if omitted == 0 && !slices.ContainsFunc(names, func(n string) bool { return len(n) > MaxNameBytes }) {
 		return names, 0
 	}
-	kept = make([]string, len(names))
-	for i, n := range names {
-		kept[i] = CutName(n)
+	kept = make([]string, len(names)-omitted)
+	for i := range kept {
+		kept[i] = CutName(names[i])
 	}
 	return kept, omitted
 }
@@ -197,8 +226,7 @@ func BoundNames(names []string) (kept []string, omitted int) {
 // BoundChange returns the change of a list (its added, removed and changed
 // keys) as an event carries it: each list through [BoundNames], and in
 // Omitted how many were left off in all.
-func BoundChange(added, removed, changed []string) ListChange {
-	var c ListChange
+func BoundChange(added, removed, changed []string) (c ListChange) {
 	var a, r, ch int
 	c.Added, a = BoundNames(added)
 	c.Removed, r = BoundNames(removed)
@@ -225,6 +253,9 @@ func CutName(n string) string {
 func (c *ListChange) Empty() bool {
 	return c == nil || len(c.Added) == 0 && len(c.Removed) == 0 && len(c.Changed) == 0
 }
+
+// IsZero is Empty: the JSON form omits an empty change (omitzero).
+func (c *ListChange) IsZero() bool { return c.Empty() }
 
 // Sink receives events. A supervisor calls Emit once per event, in order,
 // one call at a time, from a goroutine of its own that is not the one

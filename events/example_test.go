@@ -58,7 +58,7 @@ func ExampleJSONLines() {
 	if err := j.Err(); err != nil {
 		fmt.Println(err)
 	}
-	// Output: {"v":1,"kind":"retry-scheduled","server":"docs","time":"2026-03-14T09:00:00Z","verdict":{"class":"server-error","http_status":503},"attempt":2,"delay_ms":1500}
+	// Output: {"v":1,"kind":"retry-scheduled","server":"docs","attempt":2,"time":"2026-03-14T09:00:00Z","verdict":{"class":"server-error","http_status":503},"delay_ms":1500}
 }
 
 func ExampleMulti() {

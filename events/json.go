@@ -23,60 +23,18 @@ const Version = 1
 // than [Version], missing included.
 var ErrVersion = errors.New("events: unsupported JSON version")
 
-// jsonEvent is the JSON form of an Event; see the table in the package doc.
+// plainEvent is Event without its methods: the fields its tags name.
+type plainEvent Event
+
+// jsonEvent is the JSON form of an Event: its tagged fields, and those
+// written in another form than Go's.
 type jsonEvent struct {
-	V          int           `json:"v"`
-	Kind       string        `json:"kind"`
-	Server     string        `json:"server,omitempty"`
-	Seq        uint64        `json:"seq,omitempty"`
-	Time       string        `json:"time,omitempty"`
-	From       string        `json:"from,omitempty"`
-	To         string        `json:"to,omitempty"`
-	Trigger    string        `json:"trigger,omitempty"`
-	Guard      string        `json:"guard,omitempty"`
-	Verdict    *jsonVerdict  `json:"verdict,omitempty"`
-	Generation uint64        `json:"generation,omitempty"`
-	Attempt    int           `json:"attempt,omitempty"`
-	Reason     string        `json:"reason,omitempty"`
-	Lists      []jsonOutcome `json:"lists,omitempty"`
-	Added      []string      `json:"added,omitempty"`
-	Removed    []string      `json:"removed,omitempty"`
-	Changed    []string      `json:"changed,omitempty"`
-	Omitted    int           `json:"omitted,omitempty"`
-	Tools      int           `json:"tools,omitempty"`
-	Prompts    *jsonChange   `json:"prompts,omitempty"`
-	Resources  *jsonChange   `json:"resources,omitempty"`
-	Templates  *jsonChange   `json:"resource_templates,omitempty"`
-	Op         string        `json:"op,omitempty"`
-	Name       string        `json:"name,omitempty"`
-	Delivery   string        `json:"delivery,omitempty"`
-	DelayMS    json.Number   `json:"delay_ms,omitempty"`
-	SessionID  string        `json:"session_id,omitempty"`
-	Connection string        `json:"connection,omitempty"`
-	Detail     string        `json:"detail,omitempty"`
-	Dropped    uint64        `json:"dropped,omitempty"`
-}
-
-type jsonChange struct {
-	Added   []string `json:"added,omitempty"`
-	Removed []string `json:"removed,omitempty"`
-	Changed []string `json:"changed,omitempty"`
-	Omitted int      `json:"omitted,omitempty"`
-}
-
-// toJSONChange returns nil (omitted) for an empty change.
-func toJSONChange(c *ListChange) *jsonChange {
-	if c.Empty() {
-		return nil
-	}
-	return &jsonChange{Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted}
-}
-
-func fromJSONChange(j *jsonChange) *ListChange {
-	if j == nil {
-		return nil
-	}
-	return &ListChange{Added: j.Added, Removed: j.Removed, Changed: j.Changed, Omitted: j.Omitted}
+	V int `json:"v"`
+	*plainEvent
+	Time    string        `json:"time,omitempty"`
+	Verdict *jsonVerdict  `json:"verdict,omitempty"`
+	Lists   []jsonOutcome `json:"lists,omitempty"`
+	DelayMS json.Number   `json:"delay_ms,omitempty"`
 }
 
 type jsonVerdict struct {
@@ -108,15 +66,7 @@ type jsonOutcome struct {
 // nanoseconds in UTC, durations as milliseconds (exact, with up to six
 // decimals). It fails only for a verdict whose class is out of range.
 func (e Event) MarshalJSON() ([]byte, error) {
-	j := jsonEvent{
-		V: Version, Kind: string(e.Kind), Server: e.Server, Seq: e.Seq,
-		From: string(e.From), To: string(e.To), Trigger: string(e.Trigger), Guard: e.Guard,
-		Generation: e.Generation, Attempt: e.Attempt, Reason: string(e.Reason),
-		Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted, Tools: e.Tools,
-		Prompts: toJSONChange(e.Prompts), Resources: toJSONChange(e.Resources), Templates: toJSONChange(e.ResourceTemplates),
-		Op: e.Op, Name: e.Name, Delivery: e.Delivery, DelayMS: millis(e.Delay),
-		SessionID: e.SessionID, Connection: e.Connection, Detail: e.Detail, Dropped: e.Dropped,
-	}
+	j := jsonEvent{V: Version, plainEvent: (*plainEvent)(&e), DelayMS: millis(e.Delay)}
 	if !e.Time.IsZero() {
 		j.Time = e.Time.UTC().Format(time.RFC3339Nano)
 	}
@@ -139,21 +89,13 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // [Version] fails with [ErrVersion]; a bad time, duration or class name fails
 // with an error naming the field. Times decode in UTC.
 func (e *Event) UnmarshalJSON(b []byte) error {
-	var j jsonEvent
+	var out Event
+	j := jsonEvent{plainEvent: (*plainEvent)(&out)}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
 	if j.V != Version {
 		return fmt.Errorf("%w: v=%d, want %d", ErrVersion, j.V, Version)
-	}
-	out := Event{
-		Kind: Kind(j.Kind), Server: j.Server, Seq: j.Seq,
-		From: State(j.From), To: State(j.To), Trigger: Trigger(j.Trigger), Guard: j.Guard,
-		Generation: j.Generation, Attempt: j.Attempt, Reason: Reason(j.Reason),
-		Added: j.Added, Removed: j.Removed, Changed: j.Changed, Omitted: j.Omitted, Tools: j.Tools,
-		Prompts: fromJSONChange(j.Prompts), Resources: fromJSONChange(j.Resources), ResourceTemplates: fromJSONChange(j.Templates),
-		Op: j.Op, Name: j.Name, Delivery: j.Delivery,
-		SessionID: j.SessionID, Connection: j.Connection, Detail: j.Detail, Dropped: j.Dropped,
 	}
 	if j.Time != "" {
 		t, err := time.Parse(time.RFC3339Nano, j.Time)

@@ -55,10 +55,22 @@ func oneOfEachKind() map[events.Kind]events.Event {
 		events.KindStreamDisabled: with(func(e *events.Event) { e.Kind = events.KindStreamDisabled }),
 		events.KindStreamEnabled:  with(func(e *events.Event) { e.Kind = events.KindStreamEnabled }),
 		events.KindStreamEventDropped: with(func(e *events.Event) {
-			e.Kind, e.Generation = events.KindStreamEventDropped, 3
+			e.Kind, e.Generation, e.Count = events.KindStreamEventDropped, 3, 17
 		}),
 		events.KindStreamDeclined: with(func(e *events.Event) {
-			e.Kind, e.Generation, e.Detail = events.KindStreamDeclined, 2, "HTTP 405 text/plain"
+			e.Kind, e.Generation, e.HTTPStatus, e.ContentType = events.KindStreamDeclined, 2, 405, "text/plain"
+		}),
+		events.KindServerRequestRefused: with(func(e *events.Event) {
+			e.Kind, e.Generation, e.Op, e.Bound, e.Count = events.KindServerRequestRefused, 2, "sampling/createMessage", 4, 1
+		}),
+		events.KindProcessExited: with(func(e *events.Event) {
+			e.Kind, e.Generation, e.ExitCode, e.Signal, e.Stop = events.KindProcessExited, 1, -1, 9, "sigkill"
+		}),
+		events.KindCallReissued: with(func(e *events.Event) {
+			e.Kind, e.Op, e.Name, e.RequestID, e.ReissuedAs = events.KindCallReissued, "tools/call", "echo", "3", "5"
+		}),
+		events.KindSessionVerified: with(func(e *events.Event) {
+			e.Kind, e.Generation, e.Alive = events.KindSessionVerified, 1, true
 		}),
 		events.KindRetryScheduled: with(func(e *events.Event) {
 			e.Kind, e.Attempt, e.Delay, e.Verdict = events.KindRetryScheduled, 2, 1500*time.Millisecond+250*time.Microsecond+7, rateLimited
@@ -80,7 +92,7 @@ func oneOfEachKind() map[events.Kind]events.Event {
 
 func TestJSONRoundTripEveryKind(t *testing.T) {
 	kinds := oneOfEachKind()
-	require.Len(t, kinds, 13)
+	require.Len(t, kinds, 17)
 	for kind, e := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
 			require.Equal(t, kind, e.Kind)

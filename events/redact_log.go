@@ -7,22 +7,14 @@ import (
 	"regexp"
 )
 
-// RedactingHandler returns a [slog.Handler] that redacts every record by the
-// rules of r (nil: the patterns only) before next handles it:
-//
-//   - the message, and every string value, by [Redactor.Text];
-//   - a value whose key names a session id ("session_id", "sessionId",
-//     "Mcp-Session-Id", ..., case-insensitive) is hashed ([HashSessionID])
-//     unless it is a hash already; a value whose key is a credential name
-//     (see [Redactor]: "token", "api_key", "Authorization", ...) is [Masked];
-//   - an error or [fmt.Stringer] value becomes its redacted text, a
-//     [slog.LogValuer] is resolved first, groups are redacted member by
-//     member; numbers, booleans, durations and times are kept; any other
-//     value becomes its redacted fmt text (%+v), since its fields may hold
-//     anything.
-//
-// Attributes given to WithAttrs are redacted once, when given. It is safe for
-// concurrent use if next is.
+// RedactingHandler returns a [slog.Handler] that redacts every record by r
+// (nil: the patterns only) before next handles it: the message and string
+// values by [Redactor.Text]; the value of a key naming a session id
+// ("session_id", "sessionId", "Mcp-Session-Id") hashed, of a credential
+// name ("token", "Authorization") [Masked]; errors and Stringers by their
+// redacted text, LogValuers resolved, groups member by member; numbers,
+// booleans, durations and times kept; any other value as its redacted %+v.
+// It is safe for concurrent use if next is.
 func RedactingHandler(r *Redactor, next slog.Handler) slog.Handler {
 	return &redactingHandler{r: r, next: next}
 }
@@ -46,54 +38,46 @@ func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
 }
 
 func (h *redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	red := make([]slog.Attr, len(as))
-	for i, a := range as {
-		red[i] = h.attr(a)
-	}
-	return &redactingHandler{r: h.r, next: h.next.WithAttrs(red)}
+	return &redactingHandler{r: h.r, next: h.next.WithAttrs(h.attrs(as))}
 }
 
 func (h *redactingHandler) WithGroup(name string) slog.Handler {
 	return &redactingHandler{r: h.r, next: h.next.WithGroup(name)}
 }
 
-// sessionKey matches attribute keys that name a session id.
 var sessionKey = regexp.MustCompile(`(?i)^(?:mcp[-_]?)?session[-_]?id$`)
+
+func (h *redactingHandler) attrs(as []slog.Attr) []slog.Attr {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = h.attr(a)
+	}
+	return out
+}
 
 func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch {
 	case v.Kind() == slog.KindGroup:
-		g := v.Group()
-		red := make([]slog.Attr, len(g))
-		for i, m := range g {
-			red[i] = h.attr(m)
-		}
-		return slog.Attr{Key: a.Key, Value: slog.GroupValue(red...)}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(h.attrs(v.Group())...)}
 	case sessionKey.MatchString(a.Key):
 		return slog.String(a.Key, hashUnlessHashed(valueText(v)))
 	case isCredentialName(a.Key):
 		return slog.String(a.Key, Masked)
-	}
-	switch v.Kind() {
-	case slog.KindString:
+	case v.Kind() == slog.KindString:
 		return slog.String(a.Key, h.r.Text(v.String()))
-	case slog.KindAny:
-		if ss, ok := v.Any().([]string); ok {
-			return slog.Any(a.Key, h.r.texts(ss))
-		}
-		return slog.String(a.Key, h.r.Text(valueText(v)))
+	case v.Kind() != slog.KindAny:
+		return slog.Attr{Key: a.Key, Value: v}
 	}
-	return slog.Attr{Key: a.Key, Value: v} // numbers, booleans, durations, times
+	if ss, ok := v.Any().([]string); ok {
+		return slog.Any(a.Key, h.r.texts(ss))
+	}
+	return slog.String(a.Key, h.r.Text(valueText(v)))
 }
 
-// valueText renders a value as a text handler would, errors and Stringers
-// by their text. A method that panics (a typed nil, say) yields a marker, as
-// slog's own handlers do.
+// valueText renders v as a text handler would. A method that panics (a
+// typed nil) yields a marker, as slog's own handlers do.
 func valueText(v slog.Value) (s string) {
-	if v.Kind() != slog.KindAny {
-		return v.String()
-	}
 	defer func() {
 		if p := recover(); p != nil {
 			s = fmt.Sprintf("!PANIC: %v", p)

@@ -449,3 +449,17 @@ func TestMultiLineSecretMasksEachLine(t *testing.T) {
 	r.ForgetSecret(pem)
 	require.Equal(t, "line=MIDDLEsecretLINE5678abc", r.Text("line=MIDDLEsecretLINE5678abc"))
 }
+
+// KeepSessionIDs leaves exactly the ids given registered: the others are
+// forgotten (still hashed where a session id is named), the new ones added.
+func TestKeepSessionIDs(t *testing.T) {
+	a, b, c := "a1b2c3d4e5f6a7b8", "b1b2c3d4e5f6a7b8", "c1b2c3d4e5f6a7b8"
+	var r events.Redactor
+	r.AddSessionID(a)
+	r.AddSessionID(b)
+	r.KeepSessionIDs(b, c, "")
+	require.Equal(t, 2, r.SessionIDs())
+	require.Equal(t, a+" "+events.HashSessionID(b)+" "+events.HashSessionID(c), r.Text(a+" "+b+" "+c))
+	r.KeepSessionIDs()
+	require.Equal(t, 0, r.SessionIDs())
+}

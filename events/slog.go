@@ -59,73 +59,60 @@ func (s slogSink) Emit(e Event) {
 }
 
 // Attrs returns the slog attributes of e's non-zero fields (except Kind and
-// Time), named as in the JSON form.
+// Time), named as in the JSON form; "verdict" is a group, "delay" a
+// duration, "lists" a readable summary, "tools" and a session-verified's
+// "alive" are always there.
 func Attrs(e Event) []slog.Attr {
 	var a []slog.Attr
-	str := func(k, v string) {
-		if v != "" {
-			a = append(a, slog.String(k, v))
+	add := func(k string, v any, ok bool) {
+		if ok {
+			a = append(a, slog.Any(k, v))
 		}
 	}
+	str := func(k, v string) { add(k, v, v != "") }
+	num := func(k string, v int) { add(k, v, v != 0) }
 	str("server", e.Server)
-	if e.Seq != 0 {
-		a = append(a, slog.Uint64("seq", e.Seq))
-	}
+	add("seq", e.Seq, e.Seq != 0)
 	str("from", string(e.From))
 	str("to", string(e.To))
 	str("trigger", string(e.Trigger))
 	str("guard", e.Guard)
 	if e.Verdict != (classify.Verdict{}) {
-		a = append(a, verdictAttr(e))
+		a = append(a, verdictAttr(e.Verdict))
 	}
-	if e.Generation != 0 {
-		a = append(a, slog.Uint64("generation", e.Generation))
-	}
-	if e.Attempt != 0 {
-		a = append(a, slog.Int("attempt", e.Attempt))
-	}
+	add("generation", e.Generation, e.Generation != 0)
+	num("attempt", e.Attempt)
 	str("reason", string(e.Reason))
-	if len(e.Lists) > 0 {
-		a = append(a, slog.String("lists", listsSummary(e.Lists)))
-	}
-	for _, f := range []struct {
-		k string
-		v []string
-	}{{"added", e.Added}, {"removed", e.Removed}, {"changed", e.Changed}} {
-		if len(f.v) > 0 {
-			a = append(a, slog.Any(f.k, f.v))
-		}
-	}
-	if e.Omitted != 0 {
-		a = append(a, slog.Int("omitted", e.Omitted))
-	}
-	if e.Kind == KindCatalogChanged || e.Tools != 0 {
-		a = append(a, slog.Int("tools", e.Tools))
-	}
-	for _, l := range []struct {
-		k string
-		c *ListChange
-	}{{"prompts", e.Prompts}, {"resources", e.Resources}, {"resource_templates", e.ResourceTemplates}} {
-		if !l.c.Empty() {
-			a = append(a, slog.String(l.k, l.c.signed()))
-		}
-	}
+	add("lists", listsSummary(e.Lists), len(e.Lists) > 0)
+	add("added", e.Added, len(e.Added) > 0)
+	add("removed", e.Removed, len(e.Removed) > 0)
+	add("changed", e.Changed, len(e.Changed) > 0)
+	num("omitted", e.Omitted)
+	add("tools", e.Tools, e.Kind == KindCatalogChanged || e.Tools != 0)
+	add("prompts", e.Prompts.signed(), !e.Prompts.Empty())
+	add("resources", e.Resources.signed(), !e.Resources.Empty())
+	add("resource_templates", e.ResourceTemplates.signed(), !e.ResourceTemplates.Empty())
 	str("op", e.Op)
 	str("name", e.Name)
 	str("delivery", e.Delivery)
-	if e.Delay != 0 {
-		a = append(a, slog.Duration("delay", e.Delay))
-	}
+	add("delay", e.Delay, e.Delay != 0)
 	str("session_id", e.SessionID)
+	num("count", e.Count)
+	num("bound", e.Bound)
+	num("http_status", e.HTTPStatus)
+	str("content_type", e.ContentType)
+	num("exit_code", e.ExitCode)
+	num("signal", e.Signal)
+	str("stop", e.Stop)
+	add("alive", e.Alive, e.Kind == KindSessionVerified)
+	str("request_id", e.RequestID)
+	str("reissued_as", e.ReissuedAs)
 	str("detail", e.Detail)
-	if e.Dropped != 0 {
-		a = append(a, slog.Uint64("dropped", e.Dropped))
-	}
+	add("dropped", e.Dropped, e.Dropped != 0)
 	return a
 }
 
-func verdictAttr(e Event) slog.Attr {
-	v := e.Verdict
+func verdictAttr(v classify.Verdict) slog.Attr {
 	a := []any{slog.String("class", v.Class.String())}
 	if v.HTTPStatus != 0 {
 		a = append(a, slog.Int("http_status", v.HTTPStatus))

@@ -2,7 +2,9 @@ package events
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -93,6 +95,47 @@ func Summary(e Event) string {
 		if e.Generation != 0 {
 			add("gen %d", e.Generation)
 		}
+	case KindStreamEventDropped, KindStdoutLineDropped:
+		add("%d dropped in all", e.Count)
+	case KindResponseDropped:
+		add("%d already in flight; %d dropped in all", e.Bound, e.Count)
+	case KindServerRequestRefused:
+		add("%q refused: %d already being handled; %d refused in all", e.Op, e.Bound, e.Count)
+	case KindStreamDeclined:
+		p = append(p, strings.TrimSpace(fmt.Sprintf("HTTP %d %s", e.HTTPStatus, e.ContentType)))
+	case KindProcessExited:
+		s := fmt.Sprintf("exited with code %d", e.ExitCode)
+		if e.Signal != 0 {
+			s = fmt.Sprintf("ended by signal %d (%s)", e.Signal, syscall.Signal(e.Signal))
+		}
+		if e.Stop != "" {
+			s += " after " + e.Stop
+		}
+		p = append(p, s)
+		if e.Detail != "" {
+			e.Detail = "stderr: " + e.Detail
+		}
+	case KindCallReissued:
+		lost := "request " + e.RequestID
+		if e.RequestID == "" {
+			lost = "the request" // a transport that records no exchange
+		}
+		s := fmt.Sprintf("%s %q: %s lost with its response stream; ", e.Op, e.Name, lost)
+		if e.ReissuedAs == "" {
+			s += "the re-issue was not sent"
+		} else {
+			s += "re-issued as request " + e.ReissuedAs
+		}
+		p = append(p, s)
+	case KindSessionVerified:
+		s := "not answered: the session ended"
+		if e.Alive {
+			s = "answered: the session lives"
+		}
+		if v := verdictSummary(e.Verdict); v != "" {
+			s += " (" + v + ")"
+		}
+		p = append(p, s)
 	default:
 		if v := verdictSummary(e.Verdict); v != "" {
 			p = append(p, v)
@@ -104,7 +147,7 @@ func Summary(e Event) string {
 	if e.Dropped != 0 {
 		add("(%d events dropped before this one)", e.Dropped)
 	}
-	return Printable(strings.Join(nonEmpty(p), "; "))
+	return Printable(strings.Join(slices.DeleteFunc(p, func(s string) bool { return s == "" }), "; "))
 }
 
 // verdictSummary is v.String() and the JSON-RPC message (or, without an
@@ -146,16 +189,6 @@ func listsSummary(ls []ListOutcome) string {
 	return strings.Join(parts, ", ")
 }
 
-func nonEmpty(in []string) []string {
-	out := in[:0]
-	for _, s := range in {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -181,23 +214,19 @@ func cutHead(s string, n int) string {
 // Printable returns s with every control character (C0, DEL, C1), every
 // bidirectional control (U+202E and its kin, which reorder what a terminal
 // shows) and every byte that is not UTF-8 written as a Go escape (\x1b,
-// \u202e). A server names its tools and words its errors as it likes, and a
-// recording file is anyone's: written raw, a line feed in a tool name forged
-// a line of the timeline, and an escape sequence reached the terminal.
+// \u202e): a server names its tools and words its errors as it likes, and
+// a recording file is anyone's; nothing a terminal acts on is written raw.
 func Printable(s string) string {
-	if !needsEscape(s) {
-		return s
-	}
 	var b strings.Builder
-	b.Grow(len(s) + 16)
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
+		escaped := unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 		switch {
 		case r == utf8.RuneError && n <= 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case escaped(r) && r < 0x100:
+		case escaped && r < 0x100:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case escaped(r):
+		case escaped:
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])
@@ -207,25 +236,11 @@ func Printable(s string) string {
 	return b.String()
 }
 
-// needsEscape reports whether [Printable] changes s.
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n <= 1) || escaped(r) {
-			return true
-		}
-		i += n
-	}
-	return false
-}
-
-// escaped reports whether [Printable] writes r as an escape.
-func escaped(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
-}
-
-// signed renders a list change as "+added -removed ~changed".
+// signed renders a list change as "+added -removed ~changed"; "" for nil.
 func (c *ListChange) signed() string {
+	if c == nil {
+		return ""
+	}
 	var ch []string
 	for _, l := range []struct {
 		sign  string

@@ -88,3 +88,27 @@ func TestSummaryKeepsTheCauseOfALongDetail(t *testing.T) {
 		Verdict: classify.Verdict{Class: classify.Transport, Detail: long}})
 	require.True(t, utf8.ValidString(got), got)
 }
+
+// TestSummaryPrintsTypedFacts: the kinds fed by a transport's facts carry
+// typed fields, and the text for people is made from them.
+func TestSummaryPrintsTypedFacts(t *testing.T) {
+	for _, c := range []struct {
+		e    events.Event
+		want string
+	}{
+		{events.Event{Kind: events.KindStreamDeclined, HTTPStatus: 405, ContentType: "text/plain"}, "HTTP 405 text/plain"},
+		{events.Event{Kind: events.KindResponseDropped, Bound: 8, Count: 3}, "8 already in flight; 3 dropped in all"},
+		{events.Event{Kind: events.KindServerRequestRefused, Op: "elicitation/create", Bound: 4, Count: 1},
+			`"elicitation/create" refused: 4 already being handled; 1 refused in all`},
+		{events.Event{Kind: events.KindStdoutLineDropped, Count: 2, Detail: `not JSON-RPC: "hi"`}, `2 dropped in all; not JSON-RPC: "hi"`},
+		{events.Event{Kind: events.KindProcessExited, ExitCode: 3, Detail: "fatal\n"}, `exited with code 3; stderr: fatal\x0a`},
+		{events.Event{Kind: events.KindProcessExited, ExitCode: -1, Signal: 9, Stop: "sigkill"}, "ended by signal 9 (killed) after sigkill"},
+		{events.Event{Kind: events.KindSessionVerified, Alive: true}, "answered: the session lives"},
+		{events.Event{Kind: events.KindCallReissued, Op: "tools/call", Name: "r", RequestID: "3", ReissuedAs: "5"},
+			`tools/call "r": request 3 lost with its response stream; re-issued as request 5`},
+		{events.Event{Kind: events.KindSessionVerified, Verdict: classify.Verdict{Class: classify.Transport, Detail: "EOF"}},
+			`not answered: the session ended (transport "EOF")`},
+	} {
+		require.Equal(t, c.want, events.Summary(c.e))
+	}
+}

@@ -1,48 +1,34 @@
 package events
 
-// The vocabulary of events, defined here once: named string types whose
-// values are the kebab-case names written in the JSON form, so a host can
-// switch on them (e.To == events.StateFailed) and a reader of recorded JSON
-// sees the same strings. Package fsm uses these names directly; package
-// supervisor re-exports them for hosts under shorter names
-// (supervisor.Failed, supervisor.KindCallFailed). A reader must accept
-// values it does not know: new ones may be added.
+// The vocabulary of events (see the package doc): named string types whose
+// values are the kebab-case names of the JSON form.
 
 // Kind says what an [Event] reports; see the Kind constants.
 type Kind string
 
-// Event kinds, the values of [Event.Kind]. [KindTransition] reports what the
-// state machine did; the supervisor emits it and the others through the same
-// [Sink].
-// A reader must accept kinds it does not know: new kinds may be added.
+// Event kinds, the values of [Event.Kind]. A reader must accept kinds it
+// does not know: new kinds may be added.
 const (
 	// KindTransition: a state machine transition, internal transitions
 	// included. Fields: From, To, Trigger, Guard, Verdict, Generation,
 	// Attempt, Reason.
 	KindTransition Kind = "transition"
 	// KindProbeReport: the outcome of each list method of a discovery
-	// (blind probes or declared-capability listing, DESIGN.md section 2,
-	// failure story S1). Fields: Lists, Generation.
+	// (failure story S1). Fields: Lists, Generation.
 	KindProbeReport Kind = "probe-report"
-	// KindCatalogChanged: the published catalog changed: it is sent only
-	// when at least one list changed (a new session whose catalog is the
-	// same sends none). Fields: Added, Removed, Changed (tool names), Omitted
-	// (those left off, past MaxNames each), Tools (tools now), Prompts, Resources, ResourceTemplates (the other lists'
-	// changes, nil when unchanged), Generation.
+	// KindCatalogChanged: the published catalog changed (sent only when a
+	// list changed). Fields: Added, Removed, Changed (tool names), Omitted,
+	// Tools (tools now), Prompts, Resources, ResourceTemplates (nil when
+	// unchanged), Generation.
 	KindCatalogChanged Kind = "catalog-changed"
-	// KindCallFailed: a call failed. A failed call moves no state: when
-	// its answer cost the session (session-expired) or a verification
-	// found it dead, the session's end follows as a session-ended event
-	// and a session-died transition; a transport verdict's verification
-	// reports as session-verified (failure story S4). Fields: Op, Name,
-	// Delivery, Verdict, Generation.
+	// KindCallFailed: a call failed. It moves no state: a session it cost
+	// reports its end as session-ended and a session-died transition
+	// (failure story S4). Fields: Op, Name, Delivery, Verdict, Generation.
 	KindCallFailed Kind = "call-failed"
 	// KindSessionVerified: a request got no answer (transport) and one
 	// liveness request (ping, or server/discover from 2026-07-28) verified
-	// the session: answered, it lives; not answered, it ended (its
-	// session-ended event and session-died transition follow). Fields:
-	// Generation, Verdict (the liveness request's, when not answered),
-	// Detail.
+	// the session: answered, it lives; not, it ended. Fields: Generation,
+	// Alive, Verdict (the liveness request's, when not answered).
 	KindSessionVerified Kind = "session-verified"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened for
 	// this server (failure story S5). Fields: Detail (the rule that fired).
@@ -51,151 +37,112 @@ const (
 	// Detail.
 	KindStreamEnabled Kind = "stream-enabled"
 	// KindStreamEventDropped: an event of the standalone SSE stream was not
-	// handed to go-sdk (a malformed line, data that is not one JSON-RPC
-	// message, an oversized event ...); the session is unaffected. The
-	// first 16 drops of a session each have one, then every 1024th.
-	// Fields: Detail (what was wrong, how many were dropped), Generation.
+	// handed to go-sdk (malformed, not one JSON-RPC message, oversized);
+	// the session is unaffected. Each of a session's first 16 drops has
+	// one, then every 1024th. Fields: Count, Detail (the error's text),
+	// Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
 	// KindStreamDeclined: the server declined this session's push stream
-	// (its first standalone GET, or its first subscriptions/listen POST,
-	// answered 405, another 4xx or not as an event stream): no list_changed
-	// reaches the session, so its catalog is polled; a later session asks
-	// again. Fields: Generation, Detail (the answer, e.g. "HTTP 405
-	// text/plain").
+	// (its first standalone GET or subscriptions/listen POST answered 405,
+	// another 4xx or not as an event stream): its catalog is polled; a
+	// later session asks again. Fields: Generation, HTTPStatus, ContentType.
 	KindStreamDeclined Kind = "stream-declined"
 	// KindRetryScheduled: a retry is scheduled: from failed, or of a listing
-	// on its live session (connecting, stale-recovering). Fields: Attempt,
-	// Delay, Verdict.
+	// on its live session. Fields: Attempt, Delay, Verdict.
 	KindRetryScheduled Kind = "retry-scheduled"
 	// KindRateLimitWindow: calls fail at once until a 429's Retry-After
 	// window ends. Fields: Delay (the window), Verdict.
 	KindRateLimitWindow Kind = "rate-limit-window"
 	// KindSessionOpened: a go-sdk client session was created. Fields:
-	// SessionID (hashed), Generation, Detail.
+	// SessionID (hashed), Connection, Generation.
 	KindSessionOpened Kind = "session-opened"
 	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID
-	// (hashed), Generation, Detail.
+	// (hashed), Connection, Generation, Verdict, Detail (how).
 	KindSessionEnded Kind = "session-ended"
-	// KindCallResent: a failed call is sent once more, as the resend
-	// policy allows (it was not sent, or its outcome is unknown and its tool
-	// is annotated readOnlyHint or idempotentHint). Fields: Op, Name, and
-	// the first attempt's Delivery, Verdict and Generation.
+	// KindCallResent: a failed call is sent once more, as the resend policy
+	// allows (not sent, or outcome unknown and its tool annotated
+	// readOnlyHint or idempotentHint). Fields: Op, Name, and the first
+	// attempt's Delivery, Verdict and Generation.
 	KindCallResent Kind = "call-resent"
-	// KindCallReissued: a call of a 2026-07-28 session whose response
-	// stream broke before its response was re-issued once as a new
-	// request with a new id, as the 2026-07-28 changelog (item 9, SEP-2575)
-	// requires: "A broken response stream loses the in-flight request;
-	// clients MUST re-issue it as a new request with a new request ID".
-	// Emitted when the new request has its outcome, so that it names both
-	// requests. Fields: Op, Name, the first attempt's Delivery, Verdict and
-	// Generation; Detail names the lost request's JSON-RPC id and the new
-	// one's (e.g. "request 3 lost with its response stream; re-issued as
-	// request 5").
+	// KindCallReissued: a 2026-07-28 call whose response stream broke was
+	// re-issued once with a new id (changelog item 9, SEP-2575: "clients
+	// MUST re-issue it as a new request with a new request ID"), reported
+	// at the new request's outcome. Fields: Op, Name, the first attempt's
+	// Delivery, Verdict and Generation, RequestID, ReissuedAs.
 	KindCallReissued Kind = "call-reissued"
 	// KindResponseDropped: the client's response to a request of the
-	// server's (ping, roots/list, sampling/createMessage ...) was not sent,
-	// because as many POSTs of responses as the wire layer allows were
-	// waiting for the server's answer (a server sending requests faster
-	// than it takes their answers); the session is unaffected and the
-	// server's request stays unanswered. The first 16 drops of a session
-	// each have one, then every 1024th. Fields: Detail (the bound, how many
-	// were dropped), Generation.
+	// server was not sent: Bound responses were already waiting for the
+	// server's answer. The session is unaffected; the server's request
+	// stays unanswered. Throttled as stream-event-dropped. Fields: Bound,
+	// Count, Generation.
 	KindResponseDropped Kind = "response-dropped"
-	// KindServerRequestRefused: a request of the server's that the host
+	// KindServerRequestRefused: a request of the server that the host
 	// handles (sampling/createMessage, elicitation/create) was answered
-	// with a JSON-RPC error (-32603, internal error, its message naming
-	// the bound) without reaching its handler, because as many of the
-	// server's requests as the client allows were being handled or
-	// answered already (a server sending requests faster than the host's
-	// handlers end them); the session is unaffected. The first 16 of a
-	// session each have one, then every 1024th. Fields: Detail (the
-	// method, the bound, how many were refused), Generation.
+	// -32603 (internal error) without reaching its handler: Bound were
+	// being handled already. The session is unaffected. Throttled as
+	// stream-event-dropped. Fields: Op (its method), Bound, Count,
+	// Generation.
 	KindServerRequestRefused Kind = "server-request-refused"
-	// KindStdoutLineDropped: a stdio server wrote a line on stdout that is
-	// not one JSON-RPC message (a log line, a batch, an oversized line) or
-	// that answers an id no request carried; it was not handed to go-sdk
-	// and the session is unaffected. The first 16
-	// lines of a process each have one, then every 1024th. Fields: Detail
-	// (the line's number, what was wrong, the line's start), Generation.
+	// KindStdoutLineDropped: a stdio server wrote a stdout line that is not
+	// one JSON-RPC message (a log line, a batch, an oversized line) or that
+	// answers an id never sent; it was not handed to go-sdk. Throttled as
+	// stream-event-dropped, per process. Fields: Count, Detail (what was
+	// wrong, the line's start), Generation.
 	KindStdoutLineDropped Kind = "stdout-line-dropped"
 	// KindProcessExited: a stdio server's process exited, by itself or
-	// stopped by the supervisor (a hung server, a closed stdout). The
-	// process that Close or Detach ends has none: the supervisor's last
-	// event is the closed transition and its session-ended, and the exit is
-	// logged (Config.Observe.Logger). Fields: Detail (exit code or signal, the stop
-	// step, the last bytes of its stderr), Generation.
+	// stopped by the supervisor (a hung server, a closed stdout); an exit
+	// that Close or Detach caused is only logged. Fields: ExitCode, Signal,
+	// Stop, Detail (the last bytes of its stderr), Generation.
 	KindProcessExited Kind = "process-exited"
-	// KindEraChanged: the protocol era used for new sessions changed: a
-	// `server/discover` refused, or answered without 2026-07-28 among its
-	// supportedVersions, fell back to 2025-11-25, a later session
-	// is back on 2026-07-28, or a live 2026-07-28 session was refused its
-	// version (-32022) and re-discovers. Fields: Generation, Detail (the
-	// era, and why).
+	// KindEraChanged: the protocol era of new sessions changed: a
+	// server/discover refused, or answered without 2026-07-28, fell back to
+	// 2025-11-25; a later session is back on 2026-07-28; or a 2026-07-28
+	// session was refused its version (-32022) and re-discovers. Fields:
+	// Generation, Detail (the era, and why).
 	KindEraChanged Kind = "era-changed"
 )
 
 // State is a connection state (DESIGN.md section 2), as [Event.From] and
-// [Event.To] name it. The six mandatory states are [StateConnecting],
-// [StateResumingBlind], [StateProbing], [StateReady], [StateStaleRecovering]
-// and [StateFailed]; [StateIdle] and [StateClosed] frame them;
-// [StateResumingKnown] and [StateListingDeclared] draw the resume whose
-// capabilities were persisted with the session. docs/statechart.md draws
-// the transitions.
+// [Event.To] name it. docs/statechart.md draws the transitions.
 type State string
 
 // The states.
 const (
-	// StateIdle: constructed, not started. Left on started (to connecting,
-	// resuming-blind or resuming-known by the resume mode), close-requested
-	// or detach-requested (to closed).
+	// StateIdle: constructed, not started.
 	StateIdle State = "idle"
 	// StateConnecting: opening a new session with a full handshake
 	// (`initialize`, or `server/discover` on 2026-07-28+ servers), then
-	// listing what the server declared. Left on discovery-succeeded (to
-	// ready) or on a failure (to failed); a listing that fails while the
-	// session is fine is retried on that session instead (internal, the
-	// supervisor's Config.Recovery.ListingRetries times). Never probes.
+	// listing what the server declared; a listing that fails on a live
+	// session is retried on it (Config.Recovery.ListingRetries). Never
+	// probes.
 	StateConnecting State = "connecting"
 	// StateResumingBlind: re-attaching a persisted session id whose
-	// capabilities are unknown; nothing is sent yet. Left on attached (to
-	// probing) or attach-refused (bad persisted state; to connecting).
+	// capabilities are unknown; nothing is sent yet.
 	StateResumingBlind State = "resuming-blind"
 	// StateResumingKnown: re-attaching a persisted session id whose
-	// capabilities were persisted with it (a saved InitializeResult or a
-	// 2026-07-28 discovery result). Left on attached (to listing-declared)
-	// or attach-refused (to connecting).
+	// capabilities were persisted with it (an InitializeResult or a
+	// 2026-07-28 discovery result).
 	StateResumingKnown State = "resuming-known"
-	// StateProbing: blind probes of tools/list, resources/list,
-	// prompts/list and resources/templates/list on a resumed session; only
-	// tools/list decides (failure story S1). Left on discovery-succeeded
-	// (to ready); on a failure that is not unauthorized, canceled or
-	// timeout to stale-recovering once per resume (S2); otherwise to
-	// failed.
+	// StateProbing: blind probes of the four lists on a resumed session;
+	// only tools/list decides (failure story S1); a failure other than
+	// unauthorized, canceled or timeout leads to stale-recovering once per
+	// resume (S2).
 	StateProbing State = "probing"
 	// StateListingDeclared: a known-capabilities resume lists, strictly,
-	// what the persisted capabilities declared; it does not probe. Left
-	// like probing.
+	// what the persisted capabilities declared; it does not probe.
 	StateListingDeclared State = "listing-declared"
-	// StateReady: serving calls. Left only when the session died (to
-	// connecting, or to failed for unauthorized, canceled or churn), a
-	// reconnect or the end: a failed call never steps the machine (S4);
-	// the session itself ends on a session-expired answer or a failed
-	// verification, and reports it as session-died.
+	// StateReady: serving calls. A failed call never leaves it (S4): the
+	// session reports its own end (session-died).
 	StateReady State = "ready"
 	// StateStaleRecovering: the resumed session id was dropped; one full
-	// re-handshake and discovery; never probes. Left on
-	// discovery-succeeded (to ready) or on a failure (to failed); listing
-	// failures as in connecting.
+	// re-handshake and discovery; never probes.
 	StateStaleRecovering State = "stale-recovering"
-	// StateFailed: a classified failure, churn, or an exhausted (optional)
-	// budget. While retrying (no [Reason]) it leaves on retry-due (to
-	// connecting, never probing); with a Reason it is terminal and leaves
-	// only on reconnect-requested within the churn limit (to connecting,
-	// or to a resume), on churn-cooled for [ReasonChurn], or on a close or
-	// detach request (to closed).
+	// StateFailed: a classified failure, churn, or a spent budget. Without
+	// a [Reason] it retries (retry-due, to connecting); with one it is
+	// terminal: left on reconnect-requested, churn-cooled ([ReasonChurn])
+	// or a close or detach request.
 	StateFailed State = "failed"
-	// StateClosed: absorbing. Every trigger is ignored: no event, no
-	// command.
+	// StateClosed: absorbing: every trigger is ignored.
 	StateClosed State = "closed"
 )
 

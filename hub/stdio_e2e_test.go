@@ -82,7 +82,7 @@ func TestStdioServerBesideAnHTTPOne(t *testing.T) {
 	_, err = f.rec.WaitFor(f.ctx, func(es []events.Event) bool {
 		for _, e := range es {
 			if e.Server == "local" && e.Kind == supervisor.KindProcessExited {
-				require.Contains(t, e.Detail, "exited with code 9")
+				require.Equal(t, 9, e.ExitCode)
 				require.Contains(t, e.Detail, "token ")
 				require.NotContains(t, e.Detail, secret, "env values are masked")
 				return true

@@ -110,13 +110,14 @@ func (r *stdioRig) pids() (pid, pgid, child int) {
 	return pid, pgid, child
 }
 
-// waitEvent waits for the first event of kind whose detail contains sub.
+// waitEvent waits for the first event of kind whose summary
+// (events.Summary: its typed fields, then its detail) contains sub.
 func (r *stdioRig) waitEvent(kind events.Kind, sub string) events.Event {
 	r.t.Helper()
 	var found events.Event
 	_, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool {
 		for _, e := range es {
-			if e.Kind == kind && strings.Contains(e.Detail, sub) {
+			if e.Kind == kind && strings.Contains(events.Summary(e), sub) {
 				found = e
 				return true
 			}
@@ -226,11 +227,14 @@ func TestCommandCrashIsRestarted(t *testing.T) {
 
 	e := r.waitEvent(KindProcessExited, "exited with code 7")
 	assert.Equal(t, uint64(1), e.Generation)
-	assert.NotContains(t, e.Detail, "after", "it exited by itself")
+	assert.Equal(t, 7, e.ExitCode)
+	assert.Empty(t, e.Stop, "it exited by itself")
 
 	_, err = r.call("kill", nil)
 	require.Error(t, err)
-	r.waitEvent(KindProcessExited, "signal 9 (SIGKILL)")
+	killed := r.waitEvent(KindProcessExited, "ended by signal 9")
+	assert.Equal(t, int(syscall.SIGKILL), killed.Signal)
+	assert.Equal(t, -1, killed.ExitCode)
 	r.restarted(2)
 	assert.Equal(t, 3, r.sup.SessionsOpened())
 }
@@ -337,7 +341,8 @@ func TestCommandHungServerIsFoundByPing(t *testing.T) {
 		bigErr <- err
 	}()
 	e := r.waitEvent(KindProcessExited, "after sigkill")
-	assert.Contains(t, e.Detail, "SIGKILL")
+	assert.Equal(t, int(syscall.SIGKILL), e.Signal)
+	assert.Equal(t, "sigkill", e.Stop)
 	assert.Equal(t, gen, e.Generation)
 	_, _, alive := procState(pid)
 	assert.False(t, alive)
@@ -372,11 +377,11 @@ func TestCommandGarbageOnStdoutIsDropped(t *testing.T) {
 	var details []string
 	for _, e := range es {
 		if e.Kind == KindStdoutLineDropped {
-			details = append(details, e.Detail)
+			details = append(details, events.Summary(e))
 		}
 	}
-	assert.Contains(t, details[0], `stdout line 1 dropped: not JSON-RPC: "starting up..."`)
-	assert.Contains(t, details[3], "stdout line 4 dropped")
+	assert.Contains(t, details[0], `1 dropped in all; not JSON-RPC: "starting up..."`)
+	assert.Contains(t, details[3], "4 dropped in all")
 	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
 	assert.Equal(t, uint64(1), r.sup.Generation())
 }
@@ -394,7 +399,7 @@ func TestCommandMessageWithMoreOnItsLineIsDropped(t *testing.T) {
 	_, err := r.call("echo", map[string]any{"text": "still here"})
 	require.NoError(t, err)
 	e := r.waitEvent(KindStdoutLineDropped, "more than one JSON value on the line")
-	assert.Contains(t, e.Detail, "stdout line 1 dropped")
+	assert.Equal(t, 1, e.Count)
 	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
 }
 
@@ -412,7 +417,7 @@ func TestCommandEnvValuesAreMasked(t *testing.T) {
 	_, err := r.call("crash", map[string]any{"code": 2})
 	require.Error(t, err)
 	r.waitEvent(KindProcessExited, "exited with code 2")
-	r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	r.waitEvent(KindStdoutLineDropped, "1 dropped in all")
 	FlushEvents(r.sup)
 	for _, e := range r.rec.Events() {
 		b, err := e.MarshalJSON()
@@ -521,7 +526,7 @@ func TestCommandStderrIsLoggedAndItsTailKept(t *testing.T) {
 	_, err = r.call("crash", map[string]any{"code": 2})
 	require.Error(t, err)
 	e := r.waitEvent(KindProcessExited, "exited with code 2")
-	assert.True(t, strings.HasSuffix(e.Detail, "; stderr: line one\nlast words\n"), "the tail starts at a whole line: %q", e.Detail)
+	assert.Equal(t, "line one\nlast words\n", e.Detail, "the tail starts at a whole line")
 	assert.NotContains(t, e.Detail, "booting", "cut to 64 bytes")
 	out := logs.String()
 	assert.Contains(t, out, `msg="mcpsup: stdio server stderr" server=srv line=booting`)
@@ -652,7 +657,7 @@ func TestCommandThatDiesAtStartIsRetried(t *testing.T) {
 	assert.Contains(t, v.Detail, "exited with code 4 during the handshake")
 	for _, e := range es {
 		if e.Kind == KindProcessExited {
-			assert.Contains(t, e.Detail, "stderr: missing API key")
+			assert.Contains(t, e.Detail, "missing API key")
 		}
 	}
 	assert.Equal(t, 1, countKind(es, KindProcessExited))
@@ -679,8 +684,8 @@ func TestSecretCutByABoundIsMasked(t *testing.T) {
 	_, err = r.call("crash", map[string]any{"code": 2})
 	require.Error(t, err)
 	exited := r.waitEvent(KindProcessExited, "exited with code 2")
-	require.Contains(t, exited.Detail, "stderr: …"+events.Masked+"zzz", "the tail begins inside the token")
-	dropped := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+	require.True(t, strings.HasPrefix(exited.Detail, "…"+events.Masked+"zzz"), "the tail begins inside the token: %q", exited.Detail)
+	dropped := r.waitEvent(KindStdoutLineDropped, "1 dropped in all")
 	require.Contains(t, dropped.Detail, "x"+events.Masked+"...", "the quote ends inside the token")
 	FlushEvents(r.sup)
 	pieces := []string{token[:minPiece], token[len(token)-minPiece:]}
@@ -783,17 +788,17 @@ func TestCommandMessageOverADecodeBoundIsDropped(t *testing.T) {
 		limits             AnswerLimits
 	}{
 		{"JSON values", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[` + values + `]}}`,
-			"stdout line 1 dropped: notifications/message from the server: params: JSON-RPC message with more than 1000 JSON values",
+			"notifications/message from the server: params: JSON-RPC message with more than 1000 JSON values",
 			AnswerLimits{JSONValues: 1000}},
 		{"sampling messages", `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"maxTokens":1,"messages":[` + msg + "," + msg + "," + msg + `]}}`,
-			"stdout line 1 dropped: sampling/createMessage from the server: params: sampling/createMessage with more than 2 messages",
+			"sampling/createMessage from the server: params: sampling/createMessage with more than 2 messages",
 			AnswerLimits{Messages: 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newStdioRig(t, Config{Limits: LimitsConfig{AnswerLimits: c.limits}}, "-garbage-at-start", c.line)
 			r.sup.Start()
 			r.ready()
-			e := r.waitEvent(KindStdoutLineDropped, "stdout line 1 dropped")
+			e := r.waitEvent(KindStdoutLineDropped, "1 dropped in all")
 			require.Equal(t, c.detail, e.Detail)
 			res, err := r.call("echo", map[string]any{"text": "after"})
 			require.NoError(t, err)

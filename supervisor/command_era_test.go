@@ -64,10 +64,10 @@ func TestCommandStrayResponseIsReported(t *testing.T) {
 	var details []string
 	for _, e := range es {
 		if e.Kind == KindStdoutLineDropped {
-			details = append(details, e.Detail)
+			details = append(details, events.Summary(e))
 		}
 	}
-	assert.Contains(t, details[0], "stdout line 1 dropped: a response to id 987654, a request never sent")
-	assert.Contains(t, details[1], "stdout line 2 dropped: a response to id not-an-id")
+	assert.Contains(t, details[0], "1 dropped in all; a response to id 987654, a request never sent")
+	assert.Contains(t, details[1], "2 dropped in all; a response to id not-an-id")
 	assert.Equal(t, uint64(1), r.sup.Generation(), "no restart")
 }

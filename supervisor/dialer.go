@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -184,29 +183,28 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 			s.post(relistWanted{gen: gen})
 		case seam.StreamDeclined:
 			h.declined.Store(true)
-			s.post(streamDeclined{gen: gen, detail: declinedText(f.Status, f.ContentType)})
+			s.post(streamDeclined{events.Event{Kind: events.KindStreamDeclined, Generation: gen,
+				HTTPStatus: f.Status, ContentType: f.ContentType}})
 		case seam.StreamDecided:
 			s.post(streamDecided{d: f})
 		case seam.EventDropped:
 			if reportDrop(f.Count) {
-				s.post(streamEventDropped{gen: gen, detail: fmt.Sprintf("%s (%d dropped in all)", f.Err.Error(), f.Count)})
+				s.post(factEvent{events.Event{Kind: events.KindStreamEventDropped, Generation: gen, Count: f.Count, Detail: f.Err.Error()}})
 			}
 		case seam.ResponseDropped:
 			if reportDrop(f.Count) {
-				s.post(responseDropped{gen: gen, detail: fmt.Sprintf(
-					"response to a request of the server dropped (%d already in flight; %d dropped in all)", f.Bound, f.Count)})
+				s.post(factEvent{events.Event{Kind: events.KindResponseDropped, Generation: gen, Count: f.Count, Bound: f.Bound}})
 			}
 		case seam.LineDropped:
 			if reportDrop(f.Count) {
-				s.post(factEvent{events.Event{Kind: events.KindStdoutLineDropped, Generation: gen,
-					Detail: fmt.Sprintf("stdout line %d dropped: %s", f.Count, f.Why)}})
+				s.post(factEvent{events.Event{Kind: events.KindStdoutLineDropped, Generation: gen, Count: f.Count, Detail: f.Why}})
 			}
 		case seam.ProcessExited:
-			detail := f.Err.Error()
-			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) && exit.Stderr != "" {
-				detail += "; stderr: " + exit.Stderr
+			e := events.Event{Kind: events.KindProcessExited, Generation: gen, Detail: f.Err.Error()}
+			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) {
+				e.ExitCode, e.Signal, e.Stop, e.Detail = exit.Code, int(exit.Signal), string(exit.Stop), exit.Stderr
 			}
-			s.post(factEvent{events.Event{Kind: events.KindProcessExited, Generation: gen, Detail: detail}})
+			s.post(factEvent{e})
 		}
 	}
 }
@@ -234,10 +232,9 @@ type sessionVerified struct {
 }
 
 func (in sessionVerified) take(s *Supervisor) {
-	e := events.Event{Kind: events.KindSessionVerified, Generation: in.gen, Detail: "answered: the session lives"}
+	e := events.Event{Kind: events.KindSessionVerified, Generation: in.gen, Alive: in.f.Alive}
 	if !in.f.Alive {
 		e.Verdict = classify.Error(in.f.Err)
-		e.Detail = "not answered: the session ended"
 	}
 	s.emitEvent(e)
 }
@@ -291,32 +288,17 @@ func relistThen[R any](ours, host func(context.Context, R)) func(context.Context
 	}
 }
 
-// streamDeclined is the input of a declined push stream of generation gen;
-// detail names the answer.
-type streamDeclined struct {
-	gen    uint64
-	detail string
-}
+// streamDeclined is the event of a declined push stream.
+type streamDeclined struct{ e events.Event }
 
 func (in streamDeclined) take(s *Supervisor) {
-	if in.gen != s.loop.m.Generation() {
+	if in.e.Generation != s.loop.m.Generation() {
 		return // an earlier session's: its successor asks again
 	}
-	s.emitEvent(events.Event{Kind: events.KindStreamDeclined, Generation: in.gen, Detail: in.detail})
+	s.emitEvent(in.e)
 	if s.loop.m.State() == Ready {
-		s.armPoll(in.gen) // no list_changed can arrive on this session
+		s.armPoll(in.e.Generation) // no list_changed can arrive on this session
 	}
-}
-
-// declinedText names an answer by its status and content type: "HTTP 405
-// text/plain", "HTTP 200 application/json"; without a content type "HTTP
-// 404".
-func declinedText(status int, contentType string) string {
-	d := "HTTP " + strconv.Itoa(status)
-	if contentType != "" {
-		d += " " + contentType
-	}
-	return d
 }
 
 // eraChanged is the era-changed event of generation gen.

@@ -159,7 +159,7 @@ func TestStreamEventDropsAreThrottled(t *testing.T) {
 	require.NoError(t, sup.WaitForState(ctx, supervisor.Ready))
 	_, err = rec.WaitFor(ctx, func(es []events.Event) bool {
 		for _, e := range es {
-			if e.Kind == events.KindStreamEventDropped && strings.Contains(e.Detail, "4096 dropped in all") {
+			if e.Kind == events.KindStreamEventDropped && e.Count == 4096 {
 				return true
 			}
 		}

@@ -130,7 +130,7 @@ func TestE2EListenDeclinedIsPolled(t *testing.T) {
 	declined := e.eventsOf(events.KindStreamDeclined)
 	require.Len(t, declined, 1)
 	require.Equal(t, uint64(1), declined[0].Generation)
-	require.Contains(t, declined[0].Detail, "HTTP 404")
+	require.Equal(t, 404, declined[0].HTTPStatus)
 	require.Equal(t, uint64(1), e.sup.Generation())
 }
 

@@ -70,7 +70,8 @@ func TestE2EBrokenStreamIsReissuedWithANewID(t *testing.T) {
 
 	re := e.eventsOf(supervisor.KindCallReissued)
 	require.Len(t, re, 1)
-	assert.Equal(t, "request "+ids[0]+" lost with its response stream; re-issued as request "+ids[1], re[0].Detail)
+	assert.Equal(t, ids[0], re[0].RequestID)
+	assert.Equal(t, ids[1], re[0].ReissuedAs)
 	assert.Equal(t, classify.Transport, re[0].Verdict.Class, "a reset mid-stream is no complete HTTP answer")
 	assert.Equal(t, events.DeliveryOutcomeUnknown, re[0].Delivery)
 	assert.Empty(t, e.eventsOf(supervisor.KindCallResent), "a re-issue, not a resend")

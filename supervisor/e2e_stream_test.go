@@ -80,7 +80,8 @@ func TestE2EStandaloneGETDeclinedIsAnEvent(t *testing.T) {
 	require.NoError(t, err)
 	declined := e.eventsOf(events.KindStreamDeclined)[0]
 	require.Equal(t, uint64(1), declined.Generation)
-	require.Equal(t, "HTTP 405 text/plain", declined.Detail)
+	require.Equal(t, 405, declined.HTTPStatus)
+	require.Equal(t, "text/plain", declined.ContentType)
 	require.Empty(t, e.eventsOf(events.KindStreamDisabled), "a declined stream is no hostility")
 
 	e.srv.AddTool("polled")

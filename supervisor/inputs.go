@@ -62,26 +62,6 @@ type (
 // From the host: RefreshCatalog (done hears when the catalog is published).
 type refreshRequested struct{ done chan error }
 
-// From the stream: the decision changed (the switch), or the keeper
-// dropped an event of generation gen.
-type (
-	streamEventDropped struct {
-		gen    uint64
-		detail string
-	}
-	// responseDropped: the wire layer dropped a response of generation gen.
-	responseDropped struct {
-		gen    uint64
-		detail string
-	}
-	// serverRequestRefused: a request of the server's on the session of
-	// generation gen was refused past the bound (serverRequests).
-	serverRequestRefused struct {
-		gen    uint64
-		detail string
-	}
-)
-
 // From timers: a retry is due; the re-list gap passed; a catalog poll is
 // due.
 type (
@@ -134,18 +114,6 @@ func (in refreshRequested) take(s *Supervisor)  { s.refresh(in.done) }
 func (relistDue) take(s *Supervisor)            { s.gapPassed() }
 func (in pollDue) take(s *Supervisor)           { s.pollNow(in.gen) }
 
-func (in streamEventDropped) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindStreamEventDropped, Generation: in.gen, Detail: in.detail})
-}
-
-func (in responseDropped) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindResponseDropped, Generation: in.gen, Detail: in.detail})
-}
-
-func (in serverRequestRefused) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindServerRequestRefused, Generation: in.gen, Detail: in.detail})
-}
-
 func (in retryDue) take(s *Supervisor) {
 	s.step(fsm.Trigger{Kind: events.TriggerRetryDue, Generation: in.gen})
 }
@@ -162,16 +130,8 @@ func (in callResent) take(s *Supervisor) {
 
 func (in callReissued) take(s *Supervisor) {
 	ce := in.first
-	lost := "request " + ce.RequestID
-	if ce.RequestID == "" {
-		lost = "the request" // a transport that records no exchange
-	}
-	again := "re-issued as request " + in.id
-	if in.id == "" {
-		again = "the re-issue was not sent"
-	}
 	s.emitEvent(events.Event{Kind: events.KindCallReissued, Generation: ce.Generation, Op: ce.Op, Name: ce.Name,
-		Delivery: ce.Delivery.String(), Verdict: ce.Verdict, Detail: lost + " lost with its response stream; " + again})
+		Delivery: ce.Delivery.String(), Verdict: ce.Verdict, RequestID: ce.RequestID, ReissuedAs: in.id})
 }
 
 func (in callFailed) take(s *Supervisor) { s.callFailed(in.gen, in.err) }

@@ -10,12 +10,10 @@ import (
 
 // redactor keeps session ids and credentials out of every text the
 // supervisor hands out: events, errors, log records and String. It holds the
-// ids of the sessions in use (held sessions and the resume state's) and
-// forgets the others, so its cost never grows with the sessions of the past;
-// a forgotten id is still hashed where go-sdk names it.
+// ids of the sessions in use only (keepSessionIDs); a forgotten id is still
+// hashed where go-sdk names it.
 type redactor struct {
 	events.Redactor
-	ids []string // ids registered by keepSessionIDs (one or two); loop goroutine
 
 	credMu sync.Mutex
 	creds  []string // the OAuth access tokens registered, the last maxCredentials
@@ -55,40 +53,19 @@ func (s *Supervisor) redactLogs() {
 	}
 }
 
-// keepSessionIDs registers the ids of the sessions in use, the held ones and
-// the resume state's, and forgets every other id it registered. Loop
-// goroutine only.
+// keepSessionIDs keeps registered the ids of the sessions in use, the held
+// ones and the resume state's, and no other. Loop goroutine only.
 func (s *Supervisor) keepSessionIDs() {
-	// One or two sessions and the resume state's: a small array, not a
-	// map, as this runs after every step.
-	var buf [3]string
-	want := buf[:0]
-	keep := func(id string) {
-		if id != "" && !slices.Contains(want, id) {
-			want = append(want, id)
-		}
-	}
+	var ids []string
 	for _, h := range s.loop.sessions {
-		keep(h.sess.Info().ID)
+		ids = append(ids, h.sess.Info().ID)
 	}
 	s.mu.Lock()
 	if rs := s.snap.resume; rs != nil {
-		keep(rs.SessionID)
+		ids = append(ids, rs.SessionID)
 	}
 	s.mu.Unlock()
-	s.redact.ids = slices.DeleteFunc(s.redact.ids, func(id string) bool {
-		if slices.Contains(want, id) {
-			return false
-		}
-		s.redact.ForgetSessionID(id)
-		return true
-	})
-	for _, id := range want {
-		if !slices.Contains(s.redact.ids, id) {
-			s.redact.AddSessionID(id)
-			s.redact.ids = append(s.redact.ids, id)
-		}
-	}
+	s.redact.KeepSessionIDs(ids...)
 }
 
 // endpointText redacts text made before a supervisor exists (Config and

@@ -57,6 +57,7 @@ func TestCallsWaitForAVerificationAnswered(t *testing.T) {
 	verified := r.eventsOf(events.KindSessionVerified)
 	require.Len(t, verified, 1)
 	require.Equal(t, classify.None, verified[0].Verdict.Class)
+	require.True(t, verified[0].Alive)
 }
 
 // Not answered: the session ended by itself; it is released without
@@ -85,6 +86,7 @@ func TestCallsWaitForAVerificationUnanswered(t *testing.T) {
 	verified := r.eventsOf(events.KindSessionVerified)
 	require.Len(t, verified, 1)
 	require.Equal(t, classify.Transport, verified[0].Verdict.Class)
+	require.False(t, verified[0].Alive)
 }
 
 // seamDialer is a seam.Dialer that hands out one fake session per Dial,
@@ -129,7 +131,8 @@ func TestSeamConnectorDrivesADialer(t *testing.T) {
 
 	sp.Observe(seam.StreamDeclined{Status: 405, ContentType: "text/plain"})
 	declined := r.waitEvents(events.KindStreamDeclined, 1)
-	require.Equal(t, "HTTP 405 text/plain", declined[0].Detail)
+	require.Equal(t, 405, declined[0].HTTPStatus)
+	require.Equal(t, "text/plain", declined[0].ContentType)
 	require.True(t, r.sup.held(1).hooks.declined.Load(), "its catalog is polled")
 
 	first.die(mcpSessionMissing())

@@ -162,7 +162,7 @@ func storyStdioCrash(ctx context.Context, e *env) result {
 			r.expect(tr.kind(events.KindStdoutLineDropped) == 4, "4 stdout lines dropped (3 of the first process, 1 of the second), each an event, none fatal", "%d: %v", tr.kind(events.KindStdoutLineDropped), tr.details(events.KindStdoutLineDropped))
 			exited := ""
 			if ev, err := tr.wait(ctx, events.KindProcessExited); err == nil {
-				exited = ev.Detail
+				exited = events.Summary(ev)
 			}
 			r.expect(strings.Contains(exited, "exited with code 3") && strings.Contains(exited, "stderr: fatal: simulated crash"),
 				"the exit event names the code and carries the stderr tail", "%q", exited)

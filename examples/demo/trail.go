@@ -108,14 +108,14 @@ func (t *trail) probeReport() (events.Event, bool) {
 	return events.Event{}, false
 }
 
-// details returns the details of the events of a kind, in order.
+// details returns the summaries of the events of a kind, in order.
 func (t *trail) details(kind events.Kind) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []string
 	for _, e := range t.evs {
 		if e.Kind == kind {
-			out = append(out, e.Detail)
+			out = append(out, events.Summary(e))
 		}
 	}
 	return out

@@ -81,5 +81,5 @@ func ExampleLive() {
 	}
 	// Output:
 	// id: 1
-	// data: {"v":1,"kind":"transition","server":"search","seq":1,"time":"2026-03-14T09:00:00Z","from":"idle","to":"connecting","trigger":"started","generation":1}
+	// data: {"v":1,"kind":"transition","server":"search","seq":1,"from":"idle","to":"connecting","trigger":"started","generation":1,"time":"2026-03-14T09:00:00Z"}
 }
