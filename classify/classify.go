@@ -77,16 +77,11 @@ func Classify(ctx context.Context, err error) Verdict {
 	return v
 }
 
-// maxWires bounds the HTTP exchanges remembered without allocating.
-const maxWires = 4
-
 // facts gathered from one error tree.
 type facts struct {
 	detail string
 
-	wires     [maxWires]*HTTPError // HTTPErrors with a status, in walk order
-	nWires    int
-	moreWires []*HTTPError // beyond maxWires
+	wires     []*HTTPError // HTTPErrors with a status, in walk order
 	wireNoAns *HTTPError   // first HTTPError without a status
 
 	rpc         RPCError // go-sdk JSON-RPC error other than -32005: first, or a -32601
@@ -98,24 +93,6 @@ type facts struct {
 	transport   bool     // net, syscall or io evidence of no answer
 	malformed   bool     // JSON decoding of a response failed
 	notSent     bool     // a *NotSentError: the request left no exchange
-}
-
-func (f *facts) addWire(e *HTTPError) {
-	if f.nWires < maxWires {
-		f.wires[f.nWires] = e
-		f.nWires++
-		return
-	}
-	f.moreWires = append(f.moreWires, e)
-}
-
-func (f *facts) forWires(fn func(*HTTPError)) {
-	for _, w := range f.wires[:f.nWires] {
-		fn(w)
-	}
-	for _, w := range f.moreWires {
-		fn(w)
-	}
 }
 
 // inspect records what one error value says by itself.
@@ -136,14 +113,14 @@ func (f *facts) inspect(err error) {
 		f.connClosed = true
 		return
 	case ErrCredential:
-		f.addWire(&HTTPError{Exchange: Exchange{Status: 401}, Err: err})
+		f.wires = append(f.wires, &HTTPError{Exchange: Exchange{Status: 401}, Err: err})
 		return
 	case io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe:
 		f.transport = true
 		return
 	}
 	if w := answerOf(err); w != nil {
-		f.addWire(w)
+		f.wires = append(f.wires, w)
 		return
 	}
 	switch e := err.(type) {
@@ -154,7 +131,7 @@ func (f *facts) inspect(err error) {
 			return
 		}
 		if e.Status != 0 {
-			f.addWire(e)
+			f.wires = append(f.wires, e)
 		} else if f.wireNoAns == nil {
 			f.wireNoAns = e
 		}
@@ -208,15 +185,12 @@ func (f *facts) verdict(callerLive bool) Verdict {
 	}
 	// Each HTTP exchange is classified on its own; the one whose class comes
 	// first decides, and its facts go into the verdict.
-	var decider, firstWire *HTTPError
-	f.forWires(func(w *HTTPError) {
-		if firstWire == nil {
-			firstWire = w
-		}
+	var decider *HTTPError
+	for _, w := range f.wires {
 		if c := wireClass(w, f.rpc); c != None && c < best {
 			best, decider = c, w
 		}
-	})
+	}
 	if f.canceled {
 		if callerLive {
 			// The caller still waits, so someone else canceled the request:
@@ -241,7 +215,7 @@ func (f *facts) verdict(callerLive bool) Verdict {
 	if f.transport || f.connClosed || f.wireNoAns != nil {
 		consider(Transport)
 	}
-	if !f.rpc.Present && firstWire == nil && !f.connClosed {
+	if !f.rpc.Present && len(f.wires) == 0 && !f.connClosed {
 		// The one text parse: a JSON-RPC error object printed into the
 		// message. A closed connection sent nothing, so its text is history.
 		if r, ok := embeddedRPCError(f.detail); ok {
@@ -254,7 +228,7 @@ func (f *facts) verdict(callerLive bool) Verdict {
 		// saying why; go-sdk uses it for 500/502/503/504 and 429.
 		best = ServerError
 	}
-	if best == numClasses && f.notSent && f.nWires == 0 && f.wireNoAns == nil {
+	if best == numClasses && f.notSent && len(f.wires) == 0 && f.wireNoAns == nil {
 		// go-sdk refused the request unsent, with nothing else to say: its
 		// connection had failed.
 		best = Transport
@@ -265,8 +239,8 @@ func (f *facts) verdict(callerLive bool) Verdict {
 	v.Class = best
 
 	w := decider
-	if w == nil {
-		w = firstWire
+	if w == nil && len(f.wires) > 0 {
+		w = f.wires[0]
 	}
 	if w != nil {
 		v.HTTPStatus = w.Status

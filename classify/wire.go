@@ -79,7 +79,7 @@ func authParams(h string, fn func(name, val string) bool) {
 		rest := strings.TrimLeft(h[i:], " \t")
 		if !strings.HasPrefix(rest, "=") || name == "" {
 			// A scheme name, or the start of a token68 ("abc==").
-			h = skipToken68(h[i:])
+			h = strings.TrimLeft(h[i:], "=")
 			continue
 		}
 		rest = strings.TrimLeft(rest[1:], " \t")
@@ -97,11 +97,6 @@ func authParams(h string, fn func(name, val string) bool) {
 			return
 		}
 	}
-}
-
-// skipToken68 drops the '=' padding of a token68 at the start of h.
-func skipToken68(h string) string {
-	return strings.TrimLeft(h, "=")
 }
 
 // quoted unquotes the quoted-string at the start of s and returns it with the
