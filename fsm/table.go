@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -39,11 +40,10 @@ func (r Row) GuardLabel() string {
 
 // Table returns a copy of the transition table in declaration order.
 func Table() []Row {
-	out := make([]Row, len(table))
-	for i, r := range table {
-		r.Guards = append([]Guard(nil), r.Guards...)
-		r.Commands = append([]CommandKind(nil), r.Commands...)
-		out[i] = r
+	out := slices.Clone(table)
+	for i := range out {
+		out[i].Guards = slices.Clone(out[i].Guards)
+		out[i].Commands = slices.Clone(out[i].Commands)
 	}
 	return out
 }
@@ -63,14 +63,6 @@ var ids = idsOf(table)
 // rowIndex lists, per (state, trigger), the indexes of table rows.
 var rowIndex = indexTable(ids)
 
-// unguardedRow is, per (state, trigger), the index of its row without
-// guards (-1 for none). Such a row is the only one of its (state, trigger)
-// (stateless would find two permitted), which TestUnguardedRowIsAlone pins.
-var unguardedRow = unguardedRows(table, ids)
-
-// guardLabels caches Row.GuardLabel per row, so events do not allocate.
-var guardLabels = labelTable(table)
-
 func idsOf(rows []Row) []rowIDs {
 	out := make([]rowIDs, len(rows))
 	for i, r := range rows {
@@ -85,33 +77,11 @@ func idsOf(rows []Row) []rowIDs {
 	return out
 }
 
-func unguardedRows(rows []Row, rids []rowIDs) (ix [numStates][numTriggers]int) {
-	for s := range ix {
-		for k := range ix[s] {
-			ix[s][k] = -1
-		}
-	}
-	for i, r := range rows {
-		if len(r.Guards) == 0 {
-			ix[rids[i].from][rids[i].trigger] = i
-		}
-	}
-	return ix
-}
-
 func indexTable(rows []rowIDs) (ix [numStates][numTriggers][]int) {
 	for i, r := range rows {
 		ix[r.from][r.trigger] = append(ix[r.from][r.trigger], i)
 	}
 	return ix
-}
-
-func labelTable(rows []Row) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.GuardLabel()
-	}
-	return out
 }
 
 type g = []Guard
