@@ -7,10 +7,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Offer is what a server offers, by list: its tools, resources, prompts and
-// resource templates. A list that is absent, degraded or failed holds no
-// items. It is the one definition of a catalog's contents; the supervisor's
-// published catalog embeds it too.
+// Offer is what a server offers, by list; a list that is absent, degraded or
+// failed holds no items. The supervisor's published catalog embeds it.
 type Offer struct {
 	Tools             []*mcp.Tool
 	Resources         []*mcp.Resource
