@@ -15,10 +15,8 @@ import (
 	"github.com/mcpsup/mcpsup/probes"
 )
 
-// Session is one live MCP session. It ends exactly once: by itself (the
-// server said it is gone, the process exited, a keepalive or a
-// verification went unanswered) or by Close or Detach; the first cause
-// wins. Every method is safe for concurrent use.
+// Session is one live MCP session. It ends exactly once, by itself or by
+// Close or Detach; the first cause wins. Safe for concurrent use.
 type Session interface {
 	Requests
 	// Info is what the handshake (or the persisted state) established,
@@ -31,9 +29,7 @@ type Session interface {
 	// the cause returns.
 	Done() <-chan struct{}
 	// Err is nil until Done is closed; then ErrClosed or ErrDetached when
-	// the host ended it, else the first cause (a *classify.HTTPError
-	// carrying a session-gone answer, a process's exit, an unanswered
-	// keepalive ping).
+	// the host ended it, else the first cause.
 	Err() error
 	// Close ends the session (with DELETE on HTTP); Detach ends it without
 	// telling the server, so that it can be resumed (on stdio, Detach is
@@ -130,11 +126,9 @@ type Spec struct {
 	Observe func(Fact)
 }
 
-// DefaultMaxResponsesInFlight is the default bound, on every transport, on
-// the client's responses to the server's requests (ping, roots/list,
-// sampling/createMessage, elicitation/create) being written at once: one
-// past it is dropped (ResponseDropped), so a server that floods requests
-// cannot grow the client's queue.
+// DefaultMaxResponsesInFlight bounds, on every transport, the client's
+// responses to the server's requests written at once; one past it is
+// dropped (ResponseDropped).
 const DefaultMaxResponsesInFlight = 16
 
 // Errors a Session ends with when the host ended it.
