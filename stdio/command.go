@@ -191,32 +191,3 @@ func exitErrorOf(path string, pid int, state interface{ Sys() any }, stop StopSt
 	}
 	return e
 }
-
-// signalName is the conventional name of a signal, e.g. "SIGKILL".
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	}
-	return s.String()
-}
-
-// signalText names a signal for logs, "" for none.
-func signalText(s syscall.Signal) string {
-	if s == 0 {
-		return ""
-	}
-	return signalName(s)
-}

@@ -3,6 +3,7 @@
 package stdio
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,9 +16,19 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func supported() error { return nil }
+
+// signalName is a signal's name, e.g. "SIGKILL"; "" for none.
+func signalName(s syscall.Signal) string {
+	if s == 0 {
+		return ""
+	}
+	return cmp.Or(unix.SignalName(s), s.String())
+}
 
 // exitDrain bounds the read of what is left in stdout and stderr after the
 // exit, and how long a process whose connection failed may take to exit by
@@ -151,7 +162,7 @@ func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, out
 	e.Stderr = p.err.text()
 	e.DroppedLines = int(f.count.Load()) // lines dropped so far
 	p.exit = e
-	p.log.Info("mcpsup: stdio server exited", "server", p.name, "pid", pid, "code", e.Code, "signal", signalText(e.Signal), "stop", string(e.Stop))
+	p.log.Info("mcpsup: stdio server exited", "server", p.name, "pid", pid, "code", e.Code, "signal", signalName(e.Signal), "stop", string(e.Stop))
 	if p.onExit != nil {
 		p.onExit(e)
 	}
