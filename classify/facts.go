@@ -76,8 +76,7 @@ type Exchange struct {
 	Duration time.Duration
 }
 
-// SetBodyRPC records the JSON-RPC error body b carries, if it is one
-// ([ParseRPCError]), in RPC and BodyRPCID.
+// SetBodyRPC records the JSON-RPC error of body b ([ParseRPCError]), if any.
 func (x *Exchange) SetBodyRPC(b []byte) {
 	if rpc, ok := ParseRPCError(b); ok {
 		x.RPC, x.BodyRPCID = rpc.RPCError, rpc.ID
@@ -131,7 +130,7 @@ func (e *HTTPError) Unwrap() error {
 }
 
 // RespondsToRequest reports whether the body's JSON-RPC error answers this
-// request by id: it has a non-null id, equal to RequestID when that is known.
+// request: a non-null id, RequestID's when that is known.
 func (e *HTTPError) RespondsToRequest() bool {
 	if e == nil || !e.RPC.Present || e.BodyRPCID == "" || e.BodyRPCID == "null" {
 		return false
@@ -147,9 +146,8 @@ func (e *HTTPError) RespondsToRequest() bool {
 // 403 with insufficient_scope).
 func (e *HTTPError) SessionGone() bool { return e.sessionGone(RPCError{}) }
 
-// sessionGone is SessionGone with the JSON-RPC error go-sdk decoded from the
-// same answer elsewhere in the error (sdkRPC), used when the wire recorded
-// no body.
+// sessionGone is SessionGone with sdkRPC, go-sdk's decoding of the same
+// answer, for when the wire recorded no body.
 func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
 	if e == nil || !e.SessionIDSent {
 		return false
@@ -161,10 +159,9 @@ func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
 	return (e.Status == 404 && !answered) || e.NullIDRejection()
 }
 
-// NullIDRejection reports a 4xx whose JSON-RPC error is -32000 with a null
-// or absent id, to a request that carried Mcp-Session-Id: how the
-// TypeScript and Python SDK servers reject an unknown session (DESIGN.md
-// failure story S2).
+// NullIDRejection reports a 4xx with a JSON-RPC -32000 of null or absent
+// id to a request with Mcp-Session-Id: the TypeScript and Python SDK
+// servers' answer to an unknown session (failure story S2).
 func (e *HTTPError) NullIDRejection() bool {
 	return e != nil && e.SessionIDSent && e.Status >= 400 && e.Status < 500 &&
 		e.RPC.Present && e.RPC.Code == CodeServerError && !e.RPC.HasID
