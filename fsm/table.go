@@ -7,23 +7,17 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Row is one transition of the machine: in state From, trigger Trigger, when
-// every guard in Guards passes, go to To and emit Commands in order. A row
-// whose To equals From is an internal transition (an event, no state
-// change); an Ignore row absorbs the trigger silently (no event, no
-// command). The table is the single source of the machine and of
-// docs/statechart.md.
+// Row is one transition: in state From, on Trigger, when all Guards pass, go
+// to To and emit Commands in order. To == From is an internal transition (an
+// event, no state change); an Ignore row absorbs the trigger silently.
 type Row struct {
 	From     events.State
 	Trigger  events.Trigger
 	Guards   []Guard
 	To       events.State
 	Commands []CommandKind
-	// Reason is the terminal reason the row sets (To is Failed), or
-	// ReasonNone.
-	Reason events.Reason
-	// Ignore marks a trigger absorbed without event or command.
-	Ignore bool
+	Reason   events.Reason // the terminal reason it sets, or ReasonNone
+	Ignore   bool
 }
 
 // Internal reports whether the row is an internal transition.
@@ -57,11 +51,10 @@ type rowIDs struct {
 	trigger  triggerID
 }
 
-// ids holds, per row of table, its dense indexes.
-var ids = idsOf(table)
-
-// rowIndex lists, per (state, trigger), the indexes of table rows.
-var rowIndex = indexTable(ids)
+var (
+	ids      = idsOf(table)    // per row of table
+	rowIndex = indexTable(ids) // per (state, trigger), its rows
+)
 
 func idsOf(rows []Row) []rowIDs {
 	out := make([]rowIDs, len(rows))
