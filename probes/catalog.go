@@ -120,9 +120,9 @@ func (r Reason) String() string {
 
 // ListReport is how one list settled.
 type ListReport struct {
-	List   List
-	Status Status
-	Reason Reason
+	List         List
+	Status       Status
+	Reason       Reason
 	Strict       bool             // its failure fails the discovery (`tools/list` only)
 	Pages, Items int              // received, also by a list that then failed
 	Verdict      classify.Verdict // the list's error classified; zero when it answered
