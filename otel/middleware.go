@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -227,55 +228,26 @@ func (o *Observer) inject(ctx context.Context, method string, req mcp.Request) m
 }
 
 // copyParams returns a shallow copy of p, or new params of method's type
-// when p is nil; nil for params of a type it does not know.
+// when p is nil; nil for a method without params of a known type.
 func copyParams(method string, p mcp.Params) mcp.Params {
-	switch p := p.(type) {
-	case *mcp.CallToolParams:
-		return clone(p)
-	case *mcp.GetPromptParams:
-		return clone(p)
-	case *mcp.ReadResourceParams:
-		return clone(p)
-	case *mcp.CompleteParams:
-		return clone(p)
-	case *mcp.ListToolsParams:
-		return clone(p)
-	case *mcp.ListPromptsParams:
-		return clone(p)
-	case *mcp.ListResourcesParams:
-		return clone(p)
-	case *mcp.ListResourceTemplatesParams:
-		return clone(p)
-	case *mcp.SubscribeParams:
-		return clone(p)
-	case *mcp.UnsubscribeParams:
-		return clone(p)
-	case *mcp.PingParams:
-		return clone(p)
-	case *mcp.InitializeParams:
-		return clone(p)
-	case nil:
-		switch method {
-		case "tools/list":
-			return &mcp.ListToolsParams{}
-		case "prompts/list":
-			return &mcp.ListPromptsParams{}
-		case "resources/list":
-			return &mcp.ListResourcesParams{}
-		case "resources/templates/list":
-			return &mcp.ListResourceTemplatesParams{}
-		case "ping":
-			return &mcp.PingParams{}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer {
+		cp := reflect.New(v.Type().Elem())
+		if !v.IsNil() {
+			cp.Elem().Set(v.Elem())
 		}
+		return cp.Interface().(mcp.Params)
+	}
+	switch method {
+	case "tools/list":
+		return &mcp.ListToolsParams{}
+	case "prompts/list":
+		return &mcp.ListPromptsParams{}
+	case "resources/list":
+		return &mcp.ListResourcesParams{}
+	case "resources/templates/list":
+		return &mcp.ListResourceTemplatesParams{}
+	case "ping":
+		return &mcp.PingParams{}
 	}
 	return nil
-}
-
-// clone returns a shallow copy of *p (the zero value for a nil p).
-func clone[T any](p *T) *T {
-	var cp T
-	if p != nil {
-		cp = *p
-	}
-	return &cp
 }
