@@ -154,14 +154,11 @@ func walkOther(node any, path string, seen map[string]bool) error {
 	return nil
 }
 
-func joinPath(path string, steps ...string) string {
-	for _, s := range steps {
-		if path != "" {
-			path += "/"
-		}
-		path += s
+func joinPath(path, step string) string {
+	if path == "" {
+		return step
 	}
-	return path
+	return path + "/" + step
 }
 
 // annotationValid checks one `x-mcp-header` value h on the schema n at
