@@ -3,6 +3,7 @@ package fsm
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/qmuntal/stateless"
 )
@@ -39,7 +40,7 @@ func newEngine() *stateless.StateMachine {
 		sc := sm.Configure(ids[i].from)
 		var guards []stateless.GuardFunc
 		if len(r.Guards) > 0 {
-			guards = []stateless.GuardFunc{func(ctx context.Context, _ ...any) bool { return machineOf(ctx).passes(i) }}
+			guards = []stateless.GuardFunc{rowGuard(i)}
 		}
 		k := ids[i].trigger
 		if r.Ignore || r.Internal() {
@@ -54,11 +55,43 @@ func newEngine() *stateless.StateMachine {
 	return sm
 }
 
+// rowGuard is the stateless guard of table row i: all its guards pass. A
+// passing one records its row for [Machine.rowTaken] (decision 0022).
+func rowGuard(i int) stateless.GuardFunc {
+	return func(ctx context.Context, _ ...any) bool {
+		m := machineOf(ctx)
+		if !m.passes(i) {
+			return false
+		}
+		m.passed = i
+		return true
+	}
+}
+
+// stepContext carries a Machine to the engine's state accessors and guards:
+// one pointer, so passing it as a context.Context does not allocate. It is
+// never canceled.
+type stepContext struct{ m *Machine }
+
 type machineKey struct{}
 
-// machineOf returns the machine a Step's context carries; nil for any other
-// context (stateless's ToGraph asks for the state with context.Background).
+func (stepContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (stepContext) Done() <-chan struct{}       { return nil }
+func (stepContext) Err() error                  { return nil }
+func (c stepContext) Value(key any) any {
+	if key == (machineKey{}) {
+		return c.m
+	}
+	return nil
+}
+
+// machineOf returns the machine a Step's context carries, also through a
+// context stateless derived from it; nil for any other context (stateless's
+// ToGraph asks for the state with context.Background).
 func machineOf(ctx context.Context) *Machine {
+	if c, ok := ctx.(stepContext); ok {
+		return c.m
+	}
 	m, _ := ctx.Value(machineKey{}).(*Machine)
 	return m
 }
