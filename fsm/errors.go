@@ -86,7 +86,7 @@ func rejected(s events.State, k events.Trigger) *RejectedError {
 		return e
 	}
 	for _, i := range rowIndex[sid][kid] {
-		e.Guards = append(e.Guards, table[i].GuardLabel())
+		e.Guards = append(e.Guards, guardLabels[i])
 	}
 	return e
 }

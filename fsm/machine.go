@@ -53,6 +53,7 @@ type Machine struct {
 	// row whose guards passed (-1 for none).
 	in     guardInput
 	passed int
+	out    []Command // Outcome.Commands, reused by every Step
 }
 
 // New returns a machine in [events.StateIdle].
@@ -78,7 +79,8 @@ type Outcome struct {
 	// Trigger, Guard, Verdict, Generation, Attempt and Reason set; the shell
 	// stamps Server, Seq and Time. Zero when the trigger was absorbed.
 	Event events.Event
-	// Commands are the commands to execute, in order; nil when none.
+	// Commands are the commands to execute, in order; nil when none. The
+	// slice is the machine's, valid until the next Step.
 	Commands []Command
 }
 
@@ -123,7 +125,7 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 	return Outcome{
 		Event: events.Event{
 			Kind: events.KindTransition, From: table[i].From, To: table[i].To,
-			Trigger: t.Kind, Guard: table[i].GuardLabel(), Verdict: t.Verdict,
+			Trigger: t.Kind, Guard: guardLabels[i], Verdict: t.Verdict,
 			Generation: m.gen, Attempt: m.attempt, Reason: m.reason,
 		},
 		Commands: cmds,
@@ -168,8 +170,8 @@ func (m *Machine) passes(i int) bool {
 }
 
 // apply performs row i's effects on the extended state and returns its
-// commands. It is infallible and fires nothing.
-func (m *Machine) apply(i int, t *Trigger) (cmds []Command) {
+// commands (nil for none). It is infallible and fires nothing.
+func (m *Machine) apply(i int, t *Trigger) []Command {
 	r := &table[i]
 	switch r.Trigger {
 	case events.TriggerStarted:
@@ -208,10 +210,14 @@ func (m *Machine) apply(i int, t *Trigger) (cmds []Command) {
 	if r.To == events.StateReady {
 		m.attempt = 0
 	}
+	m.out = m.out[:0]
 	for _, k := range r.Commands {
-		cmds = append(cmds, m.command(k, t))
+		m.out = append(m.out, m.command(k, t))
 	}
-	return cmds
+	if len(m.out) == 0 {
+		return nil
+	}
+	return m.out
 }
 
 func (m *Machine) command(k CommandKind, t *Trigger) Command {

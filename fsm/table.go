@@ -52,9 +52,18 @@ type rowIDs struct {
 }
 
 var (
-	ids      = idsOf(table)    // per row of table
-	rowIndex = indexTable(ids) // per (state, trigger), its rows
+	ids         = idsOf(table)    // per row of table
+	rowIndex    = indexTable(ids) // per (state, trigger), its rows
+	guardLabels = labelTable()    // Row.GuardLabel per row, so events do not allocate
 )
+
+func labelTable() []string {
+	out := make([]string, len(table))
+	for i, r := range table {
+		out[i] = r.GuardLabel()
+	}
+	return out
+}
 
 func idsOf(rows []Row) []rowIDs {
 	out := make([]rowIDs, len(rows))
