@@ -2,56 +2,40 @@ package classify
 
 import "fmt"
 
-// Class is the kind of failure an error represents. The zero value is
-// [None], the class of a nil error.
-//
-// Classes are listed in precedence order (DESIGN.md section 3): when one error
-// carries facts of several classes, the class declared first wins.
+// Class is the kind of failure an error represents, declared in precedence
+// order (DESIGN.md section 3 has each one's facts). The zero value is [None].
 type Class uint8
 
 const (
-	// None is the class of a nil error: nothing failed.
+	// None is the class of a nil error.
 	None Class = iota
-	// Canceled: the caller's context is done; the caller gave up. Never
-	// recovered, never retried.
+	// Canceled: the caller's context is done. Never retried.
 	Canceled
-	// Unauthorized: HTTP 401, or 403 whose WWW-Authenticate header carries
-	// error="insufficient_scope" (MCP authorization, RFC 6750 section 3.1).
-	// Never recovered, never retried: the host re-authorizes.
+	// Unauthorized: HTTP 401, 403 with error="insufficient_scope" (RFC 6750
+	// section 3.1) or [ErrCredential]. Never retried: the host re-authorizes.
 	Unauthorized
-	// MethodNotFound: JSON-RPC -32601 (Method not found) anywhere, also inside
-	// a non-2xx body, even a 404 body (failure story S1). The capability is
-	// absent; the session is fine.
+	// MethodNotFound: JSON-RPC -32601 anywhere, even in a 404 body that
+	// answers the request (failure story S1). The session is fine.
 	MethodNotFound
-	// SessionExpired: the server no longer knows the session: HTTP 404 on a
-	// request that carried Mcp-Session-Id (MCP transports, session
-	// management), mcp.ErrSessionMissing, or a 4xx whose JSON-RPC error has a
-	// null or absent id and code -32000 answering a request that carried a
-	// session id (how the TypeScript and Python SDK servers reject an unknown
-	// session; failure story S2).
+	// SessionExpired: the server no longer knows the session
+	// ([HTTPError.SessionGone], mcp.ErrSessionMissing; failure story S2).
 	SessionExpired
-	// RateLimited: HTTP 429, with Retry-After when the server gave one.
+	// RateLimited: HTTP 429, with Retry-After when given.
 	RateLimited
-	// Forbidden: HTTP 403 without insufficient_scope (a WAF or a policy).
+	// Forbidden: HTTP 403 without insufficient_scope.
 	Forbidden
-	// ServerError: HTTP 5xx, or go-sdk's bare -32005 "rejected by transport"
-	// (which it returns for 500/502/503/504/429 with the body discarded) when
-	// no wire facts tell which status it was.
+	// ServerError: HTTP 5xx, or go-sdk's bare -32005 when nothing else decides.
 	ServerError
-	// Application: any other HTTP status, including a 404 on a request that
-	// carried no session id (a proxy or a stateless server: reconnecting
-	// would not help), or a JSON-RPC error other than -32601.
+	// Application: any other HTTP status (a 404 without a session id too), or
+	// a JSON-RPC error other than -32601.
 	Application
-	// Protocol: a malformed response: bad JSON, a 2xx with an unexpected
-	// content type, a stream that ended without the response.
+	// Protocol: a malformed answer.
 	Protocol
-	// Timeout: our own deadline passed (discovery timeout, HTTP client
-	// timeout) while the caller still waits: the server was slow.
+	// Timeout: our own deadline passed while the caller still waits.
 	Timeout
-	// Transport: no HTTP status at all: connection refused or reset, DNS,
-	// TLS, EOF, or a go-sdk connection that is already closed.
+	// Transport: no complete HTTP answer, or a closed go-sdk connection.
 	Transport
-	// Unknown: anything else. The verdict keeps the error text.
+	// Unknown: anything else; the verdict keeps the text.
 	Unknown
 
 	numClasses
@@ -110,24 +94,19 @@ func (c *Class) UnmarshalText(b []byte) error {
 	return fmt.Errorf("classify: unknown class %q", b)
 }
 
-// Reconnects reports whether a call failure of this class, seen while the
-// connection is ready, means the session is lost and a new one is needed.
-// Only [Transport] and [SessionExpired] do (DESIGN.md section 3, failure
-// story S4): every other status is an answer, and the session lives.
+// Reconnects reports whether a call failing with this class on a ready
+// connection means a new session is needed: only [Transport] and
+// [SessionExpired] (failure story S4).
 func (c Class) Reconnects() bool {
 	return c == Transport || c == SessionExpired
 }
 
-// NamesNoCause reports a class that says nothing of the failure's cause:
-// [Unknown] (a program that cannot start, an error go-sdk reports as text)
-// and [Transport] (no HTTP answer: refused, reset, a TLS or DNS failure).
-// An error's text naming such a verdict should add the failure's own
-// (Verdict.Detail).
+// NamesNoCause reports a class that says nothing of the failure's cause
+// ([Unknown], [Transport]): a text naming it should add Verdict.Detail.
 func (c Class) NamesNoCause() bool { return c == Unknown || c == Transport }
 
-// Retries reports whether a connection that failed with this class may be
-// retried from the failed state on the backoff schedule. All classes retry
-// except [Canceled] and [Unauthorized] (and [None], which is no failure).
+// Retries reports whether a connection that failed with this class is
+// retried on the backoff schedule: all but [None], [Canceled], [Unauthorized].
 func (c Class) Retries() bool {
 	return c != None && c != Canceled && c != Unauthorized && c < numClasses
 }

@@ -16,15 +16,10 @@ import (
 
 // Bounds of the walk and the text scan.
 const (
-	// MaxDepth is the deepest level of wrapping the walk descends to.
-	MaxDepth = 64
-	// MaxNodes is the most error values the walk visits.
-	MaxNodes = 512
-	// MaxScan is the most bytes of message text searched for an embedded
-	// JSON-RPC error object.
-	MaxScan = 64 << 10
-	// maxEmbeddedTries bounds the JSON decode attempts in one message.
-	maxEmbeddedTries = 16
+	MaxDepth         = 64       // levels of wrapping the walk descends
+	MaxNodes         = 512      // error values the walk visits
+	MaxScan          = 64 << 10 // bytes of text searched for an embedded JSON-RPC error
+	maxEmbeddedTries = 16       // JSON decode attempts in one message
 )
 
 // codeRejected is go-sdk's internal "rejected by transport" code.
@@ -33,31 +28,21 @@ const codeRejected = -32005
 // Codes of JSON-RPC errors that decide a class.
 const (
 	CodeMethodNotFound = jsonrpc.CodeMethodNotFound // -32601
-	// CodeServerError is -32000, the generic server error of JSON-RPC's
-	// implementation-defined range, which the TypeScript and Python SDK
-	// servers send with a null id for an unknown session.
+	// CodeServerError is JSON-RPC's generic server error, which the
+	// TypeScript and Python SDK servers send with a null id for an unknown
+	// session.
 	CodeServerError = -32000
 )
 
-// ErrDeadline is the cause (context.WithTimeoutCause, context.Cause) of a
-// context whose deadline is the library's own bound on the server, not a
-// caller giving up: a discovery, probe, call or keepalive timeout. A
-// context done with it (or with a cause that wraps it) is read by
-// [Classify] as timeout, where any other done context is canceled; an
-// error that wraps it is timeout as a context.DeadlineExceeded is.
+// ErrDeadline is the cause (context.WithTimeoutCause) of a context whose
+// deadline is the library's own bound on the server: [Classify] reads a
+// context done with it, and an error wrapping it, as timeout.
 var ErrDeadline = errors.New("classify: our own deadline passed")
 
-// Classify returns the verdict for err. ctx is the context of the caller on
-// whose behalf the failed call was made, or nil when none is at hand; it is
-// used only to tell canceled from timeout and transport (see the package
-// doc). A context of our own deadline may be passed when its deadline was
-// made with the cause [ErrDeadline]: done by that deadline, it says
-// timeout, not canceled. A nil err gives the zero Verdict (class [None])
-// whatever ctx says.
-//
-// Classify never panics on hostile errors (see the package doc for the one
-// thing it cannot guard), visits at most [MaxNodes] error values and reads at
-// most [MaxScan] bytes of message text. It is safe for concurrent use.
+// Classify returns the verdict for err. ctx, the caller's context or nil,
+// only tells canceled from timeout and transport (see the package doc). A
+// nil err gives the zero Verdict whatever ctx says. It never panics on
+// hostile errors and is safe for concurrent use.
 func Classify(ctx context.Context, err error) Verdict {
 	if err == nil {
 		return Verdict{}
@@ -66,8 +51,7 @@ func Classify(ctx context.Context, err error) Verdict {
 	f.collect(err)
 	callerDone := ctx != nil && ctx.Err() != nil
 	if callerDone && errors.Is(context.Cause(ctx), ErrDeadline) {
-		// Our own deadline ended the context, not the caller: the server
-		// was slow. What the wire saw before still decides first.
+		// Our own deadline, not the caller: what the wire saw decides first.
 		f.deadline, callerDone = true, false
 	}
 	v := f.verdict(ctx != nil && !callerDone)
@@ -77,16 +61,11 @@ func Classify(ctx context.Context, err error) Verdict {
 	return v
 }
 
-// maxWires bounds the HTTP exchanges remembered without allocating.
-const maxWires = 4
-
 // facts gathered from one error tree.
 type facts struct {
 	detail string
 
-	wires     [maxWires]*HTTPError // HTTPErrors with a status, in walk order
-	nWires    int
-	moreWires []*HTTPError // beyond maxWires
+	wires     []*HTTPError // HTTPErrors with a status, in walk order
 	wireNoAns *HTTPError   // first HTTPError without a status
 
 	rpc         RPCError // go-sdk JSON-RPC error other than -32005: first, or a -32601
@@ -98,24 +77,6 @@ type facts struct {
 	transport   bool     // net, syscall or io evidence of no answer
 	malformed   bool     // JSON decoding of a response failed
 	notSent     bool     // a *NotSentError: the request left no exchange
-}
-
-func (f *facts) addWire(e *HTTPError) {
-	if f.nWires < maxWires {
-		f.wires[f.nWires] = e
-		f.nWires++
-		return
-	}
-	f.moreWires = append(f.moreWires, e)
-}
-
-func (f *facts) forWires(fn func(*HTTPError)) {
-	for _, w := range f.wires[:f.nWires] {
-		fn(w)
-	}
-	for _, w := range f.moreWires {
-		fn(w)
-	}
 }
 
 // inspect records what one error value says by itself.
@@ -136,14 +97,14 @@ func (f *facts) inspect(err error) {
 		f.connClosed = true
 		return
 	case ErrCredential:
-		f.addWire(&HTTPError{Exchange: Exchange{Status: 401}, Err: err})
+		f.wires = append(f.wires, &HTTPError{Exchange: Exchange{Status: 401}, Err: err})
 		return
 	case io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe:
 		f.transport = true
 		return
 	}
 	if w := answerOf(err); w != nil {
-		f.addWire(w)
+		f.wires = append(f.wires, w)
 		return
 	}
 	switch e := err.(type) {
@@ -154,7 +115,7 @@ func (f *facts) inspect(err error) {
 			return
 		}
 		if e.Status != 0 {
-			f.addWire(e)
+			f.wires = append(f.wires, e)
 		} else if f.wireNoAns == nil {
 			f.wireNoAns = e
 		}
@@ -165,9 +126,8 @@ func (f *facts) inspect(err error) {
 		if e.Code == codeRejected {
 			f.rejected = true
 		} else if !f.rpc.Present || (e.Code == CodeMethodNotFound && f.rpc.Code != CodeMethodNotFound) {
-			// The first one, unless a later one is -32601, which decides
-			// wherever it is. go-sdk builds a *jsonrpc.Error only from a
-			// response with an id.
+			// The first, unless a later one is -32601. go-sdk makes one
+			// only from a response with an id.
 			f.rpc = RPCError{Present: true, Code: e.Code, Message: cut(e.Message, MaxDetail), HasID: true}
 		}
 	case syscall.Errno:
@@ -181,8 +141,7 @@ func (f *facts) inspect(err error) {
 	case *json.SyntaxError, *json.UnmarshalTypeError:
 		f.malformed = true
 	case *url.Error:
-		// http.Client.Do failed: the request got no HTTP answer (DNS, TLS,
-		// refused, reset). What it wraps may say more (a timeout).
+		// http.Client.Do got no answer; what it wraps may say more.
 		if e != nil {
 			f.transport = true
 		}
@@ -206,21 +165,16 @@ func (f *facts) verdict(callerLive bool) Verdict {
 			best = c
 		}
 	}
-	// Each HTTP exchange is classified on its own; the one whose class comes
-	// first decides, and its facts go into the verdict.
-	var decider, firstWire *HTTPError
-	f.forWires(func(w *HTTPError) {
-		if firstWire == nil {
-			firstWire = w
-		}
+	// The exchange whose class comes first decides, with its facts.
+	var decider *HTTPError
+	for _, w := range f.wires {
 		if c := wireClass(w, f.rpc); c != None && c < best {
 			best, decider = c, w
 		}
-	})
+	}
 	if f.canceled {
 		if callerLive {
-			// The caller still waits, so someone else canceled the request:
-			// the connection went away under it.
+			// Not the caller's doing: the connection went away.
 			consider(Transport)
 		} else {
 			consider(Canceled)
@@ -241,22 +195,18 @@ func (f *facts) verdict(callerLive bool) Verdict {
 	if f.transport || f.connClosed || f.wireNoAns != nil {
 		consider(Transport)
 	}
-	if !f.rpc.Present && firstWire == nil && !f.connClosed {
-		// The one text parse: a JSON-RPC error object printed into the
-		// message. A closed connection sent nothing, so its text is history.
+	if !f.rpc.Present && len(f.wires) == 0 && !f.connClosed {
+		// The one text parse; a closed connection's text is history.
 		if r, ok := embeddedRPCError(f.detail); ok {
 			v.RPC = r
 			consider(rpcClass(r))
 		}
 	}
 	if best == numClasses && f.rejected {
-		// go-sdk's -32005 alone: the transport refused the request without
-		// saying why; go-sdk uses it for 500/502/503/504 and 429.
+		// go-sdk's -32005 alone (its 500/502/503/504 and 429).
 		best = ServerError
 	}
-	if best == numClasses && f.notSent && f.nWires == 0 && f.wireNoAns == nil {
-		// go-sdk refused the request unsent, with nothing else to say: its
-		// connection had failed.
+	if best == numClasses && f.notSent && len(f.wires) == 0 && f.wireNoAns == nil {
 		best = Transport
 	}
 	if best == numClasses {
@@ -265,8 +215,8 @@ func (f *facts) verdict(callerLive bool) Verdict {
 	v.Class = best
 
 	w := decider
-	if w == nil {
-		w = firstWire
+	if w == nil && len(f.wires) > 0 {
+		w = f.wires[0]
 	}
 	if w != nil {
 		v.HTTPStatus = w.Status
@@ -291,9 +241,8 @@ func rpcClass(r RPCError) Class {
 	return Application
 }
 
-// Error classifies err when no caller's context is at hand, e.g. the cause
-// of a session that ended by itself: context.Canceled in err is then
-// canceled and a deadline is timeout. It is Classify with a nil context.
+// Error is Classify with a nil context: for an error no caller waits on
+// (a session that ended by itself).
 func Error(err error) Verdict {
 	var none context.Context
 	return Classify(none, err)

@@ -8,19 +8,13 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// ErrCredential marks an error of the host's credential source: an OAuth
-// handler's token source or authorization flow that could not produce a
-// credential. An error that wraps it classifies as [Unauthorized] (the
-// host must re-authorize; retrying cannot help).
+// ErrCredential marks an error of the host's credential source (an OAuth
+// token source or flow that produced none): [Unauthorized].
 var ErrCredential = errors.New("credentials unavailable")
 
-// ResponseError is implemented by an error that carries the HTTP answer it
-// was made from, as a host's credential round-tripper may return instead of
-// the answer itself (a 401 it could not fix). Such an error classifies by
-// that answer's status, WWW-Authenticate and Retry-After, as if the answer
-// had reached the caller, not as [Transport]. *oauth2.RetrieveError (a token
-// endpoint's refusal) is read the same way, see [InsufficientScope] and
-// the package doc.
+// ResponseError is an error that carries the HTTP answer it was made from
+// (a host's credential round-tripper's 401 it could not fix); it classifies
+// by that answer, not as [Transport]. *oauth2.RetrieveError is read alike.
 type ResponseError interface {
 	error
 	HTTPResponse() *http.Response
@@ -31,10 +25,8 @@ type ResponseError interface {
 // a 403 [Unauthorized].
 func InsufficientScope(wwwAuthenticate string) bool { return insufficientScope(wwwAuthenticate) }
 
-// answerOf returns the HTTP facts of an error that carries an answer, nil
-// for any other error. A token endpoint's refusal (RFC 6749 section 5.2: an
-// error code such as invalid_grant, or a 400/401 without one) is recorded as
-// a 401: the credential, not the MCP server, failed.
+// answerOf returns the HTTP facts of an error that carries an answer, else
+// nil. A token endpoint's refusal (RFC 6749 section 5.2) is a 401.
 func answerOf(err error) *HTTPError {
 	var resp *http.Response
 	credential := false
@@ -57,8 +49,6 @@ func answerOf(err error) *HTTPError {
 		w.Status = resp.StatusCode
 		w.ContentType = resp.Header.Get("Content-Type")
 		w.WWWAuthenticate = resp.Header.Get("WWW-Authenticate")
-		// An HTTP-date is read against this host's clock: the answer
-		// carries no receive time of its own.
 		w.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		if resp.Request != nil {
 			w.Verb = resp.Request.Method

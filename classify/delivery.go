@@ -12,18 +12,14 @@ import (
 type Delivery uint8
 
 const (
-	// DeliveryNotKnown: the error carries neither wire facts (no
-	// wire.FactsMiddleware on the client) nor a JSON-RPC answer.
+	// DeliveryNotKnown: no wire facts and no JSON-RPC answer.
 	DeliveryNotKnown Delivery = iota
-	// DeliveryNotSent: the request never reached a server: go-sdk failed it
-	// unsent ([NotSentError]), or the connection was refused
-	// (syscall.ECONNREFUSED with no HTTP answer).
+	// DeliveryNotSent: never sent ([NotSentError]) or refused
+	// (ECONNREFUSED).
 	DeliveryNotSent
-	// DeliveryOutcomeUnknown: the request went out but no answer came
-	// (reset, EOF, timeout, cancellation); it may have run.
+	// DeliveryOutcomeUnknown: sent, unanswered; it may have run.
 	DeliveryOutcomeUnknown
-	// DeliveryAnswered: a server or a gateway answered with an error: a
-	// non-2xx HTTP status, or a JSON-RPC error answering the request by id.
+	// DeliveryAnswered: a non-2xx status or a JSON-RPC error for its id.
 	DeliveryAnswered
 )
 
@@ -42,12 +38,8 @@ func (d Delivery) String() string {
 	return "delivery(" + strconv.Itoa(int(d)) + ")"
 }
 
-// DeliveryOf tells how far the request whose error is err got; v is
-// Classify's verdict of err (its HTTP status and JSON-RPC facts). A
-// *[HTTPError] says the request went out; a *[NotSentError] without one
-// says it did not; a *[WrittenError] (a stdio request) says it went out. It
-// is the one rule for the supervisor's CallError and the otel spans; it
-// reads only err's types and v, and is safe for concurrent use.
+// DeliveryOf tells how far the request whose error is err got, v being its
+// verdict: the one rule (DESIGN.md section 3). Safe for concurrent use.
 func DeliveryOf(err error, v Verdict) Delivery {
 	answered := v.RPC.Present && v.RPC.HasID
 	facts, sent := errors.AsType[*HTTPError](err)

@@ -6,10 +6,9 @@ import (
 	"strings"
 )
 
-// embeddedRPCError finds a JSON-RPC error object embedded in message text,
-// e.g. `Error POSTing to endpoint: {"jsonrpc":"2.0","id":3,"error":{...}}`,
-// and decodes it as JSON. Only '{' followed by '"' starts a candidate, and at
-// most maxEmbeddedTries candidates are decoded.
+// embeddedRPCError decodes a JSON-RPC error object embedded in message text
+// (`Error POSTing to endpoint: {"jsonrpc":...}`): at most maxEmbeddedTries
+// candidates, each a '{' followed by '"'.
 func embeddedRPCError(text string) (RPCError, bool) {
 	tries := 0
 	for i := 0; i < len(text) && tries < maxEmbeddedTries; {
@@ -39,13 +38,10 @@ type BodyRPCError struct {
 }
 
 // ParseRPCError decodes the first JSON value in b as a JSON-RPC 2.0 error
-// response ({"jsonrpc":"2.0","id":...,"error":{"code":...,"message":...}},
-// JSON-RPC 2.0 section 5). It requires "jsonrpc":"2.0" and an integer error
-// code; member names match exactly ("Code" is no code: JSON is
-// case-sensitive); trailing bytes after the value are ignored; the message is cut to
-// [MaxDetail] bytes. It reports false for anything else, including malformed
-// JSON and nesting deeper than encoding/json accepts. The wire layer uses it on
-// response bodies. Work is linear in len(b); it is safe for concurrent use.
+// response (JSON-RPC 2.0 section 5): "jsonrpc":"2.0", an integer error code,
+// member names matched exactly; trailing bytes ignored; the message cut to
+// [MaxDetail] bytes. It reports false for anything else. Linear in len(b);
+// safe for concurrent use.
 func ParseRPCError(b []byte) (BodyRPCError, bool) {
 	return parseRPCError(bytes.NewReader(b))
 }
@@ -53,9 +49,7 @@ func ParseRPCError(b []byte) (BodyRPCError, bool) {
 func parseRPCError(r interface {
 	Read([]byte) (int, error)
 }) (BodyRPCError, bool) {
-	// Objects decode into maps, not structs: encoding/json matches struct
-	// fields case-insensitively, and "Code" is no JSON-RPC member. The wire
-	// layer's decoder is exact too, so both read the same answer alike.
+	// Maps, not structs: encoding/json matches struct fields in any case.
 	var top map[string]json.RawMessage
 	if err := json.NewDecoder(r).Decode(&top); err != nil {
 		return BodyRPCError{}, false

@@ -1,106 +1,82 @@
 package classify
 
 import (
-	"strconv"
+	"fmt"
+	"strings"
 	"time"
 )
 
 // MaxBodySnippet bounds [HTTPError.Body] in bytes.
 const MaxBodySnippet = 2048
 
-// Exchange is the record of one HTTP request, as the wire layer saw it: the
-// facts go-sdk reports only as text or discards. The wire layer fills it
-// (package wire names it wire.Exchange) and the error a request returns
-// carries it in an [HTTPError], so the facts a request returns are the facts
-// [Classify] reads. A zero Exchange records nothing.
+// Exchange is the record of one HTTP request as the wire layer saw it: the
+// facts go-sdk reports only as text or discards. The request's error carries
+// it in an [HTTPError], so [Classify] reads what the wire saw. A zero Exchange
+// records nothing.
 type Exchange struct {
 	// Verb is the HTTP method: POST, GET or DELETE.
 	Verb string
-	// Method is the JSON-RPC method of a POST ("" when the body is not a
-	// JSON-RPC message or is a response, and for GET and DELETE).
+	// Method is the JSON-RPC method of a POST request, else "".
 	Method string
-	// RequestID is the JSON-RPC id of a POST as raw JSON (e.g. `3` or
-	// `"a"`), "" for a notification, a response or a non-POST. It is the
-	// id go-sdk gave the request: on a resumed session the wire carries an
-	// integer id moved by the session's shift (package wire, idshift.go).
+	// RequestID is a POST request's JSON-RPC id as raw JSON (`3`, `"a"`), ""
+	// for a notification, a response or a non-POST; on a resumed session, the
+	// id go-sdk gave it (before the session's shift).
 	RequestID string
 	// SessionIDSent reports whether the request carried Mcp-Session-Id.
 	SessionIDSent bool
 	// ProtocolVersionSent is the request's Mcp-Protocol-Version header.
 	ProtocolVersionSent string
-	// Status is the HTTP status the server answered, 0 when none came
-	// (see TransportErr).
+	// Status is the HTTP status of the answer, 0 when none came.
 	Status int
 	// ContentType is the answer's media type without parameters, lower case.
 	ContentType string
-	// RetryAfter is the Retry-After header as [ParseRetryAfter] reads it
-	// (delay-seconds or HTTP-date, RFC 9110 section 10.2.3, at most
-	// [MaxRetryAfter]), 0 when absent, invalid or in the past.
+	// RetryAfter is the Retry-After header by [ParseRetryAfter], 0 when
+	// absent, invalid or in the past.
 	RetryAfter time.Duration
 	// WWWAuthenticate is the answer's WWW-Authenticate header.
 	WWWAuthenticate string
-	// RPC is the JSON-RPC error of the answer's body, when the body was one
-	// (RPC.Present; read for non-2xx answers and 2xx application/json
-	// answers); BodyRPCID is its id as raw JSON ("" when absent, "null" when
-	// null), an integer id moved back as RequestID is, so the two compare.
-	// See [Exchange.SetBodyRPC].
+	// RPC is the JSON-RPC error of the answer's body, when it was one
+	// (non-2xx, or 2xx application/json); BodyRPCID is its id as raw JSON
+	// ("" absent, "null" null), shifted back as RequestID is. See
+	// [Exchange.SetBodyRPC].
 	RPC       RPCError
 	BodyRPCID string
-	// Malformed reports a 2xx answer to a request with an id that is not
-	// its JSON-RPC response: an unexpected content type or coding, a body
-	// or event that is not JSON-RPC or is past its bound, a response with
-	// another id or without exactly one of result (an object) and error, an
-	// event stream that ended without the response, an invalid handshake
-	// Mcp-Session-Id (see Problem). For an event stream it is set when the
-	// stream fails, in the record the request's error carries.
+	// Malformed reports a 2xx answer to a request with an id that is not its
+	// JSON-RPC response (content type, coding, id, shape, bound, a stream
+	// ended without it, an invalid handshake session id); Problem says which.
 	Malformed bool
-	// Oversized reports a body past its bound: a 2xx application/json
-	// answer or an event longer than the wire layer's bound, or a list page
-	// with more items than its bound, refused for its request (Malformed is
-	// set too), or any other body longer than the error-body bound, read no
-	// further.
+	// Oversized reports a body, event or list page past its bound (a refused
+	// 2xx sets Malformed too); the body was read no further.
 	Oversized bool
-	// Problem says what was wrong with an answer the wire layer refused
-	// (Rewritten), e.g. "response id 4, not the request's id 3" or "SSE
-	// stream ended without the response"; "" when the status and content
-	// type say it all.
+	// Problem says what was wrong with an answer the wire layer refused,
+	// e.g. "response id 4, not the request's id 3"; "" when the status and
+	// content type say it all.
 	Problem string
-	// StreamLost reports a request of the 2026-07-28 era whose answer, an
-	// event stream, ended or broke before the response: the changelog's
-	// item 9 (SEP-2575) says "A broken response stream loses the in-flight
-	// request; clients MUST re-issue it as a new request with a new
-	// request ID". Problem says how it ended; a stream that broke (a reset,
-	// a truncated body: no complete HTTP answer) also sets TransportErr, one
-	// that ended cleanly sets Malformed.
+	// StreamLost reports a 2026-07-28 request whose event stream ended or
+	// broke before the response, which the client MUST re-issue (changelog
+	// item 9, SEP-2575). A break also sets TransportErr, a clean end Malformed.
 	StreamLost bool
-	// Body is the start of the answer's body, at most [MaxBodySnippet]
-	// bytes; empty for event streams.
+	// Body is the start of the answer's body, at most [MaxBodySnippet] bytes;
+	// empty for event streams.
 	Body string
-	// SessionGone records that [HTTPError.SessionGone] holds for this
-	// answer, as the wire layer asked it (DESIGN.md section 3).
+	// SessionGone records [HTTPError.SessionGone] for this answer.
 	SessionGone bool
-	// Rewritten reports that go-sdk was handed a JSON-RPC error response
-	// written by the wire layer instead of the server's answer, so that only
-	// this request fails (DESIGN.md failure story S4), or, for a
-	// notification or a response, a local 202 Accepted in place of an
-	// answer that was not a 2xx.
+	// Rewritten reports that go-sdk was handed an error response written by
+	// the wire layer in place of the server's answer (failure story S4), or a
+	// local 202 for a notification or response whose answer was not a 2xx.
 	Rewritten bool
-	// Local reports that the request never reached the server: the wire
-	// layer answered it itself.
+	// Local reports that the request never reached the server.
 	Local bool
-	// TransportErr is the transport error when no answer came, or when an
-	// event-stream answer broke before its response (a reset mid-stream:
-	// Status is the stream's 200, but no complete HTTP answer came).
+	// TransportErr is the transport error when no complete answer came (also
+	// an event stream reset before its response, with Status 200).
 	TransportErr error
 	// Start is when the request was sent, on the wire layer's clock.
 	Start time.Time
-	// Duration is the time to the answer's headers (to the error when none
-	// came).
+	// Duration is the time to the answer's headers, or to the error.
 	Duration time.Duration
 }
 
-// SetBodyRPC records the JSON-RPC error body b carries, if it is one
-// ([ParseRPCError]), in RPC and BodyRPCID.
+// SetBodyRPC records the JSON-RPC error of body b ([ParseRPCError]), if any.
 func (x *Exchange) SetBodyRPC(b []byte) {
 	if rpc, ok := ParseRPCError(b); ok {
 		x.RPC, x.BodyRPCID = rpc.RPCError, rpc.ID
@@ -108,13 +84,9 @@ func (x *Exchange) SetBodyRPC(b []byte) {
 	}
 }
 
-// HTTPError is the error a request returns with the facts of its HTTP
-// exchange: go-sdk reports an HTTP status only as text and discards most
-// bodies, so the wire layer records the [Exchange] and attaches it to the
-// request's error with this type. It wraps the error that go-sdk returned
-// (Err), so errors.Is and errors.As see both.
-//
-// An HTTPError with Status 0 records a request that got no answer.
+// HTTPError is a request's error with the [Exchange] the wire layer recorded
+// for it; it wraps the error go-sdk returned (Err), so errors.Is and errors.As
+// see both. Status 0 records a request that got no answer.
 type HTTPError struct {
 	Exchange
 	// Err is the error the request returned, if any.
@@ -127,39 +99,26 @@ func (e *HTTPError) Error() string {
 	if e == nil {
 		return "classify.HTTPError(nil)"
 	}
-	var inner string
-	if e.Err != nil {
-		inner = e.Err.Error()
-	}
-	// One buffer: Classify renders this text for every wrapped call error.
-	b := make([]byte, 0, 64+len(e.Method)+len(e.RPC.Message)+len(inner))
-	b = append(b, e.Verb...)
+	var b strings.Builder
+	b.WriteString(e.Verb)
 	if e.Method != "" {
-		b = append(b, ' ')
-		b = append(b, e.Method...)
+		b.WriteString(" " + e.Method)
 	}
 	if e.Status == 0 {
-		b = append(b, ": no HTTP answer"...)
+		b.WriteString(": no HTTP answer")
 	} else {
-		b = append(b, ": HTTP "...)
-		b = strconv.AppendInt(b, int64(e.Status), 10)
+		fmt.Fprintf(&b, ": HTTP %d", e.Status)
 	}
 	if e.RetryAfter > 0 {
-		b = append(b, " (retry after "...)
-		b = append(b, e.RetryAfter.String()...)
-		b = append(b, ')')
+		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
 	}
 	if e.RPC.Present {
-		b = append(b, " JSON-RPC "...)
-		b = strconv.AppendInt(b, e.RPC.Code, 10)
-		b = append(b, ' ')
-		b = strconv.AppendQuote(b, e.RPC.Message)
+		fmt.Fprintf(&b, " JSON-RPC %d %q", e.RPC.Code, e.RPC.Message)
 	}
 	if e.Err != nil {
-		b = append(b, ": "...)
-		b = append(b, inner...)
+		b.WriteString(": " + e.Err.Error())
 	}
-	return string(b)
+	return b.String()
 }
 
 // Unwrap returns Err (nil for a nil *HTTPError).
@@ -171,7 +130,7 @@ func (e *HTTPError) Unwrap() error {
 }
 
 // RespondsToRequest reports whether the body's JSON-RPC error answers this
-// request by id: it has a non-null id, equal to RequestID when that is known.
+// request: a non-null id, RequestID's when that is known.
 func (e *HTTPError) RespondsToRequest() bool {
 	if e == nil || !e.RPC.Present || e.BodyRPCID == "" || e.BodyRPCID == "null" {
 		return false
@@ -180,46 +139,37 @@ func (e *HTTPError) RespondsToRequest() bool {
 }
 
 // SessionGone reports whether the answer says the request's session is over
-// (DESIGN.md section 3, class [SessionExpired]); it is the one place this
-// rule lives, and the wire layer asks it too. It holds for a request that
-// carried Mcp-Session-Id and got a 404 whose body does not answer it by id
-// (MCP transports, session management: the server MUST answer a request
-// with an unknown session id with 404), or a 4xx rejection with a null or
-// absent id ([HTTPError.NullIDRejection]); never for a refused credential
-// (401, or 403 with insufficient_scope), which is [Unauthorized].
+// ([SessionExpired]; the one owner of this rule, DESIGN.md section 3): a
+// request that carried Mcp-Session-Id got a 404 whose body does not answer it
+// by id (MCP transports, session management: an unknown session id MUST get
+// 404), or a [HTTPError.NullIDRejection]; never a refused credential (401, or
+// 403 with insufficient_scope).
 func (e *HTTPError) SessionGone() bool { return e.sessionGone(RPCError{}) }
 
-// sessionGone is SessionGone with the JSON-RPC error go-sdk decoded from the
-// same answer elsewhere in the error (sdkRPC), used when the wire recorded
-// no body.
+// sessionGone is SessionGone with sdkRPC, go-sdk's decoding of the same
+// answer, for when the wire recorded no body.
 func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
 	if e == nil || !e.SessionIDSent {
 		return false
 	}
 	if e.Status == 401 || (e.Status == 403 && insufficientScope(e.WWWAuthenticate)) {
-		// A refused credential, whatever its body says: the verdict is
-		// unauthorized, and the session outlives it (DESIGN.md section 7).
-		return false
+		return false // a refused credential; the session outlives it
 	}
 	answered := e.RespondsToRequest() || (!e.RPC.Present && sdkRPC.Present && sdkRPC.HasID)
 	return (e.Status == 404 && !answered) || e.NullIDRejection()
 }
 
-// NullIDRejection reports a 4xx whose JSON-RPC error is -32000 with a null
-// or absent id, to a request that carried Mcp-Session-Id: how the
-// TypeScript and Python SDK servers reject an unknown session (DESIGN.md
-// failure story S2).
+// NullIDRejection reports a 4xx with a JSON-RPC -32000 of null or absent
+// id to a request with Mcp-Session-Id: the TypeScript and Python SDK
+// servers' answer to an unknown session (failure story S2).
 func (e *HTTPError) NullIDRejection() bool {
 	return e != nil && e.SessionIDSent && e.Status >= 400 && e.Status < 500 &&
 		e.RPC.Present && e.RPC.Code == CodeServerError && !e.RPC.HasID
 }
 
-// NotSentError is the error of a request that left no HTTP exchange: go-sdk
-// failed it before the wire layer saw a request. The wire layer wraps such an
-// error in it (wire.FactsMiddleware); its text is Err's. Classify takes it as
-// a fact: when nothing else in the error decides, go-sdk refused the request
-// because its connection had already failed (it then answers with the stored
-// failure's text and no type), so the class is [Transport].
+// NotSentError wraps the error of a request go-sdk failed before the wire
+// layer saw it (its connection had already failed); its text is Err's. It is
+// a weak fact: [Transport] when nothing else in the error decides.
 type NotSentError struct {
 	Err error
 }

@@ -6,22 +6,15 @@ import (
 	"time"
 )
 
-// MaxRetryAfter caps every Retry-After: a longer wait, in either form, is
-// taken as MaxRetryAfter, never as "none". An hour covers hourly request
-// budgets; a server cannot hold a host's calls off longer with one answer.
-// It is the only cap: the verdict, the error a call returns, the
-// rate-limit-window event and the window itself all carry the same value.
+// MaxRetryAfter caps every Retry-After (a longer one is this, never "none"):
+// the one cap, for the verdict, the call's error and the rate-limit window.
 const MaxRetryAfter = time.Hour
 
-// ParseRetryAfter parses the value of a Retry-After header (RFC 9110 section
-// 10.2.3) received at now: delay-seconds (1*DIGIT) or an HTTP-date in any of
-// the three forms a recipient must accept (IMF-fixdate, RFC 850, asctime;
-// RFC 9110 section 5.6.7). It returns the wait in whole seconds (a date's
-// remainder rounded up, so the wait never ends before the date), at most
-// [MaxRetryAfter]. It returns 0, meaning "no Retry-After", for an empty or
-// malformed value (a sign, a fraction, other text), for 0 seconds and for a
-// date that is not in the future. Digits too many for any integer are a
-// huge delay, capped like any other.
+// ParseRetryAfter parses a Retry-After value (RFC 9110 section 10.2.3)
+// received at now: delay-seconds or an HTTP-date in its three forms (section
+// 5.6.7). It returns the wait in whole seconds, a date's rounded up, at most
+// [MaxRetryAfter]; 0 for an empty or malformed value, 0 seconds, or a date
+// not in the future.
 func ParseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -44,10 +37,8 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	return (d + time.Second - 1).Truncate(time.Second) // round up; d < MaxRetryAfter, so no overflow
 }
 
-// CapRetryAfter bounds a Retry-After that did not come from
-// [ParseRetryAfter] (a host's own *HTTPError, say) the same way: negative
-// is 0, longer than [MaxRetryAfter] is MaxRetryAfter. Classify applies it to
-// every verdict.
+// CapRetryAfter bounds any Retry-After to [0, MaxRetryAfter]; Classify
+// applies it to every verdict.
 func CapRetryAfter(d time.Duration) time.Duration {
 	return min(max(d, 0), MaxRetryAfter)
 }
@@ -61,8 +52,7 @@ func isDigits(s string) bool {
 	return true
 }
 
-// secondsCapped reads delay-seconds, stopping as soon as the value reaches
-// the cap so that no length of digits can overflow.
+// secondsCapped reads delay-seconds, stopping at the cap: no overflow.
 func secondsCapped(digits string) time.Duration {
 	const maxSecs = int64(MaxRetryAfter / time.Second)
 	var n int64

@@ -7,32 +7,23 @@ import (
 )
 
 // Verdict is the classification of one error: its [Class] and the facts it
-// rests on. A Verdict is a comparable value; its zero value is the verdict of a
-// nil error (class [None], no facts).
-//
-// Its struct tags give a plain JSON encoding (durations in nanoseconds,
-// "retry_after_ns"). The stable, versioned JSON form that hosts record is the
-// one package events writes for every event's verdict (milliseconds,
-// "retry_after_ms").
+// rests on; comparable; the zero value is a nil error's. Its JSON tags are a
+// plain encoding (nanoseconds); the stable form hosts record is package
+// events'.
 type Verdict struct {
 	// Class is the kind of failure.
 	Class Class `json:"class"`
-	// HTTPStatus is the HTTP status of the answer, or 0 when none was seen
-	// (no answer, or go-sdk reported the status only as text and no wire
-	// facts were attached).
+	// HTTPStatus is the answer's HTTP status, 0 when no wire facts had one.
 	HTTPStatus int `json:"http_status,omitempty"`
 	// RPC is the JSON-RPC error found in the error, if any.
 	RPC RPCError `json:"rpc,omitzero"`
-	// RetryAfter is the server's Retry-After in whole seconds, at most
-	// [MaxRetryAfter] ([ParseRetryAfter]); 0 when absent.
+	// RetryAfter is the server's Retry-After ([ParseRetryAfter]); 0 when absent.
 	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
 	// Method is the JSON-RPC method of the failed request, when known.
 	Method string `json:"method,omitempty"`
-	// SessionIDSent reports whether the failed request carried
-	// Mcp-Session-Id, when known from wire facts.
+	// SessionIDSent reports that the request carried Mcp-Session-Id (wire facts).
 	SessionIDSent bool `json:"session_id_sent,omitempty"`
-	// Detail is the error's text, cut to at most [MaxDetail] bytes. It is
-	// kept for people to read; no decision rests on it.
+	// Detail is the error's text, at most [MaxDetail] bytes, for people only.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -43,17 +34,14 @@ const MaxDetail = 512
 // an error: a go-sdk *jsonrpc.Error, a parsed response body, or an object
 // embedded in an error message.
 type RPCError struct {
-	// Present reports whether a JSON-RPC error was found at all; the other
-	// fields are meaningful only when it is true.
+	// Present reports whether a JSON-RPC error was found; else the rest is zero.
 	Present bool `json:"present"`
 	// Code is the JSON-RPC error code, e.g. -32601 (Method not found).
 	Code int64 `json:"code"`
 	// Message is the error's message, cut to at most [MaxDetail] bytes.
 	Message string `json:"message,omitempty"`
-	// HasID reports whether the error object answered a request by id (a
-	// non-null id, or a go-sdk *jsonrpc.Error, which only exists for a
-	// response with an id). A null or absent id means the server could not
-	// tie the error to a request.
+	// HasID reports that it answered a request by id (a non-null id, or a
+	// go-sdk *jsonrpc.Error, which exists only for such a response).
 	HasID bool `json:"has_id,omitempty"`
 }
 

@@ -11,50 +11,22 @@ type item struct {
 	depth int
 }
 
-// visited is the walk's set of identities: a few inline, then a map. Most
-// errors are chains of a handful of values, so the map is rarely made.
-type visited struct {
-	few  [8]identity
-	n    int
-	many map[identity]struct{}
-}
-
-// add records id and reports whether it was new.
-func (s *visited) add(id identity) bool {
-	for _, x := range s.few[:s.n] {
-		if x == id {
-			return false
-		}
-	}
-	if _, dup := s.many[id]; dup {
-		return false
-	}
-	if s.n < len(s.few) {
-		s.few[s.n] = id
-		s.n++
-		return true
-	}
-	if s.many == nil {
-		s.many = make(map[identity]struct{})
-	}
-	s.many[id] = struct{}{}
-	return true
-}
-
 // collect walks the error tree from root depth-first, iteratively, visiting
 // each reference-typed error value once (cycles, failure story S3) and at most
 // MaxNodes values no deeper than MaxDepth.
 func (f *facts) collect(root error) {
 	f.detail = safeText(root)
 
-	var buf [16]item
-	stack := append(buf[:0], item{root, 0})
-	var seen visited
+	stack := []item{{root, 0}}
+	seen := map[identity]bool{}
 	for n := 0; len(stack) > 0 && n < MaxNodes; n++ {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if id, ok := identify(it.err); ok && !seen.add(id) {
-			continue
+		if id, ok := identify(it.err); ok {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
 		}
 		f.inspect(it.err)
 		if it.depth < MaxDepth {

@@ -2,10 +2,8 @@ package classify
 
 import "strings"
 
-// wireClass classifies one HTTP exchange (DESIGN.md section 3). sdkRPC is the
-// JSON-RPC error go-sdk decoded from a response elsewhere in the same error,
-// used when the wire layer recorded no body. It returns [None] for a 2xx
-// that says nothing by itself, so the rest of the error decides.
+// wireClass classifies one HTTP exchange by DESIGN.md section 3's table
+// (sdkRPC as for sessionGone); [None] for a 2xx that says nothing itself.
 func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 	s := w.Status
 	switch {
@@ -14,8 +12,7 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 	case s == 403 && insufficientScope(w.WWWAuthenticate):
 		return Unauthorized
 	case w.sessionGone(sdkRPC):
-		// Before -32601: a 404 whose body answers no request by id ends
-		// the session whatever its code (the wire layer lets go-sdk end it).
+		// Before -32601: a 404 answering no request by id, whatever its code.
 		return SessionExpired
 	case w.RPC.Present && w.RPC.Code == CodeMethodNotFound:
 		// S1: -32601 in any body, even a 404's that answers the request.
@@ -31,21 +28,16 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 	case s >= 200 && s < 300 && w.RPC.Present:
 		return Application
 	case s >= 200 && s < 300:
-		// A successful exchange the call still failed on: what it wraps
-		// decides.
 		return None
 	default:
-		// Any other status, including 404 without a session id: a proxy or
-		// a stateless server, where a new session would not help, so it must
-		// never feed a reconnect loop.
+		// 404 without a session id too: a new session would not help.
 		return Application
 	}
 }
 
 // insufficientScope reports whether a WWW-Authenticate value carries the
-// auth-param error="insufficient_scope" (RFC 6750 section 3.1). It parses
-// auth-params (RFC 9110 section 11.2); it does not search the text, so the
-// words inside another parameter's quoted value do not count.
+// auth-param error="insufficient_scope" (RFC 6750 section 3.1), parsed as
+// auth-params (RFC 9110 section 11.2), not searched for.
 func insufficientScope(h string) bool {
 	found := false
 	authParams(h, func(name, val string) bool {
@@ -62,9 +54,8 @@ func insufficientScope(h string) bool {
 const maxAuthParams = 64
 
 // authParams calls fn for each name=value auth-param of a challenge list
-// such as `Bearer realm="x", error="insufficient_scope", scope="a b"`,
-// skipping scheme names and token68 values and unquoting quoted strings,
-// until fn returns false.
+// (`Bearer realm="x", error="insufficient_scope"`), unquoted, until fn
+// returns false.
 func authParams(h string, fn func(name, val string) bool) {
 	for n := 0; n < maxAuthParams; n++ {
 		h = strings.TrimLeft(h, " \t,")
@@ -79,7 +70,7 @@ func authParams(h string, fn func(name, val string) bool) {
 		rest := strings.TrimLeft(h[i:], " \t")
 		if !strings.HasPrefix(rest, "=") || name == "" {
 			// A scheme name, or the start of a token68 ("abc==").
-			h = skipToken68(h[i:])
+			h = strings.TrimLeft(h[i:], "=")
 			continue
 		}
 		rest = strings.TrimLeft(rest[1:], " \t")
@@ -97,11 +88,6 @@ func authParams(h string, fn func(name, val string) bool) {
 			return
 		}
 	}
-}
-
-// skipToken68 drops the '=' padding of a token68 at the start of h.
-func skipToken68(h string) string {
-	return strings.TrimLeft(h, "=")
 }
 
 // quoted unquotes the quoted-string at the start of s and returns it with the

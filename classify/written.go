@@ -1,9 +1,8 @@
 package classify
 
-// WrittenError is the error of a request that was written whole to a
-// stream transport (a stdio server's stdin) and got no answer: the server
-// may have read and run it. [DeliveryOf] takes it as outcome unknown; it
-// says nothing about the class. Its text is Err's.
+// WrittenError is the error of a request written whole to a stream
+// transport (stdio) that got no answer: outcome unknown to [DeliveryOf], no
+// fact for the class. Its text is Err's.
 type WrittenError struct {
 	Err error
 }

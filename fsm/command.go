@@ -6,14 +6,13 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// CommandKind names an action the shell must perform. The machine never
-// performs I/O itself (DESIGN.md section 5); the shell executes commands in
-// the order returned and feeds their results back as triggers.
+// CommandKind names an action the shell performs, in order, feeding the
+// results back as triggers.
 type CommandKind uint8
 
 const (
-	// Dial: open a new session with a full handshake (`initialize`, or
-	// `server/discover`); report HandshakeSucceeded or HandshakeFailed.
+	// Dial: open a new session with a full handshake; report
+	// HandshakeSucceeded or HandshakeFailed.
 	Dial CommandKind = iota
 	// Attach: re-attach the persisted session ([Command.Resume] is blind or
 	// known) without `initialize`; report Attached or AttachRefused.
@@ -27,21 +26,16 @@ const (
 	// PublishCatalog: publish the catalog just discovered (or re-listed) as
 	// the catalog of [Command.Generation].
 	PublishCatalog
-	// ScheduleRetry: ask the backoff for the delay of retry
-	// [Command.Attempt] (1 for the first since the last success or
-	// reconnect request: reset the backoff then), lengthened to at least
-	// [Command.Verdict]'s RetryAfter; report RetryDue when it elapses, or
-	// RetriesExhausted when the backoff says stop.
+	// ScheduleRetry: wait the backoff's delay for retry [Command.Attempt]
+	// (1 resets the backoff), at least [Command.Verdict]'s RetryAfter; report
+	// RetryDue, or RetriesExhausted when the backoff says stop.
 	ScheduleRetry
-	// ClearSession: forget the persisted session id; it will not be
-	// resumed again.
+	// ClearSession: forget the persisted session id.
 	ClearSession
-	// CloseSession: end the session of [Command.Generation] with DELETE
-	// (go-sdk ClientSession.Close), if one is live.
+	// CloseSession: end the session of [Command.Generation] (DELETE), if live.
 	CloseSession
-	// DetachSession: release the session of [Command.Generation] locally
-	// without DELETE (the server forgot it, it died by itself, or the host
-	// keeps it resumable).
+	// DetachSession: release the session of [Command.Generation] without
+	// DELETE (gone already, or kept resumable).
 	DetachSession
 
 	numCommands
@@ -71,16 +65,14 @@ func (k CommandKind) String() string {
 type Command struct {
 	// Kind is the action.
 	Kind CommandKind
-	// Generation is the session the command belongs to. Dial and Attach
-	// carry the new generation they create; CloseSession and DetachSession
-	// the old one they end; the rest the current one. Report results with
-	// this generation in [Trigger.Generation].
+	// Generation is the command's session: the new one for Dial and Attach,
+	// the ended one for CloseSession and DetachSession, else the current one.
+	// Results carry it in [Trigger.Generation].
 	Generation uint64
 	// Resume is blind or known for Attach; ResumeNone otherwise.
 	Resume ResumeMode
 	// Attempt numbers a ScheduleRetry from 1; zero for other kinds.
 	Attempt int
-	// Verdict is the failure a ScheduleRetry answers (its RetryAfter is a
-	// lower bound for the delay); zero for other kinds.
+	// Verdict is the failure a ScheduleRetry answers; zero for other kinds.
 	Verdict classify.Verdict
 }

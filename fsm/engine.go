@@ -8,28 +8,14 @@ import (
 	"github.com/qmuntal/stateless"
 )
 
-// engine is the one stateless machine every [Machine] steps through. It is
-// built once, at package initialization, from the table, and never
-// configured again. After configuration stateless only reads it: its state
-// and trigger maps are looked up under its own RWMutex for reading, its
-// callbacks and firing mode (FiringImmediate: an atomic counter, no queue)
-// hold no per-fire state. So any number of Machines may fire it at once from
-// their own goroutines. The state it reads and writes is the Machine's,
-// found in the context passed to FireCtx ([stepContext]); so are the
-// extended state and the trigger the guards read.
+// engine is the one stateless machine every [Machine] steps through, built
+// once from the table and only read after: stateless keeps no per-fire state
+// under FiringImmediate, so Machines may fire it concurrently. The state it
+// reads and writes is the Machine's, carried by the context of FireCtx.
 //
-// Immediate firing is safe because nothing fires inside a callback: the
-// guards only read (a passing one records its row), and Step applies the
-// row's effects after FireCtx returns.
-//
-// Internal transitions (a row whose To is its From) are configured as
-// stateless ignores: an internal transition without entry, exit or action
-// is what stateless's Ignore is, and Step, not stateless, applies every
-// row's effects and emits its event. The alternatives cost the hottest path
-// (a call failure that keeps the session): PermitReentry runs the exit and
-// entry of the state, a second state lookup and the state setter (a fifth
-// of a Step); InternalTransition wraps the context and looks the handler up
-// twice (three allocations more).
+// Internal transitions are stateless ignores (no entry, exit or action):
+// Step, not stateless, applies every row's effects and emits its event, and
+// nothing fires from inside a callback.
 var engine = newEngine()
 
 func newEngine() *stateless.StateMachine {
@@ -54,16 +40,12 @@ func newEngine() *stateless.StateMachine {
 		sc := sm.Configure(ids[i].from)
 		var guards []stateless.GuardFunc
 		if len(r.Guards) > 0 {
-			// One guard function per row, not per Guard: stateless sizes a
-			// buffer by a row's guard count and reuses it for the next row
-			// only when that one has no more guards.
 			guards = []stateless.GuardFunc{rowGuard(i)}
 		}
 		k := ids[i].trigger
-		switch {
-		case r.Ignore, r.Internal():
+		if r.Ignore || r.Internal() {
 			sc.Ignore(k, guards...)
-		default:
+		} else {
 			sc.Permit(k, ids[i].to, guards...)
 		}
 	}
@@ -74,8 +56,7 @@ func newEngine() *stateless.StateMachine {
 }
 
 // rowGuard is the stateless guard of table row i: all its guards pass. A
-// passing guard records its row for [Machine.rowTaken]; guards stay pure
-// otherwise, and at most one row of a (state, trigger) passes.
+// passing one records its row for [Machine.rowTaken] (decision 0022).
 func rowGuard(i int) stateless.GuardFunc {
 	return func(ctx context.Context, _ ...any) bool {
 		m := machineOf(ctx)
@@ -87,10 +68,9 @@ func rowGuard(i int) stateless.GuardFunc {
 	}
 }
 
-// stepContext is the context a Machine fires the engine with: it carries the
-// machine to the state accessors, guards and callbacks. It is one pointer,
-// so passing it as a context.Context does not allocate. It is never
-// canceled and has no deadline.
+// stepContext carries a Machine to the engine's state accessors and guards:
+// one pointer, so passing it as a context.Context does not allocate. It is
+// never canceled.
 type stepContext struct{ m *Machine }
 
 type machineKey struct{}
@@ -105,7 +85,7 @@ func (c stepContext) Value(key any) any {
 	return nil
 }
 
-// machineOf returns the machine a stepContext carries, also through a
+// machineOf returns the machine a Step's context carries, also through a
 // context stateless derived from it; nil for any other context (stateless's
 // ToGraph asks for the state with context.Background).
 func machineOf(ctx context.Context) *Machine {

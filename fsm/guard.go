@@ -9,70 +9,55 @@ import (
 )
 
 // Guard names a condition on the trigger and the machine's extended state.
-// A table row passes when all of its guards pass; the rows of one (state,
-// trigger) pair are mutually exclusive, so at most one passes.
+// A row passes when all its guards pass; the rows of one (state, trigger)
+// are mutually exclusive. "Recoverable" is any verdict but unauthorized and
+// canceled (DESIGN.md section 2).
 type Guard uint8
 
 const (
-	// GuardResumeNone: Started without a persisted session.
+	// GuardResumeNone: resume without a persisted session.
 	GuardResumeNone Guard = iota
-	// GuardResumeBlind: Started with a persisted session, capabilities unknown.
+	// GuardResumeBlind: resume a persisted session, capabilities unknown.
 	GuardResumeBlind
-	// GuardResumeKnown: Started with a persisted session and capabilities.
+	// GuardResumeKnown: resume a persisted session with its capabilities.
 	GuardResumeKnown
-	// GuardFatalVerdict: the verdict is unauthorized or canceled, which never
-	// recover and never retry (DESIGN.md section 2).
+	// GuardFatalVerdict: the verdict is unauthorized or canceled.
 	GuardFatalVerdict
-	// GuardRecoverableVerdict: the verdict is neither unauthorized nor
-	// canceled.
+	// GuardRecoverableVerdict: the verdict is recoverable.
 	GuardRecoverableVerdict
-	// GuardStaleRecoveryUnused: the server answered (not [GuardNoAnswer]),
-	// recoverable, and this resume has not used its one stale recovery yet
+	// GuardStaleRecoveryUnused: recoverable, the server answered (not
+	// [GuardNoAnswer]), and this resume has its one stale recovery left
 	// (failure story S2).
 	GuardStaleRecoveryUnused
-	// GuardStaleRecoveryUsed: the server answered, recoverable, and this
-	// resume already used its stale recovery.
+	// GuardStaleRecoveryUsed: as GuardStaleRecoveryUnused, recovery used.
 	GuardStaleRecoveryUsed
 	// GuardSessionBudgetLeft: one more session stays within
 	// [Config.MaxSessions] per [Config.Window].
 	GuardSessionBudgetLeft
-	// GuardChurnLimitReached: one more session would exceed
-	// [Config.MaxSessions] per [Config.Window].
+	// GuardChurnLimitReached: one more session would exceed it.
 	GuardChurnLimitReached
 	// GuardRetrying: the failed state is not terminal.
 	GuardRetrying
-	// GuardChurnFailure: the failed state is terminal with ReasonChurn, the
-	// one terminal reason that cools down and retries.
+	// GuardChurnFailure: terminal with ReasonChurn, which cools down.
 	GuardChurnFailure
-	// GuardListingRetryLeft: a listing failed after a successful handshake
-	// with a verdict that says the session is fine (forbidden,
-	// rate-limited, server-error, application, timeout: the server
-	// answered, or was slow), and the session has had fewer than
-	// [Config.ListingRetries] listing retries: the listing is retried on
-	// the same session.
+	// GuardListingRetryLeft: a listing failed with a verdict that says the
+	// session is fine (forbidden, rate-limited, server-error, application,
+	// timeout) and fewer than [Config.ListingRetries] retries were spent.
 	GuardListingRetryLeft
-	// GuardListingRetrySpent: recoverable, and either the verdict says the
-	// session may be gone (transport, session-expired, protocol, unknown,
-	// method-not-found) or the session's listing retries are spent: the
-	// session is replaced.
+	// GuardListingRetrySpent: recoverable, and not GuardListingRetryLeft:
+	// the session is replaced.
 	GuardListingRetrySpent
-	// GuardListingFailed: a listing on the current session failed and its
-	// retry is scheduled (the retry's RetryDue, not a handshake's).
+	// GuardListingFailed: the current session's listing failed and its
+	// retry is scheduled.
 	GuardListingFailed
-	// GuardNoAnswer: the verdict is transport or timeout: no HTTP answer at
-	// all, or our own deadline passed first. A resumed session that got
-	// no answer is not shown to be stale: the server may be down.
+	// GuardNoAnswer: transport or timeout: a resumed session that got no
+	// answer is not shown stale; the server may be down.
 	GuardNoAnswer
-	// GuardExpiryEvidence: recoverable, and the server answered with
-	// something other than server-error or rate-limited: taken for a
-	// session it no longer serves (failure story S2), which is forgotten.
+	// GuardExpiryEvidence: recoverable, and an answer other than
+	// server-error or rate-limited: the session is taken as expired (S2).
 	GuardExpiryEvidence
-	// GuardServerBusy: the verdict is server-error or rate-limited: the
-	// server answered that it cannot serve now (a 503 of a proxy whose
-	// server is down, a 429), which does not show the session expired; a
-	// stale recovery still runs (a server may reject a stale session with
-	// 500, S2), but the persisted session is kept until a new session
-	// replaces it.
+	// GuardServerBusy: server-error or rate-limited: the stale recovery runs
+	// but the persisted session is kept until a new one replaces it.
 	GuardServerBusy
 
 	numGuards
@@ -110,23 +95,18 @@ func fatal(c classify.Class) bool {
 	return c == classify.Unauthorized || c == classify.Canceled
 }
 
-// noAnswer reports whether class c says the server gave no answer: no HTTP
-// status at all (transport) or our own deadline first (timeout).
+// noAnswer: no HTTP answer (transport) or our own deadline first (timeout).
 func noAnswer(c classify.Class) bool {
 	return c == classify.Transport || c == classify.Timeout
 }
 
-// serverBusy reports whether class c is an answer that the server cannot
-// serve now: server-error (5xx) or rate-limited (429).
+// serverBusy: the server answered that it cannot serve now (5xx, 429).
 func serverBusy(c classify.Class) bool {
 	return c == classify.ServerError || c == classify.RateLimited
 }
 
-// sessionFine reports whether a failed listing's verdict says the session it
-// ran on is fine: the server (or a gateway in front of it) answered with an
-// error that a new session cannot fix, or was slow. transport and
-// session-expired say the session may be gone; protocol and unknown say
-// nothing sure about it.
+// sessionFine reports a failed listing's verdict that a new session cannot
+// fix: an answer, or slowness.
 func sessionFine(c classify.Class) bool {
 	switch c {
 	case classify.Forbidden, classify.RateLimited, classify.ServerError, classify.Application, classify.Timeout:
@@ -148,8 +128,7 @@ type guardInput struct {
 	now    time.Time
 }
 
-// eval evaluates g against the trigger being stepped and the extended state.
-// Guards are pure: they read, never write.
+// eval evaluates g against the trigger and the extended state; it only reads.
 func (g Guard) eval(m *Machine, t *guardInput) bool {
 	c := t.class
 	switch g {

@@ -1,55 +1,39 @@
 package fsm
 
 import (
+	"slices"
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Defaults for a zero [Config]: the churn limit, the one place it is set
-// (the supervisor passes its Config through).
+// Defaults for a zero [Config] (the supervisor passes its Config through).
 const (
-	// DefaultMaxSessions: more than 10 new sessions within DefaultWindow is
-	// churn.
-	DefaultMaxSessions = 10
-	// DefaultWindow is the churn window: one minute.
-	DefaultWindow = time.Minute
-	// DefaultListingRetries: a session whose handshake succeeded may have
-	// its listing retried 4 times (5 listings in all) before it is
-	// replaced.
-	DefaultListingRetries = 4
+	DefaultMaxSessions    = 10          // sessions per DefaultWindow before churn
+	DefaultWindow         = time.Minute // the churn window
+	DefaultListingRetries = 4           // listing retries on one session (5 listings)
 )
 
 // Config configures a [Machine]. The zero value is usable.
 type Config struct {
-	// MaxSessions is the churn limit: opening more than MaxSessions sessions
-	// (Dial or Attach commands, retries included) within Window moves to a
-	// terminal failed state with ReasonChurn instead. Zero (or negative)
-	// means DefaultMaxSessions (10).
+	// MaxSessions is the churn limit: one more session (Dial or Attach)
+	// within Window fails terminally with ReasonChurn. <= 0 means
+	// DefaultMaxSessions.
 	MaxSessions int
-	// Window is the churn window, measured with [Trigger.Now]. Zero (or
-	// negative) means DefaultWindow (1 minute).
+	// Window is the churn window, measured with [Trigger.Now]. <= 0 means
+	// DefaultWindow.
 	Window time.Duration
-	// ListingRetries is how many times the listing of a session whose
-	// handshake succeeded (connecting, stale-recovering) is retried on that
-	// same session, on the retry schedule, when it fails with a verdict
-	// that says the session is fine (forbidden, rate-limited, server-error,
-	// application, timeout); the next such failure replaces the session.
-	// Zero means DefaultListingRetries (4); negative means none: every
-	// failed listing replaces the session.
+	// ListingRetries is how often a listing that failed while the session is
+	// fine ([GuardListingRetryLeft]) is retried on that session before it is
+	// replaced. 0 means DefaultListingRetries; negative means none.
 	ListingRetries int
 }
 
-// Machine is one connection's state machine: a pure core driven one trigger
-// at a time by [Machine.Step], which returns what happened (DESIGN.md
-// sections 2 and 5). It never performs I/O, never reads a clock, never
-// starts a goroutine, never emits: the shell does.
-//
-// A Machine holds only its connection's state, a few words; the transitions
-// live in one stateless machine built once and shared by every Machine.
-// A Machine is not safe for concurrent use: one goroutine owns it. Different
-// Machines may step concurrently.
+// Machine is one connection's state machine, driven one trigger at a time by
+// [Machine.Step] (DESIGN.md sections 2 and 5). It holds only its connection's
+// state; the transitions are one shared stateless machine. Not safe for
+// concurrent use; different Machines may step concurrently.
 type Machine struct {
 	maxSessions    int
 	window         time.Duration
@@ -65,11 +49,11 @@ type Machine struct {
 	sessions  []time.Time       // start times of the last MaxSessions sessions
 	listFails int               // failed listings on the current session
 
-	// While a Step fires the engine: what the guards read and the guarded
+	// While a Step fires the engine: what the guards read, and the guarded
 	// row whose guards passed (-1 for none).
 	in     guardInput
 	passed int
-	out    []Command // reused by every Step
+	out    []Command // Outcome.Commands, reused by every Step
 }
 
 // New returns a machine in [events.StateIdle].
@@ -89,37 +73,28 @@ func New(cfg Config) *Machine {
 	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, passed: -1}
 }
 
-// Outcome is what one Step did (etcd-io/raft's Ready): the transition, as an
-// event for the shell to emit, and the commands for it to execute.
+// Outcome is what one Step did (etcd-io/raft's Ready).
 type Outcome struct {
-	// Event is the transition event, internal transitions included: Kind
-	// events.KindTransition, From, To, Trigger, Guard, Verdict, Generation,
-	// Attempt and Reason. The shell stamps Server, Seq and Time when it
-	// emits it. The zero Event (Kind "") when the trigger was absorbed
-	// without a transition (an ignore row, or Closed).
+	// Event is the transition (internal ones too) with Kind, From, To,
+	// Trigger, Guard, Verdict, Generation, Attempt and Reason set; the shell
+	// stamps Server, Seq and Time. Zero when the trigger was absorbed.
 	Event events.Event
 	// Commands are the commands to execute, in order; nil when none. The
-	// slice is owned by the machine and valid until the next Step.
+	// slice is the machine's, valid until the next Step.
 	Commands []Command
 }
 
-// Transitioned reports whether the step took a transition (internal ones
-// included), i.e. whether Event is set.
+// Transitioned reports whether Event is set.
 func (o Outcome) Transitioned() bool { return o.Event.Kind != "" }
 
 // Step feeds one trigger and returns what happened.
 //
-// Errors (the machine is unchanged after any of them):
-//   - [*GenerationError] (ErrStaleGeneration, ErrFutureGeneration): a
-//     non-zero t.Generation other than the current one; a stale one is the
-//     normal fate of a late result of an old session and can be dropped;
-//   - [*VerdictError] (ErrMissingVerdict): HandshakeFailed or
-//     DiscoveryFailed without a verdict;
-//   - [*RejectedError] (ErrRejected): the table does not permit the trigger
-//     in the current state, or t.Kind is not a trigger kind.
-//
-// In [events.StateClosed] every trigger is absorbed: a zero Outcome, nil.
-func (m *Machine) Step(t Trigger) (o Outcome, err error) {
+// Errors leave the machine unchanged: [*GenerationError] (a non-zero
+// t.Generation other than the current one; a stale one is a late result to
+// drop), [*VerdictError] (a failure trigger without a verdict),
+// [*RejectedError] (not permitted here, or not a trigger kind). In
+// [events.StateClosed] every trigger is absorbed: a zero Outcome, nil.
+func (m *Machine) Step(t Trigger) (Outcome, error) {
 	if m.st != closedID { // closed absorbs even malformed results
 		if t.Generation != 0 && t.Generation != m.gen {
 			return Outcome{}, &GenerationError{Trigger: t.Kind, Got: t.Generation, Current: m.gen}
@@ -137,32 +112,30 @@ func (m *Machine) Step(t Trigger) (o Outcome, err error) {
 	}
 	from := m.st
 	m.in = m.guardInputOf(&t)
-	err = engine.FireCtx(stepContext{m}, k)
+	err := engine.FireCtx(stepContext{m}, k)
 	i := m.rowTaken(from, k)
 	m.in, m.passed = guardInput{}, -1
-	if err != nil || table[i].Ignore { // i is valid when err is nil
+	if err != nil {
 		return Outcome{}, err
 	}
-	m.out = m.out[:0]
-	m.apply(i, &t)
-	// Fields set in the result in place: a composite literal is built
-	// aside and copied (an Outcome is over 500 bytes).
-	o.Event.Kind = events.KindTransition
-	o.Event.From, o.Event.To = table[i].From, table[i].To
-	o.Event.Trigger, o.Event.Guard = t.Kind, guardLabels[i]
-	o.Event.Verdict = t.Verdict
-	o.Event.Generation, o.Event.Attempt, o.Event.Reason = m.gen, m.attempt, m.reason
-	if len(m.out) > 0 {
-		o.Commands = m.out
+	if table[i].Ignore {
+		return Outcome{}, nil
 	}
-	return o, nil
+	cmds := m.apply(i, &t)
+	return Outcome{
+		Event: events.Event{
+			Kind: events.KindTransition, From: table[i].From, To: table[i].To,
+			Trigger: t.Kind, Guard: guardLabels[i], Verdict: t.Verdict,
+			Generation: m.gen, Attempt: m.attempt, Reason: m.reason,
+		},
+		Commands: cmds,
+	}, nil
 }
 
 var closedID, _ = stateIndex(events.StateClosed)
 
-// guardInputOf is what the guards read of t: its verdict's class, its time,
-// and how it would resume: the trigger's for Started and
-// ReconnectRequested, the machine's own for RetryDue ([Machine.RetryResume]).
+// guardInputOf is what the guards read of t; a RetryDue resumes as
+// [Machine.RetryResume] says.
 func (m *Machine) guardInputOf(t *Trigger) guardInput {
 	in := guardInput{class: t.Verdict.Class, resume: t.Resume, now: t.Now}
 	if t.Kind == events.TriggerRetryDue {
@@ -172,15 +145,18 @@ func (m *Machine) guardInputOf(t *Trigger) guardInput {
 }
 
 // rowTaken returns the row a fire of k from state from that returned no
-// error took. stateless evaluated the guards of every row of (from, k) and
-// found exactly one passing (it panics on two): a guarded row recorded
-// itself as it passed (see [rowGuard]); else the row taken is the sole
-// unguarded one. After an error it means nothing.
+// error took: the guarded row that recorded itself, else the sole unguarded
+// one (TestUnguardedRowIsAlone). After an error it means nothing.
 func (m *Machine) rowTaken(from stateID, k triggerID) int {
 	if m.passed >= 0 {
 		return m.passed
 	}
-	return unguardedRow[from][k]
+	for _, i := range rowIndex[from][k] {
+		if len(table[i].Guards) == 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // passes reports whether every guard of row i passes.
@@ -193,9 +169,9 @@ func (m *Machine) passes(i int) bool {
 	return true
 }
 
-// apply performs row i's effects on the extended state and appends its
-// commands to the outbox. It is infallible and fires nothing.
-func (m *Machine) apply(i int, t *Trigger) {
+// apply performs row i's effects on the extended state and returns its
+// commands (nil for none). It is infallible and fires nothing.
+func (m *Machine) apply(i int, t *Trigger) []Command {
 	r := &table[i]
 	switch r.Trigger {
 	case events.TriggerStarted:
@@ -234,9 +210,14 @@ func (m *Machine) apply(i int, t *Trigger) {
 	if r.To == events.StateReady {
 		m.attempt = 0
 	}
+	m.out = m.out[:0]
 	for _, k := range r.Commands {
 		m.out = append(m.out, m.command(k, t))
 	}
+	if len(m.out) == 0 {
+		return nil
+	}
+	return m.out
 }
 
 func (m *Machine) command(k CommandKind, t *Trigger) Command {
@@ -262,20 +243,12 @@ func (m *Machine) command(k CommandKind, t *Trigger) Command {
 	return cmd
 }
 
-// noteSession records a session start. It keeps only the starts still
-// inside the window, and at most the last MaxSessions of them, which is all
-// churnLimitReached needs.
+// noteSession records a session start, keeping the last MaxSessions starts
+// inside the window: all churnLimitReached needs.
 func (m *Machine) noteSession(now time.Time) {
-	drop := 0
-	for drop < len(m.sessions) && now.Sub(m.sessions[drop]) >= m.window {
-		drop++
-	}
-	if keep := len(m.sessions) - drop; keep >= m.maxSessions {
-		drop += keep - m.maxSessions + 1
-	}
-	if drop > 0 {
-		n := copy(m.sessions, m.sessions[drop:])
-		m.sessions = m.sessions[:n]
+	m.sessions = slices.DeleteFunc(m.sessions, func(ts time.Time) bool { return now.Sub(ts) >= m.window })
+	if n := len(m.sessions) - m.maxSessions + 1; n > 0 {
+		m.sessions = slices.Delete(m.sessions, 0, n)
 	}
 	m.sessions = append(m.sessions, now)
 }
@@ -295,26 +268,23 @@ func (m *Machine) churnLimitReached(now time.Time) bool {
 // State returns the current state.
 func (m *Machine) State() events.State { return stateList[m.st] }
 
-// Generation returns the number of sessions (Dial and Attach commands) the
-// machine has created; 0 before the first.
+// Generation returns the number of sessions (Dial, Attach) created so far.
 func (m *Machine) Generation() uint64 { return m.gen }
 
-// Attempt returns the retry attempt count: 0 after a success or a reconnect
-// request, n after the n-th ScheduleRetry.
+// Attempt returns n after the n-th ScheduleRetry; 0 after a success or a
+// reconnect request.
 func (m *Machine) Attempt() int { return m.attempt }
 
-// Reason returns why the failed state is terminal, or ReasonNone when the
-// machine is not in a terminal failed state.
+// Reason returns why the failed state is terminal, else ReasonNone.
 func (m *Machine) Reason() events.Reason { return m.reason }
 
-// Terminal reports whether the machine is in a failed state that will not
-// retry (a [events.Reason] is set): calls fail at once until ReconnectRequested.
+// Terminal reports a failed state that will not retry (a Reason is set).
 func (m *Machine) Terminal() bool {
 	return m.State() == events.StateFailed && m.reason != events.ReasonNone
 }
 
-// Verdict returns the verdict that moved the machine into [events.StateFailed]; the zero
-// verdict in any other state.
+// Verdict returns the verdict that moved the machine into failed; zero in
+// any other state.
 func (m *Machine) Verdict() classify.Verdict {
 	if m.verdict == nil {
 		return classify.Verdict{}
@@ -326,12 +296,9 @@ func (m *Machine) Verdict() classify.Verdict {
 // was retried on it (see [Config.ListingRetries]).
 func (m *Machine) ListingRetries() int { return m.listFails }
 
-// RetryResume returns how a retry (RetryDue) re-opens the connection: the
-// persisted session of the current resume (blind or known) while the
-// machine still holds it (no Dial replaced it, no ClearSession forgot it)
-// and the resume has not used its stale recovery, as after a resumed
-// session's discovery that got no answer; ResumeNone (a full handshake)
-// otherwise.
+// RetryResume returns how a RetryDue re-opens the connection: the persisted
+// session's resume while the machine holds it (no Dial replaced it, no
+// ClearSession forgot it) and its stale recovery is unused; else ResumeNone.
 func (m *Machine) RetryResume() ResumeMode {
 	if m.staleUsed {
 		return ResumeNone

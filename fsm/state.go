@@ -1,9 +1,13 @@
 package fsm
 
-import "github.com/mcpsup/mcpsup/events"
+import (
+	"slices"
+
+	"github.com/mcpsup/mcpsup/events"
+)
 
 // stateID is a state's dense index, for the machine's arrays and as the
-// state value stateless stores (a one-byte value boxes without allocating).
+// state value stateless stores.
 type stateID uint8
 
 const numStates = 10
@@ -12,19 +16,11 @@ const numStates = 10
 var stateList = [numStates]events.State{events.StateIdle, events.StateConnecting, events.StateResumingBlind, events.StateResumingKnown, events.StateProbing,
 	events.StateListingDeclared, events.StateReady, events.StateStaleRecovering, events.StateFailed, events.StateClosed}
 
-var stateIDs = func() map[events.State]stateID {
-	m := make(map[events.State]stateID, numStates)
-	for i, s := range stateList {
-		m[s] = stateID(i)
-	}
-	return m
-}()
-
 // stateIndex returns the dense index of s; false for a name that is not a
 // state.
 func stateIndex(s events.State) (stateID, bool) {
-	id, ok := stateIDs[s]
-	return id, ok
+	i := slices.Index(stateList[:], s)
+	return stateID(i), i >= 0
 }
 
 // String returns the state's name (stateless prints it in ToGraph).
@@ -32,9 +28,7 @@ func (id stateID) String() string { return string(stateList[id]) }
 
 // States returns every state in declaration order.
 func States() []events.State {
-	out := make([]events.State, numStates)
-	copy(out, stateList[:])
-	return out
+	return slices.Clone(stateList[:])
 }
 
 // ReasonOfVerdict appears only in [Row.Reason]: the terminal reason is the

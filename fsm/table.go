@@ -1,28 +1,23 @@
 package fsm
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Row is one transition of the machine: in state From, trigger Trigger, when
-// every guard in Guards passes, go to To and emit Commands in order. A row
-// whose To equals From is an internal transition (an event, no state
-// change); an Ignore row absorbs the trigger silently (no event, no
-// command). The table is the single source of the machine and of
-// docs/statechart.md.
+// Row is one transition: in state From, on Trigger, when all Guards pass, go
+// to To and emit Commands in order. To == From is an internal transition (an
+// event, no state change); an Ignore row absorbs the trigger silently.
 type Row struct {
 	From     events.State
 	Trigger  events.Trigger
 	Guards   []Guard
 	To       events.State
 	Commands []CommandKind
-	// Reason is the terminal reason the row sets (To is Failed), or
-	// ReasonNone.
-	Reason events.Reason
-	// Ignore marks a trigger absorbed without event or command.
-	Ignore bool
+	Reason   events.Reason // the terminal reason it sets, or ReasonNone
+	Ignore   bool
 }
 
 // Internal reports whether the row is an internal transition.
@@ -39,11 +34,10 @@ func (r Row) GuardLabel() string {
 
 // Table returns a copy of the transition table in declaration order.
 func Table() []Row {
-	out := make([]Row, len(table))
-	for i, r := range table {
-		r.Guards = append([]Guard(nil), r.Guards...)
-		r.Commands = append([]CommandKind(nil), r.Commands...)
-		out[i] = r
+	out := slices.Clone(table)
+	for i := range out {
+		out[i].Guards = slices.Clone(out[i].Guards)
+		out[i].Commands = slices.Clone(out[i].Commands)
 	}
 	return out
 }
@@ -57,19 +51,19 @@ type rowIDs struct {
 	trigger  triggerID
 }
 
-// ids holds, per row of table, its dense indexes.
-var ids = idsOf(table)
+var (
+	ids         = idsOf(table)    // per row of table
+	rowIndex    = indexTable(ids) // per (state, trigger), its rows
+	guardLabels = labelTable()    // Row.GuardLabel per row, so events do not allocate
+)
 
-// rowIndex lists, per (state, trigger), the indexes of table rows.
-var rowIndex = indexTable(ids)
-
-// unguardedRow is, per (state, trigger), the index of its row without
-// guards (-1 for none). Such a row is the only one of its (state, trigger)
-// (stateless would find two permitted), which TestUnguardedRowIsAlone pins.
-var unguardedRow = unguardedRows(table, ids)
-
-// guardLabels caches Row.GuardLabel per row, so events do not allocate.
-var guardLabels = labelTable(table)
+func labelTable() []string {
+	out := make([]string, len(table))
+	for i, r := range table {
+		out[i] = r.GuardLabel()
+	}
+	return out
+}
 
 func idsOf(rows []Row) []rowIDs {
 	out := make([]rowIDs, len(rows))
@@ -85,33 +79,11 @@ func idsOf(rows []Row) []rowIDs {
 	return out
 }
 
-func unguardedRows(rows []Row, rids []rowIDs) (ix [numStates][numTriggers]int) {
-	for s := range ix {
-		for k := range ix[s] {
-			ix[s][k] = -1
-		}
-	}
-	for i, r := range rows {
-		if len(r.Guards) == 0 {
-			ix[rids[i].from][rids[i].trigger] = i
-		}
-	}
-	return ix
-}
-
 func indexTable(rows []rowIDs) (ix [numStates][numTriggers][]int) {
 	for i, r := range rows {
 		ix[r.from][r.trigger] = append(ix[r.from][r.trigger], i)
 	}
 	return ix
-}
-
-func labelTable(rows []Row) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.GuardLabel()
-	}
-	return out
 }
 
 type g = []Guard

@@ -2,28 +2,16 @@ package msgcheck
 
 import "github.com/mcpsup/mcpsup/internal/jsonscan"
 
-// Content blocks are decoded by go-sdk into mcp's wireContent, a struct
-// whose "content" member is an array of wireContent again (a tool_result
-// block's nested blocks; mcp/content.go), whatever the block's type: a
-// block can hold any number of blocks, each decoded in turn. contentBlocks
-// counts every block of every such tree in a payload.
-
 // blockTree says where a payload's content trees start.
 type blockTree uint8
 
 const (
-	noBlocks blockTree = iota
-	// blocksAtTop: the payload's "content" is an array of blocks (a
-	// tools/call result).
-	blocksAtTop
-	// blocksInMessages: the "content" of each element of the payload's
-	// "messages" is a block or an array of blocks (a prompts/get result,
-	// a sampling/createMessage request's params).
-	blocksInMessages
+	noBlocks         blockTree = iota
+	blocksAtTop                // "content" is an array of blocks (tools/call)
+	blocksInMessages           // each "messages" element's "content" is a block or an array of them
 )
 
-// The containers a content tree is made of, in the order a scan enters
-// them.
+// The containers a content tree is made of, in the order a scan enters them.
 type treeNode uint8
 
 const (
@@ -35,16 +23,12 @@ const (
 	nodeBlocks   // an array of blocks: each element counted
 )
 
-// contentBlocks returns the content blocks of the trees tree locates in
-// obj, a JSON object, every key go-sdk reads counted (an escaped one, each
-// of duplicates), no further than limit+1. obj is well-formed JSON of at
-// most 1000 levels (go-sdk's depth bound; decoded already). It reads obj once and
-// allocates nothing (but for a key written with escapes).
-//
-// The containers of the trees form a chain from obj down (an array of
-// blocks holds blocks, a block holds arrays of blocks), so the scan keeps
-// only the chain's depth and, below the messages, which of the two node
-// kinds its first level was; a container outside the chain is skipped.
+// contentBlocks counts the content blocks of the trees tree locates in the
+// well-formed JSON object obj, no further than limit+1. go-sdk decodes a
+// block into mcp's wireContent, whose "content" is an array of blocks again
+// (mcp/content.go), so blocks nest without bound. The containers form a
+// chain (blocks hold arrays of blocks), so the scan keeps only the chain's
+// depth and which kind its first level below the messages was.
 func contentBlocks(obj []byte, tree blockTree, limit int) int {
 	if tree == noBlocks {
 		return 0
@@ -167,8 +151,7 @@ func contentBlocks(obj []byte, tree blockTree, limit int) int {
 	return total
 }
 
-// leadKey is the key of a chain object whose value leads further down the
-// tree: "messages" in a blocksInMessages payload, else "content".
+// leadKey is the key of a chain object whose value leads down the tree.
 func leadKey(n treeNode, tree blockTree) string {
 	if n == nodePayload && tree == blocksInMessages {
 		return "messages"
@@ -176,22 +159,14 @@ func leadKey(n treeNode, tree blockTree) string {
 	return "content"
 }
 
-// inputRequestsKey is the member of a tools/call, prompts/get or
-// resources/read result that holds the server's input requests (the
-// 2026-07-28 multi round-trip). go-sdk decodes each with encoding/json
-// (mcp InputRequestMap), which matches keys in any letter case, a
-// sampling/createMessage request's messages and their content blocks
-// included, so the blocks' chain cannot be followed there by its keys:
-// [objectsUnder] counts every object in it instead. An object there can be
-// a sampling message, which go-sdk decodes with two decoders of its own
-// (SamplingMessageV2 and unmarshalContent's first try, 32 KiB each): 9,997
-// `{"content":[]}` messages, 150 KB, allocated 628 MiB.
+// inputRequestsKey holds a result's input requests (the 2026-07-28 multi
+// round-trip). go-sdk decodes them with encoding/json, whose keys match in
+// any letter case, so [objectsUnder] counts every object in it (9,997
+// `{"content":[]}` sampling messages, 150 KB, allocated 628 MiB).
 const inputRequestsKey = "inputRequests"
 
-// objectsUnder returns the JSON objects within the values of key at the
-// top level of the JSON object obj, every occurrence summed, no further
-// than limit+1. obj is well-formed JSON (decoded already). It reads obj
-// once and allocates nothing (but for a key written with escapes).
+// objectsUnder counts the JSON objects within the values of key at the top
+// level of the well-formed JSON object obj, no further than limit+1.
 func objectsUnder(obj []byte, key string, limit int) int {
 	total := 0
 	for v := range keyValues(obj, key) {

@@ -11,19 +11,20 @@ import (
 	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
 
-// DefaultMaxListItems is the default of [Limits.ListItems], the same as
-// probes.DefaultMaxItems.
-const DefaultMaxListItems = 10_000
+// Defaults of [Limits] (DESIGN.md section 7 has the figures behind them).
+const (
+	DefaultMaxListItems           = 10_000 // ListItems; probes.DefaultMaxItems
+	DefaultMaxJSONValues          = 1 << 20
+	DefaultMaxMessages            = 10_000
+	DefaultMaxContentBlocks       = 10_000
+	DefaultMaxInputRequestObjects = 1_000 // some 64 KiB decoded each at worst
+)
 
-// Limits bound what go-sdk may decode of one message of the server's:
-// go-sdk decodes a message into structs,
-// maps and interfaces of some 100 bytes a JSON value at worst, a list's
-// items, a prompt's messages and a result's content blocks each into a
-// value of its own, so the byte bounds alone
-// let one answer cost hundreds of MiB. A zero field bounds nothing;
-// [Limits.WithDefaults] gives the defaults. The HTTP transport checks
-// every answer with them, the standalone stream every event; the stdio
-// transport every message read.
+// Limits bound what go-sdk may decode of one server message: it decodes a
+// JSON value into some 100 bytes at worst, and each list item, message and
+// content block into a value of its own, so byte bounds alone let one answer
+// cost hundreds of MiB. A zero field bounds nothing; [Limits.WithDefaults]
+// gives the defaults.
 type Limits struct {
 	// ListItems bounds the items of one page of a list method's result.
 	ListItems int
@@ -32,21 +33,16 @@ type Limits struct {
 	// Messages bounds the messages of a prompts/get result and of a
 	// sampling/createMessage request's params.
 	Messages int
-	// ContentBlocks bounds the content blocks of a tools/call result, of
-	// a prompts/get result's and a sampling/createMessage request's
-	// messages, nested ones included (see [contentBlocks]), and the
-	// contents of a resources/read result (`contents`).
+	// ContentBlocks bounds the content blocks of a tools/call result and of
+	// prompts/get's and sampling/createMessage's messages, nested ones
+	// included, and a resources/read result's contents.
 	ContentBlocks int
-	// InputRequestObjects bounds the JSON objects of a tools/call,
-	// prompts/get or resources/read result's inputRequests (see
-	// [inputRequestsKey]).
+	// InputRequestObjects bounds the JSON objects in a tools/call,
+	// prompts/get or resources/read result's inputRequests.
 	InputRequestObjects int
 }
 
-// WithDefaults returns l with each zero or negative field set to its
-// default: [DefaultMaxListItems], [DefaultMaxJSONValues],
-// [DefaultMaxMessages], [DefaultMaxContentBlocks],
-// [DefaultMaxInputRequestObjects].
+// WithDefaults returns l with each zero or negative field set to its default.
 func (l Limits) WithDefaults() Limits {
 	if l.ListItems <= 0 {
 		l.ListItems = DefaultMaxListItems
@@ -66,17 +62,11 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
-// Problem says why a message must not reach go-sdk, "" when it may: data,
-// well-formed JSON, holds more than JSONValues JSON values, or payload,
-// the result of the answer to a call of method or the params of the
-// server's request of method, holds an array past its bound (a list
-// method's items, e.g. "tools/list result with more than 10000 tools",
-// the messages of prompts/get and sampling/createMessage, e.g.
-// "prompts/get with more than 10000 messages", or the content blocks of
-// tools/call and resources/read, e.g. "tools/call result with more than
-// 10000 content blocks"). data is the whole message
-// where the caller has its bytes, else payload itself. It reads each at
-// most once and allocates nothing (but for a key written with escapes).
+// Problem says why a message must not reach go-sdk, "" when it may: data
+// (the whole message, or payload itself) holds more than JSONValues JSON
+// values, or payload (the result of a call of method, or the params of the
+// server's request of method) holds an array past its bound, e.g.
+// "tools/list result with more than 10000 tools". Both are well-formed JSON.
 func (l Limits) Problem(method string, data, payload []byte) string {
 	if problem := l.valuesProblem(data); problem != "" {
 		return problem
@@ -84,13 +74,9 @@ func (l Limits) Problem(method string, data, payload []byte) string {
 	return l.arraysProblem(method, payload)
 }
 
-// ProblemOfAnyMethod is [Limits.Problem] of payload, a result,
-// held to the bounds of every method whose result has an array counted
-// ("" when none is past its bound; else the problem of the first method,
-// in byte order, whose bound it is past): for the answer to a request
-// whose method is no longer known, such as one a stdio connection stopped
-// remembering. A result of a method that counts nothing passes, as no such
-// result has a counted method's keys.
+// ProblemOfAnyMethod is [Limits.Problem] of a result whose method is no
+// longer known, held to every counted method's bounds in byte order of
+// method name.
 func (l Limits) ProblemOfAnyMethod(payload []byte) string {
 	if problem := l.valuesProblem(payload); problem != "" {
 		return problem
@@ -111,8 +97,7 @@ func (l Limits) valuesProblem(data []byte) string {
 	return ""
 }
 
-// arraysProblem is Problem's count of the arrays of method's payload
-// (see decodedArrays).
+// arraysProblem is Problem's count of the arrays of method's payload.
 func (l Limits) arraysProblem(method string, payload []byte) string {
 	a, ok := decodedArrays[method]
 	if !ok {
@@ -141,44 +126,31 @@ func (l Limits) arraysProblem(method string, payload []byte) string {
 	return ""
 }
 
-// mayHoldMore reports whether payload is long enough to hold more than
-// limit of what a bound counts, each of which takes a byte of its own (an
-// array element, a block, an object): a shorter payload, as most answers
-// to a call are, is not scanned. A limit of 0 bounds nothing.
+// mayHoldMore reports whether payload is long enough to hold more than limit
+// things that take a byte each; a limit of 0 bounds nothing.
 func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
 
 // countedMethods are the methods of decodedArrays, in a fixed order, so
 // that [Limits.ProblemOfAnyMethod] names the same bound each time.
 var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
 
-// CountsItems reports whether [Limits.Problem] counts an array of
-// method's payload: a connection that reads answers apart from their
-// requests (stdio) must remember which calls were of such a method.
+// CountsItems reports whether [Limits.Problem] counts an array of method's
+// payload, so a connection must remember which calls were of it.
 func CountsItems(method string) bool {
 	_, ok := decodedArrays[method]
 	return ok
 }
 
-// decodedArrays are the methods whose payload holds an array go-sdk
-// decodes item by item, and its key: the list methods' results, a
-// prompts/get result's and a sampling/createMessage request's messages,
-// which go-sdk decodes each with a decoder of its own (mcp.PromptMessage
-// and mcp.SamplingMessage UnmarshalJSON: some 30 KiB allocated a message),
-// and a resources/read result's contents; and the methods whose payload
-// holds content blocks (see [contentBlocks]), each a struct of its own and
-// then a Content (mcp contentFromWire: 333,000 `{"type":"text","text":""}`
-// blocks, 8 MiB and within the value bound, allocated 158 MiB, and as
-// much nested in one tool_result block). Every key go-sdk reads as the
-// array counts, an escaped one or an earlier duplicate too (each is
-// decoded in turn).
+// decodedArrays are the methods whose payload holds arrays go-sdk decodes
+// item by item, each item costing far more than its bytes (a prompt message
+// some 30 KiB; 333,000 empty text blocks, 8 MiB, allocated 158 MiB). Every
+// key go-sdk reads as the array counts, escaped or duplicate too.
 var decodedArrays = map[string]struct {
-	key    string // "": no array counted by key (tools/call: its blocks are)
-	kind   arrayKind
-	noun   string    // what a content array's items are called in a refusal
-	blocks blockTree // where the payload's content blocks are
-	// inputRequests: the result may hold input requests (see
-	// [inputRequestsKey]), their objects held to InputRequestObjects
-	inputRequests bool
+	key           string // "": no array counted by key (tools/call: its blocks are)
+	kind          arrayKind
+	noun          string    // what a content array's items are called in a refusal
+	blocks        blockTree // where the payload's content blocks are
+	inputRequests bool      // inputRequests' objects held to InputRequestObjects
 }{
 	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
 	"resources/templates/list": {key: "resourceTemplates"},
@@ -188,8 +160,7 @@ var decodedArrays = map[string]struct {
 	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents", inputRequests: true},
 }
 
-// arrayKind says which bound of [Limits] an array of decodedArrays
-// is held to.
+// arrayKind says which bound of [Limits] an array is held to.
 type arrayKind int
 
 const (
@@ -213,9 +184,8 @@ func maxArrayItems(obj []byte, key string, limit int) int {
 	return most
 }
 
-// keyValues yields each object or array that is the value of key at the
-// top level of the JSON object obj, every occurrence of the key (escaped
-// too) in turn. obj is well-formed JSON (decoded already).
+// keyValues yields each object or array that is the value of key at the top
+// level of the well-formed JSON object obj, every occurrence (escaped too).
 func keyValues(obj []byte, key string) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		depth := 0
@@ -309,13 +279,8 @@ func isKey(obj []byte, start, end int, key string) bool {
 	return json.Unmarshal(obj[start:end+1], &k) == nil && k == key
 }
 
-// DefaultMaxJSONValues is the default of [Limits.JSONValues].
-const DefaultMaxJSONValues = 1 << 20
-
-// moreValues reports whether data holds more than limit JSON values, as
-// [Limits.JSONValues] counts them: every object and array, and every
-// element or member after the first of each (a '{', '[' or ',' outside
-// strings). It reads data once and allocates nothing.
+// moreValues reports whether data holds more than limit JSON values, counted
+// as every '{', '[' or ',' outside strings.
 func moreValues(data []byte, limit int) bool {
 	if len(data) <= limit {
 		return false // each value counted takes a byte of its own
@@ -338,14 +303,3 @@ func moreValues(data []byte, limit int) bool {
 	}
 	return false
 }
-
-// DefaultMaxMessages is the default of [Limits.Messages].
-const DefaultMaxMessages = 10_000
-
-// DefaultMaxContentBlocks is the default of [Limits.ContentBlocks].
-const DefaultMaxContentBlocks = 10_000
-
-// DefaultMaxInputRequestObjects is the default of
-// [Limits.InputRequestObjects]: at some 64 KiB allocated an object at
-// worst, about 64 MiB for one answer's input requests.
-const DefaultMaxInputRequestObjects = 1_000

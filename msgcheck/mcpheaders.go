@@ -12,77 +12,56 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// dropInvalidHeaderTools removes from a tools/list result r every tool
-// whose inputSchema breaks a constraint on `x-mcp-header` and logs a
-// warning naming the tool and the reason (log nil: none); it reports
-// whether r.Result changed. streamable-http.mdx, Schema Extension: clients "MUST reject tool
-// definitions where any x-mcp-header value violates these constraints.
-// Rejection means the client MUST exclude the invalid tool from the result
-// of tools/list. Clients SHOULD log a warning when rejecting a tool
-// definition, including the tool name and the reason for rejection."
-// go-sdk v1.8.0 checks only the annotations reachable through `properties`
-// (mcp/streamable_headers.go filterValidTools), so one under `items` or
-// `anyOf` kept its tool. A result it cannot read is left to go-sdk.
+// dropInvalidHeaderTools removes from a tools/list result every tool whose
+// inputSchema breaks an `x-mcp-header` constraint, with a warning, and
+// reports whether r.Result changed (streamable-http.mdx, Schema Extension:
+// clients "MUST exclude the invalid tool from the result of tools/list" and
+// "SHOULD log a warning"). go-sdk v1.8.0 checks only annotations under
+// `properties` (mcp/streamable_headers.go filterValidTools).
 func dropInvalidHeaderTools(req Request, r *jsonrpc.Response, log *slog.Logger) bool {
 	if req.Method != "tools/list" || r.Error != nil || !ModernVersion(req.ProtocolVersion) || !MayHoldHeaderAnnotation(r.Result) {
 		return false
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(r.Result, &fields) != nil {
-		return false
-	}
-	var tools []json.RawMessage
-	if json.Unmarshal(fields["tools"], &tools) != nil {
-		return false
-	}
-	kept := tools[:0]
-	for _, raw := range tools {
-		var tool struct {
-			Name        string `json:"name"`
-			InputSchema any    `json:"inputSchema"`
+	return editResult(r, func(fields map[string]json.RawMessage) bool {
+		var tools []json.RawMessage
+		if json.Unmarshal(fields["tools"], &tools) != nil {
+			return false
 		}
-		if json.Unmarshal(raw, &tool) == nil {
-			if err := headerAnnotationsValid(tool.InputSchema); err != nil {
-				if log != nil {
-					log.Warn("mcpsup/msgcheck: tool excluded from tools/list: invalid x-mcp-header", "tool", tool.Name, "reason", err.Error())
-				}
-				continue
+		kept := slices.DeleteFunc(slices.Clone(tools), func(raw json.RawMessage) bool {
+			var tool struct {
+				Name        string `json:"name"`
+				InputSchema any    `json:"inputSchema"`
 			}
+			if json.Unmarshal(raw, &tool) != nil {
+				return false
+			}
+			err := headerAnnotationsValid(tool.InputSchema)
+			if err != nil && log != nil {
+				log.Warn("mcpsup/msgcheck: tool excluded from tools/list: invalid x-mcp-header", "tool", tool.Name, "reason", err.Error())
+			}
+			return err != nil
+		})
+		if len(kept) == len(tools) {
+			return false
 		}
-		kept = append(kept, raw)
-	}
-	if len(kept) == len(tools) {
-		return false
-	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return false
-	}
-	fields["tools"] = b
-	if b, err = json.Marshal(fields); err != nil {
-		return false
-	}
-	r.Result = b
-	return true
+		b, err := json.Marshal(kept)
+		fields["tools"] = b
+		return err == nil
+	})
 }
 
 // MayHoldHeaderAnnotation reports whether result may carry an
-// `x-mcp-header` key: written as it is, or with an escape.
+// `x-mcp-header` key, plainly or escaped.
 func MayHoldHeaderAnnotation(result []byte) bool {
 	return bytes.Contains(result, []byte("x-mcp-header")) || bytes.IndexByte(result, '\\') >= 0
 }
 
-// headerAnnotationsValid checks every `x-mcp-header` of a tool's
-// inputSchema against streamable-http.mdx, Schema Extension: it sits on a
-// property statically reachable from the root ("a chain consisting solely
-// of properties keys", never through items, oneOf, anyOf, allOf, not,
-// if/then/else or $ref); its value is a non-empty HTTP token (RFC 9110
-// section 5.1, 1*tchar), case-insensitively unique in the schema; and the
-// property's type is integer, string or boolean. "An x-mcp-header
-// annotation anywhere else makes the annotation — and thus the tool
-// definition — invalid": one in a sub-schema of $defs, patternProperties
-// or any other applicator, or in the value of a keyword that is not JSON
-// Schema's, is one.
+// headerAnnotationsValid checks every `x-mcp-header` of a tool's inputSchema
+// (streamable-http.mdx, Schema Extension): on a property reached by "a chain
+// consisting solely of properties keys" from the root, a non-empty HTTP token
+// (RFC 9110 section 5.1) unique case-insensitively, on a property of type
+// integer, string or boolean. "An x-mcp-header annotation anywhere else
+// makes the annotation — and thus the tool definition — invalid".
 func headerAnnotationsValid(schema any) error {
 	seen := map[string]bool{}
 	return walkSchema(schema, "", true, false, seen)
@@ -141,9 +120,7 @@ func walkSchema(node any, path string, static, property bool, seen map[string]bo
 	return nil
 }
 
-// walkNamedSchemas checks each schema of a map of named schemas at path,
-// the value of a schemaMapKeywords keyword; static and property as for
-// walkSchema, of its members.
+// walkNamedSchemas checks each schema of a schemaMapKeywords value.
 func walkNamedSchemas(node any, path string, static, property bool, seen map[string]bool) error {
 	named, _ := node.(map[string]any)
 	for _, name := range slices.Sorted(maps.Keys(named)) {
@@ -154,10 +131,8 @@ func walkNamedSchemas(node any, path string, static, property bool, seen map[str
 	return nil
 }
 
-// walkOther checks the value of a keyword that holds no schema, or one
-// that is not JSON Schema's: no step in it is a properties key, so an
-// `x-mcp-header` key at any depth is an annotation not statically
-// reachable.
+// walkOther checks the value of a keyword that holds no schema: an
+// `x-mcp-header` key at any depth in it is not statically reachable.
 func walkOther(node any, path string, seen map[string]bool) error {
 	switch n := node.(type) {
 	case []any:
@@ -179,14 +154,11 @@ func walkOther(node any, path string, seen map[string]bool) error {
 	return nil
 }
 
-func joinPath(path string, steps ...string) string {
-	for _, s := range steps {
-		if path != "" {
-			path += "/"
-		}
-		path += s
+func joinPath(path, step string) string {
+	if path == "" {
+		return step
 	}
-	return path
+	return path + "/" + step
 }
 
 // annotationValid checks one `x-mcp-header` value h on the schema n at

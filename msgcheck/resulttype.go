@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
@@ -38,44 +39,23 @@ var inputCapability = map[string][2]string{
 	"roots/list":             {"roots", "roots (mcp.ClientOptions.Capabilities)"},
 }
 
-// checkResultType applies the resultType rules to r, the response to req,
-// before go-sdk reads it. go-sdk v1.8.0 reads no
-// resultType: its multi round-trip middleware (mcp/mrtr.go) fulfils and
-// re-sends a tools/call, prompts/get or resources/read whenever the result
-// holds inputRequests, up to ten times, and hands any other result to the
-// caller as a success. So:
-//
-//   - a resultType other than "complete" and "input_required" is a problem
-//     (the result is invalid);
-//   - a result that is complete (resultType "complete" or absent) loses its
-//     inputRequests and requestState (changed reports it): they belong to an
-//     input_required result only, and go-sdk would re-send the call for them;
-//   - an input_required result is a problem when it answers another method,
-//     or when it asks for input the request's clientCapabilities (its
-//     `_meta`, sent by go-sdk on every 2026-07-28 request) do not declare:
-//     go-sdk would refuse that input itself and report its own -32602 as if
-//     the server had answered it. The problem names the capability and the
-//     handler that declares it;
-//   - an input_required result with neither inputRequests nor requestState
-//     is a problem (mrtr.mdx: "Servers MUST include at least one of
-//     inputRequests or requestState in every InputRequiredResult");
-//   - one with requestState alone gets an empty inputRequests (changed
-//     reports it): the client "MAY retry the original request immediately"
-//     and "MUST echo back the exact value" of requestState (mrtr.mdx, Client
-//     Requirements), which go-sdk does for an empty inputRequests, its
-//     load-shedding answer: it re-sends the request with the state at once,
-//     at most three times in a row (maxLoadSheddingMultiRoundTripRetries),
-//     then fails the call. Without inputRequests go-sdk handed the interim
-//     result to the caller as the call's success.
-//
-// A result whose fields go-sdk could not decode is left to go-sdk.
+// checkResultType applies the resultType rules to r, the response to req.
+// go-sdk v1.8.0 reads no resultType: it re-sends a call whenever the result
+// holds inputRequests (mcp/mrtr.go) and takes any other as a success. So:
+// an unknown resultType is a problem; a complete result loses inputRequests
+// and requestState; an input_required result is a problem on a method that
+// takes none, or when it asks for input the request's clientCapabilities do
+// not declare (go-sdk would answer its own -32602), or holds neither field
+// (mrtr.mdx: "Servers MUST include at least one of inputRequests or
+// requestState"); with requestState alone it gets an empty inputRequests,
+// which go-sdk re-sends with the state, as the client "MUST echo back the
+// exact value" (mrtr.mdx, Client Requirements). A result go-sdk could not
+// decode is left to go-sdk.
 func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed bool) {
 	method := req.Method
 	if r.Error != nil || !mayHoldResultType(r.Result) || plainlyComplete(r.Result) {
 		return "", false
 	}
-	// Raw members alias r.Result (jsonscan.DecodeFlags: DontCopyRawMessage): the
-	// common answer, "complete" written plainly, costs no copy.
 	var v struct {
 		ResultType    json.RawMessage `json:"resultType"`
 		InputRequests json.RawMessage `json:"inputRequests"`
@@ -91,8 +71,7 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 	case bytes.Equal(v.ResultType, []byte(`"input_required"`)):
 		rt = resultInputRequired
 	default:
-		// Escaped, or not a string: go-sdk reads it into a string, or
-		// fails the result itself.
+		// Escaped, or not a string (go-sdk fails that itself).
 		if json.Unmarshal(v.ResultType, &rt) != nil {
 			return "", false
 		}
@@ -100,7 +79,11 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 	switch rt {
 	case resultComplete:
 		if present(v.InputRequests) || present(v.RequestState) {
-			return "", dropInputFields(r)
+			return "", editResult(r, func(fields map[string]json.RawMessage) bool {
+				delete(fields, "inputRequests")
+				delete(fields, "requestState")
+				return true
+			})
 		}
 		return "", false
 	case resultInputRequired:
@@ -115,7 +98,10 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 			}
 			return inputProblem(req, reqs), false
 		case present(v.RequestState):
-			return "", retryWithState(r)
+			return "", editResult(r, func(fields map[string]json.RawMessage) bool {
+				fields["inputRequests"] = json.RawMessage(`{}`)
+				return true
+			})
 		}
 		return fmt.Sprintf("resultType %q holds neither inputRequests nor requestState", rt), false
 	}
@@ -127,53 +113,28 @@ func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-// mayHoldResultType reports whether result may carry a key go-sdk reads as
-// resultType, inputRequests or requestState: one written as it is, or one
-// with an escape.
+// mayHoldResultType reports whether result may carry resultType,
+// inputRequests or requestState, plainly or escaped.
 func mayHoldResultType(result []byte) bool {
 	return bytes.Contains(result, []byte("resultType")) || bytes.Contains(result, []byte("inputRequests")) ||
 		bytes.Contains(result, []byte("requestState")) || bytes.IndexByte(result, '\\') >= 0
 }
 
-// plainlyComplete reports the common 2026-07-28 result, read without
-// decoding: no escape (so every "resultType" is a key, never inside a
-// string), one resultType key, written "resultType":"complete", and no
-// inputRequests or requestState. A nested key of that name would leave the
-// result's own absent: complete too.
+// plainlyComplete reports the common result without decoding it: no escape,
+// one "resultType":"complete", no inputRequests or requestState.
 func plainlyComplete(result []byte) bool {
 	return bytes.IndexByte(result, '\\') < 0 && bytes.Count(result, []byte(`"resultType"`)) == 1 &&
 		bytes.Contains(result, []byte(`"resultType":"complete"`)) &&
 		!bytes.Contains(result, []byte("inputRequests")) && !bytes.Contains(result, []byte("requestState"))
 }
 
-// dropInputFields removes inputRequests and requestState from r's result;
-// it reports whether the result changed.
-func dropInputFields(r *jsonrpc.Response) bool {
-	return editResult(r, func(fields map[string]json.RawMessage) {
-		delete(fields, "inputRequests")
-		delete(fields, "requestState")
-	})
-}
-
-// retryWithState gives r's input_required result, which holds a
-// requestState and no inputRequests, an empty inputRequests: go-sdk
-// re-sends the request with the state (see [checkResultType]). It reports
-// whether the result changed.
-func retryWithState(r *jsonrpc.Response) bool {
-	return editResult(r, func(fields map[string]json.RawMessage) {
-		fields["inputRequests"] = json.RawMessage(`{}`)
-	})
-}
-
-// editResult applies edit to the members of r's result, an object; it
-// reports whether the result changed (false: not an object, left as it
-// came).
-func editResult(r *jsonrpc.Response, edit func(fields map[string]json.RawMessage)) bool {
+// editResult applies edit to the members of r's result, an object, and
+// reports whether the result changed (edit returns false: no change).
+func editResult(r *jsonrpc.Response, edit func(fields map[string]json.RawMessage) bool) bool {
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(r.Result, &fields) != nil || fields == nil {
+	if json.Unmarshal(r.Result, &fields) != nil || fields == nil || !edit(fields) {
 		return false
 	}
-	edit(fields)
 	b, err := json.Marshal(fields)
 	if err != nil {
 		return false
@@ -183,9 +144,7 @@ func editResult(r *jsonrpc.Response, edit func(fields map[string]json.RawMessage
 }
 
 // inputProblem says which input request of reqs the request's declared
-// clientCapabilities do not cover, or "" when all are covered or the
-// request declares none (a 2025-era request: its capabilities went in
-// initialize).
+// clientCapabilities do not cover; "" when all are, or none are declared.
 func inputProblem(req Request, reqs map[string]json.RawMessage) string {
 	if len(reqs) == 0 {
 		return ""
@@ -194,12 +153,7 @@ func inputProblem(req Request, reqs map[string]json.RawMessage) string {
 	if !ok {
 		return ""
 	}
-	ids := make([]string, 0, len(reqs))
-	for id := range reqs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids) // one answer, one problem
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(reqs)) { // one answer, one problem
 		var ir struct {
 			Method string `json:"method"`
 		}

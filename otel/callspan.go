@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -38,40 +39,23 @@ const (
 	AttrPreviousGeneration = attribute.Key("mcpsup.generation.previous")
 )
 
-var internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
-
-// CallHandler returns the handler for supervisor.Config.Observe.CallHandler (or a
-// hub's template) that makes one span of each host call inside the
-// supervisor, from the moment it enters to its end: the wait for ready and a
-// replaced session are the span's events, and the requests the call sent
-// (the client spans of [Observer.Middleware], when that is installed too)
-// are its children. It is the part of a call's life no request middleware
-// sees, since a call waits before any request exists.
-//
-// The span is internal, named "mcpsup.call {mcp.method.name}" plus the tool
-// or prompt name, with mcp.method.name, gen_ai.tool.name or
-// gen_ai.prompt.name or mcp.resource.uri, and mcpsup.server. Its events:
-//   - mcpsup.wait_for_ready: mcpsup.state (the state the call found),
-//     mcpsup.wait.duration (seconds, on the supervisor's clock),
-//     mcpsup.generation (the session the call went out on; absent when the
-//     wait ended without ready) and mcpsup.generation.previous (when the
-//     call waited for a new session);
-//   - mcpsup.session_replaced: mcpsup.generation (the session lost),
-//     mcpsup.to (the state the connection moved to) and error.type;
-//   - mcpsup.call_resent: the resend policy (supervisor.Config.Recovery.Resend)
-//     sends the failed call once more; error.type and mcpsup.delivery of
-//     the first sending. The second sending's request span is another
-//     child.
-//
-// On error the span's status is Error with the verdict, and it carries
-// error.type, mcpsup.delivery and mcpsup.generation. With no-op providers
-// it costs what the no-op tracer does: one allocation per call.
+// CallHandler returns the handler for supervisor.Config.Observe.CallHandler
+// that makes an internal span "mcpsup.call {mcp.method.name} {name}" of each
+// host call, from its entry to its end: the part no request middleware sees
+// (a call waits before any request exists). The requests it sends are its
+// children. Its events: mcpsup.wait_for_ready (mcpsup.state found,
+// mcpsup.wait.duration in seconds, mcpsup.generation and
+// mcpsup.generation.previous), mcpsup.session_replaced (mcpsup.generation
+// lost, mcpsup.to, error.type), mcpsup.call_resent and mcpsup.call_reissued
+// (error.type and mcpsup.delivery of the first sending). On error its status
+// is Error with the verdict, with error.type, mcpsup.delivery and
+// mcpsup.generation.
 func (o *Observer) CallHandler() supervisor.CallHandler { return callHandler{o} }
 
 type callHandler struct{ o *Observer }
 
 func (h callHandler) TagCall(ctx context.Context, info supervisor.CallInfo) context.Context {
-	ctx, span := h.o.tracer.Start(ctx, "mcpsup.call", internalSpan...)
+	ctx, span := h.o.tracer.Start(ctx, "mcpsup.call", trace.WithSpanKind(trace.SpanKindInternal))
 	if !span.IsRecording() {
 		return ctx
 	}
@@ -81,12 +65,12 @@ func (h callHandler) TagCall(ctx context.Context, info supervisor.CallInfo) cont
 	switch info.Op {
 	case "tools/call":
 		name += " " + target
-		attrs = append(attrs, attrToolName.String(target))
+		attrs = append(attrs, semconv.GenAIToolNameKey.String(target))
 	case "prompts/get":
 		name += " " + target
-		attrs = append(attrs, attrPromptName.String(target))
+		attrs = append(attrs, semconv.GenAIPromptNameKey.String(target))
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		attrs = append(attrs, attrResourceURI.String(target))
+		attrs = append(attrs, semconv.McpResourceURIKey.String(target))
 	}
 	span.SetName(name)
 	span.SetAttributes(attrs...)

@@ -13,11 +13,7 @@
 //	cfg.SendingMiddleware = []mcp.Middleware{o.Middleware(name)} // spans, _meta traceparent
 //	cfg.CallHandler = o.CallHandler()                             // a span per host call, recovery as its events
 //
-// In a hub, hub.Config.ServerMiddleware = o.Middleware gives each server's
-// sessions the middleware named for it.
-//
-// On a bare go-sdk client, client.AddSendingMiddleware(o.Middleware(name))
-// after wire.FactsMiddleware gives the same spans.
+// In a hub, hub.Config.ServerMiddleware = o.Middleware names it per server.
 //
 // # Metrics
 //
@@ -40,19 +36,10 @@
 //	mcpsup.rate_limit.window.duration histogram s                  each window's length
 //
 // From [Observer.Middleware], the conventions' mcp.client.operation.duration
-// (histogram, seconds, the conventions' buckets) by mcp.method.name,
-// gen_ai.tool.name or gen_ai.prompt.name, error.type and mcpsup.server: every
-// request timed, a success included.
-//
-// # Traces
-//
-// See [Observer.Middleware]: a client span per request with the conventions'
-// attributes, the verdict on error, and traceparent/tracestate in _meta.
-// And [Observer.CallHandler]: an internal span per host call through a
-// supervisor, the parent of its requests' spans, whose events tell the
-// recovery no request sees: mcpsup.wait_for_ready (the call waited while the
-// connection recovered) and mcpsup.session_replaced (the call's failure cost
-// the session).
+// (histogram, seconds) by mcp.method.name, gen_ai.tool.name or
+// gen_ai.prompt.name, error.type and mcpsup.server. Traces: a client span per
+// request ([Observer.Middleware]) under an internal span per host call
+// ([Observer.CallHandler]).
 //
 // # What never leaves
 //

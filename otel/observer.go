@@ -29,14 +29,11 @@ type Options struct {
 	// otel.GetTracerProvider() at New.
 	TracerProvider trace.TracerProvider
 	// Propagator writes the caller's trace context into a request's _meta;
-	// nil means propagation.TraceContext{} (traceparent and tracestate, W3C
-	// Trace Context, as the MCP specification carries them, SEP-414), not
-	// the global propagator, whose default propagates nothing.
+	// nil means propagation.TraceContext{} (W3C, as MCP carries it, SEP-414),
+	// not the global propagator, whose default propagates nothing.
 	Propagator propagation.TextMapPropagator
-	// RecordPayloads adds a tool call's arguments and result to its span
-	// (gen_ai.tool.call.arguments, gen_ai.tool.call.result, as JSON), each
-	// cut to MaxPayloadBytes. Off by default: payloads may hold the user's
-	// data.
+	// RecordPayloads adds a tool call's arguments and result to its span as
+	// JSON, each cut to MaxPayloadBytes. Off by default: user data.
 	RecordPayloads bool
 	// MaxPayloadBytes bounds each payload attribute; zero means
 	// [DefaultMaxPayloadBytes].
@@ -53,9 +50,7 @@ type Observer struct {
 	prop   propagation.TextMapPropagator
 	inst   instruments
 
-	// gens holds, per server name, the generation of the latest session the
-	// sink heard of (*atomic.Uint64), for the spans of that server.
-	gens sync.Map
+	gens sync.Map // server name -> *atomic.Uint64: the latest session's generation
 }
 
 // New returns an Observer with its instruments made on opts.MeterProvider.

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
@@ -36,11 +37,10 @@ const (
 	// AttrRetryAfter is a verdict's Retry-After in seconds.
 	AttrRetryAfter = attribute.Key("mcpsup.retry_after")
 	// AttrErrorType is the conventions' error.type; its value here is the
-	// verdict's class (classify.Class), e.g. "rate-limited", or "tool_error"
-	// for a tool's own error (CallToolResult.IsError).
-	AttrErrorType = attribute.Key("error.type")
+	// verdict's class, e.g. "rate-limited", or "tool_error".
+	AttrErrorType = semconv.ErrorTypeKey
 	// AttrMethod is the conventions' mcp.method.name, e.g. "tools/call".
-	AttrMethod = attribute.Key("mcp.method.name")
+	AttrMethod = semconv.McpMethodNameKey
 )
 
 // instruments are the metrics; their names and units are in the package doc.
@@ -93,11 +93,10 @@ func (in *instruments) make(m metric.Meter) error {
 	return errors.Join(errs[:]...)
 }
 
-// Sink returns the events sink that records the metrics; add it to a
-// supervisor's Config.Observe.Events, e.g. events.Multi(hostSink, o.Sink()), before
-// Start: mcpsup.connection.state counts from each server's first transition.
-// It reads only typed fields (no free text), never blocks, and is safe for
-// concurrent use by many supervisors (one per server name).
+// Sink returns the events sink that records the metrics; add it to
+// Config.Observe.Events before Start (mcpsup.connection.state counts from the
+// first transition). It reads only typed fields, never blocks, and is safe
+// for concurrent use by many supervisors.
 func (o *Observer) Sink() events.Sink { return events.SinkFunc(o.emit) }
 
 func (o *Observer) emit(e events.Event) {
@@ -151,9 +150,8 @@ func (o *Observer) emit(e events.Event) {
 	}
 }
 
-// counted reports whether connections in s count in mcpsup.connection.state:
-// idle and closed frame a connection's life and are not counted, so the
-// states' sum is the number of live connections.
+// counted reports whether s counts in mcpsup.connection.state: not idle or
+// closed, so the sum is the live connections.
 func counted(s events.State) bool {
 	return s != "" && s != events.StateIdle && s != events.StateClosed
 }

@@ -7,10 +7,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Offer is what a server offers, by list: its tools, resources, prompts and
-// resource templates. A list that is absent, degraded or failed holds no
-// items. It is the one definition of a catalog's contents; the supervisor's
-// published catalog embeds it too.
+// Offer is what a server offers, by list; a list that is absent, degraded or
+// failed holds no items. The supervisor's published catalog embeds it.
 type Offer struct {
 	Tools             []*mcp.Tool
 	Resources         []*mcp.Resource
@@ -37,11 +35,9 @@ func (o Offer) ToolNames() []string {
 	return names
 }
 
-// Catalog is what a discovery found: the server's offer, with a report per
-// list.
+// Catalog is what a discovery found, with a report per list.
 type Catalog struct {
 	Offer
-	// Report says how each list settled.
 	Report Report
 }
 
@@ -49,10 +45,8 @@ type Catalog struct {
 type Mode uint8
 
 const (
-	// Blind: all four lists probed, capabilities unknown ([ProbeBlind]).
-	Blind Mode = iota + 1
-	// Declared: only the lists the server declared ([ListDeclared]).
-	Declared
+	Blind    Mode = iota + 1 // all four probed, capabilities unknown ([ProbeBlind])
+	Declared                 // the lists declared ([ListDeclared], [ListOnly])
 )
 
 // String returns "blind" or "declared".
@@ -85,20 +79,11 @@ func (r Report) Get(l List) ListReport {
 type Status uint8
 
 const (
-	// Unsettled: the list has not been reported (the zero value).
-	Unsettled Status = iota
-	// Present: the list answered; its items are in the catalog (possibly
-	// none).
-	Present
-	// Absent: the server does not offer the list: not declared, or it
-	// answered -32601 (Method not found).
-	Absent
-	// Degraded: a non-strict list failed; it is treated as absent and its
-	// verdict says why.
-	Degraded
-	// Failed: the list's failure decided the outcome and the discovery
-	// returned a [*ListError].
-	Failed
+	Unsettled Status = iota // not reported (the zero value)
+	Present                 // answered; its items are in the catalog
+	Absent                  // not declared, or -32601 (Method not found)
+	Degraded                // a non-strict list failed: absent, its verdict says why
+	Failed                  // its failure decided the discovery ([*ListError])
 )
 
 var statusNames = [...]string{"unsettled", "present", "absent", "degraded", "failed"}
@@ -115,20 +100,12 @@ func (s Status) String() string {
 type Reason uint8
 
 const (
-	// ReasonNone: unsettled.
-	ReasonNone Reason = iota
-	// Listed: every page answered.
-	Listed
-	// NotDeclared: the server's capabilities do not declare it; nothing was
-	// sent.
-	NotDeclared
-	// MethodNotFound: it answered JSON-RPC -32601 (Method not found).
-	MethodNotFound
-	// ListFailed: it failed; the verdict says how.
-	ListFailed
-	// Abandoned: it was canceled because another list's failure decided the
-	// outcome first.
-	Abandoned
+	ReasonNone     Reason = iota // unsettled
+	Listed                       // every page answered
+	NotDeclared                  // not in the server's capabilities; nothing sent
+	MethodNotFound               // JSON-RPC -32601 (Method not found)
+	ListFailed                   // it failed; the verdict says how
+	Abandoned                    // canceled: another list decided first
 )
 
 var reasonNames = [...]string{"", "listed", "not declared", "method not found", "list failed", "abandoned"}
@@ -143,20 +120,13 @@ func (r Reason) String() string {
 
 // ListReport is how one list settled.
 type ListReport struct {
-	List   List
-	Status Status
-	Reason Reason
-	// Strict reports whether the list's failure fails the discovery
-	// (`tools/list` only).
-	Strict bool
-	// Pages and Items count what was received, also for a list that then
-	// failed.
-	Pages, Items int
-	// Verdict classifies the list's error; zero when it answered.
-	Verdict classify.Verdict
-	// Warning is set when a declared list answered -32601: the server's
-	// capabilities and its methods disagree.
-	Warning string
+	List         List
+	Status       Status
+	Reason       Reason
+	Strict       bool             // its failure fails the discovery (`tools/list` only)
+	Pages, Items int              // received, also by a list that then failed
+	Verdict      classify.Verdict // the list's error classified; zero when it answered
+	Warning      string           // a declared list answered -32601
 }
 
 // String renders the report for logs, e.g.

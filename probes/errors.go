@@ -8,10 +8,9 @@ import (
 )
 
 // ListError is the error of a discovery that failed: a strict `tools/list`
-// failure, or an unauthorized answer or the caller's cancellation on any list.
-// Verdict is the classification of Err with the caller's context; the state
-// machine reads it to choose stale recovery or failure (DESIGN.md section 2,
-// state `probing`). Use errors.As to get it.
+// failure, or an unauthorized answer or the caller's cancellation on any
+// list; the state machine reads its Verdict (Err classified with the
+// caller's context).
 type ListError struct {
 	// List is the list whose failure decided the outcome.
 	List List
@@ -42,9 +41,8 @@ var (
 	ErrCursorRepeated = errors.New("cursor repeated")
 )
 
-// PaginationError is a list that was stopped because its pagination did not
-// end: a page or item limit, or a repeated cursor. It is found locally, not
-// on the wire, so it classifies as unknown.
+// PaginationError is a list stopped because its pagination did not end. It
+// is found locally, so it classifies as unknown.
 type PaginationError struct {
 	// List is the list that was stopped.
 	List List

@@ -46,13 +46,10 @@ func (l List) Method() string {
 	return l.String()
 }
 
-// Lister lists one page of each catalog list. cursor is "" for the first
-// page; next is "" after the last one. Implementations must return promptly
-// once ctx is done, and must be safe for concurrent use: [ProbeBlind] and
-// [ListDeclared] call different methods at the same time. An error is
-// classified as returned; an implementation may wrap it in the
-// *classify.HTTPError of the request that failed, so that the verdict rests
-// on the HTTP answer.
+// Lister lists one page of each catalog list: cursor "" for the first page,
+// next "" after the last. Implementations return promptly once ctx is done
+// and are safe for concurrent use (the lists run at once); an error may wrap
+// the request's *classify.HTTPError, so the verdict rests on the answer.
 type Lister interface {
 	ListTools(ctx context.Context, cursor string) (items []*mcp.Tool, next string, err error)
 	ListResources(ctx context.Context, cursor string) (items []*mcp.Resource, next string, err error)
@@ -65,17 +62,19 @@ type Lister interface {
 // concurrent use, as *mcp.ClientSession is.
 func SessionLister(cs *mcp.ClientSession) Lister { return sessionLister{cs} }
 
-// sessionLister asks for a first page with nil params: go-sdk then sends no
-// "params" member, where "{}" would cost it one more decode (a 32 KiB buffer
-// per request in go-sdk v1.8.0) looking for a _meta that is not there.
 type sessionLister struct{ cs *mcp.ClientSession }
 
-func (s sessionLister) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
-	var p *mcp.ListToolsParams // nil on the first page: see sessionLister
-	if cursor != "" {
-		p = &mcp.ListToolsParams{Cursor: cursor}
+// unlessFirst is p, or nil for the first page: go-sdk then sends no "params",
+// where "{}" costs it one more decode looking for a _meta.
+func unlessFirst[P any](cursor string, p *P) *P {
+	if cursor == "" {
+		return nil
 	}
-	r, err := s.cs.ListTools(ctx, p)
+	return p
+}
+
+func (s sessionLister) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+	r, err := s.cs.ListTools(ctx, unlessFirst(cursor, &mcp.ListToolsParams{Cursor: cursor}))
 	if err != nil {
 		return nil, "", err
 	}
@@ -83,11 +82,7 @@ func (s sessionLister) ListTools(ctx context.Context, cursor string) ([]*mcp.Too
 }
 
 func (s sessionLister) ListResources(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
-	var p *mcp.ListResourcesParams // nil on the first page: see sessionLister
-	if cursor != "" {
-		p = &mcp.ListResourcesParams{Cursor: cursor}
-	}
-	r, err := s.cs.ListResources(ctx, p)
+	r, err := s.cs.ListResources(ctx, unlessFirst(cursor, &mcp.ListResourcesParams{Cursor: cursor}))
 	if err != nil {
 		return nil, "", err
 	}
@@ -95,11 +90,7 @@ func (s sessionLister) ListResources(ctx context.Context, cursor string) ([]*mcp
 }
 
 func (s sessionLister) ListPrompts(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
-	var p *mcp.ListPromptsParams // nil on the first page: see sessionLister
-	if cursor != "" {
-		p = &mcp.ListPromptsParams{Cursor: cursor}
-	}
-	r, err := s.cs.ListPrompts(ctx, p)
+	r, err := s.cs.ListPrompts(ctx, unlessFirst(cursor, &mcp.ListPromptsParams{Cursor: cursor}))
 	if err != nil {
 		return nil, "", err
 	}
@@ -107,11 +98,7 @@ func (s sessionLister) ListPrompts(ctx context.Context, cursor string) ([]*mcp.P
 }
 
 func (s sessionLister) ListResourceTemplates(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
-	var p *mcp.ListResourceTemplatesParams // nil on the first page: see sessionLister
-	if cursor != "" {
-		p = &mcp.ListResourceTemplatesParams{Cursor: cursor}
-	}
-	r, err := s.cs.ListResourceTemplates(ctx, p)
+	r, err := s.cs.ListResourceTemplates(ctx, unlessFirst(cursor, &mcp.ListResourceTemplatesParams{Cursor: cursor}))
 	if err != nil {
 		return nil, "", err
 	}

@@ -15,14 +15,11 @@ const (
 	DefaultMaxItems = 10_000
 )
 
-// Options tune discovery. The zero value is ready to use: every zero field
-// means its documented default. An Options value is read, never modified.
+// Options tune discovery; every zero field means its documented default.
 type Options struct {
-	// ProbeTimeout bounds each list, all its pages included, from its first
-	// request. It expires as our own deadline: classified timeout, so a
-	// speculative list becomes degraded and `tools/list` fails strictly.
-	// Zero means [DefaultProbeTimeout]; negative means no bound other than
-	// the caller's context.
+	// ProbeTimeout bounds each list, all its pages included; it expires as
+	// our own deadline (timeout). Zero means [DefaultProbeTimeout]; negative,
+	// only the caller's context.
 	ProbeTimeout time.Duration
 	// MaxPages is the most pages read of one list before it fails with
 	// [ErrPageLimit]. Zero or negative means [DefaultMaxPages].
@@ -30,9 +27,8 @@ type Options struct {
 	// MaxItems is the most items accepted in one list before it fails with
 	// [ErrItemLimit]. Zero or negative means [DefaultMaxItems].
 	MaxItems int
-	// Logger receives a record per settled list: Debug when present or
-	// absent, Warn when degraded, failed, or declared but answering -32601.
-	// Nil means no logging.
+	// Logger gets a record per settled list: Warn when degraded, failed or
+	// warned of, else Debug. Nil means none.
 	Logger *slog.Logger
 }
 

@@ -9,11 +9,9 @@ import (
 type pageFunc[T any] func(ctx context.Context, cursor string) ([]T, string, error)
 
 // paginate follows cursors until the last page, within o's page and item
-// limits, refusing a cursor seen before. err is either the page's error, as
-// the Lister returned it, or a *PaginationError. A cursor is remembered by
-// its SHA-256 alone: a server's cursors are as long as it likes (up to an
-// answer's bound each), and MaxPages of them kept whole would hold
-// MaxPages answers' worth of memory until the list ends.
+// limits, refusing a cursor seen before; err is the page's error or a
+// *PaginationError. Cursors are remembered by their SHA-256: a server's may
+// be as long as an answer.
 func paginate[T any](ctx context.Context, l List, page pageFunc[T], o Options) (items []T, pages int, err error) {
 	seen := make(map[[sha256.Size]byte]struct{})
 	cursor := ""

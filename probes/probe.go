@@ -19,37 +19,20 @@ const (
 )
 
 // ProbeBlind discovers the catalog of a resumed session whose capabilities
-// are unknown (DESIGN.md section 2, state `probing`; failure story S1): the
-// four lists concurrently, `tools/list` strict, the others speculative, as
-// the package doc describes. It returns when every list has settled, each
-// within [Options.ProbeTimeout].
-//
-// The error is nil or a [*ListError] whose Verdict is that of `tools/list`'s
-// failure, or of an unauthorized answer or the caller's cancellation on any
-// list. The Catalog's Report is filled either way; on error its items must not
-// be used as the server's catalog. Safe for concurrent use if l is.
+// are unknown: the four lists concurrently, `tools/list` strict. It returns
+// once every list has settled. The error is nil or a [*ListError]; on error
+// the Catalog's items are not the server's catalog, its Report is filled.
+// Safe for concurrent use if l is.
 func ProbeBlind(ctx context.Context, l Lister, opts Options) (Catalog, error) {
 	return discover(ctx, l, Blind, [numLists]role{strict, speculative, speculative, speculative}, opts)
 }
 
-// ListDeclared discovers the catalog of a session whose capabilities are
-// known: after `initialize`, or a resume with persisted capabilities. It lists,
-// concurrently, `tools/list` always, and the other lists as caps declares
-// them: `resources/list` and `resources/templates/list` for Resources,
-// `prompts/list` for Prompts. A nil caps declares nothing. Undeclared side
-// lists are reported absent, not declared.
-//
-// `tools/list` is tried whether or not caps declares Tools, since servers
-// serve tools they do not declare (and go-sdk's client lists and calls
-// them). Declared, it is strict: its failure fails the discovery.
-// Undeclared, it is speculative: -32601 (Method not found) or an empty list
-// means no tools, and any other failure leaves it degraded. A declared list
-// answering -32601, `tools/list` included, is absent with a warning in its
-// report. A declared side list is not strict: any other failure makes it
-// degraded with its verdict, so the tool catalog is never dropped because of
-// a side list (failure story S1). Unauthorized and the caller's cancellation
-// propagate from any list.
-// Errors and the Report are as for [ProbeBlind].
+// ListDeclared discovers the catalog of a session whose capabilities caps
+// (nil: none) are known: `resources/list` and `resources/templates/list` for
+// Resources, `prompts/list` for Prompts, the rest absent, not declared.
+// `tools/list` is always tried (servers serve tools they do not declare):
+// strict when declared, else speculative. Errors and the Report are as for
+// [ProbeBlind].
 func ListDeclared(ctx context.Context, l Lister, caps *mcp.ServerCapabilities, opts Options) (Catalog, error) {
 	roles := [numLists]role{Tools: speculative}
 	if caps != nil {
@@ -67,12 +50,8 @@ func ListDeclared(ctx context.Context, l Lister, caps *mcp.ServerCapabilities, o
 	return discover(ctx, l, Declared, roles, opts)
 }
 
-// ListOnly lists exactly the lists named (a list named twice counts once),
-// concurrently, as [ListDeclared] lists declared ones: `tools/list` strict,
-// the others degraded on failure. It serves a re-list of a session whose
-// lists are known, e.g. after a list_changed notification. The lists not
-// named are reported absent, not declared. Errors and the Report are as for
-// [ProbeBlind].
+// ListOnly lists exactly the lists named, as [ListDeclared] lists declared
+// ones (a re-list after list_changed); the others are absent, not declared.
 func ListOnly(ctx context.Context, l Lister, lists []List, opts Options) (Catalog, error) {
 	var roles [numLists]role
 	for _, list := range lists {
@@ -112,18 +91,10 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 		running++
 	}
 	results := make(chan outcome, numLists)
-	cancel := context.CancelFunc(func() {})
-	if running == 1 {
-		// One list (a server that declares tools alone): listed on this
-		// goroutine, with no siblings to stop.
-		results <- listOne(ctx, ctx, l, todo[0], o)
-	} else {
-		var group context.Context
-		group, cancel = context.WithCancel(ctx)
-		defer cancel()
-		for _, list := range todo[:running] {
-			go func() { results <- listOne(ctx, group, l, list, o) }()
-		}
+	group, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, list := range todo[:running] {
+		go func() { results <- listOne(ctx, group, l, list, o) }()
 	}
 
 	var decided *ListError
@@ -142,10 +113,8 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 				rep.Status, rep.Reason = Failed, ListFailed
 				decided = &ListError{List: out.list, Verdict: out.verdict, Err: out.err}
 				if stops(out.verdict) {
-					cancel() // nothing else can be learned: stop the others
+					cancel() // else the others settle: a retry lists only the rest
 				}
-				// Otherwise the others settle (each within ProbeTimeout): a
-				// caller retrying on the same session lists only the rest.
 			} else if out.verdict.Class == classify.MethodNotFound {
 				rep.Status, rep.Reason = Absent, MethodNotFound
 				if mode == Declared && roles[out.list] != speculative {
@@ -176,9 +145,7 @@ func propagates(ctx context.Context, r role, v classify.Verdict) bool {
 	switch {
 	case v.Class == classify.Unauthorized:
 		return true
-	case v.Class == classify.Canceled && ctx.Err() != nil:
-		// Classify says canceled whenever the caller's context is done; a
-		// canceled verdict while it is live is not the caller's doing.
+	case v.Class == classify.Canceled && ctx.Err() != nil: // the caller's doing
 		return true
 	case v.Class == classify.MethodNotFound:
 		return false

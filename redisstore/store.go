@@ -36,21 +36,13 @@ const MaxServerNameBytes = 256
 //	<prefix>{<server>}:fence   the last acquisition's "<holder>:<token>", no TTL
 //
 // A fenced write (Lease.Save, Lease.Delete) succeeds only while the fence
-// is the writer's own: after another replica acquired, the stale holder's
-// writes are refused with a *FencedError, whatever its own clock says.
-// Each lease operation is one Lua script (EVALSHA, EVAL once per script
-// after a SCRIPT FLUSH or restart): one round trip.
-//
-// The zero value is not usable: Client is required. Safe for concurrent
-// use; the fields must not change after first use.
+// is the writer's own, whatever its clock says. Each lease operation is one
+// Lua script: one round trip. Client is required. Safe for concurrent use;
+// the fields must not change after first use.
 type Store struct {
-	// Client is the Redis client (a *redis.Client, a *redis.ClusterClient,
-	// a failover client); required. The Store does not close it. Give it
-	// ContextTimeoutEnabled: true, so that a call to a Redis that stopped
-	// answering ends at its context's deadline (hub.Config.StoreTimeout);
-	// without it go-redis waits for its ReadTimeout (3 s by default)
-	// instead, and the hub's Close returns at its deadline with the calls
-	// still running behind it.
+	// Client is the Redis client (required; not closed by the Store). Give
+	// it ContextTimeoutEnabled: true, so a call ends at its context's
+	// deadline (hub.Config.StoreTimeout), not at go-redis's ReadTimeout.
 	Client redis.UniversalClient
 	// Prefix starts every key. Default DefaultPrefix.
 	Prefix string
@@ -67,9 +59,8 @@ type Store struct {
 
 var _ hub.Leaser = (*Store)(nil)
 
-// FencedError is a lease operation refused because the server's lease is
-// no longer the caller's: another replica acquired it since (or it was
-// released). It wraps hub.ErrLeaseLost.
+// FencedError is a lease operation refused because another replica acquired
+// the server's lease since. It wraps hub.ErrLeaseLost.
 type FencedError struct {
 	Op      string // "renew", "save" or "delete"
 	Server  string
@@ -137,10 +128,9 @@ type envelope struct {
 	Resume  json.RawMessage `json:"resume"`
 }
 
-// Load reads the server's state; see hub.Store. A state that is not this
-// package's JSON form, larger than MaxBytes, or not a Redis string is
-// hub.ErrCorrupt; one saved under another server's name is hub.ErrForeign.
-// No more than MaxBytes of a state are read from Redis.
+// Load reads the server's state; see hub.Store. One that is not this
+// package's JSON form, over MaxBytes (never sent by Redis) or not a Redis
+// string is hub.ErrCorrupt; one saved for another server hub.ErrForeign.
 func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
 	fail := func(err error) error { return &hub.StoreError{Op: "load", Server: server, Err: err} }
 	env, err := s.read(ctx, server)
@@ -171,9 +161,7 @@ func (s *Store) SavedBy(ctx context.Context, server string) (string, error) {
 	return env.Holder, nil
 }
 
-// read returns the server's stored envelope, decoded: hub.ErrNotFound when
-// none is stored, hub.ErrCorrupt when the key holds no Redis string, one
-// over MaxBytes (which is not sent by Redis) or no JSON envelope.
+// read returns the server's stored envelope, decoded, with Load's errors.
 func (s *Store) read(ctx context.Context, server string) (envelope, error) {
 	var env envelope
 	if err := checkName(server); err != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/mcpsup/mcpsup/probes"
 )
 
-// ClientRequests are the Requests of a go-sdk ClientSession, Alive aside
-// (each transport has its own): what both transports' sessions embed.
+// ClientRequests are a go-sdk ClientSession's Requests but Alive, embedded
+// by both transports' sessions.
 type ClientRequests struct {
 	probes.Lister
 	CS *mcp.ClientSession

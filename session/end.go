@@ -34,10 +34,8 @@ func (e *End) Fail(err error) bool {
 	return true
 }
 
-// AfterEnd arranges for f to run once the session has ended: on the
-// goroutine whose Fail ended it, after Done is closed, or at once on the
-// caller's goroutine when it has ended already. f must not block. It lets
-// a watcher hear the end without a goroutine of its own per session.
+// AfterEnd runs f once the session has ended: on the goroutine whose Fail
+// ended it, after Done is closed, or at once when it has. f must not block.
 func (e *End) AfterEnd(f func()) {
 	e.mu.Lock()
 	if e.err == nil {

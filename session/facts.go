@@ -2,15 +2,13 @@ package session
 
 import "time"
 
-// Fact is a typed observation a transport reports through Spec.Observe;
-// the supervisor turns each into an event. None of them ends the session:
-// a session's end is Done's alone.
+// Fact is a typed observation a transport reports through Spec.Observe, for
+// an event; none ends the session.
 type Fact interface{ fact() }
 
 type (
-	// EraChanged: the HTTP transport learned or changed the era its next
-	// handshake starts with; Detail says from what to what and why, built
-	// from protocol versions and rule names only.
+	// EraChanged: the era the next handshake starts with changed; Detail
+	// holds protocol versions and rule names only.
 	EraChanged struct{ Detail string }
 	// StreamRestored: the standalone stream came back after a gap in which
 	// list_changed notifications may have been lost.
@@ -21,9 +19,8 @@ type (
 		Status      int
 		ContentType string
 	}
-	// StreamDecided: the decision whether sessions open the standalone
-	// stream changed (failure story S5); it outlives sessions and is
-	// persisted with the resume state.
+	// StreamDecided: whether sessions open the standalone stream changed
+	// (failure story S5); persisted with the resume state.
 	StreamDecided struct {
 		Off bool
 		// Why names the rule that decided.

@@ -26,18 +26,11 @@ const (
 	pingStop                    // stop pinging, the session lives
 )
 
-// judgePing applies the keepalive rule to the verdict of one failed ping,
-// timeouts being the count of unanswered pings in a row, this one included
-// when it timed out. The rule follows DESIGN.md section 3 ("reconnect from
-// ready?"): only transport (no HTTP answer: refused, reset, EOF) and
-// session-expired (404 to a request with Mcp-Session-Id, the null-id
-// -32000 4xx) mean the session is gone; every other class keeps it, as it
-// would keep it on a call: unauthorized (a credential that expired; the
-// next call tells the host), rate-limited, server-error, forbidden,
-// application, protocol and unknown. A server without ping
-// (method-not-found, JSON-RPC -32601) is not pinged again. A ping that got
-// no answer within the interval (timeout) is tolerated once; maxPingTimeouts
-// in a row mean the connection answers nothing, and the session is dead.
+// judgePing applies the keepalive rule to one failed ping's verdict,
+// timeouts counting the unanswered pings in a row: as on a call (DESIGN.md
+// section 3, "reconnect from ready?"), only transport and session-expired
+// mean the session is gone, and maxPingTimeouts timeouts in a row; a server
+// without ping (-32601, Method not found) is not pinged again.
 func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 	switch v.Class {
 	case classify.Transport, classify.SessionExpired:
@@ -52,14 +45,11 @@ func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 	return pingKeep
 }
 
-// KeepAlive pings one session every interval on the supervisor's clock, in
-// place of go-sdk's ClientOptions.KeepAlive, which closes the session, and
-// sends DELETE, on any failed ping (mcp/shared.go StartKeepAlive), a 401
-// included. A ping found dead by [judgePing] ends the session without
-// DELETE through end (the server forgot the session or cannot be reached;
-// a DELETE could only fail or destroy a session a later resume could use);
-// the session's Wait then returns the ping's error, which the supervisor
-// takes as "the session died". Each ping is bounded by the interval.
+// KeepAlive pings one session every interval on the supervisor's clock, each
+// ping bounded by the interval. Not go-sdk's ClientOptions.KeepAlive, which
+// closes the session with DELETE on any failed ping, a 401 included
+// (mcp/shared.go): a dead ping ([judgePing]) ends it through end, without
+// DELETE, and its error is the session's end.
 type KeepAlive struct {
 	clock clockwork.Clock
 	every time.Duration
@@ -94,7 +84,7 @@ func (k *KeepAlive) run() {
 			return
 		case <-tick.Chan():
 		}
-		timedOut, err := k.pingOnce()
+		timedOut, err := bounded(k.life, k.clock, k.every, k.ping)
 		if k.life.Err() != nil {
 			return
 		}
@@ -127,27 +117,24 @@ func (k *KeepAlive) run() {
 	}
 }
 
-// pingOnce sends one ping bounded by the interval on the clock; timedOut
-// reports that the bound cut it.
-func (k *KeepAlive) pingOnce() (bool, error) {
-	ctx, cancel := context.WithCancel(k.life)
+// bounded runs f with a context of parent canceled after d on clock; cut
+// reports that the bound ended f (an answer just before it is the answer).
+func bounded(parent context.Context, clock clockwork.Clock, d time.Duration, f func(context.Context) error) (cut bool, err error) {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	var mu sync.Mutex
 	timedOut := false
-	timer := k.clock.AfterFunc(k.every, func() {
+	t := clock.AfterFunc(d, func() {
 		mu.Lock()
 		timedOut = true
 		mu.Unlock()
 		cancel()
 	})
-	err := k.ping(ctx)
-	timer.Stop()
+	err = f(ctx)
+	t.Stop()
 	mu.Lock()
 	defer mu.Unlock()
-	// Cut by the bound only if the ping ended with its context: an answer
-	// that came just before the bound is the answer.
-	cut := timedOut && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
-	return cut, err
+	return timedOut && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)), err
 }
 
 // Stop ends the pinging and waits for it. It is idempotent and nil-safe.
@@ -171,7 +158,5 @@ func (k *KeepAlive) EndedBy() error {
 }
 
 // PingProvesDead reports whether a failed liveness request with verdict v,
-// one that had its full time to answer, proves the session dead under the
-// keepalive rule (judgePing): a transport failure or a session-expired
-// answer does; any other answer shows a live server.
+// given its full time, proves the session dead ([judgePing]).
 func PingProvesDead(v classify.Verdict) bool { return judgePing(v, maxPingTimeouts) == pingDead }

@@ -1,9 +1,6 @@
-// Package session is the seam between the supervisor and a transport: one
-// live MCP session that reports its own end, once, and the dialer that
-// opens it. Two transports implement it, each in a package of its own:
-// streamable HTTP and stdio. The supervisor knows no transport; it drives
-// a Session and learns of its end only from Done (first error wins, as
-// hashicorp/yamux's one exitErr).
+// Package session is the seam between the supervisor and a transport
+// (streamable HTTP, stdio): a live MCP session that reports its own end,
+// once (first error wins), and the dialer that opens it.
 package session
 
 import (
@@ -15,29 +12,24 @@ import (
 	"github.com/mcpsup/mcpsup/probes"
 )
 
-// Session is one live MCP session. It ends exactly once: by itself (the
-// server said it is gone, the process exited, a keepalive or a
-// verification went unanswered) or by Close or Detach; the first cause
-// wins. Every method is safe for concurrent use.
+// Session is one live MCP session. It ends exactly once, by itself or by
+// Close or Detach; the first cause wins. Safe for concurrent use.
 type Session interface {
 	Requests
-	// Info is what the handshake (or the persisted state) established,
-	// fixed for the session's life.
+	// Info is what the handshake (or the persisted state) established.
 	Info() Info
-	// Status says whether calls may go out now, and returns a channel
-	// closed at the next change of status. Ended is final.
+	// Status says whether calls may go out now, with a channel closed at
+	// the next change. Ended is final.
 	Status() (Status, <-chan struct{})
 	// Done is closed once the session has ended, before any call that saw
 	// the cause returns.
 	Done() <-chan struct{}
 	// Err is nil until Done is closed; then ErrClosed or ErrDetached when
-	// the host ended it, else the first cause (a *classify.HTTPError
-	// carrying a session-gone answer, a process's exit, an unanswered
-	// keepalive ping).
+	// the host ended it, else the first cause.
 	Err() error
 	// Close ends the session (with DELETE on HTTP); Detach ends it without
-	// telling the server, so that it can be resumed (on stdio, Detach is
-	// Close). Both wait for the session's goroutines and are idempotent.
+	// telling the server, to resume it. Both wait for the session's
+	// goroutines and are idempotent.
 	Close() error
 	Detach() error
 }
@@ -53,9 +45,8 @@ type Requests interface {
 	Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) error
 	//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 	SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error
-	// Alive sends the era's cheapest request that proves the session
-	// lives: ping before 2026-07-28, server/discover from it (that era
-	// has no ping).
+	// Alive sends the era's cheapest proof of life: ping before 2026-07-28,
+	// server/discover from it.
 	Alive(ctx context.Context) error
 }
 
@@ -65,8 +56,8 @@ type Status uint8
 const (
 	// Live: calls go out.
 	Live Status = iota
-	// Verifying: a request got no answer and one Alive runs to tell a
-	// dead session from a lost answer; calls wait for its outcome.
+	// Verifying: one Alive runs after an unanswered request ([Verify]);
+	// calls wait for it.
 	Verifying
 	// Ended: Done is closed.
 	Ended
@@ -94,9 +85,8 @@ type Info struct {
 	Initialize *mcp.InitializeResult
 }
 
-// Resume is what re-attaches a session without a handshake: its id and
-// protocol version, and what its server declared when known. It is part of
-// the persisted resume state (its JSON names are stable).
+// Resume re-attaches a session without a handshake; part of the persisted
+// resume state (its JSON names are stable).
 type Resume struct {
 	SessionID       string `json:"session_id,omitempty"`
 	ProtocolVersion string `json:"protocol_version"`
@@ -104,9 +94,8 @@ type Resume struct {
 	InitializeResult *mcp.InitializeResult `json:"initialize_result,omitempty"`
 }
 
-// Dialer opens the sessions of one transport for one supervisor, and keeps
-// what outlives a session (an HTTP server's era, a stdio server's
-// protocol version). Its methods are safe for concurrent use.
+// Dialer opens one supervisor's sessions on one transport and keeps what
+// outlives a session (an era, a protocol version). Safe for concurrent use.
 type Dialer interface {
 	// Dial opens a new session with a full handshake, bounded by ctx.
 	Dial(ctx context.Context, spec Spec) (Session, error)
@@ -121,20 +110,17 @@ type Spec struct {
 	Generation uint64
 	// Resume is the session Attach re-attaches; nil for Dial.
 	Resume *Resume
-	// Client builds the session's go-sdk client. facts is the transport's
-	// middleware that puts its facts (how far a request got, the HTTP
-	// answer) on every request's error; Client adds it innermost.
+	// Client builds the session's go-sdk client, adding facts, the
+	// transport's middleware that puts its facts on every request's error,
+	// innermost.
 	Client func(facts mcp.Middleware) *mcp.Client
-	// Observe receives the transport's facts, on its goroutines; it must
-	// not block. nil: none wanted.
+	// Observe receives the transport's facts; it must not block. nil: none.
 	Observe func(Fact)
 }
 
-// DefaultMaxResponsesInFlight is the default bound, on every transport, on
-// the client's responses to the server's requests (ping, roots/list,
-// sampling/createMessage, elicitation/create) being written at once: one
-// past it is dropped (ResponseDropped), so a server that floods requests
-// cannot grow the client's queue.
+// DefaultMaxResponsesInFlight bounds, on every transport, the client's
+// responses to the server's requests written at once; one past it is
+// dropped (ResponseDropped).
 const DefaultMaxResponsesInFlight = 16
 
 // Errors a Session ends with when the host ended it.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -17,44 +16,27 @@ import (
 // VerifyConfig.Timeout is zero.
 const DefaultVerifyTimeout = 10 * time.Second
 
-// VerifyConfig configures [Verify]. The zero value is ready: the real
-// clock, DefaultVerifyTimeout, no facts.
+// VerifyConfig configures [Verify]; the zero value is ready.
 type VerifyConfig struct {
-	// Timeout bounds the one Alive of a verification; unanswered by then,
-	// the session ends. Zero: DefaultVerifyTimeout.
+	// Timeout bounds a verification's Alive. Zero: DefaultVerifyTimeout.
 	Timeout time.Duration
 	// Clock times the bound; nil: the real clock.
 	Clock clockwork.Clock
-	// Observe receives a Verified fact after each verification, before
-	// the session ends on a failed one; it must not block. nil: none.
+	// Observe gets a Verified fact after each verification, before a failed
+	// one ends the session; it must not block. nil: none.
 	Observe func(Fact)
 }
 
-// Verify returns s with the two rules by which a request's failure ends
-// a session, whatever its transport. Every request goes through them:
-//
-//   - a request answered session-expired (HTTP 404 to a request that
-//     carried Mcp-Session-Id, streamable-http.mdx, Session Management:
-//     the client "MUST start a new session") ends the session before the
-//     request returns, so Done is closed before its caller sees the error;
-//   - a request that got no answer (a transport verdict: refused, reset,
-//     EOF) while its caller's context is alive may have met a blip on a
-//     live session (go-sdk keeps a session after a reset on a POST): one
-//     Alive goes out on the session, bounded by Timeout, and Status is
-//     Verifying meanwhile, so that calls wait for its outcome. Answered
-//     (any answer, an error status included: PingProvesDead), the session
-//     lives; not answered, it ends with that Alive's error. One runs at a
-//     time: a failure while one runs joins it, and an answered Alive
-//     covers every request sent before it went out, so a burst of resets
-//     costs one Alive.
-//
-// Every other failure (500, 429, 403, 401, a JSON-RPC error, a caller
-// giving up) leaves the session as it is (failure story S4). The rules end
-// s itself (Endable.Fail), so its Done, Err and end are the result's: no
-// goroutine watches it. As any ended session, one that ended on these
-// rules is released by its owner: Detach (its server is gone, or answers
-// nothing: no DELETE) or Close; both wait for the verification running.
-// Safe for concurrent use.
+// Verify returns s with the two rules by which a request's failure ends a
+// session on any transport. A session-expired answer (streamable-http.mdx,
+// Session Management: the client "MUST start a new session") ends it before
+// the request returns. A request that got no answer (transport) while its
+// caller waits starts one Alive, bounded by Timeout, with Status Verifying
+// meanwhile: any answer keeps the session (PingProvesDead), none ends it.
+// One runs at a time, and an answered one covers every request sent before
+// it. Every other failure leaves the session (failure story S4). The rules
+// end s itself (Endable.Fail); Close and Detach wait for the verification
+// running. Safe for concurrent use.
 func Verify(s Endable, cfg VerifyConfig) Session {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultVerifyTimeout
@@ -155,27 +137,13 @@ func (v *verified) verify(seq uint64) {
 // alive runs verification num: one Alive bounded by cfg.Timeout.
 func (v *verified) alive(num uint64) {
 	defer v.wg.Done()
-	ctx, cancel := context.WithCancel(v.life)
-	defer cancel()
-	var mu sync.Mutex
-	timedOut := false
-	t := v.cfg.Clock.AfterFunc(v.cfg.Timeout, func() {
-		mu.Lock()
-		timedOut = true
-		mu.Unlock()
-		cancel()
-	})
-	err := v.inner.Alive(ctx)
-	t.Stop()
+	cut, err := bounded(v.life, v.cfg.Clock, v.cfg.Timeout, v.inner.Alive)
 	if v.life.Err() != nil || v.inner.Err() != nil {
 		v.mu.Lock()
 		v.verifying = false
 		v.mu.Unlock()
 		return // the session ended meanwhile
 	}
-	mu.Lock()
-	cut := timedOut && err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
-	mu.Unlock()
 	if cut {
 		err = fmt.Errorf("mcpsup/session: verification: no answer within %s: %w", v.cfg.Timeout, context.DeadlineExceeded)
 	}
@@ -277,12 +245,7 @@ func (v *verified) ListResourceTemplates(ctx context.Context, cursor string) ([]
 }
 
 func (v *verified) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	seq := v.sent()
-	res, err := v.inner.CallTool(ctx, p)
-	if err != nil {
-		v.failed(ctx, seq, err)
-	}
-	return res, err
+	return do(v, ctx, func(ctx context.Context) (*mcp.CallToolResult, error) { return v.inner.CallTool(ctx, p) })
 }
 func (v *verified) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	return do(v, ctx, func(ctx context.Context) (*mcp.GetPromptResult, error) { return v.inner.GetPrompt(ctx, p) })

@@ -17,100 +17,54 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of a Command's bounds (Command.StopGrace, KillGrace, StderrTail,
-// MaxLineBytes).
+// Defaults of a Command's bounds.
 const (
-	// DefaultStopGrace is how long a stdio server has to exit after its
-	// stdin is closed before it is sent SIGTERM: go-sdk's
-	// CommandTransport.TerminateDuration default.
+	// DefaultStopGrace is how long a server has to exit after its stdin is
+	// closed before SIGTERM (go-sdk's CommandTransport.TerminateDuration).
 	DefaultStopGrace = 5 * time.Second
 	// DefaultKillGrace is how long it has after SIGTERM before SIGKILL.
 	DefaultKillGrace = 5 * time.Second
-	// DefaultStderrTail is how many bytes of a server's stderr are kept,
-	// the last ones, for the error and the event of its exit.
+	// DefaultStderrTail is how many of the last stderr bytes are kept.
 	DefaultStderrTail = 4 << 10
-	// DefaultMaxLineBytes bounds one line of a server's stdout: go-sdk's
-	// mcp.DefaultMaxLineLength.
+	// DefaultMaxLineBytes bounds one stdout line (mcp.DefaultMaxLineLength).
 	DefaultMaxLineBytes = mcp.DefaultMaxLineLength
 )
 
-// Command describes a stdio MCP server: a process the Dialer starts and
-// speaks newline-delimited JSON-RPC with on its stdin and stdout (the MCP
-// stdio transport); a supervisor starts it again when it dies. Every start
-// is a new session (a generation); there is nothing to resume. The zero
-// value of every field but Path is a documented default.
-//
-// The process runs in a process group of its own (Setpgid). It is stopped
-// as the MCP specification's stdio shutdown says: its stdin is closed; if it
-// has not exited after StopGrace its group is sent SIGTERM, and after
-// KillGrace more SIGKILL. Once the process has exited, by itself or so, the
-// rest of its group is sent SIGKILL, so no process it started in its group
-// outlives it (one that left the group, by setsid say, is not ours to
-// end). The session reaps the process; orphans of the group are
-// reparented to init, which reaps them. The session's Close and Detach
-// return once the process has exited. Once it has, what is left in its
-// stdout and stderr is read for at most a second; a process whose stdout
-// ended, or whose stdin refused a write, has a second to exit by itself
-// before it is stopped. The grace periods run on the real clock, not
-// Options.Clock: a process lives in real time.
-//
-// stderr is logged, line by line (a line longer than 4 KiB in pieces of 4
-// KiB), at level Info with the server's name (Options.Logger), at most 100
-// lines at once and 20 a second after that (a server flooding its stderr
-// does not flood the host's log: the lines past the rate are counted, and
-// the count is logged at level Warn before the next line logged and when
-// stderr ends), and its last StderrTail bytes are kept for the
-// [ProcessExitError] of the process's exit. A stdout line that is not one JSON-RPC message (a log line, a
-// batch, a line longer than MaxLineBytes), or that is a response to an id
-// no request carried, is dropped and counted: it is a protocol anomaly (a
-// session.LineDropped fact), not the death of the session.
-//
-// Commands are supported on Unix systems; Validate refuses one elsewhere
+// Command describes a stdio MCP server: a process that speaks
+// newline-delimited JSON-RPC on its stdin and stdout, started anew for every
+// session (DESIGN.md section 2, "stdio servers", has its stop, its stderr
+// log and its stdout filter). The zero value of every field but Path is a
+// documented default. Unix only: Validate refuses one elsewhere
 // (ErrUnsupported).
 type Command struct {
-	// Path is the program to run (required). A name without a slash is
-	// looked up in PATH (exec.LookPath) at every start. Validate does not
-	// check that it exists: a program that cannot start (not found, not
-	// executable) is a failed handshake whose verdict (class unknown) keeps
-	// the start's error, retried on the Backoff schedule, forever unless
-	// Backoff.MaxAttempts or MaxElapsed bounds it.
+	// Path is the program to run (required); a name without a slash is
+	// looked up in PATH at every start. One that cannot start is a failed
+	// handshake (class unknown), retried on the backoff schedule.
 	Path string
-	// Args are the arguments after the program's name. The credentials
-	// they carry (a value after a flag named as a credential, such as
-	// `--api-key VALUE`, a credential header, an upstream URL's query and
-	// userinfo: events.Redactor.AddCommandLineSecrets) are masked in events,
-	// errors and logs, as Env's values are.
+	// Args are the arguments after the program's name; their credentials
+	// (events.Redactor.AddCommandLineSecrets) are masked as Env's values are.
 	Args []string
-	// Env holds "KEY=value" entries added to the environment the
-	// supervisor's own process runs in; an entry overrides a variable of
-	// the same key. Default none: the process inherits that environment.
-	// The values (of at least events.MinSessionIDLen bytes) are taken for
-	// credentials: masked in every text the supervisor hands out.
+	// Env holds "KEY=value" entries added to the inherited environment,
+	// overriding a variable of the same key. Its values (of at least
+	// events.MinSessionIDLen bytes) are masked in every text handed out.
 	Env []string
-	// Inherit, when set, says which variables of the supervisor's own
-	// process environment the process inherits: those it reports true
-	// for, by name; Env's entries are set whatever it says. It is called
-	// at every start of the process, once per variable, on the
-	// supervisor's goroutine: safe for concurrent use. Default nil: every
-	// variable is inherited. A host of several servers keeps one server's
-	// credentials out of another's process with it (package hub does, for
-	// the variables a server's headers reference).
+	// Inherit, when set, says by name which variables of the supervisor's
+	// environment the process inherits (Env's are set regardless); it is
+	// called at every start, once per variable. Default nil: all.
 	Inherit func(name string) bool
 	// Dir is the working directory. Default: the supervisor's process's.
 	Dir string
 	// StopGrace is how long the process has to exit after its stdin is
-	// closed before its group is sent SIGTERM. Default DefaultStopGrace.
+	// closed before its group gets SIGTERM. Default DefaultStopGrace.
 	StopGrace time.Duration
 	// KillGrace is how long it has after SIGTERM before SIGKILL. Default
 	// DefaultKillGrace.
 	KillGrace time.Duration
-	// StderrTail is how many bytes of stderr are kept, the last ones, for
-	// the error of the process's exit, from the first whole line among
-	// them (after "…" when they hold no line start). Default
-	// DefaultStderrTail (4 KiB).
+	// StderrTail is how many of the last stderr bytes the exit error keeps,
+	// from the first whole line among them. Default DefaultStderrTail.
 	StderrTail int
-	// MaxLineBytes bounds one stdout line; a longer line is dropped, and
-	// the session lives. Default DefaultMaxLineBytes (16 MiB).
+	// MaxLineBytes bounds one stdout line; a longer one is dropped and the
+	// session lives. Default DefaultMaxLineBytes (16 MiB).
 	MaxLineBytes int
 }
 
@@ -134,12 +88,10 @@ func (c Command) WithDefaults() Command {
 	return c
 }
 
-// ErrUnsupported: a Command on a system without process groups (not
-// Unix).
+// ErrUnsupported: a Command on a system without process groups (not Unix).
 var ErrUnsupported = errors.New("mcpsup/stdio: stdio servers need a Unix system")
 
-// CommandError reports a Command that Validate refuses: which field, and
-// why.
+// CommandError reports a Command that Validate refuses.
 type CommandError struct {
 	// Field names the field, e.g. "Path" or "Env".
 	Field string
@@ -184,14 +136,9 @@ const (
 	StopKill StopStep = "sigkill"
 )
 
-// ProcessExitError is the end of a stdio server's process: its exit code or
-// the signal that ended it, the step of the stop that preceded it (StopNone
-// when it exited by itself), the last bytes of its stderr, and how many
-// stdout lines were dropped. It is what the session's end (Session.Err:
-// the "session died" verdict, of class transport), the session.ProcessExited
-// fact and the calls in flight carry; find it with errors.As. It wraps
-// mcp.ErrConnectionClosed: the session's connection is gone with the
-// process.
+// ProcessExitError is the end of a stdio server's process, carried by the
+// session's end (class transport), the session.ProcessExited fact and the
+// calls in flight. It wraps mcp.ErrConnectionClosed.
 type ProcessExitError struct {
 	// Path is the program that ran.
 	Path string
@@ -204,10 +151,8 @@ type ProcessExitError struct {
 	// Stop is what the supervisor did before it exited.
 	Stop StopStep
 	// Stderr is the last bytes of its stderr (at most Command.StderrTail),
-	// valid UTF-8, starting at a line when it was cut, masked by
-	// Options.Redactor (a supervisor's knows Command.Env's values and the
-	// credentials of Command.Args) and the events.Redactor patterns:
-	// masked where it is made, so every copy is.
+	// valid UTF-8, masked by Options.Redactor and the events.Redactor
+	// patterns where it is made.
 	Stderr string
 	// DroppedLines counts the stdout lines dropped: not one JSON-RPC
 	// message, or a response to an id never sent.
@@ -245,33 +190,4 @@ func exitErrorOf(path string, pid int, state interface{ Sys() any }, stop StopSt
 		}
 	}
 	return e
-}
-
-// signalName is the conventional name of a signal, e.g. "SIGKILL".
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	}
-	return s.String()
-}
-
-// signalText names a signal for logs, "" for none.
-func signalText(s syscall.Signal) string {
-	if s == 0 {
-		return ""
-	}
-	return signalName(s)
 }

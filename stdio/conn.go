@@ -17,11 +17,9 @@ import (
 // request is written whole to the process's stdin.
 type writtenKey struct{}
 
-// deliveryFacts wraps the error of every request with how far it got, for
-// classify.DeliveryOf: a request written to the server's stdin that got no
-// answer may have run (classify.WrittenError); one that was never written
-// did not (classify.NotSentError). It is the facts middleware of
-// session.Spec.Client.
+// deliveryFacts wraps a request's error in classify.WrittenError when it was
+// written to the server's stdin (it may have run), else in
+// classify.NotSentError, for classify.DeliveryOf.
 func deliveryFacts(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		written := new(atomic.Bool)
@@ -36,20 +34,14 @@ func deliveryFacts(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// markingTransport's connections mark the requests they write, bound
-// every write by its context, and drop the responses to ids no request
-// carried, reported to stray: go-sdk drops them without a word
-// (internal/jsonrpc2 conn.go, "How should we report unexpected
-// responses?"), and a server that answers ids it was never sent is broken.
+// markingTransport makes [markingConn]s.
 type markingTransport struct {
 	inner        mcp.Transport
 	stray        func(jsonrpc.ID)
-	dropped      func(n int) // the n-th response dropped (see markingConn)
-	maxResponses int         // Options.MaxResponses
-	// limits are Options.Limits, and refused hears every request or
-	// notification of the server's dropped past them (see markingConn).
-	limits  msgcheck.Limits
-	refused func(why string)
+	dropped      func(n int)
+	maxResponses int
+	limits       msgcheck.Limits
+	refused      func(why string)
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -61,27 +53,15 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		maxResponses: t.maxResponses, limits: t.limits}, nil
 }
 
-// markingConn writes each message on a goroutine of its own and returns
-// when the write is done or the message's context is: a server that stops
-// reading its stdin fills the pipe, and go-sdk's write (under its one
-// write lock) would then hold every request, the keepalive ping included,
-// past its context. A write cut so goes on in the background, whole, until
-// it completes or the process's stdin is closed; its request counts as
-// written (it may still reach the server). A write that fails (the process
-// ended mid-write) did not deliver its request whole: not written.
-//
-// A response to a request of the server's is written with a context that
-// never ends (go-sdk's internal/jsonrpc2 processResult), so a server that
-// sends requests and stops reading its stdin would hold a goroutine or two
-// per request; at most maxResponses are written at once, and one
-// past it is dropped (Write returns nil, nothing is written) and told to
-// dropped, as the wire layer drops the POST of one.
-//
-// A list page (tools/list and the others) with more than maxItems items is
-// answered in the server's place with a JSON-RPC error naming the bound
-// (code msgcheck.CodeRefused, as the wire layer's refusals), before go-sdk
-// decodes its items each into a struct of its own: the pagination's item
-// bound would come only after (msgcheck.Limits).
+// markingConn marks the requests it writes (deliveryFacts) and checks what
+// it reads with msgcheck before go-sdk decodes it. Each write runs on a
+// goroutine of its own and returns with its context: a server that stops
+// reading its stdin would otherwise hold go-sdk's one write lock, pings
+// included. A write cut so goes on whole in the background and counts as
+// written; one that fails does not. Responses to the server's requests are
+// written with a context that never ends (go-sdk internal/jsonrpc2
+// processResult): at most maxResponses at once, one past it dropped and told
+// to dropped.
 type markingConn struct {
 	mcp.Connection
 	stray        func(jsonrpc.ID)
@@ -90,8 +70,8 @@ type markingConn struct {
 	maxResponses int
 	limits       msgcheck.Limits
 	mu           sync.Mutex
-	lists        map[int64]string // the requests written and not answered whose result has an array counted (msgcheck.CountsItems): id -> method
-	forgotUpTo   int64            // the highest id trackList forgot unanswered: an answer to one no higher is held to every count
+	lists        map[int64]string // unanswered requests whose result msgcheck counts: id -> method
+	forgotUpTo   int64            // the highest id trackList forgot unanswered
 	closed       bool             // no write starts once Close began
 	highest      int64            // the highest request id handed to Write
 	writes       sync.WaitGroup   // writes still running
@@ -99,23 +79,17 @@ type markingConn struct {
 	drops        int              // responses dropped
 }
 
-// Read returns the next message but a response to an id no request
-// carried, which goes to stray, and a request or notification whose params
-// hold more than maxValues JSON values, which goes to refused; a response
-// whose result holds more, a list page with more than maxItems items, a
-// prompt with more than maxMessages messages, or a call result or resource
-// with more content blocks than ContentBlocks, is returned as a JSON-RPC
-// error naming the bound, before go-sdk decodes it; a request with more
-// messages goes to refused too. go-sdk numbers its requests 1, 2, 3 ...
-// (internal/jsonrpc2 conn.go Call), so an id was sent exactly when it is an
-// integer from 1 to the highest one written: no id is kept per request, and
-// a request that is never answered costs nothing. (A second answer to an id
-// is go-sdk's to drop.)
+// Read returns the next message, but: a server's request or notification
+// past msgcheck's bounds goes to refused; a response to an id never sent goes
+// to stray (go-sdk would drop it silently, internal/jsonrpc2 conn.go); a
+// result msgcheck refuses becomes a JSON-RPC error (msgcheck.CodeRefused)
+// before go-sdk decodes it. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2
+// conn.go Call), so an id was sent when it is an integer from 1 to the
+// highest written.
 func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
-			// go-sdk's stdio connection keeps params raw: only they are left to decode.
 			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
 				if c.refused != nil {
 					c.refused(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
@@ -143,14 +117,11 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if r.Error == nil {
 			var problem string
-			if forgotten {
-				// Perhaps a counted request's: its method is no longer known.
+			if forgotten { // its method is no longer known
 				problem = c.limits.ProblemOfAnyMethod(r.Result)
 			} else {
 				problem = c.limits.Problem(method, r.Result, r.Result)
 				if problem == "" {
-					// The decoded answer's rules, as on HTTP: a ttlMs go-sdk
-					// can decode, a resultType it can act on.
 					problem, _ = msgcheck.Checker{}.Response(msgcheck.Request{Method: method}, r)
 				}
 			}
@@ -163,16 +134,12 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// maxListsTracked bounds the requests markingConn remembers unanswered for
-// the array count of their results (lists, prompts/get, tools/call,
-// resources/read): past it the oldest is forgotten, so a server that never
-// answers them costs no more; the answer to a forgotten one, whose method
-// is no longer known, is held to every method's counts
-// (msgcheck.Limits.ProblemOfAnyMethod).
+// maxListsTracked bounds the unanswered requests whose results markingConn
+// counts; past it the oldest is forgotten, and its answer is held to every
+// method's counts (msgcheck.Limits.ProblemOfAnyMethod).
 const maxListsTracked = 64
 
-// trackList remembers the request id of method, whose result has an array
-// counted. Called with mu held.
+// trackList remembers the id of a counted request. Called with mu held.
 func (c *markingConn) trackList(id int64, method string) {
 	if c.lists == nil {
 		c.lists = make(map[int64]string)
@@ -247,8 +214,8 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 }
 
-// Close closes the connection (the process's stdin with it, which ends
-// the writes still running) and waits for those writes.
+// Close closes the connection (the process's stdin, ending the writes still
+// running) and waits for those writes.
 func (c *markingConn) Close() error {
 	c.mu.Lock()
 	c.closed = true

@@ -19,44 +19,33 @@ import (
 // Options configure a Dialer. The zero value of every field but
 // Command.Path is a documented default.
 type Options struct {
-	// Command is the server's process; its zero bounds take their
-	// defaults (Command.WithDefaults).
+	// Command is the server's process (Command.WithDefaults applied).
 	Command Command
-	// Name names the server in the logs of its stderr and its exit.
-	// Default: Command.Path.
+	// Name names the server in logs. Default: Command.Path.
 	Name string
-	// ProtocolVersion is the protocol version the first handshake asks
-	// for (initialize's protocolVersion, e.g. "2025-11-25"); every later
-	// handshake asks for the one the last handshake negotiated. Default
-	// "": go-sdk's latest.
+	// ProtocolVersion is the version the first handshake asks for (e.g.
+	// "2025-11-25"); later ones ask for the last negotiated. Default "":
+	// go-sdk's latest.
 	ProtocolVersion string
-	// KeepAlive, when positive, pings every session at this interval on
-	// Clock (session.StartKeepAlive); a ping found dead stops the process
-	// and ends the session with the ping's error. Default 0: no pings.
+	// KeepAlive, when positive, pings at this interval on Clock
+	// (session.StartKeepAlive); a dead ping stops the process. Default 0.
 	KeepAlive time.Duration
-	// Clock runs the keepalive. Default: the real clock. The process's
-	// grace periods (Command.StopGrace, KillGrace) always run on the real
-	// clock.
+	// Clock runs the keepalive (not the grace periods). Default: real.
 	Clock clockwork.Clock
-	// Logger logs the server's stderr (level Info) and its exit. Default:
-	// a logger that discards.
+	// Logger logs the server's stderr and its exit. Default: discard.
 	Logger *slog.Logger
-	// Limits bound the server's messages, checked before go-sdk decodes
-	// them (see markingConn); zero fields take msgcheck.Limits'
-	// defaults.
+	// Limits bound the server's messages before go-sdk decodes them.
 	Limits msgcheck.Limits
-	// MaxResponses bounds the responses to the server's requests being
-	// written to its stdin at once; one past it is dropped and reported
-	// (session.ResponseDropped). Default session.DefaultMaxResponsesInFlight.
+	// MaxResponses bounds the responses to the server's requests written at
+	// once; one past it is dropped (session.ResponseDropped). Default
+	// session.DefaultMaxResponsesInFlight.
 	MaxResponses int
-	// Redactor masks the stderr tail of a ProcessExitError where it is
-	// made. Default nil: the events.Redactor patterns only.
+	// Redactor masks the stderr tail. Default nil: the patterns only.
 	Redactor *events.Redactor
 }
 
-// Dialer starts a Command's process for every Dial; it implements
-// session.Dialer. It keeps the protocol version the last handshake
-// negotiated, which the next one asks for. Safe for concurrent use.
+// Dialer starts a Command's process for every Dial (a session.Dialer).
+// Safe for concurrent use.
 type Dialer struct {
 	opts Options
 
@@ -94,18 +83,13 @@ func (d *Dialer) Attach(context.Context, session.Spec) (session.Session, error) 
 	return nil, session.ErrNoResume
 }
 
-// Dial starts the process and runs the handshake on its stdin and stdout,
-// bounded by ctx; a failed handshake stops the process, and one the
-// process's exit failed returns an error that unwraps to both the
-// *ProcessExitError and the handshake's error. The session's facts
-// (session.LineDropped, ResponseDropped, ProcessExited) go to
-// spec.Observe; spec.Client builds the go-sdk client (nil: a plain one).
+// Dial starts the process and runs the handshake, bounded by ctx; a failed
+// handshake stops the process, and one the exit failed unwraps to both the
+// *ProcessExitError and the handshake's error. Facts go to spec.Observe.
 //
-// go-sdk's client runs on an mcp.IOTransport over the process's pipes
-// rather than on mcp.CommandTransport, which hands the raw stdout to
-// go-sdk's decoder (one stray line fails the connection: see
-// stdoutFilter), leaves the process in the host's own process group (its
-// children outlive it) and has one grace period for both stop steps.
+// Not mcp.CommandTransport: it hands go-sdk the raw stdout (see
+// stdoutFilter), leaves the process in the host's process group and has one
+// grace period for both stop steps.
 func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, error) {
 	o := d.opts
 	observe := spec.Observe

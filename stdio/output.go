@@ -20,17 +20,11 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// stdoutFilter copies a stdio server's stdout to go-sdk one JSON-RPC
-// message per line, and drops every other line. go-sdk's ioConn (behind
-// CommandTransport and IOTransport) decodes the stream with one
-// json.Decoder and fails the whole connection on the first thing that is
-// not a JSON value, or not a JSON-RPC message (mcp/transport.go
-// newIOConnLimited, readBatch): one stray log line on stdout, which
-// servers print often, would cost the session. Here a line passes only if
-// it is a single JSON object, nothing after it, that go-sdk's own decoder
-// takes (jsonrpc.DecodeMessage); a batch (a JSON array) is dropped too: MCP
-// 2025-06-18 removed JSON-RPC batching, and go-sdk refuses one on those
-// versions by failing the connection.
+// stdoutFilter passes a stdio server's stdout to go-sdk one JSON-RPC message
+// per line and drops every other line: go-sdk's ioConn fails the whole
+// connection on the first thing that is not one (mcp/transport.go
+// newIOConnLimited), and servers print log lines. A batch is dropped too
+// (batching is gone since MCP 2025-06-18).
 type stdoutFilter struct {
 	max     int                     // Command.MaxLineBytes
 	dropped func(n int, why string) // called for every dropped line, n counting from 1
@@ -38,18 +32,16 @@ type stdoutFilter struct {
 	line    []byte // the line being read (copyLines' own)
 }
 
-// keptLine is the most a line's buffer keeps between lines: one line near
-// Command.MaxLineBytes (16 MiB) would otherwise hold its buffer for the
-// process's life, per stdio server of a hub.
+// keptLine is the most a line's buffer keeps between lines, so one line near
+// MaxLineBytes does not hold 16 MiB for the process's life.
 const keptLine = 64 << 10
 
 // maxQuoted bounds how much of a dropped line an event quotes.
 const maxQuoted = 120
 
-// copyLines reads lines from r until it ends and writes those that pass to
-// w, each with one "\n". Once w refuses a write (go-sdk closed its end), the
-// rest of r is read and discarded, so the process never blocks on a full
-// pipe. It returns r's error (nil at EOF).
+// copyLines writes the lines of r that pass to w, each with one "\n", until r
+// ends; once w refuses a write the rest of r is discarded, so the process
+// never blocks on a full pipe. It returns r's error (nil at EOF).
 func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	line := f.line[:0]
@@ -121,9 +113,7 @@ func notMessage(line []byte) string {
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
 		return "not one JSON-RPC message (" + cutText(err.Error(), 80) + ")"
 	}
-	// DecodeMessage reads the first value alone; go-sdk frames stdout with
-	// encoding/json's Decoder and ends the connection when the byte after a
-	// value is not a line break (mcp/transport.go newIOConnLimited).
+	// DecodeMessage reads the first value alone; go-sdk fails on a second.
 	if !json.Valid(line) {
 		return "a JSON-RPC message with more than one JSON value on the line"
 	}
@@ -139,19 +129,14 @@ func quote(line []byte) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// stderrLog logs a stdio server's stderr line by line, at most
-// stderrLogBurst lines at once and stderrLogRate a second after that, and
+// stderrLog logs a stdio server's stderr line by line, rate-bounded, and
 // keeps its last bytes. Its methods are safe for concurrent use; copy runs
 // on one goroutine.
 type stderrLog struct {
 	server string
 	log    *slog.Logger
 	now    func() time.Time // nil: time.Now (a process lives in real time)
-	// redact masks the tail where it is made, so every copy of it (the
-	// ProcessExitError's Stderr, the process-exited event) is masked: the
-	// supervisor's redactor, which knows Command.Env's values and the
-	// credentials of its Args. Nil: the patterns only.
-	redact *events.Redactor
+	redact *events.Redactor // masks the tail where it is made; nil: patterns only
 
 	limit    *rate.Limiter // made by copy
 	unlogged int           // lines past the rate since the last one logged
@@ -165,10 +150,8 @@ type stderrLog struct {
 // maxStderrLine is the longest piece of a stderr line logged as one record.
 const maxStderrLine = 4 << 10
 
-// The bound of stderr's log records: a server that floods its stderr must
-// not flood the host's log. Lines past it are counted, not logged (the
-// tail keeps them all), and the count is logged before the next line that
-// is, and when stderr ends.
+// The rate of stderr's log records; lines past it are counted, and the count
+// logged before the next line logged and when stderr ends.
 const (
 	stderrLogBurst = 100 // lines logged at once
 	stderrLogRate  = 20  // lines a second after the burst
@@ -227,10 +210,9 @@ func (l *stderrLog) keepBytes(b []byte) {
 	}
 }
 
-// text returns the bytes kept: valid UTF-8, from the first whole line when
-// the start was cut, or after "…" when the bytes kept hold no line start
-// (the redactor then masks the end of a secret the cut began inside),
-// masked by l.redact.
+// text returns the bytes kept, masked: valid UTF-8, from the first whole line
+// when the start was cut, else after "…" (so the redactor masks the end of a
+// secret the cut began inside).
 func (l *stderrLog) text() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

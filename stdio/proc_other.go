@@ -5,9 +5,12 @@ package stdio
 import (
 	"io"
 	"os"
+	"syscall"
 )
 
 func supported() error { return ErrUnsupported }
+
+func signalName(s syscall.Signal) string { return s.String() }
 
 // proc is not available without process groups; Command.Validate refuses one.
 type proc struct {

@@ -3,6 +3,7 @@
 package stdio
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,14 +16,23 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func supported() error { return nil }
 
-// exitDrain bounds two waits: for the rest of stdout and stderr once the
-// process has exited and its group was killed (only a process that left the
-// group can still hold the pipes), and for a process whose connection
-// failed to exit by itself before it is stopped.
+// signalName is a signal's name, e.g. "SIGKILL"; "" for none.
+func signalName(s syscall.Signal) string {
+	if s == 0 {
+		return ""
+	}
+	return cmp.Or(unix.SignalName(s), s.String())
+}
+
+// exitDrain bounds the read of what is left in stdout and stderr after the
+// exit, and how long a process whose connection failed may take to exit by
+// itself before it is stopped.
 const exitDrain = time.Second
 
 // proc is one run of a Command: the process, the pumps of its stdout and
@@ -36,9 +46,7 @@ type proc struct {
 	name  string // Config.Name
 	log   *slog.Logger
 
-	// onExit hears the exit before the filtered stdout ends, so its event
-	// comes before the session's end.
-	onExit func(*ProcessExitError)
+	onExit func(*ProcessExitError) // heard before the filtered stdout ends
 
 	mu     sync.Mutex // held while signalling, so no signal reaches a reaped pid
 	reaped bool
@@ -50,9 +58,7 @@ type proc struct {
 	stopped sync.Once
 }
 
-// inherited is the supervisor's process environment, as "KEY=value"
-// entries, without the variables keep reports false for (all of them kept
-// when keep is nil).
+// inherited is os.Environ() without the variables keep refuses.
 func inherited(keep func(name string) bool) []string {
 	env := os.Environ()
 	if keep == nil {
@@ -64,8 +70,7 @@ func inherited(keep func(name string) bool) []string {
 	})
 }
 
-// startProc starts c in a process group of its own, its stdout filtered by
-// f (the filter's count goes into the exit error).
+// startProc starts c in a process group of its own, its stdout filtered by f.
 func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*ProcessExitError)) (*proc, error) {
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
@@ -93,8 +98,7 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 		closeAll()
 		return nil, fmt.Errorf("mcpsup: stdio server %q: pipes: %w", c.Path, err)
 	}
-	// *os.File ends: os/exec starts no copying goroutine, and Wait waits
-	// for the process alone.
+	// *os.File ends: Wait waits for the process alone.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
 		closeAll()
@@ -119,19 +123,16 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 		defer p.pumps.Done()
 		_ = f.copyLines(outR, pw)
 		close(stdoutDone)
-		// stdout ended: the process exits, or closed it and is no server
-		// any more. go-sdk hears the end once the exit is known.
+		// go-sdk hears stdout's end once the exit is known.
 		p.stopUnlessExiting()
 		_ = pw.CloseWithError(p.exit)
 	}()
 	return p, nil
 }
 
-// reap waits for the process to exit, ends the rest of its group while the
-// process is a zombie still holding the group's id, and reaps it.
-// Once it has exited, what it wrote is read to the end, bounded by
-// exitDrain (a process that left the group may hold the pipes): then the
-// pipes are closed, which ends the pumps.
+// reap waits for the exit, kills the rest of the group while the zombie
+// still holds the group's id, reaps it, drains the pipes (within exitDrain)
+// and closes them, which ends the pumps.
 func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, outR, errR *os.File) {
 	pid := p.cmd.Process.Pid
 	if waitExited(pid) {
@@ -161,7 +162,7 @@ func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, out
 	e.Stderr = p.err.text()
 	e.DroppedLines = int(f.count.Load()) // lines dropped so far
 	p.exit = e
-	p.log.Info("mcpsup: stdio server exited", "server", p.name, "pid", pid, "code", e.Code, "signal", signalText(e.Signal), "stop", string(e.Stop))
+	p.log.Info("mcpsup: stdio server exited", "server", p.name, "pid", pid, "code", e.Code, "signal", signalName(e.Signal), "stop", string(e.Stop))
 	if p.onExit != nil {
 		p.onExit(e)
 	}
@@ -178,8 +179,8 @@ func (p *proc) signal(sig syscall.Signal, step StopStep) {
 	}
 }
 
-// stop ends the process as Command documents (stdin, SIGTERM, SIGKILL) and
-// returns once it has exited and been reaped. It is idempotent.
+// stop ends the process (stdin, SIGTERM, SIGKILL) and returns once it is
+// reaped. Idempotent.
 func (p *proc) stop() {
 	p.stopped.Do(func() {
 		p.mu.Lock()
@@ -200,9 +201,8 @@ func (p *proc) stop() {
 	<-p.exited
 }
 
-// stopUnlessExiting gives a process whose connection failed (a write
-// refused, stdout ended) exitDrain to exit by itself, so its exit is told as
-// its own, and stops it otherwise.
+// stopUnlessExiting gives the process exitDrain to exit by itself (so its
+// exit is told as its own), then stops it.
 func (p *proc) stopUnlessExiting() {
 	if !p.exitedWithin(exitDrain) {
 		p.stop()

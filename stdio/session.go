@@ -40,13 +40,9 @@ func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info, o Options
 	go s.watch()
 }
 
-// facts is the session's facts middleware (session.Spec.Client):
-// deliveryFacts, and a request that failed because the connection ended
-// (mcp.ErrConnectionClosed: the process's exit, which go-sdk hands every
-// request in flight, or Close) returns only once the session has ended,
-// or its context has, so that the caller who saw the end finds Done
-// closed, as session.Session promises. The handshake's requests do not
-// wait: no session runs yet.
+// facts is the session's facts middleware: deliveryFacts, and a request that
+// failed with mcp.ErrConnectionClosed after the handshake returns only once
+// the session (or its context) has ended, so its caller finds Done closed.
 func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
 	next = deliveryFacts(next)
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -62,9 +58,7 @@ func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // watch ends the session once go-sdk's session has ended and the process
-// has exited: the process stopped if it still runs (a process whose
-// stdin refused a write, or that closed its stdout, has exitDrain to exit
-// by itself).
+// has exited (stopped unless it exits within exitDrain).
 func (s *stdioSession) watch() {
 	defer close(s.watched)
 	err := s.CS.Wait()
@@ -74,10 +68,8 @@ func (s *stdioSession) watch() {
 	s.end.Fail(s.cause(exit, err))
 }
 
-// cause is the first of what ended the session: a keepalive ping found
-// dead (it stopped the process); the process's exit by itself, before any
-// stop; Close; go-sdk's error, with the process still running then
-// stopped.
+// cause is the first of what ended the session: a dead ping, the process's
+// own exit, Close, go-sdk's error.
 func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
 	if c := s.ka.EndedBy(); c != nil {
 		return c
@@ -97,13 +89,9 @@ func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
 	return sdkErr
 }
 
-// Alive is ping, on every protocol version: a stdio session has no
-// server/discover of its own to send (go-sdk's is unexported). A 2026-07-28
-// server no longer serves ping and answers it with JSON-RPC -32601 (method
-// not found; go-sdk mcp/server.go): that answer is taken as life, since the
-// process read its stdin and wrote its stdout, all a keepalive asks; were it
-// an error, the keepalive would stop (judgePing) and a hung server would
-// never be found.
+// Alive is ping on every protocol version (go-sdk's server/discover is
+// unexported); a 2026-07-28 server's JSON-RPC -32601 (Method not found) for
+// it is life: the process read and wrote, all a keepalive asks.
 func (s *stdioSession) Alive(ctx context.Context) error {
 	err := s.CS.Ping(ctx, nil)
 	var rpc *jsonrpc.Error
@@ -116,8 +104,7 @@ func (s *stdioSession) Alive(ctx context.Context) error {
 // Info is the handshake's: no session id on stdio.
 func (s *stdioSession) Info() session.Info { return s.info }
 
-// Status is Live until Done, then Ended with a nil channel (Ended is
-// final): a stdio session takes calls until it ends.
+// Status is Live until Done, then Ended with a nil channel.
 func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
 	done := s.end.Done()
 	select {
@@ -130,17 +117,16 @@ func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
 
 func (s *stdioSession) Done() <-chan struct{} { return s.end.Done() }
 
-// Fail ends the session from outside with err (session.Verify: an
-// unanswered verification) unless it ended already; Done then closes
-// before the process has exited, and the supervisor's Close stops it.
+// Fail ends the session with err unless it ended already (session.Verify);
+// the supervisor's Close then stops the process.
 func (s *stdioSession) Fail(err error) bool { return s.end.Fail(err) }
 
 // AfterEnd runs f once the session has ended (session.End.AfterEnd).
 func (s *stdioSession) AfterEnd(f func()) { s.end.AfterEnd(f) }
 func (s *stdioSession) Err() error        { return s.end.Err() }
 
-// Close stops the process (Command: stdin, SIGTERM, SIGKILL), closes
-// go-sdk's session and returns once the session has ended. Idempotent.
+// Close stops the process (stdin, SIGTERM, SIGKILL), closes go-sdk's
+// session and returns once the session has ended. Idempotent.
 func (s *stdioSession) Close() error {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)

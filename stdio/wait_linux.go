@@ -1,19 +1,15 @@
 package stdio
 
-import (
-	"syscall"
-	"unsafe"
-)
+import "golang.org/x/sys/unix"
 
 // waitExited blocks until the process pid has exited, without reaping it
 // (waitid with WNOWAIT, as os.Process does on Linux), and reports true.
 func waitExited(pid int) bool {
-	const pPID = 1     // P_PID
-	var info [128]byte // siginfo_t
+	var info unix.Siginfo
 	for {
-		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid), uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
-		if errno != syscall.EINTR {
-			return errno == 0
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err == nil
 		}
 	}
 }

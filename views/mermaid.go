@@ -9,14 +9,10 @@ import (
 )
 
 // WriteMermaid writes a Mermaid stateDiagram-v2 of the path each server
-// actually took: one composite state per server (named by the server, with
-// characters other than letters, digits and "_" replaced by "_"), holding the
-// states it visited and one arrow per distinct (from, to, trigger) among its
-// transition events, labelled with the trigger and, when taken more than
-// once, the count ("call-failed x3"). Internal transitions are self-loops.
-// The first state is marked as the start; "closed", when it is the last
-// state, as the end. Events of other kinds are not drawn. It returns the
-// first write error.
+// took: a composite state per server holding the states it visited and an
+// arrow per distinct (from, to, trigger), labelled with the trigger and a
+// count past one ("call-failed x3"); the first state is the start, a last
+// "closed" the end. It returns the first write error.
 func WriteMermaid(w io.Writer, evs []events.Event) error {
 	order, byServer := groupByServer(evs)
 	ew := &errWriter{w: w}
@@ -96,15 +92,12 @@ func pathOf(evs []events.Event) path {
 // mermaidID makes an identifier: letters, digits and "_"; never empty, never
 // starting with a digit.
 func mermaidID(s string) string {
-	var b strings.Builder
-	for _, r := range s {
+	id := strings.Map(func(r rune) rune {
 		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
+			return r
 		}
-	}
-	id := b.String()
+		return '_'
+	}, s)
 	if id == "" || (id[0] >= '0' && id[0] <= '9') || mermaidKeywords[strings.ToLower(id)] {
 		id = "s_" + id
 	}

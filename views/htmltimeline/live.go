@@ -15,28 +15,15 @@ import (
 // given none.
 const DefaultLiveKeep = 20000
 
-// Live serves the timeline page live. It is an [events.Sink] (feed it the
-// supervisors' events) and an [http.Handler]:
-//
-//   - GET or HEAD of "events" under the handler's path (e.g. /events):
-//     the events as server-sent events (text/event-stream, WHATWG HTML
-//     "Server-sent events"), one event per message, its data the event's
-//     JSON line ([events.JSONLines]), its id the event's number in this Live
-//     (from 1). A client gets the events kept so far, then each new one as it
-//     is emitted; a reconnecting client's Last-Event-ID resumes after that
-//     event.
-//   - GET or HEAD of any other path: the page, which draws the events it
-//     receives from there.
-//   - any other method: 405.
-//
-// It keeps the last keep events; a client that connects or reconnects later
-// than that misses the older ones. An event that cannot be marshalled is
-// skipped and counted ([Live.Skipped]). It does not redact: wrap it with
-// [events.Redacting], as for every sink whose output leaves the process. It
-// does not check who asks: bind its server to loopback, or guard it.
-//
-// Emit never blocks on a client. Close ends every stream. It is safe for
-// concurrent use.
+// Live serves the timeline page live: an [events.Sink] and an
+// [http.Handler]. GET or HEAD of ".../events" streams the kept events, then
+// each new one, as server-sent events (WHATWG HTML "Server-sent events"; id
+// the event's number from 1, data its JSON line; Last-Event-ID resumes); of
+// any other path, the page; any other method is 405. It keeps the last keep
+// events; one that cannot be marshalled is counted ([Live.Skipped]). It
+// neither redacts (wrap it with [events.Redacting]) nor checks who asks
+// (bind it to loopback). Emit never blocks on a client. Safe for concurrent
+// use.
 type Live struct {
 	mu      sync.Mutex
 	keep    int

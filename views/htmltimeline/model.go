@@ -1,29 +1,14 @@
-// Package htmltimeline draws a recording of mcpsup events as one
-// self-contained HTML page: a lane per server with its states as coloured
-// bands across time, session boundaries with their generation, markers for
-// failed calls, retries, rate-limit windows and standalone-stream decisions
-// (hover one to see the event), the tool catalog's size over time, zoom and
-// pan on the time axis, and a legend. [Write] makes the page from a recording;
-// [Live] serves the same page and feeds it events as they happen, as
-// server-sent events.
+// Package htmltimeline draws mcpsup events as one self-contained HTML page:
+// a lane per server with its states as bands across time, session
+// boundaries, markers (hover one to see the event), the tool catalog's size,
+// zoom and pan. [Write] makes the page from a recording; [Live] serves it and
+// feeds it events as server-sent events.
 //
-// The page reads nothing but the events' JSON form, the lines
-// [events.JSONLines] writes: [Write] embeds those lines in the page, [Live]
-// sends one per server-sent event. A host can thus draw its own recordings;
-// fields the page does not know (a newer writer's, a host's own such as
-// server tags) are shown as they are when an event is hovered.
-// The page loads nothing from the network and treats every event text as
-// data: text is set as text, never parsed as markup.
-//
+// The page reads only the events' JSON lines ([events.JSONLines]), loads
+// nothing from the network and sets every event text as text, never markup.
 // A lane with more than 300 marks (or 1500 bands) in view draws them
-// aggregated, one per 8-pixel column with its count; zooming in draws each.
-// Chromium draws the page of 10,000 events in about 0.1 s
-// (docs/benchmarks.md, figure 7).
-//
-// [Build] computes the page's data model in Go, by the same rules the page's
-// script applies (see [Model]); the tests hold the page to it.
-//
-// Package htmltimeline imports events; only commands and examples import it.
+// aggregated per 8-pixel column. [Build] computes the page's model in Go by
+// the rules the page's script applies; the tests hold the page to it.
 package htmltimeline
 
 import (
@@ -32,28 +17,13 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Model is what the page draws, built from a recording by [Build].
-//
-// Rules (the page's script applies the same ones):
-//   - Lanes are the servers, in order of first appearance ([events.Event.Server];
-//     the empty name is a lane of its own).
-//   - An event's time is its Time; an event without one takes the time of
-//     the event before it in the recording (the recording's first time if
-//     none came before). Within a lane time never goes backwards: an event
-//     earlier than the lane's previous one is drawn at the previous one's time.
-//   - Start is the earliest time, End the latest, rate-limit window ends
-//     included; End is at least 1ms after Start.
-//   - A transition that changes state (From != To) ends the lane's open band
-//     and opens a band of state To; the last band ends at End. An internal
-//     transition (From == To) draws no band.
-//   - session-opened and session-ended events are boundaries.
-//   - call-failed, retry-scheduled, rate-limit-window, stream-disabled,
-//     stream-enabled and stream-declined events are markers; a rate-limit
-//     window spans Delay.
-//   - catalog-changed events are points of the catalog's size (Tools).
-//
-// Events of other kinds (probe reports, kinds added later) are counted in the
-// lane but not drawn.
+// Model is what the page draws, built by [Build] by the page's rules: a lane
+// per server in order of first appearance; an event without a Time takes the
+// one before it, and a lane's time never goes backwards; Start and End span
+// every time and window end, End at least 1ms after Start; a state change
+// opens a band (the last ends at End); session-opened and -ended are
+// boundaries; [markerKind]'s kinds are markers, a rate-limit window spanning
+// Delay; catalog-changed gives catalog points. Other events are only counted.
 type Model struct {
 	Start, End time.Time
 	Lanes      []Lane
@@ -113,8 +83,7 @@ type CatalogPoint struct {
 	Tools int
 }
 
-// markerKind returns the marker kind of an event kind, or "". Kinds are
-// compared as strings, their JSON form.
+// markerKind returns the marker kind of an event kind, or "".
 func markerKind(kind string) MarkerKind {
 	switch kind {
 	case string(events.KindCallFailed):

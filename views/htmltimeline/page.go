@@ -28,15 +28,11 @@ const (
 	slotLive   = "mcpsup:live"
 )
 
-// Write writes the page of evs to w: one self-contained HTML document (no
-// external resource: inline CSS, SVG drawn by an inline script) holding evs
-// in their JSON form, one line per event as [events.JSONLines] writes them.
-// It fails on an event that cannot be marshalled (naming its server and
-// sequence number) or on the first write error; on a marshal error it writes
-// nothing.
+// Write writes the page of evs to w: one self-contained HTML document
+// holding evs as [events.JSONLines] writes them. It fails on the first write
+// error, or, writing nothing, on an event that cannot be marshalled.
 func Write(w io.Writer, evs []events.Event) error {
 	var data bytes.Buffer
-	data.Grow(256 * len(evs)) // about an event's line
 	for _, e := range evs {
 		b, err := e.MarshalJSON()
 		if err != nil {
@@ -55,15 +51,9 @@ func writePage(w io.Writer, data []byte, live string) error {
 	mid, rest, _ := strings.Cut(rest, slotEvents)
 	script, tail, _ := strings.Cut(rest, slotJS)
 	mid = strings.Replace(mid, slotLive, htmlAttr(live), 1)
-	ew := &errWriter{w: w}
-	ew.write(head)
-	ew.write(pageCSS)
-	ew.write(mid)
-	ew.writeBytes(scriptSafe(data))
-	ew.write(script)
-	ew.write(pageJS)
-	ew.write(tail)
-	return ew.err
+	_, err := io.Copy(w, io.MultiReader(strings.NewReader(head), strings.NewReader(pageCSS), strings.NewReader(mid),
+		bytes.NewReader(scriptSafe(data)), strings.NewReader(script), strings.NewReader(pageJS), strings.NewReader(tail)))
+	return err
 }
 
 // scriptSafe makes JSON lines safe inside a <script> element: "<" can only
@@ -77,21 +67,4 @@ func scriptSafe(data []byte) []byte {
 // htmlAttr escapes s for a double-quoted attribute value.
 func htmlAttr(s string) string {
 	return strings.NewReplacer("&", "&amp;", `"`, "&quot;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (ew *errWriter) write(s string) {
-	if ew.err == nil {
-		_, ew.err = io.WriteString(ew.w, s)
-	}
-}
-
-func (ew *errWriter) writeBytes(b []byte) {
-	if ew.err == nil {
-		_, ew.err = ew.w.Write(b)
-	}
 }
