@@ -140,6 +140,11 @@ func Summary(e Event) string {
 		if v := verdictSummary(e.Verdict); v != "" {
 			p = append(p, v)
 		}
+		// A change of another kind's list (the hub's merged catalog): Tools
+		// counts the list Op names.
+		if ch := (&ListChange{Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted}).signed(); ch != "" {
+			p = append(p, fmt.Sprintf("%d %s: %s", e.Tools, e.Op, ch))
+		}
 	}
 	if e.Detail != "" {
 		p = append(p, e.Detail)

@@ -144,8 +144,7 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		kd.d = kd.d.sort()
 		c := events.BoundChange(kd.d.Added, kd.d.Removed, kd.d.Changed)
 		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n,
-			Detail: fmt.Sprintf("%d %s: %d added, %d removed, %d changed", kd.n, kd.kind, len(kd.d.Added), len(kd.d.Removed), len(kd.d.Changed)),
-			Added:  c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
+			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
 }
 
