@@ -29,3 +29,11 @@ func (s *Supervisor) reconnectResume() fsm.ResumeMode {
 	}
 	return fsm.ResumeKnown
 }
+
+// reconnect takes a Reconnect: the host decided to try again, so the
+// rate-limit window ends.
+func (s *Supervisor) reconnect() {
+	s.setSnapshot(func(sn *snapshot) { sn.rate = nil })
+	s.step(fsm.Trigger{Kind: events.TriggerReconnectRequested, Resume: s.reconnectResume()})
+	s.setSnapshot(func(sn *snapshot) { sn.reconnects-- }) // its outcome is published
+}

@@ -177,24 +177,25 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 	return func(f seam.Fact) {
 		switch f := f.(type) {
 		case seam.Verified:
-			s.post(sessionVerified{gen: gen, f: f})
+			s.post(factEvent{verifiedEvent(gen, f)})
 		case seam.EraChanged:
-			s.post(eraChanged{gen: gen, detail: f.Detail})
+			s.post(factEvent{events.Event{Kind: events.KindEraChanged, Generation: gen, Detail: f.Detail}})
 		case seam.StreamRestored:
 			s.post(relistWanted{gen: gen})
 		case seam.StreamDeclined:
 			h.declined.Store(true)
-			s.post(streamDeclined{gen: gen, detail: declinedText(f.Status, f.ContentType)})
+			s.post(loopFunc(func(s *Supervisor) { s.streamDeclined(gen, declinedText(f.Status, f.ContentType)) }))
 		case seam.StreamDecided:
-			s.post(streamDecided{d: f})
+			s.post(loopFunc(func(s *Supervisor) { s.streamDecided(f) }))
 		case seam.EventDropped:
 			if reportDrop(f.Count) {
-				s.post(streamEventDropped{gen: gen, detail: fmt.Sprintf("%s (%d dropped in all)", f.Err.Error(), f.Count)})
+				s.post(factEvent{events.Event{Kind: events.KindStreamEventDropped, Generation: gen,
+					Detail: fmt.Sprintf("%s (%d dropped in all)", f.Err.Error(), f.Count)}})
 			}
 		case seam.ResponseDropped:
 			if reportDrop(f.Count) {
-				s.post(responseDropped{gen: gen, detail: fmt.Sprintf(
-					"response to a request of the server dropped (%d already in flight; %d dropped in all)", f.Bound, f.Count)})
+				s.post(factEvent{events.Event{Kind: events.KindResponseDropped, Generation: gen, Detail: fmt.Sprintf(
+					"response to a request of the server dropped (%d already in flight; %d dropped in all)", f.Bound, f.Count)}})
 			}
 		case seam.LineDropped:
 			if reportDrop(f.Count) {
@@ -211,35 +212,28 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 	}
 }
 
-// streamDecided: the standalone-stream decision of the transport changed.
-type streamDecided struct{ d seam.StreamDecided }
-
-func (in streamDecided) take(s *Supervisor) {
+// streamDecided takes a change of the transport's standalone-stream decision.
+func (s *Supervisor) streamDecided(d seam.StreamDecided) {
 	kind := events.KindStreamEnabled
-	if in.d.Off {
+	if d.Off {
 		kind = events.KindStreamDisabled
 	}
 	gen := s.loop.m.Generation()
-	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: in.d.Why})
-	if in.d.Off && s.loop.m.State() == Ready {
+	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: d.Why})
+	if d.Off && s.loop.m.State() == Ready {
 		s.armPoll(gen) // no list_changed can arrive now
 	}
 }
 
-// sessionVerified: a verification of the session of gen (seam.Verify)
-// had its outcome.
-type sessionVerified struct {
-	gen uint64
-	f   seam.Verified
-}
-
-func (in sessionVerified) take(s *Supervisor) {
-	e := events.Event{Kind: events.KindSessionVerified, Generation: in.gen, Detail: "answered: the session lives"}
-	if !in.f.Alive {
-		e.Verdict = classify.Error(in.f.Err)
+// verifiedEvent is the event of a verification of the session of gen
+// (seam.Verify).
+func verifiedEvent(gen uint64, f seam.Verified) events.Event {
+	e := events.Event{Kind: events.KindSessionVerified, Generation: gen, Detail: "answered: the session lives"}
+	if !f.Alive {
+		e.Verdict = classify.Error(f.Err)
 		e.Detail = "not answered: the session ended"
 	}
-	s.emitEvent(e)
+	return e
 }
 
 // sessionClient builds the go-sdk client of one session of any
@@ -291,20 +285,15 @@ func relistThen[R any](ours, host func(context.Context, R)) func(context.Context
 	}
 }
 
-// streamDeclined is the input of a declined push stream of generation gen;
-// detail names the answer.
-type streamDeclined struct {
-	gen    uint64
-	detail string
-}
-
-func (in streamDeclined) take(s *Supervisor) {
-	if in.gen != s.loop.m.Generation() {
+// streamDeclined takes a declined push stream of generation gen; detail
+// names the answer.
+func (s *Supervisor) streamDeclined(gen uint64, detail string) {
+	if gen != s.loop.m.Generation() {
 		return // an earlier session's: its successor asks again
 	}
-	s.emitEvent(events.Event{Kind: events.KindStreamDeclined, Generation: in.gen, Detail: in.detail})
+	s.emitEvent(events.Event{Kind: events.KindStreamDeclined, Generation: gen, Detail: detail})
 	if s.loop.m.State() == Ready {
-		s.armPoll(in.gen) // no list_changed can arrive on this session
+		s.armPoll(gen) // no list_changed can arrive on this session
 	}
 }
 
@@ -319,16 +308,6 @@ func declinedText(status int, contentType string) string {
 	return d
 }
 
-// eraChanged is the era-changed event of generation gen.
-type eraChanged struct {
-	gen    uint64
-	detail string
-}
-
-func (in eraChanged) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindEraChanged, Generation: in.gen, Detail: in.detail})
-}
-
 // Bounds of the events of one session's drops (stdout lines, responses,
 // stream events, refused requests of the server).
 const (
@@ -340,8 +319,3 @@ const (
 // the first maxDropEvents, then every dropEventEvery-th, so a flood of
 // drops does not flood the sink.
 func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0 }
-
-// factEvent: a fact that is an event and nothing more.
-type factEvent struct{ e events.Event }
-
-func (in factEvent) take(s *Supervisor) { s.emitEvent(in.e) }

@@ -94,7 +94,7 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	if err := s.refreshRefused(); err != nil {
 		return err
 	}
-	if !s.post(refreshRequested{done: done}) {
+	if !s.post(loopFunc(func(s *Supervisor) { s.refresh(done) })) {
 		return s.refreshRefused()
 	}
 	for {
@@ -180,7 +180,7 @@ func (s *Supervisor) kickRelist() {
 	}
 	now := s.cfg.Observe.Clock.Now()
 	if wait := c.last.Add(s.cfg.Limits.RelistMinGap).Sub(now); !c.last.IsZero() && wait > 0 {
-		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post(relistDue{}) })
+		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post(loopFunc((*Supervisor).gapPassed)) })
 		return
 	}
 	set := c.pending
@@ -188,7 +188,7 @@ func (s *Supervisor) kickRelist() {
 	c.pending, c.waiters, c.last = 0, nil, now
 	s.goCmd(func() input {
 		cat, err := s.listSome(h, set)
-		return catalogRelisted{gen: gen, set: set, cat: cat, err: err}
+		return loopFunc(func(s *Supervisor) { s.relisted(gen, set, cat, err) })
 	})
 }
 
@@ -298,7 +298,7 @@ func (s *Supervisor) armPoll(gen uint64) {
 	if s.cfg.Limits.CatalogPollInterval < 0 || !s.polled(gen) {
 		return
 	}
-	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(pollDue{gen: gen}) })
+	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(loopFunc(func(s *Supervisor) { s.pollNow(gen) })) })
 }
 
 // polled reports whether the session of gen is polled: the stream is off
@@ -332,9 +332,6 @@ func (s *Supervisor) pollNow(gen uint64) {
 	}
 	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), nil)
 }
-
-// relistChanged takes a list_changed notification: only its lists.
-func (s *Supervisor) relistChanged(gen uint64, set listSet) { s.wantRelist(gen, set, nil) }
 
 // relistGap is the least time between two re-lists that no notification
 // asked for, so a proxy cutting idle streams, or a host calling a tool the

@@ -238,7 +238,7 @@ func (s *Supervisor) open(c fsm.Command) {
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
-		return sessionOpened{kind: kind, spec: spec, sess: sess, verdict: verdict}
+		return loopFunc(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) })
 	})
 }
 
@@ -299,7 +299,7 @@ func (s *Supervisor) resumeFor(sess seam.Session, prev *ResumeState) *ResumeStat
 // watch turns the end of a session into an input of the loop: a
 // session's Done is the only route by which the loop learns it died.
 func (s *Supervisor) watch(gen uint64, sess seam.Session) {
-	ended := func() { s.post(sessionEnded{gen: gen, sess: sess}) }
+	ended := func() { s.post(loopFunc(func(s *Supervisor) { s.ended(gen, sess) })) }
 	if a, ok := sess.(interface{ AfterEnd(func()) }); ok {
 		a.AfterEnd(ended) // the session tells: no goroutine per session
 		return
@@ -472,13 +472,13 @@ func (s *Supervisor) discover(c fsm.Command) {
 		s.goCmd(func() input {
 			cat, err := s.listSome(h, set)
 			cat.Offer = relistedOffer(*p, cat)
-			return catalogDiscovered{gen: c.Generation, cat: cat, err: err}
+			return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
 		})
 		return
 	}
 	s.goCmd(func() input {
 		cat, err := s.list(sess, blind, caps)
-		return catalogDiscovered{gen: c.Generation, cat: cat, err: err}
+		return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
 	})
 }
 
@@ -615,7 +615,7 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 		s.loop.retry.Stop()
 	}
 	gen := c.Generation
-	s.loop.retry = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
+	s.loop.retry = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(stepLater(fsm.Trigger{Kind: events.TriggerRetryDue, Generation: gen})) })
 }
 
 // coolDown (re)arms the churn cool-down: after Config.Recovery.ChurnCooldown the
@@ -625,7 +625,7 @@ func (s *Supervisor) coolDown(gen uint64) {
 	if s.loop.cooldown != nil {
 		s.loop.cooldown.Stop()
 	}
-	s.loop.cooldown = s.cfg.Observe.Clock.AfterFunc(s.cfg.Recovery.ChurnCooldown, func() { s.post(churnCooled{gen: gen}) })
+	s.loop.cooldown = s.cfg.Observe.Clock.AfterFunc(s.cfg.Recovery.ChurnCooldown, func() { s.post(stepLater(fsm.Trigger{Kind: events.TriggerChurnCooled, Generation: gen})) })
 }
 
 // hooksFor binds session reports to generation gen.
@@ -656,7 +656,7 @@ func (h *sessionHooks) listChanged(l probes.List) {
 	if l == probes.Resources { // notifications/resources/list_changed covers the templates
 		set |= setOf(probes.ResourceTemplates)
 	}
-	h.s.post(listChanged{gen: h.gen, lists: set})
+	h.s.post(loopFunc(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) }))
 }
 
 // go-sdk's list_changed handlers.

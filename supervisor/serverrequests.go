@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // serverRequests holds what one session's go-sdk client runs of the
@@ -81,7 +83,7 @@ func hostHandled(method string) bool {
 // report posts a refusal's event, throttled as drops are.
 func (r *serverRequests) report(method string, limit int) {
 	if n := r.refused.Add(1); reportDrop(int(n)) {
-		r.s.post(serverRequestRefused{gen: r.gen, detail: fmt.Sprintf(
-			"request %.64q of the server refused (%d already being handled; %d refused in all)", method, limit, n)})
+		r.s.post(factEvent{events.Event{Kind: events.KindServerRequestRefused, Generation: r.gen, Detail: fmt.Sprintf(
+			"request %.64q of the server refused (%d already being handled; %d refused in all)", method, limit, n)}})
 	}
 }
