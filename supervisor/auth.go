@@ -5,14 +5,9 @@ import (
 	"github.com/mcpsup/mcpsup/fsm"
 )
 
-// reconnectResume returns how a Reconnect re-opens the connection: the
-// session the supervisor still holds resumable is re-attached when the
-// machine stopped on a refused credential (a terminal failed state whose
-// reason is unauthorized), so that a host that re-authorized keeps its
-// server-side session; a full handshake otherwise (fsm.ResumeNone). The
-// attach is blind or known as the resume state is, and a session the server
-// no longer has takes the one stale recovery of failure story S2. Loop
-// goroutine only.
+// reconnectResume returns how a Reconnect re-opens the connection: after
+// a terminal unauthorized, the resumable session is re-attached (blind or
+// known as its state is); else a full handshake. Loop goroutine only.
 func (s *Supervisor) reconnectResume() fsm.ResumeMode {
 	m := s.loop.m
 	if m.State() != events.StateFailed || m.Reason() != events.ReasonUnauthorized {
@@ -21,8 +16,17 @@ func (s *Supervisor) reconnectResume() fsm.ResumeMode {
 	s.mu.Lock()
 	rs := s.snap.resume
 	s.mu.Unlock()
+	if rs != nil && rs.SessionID == "" {
+		return fsm.ResumeNone
+	}
+	return resumeMode(rs)
+}
+
+// resumeMode is how a session of rs is resumed: blind without its
+// InitializeResult, none without rs.
+func resumeMode(rs *ResumeState) fsm.ResumeMode {
 	switch {
-	case rs == nil || rs.SessionID == "":
+	case rs == nil:
 		return fsm.ResumeNone
 	case rs.InitializeResult == nil:
 		return fsm.ResumeBlind

@@ -146,20 +146,17 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any
 		defer s.calls.Done()
 	}
 	h := s.cfg.Observe.CallHandler
-	if h == nil {
-		if closed != nil {
-			var zero T
-			return zero, closed
-		}
-		return resend(s, ctx, nil, op, name, progress, call)
+	if h != nil {
+		ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
 	}
-	ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
 	var res T
 	err := error(closed)
 	if closed == nil {
 		res, err = resend(s, ctx, h, op, name, progress, call)
 	}
-	s.handleCall(ctx, h, &CallEnd{Err: err})
+	if h != nil {
+		s.handleCall(ctx, h, &CallEnd{Err: err})
+	}
 	return res, err
 }
 
@@ -245,7 +242,7 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	} else {
 		c, release = s.boundCall(ctx, progress)
 	}
-	defer s.inflight.leave(s.inflight.join(live, c))
+	defer context.AfterFunc(live.calls, c.cancel)()
 	// The call's context ends once its answer's stream is closed: a request
 	// cut before its body's end costs its connection.
 	ctx = c
@@ -265,13 +262,6 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 		s.reportSessionLost(caller, h, ce, live.sess)
 	}
 	return zero, ce, ce
-}
-
-// headerMismatch reports a verdict of HTTP 400 with JSON-RPC -32020
-// (HeaderMismatch, MCP 2026-07-28 streamable-http.mdx, Server Validation):
-// the request's Mcp-* headers did not match its body.
-func headerMismatch(v classify.Verdict) bool {
-	return v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == httpsession.CodeHeaderMismatch
 }
 
 // resends reports whether ResendSafe sends the failed call ce once more:
@@ -323,8 +313,9 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		ce.RequestID = facts.RequestID
 	}
 	ce.repeatable = s.toolRepeatable(op, name) // the catalog at failure time
-	if op == "tools/call" && headerMismatch(v) {
-		// streamable-http.mdx, Client Behavior: after a HeaderMismatch "the
+	if op == "tools/call" && v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == httpsession.CodeHeaderMismatch {
+		// streamable-http.mdx, Client Behavior: after a HeaderMismatch (400,
+		// -32020: Mcp-* headers that do not match the body) "the
 		// client SHOULD call tools/list to check for changes to the tool's
 		// inputSchema" (go-sdk derives the Mcp-Param-* headers from it).
 		s.post(relistWanted{gen: gen})
@@ -353,7 +344,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 	}()
 	for {
 		s.mu.Lock()
-		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.failure()
+		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.verdict
 		gen, live = s.snap.gen, s.snap.live
 		stopped, started := s.stopped, s.started
 		var refused error

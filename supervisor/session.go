@@ -14,9 +14,7 @@ type dialSpec struct {
 	hooks *sessionHooks
 }
 
-// opener opens the loop's sessions: seamConnector, over a transport's
-// seam.Dialer; tests script their own. A session is Endable: the rules
-// by which a failed request ends it (seam.Verify) end it.
+// opener opens the loop's sessions: seamConnector; tests script their own.
 type opener interface {
 	// Dial opens a new session with a full handshake.
 	Dial(ctx context.Context, spec dialSpec) (seam.Endable, error)

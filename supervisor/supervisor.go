@@ -15,6 +15,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/httpsession"
 	seam "github.com/mcpsup/mcpsup/session"
 )
 
@@ -33,10 +34,8 @@ type Supervisor struct {
 	endCalls context.CancelFunc
 	loopDone chan struct{}
 	cmds     sync.WaitGroup // goroutines running commands (dial, attach, discovery)
-	bg       sync.WaitGroup // session watchers and closers
+	bg       sync.WaitGroup // session closers
 	calls    sync.WaitGroup // in-flight host calls
-	inflight inflight       // ends the calls
-	commands inflight       // ends the commands' contexts (cmdContext)
 
 	stopOnce sync.Once
 
@@ -59,7 +58,7 @@ type Supervisor struct {
 	callServer string     // CallInfo.Server: Config.Name masked
 	sink       *sinkQueue // delivers events to Config.Observe.Events
 
-	streams  streamDecisions        // the transport's stream decision; nil on stdio
+	streams  *httpsession.Dialer    // keeps the stream decision; nil on stdio
 	roots    rootSet                // the host's roots, applied to every session
 	progress progressCalls          // bounded calls by progress token
 	redact   redactor               // session ids and credentials out of every text
@@ -71,7 +70,7 @@ type Supervisor struct {
 type snapshot struct {
 	state      State
 	reason     Reason
-	verdict    *classify.Verdict // the failure that moved it to failed; nil when none
+	verdict    classify.Verdict // the failure that moved it to failed
 	gen        uint64
 	live       *held        // the live session in Ready, else nil
 	catalog    *Catalog     // the published catalog; nil before the first
@@ -82,14 +81,6 @@ type snapshot struct {
 	// reconnects counts Reconnects the loop has not taken yet: the
 	// terminal failure is about to be left, WaitForState does not report it.
 	reconnects int
-}
-
-// failure returns the verdict that moved the machine to failed, or zero.
-func (sn *snapshot) failure() classify.Verdict {
-	if sn.verdict == nil {
-		return classify.Verdict{}
-	}
-	return *sn.verdict
 }
 
 // rateWindow is a window in which calls fail at once with the verdict of
@@ -211,14 +202,6 @@ func (s *Supervisor) streamDecision() seam.StreamDecided {
 	return s.streams.StreamDecision()
 }
 
-// decisionOf is the persisted form of a stream decision.
-func decisionOf(d seam.StreamDecided) StreamDecision {
-	if !d.Off {
-		return StreamDecision{}
-	}
-	return StreamDecision{Off: true, DecidedAt: d.Since}
-}
-
 // Start begins supervising: it opens a session, or resumes Config.Resume. It
 // returns at once; watch State or WaitForState. Start after Close or Detach
 // does nothing; a second Start does nothing.
@@ -231,14 +214,7 @@ func (s *Supervisor) Start() {
 	s.started = true
 	s.mu.Unlock()
 	s.inbox.start()
-	mode := fsm.ResumeNone
-	if rs := s.cfg.Resume; rs != nil {
-		mode = fsm.ResumeBlind
-		if rs.InitializeResult != nil {
-			mode = fsm.ResumeKnown
-		}
-	}
-	s.post(stepLater(fsm.Trigger{Kind: events.TriggerStarted, Resume: mode}))
+	s.post(stepLater(fsm.Trigger{Kind: events.TriggerStarted, Resume: resumeMode(s.cfg.Resume)}))
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
@@ -262,8 +238,7 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		s.stopped = true // no new call from here on
 		started := s.started
 		s.mu.Unlock()
-		s.endCalls()
-		s.inflight.close()
+		s.endCalls() // ends every held session's context, and so its calls
 		s.calls.Wait()
 		if started {
 			done := make(chan struct{})
@@ -281,8 +256,7 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		s.inbox.end()
 		s.stopTimers()
 		close(s.loopDone)
-		s.end()
-		s.commands.close() // cancels commands
+		s.end() // cancels commands
 		// Commands end with the life context; sessions they opened too late
 		// for the loop are still registered and ended here.
 		s.cmds.Wait()
@@ -325,7 +299,7 @@ func (s *Supervisor) SessionsOpened() int {
 func (s *Supervisor) Failure() (reason Reason, v classify.Verdict) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap.reason, s.snap.failure()
+	return s.snap.reason, s.snap.verdict
 }
 
 // WaitForStateChange blocks until the state differs from from, or ctx is
@@ -354,7 +328,7 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 	for {
 		s.mu.Lock()
-		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.failure(), s.changedLocked()
+		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.verdict, s.changedLocked()
 		pending := s.snap.reconnects > 0
 		s.mu.Unlock()
 		switch {
@@ -397,7 +371,10 @@ func (s *Supervisor) ResumeState() *ResumeState {
 		return nil
 	}
 	rs := *s.snap.resume
-	rs.StandaloneStream = decisionOf(s.streamDecision())
+	rs.StandaloneStream = StreamDecision{}
+	if d := s.streamDecision(); d.Off {
+		rs.StandaloneStream = StreamDecision{Off: true, DecidedAt: d.Since}
+	}
 	return &rs
 }
 
@@ -446,57 +423,29 @@ func (s *Supervisor) changedLocked() <-chan struct{} {
 func (s *Supervisor) post(in input) bool {
 	taken, start := s.inbox.push(in)
 	if start {
-		// The loop, then the command it handed to this goroutine, if any.
-		go func() { s.runCommands(s.run()) }()
+		go s.run()
 	}
 	return taken
 }
 
-// goCmd runs a command's I/O, f, off the loop, counted for Close, and posts
-// the result f returns (nil: none), on the loop's goroutine once the loop
-// ends (inbox.handOff) or on its own.
+// goCmd runs a command's I/O, f, on a goroutine counted for Close, and
+// posts the result f returns (nil: none).
 func (s *Supervisor) goCmd(f func() input) {
 	s.cmds.Add(1)
-	if !s.inbox.handOff(f) {
-		go s.runCommands(f)
-	}
-}
-
-// runCommands runs command f (nil: none) and posts its result; when no loop
-// runs, it runs the loop, then the command that loop handed to it, and so on.
-func (s *Supervisor) runCommands(f func() input) {
-	for f != nil {
+	go func() {
 		in := f()
 		s.cmds.Done()
-		f = nil
-		if in == nil {
-			return
+		if in != nil {
+			s.post(in)
 		}
-		if _, start := s.inbox.push(in); start {
-			f = s.run()
-		}
-	}
+	}()
 }
 
 // cmdContext returns the context of one command's I/O: it ends after d
 // (cause classify.ErrDeadline, a timeout verdict), on Close or Detach, or
 // on cancel.
 func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeoutCause(context.Background(), d, classify.ErrDeadline)
-	id := s.commands.join(nil, cancelFunc(cancel))
-	return ctx, func() {
-		s.commands.leave(id)
-		cancel()
-	}
-}
-
-// goBG runs f on a goroutine that Close waits for after the commands.
-func (s *Supervisor) goBG(f func()) {
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		f()
-	}()
+	return context.WithTimeoutCause(s.life, d, classify.ErrDeadline)
 }
 
 // String names the supervisor for logs.
