@@ -60,24 +60,19 @@ const (
 // the failed state is terminal (reason budget-spent). Zero and
 // out-of-range fields take the defaults.
 type Backoff struct {
-	// InitialInterval is the first wait. Default 500ms.
-	InitialInterval time.Duration
+	InitialInterval time.Duration // the first wait; default 500ms
 	// MaxInterval caps the growth and a wait lengthened by Retry-After
 	// (jitter may draw up to (1+RandomizationFactor) times it). Default 30s.
 	MaxInterval time.Duration
-	// Multiplier grows the wait per attempt. Default 2 (also below 1).
-	Multiplier float64
+	Multiplier  float64 // growth per attempt; default 2 (also below 1)
 	// RandomizationFactor draws each wait from [w*(1-f), w*(1+f)].
 	// Default 0.5 (also outside (0, 1)).
 	RandomizationFactor float64
-	// NoJitter sets the randomization factor to 0 (deterministic tests).
-	NoJitter bool
-	// MaxAttempts, when positive, bounds the retries of one outage,
-	// listing retries included. Default 0: no bound.
+	NoJitter            bool // sets the randomization factor to 0 (deterministic tests)
+	// MaxAttempts and MaxElapsed (on Observe.Clock), when positive, bound
+	// the retries of one outage, listing retries included. Default 0: none.
 	MaxAttempts int
-	// MaxElapsed, when positive, bounds the time one outage is retried, on
-	// Observe.Clock. Default 0: no bound.
-	MaxElapsed time.Duration
+	MaxElapsed  time.Duration
 }
 
 // ResendPolicy chooses whether the supervisor sends a failed call again
@@ -116,8 +111,7 @@ const (
 // Config configures a Supervisor. Every zero field is a documented
 // default; Endpoint or Command is required.
 type Config struct {
-	// Endpoint is the MCP server's streamable HTTP endpoint URL.
-	Endpoint string
+	Endpoint string // the MCP server's streamable HTTP endpoint URL
 	// Command, in place of Endpoint, is a stdio server, started again when
 	// it dies (stdio.Command). New refuses it with Endpoint, Resume, HTTP
 	// or Stream set (ErrConfigConflict).
@@ -128,22 +122,15 @@ type Config struct {
 	// Era hints the server's protocol era, so a 2025-era server is not
 	// sent `server/discover` first (over stdio: initialize's version).
 	// Default EraAuto: learned from the first handshake and from Resume.
-	Era Era
-	// Resume, when non-nil, re-attaches a persisted session (ResumeState).
-	Resume *ResumeState
+	Era    Era
+	Resume *ResumeState // when non-nil, re-attached instead of a new session
 
-	// Client is the go-sdk client of every session.
-	Client ClientConfig
-	// HTTP applies to Endpoint only.
-	HTTP HTTPConfig
-	// Stream is the standalone SSE stream of Endpoint (failure story S5).
-	Stream StreamConfig
-	// Recovery is how a failed connection is retried and replaced.
-	Recovery RecoveryConfig
-	// Limits bound calls, answers and the catalog's listing.
-	Limits LimitsConfig
-	// Observe is what the host sees: events, call stages, logs, secrets.
-	Observe ObserveConfig
+	Client   ClientConfig   // the go-sdk client of every session
+	HTTP     HTTPConfig     // Endpoint only
+	Stream   StreamConfig   // Endpoint's standalone SSE stream (failure story S5)
+	Recovery RecoveryConfig // how a failed connection is retried and replaced
+	Limits   LimitsConfig   // bounds on calls, answers and the catalog's listing
+	Observe  ObserveConfig  // events, call stages, logs, secrets
 }
 
 // ClientConfig is the go-sdk client of every session.
@@ -189,22 +176,19 @@ type HTTPConfig struct {
 // StreamConfig is the standalone SSE stream of a streamable HTTP server
 // (failure story S5).
 type StreamConfig struct {
-	// Policy is the stream policy. Default StreamAuto.
-	Policy StreamPolicy
+	Policy StreamPolicy // default StreamAuto
 	// HostileRule marks a server GET-hostile (zero: 3 attempts). The
 	// decision is shared by the supervisor's sessions.
 	HostileRule HostileRule
 	// HostileMemory is how long a GET-hostile decision is kept before the
 	// stream is tried again. Default 24h.
 	HostileMemory time.Duration
-	// Keeper tunes the stream's re-dials (default backoff 1s to 30s).
-	Keeper StreamKeeper
+	Keeper        StreamKeeper // the stream's re-dials; default backoff 1s to 30s
 }
 
 // RecoveryConfig is how a failed connection is retried and replaced.
 type RecoveryConfig struct {
-	// Backoff configures retries out of the failed state.
-	Backoff Backoff
+	Backoff Backoff // retries out of the failed state
 	// KeepAlive, when positive, pings the server at this interval on
 	// Observe.Clock, each ping bounded by it (a 2026-07-28 HTTP session
 	// sends `server/discover`; over stdio a -32601 answer is life). A ping
@@ -217,10 +201,8 @@ type RecoveryConfig struct {
 	KeepAlive time.Duration
 	// ProbeTimeout bounds each blind probe, each list of a discovery, and
 	// a verification ping. Default 10s.
-	ProbeTimeout time.Duration
-	// DiscoveryTimeout bounds one handshake, attach or catalog listing.
-	// Default 30s.
-	DiscoveryTimeout time.Duration
+	ProbeTimeout     time.Duration
+	DiscoveryTimeout time.Duration // one handshake, attach or catalog listing; default 30s
 	// ListingRetries is how many times a new session's failed catalog
 	// listing is retried on that session, on the Backoff schedule, when the
 	// verdict leaves the session fine (forbidden, rate-limited,
@@ -231,14 +213,10 @@ type RecoveryConfig struct {
 	// MaxSessions new sessions within ChurnWindow, and one more moves to a
 	// terminal failed state, reason churn; Reconnect counts. Defaults 10
 	// and 1m (fsm.DefaultMaxSessions, fsm.DefaultWindow).
-	MaxSessions int
-	ChurnWindow time.Duration
-	// ChurnCooldown is how long a churn failure lasts before a new try.
-	// Default DefaultChurnCooldown.
-	ChurnCooldown time.Duration
-	// Resend chooses whether a failed call is sent again. Default
-	// ResendNever.
-	Resend ResendPolicy
+	MaxSessions   int
+	ChurnWindow   time.Duration
+	ChurnCooldown time.Duration // a churn failure's length; default DefaultChurnCooldown
+	Resend        ResendPolicy  // default ResendNever
 	// NoReissue keeps a call whose 2026-07-28 response stream broke from
 	// being re-issued. By default it is re-issued once, with a new
 	// JSON-RPC id, once the connection serves calls again: "clients MUST
@@ -250,8 +228,7 @@ type RecoveryConfig struct {
 
 // LimitsConfig bounds calls, answers and the catalog's listing.
 type LimitsConfig struct {
-	// MaxCallWait bounds a call's wait for ready. Default 30s.
-	MaxCallWait time.Duration
+	MaxCallWait time.Duration // bounds a call's wait for ready; default 30s
 	// CallTimeout bounds each send of a call whose context has no
 	// deadline (then a timeout verdict, outcome unknown). Each
 	// notifications/progress carrying the call's progressToken starts it
@@ -266,8 +243,7 @@ type LimitsConfig struct {
 	// fail at once with ErrRateLimited until it ends (failure story S4);
 	// Reconnect ends it.
 	DisableRateLimitWindow bool
-	// AnswerLimits bound the answers to requests.
-	AnswerLimits AnswerLimits
+	AnswerLimits           AnswerLimits // bound the answers to requests
 	// MaxResponsesInFlight bounds the client's responses to the server's
 	// requests on their way at once (one past it is dropped, with a
 	// response-dropped event), and the server's sampling/createMessage and
@@ -302,9 +278,8 @@ type ObserveConfig struct {
 	// queue is unbounded (events.NewSubscription bounds it); a sink that
 	// panics has the event dropped; a sink may call any method, Close
 	// included. Default: discarded.
-	Events events.Sink
-	// CallHandler, when set, is told each host call's stages (CallHandler).
-	CallHandler CallHandler
+	Events      events.Sink
+	CallHandler CallHandler // when set, told each host call's stages
 	// Logger receives diagnostic logs, through events.RedactingHandler (as
 	// do ClientOptions.Logger's). Default: discarded.
 	Logger *slog.Logger
@@ -312,8 +287,7 @@ type ObserveConfig struct {
 	// each of at least events.MinSessionIDLen bytes is masked in every text
 	// the supervisor hands out. Default none.
 	Secrets []string
-	// Clock drives timers and event times. Default: the real clock.
-	Clock clockwork.Clock
+	Clock   clockwork.Clock // timers and event times; default the real clock
 }
 
 // discardLogger is the default Logger, shared: a slog.Logger is immutable.

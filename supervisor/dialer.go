@@ -280,3 +280,20 @@ const (
 // reportDrop reports whether the n-th drop (from 1) has an event: each of
 // the first maxDropEvents, then every dropEventEvery-th.
 func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0 }
+
+// dialSpec is what one Dial or Attach needs besides the config.
+type dialSpec struct {
+	gen    uint64
+	resume *ResumeState // Attach only
+	// hooks into the supervisor, bound to this generation
+	hooks *sessionHooks
+}
+
+// opener opens the loop's sessions: seamConnector; tests script their own.
+type opener interface {
+	// Dial opens a new session with a full handshake.
+	Dial(ctx context.Context, spec dialSpec) (seam.Endable, error)
+	// Attach re-attaches the persisted session spec.resume without a
+	// handshake on the wire.
+	Attach(ctx context.Context, spec dialSpec) (seam.Endable, error)
+}

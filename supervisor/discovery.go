@@ -280,7 +280,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 	if s.cfg.Command != nil {
 		return false // a stdio server's list_changed always reaches us
 	}
-	if s.cfg.Stream.Policy == StreamOff || s.streamDecision().Off {
+	if s.cfg.Stream.Policy == StreamOff || s.streams.StreamDecision().Off {
 		return true
 	}
 	h := s.held(gen)

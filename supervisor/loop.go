@@ -2,7 +2,10 @@ package supervisor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -426,7 +429,15 @@ func (s *Supervisor) discover(c fsm.Command) {
 		return
 	}
 	s.goCmd(func() input {
-		cat, err := s.list(sess, blind, caps)
+		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
+		defer cancel()
+		var cat probes.Catalog
+		var err error
+		if blind {
+			cat, err = probes.ProbeBlind(ctx, sess, s.probeOptions())
+		} else {
+			cat, err = probes.ListDeclared(ctx, sess, caps, s.probeOptions())
+		}
 		return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
 	})
 }
@@ -440,16 +451,6 @@ func settledLists(r probes.Report) listSet {
 		}
 	}
 	return set
-}
-
-// list discovers the catalog of sess, bounded by Config.Recovery.DiscoveryTimeout.
-func (s *Supervisor) list(sess seam.Session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
-	ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
-	defer cancel()
-	if blind {
-		return probes.ProbeBlind(ctx, sess, s.probeOptions())
-	}
-	return probes.ListDeclared(ctx, sess, caps, s.probeOptions())
 }
 
 // probeOptions are the options of every discovery and re-list.
@@ -504,9 +505,7 @@ func (s *Supervisor) publish(gen uint64) {
 		diff = cat.Diff(old)
 		newSession = old.Generation != gen
 		sn.catalog = cat
-		for uri := range sn.subs {
-			subs = append(subs, uri)
-		}
+		subs = slices.Collect(maps.Keys(sn.subs))
 	})
 	level := s.level()
 	if !diff.Empty() {
@@ -637,4 +636,22 @@ func (s *Supervisor) flushEvents() {
 	s.sink.push(s.loop.batch)
 	clear(s.loop.batch) // the sink queue holds copies
 	s.loop.batch = s.loop.batch[:0]
+}
+
+// newConnectionID returns our own id of one go-sdk client session for its
+// events (events.Event.Connection): "conn:" and 8 random hex digits, which
+// tell sessionless sessions apart.
+func newConnectionID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24)
+	return "conn:" + hex.EncodeToString(b[:])
+}
+
+// eventSessionID is the session id an event carries: its hash, or "" for a
+// sessionless session (never the hash of "").
+func eventSessionID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return events.HashSessionID(id)
 }

@@ -194,14 +194,6 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	return s
 }
 
-// streamDecision is the standalone stream decision now; on stdio, on.
-func (s *Supervisor) streamDecision() seam.StreamDecided {
-	if s.streams == nil {
-		return seam.StreamDecided{}
-	}
-	return s.streams.StreamDecision()
-}
-
 // Start begins supervising: it opens a session, or resumes Config.Resume. It
 // returns at once; watch State or WaitForState. Start after Close or Detach
 // does nothing; a second Start does nothing.
@@ -372,8 +364,10 @@ func (s *Supervisor) ResumeState() *ResumeState {
 	}
 	rs := *s.snap.resume
 	rs.StandaloneStream = StreamDecision{}
-	if d := s.streamDecision(); d.Off {
-		rs.StandaloneStream = StreamDecision{Off: true, DecidedAt: d.Since}
+	if s.streams != nil {
+		if d := s.streams.StreamDecision(); d.Off {
+			rs.StandaloneStream = StreamDecision{Off: true, DecidedAt: d.Since}
+		}
 	}
 	return &rs
 }
@@ -454,3 +448,40 @@ func (s *Supervisor) String() string {
 }
 
 var _ backoff.BackOff = (*backoff.ExponentialBackOff)(nil)
+
+// reconnectResume returns how a Reconnect re-opens the connection: after
+// a terminal unauthorized, the resumable session is re-attached (blind or
+// known as its state is); else a full handshake. Loop goroutine only.
+func (s *Supervisor) reconnectResume() fsm.ResumeMode {
+	m := s.loop.m
+	if m.State() != events.StateFailed || m.Reason() != events.ReasonUnauthorized {
+		return fsm.ResumeNone
+	}
+	s.mu.Lock()
+	rs := s.snap.resume
+	s.mu.Unlock()
+	if rs != nil && rs.SessionID == "" {
+		return fsm.ResumeNone
+	}
+	return resumeMode(rs)
+}
+
+// resumeMode is how a session of rs is resumed: blind without its
+// InitializeResult, none without rs.
+func resumeMode(rs *ResumeState) fsm.ResumeMode {
+	switch {
+	case rs == nil:
+		return fsm.ResumeNone
+	case rs.InitializeResult == nil:
+		return fsm.ResumeBlind
+	}
+	return fsm.ResumeKnown
+}
+
+// reconnect takes a Reconnect: the host decided to try again, so the
+// rate-limit window ends.
+func (s *Supervisor) reconnect() {
+	s.setSnapshot(func(sn *snapshot) { sn.rate = nil })
+	s.step(fsm.Trigger{Kind: events.TriggerReconnectRequested, Resume: s.reconnectResume()})
+	s.setSnapshot(func(sn *snapshot) { sn.reconnects-- }) // its outcome is published
+}
