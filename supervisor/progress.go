@@ -66,15 +66,9 @@ func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceilin
 		c.expiry = minTime(now.Add(timeout), c.ceiling)
 		c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
 	}
-	if parent.Done() == nil {
-		c.stopParent = neverStarted // the parent never ends: nothing to watch
-	} else {
-		c.stopParent = context.AfterFunc(parent, c.finish)
-	}
+	c.stopParent = context.AfterFunc(parent, c.finish)
 	return c
 }
-
-func neverStarted() bool { return false }
 
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {
@@ -140,7 +134,7 @@ func (c *callClock) AfterFunc(f func()) (stop func() bool) {
 	defer c.mu.Unlock()
 	if c.err != nil {
 		go f()
-		return neverStarted
+		return func() bool { return false }
 	}
 	c.afterIDs++
 	id := c.afterIDs
