@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -248,16 +249,12 @@ func (s *Supervisor) published(gen uint64) {
 // serveOlderWaiters answers the refreshes asked on a session older than gen.
 func (s *Supervisor) serveOlderWaiters(gen uint64) {
 	c := &s.loop.cat
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
+	c.waiters = slices.DeleteFunc(c.waiters, func(w refreshWaiter) bool {
 		if w.gen < gen {
-			w.done <- nil
-		} else {
-			kept = append(kept, w)
+			w.done <- nil // buffered
 		}
-	}
-	clear(c.waiters[len(kept):])
-	c.waiters = kept
+		return w.gen < gen
+	})
 }
 
 // armPoll arms the next poll of the session of gen when no list_changed
