@@ -77,33 +77,6 @@ func (*CallResent) callStage()      {}
 func (*CallReissued) callStage()    {}
 func (*CallEnd) callStage()         {}
 
-// waitTrace records a call's wait for a CallHandler; the zero value (no
-// handler) records nothing and reads no clock.
-type waitTrace struct {
-	h       CallHandler
-	waiting bool
-	from    State
-	fromGen uint64
-	start   time.Time
-}
-
-// begin notes the first time the call has to wait.
-func (w *waitTrace) begin(s *Supervisor, st State, gen uint64) {
-	if w.h == nil || w.waiting {
-		return
-	}
-	w.waiting, w.from, w.fromGen, w.start = true, st, gen, s.cfg.Observe.Clock.Now()
-}
-
-// end reports the wait, if there was one; gen is the session the call goes
-// out on, 0 for none.
-func (w *waitTrace) end(ctx context.Context, s *Supervisor, gen uint64) {
-	if !w.waiting {
-		return
-	}
-	s.handleCall(ctx, w.h, &CallWaited{From: w.from, FromGeneration: w.fromGen, Waited: s.cfg.Observe.Clock.Since(w.start), Generation: gen})
-}
-
 // reportSessionLost tells h when the call that failed as ce cost sess, the
 // session it went out on (seam.Verify ended it before the call returns).
 func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, ce *CallError, sess seam.Session) {

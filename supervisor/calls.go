@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -335,12 +336,16 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 // not admitted comes back refused, with the session's generation.
 func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
-	wait := waitTrace{h: h}
+	var waited *CallWaited    // told to h once the wait ends
+	var start time.Time
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
-		wait.end(ctx, s, gen)
+		if waited != nil {
+			waited.Waited, waited.Generation = s.cfg.Observe.Clock.Since(start), gen
+			s.handleCall(ctx, h, waited)
+		}
 	}()
 	for {
 		s.mu.Lock()
@@ -372,7 +377,9 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 		}
 		if timer == nil {
-			wait.begin(s, st, gen) // before the timer: a test's clock moves once it exists
+			if h != nil { // before the timer: a test's clock moves once it exists
+				waited, start = &CallWaited{From: st, FromGeneration: gen}, s.cfg.Observe.Clock.Now()
+			}
 			timer = s.cfg.Observe.Clock.NewTimer(s.cfg.Limits.MaxCallWait)
 		}
 		select {

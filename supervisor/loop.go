@@ -613,7 +613,7 @@ func (h *sessionHooks) listTTL(l probes.List, ms int) {
 	} else if h.armed.And(^bit)&bit == 0 {
 		return // no timer of this session to stop
 	}
-	h.s.post(listTTLSeen{gen: h.gen, list: l, ms: ms})
+	h.s.post(loopFunc(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) }))
 }
 
 // emitEvent stamps e with the server, its number and the time, redacts it,

@@ -62,28 +62,19 @@ func (t *listTTLs) endSession(gen uint64) {
 	}
 }
 
-// listTTLSeen and listTTLDue are the loop's inputs: a list result of
-// generation gen carried ttlMs ms, and the ttl of a list ran out.
-type (
-	listTTLSeen struct {
-		gen  uint64
-		list probes.List
-		ms   int
-	}
-	listTTLDue struct {
-		gen  uint64
-		list probes.List
-		seq  uint64 // the timer's number (listTTLs.armed)
-	}
-)
+// listTTLDue is the loop's input when the ttl of a list ran out.
+type listTTLDue struct {
+	gen  uint64
+	list probes.List
+	seq  uint64 // the timer's number (listTTLs.armed)
+}
 
-func (in listTTLSeen) take(s *Supervisor) { s.armListTTL(in.gen, in.list, in.ms) }
-func (in listTTLDue) take(s *Supervisor)  { s.listTTLExpired(in) }
+func (in listTTLDue) take(s *Supervisor) { s.listTTLExpired(in) }
 
 // armListTTL (re)arms list's timer for a result of gen with ttlMs ms:
 // max(ms, MinListTTL), at most maxListTTL, jittered; ms 0 stops it.
 func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
-	if gen != s.loop.m.Generation() || int(list) > int(probes.ResourceTemplates) {
+	if gen != s.loop.m.Generation() {
 		return // an older session's result
 	}
 	if s.loop.ttl == nil {
@@ -131,7 +122,7 @@ func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
 		return
 	}
 	for _, list := range set.lists() {
-		if int(list) > int(probes.ResourceTemplates) || t.every[list] == 0 || t.timers[list] != nil {
+		if t.every[list] == 0 || t.timers[list] != nil {
 			continue // no ttl, or its timer still runs (the failure was another re-list's)
 		}
 		if t.retry[list] == nil {
@@ -141,7 +132,6 @@ func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
 				backoff.WithMultiplier(2),
 				backoff.WithRandomizationFactor(0), // armTTLTimer jitters
 				backoff.WithMaxElapsedTime(0),
-				backoff.WithClockProvider(clockAdapter{s.cfg.Observe.Clock}),
 			)
 		}
 		s.armTTLTimer(gen, list, t.retry[list].NextBackOff())
