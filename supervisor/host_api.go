@@ -110,9 +110,7 @@ func (r *rootSet) attach(cl *mcp.Client) {
 	if len(r.roots) > 0 {
 		cl.AddRoots(r.roots...)
 	}
-	if !slices.Contains(r.clients, cl) {
-		r.clients = append(r.clients, cl)
-	}
+	r.clients = append(r.clients, cl)
 }
 
 func (r *rootSet) detach(cl *mcp.Client) {

@@ -227,12 +227,12 @@ func (s *Supervisor) open(c fsm.Command) {
 
 // opened takes the result of a Dial or Attach.
 func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Session, v classify.Verdict) {
+	failed, succeeded := events.TriggerHandshakeFailed, events.TriggerHandshakeSucceeded
+	if kind == fsm.Attach {
+		failed, succeeded = events.TriggerAttachRefused, events.TriggerAttached
+	}
 	if sess == nil {
-		k := events.TriggerHandshakeFailed
-		if kind == fsm.Attach {
-			k = events.TriggerAttachRefused
-		}
-		s.step(fsm.Trigger{Kind: k, Generation: spec.gen, Verdict: v})
+		s.step(fsm.Trigger{Kind: failed, Generation: spec.gen, Verdict: v})
 		return
 	}
 	if spec.gen != s.loop.m.Generation() || s.loop.m.State() == Closed {
@@ -254,11 +254,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Sessi
 	})
 	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
 	s.watch(spec.gen, sess)
-	k := events.TriggerHandshakeSucceeded
-	if kind == fsm.Attach {
-		k = events.TriggerAttached
-	}
-	s.step(fsm.Trigger{Kind: k, Generation: spec.gen})
+	s.step(fsm.Trigger{Kind: succeeded, Generation: spec.gen})
 }
 
 // resumeFor returns the resume state for a live session.
