@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -80,11 +79,8 @@ func (*CallEnd) callStage()         {}
 // reportSessionLost tells h when the call that failed as ce cost sess, the
 // session it went out on (seam.Verify ended it before the call returns).
 func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, ce *CallError, sess seam.Session) {
-	if st, _ := sess.Status(); st != seam.Ended {
-		return
-	}
-	if errors.Is(sess.Err(), seam.ErrClosed) || errors.Is(sess.Err(), seam.ErrDetached) {
-		return // released by the supervisor, not lost to the failure
+	if st, _ := sess.Status(); st != seam.Ended || !endedOnItsOwn(sess) {
+		return // live, or released by the supervisor: not lost to the failure
 	}
 	st := s.State()
 	if s.callLife.Err() != nil {

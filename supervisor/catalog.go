@@ -39,13 +39,8 @@ func (d ListDiff) change() *events.ListChange {
 	if d.Empty() {
 		return nil
 	}
-	c := d.bounded()
+	c := events.BoundChange(d.Added, d.Removed, d.Changed)
 	return &c
-}
-
-// bounded is d as an event carries it (events.BoundChange).
-func (d ListDiff) bounded() events.ListChange {
-	return events.BoundChange(d.Added, d.Removed, d.Changed)
 }
 
 func listDiffOf(c *events.ListChange) ListDiff {
@@ -84,7 +79,7 @@ func CatalogDiffOf(e events.Event) CatalogDiff {
 
 // event is the catalog-changed event of d for cat.
 func (d CatalogDiff) event(cat *Catalog) events.Event {
-	t := d.Tools.bounded()
+	t := events.BoundChange(d.Tools.Added, d.Tools.Removed, d.Tools.Changed)
 	return events.Event{Kind: events.KindCatalogChanged, Generation: cat.Generation,
 		Added: t.Added, Removed: t.Removed, Changed: t.Changed, Omitted: t.Omitted, Tools: len(cat.Tools),
 		Prompts: d.Prompts.change(), Resources: d.Resources.change(), ResourceTemplates: d.ResourceTemplates.change()}

@@ -297,9 +297,12 @@ func (s *Supervisor) ended(gen uint64, sess seam.Session) {
 // endedByItself reports whether the held session of gen ended by itself.
 func (s *Supervisor) endedByItself(gen uint64) bool {
 	sess := s.session(gen)
-	if sess == nil {
-		return false
-	}
+	return sess != nil && endedOnItsOwn(sess)
+}
+
+// endedOnItsOwn reports whether sess ended, and not by its owner's Close or
+// Detach.
+func endedOnItsOwn(sess seam.Session) bool {
 	err := sess.Err()
 	return err != nil && !errors.Is(err, seam.ErrClosed) && !errors.Is(err, seam.ErrDetached)
 }
