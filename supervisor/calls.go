@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,30 +18,18 @@ import (
 
 // CallTool calls a tool through the live session (MCP `tools/call`).
 //
-// In ready the call goes out at once. While the connection recovers
-// (connecting, resuming, probing, stale-recovering, a retrying failed state)
-// it waits for ready, bounded by ctx and Config.Limits.MaxCallWait, and is then sent
-// exactly once; a wait that ends first fails not sent with a *CallError
-// wrapping a *StateError that names the state and the last failure's
-// verdict (its Err is ErrWaitTimeout, or ctx's error: the call's verdict is
-// then canceled). In idle, closed or a terminal failed state it fails at once
-// with a *CallError (not sent) wrapping a *StateError (ErrNotReady or
-// ErrClosed). A tool the catalog does not have fails locally, the call not
-// sent, with a *CallError wrapping ErrUnknownTool; the supervisor then
-// re-lists the catalog (at most every 30s) in case the server added it.
+// In ready the call goes out at once; while the connection recovers it
+// waits for ready, bounded by ctx and Config.Limits.MaxCallWait (then a
+// *CallError, not sent, wrapping a *StateError with ErrWaitTimeout or ctx's
+// error). In idle, closed or a terminal failed state it fails at once
+// (ErrNotReady, ErrClosed). A tool not in the catalog fails locally with
+// ErrUnknownTool, and the catalog is re-listed (at most every 30s).
 //
-// A failed call returns a *CallError with the verdict and how far the request
-// got. Only a session-expired verdict, or a transport one whose session then
-// fails to answer a ping, costs the session (failure story S4); the session
-// then ended before the call returns, so a call made right after it waits
-// for the new session. The call is
-// never replayed but in two cases, and then once: on a 2026-07-28 session
-// whose response stream for the call broke before the response, it is
-// re-issued as a new request with a new id, as that era requires (changelog
-// item 9), unless Config.Recovery.NoReissue is set: a tool that is not idempotent may
-// then run twice; or, when Config.Recovery.Resend is ResendSafe and the CallError is
-// Resendable, it is sent once more after recovery. A call sent twice that
-// fails again names its first attempt (CallError.First). A tool's own error
+// A failed call returns a *CallError with the verdict and how far the
+// request got; only session-expired, or a transport failure the session
+// then fails a ping for, costs the session (failure story S4). A call is
+// sent a second time only when re-issued (RecoveryConfig.NoReissue) or
+// resent (RecoveryConfig.Resend). A tool's own error
 // (CallToolResult.IsError) is a result, not an error.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if params == nil {
@@ -125,13 +114,11 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	return err
 }
 
-// SetLoggingLevel sets the level of the log messages the server sends. On
-// a 2025-era session it sends MCP `logging/setLevel`, and the supervisor
-// restores the level on every new session. On a 2026-07-28 session it
-// sends nothing: that era removed `logging/setLevel` (changelog.mdx, item
-// 5), and the level travels in the `_meta` of each later request under
-// `io.modelcontextprotocol/logLevel` (server/utilities/logging.mdx,
-// "Per-request log level"); without it the server sends no log message.
+// SetLoggingLevel sets the level of the server's log messages: MCP
+// `logging/setLevel` on a 2025-era session, restored on every new one; on a
+// 2026-07-28 session, which removed it (changelog.mdx item 5), nothing is
+// sent and each later request carries the level in `_meta`
+// (logging.mdx, "Per-request log level").
 //
 //lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
@@ -151,31 +138,26 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	return err
 }
 
-// do runs one host call (send), sends it once more when the resend policy
-// allows (Config.Recovery.Resend), and tells Config.Observe.CallHandler, if any, of the
-// call's stages. progress is the request's progressToken (nil when none):
-// progress notifications for it extend Config.Limits.CallTimeout. Close waits for
-// the call, its handler's last stage included.
+// do runs one host call, sends it a second time when allowed (resend), and
+// tells the CallHandler, if any, its stages. progress is the request's
+// progressToken (nil: none). Close waits for the call.
 func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
 	closed := s.enter(op, name)
 	if closed == nil {
 		defer s.calls.Done()
 	}
 	h := s.cfg.Observe.CallHandler
-	if h == nil {
-		if closed != nil {
-			var zero T
-			return zero, closed
-		}
-		return resend(s, ctx, nil, op, name, progress, call)
+	if h != nil {
+		ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
 	}
-	ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
 	var res T
 	err := error(closed)
 	if closed == nil {
 		res, err = resend(s, ctx, h, op, name, progress, call)
 	}
-	s.handleCall(ctx, h, &CallEnd{Err: err})
+	if h != nil {
+		s.handleCall(ctx, h, &CallEnd{Err: err})
+	}
 	return res, err
 }
 
@@ -193,8 +175,7 @@ func (s *Supervisor) enter(op, name string) *CallError {
 }
 
 // resend is do without the handler's first and last stage; h may be nil.
-// A call is sent at most twice: re-issued after a 2026-07-28 response
-// stream broke (Config.Recovery.NoReissue), or else resent (Config.Recovery.Resend).
+// A call is sent at most twice: re-issued, or else resent.
 func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
 	res, sent, err := send(s, ctx, h, op, name, progress, call, nil)
 	if sent == nil {
@@ -207,7 +188,7 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 			s.handleCall(ctx, h, &CallReissued{Err: sent})
 		}
 	case s.resends(ctx, sent):
-		s.post(callResent{err: sent})
+		s.post(factEvent{callResentEvent(sent)})
 		if h != nil {
 			s.handleCall(ctx, h, &CallResent{Err: sent})
 		}
@@ -224,17 +205,15 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 		id = again.RequestID
 	}
 	if reissue {
-		s.post(callReissued{first: sent, id: id})
+		s.post(factEvent{callReissuedEvent(sent, id)})
 	}
 	return res, err
 }
 
-// reissues reports whether the failed call ce is re-issued: its request
-// went out on a 2026-07-28 session whose response stream broke before the
-// response (classify.Exchange.StreamLost: "A broken response stream loses
-// the in-flight request; clients MUST re-issue it as a new request with a
-// new request ID", changelog item 9), Config.Recovery.NoReissue is unset, and
-// neither its caller nor Close gave up on it.
+// reissues reports whether the failed call ce is re-issued: its 2026-07-28
+// response stream broke (classify.HTTPError.StreamLost; "clients MUST
+// re-issue it as a new request with a new request ID", 2026-07-28
+// changelog item 9), NoReissue is unset, and nobody gave up on it.
 func (s *Supervisor) reissues(caller context.Context, ce *CallError) bool {
 	if s.cfg.Recovery.NoReissue || ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
 		return false
@@ -243,25 +222,19 @@ func (s *Supervisor) reissues(caller context.Context, ce *CallError) bool {
 	return ok && facts.StreamLost
 }
 
-// send sends one host call: wait for ready, check the catalog and the
-// rate-limit window, send once, classify a failure and report its events.
-// A failure of the call sent on a session also comes back as sent
-// (the resend policy looks at it); a refusal does not. When id is not nil,
-// a call that succeeds sets it to its request's JSON-RPC id.
+// send sends one host call: wait for ready and admission, send once,
+// classify a failure. A failure on the session also comes back as sent; a
+// refusal does not. A call that succeeds sets *id (if id is not nil) to its
+// request's JSON-RPC id.
 func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error), id *string) (T, *CallError, error) {
 	var zero T
-	// Verdicts are classified with the caller's own context: only the caller
-	// giving up is "canceled".
 	live, gen, err := s.awaitReady(ctx, h, op, name)
 	if err != nil {
 		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
-	caller := ctx
-	// The call ends when its caller gives up, when its session is released
-	// (expired, died, replaced: its answers can no longer arrive) and on
-	// Close, instead of waiting for its deadline: the clock's cancel is
-	// what ends it. A caller without a deadline gets CallTimeout, extended
-	// by progress.
+	caller := ctx // classifies: only the caller giving up is "canceled"
+	// The call ends when its caller gives up, its session is released, or
+	// on Close; without a deadline, after CallTimeout (extended by progress).
 	var c *callClock
 	var release func()
 	if _, ok := caller.Deadline(); ok {
@@ -270,11 +243,10 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	} else {
 		c, release = s.boundCall(ctx, progress)
 	}
-	defer s.inflight.leave(s.inflight.join(live, c))
-	// The call's context ends once its answer's stream is closed, not
-	// before, nor when its caller ends its own context as it returns: a
-	// request cut before its body's end costs its connection.
-	ctx = c // its exchanges too (httpsession.Exchanges)
+	defer context.AfterFunc(live.calls, c.cancel)()
+	// The call's context ends once its answer's stream is closed: a request
+	// cut before its body's end costs its connection.
+	ctx = c
 	defer httpsession.AfterAnswers(ctx, release)
 	res, err := call(ctx, live.sess)
 	c.detach()
@@ -293,27 +265,18 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 	return zero, ce, ce
 }
 
-// headerMismatch reports a verdict of HTTP 400 with JSON-RPC -32020
-// (HeaderMismatch, MCP 2026-07-28 streamable-http.mdx, Server Validation):
-// the request's Mcp-* headers did not match its body.
-func headerMismatch(v classify.Verdict) bool {
-	return v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == httpsession.CodeHeaderMismatch
-}
-
-// resends reports whether Config.Recovery.Resend sends the failed call ce once more:
-// it is Resendable, and neither its caller nor Close gave up on it.
+// resends reports whether ResendSafe sends the failed call ce once more:
+// it is Resendable, and nobody gave up on it.
 func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
 	return s.cfg.Recovery.Resend == ResendSafe && ce.Resendable() && ce.Verdict.Class != classify.Canceled &&
 		caller.Err() == nil && s.callLife.Err() == nil
 }
 
 // refused returns the error of a call that was not sent: refused locally
-// (unknown tool, rate-limit window), or the connection not ready. Failure
-// paths live outside do, so a call that succeeds allocates nothing for them.
+// (unknown tool, rate-limit window), or the connection not ready.
 func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64, err error) error {
 	if errors.Is(err, ErrUnknownTool) {
-		// The server may have added it while we could not hear. post never
-		// blocks (the inbox is a queue): no goroutine per refused call.
+		// The server may have added it while we could not hear.
 		s.post(relistWanted{gen: gen})
 	}
 	var ce *CallError
@@ -326,27 +289,21 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 	v := classify.Classify(caller, err)
 	var se *StateError
 	if errors.As(err, &se) && se.Verdict.Class != classify.None && se.Err != caller.Err() {
-		// The failure that keeps the connection down; a caller that gave
-		// up first keeps canceled, that failure named in the error's text.
+		// The failure that keeps the connection down (a caller that gave up
+		// first keeps canceled).
 		v = se.Verdict
 	}
 	return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
 }
 
-// failed classifies the error of a call that was sent on the session of
-// gen, builds its CallError, opens the rate-limit window of a 429 with
-// Retry-After, and posts its events without waiting. It never steps the
-// machine: a session that the failure cost has ended already (seam.Verify),
-// and the loop learns it from the session's Done.
+// failed classifies the error of a call sent on the session of gen, builds
+// its CallError, opens a 429's rate-limit window, and posts its events. It
+// never steps the machine: a session the failure cost has ended already
+// (seam.Verify), and the loop learns it from the session's Done.
 func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) *CallError {
-	// The error carries the request's wire facts (httpsession.FactsMiddleware):
-	// with them, the request went out (classify.DeliveryOf).
-	// A call go-sdk refused unsent carries a *classify.NotSentError, which
-	// classify takes for a failed connection.
 	judge := caller
 	if s.callLife.Err() != nil {
-		// Close canceled the call on the caller's behalf: classify is told
-		// with the ended context, and says canceled whatever the wire saw.
+		// Close canceled the call: canceled, whatever the wire saw.
 		err = errors.Join(&StateError{State: Closed, Err: ErrClosed}, err)
 		judge = s.callLife
 	}
@@ -357,43 +314,42 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		ce.RequestID = facts.RequestID
 	}
 	ce.repeatable = s.toolRepeatable(op, name) // the catalog at failure time
-	if op == "tools/call" && headerMismatch(v) {
-		// streamable-http.mdx, Client Behavior: after a HeaderMismatch "the
+	if op == "tools/call" && v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == httpsession.CodeHeaderMismatch {
+		// streamable-http.mdx, Client Behavior: after a HeaderMismatch (400,
+		// -32020: Mcp-* headers that do not match the body) "the
 		// client SHOULD call tools/list to check for changes to the tool's
-		// inputSchema": go-sdk derives the Mcp-Param-* headers from the
-		// listed schema, so without a re-list every later call fails alike.
-		// Spaced like any re-list of a change gone unnoticed (relistGap).
+		// inputSchema" (go-sdk derives the Mcp-Param-* headers from it).
 		s.post(relistWanted{gen: gen})
 	}
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
-		// The window is the verdict's Retry-After as it stands: classify
-		// parsed and capped it (classify.MaxRetryAfter), so the error, the
-		// event and the window agree. Set before the caller returns: a
-		// call made right after it is refused locally.
+		// Set before the caller returns; the verdict's Retry-After is
+		// capped already (classify.MaxRetryAfter).
 		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter)
 		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
 	}
-	s.post(callFailed{gen: gen, err: ce})
+	s.post(loopFunc(func(s *Supervisor) { s.callFailed(gen, ce) }))
 	return ce
 }
 
 // awaitReady returns the live session, waiting while the connection
-// recovers (DESIGN.md section 2, calls by state) and while the live
-// session is not Live (seam.Status: being verified, or ended before the
-// loop took its end). Once ready, the call must also be admitted (see
-// admit): a refusal comes back with the session's generation.
+// recovers (DESIGN.md section 2) or the session is not seam.Live; a call
+// not admitted comes back refused, with the session's generation.
 func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
-	wait := waitTrace{h: h}
+	var waited *CallWaited    // told to h once the wait ends
+	var start time.Time
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
-		wait.end(ctx, s, gen)
+		if waited != nil {
+			waited.Waited, waited.Generation = s.cfg.Observe.Clock.Since(start), gen
+			s.handleCall(ctx, h, waited)
+		}
 	}()
 	for {
 		s.mu.Lock()
-		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.failure()
+		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.verdict
 		gen, live = s.snap.gen, s.snap.live
 		stopped, started := s.stopped, s.started
 		var refused error
@@ -421,7 +377,9 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 		}
 		if timer == nil {
-			wait.begin(s, st, gen) // before the timer: a test's clock moves once it exists
+			if h != nil { // before the timer: a test's clock moves once it exists
+				waited, start = &CallWaited{From: st, FromGeneration: gen}, s.cfg.Observe.Clock.Now()
+			}
 			timer = s.cfg.Observe.Clock.NewTimer(s.cfg.Limits.MaxCallWait)
 		}
 		select {
@@ -451,9 +409,8 @@ func (s *Supervisor) admit(op, name string) error {
 	return nil
 }
 
-// delivery is how far a failed call got, by classify.DeliveryOf. Every
-// session's client carries httpsession.FactsMiddleware, so an error with no wire
-// facts never went out on the transport: not sent.
+// delivery is how far a failed call got (classify.DeliveryOf: an error
+// without wire facts never went out).
 func delivery(err error, v classify.Verdict) Delivery {
 	switch classify.DeliveryOf(err, v) {
 	case classify.DeliveryAnswered:
@@ -464,8 +421,8 @@ func delivery(err error, v classify.Verdict) Delivery {
 	return NotSent
 }
 
-// callFailed emits the events of a failed call: its rate-limit window
-// (set by failed) and the failure. Loop goroutine.
+// callFailed emits the events of a failed call: its rate-limit window and
+// the failure. Loop goroutine.
 func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 	v := ce.Verdict
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {

@@ -12,26 +12,19 @@ import (
 	"github.com/mcpsup/mcpsup/probes"
 )
 
-// Catalog is what the server offered as last discovered (probes.Offer: the
-// tools, resources, prompts and resource templates), and which session it
-// came from. How each list settled is the probe-report event's. Its slices
-// are shared and must not be modified.
+// Catalog is what the server offered as last discovered, and on which
+// session. Its slices are shared and must not be modified.
 type Catalog struct {
 	probes.Offer
-	// Generation is the session generation the catalog was listed on.
-	Generation uint64
-	// Stale reports that the supervisor is not ready (recovering, failed or
-	// closed): the catalog is the last knowledge, not the live session's.
-	Stale bool
+	Generation uint64 // the session it was listed on
+	Stale      bool   // the supervisor is not ready: the last knowledge
 }
 
 // Diff returns what changed from prev to c, list by list.
 func (c Catalog) Diff(prev Catalog) CatalogDiff { return diffOffers(prev.Offer, c.Offer) }
 
-// ListDiff is the change of one catalog list: the keys that appeared,
-// disappeared or changed definition (their JSON form differs), each sorted.
-// The key is the name for tools and prompts, the URI for resources and the
-// URI template for resource templates.
+// ListDiff is the change of one catalog list: the keys (name, URI or URI
+// template) that appeared, disappeared or changed JSON form, each sorted.
 type ListDiff struct {
 	Added, Removed, Changed []string
 }
@@ -41,19 +34,13 @@ func (d ListDiff) Empty() bool {
 	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0
 }
 
-// change is d as an event's list change, within the event's bounds of
-// names (events.BoundNames); nil when empty.
+// change is d as an event's bounded list change; nil when empty.
 func (d ListDiff) change() *events.ListChange {
 	if d.Empty() {
 		return nil
 	}
-	c := d.bounded()
+	c := events.BoundChange(d.Added, d.Removed, d.Changed)
 	return &c
-}
-
-// bounded is d as an event carries it (events.BoundChange).
-func (d ListDiff) bounded() events.ListChange {
-	return events.BoundChange(d.Added, d.Removed, d.Changed)
 }
 
 func listDiffOf(c *events.ListChange) ListDiff {
@@ -63,9 +50,8 @@ func listDiffOf(c *events.ListChange) ListDiff {
 	return ListDiff{Added: c.Added, Removed: c.Removed, Changed: c.Changed}
 }
 
-// CatalogDiff is the change between two published catalogs, per list. A
-// catalog-changed event carries it (CatalogDiffOf reads it back); it is
-// never empty there.
+// CatalogDiff is the change between two published catalogs, per list, as
+// a catalog-changed event carries it.
 type CatalogDiff struct {
 	Tools, Prompts, Resources, ResourceTemplates ListDiff
 }
@@ -75,14 +61,10 @@ func (d CatalogDiff) Empty() bool {
 	return d.Tools.Empty() && d.Prompts.Empty() && d.Resources.Empty() && d.ResourceTemplates.Empty()
 }
 
-// CatalogDiffOf returns the diff a catalog-changed event carries (the
-// tools in Added, Removed and Changed, the other lists in Prompts,
-// Resources and ResourceTemplates), also after a round trip through the
-// event's JSON form. Other kinds give the empty diff. An event carries at
-// most events.MaxNames keys in each of a list's Added, Removed and Changed,
-// each cut to events.MaxNameBytes (the event's Omitted, and each
-// ListChange's, count those left off); [Catalog.Diff] of two catalogs is
-// the whole change.
+// CatalogDiffOf returns the diff a catalog-changed event carries, also
+// after a JSON round trip; other kinds give the empty diff. The event's
+// lists are bounded (events.MaxNames, events.MaxNameBytes; Omitted counts
+// the rest): [Catalog.Diff] is the whole change.
 func CatalogDiffOf(e events.Event) CatalogDiff {
 	if e.Kind != events.KindCatalogChanged {
 		return CatalogDiff{}
@@ -97,7 +79,7 @@ func CatalogDiffOf(e events.Event) CatalogDiff {
 
 // event is the catalog-changed event of d for cat.
 func (d CatalogDiff) event(cat *Catalog) events.Event {
-	t := d.Tools.bounded()
+	t := events.BoundChange(d.Tools.Added, d.Tools.Removed, d.Tools.Changed)
 	return events.Event{Kind: events.KindCatalogChanged, Generation: cat.Generation,
 		Added: t.Added, Removed: t.Removed, Changed: t.Changed, Omitted: t.Omitted, Tools: len(cat.Tools),
 		Prompts: d.Prompts.change(), Resources: d.Resources.change(), ResourceTemplates: d.ResourceTemplates.change()}
@@ -112,9 +94,8 @@ func diffOffers(old, cur probes.Offer) CatalogDiff {
 	}
 }
 
-// diffList compares two lists by key and, for a key in both, by the items'
-// JSON form (only those are marshaled: a first catalog marshals nothing). A
-// key listed twice counts once, by its last item.
+// diffList compares two lists by key and, for a key in both, by JSON form;
+// a key listed twice counts by its last item.
 func diffList[T any](old, cur []T, key func(T) string) ListDiff {
 	before := make(map[string]T, len(old))
 	for _, it := range old {
@@ -170,10 +151,8 @@ func setOf(lists ...probes.List) listSet {
 func (s listSet) has(l probes.List) bool { return s&(1<<l) != 0 }
 
 // declaredLists is what a session's catalog is listed from: `tools/list`
-// always (servers serve tools they do not declare), and the other lists as
-// the server declared them (every list when its capabilities are unknown: a
-// blind resume). A resources capability covers resources and resource
-// templates (MCP spec, server capabilities).
+// always (servers serve undeclared tools), the others as declared (all
+// when unknown); resources covers resource templates.
 func declaredLists(caps *mcp.ServerCapabilities) listSet {
 	if caps == nil {
 		return allLists
@@ -188,8 +167,7 @@ func declaredLists(caps *mcp.ServerCapabilities) listSet {
 	return s
 }
 
-// lists returns the lists of s, for probes.ListOnly. Resources and resource
-// templates share a capability, so either lists both.
+// lists returns the lists of s, resources and templates together.
 func (s listSet) lists() []probes.List {
 	if s.has(probes.Resources) || s.has(probes.ResourceTemplates) {
 		s |= setOf(probes.Resources, probes.ResourceTemplates)
@@ -203,10 +181,8 @@ func (s listSet) lists() []probes.List {
 	return out
 }
 
-// relistedOffer is old with the lists a re-list settled replaced: a list
-// that answered (present) or is not offered (-32601) takes the new items; a
-// list that failed (degraded) or was not listed keeps the old ones, so a
-// passing failure of a side list never reads as the server removing it.
+// relistedOffer is old with the lists a re-list settled (present, or
+// -32601) replaced; a failed or unlisted list keeps its old items.
 func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
 	out := old
 	for _, l := range probes.Lists() {
@@ -232,18 +208,10 @@ func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
 	return out
 }
 
-// noListCache makes every list request reach the server, and reports the
-// server's ttlMs hint of each list result to ttl (nil: not reported; see
-// ttl.go, which re-lists a list when its ttl runs out). go-sdk keeps the
-// list results of a 2026-07-28 session for their ttlMs (SEP-2549) and
-// serves a repeated list from that cache without a request, until a
-// list_changed notification invalidates it (mcp/cache.go, ClientSession.
-// ListTools); it has no API to skip the cache. The supervisor keeps the
-// catalog itself and decides when to list (list_changed, RefreshCatalog,
-// the poll, the ttl), so this sending middleware zeroes ttlMs in list
-// results, which go-sdk then treats as stale at once: the catalog is never
-// served from go-sdk's cache, and a forced re-list always reaches the
-// server.
+// noListCache reports each list result's ttlMs (SEP-2549) to ttl (nil:
+// not reported) and zeroes it, so go-sdk's list cache (mcp/cache.go, which
+// has no API to skip it) never serves a list: the supervisor decides when
+// to list.
 func noListCache(ttl func(probes.List, int)) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -264,8 +232,7 @@ func noListCache(ttl func(probes.List, int)) mcp.Middleware {
 	}
 }
 
-// cacheableOf returns the list and the ttl hint of a list result; nil for
-// any other result.
+// cacheableOf returns the list and ttl hint of a list result; nil else.
 func cacheableOf(res mcp.Result) (probes.List, *mcp.Cacheable) {
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:

@@ -11,12 +11,12 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/probes"
 	seam "github.com/mcpsup/mcpsup/session"
 	"github.com/mcpsup/mcpsup/stdio"
 )
 
-// newCommand is New for a Config with a Command: a supervisor of a stdio
-// server, its sessions opened by a stdio.Dialer.
+// newCommand is New for a Config with a Command: sessions by a stdio.Dialer.
 func newCommand(cfg Config) (*Supervisor, error) {
 	switch {
 	case cfg.Endpoint != "":
@@ -50,13 +50,9 @@ func newCommand(cfg Config) (*Supervisor, error) {
 	return s, nil
 }
 
-// addCommandSecrets registers the values of a stdio server's Command.Env
-// as secrets (events.Redactor.AddLikelySecret), and the credentials its
-// Args carry (events.Redactor.AddCommandLineSecrets: `--api-key VALUE`, an
-// upstream URL's): they are the process's credentials, typically, and a
-// server that prints one on stderr or stdout had it logged, quoted in a
-// stdout-line-dropped event and in its exit's stderr tail. The hub does
-// the same for a server's env values and args.
+// addCommandSecrets masks a stdio server's Command.Env values and the
+// credentials its Args carry (`--api-key VALUE`, an upstream URL's): a
+// server may print them on stderr or stdout.
 func (r *redactor) addCommandSecrets(cmd *stdio.Command) {
 	if cmd == nil {
 		return
@@ -68,8 +64,8 @@ func (r *redactor) addCommandSecrets(cmd *stdio.Command) {
 	r.AddCommandLineSecrets(cmd.Args)
 }
 
-// newHTTPDialer is the httpsession.Dialer of s.cfg, which keeps the era and
-// the standalone stream decision across sessions (s.streams).
+// newHTTPDialer is the httpsession.Dialer of s.cfg; it keeps the era and
+// the stream decision across sessions.
 func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 	cfg := s.cfg
 	var remembered httpsession.StreamDecision
@@ -85,7 +81,7 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 		Stream:               cfg.Stream.Keeper,
 		OAuthHandler:         cfg.HTTP.OAuthHandler,
 		OnCredential:         s.redact.addCredential,
-		MaxListItems:         cfg.Limits.MaxItems, // a page past the list's bound is refused undecoded
+		MaxListItems:         cfg.Limits.MaxItems,
 	}
 	return httpsession.NewDialer(httpsession.DialerOptions{
 		Endpoint: cfg.Endpoint, HTTPClient: cfg.HTTP.HTTPClient, ClientInfo: cfg.Client.Implementation,
@@ -96,17 +92,8 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 	})
 }
 
-// streamDecisions is the standalone stream decision a transport keeps
-// across its sessions (the HTTP dialer's; none on stdio).
-type streamDecisions interface {
-	StreamDecision() seam.StreamDecided
-	Close() error
-}
-
-// seamConnector opens sessions through a transport's seam.Dialer: it
-// builds each session's go-sdk client, turns the transport's facts into
-// inputs of the loop, and ends what the supervisor runs for a session (the
-// server's requests' handlers, the roots) when the session is released.
+// seamConnector opens sessions through a transport's seam.Dialer with the
+// supervisor's go-sdk client, observer and roots.
 type seamConnector struct {
 	s *Supervisor
 	d seam.Dialer
@@ -137,7 +124,7 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 		sp.Resume = &seam.Resume{SessionID: r.SessionID, ProtocolVersion: r.ProtocolVersion, InitializeResult: r.InitializeResult}
 	}
 	end := func() {
-		reqs.handlers.close() // before go-sdk's Close, which waits for the handlers
+		reqs.end() // before go-sdk's Close, which waits for the handlers
 		if cl != nil {
 			c.s.roots.detach(cl)
 		}
@@ -156,9 +143,8 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 	return &releasing{Endable: e, end: end}, nil
 }
 
-// releasing is a transport's session that, when the supervisor releases
-// it, ends what the supervisor runs for it (the server's requests'
-// handlers, the roots) before the transport's own end.
+// releasing is a transport's session that ends what the supervisor runs
+// for it (server requests' handlers, roots) before its own end.
 type releasing struct {
 	seam.Endable
 	end func()
@@ -167,26 +153,25 @@ type releasing struct {
 func (r *releasing) Close() error  { r.end(); return r.Endable.Close() }
 func (r *releasing) Detach() error { r.end(); return r.Endable.Detach() }
 
-// observer turns the facts of the session of generation h.gen into inputs
-// of the loop. A drop has an event for each of the first maxDropEvents,
-// then every dropEventEvery-th, naming the count (reportDrop), so a flood
-// of drops does not flood the sink. Called on the transport's goroutines.
+// observer turns the facts of the session of h.gen into inputs of the
+// loop; drops are throttled (reportDrop). Transport goroutines.
 func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 	gen := h.gen
 	return func(f seam.Fact) {
 		switch f := f.(type) {
 		case seam.Verified:
-			s.post(sessionVerified{gen: gen, f: f})
+			s.post(factEvent{verifiedEvent(gen, f)})
 		case seam.EraChanged:
-			s.post(eraChanged{gen: gen, detail: f.Detail})
+			s.post(factEvent{events.Event{Kind: events.KindEraChanged, Generation: gen, Detail: f.Detail}})
 		case seam.StreamRestored:
 			s.post(relistWanted{gen: gen})
 		case seam.StreamDeclined:
 			h.declined.Store(true)
-			s.post(streamDeclined{events.Event{Kind: events.KindStreamDeclined, Generation: gen,
-				HTTPStatus: f.Status, ContentType: f.ContentType}})
+			s.post(loopFunc(func(s *Supervisor) {
+				s.streamDeclined(events.Event{Kind: events.KindStreamDeclined, Generation: gen, HTTPStatus: f.Status, ContentType: f.ContentType})
+			}))
 		case seam.StreamDecided:
-			s.post(streamDecided{d: f})
+			s.post(loopFunc(func(s *Supervisor) { s.streamDecided(f) }))
 		case seam.EventDropped:
 			if reportDrop(f.Count) {
 				s.post(factEvent{events.Event{Kind: events.KindStreamEventDropped, Generation: gen, Count: f.Count, Detail: f.Err.Error()}})
@@ -209,63 +194,49 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 	}
 }
 
-// streamDecided: the standalone-stream decision of the transport changed.
-type streamDecided struct{ d seam.StreamDecided }
-
-func (in streamDecided) take(s *Supervisor) {
+// streamDecided takes a change of the transport's standalone-stream decision.
+func (s *Supervisor) streamDecided(d seam.StreamDecided) {
 	kind := events.KindStreamEnabled
-	if in.d.Off {
+	if d.Off {
 		kind = events.KindStreamDisabled
 	}
 	gen := s.loop.m.Generation()
-	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: in.d.Why})
-	if in.d.Off && s.loop.m.State() == Ready {
+	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: d.Why})
+	if d.Off && s.loop.m.State() == Ready {
 		s.armPoll(gen) // no list_changed can arrive now
 	}
 }
 
-// sessionVerified: a verification of the session of gen (seam.Verify)
-// had its outcome.
-type sessionVerified struct {
-	gen uint64
-	f   seam.Verified
-}
-
-func (in sessionVerified) take(s *Supervisor) {
-	e := events.Event{Kind: events.KindSessionVerified, Generation: in.gen, Alive: in.f.Alive}
-	if !in.f.Alive {
-		e.Verdict = classify.Error(in.f.Err)
+// verifiedEvent is the event of a verification of the session of gen
+// (seam.Verify).
+func verifiedEvent(gen uint64, f seam.Verified) events.Event {
+	e := events.Event{Kind: events.KindSessionVerified, Generation: gen, Alive: f.Alive}
+	if !f.Alive {
+		e.Verdict = classify.Error(f.Err)
 	}
-	s.emitEvent(e)
+	return e
 }
 
-// sessionClient builds the go-sdk client of one session of any
-// transport: the host's options with the list-changed and progress handlers
-// chained to the supervisor's, facts innermost (they tell classify how far
-// each request got), then the host's middleware.
+// sessionClient builds one session's go-sdk client: the host's options,
+// handlers chained after the supervisor's, facts middleware innermost (the
+// host's sees their errors), then the host's middleware.
 func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
 	cfg := s.cfg
 	opts := cfg.Client.ClientOptions
-	opts.KeepAlive = 0 // go-sdk's sends DELETE on any failed ping; New mapped it to Config.Recovery.KeepAlive
-	opts.ToolListChangedHandler = relistThen(h.toolsChanged, opts.ToolListChangedHandler)
-	opts.PromptListChangedHandler = relistThen(h.promptsChanged, opts.PromptListChangedHandler)
-	opts.ResourceListChangedHandler = relistThen(h.resourcesChanged, opts.ResourceListChangedHandler)
+	opts.KeepAlive = 0 // New mapped it to Config.Recovery.KeepAlive
+	opts.ToolListChangedHandler = onListChanged(h, probes.Tools, opts.ToolListChangedHandler)
+	opts.PromptListChangedHandler = onListChanged(h, probes.Prompts, opts.PromptListChangedHandler)
+	opts.ResourceListChangedHandler = onListChanged(h, probes.Resources, opts.ResourceListChangedHandler)
 	opts.ProgressNotificationHandler = progressThen(&s.progress, opts.ProgressNotificationHandler)
 	cl := mcp.NewClient(cfg.Client.Implementation, &opts)
-	// Every request's error carries its facts, so discovery and calls
-	// classify by the answer, not by go-sdk's text. Added first, they are
-	// innermost (each AddSendingMiddleware wraps the handler built so far):
-	// the host's middleware wraps them and sees those errors.
 	cl.AddSendingMiddleware(facts, noListCache(h.listTTL), s.logLevelMeta())
 	cl.AddSendingMiddleware(present(cfg.Client.SendingMiddleware)...)
-	cl.AddReceivingMiddleware(reqs.middleware) // innermost: the host's sees its refusals
+	cl.AddReceivingMiddleware(reqs.middleware)
 	cl.AddReceivingMiddleware(present(cfg.Client.ReceivingMiddleware)...)
 	return cl
 }
 
-// present returns ms without its nil entries, which go-sdk would call (a
-// host's optional middleware left unset, the hub's ServerMiddleware with
-// nothing for a server): a nil middleware is none.
+// present returns ms without its nil entries, which go-sdk would call.
 func present(ms []mcp.Middleware) []mcp.Middleware {
 	var out []mcp.Middleware
 	for _, m := range ms {
@@ -276,54 +247,40 @@ func present(ms []mcp.Middleware) []mcp.Middleware {
 	return out
 }
 
-// relistThen returns a list_changed handler that asks for a re-list
-// (ours), then calls the host's handler, if any.
-func relistThen[R any](ours, host func(context.Context, R)) func(context.Context, R) {
-	if host == nil {
-		return ours
-	}
-	return func(ctx context.Context, r R) {
-		ours(ctx, r)
-		host(ctx, r)
-	}
-}
-
-// streamDeclined is the event of a declined push stream.
-type streamDeclined struct{ e events.Event }
-
-func (in streamDeclined) take(s *Supervisor) {
-	if in.e.Generation != s.loop.m.Generation() {
+// streamDeclined takes the event of a declined push stream.
+func (s *Supervisor) streamDeclined(e events.Event) {
+	if e.Generation != s.loop.m.Generation() {
 		return // an earlier session's: its successor asks again
 	}
-	s.emitEvent(in.e)
+	s.emitEvent(e)
 	if s.loop.m.State() == Ready {
-		s.armPoll(in.e.Generation) // no list_changed can arrive on this session
+		s.armPoll(e.Generation) // no list_changed can arrive on this session
 	}
 }
 
-// eraChanged is the era-changed event of generation gen.
-type eraChanged struct {
-	gen    uint64
-	detail string
-}
-
-func (in eraChanged) take(s *Supervisor) {
-	s.emitEvent(events.Event{Kind: events.KindEraChanged, Generation: in.gen, Detail: in.detail})
-}
-
-// Bounds of the events of one session's drops (stdout lines, responses,
-// stream events, refused requests of the server).
+// Bounds of the events of one session's drops.
 const (
 	maxDropEvents  = 16
 	dropEventEvery = 1024
 )
 
 // reportDrop reports whether the n-th drop (from 1) has an event: each of
-// the first maxDropEvents, then every dropEventEvery-th, so a flood of
-// drops does not flood the sink.
+// the first maxDropEvents, then every dropEventEvery-th.
 func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0 }
 
-// factEvent: a fact that is an event and nothing more.
-type factEvent struct{ e events.Event }
+// dialSpec is what one Dial or Attach needs besides the config.
+type dialSpec struct {
+	gen    uint64
+	resume *ResumeState // Attach only
+	// hooks into the supervisor, bound to this generation
+	hooks *sessionHooks
+}
 
-func (in factEvent) take(s *Supervisor) { s.emitEvent(in.e) }
+// opener opens the loop's sessions: seamConnector; tests script their own.
+type opener interface {
+	// Dial opens a new session with a full handshake.
+	Dial(ctx context.Context, spec dialSpec) (seam.Endable, error)
+	// Attach re-attaches the persisted session spec.resume without a
+	// handshake on the wire.
+	Attach(ctx context.Context, spec dialSpec) (seam.Endable, error)
+}

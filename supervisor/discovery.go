@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -15,8 +16,7 @@ import (
 	seam "github.com/mcpsup/mcpsup/session"
 )
 
-// capabilitiesOf returns what the session's server declared, nil when
-// unknown (a blind resume).
+// capabilitiesOf returns what the server declared; nil when unknown.
 func capabilitiesOf(sess seam.Session) *mcp.ServerCapabilities {
 	if ir := sess.Info().Initialize; ir != nil {
 		if ir.Capabilities == nil {
@@ -25,11 +25,6 @@ func capabilitiesOf(sess seam.Session) *mcp.ServerCapabilities {
 		return ir.Capabilities
 	}
 	return nil
-}
-
-// catalogOf returns the catalog discovered on the session of gen.
-func catalogOf(c probes.Catalog, gen uint64) *Catalog {
-	return &Catalog{Offer: c.Offer, Generation: gen}
 }
 
 // listOutcomes converts a discovery report for events.
@@ -47,10 +42,9 @@ func listOutcomes(r probes.Report) []events.ListOutcome {
 	return out
 }
 
-// catalogLoop is the re-listing state, owned by the loop goroutine. One
-// re-list runs at a time (running); the lists asked for meanwhile wait in
-// pending, for the session of pendGen, and start when the run ends and
-// Config.Limits.RelistMinGap has passed since the last start (the gap timer).
+// catalogLoop is the re-listing state, owned by the loop goroutine: one
+// re-list runs; the lists asked for meanwhile wait in pending, for the
+// session of pendGen, until the run ends and RelistMinGap has passed.
 type catalogLoop struct {
 	running    bool
 	runWaiters []refreshWaiter // served by the running re-list
@@ -78,23 +72,17 @@ func (c *catalogLoop) stop() {
 	}
 }
 
-// RefreshCatalog re-lists what the server declared on the live session and
-// returns once the result is published (Catalog; a catalog-changed event
-// when something changed), bypassing go-sdk's list cache (see
-// noListCache). It joins a re-list that is waiting to start, and is
-// subject to Config.Limits.RelistMinGap like any re-list. Called while the
-// connection recovers, it waits for the next published catalog. A re-list
-// whose `tools/list` fails returns the *probes.ListError (its verdict says
-// why) and keeps the catalog. It returns ctx's error when ctx ends first,
-// and a *StateError wrapping ErrNotReady (not started, or a terminal failed
-// state) or ErrClosed at once or when that state is reached. Safe for
-// concurrent use.
+// RefreshCatalog re-lists what the server declared on the live session,
+// past go-sdk's list cache, and returns once the result is published; while
+// the connection recovers it waits for the next published catalog. It
+// returns the *probes.ListError of a failed `tools/list` (the catalog
+// kept), ctx's error, or a *StateError wrapping ErrNotReady or ErrClosed.
 func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	done := make(chan error, 1)
 	if err := s.refreshRefused(); err != nil {
 		return err
 	}
-	if !s.post(refreshRequested{done: done}) {
+	if !s.post(loopFunc(func(s *Supervisor) { s.refresh(done) })) {
 		return s.refreshRefused()
 	}
 	for {
@@ -114,9 +102,8 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	}
 }
 
-// refreshRefused returns why a refresh cannot be served now: the
-// supervisor is not started, closed or in a terminal failed state. Idle
-// after Start is the moment before the first trigger: the refresh waits.
+// refreshRefused returns why a refresh cannot be served now: not started,
+// closed, or a terminal failed state.
 func (s *Supervisor) refreshRefused() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,20 +113,18 @@ func (s *Supervisor) refreshRefused() error {
 	case st == Idle && !s.started:
 		return &StateError{State: st, Err: ErrNotReady}
 	case st == Failed && s.snap.reason != events.ReasonNone:
-		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.failure(), Err: ErrNotReady, redactor: &s.redact.Redactor}
+		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
 	}
 	return nil
 }
 
-// refresh takes a RefreshCatalog request: the declared lists of the
-// current session.
+// refresh takes a RefreshCatalog: the current session's declared lists.
 func (s *Supervisor) refresh(done chan error) {
 	gen := s.loop.m.Generation()
 	w := refreshWaiter{gen: gen, done: done}
 	sess := s.session(gen)
 	if sess == nil {
-		// No session of gen yet: its discovery (or a later one) starts
-		// after this request, so its publish serves it.
+		// No session of gen yet: its discovery's publish serves it.
 		w.gen = gen - 1
 		s.loop.cat.waiters = append(s.loop.cat.waiters, w)
 		return
@@ -148,8 +133,7 @@ func (s *Supervisor) refresh(done chan error) {
 }
 
 // wantRelist asks for the lists of set on the session of gen; w, if not
-// nil, hears when they are published. A wish for an older session is
-// dropped: its successor's discovery lists everything.
+// nil, hears when they are published. An older session's wish is dropped.
 func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
 	c := &s.loop.cat
 	if gen != s.loop.m.Generation() || s.session(gen) == nil {
@@ -166,8 +150,8 @@ func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
 }
 
 // kickRelist starts the pending re-list when nothing runs, the session is
-// ready and the gap has passed; else it waits for the run's end, the gap
-// timer or the publish of a discovery, each of which kicks again.
+// ready and the gap has passed; the run's end, the gap or a publish kicks
+// again.
 func (s *Supervisor) kickRelist() {
 	c := &s.loop.cat
 	if c.running || c.pending == 0 || c.gap != nil {
@@ -180,7 +164,7 @@ func (s *Supervisor) kickRelist() {
 	}
 	now := s.cfg.Observe.Clock.Now()
 	if wait := c.last.Add(s.cfg.Limits.RelistMinGap).Sub(now); !c.last.IsZero() && wait > 0 {
-		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post(relistDue{}) })
+		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post(loopFunc((*Supervisor).gapPassed)) })
 		return
 	}
 	set := c.pending
@@ -188,7 +172,7 @@ func (s *Supervisor) kickRelist() {
 	c.pending, c.waiters, c.last = 0, nil, now
 	s.goCmd(func() input {
 		cat, err := s.listSome(h, set)
-		return catalogRelisted{gen: gen, set: set, cat: cat, err: err}
+		return loopFunc(func(s *Supervisor) { s.relisted(gen, set, cat, err) })
 	})
 }
 
@@ -198,15 +182,12 @@ func (s *Supervisor) gapPassed() {
 	s.kickRelist()
 }
 
-// listSome lists the lists of set on the session h, as declared ones: a
-// failure of `tools/list` fails it, a side list's failure leaves it
-// degraded. It ends when h is released, as its calls do: a replaced
-// session's listing is nobody's, and would hold the one re-list slot until
-// DiscoveryTimeout.
+// listSome lists the lists of set on the session h (a side list's failure
+// leaves it degraded); it ends when h is released, as its calls do.
 func (s *Supervisor) listSome(h *held, set listSet) (probes.Catalog, error) {
 	ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 	defer cancel()
-	defer s.inflight.leave(s.inflight.join(h, cancelFunc(cancel)))
+	defer context.AfterFunc(h.calls, cancel)()
 	return probes.ListOnly(ctx, h.sess, set.lists(), s.probeOptions())
 }
 
@@ -218,10 +199,7 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 	c.runWaiters = nil
 	switch {
 	case gen != s.loop.m.Generation() || s.loop.m.State() != Ready:
-		// The session was replaced meanwhile; its successor's discovery
-		// serves them, or has served them already when it is ready (it
-		// published after they asked). What the successor wished while
-		// this re-list ran starts below.
+		// The session was replaced: its successor's discovery serves them.
 		c.waiters = append(c.waiters, waiters...)
 		if s.loop.m.State() == Ready {
 			s.serveOlderWaiters(s.loop.m.Generation())
@@ -245,8 +223,7 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 	s.kickRelist()
 }
 
-// failedLists returns the lists of r that failed (degraded: a side list
-// whose last items are kept).
+// failedLists returns the lists of r that failed or were degraded.
 func failedLists(r probes.Report) listSet {
 	var set listSet
 	for _, l := range r.Lists {
@@ -257,10 +234,8 @@ func failedLists(r probes.Report) listSet {
 	return set
 }
 
-// published follows the publish of the catalog of gen: refresh calls asked
-// on an older session are served (this session's discovery started after
-// them), a pending re-list may start (a list_changed that arrived during
-// discovery), and the poll is armed.
+// published follows the publish of the catalog of gen: older refreshes
+// are served, a pending re-list may start, the poll is armed.
 func (s *Supervisor) published(gen uint64) {
 	c := &s.loop.cat
 	s.serveOlderWaiters(gen)
@@ -271,20 +246,15 @@ func (s *Supervisor) published(gen uint64) {
 	s.armPoll(gen)
 }
 
-// serveOlderWaiters answers the refresh calls asked on a session older than
-// gen, whose catalog is published.
+// serveOlderWaiters answers the refreshes asked on a session older than gen.
 func (s *Supervisor) serveOlderWaiters(gen uint64) {
 	c := &s.loop.cat
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
+	c.waiters = slices.DeleteFunc(c.waiters, func(w refreshWaiter) bool {
 		if w.gen < gen {
-			w.done <- nil
-		} else {
-			kept = append(kept, w)
+			w.done <- nil // buffered
 		}
-	}
-	clear(c.waiters[len(kept):])
-	c.waiters = kept
+		return w.gen < gen
+	})
 }
 
 // armPoll arms the next poll of the session of gen when no list_changed
@@ -298,17 +268,16 @@ func (s *Supervisor) armPoll(gen uint64) {
 	if s.cfg.Limits.CatalogPollInterval < 0 || !s.polled(gen) {
 		return
 	}
-	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(pollDue{gen: gen}) })
+	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(loopFunc(func(s *Supervisor) { s.pollNow(gen) })) })
 }
 
 // polled reports whether the session of gen is polled: the stream is off
-// by policy or decision, or a 2025-era session has no id (no standalone
-// stream exists).
+// or declined, or a 2025-era session has no id (so no stream).
 func (s *Supervisor) polled(gen uint64) bool {
 	if s.cfg.Command != nil {
 		return false // a stdio server's list_changed always reaches us
 	}
-	if s.cfg.Stream.Policy == StreamOff || s.streamDecision().Off {
+	if s.cfg.Stream.Policy == StreamOff || s.streams.StreamDecision().Off {
 		return true
 	}
 	h := s.held(gen)
@@ -319,8 +288,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 	return info.ID == "" && !msgcheck.ModernVersion(info.ProtocolVersion) || h.hooks.declined.Load()
 }
 
-// pollNow takes a due poll: the declared lists, if the session is still
-// live and polled.
+// pollNow takes a due poll: the declared lists of a live, polled session.
 func (s *Supervisor) pollNow(gen uint64) {
 	s.loop.cat.poll = nil
 	sess := s.session(gen)
@@ -333,17 +301,11 @@ func (s *Supervisor) pollNow(gen uint64) {
 	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), nil)
 }
 
-// relistChanged takes a list_changed notification: only its lists.
-func (s *Supervisor) relistChanged(gen uint64, set listSet) { s.wantRelist(gen, set, nil) }
-
-// relistGap is the least time between two re-lists that no notification
-// asked for, so a proxy cutting idle streams, or a host calling a tool the
-// server does not have, never turns into a stream of tools/list requests.
+// relistGap spaces the re-lists no notification asked for (relistSoon).
 const relistGap = 30 * time.Second
 
-// relistSoon re-lists when a change may have gone unnoticed: the standalone
-// stream was down for a while (a list_changed sent then is lost by servers
-// without an event store), or a host called a tool the catalog lacks.
+// relistSoon re-lists when a change may have gone unnoticed: the stream
+// was down, a call named a tool the catalog lacks, a HeaderMismatch.
 func (s *Supervisor) relistSoon(gen uint64) {
 	sess := s.session(gen)
 	if sess == nil || gen != s.loop.m.Generation() {

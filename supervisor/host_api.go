@@ -18,10 +18,8 @@ import (
 // New). The error names both.
 var ErrConfigConflict = errors.New("mcpsup: conflicting configuration")
 
-// hostOptions maps the go-sdk options the supervisor replaces onto its own
-// fields: ClientOptions.KeepAlive becomes Config.Recovery.KeepAlive (go-sdk's own
-// keepalive sends DELETE on any failed ping, see keepalive), and is refused
-// with ErrConfigConflict when Config.Recovery.KeepAlive names another interval.
+// hostOptions takes ClientOptions.KeepAlive as Config.Recovery.KeepAlive
+// (ErrConfigConflict when both name different intervals).
 func (c Config) hostOptions() (Config, error) {
 	ka := c.Client.ClientOptions.KeepAlive
 	switch {
@@ -35,14 +33,9 @@ func (c Config) hostOptions() (Config, error) {
 	return c, nil
 }
 
-// InitializeResult returns what the server declared in its initialize
-// answer (server info, capabilities, instructions): the live session's, or
-// else the last session's, which a resume state persists (so a known
-// resume has it at once, from Config.Resume). It is nil before the first
-// handshake, and after a blind resume (a resume state without an
-// InitializeResult) for as long as no handshake ran: the server's answer is
-// then unknown. The result is shared: do not modify it. Safe for
-// concurrent use.
+// InitializeResult returns the server's initialize answer: the live
+// session's, else the last (or Config.Resume's); nil before the first
+// handshake and after a blind resume. It is shared: do not modify it.
 func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -57,13 +50,9 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 	return nil
 }
 
-// Ping asks the live session's server whether it answers, waiting for
-// ready as a call does (Config.Limits.MaxCallWait), and fails with a *CallError as
-// a call does: MCP `ping` before protocol 2026-07-28; from it, which has no
-// ping (a go-sdk server answers -32601), `server/discover` over HTTP, as the
-// keepalive does, and over stdio a -32601 answer is taken as life. A failed
-// ping is judged as a call: only transport and session-expired replace the
-// session. Safe for concurrent use.
+// Ping asks the live session's server whether it answers, as a call (a
+// *CallError on failure): MCP `ping`; on 2026-07-28, which has none,
+// `server/discover` over HTTP, and over stdio -32601 is life.
 func (s *Supervisor) Ping(ctx context.Context) error {
 	_, err := do(s, ctx, "ping", "", nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
 		return struct{}{}, sess.Alive(ctx)
@@ -71,27 +60,19 @@ func (s *Supervisor) Ping(ctx context.Context) error {
 	return err
 }
 
-// AddRoots adds roots (replacing any with the same URI) to the current
-// session and every later one; a live session's server is sent
-// `notifications/roots/list_changed` (go-sdk Client.AddRoots). Safe for
-// concurrent use.
-//
-// Roots are deprecated from protocol 2026-07-28 on (SEP-2577) and still
-// served by 2025-era servers.
+// AddRoots adds roots (replacing any of the same URI) to the current and
+// later sessions (go-sdk Client.AddRoots). Deprecated from 2026-07-28 on
+// (SEP-2577).
 func (s *Supervisor) AddRoots(roots ...*mcp.Root) { s.roots.add(roots) }
 
-// RemoveRoots removes the roots with these URIs from the current session and
-// every later one, as AddRoots does. Removing an absent root is no error.
+// RemoveRoots removes the roots of these URIs, as AddRoots adds them.
 func (s *Supervisor) RemoveRoots(uris ...string) { s.roots.remove(uris) }
 
-// rootSet holds the host's roots and the go-sdk clients of the sessions
-// they apply to. One lock orders root changes and new clients, so a client
-// never misses a change.
+// rootSet holds the host's roots and the sessions' clients; one lock, so a
+// client never misses a change.
 type rootSet struct {
-	mu    sync.Mutex
-	roots []*mcp.Root // by URI, in the order first added
-	// clients are the sessions' clients: a slice, not a map, since a
-	// supervisor holds one or two sessions at a time.
+	mu      sync.Mutex
+	roots   []*mcp.Root // by URI, in the order first added
 	clients []*mcp.Client
 }
 
@@ -122,17 +103,14 @@ func (r *rootSet) remove(uris []string) {
 	}
 }
 
-// attach gives a new session's client the current roots (before it
-// connects: nothing is sent) and the later changes, until detach.
+// attach gives a new client the roots and later changes, until detach.
 func (r *rootSet) attach(cl *mcp.Client) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.roots) > 0 {
 		cl.AddRoots(r.roots...)
 	}
-	if !slices.Contains(r.clients, cl) {
-		r.clients = append(r.clients, cl)
-	}
+	r.clients = append(r.clients, cl)
 }
 
 func (r *rootSet) detach(cl *mcp.Client) {

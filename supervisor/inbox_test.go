@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"runtime"
 	"sync"
 	"testing"
 
@@ -19,33 +18,8 @@ func loopOnly() *Supervisor {
 	return s
 }
 
-// A command's result is taken on the command's goroutine when no loop runs,
-// and the command that loop issues runs next on the same goroutine: the
-// whole chain (dial, its result, discovery, its result) is done when the
-// first command's runCommands returns, with no goroutine started.
-func TestCommandsAndTheirResultsRunOnOneGoroutine(t *testing.T) {
-	s := loopOnly()
-	var did []string
-	discover := func() input {
-		did = append(did, "discover")
-		return step(func(*Supervisor) { did = append(did, "discovered") })
-	}
-	dial := func() input {
-		did = append(did, "dial")
-		return step(func(s *Supervisor) {
-			did = append(did, "dialed")
-			s.goCmd(discover)
-		})
-	}
-	s.cmds.Add(1) // as goCmd does
-	s.runCommands(dial)
-	require.Equal(t, []string{"dial", "dialed", "discover", "discovered"}, did)
-	s.cmds.Wait() // every command counted out
-	require.False(t, s.inbox.running)
-}
-
-// A command handed to the loop does not wait for inputs queued behind the
-// step that issued it: it starts at once on a goroutine of its own.
+// A command does not wait for inputs queued behind the step that issued
+// it: it starts at once on a goroutine of its own.
 func TestHandedCommandDoesNotWaitForQueuedInputs(t *testing.T) {
 	s := loopOnly()
 	ran := make(chan struct{})
@@ -67,37 +41,6 @@ func TestHandedCommandDoesNotWaitForQueuedInputs(t *testing.T) {
 	s.cmds.Wait()
 }
 
-// handOff takes one command while a loop runs; next returns it once.
-func TestInboxHandsOffOneCommandToTheRunningLoop(t *testing.T) {
-	b := newInbox()
-	cmd := func() input { return nil }
-	require.False(t, b.handOff(cmd), "no loop runs")
-	_, start := b.push(step(nil))
-	require.False(t, start, "refused before start")
-	b.start()
-	taken, start := b.push(step(nil))
-	require.True(t, taken)
-	require.True(t, start, "no loop ran: the caller runs one")
-	_, start = b.push(step(nil))
-	require.False(t, start, "a loop runs")
-	require.True(t, b.handOff(cmd))
-	require.False(t, b.handOff(cmd), "one is handed already")
-	_, got, ok := b.next()
-	require.True(t, ok)
-	require.NotNil(t, got, "inputs wait: the command is returned to start at once")
-	_, got, ok = b.next()
-	require.True(t, ok)
-	require.Nil(t, got, "returned once")
-	require.True(t, b.handOff(cmd))
-	_, got, ok = b.next()
-	require.False(t, ok, "the queue is empty: the loop ends")
-	require.NotNil(t, got, "to run after the loop")
-	require.False(t, b.running)
-	b.end()
-	taken, _ = b.push(step(nil))
-	require.False(t, taken, "refused after end")
-}
-
 // post never runs the loop on its caller's goroutine: an input that waits
 // for its poster does not block the post (a host's Start, CallTool, Close
 // or Reconnect, or a timer's callback).
@@ -110,9 +53,8 @@ func TestPostNeverRunsTheLoopOnItsCaller(t *testing.T) {
 	s.inbox.end()
 }
 
-// Every command runs exactly once and is counted out once, whether handed
-// to the loop's goroutine or started on its own, and whether its result
-// starts a loop or joins a running one.
+// Every command runs exactly once and is counted out once, whether its
+// result starts a loop or joins a running one.
 func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
 	s := loopOnly()
 	const fan, depth = 3, 4
@@ -149,9 +91,8 @@ func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
 	}
 }
 
-// A command handed to the loop's goroutine runs after the loop ended, so it
-// may wait for the loop (post and wait) without deadlock, and the stop
-// (inbox.end) waits for the loop alone, not for the command.
+// A command may wait for the loop (post and wait) without deadlock, and the
+// stop (inbox.end) waits for the loop alone, not for the command.
 func TestHandedCommandRunsAfterTheLoop(t *testing.T) {
 	s := loopOnly()
 	took, release, result := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -172,28 +113,5 @@ func TestHandedCommandRunsAfterTheLoop(t *testing.T) {
 	case <-result:
 		t.Fatal("a result posted after the end was taken")
 	default:
-	}
-}
-
-// A chain of commands and results on one goroutine does not nest: each
-// command runs at the same stack depth.
-func TestCommandChainDoesNotNest(t *testing.T) {
-	s := loopOnly()
-	const n = 200
-	var depths []int
-	var cmd func() input
-	cmd = func() input {
-		pcs := make([]uintptr, 256)
-		depths = append(depths, runtime.Callers(0, pcs))
-		if len(depths) == n {
-			return nil
-		}
-		return step(func(s *Supervisor) { s.goCmd(cmd) })
-	}
-	s.cmds.Add(1) // as goCmd does
-	s.runCommands(cmd)
-	require.Len(t, depths, n, "the chain ran on this goroutine")
-	for i, d := range depths {
-		require.Equal(t, depths[0], d, "command %d", i)
 	}
 }

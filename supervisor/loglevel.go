@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"maps"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -10,38 +11,25 @@ import (
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
-// metaLogLevel is the `_meta` key of a request's log level from protocol
-// 2026-07-28 on (server/utilities/logging.mdx, "Per-request log level"):
-// the server "MUST NOT emit notifications/message for a request that does
-// not include this field". That era removed `logging/setLevel`
-// (changelog.mdx, item 5).
+// metaLogLevel is the `_meta` key of a request's log level from 2026-07-28
+// on (logging.mdx, "Per-request log level").
 const metaLogLevel = "io.modelcontextprotocol/logLevel"
 
-// logLevelMeta is the sending middleware that carries the level the host
-// set (SetLoggingLevel) in the `_meta` of each request of a 2026-07-28
-// session, in a shallow copy of the params with a copy of `_meta`, so the
-// caller's params are never changed. A 2025-era session, a host that set no
-// level, or params of a kind it does not know go out as they are. Safe for
-// concurrent use: it reads the level atomically.
+// logLevelMeta is the sending middleware that puts SetLoggingLevel's level
+// in the `_meta` of each 2026-07-28 request, in copies of the params and
+// `_meta`; other requests go out as they are.
 func (s *Supervisor) logLevelMeta() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			level := s.level()
-			if level == "" || method == httpsession.MethodListen {
-				return next(ctx, method, req) // logging.mdx: never delivered on a listen stream
-			}
 			r, ok := req.(*mcp.ClientRequest[mcp.Params])
-			if !ok {
+			// logging.mdx: never delivered on a listen stream.
+			if level == "" || method == httpsession.MethodListen || !ok || r.Session == nil {
 				return next(ctx, method, req)
 			}
-			if r.Session == nil {
-				return next(ctx, method, req)
-			}
-			if ir := r.Session.InitializeResult(); ir == nil || !msgcheck.ModernVersion(ir.ProtocolVersion) {
-				return next(ctx, method, req)
-			}
+			ir := r.Session.InitializeResult()
 			p := shallowParams(r.Params)
-			if p == nil {
+			if ir == nil || !msgcheck.ModernVersion(ir.ProtocolVersion) || p == nil {
 				return next(ctx, method, req)
 			}
 			meta := p.GetMeta()
@@ -63,39 +51,19 @@ func (s *Supervisor) level() string {
 }
 
 // shallowParams returns a shallow copy of the params of a request that
-// may produce log messages, nil for any other kind (and for nil: go-sdk
-// gives every 2026-07-28 request params, to carry its own `_meta`).
+// may produce log messages, nil for any other kind (or nil params).
 func shallowParams(p mcp.Params) mcp.Params {
-	switch p := p.(type) {
-	case *mcp.CallToolParams:
-		return clonePtr(p)
-	case *mcp.CallToolParamsRaw:
-		return clonePtr(p)
-	case *mcp.GetPromptParams:
-		return clonePtr(p)
-	case *mcp.ReadResourceParams:
-		return clonePtr(p)
-	case *mcp.CompleteParams:
-		return clonePtr(p)
-	case *mcp.ListToolsParams:
-		return clonePtr(p)
-	case *mcp.ListPromptsParams:
-		return clonePtr(p)
-	case *mcp.ListResourcesParams:
-		return clonePtr(p)
-	case *mcp.ListResourceTemplatesParams:
-		return clonePtr(p)
+	switch p.(type) {
+	case *mcp.CallToolParams, *mcp.CallToolParamsRaw, *mcp.GetPromptParams, *mcp.ReadResourceParams,
+		*mcp.CompleteParams, *mcp.ListToolsParams, *mcp.ListPromptsParams, *mcp.ListResourcesParams,
+		*mcp.ListResourceTemplatesParams:
+		v := reflect.ValueOf(p)
+		if v.IsNil() {
+			return nil
+		}
+		cp := reflect.New(v.Elem().Type())
+		cp.Elem().Set(v.Elem())
+		return cp.Interface().(mcp.Params)
 	}
 	return nil
-}
-
-func clonePtr[T any, P interface {
-	*T
-	mcp.Params
-}](p P) mcp.Params {
-	if p == nil {
-		return nil
-	}
-	cp := *p
-	return P(&cp)
 }

@@ -2,7 +2,10 @@ package supervisor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -26,8 +29,7 @@ type loopState struct {
 	sessions []*held  // sessions this supervisor still holds (one, two while replacing)
 	found    *Catalog // discovered, not yet published
 	// partial holds what the failed listings of the session of partialGen
-	// settled (the lists in settled): a retry on that session lists only
-	// the rest.
+	// settled (settled): a retry on that session lists only the rest.
 	partial    *probes.Offer
 	settled    listSet
 	stepping   bool // a step runs: the triggers its commands produce wait in queue
@@ -36,25 +38,21 @@ type loopState struct {
 	retry      clockwork.Timer
 	cooldown   clockwork.Timer // a churn failure's (Config.Recovery.ChurnCooldown)
 	seq        uint64
-	cat        catalogLoop // re-listing (discovery.go)
-	ttl        *listTTLs   // re-listing when a list's ttlMs runs out (ttl.go); nil until a list has one
-	// queue holds the triggers that commands produce while a step runs:
-	// each is taken after the step that produced it, in order, so a step
-	// never runs inside another.
-	queue []fsm.Trigger
-	// batch holds the events of the current input, stamped, until the
-	// state they announce is published; then they go to the sink in order.
-	batch []events.Event
+	cat        catalogLoop    // re-listing (discovery.go)
+	ttl        *listTTLs      // ttl re-listing (ttl.go); nil until a list has a ttl
+	queue      []fsm.Trigger  // triggers produced while a step runs, taken after it
+	batch      []events.Event // events held until the state they announce is published
 }
 
-// held is a session the supervisor holds; the calls running on it end
-// when it is released (see inflight).
+// held is a session the supervisor holds.
 type held struct {
-	gen      uint64
-	conn     string // our connection id (connid.go)
-	sess     seam.Session
-	hooks    *sessionHooks
-	released bool // guarded by Supervisor.inflight's mu
+	gen   uint64
+	conn  string // our connection id (connid.go)
+	sess  seam.Session
+	hooks *sessionHooks
+	// calls ends, releaseGrace after its release, the calls on it.
+	calls   context.Context
+	endCall context.CancelFunc
 }
 
 // held returns the held session of gen, or nil.
@@ -75,19 +73,13 @@ func (s *Supervisor) session(gen uint64) seam.Session {
 	return nil
 }
 
-// run is the loop: it takes the inputs waiting in the inbox, one at a time,
-// and ends when none is left (see inbox), returning the command the loop
-// handed to its goroutine (nil when none) for the caller to run next. The
-// events of an input go to the sink when it is done (or earlier, when a
-// step publishes its state).
-func (s *Supervisor) run() (handed func() input) {
+// run is the loop: it takes the waiting inputs one at a time and ends when
+// none is left.
+func (s *Supervisor) run() {
 	for {
-		in, cmd, ok := s.inbox.next()
+		in, ok := s.inbox.next()
 		if !ok {
-			return cmd
-		}
-		if cmd != nil { // more inputs wait: the command does not wait for them
-			go s.runCommands(cmd)
+			return
 		}
 		in.take(s)
 		s.flushEvents()
@@ -105,10 +97,8 @@ func (s *Supervisor) stopTimers() {
 	s.loop.ttl.stop()
 }
 
-// step feeds t to the machine and executes what it returns. A step that a
-// command asks for while another runs (a refused attach, a discovery with
-// no session, a spent retry budget) is queued and taken right after it.
-// Loop goroutine only.
+// step feeds t to the machine and executes what it returns; a step asked
+// for while another runs is queued and taken right after it. Loop only.
 func (s *Supervisor) step(t fsm.Trigger) {
 	s.loop.queue = append(s.loop.queue, t)
 	if s.loop.stepping {
@@ -143,10 +133,8 @@ func (s *Supervisor) take(t fsm.Trigger) {
 		}
 	}
 	// Commands that only change what the host sees run before the new state
-	// is published (a call woken by ready finds the catalog of that ready);
-	// commands that start I/O run after it (a result can never overtake the
-	// state it answers). Their relative order is the machine's. No command
-	// steps the machine (see step), so out.Commands stays valid throughout.
+	// is published (a call woken by ready finds its catalog); commands that
+	// start I/O run after (a result never overtakes the state it answers).
 	for _, c := range out.Commands {
 		if !startsIO(c.Kind) {
 			s.exec(c)
@@ -156,18 +144,14 @@ func (s *Supervisor) take(t fsm.Trigger) {
 	s.setSnapshot(func(sn *snapshot) {
 		sn.state = m.State()
 		sn.reason = m.Reason()
-		sn.verdict = nil
-		if v := m.Verdict(); v.Class != classify.None {
-			sn.verdict = &v
-		}
+		sn.verdict = m.Verdict()
 		sn.gen = m.Generation()
 		sn.live = nil
 		if sn.state == Ready {
 			sn.live = s.held(sn.gen)
 		}
 	})
-	// The events so far announce this state: the sink gets them now that
-	// it is published, so State read on an event is never older.
+	// State read on an event is never older than the event.
 	s.flushEvents()
 	for _, c := range out.Commands {
 		if startsIO(c.Kind) {
@@ -187,8 +171,7 @@ func startsIO(k fsm.CommandKind) bool {
 	return false
 }
 
-// exec runs one command. Loop goroutine only; I/O goes to goroutines whose
-// results come back through the inbox, tagged with the command's generation.
+// exec runs one command; I/O results come back through the inbox.
 func (s *Supervisor) exec(c fsm.Command) {
 	switch c.Kind {
 	case fsm.Dial, fsm.Attach:
@@ -201,8 +184,10 @@ func (s *Supervisor) exec(c fsm.Command) {
 		s.scheduleRetry(c)
 	case fsm.ClearSession:
 		s.setSnapshot(func(sn *snapshot) { sn.resume = nil })
-	case fsm.CloseSession, fsm.DetachSession:
-		s.release(c.Generation, c.Kind == fsm.DetachSession)
+	case fsm.CloseSession:
+		s.releaseSession(c.Generation, false, "closed", classify.Verdict{})
+	case fsm.DetachSession:
+		s.releaseSession(c.Generation, true, "detached", classify.Verdict{})
 	}
 }
 
@@ -232,35 +217,33 @@ func (s *Supervisor) open(c fsm.Command) {
 		}
 		var sess seam.Session
 		if err == nil {
-			// A failed request ends the session by the same rules on
-			// every transport (seam.Verify).
 			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, Clock: s.cfg.Observe.Clock, Observe: s.observer(spec.hooks)})
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
-		return sessionOpened{kind: kind, spec: spec, sess: sess, verdict: verdict}
+		return loopFunc(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) })
 	})
 }
 
 // opened takes the result of a Dial or Attach.
 func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Session, v classify.Verdict) {
+	failed, succeeded := events.TriggerHandshakeFailed, events.TriggerHandshakeSucceeded
+	if kind == fsm.Attach {
+		failed, succeeded = events.TriggerAttachRefused, events.TriggerAttached
+	}
 	if sess == nil {
-		k := events.TriggerHandshakeFailed
-		if kind == fsm.Attach {
-			k = events.TriggerAttachRefused
-		}
-		s.step(fsm.Trigger{Kind: k, Generation: spec.gen, Verdict: v})
+		s.step(fsm.Trigger{Kind: failed, Generation: spec.gen, Verdict: v})
 		return
 	}
 	if spec.gen != s.loop.m.Generation() || s.loop.m.State() == Closed {
-		// Too late: the machine moved on. A resumed session is only ever
-		// detached (the host may still want it), and so is any session
-		// when the host is detaching.
+		// Too late: the machine moved on. A resumed session is only
+		// detached (the host may still want it), as is any when detaching.
 		s.endSession(sess, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
 	conn := newConnectionID()
-	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, hooks: spec.hooks})
+	calls, endCalls := context.WithCancel(s.callLife)
+	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, hooks: spec.hooks, calls: calls, endCall: endCalls})
 	id := sess.Info().ID
 	s.redact.AddSessionID(id)
 	s.setSnapshot(func(sn *snapshot) {
@@ -271,11 +254,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Sessi
 	})
 	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
 	s.watch(spec.gen, sess)
-	k := events.TriggerHandshakeSucceeded
-	if kind == fsm.Attach {
-		k = events.TriggerAttached
-	}
-	s.step(fsm.Trigger{Kind: k, Generation: spec.gen})
+	s.step(fsm.Trigger{Kind: succeeded, Generation: spec.gen})
 }
 
 // resumeFor returns the resume state for a live session.
@@ -296,60 +275,36 @@ func (s *Supervisor) resumeFor(sess seam.Session, prev *ResumeState) *ResumeStat
 	return rs
 }
 
-// watch turns the end of a session into an input of the loop: a
-// session's Done is the only route by which the loop learns it died.
+// watch turns the end of a session (one of seam.Verify's, which tells it)
+// into an input of the loop: the only route by which the loop learns it died.
 func (s *Supervisor) watch(gen uint64, sess seam.Session) {
-	ended := func() { s.post(sessionEnded{gen: gen, sess: sess}) }
-	if a, ok := sess.(interface{ AfterEnd(func()) }); ok {
-		a.AfterEnd(ended) // the session tells: no goroutine per session
-		return
-	}
-	s.goBG(func() {
-		select {
-		case <-sess.Done():
-			ended()
-		case <-s.loopDone:
-		}
+	sess.(interface{ AfterEnd(func()) }).AfterEnd(func() {
+		s.post(loopFunc(func(s *Supervisor) { s.ended(gen, sess) }))
 	})
 }
 
-// ended takes the end of a session. One the supervisor released itself
-// (no longer held, or ended by Close or Detach) is no news; one that
-// ended by itself (the server said it is gone, a verification or a
-// keepalive went unanswered, its process exited) is released without
-// DELETE, and the machine hears that it died, with the verdict of its
-// cause.
+// ended takes the end of a session: one that ended by itself is released
+// without DELETE and the machine hears it died, with its cause's verdict.
 func (s *Supervisor) ended(gen uint64, sess seam.Session) {
-	if s.session(gen) != sess {
+	if s.session(gen) != sess || !s.endedByItself(gen) {
 		return // we ended it ourselves
-	}
-	if !s.endedByItself(gen) {
-		return
 	}
 	v := classify.Error(sess.Err())
 	s.releaseSession(gen, true, "ended by itself", v)
 	s.step(fsm.Trigger{Kind: events.TriggerSessionDied, Generation: gen, Verdict: v})
 }
 
-// endedByItself reports whether the held session of gen has ended by
-// itself (its end is then on its way to the loop: watch).
+// endedByItself reports whether the held session of gen ended by itself.
 func (s *Supervisor) endedByItself(gen uint64) bool {
 	sess := s.session(gen)
-	if sess == nil {
-		return false
-	}
-	err := sess.Err()
-	return err != nil && !errors.Is(err, seam.ErrClosed) && !errors.Is(err, seam.ErrDetached)
+	return sess != nil && endedOnItsOwn(sess)
 }
 
-// release ends the session of gen for a CloseSession or DetachSession
-// command, with DELETE unless detach.
-func (s *Supervisor) release(gen uint64, detach bool) {
-	detail := "closed"
-	if detach {
-		detail = "detached"
-	}
-	s.releaseSession(gen, detach, detail, classify.Verdict{})
+// endedOnItsOwn reports whether sess ended, and not by its owner's Close or
+// Detach.
+func endedOnItsOwn(sess seam.Session) bool {
+	err := sess.Err()
+	return err != nil && !errors.Is(err, seam.ErrClosed) && !errors.Is(err, seam.ErrDetached)
 }
 
 // releaseSession forgets the session of gen, says so in an event, and ends
@@ -366,20 +321,18 @@ func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v cl
 	s.endSession(sess, detach)
 }
 
-// releaseGrace is how long calls on a released session may still receive
-// the answers already on their way before they are ended.
+// releaseGrace is how long a released session's calls may still receive
+// the answers on their way before they are ended.
 const releaseGrace = time.Second
 
-// dropSession forgets the session of gen and ends the calls still running on
-// it after releaseGrace: answers already on their way still arrive (a call
-// learns it was answered, not cut off); later ones cannot. Close ends them at
-// once.
+// dropSession forgets the session of gen and ends its calls after
+// releaseGrace (at once when closing).
 func (s *Supervisor) dropSession(gen uint64) {
 	if h := s.held(gen); h != nil {
 		if s.callLife.Err() != nil {
-			s.inflight.release(h) // closing: its calls were ended already, no timer holds h
+			h.endCall()
 		} else {
-			s.cfg.Observe.Clock.AfterFunc(releaseGrace, func() { s.inflight.release(h) })
+			s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.endCall)
 		}
 		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	}
@@ -399,7 +352,7 @@ func (s *Supervisor) endSession(sess seam.Session, detach bool) {
 		s.ending[id] = done
 		s.regMu.Unlock()
 	}
-	s.goBG(func() {
+	s.bg.Go(func() {
 		if detach {
 			_ = sess.Detach()
 		} else {
@@ -416,9 +369,8 @@ func (s *Supervisor) endSession(sess seam.Session, detach bool) {
 	})
 }
 
-// detachedBefore waits, bounded by ctx, until the detach of an earlier
-// go-sdk session of the server-side session id has returned (see
-// Supervisor.ending).
+// detachedBefore waits, bounded by ctx, for the detach of an earlier go-sdk
+// session of id (Supervisor.ending).
 func (s *Supervisor) detachedBefore(ctx context.Context, id string) {
 	s.regMu.Lock()
 	done := s.ending[id]
@@ -444,8 +396,7 @@ func (s *Supervisor) unregister(sess seam.Session) {
 	s.regMu.Unlock()
 }
 
-// endLeftovers ends every session still registered once the loop is gone:
-// results that arrived too late to be handled.
+// endLeftovers ends every session still registered once the loop is gone.
 func (s *Supervisor) endLeftovers(detach bool) {
 	s.regMu.Lock()
 	left := slices.Clone(s.reg)
@@ -472,18 +423,25 @@ func (s *Supervisor) discover(c fsm.Command) {
 		s.goCmd(func() input {
 			cat, err := s.listSome(h, set)
 			cat.Offer = relistedOffer(*p, cat)
-			return catalogDiscovered{gen: c.Generation, cat: cat, err: err}
+			return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
 		})
 		return
 	}
 	s.goCmd(func() input {
-		cat, err := s.list(sess, blind, caps)
-		return catalogDiscovered{gen: c.Generation, cat: cat, err: err}
+		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
+		defer cancel()
+		var cat probes.Catalog
+		var err error
+		if blind {
+			cat, err = probes.ProbeBlind(ctx, sess, s.probeOptions())
+		} else {
+			cat, err = probes.ListDeclared(ctx, sess, caps, s.probeOptions())
+		}
+		return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
 	})
 }
 
-// settledLists are the lists a discovery settled: listed, or not offered
-// (-32601).
+// settledLists are the lists a discovery settled: listed, or -32601.
 func settledLists(r probes.Report) listSet {
 	var set listSet
 	for _, l := range probes.Lists() {
@@ -494,20 +452,10 @@ func settledLists(r probes.Report) listSet {
 	return set
 }
 
-// list discovers the catalog of sess, bounded by Config.Recovery.DiscoveryTimeout.
-func (s *Supervisor) list(sess seam.Session, blind bool, caps *mcp.ServerCapabilities) (probes.Catalog, error) {
-	ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
-	defer cancel()
-	if blind {
-		return probes.ProbeBlind(ctx, sess, s.probeOptions())
-	}
-	return probes.ListDeclared(ctx, sess, caps, s.probeOptions())
-}
-
 // probeOptions are the options of every discovery and re-list.
 func (s *Supervisor) probeOptions() probes.Options {
 	return probes.Options{ProbeTimeout: s.cfg.Recovery.ProbeTimeout, MaxPages: s.cfg.Limits.MaxPages, MaxItems: s.cfg.Limits.MaxItems,
-		Logger: s.cfg.Observe.Logger} // the session's lister attaches the wire facts
+		Logger: s.cfg.Observe.Logger}
 }
 
 // discovered takes the result of a discovery.
@@ -532,14 +480,13 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		return
 	}
 	s.loop.partial = nil
-	s.loop.found = catalogOf(cat, gen)
+	s.loop.found = &Catalog{Offer: cat.Offer, Generation: gen}
 	s.step(fsm.Trigger{Kind: events.TriggerDiscoverySucceeded, Generation: gen})
 	s.loop.found = nil // published, or refused as stale
 }
 
-// publish makes the catalog found for gen the current one. catalog-changed
-// is emitted only when a list changed: a new session whose catalog is the
-// same emits none (its transition to ready says a new session serves).
+// publish makes the catalog found for gen the current one; catalog-changed
+// only when a list changed.
 func (s *Supervisor) publish(gen uint64) {
 	cat := s.loop.found
 	s.loop.found = nil
@@ -557,9 +504,7 @@ func (s *Supervisor) publish(gen uint64) {
 		diff = cat.Diff(old)
 		newSession = old.Generation != gen
 		sn.catalog = cat
-		for uri := range sn.subs {
-			subs = append(subs, uri)
-		}
+		subs = slices.Collect(maps.Keys(sn.subs))
 	})
 	level := s.level()
 	if !diff.Empty() {
@@ -571,9 +516,8 @@ func (s *Supervisor) publish(gen uint64) {
 	s.published(gen)
 }
 
-// restore re-establishes resource subscriptions and the logging level on a
-// new session: the server lost them with the old one. A 2026-07-28 session
-// is sent no logging/setLevel: that era removed it (changelog.mdx, item 5).
+// restore re-establishes subscriptions and the logging level on a new
+// session (a 2026-07-28 one gets no logging/setLevel: changelog.mdx item 5).
 func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 	sess := s.session(gen)
 	if sess == nil {
@@ -607,47 +551,34 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 		s.step(fsm.Trigger{Kind: events.TriggerRetriesExhausted, Generation: c.Generation, Verdict: c.Verdict})
 		return
 	}
-	// Not before Retry-After, capped by MaxInterval; never shorter than
-	// the backoff's own wait.
+	// Not before Retry-After (capped by MaxInterval).
 	d = max(d, min(c.Verdict.RetryAfter, s.cfg.Recovery.Backoff.MaxInterval))
 	s.emitEvent(events.Event{Kind: events.KindRetryScheduled, Generation: c.Generation, Attempt: c.Attempt, Delay: d, Verdict: c.Verdict})
 	if s.loop.retry != nil {
 		s.loop.retry.Stop()
 	}
 	gen := c.Generation
-	s.loop.retry = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(retryDue{gen: gen}) })
+	s.loop.retry = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(stepLater(fsm.Trigger{Kind: events.TriggerRetryDue, Generation: gen})) })
 }
 
-// coolDown (re)arms the churn cool-down: after Config.Recovery.ChurnCooldown the
-// machine hears ChurnCooled and tries again. Every transition into or
-// within a churn failure (a Reconnect it held) starts the wait over.
+// coolDown (re)arms the churn cool-down (Config.Recovery.ChurnCooldown).
 func (s *Supervisor) coolDown(gen uint64) {
 	if s.loop.cooldown != nil {
 		s.loop.cooldown.Stop()
 	}
-	s.loop.cooldown = s.cfg.Observe.Clock.AfterFunc(s.cfg.Recovery.ChurnCooldown, func() { s.post(churnCooled{gen: gen}) })
+	s.loop.cooldown = s.cfg.Observe.Clock.AfterFunc(s.cfg.Recovery.ChurnCooldown, func() { s.post(stepLater(fsm.Trigger{Kind: events.TriggerChurnCooled, Generation: gen})) })
 }
 
 // hooksFor binds session reports to generation gen.
-func (s *Supervisor) hooksFor(gen uint64) *sessionHooks {
-	return &sessionHooks{s: s, gen: gen}
-}
+func (s *Supervisor) hooksFor(gen uint64) *sessionHooks { return &sessionHooks{s: s, gen: gen} }
 
 // sessionHooks let one session, of generation gen, report to the
-// supervisor. Its methods are called from go-sdk's and the transport's
-// goroutines and do not block. One object per session whose methods are
-// the hooks: a closure per hook cost every idle connection about 250 bytes.
+// supervisor, from go-sdk's and the transport's goroutines, never blocking.
 type sessionHooks struct {
-	s   *Supervisor
-	gen uint64
-	// armed has bit 1<<list set for the lists whose last result on this
-	// session carried a ttl: a result without one wakes the loop only to
-	// stop that list's timer. Most servers send none, and their listings
-	// then post nothing.
-	armed atomic.Uint32
-	// declined: the server declined this session's push stream; its
-	// catalog is polled (Supervisor.polled).
-	declined atomic.Bool
+	s        *Supervisor
+	gen      uint64
+	armed    atomic.Uint32 // bit 1<<list: its last result carried a ttl
+	declined atomic.Bool   // the push stream was declined: polled
 }
 
 // listChanged: a notifications/<list>/list_changed arrived.
@@ -656,20 +587,18 @@ func (h *sessionHooks) listChanged(l probes.List) {
 	if l == probes.Resources { // notifications/resources/list_changed covers the templates
 		set |= setOf(probes.ResourceTemplates)
 	}
-	h.s.post(listChanged{gen: h.gen, lists: set})
+	h.s.post(loopFunc(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) }))
 }
 
-// go-sdk's list_changed handlers.
-func (h *sessionHooks) toolsChanged(context.Context, *mcp.ToolListChangedRequest) {
-	h.listChanged(probes.Tools)
-}
-
-func (h *sessionHooks) promptsChanged(context.Context, *mcp.PromptListChangedRequest) {
-	h.listChanged(probes.Prompts)
-}
-
-func (h *sessionHooks) resourcesChanged(context.Context, *mcp.ResourceListChangedRequest) {
-	h.listChanged(probes.Resources)
+// onListChanged is go-sdk's list_changed handler of l: a re-list, then the
+// host's handler, if any.
+func onListChanged[R any](h *sessionHooks, l probes.List, host func(context.Context, R)) func(context.Context, R) {
+	return func(ctx context.Context, r R) {
+		h.listChanged(l)
+		if host != nil {
+			host(ctx, r)
+		}
+	}
 }
 
 // listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.
@@ -683,12 +612,11 @@ func (h *sessionHooks) listTTL(l probes.List, ms int) {
 	} else if h.armed.And(^bit)&bit == 0 {
 		return // no timer of this session to stop
 	}
-	h.s.post(listTTLSeen{gen: h.gen, list: l, ms: ms})
+	h.s.post(loopFunc(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) }))
 }
 
-// emitEvent stamps e, once, with the server, its sequence number and the
-// time, redacts session ids and credentials from its text, and queues it for
-// the sink. Loop goroutine only.
+// emitEvent stamps e with the server, its number and the time, redacts it,
+// and queues it for the sink. Loop goroutine only.
 func (s *Supervisor) emitEvent(e events.Event) {
 	if s.cfg.Observe.Events == nil {
 		return
@@ -707,4 +635,22 @@ func (s *Supervisor) flushEvents() {
 	s.sink.push(s.loop.batch)
 	clear(s.loop.batch) // the sink queue holds copies
 	s.loop.batch = s.loop.batch[:0]
+}
+
+// newConnectionID returns our own id of one go-sdk client session for its
+// events (events.Event.Connection): "conn:" and 8 random hex digits, which
+// tell sessionless sessions apart.
+func newConnectionID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24)
+	return "conn:" + hex.EncodeToString(b[:])
+}
+
+// eventSessionID is the session id an event carries: its hash, or "" for a
+// sessionless session (never the hash of "").
+func eventSessionID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return events.HashSessionID(id)
 }

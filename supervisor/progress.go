@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,28 +14,16 @@ import (
 	"github.com/mcpsup/mcpsup/httpsession"
 )
 
-// A call the supervisor bounds with Config.Limits.CallTimeout (its caller's context
-// has no deadline) runs on a callClock: its timeout starts over at each
-// progress notification for the call (MCP notifications/progress carrying
-// the request's progressToken), never past Config.Limits.CallTimeoutCeiling from
-// the call's start. A long-running tool that streams progress is not cut
-// off; one that goes silent still is.
-
-// callClock is the context of one call: its parent's values, and done when
-// the parent is (until [callClock.detach]), or, for a bounded call, when the
-// timeout passes without progress (Err: context.DeadlineExceeded, as a
-// context.WithTimeout gives, so the verdict is timeout); a bounded call has
-// no fixed Deadline. Safe for concurrent use.
-//
-// Contexts derived from it (net/http derives one per request) register
-// through its AfterFunc method, as they do with the context package's own
-// types; without it, context.WithCancel starts a goroutine per derived
-// context to watch Done.
+// callClock is the context of one call: its parent's values, done when the
+// parent is (until detach), or, for a call bounded by CallTimeout, when the
+// timeout passes without progress (Err context.DeadlineExceeded: a timeout
+// verdict). Each notifications/progress with the call's progressToken
+// starts the timeout over, up to the ceiling. Derived contexts register
+// through AfterFunc, as with the context package's own types, so the
+// timeout reaches them as DeadlineExceeded. Safe for concurrent use.
 type callClock struct {
-	context.Context // the parent: values and its own end
-	// ex collects the call's exchanges (httpsession.WithExchange, in the same
-	// allocation).
-	ex httpsession.Exchanges
+	context.Context                       // the parent: values and its own end
+	ex              httpsession.Exchanges // the call's exchanges (httpsession.WithExchange)
 
 	clock   clockwork.Clock
 	timeout time.Duration
@@ -46,17 +35,11 @@ type callClock struct {
 	done       chan struct{}
 	err        error
 	stopParent func() bool
-	// finish is the clock's one function value, so that a call builds one
-	// closure, not two: the parent's end calls it while the call runs (the
-	// call ends with the parent's error); once detached, it is the
-	// clock's release (see [callClock.release]).
+	// finish ends the call with the parent's error, or, once detached,
+	// releases the clock.
 	finish   func()
 	detached atomic.Bool
-	// after holds the functions AfterFunc registered, run once on end;
-	// afterBuf is its first backing array, so a call's one or two derived
-	// contexts cost no allocation for it.
-	after    []afterFunc
-	afterBuf [2]afterFunc
+	after    []afterFunc // registered by AfterFunc, run once on end
 	afterIDs uint64
 }
 
@@ -70,7 +53,6 @@ type afterFunc struct {
 // [callClock.Deadline]).
 func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
 	c := &callClock{Context: parent, clock: clock, timeout: timeout, done: make(chan struct{})}
-	c.after = c.afterBuf[:0]
 	c.finish = func() {
 		if c.detached.Load() {
 			c.release()
@@ -84,15 +66,9 @@ func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceilin
 		c.expiry = minTime(now.Add(timeout), c.ceiling)
 		c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
 	}
-	if parent.Done() == nil {
-		c.stopParent = neverStarted // the parent never ends: nothing to watch
-	} else {
-		c.stopParent = context.AfterFunc(parent, c.finish)
-	}
+	c.stopParent = context.AfterFunc(parent, c.finish)
 	return c
 }
-
-func neverStarted() bool { return false }
 
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {
@@ -110,18 +86,16 @@ func (c *callClock) Deadline() (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// detach makes the clock end no longer with its parent: once its call
-// returned, the caller's cancel (a deferred one, at once) would cut the
-// answer's stream before its end, and with it the connection, which
-// net/http reuses only after EOF. release ends it instead.
+// detach makes the clock end no longer with its parent: the caller's
+// cancel as it returns would cut the answer's stream, and the connection
+// with it. release ends it instead.
 func (c *callClock) detach() {
 	c.detached.Store(true)
 	c.stopParent()
 }
 func (c *callClock) Done() <-chan struct{} { return c.done }
 
-// Value answers the wire layer's key with the call's exchanges, any other
-// with the parent's value.
+// Value answers the wire layer's key with the call's exchanges.
 func (c *callClock) Value(key any) any {
 	if v, ok := c.ex.Value(key); ok {
 		return v
@@ -153,16 +127,14 @@ func (c *callClock) end(err error) {
 	}
 }
 
-// AfterFunc arranges to call f in its own goroutine once the clock is done,
-// as context.AfterFunc does; stop reports whether it kept f from running.
-// The context package calls it while holding the derived context's lock, so
-// f never runs on the caller's goroutine.
+// AfterFunc calls f in its own goroutine once the clock is done, as
+// context.AfterFunc does (the context package calls it holding a lock).
 func (c *callClock) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
 		go f()
-		return neverStarted
+		return func() bool { return false }
 	}
 	c.afterIDs++
 	id := c.afterIDs
@@ -192,9 +164,7 @@ func (c *callClock) progressed() {
 	c.timer.Reset(c.expiry.Sub(now))
 }
 
-// cancel ends the call's context with context.Canceled, as a
-// context.WithCancel's cancel does: a released session or Close ends the
-// call with it.
+// cancel ends the call with context.Canceled (released session, Close).
 func (c *callClock) cancel() { c.end(context.Canceled) }
 
 // release stops the timers once the call returned.
@@ -206,28 +176,22 @@ func (c *callClock) release() {
 	c.end(context.Canceled)
 }
 
-// progressCalls holds the bounded calls that carry a progress token, by
-// token, for the progress notifications to find them.
+// progressCalls holds the bounded calls by progress token.
 type progressCalls struct {
 	mu    sync.Mutex
 	calls map[string][]*callClock
 }
 
-// progressKey is a progress token as a map key. A token is a string or a
-// number (MCP spec, progress); a number sent as 7 comes back decoded as 7.0,
-// so numbers are keyed by their float64 value.
+// progressKey is a progress token (a string or a number, MCP progress) as
+// a map key; a number sent as 7 comes back as 7.0: keyed by float64.
 func progressKey(token any) (string, bool) {
 	switch t := token.(type) {
 	case nil:
 		return "", false
-	case string:
-		return "s:" + t, true
 	case int:
-		return fmt.Sprintf("n:%v", float64(t)), true
+		token = float64(t)
 	case int64:
-		return fmt.Sprintf("n:%v", float64(t)), true
-	case float64:
-		return fmt.Sprintf("n:%v", t), true
+		token = float64(t)
 	}
 	return fmt.Sprintf("%T:%v", token, token), true
 }
@@ -244,17 +208,9 @@ func (p *progressCalls) add(key string, c *callClock) {
 func (p *progressCalls) remove(key string, c *callClock) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	list := p.calls[key]
-	for i, o := range list {
-		if o == c {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
+	p.calls[key] = slices.DeleteFunc(p.calls[key], func(o *callClock) bool { return o == c })
+	if len(p.calls[key]) == 0 {
 		delete(p.calls, key)
-	} else {
-		p.calls[key] = list
 	}
 }
 
@@ -265,16 +221,15 @@ func (p *progressCalls) progressed(token any) {
 		return
 	}
 	p.mu.Lock()
-	list := append([]*callClock(nil), p.calls[key]...)
+	list := slices.Clone(p.calls[key])
 	p.mu.Unlock()
 	for _, c := range list {
 		c.progressed()
 	}
 }
 
-// boundCall returns the context a call whose caller gave no deadline runs
-// on (Config.Limits.CallTimeout, extended by progress for token up to
-// Config.Limits.CallTimeoutCeiling), and the function that releases it.
+// boundCall returns the clock of a call without a deadline (CallTimeout,
+// extended by progress for token) and the function that releases it.
 func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func()) {
 	c := newCallClock(ctx, s.cfg.Observe.Clock, s.cfg.Limits.CallTimeout, s.cfg.Limits.CallTimeoutCeiling)
 	key, ok := progressKey(token)
@@ -288,8 +243,8 @@ func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func
 	}
 }
 
-// progressThen returns a progress handler that extends the calls of the
-// notification's token, then calls the host's handler, if any.
+// progressThen extends the calls of a notification's token, then calls the
+// host's handler, if any.
 func progressThen(p *progressCalls, host func(context.Context, *mcp.ProgressNotificationClientRequest)) func(context.Context, *mcp.ProgressNotificationClientRequest) {
 	return func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
 		if r != nil && r.Params != nil {

@@ -25,30 +25,11 @@ const ResumeStateVersion = 1
 //	  "standalone_stream": {"off": true, "decided_at": "2026-11-30T09:00:00Z"}
 //	}
 //
-// A resume without initialize_result is blind (DESIGN.md section 2): the
-// supervisor probes the four list methods. With it, it lists what was
-// declared. Either way, a session the server no longer knows takes one stale
-// recovery: a full handshake, once. A 2026-07-28 server has no session id;
-// its persisted discovery result is reused without probing.
-//
-// The walkthrough (ExampleSupervisor_ResumeState runs it):
-//
-//  1. run a supervisor to ready; to stop, call Detach (not Close, whose
-//     DELETE ends the server-side session);
-//  2. save sup.ResumeState() (json.Marshal) where the host keeps secrets;
-//  3. after the restart, json.Unmarshal it and pass it as Config.Resume
-//     (New checks it, and that it names Config.Endpoint);
-//  4. Start: the session is re-attached without initialize; the catalog
-//     is listed again, and the state to save next is sup.ResumeState().
-//
-// A credential that expired meanwhile costs nothing with Config.HTTP.OAuthHandler
-// (the refused request is authorized and sent again); without one, the
-// supervisor stops unauthorized, keeps the state, and Reconnect after new
-// credentials resumes the same session.
-//
-// It holds the session id in clear (it is what resumes the session): store
-// it as a credential. Events, logs and errors only ever show its hash
-// (events.HashSessionID).
+// Without initialize_result the resume is blind and probes the four lists;
+// with it, the declared lists are listed (DESIGN.md section 2). A session
+// the server no longer knows takes one stale recovery. Persist it after
+// Detach, pass it as Config.Resume (ExampleSupervisor_ResumeState). It
+// holds the session id in clear: store it as a credential.
 type ResumeState struct {
 	Version  int    `json:"version"`
 	Endpoint string `json:"endpoint,omitempty"`
@@ -56,9 +37,8 @@ type ResumeState struct {
 	StandaloneStream StreamDecision `json:"standalone_stream,omitzero"`
 }
 
-// StreamDecision records that the standalone SSE stream was turned off for a
-// GET-hostile server, and when, so the decision outlives a restart for
-// Config.Stream.HostileMemory (failure story S5).
+// StreamDecision records that the stream was turned off for a GET-hostile
+// server, and when (failure story S5; Config.Stream.HostileMemory).
 type StreamDecision struct {
 	Off       bool      `json:"off"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
@@ -81,11 +61,9 @@ func (e *ResumeStateError) Unwrap() error { return e.Err }
 // MaxResumeStateBytes bounds the JSON form ParseResumeState accepts.
 const MaxResumeStateBytes = 1 << 20
 
-// ParseResumeState decodes and validates a resume state written by
-// json.Marshal of a ResumeState, at most MaxResumeStateBytes long. A
-// malformed one is refused with a *ResumeStateError naming the field. The
-// host should persist it per endpoint: New refuses a state whose endpoint is
-// missing or is not Config.Endpoint (compared as written).
+// ParseResumeState decodes and validates a ResumeState's JSON form, at most
+// MaxResumeStateBytes; a malformed one is a *ResumeStateError naming the
+// field.
 func ParseResumeState(data []byte) (*ResumeState, error) {
 	if len(data) > MaxResumeStateBytes {
 		return nil, &ResumeStateError{Field: "(document)", Reason: fmt.Sprintf("%d bytes, more than %d", len(data), MaxResumeStateBytes)}

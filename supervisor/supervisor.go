@@ -15,18 +15,12 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
+	"github.com/mcpsup/mcpsup/httpsession"
 	seam "github.com/mcpsup/mcpsup/session"
 )
 
-// Supervisor keeps one MCP server connection alive: it owns the state
-// machine, opens, resumes and replaces sessions as the classifier's verdicts
-// direct, and serves the host's calls through the live session.
-//
-// One loop goroutine at a time owns the machine, and runs only while inputs
-// wait; every input (command results, timers, host requests, session death)
-// reaches it through an inbox as a typed value. Events reach the host's sink
-// on another goroutine, in order, so a sink may call any method. All
-// exported methods are safe for concurrent use from any goroutine.
+// Supervisor keeps one MCP server connection alive (see the package doc).
+// All its methods are safe for concurrent use.
 type Supervisor struct {
 	cfg  Config
 	dial opener
@@ -34,69 +28,49 @@ type Supervisor struct {
 	inbox *inbox
 	life  context.Context // ends on Close or Detach: cancels commands
 	end   context.CancelFunc
-	// callLife ends first on Close or Detach: in-flight calls are canceled
-	// before the session is ended (a server may hold a DELETE until the
-	// requests of the session return).
+	// callLife ends first on Close or Detach: calls end before the session
+	// (a server may hold a DELETE until its requests return).
 	callLife context.Context
 	endCalls context.CancelFunc
 	loopDone chan struct{}
 	cmds     sync.WaitGroup // goroutines running commands (dial, attach, discovery)
-	bg       sync.WaitGroup // session watchers and closers
+	bg       sync.WaitGroup // session closers
 	calls    sync.WaitGroup // in-flight host calls
-	inflight inflight       // what ends them
-	commands inflight       // what ends the commands' contexts (cmdContext)
 
 	stopOnce sync.Once
 
 	regMu sync.Mutex
 	reg   []seam.Session // every session not yet closed or detached
 	// ending holds, by session id, a channel closed once that session's
-	// Detach returned: a re-attach of the same server-side session waits
-	// for it, so nothing of the old go-sdk session (a standalone GET, a
-	// late notifications/cancelled, whose JSON-RPC ids the new session
-	// reuses) still reaches the server once the new one runs.
+	// Detach returned: a re-attach waits for it, so nothing of the old
+	// go-sdk session (whose JSON-RPC ids the new one reuses) follows.
 	ending map[string]chan struct{}
 
 	mu      sync.Mutex
 	snap    snapshot
-	changed chan struct{} // closed on the next snapshot change; nil until a waiter asks (changedLocked)
-	started bool          // Start ran: a second does nothing
+	changed chan struct{} // closed on the next snapshot change (changedLocked)
+	started bool
 	stopped bool
 
 	detaching atomic.Bool // the stop in progress is a Detach
 
-	loop loopState // owned by the loop goroutine
-	// callServer is CallInfo.Server: Config.Name masked, made once when a
-	// CallHandler is set.
-	callServer string
+	loop       loopState  // owned by the loop goroutine
+	callServer string     // CallInfo.Server: Config.Name masked
 	sink       *sinkQueue // delivers events to Config.Observe.Events
 
-	// streams is the standalone stream decision the transport keeps
-	// across sessions (dialer.go); nil on stdio.
-	streams streamDecisions
-	roots   rootSet // the host's roots, applied to every session (host_api.go)
-
-	progress progressCalls // bounded calls by progress token (progress.go)
-
-	// redact keeps session ids (as short hashes) and credentials out of
-	// events, errors and logs.
-	redact redactor
-
-	// logLevel is the level the host set (SetLoggingLevel), nil before; a
-	// 2025-era session is sent it with logging/setLevel, a 2026-07-28
-	// session's requests carry it in `_meta` (loglevel.go).
-	logLevel atomic.Pointer[string]
-
-	// jitter returns a number in [0, 1) for the ttl re-lists' jitter
-	// (ttl.go); rand.Float64 but in tests. Read by the loop goroutine.
-	jitter func() float64
+	streams  *httpsession.Dialer    // keeps the stream decision; nil on stdio
+	roots    rootSet                // the host's roots, applied to every session
+	progress progressCalls          // bounded calls by progress token
+	redact   redactor               // session ids and credentials out of every text
+	logLevel atomic.Pointer[string] // SetLoggingLevel's; nil before (loglevel.go)
+	jitter   func() float64         // [0, 1) for the ttl re-lists; loop goroutine
 }
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
 type snapshot struct {
 	state      State
 	reason     Reason
-	verdict    *classify.Verdict // the failure that moved it to failed; nil when none
+	verdict    classify.Verdict // the failure that moved it to failed
 	gen        uint64
 	live       *held        // the live session in Ready, else nil
 	catalog    *Catalog     // the published catalog; nil before the first
@@ -104,19 +78,9 @@ type snapshot struct {
 	rate       *rateWindow  // the last 429's window; nil when none
 	subs       map[string]bool
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
-	// reconnects counts Reconnect requests the loop has not taken yet:
-	// while one waits, a terminal failure is about to be left (or held by
-	// churn), so WaitForState does not report it.
+	// reconnects counts Reconnects the loop has not taken yet: the
+	// terminal failure is about to be left, WaitForState does not report it.
 	reconnects int
-}
-
-// failure returns the verdict that moved the machine to failed, or the zero
-// verdict.
-func (sn *snapshot) failure() classify.Verdict {
-	if sn.verdict == nil {
-		return classify.Verdict{}
-	}
-	return *sn.verdict
 }
 
 // rateWindow is a window in which calls fail at once with the verdict of
@@ -143,8 +107,7 @@ func New(cfg Config) (*Supervisor, error) {
 		if err := cfg.Resume.Validate(); err != nil {
 			return nil, err
 		}
-		// Never send one server's session id to another: a state must say
-		// where it was saved.
+		// Never send one server's session id to another.
 		switch ep := cfg.Resume.Endpoint; {
 		case ep == "":
 			return nil, &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
@@ -169,8 +132,7 @@ func validEndpoint(endpoint string) error {
 	shown := endpointText(cutText(endpoint, 200), endpoint)
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		// url.Error prints the URL, credentials included: its cause alone,
-		// redacted, and no chain to it.
+		// url.Error prints the URL with its credentials: its cause alone.
 		var ue *url.Error
 		why := err.Error()
 		if errors.As(err, &ue) {
@@ -188,8 +150,6 @@ func validEndpoint(endpoint string) error {
 // Command config: set by the caller).
 func newSupervisor(cfg Config, d opener) *Supervisor {
 	life, end := context.WithCancel(context.Background())
-	// Not a child of life: stop ends it first anyway, and a child would
-	// give life a children map, held by every idle supervisor.
 	callLife, endCalls := context.WithCancel(context.Background())
 	s := &Supervisor{
 		cfg:      cfg,
@@ -234,22 +194,6 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	return s
 }
 
-// streamDecision is the standalone stream decision now; on stdio, on.
-func (s *Supervisor) streamDecision() seam.StreamDecided {
-	if s.streams == nil {
-		return seam.StreamDecided{}
-	}
-	return s.streams.StreamDecision()
-}
-
-// decisionOf is the persisted form of a stream decision.
-func decisionOf(d seam.StreamDecided) StreamDecision {
-	if !d.Off {
-		return StreamDecision{}
-	}
-	return StreamDecision{Off: true, DecidedAt: d.Since}
-}
-
 // Start begins supervising: it opens a session, or resumes Config.Resume. It
 // returns at once; watch State or WaitForState. Start after Close or Detach
 // does nothing; a second Start does nothing.
@@ -262,30 +206,16 @@ func (s *Supervisor) Start() {
 	s.started = true
 	s.mu.Unlock()
 	s.inbox.start()
-	mode := fsm.ResumeNone
-	if rs := s.cfg.Resume; rs != nil {
-		mode = fsm.ResumeBlind
-		if rs.InitializeResult != nil {
-			mode = fsm.ResumeKnown
-		}
-	}
-	s.post(startRequested{mode: mode})
+	s.post(stepLater(fsm.Trigger{Kind: events.TriggerStarted, Resume: resumeMode(s.cfg.Resume)}))
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
-// cancels in-flight calls and waits for them (their Config.Observe.CallHandler
-// stages included, the CallEnd last), for every goroutine the
-// supervisor started, and for the events sink (Config.Observe.Events) to have
-// received every event. It is idempotent and safe from any goroutine, in any
-// state, an events sink included: called from a sink callback it stops
-// everything but does not wait for the sink (the callback cannot wait for
-// itself); the events behind that callback follow once it returns. A sink
-// callback must not wait for a goroutine of its own that calls Close. A
-// server that answers nothing holds Close for at most 10 s: 5 s for go-sdk's
-// notifications/cancelled of the calls Close canceled (mcp/transport.go
-// notifyCancellationTimeout), which go-sdk's connection waits for before it
-// closes, then 5 s for the DELETE (httpsession's deleteTimeout); Detach
-// sends no DELETE, so at most the first 5 s.
+// cancels in-flight calls and waits for them (CallHandler stages included),
+// for every goroutine the supervisor started, and for the sink to have
+// received every event; from a sink callback it does not wait for the sink.
+// Idempotent; always nil. A silent server holds it at most 10 s: 5 s for
+// go-sdk's notifications/cancelled (notifyCancellationTimeout), 5 s for the
+// DELETE (Detach: the first 5 s only).
 func (s *Supervisor) Close() error { return s.stop(events.TriggerCloseRequested) }
 
 // Detach stops the supervisor like Close but keeps the server-side session
@@ -300,12 +230,14 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		s.stopped = true // no new call from here on
 		started := s.started
 		s.mu.Unlock()
-		s.endCalls()
-		s.inflight.close()
+		s.endCalls() // ends every held session's context, and so its calls
 		s.calls.Wait()
 		if started {
 			done := make(chan struct{})
-			if s.post(stopRequested{kind: kind, done: done}) {
+			if s.post(loopFunc(func(s *Supervisor) {
+				s.step(fsm.Trigger{Kind: kind})
+				close(done)
+			})) {
 				<-done
 			}
 		} else {
@@ -316,8 +248,7 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		s.inbox.end()
 		s.stopTimers()
 		close(s.loopDone)
-		s.end()
-		s.commands.close() // cancels commands
+		s.end() // cancels commands
 		// Commands end with the life context; sessions they opened too late
 		// for the loop are still registered and ended here.
 		s.cmds.Wait()
@@ -340,31 +271,27 @@ func (s *Supervisor) State() State {
 	return s.snap.state
 }
 
-// Generation returns the session generation: the number of go-sdk client
-// sessions this supervisor has tried to open or attach, failed attempts
-// included (+1 per Dial or Attach, DESIGN.md section 2). Results of an older
-// generation are dropped. SessionsOpened counts the ones that succeeded.
+// Generation returns the session generation: +1 per Dial or Attach tried,
+// failed ones included (DESIGN.md section 2).
 func (s *Supervisor) Generation() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snap.gen
 }
 
-// SessionsOpened returns how many sessions were opened or attached
-// successfully.
+// SessionsOpened returns how many sessions were opened or attached.
 func (s *Supervisor) SessionsOpened() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snap.sessionsUp
 }
 
-// Failure returns the reason of a terminal failed state (ReasonUnauthorized,
-// ReasonCanceled, ReasonBudgetSpent, ReasonChurn; ReasonNone when not
-// terminal) and the verdict of the failure that led to the failed state.
+// Failure returns the reason of a terminal failed state (ReasonNone when
+// not terminal) and the verdict of the failure that led to failed.
 func (s *Supervisor) Failure() (reason Reason, v classify.Verdict) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap.reason, s.snap.failure()
+	return s.snap.reason, s.snap.verdict
 }
 
 // WaitForStateChange blocks until the state differs from from, or ctx is
@@ -385,22 +312,15 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 	}
 }
 
-// WaitForState blocks until the state is want, or ctx is done: then it
-// returns a *StateError wrapping ctx.Err() (errors.Is finds
-// context.DeadlineExceeded or context.Canceled) that names the state it was
-// in and the verdict of the last failure, so that a wait for a server that
-// is down says why. It returns a *StateError wrapping ErrClosed if the
-// supervisor closes first,
-// and, unless want is Failed or Closed, one wrapping ErrNotReady (with the
-// reason and verdict) if it reaches a terminal failed state, which only
-// Reconnect (and, for churn, Config.Recovery.ChurnCooldown) leaves. After Reconnect
-// it waits for the attempt Reconnect asked for: the terminal failure it was
-// called from is not reported, only one that attempt ends in (a Reconnect
-// held by the churn limit ends in churn at once).
+// WaitForState blocks until the state is want. Otherwise it returns a
+// *StateError naming the state and the last failure's verdict, wrapping
+// ctx.Err() when ctx ends, ErrClosed when the supervisor closes, or (unless
+// want is Failed or Closed) ErrNotReady on a terminal failed state. After
+// Reconnect it waits for the attempt Reconnect asked for.
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 	for {
 		s.mu.Lock()
-		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.failure(), s.changedLocked()
+		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.verdict, s.changedLocked()
 		pending := s.snap.reconnects > 0
 		s.mu.Unlock()
 		switch {
@@ -432,13 +352,10 @@ func (s *Supervisor) Catalog() Catalog {
 	return c
 }
 
-// ResumeState returns the state a host persists to resume this session after
-// a restart (see ResumeState): the live session's, or the last one's. It is
-// Config.Resume before the first session (nil without it), and nil between
-// dropping a stale or refused
-// session id and opening the next session (then it is the new session's).
-// Persist it after Detach, not after Close (which ended the server-side
-// session).
+// ResumeState returns the state to persist (see ResumeState): the live or
+// last session's; Config.Resume before the first; nil between dropping a
+// refused session id and the next session. Persist it after Detach, not
+// Close.
 func (s *Supervisor) ResumeState() *ResumeState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -446,30 +363,29 @@ func (s *Supervisor) ResumeState() *ResumeState {
 		return nil
 	}
 	rs := *s.snap.resume
-	rs.StandaloneStream = decisionOf(s.streamDecision())
+	rs.StandaloneStream = StreamDecision{}
+	if s.streams != nil {
+		if d := s.streams.StreamDecision(); d.Off {
+			rs.StandaloneStream = StreamDecision{Off: true, DecidedAt: d.Since}
+		}
+	}
 	return &rs
 }
 
-// Reconnect asks for a fresh session: from a terminal failed state (after
-// the host re-authorized, say), or from ready. After a terminal
-// unauthorized, the session the supervisor holds resumable (see
-// ResumeState) is re-attached instead, without initialize, when there is
-// one: a credential that expired costs no server-side session. A reconnect
-// opens a session like any other and counts toward Config.Recovery.MaxSessions per
-// Config.Recovery.ChurnWindow: past the limit it is held (from ready the live
-// session stays; from a failed state it becomes a churn failure, which
-// cools down for Config.Recovery.ChurnCooldown). It returns at once; WaitForState
-// then waits for the attempt it asked for.
+// Reconnect asks for a fresh session, from a terminal failed state or from
+// ready, and ends the rate-limit window. After a terminal unauthorized the
+// resumable session is re-attached instead. It counts toward
+// Config.Recovery.MaxSessions: past the limit it is held (ready stays; failed
+// becomes churn). It returns at once.
 func (s *Supervisor) Reconnect() {
 	s.setSnapshot(func(sn *snapshot) { sn.reconnects++ })
-	if !s.post(reconnectRequested{}) {
+	if !s.post(loopFunc((*Supervisor).reconnect)) {
 		s.setSnapshot(func(sn *snapshot) { sn.reconnects-- })
 	}
 }
 
-// served reports whether the session of gen is the live one in ready:
-// past its handshake and first listing (the HTTP dialer's era memory tells
-// a session still opening from one that served).
+// served reports whether the session of gen is the live one in ready (the
+// HTTP dialer's era memory asks).
 func (s *Supervisor) served(gen uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -488,8 +404,7 @@ func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 }
 
 // changedLocked returns the channel the next snapshot change closes, made
-// on demand: a supervisor nobody waits on makes none, neither idle nor on
-// each step. Called with s.mu held.
+// on demand. Called with s.mu held.
 func (s *Supervisor) changedLocked() <-chan struct{} {
 	if s.changed == nil {
 		s.changed = make(chan struct{})
@@ -502,63 +417,29 @@ func (s *Supervisor) changedLocked() <-chan struct{} {
 func (s *Supervisor) post(in input) bool {
 	taken, start := s.inbox.push(in)
 	if start {
-		// The loop, then the command it handed to this goroutine, if any.
-		go func() { s.runCommands(s.run()) }()
+		go s.run()
 	}
 	return taken
 }
 
-// goCmd runs a command's I/O, f, off the loop, counted for Close, and posts
-// the result f returns (nil: none). Called by the loop, it hands f to the
-// loop's own goroutine, to run once the loop ends (see inbox); else, or
-// when one command is handed already, f runs on a goroutine of its own.
+// goCmd runs a command's I/O, f, on a goroutine counted for Close, and
+// posts the result f returns (nil: none).
 func (s *Supervisor) goCmd(f func() input) {
 	s.cmds.Add(1)
-	if !s.inbox.handOff(f) {
-		go s.runCommands(f)
-	}
-}
-
-// runCommands runs command f (counted in s.cmds by goCmd; nil: none) and
-// posts its result. When no loop runs, this goroutine runs the loop over
-// the result itself, and then the command that loop handed to it, and so
-// on until none is left: a connection's setup runs on one goroutine.
-func (s *Supervisor) runCommands(f func() input) {
-	for f != nil {
+	go func() {
 		in := f()
 		s.cmds.Done()
-		f = nil
-		if in == nil {
-			return
+		if in != nil {
+			s.post(in)
 		}
-		if _, start := s.inbox.push(in); start {
-			f = s.run()
-		}
-	}
-}
-
-// cmdContext returns the context of one command's I/O (a dial, an attach,
-// a listing, a verification ping): it ends after d, on Close or Detach, or
-// on cancel. It is not a child of s.life: the first child would give life a
-// children map (about 350 bytes) that every idle supervisor then holds.
-func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.CancelFunc) {
-	// Its deadline is ours (the server was slow: timeout), its cancel
-	// Close's (canceled): the cause tells classify which ended it.
-	ctx, cancel := context.WithTimeoutCause(context.Background(), d, classify.ErrDeadline)
-	id := s.commands.join(nil, cancelFunc(cancel))
-	return ctx, func() {
-		s.commands.leave(id)
-		cancel()
-	}
-}
-
-// goBG runs f on a goroutine that Close waits for after the commands.
-func (s *Supervisor) goBG(f func()) {
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		f()
 	}()
+}
+
+// cmdContext returns the context of one command's I/O: it ends after d
+// (cause classify.ErrDeadline, a timeout verdict), on Close or Detach, or
+// on cancel.
+func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(s.life, d, classify.ErrDeadline)
 }
 
 // String names the supervisor for logs.
@@ -567,3 +448,40 @@ func (s *Supervisor) String() string {
 }
 
 var _ backoff.BackOff = (*backoff.ExponentialBackOff)(nil)
+
+// reconnectResume returns how a Reconnect re-opens the connection: after
+// a terminal unauthorized, the resumable session is re-attached (blind or
+// known as its state is); else a full handshake. Loop goroutine only.
+func (s *Supervisor) reconnectResume() fsm.ResumeMode {
+	m := s.loop.m
+	if m.State() != events.StateFailed || m.Reason() != events.ReasonUnauthorized {
+		return fsm.ResumeNone
+	}
+	s.mu.Lock()
+	rs := s.snap.resume
+	s.mu.Unlock()
+	if rs != nil && rs.SessionID == "" {
+		return fsm.ResumeNone
+	}
+	return resumeMode(rs)
+}
+
+// resumeMode is how a session of rs is resumed: blind without its
+// InitializeResult, none without rs.
+func resumeMode(rs *ResumeState) fsm.ResumeMode {
+	switch {
+	case rs == nil:
+		return fsm.ResumeNone
+	case rs.InitializeResult == nil:
+		return fsm.ResumeBlind
+	}
+	return fsm.ResumeKnown
+}
+
+// reconnect takes a Reconnect: the host decided to try again, so the
+// rate-limit window ends.
+func (s *Supervisor) reconnect() {
+	s.setSnapshot(func(sn *snapshot) { sn.rate = nil })
+	s.step(fsm.Trigger{Kind: events.TriggerReconnectRequested, Resume: s.reconnectResume()})
+	s.setSnapshot(func(sn *snapshot) { sn.reconnects-- }) // its outcome is published
+}

@@ -2,12 +2,8 @@ package supervisor
 
 import "github.com/mcpsup/mcpsup/events"
 
-// The event vocabulary a host switches on, re-exported from events (which
-// defines and documents each value) so that, say, e.To == supervisor.Failed
-// && e.Reason == supervisor.ReasonUnauthorized or e.Kind ==
-// supervisor.KindCallFailed compiles with this package alone. The values
-// are the strings of the events JSON form; docs/statechart.md draws the
-// transitions.
+// The event vocabulary, re-exported from events (which documents each
+// value) so a host switches on it with this package alone.
 
 // State is the connection state (events.State), as events.Event names its
 // From and To.
