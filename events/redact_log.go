@@ -7,14 +7,13 @@ import (
 	"regexp"
 )
 
-// RedactingHandler returns a [slog.Handler] that redacts every record by r
-// (nil: the patterns only) before next handles it: the message and string
-// values by [Redactor.Text]; the value of a key naming a session id
-// ("session_id", "sessionId", "Mcp-Session-Id") hashed, of a credential
-// name ("token", "Authorization") [Masked]; errors and Stringers by their
-// redacted text, LogValuers resolved, groups member by member; numbers,
-// booleans, durations and times kept; any other value as its redacted %+v.
-// It is safe for concurrent use if next is.
+// RedactingHandler returns a [slog.Handler] that redacts each record by r
+// (nil: the patterns only) before next: the message and string values by
+// [Redactor.Text]; a session id key's value ("session_id",
+// "Mcp-Session-Id") hashed, a credential name's [Masked]; errors, Stringers
+// and other values by their redacted text; groups member by member;
+// numbers, booleans, durations and times kept. It is safe for concurrent
+// use if next is.
 func RedactingHandler(r *Redactor, next slog.Handler) slog.Handler {
 	return &redactingHandler{r: r, next: next}
 }
@@ -75,8 +74,8 @@ func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
 	return slog.String(a.Key, h.r.Text(valueText(v)))
 }
 
-// valueText renders v as a text handler would. A method that panics (a
-// typed nil) yields a marker, as slog's own handlers do.
+// valueText renders v as a text handler would, a panic (a typed nil) as
+// slog's own handlers do.
 func valueText(v slog.Value) (s string) {
 	defer func() {
 		if p := recover(); p != nil {
