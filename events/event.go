@@ -155,8 +155,7 @@ const (
 )
 
 // BoundNames returns the first [MaxNames] of names, each cut by [CutName],
-// and how many were left off. names is not modified; the result is names
-// itself when it is within both bounds, else a new slice.
+// and how many were left off; names itself when within both bounds.
 func BoundNames(names []string) (kept []string, omitted int) {
 	omitted = max(0, len(names)-MaxNames)
 	if omitted == 0 && !slices.ContainsFunc(names, func(n string) bool { return len(n) > MaxNameBytes }) {
@@ -169,9 +168,8 @@ func BoundNames(names []string) (kept []string, omitted int) {
 	return kept, omitted
 }
 
-// BoundChange returns the change of a list (its added, removed and changed
-// keys) as an event carries it: each list through [BoundNames], and in
-// Omitted how many were left off in all.
+// BoundChange returns a list's change as an event carries it: each list
+// through [BoundNames], Omitted the sum left off.
 func BoundChange(added, removed, changed []string) (c ListChange) {
 	var a, r, ch int
 	c.Added, a = BoundNames(added)
@@ -204,16 +202,14 @@ func (c *ListChange) Empty() bool {
 func (c *ListChange) IsZero() bool { return c.Empty() }
 
 // Sink receives events. A supervisor calls Emit once per event, in order,
-// one call at a time, from a goroutine of its own that is not the one
-// driving its state machine, so Emit may call back into the supervisor; a
-// slow Emit delays only the events behind it. Implementations used from
-// several supervisors must be safe for concurrent use.
+// one at a time, from a goroutine of its own: Emit may call back into the
+// supervisor. A Sink used by several supervisors must be safe for
+// concurrent use.
 type Sink interface {
 	Emit(Event)
 }
 
-// SinkFunc adapts a function to a [Sink]: the callback sink. It is as safe
-// for concurrent use as the function is.
+// SinkFunc adapts a function to a [Sink]; as safe for concurrent use as it.
 type SinkFunc func(Event)
 
 // Emit calls f(e).

@@ -24,11 +24,11 @@ const Version = 1
 // than [Version], missing included.
 var ErrVersion = errors.New("events: unsupported JSON version")
 
-// plainEvent is Event without its methods: the fields its tags name.
+// plainEvent is Event without its methods.
 type plainEvent Event
 
 // jsonEvent is the JSON form of an Event: its tagged fields, and those
-// written in another form than Go's.
+// written in a form of their own.
 type jsonEvent struct {
 	V int `json:"v"`
 	*plainEvent
@@ -62,10 +62,8 @@ type jsonOutcome struct {
 	Warning string       `json:"warning,omitempty"`
 }
 
-// MarshalJSON writes the stable JSON form documented in the package doc:
-// "v": 1, snake_case names, zero fields omitted, Time in RFC 3339 with
-// nanoseconds in UTC, durations as milliseconds (exact, with up to six
-// decimals). It fails only for a verdict whose class is out of range.
+// MarshalJSON writes the JSON form of the package doc. It fails only for a
+// verdict whose class is out of range.
 func (e Event) MarshalJSON() ([]byte, error) {
 	j := jsonEvent{V: Version, plainEvent: (*plainEvent)(&e), DelayMS: millis(e.Delay)}
 	if !e.Time.IsZero() {
@@ -85,10 +83,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON reads the JSON form written by [Event.MarshalJSON]. Unknown
-// fields are ignored (a newer writer may add some); a "v" other than
-// [Version] fails with [ErrVersion]; a bad time, duration or class name fails
-// with an error naming the field. Times decode in UTC.
+// UnmarshalJSON reads the JSON form, ignoring unknown fields. A "v" other
+// than [Version] fails with [ErrVersion]; a bad time, duration or class with
+// an error naming the field. Times decode in UTC.
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var out Event
 	j := jsonEvent{plainEvent: (*plainEvent)(&out)}
@@ -124,9 +121,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// toJSONVerdict returns nil for the zero verdict, so it is omitted. The RPC
-// object is written only when Present (its other fields mean nothing
-// otherwise).
+// toJSONVerdict returns nil (omitted) for the zero verdict; "rpc" only when
+// Present.
 func toJSONVerdict(v classify.Verdict) (*jsonVerdict, error) {
 	if v == (classify.Verdict{}) {
 		return nil, nil

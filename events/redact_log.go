@@ -15,16 +15,13 @@ import (
 // numbers, booleans, durations and times kept. It is safe for concurrent
 // use if next is.
 func RedactingHandler(r *Redactor, next slog.Handler) slog.Handler {
-	return &redactingHandler{r: r, next: next}
+	return &redactingHandler{next, r}
 }
 
+// redactingHandler takes Enabled from next.
 type redactingHandler struct {
-	r    *Redactor
-	next slog.Handler
-}
-
-func (h *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.next.Enabled(ctx, l)
+	slog.Handler
+	r *Redactor
 }
 
 func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
@@ -33,15 +30,15 @@ func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
 		out.AddAttrs(h.attr(a))
 		return true
 	})
-	return h.next.Handle(ctx, out)
+	return h.Handler.Handle(ctx, out)
 }
 
 func (h *redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &redactingHandler{r: h.r, next: h.next.WithAttrs(h.attrs(as))}
+	return &redactingHandler{h.Handler.WithAttrs(h.attrs(as)), h.r}
 }
 
 func (h *redactingHandler) WithGroup(name string) slog.Handler {
-	return &redactingHandler{r: h.r, next: h.next.WithGroup(name)}
+	return &redactingHandler{h.Handler.WithGroup(name), h.r}
 }
 
 var sessionKey = regexp.MustCompile(`(?i)^(?:mcp[-_]?)?session[-_]?id$`)
