@@ -442,11 +442,8 @@ func (r *Redactor) Verdict(v classify.Verdict) classify.Verdict {
 }
 
 func (r *Redactor) texts(in []string) []string {
-	if in == nil {
-		return nil
-	}
-	out := make([]string, len(in))
-	for i, s := range in {
+	out := slices.Clone(in) // nil stays nil
+	for i, s := range out {
 		out[i] = r.Text(s)
 	}
 	return out
