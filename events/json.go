@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -23,11 +24,11 @@ const Version = 1
 // than [Version], missing included.
 var ErrVersion = errors.New("events: unsupported JSON version")
 
-// plainEvent is Event without its methods: the fields its tags name.
+// plainEvent is Event without its methods.
 type plainEvent Event
 
 // jsonEvent is the JSON form of an Event: its tagged fields, and those
-// written in another form than Go's.
+// written in a form of their own.
 type jsonEvent struct {
 	V int `json:"v"`
 	*plainEvent
@@ -61,10 +62,8 @@ type jsonOutcome struct {
 	Warning string       `json:"warning,omitempty"`
 }
 
-// MarshalJSON writes the stable JSON form documented in the package doc:
-// "v": 1, snake_case names, zero fields omitted, Time in RFC 3339 with
-// nanoseconds in UTC, durations as milliseconds (exact, with up to six
-// decimals). It fails only for a verdict whose class is out of range.
+// MarshalJSON writes the JSON form of the package doc. It fails only for a
+// verdict whose class is out of range.
 func (e Event) MarshalJSON() ([]byte, error) {
 	j := jsonEvent{V: Version, plainEvent: (*plainEvent)(&e), DelayMS: millis(e.Delay)}
 	if !e.Time.IsZero() {
@@ -84,10 +83,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON reads the JSON form written by [Event.MarshalJSON]. Unknown
-// fields are ignored (a newer writer may add some); a "v" other than
-// [Version] fails with [ErrVersion]; a bad time, duration or class name fails
-// with an error naming the field. Times decode in UTC.
+// UnmarshalJSON reads the JSON form, ignoring unknown fields. A "v" other
+// than [Version] fails with [ErrVersion]; a bad time, duration or class with
+// an error naming the field. Times decode in UTC.
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var out Event
 	j := jsonEvent{plainEvent: (*plainEvent)(&out)}
@@ -123,9 +121,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// toJSONVerdict returns nil for the zero verdict, so it is omitted. The RPC
-// object is written only when Present (its other fields mean nothing
-// otherwise).
+// toJSONVerdict returns nil (omitted) for the zero verdict; "rpc" only when
+// Present.
 func toJSONVerdict(v classify.Verdict) (*jsonVerdict, error) {
 	if v == (classify.Verdict{}) {
 		return nil, nil
@@ -168,46 +165,25 @@ func millis(d time.Duration) json.Number {
 	if d == 0 {
 		return ""
 	}
-	sign := ""
-	u := uint64(d)
-	if d < 0 {
-		sign, u = "-", uint64(-d) // -MinInt64 wraps to itself, which is its magnitude as uint64
-	}
-	s := sign + strconv.FormatUint(u/1e6, 10)
-	if frac := u % 1e6; frac != 0 {
-		s += "." + strings.TrimRight(fmt.Sprintf("%06d", frac), "0")
-	}
-	return json.Number(s)
+	s := big.NewRat(int64(d), 1e6).FloatString(6)
+	return json.Number(strings.TrimSuffix(strings.TrimRight(s, "0"), "."))
 }
 
-// parseMillis reads a number of milliseconds. Up to six decimals are exact;
-// other forms (exponents, more decimals) are rounded to the nanosecond.
+// parseMillis reads a number of milliseconds, exactly, rounded to the
+// nanosecond (halves away from zero).
 func parseMillis(n json.Number) (time.Duration, error) {
-	s := string(n)
-	if s == "" {
+	if n == "" {
 		return 0, nil
 	}
-	whole, frac, hasFrac := strings.Cut(strings.TrimPrefix(s, "-"), ".")
-	if !strings.ContainsAny(s, "eE") && len(frac) <= 6 && (!hasFrac || frac != "") {
-		w, err1 := strconv.ParseInt(whole, 10, 64)
-		f, err2 := strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64)
-		if err1 == nil && err2 == nil && w <= (1<<63-1-f)/1e6 {
-			d := time.Duration(w*1e6 + f)
-			if strings.HasPrefix(s, "-") {
-				d = -d
-			}
-			return d, nil
-		}
+	// The float bounds the exponent before big.Rat builds the number;
+	// ParseInt bounds it exactly.
+	f, err := strconv.ParseFloat(string(n), 64)
+	r, ok := new(big.Rat).SetString(string(n))
+	if err != nil || !ok || math.Abs(f) > 1e13 {
+		return 0, fmt.Errorf("%s ms is not a number in range", n)
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, err
-	}
-	ns := f * 1e6
-	if ns >= 1<<63 || ns < -(1<<63) {
-		return 0, fmt.Errorf("%s ms is out of range", s)
-	}
-	return time.Duration(math.Round(ns)), nil
+	ns, err := strconv.ParseInt(r.Mul(r, big.NewRat(1e6, 1)).FloatString(0), 10, 64)
+	return time.Duration(ns), err
 }
 
 // MaxLineBytes bounds one line of a JSON-lines event stream read by

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -30,21 +31,16 @@ func (r *Recorder) Emit(e Event) {
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]Event, len(r.events))
-	copy(out, r.events)
-	return out
+	return slices.Clone(r.events)
 }
 
 // WaitFor blocks until cond holds for the events recorded so far (a copy,
-// oldest first), checking again after every Emit, and returns those events.
-// It returns ctx.Err() with the last events checked if ctx ends first. A
-// supervisor delivers events on its own goroutine: a test that has seen a
-// state change waits here for the event that announces it.
+// oldest first), checking again after every Emit, and returns those events;
+// ctx.Err() with the last events checked if ctx ends first.
 func (r *Recorder) WaitFor(ctx context.Context, cond func([]Event) bool) ([]Event, error) {
 	for {
 		r.mu.Lock()
-		evs := make([]Event, len(r.events))
-		copy(evs, r.events)
+		evs := slices.Clone(r.events)
 		if r.changed == nil {
 			r.changed = make(chan struct{})
 		}

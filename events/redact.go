@@ -17,10 +17,9 @@ import (
 // Masked replaces a secret in redacted text.
 const Masked = "[redacted]"
 
-// MinSessionIDLen is the shortest registered session id (and secret found
-// in configuration, [Redactor.AddLikelySecret]) replaced wherever it
-// stands: a shorter one ("a", "42") would rewrite ordinary words. A shorter
-// id is hashed only where a session id is named.
+// MinSessionIDLen is the shortest registered session id, or likely secret,
+// replaced wherever it stands: a shorter one ("42") would rewrite ordinary
+// words. A shorter id is hashed only where a session id is named.
 const MinSessionIDLen = 8
 
 // HashSessionID returns the short stable form of an MCP session id
@@ -33,31 +32,21 @@ func HashSessionID(id string) string {
 
 var hashedID = regexp.MustCompile(`^sid:[0-9a-f]{8}$`)
 
-// Redactor keeps secrets out of text meant for people: event fields, error
-// texts and log records (DESIGN.md section 4, redaction). It rewrites:
+// Redactor keeps secrets out of event fields, error texts and log records
+// (DESIGN.md section 7, Secrets). Each form below is raw or escaped (Go's
+// %q, JSON, URL query and path). It hashes ([HashSessionID]) a registered
+// session id of at least [MinSessionIDLen] bytes standing as a whole token,
+// and any session id where it is named (go-sdk's "(session ID: <id>)",
+// "Mcp-Session-Id: <id>", "sessionId":"<id>", sessionid=<id>, `session IDs
+// "<a>" and "<b>"` ...). It masks ([Masked]) a registered secret wherever it
+// stands, a piece of 6 bytes or more where a text was cut ("...", "…" or an
+// end), each line of a secret of several lines; and by pattern URL
+// userinfo, "Bearer"/"Basic" credentials (RFC 9110 section 11) and the
+// values of credential names (a part, split at '-', '_', '.', is a word of
+// credentialWords: access_token and X-Api-Key are, author is not).
 //
-//   - registered session ids ([Redactor.AddSessionID]) of at least
-//     [MinSessionIDLen] bytes standing as a whole token (not continued by a
-//     letter or digit), raw or escaped (Go's %q, JSON, URL query and path):
-//     each becomes its [HashSessionID];
-//   - any session id, of any length, where it is named: go-sdk's "(session
-//     ID: <id>)", "session ID: <id>", "Mcp-Session-Id: <id>",
-//     map[Mcp-Session-Id:[<id>]], "sessionId":"<id>", sessionid=<id>,
-//     `session IDs "<a>" and "<b>"`, `session "<id>"`: hashed;
-//   - registered secrets ([Redactor.AddSecret]) wherever they appear, raw
-//     or escaped, also inside a word, a piece of 6 bytes or more where a
-//     text was cut (at its ends, or next to "..." or "…"), and each line of
-//     a secret of several lines: [Masked];
-//   - by pattern: URL userinfo, the values of credential names in
-//     key=value text and header renderings, "Bearer <token>" and "Basic
-//     <credentials>": [Masked]. A credential name has, split at '-', '_'
-//     and '.', a part equal (ignoring case) to a word of credentialWords
-//     (token, key, secret, password, auth, authorization, cookie ...), so
-//     access_token, X-Api-Key and Set-Cookie are; author and keyboard are
-//     not.
-//
-// Text is idempotent. The zero value and a nil *Redactor apply the
-// patterns only. A Redactor is safe for concurrent use.
+// Text is idempotent. The zero value and a nil *Redactor apply the patterns
+// only. A Redactor is safe for concurrent use.
 type Redactor struct {
 	mu      sync.RWMutex
 	sids    []string       // registered session ids
@@ -68,8 +57,8 @@ type Redactor struct {
 
 type idForm struct{ form, id, hash string }
 
-// AddSessionID registers a session id to hash wherever it appears; again,
-// or empty, it does nothing. Forget it when its session is over.
+// AddSessionID registers a session id to hash wherever it stands; again, or
+// empty, it does nothing.
 func (r *Redactor) AddSessionID(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -101,8 +90,7 @@ func (r *Redactor) forgetID(id string) {
 	r.ids = slices.DeleteFunc(r.ids, func(e idForm) bool { return e.id == id })
 }
 
-// KeepSessionIDs registers ids (empty ones skipped) and forgets every
-// other registered session id: the ids of the sessions in use.
+// KeepSessionIDs makes ids (empty skipped) the registered session ids.
 func (r *Redactor) KeepSessionIDs(ids ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -126,11 +114,10 @@ func (r *Redactor) SessionIDs() int {
 	return len(r.sids)
 }
 
-// AddSecret registers a credential to mask wherever it appears (see
-// [Redactor]); empty values are ignored. A secret registered twice stays
-// masked until forgotten twice. A secret of several lines (a PEM key) also
-// masks each of its lines of at least [MinSessionIDLen] bytes, trimmed: a
-// stderr logged a line at a time holds them apart.
+// AddSecret registers a credential to mask; "" is ignored. One registered
+// twice stays until forgotten twice. A secret of several lines (a PEM key)
+// masks each trimmed line of [MinSessionIDLen] bytes or more too: stderr is
+// logged a line at a time.
 func (r *Redactor) AddSecret(s string) {
 	if s == "" {
 		return
@@ -177,9 +164,8 @@ func (r *Redactor) remask() {
 }
 
 // AddLikelySecret registers v, a configuration value that may be a
-// credential (a header, an environment variable), as a secret when it has
-// at least [MinSessionIDLen] bytes, and reports whether it did: a shorter
-// one would mask ordinary words; the patterns still find it by its name.
+// credential, when it has [MinSessionIDLen] bytes or more, and reports
+// whether it did (a shorter one would mask ordinary words).
 func (r *Redactor) AddLikelySecret(v string) bool {
 	if len(v) < MinSessionIDLen {
 		return false
@@ -188,11 +174,10 @@ func (r *Redactor) AddLikelySecret(v string) bool {
 	return true
 }
 
-// AddEndpointSecrets registers what an MCP endpoint URL may carry as a
-// credential: its userinfo, every query value whatever its name, and every
-// path segment of 16 bytes or more that reads as a key (keyLike: a "secret
-// URL" /s/<key>/mcp), each as written and unescaped, by
-// [Redactor.AddLikelySecret]. It splits the URL by hand, so that one
+// AddEndpointSecrets registers, as written and unescaped, what an endpoint
+// URL may carry as a credential: userinfo and query values (by
+// [Redactor.AddLikelySecret]), and path segments of 16 bytes or more that
+// read as keys (a "secret URL" /s/<key>/mcp). It splits by hand: a URL
 // url.Parse refuses still has its values registered.
 func (r *Redactor) AddEndpointSecrets(endpoint string) {
 	both := func(v string, unescape func(string) (string, error), add func(string)) {
@@ -235,13 +220,11 @@ func keyLike(v string) bool {
 		strings.ToLower(v) != v && strings.ToUpper(v) != v
 }
 
-// AddCommandLineSecrets registers what a stdio server's arguments may carry
-// as a credential: the value of an argument named as a credential (a
-// camelCase name such as githubToken by its last word), as `--name value`,
-// `--name=value`, `name=value` or a header `Name: [scheme] value`, when it
-// reads as a key (at least [MinSessionIDLen] bytes, [keyLike]); and what a
-// URL among them carries ([Redactor.AddEndpointSecrets]). A value starting
-// with '-' is the next flag.
+// AddCommandLineSecrets registers what a stdio server's arguments carry as
+// credentials: a URL's ([Redactor.AddEndpointSecrets]), and the value of a
+// credential name (githubToken by its last word) in `--name value`,
+// `--name=value`, `name=value` or `Name: [scheme] value` when it reads as a
+// key (keyLike, [MinSessionIDLen] bytes or more).
 func (r *Redactor) AddCommandLineSecrets(args []string) {
 	header := func(s string) (string, bool) {
 		name, value, ok := strings.Cut(s, ":")
@@ -300,9 +283,8 @@ func formsOf(s string) []string {
 	return slices.Compact(forms)
 }
 
-// Text redacts s by the rules of [Redactor]. One rule's mask can make
-// another's match, so the rules run until the text no longer changes (at
-// most 8 times; no text the fuzzer found needs more than 3).
+// Text redacts s by the rules of [Redactor], rerun until s no longer
+// changes (one rule's mask can make another's match; at most 8 runs).
 func (r *Redactor) Text(s string) string {
 	if r != nil {
 		r.mu.RLock()
@@ -321,9 +303,8 @@ func (r *Redactor) Text(s string) string {
 	return s
 }
 
-// MaskSecrets masks the registered secrets in s and nothing else: for a
-// name (a tool's) that the patterns would rewrite ("auth:login"). A nil
-// Redactor masks nothing.
+// MaskSecrets masks only the registered secrets in s: for a tool's name the
+// patterns would rewrite ("auth:login"). A nil Redactor masks nothing.
 func (r *Redactor) MaskSecrets(s string) string {
 	if r == nil {
 		return s
@@ -333,8 +314,7 @@ func (r *Redactor) MaskSecrets(s string) string {
 	return r.maskSecrets(s)
 }
 
-// cutMark is how a text cut to a bound is marked where the rest was left
-// off: next to one, a piece of a secret may stand.
+// cutMark marks where a cut text left off: a secret's piece may stand there.
 var cutMark = regexp.MustCompile(`\.\.\.|…`)
 
 // maskSecrets masks every form of every secret, then the pieces of 6 bytes
@@ -411,9 +391,8 @@ func (r *Redactor) idAt(s string, i, least int) (idForm, bool) {
 	return idForm{}, false
 }
 
-// writeHash writes h in place of s[i:end] and returns end. A space keeps
-// the hash apart from a letter or digit it would touch, which would make
-// the next pass read them as one longer token.
+// writeHash writes h in place of s[i:end] and returns end, spaced from a
+// letter or digit it touches (the next pass would read one longer token).
 func writeHash(b *strings.Builder, s string, i, end int, h string) int {
 	if i > 0 && isWord(s[i-1]) && isWord(h[0]) {
 		b.WriteByte(' ')
@@ -429,11 +408,9 @@ func isWord(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// Redact returns a copy of e whose free text (Server, Name, Detail,
-// ContentType, the names of catalog changes, list warnings, verdicts'
-// Detail and RPC.Message) is redacted and whose SessionID is a hash. The
-// vocabulary (Kind, states, Trigger, Guard, Reason, Op, Delivery, classes,
-// methods, list names and statuses) is never rewritten; e is not modified.
+// Redact returns e with its free text (Server, Name, Detail, ContentType,
+// changed names, warnings, verdicts' Detail and RPC.Message) redacted and
+// SessionID hashed; the vocabulary is never rewritten, e not modified.
 func (r *Redactor) Redact(e Event) Event {
 	e.Server, e.Name, e.Detail, e.ContentType = r.Text(e.Server), r.Text(e.Name), r.Text(e.Detail), r.Text(e.ContentType)
 	e.Verdict = r.Verdict(e.Verdict)
@@ -465,19 +442,15 @@ func (r *Redactor) Verdict(v classify.Verdict) classify.Verdict {
 }
 
 func (r *Redactor) texts(in []string) []string {
-	if in == nil {
-		return nil
-	}
-	out := make([]string, len(in))
-	for i, s := range in {
+	out := slices.Clone(in) // nil stays nil
+	for i, s := range out {
 		out[i] = r.Text(s)
 	}
 	return out
 }
 
-// Redacting returns a [Sink] that passes every event through r.Redact (nil
-// r: the patterns only) to next: put it before every sink whose output
-// leaves the process. It is as safe for concurrent use as next is.
+// Redacting returns a [Sink] passing r.Redact(e) (nil r: the patterns only)
+// to next. It is as safe for concurrent use as next is.
 func Redacting(r *Redactor, next Sink) Sink {
 	return SinkFunc(func(e Event) { next.Emit(r.Redact(e)) })
 }

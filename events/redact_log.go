@@ -7,25 +7,21 @@ import (
 	"regexp"
 )
 
-// RedactingHandler returns a [slog.Handler] that redacts every record by r
-// (nil: the patterns only) before next handles it: the message and string
-// values by [Redactor.Text]; the value of a key naming a session id
-// ("session_id", "sessionId", "Mcp-Session-Id") hashed, of a credential
-// name ("token", "Authorization") [Masked]; errors and Stringers by their
-// redacted text, LogValuers resolved, groups member by member; numbers,
-// booleans, durations and times kept; any other value as its redacted %+v.
-// It is safe for concurrent use if next is.
+// RedactingHandler returns a [slog.Handler] that redacts each record by r
+// (nil: the patterns only) before next: the message and string values by
+// [Redactor.Text]; a session id key's value ("session_id",
+// "Mcp-Session-Id") hashed, a credential name's [Masked]; errors, Stringers
+// and other values by their redacted text; groups member by member;
+// numbers, booleans, durations and times kept. It is safe for concurrent
+// use if next is.
 func RedactingHandler(r *Redactor, next slog.Handler) slog.Handler {
-	return &redactingHandler{r: r, next: next}
+	return &redactingHandler{next, r}
 }
 
+// redactingHandler takes Enabled from next.
 type redactingHandler struct {
-	r    *Redactor
-	next slog.Handler
-}
-
-func (h *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.next.Enabled(ctx, l)
+	slog.Handler
+	r *Redactor
 }
 
 func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
@@ -34,15 +30,15 @@ func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
 		out.AddAttrs(h.attr(a))
 		return true
 	})
-	return h.next.Handle(ctx, out)
+	return h.Handler.Handle(ctx, out)
 }
 
 func (h *redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &redactingHandler{r: h.r, next: h.next.WithAttrs(h.attrs(as))}
+	return &redactingHandler{h.Handler.WithAttrs(h.attrs(as)), h.r}
 }
 
 func (h *redactingHandler) WithGroup(name string) slog.Handler {
-	return &redactingHandler{r: h.r, next: h.next.WithGroup(name)}
+	return &redactingHandler{h.Handler.WithGroup(name), h.r}
 }
 
 var sessionKey = regexp.MustCompile(`(?i)^(?:mcp[-_]?)?session[-_]?id$`)
@@ -75,8 +71,8 @@ func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
 	return slog.String(a.Key, h.r.Text(valueText(v)))
 }
 
-// valueText renders v as a text handler would. A method that panics (a
-// typed nil) yields a marker, as slog's own handlers do.
+// valueText renders v as a text handler would, a panic (a typed nil) as
+// slog's own handlers do.
 func valueText(v slog.Value) (s string) {
 	defer func() {
 		if p := recover(); p != nil {

@@ -9,32 +9,27 @@ import (
 )
 
 // credentialWords make a name a credential's when one of its parts, split
-// at '-', '_' and '.', equals one of them, ignoring case (see [Redactor]).
+// at '-', '_' and '.', is one of them, ignoring case.
 var credentialWords = []string{
 	"token", "key", "apikey", "secret", "password", "passwd", "pwd",
 	"sig", "signature", "auth", "authorization", "credential", "credentials",
 	"jwt", "bearer", "cookie",
 }
 
-func isCredentialName(name string) bool {
-	for part := range strings.FieldsFuncSeq(name, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
-		for _, w := range credentialWords {
-			if strings.EqualFold(part, w) {
-				return true
-			}
-		}
-	}
-	return false
-}
+var (
+	words          = strings.Join(credentialWords, "|")
+	credentialPart = regexp.MustCompile(`(?i)(?:^|[\-_.])(?:` + words + `)(?:[\-_.]|$)`)
+	// credentialName finds a credential name in text; its parts are letters
+	// and digits, so a name before one cannot swallow it ("failed:
+	// Authorization: x").
+	credentialName = `(?i)\b((?:[a-z0-9]+[\-_.])*(?:` + words + `)(?:[\-_.][a-z0-9]+)*)`
+)
 
-// credentialName is isCredentialName as a regular expression: only such
-// names match, so a name before one cannot swallow it ("failed:
-// Authorization: x").
-var credentialName = `(?i)\b((?:[a-z0-9]+[\-_.])*(?:` + strings.Join(credentialWords, "|") + `)(?:[\-_.][a-z0-9]+)*)`
+func isCredentialName(name string) bool { return credentialPart.MatchString(name) }
 
 var (
-	// scheme://userinfo@ (RFC 3986 section 3.2.1); net/http prints a
-	// password as "***" but keeps the user, often a token itself.
+	// scheme://userinfo@ (RFC 3986 section 3.2.1); the user is often a
+	// token itself.
 	userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`)
 	// name=value, as in a URL query or key=value text.
 	assignment = regexp.MustCompile(credentialName + `=[^&#\s"'<>]+`)
@@ -45,18 +40,15 @@ var (
 	// "Basic <base64>".
 	scheme = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`)
 	// Where a session id is named: go-sdk's "(session ID: ", or a session
-	// word ("session", "session ID(s)", "Mcp-Session-Id", "session_id",
-	// "sessionId"), the end of a JSON key, then ':' or '=' (and the '[' of
-	// Go's map printing), or spaces before a quote.
+	// word ("session ID(s)", "Mcp-Session-Id", "sessionId" ...), maybe a
+	// JSON key's end, then ':' or '=' (and Go's map '['), or spaces.
 	namedID = regexp.MustCompile(`(?i)(\(session ID: )|session(?:[ _-]?(ids?))?(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
 )
 
 // redactPatterns applies the pattern rules of [Redactor] to s; r (may be
-// nil) tells where a registered id of any length starts, so that it is
-// hashed whole where it is named.
+// nil) knows the registered ids, hashed whole where they are named.
 func redactPatterns(s string, r *Redactor) string {
-	// Each expression runs only where it may match: a long text (a 2 MiB
-	// name) costs a scan, not a regular expression's.
+	// Each expression runs only where a cheap scan says it may match.
 	lower := strings.ToLower(s)
 	if strings.Contains(s, "://") {
 		s = userinfo.ReplaceAllString(s, "${1}"+Masked+"@")
@@ -86,13 +78,11 @@ func redactPatterns(s string, r *Redactor) string {
 	return hashNamedIDs(s, r)
 }
 
-// hashNamedIDs hashes every session id where namedID names one. A quoted
-// id is unquoted ("..." as Go and JSON quote it; \"...\" inside a quoted
-// message taken as it stands) and hashed; `session IDs "a" and "b"` hashes
-// both. A raw one (after ':' or '=' only) is a registered id at that place,
-// else runs to a space, quote, ',', ';', ')', ']', '&', '#', '<' or '>';
-// after '=' it is URL-unescaped. In go-sdk's "(session ID: <id>)" the id
-// may hold ')': the last ')' before the next space closes it.
+// hashNamedIDs hashes every session id namedID names: quoted (unquoted as
+// Go and JSON quote; \"...\" taken as it stands; `IDs "a" and "b"` both),
+// or raw after ':' or '=' (a registered id there, else up to a space or one
+// of `"',;)]&#<>`; URL-unescaped after '='). In go-sdk's "(session ID:
+// <id>)" the last ')' before the next space closes the id.
 func hashNamedIDs(s string, r *Redactor) string {
 	var b strings.Builder
 	last := 0
@@ -102,7 +92,10 @@ func hashNamedIDs(s string, r *Redactor) string {
 			continue
 		}
 		end, id := i, ""
-		q := quoteAt(s, i)
+		q := ""
+		if strings.HasPrefix(s[i:], `"`) || strings.HasPrefix(s[i:], `\"`) {
+			q = s[i : i+1+strings.IndexByte(s[i:], '"')] // `"`, or `\"` inside a quoted message
+		}
 		switch f, registered := r.idAt(s, i, 1); {
 		case m[2] >= 0: // (session ID: <id>)
 			run := strings.IndexFunc(s[i:], func(c rune) bool { return c <= ' ' })
@@ -148,20 +141,8 @@ func hashNamedIDs(s string, r *Redactor) string {
 	return b.String() + s[last:]
 }
 
-// quoteAt returns the quote that opens at s[i]: `"`, `\"` (inside a
-// quoted message), or "".
-func quoteAt(s string, i int) string {
-	for _, q := range []string{`"`, `\"`} {
-		if strings.HasPrefix(s[i:], q) {
-			return q
-		}
-	}
-	return ""
-}
-
 // quotedAt reads the string quoted by q at s[i]: the index after it and its
-// value (unquoted for `"` when it unquotes). An unterminated one runs to the
-// end of s.
+// value (unquoted for `"` when it unquotes); unterminated, it runs to the end.
 func quotedAt(s string, i int, q string) (end int, val string) {
 	j := i + len(q)
 	for j < len(s) && !strings.HasPrefix(s[j:], q) {

@@ -3,20 +3,14 @@ package events
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 )
 
-// Multi returns a [Sink] that emits each event to every sink in order (nil
-// sinks are skipped). Each sink gets the same event value and must not modify
-// its slices. It is as safe for concurrent use as its sinks are.
+// Multi returns a [Sink] that emits each event to every non-nil sink in
+// order. It is as safe for concurrent use as its sinks are.
 func Multi(sinks ...Sink) Sink {
-	var m multi
-	for _, s := range sinks {
-		if s != nil {
-			m = append(m, s)
-		}
-	}
-	return m
+	return multi(slices.DeleteFunc(slices.Clone(sinks), func(s Sink) bool { return s == nil }))
 }
 
 type multi []Sink
@@ -28,13 +22,10 @@ func (m multi) Emit(e Event) {
 }
 
 // Subscription is a [Sink] that delivers events on a buffered channel and
-// never blocks the emitter: when the buffer is full the event is dropped and
-// counted. The next event that is delivered carries, in [Event.Dropped], the
-// number of events dropped since the previous delivered one, so a reader sees
-// where the gap was; [Subscription.Dropped] is the running total (and the
-// only report of drops that no later delivered event follows).
-//
-// Create one with [NewSubscription]. It is safe for concurrent use.
+// never blocks the emitter: with the buffer full an event is dropped and
+// counted, and the next delivered event carries the count ([Event.Dropped]);
+// [Subscription.Dropped] is the total. Create one with [NewSubscription]. It
+// is safe for concurrent use.
 type Subscription struct {
 	ch chan Event
 
@@ -92,13 +83,11 @@ func (s *Subscription) Close() {
 	}
 }
 
-// JSONLines is a [Sink] that writes each event as one line of its JSON form
-// (see the package doc). It is safe for concurrent use: lines are never
-// interleaved. It never panics and never returns an error from Emit: the
-// first error is kept for [JSONLines.Err]. After a write error it stops
-// writing (a partial line may have been written); an event that cannot be
-// marshalled is skipped. It does not redact: wrap it with [Redacting]. It
-// does not close or flush the writer.
+// JSONLines is a [Sink] that writes each event as one line of its JSON form.
+// It keeps the first error for [JSONLines.Err]: an event that cannot be
+// marshalled is skipped; after a write error (a partial line may be written)
+// it stops writing. It does not redact ([Redacting]), close or flush. It is
+// safe for concurrent use; lines never interleave.
 type JSONLines struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -112,7 +101,7 @@ func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: w} }
 
 // Emit writes e as one line.
 func (j *JSONLines) Emit(e Event) {
-	b, merr := e.MarshalJSON() // already compact: json.Marshal would only scan it again
+	b, merr := e.MarshalJSON()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if merr != nil {

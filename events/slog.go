@@ -3,6 +3,9 @@ package events
 import (
 	"context"
 	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -20,10 +23,8 @@ func LogLevel(e Event) slog.Level {
 		e.Kind == KindStreamDisabled:
 		return slog.LevelWarn
 	}
-	for _, l := range e.Lists {
-		if l.Status == ListFailed {
-			return slog.LevelWarn
-		}
+	if slices.ContainsFunc(e.Lists, func(l ListOutcome) bool { return l.Status == ListFailed }) {
+		return slog.LevelWarn
 	}
 	return slog.LevelInfo
 }
@@ -58,57 +59,43 @@ func (s slogSink) Emit(e Event) {
 	_ = s.h.Handle(ctx, r) // a handler's error has nowhere to go; Sink.Emit returns nothing
 }
 
-// Attrs returns the slog attributes of e's non-zero fields (except Kind and
-// Time), named as in the JSON form; "verdict" is a group, "delay" a
-// duration, "lists" a readable summary, "tools" and a session-verified's
-// "alive" are always there.
+// Attrs returns the slog attributes of e's non-zero fields but Kind and
+// Time, in field order, named by their json tags; "verdict" is a group,
+// "delay" a duration, "lists" and the list changes readable text; "tools"
+// of a catalog-changed and "alive" of a session-verified are always there.
 func Attrs(e Event) []slog.Attr {
 	var a []slog.Attr
-	add := func(k string, v any, ok bool) {
-		if ok {
-			a = append(a, slog.Any(k, v))
+	ev := reflect.ValueOf(e)
+	for i := range ev.NumField() {
+		f := ev.Field(i)
+		name, _, _ := strings.Cut(ev.Type().Field(i).Tag.Get("json"), ",")
+		switch x := f.Interface().(type) {
+		case Kind, time.Time: // the record's message and time
+		case classify.Verdict:
+			if x != (classify.Verdict{}) {
+				a = append(a, verdictAttr(x))
+			}
+		case []ListOutcome:
+			if len(x) > 0 {
+				a = append(a, slog.String("lists", listsSummary(x)))
+			}
+		case time.Duration:
+			if x != 0 {
+				a = append(a, slog.Duration("delay", x))
+			}
+		case *ListChange:
+			if !x.Empty() {
+				a = append(a, slog.String(name, x.signed()))
+			}
+		default:
+			always := name == "tools" && e.Kind == KindCatalogChanged || name == "alive" && e.Kind == KindSessionVerified
+			if f.Kind() == reflect.String && !f.IsZero() {
+				a = append(a, slog.String(name, f.String()))
+			} else if !f.IsZero() || always {
+				a = append(a, slog.Any(name, x))
+			}
 		}
 	}
-	str := func(k, v string) { add(k, v, v != "") }
-	num := func(k string, v int) { add(k, v, v != 0) }
-	str("server", e.Server)
-	add("seq", e.Seq, e.Seq != 0)
-	str("from", string(e.From))
-	str("to", string(e.To))
-	str("trigger", string(e.Trigger))
-	str("guard", e.Guard)
-	if e.Verdict != (classify.Verdict{}) {
-		a = append(a, verdictAttr(e.Verdict))
-	}
-	add("generation", e.Generation, e.Generation != 0)
-	num("attempt", e.Attempt)
-	str("reason", string(e.Reason))
-	add("lists", listsSummary(e.Lists), len(e.Lists) > 0)
-	add("added", e.Added, len(e.Added) > 0)
-	add("removed", e.Removed, len(e.Removed) > 0)
-	add("changed", e.Changed, len(e.Changed) > 0)
-	num("omitted", e.Omitted)
-	add("tools", e.Tools, e.Kind == KindCatalogChanged || e.Tools != 0)
-	add("prompts", e.Prompts.signed(), !e.Prompts.Empty())
-	add("resources", e.Resources.signed(), !e.Resources.Empty())
-	add("resource_templates", e.ResourceTemplates.signed(), !e.ResourceTemplates.Empty())
-	str("op", e.Op)
-	str("name", e.Name)
-	str("delivery", e.Delivery)
-	add("delay", e.Delay, e.Delay != 0)
-	str("session_id", e.SessionID)
-	num("count", e.Count)
-	num("bound", e.Bound)
-	num("http_status", e.HTTPStatus)
-	str("content_type", e.ContentType)
-	num("exit_code", e.ExitCode)
-	num("signal", e.Signal)
-	str("stop", e.Stop)
-	add("alive", e.Alive, e.Kind == KindSessionVerified)
-	str("request_id", e.RequestID)
-	str("reissued_as", e.ReissuedAs)
-	str("detail", e.Detail)
-	add("dropped", e.Dropped, e.Dropped != 0)
 	return a
 }
 

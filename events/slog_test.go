@@ -106,3 +106,15 @@ func TestLogLevel(t *testing.T) {
 		require.Equal(t, c.want, events.LogLevel(c.e), "%+v", c.e)
 	}
 }
+
+// Every field with a json tag is an attribute, under that name: Connection
+// too, which tells a sessionless session's records apart.
+func TestAttrsNameEveryTaggedField(t *testing.T) {
+	a := map[string]slog.Value{}
+	for _, at := range events.Attrs(events.Event{Kind: events.KindSessionOpened, Connection: "conn:0123abcd", Generation: 2}) {
+		a[at.Key] = at.Value
+	}
+	require.Equal(t, "conn:0123abcd", a["connection"].String())
+	require.Equal(t, uint64(2), a["generation"].Uint64())
+	require.Len(t, a, 2)
+}

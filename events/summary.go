@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,28 +15,27 @@ import (
 // Summary returns the notes of one event for people, by kind, e.g.
 // "discovery-succeeded; gen 1" for a transition, `tools/call "echo":
 // rate-limited (HTTP 429); delivery answered` for a failed call, "12 tools:
-// +add -sub ~mul" for a catalog change. Detail and Dropped are appended to
-// every kind. It leaves out what a timeline line shows in its own columns:
-// the server, the kind and a transition's states (from -> to); views.LiveTimeline
-// and views.WriteTimeline write the whole line. Its text is one line with every
-// control character, bidirectional control and invalid byte written as a Go
-// escape: nothing a terminal acts on.
+// +add -sub ~mul" for a catalog change; Detail and Dropped close every kind.
+// It leaves out the server, the kind and a transition's states, which a
+// timeline shows in columns (package views). The text is one line, made
+// [Printable].
 func Summary(e Event) string {
+	v := verdictSummary(e.Verdict)
 	var p []string
 	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	gen := func() {
+		if e.Generation != 0 {
+			add("gen %d", e.Generation)
+		}
+	}
 	switch e.Kind {
 	case KindTransition:
 		s := string(e.Trigger)
 		if e.Guard != "" {
 			s += " [" + e.Guard + "]"
 		}
-		if v := verdictSummary(e.Verdict); v != "" {
-			s += ": " + v
-		}
-		p = append(p, s)
-		if e.Generation != 0 {
-			add("gen %d", e.Generation)
-		}
+		p = append(p, suffix(s, ": ", v, ""))
+		gen()
 		if e.Attempt != 0 {
 			add("attempt %d", e.Attempt)
 		}
@@ -45,18 +45,12 @@ func Summary(e Event) string {
 	case KindProbeReport:
 		p = append(p, listsSummary(e.Lists))
 	case KindCatalogChanged:
-		s := fmt.Sprintf("%d tools", e.Tools)
 		tools := &ListChange{Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted}
-		if ch := tools.signed(); ch != "" {
-			s += ": " + ch
-		}
-		p = append(p, s)
-		for _, l := range []struct {
-			name string
-			c    *ListChange
-		}{{"prompts", e.Prompts}, {"resources", e.Resources}, {"resource templates", e.ResourceTemplates}} {
-			if !l.c.Empty() {
-				p = append(p, l.name+": "+l.c.signed())
+		p = append(p, suffix(fmt.Sprintf("%d tools", e.Tools), ": ", tools.signed(), ""))
+		names := [...]string{"prompts", "resources", "resource templates"}
+		for i, c := range []*ListChange{e.Prompts, e.Resources, e.ResourceTemplates} {
+			if !c.Empty() {
+				p = append(p, names[i]+": "+c.signed())
 			}
 		}
 	case KindCallFailed:
@@ -64,37 +58,18 @@ func Summary(e Event) string {
 		if e.Name != "" {
 			s += fmt.Sprintf(" %q", e.Name)
 		}
-		if v := verdictSummary(e.Verdict); v != "" {
-			s += ": " + v
-		}
-		p = append(p, strings.TrimSpace(s))
+		p = append(p, strings.TrimSpace(suffix(s, ": ", v, "")))
 		if e.Delivery != "" {
 			add("delivery %s", e.Delivery)
 		}
-		if e.Generation != 0 {
-			add("gen %d", e.Generation)
-		}
+		gen()
 	case KindRetryScheduled:
-		s := fmt.Sprintf("attempt %d in %s", e.Attempt, e.Delay)
-		if v := verdictSummary(e.Verdict); v != "" {
-			s += " after " + v
-		}
-		p = append(p, s)
+		p = append(p, suffix(fmt.Sprintf("attempt %d in %s", e.Attempt, e.Delay), " after ", v, ""))
 	case KindRateLimitWindow:
-		s := fmt.Sprintf("calls fail at once for %s", e.Delay)
-		if v := verdictSummary(e.Verdict); v != "" {
-			s += " after " + v
-		}
-		p = append(p, s)
+		p = append(p, suffix(fmt.Sprintf("calls fail at once for %s", e.Delay), " after ", v, ""))
 	case KindSessionOpened, KindSessionEnded:
-		if e.SessionID != "" {
-			p = append(p, e.SessionID)
-		} else if e.Connection != "" {
-			p = append(p, e.Connection) // sessionless: our own id tells it apart
-		}
-		if e.Generation != 0 {
-			add("gen %d", e.Generation)
-		}
+		p = append(p, cmp.Or(e.SessionID, e.Connection)) // sessionless: our own id tells it apart
+		gen()
 	case KindStreamEventDropped, KindStdoutLineDropped:
 		add("%d dropped in all", e.Count)
 	case KindResponseDropped:
@@ -108,51 +83,45 @@ func Summary(e Event) string {
 		if e.Signal != 0 {
 			s = fmt.Sprintf("ended by signal %d (%s)", e.Signal, syscall.Signal(e.Signal))
 		}
-		if e.Stop != "" {
-			s += " after " + e.Stop
-		}
-		p = append(p, s)
-		if e.Detail != "" {
-			e.Detail = "stderr: " + e.Detail
-		}
+		p = append(p, suffix(s, " after ", e.Stop, ""))
+		e.Detail = suffix("", "stderr: ", e.Detail, "")
 	case KindCallReissued:
 		lost := "request " + e.RequestID
 		if e.RequestID == "" {
 			lost = "the request" // a transport that records no exchange
 		}
-		s := fmt.Sprintf("%s %q: %s lost with its response stream; ", e.Op, e.Name, lost)
-		if e.ReissuedAs == "" {
-			s += "the re-issue was not sent"
-		} else {
-			s += "re-issued as request " + e.ReissuedAs
+		reissue := "the re-issue was not sent"
+		if e.ReissuedAs != "" {
+			reissue = "re-issued as request " + e.ReissuedAs
 		}
-		p = append(p, s)
+		add("%s %q: %s lost with its response stream; %s", e.Op, e.Name, lost, reissue)
 	case KindSessionVerified:
 		s := "not answered: the session ended"
 		if e.Alive {
 			s = "answered: the session lives"
 		}
-		if v := verdictSummary(e.Verdict); v != "" {
-			s += " (" + v + ")"
-		}
-		p = append(p, s)
+		p = append(p, suffix(s, " (", v, ")"))
 	default:
-		if v := verdictSummary(e.Verdict); v != "" {
-			p = append(p, v)
-		}
+		p = append(p, v)
 		// A change of another kind's list (the hub's merged catalog): Tools
 		// counts the list Op names.
 		if ch := (&ListChange{Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted}).signed(); ch != "" {
 			p = append(p, fmt.Sprintf("%d %s: %s", e.Tools, e.Op, ch))
 		}
 	}
-	if e.Detail != "" {
-		p = append(p, e.Detail)
-	}
+	p = append(p, e.Detail)
 	if e.Dropped != 0 {
 		add("(%d events dropped before this one)", e.Dropped)
 	}
 	return Printable(strings.Join(slices.DeleteFunc(p, func(s string) bool { return s == "" }), "; "))
+}
+
+// suffix returns s+before+v+after, or s when v is "".
+func suffix(s, before, v, after string) string {
+	if v == "" {
+		return s
+	}
+	return s + before + v + after
 }
 
 // verdictSummary is v.String() and the JSON-RPC message (or, without an
@@ -166,9 +135,8 @@ func verdictSummary(v classify.Verdict) string {
 	case v.RPC.Present && v.RPC.Message != "":
 		s += fmt.Sprintf(" %q", cut(v.RPC.Message, 80))
 	case v.HTTPStatus == 0 && v.Detail != "":
-		// The text is all there is. A Go error's text ends with its cause
-		// ("dial tcp ...: connection refused", "exited with code 1") after
-		// the method and class the verdict already names: keep the end.
+		// A Go error's text ends with its cause ("...: connection
+		// refused"): keep the end.
 		s += fmt.Sprintf(" %q", cutHead(v.Detail, 80))
 	}
 	return s
@@ -183,13 +151,7 @@ func listsSummary(ls []ListOutcome) string {
 		if l.Status == ListPresent || l.Status == ListDegraded || l.Items != 0 {
 			s += fmt.Sprintf(" %d", l.Items)
 		}
-		if v := verdictSummary(l.Verdict); v != "" {
-			s += " (" + v + ")"
-		}
-		if l.Warning != "" {
-			s += ": " + l.Warning
-		}
-		parts = append(parts, s)
+		parts = append(parts, suffix(suffix(s, " (", verdictSummary(l.Verdict), ")"), ": ", l.Warning, ""))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -216,11 +178,9 @@ func cutHead(s string, n int) string {
 	return "..." + s[i:]
 }
 
-// Printable returns s with every control character (C0, DEL, C1), every
-// bidirectional control (U+202E and its kin, which reorder what a terminal
-// shows) and every byte that is not UTF-8 written as a Go escape (\x1b,
-// \u202e): a server names its tools and words its errors as it likes, and
-// a recording file is anyone's; nothing a terminal acts on is written raw.
+// Printable returns s with every control character (C0, DEL, C1),
+// bidirectional control (U+202E ...) and byte that is not UTF-8 written as a
+// Go escape (\x1b, \u202e): nothing a terminal acts on is written raw.
 func Printable(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -247,12 +207,9 @@ func (c *ListChange) signed() string {
 		return ""
 	}
 	var ch []string
-	for _, l := range []struct {
-		sign  string
-		names []string
-	}{{"+", c.Added}, {"-", c.Removed}, {"~", c.Changed}} {
-		for _, n := range l.names {
-			ch = append(ch, l.sign+n)
+	for i, names := range [][]string{c.Added, c.Removed, c.Changed} {
+		for _, n := range names {
+			ch = append(ch, "+-~"[i:i+1]+n)
 		}
 	}
 	if c.Omitted > 0 {
