@@ -112,3 +112,10 @@ func TestSummaryPrintsTypedFacts(t *testing.T) {
 		require.Equal(t, c.want, events.Summary(c.e))
 	}
 }
+
+// A kind events does not know (the hub's merged-catalog-changed) that names
+// a list's changes by Op and Tools prints them from its typed fields.
+func TestSummaryPrintsTheChangeOfAnotherKindsList(t *testing.T) {
+	e := events.Event{Kind: "merged-catalog-changed", Op: "tools", Tools: 4, Added: []string{"a__record"}, Removed: []string{"b__old"}}
+	require.Equal(t, "4 tools: +a__record -b__old", events.Summary(e))
+}
