@@ -176,3 +176,33 @@ func TestE2EHeldCallsBounded(t *testing.T) {
 	require.Len(t, f.up.ElicitFailed, 1)
 	require.EqualValues(t, gateway.MaxHeldPerSession+1, f.up.Confirms.Load())
 }
+
+// A retry that leaves the server's request unanswered is asked it again
+// (mrtr.mdx, Error Handling: "the server SHOULD respond with a new
+// InputRequiredResult requesting the missing information again"), under a
+// new requestState (the old one is spent), at most MaxInputRounds
+// InputRequiredResults a call: past them the server's request gets an
+// error and the call's result is the server's.
+func TestE2EHeldCallRoundsBounded(t *testing.T) {
+	f := newFixture(t, "ask")
+	cs := heldClient(t, f)
+	id, state := holdConfirm(t, f, cs)
+	for round := 2; round <= gateway.MaxInputRounds; round++ {
+		res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__confirm", Arguments: map[string]any{}, RequestState: state})
+		require.NoError(t, err)
+		require.Contains(t, res.InputRequests, id)
+		require.NotEqual(t, state, res.RequestState)
+		if round == 2 {
+			_, err := retryConfirm(f, cs, "ask__confirm", id, state)
+			requireStateRefused(t, err)
+		}
+		state = res.RequestState
+	}
+	res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__confirm", Arguments: map[string]any{}, RequestState: state})
+	require.NoError(t, err)
+	require.Nil(t, res.InputRequests)
+	require.True(t, res.IsError)
+	require.Contains(t, text(t, res), "input rounds answered already")
+	require.Len(t, f.up.ElicitFailed, 1)
+	require.EqualValues(t, 1, f.up.Confirms.Load())
+}
