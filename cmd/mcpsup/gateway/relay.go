@@ -141,6 +141,19 @@ type call struct {
 	goneErr  error         // why; set before gone is closed
 }
 
+// abandoned reports whether c was abandoned (held.end).
+func (c *call) abandoned() bool {
+	if c.gone == nil {
+		return false
+	}
+	select {
+	case <-c.gone:
+		return true
+	default:
+		return false
+	}
+}
+
 // abandon marks c abandoned for err: its server's later requests get err.
 func (c *call) abandon(err error) {
 	c.goneOnce.Do(func() {
@@ -310,7 +323,8 @@ func (r *relay) forwardProgress(ctx context.Context, req *mcp.ProgressNotificati
 // target returns the call an upstream request of session cs belongs to: the
 // one call in flight to its server, or the calls of one downstream session
 // (any of which may have caused it; one not held waiting for its client's
-// retry first: a held call's server waits for its answer). A request of the server's while calls
+// retry first: a held call's server waits for its answer). An abandoned
+// call (held.end) is not counted. A request of the server's while calls
 // of several downstream sessions are in flight cannot be told apart (go-sdk's
 // client hands no related request id to the handler): it is refused.
 func (r *relay) target(cs *mcp.ClientSession, method string) (*call, error) {
@@ -322,6 +336,9 @@ func (r *relay) target(cs *mcp.ClientSession, method string) (*call, error) {
 	}
 	var pick *call
 	for c := range r.calls[server] {
+		if c.abandoned() {
+			continue // it takes no more requests: not one that could be for it
+		}
 		if pick != nil && pick.session != c.session {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("gateway: %s: calls of several clients are in flight to %q; the one it is for is unknown", method, server)}
 		}
