@@ -165,8 +165,11 @@ func TestE2EHeldCallExpires(t *testing.T) {
 func TestE2EHeldCallsBounded(t *testing.T) {
 	f := newFixture(t, "ask")
 	cs := heldClient(t, f)
+	type heldCall struct{ id, state string }
+	var held []heldCall
 	for range gateway.MaxHeldPerSession {
-		holdConfirm(t, f, cs)
+		id, state := holdConfirm(t, f, cs)
+		held = append(held, heldCall{id, state})
 	}
 	res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__confirm", Arguments: map[string]any{}})
 	require.NoError(t, err)
@@ -175,6 +178,13 @@ func TestE2EHeldCallsBounded(t *testing.T) {
 	require.Contains(t, text(t, res), "calls of this client are held already")
 	require.Len(t, f.up.ElicitFailed, 1)
 	require.EqualValues(t, gateway.MaxHeldPerSession+1, f.up.Confirms.Load())
+
+	// The held calls are still good: each retry gets its call's result.
+	for _, h := range held {
+		res, err := retryConfirm(f, cs, "ask__confirm", h.id, h.state)
+		require.NoError(t, err)
+		require.Equal(t, "answer accept", text(t, res))
+	}
 }
 
 // A retry that leaves the server's request unanswered is asked it again
