@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/mcpsup/mcpsup => ../..
 
 require (
+	github.com/jonboulle/clockwork v0.5.0
 	github.com/mcpsup/mcpsup v0.0.0-00010101000000-000000000000
 	github.com/mcpsup/mcpsup/redisstore v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -25,7 +26,6 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect

@@ -256,7 +256,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	ctx, done := g.relay.begin(ctx, req.Session, req.Params.GetProgressToken(), params)
 	defer done()
-	return roundTrip(ctx, g.relay, req.Session, input{req.Params.InputResponses, req.Params.RequestState},
+	return roundTrip(ctx, g.relay, req.Session, "tools/call "+req.Params.Name, input{req.Params.InputResponses, req.Params.RequestState},
 		func(ctx context.Context, in input) (*mcp.CallToolResult, error) {
 			p := *params
 			p.InputResponses, p.RequestState = in.responses, in.state
@@ -265,7 +265,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 				return nil, g.callError(err)
 			}
 			return res, nil
-		}, pendingTool)
+		}, pendingTool, inputTool)
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -276,7 +276,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	}
 	ctx, done := g.relay.begin(ctx, req.Session, req.Params.GetProgressToken(), params)
 	defer done()
-	return roundTrip(ctx, g.relay, req.Session, input{req.Params.InputResponses, req.Params.RequestState},
+	return roundTrip(ctx, g.relay, req.Session, "prompts/get "+req.Params.Name, input{req.Params.InputResponses, req.Params.RequestState},
 		func(ctx context.Context, in input) (*mcp.GetPromptResult, error) {
 			p := *params
 			p.InputResponses, p.RequestState = in.responses, in.state
@@ -285,7 +285,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 				return nil, g.callError(err)
 			}
 			return res, nil
-		}, pendingPrompt)
+		}, pendingPrompt, inputPrompt)
 }
 
 // readResource reads the resource of qualified name name. The hub reads a
@@ -296,7 +296,7 @@ func (g *Gateway) readResource(name string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		ctx, done := g.relay.begin(ctx, req.Session, nil, nil)
 		defer done()
-		return roundTrip(ctx, g.relay, req.Session, input{req.Params.InputResponses, req.Params.RequestState},
+		return roundTrip(ctx, g.relay, req.Session, "resources/read "+req.Params.URI, input{req.Params.InputResponses, req.Params.RequestState},
 			func(ctx context.Context, in input) (*mcp.ReadResourceResult, error) {
 				if in.responses == nil && in.state == "" {
 					res, err := g.hub.ReadResource(ctx, name)
@@ -306,7 +306,7 @@ func (g *Gateway) readResource(name string) mcp.ResourceHandler {
 					return res, nil
 				}
 				return g.readFrom(ctx, g.resourceServer(req.Params.URI), req, in)
-			}, pendingResource)
+			}, pendingResource, inputResource)
 	}
 }
 
@@ -316,10 +316,10 @@ func (g *Gateway) readTemplate(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		ctx, done := g.relay.begin(ctx, req.Session, nil, nil)
 		defer done()
-		return roundTrip(ctx, g.relay, req.Session, input{req.Params.InputResponses, req.Params.RequestState},
+		return roundTrip(ctx, g.relay, req.Session, "resources/read "+req.Params.URI, input{req.Params.InputResponses, req.Params.RequestState},
 			func(ctx context.Context, in input) (*mcp.ReadResourceResult, error) {
 				return g.readFrom(ctx, server, req, in)
-			}, pendingResource)
+			}, pendingResource, inputResource)
 	}
 }
 

@@ -42,11 +42,19 @@ type fixture struct {
 
 func newFixture(t *testing.T, names ...string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, gateway.Config{}, names...)
+}
+
+// newFixtureWith is newFixture with the gateway's config cfg (its
+// ServersFile and Hub are the fixture's).
+func newFixtureWith(t *testing.T, cfg gateway.Config, names ...string) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	f := &fixture{ctx: ctx, up: e2etest.New(t, ctx)}
 	f.path = f.up.File(t, t.TempDir(), names...)
-	f.gw = gateway.New(gateway.Config{ServersFile: f.path, Hub: fastHub()})
+	cfg.ServersFile, cfg.Hub = f.path, fastHub()
+	f.gw = gateway.New(cfg)
 	t.Cleanup(func() { _ = f.gw.Close() })
 	require.NoError(t, f.gw.Start(ctx))
 	require.NoError(t, f.gw.Hub().WaitReady(ctx, hub.All))

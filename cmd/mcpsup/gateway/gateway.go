@@ -25,6 +25,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,6 +73,14 @@ type Config struct {
 	// RelayTimeout bounds one relayed server request at the downstream
 	// client. Default DefaultRelayTimeout (2 min).
 	RelayTimeout time.Duration
+	// HeldCallTimeout bounds how long a call of a 2026-07-28 client is
+	// held for its retry after the gateway answered it with an
+	// InputRequiredResult carrying its 2025-era server's requests; then
+	// those requests get -32603 (Internal error) and the upstream call is
+	// cancelled. Default DefaultHeldCallTimeout (2 min).
+	HeldCallTimeout time.Duration
+	// Clock times the held calls. Default the real clock.
+	Clock clockwork.Clock
 	// PlainNames, with a single server in the hub, lists its tools,
 	// prompts and resource templates under their own names (no
 	// "server__" prefix), for a client that should see the server as it
@@ -120,6 +130,12 @@ func New(cfg Config) *Gateway {
 	if cfg.RelayTimeout <= 0 {
 		cfg.RelayTimeout = DefaultRelayTimeout
 	}
+	if cfg.HeldCallTimeout <= 0 {
+		cfg.HeldCallTimeout = DefaultHeldCallTimeout
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -135,7 +151,8 @@ func New(cfg Config) *Gateway {
 		subs:    map[string]map[*mcp.ServerSession]struct{}{},
 		watched: map[*mcp.ServerSession]struct{}{},
 	}
-	g.relay = newRelay(g, cfg.RelayTimeout)
+	g.relay = newRelay(g, cfg.RelayTimeout, &holds{clock: cfg.Clock, timeout: cfg.HeldCallTimeout,
+		byState: map[string]*held{}, bySession: map[*mcp.ServerSession]int{}})
 
 	hc := cfg.Hub
 	if hc.Supervisor.HTTP.HTTPClient == nil {

@@ -137,27 +137,6 @@ func requireClass(t *testing.T, err error, server, class string) {
 	require.Equal(t, class, data.Class, "%v", err)
 }
 
-// A 2026-07-28 client takes no server requests (mrtr.mdx: "The previous
-// pattern of server-initiated requests is no longer supported"): a
-// 2025-era server's elicitation/create during its call is not sent to it;
-// the upstream gets -32601 (Method not found), as for a client without the
-// capability.
-func TestE2EServerRequestNotSentTo2026Client(t *testing.T) {
-	f := newFixture(t, "ask")
-	asked := make(chan struct{}, 1)
-	cs := f.connectAs(t, "2026-07-28", true, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			asked <- struct{}{}
-			return &mcp.ElicitResult{Action: "accept"}, nil
-		},
-	})
-	res, err := cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "ask__confirm", Arguments: map[string]any{}})
-	require.NoError(t, err)
-	require.True(t, res.IsError)
-	require.Contains(t, text(t, res), "method not found")
-	require.Empty(t, asked)
-}
-
 // An InputRequiredResult with requestState alone (the server sheds load)
 // is retried with the state (mrtr.mdx, Client Requirements: "If the
 // InputRequiredResult does not contain the inputRequests field, the client

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,6 +38,7 @@ const CodeMethodNotFound = jsonrpc.CodeMethodNotFound
 type relay struct {
 	g       *Gateway
 	timeout time.Duration
+	holds   *holds
 
 	mu       sync.Mutex
 	next     uint64
@@ -121,17 +123,52 @@ func (p *notifyStream) close() {
 type call struct {
 	session *mcp.ServerSession
 	token   any           // the client's progress token, nil when none
+	up      string        // the gateway's progress token upstream, "" when none
 	out     notifyStream  // the call's notifications to its client
 	server  string        // set by the upstream middleware; "" until sent
 	turn    chan struct{} // cap 1: one relayed request at a time
+	refs    int           // guarded by relay.mu: the request and the upstream round (start) that keep the record
+
+	// For a client that takes InputRequiredResults (2026-07-28), else nil:
+	// the server's requests to answer by one (inputFor), and closed when
+	// the upstream round ended.
+	asks  chan *ask
+	ended chan struct{}
+	held  atomic.Bool // waiting for the client's retry (holds)
+
+	goneOnce sync.Once
+	gone     chan struct{} // closed when the call is abandoned (held.end)
+	goneErr  error         // why; set before gone is closed
+}
+
+// abandoned reports whether c was abandoned (held.end).
+func (c *call) abandoned() bool {
+	if c.gone == nil {
+		return false
+	}
+	select {
+	case <-c.gone:
+		return true
+	default:
+		return false
+	}
+}
+
+// abandon marks c abandoned for err: its server's later requests get err.
+func (c *call) abandon(err error) {
+	c.goneOnce.Do(func() {
+		c.goneErr = err
+		close(c.gone)
+	})
 }
 
 type callKey struct{}
 
-func newRelay(g *Gateway, timeout time.Duration) *relay {
+func newRelay(g *Gateway, timeout time.Duration, hold *holds) *relay {
 	return &relay{
 		g:        g,
 		timeout:  timeout,
+		holds:    hold,
 		progress: map[string]*call{},
 		sessions: map[*mcp.ClientSession]string{},
 		recent:   map[string][]*mcp.ClientSession{},
@@ -148,7 +185,12 @@ type tokenSetter interface{ SetProgressToken(any) }
 // progress token MUST be ... unique across all active requests"), whose
 // notifications reach ss under the client's token. done ends both.
 func (r *relay) begin(ctx context.Context, ss *mcp.ServerSession, token any, params tokenSetter) (context.Context, func()) {
-	c := &call{session: ss, token: token, out: notifyStream{ctx: ctx}, turn: make(chan struct{}, 1)}
+	c := &call{session: ss, token: token, out: notifyStream{ctx: ctx}, turn: make(chan struct{}, 1), refs: 1}
+	if ss != nil && takesInputRequired(ss.InitializeParams()) {
+		c.asks = make(chan *ask, MaxInputRequests)
+		c.ended = make(chan struct{})
+		c.gone = make(chan struct{})
+	}
 	var up string
 	r.mu.Lock()
 	if token != nil && params != nil && ss != nil {
@@ -160,18 +202,36 @@ func (r *relay) begin(ctx context.Context, ss *mcp.ServerSession, token any, par
 	if up != "" {
 		params.SetProgressToken(up)
 	}
+	c.up = up
 	return context.WithValue(ctx, callKey{}, c), func() {
 		c.out.close()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if up != "" {
-			delete(r.progress, up)
-		}
-		if c.server != "" {
-			delete(r.calls[c.server], c)
-			if len(r.calls[c.server]) == 0 {
-				delete(r.calls, c.server)
-			}
+		r.releaseCall(c)
+	}
+}
+
+// retain keeps c's record while its upstream round runs past its request
+// (a held call: see start).
+func (r *relay) retain(c *call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.refs++
+}
+
+// releaseCall drops c's record with the last of its request and its
+// upstream round.
+func (r *relay) releaseCall(c *call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.refs--; c.refs > 0 {
+		return
+	}
+	if c.up != "" {
+		delete(r.progress, c.up)
+	}
+	if c.server != "" {
+		delete(r.calls[c.server], c)
+		if len(r.calls[c.server]) == 0 {
+			delete(r.calls, c.server)
 		}
 	}
 }
@@ -229,8 +289,9 @@ func (r *relay) forget(server string) {
 
 func (r *relay) close() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.closed = true
+	r.mu.Unlock()
+	r.holds.close()
 }
 
 // forwardProgress forwards an upstream progress notification to the
@@ -261,7 +322,9 @@ func (r *relay) forwardProgress(ctx context.Context, req *mcp.ProgressNotificati
 
 // target returns the call an upstream request of session cs belongs to: the
 // one call in flight to its server, or the calls of one downstream session
-// (any of which may have caused it). A request of the server's while calls
+// (any of which may have caused it; one not held waiting for its client's
+// retry first: a held call's server waits for its answer). An abandoned
+// call (held.end) is not counted. A request of the server's while calls
 // of several downstream sessions are in flight cannot be told apart (go-sdk's
 // client hands no related request id to the handler): it is refused.
 func (r *relay) target(cs *mcp.ClientSession, method string) (*call, error) {
@@ -273,10 +336,13 @@ func (r *relay) target(cs *mcp.ClientSession, method string) (*call, error) {
 	}
 	var pick *call
 	for c := range r.calls[server] {
+		if c.abandoned() {
+			continue // it takes no more requests: not one that could be for it
+		}
 		if pick != nil && pick.session != c.session {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("gateway: %s: calls of several clients are in flight to %q; the one it is for is unknown", method, server)}
 		}
-		if pick == nil {
+		if pick == nil || (pick.held.Load() && !c.held.Load()) {
 			pick = c
 		}
 	}
@@ -338,7 +404,13 @@ func (r *relay) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ip := c.session.InitializeParams()
-		if !takesRequests(ip) || (ip.Capabilities.RootsV2 == nil && !ip.Capabilities.Roots.ListChanged) {
+		if ip == nil || ip.Capabilities == nil || (ip.Capabilities.RootsV2 == nil && !ip.Capabilities.Roots.ListChanged) {
+			return next(ctx, method, req)
+		}
+		if c.asks != nil {
+			return inputFor[*mcp.ListRootsResult](ctx, c, &mcp.ListRootsParams{})
+		}
+		if !takesRequests(ip) {
 			return next(ctx, method, req)
 		}
 		return relayed(r, ctx, c, func(ctx context.Context) (*mcp.ListRootsResult, error) {
@@ -377,8 +449,14 @@ func (r *relay) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 	if err != nil {
 		return nil, err
 	}
-	if ip := c.session.InitializeParams(); !takesRequests(ip) || ip.Capabilities.Elicitation == nil {
+	if err := supports(c.session.InitializeParams(), req.Params); err != nil {
 		return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "gateway: the client of this call does not support elicitation"}
+	}
+	if c.asks != nil {
+		return inputFor[*mcp.ElicitResult](ctx, c, req.Params)
+	}
+	if !takesRequests(c.session.InitializeParams()) {
+		return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "gateway: the client of this call takes no server requests"}
 	}
 	return relayed(r, ctx, c, func(ctx context.Context) (*mcp.ElicitResult, error) {
 		return c.session.Elicit(ctx, req.Params)
@@ -392,10 +470,65 @@ func (r *relay) createMessage(ctx context.Context, req *mcp.CreateMessageRequest
 	if err != nil {
 		return nil, err
 	}
-	if ip := c.session.InitializeParams(); !takesRequests(ip) || ip.Capabilities.Sampling == nil {
+	if err := supports(c.session.InitializeParams(), req.Params); err != nil {
 		return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "gateway: the client of this call does not support sampling"}
+	}
+	if c.asks != nil {
+		resp, err := inputFor[*mcp.CreateMessageWithToolsResult](ctx, c, req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if len(resp.Content) != 1 {
+			return nil, &jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("gateway: the client's sampling answer has %d content blocks, where sampling/createMessage takes one", len(resp.Content))}
+		}
+		return &mcp.CreateMessageResult{Meta: resp.Meta, Content: resp.Content[0], Model: resp.Model, Role: resp.Role, StopReason: resp.StopReason}, nil
+	}
+	if !takesRequests(c.session.InitializeParams()) {
+		return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "gateway: the client of this call takes no server requests"}
 	}
 	return relayed(r, ctx, c, func(ctx context.Context) (*mcp.CreateMessageResult, error) {
 		return c.session.CreateMessage(ctx, req.Params)
 	})
+}
+
+// inputFor hands the server request ir to the held-call machinery of c, a
+// call of a 2026-07-28 client (clientRounds), and waits for the client's
+// answer, which must be an R (go-sdk decodes an inputResponse by its keys:
+// "action" an elicitation's, "role" a sampling's, "roots" a roots/list's);
+// the call's end first answers -32603 (Internal error), and so does an
+// answer of another kind.
+func inputFor[R mcp.InputResponse](ctx context.Context, c *call, ir mcp.InputRequest) (R, error) {
+	var zero R
+	a := &ask{req: ir, reply: make(chan answer, 1)}
+	select {
+	case <-c.gone:
+		return zero, c.goneErr
+	default:
+	}
+	select {
+	case c.asks <- a:
+	case <-c.gone:
+		return zero, c.goneErr
+	case <-c.ended:
+		return zero, errHeldGone("the call ended")
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+	select {
+	case ans := <-a.reply:
+		if ans.err != nil {
+			return zero, ans.err
+		}
+		resp, ok := ans.resp.(R)
+		if !ok {
+			return zero, &jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("gateway: the client answered %T where %T was asked", ans.resp, zero)}
+		}
+		return resp, nil
+	case <-c.gone:
+		return zero, c.goneErr
+	case <-c.ended:
+		return zero, errHeldGone("the call ended")
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
 }

@@ -61,12 +61,32 @@ type input struct {
 // sent to it (mrtr.mdx: "Servers MUST NOT send an inputRequests that the
 // client has not declared support for"): the call fails with -32603 whose
 // data's class is "input-unsupported"; a bound passed fails it with class
-// "input-rounds". go-sdk's own round trips are off in the hub's client
+// "input-rounds". A 2025-era server's own requests during a 2026-07-28
+// client's call reach that client as an InputRequiredResult of the
+// gateway's (clientRounds; origin, the method and downstream name, is what
+// a retry must name; wrap makes the result). go-sdk's own round trips are off in the hub's client
 // (gateway.New), so that this is the one place a round is decided.
-func roundTrip[R any](ctx context.Context, r *relay, ss *mcp.ServerSession, in input,
-	send func(context.Context, input) (R, error), pending func(R) (mcp.InputRequestMap, string)) (R, error) {
+func roundTrip[R any](ctx context.Context, r *relay, ss *mcp.ServerSession, origin string, in input,
+	send func(context.Context, input) (R, error), pending func(R) (mcp.InputRequestMap, string),
+	wrap func(mcp.InputRequestMap, string) R) (R, error) {
 	var zero R
 	c, _ := ctx.Value(callKey{}).(*call)
+	ip := ss.InitializeParams()
+	if takesInputRequired(ip) {
+		res, err := clientRounds(ctx, r, ss, origin, in, send, wrap)
+		if err != nil {
+			return zero, err
+		}
+		// go-sdk's server marks the result input_required for this
+		// client (its resultType); nothing else is changed.
+		reqs, _ := pending(res)
+		for id, ir := range reqs {
+			if err := supports(ip, ir); err != nil {
+				return zero, inputError(r.serverOf(c), "input-unsupported", fmt.Sprintf("input request %q: %v", id, err))
+			}
+		}
+		return res, nil
+	}
 	shed := 0
 	for round := 1; ; round++ {
 		res, err := send(ctx, in)
@@ -78,17 +98,6 @@ func roundTrip[R any](ctx context.Context, r *relay, ss *mcp.ServerSession, in i
 			return res, nil
 		}
 		server := r.serverOf(c)
-		ip := ss.InitializeParams()
-		if takesInputRequired(ip) {
-			// go-sdk's server marks the result input_required for this
-			// client (its resultType); nothing else is changed.
-			for id, ir := range reqs {
-				if err := supports(ip, ir); err != nil {
-					return zero, inputError(server, "input-unsupported", fmt.Sprintf("input request %q: %v", id, err))
-				}
-			}
-			return res, nil
-		}
 		if len(reqs) == 0 {
 			shed++
 		} else {
@@ -205,4 +214,16 @@ func pendingPrompt(r *mcp.GetPromptResult) (mcp.InputRequestMap, string) {
 
 func pendingResource(r *mcp.ReadResourceResult) (mcp.InputRequestMap, string) {
 	return r.InputRequests, r.RequestState
+}
+
+func inputTool(m mcp.InputRequestMap, state string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{InputRequests: m, RequestState: state}
+}
+
+func inputPrompt(m mcp.InputRequestMap, state string) *mcp.GetPromptResult {
+	return &mcp.GetPromptResult{InputRequests: m, RequestState: state}
+}
+
+func inputResource(m mcp.InputRequestMap, state string) *mcp.ReadResourceResult {
+	return &mcp.ReadResourceResult{InputRequests: m, RequestState: state}
 }

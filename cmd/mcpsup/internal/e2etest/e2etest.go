@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +42,11 @@ type Upstreams struct {
 	Ask      string // URL
 	// Elicited counts the answers the "confirm" tool got.
 	Elicited chan *mcp.ElicitResult
+	// ElicitFailed receives the error of each elicitation of "confirm"
+	// that failed (up to 64 unread; more are not recorded).
+	ElicitFailed chan error
+	// Confirms counts the calls of "confirm" that ran.
+	Confirms atomic.Int64
 	// MRTR is a 2026-07-28 server ("mrtr") that asks for input by multi
 	// round-trip.
 	MRTR *MRTR
@@ -78,7 +84,7 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 		buildBin, buildErr = stdiotest.Build(ctx, dir)
 	})
 	require.NoError(t, buildErr)
-	u := &Upstreams{StdioBin: buildBin, Elicited: make(chan *mcp.ElicitResult, 4),
+	u := &Upstreams{StdioBin: buildBin, Elicited: make(chan *mcp.ElicitResult, 4), ElicitFailed: make(chan error, 64),
 		Subscribed: make(chan string, 16), Unsubscribed: make(chan string, 16)}
 	var err error
 	u.HTTP, err = mcptest.NewServer(mcptest.Options{Tools: 2, Prompts: 1, Resources: 1, Templates: 1})
@@ -115,11 +121,16 @@ func New(t *testing.T, ctx context.Context) *Upstreams {
 		})
 	ask.AddTool(&mcp.Tool{Name: "confirm", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			u.Confirms.Add(1)
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
 				Message:         "proceed?",
 				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}},
 			})
 			if err != nil {
+				select {
+				case u.ElicitFailed <- err:
+				default:
+				}
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "elicit: " + err.Error()}}}, nil
 			}
 			select {
