@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -148,15 +147,10 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // ErrNotRegularFile, refused without waiting on it; one that cannot be
 // opened, the os error.
 func LoadServers(path string) (*ServersFile, error) {
-	f, err := openRegular(path)
+	data, err := readRegular(path, MaxConfigBytes)
 	if errors.Is(err, ErrNotRegularFile) {
 		return nil, &ConfigError{Reason: err.Error(), Err: err}
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
 		return nil, err
 	}

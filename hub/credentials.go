@@ -42,21 +42,13 @@ func expandHeaders(headers map[string]string, lookup func(string) (string, bool)
 
 // credentialVars are the variables the servers' headers reference, which
 // no stdio server inherits, for the hub's life. Safe for concurrent use.
-type credentialVars struct {
-	mu    sync.Mutex
-	names map[string]bool
-}
+type credentialVars struct{ names sync.Map } // name -> struct{}
 
 // note takes the variables sc's headers reference for credentials.
 func (v *credentialVars) note(sc ServerConfig) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	for _, value := range sc.Headers {
 		for _, m := range headerVar.FindAllStringSubmatch(value, -1) {
-			if v.names == nil {
-				v.names = map[string]bool{}
-			}
-			v.names[m[1]] = true
+			v.names.Store(m[1], struct{}{})
 		}
 	}
 }
@@ -65,14 +57,12 @@ func (v *credentialVars) note(sc ServerConfig) {
 // server's headers reference, and what the host's filter, if any, keeps.
 func (v *credentialVars) inherit(host func(string) bool) func(string) bool {
 	return func(name string) bool {
-		v.mu.Lock()
-		credential := v.names[name]
-		v.mu.Unlock()
+		_, credential := v.names.Load(name)
 		return !credential && (host == nil || host(name))
 	}
 }
 
-// headerTransport adds the configured headers to every request.
+// headerTransport sets the server's headers on every request.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
@@ -86,8 +76,6 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
-// withHeaders returns a copy of c whose transport sets headers on every
-// request.
 func withHeaders(c *http.Client, headers map[string]string) *http.Client {
 	hs := make(http.Header, len(headers))
 	for k, v := range headers {

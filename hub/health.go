@@ -201,7 +201,7 @@ func (h *Hub) health(e *entry) Health {
 	hl.Generation = sup.Generation()
 	hl.SessionsOpened = sup.SessionsOpened()
 	h.catMu.Lock()
-	hl.Tools, hl.Prompts, hl.Resources = h.tools.count(e.name), h.prompts.count(e.name), h.resources.count(e.name)
+	hl.Tools, hl.Prompts, hl.Resources = len(h.tools.byServer[e.name]), len(h.prompts.byServer[e.name]), len(h.resources.byServer[e.name])
 	h.catMu.Unlock()
 	return hl
 }

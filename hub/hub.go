@@ -196,13 +196,11 @@ type entry struct {
 	gone       bool             // removed: its events no longer change the hub
 }
 
-// current returns the server's supervisor of this term.
 func (e *entry) current() *supervisor.Supervisor {
 	sup, _ := e.term()
 	return sup
 }
 
-// term returns the supervisor and the lease of this term.
 func (e *entry) term() (*supervisor.Supervisor, Lease) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -217,13 +215,6 @@ func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, state LeaseStat
 	old := e.sup
 	e.sup, e.lease, e.leaseState, e.since = sup, lease, state, since
 	return old
-}
-
-// isGone reports whether the server left the hub.
-func (e *entry) isGone() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.gone
 }
 
 // ready reports whether the server is ready and its catalog of this session
@@ -245,8 +236,7 @@ func New(cfg Config) *Hub {
 	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{}), starting: make(chan struct{}, cfg.MaxStarting)}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
 	h.leaser, _ = cfg.Store.(Leaser)
-	// Qualified names are made with the servers' registered secrets masked
-	// (not the redactor's patterns, which would rewrite ordinary names).
+	// The secrets alone: the redactor's patterns would rewrite ordinary names.
 	mask := h.redact.MaskSecrets
 	h.tools = newMerged(cfg.Naming, mask, func(t *mcp.Tool) (string, string) { return t.Name, t.Name },
 		func(t *mcp.Tool, n string) *mcp.Tool { c := *t; c.Name = n; return &c })
@@ -257,6 +247,7 @@ func New(cfg Config) *Hub {
 	return h
 }
 
+// notifyLocked wakes WaitReady; h.mu held.
 func (h *Hub) notifyLocked() {
 	close(h.changed)
 	h.changed = make(chan struct{})

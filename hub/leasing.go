@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,9 +39,8 @@ const (
 // acquisition) was sent at sent.
 func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
 
-// holdLease is the server's lease loop (LeaseConfig): acquire, serve
-// while held, try again after a loss. It returns when the server leaves the
-// hub, the term left for leave to end.
+// holdLease is the server's lease loop (LeaseConfig) until it leaves the
+// hub, the last term left for leave to end.
 func (h *Hub) holdLease(e *entry) {
 	defer close(e.leaseDone)
 	ttl := h.cfg.Lease.ttl()
@@ -67,10 +67,7 @@ func (h *Hub) holdLease(e *entry) {
 		}
 		if err != nil {
 			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
-				left := held.Remaining
-				if left <= 0 { // unknown: as if unreachable
-					left = ttl / acquireErrDiv
-				}
+				left := cmp.Or(max(held.Remaining, 0), ttl/acquireErrDiv) // unknown: as if unreachable
 				retry = sent.Add(min(left+ttl/acquireSlackDiv, ttl))
 				errWait = ttl / acquireErrDiv
 				continue
@@ -92,9 +89,9 @@ func (h *Hub) holdLease(e *entry) {
 	}
 }
 
-// serve runs one term: load the state, start the supervisor, renew until
-// the lease is lost (then detach, save fenced, release, and return whether
-// another replica took it and when the hold ended) or the server leaves.
+// serve runs one term: load, start, renew until the lease is lost (then
+// detach, save fenced, release, and return whether another replica took
+// it and when the hold ended) or the server leaves.
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Observe.Clock
 	deadline := holdDeadline(sent, ttl)
@@ -193,8 +190,6 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	return taken, ended
 }
 
-// releaseLease releases lease, bounded by ctx and Config.StoreTimeout; a
-// failure is an event.
 func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
 	defer cancel()
@@ -246,7 +241,6 @@ func (e *HoldEndedError) Error() string {
 
 func (e *HoldEndedError) Unwrap() error { return ErrLeaseLost }
 
-// extend sets the hold's end.
 func (g *holdGate) extend(until time.Time) { g.until.Store(&until) }
 
 // client returns a copy of c whose requests pass the gate.
@@ -318,15 +312,14 @@ func (e *LeaseHeldError) Error() string {
 
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
-// LeaseConfig sets the lease rule, used when Config.Store implements
-// Leaser; the zero value is ready to use. Per server: acquire, then load
-// and start; renew every TTL/3 (a failed renewal again after TTL/12); with
-// no renewal accepted TTL*3/4 after the last accepted one was sent, or one
-// refused, detach, leave the merged catalog, save fenced, release
-// (KindLeaseLost). Standing by, try again TTL/50 after the holder's lease
-// would end; an unreachable leaser after TTL/10 doubling to TTL. Every
-// request of a held server passes a gate on the hub's clock
-// (*HoldEndedError once the hold ended). docs/DESIGN.md section 8.
+// LeaseConfig sets the lease rule (DESIGN.md section 8), used when
+// Config.Store implements Leaser; the zero value is ready to use. Renewals
+// every TTL/3 (a failed one again after TTL/12); the hold ends TTL*3/4
+// after the last accepted renewal was sent, or at a refusal
+// (KindLeaseLost), and requests after it are refused unsent
+// (*HoldEndedError). Standing by, the hub tries again TTL/50 after the
+// holder's lease would end; an unreachable leaser after TTL/10 doubling
+// to TTL.
 type LeaseConfig struct {
 	// TTL is the lease's time to live at the leaser. Default 15s; at
 	// least 300ms.

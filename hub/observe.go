@@ -106,7 +106,10 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	server := e.name
 	e.update.Lock()
 	defer e.update.Unlock()
-	if e.isGone() && !leaving { // gone is set before the leaving update takes e.update
+	e.mu.Lock()
+	gone := e.gone // set before the leaving update takes e.update
+	e.mu.Unlock()
+	if gone && !leaving {
 		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)

@@ -17,13 +17,12 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// Store keeps one resume state per server name across runs of the host.
-// The hub loads a server's state when it is added (with a Leaser, when its
-// lease is acquired) and saves it when what resumes it changes (a session
-// opened, a stream decision), on Detach and Remove(KeepSession); it deletes
-// it on Close and Remove(EndSession). Implementations must be safe for
-// concurrent use: one server's writes run one at a time, in order;
-// different servers' at once. Every call is bounded by Config.StoreTimeout.
+// Store keeps one resume state per server name across runs of the host:
+// loaded at Add (with a Leaser, on acquiring the lease), saved when what
+// resumes the session changes and on Detach or Remove(KeepSession), deleted
+// on Close or Remove(EndSession). Safe for concurrent use: one server's
+// writes come one at a time, in order; different servers' at once. Every
+// call is bounded by Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
 	// when there is none, ErrCorrupt (unreadable, malformed, too large) or
@@ -66,10 +65,10 @@ const FileStoreVersion = 1
 // DefaultMaxFileBytes bounds a FileStore file: a resume state and the envelope.
 const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
 
-// FileStore is a Store of one JSON file per server in Dir (made 0700 when
-// missing), mode 0600 (a session id is a credential), written to a
-// temporary file and renamed over the old one (a crash leaves the old state
-// or the new, never half). Each file is
+// FileStore is a Store of one JSON file per server in Dir (made 0700),
+// mode 0600 (a session id is a credential), written to a temporary file
+// renamed over the old one (a crash leaves the old state or the new). Each
+// file is
 //
 //	{"version": 1, "server": "<name>", "resume": {…supervisor.ResumeState…}}
 //
@@ -108,7 +107,6 @@ func (s *FileStore) Path(server string) string {
 	return filepath.Join(s.Dir, name+".json")
 }
 
-// nameFits reports whether a server name can name its file as it is.
 func nameFits(name string) bool { return ValidName(name) && len(name) <= 40 }
 
 // endsAsHashed reports whether name ends as [hashed] ends its names.
@@ -157,15 +155,10 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 // none; ErrCorrupt when it is not a regular file, too large or not JSON.
 func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 	var env fileEnvelope
-	f, err := openRegular(path)
+	data, err := readRegular(path, s.max())
 	if errors.Is(err, ErrNotRegularFile) {
 		return env, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	if err != nil {
-		return env, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, s.max()+1))
 	if err != nil {
 		return env, err
 	}
@@ -198,22 +191,22 @@ func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 // file) is a named pipe, a device or a directory, also behind a symlink.
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
-// openRegular opens path for reading without blocking, refused
-// (ErrNotRegularFile) when it is not a regular file.
-func openRegular(path string) (*os.File, error) {
+// readRegular reads at most max+1 bytes of the file at path, opened
+// without blocking and refused (ErrNotRegularFile) when not a regular file.
+func readRegular(path string, max int64) ([]byte, error) {
 	f, err := openStateFile(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	fi, err := f.Stat()
 	if err == nil {
 		err = notRegular(path, fi)
 	}
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
-	return f, nil
+	return io.ReadAll(io.LimitReader(f, max+1))
 }
 
 // notRegular wraps ErrNotRegularFile when fi is not a regular file.
@@ -275,10 +268,9 @@ func (s *FileStore) Delete(ctx context.Context, server string) error {
 	return nil
 }
 
-// saver is the one writer of resume states (docs/DESIGN.md section 8): one
-// server's writes in order, a write queued replacing the one still
-// waiting; different servers' at once. A goroutine runs per server only
-// while its writes wait.
+// saver is the one writer of resume states (DESIGN.md section 8): a
+// goroutine per server while its writes wait, a queued write replacing
+// the one still waiting.
 type saver struct {
 	store   Store
 	timeout time.Duration
@@ -289,7 +281,6 @@ type saver struct {
 	errs   []*StoreError     // not yet returned by a flush
 }
 
-// queue is one server's writes: the one running and the next.
 type queue struct {
 	running, next *write
 	done          chan struct{} // closed once neither is left
@@ -324,7 +315,6 @@ func (w *write) do(s *saver, server string) error {
 	return s.store.Save(ctx, server, w.rs)
 }
 
-// put queues a write of server's state.
 func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeState, lease Lease) {
 	if s.store == nil {
 		return
@@ -344,7 +334,6 @@ func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeSta
 	go s.run(server, q)
 }
 
-// run does server's writes until none is left.
 func (s *saver) run(server string, q *queue) {
 	for {
 		s.mu.Lock()
