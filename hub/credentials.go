@@ -62,38 +62,43 @@ func (v *credentialVars) inherit(host func(string) bool) func(string) bool {
 	}
 }
 
-// headerTransport sets the server's headers on every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers http.Header
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	for k, vs := range t.headers {
-		r.Header[k] = vs
-	}
-	return t.base.RoundTrip(r)
-}
-
-func withHeaders(c *http.Client, headers map[string]string) *http.Client {
-	hs := make(http.Header, len(headers))
-	for k, v := range headers {
-		hs.Set(k, v)
-	}
-	return wrapClient(c, func(base http.RoundTripper) http.RoundTripper { return &headerTransport{base: base, headers: hs} })
-}
-
-// wrapClient returns a copy of c (nil: a client on http.DefaultTransport)
-// whose transport is wrap of c's.
-func wrapClient(c *http.Client, wrap func(base http.RoundTripper) http.RoundTripper) *http.Client {
+// serverClient returns a copy of c (nil: a client on
+// http.DefaultTransport) that sets headers on every request and, with a
+// gate, sends none once the gate's hold ended.
+func serverClient(c *http.Client, headers map[string]string, gate *holdGate) *http.Client {
 	var cp http.Client
 	if c != nil {
 		cp = *c
 	}
-	if cp.Transport == nil {
-		cp.Transport = http.DefaultTransport
+	t := &serverTransport{base: cp.Transport, headers: make(http.Header, len(headers)), gate: gate}
+	if t.base == nil {
+		t.base = http.DefaultTransport
 	}
-	cp.Transport = wrap(cp.Transport)
+	for k, v := range headers {
+		t.headers.Set(k, v)
+	}
+	cp.Transport = t
 	return &cp
+}
+
+type serverTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+	gate    *holdGate // nil: no lease
+}
+
+func (t *serverTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.gate.check(); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close() // a RoundTripper closes what it does not send
+		}
+		return nil, err
+	}
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, vs := range t.headers {
+			req.Header[k] = vs
+		}
+	}
+	return t.base.RoundTrip(req)
 }

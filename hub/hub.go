@@ -25,26 +25,25 @@ import (
 // Config configures a Hub. The zero value is ready to use: servers named
 // `server__item`, nothing persisted, events discarded.
 type Config struct {
-	// Supervisor is the template of every server's supervisor.Config. Per
-	// server the hub sets Name, Endpoint or Command (on the template
-	// Command's bounds, its Inherit withholding the variables the servers'
-	// headers reference), Resume, Events, HTTP.OAuthHandler, Observe.Secrets
-	// and, with headers, HTTP.HTTPClient (a copy adding them); it wraps
-	// Observe.Logger to mask the secrets, and a stdio server gets no HTTP and
-	// no Stream. The rest reaches every server, so it carries no credential:
+	// Supervisor is the template of every server's supervisor.Config: the
+	// hub sets the server's own Name, Endpoint or Command (on the template
+	// Command's bounds, Inherit withholding the variables headers
+	// reference), Resume, Events, HTTP.OAuthHandler, Observe.Secrets and
+	// HTTP.HTTPClient (a copy adding its headers), masks Observe.Logger and
+	// clears HTTP and Stream for stdio. The rest reaches every server, so
 	// HTTP.OAuthHandler set is ErrSharedCredential.
 	Supervisor supervisor.Config
-	// Credentials, when set, gives each server its own OAuth handler (nil:
-	// none), called once per server on Add's goroutine: a token is issued
-	// for one server (MCP 2025-11-25, basic/authorization.mdx, Token
-	// Audience Binding). Default nil: no server has OAuth.
+	// Credentials gives each server its own OAuth handler (nil: none),
+	// called once per server on Add's goroutine: a token is for one server
+	// (MCP 2025-11-25, basic/authorization.mdx, Token Audience Binding).
+	// Default nil: no server has OAuth.
 	Credentials func(sc ServerConfig) auth.OAuthHandler
 	// LookupEnv reads the variables header values reference (see
 	// ServerConfig.Headers). Default os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
-	// ServerMiddleware, when set, gives each server's supervisor a
-	// middleware (nil: none) after the template's SendingMiddleware;
-	// mcpsupotel.Observer.Middleware fits it. Default none.
+	// ServerMiddleware gives each server's supervisor a middleware (nil:
+	// none) after the template's SendingMiddleware (e.g.
+	// mcpsupotel.Observer.Middleware). Default none.
 	ServerMiddleware func(server string) mcp.Middleware
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming
@@ -57,18 +56,17 @@ type Config struct {
 	// server (each replica's own process) is never leased.
 	Lease LeaseConfig
 	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog
-	// (tools, prompts and resources together; bytes of their JSON). One
-	// over either is not merged: the items merged before stay, and a
-	// KindCatalogRefused event says what was over. Defaults 30,000 and 32 MiB.
+	// (tools, prompts and resources; bytes of their JSON): one over either
+	// is not merged (KindCatalogRefused), its items merged before stay.
+	// Defaults 30,000 and 32 MiB.
 	MaxCatalogItems int
 	MaxCatalogBytes int64
 	// MaxStarting bounds the servers making their first connection at
 	// once; the next starts when one is ready or failed. Default 8.
 	MaxStarting int
-	// Events receives every server's events (Server set) and the hub's own
-	// (the Kind constants), from many goroutines at once. It may read the
-	// hub but must not call Remove, Close or Detach, which wait for it.
-	// Default: discarded.
+	// Events receives every server's events and the hub's own (the Kind
+	// constants) from many goroutines at once; it must not call Remove,
+	// Close or Detach, which wait for it. Default: discarded.
 	Events events.Sink
 }
 
@@ -146,9 +144,8 @@ func (e *ServerError) Error() string {
 }
 func (e *ServerError) Unwrap() error { return e.Err }
 
-// Hub shows a set of supervisors by server name as one. All methods are
-// safe for concurrent use; Close and Detach wait for every goroutine the
-// hub started and for every supervisor.
+// Hub shows a set of supervisors by server name as one. Safe for
+// concurrent use; Close and Detach wait for every goroutine it started.
 type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values
@@ -183,7 +180,7 @@ type entry struct {
 	stop      context.CancelFunc
 	leaseDone chan struct{} // closed when its lease loop returned; nil without a Leaser
 
-	update sync.Mutex // held by updateCatalog: one update of the server's catalog at a time
+	update sync.Mutex // one updateCatalog of the server at a time
 
 	mu         sync.Mutex
 	sup        *supervisor.Supervisor // this term's (replaced when a lease is acquired or lost)
@@ -207,8 +204,7 @@ func (e *entry) term() (*supervisor.Supervisor, Lease) {
 	return e.sup, e.lease
 }
 
-// setTerm makes sup and lease the server's term and returns the
-// supervisor it replaces.
+// setTerm makes sup and lease the server's term, returning the old supervisor.
 func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, state LeaseState, since time.Time) *supervisor.Supervisor {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -217,8 +213,7 @@ func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, state LeaseStat
 	return old
 }
 
-// ready reports whether the server is ready and its catalog of this session
-// is merged: only then do its items route.
+// ready reports whether the server is ready with this session's catalog merged.
 func (e *entry) ready() bool {
 	sup := e.current()
 	if sup.State() != supervisor.Ready {
@@ -266,8 +261,8 @@ func (h *Hub) Names() []string {
 	return slices.Sorted(maps.Keys(h.servers))
 }
 
-// Supervisor returns the server's supervisor, or nil. It belongs to the
-// hub: do not Close or Detach it (use Remove).
+// Supervisor returns the server's supervisor, or nil; Remove, not its
+// Close or Detach, stops it.
 func (h *Hub) Supervisor(name string) *supervisor.Supervisor {
 	if e := h.entry(name); e != nil {
 		return e.current()

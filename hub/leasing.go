@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -17,12 +16,11 @@ import (
 
 // The hub's lease events (with a Leaser as Store).
 const (
-	// KindLeaseAcquired: this replica acquired the server's lease and
-	// starts its supervisor. Detail: "token <n>; fresh" or
-	// "token <n>; resuming <session hash>".
+	// KindLeaseAcquired: this replica serves the server now. Detail:
+	// "token <n>; fresh" or "token <n>; resuming <session hash>".
 	KindLeaseAcquired events.Kind = "lease-acquired"
-	// KindLeaseLost: this replica stopped serving the server (detached,
-	// before the lease ended at the leaser); Detail says why.
+	// KindLeaseLost: this replica stopped serving the server, before the
+	// lease ended at the leaser; Detail says why.
 	KindLeaseLost events.Kind = "lease-lost"
 )
 
@@ -199,8 +197,8 @@ func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 }
 
 // sleepUntil waits on clock until the time until; false when ctx ended
-// first. The clock is read again once the (relative) timer exists, so a
-// clock moved past until meanwhile ends the wait at once.
+// first. The clock is read again once the timer exists: a fake clock
+// moved past until meanwhile ends the wait at once.
 func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) bool {
 	d := until.Sub(clock.Now())
 	if d <= 0 {
@@ -219,13 +217,11 @@ func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) boo
 	}
 }
 
-// holdGate passes a term's requests while its hold lasts and refuses every
-// one after, on the hub's clock.
+// holdGate passes a term's requests while its hold lasts, on the hub's clock.
 type holdGate struct {
 	server string
 	clock  clockwork.Clock
 	until  atomic.Pointer[time.Time] // the hold's end
-	base   http.RoundTripper
 }
 
 // HoldEndedError is a request refused unsent: this replica's hold on the
@@ -243,19 +239,15 @@ func (e *HoldEndedError) Unwrap() error { return ErrLeaseLost }
 
 func (g *holdGate) extend(until time.Time) { g.until.Store(&until) }
 
-// client returns a copy of c whose requests pass the gate.
-func (g *holdGate) client(c *http.Client) *http.Client {
-	return wrapClient(c, func(base http.RoundTripper) http.RoundTripper { g.base = base; return g })
-}
-
-func (g *holdGate) RoundTrip(req *http.Request) (*http.Response, error) {
-	if until := *g.until.Load(); !g.clock.Now().Before(until) {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, &HoldEndedError{Server: g.server, Ended: until}
+// check is nil while the hold lasts (or without a gate).
+func (g *holdGate) check() error {
+	if g == nil {
+		return nil
 	}
-	return g.base.RoundTrip(req)
+	if until := *g.until.Load(); !g.clock.Now().Before(until) {
+		return &HoldEndedError{Server: g.server, Ended: until}
+	}
+	return nil
 }
 
 // Leaser is a Store shared by replicas that also grants leases: the right

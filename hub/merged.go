@@ -43,7 +43,6 @@ type Diff struct {
 // Empty reports whether nothing changed.
 func (d Diff) Empty() bool { return len(d.Added)+len(d.Removed)+len(d.Changed) == 0 }
 
-// claimant is one item of one server.
 type claimant struct{ server, id string }
 
 func (a claimant) compare(b claimant) int {
@@ -87,7 +86,7 @@ func newMerged[T any](naming Naming, mask func(string) string, idOf func(*T) (st
 		skippedBy: map[string]map[claimant]bool{}}
 }
 
-// change records, for the names an update touches, who held them before.
+// change is what an update did: the touched names' slots before.
 type change[T any] struct {
 	before     map[string]*slot[T] // name -> slot before (nil: free)
 	collisions []Collision
@@ -105,8 +104,8 @@ func (m *merged[T]) touch(c *change[T], name string) {
 	c.before[name] = prev
 }
 
-// prepared is a server's new catalog of one kind: its items in order,
-// without an empty or repeated id (the first counts), and their JSON's bytes.
+// prepared is a server's new catalog of one kind: its items without an
+// empty or repeated id (the first counts), and their JSON's bytes.
 type prepared[T any] struct {
 	items []*slot[T]
 	bytes int64
@@ -211,7 +210,6 @@ func (m *merged[T]) unskip(cl claimant, s *slot[T]) {
 	s.skipped = nil
 }
 
-// place gives cl the name it gets now ([merged.nameFor]).
 func (m *merged[T]) place(c *change[T], cl claimant) {
 	s := m.slots[cl]
 	name := m.nameFor(cl, s)
@@ -282,7 +280,6 @@ func (m *merged[T]) release(c *change[T], cl claimant) {
 	}
 }
 
-// diff compares the touched names before and after.
 func (m *merged[T]) diff(c *change[T]) Diff {
 	var d Diff
 	for name, prev := range c.before {

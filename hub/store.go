@@ -83,10 +83,11 @@ type FileStore struct {
 	MaxBytes int64
 }
 
-type fileEnvelope struct {
-	Version int             `json:"version"`
-	Server  string          `json:"server"`
-	Resume  json.RawMessage `json:"resume"`
+// fileEnvelope is a FileStore file: R is json.RawMessage when read.
+type fileEnvelope[R any] struct {
+	Version int    `json:"version"`
+	Server  string `json:"server"`
+	Resume  R      `json:"resume"`
 }
 
 func (s *FileStore) max() int64 {
@@ -132,13 +133,11 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	if errors.Is(err, fs.ErrNotExist) {
 		env, err = s.adoptEarlierFile(server)
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fail(ErrNotFound)
-	}
-	if err != nil {
-		return nil, fail(err)
-	}
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fail(ErrNotFound)
+	case err != nil:
+		return nil, fail(err)
 	case env.Version != FileStoreVersion:
 		return nil, fail(fmt.Errorf("%w: version %d, want %d", ErrCorrupt, env.Version, FileStoreVersion))
 	case env.Server != server:
@@ -153,8 +152,8 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 
 // readEnvelope reads the state file at path: fs.ErrNotExist when there is
 // none; ErrCorrupt when it is not a regular file, too large or not JSON.
-func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
-	var env fileEnvelope
+func (s *FileStore) readEnvelope(path string) (fileEnvelope[json.RawMessage], error) {
+	var env fileEnvelope[json.RawMessage]
 	data, err := readRegular(path, s.max())
 	if errors.Is(err, ErrNotRegularFile) {
 		return env, fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -174,14 +173,13 @@ func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 // adoptEarlierFile moves the server's state found under its name as it is,
 // though that ends as changed names do, to its Path; fs.ErrNotExist when
 // there is none.
-func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
+func (s *FileStore) adoptEarlierFile(server string) (env fileEnvelope[json.RawMessage], err error) {
 	if !nameFits(server) || !endsAsHashed(server) {
-		return fileEnvelope{}, fs.ErrNotExist
+		return env, fs.ErrNotExist
 	}
 	earlier := filepath.Join(s.Dir, server+".json")
-	env, err := s.readEnvelope(earlier)
-	if err != nil || env.Server != server {
-		return fileEnvelope{}, fs.ErrNotExist
+	if env, err = s.readEnvelope(earlier); err != nil || env.Server != server {
+		return env, fs.ErrNotExist
 	}
 	_ = os.Rename(earlier, s.Path(server)) // found at the name's path from now on; read already
 	return env, nil
@@ -226,11 +224,7 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 	if rs == nil {
 		return fail(errors.New("nil resume state"))
 	}
-	data, err := json.Marshal(struct {
-		Version int                     `json:"version"`
-		Server  string                  `json:"server"`
-		Resume  *supervisor.ResumeState `json:"resume"`
-	}{FileStoreVersion, server, rs})
+	data, err := json.Marshal(fileEnvelope[*supervisor.ResumeState]{FileStoreVersion, server, rs})
 	if err != nil {
 		return fail(err)
 	}
