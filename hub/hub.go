@@ -74,18 +74,10 @@ func (c Config) withDefaults() Config {
 	if c.Naming == nil {
 		c.Naming = DefaultNaming
 	}
-	if c.StoreTimeout <= 0 {
-		c.StoreTimeout = 10 * time.Second
-	}
-	if c.MaxStarting <= 0 {
-		c.MaxStarting = 8
-	}
-	if c.MaxCatalogItems <= 0 {
-		c.MaxCatalogItems = 3 * probes.DefaultMaxItems
-	}
-	if c.MaxCatalogBytes <= 0 {
-		c.MaxCatalogBytes = 32 << 20
-	}
+	c.StoreTimeout = cmp.Or(max(c.StoreTimeout, 0), 10*time.Second)
+	c.MaxStarting = cmp.Or(max(c.MaxStarting, 0), 8)
+	c.MaxCatalogItems = cmp.Or(max(c.MaxCatalogItems, 0), 3*probes.DefaultMaxItems)
+	c.MaxCatalogBytes = cmp.Or(max(c.MaxCatalogBytes, 0), 32<<20)
 	if c.Supervisor.Observe.Clock == nil {
 		c.Supervisor.Observe.Clock = clockwork.NewRealClock()
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -131,11 +132,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			break
 		}
 		if now.Before(next) {
-			wake := next
-			if deadline.Before(next) {
-				wake = deadline
-			}
-			if !sleepUntil(e.ctx, clock, wake) {
+			if !sleepUntil(e.ctx, clock, slices.MinFunc([]time.Time{next, deadline}, time.Time.Compare)) {
 				return false, now
 			}
 			continue

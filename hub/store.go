@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,12 +91,7 @@ type fileEnvelope[R any] struct {
 	Resume  R      `json:"resume"`
 }
 
-func (s *FileStore) max() int64 {
-	if s.MaxBytes > 0 {
-		return s.MaxBytes
-	}
-	return DefaultMaxFileBytes
-}
+func (s *FileStore) max() int64 { return cmp.Or(max(s.MaxBytes, 0), DefaultMaxFileBytes) }
 
 // Path returns the file of the server's state: named as the server when
 // that is a ValidName of at most 40 bytes not ending as a changed name does
@@ -365,27 +361,23 @@ func (s *saver) run(server string, q *queue) {
 // *StoreError; when ctx ends first, one more per write not done, wrapping
 // ctx's error (the write goes on, bounded by its own context).
 func (s *saver) flush(ctx context.Context, server string) error {
-	var errs []error
-	if !s.wait(ctx, server) {
-		errs = s.unfinished(server, ctx.Err())
-	}
+	errs := s.wait(ctx, server)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	kept := s.errs[:0]
-	for _, se := range s.errs {
-		if server == "" || se.Server == server {
+	s.errs = slices.DeleteFunc(s.errs, func(se *StoreError) bool {
+		mine := server == "" || se.Server == server
+		if mine {
 			errs = append(errs, se)
-		} else {
-			kept = append(kept, se)
 		}
-	}
-	s.errs = kept
+		return mine
+	})
 	return errors.Join(errs...)
 }
 
-// wait waits until no write of server ("": any) is left; false when ctx
-// ended first.
-func (s *saver) wait(ctx context.Context, server string) bool {
+// wait waits until no write of server ("": any) is left; when ctx ends
+// first, it returns a *StoreError wrapping ctx's error per write left.
+func (s *saver) wait(ctx context.Context, server string) []error {
+wait:
 	for {
 		s.mu.Lock()
 		q := s.queues[server]
@@ -396,22 +388,17 @@ func (s *saver) wait(ctx context.Context, server string) bool {
 		}
 		s.mu.Unlock()
 		if q == nil {
-			return true
+			return nil
 		}
 		select {
 		case <-q.done:
 		case <-ctx.Done():
-			return false
+			break wait
 		}
 	}
-}
-
-// unfinished returns a *StoreError wrapping err per write of server ("":
-// any) running or waiting.
-func (s *saver) unfinished(server string, err error) []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cause := fmt.Errorf("not done when the wait ended: %w", err)
+	cause := fmt.Errorf("not done when the wait ended: %w", ctx.Err())
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
 		if server != "" && name != server {
