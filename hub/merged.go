@@ -282,7 +282,11 @@ func (m *merged[T]) release(c *change[T], cl claimant) {
 
 func (m *merged[T]) diff(c *change[T]) Diff {
 	var d Diff
+	if m.dirty == nil {
+		m.dirty = map[string]bool{}
+	}
 	for name, prev := range c.before {
+		m.dirty[name] = true // also when unchanged: items rebuilds it alike
 		o, now := m.owner[name]
 		switch {
 		case prev == nil && now:
@@ -294,14 +298,6 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 			if prev.cl != o || (prev.def != cur.def && prev.sum != cur.sum) {
 				d.Changed = append(d.Changed, name)
 			}
-		}
-	}
-	if m.dirty == nil {
-		m.dirty = map[string]bool{}
-	}
-	for _, names := range [][]string{d.Added, d.Removed, d.Changed} {
-		for _, n := range names {
-			m.dirty[n] = true
 		}
 	}
 	return d

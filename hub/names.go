@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Naming makes the name a model sees for one item (a tool or prompt name,
@@ -39,15 +40,8 @@ const hashLen = 10
 // ValidName reports whether name matches `^[a-zA-Z0-9_-]{1,64}$`, the
 // pattern model APIs require of tool names.
 func ValidName(name string) bool {
-	if len(name) == 0 || len(name) > MaxNameLen {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !nameByte(name[i]) {
-			return false
-		}
-	}
-	return true
+	return len(name) > 0 && len(name) <= MaxNameLen &&
+		!strings.ContainsFunc(name, func(r rune) bool { return r >= utf8.RuneSelf || !nameByte(byte(r)) })
 }
 
 func nameByte(c byte) bool {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,15 +109,8 @@ func nameFits(name string) bool { return ValidName(name) && len(name) <= 40 }
 
 // endsAsHashed reports whether name ends as [hashed] ends its names.
 func endsAsHashed(name string) bool {
-	if len(name) < hashLen+1 || name[len(name)-hashLen-1] != '_' {
-		return false
-	}
-	for _, c := range []byte(name[len(name)-hashLen:]) {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return len(name) > hashLen && name[len(name)-hashLen-1] == '_' &&
+		strings.Trim(name[len(name)-hashLen:], "0123456789abcdef") == ""
 }
 
 // Load reads the server's file; see Store.
