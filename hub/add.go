@@ -121,8 +121,8 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	return nil
 }
 
-// spawn runs f on a goroutine Close and Detach wait for, unless the hub is
-// closed or ctx ended; false then.
+// spawn runs f on a goroutine Close and Detach wait for; false when the
+// hub is closed or ctx ended.
 func (h *Hub) spawn(ctx context.Context, f func()) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -134,7 +134,7 @@ func (h *Hub) spawn(ctx context.Context, f func()) bool {
 }
 
 // queueStart starts sup, at most Config.MaxStarting at once, unless ctx
-// ends first (its server left, its lease was lost).
+// ends first.
 func (h *Hub) queueStart(ctx context.Context, sup *supervisor.Supervisor) {
 	h.spawn(ctx, func() {
 		select {
@@ -150,14 +150,29 @@ func (h *Hub) queueStart(ctx context.Context, sup *supervisor.Supervisor) {
 	})
 }
 
-// newSupervisor makes a supervisor of the server that resumes rs, or, when
-// it refuses rs, starts fresh after a KindStoreFailed event; it returns the
-// state it resumes. With a gate, every request passes the gate.
+// newSupervisor makes a supervisor of the server from the template (see
+// Config.Supervisor) that resumes rs, or, when it refuses rs, starts fresh
+// after a KindStoreFailed event; it returns the state it resumes. With a
+// gate, every request passes the gate.
 func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate) (*supervisor.Supervisor, *supervisor.ResumeState, error) {
 	var self *supervisor.Supervisor // set before it starts, read by its sink
-	scfg := h.supervisorConfig(e, rs)
-	if gate != nil {
-		scfg.HTTP.HTTPClient = gate.client(scfg.HTTP.HTTPClient)
+	scfg := h.cfg.Supervisor
+	scfg.Name, scfg.Endpoint, scfg.Resume = e.name, e.sc.URL, rs
+	scfg.Command = e.sc.command(scfg.Command)
+	if scfg.Command != nil {
+		scfg.Command.Inherit = h.creds.inherit(scfg.Command.Inherit)
+	}
+	scfg.Observe.Logger = slog.New(events.RedactingHandler(&h.redact, scfg.Observe.Logger.Handler()))
+	if h.cfg.ServerMiddleware != nil { // clipped: the template's array stays unwritten
+		scfg.Client.SendingMiddleware = append(slices.Clip(scfg.Client.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
+	}
+	scfg.HTTP.OAuthHandler = e.oauth
+	scfg.Observe.Secrets = append(slices.Clip(scfg.Observe.Secrets), e.secrets...)
+	if len(e.headers) > 0 || gate != nil {
+		scfg.HTTP.HTTPClient = serverClient(scfg.HTTP.HTTPClient, e.headers, gate)
+	}
+	if scfg.Command != nil { // supervisor.New refuses them for stdio
+		scfg.HTTP, scfg.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
 	}
 	scfg.Observe.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
 	sup, err := supervisor.New(scfg)
@@ -180,9 +195,9 @@ func resumeDetail(rs *supervisor.ResumeState) string {
 	return "resuming " + events.HashSessionID(rs.SessionID)
 }
 
-// load returns the server's stored resume state, or nil: none, or one that
-// cannot be used (an event says why). The error is the Store's when it
-// could not answer.
+// load returns the server's stored resume state; nil when there is none or
+// it cannot be used (an event says why); the error when the Store did not
+// answer.
 func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeState, error) {
 	if h.cfg.Store == nil || sc.Command != "" { // a process has no state to resume
 		return nil, nil
@@ -212,32 +227,6 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 	return rs, nil
 }
 
-// supervisorConfig is the template with the server's own fields.
-func (h *Hub) supervisorConfig(e *entry, rs *supervisor.ResumeState) supervisor.Config {
-	c := h.cfg.Supervisor
-	c.Name = e.name
-	c.Endpoint = e.sc.URL
-	c.Command = e.sc.command(c.Command)
-	if c.Command != nil {
-		c.Command.Inherit = h.creds.inherit(c.Command.Inherit)
-	}
-	c.Resume = rs
-	c.Observe.Logger = slog.New(events.RedactingHandler(&h.redact, c.Observe.Logger.Handler()))
-	if h.cfg.ServerMiddleware != nil { // clipped: the template's array stays unwritten
-		c.Client.SendingMiddleware = append(slices.Clip(c.Client.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
-	}
-	c.HTTP.OAuthHandler = e.oauth
-	c.Observe.Secrets = append(slices.Clip(c.Observe.Secrets), e.secrets...)
-	if len(e.headers) > 0 {
-		c.HTTP.HTTPClient = withHeaders(c.HTTP.HTTPClient, e.headers)
-	}
-	if c.Command != nil { // supervisor.New refuses them for stdio
-		c.HTTP, c.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
-	}
-	return c
-}
-
-// settle waits until sup is ready, failed or closed, or ctx ends.
 func settle(ctx context.Context, sup *supervisor.Supervisor) {
 	for {
 		st := sup.State()

@@ -16,16 +16,11 @@ import (
 // reached the supervisor, Err is (or wraps) its *supervisor.CallError, so
 // errors.As finds the verdict and the delivery as for one supervisor.
 type CallError struct {
-	// Op is the MCP method: "tools/call", "prompts/get" or "resources/read".
-	Op string
-	// Name is the qualified name called.
-	Name string
-	// Server is the server it routes to ("" when the name is unknown).
-	Server string
-	// ID is the item on the server: tool or prompt name, resource URI.
-	ID string
-	// Err is ErrUnknownName, ErrUnknownServer or the supervisor's error.
-	Err error
+	Op     string // the MCP method: "tools/call", "prompts/get" or "resources/read"
+	Name   string // the qualified name called
+	Server string // the server it routes to ("" when the name is unknown)
+	ID     string // the item on the server: tool or prompt name, resource URI
+	Err    error  // ErrUnknownName, ErrUnknownServer or the supervisor's error
 
 	redact     *events.Redactor
 	notServing []string // for ErrUnknownName: the servers whose items are not merged now
@@ -51,7 +46,6 @@ func (e *CallError) Error() string {
 
 func (e *CallError) Unwrap() error { return e.Err }
 
-// route finds the server and item of a qualified name in m.
 func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallError) {
 	h.catMu.Lock()
 	cl, ok := m.lookup(name)
@@ -66,8 +60,7 @@ func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallE
 	return e, cl.id, nil
 }
 
-// call routes the qualified name of m and runs do on its server's
-// supervisor with the item's id.
+// call runs do on the supervisor and with the id of m's item name.
 func call[T, R any](h *Hub, m *merged[T], op, name string, do func(sup *supervisor.Supervisor, id string) (R, error)) (R, error) {
 	var zero R
 	e, id, ce := route(h, m, op, name)
@@ -85,8 +78,7 @@ func call[T, R any](h *Hub, m *merged[T], op, name string, do func(sup *supervis
 	return res, nil
 }
 
-// notServing describes the servers not ready or standing by, whose items
-// are not in the merged catalog.
+// notServing describes the servers whose items are not merged now.
 func (h *Hub) notServing() []string {
 	var out []Health
 	for _, hl := range h.Health() {
@@ -142,12 +134,10 @@ func (h *Hub) ReadResource(ctx context.Context, name string) (*mcp.ReadResourceR
 // items (calls to them wait for it); Health says which servers are ready.
 func (h *Hub) Tools() []Tool { return mergedView(h, h.tools) }
 
-// Prompts returns the merged prompts sorted by qualified name (shared, as
-// for Tools).
+// Prompts returns the merged prompts, as Tools does.
 func (h *Hub) Prompts() []Prompt { return mergedView(h, h.prompts) }
 
-// Resources returns the merged resources sorted by qualified name (shared,
-// as for Tools).
+// Resources returns the merged resources, as Tools does.
 func (h *Hub) Resources() []Resource { return mergedView(h, h.resources) }
 
 func mergedView[T any](h *Hub, m *merged[T]) []Item[T] {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -36,15 +35,14 @@ type ServerConfig struct {
 	// Headers are sent with every request to this server alone
 	// ("headers"). A value may reference environment variables, ${NAME} or
 	// VS Code's ${env:NAME}, read by Config.LookupEnv at Add (unset:
-	// ErrUnsetVariable). The values, as written and as read, are
-	// credentials: masked in events, logs and errors; and from the Add that
-	// names it on, no stdio server inherits a referenced variable from the
-	// hub's environment (its own Env may set it).
+	// ErrUnsetVariable). The values, as written and as read, are masked in
+	// events, logs and errors, and no stdio server inherits a referenced
+	// variable from the hub's environment (its own Env may set it).
 	Headers map[string]string
 	// Command, Args, Env and Cwd describe a stdio server: the program
 	// (looked up in PATH without a slash), its arguments, the variables
-	// added to the hub's environment (values masked as header values), its
-	// working directory (default the hub's).
+	// added to the hub's environment (values masked), its working directory
+	// (default the hub's).
 	Command string
 	Args    []string
 	Env     map[string]string
@@ -143,20 +141,14 @@ func (e *ConfigError) Error() string {
 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// LoadServers reads and parses the servers file at path (see ParseServers).
-// A path that is not a regular file is a *ConfigError wrapping
-// ErrNotRegularFile, refused without waiting on it; one that cannot be
-// opened, the os error.
+// LoadServers reads and parses the servers file at path (see ParseServers):
+// a *ConfigError wrapping ErrNotRegularFile, refused without waiting on it,
+// when it is not a regular file; the os error when it cannot be opened.
 func LoadServers(path string) (*ServersFile, error) {
-	f, err := openRegular(path)
+	data, err := readRegular(path, MaxConfigBytes)
 	if errors.Is(err, ErrNotRegularFile) {
 		return nil, &ConfigError{Reason: err.Error(), Err: err}
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +219,6 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	return out, nil
 }
 
-// parseEntry parses one server entry.
 func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, error) {
 	sc := ServerConfig{Name: name}
 	if name == "" {
@@ -274,8 +265,6 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 	return sc, warns, nil
 }
 
-// checkNameLength refuses a server name longer than events.MaxNameBytes:
-// an error wrapping ErrNameTooLong.
 func checkNameLength(name string) error {
 	if len(name) > events.MaxNameBytes {
 		return fmt.Errorf("%w: %d bytes, more than %d", ErrNameTooLong, len(name), events.MaxNameBytes)
@@ -283,7 +272,6 @@ func checkNameLength(name string) error {
 	return nil
 }
 
-// repeatedReason is the warning of a JSON name given twice in one object.
 const repeatedReason = "repeated, the last is taken"
 
 // repeatedNames returns the names the JSON object data gives more than
@@ -314,7 +302,7 @@ func repeatedNames(data []byte) []string {
 	return out
 }
 
-// cutText shortens untrusted text quoted in an error.
+// cutText shortens untrusted text quoted in an error to n bytes and "…".
 func cutText(s string, n int) string {
 	if len(s) <= n {
 		return s

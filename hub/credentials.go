@@ -42,21 +42,13 @@ func expandHeaders(headers map[string]string, lookup func(string) (string, bool)
 
 // credentialVars are the variables the servers' headers reference, which
 // no stdio server inherits, for the hub's life. Safe for concurrent use.
-type credentialVars struct {
-	mu    sync.Mutex
-	names map[string]bool
-}
+type credentialVars struct{ names sync.Map } // name -> struct{}
 
 // note takes the variables sc's headers reference for credentials.
 func (v *credentialVars) note(sc ServerConfig) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	for _, value := range sc.Headers {
 		for _, m := range headerVar.FindAllStringSubmatch(value, -1) {
-			if v.names == nil {
-				v.names = map[string]bool{}
-			}
-			v.names[m[1]] = true
+			v.names.Store(m[1], struct{}{})
 		}
 	}
 }
@@ -65,47 +57,48 @@ func (v *credentialVars) note(sc ServerConfig) {
 // server's headers reference, and what the host's filter, if any, keeps.
 func (v *credentialVars) inherit(host func(string) bool) func(string) bool {
 	return func(name string) bool {
-		v.mu.Lock()
-		credential := v.names[name]
-		v.mu.Unlock()
+		_, credential := v.names.Load(name)
 		return !credential && (host == nil || host(name))
 	}
 }
 
-// headerTransport adds the configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers http.Header
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	for k, vs := range t.headers {
-		r.Header[k] = vs
-	}
-	return t.base.RoundTrip(r)
-}
-
-// withHeaders returns a copy of c whose transport sets headers on every
-// request.
-func withHeaders(c *http.Client, headers map[string]string) *http.Client {
-	hs := make(http.Header, len(headers))
-	for k, v := range headers {
-		hs.Set(k, v)
-	}
-	return wrapClient(c, func(base http.RoundTripper) http.RoundTripper { return &headerTransport{base: base, headers: hs} })
-}
-
-// wrapClient returns a copy of c (nil: a client on http.DefaultTransport)
-// whose transport is wrap of c's.
-func wrapClient(c *http.Client, wrap func(base http.RoundTripper) http.RoundTripper) *http.Client {
+// serverClient returns a copy of c (nil: a client on
+// http.DefaultTransport) that sets headers on every request and, with a
+// gate, sends none once the gate's hold ended.
+func serverClient(c *http.Client, headers map[string]string, gate *holdGate) *http.Client {
 	var cp http.Client
 	if c != nil {
 		cp = *c
 	}
-	if cp.Transport == nil {
-		cp.Transport = http.DefaultTransport
+	t := &serverTransport{base: cp.Transport, headers: make(http.Header, len(headers)), gate: gate}
+	if t.base == nil {
+		t.base = http.DefaultTransport
 	}
-	cp.Transport = wrap(cp.Transport)
+	for k, v := range headers {
+		t.headers.Set(k, v)
+	}
+	cp.Transport = t
 	return &cp
+}
+
+type serverTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+	gate    *holdGate // nil: no lease
+}
+
+func (t *serverTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.gate.check(); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close() // a RoundTripper closes what it does not send
+		}
+		return nil, err
+	}
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, vs := range t.headers {
+			req.Header[k] = vs
+		}
+	}
+	return t.base.RoundTrip(req)
 }

@@ -31,7 +31,7 @@ func TestHoldGateRefusesOnceTheHoldEnded(t *testing.T) {
 	base := &countingRT{}
 	g := &holdGate{server: "search", clock: clock}
 	g.extend(clock.Now().Add(time.Second))
-	c := g.client(&http.Client{Transport: base})
+	c := serverClient(&http.Client{Transport: base}, nil, g)
 
 	req := func() (*closeBody, error) {
 		body := &closeBody{Reader: strings.NewReader("{}")}

@@ -101,7 +101,6 @@ func (e *NotReadyError) Error() string {
 	return e.redact.Text(s)
 }
 
-// maxListedServers bounds the servers an error's text lists.
 const maxListedServers = 8
 
 // describeServers names at most maxListedServers of hs, then how many more.
@@ -137,10 +136,8 @@ func (e *NotReadyError) Unwrap() []error {
 // Health is one server's condition as a value.
 type Health struct {
 	Server string
-	// State is the supervisor's state.
-	State supervisor.State
-	// Since is when it entered State, on the supervisor's clock.
-	Since time.Time
+	State  supervisor.State
+	Since  time.Time // when it entered State, on the supervisor's clock
 	// Reason is why a terminal failed state is terminal ("unauthorized",
 	// "canceled", "budget-spent", "churn"), else "".
 	Reason supervisor.Reason
@@ -201,7 +198,7 @@ func (h *Hub) health(e *entry) Health {
 	hl.Generation = sup.Generation()
 	hl.SessionsOpened = sup.SessionsOpened()
 	h.catMu.Lock()
-	hl.Tools, hl.Prompts, hl.Resources = h.tools.count(e.name), h.prompts.count(e.name), h.resources.count(e.name)
+	hl.Tools, hl.Prompts, hl.Resources = len(h.tools.byServer[e.name]), len(h.prompts.byServer[e.name]), len(h.resources.byServer[e.name])
 	h.catMu.Unlock()
 	return hl
 }

@@ -25,26 +25,25 @@ import (
 // Config configures a Hub. The zero value is ready to use: servers named
 // `server__item`, nothing persisted, events discarded.
 type Config struct {
-	// Supervisor is the template of every server's supervisor.Config. Per
-	// server the hub sets Name, Endpoint or Command (on the template
-	// Command's bounds, its Inherit withholding the variables the servers'
-	// headers reference), Resume, Events, HTTP.OAuthHandler, Observe.Secrets
-	// and, with headers, HTTP.HTTPClient (a copy adding them); it wraps
-	// Observe.Logger to mask the secrets, and a stdio server gets no HTTP and
-	// no Stream. The rest reaches every server, so it carries no credential:
+	// Supervisor is the template of every server's supervisor.Config: the
+	// hub sets the server's own Name, Endpoint or Command (on the template
+	// Command's bounds, Inherit withholding the variables headers
+	// reference), Resume, Events, HTTP.OAuthHandler, Observe.Secrets and
+	// HTTP.HTTPClient (a copy adding its headers), masks Observe.Logger and
+	// clears HTTP and Stream for stdio. The rest reaches every server, so
 	// HTTP.OAuthHandler set is ErrSharedCredential.
 	Supervisor supervisor.Config
-	// Credentials, when set, gives each server its own OAuth handler (nil:
-	// none), called once per server on Add's goroutine: a token is issued
-	// for one server (MCP 2025-11-25, basic/authorization.mdx, Token
-	// Audience Binding). Default nil: no server has OAuth.
+	// Credentials gives each server its own OAuth handler (nil: none),
+	// called once per server on Add's goroutine: a token is for one server
+	// (MCP 2025-11-25, basic/authorization.mdx, Token Audience Binding).
+	// Default nil: no server has OAuth.
 	Credentials func(sc ServerConfig) auth.OAuthHandler
 	// LookupEnv reads the variables header values reference (see
 	// ServerConfig.Headers). Default os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
-	// ServerMiddleware, when set, gives each server's supervisor a
-	// middleware (nil: none) after the template's SendingMiddleware;
-	// mcpsupotel.Observer.Middleware fits it. Default none.
+	// ServerMiddleware gives each server's supervisor a middleware (nil:
+	// none) after the template's SendingMiddleware (e.g.
+	// mcpsupotel.Observer.Middleware). Default none.
 	ServerMiddleware func(server string) mcp.Middleware
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming
@@ -57,18 +56,17 @@ type Config struct {
 	// server (each replica's own process) is never leased.
 	Lease LeaseConfig
 	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog
-	// (tools, prompts and resources together; bytes of their JSON). One
-	// over either is not merged: the items merged before stay, and a
-	// KindCatalogRefused event says what was over. Defaults 30,000 and 32 MiB.
+	// (tools, prompts and resources; bytes of their JSON): one over either
+	// is not merged (KindCatalogRefused), its items merged before stay.
+	// Defaults 30,000 and 32 MiB.
 	MaxCatalogItems int
 	MaxCatalogBytes int64
 	// MaxStarting bounds the servers making their first connection at
 	// once; the next starts when one is ready or failed. Default 8.
 	MaxStarting int
-	// Events receives every server's events (Server set) and the hub's own
-	// (the Kind constants), from many goroutines at once. It may read the
-	// hub but must not call Remove, Close or Detach, which wait for it.
-	// Default: discarded.
+	// Events receives every server's events and the hub's own (the Kind
+	// constants) from many goroutines at once; it must not call Remove,
+	// Close or Detach, which wait for it. Default: discarded.
 	Events events.Sink
 }
 
@@ -76,18 +74,10 @@ func (c Config) withDefaults() Config {
 	if c.Naming == nil {
 		c.Naming = DefaultNaming
 	}
-	if c.StoreTimeout <= 0 {
-		c.StoreTimeout = 10 * time.Second
-	}
-	if c.MaxStarting <= 0 {
-		c.MaxStarting = 8
-	}
-	if c.MaxCatalogItems <= 0 {
-		c.MaxCatalogItems = 3 * probes.DefaultMaxItems
-	}
-	if c.MaxCatalogBytes <= 0 {
-		c.MaxCatalogBytes = 32 << 20
-	}
+	c.StoreTimeout = cmp.Or(max(c.StoreTimeout, 0), 10*time.Second)
+	c.MaxStarting = cmp.Or(max(c.MaxStarting, 0), 8)
+	c.MaxCatalogItems = cmp.Or(max(c.MaxCatalogItems, 0), 3*probes.DefaultMaxItems)
+	c.MaxCatalogBytes = cmp.Or(max(c.MaxCatalogBytes, 0), 32<<20)
 	if c.Supervisor.Observe.Clock == nil {
 		c.Supervisor.Observe.Clock = clockwork.NewRealClock()
 	}
@@ -146,9 +136,8 @@ func (e *ServerError) Error() string {
 }
 func (e *ServerError) Unwrap() error { return e.Err }
 
-// Hub shows a set of supervisors by server name as one. All methods are
-// safe for concurrent use; Close and Detach wait for every goroutine the
-// hub started and for every supervisor.
+// Hub shows a set of supervisors by server name as one. Safe for
+// concurrent use; Close and Detach wait for every goroutine it started.
 type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values
@@ -183,7 +172,7 @@ type entry struct {
 	stop      context.CancelFunc
 	leaseDone chan struct{} // closed when its lease loop returned; nil without a Leaser
 
-	update sync.Mutex // held by updateCatalog: one update of the server's catalog at a time
+	update sync.Mutex // one updateCatalog of the server at a time
 
 	mu         sync.Mutex
 	sup        *supervisor.Supervisor // this term's (replaced when a lease is acquired or lost)
@@ -196,21 +185,18 @@ type entry struct {
 	gone       bool             // removed: its events no longer change the hub
 }
 
-// current returns the server's supervisor of this term.
 func (e *entry) current() *supervisor.Supervisor {
 	sup, _ := e.term()
 	return sup
 }
 
-// term returns the supervisor and the lease of this term.
 func (e *entry) term() (*supervisor.Supervisor, Lease) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.sup, e.lease
 }
 
-// setTerm makes sup and lease the server's term and returns the
-// supervisor it replaces.
+// setTerm makes sup and lease the server's term, returning the old supervisor.
 func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, state LeaseState, since time.Time) *supervisor.Supervisor {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -219,15 +205,7 @@ func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, state LeaseStat
 	return old
 }
 
-// isGone reports whether the server left the hub.
-func (e *entry) isGone() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.gone
-}
-
-// ready reports whether the server is ready and its catalog of this session
-// is merged: only then do its items route.
+// ready reports whether the server is ready with this session's catalog merged.
 func (e *entry) ready() bool {
 	sup := e.current()
 	if sup.State() != supervisor.Ready {
@@ -245,8 +223,7 @@ func New(cfg Config) *Hub {
 	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{}), starting: make(chan struct{}, cfg.MaxStarting)}
 	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
 	h.leaser, _ = cfg.Store.(Leaser)
-	// Qualified names are made with the servers' registered secrets masked
-	// (not the redactor's patterns, which would rewrite ordinary names).
+	// The secrets alone: the redactor's patterns would rewrite ordinary names.
 	mask := h.redact.MaskSecrets
 	h.tools = newMerged(cfg.Naming, mask, func(t *mcp.Tool) (string, string) { return t.Name, t.Name },
 		func(t *mcp.Tool, n string) *mcp.Tool { c := *t; c.Name = n; return &c })
@@ -257,6 +234,7 @@ func New(cfg Config) *Hub {
 	return h
 }
 
+// notifyLocked wakes WaitReady; h.mu held.
 func (h *Hub) notifyLocked() {
 	close(h.changed)
 	h.changed = make(chan struct{})
@@ -275,8 +253,8 @@ func (h *Hub) Names() []string {
 	return slices.Sorted(maps.Keys(h.servers))
 }
 
-// Supervisor returns the server's supervisor, or nil. It belongs to the
-// hub: do not Close or Detach it (use Remove).
+// Supervisor returns the server's supervisor, or nil; Remove, not its
+// Close or Detach, stops it.
 func (h *Hub) Supervisor(name string) *supervisor.Supervisor {
 	if e := h.entry(name); e != nil {
 		return e.current()

@@ -1,10 +1,11 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -16,12 +17,11 @@ import (
 
 // The hub's lease events (with a Leaser as Store).
 const (
-	// KindLeaseAcquired: this replica acquired the server's lease and
-	// starts its supervisor. Detail: "token <n>; fresh" or
-	// "token <n>; resuming <session hash>".
+	// KindLeaseAcquired: this replica serves the server now. Detail:
+	// "token <n>; fresh" or "token <n>; resuming <session hash>".
 	KindLeaseAcquired events.Kind = "lease-acquired"
-	// KindLeaseLost: this replica stopped serving the server (detached,
-	// before the lease ended at the leaser); Detail says why.
+	// KindLeaseLost: this replica stopped serving the server, before the
+	// lease ended at the leaser; Detail says why.
 	KindLeaseLost events.Kind = "lease-lost"
 )
 
@@ -38,9 +38,8 @@ const (
 // acquisition) was sent at sent.
 func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
 
-// holdLease is the server's lease loop (LeaseConfig): acquire, serve
-// while held, try again after a loss. It returns when the server leaves the
-// hub, the term left for leave to end.
+// holdLease is the server's lease loop (LeaseConfig) until it leaves the
+// hub, the last term left for leave to end.
 func (h *Hub) holdLease(e *entry) {
 	defer close(e.leaseDone)
 	ttl := h.cfg.Lease.ttl()
@@ -67,10 +66,7 @@ func (h *Hub) holdLease(e *entry) {
 		}
 		if err != nil {
 			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
-				left := held.Remaining
-				if left <= 0 { // unknown: as if unreachable
-					left = ttl / acquireErrDiv
-				}
+				left := cmp.Or(max(held.Remaining, 0), ttl/acquireErrDiv) // unknown: as if unreachable
 				retry = sent.Add(min(left+ttl/acquireSlackDiv, ttl))
 				errWait = ttl / acquireErrDiv
 				continue
@@ -92,9 +88,9 @@ func (h *Hub) holdLease(e *entry) {
 	}
 }
 
-// serve runs one term: load the state, start the supervisor, renew until
-// the lease is lost (then detach, save fenced, release, and return whether
-// another replica took it and when the hold ended) or the server leaves.
+// serve runs one term: load, start, renew until the lease is lost (then
+// detach, save fenced, release, and return whether another replica took
+// it and when the hold ended) or the server leaves.
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Observe.Clock
 	deadline := holdDeadline(sent, ttl)
@@ -136,11 +132,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 			break
 		}
 		if now.Before(next) {
-			wake := next
-			if deadline.Before(next) {
-				wake = deadline
-			}
-			if !sleepUntil(e.ctx, clock, wake) {
+			if !sleepUntil(e.ctx, clock, slices.MinFunc([]time.Time{next, deadline}, time.Time.Compare)) {
 				return false, now
 			}
 			continue
@@ -193,8 +185,6 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	return taken, ended
 }
 
-// releaseLease releases lease, bounded by ctx and Config.StoreTimeout; a
-// failure is an event.
 func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
 	defer cancel()
@@ -204,8 +194,8 @@ func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 }
 
 // sleepUntil waits on clock until the time until; false when ctx ended
-// first. The clock is read again once the (relative) timer exists, so a
-// clock moved past until meanwhile ends the wait at once.
+// first. The clock is read again once the timer exists: a fake clock
+// moved past until meanwhile ends the wait at once.
 func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) bool {
 	d := until.Sub(clock.Now())
 	if d <= 0 {
@@ -224,13 +214,11 @@ func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) boo
 	}
 }
 
-// holdGate passes a term's requests while its hold lasts and refuses every
-// one after, on the hub's clock.
+// holdGate passes a term's requests while its hold lasts, on the hub's clock.
 type holdGate struct {
 	server string
 	clock  clockwork.Clock
 	until  atomic.Pointer[time.Time] // the hold's end
-	base   http.RoundTripper
 }
 
 // HoldEndedError is a request refused unsent: this replica's hold on the
@@ -246,22 +234,17 @@ func (e *HoldEndedError) Error() string {
 
 func (e *HoldEndedError) Unwrap() error { return ErrLeaseLost }
 
-// extend sets the hold's end.
 func (g *holdGate) extend(until time.Time) { g.until.Store(&until) }
 
-// client returns a copy of c whose requests pass the gate.
-func (g *holdGate) client(c *http.Client) *http.Client {
-	return wrapClient(c, func(base http.RoundTripper) http.RoundTripper { g.base = base; return g })
-}
-
-func (g *holdGate) RoundTrip(req *http.Request) (*http.Response, error) {
-	if until := *g.until.Load(); !g.clock.Now().Before(until) {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, &HoldEndedError{Server: g.server, Ended: until}
+// check is nil while the hold lasts (or without a gate).
+func (g *holdGate) check() error {
+	if g == nil {
+		return nil
 	}
-	return g.base.RoundTrip(req)
+	if until := *g.until.Load(); !g.clock.Now().Before(until) {
+		return &HoldEndedError{Server: g.server, Ended: until}
+	}
+	return nil
 }
 
 // Leaser is a Store shared by replicas that also grants leases: the right
@@ -318,15 +301,14 @@ func (e *LeaseHeldError) Error() string {
 
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
-// LeaseConfig sets the lease rule, used when Config.Store implements
-// Leaser; the zero value is ready to use. Per server: acquire, then load
-// and start; renew every TTL/3 (a failed renewal again after TTL/12); with
-// no renewal accepted TTL*3/4 after the last accepted one was sent, or one
-// refused, detach, leave the merged catalog, save fenced, release
-// (KindLeaseLost). Standing by, try again TTL/50 after the holder's lease
-// would end; an unreachable leaser after TTL/10 doubling to TTL. Every
-// request of a held server passes a gate on the hub's clock
-// (*HoldEndedError once the hold ended). docs/DESIGN.md section 8.
+// LeaseConfig sets the lease rule (DESIGN.md section 8), used when
+// Config.Store implements Leaser; the zero value is ready to use. Renewals
+// every TTL/3 (a failed one again after TTL/12); the hold ends TTL*3/4
+// after the last accepted renewal was sent, or at a refusal
+// (KindLeaseLost), and requests after it are refused unsent
+// (*HoldEndedError). Standing by, the hub tries again TTL/50 after the
+// holder's lease would end; an unreachable leaser after TTL/10 doubling
+// to TTL.
 type LeaseConfig struct {
 	// TTL is the lease's time to live at the leaser. Default 15s; at
 	// least 300ms.

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"maps"
@@ -42,29 +43,25 @@ type Diff struct {
 // Empty reports whether nothing changed.
 func (d Diff) Empty() bool { return len(d.Added)+len(d.Removed)+len(d.Changed) == 0 }
 
-// claimant is one item of one server.
 type claimant struct{ server, id string }
 
 func (a claimant) compare(b claimant) int {
-	if c := strings.Compare(a.server, b.server); c != 0 {
-		return c
-	}
-	return strings.Compare(a.id, b.id)
+	return cmp.Or(strings.Compare(a.server, b.server), strings.Compare(a.id, b.id))
 }
 
-// slot is one claimant's item: made by prepare, held by the index.
+// slot is one claimant's item: made by prepare, held by merged.
 type slot[T any] struct {
 	cl      claimant
 	base    string // the qualified name it asks for
 	name    string // the name it got
 	def     *T
-	named   *T       // def under name, what the view shows
-	sum     jsonSum  // of def's JSON, to tell a changed definition
-	skipped []string // alternates it passed over as some item's base ([merged.nameFor])
+	named   *T                // def under name, what the view shows
+	sum     [sha256.Size]byte // of def's JSON, to tell a changed definition
+	skipped []string          // alternates it passed over as some item's base ([merged.nameFor])
 }
 
 // merged is the merged view of one kind (tools, prompts or resources) of
-// every server. An update costs in proportion to the server's items (and
+// every server: an update costs in proportion to the server's items (and
 // the few they collide with); the sorted list is made when read.
 type merged[T any] struct {
 	naming Naming
@@ -89,7 +86,7 @@ func newMerged[T any](naming Naming, mask func(string) string, idOf func(*T) (st
 		skippedBy: map[string]map[claimant]bool{}}
 }
 
-// change records, for the names an update touches, who held them before.
+// change is what an update did: the touched names' slots before.
 type change[T any] struct {
 	before     map[string]*slot[T] // name -> slot before (nil: free)
 	collisions []Collision
@@ -107,15 +104,15 @@ func (m *merged[T]) touch(c *change[T], name string) {
 	c.before[name] = prev
 }
 
-// prepared is a server's new catalog of one kind: its items in order,
-// without an empty or repeated id (the first counts), and their JSON's bytes.
+// prepared is a server's new catalog of one kind: its items without an
+// empty or repeated id (the first counts), and their JSON's bytes.
 type prepared[T any] struct {
 	items []*slot[T]
 	bytes int64
 }
 
-// prepare makes items ready for apply, without the routing lock (it reads
-// only m's functions).
+// prepare makes items ready for apply; it reads only m's functions, so it
+// runs without the routing lock.
 func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 	var p prepared[T]
 	seen := make(map[string]bool, len(items))
@@ -203,7 +200,6 @@ func (m *merged[T]) nameFor(cl claimant, s *slot[T]) string {
 	}
 }
 
-// unskip forgets the bases cl skipped.
 func (m *merged[T]) unskip(cl claimant, s *slot[T]) {
 	for _, name := range s.skipped {
 		delete(m.skippedBy[name], cl)
@@ -214,7 +210,6 @@ func (m *merged[T]) unskip(cl claimant, s *slot[T]) {
 	s.skipped = nil
 }
 
-// place gives cl the name it gets now ([merged.nameFor]).
 func (m *merged[T]) place(c *change[T], cl claimant) {
 	s := m.slots[cl]
 	name := m.nameFor(cl, s)
@@ -285,10 +280,13 @@ func (m *merged[T]) release(c *change[T], cl claimant) {
 	}
 }
 
-// diff compares the touched names before and after.
 func (m *merged[T]) diff(c *change[T]) Diff {
 	var d Diff
+	if m.dirty == nil {
+		m.dirty = map[string]bool{}
+	}
 	for name, prev := range c.before {
+		m.dirty[name] = true // also when unchanged: items rebuilds it alike
 		o, now := m.owner[name]
 		switch {
 		case prev == nil && now:
@@ -302,18 +300,9 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 			}
 		}
 	}
-	if m.dirty == nil {
-		m.dirty = map[string]bool{}
-	}
-	for _, names := range [][]string{d.Added, d.Removed, d.Changed} {
-		for _, n := range names {
-			m.dirty[n] = true
-		}
-	}
 	return d
 }
 
-// sort sorts d's lists.
 func (d Diff) sort() Diff {
 	slices.Sort(d.Added)
 	slices.Sort(d.Removed)
@@ -321,7 +310,6 @@ func (d Diff) sort() Diff {
 	return d
 }
 
-// lookup returns the claimant holding the qualified name.
 func (m *merged[T]) lookup(name string) (claimant, bool) {
 	cl, ok := m.owner[name]
 	return cl, ok
@@ -358,9 +346,3 @@ func (m *merged[T]) items() []Item[T] {
 	m.list, m.dirty = append(list, fresh...), nil
 	return m.list
 }
-
-// count returns the number of items of server.
-func (m *merged[T]) count(server string) int { return len(m.byServer[server]) }
-
-// jsonSum is the SHA-256 of a definition's JSON.
-type jsonSum = [sha256.Size]byte

@@ -220,7 +220,7 @@ func TestHeadersReachTheServer(t *testing.T) {
 		got <- r.Header.Get("Authorization")
 	}))
 	defer srv.Close()
-	c := withHeaders(nil, map[string]string{"authorization": "Bearer t"})
+	c := serverClient(nil, map[string]string{"authorization": "Bearer t"}, nil)
 	resp, err := c.Get(srv.URL)
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
-// Naming makes the name a model sees for one item of one server: a tool or
-// prompt name, or a resource's name (its URI when it has none). A name not
-// valid for model APIs (ValidName) is cut, '_' and a 10-digit hex hash of
-// the server and item names appended: stable across runs. Naming(server,
-// "") is the server's namespace, the prefix of every name of its items (a
-// name not beginning with it is taken as namespace + item), bytes outside
-// the pattern as '_'; no namespace may begin another's (ErrServerName).
+// Naming makes the name a model sees for one item (a tool or prompt name,
+// a resource's name or else URI) of one server. A name not valid for model
+// APIs (ValidName) is cut and given '_' and a 10-digit hex hash of the
+// server and item names, stable across runs. Naming(server, "") is the
+// server's namespace, the prefix of every name of its items (bytes outside
+// the pattern as '_'); no namespace may begin another's (ErrServerName).
 // Two items asking for one name: see Collision.
 type Naming func(server, item string) string
 
@@ -40,15 +40,8 @@ const hashLen = 10
 // ValidName reports whether name matches `^[a-zA-Z0-9_-]{1,64}$`, the
 // pattern model APIs require of tool names.
 func ValidName(name string) bool {
-	if len(name) == 0 || len(name) > MaxNameLen {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !nameByte(name[i]) {
-			return false
-		}
-	}
-	return true
+	return len(name) > 0 && len(name) <= MaxNameLen &&
+		!strings.ContainsFunc(name, func(r rune) bool { return r >= utf8.RuneSelf || !nameByte(byte(r)) })
 }
 
 func nameByte(c byte) bool {
@@ -78,9 +71,9 @@ func namespace(naming Naming, server string) (string, error) {
 }
 
 // takenNames are the server names no Add may take (in the hub, being added
-// or removed) with their namespaces. A namespace that begins a new one is
-// one of its prefixes (map look-ups); one it begins sorts first after it (a
-// binary search). The zero value is empty; the hub's mutex guards it.
+// or removed) with their namespaces, guarded by the hub's mutex. A
+// namespace that begins a new one is one of its prefixes (map look-ups);
+// one it begins sorts first after it (a binary search).
 type takenNames struct {
 	space  map[string]string // server -> its namespace
 	owner  map[string]string // namespace -> its server
@@ -110,7 +103,6 @@ func (t *takenNames) take(server, ns string) error {
 	return nil
 }
 
-// free gives server's name and namespace back; a name not taken is ignored.
 func (t *takenNames) free(server string) {
 	ns, ok := t.space[server]
 	if !ok {
@@ -154,8 +146,7 @@ func hashed(q, server, item string) string {
 	return string(append(b, shortHash(server, item)...))
 }
 
-// shortHash is the first hashLen hex digits of SHA-256 over server, a zero
-// byte and item.
+// shortHash is hashLen hex digits of SHA-256(server, 0, item).
 func shortHash(server, item string) string {
 	sum := sha256.Sum256([]byte(server + "\x00" + item))
 	return hex.EncodeToString(sum[:hashLen/2])

@@ -36,8 +36,7 @@ const (
 	KindCatalogRefused events.Kind = "catalog-refused"
 )
 
-// emit sends a hub event, redacted, to Config.Events; a panicking sink is
-// logged.
+// emit sends a hub event, redacted, to Config.Events; a sink's panic is logged.
 func (h *Hub) emit(ev events.Event) {
 	if h.cfg.Events == nil {
 		return
@@ -51,8 +50,8 @@ func (h *Hub) emit(ev events.Event) {
 	h.cfg.Events.Emit(h.redact.Redact(ev))
 }
 
-// observe is every supervisor's sink: the event goes on to Config.Events,
-// then the hub learns from it when sup is the server's of this term.
+// observe is every supervisor's sink: Config.Events gets the event, then
+// the hub learns from it when sup is the server's of this term.
 func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	h.emit(ev)
 	e.mu.Lock()
@@ -98,15 +97,17 @@ func (h *Hub) refresh(e *entry) {
 }
 
 // updateCatalog replaces the server's items in the merged catalog and
-// emits the changes; leaving removes them. It prepares the catalog before
-// the routing lock, held for the swap alone (decision 0019); one server's
-// updates run one at a time. Once the server is gone only its removal is
-// applied, so a refresh racing with Remove cannot bring its items back.
+// emits the changes; leaving removes them. The routing lock is held for
+// the swap alone (decision 0019). Once the server is gone only its removal
+// applies: a refresh racing with Remove cannot bring its items back.
 func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	server := e.name
 	e.update.Lock()
 	defer e.update.Unlock()
-	if e.isGone() && !leaving { // gone is set before the leaving update takes e.update
+	e.mu.Lock()
+	gone := e.gone // set before the leaving update takes e.update
+	e.mu.Unlock()
+	if gone && !leaving {
 		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
@@ -148,8 +149,7 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	}
 }
 
-// overBound says what of a catalog is over Config.MaxCatalogItems or
-// MaxCatalogBytes; "" when neither is.
+// overBound says what of a catalog is over its bounds; "" when nothing is.
 func (h *Hub) overBound(items int, bytes int64) string {
 	switch {
 	case items > h.cfg.MaxCatalogItems:
@@ -163,7 +163,6 @@ func (h *Hub) overBound(items int, bytes int64) string {
 // maxCollisionEvents bounds the name-collision events of one catalog change.
 const maxCollisionEvents = 16
 
-// storeFailed reports a store error as an event.
 func (h *Hub) storeFailed(op, server string, err error) {
 	h.emit(events.Event{Kind: KindStoreFailed, Server: server, Op: op, Detail: err.Error()})
 }

@@ -54,8 +54,8 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	return err
 }
 
-// leave stops one server and returns its last store write (none while
-// standing by), to be queued under the caller's deadline.
+// leave stops one server and returns its last store write, to be queued
+// under the caller's deadline.
 func (h *Hub) leave(e *entry, leave Leave) (last func(context.Context)) {
 	e.mu.Lock()
 	e.gone = true
@@ -81,7 +81,6 @@ func (h *Hub) leave(e *entry, leave Leave) (last func(context.Context)) {
 	return func(ctx context.Context) { h.saves.put(ctx, e.name, rs, lease) }
 }
 
-// release gives up the server's lease after its last write.
 func (h *Hub) release(ctx context.Context, e *entry) {
 	if _, lease := e.term(); lease != nil {
 		h.releaseLease(ctx, e.name, lease)

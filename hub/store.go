@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,19 +12,19 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// Store keeps one resume state per server name across runs of the host.
-// The hub loads a server's state when it is added (with a Leaser, when its
-// lease is acquired) and saves it when what resumes it changes (a session
-// opened, a stream decision), on Detach and Remove(KeepSession); it deletes
-// it on Close and Remove(EndSession). Implementations must be safe for
-// concurrent use: one server's writes run one at a time, in order;
-// different servers' at once. Every call is bounded by Config.StoreTimeout.
+// Store keeps one resume state per server name across runs of the host:
+// loaded at Add (with a Leaser, on acquiring the lease), saved when what
+// resumes the session changes and on Detach or Remove(KeepSession), deleted
+// on Close or Remove(EndSession). Safe for concurrent use: one server's
+// writes come one at a time, in order; different servers' at once. Every
+// call is bounded by Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
 	// when there is none, ErrCorrupt (unreadable, malformed, too large) or
@@ -66,10 +67,10 @@ const FileStoreVersion = 1
 // DefaultMaxFileBytes bounds a FileStore file: a resume state and the envelope.
 const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
 
-// FileStore is a Store of one JSON file per server in Dir (made 0700 when
-// missing), mode 0600 (a session id is a credential), written to a
-// temporary file and renamed over the old one (a crash leaves the old state
-// or the new, never half). Each file is
+// FileStore is a Store of one JSON file per server in Dir (made 0700),
+// mode 0600 (a session id is a credential), written to a temporary file
+// renamed over the old one (a crash leaves the old state or the new). Each
+// file is
 //
 //	{"version": 1, "server": "<name>", "resume": {…supervisor.ResumeState…}}
 //
@@ -84,18 +85,14 @@ type FileStore struct {
 	MaxBytes int64
 }
 
-type fileEnvelope struct {
-	Version int             `json:"version"`
-	Server  string          `json:"server"`
-	Resume  json.RawMessage `json:"resume"`
+// fileEnvelope is a FileStore file: R is json.RawMessage when read.
+type fileEnvelope[R any] struct {
+	Version int    `json:"version"`
+	Server  string `json:"server"`
+	Resume  R      `json:"resume"`
 }
 
-func (s *FileStore) max() int64 {
-	if s.MaxBytes > 0 {
-		return s.MaxBytes
-	}
-	return DefaultMaxFileBytes
-}
+func (s *FileStore) max() int64 { return cmp.Or(max(s.MaxBytes, 0), DefaultMaxFileBytes) }
 
 // Path returns the file of the server's state: named as the server when
 // that is a ValidName of at most 40 bytes not ending as a changed name does
@@ -108,20 +105,12 @@ func (s *FileStore) Path(server string) string {
 	return filepath.Join(s.Dir, name+".json")
 }
 
-// nameFits reports whether a server name can name its file as it is.
 func nameFits(name string) bool { return ValidName(name) && len(name) <= 40 }
 
 // endsAsHashed reports whether name ends as [hashed] ends its names.
 func endsAsHashed(name string) bool {
-	if len(name) < hashLen+1 || name[len(name)-hashLen-1] != '_' {
-		return false
-	}
-	for _, c := range []byte(name[len(name)-hashLen:]) {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return len(name) > hashLen && name[len(name)-hashLen-1] == '_' &&
+		strings.Trim(name[len(name)-hashLen:], "0123456789abcdef") == ""
 }
 
 // Load reads the server's file; see Store.
@@ -134,13 +123,11 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	if errors.Is(err, fs.ErrNotExist) {
 		env, err = s.adoptEarlierFile(server)
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fail(ErrNotFound)
-	}
-	if err != nil {
-		return nil, fail(err)
-	}
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fail(ErrNotFound)
+	case err != nil:
+		return nil, fail(err)
 	case env.Version != FileStoreVersion:
 		return nil, fail(fmt.Errorf("%w: version %d, want %d", ErrCorrupt, env.Version, FileStoreVersion))
 	case env.Server != server:
@@ -155,17 +142,12 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 
 // readEnvelope reads the state file at path: fs.ErrNotExist when there is
 // none; ErrCorrupt when it is not a regular file, too large or not JSON.
-func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
-	var env fileEnvelope
-	f, err := openRegular(path)
+func (s *FileStore) readEnvelope(path string) (fileEnvelope[json.RawMessage], error) {
+	var env fileEnvelope[json.RawMessage]
+	data, err := readRegular(path, s.max())
 	if errors.Is(err, ErrNotRegularFile) {
 		return env, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	if err != nil {
-		return env, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, s.max()+1))
 	if err != nil {
 		return env, err
 	}
@@ -181,14 +163,13 @@ func (s *FileStore) readEnvelope(path string) (fileEnvelope, error) {
 // adoptEarlierFile moves the server's state found under its name as it is,
 // though that ends as changed names do, to its Path; fs.ErrNotExist when
 // there is none.
-func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
+func (s *FileStore) adoptEarlierFile(server string) (env fileEnvelope[json.RawMessage], err error) {
 	if !nameFits(server) || !endsAsHashed(server) {
-		return fileEnvelope{}, fs.ErrNotExist
+		return env, fs.ErrNotExist
 	}
 	earlier := filepath.Join(s.Dir, server+".json")
-	env, err := s.readEnvelope(earlier)
-	if err != nil || env.Server != server {
-		return fileEnvelope{}, fs.ErrNotExist
+	if env, err = s.readEnvelope(earlier); err != nil || env.Server != server {
+		return env, fs.ErrNotExist
 	}
 	_ = os.Rename(earlier, s.Path(server)) // found at the name's path from now on; read already
 	return env, nil
@@ -198,22 +179,22 @@ func (s *FileStore) adoptEarlierFile(server string) (fileEnvelope, error) {
 // file) is a named pipe, a device or a directory, also behind a symlink.
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
-// openRegular opens path for reading without blocking, refused
-// (ErrNotRegularFile) when it is not a regular file.
-func openRegular(path string) (*os.File, error) {
+// readRegular reads at most max+1 bytes of the file at path, opened
+// without blocking and refused (ErrNotRegularFile) when not a regular file.
+func readRegular(path string, max int64) ([]byte, error) {
 	f, err := openStateFile(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	fi, err := f.Stat()
 	if err == nil {
 		err = notRegular(path, fi)
 	}
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
-	return f, nil
+	return io.ReadAll(io.LimitReader(f, max+1))
 }
 
 // notRegular wraps ErrNotRegularFile when fi is not a regular file.
@@ -233,11 +214,7 @@ func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.Resu
 	if rs == nil {
 		return fail(errors.New("nil resume state"))
 	}
-	data, err := json.Marshal(struct {
-		Version int                     `json:"version"`
-		Server  string                  `json:"server"`
-		Resume  *supervisor.ResumeState `json:"resume"`
-	}{FileStoreVersion, server, rs})
+	data, err := json.Marshal(fileEnvelope[*supervisor.ResumeState]{FileStoreVersion, server, rs})
 	if err != nil {
 		return fail(err)
 	}
@@ -275,10 +252,9 @@ func (s *FileStore) Delete(ctx context.Context, server string) error {
 	return nil
 }
 
-// saver is the one writer of resume states (docs/DESIGN.md section 8): one
-// server's writes in order, a write queued replacing the one still
-// waiting; different servers' at once. A goroutine runs per server only
-// while its writes wait.
+// saver is the one writer of resume states (DESIGN.md section 8): a
+// goroutine per server while its writes wait, a queued write replacing
+// the one still waiting.
 type saver struct {
 	store   Store
 	timeout time.Duration
@@ -289,7 +265,6 @@ type saver struct {
 	errs   []*StoreError     // not yet returned by a flush
 }
 
-// queue is one server's writes: the one running and the next.
 type queue struct {
 	running, next *write
 	done          chan struct{} // closed once neither is left
@@ -324,7 +299,6 @@ func (w *write) do(s *saver, server string) error {
 	return s.store.Save(ctx, server, w.rs)
 }
 
-// put queues a write of server's state.
 func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeState, lease Lease) {
 	if s.store == nil {
 		return
@@ -344,7 +318,6 @@ func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeSta
 	go s.run(server, q)
 }
 
-// run does server's writes until none is left.
 func (s *saver) run(server string, q *queue) {
 	for {
 		s.mu.Lock()
@@ -382,27 +355,23 @@ func (s *saver) run(server string, q *queue) {
 // *StoreError; when ctx ends first, one more per write not done, wrapping
 // ctx's error (the write goes on, bounded by its own context).
 func (s *saver) flush(ctx context.Context, server string) error {
-	var errs []error
-	if !s.wait(ctx, server) {
-		errs = s.unfinished(server, ctx.Err())
-	}
+	errs := s.wait(ctx, server)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	kept := s.errs[:0]
-	for _, se := range s.errs {
-		if server == "" || se.Server == server {
+	s.errs = slices.DeleteFunc(s.errs, func(se *StoreError) bool {
+		mine := server == "" || se.Server == server
+		if mine {
 			errs = append(errs, se)
-		} else {
-			kept = append(kept, se)
 		}
-	}
-	s.errs = kept
+		return mine
+	})
 	return errors.Join(errs...)
 }
 
-// wait waits until no write of server ("": any) is left; false when ctx
-// ended first.
-func (s *saver) wait(ctx context.Context, server string) bool {
+// wait waits until no write of server ("": any) is left; when ctx ends
+// first, it returns a *StoreError wrapping ctx's error per write left.
+func (s *saver) wait(ctx context.Context, server string) []error {
+wait:
 	for {
 		s.mu.Lock()
 		q := s.queues[server]
@@ -413,22 +382,17 @@ func (s *saver) wait(ctx context.Context, server string) bool {
 		}
 		s.mu.Unlock()
 		if q == nil {
-			return true
+			return nil
 		}
 		select {
 		case <-q.done:
 		case <-ctx.Done():
-			return false
+			break wait
 		}
 	}
-}
-
-// unfinished returns a *StoreError wrapping err per write of server ("":
-// any) running or waiting.
-func (s *saver) unfinished(server string, err error) []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cause := fmt.Errorf("not done when the wait ended: %w", err)
+	cause := fmt.Errorf("not done when the wait ended: %w", ctx.Err())
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
 		if server != "" && name != server {
