@@ -121,7 +121,7 @@ func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {
 	case *jsonrpc.Request:
 		method, payload = m.Method, m.Params
 	}
-	return s.t.decodeLimits().Problem(method, data, payload)
+	return s.t.limits.Problem(method, data, payload)
 }
 
 func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {

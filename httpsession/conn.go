@@ -160,7 +160,8 @@ func (c *conn) sendDelete(id, version string) {
 	}
 	x := c.t.begin(req)
 	c.t.withCookies(req)
-	resp, err := c.t.base.RoundTrip(withAcceptEncoding(req))
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	resp, err := c.t.base.RoundTrip(req)
 	c.t.fill(&x, resp, err)
 	if err == nil {
 		c.t.readErrorBody(&x, resp)
@@ -310,7 +311,7 @@ type headerParams struct {
 // roundTrip sends req through the Transport's chain, bounded by
 // Config.RequestTimeout until the body is closed.
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
-	req = withAcceptEncoding(req)
+	req.Header.Set("Accept-Encoding", acceptEncoding)
 	if c.t.cfg.RequestTimeout <= 0 {
 		resp, err := c.t.base.RoundTrip(req)
 		if err == nil {
@@ -502,7 +503,7 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 	if problem := answerProblem(r, want); problem != "" {
 		return nil, problem
 	}
-	if problem := c.t.decodeLimits().Problem(x.Method, b.data, r.Result); problem != "" {
+	if problem := c.t.limits.Problem(x.Method, b.data, r.Result); problem != "" {
 		x.Oversized = true
 		return nil, problem
 	}

@@ -87,16 +87,6 @@ func (e *DiscoverOutageError) Is(target error) bool { return target == ErrDiscov
 // Unwrap returns the discover's transport error, if any.
 func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
 
-// noteDiscover keeps the record of the session's discover.
-func (t *Transport) noteDiscover(x Exchange) {
-	if x.Method != methodDiscover || x.Local {
-		return
-	}
-	t.mu.Lock()
-	t.discover = &x
-	t.mu.Unlock()
-}
-
 // amendDiscover amends the kept record of the discover of request id
 // requestID: its event-stream answer failed after the headers.
 func (t *Transport) amendDiscover(requestID string, f func(*Exchange)) {

@@ -138,7 +138,7 @@ type streamBody struct {
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	c := t.cfg.Stream
 	return &streamBody{sseLoop: newLoop(t, req.Context(), c.MaxEventBytes), req: req,
-		limits: msgcheck.Limits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks},
+		limits: msgcheck.Limits{JSONValues: t.limits.JSONValues, Messages: t.limits.Messages, ContentBlocks: t.limits.ContentBlocks},
 		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(c.InitialBackoff), backoff.WithMaxInterval(c.MaxBackoff),
 			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(c.Jitter), backoff.WithMaxElapsedTime(0),
 			backoff.WithClockProvider(t.clock))}
