@@ -63,8 +63,7 @@ func newConn(t *Transport, endpoint string, h *handshake, stream bool) *conn {
 		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if h != nil {
-		t.idShift.Store(newIDShift()) // the server's session saw go-sdk's ids before
-		c.shift = t.shiftOf()
+		c.shift = newIDShift() // the server's session saw go-sdk's ids before
 		c.sessionID, c.version = h.sessionID, h.protocolVersion
 	}
 	return c
@@ -770,7 +769,7 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	x := c.t.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
 	b := c.keeper(req, x)
-	b.listen = true
+	b.listen = &out
 	c.keep(b)
 }
 

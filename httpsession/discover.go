@@ -32,7 +32,7 @@ var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer
 // [WithExchange] gets the record. Safe for concurrent use.
 func (s *Session) Discover(ctx context.Context) error {
 	// Numbered past the id shift, as go-sdk's ids are (idshift.go).
-	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.t.shiftOf())+s.probes.Add(1), 10)
+	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.c.shift)+s.probes.Add(1), 10)
 	version := s.protoVers
 	if version == "" {
 		version = era20260728

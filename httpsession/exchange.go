@@ -11,13 +11,12 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// Exchange is the record of one HTTP request the [Transport] handled, as the
-// wire saw it: classify's facts type, so the facts a request's error carries
-// are the ones recorded. An event stream's failure amends the record after
-// it was reported to [Config.OnExchange]; Oversized refers to the Max
-// bounds of [Config]; Rewritten answers carry code [CodeHTTPAnswer]; Local
-// covers requests answered without the server (a resume's handshake, a
-// detached DELETE, the standalone stream's first record).
+// Exchange is the record of one HTTP request the [Transport] handled, as
+// the wire saw it (classify's facts type). An event stream's failure amends
+// it after [Config.OnExchange]; Oversized refers to [Config]'s Max bounds;
+// Rewritten answers carry code [CodeHTTPAnswer]; Local ones were answered
+// without the server (a resume's handshake, a detached DELETE, the
+// standalone stream's first record).
 type Exchange = classify.Exchange
 
 // notable reports whether the exchange says more than "a well-formed 2xx
@@ -62,14 +61,12 @@ func (s *slot) streamClosed() {
 }
 
 // AfterAnswers calls release once every event-stream answer of the call
-// made with ctx (a context from [WithExchange]) is closed: at once when
-// none is open or ctx carries no slot, else from the goroutine that closes
-// the last one. A caller that ends the call's context once the call
-// returns hands that here: go-sdk hands a call its response before the
-// stream's Close drains the body's last bytes, and a request cut before its
-// body's end loses its connection. The drain is bounded (4 KiB, cut within
-// 2 s, at once by Close or Detach). Safe for concurrent use; release runs
-// once.
+// made with ctx (from [WithExchange]) is closed: at once when none is open
+// or ctx carries no slot, else from the goroutine closing the last one.
+// End the call's context there: go-sdk hands a call its response before the
+// stream's Close drains the body's last bytes (at most 4 KiB within 2 s,
+// cut by Close or Detach), and a request cut short loses its connection.
+// Safe for concurrent use; release runs once.
 func AfterAnswers(ctx context.Context, release func()) {
 	s, _ := ctx.Value(slotKey{}).(*slot)
 	if s == nil {
@@ -154,10 +151,9 @@ func (c *slotContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// AfterFunc passes a derived context's registration on to the parent (see
-// context.AfterFunc), where context.WithCancel would start a goroutine per
-// derived context (net/http derives one per request) on a parent of the
-// caller's own type.
+// AfterFunc hands context.AfterFunc's registration to the parent: on a
+// parent of its own type, context.WithCancel starts a goroutine per
+// derived context (net/http derives one per request).
 func (c *slotContext) AfterFunc(f func()) (stop func() bool) {
 	if a, ok := c.Context.(interface{ AfterFunc(func()) func() bool }); ok {
 		return a.AfterFunc(f)
@@ -216,13 +212,11 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 }
 
 // FactsMiddleware returns a go-sdk sending middleware (add it once per
-// client with mcp.Client.AddSendingMiddleware) that makes the error of
-// every request carry its wire facts: a *classify.HTTPError wrapping
-// go-sdk's error when the request went out on a [Transport] (see
-// [Annotate]), or a *classify.NotSentError when it left no exchange. A
-// context's slot from [WithExchange] is kept, and an error that already
-// carries a *classify.HTTPError is returned as it is. [Open] and [Resume]
-// add it to the client they make when [Options.Client] is nil.
+// client, mcp.Client.AddSendingMiddleware) that makes every request's error
+// carry its wire facts: a *classify.HTTPError wrapping go-sdk's error (see
+// [Annotate]), or a *classify.NotSentError when it left no exchange. An
+// error already carrying a *classify.HTTPError is returned as it is.
+// [Open] adds it to the client it makes when [Options.Client] is nil.
 func FactsMiddleware() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -241,11 +235,11 @@ func FactsMiddleware() mcp.Middleware {
 // Annotate wraps err, the error of a call made with ctx, in a
 // *classify.HTTPError carrying the facts of the call's request, so that
 // classify decides from the HTTP answer rather than go-sdk's text. err is
-// returned unchanged when nil, when it already carries a
-// *classify.HTTPError, when ctx did not come from [WithExchange], when no
-// request with an id was recorded, or when it got a well-formed 2xx answer.
-// For a rewritten answer ([Exchange.Rewritten]) the error keeps go-sdk's
-// text but no longer unwraps to the *jsonrpc.Error the Transport wrote.
+// returned unchanged when nil, already carrying a *classify.HTTPError, or
+// when ctx (from [WithExchange]) recorded no request with an id or a
+// well-formed 2xx answer. After a rewritten answer ([Exchange.Rewritten])
+// the error keeps go-sdk's text but does not unwrap to the Transport's
+// *jsonrpc.Error.
 func Annotate(ctx context.Context, err error) error { return attach(ctx, err, false) }
 
 // attach is Annotate; with always, the facts of a well-formed 2xx answer

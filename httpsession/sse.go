@@ -79,7 +79,7 @@ func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
 // open reads resp's body from now on, decoded (identity or gzip), as a new
 // stream; another coding is refused, the body closed.
 func (l *sseLoop) open(resp *http.Response) error {
-	r, err := decodedBodyInto(resp, 0, &l.wire)
+	r, err := decoderOf(resp, resp.Body, &l.wire)
 	if err != nil {
 		_ = resp.Body.Close()
 		return err

@@ -119,9 +119,9 @@ var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too 
 // [sseLoop] go-sdk's conn reads through Next (conn.keep).
 type streamBody struct {
 	sseLoop
-	req      *http.Request // the conn's GET, or go-sdk's listen POST
-	listen   bool          // a 2026-07-28 subscriptions/listen stream, not the GET
-	answered func()        // called once the first attempt has its outcome (conn.awaitStream); may be nil
+	req      *http.Request    // the conn's GET, or go-sdk's listen POST
+	listen   *jsonrpc.Request // a 2026-07-28 subscriptions/listen as sent; nil: the GET
+	answered func()           // called once the first attempt has its outcome (conn.awaitStream); may be nil
 	limits   msgcheck.Limits
 
 	att      StreamAttempt // the current or last attempt
@@ -181,7 +181,7 @@ func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bo
 		return nil, false
 	}
 	b.run = 0
-	if b.listen && req.Method == methodListenAck {
+	if b.listen != nil && req.Method == methodListenAck {
 		b.att.Acknowledged = true // no message: it says nothing of the catalog
 	} else {
 		b.att.Messages++
@@ -292,13 +292,13 @@ func (b *streamBody) redial() (jsonrpc.Message, bool) {
 // dial makes one attempt and, unless it opened a stream, records it.
 func (b *streamBody) dial() {
 	sentID, req := b.lastID, (*http.Request)(nil)
-	if b.listen {
+	if b.listen != nil {
 		sentID, req = "", b.listenRequest(b.att.Seq+1) // a new subscription each time, never a resumption
 	} else {
 		req = b.get(b.req, sentID)
 	}
 	x := b.t.begin(req)
-	if b.listen {
+	if b.listen != nil {
 		x.Method = MethodListen // the stream's own POST: no evidence that POSTs succeed
 	}
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
@@ -404,33 +404,19 @@ const (
 )
 
 // listenRequest returns the POST of listen attempt seq (from 1): go-sdk's,
-// with a fresh body; from the second on with an id of its own, since "The
-// request ID MUST NOT match the ID of any other request the sender has
-// issued and not yet received a response for" (MCP basic, requests): a
-// string "listen-<go-sdk's id>.<seq>", never one of go-sdk's integers.
+// and from the second on with an id of its own, "listen-<id>.<seq>", since
+// "The request ID MUST NOT match the ID of any other request the sender has
+// issued and not yet received a response for" (MCP basic, requests).
 func (b *streamBody) listenRequest(seq int) *http.Request {
+	msg := *b.listen
+	if seq > 1 {
+		msg.ID, _ = jsonrpc.MakeID(fmt.Sprintf("listen-%v.%d", msg.ID.Raw(), seq))
+	}
+	data, _ := jsonrpc.EncodeMessage(&msg)
 	req := b.req.Clone(b.ctx)
-	if b.req.GetBody == nil {
-		return req
-	}
-	body, err := b.req.GetBody()
-	if err != nil {
-		return req
-	}
-	data, err := io.ReadAll(body)
-	req.Body = io.NopCloser(bytes.NewReader(data))
-	msg, err2 := jsonrpc.DecodeMessage(data)
-	r, ok := msg.(*jsonrpc.Request)
-	if seq == 1 || err != nil || err2 != nil || !ok || !r.ID.IsValid() {
-		return req // a body that is no request is sent as it is
-	}
-	if r.ID, err = jsonrpc.MakeID(fmt.Sprintf("listen-%v.%d", r.ID.Raw(), seq)); err != nil {
-		return req
-	}
-	if data, err = jsonrpc.EncodeMessage(r); err == nil {
-		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	}
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	req.Body, _ = req.GetBody()
+	req.ContentLength = int64(len(data))
 	return req
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -138,10 +137,9 @@ type Transport struct {
 	declined  bool                 // the server declined the push stream
 	outage    *DiscoverOutageError // the refused fallback after a discover outage (era.go)
 
-	idShift  atomic.Int64 // added to go-sdk's request ids on the wire (idshift.go)
-	answered answeredIDs  // requests whose whole answer came with the response
-	drains   drains       // bounds the answer streams' drains on Close
-	resps    *responses   // made at the first response, under mu
+	answered answeredIDs // requests whose whole answer came with the response
+	drains   drains      // bounds the answer streams' drains on Close
+	resps    *responses  // made at the first response, under mu
 
 	auth      *authorizer
 	sw        *StreamSwitch
