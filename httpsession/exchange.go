@@ -25,17 +25,15 @@ func notable(x Exchange) bool {
 	return x.Status == 0 || x.Status < 200 || x.Status >= 300 || x.Malformed || x.RPC.Present
 }
 
-// maxSlotRecords bounds the records one slot keeps.
-const maxSlotRecords = 8
-
 type slotKey struct{}
 
 // slot collects the exchanges made with one call's context.
 type slot struct {
 	mu    sync.Mutex
-	recs  []*recorded
-	open  int    // the call's answer streams not closed yet
-	after func() // runs once they are all closed ([AfterAnswers])
+	used  bool      // an exchange was recorded
+	call  *recorded // the last exchange of a request with an id
+	open  int       // the call's answer streams not closed yet
+	after func()    // runs once they are all closed ([AfterAnswers])
 }
 
 // streamOpened counts an answer stream of the slot's call.
@@ -101,34 +99,26 @@ func (r *recorded) amend(f func(*Exchange)) {
 	f(&r.x)
 }
 
-// empty reports that no exchange was recorded in s.
-func (s *slot) empty() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.recs) == 0
-}
-
 func (s *slot) add(x Exchange) *recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.recs) == maxSlotRecords {
-		s.recs = s.recs[1:]
-	}
 	r := &recorded{s: s, x: x}
-	s.recs = append(s.recs, r)
+	s.used = true
+	if x.RequestID != "" {
+		s.call = r
+	}
 	return r
 }
 
-// call returns the last exchange of a request with an id.
-func (s *slot) call() (Exchange, bool) {
+// last returns the last exchange of a request with an id; ok reports one.
+// used reports that any exchange was recorded.
+func (s *slot) last() (x Exchange, ok, used bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := len(s.recs) - 1; i >= 0; i-- {
-		if s.recs[i].x.RequestID != "" {
-			return s.recs[i].x, true
-		}
+	if s.call == nil {
+		return Exchange{}, false, s.used
 	}
-	return Exchange{}, false
+	return s.call.x, true, true
 }
 
 // WithExchange returns a context that collects the exchanges of the call made
@@ -208,7 +198,8 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 	if s == nil {
 		return Exchange{}, false
 	}
-	return s.call()
+	x, ok, _ := s.last()
+	return x, ok
 }
 
 // FactsMiddleware returns a go-sdk sending middleware (add it once per
@@ -251,11 +242,14 @@ func attach(ctx context.Context, err error, always bool) error {
 	if _, done := errors.AsType[*classify.HTTPError](err); done {
 		return err
 	}
-	x, ok := LastExchange(ctx)
-	if !ok && always {
-		if s, ours := ctx.Value(slotKey{}).(*slot); ours && s.empty() { // go-sdk failed it unsent
-			return &classify.NotSentError{Err: err}
-		}
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	var x Exchange
+	ok, used := false, false
+	if s != nil {
+		x, ok, used = s.last()
+	}
+	if s != nil && !used && always { // go-sdk failed it unsent
+		return &classify.NotSentError{Err: err}
 	}
 	if !ok || (!always && !notable(x)) {
 		return err

@@ -18,27 +18,24 @@ import (
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream (the 2025
-// GET, the 2026-07-28 subscriptions/listen POST), which never lets it fail
+// GET, the 2026-07-28 subscriptions/listen), which never lets it fail
 // (failure story S5; decision records 0011, 0012): it hands go-sdk only
-// whole events carrying one request or notification, and re-dials when the
-// server's stream ends: at once after an attempt that lived Span, else on
-// the backoff (InitialBackoff doubling to MaxBackoff on the Transport's
-// clock, at least the SSE retry field up to MaxBackoff, at least a 429/503
-// Retry-After). Only [StreamAttempt.SessionGone] ends it. The zero value
-// selects the defaults.
+// whole events carrying a request or notification, and re-dials at once
+// after an attempt that lived Span, else on the backoff (at least the SSE
+// retry field up to MaxBackoff, at least a 429/503 Retry-After). Only
+// [StreamAttempt.SessionGone] ends it. The zero value selects the defaults.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once and, without a message, not to fail at once. Default 2s.
 	Span time.Duration
-	// InitialBackoff and MaxBackoff bound the re-dial backoff (see above).
+	// InitialBackoff doubles up to MaxBackoff on the Transport's clock.
 	// Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
-	// Jitter is the backoff's randomization factor, 0 <= Jitter < 1
-	// (cenkalti/backoff). Default 0.
+	// Jitter is the backoff's randomization factor in [0, 1). Default 0.
 	Jitter float64
-	// MaxEventBytes bounds one SSE event, its line ends included; an event
-	// past it is dropped ([DropOversized]) and ends the attempt. Default 1 MiB.
+	// MaxEventBytes bounds one SSE event, line ends included; a larger one
+	// is dropped ([DropOversized]) and ends the attempt. Default 1 MiB.
 	MaxEventBytes int
 }
 
@@ -91,9 +88,9 @@ type StreamAttempt struct {
 	Duration                  time.Duration
 }
 
-// FailedAtOnce reports an attempt that ended within span with no message
-// and was not closed by the client, a gone session, unauthorized or an
-// acknowledged listen (decision record 0012).
+// FailedAtOnce reports an attempt that ended within span with no message,
+// not closed by the client, gone, unauthorized or an acknowledged listen
+// (decision record 0012).
 func (a StreamAttempt) FailedAtOnce(span time.Duration) bool {
 	return a.End != EndClosed && !a.SessionGone && !a.Unauthorized && a.Messages == 0 && !a.Acknowledged && a.Duration < span
 }
@@ -109,14 +106,14 @@ func outageStatus(s int) bool {
 		(s >= 500 && s <= 599 && s != http.StatusNotImplemented)
 }
 
-// maxDroppedRun is how many events in a row an attempt may drop before the
-// keeper ends it as garbage.
+// maxDroppedRun is how many events in a row an attempt may drop before it
+// ends as garbage.
 const maxDroppedRun = 16
 
 var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too many dropped events in a row")
 
-// streamBody is the keeper of one standalone stream: the [sseOwner] whose
-// [sseLoop] go-sdk's conn reads through Next (conn.keep).
+// streamBody is the keeper of one standalone stream: the [sseOwner] of an
+// [sseLoop] that go-sdk's conn reads through Next (conn.keep).
 type streamBody struct {
 	sseLoop
 	req      *http.Request    // the conn's GET, or go-sdk's listen POST
@@ -144,9 +141,8 @@ func newStreamBody(t *Transport, req *http.Request) *streamBody {
 			backoff.WithClockProvider(t.clock))}
 }
 
-// Next returns the next message of the stream. Its errors: errStreamClosed
-// or the context's once the stream is closed, io.EOF once the session is
-// gone. One goroutine reads.
+// Next returns the next message: errStreamClosed or the context's error
+// once closed, io.EOF once the session is gone. One goroutine reads.
 func (b *streamBody) Next() (jsonrpc.Message, error) {
 	if msg, done := b.next(b); !done {
 		return msg, nil
@@ -363,9 +359,9 @@ func (b *streamBody) dial() {
 	}
 }
 
-// report ends the current attempt's record, sets the wait before the next
-// and feeds the hostility rule. Only a stream that lived Span resets the
-// backoff: a priming event then an end must not re-dial in a loop.
+// report ends the attempt's record, sets the wait before the next and feeds
+// the hostility rule. Only a stream that lived Span resets the backoff, so
+// a priming event then an end does not re-dial in a loop.
 func (b *streamBody) report() {
 	a := &b.att
 	a.Duration = b.t.clock.Since(a.Start)
@@ -420,8 +416,8 @@ func (b *streamBody) listenRequest(seq int) *http.Request {
 	return req
 }
 
-// noteDeclined records that the server declined the session's push stream
-// in attempt a and tells [Config.OnStreamDeclined].
+// noteDeclined records the declined push stream and tells
+// [Config.OnStreamDeclined].
 func (t *Transport) noteDeclined(a StreamAttempt) {
 	t.mu.Lock()
 	t.declined = true
