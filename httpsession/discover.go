@@ -65,7 +65,7 @@ func (s *Session) Discover(ctx context.Context) error {
 	}
 	s.t.fill(&x, resp, err)
 	if err != nil {
-		s.t.finish(req, x)
+		s.t.finish(req.Context(), x)
 		return err
 	}
 	answer := io.Reader(io.LimitReader(resp.Body, maxDiscoverAnswer))
@@ -73,7 +73,7 @@ func (s *Session) Discover(ctx context.Context) error {
 		answer = bytes.NewReader(s.t.readErrorBody(&x, resp))
 		x.SessionGone = sessionGone(x)
 	}
-	s.t.finish(req, x)
+	s.t.finish(req.Context(), x)
 	defer resp.Body.Close()
 	msg, err := discoverResponse(answer, mediaType(resp.Header.Get("Content-Type")), id)
 	switch {

@@ -306,7 +306,7 @@ func (b *streamBody) dial() {
 	resp, err := b.t.base.RoundTrip(req)
 	b.t.fill(&x, resp, err)
 	if err != nil {
-		b.t.finish(req, x)
+		b.t.finish(req.Context(), x)
 		b.att.End, b.att.Err = EndNoAnswer, err
 		b.report()
 		return
@@ -314,7 +314,7 @@ func (b *streamBody) dial() {
 	b.t.keepCookies(req, resp)
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
-		b.t.finish(req, x)
+		b.t.finish(req.Context(), x)
 		if err := b.open(resp); err != nil {
 			b.att.End, b.att.Err = EndError, err
 			b.report()
@@ -334,7 +334,7 @@ func (b *streamBody) dial() {
 	// (mcp/streamable.go connectStandaloneSSE).
 	gone := sessionGone(x) && (!first || nullIDServerError(x))
 	x.SessionGone = gone
-	b.t.finish(req, x)
+	b.t.finish(req.Context(), x)
 	a := &b.att
 	a.End, a.SessionGone = EndNotStream, gone
 	if x.Status == http.StatusTooManyRequests || x.Status == http.StatusServiceUnavailable {

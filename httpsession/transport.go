@@ -2,6 +2,7 @@ package httpsession
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -238,11 +239,11 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	x.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
 }
 
-// finish reports x to the call's slot and the observer. It returns x's
-// record in the slot (nil when the request's context carries none).
-func (t *Transport) finish(req *http.Request, x Exchange) *recorded {
+// finish reports x to the slot of ctx, the request's, and the observer. It
+// returns x's record in the slot (nil when ctx carries none).
+func (t *Transport) finish(ctx context.Context, x Exchange) *recorded {
 	var rec *recorded
-	if s, _ := req.Context().Value(slotKey{}).(*slot); s != nil {
+	if s, _ := ctx.Value(slotKey{}).(*slot); s != nil {
 		rec = s.add(x)
 	}
 	if x.Method == methodDiscover && !x.Local {
