@@ -139,7 +139,7 @@ func (c *conn) Close() error {
 			_ = k.Close()
 		}
 		c.t.drains.close()
-		c.t.responses().close()
+		c.t.resps.close()
 	})
 	return nil
 }
@@ -665,7 +665,7 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 		return
 	}
 	x := c.t.begin(req)
-	bounded, release, dropped := c.t.responses().take(req)
+	bounded, release, dropped := c.t.resps.take(req)
 	if bounded == nil {
 		x.Local, x.Status = true, http.StatusAccepted
 		if dropped != nil {

@@ -125,20 +125,32 @@ func (s *slot) last() (x Exchange, ok, used bool) {
 // with it, for [Annotate]. Use one per call: a context shared by concurrent
 // calls would mix their facts. Safe for concurrent use.
 func WithExchange(ctx context.Context) context.Context {
-	return &slotContext{Context: ctx}
+	c, _ := withConnectExchange(ctx)
+	return c
 }
 
-// slotContext is a context carrying a slot.
+// withConnectExchange is WithExchange with a release that drops the slot:
+// go-sdk keeps a handshake's context for the session's life.
+func withConnectExchange(ctx context.Context) (context.Context, func()) {
+	c := &slotContext{Context: ctx}
+	c.s.Store(&slot{})
+	return c, func() { c.s.Store(nil) }
+}
+
+// slotContext is a context carrying a slot, until released.
 type slotContext struct {
 	context.Context
-	x Exchanges
+	s atomic.Pointer[slot]
 }
 
 func (c *slotContext) Value(key any) any {
-	if v, ok := c.x.Value(key); ok {
-		return v
+	if key != (slotKey{}) {
+		return c.Context.Value(key)
 	}
-	return c.Context.Value(key)
+	if s := c.s.Load(); s != nil {
+		return s
+	}
+	return nil
 }
 
 // AfterFunc hands context.AfterFunc's registration to the parent: on a
@@ -164,31 +176,6 @@ func (x *Exchanges) Value(key any) (any, bool) {
 		return &x.s, true
 	}
 	return nil, false
-}
-
-// withConnectExchange is WithExchange for a session's handshake, whose
-// context go-sdk keeps for the session's life: the returned release drops
-// the slot and its records.
-func withConnectExchange(ctx context.Context) (context.Context, func()) {
-	c := &releasableSlot{Context: ctx}
-	c.s.Store(&slot{})
-	return c, func() { c.s.Store(nil) }
-}
-
-// releasableSlot is a context whose slot can be dropped.
-type releasableSlot struct {
-	context.Context
-	s atomic.Pointer[slot]
-}
-
-func (c *releasableSlot) Value(key any) any {
-	if key == (slotKey{}) {
-		if s := c.s.Load(); s != nil {
-			return s
-		}
-		return nil
-	}
-	return c.Context.Value(key)
 }
 
 // LastExchange returns the last exchange of a request with a JSON-RPC id made

@@ -237,7 +237,7 @@ func (s *Session) Wait() error { return s.cs.Wait() }
 // for the calls in flight: cancel their contexts first to end them at once.
 func (s *Session) Close() error {
 	s.t.drains.close()
-	s.t.responses().close()
+	s.t.resps.close()
 	if err := s.cs.Close(); !errors.Is(err, mcp.ErrConnectionClosed) {
 		return err
 	}

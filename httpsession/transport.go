@@ -140,7 +140,7 @@ type Transport struct {
 
 	answered answeredIDs // requests whose whole answer came with the response
 	drains   drains      // bounds the answer streams' drains on Close
-	resps    *responses  // made at the first response, under mu
+	resps    *responses  // bounds go-sdk's responses to the server's requests
 
 	auth      *authorizer
 	sw        *StreamSwitch
@@ -164,6 +164,7 @@ func NewTransport(cfg Config) *Transport {
 	c.ResponseTimeout = cmp.Or(max(cfg.ResponseTimeout, 0), DefaultResponseTimeout)
 	t.limits = msgcheck.Limits{ListItems: c.MaxListItems, JSONValues: c.MaxJSONValues, Messages: c.MaxMessages,
 		ContentBlocks: c.MaxContentBlocks, InputRequestObjects: c.MaxInputRequestObjects}.WithDefaults()
+	t.resps = newResponses(c.MaxResponsesInFlight, c.ResponseTimeout)
 	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, c.MaxErrorBody, cfg.Logger)
 	t.auth.onCredential = cfg.OnCredential
 	t.base = t.auth
