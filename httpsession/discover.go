@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,26 +36,19 @@ func (s *Session) Discover(ctx context.Context) error {
 	if version == "" {
 		version = era20260728
 	}
-	body, err := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": id, "method": methodDiscover,
-		"params": map[string]any{"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    version,
-			"io.modelcontextprotocol/clientInfo":         s.info,
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		}},
-	})
+	params, err := json.Marshal(map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    version,
+		"io.modelcontextprotocol/clientInfo":         s.info,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}})
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.c.endpoint, bytes.NewReader(body))
+	rid, _ := jsonrpc.MakeID(id)
+	req, err := s.c.post(ctx, &jsonrpc.Request{ID: rid, Method: methodDiscover, Params: params})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(HeaderProtocolVersion, version)
-	req.Header.Set(headerMethod, methodDiscover)
-	withUserinfo(req)
 	x := s.t.begin(req)
 	x.Method, x.RequestID = methodDiscover, strconv.Quote(id)
 	resp, err := s.c.roundTrip(req)
