@@ -60,11 +60,10 @@ type DialerOptions struct {
 }
 
 // Dialer opens the streamable HTTP sessions of one supervisor
-// (session.Dialer) and keeps what outlives a session: the era (eraMemory;
-// changes are session.EraChanged facts to the Spec's Observe) and the
-// stream decision ([StreamSwitch]; session.StreamDecided facts to
-// DialerOptions.Observe). Safe for concurrent use; Close stops the
-// decision's timer.
+// (session.Dialer) and keeps what outlives a session: the era (changes are
+// session.EraChanged facts to the Spec's Observe) and the stream decision
+// (session.StreamDecided facts to DialerOptions.Observe). Safe for
+// concurrent use; Close stops the decision's timer.
 type Dialer struct {
 	opts    DialerOptions
 	clock   clockwork.Clock
@@ -204,13 +203,11 @@ var (
 	ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
 )
 
-// httpSession is one streamable HTTP session as session.Session: a go-sdk
-// session on a [Transport] that reports its own end, once: by a
-// session-gone answer or a refusal of its era (a *classify.HTTPError
-// carrying it), a dead keepalive ping (its error), Close
-// (session.ErrClosed, with DELETE) or Detach (session.ErrDetached), the
-// first cause winning. The answer that ended it carries the HTTP facts
-// go-sdk reports only as text. Safe for concurrent use.
+// httpSession is one streamable HTTP session as session.Session, reporting
+// its own end once, the first cause winning: a session-gone answer or a
+// refusal of its era (a *classify.HTTPError carrying it), a dead keepalive,
+// Close (session.ErrClosed) or Detach (session.ErrDetached). Safe for
+// concurrent use.
 type httpSession struct {
 	session.ClientRequests
 	session.End // Done, Err, AfterEnd
