@@ -245,15 +245,15 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 		case !parsed:
 		case method == "tools/call":
 			c.params.set(h, p.Name, r.Params)
-			h.Set(headerName, p.Name)
+			h.Set(headerName, headerText(p.Name))
 		case method == "prompts/get":
-			h.Set(headerName, p.Name)
+			h.Set(headerName, headerText(p.Name))
 		case method == "resources/read":
-			h.Set(headerName, p.URI)
+			h.Set(headerName, headerText(p.URI))
 		}
 	}
 	c.t.withCookies(req)
-	return encodedNameRequest(req), nil
+	return req, nil
 }
 
 // urlError names the request in err as net/http's Client does (a

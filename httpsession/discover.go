@@ -72,11 +72,7 @@ func (s *Session) Discover(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("%w (HTTP %d): %v", ErrNoDiscoverAnswer, resp.StatusCode, err)
 	case msg.Error != nil:
-		var rpc *jsonrpc.Error
-		if errors.As(msg.Error, &rpc) {
-			return rpc
-		}
-		return msg.Error
+		return msg.Error // a *jsonrpc.Error
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
 		return fmt.Errorf("%w: HTTP %d", ErrNoDiscoverAnswer, resp.StatusCode)
 	}

@@ -84,12 +84,7 @@ func (l *sseLoop) open(resp *http.Response) error {
 		_ = resp.Body.Close()
 		return err
 	}
-	src := l.events.src
-	if src == nil {
-		src = bufio.NewReaderSize(r, readBufferSize)
-	}
-	src.Reset(r)
-	l.events.reset(src)
+	l.events.reset(bufio.NewReaderSize(r, readBufferSize))
 	l.moved = false
 	l.mu.Lock()
 	l.body = resp.Body
