@@ -184,13 +184,16 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.eraRefusal, s.eraRefused = refusal, func(x Exchange) {
-		served := d.opts.Served != nil && d.opts.Served(gen)
-		if !d.era.refused(d.clock.Now(), served) || !s.endedForEra(x) {
-			return
+	s.eraWatch = func(x Exchange) bool {
+		if !refusal(x) {
+			return false
 		}
-		observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
-		go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
+		served := d.opts.Served != nil && d.opts.Served(gen)
+		if d.era.refused(d.clock.Now(), served) && s.endedForEra(x) {
+			observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
+			go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
+		}
+		return true
 	}
 }
 
@@ -217,10 +220,9 @@ type httpSession struct {
 	mu    sync.Mutex
 	first error     // the first cause recorded, nil before
 	fatal *Exchange // the first answer that ends the session
-	// eraRefused hears each answer eraRefusal tells a refusal of the era
-	// until one ends the session (endedForEra); nil: not watched, or ended.
-	eraRefusal func(Exchange) bool
-	eraRefused func(Exchange)
+	// eraWatch reports an answer that refuses the era, ending the session
+	// once (endedForEra); nil: not watched, or ended.
+	eraWatch func(Exchange) bool
 }
 
 var _ session.Endable = (*httpSession)(nil)
@@ -324,8 +326,8 @@ func (s *httpSession) stop(cause error, end func() error) error {
 // era watch: once per session.
 func (s *httpSession) endedForEra(x Exchange) bool {
 	s.mu.Lock()
-	watched := s.eraRefused != nil
-	s.eraRefused = nil
+	watched := s.eraWatch != nil
+	s.eraWatch = nil
 	s.mu.Unlock()
 	if watched {
 		s.endedBy(x)
@@ -338,14 +340,11 @@ func (s *httpSession) exchange(x Exchange) {
 	if x.Local {
 		return
 	}
-	if x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
-		s.mu.Lock()
-		refusal, f := s.eraRefusal, s.eraRefused
-		s.mu.Unlock()
-		if f != nil && refusal(x) {
-			f(x) // ends the session through endedForEra, or lets it pass (re-discoveries are spaced)
-			return
-		}
+	s.mu.Lock()
+	watch := s.eraWatch
+	s.mu.Unlock()
+	if watch != nil && watch(x) {
+		return // a refusal of the era ends the session, or passes: re-discoveries are spaced
 	}
 	if x.SessionGone {
 		s.endedBy(x) // only a session-gone answer ends a session
