@@ -328,7 +328,6 @@ func (b *streamBody) dial() {
 		return
 	}
 	b.t.readErrorBody(&x, resp)
-	_ = resp.Body.Close()
 	// To the first attempt only the null-id -32000 answer says the session
 	// is gone: a plain 404 means no such route, as go-sdk takes it
 	// (mcp/streamable.go connectStandaloneSSE).
