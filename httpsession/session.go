@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,9 +30,9 @@ func (e Era) String() string {
 	case EraAuto:
 		return "auto"
 	case Era2025:
-		return "2025-11-25"
+		return era2025
 	case Era20260728:
-		return "2026-07-28"
+		return era20260728
 	}
 	return "unknown"
 }
@@ -121,11 +122,8 @@ type Session struct {
 // go-sdk's, annotated ([Annotate]). Redirects are never followed.
 func Open(ctx context.Context, opts Options) (*Session, error) {
 	var version string
-	switch opts.Era {
-	case Era2025:
-		version = era2025
-	case Era20260728:
-		version = era20260728
+	if opts.Era == Era2025 || opts.Era == Era20260728 {
+		version = opts.Era.String()
 	}
 	return connect(ctx, opts, version, nil)
 }
@@ -148,28 +146,16 @@ func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error)
 var defaultClientInfo = &mcp.Implementation{Name: "mcpsup", Version: "v0"}
 
 func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
-	hc := http.DefaultClient
-	if opts.HTTPClient != nil {
-		hc = opts.HTTPClient
-	}
+	hc := cmp.Or(opts.HTTPClient, http.DefaultClient)
 	cfg := opts.Wire
-	if hc.Transport != nil {
-		cfg.Base = hc.Transport
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = hc.Timeout
-	}
-	if cfg.Jar == nil {
-		cfg.Jar = hc.Jar
-	}
+	cfg.Base = cmp.Or(hc.Transport, cfg.Base)
+	cfg.RequestTimeout = cmp.Or(max(cfg.RequestTimeout, 0), hc.Timeout)
+	cfg.Jar = cmp.Or(cfg.Jar, hc.Jar)
 	if cfg.Switch == nil {
 		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
 	}
 	t := NewTransport(cfg)
-	info := opts.ClientInfo
-	if info == nil {
-		info = defaultClientInfo
-	}
+	info := cmp.Or(opts.ClientInfo, defaultClientInfo)
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(defaultClientInfo, nil)
