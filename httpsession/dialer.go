@@ -75,12 +75,8 @@ var _ session.Dialer = (*Dialer)(nil)
 
 // NewDialer returns a Dialer configured by opts.
 func NewDialer(opts DialerOptions) *Dialer {
-	if opts.Transport.Clock == nil {
-		opts.Transport.Clock = clockwork.NewRealClock()
-	}
-	if opts.Transport.Logger == nil {
-		opts.Transport.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Transport.Clock = cmp.Or(opts.Transport.Clock, clockwork.NewRealClock())
+	opts.Transport.Logger = cmp.Or(opts.Transport.Logger, slog.New(slog.DiscardHandler))
 	d := &Dialer{opts: opts, clock: opts.Transport.Clock, era: newEraMemory(opts.Era, opts.EraReprobe)}
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
 		d.era.learn(d.clock.Now(), opts.ResumedVersion, nil)

@@ -150,10 +150,8 @@ type Transport struct {
 
 // NewTransport returns a Transport configured by cfg.
 func NewTransport(cfg Config) *Transport {
-	t := &Transport{base: cmp.Or[http.RoundTripper](cfg.Base, http.DefaultTransport), clock: cfg.Clock, cfg: cfg, sw: cfg.Switch}
-	if t.clock == nil {
-		t.clock = clockwork.NewRealClock()
-	}
+	t := &Transport{base: cmp.Or[http.RoundTripper](cfg.Base, http.DefaultTransport),
+		clock: cmp.Or(cfg.Clock, clockwork.NewRealClock()), cfg: cfg, sw: cfg.Switch}
 	c := &t.cfg
 	c.Stream = cfg.Stream.withDefaults()
 	c.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
