@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync/atomic"
 
@@ -151,9 +150,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	cfg.Base = cmp.Or(hc.Transport, cfg.Base)
 	cfg.RequestTimeout = cmp.Or(max(cfg.RequestTimeout, 0), hc.Timeout)
 	cfg.Jar = cmp.Or(cfg.Jar, hc.Jar)
-	if cfg.Switch == nil {
-		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
-	}
+	cfg.Switch = cmp.Or(cfg.Switch, NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock}))
 	t := NewTransport(cfg)
 	info := cmp.Or(opts.ClientInfo, defaultClientInfo)
 	client := opts.Client
@@ -166,14 +163,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	defer release()
 	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		err = t.handshakeError(ctx, err) // era.go
-		t.mu.Lock()
-		refused := t.refused
-		t.mu.Unlock()
-		if refused != nil {
-			err = fmt.Errorf("%w: %w", refused, err)
-		}
-		return nil, err
+		return nil, t.handshakeError(ctx, err) // era.go
 	}
 	id, _ := t.HandshakeSessionID()
 	s := &Session{cs: cs, t: t, c: c, id: id, resumed: h != nil, initRes: cs.InitializeResult(), info: info}
