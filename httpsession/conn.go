@@ -701,8 +701,7 @@ func (c *conn) openStream() {
 	b := c.keeper(req, c.t.begin(req))
 	if hold, _ := c.t.sw.state(); !hold { // a held stream dials nothing to wait for
 		up := make(chan struct{})
-		var once sync.Once
-		b.answered = func() { once.Do(func() { close(up) }) }
+		b.answered = up
 		c.mu.Lock()
 		c.streamUp = up
 		c.mu.Unlock()

@@ -118,7 +118,7 @@ type streamBody struct {
 	sseLoop
 	req      *http.Request    // the conn's GET, or go-sdk's listen POST
 	listen   *jsonrpc.Request // a 2026-07-28 subscriptions/listen as sent; nil: the GET
-	answered func()           // called once the first attempt has its outcome (conn.awaitStream); may be nil
+	answered chan struct{}    // closed once the first attempt has its outcome (conn.awaitStream); may be nil
 	limits   msgcheck.Limits
 
 	att      StreamAttempt // the current or last attempt
@@ -300,7 +300,7 @@ func (b *streamBody) dial() {
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1
 	if first && b.answered != nil {
-		defer b.answered()
+		defer close(b.answered)
 	}
 	b.t.withCookies(req)
 	resp, err := b.t.base.RoundTrip(req)
