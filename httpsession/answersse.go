@@ -23,17 +23,12 @@ const (
 )
 
 // answerStream is a call's text/event-stream answer: the [sseOwner] of an
-// [sseLoop] run by its own goroutine (run), handing deliver the server's
-// requests and notifications and the call's response, each decoded once.
-// A stream that ends before the response after an event id is resumed
-// with a GET carrying Last-Event-ID and the POST's headers, after the
-// server's retry field (1 s without one, 30 s at most), at most
-// maxAnswerResumes times in a row without progress (a new event id and a
-// message); never on 2026-07-28 ([resumesStreams]), where the loss is
-// marked [Exchange.StreamLost] for a re-issue. Anything else wrong fails the
-// call alone: deliver gets a JSON-RPC error response for it (code
-// [CodeHTTPAnswer]) naming the fault; a stream that broke records its
-// error as the call's TransportErr (classified transport).
+// [sseLoop] on its own goroutine (run), handing deliver each message,
+// decoded once. A 2025-11-25 stream that ends before the response after an
+// event id is resumed with Last-Event-ID after its retry field (1 s to
+// 30 s), at most maxAnswerResumes times without progress; on 2026-07-28 the
+// loss is marked [Exchange.StreamLost] (decision records 0006, 0009).
+// Anything else wrong fails the call alone (code [CodeHTTPAnswer]).
 type answerStream struct {
 	sseLoop
 	req     *http.Request         // the call's POST, whose headers a resumption sends
@@ -121,7 +116,7 @@ func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {
 	case *jsonrpc.Request:
 		method, payload = m.Method, m.Params
 	}
-	return s.t.decodeLimits().Problem(method, data, payload)
+	return s.t.limits.Problem(method, data, payload)
 }
 
 func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {

@@ -19,14 +19,12 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// authorizer is the innermost round-tripper of a [Transport]: every request
-// it sends passes it. With an [auth.OAuthHandler] it sets the Authorization
-// header from the handler's token source and, on a 401 or a 403 whose
-// WWW-Authenticate carries error="insufficient_scope" (MCP authorization;
-// RFC 6750 section 3.1), runs the handler's Authorize and sends the request
-// once more, as go-sdk's client does for POSTs (mcp/streamable.go); decision
-// record 0021. It keeps the credential gate ([authGate]) with or without a
-// handler. Safe for concurrent use.
+// authorizer is the innermost round-tripper of a [Transport]. With an
+// [auth.OAuthHandler] it sets the Bearer token and, on a 401 or a 403 with
+// error="insufficient_scope" (RFC 6750 section 3.1), runs Authorize and
+// sends the request once more, as go-sdk does (decision record 0021). It
+// keeps the credential gate ([authGate]) with or without a handler. Safe
+// for concurrent use.
 type authorizer struct {
 	base         http.RoundTripper
 	handler      auth.OAuthHandler // nil: the host's client carries its credentials
@@ -168,13 +166,12 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error
 	return out, gen, nil
 }
 
-// authorize runs, or joins, the one Authorize of the credential req carried
-// (generation gen; failed: the failures counted when it was sent), since
-// public clients' refresh tokens rotate (MCP 2025-11-25 authorization.mdx,
-// Token Theft). A request refused with a token renewed since is sent again;
-// one sent before a failed Authorize takes that failure: the refused answer
-// (body kept, at most maxBody bytes). An Authorize cut by its request's end
-// leaves the others to run their own. ran: one ran for req's token.
+// authorize runs, or joins, the one Authorize of the credential of
+// generation gen, since public clients' refresh tokens rotate (MCP
+// 2025-11-25 authorization.mdx, Token Theft). A request refused with a token
+// renewed since is sent again; one sent before a failed Authorize (failed:
+// the failures counted when it was sent) gets the refused answer (body kept,
+// at most maxBody bytes). ran: an Authorize ran for req's token.
 func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen, failed uint64) (refused *http.Response, ran bool, err error) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.maxBody)))
 	_ = resp.Body.Close()
@@ -245,10 +242,9 @@ func (a *authorizer) told(tok string) {
 	}
 }
 
-// guarded runs f, a call of the host's OAuth handler named what, and turns
-// a panic into its error: the handler runs on the Transport's goroutines
-// too (the keeper, a resumption), where a panic ends the process, and on
-// go-sdk's write path, where it left go-sdk's connection locked.
+// guarded runs f, a call of the host's OAuth handler named what, turning a
+// panic into its error: the handler runs on the Transport's goroutines too,
+// where a panic ends the process.
 func guarded[T any](what string, f func() (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {

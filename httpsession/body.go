@@ -59,19 +59,9 @@ func (z *lazyGzip) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decodedBodyInto returns a reader of resp's decoded body, counting the
-// bytes on the wire into wc, which it resets. wireLimit > 0 stops the wire
-// after that many bytes plus one (past the bound, tellably). An unsupported
-// coding returns errUnsupportedEncoding.
-func decodedBodyInto(resp *http.Response, wireLimit int64, wc *wireCounter) (io.Reader, error) {
-	var src io.Reader = resp.Body
-	if wireLimit > 0 {
-		src = io.LimitReader(src, wireLimit+1)
-	}
-	return decoderOf(resp, src, wc)
-}
-
-// decoderOf is decodedBodyInto reading the wire from src.
+// decoderOf returns a reader of resp's body, read from src, decoded,
+// counting the bytes on the wire into wc, which it resets. A coding other
+// than identity and gzip returns errUnsupportedEncoding.
 func decoderOf(resp *http.Response, src io.Reader, wc *wireCounter) (io.Reader, error) {
 	*wc = wireCounter{r: src}
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {

@@ -12,27 +12,18 @@ import (
 	"pgregory.net/rapid"
 )
 
-// A response carrying the call's plain integer id is matched by its digits,
-// boxing no id; one spelling the same number otherwise (go-sdk reads 300.0
-// as 300) is matched too, and one with another id is not. Written anew, the
-// response carries the call's id.
-func TestCallIDMatchesWithoutBoxing(t *testing.T) {
+// A response carrying the call's plain integer id is matched by value: one
+// spelling the same number otherwise (go-sdk reads 300.0 as 300) is matched
+// too, and one with another id is not. Written anew, the response carries
+// the call's id.
+func TestCallIDMatchesByValue(t *testing.T) {
 	want, ok := requestID("300")
 	require.True(t, ok)
-	sc := new(decodeScratch)
-	data := []byte(`{"jsonrpc":"2.0","id":300,"result":{}}`)
-	allocs := testing.AllocsPerRun(100, func() {
-		msg, err := decodeMessageInto(data, want, sc)
-		if err != nil || answerProblem(msg.(*jsonrpc.Response), want) != "" {
-			t.Fatal(msg, err)
-		}
-	})
-	assert.Zero(t, allocs, "matching the call's id allocates nothing")
-
 	for _, c := range []struct {
 		body    string
 		problem bool
 	}{
+		{`{"jsonrpc":"2.0","id":300,"result":{}}`, false},
 		{`{"jsonrpc":"2.0","id":300.0,"result":{}}`, false},
 		{`{"jsonrpc":"2.0","id":3e2,"result":{}}`, false},
 		{`{"jsonrpc":"2.0","id":301,"result":{}}`, true},

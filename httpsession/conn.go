@@ -63,8 +63,7 @@ func newConn(t *Transport, endpoint string, h *handshake, stream bool) *conn {
 		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if h != nil {
-		t.idShift.Store(newIDShift()) // the server's session saw go-sdk's ids before
-		c.shift = t.shiftOf()
+		c.shift = newIDShift() // the server's session saw go-sdk's ids before
 		c.sessionID, c.version = h.sessionID, h.protocolVersion
 	}
 	return c
@@ -140,7 +139,7 @@ func (c *conn) Close() error {
 			_ = k.Close()
 		}
 		c.t.drains.close()
-		c.t.responses().close()
+		c.t.resps.close()
 	})
 	return nil
 }
@@ -160,12 +159,12 @@ func (c *conn) sendDelete(id, version string) {
 	}
 	x := c.t.begin(req)
 	c.t.withCookies(req)
-	resp, err := c.t.base.RoundTrip(withAcceptEncoding(req))
+	resp, err := c.roundTrip(req)
 	c.t.fill(&x, resp, err)
 	if err == nil {
 		c.t.readErrorBody(&x, resp)
 	}
-	c.t.finish(req, x)
+	c.t.finish(req.Context(), x)
 }
 
 // Write implements mcp.Connection; see [conn].
@@ -246,15 +245,15 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 		case !parsed:
 		case method == "tools/call":
 			c.params.set(h, p.Name, r.Params)
-			h.Set(headerName, p.Name)
+			h.Set(headerName, headerText(p.Name))
 		case method == "prompts/get":
-			h.Set(headerName, p.Name)
+			h.Set(headerName, headerText(p.Name))
 		case method == "resources/read":
-			h.Set(headerName, p.URI)
+			h.Set(headerName, headerText(p.URI))
 		}
 	}
 	c.t.withCookies(req)
-	return encodedNameRequest(req), nil
+	return req, nil
 }
 
 // urlError names the request in err as net/http's Client does (a
@@ -310,16 +309,14 @@ type headerParams struct {
 // roundTrip sends req through the Transport's chain, bounded by
 // Config.RequestTimeout until the body is closed.
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
-	req = withAcceptEncoding(req)
-	if c.t.cfg.RequestTimeout <= 0 {
-		resp, err := c.t.base.RoundTrip(req)
-		if err == nil {
-			c.t.keepCookies(req, resp)
-		}
-		return resp, err
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	cancel := context.CancelFunc(func() {})
+	if c.t.cfg.RequestTimeout > 0 {
+		var ctx context.Context
+		ctx, cancel = context.WithTimeout(req.Context(), c.t.cfg.RequestTimeout)
+		req = req.WithContext(ctx)
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), c.t.cfg.RequestTimeout)
-	resp, err := c.t.base.RoundTrip(req.WithContext(ctx))
+	resp, err := c.t.base.RoundTrip(req)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -352,7 +349,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	x := c.t.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
 	if err := c.t.refuseFallback(&x); err != nil { // era.go
-		c.t.finish(req, x)
+		c.t.finish(req.Context(), x)
 		c.fail(err)
 		return err
 	}
@@ -363,7 +360,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	c.t.fill(&x, resp, err)
 	if err != nil {
 		x.Rewritten = true // the answer go-sdk gets is ours; its error unwraps to err (Annotate)
-		c.t.finish(req, x)
+		c.t.finish(req.Context(), x)
 		deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
 		return nil
 	}
@@ -381,7 +378,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 	refuse := func(problem string) error {
 		x.Rewritten, x.Problem = true, problem
 		c.t.answered.add(x.RequestID)
-		c.t.finish(req, *x)
+		c.t.finish(req.Context(), *x)
 		c.t.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
 			"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
 		deliver(errorMessage(r.ID, *x, problem))
@@ -399,7 +396,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		x.SessionGone = sessionGone(*x)
 		if x.SessionGone {
 			c.t.Detach()
-			c.t.finish(req, *x)
+			c.t.finish(req.Context(), *x)
 			err := fmt.Errorf("%s: HTTP %d: %w", x.Method, x.Status, mcp.ErrSessionMissing)
 			c.fail(err) // the session ends before the call returns (DESIGN.md D2)
 			return err
@@ -409,7 +406,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 				if rr, ok := msg.(*jsonrpc.Response); ok && rr.Error != nil && want.answeredBy(rr) {
 					rr.ID = r.ID
 					c.t.answered.add(x.RequestID)
-					c.t.finish(req, *x)
+					c.t.finish(req.Context(), *x)
 					deliver(rr)
 					return nil
 				}
@@ -438,7 +435,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		msg.ID = r.ID
 		c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), msg)
 		c.t.answered.add(x.RequestID)
-		c.t.finish(req, *x)
+		c.t.finish(req.Context(), *x)
 		deliver(msg)
 	case "text/event-stream":
 		s, err := c.t.newAnswerStream(req, x, want, resp)
@@ -448,7 +445,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			return refuse(err.Error())
 		}
 		s.deliver, s.sdkID = c.handOn(x, resp, deliver), r.ID
-		rec := c.t.finish(req, *x)
+		rec := c.t.finish(req.Context(), *x)
 		s.rec = rec
 		if rec != nil {
 			s.slot = rec.s
@@ -502,7 +499,7 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 	if problem := answerProblem(r, want); problem != "" {
 		return nil, problem
 	}
-	if problem := c.t.decodeLimits().Problem(x.Method, b.data, r.Result); problem != "" {
+	if problem := c.t.limits.Problem(x.Method, b.data, r.Result); problem != "" {
 		x.Oversized = true
 		return nil, problem
 	}
@@ -568,15 +565,9 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 	c.t.mu.Lock()
 	c.t.handshook, c.t.sessionID = true, h.sessionID
 	c.t.mu.Unlock()
-	c.t.finish(c.record(ctx), x)
+	c.t.finish(ctx, x)
 	c.deliver(&jsonrpc.Response{ID: r.ID, Result: raw})
 	return true
-}
-
-// record is a request standing for a local exchange in [Transport.finish].
-func (c *conn) record(ctx context.Context) *http.Request {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, nil)
-	return req
 }
 
 // notify sends a notification of go-sdk's; its answer (202 Accepted) is
@@ -585,7 +576,7 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	x := Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.t.clock.Now()}
 	local := func() {
 		x.Local, x.Status = true, http.StatusAccepted
-		c.t.finish(c.record(ctx), x)
+		c.t.finish(ctx, x)
 	}
 	if n.Method == methodInitialized {
 		c.mu.Lock()
@@ -626,7 +617,7 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	x = c.t.begin(req)
 	x.Method = n.Method
 	c.sendOther(req, &x)
-	c.t.finish(req, x)
+	c.t.finish(req.Context(), x)
 }
 
 // sendOther sends the POST of a notification or a response and records its
@@ -674,13 +665,13 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 		return
 	}
 	x := c.t.begin(req)
-	bounded, release, dropped := c.t.responses().take(req)
+	bounded, release, dropped := c.t.resps.take(req)
 	if bounded == nil {
 		x.Local, x.Status = true, http.StatusAccepted
 		if dropped != nil {
 			x.Problem = dropped.Error()
 		}
-		c.t.finish(req, x)
+		c.t.finish(req.Context(), x)
 		if dropped != nil && c.t.cfg.OnDroppedResponse != nil {
 			c.t.cfg.OnDroppedResponse(dropped)
 		}
@@ -688,7 +679,7 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 	}
 	c.sendOther(bounded, &x)
 	release() // before the record: an observer of it finds the place free
-	c.t.finish(req, x)
+	c.t.finish(req.Context(), x)
 }
 
 // openStream starts the keeper of the standalone stream (stream.go).
@@ -710,8 +701,7 @@ func (c *conn) openStream() {
 	b := c.keeper(req, c.t.begin(req))
 	if hold, _ := c.t.sw.state(); !hold { // a held stream dials nothing to wait for
 		up := make(chan struct{})
-		var once sync.Once
-		b.answered = func() { once.Do(func() { close(up) }) }
+		b.answered = up
 		c.mu.Lock()
 		c.streamUp = up
 		c.mu.Unlock()
@@ -769,7 +759,7 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	x := c.t.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
 	b := c.keeper(req, x)
-	b.listen = true
+	b.listen = &out
 	c.keep(b)
 }
 
@@ -777,7 +767,7 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 // keeper dials in the background) and returns its stream.
 func (c *conn) keeper(req *http.Request, x Exchange) *streamBody {
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	c.t.finish(req, x)
+	c.t.finish(req.Context(), x)
 	return newStreamBody(c.t, req)
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/segmentio/encoding/json"
@@ -32,15 +31,6 @@ type wireDecode struct {
 	Error      *jsonrpc.Error  `json:"error,omitempty"`
 }
 
-// decodeScratch is what one [decodeMessage] parses into, pooled.
-type decodeScratch struct {
-	msg    wireDecode
-	method string
-	resp   jsonrpc.Response
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(decodeScratch) }}
-
 // decodeMessage is go-sdk v1.8.0's jsonrpc.DecodeMessage without its
 // decoder's 64 KiB buffer per message (same parser, flags, depth bound and
 // rules; FuzzDecodeMessage holds it to go-sdk's). Params and Result alias
@@ -53,24 +43,10 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 // response carrying want's plain integer id is returned with the zero ID,
 // which stands for want's.
 func decodeMessageFor(data []byte, want callID) (jsonrpc.Message, error) {
-	sc := scratchPool.Get().(*decodeScratch)
-	defer func() { *sc = decodeScratch{}; scratchPool.Put(sc) }()
-	msg, err := decodeMessageInto(data, want, sc)
-	if r, ok := msg.(*jsonrpc.Response); ok {
-		own := *r // sc goes back to the pool
-		msg = &own
-	}
-	return msg, err
-}
-
-// decodeMessageInto is decodeMessageFor parsing into sc, which it resets
-// first: a response it returns is &sc.resp, valid until sc is used again.
-func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (jsonrpc.Message, error) {
-	*sc = decodeScratch{}
 	if err := checkMaxDepth(data); err != nil {
 		return nil, err
 	}
-	w := &sc.msg // the first value in data, as go-sdk's json.Decoder reads it
+	w := new(wireDecode) // the first value in data, as go-sdk's json.Decoder reads it
 	_, err := json.Parse(data, w, decodeFlags)
 	if err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
@@ -85,13 +61,13 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (jsonrpc.Mes
 		return nil, err
 	}
 	if len(w.Method) > 0 {
-		if _, err := json.Parse(w.Method, &sc.method, decodeFlags); err != nil {
+		var method string
+		if _, err := json.Parse(w.Method, &method, decodeFlags); err != nil {
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 		if matched {
 			id = want.ID() // a request keeps its id: the zero ID would make it a notification
 		}
-		method := sc.method
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
 	}
 	if !id.IsValid() && !matched {
@@ -100,8 +76,7 @@ func decodeMessageInto(data []byte, want callID, sc *decodeScratch) (jsonrpc.Mes
 	if want.plain && !matched && inexact {
 		id, _ = jsonrpc.MakeID(string(w.ID)) // 2.5 answers no call, where go-sdk's int64 would make it 2
 	}
-	r := &sc.resp
-	*r = jsonrpc.Response{ID: id, Result: w.Result}
+	r := &jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
 		r.Error = w.Error
 	}

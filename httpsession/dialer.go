@@ -60,11 +60,10 @@ type DialerOptions struct {
 }
 
 // Dialer opens the streamable HTTP sessions of one supervisor
-// (session.Dialer) and keeps what outlives a session: the era (eraMemory;
-// changes are session.EraChanged facts to the Spec's Observe) and the
-// stream decision ([StreamSwitch]; session.StreamDecided facts to
-// DialerOptions.Observe). Safe for concurrent use; Close stops the
-// decision's timer.
+// (session.Dialer) and keeps what outlives a session: the era (changes are
+// session.EraChanged facts to the Spec's Observe) and the stream decision
+// (session.StreamDecided facts to DialerOptions.Observe). Safe for
+// concurrent use; Close stops the decision's timer.
 type Dialer struct {
 	opts    DialerOptions
 	clock   clockwork.Clock
@@ -76,12 +75,8 @@ var _ session.Dialer = (*Dialer)(nil)
 
 // NewDialer returns a Dialer configured by opts.
 func NewDialer(opts DialerOptions) *Dialer {
-	if opts.Transport.Clock == nil {
-		opts.Transport.Clock = clockwork.NewRealClock()
-	}
-	if opts.Transport.Logger == nil {
-		opts.Transport.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Transport.Clock = cmp.Or(opts.Transport.Clock, clockwork.NewRealClock())
+	opts.Transport.Logger = cmp.Or(opts.Transport.Logger, slog.New(slog.DiscardHandler))
 	d := &Dialer{opts: opts, clock: opts.Transport.Clock, era: newEraMemory(opts.Era, opts.EraReprobe)}
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
 		d.era.learn(d.clock.Now(), opts.ResumedVersion, nil)
@@ -185,13 +180,16 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.eraRefusal, s.eraRefused = refusal, func(x Exchange) {
-		served := d.opts.Served != nil && d.opts.Served(gen)
-		if !d.era.refused(d.clock.Now(), served) || !s.endedForEra(x) {
-			return
+	s.eraWatch = func(x Exchange) bool {
+		if !refusal(x) {
+			return false
 		}
-		observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
-		go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
+		served := d.opts.Served != nil && d.opts.Served(gen)
+		if d.era.refused(d.clock.Now(), served) && s.endedForEra(x) {
+			observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
+			go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
+		}
+		return true
 	}
 }
 
@@ -204,13 +202,11 @@ var (
 	ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
 )
 
-// httpSession is one streamable HTTP session as session.Session: a go-sdk
-// session on a [Transport] that reports its own end, once: by a
-// session-gone answer or a refusal of its era (a *classify.HTTPError
-// carrying it), a dead keepalive ping (its error), Close
-// (session.ErrClosed, with DELETE) or Detach (session.ErrDetached), the
-// first cause winning. The answer that ended it carries the HTTP facts
-// go-sdk reports only as text. Safe for concurrent use.
+// httpSession is one streamable HTTP session as session.Session, reporting
+// its own end once, the first cause winning: a session-gone answer or a
+// refusal of its era (a *classify.HTTPError carrying it), a dead keepalive,
+// Close (session.ErrClosed) or Detach (session.ErrDetached). Safe for
+// concurrent use.
 type httpSession struct {
 	session.ClientRequests
 	session.End // Done, Err, AfterEnd
@@ -220,10 +216,9 @@ type httpSession struct {
 	mu    sync.Mutex
 	first error     // the first cause recorded, nil before
 	fatal *Exchange // the first answer that ends the session
-	// eraRefused hears each answer eraRefusal tells a refusal of the era
-	// until one ends the session (endedForEra); nil: not watched, or ended.
-	eraRefusal func(Exchange) bool
-	eraRefused func(Exchange)
+	// eraWatch reports an answer that refuses the era, ending the session
+	// once (endedForEra); nil: not watched, or ended.
+	eraWatch func(Exchange) bool
 }
 
 var _ session.Endable = (*httpSession)(nil)
@@ -327,8 +322,8 @@ func (s *httpSession) stop(cause error, end func() error) error {
 // era watch: once per session.
 func (s *httpSession) endedForEra(x Exchange) bool {
 	s.mu.Lock()
-	watched := s.eraRefused != nil
-	s.eraRefused = nil
+	watched := s.eraWatch != nil
+	s.eraWatch = nil
 	s.mu.Unlock()
 	if watched {
 		s.endedBy(x)
@@ -341,14 +336,11 @@ func (s *httpSession) exchange(x Exchange) {
 	if x.Local {
 		return
 	}
-	if x.RPC.Present && (x.Status == http.StatusBadRequest || x.Status == http.StatusNotFound) {
-		s.mu.Lock()
-		refusal, f := s.eraRefusal, s.eraRefused
-		s.mu.Unlock()
-		if f != nil && refusal(x) {
-			f(x) // ends the session through endedForEra, or lets it pass (re-discoveries are spaced)
-			return
-		}
+	s.mu.Lock()
+	watch := s.eraWatch
+	s.mu.Unlock()
+	if watch != nil && watch(x) {
+		return // a refusal of the era ends the session, or passes: re-discoveries are spaced
 	}
 	if x.SessionGone {
 		s.endedBy(x) // only a session-gone answer ends a session

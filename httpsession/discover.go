@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -32,31 +31,24 @@ var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer
 // [WithExchange] gets the record. Safe for concurrent use.
 func (s *Session) Discover(ctx context.Context) error {
 	// Numbered past the id shift, as go-sdk's ids are (idshift.go).
-	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.t.shiftOf())+s.probes.Add(1), 10)
+	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.c.shift)+s.probes.Add(1), 10)
 	version := s.protoVers
 	if version == "" {
 		version = era20260728
 	}
-	body, err := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": id, "method": methodDiscover,
-		"params": map[string]any{"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    version,
-			"io.modelcontextprotocol/clientInfo":         s.info,
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		}},
-	})
+	params, err := json.Marshal(map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    version,
+		"io.modelcontextprotocol/clientInfo":         s.info,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}})
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.c.endpoint, bytes.NewReader(body))
+	rid, _ := jsonrpc.MakeID(id)
+	req, err := s.c.post(ctx, &jsonrpc.Request{ID: rid, Method: methodDiscover, Params: params})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(HeaderProtocolVersion, version)
-	req.Header.Set(headerMethod, methodDiscover)
-	withUserinfo(req)
 	x := s.t.begin(req)
 	x.Method, x.RequestID = methodDiscover, strconv.Quote(id)
 	resp, err := s.c.roundTrip(req)
@@ -65,7 +57,7 @@ func (s *Session) Discover(ctx context.Context) error {
 	}
 	s.t.fill(&x, resp, err)
 	if err != nil {
-		s.t.finish(req, x)
+		s.t.finish(req.Context(), x)
 		return err
 	}
 	answer := io.Reader(io.LimitReader(resp.Body, maxDiscoverAnswer))
@@ -73,18 +65,14 @@ func (s *Session) Discover(ctx context.Context) error {
 		answer = bytes.NewReader(s.t.readErrorBody(&x, resp))
 		x.SessionGone = sessionGone(x)
 	}
-	s.t.finish(req, x)
+	s.t.finish(req.Context(), x)
 	defer resp.Body.Close()
 	msg, err := discoverResponse(answer, mediaType(resp.Header.Get("Content-Type")), id)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w (HTTP %d): %v", ErrNoDiscoverAnswer, resp.StatusCode, err)
 	case msg.Error != nil:
-		var rpc *jsonrpc.Error
-		if errors.As(msg.Error, &rpc) {
-			return rpc
-		}
-		return msg.Error
+		return msg.Error // a *jsonrpc.Error
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
 		return fmt.Errorf("%w: HTTP %d", ErrNoDiscoverAnswer, resp.StatusCode)
 	}

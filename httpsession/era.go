@@ -87,16 +87,6 @@ func (e *DiscoverOutageError) Is(target error) bool { return target == ErrDiscov
 // Unwrap returns the discover's transport error, if any.
 func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
 
-// noteDiscover keeps the record of the session's discover.
-func (t *Transport) noteDiscover(x Exchange) {
-	if x.Method != methodDiscover || x.Local {
-		return
-	}
-	t.mu.Lock()
-	t.discover = &x
-	t.mu.Unlock()
-}
-
 // amendDiscover amends the kept record of the discover of request id
 // requestID: its event-stream answer failed after the headers.
 func (t *Transport) amendDiscover(requestID string, f func(*Exchange)) {
@@ -139,15 +129,21 @@ func (t *Transport) refuseFallback(x *Exchange) error {
 
 // handshakeError annotates the error of go-sdk's Connect. After a refused
 // fallback the facts are the discover's, whatever go-sdk returned: the
-// initialize never left, and the retry rests on the server's answer.
+// initialize never left, and the retry rests on the server's answer. An
+// invalid session id of the handshake answer comes first.
 func (t *Transport) handshakeError(ctx context.Context, err error) error {
 	t.mu.Lock()
-	oe := t.outage
+	oe, refused := t.outage, t.refused
 	t.mu.Unlock()
 	if oe != nil {
-		return &classify.HTTPError{Exchange: oe.Discover, Err: oe}
+		err = &classify.HTTPError{Exchange: oe.Discover, Err: oe}
+	} else {
+		err = Annotate(ctx, err)
 	}
-	return Annotate(ctx, err)
+	if refused != nil {
+		err = fmt.Errorf("%w: %w", refused, err)
+	}
+	return err
 }
 
 // resumesStreams reports whether a request of protocol version v may have

@@ -11,13 +11,12 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// Exchange is the record of one HTTP request the [Transport] handled, as the
-// wire saw it: classify's facts type, so the facts a request's error carries
-// are the ones recorded. An event stream's failure amends the record after
-// it was reported to [Config.OnExchange]; Oversized refers to the Max
-// bounds of [Config]; Rewritten answers carry code [CodeHTTPAnswer]; Local
-// covers requests answered without the server (a resume's handshake, a
-// detached DELETE, the standalone stream's first record).
+// Exchange is the record of one HTTP request the [Transport] handled, as
+// the wire saw it (classify's facts type). An event stream's failure amends
+// it after [Config.OnExchange]; Oversized refers to [Config]'s Max bounds;
+// Rewritten answers carry code [CodeHTTPAnswer]; Local ones were answered
+// without the server (a resume's handshake, a detached DELETE, the
+// standalone stream's first record).
 type Exchange = classify.Exchange
 
 // notable reports whether the exchange says more than "a well-formed 2xx
@@ -26,17 +25,15 @@ func notable(x Exchange) bool {
 	return x.Status == 0 || x.Status < 200 || x.Status >= 300 || x.Malformed || x.RPC.Present
 }
 
-// maxSlotRecords bounds the records one slot keeps.
-const maxSlotRecords = 8
-
 type slotKey struct{}
 
 // slot collects the exchanges made with one call's context.
 type slot struct {
 	mu    sync.Mutex
-	recs  []*recorded
-	open  int    // the call's answer streams not closed yet
-	after func() // runs once they are all closed ([AfterAnswers])
+	used  bool      // an exchange was recorded
+	call  *recorded // the last exchange of a request with an id
+	open  int       // the call's answer streams not closed yet
+	after func()    // runs once they are all closed ([AfterAnswers])
 }
 
 // streamOpened counts an answer stream of the slot's call.
@@ -62,14 +59,12 @@ func (s *slot) streamClosed() {
 }
 
 // AfterAnswers calls release once every event-stream answer of the call
-// made with ctx (a context from [WithExchange]) is closed: at once when
-// none is open or ctx carries no slot, else from the goroutine that closes
-// the last one. A caller that ends the call's context once the call
-// returns hands that here: go-sdk hands a call its response before the
-// stream's Close drains the body's last bytes, and a request cut before its
-// body's end loses its connection. The drain is bounded (4 KiB, cut within
-// 2 s, at once by Close or Detach). Safe for concurrent use; release runs
-// once.
+// made with ctx (from [WithExchange]) is closed: at once when none is open
+// or ctx carries no slot, else from the goroutine closing the last one.
+// End the call's context there: go-sdk hands a call its response before the
+// stream's Close drains the body's last bytes (at most 4 KiB within 2 s,
+// cut by Close or Detach), and a request cut short loses its connection.
+// Safe for concurrent use; release runs once.
 func AfterAnswers(ctx context.Context, release func()) {
 	s, _ := ctx.Value(slotKey{}).(*slot)
 	if s == nil {
@@ -104,60 +99,63 @@ func (r *recorded) amend(f func(*Exchange)) {
 	f(&r.x)
 }
 
-// empty reports that no exchange was recorded in s.
-func (s *slot) empty() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.recs) == 0
-}
-
 func (s *slot) add(x Exchange) *recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.recs) == maxSlotRecords {
-		s.recs = s.recs[1:]
-	}
 	r := &recorded{s: s, x: x}
-	s.recs = append(s.recs, r)
+	s.used = true
+	if x.RequestID != "" {
+		s.call = r
+	}
 	return r
 }
 
-// call returns the last exchange of a request with an id.
-func (s *slot) call() (Exchange, bool) {
+// last returns the last exchange of a request with an id; ok reports one.
+// used reports that any exchange was recorded.
+func (s *slot) last() (x Exchange, ok, used bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := len(s.recs) - 1; i >= 0; i-- {
-		if s.recs[i].x.RequestID != "" {
-			return s.recs[i].x, true
-		}
+	if s.call == nil {
+		return Exchange{}, false, s.used
 	}
-	return Exchange{}, false
+	return s.call.x, true, true
 }
 
 // WithExchange returns a context that collects the exchanges of the call made
 // with it, for [Annotate]. Use one per call: a context shared by concurrent
 // calls would mix their facts. Safe for concurrent use.
 func WithExchange(ctx context.Context) context.Context {
-	return &slotContext{Context: ctx}
+	c, _ := withConnectExchange(ctx)
+	return c
 }
 
-// slotContext is a context carrying a slot.
+// withConnectExchange is WithExchange with a release that drops the slot:
+// go-sdk keeps a handshake's context for the session's life.
+func withConnectExchange(ctx context.Context) (context.Context, func()) {
+	c := &slotContext{Context: ctx}
+	c.s.Store(&slot{})
+	return c, func() { c.s.Store(nil) }
+}
+
+// slotContext is a context carrying a slot, until released.
 type slotContext struct {
 	context.Context
-	x Exchanges
+	s atomic.Pointer[slot]
 }
 
 func (c *slotContext) Value(key any) any {
-	if v, ok := c.x.Value(key); ok {
-		return v
+	if key != (slotKey{}) {
+		return c.Context.Value(key)
 	}
-	return c.Context.Value(key)
+	if s := c.s.Load(); s != nil {
+		return s
+	}
+	return nil
 }
 
-// AfterFunc passes a derived context's registration on to the parent (see
-// context.AfterFunc), where context.WithCancel would start a goroutine per
-// derived context (net/http derives one per request) on a parent of the
-// caller's own type.
+// AfterFunc hands context.AfterFunc's registration to the parent: on a
+// parent of its own type, context.WithCancel starts a goroutine per
+// derived context (net/http derives one per request).
 func (c *slotContext) AfterFunc(f func()) (stop func() bool) {
 	if a, ok := c.Context.(interface{ AfterFunc(func()) func() bool }); ok {
 		return a.AfterFunc(f)
@@ -180,31 +178,6 @@ func (x *Exchanges) Value(key any) (any, bool) {
 	return nil, false
 }
 
-// withConnectExchange is WithExchange for a session's handshake, whose
-// context go-sdk keeps for the session's life: the returned release drops
-// the slot and its records.
-func withConnectExchange(ctx context.Context) (context.Context, func()) {
-	c := &releasableSlot{Context: ctx}
-	c.s.Store(&slot{})
-	return c, func() { c.s.Store(nil) }
-}
-
-// releasableSlot is a context whose slot can be dropped.
-type releasableSlot struct {
-	context.Context
-	s atomic.Pointer[slot]
-}
-
-func (c *releasableSlot) Value(key any) any {
-	if key == (slotKey{}) {
-		if s := c.s.Load(); s != nil {
-			return s
-		}
-		return nil
-	}
-	return c.Context.Value(key)
-}
-
 // LastExchange returns the last exchange of a request with a JSON-RPC id made
 // with ctx, if ctx came from [WithExchange] and one was recorded.
 func LastExchange(ctx context.Context) (Exchange, bool) {
@@ -212,17 +185,16 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 	if s == nil {
 		return Exchange{}, false
 	}
-	return s.call()
+	x, ok, _ := s.last()
+	return x, ok
 }
 
 // FactsMiddleware returns a go-sdk sending middleware (add it once per
-// client with mcp.Client.AddSendingMiddleware) that makes the error of
-// every request carry its wire facts: a *classify.HTTPError wrapping
-// go-sdk's error when the request went out on a [Transport] (see
-// [Annotate]), or a *classify.NotSentError when it left no exchange. A
-// context's slot from [WithExchange] is kept, and an error that already
-// carries a *classify.HTTPError is returned as it is. [Open] and [Resume]
-// add it to the client they make when [Options.Client] is nil.
+// client, mcp.Client.AddSendingMiddleware) that makes every request's error
+// carry its wire facts: a *classify.HTTPError wrapping go-sdk's error (see
+// [Annotate]), or a *classify.NotSentError when it left no exchange. An
+// error already carrying a *classify.HTTPError is returned as it is.
+// [Open] adds it to the client it makes when [Options.Client] is nil.
 func FactsMiddleware() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -241,11 +213,11 @@ func FactsMiddleware() mcp.Middleware {
 // Annotate wraps err, the error of a call made with ctx, in a
 // *classify.HTTPError carrying the facts of the call's request, so that
 // classify decides from the HTTP answer rather than go-sdk's text. err is
-// returned unchanged when nil, when it already carries a
-// *classify.HTTPError, when ctx did not come from [WithExchange], when no
-// request with an id was recorded, or when it got a well-formed 2xx answer.
-// For a rewritten answer ([Exchange.Rewritten]) the error keeps go-sdk's
-// text but no longer unwraps to the *jsonrpc.Error the Transport wrote.
+// returned unchanged when nil, already carrying a *classify.HTTPError, or
+// when ctx (from [WithExchange]) recorded no request with an id or a
+// well-formed 2xx answer. After a rewritten answer ([Exchange.Rewritten])
+// the error keeps go-sdk's text but does not unwrap to the Transport's
+// *jsonrpc.Error.
 func Annotate(ctx context.Context, err error) error { return attach(ctx, err, false) }
 
 // attach is Annotate; with always, the facts of a well-formed 2xx answer
@@ -257,11 +229,14 @@ func attach(ctx context.Context, err error, always bool) error {
 	if _, done := errors.AsType[*classify.HTTPError](err); done {
 		return err
 	}
-	x, ok := LastExchange(ctx)
-	if !ok && always {
-		if s, ours := ctx.Value(slotKey{}).(*slot); ours && s.empty() { // go-sdk failed it unsent
-			return &classify.NotSentError{Err: err}
-		}
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	var x Exchange
+	ok, used := false, false
+	if s != nil {
+		x, ok, used = s.last()
+	}
+	if s != nil && !used && always { // go-sdk failed it unsent
+		return &classify.NotSentError{Err: err}
 	}
 	if !ok || (!always && !notable(x)) {
 		return err

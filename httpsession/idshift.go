@@ -16,8 +16,5 @@ const (
 	maxIDShift = 1 << 46
 )
 
-// shiftOf returns the session's id shift.
-func (t *Transport) shiftOf() int64 { return t.idShift.Load() }
-
 // newIDShift draws a resumed session's id shift.
 func newIDShift() int64 { return minIDShift + rand.Int64N(maxIDShift-minIDShift) }

@@ -2,10 +2,7 @@ package httpsession
 
 import (
 	"encoding/base64"
-	"net/http"
 	"strings"
-
-	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // headerName is the standard request header naming a tools/call's tool, a
@@ -19,27 +16,14 @@ const (
 	sentinelSuffix = "?="
 )
 
-// encodedNameRequest returns a copy of req with its Mcp-Name value in the
-// Base64 sentinel form when it needs it (streamable-http.mdx, Standard
-// Request Headers: "clients MUST encode it using the Base64 sentinel
-// format"), req itself otherwise.
-func encodedNameRequest(req *http.Request) *http.Request {
-	v := req.Header.Get(headerName)
-	if v == "" || !headersEra(req) || !needsBase64(v) {
-		return req
+// headerText is v as a header value, in the Base64 sentinel form when it
+// needs it (streamable-http.mdx, Value Encoding; Standard Request Headers:
+// "clients MUST encode it using the Base64 sentinel format").
+func headerText(v string) string {
+	if needsBase64(v) {
+		return sentinelPrefix + base64.StdEncoding.EncodeToString([]byte(v)) + sentinelSuffix
 	}
-	out := new(http.Request)
-	*out = *req
-	out.Header = req.Header.Clone()
-	out.Header.Set(headerName, sentinelPrefix+base64.StdEncoding.EncodeToString([]byte(v))+sentinelSuffix)
-	return out
-}
-
-// headersEra reports whether req is of protocol 2026-07-28 or later, the
-// era of the standard request headers and x-mcp-header (changelog.mdx of
-// 2026-07-28, SEP-2243).
-func headersEra(req *http.Request) bool {
-	return msgcheck.ModernVersion(req.Header.Get(HeaderProtocolVersion))
+	return v
 }
 
 // needsBase64 reports whether a header value must travel in the Base64

@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -128,8 +127,5 @@ func headerValue(v any) (string, bool) {
 	default:
 		return "", false
 	}
-	if needsBase64(s) {
-		s = sentinelPrefix + base64.StdEncoding.EncodeToString([]byte(s)) + sentinelSuffix
-	}
-	return s, true
+	return headerText(s), true
 }

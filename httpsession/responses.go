@@ -58,16 +58,9 @@ type responses struct {
 	dropped  int
 }
 
-// responses returns the Transport's bound on responses, made the first
-// time: most sessions never get a request from their server.
-func (t *Transport) responses() *responses {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.resps == nil {
-		life, end := context.WithCancel(context.Background())
-		t.resps = &responses{max: t.cfg.MaxResponsesInFlight, timeout: t.cfg.ResponseTimeout, life: life, end: end}
-	}
-	return t.resps
+func newResponses(max int, timeout time.Duration) *responses {
+	life, end := context.WithCancel(context.Background())
+	return &responses{max: max, timeout: timeout, life: life, end: end}
 }
 
 // take returns req bounded in time and the release of its place, or, when

@@ -1,6 +1,8 @@
 package httpsession
 
 import (
+	"cmp"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,22 +31,13 @@ func initializeResult(h *handshake) any {
 	}
 	r := *h.result
 	r.ProtocolVersion = h.protocolVersion
-	if r.Capabilities == nil {
-		r.Capabilities = &mcp.ServerCapabilities{}
-	}
+	r.Capabilities = cmp.Or(r.Capabilities, &mcp.ServerCapabilities{})
 	return &r
 }
 
 func discoverResult(h *handshake) any {
-	caps := h.result.Capabilities
-	if caps == nil {
-		caps = &mcp.ServerCapabilities{}
-	}
-	r := mcp.DiscoverResult{
-		SupportedVersions: []string{h.protocolVersion},
-		Capabilities:      caps,
-		Instructions:      h.result.Instructions,
-	}
+	r := mcp.DiscoverResult{SupportedVersions: []string{h.protocolVersion},
+		Capabilities: cmp.Or(h.result.Capabilities, &mcp.ServerCapabilities{}), Instructions: h.result.Instructions}
 	if h.result.ServerInfo != nil {
 		r.Meta = mcp.Meta{mcp.MetaKeyServerInfo: h.result.ServerInfo}
 	}

@@ -12,17 +12,13 @@ import (
 // maxLostRounds bounds the rounds a conn keeps for a call sent again.
 const maxLostRounds = 16
 
-// rounds keeps the last round of each multi-round-trip call (a tools/call,
-// prompts/get or resources/read carrying inputResponses or requestState,
-// mrtr.mdx) that got no answer of the server's: its stream broke, its
-// answer was refused, or it failed unanswered (code [CodeHTTPAnswer]).
-// go-sdk sends such a call again from the host's params, its first round;
-// the conn sends the kept round in its place, under go-sdk's new id, since
-// "the client MUST echo back the exact value" of requestState when it
-// retries (mrtr.mdx, Client Requirements). A call is known by its method
-// and params without those two fields: the next first round of the same
-// call takes the kept one. At most maxLostRounds are kept, the oldest
-// dropped first. Safe for concurrent use.
+// rounds keeps the last round of each multi-round-trip call (tools/call,
+// prompts/get, resources/read with inputResponses or requestState) that got
+// no answer of the server's, and sends it in place of the first round
+// go-sdk sends again: "the client MUST echo back the exact value" of
+// requestState (mrtr.mdx, Client Requirements; decision record 0006). A
+// call is known by its method and params without those two fields. At most
+// maxLostRounds are kept, the oldest dropped first. Safe for concurrent use.
 type rounds struct {
 	mu   sync.Mutex
 	lost []lostRound

@@ -1,9 +1,9 @@
 package httpsession
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync/atomic"
 
@@ -29,9 +29,9 @@ func (e Era) String() string {
 	case EraAuto:
 		return "auto"
 	case Era2025:
-		return "2025-11-25"
+		return era2025
 	case Era20260728:
-		return "2026-07-28"
+		return era20260728
 	}
 	return "unknown"
 }
@@ -41,20 +41,19 @@ const (
 	era20260728 = "2026-07-28"
 )
 
-// StreamMode chooses whether sessions open the standalone stream (the
-// optional GET, or the 2026-07-28 subscriptions/listen): the policy of a
-// [StreamSwitch] (failure story S5).
+// StreamMode chooses whether sessions open the standalone stream (the GET,
+// or the 2026-07-28 subscriptions/listen): a [StreamSwitch]'s policy
+// (failure story S5).
 type StreamMode uint8
 
 const (
 	// StreamAuto (the default) opens the stream until the server proves
 	// GET-hostile ([HostilityRule]) for [SwitchConfig.Memory].
 	StreamAuto StreamMode = iota
-	// StreamOn always opens the stream, re-dialed on the keeper's backoff
-	// ([StreamConfig]).
+	// StreamOn always opens the stream, re-dialed on [StreamConfig]'s backoff.
 	StreamOn
-	// StreamOff never opens it: a dead session is found by the next call
-	// or a keepalive.
+	// StreamOff never opens it: the next call or a keepalive finds a dead
+	// session.
 	StreamOff
 )
 
@@ -75,22 +74,21 @@ type Options struct {
 	// Endpoint is the MCP endpoint URL.
 	Endpoint string
 	// HTTPClient is the host's client: its Transport (nil:
-	// http.DefaultTransport) carries the requests, its Jar the cookies, and
-	// its Timeout is [Config.RequestTimeout]. nil means http.DefaultClient.
+	// http.DefaultTransport) carries the requests, its Jar and Timeout are
+	// [Config.Jar] and [Config.RequestTimeout]. nil: http.DefaultClient.
 	HTTPClient *http.Client
 	// Client is the go-sdk client (the host's handlers and capabilities);
-	// nil means a client named "mcpsup" with [FactsMiddleware], which a
-	// host's client adds itself.
+	// nil: a client named "mcpsup" with [FactsMiddleware].
 	Client *mcp.Client
-	// ClientInfo names the client in the `_meta` of [Session.Discover]
+	// ClientInfo names the client in [Session.Discover]'s `_meta`
 	// (2026-07-28 changelog: clients SHOULD identify themselves on each
-	// request). nil means {Name: "mcpsup", Version: "v0"}.
+	// request). nil: {Name: "mcpsup", Version: "v0"}.
 	ClientInfo *mcp.Implementation
 	// Era is the handshake hint for [Open]; [Resume] uses the persisted
 	// protocol version instead.
 	Era Era
 	// Stream is the mode of the session's own switch when Wire.Switch is
-	// nil (zero: [StreamAuto]); with a shared switch, its mode decides.
+	// nil; a shared switch's mode decides otherwise.
 	Stream StreamMode
 	// Deprecated: no effect; the Transport bounds its own resumptions.
 	MaxRetries int
@@ -99,8 +97,8 @@ type Options struct {
 	Wire Config
 }
 
-// Session is one go-sdk client session on a [Transport]. Its methods are safe
-// for concurrent use.
+// Session is one go-sdk client session on a [Transport]. Its methods are
+// safe for concurrent use.
 type Session struct {
 	cs        *mcp.ClientSession
 	t         *Transport
@@ -117,29 +115,24 @@ type Session struct {
 // Open connects with a full handshake (`initialize`, or `server/discover`)
 // as opts.Era directs. A session id that is not visible ASCII, or longer
 // than [MaxSessionIDLen], fails the handshake with an error unwrapping to a
-// *[StateError] (protocol), and the session the server created gets one
-// DELETE, best effort. A `server/discover` outage whose fallback was refused
-// fails with a *classify.HTTPError wrapping the [*DiscoverOutageError].
-// Other errors are go-sdk's, annotated with the handshake's wire facts
-// ([Annotate]). Redirects are never followed.
+// *[StateError], and the session the server made gets one DELETE, best
+// effort. A refused fallback after a `server/discover` outage fails with a
+// *classify.HTTPError wrapping the [*DiscoverOutageError]. Other errors are
+// go-sdk's, annotated ([Annotate]). Redirects are never followed.
 func Open(ctx context.Context, opts Options) (*Session, error) {
 	var version string
-	switch opts.Era {
-	case Era2025:
-		version = era2025
-	case Era20260728:
-		version = era20260728
+	if opts.Era == Era2025 || opts.Era == Era20260728 {
+		version = opts.Era.String()
 	}
 	return connect(ctx, opts, version, nil)
 }
 
 // Resume re-attaches the persisted session st without a handshake on the
-// wire: the handshake is answered locally, every request carries the
-// persisted Mcp-Session-Id and Mcp-Protocol-Version, and go-sdk's request
-// ids go out moved by a random shift (idshift.go). With st.InitializeResult
-// nil the resume is blind ([Session.Blind], failure story S1). Nothing is
-// sent to check the session is alive. An invalid st is refused with a
-// *[StateError] before anything is sent.
+// wire: it is answered locally, every request carries the persisted
+// Mcp-Session-Id and Mcp-Protocol-Version, and go-sdk's request ids go out
+// moved by a random shift (idshift.go). A nil st.InitializeResult makes the
+// resume blind ([Session.Blind], failure story S1). Nothing checks the
+// session is alive. An invalid st is refused with a *[StateError].
 func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error) {
 	if err := st.Validate(); err != nil {
 		return nil, err
@@ -152,28 +145,14 @@ func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error)
 var defaultClientInfo = &mcp.Implementation{Name: "mcpsup", Version: "v0"}
 
 func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
-	hc := http.DefaultClient
-	if opts.HTTPClient != nil {
-		hc = opts.HTTPClient
-	}
+	hc := cmp.Or(opts.HTTPClient, http.DefaultClient)
 	cfg := opts.Wire
-	if hc.Transport != nil {
-		cfg.Base = hc.Transport
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = hc.Timeout
-	}
-	if cfg.Jar == nil {
-		cfg.Jar = hc.Jar
-	}
-	if cfg.Switch == nil {
-		cfg.Switch = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock})
-	}
+	cfg.Base = cmp.Or(hc.Transport, cfg.Base)
+	cfg.RequestTimeout = cmp.Or(max(cfg.RequestTimeout, 0), hc.Timeout)
+	cfg.Jar = cmp.Or(cfg.Jar, hc.Jar)
+	cfg.Switch = cmp.Or(cfg.Switch, NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock}))
 	t := NewTransport(cfg)
-	info := opts.ClientInfo
-	if info == nil {
-		info = defaultClientInfo
-	}
+	info := cmp.Or(opts.ClientInfo, defaultClientInfo)
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(defaultClientInfo, nil)
@@ -184,14 +163,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	defer release()
 	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		err = t.handshakeError(ctx, err) // era.go
-		t.mu.Lock()
-		refused := t.refused
-		t.mu.Unlock()
-		if refused != nil {
-			err = fmt.Errorf("%w: %w", refused, err)
-		}
-		return nil, err
+		return nil, t.handshakeError(ctx, err) // era.go
 	}
 	id, _ := t.HandshakeSessionID()
 	s := &Session{cs: cs, t: t, c: c, id: id, resumed: h != nil, initRes: cs.InitializeResult(), info: info}
@@ -235,14 +207,13 @@ func (s *Session) ResumeState() ResumeState {
 // Wait blocks until the go-sdk session ends and returns its error.
 func (s *Session) Wait() error { return s.cs.Wait() }
 
-// Close ends the session and the server-side session with DELETE (none
-// for a sessionless server or one the server said is gone). It is
-// idempotent, and cuts the drains of answer streams ([AfterAnswers]). Like
-// go-sdk's ClientSession.Close, it returns once the calls in flight have
-// ended: cancel their contexts first to end them at once.
+// Close ends the session and the server-side session with DELETE (none for
+// a sessionless or gone one), cutting the answer streams' drains
+// ([AfterAnswers]). Idempotent. Like go-sdk's ClientSession.Close it waits
+// for the calls in flight: cancel their contexts first to end them at once.
 func (s *Session) Close() error {
 	s.t.drains.close()
-	s.t.responses().close()
+	s.t.resps.close()
 	if err := s.cs.Close(); !errors.Is(err, mcp.ErrConnectionClosed) {
 		return err
 	}

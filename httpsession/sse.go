@@ -28,20 +28,20 @@ type sseOwner interface {
 // goroutine, ends it; the rest runs on one goroutine.
 type sseLoop struct {
 	t      *Transport
-	ctx    context.Context
+	ctx    context.Context // ended by Close (cause errStreamClosed) or the parent's end
+	stop   context.CancelCauseFunc
 	events eventReader
 	wire   wireCounter // the current answer's bytes on the wire
 	lastID string
 	moved  bool // an event id other than the last came since the answer opened
 
-	closeOnce sync.Once
-	closed    chan struct{}
-	mu        sync.Mutex
-	body      io.ReadCloser // the current answer's, nil between answers
+	mu   sync.Mutex
+	body io.ReadCloser // the current answer's, nil between answers
 }
 
 func newLoop(t *Transport, ctx context.Context, max int) sseLoop {
-	return sseLoop{t: t, ctx: ctx, closed: make(chan struct{}), events: eventReader{max: max}}
+	ctx, stop := context.WithCancelCause(ctx)
+	return sseLoop{t: t, ctx: ctx, stop: stop, events: eventReader{max: max}}
 }
 
 // readBufferSize is the size of a loop's read buffer: a longer line is read
@@ -79,25 +79,18 @@ func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
 // open reads resp's body from now on, decoded (identity or gzip), as a new
 // stream; another coding is refused, the body closed.
 func (l *sseLoop) open(resp *http.Response) error {
-	r, err := decodedBodyInto(resp, 0, &l.wire)
+	r, err := decoderOf(resp, resp.Body, &l.wire)
 	if err != nil {
 		_ = resp.Body.Close()
 		return err
 	}
-	src := l.events.src
-	if src == nil {
-		src = bufio.NewReaderSize(r, readBufferSize)
-	}
-	src.Reset(r)
-	l.events.reset(src)
+	l.events.reset(bufio.NewReaderSize(r, readBufferSize))
 	l.moved = false
 	l.mu.Lock()
 	l.body = resp.Body
 	l.mu.Unlock()
-	select {
-	case <-l.closed:
+	if l.ctx.Err() != nil {
 		_ = resp.Body.Close()
-	default:
 	}
 	return nil
 }
@@ -121,12 +114,10 @@ func (l *sseLoop) cut() {
 
 // stopped reports the loop closed, or its context's end.
 func (l *sseLoop) stopped() error {
-	select {
-	case <-l.closed:
-		return errStreamClosed
-	default:
+	if l.ctx.Err() == nil {
+		return nil
 	}
-	return l.ctx.Err()
+	return context.Cause(l.ctx)
 }
 
 // sleep waits for after or wake (nil: never); an error once the loop stops.
@@ -136,10 +127,8 @@ func (l *sseLoop) sleep(after <-chan time.Time, wake <-chan struct{}) (woken boo
 		return false, nil
 	case <-wake:
 		return true, nil
-	case <-l.closed:
-		return false, errStreamClosed
 	case <-l.ctx.Done():
-		return false, l.ctx.Err()
+		return false, context.Cause(l.ctx)
 	}
 }
 
@@ -160,7 +149,7 @@ func (l *sseLoop) get(template *http.Request, lastID string) *http.Request {
 
 // Close ends the loop for good; safe from any goroutine.
 func (l *sseLoop) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
+	l.stop(errStreamClosed)
 	l.cut()
 	return nil
 }

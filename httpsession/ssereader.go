@@ -15,15 +15,10 @@ const (
 	keptBuffer    = 4 << 10        // bounds the line buffer a reader keeps between lines
 )
 
-// eventReader is the one parser of a text/event-stream in the package, by
-// WHATWG HTML's event stream interpretation (decision record 0009): CRLF,
-// LF or CR ends a line; one leading BOM is stripped; one space after the
-// colon; data lines joined with LF; an id with a control byte but a tab, or
-// a retry not all digits, ignored.
-//
-// Bounds: one event holds at most max bytes (0: none), a byte per line end,
-// comment lines before its first field not counted; with wire set, at most
-// max+[wireSlack] bytes on the wire since the last empty line. Past either,
+// eventReader is the package's one text/event-stream parser, by WHATWG
+// HTML's interpretation (decision record 0009). One event holds at most max
+// bytes (0: none; a byte per line end), and with wire set at most
+// max+[wireSlack] bytes on the wire since the last empty line; past either,
 // Next returns an [*eventTooLargeError]. One goroutine reads.
 type eventReader struct {
 	max  int           // bytes of one event at most; 0: no bound

@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -53,10 +54,7 @@ type ResumeState struct {
 // InitializeResult's agrees with; a 2026-07-28 state has no SessionID and
 // an InitializeResult.
 func (s ResumeState) Validate() error {
-	if err := validSessionID("session_id", s.SessionID); err != nil {
-		return err
-	}
-	if err := validProtocolVersion(s.ProtocolVersion); err != nil {
+	if err := cmp.Or(validSessionID("session_id", s.SessionID), validProtocolVersion(s.ProtocolVersion)); err != nil {
 		return err
 	}
 	if r := s.InitializeResult; r != nil && r.ProtocolVersion != "" && r.ProtocolVersion != s.ProtocolVersion {

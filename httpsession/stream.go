@@ -18,27 +18,24 @@ import (
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream (the 2025
-// GET, the 2026-07-28 subscriptions/listen POST), which never lets it fail
+// GET, the 2026-07-28 subscriptions/listen), which never lets it fail
 // (failure story S5; decision records 0011, 0012): it hands go-sdk only
-// whole events carrying one request or notification, and re-dials when the
-// server's stream ends: at once after an attempt that lived Span, else on
-// the backoff (InitialBackoff doubling to MaxBackoff on the Transport's
-// clock, at least the SSE retry field up to MaxBackoff, at least a 429/503
-// Retry-After). Only [StreamAttempt.SessionGone] ends it. The zero value
-// selects the defaults.
+// whole events carrying a request or notification, and re-dials at once
+// after an attempt that lived Span, else on the backoff (at least the SSE
+// retry field up to MaxBackoff, at least a 429/503 Retry-After). Only
+// [StreamAttempt.SessionGone] ends it. The zero value selects the defaults.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once and, without a message, not to fail at once. Default 2s.
 	Span time.Duration
-	// InitialBackoff and MaxBackoff bound the re-dial backoff (see above).
+	// InitialBackoff doubles up to MaxBackoff on the Transport's clock.
 	// Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
-	// Jitter is the backoff's randomization factor, 0 <= Jitter < 1
-	// (cenkalti/backoff). Default 0.
+	// Jitter is the backoff's randomization factor in [0, 1). Default 0.
 	Jitter float64
-	// MaxEventBytes bounds one SSE event, its line ends included; an event
-	// past it is dropped ([DropOversized]) and ends the attempt. Default 1 MiB.
+	// MaxEventBytes bounds one SSE event, line ends included; a larger one
+	// is dropped ([DropOversized]) and ends the attempt. Default 1 MiB.
 	MaxEventBytes int
 }
 
@@ -91,9 +88,9 @@ type StreamAttempt struct {
 	Duration                  time.Duration
 }
 
-// FailedAtOnce reports an attempt that ended within span with no message
-// and was not closed by the client, a gone session, unauthorized or an
-// acknowledged listen (decision record 0012).
+// FailedAtOnce reports an attempt that ended within span with no message,
+// not closed by the client, gone, unauthorized or an acknowledged listen
+// (decision record 0012).
 func (a StreamAttempt) FailedAtOnce(span time.Duration) bool {
 	return a.End != EndClosed && !a.SessionGone && !a.Unauthorized && a.Messages == 0 && !a.Acknowledged && a.Duration < span
 }
@@ -109,19 +106,19 @@ func outageStatus(s int) bool {
 		(s >= 500 && s <= 599 && s != http.StatusNotImplemented)
 }
 
-// maxDroppedRun is how many events in a row an attempt may drop before the
-// keeper ends it as garbage.
+// maxDroppedRun is how many events in a row an attempt may drop before it
+// ends as garbage.
 const maxDroppedRun = 16
 
 var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too many dropped events in a row")
 
-// streamBody is the keeper of one standalone stream: the [sseOwner] whose
-// [sseLoop] go-sdk's conn reads through Next (conn.keep).
+// streamBody is the keeper of one standalone stream: the [sseOwner] of an
+// [sseLoop] that go-sdk's conn reads through Next (conn.keep).
 type streamBody struct {
 	sseLoop
-	req      *http.Request // the conn's GET, or go-sdk's listen POST
-	listen   bool          // a 2026-07-28 subscriptions/listen stream, not the GET
-	answered func()        // called once the first attempt has its outcome (conn.awaitStream); may be nil
+	req      *http.Request    // the conn's GET, or go-sdk's listen POST
+	listen   *jsonrpc.Request // a 2026-07-28 subscriptions/listen as sent; nil: the GET
+	answered chan struct{}    // closed once the first attempt has its outcome (conn.awaitStream); may be nil
 	limits   msgcheck.Limits
 
 	att      StreamAttempt // the current or last attempt
@@ -138,15 +135,14 @@ type streamBody struct {
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	c := t.cfg.Stream
 	return &streamBody{sseLoop: newLoop(t, req.Context(), c.MaxEventBytes), req: req,
-		limits: msgcheck.Limits{JSONValues: t.cfg.MaxJSONValues, Messages: t.cfg.MaxMessages, ContentBlocks: t.cfg.MaxContentBlocks},
+		limits: msgcheck.Limits{JSONValues: t.limits.JSONValues, Messages: t.limits.Messages, ContentBlocks: t.limits.ContentBlocks},
 		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(c.InitialBackoff), backoff.WithMaxInterval(c.MaxBackoff),
 			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(c.Jitter), backoff.WithMaxElapsedTime(0),
 			backoff.WithClockProvider(t.clock))}
 }
 
-// Next returns the next message of the stream. Its errors: errStreamClosed
-// or the context's once the stream is closed, io.EOF once the session is
-// gone. One goroutine reads.
+// Next returns the next message: errStreamClosed or the context's error
+// once closed, io.EOF once the session is gone. One goroutine reads.
 func (b *streamBody) Next() (jsonrpc.Message, error) {
 	if msg, done := b.next(b); !done {
 		return msg, nil
@@ -181,7 +177,7 @@ func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bo
 		return nil, false
 	}
 	b.run = 0
-	if b.listen && req.Method == methodListenAck {
+	if b.listen != nil && req.Method == methodListenAck {
 		b.att.Acknowledged = true // no message: it says nothing of the catalog
 	} else {
 		b.att.Messages++
@@ -292,25 +288,25 @@ func (b *streamBody) redial() (jsonrpc.Message, bool) {
 // dial makes one attempt and, unless it opened a stream, records it.
 func (b *streamBody) dial() {
 	sentID, req := b.lastID, (*http.Request)(nil)
-	if b.listen {
+	if b.listen != nil {
 		sentID, req = "", b.listenRequest(b.att.Seq+1) // a new subscription each time, never a resumption
 	} else {
 		req = b.get(b.req, sentID)
 	}
 	x := b.t.begin(req)
-	if b.listen {
+	if b.listen != nil {
 		x.Method = MethodListen // the stream's own POST: no evidence that POSTs succeed
 	}
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
 	first := b.att.Seq == 1
 	if first && b.answered != nil {
-		defer b.answered()
+		defer close(b.answered)
 	}
 	b.t.withCookies(req)
 	resp, err := b.t.base.RoundTrip(req)
 	b.t.fill(&x, resp, err)
 	if err != nil {
-		b.t.finish(req, x)
+		b.t.finish(req.Context(), x)
 		b.att.End, b.att.Err = EndNoAnswer, err
 		b.report()
 		return
@@ -318,7 +314,7 @@ func (b *streamBody) dial() {
 	b.t.keepCookies(req, resp)
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
-		b.t.finish(req, x)
+		b.t.finish(req.Context(), x)
 		if err := b.open(resp); err != nil {
 			b.att.End, b.att.Err = EndError, err
 			b.report()
@@ -332,13 +328,12 @@ func (b *streamBody) dial() {
 		return
 	}
 	b.t.readErrorBody(&x, resp)
-	_ = resp.Body.Close()
 	// To the first attempt only the null-id -32000 answer says the session
 	// is gone: a plain 404 means no such route, as go-sdk takes it
 	// (mcp/streamable.go connectStandaloneSSE).
 	gone := sessionGone(x) && (!first || nullIDServerError(x))
 	x.SessionGone = gone
-	b.t.finish(req, x)
+	b.t.finish(req.Context(), x)
 	a := &b.att
 	a.End, a.SessionGone = EndNotStream, gone
 	if x.Status == http.StatusTooManyRequests || x.Status == http.StatusServiceUnavailable {
@@ -363,9 +358,9 @@ func (b *streamBody) dial() {
 	}
 }
 
-// report ends the current attempt's record, sets the wait before the next
-// and feeds the hostility rule. Only a stream that lived Span resets the
-// backoff: a priming event then an end must not re-dial in a loop.
+// report ends the attempt's record, sets the wait before the next and feeds
+// the hostility rule. Only a stream that lived Span resets the backoff, so
+// a priming event then an end does not re-dial in a loop.
 func (b *streamBody) report() {
 	a := &b.att
 	a.Duration = b.t.clock.Since(a.Start)
@@ -404,38 +399,24 @@ const (
 )
 
 // listenRequest returns the POST of listen attempt seq (from 1): go-sdk's,
-// with a fresh body; from the second on with an id of its own, since "The
-// request ID MUST NOT match the ID of any other request the sender has
-// issued and not yet received a response for" (MCP basic, requests): a
-// string "listen-<go-sdk's id>.<seq>", never one of go-sdk's integers.
+// and from the second on with an id of its own, "listen-<id>.<seq>", since
+// "The request ID MUST NOT match the ID of any other request the sender has
+// issued and not yet received a response for" (MCP basic, requests).
 func (b *streamBody) listenRequest(seq int) *http.Request {
+	msg := *b.listen
+	if seq > 1 {
+		msg.ID, _ = jsonrpc.MakeID(fmt.Sprintf("listen-%v.%d", msg.ID.Raw(), seq))
+	}
+	data, _ := jsonrpc.EncodeMessage(&msg)
 	req := b.req.Clone(b.ctx)
-	if b.req.GetBody == nil {
-		return req
-	}
-	body, err := b.req.GetBody()
-	if err != nil {
-		return req
-	}
-	data, err := io.ReadAll(body)
-	req.Body = io.NopCloser(bytes.NewReader(data))
-	msg, err2 := jsonrpc.DecodeMessage(data)
-	r, ok := msg.(*jsonrpc.Request)
-	if seq == 1 || err != nil || err2 != nil || !ok || !r.ID.IsValid() {
-		return req // a body that is no request is sent as it is
-	}
-	if r.ID, err = jsonrpc.MakeID(fmt.Sprintf("listen-%v.%d", r.ID.Raw(), seq)); err != nil {
-		return req
-	}
-	if data, err = jsonrpc.EncodeMessage(r); err == nil {
-		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	}
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	req.Body, _ = req.GetBody()
+	req.ContentLength = int64(len(data))
 	return req
 }
 
-// noteDeclined records that the server declined the session's push stream
-// in attempt a and tells [Config.OnStreamDeclined].
+// noteDeclined records the declined push stream and tells
+// [Config.OnStreamDeclined].
 func (t *Transport) noteDeclined(a StreamAttempt) {
 	t.mu.Lock()
 	t.declined = true

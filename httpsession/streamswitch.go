@@ -57,9 +57,7 @@ type StreamSwitch struct {
 // NewStreamSwitch returns a switch configured by cfg.
 func NewStreamSwitch(cfg SwitchConfig) *StreamSwitch {
 	cfg.Memory = cmp.Or(max(cfg.Memory, 0), 24*time.Hour)
-	if cfg.Clock == nil {
-		cfg.Clock = clockwork.NewRealClock()
-	}
+	cfg.Clock = cmp.Or(cfg.Clock, clockwork.NewRealClock())
 	cfg.Rule = cfg.Rule.withDefaults()
 	s := &StreamSwitch{cfg: cfg, changed: make(chan struct{})}
 	if r := cfg.Remembered; r.Off && cfg.Mode == StreamAuto {
