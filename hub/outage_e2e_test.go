@@ -1,11 +1,8 @@
 package hub_test
 
 import (
-	"io"
-	"net"
 	"net/url"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,111 +13,12 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// switchedPort forwards TCP connections from a port of its own on
-// 127.0.0.1 to a target: down closes the port (connections to it are
-// refused) and every connection through it, up listens on the same port
-// again. The server behind it, and its sessions, live on meanwhile.
-type switchedPort struct {
-	t      *testing.T
-	addr   string
-	target string
-
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
-}
-
-func newSwitchedPort(t *testing.T, target string) *switchedPort {
-	t.Helper()
-	p := &switchedPort{t: t, target: target, conns: map[net.Conn]struct{}{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p.addr = ln.Addr().String()
-	p.serve(ln)
-	t.Cleanup(p.down)
-	return p
-}
-
-func (p *switchedPort) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	p.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", p.target)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			if !p.track(c, s) {
-				return
-			}
-			for _, pair := range [][2]net.Conn{{c, s}, {s, c}} {
-				p.wg.Go(func() {
-					_, _ = io.Copy(pair[0], pair[1])
-					_ = pair[0].Close()
-					_ = pair[1].Close()
-				})
-			}
-		}
-	})
-}
-
-// track registers a forwarded pair; false (both closed) once down began.
-func (p *switchedPort) track(c, s net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln == nil {
-		_, _ = c.Close(), s.Close()
-		return false
-	}
-	p.conns[c], p.conns[s] = struct{}{}, struct{}{}
-	return true
-}
-
-// down closes the port and every connection through it, and waits for
-// the forwarding to end.
-func (p *switchedPort) down() {
-	p.mu.Lock()
-	if p.ln != nil {
-		_ = p.ln.Close()
-		p.ln = nil
-	}
-	for c := range p.conns {
-		_ = c.Close()
-	}
-	clear(p.conns)
-	p.mu.Unlock()
-	p.wg.Wait()
-}
-
-// up listens on the port again.
-func (p *switchedPort) up() {
-	p.t.Helper()
-	ln, err := net.Listen("tcp", p.addr)
-	require.NoError(p.t, err)
-	p.serve(ln)
-}
-
-// url is srvURL with its host replaced by the port's.
-func (p *switchedPort) url(srvURL string) string {
-	u, err := url.Parse(srvURL)
-	require.NoError(p.t, err)
-	u.Host = p.addr
-	return u.String()
-}
-
 // outage is a server behind a port the test switches off and on, whose
 // session a first run saved (Detach) in store.
 type outage struct {
 	f     *fixture
 	srv   *mcptest.Server
-	port  *switchedPort
+	port  *mcptest.Port
 	sc    hub.ServerConfig
 	store *hub.FileStore
 	saved *supervisor.ResumeState
@@ -131,8 +29,10 @@ func newOutage(t *testing.T) *outage {
 	o := &outage{f: f, srv: f.servers["a"], store: &hub.FileStore{Dir: t.TempDir()}}
 	u, err := url.Parse(o.srv.URL())
 	require.NoError(t, err)
-	o.port = newSwitchedPort(t, u.Host)
-	o.sc = hub.ServerConfig{Name: "a", URL: o.port.url(o.srv.URL())}
+	o.port, err = mcptest.NewPort(u.Host)
+	require.NoError(t, err)
+	t.Cleanup(o.port.Down)
+	o.sc = hub.ServerConfig{Name: "a", URL: o.port.URL(o.srv.URL())}
 	first := hub.New(f.config(o.store))
 	require.NoError(t, first.Add(f.ctx, o.sc))
 	require.NoError(t, first.WaitReady(f.ctx, hub.All))
@@ -148,7 +48,7 @@ func newOutage(t *testing.T) *outage {
 // on the saved state, returning it once its first retry is scheduled, and
 // the number of events recorded before it.
 func (o *outage) restartDown(t *testing.T) (*hub.Hub, int) {
-	o.port.down()
+	o.port.Down()
 	seen := len(o.f.rec.Events())
 	h := hub.New(o.f.config(o.store))
 	require.NoError(t, h.Add(o.f.ctx, o.sc))
@@ -177,7 +77,7 @@ func TestResumeSurvivesAnOutageAcrossRestarts(t *testing.T) {
 	require.NoError(t, err, "the outage kept the stored state")
 	require.Equal(t, o.saved.SessionID, kept.SessionID)
 
-	o.port.up() // the server is back, its session alive
+	require.NoError(t, o.port.Up()) // the server is back, its session alive
 	third := hub.New(f.config(o.store))
 	t.Cleanup(func() { _ = third.Close() })
 	require.NoError(t, third.Add(f.ctx, sc))
@@ -199,7 +99,7 @@ func TestResumeRetriedThroughAnOutage(t *testing.T) {
 
 	second, seen := o.restartDown(t)
 	t.Cleanup(func() { _ = second.Close() })
-	o.port.up()
+	require.NoError(t, o.port.Up())
 	require.NoError(t, second.WaitReady(f.ctx, hub.All))
 	require.Zero(t, srv.Log().Count("initialize"), "the retry re-attached the session")
 	require.Len(t, srv.SessionIDs(), 1)
