@@ -162,10 +162,11 @@ func TestTypeScriptClientRelays(t *testing.T) {
 		return slices.Contains(got, block) && slices.Contains(got, "ask__confirm")
 	})
 
-	// MCP 2025-11-25, basic/utilities/progress.mdx: progress notifications
-	// carry "the same progressToken provided in the original request" and
-	// the progress value "MUST increase with each notification"; they stop
-	// once the operation completes, so all come before the result.
+	// MCP 2025-11-25, basic/utilities/progress.mdx: the client asks for
+	// progress with a progressToken (the TypeScript SDK's onprogress); "The
+	// `progress` value MUST increase with each notification" and "Progress
+	// notifications MUST stop after completion": all come, in order, before
+	// the result.
 	t.Run("progress", func(t *testing.T) {
 		c.t = t
 		require.True(t, c.do(map[string]any{"op": "start", "key": "p", "name": block, "arguments": map[string]any{"id": "p"}}).OK)
@@ -182,10 +183,11 @@ func TestTypeScriptClientRelays(t *testing.T) {
 		require.Equal(t, []string{"progress:1", "progress:2", "progress:3", "result"}, a.Events)
 	})
 
-	// MCP 2025-11-25, basic/utilities/cancellation.mdx: "the party that
-	// wants to cancel the request sends a notifications/cancelled"; the
-	// gateway, the receiver of the client's, cancels its own upstream
-	// request with one of its own.
+	// MCP 2025-11-25, basic/utilities/cancellation.mdx: "When a party wants
+	// to cancel an in-progress request, it sends a notifications/cancelled
+	// notification"; the TypeScript SDK sends one when the call's
+	// AbortSignal fires, and the gateway cancels its upstream request with
+	// one of its own.
 	t.Run("cancel", func(t *testing.T) {
 		c.t = t
 		require.True(t, c.do(map[string]any{"op": "start", "key": "c", "name": block, "arguments": map[string]any{"id": "c"}}).OK)
@@ -202,9 +204,10 @@ func TestTypeScriptClientRelays(t *testing.T) {
 		require.Equal(t, 1, up.HTTP.Invocations(mcptest.BlockTool, "c"), "the call ran once upstream")
 	})
 
-	// MCP 2025-11-25, client/elicitation.mdx: a server sends
-	// elicitation/create only to a client that declared the elicitation
-	// capability; the client's "accept" answer carries the content.
+	// MCP 2025-11-25, client/elicitation.mdx: "Clients that support
+	// elicitation MUST declare the elicitation capability" (the TypeScript
+	// client does); the upstream's elicitation/create reaches it and its
+	// "accept" answer's content reaches the upstream.
 	t.Run("elicitation", func(t *testing.T) {
 		c.t = t
 		require.True(t, c.do(map[string]any{"op": "arm", "answer": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}).OK)
