@@ -19,7 +19,7 @@ func BenchmarkCallToolSupervised(b *testing.B) {
 }
 
 // BenchmarkCallToolWire is the same call through a go-sdk session on
-// mcpsup's Transport alone (wire.Open): the wire layer's share.
+// mcpsup's Transport alone (httpsession.Open): the wire layer's share.
 func BenchmarkCallToolWire(b *testing.B) {
 	benchCall(b, (*callClients).wireOnly)
 }

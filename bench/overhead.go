@@ -13,7 +13,7 @@ import (
 // OverheadResult compares CallTool through mcpsup with a bare go-sdk
 // ClientSession.CallTool against the same loopback server, and shows the
 // wire layer's share: a go-sdk session on mcpsup's Transport alone
-// (wire.Open), without the supervisor.
+// (httpsession.Open), without the supervisor.
 type OverheadResult struct {
 	// Setups is how many times a fresh server and three fresh clients were
 	// made; each ran Rounds rounds of CallsPerRound calls per client.
@@ -287,7 +287,7 @@ func goroutinesStarted() uint64 {
 }
 
 // callClients is one server with a supervisor, a go-sdk session on mcpsup's
-// Transport alone (wire.Open) and a bare go-sdk session on it.
+// Transport alone (httpsession.Open) and a bare go-sdk session on it.
 type callClients struct {
 	srv             *PlainServer
 	sup, wire, sess client
