@@ -8,7 +8,7 @@
 // context errors, net.Error, *url.Error, syscall errnos and io.EOF; never on
 // words in messages. The one text parse is a JSON-RPC error object embedded in
 // a message, read only when the error carries no other JSON-RPC, HTTP or
-// closed-connection fact.
+// closed-connection fact. An error wrapping [ErrProtocol] is protocol.
 //
 // When one error carries facts of several classes, the first in this order
 // wins (the order of [Class]):
