@@ -30,7 +30,7 @@ const (
 	// a JSON-RPC error other than -32601.
 	Application
 	// Protocol: a malformed answer, or a server past a bound of the
-	// protocol or ours ([ErrProtocol]).
+	// protocol or ours ([ErrProtocol], go-sdk's multi-round-trip give-up).
 	Protocol
 	// Timeout: our own deadline passed while the caller still waits.
 	Timeout

@@ -106,6 +106,10 @@ func (f *facts) inspect(err error) {
 		f.malformed = true
 		return
 	}
+	if roundsExceeded(err) {
+		f.malformed = true
+		return
+	}
 	if w := answerOf(err); w != nil {
 		f.wires = append(f.wires, w)
 		return
