@@ -422,7 +422,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			c.t.mu.Unlock()
 			c.t.endRefusedSession(req, resp.Header.Get(HeaderSessionID))
 			_ = resp.Body.Close()
-			return refuse("invalid Mcp-Session-Id: " + refused.Reason)
+			return refuse("invalid " + HeaderSessionID + " (" + refused.Reason + ")") // "Mcp-Session-Id: <reason>" reads as an id to the redactor
 		}
 	}
 	switch x.ContentType {
