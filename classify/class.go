@@ -29,7 +29,8 @@ const (
 	// Application: any other HTTP status (a 404 without a session id too), or
 	// a JSON-RPC error other than -32601.
 	Application
-	// Protocol: a malformed answer.
+	// Protocol: a malformed answer, or a server past a bound of the
+	// protocol or ours ([ErrProtocol], go-sdk's multi-round-trip give-up).
 	Protocol
 	// Timeout: our own deadline passed while the caller still waits.
 	Timeout

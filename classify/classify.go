@@ -75,7 +75,7 @@ type facts struct {
 	canceled    bool     // context.Canceled
 	deadline    bool     // context.DeadlineExceeded or a net timeout
 	transport   bool     // net, syscall or io evidence of no answer
-	malformed   bool     // JSON decoding of a response failed
+	malformed   bool     // JSON decoding of a response failed, or ErrProtocol
 	notSent     bool     // a *NotSentError: the request left no exchange
 }
 
@@ -101,6 +101,13 @@ func (f *facts) inspect(err error) {
 		return
 	case io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe:
 		f.transport = true
+		return
+	case ErrProtocol:
+		f.malformed = true
+		return
+	}
+	if roundsExceeded(err) {
+		f.malformed = true
 		return
 	}
 	if w := answerOf(err); w != nil {

@@ -341,3 +341,22 @@ func TestRealCanceledAndTimeout(t *testing.T) {
 		assert.Equal(t, Timeout, Classify(noCaller, err).Class)
 	})
 }
+
+// go-sdk's client gives up on a call whose server answers input_required
+// round after round (mrtr.mdx; go-sdk v1.8.0 mcp/mrtr.go): protocol, however
+// wrapped; another multi-round-trip error of go-sdk's is not.
+func TestGoSDKRoundsGiveUpIsProtocol(t *testing.T) {
+	for _, err := range []error{
+		errors.New("multi-round-trip: exceeded maximum retries (10)"),
+		fmt.Errorf("multi-round-trip: exceeded maximum load-shedding retries (%d)", 3),
+		&HTTPError{Exchange: Exchange{Verb: "POST", Method: "tools/call", Status: 200}, Err: errors.New("multi-round-trip: exceeded maximum retries (10)")},
+	} {
+		assert.Equal(t, Protocol, Classify(context.Background(), err).Class, "%v", err)
+	}
+	for _, err := range []error{
+		errors.New("multi-round-trip: unsupported params type *mcp.X"),
+		fmt.Errorf("call: %w", errors.New("the server said multi-round-trip: exceeded maximum retries (10)")),
+	} {
+		assert.Equal(t, Unknown, Classify(context.Background(), err).Class, "%v", err)
+	}
+}

@@ -82,7 +82,9 @@ func redactPatterns(s string, r *Redactor) string {
 // Go and JSON quote; \"...\" taken as it stands; `IDs "a" and "b"` both),
 // or raw after ':' or '=' (a registered id there, else up to a space or one
 // of `"',;)]&#<>`; URL-unescaped after '='). In go-sdk's "(session ID:
-// <id>)" the last ')' before the next space closes the id.
+// <id>)" the last ')' before the next space closes the id. On a line with a
+// control byte or DEL ([hostileLine]) the space is no end: the id runs to
+// the line's end (in go-sdk's form, to its last ')').
 func hashNamedIDs(s string, r *Redactor) string {
 	var b strings.Builder
 	last := 0
@@ -101,6 +103,9 @@ func hashNamedIDs(s string, r *Redactor) string {
 			run := strings.IndexFunc(s[i:], func(c rune) bool { return c <= ' ' })
 			if run < 0 {
 				run = len(s) - i
+			}
+			if hostileLine(s[i:]) {
+				run = lineLen(s[i:])
 			}
 			if k := strings.LastIndexByte(s[i:i+run], ')'); k >= 0 {
 				run = k
@@ -125,6 +130,9 @@ func hashNamedIDs(s string, r *Redactor) string {
 			end, id = i+len(f.form), f.id
 		case m[4] >= 0 && m[6] >= 0:
 			end = i + strings.IndexFunc(s[i:]+" ", func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"',;)]&#<>`, c) })
+			if hostileLine(s[i:]) {
+				end = i + lineLen(s[i:])
+			}
 			id = s[i:end]
 			if u, err := url.QueryUnescape(id); err == nil && s[m[6]] == '=' {
 				id = u
@@ -139,6 +147,23 @@ func hashNamedIDs(s string, r *Redactor) string {
 		return s
 	}
 	return b.String() + s[last:]
+}
+
+// hostileLine reports whether the line s starts holds a control byte other
+// than a tab, or DEL: no session id holds one ("visible ASCII characters
+// (ranging from 0x21 to 0x7E)", streamable-http.mdx, Session Management),
+// nor does prose, so a named id there is a hostile one whose end cannot be
+// told, and it runs to the line's end.
+func hostileLine(s string) bool {
+	return strings.ContainsFunc(s[:lineLen(s)], func(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f })
+}
+
+// lineLen is the length of the line s starts, to a CR or LF or the end.
+func lineLen(s string) int {
+	if n := strings.IndexAny(s, "\r\n"); n >= 0 {
+		return n
+	}
+	return len(s)
 }
 
 // quotedAt reads the string quoted by q at s[i]: the index after it and its

@@ -463,3 +463,25 @@ func TestKeepSessionIDs(t *testing.T) {
 	r.KeepSessionIDs()
 	require.Equal(t, 0, r.SessionIDs())
 }
+
+// A session id holds visible ASCII only (streamable-http.mdx, Session
+// Management: 0x21 to 0x7E). A named id on a line with a control byte or
+// DEL is a hostile one whose end a space cannot tell: it is hashed whole,
+// to the line's end (in go-sdk's form, to its last ')'), and nothing of it
+// is left in the text; on an ordinary line a space still ends it.
+func TestHostileNamedIDIsHashedToTheLineEnd(t *testing.T) {
+	var r events.Redactor
+	h := events.HashSessionID
+	for in, want := range map[string]string{
+		"Mcp-Session-Id: ab cd\x01\x1b[31mef\x7f":                   "Mcp-Session-Id: " + h("ab cd\x01\x1b[31mef\x7f"),
+		"Mcp-Session-Id: ab\x01\x1b[31mcd\x7f\r\nContent-Length: 9": "Mcp-Session-Id: " + h("ab\x01\x1b[31mcd\x7f") + "\r\nContent-Length: 9",
+		"sessionid=a b\x02c;d":                                      "sessionid=" + h("a b\x02c;d"),
+		"failed (session ID: bad id\x01x): gone":                    "failed (session ID: " + h("bad id\x01x") + "): gone",
+		"Mcp-Session-Id: abc def":                                   "Mcp-Session-Id: " + h("abc") + " def",
+		"session ID: abc\tgone":                                     "session ID: " + h("abc") + "\tgone",
+	} {
+		got := r.Text(in)
+		require.Equal(t, want, got, "%q", in)
+		require.Equal(t, got, r.Text(got), "idempotent: %q", in)
+	}
+}

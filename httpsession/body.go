@@ -19,15 +19,19 @@ const acceptEncoding = "gzip"
 var errUnsupportedEncoding = errors.New("unsupported Content-Encoding")
 
 // wireCounter counts the bytes read from an answer's body as sent, before
-// any decoding.
+// any decoding, and keeps the wire's own read error (io.EOF aside).
 type wireCounter struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (c *wireCounter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 
@@ -96,7 +100,7 @@ func readBounded(resp *http.Response, limit int) bounded {
 		return bounded{err: err}
 	}
 	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	b := bounded{data: data, err: err, broken: err != nil}
+	b := bounded{data: data, err: err, broken: err != nil && wire.err != nil}
 	if len(data) > limit || wire.n > int64(limit) {
 		b.over, b.err, b.broken = true, nil, false
 		b.data = data[:min(len(data), limit)]

@@ -422,14 +422,17 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			c.t.mu.Unlock()
 			c.t.endRefusedSession(req, resp.Header.Get(HeaderSessionID))
 			_ = resp.Body.Close()
-			return refuse("invalid Mcp-Session-Id: " + refused.Reason)
+			return refuse("invalid " + HeaderSessionID + " (" + refused.Reason + ")") // "Mcp-Session-Id: <reason>" reads as an id to the redactor
 		}
 	}
 	switch x.ContentType {
 	case "application/json":
 		msg, problem := c.admitJSON(req, x, resp, want)
 		if problem != "" {
-			x.Malformed = true
+			// A body that broke (a reset, our deadline) is no complete
+			// answer, as a stream that broke (answersse.go lose): its error
+			// decides the class, not a malformed answer.
+			x.Malformed = x.TransportErr == nil
 			return refuse(problem)
 		}
 		msg.ID = r.ID
@@ -485,6 +488,9 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 	case b.over:
 		x.Oversized = true
 		return nil, fmt.Sprintf("JSON body larger than %d bytes", c.t.cfg.MaxJSONBody)
+	case b.broken: // no complete HTTP answer came
+		x.TransportErr = b.err
+		return nil, "body broken off: " + b.err.Error()
 	case b.err != nil:
 		return nil, "body unreadable: " + b.err.Error()
 	}

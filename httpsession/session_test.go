@@ -1,6 +1,7 @@
 package httpsession_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession"
 )
 
@@ -170,16 +172,49 @@ func TestServerSentSessionIDMustBeVisibleASCII(t *testing.T) {
 	assert.Equal(t, 1, g.count("DELETE", ""), "the session the server created is ended, once")
 }
 
-// headerRewriter replaces the session id with one holding a space.
+// Streamable HTTP, Session Management: "The session ID ... MUST only contain
+// visible ASCII characters (ranging from 0x21 to 0x7E)"; ours are at most
+// MaxSessionIDLen bytes. The refusal of one says what was wrong, its length
+// or its first bad byte, never the id, and it says so after the redactor's
+// pass too: it reads nothing of the text as a session id.
+func TestRefusedSessionIDTextSurvivesRedaction(t *testing.T) {
+	long := strings.Repeat("a", 4*httpsession.MaxSessionIDLen)
+	for id, want := range map[string]string{
+		long:     "4096 bytes, more than 1024",
+		"bad id": "byte 3 is 0x20, not visible ASCII (0x21-0x7E)",
+	} {
+		g, url := newServer(t, nil)
+		g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+			if method != "initialize" {
+				return false
+			}
+			g.next.ServeHTTP(&headerRewriter{ResponseWriter: w, id: id}, r)
+			return true
+		})
+		_, err := httpsession.Open(context.Background(), httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
+		require.Error(t, err)
+		var r events.Redactor
+		text := r.Text(err.Error())
+		assert.Contains(t, text, "invalid Mcp-Session-Id ("+want+")", "%q", text)
+		assert.Contains(t, text, "invalid session state: Mcp-Session-Id ("+want+")", "%q", text)
+		assert.NotContains(t, text, "sid:", "nothing read as a session id: %q", text)
+		assert.NotContains(t, err.Error(), id, "the id is not quoted")
+		v := classify.Classify(context.Background(), err)
+		assert.Contains(t, r.Verdict(v).Detail, want)
+	}
+}
+
+// headerRewriter replaces the session id with id ("bad id" when empty).
 type headerRewriter struct {
 	http.ResponseWriter
+	id    string
 	wrote bool
 }
 
 func (h *headerRewriter) WriteHeader(code int) {
 	if !h.wrote {
 		h.wrote = true
-		h.Header().Set("Mcp-Session-Id", "bad id")
+		h.Header().Set("Mcp-Session-Id", cmp.Or(h.id, "bad id"))
 	}
 	h.ResponseWriter.WriteHeader(code)
 }

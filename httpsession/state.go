@@ -23,12 +23,17 @@ type StateError struct {
 	// Field is the JSON name of the field ("session_id", "protocol_version",
 	// "initialize_result") or the header "Mcp-Session-Id".
 	Field string
-	// Reason says what is wrong.
+	// Reason says what is wrong; for a session id, its length or its first
+	// byte outside visible ASCII, never the id.
 	Reason string
 }
 
+// Error names the field and the reason, e.g. `mcpsup/httpsession: invalid
+// session state: session_id (1048576 bytes, more than 1024)`. The reason
+// stands in parentheses: after "session_id: " the redactor (package events)
+// would read its first word as a session id and hash it.
 func (e *StateError) Error() string {
-	return fmt.Sprintf("mcpsup/httpsession: invalid session state: %s: %s", e.Field, e.Reason)
+	return fmt.Sprintf("mcpsup/httpsession: invalid session state: %s (%s)", e.Field, e.Reason)
 }
 
 // Is reports target == ErrInvalidState.

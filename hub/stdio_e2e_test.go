@@ -5,9 +5,9 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -124,16 +124,25 @@ func TestStdioServerIsNeverLeased(t *testing.T) {
 func TestNotReadyErrorSaysWhyACommandCannotStart(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"web": {Tools: 1}})
 	const secret = "k3y-0123456789abcdef"
-	h := hub.New(f.config(nil))
+	// The start's retry waits on a fake clock that never moves: the server
+	// stays failed, however loaded the machine, while the wait reads it.
+	cfg := f.config(nil)
+	cfg.Supervisor.Observe.Clock = clockwork.NewFakeClock()
+	h := hub.New(cfg)
 	defer h.Close()
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "web", URL: f.servers["web"].URL(), Headers: map[string]string{"X-Key": secret}}))
 	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "typo", Command: "/nonexistent/" + secret}))
-	// Failed first, however loaded the machine: the wait below then ends
-	// at its deadline (the start is retried) with the failure in hand.
 	require.NoError(t, h.Supervisor("typo").WaitForState(f.ctx, supervisor.Failed))
-	ctx, cancel := context.WithTimeout(f.ctx, 100*time.Millisecond)
-	defer cancel()
-	err := h.WaitReady(ctx, hub.All)
+	require.NoError(t, h.Supervisor("web").WaitForState(f.ctx, supervisor.Ready))
+	// Its sink hands the hub one event at a time: once the retry's event
+	// is in, the hub has learnt the failed transition's verdict before it.
+	_, err := f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs, func(e events.Event) bool { return e.Server == "typo" && e.Kind == events.KindRetryScheduled })
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(f.ctx)
+	cancel() // the wait reads the states once: typo's start is retried, so it is not hopeless
+	err = h.WaitReady(ctx, hub.All)
 	require.ErrorIs(t, err, hub.ErrNotReady)
 	require.Contains(t, err.Error(), "typo (failed, last failure unknown: mcpsup: starting stdio server")
 	require.Contains(t, err.Error(), "no such file or directory")

@@ -29,20 +29,29 @@ func (e *ListError) Error() string {
 // Unwrap returns Err.
 func (e *ListError) Unwrap() error { return e.Err }
 
-// Sentinels of [PaginationError], for errors.Is.
+// Sentinels of [PaginationError], for errors.Is. Each wraps
+// [classify.ErrProtocol].
 var (
 	// ErrPageLimit: the list still returned a cursor after [Options.MaxPages]
 	// pages.
-	ErrPageLimit = errors.New("page limit reached")
+	ErrPageLimit error = &boundError{"page limit reached"}
 	// ErrItemLimit: the list returned more than [Options.MaxItems] items.
-	ErrItemLimit = errors.New("item limit reached")
+	ErrItemLimit error = &boundError{"item limit reached"}
 	// ErrCursorRepeated: the server returned a cursor it had already
 	// returned for the same list, which would loop forever.
-	ErrCursorRepeated = errors.New("cursor repeated")
+	ErrCursorRepeated error = &boundError{"cursor repeated"}
 )
 
-// PaginationError is a list stopped because its pagination did not end. It
-// is found locally, so it classifies as unknown.
+// boundError is a pagination bound the server went past: its text, and
+// [classify.ErrProtocol] unwrapped.
+type boundError struct{ text string }
+
+func (e *boundError) Error() string { return e.text }
+func (e *boundError) Unwrap() error { return classify.ErrProtocol }
+
+// PaginationError is a list stopped because its pagination did not end
+// within its bounds: the server broke them, so it classifies as protocol,
+// as one page over [Options.MaxItems] does (refused by the transport).
 type PaginationError struct {
 	// List is the list that was stopped.
 	List List

@@ -36,7 +36,8 @@ func TestPaginationPageLimitOnTools(t *testing.T) {
 	cat, err := ProbeBlind(t.Context(), f, Options{MaxPages: 3})
 	le := listErr(t, err)
 	assert.Equal(t, Tools, le.List)
-	assert.Equal(t, classify.Unknown, le.Verdict.Class, "found locally, not on the wire")
+	// DESIGN.md Bounds: MaxPages "as MaxItems": protocol, the server broke the bound.
+	assert.Equal(t, classify.Protocol, le.Verdict.Class, "%v", err)
 	pe := paginationErr(t, err)
 	assert.ErrorIs(t, err, ErrPageLimit)
 	assert.Equal(t, Tools, pe.List)
@@ -64,6 +65,7 @@ func TestPaginationRepeatedCursor(t *testing.T) {
 
 	_, err := ProbeBlind(t.Context(), f, Options{})
 	require.ErrorIs(t, err, ErrCursorRepeated)
+	assert.Equal(t, classify.Protocol, listErr(t, err).Verdict.Class, "%v", err)
 	pe := paginationErr(t, err)
 	assert.Equal(t, 3, pe.Pages)
 	assert.Equal(t, "a", pe.Cursor)
@@ -80,11 +82,15 @@ func TestPaginationCursorEqualToCurrent(t *testing.T) {
 	assert.Equal(t, Degraded, cat.Report.Get(Resources).Status)
 }
 
+// DESIGN.md Bounds: past Config.Limits.MaxItems a page is protocol, and so
+// is a whole list over several pages: one rule for both.
 func TestPaginationItemLimit(t *testing.T) {
 	f := newFake().script(Tools, step{n: 3, next: "a"}, step{n: 3, next: "b"}, step{n: 3})
 
 	_, err := ProbeBlind(t.Context(), f, Options{MaxItems: 5})
 	require.ErrorIs(t, err, ErrItemLimit)
+	assert.Equal(t, classify.Protocol, listErr(t, err).Verdict.Class, "%v", err)
+	assert.ErrorIs(t, err, classify.ErrProtocol)
 	pe := paginationErr(t, err)
 	assert.Equal(t, 2, pe.Pages)
 	assert.Equal(t, 6, pe.Items)

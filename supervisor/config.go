@@ -252,8 +252,9 @@ type LimitsConfig struct {
 	// Default httpsession.DefaultMaxResponsesInFlight (16).
 	MaxResponsesInFlight int
 	// MaxPages and MaxItems cap each catalog list's pagination: past a cap
-	// tools/list fails discovery and a side list is degraded; a page over
-	// MaxItems is refused undecoded. Defaults probes.DefaultMaxPages (100)
+	// (class protocol, a page or the whole list alike) tools/list fails
+	// discovery and a side list is degraded; a page over MaxItems is
+	// refused undecoded. Defaults probes.DefaultMaxPages (100)
 	// and probes.DefaultMaxItems (10,000).
 	MaxPages, MaxItems int
 	// RelistMinGap is the least time between the starts of two re-lists on
