@@ -163,3 +163,76 @@ func localResponse(req *http.Request, status int, contentType string, header htt
 		Request:       req,
 	}
 }
+
+// signalReader tells reading of each Read before it blocks in r.
+type signalReader struct {
+	r       io.Reader
+	reading chan struct{}
+}
+
+func (s *signalReader) Read(p []byte) (int, error) {
+	s.reading <- struct{}{}
+	return s.r.Read(p)
+}
+
+// TestStreamBodyIdleHoldsNoReadBuffer: a kept stream that waits for the
+// server holds no read buffer, neither before its first byte nor after an
+// event was read whole. (The standalone GET stream may stay open without an
+// event for as long as the session lives: MCP 2025-11-25,
+// basic/transports, "Listening for Messages from the Server".)
+func TestStreamBodyIdleHoldsNoReadBuffer(t *testing.T) {
+	const n = 200
+	const event = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+	bodies := make([]*streamBody, n)
+	writers := make([]*io.PipeWriter, n)
+	readers := make([]*signalReader, n)
+	got := make([]chan jsonrpc.Message, n)
+	for i := range bodies {
+		bodies[i] = newTestStreamBody(t, nil)
+		pr, pw := io.Pipe()
+		writers[i], readers[i] = pw, &signalReader{r: pr, reading: make(chan struct{}, 8)}
+		got[i] = make(chan jsonrpc.Message, 1)
+	}
+	t.Cleanup(func() {
+		for i := range bodies {
+			_ = writers[i].Close()
+			_ = bodies[i].Close()
+		}
+	})
+	next := func(i int) {
+		go func() {
+			msg, _ := bodies[i].Next()
+			got[i] <- msg
+		}()
+	}
+	heap := func() int64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+
+	before := heap()
+	for i, b := range bodies {
+		require.NoError(t, b.open(&http.Response{Header: http.Header{}, Body: io.NopCloser(readers[i])}))
+		next(i)
+		<-readers[i].reading
+	}
+	waiting := (heap() - before) / n
+	assert.Less(t, waiting, int64(readBufferSize/2), "bytes per stream waiting for its first byte")
+
+	for i := range bodies {
+		go func() { _, _ = writers[i].Write([]byte(event)) }()
+	}
+	for i := range bodies {
+		require.NotNil(t, <-got[i])
+		for len(readers[i].reading) > 0 { // the event's reads, all done
+			<-readers[i].reading
+		}
+		next(i)
+		<-readers[i].reading
+	}
+	waiting = (heap() - before) / n
+	assert.Less(t, waiting, int64(readBufferSize/2), "bytes per stream waiting after an event")
+	runtime.KeepAlive(bodies)
+}
