@@ -223,7 +223,7 @@ type httpSession struct {
 
 var _ session.Endable = (*httpSession)(nil)
 
-// start runs the session on ws: its keepalive and the wait for its end.
+// start runs the session on ws: its keepalive and the report of its end.
 func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Clock, log *slog.Logger) {
 	s.ws = ws
 	s.ClientRequests = session.NewClientRequests(ws.ClientSession())
@@ -233,10 +233,12 @@ func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Cl
 			_ = ws.Detach()
 		})
 	}
-	go func() {
+	// go-sdk closes its connection (conn.Close ends c.ctx) as its session
+	// ends, and is done right after: no goroutine waits while it lives.
+	context.AfterFunc(ws.c.ctx, func() {
 		err := ws.Wait()
 		s.End.Fail(s.cause(err))
-	}()
+	})
 }
 
 // record keeps err as the session's cause unless one came first.
