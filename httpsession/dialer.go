@@ -81,10 +81,11 @@ func NewDialer(opts DialerOptions) *Dialer {
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
 		d.era.learn(d.clock.Now(), opts.ResumedVersion, nil)
 	}
+	observe := opts.Observe // the closure keeps this, not a copy of opts
 	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
 		Remembered: opts.RememberedStream, Clock: d.clock, OnStream: func(sd StreamDecision) {
-			if opts.Observe != nil {
-				opts.Observe(sd)
+			if observe != nil {
+				observe(sd)
 			}
 		}})
 	return d
