@@ -242,7 +242,7 @@ func (d *drains) drain(s *answerStream) {
 	wait := cmp.Or(d.wait, drainWait)
 	d.mu.Unlock()
 	cut := time.AfterFunc(wait, s.cut)
-	_, _ = s.events.src.Discard(drainBytes)
+	s.events.discard(drainBytes)
 	cut.Stop()
 	d.mu.Lock()
 	delete(d.active, s)

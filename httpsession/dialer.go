@@ -81,10 +81,11 @@ func NewDialer(opts DialerOptions) *Dialer {
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
 		d.era.learn(d.clock.Now(), opts.ResumedVersion, nil)
 	}
+	observe := opts.Observe // the closure keeps this, not a copy of opts
 	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
 		Remembered: opts.RememberedStream, Clock: d.clock, OnStream: func(sd StreamDecision) {
-			if opts.Observe != nil {
-				opts.Observe(sd)
+			if observe != nil {
+				observe(sd)
 			}
 		}})
 	return d
@@ -223,7 +224,7 @@ type httpSession struct {
 
 var _ session.Endable = (*httpSession)(nil)
 
-// start runs the session on ws: its keepalive and the wait for its end.
+// start runs the session on ws: its keepalive and the report of its end.
 func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Clock, log *slog.Logger) {
 	s.ws = ws
 	s.ClientRequests = session.NewClientRequests(ws.ClientSession())
@@ -233,10 +234,12 @@ func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Cl
 			_ = ws.Detach()
 		})
 	}
-	go func() {
+	// go-sdk closes its connection (conn.Close ends c.ctx) as its session
+	// ends, and is done right after: no goroutine waits while it lives.
+	context.AfterFunc(ws.c.ctx, func() {
 		err := ws.Wait()
 		s.End.Fail(s.cause(err))
-	}()
+	})
 }
 
 // record keeps err as the session's cause unless one came first.

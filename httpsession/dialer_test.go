@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -91,6 +92,21 @@ func TestDialerSessionEndsByTheHost(t *testing.T) {
 	require.NoError(t, s2.Close())
 	require.ErrorIs(t, s2.Err(), session.ErrDetached, "the first cause wins")
 	require.Equal(t, 1, g.count("DELETE", ""), "a detached session is not deleted")
+}
+
+// TestDialerIdleSessionHoldsNoWaiter: an idle session keeps no goroutine of
+// its own blocked on go-sdk's Wait to learn of its end (go-sdk closes its
+// connection as it ends); its end is still reported once.
+func TestDialerIdleSessionHoldsNoWaiter(t *testing.T) {
+	_, url := newServer(t, nil)
+	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
+	t.Cleanup(func() { _ = d.Close() })
+	s := dial(t, d, &facts{})
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	require.False(t, strings.Contains(stacks, "httpsession.(*httpSession).start.func"), "a goroutine waits for the idle session's end")
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, ended(t, s), session.ErrClosed)
 }
 
 // A session-gone answer ends the session by itself (MCP 2025-11-25,

@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -106,7 +105,7 @@ func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, e
 		}
 		return nil, errors.New("no response with the request's id")
 	}
-	events := eventReader{max: maxDiscoverAnswer, src: bufio.NewReader(r)}
+	events := eventReader{max: maxDiscoverAnswer, raw: r}
 	for {
 		ev, err := events.Next()
 		switch err.(type) {

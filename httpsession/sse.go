@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -41,11 +40,11 @@ type sseLoop struct {
 
 func newLoop(t *Transport, ctx context.Context, max int) sseLoop {
 	ctx, stop := context.WithCancelCause(ctx)
-	return sseLoop{t: t, ctx: ctx, stop: stop, events: eventReader{max: max}}
+	return sseLoop{t: t, ctx: ctx, stop: stop, events: eventReader{max: max, size: readBufferSize}}
 }
 
-// readBufferSize is the size of a loop's read buffer: a longer line is read
-// in pieces.
+// readBufferSize is the size of a loop's read buffer, held while bytes are
+// under way: a longer line is read in pieces.
 const readBufferSize = 4 << 10
 
 // next reads up to the next message or the stream's end.
@@ -84,7 +83,7 @@ func (l *sseLoop) open(resp *http.Response) error {
 		_ = resp.Body.Close()
 		return err
 	}
-	l.events.reset(bufio.NewReaderSize(r, readBufferSize))
+	l.events.reset(r)
 	l.moved = false
 	l.mu.Lock()
 	l.body = resp.Body

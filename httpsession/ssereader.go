@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 )
@@ -21,9 +22,16 @@ const (
 // max+[wireSlack] bytes on the wire since the last empty line; past either,
 // Next returns an [*eventTooLargeError]. One goroutine reads.
 type eventReader struct {
-	max  int           // bytes of one event at most; 0: no bound
-	wire *wireCounter  // the source's bytes on the wire, when it decodes; nil: not bounded apart
-	src  *bufio.Reader // the stream
+	max  int          // bytes of one event at most; 0: no bound
+	wire *wireCounter // the source's bytes on the wire, when it decodes; nil: not bounded apart
+	raw  io.Reader    // the stream
+	size int          // src's size in bytes; 0: bufio's default (4 KiB)
+
+	// src buffers raw while bytes are under way: made when a byte arrives
+	// and dropped when it is empty between events, so a stream that waits
+	// (an idle standalone stream blocks here for hours) holds no buffer.
+	src   *bufio.Reader
+	first [1]byte // the byte that woke a stream without src
 
 	line   []byte // the current line
 	begun  bool   // a line of this stream was read: no BOM to strip
@@ -85,10 +93,10 @@ func (e *sseLineError) Error() string {
 	return fmt.Sprintf("SSE line without a colon: %q", e.Start)
 }
 
-// reset starts a new stream on src: the event under way and a partial line
+// reset starts a new stream on raw: the event under way and a partial line
 // are dropped; retry stays.
-func (r *eventReader) reset(src *bufio.Reader) {
-	r.src = src
+func (r *eventReader) reset(raw io.Reader) {
+	r.raw, r.src = raw, nil
 	r.endEvent()
 	r.line, r.begun, r.skipLF, r.broken = r.line[:0], false, false, false
 	if r.wire != nil {
@@ -175,9 +183,15 @@ func (r *eventReader) readLine() ([]byte, error) {
 		r.line = nil
 	}
 	r.line = r.line[:0]
+	if r.src != nil && !r.fields && r.src.Buffered() == 0 {
+		r.src = nil // between events, nothing buffered: wait without a buffer
+	}
 	for {
 		if r.wire != nil && r.wire.n > int64(r.max)+wireSlack {
 			return nil, r.tooLarge(0)
+		}
+		if err := r.buffer(); err != nil {
+			return nil, err
 		}
 		buf, _ := r.src.Peek(r.src.Buffered()) // within the buffer: never an error
 		if r.skipLF && len(buf) > 0 {
@@ -218,6 +232,33 @@ func (r *eventReader) readLine() ([]byte, error) {
 		_, _ = r.src.Discard(n)
 		return r.line, nil
 	}
+}
+
+// buffer makes src once a byte of raw arrives (it blocks until then); the
+// source's error when none does.
+func (r *eventReader) buffer() error {
+	if r.src != nil {
+		return nil
+	}
+	for {
+		n, err := r.raw.Read(r.first[:])
+		if n > 0 {
+			r.src = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(r.first[:n]), r.raw), r.size)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// discard reads and drops up to n bytes of the stream.
+func (r *eventReader) discard(n int) {
+	if r.src != nil {
+		_, _ = r.src.Discard(n)
+		return
+	}
+	_, _ = io.CopyN(io.Discard, r.raw, int64(n))
 }
 
 // over reports whether n more bytes would make the event outgrow max.

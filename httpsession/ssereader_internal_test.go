@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +66,7 @@ func readEvents(t *testing.T, in string, limit, chunk int) ([]string, *eventRead
 	if chunk == 0 {
 		chunk = len(in) + 1
 	}
-	r := &eventReader{max: limit, src: bufio.NewReaderSize(&chunked{in, chunk}, 16)}
+	r := &eventReader{max: limit, raw: &chunked{in, chunk}, size: 16}
 	for {
 		ev, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -184,7 +183,7 @@ func TestEventReaderRetry(t *testing.T) {
 		for _, chunk := range []int{0, 1, 1 << 20} {
 			_, r := readEvents(t, c.in, 0, chunk)
 			assert.Equal(t, c.want, r.retry, "%q (chunks of %d)", c.in, chunk)
-			r.reset(r.src)
+			r.reset(r.raw)
 			assert.Equal(t, c.want, r.retry, "kept across a reset")
 		}
 	}
@@ -204,7 +203,7 @@ func TestEventReaderWireBound(t *testing.T) {
 	} {
 		var wire wireCounter
 		wire.r = strings.NewReader(c.in)
-		r := eventReader{max: 16, wire: &wire, src: bufio.NewReaderSize(&wire, 16)}
+		r := eventReader{max: 16, wire: &wire, raw: &wire, size: 16}
 		ev, err := r.Next()
 		if c.over {
 			require.ErrorIs(t, err, errEventTooLarge, "no empty line: over the wire bound")
@@ -220,7 +219,7 @@ func TestEventReaderWireBound(t *testing.T) {
 // A reset starts a new stream: an event or a line under way is dropped,
 // and a BOM is stripped again.
 func TestEventReaderReset(t *testing.T) {
-	r := eventReader{src: bufio.NewReader(strings.NewReader("\xEF\xBB\xBFid: 1\ndata: x\n\ndata: cut\ndata: more"))}
+	r := eventReader{raw: (strings.NewReader("\xEF\xBB\xBFid: 1\ndata: x\n\ndata: cut\ndata: more"))}
 	ev, err := r.Next()
 	require.NoError(t, err)
 	assert.Equal(t, "1", ev.ID)
@@ -229,7 +228,7 @@ func TestEventReaderReset(t *testing.T) {
 	n, underWay := r.pending()
 	assert.True(t, underWay)
 	assert.Equal(t, len("data: cut\ndata: more"), n)
-	r.reset(bufio.NewReader(strings.NewReader("\xEF\xBB\xBFdata: y\n\n")))
+	r.reset(strings.NewReader("\xEF\xBB\xBFdata: y\n\n"))
 	n, underWay = r.pending()
 	assert.False(t, underWay)
 	assert.Zero(t, n)
