@@ -26,12 +26,13 @@ type eventReader struct {
 	wire *wireCounter // the source's bytes on the wire, when it decodes; nil: not bounded apart
 	raw  io.Reader    // the stream
 	size int          // src's size in bytes; 0: bufio's default (4 KiB)
+	// idle: src is made when a byte arrives and dropped when it is empty
+	// between events, so a stream that waits (the standalone stream blocks
+	// for hours) holds no buffer; a call's short answer keeps one.
+	idle bool
 
-	// src buffers raw while bytes are under way: made when a byte arrives
-	// and dropped when it is empty between events, so a stream that waits
-	// (an idle standalone stream blocks here for hours) holds no buffer.
-	src   *bufio.Reader
-	first [1]byte // the byte that woke a stream without src
+	src   *bufio.Reader // buffers raw
+	first [1]byte       // the byte that woke a stream without src
 
 	line   []byte // the current line
 	begun  bool   // a line of this stream was read: no BOM to strip
@@ -97,6 +98,9 @@ func (e *sseLineError) Error() string {
 // are dropped; retry stays.
 func (r *eventReader) reset(raw io.Reader) {
 	r.raw, r.src = raw, nil
+	if !r.idle && raw != nil {
+		r.src = bufio.NewReaderSize(raw, r.size)
+	}
 	r.endEvent()
 	r.line, r.begun, r.skipLF, r.broken = r.line[:0], false, false, false
 	if r.wire != nil {
@@ -183,7 +187,7 @@ func (r *eventReader) readLine() ([]byte, error) {
 		r.line = nil
 	}
 	r.line = r.line[:0]
-	if r.src != nil && !r.fields && r.src.Buffered() == 0 {
+	if r.idle && r.src != nil && !r.fields && r.src.Buffered() == 0 {
 		r.src = nil // between events, nothing buffered: wait without a buffer
 	}
 	for {

@@ -134,11 +134,13 @@ type streamBody struct {
 // newStreamBody returns the keeper of the stream req opens.
 func newStreamBody(t *Transport, req *http.Request) *streamBody {
 	c := t.cfg.Stream
-	return &streamBody{sseLoop: newLoop(t, req.Context(), c.MaxEventBytes), req: req,
+	b := &streamBody{sseLoop: newLoop(t, req.Context(), c.MaxEventBytes), req: req,
 		limits: msgcheck.Limits{JSONValues: t.limits.JSONValues, Messages: t.limits.Messages, ContentBlocks: t.limits.ContentBlocks},
 		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(c.InitialBackoff), backoff.WithMaxInterval(c.MaxBackoff),
 			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(c.Jitter), backoff.WithMaxElapsedTime(0),
 			backoff.WithClockProvider(t.clock))}
+	b.events.idle = true // it may wait for hours between events
+	return b
 }
 
 // Next returns the next message: errStreamClosed or the context's error
