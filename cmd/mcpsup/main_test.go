@@ -58,17 +58,6 @@ func build(t *testing.T) string {
 	return binPath
 }
 
-func names(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(ctx, nil)
-	require.NoError(t, err)
-	var out []string
-	for _, tl := range res.Tools {
-		out = append(out, tl.Name)
-	}
-	return out
-}
-
 // The command run as a desktop client runs it (its mcpServers entry:
 // command "mcpsup", args ["serve", "-config", …, "-stdio"]) serves the merged
 // catalog of a stdio, an HTTP and a dying HTTP upstream over stdio to a
@@ -99,7 +88,7 @@ func TestStdioServesThreeUpstreams(t *testing.T) {
 
 	want := []string{"files__echo", "search__record", "flaky__record"}
 	waitUntil(t, ctx, changed, func() bool {
-		got := names(t, ctx, cs)
+		got := e2etest.ToolNames(t, ctx, cs)
 		return !slices.ContainsFunc(want, func(n string) bool { return !slices.Contains(got, n) })
 	})
 
@@ -122,7 +111,7 @@ func TestStdioServesThreeUpstreams(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no tools/list_changed reached the stdio client")
 	}
-	waitUntil(t, ctx, changed, func() bool { return slices.Contains(names(t, ctx, cs), "search__fresh") })
+	waitUntil(t, ctx, changed, func() bool { return slices.Contains(e2etest.ToolNames(t, ctx, cs), "search__fresh") })
 
 	up.Port.Down()
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__record", Arguments: map[string]any{"id": "f2"}})
@@ -130,7 +119,7 @@ func TestStdioServesThreeUpstreams(t *testing.T) {
 	require.Contains(t, err.Error(), "flaky")
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search__record", Arguments: map[string]any{"id": "s2"}})
 	require.NoError(t, err, "one upstream down leaves the others serving")
-	require.Contains(t, names(t, ctx, cs), "files__echo")
+	require.Contains(t, e2etest.ToolNames(t, ctx, cs), "files__echo")
 
 	require.NoError(t, cs.Close()) // closes stdin and waits for the command
 	require.NotNil(t, cmd.ProcessState)
@@ -201,7 +190,7 @@ func TestSignalsReloadAndStop(t *testing.T) {
 	require.NoError(t, err)
 	defer cs.Close()
 	waitUntil(t, ctx, changed, func() bool {
-		got := names(t, ctx, cs)
+		got := e2etest.ToolNames(t, ctx, cs)
 		return slices.Contains(got, "files__echo") && slices.Contains(got, "search__record")
 	})
 	resp, err := http.Get(base + "/readyz")
@@ -212,8 +201,8 @@ func TestSignalsReloadAndStop(t *testing.T) {
 	searchSessions := len(up.HTTP.SessionIDs())
 	up.File(t, dir, "search") // files removed; mtime may not change within its resolution: SIGHUP says so
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
-	waitUntil(t, ctx, changed, func() bool { return !slices.Contains(names(t, ctx, cs), "files__echo") })
-	require.Contains(t, names(t, ctx, cs), "search__record")
+	waitUntil(t, ctx, changed, func() bool { return !slices.Contains(e2etest.ToolNames(t, ctx, cs), "files__echo") })
+	require.Contains(t, e2etest.ToolNames(t, ctx, cs), "search__record")
 	require.Equal(t, searchSessions, len(up.HTTP.SessionIDs()), "the unchanged server kept its session")
 	require.Equal(t, 1, up.HTTP.Log().Count("initialize"), "the unchanged server was not reconnected")
 
@@ -314,9 +303,9 @@ func TestFileChangeReloads(t *testing.T) {
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
-	waitUntil(t, ctx, nil, func() bool { return slices.Contains(names(t, ctx, cs), "search__record") })
+	waitUntil(t, ctx, nil, func() bool { return slices.Contains(e2etest.ToolNames(t, ctx, cs), "search__record") })
 	up.File(t, dir, "search", "files")
-	waitUntil(t, ctx, nil, func() bool { return slices.Contains(names(t, ctx, cs), "files__echo") })
+	waitUntil(t, ctx, nil, func() bool { return slices.Contains(e2etest.ToolNames(t, ctx, cs), "files__echo") })
 }
 
 // /metrics serves the otel package's metrics as Prometheus text, each
@@ -330,7 +319,7 @@ func TestMetricsAndTimeline(t *testing.T) {
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
-	waitUntil(t, ctx, nil, func() bool { return slices.Contains(names(t, ctx, cs), "search__record") })
+	waitUntil(t, ctx, nil, func() bool { return slices.Contains(e2etest.ToolNames(t, ctx, cs), "search__record") })
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search__record", Arguments: map[string]any{"id": "m"}})
 	require.NoError(t, err)
 

@@ -64,7 +64,7 @@ func newFixtureWith(t *testing.T, cfg gateway.Config, names ...string) *fixture 
 	// wait until a client sees every merged tool.
 	cs := f.connect(t, nil)
 	want := len(f.gw.Hub().MCPTools())
-	waitFor(t, ctx, nil, func() bool { return len(toolNames(t, ctx, cs)) == want })
+	waitFor(t, ctx, nil, func() bool { return len(e2etest.ToolNames(t, ctx, cs)) == want })
 	require.NoError(t, cs.Close())
 	return f
 }
@@ -77,17 +77,6 @@ func (f *fixture) connect(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSess
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
-}
-
-func toolNames(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(ctx, nil)
-	require.NoError(t, err)
-	var out []string
-	for _, tl := range res.Tools {
-		out = append(out, tl.Name)
-	}
-	return out
 }
 
 func text(t *testing.T, res *mcp.CallToolResult) string {
@@ -122,7 +111,7 @@ func TestE2EMergedCatalogAndCallsOverHTTP(t *testing.T) {
 	f := newFixture(t, "files", "search", "flaky")
 	cs := f.connect(t, nil)
 
-	names := toolNames(t, f.ctx, cs)
+	names := e2etest.ToolNames(t, f.ctx, cs)
 	for _, want := range []string{"files__echo", "search__record", "search__" + mcptest.ToolName(1), "flaky__record"} {
 		require.Contains(t, names, want)
 	}
@@ -168,7 +157,7 @@ func TestE2EMergedCatalogAndCallsOverHTTP(t *testing.T) {
 	require.NotEmpty(t, data.Delivery)
 	require.Equal(t, 0, f.up.Flaky.Invocations(mcptest.RecordTool, "f2"))
 
-	names = toolNames(t, f.ctx, cs)
+	names = e2etest.ToolNames(t, f.ctx, cs)
 	require.Contains(t, names, "files__echo", "fail-open: the others' items stay")
 	require.Contains(t, names, "search__record")
 	_, err = cs.CallTool(f.ctx, &mcp.CallToolParams{Name: "search__record", Arguments: map[string]any{"id": "s2"}})
@@ -210,7 +199,7 @@ func TestE2EListChangedReachesTheClient(t *testing.T) {
 		default:
 		}
 	}})
-	require.NotContains(t, toolNames(t, f.ctx, cs), "search__fresh")
+	require.NotContains(t, e2etest.ToolNames(t, f.ctx, cs), "search__fresh")
 
 	f.up.HTTP.AddTool("fresh")
 	select {
@@ -218,11 +207,11 @@ func TestE2EListChangedReachesTheClient(t *testing.T) {
 	case <-f.ctx.Done():
 		t.Fatal("no tools/list_changed reached the client")
 	}
-	waitFor(t, f.ctx, changed, func() bool { return slices.Contains(toolNames(t, f.ctx, cs), "search__fresh") })
+	waitFor(t, f.ctx, changed, func() bool { return slices.Contains(e2etest.ToolNames(t, f.ctx, cs), "search__fresh") })
 
 	require.True(t, f.up.HTTP.RemoveTool("fresh"))
-	waitFor(t, f.ctx, changed, func() bool { return !slices.Contains(toolNames(t, f.ctx, cs), "search__fresh") })
-	require.Contains(t, toolNames(t, f.ctx, cs), "search__record")
+	waitFor(t, f.ctx, changed, func() bool { return !slices.Contains(e2etest.ToolNames(t, f.ctx, cs), "search__fresh") })
+	require.Contains(t, e2etest.ToolNames(t, f.ctx, cs), "search__record")
 }
 
 // /healthz answers 200; /readyz answers the servers' states and counts as
@@ -477,8 +466,8 @@ func TestApplyIsADiff(t *testing.T) {
 	sf.Servers = slices.DeleteFunc(sf.Servers, func(sc hub.ServerConfig) bool { return sc.Name == "files" })
 	require.NoError(t, f.gw.Apply(f.ctx, sf))
 	cs := f.connect(t, nil)
-	waitFor(t, f.ctx, nil, func() bool { return !slices.Contains(toolNames(t, f.ctx, cs), "files__echo") })
-	require.Contains(t, toolNames(t, f.ctx, cs), "search__record")
+	waitFor(t, f.ctx, nil, func() bool { return !slices.Contains(e2etest.ToolNames(t, f.ctx, cs), "files__echo") })
+	require.Contains(t, e2etest.ToolNames(t, f.ctx, cs), "search__record")
 }
 
 // With a token, every endpoint but /healthz needs `Authorization: Bearer
@@ -565,7 +554,7 @@ func TestPlainNamesWithOneServer(t *testing.T) {
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
-	waitFor(t, ctx, nil, func() bool { return slices.Contains(toolNames(t, ctx, cs), mcptest.RecordTool) })
+	waitFor(t, ctx, nil, func() bool { return slices.Contains(e2etest.ToolNames(t, ctx, cs), mcptest.RecordTool) })
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.RecordTool, Arguments: map[string]any{"id": "plain"}})
 	require.NoError(t, err)
 	require.Equal(t, 1, a.Invocations(mcptest.RecordTool, "plain"))
@@ -577,7 +566,7 @@ func TestPlainNamesWithOneServer(t *testing.T) {
 	defer b.Close()
 	require.NoError(t, gw.Apply(ctx, &hub.ServersFile{Servers: []hub.ServerConfig{{Name: "a", URL: a.URL()}, {Name: "b", URL: b.URL()}}}))
 	waitFor(t, ctx, nil, func() bool {
-		names := toolNames(t, ctx, cs)
+		names := e2etest.ToolNames(t, ctx, cs)
 		return slices.Contains(names, "a__record") && slices.Contains(names, "b__record") && !slices.Contains(names, "record")
 	})
 }
@@ -697,10 +686,10 @@ func TestHostileItemsLeftOut(t *testing.T) {
 	require.NoError(t, err)
 	defer cs.Close()
 	waitFor(t, ctx, nil, func() bool {
-		names := toolNames(t, ctx, cs)
+		names := e2etest.ToolNames(t, ctx, cs)
 		return slices.Contains(names, "bad__fine") && slices.Contains(names, "good__record")
 	})
-	require.NotContains(t, toolNames(t, ctx, cs), "bad__arr")
+	require.NotContains(t, e2etest.ToolNames(t, ctx, cs), "bad__arr")
 	rs, err := cs.ListResources(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, rs.Resources, 1)

@@ -202,3 +202,15 @@ func (u *Upstreams) File(t *testing.T, dir string, names ...string) string {
 	require.NoError(t, os.WriteFile(path, b, 0o600))
 	return path
 }
+
+// ToolNames lists the tools cs sees, in the server's order.
+func ToolNames(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
