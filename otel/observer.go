@@ -3,7 +3,6 @@ package mcpsupotel
 import (
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -50,7 +49,7 @@ type Observer struct {
 	prop   propagation.TextMapPropagator
 	inst   instruments
 
-	gens sync.Map // server name -> *atomic.Uint64: the latest session's generation
+	gens sync.Map // server name -> uint64: the latest session's generation
 }
 
 // New returns an Observer with its instruments made on opts.MeterProvider.
@@ -77,13 +76,4 @@ func New(opts Options) (*Observer, error) {
 		return nil, errors.Join(errors.New("mcpsupotel: making instruments"), err)
 	}
 	return o, nil
-}
-
-// generation returns the generation slot of server, made on first use.
-func (o *Observer) generation(server string) *atomic.Uint64 {
-	if g, ok := o.gens.Load(server); ok {
-		return g.(*atomic.Uint64)
-	}
-	g, _ := o.gens.LoadOrStore(server, new(atomic.Uint64))
-	return g.(*atomic.Uint64)
 }
