@@ -320,9 +320,6 @@ var cutMark = regexp.MustCompile(`\.\.\.|…`)
 // maskSecrets masks every form of every secret, then the pieces of 6 bytes
 // or more at a cut. Called with mu read-held.
 func (r *Redactor) maskSecrets(s string) string {
-	if len(r.masks) == 0 {
-		return s
-	}
 	for _, k := range r.masks {
 		s = strings.ReplaceAll(s, k, Masked)
 	}
@@ -370,9 +367,6 @@ func (r *Redactor) hashIDs(s string) string {
 			b.WriteString(s[last:i])
 			last = writeHash(&b, s, i, i+len(f.form), f.hash)
 		}
-	}
-	if last == 0 {
-		return s
 	}
 	return b.String() + s[last:]
 }
