@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -105,7 +106,7 @@ func (j *JSONLines) Emit(e Event) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if merr != nil {
-		j.keep(fmt.Errorf("events: marshal event %d of %q: %w", e.Seq, e.Server, merr))
+		j.err = cmp.Or(j.err, fmt.Errorf("events: marshal event %d of %q: %w", e.Seq, e.Server, merr))
 		return
 	}
 	if j.broken {
@@ -113,16 +114,10 @@ func (j *JSONLines) Emit(e Event) {
 	}
 	if _, err := j.w.Write(append(b, '\n')); err != nil {
 		j.broken = true
-		j.keep(fmt.Errorf("events: write: %w", err))
+		j.err = cmp.Or(j.err, fmt.Errorf("events: write: %w", err))
 		return
 	}
 	j.n++
-}
-
-func (j *JSONLines) keep(err error) {
-	if j.err == nil {
-		j.err = err
-	}
 }
 
 // Err returns the first error met, or nil.

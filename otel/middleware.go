@@ -217,7 +217,7 @@ func (o *Observer) inject(ctx context.Context, method string, req mcp.Request) m
 		return req
 	}
 	c := propagation.MapCarrier{}
-	o.prop.Inject(ctx, c)
+	o.opts.Propagator.Inject(ctx, c)
 	m := make(map[string]any, len(p.GetMeta())+len(c))
 	maps.Copy(m, p.GetMeta())
 	for k, v := range c {

@@ -46,7 +46,6 @@ type Options struct {
 type Observer struct {
 	opts   Options
 	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
 	inst   instruments
 
 	gens sync.Map // server name -> uint64: the latest session's generation
@@ -70,7 +69,6 @@ func New(opts Options) (*Observer, error) {
 	o := &Observer{
 		opts:   opts,
 		tracer: opts.TracerProvider.Tracer(ScopeName),
-		prop:   opts.Propagator,
 	}
 	if err := o.inst.make(opts.MeterProvider.Meter(ScopeName)); err != nil {
 		return nil, errors.Join(errors.New("mcpsupotel: making instruments"), err)

@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,10 +110,8 @@ func timelineLine(e events.Event, base time.Time) string {
 }
 
 func firstTime(evs []events.Event) time.Time {
-	for _, e := range evs {
-		if !e.Time.IsZero() {
-			return e.Time
-		}
+	if i := slices.IndexFunc(evs, func(e events.Event) bool { return !e.Time.IsZero() }); i >= 0 {
+		return evs[i].Time
 	}
 	return time.Time{}
 }
