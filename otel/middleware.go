@@ -90,29 +90,23 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 }
 
 // describe returns a request's span target and naming attribute ([target]);
-// nothing for params of another type, or nil ones.
+// nothing for params of another type, or nil ones (go-sdk's params are
+// pointers: mcp.Params cannot be implemented elsewhere).
 func describe(method string, req mcp.Request) (string, attribute.KeyValue) {
+	if v := reflect.ValueOf(req.GetParams()); !v.IsValid() || v.IsNil() {
+		return "", attribute.KeyValue{}
+	}
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParams:
-		if p != nil {
-			return target(method, p.Name)
-		}
+		return target(method, p.Name)
 	case *mcp.GetPromptParams:
-		if p != nil {
-			return target(method, p.Name)
-		}
+		return target(method, p.Name)
 	case *mcp.ReadResourceParams:
-		if p != nil {
-			return target(method, p.URI)
-		}
+		return target(method, p.URI)
 	case *mcp.SubscribeParams:
-		if p != nil {
-			return target(method, p.URI)
-		}
+		return target(method, p.URI)
 	case *mcp.UnsubscribeParams:
-		if p != nil {
-			return target(method, p.URI)
-		}
+		return target(method, p.URI)
 	}
 	return "", attribute.KeyValue{}
 }
