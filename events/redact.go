@@ -320,6 +320,9 @@ var cutMark = regexp.MustCompile(`\.\.\.|…`)
 // maskSecrets masks every form of every secret, then the pieces of 6 bytes
 // or more at a cut. Called with mu read-held.
 func (r *Redactor) maskSecrets(s string) string {
+	if len(r.masks) == 0 {
+		return s // no secret, no cut pieces to look for
+	}
 	for _, k := range r.masks {
 		s = strings.ReplaceAll(s, k, Masked)
 	}

@@ -3,6 +3,7 @@ package events
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -47,22 +48,33 @@ var (
 // redactPatterns applies the pattern rules of [Redactor] to s; r (may be
 // nil) knows the registered ids, hashed whole where they are named.
 func redactPatterns(s string, r *Redactor) string {
-	s = userinfo.ReplaceAllString(s, "${1}"+Masked+"@")
-	s = assignment.ReplaceAllString(s, "${1}="+Masked)
-	s = header.ReplaceAllStringFunc(s, func(m string) string {
-		sub := header.FindStringSubmatch(m)
-		if strings.HasPrefix(sub[3], Masked) || strings.HasPrefix(sub[3], "redacted") {
-			return m
-		}
-		return sub[1] + sub[2] + Masked
-	})
-	s = scheme.ReplaceAllStringFunc(s, func(m string) string {
-		sub := scheme.FindStringSubmatch(m)
-		if strings.EqualFold(sub[1], "basic") && len(sub[3]) < 8 {
-			return m // "basic auth": a word, not a credential
-		}
-		return sub[1] + sub[2] + Masked
-	})
+	// Each expression runs only where a cheap scan says it may match.
+	lower := strings.ToLower(s)
+	if strings.Contains(s, "://") {
+		s = userinfo.ReplaceAllString(s, "${1}"+Masked+"@")
+	}
+	if slices.ContainsFunc(credentialWords, func(w string) bool { return strings.Contains(lower, w) }) {
+		s = assignment.ReplaceAllString(s, "${1}="+Masked)
+		s = header.ReplaceAllStringFunc(s, func(m string) string {
+			sub := header.FindStringSubmatch(m)
+			if strings.HasPrefix(sub[3], Masked) || strings.HasPrefix(sub[3], "redacted") {
+				return m
+			}
+			return sub[1] + sub[2] + Masked
+		})
+	}
+	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") {
+		s = scheme.ReplaceAllStringFunc(s, func(m string) string {
+			sub := scheme.FindStringSubmatch(m)
+			if strings.EqualFold(sub[1], "basic") && len(sub[3]) < 8 {
+				return m // "basic auth": a word, not a credential
+			}
+			return sub[1] + sub[2] + Masked
+		})
+	}
+	if !strings.Contains(lower, "session") {
+		return s
+	}
 	return hashNamedIDs(s, r)
 }
 
