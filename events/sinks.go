@@ -11,15 +11,12 @@ import (
 // Multi returns a [Sink] that emits each event to every non-nil sink in
 // order. It is as safe for concurrent use as its sinks are.
 func Multi(sinks ...Sink) Sink {
-	return multi(slices.DeleteFunc(slices.Clone(sinks), func(s Sink) bool { return s == nil }))
-}
-
-type multi []Sink
-
-func (m multi) Emit(e Event) {
-	for _, s := range m {
-		s.Emit(e)
-	}
+	sinks = slices.DeleteFunc(slices.Clone(sinks), func(s Sink) bool { return s == nil })
+	return SinkFunc(func(e Event) {
+		for _, s := range sinks {
+			s.Emit(e)
+		}
+	})
 }
 
 // Subscription is a [Sink] that delivers events on a buffered channel and
