@@ -50,7 +50,7 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 				o.startAttrs(span, server, serverAttr, method, targetAttr, req)
 			}
 			if trace.SpanContextFromContext(ctx).IsValid() {
-				req = o.inject(ctx, method, req)
+				req = inject(ctx, method, req)
 			}
 			timed := o.inst.duration.Enabled(ctx)
 			if !recording && !timed {
@@ -199,9 +199,11 @@ func (o *Observer) payload(v any) string {
 	return string(b)
 }
 
-// inject returns req with the trace context of ctx in a copy of its _meta;
-// a request of a params type copyParams does not know is sent as it is.
-func (o *Observer) inject(ctx context.Context, method string, req mcp.Request) mcp.Request {
+// inject returns req with the W3C trace context of ctx (as MCP carries it,
+// SEP-414; not the global propagator, whose default propagates nothing) in a
+// copy of its _meta; a request of a params type copyParams does not know is
+// sent as it is.
+func inject(ctx context.Context, method string, req mcp.Request) mcp.Request {
 	r, ok := req.(*mcp.ClientRequest[mcp.Params])
 	if !ok {
 		return req
@@ -211,7 +213,7 @@ func (o *Observer) inject(ctx context.Context, method string, req mcp.Request) m
 		return req
 	}
 	c := propagation.MapCarrier{}
-	o.opts.Propagator.Inject(ctx, c)
+	propagation.TraceContext{}.Inject(ctx, c)
 	m := make(map[string]any, len(p.GetMeta())+len(c))
 	maps.Copy(m, p.GetMeta())
 	for k, v := range c {

@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -27,10 +26,6 @@ type Options struct {
 	// TracerProvider makes the tracer of the call spans; nil means
 	// otel.GetTracerProvider() at New.
 	TracerProvider trace.TracerProvider
-	// Propagator writes the caller's trace context into a request's _meta;
-	// nil means propagation.TraceContext{} (W3C, as MCP carries it, SEP-414),
-	// not the global propagator, whose default propagates nothing.
-	Propagator propagation.TextMapPropagator
 	// RecordPayloads adds a tool call's arguments and result to its span as
 	// JSON, each cut to MaxPayloadBytes. Off by default: user data.
 	RecordPayloads bool
@@ -59,9 +54,6 @@ func New(opts Options) (*Observer, error) {
 	}
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = otel.GetTracerProvider()
-	}
-	if opts.Propagator == nil {
-		opts.Propagator = propagation.TraceContext{}
 	}
 	if opts.MaxPayloadBytes <= 0 {
 		opts.MaxPayloadBytes = DefaultMaxPayloadBytes
