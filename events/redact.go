@@ -321,7 +321,7 @@ var cutMark = regexp.MustCompile(`\.\.\.|…`)
 // or more at a cut. Called with mu read-held.
 func (r *Redactor) maskSecrets(s string) string {
 	if len(r.masks) == 0 {
-		return s
+		return s // no secret, no cut pieces to look for
 	}
 	for _, k := range r.masks {
 		s = strings.ReplaceAll(s, k, Masked)
@@ -370,9 +370,6 @@ func (r *Redactor) hashIDs(s string) string {
 			b.WriteString(s[last:i])
 			last = writeHash(&b, s, i, i+len(f.form), f.hash)
 		}
-	}
-	if last == 0 {
-		return s
 	}
 	return b.String() + s[last:]
 }

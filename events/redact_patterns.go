@@ -143,9 +143,6 @@ func hashNamedIDs(s string, r *Redactor) string {
 			last = writeHash(&b, s, i, end, hashUnlessHashed(id))
 		}
 	}
-	if last == 0 {
-		return s
-	}
 	return b.String() + s[last:]
 }
 

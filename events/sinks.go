@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -10,15 +11,12 @@ import (
 // Multi returns a [Sink] that emits each event to every non-nil sink in
 // order. It is as safe for concurrent use as its sinks are.
 func Multi(sinks ...Sink) Sink {
-	return multi(slices.DeleteFunc(slices.Clone(sinks), func(s Sink) bool { return s == nil }))
-}
-
-type multi []Sink
-
-func (m multi) Emit(e Event) {
-	for _, s := range m {
-		s.Emit(e)
-	}
+	sinks = slices.DeleteFunc(slices.Clone(sinks), func(s Sink) bool { return s == nil })
+	return SinkFunc(func(e Event) {
+		for _, s := range sinks {
+			s.Emit(e)
+		}
+	})
 }
 
 // Subscription is a [Sink] that delivers events on a buffered channel and
@@ -105,7 +103,7 @@ func (j *JSONLines) Emit(e Event) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if merr != nil {
-		j.keep(fmt.Errorf("events: marshal event %d of %q: %w", e.Seq, e.Server, merr))
+		j.err = cmp.Or(j.err, fmt.Errorf("events: marshal event %d of %q: %w", e.Seq, e.Server, merr))
 		return
 	}
 	if j.broken {
@@ -113,16 +111,10 @@ func (j *JSONLines) Emit(e Event) {
 	}
 	if _, err := j.w.Write(append(b, '\n')); err != nil {
 		j.broken = true
-		j.keep(fmt.Errorf("events: write: %w", err))
+		j.err = cmp.Or(j.err, fmt.Errorf("events: write: %w", err))
 		return
 	}
 	j.n++
-}
-
-func (j *JSONLines) keep(err error) {
-	if j.err == nil {
-		j.err = err
-	}
 }
 
 // Err returns the first error met, or nil.

@@ -39,24 +39,21 @@ func Slog(l *slog.Logger) Sink {
 	if l == nil {
 		l = slog.Default()
 	}
-	return slogSink{h: l.Handler()}
-}
-
-type slogSink struct{ h slog.Handler }
-
-func (s slogSink) Emit(e Event) {
-	ctx := context.Background()
-	lvl := LogLevel(e)
-	if !s.h.Enabled(ctx, lvl) {
-		return
-	}
-	t := e.Time
-	if t.IsZero() {
-		t = time.Now()
-	}
-	r := slog.NewRecord(t, lvl, "mcpsup "+string(e.Kind), 0)
-	r.AddAttrs(Attrs(e)...)
-	_ = s.h.Handle(ctx, r) // a handler's error has nowhere to go; Sink.Emit returns nothing
+	h := l.Handler()
+	return SinkFunc(func(e Event) {
+		ctx := context.Background()
+		lvl := LogLevel(e)
+		if !h.Enabled(ctx, lvl) {
+			return
+		}
+		t := e.Time
+		if t.IsZero() {
+			t = time.Now()
+		}
+		r := slog.NewRecord(t, lvl, "mcpsup "+string(e.Kind), 0)
+		r.AddAttrs(Attrs(e)...)
+		_ = h.Handle(ctx, r) // a handler's error has nowhere to go; Sink.Emit returns nothing
+	})
 }
 
 // Attrs returns the slog attributes of e's non-zero fields but Kind and

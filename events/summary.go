@@ -133,11 +133,11 @@ func verdictSummary(v classify.Verdict) string {
 	s := v.String()
 	switch {
 	case v.RPC.Present && v.RPC.Message != "":
-		s += fmt.Sprintf(" %q", cut(v.RPC.Message, 80))
+		s += fmt.Sprintf(" %q", cut(v.RPC.Message, 80, false))
 	case v.HTTPStatus == 0 && v.Detail != "":
 		// A Go error's text ends with its cause ("...: connection
 		// refused"): keep the end.
-		s += fmt.Sprintf(" %q", cutHead(v.Detail, 80))
+		s += fmt.Sprintf(" %q", cut(v.Detail, 80, true))
 	}
 	return s
 }
@@ -156,26 +156,23 @@ func listsSummary(ls []ListOutcome) string {
 	return strings.Join(parts, ", ")
 }
 
-func cut(s string, n int) string {
+// cut keeps n bytes of s, cut at a rune start, and marks the cut with
+// "...": its start, or with keepEnd its end.
+func cut(s string, n int, keepEnd bool) string {
 	if len(s) <= n {
 		return s
+	}
+	if keepEnd {
+		i := len(s) - n
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		return "..." + s[i:]
 	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + "..."
-}
-
-// cutHead keeps the last n bytes of s (at a rune start), after "...".
-func cutHead(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := len(s) - n
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return "..." + s[i:]
 }
 
 // Printable returns s with every control character (C0, DEL, C1),

@@ -6,10 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -61,16 +59,11 @@ func (h callHandler) TagCall(ctx context.Context, info supervisor.CallInfo) cont
 	}
 	name := "mcpsup.call " + info.Op
 	attrs := []attribute.KeyValue{AttrMethod.String(info.Op), AttrServer.String(info.Server)}
-	target := events.CutName(info.Name) // a server's name, of any size
-	switch info.Op {
-	case "tools/call":
-		name += " " + target
-		attrs = append(attrs, semconv.GenAIToolNameKey.String(target))
-	case "prompts/get":
-		name += " " + target
-		attrs = append(attrs, semconv.GenAIPromptNameKey.String(target))
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		attrs = append(attrs, semconv.McpResourceURIKey.String(target))
+	if suffix, attr := target(info.Op, info.Name); attr.Valid() {
+		attrs = append(attrs, attr)
+		if suffix != "" {
+			name += " " + suffix
+		}
 	}
 	span.SetName(name)
 	span.SetAttributes(attrs...)
@@ -79,11 +72,18 @@ func (h callHandler) TagCall(ctx context.Context, info supervisor.CallInfo) cont
 
 func (h callHandler) HandleCall(ctx context.Context, stage supervisor.CallStage) {
 	span := trace.SpanFromContext(ctx)
+	if end, ok := stage.(*supervisor.CallEnd); ok {
+		if end.Err != nil && span.IsRecording() {
+			endWithError(span, end.Err)
+		}
+		span.End()
+		return
+	}
+	if !span.IsRecording() {
+		return
+	}
 	switch st := stage.(type) {
 	case *supervisor.CallWaited:
-		if !span.IsRecording() {
-			return
-		}
 		attrs := []attribute.KeyValue{AttrState.String(string(st.From)), AttrWaitDuration.Float64(st.Waited.Seconds())}
 		if st.Generation > 0 {
 			attrs = append(attrs, AttrGeneration.Int64(int64(st.Generation)))
@@ -93,26 +93,18 @@ func (h callHandler) HandleCall(ctx context.Context, stage supervisor.CallStage)
 		}
 		span.AddEvent(EventWaitForReady, trace.WithAttributes(attrs...))
 	case *supervisor.CallSessionLost:
-		if span.IsRecording() {
-			span.AddEvent(EventSessionReplaced, trace.WithAttributes(AttrGeneration.Int64(int64(st.Generation)),
-				AttrTo.String(string(st.To)), AttrErrorType.String(st.Verdict.Class.String())))
-		}
+		span.AddEvent(EventSessionReplaced, trace.WithAttributes(AttrGeneration.Int64(int64(st.Generation)),
+			AttrTo.String(string(st.To)), AttrErrorType.String(st.Verdict.Class.String())))
 	case *supervisor.CallResent:
-		if span.IsRecording() {
-			span.AddEvent(EventCallResent, trace.WithAttributes(AttrErrorType.String(st.Err.Verdict.Class.String()),
-				AttrDelivery.String(st.Err.Delivery.String())))
-		}
+		span.AddEvent(EventCallResent, resent(st.Err))
 	case *supervisor.CallReissued:
-		if span.IsRecording() {
-			span.AddEvent(EventCallReissued, trace.WithAttributes(AttrErrorType.String(st.Err.Verdict.Class.String()),
-				AttrDelivery.String(st.Err.Delivery.String())))
-		}
-	case *supervisor.CallEnd:
-		if st.Err != nil && span.IsRecording() {
-			endWithError(span, st.Err)
-		}
-		span.End()
+		span.AddEvent(EventCallReissued, resent(st.Err))
 	}
+}
+
+// resent is the attributes of a resent or re-issued call's first sending.
+func resent(first *supervisor.CallError) trace.EventOption {
+	return trace.WithAttributes(AttrErrorType.String(first.Verdict.Class.String()), AttrDelivery.String(first.Delivery.String()))
 }
 
 // endWithError sets a failed call's status and error attributes.
@@ -122,8 +114,7 @@ func endWithError(span trace.Span, err error) {
 		span.SetStatus(codes.Error, "invalid call") // nil params: the host's mistake
 		return
 	}
-	var red *events.Redactor
-	v := red.Verdict(ce.Verdict) // go-sdk's text may carry a raw session id
+	v := ce.Verdict
 	attrs := []attribute.KeyValue{AttrErrorType.String(v.Class.String()), AttrDelivery.String(ce.Delivery.String())}
 	if ce.Generation > 0 {
 		attrs = append(attrs, AttrGeneration.Int64(int64(ce.Generation)))

@@ -9,9 +9,9 @@
 //
 //	o, err := mcpsupotel.New(mcpsupotel.Options{MeterProvider: mp, TracerProvider: tp})
 //	if err != nil { ... }
-//	cfg.Events = events.Multi(hostSink, o.Sink())               // metrics
-//	cfg.SendingMiddleware = []mcp.Middleware{o.Middleware(name)} // spans, _meta traceparent
-//	cfg.CallHandler = o.CallHandler()                             // a span per host call, recovery as its events
+//	cfg.Observe.Events = events.Multi(hostSink, o.Sink())                     // metrics
+//	cfg.Client.SendingMiddleware = []mcp.Middleware{o.Middleware(cfg.Name)} // spans, _meta traceparent
+//	cfg.Observe.CallHandler = o.CallHandler()                                // a span per host call
 //
 // In a hub, hub.Config.ServerMiddleware = o.Middleware names it per server.
 //

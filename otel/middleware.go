@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
-	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -51,7 +50,7 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 				o.startAttrs(span, server, serverAttr, method, targetAttr, req)
 			}
 			if trace.SpanContextFromContext(ctx).IsValid() {
-				req = o.inject(ctx, method, req)
+				req = inject(ctx, method, req)
 			}
 			timed := o.inst.duration.Enabled(ctx)
 			if !recording && !timed {
@@ -90,32 +89,40 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 	}
 }
 
-// describe returns a request's span target (tool or prompt name, else "")
-// and its naming attribute (invalid when none), cut to events.MaxNameBytes.
+// describe returns a request's span target and naming attribute ([target]);
+// nothing for params of another type, or nil ones (go-sdk's params are
+// pointers: mcp.Params cannot be implemented elsewhere).
 func describe(method string, req mcp.Request) (string, attribute.KeyValue) {
+	if v := reflect.ValueOf(req.GetParams()); !v.IsValid() || v.IsNil() {
+		return "", attribute.KeyValue{}
+	}
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParams:
-		if p != nil {
-			n := events.CutName(p.Name)
-			return n, semconv.GenAIToolNameKey.String(n)
-		}
+		return target(method, p.Name)
 	case *mcp.GetPromptParams:
-		if p != nil {
-			n := events.CutName(p.Name)
-			return n, semconv.GenAIPromptNameKey.String(n)
-		}
+		return target(method, p.Name)
 	case *mcp.ReadResourceParams:
-		if p != nil {
-			return "", semconv.McpResourceURIKey.String(events.CutName(p.URI))
-		}
+		return target(method, p.URI)
 	case *mcp.SubscribeParams:
-		if p != nil {
-			return "", semconv.McpResourceURIKey.String(events.CutName(p.URI))
-		}
+		return target(method, p.URI)
 	case *mcp.UnsubscribeParams:
-		if p != nil {
-			return "", semconv.McpResourceURIKey.String(events.CutName(p.URI))
-		}
+		return target(method, p.URI)
+	}
+	return "", attribute.KeyValue{}
+}
+
+// target returns what names a request of method for name, cut to
+// events.MaxNameBytes: the span name's suffix (a tool's or prompt's name,
+// "" for a resource URI) and its attribute (invalid for other methods).
+func target(method, name string) (string, attribute.KeyValue) {
+	name = events.CutName(name) // a server's name, of any size
+	switch method {
+	case "tools/call":
+		return name, semconv.GenAIToolNameKey.String(name)
+	case "prompts/get":
+		return name, semconv.GenAIPromptNameKey.String(name)
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		return "", semconv.McpResourceURIKey.String(name)
 	}
 	return "", attribute.KeyValue{}
 }
@@ -130,10 +137,8 @@ func (o *Observer) startAttrs(span trace.Span, server string, serverAttr attribu
 	if method == "tools/call" {
 		attrs = append(attrs, semconv.GenAIOperationNameKey.String("execute_tool"))
 	}
-	if g, ok := o.gens.Load(server); ok {
-		if n := g.(*atomic.Uint64).Load(); n > 0 {
-			attrs = append(attrs, AttrGeneration.Int64(int64(n)))
-		}
+	if g, _ := o.gens.Load(server); g != nil && g.(uint64) > 0 {
+		attrs = append(attrs, AttrGeneration.Int64(int64(g.(uint64))))
 	}
 	if cs, ok := req.GetSession().(*mcp.ClientSession); ok && cs != nil {
 		if id := cs.ID(); id != "" {
@@ -166,8 +171,6 @@ func (o *Observer) endAttrs(span trace.Span, req mcp.Request, res mcp.Result, er
 		span.SetStatus(codes.Error, toolError)
 		return
 	}
-	var red *events.Redactor // go-sdk's text may carry a raw session id
-	v = red.Verdict(v)
 	if v.HTTPStatus != 0 {
 		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(v.HTTPStatus))
 	}
@@ -196,21 +199,11 @@ func (o *Observer) payload(v any) string {
 	return string(b)
 }
 
-// metaCarrier is a request's _meta as a propagation.TextMapCarrier.
-type metaCarrier map[string]any
-
-func (c metaCarrier) Get(key string) string {
-	s, _ := c[key].(string)
-	return s
-}
-
-func (c metaCarrier) Set(key, value string) { c[key] = value }
-
-func (c metaCarrier) Keys() []string { return slices.Collect(maps.Keys(c)) }
-
-// inject returns req with the trace context of ctx in a copy of its _meta;
-// a request of a params type copyParams does not know is sent as it is.
-func (o *Observer) inject(ctx context.Context, method string, req mcp.Request) mcp.Request {
+// inject returns req with the W3C trace context of ctx (as MCP carries it,
+// SEP-414; not the global propagator, whose default propagates nothing) in a
+// copy of its _meta; a request of a params type copyParams does not know is
+// sent as it is.
+func inject(ctx context.Context, method string, req mcp.Request) mcp.Request {
 	r, ok := req.(*mcp.ClientRequest[mcp.Params])
 	if !ok {
 		return req
@@ -219,10 +212,13 @@ func (o *Observer) inject(ctx context.Context, method string, req mcp.Request) m
 	if p == nil {
 		return req
 	}
-	meta := p.GetMeta()
-	m := make(map[string]any, len(meta)+2)
-	maps.Copy(m, meta)
-	o.prop.Inject(ctx, metaCarrier(m))
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	m := make(map[string]any, len(p.GetMeta())+len(c))
+	maps.Copy(m, p.GetMeta())
+	for k, v := range c {
+		m[k] = v
+	}
 	p.SetMeta(m)
 	return &mcp.ClientRequest[mcp.Params]{Session: r.Session, Params: p}
 }

@@ -3,11 +3,9 @@ package mcpsupotel
 import (
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -28,10 +26,6 @@ type Options struct {
 	// TracerProvider makes the tracer of the call spans; nil means
 	// otel.GetTracerProvider() at New.
 	TracerProvider trace.TracerProvider
-	// Propagator writes the caller's trace context into a request's _meta;
-	// nil means propagation.TraceContext{} (W3C, as MCP carries it, SEP-414),
-	// not the global propagator, whose default propagates nothing.
-	Propagator propagation.TextMapPropagator
 	// RecordPayloads adds a tool call's arguments and result to its span as
 	// JSON, each cut to MaxPayloadBytes. Off by default: user data.
 	RecordPayloads bool
@@ -47,10 +41,9 @@ type Options struct {
 type Observer struct {
 	opts   Options
 	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
 	inst   instruments
 
-	gens sync.Map // server name -> *atomic.Uint64: the latest session's generation
+	gens sync.Map // server name -> uint64: the latest session's generation
 }
 
 // New returns an Observer with its instruments made on opts.MeterProvider.
@@ -62,28 +55,15 @@ func New(opts Options) (*Observer, error) {
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = otel.GetTracerProvider()
 	}
-	if opts.Propagator == nil {
-		opts.Propagator = propagation.TraceContext{}
-	}
 	if opts.MaxPayloadBytes <= 0 {
 		opts.MaxPayloadBytes = DefaultMaxPayloadBytes
 	}
 	o := &Observer{
 		opts:   opts,
 		tracer: opts.TracerProvider.Tracer(ScopeName),
-		prop:   opts.Propagator,
 	}
 	if err := o.inst.make(opts.MeterProvider.Meter(ScopeName)); err != nil {
 		return nil, errors.Join(errors.New("mcpsupotel: making instruments"), err)
 	}
 	return o, nil
-}
-
-// generation returns the generation slot of server, made on first use.
-func (o *Observer) generation(server string) *atomic.Uint64 {
-	if g, ok := o.gens.Load(server); ok {
-		return g.(*atomic.Uint64)
-	}
-	g, _ := o.gens.LoadOrStore(server, new(atomic.Uint64))
-	return g.(*atomic.Uint64)
 }

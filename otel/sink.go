@@ -121,7 +121,7 @@ func (o *Observer) emit(e events.Event) {
 			o.gens.Delete(e.Server)
 		}
 	case events.KindSessionOpened:
-		o.generation(e.Server).Store(e.Generation)
+		o.gens.Store(e.Server, e.Generation)
 		in.opened.Add(ctx, 1, metric.WithAttributes(server))
 	case events.KindSessionEnded:
 		in.ended.Add(ctx, 1, metric.WithAttributes(server))

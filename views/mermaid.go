@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -14,46 +15,41 @@ import (
 // count past one ("call-failed x3"); the first state is the start, a last
 // "closed" the end. It returns the first write error.
 func WriteMermaid(w io.Writer, evs []events.Event) error {
-	order, byServer := groupByServer(evs)
-	ew := &errWriter{w: w}
-	ew.printf("stateDiagram-v2\n")
+	var b strings.Builder
+	b.WriteString("stateDiagram-v2\n")
 	used := map[string]bool{}
-	for _, srv := range order {
-		p := pathOf(byServer[srv])
+	for _, group := range byServer(evs) {
+		p := pathOf(group)
 		if len(p.edges) == 0 {
 			continue
 		}
-		box := uniqueID(mermaidID(srv), used)
-		ew.printf("    state %s {\n", box)
+		box := uniqueID(mermaidID(group[0].Server), used)
+		id := func(state string) string { return box + "__" + mermaidID(state) }
+		fmt.Fprintf(&b, "    state %s {\n", box)
 		for _, s := range p.states {
-			ew.printf("        state \"%s\" as %s\n", strings.ReplaceAll(mermaidLabel(s), `"`, "'"), box+"__"+mermaidID(s))
+			fmt.Fprintf(&b, "        state \"%s\" as %s\n", strings.ReplaceAll(mermaidLabel(s), `"`, "'"), id(s))
 		}
-		ew.printf("        [*] --> %s\n", box+"__"+mermaidID(p.states[0]))
+		fmt.Fprintf(&b, "        [*] --> %s\n", id(p.states[0]))
 		for _, k := range p.edges {
 			label := mermaidLabel(k.trigger)
 			if n := p.count[k]; n > 1 {
 				label += fmt.Sprintf(" x%d", n)
 			}
-			ew.printf("        %s --> %s: %s\n", box+"__"+mermaidID(k.from), box+"__"+mermaidID(k.to), label)
+			fmt.Fprintf(&b, "        %s --> %s: %s\n", id(k.from), id(k.to), label)
 		}
 		if p.last == "closed" {
-			ew.printf("        %s --> [*]\n", box+"__"+mermaidID(p.last))
+			fmt.Fprintf(&b, "        %s --> [*]\n", id(p.last))
 		}
-		ew.printf("    }\n")
+		b.WriteString("    }\n")
 	}
-	return ew.err
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // Mermaid reads a JSON-lines event stream from r and writes its diagram to
 // w, as [WriteMermaid] does. On a bad line it writes nothing and returns the
 // [*events.LineError].
-func Mermaid(w io.Writer, r io.Reader) error {
-	evs, err := events.ReadJSONLines(r)
-	if err != nil {
-		return err
-	}
-	return WriteMermaid(w, evs)
-}
+func Mermaid(w io.Writer, r io.Reader) error { return fromLines(w, r, WriteMermaid) }
 
 type edge struct{ from, to, trigger string }
 
@@ -66,19 +62,15 @@ type path struct {
 
 func pathOf(evs []events.Event) path {
 	p := path{count: map[edge]int{}}
-	seen := map[string]bool{}
-	visit := func(s string) {
-		if !seen[s] {
-			seen[s] = true
-			p.states = append(p.states, s)
-		}
-	}
 	for _, e := range evs {
 		if e.Kind != events.KindTransition {
 			continue
 		}
-		visit(string(e.From))
-		visit(string(e.To))
+		for _, s := range []string{string(e.From), string(e.To)} {
+			if !slices.Contains(p.states, s) {
+				p.states = append(p.states, s)
+			}
+		}
 		k := edge{string(e.From), string(e.To), string(e.Trigger)}
 		if p.count[k] == 0 {
 			p.edges = append(p.edges, k)

@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,12 +14,15 @@ import (
 // Timeline reads a JSON-lines event stream from r and writes its per-server
 // timeline to w, as [WriteTimeline] does. On a bad line it writes nothing and
 // returns the [*events.LineError].
-func Timeline(w io.Writer, r io.Reader) error {
+func Timeline(w io.Writer, r io.Reader) error { return fromLines(w, r, WriteTimeline) }
+
+// fromLines reads r's events, then writes them by write; nothing on a bad line.
+func fromLines(w io.Writer, r io.Reader, write func(io.Writer, []events.Event) error) error {
 	evs, err := events.ReadJSONLines(r)
 	if err != nil {
 		return err
 	}
-	return WriteTimeline(w, evs)
+	return write(w, evs)
 }
 
 // WriteTimeline writes a readable timeline of evs to w, one block per server
@@ -35,13 +39,11 @@ func Timeline(w io.Writer, r io.Reader) error {
 // kind (see [events.Summary]). It returns the first write error.
 func WriteTimeline(w io.Writer, evs []events.Event) error {
 	base := firstTime(evs)
-	order, byServer := groupByServer(evs)
-	ew := &errWriter{w: w}
-	for i, srv := range order {
+	var b strings.Builder
+	for i, group := range byServer(evs) {
 		if i > 0 {
-			ew.printf("\n")
+			b.WriteString("\n")
 		}
-		group := byServer[srv]
 		state, gen := events.State(""), uint64(0)
 		for _, e := range group {
 			if e.Kind == events.KindTransition {
@@ -49,20 +51,20 @@ func WriteTimeline(w io.Writer, evs []events.Event) error {
 			}
 			gen = max(gen, e.Generation)
 		}
-		noun := "events"
-		if len(group) == 1 {
-			noun = "event"
+		fmt.Fprintf(&b, "== %s: %d event", displayServer(group[0].Server), len(group))
+		if len(group) > 1 {
+			b.WriteString("s")
 		}
-		ew.printf("== %s: %d %s", displayServer(srv), len(group), noun)
 		if state != "" {
-			ew.printf(", last state %s", events.Printable(string(state)))
+			b.WriteString(", last state " + events.Printable(string(state)))
 		}
-		ew.printf(", generation %d\n", gen)
+		fmt.Fprintf(&b, ", generation %d\n", gen)
 		for _, e := range group {
-			ew.printf("%s\n", timelineLine(e, base))
+			b.WriteString(timelineLine(e, base) + "\n")
 		}
 	}
-	return ew.err
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // LiveTimeline returns a [events.Sink] that writes each event to w as one timeline
@@ -108,24 +110,26 @@ func timelineLine(e events.Event, base time.Time) string {
 }
 
 func firstTime(evs []events.Event) time.Time {
-	for _, e := range evs {
-		if !e.Time.IsZero() {
-			return e.Time
-		}
+	if i := slices.IndexFunc(evs, func(e events.Event) bool { return !e.Time.IsZero() }); i >= 0 {
+		return evs[i].Time
 	}
 	return time.Time{}
 }
 
-func groupByServer(evs []events.Event) ([]string, map[string][]events.Event) {
-	var order []string
-	by := map[string][]events.Event{}
+// byServer groups evs by server, servers in order of first appearance.
+func byServer(evs []events.Event) [][]events.Event {
+	var groups [][]events.Event
+	index := map[string]int{}
 	for _, e := range evs {
-		if _, ok := by[e.Server]; !ok {
-			order = append(order, e.Server)
+		i, ok := index[e.Server]
+		if !ok {
+			i = len(groups)
+			index[e.Server] = i
+			groups = append(groups, nil)
 		}
-		by[e.Server] = append(by[e.Server], e)
+		groups[i] = append(groups[i], e)
 	}
-	return order, by
+	return groups
 }
 
 func displayServer(s string) string {
@@ -133,16 +137,4 @@ func displayServer(s string) string {
 		return "(unnamed)"
 	}
 	return events.Printable(s)
-}
-
-// errWriter keeps the first write error and skips writes after it.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (ew *errWriter) printf(format string, args ...any) {
-	if ew.err == nil {
-		_, ew.err = fmt.Fprintf(ew.w, format, args...)
-	}
 }

@@ -12,6 +12,7 @@
 package htmltimeline
 
 import (
+	"slices"
 	"time"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -22,7 +23,7 @@ import (
 // one before it, and a lane's time never goes backwards; Start and End span
 // every time and window end, End at least 1ms after Start; a state change
 // opens a band (the last ends at End); session-opened and -ended are
-// boundaries; [markerKind]'s kinds are markers, a rate-limit window spanning
+// boundaries; [markerKinds]' kinds are markers, a rate-limit window spanning
 // Delay; catalog-changed gives catalog points. Other events are only counted.
 type Model struct {
 	Start, End time.Time
@@ -83,57 +84,49 @@ type CatalogPoint struct {
 	Tools int
 }
 
-// markerKind returns the marker kind of an event kind, or "".
-func markerKind(kind string) MarkerKind {
-	switch kind {
-	case string(events.KindCallFailed):
-		return MarkerCallFailed
-	case string(events.KindRetryScheduled):
-		return MarkerRetry
-	case string(events.KindRateLimitWindow):
-		return MarkerRateLimit
-	case string(events.KindStreamDisabled), string(events.KindStreamEnabled), string(events.KindStreamDeclined):
-		return MarkerStream
-	}
-	return ""
+// markerKinds maps the event kinds drawn as markers to their marker kind.
+var markerKinds = map[events.Kind]MarkerKind{
+	events.KindCallFailed:      MarkerCallFailed,
+	events.KindRetryScheduled:  MarkerRetry,
+	events.KindRateLimitWindow: MarkerRateLimit,
+	events.KindStreamDisabled:  MarkerStream,
+	events.KindStreamEnabled:   MarkerStream,
+	events.KindStreamDeclined:  MarkerStream,
 }
 
 // Build computes the model of evs, in the order given, by the rules of
 // [Model]. It keeps references to the events' slices (in Marker.Event).
 func Build(evs []events.Event) Model {
 	var m Model
-	byServer := map[string]int{}
-	lastTime := map[int]time.Time{}
+	lane := map[string]int{}
+	var last []time.Time // each lane's latest time
 	var prev time.Time
-	for _, e := range evs {
-		if !e.Time.IsZero() {
-			prev = e.Time
-			break
-		}
+	if i := slices.IndexFunc(evs, func(e events.Event) bool { return !e.Time.IsZero() }); i >= 0 {
+		prev = evs[i].Time
 	}
 	for _, e := range evs {
-		server := string(e.Server)
-		i, ok := byServer[server]
+		i, ok := lane[e.Server]
 		if !ok {
 			i = len(m.Lanes)
-			byServer[server] = i
-			m.Lanes = append(m.Lanes, Lane{Server: server})
+			lane[e.Server] = i
+			m.Lanes = append(m.Lanes, Lane{Server: e.Server})
+			last = append(last, time.Time{})
 		}
 		t := e.Time
 		if t.IsZero() {
 			t = prev
 		}
 		prev = t
-		if last, ok := lastTime[i]; ok && t.Before(last) {
-			t = last
+		if t.Before(last[i]) {
+			t = last[i]
 		}
-		lastTime[i] = t
+		last[i] = t
 		m.extend(t)
 
 		l := &m.Lanes[i]
 		l.Events++
-		switch kind := string(e.Kind); {
-		case kind == string(events.KindTransition):
+		switch mk := markerKinds[e.Kind]; {
+		case e.Kind == events.KindTransition:
 			if e.From == e.To {
 				break
 			}
@@ -141,18 +134,18 @@ func Build(evs []events.Event) Model {
 				l.Bands[n-1].End = t
 			}
 			l.Bands = append(l.Bands, Band{State: string(e.To), Start: t, Seq: e.Seq, From: string(e.From), Trigger: string(e.Trigger)})
-		case kind == string(events.KindSessionOpened) || kind == string(events.KindSessionEnded):
-			l.Boundaries = append(l.Boundaries, Boundary{Time: t, Opened: kind == string(events.KindSessionOpened),
-				Generation: e.Generation, SessionID: string(e.SessionID)})
-		case kind == string(events.KindCatalogChanged):
+		case e.Kind == events.KindSessionOpened || e.Kind == events.KindSessionEnded:
+			l.Boundaries = append(l.Boundaries, Boundary{Time: t, Opened: e.Kind == events.KindSessionOpened,
+				Generation: e.Generation, SessionID: e.SessionID})
+		case e.Kind == events.KindCatalogChanged:
 			l.Catalog = append(l.Catalog, CatalogPoint{Time: t, Tools: e.Tools})
-		case markerKind(kind) != "":
-			mk := Marker{Kind: markerKind(kind), Time: t, Until: t, Event: e}
-			if mk.Kind == MarkerRateLimit && e.Delay > 0 {
-				mk.Until = t.Add(e.Delay)
-				m.extend(mk.Until)
+		case mk != "":
+			marker := Marker{Kind: mk, Time: t, Until: t, Event: e}
+			if mk == MarkerRateLimit && e.Delay > 0 {
+				marker.Until = t.Add(e.Delay)
+				m.extend(marker.Until)
 			}
-			l.Markers = append(l.Markers, mk)
+			l.Markers = append(l.Markers, marker)
 		}
 	}
 	if m.End.Sub(m.Start) < time.Millisecond {

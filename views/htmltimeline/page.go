@@ -10,8 +10,8 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// The page: page.html holds the markup with three placeholders, filled by
-// writePage with page.css, page.js and the data.
+// The page: page.html holds the markup with placeholders, filled by
+// writePage with page.css, page.js, the data and the live stream's path.
 var (
 	//go:embed page.html
 	pageHTML string
@@ -45,14 +45,11 @@ func Write(w io.Writer, evs []events.Event) error {
 }
 
 // writePage writes the page holding the JSON lines data. When live is not
-// empty the page also listens for server-sent events at that URL path.
+// empty the page also listens for server-sent events at that URL path. Each
+// slot occurs once in page.html; what fills one is never scanned for another.
 func writePage(w io.Writer, data []byte, live string) error {
-	head, rest, _ := strings.Cut(pageHTML, slotCSS)
-	mid, rest, _ := strings.Cut(rest, slotEvents)
-	script, tail, _ := strings.Cut(rest, slotJS)
-	mid = strings.Replace(mid, slotLive, htmlAttr(live), 1)
-	_, err := io.Copy(w, io.MultiReader(strings.NewReader(head), strings.NewReader(pageCSS), strings.NewReader(mid),
-		bytes.NewReader(scriptSafe(data)), strings.NewReader(script), strings.NewReader(pageJS), strings.NewReader(tail)))
+	_, err := strings.NewReplacer(slotCSS, pageCSS, slotJS, pageJS, slotLive, htmlAttr(live),
+		slotEvents, string(scriptSafe(data))).WriteString(w, pageHTML)
 	return err
 }
 
