@@ -17,12 +17,23 @@ import (
 
 // The hub's lease events (with a Leaser as Store).
 const (
-	// KindLeaseAcquired: this replica serves the server now. Detail:
-	// "token <n>; fresh" or "token <n>; resuming <session hash>".
+	// KindLeaseAcquired: this replica serves the server now. Token is the
+	// lease's; SessionID the hash of the session it resumes, "" when fresh.
 	KindLeaseAcquired events.Kind = "lease-acquired"
 	// KindLeaseLost: this replica stopped serving the server, before the
-	// lease ended at the leaser; Detail says why.
+	// lease ended at the leaser; Reason says why (ReasonLeaseTaken, with the
+	// leaser's error as Detail, or ReasonHoldEnded).
 	KindLeaseLost events.Kind = "lease-lost"
+)
+
+// Why a lease was lost (KindLeaseLost's Reason).
+const (
+	// ReasonLeaseTaken: the leaser refused a renewal (ErrLeaseLost):
+	// another replica acquired the lease.
+	ReasonLeaseTaken events.Reason = "lease-taken"
+	// ReasonHoldEnded: no renewal was accepted within TTL*3/4 of the last
+	// one's sending; the lease ends at the leaser within TTL/4.
+	ReasonHoldEnded events.Reason = "hold-ended"
 )
 
 // The lease rule's fractions of LeaseConfig.TTL.
@@ -119,16 +130,17 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	defer endTerm()
 	standby := e.setTerm(sup, lease, LeaseHeld, clock.Now())
 	_ = standby.Close() // never started: nothing to end
-	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
+	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Token: lease.Token(), SessionID: resumed(rs)})
 	h.notify()
 	h.queueStart(termCtx, sup)
 
 	next := sent.Add(ttl / renewDiv)
-	why := ""
+	var why events.Reason
+	var refusal string // the leaser's error, when it refused
 	for why == "" {
 		now := clock.Now()
 		if !now.Before(deadline) {
-			why = fmt.Sprintf("no renewal accepted within %v of the last one sent; the lease ends at the leaser within %v", ttl*3/4, ttl/4)
+			why = ReasonHoldEnded
 			break
 		}
 		if now.Before(next) {
@@ -153,8 +165,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 				}
 			}
 		case errors.Is(err, ErrLeaseLost):
-			why = "taken by another replica: " + err.Error()
-			taken = true
+			why, refusal, taken = ReasonLeaseTaken, err.Error(), true
 		default:
 			h.storeFailed("renew", e.name, err)
 			next = now.Add(ttl / renewRetryDiv) // from the attempt, as after a success
@@ -168,7 +179,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	e.setTerm(idle, nil, LeaseStandby, ended)
 	_ = sup.Detach()
 	h.updateCatalog(e, supervisor.Catalog{}, true)
-	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Detail: why})
+	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Reason: why, Detail: refusal})
 	h.notify()
 
 	last := sup.ResumeState()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -12,8 +13,9 @@ import (
 // The hub's own event kinds, besides the supervisors'. Their Seq is 0;
 // Server names the server concerned.
 const (
-	// KindServerAdded: a server joined the hub. Detail: "fresh", or
-	// "resuming <session hash>".
+	// KindServerAdded: a server joined the hub. SessionID is the hash of the
+	// session it resumes, "" when fresh; Op is "standby" when it waits for
+	// its lease (a Leaser as Store).
 	KindServerAdded events.Kind = "server-added"
 	// KindServerRemoved: a server left the hub (Remove).
 	KindServerRemoved events.Kind = "server-removed"
@@ -22,17 +24,19 @@ const (
 	// Removed, Changed the qualified names (bounded as events.BoundChange
 	// does); Tools counts the items of that kind in the merged view.
 	KindMergedCatalogChanged events.Kind = "merged-catalog-changed"
-	// KindNameCollision: two items asked for the qualified name Name;
-	// Detail says who kept it and what the other got. At most 16 per
-	// catalog change, then one counting the rest in Omitted.
+	// KindNameCollision: two items asked for the qualified name Name: the
+	// winner (see Collision) keeps it, the other is shown as Added[0]. At
+	// most 16 per catalog change, then one counting the rest in Omitted.
 	KindNameCollision events.Kind = "name-collision"
 	// KindStoreFailed: a Store or lease operation failed (Op: "load",
 	// "save", "delete", "acquire", "renew", "release"); Detail is the error.
 	KindStoreFailed events.Kind = "store-failed"
 	// KindConfigWarning: part of a servers file was not used (Detail).
 	KindConfigWarning events.Kind = "config-warning"
-	// KindCatalogRefused: the server's catalog is over Config.MaxCatalogItems
-	// or MaxCatalogBytes and was not merged (Detail says by how much).
+	// KindCatalogRefused: the server's catalog is over a bound and was not
+	// merged; the items merged before stay. Op is "items" (Bound is
+	// Config.MaxCatalogItems) or "bytes" (MaxCatalogBytes); Count is the
+	// catalog's.
 	KindCatalogRefused events.Kind = "catalog-refused"
 )
 
@@ -111,8 +115,8 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
-	if over := h.overBound(len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); over != "" && !leaving {
-		h.emit(events.Event{Kind: KindCatalogRefused, Server: server, Detail: over + "; the items merged before stay"})
+	if over, ok := h.overBound(server, len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); ok && !leaving {
+		h.emit(over)
 		return
 	}
 	h.catMu.Lock()
@@ -131,12 +135,10 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		cols = cols[:maxCollisionEvents]
 	}
 	for _, col := range cols {
-		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name,
-			Detail: fmt.Sprintf("%q of server %q keeps %q; %q of server %q is %q", events.CutName(col.WinnerID), col.Winner, col.Name, events.CutName(col.LoserID), col.Loser, col.Renamed)})
+		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name, Added: []string{col.Renamed}})
 	}
 	if more > 0 {
-		h.emit(events.Event{Kind: KindNameCollision, Server: server, Omitted: more,
-			Detail: fmt.Sprintf("%d more collisions of this catalog change not reported one by one", more)})
+		h.emit(events.Event{Kind: KindNameCollision, Server: server, Omitted: more})
 	}
 	for _, kd := range diffs {
 		if kd.d.Empty() {
@@ -149,15 +151,17 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	}
 }
 
-// overBound says what of a catalog is over its bounds; "" when nothing is.
-func (h *Hub) overBound(items int, bytes int64) string {
+// overBound is the KindCatalogRefused event of a catalog over a bound;
+// false when it is within both.
+func (h *Hub) overBound(server string, items int, bytes int64) (events.Event, bool) {
+	ev := events.Event{Kind: KindCatalogRefused, Server: server}
 	switch {
 	case items > h.cfg.MaxCatalogItems:
-		return fmt.Sprintf("catalog of %d items (tools, prompts and resources), more than MaxCatalogItems %d", items, h.cfg.MaxCatalogItems)
+		ev.Op, ev.Count, ev.Bound = "items", items, h.cfg.MaxCatalogItems
 	case bytes > h.cfg.MaxCatalogBytes:
-		return fmt.Sprintf("catalog of %d bytes of JSON, more than MaxCatalogBytes %d", bytes, h.cfg.MaxCatalogBytes)
+		ev.Op, ev.Count, ev.Bound = "bytes", int(min(bytes, math.MaxInt)), int(min(h.cfg.MaxCatalogBytes, math.MaxInt))
 	}
-	return ""
+	return ev, ev.Op != ""
 }
 
 // maxCollisionEvents bounds the name-collision events of one catalog change.
