@@ -99,9 +99,9 @@ func (h *Hub) holdLease(e *entry) {
 	}
 }
 
-// serve runs one term: load, start, renew until the lease is lost (then
-// detach, save fenced, release, and return whether another replica took
-// it and when the hold ended) or the server leaves.
+// serve runs one term (DESIGN.md section 8) until the lease is lost,
+// returning whether another replica took it and when the hold ended, or
+// until the server leaves.
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Observe.Clock
 	deadline := holdDeadline(sent, ttl)
@@ -205,8 +205,8 @@ func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 }
 
 // sleepUntil waits on clock until the time until; false when ctx ended
-// first. The clock is read again once the timer exists: a fake clock
-// moved past until meanwhile ends the wait at once.
+// first. The clock is read again once the timer exists: a fake clock may
+// have moved past until meanwhile.
 func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) bool {
 	d := until.Sub(clock.Now())
 	if d <= 0 {
@@ -258,9 +258,8 @@ func (g *holdGate) check() error {
 	return nil
 }
 
-// Leaser is a Store shared by replicas that also grants leases: the right
-// to serve one server, held by one replica at a time. Safe for concurrent
-// use.
+// Leaser is a Store shared by replicas that also grants leases, each the
+// right of one replica to serve one server. Safe for concurrent use.
 type Leaser interface {
 	Store
 	// Acquire takes the server's lease for ttl: a *LeaseHeldError when
@@ -312,14 +311,10 @@ func (e *LeaseHeldError) Error() string {
 
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
-// LeaseConfig sets the lease rule (DESIGN.md section 8), used when
-// Config.Store implements Leaser; the zero value is ready to use. Renewals
-// every TTL/3 (a failed one again after TTL/12); the hold ends TTL*3/4
-// after the last accepted renewal was sent, or at a refusal
-// (KindLeaseLost), and requests after it are refused unsent
-// (*HoldEndedError). Standing by, the hub tries again TTL/50 after the
-// holder's lease would end; an unreachable leaser after TTL/10 doubling
-// to TTL.
+// LeaseConfig sets the lease rule of DESIGN.md section 8, used when
+// Config.Store implements Leaser; the zero value is ready to use. The hold
+// ends TTL*3/4 after the last accepted renewal was sent (KindLeaseLost);
+// requests after it are refused unsent (*HoldEndedError).
 type LeaseConfig struct {
 	// TTL is the lease's time to live at the leaser. Default 15s; at
 	// least 300ms.
@@ -330,13 +325,7 @@ type LeaseConfig struct {
 const MinLeaseTTL = 300 * time.Millisecond
 
 func (c LeaseConfig) ttl() time.Duration {
-	switch {
-	case c.TTL <= 0:
-		return 15 * time.Second
-	case c.TTL < MinLeaseTTL:
-		return MinLeaseTTL
-	}
-	return c.TTL
+	return max(cmp.Or(max(c.TTL, 0), 15*time.Second), MinLeaseTTL)
 }
 
 // LeaseState is a server's lease as its Health shows it.
