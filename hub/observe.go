@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -123,30 +124,23 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	td, tc := h.tools.apply(server, tp)
 	pd, pc := h.prompts.apply(server, pp)
 	rd, rc := h.resources.apply(server, rp)
-	diffs := []struct {
-		kind string
-		d    Diff
-		n    int
-	}{{"tools", td, len(h.tools.owner)}, {"prompts", pd, len(h.prompts.owner)}, {"resources", rd, len(h.resources.owner)}}
+	counts := []int{len(h.tools.owner), len(h.prompts.owner), len(h.resources.owner)}
 	h.catMu.Unlock()
-	cols := append(append(tc, pc...), rc...)
-	more := len(cols) - maxCollisionEvents
-	if more > 0 {
-		cols = cols[:maxCollisionEvents]
-	}
-	for _, col := range cols {
+	cols := slices.Concat(tc, pc, rc)
+	for i, col := range cols {
+		if i == maxCollisionEvents {
+			h.emit(events.Event{Kind: KindNameCollision, Server: server, Omitted: len(cols) - i})
+			break
+		}
 		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name, Added: []string{col.Renamed}})
 	}
-	if more > 0 {
-		h.emit(events.Event{Kind: KindNameCollision, Server: server, Omitted: more})
-	}
-	for _, kd := range diffs {
-		if kd.d.Empty() {
+	for i, d := range []Diff{td, pd, rd} {
+		if d.Empty() {
 			continue
 		}
-		kd.d = kd.d.sort()
-		c := events.BoundChange(kd.d.Added, kd.d.Removed, kd.d.Changed)
-		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n,
+		d = d.sort()
+		c := events.BoundChange(d.Added, d.Removed, d.Changed)
+		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: []string{"tools", "prompts", "resources"}[i], Tools: counts[i],
 			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
 }
