@@ -107,17 +107,17 @@ func Summary(e Event) string {
 			add("token %d", e.Token)
 		}
 		p = append(p, e.SessionID)
-		if e.Bound != 0 {
-			add("%d %s, over %d", e.Count, e.Op, e.Bound)
-		}
 		if e.Name != "" {
 			add("%q", e.Name)
 		}
-		// A change of a list: Tools counts the list Op names.
-		if ch := (&ListChange{Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted}).signed(); ch != "" && e.Op != "" {
+		ch := (&ListChange{Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted}).signed()
+		switch {
+		case e.Bound != 0:
+			add("%d %s, over %d", e.Count, e.Op, e.Bound)
+		case ch != "" && e.Op != "": // a change of the list Op names, Tools long
 			add("%d %s: %s", e.Tools, e.Op, ch)
-		} else if ch != "" {
-			p = append(p, ch)
+		default:
+			p = append(p, e.Op, ch)
 		}
 	}
 	p = append(p, e.Detail)

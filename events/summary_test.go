@@ -132,6 +132,8 @@ func TestSummaryPrintsAnotherKindsFacts(t *testing.T) {
 		{events.Event{Kind: "catalog-refused", Op: "items", Count: 4, Bound: 3}, "4 items, over 3"},
 		{events.Event{Kind: "name-collision", Name: "a__x", Added: []string{"a__x_0123456789"}}, `"a__x"; +a__x_0123456789`},
 		{events.Event{Kind: "name-collision", Omitted: 24}, "…24 more"},
+		{events.Event{Kind: "server-added", Op: "standby"}, "standby"},
+		{events.Event{Kind: "store-failed", Op: "save", Detail: "refused"}, "save; refused"},
 	} {
 		require.Equal(t, c.want, events.Summary(c.e))
 	}
