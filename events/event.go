@@ -111,6 +111,8 @@ type Event struct {
 	// ReissuedAs its re-issue's, "" when that was not sent.
 	RequestID  string `json:"request_id,omitempty"`
 	ReissuedAs string `json:"reissued_as,omitempty"`
+	// Token is the fencing token of a lease (the hub's lease-acquired).
+	Token uint64 `json:"token,omitempty"`
 	// Detail is free text for people (an error's text, a stderr tail); no
 	// decision rests on it. Redact it before it leaves the process.
 	Detail string `json:"detail,omitempty"`

@@ -84,6 +84,9 @@ func oneOfEachKind() map[events.Kind]events.Event {
 		events.KindSessionEnded: with(func(e *events.Event) {
 			e.Kind, e.SessionID, e.Generation, e.Dropped = events.KindSessionEnded, events.HashSessionID("abc"), 1, 9
 		}),
+		"lease-acquired": with(func(e *events.Event) { // the hub's
+			e.Kind, e.Token, e.SessionID = "lease-acquired", 42, events.HashSessionID("abc")
+		}),
 		events.KindEraChanged: with(func(e *events.Event) {
 			e.Kind, e.Generation, e.Detail = events.KindEraChanged, 2, "2025-11-25: server/discover refused (HTTP 400, JSON-RPC -32022)"
 		}),
@@ -92,7 +95,7 @@ func oneOfEachKind() map[events.Kind]events.Event {
 
 func TestJSONRoundTripEveryKind(t *testing.T) {
 	kinds := oneOfEachKind()
-	require.Len(t, kinds, 17)
+	require.Len(t, kinds, 18)
 	for kind, e := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
 			require.Equal(t, kind, e.Kind)

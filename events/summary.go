@@ -101,12 +101,23 @@ func Summary(e Event) string {
 			s = "answered: the session lives"
 		}
 		p = append(p, suffix(s, " (", v, ")"))
-	default:
-		p = append(p, v)
-		// A change of another kind's list (the hub's merged catalog): Tools
-		// counts the list Op names.
-		if ch := (&ListChange{Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted}).signed(); ch != "" {
-			p = append(p, fmt.Sprintf("%d %s: %s", e.Tools, e.Op, ch))
+	default: // another package's kinds (the hub's): their typed facts
+		p = append(p, v, string(e.Reason))
+		if e.Token != 0 {
+			add("token %d", e.Token)
+		}
+		p = append(p, e.SessionID)
+		if e.Name != "" {
+			add("%q", e.Name)
+		}
+		ch := (&ListChange{Added: e.Added, Removed: e.Removed, Changed: e.Changed, Omitted: e.Omitted}).signed()
+		switch {
+		case e.Bound != 0:
+			add("%d %s, over %d", e.Count, e.Op, e.Bound)
+		case ch != "" && e.Op != "": // a change of the list Op names, Tools long
+			add("%d %s: %s", e.Tools, e.Op, ch)
+		default:
+			p = append(p, e.Op, ch)
 		}
 	}
 	p = append(p, e.Detail)

@@ -119,3 +119,22 @@ func TestSummaryPrintsTheChangeOfAnotherKindsList(t *testing.T) {
 	e := events.Event{Kind: "merged-catalog-changed", Op: "tools", Tools: 4, Added: []string{"a__record"}, Removed: []string{"b__old"}}
 	require.Equal(t, "4 tools: +a__record -b__old", events.Summary(e))
 }
+
+// The hub's kinds print their typed facts: a lease's token and resumed
+// session, a refused catalog's bound, a collision's names.
+func TestSummaryPrintsAnotherKindsFacts(t *testing.T) {
+	for _, c := range []struct {
+		e    events.Event
+		want string
+	}{
+		{events.Event{Kind: "lease-acquired", Token: 7, SessionID: "s:0123abcd"}, "token 7; s:0123abcd"},
+		{events.Event{Kind: "lease-lost", Reason: "lease-taken", Detail: "fenced"}, "lease-taken; fenced"},
+		{events.Event{Kind: "catalog-refused", Op: "items", Count: 4, Bound: 3}, "4 items, over 3"},
+		{events.Event{Kind: "name-collision", Name: "a__x", Added: []string{"a__x_0123456789"}}, `"a__x"; +a__x_0123456789`},
+		{events.Event{Kind: "name-collision", Omitted: 24}, "…24 more"},
+		{events.Event{Kind: "server-added", Op: "standby"}, "standby"},
+		{events.Event{Kind: "store-failed", Op: "save", Detail: "refused"}, "save; refused"},
+	} {
+		require.Equal(t, c.want, events.Summary(c.e))
+	}
+}

@@ -108,11 +108,11 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	h.notifyLocked()
 	h.mu.Unlock()
 	// Announced before it starts, so its own events follow.
-	detail := resumeDetail(rs)
+	added := events.Event{Kind: KindServerAdded, Server: sc.Name, SessionID: resumed(rs)}
 	if leased {
-		detail = "standby until its lease is acquired"
+		added.Op = "standby"
 	}
-	h.emit(events.Event{Kind: KindServerAdded, Server: sc.Name, Detail: detail})
+	h.emit(added)
 	if !leased {
 		h.queueStart(e.ctx, e.sup)
 	} else if !h.spawn(e.ctx, func() { h.holdLease(e) }) {
@@ -188,11 +188,12 @@ func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate
 	return sup, rs, nil
 }
 
-func resumeDetail(rs *supervisor.ResumeState) string {
+// resumed is the hash of the session rs resumes; "" for none.
+func resumed(rs *supervisor.ResumeState) string {
 	if rs == nil {
-		return "fresh"
+		return ""
 	}
-	return "resuming " + events.HashSessionID(rs.SessionID)
+	return events.HashSessionID(rs.SessionID)
 }
 
 // load returns the server's stored resume state; nil when there is none or

@@ -46,6 +46,7 @@ func (e *CallError) Error() string {
 
 func (e *CallError) Unwrap() error { return e.Err }
 
+// route finds the server and the item's own id of m's qualified name.
 func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallError) {
 	h.catMu.Lock()
 	cl, ok := m.lookup(name)
@@ -60,20 +61,28 @@ func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallE
 	return e, cl.id, nil
 }
 
-// call runs do on the supervisor and with the id of m's item name.
-func call[T, R any](h *Hub, m *merged[T], op, name string, do func(sup *supervisor.Supervisor, id string) (R, error)) (R, error) {
+// call routes the request params (nil: an error) by the qualified name at
+// *name(params) to its server under the item's own id.
+func call[T, P, R any](ctx context.Context, h *Hub, m *merged[T], op string, params *P, name func(*P) *string,
+	do func(*supervisor.Supervisor, context.Context, *P) (R, error)) (R, error) {
 	var zero R
-	e, id, ce := route(h, m, op, name)
+	if params == nil {
+		return zero, fmt.Errorf("hub: %s: nil params", op)
+	}
+	p := *params
+	qn := *name(&p)
+	e, id, ce := route(h, m, op, qn)
 	if ce != nil {
 		return zero, ce
 	}
-	res, err := do(e.current(), id)
+	*name(&p) = id
+	res, err := do(e.current(), ctx, &p)
 	if err != nil {
 		// Before the call-failed event: Health has it when the caller does.
 		if sce, ok := errors.AsType[*supervisor.CallError](err); ok {
 			h.noteFailure(e, sce.Verdict)
 		}
-		return zero, &CallError{Op: op, Name: name, Server: e.name, ID: id, Err: err, redact: &h.redact}
+		return zero, &CallError{Op: op, Name: qn, Server: e.name, ID: id, Err: err, redact: &h.redact}
 	}
 	return res, nil
 }
@@ -97,36 +106,21 @@ func (h *Hub) notServing() []string {
 // Errors are *CallError: ErrUnknownName (nothing sent), or the supervisor's
 // *supervisor.CallError wrapped.
 func (h *Hub) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if params == nil {
-		return nil, errors.New("hub: CallTool: nil params")
-	}
-	return call(h, h.tools, "tools/call", params.Name, func(sup *supervisor.Supervisor, id string) (*mcp.CallToolResult, error) {
-		p := *params
-		p.Name = id
-		return sup.CallTool(ctx, &p)
-	})
+	return call(ctx, h, h.tools, "tools/call", params, func(p *mcp.CallToolParams) *string { return &p.Name }, (*supervisor.Supervisor).CallTool)
 }
 
 // GetPrompt gets the prompt of the merged catalog named params.Name (a
 // qualified name) from its server; errors as for CallTool.
 func (h *Hub) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	if params == nil {
-		return nil, errors.New("hub: GetPrompt: nil params")
-	}
-	return call(h, h.prompts, "prompts/get", params.Name, func(sup *supervisor.Supervisor, id string) (*mcp.GetPromptResult, error) {
-		p := *params
-		p.Name = id
-		return sup.GetPrompt(ctx, &p)
-	})
+	return call(ctx, h, h.prompts, "prompts/get", params, func(p *mcp.GetPromptParams) *string { return &p.Name }, (*supervisor.Supervisor).GetPrompt)
 }
 
 // ReadResource reads the resource of the merged catalog whose qualified name
 // is name (Resources lists them with their URIs) from its server; errors as
 // for CallTool.
 func (h *Hub) ReadResource(ctx context.Context, name string) (*mcp.ReadResourceResult, error) {
-	return call(h, h.resources, "resources/read", name, func(sup *supervisor.Supervisor, uri string) (*mcp.ReadResourceResult, error) {
-		return sup.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-	})
+	return call(ctx, h, h.resources, "resources/read", &mcp.ReadResourceParams{URI: name},
+		func(p *mcp.ReadResourceParams) *string { return &p.URI }, (*supervisor.Supervisor).ReadResource)
 }
 
 // Tools returns the merged tool catalog sorted by qualified name, shared

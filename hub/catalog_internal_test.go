@@ -98,12 +98,14 @@ func TestCatalogOverItsBoundIsRefused(t *testing.T) {
 	require.Equal(t, []string{"s__a", "s__b"}, names(), "4 items > 3: the items merged before stay")
 	require.Len(t, refused(), 1)
 	require.Equal(t, "s", refused()[0].Server)
-	require.Contains(t, refused()[0].Detail, "4 items")
+	require.Equal(t, events.Event{Kind: KindCatalogRefused, Server: "s", Op: "items", Count: 4, Bound: 3}, refused()[0])
 
 	h.updateCatalog(e, catalogOf(&mcp.Tool{Name: "a", Description: strings.Repeat("x", 2000)}), false)
 	require.Equal(t, []string{"s__a", "s__b"}, names(), "2000 bytes > 1000: the items merged before stay")
 	require.Len(t, refused(), 2)
-	require.Contains(t, refused()[1].Detail, "MaxCatalogBytes 1000")
+	require.Equal(t, "bytes", refused()[1].Op)
+	require.Greater(t, refused()[1].Count, 2000)
+	require.Equal(t, 1000, refused()[1].Bound)
 
 	h.updateCatalog(e, catalogOf(tools("c")...), false)
 	require.Equal(t, []string{"s__c"}, names(), "a catalog within the bounds is merged")

@@ -193,8 +193,8 @@ func ParseServers(data []byte) (*ServersFile, error) {
 	for _, name := range repeatedNames(raw) {
 		out.Warnings = append(out.Warnings, Warning{Server: name, Reason: "repeated server name, the last entry is taken"})
 	}
-	for name, body := range entries {
-		sc, warns, err := parseEntry(name, body)
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		sc, warns, err := parseEntry(name, entries[name])
 		if err != nil {
 			return nil, err
 		}
@@ -209,10 +209,6 @@ func ParseServers(data []byte) (*ServersFile, error) {
 			out.Servers = append(out.Servers, sc)
 		}
 	}
-	byName := func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) }
-	slices.SortFunc(out.Servers, byName)
-	slices.SortFunc(out.Unsupported, byName)
-	slices.SortFunc(out.Disabled, byName)
 	slices.SortFunc(out.Warnings, func(a, b Warning) int {
 		return cmp.Or(strings.Compare(a.Server, b.Server), strings.Compare(a.Field, b.Field))
 	})

@@ -200,6 +200,8 @@ func TestCollisionsAndInvalidNames(t *testing.T) {
 	cols := f.eventsOf(hub.KindNameCollision)
 	require.NotEmpty(t, cols)
 	require.Equal(t, taken, cols[len(cols)-1].Name)
+	require.Equal(t, []string{loser}, cols[len(cols)-1].Added, "the name the other item got")
+	require.Empty(t, cols[len(cols)-1].Detail)
 
 	_, err := h.CallTool(f.ctx, &mcp.CallToolParams{Name: loser, Arguments: mcptest.EchoArgs{Text: "hi"}})
 	require.NoError(t, err, "the renamed tool routes to its item")

@@ -25,13 +25,10 @@ import (
 // Config configures a Hub. The zero value is ready to use: servers named
 // `server__item`, nothing persisted, events discarded.
 type Config struct {
-	// Supervisor is the template of every server's supervisor.Config: the
-	// hub sets the server's own Name, Endpoint or Command (on the template
-	// Command's bounds, Inherit withholding the variables headers
-	// reference), Resume, Events, HTTP.OAuthHandler, Observe.Secrets and
-	// HTTP.HTTPClient (a copy adding its headers), masks Observe.Logger and
-	// clears HTTP and Stream for stdio. The rest reaches every server, so
-	// HTTP.OAuthHandler set is ErrSharedCredential.
+	// Supervisor is the template of every server's supervisor.Config; the
+	// hub sets what is the server's own (Name, Endpoint or Command, Resume,
+	// Events, HTTP.OAuthHandler, its headers and secrets) and masks
+	// Observe.Logger. HTTP.OAuthHandler set is ErrSharedCredential.
 	Supervisor supervisor.Config
 	// Credentials gives each server its own OAuth handler (nil: none),
 	// called once per server on Add's goroutine: a token is for one server
@@ -42,8 +39,7 @@ type Config struct {
 	// ServerConfig.Headers). Default os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
 	// ServerMiddleware gives each server's supervisor a middleware (nil:
-	// none) after the template's SendingMiddleware (e.g.
-	// mcpsupotel.Observer.Middleware). Default none.
+	// none) after the template's SendingMiddleware. Default none.
 	ServerMiddleware func(server string) mcp.Middleware
 	// Naming makes qualified names. Default DefaultNaming (`server__item`).
 	Naming Naming
@@ -53,7 +49,7 @@ type Config struct {
 	// StoreTimeout bounds each Store operation. Default 10s.
 	StoreTimeout time.Duration
 	// Lease is the lease rule, used when Store implements Leaser; a stdio
-	// server (each replica's own process) is never leased.
+	// server (a process of each replica's own) is never leased.
 	Lease LeaseConfig
 	// MaxCatalogItems and MaxCatalogBytes bound one server's catalog
 	// (tools, prompts and resources; bytes of their JSON): one over either
@@ -161,7 +157,6 @@ type Hub struct {
 	resources *merged[mcp.Resource]
 }
 
-// entry is one server of the hub.
 type entry struct {
 	name      string
 	sc        ServerConfig
@@ -242,8 +237,8 @@ func (h *Hub) notifyLocked() {
 
 func (h *Hub) notify() {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.notifyLocked()
-	h.mu.Unlock()
 }
 
 // Names returns the names of the servers in the hub, sorted.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -190,6 +191,8 @@ func TestLeaseNotRenewedEndsTheHoldBeforeTheTTL(t *testing.T) {
 	require.Equal(t, []time.Duration{ttl / 3, ttl/3 + ttl/12, ttl/3 + 2*ttl/12, ttl/3 + 3*ttl/12, ttl/3 + 4*ttl/12}, attempts)
 	lost := f.eventsOf(hub.KindLeaseLost)[0]
 	require.Equal(t, ttl*3/4, lost.Time.Sub(start), "the hold ends at TTL*3/4, before the TTL")
+	require.Equal(t, hub.ReasonHoldEnded, lost.Reason)
+	require.Empty(t, lost.Detail, "no foreign text")
 	require.Equal(t, hub.LeaseStandby, h.Health()[0].Lease)
 	require.Empty(t, h.MCPTools())
 	require.Zero(t, srv.Log().CountVerb("DELETE"), "detached, not ended")
@@ -218,8 +221,43 @@ func TestLeaseNotRenewedEndsTheHoldBeforeTheTTL(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	require.Len(t, f.eventsOf(hub.KindLeaseAcquired), 2)
+	acq := f.eventsOf(hub.KindLeaseAcquired)
+	require.Len(t, acq, 2)
 	require.Equal(t, 1, srv.Log().Count("initialize"), "resumed, not initialized again")
+	require.Equal(t, []uint64{1, 2}, []uint64{acq[0].Token, acq[1].Token})
+	require.Empty(t, acq[0].SessionID, "the first term starts fresh")
+	require.Equal(t, events.HashSessionID(h.Supervisor("search").ResumeState().SessionID), acq[1].SessionID, "the second resumes")
+	added := f.eventsOf(hub.KindServerAdded)
+	require.Equal(t, []events.Event{{Kind: hub.KindServerAdded, Server: "search", Op: "standby"}}, added)
+}
+
+// A renewal refused because another replica acquired the lease ends the
+// hold at once: lease-lost says why by its Reason, the leaser's error in
+// Detail (DESIGN.md section 8).
+func TestLeaseTakenByAnotherEndsTheHold(t *testing.T) {
+	const ttl = 3 * time.Second
+	clock := clockwork.NewFakeClock()
+	f := newFixture(t, map[string]mcptest.Options{"search": {Tools: 1}})
+	leaser := newMemLeaser(clock)
+	cfg := f.config(leaser)
+	cfg.Supervisor.Observe.Clock = clock
+	cfg.Lease = hub.LeaseConfig{TTL: ttl}
+	h := f.hub(cfg)
+	require.Equal(t, hub.LeaseHeld, h.Health()[0].Lease)
+
+	leaser.mu.Lock()
+	leaser.fence["search"] = "other"
+	leaser.mu.Unlock()
+	clock.Advance(ttl / 3)
+	<-leaser.renews
+	_, err := f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.Kind == hub.KindLeaseLost })
+	})
+	require.NoError(t, err)
+	lost := f.eventsOf(hub.KindLeaseLost)[0]
+	require.Equal(t, hub.ReasonLeaseTaken, lost.Reason)
+	require.Equal(t, hub.ErrLeaseLost.Error(), lost.Detail, "the leaser's error")
+	require.Equal(t, ttl/3, lost.Time.Sub(f.eventsOf(hub.KindLeaseAcquired)[0].Time), "at the refusal, not at TTL*3/4")
 }
 
 func TestStandbyRetriesOnABoundedScheduleUntilClose(t *testing.T) {

@@ -17,12 +17,23 @@ import (
 
 // The hub's lease events (with a Leaser as Store).
 const (
-	// KindLeaseAcquired: this replica serves the server now. Detail:
-	// "token <n>; fresh" or "token <n>; resuming <session hash>".
+	// KindLeaseAcquired: this replica serves the server now. Token is the
+	// lease's; SessionID the hash of the session it resumes, "" when fresh.
 	KindLeaseAcquired events.Kind = "lease-acquired"
 	// KindLeaseLost: this replica stopped serving the server, before the
-	// lease ended at the leaser; Detail says why.
+	// lease ended at the leaser; Reason says why (ReasonLeaseTaken, with the
+	// leaser's error as Detail, or ReasonHoldEnded).
 	KindLeaseLost events.Kind = "lease-lost"
+)
+
+// Why a lease was lost (KindLeaseLost's Reason).
+const (
+	// ReasonLeaseTaken: the leaser refused a renewal (ErrLeaseLost):
+	// another replica acquired the lease.
+	ReasonLeaseTaken events.Reason = "lease-taken"
+	// ReasonHoldEnded: no renewal was accepted within TTL*3/4 of the last
+	// one's sending; the lease ends at the leaser within TTL/4.
+	ReasonHoldEnded events.Reason = "hold-ended"
 )
 
 // The lease rule's fractions of LeaseConfig.TTL.
@@ -88,9 +99,9 @@ func (h *Hub) holdLease(e *entry) {
 	}
 }
 
-// serve runs one term: load, start, renew until the lease is lost (then
-// detach, save fenced, release, and return whether another replica took
-// it and when the hold ended) or the server leaves.
+// serve runs one term (DESIGN.md section 8) until the lease is lost,
+// returning whether another replica took it and when the hold ended, or
+// until the server leaves.
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Observe.Clock
 	deadline := holdDeadline(sent, ttl)
@@ -119,16 +130,17 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	defer endTerm()
 	standby := e.setTerm(sup, lease, LeaseHeld, clock.Now())
 	_ = standby.Close() // never started: nothing to end
-	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Detail: fmt.Sprintf("token %d; %s", lease.Token(), resumeDetail(rs))})
+	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Token: lease.Token(), SessionID: resumed(rs)})
 	h.notify()
 	h.queueStart(termCtx, sup)
 
 	next := sent.Add(ttl / renewDiv)
-	why := ""
+	var why events.Reason
+	var refusal string // the leaser's error, when it refused
 	for why == "" {
 		now := clock.Now()
 		if !now.Before(deadline) {
-			why = fmt.Sprintf("no renewal accepted within %v of the last one sent; the lease ends at the leaser within %v", ttl*3/4, ttl/4)
+			why = ReasonHoldEnded
 			break
 		}
 		if now.Before(next) {
@@ -153,8 +165,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 				}
 			}
 		case errors.Is(err, ErrLeaseLost):
-			why = "taken by another replica: " + err.Error()
-			taken = true
+			why, refusal, taken = ReasonLeaseTaken, err.Error(), true
 		default:
 			h.storeFailed("renew", e.name, err)
 			next = now.Add(ttl / renewRetryDiv) // from the attempt, as after a success
@@ -168,7 +179,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	e.setTerm(idle, nil, LeaseStandby, ended)
 	_ = sup.Detach()
 	h.updateCatalog(e, supervisor.Catalog{}, true)
-	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Detail: why})
+	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Reason: why, Detail: refusal})
 	h.notify()
 
 	last := sup.ResumeState()
@@ -194,8 +205,8 @@ func (h *Hub) releaseLease(ctx context.Context, server string, lease Lease) {
 }
 
 // sleepUntil waits on clock until the time until; false when ctx ended
-// first. The clock is read again once the timer exists: a fake clock
-// moved past until meanwhile ends the wait at once.
+// first. The clock is read again once the timer exists: a fake clock may
+// have moved past until meanwhile.
 func sleepUntil(ctx context.Context, clock clockwork.Clock, until time.Time) bool {
 	d := until.Sub(clock.Now())
 	if d <= 0 {
@@ -247,9 +258,8 @@ func (g *holdGate) check() error {
 	return nil
 }
 
-// Leaser is a Store shared by replicas that also grants leases: the right
-// to serve one server, held by one replica at a time. Safe for concurrent
-// use.
+// Leaser is a Store shared by replicas that also grants leases, each the
+// right of one replica to serve one server. Safe for concurrent use.
 type Leaser interface {
 	Store
 	// Acquire takes the server's lease for ttl: a *LeaseHeldError when
@@ -301,14 +311,10 @@ func (e *LeaseHeldError) Error() string {
 
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
-// LeaseConfig sets the lease rule (DESIGN.md section 8), used when
-// Config.Store implements Leaser; the zero value is ready to use. Renewals
-// every TTL/3 (a failed one again after TTL/12); the hold ends TTL*3/4
-// after the last accepted renewal was sent, or at a refusal
-// (KindLeaseLost), and requests after it are refused unsent
-// (*HoldEndedError). Standing by, the hub tries again TTL/50 after the
-// holder's lease would end; an unreachable leaser after TTL/10 doubling
-// to TTL.
+// LeaseConfig sets the lease rule of DESIGN.md section 8, used when
+// Config.Store implements Leaser; the zero value is ready to use. The hold
+// ends TTL*3/4 after the last accepted renewal was sent (KindLeaseLost);
+// requests after it are refused unsent (*HoldEndedError).
 type LeaseConfig struct {
 	// TTL is the lease's time to live at the leaser. Default 15s; at
 	// least 300ms.
@@ -319,13 +325,7 @@ type LeaseConfig struct {
 const MinLeaseTTL = 300 * time.Millisecond
 
 func (c LeaseConfig) ttl() time.Duration {
-	switch {
-	case c.TTL <= 0:
-		return 15 * time.Second
-	case c.TTL < MinLeaseTTL:
-		return MinLeaseTTL
-	}
-	return c.TTL
+	return max(cmp.Or(max(c.TTL, 0), 15*time.Second), MinLeaseTTL)
 }
 
 // LeaseState is a server's lease as its Health shows it.

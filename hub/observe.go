@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -12,8 +14,9 @@ import (
 // The hub's own event kinds, besides the supervisors'. Their Seq is 0;
 // Server names the server concerned.
 const (
-	// KindServerAdded: a server joined the hub. Detail: "fresh", or
-	// "resuming <session hash>".
+	// KindServerAdded: a server joined the hub. SessionID is the hash of the
+	// session it resumes, "" when fresh; Op is "standby" when it waits for
+	// its lease (a Leaser as Store).
 	KindServerAdded events.Kind = "server-added"
 	// KindServerRemoved: a server left the hub (Remove).
 	KindServerRemoved events.Kind = "server-removed"
@@ -22,17 +25,19 @@ const (
 	// Removed, Changed the qualified names (bounded as events.BoundChange
 	// does); Tools counts the items of that kind in the merged view.
 	KindMergedCatalogChanged events.Kind = "merged-catalog-changed"
-	// KindNameCollision: two items asked for the qualified name Name;
-	// Detail says who kept it and what the other got. At most 16 per
-	// catalog change, then one counting the rest in Omitted.
+	// KindNameCollision: two items asked for the qualified name Name: the
+	// winner (see Collision) keeps it, the other is shown as Added[0]. At
+	// most 16 per catalog change, then one counting the rest in Omitted.
 	KindNameCollision events.Kind = "name-collision"
 	// KindStoreFailed: a Store or lease operation failed (Op: "load",
 	// "save", "delete", "acquire", "renew", "release"); Detail is the error.
 	KindStoreFailed events.Kind = "store-failed"
 	// KindConfigWarning: part of a servers file was not used (Detail).
 	KindConfigWarning events.Kind = "config-warning"
-	// KindCatalogRefused: the server's catalog is over Config.MaxCatalogItems
-	// or MaxCatalogBytes and was not merged (Detail says by how much).
+	// KindCatalogRefused: the server's catalog is over a bound and was not
+	// merged; the items merged before stay. Op is "items" (Bound is
+	// Config.MaxCatalogItems) or "bytes" (MaxCatalogBytes); Count is the
+	// catalog's.
 	KindCatalogRefused events.Kind = "catalog-refused"
 )
 
@@ -111,53 +116,46 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
-	if over := h.overBound(len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); over != "" && !leaving {
-		h.emit(events.Event{Kind: KindCatalogRefused, Server: server, Detail: over + "; the items merged before stay"})
+	if over, ok := h.overBound(server, len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); ok && !leaving {
+		h.emit(over)
 		return
 	}
 	h.catMu.Lock()
 	td, tc := h.tools.apply(server, tp)
 	pd, pc := h.prompts.apply(server, pp)
 	rd, rc := h.resources.apply(server, rp)
-	diffs := []struct {
-		kind string
-		d    Diff
-		n    int
-	}{{"tools", td, len(h.tools.owner)}, {"prompts", pd, len(h.prompts.owner)}, {"resources", rd, len(h.resources.owner)}}
+	counts := []int{len(h.tools.owner), len(h.prompts.owner), len(h.resources.owner)}
 	h.catMu.Unlock()
-	cols := append(append(tc, pc...), rc...)
-	more := len(cols) - maxCollisionEvents
-	if more > 0 {
-		cols = cols[:maxCollisionEvents]
+	cols := slices.Concat(tc, pc, rc)
+	for i, col := range cols {
+		if i == maxCollisionEvents {
+			h.emit(events.Event{Kind: KindNameCollision, Server: server, Omitted: len(cols) - i})
+			break
+		}
+		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name, Added: []string{col.Renamed}})
 	}
-	for _, col := range cols {
-		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name,
-			Detail: fmt.Sprintf("%q of server %q keeps %q; %q of server %q is %q", events.CutName(col.WinnerID), col.Winner, col.Name, events.CutName(col.LoserID), col.Loser, col.Renamed)})
-	}
-	if more > 0 {
-		h.emit(events.Event{Kind: KindNameCollision, Server: server, Omitted: more,
-			Detail: fmt.Sprintf("%d more collisions of this catalog change not reported one by one", more)})
-	}
-	for _, kd := range diffs {
-		if kd.d.Empty() {
+	for i, d := range []Diff{td, pd, rd} {
+		if d.Empty() {
 			continue
 		}
-		kd.d = kd.d.sort()
-		c := events.BoundChange(kd.d.Added, kd.d.Removed, kd.d.Changed)
-		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: kd.kind, Tools: kd.n,
+		d = d.sort()
+		c := events.BoundChange(d.Added, d.Removed, d.Changed)
+		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: []string{"tools", "prompts", "resources"}[i], Tools: counts[i],
 			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
 }
 
-// overBound says what of a catalog is over its bounds; "" when nothing is.
-func (h *Hub) overBound(items int, bytes int64) string {
+// overBound is the KindCatalogRefused event of a catalog over a bound;
+// false when it is within both.
+func (h *Hub) overBound(server string, items int, bytes int64) (events.Event, bool) {
+	ev := events.Event{Kind: KindCatalogRefused, Server: server}
 	switch {
 	case items > h.cfg.MaxCatalogItems:
-		return fmt.Sprintf("catalog of %d items (tools, prompts and resources), more than MaxCatalogItems %d", items, h.cfg.MaxCatalogItems)
+		ev.Op, ev.Count, ev.Bound = "items", items, h.cfg.MaxCatalogItems
 	case bytes > h.cfg.MaxCatalogBytes:
-		return fmt.Sprintf("catalog of %d bytes of JSON, more than MaxCatalogBytes %d", bytes, h.cfg.MaxCatalogBytes)
+		ev.Op, ev.Count, ev.Bound = "bytes", int(min(bytes, math.MaxInt)), int(min(h.cfg.MaxCatalogBytes, math.MaxInt))
 	}
-	return ""
+	return ev, ev.Op != ""
 }
 
 // maxCollisionEvents bounds the name-collision events of one catalog change.

@@ -112,7 +112,7 @@ func TestStdioServerIsNeverLeased(t *testing.T) {
 	require.Contains(t, names(h.Tools()), "local__echo")
 	require.Zero(t, len(leaser.acquires), "no lease asked for")
 	for _, e := range f.eventsOf(hub.KindServerAdded) {
-		require.Equal(t, "fresh", e.Detail)
+		require.Equal(t, events.Event{Kind: hub.KindServerAdded, Server: "local"}, e, "fresh, not standing by")
 	}
 	require.NoError(t, h.Close())
 	require.Empty(t, leaser.states, "nothing saved for a process")

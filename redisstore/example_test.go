@@ -29,7 +29,7 @@ func ExampleStore() {
 		Events: events.SinkFunc(func(ev events.Event) {
 			switch ev.Kind {
 			case hub.KindLeaseAcquired, hub.KindLeaseLost:
-				fmt.Println(ev.Server, ev.Kind, ev.Detail)
+				fmt.Println(ev.Server, ev.Kind, events.Summary(ev))
 			}
 		}),
 	})

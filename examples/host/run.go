@@ -151,9 +151,13 @@ func host(ctx context.Context, o options, out io.Writer) (err error) {
 // report prints the events a host shows: the hub's own and failures.
 func report(out io.Writer, e events.Event) {
 	switch e.Kind {
-	case hub.KindServerAdded, hub.KindStoreFailed, hub.KindConfigWarning, hub.KindNameCollision:
-		fmt.Fprintf(out, "%-20s %-12s %s\n", e.Kind, e.Server, e.Detail)
-	case events.KindCallFailed:
+	case hub.KindServerAdded:
+		how := "fresh"
+		if e.SessionID != "" {
+			how = "resuming " + e.SessionID
+		}
+		fmt.Fprintf(out, "%-20s %-12s %s\n", e.Kind, e.Server, how)
+	case hub.KindStoreFailed, hub.KindConfigWarning, hub.KindNameCollision, events.KindCallFailed:
 		fmt.Fprintf(out, "%-20s %-12s %s\n", e.Kind, e.Server, events.Summary(e))
 	}
 }

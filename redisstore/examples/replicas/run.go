@@ -124,7 +124,7 @@ func failover(ctx context.Context, out io.Writer, redisAddr, url string, ttl tim
 	}
 	took := time.Since(killed)
 	resumed := b.saw(func(ev events.Event) bool {
-		return ev.Kind == hub.KindLeaseAcquired && strings.Contains(ev.Detail, "resuming")
+		return ev.Kind == hub.KindLeaseAcquired && ev.SessionID != ""
 	})
 	say("", "failover: %v from the kill to b ready (lease TTL %v)", took.Round(time.Millisecond), ttl)
 	if mcp != nil {
@@ -237,12 +237,18 @@ func spawn(ctx context.Context, name, redisAddr, url string, ttl time.Duration, 
 // describe is the line an event gets, or "" for the events not shown.
 func describe(ev events.Event) string {
 	switch ev.Kind {
-	case hub.KindServerAdded, hub.KindLeaseAcquired, hub.KindLeaseLost, hub.KindStoreFailed:
+	case hub.KindLeaseAcquired:
+		how := "fresh"
+		if ev.SessionID != "" {
+			how = "resuming " + ev.SessionID
+		}
+		return fmt.Sprintf("%s: token %d; %s", ev.Kind, ev.Token, how)
+	case hub.KindServerAdded, hub.KindLeaseLost, hub.KindStoreFailed:
 		s := string(ev.Kind)
 		if ev.Op != "" {
 			s += " " + ev.Op
 		}
-		return s + ": " + ev.Detail
+		return s + ": " + events.Summary(ev)
 	case events.KindTransition:
 		if ev.From == ev.To {
 			return ""
