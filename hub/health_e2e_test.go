@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,9 +26,8 @@ func healthOf(t *testing.T, h *hub.Hub, name string) hub.Health {
 }
 
 // A call its caller canceled is the caller's, not a failure of the
-// server's: Health keeps naming the server's last real failure (here a
-// refused connection: class transport, "no HTTP status at all",
-// DESIGN.md section 3), not "canceled".
+// server's: Health keeps naming the server's last real failure (here class
+// transport, "no HTTP status at all", DESIGN.md section 3), not "canceled".
 func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 	f := newFixture(t, map[string]mcptest.Options{"down": {Tools: 1}})
 	cfg := f.config(nil)
@@ -39,13 +39,17 @@ func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 
 	_, err := h.CallTool(f.ctx, record("down__record", "1"))
 	require.Error(t, err)
+	// Both failures reach the hub (the call's and the reconnect's), in
+	// either order: Health then names the later one.
 	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
-		return slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.Server == "down" && ev.Kind == events.KindRetryScheduled })
+		has := func(k events.Kind) bool {
+			return slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.Server == "down" && ev.Kind == k })
+		}
+		return has(events.KindRetryScheduled) && has(events.KindCallFailed)
 	})
 	require.NoError(t, err)
 	before := healthOf(t, h, "down")
 	require.Equal(t, classify.Transport, before.Verdict.Class)
-	require.Contains(t, before.Verdict.Detail, "connection refused")
 
 	canceled, cancel := context.WithCancel(f.ctx)
 	cancel()
@@ -55,8 +59,46 @@ func TestHealthKeepsTheServerFailureOverACallerCancel(t *testing.T) {
 	require.Equal(t, classify.Canceled, sce.Verdict.Class, "the caller's error says it gave up")
 
 	after := healthOf(t, h, "down")
-	require.Equal(t, classify.Transport, after.Verdict.Class, "the server's failure, not the caller's cancel")
-	require.Contains(t, after.Verdict.Detail, "connection refused")
+	require.Equal(t, before.Verdict, after.Verdict, "the server's failure, not the caller's cancel")
+}
+
+// A host that reads Health when an event reaches it sees that event's
+// facts there: the hub records a transition's verdict and time before it
+// forwards the event, so Health never lags the events a host was told.
+func TestHealthHoldsAnEventsFactsWhenTheHostHearsIt(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"down": {Tools: 1}})
+	cfg := f.config(nil)
+	cfg.Supervisor.Recovery.Backoff = supervisor.Backoff{InitialInterval: time.Hour, MaxInterval: time.Hour, NoJitter: true}
+	var hp atomic.Pointer[hub.Hub]
+	seen := make(chan hub.Health, 1)
+	cfg.Events = events.SinkFunc(func(ev events.Event) {
+		f.rec.Emit(ev)
+		if ev.Server == "down" && ev.Kind == events.KindTransition && ev.To == events.StateFailed {
+			i := slices.IndexFunc(hp.Load().Health(), func(hl hub.Health) bool { return hl.Server == "down" })
+			select {
+			case seen <- hp.Load().Health()[i]:
+			default:
+			}
+		}
+	})
+	h := hub.New(cfg)
+	hp.Store(h)
+	t.Cleanup(func() { _ = h.Close() })
+	require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: "down", URL: f.servers["down"].URL()}))
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+	f.servers["down"].Close() // refused from now on: the session ends, the reconnect fails
+
+	_, err := h.CallTool(f.ctx, record("down__record", "1"))
+	require.Error(t, err)
+	var at hub.Health
+	select {
+	case at = <-seen:
+	case <-f.ctx.Done():
+		t.Fatal("no transition to failed")
+	}
+	require.Equal(t, classify.Transport, at.Verdict.Class, "the failure the event carries is already Health's")
+	ev := slices.IndexFunc(f.rec.Events(), func(ev events.Event) bool { return ev.Kind == events.KindTransition && ev.To == events.StateFailed })
+	require.Equal(t, f.rec.Events()[ev].Time, at.Since, "Since is the time of the move the host was told")
 }
 
 // A server's header value is a credential the hub hands its supervisor

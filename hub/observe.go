@@ -55,33 +55,32 @@ func (h *Hub) emit(ev events.Event) {
 	h.cfg.Events.Emit(h.redact.Redact(ev))
 }
 
-// observe is every supervisor's sink: Config.Events gets the event, then
-// the hub learns from it when sup is the server's of this term.
+// observe is every supervisor's sink. When sup is the server's of this
+// term, Health learns what the event says (a failure, the time of a move)
+// before Config.Events gets it, so a host that reads Health on an event
+// sees the event's facts there; the merge and the wake-ups come after.
 func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
-	h.emit(ev)
+	moved := ev.Kind == events.KindTransition && ev.From != ev.To
 	e.mu.Lock()
 	stale := e.gone || e.sup != sup
 	lease := e.lease
+	if !stale && moved {
+		e.since = cmp.Or(ev.Time, h.cfg.Supervisor.Observe.Clock.Now())
+	}
 	e.mu.Unlock()
+	if !stale && (ev.Kind == events.KindTransition || ev.Kind == events.KindCallFailed) {
+		h.noteFailure(e, ev.Verdict)
+	}
+	h.emit(ev)
 	if stale {
 		return
 	}
 	switch ev.Kind {
 	case events.KindTransition:
-		h.noteFailure(e, ev.Verdict)
-		moved := ev.From != ev.To
-		if moved {
-			e.mu.Lock()
-			e.since = cmp.Or(ev.Time, h.cfg.Supervisor.Observe.Clock.Now())
-			e.mu.Unlock()
-		}
 		if moved && string(ev.To) == supervisor.Ready.String() {
 			h.refresh(e)
 		}
 		h.notify() // internal ones too: failed -> failed may become terminal
-
-	case events.KindCallFailed:
-		h.noteFailure(e, ev.Verdict)
 	case events.KindCatalogChanged:
 		h.refresh(e)
 	case events.KindSessionOpened, events.KindStreamDisabled, events.KindStreamEnabled:
