@@ -184,43 +184,53 @@ func maxArrayItems(obj []byte, key string, limit int) int {
 	return most
 }
 
+// tokens yields the index of each byte of the JSON data outside strings but
+// white space and ':', a string once at its opening quote with end at its
+// closing one (else end is i). It stops at a string data ends inside.
+func tokens(data []byte) iter.Seq2[int, int] {
+	return func(yield func(i, end int) bool) {
+		for i := 0; i < len(data); i++ {
+			end := i
+			switch data[i] {
+			case ' ', '\t', '\n', '\r', ':':
+				continue
+			case '"':
+				var ok bool
+				if end, ok = jsonscan.StringEnd(data, i+1); !ok {
+					return
+				}
+			}
+			if !yield(i, end) {
+				return
+			}
+			i = end
+		}
+	}
+}
+
 // keyValues yields each object or array that is the value of key at the top
 // level of the well-formed JSON object obj, every occurrence (escaped too).
 func keyValues(obj []byte, key string) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
-		depth := 0
-		keyed := false // the last string at depth 1 was key, and a ':' follows
-		for i := 0; i < len(obj); i++ {
+		depth, start := 0, -1 // start: where the value being yielded begins
+		keyed := false        // the last string at depth 1 was key, and a ':' follows
+		for i, end := range tokens(obj) {
 			switch c := obj[i]; c {
 			case '"':
-				end, ok := jsonscan.StringEnd(obj, i+1)
-				if !ok {
-					return
-				}
-				if depth == 1 {
-					keyed = isKey(obj, i, end, key)
-				}
-				i = end
+				keyed = depth == 1 && isKey(obj, i, end, key)
 			case '{', '[':
 				if keyed && depth == 1 {
-					rest, ok := jsonscan.SkipComposite(obj[i:])
-					if !ok {
-						return
-					}
-					v := obj[i : len(obj)-len(rest)]
-					if !yield(v) {
-						return
-					}
-					i += len(v) - 1
-					keyed = false
-					continue
+					start = i
 				}
 				depth++
 				keyed = false
 			case '}', ']':
-				depth--
-				keyed = false
-			case ' ', '\t', '\n', '\r', ':':
+				if depth--; depth == 1 && start >= 0 {
+					if !yield(obj[start : i+1]) {
+						return
+					}
+					start = -1
+				}
 			default:
 				keyed = false
 			}
@@ -232,33 +242,20 @@ func keyValues(obj []byte, key string) iter.Seq[[]byte] {
 // further than limit+1.
 func arrayElements(arr []byte, limit int) int {
 	n, depth := 0, 0
-	for i := 0; i < len(arr) && n <= limit; i++ {
-		switch c := arr[i]; c {
-		case '"':
-			if depth == 1 && n == 0 {
-				n = 1
-			}
-			end, ok := jsonscan.StringEnd(arr, i+1)
-			if !ok {
-				return n
-			}
-			i = end
-		case '{', '[':
-			if depth == 1 && n == 0 {
-				n = 1
-			}
-			depth++
-		case '}', ']':
+	for i := range tokens(arr) {
+		c := arr[i]
+		if c == '}' || c == ']' {
 			depth--
-		case ',':
-			if depth == 1 {
-				n++
-			}
-		case ' ', '\t', '\n', '\r', ':':
-		default: // a number, true, false or null
-			if depth == 1 && n == 0 {
-				n = 1
-			}
+			continue
+		}
+		if depth == 1 && (n == 0 || c == ',') {
+			n++
+		}
+		if c == '{' || c == '[' {
+			depth++
+		}
+		if n > limit {
+			break
 		}
 	}
 	return n
@@ -286,17 +283,9 @@ func moreValues(data []byte, limit int) bool {
 		return false // each value counted takes a byte of its own
 	}
 	n := 0
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '"':
-			end, ok := jsonscan.StringEnd(data, i+1)
-			if !ok {
-				return false
-			}
-			i = end
-		case '{', '[', ',':
-			n++
-			if n > limit {
+	for i := range tokens(data) {
+		if c := data[i]; c == '{' || c == '[' || c == ',' {
+			if n++; n > limit {
 				return true
 			}
 		}
