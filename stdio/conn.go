@@ -34,14 +34,10 @@ func deliveryFacts(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// markingTransport makes [markingConn]s.
+// markingTransport hands go-sdk its conn, inner's connection wrapped.
 type markingTransport struct {
-	inner        mcp.Transport
-	stray        func(jsonrpc.ID)
-	dropped      func(n int)
-	maxResponses int
-	limits       msgcheck.Limits
-	refused      func(why string)
+	inner mcp.Transport
+	conn  *markingConn // every field set but Connection
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -49,8 +45,8 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &markingConn{Connection: conn, stray: t.stray, refused: t.refused, dropped: t.dropped,
-		maxResponses: t.maxResponses, limits: t.limits}, nil
+	t.conn.Connection = conn
+	return t.conn, nil
 }
 
 // markingConn marks the requests it writes (deliveryFacts) and checks what
@@ -64,9 +60,8 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // to dropped.
 type markingConn struct {
 	mcp.Connection
-	stray        func(jsonrpc.ID)
-	refused      func(why string)
-	dropped      func(n int)
+	drop         func(why string) // a message read and not handed on (required)
+	dropped      func(n int)      // the n-th response not written
 	maxResponses int
 	limits       msgcheck.Limits
 	mu           sync.Mutex
@@ -80,8 +75,8 @@ type markingConn struct {
 }
 
 // Read returns the next message, but: a server's request or notification
-// past msgcheck's bounds goes to refused; a response to an id never sent goes
-// to stray (go-sdk would drop it silently, internal/jsonrpc2 conn.go); a
+// past msgcheck's bounds, and a response to an id never sent (go-sdk would
+// drop it silently, internal/jsonrpc2 conn.go), go to drop; a
 // result msgcheck refuses becomes a JSON-RPC error (msgcheck.CodeRefused)
 // before go-sdk decodes it. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2
 // conn.go Call), so an id was sent when it is an integer from 1 to the
@@ -91,14 +86,12 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
-				if c.refused != nil {
-					c.refused(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
-				}
+				c.drop(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
 				continue
 			}
 		}
 		r, ok := msg.(*jsonrpc.Response)
-		if err != nil || !ok || !r.ID.IsValid() || c.stray == nil {
+		if err != nil || !ok || !r.ID.IsValid() {
 			return msg, err
 		}
 		n, isInt := r.ID.Raw().(int64)
@@ -112,7 +105,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {
-			c.stray(r.ID)
+			c.drop(fmt.Sprintf("a response to id %v, a request never sent", r.ID.Raw()))
 			continue
 		}
 		if r.Error == nil {
@@ -182,9 +175,7 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.drops++
 		n := c.drops
 		c.mu.Unlock()
-		if c.dropped != nil {
-			c.dropped(n)
-		}
+		c.dropped(n)
 		return nil
 	} else {
 		c.responses++

@@ -2,13 +2,11 @@ package stdio
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -114,10 +112,8 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	version := d.version
 	d.mu.Unlock()
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
-		stray:        func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
-		refused:      func(why string) { f.drop(why) },
-		dropped:      func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
-		maxResponses: o.MaxResponses, limits: o.Limits}
+		conn: &markingConn{drop: f.drop, dropped: func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
+			maxResponses: o.MaxResponses, limits: o.Limits}}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() != nil {
