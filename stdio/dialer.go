@@ -3,7 +3,7 @@ package stdio
 import (
 	"context"
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -47,8 +47,7 @@ type Options struct {
 type Dialer struct {
 	opts Options
 
-	mu      sync.Mutex
-	version string // the protocol version to ask for: Options.ProtocolVersion, then learned
+	version atomic.Value // string: the protocol version to ask for: Options.ProtocolVersion, then learned
 }
 
 var (
@@ -73,7 +72,9 @@ func NewDialer(o Options) *Dialer {
 	if o.MaxResponses <= 0 {
 		o.MaxResponses = session.DefaultMaxResponsesInFlight
 	}
-	return &Dialer{opts: o, version: o.ProtocolVersion}
+	d := &Dialer{opts: o}
+	d.version.Store(o.ProtocolVersion)
+	return d
 }
 
 // Attach returns session.ErrNoResume: a process cannot be re-attached.
@@ -108,9 +109,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		cl = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "0"}, nil)
 		cl.AddSendingMiddleware(s.facts)
 	}
-	d.mu.Lock()
-	version := d.version
-	d.mu.Unlock()
+	version := d.version.Load().(string)
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
 		conn: &markingConn{drop: f.drop, dropped: func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
 			maxResponses: o.MaxResponses, limits: o.Limits}}
@@ -130,9 +129,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	info := session.Info{ProtocolVersion: version, Initialize: cs.InitializeResult()}
 	if res := info.Initialize; res != nil {
 		info.ProtocolVersion = res.ProtocolVersion
-		d.mu.Lock()
-		d.version = res.ProtocolVersion
-		d.mu.Unlock()
+		d.version.Store(res.ProtocolVersion)
 	}
 	s.start(cs, info, o)
 	return s, nil

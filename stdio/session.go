@@ -23,11 +23,11 @@ type stdioSession struct {
 	info session.Info
 	ka   *session.KeepAlive // nil without Options.KeepAlive
 
-	end       session.End
-	started   atomic.Bool   // the handshake succeeded
-	closing   atomic.Bool   // Close began
-	closeOnce sync.Once     // Close's stop
-	watched   chan struct{} // closed once watch has ended the session
+	session.End               // Done, Err, Fail (session.Verify), AfterEnd
+	started     atomic.Bool   // the handshake succeeded
+	closing     atomic.Bool   // Close began
+	closeOnce   sync.Once     // Close's stop
+	watched     chan struct{} // closed once watch has ended the session
 }
 
 // start runs the session once the handshake on cs succeeded.
@@ -49,7 +49,7 @@ func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(ctx, method, req)
 		if err != nil && s.started.Load() && errors.Is(err, mcp.ErrConnectionClosed) {
 			select {
-			case <-s.end.Done():
+			case <-s.End.Done():
 			case <-ctx.Done():
 			}
 		}
@@ -65,7 +65,7 @@ func (s *stdioSession) watch() {
 	s.p.stopUnlessExiting()
 	exit := s.p.wait()
 	s.ka.Stop()
-	s.end.Fail(s.cause(exit, err))
+	s.End.Fail(s.cause(exit, err))
 }
 
 // cause is the first of what ended the session: a dead ping, the process's
@@ -106,7 +106,7 @@ func (s *stdioSession) Info() session.Info { return s.info }
 
 // Status is Live until Done, then Ended with a nil channel.
 func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
-	done := s.end.Done()
+	done := s.End.Done()
 	select {
 	case <-done:
 		return session.Ended, nil
@@ -114,16 +114,6 @@ func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
 		return session.Live, done
 	}
 }
-
-func (s *stdioSession) Done() <-chan struct{} { return s.end.Done() }
-
-// Fail ends the session with err unless it ended already (session.Verify);
-// the supervisor's Close then stops the process.
-func (s *stdioSession) Fail(err error) bool { return s.end.Fail(err) }
-
-// AfterEnd runs f once the session has ended (session.End.AfterEnd).
-func (s *stdioSession) AfterEnd(f func()) { s.end.AfterEnd(f) }
-func (s *stdioSession) Err() error        { return s.end.Err() }
 
 // Close stops the process (stdin, SIGTERM, SIGKILL), closes go-sdk's
 // session and returns once the session has ended. Idempotent.
