@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -78,6 +79,14 @@ func (e *FencedError) Error() string {
 
 func (e *FencedError) Unwrap() error { return hub.ErrLeaseLost }
 
+// storeErr is err as a *hub.StoreError of op on server; nil stays nil.
+func storeErr(op, server string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &hub.StoreError{Op: op, Server: server, Err: err}
+}
+
 func (s *Store) init() {
 	s.once.Do(func() {
 		s.holder = s.Holder
@@ -132,22 +141,21 @@ type envelope struct {
 // package's JSON form, over MaxBytes (never sent by Redis) or not a Redis
 // string is hub.ErrCorrupt; one saved for another server hub.ErrForeign.
 func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
-	fail := func(err error) error { return &hub.StoreError{Op: "load", Server: server, Err: err} }
 	env, err := s.read(ctx, server)
-	if err != nil {
-		return nil, fail(err)
-	}
 	switch {
+	case err != nil:
 	case env.Version != Version:
-		return nil, fail(fmt.Errorf("%w: version %d, want %d", hub.ErrCorrupt, env.Version, Version))
+		err = fmt.Errorf("%w: version %d, want %d", hub.ErrCorrupt, env.Version, Version)
 	case env.Server != server:
-		return nil, fail(fmt.Errorf("%w: saved for server %q", hub.ErrForeign, cut(env.Server, 64)))
+		err = fmt.Errorf("%w: saved for server %q", hub.ErrForeign, cut(env.Server, 64))
+	default:
+		rs, err := supervisor.ParseResumeState(env.Resume)
+		if err != nil {
+			return nil, storeErr("load", server, errors.Join(hub.ErrCorrupt, err))
+		}
+		return rs, nil
 	}
-	rs, err := supervisor.ParseResumeState(env.Resume)
-	if err != nil {
-		return nil, fail(errors.Join(hub.ErrCorrupt, err))
-	}
-	return rs, nil
+	return nil, storeErr("load", server, err)
 }
 
 // SavedBy returns who saved the server's stored state: "<holder>:<token>"
@@ -155,10 +163,7 @@ func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeStat
 // as Load's.
 func (s *Store) SavedBy(ctx context.Context, server string) (string, error) {
 	env, err := s.read(ctx, server)
-	if err != nil {
-		return "", &hub.StoreError{Op: "load", Server: server, Err: err}
-	}
-	return env.Holder, nil
+	return env.Holder, storeErr("load", server, err)
 }
 
 // read returns the server's stored envelope, decoded, with Load's errors.
@@ -192,7 +197,11 @@ func (s *Store) read(ctx context.Context, server string) (envelope, error) {
 	return env, fmt.Errorf("read script answered %v", res)
 }
 
+// encode is the stored form of rs, checked against the bounds.
 func (s *Store) encode(server, holder string, rs *supervisor.ResumeState) ([]byte, error) {
+	if err := checkName(server); err != nil {
+		return nil, err
+	}
 	if rs == nil {
 		return nil, errors.New("nil resume state")
 	}
@@ -214,29 +223,20 @@ func (s *Store) encode(server, holder string, rs *supervisor.ResumeState) ([]byt
 // uses the Store without leases; a hub that leases writes through
 // Lease.Save instead.
 func (s *Store) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
-	fail := func(err error) error { return &hub.StoreError{Op: "save", Server: server, Err: err} }
-	if err := checkName(server); err != nil {
-		return fail(err)
-	}
 	data, err := s.encode(server, "", rs)
-	if err != nil {
-		return fail(err)
+	if err == nil {
+		err = s.Client.Set(ctx, s.keys(server).state, data, 0).Err()
 	}
-	if err := s.Client.Set(ctx, s.keys(server).state, data, 0).Err(); err != nil {
-		return fail(err)
-	}
-	return nil
+	return storeErr("save", server, err)
 }
 
 // Delete removes the server's state unfenced; see Save.
 func (s *Store) Delete(ctx context.Context, server string) error {
-	if err := checkName(server); err != nil {
-		return &hub.StoreError{Op: "delete", Server: server, Err: err}
+	err := checkName(server)
+	if err == nil {
+		err = s.Client.Del(ctx, s.keys(server).state).Err()
 	}
-	if err := s.Client.Del(ctx, s.keys(server).state).Err(); err != nil {
-		return &hub.StoreError{Op: "delete", Server: server, Err: err}
-	}
-	return nil
+	return storeErr("delete", server, err)
 }
 
 // The lease scripts. Each runs atomically at Redis: one round trip.
@@ -326,23 +326,22 @@ return 0`)
 // Acquire takes the server's lease for ttl (at least 1ms); see hub.Leaser.
 // Refused: a *hub.LeaseHeldError with the lease's remaining TTL.
 func (s *Store) Acquire(ctx context.Context, server string, ttl time.Duration) (hub.Lease, error) {
-	fail := func(err error) error { return &hub.StoreError{Op: "acquire", Server: server, Err: err} }
 	if err := checkName(server); err != nil {
-		return nil, fail(err)
+		return nil, storeErr("acquire", server, err)
 	}
 	s.init()
 	ms := max(ttl.Milliseconds(), 1)
 	k := s.keys(server)
 	res, err := acquireScript.Run(ctx, s.Client, []string{k.lease, k.token, k.fence}, s.holder, ms).Int64Slice()
+	switch {
+	case err != nil:
+	case len(res) != 2:
+		err = fmt.Errorf("acquire script answered %v", res)
+	case res[0] == 0:
+		err = &hub.LeaseHeldError{Server: server, Remaining: time.Duration(max(res[1], 0)) * time.Millisecond}
+	}
 	if err != nil {
-		return nil, fail(err)
-	}
-	if len(res) != 2 {
-		return nil, fail(fmt.Errorf("acquire script answered %v", res))
-	}
-	if res[0] == 0 {
-		left := time.Duration(max(res[1], 0)) * time.Millisecond
-		return nil, fail(&hub.LeaseHeldError{Server: server, Remaining: left})
+		return nil, storeErr("acquire", server, err)
 	}
 	tok := uint64(res[1])
 	return &lease{s: s, server: server, keys: k, token: tok,
@@ -365,33 +364,31 @@ func (l *lease) Token() uint64 { return l.token }
 // lease again when it is gone at Redis and no one acquired since (the
 // fence is still ours, or gone with the data: restored).
 func (l *lease) Renew(ctx context.Context) (bool, error) {
-	fail := func(err error) error { return &hub.StoreError{Op: "renew", Server: l.server, Err: err} }
 	v, err := renewScript.Run(ctx, l.s.Client, []string{l.keys.lease, l.keys.fence, l.keys.token}, l.value, l.ttlMS, l.token).Result()
-	if err != nil {
-		return false, fail(err)
+	if n, ok := v.(int64); ok && err == nil {
+		return n == 2, nil
 	}
-	switch v := v.(type) {
-	case int64:
-		return v == 2, nil
-	case []any:
-		return false, fail(l.fenced("renew", v))
-	}
-	return false, fail(fmt.Errorf("renew script answered %v", v))
+	return false, storeErr("renew", l.server, l.refusal("renew", v, err))
 }
 
-func (l *lease) fenced(op string, v []any) error {
-	cur := ""
-	if len(v) == 2 {
-		cur, _ = v[1].(string)
+// refusal is the error of a lease script's answer v other than a success:
+// err, a *FencedError for {0, fence}, or one naming the answer.
+func (l *lease) refusal(op string, v any, err error) error {
+	if refused, ok := v.([]any); ok && err == nil {
+		cur := ""
+		if len(refused) == 2 {
+			cur, _ = refused[1].(string)
+		}
+		return &FencedError{Op: op, Server: l.server, Holder: l.value, Current: cur}
 	}
-	return &FencedError{Op: op, Server: l.server, Holder: l.value, Current: cur}
+	return cmp.Or(err, fmt.Errorf("%s script answered %v", op, v))
 }
 
 // Save writes the state fenced; see hub.Lease.
 func (l *lease) Save(ctx context.Context, rs *supervisor.ResumeState) error {
 	data, err := l.s.encode(l.server, l.value, rs)
 	if err != nil {
-		return &hub.StoreError{Op: "save", Server: l.server, Err: err}
+		return storeErr("save", l.server, err)
 	}
 	return l.write(ctx, "save", string(data))
 }
@@ -400,25 +397,18 @@ func (l *lease) Save(ctx context.Context, rs *supervisor.ResumeState) error {
 func (l *lease) Delete(ctx context.Context) error { return l.write(ctx, "delete", "") }
 
 func (l *lease) write(ctx context.Context, op, data string) error {
-	fail := func(err error) error { return &hub.StoreError{Op: op, Server: l.server, Err: err} }
 	v, err := writeScript.Run(ctx, l.s.Client, []string{l.keys.fence, l.keys.state, l.keys.lease}, l.value, data).Result()
-	if err != nil {
-		return fail(err)
+	if v == int64(1) && err == nil {
+		return nil
 	}
-	if refused, ok := v.([]any); ok {
-		return fail(l.fenced(op, refused))
-	}
-	return nil
+	return storeErr(op, l.server, l.refusal(op, v, err))
 }
 
 // Release deletes the lease key if it is still this lease; see hub.Lease.
 // The fence stays, so this holder's writes are accepted until another
 // replica acquires.
 func (l *lease) Release(ctx context.Context) error {
-	if err := releaseScript.Run(ctx, l.s.Client, []string{l.keys.lease}, l.value).Err(); err != nil {
-		return &hub.StoreError{Op: "release", Server: l.server, Err: err}
-	}
-	return nil
+	return storeErr("release", l.server, releaseScript.Run(ctx, l.s.Client, []string{l.keys.lease}, l.value).Err())
 }
 
 func cut(s string, n int) string {
