@@ -104,15 +104,15 @@ func (l Limits) arraysProblem(method string, payload []byte) string {
 		return ""
 	}
 	subject := method + " result"
-	if a.kind == messagesArray {
+	if a.blocks == blocksInMessages {
 		subject = method // "prompts/get with more than 10000 messages"
 	}
-	limit, noun := l.ListItems, a.key
-	switch a.kind {
-	case messagesArray:
+	limit, noun := l.ListItems, a.key // a list's items
+	switch a.key {
+	case "messages":
 		limit = l.Messages
-	case contentArray:
-		limit, noun = l.ContentBlocks, a.noun
+	case "contents":
+		limit, noun = l.ContentBlocks, "resource contents"
 	}
 	switch {
 	case a.key != "" && mayHoldMore(payload, limit) && maxArrayItems(payload, a.key, limit) > limit:
@@ -146,28 +146,17 @@ func CountsItems(method string) bool {
 // some 30 KiB; 333,000 empty text blocks, 8 MiB, allocated 158 MiB). Every
 // key go-sdk reads as the array counts, escaped or duplicate too.
 var decodedArrays = map[string]struct {
-	key           string // "": no array counted by key (tools/call: its blocks are)
-	kind          arrayKind
-	noun          string    // what a content array's items are called in a refusal
+	key           string    // "": no array counted by key (tools/call: its blocks are)
 	blocks        blockTree // where the payload's content blocks are
 	inputRequests bool      // inputRequests' objects held to InputRequestObjects
 }{
 	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
 	"resources/templates/list": {key: "resourceTemplates"},
-	"prompts/get":              {key: "messages", kind: messagesArray, blocks: blocksInMessages, inputRequests: true},
-	"sampling/createMessage":   {key: "messages", kind: messagesArray, blocks: blocksInMessages},
+	"prompts/get":              {key: "messages", blocks: blocksInMessages, inputRequests: true},
+	"sampling/createMessage":   {key: "messages", blocks: blocksInMessages},
 	"tools/call":               {blocks: blocksAtTop, inputRequests: true},
-	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents", inputRequests: true},
+	"resources/read":           {key: "contents", inputRequests: true},
 }
-
-// arrayKind says which bound of [Limits] an array is held to.
-type arrayKind int
-
-const (
-	listArray     arrayKind = iota // ListItems
-	messagesArray                  // Messages
-	contentArray                   // ContentBlocks
-)
 
 // maxArrayItems returns the most elements of an array that is the value of
 // key at the top level of the JSON object obj, counting no further than
