@@ -123,16 +123,14 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 // and closes them, which ends the pumps.
 func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, outR, errR *os.File) {
 	pid := p.cmd.Process.Pid
-	if waitExited(pid) {
-		// The zombie holds the group's id: no other group can have it yet.
-		p.mu.Lock()
-		_ = syscall.Kill(-pid, syscall.SIGKILL) // the group: leftovers go with it
+	zombie := waitExited(pid) // the zombie holds the group's id: no other group can have it yet
+	if !zombie {
+		_ = p.cmd.Wait() // reaped first: the id could in principle be reused by now
+	}
+	p.mu.Lock()
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // the group: leftovers go with it
+	if zombie {
 		_ = p.cmd.Wait()
-	} else {
-		_ = p.cmd.Wait()
-		p.mu.Lock()
-		// Reaped first: the id could in principle be reused by now.
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	p.reaped = true
 	step := p.step
@@ -145,14 +143,14 @@ func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, out
 		}
 	}
 	_, _ = outR.Close(), errR.Close() // unblocks a pump still reading
-	e := exitErrorOf(p.cfg.Path, pid, p.cmd.ProcessState, step)
-	e.Stderr = p.err.text()
-	e.DroppedLines = int(f.count.Load()) // lines dropped so far
+	e := &ProcessExitError{Path: p.cfg.Path, PID: pid, Code: p.cmd.ProcessState.ExitCode(), Stop: step,
+		Stderr: p.err.text(), DroppedLines: int(f.count.Load())} // Code -1 after a signal
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal()
+	}
 	p.exit = e
 	p.err.log.Info("mcpsup: stdio server exited", "server", p.err.server, "pid", pid, "code", e.Code, "signal", signalName(e.Signal), "stop", string(e.Stop))
-	if p.onExit != nil {
-		p.onExit(e)
-	}
+	p.onExit(e)
 	close(p.exited)
 }
 
@@ -170,11 +168,7 @@ func (p *proc) signal(sig syscall.Signal, step StopStep) {
 // reaped. Idempotent.
 func (p *proc) stop() {
 	p.stopped.Do(func() {
-		p.mu.Lock()
-		if !p.reaped {
-			p.step = StopStdin
-		}
-		p.mu.Unlock()
+		p.signal(0, StopStdin) // signal 0: the step alone
 		_ = p.stdin.Close()
 		if p.exitedWithin(p.cfg.StopGrace) {
 			return
