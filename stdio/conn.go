@@ -97,11 +97,8 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		n, isInt := r.ID.Raw().(int64)
 		c.mu.Lock()
 		sent := isInt && n >= 1 && n <= c.highest
-		method, tracked := "", false
-		if sent {
-			method, tracked = c.lists[n]
-			delete(c.lists, n)
-		}
+		method, tracked := c.lists[n] // only ids sent are there
+		delete(c.lists, n)
 		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {

@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync/atomic"
@@ -59,9 +60,7 @@ var (
 // It checks nothing: Command.Validate does.
 func NewDialer(o Options) *Dialer {
 	o.Command = o.Command.WithDefaults()
-	if o.Name == "" {
-		o.Name = o.Command.Path
-	}
+	o.Name = cmp.Or(o.Name, o.Command.Path)
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
 	}

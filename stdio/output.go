@@ -47,7 +47,6 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	line := f.line[:0]
 	defer func() { f.line = line }()
 	tooLong := false
-	writable := true
 	for {
 		chunk, err := br.ReadSlice('\n')
 		n := len(line) + len(chunk)
@@ -73,11 +72,8 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && ended {
 			if why := notMessage(msg); why != "" {
 				f.drop(why + ": " + quote(msg))
-			} else if writable {
-				msg = append(msg, '\n')
-				if _, werr := w.Write(msg); werr != nil {
-					writable = false
-				}
+			} else if _, werr := w.Write(append(msg, '\n')); werr != nil {
+				w = io.Discard // go-sdk is gone: read on, so the process never blocks
 			}
 		}
 		line, tooLong = line[:0], false

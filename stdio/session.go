@@ -71,22 +71,19 @@ func (s *stdioSession) watch() {
 // cause is the first of what ended the session: a dead ping, the process's
 // own exit, Close, go-sdk's error.
 func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
-	if c := s.ka.EndedBy(); c != nil {
-		return c
-	}
-	if exit != nil && exit.Stop == StopNone {
+	switch dead := s.ka.EndedBy(); {
+	case dead != nil:
+		return dead
+	case exit != nil && exit.Stop == StopNone:
 		return exit
-	}
-	if s.closing.Load() {
+	case s.closing.Load():
 		return session.ErrClosed
-	}
-	if sdkErr == nil && exit != nil {
+	case sdkErr != nil:
+		return sdkErr
+	case exit != nil:
 		return exit
 	}
-	if sdkErr == nil {
-		return mcp.ErrConnectionClosed
-	}
-	return sdkErr
+	return mcp.ErrConnectionClosed
 }
 
 // Alive is ping on every protocol version (go-sdk's server/discover is
