@@ -19,7 +19,7 @@ import (
 // "SHOULD log a warning"). go-sdk v1.8.0 checks only annotations under
 // `properties` (mcp/streamable_headers.go filterValidTools).
 func dropInvalidHeaderTools(req Request, r *jsonrpc.Response, log *slog.Logger) bool {
-	if req.Method != "tools/list" || r.Error != nil || !ModernVersion(req.ProtocolVersion) || !MayHoldHeaderAnnotation(r.Result) {
+	if req.Method != "tools/list" || !ModernVersion(req.ProtocolVersion) || !MayHoldHeaderAnnotation(r.Result) {
 		return false
 	}
 	return editResult(r, func(fields map[string]json.RawMessage) bool {
