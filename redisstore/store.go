@@ -98,12 +98,7 @@ func (s *Store) init() {
 	})
 }
 
-func (s *Store) prefix() string {
-	if s.Prefix != "" {
-		return s.Prefix
-	}
-	return DefaultPrefix
-}
+func (s *Store) prefix() string { return cmp.Or(s.Prefix, DefaultPrefix) }
 
 func (s *Store) max() int {
 	if s.MaxBytes > 0 {
@@ -176,18 +171,17 @@ func (s *Store) read(ctx context.Context, server string) (envelope, error) {
 	if err != nil {
 		return env, err
 	}
-	var kind int64 = -1
-	if len(res) > 0 {
-		kind, _ = res[0].(int64)
+	if len(res) != 2 {
+		return env, fmt.Errorf("read script answered %v", res)
 	}
-	switch {
-	case kind == 0:
+	switch kind, _ := res[0].(int64); kind {
+	case 0:
 		return env, hub.ErrNotFound
-	case kind == 1 && len(res) == 2:
+	case 1:
 		return env, fmt.Errorf("%w: a Redis %v, not a string", hub.ErrCorrupt, res[1])
-	case kind == 2 && len(res) == 2:
+	case 2:
 		return env, fmt.Errorf("%w: %v bytes, more than %d", hub.ErrCorrupt, res[1], s.max())
-	case kind == 3 && len(res) == 2:
+	case 3:
 		data, _ := res[1].(string)
 		if err := json.Unmarshal([]byte(data), &env); err != nil {
 			return env, fmt.Errorf("%w: %v", hub.ErrCorrupt, err)
@@ -242,11 +236,11 @@ func (s *Store) Delete(ctx context.Context, server string) error {
 // The lease scripts. Each runs atomically at Redis: one round trip.
 var (
 	// KEYS: state. ARGV: the most bytes read.
-	// {0} none; {1, type} not a string; {2, length} over the bound;
+	// {0, 'none'}; {1, type} not a string; {2, length} over the bound;
 	// {3, state}.
 	readScript = redis.NewScript(`
 local t = redis.call('TYPE', KEYS[1]).ok
-if t == 'none' then return {0} end
+if t == 'none' then return {0, t} end
 if t ~= 'string' then return {1, t} end
 local n = redis.call('STRLEN', KEYS[1])
 if n > tonumber(ARGV[1]) then return {2, n} end

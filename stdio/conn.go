@@ -3,6 +3,8 @@ package stdio
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -135,10 +137,7 @@ func (c *markingConn) trackList(id int64, method string) {
 		c.lists = make(map[int64]string)
 	}
 	if len(c.lists) >= maxListsTracked {
-		oldest := id
-		for k := range c.lists {
-			oldest = min(oldest, k)
-		}
+		oldest := slices.Min(slices.Collect(maps.Keys(c.lists)))
 		delete(c.lists, oldest)
 		c.forgotUpTo = max(c.forgotUpTo, oldest)
 	}
@@ -161,9 +160,7 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	if isReq {
 		if n, ok := req.ID.Raw().(int64); ok {
-			if n > c.highest {
-				c.highest = n // before the write: the answer may come before Write returns
-			}
+			c.highest = max(c.highest, n) // before the write: the answer may come before Write returns
 			if msgcheck.CountsItems(req.Method) {
 				c.trackList(n, req.Method)
 			}
