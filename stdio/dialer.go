@@ -3,6 +3,7 @@ package stdio
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -120,8 +121,8 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 			p.stopUnlessExiting()
 		}
 		if exit := p.wait(); exit != nil && exit.Stop == StopNone {
-			// The process died during the handshake: that is the news.
-			return nil, &handshakeExitError{exit: exit, err: err}
+			// The process died during the handshake: that is the news, first.
+			return nil, fmt.Errorf("%w during the handshake: %w", exit, err)
 		}
 		return nil, err
 	}
@@ -133,15 +134,3 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	s.start(cs, info, o)
 	return s, nil
 }
-
-// handshakeExitError is a handshake that failed because the process
-// exited: it unwraps to both, the exit first.
-type handshakeExitError struct {
-	exit *ProcessExitError
-	err  error
-}
-
-func (e *handshakeExitError) Error() string {
-	return e.exit.Error() + " during the handshake: " + e.err.Error()
-}
-func (e *handshakeExitError) Unwrap() []error { return []error{e.exit, e.err} }

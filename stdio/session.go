@@ -103,13 +103,10 @@ func (s *stdioSession) Info() session.Info { return s.info }
 
 // Status is Live until Done, then Ended with a nil channel.
 func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
-	done := s.End.Done()
-	select {
-	case <-done:
+	if s.Ended() {
 		return session.Ended, nil
-	default:
-		return session.Live, done
 	}
+	return session.Live, s.Done()
 }
 
 // Close stops the process (stdin, SIGTERM, SIGKILL), closes go-sdk's
