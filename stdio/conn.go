@@ -174,11 +174,8 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	} else {
 		c.responses++
 	}
-	c.writes.Add(1)
-	c.mu.Unlock()
 	done := make(chan error, 1)
-	go func() {
-		defer c.writes.Done()
+	c.writes.Go(func() { // under mu: Close waits for it
 		err := c.Connection.Write(context.WithoutCancel(ctx), msg)
 		if !isReq {
 			c.mu.Lock()
@@ -186,7 +183,8 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			c.mu.Unlock()
 		}
 		done <- err
-	}()
+	})
+	c.mu.Unlock()
 	select {
 	case err := <-done:
 		if err == nil {

@@ -97,24 +97,18 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 	pr, pw := io.Pipe()
 	p := &proc{cfg: c, cmd: cmd, stdin: stdin, out: pr, err: errLog, onExit: onExit, exited: make(chan struct{})}
 	stderrDone, stdoutDone := make(chan struct{}), make(chan struct{})
-	p.pumps.Add(3)
-	go func() {
-		defer p.pumps.Done()
+	p.pumps.Go(func() {
 		defer close(stderrDone)
 		errLog.copy(errR)
-	}()
-	go func() {
-		defer p.pumps.Done()
-		p.reap(f, stdoutDone, stderrDone, outR, errR)
-	}()
-	go func() {
-		defer p.pumps.Done()
+	})
+	p.pumps.Go(func() { p.reap(f, stdoutDone, stderrDone, outR, errR) })
+	p.pumps.Go(func() {
 		_ = f.copyLines(outR, pw)
 		close(stdoutDone)
 		// go-sdk hears stdout's end once the exit is known.
 		p.stopUnlessExiting()
 		_ = pw.CloseWithError(p.exit)
-	}()
+	})
 	return p, nil
 }
 
