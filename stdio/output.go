@@ -134,8 +134,7 @@ type stderrLog struct {
 	now    func() time.Time // nil: time.Now (a process lives in real time)
 	redact *events.Redactor // masks the tail where it is made; nil: patterns only
 
-	limit    *rate.Limiter // made by copy
-	unlogged int           // lines past the rate since the last one logged
+	unlogged int // lines past the rate since the last one logged
 
 	mu   sync.Mutex
 	tail []byte // at most keep bytes, the last ones
@@ -159,31 +158,24 @@ func (l *stderrLog) copy(r io.Reader) {
 	if now == nil {
 		now = time.Now
 	}
-	l.limit = rate.NewLimiter(stderrLogRate, stderrLogBurst)
+	limit := rate.NewLimiter(stderrLogRate, stderrLogBurst)
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			l.keepBytes(chunk)
-			if text := strings.TrimRight(string(chunk), "\r\n"); text != "" {
-				l.logLine(now(), text)
-			}
+		l.keepBytes(chunk)
+		switch text := strings.TrimRight(string(chunk), "\r\n"); {
+		case text == "":
+		case !limit.AllowN(now(), 1):
+			l.unlogged++
+		default:
+			l.logUnlogged()
+			l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			l.logUnlogged()
 			return
 		}
 	}
-}
-
-// logLine logs one line of stderr at time t, or counts it past the rate.
-func (l *stderrLog) logLine(t time.Time, text string) {
-	if !l.limit.AllowN(t, 1) {
-		l.unlogged++
-		return
-	}
-	l.logUnlogged()
-	l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
 }
 
 // logUnlogged logs how many lines went unlogged since the last one logged.
