@@ -68,8 +68,8 @@ func (l Limits) WithDefaults() Limits {
 // server's request of method) holds an array past its bound, e.g.
 // "tools/list result with more than 10000 tools". Both are well-formed JSON.
 func (l Limits) Problem(method string, data, payload []byte) string {
-	if problem := l.valuesProblem(data); problem != "" {
-		return problem
+	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
+		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
 	}
 	return l.arraysProblem(method, payload)
 }
@@ -78,21 +78,10 @@ func (l Limits) Problem(method string, data, payload []byte) string {
 // longer known, held to every counted method's bounds in byte order of
 // method name.
 func (l Limits) ProblemOfAnyMethod(payload []byte) string {
-	if problem := l.valuesProblem(payload); problem != "" {
-		return problem
-	}
 	for _, method := range countedMethods {
-		if problem := l.arraysProblem(method, payload); problem != "" {
+		if problem := l.Problem(method, payload, payload); problem != "" {
 			return problem
 		}
-	}
-	return ""
-}
-
-// valuesProblem is Problem's count of data's JSON values.
-func (l Limits) valuesProblem(data []byte) string {
-	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
-		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
 	}
 	return ""
 }
