@@ -70,11 +70,7 @@ type FencedError struct {
 }
 
 func (e *FencedError) Error() string {
-	cur := e.Current
-	if cur == "" {
-		cur = "none"
-	}
-	return fmt.Sprintf("redisstore: %s of %q fenced: lease %s is stale, the current one is %s", e.Op, e.Server, e.Holder, cur)
+	return fmt.Sprintf("redisstore: %s of %q fenced: lease %s is stale, the current one is %s", e.Op, e.Server, e.Holder, cmp.Or(e.Current, "none"))
 }
 
 func (e *FencedError) Unwrap() error { return hub.ErrLeaseLost }
