@@ -11,30 +11,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // writtenKey marks a request's context; markingConn sets the mark once the
 // request is written whole to the process's stdin.
 type writtenKey struct{}
-
-// deliveryFacts wraps a request's error in classify.WrittenError when it was
-// written to the server's stdin (it may have run), else in
-// classify.NotSentError, for classify.DeliveryOf.
-func deliveryFacts(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		written := new(atomic.Bool)
-		res, err := next(context.WithValue(ctx, writtenKey{}, written), method, req)
-		if err == nil {
-			return res, nil
-		}
-		if written.Load() {
-			return res, &classify.WrittenError{Err: err}
-		}
-		return res, &classify.NotSentError{Err: err}
-	}
-}
 
 // markingTransport hands go-sdk its conn, inner's connection wrapped.
 type markingTransport struct {
@@ -51,7 +33,7 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return t.conn, nil
 }
 
-// markingConn marks the requests it writes (deliveryFacts) and checks what
+// markingConn marks the requests it writes (stdioSession.facts) and checks what
 // it reads with msgcheck before go-sdk decodes it. Each write runs on a
 // goroutine of its own and returns with its context: a server that stops
 // reading its stdin would otherwise hold go-sdk's one write lock, pings

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -40,20 +41,29 @@ func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info, o Options
 	go s.watch()
 }
 
-// facts is the session's facts middleware: deliveryFacts, and a request that
-// failed with mcp.ErrConnectionClosed after the handshake returns only once
-// the session (or its context) has ended, so its caller finds Done closed.
+// facts is the session's facts middleware. A request's error is a
+// classify.WrittenError when the request was written whole to the server's
+// stdin (it may have run), else a classify.NotSentError (classify.DeliveryOf);
+// one that failed with mcp.ErrConnectionClosed after the handshake returns
+// only once the session (or its context) has ended, so its caller finds Done
+// closed.
 func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
-	next = deliveryFacts(next)
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if err != nil && s.started.Load() && errors.Is(err, mcp.ErrConnectionClosed) {
+		written := new(atomic.Bool) // set by markingConn.Write
+		res, err := next(context.WithValue(ctx, writtenKey{}, written), method, req)
+		if err == nil {
+			return res, nil
+		}
+		if s.started.Load() && errors.Is(err, mcp.ErrConnectionClosed) {
 			select {
-			case <-s.End.Done():
+			case <-s.Done():
 			case <-ctx.Done():
 			}
 		}
-		return res, err
+		if written.Load() {
+			return res, &classify.WrittenError{Err: err}
+		}
+		return res, &classify.NotSentError{Err: err}
 	}
 }
 
