@@ -1,7 +1,5 @@
 package msgcheck
 
-import "github.com/mcpsup/mcpsup/internal/jsonscan"
-
 // blockTree says where a payload's content trees start.
 type blockTree uint8
 
@@ -26,74 +24,48 @@ const (
 // contentBlocks counts the content blocks of the trees tree locates in the
 // well-formed JSON object obj, no further than limit+1. go-sdk decodes a
 // block into mcp's wireContent, whose "content" is an array of blocks again
-// (mcp/content.go), so blocks nest without bound. The containers form a
-// chain (blocks hold arrays of blocks), so the scan keeps only the chain's
-// depth and which kind its first level below the messages was.
+// (mcp/content.go), so blocks nest without bound; the chain of the tree's
+// containers is at most some 2*limit deep, as every other one is counted.
 func contentBlocks(obj []byte, tree blockTree, limit int) int {
 	if tree == noBlocks {
 		return 0
 	}
-	// below is the depth of the chain's first block or blocks array, and
-	// belowKind its kind: under it the two alternate.
-	below, belowKind := 2, nodeBlocks
-	if tree == blocksInMessages {
-		below = 4
-	}
-	kindAt := func(d int) treeNode {
-		switch {
-		case d == 1:
-			return nodePayload
-		case d == 2 && tree == blocksInMessages:
-			return nodeMessages
-		case d == 3 && tree == blocksInMessages:
-			return nodeMessage
-		case (d-below)%2 == 0:
-			return belowKind
-		case belowKind == nodeBlock:
-			return nodeBlocks
-		default:
-			return nodeBlock
-		}
-	}
-	total := 0
-	depth, chain := 0, 0 // chain: the containers at depths 1..chain are the tree's
-	keyed := false       // the last key in the chain's innermost object leads on
-	expecting := false   // the chain's innermost blocks array awaits an element
+	total, depth := 0, 0
+	chain := make([]treeNode, 0, 16) // the kinds of the containers at depths 1..len(chain), the tree's
+	keyed := false                   // the last key in the chain's innermost object leads on
+	expecting := false               // the chain's innermost blocks array awaits an element
 	count := func() {
 		if expecting {
 			total++
 			expecting = false
 		}
 	}
-	for i := 0; i < len(obj) && total <= limit; i++ {
-		c := obj[i]
-		inner := nodeOutside
-		if depth == chain && depth > 0 {
-			inner = kindAt(depth)
+	for i, end := range tokens(obj) {
+		if total > limit {
+			break
+		}
+		c, inner := obj[i], nodeOutside
+		if depth > 0 && depth == len(chain) {
+			inner = chain[depth-1]
 		}
 		switch c {
 		case '"':
-			end, ok := jsonscan.StringEnd(obj, i+1)
-			if !ok {
-				return total
-			}
 			switch inner {
 			case nodePayload, nodeMessage, nodeBlock:
 				keyed = isKey(obj, i, end, leadKey(inner, tree))
 			case nodeBlocks:
 				count()
 			}
-			i = end
 		case '{', '[':
-			if depth == 0 {
-				depth, chain = 1, 1 // obj itself
-				if c != '{' {
-					return 0
-				}
-				continue
-			}
 			next := nodeOutside
 			switch inner {
+			case nodeOutside:
+				if depth == 0 {
+					if c != '{' {
+						return 0
+					}
+					next = nodePayload
+				}
 			case nodePayload:
 				if keyed && c == '[' {
 					next = nodeMessages
@@ -107,9 +79,9 @@ func contentBlocks(obj []byte, tree blockTree, limit int) int {
 				}
 			case nodeMessage:
 				if keyed {
-					next, belowKind = nodeBlocks, nodeBlocks
+					next = nodeBlocks
 					if c == '{' {
-						next, belowKind = nodeBlock, nodeBlock
+						next = nodeBlock
 						total++ // a message's one block
 					}
 				}
@@ -125,13 +97,13 @@ func contentBlocks(obj []byte, tree blockTree, limit int) int {
 			}
 			depth++
 			if next != nodeOutside {
-				chain = depth
+				chain = append(chain, next)
 				expecting = next == nodeBlocks
 			}
 			keyed = false
 		case '}', ']':
-			if depth == chain {
-				chain--
+			if depth == len(chain) {
+				chain = chain[:depth-1]
 			}
 			depth--
 			keyed, expecting = false, false
@@ -140,7 +112,6 @@ func contentBlocks(obj []byte, tree blockTree, limit int) int {
 				expecting = true
 			}
 			keyed = false
-		case ' ', '\t', '\n', '\r', ':':
 		default: // a number, true, false or null
 			if inner == nodeBlocks {
 				count()
@@ -170,20 +141,12 @@ const inputRequestsKey = "inputRequests"
 func objectsUnder(obj []byte, key string, limit int) int {
 	total := 0
 	for v := range keyValues(obj, key) {
-		for i := 0; i < len(v) && total <= limit; i++ {
-			switch v[i] {
-			case '"':
-				end, ok := jsonscan.StringEnd(v, i+1)
-				if !ok {
+		for i := range tokens(v) {
+			if v[i] == '{' {
+				if total++; total > limit {
 					return total
 				}
-				i = end
-			case '{':
-				total++
 			}
-		}
-		if total > limit {
-			break
 		}
 	}
 	return total

@@ -68,8 +68,8 @@ func (l Limits) WithDefaults() Limits {
 // server's request of method) holds an array past its bound, e.g.
 // "tools/list result with more than 10000 tools". Both are well-formed JSON.
 func (l Limits) Problem(method string, data, payload []byte) string {
-	if problem := l.valuesProblem(data); problem != "" {
-		return problem
+	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
+		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
 	}
 	return l.arraysProblem(method, payload)
 }
@@ -78,21 +78,10 @@ func (l Limits) Problem(method string, data, payload []byte) string {
 // longer known, held to every counted method's bounds in byte order of
 // method name.
 func (l Limits) ProblemOfAnyMethod(payload []byte) string {
-	if problem := l.valuesProblem(payload); problem != "" {
-		return problem
-	}
 	for _, method := range countedMethods {
-		if problem := l.arraysProblem(method, payload); problem != "" {
+		if problem := l.Problem(method, payload, payload); problem != "" {
 			return problem
 		}
-	}
-	return ""
-}
-
-// valuesProblem is Problem's count of data's JSON values.
-func (l Limits) valuesProblem(data []byte) string {
-	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
-		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
 	}
 	return ""
 }
@@ -104,15 +93,15 @@ func (l Limits) arraysProblem(method string, payload []byte) string {
 		return ""
 	}
 	subject := method + " result"
-	if a.kind == messagesArray {
+	if a.blocks == blocksInMessages {
 		subject = method // "prompts/get with more than 10000 messages"
 	}
-	limit, noun := l.ListItems, a.key
-	switch a.kind {
-	case messagesArray:
+	limit, noun := l.ListItems, a.key // a list's items
+	switch a.key {
+	case "messages":
 		limit = l.Messages
-	case contentArray:
-		limit, noun = l.ContentBlocks, a.noun
+	case "contents":
+		limit, noun = l.ContentBlocks, "resource contents"
 	}
 	switch {
 	case a.key != "" && mayHoldMore(payload, limit) && maxArrayItems(payload, a.key, limit) > limit:
@@ -146,28 +135,17 @@ func CountsItems(method string) bool {
 // some 30 KiB; 333,000 empty text blocks, 8 MiB, allocated 158 MiB). Every
 // key go-sdk reads as the array counts, escaped or duplicate too.
 var decodedArrays = map[string]struct {
-	key           string // "": no array counted by key (tools/call: its blocks are)
-	kind          arrayKind
-	noun          string    // what a content array's items are called in a refusal
+	key           string    // "": no array counted by key (tools/call: its blocks are)
 	blocks        blockTree // where the payload's content blocks are
 	inputRequests bool      // inputRequests' objects held to InputRequestObjects
 }{
 	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
 	"resources/templates/list": {key: "resourceTemplates"},
-	"prompts/get":              {key: "messages", kind: messagesArray, blocks: blocksInMessages, inputRequests: true},
-	"sampling/createMessage":   {key: "messages", kind: messagesArray, blocks: blocksInMessages},
+	"prompts/get":              {key: "messages", blocks: blocksInMessages, inputRequests: true},
+	"sampling/createMessage":   {key: "messages", blocks: blocksInMessages},
 	"tools/call":               {blocks: blocksAtTop, inputRequests: true},
-	"resources/read":           {key: "contents", kind: contentArray, noun: "resource contents", inputRequests: true},
+	"resources/read":           {key: "contents", inputRequests: true},
 }
-
-// arrayKind says which bound of [Limits] an array is held to.
-type arrayKind int
-
-const (
-	listArray     arrayKind = iota // ListItems
-	messagesArray                  // Messages
-	contentArray                   // ContentBlocks
-)
 
 // maxArrayItems returns the most elements of an array that is the value of
 // key at the top level of the JSON object obj, counting no further than
@@ -184,43 +162,53 @@ func maxArrayItems(obj []byte, key string, limit int) int {
 	return most
 }
 
+// tokens yields the index of each byte of the JSON data outside strings but
+// white space and ':', a string once at its opening quote with end at its
+// closing one (else end is i). It stops at a string data ends inside.
+func tokens(data []byte) iter.Seq2[int, int] {
+	return func(yield func(i, end int) bool) {
+		for i := 0; i < len(data); i++ {
+			end := i
+			switch data[i] {
+			case ' ', '\t', '\n', '\r', ':':
+				continue
+			case '"':
+				var ok bool
+				if end, ok = jsonscan.StringEnd(data, i+1); !ok {
+					return
+				}
+			}
+			if !yield(i, end) {
+				return
+			}
+			i = end
+		}
+	}
+}
+
 // keyValues yields each object or array that is the value of key at the top
 // level of the well-formed JSON object obj, every occurrence (escaped too).
 func keyValues(obj []byte, key string) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
-		depth := 0
-		keyed := false // the last string at depth 1 was key, and a ':' follows
-		for i := 0; i < len(obj); i++ {
+		depth, start := 0, -1 // start: where the value being yielded begins
+		keyed := false        // the last string at depth 1 was key, and a ':' follows
+		for i, end := range tokens(obj) {
 			switch c := obj[i]; c {
 			case '"':
-				end, ok := jsonscan.StringEnd(obj, i+1)
-				if !ok {
-					return
-				}
-				if depth == 1 {
-					keyed = isKey(obj, i, end, key)
-				}
-				i = end
+				keyed = depth == 1 && isKey(obj, i, end, key)
 			case '{', '[':
 				if keyed && depth == 1 {
-					rest, ok := jsonscan.SkipComposite(obj[i:])
-					if !ok {
-						return
-					}
-					v := obj[i : len(obj)-len(rest)]
-					if !yield(v) {
-						return
-					}
-					i += len(v) - 1
-					keyed = false
-					continue
+					start = i
 				}
 				depth++
 				keyed = false
 			case '}', ']':
-				depth--
-				keyed = false
-			case ' ', '\t', '\n', '\r', ':':
+				if depth--; depth == 1 && start >= 0 {
+					if !yield(obj[start : i+1]) {
+						return
+					}
+					start = -1
+				}
 			default:
 				keyed = false
 			}
@@ -232,33 +220,20 @@ func keyValues(obj []byte, key string) iter.Seq[[]byte] {
 // further than limit+1.
 func arrayElements(arr []byte, limit int) int {
 	n, depth := 0, 0
-	for i := 0; i < len(arr) && n <= limit; i++ {
-		switch c := arr[i]; c {
-		case '"':
-			if depth == 1 && n == 0 {
-				n = 1
-			}
-			end, ok := jsonscan.StringEnd(arr, i+1)
-			if !ok {
-				return n
-			}
-			i = end
-		case '{', '[':
-			if depth == 1 && n == 0 {
-				n = 1
-			}
-			depth++
-		case '}', ']':
+	for i := range tokens(arr) {
+		c := arr[i]
+		if c == '}' || c == ']' {
 			depth--
-		case ',':
-			if depth == 1 {
-				n++
-			}
-		case ' ', '\t', '\n', '\r', ':':
-		default: // a number, true, false or null
-			if depth == 1 && n == 0 {
-				n = 1
-			}
+			continue
+		}
+		if depth == 1 && (n == 0 || c == ',') {
+			n++
+		}
+		if c == '{' || c == '[' {
+			depth++
+		}
+		if n > limit {
+			break
 		}
 	}
 	return n
@@ -286,17 +261,9 @@ func moreValues(data []byte, limit int) bool {
 		return false // each value counted takes a byte of its own
 	}
 	n := 0
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '"':
-			end, ok := jsonscan.StringEnd(data, i+1)
-			if !ok {
-				return false
-			}
-			i = end
-		case '{', '[', ',':
-			n++
-			if n > limit {
+	for i := range tokens(data) {
+		if c := data[i]; c == '{' || c == '[' || c == ',' {
+			if n++; n > limit {
 				return true
 			}
 		}

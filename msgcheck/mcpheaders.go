@@ -19,7 +19,7 @@ import (
 // "SHOULD log a warning"). go-sdk v1.8.0 checks only annotations under
 // `properties` (mcp/streamable_headers.go filterValidTools).
 func dropInvalidHeaderTools(req Request, r *jsonrpc.Response, log *slog.Logger) bool {
-	if req.Method != "tools/list" || r.Error != nil || !ModernVersion(req.ProtocolVersion) || !MayHoldHeaderAnnotation(r.Result) {
+	if req.Method != "tools/list" || !ModernVersion(req.ProtocolVersion) || !MayHoldHeaderAnnotation(r.Result) {
 		return false
 	}
 	return editResult(r, func(fields map[string]json.RawMessage) bool {
@@ -63,8 +63,7 @@ func MayHoldHeaderAnnotation(result []byte) bool {
 // integer, string or boolean. "An x-mcp-header annotation anywhere else
 // makes the annotation — and thus the tool definition — invalid".
 func headerAnnotationsValid(schema any) error {
-	seen := map[string]bool{}
-	return walkSchema(schema, "", true, false, seen)
+	return walkSchema(schema, "", true, false, true, map[string]bool{})
 }
 
 // The keywords of a schema object (JSON Schema 2020-12, and draft-07's
@@ -84,69 +83,42 @@ var (
 		"allOf": true, "anyOf": true, "oneOf": true, "contentSchema": true}
 )
 
-// walkSchema checks the schema (or array of schemas) node at path: static
-// says every step to it was a `properties` key, property that node is a
-// property's schema. Only a schema object's own keys are keywords.
-func walkSchema(node any, path string, static, property bool, seen map[string]bool) error {
+// walkSchema checks node, a schema or an array of them when schema is set,
+// else a keyword value that holds no schema (an `x-mcp-header` key at any
+// depth in it is not statically reachable); static says every step to it
+// was a `properties` key, property that it is a property's schema. Only a
+// schema object's own keys are keywords.
+func walkSchema(node any, path string, static, property, schema bool, seen map[string]bool) error {
 	switch n := node.(type) {
 	case []any:
 		for i, v := range n {
-			if err := walkSchema(v, fmt.Sprintf("%s[%d]", path, i), false, false, seen); err != nil {
+			if err := walkSchema(v, fmt.Sprintf("%s[%d]", path, i), false, false, schema, seen); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
 		if h, ok := n["x-mcp-header"]; ok {
-			if err := annotationValid(n, h, path, static && property, seen); err != nil {
+			if err := annotationValid(n, h, path, schema && static && property, seen); err != nil {
 				return err
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(n)) { // one schema, one reason
 			var err error
-			switch {
-			case dataKeywords[k] || k == "x-mcp-header":
+			switch p := joinPath(path, k); {
+			case schema && (dataKeywords[k] || k == "x-mcp-header"):
+			case !schema || !schemaMapKeywords[k] && !schemaKeywords[k]:
+				err = walkSchema(n[k], p, false, false, false, seen)
 			case schemaMapKeywords[k]:
-				err = walkNamedSchemas(n[k], joinPath(path, k), static && k == "properties", k == "properties", seen)
+				named, _ := n[k].(map[string]any)
+				for _, name := range slices.Sorted(maps.Keys(named)) {
+					if err = walkSchema(named[name], joinPath(p, name), static && k == "properties", k == "properties", true, seen); err != nil {
+						break
+					}
+				}
 			case schemaKeywords[k]:
-				err = walkSchema(n[k], joinPath(path, k), false, false, seen)
-			default:
-				err = walkOther(n[k], joinPath(path, k), seen)
+				err = walkSchema(n[k], p, false, false, true, seen)
 			}
 			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// walkNamedSchemas checks each schema of a schemaMapKeywords value.
-func walkNamedSchemas(node any, path string, static, property bool, seen map[string]bool) error {
-	named, _ := node.(map[string]any)
-	for _, name := range slices.Sorted(maps.Keys(named)) {
-		if err := walkSchema(named[name], joinPath(path, name), static, property, seen); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// walkOther checks the value of a keyword that holds no schema: an
-// `x-mcp-header` key at any depth in it is not statically reachable.
-func walkOther(node any, path string, seen map[string]bool) error {
-	switch n := node.(type) {
-	case []any:
-		for i, v := range n {
-			if err := walkOther(v, fmt.Sprintf("%s[%d]", path, i), seen); err != nil {
-				return err
-			}
-		}
-	case map[string]any:
-		if h, ok := n["x-mcp-header"]; ok {
-			return annotationValid(n, h, path, false, seen)
-		}
-		for _, k := range slices.Sorted(maps.Keys(n)) {
-			if err := walkOther(n[k], joinPath(path, k), seen); err != nil {
 				return err
 			}
 		}

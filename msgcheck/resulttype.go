@@ -52,8 +52,7 @@ var inputCapability = map[string][2]string{
 // exact value" (mrtr.mdx, Client Requirements). A result go-sdk could not
 // decode is left to go-sdk.
 func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed bool) {
-	method := req.Method
-	if r.Error != nil || !mayHoldResultType(r.Result) || plainlyComplete(r.Result) {
+	if !mayHoldResultType(r.Result) || plainlyComplete(r.Result) {
 		return "", false
 	}
 	var v struct {
@@ -65,16 +64,8 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 		return "", false
 	}
 	rt := resultComplete // absent: complete
-	switch {
-	case len(v.ResultType) == 0:
-	case bytes.Equal(v.ResultType, []byte(`"complete"`)):
-	case bytes.Equal(v.ResultType, []byte(`"input_required"`)):
-		rt = resultInputRequired
-	default:
-		// Escaped, or not a string (go-sdk fails that itself).
-		if json.Unmarshal(v.ResultType, &rt) != nil {
-			return "", false
-		}
+	if len(v.ResultType) > 0 && json.Unmarshal(v.ResultType, &rt) != nil {
+		return "", false // not a string: go-sdk fails that itself
 	}
 	switch rt {
 	case resultComplete:
@@ -87,8 +78,8 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 		}
 		return "", false
 	case resultInputRequired:
-		if !mrtrMethods[method] {
-			return fmt.Sprintf("resultType %q answers %s, which takes no input_required result", rt, method), false
+		if !mrtrMethods[req.Method] {
+			return fmt.Sprintf("resultType %q answers %s, which takes no input_required result", rt, req.Method), false
 		}
 		switch {
 		case present(v.InputRequests):

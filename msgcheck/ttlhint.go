@@ -24,7 +24,7 @@ var listMethods = map[string]bool{
 // anything else): a number is truncated and clamped to 32 bits, anything else
 // removed. It reports whether r.Result changed.
 func tameTTLHint(method string, r *jsonrpc.Response) bool {
-	if r.Error != nil || !listMethods[method] || !mayHoldTTLHint(r.Result) {
+	if !listMethods[method] || !mayHoldTTLHint(r.Result) {
 		return false
 	}
 	// Decoded as go-sdk decodes it, so every key it reads as ttlMs counts.

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -69,14 +70,18 @@ type FencedError struct {
 }
 
 func (e *FencedError) Error() string {
-	cur := e.Current
-	if cur == "" {
-		cur = "none"
-	}
-	return fmt.Sprintf("redisstore: %s of %q fenced: lease %s is stale, the current one is %s", e.Op, e.Server, e.Holder, cur)
+	return fmt.Sprintf("redisstore: %s of %q fenced: lease %s is stale, the current one is %s", e.Op, e.Server, e.Holder, cmp.Or(e.Current, "none"))
 }
 
 func (e *FencedError) Unwrap() error { return hub.ErrLeaseLost }
+
+// storeErr is err as a *hub.StoreError of op on server; nil stays nil.
+func storeErr(op, server string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &hub.StoreError{Op: op, Server: server, Err: err}
+}
 
 func (s *Store) init() {
 	s.once.Do(func() {
@@ -89,12 +94,7 @@ func (s *Store) init() {
 	})
 }
 
-func (s *Store) prefix() string {
-	if s.Prefix != "" {
-		return s.Prefix
-	}
-	return DefaultPrefix
-}
+func (s *Store) prefix() string { return cmp.Or(s.Prefix, DefaultPrefix) }
 
 func (s *Store) max() int {
 	if s.MaxBytes > 0 {
@@ -132,22 +132,21 @@ type envelope struct {
 // package's JSON form, over MaxBytes (never sent by Redis) or not a Redis
 // string is hub.ErrCorrupt; one saved for another server hub.ErrForeign.
 func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
-	fail := func(err error) error { return &hub.StoreError{Op: "load", Server: server, Err: err} }
 	env, err := s.read(ctx, server)
-	if err != nil {
-		return nil, fail(err)
-	}
 	switch {
+	case err != nil:
 	case env.Version != Version:
-		return nil, fail(fmt.Errorf("%w: version %d, want %d", hub.ErrCorrupt, env.Version, Version))
+		err = fmt.Errorf("%w: version %d, want %d", hub.ErrCorrupt, env.Version, Version)
 	case env.Server != server:
-		return nil, fail(fmt.Errorf("%w: saved for server %q", hub.ErrForeign, cut(env.Server, 64)))
+		err = fmt.Errorf("%w: saved for server %q", hub.ErrForeign, cut(env.Server, 64))
+	default:
+		rs, err := supervisor.ParseResumeState(env.Resume)
+		if err != nil {
+			return nil, storeErr("load", server, errors.Join(hub.ErrCorrupt, err))
+		}
+		return rs, nil
 	}
-	rs, err := supervisor.ParseResumeState(env.Resume)
-	if err != nil {
-		return nil, fail(errors.Join(hub.ErrCorrupt, err))
-	}
-	return rs, nil
+	return nil, storeErr("load", server, err)
 }
 
 // SavedBy returns who saved the server's stored state: "<holder>:<token>"
@@ -155,10 +154,7 @@ func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeStat
 // as Load's.
 func (s *Store) SavedBy(ctx context.Context, server string) (string, error) {
 	env, err := s.read(ctx, server)
-	if err != nil {
-		return "", &hub.StoreError{Op: "load", Server: server, Err: err}
-	}
-	return env.Holder, nil
+	return env.Holder, storeErr("load", server, err)
 }
 
 // read returns the server's stored envelope, decoded, with Load's errors.
@@ -171,18 +167,17 @@ func (s *Store) read(ctx context.Context, server string) (envelope, error) {
 	if err != nil {
 		return env, err
 	}
-	var kind int64 = -1
-	if len(res) > 0 {
-		kind, _ = res[0].(int64)
+	if len(res) != 2 {
+		return env, fmt.Errorf("read script answered %v", res)
 	}
-	switch {
-	case kind == 0:
+	switch kind, _ := res[0].(int64); kind {
+	case 0:
 		return env, hub.ErrNotFound
-	case kind == 1 && len(res) == 2:
+	case 1:
 		return env, fmt.Errorf("%w: a Redis %v, not a string", hub.ErrCorrupt, res[1])
-	case kind == 2 && len(res) == 2:
+	case 2:
 		return env, fmt.Errorf("%w: %v bytes, more than %d", hub.ErrCorrupt, res[1], s.max())
-	case kind == 3 && len(res) == 2:
+	case 3:
 		data, _ := res[1].(string)
 		if err := json.Unmarshal([]byte(data), &env); err != nil {
 			return env, fmt.Errorf("%w: %v", hub.ErrCorrupt, err)
@@ -192,7 +187,11 @@ func (s *Store) read(ctx context.Context, server string) (envelope, error) {
 	return env, fmt.Errorf("read script answered %v", res)
 }
 
+// encode is the stored form of rs, checked against the bounds.
 func (s *Store) encode(server, holder string, rs *supervisor.ResumeState) ([]byte, error) {
+	if err := checkName(server); err != nil {
+		return nil, err
+	}
 	if rs == nil {
 		return nil, errors.New("nil resume state")
 	}
@@ -214,39 +213,30 @@ func (s *Store) encode(server, holder string, rs *supervisor.ResumeState) ([]byt
 // uses the Store without leases; a hub that leases writes through
 // Lease.Save instead.
 func (s *Store) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
-	fail := func(err error) error { return &hub.StoreError{Op: "save", Server: server, Err: err} }
-	if err := checkName(server); err != nil {
-		return fail(err)
-	}
 	data, err := s.encode(server, "", rs)
-	if err != nil {
-		return fail(err)
+	if err == nil {
+		err = s.Client.Set(ctx, s.keys(server).state, data, 0).Err()
 	}
-	if err := s.Client.Set(ctx, s.keys(server).state, data, 0).Err(); err != nil {
-		return fail(err)
-	}
-	return nil
+	return storeErr("save", server, err)
 }
 
 // Delete removes the server's state unfenced; see Save.
 func (s *Store) Delete(ctx context.Context, server string) error {
-	if err := checkName(server); err != nil {
-		return &hub.StoreError{Op: "delete", Server: server, Err: err}
+	err := checkName(server)
+	if err == nil {
+		err = s.Client.Del(ctx, s.keys(server).state).Err()
 	}
-	if err := s.Client.Del(ctx, s.keys(server).state).Err(); err != nil {
-		return &hub.StoreError{Op: "delete", Server: server, Err: err}
-	}
-	return nil
+	return storeErr("delete", server, err)
 }
 
 // The lease scripts. Each runs atomically at Redis: one round trip.
 var (
 	// KEYS: state. ARGV: the most bytes read.
-	// {0} none; {1, type} not a string; {2, length} over the bound;
+	// {0, 'none'}; {1, type} not a string; {2, length} over the bound;
 	// {3, state}.
 	readScript = redis.NewScript(`
 local t = redis.call('TYPE', KEYS[1]).ok
-if t == 'none' then return {0} end
+if t == 'none' then return {0, t} end
 if t ~= 'string' then return {1, t} end
 local n = redis.call('STRLEN', KEYS[1])
 if n > tonumber(ARGV[1]) then return {2, n} end
@@ -326,23 +316,22 @@ return 0`)
 // Acquire takes the server's lease for ttl (at least 1ms); see hub.Leaser.
 // Refused: a *hub.LeaseHeldError with the lease's remaining TTL.
 func (s *Store) Acquire(ctx context.Context, server string, ttl time.Duration) (hub.Lease, error) {
-	fail := func(err error) error { return &hub.StoreError{Op: "acquire", Server: server, Err: err} }
 	if err := checkName(server); err != nil {
-		return nil, fail(err)
+		return nil, storeErr("acquire", server, err)
 	}
 	s.init()
 	ms := max(ttl.Milliseconds(), 1)
 	k := s.keys(server)
 	res, err := acquireScript.Run(ctx, s.Client, []string{k.lease, k.token, k.fence}, s.holder, ms).Int64Slice()
+	switch {
+	case err != nil:
+	case len(res) != 2:
+		err = fmt.Errorf("acquire script answered %v", res)
+	case res[0] == 0:
+		err = &hub.LeaseHeldError{Server: server, Remaining: time.Duration(max(res[1], 0)) * time.Millisecond}
+	}
 	if err != nil {
-		return nil, fail(err)
-	}
-	if len(res) != 2 {
-		return nil, fail(fmt.Errorf("acquire script answered %v", res))
-	}
-	if res[0] == 0 {
-		left := time.Duration(max(res[1], 0)) * time.Millisecond
-		return nil, fail(&hub.LeaseHeldError{Server: server, Remaining: left})
+		return nil, storeErr("acquire", server, err)
 	}
 	tok := uint64(res[1])
 	return &lease{s: s, server: server, keys: k, token: tok,
@@ -365,33 +354,31 @@ func (l *lease) Token() uint64 { return l.token }
 // lease again when it is gone at Redis and no one acquired since (the
 // fence is still ours, or gone with the data: restored).
 func (l *lease) Renew(ctx context.Context) (bool, error) {
-	fail := func(err error) error { return &hub.StoreError{Op: "renew", Server: l.server, Err: err} }
 	v, err := renewScript.Run(ctx, l.s.Client, []string{l.keys.lease, l.keys.fence, l.keys.token}, l.value, l.ttlMS, l.token).Result()
-	if err != nil {
-		return false, fail(err)
+	if n, ok := v.(int64); ok && err == nil {
+		return n == 2, nil
 	}
-	switch v := v.(type) {
-	case int64:
-		return v == 2, nil
-	case []any:
-		return false, fail(l.fenced("renew", v))
-	}
-	return false, fail(fmt.Errorf("renew script answered %v", v))
+	return false, storeErr("renew", l.server, l.refusal("renew", v, err))
 }
 
-func (l *lease) fenced(op string, v []any) error {
-	cur := ""
-	if len(v) == 2 {
-		cur, _ = v[1].(string)
+// refusal is the error of a lease script's answer v other than a success:
+// err, a *FencedError for {0, fence}, or one naming the answer.
+func (l *lease) refusal(op string, v any, err error) error {
+	if refused, ok := v.([]any); ok && err == nil {
+		cur := ""
+		if len(refused) == 2 {
+			cur, _ = refused[1].(string)
+		}
+		return &FencedError{Op: op, Server: l.server, Holder: l.value, Current: cur}
 	}
-	return &FencedError{Op: op, Server: l.server, Holder: l.value, Current: cur}
+	return cmp.Or(err, fmt.Errorf("%s script answered %v", op, v))
 }
 
 // Save writes the state fenced; see hub.Lease.
 func (l *lease) Save(ctx context.Context, rs *supervisor.ResumeState) error {
 	data, err := l.s.encode(l.server, l.value, rs)
 	if err != nil {
-		return &hub.StoreError{Op: "save", Server: l.server, Err: err}
+		return storeErr("save", l.server, err)
 	}
 	return l.write(ctx, "save", string(data))
 }
@@ -400,25 +387,18 @@ func (l *lease) Save(ctx context.Context, rs *supervisor.ResumeState) error {
 func (l *lease) Delete(ctx context.Context) error { return l.write(ctx, "delete", "") }
 
 func (l *lease) write(ctx context.Context, op, data string) error {
-	fail := func(err error) error { return &hub.StoreError{Op: op, Server: l.server, Err: err} }
 	v, err := writeScript.Run(ctx, l.s.Client, []string{l.keys.fence, l.keys.state, l.keys.lease}, l.value, data).Result()
-	if err != nil {
-		return fail(err)
+	if v == int64(1) && err == nil {
+		return nil
 	}
-	if refused, ok := v.([]any); ok {
-		return fail(l.fenced(op, refused))
-	}
-	return nil
+	return storeErr(op, l.server, l.refusal(op, v, err))
 }
 
 // Release deletes the lease key if it is still this lease; see hub.Lease.
 // The fence stays, so this holder's writes are accepted until another
 // replica acquires.
 func (l *lease) Release(ctx context.Context) error {
-	if err := releaseScript.Run(ctx, l.s.Client, []string{l.keys.lease}, l.value).Err(); err != nil {
-		return &hub.StoreError{Op: "release", Server: l.server, Err: err}
-	}
-	return nil
+	return storeErr("release", l.server, releaseScript.Run(ctx, l.s.Client, []string{l.keys.lease}, l.value).Err())
 }
 
 func cut(s string, n int) string {

@@ -177,17 +177,3 @@ func (e *ProcessExitError) Error() string {
 
 // Unwrap returns mcp.ErrConnectionClosed.
 func (e *ProcessExitError) Unwrap() error { return mcp.ErrConnectionClosed }
-
-// exitErrorOf builds the error of a process that exited with state.
-func exitErrorOf(path string, pid int, state interface{ Sys() any }, stop StopStep) *ProcessExitError {
-	e := &ProcessExitError{Path: path, PID: pid, Code: -1, Stop: stop}
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case ws.Exited():
-			e.Code = ws.ExitStatus()
-		case ws.Signaled():
-			e.Signal = ws.Signal()
-		}
-	}
-	return e
-}

@@ -3,13 +3,14 @@ package stdio
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
@@ -17,31 +18,10 @@ import (
 // request is written whole to the process's stdin.
 type writtenKey struct{}
 
-// deliveryFacts wraps a request's error in classify.WrittenError when it was
-// written to the server's stdin (it may have run), else in
-// classify.NotSentError, for classify.DeliveryOf.
-func deliveryFacts(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		written := new(atomic.Bool)
-		res, err := next(context.WithValue(ctx, writtenKey{}, written), method, req)
-		if err == nil {
-			return res, nil
-		}
-		if written.Load() {
-			return res, &classify.WrittenError{Err: err}
-		}
-		return res, &classify.NotSentError{Err: err}
-	}
-}
-
-// markingTransport makes [markingConn]s.
+// markingTransport hands go-sdk its conn, inner's connection wrapped.
 type markingTransport struct {
-	inner        mcp.Transport
-	stray        func(jsonrpc.ID)
-	dropped      func(n int)
-	maxResponses int
-	limits       msgcheck.Limits
-	refused      func(why string)
+	inner mcp.Transport
+	conn  *markingConn // every field set but Connection
 }
 
 func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -49,11 +29,11 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &markingConn{Connection: conn, stray: t.stray, refused: t.refused, dropped: t.dropped,
-		maxResponses: t.maxResponses, limits: t.limits}, nil
+	t.conn.Connection = conn
+	return t.conn, nil
 }
 
-// markingConn marks the requests it writes (deliveryFacts) and checks what
+// markingConn marks the requests it writes (stdioSession.facts) and checks what
 // it reads with msgcheck before go-sdk decodes it. Each write runs on a
 // goroutine of its own and returns with its context: a server that stops
 // reading its stdin would otherwise hold go-sdk's one write lock, pings
@@ -64,9 +44,8 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // to dropped.
 type markingConn struct {
 	mcp.Connection
-	stray        func(jsonrpc.ID)
-	refused      func(why string)
-	dropped      func(n int)
+	drop         func(why string) // a message read and not handed on (required)
+	dropped      func(n int)      // the n-th response not written
 	maxResponses int
 	limits       msgcheck.Limits
 	mu           sync.Mutex
@@ -80,8 +59,8 @@ type markingConn struct {
 }
 
 // Read returns the next message, but: a server's request or notification
-// past msgcheck's bounds goes to refused; a response to an id never sent goes
-// to stray (go-sdk would drop it silently, internal/jsonrpc2 conn.go); a
+// past msgcheck's bounds, and a response to an id never sent (go-sdk would
+// drop it silently, internal/jsonrpc2 conn.go), go to drop; a
 // result msgcheck refuses becomes a JSON-RPC error (msgcheck.CodeRefused)
 // before go-sdk decodes it. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2
 // conn.go Call), so an id was sent when it is an integer from 1 to the
@@ -91,28 +70,23 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
-				if c.refused != nil {
-					c.refused(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
-				}
+				c.drop(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
 				continue
 			}
 		}
 		r, ok := msg.(*jsonrpc.Response)
-		if err != nil || !ok || !r.ID.IsValid() || c.stray == nil {
+		if err != nil || !ok || !r.ID.IsValid() {
 			return msg, err
 		}
 		n, isInt := r.ID.Raw().(int64)
 		c.mu.Lock()
 		sent := isInt && n >= 1 && n <= c.highest
-		method, tracked := "", false
-		if sent {
-			method, tracked = c.lists[n]
-			delete(c.lists, n)
-		}
+		method, tracked := c.lists[n] // only ids sent are there
+		delete(c.lists, n)
 		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {
-			c.stray(r.ID)
+			c.drop(fmt.Sprintf("a response to id %v, a request never sent", r.ID.Raw()))
 			continue
 		}
 		if r.Error == nil {
@@ -145,10 +119,7 @@ func (c *markingConn) trackList(id int64, method string) {
 		c.lists = make(map[int64]string)
 	}
 	if len(c.lists) >= maxListsTracked {
-		oldest := id
-		for k := range c.lists {
-			oldest = min(oldest, k)
-		}
+		oldest := slices.Min(slices.Collect(maps.Keys(c.lists)))
 		delete(c.lists, oldest)
 		c.forgotUpTo = max(c.forgotUpTo, oldest)
 	}
@@ -171,9 +142,7 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	if isReq {
 		if n, ok := req.ID.Raw().(int64); ok {
-			if n > c.highest {
-				c.highest = n // before the write: the answer may come before Write returns
-			}
+			c.highest = max(c.highest, n) // before the write: the answer may come before Write returns
 			if msgcheck.CountsItems(req.Method) {
 				c.trackList(n, req.Method)
 			}
@@ -182,18 +151,13 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.drops++
 		n := c.drops
 		c.mu.Unlock()
-		if c.dropped != nil {
-			c.dropped(n)
-		}
+		c.dropped(n)
 		return nil
 	} else {
 		c.responses++
 	}
-	c.writes.Add(1)
-	c.mu.Unlock()
 	done := make(chan error, 1)
-	go func() {
-		defer c.writes.Done()
+	c.writes.Go(func() { // under mu: Close waits for it
 		err := c.Connection.Write(context.WithoutCancel(ctx), msg)
 		if !isReq {
 			c.mu.Lock()
@@ -201,7 +165,8 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			c.mu.Unlock()
 		}
 		done <- err
-	}()
+	})
+	c.mu.Unlock()
 	select {
 	case err := <-done:
 		if err == nil {

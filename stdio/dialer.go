@@ -1,14 +1,14 @@
 package stdio
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -49,8 +49,7 @@ type Options struct {
 type Dialer struct {
 	opts Options
 
-	mu      sync.Mutex
-	version string // the protocol version to ask for: Options.ProtocolVersion, then learned
+	version atomic.Value // string: the protocol version to ask for: Options.ProtocolVersion, then learned
 }
 
 var (
@@ -62,9 +61,7 @@ var (
 // It checks nothing: Command.Validate does.
 func NewDialer(o Options) *Dialer {
 	o.Command = o.Command.WithDefaults()
-	if o.Name == "" {
-		o.Name = o.Command.Path
-	}
+	o.Name = cmp.Or(o.Name, o.Command.Path)
 	if o.Clock == nil {
 		o.Clock = clockwork.NewRealClock()
 	}
@@ -75,7 +72,9 @@ func NewDialer(o Options) *Dialer {
 	if o.MaxResponses <= 0 {
 		o.MaxResponses = session.DefaultMaxResponsesInFlight
 	}
-	return &Dialer{opts: o, version: o.ProtocolVersion}
+	d := &Dialer{opts: o}
+	d.version.Store(o.ProtocolVersion)
+	return d
 }
 
 // Attach returns session.ErrNoResume: a process cannot be re-attached.
@@ -110,14 +109,10 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		cl = mcp.NewClient(&mcp.Implementation{Name: "mcpsup", Version: "0"}, nil)
 		cl.AddSendingMiddleware(s.facts)
 	}
-	d.mu.Lock()
-	version := d.version
-	d.mu.Unlock()
+	version := d.version.Load().(string)
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
-		stray:        func(id jsonrpc.ID) { f.drop(fmt.Sprintf("a response to id %v, a request never sent", id.Raw())) },
-		refused:      func(why string) { f.drop(why) },
-		dropped:      func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
-		maxResponses: o.MaxResponses, limits: o.Limits}
+		conn: &markingConn{drop: f.drop, dropped: func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
+			maxResponses: o.MaxResponses, limits: o.Limits}}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -126,30 +121,16 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 			p.stopUnlessExiting()
 		}
 		if exit := p.wait(); exit != nil && exit.Stop == StopNone {
-			// The process died during the handshake: that is the news.
-			return nil, &handshakeExitError{exit: exit, err: err}
+			// The process died during the handshake: that is the news, first.
+			return nil, fmt.Errorf("%w during the handshake: %w", exit, err)
 		}
 		return nil, err
 	}
 	info := session.Info{ProtocolVersion: version, Initialize: cs.InitializeResult()}
 	if res := info.Initialize; res != nil {
 		info.ProtocolVersion = res.ProtocolVersion
-		d.mu.Lock()
-		d.version = res.ProtocolVersion
-		d.mu.Unlock()
+		d.version.Store(res.ProtocolVersion)
 	}
 	s.start(cs, info, o)
 	return s, nil
 }
-
-// handshakeExitError is a handshake that failed because the process
-// exited: it unwraps to both, the exit first.
-type handshakeExitError struct {
-	exit *ProcessExitError
-	err  error
-}
-
-func (e *handshakeExitError) Error() string {
-	return e.exit.Error() + " during the handshake: " + e.err.Error()
-}
-func (e *handshakeExitError) Unwrap() []error { return []error{e.exit, e.err} }

@@ -47,7 +47,6 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	line := f.line[:0]
 	defer func() { f.line = line }()
 	tooLong := false
-	writable := true
 	for {
 		chunk, err := br.ReadSlice('\n')
 		n := len(line) + len(chunk)
@@ -73,11 +72,8 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && ended {
 			if why := notMessage(msg); why != "" {
 				f.drop(why + ": " + quote(msg))
-			} else if writable {
-				msg = append(msg, '\n')
-				if _, werr := w.Write(msg); werr != nil {
-					writable = false
-				}
+			} else if _, werr := w.Write(append(msg, '\n')); werr != nil {
+				w = io.Discard // go-sdk is gone: read on, so the process never blocks
 			}
 		}
 		line, tooLong = line[:0], false
@@ -138,8 +134,7 @@ type stderrLog struct {
 	now    func() time.Time // nil: time.Now (a process lives in real time)
 	redact *events.Redactor // masks the tail where it is made; nil: patterns only
 
-	limit    *rate.Limiter // made by copy
-	unlogged int           // lines past the rate since the last one logged
+	unlogged int // lines past the rate since the last one logged
 
 	mu   sync.Mutex
 	tail []byte // at most keep bytes, the last ones
@@ -163,31 +158,24 @@ func (l *stderrLog) copy(r io.Reader) {
 	if now == nil {
 		now = time.Now
 	}
-	l.limit = rate.NewLimiter(stderrLogRate, stderrLogBurst)
+	limit := rate.NewLimiter(stderrLogRate, stderrLogBurst)
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			l.keepBytes(chunk)
-			if text := strings.TrimRight(string(chunk), "\r\n"); text != "" {
-				l.logLine(now(), text)
-			}
+		l.keepBytes(chunk)
+		switch text := strings.TrimRight(string(chunk), "\r\n"); {
+		case text == "":
+		case !limit.AllowN(now(), 1):
+			l.unlogged++
+		default:
+			l.logUnlogged()
+			l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			l.logUnlogged()
 			return
 		}
 	}
-}
-
-// logLine logs one line of stderr at time t, or counts it past the rate.
-func (l *stderrLog) logLine(t time.Time, text string) {
-	if !l.limit.AllowN(t, 1) {
-		l.unlogged++
-		return
-	}
-	l.logUnlogged()
-	l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
 }
 
 // logUnlogged logs how many lines went unlogged since the last one logged.

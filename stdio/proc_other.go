@@ -4,7 +4,6 @@ package stdio
 
 import (
 	"io"
-	"os"
 	"syscall"
 )
 
@@ -14,7 +13,7 @@ func signalName(s syscall.Signal) string { return s.String() }
 
 // proc is not available without process groups; Command.Validate refuses one.
 type proc struct {
-	stdin *os.File
+	stdin io.WriteCloser
 	out   *io.PipeReader
 }
 

@@ -4,11 +4,9 @@ package stdio
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
@@ -40,11 +38,9 @@ const exitDrain = time.Second
 type proc struct {
 	cfg   Command
 	cmd   *exec.Cmd
-	stdin *os.File       // the write end of the process's stdin
+	stdin io.WriteCloser // the process's stdin
 	out   *io.PipeReader // the filtered stdout, read by go-sdk
 	err   *stderrLog
-	name  string // Config.Name
-	log   *slog.Logger
 
 	onExit func(*ProcessExitError) // heard before the filtered stdout ends
 
@@ -78,55 +74,41 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 		cmd.Env = append(inherited(c.Inherit), c.Env...) // later entries win (os/exec dedupEnv)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var files []*os.File // every end, closed on failure
-	closeAll := func() {
-		for _, f := range files {
-			_ = f.Close()
-		}
+	// *os.File ends for stdout and stderr: Wait waits for the process alone,
+	// and closes none of them, so what is left is read after the exit.
+	outR, outW, err1 := os.Pipe()
+	errR, errW, err2 := os.Pipe()
+	err := errors.Join(err1, err2)
+	var stdin io.WriteCloser
+	if err == nil {
+		stdin, err = cmd.StdinPipe() // its read end is the child's: Start closes it
 	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	inR, inW, err1 := pipe()
-	outR, outW, err2 := pipe()
-	errR, errW, err3 := pipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		closeAll()
+	if err != nil {
+		closeFiles(outR, outW, errR, errW)
 		return nil, fmt.Errorf("mcpsup: stdio server %q: pipes: %w", c.Path, err)
 	}
-	// *os.File ends: Wait waits for the process alone.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
-		closeAll()
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	closeFiles(outW, errW) // the child holds its ends; ours would keep the pipes open past it
+	if err != nil {
+		closeFiles(outR, errR)
 		return nil, fmt.Errorf("mcpsup: starting stdio server %q: %w", c.Path, err)
 	}
-	// The child holds its ends; ours would keep the pipes open past it.
-	_, _, _ = inR.Close(), outW.Close(), errW.Close()
 	pr, pw := io.Pipe()
-	p := &proc{cfg: c, cmd: cmd, stdin: inW, out: pr, err: errLog, name: errLog.server, log: errLog.log, onExit: onExit, exited: make(chan struct{})}
+	p := &proc{cfg: c, cmd: cmd, stdin: stdin, out: pr, err: errLog, onExit: onExit, exited: make(chan struct{})}
 	stderrDone, stdoutDone := make(chan struct{}), make(chan struct{})
-	p.pumps.Add(3)
-	go func() {
-		defer p.pumps.Done()
+	p.pumps.Go(func() {
 		defer close(stderrDone)
 		errLog.copy(errR)
-	}()
-	go func() {
-		defer p.pumps.Done()
-		p.reap(f, stdoutDone, stderrDone, outR, errR)
-	}()
-	go func() {
-		defer p.pumps.Done()
+	})
+	p.pumps.Go(func() { p.reap(f, stdoutDone, stderrDone, outR, errR) })
+	p.pumps.Go(func() {
 		_ = f.copyLines(outR, pw)
 		close(stdoutDone)
 		// go-sdk hears stdout's end once the exit is known.
 		p.stopUnlessExiting()
 		_ = pw.CloseWithError(p.exit)
-	}()
+	})
 	return p, nil
 }
 
@@ -135,37 +117,34 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 // and closes them, which ends the pumps.
 func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, outR, errR *os.File) {
 	pid := p.cmd.Process.Pid
-	if waitExited(pid) {
-		// The zombie holds the group's id: no other group can have it yet.
-		p.mu.Lock()
-		_ = syscall.Kill(-pid, syscall.SIGKILL) // the group: leftovers go with it
+	zombie := waitExited(pid) // the zombie holds the group's id: no other group can have it yet
+	if !zombie {
+		_ = p.cmd.Wait() // reaped first: the id could in principle be reused by now
+	}
+	p.mu.Lock()
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // the group: leftovers go with it
+	if zombie {
 		_ = p.cmd.Wait()
-	} else {
-		_ = p.cmd.Wait()
-		p.mu.Lock()
-		// Reaped first: the id could in principle be reused by now.
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	p.reaped = true
 	step := p.step
 	p.mu.Unlock()
-	drain, stopDrain := context.WithTimeout(context.Background(), exitDrain)
+	drained := time.After(exitDrain)
 	for _, done := range []<-chan struct{}{stdoutDone, stderrDone} {
 		select {
 		case <-done:
-		case <-drain.Done():
+		case <-drained:
 		}
 	}
-	stopDrain()
 	_, _ = outR.Close(), errR.Close() // unblocks a pump still reading
-	e := exitErrorOf(p.cfg.Path, pid, p.cmd.ProcessState, step)
-	e.Stderr = p.err.text()
-	e.DroppedLines = int(f.count.Load()) // lines dropped so far
-	p.exit = e
-	p.log.Info("mcpsup: stdio server exited", "server", p.name, "pid", pid, "code", e.Code, "signal", signalName(e.Signal), "stop", string(e.Stop))
-	if p.onExit != nil {
-		p.onExit(e)
+	e := &ProcessExitError{Path: p.cfg.Path, PID: pid, Code: p.cmd.ProcessState.ExitCode(), Stop: step,
+		Stderr: p.err.text(), DroppedLines: int(f.count.Load())} // Code -1 after a signal
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal()
 	}
+	p.exit = e
+	p.err.log.Info("mcpsup: stdio server exited", "server", p.err.server, "pid", pid, "code", e.Code, "signal", signalName(e.Signal), "stop", string(e.Stop))
+	p.onExit(e)
 	close(p.exited)
 }
 
@@ -183,11 +162,7 @@ func (p *proc) signal(sig syscall.Signal, step StopStep) {
 // reaped. Idempotent.
 func (p *proc) stop() {
 	p.stopped.Do(func() {
-		p.mu.Lock()
-		if !p.reaped {
-			p.step = StopStdin
-		}
-		p.mu.Unlock()
+		p.signal(0, StopStdin) // signal 0: the step alone
 		_ = p.stdin.Close()
 		if p.exitedWithin(p.cfg.StopGrace) {
 			return
@@ -210,13 +185,17 @@ func (p *proc) stopUnlessExiting() {
 }
 
 func (p *proc) exitedWithin(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-p.exited:
 		return true
-	case <-t.C:
+	case <-time.After(d):
 		return false
+	}
+}
+
+func closeFiles(files ...io.Closer) {
+	for _, f := range files {
+		_ = f.Close() // a nil *os.File returns an error
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -23,11 +24,11 @@ type stdioSession struct {
 	info session.Info
 	ka   *session.KeepAlive // nil without Options.KeepAlive
 
-	end       session.End
-	started   atomic.Bool   // the handshake succeeded
-	closing   atomic.Bool   // Close began
-	closeOnce sync.Once     // Close's stop
-	watched   chan struct{} // closed once watch has ended the session
+	session.End               // Done, Err, Fail (session.Verify), AfterEnd
+	started     atomic.Bool   // the handshake succeeded
+	closing     atomic.Bool   // Close began
+	closeOnce   sync.Once     // Close's stop
+	watched     chan struct{} // closed once watch has ended the session
 }
 
 // start runs the session once the handshake on cs succeeded.
@@ -40,20 +41,29 @@ func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info, o Options
 	go s.watch()
 }
 
-// facts is the session's facts middleware: deliveryFacts, and a request that
-// failed with mcp.ErrConnectionClosed after the handshake returns only once
-// the session (or its context) has ended, so its caller finds Done closed.
+// facts is the session's facts middleware. A request's error is a
+// classify.WrittenError when the request was written whole to the server's
+// stdin (it may have run), else a classify.NotSentError (classify.DeliveryOf);
+// one that failed with mcp.ErrConnectionClosed after the handshake returns
+// only once the session (or its context) has ended, so its caller finds Done
+// closed.
 func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
-	next = deliveryFacts(next)
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if err != nil && s.started.Load() && errors.Is(err, mcp.ErrConnectionClosed) {
+		written := new(atomic.Bool) // set by markingConn.Write
+		res, err := next(context.WithValue(ctx, writtenKey{}, written), method, req)
+		if err == nil {
+			return res, nil
+		}
+		if s.started.Load() && errors.Is(err, mcp.ErrConnectionClosed) {
 			select {
-			case <-s.end.Done():
+			case <-s.Done():
 			case <-ctx.Done():
 			}
 		}
-		return res, err
+		if written.Load() {
+			return res, &classify.WrittenError{Err: err}
+		}
+		return res, &classify.NotSentError{Err: err}
 	}
 }
 
@@ -65,28 +75,25 @@ func (s *stdioSession) watch() {
 	s.p.stopUnlessExiting()
 	exit := s.p.wait()
 	s.ka.Stop()
-	s.end.Fail(s.cause(exit, err))
+	s.End.Fail(s.cause(exit, err))
 }
 
 // cause is the first of what ended the session: a dead ping, the process's
 // own exit, Close, go-sdk's error.
 func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
-	if c := s.ka.EndedBy(); c != nil {
-		return c
-	}
-	if exit != nil && exit.Stop == StopNone {
+	switch dead := s.ka.EndedBy(); {
+	case dead != nil:
+		return dead
+	case exit != nil && exit.Stop == StopNone:
 		return exit
-	}
-	if s.closing.Load() {
+	case s.closing.Load():
 		return session.ErrClosed
-	}
-	if sdkErr == nil && exit != nil {
+	case sdkErr != nil:
+		return sdkErr
+	case exit != nil:
 		return exit
 	}
-	if sdkErr == nil {
-		return mcp.ErrConnectionClosed
-	}
-	return sdkErr
+	return mcp.ErrConnectionClosed
 }
 
 // Alive is ping on every protocol version (go-sdk's server/discover is
@@ -106,24 +113,11 @@ func (s *stdioSession) Info() session.Info { return s.info }
 
 // Status is Live until Done, then Ended with a nil channel.
 func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
-	done := s.end.Done()
-	select {
-	case <-done:
+	if s.Ended() {
 		return session.Ended, nil
-	default:
-		return session.Live, done
 	}
+	return session.Live, s.Done()
 }
-
-func (s *stdioSession) Done() <-chan struct{} { return s.end.Done() }
-
-// Fail ends the session with err unless it ended already (session.Verify);
-// the supervisor's Close then stops the process.
-func (s *stdioSession) Fail(err error) bool { return s.end.Fail(err) }
-
-// AfterEnd runs f once the session has ended (session.End.AfterEnd).
-func (s *stdioSession) AfterEnd(f func()) { s.end.AfterEnd(f) }
-func (s *stdioSession) Err() error        { return s.end.Err() }
 
 // Close stops the process (stdin, SIGTERM, SIGKILL), closes go-sdk's
 // session and returns once the session has ended. Idempotent.

@@ -227,7 +227,7 @@ func TestRequestThatSawTheEndReturnsAfterDone(t *testing.T) {
 	case err := <-out:
 		t.Fatalf("returned before the session ended: %v", err)
 	}
-	s.end.Fail(exit)
+	s.Fail(exit)
 	err := <-out
 	require.ErrorIs(t, err, exit)
 	var ws *classify.WrittenError
