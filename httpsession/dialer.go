@@ -126,8 +126,8 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	opts := d.options(spec, s, observe)
 	ws, err := open(opts)
 	if err != nil {
-		if detail := d.era.dialFailed(opts.Era, err); detail != "" {
-			observe(session.EraChanged{Detail: detail})
+		if c := d.era.dialFailed(opts.Era, err); c != nil {
+			observe(*c)
 		}
 		return nil, err
 	}
@@ -135,8 +135,8 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	if x, ok := ws.Transport().DiscoverExchange(); ok {
 		discover = &x
 	}
-	if detail := d.era.learn(d.clock.Now(), ws.ProtocolVersion(), discover); detail != "" {
-		observe(session.EraChanged{Detail: detail})
+	if c := d.era.learn(d.clock.Now(), ws.ProtocolVersion(), discover); c != nil {
+		observe(*c)
 	}
 	s.start(ws, d.opts.KeepAlive, d.clock, d.opts.Transport.Logger)
 	d.watchEra(spec.Generation, s, observe)
@@ -187,7 +187,11 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 		}
 		served := d.opts.Served != nil && d.opts.Served(gen)
 		if d.era.refused(d.clock.Now(), served) && s.endedForEra(x) {
-			observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
+			why := session.EraRefusedOpening
+			if served {
+				why = session.EraRefusedLive
+			}
+			observe(*eraChange(version, "", why, x))
 			go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
 		}
 		return true

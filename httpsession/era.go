@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // JSON-RPC error codes of the 2026-07-28 era (MCP SEP-2575) that refuse a
@@ -191,10 +192,10 @@ func (m *eraMemory) next(now time.Time) (Era, bool) {
 
 // learn keeps the era of version, negotiated or persisted, at now ("":
 // nothing); discover is the session's discover, if it sent one. It returns
-// the event detail of a change, "" otherwise.
-func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) string {
+// the change, nil when none.
+func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) *session.EraChanged {
 	if version == "" {
-		return ""
+		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -203,45 +204,42 @@ func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) str
 	if msgcheck.ModernVersion(version) {
 		m.era, m.until = Era20260728, time.Time{}
 		if was == Era2025 {
-			return "2026-07-28: server/discover answered again after the 2025 fallback"
+			return &session.EraChanged{From: era2025, To: era20260728, Why: session.EraDiscoverAnswered, Method: methodDiscover}
 		}
-		return ""
+		return nil
 	}
 	m.era = Era2025
 	if !m.pinned && m.reprobe > 0 {
 		m.until = now.Add(m.reprobe)
 	}
 	if was == Era2025 || discover == nil {
-		return "" // no change, or a persisted 2025 session: nothing refused
+		return nil // no change, or a persisted 2025 session: nothing refused
 	}
-	why := "server/discover refused (" + answerOf(*discover) + ")"
+	c := eraChange(eraVersion(was), era2025, session.EraDiscoverRefused, *discover)
 	if x := *discover; x.Status >= 200 && x.Status < 300 && !x.RPC.Present && !x.Malformed {
-		why = fmt.Sprintf("server/discover answered (HTTP %d) without 2026-07-28 among its supportedVersions", x.Status)
+		c.Why = session.EraDiscoverUnsupported
 	}
-	if m.reprobe > 0 {
-		return fmt.Sprintf("2025-11-25: %s; probed again after %s", why, m.reprobe)
-	}
-	return "2025-11-25: " + why
+	return c
 }
 
 // dialFailed takes a handshake that failed, started in the era dialed. A
 // discover outage is counted; any other failure starts the count over. A
 // learned 2025 handshake refused with a [LegacyRefusal] ends the 2025 era at
 // once: it returns the event detail ("" when the era stays).
-func (m *eraMemory) dialFailed(dialed Era, err error) string {
+func (m *eraMemory) dialFailed(dialed Era, err error) *session.EraChanged {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if errors.Is(err, ErrDiscoverOutage) {
 		m.outages++
-		return ""
+		return nil
 	}
 	m.outages = 0
 	he, ok := errors.AsType[*classify.HTTPError](err)
 	if dialed != Era2025 || m.pinned || !ok || !LegacyRefusal(he.Exchange) {
-		return ""
+		return nil
 	}
 	m.era, m.until = EraAuto, time.Time{}
-	return refusedDetail("2025-11-25", he.Exchange, false)
+	return eraChange(era2025, "", session.EraRefusedOpening, he.Exchange)
 }
 
 // refused takes, at now, a refusal of a session's era; served: the session
@@ -264,20 +262,21 @@ func (m *eraMemory) refused(now time.Time, served bool) bool {
 	return true
 }
 
-// refusedDetail is the era-changed detail for the refusal x of version.
-func refusedDetail(version string, x Exchange, served bool) string {
-	on, why := "a new session", "the server rolled back"
-	if served {
-		on = "a live session"
+// eraChange is the change from one version to another, why, by the answer x.
+func eraChange(from, to string, why session.EraReason, x Exchange) *session.EraChanged {
+	c := &session.EraChanged{From: from, To: to, Why: why, Method: cmp.Or(x.Method, x.Verb), Status: x.Status}
+	if x.RPC.Present {
+		c.Code = x.RPC.Code
 	}
-	if !msgcheck.ModernVersion(version) {
-		why = "an error of a later era"
+	return c
+}
+
+// eraVersion is the protocol version an era starts with, "" for EraAuto.
+func eraVersion(e Era) string {
+	if e == EraAuto {
+		return ""
 	}
-	what := x.Method
-	if what == "" {
-		what = x.Verb // the standalone stream's GET
-	}
-	return fmt.Sprintf("%s refused on %s (%s, %s): %s; discovering again", version, on, answerOf(x), what, why)
+	return e.String()
 }
 
 // answerOf names an answer in an event: its status and JSON-RPC code.
