@@ -15,8 +15,8 @@ const deleteTimeout = 5 * time.Second
 // readErrorBody reads a non-2xx body, at most MaxErrorBody bytes on the wire
 // and decoded, into x: the snippet and, when the body was read whole, the
 // JSON-RPC error it carries. resp's body is closed.
-func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
-	b := readBounded(resp, t.cfg.MaxErrorBody)
+func (c *conn) readErrorBody(x *Exchange, resp *http.Response) []byte {
+	b := readBounded(resp, c.cfg.MaxErrorBody)
 	x.Body = snippet(b.data)
 	x.Oversized = b.over
 	if b.broken { // no complete answer came
@@ -30,7 +30,7 @@ func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
 
 // endRefusedSession ends, best effort, the session a refused handshake
 // answer created on the server: one DELETE carrying the id as sent.
-func (t *Transport) endRefusedSession(req *http.Request, id string) {
+func (c *conn) endRefusedSession(req *http.Request, id string) {
 	if id == "" {
 		return
 	}
@@ -47,7 +47,7 @@ func (t *Transport) endRefusedSession(req *http.Request, id string) {
 	if v := req.Header.Get("Authorization"); v != "" {
 		del.Header.Set("Authorization", v)
 	}
-	resp, err := t.base.RoundTrip(del)
+	resp, err := c.base.RoundTrip(del)
 	if err == nil {
 		_ = resp.Body.Close()
 	}

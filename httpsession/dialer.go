@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -40,9 +39,9 @@ type DialerOptions struct {
 	HostileMemory    time.Duration
 	RememberedStream StreamDecision
 	// AnswerLimits bound the answers of every session, in place of the
-	// Transport's own bounds.
+	// Config's own bounds.
 	AnswerLimits AnswerLimits
-	// Transport configures every session's [Transport]; its Switch,
+	// Transport configures every session ([Options.Wire]); its Switch,
 	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
 	// OnDroppedResponse and FallbackAfterOutage are the dialer's.
 	Transport Config
@@ -65,7 +64,8 @@ type DialerOptions struct {
 // (session.StreamDecided facts to DialerOptions.Observe). Safe for
 // concurrent use; Close stops the decision's timer.
 type Dialer struct {
-	opts    DialerOptions
+	opts    DialerOptions // Transport and HTTPClient are in cfg
+	cfg     *Config       // every session's, shared: defaults applied, never written
 	clock   clockwork.Clock
 	era     *eraMemory
 	streams *StreamSwitch
@@ -75,9 +75,13 @@ var _ session.Dialer = (*Dialer)(nil)
 
 // NewDialer returns a Dialer configured by opts.
 func NewDialer(opts DialerOptions) *Dialer {
-	opts.Transport.Clock = cmp.Or(opts.Transport.Clock, clockwork.NewRealClock())
-	opts.Transport.Logger = cmp.Or(opts.Transport.Logger, slog.New(slog.DiscardHandler))
-	d := &Dialer{opts: opts, clock: opts.Transport.Clock, era: newEraMemory(opts.Era, opts.EraReprobe)}
+	cfg := opts.Transport
+	opts.AnswerLimits.apply(&cfg)
+	cfg.OnExchange, cfg.OnStreamRestored, cfg.OnStreamDeclined, cfg.OnDroppedEvent, cfg.OnDroppedResponse = nil, nil, nil, nil, nil
+	cfg.FallbackAfterOutage = false // the dialer's: hooks
+	cfg = cfg.withDefaults(opts.HTTPClient)
+	opts.Transport, opts.HTTPClient = Config{}, nil
+	d := &Dialer{opts: opts, cfg: &cfg, clock: cfg.Clock, era: newEraMemory(opts.Era, opts.EraReprobe)}
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
 		d.era.learn(d.clock.Now(), opts.ResumedVersion, nil)
 	}
@@ -88,6 +92,7 @@ func NewDialer(opts DialerOptions) *Dialer {
 				observe(sd)
 			}
 		}})
+	d.cfg.Switch = d.streams // every session inherits the decision
 	return d
 }
 
@@ -132,13 +137,13 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 		return nil, err
 	}
 	var discover *Exchange
-	if x, ok := ws.Transport().DiscoverExchange(); ok {
+	if x, ok := ws.c.discovered(); ok {
 		discover = &x
 	}
 	if c := d.era.learn(d.clock.Now(), ws.ProtocolVersion(), discover); c != nil {
 		observe(*c)
 	}
-	s.start(ws, d.opts.KeepAlive, d.clock, d.opts.Transport.Logger)
+	s.start(ws, d.opts.KeepAlive, d.clock, d.cfg.Logger)
 	d.watchEra(spec.Generation, s, observe)
 	return s, nil
 }
@@ -149,22 +154,8 @@ func (d *Dialer) options(spec session.Spec, s *httpSession, observe func(session
 	if spec.Client != nil {
 		client = spec.Client(FactsMiddleware())
 	}
-	cfg := d.opts.Transport
-	d.opts.AnswerLimits.apply(&cfg)
-	cfg.Switch = d.streams // every session inherits the decision
-	cfg.OnExchange = s.exchange
-	cfg.OnStreamRestored = func() { observe(session.StreamRestored{}) }
-	cfg.OnStreamDeclined = func(a StreamAttempt) {
-		observe(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
-	}
-	var events atomic.Int64
-	cfg.OnDroppedEvent = func(e *EventError) { observe(session.EventDropped{Count: int(events.Add(1)), Err: e}) }
-	cfg.OnDroppedResponse = func(e *ResponseDroppedError) {
-		observe(session.ResponseDropped{Count: e.Dropped, Bound: e.InFlight})
-	}
-	cfg.FallbackAfterOutage = fallback
-	return Options{Endpoint: d.opts.Endpoint, HTTPClient: d.opts.HTTPClient, Client: client, Era: era,
-		ClientInfo: d.opts.ClientInfo, Wire: cfg}
+	return Options{Endpoint: d.opts.Endpoint, Client: client, Era: era, ClientInfo: d.opts.ClientInfo,
+		shared: d.cfg, on: hooks{observe: observe, exchange: s.exchange, fallback: fallback}}
 }
 
 // watchEra ends a session whose request is answered with a refusal of its
@@ -192,7 +183,7 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 				why = session.EraRefusedLive
 			}
 			observe(*eraChange(version, "", why, x))
-			go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
+			go func() { _ = s.ws.Detach() }() // not on the conn's goroutine, which is inside a request
 		}
 		return true
 	}

@@ -7,8 +7,9 @@
 // what outlives a session: the era and the standalone stream decision
 // ([StreamSwitch]), reported as session.Fact values.
 //
-// [Transport] is the HTTP side of a go-sdk session: it records an
-// [Exchange] per request ([FactsMiddleware], [WithExchange], [Annotate]
+// Each session is its own mcp.Connection, configured by [Config] (one
+// Config shared by a Dialer's sessions): it records an [Exchange] per
+// request ([FactsMiddleware], [WithExchange], [Annotate]
 // attach it to errors) and admits every answer by a whitelist with bounds
 // ([Config]): a refused answer fails its request alone (code
 // [CodeHTTPAnswer], failure story S4). It resumes a broken 2025-11-25 event

@@ -90,41 +90,40 @@ func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
 
 // amendDiscover amends the kept record of the discover of request id
 // requestID: its event-stream answer failed after the headers.
-func (t *Transport) amendDiscover(requestID string, f func(*Exchange)) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.discover != nil && t.discover.RequestID == requestID {
-		f(t.discover)
+func (c *conn) amendDiscover(requestID string, f func(*Exchange)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.discover != nil && c.discover.RequestID == requestID {
+		f(c.discover)
 	}
 }
 
-// DiscoverExchange returns the record of the `server/discover` this
-// Transport sent, and whether it sent one (a 2025 handshake and a resume
-// send none).
-func (t *Transport) DiscoverExchange() (Exchange, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.discover == nil {
+// discovered returns the record of the `server/discover` the session sent,
+// and whether it sent one (a 2025 handshake and a resume send none).
+func (c *conn) discovered() (Exchange, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.discover == nil {
 		return Exchange{}, false
 	}
-	return *t.discover, true
+	return *c.discover, true
 }
 
 // refuseFallback fails go-sdk's fallback `initialize` (x its record) after
 // a discover outage.
-func (t *Transport) refuseFallback(x *Exchange) error {
-	if x.Method != methodInitialize || t.cfg.FallbackAfterOutage {
+func (c *conn) refuseFallback(x *Exchange) error {
+	if x.Method != methodInitialize || c.cfg.FallbackAfterOutage || c.on.fallback {
 		return nil
 	}
-	d, ok := t.DiscoverExchange()
+	d, ok := c.discovered()
 	if !ok || !DiscoverOutage(d) {
 		return nil
 	}
 	err := &DiscoverOutageError{Discover: d}
 	x.Local, x.TransportErr = true, err
-	t.mu.Lock()
-	t.outage = err
-	t.mu.Unlock()
+	c.mu.Lock()
+	c.outage = err
+	c.mu.Unlock()
 	return err
 }
 
@@ -132,10 +131,10 @@ func (t *Transport) refuseFallback(x *Exchange) error {
 // fallback the facts are the discover's, whatever go-sdk returned: the
 // initialize never left, and the retry rests on the server's answer. An
 // invalid session id of the handshake answer comes first.
-func (t *Transport) handshakeError(ctx context.Context, err error) error {
-	t.mu.Lock()
-	oe, refused := t.outage, t.refused
-	t.mu.Unlock()
+func (c *conn) handshakeError(ctx context.Context, err error) error {
+	c.mu.Lock()
+	oe, refused := c.outage, c.refused
+	c.mu.Unlock()
 	if oe != nil {
 		err = &classify.HTTPError{Exchange: oe.Discover, Err: oe}
 	} else {

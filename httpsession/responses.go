@@ -22,14 +22,14 @@ const (
 var ErrResponseDropped = errors.New("mcpsup/httpsession: response to a request of the server dropped")
 
 // ResponseDroppedError records a response of the client to a request of the
-// server's that the Transport did not send, because
+// server's that the session did not send, because
 // [Config.MaxResponsesInFlight] POSTs of responses were already waiting for
 // the server's answer. go-sdk is answered 202 Accepted in the server's
 // place, so the session lives; the server's request stays unanswered.
 type ResponseDroppedError struct {
 	// InFlight is the bound that was reached.
 	InFlight int
-	// Dropped counts the responses this Transport dropped so far, this one
+	// Dropped counts the responses this session dropped so far, this one
 	// included (1 for the first).
 	Dropped int
 }
@@ -41,7 +41,7 @@ func (e *ResponseDroppedError) Error() string {
 // Is reports target == ErrResponseDropped.
 func (e *ResponseDroppedError) Is(target error) bool { return target == ErrResponseDropped }
 
-// responses bounds the POSTs of responses in flight on one Transport, in
+// responses bounds the POSTs of responses in flight on one conn, in
 // number (max) and in time (timeout, until the answer's body is closed):
 // go-sdk sends each with a context that never ends (internal/jsonrpc2
 // processResult), so a server that never answers would hold a goroutine and

@@ -90,18 +90,20 @@ type Options struct {
 	// Stream is the mode of the session's own switch when Wire.Switch is
 	// nil; a shared switch's mode decides otherwise.
 	Stream StreamMode
-	// Deprecated: no effect; the Transport bounds its own resumptions.
+	// Deprecated: no effect; a session bounds its own resumptions.
 	MaxRetries int
-	// Wire configures the [Transport]; its Base is replaced by
-	// HTTPClient's transport when that is set.
+	// Wire configures the HTTP side; its Base is replaced by HTTPClient's
+	// transport when that is set.
 	Wire Config
+
+	shared *Config // a Dialer's, in place of Wire and HTTPClient
+	on     hooks   // a Dialer's observers of the session
 }
 
-// Session is one go-sdk client session on a [Transport]. Its methods are
-// safe for concurrent use.
+// Session is one go-sdk client session on its own mcp.Connection. Its
+// methods are safe for concurrent use.
 type Session struct {
 	cs        *mcp.ClientSession
-	t         *Transport
 	c         *conn // sends the Session's own requests too (discover.go)
 	id        string
 	blind     bool
@@ -145,28 +147,27 @@ func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error)
 var defaultClientInfo = &mcp.Implementation{Name: "mcpsup", Version: "v0"}
 
 func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
-	hc := cmp.Or(opts.HTTPClient, http.DefaultClient)
-	cfg := opts.Wire
-	cfg.Base = cmp.Or(hc.Transport, cfg.Base)
-	cfg.RequestTimeout = cmp.Or(max(cfg.RequestTimeout, 0), hc.Timeout)
-	cfg.Jar = cmp.Or(cfg.Jar, hc.Jar)
-	cfg.Switch = cmp.Or(cfg.Switch, NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock}))
-	t := NewTransport(cfg)
+	cfg := opts.shared
+	if cfg == nil {
+		w := opts.Wire.withDefaults(opts.HTTPClient)
+		w.Switch = cmp.Or(w.Switch, NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: w.Clock}))
+		cfg = &w
+	}
 	info := cmp.Or(opts.ClientInfo, defaultClientInfo)
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(defaultClientInfo, nil)
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
-	c := newConn(t, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
+	c := newConn(cfg, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
+	c.on = opts.on
 	ctx, release := withConnectExchange(ctx)
 	defer release()
 	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		return nil, t.handshakeError(ctx, err) // era.go
+		return nil, c.handshakeError(ctx, err) // era.go
 	}
-	id, _ := t.HandshakeSessionID()
-	s := &Session{cs: cs, t: t, c: c, id: id, resumed: h != nil, initRes: cs.InitializeResult(), info: info}
+	s := &Session{cs: cs, c: c, id: c.SessionID(), resumed: h != nil, initRes: cs.InitializeResult(), info: info}
 	if s.initRes != nil {
 		s.protoVers = s.initRes.ProtocolVersion
 	}
@@ -178,9 +179,6 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 
 // ClientSession returns the go-sdk session.
 func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
-
-// Transport returns the session's [Transport].
-func (s *Session) Transport() *Transport { return s.t }
 
 // ID returns the session id: from the successful handshake answer, or the
 // persisted one for a resume; "" for a sessionless server.
@@ -212,8 +210,8 @@ func (s *Session) Wait() error { return s.cs.Wait() }
 // ([AfterAnswers]). Idempotent. Like go-sdk's ClientSession.Close it waits
 // for the calls in flight: cancel their contexts first to end them at once.
 func (s *Session) Close() error {
-	s.t.drains.close()
-	s.t.resps.close()
+	s.c.drains.close()
+	s.c.resps.close()
 	if err := s.cs.Close(); !errors.Is(err, mcp.ErrConnectionClosed) {
 		return err
 	}
@@ -223,6 +221,6 @@ func (s *Session) Close() error {
 // Detach is Close without DELETE, so the server-side session stays alive
 // for a later [Resume]; after Close it has no effect.
 func (s *Session) Detach() error {
-	s.t.Detach()
+	s.c.detach()
 	return s.Close()
 }
