@@ -98,8 +98,6 @@ type Options struct {
 	// Stream is the mode of the session's own switch when Wire.Switch is
 	// nil; a shared switch's mode decides otherwise.
 	Stream StreamMode
-	// Deprecated: no effect; a session bounds its own resumptions.
-	MaxRetries int
 	// Wire configures the HTTP side; its Base is replaced by HTTPClient's
 	// transport when that is set.
 	Wire Config
@@ -120,7 +118,6 @@ type Session struct {
 	c         *conn // sends the Session's own requests too (discover.go)
 	id        string
 	blind     bool
-	resumed   bool
 	initRes   *mcp.InitializeResult
 	protoVers string
 	probes    atomic.Uint64 // numbers the Session's own requests
@@ -181,7 +178,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
 	c := newConn(cfg, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
-	s := &Session{c: c, resumed: h != nil, info: info}
+	s := &Session{c: c, info: info}
 	c.on = opts.on
 	c.on.exchange = s.exchange
 	ctx, release := withConnectExchange(ctx)
@@ -219,9 +216,6 @@ func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initRes }
 
 // Blind reports a blind resume: the server's capabilities are unknown.
 func (s *Session) Blind() bool { return s.blind }
-
-// Resumed reports a session re-attached by [Resume], blind or not.
-func (s *Session) Resumed() bool { return s.resumed }
 
 // ResumeState returns the state to persist for a later [Resume].
 func (s *Session) ResumeState() ResumeState {

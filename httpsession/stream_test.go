@@ -40,7 +40,7 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 		writeFault(w, 200, "text/event-stream", "", nil)
 		return true
 	})
-	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, MaxRetries: 1, Wire: httpsession.Config{Clock: clock}}
+	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock}}
 	rec.config(&opts.Wire)
 	stopAdvancing := advance(t, clock)
 
@@ -111,7 +111,7 @@ func TestIdleCuttingProxyKeepsSession(t *testing.T) {
 	})
 	clock := clockwork.NewFakeClock()
 	rec := newRecorder(httpsession.HostilityRule{Threshold: 2})
-	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, MaxRetries: 1, Wire: httpsession.Config{Clock: clock}}
+	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock}}
 	rec.config(&opts.Wire)
 	s, err := httpsession.Open(context.Background(), opts)
 	require.NoError(t, err)
