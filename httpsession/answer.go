@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -26,31 +25,6 @@ func (c *conn) readErrorBody(x *Exchange, resp *http.Response) []byte {
 		x.SetBodyRPC(b.data)
 	}
 	return b.data
-}
-
-// endRefusedSession ends, best effort, the session a refused handshake
-// answer created on the server: one DELETE carrying the id as sent.
-func (c *conn) endRefusedSession(req *http.Request, id string) {
-	if id == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), deleteTimeout)
-	defer cancel()
-	del, err := http.NewRequestWithContext(ctx, http.MethodDelete, req.URL.String(), nil)
-	if err != nil {
-		return
-	}
-	del.Header[HeaderSessionID] = []string{id}
-	if v := req.Header.Get(HeaderProtocolVersion); v != "" {
-		del.Header.Set(HeaderProtocolVersion, v)
-	}
-	if v := req.Header.Get("Authorization"); v != "" {
-		del.Header.Set("Authorization", v)
-	}
-	resp, err := c.base.RoundTrip(del)
-	if err == nil {
-		_ = resp.Body.Close()
-	}
 }
 
 // sessionGone reports the session-expiry signals of DESIGN.md section 3,

@@ -170,7 +170,7 @@ func (c *conn) Close() error {
 		id, version, keepers, detached := c.sessionID, c.version, c.keepers, c.detached
 		c.keepers = nil
 		c.mu.Unlock()
-		if id != "" && !detached && c.failure() == nil {
+		if !detached && c.failure() == nil {
 			c.sendDelete(id, version)
 		}
 		c.cancel()
@@ -183,8 +183,12 @@ func (c *conn) Close() error {
 	return nil
 }
 
-// sendDelete ends the server-side session, bounded by deleteTimeout.
+// sendDelete ends the server-side session id ("": none), bounded by
+// deleteTimeout.
 func (c *conn) sendDelete(id, version string) {
+	if id == "" {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
@@ -459,7 +463,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			c.mu.Lock()
 			c.refused = refused
 			c.mu.Unlock()
-			c.endRefusedSession(req, resp.Header.Get(HeaderSessionID))
+			c.sendDelete(resp.Header.Get(HeaderSessionID), req.Header.Get(HeaderProtocolVersion)) // best effort: the session the server made
 			_ = resp.Body.Close()
 			return refuse("invalid " + HeaderSessionID + " (" + refused.Reason + ")") // "Mcp-Session-Id: <reason>" reads as an id to the redactor
 		}
