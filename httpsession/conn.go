@@ -64,7 +64,7 @@ type conn struct {
 
 	answered  answeredIDs       // requests whose whole answer came with the response
 	drains    drains            // bounds the answer streams' drains on Close
-	resps     *responses        // bounds go-sdk's responses to the server's requests
+	resps     responses         // bounds go-sdk's responses to the server's requests
 	hostileMu sync.Mutex        //
 	hostile   *HostilityTracker // this session's evidence for the switch's rule; nil with the stream off
 	params    paramHeaders      // the tools' Mcp-Param-* bindings (paramheaders.go)
@@ -96,7 +96,7 @@ func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { retur
 func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	c := &conn{cfg: cfg, endpoint: endpoint, stream: stream, resume: h,
 		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{}),
-		resps: newResponses(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)}
+		resps: responses{max: cfg.MaxResponsesInFlight, timeout: cfg.ResponseTimeout}}
 	c.auth = newAuthorizer(cfg.Base, cfg.OAuthHandler, cfg.MaxErrorBody, cfg.Logger)
 	c.auth.onCredential = cfg.OnCredential
 	c.base = c.auth

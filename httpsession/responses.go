@@ -50,17 +50,13 @@ func (e *ResponseDroppedError) Is(target error) bool { return target == ErrRespo
 type responses struct {
 	max     int
 	timeout time.Duration
-	life    context.Context // ended by close
-	end     context.CancelFunc
 
 	mu       sync.Mutex
+	life     context.Context // made by the first take, ended by close
+	end      context.CancelFunc
+	closed   bool
 	inFlight int
 	dropped  int
-}
-
-func newResponses(max int, timeout time.Duration) *responses {
-	life, end := context.WithCancel(context.Background())
-	return &responses{max: max, timeout: timeout, life: life, end: end}
 }
 
 // take returns req bounded in time and the release of its place, or, when
@@ -69,12 +65,15 @@ func newResponses(max int, timeout time.Duration) *responses {
 func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *ResponseDroppedError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.life.Err() != nil {
+	if r.closed {
 		return nil, nil, nil
 	}
 	if r.inFlight >= r.max {
 		r.dropped++
 		return nil, nil, &ResponseDroppedError{InFlight: r.max, Dropped: r.dropped}
+	}
+	if r.life == nil {
+		r.life, r.end = context.WithCancel(context.Background())
 	}
 	r.inFlight++
 	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
@@ -90,4 +89,12 @@ func (r *responses) take(req *http.Request) (bounded *http.Request, release func
 }
 
 // close cuts the responses in flight and refuses those to come.
-func (r *responses) close() { r.end() }
+func (r *responses) close() {
+	r.mu.Lock()
+	r.closed = true
+	end := r.end
+	r.mu.Unlock()
+	if end != nil {
+		end()
+	}
+}
