@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
@@ -59,11 +58,13 @@ type DialerOptions struct {
 // (session.StreamDecided facts to DialerOptions.Observe). Safe for
 // concurrent use; Close stops the decision's timer.
 type Dialer struct {
-	opts    DialerOptions // Transport and HTTPClient are in cfg
-	cfg     *Config       // every session's, shared: defaults applied, never written
-	clock   clockwork.Clock
-	era     *eraMemory
-	streams *StreamSwitch
+	endpoint  string
+	info      *mcp.Implementation
+	keepAlive time.Duration
+	served    func(generation uint64) bool
+	cfg       *Config // every session's, shared: defaults applied, never written
+	era       *eraMemory
+	streams   *StreamSwitch
 }
 
 var _ session.Dialer = (*Dialer)(nil)
@@ -75,14 +76,14 @@ func NewDialer(opts DialerOptions) *Dialer {
 	cfg.OnExchange, cfg.OnStreamRestored, cfg.OnStreamDeclined, cfg.OnDroppedEvent, cfg.OnDroppedResponse = nil, nil, nil, nil, nil
 	cfg.FallbackAfterOutage = false // the dialer's: hooks
 	cfg = cfg.withDefaults(opts.HTTPClient)
-	opts.Transport, opts.HTTPClient = Config{}, nil
-	d := &Dialer{opts: opts, cfg: &cfg, clock: cfg.Clock, era: newEraMemory(opts.Era, opts.EraReprobe)}
+	d := &Dialer{endpoint: opts.Endpoint, info: opts.ClientInfo, keepAlive: opts.KeepAlive, served: opts.Served,
+		cfg: &cfg, era: newEraMemory(opts.Era, opts.EraReprobe)}
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
-		d.era.learn(d.clock.Now(), opts.ResumedVersion, nil)
+		d.era.learn(cfg.Clock.Now(), opts.ResumedVersion, nil)
 	}
 	observe := opts.Observe // the closure keeps this, not a copy of opts
 	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
-		Remembered: opts.RememberedStream, Clock: d.clock, OnStream: func(sd StreamDecision) {
+		Remembered: opts.RememberedStream, Clock: cfg.Clock, OnStream: func(sd StreamDecision) {
 			if observe != nil {
 				observe(sd)
 			}
@@ -134,11 +135,11 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	if x, ok := s.c.discovered(); ok {
 		discover = &x
 	}
-	if c := d.era.learn(d.clock.Now(), s.protoVers, discover); c != nil {
+	if c := d.era.learn(d.cfg.Clock.Now(), s.protoVers, discover); c != nil {
 		observe(*c)
 	}
-	if d.opts.KeepAlive > 0 {
-		s.keepAlive(d.opts.KeepAlive, d.clock, d.cfg.Logger)
+	if d.keepAlive > 0 {
+		s.keepAlive(d.keepAlive, d.cfg.Clock, d.cfg.Logger)
 	}
 	d.watchEra(spec.Generation, s, observe)
 	return dialed{s, session.NewClientRequests(s.cs)}, nil
@@ -153,12 +154,12 @@ type dialed struct {
 var _ session.Endable = dialed{}
 
 func (d *Dialer) options(spec session.Spec, observe func(session.Fact)) Options {
-	era, fallback := d.era.next(d.clock.Now())
+	era, fallback := d.era.next(d.cfg.Clock.Now())
 	var client *mcp.Client
 	if spec.Client != nil {
 		client = spec.Client(FactsMiddleware())
 	}
-	return Options{Endpoint: d.opts.Endpoint, Client: client, Era: era, ClientInfo: d.opts.ClientInfo,
+	return Options{Endpoint: d.endpoint, Client: client, Era: era, ClientInfo: d.info,
 		shared: d.cfg, on: hooks{observe: observe, fallback: fallback}}
 }
 
@@ -180,8 +181,8 @@ func (d *Dialer) watchEra(gen uint64, s *Session, observe func(session.Fact)) {
 		if !refusal(x) {
 			return false
 		}
-		served := d.opts.Served != nil && d.opts.Served(gen)
-		if d.era.refused(d.clock.Now(), served) && s.endedForEra(x) {
+		served := d.served != nil && d.served(gen)
+		if d.era.refused(d.cfg.Clock.Now(), served) && s.endedForEra(x) {
 			why := session.EraRefusedOpening
 			if served {
 				why = session.EraRefusedLive
