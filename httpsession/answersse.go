@@ -246,6 +246,9 @@ func (d *drains) drain(s *answerStream) {
 	cut.Stop()
 	d.mu.Lock()
 	delete(d.active, s)
+	if len(d.active) == 0 {
+		d.active = nil // an idle session keeps no map
+	}
 	d.mu.Unlock()
 }
 
