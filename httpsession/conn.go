@@ -65,7 +65,7 @@ type conn struct {
 	answered  answeredIDs       // requests whose whole answer came with the response
 	drains    drains            // bounds the answer streams' drains on Close
 	resps     responses         // bounds go-sdk's responses to the server's requests
-	hostileMu sync.Mutex        //
+	hostileMu sync.Mutex        // guards hostile
 	hostile   *HostilityTracker // this session's evidence for the switch's rule; nil with the stream off
 	params    paramHeaders      // the tools' Mcp-Param-* bindings (paramheaders.go)
 	rounds    rounds            // multi-round-trip calls' last rounds (rounds.go)
