@@ -96,9 +96,17 @@ type Event struct {
 	// Bound is the in-flight bound that caused a drop or refusal.
 	Bound int `json:"bound,omitempty"`
 	// HTTPStatus and ContentType name the answer that declined a push
-	// stream.
+	// stream; HTTPStatus, RPCCode (JSON-RPC) and Op the answer that changed
+	// the era.
 	HTTPStatus  int    `json:"http_status,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
+	RPCCode     int64  `json:"rpc_code,omitempty"`
+	// EraFrom and EraTo are the protocol versions an era change leaves and
+	// takes ("": neither, discover first); EraWhy is why
+	// (session.EraReason, e.g. "discover-refused").
+	EraFrom string `json:"era_from,omitempty"`
+	EraTo   string `json:"era_to,omitempty"`
+	EraWhy  string `json:"era_why,omitempty"`
 	// ExitCode is a stdio server's exit code, -1 when a signal (Signal, its
 	// POSIX number) ended it; Stop is the supervisor's stop step before the
 	// exit ("stdin-closed", "sigterm", "sigkill"), "" if none.

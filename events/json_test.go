@@ -88,7 +88,8 @@ func oneOfEachKind() map[events.Kind]events.Event {
 			e.Kind, e.Token, e.SessionID = "lease-acquired", 42, events.HashSessionID("abc")
 		}),
 		events.KindEraChanged: with(func(e *events.Event) {
-			e.Kind, e.Generation, e.Detail = events.KindEraChanged, 2, "2025-11-25: server/discover refused (HTTP 400, JSON-RPC -32022)"
+			e.Kind, e.Generation, e.EraFrom, e.EraTo, e.EraWhy = events.KindEraChanged, 2, "2026-07-28", "2025-11-25", "discover-refused"
+			e.Op, e.HTTPStatus, e.RPCCode = "server/discover", 400, -32022
 		}),
 	}
 }

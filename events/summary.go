@@ -76,6 +76,12 @@ func Summary(e Event) string {
 		add("%d already in flight; %d dropped in all", e.Bound, e.Count)
 	case KindServerRequestRefused:
 		add("%q refused: %d already being handled; %d refused in all", e.Op, e.Bound, e.Count)
+	case KindEraChanged:
+		p = append(p, fmt.Sprintf("%s -> %s: %s", cmp.Or(e.EraFrom, "discover"), cmp.Or(e.EraTo, "discover"), e.EraWhy))
+		if e.Op != "" {
+			add("%s answered HTTP %d, JSON-RPC %d", e.Op, e.HTTPStatus, e.RPCCode)
+		}
+		gen()
 	case KindStreamDeclined:
 		p = append(p, strings.TrimSpace(fmt.Sprintf("HTTP %d %s", e.HTTPStatus, e.ContentType)))
 	case KindProcessExited:

@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -15,8 +14,8 @@ const deleteTimeout = 5 * time.Second
 // readErrorBody reads a non-2xx body, at most MaxErrorBody bytes on the wire
 // and decoded, into x: the snippet and, when the body was read whole, the
 // JSON-RPC error it carries. resp's body is closed.
-func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
-	b := readBounded(resp, t.cfg.MaxErrorBody)
+func (c *conn) readErrorBody(x *Exchange, resp *http.Response) []byte {
+	b := readBounded(resp, c.cfg.MaxErrorBody)
 	x.Body = snippet(b.data)
 	x.Oversized = b.over
 	if b.broken { // no complete answer came
@@ -26,31 +25,6 @@ func (t *Transport) readErrorBody(x *Exchange, resp *http.Response) []byte {
 		x.SetBodyRPC(b.data)
 	}
 	return b.data
-}
-
-// endRefusedSession ends, best effort, the session a refused handshake
-// answer created on the server: one DELETE carrying the id as sent.
-func (t *Transport) endRefusedSession(req *http.Request, id string) {
-	if id == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), deleteTimeout)
-	defer cancel()
-	del, err := http.NewRequestWithContext(ctx, http.MethodDelete, req.URL.String(), nil)
-	if err != nil {
-		return
-	}
-	del.Header[HeaderSessionID] = []string{id}
-	if v := req.Header.Get(HeaderProtocolVersion); v != "" {
-		del.Header.Set(HeaderProtocolVersion, v)
-	}
-	if v := req.Header.Get("Authorization"); v != "" {
-		del.Header.Set("Authorization", v)
-	}
-	resp, err := t.base.RoundTrip(del)
-	if err == nil {
-		_ = resp.Body.Close()
-	}
 }
 
 // sessionGone reports the session-expiry signals of DESIGN.md section 3,

@@ -420,7 +420,7 @@ func TestAnswerSessionIDOnlyFromHandshake(t *testing.T) {
 			entries := h.srv.Log().Entries()
 			last := entries[len(entries)-1]
 			assert.Equal(t, first, last.SessionID, "the next request carries the handshake's session id")
-			id, _ := h.sess.Transport().HandshakeSessionID()
+			id := httpsession.WireSessionID(h.sess)
 			assert.Equal(t, first, id)
 		})
 	}

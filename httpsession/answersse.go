@@ -45,9 +45,9 @@ type answerStream struct {
 }
 
 // newAnswerStream returns the stream of resp, the answer to req, or the
-// error of a Content-Encoding the Transport does not decode.
-func (t *Transport) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
-	s := &answerStream{sseLoop: newLoop(t, req.Context(), t.cfg.MaxSSEEvent), req: req, x: *x, want: want}
+// error of a Content-Encoding the conn does not decode.
+func (c *conn) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
+	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want}
 	s.events.wire = &s.wire
 	return s, s.open(resp)
 }
@@ -66,7 +66,7 @@ func (s *answerStream) run() {
 		}
 	}
 	if s.answered && s.ctx.Err() == nil && s.current() != nil {
-		s.t.drains.drain(s)
+		s.c.drains.drain(s)
 	}
 	_ = s.Close()
 	if s.slot != nil {
@@ -96,7 +96,7 @@ func (s *answerStream) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, 
 	if problem := answerProblem(r, s.want); problem != "" {
 		return s.fail(problem, false)
 	}
-	if problem, _ := s.t.check().Response(checkedRequest(s.req, s.x.Method), r); problem != "" {
+	if problem, _ := s.c.check().Response(checkedRequest(s.req, s.x.Method), r); problem != "" {
 		return s.fail(problem, false)
 	}
 	if r.ID == (jsonrpc.ID{}) {
@@ -116,7 +116,7 @@ func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {
 	case *jsonrpc.Request:
 		method, payload = m.Method, m.Params
 	}
-	return s.t.limits.Problem(method, data, payload)
+	return s.c.cfg.limits.Problem(method, data, payload)
 }
 
 func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {
@@ -145,15 +145,15 @@ func (s *answerStream) resumable() bool {
 	return s.lastID != "" && s.resumes < maxAnswerResumes && resumesStreams(s.req.Header.Get(HeaderProtocolVersion))
 }
 
-// redial resumes the stream through the Transport's base (no redirect
+// redial resumes the stream through the conn's base (no redirect
 // followed); a refused resumption fails the call.
 func (s *answerStream) redial() (jsonrpc.Message, bool) {
 	s.resumes++
 	delay := cmp.Or(min(s.events.retry, maxResumeDelay), defaultResumeDelay)
-	if _, err := s.sleep(s.t.clock.After(delay), nil); err != nil {
+	if _, err := s.sleep(s.c.cfg.Clock.After(delay), nil); err != nil {
 		return nil, true
 	}
-	resp, err := s.t.base.RoundTrip(s.get(s.req, s.lastID))
+	resp, err := s.c.base.RoundTrip(s.get(s.req, s.lastID))
 	switch {
 	case s.ctx.Err() != nil:
 		if err == nil {
@@ -164,14 +164,14 @@ func (s *answerStream) redial() (jsonrpc.Message, bool) {
 		return s.fail("resumption of the SSE stream failed: "+err.Error(), false)
 	}
 	if ct := mediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
-		_ = readBounded(resp, s.t.cfg.MaxErrorBody)
+		_ = readBounded(resp, s.c.cfg.MaxErrorBody)
 		return s.fail(fmt.Sprintf("resumption of the SSE stream refused: HTTP %d %s (%s)", resp.StatusCode,
 			http.StatusText(resp.StatusCode), cmp.Or(ct, "no content type")), false)
 	}
 	if err := s.open(resp); err != nil {
 		return s.fail("resumption of the SSE stream refused: "+err.Error(), false)
 	}
-	s.t.cfg.Logger.Debug("mcpsup/httpsession: event stream answer resumed", "method", s.x.Method, "resumes", s.resumes)
+	s.c.cfg.Logger.Debug("mcpsup/httpsession: event stream answer resumed", "method", s.x.Method, "resumes", s.resumes)
 	return nil, false
 }
 
@@ -209,14 +209,14 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) (jsonrpc.Messag
 		s.rec.amend(amend)
 	}
 	if s.x.Method == methodDiscover {
-		s.t.amendDiscover(s.x.RequestID, amend) // era.go: the era is judged on how the discover ended
+		s.c.amendDiscover(s.x.RequestID, amend) // era.go: the era is judged on how the discover ended
 	}
-	s.t.cfg.Logger.Debug("mcpsup/httpsession: event stream answer refused, the call fails alone",
+	s.c.cfg.Logger.Debug("mcpsup/httpsession: event stream answer refused, the call fails alone",
 		"method", s.x.Method, "problem", problem)
 	return errorMessage(s.sdkID, Exchange{Status: s.x.Status, ContentType: s.x.ContentType}, problem), true
 }
 
-// drains bounds the drains of a Transport's answer streams after their
+// drains bounds the drains of a conn's answer streams after their
 // response: each reads at most drainBytes for at most drainWait on the real
 // clock (the bound decides nothing), and none once the session is closed
 // (close cuts those under way). The zero value is ready; safe for
@@ -246,6 +246,9 @@ func (d *drains) drain(s *answerStream) {
 	cut.Stop()
 	d.mu.Lock()
 	delete(d.active, s)
+	if len(d.active) == 0 {
+		d.active = nil // an idle session keeps no map
+	}
 	d.mu.Unlock()
 }
 

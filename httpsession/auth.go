@@ -19,7 +19,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// authorizer is the innermost round-tripper of a [Transport]. With an
+// authorizer is the innermost round-tripper of a [conn]. With an
 // [auth.OAuthHandler] it sets the Bearer token and, on a 401 or a 403 with
 // error="insufficient_scope" (RFC 6750 section 3.1), runs Authorize and
 // sends the request once more, as go-sdk does (decision record 0021). It
@@ -243,7 +243,7 @@ func (a *authorizer) told(tok string) {
 }
 
 // guarded runs f, a call of the host's OAuth handler named what, turning a
-// panic into its error: the handler runs on the Transport's goroutines too,
+// panic into its error: the handler runs on the conn's goroutines too,
 // where a panic ends the process.
 func guarded[T any](what string, f func() (T, error)) (v T, err error) {
 	defer func() {

@@ -290,7 +290,7 @@ func TestDetachedSessionSendsNoNotification(t *testing.T) {
 	s := open(t, url, httpsession.Options{Stream: httpsession.StreamOff})
 	require.NoError(t, s.ClientSession().NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "a", Progress: 1}))
 	assert.Equal(t, 1, g.count("POST", "notifications/progress"))
-	s.Transport().Detach()
+	httpsession.MarkDetached(s)
 	require.NoError(t, s.ClientSession().NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "a", Progress: 2}))
 	assert.Equal(t, 1, g.count("POST", "notifications/progress"), "answered locally")
 	callEcho(t, s.ClientSession())

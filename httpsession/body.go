@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// acceptEncoding is the Accept-Encoding the Transport sends: set, it keeps
-// net/http from inflating without bound; the Transport decodes gzip itself,
+// acceptEncoding is the Accept-Encoding the conn sends: set, it keeps
+// net/http from inflating without bound; the conn decodes gzip itself,
 // bounded on the wire and decoded ([Config.MaxJSONBody]).
 const acceptEncoding = "gzip"
 

@@ -119,7 +119,7 @@ func (b sseBase) RoundTrip(req *http.Request) (*http.Response, error) {
 // answered with the event stream body, each message encoded again.
 func answerFor(t *testing.T, body string) []string {
 	t.Helper()
-	msgs, _ := callThrough(t, NewTransport(Config{Base: sseBase{body: body}}))
+	msgs, _ := callThrough(t, testConn(t, Config{Base: sseBase{body: body}}, "http://127.0.0.1/"))
 	var got []string
 	for _, m := range msgs {
 		b, err := jsonrpc.EncodeMessage(m)

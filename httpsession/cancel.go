@@ -4,7 +4,7 @@ import (
 	"sync"
 )
 
-// maxAnswered bounds how many answered request ids a Transport remembers
+// maxAnswered bounds how many answered request ids a conn remembers
 // for dropping their cancellations; the oldest is forgotten first.
 const maxAnswered = 256
 

@@ -50,7 +50,7 @@ func TestCancelOfAnAnsweredRequestStaysLocal(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := testConn(t, NewTransport(Config{}), srv.URL)
+	c := testConn(t, Config{}, srv.URL)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop() // ends the call still streaming
 	call := func(body string) { writeRaw(t, c, ctx, body) }

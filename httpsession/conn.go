@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -19,16 +20,23 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
-// conn is the session's mcp.Connection: it POSTs go-sdk's messages through
-// the Transport's chain and queues each answer, read and decoded once, for
-// Read. A failure of one request reaches go-sdk as an error response for
-// its id (code [CodeHTTPAnswer]); Write fails only once the connection has
-// ended, since a Write error breaks go-sdk's writer for every later call
-// (decision 0029). Safe for concurrent use.
+// conn is the session's mcp.Connection and the one owner of its wire
+// state: it POSTs go-sdk's messages through the host's transport and the
+// OAuth handler, records every exchange ([Exchange]), queues each answer,
+// read and decoded once, for Read, and keeps the standalone stream. A
+// failure of one request reaches go-sdk as an error response for its id
+// (code [CodeHTTPAnswer]); Write fails only once the connection has ended,
+// since a Write error breaks go-sdk's writer for every later call (decision
+// 0029). Safe for concurrent use.
 type conn struct {
-	t        *Transport
+	cfg      *Config           // shared by a Dialer's sessions, defaults applied; never written
+	base     http.RoundTripper // the authorizer over cfg.Base
+	auth     *authorizer
+	on       hooks        // the Dialer's observers of this session
+	drops    atomic.Int64 // standalone stream events dropped, for on.observe
 	endpoint string
 	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
@@ -47,10 +55,35 @@ type conn struct {
 	version   string     // the negotiated protocol version: Mcp-Protocol-Version
 	resume    *handshake // answered locally, nil when not resuming
 	keepers   []*streamBody
-	streamUp  chan struct{} // closed at the stream's first outcome; nil while none was opened (awaitStream)
+	streamUp  chan struct{}        // closed at the stream's first outcome; nil while none was opened (awaitStream)
+	refused   *StateError          // a handshake answer's invalid Mcp-Session-Id
+	discover  *Exchange            // the server/discover sent (era.go)
+	detached  bool                 // no DELETE: detached, or the session is gone
+	declined  bool                 // the server declined the push stream
+	outage    *DiscoverOutageError // the refused fallback after a discover outage (era.go)
 
-	params paramHeaders // the tools' Mcp-Param-* bindings (paramheaders.go)
-	rounds rounds       // multi-round-trip calls' last rounds (rounds.go)
+	answered  answeredIDs       // requests whose whole answer came with the response
+	drains    drains            // bounds the answer streams' drains on Close
+	resps     responses         // bounds go-sdk's responses to the server's requests
+	hostileMu sync.Mutex        // guards hostile
+	hostile   *HostilityTracker // this session's evidence for the switch's rule; nil with the stream off
+	params    paramHeaders      // the tools' Mcp-Param-* bindings (paramheaders.go)
+	rounds    rounds            // multi-round-trip calls' last rounds (rounds.go)
+}
+
+// hooks are what a [Dialer] observes of one session, beside the Config's
+// callbacks; the zero value observes nothing.
+type hooks struct {
+	observe  func(session.Fact) // nil: no facts wanted
+	exchange func(Exchange)     // the session's watch of its answers
+	fallback bool               // Config.FallbackAfterOutage for this handshake
+}
+
+// report hands f to the Dialer's observer, if any.
+func (c *conn) report(f session.Fact) {
+	if c.on.observe != nil {
+		c.on.observe(f)
+	}
 }
 
 // connTransport is the mcp.Transport go-sdk connects with: its one conn.
@@ -58,9 +91,18 @@ type connTransport struct{ c *conn }
 
 func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { return ct.c, nil }
 
-func newConn(t *Transport, endpoint string, h *handshake, stream bool) *conn {
-	c := &conn{t: t, endpoint: endpoint, stream: stream, resume: h,
-		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{})}
+// newConn returns the conn of a session at endpoint on cfg (defaults
+// applied), resuming h when not nil.
+func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
+	c := &conn{cfg: cfg, endpoint: endpoint, stream: stream, resume: h,
+		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{}),
+		resps: responses{max: cfg.MaxResponsesInFlight, timeout: cfg.ResponseTimeout}}
+	c.auth = newAuthorizer(cfg.Base, cfg.OAuthHandler, cfg.MaxErrorBody, cfg.Logger)
+	c.auth.onCredential = cfg.OnCredential
+	c.base = c.auth
+	if cfg.Switch.Mode() != StreamOff {
+		c.hostile = NewHostilityTracker(cfg.Switch.cfg.Rule, cfg.Stream.Span)
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if h != nil {
 		c.shift = newIDShift() // the server's session saw go-sdk's ids before
@@ -125,27 +167,28 @@ func (c *conn) failure() error {
 func (c *conn) Close() error {
 	c.closeMu.Do(func() {
 		c.mu.Lock()
-		id, version, keepers := c.sessionID, c.version, c.keepers
+		id, version, keepers, detached := c.sessionID, c.version, c.keepers, c.detached
 		c.keepers = nil
 		c.mu.Unlock()
-		c.t.mu.Lock()
-		detached := c.t.detached
-		c.t.mu.Unlock()
-		if id != "" && !detached && c.failure() == nil {
+		if !detached && c.failure() == nil {
 			c.sendDelete(id, version)
 		}
 		c.cancel()
 		for _, k := range keepers {
 			_ = k.Close()
 		}
-		c.t.drains.close()
-		c.t.resps.close()
+		c.drains.close()
+		c.resps.close()
 	})
 	return nil
 }
 
-// sendDelete ends the server-side session, bounded by deleteTimeout.
+// sendDelete ends the server-side session id ("": none), bounded by
+// deleteTimeout.
 func (c *conn) sendDelete(id, version string) {
+	if id == "" {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
@@ -157,14 +200,14 @@ func (c *conn) sendDelete(id, version string) {
 	if version != "" {
 		req.Header.Set(HeaderProtocolVersion, version)
 	}
-	x := c.t.begin(req)
-	c.t.withCookies(req)
+	x := c.begin(req)
+	c.withCookies(req)
 	resp, err := c.roundTrip(req)
-	c.t.fill(&x, resp, err)
+	c.fill(&x, resp, err)
 	if err == nil {
-		c.t.readErrorBody(&x, resp)
+		c.readErrorBody(&x, resp)
 	}
-	c.t.finish(req.Context(), x)
+	c.finish(req.Context(), x)
 }
 
 // Write implements mcp.Connection; see [conn].
@@ -252,7 +295,7 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 			h.Set(headerName, headerText(p.URI))
 		}
 	}
-	c.t.withCookies(req)
+	c.withCookies(req)
 	return req, nil
 }
 
@@ -306,22 +349,22 @@ type headerParams struct {
 	URI  string `json:"uri"`
 }
 
-// roundTrip sends req through the Transport's chain, bounded by
+// roundTrip sends req through the conn's chain, bounded by
 // Config.RequestTimeout until the body is closed.
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 	cancel := context.CancelFunc(func() {})
-	if c.t.cfg.RequestTimeout > 0 {
+	if c.cfg.RequestTimeout > 0 {
 		var ctx context.Context
-		ctx, cancel = context.WithTimeout(req.Context(), c.t.cfg.RequestTimeout)
+		ctx, cancel = context.WithTimeout(req.Context(), c.cfg.RequestTimeout)
 		req = req.WithContext(ctx)
 	}
-	resp, err := c.t.base.RoundTrip(req)
+	resp, err := c.base.RoundTrip(req)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	c.t.keepCookies(req, resp)
+	c.keepCookies(req, resp)
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
 }
@@ -346,10 +389,10 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 		deliver(errorMessage(r.ID, Exchange{}, "request not sent: "+err.Error()))
 		return nil
 	}
-	x := c.t.begin(req)
+	x := c.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
-	if err := c.t.refuseFallback(&x); err != nil { // era.go
-		c.t.finish(req.Context(), x)
+	if err := c.refuseFallback(&x); err != nil { // era.go
+		c.finish(req.Context(), x)
 		c.fail(err)
 		return err
 	}
@@ -357,10 +400,10 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 	if err != nil {
 		err = urlError(req, err)
 	}
-	c.t.fill(&x, resp, err)
+	c.fill(&x, resp, err)
 	if err != nil {
 		x.Rewritten = true // the answer go-sdk gets is ours; its error unwraps to err (Annotate)
-		c.t.finish(req.Context(), x)
+		c.finish(req.Context(), x)
 		deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
 		return nil
 	}
@@ -377,9 +420,9 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID, deliver func(jsonrpc.Message)) error {
 	refuse := func(problem string) error {
 		x.Rewritten, x.Problem = true, problem
-		c.t.answered.add(x.RequestID)
-		c.t.finish(req.Context(), *x)
-		c.t.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
+		c.answered.add(x.RequestID)
+		c.finish(req.Context(), *x)
+		c.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
 			"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
 		deliver(errorMessage(r.ID, *x, problem))
 		return nil
@@ -387,16 +430,16 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 	ok2xx := x.Status >= 200 && x.Status < 300
 	switch {
 	case x.Status >= 300 && x.Status < 400:
-		c.t.readErrorBody(x, resp)
+		c.readErrorBody(x, resp)
 		want.unmoveBodyID(x)
 		return refuse("redirect not followed")
 	case !ok2xx:
-		body := c.t.readErrorBody(x, resp)
+		body := c.readErrorBody(x, resp)
 		want.unmoveBodyID(x)
 		x.SessionGone = sessionGone(*x)
 		if x.SessionGone {
-			c.t.Detach()
-			c.t.finish(req.Context(), *x)
+			c.detach()
+			c.finish(req.Context(), *x)
 			err := fmt.Errorf("%s: HTTP %d: %w", x.Method, x.Status, mcp.ErrSessionMissing)
 			c.fail(err) // the session ends before the call returns (DESIGN.md D2)
 			return err
@@ -405,8 +448,8 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			if msg, err := decodeMessageFor(body, want); err == nil {
 				if rr, ok := msg.(*jsonrpc.Response); ok && rr.Error != nil && want.answeredBy(rr) {
 					rr.ID = r.ID
-					c.t.answered.add(x.RequestID)
-					c.t.finish(req.Context(), *x)
+					c.answered.add(x.RequestID)
+					c.finish(req.Context(), *x)
 					deliver(rr)
 					return nil
 				}
@@ -417,10 +460,10 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		if err := validSessionID(HeaderSessionID, resp.Header.Get(HeaderSessionID)); err != nil {
 			refused := err.(*StateError)
 			x.Malformed = true
-			c.t.mu.Lock()
-			c.t.refused = refused
-			c.t.mu.Unlock()
-			c.t.endRefusedSession(req, resp.Header.Get(HeaderSessionID))
+			c.mu.Lock()
+			c.refused = refused
+			c.mu.Unlock()
+			c.sendDelete(resp.Header.Get(HeaderSessionID), req.Header.Get(HeaderProtocolVersion)) // best effort: the session the server made
 			_ = resp.Body.Close()
 			return refuse("invalid " + HeaderSessionID + " (" + refused.Reason + ")") // "Mcp-Session-Id: <reason>" reads as an id to the redactor
 		}
@@ -437,18 +480,18 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		}
 		msg.ID = r.ID
 		c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), msg)
-		c.t.answered.add(x.RequestID)
-		c.t.finish(req.Context(), *x)
+		c.answered.add(x.RequestID)
+		c.finish(req.Context(), *x)
 		deliver(msg)
 	case "text/event-stream":
-		s, err := c.t.newAnswerStream(req, x, want, resp)
+		s, err := c.newAnswerStream(req, x, want, resp)
 		if err != nil {
 			_ = resp.Body.Close()
 			x.Malformed = true
 			return refuse(err.Error())
 		}
 		s.deliver, s.sdkID = c.handOn(x, resp, deliver), r.ID
-		rec := c.t.finish(req.Context(), *x)
+		rec := c.finish(req.Context(), *x)
 		s.rec = rec
 		if rec != nil {
 			s.slot = rec.s
@@ -456,7 +499,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		}
 		go s.run()
 	default:
-		b := readBounded(resp, c.t.cfg.MaxErrorBody)
+		b := readBounded(resp, c.cfg.MaxErrorBody)
 		x.Body = snippet(b.data)
 		x.Malformed = true
 		ct := x.ContentType
@@ -482,12 +525,12 @@ func (c *conn) handOn(x *Exchange, resp *http.Response, deliver func(jsonrpc.Mes
 // admitJSON reads a 2xx application/json answer to a call (MaxJSONBody)
 // and checks it is the call's response; problem says why not.
 func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want callID) (*jsonrpc.Response, string) {
-	b := readBounded(resp, c.t.cfg.MaxJSONBody)
+	b := readBounded(resp, c.cfg.MaxJSONBody)
 	x.Body = snippet(b.data)
 	switch {
 	case b.over:
 		x.Oversized = true
-		return nil, fmt.Sprintf("JSON body larger than %d bytes", c.t.cfg.MaxJSONBody)
+		return nil, fmt.Sprintf("JSON body larger than %d bytes", c.cfg.MaxJSONBody)
 	case b.broken: // no complete HTTP answer came
 		x.TransportErr = b.err
 		return nil, "body broken off: " + b.err.Error()
@@ -505,7 +548,7 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 	if problem := answerProblem(r, want); problem != "" {
 		return nil, problem
 	}
-	if problem := c.t.limits.Problem(x.Method, b.data, r.Result); problem != "" {
+	if problem := c.cfg.limits.Problem(x.Method, b.data, r.Result); problem != "" {
 		x.Oversized = true
 		return nil, problem
 	}
@@ -513,7 +556,7 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 		x.SetBodyRPC(b.data)
 		want.unmoveBodyID(x)
 	}
-	if problem, _ := c.t.check().Response(checkedRequest(req, x.Method), r); problem != "" {
+	if problem, _ := c.check().Response(checkedRequest(req, x.Method), r); problem != "" {
 		return nil, problem
 	}
 	return r, ""
@@ -535,9 +578,6 @@ func (c *conn) noteResult(method, sessionID string, r *jsonrpc.Response) {
 		c.mu.Lock()
 		c.sessionID, c.version = sessionID, res.ProtocolVersion
 		c.mu.Unlock()
-		c.t.mu.Lock()
-		c.t.handshook, c.t.sessionID = true, sessionID
-		c.t.mu.Unlock()
 	}
 }
 
@@ -567,11 +607,8 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 		return false
 	}
 	x := Exchange{Verb: http.MethodPost, Method: r.Method, RequestID: rawIDOf(r.ID), Local: true,
-		Status: http.StatusOK, ContentType: "application/json", Start: c.t.clock.Now()}
-	c.t.mu.Lock()
-	c.t.handshook, c.t.sessionID = true, h.sessionID
-	c.t.mu.Unlock()
-	c.t.finish(ctx, x)
+		Status: http.StatusOK, ContentType: "application/json", Start: c.cfg.Clock.Now()}
+	c.finish(ctx, x)
 	c.deliver(&jsonrpc.Response{ID: r.ID, Result: raw})
 	return true
 }
@@ -579,10 +616,10 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 // notify sends a notification of go-sdk's; its answer (202 Accepted) is
 // recorded, never an error.
 func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
-	x := Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.t.clock.Now()}
+	x := Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.cfg.Clock.Now()}
 	local := func() {
 		x.Local, x.Status = true, http.StatusAccepted
-		c.t.finish(ctx, x)
+		c.finish(ctx, x)
 	}
 	if n.Method == methodInitialized {
 		c.mu.Lock()
@@ -600,9 +637,9 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 			return
 		}
 	}
-	c.t.mu.Lock()
-	detached := c.t.detached
-	c.t.mu.Unlock()
+	c.mu.Lock()
+	detached := c.detached
+	c.mu.Unlock()
 	if detached {
 		local() // a late notification could reach a later holder of the session
 		return
@@ -610,7 +647,7 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	out := n
 	if n.Method == "notifications/cancelled" {
 		id, moved := c.cancelled(n)
-		if id != "" && c.t.answered.take(id) {
+		if id != "" && c.answered.take(id) {
 			local() // its request has its whole answer
 			return
 		}
@@ -620,23 +657,23 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	if err != nil {
 		return
 	}
-	x = c.t.begin(req)
+	x = c.begin(req)
 	x.Method = n.Method
 	c.sendOther(req, &x)
-	c.t.finish(req.Context(), x)
+	c.finish(req.Context(), x)
 }
 
 // sendOther sends the POST of a notification or a response and records its
 // answer in x, never an error.
 func (c *conn) sendOther(req *http.Request, x *Exchange) {
 	resp, err := c.roundTrip(req)
-	c.t.fill(x, resp, err)
+	c.fill(x, resp, err)
 	switch {
 	case err != nil:
 	case x.Status >= 200 && x.Status < 300:
-		_ = readBounded(resp, c.t.cfg.MaxErrorBody)
+		_ = readBounded(resp, c.cfg.MaxErrorBody)
 	default:
-		c.t.readErrorBody(x, resp)
+		c.readErrorBody(x, resp)
 		x.SessionGone, x.Rewritten = sessionGone(*x), true
 	}
 }
@@ -670,22 +707,25 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 	if err != nil {
 		return
 	}
-	x := c.t.begin(req)
-	bounded, release, dropped := c.t.resps.take(req)
+	x := c.begin(req)
+	bounded, release, dropped := c.resps.take(req)
 	if bounded == nil {
 		x.Local, x.Status = true, http.StatusAccepted
 		if dropped != nil {
 			x.Problem = dropped.Error()
 		}
-		c.t.finish(req.Context(), x)
-		if dropped != nil && c.t.cfg.OnDroppedResponse != nil {
-			c.t.cfg.OnDroppedResponse(dropped)
+		c.finish(req.Context(), x)
+		if dropped != nil && c.cfg.OnDroppedResponse != nil {
+			c.cfg.OnDroppedResponse(dropped)
+		}
+		if dropped != nil {
+			c.report(session.ResponseDropped{Count: dropped.Dropped, Bound: dropped.InFlight})
 		}
 		return
 	}
 	c.sendOther(bounded, &x)
 	release() // before the record: an observer of it finds the place free
-	c.t.finish(req.Context(), x)
+	c.finish(req.Context(), x)
 }
 
 // openStream starts the keeper of the standalone stream (stream.go).
@@ -704,8 +744,8 @@ func (c *conn) openStream() {
 		req.Header.Set(HeaderProtocolVersion, c.version)
 	}
 	c.mu.Unlock()
-	b := c.keeper(req, c.t.begin(req))
-	if hold, _ := c.t.sw.state(); !hold { // a held stream dials nothing to wait for
+	b := c.keeper(req, c.begin(req))
+	if hold, _ := c.cfg.Switch.state(); !hold { // a held stream dials nothing to wait for
 		up := make(chan struct{})
 		b.answered = up
 		c.mu.Lock()
@@ -762,7 +802,7 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	if err != nil {
 		return
 	}
-	x := c.t.begin(req)
+	x := c.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
 	b := c.keeper(req, x)
 	b.listen = &out
@@ -773,8 +813,8 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 // keeper dials in the background) and returns its stream.
 func (c *conn) keeper(req *http.Request, x Exchange) *streamBody {
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
-	c.t.finish(req.Context(), x)
-	return newStreamBody(c.t, req)
+	c.finish(req.Context(), x)
+	return newStreamBody(c, req)
 }
 
 // keep queues the messages of the keeper's stream b; its end says the

@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -12,11 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testConn is a conn of tr to endpoint, closed when the test ends.
-func testConn(t testing.TB, tr *Transport, endpoint string) *conn {
-	c := newConn(tr, endpoint, nil, false)
+// testConn is a conn on cfg to endpoint, closed when the test ends.
+func testConn(t testing.TB, cfg Config, endpoint string) *conn {
+	c := wireConn(cfg, endpoint, nil)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// wireConn is a conn on cfg, defaults applied, with a private StreamOn
+// switch unless cfg has one.
+func wireConn(cfg Config, endpoint string, h *handshake) *conn {
+	cfg = cfg.withDefaults(nil)
+	cfg.Switch = cmp.Or(cfg.Switch, NewStreamSwitch(SwitchConfig{Mode: StreamOn, Clock: cfg.Clock}))
+	return newConn(&cfg, endpoint, h, false)
 }
 
 // writeRaw hands the message body to c as go-sdk would, with ctx.
@@ -42,12 +51,11 @@ func readUntilResponse(t testing.TB, c *conn) []jsonrpc.Message {
 	}
 }
 
-// callThrough sends a call with id 7 on a fresh conn of tr and returns the
+// callThrough sends a call with id 7 on c and returns the
 // messages go-sdk reads for it, the response last, and the call's context
 // (from WithExchange: [AfterAnswers] tells when its answer stream closed).
-func callThrough(t testing.TB, tr *Transport) ([]jsonrpc.Message, context.Context) {
+func callThrough(t testing.TB, c *conn) ([]jsonrpc.Message, context.Context) {
 	t.Helper()
-	c := testConn(t, tr, "http://127.0.0.1/")
 	ctx := WithExchange(context.Background())
 	writeRaw(t, c, ctx, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)
 	return readUntilResponse(t, c), ctx
@@ -95,7 +103,7 @@ func BenchmarkConnAnswer(b *testing.B) {
 			if c.json {
 				answer = cannedAnswer{body: result, json: true}
 			}
-			cn := testConn(b, NewTransport(Config{Base: answer}), "http://127.0.0.1/")
+			cn := testConn(b, Config{Base: answer}, "http://127.0.0.1/")
 			b.SetBytes(int64(len(result)))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -1,19 +1,12 @@
 package httpsession
 
 import (
-	"cmp"
 	"context"
-	"errors"
-	"log/slog"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -40,9 +33,9 @@ type DialerOptions struct {
 	HostileMemory    time.Duration
 	RememberedStream StreamDecision
 	// AnswerLimits bound the answers of every session, in place of the
-	// Transport's own bounds.
+	// Config's own bounds.
 	AnswerLimits AnswerLimits
-	// Transport configures every session's [Transport]; its Switch,
+	// Transport configures every session ([Options.Wire]); its Switch,
 	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
 	// OnDroppedResponse and FallbackAfterOutage are the dialer's.
 	Transport Config
@@ -65,29 +58,37 @@ type DialerOptions struct {
 // (session.StreamDecided facts to DialerOptions.Observe). Safe for
 // concurrent use; Close stops the decision's timer.
 type Dialer struct {
-	opts    DialerOptions
-	clock   clockwork.Clock
-	era     *eraMemory
-	streams *StreamSwitch
+	endpoint  string
+	info      *mcp.Implementation
+	keepAlive time.Duration
+	served    func(generation uint64) bool
+	cfg       *Config // every session's, shared: defaults applied, never written
+	era       *eraMemory
+	streams   *StreamSwitch
 }
 
 var _ session.Dialer = (*Dialer)(nil)
 
 // NewDialer returns a Dialer configured by opts.
 func NewDialer(opts DialerOptions) *Dialer {
-	opts.Transport.Clock = cmp.Or(opts.Transport.Clock, clockwork.NewRealClock())
-	opts.Transport.Logger = cmp.Or(opts.Transport.Logger, slog.New(slog.DiscardHandler))
-	d := &Dialer{opts: opts, clock: opts.Transport.Clock, era: newEraMemory(opts.Era, opts.EraReprobe)}
+	cfg := opts.Transport
+	opts.AnswerLimits.apply(&cfg)
+	cfg.OnExchange, cfg.OnStreamRestored, cfg.OnStreamDeclined, cfg.OnDroppedEvent, cfg.OnDroppedResponse = nil, nil, nil, nil, nil
+	cfg.FallbackAfterOutage = false // the dialer's: hooks
+	cfg = cfg.withDefaults(opts.HTTPClient)
+	d := &Dialer{endpoint: opts.Endpoint, info: opts.ClientInfo, keepAlive: opts.KeepAlive, served: opts.Served,
+		cfg: &cfg, era: newEraMemory(opts.Era, opts.EraReprobe)}
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
-		d.era.learn(d.clock.Now(), opts.ResumedVersion, nil)
+		d.era.learn(cfg.Clock.Now(), opts.ResumedVersion, nil)
 	}
 	observe := opts.Observe // the closure keeps this, not a copy of opts
 	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
-		Remembered: opts.RememberedStream, Clock: d.clock, OnStream: func(sd StreamDecision) {
+		Remembered: opts.RememberedStream, Clock: cfg.Clock, OnStream: func(sd StreamDecision) {
 			if observe != nil {
 				observe(sd)
 			}
 		}})
+	d.cfg.Switch = d.streams // every session inherits the decision
 	return d
 }
 
@@ -122,56 +123,51 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	if observe == nil {
 		observe = func(session.Fact) {}
 	}
-	s := &httpSession{}
-	opts := d.options(spec, s, observe)
-	ws, err := open(opts)
+	opts := d.options(spec, observe)
+	s, err := open(opts)
 	if err != nil {
-		if detail := d.era.dialFailed(opts.Era, err); detail != "" {
-			observe(session.EraChanged{Detail: detail})
+		if c := d.era.dialFailed(opts.Era, err); c != nil {
+			observe(*c)
 		}
 		return nil, err
 	}
 	var discover *Exchange
-	if x, ok := ws.Transport().DiscoverExchange(); ok {
+	if x, ok := s.c.discovered(); ok {
 		discover = &x
 	}
-	if detail := d.era.learn(d.clock.Now(), ws.ProtocolVersion(), discover); detail != "" {
-		observe(session.EraChanged{Detail: detail})
+	if c := d.era.learn(d.cfg.Clock.Now(), s.protoVers, discover); c != nil {
+		observe(*c)
 	}
-	s.start(ws, d.opts.KeepAlive, d.clock, d.opts.Transport.Logger)
+	if d.keepAlive > 0 {
+		s.keepAlive(d.keepAlive, d.cfg.Clock, d.cfg.Logger)
+	}
 	d.watchEra(spec.Generation, s, observe)
-	return s, nil
+	return dialed{s, session.NewClientRequests(s.cs)}, nil
 }
 
-func (d *Dialer) options(spec session.Spec, s *httpSession, observe func(session.Fact)) Options {
-	era, fallback := d.era.next(d.clock.Now())
+// dialed is a Dialer's session as session.Session: with go-sdk's requests.
+type dialed struct {
+	*Session
+	session.ClientRequests
+}
+
+var _ session.Endable = dialed{}
+
+func (d *Dialer) options(spec session.Spec, observe func(session.Fact)) Options {
+	era, fallback := d.era.next(d.cfg.Clock.Now())
 	var client *mcp.Client
 	if spec.Client != nil {
 		client = spec.Client(FactsMiddleware())
 	}
-	cfg := d.opts.Transport
-	d.opts.AnswerLimits.apply(&cfg)
-	cfg.Switch = d.streams // every session inherits the decision
-	cfg.OnExchange = s.exchange
-	cfg.OnStreamRestored = func() { observe(session.StreamRestored{}) }
-	cfg.OnStreamDeclined = func(a StreamAttempt) {
-		observe(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
-	}
-	var events atomic.Int64
-	cfg.OnDroppedEvent = func(e *EventError) { observe(session.EventDropped{Count: int(events.Add(1)), Err: e}) }
-	cfg.OnDroppedResponse = func(e *ResponseDroppedError) {
-		observe(session.ResponseDropped{Count: e.Dropped, Bound: e.InFlight})
-	}
-	cfg.FallbackAfterOutage = fallback
-	return Options{Endpoint: d.opts.Endpoint, HTTPClient: d.opts.HTTPClient, Client: client, Era: era,
-		ClientInfo: d.opts.ClientInfo, Wire: cfg}
+	return Options{Endpoint: d.endpoint, Client: client, Era: era, ClientInfo: d.info,
+		shared: d.cfg, on: hooks{observe: observe, fallback: fallback}}
 }
 
 // watchEra ends a session whose request is answered with a refusal of its
 // era ([VersionRefusal] on 2026-07-28, [LegacyRefusal] on 2025 unless
 // pinned), detached, so that the next session discovers again.
-func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)) {
-	version := s.ws.ProtocolVersion()
+func (d *Dialer) watchEra(gen uint64, s *Session, observe func(session.Fact)) {
+	version := s.protoVers
 	refusal := VersionRefusal
 	if !msgcheck.ModernVersion(version) {
 		if d.era.pinned {
@@ -185,167 +181,15 @@ func (d *Dialer) watchEra(gen uint64, s *httpSession, observe func(session.Fact)
 		if !refusal(x) {
 			return false
 		}
-		served := d.opts.Served != nil && d.opts.Served(gen)
-		if d.era.refused(d.clock.Now(), served) && s.endedForEra(x) {
-			observe(session.EraChanged{Detail: refusedDetail(version, x, served)})
-			go func() { _ = s.ws.Detach() }() // not on the Transport's goroutine, which is inside a request
+		served := d.served != nil && d.served(gen)
+		if d.era.refused(d.cfg.Clock.Now(), served) && s.endedForEra(x) {
+			why := session.EraRefusedOpening
+			if served {
+				why = session.EraRefusedLive
+			}
+			observe(*eraChange(version, "", why, x))
+			go func() { _ = s.end(true) }() // not on the conn's goroutine, which is inside a request
 		}
 		return true
-	}
-}
-
-// Causes of a session's end, recorded until go-sdk's session has ended.
-var (
-	errEndedByWatch     = errors.New("mcpsup/httpsession: ended by an answer") // session gone, or its era refused
-	errEndedByKeepAlive = errors.New("mcpsup/httpsession: ended by the keepalive")
-	// ErrSessionEnded is the end of a session go-sdk ended by itself
-	// without an error of its own (its connection closed).
-	ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
-)
-
-// httpSession is one streamable HTTP session as session.Session, reporting
-// its own end once, the first cause winning: a session-gone answer or a
-// refusal of its era (a *classify.HTTPError carrying it), a dead keepalive,
-// Close (session.ErrClosed) or Detach (session.ErrDetached). Safe for
-// concurrent use.
-type httpSession struct {
-	session.ClientRequests
-	session.End // Done, Err, AfterEnd
-	ws          *Session
-	ka          *session.KeepAlive // nil without a keepalive
-
-	mu    sync.Mutex
-	first error     // the first cause recorded, nil before
-	fatal *Exchange // the first answer that ends the session
-	// eraWatch reports an answer that refuses the era, ending the session
-	// once (endedForEra); nil: not watched, or ended.
-	eraWatch func(Exchange) bool
-}
-
-var _ session.Endable = (*httpSession)(nil)
-
-// start runs the session on ws: its keepalive and the report of its end.
-func (s *httpSession) start(ws *Session, every time.Duration, clock clockwork.Clock, log *slog.Logger) {
-	s.ws = ws
-	s.ClientRequests = session.NewClientRequests(ws.ClientSession())
-	if every > 0 {
-		s.ka = session.StartKeepAlive(clock, every, log, s.Alive, func() {
-			s.record(errEndedByKeepAlive)
-			_ = ws.Detach()
-		})
-	}
-	// go-sdk closes its connection (conn.Close ends c.ctx) as its session
-	// ends, and is done right after: no goroutine waits while it lives.
-	context.AfterFunc(ws.c.ctx, func() {
-		err := ws.Wait()
-		s.End.Fail(s.cause(err))
-	})
-}
-
-// record keeps err as the session's cause unless one came first.
-func (s *httpSession) record(err error) {
-	s.mu.Lock()
-	if s.first == nil {
-		s.first = err
-	}
-	s.mu.Unlock()
-}
-
-// endedBy keeps x as the answer that ends the session, unless one came first.
-func (s *httpSession) endedBy(x Exchange) {
-	s.mu.Lock()
-	if s.fatal == nil {
-		s.fatal = &x
-	}
-	if s.first == nil {
-		s.first = errEndedByWatch
-	}
-	s.mu.Unlock()
-}
-
-// cause is why the session ended, go-sdk's wait having returned err.
-func (s *httpSession) cause(err error) error {
-	s.mu.Lock()
-	first, fatal := s.first, s.fatal
-	s.mu.Unlock()
-	switch {
-	case first == errEndedByKeepAlive:
-		return s.ka.EndedBy()
-	case first != nil && first != errEndedByWatch:
-		return first
-	case fatal != nil:
-		return &classify.HTTPError{Exchange: *fatal, Err: err}
-	}
-	return cmp.Or(err, ErrSessionEnded)
-}
-
-// Fail ends the session with err (session.Verify) unless it ended already.
-func (s *httpSession) Fail(err error) bool {
-	s.record(err)
-	return s.End.Fail(err)
-}
-
-func (s *httpSession) Info() session.Info {
-	return session.Info{ID: s.ws.ID(), ProtocolVersion: s.ws.ProtocolVersion(), Initialize: s.ws.InitializeResult()}
-}
-
-// Status is Live until the session ends, then Ended.
-func (s *httpSession) Status() (session.Status, <-chan struct{}) {
-	if s.Ended() {
-		return session.Ended, s.Done()
-	}
-	return session.Live, s.Done()
-}
-
-// Alive pings a 2025-era session; a 2026-07-28 one has no ping (go-sdk
-// answers -32601), so it sends server/discover ([Session.Discover]).
-func (s *httpSession) Alive(ctx context.Context) error {
-	ctx = WithExchange(ctx)
-	if !msgcheck.ModernVersion(s.ws.ProtocolVersion()) {
-		return Annotate(ctx, s.ws.ClientSession().Ping(ctx, nil))
-	}
-	return Annotate(ctx, s.ws.Discover(ctx))
-}
-
-// Close ends the session with DELETE and waits for its end.
-func (s *httpSession) Close() error { return s.stop(session.ErrClosed, s.ws.Close) }
-
-// Detach ends the session without DELETE, resumable, and waits for its end.
-func (s *httpSession) Detach() error { return s.stop(session.ErrDetached, s.ws.Detach) }
-
-func (s *httpSession) stop(cause error, end func() error) error {
-	s.record(cause)
-	s.ka.Stop()
-	err := end()
-	<-s.Done()
-	return err
-}
-
-// endedForEra records x as the answer the session ends with and stops the
-// era watch: once per session.
-func (s *httpSession) endedForEra(x Exchange) bool {
-	s.mu.Lock()
-	watched := s.eraWatch != nil
-	s.eraWatch = nil
-	s.mu.Unlock()
-	if watched {
-		s.endedBy(x)
-	}
-	return watched
-}
-
-// exchange watches the session's answers (Config.OnExchange).
-func (s *httpSession) exchange(x Exchange) {
-	if x.Local {
-		return
-	}
-	s.mu.Lock()
-	watch := s.eraWatch
-	s.mu.Unlock()
-	if watch != nil && watch(x) {
-		return // a refusal of the era ends the session, or passes: re-discoveries are spaced
-	}
-	if x.SessionGone {
-		s.endedBy(x) // only a session-gone answer ends a session
 	}
 }

@@ -31,13 +31,13 @@ func (f *facts) observe(x session.Fact) {
 	f.mu.Unlock()
 }
 
-func (f *facts) eraChanges() []string {
+func (f *facts) eraChanges() []session.EraChanged {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []string
+	var out []session.EraChanged
 	for _, x := range f.all {
 		if e, ok := x.(session.EraChanged); ok {
-			out = append(out, e.Detail)
+			out = append(out, e)
 		}
 	}
 	return out
@@ -166,8 +166,8 @@ func TestDialerSessionEndsByAnEraRefusal(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, he.Exchange.Status)
 	require.Equal(t, int64(httpsession.CodeUnsupportedProtocolVersion), he.Exchange.RPC.Code)
 	changes := f.eraChanges()
-	require.Len(t, changes, 1, "%q", changes)
-	require.Contains(t, changes[0], "refused on a new session")
+	require.Len(t, changes, 1, "%v", changes)
+	require.Equal(t, session.EraRefusedOpening, changes[0].Why)
 	require.Zero(t, g.count("DELETE", ""), "ended detached")
 }
 

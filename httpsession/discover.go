@@ -48,23 +48,23 @@ func (s *Session) Discover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	x := s.t.begin(req)
+	x := s.c.begin(req)
 	x.Method, x.RequestID = methodDiscover, strconv.Quote(id)
 	resp, err := s.c.roundTrip(req)
 	if err != nil {
 		err = urlError(req, err)
 	}
-	s.t.fill(&x, resp, err)
+	s.c.fill(&x, resp, err)
 	if err != nil {
-		s.t.finish(req.Context(), x)
+		s.c.finish(req.Context(), x)
 		return err
 	}
 	answer := io.Reader(io.LimitReader(resp.Body, maxDiscoverAnswer))
 	if x.Status < 200 || x.Status >= 300 {
-		answer = bytes.NewReader(s.t.readErrorBody(&x, resp))
+		answer = bytes.NewReader(s.c.readErrorBody(&x, resp))
 		x.SessionGone = sessionGone(x)
 	}
-	s.t.finish(req.Context(), x)
+	s.c.finish(req.Context(), x)
 	defer resp.Body.Close()
 	msg, err := discoverResponse(answer, mediaType(resp.Header.Get("Content-Type")), id)
 	switch {

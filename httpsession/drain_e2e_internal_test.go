@@ -41,10 +41,10 @@ func TestDrainBoundCutsStreamsHeldByAGoSDKServer(t *testing.T) {
 	}))
 	defer hs.Close()
 
-	tr := NewTransport(Config{})
+	tr := wireConn(Config{}, hs.URL, nil)
 	tr.drains.wait = time.Millisecond
 	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), connTransport{newConn(tr, hs.URL, nil, false)}, nil)
+	cs, err := client.Connect(context.Background(), connTransport{tr}, nil)
 	require.NoError(t, err)
 
 	const n = 16
@@ -96,9 +96,9 @@ func TestSessionCloseEndsTheDrains(t *testing.T) {
 
 	s, err := Open(context.Background(), Options{Endpoint: hs.URL, Stream: StreamOff})
 	require.NoError(t, err)
-	s.t.drains.mu.Lock()
-	s.t.drains.wait = time.Hour // the handshake's answer may be draining
-	s.t.drains.mu.Unlock()
+	s.c.drains.mu.Lock()
+	s.c.drains.wait = time.Hour // the handshake's answer may be draining
+	s.c.drains.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -111,7 +111,7 @@ func TestSessionCloseEndsTheDrains(t *testing.T) {
 	for range n {
 		<-released // hangs while a drain outlives Close
 	}
-	s.t.drains.mu.Lock()
-	defer s.t.drains.mu.Unlock()
-	assert.Empty(t, s.t.drains.active)
+	s.c.drains.mu.Lock()
+	defer s.c.drains.mu.Unlock()
+	assert.Empty(t, s.c.drains.active)
 }

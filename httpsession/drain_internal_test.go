@@ -59,11 +59,11 @@ func (b *heldBody) readToEnd() bool {
 // bodyBase answers each POST with a 200 text/event-stream of the next body.
 type bodyBase struct{ bodies chan io.ReadCloser }
 
-// drainingTransport returns a Transport whose answers are the bodies sent
-// to the base, room for calls of them, and whose drains are cut after wait.
-func drainingTransport(calls int, wait time.Duration) (bodyBase, *Transport) {
+// drainingConn returns a conn whose answers are the bodies sent to the
+// base, room for calls of them, and whose drains are cut after wait.
+func drainingConn(t *testing.T, calls int, wait time.Duration) (bodyBase, *conn) {
 	base := bodyBase{bodies: make(chan io.ReadCloser, calls)}
-	tr := NewTransport(Config{Base: base})
+	tr := testConn(t, Config{Base: base}, "http://127.0.0.1/")
 	tr.drains.wait = wait
 	return base, tr
 }
@@ -79,7 +79,7 @@ func (h bodyBase) RoundTrip(req *http.Request) (*http.Response, error) {
 // connection stays reusable), whichever order they close in.
 func TestDrainTimerCutsOnlyHeldStreams(t *testing.T) {
 	const calls = 6
-	base, tr := drainingTransport(calls, time.Millisecond)
+	base, tr := drainingConn(t, calls, time.Millisecond)
 	bodies := make([]*heldBody, calls)
 	for i := range bodies {
 		bodies[i] = newHeldBody(i%2 == 0)
@@ -135,7 +135,7 @@ func (b *racingBody) Close() error {
 // and no drain is left watched.
 func TestDrainCutRacingEnds(t *testing.T) {
 	const calls = 64
-	base, tr := drainingTransport(calls, time.Microsecond)
+	base, tr := drainingConn(t, calls, time.Microsecond)
 	bodies := make([]*racingBody, calls)
 	for i := range bodies {
 		bodies[i] = &racingBody{r: bytes.NewReader([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n")),

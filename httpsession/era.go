@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // JSON-RPC error codes of the 2026-07-28 era (MCP SEP-2575) that refuse a
@@ -89,41 +90,40 @@ func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
 
 // amendDiscover amends the kept record of the discover of request id
 // requestID: its event-stream answer failed after the headers.
-func (t *Transport) amendDiscover(requestID string, f func(*Exchange)) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.discover != nil && t.discover.RequestID == requestID {
-		f(t.discover)
+func (c *conn) amendDiscover(requestID string, f func(*Exchange)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.discover != nil && c.discover.RequestID == requestID {
+		f(c.discover)
 	}
 }
 
-// DiscoverExchange returns the record of the `server/discover` this
-// Transport sent, and whether it sent one (a 2025 handshake and a resume
-// send none).
-func (t *Transport) DiscoverExchange() (Exchange, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.discover == nil {
+// discovered returns the record of the `server/discover` the session sent,
+// and whether it sent one (a 2025 handshake and a resume send none).
+func (c *conn) discovered() (Exchange, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.discover == nil {
 		return Exchange{}, false
 	}
-	return *t.discover, true
+	return *c.discover, true
 }
 
 // refuseFallback fails go-sdk's fallback `initialize` (x its record) after
 // a discover outage.
-func (t *Transport) refuseFallback(x *Exchange) error {
-	if x.Method != methodInitialize || t.cfg.FallbackAfterOutage {
+func (c *conn) refuseFallback(x *Exchange) error {
+	if x.Method != methodInitialize || c.cfg.FallbackAfterOutage || c.on.fallback {
 		return nil
 	}
-	d, ok := t.DiscoverExchange()
+	d, ok := c.discovered()
 	if !ok || !DiscoverOutage(d) {
 		return nil
 	}
 	err := &DiscoverOutageError{Discover: d}
 	x.Local, x.TransportErr = true, err
-	t.mu.Lock()
-	t.outage = err
-	t.mu.Unlock()
+	c.mu.Lock()
+	c.outage = err
+	c.mu.Unlock()
 	return err
 }
 
@@ -131,10 +131,10 @@ func (t *Transport) refuseFallback(x *Exchange) error {
 // fallback the facts are the discover's, whatever go-sdk returned: the
 // initialize never left, and the retry rests on the server's answer. An
 // invalid session id of the handshake answer comes first.
-func (t *Transport) handshakeError(ctx context.Context, err error) error {
-	t.mu.Lock()
-	oe, refused := t.outage, t.refused
-	t.mu.Unlock()
+func (c *conn) handshakeError(ctx context.Context, err error) error {
+	c.mu.Lock()
+	oe, refused := c.outage, c.refused
+	c.mu.Unlock()
 	if oe != nil {
 		err = &classify.HTTPError{Exchange: oe.Discover, Err: oe}
 	} else {
@@ -191,10 +191,10 @@ func (m *eraMemory) next(now time.Time) (Era, bool) {
 
 // learn keeps the era of version, negotiated or persisted, at now ("":
 // nothing); discover is the session's discover, if it sent one. It returns
-// the event detail of a change, "" otherwise.
-func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) string {
+// the change, nil when none.
+func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) *session.EraChanged {
 	if version == "" {
-		return ""
+		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -203,45 +203,42 @@ func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) str
 	if msgcheck.ModernVersion(version) {
 		m.era, m.until = Era20260728, time.Time{}
 		if was == Era2025 {
-			return "2026-07-28: server/discover answered again after the 2025 fallback"
+			return &session.EraChanged{From: era2025, To: era20260728, Why: session.EraDiscoverAnswered, Method: methodDiscover}
 		}
-		return ""
+		return nil
 	}
 	m.era = Era2025
 	if !m.pinned && m.reprobe > 0 {
 		m.until = now.Add(m.reprobe)
 	}
 	if was == Era2025 || discover == nil {
-		return "" // no change, or a persisted 2025 session: nothing refused
+		return nil // no change, or a persisted 2025 session: nothing refused
 	}
-	why := "server/discover refused (" + answerOf(*discover) + ")"
+	c := eraChange(eraVersion(was), era2025, session.EraDiscoverRefused, *discover)
 	if x := *discover; x.Status >= 200 && x.Status < 300 && !x.RPC.Present && !x.Malformed {
-		why = fmt.Sprintf("server/discover answered (HTTP %d) without 2026-07-28 among its supportedVersions", x.Status)
+		c.Why = session.EraDiscoverUnsupported
 	}
-	if m.reprobe > 0 {
-		return fmt.Sprintf("2025-11-25: %s; probed again after %s", why, m.reprobe)
-	}
-	return "2025-11-25: " + why
+	return c
 }
 
 // dialFailed takes a handshake that failed, started in the era dialed. A
 // discover outage is counted; any other failure starts the count over. A
 // learned 2025 handshake refused with a [LegacyRefusal] ends the 2025 era at
 // once: it returns the event detail ("" when the era stays).
-func (m *eraMemory) dialFailed(dialed Era, err error) string {
+func (m *eraMemory) dialFailed(dialed Era, err error) *session.EraChanged {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if errors.Is(err, ErrDiscoverOutage) {
 		m.outages++
-		return ""
+		return nil
 	}
 	m.outages = 0
 	he, ok := errors.AsType[*classify.HTTPError](err)
 	if dialed != Era2025 || m.pinned || !ok || !LegacyRefusal(he.Exchange) {
-		return ""
+		return nil
 	}
 	m.era, m.until = EraAuto, time.Time{}
-	return refusedDetail("2025-11-25", he.Exchange, false)
+	return eraChange(era2025, "", session.EraRefusedOpening, he.Exchange)
 }
 
 // refused takes, at now, a refusal of a session's era; served: the session
@@ -264,20 +261,21 @@ func (m *eraMemory) refused(now time.Time, served bool) bool {
 	return true
 }
 
-// refusedDetail is the era-changed detail for the refusal x of version.
-func refusedDetail(version string, x Exchange, served bool) string {
-	on, why := "a new session", "the server rolled back"
-	if served {
-		on = "a live session"
+// eraChange is the change from one version to another, why, by the answer x.
+func eraChange(from, to string, why session.EraReason, x Exchange) *session.EraChanged {
+	c := &session.EraChanged{From: from, To: to, Why: why, Method: cmp.Or(x.Method, x.Verb), Status: x.Status}
+	if x.RPC.Present {
+		c.Code = x.RPC.Code
 	}
-	if !msgcheck.ModernVersion(version) {
-		why = "an error of a later era"
+	return c
+}
+
+// eraVersion is the protocol version an era starts with, "" for EraAuto.
+func eraVersion(e Era) string {
+	if e == EraAuto {
+		return ""
 	}
-	what := x.Method
-	if what == "" {
-		what = x.Verb // the standalone stream's GET
-	}
-	return fmt.Sprintf("%s refused on %s (%s, %s): %s; discovering again", version, on, answerOf(x), what, why)
+	return e.String()
 }
 
 // answerOf names an answer in an event: its status and JSON-RPC code.

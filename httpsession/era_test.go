@@ -80,7 +80,7 @@ func TestDiscoverOutageRefusesTheFallback(t *testing.T) {
 	s, err := open2026(t, url, httpsession.Options{Wire: httpsession.Config{FallbackAfterOutage: true}})
 	require.NoError(t, err)
 	require.Equal(t, "2025-11-25", s.ProtocolVersion(), "let through: go-sdk fell back")
-	d, ok := s.Transport().DiscoverExchange()
+	d, ok := httpsession.DiscoverExchange(s)
 	require.True(t, ok)
 	require.True(t, httpsession.DiscoverOutage(d))
 }
@@ -115,7 +115,7 @@ func TestDiscoverRefusalFallsBack(t *testing.T) {
 	s, err := open2026(t, url, httpsession.Options{})
 	require.NoError(t, err)
 	require.Equal(t, "2025-11-25", s.ProtocolVersion())
-	d, ok := s.Transport().DiscoverExchange()
+	d, ok := httpsession.DiscoverExchange(s)
 	require.True(t, ok)
 	require.True(t, httpsession.EraRefusal(d), "%+v", d)
 	require.False(t, httpsession.DiscoverOutage(d))

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 func refusal(code int64) *Exchange {
@@ -23,22 +24,23 @@ func TestEraMemory(t *testing.T) {
 	require.False(t, fallback)
 
 	// A refused discover: 2025 for the period, one event.
-	require.Contains(t, m.learn(t0, "2025-11-25", refusal(-32022)), "JSON-RPC -32022")
+	require.Equal(t, &session.EraChanged{To: "2025-11-25", Why: session.EraDiscoverRefused, Method: "server/discover", Status: 400, Code: -32022},
+		m.learn(t0, "2025-11-25", refusal(-32022)))
 	era, _ = m.next(t0.Add(10*time.Minute - time.Nanosecond))
 	require.Equal(t, Era2025, era, "within the period")
 	require.Empty(t, m.learn(t0, "2025-11-25", nil), "no change, no event")
 	era, _ = m.next(t0.Add(10 * time.Minute))
 	require.Equal(t, EraAuto, era, "probed again after the period")
-	require.Contains(t, m.learn(t0.Add(10*time.Minute), "2026-07-28", &Exchange{Status: 200}), "2026-07-28")
+	require.Equal(t, &session.EraChanged{From: "2025-11-25", To: "2026-07-28", Why: session.EraDiscoverAnswered, Method: "server/discover"},
+		m.learn(t0.Add(10*time.Minute), "2026-07-28", &Exchange{Status: 200}))
 	era, _ = m.next(t0.Add(time.Hour))
 	require.Equal(t, Era20260728, era)
 
 	// A discover answered with a result that offers only 2025 versions
 	// (go-sdk's server by default) was not refused: the event says so.
 	m2 := newEraMemory(EraAuto, 0)
-	detail := m2.learn(t0, "2025-11-25", &Exchange{Method: "server/discover", Status: 200})
-	require.Contains(t, detail, "without 2026-07-28 among its supportedVersions")
-	require.NotContains(t, detail, "refused")
+	require.Equal(t, &session.EraChanged{To: "2025-11-25", Why: session.EraDiscoverUnsupported, Method: "server/discover", Status: 200},
+		m2.learn(t0, "2025-11-25", &Exchange{Method: "server/discover", Status: 200}))
 
 	// Outages: three let no fallback through, the fourth may; a failure of
 	// another kind starts over.
@@ -110,8 +112,8 @@ func TestEraMemoryLegacyRefusal(t *testing.T) {
 	}
 
 	m := learned()
-	detail := m.dialFailed(Era2025, handshake(400, -32022))
-	require.Contains(t, detail, "2025-11-25 refused on a new session (HTTP 400, JSON-RPC -32022, initialize)")
+	require.Equal(t, &session.EraChanged{From: "2025-11-25", Why: session.EraRefusedOpening, Method: "initialize", Status: 400, Code: -32022},
+		m.dialFailed(Era2025, handshake(400, -32022)))
 	era, _ := m.next(t0)
 	require.Equal(t, EraAuto, era, "discovers at once, within the period")
 

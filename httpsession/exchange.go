@@ -11,7 +11,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// Exchange is the record of one HTTP request the [Transport] handled, as
+// Exchange is the record of one HTTP request a session handled, as
 // the wire saw it (classify's facts type). An event stream's failure amends
 // it after [Config.OnExchange]; Oversized refers to [Config]'s Max bounds;
 // Rewritten answers carry code [CodeHTTPAnswer]; Local ones were answered
@@ -216,7 +216,7 @@ func FactsMiddleware() mcp.Middleware {
 // returned unchanged when nil, already carrying a *classify.HTTPError, or
 // when ctx (from [WithExchange]) recorded no request with an id or a
 // well-formed 2xx answer. After a rewritten answer ([Exchange.Rewritten])
-// the error keeps go-sdk's text but does not unwrap to the Transport's
+// the error keeps go-sdk's text but does not unwrap to the conn's
 // *jsonrpc.Error.
 func Annotate(ctx context.Context, err error) error { return attach(ctx, err, false) }
 
@@ -242,7 +242,7 @@ func attach(ctx context.Context, err error, always bool) error {
 		return err
 	}
 	if x.Rewritten {
-		// Hide the Transport's *jsonrpc.Error from errors.As; a stream that
+		// Hide the conn's *jsonrpc.Error from errors.As; a stream that
 		// broke wraps the read's error (classified transport).
 		err = &rewrittenError{msg: err.Error(), cause: x.TransportErr}
 	}

@@ -43,7 +43,7 @@ func TestConnShiftsIDsOnTheWire(t *testing.T) {
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{}}`)
 	}))
 	defer srv.Close()
-	c := newConn(NewTransport(Config{}), srv.URL, &handshake{protocolVersion: "2025-11-25", sessionID: "s"}, false)
+	c := wireConn(Config{}, srv.URL, &handshake{protocolVersion: "2025-11-25", sessionID: "s"})
 	defer c.Close()
 	shift := c.shift
 	require.GreaterOrEqual(t, shift, int64(minIDShift))

@@ -12,7 +12,7 @@ import (
 )
 
 // CodeHTTPAnswer is the JSON-RPC error code (JSON-RPC 2.0 section 5.1,
-// server error range) of the responses the [Transport] writes in place of
+// server error range) of the responses a session writes in place of
 // an answer it refused. The message names the HTTP status and content type
 // or the problem, e.g. "HTTP 403 Forbidden (text/html)"; the data object is
 // {"httpStatus":403,"contentType":"text/html","problem":"...","body":"<snippet>"}.

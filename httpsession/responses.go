@@ -22,14 +22,14 @@ const (
 var ErrResponseDropped = errors.New("mcpsup/httpsession: response to a request of the server dropped")
 
 // ResponseDroppedError records a response of the client to a request of the
-// server's that the Transport did not send, because
+// server's that the session did not send, because
 // [Config.MaxResponsesInFlight] POSTs of responses were already waiting for
 // the server's answer. go-sdk is answered 202 Accepted in the server's
 // place, so the session lives; the server's request stays unanswered.
 type ResponseDroppedError struct {
 	// InFlight is the bound that was reached.
 	InFlight int
-	// Dropped counts the responses this Transport dropped so far, this one
+	// Dropped counts the responses this session dropped so far, this one
 	// included (1 for the first).
 	Dropped int
 }
@@ -41,7 +41,7 @@ func (e *ResponseDroppedError) Error() string {
 // Is reports target == ErrResponseDropped.
 func (e *ResponseDroppedError) Is(target error) bool { return target == ErrResponseDropped }
 
-// responses bounds the POSTs of responses in flight on one Transport, in
+// responses bounds the POSTs of responses in flight on one conn, in
 // number (max) and in time (timeout, until the answer's body is closed):
 // go-sdk sends each with a context that never ends (internal/jsonrpc2
 // processResult), so a server that never answers would hold a goroutine and
@@ -50,17 +50,13 @@ func (e *ResponseDroppedError) Is(target error) bool { return target == ErrRespo
 type responses struct {
 	max     int
 	timeout time.Duration
-	life    context.Context // ended by close
-	end     context.CancelFunc
 
 	mu       sync.Mutex
+	life     context.Context // made by the first take, ended by close
+	end      context.CancelFunc
+	closed   bool
 	inFlight int
 	dropped  int
-}
-
-func newResponses(max int, timeout time.Duration) *responses {
-	life, end := context.WithCancel(context.Background())
-	return &responses{max: max, timeout: timeout, life: life, end: end}
 }
 
 // take returns req bounded in time and the release of its place, or, when
@@ -69,12 +65,15 @@ func newResponses(max int, timeout time.Duration) *responses {
 func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *ResponseDroppedError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.life.Err() != nil {
+	if r.closed {
 		return nil, nil, nil
 	}
 	if r.inFlight >= r.max {
 		r.dropped++
 		return nil, nil, &ResponseDroppedError{InFlight: r.max, Dropped: r.dropped}
+	}
+	if r.life == nil {
+		r.life, r.end = context.WithCancel(context.Background())
 	}
 	r.inFlight++
 	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
@@ -90,4 +89,12 @@ func (r *responses) take(req *http.Request) (bounded *http.Request, release func
 }
 
 // close cuts the responses in flight and refuses those to come.
-func (r *responses) close() { r.end() }
+func (r *responses) close() {
+	r.mu.Lock()
+	r.closed = true
+	end := r.end
+	r.mu.Unlock()
+	if end != nil {
+		end()
+	}
+}

@@ -13,7 +13,7 @@ const (
 	methodDiscover    = "server/discover"
 )
 
-// handshake is what the Transport answers locally while resuming.
+// handshake is what the conn answers locally while resuming.
 type handshake struct {
 	protocolVersion string
 	sessionID       string

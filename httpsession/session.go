@@ -4,10 +4,18 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // Era is a hint of the protocol era a server speaks (2025-11-25 or
@@ -90,26 +98,38 @@ type Options struct {
 	// Stream is the mode of the session's own switch when Wire.Switch is
 	// nil; a shared switch's mode decides otherwise.
 	Stream StreamMode
-	// Deprecated: no effect; the Transport bounds its own resumptions.
-	MaxRetries int
-	// Wire configures the [Transport]; its Base is replaced by
-	// HTTPClient's transport when that is set.
+	// Wire configures the HTTP side; its Base is replaced by HTTPClient's
+	// transport when that is set.
 	Wire Config
+
+	shared *Config // a Dialer's, in place of Wire and HTTPClient
+	on     hooks   // a Dialer's observers of the session
 }
 
-// Session is one go-sdk client session on a [Transport]. Its methods are
-// safe for concurrent use.
+// Session is one streamable HTTP session: a go-sdk client session on its
+// own mcp.Connection, and the one owner of its end, reported once, the
+// first cause winning (session.End: Done, Err, AfterEnd): a session-gone
+// answer or a refusal of its era (a *classify.HTTPError carrying it), a dead
+// keepalive, Close (session.ErrClosed) or Detach (session.ErrDetached). Its
+// methods are safe for concurrent use.
 type Session struct {
+	session.End
 	cs        *mcp.ClientSession
-	t         *Transport
 	c         *conn // sends the Session's own requests too (discover.go)
 	id        string
 	blind     bool
-	resumed   bool
 	initRes   *mcp.InitializeResult
 	protoVers string
 	probes    atomic.Uint64 // numbers the Session's own requests
 	info      *mcp.Implementation
+	ka        *session.KeepAlive // nil without a keepalive
+
+	mu    sync.Mutex
+	first error     // the first cause recorded, nil before
+	fatal *Exchange // the first answer that ends the session
+	// eraWatch reports an answer that refuses the era, ending the session
+	// once (endedForEra); nil: not watched, or ended.
+	eraWatch func(Exchange) bool
 }
 
 // Open connects with a full handshake (`initialize`, or `server/discover`)
@@ -145,42 +165,43 @@ func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error)
 var defaultClientInfo = &mcp.Implementation{Name: "mcpsup", Version: "v0"}
 
 func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
-	hc := cmp.Or(opts.HTTPClient, http.DefaultClient)
-	cfg := opts.Wire
-	cfg.Base = cmp.Or(hc.Transport, cfg.Base)
-	cfg.RequestTimeout = cmp.Or(max(cfg.RequestTimeout, 0), hc.Timeout)
-	cfg.Jar = cmp.Or(cfg.Jar, hc.Jar)
-	cfg.Switch = cmp.Or(cfg.Switch, NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: cfg.Clock}))
-	t := NewTransport(cfg)
+	cfg := opts.shared
+	if cfg == nil {
+		w := opts.Wire.withDefaults(opts.HTTPClient)
+		w.Switch = cmp.Or(w.Switch, NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: w.Clock}))
+		cfg = &w
+	}
 	info := cmp.Or(opts.ClientInfo, defaultClientInfo)
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(defaultClientInfo, nil)
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
-	c := newConn(t, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
+	c := newConn(cfg, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
+	s := &Session{c: c, info: info}
+	c.on = opts.on
+	c.on.exchange = s.exchange
 	ctx, release := withConnectExchange(ctx)
 	defer release()
 	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		return nil, t.handshakeError(ctx, err) // era.go
+		return nil, c.handshakeError(ctx, err) // era.go
 	}
-	id, _ := t.HandshakeSessionID()
-	s := &Session{cs: cs, t: t, c: c, id: id, resumed: h != nil, initRes: cs.InitializeResult(), info: info}
+	s.cs, s.id, s.initRes = cs, c.SessionID(), cs.InitializeResult()
 	if s.initRes != nil {
 		s.protoVers = s.initRes.ProtocolVersion
 	}
 	if h != nil && h.result == nil {
 		s.blind, s.initRes = true, nil
 	}
+	// go-sdk closes its connection (conn.Close ends c.ctx) as its session
+	// ends, and is done right after: no goroutine waits while it lives.
+	context.AfterFunc(c.ctx, func() { s.End.Fail(s.cause(cs.Wait())) })
 	return s, nil
 }
 
 // ClientSession returns the go-sdk session.
 func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
-
-// Transport returns the session's [Transport].
-func (s *Session) Transport() *Transport { return s.t }
 
 // ID returns the session id: from the successful handshake answer, or the
 // persisted one for a resume; "" for a sessionless server.
@@ -196,9 +217,6 @@ func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initRes }
 // Blind reports a blind resume: the server's capabilities are unknown.
 func (s *Session) Blind() bool { return s.blind }
 
-// Resumed reports a session re-attached by [Resume], blind or not.
-func (s *Session) Resumed() bool { return s.resumed }
-
 // ResumeState returns the state to persist for a later [Resume].
 func (s *Session) ResumeState() ResumeState {
 	return ResumeState{SessionID: s.id, ProtocolVersion: s.protoVers, InitializeResult: s.initRes}
@@ -209,20 +227,146 @@ func (s *Session) Wait() error { return s.cs.Wait() }
 
 // Close ends the session and the server-side session with DELETE (none for
 // a sessionless or gone one), cutting the answer streams' drains
-// ([AfterAnswers]). Idempotent. Like go-sdk's ClientSession.Close it waits
-// for the calls in flight: cancel their contexts first to end them at once.
-func (s *Session) Close() error {
-	s.t.drains.close()
-	s.t.resps.close()
+// ([AfterAnswers]), and waits for its end. Idempotent. Like go-sdk's
+// ClientSession.Close it waits for the calls in flight: cancel their
+// contexts first to end them at once.
+func (s *Session) Close() error { return s.stop(session.ErrClosed, false) }
+
+// Detach is Close without DELETE, so the server-side session stays alive
+// for a later [Resume]; after Close it has no effect.
+func (s *Session) Detach() error { return s.stop(session.ErrDetached, true) }
+
+func (s *Session) stop(cause error, detach bool) error {
+	s.record(cause)
+	s.ka.Stop()
+	err := s.end(detach)
+	<-s.Done()
+	return err
+}
+
+// end closes the go-sdk session, detached (no DELETE) or not.
+func (s *Session) end(detach bool) error {
+	if detach {
+		s.c.detach()
+	}
+	s.c.drains.close()
+	s.c.resps.close()
 	if err := s.cs.Close(); !errors.Is(err, mcp.ErrConnectionClosed) {
 		return err
 	}
 	return nil
 }
 
-// Detach is Close without DELETE, so the server-side session stays alive
-// for a later [Resume]; after Close it has no effect.
-func (s *Session) Detach() error {
-	s.t.Detach()
-	return s.Close()
+// Causes of a session's end, recorded until go-sdk's session has ended.
+var (
+	errEndedByWatch     = errors.New("mcpsup/httpsession: ended by an answer") // session gone, or its era refused
+	errEndedByKeepAlive = errors.New("mcpsup/httpsession: ended by the keepalive")
+	// ErrSessionEnded is the end of a session go-sdk ended by itself
+	// without an error of its own (its connection closed).
+	ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
+)
+
+// keepAlive pings the session every interval (session.StartKeepAlive); a
+// dead ping ends it, detached.
+func (s *Session) keepAlive(every time.Duration, clock clockwork.Clock, log *slog.Logger) {
+	s.ka = session.StartKeepAlive(clock, every, log, s.Alive, func() {
+		s.record(errEndedByKeepAlive)
+		_ = s.end(true)
+	})
+}
+
+// record keeps err as the session's cause unless one came first.
+func (s *Session) record(err error) {
+	s.mu.Lock()
+	if s.first == nil {
+		s.first = err
+	}
+	s.mu.Unlock()
+}
+
+// endedBy keeps x as the answer that ends the session, unless one came first.
+func (s *Session) endedBy(x Exchange) {
+	s.mu.Lock()
+	if s.fatal == nil {
+		s.fatal = &x
+	}
+	if s.first == nil {
+		s.first = errEndedByWatch
+	}
+	s.mu.Unlock()
+}
+
+// cause is why the session ended, go-sdk's wait having returned err.
+func (s *Session) cause(err error) error {
+	s.mu.Lock()
+	first, fatal := s.first, s.fatal
+	s.mu.Unlock()
+	switch {
+	case first == errEndedByKeepAlive:
+		return s.ka.EndedBy()
+	case first != nil && first != errEndedByWatch:
+		return first
+	case fatal != nil:
+		return &classify.HTTPError{Exchange: *fatal, Err: err}
+	}
+	return cmp.Or(err, ErrSessionEnded)
+}
+
+// Fail ends the session with err (session.Verify) unless it ended already.
+func (s *Session) Fail(err error) bool {
+	s.record(err)
+	return s.End.Fail(err)
+}
+
+// Info is what the handshake (or the persisted state) established.
+func (s *Session) Info() session.Info {
+	return session.Info{ID: s.id, ProtocolVersion: s.protoVers, Initialize: s.initRes}
+}
+
+// Status is Live until the session ends, then Ended.
+func (s *Session) Status() (session.Status, <-chan struct{}) {
+	if s.Ended() {
+		return session.Ended, s.Done()
+	}
+	return session.Live, s.Done()
+}
+
+// Alive pings a 2025-era session; a 2026-07-28 one has no ping (go-sdk
+// answers -32601), so it sends server/discover ([Session.Discover]).
+func (s *Session) Alive(ctx context.Context) error {
+	ctx = WithExchange(ctx)
+	if !msgcheck.ModernVersion(s.protoVers) {
+		return Annotate(ctx, s.cs.Ping(ctx, nil))
+	}
+	return Annotate(ctx, s.Discover(ctx))
+}
+
+// endedForEra records x as the answer the session ends with and stops the
+// era watch: once per session.
+func (s *Session) endedForEra(x Exchange) bool {
+	s.mu.Lock()
+	watched := s.eraWatch != nil
+	s.eraWatch = nil
+	s.mu.Unlock()
+	if watched {
+		s.endedBy(x)
+	}
+	return watched
+}
+
+// exchange watches the session's answers: a refusal of its era (eraWatch)
+// or a session-gone answer ends it.
+func (s *Session) exchange(x Exchange) {
+	if x.Local {
+		return
+	}
+	s.mu.Lock()
+	watch := s.eraWatch
+	s.mu.Unlock()
+	if watch != nil && watch(x) {
+		return // a refusal of the era ends the session, or passes: re-discoveries are spaced
+	}
+	if x.SessionGone {
+		s.endedBy(x) // only a session-gone answer ends a session
+	}
 }

@@ -26,7 +26,7 @@ type sseOwner interface {
 // re-dial's Last-Event-ID) and asks its [sseOwner] the rest. Close, from any
 // goroutine, ends it; the rest runs on one goroutine.
 type sseLoop struct {
-	t      *Transport
+	c      *conn
 	ctx    context.Context // ended by Close (cause errStreamClosed) or the parent's end
 	stop   context.CancelCauseFunc
 	events eventReader
@@ -38,9 +38,9 @@ type sseLoop struct {
 	body io.ReadCloser // the current answer's, nil between answers
 }
 
-func newLoop(t *Transport, ctx context.Context, max int) sseLoop {
+func newLoop(c *conn, ctx context.Context, max int) sseLoop {
 	ctx, stop := context.WithCancelCause(ctx)
-	return sseLoop{t: t, ctx: ctx, stop: stop, events: eventReader{max: max, size: readBufferSize}}
+	return sseLoop{c: c, ctx: ctx, stop: stop, events: eventReader{max: max, size: readBufferSize}}
 }
 
 // readBufferSize is the size of a loop's read buffer, held while bytes are

@@ -83,7 +83,7 @@ func TestSSEFilter(t *testing.T) {
 func testKeeper(t testing.TB, cfg Config) *streamBody {
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
 	require.NoError(t, err)
-	return newStreamBody(NewTransport(cfg), req)
+	return newStreamBody(wireConn(cfg, "", nil), req)
 }
 
 // stopAfterOne is a keeper that makes no attempt of its own.

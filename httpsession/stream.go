@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream (the 2025
@@ -28,7 +29,7 @@ type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once and, without a message, not to fail at once. Default 2s.
 	Span time.Duration
-	// InitialBackoff doubles up to MaxBackoff on the Transport's clock.
+	// InitialBackoff doubles up to MaxBackoff on Config.Clock.
 	// Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
@@ -84,7 +85,7 @@ type StreamAttempt struct {
 	Unauthorized              bool          // 401, or 403 insufficient_scope: held until a request gets a 2xx
 	ReplayRefused             bool          // a 4xx (not 401/404/408/429, not gone) to a Last-Event-ID: re-dialed at once without it
 	Acknowledged              bool          // a listen's stream carried notifications/subscriptions/acknowledged
-	Start                     time.Time     // on the Transport's clock
+	Start                     time.Time     // on Config.Clock
 	Duration                  time.Duration
 }
 
@@ -132,13 +133,13 @@ type streamBody struct {
 }
 
 // newStreamBody returns the keeper of the stream req opens.
-func newStreamBody(t *Transport, req *http.Request) *streamBody {
-	c := t.cfg.Stream
-	b := &streamBody{sseLoop: newLoop(t, req.Context(), c.MaxEventBytes), req: req,
-		limits: msgcheck.Limits{JSONValues: t.limits.JSONValues, Messages: t.limits.Messages, ContentBlocks: t.limits.ContentBlocks},
-		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(c.InitialBackoff), backoff.WithMaxInterval(c.MaxBackoff),
-			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(c.Jitter), backoff.WithMaxElapsedTime(0),
-			backoff.WithClockProvider(t.clock))}
+func newStreamBody(c *conn, req *http.Request) *streamBody {
+	sc, l := c.cfg.Stream, c.cfg.limits
+	b := &streamBody{sseLoop: newLoop(c, req.Context(), sc.MaxEventBytes), req: req,
+		limits: msgcheck.Limits{JSONValues: l.JSONValues, Messages: l.Messages, ContentBlocks: l.ContentBlocks},
+		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
+			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
+			backoff.WithClockProvider(c.cfg.Clock))}
 	b.events.idle = true // it may wait for hours between events
 	return b
 }
@@ -215,10 +216,11 @@ func (b *streamBody) filter(ev sseEvent) (*jsonrpc.Request, *EventError) {
 func (b *streamBody) drop(e *EventError) {
 	b.att.Dropped++
 	b.run++
-	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason, "bytes", e.Bytes)
-	if f := b.t.cfg.OnDroppedEvent; f != nil {
+	b.c.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason, "bytes", e.Bytes)
+	if f := b.c.cfg.OnDroppedEvent; f != nil {
 		f(e)
 	}
+	b.c.report(session.EventDropped{Count: int(b.c.drops.Add(1)), Err: e})
 }
 
 // ended ends the attempt whose stream ended with err; the loop re-dials.
@@ -255,17 +257,17 @@ func (b *streamBody) endAttempt(err error) {
 // credential refused) and for the backoff, then makes the next attempt.
 func (b *streamBody) redial() (jsonrpc.Message, bool) {
 	for !b.gone && b.stopped() == nil {
-		hold, changed := b.t.sw.state()
+		hold, changed := b.c.cfg.Switch.state()
 		var err error
 		switch {
 		case b.declined:
 			_, err = b.sleep(nil, nil) // for good: only the session's end ends it
 		case hold:
 			if _, err = b.sleep(nil, changed); err == nil {
-				if h, _ := b.t.sw.state(); !h { // on again: start over, as a new session would
+				if h, _ := b.c.cfg.Switch.state(); !h { // on again: start over, as a new session would
 					b.bo.Reset()
 					b.wait = 0
-					b.t.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
+					b.c.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
 				}
 			}
 		case b.authWait != nil:
@@ -273,7 +275,7 @@ func (b *streamBody) redial() (jsonrpc.Message, bool) {
 			b.authWait = nil
 		case b.wait > 0:
 			var woken bool
-			if woken, err = b.sleep(b.t.clock.After(b.wait), changed); !woken {
+			if woken, err = b.sleep(b.c.cfg.Clock.After(b.wait), changed); !woken {
 				b.wait = 0
 			}
 		default:
@@ -295,7 +297,7 @@ func (b *streamBody) dial() {
 	} else {
 		req = b.get(b.req, sentID)
 	}
-	x := b.t.begin(req)
+	x := b.c.begin(req)
 	if b.listen != nil {
 		x.Method = MethodListen // the stream's own POST: no evidence that POSTs succeed
 	}
@@ -304,19 +306,19 @@ func (b *streamBody) dial() {
 	if first && b.answered != nil {
 		defer close(b.answered)
 	}
-	b.t.withCookies(req)
-	resp, err := b.t.base.RoundTrip(req)
-	b.t.fill(&x, resp, err)
+	b.c.withCookies(req)
+	resp, err := b.c.base.RoundTrip(req)
+	b.c.fill(&x, resp, err)
 	if err != nil {
-		b.t.finish(req.Context(), x)
+		b.c.finish(req.Context(), x)
 		b.att.End, b.att.Err = EndNoAnswer, err
 		b.report()
 		return
 	}
-	b.t.keepCookies(req, resp)
+	b.c.keepCookies(req, resp)
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
-		b.t.finish(req.Context(), x)
+		b.c.finish(req.Context(), x)
 		if err := b.open(resp); err != nil {
 			b.att.End, b.att.Err = EndError, err
 			b.report()
@@ -324,18 +326,21 @@ func (b *streamBody) dial() {
 		}
 		// A stream after an ended attempt, not a replay the server agreed
 		// to: messages sent while none was connected may be lost.
-		if !first && sentID == "" && b.t.cfg.OnStreamRestored != nil {
-			b.t.cfg.OnStreamRestored()
+		if !first && sentID == "" {
+			if f := b.c.cfg.OnStreamRestored; f != nil {
+				f()
+			}
+			b.c.report(session.StreamRestored{})
 		}
 		return
 	}
-	b.t.readErrorBody(&x, resp)
+	b.c.readErrorBody(&x, resp)
 	// To the first attempt only the null-id -32000 answer says the session
 	// is gone: a plain 404 means no such route, as go-sdk takes it
 	// (mcp/streamable.go connectStandaloneSSE).
 	gone := sessionGone(x) && (!first || nullIDServerError(x))
 	x.SessionGone = gone
-	b.t.finish(req.Context(), x)
+	b.c.finish(req.Context(), x)
 	a := &b.att
 	a.End, a.SessionGone = EndNotStream, gone
 	if x.Status == http.StatusTooManyRequests || x.Status == http.StatusServiceUnavailable {
@@ -349,12 +354,12 @@ func (b *streamBody) dial() {
 	switch {
 	case gone:
 		b.gone = true
-		b.t.Detach() // a DELETE would only be refused
+		b.c.detach() // a DELETE would only be refused
 	case a.Unauthorized:
-		b.authWait = b.t.auth.gate.accepted()
+		b.authWait = b.c.auth.gate.accepted()
 	case a.Declined:
 		b.declined = true
-		b.t.noteDeclined(*a)
+		b.c.noteDeclined(*a)
 	case a.ReplayRefused:
 		b.lastID, b.wait = "", 0 // at once, without Last-Event-ID
 	}
@@ -365,26 +370,26 @@ func (b *streamBody) dial() {
 // a priming event then an end does not re-dial in a loop.
 func (b *streamBody) report() {
 	a := &b.att
-	a.Duration = b.t.clock.Since(a.Start)
+	a.Duration = b.c.cfg.Clock.Since(a.Start)
 	a.Retry = b.events.retry
 	if a.End != EndClosed && !a.ReplayRefused {
 		lived := a.End == EndEOF || a.End == EndError || a.End == EndGarbage
-		if lived && a.Duration >= b.t.cfg.Stream.Span {
+		if lived && a.Duration >= b.c.cfg.Stream.Span {
 			b.bo.Reset()
 			b.wait = 0
 		} else {
 			b.wait = b.bo.NextBackOff()
 		}
-		b.wait = min(max(b.wait, a.Retry), b.t.cfg.Stream.MaxBackoff)
+		b.wait = min(max(b.wait, a.Retry), b.c.cfg.Stream.MaxBackoff)
 		b.wait = max(b.wait, a.RetryAfter) // the server's own ask outlasts our cap
 	}
-	b.t.cfg.Logger.Debug("mcpsup/httpsession: standalone stream attempt ended",
+	b.c.cfg.Logger.Debug("mcpsup/httpsession: standalone stream attempt ended",
 		"seq", a.Seq, "status", a.Status, "end", a.End, "events", a.Events, "messages", a.Messages,
 		"bytes", a.Bytes, "retry", a.Retry, "duration", a.Duration)
-	if f := b.t.cfg.OnStreamAttempt; f != nil {
+	if f := b.c.cfg.OnStreamAttempt; f != nil {
 		f(*a)
 	}
-	b.t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(*a) })
+	b.c.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(*a) })
 }
 
 // JSON-RPC methods and the header of the 2026-07-28 era's push channel
@@ -419,22 +424,14 @@ func (b *streamBody) listenRequest(seq int) *http.Request {
 
 // noteDeclined records the declined push stream and tells
 // [Config.OnStreamDeclined].
-func (t *Transport) noteDeclined(a StreamAttempt) {
-	t.mu.Lock()
-	t.declined = true
-	t.mu.Unlock()
-	if f := t.cfg.OnStreamDeclined; f != nil {
+func (c *conn) noteDeclined(a StreamAttempt) {
+	c.mu.Lock()
+	c.declined = true
+	c.mu.Unlock()
+	if f := c.cfg.OnStreamDeclined; f != nil {
 		f(a)
 	}
-}
-
-// StreamDeclined reports whether the server declined the session's push
-// stream ([StreamAttempt.Declined] on its first attempt): no list_changed
-// reaches the session.
-func (t *Transport) StreamDeclined() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.declined
+	c.report(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
 }
 
 // cancelOnClose ends a timed exchange's context when its body is closed.
@@ -451,19 +448,19 @@ func (c *cancelOnClose) Close() error {
 }
 
 // withCookies gives req the jar's cookies in place of those it carries.
-func (t *Transport) withCookies(req *http.Request) {
-	if t.cfg.Jar == nil {
+func (c *conn) withCookies(req *http.Request) {
+	if c.cfg.Jar == nil {
 		return
 	}
 	req.Header.Del("Cookie")
-	for _, c := range t.cfg.Jar.Cookies(req.URL) {
-		req.AddCookie(c)
+	for _, ck := range c.cfg.Jar.Cookies(req.URL) {
+		req.AddCookie(ck)
 	}
 }
 
 // keepCookies stores the cookies an answer set.
-func (t *Transport) keepCookies(req *http.Request, resp *http.Response) {
-	if cs := resp.Cookies(); t.cfg.Jar != nil && len(cs) > 0 {
-		t.cfg.Jar.SetCookies(req.URL, cs)
+func (c *conn) keepCookies(req *http.Request, resp *http.Response) {
+	if cs := resp.Cookies(); c.cfg.Jar != nil && len(cs) > 0 {
+		c.cfg.Jar.SetCookies(req.URL, cs)
 	}
 }

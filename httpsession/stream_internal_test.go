@@ -39,7 +39,7 @@ func newTestStreamBody(t *testing.T, base http.RoundTripper) *streamBody {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
 	require.NoError(t, err)
-	return newStreamBody(NewTransport(Config{Base: base}), req)
+	return newStreamBody(wireConn(Config{Base: base}, "", nil), req)
 }
 
 // readN reads n bytes through a buffer of size bufSize.
@@ -101,7 +101,7 @@ func TestStreamBodyMemoryPerEvent(t *testing.T) {
 // BenchmarkStreamBodyFirstEvent measures the memory a kept standalone
 // stream takes to deliver its first message.
 func BenchmarkStreamBodyFirstEvent(b *testing.B) {
-	t := NewTransport(Config{})
+	t := wireConn(Config{}, "", nil)
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
 	if err != nil {
 		b.Fatal(err)
@@ -134,7 +134,7 @@ func TestStreamBodyHoldsServerRequestsToTheContentBound(t *testing.T) {
 		base := &cannedStreams{bodies: []string{"data: " + sampling + "\n\n" + next}}
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
 		require.NoError(t, err)
-		b := newStreamBody(NewTransport(Config{Base: base, MaxContentBlocks: c.bound}), req)
+		b := newStreamBody(wireConn(Config{Base: base, MaxContentBlocks: c.bound}, "", nil), req)
 		assert.Equal(t, c.want, nextN(t, b, c.n), "MaxContentBlocks %d", c.bound)
 		require.NoError(t, b.Close())
 	}

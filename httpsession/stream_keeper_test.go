@@ -154,7 +154,7 @@ func TestHostileStreamEventsKeepSession(t *testing.T) {
 			var mu sync.Mutex
 			var drops []*httpsession.EventError
 			var sdkGETs atomic.Int32
-			opts := httpsession.Options{Era: httpsession.Era2025, Client: client, MaxRetries: 2, Wire: httpsession.Config{Clock: clock,
+			opts := httpsession.Options{Era: httpsession.Era2025, Client: client, Wire: httpsession.Config{Clock: clock,
 				Stream: httpsession.StreamConfig{MaxEventBytes: maxEvent}}}
 			rec.config(&opts.Wire)
 			opts.Wire.OnDroppedEvent = func(e *httpsession.EventError) { mu.Lock(); drops = append(drops, e); mu.Unlock() }

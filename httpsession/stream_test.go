@@ -40,7 +40,7 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 		writeFault(w, 200, "text/event-stream", "", nil)
 		return true
 	})
-	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, MaxRetries: 1, Wire: httpsession.Config{Clock: clock}}
+	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock}}
 	rec.config(&opts.Wire)
 	stopAdvancing := advance(t, clock)
 
@@ -111,7 +111,7 @@ func TestIdleCuttingProxyKeepsSession(t *testing.T) {
 	})
 	clock := clockwork.NewFakeClock()
 	rec := newRecorder(httpsession.HostilityRule{Threshold: 2})
-	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, MaxRetries: 1, Wire: httpsession.Config{Clock: clock}}
+	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock}}
 	rec.config(&opts.Wire)
 	s, err := httpsession.Open(context.Background(), opts)
 	require.NoError(t, err)
@@ -313,7 +313,7 @@ func TestStreamDeclinedHoldsSilently(t *testing.T) {
 	opts.Wire.OnStreamDeclined = func(a httpsession.StreamAttempt) { declinedStatus.Store(int32(a.Status)); declined.Add(1) }
 	s := open(t, url, opts)
 	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) == 1 && declined.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
-	assert.True(t, s.Transport().StreamDeclined())
+	assert.True(t, httpsession.StreamDeclined(s))
 	attempts, hostile := rec.snapshot()
 	assert.True(t, attempts[0].Declined)
 	assert.Equal(t, 405, attempts[0].Status)

@@ -155,7 +155,8 @@ type HostilityTracker struct {
 	span    time.Duration
 	streak  int
 	first   time.Time // Start of the streak's first attempt
-	last    StreamAttempt
+	lastEnd StreamEnd // the streak's last attempt's end and status
+	lastSt  int
 	postOK  bool      // the last POST succeeded
 	postAt  time.Time // when the last POST was answered
 	outage  bool      // an outage attempt came after the last POST
@@ -199,7 +200,7 @@ func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
 		h.first = a.Start
 	}
 	h.streak++
-	h.last = a
+	h.lastEnd, h.lastSt = a.End, a.Status
 	return h.fire("POSTs succeeded")
 }
 
@@ -209,7 +210,7 @@ func (h *HostilityTracker) fire(why string) bool {
 	}
 	h.hostile = true
 	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no message while %s (last: %s, HTTP %d)",
-		h.streak, h.span, why, h.last.End, h.last.Status)
+		h.streak, h.span, why, h.lastEnd, h.lastSt)
 	return true
 }
 

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -31,9 +30,11 @@ const (
 	DefaultMaxSSEEvent  = 16 << 20
 )
 
-// Config configures a [Transport]. The zero value is ready to use; every
-// callback runs on the goroutine of the request or stream it reports and
-// must not block.
+// Config configures the HTTP side of a session ([Options.Wire]): it records
+// every exchange, sends every request through the host's transport and the
+// OAuth handler, and keeps the standalone stream. The zero value is ready
+// to use; every callback runs on the goroutine of the request or stream it
+// reports and must not block.
 type Config struct {
 	// Base carries the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
@@ -115,68 +116,37 @@ type Config struct {
 	// fails with a [*DiscoverOutageError].
 	FallbackAfterOutage bool
 	// Switch owns the standalone stream decision shared by one server's
-	// sessions; nil means a private [StreamOn] switch.
+	// sessions; nil means a private switch of [Options.Stream]'s mode.
 	Switch *StreamSwitch
+
+	limits msgcheck.Limits // what go-sdk decodes, set by withDefaults
 }
 
-// Transport is the HTTP side of one go-sdk client session, under its
-// mcp.Connection: it records every exchange, sends every request through
-// the host's transport and the OAuth handler, keeps the standalone stream
-// and can end a session without DELETE. Safe for concurrent use.
-type Transport struct {
-	base   http.RoundTripper // the authorizer over Config.Base
-	clock  clockwork.Clock
-	cfg    Config          // with defaults applied
-	limits msgcheck.Limits // cfg's bounds on what go-sdk decodes
-
-	mu        sync.Mutex
-	sessionID string               // Mcp-Session-Id of the successful handshake answer
-	refused   *StateError          // a handshake answer's invalid Mcp-Session-Id
-	discover  *Exchange            // the server/discover sent (era.go)
-	detached  bool                 // no DELETE: detached, or the session is gone
-	handshook bool                 // a handshake succeeded
-	declined  bool                 // the server declined the push stream
-	outage    *DiscoverOutageError // the refused fallback after a discover outage (era.go)
-
-	answered answeredIDs // requests whose whole answer came with the response
-	drains   drains      // bounds the answer streams' drains on Close
-	resps    *responses  // bounds go-sdk's responses to the server's requests
-
-	auth      *authorizer
-	sw        *StreamSwitch
-	hostileMu sync.Mutex
-	hostile   *HostilityTracker // this session's evidence for sw's rule; nil with the stream off
-}
-
-// NewTransport returns a Transport configured by cfg.
-func NewTransport(cfg Config) *Transport {
-	t := &Transport{base: cmp.Or[http.RoundTripper](cfg.Base, http.DefaultTransport),
-		clock: cmp.Or(cfg.Clock, clockwork.NewRealClock()), cfg: cfg, sw: cfg.Switch}
-	c := &t.cfg
-	c.Stream = cfg.Stream.withDefaults()
-	c.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
-	c.MaxErrorBody = cmp.Or(max(cfg.MaxErrorBody, 0), DefaultMaxErrorBody)
-	c.MaxJSONBody = cmp.Or(max(cfg.MaxJSONBody, 0), DefaultMaxJSONBody)
-	c.MaxSSEEvent = cmp.Or(max(cfg.MaxSSEEvent, 0), DefaultMaxSSEEvent)
-	c.MaxResponsesInFlight = cmp.Or(max(cfg.MaxResponsesInFlight, 0), DefaultMaxResponsesInFlight)
-	c.ResponseTimeout = cmp.Or(max(cfg.ResponseTimeout, 0), DefaultResponseTimeout)
-	t.limits = msgcheck.Limits{ListItems: c.MaxListItems, JSONValues: c.MaxJSONValues, Messages: c.MaxMessages,
+// withDefaults returns c with each default in place of a zero field, and
+// with HTTPClient's (nil: none) Transport, Timeout and Jar where c sets
+// none.
+func (c Config) withDefaults(hc *http.Client) Config {
+	if hc != nil {
+		c.Base = cmp.Or(hc.Transport, c.Base)
+		c.RequestTimeout = cmp.Or(max(c.RequestTimeout, 0), hc.Timeout)
+		c.Jar = cmp.Or(c.Jar, hc.Jar)
+	}
+	c.Base = cmp.Or[http.RoundTripper](c.Base, http.DefaultTransport)
+	c.Clock = cmp.Or(c.Clock, clockwork.NewRealClock())
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	c.Stream = c.Stream.withDefaults()
+	c.MaxErrorBody = cmp.Or(max(c.MaxErrorBody, 0), DefaultMaxErrorBody)
+	c.MaxJSONBody = cmp.Or(max(c.MaxJSONBody, 0), DefaultMaxJSONBody)
+	c.MaxSSEEvent = cmp.Or(max(c.MaxSSEEvent, 0), DefaultMaxSSEEvent)
+	c.MaxResponsesInFlight = cmp.Or(max(c.MaxResponsesInFlight, 0), DefaultMaxResponsesInFlight)
+	c.ResponseTimeout = cmp.Or(max(c.ResponseTimeout, 0), DefaultResponseTimeout)
+	c.limits = msgcheck.Limits{ListItems: c.MaxListItems, JSONValues: c.MaxJSONValues, Messages: c.MaxMessages,
 		ContentBlocks: c.MaxContentBlocks, InputRequestObjects: c.MaxInputRequestObjects}.WithDefaults()
-	t.resps = newResponses(c.MaxResponsesInFlight, c.ResponseTimeout)
-	t.auth = newAuthorizer(t.base, cfg.OAuthHandler, c.MaxErrorBody, cfg.Logger)
-	t.auth.onCredential = cfg.OnCredential
-	t.base = t.auth
-	if t.sw == nil {
-		t.sw = NewStreamSwitch(SwitchConfig{Mode: StreamOn, Clock: t.clock})
-	}
-	if t.sw.Mode() != StreamOff {
-		t.hostile = NewHostilityTracker(t.sw.cfg.Rule, c.Stream.Span)
-	}
-	return t
+	return c
 }
 
-// check is the Transport's check of a decoded response (msgcheck).
-func (t *Transport) check() msgcheck.Checker { return msgcheck.Checker{Logger: t.cfg.Logger} }
+// check is the conn's check of a decoded response (msgcheck).
+func (c *conn) check() msgcheck.Checker { return msgcheck.Checker{Logger: c.cfg.Logger} }
 
 // checkedRequest is req, a call of method, as msgcheck reads it.
 func checkedRequest(req *http.Request, method string) msgcheck.Request {
@@ -185,47 +155,37 @@ func checkedRequest(req *http.Request, method string) msgcheck.Request {
 
 // observeHostility feeds one record to the session's hostility tracker and
 // tells the switch when the rule fires; with the stream off it does nothing.
-func (t *Transport) observeHostility(observe func(*HostilityTracker) bool) {
-	if t.hostile == nil {
+func (c *conn) observeHostility(observe func(*HostilityTracker) bool) {
+	if c.hostile == nil {
 		return
 	}
-	t.hostileMu.Lock()
-	fired := observe(t.hostile)
-	_, why := t.hostile.Hostile()
-	t.hostileMu.Unlock()
+	c.hostileMu.Lock()
+	fired := observe(c.hostile)
+	_, why := c.hostile.Hostile()
+	c.hostileMu.Unlock()
 	if fired {
-		t.sw.hostile(why)
+		c.cfg.Switch.hostile(why)
 	}
 }
 
-// Detach makes the Transport send no DELETE, so that closing the go-sdk
-// session leaves the server-side session alive for a later resume. It
-// detaches by itself once an answer shows the session is gone
-// ([Exchange.SessionGone]).
-func (t *Transport) Detach() {
-	t.mu.Lock()
-	t.detached = true
-	t.mu.Unlock()
-}
-
-// HandshakeSessionID returns the Mcp-Session-Id of the successful handshake
-// answer ("" for a sessionless server or before a handshake) and whether a
-// handshake succeeded. An id sent on any other answer is never taken.
-func (t *Transport) HandshakeSessionID() (string, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sessionID, t.handshook
+// detach makes Close send no DELETE, so that the server-side session stays
+// alive for a later resume; an answer that shows the session is gone
+// ([Exchange.SessionGone]) detaches it too.
+func (c *conn) detach() {
+	c.mu.Lock()
+	c.detached = true
+	c.mu.Unlock()
 }
 
 // begin starts the record of req.
-func (t *Transport) begin(req *http.Request) Exchange {
+func (c *conn) begin(req *http.Request) Exchange {
 	return Exchange{Verb: req.Method, SessionIDSent: req.Header.Get(HeaderSessionID) != "",
-		ProtocolVersionSent: req.Header.Get(HeaderProtocolVersion), Start: t.clock.Now()}
+		ProtocolVersionSent: req.Header.Get(HeaderProtocolVersion), Start: c.cfg.Clock.Now()}
 }
 
 // fill records the answer's headers.
-func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
-	x.Duration = t.clock.Since(x.Start)
+func (c *conn) fill(x *Exchange, resp *http.Response, err error) {
+	x.Duration = c.cfg.Clock.Since(x.Start)
 	if err != nil {
 		x.TransportErr = err
 		return
@@ -233,28 +193,31 @@ func (t *Transport) fill(x *Exchange, resp *http.Response, err error) {
 	x.Status = resp.StatusCode
 	x.ContentType = mediaType(resp.Header.Get("Content-Type"))
 	if v := resp.Header.Get("Retry-After"); v != "" {
-		x.RetryAfter = classify.ParseRetryAfter(v, t.clock.Now())
+		x.RetryAfter = classify.ParseRetryAfter(v, c.cfg.Clock.Now())
 	}
 	x.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
 }
 
 // finish reports x to the slot of ctx, the request's, and the observer. It
 // returns x's record in the slot (nil when ctx carries none).
-func (t *Transport) finish(ctx context.Context, x Exchange) *recorded {
+func (c *conn) finish(ctx context.Context, x Exchange) *recorded {
 	var rec *recorded
 	if s, _ := ctx.Value(slotKey{}).(*slot); s != nil {
 		rec = s.add(x)
 	}
 	if x.Method == methodDiscover && !x.Local {
-		t.mu.Lock()
-		t.discover = &x
-		t.mu.Unlock()
+		c.mu.Lock()
+		c.discover = &x
+		c.mu.Unlock()
 	}
 	if x.Verb == http.MethodPost && !x.Local {
-		t.observeHostility(func(h *HostilityTracker) bool { return h.ObserveExchange(x) })
+		c.observeHostility(func(h *HostilityTracker) bool { return h.ObserveExchange(x) })
 	}
-	if t.cfg.OnExchange != nil {
-		t.cfg.OnExchange(x)
+	if c.cfg.OnExchange != nil {
+		c.cfg.OnExchange(x)
+	}
+	if c.on.exchange != nil {
+		c.on.exchange(x)
 	}
 	return rec
 }

@@ -7,9 +7,16 @@ import "time"
 type Fact interface{ fact() }
 
 type (
-	// EraChanged: the era the next handshake starts with changed; Detail
-	// holds protocol versions and rule names only.
-	EraChanged struct{ Detail string }
+	// EraChanged: the era the next handshake starts with changed From one
+	// protocol version To another ("" is neither: discover first), Why, by
+	// the answer of Method (HTTP Status, JSON-RPC Code; 0 when none).
+	EraChanged struct {
+		From, To string
+		Why      EraReason
+		Method   string
+		Status   int
+		Code     int64
+	}
 	// StreamRestored: the standalone stream came back after a gap in which
 	// list_changed notifications may have been lost.
 	StreamRestored struct{}
@@ -47,6 +54,26 @@ type (
 	// ProcessExited: a stdio server's process exited; Err is its
 	// *stdio.ProcessExitError, its stderr tail masked.
 	ProcessExited struct{ Err error }
+)
+
+// EraReason is why the era changed (decision record 0013).
+type EraReason string
+
+const (
+	// EraDiscoverAnswered: server/discover answered again after the 2025
+	// fallback.
+	EraDiscoverAnswered EraReason = "discover-answered"
+	// EraDiscoverRefused: server/discover was refused; go-sdk fell back to
+	// initialize.
+	EraDiscoverRefused EraReason = "discover-refused"
+	// EraDiscoverUnsupported: server/discover answered 2xx without
+	// 2026-07-28 among its supportedVersions.
+	EraDiscoverUnsupported EraReason = "discover-unsupported"
+	// EraRefusedOpening, EraRefusedLive: a request of a session still
+	// opening, or of one that had served, was refused by an error of
+	// another era; the next session discovers again.
+	EraRefusedOpening EraReason = "refused-opening"
+	EraRefusedLive    EraReason = "refused-live"
 )
 
 func (EraChanged) fact()      {}

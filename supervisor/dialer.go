@@ -162,7 +162,8 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 		case seam.Verified:
 			s.post(factEvent{verifiedEvent(gen, f)})
 		case seam.EraChanged:
-			s.post(factEvent{events.Event{Kind: events.KindEraChanged, Generation: gen, Detail: f.Detail}})
+			s.post(factEvent{events.Event{Kind: events.KindEraChanged, Generation: gen, EraFrom: f.From, EraTo: f.To, EraWhy: string(f.Why),
+				Op: f.Method, HTTPStatus: f.Status, RPCCode: f.Code}})
 		case seam.StreamRestored:
 			s.post(relistWanted{gen: gen})
 		case seam.StreamDeclined:

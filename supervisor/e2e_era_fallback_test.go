@@ -1,7 +1,6 @@
 package supervisor_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,13 +33,30 @@ func only2026(srv *mcptest.Server, initialize bool) {
 	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Header: mcptest.HeaderMatch{Name: "Mcp-Protocol-Version", Value: "2025-11-25"}}, Action: refuseVersion()})
 }
 
-// eraDetails returns the details of e's era-changed events.
-func (e *e2e) eraDetails() []string {
-	var out []string
+// eraChange is what an era-changed event says.
+type eraChange struct {
+	From, To, Why, Op string
+	Status            int
+	Code              int64
+}
+
+// eraChanges returns e's era-changed events.
+func (e *e2e) eraChanges() []eraChange {
+	var out []eraChange
 	for _, ev := range e.eventsOf(events.KindEraChanged) {
-		out = append(out, ev.Detail)
+		out = append(out, eraChange{ev.EraFrom, ev.EraTo, ev.EraWhy, ev.Op, ev.HTTPStatus, ev.RPCCode})
 	}
 	return out
+}
+
+// refused25 is the change of a 2025-11-25 request of op refused with HTTP
+// 400, JSON-RPC -32022, on a session opening or live.
+func refused25(op string, live bool) eraChange {
+	why := "refused-opening"
+	if live {
+		why = "refused-live"
+	}
+	return eraChange{From: "2025-11-25", Why: why, Op: op, Status: 400, Code: -32022}
 }
 
 // neverTerminal checks that e's supervisor never entered a terminal failed
@@ -87,10 +103,11 @@ func TestE2EFallbackRefusedAsTheWrongEraDiscoversAgain(t *testing.T) {
 	e.start()
 	require.Equal(t, "2026-07-28", e.version())
 	e.neverTerminal()
-	details := e.eraDetails()
-	require.Len(t, details, 2, "%q", details)
-	require.Contains(t, details[0], "2025-11-25: server/discover refused (HTTP 400, JSON-RPC -32022)")
-	require.Contains(t, details[1], "2025-11-25 refused on a new session (HTTP 400, JSON-RPC -32022, tools/list)")
+	details := e.eraChanges()
+	require.Equal(t, []eraChange{
+		{To: "2025-11-25", Why: "discover-refused", Op: "server/discover", Status: 400, Code: -32022},
+		refused25("tools/list", false),
+	}, details)
 	require.Equal(t, 2, e.srv.Log().Count("server/discover"), "the blip, then the re-probe")
 	require.Equal(t, 1, e.srv.Log().Count("initialize"), "one fallback")
 	require.Equal(t, 1, e.srv.Log().CountFunc(func(en mcptest.Entry) bool {
@@ -110,7 +127,7 @@ func TestE2EFallbackHandshakeRefusedDiscoversAgain(t *testing.T) {
 	e.neverTerminal()
 	require.Equal(t, 2, e.srv.Log().Count("server/discover"))
 	require.Equal(t, 1, e.srv.Log().Count("initialize"))
-	require.Empty(t, e.eraDetails(), "the era never changed")
+	require.Empty(t, e.eraChanges(), "the era never changed")
 }
 
 // A server that became 2026-only within the period of a fallback (the
@@ -128,9 +145,9 @@ func TestE2ELearned2025HandshakeRefusedDiscoversAgain(t *testing.T) {
 	e.sup.Reconnect()
 	e.readyOn("2026-07-28")
 	e.neverTerminal()
-	details := e.eraDetails()
-	require.Len(t, details, 2, "%q", details)
-	require.Contains(t, details[1], "2025-11-25 refused on a new session (HTTP 400, JSON-RPC -32022, initialize)")
+	details := e.eraChanges()
+	require.Len(t, details, 2, "%v", details)
+	require.Equal(t, refused25("initialize", false), details[1])
 	require.Equal(t, 2, e.srv.Log().Count("initialize"), "the fallback, then the refused one")
 	require.Equal(t, 2, e.srv.Log().Count("server/discover"))
 	require.NoError(t, e.call("on-2026"))
@@ -149,9 +166,9 @@ func TestE2ELive2025SessionRefusedAsTheWrongEraDiscoversAgain(t *testing.T) {
 	only2026(e.srv, true)
 	require.Error(t, e.call("refused"))
 	e.readyOn("2026-07-28")
-	details := e.eraDetails()
-	require.Len(t, details, 2, "%q", details)
-	require.Contains(t, details[1], "2025-11-25 refused on a live session (HTTP 400, JSON-RPC -32022, tools/call)")
+	details := e.eraChanges()
+	require.Len(t, details, 2, "%v", details)
+	require.Equal(t, refused25("tools/call", true), details[1])
 	require.NoError(t, e.call("on-2026"))
 	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "on-2026"))
 	require.Zero(t, e.srv.Invocations(mcptest.RecordTool, "refused"), "refused before it ran")
@@ -168,11 +185,13 @@ func TestE2E2025OnlyServerBlipFallsBackAgain(t *testing.T) {
 	e.start()
 	require.Equal(t, "2025-11-25", e.version())
 	e.neverTerminal()
-	details := e.eraDetails()
-	require.Len(t, details, 3, "%q", details)
-	require.True(t, strings.HasPrefix(details[0], "2025-11-25: server/discover"), details[0])
-	require.Contains(t, details[1], "2025-11-25 refused on a new session (HTTP 400, JSON-RPC -32022, tools/list)")
-	require.True(t, strings.HasPrefix(details[2], "2025-11-25: server/discover"), details[2])
+	details := e.eraChanges()
+	require.Len(t, details, 3, "%v", details)
+	require.Equal(t, "2025-11-25", details[0].To)
+	require.Equal(t, "server/discover", details[0].Op)
+	require.Equal(t, refused25("tools/list", false), details[1])
+	require.Equal(t, "2025-11-25", details[2].To)
+	require.Equal(t, "server/discover", details[2].Op)
 	require.Equal(t, 2, e.srv.Log().Count("server/discover"))
 	require.Equal(t, 2, e.srv.Log().Count("initialize"))
 	require.NoError(t, e.call("on-2025"))

@@ -38,7 +38,7 @@ func TestE2EDiscoverStreamBrokenIsAnOutage(t *testing.T) {
 			require.Equal(t, "2026-07-28", e.version())
 			require.Equal(t, 2, e.srv.Log().Count("server/discover"), "the lost discover, re-issued")
 			require.Zero(t, e.srv.Log().Count("initialize"), "never taken for 2025")
-			require.Empty(t, e.eraDetails(), "the era never changed")
+			require.Empty(t, e.eraChanges(), "the era never changed")
 			failed := transitionsOf(e.rec, events.TriggerHandshakeFailed)
 			require.Len(t, failed, 1)
 			require.Equal(t, "server/discover", failed[0].Verdict.Method, "%v", failed[0].Verdict)

@@ -39,7 +39,7 @@ func TestE2EDiscoverRefusedOnceIsReprobedAfterThePeriod(t *testing.T) {
 	require.Equal(t, "2025-11-25", e.version(), "fell back")
 	evs, err := e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindEraChanged) == 1 })
 	require.NoError(t, err)
-	require.Contains(t, e.eventsOf(events.KindEraChanged)[0].Detail, "JSON-RPC -32022", "%v", evs)
+	require.Equal(t, int64(-32022), e.eventsOf(events.KindEraChanged)[0].RPCCode, "%v", evs)
 	require.Equal(t, 1, e.srv.Log().Count("server/discover"))
 	require.Equal(t, 1, e.srv.Log().Count("initialize"))
 
@@ -57,7 +57,7 @@ func TestE2EDiscoverRefusedOnceIsReprobedAfterThePeriod(t *testing.T) {
 	require.Equal(t, "2026-07-28", e.version())
 	_, err = e.rec.WaitFor(e.ctx, func(evs []events.Event) bool { return countKind(evs, events.KindEraChanged) == 2 })
 	require.NoError(t, err)
-	require.Contains(t, e.eventsOf(events.KindEraChanged)[1].Detail, "2026-07-28")
+	require.Equal(t, "2026-07-28", e.eventsOf(events.KindEraChanged)[1].EraTo)
 	require.NoError(t, e.call("on-2026"))
 }
 

@@ -1,0 +1,20 @@
+package httpsession
+
+// The conn's state the external tests read.
+
+// DiscoverExchange is the record of the server/discover s sent, if any.
+func DiscoverExchange(s *Session) (Exchange, bool) { return s.c.discovered() }
+
+// WireSessionID is the Mcp-Session-Id s's requests carry now.
+func WireSessionID(s *Session) string { return s.c.SessionID() }
+
+// MarkDetached makes s's conn send no DELETE and no notification, the
+// session staying open.
+func MarkDetached(s *Session) { s.c.detach() }
+
+// StreamDeclined reports whether the server declined s's push stream.
+func StreamDeclined(s *Session) bool {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.c.declined
+}
