@@ -23,17 +23,12 @@ const (
 	DeliveryAnswered
 )
 
+var deliveryNames = [...]string{"not-known", "not-sent", "outcome-unknown", "answered"}
+
 // String returns "not-known", "not-sent", "outcome-unknown" or "answered".
 func (d Delivery) String() string {
-	switch d {
-	case DeliveryNotKnown:
-		return "not-known"
-	case DeliveryNotSent:
-		return "not-sent"
-	case DeliveryOutcomeUnknown:
-		return "outcome-unknown"
-	case DeliveryAnswered:
-		return "answered"
+	if int(d) < len(deliveryNames) {
+		return deliveryNames[d]
 	}
 	return "delivery(" + strconv.Itoa(int(d)) + ")"
 }
