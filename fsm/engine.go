@@ -50,7 +50,7 @@ func newEngine() *stateless.StateMachine {
 		}
 	}
 	sm.OnUnhandledTrigger(func(_ context.Context, s stateless.State, k stateless.Trigger, _ []string) error {
-		return rejected(stateList[s.(stateID)], triggerList[k.(triggerID)])
+		return rejected(s.(stateID), triggerList[k.(triggerID)])
 	})
 	return sm
 }

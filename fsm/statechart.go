@@ -55,7 +55,7 @@ func Statechart() []byte {
 			to = "(internal)"
 		}
 		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n",
-			r.From, r.Trigger, orDash(r.GuardLabel()), to, orDash(commandList(r.Commands)), orDash(r.Reason.String()))
+			r.From, r.Trigger, orDash(r.GuardLabel()), to, orDash(joinNames(r.Commands, ", ")), orDash(r.Reason.String()))
 	}
 
 	b.WriteString("\n## Ignored (no event, no command)\n\n")
@@ -85,17 +85,9 @@ func edgeLabel(r Row) string {
 		l += " [" + r.GuardLabel() + "]"
 	}
 	if len(r.Commands) > 0 {
-		l += " / " + commandList(r.Commands)
+		l += " / " + joinNames(r.Commands, ", ")
 	}
 	return l
-}
-
-func commandList(ks []CommandKind) string {
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = k.String()
-	}
-	return strings.Join(names, ", ")
 }
 
 func orDash(s string) string {
