@@ -44,6 +44,9 @@ func Verify(s Endable, cfg VerifyConfig) Session {
 	if cfg.Clock == nil {
 		cfg.Clock = clockwork.NewRealClock()
 	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(Fact) {}
+	}
 	v := &verified{inner: s, cfg: cfg, change: make(chan struct{})}
 	v.life, v.stop = context.WithCancel(context.Background())
 	return v
@@ -153,18 +156,12 @@ func (v *verified) alive(num uint64) {
 		v.verifying = false
 		v.answered = num
 		v.mu.Unlock()
-		v.observe(Verified{Alive: true})
+		v.cfg.Observe(Verified{Alive: true})
 		v.changed()
 		return
 	}
-	v.observe(Verified{Err: err})
+	v.cfg.Observe(Verified{Err: err})
 	v.fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
-}
-
-func (v *verified) observe(f Fact) {
-	if v.cfg.Observe != nil {
-		v.cfg.Observe(f)
-	}
 }
 
 func (v *verified) Info() Info { return v.inner.Info() }
@@ -217,18 +214,13 @@ func do[T any](v *verified, ctx context.Context, req func(context.Context) (T, e
 	return res, err
 }
 
-// page is one page of a list.
-type page[T any] struct {
-	items []T
-	next  string
-}
-
 func list[T any](v *verified, ctx context.Context, cursor string, l func(context.Context, string) ([]T, string, error)) ([]T, string, error) {
-	p, err := do(v, ctx, func(ctx context.Context) (page[T], error) {
-		items, next, err := l(ctx, cursor)
-		return page[T]{items, next}, err
-	})
-	return p.items, p.next, err
+	seq := v.sent()
+	items, next, err := l(ctx, cursor)
+	if err != nil {
+		v.failed(ctx, seq, err)
+	}
+	return items, next, err
 }
 
 func (v *verified) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
