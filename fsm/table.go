@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -25,14 +24,12 @@ type Row struct {
 func (r Row) Internal() bool { return !r.Ignore && r.From == r.To }
 
 // GuardLabel joins the row's guard names with "+"; "" when it has none.
-func (r Row) GuardLabel() string { return joinNames(r.Guards, "+") }
-
-func joinNames[T fmt.Stringer](xs []T, sep string) string {
-	names := make([]string, len(xs))
-	for i, x := range xs {
-		names[i] = x.String()
+func (r Row) GuardLabel() string {
+	names := make([]string, len(r.Guards))
+	for i, g := range r.Guards {
+		names[i] = g.String()
 	}
-	return strings.Join(names, sep)
+	return strings.Join(names, "+")
 }
 
 // Table returns a copy of the transition table in declaration order.
