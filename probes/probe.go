@@ -76,7 +76,9 @@ type outcome struct {
 func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, opts Options) (Catalog, error) {
 	o := opts.withDefaults()
 	cat := Catalog{Report: Report{Mode: mode}}
-	var todo [numLists]List
+	results := make(chan outcome, numLists)
+	group, cancel := context.WithCancel(ctx)
+	defer cancel()
 	running := 0
 	for list, r := range roles {
 		rep := &cat.Report.Lists[list]
@@ -85,14 +87,8 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 			rep.Status, rep.Reason = Absent, NotDeclared
 			continue
 		}
-		todo[running] = List(list)
 		running++
-	}
-	results := make(chan outcome, numLists)
-	group, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for _, list := range todo[:running] {
-		go func() { results <- listOne(ctx, group, l, list, &cat.Offer, o) }()
+		go func() { results <- listOne(ctx, group, l, List(list), &cat.Offer, o) }()
 	}
 
 	var decided *ListError
