@@ -97,9 +97,14 @@ func (v *verified) fail(err error) {
 
 func (v *verified) changed() {
 	v.mu.Lock()
+	v.wake()
+	v.mu.Unlock()
+}
+
+// wake closes the status channel and makes the next; v.mu is held.
+func (v *verified) wake() {
 	close(v.change)
 	v.change = make(chan struct{})
-	v.mu.Unlock()
 }
 
 // sent returns the verifications started so far, for a request about to
@@ -123,45 +128,40 @@ func (v *verified) failed(ctx context.Context, seq uint64, err error) {
 
 func (v *verified) verify(seq uint64) {
 	v.mu.Lock()
+	defer v.mu.Unlock()
 	if v.closing || v.inner.Err() != nil || v.verifying || v.answered > seq {
-		v.mu.Unlock()
 		return
 	}
 	v.verifying = true
 	v.pings++
-	num := v.pings
-	close(v.change)
-	v.change = make(chan struct{})
+	v.wake()
 	v.wg.Add(1)
-	v.mu.Unlock()
-	go v.alive(num)
+	go v.alive(v.pings)
 }
 
 // alive runs verification num: one Alive bounded by cfg.Timeout.
 func (v *verified) alive(num uint64) {
 	defer v.wg.Done()
 	cut, err := bounded(v.life, v.cfg.Clock, v.cfg.Timeout, v.inner.Alive)
-	if v.life.Err() != nil || v.inner.Err() != nil {
-		v.mu.Lock()
-		v.verifying = false
-		v.mu.Unlock()
-		return // the session ended meanwhile
-	}
 	if cut {
 		err = fmt.Errorf("mcpsup/session: verification: no answer within %s: %w", v.cfg.Timeout, context.DeadlineExceeded)
 	}
-	dead := err != nil && PingProvesDead(classify.Error(err))
-	if !dead {
-		v.mu.Lock()
-		v.verifying = false
-		v.answered = num
-		v.mu.Unlock()
-		v.cfg.Observe(Verified{Alive: true})
-		v.changed()
+	ended := v.life.Err() != nil || v.inner.Err() != nil // the session ended meanwhile
+	if !ended && err != nil && PingProvesDead(classify.Error(err)) {
+		v.cfg.Observe(Verified{Err: err})
+		v.fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
 		return
 	}
-	v.cfg.Observe(Verified{Err: err})
-	v.fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
+	if !ended {
+		v.cfg.Observe(Verified{Alive: true})
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.verifying = false
+	if !ended {
+		v.answered = num
+		v.wake()
+	}
 }
 
 func (v *verified) Info() Info { return v.inner.Info() }
