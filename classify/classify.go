@@ -68,15 +68,18 @@ type facts struct {
 	wires     []*HTTPError // HTTPErrors with a status, in walk order
 	wireNoAns *HTTPError   // first HTTPError without a status
 
-	rpc         RPCError // go-sdk JSON-RPC error other than -32005: first, or a -32601
-	rejected    bool     // go-sdk -32005 seen
-	sessionGone bool     // mcp.ErrSessionMissing
-	connClosed  bool     // mcp.ErrConnectionClosed
-	canceled    bool     // context.Canceled
-	deadline    bool     // context.DeadlineExceeded or a net timeout
-	transport   bool     // net, syscall or io evidence of no answer
-	malformed   bool     // JSON decoding of a response failed, or ErrProtocol
-	notSent     bool     // a *NotSentError: the request left no exchange
+	rpc         RPCError   // go-sdk JSON-RPC error other than -32005: first, or a -32601
+	rejected    bool       // go-sdk -32005 seen
+	sessionGone bool       // mcp.ErrSessionMissing
+	connClosed  bool       // mcp.ErrConnectionClosed
+	canceled    bool       // context.Canceled
+	deadline    bool       // context.DeadlineExceeded or a net timeout
+	transport   bool       // net, syscall or io evidence of no answer
+	malformed   bool       // JSON decoding of a response failed, or ErrProtocol
+	notSent     bool       // a *NotSentError: the request left no exchange
+	sent        *HTTPError // the first *HTTPError: the wire layer saw the request
+	written     bool       // a *WrittenError: written whole to a stream
+	refused     bool       // ECONNREFUSED: the server took no connection
 }
 
 // inspect records what one error value says by itself.
@@ -121,6 +124,9 @@ func (f *facts) inspect(err error) {
 		if e == nil {
 			return
 		}
+		if f.sent == nil {
+			f.sent = e
+		}
 		if e.Status != 0 {
 			f.wires = append(f.wires, e)
 		} else if f.wireNoAns == nil {
@@ -137,7 +143,10 @@ func (f *facts) inspect(err error) {
 			// only from a response with an id.
 			f.rpc = RPCError{Present: true, Code: e.Code, Message: cut(e.Message, MaxDetail), HasID: true}
 		}
+	case *WrittenError:
+		f.written = e != nil
 	case syscall.Errno:
+		f.refused = f.refused || e == syscall.ECONNREFUSED
 		switch e {
 		case syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
 			syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN:
