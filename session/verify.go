@@ -27,16 +27,14 @@ type VerifyConfig struct {
 	Observe func(Fact)
 }
 
-// Verify returns s with the two rules by which a request's failure ends a
-// session on any transport. A session-expired answer (streamable-http.mdx,
-// Session Management: the client "MUST start a new session") ends it before
-// the request returns. A request that got no answer (transport) while its
-// caller waits starts one Alive, bounded by Timeout, with Status Verifying
-// meanwhile: any answer keeps the session (PingProvesDead), none ends it.
-// One runs at a time, and an answered one covers every request sent before
-// it. Every other failure leaves the session (failure story S4). The rules
-// end s itself (Endable.Fail); Close and Detach wait for the verification
-// running. Safe for concurrent use.
+// Verify returns s under the two rules by which a request's failure ends a
+// session (DESIGN.md section 2). A session-expired answer ends it before the
+// request returns (streamable-http.mdx, Session Management: the client "MUST
+// start a new session"). A transport failure while its caller waits starts
+// one Alive, bounded by Timeout, Status Verifying meanwhile: an answer keeps
+// the session ([PingProvesDead]), none ends it (Endable.Fail); one answered
+// covers every request sent before it. Close and Detach wait for it. Safe for
+// concurrent use.
 func Verify(s Endable, cfg VerifyConfig) Session {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultVerifyTimeout
