@@ -25,9 +25,8 @@ const (
 	GuardFatalVerdict
 	// GuardRecoverableVerdict: the verdict is recoverable.
 	GuardRecoverableVerdict
-	// GuardStaleRecoveryUnused: recoverable, the server answered (not
-	// [GuardNoAnswer]), and this resume has its one stale recovery left
-	// (failure story S2).
+	// GuardStaleRecoveryUnused: recoverable, the server answered, and this
+	// resume has its one stale recovery left (failure story S2).
 	GuardStaleRecoveryUnused
 	// GuardStaleRecoveryUsed: as GuardStaleRecoveryUnused, recovery used.
 	GuardStaleRecoveryUsed
@@ -40,24 +39,20 @@ const (
 	GuardRetrying
 	// GuardChurnFailure: terminal with ReasonChurn, which cools down.
 	GuardChurnFailure
-	// GuardListingRetryLeft: a listing failed with a verdict that says the
-	// session is fine (forbidden, rate-limited, server-error, application,
-	// timeout) and fewer than [Config.ListingRetries] retries were spent.
+	// GuardListingRetryLeft: a listing failed with a verdict a new session
+	// cannot fix, with retries left ([Config.ListingRetries]).
 	GuardListingRetryLeft
-	// GuardListingRetrySpent: recoverable, and not GuardListingRetryLeft:
-	// the session is replaced.
+	// GuardListingRetrySpent: recoverable, not GuardListingRetryLeft.
 	GuardListingRetrySpent
-	// GuardListingFailed: the current session's listing failed and its
-	// retry is scheduled.
+	// GuardListingFailed: the session's listing failed; its retry is due.
 	GuardListingFailed
-	// GuardNoAnswer: transport or timeout: a resumed session that got no
-	// answer is not shown stale; the server may be down.
+	// GuardNoAnswer: transport or timeout: the server may be down.
 	GuardNoAnswer
-	// GuardExpiryEvidence: recoverable, and an answer other than
-	// server-error or rate-limited: the session is taken as expired (S2).
+	// GuardExpiryEvidence: recoverable, answered, not server-busy: the
+	// session is taken as expired (decision 0002).
 	GuardExpiryEvidence
-	// GuardServerBusy: server-error or rate-limited: the stale recovery runs
-	// but the persisted session is kept until a new one replaces it.
+	// GuardServerBusy: server-error or rate-limited: recover, keep the
+	// persisted session until a new one replaces it.
 	GuardServerBusy
 
 	numGuards
