@@ -1,6 +1,9 @@
 package classify
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Class is the kind of failure an error represents, declared in precedence
 // order (DESIGN.md section 3 has each one's facts). The zero value is [None].
@@ -82,13 +85,12 @@ func (c Class) MarshalText() ([]byte, error) {
 
 // UnmarshalText decodes a class name as written by MarshalText.
 func (c *Class) UnmarshalText(b []byte) error {
-	for i, n := range classNames {
-		if n == string(b) {
-			*c = Class(i)
-			return nil
-		}
+	i := slices.Index(classNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("classify: unknown class %q", b)
 	}
-	return fmt.Errorf("classify: unknown class %q", b)
+	*c = Class(i)
+	return nil
 }
 
 // Reconnects reports whether a call failing with this class on a ready
