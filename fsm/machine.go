@@ -50,7 +50,6 @@ type Machine struct {
 
 	in     guardInput // while a Step fires: what the guards read
 	passed int        // while a Step fires: the guarded row that passed, or -1
-	out    []Command  // Outcome.Commands, reused by every Step
 }
 
 // New returns a machine in [events.StateIdle].
@@ -76,8 +75,7 @@ type Outcome struct {
 	// Trigger, Guard, Verdict, Generation, Attempt and Reason set; the shell
 	// stamps Server, Seq and Time. Zero when the trigger was absorbed.
 	Event events.Event
-	// Commands are the commands to execute, in order; nil when none. The
-	// slice is the machine's, valid until the next Step.
+	// Commands are the commands to execute, in order; nil when none.
 	Commands []Command
 }
 
@@ -207,14 +205,11 @@ func (m *Machine) apply(i int, t *Trigger) []Command {
 	if r.To == events.StateReady {
 		m.attempt = 0
 	}
-	m.out = m.out[:0]
+	var cmds []Command
 	for _, k := range r.Commands {
-		m.out = append(m.out, m.command(k, t))
+		cmds = append(cmds, m.command(k, t))
 	}
-	if len(m.out) == 0 {
-		return nil
-	}
-	return m.out
+	return cmds
 }
 
 func (m *Machine) command(k CommandKind, t *Trigger) Command {
