@@ -86,37 +86,30 @@ type facts struct {
 func (f *facts) inspect(err error) {
 	defer func() { _ = recover() }() // a hostile Timeout method
 
-	switch err {
-	case context.Canceled:
+	switch w := answerOf(err); {
+	case err == context.Canceled:
 		f.canceled = true
-		return
-	case context.DeadlineExceeded, os.ErrDeadlineExceeded, ErrDeadline:
+	case err == context.DeadlineExceeded, err == os.ErrDeadlineExceeded, err == ErrDeadline:
 		f.deadline = true
-		return
-	case mcp.ErrSessionMissing:
+	case err == mcp.ErrSessionMissing:
 		f.sessionGone = true
-		return
-	case mcp.ErrConnectionClosed:
+	case err == mcp.ErrConnectionClosed:
 		f.connClosed = true
-		return
-	case ErrCredential:
+	case err == ErrCredential:
 		f.wires = append(f.wires, &HTTPError{Exchange: Exchange{Status: 401}, Err: err})
-		return
-	case io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe:
+	case err == io.EOF, err == io.ErrUnexpectedEOF, err == io.ErrClosedPipe:
 		f.transport = true
-		return
-	case ErrProtocol:
+	case err == ErrProtocol, roundsExceeded(err):
 		f.malformed = true
-		return
-	}
-	if roundsExceeded(err) {
-		f.malformed = true
-		return
-	}
-	if w := answerOf(err); w != nil {
+	case w != nil:
 		f.wires = append(f.wires, w)
-		return
+	default:
+		f.inspectType(err)
 	}
+}
+
+// inspectType records what an error value of a type that carries facts says.
+func (f *facts) inspectType(err error) {
 	switch e := err.(type) {
 	case *NotSentError:
 		f.notSent = e != nil
