@@ -101,21 +101,19 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 			rep.Status, rep.Reason = Present, Listed
 		case decided != nil && stops(decided.Verdict):
 			rep.Status, rep.Reason = Degraded, Abandoned
-		default:
-			if propagates(ctx, roles[out.list], out.verdict) && (decided == nil || stops(out.verdict)) {
-				rep.Status, rep.Reason = Failed, ListFailed
-				decided = &ListError{List: out.list, Verdict: out.verdict, Err: out.err}
-				if stops(out.verdict) {
-					cancel() // else the others settle: a retry lists only the rest
-				}
-			} else if out.verdict.Class == classify.MethodNotFound {
-				rep.Status, rep.Reason = Absent, MethodNotFound
-				if mode == Declared && roles[out.list] != speculative {
-					rep.Warning = "declared in the server's capabilities but " + out.list.Method() + " answered -32601 (Method not found)"
-				}
-			} else {
-				rep.Status, rep.Reason = Degraded, ListFailed
+		case propagates(ctx, roles[out.list], out.verdict) && (decided == nil || stops(out.verdict)):
+			rep.Status, rep.Reason = Failed, ListFailed
+			decided = &ListError{List: out.list, Verdict: out.verdict, Err: out.err}
+			if stops(out.verdict) {
+				cancel() // else the others settle: a retry lists only the rest
 			}
+		case out.verdict.Class == classify.MethodNotFound:
+			rep.Status, rep.Reason = Absent, MethodNotFound
+			if mode == Declared && roles[out.list] != speculative {
+				rep.Warning = "declared in the server's capabilities but " + out.list.Method() + " answered -32601 (Method not found)"
+			}
+		default:
+			rep.Status, rep.Reason = Degraded, ListFailed
 		}
 		logReport(ctx, o.Logger, *rep)
 	}
