@@ -113,15 +113,22 @@ func (k *KeepAlive) run(life context.Context, clock clockwork.Clock, every time.
 // bounded runs f with a context of parent canceled after d on clock; cut
 // reports that the bound ended f (an answer just before it is the answer).
 func bounded(parent context.Context, clock clockwork.Clock, d time.Duration, f func(context.Context) error) (cut bool, err error) {
-	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
-	t := clock.AfterFunc(d, func() { cancel(errBound) })
-	defer t.Stop()
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var mu sync.Mutex
+	timedOut := false
+	t := clock.AfterFunc(d, func() {
+		mu.Lock()
+		timedOut = true
+		mu.Unlock()
+		cancel()
+	})
 	err = f(ctx)
-	return context.Cause(ctx) == errBound && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)), err
+	t.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	return timedOut && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)), err
 }
-
-var errBound = errors.New("mcpsup/session: liveness request bound passed")
 
 // Stop ends the pinging and waits for it. It is idempotent and nil-safe.
 func (k *KeepAlive) Stop() {
