@@ -1,6 +1,9 @@
 package classify
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Class is the kind of failure an error represents, declared in precedence
 // order (DESIGN.md section 3 has each one's facts). The zero value is [None].
@@ -14,11 +17,9 @@ const (
 	// Unauthorized: HTTP 401, 403 with error="insufficient_scope" (RFC 6750
 	// section 3.1) or [ErrCredential]. Never retried: the host re-authorizes.
 	Unauthorized
-	// MethodNotFound: JSON-RPC -32601 anywhere, even in a 404 body that
-	// answers the request (failure story S1). The session is fine.
+	// MethodNotFound: JSON-RPC -32601 anywhere (failure story S1).
 	MethodNotFound
-	// SessionExpired: the server no longer knows the session
-	// ([HTTPError.SessionGone], mcp.ErrSessionMissing; failure story S2).
+	// SessionExpired: [HTTPError.SessionGone], mcp.ErrSessionMissing (S2).
 	SessionExpired
 	// RateLimited: HTTP 429, with Retry-After when given.
 	RateLimited
@@ -26,11 +27,9 @@ const (
 	Forbidden
 	// ServerError: HTTP 5xx, or go-sdk's bare -32005 when nothing else decides.
 	ServerError
-	// Application: any other HTTP status (a 404 without a session id too), or
-	// a JSON-RPC error other than -32601.
+	// Application: any other HTTP status, or JSON-RPC error but -32601.
 	Application
-	// Protocol: a malformed answer, or a server past a bound of the
-	// protocol or ours ([ErrProtocol], go-sdk's multi-round-trip give-up).
+	// Protocol: a malformed answer, or a server past a bound ([ErrProtocol]).
 	Protocol
 	// Timeout: our own deadline passed while the caller still waits.
 	Timeout
@@ -86,13 +85,12 @@ func (c Class) MarshalText() ([]byte, error) {
 
 // UnmarshalText decodes a class name as written by MarshalText.
 func (c *Class) UnmarshalText(b []byte) error {
-	for i, n := range classNames {
-		if n == string(b) {
-			*c = Class(i)
-			return nil
-		}
+	i := slices.Index(classNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("classify: unknown class %q", b)
 	}
-	return fmt.Errorf("classify: unknown class %q", b)
+	*c = Class(i)
+	return nil
 }
 
 // Reconnects reports whether a call failing with this class on a ready

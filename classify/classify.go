@@ -68,58 +68,57 @@ type facts struct {
 	wires     []*HTTPError // HTTPErrors with a status, in walk order
 	wireNoAns *HTTPError   // first HTTPError without a status
 
-	rpc         RPCError // go-sdk JSON-RPC error other than -32005: first, or a -32601
-	rejected    bool     // go-sdk -32005 seen
-	sessionGone bool     // mcp.ErrSessionMissing
-	connClosed  bool     // mcp.ErrConnectionClosed
-	canceled    bool     // context.Canceled
-	deadline    bool     // context.DeadlineExceeded or a net timeout
-	transport   bool     // net, syscall or io evidence of no answer
-	malformed   bool     // JSON decoding of a response failed, or ErrProtocol
-	notSent     bool     // a *NotSentError: the request left no exchange
+	rpc         RPCError   // go-sdk JSON-RPC error other than -32005: first, or a -32601
+	rejected    bool       // go-sdk -32005 seen
+	sessionGone bool       // mcp.ErrSessionMissing
+	connClosed  bool       // mcp.ErrConnectionClosed
+	canceled    bool       // context.Canceled
+	deadline    bool       // context.DeadlineExceeded or a net timeout
+	transport   bool       // net, syscall or io evidence of no answer
+	malformed   bool       // JSON decoding of a response failed, or ErrProtocol
+	notSent     bool       // a *NotSentError: the request left no exchange
+	sent        *HTTPError // the first *HTTPError: the wire layer saw the request
+	written     bool       // a *WrittenError: written whole to a stream
+	refused     bool       // ECONNREFUSED: the server took no connection
 }
 
 // inspect records what one error value says by itself.
 func (f *facts) inspect(err error) {
 	defer func() { _ = recover() }() // a hostile Timeout method
 
-	switch err {
-	case context.Canceled:
+	switch w := answerOf(err); {
+	case err == context.Canceled:
 		f.canceled = true
-		return
-	case context.DeadlineExceeded, os.ErrDeadlineExceeded, ErrDeadline:
+	case err == context.DeadlineExceeded, err == os.ErrDeadlineExceeded, err == ErrDeadline:
 		f.deadline = true
-		return
-	case mcp.ErrSessionMissing:
+	case err == mcp.ErrSessionMissing:
 		f.sessionGone = true
-		return
-	case mcp.ErrConnectionClosed:
+	case err == mcp.ErrConnectionClosed:
 		f.connClosed = true
-		return
-	case ErrCredential:
+	case err == ErrCredential:
 		f.wires = append(f.wires, &HTTPError{Exchange: Exchange{Status: 401}, Err: err})
-		return
-	case io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe:
+	case err == io.EOF, err == io.ErrUnexpectedEOF, err == io.ErrClosedPipe:
 		f.transport = true
-		return
-	case ErrProtocol:
+	case err == ErrProtocol, roundsExceeded(err):
 		f.malformed = true
-		return
-	}
-	if roundsExceeded(err) {
-		f.malformed = true
-		return
-	}
-	if w := answerOf(err); w != nil {
+	case w != nil:
 		f.wires = append(f.wires, w)
-		return
+	default:
+		f.inspectType(err)
 	}
+}
+
+// inspectType records what an error value of a type that carries facts says.
+func (f *facts) inspectType(err error) {
 	switch e := err.(type) {
 	case *NotSentError:
 		f.notSent = e != nil
 	case *HTTPError:
 		if e == nil {
 			return
+		}
+		if f.sent == nil {
+			f.sent = e
 		}
 		if e.Status != 0 {
 			f.wires = append(f.wires, e)
@@ -137,7 +136,10 @@ func (f *facts) inspect(err error) {
 			// only from a response with an id.
 			f.rpc = RPCError{Present: true, Code: e.Code, Message: cut(e.Message, MaxDetail), HasID: true}
 		}
+	case *WrittenError:
+		f.written = e != nil
 	case syscall.Errno:
+		f.refused = f.refused || e == syscall.ECONNREFUSED
 		switch e {
 		case syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
 			syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN:

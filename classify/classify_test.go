@@ -428,7 +428,7 @@ func TestInsufficientScope(t *testing.T) {
 		`error="insufficient_scope`:                                            true,
 		`===,,,   "`:                                                           false,
 	} {
-		assert.Equal(t, want, insufficientScope(h), "%q", h)
+		assert.Equal(t, want, InsufficientScope(h), "%q", h)
 	}
 }
 

@@ -20,11 +20,6 @@ type ResponseError interface {
 	HTTPResponse() *http.Response
 }
 
-// InsufficientScope reports whether a WWW-Authenticate value carries the
-// auth-param error="insufficient_scope" (RFC 6750 section 3.1), which makes
-// a 403 [Unauthorized].
-func InsufficientScope(wwwAuthenticate string) bool { return insufficientScope(wwwAuthenticate) }
-
 // answerOf returns the HTTP facts of an error that carries an answer, else
 // nil. A token endpoint's refusal (RFC 6749 section 5.2) is a 401.
 func answerOf(err error) *HTTPError {

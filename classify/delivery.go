@@ -1,10 +1,6 @@
 package classify
 
-import (
-	"errors"
-	"strconv"
-	"syscall"
-)
+import "strconv"
 
 // Delivery is how far a failed request got, told from the wire facts on its
 // error: whether the server may have run it, so whether a retry is safe.
@@ -23,43 +19,35 @@ const (
 	DeliveryAnswered
 )
 
+var deliveryNames = [...]string{"not-known", "not-sent", "outcome-unknown", "answered"}
+
 // String returns "not-known", "not-sent", "outcome-unknown" or "answered".
 func (d Delivery) String() string {
-	switch d {
-	case DeliveryNotKnown:
-		return "not-known"
-	case DeliveryNotSent:
-		return "not-sent"
-	case DeliveryOutcomeUnknown:
-		return "outcome-unknown"
-	case DeliveryAnswered:
-		return "answered"
+	if int(d) < len(deliveryNames) {
+		return deliveryNames[d]
 	}
 	return "delivery(" + strconv.Itoa(int(d)) + ")"
 }
 
 // DeliveryOf tells how far the request whose error is err got, v being its
-// verdict: the one rule (DESIGN.md section 3). Safe for concurrent use.
+// verdict: the one rule (DESIGN.md section 3). It reads err with Classify's
+// bounded, cycle-safe walk. Safe for concurrent use.
 func DeliveryOf(err error, v Verdict) Delivery {
+	var f facts
+	f.collect(err)
 	answered := v.RPC.Present && v.RPC.HasID
-	facts, sent := errors.AsType[*HTTPError](err)
 	switch {
-	case !sent:
-		if _, unsent := errors.AsType[*NotSentError](err); unsent {
-			return DeliveryNotSent
-		}
-		if answered {
-			return DeliveryAnswered
-		}
-		if _, written := errors.AsType[*WrittenError](err); written {
-			return DeliveryOutcomeUnknown // on a stream transport, no answer
-		}
+	case f.sent == nil && f.notSent:
+		return DeliveryNotSent
+	case f.sent == nil && answered:
+		return DeliveryAnswered
+	case f.sent == nil && f.written:
+		return DeliveryOutcomeUnknown // on a stream transport, no answer
+	case f.sent == nil:
 		return DeliveryNotKnown
-	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300):
+	case v.HTTPStatus != 0 && (v.HTTPStatus < 200 || v.HTTPStatus >= 300), answered:
 		return DeliveryAnswered
-	case answered:
-		return DeliveryAnswered
-	case facts.Status == 0 && errors.Is(err, syscall.ECONNREFUSED):
+	case f.sent.Status == 0 && f.refused:
 		return DeliveryNotSent // the server never accepted the connection: nothing ran
 	}
 	return DeliveryOutcomeUnknown

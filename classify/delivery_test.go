@@ -76,3 +76,21 @@ func TestWrittenRequestIsOutcomeUnknown(t *testing.T) {
 	unsent := &classify.NotSentError{Err: io.EOF}
 	assert.Equal(t, classify.DeliveryNotSent, classify.DeliveryOf(unsent, classify.Error(unsent)))
 }
+
+// cyclic is an error whose chain comes back to itself.
+type cyclic struct{ next error }
+
+func (c *cyclic) Error() string { return "cyclic" }
+func (c *cyclic) Unwrap() error { return c.next }
+
+// TestDeliveryOfHostileErrors: DeliveryOf reads an error with Classify's
+// walk (failure story S3): a cycle ends, and a nil *HTTPError is no wire fact.
+func TestDeliveryOfHostileErrors(t *testing.T) {
+	a := &cyclic{}
+	a.next = &cyclic{next: a}
+	sent := &classify.HTTPError{Exchange: classify.Exchange{Verb: "POST", Method: "tools/call"}, Err: a}
+	assert.Equal(t, classify.DeliveryOutcomeUnknown, classify.DeliveryOf(sent, classify.Error(sent)))
+	assert.Equal(t, classify.DeliveryNotKnown, classify.DeliveryOf(a, classify.Error(a)))
+	nilFacts := fmt.Errorf("call: %w", (*classify.HTTPError)(nil))
+	assert.Equal(t, classify.DeliveryNotKnown, classify.DeliveryOf(nilFacts, classify.Error(nilFacts)))
+}

@@ -3,6 +3,7 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 )
 
@@ -46,9 +47,7 @@ func ParseRPCError(b []byte) (BodyRPCError, bool) {
 	return parseRPCError(bytes.NewReader(b))
 }
 
-func parseRPCError(r interface {
-	Read([]byte) (int, error)
-}) (BodyRPCError, bool) {
+func parseRPCError(r io.Reader) (BodyRPCError, bool) {
 	// Maps, not structs: encoding/json matches struct fields in any case.
 	var top map[string]json.RawMessage
 	if err := json.NewDecoder(r).Decode(&top); err != nil {

@@ -152,7 +152,7 @@ func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
 	if e == nil || !e.SessionIDSent {
 		return false
 	}
-	if e.Status == 401 || (e.Status == 403 && insufficientScope(e.WWWAuthenticate)) {
+	if e.Status == 401 || (e.Status == 403 && InsufficientScope(e.WWWAuthenticate)) {
 		return false // a refused credential; the session outlives it
 	}
 	answered := e.RespondsToRequest() || (!e.RPC.Present && sdkRPC.Present && sdkRPC.HasID)

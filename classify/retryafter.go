@@ -1,7 +1,9 @@
 package classify
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,50 +19,23 @@ const MaxRetryAfter = time.Hour
 // not in the future.
 func ParseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if isDigits(v) {
-		return secondsCapped(v)
+	// ParseUint takes digits only; past its range it gives its maximum.
+	if n, err := strconv.ParseUint(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return time.Duration(min(n, uint64(MaxRetryAfter/time.Second))) * time.Second
 	}
 	at, err := http.ParseTime(v)
 	if err != nil {
 		return 0
 	}
-	d := at.Sub(now) // saturates for dates centuries away
+	d := min(at.Sub(now), MaxRetryAfter) // Sub saturates for dates centuries away
 	if d <= 0 {
 		return 0
 	}
-	if d >= MaxRetryAfter {
-		return MaxRetryAfter
-	}
-	return (d + time.Second - 1).Truncate(time.Second) // round up; d < MaxRetryAfter, so no overflow
+	return (d + time.Second - 1).Truncate(time.Second) // round up
 }
 
 // CapRetryAfter bounds any Retry-After to [0, MaxRetryAfter]; Classify
 // applies it to every verdict.
 func CapRetryAfter(d time.Duration) time.Duration {
 	return min(max(d, 0), MaxRetryAfter)
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// secondsCapped reads delay-seconds, stopping at the cap: no overflow.
-func secondsCapped(digits string) time.Duration {
-	const maxSecs = int64(MaxRetryAfter / time.Second)
-	var n int64
-	for i := 0; i < len(digits); i++ {
-		n = n*10 + int64(digits[i]-'0')
-		if n >= maxSecs {
-			return MaxRetryAfter
-		}
-	}
-	return time.Duration(n) * time.Second
 }

@@ -9,7 +9,7 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 	switch {
 	case s == 401:
 		return Unauthorized
-	case s == 403 && insufficientScope(w.WWWAuthenticate):
+	case s == 403 && InsufficientScope(w.WWWAuthenticate):
 		return Unauthorized
 	case w.sessionGone(sdkRPC):
 		// Before -32601: a 404 answering no request by id, whatever its code.
@@ -35,10 +35,10 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 	}
 }
 
-// insufficientScope reports whether a WWW-Authenticate value carries the
-// auth-param error="insufficient_scope" (RFC 6750 section 3.1), parsed as
-// auth-params (RFC 9110 section 11.2), not searched for.
-func insufficientScope(h string) bool {
+// InsufficientScope reports whether a WWW-Authenticate value carries the
+// auth-param error="insufficient_scope" (RFC 6750 section 3.1), which makes
+// a 403 [Unauthorized]; parsed as auth-params (RFC 9110 section 11.2).
+func InsufficientScope(h string) bool {
 	found := false
 	authParams(h, func(name, val string) bool {
 		if strings.EqualFold(name, "error") && val == "insufficient_scope" {

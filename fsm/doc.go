@@ -9,7 +9,7 @@
 // transition.
 //
 // The transitions are data ([Table]); one stateless machine is built from
-// them and shared by every Machine, and [Statechart] renders
+// them and shared by every Machine, and go generate renders
 // docs/statechart.md from the same table. A (state, trigger) pair not in the
 // table is refused with a [*RejectedError]. States, triggers and reasons are
 // package events' constants.

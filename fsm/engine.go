@@ -9,13 +9,10 @@ import (
 )
 
 // engine is the one stateless machine every [Machine] steps through, built
-// once from the table and only read after: stateless keeps no per-fire state
-// under FiringImmediate, so Machines may fire it concurrently. The state it
-// reads and writes is the Machine's, carried by the context of FireCtx.
-//
-// Internal transitions are stateless ignores (no entry, exit or action):
-// Step, not stateless, applies every row's effects and emits its event, and
-// nothing fires from inside a callback.
+// once from the table and only read after, so Machines may fire it
+// concurrently (decision 0022). The state it reads and writes is the
+// Machine's, carried by the context of FireCtx. Internal transitions are
+// stateless ignores: Step applies every row's effects and emits its event.
 var engine = newEngine()
 
 func newEngine() *stateless.StateMachine {
@@ -50,7 +47,7 @@ func newEngine() *stateless.StateMachine {
 		}
 	}
 	sm.OnUnhandledTrigger(func(_ context.Context, s stateless.State, k stateless.Trigger, _ []string) error {
-		return rejected(stateList[s.(stateID)], triggerList[k.(triggerID)])
+		return rejected(s.(stateID), triggerList[k.(triggerID)])
 	})
 	return sm
 }

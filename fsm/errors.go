@@ -78,15 +78,12 @@ func (e *VerdictError) Error() string {
 func (e *VerdictError) Is(target error) bool { return target == ErrMissingVerdict }
 
 // rejected builds the error for a (state, trigger) pair the table refuses.
-func rejected(s events.State, k events.Trigger) *RejectedError {
-	e := &RejectedError{State: s, Trigger: k}
-	sid, ok1 := stateIndex(s)
-	kid, ok2 := triggerIndex(k)
-	if !ok1 || !ok2 {
-		return e
-	}
-	for _, i := range rowIndex[sid][kid] {
-		e.Guards = append(e.Guards, guardLabels[i])
+func rejected(sid stateID, k events.Trigger) *RejectedError {
+	e := &RejectedError{State: stateList[sid], Trigger: k}
+	if kid, ok := triggerIndex(k); ok {
+		for _, i := range rowIndex[sid][kid] {
+			e.Guards = append(e.Guards, table[i].GuardLabel())
+		}
 	}
 	return e
 }

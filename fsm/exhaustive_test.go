@@ -100,11 +100,11 @@ func placeAt(m *Machine, c combo, now time.Time) {
 func expectedRows(m *Machine, tr *Trigger) []int {
 	var hits []int
 	k, _ := triggerIndex(tr.Kind)
-	in := m.guardInputOf(tr)
+	m.in = m.guardInputOf(tr)
 	for _, i := range rowIndex[m.st][k] {
 		ok := true
 		for _, gd := range table[i].Guards {
-			ok = ok && gd.eval(m, &in)
+			ok = ok && gd.eval(m)
 		}
 		if ok {
 			hits = append(hits, i)
@@ -231,7 +231,7 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 				require.Equal(t, c.state, m.State(), "%s", c)
 				require.Contains(t, []events.State{events.StateConnecting, events.StateStaleRecovering}, c.state, "%s", c)
 				require.Equal(t, events.TriggerDiscoveryFailed, c.kind, "%s", c)
-				require.True(t, sessionFine(c.class), "%s: the session may be gone", c)
+				require.True(t, sessionFine.has(c.class), "%s: the session may be gone", c)
 				require.Less(t, c.listFails, DefaultListingRetries, "%s: retries spent", c)
 				require.Equal(t, before.listFails+1, m.listFails, "%s", c)
 			}
@@ -276,7 +276,7 @@ func checkRules(t *testing.T, c combo, before, m *Machine, cmds []Command) {
 	if (c.state == events.StateConnecting || c.state == events.StateStaleRecovering) && c.kind == events.TriggerDiscoveryFailed && !fatalV && c.class != classify.None {
 		// After a handshake, a listing failure costs the session only when
 		// the session may be gone or its listing retries are spent.
-		kept := sessionFine(c.class) && c.listFails < DefaultListingRetries
+		kept := sessionFine.has(c.class) && c.listFails < DefaultListingRetries
 		require.Equal(t, kept, m.State() == c.state, "%s", c)
 		closes := 0
 		for _, cmd := range cmds {

@@ -25,9 +25,8 @@ const (
 	GuardFatalVerdict
 	// GuardRecoverableVerdict: the verdict is recoverable.
 	GuardRecoverableVerdict
-	// GuardStaleRecoveryUnused: recoverable, the server answered (not
-	// [GuardNoAnswer]), and this resume has its one stale recovery left
-	// (failure story S2).
+	// GuardStaleRecoveryUnused: recoverable, the server answered, and this
+	// resume has its one stale recovery left (failure story S2).
 	GuardStaleRecoveryUnused
 	// GuardStaleRecoveryUsed: as GuardStaleRecoveryUnused, recovery used.
 	GuardStaleRecoveryUsed
@@ -40,85 +39,80 @@ const (
 	GuardRetrying
 	// GuardChurnFailure: terminal with ReasonChurn, which cools down.
 	GuardChurnFailure
-	// GuardListingRetryLeft: a listing failed with a verdict that says the
-	// session is fine (forbidden, rate-limited, server-error, application,
-	// timeout) and fewer than [Config.ListingRetries] retries were spent.
+	// GuardListingRetryLeft: a listing failed with a verdict a new session
+	// cannot fix, with retries left ([Config.ListingRetries]).
 	GuardListingRetryLeft
-	// GuardListingRetrySpent: recoverable, and not GuardListingRetryLeft:
-	// the session is replaced.
+	// GuardListingRetrySpent: recoverable, not GuardListingRetryLeft.
 	GuardListingRetrySpent
-	// GuardListingFailed: the current session's listing failed and its
-	// retry is scheduled.
+	// GuardListingFailed: the session's listing failed; its retry is due.
 	GuardListingFailed
-	// GuardNoAnswer: transport or timeout: a resumed session that got no
-	// answer is not shown stale; the server may be down.
+	// GuardNoAnswer: transport or timeout: the server may be down.
 	GuardNoAnswer
-	// GuardExpiryEvidence: recoverable, and an answer other than
-	// server-error or rate-limited: the session is taken as expired (S2).
+	// GuardExpiryEvidence: recoverable, answered, not server-busy: the
+	// session is taken as expired (decision 0002).
 	GuardExpiryEvidence
-	// GuardServerBusy: server-error or rate-limited: the stale recovery runs
-	// but the persisted session is kept until a new one replaces it.
+	// GuardServerBusy: server-error or rate-limited: recover, keep the
+	// persisted session until a new one replaces it.
 	GuardServerBusy
 
 	numGuards
 )
 
-var guardNames = [numGuards]string{
-	GuardResumeNone:          "resume-none",
-	GuardResumeBlind:         "resume-blind",
-	GuardResumeKnown:         "resume-known",
-	GuardFatalVerdict:        "fatal-verdict",
-	GuardRecoverableVerdict:  "recoverable-verdict",
-	GuardStaleRecoveryUnused: "stale-recovery-unused",
-	GuardStaleRecoveryUsed:   "stale-recovery-used",
-	GuardSessionBudgetLeft:   "session-budget-left",
-	GuardChurnLimitReached:   "churn-limit-reached",
-	GuardRetrying:            "retrying",
-	GuardChurnFailure:        "churn-failure",
-	GuardListingRetryLeft:    "listing-retry-left",
-	GuardListingRetrySpent:   "listing-retry-spent",
-	GuardListingFailed:       "listing-failed",
-	GuardNoAnswer:            "no-answer",
-	GuardExpiryEvidence:      "expiry-evidence",
-	GuardServerBusy:          "server-busy",
-}
-
 // String returns the kebab-case name used in events and docs/statechart.md.
 func (g Guard) String() string {
 	if g < numGuards {
-		return guardNames[g]
+		return guards[g].name
 	}
 	return fmt.Sprintf("guard(%d)", uint8(g))
 }
 
-func fatal(c classify.Class) bool {
-	return c == classify.Unauthorized || c == classify.Canceled
-}
+// classSet is a set of verdict classes.
+type classSet uint32
 
-// noAnswer: no HTTP answer (transport) or our own deadline first (timeout).
-func noAnswer(c classify.Class) bool {
-	return c == classify.Transport || c == classify.Timeout
-}
-
-// serverBusy: the server answered that it cannot serve now (5xx, 429).
-func serverBusy(c classify.Class) bool {
-	return c == classify.ServerError || c == classify.RateLimited
-}
-
-// sessionFine reports a failed listing's verdict that a new session cannot
-// fix: an answer, or slowness.
-func sessionFine(c classify.Class) bool {
-	switch c {
-	case classify.Forbidden, classify.RateLimited, classify.ServerError, classify.Application, classify.Timeout:
-		return true
+func classes(cs ...classify.Class) (s classSet) {
+	for _, c := range cs {
+		s |= 1 << c
 	}
-	return false
+	return s
 }
 
-// listingRetryLeft reports whether a listing failing now with class c is
-// retried on its session.
-func (m *Machine) listingRetryLeft(c classify.Class) bool {
-	return sessionFine(c) && m.listFails < m.listingRetries
+func (s classSet) has(c classify.Class) bool { return s&(1<<c) != 0 }
+
+// The verdicts the guards tell apart (DESIGN.md section 2).
+var (
+	fatal      = classes(classify.Unauthorized, classify.Canceled)
+	noAnswer   = classes(classify.Transport, classify.Timeout)       // no HTTP answer, or our own deadline first
+	serverBusy = classes(classify.ServerError, classify.RateLimited) // 5xx, 429
+	answered   = ^(fatal | noAnswer)                                 // recoverable, and the server answered
+	anyVerdict = ^classSet(0)
+	// sessionFine: a failed listing's verdict that a new session cannot fix.
+	sessionFine = classes(classify.Forbidden, classify.RateLimited, classify.ServerError, classify.Application, classify.Timeout)
+)
+
+// guards holds each guard as data: it passes when the verdict's class is in
+// verdicts and test, if any, passes on the machine. A test only reads.
+var guards = [numGuards]struct {
+	name     string
+	verdicts classSet
+	test     func(m *Machine) bool // reads m.in, the trigger being stepped
+}{
+	GuardResumeNone:          {"resume-none", anyVerdict, func(m *Machine) bool { return m.in.resume == ResumeNone }},
+	GuardResumeBlind:         {"resume-blind", anyVerdict, func(m *Machine) bool { return m.in.resume == ResumeBlind }},
+	GuardResumeKnown:         {"resume-known", anyVerdict, func(m *Machine) bool { return m.in.resume == ResumeKnown }},
+	GuardFatalVerdict:        {"fatal-verdict", fatal, nil},
+	GuardRecoverableVerdict:  {"recoverable-verdict", ^fatal, nil},
+	GuardStaleRecoveryUnused: {"stale-recovery-unused", answered, func(m *Machine) bool { return !m.staleUsed }},
+	GuardStaleRecoveryUsed:   {"stale-recovery-used", answered, func(m *Machine) bool { return m.staleUsed }},
+	GuardSessionBudgetLeft:   {"session-budget-left", anyVerdict, func(m *Machine) bool { return !m.churnLimitReached(m.in.now) }},
+	GuardChurnLimitReached:   {"churn-limit-reached", anyVerdict, func(m *Machine) bool { return m.churnLimitReached(m.in.now) }},
+	GuardRetrying:            {"retrying", anyVerdict, func(m *Machine) bool { return m.reason == events.ReasonNone }},
+	GuardChurnFailure:        {"churn-failure", anyVerdict, func(m *Machine) bool { return m.reason == events.ReasonChurn }},
+	GuardListingRetryLeft:    {"listing-retry-left", sessionFine, func(m *Machine) bool { return m.listFails < m.listingRetries }},
+	GuardListingRetrySpent:   {"listing-retry-spent", ^fatal, func(m *Machine) bool { return !sessionFine.has(m.in.class) || m.listFails >= m.listingRetries }},
+	GuardListingFailed:       {"listing-failed", anyVerdict, func(m *Machine) bool { return m.listFails > 0 }},
+	GuardNoAnswer:            {"no-answer", noAnswer, nil},
+	GuardExpiryEvidence:      {"expiry-evidence", answered &^ serverBusy, nil},
+	GuardServerBusy:          {"server-busy", serverBusy, nil},
 }
 
 // guardInput is what guards read of the trigger being stepped.
@@ -128,44 +122,8 @@ type guardInput struct {
 	now    time.Time
 }
 
-// eval evaluates g against the trigger and the extended state; it only reads.
-func (g Guard) eval(m *Machine, t *guardInput) bool {
-	c := t.class
-	switch g {
-	case GuardResumeNone:
-		return t.resume == ResumeNone
-	case GuardResumeBlind:
-		return t.resume == ResumeBlind
-	case GuardResumeKnown:
-		return t.resume == ResumeKnown
-	case GuardFatalVerdict:
-		return fatal(c)
-	case GuardRecoverableVerdict:
-		return !fatal(c)
-	case GuardStaleRecoveryUnused:
-		return !fatal(c) && !noAnswer(c) && !m.staleUsed
-	case GuardStaleRecoveryUsed:
-		return !fatal(c) && !noAnswer(c) && m.staleUsed
-	case GuardSessionBudgetLeft:
-		return !m.churnLimitReached(t.now)
-	case GuardChurnLimitReached:
-		return m.churnLimitReached(t.now)
-	case GuardRetrying:
-		return m.reason == events.ReasonNone
-	case GuardChurnFailure:
-		return m.reason == events.ReasonChurn
-	case GuardListingRetryLeft:
-		return m.listingRetryLeft(c)
-	case GuardListingRetrySpent:
-		return !fatal(c) && !m.listingRetryLeft(c)
-	case GuardListingFailed:
-		return m.listFails > 0
-	case GuardNoAnswer:
-		return noAnswer(c)
-	case GuardExpiryEvidence:
-		return !fatal(c) && !noAnswer(c) && !serverBusy(c)
-	case GuardServerBusy:
-		return serverBusy(c)
-	}
-	return false
+// eval evaluates g against m.in and the extended state; it only reads.
+func (g Guard) eval(m *Machine) bool {
+	d := &guards[g]
+	return d.verdicts.has(m.in.class) && (d.test == nil || d.test(m))
 }

@@ -31,9 +31,8 @@ type Config struct {
 }
 
 // Machine is one connection's state machine, driven one trigger at a time by
-// [Machine.Step] (DESIGN.md sections 2 and 5). It holds only its connection's
-// state; the transitions are one shared stateless machine. Not safe for
-// concurrent use; different Machines may step concurrently.
+// [Machine.Step]; the transitions are one shared stateless machine. Not safe
+// for concurrent use; different Machines may step concurrently.
 type Machine struct {
 	maxSessions    int
 	window         time.Duration
@@ -49,11 +48,8 @@ type Machine struct {
 	sessions  []time.Time       // start times of the last MaxSessions sessions
 	listFails int               // failed listings on the current session
 
-	// While a Step fires the engine: what the guards read, and the guarded
-	// row whose guards passed (-1 for none).
-	in     guardInput
-	passed int
-	out    []Command // Outcome.Commands, reused by every Step
+	in     guardInput // while a Step fires: what the guards read
+	passed int        // while a Step fires: the guarded row that passed, or -1
 }
 
 // New returns a machine in [events.StateIdle].
@@ -79,8 +75,7 @@ type Outcome struct {
 	// Trigger, Guard, Verdict, Generation, Attempt and Reason set; the shell
 	// stamps Server, Seq and Time. Zero when the trigger was absorbed.
 	Event events.Event
-	// Commands are the commands to execute, in order; nil when none. The
-	// slice is the machine's, valid until the next Step.
+	// Commands are the commands to execute, in order; nil when none.
 	Commands []Command
 }
 
@@ -105,7 +100,7 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 	}
 	k, ok := triggerIndex(t.Kind)
 	if !ok {
-		return Outcome{}, rejected(m.State(), t.Kind)
+		return Outcome{}, rejected(m.st, t.Kind)
 	}
 	if !carriesVerdict(t.Kind) {
 		t.Verdict = classify.Verdict{}
@@ -125,7 +120,7 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 	return Outcome{
 		Event: events.Event{
 			Kind: events.KindTransition, From: table[i].From, To: table[i].To,
-			Trigger: t.Kind, Guard: guardLabels[i], Verdict: t.Verdict,
+			Trigger: t.Kind, Guard: table[i].GuardLabel(), Verdict: t.Verdict,
 			Generation: m.gen, Attempt: m.attempt, Reason: m.reason,
 		},
 		Commands: cmds,
@@ -146,7 +141,7 @@ func (m *Machine) guardInputOf(t *Trigger) guardInput {
 
 // rowTaken returns the row a fire of k from state from that returned no
 // error took: the guarded row that recorded itself, else the sole unguarded
-// one (TestUnguardedRowIsAlone). After an error it means nothing.
+// one (TestUnguardedRowIsAlone).
 func (m *Machine) rowTaken(from stateID, k triggerID) int {
 	if m.passed >= 0 {
 		return m.passed
@@ -162,7 +157,7 @@ func (m *Machine) rowTaken(from stateID, k triggerID) int {
 // passes reports whether every guard of row i passes.
 func (m *Machine) passes(i int) bool {
 	for _, gd := range table[i].Guards {
-		if !gd.eval(m, &m.in) {
+		if !gd.eval(m) {
 			return false
 		}
 	}
@@ -170,7 +165,7 @@ func (m *Machine) passes(i int) bool {
 }
 
 // apply performs row i's effects on the extended state and returns its
-// commands (nil for none). It is infallible and fires nothing.
+// commands (nil for none); it fires nothing.
 func (m *Machine) apply(i int, t *Trigger) []Command {
 	r := &table[i]
 	switch r.Trigger {
@@ -210,14 +205,11 @@ func (m *Machine) apply(i int, t *Trigger) []Command {
 	if r.To == events.StateReady {
 		m.attempt = 0
 	}
-	m.out = m.out[:0]
+	var cmds []Command
 	for _, k := range r.Commands {
-		m.out = append(m.out, m.command(k, t))
+		cmds = append(cmds, m.command(k, t))
 	}
-	if len(m.out) == 0 {
-		return nil
-	}
-	return m.out
+	return cmds
 }
 
 func (m *Machine) command(k CommandKind, t *Trigger) Command {

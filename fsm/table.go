@@ -51,22 +51,10 @@ type rowIDs struct {
 	trigger  triggerID
 }
 
-var (
-	ids         = idsOf(table)    // per row of table
-	rowIndex    = indexTable(ids) // per (state, trigger), its rows
-	guardLabels = labelTable()    // Row.GuardLabel per row, so events do not allocate
-)
+// ids holds each row's indexes; rowIndex, each (state, trigger)'s rows.
+var ids, rowIndex = index(table)
 
-func labelTable() []string {
-	out := make([]string, len(table))
-	for i, r := range table {
-		out[i] = r.GuardLabel()
-	}
-	return out
-}
-
-func idsOf(rows []Row) []rowIDs {
-	out := make([]rowIDs, len(rows))
+func index(rows []Row) (ids []rowIDs, ix [numStates][numTriggers][]int) {
 	for i, r := range rows {
 		from, ok1 := stateIndex(r.From)
 		to, ok2 := stateIndex(r.To)
@@ -74,16 +62,10 @@ func idsOf(rows []Row) []rowIDs {
 		if !ok1 || !ok2 || !ok3 {
 			panic("fsm: table row " + r.From.String() + " " + r.Trigger.String() + " names an unknown state or trigger")
 		}
-		out[i] = rowIDs{from: from, to: to, trigger: k}
+		ids = append(ids, rowIDs{from: from, to: to, trigger: k})
+		ix[from][k] = append(ix[from][k], i)
 	}
-	return out
-}
-
-func indexTable(rows []rowIDs) (ix [numStates][numTriggers][]int) {
-	for i, r := range rows {
-		ix[r.from][r.trigger] = append(ix[r.from][r.trigger], i)
-	}
-	return ix
+	return ids, ix
 }
 
 type g = []Guard
@@ -113,17 +95,14 @@ func buildTable() []Row {
 	add(Row{From: events.StateIdle, Trigger: events.TriggerStarted, Guards: g{GuardResumeKnown}, To: events.StateResumingKnown, Commands: c{Attach}})
 	ending(events.StateIdle)
 
-	// connecting and stale-recovering: a handshake, then the declared lists.
-	// A listing that fails while the session is fine is retried on that
-	// session (ListingRetries times), on the retry schedule: a new session
-	// cannot fix an answer of the server.
+	// connecting and stale-recovering: a handshake, then the declared lists,
+	// retried on a session that is fine (DESIGN.md section 2).
 	for _, s := range []events.State{events.StateConnecting, events.StateStaleRecovering} {
 		add(Row{From: s, Trigger: events.TriggerHandshakeSucceeded, To: s, Commands: c{ListDeclared}})
 		add(Row{From: s, Trigger: events.TriggerDiscoverySucceeded, To: events.StateReady, Commands: c{PublishCatalog}})
 		add(Row{From: s, Trigger: events.TriggerHandshakeFailed, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: events.TriggerHandshakeFailed, Guards: g{GuardRecoverableVerdict}, To: events.StateFailed, Commands: c{ScheduleRetry}})
-		// Refused (401) after a handshake: the session is kept for the
-		// host's Reconnect with a renewed credential, as a resumed one is.
+		// Refused (401) after a handshake: the session is kept for Reconnect.
 		add(Row{From: s, Trigger: events.TriggerDiscoveryFailed, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 		add(Row{From: s, Trigger: events.TriggerDiscoveryFailed, Guards: g{GuardListingRetryLeft}, To: s, Commands: c{ScheduleRetry}})
 		add(Row{From: s, Trigger: events.TriggerDiscoveryFailed, Guards: g{GuardListingRetrySpent}, To: events.StateFailed, Commands: c{CloseSession, ScheduleRetry}})
@@ -149,11 +128,8 @@ func buildTable() []Row {
 	}
 
 	// probing and listing-declared: discovery on a resumed session; one
-	// stale recovery per resume, then only full handshakes. The persisted
-	// session is forgotten (clear-session) only on evidence that it
-	// expired; no answer (the server may be down) keeps it, and the retry
-	// re-attaches it; a busy server's answer (5xx, 429) takes the stale
-	// recovery but keeps it until a new session replaces it.
+	// stale recovery per resume; the persisted session is forgotten only on
+	// evidence that it expired (decision 0002).
 	for _, s := range []events.State{events.StateProbing, events.StateListingDeclared} {
 		add(Row{From: s, Trigger: events.TriggerDiscoverySucceeded, To: events.StateReady, Commands: c{PublishCatalog}})
 		for _, k := range []events.Trigger{events.TriggerDiscoveryFailed, events.TriggerSessionDied} {
@@ -169,9 +145,8 @@ func buildTable() []Row {
 		ending(s, CloseSession)
 	}
 
-	// ready: only the session dying (it reports its own end: a
-	// session-expired answer, a failed verification, a keepalive), a
-	// reconnect or the end leaves. A failed call is no trigger (S4).
+	// ready: only the session's own end, a reconnect or the end leaves; a
+	// failed call is no trigger (S4).
 	add(Row{From: events.StateReady, Trigger: events.TriggerSessionDied, Guards: g{GuardFatalVerdict}, To: events.StateFailed, Commands: c{DetachSession}, Reason: ReasonOfVerdict})
 	add(Row{From: events.StateReady, Trigger: events.TriggerSessionDied, Guards: g{GuardRecoverableVerdict, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{DetachSession, Dial}})
 	add(Row{From: events.StateReady, Trigger: events.TriggerSessionDied, Guards: g{GuardRecoverableVerdict, GuardChurnLimitReached}, To: events.StateFailed, Commands: c{DetachSession}, Reason: events.ReasonChurn})
@@ -181,10 +156,9 @@ func buildTable() []Row {
 	add(Row{From: events.StateReady, Trigger: events.TriggerReconnectRequested, Guards: g{GuardChurnLimitReached}, To: events.StateReady})
 	ending(events.StateReady, CloseSession)
 
-	// failed: retries on the shell's schedule; terminal with a reason. A
-	// resumed session that got no answer is still held: its retry
-	// re-attaches it (the guard reads the machine's resume, not the
-	// trigger's); every other retry is a full handshake.
+	// failed: retries on the shell's schedule; terminal with a reason. The
+	// retry of a resume that got no answer re-attaches it (the guard reads
+	// the machine's resume, not the trigger's).
 	add(Row{From: events.StateFailed, Trigger: events.TriggerRetryDue, Guards: g{GuardRetrying, GuardResumeNone, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{Dial}})
 	add(Row{From: events.StateFailed, Trigger: events.TriggerRetryDue, Guards: g{GuardRetrying, GuardResumeBlind, GuardSessionBudgetLeft}, To: events.StateResumingBlind, Commands: c{Attach}})
 	add(Row{From: events.StateFailed, Trigger: events.TriggerRetryDue, Guards: g{GuardRetrying, GuardResumeKnown, GuardSessionBudgetLeft}, To: events.StateResumingKnown, Commands: c{Attach}})
@@ -193,17 +167,14 @@ func buildTable() []Row {
 	// Churn cools down on the shell's timer, then tries again.
 	add(Row{From: events.StateFailed, Trigger: events.TriggerChurnCooled, Guards: g{GuardChurnFailure, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{Dial}})
 	add(Row{From: events.StateFailed, Trigger: events.TriggerChurnCooled, Guards: g{GuardChurnFailure, GuardChurnLimitReached}, To: events.StateFailed, Reason: events.ReasonChurn})
-	// The host re-authorized: a session the shell still holds resumable
-	// (a refused credential never ends one) is re-attached, not replaced.
-	// A reconnect opens a session like any other: past the churn limit it
-	// is held in a churn failure.
+	// The host re-authorized: a session still held is re-attached; past the
+	// churn limit a reconnect is held in a churn failure.
 	add(Row{From: events.StateFailed, Trigger: events.TriggerReconnectRequested, Guards: g{GuardResumeNone, GuardSessionBudgetLeft}, To: events.StateConnecting, Commands: c{Dial}})
 	add(Row{From: events.StateFailed, Trigger: events.TriggerReconnectRequested, Guards: g{GuardResumeBlind, GuardSessionBudgetLeft}, To: events.StateResumingBlind, Commands: c{Attach}})
 	add(Row{From: events.StateFailed, Trigger: events.TriggerReconnectRequested, Guards: g{GuardResumeKnown, GuardSessionBudgetLeft}, To: events.StateResumingKnown, Commands: c{Attach}})
 	add(Row{From: events.StateFailed, Trigger: events.TriggerReconnectRequested, Guards: g{GuardChurnLimitReached}, To: events.StateFailed, Reason: events.ReasonChurn})
 	ending(events.StateFailed)
-	// Late results of the session that failed (same generation) change
-	// nothing: that session was already ended on entering failed.
+	// Late results of the session that failed, already ended, change nothing.
 	ignore(events.StateFailed, events.TriggerHandshakeSucceeded, events.TriggerHandshakeFailed, events.TriggerAttached, events.TriggerAttachRefused,
 		events.TriggerDiscoverySucceeded, events.TriggerDiscoveryFailed, events.TriggerCatalogListed, events.TriggerSessionDied)
 

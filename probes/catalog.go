@@ -49,13 +49,12 @@ const (
 	Declared                 // the lists declared ([ListDeclared], [ListOnly])
 )
 
+var modeNames = [...]string{Blind: "blind", Declared: "declared"}
+
 // String returns "blind" or "declared".
 func (m Mode) String() string {
-	switch m {
-	case Blind:
-		return "blind"
-	case Declared:
-		return "declared"
+	if m > 0 && int(m) < len(modeNames) {
+		return modeNames[m]
 	}
 	return fmt.Sprintf("mode(%d)", uint8(m))
 }

@@ -64,43 +64,38 @@ func SessionLister(cs *mcp.ClientSession) Lister { return sessionLister{cs} }
 
 type sessionLister struct{ cs *mcp.ClientSession }
 
-// unlessFirst is p, or nil for the first page: go-sdk then sends no "params",
-// where "{}" costs it one more decode looking for a _meta.
-func unlessFirst[P any](cursor string, p *P) *P {
-	if cursor == "" {
-		return nil
-	}
-	return p
-}
-
 func (s sessionLister) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
-	r, err := s.cs.ListTools(ctx, unlessFirst(cursor, &mcp.ListToolsParams{Cursor: cursor}))
-	if err != nil {
-		return nil, "", err
-	}
-	return r.Tools, r.NextCursor, nil
+	return page(ctx, cursor, &mcp.ListToolsParams{Cursor: cursor}, s.cs.ListTools,
+		func(r *mcp.ListToolsResult) ([]*mcp.Tool, string) { return r.Tools, r.NextCursor })
 }
 
 func (s sessionLister) ListResources(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
-	r, err := s.cs.ListResources(ctx, unlessFirst(cursor, &mcp.ListResourcesParams{Cursor: cursor}))
-	if err != nil {
-		return nil, "", err
-	}
-	return r.Resources, r.NextCursor, nil
+	return page(ctx, cursor, &mcp.ListResourcesParams{Cursor: cursor}, s.cs.ListResources,
+		func(r *mcp.ListResourcesResult) ([]*mcp.Resource, string) { return r.Resources, r.NextCursor })
 }
 
 func (s sessionLister) ListPrompts(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
-	r, err := s.cs.ListPrompts(ctx, unlessFirst(cursor, &mcp.ListPromptsParams{Cursor: cursor}))
-	if err != nil {
-		return nil, "", err
-	}
-	return r.Prompts, r.NextCursor, nil
+	return page(ctx, cursor, &mcp.ListPromptsParams{Cursor: cursor}, s.cs.ListPrompts,
+		func(r *mcp.ListPromptsResult) ([]*mcp.Prompt, string) { return r.Prompts, r.NextCursor })
 }
 
 func (s sessionLister) ListResourceTemplates(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
-	r, err := s.cs.ListResourceTemplates(ctx, unlessFirst(cursor, &mcp.ListResourceTemplatesParams{Cursor: cursor}))
+	return page(ctx, cursor, &mcp.ListResourceTemplatesParams{Cursor: cursor}, s.cs.ListResourceTemplates,
+		func(r *mcp.ListResourceTemplatesResult) ([]*mcp.ResourceTemplate, string) {
+			return r.ResourceTemplates, r.NextCursor
+		})
+}
+
+// page sends one list request: without params for the first page (go-sdk
+// then sends no "params", where "{}" costs it one more decode).
+func page[P, R, T any](ctx context.Context, cursor string, p *P, list func(context.Context, *P) (R, error), of func(R) ([]T, string)) ([]T, string, error) {
+	if cursor == "" {
+		p = nil
+	}
+	r, err := list(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}
-	return r.ResourceTemplates, r.NextCursor, nil
+	items, next := of(r)
+	return items, next, nil
 }

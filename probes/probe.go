@@ -67,18 +67,18 @@ func ListOnly(ctx context.Context, l Lister, lists []List, opts Options) (Catalo
 
 // outcome is one list's result, classified.
 type outcome struct {
-	list    List
-	items   any // []*mcp.Tool, ...
-	pages   int
-	count   int
-	err     error
-	verdict classify.Verdict
+	list         List
+	pages, count int
+	err          error
+	verdict      classify.Verdict
 }
 
 func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, opts Options) (Catalog, error) {
 	o := opts.withDefaults()
 	cat := Catalog{Report: Report{Mode: mode}}
-	var todo [numLists]List
+	results := make(chan outcome, numLists)
+	group, cancel := context.WithCancel(ctx)
+	defer cancel()
 	running := 0
 	for list, r := range roles {
 		rep := &cat.Report.Lists[list]
@@ -87,14 +87,8 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 			rep.Status, rep.Reason = Absent, NotDeclared
 			continue
 		}
-		todo[running] = List(list)
 		running++
-	}
-	results := make(chan outcome, numLists)
-	group, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for _, list := range todo[:running] {
-		go func() { results <- listOne(ctx, group, l, list, o) }()
+		go func() { results <- listOne(ctx, group, l, List(list), &cat.Offer, o) }()
 	}
 
 	var decided *ListError
@@ -105,24 +99,21 @@ func discover(ctx context.Context, l Lister, mode Mode, roles [numLists]role, op
 		switch {
 		case out.err == nil:
 			rep.Status, rep.Reason = Present, Listed
-			cat.set(out.items)
 		case decided != nil && stops(decided.Verdict):
 			rep.Status, rep.Reason = Degraded, Abandoned
-		default:
-			if propagates(ctx, roles[out.list], out.verdict) && (decided == nil || stops(out.verdict)) {
-				rep.Status, rep.Reason = Failed, ListFailed
-				decided = &ListError{List: out.list, Verdict: out.verdict, Err: out.err}
-				if stops(out.verdict) {
-					cancel() // else the others settle: a retry lists only the rest
-				}
-			} else if out.verdict.Class == classify.MethodNotFound {
-				rep.Status, rep.Reason = Absent, MethodNotFound
-				if mode == Declared && roles[out.list] != speculative {
-					rep.Warning = "declared in the server's capabilities but " + out.list.Method() + " answered -32601 (Method not found)"
-				}
-			} else {
-				rep.Status, rep.Reason = Degraded, ListFailed
+		case propagates(ctx, roles[out.list], out.verdict) && (decided == nil || stops(out.verdict)):
+			rep.Status, rep.Reason = Failed, ListFailed
+			decided = &ListError{List: out.list, Verdict: out.verdict, Err: out.err}
+			if stops(out.verdict) {
+				cancel() // else the others settle: a retry lists only the rest
 			}
+		case out.verdict.Class == classify.MethodNotFound:
+			rep.Status, rep.Reason = Absent, MethodNotFound
+			if mode == Declared && roles[out.list] != speculative {
+				rep.Warning = "declared in the server's capabilities but " + out.list.Method() + " answered -32601 (Method not found)"
+			}
+		default:
+			rep.Status, rep.Reason = Degraded, ListFailed
 		}
 		logReport(ctx, o.Logger, *rep)
 	}
@@ -153,9 +144,9 @@ func propagates(ctx context.Context, r role, v classify.Verdict) bool {
 	return r == strict
 }
 
-// listOne lists every page of one list within the probe timeout, then
-// classifies its error against the caller's context.
-func listOne(caller, group context.Context, l Lister, list List, o Options) outcome {
+// listOne lists every page of one list into its field of dst within the
+// probe timeout, then classifies its error against the caller's context.
+func listOne(caller, group context.Context, l Lister, list List, dst *Offer, o Options) outcome {
 	ctx, cancel := group, context.CancelFunc(func() {})
 	if o.ProbeTimeout > 0 {
 		ctx, cancel = context.WithTimeoutCause(group, o.ProbeTimeout, classify.ErrDeadline) // ours: timeout
@@ -165,13 +156,13 @@ func listOne(caller, group context.Context, l Lister, list List, o Options) outc
 	out := outcome{list: list}
 	switch list {
 	case Tools:
-		listAll(ctx, &out, l.ListTools, o)
+		out.pages, out.count, out.err = listInto(ctx, list, l.ListTools, &dst.Tools, o)
 	case Resources:
-		listAll(ctx, &out, l.ListResources, o)
+		out.pages, out.count, out.err = listInto(ctx, list, l.ListResources, &dst.Resources, o)
 	case Prompts:
-		listAll(ctx, &out, l.ListPrompts, o)
+		out.pages, out.count, out.err = listInto(ctx, list, l.ListPrompts, &dst.Prompts, o)
 	case ResourceTemplates:
-		listAll(ctx, &out, l.ListResourceTemplates, o)
+		out.pages, out.count, out.err = listInto(ctx, list, l.ListResourceTemplates, &dst.ResourceTemplates, o)
 	}
 	if out.err != nil {
 		out.verdict = classify.Classify(caller, out.err)
@@ -179,25 +170,14 @@ func listOne(caller, group context.Context, l Lister, list List, o Options) outc
 	return out
 }
 
-// listAll paginates one list into out.
-func listAll[T any](ctx context.Context, out *outcome, page pageFunc[T], o Options) {
-	var items []T
-	items, out.pages, out.err = paginate(ctx, out.list, page, o)
-	out.items, out.count = items, len(items)
-}
-
-// set stores one list's items.
-func (c *Catalog) set(items any) {
-	switch v := items.(type) {
-	case []*mcp.Tool:
-		c.Tools = v
-	case []*mcp.Resource:
-		c.Resources = v
-	case []*mcp.Prompt:
-		c.Prompts = v
-	case []*mcp.ResourceTemplate:
-		c.ResourceTemplates = v
+// listInto paginates one list, storing its items in dst only when it
+// answered whole (each list writes its own field).
+func listInto[T any](ctx context.Context, list List, page pageFunc[T], dst *[]T, o Options) (pages, count int, err error) {
+	items, pages, err := paginate(ctx, list, page, o)
+	if err == nil {
+		*dst = items
 	}
+	return pages, len(items), err
 }
 
 func logReport(ctx context.Context, log *slog.Logger, r ListReport) {
@@ -205,21 +185,12 @@ func logReport(ctx context.Context, log *slog.Logger, r ListReport) {
 	if r.Status == Degraded || r.Status == Failed || r.Warning != "" {
 		level = slog.LevelWarn
 	}
-	if !log.Enabled(ctx, level) {
-		return
-	}
-	attrs := []slog.Attr{
-		slog.String("list", r.List.Method()),
-		slog.String("status", r.Status.String()),
-		slog.String("reason", r.Reason.String()),
-		slog.Int("items", r.Items),
-		slog.Int("pages", r.Pages),
-	}
+	attrs := []any{"list", r.List.Method(), "status", r.Status.String(), "reason", r.Reason.String(), "items", r.Items, "pages", r.Pages}
 	if r.Verdict.Class != classify.None {
-		attrs = append(attrs, slog.String("verdict", r.Verdict.String()))
+		attrs = append(attrs, "verdict", r.Verdict.String())
 	}
 	if r.Warning != "" {
-		attrs = append(attrs, slog.String("warning", r.Warning))
+		attrs = append(attrs, "warning", r.Warning)
 	}
-	log.LogAttrs(context.WithoutCancel(ctx), level, "probes: list settled", attrs...)
+	log.Log(context.WithoutCancel(ctx), level, "probes: list settled", attrs...)
 }

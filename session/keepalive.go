@@ -51,15 +51,8 @@ func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 // (mcp/shared.go): a dead ping ([judgePing]) ends it through end, without
 // DELETE, and its error is the session's end.
 type KeepAlive struct {
-	clock clockwork.Clock
-	every time.Duration
-	ping  func(context.Context) error
-	end   func() // ends the session without DELETE
-	log   *slog.Logger
-
-	life     context.Context // ends on stop: the ping in flight is canceled
-	stopLife context.CancelFunc
-	done     chan struct{}
+	stop context.CancelFunc // ends the pinging; the ping in flight is canceled
+	done chan struct{}
 
 	mu    sync.Mutex
 	cause error // the failed ping that ended the session
@@ -67,25 +60,25 @@ type KeepAlive struct {
 
 // StartKeepAlive starts pinging every interval until stop or a dead ping.
 func StartKeepAlive(clock clockwork.Clock, every time.Duration, log *slog.Logger, ping func(context.Context) error, end func()) *KeepAlive {
-	k := &KeepAlive{clock: clock, every: every, ping: ping, end: end, log: log, done: make(chan struct{})}
-	k.life, k.stopLife = context.WithCancel(context.Background())
-	go k.run()
+	life, stop := context.WithCancel(context.Background())
+	k := &KeepAlive{stop: stop, done: make(chan struct{})}
+	go k.run(life, clock, every, log, ping, end)
 	return k
 }
 
-func (k *KeepAlive) run() {
+func (k *KeepAlive) run(life context.Context, clock clockwork.Clock, every time.Duration, log *slog.Logger, ping func(context.Context) error, end func()) {
 	defer close(k.done)
-	tick := k.clock.NewTicker(k.every)
+	tick := clock.NewTicker(every)
 	defer tick.Stop()
 	timeouts := 0
 	for {
 		select {
-		case <-k.life.Done():
+		case <-life.Done():
 			return
 		case <-tick.Chan():
 		}
-		timedOut, err := bounded(k.life, k.clock, k.every, k.ping)
-		if k.life.Err() != nil {
+		timedOut, err := bounded(life, clock, every, ping)
+		if life.Err() != nil {
 			return
 		}
 		if err == nil {
@@ -96,23 +89,23 @@ func (k *KeepAlive) run() {
 		if timedOut {
 			timeouts++
 			v = classify.Verdict{Class: classify.Timeout, Detail: err.Error()}
-			err = fmt.Errorf("mcpsup: keepalive: %d pings in a row got no answer within %s: %w", timeouts, k.every, context.DeadlineExceeded)
+			err = fmt.Errorf("mcpsup: keepalive: %d pings in a row got no answer within %s: %w", timeouts, every, context.DeadlineExceeded)
 		} else {
 			timeouts = 0
 		}
 		switch judgePing(v, timeouts) {
 		case pingDead:
-			k.log.Debug("mcpsup: keepalive ping: the session is dead", "verdict", v.String())
+			log.Debug("mcpsup: keepalive ping: the session is dead", "verdict", v.String())
 			k.mu.Lock()
 			k.cause = fmt.Errorf("mcpsup: keepalive ping: %w", err)
 			k.mu.Unlock()
-			k.end()
+			end()
 			return
 		case pingStop:
-			k.log.Debug("mcpsup: keepalive ping not served; pinging stops", "verdict", v.String())
+			log.Debug("mcpsup: keepalive ping not served; pinging stops", "verdict", v.String())
 			return
 		default:
-			k.log.Debug("mcpsup: keepalive ping failed; the session is kept", "verdict", v.String())
+			log.Debug("mcpsup: keepalive ping failed; the session is kept", "verdict", v.String())
 		}
 	}
 }
@@ -142,7 +135,7 @@ func (k *KeepAlive) Stop() {
 	if k == nil {
 		return
 	}
-	k.stopLife()
+	k.stop()
 	<-k.done
 }
 

@@ -63,14 +63,12 @@ const (
 	Ended
 )
 
+var statusNames = [...]string{Live: "live", Verifying: "verifying", Ended: "ended"}
+
+// String returns "live", "verifying" or "ended".
 func (s Status) String() string {
-	switch s {
-	case Live:
-		return "live"
-	case Verifying:
-		return "verifying"
-	case Ended:
-		return "ended"
+	if int(s) < len(statusNames) {
+		return statusNames[s]
 	}
 	return "unknown"
 }

@@ -27,22 +27,23 @@ type VerifyConfig struct {
 	Observe func(Fact)
 }
 
-// Verify returns s with the two rules by which a request's failure ends a
-// session on any transport. A session-expired answer (streamable-http.mdx,
-// Session Management: the client "MUST start a new session") ends it before
-// the request returns. A request that got no answer (transport) while its
-// caller waits starts one Alive, bounded by Timeout, with Status Verifying
-// meanwhile: any answer keeps the session (PingProvesDead), none ends it.
-// One runs at a time, and an answered one covers every request sent before
-// it. Every other failure leaves the session (failure story S4). The rules
-// end s itself (Endable.Fail); Close and Detach wait for the verification
-// running. Safe for concurrent use.
+// Verify returns s under the two rules by which a request's failure ends a
+// session (DESIGN.md section 2). A session-expired answer ends it before the
+// request returns (streamable-http.mdx, Session Management: the client "MUST
+// start a new session"). A transport failure while its caller waits starts
+// one Alive, bounded by Timeout, Status Verifying meanwhile: an answer keeps
+// the session ([PingProvesDead]), none ends it (Endable.Fail); one answered
+// covers every request sent before it. Close and Detach wait for it. Safe for
+// concurrent use.
 func Verify(s Endable, cfg VerifyConfig) Session {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultVerifyTimeout
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(Fact) {}
 	}
 	v := &verified{inner: s, cfg: cfg, change: make(chan struct{})}
 	v.life, v.stop = context.WithCancel(context.Background())
@@ -94,9 +95,14 @@ func (v *verified) fail(err error) {
 
 func (v *verified) changed() {
 	v.mu.Lock()
+	v.wake()
+	v.mu.Unlock()
+}
+
+// wake closes the status channel and makes the next; v.mu is held.
+func (v *verified) wake() {
 	close(v.change)
 	v.change = make(chan struct{})
-	v.mu.Unlock()
 }
 
 // sent returns the verifications started so far, for a request about to
@@ -120,50 +126,39 @@ func (v *verified) failed(ctx context.Context, seq uint64, err error) {
 
 func (v *verified) verify(seq uint64) {
 	v.mu.Lock()
+	defer v.mu.Unlock()
 	if v.closing || v.inner.Err() != nil || v.verifying || v.answered > seq {
-		v.mu.Unlock()
 		return
 	}
 	v.verifying = true
 	v.pings++
-	num := v.pings
-	close(v.change)
-	v.change = make(chan struct{})
+	v.wake()
 	v.wg.Add(1)
-	v.mu.Unlock()
-	go v.alive(num)
+	go v.alive(v.pings)
 }
 
 // alive runs verification num: one Alive bounded by cfg.Timeout.
 func (v *verified) alive(num uint64) {
 	defer v.wg.Done()
 	cut, err := bounded(v.life, v.cfg.Clock, v.cfg.Timeout, v.inner.Alive)
-	if v.life.Err() != nil || v.inner.Err() != nil {
-		v.mu.Lock()
-		v.verifying = false
-		v.mu.Unlock()
-		return // the session ended meanwhile
-	}
 	if cut {
 		err = fmt.Errorf("mcpsup/session: verification: no answer within %s: %w", v.cfg.Timeout, context.DeadlineExceeded)
 	}
-	dead := err != nil && PingProvesDead(classify.Error(err))
-	if !dead {
-		v.mu.Lock()
-		v.verifying = false
-		v.answered = num
-		v.mu.Unlock()
-		v.observe(Verified{Alive: true})
-		v.changed()
+	ended := v.life.Err() != nil || v.inner.Err() != nil // the session ended meanwhile
+	if !ended && err != nil && PingProvesDead(classify.Error(err)) {
+		v.cfg.Observe(Verified{Err: err})
+		v.fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
 		return
 	}
-	v.observe(Verified{Err: err})
-	v.fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
-}
-
-func (v *verified) observe(f Fact) {
-	if v.cfg.Observe != nil {
-		v.cfg.Observe(f)
+	if !ended {
+		v.cfg.Observe(Verified{Alive: true})
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.verifying = false
+	if !ended {
+		v.answered = num
+		v.wake()
 	}
 }
 
@@ -217,18 +212,13 @@ func do[T any](v *verified, ctx context.Context, req func(context.Context) (T, e
 	return res, err
 }
 
-// page is one page of a list.
-type page[T any] struct {
-	items []T
-	next  string
-}
-
 func list[T any](v *verified, ctx context.Context, cursor string, l func(context.Context, string) ([]T, string, error)) ([]T, string, error) {
-	p, err := do(v, ctx, func(ctx context.Context) (page[T], error) {
-		items, next, err := l(ctx, cursor)
-		return page[T]{items, next}, err
-	})
-	return p.items, p.next, err
+	seq := v.sent()
+	items, next, err := l(ctx, cursor)
+	if err != nil {
+		v.failed(ctx, seq, err)
+	}
+	return items, next, err
 }
 
 func (v *verified) ListTools(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {

@@ -71,7 +71,7 @@ func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
 // has exited (stopped unless it exits within exitDrain).
 func (s *stdioSession) watch() {
 	defer close(s.watched)
-	err := s.CS.Wait()
+	err := s.ClientSession.Wait()
 	s.p.stopUnlessExiting()
 	exit := s.p.wait()
 	s.ka.Stop()
@@ -100,7 +100,7 @@ func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
 // unexported); a 2026-07-28 server's JSON-RPC -32601 (Method not found) for
 // it is life: the process read and wrote, all a keepalive asks.
 func (s *stdioSession) Alive(ctx context.Context) error {
-	err := s.CS.Ping(ctx, nil)
+	err := s.ClientSession.Ping(ctx, nil)
 	var rpc *jsonrpc.Error
 	if err != nil && msgcheck.ModernVersion(s.info.ProtocolVersion) && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound {
 		return nil
@@ -126,7 +126,7 @@ func (s *stdioSession) Close() error {
 		s.closing.Store(true)
 		s.ka.Stop()
 		s.p.stop() // first: the stop's steps are the process's to report
-		_ = s.CS.Close()
+		_ = s.ClientSession.Close()
 	})
 	<-s.watched
 	return nil

@@ -1,4 +1,4 @@
-package fsm_test
+package main
 
 import (
 	"os"
@@ -13,15 +13,15 @@ import (
 // TestStatechartUpToDate fails when docs/statechart.md differs from what the
 // table produces. Fix with: go generate ./fsm
 func TestStatechartUpToDate(t *testing.T) {
-	got, err := os.ReadFile("../docs/statechart.md")
+	got, err := os.ReadFile("../../../docs/statechart.md")
 	require.NoError(t, err)
-	require.Equal(t, string(fsm.Statechart()), string(got),
+	require.Equal(t, string(statechart()), string(got),
 		"docs/statechart.md is stale: run go generate ./fsm")
 }
 
 // Every state and every non-ignored row appears in the generated document.
 func TestStatechartCoversTable(t *testing.T) {
-	doc := string(fsm.Statechart())
+	doc := string(statechart())
 	require.True(t, strings.HasPrefix(doc, "<!-- Code generated"))
 	require.Contains(t, doc, "```mermaid\nstateDiagram-v2\n")
 	for _, s := range fsm.States() {
