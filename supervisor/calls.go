@@ -188,7 +188,7 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 			s.handleCall(ctx, h, &CallReissued{Err: sent})
 		}
 	case s.resends(ctx, sent):
-		s.post(factEvent{callResentEvent(sent)})
+		s.post(emit(callResentEvent(sent)))
 		if h != nil {
 			s.handleCall(ctx, h, &CallResent{Err: sent})
 		}
@@ -205,7 +205,7 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 		id = again.RequestID
 	}
 	if reissue {
-		s.post(factEvent{callReissuedEvent(sent, id)})
+		s.post(emit(callReissuedEvent(sent, id)))
 	}
 	return res, err
 }
@@ -277,7 +277,7 @@ func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
 func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64, err error) error {
 	if errors.Is(err, ErrUnknownTool) {
 		// The server may have added it while we could not hear.
-		s.post(relistWanted{gen: gen})
+		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
 	var ce *CallError
 	if errors.As(err, &ce) {
@@ -319,7 +319,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		// -32020: Mcp-* headers that do not match the body) "the
 		// client SHOULD call tools/list to check for changes to the tool's
 		// inputSchema" (go-sdk derives the Mcp-Param-* headers from it).
-		s.post(relistWanted{gen: gen})
+		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
 		// Set before the caller returns; the verdict's Retry-After is
@@ -327,7 +327,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter)
 		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
 	}
-	s.post(loopFunc(func(s *Supervisor) { s.callFailed(gen, ce) }))
+	s.post(func(s *Supervisor) { s.callFailed(gen, ce) })
 	return ce
 }
 
@@ -429,4 +429,18 @@ func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
 		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
 	}
 	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
+}
+
+// callResentEvent is the call-resent event of a call that failed as ce.
+func callResentEvent(ce *CallError) events.Event {
+	return events.Event{Kind: events.KindCallResent, Generation: ce.Generation, Op: ce.Op, Name: ce.Name,
+		Delivery: ce.Delivery.String(), Verdict: ce.Verdict}
+}
+
+// callReissuedEvent is the call-reissued event of a call whose 2026-07-28
+// response stream broke: first is the lost request's error, id the new
+// request's JSON-RPC id ("" when it was not sent).
+func callReissuedEvent(first *CallError, id string) events.Event {
+	return events.Event{Kind: events.KindCallReissued, Generation: first.Generation, Op: first.Op, Name: first.Name,
+		Delivery: first.Delivery.String(), Verdict: first.Verdict, RequestID: first.RequestID, ReissuedAs: id}
 }

@@ -160,36 +160,36 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 	return func(f seam.Fact) {
 		switch f := f.(type) {
 		case seam.Verified:
-			s.post(factEvent{verifiedEvent(gen, f)})
+			s.post(emit(verifiedEvent(gen, f)))
 		case seam.EraChanged:
-			s.post(factEvent{events.Event{Kind: events.KindEraChanged, Generation: gen, Detail: f.Detail}})
+			s.post(emit(events.Event{Kind: events.KindEraChanged, Generation: gen, Detail: f.Detail}))
 		case seam.StreamRestored:
-			s.post(relistWanted{gen: gen})
+			s.post(func(s *Supervisor) { s.relistSoon(gen) })
 		case seam.StreamDeclined:
 			h.declined.Store(true)
-			s.post(loopFunc(func(s *Supervisor) {
+			s.post(func(s *Supervisor) {
 				s.streamDeclined(events.Event{Kind: events.KindStreamDeclined, Generation: gen, HTTPStatus: f.Status, ContentType: f.ContentType})
-			}))
+			})
 		case seam.StreamDecided:
-			s.post(loopFunc(func(s *Supervisor) { s.streamDecided(f) }))
+			s.post(func(s *Supervisor) { s.streamDecided(f) })
 		case seam.EventDropped:
 			if reportDrop(f.Count) {
-				s.post(factEvent{events.Event{Kind: events.KindStreamEventDropped, Generation: gen, Count: f.Count, Detail: f.Err.Error()}})
+				s.post(emit(events.Event{Kind: events.KindStreamEventDropped, Generation: gen, Count: f.Count, Detail: f.Err.Error()}))
 			}
 		case seam.ResponseDropped:
 			if reportDrop(f.Count) {
-				s.post(factEvent{events.Event{Kind: events.KindResponseDropped, Generation: gen, Count: f.Count, Bound: f.Bound}})
+				s.post(emit(events.Event{Kind: events.KindResponseDropped, Generation: gen, Count: f.Count, Bound: f.Bound}))
 			}
 		case seam.LineDropped:
 			if reportDrop(f.Count) {
-				s.post(factEvent{events.Event{Kind: events.KindStdoutLineDropped, Generation: gen, Count: f.Count, Detail: f.Why}})
+				s.post(emit(events.Event{Kind: events.KindStdoutLineDropped, Generation: gen, Count: f.Count, Detail: f.Why}))
 			}
 		case seam.ProcessExited:
 			e := events.Event{Kind: events.KindProcessExited, Generation: gen, Detail: f.Err.Error()}
 			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) {
 				e.ExitCode, e.Signal, e.Stop, e.Detail = exit.Code, int(exit.Signal), string(exit.Stop), exit.Stderr
 			}
-			s.post(factEvent{e})
+			s.post(emit(e))
 		}
 	}
 }

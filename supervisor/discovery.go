@@ -82,7 +82,7 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	if err := s.refreshRefused(); err != nil {
 		return err
 	}
-	if !s.post(loopFunc(func(s *Supervisor) { s.refresh(done) })) {
+	if !s.post(func(s *Supervisor) { s.refresh(done) }) {
 		return s.refreshRefused()
 	}
 	for {
@@ -164,7 +164,7 @@ func (s *Supervisor) kickRelist() {
 	}
 	now := s.cfg.Observe.Clock.Now()
 	if wait := c.last.Add(s.cfg.Limits.RelistMinGap).Sub(now); !c.last.IsZero() && wait > 0 {
-		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post(loopFunc((*Supervisor).gapPassed)) })
+		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post((*Supervisor).gapPassed) })
 		return
 	}
 	set := c.pending
@@ -172,7 +172,7 @@ func (s *Supervisor) kickRelist() {
 	c.pending, c.waiters, c.last = 0, nil, now
 	s.goCmd(func() input {
 		cat, err := s.listSome(h, set)
-		return loopFunc(func(s *Supervisor) { s.relisted(gen, set, cat, err) })
+		return func(s *Supervisor) { s.relisted(gen, set, cat, err) }
 	})
 }
 
@@ -268,7 +268,7 @@ func (s *Supervisor) armPoll(gen uint64) {
 	if s.cfg.Limits.CatalogPollInterval < 0 || !s.polled(gen) {
 		return
 	}
-	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(loopFunc(func(s *Supervisor) { s.pollNow(gen) })) })
+	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(func(s *Supervisor) { s.pollNow(gen) }) })
 }
 
 // polled reports whether the session of gen is polled: the stream is off

@@ -11,7 +11,7 @@ package supervisor
 // push again meanwhile, and a WaitGroup's Wait must not race its Add.
 func FlushEvents(s *Supervisor) {
 	done := make(chan struct{})
-	if s.post(settled{done: done}) {
+	if s.post(settled(done)) {
 		select {
 		case <-done:
 		case <-s.loopDone: // it ended first; nothing more comes

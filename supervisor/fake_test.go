@@ -375,11 +375,11 @@ func (r *rig) addSink(sink events.Sink) {
 
 // settled is an input that, once taken, hands the loop's events to the
 // sink and says so.
-type settled struct{ done chan struct{} }
-
-func (in settled) take(s *Supervisor) {
-	s.flushEvents()
-	close(in.done)
+func settled(done chan struct{}) input {
+	return func(s *Supervisor) {
+		s.flushEvents()
+		close(done)
+	}
 }
 
 // events returns the recorded events once everything the supervisor did

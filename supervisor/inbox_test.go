@@ -8,9 +8,7 @@ import (
 )
 
 // step is an input that runs its function when the loop takes it.
-type step func(s *Supervisor)
-
-func (f step) take(s *Supervisor) { f(s) }
+type step = input
 
 func loopOnly() *Supervisor {
 	s := &Supervisor{inbox: newInbox(), sink: newSinkQueue(nil, nil, "")}

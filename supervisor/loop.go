@@ -81,7 +81,7 @@ func (s *Supervisor) run() {
 		if !ok {
 			return
 		}
-		in.take(s)
+		in(s)
 		s.flushEvents()
 	}
 }
@@ -221,7 +221,7 @@ func (s *Supervisor) open(c fsm.Command) {
 			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
-		return loopFunc(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) })
+		return func(s *Supervisor) { s.opened(kind, spec, sess, verdict) }
 	})
 }
 
@@ -279,7 +279,7 @@ func (s *Supervisor) resumeFor(sess seam.Session, prev *ResumeState) *ResumeStat
 // into an input of the loop: the only route by which the loop learns it died.
 func (s *Supervisor) watch(gen uint64, sess seam.Session) {
 	sess.(interface{ AfterEnd(func()) }).AfterEnd(func() {
-		s.post(loopFunc(func(s *Supervisor) { s.ended(gen, sess) }))
+		s.post(func(s *Supervisor) { s.ended(gen, sess) })
 	})
 }
 
@@ -423,7 +423,7 @@ func (s *Supervisor) discover(c fsm.Command) {
 		s.goCmd(func() input {
 			cat, err := s.listSome(h, set)
 			cat.Offer = relistedOffer(*p, cat)
-			return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
+			return func(s *Supervisor) { s.discovered(c.Generation, cat, err) }
 		})
 		return
 	}
@@ -437,7 +437,7 @@ func (s *Supervisor) discover(c fsm.Command) {
 		} else {
 			cat, err = probes.ListDeclared(ctx, sess, caps, s.probeOptions())
 		}
-		return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
+		return func(s *Supervisor) { s.discovered(c.Generation, cat, err) }
 	})
 }
 
@@ -587,7 +587,7 @@ func (h *sessionHooks) listChanged(l probes.List) {
 	if l == probes.Resources { // notifications/resources/list_changed covers the templates
 		set |= setOf(probes.ResourceTemplates)
 	}
-	h.s.post(loopFunc(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) }))
+	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) })
 }
 
 // onListChanged is go-sdk's list_changed handler of l: a re-list, then the
@@ -612,7 +612,7 @@ func (h *sessionHooks) listTTL(l probes.List, ms int) {
 	} else if h.armed.And(^bit)&bit == 0 {
 		return // no timer of this session to stop
 	}
-	h.s.post(loopFunc(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) }))
+	h.s.post(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) })
 }
 
 // emitEvent stamps e with the server, its number and the time, redacts it,

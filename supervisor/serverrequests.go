@@ -57,7 +57,7 @@ func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // report posts a refusal's event, throttled as drops are.
 func (r *serverRequests) report(method string, limit int) {
 	if n := r.refused.Add(1); reportDrop(int(n)) {
-		r.s.post(factEvent{events.Event{Kind: events.KindServerRequestRefused, Generation: r.gen,
-			Op: events.CutName(method), Bound: limit, Count: int(n)}})
+		r.s.post(emit(events.Event{Kind: events.KindServerRequestRefused, Generation: r.gen,
+			Op: events.CutName(method), Bound: limit, Count: int(n)}))
 	}
 }

@@ -234,10 +234,10 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		s.calls.Wait()
 		if started {
 			done := make(chan struct{})
-			if s.post(loopFunc(func(s *Supervisor) {
+			if s.post(func(s *Supervisor) {
 				s.step(fsm.Trigger{Kind: kind})
 				close(done)
-			})) {
+			}) {
 				<-done
 			}
 		} else {
@@ -379,7 +379,7 @@ func (s *Supervisor) ResumeState() *ResumeState {
 // becomes churn). It returns at once.
 func (s *Supervisor) Reconnect() {
 	s.setSnapshot(func(sn *snapshot) { sn.reconnects++ })
-	if !s.post(loopFunc((*Supervisor).reconnect)) {
+	if !s.post((*Supervisor).reconnect) {
 		s.setSnapshot(func(sn *snapshot) { sn.reconnects-- })
 	}
 }
