@@ -218,10 +218,12 @@ func (s *Supervisor) open(c fsm.Command) {
 		var sess seam.Session
 		if err == nil {
 			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, Clock: s.cfg.Observe.Clock, Observe: s.observer(spec.hooks)})
-			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
-		return func(s *Supervisor) { s.opened(kind, spec, sess, verdict) }
+		if !s.post(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) }) && sess != nil {
+			s.endSession(sess, kind == fsm.Attach || s.detaching.Load()) // opened too late for the loop
+		}
+		return nil
 	})
 }
 
@@ -340,17 +342,16 @@ func (s *Supervisor) dropSession(gen uint64) {
 
 // endSession closes or detaches sess on a background goroutine.
 func (s *Supervisor) endSession(sess seam.Session, detach bool) {
-	s.unregister(sess)
 	var done chan struct{}
 	id := sess.Info().ID
 	if detach && id != "" {
 		done = make(chan struct{})
-		s.regMu.Lock()
+		s.endMu.Lock()
 		if s.ending == nil {
 			s.ending = make(map[string]chan struct{})
 		}
 		s.ending[id] = done
-		s.regMu.Unlock()
+		s.endMu.Unlock()
 	}
 	s.bg.Go(func() {
 		if detach {
@@ -359,11 +360,11 @@ func (s *Supervisor) endSession(sess seam.Session, detach bool) {
 			_ = sess.Close()
 		}
 		if done != nil {
-			s.regMu.Lock()
+			s.endMu.Lock()
 			if s.ending[id] == done {
 				delete(s.ending, id)
 			}
-			s.regMu.Unlock()
+			s.endMu.Unlock()
 			close(done)
 		}
 	})
@@ -372,37 +373,15 @@ func (s *Supervisor) endSession(sess seam.Session, detach bool) {
 // detachedBefore waits, bounded by ctx, for the detach of an earlier go-sdk
 // session of id (Supervisor.ending).
 func (s *Supervisor) detachedBefore(ctx context.Context, id string) {
-	s.regMu.Lock()
+	s.endMu.Lock()
 	done := s.ending[id]
-	s.regMu.Unlock()
+	s.endMu.Unlock()
 	if done == nil {
 		return
 	}
 	select {
 	case <-done:
 	case <-ctx.Done():
-	}
-}
-
-func (s *Supervisor) register(sess seam.Session) {
-	s.regMu.Lock()
-	s.reg = append(s.reg, sess)
-	s.regMu.Unlock()
-}
-
-func (s *Supervisor) unregister(sess seam.Session) {
-	s.regMu.Lock()
-	s.reg = slices.DeleteFunc(s.reg, func(o seam.Session) bool { return o == sess })
-	s.regMu.Unlock()
-}
-
-// endLeftovers ends every session still registered once the loop is gone.
-func (s *Supervisor) endLeftovers(detach bool) {
-	s.regMu.Lock()
-	left := slices.Clone(s.reg)
-	s.regMu.Unlock()
-	for _, sess := range left {
-		s.endSession(sess, detach)
 	}
 }
 

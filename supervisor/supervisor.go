@@ -16,7 +16,6 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/httpsession"
-	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // Supervisor keeps one MCP server connection alive (see the package doc).
@@ -39,8 +38,7 @@ type Supervisor struct {
 
 	stopOnce sync.Once
 
-	regMu sync.Mutex
-	reg   []seam.Session // every session not yet closed or detached
+	endMu sync.Mutex
 	// ending holds, by session id, a channel closed once that session's
 	// Detach returned: a re-attach waits for it, so nothing of the old
 	// go-sdk session (whose JSON-RPC ids the new one reuses) follows.
@@ -97,31 +95,45 @@ type rateWindow struct {
 // off Unix), and two fields that ask for different things with an error wrapping
 // ErrConfigConflict.
 func New(cfg Config) (*Supervisor, error) {
-	if cfg.Command != nil {
-		return newCommand(cfg)
-	}
-	if err := validEndpoint(cfg.Endpoint); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
-	}
-	if cfg.Resume != nil {
-		if err := cfg.Resume.Validate(); err != nil {
-			return nil, err
-		}
-		// Never send one server's session id to another.
-		switch ep := cfg.Resume.Endpoint; {
-		case ep == "":
-			return nil, &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
-		case ep != cfg.Endpoint:
-			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", endpointText(cutText(ep, 200), ep), endpointText(cfg.Endpoint, cfg.Endpoint))}
-		}
 	}
 	cfg, err := cfg.hostOptions()
 	if err != nil {
 		return nil, err
 	}
-	s := newSupervisor(cfg.withDefaults(), nil)
-	s.roots.add(cfg.Client.Roots)
-	return s, nil
+	return newSupervisor(cfg.withDefaults(), nil), nil
+}
+
+// validate refuses what New refuses, but for the keepalive (hostOptions).
+func (c Config) validate() error {
+	if c.Command != nil {
+		switch {
+		case c.Endpoint != "":
+			return fmt.Errorf("%w: Config.Endpoint and Config.Command: set one (a server is either streamable HTTP or stdio)", ErrConfigConflict)
+		case c.Resume != nil:
+			return fmt.Errorf("%w: Config.Resume and Config.Command: a stdio server has no session to resume", ErrConfigConflict)
+		case c.HTTP != HTTPConfig{}:
+			return fmt.Errorf("%w: Config.HTTP and Config.Command: a stdio server has no HTTP", ErrConfigConflict)
+		case c.Stream != StreamConfig{}:
+			return fmt.Errorf("%w: Config.Stream and Config.Command: a stdio server has no standalone stream", ErrConfigConflict)
+		}
+		return c.Command.Validate()
+	}
+	if err := validEndpoint(c.Endpoint); err != nil || c.Resume == nil {
+		return err
+	}
+	if err := c.Resume.Validate(); err != nil {
+		return err
+	}
+	// Never send one server's session id to another.
+	switch ep := c.Resume.Endpoint; {
+	case ep == "":
+		return &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
+	case ep != c.Endpoint:
+		return &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", endpointText(cutText(ep, 200), ep), endpointText(c.Endpoint, c.Endpoint))}
+	}
+	return nil
 }
 
 // validEndpoint accepts an absolute http or https URL with a host.
@@ -146,8 +158,7 @@ func validEndpoint(endpoint string) error {
 	return nil
 }
 
-// newSupervisor builds a supervisor around d; nil: the HTTP dialer of cfg (a
-// Command config: set by the caller).
+// newSupervisor builds a supervisor around d; nil: the dialer of cfg.
 func newSupervisor(cfg Config, d opener) *Supervisor {
 	life, end := context.WithCancel(context.Background())
 	callLife, endCalls := context.WithCancel(context.Background())
@@ -174,13 +185,16 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 		s.snap.resume = &rs
 		s.redact.AddSessionID(rs.SessionID)
 	}
-	if cfg.Command == nil {
-		d := newHTTPDialer(s)
-		s.streams = d
-		if s.dial == nil { // New: sessions through the HTTP dialer; tests bring their own
-			s.dial = &seamConnector{s: s, d: d}
+	switch {
+	case cfg.Command == nil:
+		s.streams = newHTTPDialer(s)
+		if s.dial == nil { // tests bring their own
+			s.dial = &seamConnector{s: s, d: s.streams}
 		}
+	case s.dial == nil:
+		s.dial = &seamConnector{s: s, d: newStdioDialer(s)}
 	}
+	s.roots.add(cfg.Client.Roots)
 	s.sink = newSinkQueue(cfg.Observe.Events, cfg.Observe.Logger, cfg.Name)
 	if cfg.Observe.CallHandler != nil {
 		s.callServer = s.redact.Text(cfg.Name)
@@ -244,15 +258,17 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 			s.setSnapshot(func(sn *snapshot) { sn.state = Closed })
 		}
 		// The loop takes what was posted before and ends; its timers are
-		// stopped after, so none posts again.
+		// stopped after, so none posts again. Commands end with the life
+		// context; a session opened too late for the loop ends with its
+		// command.
 		s.inbox.end()
 		s.stopTimers()
+		for _, h := range s.loop.sessions {
+			s.endSession(h.sess, kind == events.TriggerDetachRequested)
+		}
 		close(s.loopDone)
-		s.end() // cancels commands
-		// Commands end with the life context; sessions they opened too late
-		// for the loop are still registered and ended here.
+		s.end()
 		s.cmds.Wait()
-		s.endLeftovers(kind == events.TriggerDetachRequested)
 		s.bg.Wait()
 		if s.streams != nil {
 			_ = s.streams.Close()
