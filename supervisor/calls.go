@@ -349,51 +349,50 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 	}()
 	for {
 		s.mu.Lock()
-		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.verdict
 		gen, live = s.snap.gen, s.snap.live
-		stopped, started := s.stopped, s.started
-		var refused error
+		refused := s.refusalLocked()
 		var ch, status <-chan struct{}
-		ready := st == Ready && live != nil
+		ready := refused == nil && s.snap.state == Ready && live != nil
 		if ready {
 			var now seam.Status
 			if now, status = live.sess.Status(); now != seam.Live {
 				ready = false
 			}
 		}
-		if !stopped && ready {
+		if ready {
 			refused = s.admit(op, name)
 		} else {
 			ch = s.changedLocked() // only a call that may wait asks for one
 		}
+		wait := s.stateErrorLocked(nil) // how a wait that ends now ends
 		s.mu.Unlock()
 		switch {
-		case stopped || st == Closed:
-			return nil, 0, &StateError{State: st, Err: ErrClosed}
 		case ready:
 			return live, gen, refused
-		case st == Idle && !started, st == Failed && reason != events.ReasonNone:
-			// Idle after Start is the moment before the first trigger: wait.
-			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
+		case refused != nil:
+			return nil, 0, refused
 		}
 		if timer == nil {
 			if h != nil { // before the timer: a test's clock moves once it exists
-				waited, start = &CallWaited{From: st, FromGeneration: gen}, s.cfg.Observe.Clock.Now()
+				waited, start = &CallWaited{From: wait.State, FromGeneration: gen}, s.cfg.Observe.Clock.Now()
 			}
 			timer = s.cfg.Observe.Clock.NewTimer(s.cfg.Limits.MaxCallWait)
 		}
 		select {
 		case <-ch:
+			continue
 		case <-status: // nil unless the live session is not Live
+			continue
 		case <-s.callLife.Done():
 			return nil, 0, &StateError{State: Closed, Err: ErrClosed}
 		case <-ctx.Done():
 			// The caller gave up (the verdict stays canceled); the error
 			// still says what kept the connection down.
-			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
+			wait.Err = ctx.Err()
 		case <-timer.Chan():
-			return nil, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout, redactor: &s.redact.Redactor}
+			wait.Err = ErrWaitTimeout
 		}
+		return nil, 0, wait
 	}
 }
 

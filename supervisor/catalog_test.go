@@ -262,7 +262,7 @@ func TestRefreshRightAfterStartWaitsForTheFirstCatalog(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotReady)
 	require.Contains(t, err.Error(), "Start was not called")
 	r.sup.Start()
-	require.NoError(t, r.sup.refreshRefused(), "idle after Start is no refusal")
+	require.NoError(t, r.sup.refusal(), "idle after Start is no refusal")
 	done := make(chan error, 1)
 	go func() { done <- r.sup.RefreshCatalog(r.ctx) }()
 	r.next().ok(newFakeSession("s1", "a"))

@@ -79,17 +79,14 @@ func (c *catalogLoop) stop() {
 // kept), ctx's error, or a *StateError wrapping ErrNotReady or ErrClosed.
 func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	done := make(chan error, 1)
-	if err := s.refreshRefused(); err != nil {
-		return err
-	}
-	if !s.post(func(s *Supervisor) { s.refresh(done) }) {
-		return s.refreshRefused()
+	if err := s.refusal(); err != nil || !s.post(func(s *Supervisor) { s.refresh(done) }) {
+		return s.refusal()
 	}
 	for {
 		s.mu.Lock()
 		ch := s.changedLocked()
 		s.mu.Unlock()
-		if err := s.refreshRefused(); err != nil {
+		if err := s.refusal(); err != nil {
 			return err
 		}
 		select {
@@ -100,22 +97,6 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-}
-
-// refreshRefused returns why a refresh cannot be served now: not started,
-// closed, or a terminal failed state.
-func (s *Supervisor) refreshRefused() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch st := s.snap.state; {
-	case st == Closed || s.stopped:
-		return &StateError{State: Closed, Err: ErrClosed}
-	case st == Idle && !s.started:
-		return &StateError{State: st, Err: ErrNotReady}
-	case st == Failed && s.snap.reason != events.ReasonNone:
-		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
-	}
-	return nil
 }
 
 // refresh takes a RefreshCatalog: the current session's declared lists.

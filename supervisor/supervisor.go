@@ -313,19 +313,7 @@ func (s *Supervisor) Failure() (reason Reason, v classify.Verdict) {
 // WaitForStateChange blocks until the state differs from from, or ctx is
 // done; it reports whether the state changed (grpc-go's WaitForStateChange).
 func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
-	for {
-		s.mu.Lock()
-		st, ch := s.snap.state, s.changedLocked()
-		s.mu.Unlock()
-		if st != from {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return s.await(ctx, func() bool { return s.snap.state != from })
 }
 
 // WaitForState blocks until the state is want. Otherwise it returns a
@@ -334,25 +322,69 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 // want is Failed or Closed) ErrNotReady on a terminal failed state. After
 // Reconnect it waits for the attempt Reconnect asked for.
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
+	var err error
+	if !s.await(ctx, func() bool {
+		switch st := s.snap.state; {
+		case st == want:
+		case st == Closed:
+			err = &StateError{State: st, Err: ErrClosed}
+		case st == Failed && s.snap.reason != ReasonNone && want != Closed && s.snap.reconnects == 0:
+			err = s.stateErrorLocked(ErrNotReady)
+		default:
+			return false
+		}
+		return true
+	}) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.stateErrorLocked(ctx.Err())
+	}
+	return err
+}
+
+// await blocks until cond, called with s.mu held, holds (true), at once
+// or at a snapshot change, or until ctx ends (false).
+func (s *Supervisor) await(ctx context.Context, cond func() bool) bool {
 	for {
 		s.mu.Lock()
-		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.verdict, s.changedLocked()
-		pending := s.snap.reconnects > 0
-		s.mu.Unlock()
-		switch {
-		case st == want:
-			return nil
-		case st == Closed:
-			return &StateError{State: st, Err: ErrClosed}
-		case st == Failed && reason != events.ReasonNone && want != Closed && !pending:
-			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
+		if cond() {
+			s.mu.Unlock()
+			return true
 		}
+		ch := s.changedLocked()
+		s.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
+			return false
 		}
 	}
+}
+
+// refusal returns why nothing is served now, nil if calls may go out or
+// wait: stopped or closed (ErrClosed), idle before Start or a terminal
+// failed state (ErrNotReady), as a *StateError.
+func (s *Supervisor) refusal() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refusalLocked()
+}
+
+// refusalLocked is refusal with s.mu held.
+func (s *Supervisor) refusalLocked() error {
+	switch st := s.snap.state; {
+	case s.stopped || st == Closed:
+		return &StateError{State: Closed, Err: ErrClosed}
+	case st == Idle && !s.started, st == Failed && s.snap.reason != ReasonNone:
+		return s.stateErrorLocked(ErrNotReady)
+	}
+	return nil
+}
+
+// stateErrorLocked is the *StateError of the snapshot, wrapping err.
+// Called with s.mu held.
+func (s *Supervisor) stateErrorLocked(err error) *StateError {
+	return &StateError{State: s.snap.state, Reason: s.snap.reason, Verdict: s.snap.verdict, Err: err, redactor: &s.redact.Redactor}
 }
 
 // Catalog returns the catalog as last discovered, with its generation; Stale
