@@ -79,15 +79,16 @@ func (c *catalogLoop) stop() {
 // kept), ctx's error, or a *StateError wrapping ErrNotReady or ErrClosed.
 func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	done := make(chan error, 1)
-	if err := s.refusal(); err != nil || !s.post(func(s *Supervisor) { s.refresh(done) }) {
-		return s.refusal()
-	}
-	for {
+	for posted := false; ; {
 		s.mu.Lock()
-		ch := s.changedLocked()
+		err, ch := s.refusalLocked(), s.changedLocked()
 		s.mu.Unlock()
-		if err := s.refusal(); err != nil {
+		if err != nil {
 			return err
+		}
+		if !posted { // refused only once the stop began: the refusal follows
+			posted = s.post(func(s *Supervisor) { s.refresh(done) })
+			continue
 		}
 		select {
 		case err := <-done:

@@ -218,8 +218,8 @@ func (s *Supervisor) Start() {
 		return
 	}
 	s.started = true
+	s.inbox.start() // under s.mu: once started shows, posts are taken
 	s.mu.Unlock()
-	s.inbox.start()
 	s.post(stepLater(fsm.Trigger{Kind: events.TriggerStarted, Resume: resumeMode(s.cfg.Resume)}))
 }
 
@@ -361,16 +361,10 @@ func (s *Supervisor) await(ctx context.Context, cond func() bool) bool {
 	}
 }
 
-// refusal returns why nothing is served now, nil if calls may go out or
-// wait: stopped or closed (ErrClosed), idle before Start or a terminal
-// failed state (ErrNotReady), as a *StateError.
-func (s *Supervisor) refusal() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refusalLocked()
-}
-
-// refusalLocked is refusal with s.mu held.
+// refusalLocked returns why nothing is served now, nil if calls may go
+// out or wait: stopped or closed (ErrClosed), idle before Start or a
+// terminal failed state (ErrNotReady), as a *StateError. Called with s.mu
+// held.
 func (s *Supervisor) refusalLocked() error {
 	switch st := s.snap.state; {
 	case s.stopped || st == Closed:
