@@ -22,8 +22,8 @@
 //
 // Every transition and every other fact is an events.Event sent to
 // Config.Observe.Events, numbered per server, with session ids hashed and
-// credentials masked; its vocabulary is re-exported here (supervisor.Failed,
-// supervisor.KindCallFailed ...).
+// credentials masked; the states and reasons are re-exported here
+// (supervisor.Failed, supervisor.ReasonChurn ...).
 //
 // One loop goroutine at a time owns the state machine and runs only while
 // inputs wait; every input reaches it through an inbox. Events reach the
