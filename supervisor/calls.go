@@ -181,13 +181,13 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 	if sent == nil {
 		return res, err
 	}
-	reissue := s.reissues(ctx, sent)
+	reissue, resent := s.sendsAgain(ctx, sent)
 	switch {
 	case reissue:
 		if h != nil {
 			s.handleCall(ctx, h, &CallReissued{Err: sent})
 		}
-	case s.resends(ctx, sent):
+	case resent:
 		s.post(emit(callResentEvent(sent)))
 		if h != nil {
 			s.handleCall(ctx, h, &CallResent{Err: sent})
@@ -210,16 +210,18 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 	return res, err
 }
 
-// reissues reports whether the failed call ce is re-issued: its 2026-07-28
-// response stream broke (classify.HTTPError.StreamLost; "clients MUST
-// re-issue it as a new request with a new request ID", 2026-07-28
-// changelog item 9), NoReissue is unset, and nobody gave up on it.
-func (s *Supervisor) reissues(caller context.Context, ce *CallError) bool {
-	if s.cfg.Recovery.NoReissue || ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
-		return false
+// sendsAgain reports how the failed call ce is sent once more, unless
+// someone gave up on it: re-issued when its 2026-07-28 response stream broke
+// (classify.HTTPError.StreamLost; "clients MUST re-issue it as a new
+// request with a new request ID", 2026-07-28 changelog item 9) and
+// NoReissue is unset; else resent under ResendSafe when it is Resendable.
+func (s *Supervisor) sendsAgain(caller context.Context, ce *CallError) (reissue, resend bool) {
+	if ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
+		return false, false
 	}
 	facts, ok := errors.AsType[*classify.HTTPError](ce.Err)
-	return ok && facts.StreamLost
+	reissue = ok && facts.StreamLost && !s.cfg.Recovery.NoReissue
+	return reissue, !reissue && s.cfg.Recovery.Resend == ResendSafe && ce.Resendable()
 }
 
 // send sends one host call: wait for ready and admission, send once,
@@ -263,13 +265,6 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 		s.reportSessionLost(caller, h, ce, live.sess)
 	}
 	return zero, ce, ce
-}
-
-// resends reports whether ResendSafe sends the failed call ce once more:
-// it is Resendable, and nobody gave up on it.
-func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
-	return s.cfg.Recovery.Resend == ResendSafe && ce.Resendable() && ce.Verdict.Class != classify.Canceled &&
-		caller.Err() == nil && s.callLife.Err() == nil
 }
 
 // refused returns the error of a call that was not sent: refused locally

@@ -420,17 +420,6 @@ func (s *Supervisor) discover(c fsm.Command) {
 	})
 }
 
-// settledLists are the lists a discovery settled: listed, or -32601.
-func settledLists(r probes.Report) listSet {
-	var set listSet
-	for _, l := range probes.Lists() {
-		if st := r.Get(l).Status; st == probes.Present || (st == probes.Absent && r.Get(l).Reason != probes.NotDeclared) {
-			set |= setOf(l)
-		}
-	}
-	return set
-}
-
 // probeOptions are the options of every discovery and re-list.
 func (s *Supervisor) probeOptions() probes.Options {
 	return probes.Options{ProbeTimeout: s.cfg.Recovery.ProbeTimeout, MaxPages: s.cfg.Limits.MaxPages, MaxItems: s.cfg.Limits.MaxItems,

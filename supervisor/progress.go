@@ -35,17 +35,8 @@ type callClock struct {
 	done       chan struct{}
 	err        error
 	stopParent func() bool
-	// finish ends the call with the parent's error, or, once detached,
-	// releases the clock.
-	finish   func()
-	detached atomic.Bool
-	after    []afterFunc // registered by AfterFunc, run once on end
-	afterIDs uint64
-}
-
-type afterFunc struct {
-	id uint64
-	f  func()
+	detached   atomic.Bool
+	after      []*func() // registered by AfterFunc, run once on end
 }
 
 // newCallClock returns the clock of a call on parent; timeout 0 sets no
@@ -53,28 +44,24 @@ type afterFunc struct {
 // [callClock.Deadline]).
 func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
 	c := &callClock{Context: parent, clock: clock, timeout: timeout, done: make(chan struct{})}
-	c.finish = func() {
-		if c.detached.Load() {
-			c.release()
-			return
-		}
-		c.end(c.Context.Err())
-	}
 	if timeout > 0 {
 		now := clock.Now()
 		c.ceiling = now.Add(ceiling)
-		c.expiry = minTime(now.Add(timeout), c.ceiling)
+		c.expiry = now.Add(min(timeout, ceiling))
 		c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
 	}
 	c.stopParent = context.AfterFunc(parent, c.finish)
 	return c
 }
 
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
+// finish ends the call with the parent's error, or, once detached,
+// releases the clock.
+func (c *callClock) finish() {
+	if c.detached.Load() {
+		c.release()
+		return
 	}
-	return a
+	c.end(c.Context.Err())
 }
 
 // Deadline is the parent's for a clock without a timer; a timed clock has
@@ -122,8 +109,8 @@ func (c *callClock) end(err error) {
 	after := c.after
 	c.after = nil
 	c.mu.Unlock()
-	for _, a := range after {
-		go a.f()
+	for _, f := range after {
+		go (*f)()
 	}
 }
 
@@ -136,19 +123,14 @@ func (c *callClock) AfterFunc(f func()) (stop func() bool) {
 		go f()
 		return func() bool { return false }
 	}
-	c.afterIDs++
-	id := c.afterIDs
-	c.after = append(c.after, afterFunc{id: id, f: f})
+	p := &f
+	c.after = append(c.after, p)
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		for i, a := range c.after {
-			if a.id == id {
-				c.after = append(c.after[:i], c.after[i+1:]...)
-				return true
-			}
-		}
-		return false
+		n := len(c.after)
+		c.after = slices.DeleteFunc(c.after, func(q *func()) bool { return q == p })
+		return len(c.after) < n
 	}
 }
 
@@ -160,7 +142,7 @@ func (c *callClock) progressed() {
 		return
 	}
 	now := c.clock.Now()
-	c.expiry = minTime(now.Add(c.timeout), c.ceiling)
+	c.expiry = now.Add(min(c.timeout, c.ceiling.Sub(now)))
 	c.timer.Reset(c.expiry.Sub(now))
 }
 
