@@ -63,15 +63,6 @@ type refreshWaiter struct {
 	done chan error // buffered: the loop never waits for the caller
 }
 
-// stop stops the timers; after the loop ended (Close).
-func (c *catalogLoop) stop() {
-	for _, t := range []clockwork.Timer{c.gap, c.poll} {
-		if t != nil {
-			t.Stop()
-		}
-	}
-}
-
 // RefreshCatalog re-lists what the server declared on the live session,
 // past go-sdk's list cache, and returns once the result is published; while
 // the connection recovers it waits for the next published catalog. It
@@ -243,10 +234,8 @@ func (s *Supervisor) serveOlderWaiters(gen uint64) {
 // can reach it (Config.Limits.CatalogPollInterval).
 func (s *Supervisor) armPoll(gen uint64) {
 	c := &s.loop.cat
-	if c.poll != nil {
-		c.poll.Stop()
-		c.poll = nil
-	}
+	stopAll(c.poll)
+	c.poll = nil
 	if s.cfg.Limits.CatalogPollInterval < 0 || !s.polled(gen) {
 		return
 	}

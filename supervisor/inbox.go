@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/fsm"
 )
 
 // input is one fact for the loop goroutine, which takes inputs one at a
@@ -14,9 +13,6 @@ type input func(s *Supervisor)
 
 // emit is the input of a fact that is an event and nothing more.
 func emit(e events.Event) input { return func(s *Supervisor) { s.emitEvent(e) } }
-
-// stepLater is the input that feeds the machine t: a retry or cool-down due.
-func stepLater(t fsm.Trigger) input { return func(s *Supervisor) { s.step(t) } }
 
 // inbox is the loop's queue of inputs. The loop runs only while inputs
 // wait: the push that finds none running tells its caller to run one, and

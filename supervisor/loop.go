@@ -87,14 +87,23 @@ func (s *Supervisor) run() {
 }
 
 func (s *Supervisor) stopTimers() {
-	if s.loop.retry != nil {
-		s.loop.retry.Stop()
-	}
-	if s.loop.cooldown != nil {
-		s.loop.cooldown.Stop()
-	}
-	s.loop.cat.stop()
+	stopAll(s.loop.retry, s.loop.cooldown, s.loop.cat.gap, s.loop.cat.poll)
 	s.loop.ttl.stop()
+}
+
+// stopAll stops the timers that are not nil.
+func stopAll(timers ...clockwork.Timer) {
+	for _, t := range timers {
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// armStep (re)arms *t to feed the machine tr after d.
+func (s *Supervisor) armStep(t *clockwork.Timer, d time.Duration, tr fsm.Trigger) {
+	stopAll(*t)
+	*t = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(func(s *Supervisor) { s.step(tr) }) })
 }
 
 // step feeds t to the machine and executes what it returns; a step asked
@@ -129,7 +138,8 @@ func (s *Supervisor) take(t fsm.Trigger) {
 	if out.Transitioned() {
 		s.emitEvent(out.Event)
 		if m := s.loop.m; m.Reason() == events.ReasonChurn {
-			s.coolDown(m.Generation()) // entered, or stayed in, a churn failure
+			// Entered, or stayed in, a churn failure: (re)arm its cool-down.
+			s.armStep(&s.loop.cooldown, s.cfg.Recovery.ChurnCooldown, fsm.Trigger{Kind: events.TriggerChurnCooled, Generation: m.Generation()})
 		}
 	}
 	// Commands that only change what the host sees run before the new state
@@ -255,51 +265,34 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Sessi
 		}
 	})
 	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
-	s.watch(spec.gen, sess)
+	// The session's end (seam.Verify tells it) is the only route by which
+	// the loop learns it died.
+	sess.(interface{ AfterEnd(func()) }).AfterEnd(func() {
+		s.post(func(s *Supervisor) { s.ended(spec.gen, sess) })
+	})
 	s.step(fsm.Trigger{Kind: succeeded, Generation: spec.gen})
 }
 
 // resumeFor returns the resume state for a live session.
 func (s *Supervisor) resumeFor(sess seam.Session, prev *ResumeState) *ResumeState {
 	info := sess.Info()
-	rs := &ResumeState{
-		Version:  ResumeStateVersion,
-		Endpoint: s.cfg.Endpoint,
-		ResumeState: httpsession.ResumeState{
-			SessionID:        info.ID,
-			ProtocolVersion:  info.ProtocolVersion,
-			InitializeResult: info.Initialize,
-		},
-	}
+	rs := &ResumeState{Version: ResumeStateVersion, Endpoint: s.cfg.Endpoint,
+		ResumeState: httpsession.ResumeState{SessionID: info.ID, ProtocolVersion: info.ProtocolVersion, InitializeResult: info.Initialize}}
 	if prev != nil && rs.InitializeResult == nil && prev.SessionID == rs.SessionID {
 		rs.InitializeResult = prev.InitializeResult
 	}
 	return rs
 }
 
-// watch turns the end of a session (one of seam.Verify's, which tells it)
-// into an input of the loop: the only route by which the loop learns it died.
-func (s *Supervisor) watch(gen uint64, sess seam.Session) {
-	sess.(interface{ AfterEnd(func()) }).AfterEnd(func() {
-		s.post(func(s *Supervisor) { s.ended(gen, sess) })
-	})
-}
-
 // ended takes the end of a session: one that ended by itself is released
 // without DELETE and the machine hears it died, with its cause's verdict.
 func (s *Supervisor) ended(gen uint64, sess seam.Session) {
-	if s.session(gen) != sess || !s.endedByItself(gen) {
+	if s.session(gen) != sess || !endedOnItsOwn(sess) {
 		return // we ended it ourselves
 	}
 	v := classify.Error(sess.Err())
 	s.releaseSession(gen, true, "ended by itself", v)
 	s.step(fsm.Trigger{Kind: events.TriggerSessionDied, Generation: gen, Verdict: v})
-}
-
-// endedByItself reports whether the held session of gen ended by itself.
-func (s *Supervisor) endedByItself(gen uint64) bool {
-	sess := s.session(gen)
-	return sess != nil && endedOnItsOwn(sess)
 }
 
 // endedOnItsOwn reports whether sess ended, and not by its owner's Close or
@@ -316,29 +309,22 @@ func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v cl
 	if h == nil {
 		return
 	}
-	sess := h.sess
-	s.dropSession(gen)
+	// Its calls may still receive the answers on their way for
+	// releaseGrace (none when closing).
+	if s.callLife.Err() != nil {
+		h.endCall()
+	} else {
+		s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.endCall)
+	}
+	s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	s.loop.ttl.endSession(gen)
+	sess := h.sess
 	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.Info().ID), Connection: h.conn, Verdict: v, Detail: detail})
 	s.endSession(sess, detach)
 }
 
-// releaseGrace is how long a released session's calls may still receive
-// the answers on their way before they are ended.
+// releaseGrace is how long a released session's calls live on.
 const releaseGrace = time.Second
-
-// dropSession forgets the session of gen and ends its calls after
-// releaseGrace (at once when closing).
-func (s *Supervisor) dropSession(gen uint64) {
-	if h := s.held(gen); h != nil {
-		if s.callLife.Err() != nil {
-			h.endCall()
-		} else {
-			s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.endCall)
-		}
-		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
-	}
-}
 
 // endSession closes or detaches sess on a background goroutine.
 func (s *Supervisor) endSession(sess seam.Session, detach bool) {
@@ -429,7 +415,7 @@ func (s *Supervisor) probeOptions() probes.Options {
 // discovered takes the result of a discovery.
 func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 	s.emitEvent(events.Event{Kind: events.KindProbeReport, Generation: gen, Lists: listOutcomes(cat.Report)})
-	if err != nil && s.endedByItself(gen) {
+	if h := s.held(gen); err != nil && h != nil && endedOnItsOwn(h.sess) {
 		return // the listing met the session's end, which the machine hears from it (ended)
 	}
 	if err != nil {
@@ -522,19 +508,7 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	// Not before Retry-After (capped by MaxInterval).
 	d = max(d, min(c.Verdict.RetryAfter, s.cfg.Recovery.Backoff.MaxInterval))
 	s.emitEvent(events.Event{Kind: events.KindRetryScheduled, Generation: c.Generation, Attempt: c.Attempt, Delay: d, Verdict: c.Verdict})
-	if s.loop.retry != nil {
-		s.loop.retry.Stop()
-	}
-	gen := c.Generation
-	s.loop.retry = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(stepLater(fsm.Trigger{Kind: events.TriggerRetryDue, Generation: gen})) })
-}
-
-// coolDown (re)arms the churn cool-down (Config.Recovery.ChurnCooldown).
-func (s *Supervisor) coolDown(gen uint64) {
-	if s.loop.cooldown != nil {
-		s.loop.cooldown.Stop()
-	}
-	s.loop.cooldown = s.cfg.Observe.Clock.AfterFunc(s.cfg.Recovery.ChurnCooldown, func() { s.post(stepLater(fsm.Trigger{Kind: events.TriggerChurnCooled, Generation: gen})) })
+	s.armStep(&s.loop.retry, d, fsm.Trigger{Kind: events.TriggerRetryDue, Generation: c.Generation})
 }
 
 // hooksFor binds session reports to generation gen.

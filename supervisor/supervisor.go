@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
-
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
@@ -220,7 +218,9 @@ func (s *Supervisor) Start() {
 	s.started = true
 	s.inbox.start() // under s.mu: once started shows, posts are taken
 	s.mu.Unlock()
-	s.post(stepLater(fsm.Trigger{Kind: events.TriggerStarted, Resume: resumeMode(s.cfg.Resume)}))
+	s.post(func(s *Supervisor) {
+		s.step(fsm.Trigger{Kind: events.TriggerStarted, Resume: resumeMode(s.cfg.Resume)})
+	})
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
@@ -488,8 +488,6 @@ func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.Cance
 func (s *Supervisor) String() string {
 	return fmt.Sprintf("mcpsup.Supervisor(%s)", s.redact.Text(s.cfg.Name))
 }
-
-var _ backoff.BackOff = (*backoff.ExponentialBackOff)(nil)
 
 // reconnectResume returns how a Reconnect re-opens the connection: after
 // a terminal unauthorized, the resumable session is re-attached (blind or

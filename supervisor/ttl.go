@@ -43,9 +43,7 @@ func (t *listTTLs) stop() {
 }
 
 func (t *listTTLs) reset(l probes.List) {
-	if tm := t.lists[l].timer; tm != nil {
-		tm.Stop()
-	}
+	stopAll(t.lists[l].timer)
 	t.lists[l].timer, t.lists[l].every, t.lists[l].retry = nil, 0, nil
 }
 
