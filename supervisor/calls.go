@@ -146,18 +146,13 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any
 	if closed == nil {
 		defer s.calls.Done()
 	}
-	h := s.cfg.Observe.CallHandler
-	if h != nil {
-		ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
-	}
+	ctx = s.tagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: name})
 	var res T
 	err := error(closed)
 	if closed == nil {
-		res, err = resend(s, ctx, h, op, name, progress, call)
+		res, err = resend(s, ctx, op, name, progress, call)
 	}
-	if h != nil {
-		s.handleCall(ctx, h, &CallEnd{Err: err})
-	}
+	s.handleCall(ctx, &CallEnd{Err: err})
 	return res, err
 }
 
@@ -174,29 +169,25 @@ func (s *Supervisor) enter(op, name string) *CallError {
 	return nil
 }
 
-// resend is do without the handler's first and last stage; h may be nil.
-// A call is sent at most twice: re-issued, or else resent.
-func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
-	res, sent, err := send(s, ctx, h, op, name, progress, call, nil)
+// resend is do without the handler's first and last stage. A call is sent
+// at most twice: re-issued, or else resent.
+func resend[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
+	res, sent, err := send(s, ctx, op, name, progress, call, nil)
 	if sent == nil {
 		return res, err
 	}
 	reissue, resent := s.sendsAgain(ctx, sent)
 	switch {
 	case reissue:
-		if h != nil {
-			s.handleCall(ctx, h, &CallReissued{Err: sent})
-		}
+		s.handleCall(ctx, &CallReissued{Err: sent})
 	case resent:
 		s.post(emit(callResentEvent(sent)))
-		if h != nil {
-			s.handleCall(ctx, h, &CallResent{Err: sent})
-		}
+		s.handleCall(ctx, &CallResent{Err: sent})
 	default:
 		return res, err
 	}
 	var id string // the second request's JSON-RPC id
-	res, again, err := send(s, ctx, h, op, name, progress, call, &id)
+	res, again, err := send(s, ctx, op, name, progress, call, &id)
 	if again != nil {
 		again.First = sent
 		if again.Delivery == NotSent {
@@ -228,23 +219,16 @@ func (s *Supervisor) sendsAgain(caller context.Context, ce *CallError) (reissue,
 // classify a failure. A failure on the session also comes back as sent; a
 // refusal does not. A call that succeeds sets *id (if id is not nil) to its
 // request's JSON-RPC id.
-func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error), id *string) (T, *CallError, error) {
+func send[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error), id *string) (T, *CallError, error) {
 	var zero T
-	live, gen, err := s.awaitReady(ctx, h, op, name)
+	live, gen, err := s.awaitReady(ctx, op, name)
 	if err != nil {
 		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
 	caller := ctx // classifies: only the caller giving up is "canceled"
 	// The call ends when its caller gives up, its session is released, or
 	// on Close; without a deadline, after CallTimeout (extended by progress).
-	var c *callClock
-	var release func()
-	if _, ok := caller.Deadline(); ok {
-		c = newCallClock(ctx, s.cfg.Observe.Clock, 0, 0)
-		release = c.finish // detached by then: the release
-	} else {
-		c, release = s.boundCall(ctx, progress)
-	}
+	c, release := s.boundCall(ctx, progress)
 	defer context.AfterFunc(live.calls, c.cancel)()
 	// The call's context ends once its answer's stream is closed: a request
 	// cut before its body's end costs its connection.
@@ -261,9 +245,7 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 		return res, nil, nil
 	}
 	ce := s.failed(caller, op, name, gen, err)
-	if h != nil {
-		s.reportSessionLost(caller, h, ce, live.sess)
-	}
+	s.reportSessionLost(caller, ce, live.sess)
 	return zero, ce, ce
 }
 
@@ -329,7 +311,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 // awaitReady returns the live session, waiting while the connection
 // recovers (DESIGN.md section 2) or the session is not seam.Live; a call
 // not admitted comes back refused, with the session's generation.
-func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen uint64, err error) {
+func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (live *held, gen uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
 	var waited *CallWaited    // told to h once the wait ends
 	var start time.Time
@@ -339,7 +321,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		}
 		if waited != nil {
 			waited.Waited, waited.Generation = s.cfg.Observe.Clock.Since(start), gen
-			s.handleCall(ctx, h, waited)
+			s.handleCall(ctx, waited)
 		}
 	}()
 	for {
@@ -368,7 +350,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 			return nil, 0, refused
 		}
 		if timer == nil {
-			if h != nil { // before the timer: a test's clock moves once it exists
+			if s.cfg.Observe.CallHandler != nil { // before the timer: a test's clock moves once it exists
 				waited, start = &CallWaited{From: wait.State, FromGeneration: gen}, s.cfg.Observe.Clock.Now()
 			}
 			timer = s.cfg.Observe.Clock.NewTimer(s.cfg.Limits.MaxCallWait)

@@ -210,12 +210,17 @@ func (p *progressCalls) progressed(token any) {
 	}
 }
 
-// boundCall returns the clock of a call without a deadline (CallTimeout,
-// extended by progress for token) and the function that releases it.
+// boundCall returns the clock of a call and the function that releases it:
+// bounded by the caller's deadline, or else by CallTimeout, extended by
+// progress for token.
 func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func()) {
-	c := newCallClock(ctx, s.cfg.Observe.Clock, s.cfg.Limits.CallTimeout, s.cfg.Limits.CallTimeoutCeiling)
+	timeout := s.cfg.Limits.CallTimeout
+	if _, ok := ctx.Deadline(); ok {
+		timeout = 0
+	}
+	c := newCallClock(ctx, s.cfg.Observe.Clock, timeout, s.cfg.Limits.CallTimeoutCeiling)
 	key, ok := progressKey(token)
-	if !ok {
+	if !ok || timeout == 0 {
 		return c, c.finish // detached by then: the release
 	}
 	s.progress.add(key, c)
