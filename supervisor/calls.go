@@ -181,7 +181,8 @@ func resend[T any](s *Supervisor, ctx context.Context, op, name string, progress
 	case reissue:
 		s.handleCall(ctx, &CallReissued{Err: sent})
 	case resent:
-		s.post(emit(callResentEvent(sent)))
+		s.post(emit(events.Event{Kind: events.KindCallResent, Generation: sent.Generation, Op: op, Name: name,
+			Delivery: sent.Delivery.String(), Verdict: sent.Verdict}))
 		s.handleCall(ctx, &CallResent{Err: sent})
 	default:
 		return res, err
@@ -195,8 +196,9 @@ func resend[T any](s *Supervisor, ctx context.Context, op, name string, progress
 		}
 		id = again.RequestID
 	}
-	if reissue {
-		s.post(emit(callReissuedEvent(sent, id)))
+	if reissue { // RequestID the lost request's, ReissuedAs the new one's ("" when not sent)
+		s.post(emit(events.Event{Kind: events.KindCallReissued, Generation: sent.Generation, Op: op, Name: name,
+			Delivery: sent.Delivery.String(), Verdict: sent.Verdict, RequestID: sent.RequestID, ReissuedAs: id}))
 	}
 	return res, err
 }
@@ -303,8 +305,9 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		// capped already (classify.MaxRetryAfter).
 		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter)
 		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
+		s.post(emit(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v}))
 	}
-	s.post(func(s *Supervisor) { s.callFailed(gen, ce) })
+	s.post(emit(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: op, Name: name, Delivery: ce.Delivery.String(), Verdict: v}))
 	return ce
 }
 
@@ -395,28 +398,4 @@ func delivery(err error, v classify.Verdict) Delivery {
 		return OutcomeUnknown
 	}
 	return NotSent
-}
-
-// callFailed emits the events of a failed call: its rate-limit window and
-// the failure. Loop goroutine.
-func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
-	v := ce.Verdict
-	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
-		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
-	}
-	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
-}
-
-// callResentEvent is the call-resent event of a call that failed as ce.
-func callResentEvent(ce *CallError) events.Event {
-	return events.Event{Kind: events.KindCallResent, Generation: ce.Generation, Op: ce.Op, Name: ce.Name,
-		Delivery: ce.Delivery.String(), Verdict: ce.Verdict}
-}
-
-// callReissuedEvent is the call-reissued event of a call whose 2026-07-28
-// response stream broke: first is the lost request's error, id the new
-// request's JSON-RPC id ("" when it was not sent).
-func callReissuedEvent(first *CallError, id string) events.Event {
-	return events.Event{Kind: events.KindCallReissued, Generation: first.Generation, Op: first.Op, Name: first.Name,
-		Delivery: first.Delivery.String(), Verdict: first.Verdict, RequestID: first.RequestID, ReissuedAs: id}
 }

@@ -289,6 +289,10 @@ func (c Config) withDefaults() Config {
 			c.Name = cmd.Path
 		}
 	}
+	if c.Recovery.KeepAlive <= 0 && c.Client.ClientOptions.KeepAlive > 0 {
+		c.Recovery.KeepAlive = c.Client.ClientOptions.KeepAlive // go-sdk's keepalive is never used
+	}
+	c.Client.ClientOptions.KeepAlive = 0
 	if c.HTTP.HTTPClient == nil {
 		c.HTTP.HTTPClient = &http.Client{}
 	}

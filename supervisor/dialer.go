@@ -202,7 +202,6 @@ func (s *Supervisor) streamChanged(e events.Event, off bool) {
 func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
 	cfg := s.cfg
 	opts := cfg.Client.ClientOptions
-	opts.KeepAlive = 0 // New mapped it to Config.Recovery.KeepAlive
 	opts.ToolListChangedHandler = onListChanged(h, probes.Tools, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = onListChanged(h, probes.Prompts, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = onListChanged(h, probes.Resources, opts.ResourceListChangedHandler)

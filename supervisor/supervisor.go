@@ -29,7 +29,6 @@ type Supervisor struct {
 	// (a server may hold a DELETE until its requests return).
 	callLife context.Context
 	endCalls context.CancelFunc
-	loopDone chan struct{}
 	cmds     sync.WaitGroup // goroutines running commands (dial, attach, discovery)
 	bg       sync.WaitGroup // session closers
 	calls    sync.WaitGroup // in-flight host calls
@@ -96,15 +95,14 @@ func New(cfg Config) (*Supervisor, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	cfg, err := cfg.hostOptions()
-	if err != nil {
-		return nil, err
-	}
 	return newSupervisor(cfg.withDefaults(), nil), nil
 }
 
-// validate refuses what New refuses, but for the keepalive (hostOptions).
+// validate refuses what New refuses.
 func (c Config) validate() error {
+	if ka := c.Client.ClientOptions.KeepAlive; ka > 0 && c.Recovery.KeepAlive > 0 && ka != c.Recovery.KeepAlive {
+		return fmt.Errorf("%w: ClientOptions.KeepAlive %s and Config.Recovery.KeepAlive %s: set one (both mean the supervisor's keepalive)", ErrConfigConflict, ka, c.Recovery.KeepAlive)
+	}
 	if c.Command != nil {
 		switch {
 		case c.Endpoint != "":
@@ -168,7 +166,6 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 		end:      end,
 		callLife: callLife,
 		endCalls: endCalls,
-		loopDone: make(chan struct{}),
 		jitter:   rand.Float64,
 	}
 	s.snap.state = Idle
@@ -266,7 +263,6 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		for _, h := range s.loop.sessions {
 			s.endSession(h.sess, kind == events.TriggerDetachRequested)
 		}
-		close(s.loopDone)
 		s.end()
 		s.cmds.Wait()
 		s.bg.Wait()
