@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // Catalog is what the server offered as last discovered, and on which
@@ -140,10 +141,11 @@ func setOf(lists ...probes.List) listSet {
 
 func (s listSet) has(l probes.List) bool { return s&(1<<l) != 0 }
 
-// declaredLists is what a session's catalog is listed from: `tools/list`
+// declaredLists is what sess's catalog is listed from: `tools/list`
 // always (servers serve undeclared tools), the others as declared (all
 // when unknown); resources covers resource templates.
-func declaredLists(caps *mcp.ServerCapabilities) listSet {
+func declaredLists(sess seam.Session) listSet {
+	caps := capabilitiesOf(sess)
 	if caps == nil {
 		return allLists
 	}

@@ -31,13 +31,7 @@ func capabilitiesOf(sess seam.Session) *mcp.ServerCapabilities {
 func listOutcomes(r probes.Report) []events.ListOutcome {
 	out := make([]events.ListOutcome, 0, len(r.Lists))
 	for _, l := range r.Lists {
-		out = append(out, events.ListOutcome{
-			List:    l.List.String(),
-			Status:  l.Status.String(),
-			Items:   l.Items,
-			Verdict: l.Verdict,
-			Warning: l.Warning,
-		})
+		out = append(out, events.ListOutcome{List: l.List.String(), Status: l.Status.String(), Items: l.Items, Verdict: l.Verdict, Warning: l.Warning})
 	}
 	return out
 }
@@ -94,15 +88,12 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 // refresh takes a RefreshCatalog: the current session's declared lists.
 func (s *Supervisor) refresh(done chan error) {
 	gen := s.loop.m.Generation()
-	w := refreshWaiter{gen: gen, done: done}
-	sess := s.session(gen)
-	if sess == nil {
-		// No session of gen yet: its discovery's publish serves it.
-		w.gen = gen - 1
-		s.loop.cat.waiters = append(s.loop.cat.waiters, w)
+	if sess := s.session(gen); sess != nil {
+		s.wantRelist(gen, declaredLists(sess), &refreshWaiter{gen: gen, done: done})
 		return
 	}
-	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), &w)
+	// No session of gen yet: its discovery's publish serves it.
+	s.loop.cat.waiters = append(s.loop.cat.waiters, refreshWaiter{gen: gen - 1, done: done})
 }
 
 // wantRelist asks for the lists of set on the session of gen; w, if not
@@ -259,17 +250,13 @@ func (s *Supervisor) polled(gen uint64) bool {
 	return info.ID == "" && !msgcheck.ModernVersion(info.ProtocolVersion) || h.hooks.declined.Load()
 }
 
-// pollNow takes a due poll: the declared lists of a live, polled session.
+// pollNow takes a due poll: the declared lists of a live, polled session
+// (else the next discovery's publish arms the poll again).
 func (s *Supervisor) pollNow(gen uint64) {
 	s.loop.cat.poll = nil
-	sess := s.session(gen)
-	if sess == nil || gen != s.loop.m.Generation() || s.loop.m.State() != Ready {
-		return // the next discovery's publish arms the poll again
+	if sess := s.session(gen); sess != nil && s.loop.m.State() == Ready && s.polled(gen) {
+		s.wantRelist(gen, declaredLists(sess), nil)
 	}
-	if !s.polled(gen) {
-		return
-	}
-	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), nil)
 }
 
 // relistGap spaces the re-lists no notification asked for (relistSoon).
@@ -278,14 +265,10 @@ const relistGap = 30 * time.Second
 // relistSoon re-lists when a change may have gone unnoticed: the stream
 // was down, a call named a tool the catalog lacks, a HeaderMismatch.
 func (s *Supervisor) relistSoon(gen uint64) {
-	sess := s.session(gen)
-	if sess == nil || gen != s.loop.m.Generation() {
-		return
-	}
-	now := s.cfg.Observe.Clock.Now()
-	if !s.loop.cat.lastSoon.IsZero() && now.Sub(s.loop.cat.lastSoon) < relistGap {
+	sess, now, last := s.session(gen), s.cfg.Observe.Clock.Now(), s.loop.cat.lastSoon
+	if sess == nil || gen != s.loop.m.Generation() || !last.IsZero() && now.Sub(last) < relistGap {
 		return
 	}
 	s.loop.cat.lastSoon = now
-	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), nil)
+	s.wantRelist(gen, declaredLists(sess), nil)
 }

@@ -384,7 +384,7 @@ func (s *Supervisor) discover(c fsm.Command) {
 	caps := capabilitiesOf(sess)
 	if p := s.loop.partial; p != nil && s.loop.partialGen == c.Generation && !blind {
 		// A listing retried on its session: only what did not settle.
-		set := declaredLists(caps) &^ s.loop.settled
+		set := declaredLists(sess) &^ s.loop.settled
 		s.goCmd(func() input {
 			cat, err := s.listSome(h, set)
 			cat.Offer = relistedOffer(*p, cat)
