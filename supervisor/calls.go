@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -32,48 +33,29 @@ import (
 // resent (RecoveryConfig.Resend). A tool's own error
 // (CallToolResult.IsError) is a result, not an error.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if params == nil {
-		return nil, errors.New("mcpsup: CallTool: nil params")
-	}
-	return do(s, ctx, "tools/call", params.Name, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.CallToolResult, error) {
-		return sess.CallTool(ctx, params)
-	})
+	return request(s, ctx, "CallTool", "tools/call", params, func(p *mcp.CallToolParams) (string, any) { return p.Name, p.GetProgressToken() }, seam.Session.CallTool)
 }
 
 // GetPrompt gets a prompt (MCP `prompts/get`); calls behave as for CallTool,
 // without the catalog check.
 func (s *Supervisor) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	if params == nil {
-		return nil, errors.New("mcpsup: GetPrompt: nil params")
-	}
-	return do(s, ctx, "prompts/get", params.Name, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.GetPromptResult, error) {
-		return sess.GetPrompt(ctx, params)
-	})
+	return request(s, ctx, "GetPrompt", "prompts/get", params, func(p *mcp.GetPromptParams) (string, any) { return p.Name, p.GetProgressToken() }, seam.Session.GetPrompt)
 }
 
 // ReadResource reads a resource (MCP `resources/read`); calls behave as for
 // CallTool, without the catalog check.
 func (s *Supervisor) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	if params == nil {
-		return nil, errors.New("mcpsup: ReadResource: nil params")
-	}
-	return do(s, ctx, "resources/read", params.URI, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.ReadResourceResult, error) {
-		return sess.ReadResource(ctx, params)
-	})
+	return request(s, ctx, "ReadResource", "resources/read", params, func(p *mcp.ReadResourceParams) (string, any) { return p.URI, p.GetProgressToken() }, seam.Session.ReadResource)
 }
 
 // Complete asks for argument completions (MCP `completion/complete`).
 func (s *Supervisor) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	if params == nil {
-		return nil, errors.New("mcpsup: Complete: nil params")
-	}
-	name := ""
-	if params.Ref != nil {
-		name = params.Ref.Name + params.Ref.URI
-	}
-	return do(s, ctx, "completion/complete", name, nil, func(ctx context.Context, sess seam.Session) (*mcp.CompleteResult, error) {
-		return sess.Complete(ctx, params)
-	})
+	return request(s, ctx, "Complete", "completion/complete", params, func(p *mcp.CompleteParams) (string, any) {
+		if p.Ref == nil {
+			return "", nil
+		}
+		return p.Ref.Name + p.Ref.URI, nil
+	}, seam.Session.Complete)
 }
 
 // Subscribe subscribes to a resource's updates (MCP `resources/subscribe`).
@@ -90,9 +72,7 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 		}
 		sn.subs[params.URI] = true
 	})
-	_, err := do(s, ctx, "resources/subscribe", params.URI, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
-		return struct{}{}, sess.Subscribe(ctx, params)
-	})
+	err := doErr(s, ctx, "resources/subscribe", params.URI, func(sess seam.Session, ctx context.Context) error { return sess.Subscribe(ctx, params) })
 	if err != nil {
 		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
 	}
@@ -105,9 +85,7 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	if params == nil {
 		return errors.New("mcpsup: Unsubscribe: nil params")
 	}
-	_, err := do(s, ctx, "resources/unsubscribe", params.URI, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
-		return struct{}{}, sess.Unsubscribe(ctx, params)
-	})
+	err := doErr(s, ctx, "resources/unsubscribe", params.URI, func(sess seam.Session, ctx context.Context) error { return sess.Unsubscribe(ctx, params) })
 	if err == nil {
 		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
 	}
@@ -125,16 +103,33 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	if params == nil {
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
-	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
+	err := doErr(s, ctx, "logging/setLevel", string(params.Level), func(sess seam.Session, ctx context.Context) error {
 		if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
-			return struct{}{}, nil // stored below: the next requests carry it
+			return nil // stored below: the next requests carry it
 		}
-		return struct{}{}, sess.SetLoggingLevel(ctx, params)
+		return sess.SetLoggingLevel(ctx, params)
 	})
 	if err == nil {
 		level := string(params.Level)
 		s.logLevel.Store(&level)
 	}
+	return err
+}
+
+// request is do for the host method fn: nil params are a plain error,
+// nothing sent; name returns the call's name and progressToken.
+func request[P, R any](s *Supervisor, ctx context.Context, fn, op string, p *P, name func(*P) (string, any), call func(seam.Session, context.Context, *P) (R, error)) (R, error) {
+	if p == nil {
+		var zero R
+		return zero, fmt.Errorf("mcpsup: %s: nil params", fn)
+	}
+	n, progress := name(p)
+	return do(s, ctx, op, n, progress, func(ctx context.Context, sess seam.Session) (R, error) { return call(sess, ctx, p) })
+}
+
+// doErr is do for a request that returns only an error.
+func doErr(s *Supervisor, ctx context.Context, op, name string, call func(seam.Session, context.Context) error) error {
+	_, err := do(s, ctx, op, name, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) { return struct{}{}, call(sess, ctx) })
 	return err
 }
 

@@ -38,10 +38,7 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 // *CallError on failure): MCP `ping`; on 2026-07-28, which has none,
 // `server/discover` over HTTP, and over stdio -32601 is life.
 func (s *Supervisor) Ping(ctx context.Context) error {
-	_, err := do(s, ctx, "ping", "", nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
-		return struct{}{}, sess.Alive(ctx)
-	})
-	return err
+	return doErr(s, ctx, "ping", "", seam.Session.Alive)
 }
 
 // AddRoots adds roots (replacing any of the same URI) to the current and
