@@ -173,21 +173,26 @@ func (s listSet) lists() []probes.List {
 	return out
 }
 
-// settledLists are the lists a discovery settled: listed, or -32601.
-func settledLists(r probes.Report) listSet {
+// listsWhere returns the lists of r that match.
+func listsWhere(r probes.Report, match func(probes.ListReport) bool) listSet {
 	var set listSet
 	for _, l := range r.Lists {
-		if l.Status == probes.Present || l.Status == probes.Absent && l.Reason != probes.NotDeclared {
+		if match(l) {
 			set |= setOf(l.List)
 		}
 	}
 	return set
 }
 
+// settledList matches a list a discovery settled: listed, or -32601.
+func settledList(l probes.ListReport) bool {
+	return l.Status == probes.Present || l.Status == probes.Absent && l.Reason != probes.NotDeclared
+}
+
 // relistedOffer is old with the lists a re-list settled replaced; a
 // failed or unlisted list keeps its old items.
 func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
-	set := settledLists(cat.Report)
+	set := listsWhere(cat.Report, settledList)
 	if set.has(probes.Tools) {
 		old.Tools = cat.Tools
 	}

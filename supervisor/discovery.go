@@ -128,7 +128,9 @@ func (s *Supervisor) kickRelist() {
 	}
 	now := s.cfg.Observe.Clock.Now()
 	if wait := c.last.Add(s.cfg.Limits.RelistMinGap).Sub(now); !c.last.IsZero() && wait > 0 {
-		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post((*Supervisor).gapPassed) })
+		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() {
+			s.post(func(s *Supervisor) { s.loop.cat.gap = nil; s.kickRelist() })
+		})
 		return
 	}
 	set := c.pending
@@ -138,12 +140,6 @@ func (s *Supervisor) kickRelist() {
 		cat, err := s.listSome(h, set)
 		return func(s *Supervisor) { s.relisted(gen, set, cat, err) }
 	})
-}
-
-// gapPassed takes the gap timer's end.
-func (s *Supervisor) gapPassed() {
-	s.loop.cat.gap = nil
-	s.kickRelist()
 }
 
 // listSome lists the lists of set on the session h (a side list's failure
@@ -176,7 +172,7 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 		s.ttlRelistFailed(gen, set)
 		s.armPoll(gen)
 	default:
-		s.ttlRelistFailed(gen, failedLists(cat.Report))
+		s.ttlRelistFailed(gen, listsWhere(cat.Report, func(l probes.ListReport) bool { return l.Status == probes.Degraded || l.Status == probes.Failed }))
 		s.loop.found = &Catalog{Offer: relistedOffer(s.Catalog().Offer, cat), Generation: gen}
 		s.step(fsm.Trigger{Kind: events.TriggerCatalogListed, Generation: gen})
 		s.loop.found = nil // published, or refused as stale
@@ -185,17 +181,6 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 		}
 	}
 	s.kickRelist()
-}
-
-// failedLists returns the lists of r that failed or were degraded.
-func failedLists(r probes.Report) listSet {
-	var set listSet
-	for _, l := range r.Lists {
-		if l.Status == probes.Degraded || l.Status == probes.Failed {
-			set |= setOf(l.List)
-		}
-	}
-	return set
 }
 
 // published follows the publish of the catalog of gen: older refreshes

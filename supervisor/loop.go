@@ -429,7 +429,7 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		}
 		// A retry on this session lists the rest.
 		s.loop.partial, s.loop.partialGen = &cat.Offer, gen
-		s.loop.settled |= settledLists(cat.Report)
+		s.loop.settled |= listsWhere(cat.Report, settledList)
 		s.step(fsm.Trigger{Kind: events.TriggerDiscoveryFailed, Generation: gen, Verdict: v})
 		return
 	}
