@@ -11,12 +11,10 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// serverRequests guards one session's handlers of the server's requests
-// and notifications: go-sdk gives them a context nothing ends and its Close
-// waits for them. Its receiving middleware ends their context with the
-// session, and lets at most Config.Limits.MaxResponsesInFlight host-handled
-// requests run at once: one past it is answered -32603 (internal error),
-// with a server-request-refused event. Safe for concurrent use.
+// serverRequests guards one session's handlers of the server's requests:
+// go-sdk's Close waits for them, so their context ends with the session,
+// and at most Config.Limits.MaxResponsesInFlight host-handled ones run at
+// once (one past it: -32603, internal error, server-request-refused).
 type serverRequests struct {
 	s        *Supervisor
 	gen      uint64

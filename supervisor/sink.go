@@ -10,11 +10,8 @@ import (
 )
 
 // sinkQueue hands events to the host's sink, in order, one at a time, off
-// the loop goroutine (grpc-go's CallbackSerializer: an unbounded FIFO
-// drained by one goroutine). The goroutine runs only while events wait, so
-// an idle supervisor holds none. Because the loop never waits for the sink,
-// a sink may call any method of the supervisor, Close and Detach included
-// (they do not wait for the sink when called from it, see inSink).
+// the loop goroutine, on a goroutine that runs only while events wait
+// (grpc-go's CallbackSerializer; DESIGN.md section 5).
 type sinkQueue struct {
 	sink   events.Sink // nil: events are discarded
 	logger *slog.Logger
@@ -69,9 +66,8 @@ func (q *sinkQueue) run() {
 	q.mu.Unlock()
 }
 
-// deliver hands e to the sink. A sink that panics (a bug, or a typed nil
-// pointer) must not take the connection down with it: the panic is logged
-// and the event dropped. It is the only caller of a sink (see inSink).
+// deliver hands e to the sink, the only caller of a sink (inSink); a panic
+// is logged and the event dropped.
 //
 //go:noinline
 func (q *sinkQueue) deliver(e events.Event) {
@@ -98,11 +94,8 @@ func (q *sinkQueue) drain() {
 // deliverName names sinkQueue.deliver as runtime.Callers reports it.
 var deliverName = runtime.FuncForPC(reflect.ValueOf((*sinkQueue).deliver).Pointer()).Name()
 
-// inSink reports whether the caller runs inside a sink callback: whether
-// sinkQueue.deliver is on its own stack. Close and Detach ask, because
-// they wait for the sink to receive every event, and a callback cannot wait
-// for itself. It reads the caller's program counters only (runtime.Callers),
-// no goroutine identity, and runs once per Close or Detach.
+// inSink reports whether sinkQueue.deliver is on the caller's stack: Close
+// and Detach, which wait for the sink, must not wait for themselves.
 func inSink() bool {
 	pcs := make([]uintptr, 64)
 	for {

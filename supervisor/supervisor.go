@@ -243,21 +243,14 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		s.mu.Unlock()
 		s.endCalls() // ends every held session's context, and so its calls
 		s.calls.Wait()
-		if started {
-			done := make(chan struct{})
-			if s.post(func(s *Supervisor) {
-				s.step(fsm.Trigger{Kind: kind})
-				close(done)
-			}) {
-				<-done
-			}
-		} else {
+		if !started {
 			s.setSnapshot(func(sn *snapshot) { sn.state = Closed })
 		}
-		// The loop takes what was posted before and ends; its timers are
-		// stopped after, so none posts again. Commands end with the life
-		// context; a session opened too late for the loop ends with its
-		// command.
+		// The loop takes what was posted, the close step included, and
+		// ends; its timers are stopped after, so none posts again. Commands
+		// end with the life context; a session opened too late for the loop
+		// ends with its command.
+		s.post(func(s *Supervisor) { s.step(fsm.Trigger{Kind: kind}) })
 		s.inbox.end()
 		s.stopTimers()
 		for _, h := range s.loop.sessions {
