@@ -81,15 +81,7 @@ type seamConnector struct {
 	d seam.Dialer
 }
 
-func (c *seamConnector) Dial(ctx context.Context, spec dialSpec) (seam.Endable, error) {
-	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Dial(ctx, sp) })
-}
-
-func (c *seamConnector) Attach(ctx context.Context, spec dialSpec) (seam.Endable, error) {
-	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Attach(ctx, sp) })
-}
-
-func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, error)) (seam.Endable, error) {
+func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, error) {
 	reqs := c.s.serverRequests(spec.gen)
 	var cl *mcp.Client
 	sp := seam.Spec{
@@ -111,7 +103,11 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 			c.s.roots.detach(cl)
 		}
 	}
-	sess, err := open(sp)
+	open := c.d.Dial
+	if sp.Resume != nil {
+		open = c.d.Attach
+	}
+	sess, err := open(ctx, sp)
 	if err != nil {
 		end()
 		return nil, err
@@ -232,16 +228,13 @@ func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0
 // dialSpec is what one Dial or Attach needs besides the config.
 type dialSpec struct {
 	gen    uint64
-	resume *ResumeState // Attach only
-	// hooks into the supervisor, bound to this generation
-	hooks *sessionHooks
+	resume *ResumeState  // Attach only
+	hooks  *sessionHooks // bound to gen
 }
 
 // opener opens the loop's sessions: seamConnector; tests script their own.
 type opener interface {
-	// Dial opens a new session with a full handshake.
-	Dial(ctx context.Context, spec dialSpec) (seam.Endable, error)
-	// Attach re-attaches the persisted session spec.resume without a
-	// handshake on the wire.
-	Attach(ctx context.Context, spec dialSpec) (seam.Endable, error)
+	// Open dials a new session with a full handshake, or, given
+	// spec.resume, re-attaches it without a handshake on the wire.
+	Open(ctx context.Context, spec dialSpec) (seam.Endable, error)
 }

@@ -88,8 +88,8 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 // refresh takes a RefreshCatalog: the current session's declared lists.
 func (s *Supervisor) refresh(done chan error) {
 	gen := s.loop.m.Generation()
-	if sess := s.session(gen); sess != nil {
-		s.wantRelist(gen, declaredLists(sess), &refreshWaiter{gen: gen, done: done})
+	if h := s.held(gen); h != nil {
+		s.wantRelist(gen, declaredLists(h.sess), &refreshWaiter{gen: gen, done: done})
 		return
 	}
 	// No session of gen yet: its discovery's publish serves it.
@@ -100,7 +100,7 @@ func (s *Supervisor) refresh(done chan error) {
 // nil, hears when they are published. An older session's wish is dropped.
 func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
 	c := &s.loop.cat
-	if gen != s.loop.m.Generation() || s.session(gen) == nil {
+	if gen != s.loop.m.Generation() || s.held(gen) == nil {
 		return
 	}
 	if c.pendGen != gen {
@@ -239,8 +239,8 @@ func (s *Supervisor) polled(gen uint64) bool {
 // (else the next discovery's publish arms the poll again).
 func (s *Supervisor) pollNow(gen uint64) {
 	s.loop.cat.poll = nil
-	if sess := s.session(gen); sess != nil && s.loop.m.State() == Ready && s.polled(gen) {
-		s.wantRelist(gen, declaredLists(sess), nil)
+	if h := s.held(gen); h != nil && s.loop.m.State() == Ready && s.polled(gen) {
+		s.wantRelist(gen, declaredLists(h.sess), nil)
 	}
 }
 
@@ -250,10 +250,10 @@ const relistGap = 30 * time.Second
 // relistSoon re-lists when a change may have gone unnoticed: the stream
 // was down, a call named a tool the catalog lacks, a HeaderMismatch.
 func (s *Supervisor) relistSoon(gen uint64) {
-	sess, now, last := s.session(gen), s.cfg.Observe.Clock.Now(), s.loop.cat.lastSoon
-	if sess == nil || gen != s.loop.m.Generation() || !last.IsZero() && now.Sub(last) < relistGap {
+	h, now, last := s.held(gen), s.cfg.Observe.Clock.Now(), s.loop.cat.lastSoon
+	if h == nil || gen != s.loop.m.Generation() || !last.IsZero() && now.Sub(last) < relistGap {
 		return
 	}
 	s.loop.cat.lastSoon = now
-	s.wantRelist(gen, declaredLists(sess), nil)
+	s.wantRelist(gen, declaredLists(h.sess), nil)
 }

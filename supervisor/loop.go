@@ -65,14 +65,6 @@ func (s *Supervisor) held(gen uint64) *held {
 	return nil
 }
 
-// session returns the held session of gen, or nil.
-func (s *Supervisor) session(gen uint64) seam.Session {
-	if h := s.held(gen); h != nil {
-		return h.sess
-	}
-	return nil
-}
-
 // run is the loop: it takes the waiting inputs one at a time and ends when
 // none is left.
 func (s *Supervisor) run() {
@@ -217,14 +209,10 @@ func (s *Supervisor) open(c fsm.Command) {
 	s.goCmd(func() input {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
-		var opened seam.Endable
-		var err error
 		if kind == fsm.Attach {
 			s.detachedBefore(ctx, spec.resume.SessionID)
-			opened, err = s.dial.Attach(ctx, spec)
-		} else {
-			opened, err = s.dial.Dial(ctx, spec)
 		}
+		opened, err := s.dial.Open(ctx, spec)
 		var sess seam.Session
 		if err == nil {
 			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, Clock: s.cfg.Observe.Clock, Observe: s.observer(spec.hooks)})
@@ -287,7 +275,7 @@ func (s *Supervisor) resumeFor(sess seam.Session, prev *ResumeState) *ResumeStat
 // ended takes the end of a session: one that ended by itself is released
 // without DELETE and the machine hears it died, with its cause's verdict.
 func (s *Supervisor) ended(gen uint64, sess seam.Session) {
-	if s.session(gen) != sess || !endedOnItsOwn(sess) {
+	if h := s.held(gen); h == nil || h.sess != sess || !endedOnItsOwn(sess) {
 		return // we ended it ourselves
 	}
 	v := classify.Error(sess.Err())
@@ -473,10 +461,11 @@ func (s *Supervisor) publish(gen uint64) {
 // restore re-establishes subscriptions and the logging level on a new
 // session (a 2026-07-28 one gets no logging/setLevel: changelog.mdx item 5).
 func (s *Supervisor) restore(gen uint64, subs []string, level string) {
-	sess := s.session(gen)
-	if sess == nil {
+	h := s.held(gen)
+	if h == nil {
 		return
 	}
+	sess := h.sess
 	s.goCmd(func() input {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
