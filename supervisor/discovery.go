@@ -136,9 +136,9 @@ func (s *Supervisor) kickRelist() {
 	set := c.pending
 	c.running, c.runWaiters = true, c.waiters
 	c.pending, c.waiters, c.last = 0, nil, now
-	s.goCmd(func() input {
+	s.cmds.Go(func() {
 		cat, err := s.listSome(h, set)
-		return func(s *Supervisor) { s.relisted(gen, set, cat, err) }
+		s.post(func(s *Supervisor) { s.relisted(gen, set, cat, err) })
 	})
 }
 

@@ -31,7 +31,7 @@ func TestHandedCommandDoesNotWaitForQueuedInputs(t *testing.T) {
 			<-ran
 			wg.Done()
 		}))
-		s.goCmd(func() input { close(ran); return nil })
+		s.cmds.Go(func() { close(ran) })
 	})
 	require.True(t, s.post(first))
 	wg.Wait()
@@ -62,15 +62,14 @@ func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
 	all.Add(fan * (depth + 1))
 	var issue func(s *Supervisor, id, level int)
 	issue = func(s *Supervisor, id, level int) {
-		s.goCmd(func() input {
+		s.cmds.Go(func() {
 			mu.Lock()
 			runs[[2]int{id, level}]++
 			mu.Unlock()
 			all.Done()
-			if level == depth {
-				return nil
+			if level < depth {
+				s.post(step(func(s *Supervisor) { issue(s, id, level+1) }))
 			}
-			return step(func(s *Supervisor) { issue(s, id, level+1) })
 		})
 	}
 	require.True(t, s.post(step(func(s *Supervisor) {
@@ -95,12 +94,12 @@ func TestHandedCommandRunsAfterTheLoop(t *testing.T) {
 	s := loopOnly()
 	took, release, result := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	require.True(t, s.post(step(func(s *Supervisor) {
-		s.goCmd(func() input {
+		s.cmds.Go(func() {
 			if s.post(step(func(*Supervisor) { close(took) })) {
 				<-took // a new loop takes it: the one that issued this ended
 			}
 			<-release
-			return step(func(*Supervisor) { close(result) })
+			s.post(step(func(*Supervisor) { close(result) }))
 		})
 	})))
 	<-took

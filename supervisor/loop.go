@@ -206,7 +206,7 @@ func (s *Supervisor) open(c fsm.Command) {
 	}
 	spec.hooks = s.hooksFor(c.Generation)
 	kind := c.Kind
-	s.goCmd(func() input {
+	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
 		if kind == fsm.Attach {
@@ -221,7 +221,6 @@ func (s *Supervisor) open(c fsm.Command) {
 		if !s.post(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) }) && sess != nil {
 			s.endSession(sess, kind == fsm.Attach || s.detaching.Load()) // opened too late for the loop
 		}
-		return nil
 	})
 }
 
@@ -368,29 +367,24 @@ func (s *Supervisor) discover(c fsm.Command) {
 		return
 	}
 	sess := h.sess
-	blind := c.Kind == fsm.Probe
-	caps := capabilitiesOf(sess)
-	if p := s.loop.partial; p != nil && s.loop.partialGen == c.Generation && !blind {
-		// A listing retried on its session: only what did not settle.
-		set := declaredLists(sess) &^ s.loop.settled
-		s.goCmd(func() input {
-			cat, err := s.listSome(h, set)
-			cat.Offer = relistedOffer(*p, cat)
-			return func(s *Supervisor) { s.discovered(c.Generation, cat, err) }
-		})
-		return
-	}
-	s.goCmd(func() input {
+	blind, p := c.Kind == fsm.Probe, s.loop.partial
+	retry := p != nil && s.loop.partialGen == c.Generation && !blind
+	set := declaredLists(sess) &^ s.loop.settled
+	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
 		var cat probes.Catalog
 		var err error
-		if blind {
+		switch {
+		case retry: // a listing retried on its session: only what did not settle
+			cat, err = s.listSome(h, set)
+			cat.Offer = relistedOffer(*p, cat)
+		case blind:
 			cat, err = probes.ProbeBlind(ctx, sess, s.probeOptions())
-		} else {
-			cat, err = probes.ListDeclared(ctx, sess, caps, s.probeOptions())
+		default:
+			cat, err = probes.ListDeclared(ctx, sess, capabilitiesOf(sess), s.probeOptions())
 		}
-		return func(s *Supervisor) { s.discovered(c.Generation, cat, err) }
+		s.post(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
 	})
 }
 
@@ -466,7 +460,7 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 		return
 	}
 	sess := h.sess
-	s.goCmd(func() input {
+	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
 		for _, uri := range subs {
@@ -480,7 +474,6 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 				s.cfg.Observe.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)
 			}
 		}
-		return nil
 	})
 }
 

@@ -453,19 +453,6 @@ func (s *Supervisor) post(in input) bool {
 	return taken
 }
 
-// goCmd runs a command's I/O, f, on a goroutine counted for Close, and
-// posts the result f returns (nil: none).
-func (s *Supervisor) goCmd(f func() input) {
-	s.cmds.Add(1)
-	go func() {
-		in := f()
-		s.cmds.Done()
-		if in != nil {
-			s.post(in)
-		}
-	}()
-}
-
 // cmdContext returns the context of one command's I/O: it ends after d
 // (cause classify.ErrDeadline, a timeout verdict), on Close or Detach, or
 // on cancel.
