@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"time"
@@ -279,32 +280,19 @@ func orDefault[T int | time.Duration](v *T, d T) {
 
 // withDefaults returns a copy of c with every zero field set to its default.
 func (c Config) withDefaults() Config {
-	if c.Name == "" {
-		c.Name = c.Endpoint
-	}
+	c.Name = cmp.Or(c.Name, c.Endpoint)
 	if c.Command != nil {
 		cmd := c.Command.WithDefaults()
-		c.Command = &cmd
-		if c.Name == "" {
-			c.Name = cmd.Path
-		}
+		c.Command, c.Name = &cmd, cmp.Or(c.Name, cmd.Path)
 	}
 	if c.Recovery.KeepAlive <= 0 && c.Client.ClientOptions.KeepAlive > 0 {
 		c.Recovery.KeepAlive = c.Client.ClientOptions.KeepAlive // go-sdk's keepalive is never used
 	}
 	c.Client.ClientOptions.KeepAlive = 0
-	if c.HTTP.HTTPClient == nil {
-		c.HTTP.HTTPClient = &http.Client{}
-	}
-	if c.Client.Implementation == nil {
-		c.Client.Implementation = &mcp.Implementation{Name: "mcpsup", Version: "0"}
-	}
-	if c.Observe.Clock == nil {
-		c.Observe.Clock = clockwork.NewRealClock()
-	}
-	if c.Observe.Logger == nil {
-		c.Observe.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.HTTP.HTTPClient = cmp.Or(c.HTTP.HTTPClient, &http.Client{})
+	c.Client.Implementation = cmp.Or(c.Client.Implementation, &mcp.Implementation{Name: "mcpsup", Version: "0"})
+	c.Observe.Clock = cmp.Or[clockwork.Clock](c.Observe.Clock, clockwork.NewRealClock())
+	c.Observe.Logger = cmp.Or(c.Observe.Logger, slog.New(slog.DiscardHandler))
 	orDefault(&c.Limits.MaxResponsesInFlight, httpsession.DefaultMaxResponsesInFlight)
 	orDefault(&c.Stream.HostileMemory, 24*time.Hour)
 	orDefault(&c.Recovery.DiscoveryTimeout, 30*time.Second)
@@ -316,15 +304,9 @@ func (c Config) withDefaults() Config {
 	c.Limits.CallTimeoutCeiling = max(c.Limits.CallTimeoutCeiling, c.Limits.CallTimeout)
 	orDefault(&c.Limits.RelistMinGap, DefaultRelistMinGap)
 	// Negative is meaningful for these three: only zero takes the default.
-	if c.Limits.CatalogPollInterval == 0 {
-		c.Limits.CatalogPollInterval = DefaultCatalogPollInterval
-	}
-	if c.Limits.MinListTTL == 0 {
-		c.Limits.MinListTTL = DefaultMinListTTL
-	}
-	if c.HTTP.EraReprobe == 0 {
-		c.HTTP.EraReprobe = DefaultEraReprobe
-	}
+	c.Limits.CatalogPollInterval = cmp.Or(c.Limits.CatalogPollInterval, DefaultCatalogPollInterval)
+	c.Limits.MinListTTL = cmp.Or(c.Limits.MinListTTL, DefaultMinListTTL)
+	c.HTTP.EraReprobe = cmp.Or(c.HTTP.EraReprobe, DefaultEraReprobe)
 	b := &c.Recovery.Backoff
 	orDefault(&b.InitialInterval, 500*time.Millisecond)
 	orDefault(&b.MaxInterval, 30*time.Second)

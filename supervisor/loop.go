@@ -120,11 +120,11 @@ func (s *Supervisor) take(t fsm.Trigger) {
 	t.Verdict = s.redact.Verdict(t.Verdict) // the machine keeps it: StateError, Failure, events
 	out, err := s.loop.m.Step(t)
 	if err != nil {
+		msg := "mcpsup: trigger not taken"
 		if errors.Is(err, fsm.ErrStaleGeneration) {
-			s.cfg.Observe.Logger.Debug("mcpsup: dropped a late result of an old session", "server", s.cfg.Name, "err", err)
-		} else {
-			s.cfg.Observe.Logger.Debug("mcpsup: trigger not taken", "server", s.cfg.Name, "err", err)
+			msg = "mcpsup: dropped a late result of an old session"
 		}
+		s.cfg.Observe.Logger.Debug(msg, "server", s.cfg.Name, "err", err)
 		return
 	}
 	if out.Transitioned() {
