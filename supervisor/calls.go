@@ -327,13 +327,11 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (live *hel
 		gen, live = s.snap.gen, s.snap.live
 		refused := s.refusalLocked()
 		var ch, status <-chan struct{}
-		ready := refused == nil && s.snap.state == Ready && live != nil
-		if ready {
-			var now seam.Status
-			if now, status = live.sess.Status(); now != seam.Live {
-				ready = false
-			}
+		now := seam.Ended
+		if refused == nil && s.snap.state == Ready && live != nil {
+			now, status = live.sess.Status()
 		}
+		ready := now == seam.Live
 		if ready {
 			refused = s.admit(op, name)
 		} else {

@@ -315,16 +315,9 @@ const releaseGrace = time.Second
 
 // endSession closes or detaches sess on a background goroutine.
 func (s *Supervisor) endSession(sess seam.Session, detach bool) {
-	var done chan struct{}
-	id := sess.Info().ID
+	id, done := sess.Info().ID, make(chan struct{})
 	if detach && id != "" {
-		done = make(chan struct{})
-		s.endMu.Lock()
-		if s.ending == nil {
-			s.ending = make(map[string]chan struct{})
-		}
-		s.ending[id] = done
-		s.endMu.Unlock()
+		s.ending.Store(id, done)
 	}
 	s.bg.Go(func() {
 		if detach {
@@ -332,29 +325,19 @@ func (s *Supervisor) endSession(sess seam.Session, detach bool) {
 		} else {
 			_ = sess.Close()
 		}
-		if done != nil {
-			s.endMu.Lock()
-			if s.ending[id] == done {
-				delete(s.ending, id)
-			}
-			s.endMu.Unlock()
-			close(done)
-		}
+		s.ending.CompareAndDelete(id, done)
+		close(done)
 	})
 }
 
 // detachedBefore waits, bounded by ctx, for the detach of an earlier go-sdk
 // session of id (Supervisor.ending).
 func (s *Supervisor) detachedBefore(ctx context.Context, id string) {
-	s.endMu.Lock()
-	done := s.ending[id]
-	s.endMu.Unlock()
-	if done == nil {
-		return
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
+	if done, ok := s.ending.Load(id); ok {
+		select {
+		case <-done.(chan struct{}):
+		case <-ctx.Done():
+		}
 	}
 }
 

@@ -35,11 +35,10 @@ type Supervisor struct {
 
 	stopOnce sync.Once
 
-	endMu sync.Mutex
 	// ending holds, by session id, a channel closed once that session's
 	// Detach returned: a re-attach waits for it, so nothing of the old
 	// go-sdk session (whose JSON-RPC ids the new one reuses) follows.
-	ending map[string]chan struct{}
+	ending sync.Map
 
 	mu      sync.Mutex
 	snap    snapshot
