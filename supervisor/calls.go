@@ -67,9 +67,6 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 	}
 	// Remembered before the call, so a session opened meanwhile restores it.
 	s.setSnapshot(func(sn *snapshot) {
-		if sn.subs == nil {
-			sn.subs = map[string]bool{}
-		}
 		sn.subs[params.URI] = true
 	})
 	err := doErr(s, ctx, "resources/subscribe", params.URI, func(sess seam.Session, ctx context.Context) error { return sess.Subscribe(ctx, params) })

@@ -82,7 +82,8 @@ type seamConnector struct {
 }
 
 func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, error) {
-	reqs := c.s.serverRequests(spec.gen)
+	reqs := &serverRequests{s: c.s, gen: spec.gen}
+	reqs.handlers, reqs.end = context.WithCancel(context.Background())
 	var cl *mcp.Client
 	sp := seam.Spec{
 		Generation: spec.gen,

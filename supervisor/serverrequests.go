@@ -24,13 +24,6 @@ type serverRequests struct {
 	end      context.CancelFunc // ends handlers
 }
 
-// serverRequests returns the guard of the server's requests on the
-// session of generation gen.
-func (s *Supervisor) serverRequests(gen uint64) *serverRequests {
-	handlers, end := context.WithCancel(context.Background())
-	return &serverRequests{s: s, gen: gen, handlers: handlers, end: end}
-}
-
 // middleware is the receiving middleware of the session's client.
 func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

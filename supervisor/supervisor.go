@@ -167,7 +167,7 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 		endCalls: endCalls,
 		jitter:   rand.Float64,
 	}
-	s.snap.state = Idle
+	s.snap.state, s.snap.subs = Idle, map[string]bool{}
 	s.redact.AddEndpointSecrets(cfg.Endpoint)
 	s.redact.addCommandSecrets(cfg.Command)
 	for _, v := range cfg.Observe.Secrets {
@@ -464,23 +464,6 @@ func (s *Supervisor) String() string {
 	return fmt.Sprintf("mcpsup.Supervisor(%s)", s.redact.Text(s.cfg.Name))
 }
 
-// reconnectResume returns how a Reconnect re-opens the connection: after
-// a terminal unauthorized, the resumable session is re-attached (blind or
-// known as its state is); else a full handshake. Loop goroutine only.
-func (s *Supervisor) reconnectResume() fsm.ResumeMode {
-	m := s.loop.m
-	if m.State() != events.StateFailed || m.Reason() != events.ReasonUnauthorized {
-		return fsm.ResumeNone
-	}
-	s.mu.Lock()
-	rs := s.snap.resume
-	s.mu.Unlock()
-	if rs != nil && rs.SessionID == "" {
-		return fsm.ResumeNone
-	}
-	return resumeMode(rs)
-}
-
 // resumeMode is how a session of rs is resumed: blind without its
 // InitializeResult, none without rs.
 func resumeMode(rs *ResumeState) fsm.ResumeMode {
@@ -494,9 +477,16 @@ func resumeMode(rs *ResumeState) fsm.ResumeMode {
 }
 
 // reconnect takes a Reconnect: the host decided to try again, so the
-// rate-limit window ends.
+// rate-limit window ends. After a terminal unauthorized, the resumable
+// session is re-attached (blind or known as its state is); else a full
+// handshake.
 func (s *Supervisor) reconnect() {
-	s.setSnapshot(func(sn *snapshot) { sn.rate = nil })
-	s.step(fsm.Trigger{Kind: events.TriggerReconnectRequested, Resume: s.reconnectResume()})
+	var rs *ResumeState
+	s.setSnapshot(func(sn *snapshot) { sn.rate, rs = nil, sn.resume })
+	mode := fsm.ResumeNone
+	if m := s.loop.m; m.State() == Failed && m.Reason() == ReasonUnauthorized && rs != nil && rs.SessionID != "" {
+		mode = resumeMode(rs)
+	}
+	s.step(fsm.Trigger{Kind: events.TriggerReconnectRequested, Resume: mode})
 	s.setSnapshot(func(sn *snapshot) { sn.reconnects-- }) // its outcome is published
 }
