@@ -107,8 +107,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 		return sess.SetLoggingLevel(ctx, params)
 	})
 	if err == nil {
-		level := string(params.Level)
-		s.logLevel.Store(&level)
+		s.logLevel.Store(string(params.Level))
 	}
 	return err
 }

@@ -425,7 +425,7 @@ func (s *Supervisor) publish(gen uint64) {
 		sn.catalog = cat
 		subs = slices.Collect(maps.Keys(sn.subs))
 	})
-	level := s.level()
+	level, _ := s.logLevel.Load().(string)
 	if !diff.Empty() {
 		s.emitEvent(diff.event(cat))
 	}

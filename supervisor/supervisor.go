@@ -52,12 +52,12 @@ type Supervisor struct {
 	callServer string     // CallInfo.Server: Config.Name masked
 	sink       *sinkQueue // delivers events to Config.Observe.Events
 
-	streams  *httpsession.Dialer    // keeps the stream decision; nil on stdio
-	roots    rootSet                // the host's roots, applied to every session
-	progress progressCalls          // bounded calls by progress token
-	redact   redactor               // session ids and credentials out of every text
-	logLevel atomic.Pointer[string] // SetLoggingLevel's; nil before (loglevel.go)
-	jitter   func() float64         // [0, 1) for the ttl re-lists; loop goroutine
+	streams  *httpsession.Dialer // keeps the stream decision; nil on stdio
+	roots    rootSet             // the host's roots, applied to every session
+	progress progressCalls       // bounded calls by progress token
+	redact   redactor            // session ids and credentials out of every text
+	logLevel atomic.Value        // SetLoggingLevel's string; nil before (loglevel.go)
+	jitter   func() float64      // [0, 1) for the ttl re-lists; loop goroutine
 }
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
