@@ -295,7 +295,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		// Set before the caller returns; the verdict's Retry-After is
 		// capped already (classify.MaxRetryAfter).
 		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter)
-		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
+		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateOf = until, v })
 		s.post(emit(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v}))
 	}
 	s.post(emit(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: op, Name: name, Delivery: ce.Delivery.String(), Verdict: v}))
@@ -371,8 +371,8 @@ func (s *Supervisor) admit(op, name string) error {
 	if op == "tools/call" && (s.snap.catalog == nil || s.snap.catalog.Tool(name) == nil) {
 		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
-	if w := s.snap.rate; w != nil && !s.cfg.Limits.DisableRateLimitWindow && s.cfg.Observe.Clock.Now().Before(w.until) {
-		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: w.verdict, Delivery: NotSent, Err: ErrRateLimited}
+	if !s.cfg.Limits.DisableRateLimitWindow && s.cfg.Observe.Clock.Now().Before(s.snap.rateUntil) {
+		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: s.snap.rateOf, Delivery: NotSent, Err: ErrRateLimited}
 	}
 	return nil
 }

@@ -412,24 +412,16 @@ func (s *Supervisor) publish(gen uint64) {
 	if cat == nil || cat.Generation != gen {
 		return
 	}
-	var diff CatalogDiff
-	var newSession bool
+	var old Catalog
+	if c := s.snap.catalog; c != nil { // written by the loop alone
+		old = *c
+	}
 	var subs []string
-	s.setSnapshot(func(sn *snapshot) {
-		var old Catalog
-		if sn.catalog != nil {
-			old = *sn.catalog
-		}
-		diff = cat.Diff(old)
-		newSession = old.Generation != gen
-		sn.catalog = cat
-		subs = slices.Collect(maps.Keys(sn.subs))
-	})
-	level, _ := s.logLevel.Load().(string)
-	if !diff.Empty() {
+	s.setSnapshot(func(sn *snapshot) { sn.catalog, subs = cat, slices.Collect(maps.Keys(sn.subs)) })
+	if diff := cat.Diff(old); !diff.Empty() {
 		s.emitEvent(diff.event(cat))
 	}
-	if newSession && (len(subs) > 0 || level != "") {
+	if level, _ := s.logLevel.Load().(string); old.Generation != gen && (len(subs) > 0 || level != "") {
 		s.restore(gen, subs, level)
 	}
 	s.published(gen)

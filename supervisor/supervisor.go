@@ -62,26 +62,22 @@ type Supervisor struct {
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
 type snapshot struct {
-	state      State
-	reason     Reason
-	verdict    classify.Verdict // the failure that moved it to failed
-	gen        uint64
-	live       *held        // the live session in Ready, else nil
-	catalog    *Catalog     // the published catalog; nil before the first
-	resume     *ResumeState // what to persist; nil before the first session
-	rate       *rateWindow  // the last 429's window; nil when none
+	state   State
+	reason  Reason
+	verdict classify.Verdict // the failure that moved it to failed
+	gen     uint64
+	live    *held        // the live session in Ready, else nil
+	catalog *Catalog     // the published catalog; nil before the first
+	resume  *ResumeState // what to persist; nil before the first session
+	// Until rateUntil, calls fail at once with the verdict of the 429 that
+	// opened the window (Config.Limits.DisableRateLimitWindow).
+	rateUntil  time.Time
+	rateOf     classify.Verdict
 	subs       map[string]bool
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
 	// reconnects counts Reconnects the loop has not taken yet: the
 	// terminal failure is about to be left, WaitForState does not report it.
 	reconnects int
-}
-
-// rateWindow is a window in which calls fail at once with the verdict of
-// the 429 that opened it (Config.Limits.DisableRateLimitWindow).
-type rateWindow struct {
-	until   time.Time
-	verdict classify.Verdict
 }
 
 // New validates cfg and returns an idle supervisor. It starts nothing: call
@@ -482,7 +478,7 @@ func resumeMode(rs *ResumeState) fsm.ResumeMode {
 // handshake.
 func (s *Supervisor) reconnect() {
 	var rs *ResumeState
-	s.setSnapshot(func(sn *snapshot) { sn.rate, rs = nil, sn.resume })
+	s.setSnapshot(func(sn *snapshot) { sn.rateUntil, rs = time.Time{}, sn.resume })
 	mode := fsm.ResumeNone
 	if m := s.loop.m; m.State() == Failed && m.Reason() == ReasonUnauthorized && rs != nil && rs.SessionID != "" {
 		mode = resumeMode(rs)
