@@ -2,10 +2,10 @@ package supervisor
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -47,7 +47,7 @@ type loopState struct {
 // held is a session the supervisor holds.
 type held struct {
 	gen   uint64
-	conn  string // our connection id (connid.go)
+	conn  string // our id of the go-sdk client session (events.Event.Connection)
 	sess  seam.Session
 	hooks *sessionHooks
 	// calls ends, releaseGrace after its release, the calls on it.
@@ -240,7 +240,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Sessi
 		s.endSession(sess, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
-	conn := newConnectionID()
+	conn := fmt.Sprintf("conn:%08x", rand.Uint32()) // tells sessionless sessions apart (events.Event.Connection)
 	calls, endCalls := context.WithCancel(s.callLife)
 	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, hooks: spec.hooks, calls: calls, endCall: endCalls})
 	id := sess.Info().ID
@@ -534,15 +534,6 @@ func (s *Supervisor) flushEvents() {
 	s.sink.push(s.loop.batch)
 	clear(s.loop.batch) // the sink queue holds copies
 	s.loop.batch = s.loop.batch[:0]
-}
-
-// newConnectionID returns our own id of one go-sdk client session for its
-// events (events.Event.Connection): "conn:" and 8 random hex digits, which
-// tell sessionless sessions apart.
-func newConnectionID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24)
-	return "conn:" + hex.EncodeToString(b[:])
 }
 
 // eventSessionID is the session id an event carries: its hash, or "" for a
