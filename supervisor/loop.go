@@ -57,10 +57,8 @@ type held struct {
 
 // held returns the held session of gen, or nil.
 func (s *Supervisor) held(gen uint64) *held {
-	for _, h := range s.loop.sessions {
-		if h.gen == gen {
-			return h
-		}
+	if i := slices.IndexFunc(s.loop.sessions, func(h *held) bool { return h.gen == gen }); i >= 0 {
+		return s.loop.sessions[i]
 	}
 	return nil
 }

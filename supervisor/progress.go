@@ -151,9 +151,7 @@ func (c *callClock) cancel() { c.end(context.Canceled) }
 
 // release stops the timers once the call returned.
 func (c *callClock) release() {
-	if c.timer != nil {
-		c.timer.Stop()
-	}
+	stopAll(c.timer)
 	c.stopParent()
 	c.end(context.Canceled)
 }
