@@ -332,15 +332,10 @@ func (b Backoff) newBackOff(clock clockwork.Clock) backoff.BackOff {
 		backoff.WithMultiplier(b.Multiplier),
 		backoff.WithRandomizationFactor(b.RandomizationFactor),
 		backoff.WithMaxElapsedTime(b.MaxElapsed),
-		backoff.WithClockProvider(clockAdapter{clock}),
+		backoff.WithClockProvider(clock),
 	)
 	if b.MaxAttempts <= 0 {
 		return eb
 	}
 	return backoff.WithMaxRetries(eb, uint64(b.MaxAttempts))
 }
-
-// clockAdapter lets cenkalti/backoff read a clockwork clock.
-type clockAdapter struct{ c clockwork.Clock }
-
-func (a clockAdapter) Now() time.Time { return a.c.Now() }

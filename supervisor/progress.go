@@ -156,10 +156,10 @@ func (c *callClock) release() {
 	c.end(context.Canceled)
 }
 
-// progressCalls holds the bounded calls by progress token.
+// progressCalls holds the bounded calls, each with its progress key.
 type progressCalls struct {
 	mu    sync.Mutex
-	calls map[string][]*callClock
+	calls map[*callClock]string
 }
 
 // progressKey is a progress token (a string or a number, MCP progress) as
@@ -176,35 +176,38 @@ func progressKey(token any) (string, bool) {
 	return fmt.Sprintf("%T:%v", token, token), true
 }
 
-func (p *progressCalls) add(key string, c *callClock) {
+// set holds c with key, or forgets it for "".
+func (p *progressCalls) set(c *callClock, key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.calls == nil {
-		p.calls = map[string][]*callClock{}
+		p.calls = map[*callClock]string{}
 	}
-	p.calls[key] = append(p.calls[key], c)
+	if key == "" {
+		delete(p.calls, c)
+	} else {
+		p.calls[c] = key
+	}
 }
 
-func (p *progressCalls) remove(key string, c *callClock) {
+// of returns the calls of key.
+func (p *progressCalls) of(key string) (calls []*callClock) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.calls[key] = slices.DeleteFunc(p.calls[key], func(o *callClock) bool { return o == c })
-	if len(p.calls[key]) == 0 {
-		delete(p.calls, key)
+	for c, k := range p.calls {
+		if k == key {
+			calls = append(calls, c)
+		}
 	}
+	return calls
 }
 
 // progressed extends the calls of token.
 func (p *progressCalls) progressed(token any) {
-	key, ok := progressKey(token)
-	if !ok {
-		return
-	}
-	p.mu.Lock()
-	list := slices.Clone(p.calls[key])
-	p.mu.Unlock()
-	for _, c := range list {
-		c.progressed()
+	if key, ok := progressKey(token); ok {
+		for _, c := range p.of(key) {
+			c.progressed()
+		}
 	}
 }
 
@@ -221,9 +224,9 @@ func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func
 	if !ok || timeout == 0 {
 		return c, c.finish // detached by then: the release
 	}
-	s.progress.add(key, c)
+	s.progress.set(c, key)
 	return c, func() {
-		s.progress.remove(key, c)
+		s.progress.set(c, "")
 		c.release()
 	}
 }
