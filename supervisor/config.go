@@ -85,11 +85,8 @@ const (
 )
 
 func (p ResendPolicy) String() string {
-	switch p {
-	case ResendNever:
-		return "never"
-	case ResendSafe:
-		return "safe"
+	if p <= ResendSafe {
+		return [...]string{"never", "safe"}[p]
 	}
 	return "invalid"
 }

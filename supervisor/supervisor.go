@@ -265,25 +265,22 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 }
 
 // State returns the current state.
-func (s *Supervisor) State() State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snap.state
-}
+func (s *Supervisor) State() State { return read(s, func(sn *snapshot) State { return sn.state }) }
 
 // Generation returns the session generation: +1 per Dial or Attach tried,
 // failed ones included (DESIGN.md section 2).
-func (s *Supervisor) Generation() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snap.gen
-}
+func (s *Supervisor) Generation() uint64 { return read(s, func(sn *snapshot) uint64 { return sn.gen }) }
 
 // SessionsOpened returns how many sessions were opened or attached.
 func (s *Supervisor) SessionsOpened() int {
+	return read(s, func(sn *snapshot) int { return sn.sessionsUp })
+}
+
+// read returns f of the snapshot, read under s.mu.
+func read[T any](s *Supervisor, f func(*snapshot) T) T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap.sessionsUp
+	return f(&s.snap)
 }
 
 // Failure returns the reason of a terminal failed state (ReasonNone when
@@ -413,9 +410,7 @@ func (s *Supervisor) Reconnect() {
 // served reports whether the session of gen is the live one in ready (the
 // HTTP dialer's era memory asks).
 func (s *Supervisor) served(gen uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snap.live != nil && s.snap.live.gen == gen
+	return read(s, func(sn *snapshot) bool { return sn.live != nil && sn.live.gen == gen })
 }
 
 // setSnapshot changes the snapshot under the lock and wakes waiters.
