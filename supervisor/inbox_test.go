@@ -11,7 +11,8 @@ import (
 type step = input
 
 func loopOnly() *Supervisor {
-	s := &Supervisor{inbox: newInbox(), sink: newSinkQueue(nil, nil, "")}
+	s := &Supervisor{sink: newSinkQueue(nil, nil, "")}
+	s.inbox = newInbox(s)
 	s.inbox.start()
 	return s
 }
@@ -35,7 +36,7 @@ func TestHandedCommandDoesNotWaitForQueuedInputs(t *testing.T) {
 	})
 	require.True(t, s.post(first))
 	wg.Wait()
-	s.inbox.end()
+	s.inbox.wait(true)
 	s.cmds.Wait()
 }
 
@@ -48,7 +49,7 @@ func TestPostNeverRunsTheLoopOnItsCaller(t *testing.T) {
 	require.True(t, s.post(step(func(*Supervisor) { <-release; close(taken) })))
 	close(release) // reached only because post returned
 	<-taken
-	s.inbox.end()
+	s.inbox.wait(true)
 }
 
 // Every command runs exactly once and is counted out once, whether its
@@ -80,7 +81,7 @@ func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
 	all.Wait()
 	// As the stop does: the loop ends first, then the commands are waited
 	// for (s.cmds panics if one is counted out twice, hangs if never).
-	s.inbox.end()
+	s.inbox.wait(true)
 	s.cmds.Wait()
 	require.Len(t, runs, fan*(depth+1))
 	for k, n := range runs {
@@ -89,7 +90,7 @@ func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
 }
 
 // A command may wait for the loop (post and wait) without deadlock, and the
-// stop (inbox.end) waits for the loop alone, not for the command.
+// stop (inbox.wait) waits for the loop alone, not for the command.
 func TestHandedCommandRunsAfterTheLoop(t *testing.T) {
 	s := loopOnly()
 	took, release, result := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -103,7 +104,7 @@ func TestHandedCommandRunsAfterTheLoop(t *testing.T) {
 		})
 	})))
 	<-took
-	s.inbox.end() // returns while the command waits
+	s.inbox.wait(true) // returns while the command waits
 	close(release)
 	s.cmds.Wait()
 	select {

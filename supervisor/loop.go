@@ -63,19 +63,6 @@ func (s *Supervisor) held(gen uint64) *held {
 	return nil
 }
 
-// run is the loop: it takes the waiting inputs one at a time and ends when
-// none is left.
-func (s *Supervisor) run() {
-	for {
-		in, ok := s.inbox.next()
-		if !ok {
-			return
-		}
-		in(s)
-		s.flushEvents()
-	}
-}
-
 func (s *Supervisor) stopTimers() {
 	stopAll(s.loop.retry, s.loop.cooldown, s.loop.cat.gap, s.loop.cat.poll)
 	s.loop.ttl.stop()

@@ -22,7 +22,7 @@ type Supervisor struct {
 	cfg  Config
 	dial opener
 
-	inbox *inbox
+	inbox *serial[input]
 	life  context.Context // ends on Close or Detach: cancels commands
 	end   context.CancelFunc
 	// callLife ends first on Close or Detach: calls end before the session
@@ -156,13 +156,13 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	s := &Supervisor{
 		cfg:      cfg,
 		dial:     d,
-		inbox:    newInbox(),
 		life:     life,
 		end:      end,
 		callLife: callLife,
 		endCalls: endCalls,
 		jitter:   rand.Float64,
 	}
+	s.inbox = newInbox(s)
 	s.snap.state, s.snap.subs = Idle, map[string]bool{}
 	s.redact.AddEndpointSecrets(cfg.Endpoint)
 	s.redact.addCommandSecrets(cfg.Command)
@@ -246,7 +246,7 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		// end with the life context; a session opened too late for the loop
 		// ends with its command.
 		s.post(func(s *Supervisor) { s.step(fsm.Trigger{Kind: kind}) })
-		s.inbox.end()
+		s.inbox.wait(true)
 		s.stopTimers()
 		for _, h := range s.loop.sessions {
 			s.endSession(h.sess, kind == events.TriggerDetachRequested)
@@ -435,13 +435,7 @@ func (s *Supervisor) changedLocked() <-chan struct{} {
 
 // post hands in to the loop. It reports false, without taking it, before
 // Start and once the stop ended the loop. It never blocks.
-func (s *Supervisor) post(in input) bool {
-	taken, start := s.inbox.push(in)
-	if start {
-		go s.run()
-	}
-	return taken
-}
+func (s *Supervisor) post(in input) bool { return s.inbox.push(in) }
 
 // cmdContext returns the context of one command's I/O: it ends after d
 // (cause classify.ErrDeadline, a timeout verdict), on Close or Detach, or
