@@ -249,16 +249,14 @@ func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64
 		// The server may have added it while we could not hear.
 		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
-	var ce *CallError
-	if errors.As(err, &ce) {
+	if _, ok := errors.AsType[*CallError](err); ok {
 		return err // refused locally: unknown tool or rate-limit window
 	}
 	if s.callLife.Err() != nil {
 		err = &StateError{State: Closed, Err: ErrClosed}
 	}
 	v := classify.Classify(caller, err)
-	var se *StateError
-	if errors.As(err, &se) && se.Verdict.Class != classify.None && se.Err != caller.Err() {
+	if se, ok := errors.AsType[*StateError](err); ok && se.Verdict.Class != classify.None && se.Err != caller.Err() {
 		// The failure that keeps the connection down (a caller that gave up
 		// first keeps canceled).
 		v = se.Verdict

@@ -370,8 +370,7 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 	}
 	if err != nil {
 		v := classify.Verdict{Class: classify.Unknown, Detail: err.Error()}
-		var le *probes.ListError
-		if errors.As(err, &le) {
+		if le, ok := errors.AsType[*probes.ListError](err); ok {
 			v = le.Verdict
 		}
 		if s.loop.partial == nil || s.loop.partialGen != gen {

@@ -136,9 +136,8 @@ func validEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		// url.Error prints the URL with its credentials: its cause alone.
-		var ue *url.Error
 		why := err.Error()
-		if errors.As(err, &ue) {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
 			why = ue.Err.Error()
 		}
 		return &EndpointError{Endpoint: shown, Reason: "not a URL: " + endpointText(why, endpoint)}
