@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -19,10 +20,7 @@ import (
 // capabilitiesOf returns what the server declared; nil when unknown.
 func capabilitiesOf(sess seam.Session) *mcp.ServerCapabilities {
 	if ir := sess.Info().Initialize; ir != nil {
-		if ir.Capabilities == nil {
-			return &mcp.ServerCapabilities{}
-		}
-		return ir.Capabilities
+		return cmp.Or(ir.Capabilities, &mcp.ServerCapabilities{})
 	}
 	return nil
 }
