@@ -199,10 +199,14 @@ func (s *Supervisor) streamChanged(e events.Event, off bool) {
 func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
 	cfg := s.cfg
 	opts := cfg.Client.ClientOptions
-	opts.ToolListChangedHandler = onListChanged(h, probes.Tools, opts.ToolListChangedHandler)
-	opts.PromptListChangedHandler = onListChanged(h, probes.Prompts, opts.PromptListChangedHandler)
-	opts.ResourceListChangedHandler = onListChanged(h, probes.Resources, opts.ResourceListChangedHandler)
-	opts.ProgressNotificationHandler = progressThen(&s.progress, opts.ProgressNotificationHandler)
+	opts.ToolListChangedHandler = then(func(*mcp.ToolListChangedRequest) { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
+	opts.PromptListChangedHandler = then(func(*mcp.PromptListChangedRequest) { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
+	opts.ResourceListChangedHandler = then(func(*mcp.ResourceListChangedRequest) { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
+	opts.ProgressNotificationHandler = then(func(r *mcp.ProgressNotificationClientRequest) {
+		if r != nil && r.Params != nil { // extends the bounded calls of its token
+			s.progress.progressed(r.Params.ProgressToken)
+		}
+	}, opts.ProgressNotificationHandler)
 	cl := mcp.NewClient(cfg.Client.Implementation, &opts)
 	cl.AddSendingMiddleware(facts, noListCache(h.listTTL), s.logLevelMeta())
 	cl.AddSendingMiddleware(present(cfg.Client.SendingMiddleware)...)

@@ -473,11 +473,10 @@ func (h *sessionHooks) listChanged(l probes.List) {
 	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) })
 }
 
-// onListChanged is go-sdk's list_changed handler of l: a re-list, then the
-// host's handler, if any.
-func onListChanged[R any](h *sessionHooks, l probes.List, host func(context.Context, R)) func(context.Context, R) {
+// then is go-sdk's handler that runs ours, then the host's, if any.
+func then[R any](ours func(R), host func(context.Context, R)) func(context.Context, R) {
 	return func(ctx context.Context, r R) {
-		h.listChanged(l)
+		ours(r)
 		if host != nil {
 			host(ctx, r)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/httpsession"
 )
@@ -228,18 +227,5 @@ func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func
 	return c, func() {
 		s.progress.set(c, "")
 		c.release()
-	}
-}
-
-// progressThen extends the calls of a notification's token, then calls the
-// host's handler, if any.
-func progressThen(p *progressCalls, host func(context.Context, *mcp.ProgressNotificationClientRequest)) func(context.Context, *mcp.ProgressNotificationClientRequest) {
-	return func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
-		if r != nil && r.Params != nil {
-			p.progressed(r.Params.ProgressToken)
-		}
-		if host != nil {
-			host(ctx, r)
-		}
 	}
 }
