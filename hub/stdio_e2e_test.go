@@ -81,7 +81,7 @@ func TestStdioServerBesideAnHTTPOne(t *testing.T) {
 	}
 	_, err = f.rec.WaitFor(f.ctx, func(es []events.Event) bool {
 		for _, e := range es {
-			if e.Server == "local" && e.Kind == supervisor.KindProcessExited {
+			if e.Server == "local" && e.Kind == events.KindProcessExited {
 				require.Equal(t, 9, e.ExitCode)
 				require.Contains(t, e.Detail, "token ")
 				require.NotContains(t, e.Detail, secret, "env values are masked")

@@ -54,7 +54,7 @@ func TestEverythingOverStdio(t *testing.T) {
 	require.NoError(t, syscall.Kill(first[0], syscall.SIGKILL))
 	_, err = rec.WaitFor(ctx, func(es []events.Event) bool {
 		for _, e := range es {
-			if e.Kind == supervisor.KindTransition && e.Trigger == supervisor.TriggerSessionDied {
+			if e.Kind == events.KindTransition && e.Trigger == events.TriggerSessionDied {
 				assert.Contains(t, e.Verdict.Detail, "signal 9 (SIGKILL)")
 				return true
 			}

@@ -76,23 +76,28 @@ func (*CallResent) callStage()      {}
 func (*CallReissued) callStage()    {}
 func (*CallEnd) callStage()         {}
 
-// reportSessionLost tells h when the call that failed as ce cost sess, the
-// session it went out on (seam.Verify ended it before the call returns).
-func (s *Supervisor) reportSessionLost(ctx context.Context, h CallHandler, ce *CallError, sess seam.Session) {
-	if st, _ := sess.Status(); st != seam.Ended || !endedOnItsOwn(sess) {
+// reportSessionLost tells the handler when the call that failed as ce cost
+// sess, the session it went out on (seam.Verify ended it before the call
+// returns).
+func (s *Supervisor) reportSessionLost(ctx context.Context, ce *CallError, sess seam.Session) {
+	if st, _ := sess.Status(); s.cfg.Observe.CallHandler == nil || st != seam.Ended || !endedOnItsOwn(sess) {
 		return // live, or released by the supervisor: not lost to the failure
 	}
 	st := s.State()
 	if s.callLife.Err() != nil {
 		st = Closed
 	}
-	s.handleCall(ctx, h, &CallSessionLost{Generation: ce.Generation, To: st, Verdict: ce.Verdict})
+	s.handleCall(ctx, &CallSessionLost{Generation: ce.Generation, To: st, Verdict: ce.Verdict})
 }
 
-// tagCall runs h.TagCall, keeping ctx when it panics, returns nil, or
-// returns a context that lacks ctx's values or would outlive its cancel.
-func (s *Supervisor) tagCall(ctx context.Context, h CallHandler, info CallInfo) (tagged context.Context) {
-	tagged = ctx
+// tagCall runs the handler's TagCall, if any, keeping ctx when it panics,
+// returns nil, or returns a context that lacks ctx's values or would
+// outlive its cancel.
+func (s *Supervisor) tagCall(ctx context.Context, info CallInfo) (tagged context.Context) {
+	h, tagged := s.cfg.Observe.CallHandler, ctx
+	if h == nil {
+		return ctx
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			s.cfg.Observe.Logger.Error("mcpsup: the call handler's TagCall panicked", "server", s.callServer, "op", info.Op, "panic", r)
@@ -115,8 +120,12 @@ func (s *Supervisor) tagCall(ctx context.Context, h CallHandler, info CallInfo) 
 // tagProbe is the key, and its pointer the value, that marks tagCall's ctx.
 type tagProbe struct{ _ byte }
 
-// handleCall runs h.HandleCall, logging a panic (see CallHandler).
-func (s *Supervisor) handleCall(ctx context.Context, h CallHandler, stage CallStage) {
+// handleCall tells the handler, if any, stage, logging a panic.
+func (s *Supervisor) handleCall(ctx context.Context, stage CallStage) {
+	h := s.cfg.Observe.CallHandler
+	if h == nil {
+		return
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			s.cfg.Observe.Logger.Error("mcpsup: the call handler's HandleCall panicked", "server", s.callServer, "stage", fmt.Sprintf("%T", stage), "panic", r)

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -32,48 +33,29 @@ import (
 // resent (RecoveryConfig.Resend). A tool's own error
 // (CallToolResult.IsError) is a result, not an error.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if params == nil {
-		return nil, errors.New("mcpsup: CallTool: nil params")
-	}
-	return do(s, ctx, "tools/call", params.Name, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.CallToolResult, error) {
-		return sess.CallTool(ctx, params)
-	})
+	return request(s, ctx, "CallTool", "tools/call", params, func(p *mcp.CallToolParams) (string, any) { return p.Name, p.GetProgressToken() }, seam.Session.CallTool)
 }
 
 // GetPrompt gets a prompt (MCP `prompts/get`); calls behave as for CallTool,
 // without the catalog check.
 func (s *Supervisor) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	if params == nil {
-		return nil, errors.New("mcpsup: GetPrompt: nil params")
-	}
-	return do(s, ctx, "prompts/get", params.Name, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.GetPromptResult, error) {
-		return sess.GetPrompt(ctx, params)
-	})
+	return request(s, ctx, "GetPrompt", "prompts/get", params, func(p *mcp.GetPromptParams) (string, any) { return p.Name, p.GetProgressToken() }, seam.Session.GetPrompt)
 }
 
 // ReadResource reads a resource (MCP `resources/read`); calls behave as for
 // CallTool, without the catalog check.
 func (s *Supervisor) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	if params == nil {
-		return nil, errors.New("mcpsup: ReadResource: nil params")
-	}
-	return do(s, ctx, "resources/read", params.URI, params.GetProgressToken(), func(ctx context.Context, sess seam.Session) (*mcp.ReadResourceResult, error) {
-		return sess.ReadResource(ctx, params)
-	})
+	return request(s, ctx, "ReadResource", "resources/read", params, func(p *mcp.ReadResourceParams) (string, any) { return p.URI, p.GetProgressToken() }, seam.Session.ReadResource)
 }
 
 // Complete asks for argument completions (MCP `completion/complete`).
 func (s *Supervisor) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	if params == nil {
-		return nil, errors.New("mcpsup: Complete: nil params")
-	}
-	name := ""
-	if params.Ref != nil {
-		name = params.Ref.Name + params.Ref.URI
-	}
-	return do(s, ctx, "completion/complete", name, nil, func(ctx context.Context, sess seam.Session) (*mcp.CompleteResult, error) {
-		return sess.Complete(ctx, params)
-	})
+	return request(s, ctx, "Complete", "completion/complete", params, func(p *mcp.CompleteParams) (string, any) {
+		if p.Ref == nil {
+			return "", nil
+		}
+		return p.Ref.Name + p.Ref.URI, nil
+	}, seam.Session.Complete)
 }
 
 // Subscribe subscribes to a resource's updates (MCP `resources/subscribe`).
@@ -85,14 +67,9 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 	}
 	// Remembered before the call, so a session opened meanwhile restores it.
 	s.setSnapshot(func(sn *snapshot) {
-		if sn.subs == nil {
-			sn.subs = map[string]bool{}
-		}
 		sn.subs[params.URI] = true
 	})
-	_, err := do(s, ctx, "resources/subscribe", params.URI, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
-		return struct{}{}, sess.Subscribe(ctx, params)
-	})
+	err := doErr(s, ctx, "resources/subscribe", params.URI, func(sess seam.Session, ctx context.Context) error { return sess.Subscribe(ctx, params) })
 	if err != nil {
 		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
 	}
@@ -105,9 +82,7 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	if params == nil {
 		return errors.New("mcpsup: Unsubscribe: nil params")
 	}
-	_, err := do(s, ctx, "resources/unsubscribe", params.URI, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
-		return struct{}{}, sess.Unsubscribe(ctx, params)
-	})
+	err := doErr(s, ctx, "resources/unsubscribe", params.URI, func(sess seam.Session, ctx context.Context) error { return sess.Unsubscribe(ctx, params) })
 	if err == nil {
 		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
 	}
@@ -125,16 +100,32 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	if params == nil {
 		return errors.New("mcpsup: SetLoggingLevel: nil params")
 	}
-	_, err := do(s, ctx, "logging/setLevel", string(params.Level), nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
+	err := doErr(s, ctx, "logging/setLevel", string(params.Level), func(sess seam.Session, ctx context.Context) error {
 		if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
-			return struct{}{}, nil // stored below: the next requests carry it
+			return nil // stored below: the next requests carry it
 		}
-		return struct{}{}, sess.SetLoggingLevel(ctx, params)
+		return sess.SetLoggingLevel(ctx, params)
 	})
 	if err == nil {
-		level := string(params.Level)
-		s.logLevel.Store(&level)
+		s.logLevel.Store(string(params.Level))
 	}
+	return err
+}
+
+// request is do for the host method fn: nil params are a plain error,
+// nothing sent; name returns the call's name and progressToken.
+func request[P, R any](s *Supervisor, ctx context.Context, fn, op string, p *P, name func(*P) (string, any), call func(seam.Session, context.Context, *P) (R, error)) (R, error) {
+	if p == nil {
+		var zero R
+		return zero, fmt.Errorf("mcpsup: %s: nil params", fn)
+	}
+	n, progress := name(p)
+	return do(s, ctx, op, n, progress, func(ctx context.Context, sess seam.Session) (R, error) { return call(sess, ctx, p) })
+}
+
+// doErr is do for a request that returns only an error.
+func doErr(s *Supervisor, ctx context.Context, op, name string, call func(seam.Session, context.Context) error) error {
+	_, err := do(s, ctx, op, name, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) { return struct{}{}, call(sess, ctx) })
 	return err
 }
 
@@ -146,18 +137,13 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any
 	if closed == nil {
 		defer s.calls.Done()
 	}
-	h := s.cfg.Observe.CallHandler
-	if h != nil {
-		ctx = s.tagCall(ctx, h, CallInfo{Server: s.callServer, Op: op, Name: name})
-	}
+	ctx = s.tagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: name})
 	var res T
 	err := error(closed)
 	if closed == nil {
-		res, err = resend(s, ctx, h, op, name, progress, call)
+		res, err = resend(s, ctx, op, name, progress, call)
 	}
-	if h != nil {
-		s.handleCall(ctx, h, &CallEnd{Err: err})
-	}
+	s.handleCall(ctx, &CallEnd{Err: err})
 	return res, err
 }
 
@@ -174,29 +160,26 @@ func (s *Supervisor) enter(op, name string) *CallError {
 	return nil
 }
 
-// resend is do without the handler's first and last stage; h may be nil.
-// A call is sent at most twice: re-issued, or else resent.
-func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
-	res, sent, err := send(s, ctx, h, op, name, progress, call, nil)
+// resend is do without the handler's first and last stage. A call is sent
+// at most twice: re-issued, or else resent.
+func resend[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
+	res, sent, err := send(s, ctx, op, name, progress, call, nil)
 	if sent == nil {
 		return res, err
 	}
-	reissue := s.reissues(ctx, sent)
+	reissue, resent := s.sendsAgain(ctx, sent)
 	switch {
 	case reissue:
-		if h != nil {
-			s.handleCall(ctx, h, &CallReissued{Err: sent})
-		}
-	case s.resends(ctx, sent):
-		s.post(factEvent{callResentEvent(sent)})
-		if h != nil {
-			s.handleCall(ctx, h, &CallResent{Err: sent})
-		}
+		s.handleCall(ctx, &CallReissued{Err: sent})
+	case resent:
+		s.post(emit(events.Event{Kind: events.KindCallResent, Generation: sent.Generation, Op: op, Name: name,
+			Delivery: sent.Delivery.String(), Verdict: sent.Verdict}))
+		s.handleCall(ctx, &CallResent{Err: sent})
 	default:
 		return res, err
 	}
 	var id string // the second request's JSON-RPC id
-	res, again, err := send(s, ctx, h, op, name, progress, call, &id)
+	res, again, err := send(s, ctx, op, name, progress, call, &id)
 	if again != nil {
 		again.First = sent
 		if again.Delivery == NotSent {
@@ -204,45 +187,41 @@ func resend[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name s
 		}
 		id = again.RequestID
 	}
-	if reissue {
-		s.post(factEvent{callReissuedEvent(sent, id)})
+	if reissue { // RequestID the lost request's, ReissuedAs the new one's ("" when not sent)
+		s.post(emit(events.Event{Kind: events.KindCallReissued, Generation: sent.Generation, Op: op, Name: name,
+			Delivery: sent.Delivery.String(), Verdict: sent.Verdict, RequestID: sent.RequestID, ReissuedAs: id}))
 	}
 	return res, err
 }
 
-// reissues reports whether the failed call ce is re-issued: its 2026-07-28
-// response stream broke (classify.HTTPError.StreamLost; "clients MUST
-// re-issue it as a new request with a new request ID", 2026-07-28
-// changelog item 9), NoReissue is unset, and nobody gave up on it.
-func (s *Supervisor) reissues(caller context.Context, ce *CallError) bool {
-	if s.cfg.Recovery.NoReissue || ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
-		return false
+// sendsAgain reports how the failed call ce is sent once more, unless
+// someone gave up on it: re-issued when its 2026-07-28 response stream broke
+// (classify.HTTPError.StreamLost; "clients MUST re-issue it as a new
+// request with a new request ID", 2026-07-28 changelog item 9) and
+// NoReissue is unset; else resent under ResendSafe when it is Resendable.
+func (s *Supervisor) sendsAgain(caller context.Context, ce *CallError) (reissue, resend bool) {
+	if ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
+		return false, false
 	}
 	facts, ok := errors.AsType[*classify.HTTPError](ce.Err)
-	return ok && facts.StreamLost
+	reissue = ok && facts.StreamLost && !s.cfg.Recovery.NoReissue
+	return reissue, !reissue && s.cfg.Recovery.Resend == ResendSafe && ce.Resendable()
 }
 
 // send sends one host call: wait for ready and admission, send once,
 // classify a failure. A failure on the session also comes back as sent; a
 // refusal does not. A call that succeeds sets *id (if id is not nil) to its
 // request's JSON-RPC id.
-func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name string, progress any, call func(context.Context, seam.Session) (T, error), id *string) (T, *CallError, error) {
+func send[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error), id *string) (T, *CallError, error) {
 	var zero T
-	live, gen, err := s.awaitReady(ctx, h, op, name)
+	live, gen, err := s.awaitReady(ctx, op, name)
 	if err != nil {
 		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
 	caller := ctx // classifies: only the caller giving up is "canceled"
 	// The call ends when its caller gives up, its session is released, or
 	// on Close; without a deadline, after CallTimeout (extended by progress).
-	var c *callClock
-	var release func()
-	if _, ok := caller.Deadline(); ok {
-		c = newCallClock(ctx, s.cfg.Observe.Clock, 0, 0)
-		release = c.finish // detached by then: the release
-	} else {
-		c, release = s.boundCall(ctx, progress)
-	}
+	c, release := s.boundCall(ctx, progress)
 	defer context.AfterFunc(live.calls, c.cancel)()
 	// The call's context ends once its answer's stream is closed: a request
 	// cut before its body's end costs its connection.
@@ -259,17 +238,8 @@ func send[T any](s *Supervisor, ctx context.Context, h CallHandler, op, name str
 		return res, nil, nil
 	}
 	ce := s.failed(caller, op, name, gen, err)
-	if h != nil {
-		s.reportSessionLost(caller, h, ce, live.sess)
-	}
+	s.reportSessionLost(caller, ce, live.sess)
 	return zero, ce, ce
-}
-
-// resends reports whether ResendSafe sends the failed call ce once more:
-// it is Resendable, and nobody gave up on it.
-func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
-	return s.cfg.Recovery.Resend == ResendSafe && ce.Resendable() && ce.Verdict.Class != classify.Canceled &&
-		caller.Err() == nil && s.callLife.Err() == nil
 }
 
 // refused returns the error of a call that was not sent: refused locally
@@ -277,18 +247,16 @@ func (s *Supervisor) resends(caller context.Context, ce *CallError) bool {
 func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64, err error) error {
 	if errors.Is(err, ErrUnknownTool) {
 		// The server may have added it while we could not hear.
-		s.post(relistWanted{gen: gen})
+		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
-	var ce *CallError
-	if errors.As(err, &ce) {
+	if _, ok := errors.AsType[*CallError](err); ok {
 		return err // refused locally: unknown tool or rate-limit window
 	}
 	if s.callLife.Err() != nil {
 		err = &StateError{State: Closed, Err: ErrClosed}
 	}
 	v := classify.Classify(caller, err)
-	var se *StateError
-	if errors.As(err, &se) && se.Verdict.Class != classify.None && se.Err != caller.Err() {
+	if se, ok := errors.AsType[*StateError](err); ok && se.Verdict.Class != classify.None && se.Err != caller.Err() {
 		// The failure that keeps the connection down (a caller that gave up
 		// first keeps canceled).
 		v = se.Verdict
@@ -319,22 +287,23 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		// -32020: Mcp-* headers that do not match the body) "the
 		// client SHOULD call tools/list to check for changes to the tool's
 		// inputSchema" (go-sdk derives the Mcp-Param-* headers from it).
-		s.post(relistWanted{gen: gen})
+		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
 		// Set before the caller returns; the verdict's Retry-After is
 		// capped already (classify.MaxRetryAfter).
 		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter)
-		s.setSnapshot(func(sn *snapshot) { sn.rate = &rateWindow{until: until, verdict: v} })
+		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateOf = until, v })
+		s.post(emit(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v}))
 	}
-	s.post(loopFunc(func(s *Supervisor) { s.callFailed(gen, ce) }))
+	s.post(emit(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: op, Name: name, Delivery: ce.Delivery.String(), Verdict: v}))
 	return ce
 }
 
 // awaitReady returns the live session, waiting while the connection
 // recovers (DESIGN.md section 2) or the session is not seam.Live; a call
 // not admitted comes back refused, with the session's generation.
-func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name string) (live *held, gen uint64, err error) {
+func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (live *held, gen uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
 	var waited *CallWaited    // told to h once the wait ends
 	var start time.Time
@@ -344,56 +313,53 @@ func (s *Supervisor) awaitReady(ctx context.Context, h CallHandler, op, name str
 		}
 		if waited != nil {
 			waited.Waited, waited.Generation = s.cfg.Observe.Clock.Since(start), gen
-			s.handleCall(ctx, h, waited)
+			s.handleCall(ctx, waited)
 		}
 	}()
 	for {
 		s.mu.Lock()
-		st, reason, verdict := s.snap.state, s.snap.reason, s.snap.verdict
 		gen, live = s.snap.gen, s.snap.live
-		stopped, started := s.stopped, s.started
-		var refused error
+		refused := s.refusalLocked()
 		var ch, status <-chan struct{}
-		ready := st == Ready && live != nil
-		if ready {
-			var now seam.Status
-			if now, status = live.sess.Status(); now != seam.Live {
-				ready = false
-			}
+		now := seam.Ended
+		if refused == nil && s.snap.state == Ready && live != nil {
+			now, status = live.sess.Status()
 		}
-		if !stopped && ready {
+		ready := now == seam.Live
+		if ready {
 			refused = s.admit(op, name)
 		} else {
 			ch = s.changedLocked() // only a call that may wait asks for one
 		}
+		wait := s.stateErrorLocked(nil) // how a wait that ends now ends
 		s.mu.Unlock()
 		switch {
-		case stopped || st == Closed:
-			return nil, 0, &StateError{State: st, Err: ErrClosed}
 		case ready:
 			return live, gen, refused
-		case st == Idle && !started, st == Failed && reason != events.ReasonNone:
-			// Idle after Start is the moment before the first trigger: wait.
-			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
+		case refused != nil:
+			return nil, 0, refused
 		}
 		if timer == nil {
-			if h != nil { // before the timer: a test's clock moves once it exists
-				waited, start = &CallWaited{From: st, FromGeneration: gen}, s.cfg.Observe.Clock.Now()
+			if s.cfg.Observe.CallHandler != nil { // before the timer: a test's clock moves once it exists
+				waited, start = &CallWaited{From: wait.State, FromGeneration: gen}, s.cfg.Observe.Clock.Now()
 			}
 			timer = s.cfg.Observe.Clock.NewTimer(s.cfg.Limits.MaxCallWait)
 		}
 		select {
 		case <-ch:
+			continue
 		case <-status: // nil unless the live session is not Live
+			continue
 		case <-s.callLife.Done():
 			return nil, 0, &StateError{State: Closed, Err: ErrClosed}
 		case <-ctx.Done():
 			// The caller gave up (the verdict stays canceled); the error
 			// still says what kept the connection down.
-			return nil, 0, &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
+			wait.Err = ctx.Err()
 		case <-timer.Chan():
-			return nil, 0, &StateError{State: st, Verdict: verdict, Err: ErrWaitTimeout, redactor: &s.redact.Redactor}
+			wait.Err = ErrWaitTimeout
 		}
+		return nil, 0, wait
 	}
 }
 
@@ -403,8 +369,8 @@ func (s *Supervisor) admit(op, name string) error {
 	if op == "tools/call" && (s.snap.catalog == nil || s.snap.catalog.Tool(name) == nil) {
 		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
-	if w := s.snap.rate; w != nil && !s.cfg.Limits.DisableRateLimitWindow && s.cfg.Observe.Clock.Now().Before(w.until) {
-		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: w.verdict, Delivery: NotSent, Err: ErrRateLimited}
+	if !s.cfg.Limits.DisableRateLimitWindow && s.cfg.Observe.Clock.Now().Before(s.snap.rateUntil) {
+		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: s.snap.rateOf, Delivery: NotSent, Err: ErrRateLimited}
 	}
 	return nil
 }
@@ -419,14 +385,4 @@ func delivery(err error, v classify.Verdict) Delivery {
 		return OutcomeUnknown
 	}
 	return NotSent
-}
-
-// callFailed emits the events of a failed call: its rate-limit window and
-// the failure. Loop goroutine.
-func (s *Supervisor) callFailed(gen uint64, ce *CallError) {
-	v := ce.Verdict
-	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
-		s.emitEvent(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v})
-	}
-	s.emitEvent(events.Event{Kind: events.KindCallFailed, Generation: gen, Op: ce.Op, Name: ce.Name, Delivery: ce.Delivery.String(), Verdict: v})
 }

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // Catalog is what the server offered as last discovered, and on which
@@ -97,21 +97,20 @@ func diffOffers(old, cur probes.Offer) CatalogDiff {
 // diffList compares two lists by key and, for a key in both, by JSON form;
 // a key listed twice counts by its last item.
 func diffList[T any](old, cur []T, key func(T) string) ListDiff {
-	before := make(map[string]T, len(old))
-	for _, it := range old {
-		before[key(it)] = it
+	jsonOf := func(items []T) map[string]string {
+		m := make(map[string]string, len(items))
+		for _, it := range items {
+			b, _ := json.Marshal(it)
+			m[key(it)] = string(b)
+		}
+		return m
 	}
+	before, now := jsonOf(old), jsonOf(cur)
 	var d ListDiff
-	now := make(map[string]T, len(cur))
-	for _, it := range cur {
-		now[key(it)] = it
-	}
 	for k, it := range now {
-		prev, ok := before[k]
-		switch {
-		case !ok:
+		if prev, ok := before[k]; !ok {
 			d.Added = append(d.Added, k)
-		case !bytes.Equal(jsonOf(prev), jsonOf(it)):
+		} else if prev != it {
 			d.Changed = append(d.Changed, k)
 		}
 	}
@@ -124,14 +123,6 @@ func diffList[T any](old, cur []T, key func(T) string) ListDiff {
 	slices.Sort(d.Removed)
 	slices.Sort(d.Changed)
 	return d
-}
-
-func jsonOf(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
 }
 
 // listSet is a set of catalog lists (bit i: probes.List i).
@@ -150,10 +141,11 @@ func setOf(lists ...probes.List) listSet {
 
 func (s listSet) has(l probes.List) bool { return s&(1<<l) != 0 }
 
-// declaredLists is what a session's catalog is listed from: `tools/list`
+// declaredLists is what sess's catalog is listed from: `tools/list`
 // always (servers serve undeclared tools), the others as declared (all
 // when unknown); resources covers resource templates.
-func declaredLists(caps *mcp.ServerCapabilities) listSet {
+func declaredLists(sess seam.Session) listSet {
+	caps := capabilitiesOf(sess)
 	if caps == nil {
 		return allLists
 	}
@@ -181,31 +173,39 @@ func (s listSet) lists() []probes.List {
 	return out
 }
 
-// relistedOffer is old with the lists a re-list settled (present, or
-// -32601) replaced; a failed or unlisted list keeps its old items.
-func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
-	out := old
-	for _, l := range probes.Lists() {
-		switch cat.Report.Get(l).Status {
-		case probes.Present, probes.Absent:
-		default:
-			continue
-		}
-		if cat.Report.Get(l).Reason == probes.NotDeclared {
-			continue // not sent
-		}
-		switch l {
-		case probes.Tools:
-			out.Tools = cat.Tools
-		case probes.Resources:
-			out.Resources = cat.Resources
-		case probes.Prompts:
-			out.Prompts = cat.Prompts
-		case probes.ResourceTemplates:
-			out.ResourceTemplates = cat.ResourceTemplates
+// listsWhere returns the lists of r that match.
+func listsWhere(r probes.Report, match func(probes.ListReport) bool) listSet {
+	var set listSet
+	for _, l := range r.Lists {
+		if match(l) {
+			set |= setOf(l.List)
 		}
 	}
-	return out
+	return set
+}
+
+// settledList matches a list a discovery settled: listed, or -32601.
+func settledList(l probes.ListReport) bool {
+	return l.Status == probes.Present || l.Status == probes.Absent && l.Reason != probes.NotDeclared
+}
+
+// relistedOffer is old with the lists a re-list settled replaced; a
+// failed or unlisted list keeps its old items.
+func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
+	set := listsWhere(cat.Report, settledList)
+	if set.has(probes.Tools) {
+		old.Tools = cat.Tools
+	}
+	if set.has(probes.Resources) {
+		old.Resources = cat.Resources
+	}
+	if set.has(probes.Prompts) {
+		old.Prompts = cat.Prompts
+	}
+	if set.has(probes.ResourceTemplates) {
+		old.ResourceTemplates = cat.ResourceTemplates
+	}
+	return old
 }
 
 // noListCache reports each list result's ttlMs (SEP-2549) to ttl (nil:

@@ -237,11 +237,9 @@ func TestRefreshCatalog(t *testing.T) {
 // r.events(), when the loop is idle).
 func (s *Supervisor) loopWaiters() []refreshWaiter {
 	done := make(chan []refreshWaiter, 1)
-	s.post(peek{f: func(s *Supervisor) { done <- append([]refreshWaiter(nil), s.loop.cat.waiters...) }})
+	s.post(func(s *Supervisor) { done <- append([]refreshWaiter(nil), s.loop.cat.waiters...) })
 	return <-done
 }
-
-type peek struct{ f func(*Supervisor) }
 
 // untilLoop re-asks the loop until cond holds: for what the loop alone
 // knows (nothing rings when it changes). It yields between tries.
@@ -255,8 +253,6 @@ func (r *rig) untilLoop(what string, cond func() bool) {
 	}
 }
 
-func (in peek) take(s *Supervisor) { in.f(s) }
-
 // A refresh asked right after Start, while the state may still be idle
 // (the loop has not taken the start yet), waits for the first catalog
 // instead of failing "not started" as it did; before Start it says so.
@@ -266,7 +262,9 @@ func TestRefreshRightAfterStartWaitsForTheFirstCatalog(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotReady)
 	require.Contains(t, err.Error(), "Start was not called")
 	r.sup.Start()
-	require.NoError(t, r.sup.refreshRefused(), "idle after Start is no refusal")
+	r.sup.mu.Lock()
+	require.NoError(t, r.sup.refusalLocked(), "idle after Start is no refusal")
+	r.sup.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { done <- r.sup.RefreshCatalog(r.ctx) }()
 	r.next().ok(newFakeSession("s1", "a"))
@@ -349,7 +347,7 @@ func TestRefusedStreamPollsTheCatalog(t *testing.T) {
 // pollArmed reports whether a poll timer is armed (tests only).
 func (s *Supervisor) pollArmed() bool {
 	done := make(chan bool, 1)
-	s.post(peek{f: func(s *Supervisor) { done <- s.loop.cat.poll != nil }})
+	s.post(func(s *Supervisor) { done <- s.loop.cat.poll != nil })
 	return <-done
 }
 

@@ -225,14 +225,14 @@ func TestCommandCrashIsRestarted(t *testing.T) {
 	assert.NotEqual(t, pid1, pid2)
 	assert.Equal(t, 2, r.sup.SessionsOpened())
 
-	e := r.waitEvent(KindProcessExited, "exited with code 7")
+	e := r.waitEvent(events.KindProcessExited, "exited with code 7")
 	assert.Equal(t, uint64(1), e.Generation)
 	assert.Equal(t, 7, e.ExitCode)
 	assert.Empty(t, e.Stop, "it exited by itself")
 
 	_, err = r.call("kill", nil)
 	require.Error(t, err)
-	killed := r.waitEvent(KindProcessExited, "ended by signal 9")
+	killed := r.waitEvent(events.KindProcessExited, "ended by signal 9")
 	assert.Equal(t, int(syscall.SIGKILL), killed.Signal)
 	assert.Equal(t, -1, killed.ExitCode)
 	r.restarted(2)
@@ -252,10 +252,10 @@ func TestCommandDeathIsTheSessionDied(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.call("echo", map[string]any{"text": "2"})
 	require.NoError(t, err, "its answer was written before the exit")
-	r.waitEvent(KindProcessExited, "exited with code 5")
+	r.waitEvent(events.KindProcessExited, "exited with code 5")
 	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool {
 		for _, e := range es {
-			if e.Kind == KindTransition && e.Trigger == TriggerSessionDied {
+			if e.Kind == events.KindTransition && e.Trigger == events.TriggerSessionDied {
 				return true
 			}
 		}
@@ -263,7 +263,7 @@ func TestCommandDeathIsTheSessionDied(t *testing.T) {
 	})
 	require.NoError(t, err)
 	for _, e := range es {
-		if e.Kind == KindTransition && e.Trigger == TriggerSessionDied {
+		if e.Kind == events.KindTransition && e.Trigger == events.TriggerSessionDied {
 			assert.Equal(t, Ready, e.From)
 			assert.Equal(t, Connecting, e.To)
 			assert.Equal(t, classify.Transport, e.Verdict.Class)
@@ -294,7 +294,7 @@ func TestCommandCrashLoopEndsInChurn(t *testing.T) {
 	assert.Equal(t, ReasonChurn, se.Reason)
 	assert.Equal(t, 3, r.sup.SessionsOpened())
 
-	_, err = r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, KindProcessExited) == 3 })
+	_, err = r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, events.KindProcessExited) == 3 })
 	require.NoError(t, err)
 	clock.Advance(time.Minute) // the cool-down, armed before the failure was published
 	r.sup.WaitForStateChange(r.ctx, Failed)
@@ -340,7 +340,7 @@ func TestCommandHungServerIsFoundByPing(t *testing.T) {
 		_, err := r.call("echo", map[string]any{"text": strings.Repeat("a", 1<<20)})
 		bigErr <- err
 	}()
-	e := r.waitEvent(KindProcessExited, "after sigkill")
+	e := r.waitEvent(events.KindProcessExited, "after sigkill")
 	assert.Equal(t, int(syscall.SIGKILL), e.Signal)
 	assert.Equal(t, "sigkill", e.Stop)
 	assert.Equal(t, gen, e.Generation)
@@ -372,11 +372,11 @@ func TestCommandGarbageOnStdoutIsDropped(t *testing.T) {
 	assert.Equal(t, "printed", res.Content[0].(*mcp.TextContent).Text)
 	_, err = r.call("echo", map[string]any{"text": "still here"})
 	require.NoError(t, err)
-	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, KindStdoutLineDropped) == 4 })
+	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, events.KindStdoutLineDropped) == 4 })
 	require.NoError(t, err)
 	var details []string
 	for _, e := range es {
-		if e.Kind == KindStdoutLineDropped {
+		if e.Kind == events.KindStdoutLineDropped {
 			details = append(details, events.Summary(e))
 		}
 	}
@@ -398,7 +398,7 @@ func TestCommandMessageWithMoreOnItsLineIsDropped(t *testing.T) {
 	r.ready()
 	_, err := r.call("echo", map[string]any{"text": "still here"})
 	require.NoError(t, err)
-	e := r.waitEvent(KindStdoutLineDropped, "more than one JSON value on the line")
+	e := r.waitEvent(events.KindStdoutLineDropped, "more than one JSON value on the line")
 	assert.Equal(t, 1, e.Count)
 	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
 }
@@ -416,8 +416,8 @@ func TestCommandEnvValuesAreMasked(t *testing.T) {
 	r.ready()
 	_, err := r.call("crash", map[string]any{"code": 2})
 	require.Error(t, err)
-	r.waitEvent(KindProcessExited, "exited with code 2")
-	r.waitEvent(KindStdoutLineDropped, "1 dropped in all")
+	r.waitEvent(events.KindProcessExited, "exited with code 2")
+	r.waitEvent(events.KindStdoutLineDropped, "1 dropped in all")
 	FlushEvents(r.sup)
 	for _, e := range r.rec.Events() {
 		b, err := e.MarshalJSON()
@@ -442,7 +442,7 @@ func TestCommandMultiLineEnvValueIsMaskedLineByLine(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.call("crash", map[string]any{"code": 2})
 	require.Error(t, err)
-	e := r.waitEvent(KindProcessExited, "exited with code 2")
+	e := r.waitEvent(events.KindProcessExited, "exited with code 2")
 	logs := r.logs.String()
 	require.Contains(t, logs, "line="+events.Masked, "the lines were logged")
 	for _, line := range []string{middle, last, "BEGIN PRIVATE KEY"} {
@@ -525,7 +525,7 @@ func TestCommandStderrIsLoggedAndItsTailKept(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.call("crash", map[string]any{"code": 2})
 	require.Error(t, err)
-	e := r.waitEvent(KindProcessExited, "exited with code 2")
+	e := r.waitEvent(events.KindProcessExited, "exited with code 2")
 	assert.Equal(t, "line one\nlast words\n", e.Detail, "the tail starts at a whole line")
 	assert.NotContains(t, e.Detail, "booting", "cut to 64 bytes")
 	out := logs.String()
@@ -630,7 +630,7 @@ func TestCommandThatCannotStartIsRetried(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
 	defer cancel()
 	s.Start()
-	_, err = rec.WaitFor(ctx, func(es []events.Event) bool { return countKind(es, KindRetryScheduled) == 1 })
+	_, err = rec.WaitFor(ctx, func(es []events.Event) bool { return countKind(es, events.KindRetryScheduled) == 1 })
 	require.NoError(t, err)
 	reason, v := s.Failure()
 	assert.Equal(t, ReasonNone, reason, "retried, not terminal")
@@ -650,17 +650,17 @@ func TestCommandThatDiesAtStartIsRetried(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), stdioTimeout)
 	defer cancel()
 	s.Start()
-	es, err := rec.WaitFor(ctx, func(es []events.Event) bool { return countKind(es, KindRetryScheduled) == 1 })
+	es, err := rec.WaitFor(ctx, func(es []events.Event) bool { return countKind(es, events.KindRetryScheduled) == 1 })
 	require.NoError(t, err)
 	reason, v := s.Failure()
 	assert.Equal(t, ReasonNone, reason, "retried, not terminal")
 	assert.Contains(t, v.Detail, "exited with code 4 during the handshake")
 	for _, e := range es {
-		if e.Kind == KindProcessExited {
+		if e.Kind == events.KindProcessExited {
 			assert.Contains(t, e.Detail, "missing API key")
 		}
 	}
-	assert.Equal(t, 1, countKind(es, KindProcessExited))
+	assert.Equal(t, 1, countKind(es, events.KindProcessExited))
 	assert.Zero(t, s.SessionsOpened())
 }
 
@@ -683,9 +683,9 @@ func TestSecretCutByABoundIsMasked(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.call("crash", map[string]any{"code": 2})
 	require.Error(t, err)
-	exited := r.waitEvent(KindProcessExited, "exited with code 2")
+	exited := r.waitEvent(events.KindProcessExited, "exited with code 2")
 	require.True(t, strings.HasPrefix(exited.Detail, "…"+events.Masked+"zzz"), "the tail begins inside the token: %q", exited.Detail)
-	dropped := r.waitEvent(KindStdoutLineDropped, "1 dropped in all")
+	dropped := r.waitEvent(events.KindStdoutLineDropped, "1 dropped in all")
 	require.Contains(t, dropped.Detail, "x"+events.Masked+"...", "the quote ends inside the token")
 	FlushEvents(r.sup)
 	pieces := []string{token[:minPiece], token[len(token)-minPiece:]}
@@ -725,7 +725,7 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	r.sup.Start()
 	evs, err := r.rec.WaitFor(r.ctx, func(evs []events.Event) bool {
 		for _, e := range evs {
-			if e.Kind == KindRetryScheduled {
+			if e.Kind == events.KindRetryScheduled {
 				return true
 			}
 		}
@@ -734,7 +734,7 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	require.NoError(t, err)
 	var tools events.ListOutcome
 	for _, e := range evs {
-		if e.Kind == KindProbeReport {
+		if e.Kind == events.KindProbeReport {
 			tools = e.Lists[0]
 			break
 		}
@@ -745,7 +745,7 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	require.Equal(t, int64(httpsession.CodeHTTPAnswer), tools.Verdict.RPC.Code)
 	require.Equal(t, "mcpsup: answer refused: tools/list result with more than 5 tools", tools.Verdict.RPC.Message)
 	for _, e := range r.rec.Events() {
-		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
+		require.NotEqual(t, events.KindProcessExited, e.Kind, "the process lives")
 	}
 }
 
@@ -770,7 +770,7 @@ func TestCommandResultOverTheContentBoundIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	for _, e := range r.rec.Events() {
-		require.NotEqual(t, KindProcessExited, e.Kind, "the process lives")
+		require.NotEqual(t, events.KindProcessExited, e.Kind, "the process lives")
 	}
 }
 
@@ -798,7 +798,7 @@ func TestCommandMessageOverADecodeBoundIsDropped(t *testing.T) {
 			r := newStdioRig(t, Config{Limits: LimitsConfig{AnswerLimits: c.limits}}, "-garbage-at-start", c.line)
 			r.sup.Start()
 			r.ready()
-			e := r.waitEvent(KindStdoutLineDropped, "1 dropped in all")
+			e := r.waitEvent(events.KindStdoutLineDropped, "1 dropped in all")
 			require.Equal(t, c.detail, e.Detail)
 			res, err := r.call("echo", map[string]any{"text": "after"})
 			require.NoError(t, err)

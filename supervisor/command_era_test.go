@@ -42,7 +42,7 @@ func TestCommandKeepAliveOn2026(t *testing.T) {
 	assert.Equal(t, gen, r.sup.Generation(), "no session lost to an answered ping")
 
 	go func() { _, _ = r.call("freeze", nil) }()
-	e := r.waitEvent(KindProcessExited, "after sigkill")
+	e := r.waitEvent(events.KindProcessExited, "after sigkill")
 	assert.Equal(t, gen, e.Generation)
 	r.restarted(gen)
 }
@@ -59,11 +59,11 @@ func TestCommandStrayResponseIsReported(t *testing.T) {
 	assert.Equal(t, "strayed", res.Content[0].(*mcp.TextContent).Text)
 	_, err = r.call("echo", map[string]any{"text": "still here"})
 	require.NoError(t, err)
-	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, KindStdoutLineDropped) == 2 })
+	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, events.KindStdoutLineDropped) == 2 })
 	require.NoError(t, err)
 	var details []string
 	for _, e := range es {
-		if e.Kind == KindStdoutLineDropped {
+		if e.Kind == events.KindStdoutLineDropped {
 			details = append(details, events.Summary(e))
 		}
 	}

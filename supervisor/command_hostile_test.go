@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/stdio"
 )
 
@@ -26,7 +27,7 @@ func TestCommandHostileServerLeavesNothing(t *testing.T) {
 		"-huge-line-at-start", "1048576", "-ignore-stdin-eof", "-ignore-sigterm")
 	r.sup.Start()
 	r.ready()
-	r.waitEvent(KindStdoutLineDropped, "a line longer than 65536 bytes")
+	r.waitEvent(events.KindStdoutLineDropped, "a line longer than 65536 bytes")
 	pid, pgid, _ := r.pids()
 	gen := r.sup.Generation()
 
@@ -36,7 +37,7 @@ func TestCommandHostileServerLeavesNothing(t *testing.T) {
 	assert.Equal(t, stdio.StopKill, exit.Stop)
 	assert.Equal(t, pid, exit.PID)
 	assert.Equal(t, 1, exit.DroppedLines)
-	e := r.waitEvent(KindProcessExited, "after sigkill")
+	e := r.waitEvent(events.KindProcessExited, "after sigkill")
 	assert.Equal(t, gen, e.Generation)
 	_, _, alive := procState(pid)
 	assert.False(t, alive, "the process is gone")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/stdio"
 )
 
@@ -36,7 +37,7 @@ func TestCommandResponseFloodIsBounded(t *testing.T) {
 			require.False(t, res.IsError)
 			// A 64 KiB pipe holds some 1,400 responses: 4,096 drops mean the
 			// reader has taken most of the pings.
-			e := r.waitEvent(KindResponseDropped, "4096 dropped in all")
+			e := r.waitEvent(events.KindResponseDropped, "4096 dropped in all")
 			assert.Equal(t, c.inFlight, e.Bound)
 			assert.Less(t, runtime.NumGoroutine()-before, 100, "goroutines started by the flood")
 			require.NoError(t, r.sup.Close())
@@ -66,7 +67,7 @@ func TestCommandServerRequestsAreBoundedAndEndWithTheSession(t *testing.T) {
 	r.ready()
 	_, err := r.call("sample", map[string]any{"n": n})
 	require.NoError(t, err)
-	r.waitEvent(KindServerRequestRefused, fmt.Sprintf("; %d refused in all", n-bound))
+	r.waitEvent(events.KindServerRequestRefused, fmt.Sprintf("; %d refused in all", n-bound))
 	for range bound { // n-bound refused: bound admitted, each reaching the handler
 		<-started
 	}

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"time"
@@ -16,8 +17,7 @@ import (
 )
 
 // StreamPolicy chooses whether sessions open the standalone SSE stream
-// (failure story S5): StreamAuto (the default), StreamOn or StreamOff
-// (httpsession.StreamMode).
+// (failure story S5): StreamAuto (the default), StreamOn or StreamOff.
 type StreamPolicy = httpsession.StreamMode
 
 const (
@@ -26,24 +26,21 @@ const (
 	StreamOff  = httpsession.StreamOff
 )
 
-// HostileRule marks a server GET-hostile under StreamAuto
-// (httpsession.HostilityRule); the zero value is the default.
+// HostileRule marks a server GET-hostile under StreamAuto; zero: default.
 type HostileRule = httpsession.HostilityRule
 
-// StreamKeeper tunes how the standalone stream is kept open and re-dialed
-// (httpsession.StreamConfig); every zero field is the default.
+// StreamKeeper tunes the standalone stream's re-dials; zero fields: defaults.
 type StreamKeeper = httpsession.StreamConfig
 
-// AnswerLimits bound what is read of the server's answers
-// (httpsession.AnswerLimits; over stdio, its message bounds); every zero
-// field is the default.
+// AnswerLimits bound what is read of the server's answers (over stdio, its
+// message bounds); zero fields: defaults.
 type AnswerLimits = httpsession.AnswerLimits
 
 // DefaultEraReprobe is Config.HTTP.EraReprobe's default (10 min).
 const DefaultEraReprobe = httpsession.DefaultEraReprobe
 
 // Era is the protocol era assumed before a handshake tells: EraAuto (the
-// default), Era2025 or Era20260728 (httpsession.Era).
+// default), Era2025 or Era20260728.
 type Era = httpsession.Era
 
 const (
@@ -52,50 +49,44 @@ const (
 	Era20260728 = httpsession.Era20260728
 )
 
-// Backoff configures retries out of the failed state and the waits of the
-// listing retries (RecoveryConfig.ListingRetries): cenkalti/backoff's
-// ExponentialBackOff, one schedule per outage, reset at the next ready.
-// By default a transient failure is retried forever (500ms, 1s, 2s, ...
-// then every 30s); MaxAttempts or MaxElapsed bound one outage, past which
-// the failed state is terminal (reason budget-spent). Zero and
+// Backoff is the schedule of retries out of the failed state and of the
+// listing retries: cenkalti/backoff's ExponentialBackOff, one per outage,
+// reset at the next ready. By default a transient failure is retried
+// forever (500ms, 1s, 2s, ... then every 30s); MaxAttempts or MaxElapsed
+// end one outage in a terminal failed state (reason budget-spent). Zero and
 // out-of-range fields take the defaults.
 type Backoff struct {
 	InitialInterval time.Duration // the first wait; default 500ms
-	// MaxInterval caps the growth and a wait lengthened by Retry-After
-	// (jitter may draw up to (1+RandomizationFactor) times it). Default 30s.
+	// MaxInterval caps the growth and a Retry-After wait (jitter may draw
+	// up to 1+RandomizationFactor times it). Default 30s.
 	MaxInterval time.Duration
 	Multiplier  float64 // growth per attempt; default 2 (also below 1)
-	// RandomizationFactor draws each wait from [w*(1-f), w*(1+f)].
-	// Default 0.5 (also outside (0, 1)).
+	// RandomizationFactor draws each wait w from [w*(1-f), w*(1+f)];
+	// default 0.5 (also outside (0, 1)).
 	RandomizationFactor float64
-	NoJitter            bool // sets the randomization factor to 0 (deterministic tests)
+	NoJitter            bool // randomization factor 0 (deterministic tests)
 	// MaxAttempts and MaxElapsed (on Observe.Clock), when positive, bound
-	// the retries of one outage, listing retries included. Default 0: none.
+	// one outage's retries, listing retries included. Default 0: none.
 	MaxAttempts int
 	MaxElapsed  time.Duration
 }
 
-// ResendPolicy chooses whether the supervisor sends a failed call again
-// (RecoveryConfig.Resend).
+// ResendPolicy chooses whether the supervisor sends a failed call again.
 type ResendPolicy uint8
 
 const (
-	// ResendNever (the default): a failed call is never sent again;
-	// CallError.Resendable tells the host whether it may.
+	// ResendNever (the default): never; CallError.Resendable tells the
+	// host whether it may.
 	ResendNever ResendPolicy = iota
-	// ResendSafe sends a call whose CallError is Resendable once more,
-	// after the connection recovered, with a call-resent event; the caller
-	// gets the second attempt's outcome. A call refused locally or given
-	// up by its caller is not resent.
+	// ResendSafe sends a call whose CallError is Resendable once more once
+	// the connection recovered (a call-resent event); the caller gets the
+	// second outcome. A call refused locally or given up is not resent.
 	ResendSafe
 )
 
 func (p ResendPolicy) String() string {
-	switch p {
-	case ResendNever:
-		return "never"
-	case ResendSafe:
-		return "safe"
+	if p <= ResendSafe {
+		return [...]string{"never", "safe"}[p]
 	}
 	return "invalid"
 }
@@ -113,15 +104,14 @@ const (
 type Config struct {
 	Endpoint string // the MCP server's streamable HTTP endpoint URL
 	// Command, in place of Endpoint, is a stdio server, started again when
-	// it dies (stdio.Command). New refuses it with Endpoint, Resume, HTTP
-	// or Stream set (ErrConfigConflict).
+	// it dies; with Endpoint, Resume, HTTP or Stream: ErrConfigConflict.
 	Command *stdio.Command
-	// Name names the server in events and logs; its credentials are masked
-	// (events.Redactor). Default Endpoint, or Command.Path.
+	// Name names the server in events and logs, credentials masked.
+	// Default Endpoint, or Command.Path.
 	Name string
-	// Era hints the server's protocol era, so a 2025-era server is not
-	// sent `server/discover` first (over stdio: initialize's version).
-	// Default EraAuto: learned from the first handshake and from Resume.
+	// Era hints the server's protocol era, so a 2025-era server is not sent
+	// `server/discover` first (over stdio: initialize's version). Default
+	// EraAuto: learned from the first handshake and from Resume.
 	Era    Era
 	Resume *ResumeState // when non-nil, re-attached instead of a new session
 
@@ -135,17 +125,17 @@ type Config struct {
 
 // ClientConfig is the go-sdk client of every session.
 type ClientConfig struct {
-	// ClientOptions are go-sdk's client options. The list-changed and
-	// progress handlers are chained after the supervisor's; KeepAlive is
-	// taken as RecoveryConfig.KeepAlive.
+	// ClientOptions are go-sdk's client options; the list-changed and
+	// progress handlers run after the supervisor's; KeepAlive is taken as
+	// RecoveryConfig.KeepAlive.
 	ClientOptions mcp.ClientOptions
-	// Roots are the client's roots (MCP roots/list); AddRoots and
-	// RemoveRoots change them. Default none.
+	// Roots are the client's roots (MCP roots/list), changed by AddRoots
+	// and RemoveRoots. Default none.
 	//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
 	Roots []*mcp.Root
-	// SendingMiddleware and ReceivingMiddleware are added to every
-	// session's client in order, the first innermost, outside mcpsup's own:
-	// the errors they see carry the wire facts (classify.HTTPError,
+	// SendingMiddleware and ReceivingMiddleware wrap every session's
+	// client in order, the first innermost, outside mcpsup's own: the
+	// errors they see carry the wire facts (classify.HTTPError,
 	// classify.NotSentError). nil entries are skipped. Default none.
 	SendingMiddleware, ReceivingMiddleware []mcp.Middleware
 	// Implementation is sent in initialize. Default {mcpsup, 0}.
@@ -157,8 +147,7 @@ type HTTPConfig struct {
 	// HTTPClient carries every request; its Transport is wrapped, the
 	// client not modified. Default: http.DefaultTransport, no timeout.
 	HTTPClient *http.Client
-	// OAuthHandler, when set, authorizes every request (go-sdk's
-	// auth.OAuthHandler; httpsession.Config.OAuthHandler): a 401, or a 403
+	// OAuthHandler, when set, authorizes every request: a 401, or a 403
 	// with error="insufficient_scope", runs its Authorize and sends the
 	// request once more. A refusal it cannot fix is unauthorized: a call
 	// fails, the stream pauses, a handshake or discovery ends in a terminal
@@ -166,63 +155,55 @@ type HTTPConfig struct {
 	// masked. Default nil: HTTPClient carries the credentials.
 	OAuthHandler auth.OAuthHandler
 	// EraReprobe is how long a fall back to the 2025 era (a refused
-	// `server/discover`, or one without 2026-07-28 among its
-	// supportedVersions) lasts before new sessions try `server/discover`
-	// again; it also spaces a live session's re-discoveries. On
-	// Observe.Clock. Default DefaultEraReprobe; negative: for good.
+	// `server/discover`, or one not offering 2026-07-28) lasts before new
+	// sessions try `server/discover` again; it also spaces a live session's
+	// re-discoveries. On Observe.Clock. Default DefaultEraReprobe;
+	// negative: for good.
 	EraReprobe time.Duration
 }
 
 // StreamConfig is the standalone SSE stream of a streamable HTTP server
 // (failure story S5).
 type StreamConfig struct {
-	Policy StreamPolicy // default StreamAuto
-	// HostileRule marks a server GET-hostile (zero: 3 attempts). The
-	// decision is shared by the supervisor's sessions.
-	HostileRule HostileRule
-	// HostileMemory is how long a GET-hostile decision is kept before the
-	// stream is tried again. Default 24h.
-	HostileMemory time.Duration
-	Keeper        StreamKeeper // the stream's re-dials; default backoff 1s to 30s
+	Policy        StreamPolicy  // default StreamAuto
+	HostileRule   HostileRule   // marks a server GET-hostile for all sessions; zero: 3 attempts
+	HostileMemory time.Duration // how long a GET-hostile decision is kept; default 24h
+	Keeper        StreamKeeper  // the stream's re-dials; default backoff 1s to 30s
 }
 
 // RecoveryConfig is how a failed connection is retried and replaced.
 type RecoveryConfig struct {
 	Backoff Backoff // retries out of the failed state
 	// KeepAlive, when positive, pings the server at this interval on
-	// Observe.Clock, each ping bounded by it (a 2026-07-28 HTTP session
-	// sends `server/discover`; over stdio a -32601 answer is life). A ping
-	// failed by transport or session-expired, or two unanswered in a row,
-	// end the session without DELETE; other failures keep it; -32601 or
-	// canceled stop the session's keepalive. go-sdk's own keepalive (which
-	// sends DELETE on any failed ping) is never used: a positive
-	// ClientOptions.KeepAlive is taken as this field (ErrConfigConflict
-	// when both differ). Default 0: off.
+	// Observe.Clock, each ping bounded by it (`server/discover` on a
+	// 2026-07-28 HTTP session; over stdio -32601 is life). A ping failed by
+	// transport or session-expired, or two unanswered in a row, end the
+	// session without DELETE; -32601 or canceled stop the keepalive.
+	// go-sdk's keepalive (DELETE on any failed ping) is never used: a
+	// positive ClientOptions.KeepAlive is taken as this field
+	// (ErrConfigConflict when both differ). Default 0: off.
 	KeepAlive time.Duration
 	// ProbeTimeout bounds each blind probe, each list of a discovery, and
 	// a verification ping. Default 10s.
 	ProbeTimeout     time.Duration
 	DiscoveryTimeout time.Duration // one handshake, attach or catalog listing; default 30s
-	// ListingRetries is how many times a new session's failed catalog
-	// listing is retried on that session, on the Backoff schedule, when the
-	// verdict leaves the session fine (forbidden, rate-limited,
-	// server-error, application, timeout); only the lists that did not
-	// settle are sent. Default 4 (fsm.DefaultListingRetries); negative:
-	// none.
+	// ListingRetries is how often a new session's failed listing is retried
+	// on it, on the Backoff schedule, when the verdict leaves the session
+	// fine (DESIGN.md section 2); only unsettled lists are sent. Default 4
+	// (fsm.DefaultListingRetries); negative: none.
 	ListingRetries int
-	// MaxSessions new sessions within ChurnWindow, and one more moves to a
+	// MaxSessions new sessions within ChurnWindow, and one more is a
 	// terminal failed state, reason churn; Reconnect counts. Defaults 10
 	// and 1m (fsm.DefaultMaxSessions, fsm.DefaultWindow).
 	MaxSessions   int
 	ChurnWindow   time.Duration
 	ChurnCooldown time.Duration // a churn failure's length; default DefaultChurnCooldown
 	Resend        ResendPolicy  // default ResendNever
-	// NoReissue keeps a call whose 2026-07-28 response stream broke from
-	// being re-issued. By default it is re-issued once, with a new
-	// JSON-RPC id, once the connection serves calls again: "clients MUST
-	// re-issue it as a new request with a new request ID" (2026-07-28
-	// changelog, item 9). A tool may then run twice; a call-reissued event
-	// says so. With NoReissue the call fails (Delivery OutcomeUnknown).
+	// NoReissue fails (OutcomeUnknown) a call whose 2026-07-28 response
+	// stream broke. By default it is re-issued once, with a new JSON-RPC
+	// id, once calls are served again ("clients MUST re-issue it as a new
+	// request with a new request ID", 2026-07-28 changelog item 9); a tool
+	// may then run twice (a call-reissued event).
 	NoReissue bool
 }
 
@@ -240,35 +221,31 @@ type LimitsConfig struct {
 	CallTimeoutCeiling time.Duration
 	// DisableRateLimitWindow turns off the rate-limit window: by default,
 	// after a 429 with Retry-After (at most classify.MaxRetryAfter), calls
-	// fail at once with ErrRateLimited until it ends (failure story S4);
-	// Reconnect ends it.
+	// fail at once with ErrRateLimited until it ends or Reconnect (S4).
 	DisableRateLimitWindow bool
 	AnswerLimits           AnswerLimits // bound the answers to requests
-	// MaxResponsesInFlight bounds the client's responses to the server's
-	// requests on their way at once (one past it is dropped, with a
-	// response-dropped event), and the server's sampling/createMessage and
-	// elicitation/create requests handled at once (one past it is answered
-	// -32603, internal error, with a server-request-refused event).
-	// Default httpsession.DefaultMaxResponsesInFlight (16).
+	// MaxResponsesInFlight bounds the responses to the server's requests
+	// on their way at once (one past it dropped: response-dropped) and its
+	// sampling/createMessage and elicitation/create requests handled at
+	// once (one past it answered -32603, internal error:
+	// server-request-refused). Default 16.
 	MaxResponsesInFlight int
-	// MaxPages and MaxItems cap each catalog list's pagination: past a cap
-	// (class protocol, a page or the whole list alike) tools/list fails
-	// discovery and a side list is degraded; a page over MaxItems is
-	// refused undecoded. Defaults probes.DefaultMaxPages (100)
-	// and probes.DefaultMaxItems (10,000).
+	// MaxPages and MaxItems cap each list's pagination: past a cap (class
+	// protocol) tools/list fails discovery and a side list is degraded; a
+	// page over MaxItems is refused undecoded. Defaults 100 and 10,000
+	// (probes.DefaultMaxPages, probes.DefaultMaxItems).
 	MaxPages, MaxItems int
 	// RelistMinGap is the least time between the starts of two re-lists on
-	// one session (list_changed, RefreshCatalog, a poll, a ttl); re-lists
-	// are coalesced. Default DefaultRelistMinGap.
+	// one session (list_changed, RefreshCatalog, a poll, a ttl), which are
+	// coalesced. Default DefaultRelistMinGap.
 	RelistMinGap time.Duration
-	// CatalogPollInterval is how often the catalog is re-listed when no
-	// list_changed can arrive (the stream off or declined, or a 2025-era
-	// server without a session id), on Observe.Clock from the last
-	// publish. Default DefaultCatalogPollInterval; negative: never.
+	// CatalogPollInterval spaces re-lists, on Observe.Clock from the last
+	// publish, when no list_changed can arrive (stream off or declined, or
+	// a 2025-era server without a session id). Default
+	// DefaultCatalogPollInterval; negative: never.
 	CatalogPollInterval time.Duration
 	// MinListTTL bounds from below the re-fetch of a list whose ttlMs ran
-	// out (SEP-2549; caching.mdx). Default DefaultMinListTTL; negative
-	// ignores ttlMs.
+	// out (SEP-2549). Default DefaultMinListTTL; negative ignores ttlMs.
 	MinListTTL time.Duration
 }
 
@@ -276,26 +253,20 @@ type LimitsConfig struct {
 type ObserveConfig struct {
 	// Events receives every event, in order, one at a time, on a goroutine
 	// of the supervisor's, after the state it announces is published. The
-	// queue is unbounded (events.NewSubscription bounds it); a sink that
-	// panics has the event dropped; a sink may call any method, Close
-	// included. Default: discarded.
+	// queue is unbounded (events.NewSubscription bounds it); a panic drops
+	// the event; a sink may call any method, Close included. Default:
+	// discarded.
 	Events      events.Sink
 	CallHandler CallHandler // when set, told each host call's stages
-	// Logger receives diagnostic logs, through events.RedactingHandler (as
-	// do ClientOptions.Logger's). Default: discarded.
+	// Logger receives diagnostic logs, redacted (as are
+	// ClientOptions.Logger's). Default: discarded.
 	Logger *slog.Logger
-	// Secrets are credentials configured outside Config (header values):
-	// each of at least events.MinSessionIDLen bytes is masked in every text
-	// the supervisor hands out. Default none.
+	// Secrets are credentials set outside Config (header values): each of
+	// at least events.MinSessionIDLen bytes is masked in every text the
+	// supervisor hands out. Default none.
 	Secrets []string
 	Clock   clockwork.Clock // timers and event times; default the real clock
 }
-
-// discardLogger is the default Logger, shared: a slog.Logger is immutable.
-var discardLogger = slog.New(slog.DiscardHandler)
-
-// defaultImplementation is the default Implementation; go-sdk only reads it.
-var defaultImplementation = &mcp.Implementation{Name: "mcpsup", Version: "0"}
 
 // orDefault sets *v to d when *v is not positive.
 func orDefault[T int | time.Duration](v *T, d T) {
@@ -306,28 +277,19 @@ func orDefault[T int | time.Duration](v *T, d T) {
 
 // withDefaults returns a copy of c with every zero field set to its default.
 func (c Config) withDefaults() Config {
-	if c.Name == "" {
-		c.Name = c.Endpoint
-	}
+	c.Name = cmp.Or(c.Name, c.Endpoint)
 	if c.Command != nil {
 		cmd := c.Command.WithDefaults()
-		c.Command = &cmd
-		if c.Name == "" {
-			c.Name = cmd.Path
-		}
+		c.Command, c.Name = &cmd, cmp.Or(c.Name, cmd.Path)
 	}
-	if c.HTTP.HTTPClient == nil {
-		c.HTTP.HTTPClient = &http.Client{}
+	if c.Recovery.KeepAlive <= 0 && c.Client.ClientOptions.KeepAlive > 0 {
+		c.Recovery.KeepAlive = c.Client.ClientOptions.KeepAlive // go-sdk's keepalive is never used
 	}
-	if c.Client.Implementation == nil {
-		c.Client.Implementation = defaultImplementation
-	}
-	if c.Observe.Clock == nil {
-		c.Observe.Clock = clockwork.NewRealClock()
-	}
-	if c.Observe.Logger == nil {
-		c.Observe.Logger = discardLogger
-	}
+	c.Client.ClientOptions.KeepAlive = 0
+	c.HTTP.HTTPClient = cmp.Or(c.HTTP.HTTPClient, &http.Client{})
+	c.Client.Implementation = cmp.Or(c.Client.Implementation, &mcp.Implementation{Name: "mcpsup", Version: "0"})
+	c.Observe.Clock = cmp.Or[clockwork.Clock](c.Observe.Clock, clockwork.NewRealClock())
+	c.Observe.Logger = cmp.Or(c.Observe.Logger, slog.New(slog.DiscardHandler))
 	orDefault(&c.Limits.MaxResponsesInFlight, httpsession.DefaultMaxResponsesInFlight)
 	orDefault(&c.Stream.HostileMemory, 24*time.Hour)
 	orDefault(&c.Recovery.DiscoveryTimeout, 30*time.Second)
@@ -339,15 +301,9 @@ func (c Config) withDefaults() Config {
 	c.Limits.CallTimeoutCeiling = max(c.Limits.CallTimeoutCeiling, c.Limits.CallTimeout)
 	orDefault(&c.Limits.RelistMinGap, DefaultRelistMinGap)
 	// Negative is meaningful for these three: only zero takes the default.
-	if c.Limits.CatalogPollInterval == 0 {
-		c.Limits.CatalogPollInterval = DefaultCatalogPollInterval
-	}
-	if c.Limits.MinListTTL == 0 {
-		c.Limits.MinListTTL = DefaultMinListTTL
-	}
-	if c.HTTP.EraReprobe == 0 {
-		c.HTTP.EraReprobe = DefaultEraReprobe
-	}
+	c.Limits.CatalogPollInterval = cmp.Or(c.Limits.CatalogPollInterval, DefaultCatalogPollInterval)
+	c.Limits.MinListTTL = cmp.Or(c.Limits.MinListTTL, DefaultMinListTTL)
+	c.HTTP.EraReprobe = cmp.Or(c.HTTP.EraReprobe, DefaultEraReprobe)
 	b := &c.Recovery.Backoff
 	orDefault(&b.InitialInterval, 500*time.Millisecond)
 	orDefault(&b.MaxInterval, 30*time.Second)
@@ -364,8 +320,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// newBackOff builds the retry schedule on the supervisor's clock; unbounded
-// (MaxElapsedTime 0 is no limit), it never returns backoff.Stop.
+// newBackOff builds the retry schedule on clock; unbounded, it never
+// returns backoff.Stop.
 func (b Backoff) newBackOff(clock clockwork.Clock) backoff.BackOff {
 	eb := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(b.InitialInterval),
@@ -373,15 +329,10 @@ func (b Backoff) newBackOff(clock clockwork.Clock) backoff.BackOff {
 		backoff.WithMultiplier(b.Multiplier),
 		backoff.WithRandomizationFactor(b.RandomizationFactor),
 		backoff.WithMaxElapsedTime(b.MaxElapsed),
-		backoff.WithClockProvider(clockAdapter{clock}),
+		backoff.WithClockProvider(clock),
 	)
 	if b.MaxAttempts <= 0 {
 		return eb
 	}
 	return backoff.WithMaxRetries(eb, uint64(b.MaxAttempts))
 }
-
-// clockAdapter lets cenkalti/backoff read a clockwork clock.
-type clockAdapter struct{ c clockwork.Clock }
-
-func (a clockAdapter) Now() time.Time { return a.c.Now() }

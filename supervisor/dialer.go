@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,38 +17,19 @@ import (
 	"github.com/mcpsup/mcpsup/stdio"
 )
 
-// newCommand is New for a Config with a Command: sessions by a stdio.Dialer.
-func newCommand(cfg Config) (*Supervisor, error) {
-	switch {
-	case cfg.Endpoint != "":
-		return nil, fmt.Errorf("%w: Config.Endpoint and Config.Command: set one (a server is either streamable HTTP or stdio)", ErrConfigConflict)
-	case cfg.Resume != nil:
-		return nil, fmt.Errorf("%w: Config.Resume and Config.Command: a stdio server has no session to resume", ErrConfigConflict)
-	case cfg.HTTP != HTTPConfig{}:
-		return nil, fmt.Errorf("%w: Config.HTTP and Config.Command: a stdio server has no HTTP", ErrConfigConflict)
-	case cfg.Stream != StreamConfig{}:
-		return nil, fmt.Errorf("%w: Config.Stream and Config.Command: a stdio server has no standalone stream", ErrConfigConflict)
-	}
-	if err := cfg.Command.Validate(); err != nil {
-		return nil, err
-	}
-	cfg, err := cfg.hostOptions()
-	if err != nil {
-		return nil, err
-	}
-	s := newSupervisor(cfg.withDefaults(), nil)
+// newStdioDialer is the stdio.Dialer of s.cfg.
+func newStdioDialer(s *Supervisor) *stdio.Dialer {
+	cfg := s.cfg
 	version := "" // EraAuto: go-sdk's latest
-	if s.cfg.Era != EraAuto {
-		version = s.cfg.Era.String() // the era's protocol version
+	if cfg.Era != EraAuto {
+		version = cfg.Era.String() // the era's protocol version
 	}
-	s.dial = &seamConnector{s: s, d: stdio.NewDialer(stdio.Options{
-		Command: *s.cfg.Command, Name: s.cfg.Name, ProtocolVersion: version,
-		KeepAlive: s.cfg.Recovery.KeepAlive, Clock: s.cfg.Observe.Clock, Logger: s.cfg.Observe.Logger,
-		Limits: s.cfg.Limits.AnswerLimits.MessageLimits(s.cfg.Limits.MaxItems), MaxResponses: s.cfg.Limits.MaxResponsesInFlight,
+	return stdio.NewDialer(stdio.Options{
+		Command: *cfg.Command, Name: cfg.Name, ProtocolVersion: version,
+		KeepAlive: cfg.Recovery.KeepAlive, Clock: cfg.Observe.Clock, Logger: cfg.Observe.Logger,
+		Limits: cfg.Limits.AnswerLimits.MessageLimits(cfg.Limits.MaxItems), MaxResponses: cfg.Limits.MaxResponsesInFlight,
 		Redactor: &s.redact.Redactor,
-	})}
-	s.roots.add(cfg.Client.Roots)
-	return s, nil
+	})
 }
 
 // addCommandSecrets masks a stdio server's Command.Env values and the
@@ -99,16 +81,9 @@ type seamConnector struct {
 	d seam.Dialer
 }
 
-func (c *seamConnector) Dial(ctx context.Context, spec dialSpec) (seam.Endable, error) {
-	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Dial(ctx, sp) })
-}
-
-func (c *seamConnector) Attach(ctx context.Context, spec dialSpec) (seam.Endable, error) {
-	return c.open(spec, func(sp seam.Spec) (seam.Session, error) { return c.d.Attach(ctx, sp) })
-}
-
-func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, error)) (seam.Endable, error) {
-	reqs := c.s.serverRequests(spec.gen)
+func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, error) {
+	reqs := &serverRequests{s: c.s, gen: spec.gen}
+	reqs.handlers, reqs.end = context.WithCancel(context.Background())
 	var cl *mcp.Client
 	sp := seam.Spec{
 		Generation: spec.gen,
@@ -120,8 +95,8 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 		Observe: c.s.observer(spec.hooks),
 	}
 	if spec.resume != nil {
-		r := spec.resume // the session part of the persisted state
-		sp.Resume = &seam.Resume{SessionID: r.SessionID, ProtocolVersion: r.ProtocolVersion, InitializeResult: r.InitializeResult}
+		r := seam.Resume(spec.resume.ResumeState) // the session part of the persisted state
+		sp.Resume = &r
 	}
 	end := func() {
 		reqs.end() // before go-sdk's Close, which waits for the handlers
@@ -129,7 +104,11 @@ func (c *seamConnector) open(spec dialSpec, open func(seam.Spec) (seam.Session, 
 			c.s.roots.detach(cl)
 		}
 	}
-	sess, err := open(sp)
+	open := c.d.Dial
+	if sp.Resume != nil {
+		open = c.d.Attach
+	}
+	sess, err := open(ctx, sp)
 	if err != nil {
 		end()
 		return nil, err
@@ -158,64 +137,61 @@ func (r *releasing) Detach() error { r.end(); return r.Endable.Detach() }
 func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 	gen := h.gen
 	return func(f seam.Fact) {
+		e := events.Event{Generation: gen}
 		switch f := f.(type) {
 		case seam.Verified:
-			s.post(factEvent{verifiedEvent(gen, f)})
+			e.Kind, e.Alive = events.KindSessionVerified, f.Alive
+			if !f.Alive {
+				e.Verdict = classify.Error(f.Err)
+			}
 		case seam.EraChanged:
-			s.post(factEvent{events.Event{Kind: events.KindEraChanged, Generation: gen, EraFrom: f.From, EraTo: f.To, EraWhy: string(f.Why),
-				Op: f.Method, HTTPStatus: f.Status, RPCCode: f.Code}})
+			e.Kind, e.EraFrom, e.EraTo, e.EraWhy = events.KindEraChanged, f.From, f.To, string(f.Why)
+			e.Op, e.HTTPStatus, e.RPCCode = f.Method, f.Status, f.Code
 		case seam.StreamRestored:
-			s.post(relistWanted{gen: gen})
+			s.post(func(s *Supervisor) { s.relistSoon(gen) })
 		case seam.StreamDeclined:
 			h.declined.Store(true)
-			s.post(loopFunc(func(s *Supervisor) {
-				s.streamDeclined(events.Event{Kind: events.KindStreamDeclined, Generation: gen, HTTPStatus: f.Status, ContentType: f.ContentType})
-			}))
-		case seam.StreamDecided:
-			s.post(loopFunc(func(s *Supervisor) { s.streamDecided(f) }))
+			e.Kind, e.HTTPStatus, e.ContentType = events.KindStreamDeclined, f.Status, f.ContentType
+			s.post(func(s *Supervisor) { s.streamChanged(e, true) })
+			return
+		case seam.StreamDecided: // of no one session: h.gen is 0
+			e.Kind, e.Detail = events.KindStreamEnabled, f.Why
+			if f.Off {
+				e.Kind = events.KindStreamDisabled
+			}
+			s.post(func(s *Supervisor) { s.streamChanged(e, f.Off) })
+			return
 		case seam.EventDropped:
-			if reportDrop(f.Count) {
-				s.post(factEvent{events.Event{Kind: events.KindStreamEventDropped, Generation: gen, Count: f.Count, Detail: f.Err.Error()}})
-			}
+			e.Kind, e.Count, e.Detail = events.KindStreamEventDropped, f.Count, f.Err.Error()
 		case seam.ResponseDropped:
-			if reportDrop(f.Count) {
-				s.post(factEvent{events.Event{Kind: events.KindResponseDropped, Generation: gen, Count: f.Count, Bound: f.Bound}})
-			}
+			e.Kind, e.Count, e.Bound = events.KindResponseDropped, f.Count, f.Bound
 		case seam.LineDropped:
-			if reportDrop(f.Count) {
-				s.post(factEvent{events.Event{Kind: events.KindStdoutLineDropped, Generation: gen, Count: f.Count, Detail: f.Why}})
-			}
+			e.Kind, e.Count, e.Detail = events.KindStdoutLineDropped, f.Count, f.Why
 		case seam.ProcessExited:
-			e := events.Event{Kind: events.KindProcessExited, Generation: gen, Detail: f.Err.Error()}
+			e.Kind, e.Detail = events.KindProcessExited, f.Err.Error()
 			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) {
 				e.ExitCode, e.Signal, e.Stop, e.Detail = exit.Code, int(exit.Signal), string(exit.Stop), exit.Stderr
 			}
-			s.post(factEvent{e})
+		}
+		if e.Kind != "" && (e.Count == 0 || reportDrop(e.Count)) {
+			s.post(emit(e))
 		}
 	}
 }
 
-// streamDecided takes a change of the transport's standalone-stream decision.
-func (s *Supervisor) streamDecided(d seam.StreamDecided) {
-	kind := events.KindStreamEnabled
-	if d.Off {
-		kind = events.KindStreamDisabled
-	}
+// streamChanged takes a change of the push stream: e of the session of
+// e.Generation (0: a decision of no one session, taken as the current
+// one's); off: no list_changed can arrive now, so a ready session is polled.
+func (s *Supervisor) streamChanged(e events.Event, off bool) {
 	gen := s.loop.m.Generation()
-	s.emitEvent(events.Event{Kind: kind, Generation: gen, Detail: d.Why})
-	if d.Off && s.loop.m.State() == Ready {
-		s.armPoll(gen) // no list_changed can arrive now
+	if e.Generation != 0 && e.Generation != gen {
+		return // an earlier session's: its successor asks again
 	}
-}
-
-// verifiedEvent is the event of a verification of the session of gen
-// (seam.Verify).
-func verifiedEvent(gen uint64, f seam.Verified) events.Event {
-	e := events.Event{Kind: events.KindSessionVerified, Generation: gen, Alive: f.Alive}
-	if !f.Alive {
-		e.Verdict = classify.Error(f.Err)
+	e.Generation = gen
+	s.emitEvent(e)
+	if off && s.loop.m.State() == Ready {
+		s.armPoll(gen)
 	}
-	return e
 }
 
 // sessionClient builds one session's go-sdk client: the host's options,
@@ -224,11 +200,14 @@ func verifiedEvent(gen uint64, f seam.Verified) events.Event {
 func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
 	cfg := s.cfg
 	opts := cfg.Client.ClientOptions
-	opts.KeepAlive = 0 // New mapped it to Config.Recovery.KeepAlive
-	opts.ToolListChangedHandler = onListChanged(h, probes.Tools, opts.ToolListChangedHandler)
-	opts.PromptListChangedHandler = onListChanged(h, probes.Prompts, opts.PromptListChangedHandler)
-	opts.ResourceListChangedHandler = onListChanged(h, probes.Resources, opts.ResourceListChangedHandler)
-	opts.ProgressNotificationHandler = progressThen(&s.progress, opts.ProgressNotificationHandler)
+	opts.ToolListChangedHandler = then(func(*mcp.ToolListChangedRequest) { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
+	opts.PromptListChangedHandler = then(func(*mcp.PromptListChangedRequest) { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
+	opts.ResourceListChangedHandler = then(func(*mcp.ResourceListChangedRequest) { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
+	opts.ProgressNotificationHandler = then(func(r *mcp.ProgressNotificationClientRequest) {
+		if r != nil && r.Params != nil { // extends the bounded calls of its token
+			s.progress.progressed(r.Params.ProgressToken)
+		}
+	}, opts.ProgressNotificationHandler)
 	cl := mcp.NewClient(cfg.Client.Implementation, &opts)
 	cl.AddSendingMiddleware(facts, noListCache(h.listTTL), s.logLevelMeta())
 	cl.AddSendingMiddleware(present(cfg.Client.SendingMiddleware)...)
@@ -239,24 +218,7 @@ func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts 
 
 // present returns ms without its nil entries, which go-sdk would call.
 func present(ms []mcp.Middleware) []mcp.Middleware {
-	var out []mcp.Middleware
-	for _, m := range ms {
-		if m != nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// streamDeclined takes the event of a declined push stream.
-func (s *Supervisor) streamDeclined(e events.Event) {
-	if e.Generation != s.loop.m.Generation() {
-		return // an earlier session's: its successor asks again
-	}
-	s.emitEvent(e)
-	if s.loop.m.State() == Ready {
-		s.armPoll(e.Generation) // no list_changed can arrive on this session
-	}
+	return slices.DeleteFunc(slices.Clone(ms), func(m mcp.Middleware) bool { return m == nil })
 }
 
 // Bounds of the events of one session's drops.
@@ -272,16 +234,13 @@ func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0
 // dialSpec is what one Dial or Attach needs besides the config.
 type dialSpec struct {
 	gen    uint64
-	resume *ResumeState // Attach only
-	// hooks into the supervisor, bound to this generation
-	hooks *sessionHooks
+	resume *ResumeState  // Attach only
+	hooks  *sessionHooks // bound to gen
 }
 
 // opener opens the loop's sessions: seamConnector; tests script their own.
 type opener interface {
-	// Dial opens a new session with a full handshake.
-	Dial(ctx context.Context, spec dialSpec) (seam.Endable, error)
-	// Attach re-attaches the persisted session spec.resume without a
-	// handshake on the wire.
-	Attach(ctx context.Context, spec dialSpec) (seam.Endable, error)
+	// Open dials a new session with a full handshake, or, given
+	// spec.resume, re-attaches it without a handshake on the wire.
+	Open(ctx context.Context, spec dialSpec) (seam.Endable, error)
 }

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -19,10 +20,7 @@ import (
 // capabilitiesOf returns what the server declared; nil when unknown.
 func capabilitiesOf(sess seam.Session) *mcp.ServerCapabilities {
 	if ir := sess.Info().Initialize; ir != nil {
-		if ir.Capabilities == nil {
-			return &mcp.ServerCapabilities{}
-		}
-		return ir.Capabilities
+		return cmp.Or(ir.Capabilities, &mcp.ServerCapabilities{})
 	}
 	return nil
 }
@@ -31,13 +29,7 @@ func capabilitiesOf(sess seam.Session) *mcp.ServerCapabilities {
 func listOutcomes(r probes.Report) []events.ListOutcome {
 	out := make([]events.ListOutcome, 0, len(r.Lists))
 	for _, l := range r.Lists {
-		out = append(out, events.ListOutcome{
-			List:    l.List.String(),
-			Status:  l.Status.String(),
-			Items:   l.Items,
-			Verdict: l.Verdict,
-			Warning: l.Warning,
-		})
+		out = append(out, events.ListOutcome{List: l.List.String(), Status: l.Status.String(), Items: l.Items, Verdict: l.Verdict, Warning: l.Warning})
 	}
 	return out
 }
@@ -63,15 +55,6 @@ type refreshWaiter struct {
 	done chan error // buffered: the loop never waits for the caller
 }
 
-// stop stops the timers; after the loop ended (Close).
-func (c *catalogLoop) stop() {
-	for _, t := range []clockwork.Timer{c.gap, c.poll} {
-		if t != nil {
-			t.Stop()
-		}
-	}
-}
-
 // RefreshCatalog re-lists what the server declared on the live session,
 // past go-sdk's list cache, and returns once the result is published; while
 // the connection recovers it waits for the next published catalog. It
@@ -79,18 +62,16 @@ func (c *catalogLoop) stop() {
 // kept), ctx's error, or a *StateError wrapping ErrNotReady or ErrClosed.
 func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	done := make(chan error, 1)
-	if err := s.refreshRefused(); err != nil {
-		return err
-	}
-	if !s.post(loopFunc(func(s *Supervisor) { s.refresh(done) })) {
-		return s.refreshRefused()
-	}
-	for {
+	for posted := false; ; {
 		s.mu.Lock()
-		ch := s.changedLocked()
+		err, ch := s.refusalLocked(), s.changedLocked()
 		s.mu.Unlock()
-		if err := s.refreshRefused(); err != nil {
+		if err != nil {
 			return err
+		}
+		if !posted { // refused only once the stop began: the refusal follows
+			posted = s.post(func(s *Supervisor) { s.refresh(done) })
+			continue
 		}
 		select {
 		case err := <-done:
@@ -102,41 +83,22 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	}
 }
 
-// refreshRefused returns why a refresh cannot be served now: not started,
-// closed, or a terminal failed state.
-func (s *Supervisor) refreshRefused() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch st := s.snap.state; {
-	case st == Closed || s.stopped:
-		return &StateError{State: Closed, Err: ErrClosed}
-	case st == Idle && !s.started:
-		return &StateError{State: st, Err: ErrNotReady}
-	case st == Failed && s.snap.reason != events.ReasonNone:
-		return &StateError{State: st, Reason: s.snap.reason, Verdict: s.snap.verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
-	}
-	return nil
-}
-
 // refresh takes a RefreshCatalog: the current session's declared lists.
 func (s *Supervisor) refresh(done chan error) {
 	gen := s.loop.m.Generation()
-	w := refreshWaiter{gen: gen, done: done}
-	sess := s.session(gen)
-	if sess == nil {
-		// No session of gen yet: its discovery's publish serves it.
-		w.gen = gen - 1
-		s.loop.cat.waiters = append(s.loop.cat.waiters, w)
+	if h := s.held(gen); h != nil {
+		s.wantRelist(gen, declaredLists(h.sess), &refreshWaiter{gen: gen, done: done})
 		return
 	}
-	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), &w)
+	// No session of gen yet: its discovery's publish serves it.
+	s.loop.cat.waiters = append(s.loop.cat.waiters, refreshWaiter{gen: gen - 1, done: done})
 }
 
 // wantRelist asks for the lists of set on the session of gen; w, if not
 // nil, hears when they are published. An older session's wish is dropped.
 func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
 	c := &s.loop.cat
-	if gen != s.loop.m.Generation() || s.session(gen) == nil {
+	if gen != s.loop.m.Generation() || s.held(gen) == nil {
 		return
 	}
 	if c.pendGen != gen {
@@ -164,22 +126,18 @@ func (s *Supervisor) kickRelist() {
 	}
 	now := s.cfg.Observe.Clock.Now()
 	if wait := c.last.Add(s.cfg.Limits.RelistMinGap).Sub(now); !c.last.IsZero() && wait > 0 {
-		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() { s.post(loopFunc((*Supervisor).gapPassed)) })
+		c.gap = s.cfg.Observe.Clock.AfterFunc(wait, func() {
+			s.post(func(s *Supervisor) { s.loop.cat.gap = nil; s.kickRelist() })
+		})
 		return
 	}
 	set := c.pending
 	c.running, c.runWaiters = true, c.waiters
 	c.pending, c.waiters, c.last = 0, nil, now
-	s.goCmd(func() input {
+	s.cmds.Go(func() {
 		cat, err := s.listSome(h, set)
-		return loopFunc(func(s *Supervisor) { s.relisted(gen, set, cat, err) })
+		s.post(func(s *Supervisor) { s.relisted(gen, set, cat, err) })
 	})
-}
-
-// gapPassed takes the gap timer's end.
-func (s *Supervisor) gapPassed() {
-	s.loop.cat.gap = nil
-	s.kickRelist()
 }
 
 // listSome lists the lists of set on the session h (a side list's failure
@@ -212,7 +170,7 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 		s.ttlRelistFailed(gen, set)
 		s.armPoll(gen)
 	default:
-		s.ttlRelistFailed(gen, failedLists(cat.Report))
+		s.ttlRelistFailed(gen, listsWhere(cat.Report, func(l probes.ListReport) bool { return l.Status == probes.Degraded || l.Status == probes.Failed }))
 		s.loop.found = &Catalog{Offer: relistedOffer(s.Catalog().Offer, cat), Generation: gen}
 		s.step(fsm.Trigger{Kind: events.TriggerCatalogListed, Generation: gen})
 		s.loop.found = nil // published, or refused as stale
@@ -221,17 +179,6 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 		}
 	}
 	s.kickRelist()
-}
-
-// failedLists returns the lists of r that failed or were degraded.
-func failedLists(r probes.Report) listSet {
-	var set listSet
-	for _, l := range r.Lists {
-		if l.Status == probes.Degraded || l.Status == probes.Failed {
-			set |= setOf(l.List)
-		}
-	}
-	return set
 }
 
 // published follows the publish of the catalog of gen: older refreshes
@@ -261,14 +208,12 @@ func (s *Supervisor) serveOlderWaiters(gen uint64) {
 // can reach it (Config.Limits.CatalogPollInterval).
 func (s *Supervisor) armPoll(gen uint64) {
 	c := &s.loop.cat
-	if c.poll != nil {
-		c.poll.Stop()
-		c.poll = nil
-	}
+	stopAll(c.poll)
+	c.poll = nil
 	if s.cfg.Limits.CatalogPollInterval < 0 || !s.polled(gen) {
 		return
 	}
-	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(loopFunc(func(s *Supervisor) { s.pollNow(gen) })) })
+	c.poll = s.cfg.Observe.Clock.AfterFunc(s.cfg.Limits.CatalogPollInterval, func() { s.post(func(s *Supervisor) { s.pollNow(gen) }) })
 }
 
 // polled reports whether the session of gen is polled: the stream is off
@@ -288,17 +233,13 @@ func (s *Supervisor) polled(gen uint64) bool {
 	return info.ID == "" && !msgcheck.ModernVersion(info.ProtocolVersion) || h.hooks.declined.Load()
 }
 
-// pollNow takes a due poll: the declared lists of a live, polled session.
+// pollNow takes a due poll: the declared lists of a live, polled session
+// (else the next discovery's publish arms the poll again).
 func (s *Supervisor) pollNow(gen uint64) {
 	s.loop.cat.poll = nil
-	sess := s.session(gen)
-	if sess == nil || gen != s.loop.m.Generation() || s.loop.m.State() != Ready {
-		return // the next discovery's publish arms the poll again
+	if h := s.held(gen); h != nil && s.loop.m.State() == Ready && s.polled(gen) {
+		s.wantRelist(gen, declaredLists(h.sess), nil)
 	}
-	if !s.polled(gen) {
-		return
-	}
-	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), nil)
 }
 
 // relistGap spaces the re-lists no notification asked for (relistSoon).
@@ -307,14 +248,10 @@ const relistGap = 30 * time.Second
 // relistSoon re-lists when a change may have gone unnoticed: the stream
 // was down, a call named a tool the catalog lacks, a HeaderMismatch.
 func (s *Supervisor) relistSoon(gen uint64) {
-	sess := s.session(gen)
-	if sess == nil || gen != s.loop.m.Generation() {
-		return
-	}
-	now := s.cfg.Observe.Clock.Now()
-	if !s.loop.cat.lastSoon.IsZero() && now.Sub(s.loop.cat.lastSoon) < relistGap {
+	h, now, last := s.held(gen), s.cfg.Observe.Clock.Now(), s.loop.cat.lastSoon
+	if h == nil || gen != s.loop.m.Generation() || !last.IsZero() && now.Sub(last) < relistGap {
 		return
 	}
 	s.loop.cat.lastSoon = now
-	s.wantRelist(gen, declaredLists(capabilitiesOf(sess)), nil)
+	s.wantRelist(gen, declaredLists(h.sess), nil)
 }

@@ -13,22 +13,15 @@
 //	res, err := sup.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: args})
 //	if err != nil { ... } // a *CallError: verdict and delivery
 //
-// It keeps the failure stories S1, S2, S4 and S5 of DESIGN.md section 3: a
-// blind resume is probed; a rejected resume takes one stale recovery; only
-// session expiry, or a transport failure the session then fails a ping
-// for, costs a session (a failed call is never replayed unless
-// Config.Recovery.Resend or a 2026-07-28 re-issue says so); the standalone
-// stream is never fatal.
+// It keeps the failure stories S1, S2, S4 and S5 (DESIGN.md sections 1
+// and 2): only session expiry, or a transport failure the session then
+// fails a ping for, costs a session; a failed call is never replayed unless
+// Config.Recovery.Resend or a 2026-07-28 re-issue says so.
 //
 // Every transition and every other fact is an events.Event sent to
-// Config.Observe.Events, numbered per server, with session ids hashed and
-// credentials masked; its vocabulary is re-exported here (supervisor.Failed,
-// supervisor.KindCallFailed ...).
-//
-// One loop goroutine at a time owns the state machine and runs only while
-// inputs wait; every input reaches it through an inbox. Events reach the
-// sink in order on another goroutine, after the state they announce is
-// published, so a sink may call any method. An idle connection costs at
-// most one goroutine. All exported methods are safe for concurrent use;
-// Close and Detach wait for every goroutine the supervisor started.
+// Config.Observe.Events, numbered per server, session ids hashed and
+// credentials masked. One loop goroutine at a time owns the state machine,
+// only while inputs wait (DESIGN.md sections 4 and 5). All exported
+// methods are safe for concurrent use; Close and Detach wait for every
+// goroutine the supervisor started.
 package supervisor

@@ -173,7 +173,7 @@ func TestE2EResendSafeNeverRunsAPlainToolTwice(t *testing.T) {
 			require.LessOrEqual(t, e.srv.Invocations(mcptest.RecordTool, "once"), 1)
 			require.Equal(t, 1, e.srv.Log().Count("tools/call"), "sent once")
 			require.NoError(t, e.call("next"))
-			require.Empty(t, e.eventsOf(supervisor.KindCallResent))
+			require.Empty(t, e.eventsOf(events.KindCallResent))
 		})
 	}
 }

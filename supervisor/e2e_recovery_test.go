@@ -202,7 +202,7 @@ func TestE2EResendPolicy(t *testing.T) {
 			require.Equal(t, tc.runs, e.srv.Invocations(tc.tool, "r"), "executions at the server")
 			require.Equal(t, tc.runs, e.srv.Log().Count("tools/call"), "sends")
 			settle(t, e.ctx, e.sup, e.rec, supervisor.Ready)
-			resent := e.eventsOf(supervisor.KindCallResent)
+			resent := e.eventsOf(events.KindCallResent)
 			if !tc.resent {
 				require.Empty(t, resent)
 				return
@@ -242,7 +242,7 @@ func TestE2ESessionExpiredCallIsResendable(t *testing.T) {
 			require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "r"), "the plain tool ran once")
 			require.Equal(t, 2, e.srv.Log().Count("tools/call"), "refused once, sent once more")
 			require.Equal(t, uint64(2), e.sup.Generation())
-			resent := e.eventsOf(supervisor.KindCallResent)
+			resent := e.eventsOf(events.KindCallResent)
 			require.Len(t, resent, 1)
 			require.Equal(t, classify.SessionExpired, resent[0].Verdict.Class)
 			require.Equal(t, "answered", resent[0].Delivery)
@@ -284,7 +284,7 @@ func TestE2EResendIsSentOnce(t *testing.T) {
 	require.Equal(t, 2, e.srv.Invocations(mcptest.IdempotentRecordTool, "r"))
 	require.Equal(t, 2, e.srv.Log().Count("tools/call"))
 	settle(t, e.ctx, e.sup, e.rec, supervisor.Ready)
-	require.Len(t, e.eventsOf(supervisor.KindCallResent), 1)
+	require.Len(t, e.eventsOf(events.KindCallResent), 1)
 }
 
 // A bounded retry budget covers the listing retries too: spent, the

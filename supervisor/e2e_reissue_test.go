@@ -68,13 +68,13 @@ func TestE2EBrokenStreamIsReissuedWithANewID(t *testing.T) {
 	require.Equal(t, 2, e.srv.Invocations(mcptest.RecordTool, "r"), "the server ran both requests")
 	e.requireNoResumption()
 
-	re := e.eventsOf(supervisor.KindCallReissued)
+	re := e.eventsOf(events.KindCallReissued)
 	require.Len(t, re, 1)
 	assert.Equal(t, ids[0], re[0].RequestID)
 	assert.Equal(t, ids[1], re[0].ReissuedAs)
 	assert.Equal(t, classify.Transport, re[0].Verdict.Class, "a reset mid-stream is no complete HTTP answer")
 	assert.Equal(t, events.DeliveryOutcomeUnknown, re[0].Delivery)
-	assert.Empty(t, e.eventsOf(supervisor.KindCallResent), "a re-issue, not a resend")
+	assert.Empty(t, e.eventsOf(events.KindCallResent), "a re-issue, not a resend")
 }
 
 // A re-issued call that fails again names both attempts: the CallError is
@@ -98,7 +98,7 @@ func TestE2EReissuedCallFailingAgainNamesBothAttempts(t *testing.T) {
 	assert.Equal(t, supervisor.OutcomeUnknown, ce.Delivery)
 	assert.Contains(t, err.Error(), "sent twice, first attempt (request "+ids[0]+")")
 	e.requireNoResumption()
-	require.Len(t, e.eventsOf(supervisor.KindCallReissued), 1)
+	require.Len(t, e.eventsOf(events.KindCallReissued), 1)
 }
 
 // Config.Recovery.NoReissue is the host's at-most-once opt-out: the call fails with
@@ -118,7 +118,7 @@ func TestE2EBrokenStreamNoReissueSendsOnce(t *testing.T) {
 	require.Len(t, e.toolCalls(), 1, "at most once")
 	require.Equal(t, 1, e.srv.Invocations(mcptest.RecordTool, "r"))
 	e.requireNoResumption()
-	require.Empty(t, e.eventsOf(supervisor.KindCallReissued))
+	require.Empty(t, e.eventsOf(events.KindCallReissued))
 }
 
 // A proxy that cuts every listen stream once it is idle (after the
@@ -144,10 +144,10 @@ func TestE2EAcknowledgedListenCutIsNotHostile(t *testing.T) {
 	require.NoError(t, e.srv.Log().WaitFunc(e.ctx, 5, func(x mcptest.Entry) bool { return x.Method == mcptest.ListenMethod && x.Status == 200 }),
 		"the fifth listen was sent and acknowledged")
 	require.NoError(t, e.call("probe2"))
-	require.Empty(t, e.eventsOf(supervisor.KindStreamDisabled))
+	require.Empty(t, e.eventsOf(events.KindStreamDisabled))
 
 	e.srv.AddTool("late-tool")
 	e.waitTool("late-tool", "the listen carries list_changed")
-	require.Empty(t, e.eventsOf(supervisor.KindStreamDisabled))
+	require.Empty(t, e.eventsOf(events.KindStreamDisabled))
 	require.Equal(t, 1, e.sup.SessionsOpened())
 }

@@ -58,7 +58,7 @@ func testResponseFlood(t *testing.T, config, inFlight int) {
 	dropped, err := rec.WaitFor(ctx, func(es []events.Event) bool {
 		n := 0
 		for _, e := range es {
-			if e.Kind == supervisor.KindResponseDropped {
+			if e.Kind == events.KindResponseDropped {
 				n++
 			}
 		}
@@ -73,7 +73,7 @@ func testResponseFlood(t *testing.T, config, inFlight int) {
 	assert.Equal(t, inFlight, srv.Log().CountFunc(responses), "responses that reached the gateway")
 	var counts []int
 	for _, e := range dropped {
-		if e.Kind == supervisor.KindResponseDropped {
+		if e.Kind == events.KindResponseDropped {
 			assert.Equal(t, inFlight, e.Bound)
 			counts = append(counts, e.Count)
 		}

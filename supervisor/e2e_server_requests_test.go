@@ -196,14 +196,14 @@ func TestServerRequestsPastTheBoundAreRefused(t *testing.T) {
 		}
 		return k
 	}
-	require.Eventually(t, func() bool { return count(supervisor.KindServerRequestRefused) == refused }, e2eTimeout, time.Millisecond, "every request past the bound refused")
+	require.Eventually(t, func() bool { return count(events.KindServerRequestRefused) == refused }, e2eTimeout, time.Millisecond, "every request past the bound refused")
 	for range bound { // refused: bound admitted, each reaching the handler
 		<-started
 	}
 	close(release)
 	require.Eventually(t, func() bool {
 		ok, errs := srv.counts()
-		return ok+errs[-32603]+count(supervisor.KindResponseDropped) == n+1
+		return ok+errs[-32603]+count(events.KindResponseDropped) == n+1
 	}, e2eTimeout, time.Millisecond, "every response reached the server or was reported dropped")
 	_, errs := srv.counts()
 	for code := range errs {
@@ -211,7 +211,7 @@ func TestServerRequestsPastTheBoundAreRefused(t *testing.T) {
 	}
 	var got []events.Event
 	for _, e := range rec.Events() {
-		if e.Kind == supervisor.KindServerRequestRefused {
+		if e.Kind == events.KindServerRequestRefused {
 			got = append(got, events.Event{Op: e.Op, Bound: e.Bound, Count: e.Count})
 		}
 	}

@@ -85,13 +85,8 @@ const (
 )
 
 func (d Delivery) String() string {
-	switch d {
-	case NotSent:
-		return "not-sent"
-	case OutcomeUnknown:
-		return "outcome-unknown"
-	case Answered:
-		return "answered"
+	if d <= Answered {
+		return [...]string{"not-sent", "outcome-unknown", "answered"}[d]
 	}
 	return fmt.Sprintf("delivery(%d)", uint8(d))
 }

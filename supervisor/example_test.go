@@ -103,11 +103,11 @@ func ExampleKind() {
 	closed := make(chan struct{})
 	sink := events.SinkFunc(func(e events.Event) {
 		switch {
-		case e.Kind == supervisor.KindTransition && e.To == supervisor.Failed && e.Reason == supervisor.ReasonUnauthorized:
+		case e.Kind == events.KindTransition && e.To == supervisor.Failed && e.Reason == supervisor.ReasonUnauthorized:
 			fmt.Println("failed:", e.Reason, "after", e.Trigger)
 			_ = sup.Close() // from the sink: no deadlock
 			close(closed)
-		case e.Kind == supervisor.KindCallFailed:
+		case e.Kind == events.KindCallFailed:
 			fmt.Println("a call failed")
 		}
 	})
@@ -219,14 +219,14 @@ func ExampleResendPolicy() {
 	fmt.Println("executions:", srv.Invocations(mcptest.IdempotentRecordTool, "1"))
 	evs, _ := rec.WaitFor(ctx, func(evs []events.Event) bool {
 		for _, e := range evs {
-			if e.Kind == supervisor.KindCallResent {
+			if e.Kind == events.KindCallResent {
 				return true
 			}
 		}
 		return false
 	})
 	for _, e := range evs {
-		if e.Kind == supervisor.KindCallResent {
+		if e.Kind == events.KindCallResent {
 			fmt.Println(e.Kind, e.Name, e.Delivery, e.Verdict.Class)
 		}
 	}
@@ -270,14 +270,14 @@ func ExampleConfig_noReissue() {
 	fmt.Println("resumptions (GET):", srv.Log().CountVerb("GET"))
 	evs, _ := rec.WaitFor(ctx, func(evs []events.Event) bool {
 		for _, e := range evs {
-			if e.Kind == supervisor.KindCallReissued {
+			if e.Kind == events.KindCallReissued {
 				return true
 			}
 		}
 		return false
 	})
 	for _, e := range evs {
-		if e.Kind == supervisor.KindCallReissued {
+		if e.Kind == events.KindCallReissued {
 			fmt.Println(e.Kind, e.Name, e.Delivery, e.Verdict.Class)
 		}
 	}

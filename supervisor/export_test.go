@@ -11,11 +11,8 @@ package supervisor
 // push again meanwhile, and a WaitGroup's Wait must not race its Add.
 func FlushEvents(s *Supervisor) {
 	done := make(chan struct{})
-	if s.post(settled{done: done}) {
-		select {
-		case <-done:
-		case <-s.loopDone: // it ended first; nothing more comes
-		}
+	if s.post(settled(done)) { // taken: the stop takes what was posted
+		<-done
 	}
 	q := s.sink
 	q.mu.Lock()

@@ -41,7 +41,7 @@ func (b *beacon) ring() {
 	b.mu.Unlock()
 }
 
-// fakeConn is an opener whose Dial and Attach wait for the test to answer.
+// fakeConn is an opener whose Open waits for the test to answer.
 type fakeConn struct {
 	reqs chan *openReq
 	// stubborn makes Dial and Attach ignore their context: the handshake
@@ -65,8 +65,8 @@ type openReply struct {
 
 func newFakeConn() *fakeConn { return &fakeConn{reqs: make(chan *openReq, 16), bell: newBeacon()} }
 
-func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (seam.Endable, error) {
-	r := &openReq{attach: attach, spec: spec, reply: make(chan openReply, 1), ctx: ctx}
+func (c *fakeConn) Open(ctx context.Context, spec dialSpec) (seam.Endable, error) {
+	r := &openReq{attach: spec.resume != nil, spec: spec, reply: make(chan openReply, 1), ctx: ctx}
 	c.reqs <- r
 	if c.stubborn {
 		rep := <-r.reply
@@ -84,14 +84,6 @@ func (c *fakeConn) open(ctx context.Context, attach bool, spec dialSpec) (seam.E
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-}
-
-func (c *fakeConn) Dial(ctx context.Context, spec dialSpec) (seam.Endable, error) {
-	return c.open(ctx, false, spec)
-}
-
-func (c *fakeConn) Attach(ctx context.Context, spec dialSpec) (seam.Endable, error) {
-	return c.open(ctx, true, spec)
 }
 
 // fakeSession is a scripted session.
@@ -375,11 +367,11 @@ func (r *rig) addSink(sink events.Sink) {
 
 // settled is an input that, once taken, hands the loop's events to the
 // sink and says so.
-type settled struct{ done chan struct{} }
-
-func (in settled) take(s *Supervisor) {
-	s.flushEvents()
-	close(in.done)
+func settled(done chan struct{}) input {
+	return func(s *Supervisor) {
+		s.flushEvents()
+		close(done)
+	}
 }
 
 // events returns the recorded events once everything the supervisor did

@@ -5,7 +5,6 @@ package supervisor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -17,21 +16,6 @@ import (
 // ErrConfigConflict: two fields of a Config ask for different things (see
 // New). The error names both.
 var ErrConfigConflict = errors.New("mcpsup: conflicting configuration")
-
-// hostOptions takes ClientOptions.KeepAlive as Config.Recovery.KeepAlive
-// (ErrConfigConflict when both name different intervals).
-func (c Config) hostOptions() (Config, error) {
-	ka := c.Client.ClientOptions.KeepAlive
-	switch {
-	case ka <= 0:
-	case c.Recovery.KeepAlive <= 0:
-		c.Recovery.KeepAlive = ka
-	case c.Recovery.KeepAlive != ka:
-		return c, fmt.Errorf("%w: ClientOptions.KeepAlive %s and Config.Recovery.KeepAlive %s: set one (both mean the supervisor's keepalive)", ErrConfigConflict, ka, c.Recovery.KeepAlive)
-	}
-	c.Client.ClientOptions.KeepAlive = 0
-	return c, nil
-}
 
 // InitializeResult returns the server's initialize answer: the live
 // session's, else the last (or Config.Resume's); nil before the first
@@ -54,10 +38,7 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 // *CallError on failure): MCP `ping`; on 2026-07-28, which has none,
 // `server/discover` over HTTP, and over stdio -32601 is life.
 func (s *Supervisor) Ping(ctx context.Context) error {
-	_, err := do(s, ctx, "ping", "", nil, func(ctx context.Context, sess seam.Session) (struct{}, error) {
-		return struct{}{}, sess.Alive(ctx)
-	})
-	return err
+	return doErr(s, ctx, "ping", "", seam.Session.Alive)
 }
 
 // AddRoots adds roots (replacing any of the same URI) to the current and

@@ -1,70 +1,100 @@
 package supervisor
 
-import "sync"
+import (
+	"sync"
 
-// inbox is the loop's queue of inputs. The loop runs only while inputs
-// wait: the push that finds none running tells its caller to run one, and
-// the loop ends once the queue is empty. At most one runs at a time, each
-// taking over the loop state through the inbox's lock.
-type inbox struct {
+	"github.com/mcpsup/mcpsup/events"
+)
+
+// input is one fact for the loop goroutine, which takes inputs one at a
+// time in arrival order (Supervisor.post): a command's result, a timer, a
+// host request, a session's report.
+type input func(s *Supervisor)
+
+// emit is the input of a fact that is an event and nothing more.
+func emit(e events.Event) input { return func(s *Supervisor) { s.emitEvent(e) } }
+
+// newInbox is the loop's queue of inputs: the loop runs only while inputs
+// wait, one goroutine at a time, each taking over the loop state through
+// the queue's lock. Closed until Start.
+func newInbox(s *Supervisor) *serial[input] {
+	return newSerial(func(in input) {
+		in(s)
+		s.flushEvents()
+	}, false)
+}
+
+// serial takes the items pushed to it, in order, one at a time, on a
+// goroutine that runs only while items wait (grpc-go's CallbackSerializer):
+// the loop's inputs and the sink's events. Safe for concurrent use.
+type serial[T any] struct {
+	take    func(T)
 	mu      sync.Mutex
-	idle    *sync.Cond // broadcast when the loop ends
-	queue   []input
-	open    bool // Start opened it
-	ended   bool // the stop ended it: inputs are refused
-	running bool // a loop runs
+	idle    *sync.Cond // broadcast when the goroutine ends
+	queue   []T
+	open    bool // pushes are taken
+	running bool // a goroutine takes the queue
+	done    sync.WaitGroup
 }
 
-func newInbox() *inbox {
-	b := &inbox{}
-	b.idle = sync.NewCond(&b.mu)
-	return b
+func newSerial[T any](take func(T), open bool) *serial[T] {
+	q := &serial[T]{take: take, open: open}
+	q.idle = sync.NewCond(&q.mu)
+	return q
 }
 
-// push queues in and reports whether it was taken, and whether no loop
-// ran (the caller must run one). Refused before start and after end.
-func (b *inbox) push(in input) (taken, start bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.open || b.ended {
-		return false, false
+// push queues items, starting the goroutine if none runs, and reports
+// whether q was open to take them. It never blocks on take.
+func (q *serial[T]) push(items ...T) bool {
+	q.mu.Lock()
+	if !q.open {
+		q.mu.Unlock()
+		return false
 	}
-	b.queue = append(b.queue, in)
-	start = !b.running
-	b.running = true
-	return true, start
-}
-
-// next returns the next input, or ok false when none waits: the loop ends.
-func (b *inbox) next() (in input, ok bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.queue) == 0 {
-		b.queue = b.queue[:0]
-		b.running = false
-		b.idle.Broadcast()
-		return nil, false
+	q.queue = append(q.queue, items...)
+	start := !q.running && len(q.queue) > 0
+	if start {
+		q.running = true
+		q.done.Add(1)
 	}
-	in = b.queue[0]
-	b.queue[0] = nil
-	b.queue = b.queue[1:]
-	return in, true
-}
-
-// start opens the inbox.
-func (b *inbox) start() {
-	b.mu.Lock()
-	b.open = true
-	b.mu.Unlock()
-}
-
-// end refuses later inputs and waits for the loop to take the queued ones
-// and end; the caller then owns the loop state.
-func (b *inbox) end() {
-	b.mu.Lock()
-	b.ended = true
-	for b.running {
-		b.idle.Wait()
+	q.mu.Unlock()
+	if start {
+		go q.run()
 	}
-	b.mu.Unlock()
+	return true
+}
+
+func (q *serial[T]) run() {
+	defer q.done.Done()
+	q.mu.Lock()
+	for len(q.queue) > 0 {
+		it := q.queue[0]
+		q.queue[0] = *new(T)
+		q.queue = q.queue[1:]
+		q.mu.Unlock()
+		q.take(it)
+		q.mu.Lock()
+	}
+	q.queue, q.running = nil, false // drop the drained backing array
+	q.idle.Broadcast()
+	q.mu.Unlock()
+}
+
+// start opens q.
+func (q *serial[T]) start() {
+	q.mu.Lock()
+	q.open = true
+	q.mu.Unlock()
+}
+
+// wait returns once everything pushed was taken and the goroutine ended;
+// with close, later pushes are refused first.
+func (q *serial[T]) wait(close bool) {
+	q.mu.Lock()
+	q.open = q.open && !close
+	for q.running {
+		q.idle.Wait()
+	}
+	q.mu.Unlock()
+	q.done.Wait()
 }

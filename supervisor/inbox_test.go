@@ -8,12 +8,11 @@ import (
 )
 
 // step is an input that runs its function when the loop takes it.
-type step func(s *Supervisor)
-
-func (f step) take(s *Supervisor) { f(s) }
+type step = input
 
 func loopOnly() *Supervisor {
-	s := &Supervisor{inbox: newInbox(), sink: newSinkQueue(nil, nil, "")}
+	s := &Supervisor{sink: newSinkQueue(nil, nil, "")}
+	s.inbox = newInbox(s)
 	s.inbox.start()
 	return s
 }
@@ -33,11 +32,11 @@ func TestHandedCommandDoesNotWaitForQueuedInputs(t *testing.T) {
 			<-ran
 			wg.Done()
 		}))
-		s.goCmd(func() input { close(ran); return nil })
+		s.cmds.Go(func() { close(ran) })
 	})
 	require.True(t, s.post(first))
 	wg.Wait()
-	s.inbox.end()
+	s.inbox.wait(true)
 	s.cmds.Wait()
 }
 
@@ -50,7 +49,7 @@ func TestPostNeverRunsTheLoopOnItsCaller(t *testing.T) {
 	require.True(t, s.post(step(func(*Supervisor) { <-release; close(taken) })))
 	close(release) // reached only because post returned
 	<-taken
-	s.inbox.end()
+	s.inbox.wait(true)
 }
 
 // Every command runs exactly once and is counted out once, whether its
@@ -64,15 +63,14 @@ func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
 	all.Add(fan * (depth + 1))
 	var issue func(s *Supervisor, id, level int)
 	issue = func(s *Supervisor, id, level int) {
-		s.goCmd(func() input {
+		s.cmds.Go(func() {
 			mu.Lock()
 			runs[[2]int{id, level}]++
 			mu.Unlock()
 			all.Done()
-			if level == depth {
-				return nil
+			if level < depth {
+				s.post(step(func(s *Supervisor) { issue(s, id, level+1) }))
 			}
-			return step(func(s *Supervisor) { issue(s, id, level+1) })
 		})
 	}
 	require.True(t, s.post(step(func(s *Supervisor) {
@@ -83,7 +81,7 @@ func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
 	all.Wait()
 	// As the stop does: the loop ends first, then the commands are waited
 	// for (s.cmds panics if one is counted out twice, hangs if never).
-	s.inbox.end()
+	s.inbox.wait(true)
 	s.cmds.Wait()
 	require.Len(t, runs, fan*(depth+1))
 	for k, n := range runs {
@@ -92,21 +90,21 @@ func TestEveryCommandRunsOnceCountedOnce(t *testing.T) {
 }
 
 // A command may wait for the loop (post and wait) without deadlock, and the
-// stop (inbox.end) waits for the loop alone, not for the command.
+// stop (inbox.wait) waits for the loop alone, not for the command.
 func TestHandedCommandRunsAfterTheLoop(t *testing.T) {
 	s := loopOnly()
 	took, release, result := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	require.True(t, s.post(step(func(s *Supervisor) {
-		s.goCmd(func() input {
+		s.cmds.Go(func() {
 			if s.post(step(func(*Supervisor) { close(took) })) {
 				<-took // a new loop takes it: the one that issued this ended
 			}
 			<-release
-			return step(func(*Supervisor) { close(result) })
+			s.post(step(func(*Supervisor) { close(result) }))
 		})
 	})))
 	<-took
-	s.inbox.end() // returns while the command waits
+	s.inbox.wait(true) // returns while the command waits
 	close(release)
 	s.cmds.Wait()
 	select {

@@ -21,7 +21,7 @@ const metaLogLevel = "io.modelcontextprotocol/logLevel"
 func (s *Supervisor) logLevelMeta() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			level := s.level()
+			level, _ := s.logLevel.Load().(string)
 			r, ok := req.(*mcp.ClientRequest[mcp.Params])
 			// logging.mdx: never delivered on a listen stream.
 			if level == "" || method == httpsession.MethodListen || !ok || r.Session == nil {
@@ -32,22 +32,13 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 			if ir == nil || !msgcheck.ModernVersion(ir.ProtocolVersion) || p == nil {
 				return next(ctx, method, req)
 			}
-			meta := p.GetMeta()
-			m := make(map[string]any, len(meta)+1)
-			maps.Copy(m, meta)
+			m := map[string]any{}
+			maps.Copy(m, p.GetMeta())
 			m[metaLogLevel] = level
 			p.SetMeta(m)
 			return next(ctx, method, &mcp.ClientRequest[mcp.Params]{Session: r.Session, Params: p})
 		}
 	}
-}
-
-// level returns the level the host set, "" when none.
-func (s *Supervisor) level() string {
-	if l := s.logLevel.Load(); l != nil {
-		return *l
-	}
-	return ""
 }
 
 // shallowParams returns a shallow copy of the params of a request that

@@ -2,10 +2,10 @@ package supervisor
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -47,7 +47,7 @@ type loopState struct {
 // held is a session the supervisor holds.
 type held struct {
 	gen   uint64
-	conn  string // our connection id (connid.go)
+	conn  string // our id of the go-sdk client session (events.Event.Connection)
 	sess  seam.Session
 	hooks *sessionHooks
 	// calls ends, releaseGrace after its release, the calls on it.
@@ -57,44 +57,30 @@ type held struct {
 
 // held returns the held session of gen, or nil.
 func (s *Supervisor) held(gen uint64) *held {
-	for _, h := range s.loop.sessions {
-		if h.gen == gen {
-			return h
-		}
+	if i := slices.IndexFunc(s.loop.sessions, func(h *held) bool { return h.gen == gen }); i >= 0 {
+		return s.loop.sessions[i]
 	}
 	return nil
-}
-
-// session returns the held session of gen, or nil.
-func (s *Supervisor) session(gen uint64) seam.Session {
-	if h := s.held(gen); h != nil {
-		return h.sess
-	}
-	return nil
-}
-
-// run is the loop: it takes the waiting inputs one at a time and ends when
-// none is left.
-func (s *Supervisor) run() {
-	for {
-		in, ok := s.inbox.next()
-		if !ok {
-			return
-		}
-		in.take(s)
-		s.flushEvents()
-	}
 }
 
 func (s *Supervisor) stopTimers() {
-	if s.loop.retry != nil {
-		s.loop.retry.Stop()
-	}
-	if s.loop.cooldown != nil {
-		s.loop.cooldown.Stop()
-	}
-	s.loop.cat.stop()
+	stopAll(s.loop.retry, s.loop.cooldown, s.loop.cat.gap, s.loop.cat.poll)
 	s.loop.ttl.stop()
+}
+
+// stopAll stops the timers that are not nil.
+func stopAll(timers ...clockwork.Timer) {
+	for _, t := range timers {
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// armStep (re)arms *t to feed the machine tr after d.
+func (s *Supervisor) armStep(t *clockwork.Timer, d time.Duration, tr fsm.Trigger) {
+	stopAll(*t)
+	*t = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(func(s *Supervisor) { s.step(tr) }) })
 }
 
 // step feeds t to the machine and executes what it returns; a step asked
@@ -119,17 +105,18 @@ func (s *Supervisor) take(t fsm.Trigger) {
 	t.Verdict = s.redact.Verdict(t.Verdict) // the machine keeps it: StateError, Failure, events
 	out, err := s.loop.m.Step(t)
 	if err != nil {
+		msg := "mcpsup: trigger not taken"
 		if errors.Is(err, fsm.ErrStaleGeneration) {
-			s.cfg.Observe.Logger.Debug("mcpsup: dropped a late result of an old session", "server", s.cfg.Name, "err", err)
-		} else {
-			s.cfg.Observe.Logger.Debug("mcpsup: trigger not taken", "server", s.cfg.Name, "err", err)
+			msg = "mcpsup: dropped a late result of an old session"
 		}
+		s.cfg.Observe.Logger.Debug(msg, "server", s.cfg.Name, "err", err)
 		return
 	}
 	if out.Transitioned() {
 		s.emitEvent(out.Event)
 		if m := s.loop.m; m.Reason() == events.ReasonChurn {
-			s.coolDown(m.Generation()) // entered, or stayed in, a churn failure
+			// Entered, or stayed in, a churn failure: (re)arm its cool-down.
+			s.armStep(&s.loop.cooldown, s.cfg.Recovery.ChurnCooldown, fsm.Trigger{Kind: events.TriggerChurnCooled, Generation: m.Generation()})
 		}
 	}
 	// Commands that only change what the host sees run before the new state
@@ -204,24 +191,21 @@ func (s *Supervisor) open(c fsm.Command) {
 	}
 	spec.hooks = s.hooksFor(c.Generation)
 	kind := c.Kind
-	s.goCmd(func() input {
+	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
-		var opened seam.Endable
-		var err error
 		if kind == fsm.Attach {
 			s.detachedBefore(ctx, spec.resume.SessionID)
-			opened, err = s.dial.Attach(ctx, spec)
-		} else {
-			opened, err = s.dial.Dial(ctx, spec)
 		}
+		opened, err := s.dial.Open(ctx, spec)
 		var sess seam.Session
 		if err == nil {
 			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, Clock: s.cfg.Observe.Clock, Observe: s.observer(spec.hooks)})
-			s.register(sess)
 		}
 		verdict := classify.Classify(s.life, err)
-		return loopFunc(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) })
+		if !s.post(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) }) && sess != nil {
+			s.endSession(sess, kind == fsm.Attach || s.detaching.Load()) // opened too late for the loop
+		}
 	})
 }
 
@@ -241,7 +225,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Sessi
 		s.endSession(sess, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
-	conn := newConnectionID()
+	conn := fmt.Sprintf("conn:%08x", rand.Uint32()) // tells sessionless sessions apart (events.Event.Connection)
 	calls, endCalls := context.WithCancel(s.callLife)
 	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, hooks: spec.hooks, calls: calls, endCall: endCalls})
 	id := sess.Info().ID
@@ -253,51 +237,34 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Sessi
 		}
 	})
 	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
-	s.watch(spec.gen, sess)
+	// The session's end (seam.Verify tells it) is the only route by which
+	// the loop learns it died.
+	sess.(interface{ AfterEnd(func()) }).AfterEnd(func() {
+		s.post(func(s *Supervisor) { s.ended(spec.gen, sess) })
+	})
 	s.step(fsm.Trigger{Kind: succeeded, Generation: spec.gen})
 }
 
 // resumeFor returns the resume state for a live session.
 func (s *Supervisor) resumeFor(sess seam.Session, prev *ResumeState) *ResumeState {
 	info := sess.Info()
-	rs := &ResumeState{
-		Version:  ResumeStateVersion,
-		Endpoint: s.cfg.Endpoint,
-		ResumeState: httpsession.ResumeState{
-			SessionID:        info.ID,
-			ProtocolVersion:  info.ProtocolVersion,
-			InitializeResult: info.Initialize,
-		},
-	}
+	rs := &ResumeState{Version: ResumeStateVersion, Endpoint: s.cfg.Endpoint,
+		ResumeState: httpsession.ResumeState{SessionID: info.ID, ProtocolVersion: info.ProtocolVersion, InitializeResult: info.Initialize}}
 	if prev != nil && rs.InitializeResult == nil && prev.SessionID == rs.SessionID {
 		rs.InitializeResult = prev.InitializeResult
 	}
 	return rs
 }
 
-// watch turns the end of a session (one of seam.Verify's, which tells it)
-// into an input of the loop: the only route by which the loop learns it died.
-func (s *Supervisor) watch(gen uint64, sess seam.Session) {
-	sess.(interface{ AfterEnd(func()) }).AfterEnd(func() {
-		s.post(loopFunc(func(s *Supervisor) { s.ended(gen, sess) }))
-	})
-}
-
 // ended takes the end of a session: one that ended by itself is released
 // without DELETE and the machine hears it died, with its cause's verdict.
 func (s *Supervisor) ended(gen uint64, sess seam.Session) {
-	if s.session(gen) != sess || !s.endedByItself(gen) {
+	if h := s.held(gen); h == nil || h.sess != sess || !endedOnItsOwn(sess) {
 		return // we ended it ourselves
 	}
 	v := classify.Error(sess.Err())
 	s.releaseSession(gen, true, "ended by itself", v)
 	s.step(fsm.Trigger{Kind: events.TriggerSessionDied, Generation: gen, Verdict: v})
-}
-
-// endedByItself reports whether the held session of gen ended by itself.
-func (s *Supervisor) endedByItself(gen uint64) bool {
-	sess := s.session(gen)
-	return sess != nil && endedOnItsOwn(sess)
 }
 
 // endedOnItsOwn reports whether sess ended, and not by its owner's Close or
@@ -314,43 +281,28 @@ func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v cl
 	if h == nil {
 		return
 	}
-	sess := h.sess
-	s.dropSession(gen)
+	// Its calls may still receive the answers on their way for
+	// releaseGrace (none when closing).
+	if s.callLife.Err() != nil {
+		h.endCall()
+	} else {
+		s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.endCall)
+	}
+	s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	s.loop.ttl.endSession(gen)
+	sess := h.sess
 	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.Info().ID), Connection: h.conn, Verdict: v, Detail: detail})
 	s.endSession(sess, detach)
 }
 
-// releaseGrace is how long a released session's calls may still receive
-// the answers on their way before they are ended.
+// releaseGrace is how long a released session's calls live on.
 const releaseGrace = time.Second
-
-// dropSession forgets the session of gen and ends its calls after
-// releaseGrace (at once when closing).
-func (s *Supervisor) dropSession(gen uint64) {
-	if h := s.held(gen); h != nil {
-		if s.callLife.Err() != nil {
-			h.endCall()
-		} else {
-			s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.endCall)
-		}
-		s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
-	}
-}
 
 // endSession closes or detaches sess on a background goroutine.
 func (s *Supervisor) endSession(sess seam.Session, detach bool) {
-	s.unregister(sess)
-	var done chan struct{}
-	id := sess.Info().ID
+	id, done := sess.Info().ID, make(chan struct{})
 	if detach && id != "" {
-		done = make(chan struct{})
-		s.regMu.Lock()
-		if s.ending == nil {
-			s.ending = make(map[string]chan struct{})
-		}
-		s.ending[id] = done
-		s.regMu.Unlock()
+		s.ending.Store(id, done)
 	}
 	s.bg.Go(func() {
 		if detach {
@@ -358,51 +310,19 @@ func (s *Supervisor) endSession(sess seam.Session, detach bool) {
 		} else {
 			_ = sess.Close()
 		}
-		if done != nil {
-			s.regMu.Lock()
-			if s.ending[id] == done {
-				delete(s.ending, id)
-			}
-			s.regMu.Unlock()
-			close(done)
-		}
+		s.ending.CompareAndDelete(id, done)
+		close(done)
 	})
 }
 
 // detachedBefore waits, bounded by ctx, for the detach of an earlier go-sdk
 // session of id (Supervisor.ending).
 func (s *Supervisor) detachedBefore(ctx context.Context, id string) {
-	s.regMu.Lock()
-	done := s.ending[id]
-	s.regMu.Unlock()
-	if done == nil {
-		return
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
-
-func (s *Supervisor) register(sess seam.Session) {
-	s.regMu.Lock()
-	s.reg = append(s.reg, sess)
-	s.regMu.Unlock()
-}
-
-func (s *Supervisor) unregister(sess seam.Session) {
-	s.regMu.Lock()
-	s.reg = slices.DeleteFunc(s.reg, func(o seam.Session) bool { return o == sess })
-	s.regMu.Unlock()
-}
-
-// endLeftovers ends every session still registered once the loop is gone.
-func (s *Supervisor) endLeftovers(detach bool) {
-	s.regMu.Lock()
-	left := slices.Clone(s.reg)
-	s.regMu.Unlock()
-	for _, sess := range left {
-		s.endSession(sess, detach)
+	if done, ok := s.ending.Load(id); ok {
+		select {
+		case <-done.(chan struct{}):
+		case <-ctx.Done():
+		}
 	}
 }
 
@@ -415,41 +335,25 @@ func (s *Supervisor) discover(c fsm.Command) {
 		return
 	}
 	sess := h.sess
-	blind := c.Kind == fsm.Probe
-	caps := capabilitiesOf(sess)
-	if p := s.loop.partial; p != nil && s.loop.partialGen == c.Generation && !blind {
-		// A listing retried on its session: only what did not settle.
-		set := declaredLists(caps) &^ s.loop.settled
-		s.goCmd(func() input {
-			cat, err := s.listSome(h, set)
-			cat.Offer = relistedOffer(*p, cat)
-			return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
-		})
-		return
-	}
-	s.goCmd(func() input {
+	blind, p := c.Kind == fsm.Probe, s.loop.partial
+	retry := p != nil && s.loop.partialGen == c.Generation && !blind
+	set := declaredLists(sess) &^ s.loop.settled
+	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
 		var cat probes.Catalog
 		var err error
-		if blind {
+		switch {
+		case retry: // a listing retried on its session: only what did not settle
+			cat, err = s.listSome(h, set)
+			cat.Offer = relistedOffer(*p, cat)
+		case blind:
 			cat, err = probes.ProbeBlind(ctx, sess, s.probeOptions())
-		} else {
-			cat, err = probes.ListDeclared(ctx, sess, caps, s.probeOptions())
+		default:
+			cat, err = probes.ListDeclared(ctx, sess, capabilitiesOf(sess), s.probeOptions())
 		}
-		return loopFunc(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
+		s.post(func(s *Supervisor) { s.discovered(c.Generation, cat, err) })
 	})
-}
-
-// settledLists are the lists a discovery settled: listed, or -32601.
-func settledLists(r probes.Report) listSet {
-	var set listSet
-	for _, l := range probes.Lists() {
-		if st := r.Get(l).Status; st == probes.Present || (st == probes.Absent && r.Get(l).Reason != probes.NotDeclared) {
-			set |= setOf(l)
-		}
-	}
-	return set
 }
 
 // probeOptions are the options of every discovery and re-list.
@@ -461,13 +365,12 @@ func (s *Supervisor) probeOptions() probes.Options {
 // discovered takes the result of a discovery.
 func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 	s.emitEvent(events.Event{Kind: events.KindProbeReport, Generation: gen, Lists: listOutcomes(cat.Report)})
-	if err != nil && s.endedByItself(gen) {
+	if h := s.held(gen); err != nil && h != nil && endedOnItsOwn(h.sess) {
 		return // the listing met the session's end, which the machine hears from it (ended)
 	}
 	if err != nil {
 		v := classify.Verdict{Class: classify.Unknown, Detail: err.Error()}
-		var le *probes.ListError
-		if errors.As(err, &le) {
+		if le, ok := errors.AsType[*probes.ListError](err); ok {
 			v = le.Verdict
 		}
 		if s.loop.partial == nil || s.loop.partialGen != gen {
@@ -475,7 +378,7 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		}
 		// A retry on this session lists the rest.
 		s.loop.partial, s.loop.partialGen = &cat.Offer, gen
-		s.loop.settled |= settledLists(cat.Report)
+		s.loop.settled |= listsWhere(cat.Report, settledList)
 		s.step(fsm.Trigger{Kind: events.TriggerDiscoveryFailed, Generation: gen, Verdict: v})
 		return
 	}
@@ -493,24 +396,16 @@ func (s *Supervisor) publish(gen uint64) {
 	if cat == nil || cat.Generation != gen {
 		return
 	}
-	var diff CatalogDiff
-	var newSession bool
+	var old Catalog
+	if c := s.snap.catalog; c != nil { // written by the loop alone
+		old = *c
+	}
 	var subs []string
-	s.setSnapshot(func(sn *snapshot) {
-		var old Catalog
-		if sn.catalog != nil {
-			old = *sn.catalog
-		}
-		diff = cat.Diff(old)
-		newSession = old.Generation != gen
-		sn.catalog = cat
-		subs = slices.Collect(maps.Keys(sn.subs))
-	})
-	level := s.level()
-	if !diff.Empty() {
+	s.setSnapshot(func(sn *snapshot) { sn.catalog, subs = cat, slices.Collect(maps.Keys(sn.subs)) })
+	if diff := cat.Diff(old); !diff.Empty() {
 		s.emitEvent(diff.event(cat))
 	}
-	if newSession && (len(subs) > 0 || level != "") {
+	if level, _ := s.logLevel.Load().(string); old.Generation != gen && (len(subs) > 0 || level != "") {
 		s.restore(gen, subs, level)
 	}
 	s.published(gen)
@@ -519,11 +414,12 @@ func (s *Supervisor) publish(gen uint64) {
 // restore re-establishes subscriptions and the logging level on a new
 // session (a 2026-07-28 one gets no logging/setLevel: changelog.mdx item 5).
 func (s *Supervisor) restore(gen uint64, subs []string, level string) {
-	sess := s.session(gen)
-	if sess == nil {
+	h := s.held(gen)
+	if h == nil {
 		return
 	}
-	s.goCmd(func() input {
+	sess := h.sess
+	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 		defer cancel()
 		for _, uri := range subs {
@@ -537,7 +433,6 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 				s.cfg.Observe.Logger.Warn("mcpsup: restoring the logging level failed", "server", s.cfg.Name, "err", err)
 			}
 		}
-		return nil
 	})
 }
 
@@ -554,19 +449,7 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	// Not before Retry-After (capped by MaxInterval).
 	d = max(d, min(c.Verdict.RetryAfter, s.cfg.Recovery.Backoff.MaxInterval))
 	s.emitEvent(events.Event{Kind: events.KindRetryScheduled, Generation: c.Generation, Attempt: c.Attempt, Delay: d, Verdict: c.Verdict})
-	if s.loop.retry != nil {
-		s.loop.retry.Stop()
-	}
-	gen := c.Generation
-	s.loop.retry = s.cfg.Observe.Clock.AfterFunc(d, func() { s.post(stepLater(fsm.Trigger{Kind: events.TriggerRetryDue, Generation: gen})) })
-}
-
-// coolDown (re)arms the churn cool-down (Config.Recovery.ChurnCooldown).
-func (s *Supervisor) coolDown(gen uint64) {
-	if s.loop.cooldown != nil {
-		s.loop.cooldown.Stop()
-	}
-	s.loop.cooldown = s.cfg.Observe.Clock.AfterFunc(s.cfg.Recovery.ChurnCooldown, func() { s.post(stepLater(fsm.Trigger{Kind: events.TriggerChurnCooled, Generation: gen})) })
+	s.armStep(&s.loop.retry, d, fsm.Trigger{Kind: events.TriggerRetryDue, Generation: c.Generation})
 }
 
 // hooksFor binds session reports to generation gen.
@@ -587,14 +470,13 @@ func (h *sessionHooks) listChanged(l probes.List) {
 	if l == probes.Resources { // notifications/resources/list_changed covers the templates
 		set |= setOf(probes.ResourceTemplates)
 	}
-	h.s.post(loopFunc(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) }))
+	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) })
 }
 
-// onListChanged is go-sdk's list_changed handler of l: a re-list, then the
-// host's handler, if any.
-func onListChanged[R any](h *sessionHooks, l probes.List, host func(context.Context, R)) func(context.Context, R) {
+// then is go-sdk's handler that runs ours, then the host's, if any.
+func then[R any](ours func(R), host func(context.Context, R)) func(context.Context, R) {
 	return func(ctx context.Context, r R) {
-		h.listChanged(l)
+		ours(r)
 		if host != nil {
 			host(ctx, r)
 		}
@@ -612,7 +494,7 @@ func (h *sessionHooks) listTTL(l probes.List, ms int) {
 	} else if h.armed.And(^bit)&bit == 0 {
 		return // no timer of this session to stop
 	}
-	h.s.post(loopFunc(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) }))
+	h.s.post(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) })
 }
 
 // emitEvent stamps e with the server, its number and the time, redacts it,
@@ -635,15 +517,6 @@ func (s *Supervisor) flushEvents() {
 	s.sink.push(s.loop.batch)
 	clear(s.loop.batch) // the sink queue holds copies
 	s.loop.batch = s.loop.batch[:0]
-}
-
-// newConnectionID returns our own id of one go-sdk client session for its
-// events (events.Event.Connection): "conn:" and 8 random hex digits, which
-// tell sessionless sessions apart.
-func newConnectionID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24)
-	return "conn:" + hex.EncodeToString(b[:])
 }
 
 // eventSessionID is the session id an event carries: its hash, or "" for a

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/httpsession"
 )
@@ -35,17 +34,8 @@ type callClock struct {
 	done       chan struct{}
 	err        error
 	stopParent func() bool
-	// finish ends the call with the parent's error, or, once detached,
-	// releases the clock.
-	finish   func()
-	detached atomic.Bool
-	after    []afterFunc // registered by AfterFunc, run once on end
-	afterIDs uint64
-}
-
-type afterFunc struct {
-	id uint64
-	f  func()
+	detached   atomic.Bool
+	after      []*func() // registered by AfterFunc, run once on end
 }
 
 // newCallClock returns the clock of a call on parent; timeout 0 sets no
@@ -53,28 +43,24 @@ type afterFunc struct {
 // [callClock.Deadline]).
 func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
 	c := &callClock{Context: parent, clock: clock, timeout: timeout, done: make(chan struct{})}
-	c.finish = func() {
-		if c.detached.Load() {
-			c.release()
-			return
-		}
-		c.end(c.Context.Err())
-	}
 	if timeout > 0 {
 		now := clock.Now()
 		c.ceiling = now.Add(ceiling)
-		c.expiry = minTime(now.Add(timeout), c.ceiling)
+		c.expiry = now.Add(min(timeout, ceiling))
 		c.timer = clock.AfterFunc(c.expiry.Sub(now), func() { c.end(context.DeadlineExceeded) })
 	}
 	c.stopParent = context.AfterFunc(parent, c.finish)
 	return c
 }
 
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
+// finish ends the call with the parent's error, or, once detached,
+// releases the clock.
+func (c *callClock) finish() {
+	if c.detached.Load() {
+		c.release()
+		return
 	}
-	return a
+	c.end(c.Context.Err())
 }
 
 // Deadline is the parent's for a clock without a timer; a timed clock has
@@ -122,8 +108,8 @@ func (c *callClock) end(err error) {
 	after := c.after
 	c.after = nil
 	c.mu.Unlock()
-	for _, a := range after {
-		go a.f()
+	for _, f := range after {
+		go (*f)()
 	}
 }
 
@@ -136,19 +122,14 @@ func (c *callClock) AfterFunc(f func()) (stop func() bool) {
 		go f()
 		return func() bool { return false }
 	}
-	c.afterIDs++
-	id := c.afterIDs
-	c.after = append(c.after, afterFunc{id: id, f: f})
+	p := &f
+	c.after = append(c.after, p)
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		for i, a := range c.after {
-			if a.id == id {
-				c.after = append(c.after[:i], c.after[i+1:]...)
-				return true
-			}
-		}
-		return false
+		n := len(c.after)
+		c.after = slices.DeleteFunc(c.after, func(q *func()) bool { return q == p })
+		return len(c.after) < n
 	}
 }
 
@@ -160,7 +141,7 @@ func (c *callClock) progressed() {
 		return
 	}
 	now := c.clock.Now()
-	c.expiry = minTime(now.Add(c.timeout), c.ceiling)
+	c.expiry = now.Add(min(c.timeout, c.ceiling.Sub(now)))
 	c.timer.Reset(c.expiry.Sub(now))
 }
 
@@ -169,17 +150,15 @@ func (c *callClock) cancel() { c.end(context.Canceled) }
 
 // release stops the timers once the call returned.
 func (c *callClock) release() {
-	if c.timer != nil {
-		c.timer.Stop()
-	}
+	stopAll(c.timer)
 	c.stopParent()
 	c.end(context.Canceled)
 }
 
-// progressCalls holds the bounded calls by progress token.
+// progressCalls holds the bounded calls, each with its progress key.
 type progressCalls struct {
 	mu    sync.Mutex
-	calls map[string][]*callClock
+	calls map[*callClock]string
 }
 
 // progressKey is a progress token (a string or a number, MCP progress) as
@@ -196,62 +175,57 @@ func progressKey(token any) (string, bool) {
 	return fmt.Sprintf("%T:%v", token, token), true
 }
 
-func (p *progressCalls) add(key string, c *callClock) {
+// set holds c with key, or forgets it for "".
+func (p *progressCalls) set(c *callClock, key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.calls == nil {
-		p.calls = map[string][]*callClock{}
+		p.calls = map[*callClock]string{}
 	}
-	p.calls[key] = append(p.calls[key], c)
+	if key == "" {
+		delete(p.calls, c)
+	} else {
+		p.calls[c] = key
+	}
 }
 
-func (p *progressCalls) remove(key string, c *callClock) {
+// of returns the calls of key.
+func (p *progressCalls) of(key string) (calls []*callClock) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.calls[key] = slices.DeleteFunc(p.calls[key], func(o *callClock) bool { return o == c })
-	if len(p.calls[key]) == 0 {
-		delete(p.calls, key)
+	for c, k := range p.calls {
+		if k == key {
+			calls = append(calls, c)
+		}
 	}
+	return calls
 }
 
 // progressed extends the calls of token.
 func (p *progressCalls) progressed(token any) {
-	key, ok := progressKey(token)
-	if !ok {
-		return
-	}
-	p.mu.Lock()
-	list := slices.Clone(p.calls[key])
-	p.mu.Unlock()
-	for _, c := range list {
-		c.progressed()
+	if key, ok := progressKey(token); ok {
+		for _, c := range p.of(key) {
+			c.progressed()
+		}
 	}
 }
 
-// boundCall returns the clock of a call without a deadline (CallTimeout,
-// extended by progress for token) and the function that releases it.
+// boundCall returns the clock of a call and the function that releases it:
+// bounded by the caller's deadline, or else by CallTimeout, extended by
+// progress for token.
 func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func()) {
-	c := newCallClock(ctx, s.cfg.Observe.Clock, s.cfg.Limits.CallTimeout, s.cfg.Limits.CallTimeoutCeiling)
+	timeout := s.cfg.Limits.CallTimeout
+	if _, ok := ctx.Deadline(); ok {
+		timeout = 0
+	}
+	c := newCallClock(ctx, s.cfg.Observe.Clock, timeout, s.cfg.Limits.CallTimeoutCeiling)
 	key, ok := progressKey(token)
-	if !ok {
+	if !ok || timeout == 0 {
 		return c, c.finish // detached by then: the release
 	}
-	s.progress.add(key, c)
+	s.progress.set(c, key)
 	return c, func() {
-		s.progress.remove(key, c)
+		s.progress.set(c, "")
 		c.release()
-	}
-}
-
-// progressThen extends the calls of a notification's token, then calls the
-// host's handler, if any.
-func progressThen(p *progressCalls, host func(context.Context, *mcp.ProgressNotificationClientRequest)) func(context.Context, *mcp.ProgressNotificationClientRequest) {
-	return func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
-		if r != nil && r.Params != nil {
-			p.progressed(r.Params.ProgressToken)
-		}
-		if host != nil {
-			host(ctx, r)
-		}
 	}
 }

@@ -17,9 +17,7 @@ import (
 // clocksOf returns the bounded calls registered for token.
 func (r *rig) clocksOf(token any) []*callClock {
 	key, _ := progressKey(token)
-	r.sup.progress.mu.Lock()
-	defer r.sup.progress.mu.Unlock()
-	return append([]*callClock(nil), r.sup.progress.calls[key]...)
+	return r.sup.progress.of(key)
 }
 
 // Progress notifications for a call start its CallTimeout over, up to
@@ -44,7 +42,7 @@ func TestProgressExtendsCallTimeoutUpToTheCeiling(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		r.clock.Advance(50 * time.Second)
 		r.sup.progress.progressed(7.0)
-		want := minTime(r.clock.Now().Add(time.Minute), start.Add(3*time.Minute))
+		want := r.clock.Now().Add(min(time.Minute, start.Add(3*time.Minute).Sub(r.clock.Now())))
 		require.Equal(t, want, c.when(), "progress %d starts the timeout over, capped by the ceiling", i)
 	}
 	select {
@@ -125,9 +123,7 @@ func TestProgressFromARealServerExtendsTheCall(t *testing.T) {
 	go func() { _, err := sup.CallTool(callCtx, p); errc <- err }()
 	require.NoError(t, srv.WaitBlocked(ctx, "p"))
 	key, _ := progressKey("tok")
-	sup.progress.mu.Lock()
-	c := sup.progress.calls[key][0]
-	sup.progress.mu.Unlock()
+	c := sup.progress.of(key)[0]
 
 	clock.Advance(40 * time.Second)
 	srv.Progress("p")

@@ -25,11 +25,8 @@ type redactor struct {
 const maxCredentials = 2
 
 // addCredential registers an access token the OAuth handler gave a request
-// (httpsession.Config.OnCredential) as a secret: a server may quote it in an
-// answer's text (a JSON-RPC error message, a 401 body) without a credential
-// word the patterns know, and it reached the call's error, its verdict and
-// the call-failed event. The oldest beyond maxCredentials is forgotten, so
-// the tokens of a long life do not pile up.
+// (httpsession.Config.OnCredential) as a secret, since a server may quote
+// it in an answer's text; the oldest beyond maxCredentials is forgotten.
 func (r *redactor) addCredential(tok string) {
 	r.credMu.Lock()
 	defer r.credMu.Unlock()
@@ -43,9 +40,8 @@ func (r *redactor) addCredential(tok string) {
 	}
 }
 
-// redactLogs wraps Config.Observe.Logger and go-sdk's ClientOptions.Logger (which
-// logs keepalive failures with go-sdk's error text) in the redacting
-// handler, once, before anything logs.
+// redactLogs wraps Config.Observe.Logger and go-sdk's ClientOptions.Logger
+// in the redacting handler, once, before anything logs.
 func (s *Supervisor) redactLogs() {
 	s.cfg.Observe.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, s.cfg.Observe.Logger.Handler()))
 	if l := s.cfg.Client.ClientOptions.Logger; l != nil {

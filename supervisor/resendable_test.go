@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // annotatedSession serves "plain" (no annotations), "ro" (readOnlyHint),
@@ -107,7 +108,7 @@ func TestResendSafeResendsANotSentCall(t *testing.T) {
 			}
 			require.NoError(t, err, "the resend was answered")
 			require.Len(t, sess.toolCalls(), 2)
-			resent := r.waitEvents(KindCallResent, 1)
+			resent := r.waitEvents(events.KindCallResent, 1)
 			require.Equal(t, "not-sent", resent[0].Delivery)
 			require.Equal(t, uint64(1), r.sup.Generation(), "the verified session served it")
 		})

@@ -71,8 +71,7 @@ func ParseResumeState(data []byte) (*ResumeState, error) {
 	var rs ResumeState
 	if err := json.Unmarshal(data, &rs); err != nil {
 		field := "(document)"
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
 			// The embedded wire state's fields carry its Go name as a prefix.
 			field = strings.TrimPrefix(te.Field, "ResumeState.")
 		}
@@ -91,8 +90,7 @@ func (rs *ResumeState) Validate() error {
 		return &ResumeStateError{Field: "version", Reason: fmt.Sprintf("got %d, want %d", rs.Version, ResumeStateVersion)}
 	}
 	if err := rs.ResumeState.Validate(); err != nil {
-		var se *httpsession.StateError
-		if errors.As(err, &se) {
+		if se, ok := errors.AsType[*httpsession.StateError](err); ok {
 			return &ResumeStateError{Field: se.Field, Reason: se.Reason, Err: err}
 		}
 		return &ResumeStateError{Field: "(state)", Reason: err.Error(), Err: err}

@@ -11,12 +11,10 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// serverRequests guards one session's handlers of the server's requests
-// and notifications: go-sdk gives them a context nothing ends and its Close
-// waits for them. Its receiving middleware ends their context with the
-// session, and lets at most Config.Limits.MaxResponsesInFlight host-handled
-// requests run at once: one past it is answered -32603 (internal error),
-// with a server-request-refused event. Safe for concurrent use.
+// serverRequests guards one session's handlers of the server's requests:
+// go-sdk's Close waits for them, so their context ends with the session,
+// and at most Config.Limits.MaxResponsesInFlight host-handled ones run at
+// once (one past it: -32603, internal error, server-request-refused).
 type serverRequests struct {
 	s        *Supervisor
 	gen      uint64
@@ -24,13 +22,6 @@ type serverRequests struct {
 	refused  atomic.Int32       // the requests refused so far
 	handlers context.Context    // ends with the session: so do the handlers
 	end      context.CancelFunc // ends handlers
-}
-
-// serverRequests returns the guard of the server's requests on the
-// session of generation gen.
-func (s *Supervisor) serverRequests(gen uint64) *serverRequests {
-	handlers, end := context.WithCancel(context.Background())
-	return &serverRequests{s: s, gen: gen, handlers: handlers, end: end}
 }
 
 // middleware is the receiving middleware of the session's client.
@@ -57,7 +48,7 @@ func (r *serverRequests) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // report posts a refusal's event, throttled as drops are.
 func (r *serverRequests) report(method string, limit int) {
 	if n := r.refused.Add(1); reportDrop(int(n)) {
-		r.s.post(factEvent{events.Event{Kind: events.KindServerRequestRefused, Generation: r.gen,
-			Op: events.CutName(method), Bound: limit, Count: int(n)}})
+		r.s.post(emit(events.Event{Kind: events.KindServerRequestRefused, Generation: r.gen,
+			Op: events.CutName(method), Bound: limit, Count: int(n)}))
 	}
 }

@@ -4,74 +4,34 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime"
-	"sync"
 
 	"github.com/mcpsup/mcpsup/events"
 )
 
 // sinkQueue hands events to the host's sink, in order, one at a time, off
-// the loop goroutine (grpc-go's CallbackSerializer: an unbounded FIFO
-// drained by one goroutine). The goroutine runs only while events wait, so
-// an idle supervisor holds none. Because the loop never waits for the sink,
-// a sink may call any method of the supervisor, Close and Detach included
-// (they do not wait for the sink when called from it, see inSink).
+// the loop goroutine (DESIGN.md section 5).
 type sinkQueue struct {
+	*serial[events.Event]
 	sink   events.Sink // nil: events are discarded
 	logger *slog.Logger
 	server string
-
-	mu      sync.Mutex
-	idle    *sync.Cond // broadcast when the queue empties
-	queue   []events.Event
-	running bool // a goroutine is delivering
-	done    sync.WaitGroup
 }
 
 func newSinkQueue(sink events.Sink, logger *slog.Logger, server string) *sinkQueue {
 	q := &sinkQueue{sink: sink, logger: logger, server: server}
-	q.idle = sync.NewCond(&q.mu)
+	q.serial = newSerial(q.deliver, true)
 	return q
 }
 
-// push queues evs (copied) for the sink and starts the delivering goroutine
-// if none runs.
+// push queues evs (copied) for the sink.
 func (q *sinkQueue) push(evs []events.Event) {
-	if q.sink == nil || len(evs) == 0 {
-		return
-	}
-	q.mu.Lock()
-	q.queue = append(q.queue, evs...)
-	start := !q.running
-	if start {
-		q.running = true
-		q.done.Add(1)
-	}
-	q.mu.Unlock()
-	if start {
-		go q.run()
+	if q.sink != nil {
+		q.serial.push(evs...)
 	}
 }
 
-func (q *sinkQueue) run() {
-	defer q.done.Done()
-	q.mu.Lock()
-	for len(q.queue) > 0 {
-		e := q.queue[0]
-		q.queue[0] = events.Event{}
-		q.queue = q.queue[1:]
-		q.mu.Unlock()
-		q.deliver(e)
-		q.mu.Lock()
-	}
-	q.queue = nil // drop the drained backing array
-	q.running = false
-	q.idle.Broadcast()
-	q.mu.Unlock()
-}
-
-// deliver hands e to the sink. A sink that panics (a bug, or a typed nil
-// pointer) must not take the connection down with it: the panic is logged
-// and the event dropped. It is the only caller of a sink (see inSink).
+// deliver hands e to the sink, the only caller of a sink (inSink); a panic
+// is logged and the event dropped.
 //
 //go:noinline
 func (q *sinkQueue) deliver(e events.Event) {
@@ -84,25 +44,14 @@ func (q *sinkQueue) deliver(e events.Event) {
 }
 
 // drain waits until every event pushed so far has been delivered and the
-// delivering goroutine has ended. A sink callback must not drain: it would
-// wait for itself (see inSink).
-func (q *sinkQueue) drain() {
-	q.mu.Lock()
-	for q.running {
-		q.idle.Wait()
-	}
-	q.mu.Unlock()
-	q.done.Wait()
-}
+// delivering goroutine has ended; a sink callback must not drain (inSink).
+func (q *sinkQueue) drain() { q.wait(false) }
 
 // deliverName names sinkQueue.deliver as runtime.Callers reports it.
 var deliverName = runtime.FuncForPC(reflect.ValueOf((*sinkQueue).deliver).Pointer()).Name()
 
-// inSink reports whether the caller runs inside a sink callback: whether
-// sinkQueue.deliver is on its own stack. Close and Detach ask, because
-// they wait for the sink to receive every event, and a callback cannot wait
-// for itself. It reads the caller's program counters only (runtime.Callers),
-// no goroutine identity, and runs once per Close or Detach.
+// inSink reports whether sinkQueue.deliver is on the caller's stack: Close
+// and Detach, which wait for the sink, must not wait for themselves.
 func inSink() bool {
 	pcs := make([]uintptr, 64)
 	for {

@@ -86,7 +86,7 @@ func TestChurnCoolsDownAndRetries(t *testing.T) {
 	r.wait(Ready)
 	var cooled []events.Event
 	for _, e := range r.eventsOf(events.KindTransition) {
-		if e.Trigger == TriggerChurnCooled {
+		if e.Trigger == events.TriggerChurnCooled {
 			cooled = append(cooled, e)
 		}
 	}
@@ -110,7 +110,7 @@ func TestReconnectStormIsHeldByChurn(t *testing.T) {
 	r.until("every reconnect taken", func() bool {
 		n := 0
 		for _, e := range r.eventsOf(events.KindTransition) {
-			if e.Trigger == TriggerReconnectRequested {
+			if e.Trigger == events.TriggerReconnectRequested {
 				n++
 			}
 		}

@@ -10,13 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
-
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/httpsession"
-	seam "github.com/mcpsup/mcpsup/session"
 )
 
 // Supervisor keeps one MCP server connection alive (see the package doc).
@@ -25,26 +22,23 @@ type Supervisor struct {
 	cfg  Config
 	dial opener
 
-	inbox *inbox
+	inbox *serial[input]
 	life  context.Context // ends on Close or Detach: cancels commands
 	end   context.CancelFunc
 	// callLife ends first on Close or Detach: calls end before the session
 	// (a server may hold a DELETE until its requests return).
 	callLife context.Context
 	endCalls context.CancelFunc
-	loopDone chan struct{}
 	cmds     sync.WaitGroup // goroutines running commands (dial, attach, discovery)
 	bg       sync.WaitGroup // session closers
 	calls    sync.WaitGroup // in-flight host calls
 
 	stopOnce sync.Once
 
-	regMu sync.Mutex
-	reg   []seam.Session // every session not yet closed or detached
 	// ending holds, by session id, a channel closed once that session's
 	// Detach returned: a re-attach waits for it, so nothing of the old
 	// go-sdk session (whose JSON-RPC ids the new one reuses) follows.
-	ending map[string]chan struct{}
+	ending sync.Map
 
 	mu      sync.Mutex
 	snap    snapshot
@@ -58,36 +52,32 @@ type Supervisor struct {
 	callServer string     // CallInfo.Server: Config.Name masked
 	sink       *sinkQueue // delivers events to Config.Observe.Events
 
-	streams  *httpsession.Dialer    // keeps the stream decision; nil on stdio
-	roots    rootSet                // the host's roots, applied to every session
-	progress progressCalls          // bounded calls by progress token
-	redact   redactor               // session ids and credentials out of every text
-	logLevel atomic.Pointer[string] // SetLoggingLevel's; nil before (loglevel.go)
-	jitter   func() float64         // [0, 1) for the ttl re-lists; loop goroutine
+	streams  *httpsession.Dialer // keeps the stream decision; nil on stdio
+	roots    rootSet             // the host's roots, applied to every session
+	progress progressCalls       // bounded calls by progress token
+	redact   redactor            // session ids and credentials out of every text
+	logLevel atomic.Value        // SetLoggingLevel's string; nil before (loglevel.go)
+	jitter   func() float64      // [0, 1) for the ttl re-lists; loop goroutine
 }
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
 type snapshot struct {
-	state      State
-	reason     Reason
-	verdict    classify.Verdict // the failure that moved it to failed
-	gen        uint64
-	live       *held        // the live session in Ready, else nil
-	catalog    *Catalog     // the published catalog; nil before the first
-	resume     *ResumeState // what to persist; nil before the first session
-	rate       *rateWindow  // the last 429's window; nil when none
+	state   State
+	reason  Reason
+	verdict classify.Verdict // the failure that moved it to failed
+	gen     uint64
+	live    *held        // the live session in Ready, else nil
+	catalog *Catalog     // the published catalog; nil before the first
+	resume  *ResumeState // what to persist; nil before the first session
+	// Until rateUntil, calls fail at once with the verdict of the 429 that
+	// opened the window (Config.Limits.DisableRateLimitWindow).
+	rateUntil  time.Time
+	rateOf     classify.Verdict
 	subs       map[string]bool
 	sessionsUp int // sessions opened (Dial or Attach succeeded)
 	// reconnects counts Reconnects the loop has not taken yet: the
 	// terminal failure is about to be left, WaitForState does not report it.
 	reconnects int
-}
-
-// rateWindow is a window in which calls fail at once with the verdict of
-// the 429 that opened it (Config.Limits.DisableRateLimitWindow).
-type rateWindow struct {
-	until   time.Time
-	verdict classify.Verdict
 }
 
 // New validates cfg and returns an idle supervisor. It starts nothing: call
@@ -97,31 +87,44 @@ type rateWindow struct {
 // off Unix), and two fields that ask for different things with an error wrapping
 // ErrConfigConflict.
 func New(cfg Config) (*Supervisor, error) {
-	if cfg.Command != nil {
-		return newCommand(cfg)
-	}
-	if err := validEndpoint(cfg.Endpoint); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Resume != nil {
-		if err := cfg.Resume.Validate(); err != nil {
-			return nil, err
-		}
-		// Never send one server's session id to another.
-		switch ep := cfg.Resume.Endpoint; {
-		case ep == "":
-			return nil, &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
-		case ep != cfg.Endpoint:
-			return nil, &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", endpointText(cutText(ep, 200), ep), endpointText(cfg.Endpoint, cfg.Endpoint))}
-		}
+	return newSupervisor(cfg.withDefaults(), nil), nil
+}
+
+// validate refuses what New refuses.
+func (c Config) validate() error {
+	if ka := c.Client.ClientOptions.KeepAlive; ka > 0 && c.Recovery.KeepAlive > 0 && ka != c.Recovery.KeepAlive {
+		return fmt.Errorf("%w: ClientOptions.KeepAlive %s and Config.Recovery.KeepAlive %s: set one (both mean the supervisor's keepalive)", ErrConfigConflict, ka, c.Recovery.KeepAlive)
 	}
-	cfg, err := cfg.hostOptions()
-	if err != nil {
-		return nil, err
+	if c.Command != nil {
+		switch {
+		case c.Endpoint != "":
+			return fmt.Errorf("%w: Config.Endpoint and Config.Command: set one (a server is either streamable HTTP or stdio)", ErrConfigConflict)
+		case c.Resume != nil:
+			return fmt.Errorf("%w: Config.Resume and Config.Command: a stdio server has no session to resume", ErrConfigConflict)
+		case c.HTTP != HTTPConfig{}:
+			return fmt.Errorf("%w: Config.HTTP and Config.Command: a stdio server has no HTTP", ErrConfigConflict)
+		case c.Stream != StreamConfig{}:
+			return fmt.Errorf("%w: Config.Stream and Config.Command: a stdio server has no standalone stream", ErrConfigConflict)
+		}
+		return c.Command.Validate()
 	}
-	s := newSupervisor(cfg.withDefaults(), nil)
-	s.roots.add(cfg.Client.Roots)
-	return s, nil
+	if err := validEndpoint(c.Endpoint); err != nil || c.Resume == nil {
+		return err
+	}
+	if err := c.Resume.Validate(); err != nil {
+		return err
+	}
+	// Never send one server's session id to another.
+	switch ep := c.Resume.Endpoint; {
+	case ep == "":
+		return &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
+	case ep != c.Endpoint:
+		return &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", endpointText(cutText(ep, 200), ep), endpointText(c.Endpoint, c.Endpoint))}
+	}
+	return nil
 }
 
 // validEndpoint accepts an absolute http or https URL with a host.
@@ -133,9 +136,8 @@ func validEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		// url.Error prints the URL with its credentials: its cause alone.
-		var ue *url.Error
 		why := err.Error()
-		if errors.As(err, &ue) {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
 			why = ue.Err.Error()
 		}
 		return &EndpointError{Endpoint: shown, Reason: "not a URL: " + endpointText(why, endpoint)}
@@ -146,23 +148,21 @@ func validEndpoint(endpoint string) error {
 	return nil
 }
 
-// newSupervisor builds a supervisor around d; nil: the HTTP dialer of cfg (a
-// Command config: set by the caller).
+// newSupervisor builds a supervisor around d; nil: the dialer of cfg.
 func newSupervisor(cfg Config, d opener) *Supervisor {
 	life, end := context.WithCancel(context.Background())
 	callLife, endCalls := context.WithCancel(context.Background())
 	s := &Supervisor{
 		cfg:      cfg,
 		dial:     d,
-		inbox:    newInbox(),
 		life:     life,
 		end:      end,
 		callLife: callLife,
 		endCalls: endCalls,
-		loopDone: make(chan struct{}),
 		jitter:   rand.Float64,
 	}
-	s.snap.state = Idle
+	s.inbox = newInbox(s)
+	s.snap.state, s.snap.subs = Idle, map[string]bool{}
 	s.redact.AddEndpointSecrets(cfg.Endpoint)
 	s.redact.addCommandSecrets(cfg.Command)
 	for _, v := range cfg.Observe.Secrets {
@@ -174,13 +174,16 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 		s.snap.resume = &rs
 		s.redact.AddSessionID(rs.SessionID)
 	}
-	if cfg.Command == nil {
-		d := newHTTPDialer(s)
-		s.streams = d
-		if s.dial == nil { // New: sessions through the HTTP dialer; tests bring their own
-			s.dial = &seamConnector{s: s, d: d}
+	switch {
+	case cfg.Command == nil:
+		s.streams = newHTTPDialer(s)
+		if s.dial == nil { // tests bring their own
+			s.dial = &seamConnector{s: s, d: s.streams}
 		}
+	case s.dial == nil:
+		s.dial = &seamConnector{s: s, d: newStdioDialer(s)}
 	}
+	s.roots.add(cfg.Client.Roots)
 	s.sink = newSinkQueue(cfg.Observe.Events, cfg.Observe.Logger, cfg.Name)
 	if cfg.Observe.CallHandler != nil {
 		s.callServer = s.redact.Text(cfg.Name)
@@ -204,9 +207,11 @@ func (s *Supervisor) Start() {
 		return
 	}
 	s.started = true
+	s.inbox.start() // under s.mu: once started shows, posts are taken
 	s.mu.Unlock()
-	s.inbox.start()
-	s.post(stepLater(fsm.Trigger{Kind: events.TriggerStarted, Resume: resumeMode(s.cfg.Resume)}))
+	s.post(func(s *Supervisor) {
+		s.step(fsm.Trigger{Kind: events.TriggerStarted, Resume: resumeMode(s.cfg.Resume)})
+	})
 }
 
 // Close stops the supervisor and ends the server-side session (DELETE). It
@@ -232,27 +237,21 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		s.mu.Unlock()
 		s.endCalls() // ends every held session's context, and so its calls
 		s.calls.Wait()
-		if started {
-			done := make(chan struct{})
-			if s.post(loopFunc(func(s *Supervisor) {
-				s.step(fsm.Trigger{Kind: kind})
-				close(done)
-			})) {
-				<-done
-			}
-		} else {
+		if !started {
 			s.setSnapshot(func(sn *snapshot) { sn.state = Closed })
 		}
-		// The loop takes what was posted before and ends; its timers are
-		// stopped after, so none posts again.
-		s.inbox.end()
+		// The loop takes what was posted, the close step included, and
+		// ends; its timers are stopped after, so none posts again. Commands
+		// end with the life context; a session opened too late for the loop
+		// ends with its command.
+		s.post(func(s *Supervisor) { s.step(fsm.Trigger{Kind: kind}) })
+		s.inbox.wait(true)
 		s.stopTimers()
-		close(s.loopDone)
-		s.end() // cancels commands
-		// Commands end with the life context; sessions they opened too late
-		// for the loop are still registered and ended here.
+		for _, h := range s.loop.sessions {
+			s.endSession(h.sess, kind == events.TriggerDetachRequested)
+		}
+		s.end()
 		s.cmds.Wait()
-		s.endLeftovers(kind == events.TriggerDetachRequested)
 		s.bg.Wait()
 		if s.streams != nil {
 			_ = s.streams.Close()
@@ -265,25 +264,22 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 }
 
 // State returns the current state.
-func (s *Supervisor) State() State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snap.state
-}
+func (s *Supervisor) State() State { return read(s, func(sn *snapshot) State { return sn.state }) }
 
 // Generation returns the session generation: +1 per Dial or Attach tried,
 // failed ones included (DESIGN.md section 2).
-func (s *Supervisor) Generation() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snap.gen
-}
+func (s *Supervisor) Generation() uint64 { return read(s, func(sn *snapshot) uint64 { return sn.gen }) }
 
 // SessionsOpened returns how many sessions were opened or attached.
 func (s *Supervisor) SessionsOpened() int {
+	return read(s, func(sn *snapshot) int { return sn.sessionsUp })
+}
+
+// read returns f of the snapshot, read under s.mu.
+func read[T any](s *Supervisor, f func(*snapshot) T) T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snap.sessionsUp
+	return f(&s.snap)
 }
 
 // Failure returns the reason of a terminal failed state (ReasonNone when
@@ -297,19 +293,7 @@ func (s *Supervisor) Failure() (reason Reason, v classify.Verdict) {
 // WaitForStateChange blocks until the state differs from from, or ctx is
 // done; it reports whether the state changed (grpc-go's WaitForStateChange).
 func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
-	for {
-		s.mu.Lock()
-		st, ch := s.snap.state, s.changedLocked()
-		s.mu.Unlock()
-		if st != from {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return s.await(ctx, func() bool { return s.snap.state != from })
 }
 
 // WaitForState blocks until the state is want. Otherwise it returns a
@@ -318,25 +302,63 @@ func (s *Supervisor) WaitForStateChange(ctx context.Context, from State) bool {
 // want is Failed or Closed) ErrNotReady on a terminal failed state. After
 // Reconnect it waits for the attempt Reconnect asked for.
 func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
+	var err error
+	if !s.await(ctx, func() bool {
+		switch st := s.snap.state; {
+		case st == want:
+		case st == Closed:
+			err = &StateError{State: st, Err: ErrClosed}
+		case st == Failed && s.snap.reason != ReasonNone && want != Closed && s.snap.reconnects == 0:
+			err = s.stateErrorLocked(ErrNotReady)
+		default:
+			return false
+		}
+		return true
+	}) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.stateErrorLocked(ctx.Err())
+	}
+	return err
+}
+
+// await blocks until cond, called with s.mu held, holds (true), at once
+// or at a snapshot change, or until ctx ends (false).
+func (s *Supervisor) await(ctx context.Context, cond func() bool) bool {
 	for {
 		s.mu.Lock()
-		st, reason, verdict, ch := s.snap.state, s.snap.reason, s.snap.verdict, s.changedLocked()
-		pending := s.snap.reconnects > 0
-		s.mu.Unlock()
-		switch {
-		case st == want:
-			return nil
-		case st == Closed:
-			return &StateError{State: st, Err: ErrClosed}
-		case st == Failed && reason != events.ReasonNone && want != Closed && !pending:
-			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ErrNotReady, redactor: &s.redact.Redactor}
+		if cond() {
+			s.mu.Unlock()
+			return true
 		}
+		ch := s.changedLocked()
+		s.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return &StateError{State: st, Reason: reason, Verdict: verdict, Err: ctx.Err(), redactor: &s.redact.Redactor}
+			return false
 		}
 	}
+}
+
+// refusalLocked returns why nothing is served now, nil if calls may go
+// out or wait: stopped or closed (ErrClosed), idle before Start or a
+// terminal failed state (ErrNotReady), as a *StateError. Called with s.mu
+// held.
+func (s *Supervisor) refusalLocked() error {
+	switch st := s.snap.state; {
+	case s.stopped || st == Closed:
+		return &StateError{State: Closed, Err: ErrClosed}
+	case st == Idle && !s.started, st == Failed && s.snap.reason != ReasonNone:
+		return s.stateErrorLocked(ErrNotReady)
+	}
+	return nil
+}
+
+// stateErrorLocked is the *StateError of the snapshot, wrapping err.
+// Called with s.mu held.
+func (s *Supervisor) stateErrorLocked(err error) *StateError {
+	return &StateError{State: s.snap.state, Reason: s.snap.reason, Verdict: s.snap.verdict, Err: err, redactor: &s.redact.Redactor}
 }
 
 // Catalog returns the catalog as last discovered, with its generation; Stale
@@ -379,7 +401,7 @@ func (s *Supervisor) ResumeState() *ResumeState {
 // becomes churn). It returns at once.
 func (s *Supervisor) Reconnect() {
 	s.setSnapshot(func(sn *snapshot) { sn.reconnects++ })
-	if !s.post(loopFunc((*Supervisor).reconnect)) {
+	if !s.post((*Supervisor).reconnect) {
 		s.setSnapshot(func(sn *snapshot) { sn.reconnects-- })
 	}
 }
@@ -387,9 +409,7 @@ func (s *Supervisor) Reconnect() {
 // served reports whether the session of gen is the live one in ready (the
 // HTTP dialer's era memory asks).
 func (s *Supervisor) served(gen uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snap.live != nil && s.snap.live.gen == gen
+	return read(s, func(sn *snapshot) bool { return sn.live != nil && sn.live.gen == gen })
 }
 
 // setSnapshot changes the snapshot under the lock and wakes waiters.
@@ -414,26 +434,7 @@ func (s *Supervisor) changedLocked() <-chan struct{} {
 
 // post hands in to the loop. It reports false, without taking it, before
 // Start and once the stop ended the loop. It never blocks.
-func (s *Supervisor) post(in input) bool {
-	taken, start := s.inbox.push(in)
-	if start {
-		go s.run()
-	}
-	return taken
-}
-
-// goCmd runs a command's I/O, f, on a goroutine counted for Close, and
-// posts the result f returns (nil: none).
-func (s *Supervisor) goCmd(f func() input) {
-	s.cmds.Add(1)
-	go func() {
-		in := f()
-		s.cmds.Done()
-		if in != nil {
-			s.post(in)
-		}
-	}()
-}
+func (s *Supervisor) post(in input) bool { return s.inbox.push(in) }
 
 // cmdContext returns the context of one command's I/O: it ends after d
 // (cause classify.ErrDeadline, a timeout verdict), on Close or Detach, or
@@ -445,25 +446,6 @@ func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.Cance
 // String names the supervisor for logs.
 func (s *Supervisor) String() string {
 	return fmt.Sprintf("mcpsup.Supervisor(%s)", s.redact.Text(s.cfg.Name))
-}
-
-var _ backoff.BackOff = (*backoff.ExponentialBackOff)(nil)
-
-// reconnectResume returns how a Reconnect re-opens the connection: after
-// a terminal unauthorized, the resumable session is re-attached (blind or
-// known as its state is); else a full handshake. Loop goroutine only.
-func (s *Supervisor) reconnectResume() fsm.ResumeMode {
-	m := s.loop.m
-	if m.State() != events.StateFailed || m.Reason() != events.ReasonUnauthorized {
-		return fsm.ResumeNone
-	}
-	s.mu.Lock()
-	rs := s.snap.resume
-	s.mu.Unlock()
-	if rs != nil && rs.SessionID == "" {
-		return fsm.ResumeNone
-	}
-	return resumeMode(rs)
 }
 
 // resumeMode is how a session of rs is resumed: blind without its
@@ -479,9 +461,16 @@ func resumeMode(rs *ResumeState) fsm.ResumeMode {
 }
 
 // reconnect takes a Reconnect: the host decided to try again, so the
-// rate-limit window ends.
+// rate-limit window ends. After a terminal unauthorized, the resumable
+// session is re-attached (blind or known as its state is); else a full
+// handshake.
 func (s *Supervisor) reconnect() {
-	s.setSnapshot(func(sn *snapshot) { sn.rate = nil })
-	s.step(fsm.Trigger{Kind: events.TriggerReconnectRequested, Resume: s.reconnectResume()})
+	var rs *ResumeState
+	s.setSnapshot(func(sn *snapshot) { sn.rateUntil, rs = time.Time{}, sn.resume })
+	mode := fsm.ResumeNone
+	if m := s.loop.m; m.State() == Failed && m.Reason() == ReasonUnauthorized && rs != nil && rs.SessionID != "" {
+		mode = resumeMode(rs)
+	}
+	s.step(fsm.Trigger{Kind: events.TriggerReconnectRequested, Resume: mode})
 	s.setSnapshot(func(sn *snapshot) { sn.reconnects-- }) // its outcome is published
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"syscall"
 	"testing"
@@ -624,7 +625,7 @@ func TestCloseWaitsForASlowSink(t *testing.T) {
 
 func TestInSinkKnowsWhereItRuns(t *testing.T) {
 	require.False(t, inSink())
-	q := newSinkQueue(nil, discardLogger, "x")
+	q := newSinkQueue(nil, slog.New(slog.DiscardHandler), "x")
 	var got bool
 	q.sink = events.SinkFunc(func(events.Event) { got = inSink() })
 	q.push([]events.Event{{}})

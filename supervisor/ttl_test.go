@@ -24,8 +24,8 @@ func armedTTLs(t *testing.T, s *Supervisor) (n int) {
 		if s.loop.ttl == nil {
 			return
 		}
-		for _, tm := range s.loop.ttl.timers {
-			if tm != nil {
+		for _, l := range s.loop.ttl.lists {
+			if l.timer != nil {
 				n++
 			}
 		}
@@ -111,9 +111,9 @@ func TestTTLDueOfAReplacedTimerIsDropped(t *testing.T) {
 	lists := sess.lists()
 
 	onLoop(t, r.sup, func(s *Supervisor) {
-		fired := listTTLDue{gen: s.loop.ttl.gen, list: probes.Tools, seq: s.loop.ttl.armed[probes.Tools]}
-		s.armListTTL(fired.gen, probes.Tools, 60_000) // a later result's hint, taken first
-		fired.take(s)                                 // then the first timer's due
+		gen, fired := s.loop.ttl.gen, s.loop.ttl.lists[probes.Tools].timer
+		s.armListTTL(gen, probes.Tools, 60_000)    // a later result's hint, taken first
+		s.listTTLExpired(gen, probes.Tools, fired) // then the first timer's due
 	})
 	require.Equal(t, 1, armedTTLs(t, r.sup), "the later timer is still held")
 	ttl(probes.Tools, 0)

@@ -2,8 +2,9 @@ package supervisor
 
 import "github.com/mcpsup/mcpsup/events"
 
-// The event vocabulary, re-exported from events (which documents each
-// value) so a host switches on it with this package alone.
+// The states and reasons the supervisor's own API returns, re-exported
+// from events (which documents each value, with the event kinds and
+// triggers a sink switches on).
 
 // State is the connection state (events.State), as events.Event names its
 // From and To.
@@ -33,53 +34,4 @@ const (
 	ReasonCanceled     = events.ReasonCanceled
 	ReasonBudgetSpent  = events.ReasonBudgetSpent
 	ReasonChurn        = events.ReasonChurn
-)
-
-// Trigger is the fact that caused a transition (events.Event.Trigger).
-type Trigger = events.Trigger
-
-// The triggers.
-const (
-	TriggerStarted            = events.TriggerStarted
-	TriggerHandshakeSucceeded = events.TriggerHandshakeSucceeded
-	TriggerHandshakeFailed    = events.TriggerHandshakeFailed
-	TriggerAttached           = events.TriggerAttached
-	TriggerAttachRefused      = events.TriggerAttachRefused
-	TriggerDiscoverySucceeded = events.TriggerDiscoverySucceeded
-	TriggerDiscoveryFailed    = events.TriggerDiscoveryFailed
-	TriggerCatalogListed      = events.TriggerCatalogListed
-	TriggerSessionDied        = events.TriggerSessionDied
-	TriggerRetryDue           = events.TriggerRetryDue
-	TriggerRetriesExhausted   = events.TriggerRetriesExhausted
-	TriggerReconnectRequested = events.TriggerReconnectRequested
-	TriggerCloseRequested     = events.TriggerCloseRequested
-	TriggerDetachRequested    = events.TriggerDetachRequested
-	TriggerChurnCooled        = events.TriggerChurnCooled
-)
-
-// Kind says what an event reports (events.Event.Kind).
-type Kind = events.Kind
-
-// The event kinds.
-const (
-	KindTransition           = events.KindTransition
-	KindProbeReport          = events.KindProbeReport
-	KindCatalogChanged       = events.KindCatalogChanged
-	KindCallFailed           = events.KindCallFailed
-	KindSessionVerified      = events.KindSessionVerified
-	KindCallResent           = events.KindCallResent
-	KindCallReissued         = events.KindCallReissued
-	KindStreamDisabled       = events.KindStreamDisabled
-	KindStreamEnabled        = events.KindStreamEnabled
-	KindStreamEventDropped   = events.KindStreamEventDropped
-	KindStreamDeclined       = events.KindStreamDeclined
-	KindRetryScheduled       = events.KindRetryScheduled
-	KindRateLimitWindow      = events.KindRateLimitWindow
-	KindSessionOpened        = events.KindSessionOpened
-	KindSessionEnded         = events.KindSessionEnded
-	KindResponseDropped      = events.KindResponseDropped
-	KindServerRequestRefused = events.KindServerRequestRefused
-	KindStdoutLineDropped    = events.KindStdoutLineDropped
-	KindProcessExited        = events.KindProcessExited
-	KindEraChanged           = events.KindEraChanged
 )
