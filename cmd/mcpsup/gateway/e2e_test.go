@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -730,4 +731,50 @@ func TestE2EUpstreamConnectionsReused(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, f.up.Port.Dials()-before, inFlight, "connections dialed for %d rounds of %d calls in flight", rounds, inFlight)
+}
+
+// logLevelUpstream serves a go-sdk server over streamable HTTP that
+// declares caps (nil: go-sdk's defaults, logging among them) and counts the
+// logging/setLevel requests it receives.
+func logLevelUpstream(t *testing.T, caps *mcp.ServerCapabilities) (url string, setLevels *atomic.Int32) {
+	t.Helper()
+	setLevels = &atomic.Int32{}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{Capabilities: caps})
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "logging/setLevel" {
+				setLevels.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL, setLevels
+}
+
+// A downstream logging/setLevel goes only to the servers that declared the
+// logging capability (MCP 2025-11-25, server/utilities/logging.mdx:
+// "Servers that emit log messages MUST declare the logging capability"):
+// one that did not is not sent it (it would answer -32601, Method not
+// found). Before, every ready server was sent it.
+func TestE2ESetLevelOnlyToServersThatLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	quietURL, quiet := logLevelUpstream(t, &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}})
+	loudURL, loud := logLevelUpstream(t, nil)
+	gw, url := gatewayOn(t, ctx, fastHub(), hub.ServerConfig{Name: "quiet", URL: quietURL}, hub.ServerConfig{Name: "loud", URL: loudURL})
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	// The gateway sends it upstream before it answers.
+	require.NoError(t, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
+	require.Equal(t, int32(0), quiet.Load(), "quiet declared no logging capability")
+	require.Equal(t, int32(1), loud.Load())
 }
