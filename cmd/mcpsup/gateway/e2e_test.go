@@ -3,13 +3,18 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +25,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/cmd/mcpsup/gateway"
 	"github.com/mcpsup/mcpsup/cmd/mcpsup/internal/e2etest"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -777,4 +783,76 @@ func TestE2ESetLevelOnlyToServersThatLog(t *testing.T) {
 	require.NoError(t, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
 	require.Equal(t, int32(0), quiet.Load(), "quiet declared no logging capability")
 	require.Equal(t, int32(1), loud.Load())
+}
+
+// lineLog is a slog handler that keeps each record's JSON line; changed
+// has a token after each.
+type lineLog struct {
+	slog.Handler
+	*lines
+}
+
+type lines struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	all     []string
+	changed chan struct{}
+}
+
+func newLineLog() *lineLog {
+	ls := &lines{changed: make(chan struct{}, 1)}
+	return &lineLog{slog.NewJSONHandler(&ls.buf, &slog.HandlerOptions{Level: slog.LevelDebug}), ls}
+}
+
+func (l *lineLog) Handle(ctx context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Reset()
+	err := l.Handler.Handle(ctx, r)
+	l.all = append(l.all, l.buf.String())
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+func (l *lineLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &lineLog{l.Handler.WithAttrs(as), l.lines}
+}
+
+func (l *lineLog) WithGroup(name string) slog.Handler {
+	return &lineLog{l.Handler.WithGroup(name), l.lines}
+}
+
+func (l *lineLog) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.all, "")
+}
+
+// go-sdk's server logs the downstream session's id ("server session
+// disconnected", session_id): through the gateway's Logger it is hashed
+// (events.HashSessionID), never written as it is. Before, go-sdk's server
+// had the Logger as given and wrote the id in full.
+func TestGoSDKServerLogsHashTheSessionID(t *testing.T) {
+	logs := newLineLog()
+	f := newFixtureWith(t, gateway.Config{Logger: slog.New(logs)}, "ask")
+	cs := f.connect(t, nil)
+	id := cs.ID()
+	require.NotEmpty(t, id)
+	require.NoError(t, cs.Close())
+
+	// This session's disconnect record, its id hashed or not.
+	disconnected := regexp.MustCompile(`"msg":"server session disconnected".*"session_id":"(` +
+		regexp.QuoteMeta(events.HashSessionID(id)) + `|` + regexp.QuoteMeta(id) + `)"`)
+	for !disconnected.MatchString(logs.text()) {
+		select {
+		case <-logs.changed:
+		case <-f.ctx.Done():
+			t.Fatalf("no disconnect record of the session in:\n%s", logs.text())
+		}
+	}
+	require.Equal(t, events.HashSessionID(id), disconnected.FindStringSubmatch(logs.text())[1])
+	require.NotContains(t, logs.text(), id)
 }
