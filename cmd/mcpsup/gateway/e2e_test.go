@@ -385,12 +385,36 @@ func TestReadyzNotSettled(t *testing.T) {
 }
 
 // A server that is ready and declares tools but has none in the merged
-// catalog (here: its catalog is over the hub's bound and was not merged)
-// makes /readyz 503: "connected with 0 tools" is not ready.
+// catalog (here: its tools/list answers an empty list) makes /readyz 503:
+// "connected with 0 tools" is not ready.
 func TestReadyzReadyWithZeroTools(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := mcptest.NewServer(mcptest.Options{Tools: 3})
+	require.NoError(t, err)
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/list"}, Action: mcptest.JSONBody(`{"jsonrpc":"2.0","id":$ID,"result":{"tools":[]}}`)})
+	ok, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer ok.Close()
+	gw, url := gatewayOn(t, ctx, fastHub(), hub.ServerConfig{Name: "big", URL: srv.URL()}, hub.ServerConfig{Name: "ok", URL: ok.URL()})
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	code, rd := readyz(t, url)
+	require.Equal(t, http.StatusServiceUnavailable, code, "%+v", rd)
+	require.True(t, rd.Settled)
+	require.Equal(t, []string{"big: ready with 0 tools though it declares tools"}, rd.Why)
+	require.Equal(t, "ready", rd.Servers[0].State)
+	require.Equal(t, 0, rd.Servers[0].Tools)
+}
+
+// A server whose catalog is over the hub's bound (MaxCatalogItems) is
+// ready, yet its catalog was not merged: /readyz is 503 and names the
+// refusal and the bound; once its catalog is within the bound again (its
+// tools/list_changed) /readyz is 200. Before, it read "ready with 0 tools".
+func TestReadyzNamesARefusedCatalog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := mcptest.NewServer(mcptest.Options{WithoutTools: true, Tools: 3})
 	require.NoError(t, err)
 	defer srv.Close()
 	ok, err := mcptest.NewServer(mcptest.Options{})
@@ -399,13 +423,20 @@ func TestReadyzReadyWithZeroTools(t *testing.T) {
 	hc := fastHub()
 	hc.MaxCatalogItems = 2
 	gw, url := gatewayOn(t, ctx, hc, hub.ServerConfig{Name: "big", URL: srv.URL()}, hub.ServerConfig{Name: "ok", URL: ok.URL()})
-	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	require.ErrorIs(t, gw.Hub().WaitReady(ctx, hub.All), hub.ErrCatalogRefused)
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.Settled))
 	code, rd := readyz(t, url)
 	require.Equal(t, http.StatusServiceUnavailable, code, "%+v", rd)
 	require.True(t, rd.Settled)
-	require.Equal(t, []string{"big: ready with 0 tools though it declares tools"}, rd.Why)
+	require.Equal(t, []string{"big: catalog refused: 3 items over the bound of 2"}, rd.Why)
 	require.Equal(t, "ready", rd.Servers[0].State)
-	require.Equal(t, 0, rd.Servers[0].Tools)
+	require.Equal(t, "3 items over the bound of 2", rd.Servers[0].CatalogRefused)
+
+	require.True(t, srv.RemoveTool(srv.ToolNames()[0]))
+	waitFor(t, ctx, nil, func() bool { code, _ := readyz(t, url); return code == http.StatusOK })
+	_, rd = readyz(t, url)
+	require.Empty(t, rd.Servers[0].CatalogRefused)
+	require.Equal(t, 2, rd.Servers[0].Tools)
 }
 
 // Fail-open readiness: a server that answers 401 settles in its own
