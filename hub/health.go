@@ -18,20 +18,24 @@ type WaitMode uint8
 
 const (
 	// All waits until every server of the hub is ready; it gives up
-	// (NotReadyError) as soon as one server failed for good.
+	// (NotReadyError) as soon as one server failed for good or is ready
+	// with its current catalog refused (Health.CatalogRefused).
 	All WaitMode = iota
 	// Any waits until at least one server is ready.
 	Any
-	// Settled waits until every server is ready, failed for good or
-	// standing by for another replica's lease: Health says which serve.
+	// Settled waits until every server is ready (its catalog merged or
+	// refused), failed for good or standing by for another replica's
+	// lease: Health says which serve.
 	Settled
 )
 
 // WaitReady blocks until every server (All) or one (Any) is ready and its
 // catalog merged, or every server settled (Settled). It returns a
 // *NotReadyError (ErrNotReady) when ctx ends first or the wait can no
-// longer succeed (a terminal failed state; Any: no servers); ErrClosed once
-// the hub is closed.
+// longer succeed (a terminal failed state, a refused catalog: the error
+// wraps its *CatalogRefusedError; Any: no servers); ErrClosed once the hub
+// is closed. A server's refused catalog stands until the server lists one
+// within the bounds (its list_changed), which clears it.
 func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 	for {
 		h.mu.Lock()
@@ -44,10 +48,11 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 		var waiting []Health // not ready; for Settled, not settled
 		for _, e := range all {
 			hl := h.health(e)
+			isReady, refused := e.ready()
 			switch {
-			case e.ready():
+			case isReady:
 				ready++
-			case hl.State == supervisor.Closed || hl.State == supervisor.Failed && !hl.Retrying():
+			case refused != nil, hl.State == supervisor.Closed || hl.State == supervisor.Failed && !hl.Retrying():
 				hopeless++
 				if mode != Settled {
 					waiting = append(waiting, hl)
@@ -121,16 +126,27 @@ func describeServers(hs []Health) []string {
 		if hl.Verdict.Class != classify.None {
 			s += ", last failure " + hl.Verdict.Described()
 		}
+		if r := hl.CatalogRefused; r != nil {
+			s += fmt.Sprintf(", catalog refused: %d %s over %d", r.Count, r.Op, r.Bound)
+		}
 		out = append(out, s+")")
 	}
 	return out
 }
 
+// Unwrap gives ErrNotReady, the context's error when it ended the wait,
+// and each listed server's *CatalogRefusedError.
 func (e *NotReadyError) Unwrap() []error {
+	errs := []error{ErrNotReady}
 	if e.Err != nil {
-		return []error{ErrNotReady, e.Err}
+		errs = append(errs, e.Err)
 	}
-	return []error{ErrNotReady}
+	for _, hl := range e.Servers {
+		if hl.CatalogRefused != nil {
+			errs = append(errs, hl.CatalogRefused)
+		}
+	}
+	return errs
 }
 
 // Health is one server's condition as a value.
@@ -154,6 +170,10 @@ type Health struct {
 	// Lease is whether this replica holds the server's lease (LeaseNone
 	// without a Leaser); a standby server's State is Idle.
 	Lease LeaseState
+	// CatalogRefused is why the server's last catalog was not merged (over
+	// Config.MaxCatalogItems or MaxCatalogBytes; its items merged before
+	// stay); nil once a catalog within both bounds is merged.
+	CatalogRefused *CatalogRefusedError
 }
 
 // noteFailure keeps v as the server's last failure (Health.Verdict) unless
@@ -191,7 +211,7 @@ func (h *Hub) health(e *entry) Health {
 	sup := e.current()
 	reason, _ := sup.Failure()
 	e.mu.Lock()
-	hl := Health{Server: e.name, Since: e.since, Verdict: e.verdict, Lease: e.leaseState}
+	hl := Health{Server: e.name, Since: e.since, Verdict: e.verdict, Lease: e.leaseState, CatalogRefused: e.refused}
 	e.mu.Unlock()
 	hl.State = sup.State()
 	hl.Reason = reason

@@ -132,3 +132,48 @@ func TestHealthVerdictMasksTheServersHeaderValues(t *testing.T) {
 		require.NotContains(t, hl.Verdict.RPC.Message, secret)
 	}
 }
+
+// A server whose catalog is over Config.MaxCatalogItems is ready, yet
+// serves none of its items: Health names the refusal, WaitReady(All)
+// gives up at once with an error naming the server and the bound
+// (errors.Is ErrCatalogRefused, errors.As *CatalogRefusedError), Settled
+// counts it settled. Its next catalog within the bound (after its
+// notifications/tools/list_changed) is merged and clears the refusal.
+// Before, the refused server counted as ready with 0 tools.
+func TestRefusedCatalogIsNotReady(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"big": {WithoutTools: true, Tools: 3}, "small": {WithoutTools: true, Tools: 1}})
+	cfg := f.config(nil)
+	cfg.MaxCatalogItems = 2
+	h := hub.New(cfg)
+	t.Cleanup(func() { _ = h.Close() })
+	for name, srv := range f.servers {
+		require.NoError(t, h.Add(f.ctx, hub.ServerConfig{Name: name, URL: srv.URL()}))
+	}
+
+	err := h.WaitReady(f.ctx, hub.All)
+	require.ErrorIs(t, err, hub.ErrNotReady)
+	require.ErrorIs(t, err, hub.ErrCatalogRefused)
+	var refused *hub.CatalogRefusedError
+	require.ErrorAs(t, err, &refused)
+	require.Equal(t, hub.CatalogRefusedError{Server: "big", Op: "items", Count: 3, Bound: 2}, *refused)
+	require.NotErrorIs(t, err, context.DeadlineExceeded, "given up at once, not at the context's end")
+	require.Contains(t, err.Error(), "big (ready, catalog refused: 3 items over 2)")
+
+	require.NoError(t, h.WaitReady(f.ctx, hub.Settled), "a refused catalog is settled")
+	require.NoError(t, h.WaitReady(f.ctx, hub.Any), "small is ready")
+	hl := healthOf(t, h, "big")
+	require.True(t, hl.Ready())
+	require.Zero(t, hl.Tools)
+	require.Equal(t, refused, hl.CatalogRefused)
+	require.Nil(t, healthOf(t, h, "small").CatalogRefused)
+
+	f.rec.Reset()
+	require.True(t, f.servers["big"].RemoveTool(f.servers["big"].ToolNames()[0]))
+	_, err = f.rec.WaitFor(f.ctx, func(evs []events.Event) bool {
+		return slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.Kind == hub.KindMergedCatalogChanged && ev.Server == "big" })
+	})
+	require.NoError(t, err)
+	require.Nil(t, healthOf(t, h, "big").CatalogRefused, "a catalog within the bound clears the refusal")
+	require.Equal(t, 2, healthOf(t, h, "big").Tools)
+	require.NoError(t, h.WaitReady(f.ctx, hub.All))
+}

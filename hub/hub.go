@@ -87,7 +87,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Hub errors; every error a Hub returns wraps one of these, or is a
-// *CallError, *ServerError, *StoreError or *ConfigError.
+// *CallError, *ServerError, *StoreError, *ConfigError or
+// *CatalogRefusedError.
 var (
 	// ErrClosed: the hub was closed or detached.
 	ErrClosed = errors.New("hub: closed")
@@ -118,7 +119,30 @@ var (
 	ErrSharedCredential = errors.New("hub: the template's OAuthHandler would reach every server: set Config.Credentials instead")
 	// ErrUnsetVariable: a header value names an unset environment variable.
 	ErrUnsetVariable = errors.New("hub: header names an unset environment variable")
+	// ErrCatalogRefused: the server's current catalog is over
+	// Config.MaxCatalogItems or MaxCatalogBytes and was not merged (see
+	// CatalogRefusedError).
+	ErrCatalogRefused = errors.New("hub: catalog refused")
 )
+
+// CatalogRefusedError says why a server's current catalog was not merged:
+// Count (items, or bytes of their JSON) is over Bound. It stands until a
+// catalog of the server within both bounds is merged. It wraps
+// ErrCatalogRefused.
+type CatalogRefusedError struct {
+	Server string
+	// Op is "items" (Bound is Config.MaxCatalogItems) or "bytes"
+	// (Config.MaxCatalogBytes), as the KindCatalogRefused event's.
+	Op    string
+	Count int64
+	Bound int64
+}
+
+// Error names the server cut to events.MaxNameBytes.
+func (e *CatalogRefusedError) Error() string {
+	return fmt.Sprintf("hub: server %q: catalog refused: %d %s over the bound of %d", events.CutName(e.Server), e.Count, e.Op, e.Bound)
+}
+func (e *CatalogRefusedError) Unwrap() error { return ErrCatalogRefused }
 
 // ServerError is an error about one server of the hub.
 type ServerError struct {
@@ -175,9 +199,10 @@ type entry struct {
 	leaseState LeaseState
 	last       *supervisor.ResumeState // the state of the last term, kept when its lease was lost
 	since      time.Time
-	verdict    classify.Verdict // last failure seen
-	merged     uint64           // generation of the catalog merged last
-	gone       bool             // removed: its events no longer change the hub
+	verdict    classify.Verdict     // last failure seen
+	merged     uint64               // generation of the catalog merged (or refused) last
+	refused    *CatalogRefusedError // that catalog was over a bound; nil when merged
+	gone       bool                 // removed: its events no longer change the hub
 }
 
 func (e *entry) current() *supervisor.Supervisor {
@@ -200,15 +225,19 @@ func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, state LeaseStat
 	return old
 }
 
-// ready reports whether the server is ready with this session's catalog merged.
-func (e *entry) ready() bool {
+// ready reports whether the server is ready with this session's catalog
+// merged; refused is that catalog's refusal (then it is not ready).
+func (e *entry) ready() (ready bool, refused *CatalogRefusedError) {
 	sup := e.current()
 	if sup.State() != supervisor.Ready {
-		return false
+		return false, nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.merged == sup.Generation()
+	if e.merged != sup.Generation() {
+		return false, nil
+	}
+	return e.refused == nil, e.refused
 }
 
 // New returns an empty hub.

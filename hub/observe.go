@@ -90,13 +90,10 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	}
 }
 
-// refresh merges the server's current catalog and wakes WaitReady.
+// refresh merges the server's current catalog, or notes its refusal, and
+// wakes WaitReady.
 func (h *Hub) refresh(e *entry) {
-	c := e.current().Catalog()
-	h.updateCatalog(e, c, false)
-	e.mu.Lock()
-	e.merged = c.Generation
-	e.mu.Unlock()
+	h.updateCatalog(e, e.current().Catalog(), false)
 	h.notify()
 }
 
@@ -104,6 +101,8 @@ func (h *Hub) refresh(e *entry) {
 // emits the changes; leaving removes them. The routing lock is held for
 // the swap alone (decision 0019). Once the server is gone only its removal
 // applies: a refresh racing with Remove cannot bring its items back.
+// Health learns the outcome (c's generation merged, or its refusal) before
+// the events say it.
 func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	server := e.name
 	e.update.Lock()
@@ -115,8 +114,16 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
-	if over, ok := h.overBound(server, len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes); ok && !leaving {
-		h.emit(over)
+	var over *CatalogRefusedError
+	if !leaving {
+		over = h.overBound(server, len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes)
+	}
+	if over != nil {
+		e.mu.Lock()
+		e.merged, e.refused = c.Generation, over
+		e.mu.Unlock()
+		h.emit(events.Event{Kind: KindCatalogRefused, Server: server, Op: over.Op,
+			Count: int(min(over.Count, math.MaxInt)), Bound: int(min(over.Bound, math.MaxInt))})
 		return
 	}
 	h.catMu.Lock()
@@ -125,6 +132,12 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	rd, rc := h.resources.apply(server, rp)
 	counts := []int{len(h.tools.owner), len(h.prompts.owner), len(h.resources.owner)}
 	h.catMu.Unlock()
+	e.mu.Lock()
+	if !leaving {
+		e.merged = c.Generation
+	}
+	e.refused = nil // merged, or its items left
+	e.mu.Unlock()
 	cols := slices.Concat(tc, pc, rc)
 	for i, col := range cols {
 		if i == maxCollisionEvents {
@@ -144,17 +157,16 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 	}
 }
 
-// overBound is the KindCatalogRefused event of a catalog over a bound;
-// false when it is within both.
-func (h *Hub) overBound(server string, items int, bytes int64) (events.Event, bool) {
-	ev := events.Event{Kind: KindCatalogRefused, Server: server}
+// overBound is the refusal of a catalog over a bound; nil when it is
+// within both.
+func (h *Hub) overBound(server string, items int, bytes int64) *CatalogRefusedError {
 	switch {
 	case items > h.cfg.MaxCatalogItems:
-		ev.Op, ev.Count, ev.Bound = "items", items, h.cfg.MaxCatalogItems
+		return &CatalogRefusedError{Server: server, Op: "items", Count: int64(items), Bound: int64(h.cfg.MaxCatalogItems)}
 	case bytes > h.cfg.MaxCatalogBytes:
-		ev.Op, ev.Count, ev.Bound = "bytes", int(min(bytes, math.MaxInt)), int(min(h.cfg.MaxCatalogBytes, math.MaxInt))
+		return &CatalogRefusedError{Server: server, Op: "bytes", Count: bytes, Bound: h.cfg.MaxCatalogBytes}
 	}
-	return ev, ev.Op != ""
+	return nil
 }
 
 // maxCollisionEvents bounds the name-collision events of one catalog change.

@@ -3,13 +3,19 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +25,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/cmd/mcpsup/gateway"
 	"github.com/mcpsup/mcpsup/cmd/mcpsup/internal/e2etest"
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/hub"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
@@ -378,12 +385,36 @@ func TestReadyzNotSettled(t *testing.T) {
 }
 
 // A server that is ready and declares tools but has none in the merged
-// catalog (here: its catalog is over the hub's bound and was not merged)
-// makes /readyz 503: "connected with 0 tools" is not ready.
+// catalog (here: its tools/list answers an empty list) makes /readyz 503:
+// "connected with 0 tools" is not ready.
 func TestReadyzReadyWithZeroTools(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := mcptest.NewServer(mcptest.Options{Tools: 3})
+	require.NoError(t, err)
+	defer srv.Close()
+	srv.Gateway().Add(mcptest.Rule{Match: mcptest.Match{Method: "tools/list"}, Action: mcptest.JSONBody(`{"jsonrpc":"2.0","id":$ID,"result":{"tools":[]}}`)})
+	ok, err := mcptest.NewServer(mcptest.Options{})
+	require.NoError(t, err)
+	defer ok.Close()
+	gw, url := gatewayOn(t, ctx, fastHub(), hub.ServerConfig{Name: "big", URL: srv.URL()}, hub.ServerConfig{Name: "ok", URL: ok.URL()})
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	code, rd := readyz(t, url)
+	require.Equal(t, http.StatusServiceUnavailable, code, "%+v", rd)
+	require.True(t, rd.Settled)
+	require.Equal(t, []string{"big: ready with 0 tools though it declares tools"}, rd.Why)
+	require.Equal(t, "ready", rd.Servers[0].State)
+	require.Equal(t, 0, rd.Servers[0].Tools)
+}
+
+// A server whose catalog is over the hub's bound (MaxCatalogItems) is
+// ready, yet its catalog was not merged: /readyz is 503 and names the
+// refusal and the bound; once its catalog is within the bound again (its
+// tools/list_changed) /readyz is 200. Before, it read "ready with 0 tools".
+func TestReadyzNamesARefusedCatalog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := mcptest.NewServer(mcptest.Options{WithoutTools: true, Tools: 3})
 	require.NoError(t, err)
 	defer srv.Close()
 	ok, err := mcptest.NewServer(mcptest.Options{})
@@ -392,13 +423,20 @@ func TestReadyzReadyWithZeroTools(t *testing.T) {
 	hc := fastHub()
 	hc.MaxCatalogItems = 2
 	gw, url := gatewayOn(t, ctx, hc, hub.ServerConfig{Name: "big", URL: srv.URL()}, hub.ServerConfig{Name: "ok", URL: ok.URL()})
-	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	require.ErrorIs(t, gw.Hub().WaitReady(ctx, hub.All), hub.ErrCatalogRefused)
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.Settled))
 	code, rd := readyz(t, url)
 	require.Equal(t, http.StatusServiceUnavailable, code, "%+v", rd)
 	require.True(t, rd.Settled)
-	require.Equal(t, []string{"big: ready with 0 tools though it declares tools"}, rd.Why)
+	require.Equal(t, []string{"big: catalog refused: 3 items over the bound of 2"}, rd.Why)
 	require.Equal(t, "ready", rd.Servers[0].State)
-	require.Equal(t, 0, rd.Servers[0].Tools)
+	require.Equal(t, "3 items over the bound of 2", rd.Servers[0].CatalogRefused)
+
+	require.True(t, srv.RemoveTool(srv.ToolNames()[0]))
+	waitFor(t, ctx, nil, func() bool { code, _ := readyz(t, url); return code == http.StatusOK })
+	_, rd = readyz(t, url)
+	require.Empty(t, rd.Servers[0].CatalogRefused)
+	require.Equal(t, 2, rd.Servers[0].Tools)
 }
 
 // Fail-open readiness: a server that answers 401 settles in its own
@@ -730,4 +768,122 @@ func TestE2EUpstreamConnectionsReused(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, f.up.Port.Dials()-before, inFlight, "connections dialed for %d rounds of %d calls in flight", rounds, inFlight)
+}
+
+// logLevelUpstream serves a go-sdk server over streamable HTTP that
+// declares caps (nil: go-sdk's defaults, logging among them) and counts the
+// logging/setLevel requests it receives.
+func logLevelUpstream(t *testing.T, caps *mcp.ServerCapabilities) (url string, setLevels *atomic.Int32) {
+	t.Helper()
+	setLevels = &atomic.Int32{}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{Capabilities: caps})
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "logging/setLevel" {
+				setLevels.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL, setLevels
+}
+
+// A downstream logging/setLevel goes only to the servers that declared the
+// logging capability (MCP 2025-11-25, server/utilities/logging.mdx:
+// "Servers that emit log messages MUST declare the logging capability"):
+// one that did not is not sent it (it would answer -32601, Method not
+// found). Before, every ready server was sent it.
+func TestE2ESetLevelOnlyToServersThatLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	quietURL, quiet := logLevelUpstream(t, &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}})
+	loudURL, loud := logLevelUpstream(t, nil)
+	gw, url := gatewayOn(t, ctx, fastHub(), hub.ServerConfig{Name: "quiet", URL: quietURL}, hub.ServerConfig{Name: "loud", URL: loudURL})
+	require.NoError(t, gw.Hub().WaitReady(ctx, hub.All))
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	// The gateway sends it upstream before it answers.
+	require.NoError(t, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
+	require.Equal(t, int32(0), quiet.Load(), "quiet declared no logging capability")
+	require.Equal(t, int32(1), loud.Load())
+}
+
+// lineLog is a slog handler that keeps each record's JSON line; changed
+// has a token after each.
+type lineLog struct {
+	slog.Handler
+	*lines
+}
+
+type lines struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	all     []string
+	changed chan struct{}
+}
+
+func newLineLog() *lineLog {
+	ls := &lines{changed: make(chan struct{}, 1)}
+	return &lineLog{slog.NewJSONHandler(&ls.buf, &slog.HandlerOptions{Level: slog.LevelDebug}), ls}
+}
+
+func (l *lineLog) Handle(ctx context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Reset()
+	err := l.Handler.Handle(ctx, r)
+	l.all = append(l.all, l.buf.String())
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+func (l *lineLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &lineLog{l.Handler.WithAttrs(as), l.lines}
+}
+
+func (l *lineLog) WithGroup(name string) slog.Handler {
+	return &lineLog{l.Handler.WithGroup(name), l.lines}
+}
+
+func (l *lineLog) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.all, "")
+}
+
+// go-sdk's server logs the downstream session's id ("server session
+// disconnected", session_id): through the gateway's Logger it is hashed
+// (events.HashSessionID), never written as it is. Before, go-sdk's server
+// had the Logger as given and wrote the id in full.
+func TestGoSDKServerLogsHashTheSessionID(t *testing.T) {
+	logs := newLineLog()
+	f := newFixtureWith(t, gateway.Config{Logger: slog.New(logs)}, "ask")
+	cs := f.connect(t, nil)
+	id := cs.ID()
+	require.NotEmpty(t, id)
+	require.NoError(t, cs.Close())
+
+	// This session's disconnect record, its id hashed or not.
+	disconnected := regexp.MustCompile(`"msg":"server session disconnected".*"session_id":"(` +
+		regexp.QuoteMeta(events.HashSessionID(id)) + `|` + regexp.QuoteMeta(id) + `)"`)
+	for !disconnected.MatchString(logs.text()) {
+		select {
+		case <-logs.changed:
+		case <-f.ctx.Done():
+			t.Fatalf("no disconnect record of the session in:\n%s", logs.text())
+		}
+	}
+	require.Equal(t, events.HashSessionID(id), disconnected.FindStringSubmatch(logs.text())[1])
+	require.NotContains(t, logs.text(), id)
 }

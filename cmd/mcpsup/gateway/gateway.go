@@ -87,9 +87,11 @@ type Config struct {
 	// is; with more than one server it has no effect (qualified names keep
 	// two servers' items apart). Default false.
 	PlainNames bool
-	// Logger receives the gateway's logs (never a credential: the hub's
-	// events are masked, and the gateway logs names and states only).
-	// Default: discarded.
+	// Logger receives the gateway's logs and its go-sdk server's, through
+	// events.RedactingHandler: a session id go-sdk names ("session_id",
+	// the downstream client's) is hashed, a credential masked. Never a
+	// credential: the hub's events are masked, and the gateway logs names
+	// and states only. Default: discarded.
 	Logger *slog.Logger
 }
 
@@ -140,6 +142,9 @@ func New(cfg Config) *Gateway {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// go-sdk's server and streamable handler log the downstream session id
+	// in full ("server session disconnected", session_id).
+	log = slog.New(events.RedactingHandler(nil, log.Handler()))
 	g := &Gateway{
 		cfg:     cfg,
 		log:     log,

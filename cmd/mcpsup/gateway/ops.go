@@ -179,6 +179,10 @@ type ServerStatus struct {
 	LastFailure string `json:"lastFailure,omitempty"`
 	// Lease is "held" or "standby" with a leasing store, else "".
 	Lease string `json:"lease,omitempty"`
+	// CatalogRefused says why its last catalog was not merged (over the
+	// hub's MaxCatalogItems or MaxCatalogBytes: "30001 items over the
+	// bound of 30000"), "" when it was.
+	CatalogRefused string `json:"catalogRefused,omitempty"`
 	// Tools, Prompts and Resources count its items in the merged catalog.
 	Tools     int `json:"tools"`
 	Prompts   int `json:"prompts"`
@@ -189,8 +193,9 @@ type ServerStatus struct {
 // while a server has not settled since it was added (its first connection
 // still under way), while a ready server that declares tools (its
 // initialize result's capabilities.tools) has 0 tools in the merged catalog
-// (a server "connected" with nothing to call), or while no server at all is
-// ready. A server that failed after it settled does not make the gateway not
+// (a server "connected" with nothing to call), while a ready server's
+// catalog was refused (hub.Health.CatalogRefused: over a bound, not
+// merged), or while no server at all is ready. A server that failed after it settled does not make the gateway not
 // ready (fail-open: the others serve); its state says it.
 func (g *Gateway) Readiness() Readiness {
 	hs := g.hub.Health()
@@ -215,6 +220,9 @@ func (g *Gateway) Readiness() Readiness {
 		if h.Verdict.Class != 0 {
 			st.LastFailure = h.Verdict.Class.String()
 		}
+		if r := h.CatalogRefused; r != nil {
+			st.CatalogRefused = fmt.Sprintf("%d %s over the bound of %d", r.Count, r.Op, r.Bound)
+		}
 		rd.Servers = append(rd.Servers, st)
 		if h.Lease == hub.LeaseStandby {
 			continue
@@ -233,7 +241,9 @@ func (g *Gateway) Readiness() Readiness {
 		}
 		if h.Ready() {
 			ready++
-			if h.Tools == 0 && g.declaresTools(h.Server) {
+			if st.CatalogRefused != "" {
+				rd.Why = append(rd.Why, fmt.Sprintf("%s: catalog refused: %s", h.Server, st.CatalogRefused))
+			} else if h.Tools == 0 && g.declaresTools(h.Server) {
 				rd.Why = append(rd.Why, fmt.Sprintf("%s: ready with 0 tools though it declares tools", h.Server))
 			}
 		}

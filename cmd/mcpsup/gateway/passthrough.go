@@ -147,9 +147,12 @@ func (g *Gateway) resourceUpdated(ctx context.Context, req *mcp.ResourceUpdatedN
 }
 
 // logLevelMiddleware passes a downstream logging/setLevel on to every
-// server (MCP 2025-11-25, server/utilities/logging.mdx: the server sends
-// notifications/message at or above the level the client set); the last
-// level set is every server's. go-sdk answers the client itself.
+// ready server that declared the logging capability (MCP 2025-11-25,
+// server/utilities/logging.mdx: "Servers that emit log messages MUST
+// declare the logging capability"; the server sends notifications/message
+// at or above the level the client set); the last level set is theirs. A
+// server that did not declare it is not asked: it would answer -32601
+// (Method not found). go-sdk answers the client itself.
 func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -161,7 +164,7 @@ func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		for _, name := range g.hub.Names() {
-			if sup := g.hub.Supervisor(name); sup != nil && sup.State() == supervisor.Ready {
+			if sup := g.hub.Supervisor(name); sup != nil && sup.State() == supervisor.Ready && declaresLogging(sup) {
 				if e := sup.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: p.Level}); e != nil {
 					g.log.Debug("log level not set upstream", "server", name, "error", e)
 				}
@@ -169,4 +172,11 @@ func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// declaresLogging reports whether the server's initialize result declared
+// the logging capability.
+func declaresLogging(sup *supervisor.Supervisor) bool {
+	ir := sup.InitializeResult()
+	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
 }
