@@ -1,6 +1,8 @@
 package httpsession
 
 import (
+	"github.com/mcpsup/mcpsup/httpsession/sse"
+
 	"cmp"
 	"errors"
 	"fmt"
@@ -48,7 +50,7 @@ type answerStream struct {
 // error of a Content-Encoding the conn does not decode.
 func (c *conn) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
 	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want}
-	s.events.wire = &s.wire
+	s.events.Wire = func() int64 { return s.wire.n }
 	return s, s.open(resp)
 }
 
@@ -74,11 +76,11 @@ func (s *answerStream) run() {
 	}
 }
 
-func (s *answerStream) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) {
+func (s *answerStream) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) {
 	if line != nil {
 		return s.fail(fmt.Sprintf("SSE line without a colon: %.40q", line.Start), false)
 	}
-	if !ev.message() {
+	if !ev.Message() {
 		return nil, false // a priming event (SEP-1699), or a type go-sdk skips too
 	}
 	msg, err := decodeMessageFor(ev.Data, s.want)
@@ -123,7 +125,7 @@ func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {
 	switch {
 	case s.ctx.Err() != nil:
 		return nil, true // the caller gave up: go-sdk stops reading
-	case errors.Is(err, errEventTooLarge):
+	case errors.Is(err, sse.ErrEventTooLarge):
 		return s.fail(err.Error(), true)
 	case s.resumable():
 		return nil, false
@@ -149,7 +151,7 @@ func (s *answerStream) resumable() bool {
 // followed); a refused resumption fails the call.
 func (s *answerStream) redial() (jsonrpc.Message, bool) {
 	s.resumes++
-	delay := cmp.Or(min(s.events.retry, maxResumeDelay), defaultResumeDelay)
+	delay := cmp.Or(min(s.events.Retry(), maxResumeDelay), defaultResumeDelay)
 	if _, err := s.sleep(s.c.cfg.Clock.After(delay), nil); err != nil {
 		return nil, true
 	}
@@ -242,7 +244,7 @@ func (d *drains) drain(s *answerStream) {
 	wait := cmp.Or(d.wait, drainWait)
 	d.mu.Unlock()
 	cut := time.AfterFunc(wait, s.cut)
-	s.events.discard(drainBytes)
+	s.events.Discard(drainBytes)
 	cut.Stop()
 	d.mu.Lock()
 	delete(d.active, s)

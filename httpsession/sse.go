@@ -10,26 +10,28 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
 )
 
 // sseOwner decides for the [sseLoop] that reads its stream: the keeper
 // ([streamBody]) and a call's answer ([answerStream]). Each method returns a
 // message for go-sdk (nil: none) and whether the stream is done.
 type sseOwner interface {
-	event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) // a whole event, or a line without a colon
-	ended(err error) (jsonrpc.Message, bool)                       // the answer ended with err (io.EOF: its end), its body closed
-	redial() (jsonrpc.Message, bool)                               // wait, then open the next answer ([sseLoop.open])
+	event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) // a whole event, or a line without a colon
+	ended(err error) (jsonrpc.Message, bool)                         // the answer ended with err (io.EOF: its end), its body closed
+	redial() (jsonrpc.Message, bool)                                 // wait, then open the next answer ([sseLoop.open])
 }
 
 // sseLoop is the one loop over an event stream carried by successive HTTP
-// answers: it reads with the one [eventReader], keeps the last event id (a
+// answers: it reads with the one [sse.Reader], keeps the last event id (a
 // re-dial's Last-Event-ID) and asks its [sseOwner] the rest. Close, from any
 // goroutine, ends it; the rest runs on one goroutine.
 type sseLoop struct {
 	c      *conn
 	ctx    context.Context // ended by Close (cause errStreamClosed) or the parent's end
 	stop   context.CancelCauseFunc
-	events eventReader
+	events sse.Reader
 	wire   wireCounter // the current answer's bytes on the wire
 	lastID string
 	moved  bool // an event id other than the last came since the answer opened
@@ -40,7 +42,7 @@ type sseLoop struct {
 
 func newLoop(c *conn, ctx context.Context, max int) sseLoop {
 	ctx, stop := context.WithCancelCause(ctx)
-	return sseLoop{c: c, ctx: ctx, stop: stop, events: eventReader{max: max, size: readBufferSize}}
+	return sseLoop{c: c, ctx: ctx, stop: stop, events: sse.Reader{Max: max, BufferSize: readBufferSize}}
 }
 
 // readBufferSize is the size of a loop's read buffer, held while bytes are
@@ -57,7 +59,7 @@ func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
 			continue
 		}
 		ev, err := l.events.Next()
-		var line *sseLineError
+		var line *sse.LineError
 		if err == nil || errors.As(err, &line) {
 			if err == nil && ev.IDSet {
 				l.moved = l.moved || ev.ID != l.lastID
@@ -83,7 +85,7 @@ func (l *sseLoop) open(resp *http.Response) error {
 		_ = resp.Body.Close()
 		return err
 	}
-	l.events.reset(r)
+	l.events.Reset(r)
 	l.moved = false
 	l.mu.Lock()
 	l.body = resp.Body

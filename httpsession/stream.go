@@ -1,6 +1,8 @@
 package httpsession
 
 import (
+	"github.com/mcpsup/mcpsup/httpsession/sse"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -140,7 +142,7 @@ func newStreamBody(c *conn, req *http.Request) *streamBody {
 		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
 			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
 			backoff.WithClockProvider(c.cfg.Clock))}
-	b.events.idle = true // it may wait for hours between events
+	b.events.Idle = true // it may wait for hours between events
 	return b
 }
 
@@ -158,7 +160,7 @@ func (b *streamBody) Next() (jsonrpc.Message, error) {
 
 // event hands on a whole event that carries one JSON-RPC request or
 // notification, and drops every other but a priming event.
-func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) {
+func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) {
 	if line != nil {
 		if b.bad == nil {
 			b.bad = &EventError{Reason: DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", line.Start)}
@@ -190,12 +192,12 @@ func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bo
 
 // filter returns the request or notification ev carries, or why it is
 // dropped; neither for an event without a message.
-func (b *streamBody) filter(ev sseEvent) (*jsonrpc.Request, *EventError) {
+func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 	if bad := b.bad; bad != nil {
 		b.bad = nil
 		return nil, bad
 	}
-	if !ev.message() {
+	if !ev.Message() {
 		return nil, nil
 	}
 	msg, err := decodeMessage(ev.Data)
@@ -231,7 +233,7 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 
 // endAttempt records the end of the current attempt (its body closed).
 func (b *streamBody) endAttempt(err error) {
-	var tooLarge *eventTooLargeError
+	var tooLarge *sse.EventTooLargeError
 	switch {
 	case b.stopped() != nil:
 		b.att.End = EndClosed
@@ -245,7 +247,7 @@ func (b *streamBody) endAttempt(err error) {
 	default:
 		b.att.End, b.att.Err = EndError, err
 	}
-	if n, underWay := b.events.pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
+	if n, underWay := b.events.Pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
 		b.drop(&EventError{Reason: DropTruncated, Bytes: n}) // go-sdk has none of it
 	}
 	b.att.Bytes = b.wire.n
@@ -371,7 +373,7 @@ func (b *streamBody) dial() {
 func (b *streamBody) report() {
 	a := &b.att
 	a.Duration = b.c.cfg.Clock.Since(a.Start)
-	a.Retry = b.events.retry
+	a.Retry = b.events.Retry()
 	if a.End != EndClosed && !a.ReplayRefused {
 		lived := a.End == EndEOF || a.End == EndError || a.End == EndGarbage
 		if lived && a.Duration >= b.c.cfg.Stream.Span {
