@@ -155,7 +155,7 @@ func (s *answerStream) redial() (jsonrpc.Message, bool) {
 	if _, err := s.sleep(s.c.cfg.Clock.After(delay), nil); err != nil {
 		return nil, true
 	}
-	resp, err := s.c.base.RoundTrip(s.get(s.req, s.lastID))
+	resp, err := s.c.auth.RoundTrip(s.get(s.req, s.lastID))
 	switch {
 	case s.ctx.Err() != nil:
 		if err == nil {

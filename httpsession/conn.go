@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -32,11 +33,10 @@ import (
 // since a Write error breaks go-sdk's writer for every later call (decision
 // 0029). Safe for concurrent use.
 type conn struct {
-	cfg      *Config           // shared by a Dialer's sessions, defaults applied; never written
-	base     http.RoundTripper // the authorizer over cfg.Base
-	auth     *authorizer
-	on       hooks        // the Dialer's observers of this session
-	drops    atomic.Int64 // standalone stream events dropped, for on.observe
+	cfg      *Config                 // shared by a Dialer's sessions, defaults applied; never written
+	auth     *oauthcarrier.Transport // every request's way out: OAuth over cfg.Base
+	on       hooks                   // the Dialer's observers of this session
+	drops    atomic.Int64            // standalone stream events dropped, for on.observe
 	endpoint string
 	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
@@ -97,9 +97,8 @@ func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	c := &conn{cfg: cfg, endpoint: endpoint, stream: stream, resume: h,
 		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{}),
 		resps: responses{max: cfg.MaxResponsesInFlight, timeout: cfg.ResponseTimeout}}
-	c.auth = newAuthorizer(cfg.Base, cfg.OAuthHandler, cfg.MaxErrorBody, cfg.Logger)
-	c.auth.onCredential = cfg.OnCredential
-	c.base = c.auth
+	c.auth = &oauthcarrier.Transport{Base: cfg.Base, Handler: cfg.OAuthHandler, MaxBody: cfg.MaxErrorBody,
+		Logger: cfg.Logger, OnCredential: cfg.OnCredential}
 	if cfg.Switch.Mode() != StreamOff {
 		c.hostile = NewHostilityTracker(cfg.Switch.cfg.Rule, cfg.Stream.Span)
 	}
@@ -359,7 +358,7 @@ func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
 		ctx, cancel = context.WithTimeout(req.Context(), c.cfg.RequestTimeout)
 		req = req.WithContext(ctx)
 	}
-	resp, err := c.base.RoundTrip(req)
+	resp, err := c.auth.RoundTrip(req)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
 	"github.com/mcpsup/mcpsup/httpsession/sse"
 
 	"bytes"
@@ -309,7 +310,7 @@ func (b *streamBody) dial() {
 		defer close(b.answered)
 	}
 	b.c.withCookies(req)
-	resp, err := b.c.base.RoundTrip(req)
+	resp, err := b.c.auth.RoundTrip(req)
 	b.c.fill(&x, resp, err)
 	if err != nil {
 		b.c.finish(req.Context(), x)
@@ -348,7 +349,7 @@ func (b *streamBody) dial() {
 	if x.Status == http.StatusTooManyRequests || x.Status == http.StatusServiceUnavailable {
 		a.RetryAfter = x.RetryAfter
 	}
-	a.Unauthorized = !gone && refusedCredential(resp)
+	a.Unauthorized = !gone && oauthcarrier.Refused(resp)
 	a.Declined = first && !gone && !a.Unauthorized && x.Status < 500 && !outageStatus(x.Status)
 	a.ReplayRefused = sentID != "" && !gone && !a.Declined && !a.Unauthorized &&
 		x.Status >= 400 && x.Status < 500 && x.Status != http.StatusNotFound && !outageStatus(x.Status)
@@ -358,7 +359,7 @@ func (b *streamBody) dial() {
 		b.gone = true
 		b.c.detach() // a DELETE would only be refused
 	case a.Unauthorized:
-		b.authWait = b.c.auth.gate.accepted()
+		b.authWait = b.c.auth.Accepted()
 	case a.Declined:
 		b.declined = true
 		b.c.noteDeclined(*a)
