@@ -2,6 +2,7 @@ package httpsession
 
 import (
 	"github.com/mcpsup/mcpsup/httpsession/sse"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 
 	"cmp"
 	"errors"
@@ -50,7 +51,7 @@ type answerStream struct {
 // error of a Content-Encoding the conn does not decode.
 func (c *conn) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
 	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want}
-	s.events.Wire = func() int64 { return s.wire.n }
+	s.events.Wire = func() int64 { return s.wire.N() }
 	return s, s.open(resp)
 }
 
@@ -166,7 +167,7 @@ func (s *answerStream) redial() (jsonrpc.Message, bool) {
 		return s.fail("resumption of the SSE stream failed: "+err.Error(), false)
 	}
 	if ct := mediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
-		_ = readBounded(resp, s.c.cfg.MaxErrorBody)
+		_ = wirebody.Read(resp, s.c.cfg.MaxErrorBody)
 		return s.fail(fmt.Sprintf("resumption of the SSE stream refused: HTTP %d %s (%s)", resp.StatusCode,
 			http.StatusText(resp.StatusCode), cmp.Or(ct, "no content type")), false)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -351,7 +352,7 @@ type headerParams struct {
 // roundTrip sends req through the conn's chain, bounded by
 // Config.RequestTimeout until the body is closed.
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
-	req.Header.Set("Accept-Encoding", acceptEncoding)
+	req.Header.Set("Accept-Encoding", wirebody.AcceptEncoding)
 	cancel := context.CancelFunc(func() {})
 	if c.cfg.RequestTimeout > 0 {
 		var ctx context.Context
@@ -498,8 +499,8 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		}
 		go s.run()
 	default:
-		b := readBounded(resp, c.cfg.MaxErrorBody)
-		x.Body = snippet(b.data)
+		b := wirebody.Read(resp, c.cfg.MaxErrorBody)
+		x.Body = snippet(b.Data)
 		x.Malformed = true
 		ct := x.ContentType
 		if ct == "" {
@@ -524,19 +525,19 @@ func (c *conn) handOn(x *Exchange, resp *http.Response, deliver func(jsonrpc.Mes
 // admitJSON reads a 2xx application/json answer to a call (MaxJSONBody)
 // and checks it is the call's response; problem says why not.
 func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want callID) (*jsonrpc.Response, string) {
-	b := readBounded(resp, c.cfg.MaxJSONBody)
-	x.Body = snippet(b.data)
+	b := wirebody.Read(resp, c.cfg.MaxJSONBody)
+	x.Body = snippet(b.Data)
 	switch {
-	case b.over:
+	case b.Over:
 		x.Oversized = true
 		return nil, fmt.Sprintf("JSON body larger than %d bytes", c.cfg.MaxJSONBody)
-	case b.broken: // no complete HTTP answer came
-		x.TransportErr = b.err
-		return nil, "body broken off: " + b.err.Error()
-	case b.err != nil:
-		return nil, "body unreadable: " + b.err.Error()
+	case b.Broken: // no complete HTTP answer came
+		x.TransportErr = b.Err
+		return nil, "body broken off: " + b.Err.Error()
+	case b.Err != nil:
+		return nil, "body unreadable: " + b.Err.Error()
 	}
-	msg, err := decodeMessageFor(b.data, want)
+	msg, err := decodeMessageFor(b.Data, want)
 	if err != nil {
 		return nil, "undecodable JSON-RPC body"
 	}
@@ -547,12 +548,12 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 	if problem := answerProblem(r, want); problem != "" {
 		return nil, problem
 	}
-	if problem := c.cfg.limits.Problem(x.Method, b.data, r.Result); problem != "" {
+	if problem := c.cfg.limits.Problem(x.Method, b.Data, r.Result); problem != "" {
 		x.Oversized = true
 		return nil, problem
 	}
 	if r.Error != nil {
-		x.SetBodyRPC(b.data)
+		x.SetBodyRPC(b.Data)
 		want.unmoveBodyID(x)
 	}
 	if problem, _ := c.check().Response(checkedRequest(req, x.Method), r); problem != "" {
@@ -670,7 +671,7 @@ func (c *conn) sendOther(req *http.Request, x *Exchange) {
 	switch {
 	case err != nil:
 	case x.Status >= 200 && x.Status < 300:
-		_ = readBounded(resp, c.cfg.MaxErrorBody)
+		_ = wirebody.Read(resp, c.cfg.MaxErrorBody)
 	default:
 		c.readErrorBody(x, resp)
 		x.SessionGone, x.Rewritten = sessionGone(*x), true

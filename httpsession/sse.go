@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpsup/mcpsup/httpsession/sse"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 )
 
 // sseOwner decides for the [sseLoop] that reads its stream: the keeper
@@ -32,7 +33,7 @@ type sseLoop struct {
 	ctx    context.Context // ended by Close (cause errStreamClosed) or the parent's end
 	stop   context.CancelCauseFunc
 	events sse.Reader
-	wire   wireCounter // the current answer's bytes on the wire
+	wire   wirebody.Counter // the current answer's bytes on the wire
 	lastID string
 	moved  bool // an event id other than the last came since the answer opened
 
@@ -80,7 +81,7 @@ func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
 // open reads resp's body from now on, decoded (identity or gzip), as a new
 // stream; another coding is refused, the body closed.
 func (l *sseLoop) open(resp *http.Response) error {
-	r, err := decoderOf(resp, resp.Body, &l.wire)
+	r, err := wirebody.Decode(resp, resp.Body, &l.wire)
 	if err != nil {
 		_ = resp.Body.Close()
 		return err
@@ -141,7 +142,7 @@ func (l *sseLoop) get(template *http.Request, lastID string) *http.Request {
 	req.Header.Del("Content-Type")
 	req.Header.Del("Content-Length")
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Accept-Encoding", acceptEncoding)
+	req.Header.Set("Accept-Encoding", wirebody.AcceptEncoding)
 	if lastID != "" {
 		req.Header.Set(headerLastEventID, lastID)
 	}

@@ -251,7 +251,7 @@ func (b *streamBody) endAttempt(err error) {
 	if n, underWay := b.events.Pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
 		b.drop(&EventError{Reason: DropTruncated, Bytes: n}) // go-sdk has none of it
 	}
-	b.att.Bytes = b.wire.n
+	b.att.Bytes = b.wire.N()
 	b.bad, b.run = nil, 0
 	b.report()
 }
