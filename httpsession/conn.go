@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession/mcpheader"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
 	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 	"github.com/mcpsup/mcpsup/msgcheck"
@@ -68,7 +69,7 @@ type conn struct {
 	resps     responses         // bounds go-sdk's responses to the server's requests
 	hostileMu sync.Mutex        // guards hostile
 	hostile   *HostilityTracker // this session's evidence for the switch's rule; nil with the stream off
-	params    paramHeaders      // the tools' Mcp-Param-* bindings (paramheaders.go)
+	params    mcpheader.Params  // the tools' Mcp-Param-* bindings
 	rounds    rounds            // multi-round-trip calls' last rounds (rounds.go)
 }
 
@@ -287,12 +288,12 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 		switch method := r.Method; {
 		case !parsed:
 		case method == "tools/call":
-			c.params.set(h, p.Name, r.Params)
-			h.Set(headerName, headerText(p.Name))
+			c.params.Set(h, p.Name, r.Params)
+			h.Set(mcpheader.Name, mcpheader.Value(p.Name))
 		case method == "prompts/get":
-			h.Set(headerName, headerText(p.Name))
+			h.Set(mcpheader.Name, mcpheader.Value(p.Name))
 		case method == "resources/read":
-			h.Set(headerName, headerText(p.URI))
+			h.Set(mcpheader.Name, mcpheader.Value(p.URI))
 		}
 	}
 	c.withCookies(req)
@@ -569,7 +570,7 @@ func (c *conn) noteResult(method, sessionID string, r *jsonrpc.Response) {
 	switch {
 	case r.Error != nil:
 	case method == "tools/list":
-		c.params.noteTools(r.Result)
+		c.params.NoteTools(r.Result)
 	case method == methodInitialize:
 		var res struct {
 			ProtocolVersion string `json:"protocolVersion"`
