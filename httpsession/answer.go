@@ -31,8 +31,3 @@ func (c *conn) readErrorBody(x *Exchange, resp *http.Response) []byte {
 // sessionGone reports the session-expiry signals of DESIGN.md section 3,
 // as classify decides them ([classify.HTTPError.SessionGone]).
 func sessionGone(x Exchange) bool { return (&classify.HTTPError{Exchange: x}).SessionGone() }
-
-// nullIDServerError is [classify.HTTPError.NullIDRejection] (failure story S2).
-func nullIDServerError(x Exchange) bool {
-	return (&classify.HTTPError{Exchange: x}).NullIDRejection()
-}

@@ -27,11 +27,8 @@ const (
 
 // answerStream is a call's text/event-stream answer: the [sseOwner] of an
 // [sseLoop] on its own goroutine (run), handing deliver each message,
-// decoded once. A 2025-11-25 stream that ends before the response after an
-// event id is resumed with Last-Event-ID after its retry field (1 s to
-// 30 s), at most maxAnswerResumes times without progress; on 2026-07-28 the
-// loss is marked [Exchange.StreamLost] (decision records 0006, 0009).
-// Anything else wrong fails the call alone (code [CodeHTTPAnswer]).
+// decoded once; resumed (2025-11-25) or lost (2026-07-28) as decision
+// records 0006 and 0009 say. Anything else wrong fails the call alone.
 type answerStream struct {
 	sseLoop
 	req     *http.Request         // the call's POST, whose headers a resumption sends
@@ -99,7 +96,7 @@ func (s *answerStream) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message
 	if problem := answerProblem(r, s.want); problem != "" {
 		return s.fail(problem, false)
 	}
-	if problem, _ := s.c.check().Response(checkedRequest(s.req, s.x.Method), r); problem != "" {
+	if problem := s.c.checkResponse(s.req, s.x.Method, r); problem != "" {
 		return s.fail(problem, false)
 	}
 	if r.ID == (jsonrpc.ID{}) {
@@ -138,8 +135,7 @@ func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {
 
 // resumable reports whether the stream, which ended before the response,
 // may be resumed. Progress is a new event id and a message in the same
-// answer: ids alone deliver nothing, and a retry field of 1 ms had the
-// stream resumed every millisecond until the call's deadline.
+// answer: ids alone deliver nothing.
 func (s *answerStream) resumable() bool {
 	if s.moved && s.delivered {
 		s.resumes = 0

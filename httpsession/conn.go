@@ -197,10 +197,7 @@ func (c *conn) sendDelete(id, version string) {
 		return
 	}
 	withUserinfo(req)
-	req.Header.Set(HeaderSessionID, id)
-	if version != "" {
-		req.Header.Set(HeaderProtocolVersion, version)
-	}
+	sessionHeaders(req.Header, id, version)
 	x := c.begin(req)
 	c.withCookies(req)
 	resp, err := c.roundTrip(req)
@@ -277,12 +274,7 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 			version = p.Meta.Version
 		}
 	}
-	if version != "" {
-		h.Set(HeaderProtocolVersion, version)
-	}
-	if id != "" {
-		h.Set(HeaderSessionID, id)
-	}
+	sessionHeaders(h, id, version)
 	if isRequest && msgcheck.ModernVersion(version) {
 		h.Set(headerMethod, r.Method)
 		switch method := r.Method; {
@@ -327,6 +319,17 @@ func maskedURL(u *url.URL) string {
 		m.RawQuery = q.Encode()
 	}
 	return m.Redacted()
+}
+
+// sessionHeaders sets Mcp-Session-Id and Mcp-Protocol-Version, each only
+// when known.
+func sessionHeaders(h http.Header, id, version string) {
+	if id != "" {
+		h.Set(HeaderSessionID, id)
+	}
+	if version != "" {
+		h.Set(HeaderProtocolVersion, version)
+	}
 }
 
 // withUserinfo sends the URL's userinfo as Basic credentials (RFC 7617), as
@@ -557,7 +560,7 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 		x.SetBodyRPC(b.Data)
 		want.unmoveBodyID(x)
 	}
-	if problem, _ := c.check().Response(checkedRequest(req, x.Method), r); problem != "" {
+	if problem := c.checkResponse(req, x.Method, r); problem != "" {
 		return nil, problem
 	}
 	return r, ""
@@ -738,12 +741,7 @@ func (c *conn) openStream() {
 	withUserinfo(req)
 	req.Header.Set("Accept", "text/event-stream")
 	c.mu.Lock()
-	if c.sessionID != "" {
-		req.Header.Set(HeaderSessionID, c.sessionID)
-	}
-	if c.version != "" {
-		req.Header.Set(HeaderProtocolVersion, c.version)
-	}
+	sessionHeaders(req.Header, c.sessionID, c.version)
 	c.mu.Unlock()
 	b := c.keeper(req, c.begin(req))
 	if hold, _ := c.cfg.Switch.state(); !hold { // a held stream dials nothing to wait for

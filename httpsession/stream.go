@@ -1,6 +1,7 @@
 package httpsession
 
 import (
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
 	"github.com/mcpsup/mcpsup/httpsession/sse"
 
@@ -22,12 +23,10 @@ import (
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream (the 2025
-// GET, the 2026-07-28 subscriptions/listen), which never lets it fail
-// (failure story S5; decision records 0011, 0012): it hands go-sdk only
-// whole events carrying a request or notification, and re-dials at once
-// after an attempt that lived Span, else on the backoff (at least the SSE
-// retry field up to MaxBackoff, at least a 429/503 Retry-After). Only
-// [StreamAttempt.SessionGone] ends it. The zero value selects the defaults.
+// GET, the 2026-07-28 subscriptions/listen; decision records 0011, 0012):
+// it re-dials at once after an attempt that lived Span, else on the backoff
+// (at least the SSE retry field up to MaxBackoff, at least a 429/503
+// Retry-After). The zero value selects the defaults.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once and, without a message, not to fail at once. Default 2s.
@@ -341,7 +340,7 @@ func (b *streamBody) dial() {
 	// To the first attempt only the null-id -32000 answer says the session
 	// is gone: a plain 404 means no such route, as go-sdk takes it
 	// (mcp/streamable.go connectStandaloneSSE).
-	gone := sessionGone(x) && (!first || nullIDServerError(x))
+	gone := sessionGone(x) && (!first || (&classify.HTTPError{Exchange: x}).NullIDRejection())
 	x.SessionGone = gone
 	b.c.finish(req.Context(), x)
 	a := &b.att
