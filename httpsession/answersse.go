@@ -1,9 +1,6 @@
 package httpsession
 
 import (
-	"github.com/mcpsup/mcpsup/httpsession/sse"
-	"github.com/mcpsup/mcpsup/httpsession/wirebody"
-
 	"cmp"
 	"errors"
 	"fmt"
@@ -13,6 +10,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 )
 
 // Resumption and drain of a call's event stream (MCP 2025-11-25

@@ -1,8 +1,6 @@
 package httpsession
 
 import (
-	"github.com/mcpsup/mcpsup/httpsession/sse"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,6 +10,8 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
 )
 
 // maxDiscoverAnswer bounds what [Session.Discover] reads of an answer.

@@ -1,8 +1,6 @@
 package httpsession
 
 import (
-	"github.com/mcpsup/mcpsup/httpsession/sse"
-
 	"context"
 	"errors"
 	"io"
@@ -14,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
 )
 
 const listChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`

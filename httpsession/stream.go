@@ -1,10 +1,6 @@
 package httpsession
 
 import (
-	"github.com/mcpsup/mcpsup/classify"
-	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
-	"github.com/mcpsup/mcpsup/httpsession/sse"
-
 	"bytes"
 	"cmp"
 	"context"
@@ -18,6 +14,9 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
+	"github.com/mcpsup/mcpsup/httpsession/sse"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )

@@ -1,8 +1,6 @@
 package httpsession
 
 import (
-	"github.com/mcpsup/mcpsup/httpsession/sse"
-
 	"bytes"
 	"context"
 	"io"
@@ -16,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
 )
 
 // cannedStreams answers successive GETs with the given SSE bodies.
