@@ -213,7 +213,11 @@ func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) *se
 	if was == Era2025 || discover == nil {
 		return nil // no change, or a persisted 2025 session: nothing refused
 	}
-	c := eraChange(eraVersion(was), era2025, session.EraDiscoverRefused, *discover)
+	from := "" // from EraAuto
+	if was == Era20260728 {
+		from = era20260728
+	}
+	c := eraChange(from, era2025, session.EraDiscoverRefused, *discover)
 	if x := *discover; x.Status >= 200 && x.Status < 300 && !x.RPC.Present && !x.Malformed {
 		c.Why = session.EraDiscoverUnsupported
 	}
@@ -267,14 +271,6 @@ func eraChange(from, to string, why session.EraReason, x Exchange) *session.EraC
 		c.Code = x.RPC.Code
 	}
 	return c
-}
-
-// eraVersion is the protocol version an era starts with, "" for EraAuto.
-func eraVersion(e Era) string {
-	if e == EraAuto {
-		return ""
-	}
-	return e.String()
 }
 
 // answerOf names an answer in an event: its status and JSON-RPC code.

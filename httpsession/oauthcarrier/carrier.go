@@ -7,6 +7,7 @@ package oauthcarrier
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,7 +78,7 @@ func (a *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		failed := a.counts().failed
 		sent := a.gate.now()
-		resp, err := a.base().RoundTrip(out)
+		resp, err := cmp.Or[http.RoundTripper](a.Base, http.DefaultTransport).RoundTrip(out)
 		a.noteSent(resp)
 		if err != nil || !Refused(resp) || a.Handler == nil || !replayable(req) || authorized || sends == maxSends {
 			a.note(resp, sent)
@@ -92,13 +93,6 @@ func (a *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		authorized = ran
 	}
-}
-
-func (a *Transport) base() http.RoundTripper {
-	if a.Base == nil {
-		return http.DefaultTransport
-	}
-	return a.Base
 }
 
 func (a *Transport) counts() (c struct{ renewed, failed uint64 }) {
