@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 )
 
 // deleteTimeout bounds every DELETE the conn sends, as go-sdk bounds its
@@ -15,23 +16,18 @@ const deleteTimeout = 5 * time.Second
 // and decoded, into x: the snippet and, when the body was read whole, the
 // JSON-RPC error it carries. resp's body is closed.
 func (c *conn) readErrorBody(x *Exchange, resp *http.Response) []byte {
-	b := readBounded(resp, c.cfg.MaxErrorBody)
-	x.Body = snippet(b.data)
-	x.Oversized = b.over
-	if b.broken { // no complete answer came
-		x.TransportErr = b.err
+	b := wirebody.Read(resp, c.cfg.MaxErrorBody)
+	x.Body = snippet(b.Data)
+	x.Oversized = b.Over
+	if b.Broken { // no complete answer came
+		x.TransportErr = b.Err
 	}
-	if !b.over && b.err == nil {
-		x.SetBodyRPC(b.data)
+	if !b.Over && b.Err == nil {
+		x.SetBodyRPC(b.Data)
 	}
-	return b.data
+	return b.Data
 }
 
 // sessionGone reports the session-expiry signals of DESIGN.md section 3,
 // as classify decides them ([classify.HTTPError.SessionGone]).
 func sessionGone(x Exchange) bool { return (&classify.HTTPError{Exchange: x}).SessionGone() }
-
-// nullIDServerError is [classify.HTTPError.NullIDRejection] (failure story S2).
-func nullIDServerError(x Exchange) bool {
-	return (&classify.HTTPError{Exchange: x}).NullIDRejection()
-}

@@ -2,15 +2,11 @@ package httpsession
 
 import "github.com/mcpsup/mcpsup/msgcheck"
 
-// AnswerLimits bound what is read of the server's answers (failure story
-// S4), for a [Dialer]'s sessions; each is the [Config] field of its name
-// (Max...), documented there. Past a limit the request fails alone
-// (protocol; an error body, its status's class) and the session lives. A
-// stdio server's messages are held to JSONValues, Messages, ContentBlocks
-// and InputRequestObjects too: a response past one is answered with a
-// JSON-RPC error naming it (code [CodeHTTPAnswer]), a request or
-// notification is dropped (a stdout-line-dropped event). The zero value,
-// and every zero field, is the default.
+// AnswerLimits bound what is read of the server's answers, for a
+// [Dialer]'s sessions (and a stdio server's messages, by [MessageLimits]);
+// each is the [Config] field of its name (Max...), documented there. Past a
+// limit the request fails alone and the session lives (DESIGN.md section
+// 7, Bounds). The zero value, and every zero field, is the default.
 type AnswerLimits struct {
 	JSON                int // bytes; default 16 MiB
 	ErrorBody           int // bytes; default 64 KiB

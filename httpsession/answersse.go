@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 )
 
 // Resumption and drain of a call's event stream (MCP 2025-11-25
@@ -24,11 +27,8 @@ const (
 
 // answerStream is a call's text/event-stream answer: the [sseOwner] of an
 // [sseLoop] on its own goroutine (run), handing deliver each message,
-// decoded once. A 2025-11-25 stream that ends before the response after an
-// event id is resumed with Last-Event-ID after its retry field (1 s to
-// 30 s), at most maxAnswerResumes times without progress; on 2026-07-28 the
-// loss is marked [Exchange.StreamLost] (decision records 0006, 0009).
-// Anything else wrong fails the call alone (code [CodeHTTPAnswer]).
+// decoded once; resumed (2025-11-25) or lost (2026-07-28) as decision
+// records 0006 and 0009 say. Anything else wrong fails the call alone.
 type answerStream struct {
 	sseLoop
 	req     *http.Request         // the call's POST, whose headers a resumption sends
@@ -48,7 +48,7 @@ type answerStream struct {
 // error of a Content-Encoding the conn does not decode.
 func (c *conn) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
 	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want}
-	s.events.wire = &s.wire
+	s.events.Wire = func() int64 { return s.wire.N() }
 	return s, s.open(resp)
 }
 
@@ -74,11 +74,11 @@ func (s *answerStream) run() {
 	}
 }
 
-func (s *answerStream) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) {
+func (s *answerStream) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) {
 	if line != nil {
 		return s.fail(fmt.Sprintf("SSE line without a colon: %.40q", line.Start), false)
 	}
-	if !ev.message() {
+	if !ev.Message() {
 		return nil, false // a priming event (SEP-1699), or a type go-sdk skips too
 	}
 	msg, err := decodeMessageFor(ev.Data, s.want)
@@ -96,7 +96,7 @@ func (s *answerStream) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, 
 	if problem := answerProblem(r, s.want); problem != "" {
 		return s.fail(problem, false)
 	}
-	if problem, _ := s.c.check().Response(checkedRequest(s.req, s.x.Method), r); problem != "" {
+	if problem := s.c.checkResponse(s.req, s.x.Method, r); problem != "" {
 		return s.fail(problem, false)
 	}
 	if r.ID == (jsonrpc.ID{}) {
@@ -123,7 +123,7 @@ func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {
 	switch {
 	case s.ctx.Err() != nil:
 		return nil, true // the caller gave up: go-sdk stops reading
-	case errors.Is(err, errEventTooLarge):
+	case errors.Is(err, sse.ErrEventTooLarge):
 		return s.fail(err.Error(), true)
 	case s.resumable():
 		return nil, false
@@ -135,8 +135,7 @@ func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {
 
 // resumable reports whether the stream, which ended before the response,
 // may be resumed. Progress is a new event id and a message in the same
-// answer: ids alone deliver nothing, and a retry field of 1 ms had the
-// stream resumed every millisecond until the call's deadline.
+// answer: ids alone deliver nothing.
 func (s *answerStream) resumable() bool {
 	if s.moved && s.delivered {
 		s.resumes = 0
@@ -149,11 +148,11 @@ func (s *answerStream) resumable() bool {
 // followed); a refused resumption fails the call.
 func (s *answerStream) redial() (jsonrpc.Message, bool) {
 	s.resumes++
-	delay := cmp.Or(min(s.events.retry, maxResumeDelay), defaultResumeDelay)
+	delay := cmp.Or(min(s.events.Retry(), maxResumeDelay), defaultResumeDelay)
 	if _, err := s.sleep(s.c.cfg.Clock.After(delay), nil); err != nil {
 		return nil, true
 	}
-	resp, err := s.c.base.RoundTrip(s.get(s.req, s.lastID))
+	resp, err := s.c.auth.RoundTrip(s.get(s.req, s.lastID))
 	switch {
 	case s.ctx.Err() != nil:
 		if err == nil {
@@ -164,7 +163,7 @@ func (s *answerStream) redial() (jsonrpc.Message, bool) {
 		return s.fail("resumption of the SSE stream failed: "+err.Error(), false)
 	}
 	if ct := mediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
-		_ = readBounded(resp, s.c.cfg.MaxErrorBody)
+		_ = wirebody.Read(resp, s.c.cfg.MaxErrorBody)
 		return s.fail(fmt.Sprintf("resumption of the SSE stream refused: HTTP %d %s (%s)", resp.StatusCode,
 			http.StatusText(resp.StatusCode), cmp.Or(ct, "no content type")), false)
 	}
@@ -242,7 +241,7 @@ func (d *drains) drain(s *answerStream) {
 	wait := cmp.Or(d.wait, drainWait)
 	d.mu.Unlock()
 	cut := time.AfterFunc(wait, s.cut)
-	s.events.discard(drainBytes)
+	s.events.Discard(drainBytes)
 	cut.Stop()
 	d.mu.Lock()
 	delete(d.active, s)

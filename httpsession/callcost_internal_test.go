@@ -156,21 +156,3 @@ func want7(t *testing.T) jsonrpc.ID {
 	require.NoError(t, err)
 	return id
 }
-
-// readBounded reads what a body holds when its Content-Length says less or
-// more than it carries, within the bound and past it.
-func TestReadBoundedWhateverTheContentLength(t *testing.T) {
-	answer := func(body string, claimed int64) *http.Response {
-		return &http.Response{Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: claimed}
-	}
-	b := readBounded(answer("hello", 5), 16)
-	assert.Equal(t, "hello", string(b.data))
-	assert.False(t, b.over)
-
-	assert.Equal(t, "hello, world", string(readBounded(answer("hello, world", 5), 16).data), "more than claimed")
-	assert.Equal(t, "hi", string(readBounded(answer("hi", 5), 16).data), "less than claimed")
-
-	over := readBounded(answer(strings.Repeat("x", 20), 5), 16)
-	assert.True(t, over.over, "past the bound whatever the length claimed")
-	assert.Len(t, over.data, 16)
-}

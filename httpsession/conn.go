@@ -19,6 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/httpsession/mcpheader"
+	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -32,11 +35,10 @@ import (
 // since a Write error breaks go-sdk's writer for every later call (decision
 // 0029). Safe for concurrent use.
 type conn struct {
-	cfg      *Config           // shared by a Dialer's sessions, defaults applied; never written
-	base     http.RoundTripper // the authorizer over cfg.Base
-	auth     *authorizer
-	on       hooks        // the Dialer's observers of this session
-	drops    atomic.Int64 // standalone stream events dropped, for on.observe
+	cfg      *Config                 // shared by a Dialer's sessions, defaults applied; never written
+	auth     *oauthcarrier.Transport // every request's way out: OAuth over cfg.Base
+	on       hooks                   // the Dialer's observers of this session
+	drops    atomic.Int64            // standalone stream events dropped, for on.observe
 	endpoint string
 	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
@@ -67,7 +69,7 @@ type conn struct {
 	resps     responses         // bounds go-sdk's responses to the server's requests
 	hostileMu sync.Mutex        // guards hostile
 	hostile   *HostilityTracker // this session's evidence for the switch's rule; nil with the stream off
-	params    paramHeaders      // the tools' Mcp-Param-* bindings (paramheaders.go)
+	params    mcpheader.Params  // the tools' Mcp-Param-* bindings
 	rounds    rounds            // multi-round-trip calls' last rounds (rounds.go)
 }
 
@@ -97,9 +99,8 @@ func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	c := &conn{cfg: cfg, endpoint: endpoint, stream: stream, resume: h,
 		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{}),
 		resps: responses{max: cfg.MaxResponsesInFlight, timeout: cfg.ResponseTimeout}}
-	c.auth = newAuthorizer(cfg.Base, cfg.OAuthHandler, cfg.MaxErrorBody, cfg.Logger)
-	c.auth.onCredential = cfg.OnCredential
-	c.base = c.auth
+	c.auth = &oauthcarrier.Transport{Base: cfg.Base, Handler: cfg.OAuthHandler, MaxBody: cfg.MaxErrorBody,
+		Logger: cfg.Logger, OnCredential: cfg.OnCredential}
 	if cfg.Switch.Mode() != StreamOff {
 		c.hostile = NewHostilityTracker(cfg.Switch.cfg.Rule, cfg.Stream.Span)
 	}
@@ -196,10 +197,7 @@ func (c *conn) sendDelete(id, version string) {
 		return
 	}
 	withUserinfo(req)
-	req.Header.Set(HeaderSessionID, id)
-	if version != "" {
-		req.Header.Set(HeaderProtocolVersion, version)
-	}
+	sessionHeaders(req.Header, id, version)
 	x := c.begin(req)
 	c.withCookies(req)
 	resp, err := c.roundTrip(req)
@@ -276,23 +274,18 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 			version = p.Meta.Version
 		}
 	}
-	if version != "" {
-		h.Set(HeaderProtocolVersion, version)
-	}
-	if id != "" {
-		h.Set(HeaderSessionID, id)
-	}
+	sessionHeaders(h, id, version)
 	if isRequest && msgcheck.ModernVersion(version) {
 		h.Set(headerMethod, r.Method)
 		switch method := r.Method; {
 		case !parsed:
 		case method == "tools/call":
-			c.params.set(h, p.Name, r.Params)
-			h.Set(headerName, headerText(p.Name))
+			c.params.Set(h, p.Name, r.Params)
+			h.Set(mcpheader.Name, mcpheader.Value(p.Name))
 		case method == "prompts/get":
-			h.Set(headerName, headerText(p.Name))
+			h.Set(mcpheader.Name, mcpheader.Value(p.Name))
 		case method == "resources/read":
-			h.Set(headerName, headerText(p.URI))
+			h.Set(mcpheader.Name, mcpheader.Value(p.URI))
 		}
 	}
 	c.withCookies(req)
@@ -328,6 +321,17 @@ func maskedURL(u *url.URL) string {
 	return m.Redacted()
 }
 
+// sessionHeaders sets Mcp-Session-Id and Mcp-Protocol-Version, each only
+// when known.
+func sessionHeaders(h http.Header, id, version string) {
+	if id != "" {
+		h.Set(HeaderSessionID, id)
+	}
+	if version != "" {
+		h.Set(HeaderProtocolVersion, version)
+	}
+}
+
 // withUserinfo sends the URL's userinfo as Basic credentials (RFC 7617), as
 // net/http's Client would.
 func withUserinfo(req *http.Request) {
@@ -352,14 +356,14 @@ type headerParams struct {
 // roundTrip sends req through the conn's chain, bounded by
 // Config.RequestTimeout until the body is closed.
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
-	req.Header.Set("Accept-Encoding", acceptEncoding)
+	req.Header.Set("Accept-Encoding", wirebody.AcceptEncoding)
 	cancel := context.CancelFunc(func() {})
 	if c.cfg.RequestTimeout > 0 {
 		var ctx context.Context
 		ctx, cancel = context.WithTimeout(req.Context(), c.cfg.RequestTimeout)
 		req = req.WithContext(ctx)
 	}
-	resp, err := c.base.RoundTrip(req)
+	resp, err := c.auth.RoundTrip(req)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -499,8 +503,8 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		}
 		go s.run()
 	default:
-		b := readBounded(resp, c.cfg.MaxErrorBody)
-		x.Body = snippet(b.data)
+		b := wirebody.Read(resp, c.cfg.MaxErrorBody)
+		x.Body = snippet(b.Data)
 		x.Malformed = true
 		ct := x.ContentType
 		if ct == "" {
@@ -525,19 +529,19 @@ func (c *conn) handOn(x *Exchange, resp *http.Response, deliver func(jsonrpc.Mes
 // admitJSON reads a 2xx application/json answer to a call (MaxJSONBody)
 // and checks it is the call's response; problem says why not.
 func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, want callID) (*jsonrpc.Response, string) {
-	b := readBounded(resp, c.cfg.MaxJSONBody)
-	x.Body = snippet(b.data)
+	b := wirebody.Read(resp, c.cfg.MaxJSONBody)
+	x.Body = snippet(b.Data)
 	switch {
-	case b.over:
+	case b.Over:
 		x.Oversized = true
 		return nil, fmt.Sprintf("JSON body larger than %d bytes", c.cfg.MaxJSONBody)
-	case b.broken: // no complete HTTP answer came
-		x.TransportErr = b.err
-		return nil, "body broken off: " + b.err.Error()
-	case b.err != nil:
-		return nil, "body unreadable: " + b.err.Error()
+	case b.Broken: // no complete HTTP answer came
+		x.TransportErr = b.Err
+		return nil, "body broken off: " + b.Err.Error()
+	case b.Err != nil:
+		return nil, "body unreadable: " + b.Err.Error()
 	}
-	msg, err := decodeMessageFor(b.data, want)
+	msg, err := decodeMessageFor(b.Data, want)
 	if err != nil {
 		return nil, "undecodable JSON-RPC body"
 	}
@@ -548,15 +552,15 @@ func (c *conn) admitJSON(req *http.Request, x *Exchange, resp *http.Response, wa
 	if problem := answerProblem(r, want); problem != "" {
 		return nil, problem
 	}
-	if problem := c.cfg.limits.Problem(x.Method, b.data, r.Result); problem != "" {
+	if problem := c.cfg.limits.Problem(x.Method, b.Data, r.Result); problem != "" {
 		x.Oversized = true
 		return nil, problem
 	}
 	if r.Error != nil {
-		x.SetBodyRPC(b.data)
+		x.SetBodyRPC(b.Data)
 		want.unmoveBodyID(x)
 	}
-	if problem, _ := c.check().Response(checkedRequest(req, x.Method), r); problem != "" {
+	if problem := c.checkResponse(req, x.Method, r); problem != "" {
 		return nil, problem
 	}
 	return r, ""
@@ -569,7 +573,7 @@ func (c *conn) noteResult(method, sessionID string, r *jsonrpc.Response) {
 	switch {
 	case r.Error != nil:
 	case method == "tools/list":
-		c.params.noteTools(r.Result)
+		c.params.NoteTools(r.Result)
 	case method == methodInitialize:
 		var res struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -671,7 +675,7 @@ func (c *conn) sendOther(req *http.Request, x *Exchange) {
 	switch {
 	case err != nil:
 	case x.Status >= 200 && x.Status < 300:
-		_ = readBounded(resp, c.cfg.MaxErrorBody)
+		_ = wirebody.Read(resp, c.cfg.MaxErrorBody)
 	default:
 		c.readErrorBody(x, resp)
 		x.SessionGone, x.Rewritten = sessionGone(*x), true
@@ -737,12 +741,7 @@ func (c *conn) openStream() {
 	withUserinfo(req)
 	req.Header.Set("Accept", "text/event-stream")
 	c.mu.Lock()
-	if c.sessionID != "" {
-		req.Header.Set(HeaderSessionID, c.sessionID)
-	}
-	if c.version != "" {
-		req.Header.Set(HeaderProtocolVersion, c.version)
-	}
+	sessionHeaders(req.Header, c.sessionID, c.version)
 	c.mu.Unlock()
 	b := c.keeper(req, c.begin(req))
 	if hold, _ := c.cfg.Switch.state(); !hold { // a held stream dials nothing to wait for

@@ -131,11 +131,7 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 		}
 		return nil, err
 	}
-	var discover *Exchange
-	if x, ok := s.c.discovered(); ok {
-		discover = &x
-	}
-	if c := d.era.learn(d.cfg.Clock.Now(), s.protoVers, discover); c != nil {
+	if c := d.era.learn(d.cfg.Clock.Now(), s.protoVers, s.c.discovered()); c != nil {
 		observe(*c)
 	}
 	if d.keepAlive > 0 {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
 )
 
 // maxDiscoverAnswer bounds what [Session.Discover] reads of an answer.
@@ -105,15 +107,16 @@ func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, e
 		}
 		return nil, errors.New("no response with the request's id")
 	}
-	events := eventReader{max: maxDiscoverAnswer, raw: r}
+	events := sse.Reader{Max: maxDiscoverAnswer}
+	events.Reset(r)
 	for {
 		ev, err := events.Next()
 		switch err.(type) {
 		case nil:
-			if resp := match(ev.Data); resp != nil && ev.message() {
+			if resp := match(ev.Data); resp != nil && ev.Message() {
 				return resp, nil
 			}
-		case *sseLineError: // as WHATWG takes it: a field without a value
+		case *sse.LineError: // as WHATWG takes it: a field without a value
 		default:
 			if errors.Is(err, io.EOF) {
 				return nil, errors.New("the stream ended without a response with the request's id")

@@ -23,7 +23,7 @@ func TestDiscoverResponseMatchesOnlyItsID(t *testing.T) {
 	require.Error(t, err)
 }
 
-// A discover's event stream is read as every other ([eventReader], WHATWG
+// A discover's event stream is read as every other ([sse.Reader], WHATWG
 // HTML, server-sent events): data lines are joined with LF ("append the
 // field value to the data buffer, then append a single U+000A LINE FEED"),
 // so a number split over two lines is no JSON rather than another number,

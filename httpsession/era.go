@@ -98,15 +98,16 @@ func (c *conn) amendDiscover(requestID string, f func(*Exchange)) {
 	}
 }
 
-// discovered returns the record of the `server/discover` the session sent,
-// and whether it sent one (a 2025 handshake and a resume send none).
-func (c *conn) discovered() (Exchange, bool) {
+// discovered returns a copy of the record of the `server/discover` the
+// session sent, nil when none (a 2025 handshake and a resume send none).
+func (c *conn) discovered() *Exchange {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.discover == nil {
-		return Exchange{}, false
+		return nil
 	}
-	return *c.discover, true
+	x := *c.discover
+	return &x
 }
 
 // refuseFallback fails go-sdk's fallback `initialize` (x its record) after
@@ -115,11 +116,11 @@ func (c *conn) refuseFallback(x *Exchange) error {
 	if x.Method != methodInitialize || c.cfg.FallbackAfterOutage || c.on.fallback {
 		return nil
 	}
-	d, ok := c.discovered()
-	if !ok || !DiscoverOutage(d) {
+	d := c.discovered()
+	if d == nil || !DiscoverOutage(*d) {
 		return nil
 	}
-	err := &DiscoverOutageError{Discover: d}
+	err := &DiscoverOutageError{Discover: *d}
 	x.Local, x.TransportErr = true, err
 	c.mu.Lock()
 	c.outage = err
@@ -146,11 +147,9 @@ func (c *conn) handshakeError(ctx context.Context, err error) error {
 	return err
 }
 
-// resumesStreams reports whether a request of protocol version v may have
-// its broken answer stream resumed with Last-Event-ID: on 2025-11-25
-// ("Resumability and Redelivery"), not on 2026-07-28 (changelog item 9: "A
-// broken response stream loses the in-flight request; clients MUST re-issue
-// it"), where the loss is marked [Exchange.StreamLost].
+// resumesStreams reports whether a broken answer stream of protocol version
+// v is resumed with Last-Event-ID (2025-11-25), not lost (2026-07-28,
+// changelog item 9; decision record 0009).
 func resumesStreams(v string) bool { return !msgcheck.ModernVersion(v) }
 
 // DefaultEraReprobe is DialerOptions.EraReprobe's default.
@@ -214,7 +213,11 @@ func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) *se
 	if was == Era2025 || discover == nil {
 		return nil // no change, or a persisted 2025 session: nothing refused
 	}
-	c := eraChange(eraVersion(was), era2025, session.EraDiscoverRefused, *discover)
+	from := "" // from EraAuto
+	if was == Era20260728 {
+		from = era20260728
+	}
+	c := eraChange(from, era2025, session.EraDiscoverRefused, *discover)
 	if x := *discover; x.Status >= 200 && x.Status < 300 && !x.RPC.Present && !x.Malformed {
 		c.Why = session.EraDiscoverUnsupported
 	}
@@ -268,14 +271,6 @@ func eraChange(from, to string, why session.EraReason, x Exchange) *session.EraC
 		c.Code = x.RPC.Code
 	}
 	return c
-}
-
-// eraVersion is the protocol version an era starts with, "" for EraAuto.
-func eraVersion(e Era) string {
-	if e == EraAuto {
-		return ""
-	}
-	return e.String()
 }
 
 // answerOf names an answer in an event: its status and JSON-RPC code.

@@ -11,12 +11,9 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// Exchange is the record of one HTTP request a session handled, as
-// the wire saw it (classify's facts type). An event stream's failure amends
-// it after [Config.OnExchange]; Oversized refers to [Config]'s Max bounds;
-// Rewritten answers carry code [CodeHTTPAnswer]; Local ones were answered
-// without the server (a resume's handshake, a detached DELETE, the
-// standalone stream's first record).
+// Exchange is the record of one HTTP request a session handled, as the
+// wire saw it (classify's facts type); an event stream's failure amends it
+// after [Config.OnExchange]. Rewritten answers carry code [CodeHTTPAnswer].
 type Exchange = classify.Exchange
 
 // notable reports whether the exchange says more than "a well-formed 2xx

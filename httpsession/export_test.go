@@ -3,7 +3,12 @@ package httpsession
 // The conn's state the external tests read.
 
 // DiscoverExchange is the record of the server/discover s sent, if any.
-func DiscoverExchange(s *Session) (Exchange, bool) { return s.c.discovered() }
+func DiscoverExchange(s *Session) (Exchange, bool) {
+	if x := s.c.discovered(); x != nil {
+		return *x, true
+	}
+	return Exchange{}, false
+}
 
 // WireSessionID is the Mcp-Session-Id s's requests carry now.
 func WireSessionID(s *Session) string { return s.c.SessionID() }

@@ -10,27 +10,30 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 )
 
 // sseOwner decides for the [sseLoop] that reads its stream: the keeper
 // ([streamBody]) and a call's answer ([answerStream]). Each method returns a
 // message for go-sdk (nil: none) and whether the stream is done.
 type sseOwner interface {
-	event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) // a whole event, or a line without a colon
-	ended(err error) (jsonrpc.Message, bool)                       // the answer ended with err (io.EOF: its end), its body closed
-	redial() (jsonrpc.Message, bool)                               // wait, then open the next answer ([sseLoop.open])
+	event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) // a whole event, or a line without a colon
+	ended(err error) (jsonrpc.Message, bool)                         // the answer ended with err (io.EOF: its end), its body closed
+	redial() (jsonrpc.Message, bool)                                 // wait, then open the next answer ([sseLoop.open])
 }
 
 // sseLoop is the one loop over an event stream carried by successive HTTP
-// answers: it reads with the one [eventReader], keeps the last event id (a
+// answers: it reads with the one [sse.Reader], keeps the last event id (a
 // re-dial's Last-Event-ID) and asks its [sseOwner] the rest. Close, from any
 // goroutine, ends it; the rest runs on one goroutine.
 type sseLoop struct {
 	c      *conn
 	ctx    context.Context // ended by Close (cause errStreamClosed) or the parent's end
 	stop   context.CancelCauseFunc
-	events eventReader
-	wire   wireCounter // the current answer's bytes on the wire
+	events sse.Reader
+	wire   wirebody.Counter // the current answer's bytes on the wire
 	lastID string
 	moved  bool // an event id other than the last came since the answer opened
 
@@ -40,7 +43,7 @@ type sseLoop struct {
 
 func newLoop(c *conn, ctx context.Context, max int) sseLoop {
 	ctx, stop := context.WithCancelCause(ctx)
-	return sseLoop{c: c, ctx: ctx, stop: stop, events: eventReader{max: max, size: readBufferSize}}
+	return sseLoop{c: c, ctx: ctx, stop: stop, events: sse.Reader{Max: max, BufferSize: readBufferSize}}
 }
 
 // readBufferSize is the size of a loop's read buffer, held while bytes are
@@ -57,7 +60,7 @@ func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
 			continue
 		}
 		ev, err := l.events.Next()
-		var line *sseLineError
+		var line *sse.LineError
 		if err == nil || errors.As(err, &line) {
 			if err == nil && ev.IDSet {
 				l.moved = l.moved || ev.ID != l.lastID
@@ -78,12 +81,12 @@ func (l *sseLoop) next(o sseOwner) (jsonrpc.Message, bool) {
 // open reads resp's body from now on, decoded (identity or gzip), as a new
 // stream; another coding is refused, the body closed.
 func (l *sseLoop) open(resp *http.Response) error {
-	r, err := decoderOf(resp, resp.Body, &l.wire)
+	r, err := wirebody.Decode(resp, resp.Body, &l.wire)
 	if err != nil {
 		_ = resp.Body.Close()
 		return err
 	}
-	l.events.reset(r)
+	l.events.Reset(r)
 	l.moved = false
 	l.mu.Lock()
 	l.body = resp.Body
@@ -139,7 +142,7 @@ func (l *sseLoop) get(template *http.Request, lastID string) *http.Request {
 	req.Header.Del("Content-Type")
 	req.Header.Del("Content-Length")
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Accept-Encoding", acceptEncoding)
+	req.Header.Set("Accept-Encoding", wirebody.AcceptEncoding)
 	if lastID != "" {
 		req.Header.Set(headerLastEventID, lastID)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/httpsession/sse"
 )
 
 const listChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
@@ -74,9 +76,25 @@ func TestSSEFilter(t *testing.T) {
 				assert.LessOrEqual(t, d.Bytes, 256+chunk, "read up to max and one chunk")
 			}
 			assert.Equal(t, c.drops, got, "%s (chunks of %d)", c.name, chunk)
-			assert.LessOrEqual(t, len(b.events.line), 256, "no event is held past max")
+			held, _ := b.events.Pending()
+			assert.LessOrEqual(t, held, 256, "no event is held past max")
 		}
 	}
+}
+
+// chunked reads s at most n bytes at a time.
+type chunked struct {
+	s string
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.s)
+	c.s = c.s[k:]
+	return k, nil
 }
 
 // testKeeper returns a keeper of a Transport configured by cfg.
@@ -133,14 +151,13 @@ func TestSSEFilterIDsAndRetry(t *testing.T) {
 		"id: 9\ndata: {\"jsonrpc\""))
 	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "no id reaches go-sdk")
 	assert.Equal(t, "8", b.lastID, "the dropped event is not asked for again; a cut event's id is not taken")
-	assert.Equal(t, maxRetryField, b.events.retry, "a value not all digits is ignored; a huge one is bounded")
+	assert.Equal(t, sse.MaxRetry, b.events.Retry(), "a value not all digits is ignored; a huge one is bounded")
 	require.Len(t, drops, 2)
 	assert.Equal(t, DropNotJSONRPC, drops[0].Reason)
 	assert.Equal(t, DropTruncated, drops[1].Reason)
-	b.events.retry = 0
 	out = oneAttempt(t, b, strings.NewReader("\xEF\xBB\xBFdata: "+listChanged+"\n\nretry: 1500\n\n"))
 	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "framing starts over after a cut, a BOM stripped")
-	assert.Equal(t, 1500*time.Millisecond, b.events.retry)
+	assert.Equal(t, 1500*time.Millisecond, b.events.Retry())
 }
 
 // BenchmarkSSEFilterEvent measures the standalone stream keeper on one

@@ -14,17 +14,18 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
+	"github.com/mcpsup/mcpsup/httpsession/sse"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
 
 // StreamConfig configures the keeper of the standalone SSE stream (the 2025
-// GET, the 2026-07-28 subscriptions/listen), which never lets it fail
-// (failure story S5; decision records 0011, 0012): it hands go-sdk only
-// whole events carrying a request or notification, and re-dials at once
-// after an attempt that lived Span, else on the backoff (at least the SSE
-// retry field up to MaxBackoff, at least a 429/503 Retry-After). Only
-// [StreamAttempt.SessionGone] ends it. The zero value selects the defaults.
+// GET, the 2026-07-28 subscriptions/listen; decision records 0011, 0012):
+// it re-dials at once after an attempt that lived Span, else on the backoff
+// (at least the SSE retry field up to MaxBackoff, at least a 429/503
+// Retry-After). The zero value selects the defaults.
 type StreamConfig struct {
 	// Span is how long an attempt must live for the next re-dial to follow
 	// at once and, without a message, not to fail at once. Default 2s.
@@ -140,7 +141,7 @@ func newStreamBody(c *conn, req *http.Request) *streamBody {
 		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
 			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
 			backoff.WithClockProvider(c.cfg.Clock))}
-	b.events.idle = true // it may wait for hours between events
+	b.events.Idle = true // it may wait for hours between events
 	return b
 }
 
@@ -158,7 +159,7 @@ func (b *streamBody) Next() (jsonrpc.Message, error) {
 
 // event hands on a whole event that carries one JSON-RPC request or
 // notification, and drops every other but a priming event.
-func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bool) {
+func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) {
 	if line != nil {
 		if b.bad == nil {
 			b.bad = &EventError{Reason: DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", line.Start)}
@@ -190,12 +191,12 @@ func (b *streamBody) event(ev sseEvent, line *sseLineError) (jsonrpc.Message, bo
 
 // filter returns the request or notification ev carries, or why it is
 // dropped; neither for an event without a message.
-func (b *streamBody) filter(ev sseEvent) (*jsonrpc.Request, *EventError) {
+func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 	if bad := b.bad; bad != nil {
 		b.bad = nil
 		return nil, bad
 	}
-	if !ev.message() {
+	if !ev.Message() {
 		return nil, nil
 	}
 	msg, err := decodeMessage(ev.Data)
@@ -231,7 +232,7 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 
 // endAttempt records the end of the current attempt (its body closed).
 func (b *streamBody) endAttempt(err error) {
-	var tooLarge *eventTooLargeError
+	var tooLarge *sse.EventTooLargeError
 	switch {
 	case b.stopped() != nil:
 		b.att.End = EndClosed
@@ -245,10 +246,10 @@ func (b *streamBody) endAttempt(err error) {
 	default:
 		b.att.End, b.att.Err = EndError, err
 	}
-	if n, underWay := b.events.pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
+	if n, underWay := b.events.Pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
 		b.drop(&EventError{Reason: DropTruncated, Bytes: n}) // go-sdk has none of it
 	}
-	b.att.Bytes = b.wire.n
+	b.att.Bytes = b.wire.N()
 	b.bad, b.run = nil, 0
 	b.report()
 }
@@ -307,7 +308,7 @@ func (b *streamBody) dial() {
 		defer close(b.answered)
 	}
 	b.c.withCookies(req)
-	resp, err := b.c.base.RoundTrip(req)
+	resp, err := b.c.auth.RoundTrip(req)
 	b.c.fill(&x, resp, err)
 	if err != nil {
 		b.c.finish(req.Context(), x)
@@ -338,7 +339,7 @@ func (b *streamBody) dial() {
 	// To the first attempt only the null-id -32000 answer says the session
 	// is gone: a plain 404 means no such route, as go-sdk takes it
 	// (mcp/streamable.go connectStandaloneSSE).
-	gone := sessionGone(x) && (!first || nullIDServerError(x))
+	gone := sessionGone(x) && (!first || (&classify.HTTPError{Exchange: x}).NullIDRejection())
 	x.SessionGone = gone
 	b.c.finish(req.Context(), x)
 	a := &b.att
@@ -346,7 +347,7 @@ func (b *streamBody) dial() {
 	if x.Status == http.StatusTooManyRequests || x.Status == http.StatusServiceUnavailable {
 		a.RetryAfter = x.RetryAfter
 	}
-	a.Unauthorized = !gone && refusedCredential(resp)
+	a.Unauthorized = !gone && oauthcarrier.Refused(resp)
 	a.Declined = first && !gone && !a.Unauthorized && x.Status < 500 && !outageStatus(x.Status)
 	a.ReplayRefused = sentID != "" && !gone && !a.Declined && !a.Unauthorized &&
 		x.Status >= 400 && x.Status < 500 && x.Status != http.StatusNotFound && !outageStatus(x.Status)
@@ -356,7 +357,7 @@ func (b *streamBody) dial() {
 		b.gone = true
 		b.c.detach() // a DELETE would only be refused
 	case a.Unauthorized:
-		b.authWait = b.c.auth.gate.accepted()
+		b.authWait = b.c.auth.Accepted()
 	case a.Declined:
 		b.declined = true
 		b.c.noteDeclined(*a)
@@ -371,7 +372,7 @@ func (b *streamBody) dial() {
 func (b *streamBody) report() {
 	a := &b.att
 	a.Duration = b.c.cfg.Clock.Since(a.Start)
-	a.Retry = b.events.retry
+	a.Retry = b.events.Retry()
 	if a.End != EndClosed && !a.ReplayRefused {
 		lived := a.End == EndEOF || a.End == EndError || a.End == EndGarbage
 		if lived && a.Duration >= b.c.cfg.Stream.Span {

@@ -131,13 +131,10 @@ func (s *StreamSwitch) set(ok func() bool, d StreamDecision) {
 	}
 }
 
-// HostilityRule marks a server GET-hostile (failure story S5, decision
-// record 0011): Threshold consecutive answered attempts that failed at once
-// ([StreamAttempt.FailedAtOnce] within [StreamConfig.Span]) while the
+// HostilityRule marks a server GET-hostile (decision record 0011):
+// Threshold attempts in a row [StreamAttempt.FailedAtOnce] while the
 // session's last POST, answered after the streak began and after the last
-// [StreamAttempt.Outage], succeeded. An outage does not count; a
-// [StreamAttempt.ReplayRefused] attempt is ignored. The zero value is
-// Threshold 3.
+// [StreamAttempt.Outage], succeeded. The zero value is Threshold 3.
 type HostilityRule struct {
 	Threshold int
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
@@ -101,12 +102,9 @@ type Config struct {
 	OnDroppedResponse func(*ResponseDroppedError)
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
-	// OAuthHandler, when set, authorizes every request (Bearer); a 401, or
-	// a 403 with error="insufficient_scope" (RFC 6750 section 3.1), runs
-	// its Authorize once per credential and sends the request again, as
-	// go-sdk does. A failed Authorize hands on the refused answer; a
-	// failing token source fails the request wrapping
-	// [classify.ErrCredential]. nil: the host's client authorizes.
+	// OAuthHandler, when set, authorizes every request as
+	// [oauthcarrier.Transport] says (Bearer; Authorize once per refused
+	// credential; [classify.ErrCredential]). nil: the host's client does.
 	OAuthHandler auth.OAuthHandler
 	// OnCredential is told once of each credential sent (OAuth token, or
 	// Base's Authorization without scheme), so a redactor knows it.
@@ -145,12 +143,12 @@ func (c Config) withDefaults(hc *http.Client) Config {
 	return c
 }
 
-// check is the conn's check of a decoded response (msgcheck).
-func (c *conn) check() msgcheck.Checker { return msgcheck.Checker{Logger: c.cfg.Logger} }
-
-// checkedRequest is req, a call of method, as msgcheck reads it.
-func checkedRequest(req *http.Request, method string) msgcheck.Request {
-	return msgcheck.Request{Method: method, ProtocolVersion: req.Header.Get(HeaderProtocolVersion), Body: req.GetBody}
+// checkResponse is msgcheck's problem with r, the decoded response to req,
+// a call of method; "" when none.
+func (c *conn) checkResponse(req *http.Request, method string, r *jsonrpc.Response) string {
+	problem, _ := msgcheck.Checker{Logger: c.cfg.Logger}.Response(
+		msgcheck.Request{Method: method, ProtocolVersion: req.Header.Get(HeaderProtocolVersion), Body: req.GetBody}, r)
+	return problem
 }
 
 // observeHostility feeds one record to the session's hostility tracker and

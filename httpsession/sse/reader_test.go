@@ -1,4 +1,4 @@
-package httpsession
+package sse
 
 import (
 	"errors"
@@ -31,11 +31,11 @@ func (c *chunked) Read(p []byte) (int, error) {
 // longer than the buffer are assembled), its source handing over chunk
 // bytes a read (0: all it can), and returns what Next gave: one entry per
 // event or error, and the reader for its stream state.
-func readEvents(t *testing.T, in string, limit, chunk int) ([]string, *eventReader) {
+func readEvents(t *testing.T, in string, limit, chunk int) ([]string, *Reader) {
 	t.Helper()
 	var got []string
-	take := func(ev sseEvent, err error) {
-		var bare *sseLineError
+	take := func(ev Event, err error) {
+		var bare *LineError
 		switch {
 		case err == nil:
 			s := fmt.Sprintf("event data=%q", ev.Data)
@@ -48,14 +48,14 @@ func readEvents(t *testing.T, in string, limit, chunk int) ([]string, *eventRead
 			if ev.OtherType {
 				s += " other type"
 			}
-			if ev.message() {
+			if ev.Message() {
 				s += " message"
 			}
 			got = append(got, s)
 		case errors.As(err, &bare):
 			got = append(got, fmt.Sprintf("line without a colon %q", bare.Start))
-		case errors.Is(err, errEventTooLarge):
-			var e *eventTooLargeError
+		case errors.Is(err, ErrEventTooLarge):
+			var e *EventTooLargeError
 			require.ErrorAs(t, err, &e)
 			assert.LessOrEqual(t, e.Read, limit+16, "read up to the bound and one read")
 			got = append(got, "too large")
@@ -66,14 +66,15 @@ func readEvents(t *testing.T, in string, limit, chunk int) ([]string, *eventRead
 	if chunk == 0 {
 		chunk = len(in) + 1
 	}
-	r := &eventReader{max: limit, raw: &chunked{in, chunk}, size: 16}
+	r := &Reader{Max: limit, BufferSize: 16}
+	r.Reset(&chunked{in, chunk})
 	for {
 		ev, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			return got, r
 		}
 		take(ev, err)
-		if errors.Is(err, errEventTooLarge) {
+		if errors.Is(err, ErrEventTooLarge) {
 			return got, r
 		}
 	}
@@ -178,22 +179,22 @@ func TestEventReaderRetry(t *testing.T) {
 		{"retry:  1500\n\n", 0},
 		{"retry: -1\n\n", 0},
 		{"retry\n\n", 0},
-		{"retry: 99999999999999999999\n\n", maxRetryField},
+		{"retry: 99999999999999999999\n\n", MaxRetry},
 	} {
 		for _, chunk := range []int{0, 1, 1 << 20} {
 			_, r := readEvents(t, c.in, 0, chunk)
-			assert.Equal(t, c.want, r.retry, "%q (chunks of %d)", c.in, chunk)
-			r.reset(r.raw)
-			assert.Equal(t, c.want, r.retry, "kept across a reset")
+			assert.Equal(t, c.want, r.Retry(), "%q (chunks of %d)", c.in, chunk)
+			r.Reset(r.raw)
+			assert.Equal(t, c.want, r.Retry(), "kept across a reset")
 		}
 	}
 }
 
 // TestEventReaderWireBound: a decoded source's event may take at most
-// max+wireSlack bytes on the wire, counted from the last empty line:
+// max+WireSlack bytes on the wire, counted from the last empty line:
 // comment lines without one, which the decoded bound lets pass, end there.
 func TestEventReaderWireBound(t *testing.T) {
-	half := strings.Repeat(":\n", (16+wireSlack)/4+1)
+	half := strings.Repeat(":\n", (16+WireSlack)/4+1)
 	for _, c := range []struct {
 		in   string
 		over bool
@@ -201,14 +202,14 @@ func TestEventReaderWireBound(t *testing.T) {
 		{half + half + "data: x\n\n", true},
 		{half + "\n" + half + "data: x\n\n", false},
 	} {
-		var wire wireCounter
-		wire.r = strings.NewReader(c.in)
-		r := eventReader{max: 16, wire: &wire, raw: &wire, size: 16}
+		wire := &countingReader{r: strings.NewReader(c.in)}
+		r := Reader{Max: 16, Wire: func() int64 { return wire.n }, BufferSize: 16}
+		r.Reset(wire)
 		ev, err := r.Next()
 		if c.over {
-			require.ErrorIs(t, err, errEventTooLarge, "no empty line: over the wire bound")
+			require.ErrorIs(t, err, ErrEventTooLarge, "no empty line: over the wire bound")
 			_, err = r.Next()
-			require.ErrorIs(t, err, errEventTooLarge, "and nothing more is read")
+			require.ErrorIs(t, err, ErrEventTooLarge, "and nothing more is read")
 			continue
 		}
 		require.NoError(t, err)
@@ -219,17 +220,18 @@ func TestEventReaderWireBound(t *testing.T) {
 // A reset starts a new stream: an event or a line under way is dropped,
 // and a BOM is stripped again.
 func TestEventReaderReset(t *testing.T) {
-	r := eventReader{raw: (strings.NewReader("\xEF\xBB\xBFid: 1\ndata: x\n\ndata: cut\ndata: more"))}
+	var r Reader
+	r.Reset(strings.NewReader("\xEF\xBB\xBFid: 1\ndata: x\n\ndata: cut\ndata: more"))
 	ev, err := r.Next()
 	require.NoError(t, err)
 	assert.Equal(t, "1", ev.ID)
 	_, err = r.Next()
 	require.ErrorIs(t, err, io.EOF)
-	n, underWay := r.pending()
+	n, underWay := r.Pending()
 	assert.True(t, underWay)
 	assert.Equal(t, len("data: cut\ndata: more"), n)
-	r.reset(strings.NewReader("\xEF\xBB\xBFdata: y\n\n"))
-	n, underWay = r.pending()
+	r.Reset(strings.NewReader("\xEF\xBB\xBFdata: y\n\n"))
+	n, underWay = r.Pending()
 	assert.False(t, underWay)
 	assert.Zero(t, n)
 	ev, err = r.Next()
@@ -247,7 +249,30 @@ func FuzzEventReaderFraming(f *testing.F) {
 			whole, r := readEvents(t, in, limit, 0)
 			split, q := readEvents(t, in, limit, int(chunk)+1)
 			require.Equal(t, whole, split, "chunks of %d, bound %d", int(chunk)+1, limit)
-			require.Equal(t, r.retry, q.retry)
+			require.Equal(t, r.Retry(), q.Retry())
 		}
 	})
+}
+
+// countingReader counts the bytes read from r, as a transport counts the
+// bytes on the wire.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestEventReaderKeepsNoLargeLine: a line longer than KeptLine, read across
+// many reads, leaves no line buffer over KeptLine behind.
+func TestEventReaderKeepsNoLargeLine(t *testing.T) {
+	r := Reader{BufferSize: 16}
+	r.Reset(strings.NewReader(": " + strings.Repeat("y", 100<<10) + "\nid: 1\n\n"))
+	_, err := r.Next()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, cap(r.line), KeptLine)
 }

@@ -1,7 +1,13 @@
-package httpsession
+// Package oauthcarrier carries an MCP client's OAuth credential on every
+// request of a streamable HTTP session (MCP 2025-11-25 authorization.mdx;
+// decision record 0021): the Bearer token, one Authorize per refused
+// credential, and the gate that holds a push stream while the credential
+// is refused. It knows nothing of a session or of MCP messages.
+package oauthcarrier
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,19 +25,27 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// authorizer is the innermost round-tripper of a [conn]. With an
-// [auth.OAuthHandler] it sets the Bearer token and, on a 401 or a 403 with
-// error="insufficient_scope" (RFC 6750 section 3.1), runs Authorize and
-// sends the request once more, as go-sdk does (decision record 0021). It
-// keeps the credential gate ([authGate]) with or without a handler. Safe
-// for concurrent use.
-type authorizer struct {
-	base         http.RoundTripper
-	handler      auth.OAuthHandler // nil: the host's client carries its credentials
-	maxBody      int               // bound of the refused answer's body kept for the caller
-	gate         authGate
-	log          *slog.Logger       // nil: discarded
-	onCredential func(token string) // Config.OnCredential; may be nil
+// Transport is an http.RoundTripper over Base. With a Handler it sets the
+// Bearer token and, on an answer [Refused] says refuses the credential,
+// runs Authorize and sends the request once more, as go-sdk does; it sends
+// one request at most 3 times. Token and Authorize are single-flighted per
+// credential generation (x/sync singleflight), each bounded by its
+// request's context (oauth2's Token takes none). A failing token source
+// fails the request with [classify.ErrCredential], but invalid_grant (RFC
+// 6749 section 5.2), which is sent without a token for the server's 401 to
+// start Authorize. A panic of the Handler is the request's error. It keeps
+// the credential gate ([Transport.Accepted]) with or without a Handler.
+// Set the fields before the first request; safe for concurrent use after.
+type Transport struct {
+	Base    http.RoundTripper // nil: http.DefaultTransport
+	Handler auth.OAuthHandler // nil: Base carries the host's credentials
+	// MaxBody bounds, in bytes, the body of a refused answer kept for
+	// Authorize and for the caller when Authorize fails (0: none kept).
+	MaxBody      int
+	Logger       *slog.Logger       // Authorize's failures; nil: discarded
+	OnCredential func(token string) // told once of each credential sent, its scheme cut; may be nil
+
+	gate gate
 
 	// The calls of Token and Authorize under way, keyed by the credential's
 	// generation (renewed): requests join the one of their generation.
@@ -40,15 +54,12 @@ type authorizer struct {
 	mu      sync.Mutex
 	renewed uint64 // Authorize calls that succeeded: the credential's generation
 	failed  uint64 // Authorize calls that failed, not cut by their request's end
-	lastTok string // the credential onCredential was last told of
+	lastTok string // the credential OnCredential was last told of
 }
 
-func newAuthorizer(base http.RoundTripper, h auth.OAuthHandler, maxBody int, log *slog.Logger) *authorizer {
-	return &authorizer{base: base, handler: h, maxBody: maxBody, log: log}
-}
-
-// refusedCredential reports 401, or 403 with insufficient_scope.
-func refusedCredential(resp *http.Response) bool {
+// Refused reports whether resp refuses the credential: 401, or 403 with
+// error="insufficient_scope" (RFC 6750 section 3.1).
+func Refused(resp *http.Response) bool {
 	return resp.StatusCode == http.StatusUnauthorized ||
 		(resp.StatusCode == http.StatusForbidden && classify.InsufficientScope(resp.Header.Get("WWW-Authenticate")))
 }
@@ -57,7 +68,8 @@ func refusedCredential(resp *http.Response) bool {
 // since it was refused, again after an Authorize, then the refusal stands.
 const maxSends = 3
 
-func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
+// RoundTrip sends req through Base with the Handler's credential.
+func (a *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	authorized := false // an Authorize ran for this request's credential
 	for sends := 1; ; sends++ {
 		out, gen, err := a.authorized(req)
@@ -66,9 +78,9 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		failed := a.counts().failed
 		sent := a.gate.now()
-		resp, err := a.base.RoundTrip(out)
+		resp, err := cmp.Or[http.RoundTripper](a.Base, http.DefaultTransport).RoundTrip(out)
 		a.noteSent(resp)
-		if err != nil || !refusedCredential(resp) || a.handler == nil || !replayable(req) || authorized || sends == maxSends {
+		if err != nil || !Refused(resp) || a.Handler == nil || !replayable(req) || authorized || sends == maxSends {
 			a.note(resp, sent)
 			return resp, err
 		}
@@ -83,18 +95,18 @@ func (a *authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-func (a *authorizer) counts() (c struct{ renewed, failed uint64 }) {
+func (a *Transport) counts() (c struct{ renewed, failed uint64 }) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c.renewed, c.failed = a.renewed, a.failed
 	return c
 }
 
-// noteSent tells onCredential of the Authorization credential a request
+// noteSent tells OnCredential of the Authorization credential a request
 // carried as the base sent it (the host's RoundTripper may set one), its
 // scheme cut: a server may quote it in an answer's text.
-func (a *authorizer) noteSent(resp *http.Response) {
-	if a.onCredential == nil || resp == nil || resp.Request == nil {
+func (a *Transport) noteSent(resp *http.Response) {
+	if a.OnCredential == nil || resp == nil || resp.Request == nil {
 		return
 	}
 	v := resp.Request.Header.Get("Authorization")
@@ -108,26 +120,24 @@ func (a *authorizer) noteSent(resp *http.Response) {
 
 // note tells the gate what an answer to a request sent at gate epoch sent
 // says of the credential.
-func (a *authorizer) note(resp *http.Response, sent uint64) {
+func (a *Transport) note(resp *http.Response, sent uint64) {
 	switch {
 	case resp == nil:
-	case refusedCredential(resp):
+	case Refused(resp):
 		a.gate.refused()
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		a.gate.granted(sent)
 	}
 }
 
-// authorized returns a copy of req carrying the handler's token, and its
-// generation. A failing token source fails the request ([classify.ErrCredential])
-// but for invalid_grant (RFC 6749 section 5.2): sent without a token, as
-// go-sdk does, for the server's 401 to start Authorize.
-func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error) {
-	if a.handler == nil {
+// authorized returns a copy of req carrying the Handler's token, and its
+// generation.
+func (a *Transport) authorized(req *http.Request) (*http.Request, uint64, error) {
+	if a.Handler == nil {
 		return req, 0, nil
 	}
 	ctx := req.Context()
-	ts, err := guarded("TokenSource", func() (oauth2.TokenSource, error) { return a.handler.TokenSource(ctx) })
+	ts, err := guarded("TokenSource", func() (oauth2.TokenSource, error) { return a.Handler.TokenSource(ctx) })
 	if err != nil {
 		return nil, 0, fmt.Errorf("mcpsup/httpsession: OAuth token source: %w: %w", classify.ErrCredential, err)
 	}
@@ -172,8 +182,8 @@ func (a *authorizer) authorized(req *http.Request) (*http.Request, uint64, error
 // renewed since is sent again; one sent before a failed Authorize (failed:
 // the failures counted when it was sent) gets the refused answer (body kept,
 // at most maxBody bytes). ran: an Authorize ran for req's token.
-func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen, failed uint64) (refused *http.Response, ran bool, err error) {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.maxBody)))
+func (a *Transport) authorize(req *http.Request, resp *http.Response, gen, failed uint64) (refused *http.Response, ran bool, err error) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.MaxBody)))
 	_ = resp.Body.Close()
 	kept := func() *http.Response {
 		r := *resp
@@ -207,8 +217,8 @@ func (a *authorizer) authorize(req *http.Request, resp *http.Response, gen, fail
 }
 
 // runAuthorize runs the handler's Authorize and counts its outcome.
-func (a *authorizer) runAuthorize(ctx context.Context, req *http.Request, refused *http.Response) error {
-	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.handler.Authorize(ctx, req, refused) })
+func (a *Transport) runAuthorize(ctx context.Context, req *http.Request, refused *http.Response) error {
+	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.Handler.Authorize(ctx, req, refused) })
 	cut := err != nil && ctx.Err() != nil // the request's end, not the credential's
 	a.mu.Lock()
 	switch {
@@ -220,17 +230,17 @@ func (a *authorizer) runAuthorize(ctx context.Context, req *http.Request, refuse
 	a.mu.Unlock()
 	if err != nil && !cut {
 		a.gate.refused()
-		if a.log != nil {
-			a.log.Warn("mcpsup/httpsession: the OAuth handler's Authorize failed; the refused answer is handed on",
+		if a.Logger != nil {
+			a.Logger.Warn("mcpsup/httpsession: the OAuth handler's Authorize failed; the refused answer is handed on",
 				"verb", req.Method, "status", refused.StatusCode, "error", err.Error())
 		}
 	}
 	return err
 }
 
-// told tells onCredential of tok unless it was the last credential told.
-func (a *authorizer) told(tok string) {
-	if a.onCredential == nil {
+// told tells OnCredential of tok unless it was the last credential told.
+func (a *Transport) told(tok string) {
+	if a.OnCredential == nil {
 		return
 	}
 	a.mu.Lock()
@@ -238,7 +248,7 @@ func (a *authorizer) told(tok string) {
 	a.lastTok = tok
 	a.mu.Unlock()
 	if fresh {
-		a.onCredential(tok)
+		a.OnCredential(tok)
 	}
 }
 
@@ -263,24 +273,27 @@ func replayable(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
-// authGate holds the standalone stream's re-dials after the server refused
-// the credential, until a request sent after the refusal gets a 2xx (a 2xx
-// to one sent before says nothing of the credential now). Safe for
-// concurrent use.
-type authGate struct {
+// Accepted returns a channel closed once the credential is accepted: at
+// once until an answer refuses it, then when a request sent after the last
+// refusal (or failed Authorize) gets a 2xx; a 2xx to one sent before says
+// nothing of the credential now. A push stream waits on it to re-dial.
+func (a *Transport) Accepted() <-chan struct{} { return a.gate.accepted() }
+
+// gate is the state behind [Transport.Accepted]. Safe for concurrent use.
+type gate struct {
 	mu    sync.Mutex
 	epoch uint64        // refusals so far
 	wait  chan struct{} // nil while the credential is accepted
 }
 
 // now returns the epoch a request is sent in.
-func (g *authGate) now() uint64 {
+func (g *gate) now() uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.epoch
 }
 
-func (g *authGate) refused() {
+func (g *gate) refused() {
 	g.mu.Lock()
 	g.epoch++
 	if g.wait == nil {
@@ -290,7 +303,7 @@ func (g *authGate) refused() {
 }
 
 // granted opens the gate for a 2xx to a request sent in epoch sent.
-func (g *authGate) granted(sent uint64) {
+func (g *gate) granted(sent uint64) {
 	g.mu.Lock()
 	if g.wait != nil && sent == g.epoch {
 		close(g.wait)
@@ -300,7 +313,7 @@ func (g *authGate) granted(sent uint64) {
 }
 
 // accepted returns a channel closed once the credential is accepted.
-func (g *authGate) accepted() <-chan struct{} {
+func (g *gate) accepted() <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.wait == nil {

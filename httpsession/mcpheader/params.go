@@ -1,4 +1,4 @@
-package httpsession
+package mcpheader
 
 import (
 	"encoding/json"
@@ -9,11 +9,6 @@ import (
 
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
-
-// Mcp-Param-* headers (2026-07-28 streamable-http.mdx, "Custom Headers from
-// Tool Parameters"): a tools/call carries Mcp-Param-<Name> for each
-// argument annotated `x-mcp-header: <Name>`, from the conn's own map of the
-// tools/list results it admitted (go-sdk's is behind a context key).
 
 const paramHeaderPrefix = "Mcp-Param-"
 
@@ -28,15 +23,19 @@ type paramBinding struct {
 	header string
 }
 
-// paramHeaders maps a tool's name to its bindings; only tools with one
-// are kept. Safe for concurrent use.
-type paramHeaders struct {
+// Params gives a tools/call its Mcp-Param-<Name> headers, one for each
+// argument annotated `x-mcp-header: <Name>` in the tool's input schema, from
+// the tools/list results it was handed (go-sdk's own map is behind a
+// context key). It keeps only tools with a binding. The zero value is
+// ready; safe for concurrent use.
+type Params struct {
 	mu    sync.Mutex
 	tools map[string][]paramBinding
 }
 
-// noteTools takes the bindings of the tools of a tools/list result.
-func (p *paramHeaders) noteTools(result json.RawMessage) {
+// NoteTools takes the bindings of the tools of a tools/list result; a
+// tool listed without one loses those it had.
+func (p *Params) NoteTools(result json.RawMessage) {
 	if !msgcheck.MayHoldHeaderAnnotation(result) {
 		return
 	}
@@ -81,10 +80,10 @@ func collectBindings(props map[string]schemaProperty, prefix []string, out []par
 	return out
 }
 
-// set gives a tools/call of tool with params its Mcp-Param-* headers: an
-// argument that is absent, null, or no string, boolean or safe integer
-// gets none.
-func (p *paramHeaders) set(h http.Header, tool string, params json.RawMessage) {
+// Set gives a tools/call of tool with params its Mcp-Param-* headers: an
+// argument that is absent, null, or no string, boolean or integer within
+// 2^53-1 gets none.
+func (p *Params) Set(h http.Header, tool string, params json.RawMessage) {
 	p.mu.Lock()
 	bindings := p.tools[tool]
 	p.mu.Unlock()
@@ -127,5 +126,5 @@ func headerValue(v any) (string, bool) {
 	default:
 		return "", false
 	}
-	return headerText(s), true
+	return Value(s), true
 }

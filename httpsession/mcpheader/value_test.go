@@ -1,4 +1,4 @@
-package httpsession
+package mcpheader
 
 import (
 	"testing"
