@@ -2,7 +2,7 @@
 
 // Command server is a small stdio MCP server for mcpsup's tests, demo and
 // benchmarks: it can be told to crash, hang, print garbage on stdout, write
-// to stderr, or start a child in its process group.
+// to stderr, or start a child in its process group or out of it.
 //
 // Tools: echo {text}; crash {code}: exit with code, the call unanswered;
 // kill: SIGKILL itself; freeze: SIGSTOP itself (a hung server: nothing is
@@ -43,6 +43,7 @@ func main() {
 	stderrStart := flag.String("stderr-at-start", "", "write this line on stderr before serving")
 	apiKey := flag.String("api-key", "", "a credential, written on stderr before serving as a careless server logs its configuration")
 	child := flag.Bool("child", false, "start a child process in the process group")
+	setsidChild := flag.Bool("setsid-child", false, "start a child process in a session of its own (setsid: out of the process group) that holds stdout and stderr")
 	sleeper := flag.Bool("sleeper", false, "be the child: block until killed")
 	barrier := flag.String("eof-barrier", "", "after stdin ends, write a file named for the pid into this directory, wait until it holds -eof-barrier-n of them, write done-<pid> and exit 0: the servers of a test stop only all together")
 	barrierN := flag.Int("eof-barrier-n", 1, "the count of -eof-barrier")
@@ -57,6 +58,16 @@ func main() {
 	childPID := 0
 	if *child {
 		c := exec.Command(os.Args[0], "-sleeper")
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		childPID = c.Process.Pid
+	}
+	if *setsidChild {
+		c := exec.Command(os.Args[0], "-sleeper")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := c.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(1)
