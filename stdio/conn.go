@@ -2,6 +2,7 @@ package stdio
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // writtenKey marks a request's context; markingConn sets the mark once the
@@ -44,8 +46,8 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // to dropped.
 type markingConn struct {
 	mcp.Connection
-	drop         func(why string) // a message read and not handed on (required)
-	dropped      func(n int)      // the n-th response not written
+	drop         func(session.LineDropped) // a message read and not handed on (required)
+	dropped      func(n int)               // the n-th response not written
 	maxResponses int
 	limits       msgcheck.Limits
 	mu           sync.Mutex
@@ -70,7 +72,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
-				c.drop(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
+				c.drop(session.LineDropped{Why: fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem)})
 				continue
 			}
 		}
@@ -86,7 +88,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {
-			c.drop(fmt.Sprintf("a response to id %v, a request never sent", r.ID.Raw()))
+			c.drop(session.LineDropped{RequestID: idText(r.ID)})
 			continue
 		}
 		if r.Error == nil {
@@ -188,6 +190,16 @@ func (c *markingConn) Close() error {
 	err := c.Connection.Close()
 	c.writes.Wait()
 	return err
+}
+
+// idText renders a JSON-RPC id for a fact: its JSON (control bytes
+// escaped), at most 64 characters, as httpsession renders one.
+func idText(id jsonrpc.ID) string {
+	b, err := json.Marshal(id.Raw())
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.64s", b)
 }
 
 // cutText shortens untrusted text quoted in a fact.

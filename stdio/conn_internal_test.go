@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // scriptedConn is a stdio connection whose server's messages are given in
@@ -41,7 +42,7 @@ var _ mcp.Connection = (*scriptedConn)(nil)
 func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 4)}
-	c := &markingConn{Connection: inner, drop: func(string) {}, maxResponses: 1,
+	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
 		limits: msgcheck.Limits{ContentBlocks: 5}.WithDefaults()}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	for n := int64(1); n <= maxListsTracked+10; n++ {
@@ -81,7 +82,7 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 func TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 2)}
-	c := &markingConn{Connection: inner, drop: func(string) {}, maxResponses: 1,
+	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
 		limits: msgcheck.Limits{}.WithDefaults()}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "tools/list"}))

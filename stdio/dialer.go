@@ -95,7 +95,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	if observe == nil {
 		observe = func(session.Fact) {}
 	}
-	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(n int, why string) { observe(session.LineDropped{Count: n, Why: why}) }}
+	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(d session.LineDropped) { observe(d) }}
 	errLog := &stderrLog{server: o.Name, log: o.Logger, keep: o.Command.StderrTail, redact: o.Redactor}
 	p, err := startProc(o.Command, f, errLog, func(e *ProcessExitError) { observe(session.ProcessExited{Err: e}) })
 	if err != nil {

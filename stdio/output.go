@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // stdoutFilter passes a stdio server's stdout to go-sdk one JSON-RPC message
@@ -26,8 +27,8 @@ import (
 // newIOConnLimited), and servers print log lines. A batch is dropped too
 // (batching is gone since MCP 2025-06-18).
 type stdoutFilter struct {
-	max     int                     // Command.MaxLineBytes
-	dropped func(n int, why string) // called for every dropped line, n counting from 1
+	max     int                       // Command.MaxLineBytes
+	dropped func(session.LineDropped) // called for every dropped line, Count counting from 1
 	count   atomic.Int64
 	line    []byte // the line being read (copyLines' own)
 }
@@ -67,11 +68,11 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		ended := err == nil || err == io.EOF // a line, or the last one without its "\n"
 		if tooLong {
 			if ended {
-				f.drop(fmt.Sprintf("a line longer than %d bytes", f.max))
+				f.drop(session.LineDropped{Bound: f.max})
 			}
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && ended {
 			if why := notMessage(msg); why != "" {
-				f.drop(why + ": " + quote(msg))
+				f.drop(session.LineDropped{Why: why + ": " + quote(msg)})
 			} else if _, werr := w.Write(append(msg, '\n')); werr != nil {
 				w = io.Discard // go-sdk is gone: read on, so the process never blocks
 			}
@@ -89,10 +90,11 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	}
 }
 
-func (f *stdoutFilter) drop(why string) {
-	n := f.count.Add(1)
+// drop counts a dropped line and reports d, its Count set.
+func (f *stdoutFilter) drop(d session.LineDropped) {
+	d.Count = int(f.count.Add(1))
 	if f.dropped != nil {
-		f.dropped(int(n), why)
+		f.dropped(d)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // TestStdoutFilterPassesOnlyJSONRPCMessages: one message per line reaches
@@ -29,17 +31,17 @@ func TestStdoutFilterPassesOnlyJSONRPCMessages(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"result":{"text":"` + strings.Repeat("y", 300) + `"}}`,
 		`{"jsonrpc":"2.0","id":4,"result":{}}`, // the last line, no newline
 	}, "\n")
-	var drops []string
-	f := &stdoutFilter{max: 200, dropped: func(n int, why string) { drops = append(drops, why) }}
+	var drops []session.LineDropped
+	f := &stdoutFilter{max: 200, dropped: func(d session.LineDropped) { drops = append(drops, d) }}
 	var out bytes.Buffer
 	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
 	assert.Equal(t, resp+"\n"+note+"\n"+`{"jsonrpc":"2.0","id":4,"result":{}}`+"\n", out.String())
 	require.Len(t, drops, 5)
-	assert.Equal(t, `not JSON-RPC: "server starting on stdio"`, drops[0])
-	assert.Contains(t, drops[1], "a JSON-RPC batch")
-	assert.Contains(t, drops[2], "not one JSON-RPC message")
-	assert.Contains(t, drops[3], "not JSON-RPC")
-	assert.Equal(t, "a line longer than 200 bytes", drops[4])
+	assert.Equal(t, session.LineDropped{Count: 1, Why: `not JSON-RPC: "server starting on stdio"`}, drops[0])
+	assert.Contains(t, drops[1].Why, "a JSON-RPC batch")
+	assert.Contains(t, drops[2].Why, "not one JSON-RPC message")
+	assert.Contains(t, drops[3].Why, "not JSON-RPC")
+	assert.Equal(t, session.LineDropped{Count: 5, Bound: 200}, drops[4], "the bound, typed")
 	assert.Equal(t, int64(5), f.count.Load())
 }
 
@@ -75,13 +77,13 @@ func TestStdoutFilterBoundIsTheLinesBytes(t *testing.T) {
 		{past + "\n", ""},
 		{past, ""},
 	} {
-		var drops []string
-		f := &stdoutFilter{max: max, dropped: func(n int, why string) { drops = append(drops, why) }}
+		var drops []session.LineDropped
+		f := &stdoutFilter{max: max, dropped: func(d session.LineDropped) { drops = append(drops, d) }}
 		var out bytes.Buffer
 		require.NoError(t, f.copyLines(strings.NewReader(tc.in), &out))
 		assert.Equal(t, tc.out, out.String(), "%d bytes in", len(tc.in))
 		if tc.out == "" {
-			assert.Equal(t, []string{"a line longer than 64 bytes"}, drops, "%d bytes in", len(tc.in))
+			assert.Equal(t, []session.LineDropped{{Count: 1, Bound: max}}, drops, "%d bytes in", len(tc.in))
 		} else {
 			assert.Empty(t, drops)
 		}
@@ -97,7 +99,7 @@ func TestStdoutFilterDropsAMessageWithMoreOnItsLine(t *testing.T) {
 	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
 	in := strings.Join([]string{note + " ready", note + note, note + "]", note + "\t ", note}, "\n") + "\n"
 	var drops []string
-	f := &stdoutFilter{max: 1 << 10, dropped: func(n int, why string) { drops = append(drops, why) }}
+	f := &stdoutFilter{max: 1 << 10, dropped: func(d session.LineDropped) { drops = append(drops, d.Why) }}
 	var out bytes.Buffer
 	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
 	assert.Equal(t, note+"\n"+note+"\n", out.String(), "trailing blanks are trimmed; nothing else follows a message")

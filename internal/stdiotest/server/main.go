@@ -10,9 +10,10 @@
 // lines on stdout, then answer; stderr {text}: write text to stderr; pings: answer
 // how many ping requests it received (answered or not); closeout: close
 // stdout and keep running, the call unanswered; stray: print two
-// responses to ids never sent, then answer; deafflood {n}: stop reading
-// stdin, print n ping requests, then answer; pid:
-// answer "<pid> <pgid> <child pid>".
+// responses to ids never sent, then answer; strayid {bytes}: print a
+// response to a string id of about that many bytes, then answer;
+// deafflood {n}: stop reading stdin, print n ping requests, then answer;
+// pid: answer "<pid> <pgid> <child pid>".
 package main
 
 import (
@@ -155,6 +156,16 @@ func main() {
 	mcp.AddTool(srv, &mcp.Tool{Name: "stray"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		out.raw(`{"jsonrpc":"2.0","id":987654,"result":{}}` + "\n")
 		out.raw(`{"jsonrpc":"2.0","id":"not-an-id","result":{}}` + "\n")
+		return text("strayed"), nil, nil
+	})
+	type bytesArgs struct {
+		Bytes int `json:"bytes"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "strayid"}, func(_ context.Context, _ *mcp.CallToolRequest, a bytesArgs) (*mcp.CallToolResult, any, error) {
+		// A response to a string id of about that many bytes, terminal
+		// escapes first, then the answer.
+		id := strings.Repeat(`\u001b[2J`, 100) + strings.Repeat("Z", max(a.Bytes-400, 0))
+		out.raw(`{"jsonrpc":"2.0","id":"` + id + `","result":{}}` + "\n")
 		return text("strayed"), nil, nil
 	})
 	stdin := &gatedReader{r: os.Stdin, shut: make(chan struct{})}
