@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,9 +15,10 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// writtenKey marks a request's context; markingConn sets the mark once the
-// request is written whole to the process's stdin.
-type writtenKey struct{}
+// markKey keys a request's *callMark in its context; markingConn sets it
+// written once the request is written whole to the process's stdin, and
+// refused when it refuses the answer.
+type markKey struct{}
 
 // markingTransport hands go-sdk its conn, inner's connection wrapped.
 type markingTransport struct {
@@ -51,13 +51,14 @@ type markingConn struct {
 	maxResponses int
 	limits       msgcheck.Limits
 	mu           sync.Mutex
-	lists        map[int64]string // unanswered requests whose result msgcheck counts: id -> method
-	forgotUpTo   int64            // the highest id trackList forgot unanswered
-	closed       bool             // no write starts once Close began
-	highest      int64            // the highest request id handed to Write
-	writes       sync.WaitGroup   // writes still running
-	responses    int              // responses being written
-	drops        int              // responses dropped
+	lists        map[int64]string    // unanswered requests whose result msgcheck counts: id -> method
+	marks        map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
+	forgotUpTo   int64               // the highest id trackList forgot unanswered
+	closed       bool                // no write starts once Close began
+	highest      int64               // the highest request id handed to Write
+	writes       sync.WaitGroup      // writes still running
+	responses    int                 // responses being written
+	drops        int                 // responses dropped
 }
 
 // Read returns the next message, but: a server's request or notification
@@ -102,6 +103,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				}
 			}
 			if problem != "" {
+				c.refuse(n, problem)
 				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused,
 					Message: "mcpsup: answer refused: " + problem}}, nil
 			}
@@ -132,10 +134,11 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	mark, _ := ctx.Value(writtenKey{}).(*atomic.Bool)
+	mark, _ := ctx.Value(markKey{}).(*callMark)
 	req, isReq := msg.(*jsonrpc.Request)
-	if !isReq || mark == nil {
-		mark = new(atomic.Bool) // a response, or a request with no one to tell
+	caller := isReq && mark != nil
+	if !caller {
+		mark = new(callMark) // a response, or a request with no one to tell
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -145,6 +148,9 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if isReq {
 		if n, ok := req.ID.Raw().(int64); ok {
 			c.highest = max(c.highest, n) // before the write: the answer may come before Write returns
+			if caller {
+				c.keepMark(n, mark)
+			}
 			if msgcheck.CountsItems(req.Method) {
 				c.trackList(n, req.Method)
 			}
@@ -172,13 +178,43 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case err := <-done:
 		if err == nil {
-			mark.Store(true)
+			mark.setWritten()
 		}
 		return err
 	case <-ctx.Done():
-		mark.Store(true)
+		mark.setWritten()
 		return ctx.Err()
 	}
+}
+
+// keepMark remembers the mark of request id until its caller returns
+// (callMark.done). Called with mu held.
+func (c *markingConn) keepMark(id int64, m *callMark) {
+	if c.marks == nil {
+		c.marks = make(map[int64]*callMark)
+	}
+	c.marks[id] = m
+	m.mu.Lock()
+	m.release = func() {
+		c.mu.Lock()
+		if c.marks[id] == m {
+			delete(c.marks, id)
+		}
+		c.mu.Unlock()
+	}
+	m.mu.Unlock()
+}
+
+// refuse marks request id's answer refused for problem; it reports whether
+// a caller waits for it.
+func (c *markingConn) refuse(id int64, problem string) bool {
+	c.mu.Lock()
+	m := c.marks[id]
+	c.mu.Unlock()
+	if m != nil {
+		m.refuse(problem)
+	}
+	return m != nil
 }
 
 // Close closes the connection (the process's stdin, ending the writes still

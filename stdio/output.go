@@ -31,6 +31,12 @@ type stdoutFilter struct {
 	dropped func(session.LineDropped) // called for every dropped line, Count counting from 1
 	count   atomic.Int64
 	line    []byte // the line being read (copyLines' own)
+	// refuse, when set, takes the id of a dropped line that was a response
+	// (lineID) and the problem, and reports whether a caller waits for that
+	// request's answer; if one does, the filter hands go-sdk a JSON-RPC error
+	// (refusalLine) in the dropped answer's place, so the call fails at once
+	// rather than at its deadline. Set before copyLines runs.
+	refuse func(id int64, problem string) bool
 }
 
 // keptLine is the most a line's buffer keeps between lines, so one line near
@@ -48,6 +54,8 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	line := f.line[:0]
 	defer func() { f.line = line }()
 	tooLong := false
+	var longID int64 // the id in a too-long line's start
+	longIsAnswer := false
 	for {
 		chunk, err := br.ReadSlice('\n')
 		n := len(line) + len(chunk)
@@ -58,6 +66,11 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		case tooLong:
 		case n > f.max:
 			tooLong = true
+			start := line
+			if len(start) < idScan {
+				start = append(start, chunk[:min(len(chunk), idScan-len(start))]...)
+			}
+			longID, longIsAnswer = lineID(start)
 			line = line[:0]
 		default:
 			line = append(line, chunk...)
@@ -69,15 +82,21 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		if tooLong {
 			if ended {
 				f.drop(session.LineDropped{Bound: f.max})
+				if longIsAnswer {
+					w = f.refuseAnswer(w, longID, fmt.Sprintf("a line longer than %d bytes", f.max))
+				}
 			}
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && ended {
 			if why := notMessage(msg); why != "" {
 				f.drop(session.LineDropped{Why: why + ": " + quote(msg)})
-			} else if _, werr := w.Write(append(msg, '\n')); werr != nil {
-				w = io.Discard // go-sdk is gone: read on, so the process never blocks
+				if id, ok := lineID(msg); ok {
+					w = f.refuseAnswer(w, id, why)
+				}
+			} else {
+				w = writeOrDiscard(w, append(msg, '\n'))
 			}
 		}
-		line, tooLong = line[:0], false
+		line, tooLong, longIsAnswer = line[:0], false, false
 		if cap(line) > keptLine {
 			line = nil // a long line's buffer goes with it
 		}
@@ -88,6 +107,24 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 			return err
 		}
 	}
+}
+
+// writeOrDiscard writes b to w and returns w, or io.Discard once w refused
+// a write: go-sdk is gone, and stdout is read on so the process never blocks.
+func writeOrDiscard(w io.Writer, b []byte) io.Writer {
+	if _, err := w.Write(b); err != nil {
+		return io.Discard
+	}
+	return w
+}
+
+// refuseAnswer hands w the refusal of request id's answer, dropped for
+// problem, when a caller waits for it (f.refuse).
+func (f *stdoutFilter) refuseAnswer(w io.Writer, id int64, problem string) io.Writer {
+	if f.refuse == nil || !f.refuse(id, problem) {
+		return w
+	}
+	return writeOrDiscard(w, refusalLine(id, problem))
 }
 
 // drop counts a dropped line and reports d, its Count set.

@@ -178,3 +178,54 @@ func TestStderrFloodIsLoggedAtTheRate(t *testing.T) {
 	l2.copy(strings.NewReader(strings.Repeat("x\n", stderrLogBurst+5)))
 	assert.Contains(t, logs.String(), "lines=5", "the count is logged when stderr ends")
 }
+
+// TestLineIDReadsOnlyAResponsesStart: the id of a dropped line is read from
+// its start alone: an integer "id" before "result" or "error" at the top
+// level; a server's request ("method": its ids are its own, JSON-RPC 2.0
+// section 4), a string id, an id past the scan or after the result, and
+// "id" inside another member are none.
+func TestLineIDReadsOnlyAResponsesStart(t *testing.T) {
+	deep := strings.Repeat("[", 3000)
+	cases := []struct {
+		line string
+		id   int64
+		ok   bool
+	}{
+		{`{"jsonrpc":"2.0","id":4,"result":{"x":` + deep, 4, true},
+		{`{"id":7,"jsonrpc":"2.0","error":{"code":1`, 7, true},
+		{`{"jsonrpc":"2.0","x":{"id":9,"a":[1,{"id":2}]},"id":5,"result":` + deep, 5, true},
+		{`{"jsonrpc":"2.0","id":3,"method":"ping","result":{}}`, 0, false},
+		{`{"jsonrpc":"2.0","id":"4","result":{}}`, 0, false},
+		{`{"jsonrpc":"2.0","result":{},"id":4}`, 0, false},
+		{`{"jsonrpc":"2.0","x":"` + strings.Repeat("y", idScan) + `","id":4,"result":{}}`, 0, false},
+		{`{"jsonrpc":"2.0","x":` + deep, 0, false},
+		{`not json "id":4`, 0, false},
+	}
+	for _, c := range cases {
+		id, ok := lineID([]byte(c.line))
+		assert.Equal(t, c.ok, ok, "%.60s", c.line)
+		assert.Equal(t, c.id, id, "%.60s", c.line)
+	}
+}
+
+// TestStdoutFilterRefusesADroppedAnswerInPlace: a dropped line whose start
+// names a request a caller waits for is followed, in what go-sdk reads, by
+// the JSON-RPC error refusing that answer (code msgcheck.CodeRefused); one
+// naming no such request is dropped alone.
+func TestStdoutFilterRefusesADroppedAnswerInPlace(t *testing.T) {
+	waiting := map[int64]string{}
+	f := &stdoutFilter{max: 100, refuse: func(id int64, problem string) bool {
+		if id != 4 {
+			return false
+		}
+		waiting[id] = problem
+		return true
+	}}
+	in := `{"jsonrpc":"2.0","id":4,"result":{"t":"` + strings.Repeat("x", 200) + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":5,"result":{"t":"` + strings.Repeat("x", 200) + `"}}` + "\n"
+	var out bytes.Buffer
+	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":4,"error":{"code":-32090,"message":"mcpsup: answer refused: a line longer than 100 bytes"}}`, out.String())
+	assert.Equal(t, map[int64]string{4: "a line longer than 100 bytes"}, waiting)
+	assert.Equal(t, int64(2), f.count.Load(), "both dropped")
+}

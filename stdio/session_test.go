@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
 
@@ -442,4 +443,47 @@ func TestCloseReturnsWithAChildHoldingTheOutput(t *testing.T) {
 	}
 	require.ErrorIs(t, s.Err(), session.ErrClosed)
 	require.Len(t, f.exits(), 1)
+}
+
+// TestRefusedAnswerFailsItsCallAsProtocol: an answer the transport refuses
+// before go-sdk decodes it fails its call at once, alone, class protocol
+// with its outcome unknown (the server ran it), as the HTTP transport fails
+// one (DESIGN.md section 3: protocol for an answer over a decode bound):
+// a result over a msgcheck bound, and a stdout line dropped whose start
+// names the call's id, nested deeper than go-sdk decodes or longer than
+// Command.MaxLineBytes ("The server MUST NOT write anything to its stdout
+// that is not a valid MCP message", MCP 2025-11-25 basic/transports,
+// stdio). The session lives.
+func TestRefusedAnswerFailsItsCallAsProtocol(t *testing.T) {
+	cases := []struct {
+		name    string
+		o       Options
+		tool    string
+		args    map[string]any
+		problem string
+	}{
+		{"over a msgcheck bound", Options{Limits: msgcheck.Limits{ContentBlocks: 5}}, "blocks", map[string]any{"n": 6}, "more than 5 content blocks"},
+		{"nested deeper than go-sdk decodes", Options{}, "deep", map[string]any{"levels": 1500}, "not one JSON-RPC message"},
+		{"over the line bound", Options{Command: Command{MaxLineBytes: 64 << 10}}, "padded", map[string]any{"bytes": 128 << 10}, "a line longer than 65536 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _, ctx := dial(t, c.o)
+			_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+			require.Error(t, err)
+			require.NoError(t, ctx.Err(), "the call failed at once, not at the test's deadline")
+			require.ErrorIs(t, err, classify.ErrProtocol)
+			var refused *AnswerRefusedError
+			require.ErrorAs(t, err, &refused)
+			assert.Equal(t, "tools/call", refused.Method)
+			assert.Contains(t, refused.Problem, c.problem)
+			v := classify.Error(err)
+			assert.Equal(t, classify.Protocol, v.Class)
+			assert.Equal(t, classify.DeliveryOutcomeUnknown, classify.DeliveryOf(err, v))
+
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}})
+			require.NoError(t, err, "the session lives")
+			assert.Equal(t, "still here", res.Content[0].(*mcp.TextContent).Text)
+		})
+	}
 }

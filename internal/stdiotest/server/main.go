@@ -11,7 +11,9 @@
 // how many ping requests it received (answered or not); closeout: close
 // stdout and keep running, the call unanswered; stray: print two
 // responses to ids never sent, then answer; strayid {bytes}: print a
-// response to a string id of about that many bytes, then answer;
+// response to a string id of about that many bytes, then answer; deep
+// {levels}: answer with that many levels of arrays nested in the result;
+// padded {bytes}: answer with that many more bytes in the result;
 // deafflood {n}: stop reading stdin, print n ping requests, then answer;
 // pid: answer "<pid> <pgid> <child pid>".
 package main
@@ -168,6 +170,23 @@ func main() {
 		out.raw(`{"jsonrpc":"2.0","id":"` + id + `","result":{}}` + "\n")
 		return text("strayed"), nil, nil
 	})
+	type levelsArgs struct {
+		Levels int `json:"levels"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "deep"}, func(_ context.Context, _ *mcp.CallToolRequest, a levelsArgs) (*mcp.CallToolResult, any, error) {
+		nested := strings.Repeat("[", a.Levels) + strings.Repeat("]", a.Levels)
+		out.mangleNext(func(line []byte) []byte {
+			return []byte(strings.Replace(string(line), `"result":{`, `"result":{"deep":`+nested+`,`, 1))
+		})
+		return text("deep"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "padded"}, func(_ context.Context, _ *mcp.CallToolRequest, a bytesArgs) (*mcp.CallToolResult, any, error) {
+		pad := strings.Repeat("p", a.Bytes)
+		out.mangleNext(func(line []byte) []byte {
+			return []byte(strings.Replace(string(line), `"result":{`, `"result":{"pad":"`+pad+`",`, 1))
+		})
+		return text("padded"), nil, nil
+	})
 	stdin := &gatedReader{r: os.Stdin, shut: make(chan struct{})}
 	type floodArgs struct {
 		N int `json:"n"`
@@ -248,11 +267,22 @@ type lineWriter struct {
 	n         int
 	exitAfter int
 	code      int
+	mangle    func([]byte) []byte // applied to the next response with a result
+}
+
+// mangleNext has the next response with a result written as m makes it.
+func (l *lineWriter) mangleNext(m func([]byte) []byte) {
+	l.mu.Lock()
+	l.mangle = m
+	l.mu.Unlock()
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.mangle != nil && strings.Contains(string(p), `"result":{`) {
+		p, l.mangle = l.mangle(p), nil
+	}
 	n, err := l.w.Write(p)
 	l.n++
 	if l.exitAfter > 0 && l.n >= l.exitAfter {
