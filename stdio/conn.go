@@ -36,14 +36,17 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 }
 
 // markingConn marks the requests it writes (stdioSession.facts) and checks what
-// it reads with msgcheck before go-sdk decodes it. Each write runs on a
-// goroutine of its own and returns with its context: a server that stops
-// reading its stdin would otherwise hold go-sdk's one write lock, pings
-// included. A write cut so goes on whole in the background and counts as
-// written; one that fails does not. Responses to the server's requests are
-// written with a context that never ends (go-sdk internal/jsonrpc2
-// processResult): at most maxResponses at once, one past it dropped and told
-// to dropped.
+// it reads with msgcheck before go-sdk decodes it. One write at a time
+// reaches the process's stdin, on a goroutine of its own, and Write returns
+// with its context: a server that stops reading its stdin would otherwise
+// hold go-sdk's one write lock, pings included. A write cut so goes on whole
+// in the background and counts as written; one that fails does not. A write
+// waits for the one before it, bounded by its context: one cut while it
+// waits was not sent, and holds nothing after, so a server that reads no
+// more keeps at most one message and one goroutine, however many calls time
+// out. Responses to the server's requests are written with a context that
+// never ends (go-sdk internal/jsonrpc2 processResult): at most maxResponses
+// at once, one past it dropped and told to dropped.
 type markingConn struct {
 	mcp.Connection
 	drop         func(session.LineDropped) // a message read and not handed on (required)
@@ -55,6 +58,8 @@ type markingConn struct {
 	marks        map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
 	forgotUpTo   int64               // the highest id trackList forgot unanswered
 	closed       bool                // no write starts once Close began
+	slot         chan struct{}       // holds a token while a write runs (capacity 1); see chans
+	closing      chan struct{}       // closed by Close: writes waiting for the slot give up
 	highest      int64               // the highest request id handed to Write
 	writes       sync.WaitGroup      // writes still running
 	responses    int                 // responses being written
@@ -140,9 +145,38 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if !caller {
 		mark = new(callMark) // a response, or a request with no one to tell
 	}
+	if !isReq {
+		c.mu.Lock()
+		if c.responses >= c.maxResponses {
+			c.drops++
+			n := c.drops
+			c.mu.Unlock()
+			c.dropped(n)
+			return nil
+		}
+		c.responses++
+		c.mu.Unlock()
+	}
+	started := false // a write started: it gives back the slot and the response's place
+	defer func() {
+		if !started && !isReq {
+			c.mu.Lock()
+			c.responses--
+			c.mu.Unlock()
+		}
+	}()
+	slot, closing := c.chans()
+	select {
+	case slot <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err() // not sent: go-sdk keeps the connection (jsonrpc2 conn.go write)
+	case <-closing:
+		return mcp.ErrConnectionClosed
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		<-slot
 		return mcp.ErrConnectionClosed
 	}
 	if isReq {
@@ -155,18 +189,12 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 				c.trackList(n, req.Method)
 			}
 		}
-	} else if c.responses >= c.maxResponses {
-		c.drops++
-		n := c.drops
-		c.mu.Unlock()
-		c.dropped(n)
-		return nil
-	} else {
-		c.responses++
 	}
+	started = true
 	done := make(chan error, 1)
 	c.writes.Go(func() { // under mu: Close waits for it
 		err := c.Connection.Write(context.WithoutCancel(ctx), msg)
+		<-slot
 		if !isReq {
 			c.mu.Lock()
 			c.responses--
@@ -217,10 +245,25 @@ func (c *markingConn) refuse(id int64, problem string) bool {
 	return m != nil
 }
 
-// Close closes the connection (the process's stdin, ending the writes still
-// running) and waits for those writes.
-func (c *markingConn) Close() error {
+// chans returns the write slot and the channel Close closes, made on
+// first use.
+func (c *markingConn) chans() (slot, closing chan struct{}) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.slot == nil {
+		c.slot, c.closing = make(chan struct{}, 1), make(chan struct{})
+	}
+	return c.slot, c.closing
+}
+
+// Close closes the connection (the process's stdin, ending the write still
+// running), ends the waits for the slot and waits for that write.
+func (c *markingConn) Close() error {
+	_, closing := c.chans()
+	c.mu.Lock()
+	if !c.closed {
+		close(closing)
+	}
 	c.closed = true
 	c.mu.Unlock()
 	err := c.Connection.Close()
