@@ -60,6 +60,7 @@ type markingConn struct {
 	closed       bool                // no write starts once Close began
 	slot         chan struct{}       // holds a token while a write runs (capacity 1); see chans
 	closing      chan struct{}       // closed by Close: writes waiting for the slot give up
+	unsent       map[int64]bool      // requests given up before their write started, until their cancellation
 	highest      int64               // the highest request id handed to Write
 	writes       sync.WaitGroup      // writes still running
 	responses    int                 // responses being written
@@ -145,6 +146,9 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if !caller {
 		mark = new(callMark) // a response, or a request with no one to tell
 	}
+	if isReq && c.cancelsUnsent(req) {
+		return nil
+	}
 	if !isReq {
 		c.mu.Lock()
 		if c.responses >= c.maxResponses {
@@ -169,6 +173,9 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case slot <- struct{}{}:
 	case <-ctx.Done():
+		if isReq {
+			c.gaveUp(req)
+		}
 		return ctx.Err() // not sent: go-sdk keeps the connection (jsonrpc2 conn.go write)
 	case <-closing:
 		return mcp.ErrConnectionClosed
@@ -213,6 +220,53 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		mark.setWritten()
 		return ctx.Err()
 	}
+}
+
+// maxUnsent bounds the requests given up unsent that markingConn remembers
+// until go-sdk cancels them.
+const maxUnsent = 1024
+
+// gaveUp remembers a request with an id given up before its write started.
+func (c *markingConn) gaveUp(req *jsonrpc.Request) {
+	n, ok := req.ID.Raw().(int64)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !ok || len(c.unsent) >= maxUnsent {
+		return
+	}
+	if c.unsent == nil {
+		c.unsent = make(map[int64]bool)
+	}
+	c.unsent[n] = true
+}
+
+// cancelsUnsent reports whether req is a notifications/cancelled for a
+// request never written, which it forgets: "Cancellation notifications
+// MUST only reference requests that were previously issued" (MCP
+// 2025-11-25 basic/utilities/cancellation), and go-sdk sends one for every
+// call whose context ended (mcp/transport.go call), each waiting up to 5 s
+// for a stdin a server may no longer read.
+func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
+	if req.ID.IsValid() || req.Method != "notifications/cancelled" {
+		return false
+	}
+	var p struct {
+		RequestID json.Number `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return false
+	}
+	n, err := p.RequestID.Int64()
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.unsent[n] {
+		return false
+	}
+	delete(c.unsent, n)
+	return true
 }
 
 // keepMark remembers the mark of request id until its caller returns

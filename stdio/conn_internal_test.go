@@ -3,6 +3,7 @@ package stdio
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -141,9 +142,9 @@ func (c *waitSpy) Done() <-chan struct{} {
 // TestMarkingConnHoldsOneWriteToAServerThatReadsNothing: a server that
 // stops reading its stdin holds the first write for good; every write after
 // it waits for that one, bounded by its context, and one cut while it waits
-// was not sent (its mark not written) and leaves nothing running: however
-// many calls time out, one write reaches the pipe. Close ends the stuck
-// write.
+// was not sent (its mark not written) and leaves nothing running, nor does
+// the cancellation go-sdk sends for it: however many calls time out, one
+// write reaches the pipe. Close ends the stuck write.
 func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
 	inner := &stuckConn{entered: make(chan struct{}, 1000), closed: make(chan struct{})}
 	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
@@ -169,7 +170,13 @@ func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		written, _ := mark.done()
 		require.False(t, written, "call %d: cut while waiting, not sent", n)
+		// go-sdk then cancels it; a request never issued is not cancelled
+		// (MCP 2025-11-25 basic/utilities/cancellation): dropped, not waiting.
+		base, cancel = context.WithCancel(context.Background())
+		cancelled := &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d,"reason":"context canceled"}`, n))}
+		require.NoError(t, c.Write(&waitSpy{Context: base, cancel: cancel}, cancelled), "call %d: its cancellation waited", n)
 	}
+	assert.Empty(t, c.unsent, "each forgotten with its cancellation")
 	require.NoError(t, c.Close()) // returns once the stuck write has ended
 	assert.Len(t, inner.entered, 0, "no write but the first reached the pipe")
 	assert.Empty(t, c.marks, "no mark kept for a call that returned")
