@@ -95,12 +95,13 @@ func TestCommandStrayResponseEventIsBounded(t *testing.T) {
 
 	var rec bytes.Buffer
 	lines := events.NewJSONLines(&rec)
-	for _, e := range r.rec.Events() {
+	es := r.rec.Events()
+	for _, e := range es {
 		lines.Emit(e)
 	}
 	require.NoError(t, lines.Err())
 	back, err := events.ReadJSONLines(&rec)
 	require.NoError(t, err)
-	require.Len(t, back, len(r.rec.Events()))
+	require.Len(t, back, len(es))
 	assert.Equal(t, 1, countKind(back, events.KindStdoutLineDropped))
 }
