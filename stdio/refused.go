@@ -38,7 +38,7 @@ type callMark struct {
 	mu      sync.Mutex
 	written bool
 	refused string // the problem; "" while none
-	release func() // forgets the mark in markingConn; nil until written
+	release func() // forgets the mark in markingConn; nil until it keeps it
 }
 
 func (m *callMark) setWritten() {
