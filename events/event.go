@@ -116,7 +116,9 @@ type Event struct {
 	// Alive reports that the liveness request was answered.
 	Alive bool `json:"alive,omitempty"`
 	// RequestID is the JSON-RPC id lost with its response stream,
-	// ReissuedAs its re-issue's, "" when that was not sent.
+	// ReissuedAs its re-issue's, "" when that was not sent; of a
+	// stdout-line-dropped, the id (JSON, at most 64 characters) a response
+	// answered that no request carried.
 	RequestID  string `json:"request_id,omitempty"`
 	ReissuedAs string `json:"reissued_as,omitempty"`
 	// Token is the fencing token of a lease (the hub's lease-acquired).

@@ -72,6 +72,12 @@ func Summary(e Event) string {
 		gen()
 	case KindStreamEventDropped, KindStdoutLineDropped:
 		add("%d dropped in all", e.Count)
+		if e.Bound != 0 {
+			add("a line longer than %d bytes", e.Bound)
+		}
+		if e.RequestID != "" {
+			add("a response to id %s, a request never sent", e.RequestID)
+		}
 	case KindResponseDropped:
 		add("%d already in flight; %d dropped in all", e.Bound, e.Count)
 	case KindServerRequestRefused:

@@ -69,7 +69,9 @@ const (
 	KindServerRequestRefused Kind = "server-request-refused"
 	// KindStdoutLineDropped: a stdio server's stdout line was not one
 	// JSON-RPC message, or answered an id never sent. Throttled as
-	// stream-event-dropped. Fields: Count, Detail, Generation.
+	// stream-event-dropped. Fields: Count, Bound (the line bound a longer
+	// line broke), RequestID (the id never sent, as JSON, cut), Detail
+	// (what else was wrong, quoting the line's start), Generation.
 	KindStdoutLineDropped Kind = "stdout-line-dropped"
 	// KindProcessExited: a stdio server's process exited (not by Close or
 	// Detach). Fields: ExitCode, Signal, Stop, Detail (stderr's tail),

@@ -45,11 +45,15 @@ type (
 	ResponseDropped struct {
 		Count, Bound int
 	}
-	// LineDropped: a stdio server's stdout line was dropped (not a JSON-RPC
-	// message, or over the line bound); Count counts the session's drops.
+	// LineDropped: a stdio server's stdout line was dropped; Count counts
+	// the session's drops. Bound is the line bound (bytes) a longer line
+	// broke; RequestID the id, as JSON cut to 64 characters, of a response
+	// to a request never sent; otherwise Why says what else was wrong,
+	// quoting the line's start (foreign text, bounded).
 	LineDropped struct {
-		Count int
-		Why   string
+		Count, Bound int
+		RequestID    string
+		Why          string
 	}
 	// ProcessExited: a stdio server's process exited; Err is its
 	// *stdio.ProcessExitError, its stderr tail masked.

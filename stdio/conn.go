@@ -2,21 +2,23 @@ package stdio
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
-// writtenKey marks a request's context; markingConn sets the mark once the
-// request is written whole to the process's stdin.
-type writtenKey struct{}
+// markKey keys a request's *callMark in its context; markingConn sets it
+// written once the request is written whole to the process's stdin, and
+// refused when it refuses the answer.
+type markKey struct{}
 
 // markingTransport hands go-sdk its conn, inner's connection wrapped.
 type markingTransport struct {
@@ -34,28 +36,35 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 }
 
 // markingConn marks the requests it writes (stdioSession.facts) and checks what
-// it reads with msgcheck before go-sdk decodes it. Each write runs on a
-// goroutine of its own and returns with its context: a server that stops
-// reading its stdin would otherwise hold go-sdk's one write lock, pings
-// included. A write cut so goes on whole in the background and counts as
-// written; one that fails does not. Responses to the server's requests are
-// written with a context that never ends (go-sdk internal/jsonrpc2
-// processResult): at most maxResponses at once, one past it dropped and told
-// to dropped.
+// it reads with msgcheck before go-sdk decodes it. One write at a time
+// reaches the process's stdin, on a goroutine of its own, and Write returns
+// with its context: a server that stops reading its stdin would otherwise
+// hold go-sdk's one write lock, pings included. A write cut so goes on whole
+// in the background and counts as written; one that fails does not. A write
+// waits for the one before it, bounded by its context: one cut while it
+// waits was not sent, and holds nothing after, so a server that reads no
+// more keeps at most one message and one goroutine, however many calls time
+// out. Responses to the server's requests are written with a context that
+// never ends (go-sdk internal/jsonrpc2 processResult): at most maxResponses
+// at once, one past it dropped and told to dropped.
 type markingConn struct {
 	mcp.Connection
-	drop         func(why string) // a message read and not handed on (required)
-	dropped      func(n int)      // the n-th response not written
+	drop         func(session.LineDropped) // a message read and not handed on (required)
+	dropped      func(n int)               // the n-th response not written
 	maxResponses int
 	limits       msgcheck.Limits
 	mu           sync.Mutex
-	lists        map[int64]string // unanswered requests whose result msgcheck counts: id -> method
-	forgotUpTo   int64            // the highest id trackList forgot unanswered
-	closed       bool             // no write starts once Close began
-	highest      int64            // the highest request id handed to Write
-	writes       sync.WaitGroup   // writes still running
-	responses    int              // responses being written
-	drops        int              // responses dropped
+	lists        map[int64]string    // unanswered requests whose result msgcheck counts: id -> method
+	marks        map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
+	forgotUpTo   int64               // the highest id trackList forgot unanswered
+	closed       bool                // no write starts once Close began
+	slot         chan struct{}       // holds a token while a write runs (capacity 1); see chans
+	closing      chan struct{}       // closed by Close: writes waiting for the slot give up
+	unsent       map[int64]bool      // requests given up before their write started, until their cancellation
+	highest      int64               // the highest request id handed to Write
+	writes       sync.WaitGroup      // writes still running
+	responses    int                 // responses being written
+	drops        int                 // responses dropped
 }
 
 // Read returns the next message, but: a server's request or notification
@@ -70,7 +79,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
-				c.drop(fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem))
+				c.drop(session.LineDropped{Why: fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem)})
 				continue
 			}
 		}
@@ -86,7 +95,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {
-			c.drop(fmt.Sprintf("a response to id %v, a request never sent", r.ID.Raw()))
+			c.drop(session.LineDropped{RequestID: idText(r.ID)})
 			continue
 		}
 		if r.Error == nil {
@@ -100,6 +109,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				}
 			}
 			if problem != "" {
+				c.refuse(n, problem)
 				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused,
 					Message: "mcpsup: answer refused: " + problem}}, nil
 			}
@@ -130,35 +140,68 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	mark, _ := ctx.Value(writtenKey{}).(*atomic.Bool)
+	mark, _ := ctx.Value(markKey{}).(*callMark)
 	req, isReq := msg.(*jsonrpc.Request)
-	if !isReq || mark == nil {
-		mark = new(atomic.Bool) // a response, or a request with no one to tell
+	caller := isReq && mark != nil
+	if !caller {
+		mark = new(callMark) // a response, or a request with no one to tell
+	}
+	if isReq && c.cancelsUnsent(req) {
+		return nil
+	}
+	if !isReq {
+		c.mu.Lock()
+		if c.responses >= c.maxResponses {
+			c.drops++
+			n := c.drops
+			c.mu.Unlock()
+			c.dropped(n)
+			return nil
+		}
+		c.responses++
+		c.mu.Unlock()
+	}
+	started := false // a write started: it gives back the slot and the response's place
+	defer func() {
+		if !started && !isReq {
+			c.mu.Lock()
+			c.responses--
+			c.mu.Unlock()
+		}
+	}()
+	slot, closing := c.chans()
+	select {
+	case slot <- struct{}{}:
+	case <-ctx.Done():
+		if isReq {
+			c.gaveUp(req)
+		}
+		return ctx.Err() // not sent: go-sdk keeps the connection (jsonrpc2 conn.go write)
+	case <-closing:
+		return mcp.ErrConnectionClosed
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		<-slot
 		return mcp.ErrConnectionClosed
 	}
 	if isReq {
 		if n, ok := req.ID.Raw().(int64); ok {
 			c.highest = max(c.highest, n) // before the write: the answer may come before Write returns
+			if caller {
+				c.keepMark(n, mark)
+			}
 			if msgcheck.CountsItems(req.Method) {
 				c.trackList(n, req.Method)
 			}
 		}
-	} else if c.responses >= c.maxResponses {
-		c.drops++
-		n := c.drops
-		c.mu.Unlock()
-		c.dropped(n)
-		return nil
-	} else {
-		c.responses++
 	}
+	started = true
 	done := make(chan error, 1)
 	c.writes.Go(func() { // under mu: Close waits for it
 		err := c.Connection.Write(context.WithoutCancel(ctx), msg)
+		<-slot
 		if !isReq {
 			c.mu.Lock()
 			c.responses--
@@ -170,24 +213,126 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case err := <-done:
 		if err == nil {
-			mark.Store(true)
+			mark.setWritten()
 		}
 		return err
 	case <-ctx.Done():
-		mark.Store(true)
+		mark.setWritten()
 		return ctx.Err()
 	}
 }
 
-// Close closes the connection (the process's stdin, ending the writes still
-// running) and waits for those writes.
-func (c *markingConn) Close() error {
+// maxUnsent bounds the requests given up unsent that markingConn remembers
+// until go-sdk cancels them.
+const maxUnsent = 1024
+
+// gaveUp remembers a request with an id given up before its write started.
+func (c *markingConn) gaveUp(req *jsonrpc.Request) {
+	n, ok := req.ID.Raw().(int64)
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !ok || len(c.unsent) >= maxUnsent {
+		return
+	}
+	if c.unsent == nil {
+		c.unsent = make(map[int64]bool)
+	}
+	c.unsent[n] = true
+}
+
+// cancelsUnsent reports whether req is a notifications/cancelled for a
+// request never written, which it forgets: "Cancellation notifications
+// MUST only reference requests that were previously issued" (MCP
+// 2025-11-25 basic/utilities/cancellation), and go-sdk sends one for every
+// call whose context ended (mcp/transport.go call), each waiting up to 5 s
+// for a stdin a server may no longer read.
+func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
+	if req.ID.IsValid() || req.Method != "notifications/cancelled" {
+		return false
+	}
+	var p struct {
+		RequestID json.Number `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return false
+	}
+	n, err := p.RequestID.Int64()
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.unsent[n] {
+		return false
+	}
+	delete(c.unsent, n)
+	return true
+}
+
+// keepMark remembers the mark of request id until its caller returns
+// (callMark.done). Called with mu held.
+func (c *markingConn) keepMark(id int64, m *callMark) {
+	if c.marks == nil {
+		c.marks = make(map[int64]*callMark)
+	}
+	c.marks[id] = m
+	m.mu.Lock()
+	m.release = func() {
+		c.mu.Lock()
+		if c.marks[id] == m {
+			delete(c.marks, id)
+		}
+		c.mu.Unlock()
+	}
+	m.mu.Unlock()
+}
+
+// refuse marks request id's answer refused for problem; it reports whether
+// a caller waits for it.
+func (c *markingConn) refuse(id int64, problem string) bool {
+	c.mu.Lock()
+	m := c.marks[id]
+	c.mu.Unlock()
+	if m != nil {
+		m.refuse(problem)
+	}
+	return m != nil
+}
+
+// chans returns the write slot and the channel Close closes, made on
+// first use.
+func (c *markingConn) chans() (slot, closing chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.slot == nil {
+		c.slot, c.closing = make(chan struct{}, 1), make(chan struct{})
+	}
+	return c.slot, c.closing
+}
+
+// Close closes the connection (the process's stdin, ending the write still
+// running), ends the waits for the slot and waits for that write.
+func (c *markingConn) Close() error {
+	_, closing := c.chans()
+	c.mu.Lock()
+	if !c.closed {
+		close(closing)
+	}
 	c.closed = true
 	c.mu.Unlock()
 	err := c.Connection.Close()
 	c.writes.Wait()
 	return err
+}
+
+// idText renders a JSON-RPC id for a fact: its JSON (control bytes
+// escaped), at most 64 characters, as httpsession renders one.
+func idText(id jsonrpc.ID) string {
+	b, err := json.Marshal(id.Raw())
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.64s", b)
 }
 
 // cutText shortens untrusted text quoted in a fact.

@@ -3,7 +3,9 @@ package stdio
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // scriptedConn is a stdio connection whose server's messages are given in
@@ -41,7 +44,7 @@ var _ mcp.Connection = (*scriptedConn)(nil)
 func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 4)}
-	c := &markingConn{Connection: inner, drop: func(string) {}, maxResponses: 1,
+	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
 		limits: msgcheck.Limits{ContentBlocks: 5}.WithDefaults()}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	for n := int64(1); n <= maxListsTracked+10; n++ {
@@ -81,7 +84,7 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 func TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 2)}
-	c := &markingConn{Connection: inner, drop: func(string) {}, maxResponses: 1,
+	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
 		limits: msgcheck.Limits{}.WithDefaults()}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "tools/list"}))
@@ -102,4 +105,79 @@ func TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes(t *testing.T) {
 	require.NotNil(t, r.Error, "refused")
 	assert.Equal(t, int64(msgcheck.CodeRefused), r.Error.(*jsonrpc.Error).Code)
 	assert.Contains(t, r.Error.(*jsonrpc.Error).Message, "teleport")
+}
+
+// stuckConn is a process's stdin that reads nothing: every Write blocks
+// until Close; it counts the Writes that reached it.
+type stuckConn struct {
+	scriptedConn
+	entered chan struct{} // a token per Write reached
+	closed  chan struct{}
+	once    sync.Once
+}
+
+func (c *stuckConn) Write(context.Context, jsonrpc.Message) error {
+	c.entered <- struct{}{}
+	<-c.closed
+	return mcp.ErrConnectionClosed
+}
+
+func (c *stuckConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return nil
+}
+
+// waitSpy is a context that is canceled once a Write waits on it.
+type waitSpy struct {
+	context.Context
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (c *waitSpy) Done() <-chan struct{} {
+	c.once.Do(c.cancel)
+	return c.Context.Done()
+}
+
+// TestMarkingConnHoldsOneWriteToAServerThatReadsNothing: a server that
+// stops reading its stdin holds the first write for good; every write after
+// it waits for that one, bounded by its context, and one cut while it waits
+// was not sent (its mark not written) and leaves nothing running, nor does
+// the cancellation go-sdk sends for it: however many calls time out, one
+// write reaches the pipe. Close ends the stuck write.
+func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
+	inner := &stuckConn{entered: make(chan struct{}, 1000), closed: make(chan struct{})}
+	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
+		limits: msgcheck.Limits{}.WithDefaults()}
+	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
+	blob := json.RawMessage(`{"blob":"` + strings.Repeat("x", 1<<10) + `"}`)
+
+	first := new(callMark)
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), markKey{}, first))
+	out := make(chan error, 1)
+	go func() { out <- c.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "tools/call", Params: blob}) }()
+	<-inner.entered // the write reached the pipe and is stuck there
+	cancel()
+	require.ErrorIs(t, <-out, context.Canceled)
+	written, _ := first.done()
+	assert.True(t, written, "a write cut while running goes on whole: it counts as written")
+
+	const calls = 200
+	for n := int64(2); n < 2+calls; n++ {
+		mark := new(callMark)
+		base, cancel := context.WithCancel(context.WithValue(context.Background(), markKey{}, mark))
+		err := c.Write(&waitSpy{Context: base, cancel: cancel}, &jsonrpc.Request{ID: id(n), Method: "tools/call", Params: blob})
+		require.ErrorIs(t, err, context.Canceled)
+		written, _ := mark.done()
+		require.False(t, written, "call %d: cut while waiting, not sent", n)
+		// go-sdk then cancels it; a request never issued is not cancelled
+		// (MCP 2025-11-25 basic/utilities/cancellation): dropped, not waiting.
+		base, cancel = context.WithCancel(context.Background())
+		cancelled := &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d,"reason":"context canceled"}`, n))}
+		require.NoError(t, c.Write(&waitSpy{Context: base, cancel: cancel}, cancelled), "call %d: its cancellation waited", n)
+	}
+	assert.Empty(t, c.unsent, "each forgotten with its cancellation")
+	require.NoError(t, c.Close()) // returns once the stuck write has ended
+	assert.Len(t, inner.entered, 0, "no write but the first reached the pipe")
+	assert.Empty(t, c.marks, "no mark kept for a call that returned")
 }

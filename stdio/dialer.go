@@ -95,7 +95,10 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	if observe == nil {
 		observe = func(session.Fact) {}
 	}
-	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(n int, why string) { observe(session.LineDropped{Count: n, Why: why}) }}
+	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(d session.LineDropped) { observe(d) }}
+	conn := &markingConn{drop: f.drop, dropped: func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
+		maxResponses: o.MaxResponses, limits: o.Limits}
+	f.refuse = conn.refuse // before the filter runs
 	errLog := &stderrLog{server: o.Name, log: o.Logger, keep: o.Command.StderrTail, redact: o.Redactor}
 	p, err := startProc(o.Command, f, errLog, func(e *ProcessExitError) { observe(session.ProcessExited{Err: e}) })
 	if err != nil {
@@ -111,8 +114,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	}
 	version := d.version.Load().(string)
 	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
-		conn: &markingConn{drop: f.drop, dropped: func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
-			maxResponses: o.MaxResponses, limits: o.Limits}}
+		conn: conn}
 	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() != nil {

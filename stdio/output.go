@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // stdoutFilter passes a stdio server's stdout to go-sdk one JSON-RPC message
@@ -26,10 +27,16 @@ import (
 // newIOConnLimited), and servers print log lines. A batch is dropped too
 // (batching is gone since MCP 2025-06-18).
 type stdoutFilter struct {
-	max     int                     // Command.MaxLineBytes
-	dropped func(n int, why string) // called for every dropped line, n counting from 1
+	max     int                       // Command.MaxLineBytes
+	dropped func(session.LineDropped) // called for every dropped line, Count counting from 1
 	count   atomic.Int64
 	line    []byte // the line being read (copyLines' own)
+	// refuse, when set, takes the id of a dropped line that was a response
+	// (lineID) and the problem, and reports whether a caller waits for that
+	// request's answer; if one does, the filter hands go-sdk a JSON-RPC error
+	// (refusalLine) in the dropped answer's place, so the call fails at once
+	// rather than at its deadline. Set before copyLines runs.
+	refuse func(id int64, problem string) bool
 }
 
 // keptLine is the most a line's buffer keeps between lines, so one line near
@@ -47,6 +54,8 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	line := f.line[:0]
 	defer func() { f.line = line }()
 	tooLong := false
+	var longID int64 // the id in a too-long line's start
+	longIsAnswer := false
 	for {
 		chunk, err := br.ReadSlice('\n')
 		n := len(line) + len(chunk)
@@ -57,6 +66,11 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		case tooLong:
 		case n > f.max:
 			tooLong = true
+			start := line
+			if len(start) < idScan {
+				start = append(start, chunk[:min(len(chunk), idScan-len(start))]...)
+			}
+			longID, longIsAnswer = lineID(start)
 			line = line[:0]
 		default:
 			line = append(line, chunk...)
@@ -67,16 +81,22 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		ended := err == nil || err == io.EOF // a line, or the last one without its "\n"
 		if tooLong {
 			if ended {
-				f.drop(fmt.Sprintf("a line longer than %d bytes", f.max))
+				f.drop(session.LineDropped{Bound: f.max})
+				if longIsAnswer {
+					w = f.refuseAnswer(w, longID, fmt.Sprintf("a line longer than %d bytes", f.max))
+				}
 			}
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && ended {
 			if why := notMessage(msg); why != "" {
-				f.drop(why + ": " + quote(msg))
-			} else if _, werr := w.Write(append(msg, '\n')); werr != nil {
-				w = io.Discard // go-sdk is gone: read on, so the process never blocks
+				f.drop(session.LineDropped{Why: why + ": " + quote(msg)})
+				if id, ok := lineID(msg); ok {
+					w = f.refuseAnswer(w, id, why)
+				}
+			} else {
+				w = writeOrDiscard(w, append(msg, '\n'))
 			}
 		}
-		line, tooLong = line[:0], false
+		line, tooLong, longIsAnswer = line[:0], false, false
 		if cap(line) > keptLine {
 			line = nil // a long line's buffer goes with it
 		}
@@ -89,10 +109,29 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	}
 }
 
-func (f *stdoutFilter) drop(why string) {
-	n := f.count.Add(1)
+// writeOrDiscard writes b to w and returns w, or io.Discard once w refused
+// a write: go-sdk is gone, and stdout is read on so the process never blocks.
+func writeOrDiscard(w io.Writer, b []byte) io.Writer {
+	if _, err := w.Write(b); err != nil {
+		return io.Discard
+	}
+	return w
+}
+
+// refuseAnswer hands w the refusal of request id's answer, dropped for
+// problem, when a caller waits for it (f.refuse).
+func (f *stdoutFilter) refuseAnswer(w io.Writer, id int64, problem string) io.Writer {
+	if f.refuse == nil || !f.refuse(id, problem) {
+		return w
+	}
+	return writeOrDiscard(w, refusalLine(id, problem))
+}
+
+// drop counts a dropped line and reports d, its Count set.
+func (f *stdoutFilter) drop(d session.LineDropped) {
+	d.Count = int(f.count.Add(1))
 	if f.dropped != nil {
-		f.dropped(int(n), why)
+		f.dropped(d)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // TestStdoutFilterPassesOnlyJSONRPCMessages: one message per line reaches
@@ -29,17 +31,17 @@ func TestStdoutFilterPassesOnlyJSONRPCMessages(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"result":{"text":"` + strings.Repeat("y", 300) + `"}}`,
 		`{"jsonrpc":"2.0","id":4,"result":{}}`, // the last line, no newline
 	}, "\n")
-	var drops []string
-	f := &stdoutFilter{max: 200, dropped: func(n int, why string) { drops = append(drops, why) }}
+	var drops []session.LineDropped
+	f := &stdoutFilter{max: 200, dropped: func(d session.LineDropped) { drops = append(drops, d) }}
 	var out bytes.Buffer
 	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
 	assert.Equal(t, resp+"\n"+note+"\n"+`{"jsonrpc":"2.0","id":4,"result":{}}`+"\n", out.String())
 	require.Len(t, drops, 5)
-	assert.Equal(t, `not JSON-RPC: "server starting on stdio"`, drops[0])
-	assert.Contains(t, drops[1], "a JSON-RPC batch")
-	assert.Contains(t, drops[2], "not one JSON-RPC message")
-	assert.Contains(t, drops[3], "not JSON-RPC")
-	assert.Equal(t, "a line longer than 200 bytes", drops[4])
+	assert.Equal(t, session.LineDropped{Count: 1, Why: `not JSON-RPC: "server starting on stdio"`}, drops[0])
+	assert.Contains(t, drops[1].Why, "a JSON-RPC batch")
+	assert.Contains(t, drops[2].Why, "not one JSON-RPC message")
+	assert.Contains(t, drops[3].Why, "not JSON-RPC")
+	assert.Equal(t, session.LineDropped{Count: 5, Bound: 200}, drops[4], "the bound, typed")
 	assert.Equal(t, int64(5), f.count.Load())
 }
 
@@ -75,13 +77,13 @@ func TestStdoutFilterBoundIsTheLinesBytes(t *testing.T) {
 		{past + "\n", ""},
 		{past, ""},
 	} {
-		var drops []string
-		f := &stdoutFilter{max: max, dropped: func(n int, why string) { drops = append(drops, why) }}
+		var drops []session.LineDropped
+		f := &stdoutFilter{max: max, dropped: func(d session.LineDropped) { drops = append(drops, d) }}
 		var out bytes.Buffer
 		require.NoError(t, f.copyLines(strings.NewReader(tc.in), &out))
 		assert.Equal(t, tc.out, out.String(), "%d bytes in", len(tc.in))
 		if tc.out == "" {
-			assert.Equal(t, []string{"a line longer than 64 bytes"}, drops, "%d bytes in", len(tc.in))
+			assert.Equal(t, []session.LineDropped{{Count: 1, Bound: max}}, drops, "%d bytes in", len(tc.in))
 		} else {
 			assert.Empty(t, drops)
 		}
@@ -97,7 +99,7 @@ func TestStdoutFilterDropsAMessageWithMoreOnItsLine(t *testing.T) {
 	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
 	in := strings.Join([]string{note + " ready", note + note, note + "]", note + "\t ", note}, "\n") + "\n"
 	var drops []string
-	f := &stdoutFilter{max: 1 << 10, dropped: func(n int, why string) { drops = append(drops, why) }}
+	f := &stdoutFilter{max: 1 << 10, dropped: func(d session.LineDropped) { drops = append(drops, d.Why) }}
 	var out bytes.Buffer
 	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
 	assert.Equal(t, note+"\n"+note+"\n", out.String(), "trailing blanks are trimmed; nothing else follows a message")
@@ -175,4 +177,55 @@ func TestStderrFloodIsLoggedAtTheRate(t *testing.T) {
 	l2 := &stderrLog{server: "srv", log: slog.New(slog.NewTextHandler(&logs, nil)), keep: 64, now: func() time.Time { return t0 }}
 	l2.copy(strings.NewReader(strings.Repeat("x\n", stderrLogBurst+5)))
 	assert.Contains(t, logs.String(), "lines=5", "the count is logged when stderr ends")
+}
+
+// TestLineIDReadsOnlyAResponsesStart: the id of a dropped line is read from
+// its start alone: an integer "id" before "result" or "error" at the top
+// level; a server's request ("method": its ids are its own, JSON-RPC 2.0
+// section 4), a string id, an id past the scan or after the result, and
+// "id" inside another member are none.
+func TestLineIDReadsOnlyAResponsesStart(t *testing.T) {
+	deep := strings.Repeat("[", 3000)
+	cases := []struct {
+		line string
+		id   int64
+		ok   bool
+	}{
+		{`{"jsonrpc":"2.0","id":4,"result":{"x":` + deep, 4, true},
+		{`{"id":7,"jsonrpc":"2.0","error":{"code":1`, 7, true},
+		{`{"jsonrpc":"2.0","x":{"id":9,"a":[1,{"id":2}]},"id":5,"result":` + deep, 5, true},
+		{`{"jsonrpc":"2.0","id":3,"method":"ping","result":{}}`, 0, false},
+		{`{"jsonrpc":"2.0","id":"4","result":{}}`, 0, false},
+		{`{"jsonrpc":"2.0","result":{},"id":4}`, 0, false},
+		{`{"jsonrpc":"2.0","x":"` + strings.Repeat("y", idScan) + `","id":4,"result":{}}`, 0, false},
+		{`{"jsonrpc":"2.0","x":` + deep, 0, false},
+		{`not json "id":4`, 0, false},
+	}
+	for _, c := range cases {
+		id, ok := lineID([]byte(c.line))
+		assert.Equal(t, c.ok, ok, "%.60s", c.line)
+		assert.Equal(t, c.id, id, "%.60s", c.line)
+	}
+}
+
+// TestStdoutFilterRefusesADroppedAnswerInPlace: a dropped line whose start
+// names a request a caller waits for is followed, in what go-sdk reads, by
+// the JSON-RPC error refusing that answer (code msgcheck.CodeRefused); one
+// naming no such request is dropped alone.
+func TestStdoutFilterRefusesADroppedAnswerInPlace(t *testing.T) {
+	waiting := map[int64]string{}
+	f := &stdoutFilter{max: 100, refuse: func(id int64, problem string) bool {
+		if id != 4 {
+			return false
+		}
+		waiting[id] = problem
+		return true
+	}}
+	in := `{"jsonrpc":"2.0","id":4,"result":{"t":"` + strings.Repeat("x", 200) + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":5,"result":{"t":"` + strings.Repeat("x", 200) + `"}}` + "\n"
+	var out bytes.Buffer
+	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":4,"error":{"code":-32090,"message":"mcpsup: answer refused: a line longer than 100 bytes"}}`, out.String())
+	assert.Equal(t, map[int64]string{4: "a line longer than 100 bytes"}, waiting)
+	assert.Equal(t, int64(2), f.count.Load(), "both dropped")
 }

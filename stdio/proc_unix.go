@@ -113,8 +113,8 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 }
 
 // reap waits for the exit, kills the rest of the group while the zombie
-// still holds the group's id, reaps it, drains the pipes (within exitDrain)
-// and closes them, which ends the pumps.
+// still holds the group's id, reaps it, drains both pipes (within one
+// exitDrain in all) and closes them, which ends the pumps.
 func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, outR, errR *os.File) {
 	pid := p.cmd.Process.Pid
 	zombie := waitExited(pid) // the zombie holds the group's id: no other group can have it yet
@@ -129,7 +129,10 @@ func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, out
 	p.reaped = true
 	step := p.step
 	p.mu.Unlock()
-	drained := time.After(exitDrain)
+	// One deadline for the whole drain: a child that left the group (setsid)
+	// may hold both pipes open for as long as it lives.
+	drained := make(chan struct{}) // closed at the deadline: every select hears it
+	defer time.AfterFunc(exitDrain, func() { close(drained) }).Stop()
 	for _, done := range []<-chan struct{}{stdoutDone, stderrDone} {
 		select {
 		case <-done:

@@ -44,15 +44,21 @@ func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info, o Options
 // facts is the session's facts middleware. A request's error is a
 // classify.WrittenError when the request was written whole to the server's
 // stdin (it may have run), else a classify.NotSentError (classify.DeliveryOf);
-// one that failed with mcp.ErrConnectionClosed after the handshake returns
-// only once the session (or its context) has ended, so its caller finds Done
-// closed.
+// one whose answer markingConn or the stdout filter refused is a
+// WrittenError around an *AnswerRefusedError (class protocol, go-sdk's
+// error for the rewritten answer left out); one that failed with
+// mcp.ErrConnectionClosed after the handshake returns only once the session
+// (or its context) has ended, so its caller finds Done closed.
 func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		written := new(atomic.Bool) // set by markingConn.Write
-		res, err := next(context.WithValue(ctx, writtenKey{}, written), method, req)
+		mark := new(callMark) // set by markingConn
+		res, err := next(context.WithValue(ctx, markKey{}, mark), method, req)
+		written, refused := mark.done()
 		if err == nil {
 			return res, nil
+		}
+		if refused != "" {
+			return res, &classify.WrittenError{Err: &AnswerRefusedError{Method: method, Problem: refused}}
 		}
 		if s.started.Load() && errors.Is(err, mcp.ErrConnectionClosed) {
 			select {
@@ -60,7 +66,7 @@ func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
 			case <-ctx.Done():
 			}
 		}
-		if written.Load() {
+		if written {
 			return res, &classify.WrittenError{Err: err}
 		}
 		return res, &classify.NotSentError{Err: err}

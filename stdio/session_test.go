@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
 
@@ -382,4 +384,106 @@ func procStateOf(pid int) byte {
 		return 0
 	}
 	return b[i+2]
+}
+
+// setsidChild dials the test server with a child in a session of its own
+// (setsid) that holds the server's stdout and stderr, and returns the
+// child's pid; the child is killed (and reaped, where the test binary is
+// its subreaper) at the test's end.
+func setsidChild(t *testing.T) (session.Session, *facts, context.Context, int) {
+	t.Helper()
+	s, f, ctx := dial(t, Options{}, "-setsid-child")
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "pid"})
+	require.NoError(t, err)
+	child, err := strconv.Atoi(strings.Fields(res.Content[0].(*mcp.TextContent).Text)[2])
+	require.NoError(t, err)
+	require.Positive(t, child)
+	t.Cleanup(func() {
+		_ = syscall.Kill(child, syscall.SIGKILL)
+		if stdiotest.Subreaper() {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(child, &ws, 0, nil)
+		}
+	})
+	return s, f, ctx, child
+}
+
+// TestExitWithAChildHoldingTheOutputEndsTheSession: a server whose child
+// left its process group (setsid) and holds its stdout and stderr exits in
+// the middle of a call. The pipes never end while the child lives, so what
+// is left in them is read within one drain deadline for both: the exit is
+// reported (ProcessExited), the call in flight fails as the session died
+// (class transport), and the session ends with the exit.
+func TestExitWithAChildHoldingTheOutputEndsTheSession(t *testing.T) {
+	s, f, ctx, _ := setsidChild(t)
+	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 3}})
+	require.Error(t, err)
+	require.NoError(t, ctx.Err(), "the call failed by the exit, not by the test's deadline")
+	assert.Equal(t, classify.Transport, classify.Error(err).Class)
+	var exit *ProcessExitError
+	require.ErrorAs(t, ended(t, ctx, s), &exit)
+	assert.Equal(t, 3, exit.Code)
+	exits := f.exits()
+	require.Len(t, exits, 1)
+	assert.Same(t, exit, exits[0].Err)
+}
+
+// TestCloseReturnsWithAChildHoldingTheOutput: Close returns once the
+// server has exited even while a child that left its group (setsid) holds
+// its stdout and stderr open; the exit is reported once.
+func TestCloseReturnsWithAChildHoldingTheOutput(t *testing.T) {
+	s, f, ctx, _ := setsidChild(t)
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatal("Close did not return")
+	}
+	require.ErrorIs(t, s.Err(), session.ErrClosed)
+	require.Len(t, f.exits(), 1)
+}
+
+// TestRefusedAnswerFailsItsCallAsProtocol: an answer the transport refuses
+// before go-sdk decodes it fails its call at once, alone, class protocol
+// with its outcome unknown (the server ran it), as the HTTP transport fails
+// one (DESIGN.md section 3: protocol for an answer over a decode bound):
+// a result over a msgcheck bound, and a stdout line dropped whose start
+// names the call's id, nested deeper than go-sdk decodes or longer than
+// Command.MaxLineBytes ("The server MUST NOT write anything to its stdout
+// that is not a valid MCP message", MCP 2025-11-25 basic/transports,
+// stdio). The session lives.
+func TestRefusedAnswerFailsItsCallAsProtocol(t *testing.T) {
+	cases := []struct {
+		name    string
+		o       Options
+		tool    string
+		args    map[string]any
+		problem string
+	}{
+		{"over a msgcheck bound", Options{Limits: msgcheck.Limits{ContentBlocks: 5}}, "blocks", map[string]any{"n": 6}, "more than 5 content blocks"},
+		{"nested deeper than go-sdk decodes", Options{}, "deep", map[string]any{"levels": 1500}, "not one JSON-RPC message"},
+		{"over the line bound", Options{Command: Command{MaxLineBytes: 64 << 10}}, "padded", map[string]any{"bytes": 128 << 10}, "a line longer than 65536 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _, ctx := dial(t, c.o)
+			_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+			require.Error(t, err)
+			require.NoError(t, ctx.Err(), "the call failed at once, not at the test's deadline")
+			require.ErrorIs(t, err, classify.ErrProtocol)
+			var refused *AnswerRefusedError
+			require.ErrorAs(t, err, &refused)
+			assert.Equal(t, "tools/call", refused.Method)
+			assert.Contains(t, refused.Problem, c.problem)
+			v := classify.Error(err)
+			assert.Equal(t, classify.Protocol, v.Class)
+			assert.Equal(t, classify.DeliveryOutcomeUnknown, classify.DeliveryOf(err, v))
+
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}})
+			require.NoError(t, err, "the session lives")
+			assert.Equal(t, "still here", res.Content[0].(*mcp.TextContent).Text)
+		})
+	}
 }

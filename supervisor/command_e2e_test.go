@@ -19,14 +19,12 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/httpsession"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
 	"github.com/mcpsup/mcpsup/stdio"
 )
@@ -716,10 +714,10 @@ const (
 const minPiece = 6
 
 // TestCommandPageOverMaxItemsIsRefusedBeforeDecoding: over stdio too, a
-// tools/list page with more items than Config.Limits.MaxItems is answered in the
-// server's place with a JSON-RPC error naming the bound before go-sdk
-// decodes its items; the listing fails, and its retry is scheduled on the
-// same session: the process is not restarted for it.
+// tools/list page with more items than Config.Limits.MaxItems is refused
+// before go-sdk decodes its items, class protocol as over HTTP, naming the
+// bound; the listing fails, and its retry is scheduled on the same
+// session: the process is not restarted for it.
 func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	r := newStdioRig(t, Config{Limits: LimitsConfig{MaxItems: 5}, Observe: ObserveConfig{Clock: clockwork.NewFakeClock()}}) // no retry runs
 	r.sup.Start()
@@ -741,9 +739,9 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 	}
 	require.Equal(t, "tools", tools.List)
 	require.Equal(t, events.ListFailed, tools.Status)
-	require.True(t, tools.Verdict.RPC.Present)
-	require.Equal(t, int64(httpsession.CodeHTTPAnswer), tools.Verdict.RPC.Code)
-	require.Equal(t, "mcpsup: answer refused: tools/list result with more than 5 tools", tools.Verdict.RPC.Message)
+	require.Equal(t, classify.Protocol, tools.Verdict.Class)
+	require.False(t, tools.Verdict.RPC.Present, "no JSON-RPC error of the server's")
+	require.Contains(t, tools.Verdict.Detail, "tools/list result with more than 5 tools")
 	for _, e := range r.rec.Events() {
 		require.NotEqual(t, events.KindProcessExited, e.Kind, "the process lives")
 	}
@@ -751,9 +749,10 @@ func TestCommandPageOverMaxItemsIsRefusedBeforeDecoding(t *testing.T) {
 
 // TestCommandResultOverTheContentBoundIsRefused: over stdio too, a
 // tools/call result with more content blocks than AnswerLimits.ContentBlocks
-// is answered in the server's place with a JSON-RPC error naming the bound
-// before go-sdk decodes its blocks; the call fails alone, the process lives
-// and serves the next call. A result at the bound is served.
+// is refused before go-sdk decodes its blocks: the call fails alone, class
+// protocol and outcome unknown as over HTTP, with a *stdio.AnswerRefusedError
+// naming the bound; the process lives and serves the next call. A result at
+// the bound is served.
 func TestCommandResultOverTheContentBoundIsRefused(t *testing.T) {
 	r := newStdioRig(t, Config{Limits: LimitsConfig{AnswerLimits: AnswerLimits{ContentBlocks: 5}}})
 	r.sup.Start()
@@ -762,10 +761,13 @@ func TestCommandResultOverTheContentBoundIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Content, 5)
 	_, err = r.call("blocks", map[string]any{"n": 6})
-	var rpcErr *jsonrpc.Error
-	require.ErrorAs(t, err, &rpcErr)
-	require.Equal(t, int64(httpsession.CodeHTTPAnswer), rpcErr.Code)
-	require.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", rpcErr.Message)
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, classify.Protocol, ce.Verdict.Class)
+	require.Equal(t, OutcomeUnknown, ce.Delivery)
+	var refused *stdio.AnswerRefusedError
+	require.ErrorAs(t, err, &refused)
+	require.Equal(t, "tools/call result with more than 5 content blocks", refused.Problem)
 	res, err = r.call("echo", map[string]any{"text": "after"})
 	require.NoError(t, err)
 	require.False(t, res.IsError)

@@ -1,9 +1,12 @@
 package supervisor
 
 import (
+	"bytes"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/stdio"
@@ -68,6 +71,37 @@ func TestCommandStrayResponseIsReported(t *testing.T) {
 		}
 	}
 	assert.Contains(t, details[0], "1 dropped in all; a response to id 987654, a request never sent")
-	assert.Contains(t, details[1], "2 dropped in all; a response to id not-an-id")
+	assert.Contains(t, details[1], `2 dropped in all; a response to id "not-an-id", a request never sent`)
 	assert.Equal(t, uint64(1), r.sup.Generation(), "no restart")
+}
+
+// TestCommandStrayResponseEventIsBounded: a response to an id of a
+// megabyte, terminal escapes first, that no request carried is reported
+// with the id in the event's RequestID, as JSON (escapes escaped) cut to
+// 64 characters as the HTTP transport cuts one, and no Detail; the
+// recording of the events as JSON lines reads back.
+func TestCommandStrayResponseEventIsBounded(t *testing.T) {
+	r := newStdioRig(t, Config{Command: &stdio.Command{StopGrace: 50 * time.Millisecond}})
+	r.sup.Start()
+	r.ready()
+	_, err := r.call("strayid", map[string]any{"bytes": 1 << 20})
+	require.NoError(t, err)
+	e := r.waitEvent(events.KindStdoutLineDropped, "")
+	assert.Empty(t, e.Detail, "mcpsup's own text is typed")
+	assert.Zero(t, e.Bound)
+	assert.True(t, strings.HasPrefix(e.RequestID, `"\u001b[2J`), "the id as JSON: %q", e.RequestID)
+	assert.Equal(t, 64, utf8.RuneCountInString(e.RequestID))
+	assert.Contains(t, events.Summary(e), "a response to id "+e.RequestID+", a request never sent")
+
+	var rec bytes.Buffer
+	lines := events.NewJSONLines(&rec)
+	es := r.rec.Events()
+	for _, e := range es {
+		lines.Emit(e)
+	}
+	require.NoError(t, lines.Err())
+	back, err := events.ReadJSONLines(&rec)
+	require.NoError(t, err)
+	require.Len(t, back, len(es))
+	assert.Equal(t, 1, countKind(back, events.KindStdoutLineDropped))
 }

@@ -166,7 +166,7 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 		case seam.ResponseDropped:
 			e.Kind, e.Count, e.Bound = events.KindResponseDropped, f.Count, f.Bound
 		case seam.LineDropped:
-			e.Kind, e.Count, e.Detail = events.KindStdoutLineDropped, f.Count, f.Why
+			e.Kind, e.Count, e.Bound, e.RequestID, e.Detail = events.KindStdoutLineDropped, f.Count, f.Bound, f.RequestID, f.Why
 		case seam.ProcessExited:
 			e.Kind, e.Detail = events.KindProcessExited, f.Err.Error()
 			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) {

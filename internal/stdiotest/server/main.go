@@ -2,7 +2,7 @@
 
 // Command server is a small stdio MCP server for mcpsup's tests, demo and
 // benchmarks: it can be told to crash, hang, print garbage on stdout, write
-// to stderr, or start a child in its process group.
+// to stderr, or start a child in its process group or out of it.
 //
 // Tools: echo {text}; crash {code}: exit with code, the call unanswered;
 // kill: SIGKILL itself; freeze: SIGSTOP itself (a hung server: nothing is
@@ -10,9 +10,12 @@
 // lines on stdout, then answer; stderr {text}: write text to stderr; pings: answer
 // how many ping requests it received (answered or not); closeout: close
 // stdout and keep running, the call unanswered; stray: print two
-// responses to ids never sent, then answer; deafflood {n}: stop reading
-// stdin, print n ping requests, then answer; pid:
-// answer "<pid> <pgid> <child pid>".
+// responses to ids never sent, then answer; strayid {bytes}: print a
+// response to a string id of about that many bytes, then answer; deep
+// {levels}: answer with that many levels of arrays nested in the result;
+// padded {bytes}: answer with that many more bytes in the result;
+// deafflood {n}: stop reading stdin, print n ping requests, then answer;
+// pid: answer "<pid> <pgid> <child pid>".
 package main
 
 import (
@@ -43,6 +46,7 @@ func main() {
 	stderrStart := flag.String("stderr-at-start", "", "write this line on stderr before serving")
 	apiKey := flag.String("api-key", "", "a credential, written on stderr before serving as a careless server logs its configuration")
 	child := flag.Bool("child", false, "start a child process in the process group")
+	setsidChild := flag.Bool("setsid-child", false, "start a child process in a session of its own (setsid: out of the process group) that holds stdout and stderr")
 	sleeper := flag.Bool("sleeper", false, "be the child: block until killed")
 	barrier := flag.String("eof-barrier", "", "after stdin ends, write a file named for the pid into this directory, wait until it holds -eof-barrier-n of them, write done-<pid> and exit 0: the servers of a test stop only all together")
 	barrierN := flag.Int("eof-barrier-n", 1, "the count of -eof-barrier")
@@ -57,6 +61,16 @@ func main() {
 	childPID := 0
 	if *child {
 		c := exec.Command(os.Args[0], "-sleeper")
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		childPID = c.Process.Pid
+	}
+	if *setsidChild {
+		c := exec.Command(os.Args[0], "-sleeper")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := c.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(1)
@@ -146,6 +160,33 @@ func main() {
 		out.raw(`{"jsonrpc":"2.0","id":"not-an-id","result":{}}` + "\n")
 		return text("strayed"), nil, nil
 	})
+	type bytesArgs struct {
+		Bytes int `json:"bytes"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "strayid"}, func(_ context.Context, _ *mcp.CallToolRequest, a bytesArgs) (*mcp.CallToolResult, any, error) {
+		// A response to a string id of about that many bytes, terminal
+		// escapes first, then the answer.
+		id := strings.Repeat(`\u001b[2J`, 100) + strings.Repeat("Z", max(a.Bytes-400, 0))
+		out.raw(`{"jsonrpc":"2.0","id":"` + id + `","result":{}}` + "\n")
+		return text("strayed"), nil, nil
+	})
+	type levelsArgs struct {
+		Levels int `json:"levels"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "deep"}, func(_ context.Context, _ *mcp.CallToolRequest, a levelsArgs) (*mcp.CallToolResult, any, error) {
+		nested := strings.Repeat("[", a.Levels) + strings.Repeat("]", a.Levels)
+		out.mangleNext(func(line []byte) []byte {
+			return []byte(strings.Replace(string(line), `"result":{`, `"result":{"deep":`+nested+`,`, 1))
+		})
+		return text("deep"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "padded"}, func(_ context.Context, _ *mcp.CallToolRequest, a bytesArgs) (*mcp.CallToolResult, any, error) {
+		pad := strings.Repeat("p", a.Bytes)
+		out.mangleNext(func(line []byte) []byte {
+			return []byte(strings.Replace(string(line), `"result":{`, `"result":{"pad":"`+pad+`",`, 1))
+		})
+		return text("padded"), nil, nil
+	})
 	stdin := &gatedReader{r: os.Stdin, shut: make(chan struct{})}
 	type floodArgs struct {
 		N int `json:"n"`
@@ -226,11 +267,22 @@ type lineWriter struct {
 	n         int
 	exitAfter int
 	code      int
+	mangle    func([]byte) []byte // applied to the next response with a result
+}
+
+// mangleNext has the next response with a result written as m makes it.
+func (l *lineWriter) mangleNext(m func([]byte) []byte) {
+	l.mu.Lock()
+	l.mangle = m
+	l.mu.Unlock()
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.mangle != nil && strings.Contains(string(p), `"result":{`) {
+		p, l.mangle = l.mangle(p), nil
+	}
 	n, err := l.w.Write(p)
 	l.n++
 	if l.exitAfter > 0 && l.n >= l.exitAfter {

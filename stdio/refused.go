@@ -1,0 +1,127 @@
+package stdio
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/msgcheck"
+)
+
+// AnswerRefusedError is the error of a request whose answer the transport
+// refused before go-sdk decoded it: over a msgcheck bound, or a stdout line
+// dropped (over Command.MaxLineBytes, or not one JSON-RPC message, e.g.
+// nested deeper than go-sdk decodes) whose start names the request's id. It
+// wraps classify.ErrProtocol (class protocol, as the HTTP transport classes
+// an answer it refused, DESIGN.md section 3); the request's error is a
+// classify.WrittenError around it: the server ran it, its outcome is unknown.
+type AnswerRefusedError struct {
+	// Method is the request's MCP method, e.g. "tools/call".
+	Method string
+	// Problem says what was wrong, e.g. "a line longer than 16777216 bytes".
+	Problem string
+}
+
+func (e *AnswerRefusedError) Error() string {
+	return fmt.Sprintf("mcpsup: the stdio server's answer to %s was refused: %s", e.Method, e.Problem)
+}
+
+// Unwrap returns classify.ErrProtocol.
+func (e *AnswerRefusedError) Unwrap() error { return classify.ErrProtocol }
+
+// callMark is what markingConn tells a request's facts middleware
+// (stdioSession.facts): whether the request was written whole, and why its
+// answer was refused, if it was. Safe for concurrent use.
+type callMark struct {
+	mu      sync.Mutex
+	written bool
+	refused string // the problem; "" while none
+	release func() // forgets the mark in markingConn; nil until it keeps it
+}
+
+func (m *callMark) setWritten() {
+	m.mu.Lock()
+	m.written = true
+	m.mu.Unlock()
+}
+
+func (m *callMark) refuse(problem string) {
+	m.mu.Lock()
+	m.refused = problem
+	m.mu.Unlock()
+}
+
+// done forgets the mark in its conn and returns what it holds.
+func (m *callMark) done() (written bool, refused string) {
+	m.mu.Lock()
+	release := m.release
+	written, refused = m.written, m.refused
+	m.mu.Unlock()
+	if release != nil {
+		release()
+	}
+	return written, refused
+}
+
+// idScan bounds how much of a dropped line lineID reads.
+const idScan = 4 << 10
+
+// lineID returns the id of a dropped line that is a JSON-RPC response: a
+// top-level "id" integer found, within the line's first idScan bytes,
+// before its "result" or "error" member (go-sdk and most servers write
+// "jsonrpc", "id", then the rest). A line with a "method" is the server's
+// own request, whose ids are its own (JSON-RPC 2.0 section 4): no id.
+// Nothing is decoded past the scan.
+func lineID(line []byte) (int64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line[:min(len(line), idScan)]))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, false
+	}
+	var id json.Number
+	for {
+		t, err := dec.Token() // a member's name
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return 0, false
+		}
+		switch key {
+		case "method":
+			return 0, false
+		case "result", "error":
+			n, err := id.Int64()
+			return n, err == nil
+		case "id":
+			t, err := dec.Token()
+			if id, ok = t.(json.Number); err != nil || !ok {
+				return 0, false
+			}
+			continue
+		}
+		for depth := 0; ; { // skip the member's value
+			t, err := dec.Token()
+			if err != nil {
+				return 0, false
+			}
+			switch t {
+			case json.Delim('{'), json.Delim('['):
+				depth++
+			case json.Delim('}'), json.Delim(']'):
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
+}
+
+// refusalLine is the JSON-RPC error response (code msgcheck.CodeRefused)
+// the filter hands go-sdk in place of the dropped answer to request id.
+func refusalLine(id int64, problem string) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": msgcheck.CodeRefused, "message": "mcpsup: answer refused: " + problem}})
+	return append(b, '\n')
+}
