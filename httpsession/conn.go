@@ -828,7 +828,7 @@ func (c *conn) keep(b *streamBody) {
 		return
 	default:
 	}
-	go func() {
+	read := func() {
 		defer b.Close()
 		for {
 			msg, err := b.Next()
@@ -840,6 +840,17 @@ func (c *conn) keep(b *streamBody) {
 			}
 			c.deliver(msg)
 		}
+	}
+	// The first attempt is dialled on a goroutine that ends with it and the
+	// stream read on another, as go-sdk's connectStandaloneSSE hands its
+	// answer to handleSSE: the goroutine that waits on an idle stream for
+	// hours then never ran the RoundTrip chain, whose depth would leave it
+	// a stack twice the size of the read's (the GC halves an idle stack
+	// only while less than a quarter of it is in use). Later attempts dial
+	// on the reader, as go-sdk's do.
+	go func() {
+		b.redial() // its outcome, even the session's end, is the reader's to find
+		go read()
 	}()
 }
 
