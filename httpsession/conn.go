@@ -734,15 +734,10 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 
 // openStream starts the keeper of the standalone stream (stream.go).
 func (c *conn) openStream() {
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.endpoint, nil)
+	req, err := c.streamGET(c.ctx, "")
 	if err != nil {
 		return
 	}
-	withUserinfo(req)
-	req.Header.Set("Accept", "text/event-stream")
-	c.mu.Lock()
-	sessionHeaders(req.Header, c.sessionID, c.version)
-	c.mu.Unlock()
 	b := c.keeper(req, c.begin(req))
 	if hold, _ := c.cfg.Switch.state(); !hold { // a held stream dials nothing to wait for
 		up := make(chan struct{})
@@ -813,7 +808,7 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 func (c *conn) keeper(req *http.Request, x Exchange) *streamBody {
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	c.finish(req.Context(), x)
-	return newStreamBody(c, req)
+	return newStreamBody(c, req.Context())
 }
 
 // keep queues the messages of the keeper's stream b; its end says the
