@@ -122,14 +122,14 @@ type streamBody struct {
 	answered chan struct{}    // closed once the first attempt has its outcome (conn.awaitStream); may be nil
 	limits   msgcheck.Limits
 
-	att      StreamAttempt // the current or last attempt
-	bo       *backoff.ExponentialBackOff
-	wait     time.Duration   // before the next attempt
-	declined bool            // the server offers no stream: hold for good
-	gone     bool            // the session is gone
-	authWait <-chan struct{} // closed once the credential is accepted again
-	bad      *EventError     // a malformed line: the current event is dropped at its end
-	run      int             // events dropped in a row
+	att      StreamAttempt               // the current or last attempt
+	bo       *backoff.ExponentialBackOff // made when an attempt first ends short (backoff); nil: at its start
+	wait     time.Duration               // before the next attempt
+	declined bool                        // the server offers no stream: hold for good
+	gone     bool                        // the session is gone
+	authWait <-chan struct{}             // closed once the credential is accepted again
+	bad      *EventError                 // a malformed line: the current event is dropped at its end
+	run      int                         // events dropped in a row
 }
 
 // newStreamBody returns the keeper of a stream of c that ends with ctx.
@@ -139,10 +139,7 @@ type streamBody struct {
 func newStreamBody(c *conn, ctx context.Context) *streamBody {
 	sc, l := c.cfg.Stream, c.cfg.limits
 	b := &streamBody{sseLoop: newLoop(c, ctx, sc.MaxEventBytes),
-		limits: msgcheck.Limits{JSONValues: l.JSONValues, Messages: l.Messages, ContentBlocks: l.ContentBlocks},
-		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
-			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
-			backoff.WithClockProvider(c.cfg.Clock))}
+		limits: msgcheck.Limits{JSONValues: l.JSONValues, Messages: l.Messages, ContentBlocks: l.ContentBlocks}}
 	b.events.Idle = true // it may wait for hours between events
 	return b
 }
@@ -268,7 +265,7 @@ func (b *streamBody) redial() (jsonrpc.Message, bool) {
 		case hold:
 			if _, err = b.sleep(nil, changed); err == nil {
 				if h, _ := b.c.cfg.Switch.state(); !h { // on again: start over, as a new session would
-					b.bo.Reset()
+					b.bo = nil
 					b.wait = 0
 					b.c.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
 				}
@@ -384,10 +381,10 @@ func (b *streamBody) report() {
 	if a.End != EndClosed && !a.ReplayRefused {
 		lived := a.End == EndEOF || a.End == EndError || a.End == EndGarbage
 		if lived && a.Duration >= b.c.cfg.Stream.Span {
-			b.bo.Reset()
+			b.bo = nil
 			b.wait = 0
 		} else {
-			b.wait = b.bo.NextBackOff()
+			b.wait = b.backoff().NextBackOff()
 		}
 		b.wait = min(max(b.wait, a.Retry), b.c.cfg.Stream.MaxBackoff)
 		b.wait = max(b.wait, a.RetryAfter) // the server's own ask outlasts our cap
@@ -399,6 +396,18 @@ func (b *streamBody) report() {
 		f(*a)
 	}
 	b.c.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(*a) })
+}
+
+// backoff returns the attempts' backoff, made at its start on first use: a
+// stream that never ends short holds none.
+func (b *streamBody) backoff() *backoff.ExponentialBackOff {
+	if b.bo == nil {
+		sc := b.c.cfg.Stream
+		b.bo = backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
+			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
+			backoff.WithClockProvider(b.c.cfg.Clock))
+	}
+	return b.bo
 }
 
 // JSON-RPC methods and the header of the 2026-07-28 era's push channel
