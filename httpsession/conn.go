@@ -734,15 +734,10 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 
 // openStream starts the keeper of the standalone stream (stream.go).
 func (c *conn) openStream() {
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.endpoint, nil)
+	req, err := c.streamGET(c.ctx, "")
 	if err != nil {
 		return
 	}
-	withUserinfo(req)
-	req.Header.Set("Accept", "text/event-stream")
-	c.mu.Lock()
-	sessionHeaders(req.Header, c.sessionID, c.version)
-	c.mu.Unlock()
 	b := c.keeper(req, c.begin(req))
 	if hold, _ := c.cfg.Switch.state(); !hold { // a held stream dials nothing to wait for
 		up := make(chan struct{})
@@ -813,7 +808,7 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 func (c *conn) keeper(req *http.Request, x Exchange) *streamBody {
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	c.finish(req.Context(), x)
-	return newStreamBody(c, req)
+	return newStreamBody(c, req.Context())
 }
 
 // keep queues the messages of the keeper's stream b; its end says the
@@ -828,7 +823,7 @@ func (c *conn) keep(b *streamBody) {
 		return
 	default:
 	}
-	go func() {
+	read := func() {
 		defer b.Close()
 		for {
 			msg, err := b.Next()
@@ -840,6 +835,17 @@ func (c *conn) keep(b *streamBody) {
 			}
 			c.deliver(msg)
 		}
+	}
+	// The first attempt is dialled on a goroutine that ends with it and the
+	// stream read on another, as go-sdk's connectStandaloneSSE hands its
+	// answer to handleSSE: the goroutine that waits on an idle stream for
+	// hours then never ran the RoundTrip chain, whose depth would leave it
+	// a stack twice the size of the read's (the GC halves an idle stack
+	// only while less than a quarter of it is in use). Later attempts dial
+	// on the reader, as go-sdk's do.
+	go func() {
+		b.redial() // its outcome, even the session's end, is the reader's to find
+		go read()
 	}()
 }
 

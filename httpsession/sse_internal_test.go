@@ -99,9 +99,8 @@ func (c *chunked) Read(p []byte) (int, error) {
 
 // testKeeper returns a keeper of a Transport configured by cfg.
 func testKeeper(t testing.TB, cfg Config) *streamBody {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
-	require.NoError(t, err)
-	return newStreamBody(wireConn(cfg, "", nil), req)
+	t.Helper()
+	return newStreamBody(wireConn(cfg, "http://127.0.0.1/", nil), context.Background())
 }
 
 // stopAfterOne is a keeper that makes no attempt of its own.

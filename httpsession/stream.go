@@ -1,7 +1,6 @@
 package httpsession
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
 	"github.com/mcpsup/mcpsup/httpsession/sse"
+	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -118,29 +118,28 @@ var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too 
 // [sseLoop] that go-sdk's conn reads through Next (conn.keep).
 type streamBody struct {
 	sseLoop
-	req      *http.Request    // the conn's GET, or go-sdk's listen POST
 	listen   *jsonrpc.Request // a 2026-07-28 subscriptions/listen as sent; nil: the GET
 	answered chan struct{}    // closed once the first attempt has its outcome (conn.awaitStream); may be nil
 	limits   msgcheck.Limits
 
-	att      StreamAttempt // the current or last attempt
-	bo       *backoff.ExponentialBackOff
-	wait     time.Duration   // before the next attempt
-	declined bool            // the server offers no stream: hold for good
-	gone     bool            // the session is gone
-	authWait <-chan struct{} // closed once the credential is accepted again
-	bad      *EventError     // a malformed line: the current event is dropped at its end
-	run      int             // events dropped in a row
+	att      StreamAttempt               // the current or last attempt
+	bo       *backoff.ExponentialBackOff // made when an attempt first ends short (backoff); nil: at its start
+	wait     time.Duration               // before the next attempt
+	declined bool                        // the server offers no stream: hold for good
+	gone     bool                        // the session is gone
+	authWait <-chan struct{}             // closed once the credential is accepted again
+	bad      *EventError                 // a malformed line: the current event is dropped at its end
+	run      int                         // events dropped in a row
 }
 
-// newStreamBody returns the keeper of the stream req opens.
-func newStreamBody(c *conn, req *http.Request) *streamBody {
+// newStreamBody returns the keeper of a stream of c that ends with ctx.
+// Each attempt's request is made when it dials (conn.streamGET,
+// listenRequest): an idle stream holds no template beside the request
+// under way.
+func newStreamBody(c *conn, ctx context.Context) *streamBody {
 	sc, l := c.cfg.Stream, c.cfg.limits
-	b := &streamBody{sseLoop: newLoop(c, req.Context(), sc.MaxEventBytes), req: req,
-		limits: msgcheck.Limits{JSONValues: l.JSONValues, Messages: l.Messages, ContentBlocks: l.ContentBlocks},
-		bo: backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
-			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
-			backoff.WithClockProvider(c.cfg.Clock))}
+	b := &streamBody{sseLoop: newLoop(c, ctx, sc.MaxEventBytes),
+		limits: msgcheck.Limits{JSONValues: l.JSONValues, Messages: l.Messages, ContentBlocks: l.ContentBlocks}}
 	b.events.Idle = true // it may wait for hours between events
 	return b
 }
@@ -266,7 +265,7 @@ func (b *streamBody) redial() (jsonrpc.Message, bool) {
 		case hold:
 			if _, err = b.sleep(nil, changed); err == nil {
 				if h, _ := b.c.cfg.Switch.state(); !h { // on again: start over, as a new session would
-					b.bo.Reset()
+					b.bo = nil
 					b.wait = 0
 					b.c.observeHostility(func(h *HostilityTracker) bool { h.Reset(); return false })
 				}
@@ -292,21 +291,27 @@ func (b *streamBody) redial() (jsonrpc.Message, bool) {
 
 // dial makes one attempt and, unless it opened a stream, records it.
 func (b *streamBody) dial() {
-	sentID, req := b.lastID, (*http.Request)(nil)
+	sentID, req, err := b.lastID, (*http.Request)(nil), error(nil)
 	if b.listen != nil {
-		sentID, req = "", b.listenRequest(b.att.Seq+1) // a new subscription each time, never a resumption
+		sentID = "" // a new subscription each time, never a resumption
+		req, err = b.listenRequest(b.att.Seq + 1)
 	} else {
-		req = b.get(b.req, sentID)
+		req, err = b.c.streamGET(b.ctx, sentID)
+	}
+	first := b.att.Seq == 0
+	if first && b.answered != nil {
+		defer close(b.answered)
+	}
+	if err != nil { // the endpoint's URL, parsed for the first request already
+		b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: b.c.cfg.Clock.Now(), End: EndNoAnswer, Err: err}
+		b.report()
+		return
 	}
 	x := b.c.begin(req)
 	if b.listen != nil {
 		x.Method = MethodListen // the stream's own POST: no evidence that POSTs succeed
 	}
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
-	first := b.att.Seq == 1
-	if first && b.answered != nil {
-		defer close(b.answered)
-	}
 	b.c.withCookies(req)
 	resp, err := b.c.auth.RoundTrip(req)
 	b.c.fill(&x, resp, err)
@@ -376,10 +381,10 @@ func (b *streamBody) report() {
 	if a.End != EndClosed && !a.ReplayRefused {
 		lived := a.End == EndEOF || a.End == EndError || a.End == EndGarbage
 		if lived && a.Duration >= b.c.cfg.Stream.Span {
-			b.bo.Reset()
+			b.bo = nil
 			b.wait = 0
 		} else {
-			b.wait = b.bo.NextBackOff()
+			b.wait = b.backoff().NextBackOff()
 		}
 		b.wait = min(max(b.wait, a.Retry), b.c.cfg.Stream.MaxBackoff)
 		b.wait = max(b.wait, a.RetryAfter) // the server's own ask outlasts our cap
@@ -391,6 +396,18 @@ func (b *streamBody) report() {
 		f(*a)
 	}
 	b.c.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(*a) })
+}
+
+// backoff returns the attempts' backoff, made at its start on first use: a
+// stream that never ends short holds none.
+func (b *streamBody) backoff() *backoff.ExponentialBackOff {
+	if b.bo == nil {
+		sc := b.c.cfg.Stream
+		b.bo = backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
+			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
+			backoff.WithClockProvider(b.c.cfg.Clock))
+	}
+	return b.bo
 }
 
 // JSON-RPC methods and the header of the 2026-07-28 era's push channel
@@ -410,17 +427,33 @@ const (
 // and from the second on with an id of its own, "listen-<id>.<seq>", since
 // "The request ID MUST NOT match the ID of any other request the sender has
 // issued and not yet received a response for" (MCP basic, requests).
-func (b *streamBody) listenRequest(seq int) *http.Request {
+func (b *streamBody) listenRequest(seq int) (*http.Request, error) {
 	msg := *b.listen
 	if seq > 1 {
 		msg.ID, _ = jsonrpc.MakeID(fmt.Sprintf("listen-%v.%d", msg.ID.Raw(), seq))
 	}
-	data, _ := jsonrpc.EncodeMessage(&msg)
-	req := b.req.Clone(b.ctx)
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	req.Body, _ = req.GetBody()
-	req.ContentLength = int64(len(data))
-	return req
+	return b.c.post(b.ctx, &msg)
+}
+
+// streamGET returns the standalone stream's GET after lastID ("": none),
+// on ctx (streamable-http.mdx, "Listening for Messages from the Server";
+// Last-Event-ID: "Resumability and Redelivery").
+func (c *conn) streamGET(ctx context.Context, lastID string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint, nil)
+	if err != nil {
+		return nil, err
+	}
+	withUserinfo(req)
+	h := req.Header
+	h.Set("Accept", "text/event-stream")
+	h.Set("Accept-Encoding", wirebody.AcceptEncoding)
+	if lastID != "" {
+		h.Set(headerLastEventID, lastID)
+	}
+	c.mu.Lock()
+	sessionHeaders(h, c.sessionID, c.version)
+	c.mu.Unlock()
+	return req, nil
 }
 
 // noteDeclined records the declined push stream and tells

@@ -39,9 +39,7 @@ func (c *cannedStreams) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func newTestStreamBody(t *testing.T, base http.RoundTripper) *streamBody {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
-	require.NoError(t, err)
-	return newStreamBody(wireConn(Config{Base: base}, "", nil), req)
+	return newStreamBody(wireConn(Config{Base: base}, "http://127.0.0.1/", nil), context.Background())
 }
 
 // readN reads n bytes through a buffer of size bufSize.
@@ -102,15 +100,11 @@ func TestStreamBodyMemoryPerEvent(t *testing.T) {
 // BenchmarkStreamBodyFirstEvent measures the memory a kept standalone
 // stream takes to deliver its first message.
 func BenchmarkStreamBodyFirstEvent(b *testing.B) {
-	t := wireConn(Config{}, "", nil)
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	t := wireConn(Config{}, "http://127.0.0.1/", nil)
 	const event = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
 	b.ReportAllocs()
 	for b.Loop() {
-		body := newStreamBody(t, req)
+		body := newStreamBody(t, context.Background())
 		if err := body.open(&http.Response{Header: http.Header{}, Body: io.NopCloser(strings.NewReader(event))}); err != nil {
 			b.Fatal(err)
 		}
@@ -133,9 +127,7 @@ func TestStreamBodyHoldsServerRequestsToTheContentBound(t *testing.T) {
 		n     int
 	}{{1, next, 1}, {2, "data: " + sampling + "\n\n" + next, 2}} {
 		base := &cannedStreams{bodies: []string{"data: " + sampling + "\n\n" + next}}
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://127.0.0.1/", nil)
-		require.NoError(t, err)
-		b := newStreamBody(wireConn(Config{Base: base, MaxContentBlocks: c.bound}, "", nil), req)
+		b := newStreamBody(wireConn(Config{Base: base, MaxContentBlocks: c.bound}, "http://127.0.0.1/", nil), context.Background())
 		assert.Equal(t, c.want, nextN(t, b, c.n), "MaxContentBlocks %d", c.bound)
 		require.NoError(t, b.Close())
 	}
