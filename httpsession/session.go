@@ -312,10 +312,12 @@ func (s *Session) cause(err error) error {
 	return cmp.Or(err, ErrSessionEnded)
 }
 
-// Fail ends the session with err (session.Verify) unless it ended already.
+// Fail ends the session with err (session.Verify) unless it ended already;
+// a cause recorded first (a session-gone answer, the keepalive) stays its
+// cause.
 func (s *Session) Fail(err error) bool {
 	s.record(err)
-	return s.End.Fail(err)
+	return s.End.Fail(s.cause(err))
 }
 
 // Info is what the handshake (or the persisted state) established.
