@@ -48,7 +48,7 @@ type answerStream struct {
 // error of a Content-Encoding the conn does not decode.
 func (c *conn) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
 	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want}
-	s.events.Wire = func() int64 { return s.wire.N() }
+	s.events.Wire = &s.wire
 	return s, s.open(resp)
 }
 
@@ -245,9 +245,6 @@ func (d *drains) drain(s *answerStream) {
 	cut.Stop()
 	d.mu.Lock()
 	delete(d.active, s)
-	if len(d.active) == 0 {
-		d.active = nil // an idle session keeps no map
-	}
 	d.mu.Unlock()
 }
 

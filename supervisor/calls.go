@@ -143,7 +143,9 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any
 	if closed == nil {
 		res, err = resend(s, ctx, op, name, progress, call)
 	}
-	s.handleCall(ctx, &CallEnd{Err: err})
+	if s.cfg.Observe.CallHandler != nil { // a stage is made only for a handler
+		s.handleCall(ctx, &CallEnd{Err: err})
+	}
 	return res, err
 }
 
@@ -326,12 +328,13 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (live *hel
 			now, status = live.sess.Status()
 		}
 		ready := now == seam.Live
+		var wait *StateError // how a wait that ends now ends
 		if ready {
 			refused = s.admit(op, name)
 		} else {
 			ch = s.changedLocked() // only a call that may wait asks for one
+			wait = s.stateErrorLocked(nil)
 		}
-		wait := s.stateErrorLocked(nil) // how a wait that ends now ends
 		s.mu.Unlock()
 		switch {
 		case ready:

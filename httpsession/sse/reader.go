@@ -33,9 +33,9 @@ const (
 // value reads without bounds once Reset. One goroutine reads.
 type Reader struct {
 	Max int // bytes of one event at most; 0: no bound
-	// Wire returns the bytes of the current stream read from the wire
-	// before decoding (since Reset); nil: not bounded apart.
-	Wire func() int64
+	// Wire counts the bytes of the current stream read from the wire
+	// before decoding (N, since Reset); nil: not bounded apart.
+	Wire interface{ N() int64 }
 	// BufferSize is the read buffer's size in bytes; 0: bufio's default
 	// (4 KiB). A longer line is read in pieces.
 	BufferSize int
@@ -52,7 +52,7 @@ type Reader struct {
 	begun    bool   // a line of this stream was read: no BOM to strip
 	skipLF   bool   // the last line ended with CR: an LF right after is its end
 	broken   bool   // an event outgrew a bound
-	wireMark int64  // Wire() at the last empty line or Reset
+	wireMark int64  // Wire.N() at the last empty line or Reset
 
 	fields bool  // the current event has a field
 	cur    Event // the current event
@@ -204,7 +204,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.src = nil // between events, nothing buffered: wait without a buffer
 	}
 	for {
-		if r.Wire != nil && r.Wire()-r.wireMark > int64(r.Max)+WireSlack {
+		if r.Wire != nil && r.Wire.N()-r.wireMark > int64(r.Max)+WireSlack {
 			return nil, r.tooLarge(0)
 		}
 		if err := r.buffer(); err != nil {
@@ -272,7 +272,7 @@ func (r *Reader) buffer() error {
 // markWire starts the wire's count of an event.
 func (r *Reader) markWire() {
 	if r.Wire != nil {
-		r.wireMark = r.Wire()
+		r.wireMark = r.Wire.N()
 	}
 }
 

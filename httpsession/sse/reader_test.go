@@ -203,7 +203,7 @@ func TestEventReaderWireBound(t *testing.T) {
 		{half + "\n" + half + "data: x\n\n", false},
 	} {
 		wire := &countingReader{r: strings.NewReader(c.in)}
-		r := Reader{Max: 16, Wire: func() int64 { return wire.n }, BufferSize: 16}
+		r := Reader{Max: 16, Wire: wire, BufferSize: 16}
 		r.Reset(wire)
 		ev, err := r.Next()
 		if c.over {
@@ -276,3 +276,5 @@ func TestEventReaderKeepsNoLargeLine(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, cap(r.line), KeptLine)
 }
+
+func (c *countingReader) N() int64 { return c.n }
