@@ -35,7 +35,7 @@ type VerifyConfig struct {
 // the session ([PingProvesDead]), none ends it (Endable.Fail); one answered
 // covers every request sent before it. Close and Detach wait for it. Safe for
 // concurrent use.
-func Verify(s Endable, cfg VerifyConfig) Session {
+func Verify(s Endable, cfg VerifyConfig) Endable {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultVerifyTimeout
 	}
@@ -86,11 +86,14 @@ type verified struct {
 	change    chan struct{} // closed at the next change of status
 }
 
-// fail ends the session with err and wakes those waiting on its status.
-func (v *verified) fail(err error) {
-	if v.inner.Fail(err) {
+// Fail ends the session with err and wakes those waiting on its status;
+// it reports whether this call ended it.
+func (v *verified) Fail(err error) bool {
+	ended := v.inner.Fail(err)
+	if ended {
 		v.changed()
 	}
+	return ended
 }
 
 func (v *verified) changed() {
@@ -118,7 +121,7 @@ func (v *verified) sent() uint64 {
 func (v *verified) failed(ctx context.Context, seq uint64, err error) {
 	switch classify.Classify(ctx, err).Class {
 	case classify.SessionExpired:
-		v.fail(err)
+		v.Fail(err)
 	case classify.Transport:
 		v.verify(seq)
 	}
@@ -147,7 +150,7 @@ func (v *verified) alive(num uint64) {
 	ended := v.life.Err() != nil || v.inner.Err() != nil // the session ended meanwhile
 	if !ended && err != nil && PingProvesDead(classify.Error(err)) {
 		v.cfg.Observe(Verified{Err: err})
-		v.fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
+		v.Fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
 		return
 	}
 	if !ended {

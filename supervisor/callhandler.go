@@ -80,7 +80,10 @@ func (*CallEnd) callStage()         {}
 // sess, the session it went out on (seam.Verify ended it before the call
 // returns).
 func (s *Supervisor) reportSessionLost(ctx context.Context, ce *CallError, sess seam.Session) {
-	if st, _ := sess.Status(); s.cfg.Observe.CallHandler == nil || st != seam.Ended || !endedOnItsOwn(sess) {
+	if s.cfg.Observe.CallHandler == nil {
+		return
+	}
+	if st, _ := sess.Status(); st != seam.Ended || !endedOnItsOwn(sess) {
 		return // live, or released by the supervisor: not lost to the failure
 	}
 	st := s.State()

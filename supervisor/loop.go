@@ -198,7 +198,7 @@ func (s *Supervisor) open(c fsm.Command) {
 			s.detachedBefore(ctx, spec.resume.SessionID)
 		}
 		opened, err := s.dial.Open(ctx, spec)
-		var sess seam.Session
+		var sess seam.Endable
 		if err == nil {
 			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, Clock: s.cfg.Observe.Clock, Observe: s.observer(spec.hooks)})
 		}
@@ -210,7 +210,7 @@ func (s *Supervisor) open(c fsm.Command) {
 }
 
 // opened takes the result of a Dial or Attach.
-func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Session, v classify.Verdict) {
+func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Endable, v classify.Verdict) {
 	failed, succeeded := events.TriggerHandshakeFailed, events.TriggerHandshakeSucceeded
 	if kind == fsm.Attach {
 		failed, succeeded = events.TriggerAttachRefused, events.TriggerAttached
@@ -239,7 +239,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Sessi
 	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
 	// The session's end (seam.Verify tells it) is the only route by which
 	// the loop learns it died.
-	sess.(interface{ AfterEnd(func()) }).AfterEnd(func() {
+	sess.AfterEnd(func() {
 		s.post(func(s *Supervisor) { s.ended(spec.gen, sess) })
 	})
 	s.step(fsm.Trigger{Kind: succeeded, Generation: spec.gen})
