@@ -110,8 +110,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			if problem != "" {
 				c.refuse(n, problem)
-				return &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused,
-					Message: "mcpsup: answer refused: " + problem}}, nil
+				return refusal(r.ID, problem), nil
 			}
 		}
 		return msg, nil

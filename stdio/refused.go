@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
@@ -118,10 +120,16 @@ func lineID(line []byte) (int64, bool) {
 	}
 }
 
-// refusalLine is the JSON-RPC error response (code msgcheck.CodeRefused)
-// the filter hands go-sdk in place of the dropped answer to request id.
+// refusal is the JSON-RPC error response (code msgcheck.CodeRefused) go-sdk
+// gets in place of a refused answer to request id.
+func refusal(id jsonrpc.ID, problem string) *jsonrpc.Response {
+	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused, Message: "mcpsup: answer refused: " + problem}}
+}
+
+// refusalLine is [refusal] as the line the filter writes in place of the
+// dropped answer to request id.
 func refusalLine(id int64, problem string) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": msgcheck.CodeRefused, "message": "mcpsup: answer refused: " + problem}})
+	rid, _ := jsonrpc.MakeID(float64(id)) // JSON's numbers decode as float64
+	b, _ := jsonrpc.EncodeMessage(refusal(rid, problem))
 	return append(b, '\n')
 }
