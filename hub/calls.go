@@ -102,7 +102,7 @@ func (h *Hub) notServing() []string {
 // CallTool calls the tool of the merged catalog named params.Name (a
 // qualified name) on its server under its own name, as
 // supervisor.Supervisor.CallTool does (waiting for a recovering server,
-// resent only as Config.Supervisor.Resend allows; the hub never resends).
+// resent only as Config.Supervisor.Recovery.Resend allows; the hub never resends).
 // Errors are *CallError: ErrUnknownName (nothing sent), or the supervisor's
 // *supervisor.CallError wrapped.
 func (h *Hub) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
