@@ -52,7 +52,7 @@ var inputCapability = map[string][2]string{
 // exact value" (mrtr.mdx, Client Requirements). A result go-sdk could not
 // decode is left to go-sdk.
 func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed bool) {
-	if !mayHoldResultType(r.Result) || plainlyComplete(r.Result) {
+	if !mayHold(r.Result, "resultType", "inputRequests", "requestState") || plainlyComplete(r.Result) {
 		return "", false
 	}
 	var v struct {
@@ -102,13 +102,6 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 // present reports a member that is there and not null.
 func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
-
-// mayHoldResultType reports whether result may carry resultType,
-// inputRequests or requestState, plainly or escaped.
-func mayHoldResultType(result []byte) bool {
-	return bytes.Contains(result, []byte("resultType")) || bytes.Contains(result, []byte("inputRequests")) ||
-		bytes.Contains(result, []byte("requestState")) || bytes.IndexByte(result, '\\') >= 0
 }
 
 // plainlyComplete reports the common result without decoding it: no escape,

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,22 +50,29 @@ func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // at once, one past it dropped and told to dropped.
 type markingConn struct {
 	mcp.Connection
-	drop         func(session.LineDropped) // a message read and not handed on (required)
-	dropped      func(n int)               // the n-th response not written
-	maxResponses int
-	limits       msgcheck.Limits
-	mu           sync.Mutex
-	lists        map[int64]string    // unanswered requests whose result msgcheck counts: id -> method
-	marks        map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
-	forgotUpTo   int64               // the highest id trackList forgot unanswered
-	closed       bool                // no write starts once Close began
-	slot         chan struct{}       // holds a token while a write runs (capacity 1); see chans
-	closing      chan struct{}       // closed by Close: writes waiting for the slot give up
-	unsent       map[int64]bool      // requests given up before their write started, until their cancellation
-	highest      int64               // the highest request id handed to Write
-	writes       sync.WaitGroup      // writes still running
-	responses    int                 // responses being written
-	drops        int                 // responses dropped
+	drop       func(session.LineDropped) // a message read and not handed on (required)
+	dropped    func(n int)               // the n-th response not written
+	limits     msgcheck.Limits
+	slot       chan struct{} // holds a token while a write runs (capacity 1)
+	closing    chan struct{} // closed by Close: writes waiting for the slot give up
+	responses  chan struct{} // a token per response being written (capacity: the bound)
+	drops      atomic.Int64  // responses dropped
+	writes     sync.WaitGroup
+	mu         sync.Mutex
+	lists      map[int64]string    // unanswered requests whose result msgcheck counts: id -> method
+	marks      map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
+	unsent     map[int64]bool      // requests given up before their write started, until their cancellation
+	forgotUpTo int64               // the highest id trackList forgot unanswered
+	highest    int64               // the highest request id handed to Write
+	closed     bool                // no write starts once Close began
+}
+
+// newMarkingConn returns a markingConn around no Connection yet
+// (markingTransport sets it).
+func newMarkingConn(drop func(session.LineDropped), dropped func(n int), maxResponses int, limits msgcheck.Limits) *markingConn {
+	return &markingConn{drop: drop, dropped: dropped, limits: limits,
+		slot: make(chan struct{}, 1), closing: make(chan struct{}), responses: make(chan struct{}, maxResponses),
+		lists: make(map[int64]string), marks: make(map[int64]*callMark), unsent: make(map[int64]bool)}
 }
 
 // Read returns the next message, but: a server's request or notification
@@ -79,7 +87,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
-				c.drop(session.LineDropped{Why: fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem)})
+				c.drop(session.LineDropped{Why: fmt.Sprintf("%s from the server: params: %s", msgcheck.CutText(req.Method, 64), problem)})
 				continue
 			}
 		}
@@ -95,7 +103,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {
-			c.drop(session.LineDropped{RequestID: idText(r.ID)})
+			c.drop(session.LineDropped{RequestID: msgcheck.IDText(r.ID)})
 			continue
 		}
 		if r.Error == nil {
@@ -124,9 +132,6 @@ const maxListsTracked = 64
 
 // trackList remembers the id of a counted request. Called with mu held.
 func (c *markingConn) trackList(id int64, method string) {
-	if c.lists == nil {
-		c.lists = make(map[int64]string)
-	}
 	if len(c.lists) >= maxListsTracked {
 		oldest := slices.Min(slices.Collect(maps.Keys(c.lists)))
 		delete(c.lists, oldest)
@@ -149,40 +154,33 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return nil
 	}
 	if !isReq {
-		c.mu.Lock()
-		if c.responses >= c.maxResponses {
-			c.drops++
-			n := c.drops
-			c.mu.Unlock()
-			c.dropped(n)
+		select {
+		case c.responses <- struct{}{}:
+		default:
+			c.dropped(int(c.drops.Add(1)))
 			return nil
 		}
-		c.responses++
-		c.mu.Unlock()
 	}
 	started := false // a write started: it gives back the slot and the response's place
 	defer func() {
 		if !started && !isReq {
-			c.mu.Lock()
-			c.responses--
-			c.mu.Unlock()
+			<-c.responses
 		}
 	}()
-	slot, closing := c.chans()
 	select {
-	case slot <- struct{}{}:
+	case c.slot <- struct{}{}:
 	case <-ctx.Done():
 		if isReq {
 			c.gaveUp(req)
 		}
 		return ctx.Err() // not sent: go-sdk keeps the connection (jsonrpc2 conn.go write)
-	case <-closing:
+	case <-c.closing:
 		return mcp.ErrConnectionClosed
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		<-slot
+		<-c.slot
 		return mcp.ErrConnectionClosed
 	}
 	if isReq {
@@ -200,11 +198,9 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	done := make(chan error, 1)
 	c.writes.Go(func() { // under mu: Close waits for it
 		err := c.Connection.Write(context.WithoutCancel(ctx), msg)
-		<-slot
+		<-c.slot
 		if !isReq {
-			c.mu.Lock()
-			c.responses--
-			c.mu.Unlock()
+			<-c.responses
 		}
 		done <- err
 	})
@@ -232,9 +228,6 @@ func (c *markingConn) gaveUp(req *jsonrpc.Request) {
 	defer c.mu.Unlock()
 	if !ok || len(c.unsent) >= maxUnsent {
 		return
-	}
-	if c.unsent == nil {
-		c.unsent = make(map[int64]bool)
 	}
 	c.unsent[n] = true
 }
@@ -271,9 +264,6 @@ func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
 // keepMark remembers the mark of request id until its caller returns
 // (callMark.done). Called with mu held.
 func (c *markingConn) keepMark(id int64, m *callMark) {
-	if c.marks == nil {
-		c.marks = make(map[int64]*callMark)
-	}
 	c.marks[id] = m
 	m.mu.Lock()
 	m.release = func() {
@@ -298,46 +288,16 @@ func (c *markingConn) refuse(id int64, problem string) bool {
 	return m != nil
 }
 
-// chans returns the write slot and the channel Close closes, made on
-// first use.
-func (c *markingConn) chans() (slot, closing chan struct{}) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.slot == nil {
-		c.slot, c.closing = make(chan struct{}, 1), make(chan struct{})
-	}
-	return c.slot, c.closing
-}
-
 // Close closes the connection (the process's stdin, ending the write still
 // running), ends the waits for the slot and waits for that write.
 func (c *markingConn) Close() error {
-	_, closing := c.chans()
 	c.mu.Lock()
 	if !c.closed {
-		close(closing)
+		close(c.closing)
 	}
 	c.closed = true
 	c.mu.Unlock()
 	err := c.Connection.Close()
 	c.writes.Wait()
 	return err
-}
-
-// idText renders a JSON-RPC id for a fact: its JSON (control bytes
-// escaped), at most 64 characters, as httpsession renders one.
-func idText(id jsonrpc.ID) string {
-	b, err := json.Marshal(id.Raw())
-	if err != nil {
-		return "?"
-	}
-	return fmt.Sprintf("%.64s", b)
-}
-
-// cutText shortens untrusted text quoted in a fact.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -96,8 +96,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		observe = func(session.Fact) {}
 	}
 	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(d session.LineDropped) { observe(d) }}
-	conn := &markingConn{drop: f.drop, dropped: func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
-		maxResponses: o.MaxResponses, limits: o.Limits}
+	conn := newMarkingConn(f.drop, func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) }, o.MaxResponses, o.Limits)
 	f.refuse = conn.refuse // before the filter runs
 	errLog := &stderrLog{server: o.Name, log: o.Logger, keep: o.Command.StderrTail, redact: o.Redactor}
 	p, err := startProc(o.Command, f, errLog, func(e *ProcessExitError) { observe(session.ProcessExited{Err: e}) })

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
 
@@ -146,7 +147,7 @@ func notMessage(line []byte) string {
 		return "not JSON-RPC"
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return "not one JSON-RPC message (" + cutText(err.Error(), 80) + ")"
+		return "not one JSON-RPC message (" + msgcheck.CutText(err.Error(), 80) + ")"
 	}
 	// DecodeMessage reads the first value alone; go-sdk fails on a second.
 	if !json.Valid(line) {
