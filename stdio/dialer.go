@@ -112,9 +112,8 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		cl.AddSendingMiddleware(s.facts)
 	}
 	version := d.version.Load().(string)
-	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
-		conn: conn}
-	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	conn.pipes = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1} // the filter bounds lines
+	cs, err := cl.Connect(ctx, conn, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() != nil {
 			p.stop() // the handshake took too long: the process is of no use

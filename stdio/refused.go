@@ -13,12 +13,10 @@ import (
 )
 
 // AnswerRefusedError is the error of a request whose answer the transport
-// refused before go-sdk decoded it: over a msgcheck bound, or a stdout line
-// dropped (over Command.MaxLineBytes, or not one JSON-RPC message, e.g.
-// nested deeper than go-sdk decodes) whose start names the request's id. It
-// wraps classify.ErrProtocol (class protocol, as the HTTP transport classes
-// an answer it refused, DESIGN.md section 3); the request's error is a
-// classify.WrittenError around it: the server ran it, its outcome is unknown.
+// refused before go-sdk decoded it: over a msgcheck bound, or a dropped
+// stdout line (over Command.MaxLineBytes, or not one JSON-RPC message) whose
+// start names the request's id. It wraps classify.ErrProtocol; the request's
+// error is a classify.WrittenError around it (outcome unknown).
 type AnswerRefusedError struct {
 	// Method is the request's MCP method, e.g. "tools/call".
 	Method string
@@ -33,9 +31,8 @@ func (e *AnswerRefusedError) Error() string {
 // Unwrap returns classify.ErrProtocol.
 func (e *AnswerRefusedError) Unwrap() error { return classify.ErrProtocol }
 
-// callMark is what markingConn tells a request's facts middleware
-// (stdioSession.facts): whether the request was written whole, and why its
-// answer was refused, if it was. Safe for concurrent use.
+// callMark is what markingConn tells stdioSession.facts of one request.
+// Safe for concurrent use.
 type callMark struct {
 	mu      sync.Mutex
 	written bool
@@ -71,11 +68,9 @@ func (m *callMark) done() (written bool, refused string) {
 const idScan = 4 << 10
 
 // lineID returns the id of a dropped line that is a JSON-RPC response: a
-// top-level "id" integer found, within the line's first idScan bytes,
-// before its "result" or "error" member (go-sdk and most servers write
-// "jsonrpc", "id", then the rest). A line with a "method" is the server's
-// own request, whose ids are its own (JSON-RPC 2.0 section 4): no id.
-// Nothing is decoded past the scan.
+// top-level integer "id" within the first idScan bytes, before "result" or
+// "error" (go-sdk and most servers write "jsonrpc", "id", then the rest).
+// A line with a "method" is the server's own request (its ids are its own).
 func lineID(line []byte) (int64, bool) {
 	dec := json.NewDecoder(bytes.NewReader(line[:min(len(line), idScan)]))
 	dec.UseNumber()
@@ -120,14 +115,13 @@ func lineID(line []byte) (int64, bool) {
 	}
 }
 
-// refusal is the JSON-RPC error response (code msgcheck.CodeRefused) go-sdk
-// gets in place of a refused answer to request id.
+// refusal is the response (msgcheck.CodeRefused) go-sdk gets in place of a
+// refused answer to request id.
 func refusal(id jsonrpc.ID, problem string) *jsonrpc.Response {
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused, Message: "mcpsup: answer refused: " + problem}}
 }
 
-// refusalLine is [refusal] as the line the filter writes in place of the
-// dropped answer to request id.
+// refusalLine is [refusal] as a stdout line.
 func refusalLine(id int64, problem string) []byte {
 	rid, _ := jsonrpc.MakeID(float64(id)) // JSON's numbers decode as float64
 	b, _ := jsonrpc.EncodeMessage(refusal(rid, problem))
