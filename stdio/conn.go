@@ -196,11 +196,11 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case err := <-done:
 		if err == nil {
-			mark.setWritten()
+			mark.written.Store(true)
 		}
 		return err
 	case <-ctx.Done():
-		mark.setWritten()
+		mark.written.Store(true)
 		return ctx.Err()
 	}
 }
@@ -250,15 +250,13 @@ func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
 // keepMark remembers request id's mark until callMark.done. Called with mu held.
 func (c *markingConn) keepMark(id int64, m *callMark) {
 	c.marks[id] = m
-	m.mu.Lock()
-	m.release = func() {
+	m.forget = func() {
 		c.mu.Lock()
 		if c.marks[id] == m {
 			delete(c.marks, id)
 		}
 		c.mu.Unlock()
 	}
-	m.mu.Unlock()
 }
 
 // refuse marks request id's answer refused; it reports whether a caller
@@ -268,7 +266,7 @@ func (c *markingConn) refuse(id int64, problem string) bool {
 	m := c.marks[id]
 	c.mu.Unlock()
 	if m != nil {
-		m.refuse(problem)
+		m.refused.Store(&problem)
 	}
 	return m != nil
 }

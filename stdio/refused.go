@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -32,36 +32,21 @@ func (e *AnswerRefusedError) Error() string {
 func (e *AnswerRefusedError) Unwrap() error { return classify.ErrProtocol }
 
 // callMark is what markingConn tells stdioSession.facts of one request.
-// Safe for concurrent use.
 type callMark struct {
-	mu      sync.Mutex
-	written bool
-	refused string // the problem; "" while none
-	release func() // forgets the mark in markingConn; nil until it keeps it
-}
-
-func (m *callMark) setWritten() {
-	m.mu.Lock()
-	m.written = true
-	m.mu.Unlock()
-}
-
-func (m *callMark) refuse(problem string) {
-	m.mu.Lock()
-	m.refused = problem
-	m.mu.Unlock()
+	written atomic.Bool
+	refused atomic.Pointer[string] // the problem, when the answer was refused
+	forget  func()                 // set by keepMark in Write, on the caller's goroutine
 }
 
 // done forgets the mark in its conn and returns what it holds.
 func (m *callMark) done() (written bool, refused string) {
-	m.mu.Lock()
-	release := m.release
-	written, refused = m.written, m.refused
-	m.mu.Unlock()
-	if release != nil {
-		release()
+	if m.forget != nil {
+		m.forget()
 	}
-	return written, refused
+	if p := m.refused.Load(); p != nil {
+		refused = *p
+	}
+	return m.written.Load(), refused
 }
 
 // idScan bounds how much of a dropped line lineID reads.
