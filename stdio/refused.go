@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -58,44 +59,26 @@ const idScan = 4 << 10
 // A line with a "method" is the server's own request (its ids are its own).
 func lineID(line []byte) (int64, bool) {
 	dec := json.NewDecoder(bytes.NewReader(line[:min(len(line), idScan)]))
-	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return 0, false
 	}
-	var id json.Number
+	var id json.RawMessage
 	for {
 		t, err := dec.Token() // a member's name
 		key, ok := t.(string)
-		if err != nil || !ok {
+		if err != nil || !ok || key == "method" {
 			return 0, false
 		}
-		switch key {
-		case "method":
-			return 0, false
-		case "result", "error":
-			n, err := id.Int64()
+		if key == "result" || key == "error" {
+			n, err := strconv.ParseInt(string(id), 10, 64)
 			return n, err == nil
-		case "id":
-			t, err := dec.Token()
-			if id, ok = t.(json.Number); err != nil || !ok {
-				return 0, false
-			}
-			continue
 		}
-		for depth := 0; ; { // skip the member's value
-			t, err := dec.Token()
-			if err != nil {
-				return 0, false
-			}
-			switch t {
-			case json.Delim('{'), json.Delim('['):
-				depth++
-			case json.Delim('}'), json.Delim(']'):
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return 0, false
+		}
+		if key == "id" {
+			id = v
 		}
 	}
 }
