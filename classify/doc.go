@@ -3,20 +3,12 @@
 //
 // Decisions rest on typed facts (the wire layer's [HTTPError], go-sdk's
 // *jsonrpc.Error and sentinels, context, net, url and syscall errors, io.EOF),
-// never on words in messages, but for two text parses: a JSON-RPC error
-// object embedded in a message, read only when no other JSON-RPC, HTTP or
-// closed-connection fact is there, and go-sdk's multi-round-trip give-up
-// ([ErrProtocol] too is protocol).
-//
-// When one error carries facts of several classes, the first in this order
-// wins (the order of [Class]):
-//
-//	canceled, unauthorized, method-not-found, session-expired, rate-limited,
-//	forbidden, server-error, application, protocol, timeout, transport, unknown
-//
+// never on words in messages, but for a JSON-RPC error object embedded in a
+// message (read only when no other JSON-RPC, HTTP or closed-connection fact
+// is there) and go-sdk's multi-round-trip give-up. When one error carries
+// facts of several classes, the first [Class] in declaration order wins;
 // go-sdk's -32005 and a [NotSentError] decide only when nothing else does. A
 // done caller context makes the verdict canceled unless its cause is
-// [ErrDeadline] (then timeout). The walk over wrapped errors is iterative,
-// cycle-safe (failure story S3), bounded by [MaxDepth], [MaxNodes] and
-// [MaxScan], and recovers panics in error methods.
+// [ErrDeadline] (then timeout). The walk is iterative, cycle-safe, bounded by
+// [MaxDepth], [MaxNodes] and [MaxScan], and recovers panics in error methods.
 package classify

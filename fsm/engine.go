@@ -8,11 +8,10 @@ import (
 	"github.com/qmuntal/stateless"
 )
 
-// engine is the one stateless machine every [Machine] steps through, built
-// once from the table and only read after, so Machines may fire it
-// concurrently (decision 0022). The state it reads and writes is the
-// Machine's, carried by the context of FireCtx. Internal transitions are
-// stateless ignores: Step applies every row's effects and emits its event.
+// engine is the one stateless machine every [Machine] fires, built once
+// from the table and only read after (decision 0022); the state it reads and
+// writes is the Machine's, carried by FireCtx's context. Internal
+// transitions are stateless ignores: Step applies every row's effects.
 var engine = newEngine()
 
 func newEngine() *stateless.StateMachine {

@@ -2,7 +2,6 @@ package httpsession
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,7 +35,7 @@ func transientStatus(s int) bool {
 func answerProblem(r *jsonrpc.Response, want callID) string {
 	switch result := bytes.TrimSpace(r.Result); {
 	case !want.answeredBy(r):
-		return fmt.Sprintf("response id %s, not the request's id %s", idText(r.ID), idText(want.ID()))
+		return fmt.Sprintf("response id %s, not the request's id %s", msgcheck.IDText(r.ID), msgcheck.IDText(want.ID()))
 	case r.Error != nil && len(result) > 0:
 		return "response has both result and error"
 	case r.Error != nil:
@@ -49,15 +48,6 @@ func answerProblem(r *jsonrpc.Response, want callID) string {
 		return "response result is not a JSON object"
 	}
 	return ""
-}
-
-// idText renders a JSON-RPC id as JSON, bounded.
-func idText(id jsonrpc.ID) string {
-	b, err := json.Marshal(id.Raw())
-	if err != nil {
-		return "?"
-	}
-	return fmt.Sprintf("%.64s", b)
 }
 
 // requestID returns the JSON-RPC id of a request from its raw JSON.

@@ -44,20 +44,14 @@ type Limits struct {
 
 // WithDefaults returns l with each zero or negative field set to its default.
 func (l Limits) WithDefaults() Limits {
-	if l.ListItems <= 0 {
-		l.ListItems = DefaultMaxListItems
-	}
-	if l.JSONValues <= 0 {
-		l.JSONValues = DefaultMaxJSONValues
-	}
-	if l.Messages <= 0 {
-		l.Messages = DefaultMaxMessages
-	}
-	if l.ContentBlocks <= 0 {
-		l.ContentBlocks = DefaultMaxContentBlocks
-	}
-	if l.InputRequestObjects <= 0 {
-		l.InputRequestObjects = DefaultMaxInputRequestObjects
+	for _, f := range []struct {
+		v *int
+		d int
+	}{{&l.ListItems, DefaultMaxListItems}, {&l.JSONValues, DefaultMaxJSONValues}, {&l.Messages, DefaultMaxMessages},
+		{&l.ContentBlocks, DefaultMaxContentBlocks}, {&l.InputRequestObjects, DefaultMaxInputRequestObjects}} {
+		if *f.v <= 0 {
+			*f.v = f.d
+		}
 	}
 	return l
 }

@@ -52,8 +52,16 @@ func dropInvalidHeaderTools(req Request, r *jsonrpc.Response, log *slog.Logger) 
 
 // MayHoldHeaderAnnotation reports whether result may carry an
 // `x-mcp-header` key, plainly or escaped.
-func MayHoldHeaderAnnotation(result []byte) bool {
-	return bytes.Contains(result, []byte("x-mcp-header")) || bytes.IndexByte(result, '\\') >= 0
+func MayHoldHeaderAnnotation(result []byte) bool { return mayHold(result, "x-mcp-header") }
+
+// mayHold reports whether result may carry one of keys, plainly or escaped.
+func mayHold(result []byte, keys ...string) bool {
+	for _, k := range keys {
+		if bytes.Contains(result, []byte(k)) {
+			return true
+		}
+	}
+	return bytes.IndexByte(result, '\\') >= 0
 }
 
 // headerAnnotationsValid checks every `x-mcp-header` of a tool's inputSchema

@@ -6,6 +6,8 @@
 package msgcheck
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 
@@ -59,4 +61,20 @@ func (c Checker) Response(req Request, r *jsonrpc.Response) (problem string, cha
 		return problem, false
 	}
 	return "", dropInvalidHeaderTools(req, r, c.Logger) || typed || changed
+}
+
+// IDText renders a JSON-RPC id quoted in an error or a fact: its JSON
+// (control bytes escaped), at most 64 bytes.
+func IDText(id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw()) // nil, an int64 or a string
+	return fmt.Sprintf("%.64s", b)
+}
+
+// CutText shortens untrusted text quoted in an error or a fact to its first
+// n bytes and "…".
+func CutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -41,18 +41,16 @@ var inputCapability = map[string][2]string{
 
 // checkResultType applies the resultType rules to r, the response to req.
 // go-sdk v1.8.0 reads no resultType: it re-sends a call whenever the result
-// holds inputRequests (mcp/mrtr.go) and takes any other as a success. So:
-// an unknown resultType is a problem; a complete result loses inputRequests
-// and requestState; an input_required result is a problem on a method that
-// takes none, or when it asks for input the request's clientCapabilities do
-// not declare (go-sdk would answer its own -32602), or holds neither field
-// (mrtr.mdx: "Servers MUST include at least one of inputRequests or
-// requestState"); with requestState alone it gets an empty inputRequests,
-// which go-sdk re-sends with the state, as the client "MUST echo back the
-// exact value" (mrtr.mdx, Client Requirements). A result go-sdk could not
-// decode is left to go-sdk.
+// holds inputRequests (mcp/mrtr.go) and takes any other as a success. So an
+// unknown resultType is a problem; a complete result loses inputRequests and
+// requestState; an input_required one is a problem on a method that takes
+// none, when it asks for input the request's clientCapabilities do not
+// declare, or when it holds neither field (mrtr.mdx: "Servers MUST include
+// at least one"); with requestState alone it gets an empty inputRequests, so
+// go-sdk re-sends the state (the client "MUST echo back the exact value").
+// A result go-sdk cannot decode is left to go-sdk.
 func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed bool) {
-	if !mayHoldResultType(r.Result) || plainlyComplete(r.Result) {
+	if !mayHold(r.Result, "resultType", "inputRequests", "requestState") || plainlyComplete(r.Result) {
 		return "", false
 	}
 	var v struct {
@@ -102,13 +100,6 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 // present reports a member that is there and not null.
 func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
-
-// mayHoldResultType reports whether result may carry resultType,
-// inputRequests or requestState, plainly or escaped.
-func mayHoldResultType(result []byte) bool {
-	return bytes.Contains(result, []byte("resultType")) || bytes.Contains(result, []byte("inputRequests")) ||
-		bytes.Contains(result, []byte("requestState")) || bytes.IndexByte(result, '\\') >= 0
 }
 
 // plainlyComplete reports the common result without decoding it: no escape,
@@ -164,8 +155,8 @@ func inputProblem(req Request, reqs map[string]json.RawMessage) string {
 const maxCapabilitiesBody = 4 << 20
 
 // declaredCapabilities returns the clientCapabilities a request's `_meta`
-// declares (SEP-2575, io.modelcontextprotocol/clientCapabilities), by key;
-// false when the body cannot be read again or declares none.
+// declares (SEP-2575), by key; false when the body cannot be read again or
+// declares none.
 func declaredCapabilities(req Request) (map[string]json.RawMessage, bool) {
 	if req.Body == nil {
 		return nil, false

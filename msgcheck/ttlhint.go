@@ -24,7 +24,7 @@ var listMethods = map[string]bool{
 // anything else): a number is truncated and clamped to 32 bits, anything else
 // removed. It reports whether r.Result changed.
 func tameTTLHint(method string, r *jsonrpc.Response) bool {
-	if !listMethods[method] || !mayHoldTTLHint(r.Result) {
+	if !listMethods[method] || !mayHold(r.Result, "ttlMs") {
 		return false
 	}
 	// Decoded as go-sdk decodes it, so every key it reads as ttlMs counts.
@@ -44,9 +44,4 @@ func tameTTLHint(method string, r *jsonrpc.Response) bool {
 		}
 		return true
 	})
-}
-
-// mayHoldTTLHint reports whether result may carry ttlMs, plainly or escaped.
-func mayHoldTTLHint(result []byte) bool {
-	return bytes.Contains(result, []byte("ttlMs")) || bytes.IndexByte(result, '\\') >= 0
 }

@@ -127,7 +127,8 @@ func TestPaginationKeepsNoCursorWhole(t *testing.T) {
 		}
 		return []int{n}, strings.Repeat("c", size) + strconv.Itoa(n), nil
 	}
-	items, got, err := paginate(t.Context(), Tools, page, Options{}.withDefaults())
+	var items []int
+	got, _, err := walk(t.Context(), Tools, page, &items, Options{}.withDefaults())
 	require.NoError(t, err)
 	require.Equal(t, pages, got)
 	require.Len(t, items, pages)

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"crypto/sha256"
 	"log/slog"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -156,13 +157,13 @@ func listOne(caller, group context.Context, l Lister, list List, dst *Offer, o O
 	out := outcome{list: list}
 	switch list {
 	case Tools:
-		out.pages, out.count, out.err = listInto(ctx, list, l.ListTools, &dst.Tools, o)
+		out.pages, out.count, out.err = walk(ctx, list, l.ListTools, &dst.Tools, o)
 	case Resources:
-		out.pages, out.count, out.err = listInto(ctx, list, l.ListResources, &dst.Resources, o)
+		out.pages, out.count, out.err = walk(ctx, list, l.ListResources, &dst.Resources, o)
 	case Prompts:
-		out.pages, out.count, out.err = listInto(ctx, list, l.ListPrompts, &dst.Prompts, o)
+		out.pages, out.count, out.err = walk(ctx, list, l.ListPrompts, &dst.Prompts, o)
 	case ResourceTemplates:
-		out.pages, out.count, out.err = listInto(ctx, list, l.ListResourceTemplates, &dst.ResourceTemplates, o)
+		out.pages, out.count, out.err = walk(ctx, list, l.ListResourceTemplates, &dst.ResourceTemplates, o)
 	}
 	if out.err != nil {
 		out.verdict = classify.Classify(caller, out.err)
@@ -170,14 +171,38 @@ func listOne(caller, group context.Context, l Lister, list List, dst *Offer, o O
 	return out
 }
 
-// listInto paginates one list, storing its items in dst only when it
-// answered whole (each list writes its own field).
-func listInto[T any](ctx context.Context, list List, page pageFunc[T], dst *[]T, o Options) (pages, count int, err error) {
-	items, pages, err := paginate(ctx, list, page, o)
-	if err == nil {
-		*dst = items
+// walk follows one list's cursors from its first page to its last, within
+// o's page and item limits, refusing a cursor seen before (remembered by its
+// SHA-256: a server's may be as long as an answer); err is a page's error or
+// a *PaginationError. The items go to dst only when the list answered whole
+// (each list writes its own field).
+func walk[T any](ctx context.Context, list List, page func(context.Context, string) ([]T, string, error), dst *[]T, o Options) (pages, count int, err error) {
+	seen := make(map[[sha256.Size]byte]bool)
+	var items []T
+	for cursor := ""; ; {
+		got, next, err := page(ctx, cursor)
+		if err != nil {
+			return pages, len(items), err
+		}
+		pages++
+		items = append(items, got...)
+		var stop error
+		switch key := sha256.Sum256([]byte(next)); {
+		case len(items) > o.MaxItems:
+			stop = ErrItemLimit
+		case next == "":
+			*dst = items
+			return pages, len(items), nil
+		case pages >= o.MaxPages:
+			stop = ErrPageLimit
+		case seen[key]:
+			stop = ErrCursorRepeated
+		default:
+			seen[key], cursor = true, next
+			continue
+		}
+		return pages, len(items), &PaginationError{List: list, Pages: pages, Items: len(items), Cursor: next, Err: stop}
 	}
-	return pages, len(items), err
 }
 
 func logReport(ctx context.Context, log *slog.Logger, r ListReport) {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,71 +16,67 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// markKey keys a request's *callMark in its context; markingConn sets it
-// written once the request is written whole to the process's stdin, and
-// refused when it refuses the answer.
+// markKey keys a request's *callMark in its context.
 type markKey struct{}
 
-// markingTransport hands go-sdk its conn, inner's connection wrapped.
-type markingTransport struct {
-	inner mcp.Transport
-	conn  *markingConn // every field set but Connection
+// markingConn is go-sdk's transport and connection over the process's
+// pipes: it marks the requests it writes (stdioSession.facts) and checks
+// what it reads with msgcheck before go-sdk decodes it. One write at a time
+// reaches stdin, on a goroutine of its own, and Write returns with its
+// context (a server that stops reading would otherwise hold go-sdk's one
+// write lock, pings included): a write cut while running goes on whole and
+// counts as written; one cut while waiting for the slot was not sent. So a
+// server that reads no more holds at most one message and one goroutine.
+// Responses to the server's requests are written with a context that never
+// ends (go-sdk internal/jsonrpc2 processResult): at most maxResponses at
+// once, one past it dropped and told to dropped.
+type markingConn struct {
+	mcp.Connection                           // set by Connect
+	pipes          mcp.Transport             // the process's stdin and filtered stdout
+	drop           func(session.LineDropped) // a message read and not handed on (required)
+	dropped        func(n int)               // the n-th response not written
+	limits         msgcheck.Limits
+	slot           chan struct{} // holds a token while a write runs (capacity 1)
+	closing        chan struct{} // closed by Close: writes waiting for the slot give up
+	responses      chan struct{} // a token per response being written (capacity: the bound)
+	drops          atomic.Int64  // responses dropped
+	writes         sync.WaitGroup
+	mu             sync.Mutex
+	lists          map[int64]string    // unanswered requests whose result msgcheck counts: id -> method
+	marks          map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
+	unsent         map[int64]bool      // requests given up before their write started, until their cancellation
+	forgotUpTo     int64               // the highest id trackList forgot unanswered
+	highest        int64               // the highest request id handed to Write
+	closed         bool                // no write starts once Close began
 }
 
-func (t *markingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.inner.Connect(ctx)
+func newMarkingConn(drop func(session.LineDropped), dropped func(n int), maxResponses int, limits msgcheck.Limits) *markingConn {
+	return &markingConn{drop: drop, dropped: dropped, limits: limits,
+		slot: make(chan struct{}, 1), closing: make(chan struct{}), responses: make(chan struct{}, maxResponses),
+		lists: make(map[int64]string), marks: make(map[int64]*callMark), unsent: make(map[int64]bool)}
+}
+
+// Connect connects the pipes, once: c is their connection.
+func (c *markingConn) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := c.pipes.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t.conn.Connection = conn
-	return t.conn, nil
+	c.Connection = conn
+	return c, nil
 }
 
-// markingConn marks the requests it writes (stdioSession.facts) and checks what
-// it reads with msgcheck before go-sdk decodes it. One write at a time
-// reaches the process's stdin, on a goroutine of its own, and Write returns
-// with its context: a server that stops reading its stdin would otherwise
-// hold go-sdk's one write lock, pings included. A write cut so goes on whole
-// in the background and counts as written; one that fails does not. A write
-// waits for the one before it, bounded by its context: one cut while it
-// waits was not sent, and holds nothing after, so a server that reads no
-// more keeps at most one message and one goroutine, however many calls time
-// out. Responses to the server's requests are written with a context that
-// never ends (go-sdk internal/jsonrpc2 processResult): at most maxResponses
-// at once, one past it dropped and told to dropped.
-type markingConn struct {
-	mcp.Connection
-	drop         func(session.LineDropped) // a message read and not handed on (required)
-	dropped      func(n int)               // the n-th response not written
-	maxResponses int
-	limits       msgcheck.Limits
-	mu           sync.Mutex
-	lists        map[int64]string    // unanswered requests whose result msgcheck counts: id -> method
-	marks        map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
-	forgotUpTo   int64               // the highest id trackList forgot unanswered
-	closed       bool                // no write starts once Close began
-	slot         chan struct{}       // holds a token while a write runs (capacity 1); see chans
-	closing      chan struct{}       // closed by Close: writes waiting for the slot give up
-	unsent       map[int64]bool      // requests given up before their write started, until their cancellation
-	highest      int64               // the highest request id handed to Write
-	writes       sync.WaitGroup      // writes still running
-	responses    int                 // responses being written
-	drops        int                 // responses dropped
-}
-
-// Read returns the next message, but: a server's request or notification
-// past msgcheck's bounds, and a response to an id never sent (go-sdk would
-// drop it silently, internal/jsonrpc2 conn.go), go to drop; a
-// result msgcheck refuses becomes a JSON-RPC error (msgcheck.CodeRefused)
-// before go-sdk decodes it. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2
-// conn.go Call), so an id was sent when it is an integer from 1 to the
-// highest written.
+// Read returns the next message, but a server's request past msgcheck's
+// bounds and a response to an id never sent (go-sdk drops it silently,
+// internal/jsonrpc2 conn.go) go to drop, and a result msgcheck refuses
+// becomes a refusal. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2 conn.go
+// Call): an id was sent when it is from 1 to the highest written.
 func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
-				c.drop(session.LineDropped{Why: fmt.Sprintf("%s from the server: params: %s", cutText(req.Method, 64), problem)})
+				c.drop(session.LineDropped{Why: fmt.Sprintf("%s from the server: params: %s", msgcheck.CutText(req.Method, 64), problem)})
 				continue
 			}
 		}
@@ -95,7 +92,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {
-			c.drop(session.LineDropped{RequestID: idText(r.ID)})
+			c.drop(session.LineDropped{RequestID: msgcheck.IDText(r.ID)})
 			continue
 		}
 		if r.Error == nil {
@@ -118,15 +115,11 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // maxListsTracked bounds the unanswered requests whose results markingConn
-// counts; past it the oldest is forgotten, and its answer is held to every
-// method's counts (msgcheck.Limits.ProblemOfAnyMethod).
+// counts; the answer to one forgotten is held to every method's counts.
 const maxListsTracked = 64
 
 // trackList remembers the id of a counted request. Called with mu held.
 func (c *markingConn) trackList(id int64, method string) {
-	if c.lists == nil {
-		c.lists = make(map[int64]string)
-	}
 	if len(c.lists) >= maxListsTracked {
 		oldest := slices.Min(slices.Collect(maps.Keys(c.lists)))
 		delete(c.lists, oldest)
@@ -149,40 +142,33 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return nil
 	}
 	if !isReq {
-		c.mu.Lock()
-		if c.responses >= c.maxResponses {
-			c.drops++
-			n := c.drops
-			c.mu.Unlock()
-			c.dropped(n)
+		select {
+		case c.responses <- struct{}{}:
+		default:
+			c.dropped(int(c.drops.Add(1)))
 			return nil
 		}
-		c.responses++
-		c.mu.Unlock()
 	}
 	started := false // a write started: it gives back the slot and the response's place
 	defer func() {
 		if !started && !isReq {
-			c.mu.Lock()
-			c.responses--
-			c.mu.Unlock()
+			<-c.responses
 		}
 	}()
-	slot, closing := c.chans()
 	select {
-	case slot <- struct{}{}:
+	case c.slot <- struct{}{}:
 	case <-ctx.Done():
 		if isReq {
 			c.gaveUp(req)
 		}
 		return ctx.Err() // not sent: go-sdk keeps the connection (jsonrpc2 conn.go write)
-	case <-closing:
+	case <-c.closing:
 		return mcp.ErrConnectionClosed
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		<-slot
+		<-c.slot
 		return mcp.ErrConnectionClosed
 	}
 	if isReq {
@@ -200,11 +186,9 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	done := make(chan error, 1)
 	c.writes.Go(func() { // under mu: Close waits for it
 		err := c.Connection.Write(context.WithoutCancel(ctx), msg)
-		<-slot
+		<-c.slot
 		if !isReq {
-			c.mu.Lock()
-			c.responses--
-			c.mu.Unlock()
+			<-c.responses
 		}
 		done <- err
 	})
@@ -212,11 +196,11 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case err := <-done:
 		if err == nil {
-			mark.setWritten()
+			mark.written.Store(true)
 		}
 		return err
 	case <-ctx.Done():
-		mark.setWritten()
+		mark.written.Store(true)
 		return ctx.Err()
 	}
 }
@@ -225,7 +209,6 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // until go-sdk cancels them.
 const maxUnsent = 1024
 
-// gaveUp remembers a request with an id given up before its write started.
 func (c *markingConn) gaveUp(req *jsonrpc.Request) {
 	n, ok := req.ID.Raw().(int64)
 	c.mu.Lock()
@@ -233,18 +216,14 @@ func (c *markingConn) gaveUp(req *jsonrpc.Request) {
 	if !ok || len(c.unsent) >= maxUnsent {
 		return
 	}
-	if c.unsent == nil {
-		c.unsent = make(map[int64]bool)
-	}
 	c.unsent[n] = true
 }
 
-// cancelsUnsent reports whether req is a notifications/cancelled for a
-// request never written, which it forgets: "Cancellation notifications
-// MUST only reference requests that were previously issued" (MCP
-// 2025-11-25 basic/utilities/cancellation), and go-sdk sends one for every
-// call whose context ended (mcp/transport.go call), each waiting up to 5 s
-// for a stdin a server may no longer read.
+// cancelsUnsent reports (and forgets) a notifications/cancelled for a
+// request never written: "Cancellation notifications MUST only reference
+// requests that were previously issued" (MCP 2025-11-25
+// basic/utilities/cancellation), and go-sdk sends one for every call whose
+// context ended (mcp/transport.go call).
 func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
 	if req.ID.IsValid() || req.Method != "notifications/cancelled" {
 		return false
@@ -268,76 +247,40 @@ func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
 	return true
 }
 
-// keepMark remembers the mark of request id until its caller returns
-// (callMark.done). Called with mu held.
+// keepMark remembers request id's mark until callMark.done. Called with mu held.
 func (c *markingConn) keepMark(id int64, m *callMark) {
-	if c.marks == nil {
-		c.marks = make(map[int64]*callMark)
-	}
 	c.marks[id] = m
-	m.mu.Lock()
-	m.release = func() {
+	m.forget = func() {
 		c.mu.Lock()
 		if c.marks[id] == m {
 			delete(c.marks, id)
 		}
 		c.mu.Unlock()
 	}
-	m.mu.Unlock()
 }
 
-// refuse marks request id's answer refused for problem; it reports whether
-// a caller waits for it.
+// refuse marks request id's answer refused; it reports whether a caller
+// waits for it.
 func (c *markingConn) refuse(id int64, problem string) bool {
 	c.mu.Lock()
 	m := c.marks[id]
 	c.mu.Unlock()
 	if m != nil {
-		m.refuse(problem)
+		m.refused.Store(&problem)
 	}
 	return m != nil
 }
 
-// chans returns the write slot and the channel Close closes, made on
-// first use.
-func (c *markingConn) chans() (slot, closing chan struct{}) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.slot == nil {
-		c.slot, c.closing = make(chan struct{}, 1), make(chan struct{})
-	}
-	return c.slot, c.closing
-}
-
-// Close closes the connection (the process's stdin, ending the write still
-// running), ends the waits for the slot and waits for that write.
+// Close closes stdin (ending the write still running), ends the waits for
+// the slot and waits for that write.
 func (c *markingConn) Close() error {
-	_, closing := c.chans()
 	c.mu.Lock()
 	if !c.closed {
-		close(closing)
+		close(c.closing)
 	}
 	c.closed = true
 	c.mu.Unlock()
 	err := c.Connection.Close()
 	c.writes.Wait()
 	return err
-}
-
-// idText renders a JSON-RPC id for a fact: its JSON (control bytes
-// escaped), at most 64 characters, as httpsession renders one.
-func idText(id jsonrpc.ID) string {
-	b, err := json.Marshal(id.Raw())
-	if err != nil {
-		return "?"
-	}
-	return fmt.Sprintf("%.64s", b)
-}
-
-// cutText shortens untrusted text quoted in a fact.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -44,8 +44,8 @@ var _ mcp.Connection = (*scriptedConn)(nil)
 func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 4)}
-	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
-		limits: msgcheck.Limits{ContentBlocks: 5}.WithDefaults()}
+	c := newMarkingConn(func(session.LineDropped) {}, nil, 1, msgcheck.Limits{ContentBlocks: 5}.WithDefaults())
+	c.Connection = inner
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	for n := int64(1); n <= maxListsTracked+10; n++ {
 		method := "tools/call"
@@ -84,8 +84,8 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 func TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 2)}
-	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
-		limits: msgcheck.Limits{}.WithDefaults()}
+	c := newMarkingConn(func(session.LineDropped) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
+	c.Connection = inner
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "tools/list"}))
 	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(2), Method: "tools/call"}))
@@ -147,8 +147,8 @@ func (c *waitSpy) Done() <-chan struct{} {
 // write reaches the pipe. Close ends the stuck write.
 func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
 	inner := &stuckConn{entered: make(chan struct{}, 1000), closed: make(chan struct{})}
-	c := &markingConn{Connection: inner, drop: func(session.LineDropped) {}, maxResponses: 1,
-		limits: msgcheck.Limits{}.WithDefaults()}
+	c := newMarkingConn(func(session.LineDropped) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
+	c.Connection = inner
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	blob := json.RawMessage(`{"blob":"` + strings.Repeat("x", 1<<10) + `"}`)
 

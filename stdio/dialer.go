@@ -96,8 +96,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		observe = func(session.Fact) {}
 	}
 	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(d session.LineDropped) { observe(d) }}
-	conn := &markingConn{drop: f.drop, dropped: func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) },
-		maxResponses: o.MaxResponses, limits: o.Limits}
+	conn := newMarkingConn(f.drop, func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) }, o.MaxResponses, o.Limits)
 	f.refuse = conn.refuse // before the filter runs
 	errLog := &stderrLog{server: o.Name, log: o.Logger, keep: o.Command.StderrTail, redact: o.Redactor}
 	p, err := startProc(o.Command, f, errLog, func(e *ProcessExitError) { observe(session.ProcessExited{Err: e}) })
@@ -113,9 +112,8 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		cl.AddSendingMiddleware(s.facts)
 	}
 	version := d.version.Load().(string)
-	tr := &markingTransport{inner: &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}, // the filter bounds lines
-		conn: conn}
-	cs, err := cl.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	conn.pipes = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1} // the filter bounds lines
+	cs, err := cl.Connect(ctx, conn, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() != nil {
 			p.stop() // the handshake took too long: the process is of no use

@@ -18,24 +18,22 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
 
 // stdoutFilter passes a stdio server's stdout to go-sdk one JSON-RPC message
-// per line and drops every other line: go-sdk's ioConn fails the whole
-// connection on the first thing that is not one (mcp/transport.go
-// newIOConnLimited), and servers print log lines. A batch is dropped too
-// (batching is gone since MCP 2025-06-18).
+// per line and drops every other line (log lines, batches): go-sdk's ioConn
+// fails the whole connection on the first thing that is not one
+// (mcp/transport.go newIOConnLimited).
 type stdoutFilter struct {
 	max     int                       // Command.MaxLineBytes
 	dropped func(session.LineDropped) // called for every dropped line, Count counting from 1
 	count   atomic.Int64
 	line    []byte // the line being read (copyLines' own)
-	// refuse, when set, takes the id of a dropped line that was a response
-	// (lineID) and the problem, and reports whether a caller waits for that
-	// request's answer; if one does, the filter hands go-sdk a JSON-RPC error
-	// (refusalLine) in the dropped answer's place, so the call fails at once
-	// rather than at its deadline. Set before copyLines runs.
+	// refuse (markingConn.refuse), when set, reports whether a caller waits
+	// for the answer a dropped line held; the filter then hands go-sdk a
+	// refusalLine in its place, so the call fails at once.
 	refuse func(id int64, problem string) bool
 }
 
@@ -118,8 +116,8 @@ func writeOrDiscard(w io.Writer, b []byte) io.Writer {
 	return w
 }
 
-// refuseAnswer hands w the refusal of request id's answer, dropped for
-// problem, when a caller waits for it (f.refuse).
+// refuseAnswer hands w the refusal of request id's dropped answer when a
+// caller waits for it.
 func (f *stdoutFilter) refuseAnswer(w io.Writer, id int64, problem string) io.Writer {
 	if f.refuse == nil || !f.refuse(id, problem) {
 		return w
@@ -135,8 +133,7 @@ func (f *stdoutFilter) drop(d session.LineDropped) {
 	}
 }
 
-// notMessage says why a trimmed line is not one JSON-RPC message, "" when it
-// is one.
+// notMessage says why a trimmed line is not one JSON-RPC message; "" if it is.
 func notMessage(line []byte) string {
 	switch line[0] {
 	case '{':
@@ -146,7 +143,7 @@ func notMessage(line []byte) string {
 		return "not JSON-RPC"
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return "not one JSON-RPC message (" + cutText(err.Error(), 80) + ")"
+		return "not one JSON-RPC message (" + msgcheck.CutText(err.Error(), 80) + ")"
 	}
 	// DecodeMessage reads the first value alone; go-sdk fails on a second.
 	if !json.Valid(line) {
@@ -165,8 +162,8 @@ func quote(line []byte) string {
 }
 
 // stderrLog logs a stdio server's stderr line by line, rate-bounded, and
-// keeps its last bytes. Its methods are safe for concurrent use; copy runs
-// on one goroutine.
+// keeps its last bytes. copy runs on one goroutine; text is safe to call
+// alongside.
 type stderrLog struct {
 	server string
 	log    *slog.Logger
@@ -184,8 +181,7 @@ type stderrLog struct {
 // maxStderrLine is the longest piece of a stderr line logged as one record.
 const maxStderrLine = 4 << 10
 
-// The rate of stderr's log records; lines past it are counted, and the count
-// logged before the next line logged and when stderr ends.
+// The rate of stderr's log records; the lines past it are counted in one.
 const (
 	stderrLogBurst = 100 // lines logged at once
 	stderrLogRate  = 20  // lines a second after the burst
@@ -237,9 +233,9 @@ func (l *stderrLog) keepBytes(b []byte) {
 	}
 }
 
-// text returns the bytes kept, masked: valid UTF-8, from the first whole line
-// when the start was cut, else after "…" (so the redactor masks the end of a
-// secret the cut began inside).
+// text returns the bytes kept, masked, valid UTF-8: from the first whole
+// line when the start was cut, else after "…" (so the redactor masks the end
+// of a secret the cut began inside).
 func (l *stderrLog) text() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sync"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -13,12 +14,10 @@ import (
 )
 
 // AnswerRefusedError is the error of a request whose answer the transport
-// refused before go-sdk decoded it: over a msgcheck bound, or a stdout line
-// dropped (over Command.MaxLineBytes, or not one JSON-RPC message, e.g.
-// nested deeper than go-sdk decodes) whose start names the request's id. It
-// wraps classify.ErrProtocol (class protocol, as the HTTP transport classes
-// an answer it refused, DESIGN.md section 3); the request's error is a
-// classify.WrittenError around it: the server ran it, its outcome is unknown.
+// refused before go-sdk decoded it: over a msgcheck bound, or a dropped
+// stdout line (over Command.MaxLineBytes, or not one JSON-RPC message) whose
+// start names the request's id. It wraps classify.ErrProtocol; the request's
+// error is a classify.WrittenError around it (outcome unknown).
 type AnswerRefusedError struct {
 	// Method is the request's MCP method, e.g. "tools/call".
 	Method string
@@ -33,101 +32,64 @@ func (e *AnswerRefusedError) Error() string {
 // Unwrap returns classify.ErrProtocol.
 func (e *AnswerRefusedError) Unwrap() error { return classify.ErrProtocol }
 
-// callMark is what markingConn tells a request's facts middleware
-// (stdioSession.facts): whether the request was written whole, and why its
-// answer was refused, if it was. Safe for concurrent use.
+// callMark is what markingConn tells stdioSession.facts of one request.
 type callMark struct {
-	mu      sync.Mutex
-	written bool
-	refused string // the problem; "" while none
-	release func() // forgets the mark in markingConn; nil until it keeps it
-}
-
-func (m *callMark) setWritten() {
-	m.mu.Lock()
-	m.written = true
-	m.mu.Unlock()
-}
-
-func (m *callMark) refuse(problem string) {
-	m.mu.Lock()
-	m.refused = problem
-	m.mu.Unlock()
+	written atomic.Bool
+	refused atomic.Pointer[string] // the problem, when the answer was refused
+	forget  func()                 // set by keepMark in Write, on the caller's goroutine
 }
 
 // done forgets the mark in its conn and returns what it holds.
 func (m *callMark) done() (written bool, refused string) {
-	m.mu.Lock()
-	release := m.release
-	written, refused = m.written, m.refused
-	m.mu.Unlock()
-	if release != nil {
-		release()
+	if m.forget != nil {
+		m.forget()
 	}
-	return written, refused
+	if p := m.refused.Load(); p != nil {
+		refused = *p
+	}
+	return m.written.Load(), refused
 }
 
 // idScan bounds how much of a dropped line lineID reads.
 const idScan = 4 << 10
 
 // lineID returns the id of a dropped line that is a JSON-RPC response: a
-// top-level "id" integer found, within the line's first idScan bytes,
-// before its "result" or "error" member (go-sdk and most servers write
-// "jsonrpc", "id", then the rest). A line with a "method" is the server's
-// own request, whose ids are its own (JSON-RPC 2.0 section 4): no id.
-// Nothing is decoded past the scan.
+// top-level integer "id" within the first idScan bytes, before "result" or
+// "error" (go-sdk and most servers write "jsonrpc", "id", then the rest).
+// A line with a "method" is the server's own request (its ids are its own).
 func lineID(line []byte) (int64, bool) {
 	dec := json.NewDecoder(bytes.NewReader(line[:min(len(line), idScan)]))
-	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return 0, false
 	}
-	var id json.Number
+	var id json.RawMessage
 	for {
 		t, err := dec.Token() // a member's name
 		key, ok := t.(string)
-		if err != nil || !ok {
+		if err != nil || !ok || key == "method" {
 			return 0, false
 		}
-		switch key {
-		case "method":
-			return 0, false
-		case "result", "error":
-			n, err := id.Int64()
+		if key == "result" || key == "error" {
+			n, err := strconv.ParseInt(string(id), 10, 64)
 			return n, err == nil
-		case "id":
-			t, err := dec.Token()
-			if id, ok = t.(json.Number); err != nil || !ok {
-				return 0, false
-			}
-			continue
 		}
-		for depth := 0; ; { // skip the member's value
-			t, err := dec.Token()
-			if err != nil {
-				return 0, false
-			}
-			switch t {
-			case json.Delim('{'), json.Delim('['):
-				depth++
-			case json.Delim('}'), json.Delim(']'):
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return 0, false
+		}
+		if key == "id" {
+			id = v
 		}
 	}
 }
 
-// refusal is the JSON-RPC error response (code msgcheck.CodeRefused) go-sdk
-// gets in place of a refused answer to request id.
+// refusal is the response (msgcheck.CodeRefused) go-sdk gets in place of a
+// refused answer to request id.
 func refusal(id jsonrpc.ID, problem string) *jsonrpc.Response {
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused, Message: "mcpsup: answer refused: " + problem}}
 }
 
-// refusalLine is [refusal] as the line the filter writes in place of the
-// dropped answer to request id.
+// refusalLine is [refusal] as a stdout line.
 func refusalLine(id int64, problem string) []byte {
 	rid, _ := jsonrpc.MakeID(float64(id)) // JSON's numbers decode as float64
 	b, _ := jsonrpc.EncodeMessage(refusal(rid, problem))

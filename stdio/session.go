@@ -15,9 +15,7 @@ import (
 )
 
 // stdioSession is one run of the process and the go-sdk session on it. It
-// ends once (session.End), when both have ended: by the process's exit
-// (*ProcessExitError), by a keepalive ping found dead (its error), or by
-// Close (session.ErrClosed), the first cause winning.
+// ends once both have ended, with the first cause ([stdioSession.cause]).
 type stdioSession struct {
 	session.ClientRequests
 	p    *proc
@@ -41,14 +39,12 @@ func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info, o Options
 	go s.watch()
 }
 
-// facts is the session's facts middleware. A request's error is a
-// classify.WrittenError when the request was written whole to the server's
-// stdin (it may have run), else a classify.NotSentError (classify.DeliveryOf);
-// one whose answer markingConn or the stdout filter refused is a
-// WrittenError around an *AnswerRefusedError (class protocol, go-sdk's
-// error for the rewritten answer left out); one that failed with
-// mcp.ErrConnectionClosed after the handshake returns only once the session
-// (or its context) has ended, so its caller finds Done closed.
+// facts is the session's facts middleware: a request's error is a
+// classify.WrittenError when it was written whole to stdin, else a
+// classify.NotSentError; a refused answer's is a WrittenError around an
+// *AnswerRefusedError. One that failed with mcp.ErrConnectionClosed after
+// the handshake returns once the session (or ctx) has ended, so its caller
+// finds Done closed.
 func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		mark := new(callMark) // set by markingConn
@@ -85,7 +81,7 @@ func (s *stdioSession) watch() {
 }
 
 // cause is the first of what ended the session: a dead ping, the process's
-// own exit, Close, go-sdk's error.
+// own exit (*ProcessExitError), Close (session.ErrClosed), go-sdk's error.
 func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
 	switch dead := s.ka.EndedBy(); {
 	case dead != nil:
@@ -102,9 +98,8 @@ func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
 	return mcp.ErrConnectionClosed
 }
 
-// Alive is ping on every protocol version (go-sdk's server/discover is
-// unexported); a 2026-07-28 server's JSON-RPC -32601 (Method not found) for
-// it is life: the process read and wrote, all a keepalive asks.
+// Alive is ping on every protocol version; a 2026-07-28 server's JSON-RPC
+// -32601 (Method not found) for it is life: the process read and wrote.
 func (s *stdioSession) Alive(ctx context.Context) error {
 	err := s.ClientSession.Ping(ctx, nil)
 	var rpc *jsonrpc.Error
