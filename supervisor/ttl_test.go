@@ -86,7 +86,7 @@ func TestTTLHintsLastPageWinsPerList(t *testing.T) {
 func TestResultWithoutTTLPostsNothingUnlessArmed(t *testing.T) {
 	s := loopOnly()
 	s.inbox.running = true // a loop runs: what is posted waits in the queue, seen here
-	ttl := s.hooksFor(1).listTTL
+	ttl := (&sessionHooks{s: s, gen: 1}).listTTL
 	ttl(probes.Tools, 0)
 	ttl(probes.Prompts, 0)
 	require.Empty(t, s.inbox.queue, "nothing armed: nothing posted")
@@ -106,7 +106,7 @@ func TestTTLDueOfAReplacedTimerIsDropped(t *testing.T) {
 	r := newRig(t, Config{})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
-	ttl := r.sup.hooksFor(1).listTTL // the hooks of the session of generation 1
+	ttl := (&sessionHooks{s: r.sup, gen: 1}).listTTL // the hooks of the session of generation 1
 	ttl(probes.Tools, 60_000)
 	lists := sess.lists()
 
