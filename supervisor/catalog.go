@@ -77,7 +77,6 @@ func CatalogDiffOf(e events.Event) CatalogDiff {
 	}
 }
 
-// event is the catalog-changed event of d for cat.
 func (d CatalogDiff) event(cat *Catalog) events.Event {
 	t := events.BoundChange(d.Tools.Added, d.Tools.Removed, d.Tools.Changed)
 	return events.Event{Kind: events.KindCatalogChanged, Generation: cat.Generation,
@@ -128,7 +127,6 @@ func diffList[T any](old, cur []T, key func(T) string) ListDiff {
 // listSet is a set of catalog lists (bit i: probes.List i).
 type listSet uint8
 
-// allLists holds the four lists.
 const allLists listSet = 1<<probes.Tools | 1<<probes.Resources | 1<<probes.Prompts | 1<<probes.ResourceTemplates
 
 func setOf(lists ...probes.List) listSet {
@@ -159,7 +157,7 @@ func declaredLists(sess seam.Session) listSet {
 	return s
 }
 
-// lists returns the lists of s, resources and templates together.
+// lists returns s's lists, resources and templates together.
 func (s listSet) lists() []probes.List {
 	if s.has(probes.Resources) || s.has(probes.ResourceTemplates) {
 		s |= setOf(probes.Resources, probes.ResourceTemplates)
@@ -173,7 +171,6 @@ func (s listSet) lists() []probes.List {
 	return out
 }
 
-// listsWhere returns the lists of r that match.
 func listsWhere(r probes.Report, match func(probes.ListReport) bool) listSet {
 	var set listSet
 	for _, l := range r.Lists {

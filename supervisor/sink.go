@@ -23,7 +23,6 @@ func newSinkQueue(sink events.Sink, logger *slog.Logger, server string) *sinkQue
 	return q
 }
 
-// push queues evs (copied) for the sink.
 func (q *sinkQueue) push(evs []events.Event) {
 	if q.sink != nil {
 		q.serial.push(evs...)
@@ -43,11 +42,6 @@ func (q *sinkQueue) deliver(e events.Event) {
 	q.sink.Emit(e)
 }
 
-// drain waits until every event pushed so far has been delivered and the
-// delivering goroutine has ended; a sink callback must not drain (inSink).
-func (q *sinkQueue) drain() { q.wait(false) }
-
-// deliverName names sinkQueue.deliver as runtime.Callers reports it.
 var deliverName = runtime.FuncForPC(reflect.ValueOf((*sinkQueue).deliver).Pointer()).Name()
 
 // inSink reports whether sinkQueue.deliver is on the caller's stack: Close

@@ -253,7 +253,7 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		}
 	})
 	if !fromSink {
-		s.sink.drain()
+		s.sink.wait(false) // not from a sink: it would wait for itself
 	}
 	return nil
 }
