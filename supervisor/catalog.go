@@ -21,7 +21,15 @@ type Catalog struct {
 }
 
 // Diff returns what changed from prev to c, list by list.
-func (c Catalog) Diff(prev Catalog) CatalogDiff { return diffOffers(prev.Offer, c.Offer) }
+func (c Catalog) Diff(prev Catalog) CatalogDiff {
+	old, cur := prev.Offer, c.Offer
+	return CatalogDiff{
+		Tools:             diffList(old.Tools, cur.Tools, func(t *mcp.Tool) string { return t.Name }),
+		Prompts:           diffList(old.Prompts, cur.Prompts, func(p *mcp.Prompt) string { return p.Name }),
+		Resources:         diffList(old.Resources, cur.Resources, func(r *mcp.Resource) string { return r.URI }),
+		ResourceTemplates: diffList(old.ResourceTemplates, cur.ResourceTemplates, func(r *mcp.ResourceTemplate) string { return r.URITemplate }),
+	}
+}
 
 // ListDiff is the change of one catalog list: the keys (name, URI or URI
 // template) that appeared, disappeared or changed JSON form, each sorted.
@@ -82,15 +90,6 @@ func (d CatalogDiff) event(cat *Catalog) events.Event {
 	return events.Event{Kind: events.KindCatalogChanged, Generation: cat.Generation,
 		Added: t.Added, Removed: t.Removed, Changed: t.Changed, Omitted: t.Omitted, Tools: len(cat.Tools),
 		Prompts: d.Prompts.change(), Resources: d.Resources.change(), ResourceTemplates: d.ResourceTemplates.change()}
-}
-
-func diffOffers(old, cur probes.Offer) CatalogDiff {
-	return CatalogDiff{
-		Tools:             diffList(old.Tools, cur.Tools, func(t *mcp.Tool) string { return t.Name }),
-		Prompts:           diffList(old.Prompts, cur.Prompts, func(p *mcp.Prompt) string { return p.Name }),
-		Resources:         diffList(old.Resources, cur.Resources, func(r *mcp.Resource) string { return r.URI }),
-		ResourceTemplates: diffList(old.ResourceTemplates, cur.ResourceTemplates, func(r *mcp.ResourceTemplate) string { return r.URITemplate }),
-	}
 }
 
 // diffList compares two lists by key and, for a key in both, by JSON form;

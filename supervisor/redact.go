@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"log/slog"
 	"slices"
 	"sync"
 
@@ -35,13 +34,6 @@ func (r *redactor) addCredential(tok string) {
 	if len(r.creds) > maxCredentials {
 		r.ForgetSecret(r.creds[0])
 		r.creds = slices.Delete(r.creds, 0, 1)
-	}
-}
-
-func (s *Supervisor) redactLogs() {
-	s.cfg.Observe.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, s.cfg.Observe.Logger.Handler()))
-	if l := s.cfg.Client.ClientOptions.Logger; l != nil {
-		s.cfg.Client.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/url"
 	"sync"
@@ -164,7 +165,10 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	for _, v := range cfg.Observe.Secrets {
 		s.redact.AddLikelySecret(v)
 	}
-	s.redactLogs()
+	s.cfg.Observe.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, cfg.Observe.Logger.Handler()))
+	if l := cfg.Client.ClientOptions.Logger; l != nil {
+		s.cfg.Client.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
+	}
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
