@@ -204,10 +204,8 @@ func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
 	return old
 }
 
-// noListCache reports each list result's ttlMs (SEP-2549) to ttl (nil:
-// not reported) and zeroes it, so go-sdk's list cache (mcp/cache.go, which
-// has no API to skip it) never serves a list: the supervisor decides when
-// to list.
+// noListCache reports each list result's ttlMs (SEP-2549) to ttl and zeroes
+// it, so go-sdk's list cache (which has no off switch) never serves a list.
 func noListCache(ttl func(probes.List, int)) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -219,9 +217,7 @@ func noListCache(ttl func(probes.List, int)) mcp.Middleware {
 			if c == nil {
 				return res, nil
 			}
-			if ttl != nil {
-				ttl(list, c.TTLMs)
-			}
+			ttl(list, c.TTLMs)
 			c.TTLMs = 0
 			return res, nil
 		}

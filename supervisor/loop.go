@@ -442,8 +442,7 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 type sessionHooks struct {
 	s        *Supervisor
 	gen      uint64
-	armed    atomic.Uint32 // bit 1<<list: its last result carried a ttl
-	declined atomic.Bool   // the push stream was declined: polled
+	declined atomic.Bool // the push stream was declined: polled
 }
 
 // listChanged takes a notifications/<list>/list_changed.
@@ -467,15 +466,6 @@ func then[R any](ours func(R), host func(context.Context, R)) func(context.Conte
 
 // listTTL takes a list result's ttlMs (SEP-2549).
 func (h *sessionHooks) listTTL(l probes.List, ms int) {
-	if l > probes.ResourceTemplates {
-		return
-	}
-	bit := uint32(1) << l
-	if ms > 0 {
-		h.armed.Or(bit)
-	} else if h.armed.And(^bit)&bit == 0 {
-		return // no timer of this session to stop
-	}
 	h.s.post(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) })
 }
 
