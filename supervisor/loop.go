@@ -484,7 +484,7 @@ func (s *Supervisor) emitEvent(e events.Event) {
 }
 
 func (s *Supervisor) flushEvents() {
-	s.sink.push(s.loop.batch)
+	s.sink.push(s.loop.batch...) // none without a sink (emitEvent)
 	clear(s.loop.batch)
 	s.loop.batch = s.loop.batch[:0]
 }

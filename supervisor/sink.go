@@ -12,7 +12,7 @@ import (
 // the loop goroutine (DESIGN.md section 5).
 type sinkQueue struct {
 	*serial[events.Event]
-	sink   events.Sink // nil: events are discarded
+	sink   events.Sink
 	logger *slog.Logger
 	server string
 }
@@ -21,12 +21,6 @@ func newSinkQueue(sink events.Sink, logger *slog.Logger, server string) *sinkQue
 	q := &sinkQueue{sink: sink, logger: logger, server: server}
 	q.serial = newSerial(q.deliver, true)
 	return q
-}
-
-func (q *sinkQueue) push(evs []events.Event) {
-	if q.sink != nil {
-		q.serial.push(evs...)
-	}
 }
 
 // deliver hands e to the sink, the only caller of a sink (inSink); a panic

@@ -628,7 +628,7 @@ func TestInSinkKnowsWhereItRuns(t *testing.T) {
 	q := newSinkQueue(nil, slog.New(slog.DiscardHandler), "x")
 	var got bool
 	q.sink = events.SinkFunc(func(events.Event) { got = inSink() })
-	q.push([]events.Event{{}})
+	q.push(events.Event{})
 	q.wait(false)
 	require.True(t, got, "inside a callback")
 }
