@@ -98,9 +98,7 @@ func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, 
 	}
 	end := func() {
 		reqs.end() // before go-sdk's Close, which waits for the handlers
-		if cl != nil {
-			c.s.roots.detach(cl)
-		}
+		c.s.roots.detach(cl) // nil when none was made: nothing
 	}
 	open := c.d.Dial
 	if sp.Resume != nil {
