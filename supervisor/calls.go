@@ -26,9 +26,11 @@ import (
 // (ErrNotReady, ErrClosed). A tool not in the catalog fails locally with
 // ErrUnknownTool, and the catalog is re-listed (at most every 30s).
 //
-// A failure is a *CallError: the verdict and how far the request got (S4).
-// A call is sent a second time only when re-issued (RecoveryConfig.NoReissue)
-// or resent (RecoveryConfig.Resend). CallToolResult.IsError is a result.
+// A failure is a *CallError: the verdict and how far the request got. Only
+// session-expired, or a transport failure the session then fails a ping
+// for, costs the session (failure story S4). A call is sent a second time
+// only when re-issued (RecoveryConfig.NoReissue) or resent
+// (RecoveryConfig.Resend). CallToolResult.IsError is a result.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	return request(s, ctx, "CallTool", "tools/call", params, func(p *mcp.CallToolParams) (string, any) { return p.Name, p.GetProgressToken() }, seam.Session.CallTool)
 }
@@ -94,7 +96,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	}
 	err := doErr(s, ctx, "logging/setLevel", string(params.Level), func(sess seam.Session, ctx context.Context) error {
 		if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
-			return nil
+			return nil // the next requests carry it (logLevelMeta)
 		}
 		return sess.SetLoggingLevel(ctx, params)
 	})
@@ -273,7 +275,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
-		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter)
+		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter) // set before the caller returns
 		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateOf = until, v })
 		s.post(emit(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v}))
 	}

@@ -130,7 +130,8 @@ type ClientConfig struct {
 	// in order, the first innermost, outside mcpsup's own (their errors
 	// carry classify.HTTPError, classify.NotSentError); nil entries skipped.
 	SendingMiddleware, ReceivingMiddleware []mcp.Middleware
-	Implementation                         *mcp.Implementation // sent in initialize; default {mcpsup, 0}
+	// Implementation is sent in initialize. Default {mcpsup, 0}.
+	Implementation *mcp.Implementation
 }
 
 // HTTPConfig applies to a streamable HTTP server only.

@@ -97,7 +97,7 @@ func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, 
 		sp.Resume = &r
 	}
 	end := func() {
-		reqs.end() // before go-sdk's Close, which waits for the handlers
+		reqs.end()           // before go-sdk's Close, which waits for the handlers
 		c.s.roots.detach(cl) // nil when none was made: nothing
 	}
 	open := c.d.Dial

@@ -97,12 +97,8 @@ func (s *Supervisor) take(t fsm.Trigger) {
 	t.Now = s.cfg.Observe.Clock.Now()
 	t.Verdict = s.redact.Verdict(t.Verdict) // the machine keeps it: StateError, Failure, events
 	out, err := s.loop.m.Step(t)
-	if err != nil {
-		msg := "mcpsup: trigger not taken"
-		if errors.Is(err, fsm.ErrStaleGeneration) {
-			msg = "mcpsup: dropped a late result of an old session"
-		}
-		s.cfg.Observe.Logger.Debug(msg, "server", s.cfg.Name, "err", err)
+	if err != nil { // a late result of an old session (fsm.ErrStaleGeneration), or a bug
+		s.cfg.Observe.Logger.Debug("mcpsup: trigger not taken", "server", s.cfg.Name, "trigger", t.Kind, "err", err)
 		return
 	}
 	if out.Transitioned() {
