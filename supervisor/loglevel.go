@@ -30,7 +30,8 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 			}
 			m := map[string]any{}
 			maps.Copy(m, p.GetMeta())
-			m[mcp.MetaKeyLogLevel] = level // logging.mdx, "Per-request log level"
+			//lint:ignore SA1019 the per-request log level is 2026-07-28's own (logging.mdx, "Per-request log level")
+			m[mcp.MetaKeyLogLevel] = level
 			p.SetMeta(m)
 			return next(ctx, method, &mcp.ClientRequest[mcp.Params]{Session: r.Session, Params: p})
 		}
