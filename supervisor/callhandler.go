@@ -43,7 +43,7 @@ type CallStage interface{ callStage() }
 
 // CallWaited is the stage of a call that waited for ready.
 type CallWaited struct {
-	From           State         // the state the call found
+	From           State         // found
 	FromGeneration uint64        // the latest session then; 0 before the first
 	Waited         time.Duration // on Config.Observe.Clock
 	Generation     uint64        // the session it went out on; 0: not sent
@@ -52,11 +52,11 @@ type CallWaited struct {
 // CallSessionLost is the stage of a call whose session had ended by itself
 // when the call returned (failure story S4).
 type CallSessionLost struct {
-	Generation uint64 // the session the call failed on
+	Generation uint64
 	// To is the state when the call returned: possibly still ready (the
 	// loop has not taken the end), Closed when the supervisor stopped.
 	To      State
-	Verdict classify.Verdict // the call's
+	Verdict classify.Verdict
 }
 
 // CallResent is the stage of a call ResendSafe sends once more; Err is the
@@ -77,14 +77,13 @@ func (*CallReissued) callStage()    {}
 func (*CallEnd) callStage()         {}
 
 // reportSessionLost tells the handler when the call that failed as ce cost
-// sess, the session it went out on (seam.Verify ended it before the call
-// returns).
+// sess (seam.Verify ended it before the call returns).
 func (s *Supervisor) reportSessionLost(ctx context.Context, ce *CallError, sess seam.Session) {
 	if s.cfg.Observe.CallHandler == nil {
 		return
 	}
 	if st, _ := sess.Status(); st != seam.Ended || !endedOnItsOwn(sess) {
-		return // live, or released by the supervisor: not lost to the failure
+		return // live, or released by the supervisor
 	}
 	st := s.State()
 	if s.callLife.Err() != nil {
@@ -94,8 +93,7 @@ func (s *Supervisor) reportSessionLost(ctx context.Context, ce *CallError, sess 
 }
 
 // tagCall runs the handler's TagCall, if any, keeping ctx when it panics,
-// returns nil, or returns a context that lacks ctx's values or would
-// outlive its cancel.
+// returns nil or a context not derived from ctx (CallHandler).
 func (s *Supervisor) tagCall(ctx context.Context, info CallInfo) (tagged context.Context) {
 	h, tagged := s.cfg.Observe.CallHandler, ctx
 	if h == nil {
@@ -123,7 +121,6 @@ func (s *Supervisor) tagCall(ctx context.Context, info CallInfo) (tagged context
 // tagProbe is the key, and its pointer the value, that marks tagCall's ctx.
 type tagProbe struct{ _ byte }
 
-// handleCall tells the handler, if any, stage, logging a panic.
 func (s *Supervisor) handleCall(ctx context.Context, stage CallStage) {
 	h := s.cfg.Observe.CallHandler
 	if h == nil {

@@ -26,12 +26,11 @@ import (
 // (ErrNotReady, ErrClosed). A tool not in the catalog fails locally with
 // ErrUnknownTool, and the catalog is re-listed (at most every 30s).
 //
-// A failed call returns a *CallError with the verdict and how far the
-// request got; only session-expired, or a transport failure the session
-// then fails a ping for, costs the session (failure story S4). A call is
-// sent a second time only when re-issued (RecoveryConfig.NoReissue) or
-// resent (RecoveryConfig.Resend). A tool's own error
-// (CallToolResult.IsError) is a result, not an error.
+// A failure is a *CallError: the verdict and how far the request got. Only
+// session-expired, or a transport failure the session then fails a ping
+// for, costs the session (failure story S4). A call is sent a second time
+// only when re-issued (RecoveryConfig.NoReissue) or resent
+// (RecoveryConfig.Resend). CallToolResult.IsError is a result.
 func (s *Supervisor) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	return request(s, ctx, "CallTool", "tools/call", params, func(p *mcp.CallToolParams) (string, any) { return p.Name, p.GetProgressToken() }, seam.Session.CallTool)
 }
@@ -58,17 +57,14 @@ func (s *Supervisor) Complete(ctx context.Context, params *mcp.CompleteParams) (
 	}, seam.Session.Complete)
 }
 
-// Subscribe subscribes to a resource's updates (MCP `resources/subscribe`).
-// The supervisor remembers the subscription and re-subscribes on every new
-// session, since the server lost it with the old one.
+// Subscribe subscribes to a resource's updates (MCP `resources/subscribe`),
+// again on every new session.
 func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams) error {
 	if params == nil {
 		return errors.New("mcpsup: Subscribe: nil params")
 	}
 	// Remembered before the call, so a session opened meanwhile restores it.
-	s.setSnapshot(func(sn *snapshot) {
-		sn.subs[params.URI] = true
-	})
+	s.setSnapshot(func(sn *snapshot) { sn.subs[params.URI] = true })
 	err := doErr(s, ctx, "resources/subscribe", params.URI, func(sess seam.Session, ctx context.Context) error { return sess.Subscribe(ctx, params) })
 	if err != nil {
 		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
@@ -76,8 +72,7 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 	return err
 }
 
-// Unsubscribe ends a subscription (MCP `resources/unsubscribe`) and, once
-// the server confirmed, forgets it.
+// Unsubscribe ends a subscription (MCP `resources/unsubscribe`).
 func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribeParams) error {
 	if params == nil {
 		return errors.New("mcpsup: Unsubscribe: nil params")
@@ -90,10 +85,9 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 }
 
 // SetLoggingLevel sets the level of the server's log messages: MCP
-// `logging/setLevel` on a 2025-era session, restored on every new one; on a
-// 2026-07-28 session, which removed it (changelog.mdx item 5), nothing is
-// sent and each later request carries the level in `_meta`
-// (logging.mdx, "Per-request log level").
+// `logging/setLevel` on a 2025-era session, restored on every new one; a
+// 2026-07-28 session (changelog.mdx item 5 removed it) gets the level in
+// each later request's `_meta` (logging.mdx, "Per-request log level").
 //
 //lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
@@ -102,7 +96,7 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	}
 	err := doErr(s, ctx, "logging/setLevel", string(params.Level), func(sess seam.Session, ctx context.Context) error {
 		if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
-			return nil // stored below: the next requests carry it
+			return nil // the next requests carry it (logLevelMeta)
 		}
 		return sess.SetLoggingLevel(ctx, params)
 	})
@@ -112,8 +106,8 @@ func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLogging
 	return err
 }
 
-// request is do for the host method fn: nil params are a plain error,
-// nothing sent; name returns the call's name and progressToken.
+// request is do for the host method fn: nil params are a plain error;
+// name returns the call's name and progressToken.
 func request[P, R any](s *Supervisor, ctx context.Context, fn, op string, p *P, name func(*P) (string, any), call func(seam.Session, context.Context, *P) (R, error)) (R, error) {
 	if p == nil {
 		var zero R
@@ -129,9 +123,8 @@ func doErr(s *Supervisor, ctx context.Context, op, name string, call func(seam.S
 	return err
 }
 
-// do runs one host call, sends it a second time when allowed (resend), and
-// tells the CallHandler, if any, its stages. progress is the request's
-// progressToken (nil: none). Close waits for the call.
+// do runs one host call (resend) and tells the CallHandler its first and
+// last stage; progress is its progressToken (nil: none).
 func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
 	closed := s.enter(op, name)
 	if closed == nil {
@@ -143,14 +136,14 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any
 	if closed == nil {
 		res, err = resend(s, ctx, op, name, progress, call)
 	}
-	if s.cfg.Observe.CallHandler != nil { // a stage is made only for a handler
+	if s.cfg.Observe.CallHandler != nil { // no stage made for no handler
 		s.handleCall(ctx, &CallEnd{Err: err})
 	}
 	return res, err
 }
 
-// enter counts a call in (Supervisor.calls, which Close waits for), or
-// returns its error, not sent, once Close began.
+// enter counts a call in (Supervisor.calls), or refuses it once Close
+// began.
 func (s *Supervisor) enter(op, name string) *CallError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,8 +155,7 @@ func (s *Supervisor) enter(op, name string) *CallError {
 	return nil
 }
 
-// resend is do without the handler's first and last stage. A call is sent
-// at most twice: re-issued, or else resent.
+// resend sends a call, and a second time when re-issued or resent.
 func resend[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
 	res, sent, err := send(s, ctx, op, name, progress, call, nil)
 	if sent == nil {
@@ -197,10 +189,9 @@ func resend[T any](s *Supervisor, ctx context.Context, op, name string, progress
 }
 
 // sendsAgain reports how the failed call ce is sent once more, unless
-// someone gave up on it: re-issued when its 2026-07-28 response stream broke
-// (classify.HTTPError.StreamLost; "clients MUST re-issue it as a new
-// request with a new request ID", 2026-07-28 changelog item 9) and
-// NoReissue is unset; else resent under ResendSafe when it is Resendable.
+// someone gave up on it: re-issued when its 2026-07-28 response stream
+// broke (RecoveryConfig.NoReissue), else resent under ResendSafe when it is
+// Resendable.
 func (s *Supervisor) sendsAgain(caller context.Context, ce *CallError) (reissue, resend bool) {
 	if ce.Verdict.Class == classify.Canceled || caller.Err() != nil || s.callLife.Err() != nil {
 		return false, false
@@ -211,9 +202,8 @@ func (s *Supervisor) sendsAgain(caller context.Context, ce *CallError) (reissue,
 }
 
 // send sends one host call: wait for ready and admission, send once,
-// classify a failure. A failure on the session also comes back as sent; a
-// refusal does not. A call that succeeds sets *id (if id is not nil) to its
-// request's JSON-RPC id.
+// classify a failure (returned twice: as sent, and as the error; a refusal
+// only as the error). Success sets *id, if not nil, to the JSON-RPC id.
 func send[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error), id *string) (T, *CallError, error) {
 	var zero T
 	live, gen, err := s.awaitReady(ctx, op, name)
@@ -221,12 +211,10 @@ func send[T any](s *Supervisor, ctx context.Context, op, name string, progress a
 		return zero, nil, s.refused(ctx, op, name, gen, err)
 	}
 	caller := ctx // classifies: only the caller giving up is "canceled"
-	// The call ends when its caller gives up, its session is released, or
-	// on Close; without a deadline, after CallTimeout (extended by progress).
 	c, release := s.boundCall(ctx, progress)
 	defer context.AfterFunc(live.calls, c.cancel)()
-	// The call's context ends once its answer's stream is closed: a request
-	// cut before its body's end costs its connection.
+	// It ends once its answer's stream is closed: a request cut before its
+	// body's end costs its connection.
 	ctx = c
 	defer httpsession.AfterAnswers(ctx, release)
 	res, err := call(ctx, live.sess)
@@ -244,36 +232,31 @@ func send[T any](s *Supervisor, ctx context.Context, op, name string, progress a
 	return zero, ce, ce
 }
 
-// refused returns the error of a call that was not sent: refused locally
-// (unknown tool, rate-limit window), or the connection not ready.
+// refused returns the error of a call not sent: refused locally, or the
+// connection not ready.
 func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64, err error) error {
-	if errors.Is(err, ErrUnknownTool) {
-		// The server may have added it while we could not hear.
+	if errors.Is(err, ErrUnknownTool) { // added while we could not hear?
 		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
 	if _, ok := errors.AsType[*CallError](err); ok {
-		return err // refused locally: unknown tool or rate-limit window
+		return err // refused locally
 	}
 	if s.callLife.Err() != nil {
 		err = &StateError{State: Closed, Err: ErrClosed}
 	}
 	v := classify.Classify(caller, err)
 	if se, ok := errors.AsType[*StateError](err); ok && se.Verdict.Class != classify.None && se.Err != caller.Err() {
-		// The failure that keeps the connection down (a caller that gave up
-		// first keeps canceled).
-		v = se.Verdict
+		v = se.Verdict // what keeps the connection down; a caller that gave up first keeps canceled
 	}
 	return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: NotSent, Err: err}
 }
 
-// failed classifies the error of a call sent on the session of gen, builds
-// its CallError, opens a 429's rate-limit window, and posts its events. It
-// never steps the machine: a session the failure cost has ended already
-// (seam.Verify), and the loop learns it from the session's Done.
+// failed classifies the error of a call sent on the session of gen, opens
+// a 429's rate-limit window and posts its events. A session the failure
+// cost has ended already (seam.Verify): the loop hears it from there.
 func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64, err error) *CallError {
 	judge := caller
-	if s.callLife.Err() != nil {
-		// Close canceled the call: canceled, whatever the wire saw.
+	if s.callLife.Err() != nil { // Close canceled it, whatever the wire saw
 		err = errors.Join(&StateError{State: Closed, Err: ErrClosed}, err)
 		judge = s.callLife
 	}
@@ -292,9 +275,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
-		// Set before the caller returns; the verdict's Retry-After is
-		// capped already (classify.MaxRetryAfter).
-		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter)
+		until := s.cfg.Observe.Clock.Now().Add(v.RetryAfter) // set before the caller returns
 		s.setSnapshot(func(sn *snapshot) { sn.rateUntil, sn.rateOf = until, v })
 		s.post(emit(events.Event{Kind: events.KindRateLimitWindow, Generation: gen, Delay: v.RetryAfter, Verdict: v}))
 	}
@@ -303,11 +284,11 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 }
 
 // awaitReady returns the live session, waiting while the connection
-// recovers (DESIGN.md section 2) or the session is not seam.Live; a call
-// not admitted comes back refused, with the session's generation.
+// recovers or the session is not seam.Live; a call not admitted comes back
+// refused, with the session's generation.
 func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (live *held, gen uint64, err error) {
 	var timer clockwork.Timer // armed only if the call has to wait
-	var waited *CallWaited    // told to h once the wait ends
+	var waited *CallWaited
 	var start time.Time
 	defer func() {
 		if timer != nil {
@@ -332,7 +313,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (live *hel
 		if ready {
 			refused = s.admit(op, name)
 		} else {
-			ch = s.changedLocked() // only a call that may wait asks for one
+			ch = s.changedLocked()
 			wait = s.stateErrorLocked(nil)
 		}
 		s.mu.Unlock()
@@ -355,9 +336,7 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (live *hel
 			continue
 		case <-s.callLife.Done():
 			return nil, 0, &StateError{State: Closed, Err: ErrClosed}
-		case <-ctx.Done():
-			// The caller gave up (the verdict stays canceled); the error
-			// still says what kept the connection down.
+		case <-ctx.Done(): // canceled; the error says what kept the connection down
 			wait.Err = ctx.Err()
 		case <-timer.Chan():
 			wait.Err = ErrWaitTimeout
@@ -378,8 +357,8 @@ func (s *Supervisor) admit(op, name string) error {
 	return nil
 }
 
-// delivery is how far a failed call got (classify.DeliveryOf: an error
-// without wire facts never went out).
+// delivery is how far a failed call got; without wire facts it never went
+// out.
 func delivery(err error, v classify.Verdict) Delivery {
 	switch classify.DeliveryOf(err, v) {
 	case classify.DeliveryAnswered:

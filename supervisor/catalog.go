@@ -21,7 +21,15 @@ type Catalog struct {
 }
 
 // Diff returns what changed from prev to c, list by list.
-func (c Catalog) Diff(prev Catalog) CatalogDiff { return diffOffers(prev.Offer, c.Offer) }
+func (c Catalog) Diff(prev Catalog) CatalogDiff {
+	old, cur := prev.Offer, c.Offer
+	return CatalogDiff{
+		Tools:             diffList(old.Tools, cur.Tools, func(t *mcp.Tool) string { return t.Name }),
+		Prompts:           diffList(old.Prompts, cur.Prompts, func(p *mcp.Prompt) string { return p.Name }),
+		Resources:         diffList(old.Resources, cur.Resources, func(r *mcp.Resource) string { return r.URI }),
+		ResourceTemplates: diffList(old.ResourceTemplates, cur.ResourceTemplates, func(r *mcp.ResourceTemplate) string { return r.URITemplate }),
+	}
+}
 
 // ListDiff is the change of one catalog list: the keys (name, URI or URI
 // template) that appeared, disappeared or changed JSON form, each sorted.
@@ -77,21 +85,11 @@ func CatalogDiffOf(e events.Event) CatalogDiff {
 	}
 }
 
-// event is the catalog-changed event of d for cat.
 func (d CatalogDiff) event(cat *Catalog) events.Event {
 	t := events.BoundChange(d.Tools.Added, d.Tools.Removed, d.Tools.Changed)
 	return events.Event{Kind: events.KindCatalogChanged, Generation: cat.Generation,
 		Added: t.Added, Removed: t.Removed, Changed: t.Changed, Omitted: t.Omitted, Tools: len(cat.Tools),
 		Prompts: d.Prompts.change(), Resources: d.Resources.change(), ResourceTemplates: d.ResourceTemplates.change()}
-}
-
-func diffOffers(old, cur probes.Offer) CatalogDiff {
-	return CatalogDiff{
-		Tools:             diffList(old.Tools, cur.Tools, func(t *mcp.Tool) string { return t.Name }),
-		Prompts:           diffList(old.Prompts, cur.Prompts, func(p *mcp.Prompt) string { return p.Name }),
-		Resources:         diffList(old.Resources, cur.Resources, func(r *mcp.Resource) string { return r.URI }),
-		ResourceTemplates: diffList(old.ResourceTemplates, cur.ResourceTemplates, func(r *mcp.ResourceTemplate) string { return r.URITemplate }),
-	}
 }
 
 // diffList compares two lists by key and, for a key in both, by JSON form;
@@ -128,7 +126,6 @@ func diffList[T any](old, cur []T, key func(T) string) ListDiff {
 // listSet is a set of catalog lists (bit i: probes.List i).
 type listSet uint8
 
-// allLists holds the four lists.
 const allLists listSet = 1<<probes.Tools | 1<<probes.Resources | 1<<probes.Prompts | 1<<probes.ResourceTemplates
 
 func setOf(lists ...probes.List) listSet {
@@ -159,7 +156,7 @@ func declaredLists(sess seam.Session) listSet {
 	return s
 }
 
-// lists returns the lists of s, resources and templates together.
+// lists returns s's lists, resources and templates together.
 func (s listSet) lists() []probes.List {
 	if s.has(probes.Resources) || s.has(probes.ResourceTemplates) {
 		s |= setOf(probes.Resources, probes.ResourceTemplates)
@@ -173,7 +170,6 @@ func (s listSet) lists() []probes.List {
 	return out
 }
 
-// listsWhere returns the lists of r that match.
 func listsWhere(r probes.Report, match func(probes.ListReport) bool) listSet {
 	var set listSet
 	for _, l := range r.Lists {
@@ -208,10 +204,8 @@ func relistedOffer(old probes.Offer, cat probes.Catalog) probes.Offer {
 	return old
 }
 
-// noListCache reports each list result's ttlMs (SEP-2549) to ttl (nil:
-// not reported) and zeroes it, so go-sdk's list cache (mcp/cache.go, which
-// has no API to skip it) never serves a list: the supervisor decides when
-// to list.
+// noListCache reports each list result's ttlMs (SEP-2549) to ttl and zeroes
+// it, so go-sdk's list cache (which has no off switch) never serves a list.
 func noListCache(ttl func(probes.List, int)) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -223,9 +217,7 @@ func noListCache(ttl func(probes.List, int)) mcp.Middleware {
 			if c == nil {
 				return res, nil
 			}
-			if ttl != nil {
-				ttl(list, c.TTLMs)
-			}
+			ttl(list, c.TTLMs)
 			c.TTLMs = 0
 			return res, nil
 		}

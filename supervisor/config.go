@@ -49,38 +49,33 @@ const (
 	Era20260728 = httpsession.Era20260728
 )
 
-// Backoff is the schedule of retries out of the failed state and of the
-// listing retries: cenkalti/backoff's ExponentialBackOff, one per outage,
-// reset at the next ready. By default a transient failure is retried
-// forever (500ms, 1s, 2s, ... then every 30s); MaxAttempts or MaxElapsed
-// end one outage in a terminal failed state (reason budget-spent). Zero and
-// out-of-range fields take the defaults.
+// Backoff is the schedule of the retries out of the failed state and of
+// the listing retries (cenkalti/backoff's ExponentialBackOff), one per
+// outage, reset at the next ready. By default retried forever (500ms, 1s,
+// 2s, ... then every 30s); MaxAttempts or MaxElapsed end one outage in a
+// terminal failed state (budget-spent). Zero and out-of-range fields take
+// the defaults.
 type Backoff struct {
-	InitialInterval time.Duration // the first wait; default 500ms
+	InitialInterval time.Duration // default 500ms
 	// MaxInterval caps the growth and a Retry-After wait (jitter may draw
 	// up to 1+RandomizationFactor times it). Default 30s.
-	MaxInterval time.Duration
-	Multiplier  float64 // growth per attempt; default 2 (also below 1)
-	// RandomizationFactor draws each wait w from [w*(1-f), w*(1+f)];
-	// default 0.5 (also outside (0, 1)).
-	RandomizationFactor float64
-	NoJitter            bool // randomization factor 0 (deterministic tests)
-	// MaxAttempts and MaxElapsed (on Observe.Clock), when positive, bound
-	// one outage's retries, listing retries included. Default 0: none.
-	MaxAttempts int
-	MaxElapsed  time.Duration
+	MaxInterval         time.Duration
+	Multiplier          float64       // default 2 (also below 1)
+	RandomizationFactor float64       // a wait w is drawn from [w*(1-f), w*(1+f)]; default 0.5 (also outside (0, 1))
+	NoJitter            bool          // RandomizationFactor 0
+	MaxAttempts         int           // when positive, bounds one outage's retries (listing retries too)
+	MaxElapsed          time.Duration // when positive, as MaxAttempts, on Observe.Clock
 }
 
 // ResendPolicy chooses whether the supervisor sends a failed call again.
 type ResendPolicy uint8
 
 const (
-	// ResendNever (the default): never; CallError.Resendable tells the
-	// host whether it may.
+	// ResendNever (the default): CallError.Resendable tells the host.
 	ResendNever ResendPolicy = iota
 	// ResendSafe sends a call whose CallError is Resendable once more once
-	// the connection recovered (a call-resent event); the caller gets the
-	// second outcome. A call refused locally or given up is not resent.
+	// the connection recovered (call-resent); the caller gets the second
+	// outcome. A call refused locally or given up is not resent.
 	ResendSafe
 )
 
@@ -125,18 +120,15 @@ type Config struct {
 
 // ClientConfig is the go-sdk client of every session.
 type ClientConfig struct {
-	// ClientOptions are go-sdk's client options; the list-changed and
-	// progress handlers run after the supervisor's; KeepAlive is taken as
-	// RecoveryConfig.KeepAlive.
+	// ClientOptions: the list-changed and progress handlers run after the
+	// supervisor's; KeepAlive is taken as RecoveryConfig.KeepAlive.
 	ClientOptions mcp.ClientOptions
-	// Roots are the client's roots (MCP roots/list), changed by AddRoots
-	// and RemoveRoots. Default none.
+	// Roots are served to roots/list; AddRoots and RemoveRoots change them.
 	//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
 	Roots []*mcp.Root
-	// SendingMiddleware and ReceivingMiddleware wrap every session's
-	// client in order, the first innermost, outside mcpsup's own: the
-	// errors they see carry the wire facts (classify.HTTPError,
-	// classify.NotSentError). nil entries are skipped. Default none.
+	// SendingMiddleware and ReceivingMiddleware wrap every session's client
+	// in order, the first innermost, outside mcpsup's own (their errors
+	// carry classify.HTTPError, classify.NotSentError); nil entries skipped.
 	SendingMiddleware, ReceivingMiddleware []mcp.Middleware
 	// Implementation is sent in initialize. Default {mcpsup, 0}.
 	Implementation *mcp.Implementation
@@ -144,9 +136,7 @@ type ClientConfig struct {
 
 // HTTPConfig applies to a streamable HTTP server only.
 type HTTPConfig struct {
-	// HTTPClient carries every request; its Transport is wrapped, the
-	// client not modified. Default: http.DefaultTransport, no timeout.
-	HTTPClient *http.Client
+	HTTPClient *http.Client // its Transport is wrapped, the client not modified; default: no timeout
 	// OAuthHandler, when set, authorizes every request: a 401, or a 403
 	// with error="insufficient_scope", runs its Authorize and sends the
 	// request once more. A refusal it cannot fix is unauthorized: a call
@@ -154,11 +144,10 @@ type HTTPConfig struct {
 	// failed state that Reconnect leaves. Its last two access tokens are
 	// masked. Default nil: HTTPClient carries the credentials.
 	OAuthHandler auth.OAuthHandler
-	// EraReprobe is how long a fall back to the 2025 era (a refused
-	// `server/discover`, or one not offering 2026-07-28) lasts before new
-	// sessions try `server/discover` again; it also spaces a live session's
-	// re-discoveries. On Observe.Clock. Default DefaultEraReprobe;
-	// negative: for good.
+	// EraReprobe is how long a fall back to the 2025 era (`server/discover`
+	// refused, or without 2026-07-28) lasts before a new session tries
+	// again; it also spaces a live session's re-discoveries. On
+	// Observe.Clock. Default DefaultEraReprobe; negative: for good.
 	EraReprobe time.Duration
 }
 
@@ -178,32 +167,28 @@ type RecoveryConfig struct {
 	// Observe.Clock, each ping bounded by it (`server/discover` on a
 	// 2026-07-28 HTTP session; over stdio -32601 is life). A ping failed by
 	// transport or session-expired, or two unanswered in a row, end the
-	// session without DELETE; -32601 or canceled stop the keepalive.
-	// go-sdk's keepalive (DELETE on any failed ping) is never used: a
-	// positive ClientOptions.KeepAlive is taken as this field
-	// (ErrConfigConflict when both differ). Default 0: off.
-	KeepAlive time.Duration
-	// ProbeTimeout bounds each blind probe, each list of a discovery, and
-	// a verification ping. Default 10s.
-	ProbeTimeout     time.Duration
+	// session without DELETE; -32601 or canceled stop the keepalive. A
+	// positive ClientOptions.KeepAlive is taken as this (ErrConfigConflict
+	// when both differ). Default 0: off.
+	KeepAlive        time.Duration
+	ProbeTimeout     time.Duration // each blind probe, list of a discovery, verification ping; default 10s
 	DiscoveryTimeout time.Duration // one handshake, attach or catalog listing; default 30s
 	// ListingRetries is how often a new session's failed listing is retried
 	// on it, on the Backoff schedule, when the verdict leaves the session
-	// fine (DESIGN.md section 2); only unsettled lists are sent. Default 4
-	// (fsm.DefaultListingRetries); negative: none.
+	// fine (unsettled lists only). Default fsm.DefaultListingRetries (4);
+	// negative: none.
 	ListingRetries int
 	// MaxSessions new sessions within ChurnWindow, and one more is a
-	// terminal failed state, reason churn; Reconnect counts. Defaults 10
-	// and 1m (fsm.DefaultMaxSessions, fsm.DefaultWindow).
+	// terminal failed state, reason churn; Reconnect counts. Defaults
+	// fsm.DefaultMaxSessions (10) and fsm.DefaultWindow (1m).
 	MaxSessions   int
 	ChurnWindow   time.Duration
 	ChurnCooldown time.Duration // a churn failure's length; default DefaultChurnCooldown
-	Resend        ResendPolicy  // default ResendNever
+	Resend        ResendPolicy
 	// NoReissue fails (OutcomeUnknown) a call whose 2026-07-28 response
-	// stream broke. By default it is re-issued once, with a new JSON-RPC
-	// id, once calls are served again ("clients MUST re-issue it as a new
-	// request with a new request ID", 2026-07-28 changelog item 9); a tool
-	// may then run twice (a call-reissued event).
+	// stream broke, instead of re-issuing it once with a new JSON-RPC id
+	// (2026-07-28 changelog item 9: "clients MUST re-issue it as a new
+	// request with a new request ID"; a tool may then run twice).
 	NoReissue bool
 }
 
@@ -215,15 +200,15 @@ type LimitsConfig struct {
 	// notifications/progress carrying the call's progressToken starts it
 	// over, up to CallTimeoutCeiling. Default 5m.
 	CallTimeout time.Duration
-	// CallTimeoutCeiling is the hard bound of a call bounded by
-	// CallTimeout, on Observe.Clock from its send; never less than
-	// CallTimeout. Default DefaultCallTimeoutCeiling.
+	// CallTimeoutCeiling bounds a call bounded by CallTimeout, from its
+	// send, on Observe.Clock; at least CallTimeout. Default
+	// DefaultCallTimeoutCeiling.
 	CallTimeoutCeiling time.Duration
-	// DisableRateLimitWindow turns off the rate-limit window: by default,
-	// after a 429 with Retry-After (at most classify.MaxRetryAfter), calls
-	// fail at once with ErrRateLimited until it ends or Reconnect (S4).
+	// DisableRateLimitWindow: by default, after a 429 with Retry-After (at
+	// most classify.MaxRetryAfter), calls fail at once with ErrRateLimited
+	// until it ends or Reconnect (S4).
 	DisableRateLimitWindow bool
-	AnswerLimits           AnswerLimits // bound the answers to requests
+	AnswerLimits           AnswerLimits
 	// MaxResponsesInFlight bounds the responses to the server's requests
 	// on their way at once (one past it dropped: response-dropped) and its
 	// sampling/createMessage and elicitation/create requests handled at
@@ -232,12 +217,11 @@ type LimitsConfig struct {
 	MaxResponsesInFlight int
 	// MaxPages and MaxItems cap each list's pagination: past a cap (class
 	// protocol) tools/list fails discovery and a side list is degraded; a
-	// page over MaxItems is refused undecoded. Defaults 100 and 10,000
-	// (probes.DefaultMaxPages, probes.DefaultMaxItems).
+	// page over MaxItems is refused undecoded. Defaults
+	// probes.DefaultMaxPages (100) and probes.DefaultMaxItems (10,000).
 	MaxPages, MaxItems int
-	// RelistMinGap is the least time between the starts of two re-lists on
-	// one session (list_changed, RefreshCatalog, a poll, a ttl), which are
-	// coalesced. Default DefaultRelistMinGap.
+	// RelistMinGap is the least time between the starts of two (coalesced)
+	// re-lists on one session. Default DefaultRelistMinGap.
 	RelistMinGap time.Duration
 	// CatalogPollInterval spaces re-lists, on Observe.Clock from the last
 	// publish, when no list_changed can arrive (stream off or declined, or
@@ -257,25 +241,22 @@ type ObserveConfig struct {
 	// the event; a sink may call any method, Close included. Default:
 	// discarded.
 	Events      events.Sink
-	CallHandler CallHandler // when set, told each host call's stages
-	// Logger receives diagnostic logs, redacted (as are
-	// ClientOptions.Logger's). Default: discarded.
-	Logger *slog.Logger
-	// Secrets are credentials set outside Config (header values): each of
-	// at least events.MinSessionIDLen bytes is masked in every text the
-	// supervisor hands out. Default none.
+	CallHandler CallHandler  // when set, told each host call's stages
+	Logger      *slog.Logger // redacted, as is ClientOptions.Logger; default discarded
+	// Secrets are credentials set outside Config (header values), masked in
+	// every text the supervisor hands out when of at least
+	// events.MinSessionIDLen bytes.
 	Secrets []string
 	Clock   clockwork.Clock // timers and event times; default the real clock
 }
 
-// orDefault sets *v to d when *v is not positive.
 func orDefault[T int | time.Duration](v *T, d T) {
 	if *v <= 0 {
 		*v = d
 	}
 }
 
-// withDefaults returns a copy of c with every zero field set to its default.
+// withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	c.Name = cmp.Or(c.Name, c.Endpoint)
 	if c.Command != nil {
@@ -283,7 +264,7 @@ func (c Config) withDefaults() Config {
 		c.Command, c.Name = &cmd, cmp.Or(c.Name, cmd.Path)
 	}
 	if c.Recovery.KeepAlive <= 0 && c.Client.ClientOptions.KeepAlive > 0 {
-		c.Recovery.KeepAlive = c.Client.ClientOptions.KeepAlive // go-sdk's keepalive is never used
+		c.Recovery.KeepAlive = c.Client.ClientOptions.KeepAlive // go-sdk's (DELETE on a failed ping) is never used
 	}
 	c.Client.ClientOptions.KeepAlive = 0
 	c.HTTP.HTTPClient = cmp.Or(c.HTTP.HTTPClient, &http.Client{})
@@ -291,7 +272,6 @@ func (c Config) withDefaults() Config {
 	c.Observe.Clock = cmp.Or[clockwork.Clock](c.Observe.Clock, clockwork.NewRealClock())
 	c.Observe.Logger = cmp.Or(c.Observe.Logger, slog.New(slog.DiscardHandler))
 	orDefault(&c.Limits.MaxResponsesInFlight, httpsession.DefaultMaxResponsesInFlight)
-	orDefault(&c.Stream.HostileMemory, 24*time.Hour)
 	orDefault(&c.Recovery.DiscoveryTimeout, 30*time.Second)
 	orDefault(&c.Recovery.ProbeTimeout, 10*time.Second)
 	orDefault(&c.Recovery.ChurnCooldown, DefaultChurnCooldown)
@@ -300,10 +280,9 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.Limits.CallTimeoutCeiling, DefaultCallTimeoutCeiling)
 	c.Limits.CallTimeoutCeiling = max(c.Limits.CallTimeoutCeiling, c.Limits.CallTimeout)
 	orDefault(&c.Limits.RelistMinGap, DefaultRelistMinGap)
-	// Negative is meaningful for these three: only zero takes the default.
+	// Negative is meaningful for these two: only zero takes the default.
 	c.Limits.CatalogPollInterval = cmp.Or(c.Limits.CatalogPollInterval, DefaultCatalogPollInterval)
 	c.Limits.MinListTTL = cmp.Or(c.Limits.MinListTTL, DefaultMinListTTL)
-	c.HTTP.EraReprobe = cmp.Or(c.HTTP.EraReprobe, DefaultEraReprobe)
 	b := &c.Recovery.Backoff
 	orDefault(&b.InitialInterval, 500*time.Millisecond)
 	orDefault(&b.MaxInterval, 30*time.Second)
@@ -320,8 +299,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// newBackOff builds the retry schedule on clock; unbounded, it never
-// returns backoff.Stop.
+// newBackOff builds the retry schedule; unbounded, it never stops.
 func (b Backoff) newBackOff(clock clockwork.Clock) backoff.BackOff {
 	eb := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(b.InitialInterval),

@@ -100,10 +100,10 @@ func TestZeroConfigTakesTheDocumentedDefaults(t *testing.T) {
 	assert.Equal(t, &mcp.Implementation{Name: "mcpsup", Version: "0"}, c.Client.Implementation)
 	assert.NotNil(t, c.HTTP.HTTPClient)
 	assert.Nil(t, c.HTTP.OAuthHandler)
-	assert.Equal(t, 10*time.Minute, c.HTTP.EraReprobe)
+	assert.Zero(t, c.HTTP.EraReprobe, "httpsession's DefaultEraReprobe applies")
 
 	assert.Equal(t, StreamAuto, c.Stream.Policy)
-	assert.Equal(t, 24*time.Hour, c.Stream.HostileMemory)
+	assert.Zero(t, c.Stream.HostileMemory, "httpsession's 24h applies")
 
 	r := c.Recovery
 	assert.Equal(t, Backoff{InitialInterval: 500 * time.Millisecond, MaxInterval: 30 * time.Second, Multiplier: 2, RandomizationFactor: 0.5}, r.Backoff)

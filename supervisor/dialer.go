@@ -17,12 +17,11 @@ import (
 	"github.com/mcpsup/mcpsup/stdio"
 )
 
-// newStdioDialer is the stdio.Dialer of s.cfg.
 func newStdioDialer(s *Supervisor) *stdio.Dialer {
 	cfg := s.cfg
 	version := "" // EraAuto: go-sdk's latest
 	if cfg.Era != EraAuto {
-		version = cfg.Era.String() // the era's protocol version
+		version = cfg.Era.String()
 	}
 	return stdio.NewDialer(stdio.Options{
 		Command: *cfg.Command, Name: cfg.Name, ProtocolVersion: version,
@@ -46,8 +45,8 @@ func (r *redactor) addCommandSecrets(cmd *stdio.Command) {
 	r.AddCommandLineSecrets(cmd.Args)
 }
 
-// newHTTPDialer is the httpsession.Dialer of s.cfg; it keeps the era and
-// the stream decision across sessions.
+// newHTTPDialer's dialer keeps the era and the stream decision across
+// sessions.
 func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 	cfg := s.cfg
 	var remembered httpsession.StreamDecision
@@ -74,8 +73,7 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 	})
 }
 
-// seamConnector opens sessions through a transport's seam.Dialer with the
-// supervisor's go-sdk client, observer and roots.
+// seamConnector opens sessions through a transport's seam.Dialer.
 type seamConnector struct {
 	s *Supervisor
 	d seam.Dialer
@@ -95,14 +93,12 @@ func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, 
 		Observe: c.s.observer(spec.hooks),
 	}
 	if spec.resume != nil {
-		r := seam.Resume(spec.resume.ResumeState) // the session part of the persisted state
+		r := seam.Resume(spec.resume.ResumeState)
 		sp.Resume = &r
 	}
 	end := func() {
-		reqs.end() // before go-sdk's Close, which waits for the handlers
-		if cl != nil {
-			c.s.roots.detach(cl)
-		}
+		reqs.end()           // before go-sdk's Close, which waits for the handlers
+		c.s.roots.detach(cl) // nil when none was made: nothing
 	}
 	open := c.d.Dial
 	if sp.Resume != nil {
@@ -122,8 +118,8 @@ func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, 
 	return &releasing{Endable: e, end: end}, nil
 }
 
-// releasing is a transport's session that ends what the supervisor runs
-// for it (server requests' handlers, roots) before its own end.
+// releasing ends what the supervisor runs for a session (server requests'
+// handlers, roots) before the session's own end.
 type releasing struct {
 	seam.Endable
 	end func()
@@ -133,7 +129,7 @@ func (r *releasing) Close() error  { r.end(); return r.Endable.Close() }
 func (r *releasing) Detach() error { r.end(); return r.Endable.Detach() }
 
 // observer turns the facts of the session of h.gen into inputs of the
-// loop; drops are throttled (reportDrop). Transport goroutines.
+// loop. Transport goroutines.
 func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 	gen := h.gen
 	return func(f seam.Fact) {
@@ -179,9 +175,8 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 	}
 }
 
-// streamChanged takes a change of the push stream: e of the session of
-// e.Generation (0: a decision of no one session, taken as the current
-// one's); off: no list_changed can arrive now, so a ready session is polled.
+// streamChanged takes a change of the push stream of the session of
+// e.Generation (0: the current one); off: a ready session is polled.
 func (s *Supervisor) streamChanged(e events.Event, off bool) {
 	gen := s.loop.m.Generation()
 	if e.Generation != 0 && e.Generation != gen {
@@ -195,8 +190,8 @@ func (s *Supervisor) streamChanged(e events.Event, off bool) {
 }
 
 // sessionClient builds one session's go-sdk client: the host's options,
-// handlers chained after the supervisor's, facts middleware innermost (the
-// host's sees their errors), then the host's middleware.
+// its handlers after the supervisor's, the facts middleware innermost (the
+// host's middleware sees their errors).
 func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
 	cfg := s.cfg
 	opts := cfg.Client.ClientOptions
@@ -216,7 +211,6 @@ func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts 
 	return cl
 }
 
-// present returns ms without its nil entries, which go-sdk would call.
 func present(ms []mcp.Middleware) []mcp.Middleware {
 	return slices.DeleteFunc(slices.Clone(ms), func(m mcp.Middleware) bool { return m == nil })
 }
@@ -238,9 +232,8 @@ type dialSpec struct {
 	hooks  *sessionHooks // bound to gen
 }
 
-// opener opens the loop's sessions: seamConnector; tests script their own.
+// opener opens the loop's sessions (seamConnector; tests script their
+// own): Dial, or Attach given spec.resume.
 type opener interface {
-	// Open dials a new session with a full handshake, or, given
-	// spec.resume, re-attaches it without a handshake on the wire.
 	Open(ctx context.Context, spec dialSpec) (seam.Endable, error)
 }

@@ -25,7 +25,6 @@ func capabilitiesOf(sess seam.Session) *mcp.ServerCapabilities {
 	return nil
 }
 
-// listOutcomes converts a discovery report for events.
 func listOutcomes(r probes.Report) []events.ListOutcome {
 	out := make([]events.ListOutcome, 0, len(r.Lists))
 	for _, l := range r.Lists {
@@ -34,19 +33,19 @@ func listOutcomes(r probes.Report) []events.ListOutcome {
 	return out
 }
 
-// catalogLoop is the re-listing state, owned by the loop goroutine: one
-// re-list runs; the lists asked for meanwhile wait in pending, for the
-// session of pendGen, until the run ends and RelistMinGap has passed.
+// catalogLoop is the re-listing state: one re-list runs; the lists asked
+// for meanwhile wait in pending, for the session of pendGen, until the run
+// ends and RelistMinGap has passed.
 type catalogLoop struct {
 	running    bool
 	runWaiters []refreshWaiter // served by the running re-list
 	pending    listSet
 	pendGen    uint64
 	waiters    []refreshWaiter // served by the pending re-list
-	last       time.Time       // when the last re-list started
+	last       time.Time       // the last re-list's start
 	gap        clockwork.Timer // armed: the pending re-list waits for the gap
-	poll       clockwork.Timer // the next poll (no stream to carry list_changed)
-	lastSoon   time.Time       // when relistSoon last asked
+	poll       clockwork.Timer
+	lastSoon   time.Time // relistSoon's last
 }
 
 // refreshWaiter is a RefreshCatalog call asked on generation gen.
@@ -69,7 +68,7 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if !posted { // refused only once the stop began: the refusal follows
+		if !posted { // refused once the stop began: the refusal follows
 			posted = s.post(func(s *Supervisor) { s.refresh(done) })
 			continue
 		}
@@ -83,19 +82,17 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 	}
 }
 
-// refresh takes a RefreshCatalog: the current session's declared lists.
 func (s *Supervisor) refresh(done chan error) {
 	gen := s.loop.m.Generation()
 	if h := s.held(gen); h != nil {
 		s.wantRelist(gen, declaredLists(h.sess), &refreshWaiter{gen: gen, done: done})
 		return
 	}
-	// No session of gen yet: its discovery's publish serves it.
-	s.loop.cat.waiters = append(s.loop.cat.waiters, refreshWaiter{gen: gen - 1, done: done})
+	s.loop.cat.waiters = append(s.loop.cat.waiters, refreshWaiter{gen: gen - 1, done: done}) // no session of gen yet: its publish serves it
 }
 
 // wantRelist asks for the lists of set on the session of gen; w, if not
-// nil, hears when they are published. An older session's wish is dropped.
+// nil, hears when they are published.
 func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
 	c := &s.loop.cat
 	if gen != s.loop.m.Generation() || s.held(gen) == nil {
@@ -112,8 +109,7 @@ func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
 }
 
 // kickRelist starts the pending re-list when nothing runs, the session is
-// ready and the gap has passed; the run's end, the gap or a publish kicks
-// again.
+// ready and the gap has passed.
 func (s *Supervisor) kickRelist() {
 	c := &s.loop.cat
 	if c.running || c.pending == 0 || c.gap != nil {
@@ -140,8 +136,7 @@ func (s *Supervisor) kickRelist() {
 	})
 }
 
-// listSome lists the lists of set on the session h (a side list's failure
-// leaves it degraded); it ends when h is released, as its calls do.
+// listSome lists set on h; it ends when h is released, as its calls do.
 func (s *Supervisor) listSome(h *held, set listSet) (probes.Catalog, error) {
 	ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 	defer cancel()
@@ -149,7 +144,6 @@ func (s *Supervisor) listSome(h *held, set listSet) (probes.Catalog, error) {
 	return probes.ListOnly(ctx, h.sess, set.lists(), s.probeOptions())
 }
 
-// relisted takes the result of a re-list of set.
 func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err error) {
 	c := &s.loop.cat
 	c.running = false
@@ -157,8 +151,7 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 	c.runWaiters = nil
 	switch {
 	case gen != s.loop.m.Generation() || s.loop.m.State() != Ready:
-		// The session was replaced: its successor's discovery serves them.
-		c.waiters = append(c.waiters, waiters...)
+		c.waiters = append(c.waiters, waiters...) // the successor's discovery serves them
 		if s.loop.m.State() == Ready {
 			s.serveOlderWaiters(s.loop.m.Generation())
 		}
@@ -181,8 +174,7 @@ func (s *Supervisor) relisted(gen uint64, set listSet, cat probes.Catalog, err e
 	s.kickRelist()
 }
 
-// published follows the publish of the catalog of gen: older refreshes
-// are served, a pending re-list may start, the poll is armed.
+// published follows the publish of the catalog of gen.
 func (s *Supervisor) published(gen uint64) {
 	c := &s.loop.cat
 	s.serveOlderWaiters(gen)
@@ -204,8 +196,7 @@ func (s *Supervisor) serveOlderWaiters(gen uint64) {
 	})
 }
 
-// armPoll arms the next poll of the session of gen when no list_changed
-// can reach it (Config.Limits.CatalogPollInterval).
+// armPoll arms the next poll of the session of gen when it is polled.
 func (s *Supervisor) armPoll(gen uint64) {
 	c := &s.loop.cat
 	stopAll(c.poll)
@@ -233,8 +224,8 @@ func (s *Supervisor) polled(gen uint64) bool {
 	return info.ID == "" && !msgcheck.ModernVersion(info.ProtocolVersion) || h.hooks.declined.Load()
 }
 
-// pollNow takes a due poll: the declared lists of a live, polled session
-// (else the next discovery's publish arms the poll again).
+// pollNow re-lists a live, polled session (else the next publish arms the
+// poll again).
 func (s *Supervisor) pollNow(gen uint64) {
 	s.loop.cat.poll = nil
 	if h := s.held(gen); h != nil && s.loop.m.State() == Ready && s.polled(gen) {

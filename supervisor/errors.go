@@ -9,9 +9,8 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Sentinel errors, for errors.Is. A call's error is a *CallError whose Err
-// is one of these or the request's own error (nil params: a plain error);
-// WaitForState's and RefreshCatalog's a *StateError wrapping one of these.
+// Sentinel errors, for errors.Is: a *CallError's Err is one of these or
+// the request's own; a *StateError wraps one of these.
 var (
 	// ErrNotReady: the state serves no calls (idle before Start, a terminal
 	// failed); nothing was sent.
@@ -43,11 +42,10 @@ func (e *EndpointError) Error() string {
 }
 
 // StateError reports a call refused for the supervisor's state, or a wait
-// that ended first. Its text names the state, the reason and the last
-// failure's verdict, redacted as events are.
+// that ended first; its text is redacted as events are.
 type StateError struct {
-	State   State            // the state the supervisor was in
-	Reason  Reason           // of a terminal failed state; ReasonNone
+	State   State
+	Reason  Reason           // of a terminal failed state
 	Verdict classify.Verdict // the failure that led there, if any
 	Err     error            // ErrNotReady, ErrClosed, ErrWaitTimeout or the waiter's ctx.Err()
 
@@ -57,7 +55,7 @@ type StateError struct {
 func (e *StateError) Error() string {
 	s := fmt.Sprintf("%v (state %s", e.Err, e.State)
 	if e.State == Idle && errors.Is(e.Err, ErrNotReady) {
-		s += ": Start was not called" // idle serves no call only before Start
+		s += ": Start was not called"
 	}
 	if e.Reason != ReasonNone {
 		s += ", reason " + string(e.Reason)
@@ -70,18 +68,13 @@ func (e *StateError) Error() string {
 
 func (e *StateError) Unwrap() error { return e.Err }
 
-// Delivery says how far a failed request got (CallError.Resendable).
+// Delivery says how far a failed request got.
 type Delivery uint8
 
 const (
-	// NotSent: the request never left; retrying is safe.
-	NotSent Delivery = iota
-	// OutcomeUnknown: the request may have reached the server, but no answer
-	// came (reset, EOF, timeout, cancellation). The invocation may have run.
-	OutcomeUnknown
-	// Answered: the server (or a gateway in front of it) answered with an
-	// error; the verdict says how.
-	Answered
+	NotSent        Delivery = iota // never left; retrying is safe
+	OutcomeUnknown                 // no answer (reset, EOF, timeout, cancellation): it may have run
+	Answered                       // the server, or a gateway, answered with an error
 )
 
 func (d Delivery) String() string {
@@ -91,21 +84,18 @@ func (d Delivery) String() string {
 	return fmt.Sprintf("delivery(%d)", uint8(d))
 }
 
-// CallError is the error of a failed call: what was called, the verdict
-// and how far the request got (failure story S4).
+// CallError is the error of a failed call (failure story S4).
 type CallError struct {
-	Op         string           // the MCP method, e.g. "tools/call"
-	Name       string           // the tool or prompt name, or the resource URI
-	Verdict    classify.Verdict // the failure's classification
+	Op         string // the MCP method, e.g. "tools/call"
+	Name       string // the tool or prompt name, or the resource URI
+	Verdict    classify.Verdict
 	Delivery   Delivery
 	Generation uint64 // the session it went out on; 0: not sent
 	RequestID  string // its JSON-RPC id as raw JSON (`5`); "" when not sent over HTTP
 	// First is the first attempt's error when the call was sent twice and
 	// both failed; Delivery is then the first's when the second was not sent.
 	First *CallError
-	// Err is the underlying error; its text is unredacted: print the
-	// CallError, not Err.
-	Err error
+	Err   error // its text is unredacted: print the CallError
 
 	redactor   *events.Redactor // nil: the patterns only
 	repeatable bool             // a tools/call of a readOnlyHint or idempotentHint tool
@@ -126,8 +116,8 @@ func (e *CallError) Resendable() bool {
 	return e.Verdict.Class == classify.SessionExpired
 }
 
-// toolRepeatable reports whether op is a tools/call of a tool that the
-// current catalog annotates readOnlyHint or idempotentHint.
+// toolRepeatable reports whether op is a tools/call of a tool the catalog
+// annotates readOnlyHint or idempotentHint.
 func (s *Supervisor) toolRepeatable(op, name string) bool {
 	if op != "tools/call" {
 		return false
@@ -155,13 +145,10 @@ func (e *CallError) Error() string {
 		s += " [" + e.Delivery.String() + "]"
 	}
 	switch {
-	case errors.Is(e.Err, ErrUnknownTool), errors.Is(e.Err, ErrRateLimited),
-		errors.Is(e.Err, ErrNotReady), errors.Is(e.Err, ErrClosed), errors.Is(e.Err, ErrWaitTimeout),
-		errors.As(e.Err, new(*StateError)):
+	case errors.Is(e.Err, ErrUnknownTool), errors.Is(e.Err, ErrRateLimited), errors.As(e.Err, new(*StateError)):
 		s += ": " + e.Err.Error()
 	case e.Verdict.Class.NamesNoCause() && e.Err != nil:
-		// go-sdk's text may carry the session id: hash it, as events do.
-		s += ": " + e.redactor.Text(e.Err.Error())
+		s += ": " + e.redactor.Text(e.Err.Error()) // go-sdk's text may carry the session id
 	}
 	if f := e.First; f != nil {
 		s += "; sent twice, first attempt"

@@ -42,15 +42,14 @@ func (s *Supervisor) Ping(ctx context.Context) error {
 }
 
 // AddRoots adds roots (replacing any of the same URI) to the current and
-// later sessions (go-sdk Client.AddRoots). Deprecated from 2026-07-28 on
-// (SEP-2577).
+// later sessions. Deprecated from 2026-07-28 on (SEP-2577).
 func (s *Supervisor) AddRoots(roots ...*mcp.Root) { s.roots.add(roots) }
 
 // RemoveRoots removes the roots of these URIs, as AddRoots adds them.
 func (s *Supervisor) RemoveRoots(uris ...string) { s.roots.remove(uris) }
 
-// rootSet holds the host's roots and the sessions' clients; one lock, so a
-// client never misses a change.
+// rootSet holds the host's roots and the sessions' clients under one lock,
+// so a client never misses a change.
 type rootSet struct {
 	mu      sync.Mutex
 	roots   []*mcp.Root // by URI, in the order first added
@@ -84,7 +83,6 @@ func (r *rootSet) remove(uris []string) {
 	}
 }
 
-// attach gives a new client the roots and later changes, until detach.
 func (r *rootSet) attach(cl *mcp.Client) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

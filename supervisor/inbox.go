@@ -6,17 +6,13 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// input is one fact for the loop goroutine, which takes inputs one at a
-// time in arrival order (Supervisor.post): a command's result, a timer, a
-// host request, a session's report.
+// input is one fact for the loop, which takes inputs one at a time in
+// arrival order.
 type input func(s *Supervisor)
 
-// emit is the input of a fact that is an event and nothing more.
 func emit(e events.Event) input { return func(s *Supervisor) { s.emitEvent(e) } }
 
-// newInbox is the loop's queue of inputs: the loop runs only while inputs
-// wait, one goroutine at a time, each taking over the loop state through
-// the queue's lock. Closed until Start.
+// newInbox is the loop's queue of inputs, closed until Start.
 func newInbox(s *Supervisor) *serial[input] {
 	return newSerial(func(in input) {
 		in(s)
@@ -25,8 +21,8 @@ func newInbox(s *Supervisor) *serial[input] {
 }
 
 // serial takes the items pushed to it, in order, one at a time, on a
-// goroutine that runs only while items wait (grpc-go's CallbackSerializer):
-// the loop's inputs and the sink's events. Safe for concurrent use.
+// goroutine that runs only while items wait (grpc-go's CallbackSerializer).
+// Safe for concurrent use.
 type serial[T any] struct {
 	take    func(T)
 	mu      sync.Mutex
@@ -80,7 +76,6 @@ func (q *serial[T]) run() {
 	q.mu.Unlock()
 }
 
-// start opens q.
 func (q *serial[T]) start() {
 	q.mu.Lock()
 	q.open = true

@@ -11,10 +11,6 @@ import (
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
-// metaLogLevel is the `_meta` key of a request's log level from 2026-07-28
-// on (logging.mdx, "Per-request log level").
-const metaLogLevel = "io.modelcontextprotocol/logLevel"
-
 // logLevelMeta is the sending middleware that puts SetLoggingLevel's level
 // in the `_meta` of each 2026-07-28 request, in copies of the params and
 // `_meta`; other requests go out as they are.
@@ -34,7 +30,8 @@ func (s *Supervisor) logLevelMeta() mcp.Middleware {
 			}
 			m := map[string]any{}
 			maps.Copy(m, p.GetMeta())
-			m[metaLogLevel] = level
+			//lint:ignore SA1019 the per-request log level is 2026-07-28's own (logging.mdx, "Per-request log level")
+			m[mcp.MetaKeyLogLevel] = level
 			p.SetMeta(m)
 			return next(ctx, method, &mcp.ClientRequest[mcp.Params]{Session: r.Session, Params: p})
 		}

@@ -23,35 +23,34 @@ import (
 	seam "github.com/mcpsup/mcpsup/session"
 )
 
-// loopState is owned by the loop goroutine; nothing else touches it.
+// loopState is owned by the loop goroutine.
 type loopState struct {
 	m        *fsm.Machine
-	sessions []*held  // sessions this supervisor still holds (one, two while replacing)
+	sessions []*held  // one, two while replacing
 	found    *Catalog // discovered, not yet published
 	// partial holds what the failed listings of the session of partialGen
 	// settled (settled): a retry on that session lists only the rest.
 	partial    *probes.Offer
 	settled    listSet
-	stepping   bool // a step runs: the triggers its commands produce wait in queue
 	partialGen uint64
 	bo         backoff.BackOff
 	retry      clockwork.Timer
-	cooldown   clockwork.Timer // a churn failure's (Config.Recovery.ChurnCooldown)
+	cooldown   clockwork.Timer // a churn failure's
 	seq        uint64
-	cat        catalogLoop    // re-listing (discovery.go)
-	ttl        *listTTLs      // ttl re-listing (ttl.go); nil until a list has a ttl
-	queue      []fsm.Trigger  // triggers produced while a step runs, taken after it
-	batch      []events.Event // events held until the state they announce is published
+	cat        catalogLoop
+	ttl        *listTTLs // nil until a list has a ttl
+	stepping   bool      // a step runs: triggers it produces wait in queue
+	queue      []fsm.Trigger
+	batch      []events.Event // held until the state they announce is published
 }
 
 // held is a session the supervisor holds.
 type held struct {
-	gen   uint64
-	conn  string // our id of the go-sdk client session (events.Event.Connection)
-	sess  seam.Session
-	hooks *sessionHooks
-	// calls ends, releaseGrace after its release, the calls on it.
-	calls   context.Context
+	gen     uint64
+	conn    string // events.Event.Connection
+	sess    seam.Session
+	hooks   *sessionHooks
+	calls   context.Context // ends releaseGrace after the release: so do its calls
 	endCall context.CancelFunc
 }
 
@@ -61,11 +60,6 @@ func (s *Supervisor) held(gen uint64) *held {
 		return s.loop.sessions[i]
 	}
 	return nil
-}
-
-func (s *Supervisor) stopTimers() {
-	stopAll(s.loop.retry, s.loop.cooldown, s.loop.cat.gap, s.loop.cat.poll)
-	s.loop.ttl.stop()
 }
 
 // stopAll stops the timers that are not nil.
@@ -84,7 +78,7 @@ func (s *Supervisor) armStep(t *clockwork.Timer, d time.Duration, tr fsm.Trigger
 }
 
 // step feeds t to the machine and executes what it returns; a step asked
-// for while another runs is queued and taken right after it. Loop only.
+// for while another runs is taken right after it.
 func (s *Supervisor) step(t fsm.Trigger) {
 	s.loop.queue = append(s.loop.queue, t)
 	if s.loop.stepping {
@@ -94,28 +88,22 @@ func (s *Supervisor) step(t fsm.Trigger) {
 	for i := 0; i < len(s.loop.queue); i++ {
 		s.take(s.loop.queue[i])
 	}
-	s.loop.queue = nil // an idle supervisor keeps no queue
+	s.loop.queue = nil
 	s.loop.stepping = false
 }
 
-// take runs one step: the machine's transition, its commands, the new
-// snapshot.
+// take runs one step: the transition, its commands, the new snapshot.
 func (s *Supervisor) take(t fsm.Trigger) {
 	t.Now = s.cfg.Observe.Clock.Now()
 	t.Verdict = s.redact.Verdict(t.Verdict) // the machine keeps it: StateError, Failure, events
 	out, err := s.loop.m.Step(t)
-	if err != nil {
-		msg := "mcpsup: trigger not taken"
-		if errors.Is(err, fsm.ErrStaleGeneration) {
-			msg = "mcpsup: dropped a late result of an old session"
-		}
-		s.cfg.Observe.Logger.Debug(msg, "server", s.cfg.Name, "err", err)
+	if err != nil { // a late result of an old session (fsm.ErrStaleGeneration), or a bug
+		s.cfg.Observe.Logger.Debug("mcpsup: trigger not taken", "server", s.cfg.Name, "trigger", t.Kind, "err", err)
 		return
 	}
 	if out.Transitioned() {
 		s.emitEvent(out.Event)
-		if m := s.loop.m; m.Reason() == events.ReasonChurn {
-			// Entered, or stayed in, a churn failure: (re)arm its cool-down.
+		if m := s.loop.m; m.Reason() == events.ReasonChurn { // (re)arm the cool-down
 			s.armStep(&s.loop.cooldown, s.cfg.Recovery.ChurnCooldown, fsm.Trigger{Kind: events.TriggerChurnCooled, Generation: m.Generation()})
 		}
 	}
@@ -138,18 +126,17 @@ func (s *Supervisor) take(t fsm.Trigger) {
 			sn.live = s.held(sn.gen)
 		}
 	})
-	// State read on an event is never older than the event.
-	s.flushEvents()
+	s.flushEvents() // state read on an event is never older than the event
+
 	for _, c := range out.Commands {
 		if startsIO(c.Kind) {
 			s.exec(c)
 		}
 	}
-	s.keepSessionIDs() // a released session's id is forgotten
+	s.keepSessionIDs()
 }
 
-// startsIO reports commands whose work runs on a goroutine and reports back
-// through the inbox, or that may feed the machine another trigger.
+// startsIO reports commands that run I/O or may feed the machine a trigger.
 func startsIO(k fsm.CommandKind) bool {
 	switch k {
 	case fsm.Dial, fsm.Attach, fsm.Probe, fsm.ListDeclared, fsm.ScheduleRetry:
@@ -158,7 +145,7 @@ func startsIO(k fsm.CommandKind) bool {
 	return false
 }
 
-// exec runs one command; I/O results come back through the inbox.
+// exec runs one command; I/O results come back through post.
 func (s *Supervisor) exec(c fsm.Command) {
 	switch c.Kind {
 	case fsm.Dial, fsm.Attach:
@@ -183,13 +170,12 @@ func (s *Supervisor) open(c fsm.Command) {
 	spec := dialSpec{gen: c.Generation}
 	if c.Kind == fsm.Attach {
 		spec.resume = s.ResumeState()
-		if spec.resume == nil {
-			// Nothing left to attach: refuse locally, the machine dials.
+		if spec.resume == nil { // nothing left to attach: the machine dials
 			s.step(fsm.Trigger{Kind: events.TriggerAttachRefused, Generation: c.Generation})
 			return
 		}
 	}
-	spec.hooks = s.hooksFor(c.Generation)
+	spec.hooks = &sessionHooks{s: s, gen: c.Generation}
 	kind := c.Kind
 	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
@@ -220,12 +206,12 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Endab
 		return
 	}
 	if spec.gen != s.loop.m.Generation() || s.loop.m.State() == Closed {
-		// Too late: the machine moved on. A resumed session is only
-		// detached (the host may still want it), as is any when detaching.
+		// Too late. A resumed session is only detached (the host may still
+		// want it), as is any when detaching.
 		s.endSession(sess, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
-	conn := fmt.Sprintf("conn:%08x", rand.Uint32()) // tells sessionless sessions apart (events.Event.Connection)
+	conn := fmt.Sprintf("conn:%08x", rand.Uint32()) // tells sessionless sessions apart
 	calls, endCalls := context.WithCancel(s.callLife)
 	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, hooks: spec.hooks, calls: calls, endCall: endCalls})
 	id := sess.Info().ID
@@ -237,8 +223,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Endab
 		}
 	})
 	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
-	// The session's end (seam.Verify tells it) is the only route by which
-	// the loop learns it died.
+	// The only route by which the loop learns the session died.
 	sess.AfterEnd(func() {
 		s.post(func(s *Supervisor) { s.ended(spec.gen, sess) })
 	})
@@ -274,15 +259,15 @@ func endedOnItsOwn(sess seam.Session) bool {
 	return err != nil && !errors.Is(err, seam.ErrClosed) && !errors.Is(err, seam.ErrDetached)
 }
 
-// releaseSession forgets the session of gen, says so in an event, and ends
-// it (without DELETE when detach). It does nothing for a session not held.
+// releaseSession forgets the held session of gen, says so in an event, and
+// ends it (without DELETE when detach).
 func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v classify.Verdict) {
 	h := s.held(gen)
 	if h == nil {
 		return
 	}
-	// Its calls may still receive the answers on their way for
-	// releaseGrace (none when closing).
+	// Its calls may take the answers on their way for releaseGrace, unless
+	// closing.
 	if s.callLife.Err() != nil {
 		h.endCall()
 	} else {
@@ -326,7 +311,7 @@ func (s *Supervisor) detachedBefore(ctx context.Context, id string) {
 	}
 }
 
-// discover runs the blind probes or the declared listing for command c.
+// discover runs the blind probes or the declared listing.
 func (s *Supervisor) discover(c fsm.Command) {
 	h := s.held(c.Generation)
 	if h == nil {
@@ -344,7 +329,7 @@ func (s *Supervisor) discover(c fsm.Command) {
 		var cat probes.Catalog
 		var err error
 		switch {
-		case retry: // a listing retried on its session: only what did not settle
+		case retry: // only what did not settle
 			cat, err = s.listSome(h, set)
 			cat.Offer = relistedOffer(*p, cat)
 		case blind:
@@ -356,7 +341,6 @@ func (s *Supervisor) discover(c fsm.Command) {
 	})
 }
 
-// probeOptions are the options of every discovery and re-list.
 func (s *Supervisor) probeOptions() probes.Options {
 	return probes.Options{ProbeTimeout: s.cfg.Recovery.ProbeTimeout, MaxPages: s.cfg.Limits.MaxPages, MaxItems: s.cfg.Limits.MaxItems,
 		Logger: s.cfg.Observe.Logger}
@@ -366,7 +350,7 @@ func (s *Supervisor) probeOptions() probes.Options {
 func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 	s.emitEvent(events.Event{Kind: events.KindProbeReport, Generation: gen, Lists: listOutcomes(cat.Report)})
 	if h := s.held(gen); err != nil && h != nil && endedOnItsOwn(h.sess) {
-		return // the listing met the session's end, which the machine hears from it (ended)
+		return // the machine hears of the session's end (ended)
 	}
 	if err != nil {
 		v := classify.Verdict{Class: classify.Unknown, Detail: err.Error()}
@@ -376,7 +360,6 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		if s.loop.partial == nil || s.loop.partialGen != gen {
 			s.loop.settled = 0
 		}
-		// A retry on this session lists the rest.
 		s.loop.partial, s.loop.partialGen = &cat.Offer, gen
 		s.loop.settled |= listsWhere(cat.Report, settledList)
 		s.step(fsm.Trigger{Kind: events.TriggerDiscoveryFailed, Generation: gen, Verdict: v})
@@ -397,7 +380,7 @@ func (s *Supervisor) publish(gen uint64) {
 		return
 	}
 	var old Catalog
-	if c := s.snap.catalog; c != nil { // written by the loop alone
+	if c := s.snap.catalog; c != nil { // written by the loop alone: no lock
 		old = *c
 	}
 	var subs []string
@@ -436,7 +419,6 @@ func (s *Supervisor) restore(gen uint64, subs []string, level string) {
 	})
 }
 
-// scheduleRetry asks the backoff for the next delay and arms the retry timer.
 func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	if c.Attempt <= 1 {
 		s.loop.bo.Reset()
@@ -446,28 +428,23 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 		s.step(fsm.Trigger{Kind: events.TriggerRetriesExhausted, Generation: c.Generation, Verdict: c.Verdict})
 		return
 	}
-	// Not before Retry-After (capped by MaxInterval).
 	d = max(d, min(c.Verdict.RetryAfter, s.cfg.Recovery.Backoff.MaxInterval))
 	s.emitEvent(events.Event{Kind: events.KindRetryScheduled, Generation: c.Generation, Attempt: c.Attempt, Delay: d, Verdict: c.Verdict})
 	s.armStep(&s.loop.retry, d, fsm.Trigger{Kind: events.TriggerRetryDue, Generation: c.Generation})
 }
-
-// hooksFor binds session reports to generation gen.
-func (s *Supervisor) hooksFor(gen uint64) *sessionHooks { return &sessionHooks{s: s, gen: gen} }
 
 // sessionHooks let one session, of generation gen, report to the
 // supervisor, from go-sdk's and the transport's goroutines, never blocking.
 type sessionHooks struct {
 	s        *Supervisor
 	gen      uint64
-	armed    atomic.Uint32 // bit 1<<list: its last result carried a ttl
-	declined atomic.Bool   // the push stream was declined: polled
+	declined atomic.Bool // the push stream was declined: polled
 }
 
-// listChanged: a notifications/<list>/list_changed arrived.
+// listChanged takes a notifications/<list>/list_changed.
 func (h *sessionHooks) listChanged(l probes.List) {
 	set := setOf(l)
-	if l == probes.Resources { // notifications/resources/list_changed covers the templates
+	if l == probes.Resources { // covers the templates
 		set |= setOf(probes.ResourceTemplates)
 	}
 	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) })
@@ -483,22 +460,12 @@ func then[R any](ours func(R), host func(context.Context, R)) func(context.Conte
 	}
 }
 
-// listTTL: a list result carried ttlMs (SEP-2549), in milliseconds.
+// listTTL takes a list result's ttlMs (SEP-2549).
 func (h *sessionHooks) listTTL(l probes.List, ms int) {
-	if l > probes.ResourceTemplates {
-		return
-	}
-	bit := uint32(1) << l
-	if ms > 0 {
-		h.armed.Or(bit)
-	} else if h.armed.And(^bit)&bit == 0 {
-		return // no timer of this session to stop
-	}
 	h.s.post(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) })
 }
 
-// emitEvent stamps e with the server, its number and the time, redacts it,
-// and queues it for the sink. Loop goroutine only.
+// emitEvent stamps, redacts and queues e for the sink. Loop goroutine.
 func (s *Supervisor) emitEvent(e events.Event) {
 	if s.cfg.Observe.Events == nil {
 		return
@@ -512,15 +479,13 @@ func (s *Supervisor) emitEvent(e events.Event) {
 	s.loop.batch = append(s.loop.batch, s.redact.Redact(e))
 }
 
-// flushEvents hands the events queued so far to the sink, in order.
 func (s *Supervisor) flushEvents() {
-	s.sink.push(s.loop.batch)
-	clear(s.loop.batch) // the sink queue holds copies
+	s.sink.push(s.loop.batch...) // none without a sink (emitEvent)
+	clear(s.loop.batch)
 	s.loop.batch = s.loop.batch[:0]
 }
 
-// eventSessionID is the session id an event carries: its hash, or "" for a
-// sessionless session (never the hash of "").
+// eventSessionID is an event's session id: its hash, "" for none.
 func eventSessionID(id string) string {
 	if id == "" {
 		return ""

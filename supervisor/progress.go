@@ -16,31 +16,29 @@ import (
 // callClock is the context of one call: its parent's values, done when the
 // parent is (until detach), or, for a call bounded by CallTimeout, when the
 // timeout passes without progress (Err context.DeadlineExceeded: a timeout
-// verdict). Each notifications/progress with the call's progressToken
-// starts the timeout over, up to the ceiling. Derived contexts register
-// through AfterFunc, as with the context package's own types, so the
-// timeout reaches them as DeadlineExceeded. Safe for concurrent use.
+// verdict); each notifications/progress of its token starts the timeout
+// over, up to the ceiling. Derived contexts register through AfterFunc, so
+// the timeout reaches them as DeadlineExceeded. Safe for concurrent use.
 type callClock struct {
 	context.Context                       // the parent: values and its own end
 	ex              httpsession.Exchanges // the call's exchanges (httpsession.WithExchange)
 
 	clock   clockwork.Clock
 	timeout time.Duration
-	ceiling time.Time // the hard end: start + Config.Limits.CallTimeoutCeiling
+	ceiling time.Time
 
 	mu         sync.Mutex
-	expiry     time.Time // when the timer fires
+	expiry     time.Time
 	timer      clockwork.Timer
 	done       chan struct{}
 	err        error
 	stopParent func() bool
 	detached   atomic.Bool
-	after      []*func() // registered by AfterFunc, run once on end
+	after      []*func() // run once on end
 }
 
-// newCallClock returns the clock of a call on parent; timeout 0 sets no
-// timer of its own (the caller's deadline bounds the call: see
-// [callClock.Deadline]).
+// newCallClock returns the clock of a call on parent; timeout 0: the
+// caller's deadline bounds the call.
 func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
 	c := &callClock{Context: parent, clock: clock, timeout: timeout, done: make(chan struct{})}
 	if timeout > 0 {
@@ -95,8 +93,7 @@ func (c *callClock) Err() error {
 	return c.err
 }
 
-// end ends the call's context with err, once, and starts the functions
-// AfterFunc registered.
+// end ends the call with err, once.
 func (c *callClock) end(err error) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -133,7 +130,6 @@ func (c *callClock) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// progressed starts the timeout over, up to the ceiling.
 func (c *callClock) progressed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -145,17 +141,15 @@ func (c *callClock) progressed() {
 	c.timer.Reset(c.expiry.Sub(now))
 }
 
-// cancel ends the call with context.Canceled (released session, Close).
 func (c *callClock) cancel() { c.end(context.Canceled) }
 
-// release stops the timers once the call returned.
 func (c *callClock) release() {
 	stopAll(c.timer)
 	c.stopParent()
 	c.end(context.Canceled)
 }
 
-// progressCalls holds the bounded calls, each with its progress key.
+// progressCalls holds the bounded calls by progress key.
 type progressCalls struct {
 	mu    sync.Mutex
 	calls map[*callClock]string
@@ -175,7 +169,7 @@ func progressKey(token any) (string, bool) {
 	return fmt.Sprintf("%T:%v", token, token), true
 }
 
-// set holds c with key, or forgets it for "".
+// set holds c with key; "" forgets it.
 func (p *progressCalls) set(c *callClock, key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -189,30 +183,20 @@ func (p *progressCalls) set(c *callClock, key string) {
 	}
 }
 
-// of returns the calls of key.
-func (p *progressCalls) of(key string) (calls []*callClock) {
+// progressed extends the calls of token.
+func (p *progressCalls) progressed(token any) {
+	key, ok := progressKey(token)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for c, k := range p.calls {
-		if k == key {
-			calls = append(calls, c)
-		}
-	}
-	return calls
-}
-
-// progressed extends the calls of token.
-func (p *progressCalls) progressed(token any) {
-	if key, ok := progressKey(token); ok {
-		for _, c := range p.of(key) {
+		if ok && k == key {
 			c.progressed()
 		}
 	}
 }
 
-// boundCall returns the clock of a call and the function that releases it:
-// bounded by the caller's deadline, or else by CallTimeout, extended by
-// progress for token.
+// boundCall returns the clock of a call and its release: bounded by the
+// caller's deadline, or else by CallTimeout, extended by token's progress.
 func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func()) {
 	timeout := s.cfg.Limits.CallTimeout
 	if _, ok := ctx.Deadline(); ok {

@@ -15,9 +15,18 @@ import (
 )
 
 // clocksOf returns the bounded calls registered for token.
-func (r *rig) clocksOf(token any) []*callClock {
+func (r *rig) clocksOf(token any) []*callClock { return clocksOf(&r.sup.progress, token) }
+
+func clocksOf(p *progressCalls, token any) (calls []*callClock) {
 	key, _ := progressKey(token)
-	return r.sup.progress.of(key)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c, k := range p.calls {
+		if k == key {
+			calls = append(calls, c)
+		}
+	}
+	return calls
 }
 
 // Progress notifications for a call start its CallTimeout over, up to
@@ -122,8 +131,7 @@ func TestProgressFromARealServerExtendsTheCall(t *testing.T) {
 	defer stopCall()
 	go func() { _, err := sup.CallTool(callCtx, p); errc <- err }()
 	require.NoError(t, srv.WaitBlocked(ctx, "p"))
-	key, _ := progressKey("tok")
-	c := sup.progress.of(key)[0]
+	c := clocksOf(&sup.progress, "tok")[0]
 
 	clock.Advance(40 * time.Second)
 	srv.Progress("p")

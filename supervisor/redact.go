@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"log/slog"
 	"slices"
 	"sync"
 
@@ -9,14 +8,13 @@ import (
 )
 
 // redactor keeps session ids and credentials out of every text the
-// supervisor hands out: events, errors, log records and String. It holds the
-// ids of the sessions in use only (keepSessionIDs); a forgotten id is still
-// hashed where go-sdk names it.
+// supervisor hands out. It holds the ids of the sessions in use only
+// (keepSessionIDs); a forgotten id is still hashed where go-sdk names it.
 type redactor struct {
 	events.Redactor
 
 	credMu sync.Mutex
-	creds  []string // the OAuth access tokens registered, the last maxCredentials
+	creds  []string // the last maxCredentials OAuth access tokens
 }
 
 // maxCredentials is how many of the OAuth handler's access tokens, the
@@ -25,8 +23,7 @@ type redactor struct {
 const maxCredentials = 2
 
 // addCredential registers an access token the OAuth handler gave a request
-// (httpsession.Config.OnCredential) as a secret, since a server may quote
-// it in an answer's text; the oldest beyond maxCredentials is forgotten.
+// (httpsession.Config.OnCredential): a server may quote it.
 func (r *redactor) addCredential(tok string) {
 	r.credMu.Lock()
 	defer r.credMu.Unlock()
@@ -40,17 +37,8 @@ func (r *redactor) addCredential(tok string) {
 	}
 }
 
-// redactLogs wraps Config.Observe.Logger and go-sdk's ClientOptions.Logger
-// in the redacting handler, once, before anything logs.
-func (s *Supervisor) redactLogs() {
-	s.cfg.Observe.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, s.cfg.Observe.Logger.Handler()))
-	if l := s.cfg.Client.ClientOptions.Logger; l != nil {
-		s.cfg.Client.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
-	}
-}
-
-// keepSessionIDs keeps registered the ids of the sessions in use, the held
-// ones and the resume state's, and no other. Loop goroutine only.
+// keepSessionIDs keeps registered the held sessions' and the resume
+// state's ids, and no other. Loop goroutine.
 func (s *Supervisor) keepSessionIDs() {
 	var ids []string
 	for _, h := range s.loop.sessions {
@@ -64,9 +52,8 @@ func (s *Supervisor) keepSessionIDs() {
 	s.redact.KeepSessionIDs(ids...)
 }
 
-// endpointText redacts text made before a supervisor exists (Config and
-// resume state validation): by the patterns, and the credentials of the
-// endpoints it names (events.Redactor.AddEndpointSecrets).
+// endpointText redacts text made before a supervisor exists, masking the
+// endpoints' credentials.
 func endpointText(s string, endpoints ...string) string {
 	var r redactor
 	for _, ep := range endpoints {

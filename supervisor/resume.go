@@ -44,10 +44,9 @@ type StreamDecision struct {
 	DecidedAt time.Time `json:"decided_at,omitzero"`
 }
 
-// ResumeStateError reports a malformed resume state, naming the field by its
-// JSON name.
+// ResumeStateError reports a malformed resume state.
 type ResumeStateError struct {
-	Field  string
+	Field  string // the JSON name
 	Reason string
 	Err    error
 }
@@ -62,8 +61,7 @@ func (e *ResumeStateError) Unwrap() error { return e.Err }
 const MaxResumeStateBytes = 1 << 20
 
 // ParseResumeState decodes and validates a ResumeState's JSON form, at most
-// MaxResumeStateBytes; a malformed one is a *ResumeStateError naming the
-// field.
+// MaxResumeStateBytes; a malformed one is a *ResumeStateError.
 func ParseResumeState(data []byte) (*ResumeState, error) {
 	if len(data) > MaxResumeStateBytes {
 		return nil, &ResumeStateError{Field: "(document)", Reason: fmt.Sprintf("%d bytes, more than %d", len(data), MaxResumeStateBytes)}
@@ -83,8 +81,7 @@ func ParseResumeState(data []byte) (*ResumeState, error) {
 	return &rs, nil
 }
 
-// Validate checks the resume state's fields; it returns a *ResumeStateError
-// naming the first bad field.
+// Validate returns a *ResumeStateError naming the first bad field.
 func (rs *ResumeState) Validate() error {
 	if rs.Version != ResumeStateVersion {
 		return &ResumeStateError{Field: "version", Reason: fmt.Sprintf("got %d, want %d", rs.Version, ResumeStateVersion)}

@@ -12,7 +12,7 @@ import (
 // the loop goroutine (DESIGN.md section 5).
 type sinkQueue struct {
 	*serial[events.Event]
-	sink   events.Sink // nil: events are discarded
+	sink   events.Sink
 	logger *slog.Logger
 	server string
 }
@@ -21,13 +21,6 @@ func newSinkQueue(sink events.Sink, logger *slog.Logger, server string) *sinkQue
 	q := &sinkQueue{sink: sink, logger: logger, server: server}
 	q.serial = newSerial(q.deliver, true)
 	return q
-}
-
-// push queues evs (copied) for the sink.
-func (q *sinkQueue) push(evs []events.Event) {
-	if q.sink != nil {
-		q.serial.push(evs...)
-	}
 }
 
 // deliver hands e to the sink, the only caller of a sink (inSink); a panic
@@ -43,11 +36,6 @@ func (q *sinkQueue) deliver(e events.Event) {
 	q.sink.Emit(e)
 }
 
-// drain waits until every event pushed so far has been delivered and the
-// delivering goroutine has ended; a sink callback must not drain (inSink).
-func (q *sinkQueue) drain() { q.wait(false) }
-
-// deliverName names sinkQueue.deliver as runtime.Callers reports it.
 var deliverName = runtime.FuncForPC(reflect.ValueOf((*sinkQueue).deliver).Pointer()).Name()
 
 // inSink reports whether sinkQueue.deliver is on the caller's stack: Close

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/url"
 	"sync"
@@ -29,10 +30,9 @@ type Supervisor struct {
 	// (a server may hold a DELETE until its requests return).
 	callLife context.Context
 	endCalls context.CancelFunc
-	cmds     sync.WaitGroup // goroutines running commands (dial, attach, discovery)
+	cmds     sync.WaitGroup // command goroutines (dial, attach, discovery)
 	bg       sync.WaitGroup // session closers
-	calls    sync.WaitGroup // in-flight host calls
-
+	calls    sync.WaitGroup // host calls
 	stopOnce sync.Once
 
 	// ending holds, by session id, a channel closed once that session's
@@ -40,24 +40,23 @@ type Supervisor struct {
 	// go-sdk session (whose JSON-RPC ids the new one reuses) follows.
 	ending sync.Map
 
-	mu      sync.Mutex
-	snap    snapshot
-	changed chan struct{} // closed on the next snapshot change (changedLocked)
-	started bool
-	stopped bool
-
+	mu        sync.Mutex
+	snap      snapshot
+	changed   chan struct{} // closed on the next snapshot change
+	started   bool
+	stopped   bool
 	detaching atomic.Bool // the stop in progress is a Detach
 
-	loop       loopState  // owned by the loop goroutine
-	callServer string     // CallInfo.Server: Config.Name masked
-	sink       *sinkQueue // delivers events to Config.Observe.Events
+	loop       loopState
+	callServer string // CallInfo.Server: Config.Name masked
+	sink       *sinkQueue
 
 	streams  *httpsession.Dialer // keeps the stream decision; nil on stdio
-	roots    rootSet             // the host's roots, applied to every session
-	progress progressCalls       // bounded calls by progress token
-	redact   redactor            // session ids and credentials out of every text
-	logLevel atomic.Value        // SetLoggingLevel's string; nil before (loglevel.go)
-	jitter   func() float64      // [0, 1) for the ttl re-lists; loop goroutine
+	roots    rootSet
+	progress progressCalls
+	redact   redactor
+	logLevel atomic.Value   // SetLoggingLevel's string
+	jitter   func() float64 // [0, 1) for the ttl re-lists
 }
 
 // snapshot is what the host's goroutines read, guarded by Supervisor.mu.
@@ -66,25 +65,25 @@ type snapshot struct {
 	reason  Reason
 	verdict classify.Verdict // the failure that moved it to failed
 	gen     uint64
-	live    *held        // the live session in Ready, else nil
-	catalog *Catalog     // the published catalog; nil before the first
-	resume  *ResumeState // what to persist; nil before the first session
+	live    *held        // in Ready, else nil
+	catalog *Catalog     // nil before the first
+	resume  *ResumeState // nil before the first session
 	// Until rateUntil, calls fail at once with the verdict of the 429 that
-	// opened the window (Config.Limits.DisableRateLimitWindow).
+	// opened the window.
 	rateUntil  time.Time
 	rateOf     classify.Verdict
 	subs       map[string]bool
-	sessionsUp int // sessions opened (Dial or Attach succeeded)
+	sessionsUp int
 	// reconnects counts Reconnects the loop has not taken yet: the
 	// terminal failure is about to be left, WaitForState does not report it.
 	reconnects int
 }
 
-// New validates cfg and returns an idle supervisor. It starts nothing: call
-// Start. A missing or malformed cfg.Endpoint is refused with an
-// *EndpointError, a malformed cfg.Resume with a *ResumeStateError, a
-// malformed cfg.Command with a *stdio.CommandError (or stdio.ErrUnsupported
-// off Unix), and two fields that ask for different things with an error wrapping
+// New validates cfg and returns an idle supervisor (Start starts it). It
+// refuses a missing or malformed cfg.Endpoint with an *EndpointError, a
+// malformed cfg.Resume with a *ResumeStateError, a malformed cfg.Command
+// with a *stdio.CommandError (or stdio.ErrUnsupported off Unix), and two
+// fields that ask for different things with an error wrapping
 // ErrConfigConflict.
 func New(cfg Config) (*Supervisor, error) {
 	if err := cfg.validate(); err != nil {
@@ -93,7 +92,6 @@ func New(cfg Config) (*Supervisor, error) {
 	return newSupervisor(cfg.withDefaults(), nil), nil
 }
 
-// validate refuses what New refuses.
 func (c Config) validate() error {
 	if ka := c.Client.ClientOptions.KeepAlive; ka > 0 && c.Recovery.KeepAlive > 0 && ka != c.Recovery.KeepAlive {
 		return fmt.Errorf("%w: ClientOptions.KeepAlive %s and Config.Recovery.KeepAlive %s: set one (both mean the supervisor's keepalive)", ErrConfigConflict, ka, c.Recovery.KeepAlive)
@@ -135,8 +133,7 @@ func validEndpoint(endpoint string) error {
 	shown := endpointText(cutText(endpoint, 200), endpoint)
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		// url.Error prints the URL with its credentials: its cause alone.
-		why := err.Error()
+		why := err.Error() // url.Error prints the URL with its credentials: its cause alone
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			why = ue.Err.Error()
 		}
@@ -148,7 +145,7 @@ func validEndpoint(endpoint string) error {
 	return nil
 }
 
-// newSupervisor builds a supervisor around d; nil: the dialer of cfg.
+// newSupervisor builds a supervisor around d (tests); nil: cfg's dialer.
 func newSupervisor(cfg Config, d opener) *Supervisor {
 	life, end := context.WithCancel(context.Background())
 	callLife, endCalls := context.WithCancel(context.Background())
@@ -168,7 +165,10 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	for _, v := range cfg.Observe.Secrets {
 		s.redact.AddLikelySecret(v)
 	}
-	s.redactLogs()
+	s.cfg.Observe.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, cfg.Observe.Logger.Handler()))
+	if l := cfg.Client.ClientOptions.Logger; l != nil {
+		s.cfg.Client.ClientOptions.Logger = slog.New(events.RedactingHandler(&s.redact.Redactor, l.Handler()))
+	}
 	if cfg.Resume != nil {
 		rs := *cfg.Resume
 		s.snap.resume = &rs
@@ -177,7 +177,7 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	switch {
 	case cfg.Command == nil:
 		s.streams = newHTTPDialer(s)
-		if s.dial == nil { // tests bring their own
+		if s.dial == nil {
 			s.dial = &seamConnector{s: s, d: s.streams}
 		}
 	case s.dial == nil:
@@ -197,9 +197,8 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	return s
 }
 
-// Start begins supervising: it opens a session, or resumes Config.Resume. It
-// returns at once; watch State or WaitForState. Start after Close or Detach
-// does nothing; a second Start does nothing.
+// Start opens a session, or resumes Config.Resume, and returns at once
+// (watch WaitForState). Start after Close, Detach or Start does nothing.
 func (s *Supervisor) Start() {
 	s.mu.Lock()
 	if s.stopped || s.started {
@@ -207,7 +206,7 @@ func (s *Supervisor) Start() {
 		return
 	}
 	s.started = true
-	s.inbox.start() // under s.mu: once started shows, posts are taken
+	s.inbox.start() // under s.mu: posts are taken once started shows
 	s.mu.Unlock()
 	s.post(func(s *Supervisor) {
 		s.step(fsm.Trigger{Kind: events.TriggerStarted, Resume: resumeMode(s.cfg.Resume)})
@@ -228,25 +227,25 @@ func (s *Supervisor) Close() error { return s.stop(events.TriggerCloseRequested)
 func (s *Supervisor) Detach() error { return s.stop(events.TriggerDetachRequested) }
 
 func (s *Supervisor) stop(kind events.Trigger) error {
-	fromSink := inSink() // a sink callback cannot wait for the sink
+	fromSink := inSink()
 	s.stopOnce.Do(func() {
 		s.detaching.Store(kind == events.TriggerDetachRequested)
 		s.mu.Lock()
 		s.stopped = true // no new call from here on
 		started := s.started
 		s.mu.Unlock()
-		s.endCalls() // ends every held session's context, and so its calls
+		s.endCalls()
 		s.calls.Wait()
 		if !started {
 			s.setSnapshot(func(sn *snapshot) { sn.state = Closed })
 		}
 		// The loop takes what was posted, the close step included, and
-		// ends; its timers are stopped after, so none posts again. Commands
-		// end with the life context; a session opened too late for the loop
-		// ends with its command.
+		// ends; then its timers are stopped, so none posts again. A session
+		// opened too late for the loop ends with its command.
 		s.post(func(s *Supervisor) { s.step(fsm.Trigger{Kind: kind}) })
 		s.inbox.wait(true)
-		s.stopTimers()
+		stopAll(s.loop.retry, s.loop.cooldown, s.loop.cat.gap, s.loop.cat.poll)
+		s.loop.ttl.stop()
 		for _, h := range s.loop.sessions {
 			s.endSession(h.sess, kind == events.TriggerDetachRequested)
 		}
@@ -258,7 +257,7 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		}
 	})
 	if !fromSink {
-		s.sink.drain()
+		s.sink.wait(false) // not from a sink: it would wait for itself
 	}
 	return nil
 }
@@ -275,7 +274,6 @@ func (s *Supervisor) SessionsOpened() int {
 	return read(s, func(sn *snapshot) int { return sn.sessionsUp })
 }
 
-// read returns f of the snapshot, read under s.mu.
 func read[T any](s *Supervisor, f func(*snapshot) T) T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,8 +320,8 @@ func (s *Supervisor) WaitForState(ctx context.Context, want State) error {
 	return err
 }
 
-// await blocks until cond, called with s.mu held, holds (true), at once
-// or at a snapshot change, or until ctx ends (false).
+// await reports whether cond, called with s.mu held, came to hold before
+// ctx ended.
 func (s *Supervisor) await(ctx context.Context, cond func() bool) bool {
 	for {
 		s.mu.Lock()
@@ -341,10 +339,9 @@ func (s *Supervisor) await(ctx context.Context, cond func() bool) bool {
 	}
 }
 
-// refusalLocked returns why nothing is served now, nil if calls may go
-// out or wait: stopped or closed (ErrClosed), idle before Start or a
-// terminal failed state (ErrNotReady), as a *StateError. Called with s.mu
-// held.
+// refusalLocked returns why nothing is served now, as a *StateError
+// (ErrClosed, or ErrNotReady before Start and in a terminal failed state);
+// nil if calls may go out or wait. s.mu held.
 func (s *Supervisor) refusalLocked() error {
 	switch st := s.snap.state; {
 	case s.stopped || st == Closed:
@@ -355,8 +352,7 @@ func (s *Supervisor) refusalLocked() error {
 	return nil
 }
 
-// stateErrorLocked is the *StateError of the snapshot, wrapping err.
-// Called with s.mu held.
+// stateErrorLocked is the snapshot's *StateError wrapping err; s.mu held.
 func (s *Supervisor) stateErrorLocked(err error) *StateError {
 	return &StateError{State: s.snap.state, Reason: s.snap.reason, Verdict: s.snap.verdict, Err: err, redactor: &s.redact.Redactor}
 }
@@ -406,13 +402,11 @@ func (s *Supervisor) Reconnect() {
 	}
 }
 
-// served reports whether the session of gen is the live one in ready (the
-// HTTP dialer's era memory asks).
+// served reports whether the session of gen is the live one in ready.
 func (s *Supervisor) served(gen uint64) bool {
 	return read(s, func(sn *snapshot) bool { return sn.live != nil && sn.live.gen == gen })
 }
 
-// setSnapshot changes the snapshot under the lock and wakes waiters.
 func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 	s.mu.Lock()
 	change(&s.snap)
@@ -423,8 +417,8 @@ func (s *Supervisor) setSnapshot(change func(*snapshot)) {
 	s.mu.Unlock()
 }
 
-// changedLocked returns the channel the next snapshot change closes, made
-// on demand. Called with s.mu held.
+// changedLocked returns the channel the next snapshot change closes; s.mu
+// held.
 func (s *Supervisor) changedLocked() <-chan struct{} {
 	if s.changed == nil {
 		s.changed = make(chan struct{})
@@ -432,13 +426,12 @@ func (s *Supervisor) changedLocked() <-chan struct{} {
 	return s.changed
 }
 
-// post hands in to the loop. It reports false, without taking it, before
-// Start and once the stop ended the loop. It never blocks.
+// post hands in to the loop, never blocking; false (not taken) before
+// Start and once the stop ended the loop.
 func (s *Supervisor) post(in input) bool { return s.inbox.push(in) }
 
-// cmdContext returns the context of one command's I/O: it ends after d
-// (cause classify.ErrDeadline, a timeout verdict), on Close or Detach, or
-// on cancel.
+// cmdContext is one command's: it ends after d (a timeout verdict), on
+// Close or Detach.
 func (s *Supervisor) cmdContext(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(s.life, d, classify.ErrDeadline)
 }
@@ -448,8 +441,6 @@ func (s *Supervisor) String() string {
 	return fmt.Sprintf("mcpsup.Supervisor(%s)", s.redact.Text(s.cfg.Name))
 }
 
-// resumeMode is how a session of rs is resumed: blind without its
-// InitializeResult, none without rs.
 func resumeMode(rs *ResumeState) fsm.ResumeMode {
 	switch {
 	case rs == nil:
@@ -460,10 +451,7 @@ func resumeMode(rs *ResumeState) fsm.ResumeMode {
 	return fsm.ResumeKnown
 }
 
-// reconnect takes a Reconnect: the host decided to try again, so the
-// rate-limit window ends. After a terminal unauthorized, the resumable
-// session is re-attached (blind or known as its state is); else a full
-// handshake.
+// reconnect takes a Reconnect (see there).
 func (s *Supervisor) reconnect() {
 	var rs *ResumeState
 	s.setSnapshot(func(sn *snapshot) { sn.rateUntil, rs = time.Time{}, sn.resume })

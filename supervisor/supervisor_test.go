@@ -619,7 +619,7 @@ func TestCloseWaitsForASlowSink(t *testing.T) {
 		closedSeen = closedSeen || (e.Kind == events.KindTransition && e.To == Closed)
 	}
 	require.True(t, closedSeen, "Close returned before the sink received the close")
-	r.sup.sink.drain()
+	r.sup.sink.wait(false)
 	require.Equal(t, n, r.rec.Len(), "events reached the sink after Close returned")
 }
 
@@ -628,8 +628,8 @@ func TestInSinkKnowsWhereItRuns(t *testing.T) {
 	q := newSinkQueue(nil, slog.New(slog.DiscardHandler), "x")
 	var got bool
 	q.sink = events.SinkFunc(func(events.Event) { got = inSink() })
-	q.push([]events.Event{{}})
-	q.drain()
+	q.push(events.Event{})
+	q.wait(false)
 	require.True(t, got, "inside a callback")
 }
 

@@ -13,9 +13,9 @@ import (
 const DefaultMinListTTL = 10 * time.Second
 
 // Bounds of the ttl re-lists (SEP-2549; caching.mdx, Freshness
-// Calculation: "MUST apply jitter and backoff"): a longer ttlMs is taken as
-// maxListTTL; ttlJitter of the delay is added at random, never taken off;
-// a failed ttl re-list backs off up to maxTTLRetryGap (or the ttl).
+// Calculation: "MUST apply jitter and backoff"): up to ttlJitter of the
+// delay is added at random; a failed ttl re-list backs off up to
+// maxTTLRetryGap (or the ttl).
 const (
 	maxListTTL     = 24 * time.Hour
 	ttlJitter      = 0.2
@@ -35,7 +35,7 @@ type listTTLs struct {
 	}
 }
 
-// stop stops every timer; t may be nil (no list ever had a ttl).
+// stop stops every timer; t may be nil.
 func (t *listTTLs) stop() {
 	for l := 0; t != nil && l < len(t.lists); l++ {
 		t.reset(probes.List(l))
@@ -47,7 +47,6 @@ func (t *listTTLs) reset(l probes.List) {
 	t.lists[l].timer, t.lists[l].every, t.lists[l].retry = nil, 0, nil
 }
 
-// endSession stops the timers of the released session of gen; t may be nil.
 func (t *listTTLs) endSession(gen uint64) {
 	if t != nil && t.gen == gen {
 		t.stop()
@@ -80,7 +79,6 @@ func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
 	s.armTTLTimer(gen, list, t.lists[list].every)
 }
 
-// armTTLTimer arms list's timer for d plus up to ttlJitter of d at random.
 func (s *Supervisor) armTTLTimer(gen uint64, list probes.List, d time.Duration) {
 	d += time.Duration(float64(d) * ttlJitter * s.jitter())
 	var tm clockwork.Timer // read on the loop, after this input
@@ -89,7 +87,7 @@ func (s *Supervisor) armTTLTimer(gen uint64, list probes.List, d time.Duration) 
 }
 
 // ttlRelistFailed retries each list of set whose ttl ran out after its
-// backoff: from its ttl doubling up to maxTTLRetryGap (or the ttl).
+// backoff.
 func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
 	t := s.loop.ttl
 	if t == nil || t.gen != gen {
@@ -109,8 +107,7 @@ func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
 	}
 }
 
-// listTTLExpired re-lists a list whose timer tm ran out (through
-// wantRelist); a timer no longer held is dropped.
+// listTTLExpired re-lists a list whose timer tm ran out, if still held.
 func (s *Supervisor) listTTLExpired(gen uint64, list probes.List, tm clockwork.Timer) {
 	t := s.loop.ttl
 	if t == nil || t.gen != gen || t.lists[list].timer != tm {

@@ -80,24 +80,6 @@ func TestTTLHintsLastPageWinsPerList(t *testing.T) {
 	require.Zero(t, armedTTLs(t, r.sup))
 }
 
-// A list result without a ttl wakes the loop only to stop a timer an
-// earlier result of the session armed: most servers send none, and their
-// listings post nothing.
-func TestResultWithoutTTLPostsNothingUnlessArmed(t *testing.T) {
-	s := loopOnly()
-	s.inbox.running = true // a loop runs: what is posted waits in the queue, seen here
-	ttl := s.hooksFor(1).listTTL
-	ttl(probes.Tools, 0)
-	ttl(probes.Prompts, 0)
-	require.Empty(t, s.inbox.queue, "nothing armed: nothing posted")
-	ttl(probes.Tools, 60_000)
-	ttl(probes.Tools, 0)
-	require.Len(t, s.inbox.queue, 2, "the ttl, and the stop of the timer it armed")
-	ttl(probes.Tools, 0)
-	ttl(probes.Prompts, 0)
-	require.Len(t, s.inbox.queue, 2, "stopped already: nothing more")
-}
-
 // A ttl timer that fired while a later list result re-armed its list (its
 // Stop came too late) posts a due event naming itself: it is dropped, and
 // the timer the later result armed stays held, so a result without a ttl
@@ -106,7 +88,7 @@ func TestTTLDueOfAReplacedTimerIsDropped(t *testing.T) {
 	r := newRig(t, Config{})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
-	ttl := r.sup.hooksFor(1).listTTL // the hooks of the session of generation 1
+	ttl := (&sessionHooks{s: r.sup, gen: 1}).listTTL // the hooks of the session of generation 1
 	ttl(probes.Tools, 60_000)
 	lists := sess.lists()
 
