@@ -97,11 +97,3 @@ func (rs *ResumeState) Validate() error {
 	}
 	return nil
 }
-
-// cutText shortens untrusted text quoted in an error.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/httpsession"
 )
@@ -120,7 +121,7 @@ func (c Config) validate() error {
 	case ep == "":
 		return &ResumeStateError{Field: "endpoint", Reason: "missing: a resume state names the endpoint it was saved for"}
 	case ep != c.Endpoint:
-		return &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", endpointText(cutText(ep, 200), ep), endpointText(c.Endpoint, c.Endpoint))}
+		return &ResumeStateError{Field: "endpoint", Reason: fmt.Sprintf("the state was saved for %q, not for Config.Endpoint %q", endpointText(msgcheck.CutText(ep, 200), ep), endpointText(c.Endpoint, c.Endpoint))}
 	}
 	return nil
 }
@@ -130,7 +131,7 @@ func validEndpoint(endpoint string) error {
 	if endpoint == "" {
 		return &EndpointError{Reason: "missing: Config.Endpoint (a streamable HTTP URL) or Config.Command (a stdio server) is required"}
 	}
-	shown := endpointText(cutText(endpoint, 200), endpoint)
+	shown := endpointText(msgcheck.CutText(endpoint, 200), endpoint)
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		why := err.Error() // url.Error prints the URL with its credentials: its cause alone
