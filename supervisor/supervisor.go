@@ -13,9 +13,9 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/fsm"
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // Supervisor keeps one MCP server connection alive (see the package doc).
