@@ -2,15 +2,10 @@ package httpsession
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 )
-
-// deleteTimeout bounds every DELETE the conn sends, as go-sdk bounds its
-// own (mcp/streamable.go closeDeleteTimeout).
-const deleteTimeout = 5 * time.Second
 
 // readErrorBody reads a non-2xx body, at most MaxErrorBody bytes on the wire
 // and decoded, into x: the snippet and, when the body was read whole, the

@@ -53,15 +53,13 @@ type conn struct {
 	closeMu  sync.Once
 
 	mu        sync.Mutex
-	sessionID string     // Mcp-Session-Id of the handshake answer (or the persisted one)
-	version   string     // the negotiated protocol version: Mcp-Protocol-Version
-	resume    *handshake // answered locally, nil when not resuming
-	keepers   []*streamBody
+	sessionID string               // Mcp-Session-Id of the handshake answer (or the persisted one)
+	version   string               // the negotiated protocol version: Mcp-Protocol-Version
+	resume    *handshake           // answered locally, nil when not resuming
 	streamUp  chan struct{}        // closed at the stream's first outcome; nil while none was opened (awaitStream)
 	refused   *StateError          // a handshake answer's invalid Mcp-Session-Id
 	discover  *Exchange            // the server/discover sent (era.go)
 	detached  bool                 // no DELETE: detached, or the session is gone
-	declined  bool                 // the server declined the push stream
 	outage    *DiscoverOutageError // the refused fallback after a discover outage (era.go)
 
 	answered  answeredIDs       // requests whose whole answer came with the response
@@ -164,42 +162,39 @@ func (c *conn) failure() error {
 
 // Close implements mcp.Connection: DELETE with the session id (streamable
 // HTTP, session management: clients SHOULD), unless the session is
-// detached, gone or sessionless.
+// detached, gone or sessionless. Ending c.ctx ends the keepers.
 func (c *conn) Close() error {
 	c.closeMu.Do(func() {
 		c.mu.Lock()
-		id, version, keepers, detached := c.sessionID, c.version, c.keepers, c.detached
-		c.keepers = nil
+		id, detached := c.sessionID, c.detached
 		c.mu.Unlock()
 		if !detached && c.failure() == nil {
-			c.sendDelete(id, version)
+			c.sendDelete(id)
 		}
 		c.cancel()
-		for _, k := range keepers {
-			_ = k.Close()
-		}
 		c.drains.close()
 		c.resps.close()
 	})
 	return nil
 }
 
-// sendDelete ends the server-side session id ("": none), bounded by
-// deleteTimeout.
-func (c *conn) sendDelete(id, version string) {
+// deleteTimeout bounds every DELETE the conn sends, as go-sdk bounds its
+// own (mcp/streamable.go closeDeleteTimeout).
+const deleteTimeout = 5 * time.Second
+
+// sendDelete ends the server-side session id ("": none).
+func (c *conn) sendDelete(id string) {
 	if id == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
+	req, err := c.request(ctx, http.MethodDelete, nil)
 	if err != nil {
 		return
 	}
-	withUserinfo(req)
-	sessionHeaders(req.Header, id, version)
+	req.Header.Set(HeaderSessionID, id)
 	x := c.begin(req)
-	c.withCookies(req)
 	resp, err := c.roundTrip(req)
 	c.fill(&x, resp, err)
 	if err == nil {
@@ -254,17 +249,14 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(data))
+	req, err := c.request(ctx, http.MethodPost, bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
-	withUserinfo(req)
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	c.mu.Lock()
-	id, version := c.sessionID, c.version
-	c.mu.Unlock()
+	version := h.Get(HeaderProtocolVersion)
 	r, isRequest := msg.(*jsonrpc.Request)
 	var p headerParams
 	parsed := false
@@ -272,9 +264,9 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 		parsed = json.Unmarshal(r.Params, &p) == nil
 		if p.Meta.Version != "" {
 			version = p.Meta.Version
+			h.Set(HeaderProtocolVersion, version)
 		}
 	}
-	sessionHeaders(h, id, version)
 	if isRequest && msgcheck.ModernVersion(version) {
 		h.Set(headerMethod, r.Method)
 		switch method := r.Method; {
@@ -288,7 +280,31 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 			h.Set(mcpheader.Name, mcpheader.Value(p.URI))
 		}
 	}
-	c.withCookies(req)
+	return req, nil
+}
+
+// request returns a request of method to the endpoint on ctx with the
+// session's Mcp-Session-Id and Mcp-Protocol-Version, each when known, and
+// the URL's userinfo as Basic credentials (RFC 7617), as net/http's Client
+// sends them.
+func (c *conn) request(ctx context.Context, method string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.endpoint, body)
+	if err != nil {
+		return nil, err
+	}
+	if u := req.URL.User; u != nil {
+		password, _ := u.Password()
+		req.SetBasicAuth(u.Username(), password)
+	}
+	c.mu.Lock()
+	id, version := c.sessionID, c.version
+	c.mu.Unlock()
+	if id != "" {
+		req.Header.Set(HeaderSessionID, id)
+	}
+	if version != "" {
+		req.Header.Set(HeaderProtocolVersion, version)
+	}
 	return req, nil
 }
 
@@ -321,26 +337,6 @@ func maskedURL(u *url.URL) string {
 	return m.Redacted()
 }
 
-// sessionHeaders sets Mcp-Session-Id and Mcp-Protocol-Version, each only
-// when known.
-func sessionHeaders(h http.Header, id, version string) {
-	if id != "" {
-		h.Set(HeaderSessionID, id)
-	}
-	if version != "" {
-		h.Set(HeaderProtocolVersion, version)
-	}
-}
-
-// withUserinfo sends the URL's userinfo as Basic credentials (RFC 7617), as
-// net/http's Client would.
-func withUserinfo(req *http.Request) {
-	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
-		password, _ := u.Password()
-		req.SetBasicAuth(u.Username(), password)
-	}
-}
-
 // headerParams is what a request's headers take from its params: _meta's
 // protocol version (SEP-2575: go-sdk carries a 2026-07-28 request's there),
 // and the Mcp-Name, a tool's or prompt's name or a resource's uri
@@ -353,24 +349,55 @@ type headerParams struct {
 	URI  string `json:"uri"`
 }
 
-// roundTrip sends req through the conn's chain, bounded by
-// Config.RequestTimeout until the body is closed.
+// roundTrip sends req, bounded by Config.RequestTimeout ([conn.send]).
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
+	return c.send(req, c.cfg.RequestTimeout)
+}
+
+// send sends req through the conn's chain (OAuth, then Config.Base) with
+// the jar's cookies in place of its own, keeping those the answer sets; a
+// positive timeout bounds it until the body is closed.
+func (c *conn) send(req *http.Request, timeout time.Duration) (*http.Response, error) {
 	req.Header.Set("Accept-Encoding", wirebody.AcceptEncoding)
-	cancel := context.CancelFunc(func() {})
-	if c.cfg.RequestTimeout > 0 {
+	if c.cfg.Jar != nil {
+		req.Header.Del("Cookie")
+		for _, ck := range c.cfg.Jar.Cookies(req.URL) {
+			req.AddCookie(ck)
+		}
+	}
+	cancel := context.CancelFunc(nil)
+	if timeout > 0 {
 		var ctx context.Context
-		ctx, cancel = context.WithTimeout(req.Context(), c.cfg.RequestTimeout)
+		ctx, cancel = context.WithTimeout(req.Context(), timeout)
 		req = req.WithContext(ctx)
 	}
 	resp, err := c.auth.RoundTrip(req)
 	if err != nil {
-		cancel()
+		if cancel != nil {
+			cancel()
+		}
 		return nil, err
 	}
-	c.keepCookies(req, resp)
-	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	if cs := resp.Cookies(); c.cfg.Jar != nil && len(cs) > 0 {
+		c.cfg.Jar.SetCookies(req.URL, cs)
+	}
+	if cancel != nil {
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	}
 	return resp, nil
+}
+
+// cancelOnClose ends a timed exchange's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	once   sync.Once
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.once.Do(c.cancel)
+	return err
 }
 
 // call sends a request of go-sdk's and queues its answer; a
@@ -380,7 +407,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 		return nil
 	}
 	if r.Method == MethodListen {
-		c.listen(ctx, r)
+		c.listen(r)
 		return nil
 	}
 	c.awaitStream(ctx, r.Method)
@@ -467,7 +494,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			c.mu.Lock()
 			c.refused = refused
 			c.mu.Unlock()
-			c.sendDelete(resp.Header.Get(HeaderSessionID), req.Header.Get(HeaderProtocolVersion)) // best effort: the session the server made
+			c.sendDelete(resp.Header.Get(HeaderSessionID)) // best effort: the session the server made
 			_ = resp.Body.Close()
 			return refuse("invalid " + HeaderSessionID + " (" + refused.Reason + ")") // "Mcp-Session-Id: <reason>" reads as an id to the redactor
 		}
@@ -732,21 +759,21 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 	c.finish(req.Context(), x)
 }
 
-// openStream starts the keeper of the standalone stream (stream.go).
+// openStream starts the keeper of the standalone GET stream (stream.go);
+// a call waits for its first outcome (awaitStream) unless it is held.
 func (c *conn) openStream() {
 	req, err := c.streamGET(c.ctx, "")
 	if err != nil {
 		return
 	}
-	b := c.keeper(req, c.begin(req))
-	if hold, _ := c.cfg.Switch.state(); !hold { // a held stream dials nothing to wait for
-		up := make(chan struct{})
-		b.answered = up
+	var up chan struct{}
+	if hold, _ := c.cfg.Switch.state(); !hold {
+		up = make(chan struct{})
 		c.mu.Lock()
 		c.streamUp = up
 		c.mu.Unlock()
 	}
-	c.keep(b)
+	c.keep(req, c.begin(req), nil, up)
 }
 
 // streamWait bounds how long a call waits for the standalone stream's
@@ -788,8 +815,8 @@ func (c *conn) awaitStream(ctx context.Context, method string) {
 	}
 }
 
-// listen hands go-sdk's subscriptions/listen to the keeper (stream.go).
-func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
+// listen hands go-sdk's subscriptions/listen to a keeper (stream.go).
+func (c *conn) listen(r *jsonrpc.Request) {
 	out := *r
 	out.ID = c.wireID(r.ID)
 	req, err := c.post(c.ctx, &out)
@@ -798,54 +825,34 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	}
 	x := c.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
-	b := c.keeper(req, x)
-	b.listen = &out
-	c.keep(b)
+	c.keep(req, x, &out, nil)
 }
 
-// keeper records req, a keeper's first request, as answered at once (the
-// keeper dials in the background) and returns its stream.
-func (c *conn) keeper(req *http.Request, x Exchange) *streamBody {
+// keep records req, a keeper's first request, as answered at once (the
+// keeper dials in the background), and queues the messages of the keeper's
+// stream until c.ctx ends; the stream's end says the session is gone. The
+// first attempt dials on a goroutine of its own, the reads run on another
+// (DESIGN.md section 7, the push stream).
+func (c *conn) keep(req *http.Request, x Exchange, listen *jsonrpc.Request, up chan struct{}) {
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	c.finish(req.Context(), x)
-	return newStreamBody(c, req.Context())
-}
-
-// keep queues the messages of the keeper's stream b; its end says the
-// session is gone.
-func (c *conn) keep(b *streamBody) {
-	c.mu.Lock()
-	c.keepers = append(c.keepers, b)
-	c.mu.Unlock()
-	select {
-	case <-c.ctx.Done():
-		_ = b.Close()
-		return
-	default:
-	}
-	read := func() {
-		defer b.Close()
-		for {
-			msg, err := b.Next()
-			if err != nil {
+	b := newStreamBody(c, req.Context())
+	b.listen, b.answered = listen, up
+	go func() {
+		b.redial() // its outcome, even the session's end, is the reader's to find
+		go func() {
+			defer b.Close()
+			for {
+				msg, err := b.Next()
 				if errors.Is(err, io.EOF) {
 					c.fail(fmt.Errorf("standalone stream: %w", mcp.ErrSessionMissing))
 				}
-				return
+				if err != nil {
+					return
+				}
+				c.deliver(msg)
 			}
-			c.deliver(msg)
-		}
-	}
-	// The first attempt is dialled on a goroutine that ends with it and the
-	// stream read on another, as go-sdk's connectStandaloneSSE hands its
-	// answer to handleSSE: the goroutine that waits on an idle stream for
-	// hours then never ran the RoundTrip chain, whose depth would leave it
-	// a stack twice the size of the read's (the GC halves an idle stack
-	// only while less than a quarter of it is in use). Later attempts dial
-	// on the reader, as go-sdk's do.
-	go func() {
-		b.redial() // its outcome, even the session's end, is the reader's to find
-		go read()
+		}()
 	}()
 }
 

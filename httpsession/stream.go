@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -16,7 +15,6 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
 	"github.com/mcpsup/mcpsup/httpsession/sse"
-	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -140,7 +138,8 @@ func newStreamBody(c *conn, ctx context.Context) *streamBody {
 	sc, l := c.cfg.Stream, c.cfg.limits
 	b := &streamBody{sseLoop: newLoop(c, ctx, sc.MaxEventBytes),
 		limits: msgcheck.Limits{JSONValues: l.JSONValues, Messages: l.Messages, ContentBlocks: l.ContentBlocks}}
-	b.events.Idle = true // it may wait for hours between events
+	b.events.Idle = true            // it may wait for hours between events
+	context.AfterFunc(b.ctx, b.cut) // the session's end cuts the stream under way
 	return b
 }
 
@@ -312,8 +311,7 @@ func (b *streamBody) dial() {
 		x.Method = MethodListen // the stream's own POST: no evidence that POSTs succeed
 	}
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
-	b.c.withCookies(req)
-	resp, err := b.c.auth.RoundTrip(req)
+	resp, err := b.c.send(req, 0)
 	b.c.fill(&x, resp, err)
 	if err != nil {
 		b.c.finish(req.Context(), x)
@@ -321,7 +319,6 @@ func (b *streamBody) dial() {
 		b.report()
 		return
 	}
-	b.c.keepCookies(req, resp)
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
 		b.c.finish(req.Context(), x)
@@ -439,62 +436,22 @@ func (b *streamBody) listenRequest(seq int) (*http.Request, error) {
 // on ctx (streamable-http.mdx, "Listening for Messages from the Server";
 // Last-Event-ID: "Resumability and Redelivery").
 func (c *conn) streamGET(ctx context.Context, lastID string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint, nil)
+	req, err := c.request(ctx, http.MethodGet, nil)
 	if err != nil {
 		return nil, err
 	}
-	withUserinfo(req)
-	h := req.Header
-	h.Set("Accept", "text/event-stream")
-	h.Set("Accept-Encoding", wirebody.AcceptEncoding)
+	req.Header.Set("Accept", "text/event-stream")
 	if lastID != "" {
-		h.Set(headerLastEventID, lastID)
+		req.Header.Set(headerLastEventID, lastID)
 	}
-	c.mu.Lock()
-	sessionHeaders(h, c.sessionID, c.version)
-	c.mu.Unlock()
 	return req, nil
 }
 
-// noteDeclined records the declined push stream and tells
-// [Config.OnStreamDeclined].
+// noteDeclined tells [Config.OnStreamDeclined] and the observer of the
+// declined push stream.
 func (c *conn) noteDeclined(a StreamAttempt) {
-	c.mu.Lock()
-	c.declined = true
-	c.mu.Unlock()
 	if f := c.cfg.OnStreamDeclined; f != nil {
 		f(a)
 	}
 	c.report(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
-}
-
-// cancelOnClose ends a timed exchange's context when its body is closed.
-type cancelOnClose struct {
-	io.ReadCloser
-	once   sync.Once
-	cancel context.CancelFunc
-}
-
-func (c *cancelOnClose) Close() error {
-	err := c.ReadCloser.Close()
-	c.once.Do(c.cancel)
-	return err
-}
-
-// withCookies gives req the jar's cookies in place of those it carries.
-func (c *conn) withCookies(req *http.Request) {
-	if c.cfg.Jar == nil {
-		return
-	}
-	req.Header.Del("Cookie")
-	for _, ck := range c.cfg.Jar.Cookies(req.URL) {
-		req.AddCookie(ck)
-	}
-}
-
-// keepCookies stores the cookies an answer set.
-func (c *conn) keepCookies(req *http.Request, resp *http.Response) {
-	if cs := resp.Cookies(); c.cfg.Jar != nil && len(cs) > 0 {
-		c.cfg.Jar.SetCookies(req.URL, cs)
-	}
 }
