@@ -33,8 +33,7 @@ type answerStream struct {
 	sseLoop
 	req     *http.Request         // the call's POST, whose headers a resumption sends
 	x       Exchange              // the call's record as the answer's headers left it
-	rec     *recorded             // the call's record in its slot; may be nil
-	slot    *slot                 // the call's slot, told of the end; may be nil
+	rec     *recorded             // the call's record in its slot, told of the end; may be nil
 	want    callID                // the id the response must carry
 	deliver func(jsonrpc.Message) // the conn's queue
 	sdkID   jsonrpc.ID            // the call's id as go-sdk made it
@@ -69,8 +68,8 @@ func (s *answerStream) run() {
 		s.c.drains.drain(s)
 	}
 	_ = s.Close()
-	if s.slot != nil {
-		s.slot.streamClosed()
+	if s.rec != nil {
+		s.rec.s.streamClosed()
 	}
 }
 
@@ -144,15 +143,19 @@ func (s *answerStream) resumable() bool {
 	return s.lastID != "" && s.resumes < maxAnswerResumes && resumesStreams(s.req.Header.Get(HeaderProtocolVersion))
 }
 
-// redial resumes the stream through the conn's base (no redirect
-// followed); a refused resumption fails the call.
+// redial resumes the stream with a GET after the last event id (no
+// redirect followed); a refused resumption fails the call.
 func (s *answerStream) redial() (jsonrpc.Message, bool) {
 	s.resumes++
 	delay := cmp.Or(min(s.events.Retry(), maxResumeDelay), defaultResumeDelay)
 	if _, err := s.sleep(s.c.cfg.Clock.After(delay), nil); err != nil {
 		return nil, true
 	}
-	resp, err := s.c.auth.RoundTrip(s.get(s.req, s.lastID))
+	req, err := s.c.streamGET(s.ctx, s.lastID)
+	var resp *http.Response
+	if err == nil {
+		resp, err = s.c.send(req, 0)
+	}
 	switch {
 	case s.ctx.Err() != nil:
 		if err == nil {

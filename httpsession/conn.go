@@ -522,11 +522,8 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			return refuse(err.Error())
 		}
 		s.deliver, s.sdkID = c.handOn(x, resp, deliver), r.ID
-		rec := c.finish(req.Context(), *x)
-		s.rec = rec
-		if rec != nil {
-			s.slot = rec.s
-			rec.s.streamOpened()
+		if s.rec = c.finish(req.Context(), *x); s.rec != nil {
+			s.rec.s.streamOpened()
 		}
 		go s.run()
 	default:

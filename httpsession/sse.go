@@ -134,21 +134,6 @@ func (l *sseLoop) sleep(after <-chan time.Time, wake <-chan struct{}) (woken boo
 	}
 }
 
-// get returns a GET of template's URL and headers for an event stream after
-// lastID ("": none).
-func (l *sseLoop) get(template *http.Request, lastID string) *http.Request {
-	req := template.Clone(l.ctx)
-	req.Method, req.Body, req.GetBody, req.ContentLength = http.MethodGet, nil, nil, 0
-	req.Header.Del("Content-Type")
-	req.Header.Del("Content-Length")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Accept-Encoding", wirebody.AcceptEncoding)
-	if lastID != "" {
-		req.Header.Set(headerLastEventID, lastID)
-	}
-	return req
-}
-
 // Close ends the loop for good; safe from any goroutine.
 func (l *sseLoop) Close() error {
 	l.stop(errStreamClosed)
