@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession/mcpheader"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
@@ -26,24 +28,20 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// conn is the session's mcp.Connection and the one owner of its wire
-// state: it POSTs go-sdk's messages through the host's transport and the
-// OAuth handler, records every exchange ([Exchange]), queues each answer,
-// read and decoded once, for Read, and keeps the standalone stream. A
-// failure of one request reaches go-sdk as an error response for its id
-// (code [CodeHTTPAnswer]); Write fails only once the connection has ended,
-// since a Write error breaks go-sdk's writer for every later call (decision
-// 0029). Safe for concurrent use.
+// conn is the session's mcp.Connection and the one owner of its wire state
+// (DESIGN.md section 7): a failure of one request reaches go-sdk as an error
+// response for its id (code [CodeHTTPAnswer]); Write fails only once the
+// connection has ended (decision 0029). Safe for concurrent use.
 type conn struct {
 	cfg      *Config                 // shared by a Dialer's sessions, defaults applied; never written
 	auth     *oauthcarrier.Transport // every request's way out: OAuth over cfg.Base
 	on       hooks                   // the Dialer's observers of this session
 	drops    atomic.Int64            // standalone stream events dropped, for on.observe
 	endpoint string
-	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
+	shift    int64 // added to go-sdk's integer request ids on the wire (wireID); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
 
-	ctx    context.Context // ended by Close, with the stream's and the listen's requests
+	ctx    context.Context // ended by Close, with the keepers
 	cancel context.CancelFunc
 
 	incoming chan jsonrpc.Message
@@ -79,7 +77,6 @@ type hooks struct {
 	fallback bool               // Config.FallbackAfterOutage for this handshake
 }
 
-// report hands f to the Dialer's observer, if any.
 func (c *conn) report(f session.Fact) {
 	if c.on.observe != nil {
 		c.on.observe(f)
@@ -110,14 +107,12 @@ func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	return c
 }
 
-// SessionID implements mcp.Connection.
 func (c *conn) SessionID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sessionID
 }
 
-// Read implements mcp.Connection.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.incoming:
@@ -178,16 +173,13 @@ func (c *conn) Close() error {
 	return nil
 }
 
-// deleteTimeout bounds every DELETE the conn sends, as go-sdk bounds its
-// own (mcp/streamable.go closeDeleteTimeout).
-const deleteTimeout = 5 * time.Second
-
-// sendDelete ends the server-side session id ("": none).
+// sendDelete ends the server-side session id ("": none), bounded as go-sdk
+// bounds its own DELETE (mcp/streamable.go closeDeleteTimeout).
 func (c *conn) sendDelete(id string) {
 	if id == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, err := c.request(ctx, http.MethodDelete, nil)
 	if err != nil {
@@ -232,10 +224,22 @@ func rawIDOf(id jsonrpc.ID) string {
 	return ""
 }
 
+// A request id "MUST NOT have been previously used by the requestor within
+// the same session" (basic protocol, requests), but a resumed go-sdk session
+// numbers from 1 again: on a resumed session every integer id goes out moved
+// by a random shift in [minIDShift, maxIDShift), within 15 digits, which
+// go-sdk's float64 holds exactly, and the answers' ids are moved back.
+const (
+	minIDShift = 1 << 32
+	maxIDShift = 1 << 46
+)
+
+func newIDShift() int64 { return minIDShift + rand.Int64N(maxIDShift-minIDShift) }
+
 // wireID is id moved by the session's shift when it is go-sdk's integer.
 func (c *conn) wireID(id jsonrpc.ID) jsonrpc.ID {
 	if n, ok := id.Raw().(int64); ok && c.shift != 0 {
-		moved, _ := jsonrpc.MakeID(float64(n + c.shift)) // within 2^53 (idshift.go)
+		moved, _ := jsonrpc.MakeID(float64(n + c.shift))
 		return moved
 	}
 	return id
@@ -349,7 +353,7 @@ type headerParams struct {
 	URI  string `json:"uri"`
 }
 
-// roundTrip sends req, bounded by Config.RequestTimeout ([conn.send]).
+// roundTrip is send bounded by Config.RequestTimeout.
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
 	return c.send(req, c.cfg.RequestTimeout)
 }
@@ -382,7 +386,7 @@ func (c *conn) send(req *http.Request, timeout time.Duration) (*http.Response, e
 		c.cfg.Jar.SetCookies(req.URL, cs)
 	}
 	if cancel != nil {
-		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+		resp.Body = cancelOnClose{resp.Body, cancel}
 	}
 	return resp, nil
 }
@@ -390,14 +394,12 @@ func (c *conn) send(req *http.Request, timeout time.Duration) (*http.Response, e
 // cancelOnClose ends a timed exchange's context when its body is closed.
 type cancelOnClose struct {
 	io.ReadCloser
-	once   sync.Once
 	cancel context.CancelFunc
 }
 
-func (c *cancelOnClose) Close() error {
-	err := c.ReadCloser.Close()
-	c.once.Do(c.cancel)
-	return err
+func (c cancelOnClose) Close() error {
+	defer c.cancel()
+	return c.ReadCloser.Close()
 }
 
 // call sends a request of go-sdk's and queues its answer; a
@@ -438,11 +440,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 		deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
 		return nil
 	}
-	want, _ := requestID(rawIDOf(out.ID))
-	if out.ID != r.ID {
-		want.shift = c.shift
-	}
-	return c.admit(req, &x, resp, r, want, deliver)
+	return c.admit(req, &x, resp, r, callIDOf(out.ID, c.shift), deliver)
 }
 
 // admit reads the answer to the call r once and hands deliver the
@@ -458,15 +456,13 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		deliver(errorMessage(r.ID, *x, problem))
 		return nil
 	}
-	ok2xx := x.Status >= 200 && x.Status < 300
 	switch {
-	case x.Status >= 300 && x.Status < 400:
-		c.readErrorBody(x, resp)
-		want.unmoveBodyID(x)
-		return refuse("redirect not followed")
-	case !ok2xx:
+	case x.Status < 200 || x.Status >= 300:
 		body := c.readErrorBody(x, resp)
 		want.unmoveBodyID(x)
+		if x.Status >= 300 && x.Status < 400 {
+			return refuse("redirect not followed")
+		}
 		x.SessionGone = sessionGone(*x)
 		if x.SessionGone {
 			c.detach()
@@ -503,10 +499,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 	case "application/json":
 		msg, problem := c.admitJSON(req, x, resp, want)
 		if problem != "" {
-			// A body that broke (a reset, our deadline) is no complete
-			// answer, as a stream that broke (answersse.go lose): its error
-			// decides the class, not a malformed answer.
-			x.Malformed = x.TransportErr == nil
+			x.Malformed = x.TransportErr == nil // a broken body: its error decides the class
 			return refuse(problem)
 		}
 		msg.ID = r.ID
@@ -538,6 +531,24 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 	}
 	return nil
 }
+
+// readErrorBody reads a non-2xx body, at most MaxErrorBody bytes on the wire
+// and decoded, into x: the snippet and, when the body was read whole, the
+// JSON-RPC error it carries. resp's body is closed.
+func (c *conn) readErrorBody(x *Exchange, resp *http.Response) []byte {
+	b := wirebody.Read(resp, c.cfg.MaxErrorBody)
+	x.Body, x.Oversized = snippet(b.Data), b.Over
+	if b.Broken { // no complete answer came
+		x.TransportErr = b.Err
+	}
+	if !b.Over && b.Err == nil {
+		x.SetBodyRPC(b.Data)
+	}
+	return b.Data
+}
+
+// sessionGone reports the session-expiry signals of DESIGN.md section 3.
+func sessionGone(x Exchange) bool { return (&classify.HTTPError{Exchange: x}).SessionGone() }
 
 // handOn is what an answer stream hands its messages to.
 func (c *conn) handOn(x *Exchange, resp *http.Response, deliver func(jsonrpc.Message)) func(jsonrpc.Message) {

@@ -113,7 +113,7 @@ func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched, inexac
 	return id, false, inexact, err
 }
 
-// callID is the JSON-RPC id of the call an answer must carry ([requestID]):
+// callID is the JSON-RPC id of the call an answer must carry ([callIDOf]):
 // go-sdk's plain integer ids as their value, any other as the jsonrpc.ID
 // go-sdk reads. The zero callID is no call's.
 type callID struct {
@@ -121,6 +121,15 @@ type callID struct {
 	plain bool
 	other jsonrpc.ID // when not plain
 	shift int64      // what a plain id was moved by on the wire (idshift.go)
+}
+
+// callIDOf is the callID of a request sent with id, moved by shift when it
+// is a plain integer ([conn.wireID]).
+func callIDOf(id jsonrpc.ID, shift int64) callID {
+	if n, ok := id.Raw().(int64); ok && n >= 0 && n < 1e15 {
+		return callID{n: n, plain: true, shift: shift}
+	}
+	return callID{other: id}
 }
 
 // ID returns c as go-sdk reads it from the wire.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
@@ -58,17 +57,4 @@ func idText(id jsonrpc.ID) string {
 		return "?"
 	}
 	return fmt.Sprintf("%.64s", b)
-}
-
-// requestID returns the JSON-RPC id of a request from its raw JSON.
-func requestID(raw string) (callID, bool) {
-	if n, ok := plainInt([]byte(raw)); ok {
-		return callID{n: n, plain: true}, true
-	}
-	var v any
-	if rest, err := segjson.Parse([]byte(raw), &v, decodeFlags); err != nil || len(rest) != 0 {
-		return callID{}, false
-	}
-	id, err := jsonrpc.MakeID(v)
-	return callID{other: id}, err == nil && id.IsValid()
 }
