@@ -106,14 +106,13 @@ func outageStatus(s int) bool {
 		(s >= 500 && s <= 599 && s != http.StatusNotImplemented)
 }
 
-// maxDroppedRun is how many events in a row an attempt may drop before it
-// ends as garbage.
-const maxDroppedRun = 16
+const maxDroppedRun = 16 // events in a row an attempt may drop before it ends as garbage
 
 var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too many dropped events in a row")
 
 // streamBody is the keeper of one standalone stream: the [sseOwner] of an
-// [sseLoop] that go-sdk's conn reads through Next (conn.keep).
+// [sseLoop] the conn reads through Next (conn.keep). Each attempt's request
+// is made when it dials: an idle stream holds no template.
 type streamBody struct {
 	sseLoop
 	listen   *jsonrpc.Request // a 2026-07-28 subscriptions/listen as sent; nil: the GET
@@ -121,7 +120,7 @@ type streamBody struct {
 	limits   msgcheck.Limits
 
 	att      StreamAttempt               // the current or last attempt
-	bo       *backoff.ExponentialBackOff // made when an attempt first ends short (backoff); nil: at its start
+	bo       *backoff.ExponentialBackOff // nil: at its start
 	wait     time.Duration               // before the next attempt
 	declined bool                        // the server offers no stream: hold for good
 	gone     bool                        // the session is gone
@@ -130,10 +129,6 @@ type streamBody struct {
 	run      int                         // events dropped in a row
 }
 
-// newStreamBody returns the keeper of a stream of c that ends with ctx.
-// Each attempt's request is made when it dials (conn.streamGET,
-// listenRequest): an idle stream holds no template beside the request
-// under way.
 func newStreamBody(c *conn, ctx context.Context) *streamBody {
 	sc, l := c.cfg.Stream, c.cfg.limits
 	b := &streamBody{sseLoop: newLoop(c, ctx, sc.MaxEventBytes),
@@ -171,7 +166,7 @@ func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, 
 		b.drop(drop)
 		if b.run >= maxDroppedRun {
 			b.cut()
-			b.endAttempt(errGarbage)
+			b.ended(errGarbage)
 		}
 		return nil, false
 	}
@@ -211,7 +206,6 @@ func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 	return req, nil
 }
 
-// drop reports a dropped event and counts it toward maxDroppedRun.
 func (b *streamBody) drop(e *EventError) {
 	b.att.Dropped++
 	b.run++
@@ -222,14 +216,9 @@ func (b *streamBody) drop(e *EventError) {
 	b.c.report(session.EventDropped{Count: int(b.c.drops.Add(1)), Err: e})
 }
 
-// ended ends the attempt whose stream ended with err; the loop re-dials.
+// ended records the end of the attempt whose stream ended with err, its
+// body closed; the loop re-dials.
 func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
-	b.endAttempt(err)
-	return nil, false
-}
-
-// endAttempt records the end of the current attempt (its body closed).
-func (b *streamBody) endAttempt(err error) {
 	var tooLarge *sse.EventTooLargeError
 	switch {
 	case b.stopped() != nil:
@@ -250,6 +239,7 @@ func (b *streamBody) endAttempt(err error) {
 	b.att.Bytes = b.wire.N()
 	b.bad, b.run = nil, 0
 	b.report()
+	return nil, false
 }
 
 // redial waits while the stream is held (declined, switched off, the
@@ -362,7 +352,10 @@ func (b *streamBody) dial() {
 		b.authWait = b.c.auth.Accepted()
 	case a.Declined:
 		b.declined = true
-		b.c.noteDeclined(*a)
+		if f := b.c.cfg.OnStreamDeclined; f != nil {
+			f(*a)
+		}
+		b.c.report(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
 	case a.ReplayRefused:
 		b.lastID, b.wait = "", 0 // at once, without Last-Event-ID
 	}
@@ -381,7 +374,13 @@ func (b *streamBody) report() {
 			b.bo = nil
 			b.wait = 0
 		} else {
-			b.wait = b.backoff().NextBackOff()
+			if b.bo == nil { // made at its start on first use: a stream that never ends short holds none
+				sc := b.c.cfg.Stream
+				b.bo = backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
+					backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
+					backoff.WithClockProvider(b.c.cfg.Clock))
+			}
+			b.wait = b.bo.NextBackOff()
 		}
 		b.wait = min(max(b.wait, a.Retry), b.c.cfg.Stream.MaxBackoff)
 		b.wait = max(b.wait, a.RetryAfter) // the server's own ask outlasts our cap
@@ -395,29 +394,14 @@ func (b *streamBody) report() {
 	b.c.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(*a) })
 }
 
-// backoff returns the attempts' backoff, made at its start on first use: a
-// stream that never ends short holds none.
-func (b *streamBody) backoff() *backoff.ExponentialBackOff {
-	if b.bo == nil {
-		sc := b.c.cfg.Stream
-		b.bo = backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
-			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
-			backoff.WithClockProvider(b.c.cfg.Clock))
-	}
-	return b.bo
-}
+// MethodListen opens a subscriptions/listen stream (MCP SEP-2575, decision
+// record 0012): a POST answered with a long-lived text/event-stream of the
+// list_changed notifications asked for.
+const MethodListen = "subscriptions/listen"
 
-// JSON-RPC methods and the header of the 2026-07-28 era's push channel
-// (decision record 0012).
 const (
-	// MethodListen opens a subscriptions/listen stream (MCP SEP-2575): a
-	// POST answered with a long-lived text/event-stream of the
-	// list_changed notifications asked for.
-	MethodListen = "subscriptions/listen"
-	// methodListenAck is the first message of a listen stream.
-	methodListenAck = "notifications/subscriptions/acknowledged"
-	// headerMethod names a request's JSON-RPC method (SEP-2243).
-	headerMethod = "Mcp-Method"
+	methodListenAck = "notifications/subscriptions/acknowledged" // a listen stream's first message
+	headerMethod    = "Mcp-Method"                               // a request's JSON-RPC method (SEP-2243)
 )
 
 // listenRequest returns the POST of listen attempt seq (from 1): go-sdk's,
@@ -445,13 +429,4 @@ func (c *conn) streamGET(ctx context.Context, lastID string) (*http.Request, err
 		req.Header.Set(headerLastEventID, lastID)
 	}
 	return req, nil
-}
-
-// noteDeclined tells [Config.OnStreamDeclined] and the observer of the
-// declined push stream.
-func (c *conn) noteDeclined(a StreamAttempt) {
-	if f := c.cfg.OnStreamDeclined; f != nil {
-		f(a)
-	}
-	c.report(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
 }
