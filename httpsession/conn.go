@@ -45,9 +45,8 @@ type conn struct {
 	cancel context.CancelFunc
 
 	incoming chan jsonrpc.Message
-	ended    chan struct{} // closed by fail: the session is gone
-	endOnce  sync.Once
-	endErr   error
+	ended    context.Context         // ended by fail, its cause the first error: the session is gone
+	fail     context.CancelCauseFunc // ends the connection with err: Read returns it, and go-sdk closes the connection
 	closeMu  sync.Once
 
 	mu        sync.Mutex
@@ -92,14 +91,15 @@ func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { retur
 // applied), resuming h when not nil.
 func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	c := &conn{cfg: cfg, endpoint: endpoint, stream: stream, resume: h,
-		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{}),
-		resps: newResponses(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)}
+		incoming: make(chan jsonrpc.Message, 16),
+		resps:    newResponses(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)}
 	c.auth = &oauthcarrier.Transport{Base: cfg.Base, Handler: cfg.OAuthHandler, MaxBody: cfg.MaxErrorBody,
 		Logger: cfg.Logger, OnCredential: cfg.OnCredential}
 	if cfg.Switch.Mode() != StreamOff {
 		c.hostile = NewHostilityTracker(cfg.Switch.cfg.Rule, cfg.Stream.Span)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ended, c.fail = context.WithCancelCause(context.Background())
 	if h != nil {
 		c.shift = newIDShift() // the server's session saw go-sdk's ids before
 		c.sessionID, c.version = h.sessionID, h.protocolVersion
@@ -119,8 +119,8 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return msg, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-c.ended:
-		return nil, c.endErr
+	case <-c.ended.Done():
+		return nil, context.Cause(c.ended)
 	case <-c.ctx.Done():
 		return nil, io.EOF
 	}
@@ -131,23 +131,14 @@ func (c *conn) deliver(msg jsonrpc.Message) {
 	select {
 	case c.incoming <- msg:
 	case <-c.ctx.Done():
-	case <-c.ended:
+	case <-c.ended.Done():
 	}
-}
-
-// fail ends the connection with err (the first error wins): Read returns
-// it, and go-sdk closes the connection.
-func (c *conn) fail(err error) {
-	c.endOnce.Do(func() {
-		c.endErr = err
-		close(c.ended)
-	})
 }
 
 func (c *conn) failure() error {
 	select {
-	case <-c.ended:
-		return c.endErr
+	case <-c.ended.Done():
+		return context.Cause(c.ended)
 	case <-c.ctx.Done():
 		return mcp.ErrConnectionClosed
 	default:

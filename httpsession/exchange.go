@@ -33,15 +33,13 @@ type slot struct {
 	after func()    // runs once they are all closed ([AfterAnswers])
 }
 
-// streamOpened counts an answer stream of the slot's call.
 func (s *slot) streamOpened() {
 	s.mu.Lock()
 	s.open++
 	s.mu.Unlock()
 }
 
-// streamClosed uncounts an answer stream and runs the waiting release when
-// it was the last one.
+// streamClosed runs the waiting release once the last stream closed.
 func (s *slot) streamClosed() {
 	s.mu.Lock()
 	s.open--
@@ -89,7 +87,6 @@ type recorded struct {
 	x Exchange
 }
 
-// amend changes the record under the slot's lock.
 func (r *recorded) amend(f func(*Exchange)) {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
@@ -134,7 +131,6 @@ func withConnectExchange(ctx context.Context) (context.Context, func()) {
 	return c, func() { c.s.Store(nil) }
 }
 
-// slotContext is a context carrying a slot, until released.
 type slotContext struct {
 	context.Context
 	s atomic.Pointer[slot]
@@ -246,8 +242,8 @@ func attach(ctx context.Context, err error, always bool) error {
 	return &classify.HTTPError{Exchange: x, Err: err}
 }
 
-// rewrittenError is the text of go-sdk's error from a rewritten answer, and
-// the transport error that broke the answer, if any.
+// rewrittenError is the text of go-sdk's error from a rewritten answer; it
+// unwraps to the transport error that broke the answer, if any.
 type rewrittenError struct {
 	msg   string
 	cause error
@@ -255,5 +251,4 @@ type rewrittenError struct {
 
 func (e *rewrittenError) Error() string { return e.msg }
 
-// Unwrap returns the transport error that broke the answer, nil when none.
 func (e *rewrittenError) Unwrap() error { return e.cause }
