@@ -646,48 +646,32 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 // notify sends a notification of go-sdk's; its answer (202 Accepted) is
 // recorded, never an error.
 func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
-	x := Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.cfg.Clock.Now()}
-	local := func() {
-		x.Local, x.Status = true, http.StatusAccepted
-		c.finish(ctx, x)
-	}
-	if n.Method == methodInitialized {
-		c.mu.Lock()
-		h := c.resume
-		if h != nil && h.answered {
-			c.resume = nil
-		}
-		stream := c.stream && !msgcheck.ModernVersion(c.version)
-		c.mu.Unlock()
-		if stream {
-			defer c.openStream()
-		}
-		if h != nil && h.answered {
-			local()
-			return
-		}
-	}
+	initialized := n.Method == methodInitialized
 	c.mu.Lock()
-	detached := c.detached
+	resumed := initialized && c.resume != nil && c.resume.answered // a resume's handshake: the server saw it before
+	if resumed {
+		c.resume = nil
+	}
+	stream := initialized && c.stream && !msgcheck.ModernVersion(c.version)
+	local := resumed || c.detached // detached: a late notification could reach a later holder of the session
 	c.mu.Unlock()
-	if detached {
-		local() // a late notification could reach a later holder of the session
-		return
+	if stream {
+		defer c.openStream()
 	}
 	out := n
-	if n.Method == "notifications/cancelled" {
+	if n.Method == "notifications/cancelled" && !local {
 		id, moved := c.cancelled(n)
-		if id != "" && c.answered.take(id) {
-			local() // its request has its whole answer
-			return
-		}
-		out = moved
+		local, out = id != "" && c.answered.take(id), moved // its request has its whole answer
+	}
+	if local {
+		c.finish(ctx, Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.cfg.Clock.Now(), Local: true, Status: http.StatusAccepted})
+		return
 	}
 	req, err := c.post(ctx, out)
 	if err != nil {
 		return
 	}
-	x = c.begin(req)
+	x := c.begin(req)
 	x.Method = n.Method
 	c.sendOther(req, &x)
 	c.finish(req.Context(), x)
@@ -794,24 +778,21 @@ func (c *conn) awaitStream(ctx context.Context, method string) {
 	if up == nil {
 		return
 	}
-	select {
-	case <-up:
-		return
-	default:
-	}
 	t := time.NewTimer(streamWait)
 	defer t.Stop()
 	select {
 	case <-up:
-	case <-t.C: // waited once: later calls go out at once
-		c.mu.Lock()
-		if c.streamUp == up {
-			c.streamUp = nil
-		}
-		c.mu.Unlock()
+	case <-t.C:
 	case <-ctx.Done():
+		return
 	case <-c.ctx.Done():
+		return
 	}
+	c.mu.Lock() // waited once: later calls go out at once
+	if c.streamUp == up {
+		c.streamUp = nil
+	}
+	c.mu.Unlock()
 }
 
 // listen hands go-sdk's subscriptions/listen to a keeper (stream.go).
