@@ -37,6 +37,7 @@ type answerStream struct {
 	want    callID                // the id the response must carry
 	deliver func(jsonrpc.Message) // the conn's queue
 	sdkID   jsonrpc.ID            // the call's id as go-sdk made it
+	session string                // the answer's Mcp-Session-Id (conn.noteResult)
 
 	answered  bool // the call's response came through
 	resumes   int  // resumptions in a row without progress
@@ -46,7 +47,8 @@ type answerStream struct {
 // newAnswerStream returns the stream of resp, the answer to req, or the
 // error of a Content-Encoding the conn does not decode.
 func (c *conn) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
-	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want}
+	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want,
+		session: resp.Header.Get(HeaderSessionID)}
 	s.events.Wire = &s.wire
 	return s, s.open(resp)
 }
@@ -84,7 +86,14 @@ func (s *answerStream) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message
 	if err != nil {
 		return s.fail("SSE event data is not a JSON-RPC message", false)
 	}
-	if problem := s.decodeProblem(ev.Data, msg); problem != "" {
+	method, payload := s.x.Method, []byte(nil) // what msgcheck.Limits bound: the response's, or a request's of the server
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		payload = m.Result
+	case *jsonrpc.Request:
+		method, payload = m.Method, m.Params
+	}
+	if problem := s.c.cfg.limits.Problem(method, ev.Data, payload); problem != "" {
 		return s.fail(problem, true)
 	}
 	s.delivered = true
@@ -101,21 +110,9 @@ func (s *answerStream) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message
 	if r.ID == (jsonrpc.ID{}) {
 		r.ID = s.sdkID
 	}
+	s.c.noteResult(s.x.Method, s.session, r)
 	s.answered = true
 	return r, true
-}
-
-// decodeProblem is [msgcheck.Limits.Problem] of msg: the call's response,
-// or a request or notification of the server's.
-func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {
-	method, payload := s.x.Method, []byte(nil)
-	switch m := msg.(type) {
-	case *jsonrpc.Response:
-		payload = m.Result
-	case *jsonrpc.Request:
-		method, payload = m.Method, m.Params
-	}
-	return s.c.cfg.limits.Problem(method, data, payload)
 }
 
 func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {

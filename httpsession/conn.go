@@ -505,7 +505,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			x.Malformed = true
 			return refuse(err.Error())
 		}
-		s.deliver, s.sdkID = c.handOn(x, resp, deliver), r.ID
+		s.deliver, s.sdkID = deliver, r.ID
 		if s.rec = c.finish(req.Context(), *x); s.rec != nil {
 			s.rec.s.streamOpened()
 		}
@@ -540,17 +540,6 @@ func (c *conn) readErrorBody(x *Exchange, resp *http.Response) []byte {
 
 // sessionGone reports the session-expiry signals of DESIGN.md section 3.
 func sessionGone(x Exchange) bool { return (&classify.HTTPError{Exchange: x}).SessionGone() }
-
-// handOn is what an answer stream hands its messages to.
-func (c *conn) handOn(x *Exchange, resp *http.Response, deliver func(jsonrpc.Message)) func(jsonrpc.Message) {
-	method, sessionID := x.Method, resp.Header.Get(HeaderSessionID)
-	return func(msg jsonrpc.Message) {
-		if r, ok := msg.(*jsonrpc.Response); ok {
-			c.noteResult(method, sessionID, r)
-		}
-		deliver(msg)
-	}
-}
 
 // admitJSON reads a 2xx application/json answer to a call (MaxJSONBody)
 // and checks it is the call's response; problem says why not.
