@@ -33,7 +33,8 @@ type answerStream struct {
 	sseLoop
 	req     *http.Request         // the call's POST, whose headers a resumption sends
 	x       Exchange              // the call's record as the answer's headers left it
-	rec     *recorded             // the call's record in its slot, told of the end; may be nil
+	slot    *slot                 // the call's, told of the end; may be nil
+	recN    int                   // the call's record in slot
 	want    callID                // the id the response must carry
 	deliver func(jsonrpc.Message) // the conn's queue
 	sdkID   jsonrpc.ID            // the call's id as go-sdk made it
@@ -70,8 +71,8 @@ func (s *answerStream) run() {
 		s.c.drains.drain(s)
 	}
 	_ = s.Close()
-	if s.rec != nil {
-		s.rec.s.streamClosed()
+	if s.slot != nil {
+		s.slot.streamClosed()
 	}
 }
 
@@ -204,8 +205,8 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) (jsonrpc.Messag
 		x.Rewritten, x.Problem = true, problem
 		mark(x)
 	}
-	if s.rec != nil {
-		s.rec.amend(amend)
+	if s.slot != nil {
+		s.slot.amend(s.recN, amend)
 	}
 	if s.x.Method == methodDiscover {
 		s.c.amendDiscover(s.x.RequestID, amend) // era.go: the era is judged on how the discover ended

@@ -506,8 +506,8 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			return refuse(err.Error())
 		}
 		s.deliver, s.sdkID = deliver, r.ID
-		if s.rec = c.finish(req.Context(), *x); s.rec != nil {
-			s.rec.s.streamOpened()
+		if s.slot, s.recN = c.finish(req.Context(), *x); s.slot != nil {
+			s.slot.streamOpened()
 		}
 		go s.run()
 	default:

@@ -27,10 +27,11 @@ type slotKey struct{}
 // slot collects the exchanges made with one call's context.
 type slot struct {
 	mu    sync.Mutex
-	used  bool      // an exchange was recorded
-	call  *recorded // the last exchange of a request with an id
-	open  int       // the call's answer streams not closed yet
-	after func()    // runs once they are all closed ([AfterAnswers])
+	n     int      // exchanges recorded
+	call  Exchange // the last exchange of a request with an id, the callN-th
+	callN int      // 0: none
+	open  int      // the call's answer streams not closed yet
+	after func()   // runs once they are all closed ([AfterAnswers])
 }
 
 func (s *slot) streamOpened() {
@@ -80,28 +81,25 @@ func AfterAnswers(ctx context.Context, release func()) {
 	release()
 }
 
-// recorded is one exchange in a slot; an event-stream answer amends it when
-// its stream fails after the headers were recorded.
-type recorded struct {
-	s *slot
-	x Exchange
-}
-
-func (r *recorded) amend(f func(*Exchange)) {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	f(&r.x)
-}
-
-func (s *slot) add(x Exchange) *recorded {
+// add records x and returns its number, from 1.
+func (s *slot) add(x Exchange) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &recorded{s: s, x: x}
-	s.used = true
+	s.n++
 	if x.RequestID != "" {
-		s.call = r
+		s.call, s.callN = x, s.n
 	}
-	return r
+	return s.n
+}
+
+// amend changes exchange n while it is the call's last: an event-stream
+// answer's failure after its headers were recorded.
+func (s *slot) amend(n int, f func(*Exchange)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.callN == n {
+		f(&s.call)
+	}
 }
 
 // last returns the last exchange of a request with an id; ok reports one.
@@ -109,10 +107,7 @@ func (s *slot) add(x Exchange) *recorded {
 func (s *slot) last() (x Exchange, ok, used bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.call == nil {
-		return Exchange{}, false, s.used
-	}
-	return s.call.x, true, true
+	return s.call, s.callN > 0, s.n > 0
 }
 
 // WithExchange returns a context that collects the exchanges of the call made

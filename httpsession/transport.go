@@ -195,11 +195,10 @@ func (c *conn) fill(x *Exchange, resp *http.Response, err error) {
 }
 
 // finish reports x to the slot of ctx, the request's, and the observer. It
-// returns x's record in the slot (nil when ctx carries none).
-func (c *conn) finish(ctx context.Context, x Exchange) *recorded {
-	var rec *recorded
-	if s, _ := ctx.Value(slotKey{}).(*slot); s != nil {
-		rec = s.add(x)
+// returns the slot (nil when ctx carries none) and x's number in it.
+func (c *conn) finish(ctx context.Context, x Exchange) (s *slot, n int) {
+	if s, _ = ctx.Value(slotKey{}).(*slot); s != nil {
+		n = s.add(x)
 	}
 	if x.Method == methodDiscover && !x.Local {
 		c.mu.Lock()
@@ -215,7 +214,7 @@ func (c *conn) finish(ctx context.Context, x Exchange) *recorded {
 	if c.on.exchange != nil {
 		c.on.exchange(x)
 	}
-	return rec
+	return s, n
 }
 
 // rawID returns a JSON-RPC id as raw JSON, "" for an absent or null id.
