@@ -2,6 +2,7 @@ package httpsession
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -514,11 +515,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		b := wirebody.Read(resp, c.cfg.MaxErrorBody)
 		x.Body = snippet(b.Data)
 		x.Malformed = true
-		ct := x.ContentType
-		if ct == "" {
-			ct = "none"
-		}
-		return refuse("content type " + strconv.Quote(cutDetail(ct)) + ", not application/json or text/event-stream")
+		return refuse("content type " + strconv.Quote(cutDetail(cmp.Or(x.ContentType, "none"))) + ", not application/json or text/event-stream")
 	}
 	return nil
 }
@@ -718,10 +715,10 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 			x.Problem = dropped.Error()
 		}
 		c.finish(req.Context(), x)
-		if dropped != nil && c.cfg.OnDroppedResponse != nil {
-			c.cfg.OnDroppedResponse(dropped)
-		}
 		if dropped != nil {
+			if f := c.cfg.OnDroppedResponse; f != nil {
+				f(dropped)
+			}
 			c.report(session.ResponseDropped{Count: dropped.Dropped, Bound: dropped.InFlight})
 		}
 		return
@@ -835,13 +832,6 @@ func errorMessage(id jsonrpc.ID, x Exchange, problem string) *jsonrpc.Response {
 		Body        string `json:"body,omitempty"`
 	}
 	d, _ := json.Marshal(data{x.Status, x.ContentType, problem, x.Body})
-	what := problem
-	if what == "" {
-		what = x.ContentType
-		if what == "" {
-			what = "no content type"
-		}
-	}
-	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), what)
+	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), cmp.Or(problem, x.ContentType, "no content type"))
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: CodeHTTPAnswer, Message: msg, Data: d}}
 }

@@ -114,14 +114,6 @@ func (l *sseLoop) cut() {
 	}
 }
 
-// stopped reports the loop closed, or its context's end.
-func (l *sseLoop) stopped() error {
-	if l.ctx.Err() == nil {
-		return nil
-	}
-	return context.Cause(l.ctx)
-}
-
 // sleep waits for after or wake (nil: never); an error once the loop stops.
 func (l *sseLoop) sleep(after <-chan time.Time, wake <-chan struct{}) (woken bool, err error) {
 	select {

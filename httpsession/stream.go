@@ -144,7 +144,7 @@ func (b *streamBody) Next() (jsonrpc.Message, error) {
 	if msg, done := b.next(b); !done {
 		return msg, nil
 	}
-	if err := b.stopped(); err != nil {
+	if err := context.Cause(b.ctx); err != nil {
 		return nil, err
 	}
 	return nil, io.EOF
@@ -221,7 +221,7 @@ func (b *streamBody) drop(e *EventError) {
 func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 	var tooLarge *sse.EventTooLargeError
 	switch {
-	case b.stopped() != nil:
+	case context.Cause(b.ctx) != nil:
 		b.att.End = EndClosed
 	case errors.As(err, &tooLarge):
 		b.drop(&EventError{Reason: DropOversized, Bytes: tooLarge.Read, Detail: fmt.Sprintf("more than %d bytes", tooLarge.Max)})
@@ -245,7 +245,7 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 // redial waits while the stream is held (declined, switched off, the
 // credential refused) and for the backoff, then makes the next attempt.
 func (b *streamBody) redial() (jsonrpc.Message, bool) {
-	for !b.gone && b.stopped() == nil {
+	for !b.gone && context.Cause(b.ctx) == nil {
 		hold, changed := b.c.cfg.Switch.state()
 		var err error
 		switch {
