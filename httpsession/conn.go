@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,7 +38,7 @@ type conn struct {
 	on       hooks                   // the Dialer's observers of this session
 	drops    atomic.Int64            // standalone stream events dropped, for on.observe
 	endpoint string
-	shift    int64 // added to go-sdk's integer request ids on the wire (wireID); 0 on a fresh session
+	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
 
 	ctx    context.Context // ended by Close, with the keepers
@@ -214,27 +213,6 @@ func rawIDOf(id jsonrpc.ID) string {
 		return string(b)
 	}
 	return ""
-}
-
-// A request id "MUST NOT have been previously used by the requestor within
-// the same session" (basic protocol, requests), but a resumed go-sdk session
-// numbers from 1 again: on a resumed session every integer id goes out moved
-// by a random shift in [minIDShift, maxIDShift), within 15 digits, which
-// go-sdk's float64 holds exactly, and the answers' ids are moved back.
-const (
-	minIDShift = 1 << 32
-	maxIDShift = 1 << 46
-)
-
-func newIDShift() int64 { return minIDShift + rand.Int64N(maxIDShift-minIDShift) }
-
-// wireID is id moved by the session's shift when it is go-sdk's integer.
-func (c *conn) wireID(id jsonrpc.ID) jsonrpc.ID {
-	if n, ok := id.Raw().(int64); ok && c.shift != 0 {
-		moved, _ := jsonrpc.MakeID(float64(n + c.shift))
-		return moved
-	}
-	return id
 }
 
 // post builds the POST of msg with the standard headers (MCP streamable
