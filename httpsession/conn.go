@@ -417,14 +417,17 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 // server's response, its event stream's messages, or an error response
 // naming what was wrong. Only a session-gone answer ends the connection.
 func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID, deliver func(jsonrpc.Message)) error {
-	refuse := func(problem string) error {
-		x.Rewritten, x.Problem = true, problem
+	answer := func(msg jsonrpc.Message) error { // the call's whole answer, come with the response
 		c.answered.add(x.RequestID)
 		c.finish(req.Context(), *x)
+		deliver(msg)
+		return nil
+	}
+	refuse := func(problem string) error {
+		x.Rewritten, x.Problem = true, problem
 		c.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
 			"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
-		deliver(errorMessage(r.ID, *x, problem))
-		return nil
+		return answer(errorMessage(r.ID, *x, problem))
 	}
 	switch {
 	case x.Status < 200 || x.Status >= 300:
@@ -445,10 +448,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			if msg, err := decodeMessageFor(body, want); err == nil {
 				if rr, ok := msg.(*jsonrpc.Response); ok && rr.Error != nil && want.answeredBy(rr) {
 					rr.ID = r.ID
-					c.answered.add(x.RequestID)
-					c.finish(req.Context(), *x)
-					deliver(rr)
-					return nil
+					return answer(rr)
 				}
 			}
 		}
@@ -474,9 +474,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		}
 		msg.ID = r.ID
 		c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), msg)
-		c.answered.add(x.RequestID)
-		c.finish(req.Context(), *x)
-		deliver(msg)
+		return answer(msg)
 	case "text/event-stream":
 		s, err := c.newAnswerStream(req, x, want, resp)
 		if err != nil {

@@ -21,11 +21,7 @@ const CodeHTTPAnswer = msgcheck.CodeRefused
 // (-32005) without ending the session (mcp/streamable.go
 // isTransientHTTPStatus).
 func transientStatus(s int) bool {
-	switch s {
-	case 500, 502, 503, 504, 429:
-		return true
-	}
-	return false
+	return s == 429 || (s >= 500 && s <= 504 && s != 501)
 }
 
 // answerProblem says why r, decoded for the call want (see
