@@ -33,11 +33,12 @@ type answerStream struct {
 	sseLoop
 	req     *http.Request         // the call's POST, whose headers a resumption sends
 	x       Exchange              // the call's record as the answer's headers left it
-	rec     *recorded             // the call's record in its slot; may be nil
-	slot    *slot                 // the call's slot, told of the end; may be nil
+	slot    *slot                 // the call's, told of the end; may be nil
+	recN    int                   // the call's record in slot
 	want    callID                // the id the response must carry
 	deliver func(jsonrpc.Message) // the conn's queue
 	sdkID   jsonrpc.ID            // the call's id as go-sdk made it
+	session string                // the answer's Mcp-Session-Id (conn.noteResult)
 
 	answered  bool // the call's response came through
 	resumes   int  // resumptions in a row without progress
@@ -47,7 +48,8 @@ type answerStream struct {
 // newAnswerStream returns the stream of resp, the answer to req, or the
 // error of a Content-Encoding the conn does not decode.
 func (c *conn) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
-	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want}
+	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want,
+		session: resp.Header.Get(HeaderSessionID)}
 	s.events.Wire = &s.wire
 	return s, s.open(resp)
 }
@@ -85,7 +87,14 @@ func (s *answerStream) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message
 	if err != nil {
 		return s.fail("SSE event data is not a JSON-RPC message", false)
 	}
-	if problem := s.decodeProblem(ev.Data, msg); problem != "" {
+	method, payload := s.x.Method, []byte(nil) // what msgcheck.Limits bound: the response's, or a request's of the server
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		payload = m.Result
+	case *jsonrpc.Request:
+		method, payload = m.Method, m.Params
+	}
+	if problem := s.c.cfg.limits.Problem(method, ev.Data, payload); problem != "" {
 		return s.fail(problem, true)
 	}
 	s.delivered = true
@@ -102,21 +111,9 @@ func (s *answerStream) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message
 	if r.ID == (jsonrpc.ID{}) {
 		r.ID = s.sdkID
 	}
+	s.c.noteResult(s.x.Method, s.session, r)
 	s.answered = true
 	return r, true
-}
-
-// decodeProblem is [msgcheck.Limits.Problem] of msg: the call's response,
-// or a request or notification of the server's.
-func (s *answerStream) decodeProblem(data []byte, msg jsonrpc.Message) string {
-	method, payload := s.x.Method, []byte(nil)
-	switch m := msg.(type) {
-	case *jsonrpc.Response:
-		payload = m.Result
-	case *jsonrpc.Request:
-		method, payload = m.Method, m.Params
-	}
-	return s.c.cfg.limits.Problem(method, data, payload)
 }
 
 func (s *answerStream) ended(err error) (jsonrpc.Message, bool) {
@@ -144,15 +141,19 @@ func (s *answerStream) resumable() bool {
 	return s.lastID != "" && s.resumes < maxAnswerResumes && resumesStreams(s.req.Header.Get(HeaderProtocolVersion))
 }
 
-// redial resumes the stream through the conn's base (no redirect
-// followed); a refused resumption fails the call.
+// redial resumes the stream with a GET after the last event id (no
+// redirect followed); a refused resumption fails the call.
 func (s *answerStream) redial() (jsonrpc.Message, bool) {
 	s.resumes++
 	delay := cmp.Or(min(s.events.Retry(), maxResumeDelay), defaultResumeDelay)
 	if _, err := s.sleep(s.c.cfg.Clock.After(delay), nil); err != nil {
 		return nil, true
 	}
-	resp, err := s.c.auth.RoundTrip(s.get(s.req, s.lastID))
+	req, err := s.c.streamGET(s.ctx, s.lastID)
+	var resp *http.Response
+	if err == nil {
+		resp, err = s.c.send(req, 0)
+	}
 	switch {
 	case s.ctx.Err() != nil:
 		if err == nil {
@@ -204,8 +205,8 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) (jsonrpc.Messag
 		x.Rewritten, x.Problem = true, problem
 		mark(x)
 	}
-	if s.rec != nil {
-		s.rec.amend(amend)
+	if s.slot != nil {
+		s.slot.amend(s.recN, amend)
 	}
 	if s.x.Method == methodDiscover {
 		s.c.amendDiscover(s.x.RequestID, amend) // era.go: the era is judged on how the discover ended

@@ -17,8 +17,8 @@ import (
 // too, and one with another id is not. Written anew, the response carries
 // the call's id.
 func TestCallIDMatchesByValue(t *testing.T) {
-	want, ok := requestID("300")
-	require.True(t, ok)
+	id, _ := jsonrpc.MakeID(float64(300))
+	want := callIDOf(id, 0)
 	for _, c := range []struct {
 		body    string
 		problem bool
@@ -42,7 +42,8 @@ func TestCallIDMatchesByValue(t *testing.T) {
 // A server-to-client request that happens to carry the call's id keeps it:
 // the zero ID stands for the call's in a response only.
 func TestCallIDRequestKeepsItsID(t *testing.T) {
-	want, _ := requestID("7")
+	id, _ := jsonrpc.MakeID(float64(7))
+	want := callIDOf(id, 0)
 	msg, err := decodeMessageFor([]byte(`{"jsonrpc":"2.0","id":7,"method":"roots/list"}`), want)
 	require.NoError(t, err)
 	req := msg.(*jsonrpc.Request)

@@ -1,11 +1,12 @@
 package httpsession
 
 import (
+	"slices"
 	"sync"
 )
 
-// maxAnswered bounds how many answered request ids a conn remembers
-// for dropping their cancellations; the oldest is forgotten first.
+// maxAnswered bounds how many answered request ids a conn remembers for
+// dropping their cancellations; the oldest is forgotten first.
 const maxAnswered = 256
 
 // answeredIDs remembers the ids of requests whose whole answer came with
@@ -14,9 +15,8 @@ const maxAnswered = 256
 // to still be in-progress" (basic/utilities/cancellation), and a late one
 // could cancel a resumed session's request of the same id.
 type answeredIDs struct {
-	mu   sync.Mutex
-	set  map[string]bool
-	fifo []string
+	mu  sync.Mutex
+	ids []string // oldest first
 }
 
 func (a *answeredIDs) add(id string) {
@@ -25,27 +25,19 @@ func (a *answeredIDs) add(id string) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.set == nil {
-		a.set = make(map[string]bool)
+	if len(a.ids) == maxAnswered {
+		a.ids = a.ids[1:]
 	}
-	if a.set[id] {
-		return
-	}
-	if len(a.fifo) == maxAnswered {
-		delete(a.set, a.fifo[0])
-		a.fifo = a.fifo[1:]
-	}
-	a.set[id] = true
-	a.fifo = append(a.fifo, id)
+	a.ids = append(a.ids, id)
 }
 
 // take reports whether id was answered, and forgets it.
 func (a *answeredIDs) take(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.set[id] {
-		return false
+	i := slices.Index(a.ids, id)
+	if i >= 0 {
+		a.ids = slices.Delete(a.ids, i, i+1)
 	}
-	delete(a.set, id)
-	return true
+	return i >= 0
 }

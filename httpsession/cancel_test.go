@@ -82,7 +82,7 @@ func TestAnsweredIDsForgetTheOldestPastTheBound(t *testing.T) {
 	for i := range maxAnswered + 1 {
 		a.add(strconv.Itoa(i))
 	}
-	assert.Len(t, a.set, maxAnswered)
+	assert.Len(t, a.ids, maxAnswered)
 	assert.False(t, a.take("0"), "the oldest is forgotten")
 	assert.True(t, a.take("1"), "the next oldest is kept")
 	assert.True(t, a.take(strconv.Itoa(maxAnswered)), "the newest is kept")

@@ -2,6 +2,7 @@ package httpsession
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession/mcpheader"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
@@ -26,14 +28,10 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// conn is the session's mcp.Connection and the one owner of its wire
-// state: it POSTs go-sdk's messages through the host's transport and the
-// OAuth handler, records every exchange ([Exchange]), queues each answer,
-// read and decoded once, for Read, and keeps the standalone stream. A
-// failure of one request reaches go-sdk as an error response for its id
-// (code [CodeHTTPAnswer]); Write fails only once the connection has ended,
-// since a Write error breaks go-sdk's writer for every later call (decision
-// 0029). Safe for concurrent use.
+// conn is the session's mcp.Connection and the one owner of its wire state
+// (DESIGN.md section 7): a failure of one request reaches go-sdk as an error
+// response for its id (code [CodeHTTPAnswer]); Write fails only once the
+// connection has ended (decision 0029). Safe for concurrent use.
 type conn struct {
 	cfg      *Config                 // shared by a Dialer's sessions, defaults applied; never written
 	auth     *oauthcarrier.Transport // every request's way out: OAuth over cfg.Base
@@ -43,25 +41,22 @@ type conn struct {
 	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
 
-	ctx    context.Context // ended by Close, with the stream's and the listen's requests
+	ctx    context.Context // ended by Close, with the keepers
 	cancel context.CancelFunc
 
 	incoming chan jsonrpc.Message
-	ended    chan struct{} // closed by fail: the session is gone
-	endOnce  sync.Once
-	endErr   error
+	ended    context.Context         // ended by fail, its cause the first error: the session is gone
+	fail     context.CancelCauseFunc // ends the connection with err: Read returns it, and go-sdk closes the connection
 	closeMu  sync.Once
 
 	mu        sync.Mutex
-	sessionID string     // Mcp-Session-Id of the handshake answer (or the persisted one)
-	version   string     // the negotiated protocol version: Mcp-Protocol-Version
-	resume    *handshake // answered locally, nil when not resuming
-	keepers   []*streamBody
+	sessionID string               // Mcp-Session-Id of the handshake answer (or the persisted one)
+	version   string               // the negotiated protocol version: Mcp-Protocol-Version
+	resume    *handshake           // answered locally, nil when not resuming
 	streamUp  chan struct{}        // closed at the stream's first outcome; nil while none was opened (awaitStream)
 	refused   *StateError          // a handshake answer's invalid Mcp-Session-Id
 	discover  *Exchange            // the server/discover sent (era.go)
 	detached  bool                 // no DELETE: detached, or the session is gone
-	declined  bool                 // the server declined the push stream
 	outage    *DiscoverOutageError // the refused fallback after a discover outage (era.go)
 
 	answered  answeredIDs       // requests whose whole answer came with the response
@@ -81,7 +76,6 @@ type hooks struct {
 	fallback bool               // Config.FallbackAfterOutage for this handshake
 }
 
-// report hands f to the Dialer's observer, if any.
 func (c *conn) report(f session.Fact) {
 	if c.on.observe != nil {
 		c.on.observe(f)
@@ -97,14 +91,15 @@ func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { retur
 // applied), resuming h when not nil.
 func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	c := &conn{cfg: cfg, endpoint: endpoint, stream: stream, resume: h,
-		incoming: make(chan jsonrpc.Message, 16), ended: make(chan struct{}),
-		resps: responses{max: cfg.MaxResponsesInFlight, timeout: cfg.ResponseTimeout}}
+		incoming: make(chan jsonrpc.Message, 16),
+		resps:    newResponses(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)}
 	c.auth = &oauthcarrier.Transport{Base: cfg.Base, Handler: cfg.OAuthHandler, MaxBody: cfg.MaxErrorBody,
 		Logger: cfg.Logger, OnCredential: cfg.OnCredential}
 	if cfg.Switch.Mode() != StreamOff {
 		c.hostile = NewHostilityTracker(cfg.Switch.cfg.Rule, cfg.Stream.Span)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ended, c.fail = context.WithCancelCause(context.Background())
 	if h != nil {
 		c.shift = newIDShift() // the server's session saw go-sdk's ids before
 		c.sessionID, c.version = h.sessionID, h.protocolVersion
@@ -112,22 +107,20 @@ func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	return c
 }
 
-// SessionID implements mcp.Connection.
 func (c *conn) SessionID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sessionID
 }
 
-// Read implements mcp.Connection.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.incoming:
 		return msg, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-c.ended:
-		return nil, c.endErr
+	case <-c.ended.Done():
+		return nil, context.Cause(c.ended)
 	case <-c.ctx.Done():
 		return nil, io.EOF
 	}
@@ -138,23 +131,14 @@ func (c *conn) deliver(msg jsonrpc.Message) {
 	select {
 	case c.incoming <- msg:
 	case <-c.ctx.Done():
-	case <-c.ended:
+	case <-c.ended.Done():
 	}
-}
-
-// fail ends the connection with err (the first error wins): Read returns
-// it, and go-sdk closes the connection.
-func (c *conn) fail(err error) {
-	c.endOnce.Do(func() {
-		c.endErr = err
-		close(c.ended)
-	})
 }
 
 func (c *conn) failure() error {
 	select {
-	case <-c.ended:
-		return c.endErr
+	case <-c.ended.Done():
+		return context.Cause(c.ended)
 	case <-c.ctx.Done():
 		return mcp.ErrConnectionClosed
 	default:
@@ -164,42 +148,36 @@ func (c *conn) failure() error {
 
 // Close implements mcp.Connection: DELETE with the session id (streamable
 // HTTP, session management: clients SHOULD), unless the session is
-// detached, gone or sessionless.
+// detached, gone or sessionless. Ending c.ctx ends the keepers.
 func (c *conn) Close() error {
 	c.closeMu.Do(func() {
 		c.mu.Lock()
-		id, version, keepers, detached := c.sessionID, c.version, c.keepers, c.detached
-		c.keepers = nil
+		id, detached := c.sessionID, c.detached
 		c.mu.Unlock()
 		if !detached && c.failure() == nil {
-			c.sendDelete(id, version)
+			c.sendDelete(id)
 		}
 		c.cancel()
-		for _, k := range keepers {
-			_ = k.Close()
-		}
 		c.drains.close()
 		c.resps.close()
 	})
 	return nil
 }
 
-// sendDelete ends the server-side session id ("": none), bounded by
-// deleteTimeout.
-func (c *conn) sendDelete(id, version string) {
+// sendDelete ends the server-side session id ("": none), bounded as go-sdk
+// bounds its own DELETE (mcp/streamable.go closeDeleteTimeout).
+func (c *conn) sendDelete(id string) {
 	if id == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
+	req, err := c.request(ctx, http.MethodDelete, nil)
 	if err != nil {
 		return
 	}
-	withUserinfo(req)
-	sessionHeaders(req.Header, id, version)
+	req.Header.Set(HeaderSessionID, id)
 	x := c.begin(req)
-	c.withCookies(req)
 	resp, err := c.roundTrip(req)
 	c.fill(&x, resp, err)
 	if err == nil {
@@ -237,15 +215,6 @@ func rawIDOf(id jsonrpc.ID) string {
 	return ""
 }
 
-// wireID is id moved by the session's shift when it is go-sdk's integer.
-func (c *conn) wireID(id jsonrpc.ID) jsonrpc.ID {
-	if n, ok := id.Raw().(int64); ok && c.shift != 0 {
-		moved, _ := jsonrpc.MakeID(float64(n + c.shift)) // within 2^53 (idshift.go)
-		return moved
-	}
-	return id
-}
-
 // post builds the POST of msg with the standard headers (MCP streamable
 // HTTP: Mcp-Session-Id, Mcp-Protocol-Version; on 2026-07-28 Mcp-Method and
 // Mcp-Name, "Standard Request Headers").
@@ -254,17 +223,14 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(data))
+	req, err := c.request(ctx, http.MethodPost, bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
-	withUserinfo(req)
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	c.mu.Lock()
-	id, version := c.sessionID, c.version
-	c.mu.Unlock()
+	version := h.Get(HeaderProtocolVersion)
 	r, isRequest := msg.(*jsonrpc.Request)
 	var p headerParams
 	parsed := false
@@ -272,9 +238,9 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 		parsed = json.Unmarshal(r.Params, &p) == nil
 		if p.Meta.Version != "" {
 			version = p.Meta.Version
+			h.Set(HeaderProtocolVersion, version)
 		}
 	}
-	sessionHeaders(h, id, version)
 	if isRequest && msgcheck.ModernVersion(version) {
 		h.Set(headerMethod, r.Method)
 		switch method := r.Method; {
@@ -288,7 +254,31 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 			h.Set(mcpheader.Name, mcpheader.Value(p.URI))
 		}
 	}
-	c.withCookies(req)
+	return req, nil
+}
+
+// request returns a request of method to the endpoint on ctx with the
+// session's Mcp-Session-Id and Mcp-Protocol-Version, each when known, and
+// the URL's userinfo as Basic credentials (RFC 7617), as net/http's Client
+// sends them.
+func (c *conn) request(ctx context.Context, method string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.endpoint, body)
+	if err != nil {
+		return nil, err
+	}
+	if u := req.URL.User; u != nil {
+		password, _ := u.Password()
+		req.SetBasicAuth(u.Username(), password)
+	}
+	c.mu.Lock()
+	id, version := c.sessionID, c.version
+	c.mu.Unlock()
+	if id != "" {
+		req.Header.Set(HeaderSessionID, id)
+	}
+	if version != "" {
+		req.Header.Set(HeaderProtocolVersion, version)
+	}
 	return req, nil
 }
 
@@ -321,26 +311,6 @@ func maskedURL(u *url.URL) string {
 	return m.Redacted()
 }
 
-// sessionHeaders sets Mcp-Session-Id and Mcp-Protocol-Version, each only
-// when known.
-func sessionHeaders(h http.Header, id, version string) {
-	if id != "" {
-		h.Set(HeaderSessionID, id)
-	}
-	if version != "" {
-		h.Set(HeaderProtocolVersion, version)
-	}
-}
-
-// withUserinfo sends the URL's userinfo as Basic credentials (RFC 7617), as
-// net/http's Client would.
-func withUserinfo(req *http.Request) {
-	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
-		password, _ := u.Password()
-		req.SetBasicAuth(u.Username(), password)
-	}
-}
-
 // headerParams is what a request's headers take from its params: _meta's
 // protocol version (SEP-2575: go-sdk carries a 2026-07-28 request's there),
 // and the Mcp-Name, a tool's or prompt's name or a resource's uri
@@ -353,24 +323,53 @@ type headerParams struct {
 	URI  string `json:"uri"`
 }
 
-// roundTrip sends req through the conn's chain, bounded by
-// Config.RequestTimeout until the body is closed.
+// roundTrip is send bounded by Config.RequestTimeout.
 func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
+	return c.send(req, c.cfg.RequestTimeout)
+}
+
+// send sends req through the conn's chain (OAuth, then Config.Base) with
+// the jar's cookies in place of its own, keeping those the answer sets; a
+// positive timeout bounds it until the body is closed.
+func (c *conn) send(req *http.Request, timeout time.Duration) (*http.Response, error) {
 	req.Header.Set("Accept-Encoding", wirebody.AcceptEncoding)
-	cancel := context.CancelFunc(func() {})
-	if c.cfg.RequestTimeout > 0 {
+	if c.cfg.Jar != nil {
+		req.Header.Del("Cookie")
+		for _, ck := range c.cfg.Jar.Cookies(req.URL) {
+			req.AddCookie(ck)
+		}
+	}
+	cancel := context.CancelFunc(nil)
+	if timeout > 0 {
 		var ctx context.Context
-		ctx, cancel = context.WithTimeout(req.Context(), c.cfg.RequestTimeout)
+		ctx, cancel = context.WithTimeout(req.Context(), timeout)
 		req = req.WithContext(ctx)
 	}
 	resp, err := c.auth.RoundTrip(req)
 	if err != nil {
-		cancel()
+		if cancel != nil {
+			cancel()
+		}
 		return nil, err
 	}
-	c.keepCookies(req, resp)
-	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	if cs := resp.Cookies(); c.cfg.Jar != nil && len(cs) > 0 {
+		c.cfg.Jar.SetCookies(req.URL, cs)
+	}
+	if cancel != nil {
+		resp.Body = cancelOnClose{resp.Body, cancel}
+	}
 	return resp, nil
+}
+
+// cancelOnClose ends a timed exchange's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	defer c.cancel()
+	return c.ReadCloser.Close()
 }
 
 // call sends a request of go-sdk's and queues its answer; a
@@ -380,7 +379,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 		return nil
 	}
 	if r.Method == MethodListen {
-		c.listen(ctx, r)
+		c.listen(r)
 		return nil
 	}
 	c.awaitStream(ctx, r.Method)
@@ -411,35 +410,32 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 		deliver(errorMessage(r.ID, x, "request failed: "+err.Error()))
 		return nil
 	}
-	want, _ := requestID(rawIDOf(out.ID))
-	if out.ID != r.ID {
-		want.shift = c.shift
-	}
-	return c.admit(req, &x, resp, r, want, deliver)
+	return c.admit(req, &x, resp, r, callIDOf(out.ID, c.shift), deliver)
 }
 
 // admit reads the answer to the call r once and hands deliver the
 // server's response, its event stream's messages, or an error response
 // naming what was wrong. Only a session-gone answer ends the connection.
 func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID, deliver func(jsonrpc.Message)) error {
-	refuse := func(problem string) error {
-		x.Rewritten, x.Problem = true, problem
+	answer := func(msg jsonrpc.Message) error { // the call's whole answer, come with the response
 		c.answered.add(x.RequestID)
 		c.finish(req.Context(), *x)
-		c.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
-			"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
-		deliver(errorMessage(r.ID, *x, problem))
+		deliver(msg)
 		return nil
 	}
-	ok2xx := x.Status >= 200 && x.Status < 300
+	refuse := func(problem string) error {
+		x.Rewritten, x.Problem = true, problem
+		c.cfg.Logger.Debug("mcpsup/httpsession: answer refused, the call fails alone",
+			"method", x.Method, "status", x.Status, "content_type", x.ContentType, "problem", problem)
+		return answer(errorMessage(r.ID, *x, problem))
+	}
 	switch {
-	case x.Status >= 300 && x.Status < 400:
-		c.readErrorBody(x, resp)
-		want.unmoveBodyID(x)
-		return refuse("redirect not followed")
-	case !ok2xx:
+	case x.Status < 200 || x.Status >= 300:
 		body := c.readErrorBody(x, resp)
 		want.unmoveBodyID(x)
+		if x.Status >= 300 && x.Status < 400 {
+			return refuse("redirect not followed")
+		}
 		x.SessionGone = sessionGone(*x)
 		if x.SessionGone {
 			c.detach()
@@ -452,10 +448,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			if msg, err := decodeMessageFor(body, want); err == nil {
 				if rr, ok := msg.(*jsonrpc.Response); ok && rr.Error != nil && want.answeredBy(rr) {
 					rr.ID = r.ID
-					c.answered.add(x.RequestID)
-					c.finish(req.Context(), *x)
-					deliver(rr)
-					return nil
+					return answer(rr)
 				}
 			}
 		}
@@ -467,7 +460,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			c.mu.Lock()
 			c.refused = refused
 			c.mu.Unlock()
-			c.sendDelete(resp.Header.Get(HeaderSessionID), req.Header.Get(HeaderProtocolVersion)) // best effort: the session the server made
+			c.sendDelete(resp.Header.Get(HeaderSessionID)) // best effort: the session the server made
 			_ = resp.Body.Close()
 			return refuse("invalid " + HeaderSessionID + " (" + refused.Reason + ")") // "Mcp-Session-Id: <reason>" reads as an id to the redactor
 		}
@@ -476,17 +469,12 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 	case "application/json":
 		msg, problem := c.admitJSON(req, x, resp, want)
 		if problem != "" {
-			// A body that broke (a reset, our deadline) is no complete
-			// answer, as a stream that broke (answersse.go lose): its error
-			// decides the class, not a malformed answer.
-			x.Malformed = x.TransportErr == nil
+			x.Malformed = x.TransportErr == nil // a broken body: its error decides the class
 			return refuse(problem)
 		}
 		msg.ID = r.ID
 		c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), msg)
-		c.answered.add(x.RequestID)
-		c.finish(req.Context(), *x)
-		deliver(msg)
+		return answer(msg)
 	case "text/event-stream":
 		s, err := c.newAnswerStream(req, x, want, resp)
 		if err != nil {
@@ -494,37 +482,37 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 			x.Malformed = true
 			return refuse(err.Error())
 		}
-		s.deliver, s.sdkID = c.handOn(x, resp, deliver), r.ID
-		rec := c.finish(req.Context(), *x)
-		s.rec = rec
-		if rec != nil {
-			s.slot = rec.s
-			rec.s.streamOpened()
+		s.deliver, s.sdkID = deliver, r.ID
+		if s.slot, s.recN = c.finish(req.Context(), *x); s.slot != nil {
+			s.slot.streamOpened()
 		}
 		go s.run()
 	default:
 		b := wirebody.Read(resp, c.cfg.MaxErrorBody)
 		x.Body = snippet(b.Data)
 		x.Malformed = true
-		ct := x.ContentType
-		if ct == "" {
-			ct = "none"
-		}
-		return refuse("content type " + strconv.Quote(cutDetail(ct)) + ", not application/json or text/event-stream")
+		return refuse("content type " + strconv.Quote(cutDetail(cmp.Or(x.ContentType, "none"))) + ", not application/json or text/event-stream")
 	}
 	return nil
 }
 
-// handOn is what an answer stream hands its messages to.
-func (c *conn) handOn(x *Exchange, resp *http.Response, deliver func(jsonrpc.Message)) func(jsonrpc.Message) {
-	method, sessionID := x.Method, resp.Header.Get(HeaderSessionID)
-	return func(msg jsonrpc.Message) {
-		if r, ok := msg.(*jsonrpc.Response); ok {
-			c.noteResult(method, sessionID, r)
-		}
-		deliver(msg)
+// readErrorBody reads a non-2xx body, at most MaxErrorBody bytes on the wire
+// and decoded, into x: the snippet and, when the body was read whole, the
+// JSON-RPC error it carries. resp's body is closed.
+func (c *conn) readErrorBody(x *Exchange, resp *http.Response) []byte {
+	b := wirebody.Read(resp, c.cfg.MaxErrorBody)
+	x.Body, x.Oversized = snippet(b.Data), b.Over
+	if b.Broken { // no complete answer came
+		x.TransportErr = b.Err
 	}
+	if !b.Over && b.Err == nil {
+		x.SetBodyRPC(b.Data)
+	}
+	return b.Data
 }
+
+// sessionGone reports the session-expiry signals of DESIGN.md section 3.
+func sessionGone(x Exchange) bool { return (&classify.HTTPError{Exchange: x}).SessionGone() }
 
 // admitJSON reads a 2xx application/json answer to a call (MaxJSONBody)
 // and checks it is the call's response; problem says why not.
@@ -620,48 +608,32 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 // notify sends a notification of go-sdk's; its answer (202 Accepted) is
 // recorded, never an error.
 func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
-	x := Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.cfg.Clock.Now()}
-	local := func() {
-		x.Local, x.Status = true, http.StatusAccepted
-		c.finish(ctx, x)
-	}
-	if n.Method == methodInitialized {
-		c.mu.Lock()
-		h := c.resume
-		if h != nil && h.answered {
-			c.resume = nil
-		}
-		stream := c.stream && !msgcheck.ModernVersion(c.version)
-		c.mu.Unlock()
-		if stream {
-			defer c.openStream()
-		}
-		if h != nil && h.answered {
-			local()
-			return
-		}
-	}
+	initialized := n.Method == methodInitialized
 	c.mu.Lock()
-	detached := c.detached
+	resumed := initialized && c.resume != nil && c.resume.answered // a resume's handshake: the server saw it before
+	if resumed {
+		c.resume = nil
+	}
+	stream := initialized && c.stream && !msgcheck.ModernVersion(c.version)
+	local := resumed || c.detached // detached: a late notification could reach a later holder of the session
 	c.mu.Unlock()
-	if detached {
-		local() // a late notification could reach a later holder of the session
-		return
+	if stream {
+		defer c.openStream()
 	}
 	out := n
-	if n.Method == "notifications/cancelled" {
+	if n.Method == "notifications/cancelled" && !local {
 		id, moved := c.cancelled(n)
-		if id != "" && c.answered.take(id) {
-			local() // its request has its whole answer
-			return
-		}
-		out = moved
+		local, out = id != "" && c.answered.take(id), moved // its request has its whole answer
+	}
+	if local {
+		c.finish(ctx, Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.cfg.Clock.Now(), Local: true, Status: http.StatusAccepted})
+		return
 	}
 	req, err := c.post(ctx, out)
 	if err != nil {
 		return
 	}
-	x = c.begin(req)
+	x := c.begin(req)
 	x.Method = n.Method
 	c.sendOther(req, &x)
 	c.finish(req.Context(), x)
@@ -719,10 +691,10 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 			x.Problem = dropped.Error()
 		}
 		c.finish(req.Context(), x)
-		if dropped != nil && c.cfg.OnDroppedResponse != nil {
-			c.cfg.OnDroppedResponse(dropped)
-		}
 		if dropped != nil {
+			if f := c.cfg.OnDroppedResponse; f != nil {
+				f(dropped)
+			}
 			c.report(session.ResponseDropped{Count: dropped.Dropped, Bound: dropped.InFlight})
 		}
 		return
@@ -732,21 +704,21 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 	c.finish(req.Context(), x)
 }
 
-// openStream starts the keeper of the standalone stream (stream.go).
+// openStream starts the keeper of the standalone GET stream (stream.go);
+// a call waits for its first outcome (awaitStream) unless it is held.
 func (c *conn) openStream() {
 	req, err := c.streamGET(c.ctx, "")
 	if err != nil {
 		return
 	}
-	b := c.keeper(req, c.begin(req))
-	if hold, _ := c.cfg.Switch.state(); !hold { // a held stream dials nothing to wait for
-		up := make(chan struct{})
-		b.answered = up
+	var up chan struct{}
+	if hold, _ := c.cfg.Switch.state(); !hold {
+		up = make(chan struct{})
 		c.mu.Lock()
 		c.streamUp = up
 		c.mu.Unlock()
 	}
-	c.keep(b)
+	c.keep(req, c.begin(req), nil, up)
 }
 
 // streamWait bounds how long a call waits for the standalone stream's
@@ -768,28 +740,25 @@ func (c *conn) awaitStream(ctx context.Context, method string) {
 	if up == nil {
 		return
 	}
-	select {
-	case <-up:
-		return
-	default:
-	}
 	t := time.NewTimer(streamWait)
 	defer t.Stop()
 	select {
 	case <-up:
-	case <-t.C: // waited once: later calls go out at once
-		c.mu.Lock()
-		if c.streamUp == up {
-			c.streamUp = nil
-		}
-		c.mu.Unlock()
+	case <-t.C:
 	case <-ctx.Done():
+		return
 	case <-c.ctx.Done():
+		return
 	}
+	c.mu.Lock() // waited once: later calls go out at once
+	if c.streamUp == up {
+		c.streamUp = nil
+	}
+	c.mu.Unlock()
 }
 
-// listen hands go-sdk's subscriptions/listen to the keeper (stream.go).
-func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
+// listen hands go-sdk's subscriptions/listen to a keeper (stream.go).
+func (c *conn) listen(r *jsonrpc.Request) {
 	out := *r
 	out.ID = c.wireID(r.ID)
 	req, err := c.post(c.ctx, &out)
@@ -798,54 +767,34 @@ func (c *conn) listen(ctx context.Context, r *jsonrpc.Request) {
 	}
 	x := c.begin(req)
 	x.Method, x.RequestID = r.Method, rawIDOf(r.ID)
-	b := c.keeper(req, x)
-	b.listen = &out
-	c.keep(b)
+	c.keep(req, x, &out, nil)
 }
 
-// keeper records req, a keeper's first request, as answered at once (the
-// keeper dials in the background) and returns its stream.
-func (c *conn) keeper(req *http.Request, x Exchange) *streamBody {
+// keep records req, a keeper's first request, as answered at once (the
+// keeper dials in the background), and queues the messages of the keeper's
+// stream until c.ctx ends; the stream's end says the session is gone. The
+// first attempt dials on a goroutine of its own, the reads run on another
+// (DESIGN.md section 7, the push stream).
+func (c *conn) keep(req *http.Request, x Exchange, listen *jsonrpc.Request, up chan struct{}) {
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	c.finish(req.Context(), x)
-	return newStreamBody(c, req.Context())
-}
-
-// keep queues the messages of the keeper's stream b; its end says the
-// session is gone.
-func (c *conn) keep(b *streamBody) {
-	c.mu.Lock()
-	c.keepers = append(c.keepers, b)
-	c.mu.Unlock()
-	select {
-	case <-c.ctx.Done():
-		_ = b.Close()
-		return
-	default:
-	}
-	read := func() {
-		defer b.Close()
-		for {
-			msg, err := b.Next()
-			if err != nil {
+	b := newStreamBody(c, req.Context())
+	b.listen, b.answered = listen, up
+	go func() {
+		b.redial() // its outcome, even the session's end, is the reader's to find
+		go func() {
+			defer b.Close()
+			for {
+				msg, err := b.Next()
 				if errors.Is(err, io.EOF) {
 					c.fail(fmt.Errorf("standalone stream: %w", mcp.ErrSessionMissing))
 				}
-				return
+				if err != nil {
+					return
+				}
+				c.deliver(msg)
 			}
-			c.deliver(msg)
-		}
-	}
-	// The first attempt is dialled on a goroutine that ends with it and the
-	// stream read on another, as go-sdk's connectStandaloneSSE hands its
-	// answer to handleSSE: the goroutine that waits on an idle stream for
-	// hours then never ran the RoundTrip chain, whose depth would leave it
-	// a stack twice the size of the read's (the GC halves an idle stack
-	// only while less than a quarter of it is in use). Later attempts dial
-	// on the reader, as go-sdk's do.
-	go func() {
-		b.redial() // its outcome, even the session's end, is the reader's to find
-		go read()
+		}()
 	}()
 }
 
@@ -859,13 +808,6 @@ func errorMessage(id jsonrpc.ID, x Exchange, problem string) *jsonrpc.Response {
 		Body        string `json:"body,omitempty"`
 	}
 	d, _ := json.Marshal(data{x.Status, x.ContentType, problem, x.Body})
-	what := problem
-	if what == "" {
-		what = x.ContentType
-		if what == "" {
-			what = "no content type"
-		}
-	}
-	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), what)
+	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), cmp.Or(problem, x.ContentType, "no content type"))
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: CodeHTTPAnswer, Message: msg, Data: d}}
 }

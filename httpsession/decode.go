@@ -15,9 +15,6 @@ import (
 // maxJSONDepth is go-sdk v1.8.0's nesting bound (internal/json defaultMaxDepth).
 const maxJSONDepth = 1000
 
-// decodeFlags are go-sdk's decoder flags (jsonscan.DecodeFlags).
-const decodeFlags = jsonscan.DecodeFlags
-
 var errMaxDepth = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxJSONDepth)
 
 // wireDecode is go-sdk's decode form of a message (internal/jsonrpc2
@@ -47,7 +44,7 @@ func decodeMessageFor(data []byte, want callID) (jsonrpc.Message, error) {
 		return nil, err
 	}
 	w := new(wireDecode) // the first value in data, as go-sdk's json.Decoder reads it
-	_, err := json.Parse(data, w, decodeFlags)
+	_, err := json.Parse(data, w, jsonscan.DecodeFlags)
 	if err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
@@ -62,7 +59,7 @@ func decodeMessageFor(data []byte, want callID) (jsonrpc.Message, error) {
 	}
 	if len(w.Method) > 0 {
 		var method string
-		if _, err := json.Parse(w.Method, &method, decodeFlags); err != nil {
+		if _, err := json.Parse(w.Method, &method, jsonscan.DecodeFlags); err != nil {
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 		if matched {
@@ -100,7 +97,7 @@ func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched, inexac
 		return id, false, false, err
 	}
 	var v any
-	if _, err := json.Parse(raw, &v, decodeFlags); err != nil {
+	if _, err := json.Parse(raw, &v, jsonscan.DecodeFlags); err != nil {
 		return jsonrpc.ID{}, false, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
 	if f, isNumber := v.(float64); isNumber {
@@ -113,7 +110,7 @@ func messageID(raw json.RawMessage, want callID) (id jsonrpc.ID, matched, inexac
 	return id, false, inexact, err
 }
 
-// callID is the JSON-RPC id of the call an answer must carry ([requestID]):
+// callID is the JSON-RPC id of the call an answer must carry ([callIDOf]):
 // go-sdk's plain integer ids as their value, any other as the jsonrpc.ID
 // go-sdk reads. The zero callID is no call's.
 type callID struct {
@@ -121,6 +118,15 @@ type callID struct {
 	plain bool
 	other jsonrpc.ID // when not plain
 	shift int64      // what a plain id was moved by on the wire (idshift.go)
+}
+
+// callIDOf is the callID of a request sent with id, moved by shift when it
+// is a plain integer ([conn.wireID]).
+func callIDOf(id jsonrpc.ID, shift int64) callID {
+	if n, ok := id.Raw().(int64); ok && n >= 0 && n < 1e15 {
+		return callID{n: n, plain: true, shift: shift}
+	}
+	return callID{other: id}
 }
 
 // ID returns c as go-sdk reads it from the wire.
@@ -159,7 +165,7 @@ func versionTag(raw json.RawMessage) (string, error) {
 	}
 	var tag string
 	if len(raw) > 0 {
-		if _, err := json.Parse(raw, &tag, decodeFlags); err != nil {
+		if _, err := json.Parse(raw, &tag, jsonscan.DecodeFlags); err != nil {
 			return "", fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 	}

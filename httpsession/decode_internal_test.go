@@ -101,7 +101,7 @@ func sameMessage(a, b jsonrpc.Message) string {
 // sameRaw reports whether two raw JSON values are the same but for the
 // whitespace between tokens, which go-sdk's own encoder drops from a
 // message's raw values when it writes one anew (a value with a line break
-// is re-encoded, see [handOn]).
+// is re-encoded).
 func sameRaw(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true

@@ -27,21 +27,20 @@ type slotKey struct{}
 // slot collects the exchanges made with one call's context.
 type slot struct {
 	mu    sync.Mutex
-	used  bool      // an exchange was recorded
-	call  *recorded // the last exchange of a request with an id
-	open  int       // the call's answer streams not closed yet
-	after func()    // runs once they are all closed ([AfterAnswers])
+	n     int      // exchanges recorded
+	call  Exchange // the last exchange of a request with an id, the callN-th
+	callN int      // 0: none
+	open  int      // the call's answer streams not closed yet
+	after func()   // runs once they are all closed ([AfterAnswers])
 }
 
-// streamOpened counts an answer stream of the slot's call.
 func (s *slot) streamOpened() {
 	s.mu.Lock()
 	s.open++
 	s.mu.Unlock()
 }
 
-// streamClosed uncounts an answer stream and runs the waiting release when
-// it was the last one.
+// streamClosed runs the waiting release once the last stream closed.
 func (s *slot) streamClosed() {
 	s.mu.Lock()
 	s.open--
@@ -82,29 +81,25 @@ func AfterAnswers(ctx context.Context, release func()) {
 	release()
 }
 
-// recorded is one exchange in a slot; an event-stream answer amends it when
-// its stream fails after the headers were recorded.
-type recorded struct {
-	s *slot
-	x Exchange
-}
-
-// amend changes the record under the slot's lock.
-func (r *recorded) amend(f func(*Exchange)) {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	f(&r.x)
-}
-
-func (s *slot) add(x Exchange) *recorded {
+// add records x and returns its number, from 1.
+func (s *slot) add(x Exchange) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &recorded{s: s, x: x}
-	s.used = true
+	s.n++
 	if x.RequestID != "" {
-		s.call = r
+		s.call, s.callN = x, s.n
 	}
-	return r
+	return s.n
+}
+
+// amend changes exchange n while it is the call's last: an event-stream
+// answer's failure after its headers were recorded.
+func (s *slot) amend(n int, f func(*Exchange)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.callN == n {
+		f(&s.call)
+	}
 }
 
 // last returns the last exchange of a request with an id; ok reports one.
@@ -112,10 +107,7 @@ func (s *slot) add(x Exchange) *recorded {
 func (s *slot) last() (x Exchange, ok, used bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.call == nil {
-		return Exchange{}, false, s.used
-	}
-	return s.call.x, true, true
+	return s.call, s.callN > 0, s.n > 0
 }
 
 // WithExchange returns a context that collects the exchanges of the call made
@@ -134,7 +126,6 @@ func withConnectExchange(ctx context.Context) (context.Context, func()) {
 	return c, func() { c.s.Store(nil) }
 }
 
-// slotContext is a context carrying a slot, until released.
 type slotContext struct {
 	context.Context
 	s atomic.Pointer[slot]
@@ -246,8 +237,8 @@ func attach(ctx context.Context, err error, always bool) error {
 	return &classify.HTTPError{Exchange: x, Err: err}
 }
 
-// rewrittenError is the text of go-sdk's error from a rewritten answer, and
-// the transport error that broke the answer, if any.
+// rewrittenError is the text of go-sdk's error from a rewritten answer; it
+// unwraps to the transport error that broke the answer, if any.
 type rewrittenError struct {
 	msg   string
 	cause error
@@ -255,5 +246,4 @@ type rewrittenError struct {
 
 func (e *rewrittenError) Error() string { return e.msg }
 
-// Unwrap returns the transport error that broke the answer, nil when none.
 func (e *rewrittenError) Unwrap() error { return e.cause }

@@ -16,10 +16,3 @@ func WireSessionID(s *Session) string { return s.c.SessionID() }
 // MarkDetached makes s's conn send no DELETE and no notification, the
 // session staying open.
 func MarkDetached(s *Session) { s.c.detach() }
-
-// StreamDeclined reports whether the server declined s's push stream.
-func StreamDeclined(s *Session) bool {
-	s.c.mu.Lock()
-	defer s.c.mu.Unlock()
-	return s.c.declined
-}

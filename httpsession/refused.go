@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
@@ -21,11 +20,7 @@ const CodeHTTPAnswer = msgcheck.CodeRefused
 // (-32005) without ending the session (mcp/streamable.go
 // isTransientHTTPStatus).
 func transientStatus(s int) bool {
-	switch s {
-	case 500, 502, 503, 504, 429:
-		return true
-	}
-	return false
+	return s == 429 || (s >= 500 && s <= 504 && s != 501)
 }
 
 // answerProblem says why r, decoded for the call want (see
@@ -48,17 +43,4 @@ func answerProblem(r *jsonrpc.Response, want callID) string {
 		return "response result is not a JSON object"
 	}
 	return ""
-}
-
-// requestID returns the JSON-RPC id of a request from its raw JSON.
-func requestID(raw string) (callID, bool) {
-	if n, ok := plainInt([]byte(raw)); ok {
-		return callID{n: n, plain: true}, true
-	}
-	var v any
-	if rest, err := segjson.Parse([]byte(raw), &v, decodeFlags); err != nil || len(rest) != 0 {
-		return callID{}, false
-	}
-	id, err := jsonrpc.MakeID(v)
-	return callID{other: id}, err == nil && id.IsValid()
 }

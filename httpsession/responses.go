@@ -45,18 +45,22 @@ func (e *ResponseDroppedError) Is(target error) bool { return target == ErrRespo
 // number (max) and in time (timeout, until the answer's body is closed):
 // go-sdk sends each with a context that never ends (internal/jsonrpc2
 // processResult), so a server that never answers would hold a goroutine and
-// a connection per request. close cuts those in flight. Safe for concurrent
-// use.
+// a connection per request. close cuts those in flight and refuses those to
+// come. Safe for concurrent use.
 type responses struct {
 	max     int
 	timeout time.Duration
+	life    context.Context
+	close   context.CancelFunc // ends life
 
 	mu       sync.Mutex
-	life     context.Context // made by the first take, ended by close
-	end      context.CancelFunc
-	closed   bool
 	inFlight int
 	dropped  int
+}
+
+func newResponses(max int, timeout time.Duration) responses {
+	life, end := context.WithCancel(context.Background())
+	return responses{max: max, timeout: timeout, life: life, close: end}
 }
 
 // take returns req bounded in time and the release of its place, or, when
@@ -65,15 +69,12 @@ type responses struct {
 func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *ResponseDroppedError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
+	if r.life.Err() != nil {
 		return nil, nil, nil
 	}
 	if r.inFlight >= r.max {
 		r.dropped++
 		return nil, nil, &ResponseDroppedError{InFlight: r.max, Dropped: r.dropped}
-	}
-	if r.life == nil {
-		r.life, r.end = context.WithCancel(context.Background())
 	}
 	r.inFlight++
 	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
@@ -86,15 +87,4 @@ func (r *responses) take(req *http.Request) (bounded *http.Request, release func
 		r.mu.Unlock()
 	}
 	return req.WithContext(ctx), release, nil
-}
-
-// close cuts the responses in flight and refuses those to come.
-func (r *responses) close() {
-	r.mu.Lock()
-	r.closed = true
-	end := r.end
-	r.mu.Unlock()
-	if end != nil {
-		end()
-	}
 }

@@ -17,12 +17,8 @@ const (
 type handshake struct {
 	protocolVersion string
 	sessionID       string
-	// result is the persisted InitializeResult (the discovery result of a
-	// 2026-07-28 server), nil for a blind resume.
-	result *mcp.InitializeResult
-	// answered reports that initialize was answered and
-	// notifications/initialized is still expected.
-	answered bool
+	result          *mcp.InitializeResult // the persisted one (a 2026-07-28 server's discovery result); nil: a blind resume
+	answered        bool                  // initialize was answered, notifications/initialized is still expected
 }
 
 func initializeResult(h *handshake) any {

@@ -114,14 +114,6 @@ func (l *sseLoop) cut() {
 	}
 }
 
-// stopped reports the loop closed, or its context's end.
-func (l *sseLoop) stopped() error {
-	if l.ctx.Err() == nil {
-		return nil
-	}
-	return context.Cause(l.ctx)
-}
-
 // sleep waits for after or wake (nil: never); an error once the loop stops.
 func (l *sseLoop) sleep(after <-chan time.Time, wake <-chan struct{}) (woken bool, err error) {
 	select {
@@ -132,21 +124,6 @@ func (l *sseLoop) sleep(after <-chan time.Time, wake <-chan struct{}) (woken boo
 	case <-l.ctx.Done():
 		return false, context.Cause(l.ctx)
 	}
-}
-
-// get returns a GET of template's URL and headers for an event stream after
-// lastID ("": none).
-func (l *sseLoop) get(template *http.Request, lastID string) *http.Request {
-	req := template.Clone(l.ctx)
-	req.Method, req.Body, req.GetBody, req.ContentLength = http.MethodGet, nil, nil, 0
-	req.Header.Del("Content-Type")
-	req.Header.Del("Content-Length")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Accept-Encoding", wirebody.AcceptEncoding)
-	if lastID != "" {
-		req.Header.Set(headerLastEventID, lastID)
-	}
-	return req
 }
 
 // Close ends the loop for good; safe from any goroutine.

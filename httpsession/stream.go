@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -16,7 +15,6 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
 	"github.com/mcpsup/mcpsup/httpsession/sse"
-	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -108,14 +106,13 @@ func outageStatus(s int) bool {
 		(s >= 500 && s <= 599 && s != http.StatusNotImplemented)
 }
 
-// maxDroppedRun is how many events in a row an attempt may drop before it
-// ends as garbage.
-const maxDroppedRun = 16
+const maxDroppedRun = 16 // events in a row an attempt may drop before it ends as garbage
 
 var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too many dropped events in a row")
 
 // streamBody is the keeper of one standalone stream: the [sseOwner] of an
-// [sseLoop] that go-sdk's conn reads through Next (conn.keep).
+// [sseLoop] the conn reads through Next (conn.keep). Each attempt's request
+// is made when it dials: an idle stream holds no template.
 type streamBody struct {
 	sseLoop
 	listen   *jsonrpc.Request // a 2026-07-28 subscriptions/listen as sent; nil: the GET
@@ -123,7 +120,7 @@ type streamBody struct {
 	limits   msgcheck.Limits
 
 	att      StreamAttempt               // the current or last attempt
-	bo       *backoff.ExponentialBackOff // made when an attempt first ends short (backoff); nil: at its start
+	bo       *backoff.ExponentialBackOff // nil: at its start
 	wait     time.Duration               // before the next attempt
 	declined bool                        // the server offers no stream: hold for good
 	gone     bool                        // the session is gone
@@ -132,15 +129,12 @@ type streamBody struct {
 	run      int                         // events dropped in a row
 }
 
-// newStreamBody returns the keeper of a stream of c that ends with ctx.
-// Each attempt's request is made when it dials (conn.streamGET,
-// listenRequest): an idle stream holds no template beside the request
-// under way.
 func newStreamBody(c *conn, ctx context.Context) *streamBody {
 	sc, l := c.cfg.Stream, c.cfg.limits
 	b := &streamBody{sseLoop: newLoop(c, ctx, sc.MaxEventBytes),
 		limits: msgcheck.Limits{JSONValues: l.JSONValues, Messages: l.Messages, ContentBlocks: l.ContentBlocks}}
-	b.events.Idle = true // it may wait for hours between events
+	b.events.Idle = true            // it may wait for hours between events
+	context.AfterFunc(b.ctx, b.cut) // the session's end cuts the stream under way
 	return b
 }
 
@@ -150,7 +144,7 @@ func (b *streamBody) Next() (jsonrpc.Message, error) {
 	if msg, done := b.next(b); !done {
 		return msg, nil
 	}
-	if err := b.stopped(); err != nil {
+	if err := context.Cause(b.ctx); err != nil {
 		return nil, err
 	}
 	return nil, io.EOF
@@ -172,7 +166,7 @@ func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, 
 		b.drop(drop)
 		if b.run >= maxDroppedRun {
 			b.cut()
-			b.endAttempt(errGarbage)
+			b.ended(errGarbage)
 		}
 		return nil, false
 	}
@@ -212,7 +206,6 @@ func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 	return req, nil
 }
 
-// drop reports a dropped event and counts it toward maxDroppedRun.
 func (b *streamBody) drop(e *EventError) {
 	b.att.Dropped++
 	b.run++
@@ -223,17 +216,12 @@ func (b *streamBody) drop(e *EventError) {
 	b.c.report(session.EventDropped{Count: int(b.c.drops.Add(1)), Err: e})
 }
 
-// ended ends the attempt whose stream ended with err; the loop re-dials.
+// ended records the end of the attempt whose stream ended with err, its
+// body closed; the loop re-dials.
 func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
-	b.endAttempt(err)
-	return nil, false
-}
-
-// endAttempt records the end of the current attempt (its body closed).
-func (b *streamBody) endAttempt(err error) {
 	var tooLarge *sse.EventTooLargeError
 	switch {
-	case b.stopped() != nil:
+	case context.Cause(b.ctx) != nil:
 		b.att.End = EndClosed
 	case errors.As(err, &tooLarge):
 		b.drop(&EventError{Reason: DropOversized, Bytes: tooLarge.Read, Detail: fmt.Sprintf("more than %d bytes", tooLarge.Max)})
@@ -251,12 +239,13 @@ func (b *streamBody) endAttempt(err error) {
 	b.att.Bytes = b.wire.N()
 	b.bad, b.run = nil, 0
 	b.report()
+	return nil, false
 }
 
 // redial waits while the stream is held (declined, switched off, the
 // credential refused) and for the backoff, then makes the next attempt.
 func (b *streamBody) redial() (jsonrpc.Message, bool) {
-	for !b.gone && b.stopped() == nil {
+	for !b.gone && context.Cause(b.ctx) == nil {
 		hold, changed := b.c.cfg.Switch.state()
 		var err error
 		switch {
@@ -312,8 +301,7 @@ func (b *streamBody) dial() {
 		x.Method = MethodListen // the stream's own POST: no evidence that POSTs succeed
 	}
 	b.att = StreamAttempt{Seq: b.att.Seq + 1, Start: x.Start, LastEventID: sentID}
-	b.c.withCookies(req)
-	resp, err := b.c.auth.RoundTrip(req)
+	resp, err := b.c.send(req, 0)
 	b.c.fill(&x, resp, err)
 	if err != nil {
 		b.c.finish(req.Context(), x)
@@ -321,7 +309,6 @@ func (b *streamBody) dial() {
 		b.report()
 		return
 	}
-	b.c.keepCookies(req, resp)
 	b.att.Status, b.att.ContentType = x.Status, x.ContentType
 	if x.Status == http.StatusOK && x.ContentType == "text/event-stream" {
 		b.c.finish(req.Context(), x)
@@ -365,7 +352,10 @@ func (b *streamBody) dial() {
 		b.authWait = b.c.auth.Accepted()
 	case a.Declined:
 		b.declined = true
-		b.c.noteDeclined(*a)
+		if f := b.c.cfg.OnStreamDeclined; f != nil {
+			f(*a)
+		}
+		b.c.report(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
 	case a.ReplayRefused:
 		b.lastID, b.wait = "", 0 // at once, without Last-Event-ID
 	}
@@ -384,7 +374,13 @@ func (b *streamBody) report() {
 			b.bo = nil
 			b.wait = 0
 		} else {
-			b.wait = b.backoff().NextBackOff()
+			if b.bo == nil { // made at its start on first use: a stream that never ends short holds none
+				sc := b.c.cfg.Stream
+				b.bo = backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
+					backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
+					backoff.WithClockProvider(b.c.cfg.Clock))
+			}
+			b.wait = b.bo.NextBackOff()
 		}
 		b.wait = min(max(b.wait, a.Retry), b.c.cfg.Stream.MaxBackoff)
 		b.wait = max(b.wait, a.RetryAfter) // the server's own ask outlasts our cap
@@ -398,29 +394,14 @@ func (b *streamBody) report() {
 	b.c.observeHostility(func(h *HostilityTracker) bool { return h.ObserveAttempt(*a) })
 }
 
-// backoff returns the attempts' backoff, made at its start on first use: a
-// stream that never ends short holds none.
-func (b *streamBody) backoff() *backoff.ExponentialBackOff {
-	if b.bo == nil {
-		sc := b.c.cfg.Stream
-		b.bo = backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
-			backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
-			backoff.WithClockProvider(b.c.cfg.Clock))
-	}
-	return b.bo
-}
+// MethodListen opens a subscriptions/listen stream (MCP SEP-2575, decision
+// record 0012): a POST answered with a long-lived text/event-stream of the
+// list_changed notifications asked for.
+const MethodListen = "subscriptions/listen"
 
-// JSON-RPC methods and the header of the 2026-07-28 era's push channel
-// (decision record 0012).
 const (
-	// MethodListen opens a subscriptions/listen stream (MCP SEP-2575): a
-	// POST answered with a long-lived text/event-stream of the
-	// list_changed notifications asked for.
-	MethodListen = "subscriptions/listen"
-	// methodListenAck is the first message of a listen stream.
-	methodListenAck = "notifications/subscriptions/acknowledged"
-	// headerMethod names a request's JSON-RPC method (SEP-2243).
-	headerMethod = "Mcp-Method"
+	methodListenAck = "notifications/subscriptions/acknowledged" // a listen stream's first message
+	headerMethod    = "Mcp-Method"                               // a request's JSON-RPC method (SEP-2243)
 )
 
 // listenRequest returns the POST of listen attempt seq (from 1): go-sdk's,
@@ -439,62 +420,13 @@ func (b *streamBody) listenRequest(seq int) (*http.Request, error) {
 // on ctx (streamable-http.mdx, "Listening for Messages from the Server";
 // Last-Event-ID: "Resumability and Redelivery").
 func (c *conn) streamGET(ctx context.Context, lastID string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint, nil)
+	req, err := c.request(ctx, http.MethodGet, nil)
 	if err != nil {
 		return nil, err
 	}
-	withUserinfo(req)
-	h := req.Header
-	h.Set("Accept", "text/event-stream")
-	h.Set("Accept-Encoding", wirebody.AcceptEncoding)
+	req.Header.Set("Accept", "text/event-stream")
 	if lastID != "" {
-		h.Set(headerLastEventID, lastID)
+		req.Header.Set(headerLastEventID, lastID)
 	}
-	c.mu.Lock()
-	sessionHeaders(h, c.sessionID, c.version)
-	c.mu.Unlock()
 	return req, nil
-}
-
-// noteDeclined records the declined push stream and tells
-// [Config.OnStreamDeclined].
-func (c *conn) noteDeclined(a StreamAttempt) {
-	c.mu.Lock()
-	c.declined = true
-	c.mu.Unlock()
-	if f := c.cfg.OnStreamDeclined; f != nil {
-		f(a)
-	}
-	c.report(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
-}
-
-// cancelOnClose ends a timed exchange's context when its body is closed.
-type cancelOnClose struct {
-	io.ReadCloser
-	once   sync.Once
-	cancel context.CancelFunc
-}
-
-func (c *cancelOnClose) Close() error {
-	err := c.ReadCloser.Close()
-	c.once.Do(c.cancel)
-	return err
-}
-
-// withCookies gives req the jar's cookies in place of those it carries.
-func (c *conn) withCookies(req *http.Request) {
-	if c.cfg.Jar == nil {
-		return
-	}
-	req.Header.Del("Cookie")
-	for _, ck := range c.cfg.Jar.Cookies(req.URL) {
-		req.AddCookie(ck)
-	}
-}
-
-// keepCookies stores the cookies an answer set.
-func (c *conn) keepCookies(req *http.Request, resp *http.Response) {
-	if cs := resp.Cookies(); c.cfg.Jar != nil && len(cs) > 0 {
-		c.cfg.Jar.SetCookies(req.URL, cs)
-	}
 }

@@ -121,8 +121,7 @@ type Config struct {
 }
 
 // withDefaults returns c with each default in place of a zero field, and
-// with HTTPClient's (nil: none) Transport, Timeout and Jar where c sets
-// none.
+// hc's (nil: none) Transport, Timeout and Jar where c sets none.
 func (c Config) withDefaults(hc *http.Client) Config {
 	if hc != nil {
 		c.Base = cmp.Or(hc.Transport, c.Base)
@@ -143,8 +142,8 @@ func (c Config) withDefaults(hc *http.Client) Config {
 	return c
 }
 
-// checkResponse is msgcheck's problem with r, the decoded response to req,
-// a call of method; "" when none.
+// checkResponse is msgcheck's problem with r, the response to req, a call
+// of method; "" when none.
 func (c *conn) checkResponse(req *http.Request, method string, r *jsonrpc.Response) string {
 	problem, _ := msgcheck.Checker{Logger: c.cfg.Logger}.Response(
 		msgcheck.Request{Method: method, ProtocolVersion: req.Header.Get(HeaderProtocolVersion), Body: req.GetBody}, r)
@@ -152,7 +151,7 @@ func (c *conn) checkResponse(req *http.Request, method string, r *jsonrpc.Respon
 }
 
 // observeHostility feeds one record to the session's hostility tracker and
-// tells the switch when the rule fires; with the stream off it does nothing.
+// tells the switch when the rule fires.
 func (c *conn) observeHostility(observe func(*HostilityTracker) bool) {
 	if c.hostile == nil {
 		return
@@ -175,13 +174,12 @@ func (c *conn) detach() {
 	c.mu.Unlock()
 }
 
-// begin starts the record of req.
 func (c *conn) begin(req *http.Request) Exchange {
 	return Exchange{Verb: req.Method, SessionIDSent: req.Header.Get(HeaderSessionID) != "",
 		ProtocolVersionSent: req.Header.Get(HeaderProtocolVersion), Start: c.cfg.Clock.Now()}
 }
 
-// fill records the answer's headers.
+// fill records the answer's headers, or err.
 func (c *conn) fill(x *Exchange, resp *http.Response, err error) {
 	x.Duration = c.cfg.Clock.Since(x.Start)
 	if err != nil {
@@ -197,11 +195,10 @@ func (c *conn) fill(x *Exchange, resp *http.Response, err error) {
 }
 
 // finish reports x to the slot of ctx, the request's, and the observer. It
-// returns x's record in the slot (nil when ctx carries none).
-func (c *conn) finish(ctx context.Context, x Exchange) *recorded {
-	var rec *recorded
-	if s, _ := ctx.Value(slotKey{}).(*slot); s != nil {
-		rec = s.add(x)
+// returns the slot (nil when ctx carries none) and x's number in it.
+func (c *conn) finish(ctx context.Context, x Exchange) (s *slot, n int) {
+	if s, _ = ctx.Value(slotKey{}).(*slot); s != nil {
+		n = s.add(x)
 	}
 	if x.Method == methodDiscover && !x.Local {
 		c.mu.Lock()
@@ -217,7 +214,7 @@ func (c *conn) finish(ctx context.Context, x Exchange) *recorded {
 	if c.on.exchange != nil {
 		c.on.exchange(x)
 	}
-	return rec
+	return s, n
 }
 
 // rawID returns a JSON-RPC id as raw JSON, "" for an absent or null id.
