@@ -39,9 +39,6 @@ type DialerOptions struct {
 	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
 	// OnDroppedResponse and FallbackAfterOutage are the dialer's.
 	Transport Config
-	// KeepAlive, when positive, pings each session at this interval
-	// (session.StartKeepAlive); a dead ping ends the session.
-	KeepAlive time.Duration
 	// Observe receives the facts of no one session: each change of the
 	// stream decision (session.StreamDecided), on the goroutine that
 	// observed it; it must not block. nil: none wanted.
@@ -58,13 +55,12 @@ type DialerOptions struct {
 // (session.StreamDecided facts to DialerOptions.Observe). Safe for
 // concurrent use; Close stops the decision's timer.
 type Dialer struct {
-	endpoint  string
-	info      *mcp.Implementation
-	keepAlive time.Duration
-	served    func(generation uint64) bool
-	cfg       *Config // every session's, shared: defaults applied, never written
-	era       *eraMemory
-	streams   *StreamSwitch
+	endpoint string
+	info     *mcp.Implementation
+	served   func(generation uint64) bool
+	cfg      *Config // every session's, shared: defaults applied, never written
+	era      *eraMemory
+	streams  *StreamSwitch
 }
 
 var _ session.Dialer = (*Dialer)(nil)
@@ -76,7 +72,7 @@ func NewDialer(opts DialerOptions) *Dialer {
 	cfg.OnExchange, cfg.OnStreamRestored, cfg.OnStreamDeclined, cfg.OnDroppedEvent, cfg.OnDroppedResponse = nil, nil, nil, nil, nil
 	cfg.FallbackAfterOutage = false // the dialer's: hooks
 	cfg = cfg.withDefaults(opts.HTTPClient)
-	d := &Dialer{endpoint: opts.Endpoint, info: opts.ClientInfo, keepAlive: opts.KeepAlive, served: opts.Served,
+	d := &Dialer{endpoint: opts.Endpoint, info: opts.ClientInfo, served: opts.Served,
 		cfg: &cfg, era: newEraMemory(opts.Era, opts.EraReprobe)}
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
 		d.era.learn(cfg.Clock.Now(), opts.ResumedVersion, nil)
@@ -133,9 +129,6 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	}
 	if c := d.era.learn(d.cfg.Clock.Now(), s.protoVers, s.c.discovered()); c != nil {
 		observe(*c)
-	}
-	if d.keepAlive > 0 {
-		s.keepAlive(d.keepAlive, d.cfg.Clock, d.cfg.Logger)
 	}
 	d.watchEra(spec.Generation, s, observe)
 	return dialed{s, session.NewClientRequests(s.cs)}, nil

@@ -171,15 +171,15 @@ func TestDialerSessionEndsByAnEraRefusal(t *testing.T) {
 	require.Zero(t, g.count("DELETE", ""), "ended detached")
 }
 
-// A dead keepalive ping (no HTTP answer: the connection cut) ends the
-// session, detached, with the ping's error as its cause.
+// A dead keepalive ping (session.Verify's; no HTTP answer: the connection
+// cut) ends the session, without DELETE, with the ping's error as its cause.
 func TestDialerSessionEndsByItsKeepAlive(t *testing.T) {
 	g, url := newServer(t, nil)
 	clock := clockwork.NewFakeClock()
 	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.StreamOff,
-		KeepAlive: time.Minute, Transport: httpsession.Config{Clock: clock}})
+		Transport: httpsession.Config{Clock: clock}})
 	t.Cleanup(func() { _ = d.Close() })
-	s := dial(t, d, &facts{})
+	s := session.Verify(dial(t, d, &facts{}).(session.Endable), session.VerifyConfig{KeepAlive: time.Minute, Clock: clock})
 	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
 		if method != "ping" {
 			return false

@@ -4,13 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -109,9 +106,9 @@ type Options struct {
 // Session is one streamable HTTP session: a go-sdk client session on its
 // own mcp.Connection, and the one owner of its end, reported once, the
 // first cause winning (session.End: Done, Err, AfterEnd): a session-gone
-// answer or a refusal of its era (a *classify.HTTPError carrying it), a dead
-// keepalive, Close (session.ErrClosed) or Detach (session.ErrDetached). Its
-// methods are safe for concurrent use.
+// answer or a refusal of its era (a *classify.HTTPError carrying it), Fail,
+// Close (session.ErrClosed) or Detach (session.ErrDetached). Its methods
+// are safe for concurrent use.
 type Session struct {
 	session.End
 	cs        *mcp.ClientSession
@@ -122,11 +119,9 @@ type Session struct {
 	protoVers string
 	probes    atomic.Uint64 // numbers the Session's own requests
 	info      *mcp.Implementation
-	ka        *session.KeepAlive // nil without a keepalive
 
 	mu    sync.Mutex
-	first error     // the first cause recorded, nil before
-	fatal *Exchange // the first answer that ends the session
+	first error // the first cause recorded (an *endingAnswer), nil before
 	// eraWatch reports an answer that refuses the era, ending the session
 	// once (endedForEra); nil: not watched, or ended.
 	eraWatch func(Exchange) bool
@@ -238,7 +233,6 @@ func (s *Session) Detach() error { return s.stop(session.ErrDetached, true) }
 
 func (s *Session) stop(cause error, detach bool) error {
 	s.record(cause)
-	s.ka.Stop()
 	err := s.end(detach)
 	<-s.Done()
 	return err
@@ -257,23 +251,15 @@ func (s *Session) end(detach bool) error {
 	return nil
 }
 
-// Causes of a session's end, recorded until go-sdk's session has ended.
-var (
-	errEndedByWatch     = errors.New("mcpsup/httpsession: ended by an answer") // session gone, or its era refused
-	errEndedByKeepAlive = errors.New("mcpsup/httpsession: ended by the keepalive")
-	// ErrSessionEnded is the end of a session go-sdk ended by itself
-	// without an error of its own (its connection closed).
-	ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
-)
+// ErrSessionEnded is the end of a session go-sdk ended by itself without
+// an error of its own (its connection closed).
+var ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
 
-// keepAlive pings the session every interval (session.StartKeepAlive); a
-// dead ping ends it, detached.
-func (s *Session) keepAlive(every time.Duration, clock clockwork.Clock, log *slog.Logger) {
-	s.ka = session.StartKeepAlive(clock, every, log, s.Alive, func() {
-		s.record(errEndedByKeepAlive)
-		_ = s.end(true)
-	})
-}
+// endingAnswer is a recorded cause: the answer x (session gone, or its era
+// refused) ends the session.
+type endingAnswer struct{ x Exchange }
+
+func (e *endingAnswer) Error() string { return "mcpsup/httpsession: ended by an answer" }
 
 // record keeps err as the session's cause unless one came first.
 func (s *Session) record(err error) {
@@ -284,37 +270,19 @@ func (s *Session) record(err error) {
 	s.mu.Unlock()
 }
 
-// endedBy keeps x as the answer that ends the session, unless one came first.
-func (s *Session) endedBy(x Exchange) {
-	s.mu.Lock()
-	if s.fatal == nil {
-		s.fatal = &x
-	}
-	if s.first == nil {
-		s.first = errEndedByWatch
-	}
-	s.mu.Unlock()
-}
-
 // cause is why the session ended, go-sdk's wait having returned err.
 func (s *Session) cause(err error) error {
 	s.mu.Lock()
-	first, fatal := s.first, s.fatal
+	first := s.first
 	s.mu.Unlock()
-	switch {
-	case first == errEndedByKeepAlive:
-		return s.ka.EndedBy()
-	case first != nil && first != errEndedByWatch:
-		return first
-	case fatal != nil:
-		return &classify.HTTPError{Exchange: *fatal, Err: err}
+	if a, ok := first.(*endingAnswer); ok {
+		return &classify.HTTPError{Exchange: a.x, Err: err}
 	}
-	return cmp.Or(err, ErrSessionEnded)
+	return cmp.Or(first, err, ErrSessionEnded)
 }
 
 // Fail ends the session with err (session.Verify) unless it ended already;
-// a cause recorded first (a session-gone answer, the keepalive) stays its
-// cause.
+// a cause recorded first (a session-gone answer) stays its cause.
 func (s *Session) Fail(err error) bool {
 	s.record(err)
 	return s.End.Fail(s.cause(err))
@@ -351,7 +319,7 @@ func (s *Session) endedForEra(x Exchange) bool {
 	s.eraWatch = nil
 	s.mu.Unlock()
 	if watched {
-		s.endedBy(x)
+		s.record(&endingAnswer{x})
 	}
 	return watched
 }
@@ -369,6 +337,6 @@ func (s *Session) exchange(x Exchange) {
 		return // a refusal of the era ends the session, or passes: re-discoveries are spaced
 	}
 	if x.SessionGone {
-		s.endedBy(x) // only a session-gone answer ends a session
+		s.record(&endingAnswer{x}) // only a session-gone answer ends a session
 	}
 }

@@ -16,13 +16,12 @@ import (
 
 // stdioSession is one run of the process and the go-sdk session on it. It
 // ends once (session.End), when both have ended: by the process's exit
-// (*ProcessExitError), by a keepalive ping found dead (its error), or by
-// Close (session.ErrClosed), the first cause winning.
+// (*ProcessExitError), by Fail (session.Verify), or by Close
+// (session.ErrClosed), the first cause winning.
 type stdioSession struct {
 	session.ClientRequests
 	p    *proc
 	info session.Info
-	ka   *session.KeepAlive // nil without Options.KeepAlive
 
 	session.End               // Done, Err, Fail (session.Verify), AfterEnd
 	started     atomic.Bool   // the handshake succeeded
@@ -32,11 +31,8 @@ type stdioSession struct {
 }
 
 // start runs the session once the handshake on cs succeeded.
-func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info, o Options) {
+func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info) {
 	s.ClientRequests, s.info = session.NewClientRequests(cs), info
-	if o.KeepAlive > 0 {
-		s.ka = session.StartKeepAlive(o.Clock, o.KeepAlive, o.Logger, s.Alive, func() { s.p.stop() })
-	}
 	s.started.Store(true)
 	go s.watch()
 }
@@ -80,16 +76,13 @@ func (s *stdioSession) watch() {
 	err := s.ClientSession.Wait()
 	s.p.stopUnlessExiting()
 	exit := s.p.wait()
-	s.ka.Stop()
 	s.End.Fail(s.cause(exit, err))
 }
 
-// cause is the first of what ended the session: a dead ping, the process's
-// own exit, Close, go-sdk's error.
+// cause is the first of what ended the session: the process's own exit,
+// Close, go-sdk's error.
 func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
-	switch dead := s.ka.EndedBy(); {
-	case dead != nil:
-		return dead
+	switch {
 	case exit != nil && exit.Stop == StopNone:
 		return exit
 	case s.closing.Load():
@@ -130,7 +123,6 @@ func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
 func (s *stdioSession) Close() error {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)
-		s.ka.Stop()
 		s.p.stop() // first: the stop's steps are the process's to report
 		_ = s.ClientSession.Close()
 	})

@@ -26,7 +26,7 @@ func newStdioDialer(s *Supervisor) *stdio.Dialer {
 	}
 	return stdio.NewDialer(stdio.Options{
 		Command: *cfg.Command, Name: cfg.Name, ProtocolVersion: version,
-		KeepAlive: cfg.Recovery.KeepAlive, Clock: cfg.Observe.Clock, Logger: cfg.Observe.Logger,
+		Logger: cfg.Observe.Logger,
 		Limits: cfg.Limits.AnswerLimits.MessageLimits(cfg.Limits.MaxItems), MaxResponses: cfg.Limits.MaxResponsesInFlight,
 		Redactor: &s.redact.Redactor,
 	})
@@ -69,7 +69,7 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 		Endpoint: cfg.Endpoint, HTTPClient: cfg.HTTP.HTTPClient, ClientInfo: cfg.Client.Implementation,
 		Era: cfg.Era, EraReprobe: cfg.HTTP.EraReprobe, ResumedVersion: resumed,
 		Stream: cfg.Stream.Policy, HostileRule: cfg.Stream.HostileRule, HostileMemory: cfg.Stream.HostileMemory,
-		RememberedStream: remembered, AnswerLimits: cfg.Limits.AnswerLimits, Transport: t, KeepAlive: cfg.Recovery.KeepAlive,
+		RememberedStream: remembered, AnswerLimits: cfg.Limits.AnswerLimits, Transport: t,
 		Observe: s.observer(&sessionHooks{s: s}), Served: s.served, // a StreamDecided is of no one generation
 	})
 }
