@@ -26,12 +26,10 @@ type DialerOptions struct {
 	// ResumedVersion is the protocol version of the persisted session the
 	// supervisor resumes, if any: under [EraAuto] the era starts from it.
 	ResumedVersion string
-	// Stream, HostileRule, HostileMemory and RememberedStream are the
-	// [SwitchConfig] (Mode, Rule, Memory, Remembered) every session shares.
-	Stream           StreamMode
-	HostileRule      HostilityRule
-	HostileMemory    time.Duration
-	RememberedStream StreamDecision
+	// Stream configures the stream decision every session shares; its
+	// OnStream gets each change (a session.StreamDecided, of no one
+	// session); its Clock is Transport's.
+	Stream SwitchConfig
 	// AnswerLimits bound the answers of every session, in place of the
 	// Config's own bounds.
 	AnswerLimits AnswerLimits
@@ -39,10 +37,6 @@ type DialerOptions struct {
 	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
 	// OnDroppedResponse and FallbackAfterOutage are the dialer's.
 	Transport Config
-	// Observe receives the facts of no one session: each change of the
-	// stream decision (session.StreamDecided), on the goroutine that
-	// observed it; it must not block. nil: none wanted.
-	Observe func(session.Fact)
 	// Served reports whether the session of a generation has served (past
 	// its handshake and first listing): a refusal of its era then ends it
 	// at most once per EraReprobe. nil: every session is still opening.
@@ -52,8 +46,8 @@ type DialerOptions struct {
 // Dialer opens the streamable HTTP sessions of one supervisor
 // (session.Dialer) and keeps what outlives a session: the era (changes are
 // session.EraChanged facts to the Spec's Observe) and the stream decision
-// (session.StreamDecided facts to DialerOptions.Observe). Safe for
-// concurrent use; Close stops the decision's timer.
+// (changes to DialerOptions.Stream.OnStream). Safe for concurrent use;
+// Close stops the decision's timer.
 type Dialer struct {
 	endpoint string
 	info     *mcp.Implementation
@@ -77,13 +71,8 @@ func NewDialer(opts DialerOptions) *Dialer {
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
 		d.era.learn(cfg.Clock.Now(), opts.ResumedVersion, nil)
 	}
-	observe := opts.Observe // the closure keeps this, not a copy of opts
-	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
-		Remembered: opts.RememberedStream, Clock: cfg.Clock, OnStream: func(sd StreamDecision) {
-			if observe != nil {
-				observe(sd)
-			}
-		}})
+	opts.Stream.Clock = cfg.Clock
+	d.streams = NewStreamSwitch(opts.Stream)
 	d.cfg.Switch = d.streams // every session inherits the decision
 	return d
 }
