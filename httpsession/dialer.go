@@ -97,26 +97,30 @@ func (d *Dialer) Attach(ctx context.Context, spec session.Spec) (session.Session
 	if spec.Resume == nil {
 		return nil, session.ErrNoResume
 	}
-	r := spec.Resume
-	st := ResumeState{SessionID: r.SessionID, ProtocolVersion: r.ProtocolVersion, InitializeResult: r.InitializeResult}
+	st := ResumeState(*spec.Resume)
 	return d.open(spec, func(opts Options) (*Session, error) { return Resume(ctx, opts, st) })
 }
 
-// open opens a session with open and learns the era it negotiated.
+// open opens a session with open, in the era remembered, and learns the
+// era it negotiated.
 func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (session.Session, error) {
 	observe := spec.Observe
 	if observe == nil {
 		observe = func(session.Fact) {}
 	}
-	opts := d.options(spec, observe)
+	era, fallback := d.era.next(d.cfg.Clock.Now())
+	opts := Options{Endpoint: d.endpoint, Era: era, ClientInfo: d.info, shared: d.cfg, on: hooks{observe: observe, fallback: fallback}}
+	if spec.Client != nil {
+		opts.Client = spec.Client(FactsMiddleware())
+	}
 	s, err := open(opts)
 	if err != nil {
-		if c := d.era.dialFailed(opts.Era, err); c != nil {
+		if c := d.era.dialFailed(era, err); c != nil {
 			observe(*c)
 		}
 		return nil, err
 	}
-	if c := d.era.learn(d.cfg.Clock.Now(), s.protoVers, s.c.discovered()); c != nil {
+	if c := d.era.learn(d.cfg.Clock.Now(), s.info.ProtocolVersion, s.c.discovered()); c != nil {
 		observe(*c)
 	}
 	d.watchEra(spec.Generation, s, observe)
@@ -131,21 +135,11 @@ type dialed struct {
 
 var _ session.Endable = dialed{}
 
-func (d *Dialer) options(spec session.Spec, observe func(session.Fact)) Options {
-	era, fallback := d.era.next(d.cfg.Clock.Now())
-	var client *mcp.Client
-	if spec.Client != nil {
-		client = spec.Client(FactsMiddleware())
-	}
-	return Options{Endpoint: d.endpoint, Client: client, Era: era, ClientInfo: d.info,
-		shared: d.cfg, on: hooks{observe: observe, fallback: fallback}}
-}
-
 // watchEra ends a session whose request is answered with a refusal of its
 // era ([VersionRefusal] on 2026-07-28, [LegacyRefusal] on 2025 unless
 // pinned), detached, so that the next session discovers again.
 func (d *Dialer) watchEra(gen uint64, s *Session, observe func(session.Fact)) {
-	version := s.protoVers
+	version := s.info.ProtocolVersion
 	refusal := VersionRefusal
 	if !msgcheck.ModernVersion(version) {
 		if d.era.pinned {

@@ -33,13 +33,13 @@ var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer
 func (s *Session) Discover(ctx context.Context) error {
 	// Numbered past the id shift, as go-sdk's ids are (idshift.go).
 	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.c.shift)+s.probes.Add(1), 10)
-	version := s.protoVers
+	version := s.info.ProtocolVersion
 	if version == "" {
 		version = era20260728
 	}
 	params, err := json.Marshal(map[string]any{"_meta": map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    version,
-		"io.modelcontextprotocol/clientInfo":         s.info,
+		"io.modelcontextprotocol/clientInfo":         s.clientInfo,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 	}})
 	if err != nil {

@@ -29,22 +29,20 @@ const (
 	Era20260728
 )
 
-func (e Era) String() string {
-	switch e {
-	case EraAuto:
-		return "auto"
-	case Era2025:
-		return era2025
-	case Era20260728:
-		return era20260728
-	}
-	return "unknown"
-}
-
 const (
 	era2025     = "2025-11-25"
 	era20260728 = "2026-07-28"
 )
+
+var eraNames = [...]string{EraAuto: "auto", Era2025: era2025, Era20260728: era20260728}
+
+// String returns "auto" or the era's protocol version; "unknown" past them.
+func (e Era) String() string {
+	if int(e) < len(eraNames) {
+		return eraNames[e]
+	}
+	return "unknown"
+}
 
 // StreamMode chooses whether sessions open the standalone stream (the GET,
 // or the 2026-07-28 subscriptions/listen): a [StreamSwitch]'s policy
@@ -62,14 +60,12 @@ const (
 	StreamOff
 )
 
+var streamModeNames = [...]string{StreamAuto: "auto", StreamOn: "on", StreamOff: "off"}
+
+// String returns "auto", "on" or "off"; "invalid" past them.
 func (m StreamMode) String() string {
-	switch m {
-	case StreamAuto:
-		return "auto"
-	case StreamOn:
-		return "on"
-	case StreamOff:
-		return "off"
+	if int(m) < len(streamModeNames) {
+		return streamModeNames[m]
 	}
 	return "invalid"
 }
@@ -111,14 +107,12 @@ type Options struct {
 // are safe for concurrent use.
 type Session struct {
 	session.End
-	cs        *mcp.ClientSession
-	c         *conn // sends the Session's own requests too (discover.go)
-	id        string
-	blind     bool
-	initRes   *mcp.InitializeResult
-	protoVers string
-	probes    atomic.Uint64 // numbers the Session's own requests
-	info      *mcp.Implementation
+	cs         *mcp.ClientSession
+	c          *conn // sends the Session's own requests too (discover.go)
+	info       session.Info
+	blind      bool
+	probes     atomic.Uint64 // numbers the Session's own requests
+	clientInfo *mcp.Implementation
 
 	mu    sync.Mutex
 	first error // the first cause recorded (an *endingAnswer), nil before
@@ -166,14 +160,13 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		w.Switch = cmp.Or(w.Switch, NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: w.Clock}))
 		cfg = &w
 	}
-	info := cmp.Or(opts.ClientInfo, defaultClientInfo)
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(defaultClientInfo, nil)
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
 	c := newConn(cfg, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
-	s := &Session{c: c, info: info}
+	s := &Session{c: c, clientInfo: cmp.Or(opts.ClientInfo, defaultClientInfo)}
 	c.on = opts.on
 	c.on.exchange = s.exchange
 	ctx, release := withConnectExchange(ctx)
@@ -182,12 +175,12 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if err != nil {
 		return nil, c.handshakeError(ctx, err) // era.go
 	}
-	s.cs, s.id, s.initRes = cs, c.SessionID(), cs.InitializeResult()
-	if s.initRes != nil {
-		s.protoVers = s.initRes.ProtocolVersion
+	s.cs, s.info.ID, s.blind = cs, c.SessionID(), h != nil && h.result == nil
+	if r := cs.InitializeResult(); r != nil {
+		s.info.ProtocolVersion, s.info.Initialize = r.ProtocolVersion, r
 	}
-	if h != nil && h.result == nil {
-		s.blind, s.initRes = true, nil
+	if s.blind {
+		s.info.Initialize = nil
 	}
 	// go-sdk closes its connection (conn.Close ends c.ctx) as its session
 	// ends, and is done right after: no goroutine waits while it lives.
@@ -200,21 +193,21 @@ func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
 
 // ID returns the session id: from the successful handshake answer, or the
 // persisted one for a resume; "" for a sessionless server.
-func (s *Session) ID() string { return s.id }
+func (s *Session) ID() string { return s.info.ID }
 
 // ProtocolVersion returns the negotiated (or persisted) protocol version.
-func (s *Session) ProtocolVersion() string { return s.protoVers }
+func (s *Session) ProtocolVersion() string { return s.info.ProtocolVersion }
 
 // InitializeResult returns what the server declared, or nil after a blind
 // resume (capabilities unknown).
-func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initRes }
+func (s *Session) InitializeResult() *mcp.InitializeResult { return s.info.Initialize }
 
 // Blind reports a blind resume: the server's capabilities are unknown.
 func (s *Session) Blind() bool { return s.blind }
 
 // ResumeState returns the state to persist for a later [Resume].
 func (s *Session) ResumeState() ResumeState {
-	return ResumeState{SessionID: s.id, ProtocolVersion: s.protoVers, InitializeResult: s.initRes}
+	return ResumeState{SessionID: s.info.ID, ProtocolVersion: s.info.ProtocolVersion, InitializeResult: s.info.Initialize}
 }
 
 // Wait blocks until the go-sdk session ends and returns its error.
@@ -289,9 +282,7 @@ func (s *Session) Fail(err error) bool {
 }
 
 // Info is what the handshake (or the persisted state) established.
-func (s *Session) Info() session.Info {
-	return session.Info{ID: s.id, ProtocolVersion: s.protoVers, Initialize: s.initRes}
-}
+func (s *Session) Info() session.Info { return s.info }
 
 // Status is Live until the session ends, then Ended.
 func (s *Session) Status() (session.Status, <-chan struct{}) {
@@ -305,7 +296,7 @@ func (s *Session) Status() (session.Status, <-chan struct{}) {
 // answers -32601), so it sends server/discover ([Session.Discover]).
 func (s *Session) Alive(ctx context.Context) error {
 	ctx = WithExchange(ctx)
-	if !msgcheck.ModernVersion(s.protoVers) {
+	if !msgcheck.ModernVersion(s.info.ProtocolVersion) {
 		return Annotate(ctx, s.cs.Ping(ctx, nil))
 	}
 	return Annotate(ctx, s.Discover(ctx))

@@ -63,11 +63,11 @@ func (v *verified) keepAlive(every time.Duration) {
 		select {
 		case <-v.life.Done():
 			return
-		case <-v.inner.Done():
+		case <-v.Endable.Done():
 			return
 		case <-tick.Chan():
 		}
-		cut, err := bounded(v.life, v.cfg.Clock, every, v.inner.Alive)
+		cut, err := bounded(v.life, v.cfg.Clock, every, v.Endable.Alive)
 		if v.life.Err() != nil {
 			return
 		}

@@ -51,7 +51,7 @@ func Verify(s Endable, cfg VerifyConfig) Endable {
 	if cfg.Observe == nil {
 		cfg.Observe = func(Fact) {}
 	}
-	v := &verified{inner: s, cfg: cfg, change: make(chan struct{})}
+	v := &verified{Endable: s, cfg: cfg, change: make(chan struct{})}
 	v.life, v.stop = context.WithCancel(context.Background())
 	if cfg.KeepAlive > 0 {
 		v.wg.Add(1)
@@ -81,12 +81,14 @@ type Verified struct {
 
 func (Verified) fact() {}
 
+// verified is a session under [Verify]: its requests are overridden, the
+// rest is the inner session's.
 type verified struct {
-	inner Endable
-	cfg   VerifyConfig
-	life  context.Context // ends on Close or Detach: a running Alive is canceled
-	stop  context.CancelFunc
-	wg    sync.WaitGroup // the verification running, the keepalive
+	Endable // the inner session
+	cfg     VerifyConfig
+	life    context.Context // ends on Close or Detach: a running Alive is canceled
+	stop    context.CancelFunc
+	wg      sync.WaitGroup // the verification running, the keepalive
 
 	mu        sync.Mutex
 	verifying bool
@@ -99,7 +101,7 @@ type verified struct {
 // Fail ends the session with err and wakes those waiting on its status;
 // it reports whether this call ended it.
 func (v *verified) Fail(err error) bool {
-	ended := v.inner.Fail(err)
+	ended := v.Endable.Fail(err)
 	if ended {
 		v.changed()
 	}
@@ -143,7 +145,7 @@ func (v *verified) judge(ctx context.Context, seq uint64, err *error) {
 func (v *verified) verify(seq uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.closing || v.inner.Err() != nil || v.verifying || v.answered > seq {
+	if v.closing || v.Endable.Err() != nil || v.verifying || v.answered > seq {
 		return
 	}
 	v.verifying = true
@@ -156,11 +158,11 @@ func (v *verified) verify(seq uint64) {
 // alive runs verification num: one Alive bounded by cfg.Timeout.
 func (v *verified) alive(num uint64) {
 	defer v.wg.Done()
-	cut, err := bounded(v.life, v.cfg.Clock, v.cfg.Timeout, v.inner.Alive)
+	cut, err := bounded(v.life, v.cfg.Clock, v.cfg.Timeout, v.Endable.Alive)
 	if cut {
 		err = fmt.Errorf("mcpsup/session: verification: no answer within %s: %w", v.cfg.Timeout, context.DeadlineExceeded)
 	}
-	ended := v.life.Err() != nil || v.inner.Err() != nil // the session ended meanwhile
+	ended := v.life.Err() != nil || v.Endable.Err() != nil // the session ended meanwhile
 	if !ended && err != nil && PingProvesDead(classify.Error(err)) {
 		v.cfg.Observe(Verified{Err: err})
 		v.Fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
@@ -178,10 +180,8 @@ func (v *verified) alive(num uint64) {
 	}
 }
 
-func (v *verified) Info() Info { return v.inner.Info() }
-
 func (v *verified) Status() (Status, <-chan struct{}) {
-	st, ch := v.inner.Status()
+	st, ch := v.Endable.Status()
 	if st != Live {
 		return st, ch
 	}
@@ -193,14 +193,8 @@ func (v *verified) Status() (Status, <-chan struct{}) {
 	return Live, v.change
 }
 
-func (v *verified) Done() <-chan struct{} { return v.inner.Done() }
-
-// AfterEnd runs f once the session has ended (End.AfterEnd).
-func (v *verified) AfterEnd(f func()) { v.inner.AfterEnd(f) }
-func (v *verified) Err() error        { return v.inner.Err() }
-
-func (v *verified) Close() error  { return v.finish(v.inner.Close) }
-func (v *verified) Detach() error { return v.finish(v.inner.Detach) }
+func (v *verified) Close() error  { return v.finish(v.Endable.Close) }
+func (v *verified) Detach() error { return v.finish(v.Endable.Detach) }
 
 // finish ends the session with end and waits for the verification
 // running and the keepalive, which it cancels.
@@ -217,54 +211,54 @@ func (v *verified) finish(end func() error) error {
 
 func (v *verified) ListTools(ctx context.Context, cursor string) (_ []*mcp.Tool, _ string, err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.ListTools(ctx, cursor)
+	return v.Endable.ListTools(ctx, cursor)
 }
 func (v *verified) ListResources(ctx context.Context, cursor string) (_ []*mcp.Resource, _ string, err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.ListResources(ctx, cursor)
+	return v.Endable.ListResources(ctx, cursor)
 }
 func (v *verified) ListPrompts(ctx context.Context, cursor string) (_ []*mcp.Prompt, _ string, err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.ListPrompts(ctx, cursor)
+	return v.Endable.ListPrompts(ctx, cursor)
 }
 func (v *verified) ListResourceTemplates(ctx context.Context, cursor string) (_ []*mcp.ResourceTemplate, _ string, err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.ListResourceTemplates(ctx, cursor)
+	return v.Endable.ListResourceTemplates(ctx, cursor)
 }
 func (v *verified) CallTool(ctx context.Context, p *mcp.CallToolParams) (_ *mcp.CallToolResult, err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.CallTool(ctx, p)
+	return v.Endable.CallTool(ctx, p)
 }
 func (v *verified) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (_ *mcp.GetPromptResult, err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.GetPrompt(ctx, p)
+	return v.Endable.GetPrompt(ctx, p)
 }
 func (v *verified) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (_ *mcp.ReadResourceResult, err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.ReadResource(ctx, p)
+	return v.Endable.ReadResource(ctx, p)
 }
 func (v *verified) Complete(ctx context.Context, p *mcp.CompleteParams) (_ *mcp.CompleteResult, err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.Complete(ctx, p)
+	return v.Endable.Complete(ctx, p)
 }
 func (v *verified) Subscribe(ctx context.Context, p *mcp.SubscribeParams) (err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.Subscribe(ctx, p)
+	return v.Endable.Subscribe(ctx, p)
 }
 func (v *verified) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) (err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.Unsubscribe(ctx, p)
+	return v.Endable.Unsubscribe(ctx, p)
 }
 
 //lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 func (v *verified) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) (err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.SetLoggingLevel(ctx, p)
+	return v.Endable.SetLoggingLevel(ctx, p)
 }
 
 // Alive is judged as any request (a host's ping); a verification's own
 // Alive goes to the inner session, past the rules.
 func (v *verified) Alive(ctx context.Context) (err error) {
 	defer v.judge(ctx, v.sent(), &err)
-	return v.inner.Alive(ctx)
+	return v.Endable.Alive(ctx)
 }
