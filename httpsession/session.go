@@ -15,18 +15,16 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// Era is a hint of the protocol era a server speaks (2025-11-25 or
-// 2026-07-28): the handshake go-sdk starts with.
+// Era is a hint of the protocol era a server speaks: the handshake go-sdk
+// starts with.
 type Era uint8
 
 const (
 	// EraAuto (the default) lets go-sdk try `server/discover` first and
 	// fall back to `initialize`; a [Dialer] keeps the era learned.
-	EraAuto Era = iota
-	// Era2025 starts with `initialize` at 2025-11-25.
-	Era2025
-	// Era20260728 starts with `server/discover` at 2026-07-28.
-	Era20260728
+	EraAuto     Era = iota
+	Era2025         // `initialize` at 2025-11-25
+	Era20260728     // `server/discover` at 2026-07-28
 )
 
 const (
@@ -53,11 +51,8 @@ const (
 	// StreamAuto (the default) opens the stream until the server proves
 	// GET-hostile ([HostilityRule]) for [SwitchConfig.Memory].
 	StreamAuto StreamMode = iota
-	// StreamOn always opens the stream, re-dialed on [StreamConfig]'s backoff.
-	StreamOn
-	// StreamOff never opens it: the next call or a keepalive finds a dead
-	// session.
-	StreamOff
+	StreamOn              // always opened, re-dialed on [StreamConfig]'s backoff
+	StreamOff             // never opened: a call or a keepalive finds a dead session
 )
 
 var streamModeNames = [...]string{StreamAuto: "auto", StreamOn: "on", StreamOff: "off"}
@@ -70,9 +65,9 @@ func (m StreamMode) String() string {
 	return "invalid"
 }
 
-// Options configure [Open] and [Resume]. Only Endpoint is required.
+// Options configure [Open] and [Resume]. Only Endpoint, the MCP endpoint
+// URL, is required.
 type Options struct {
-	// Endpoint is the MCP endpoint URL.
 	Endpoint string
 	// HTTPClient is the host's client: its Transport (nil:
 	// http.DefaultTransport) carries the requests, its Jar and Timeout are
@@ -150,7 +145,7 @@ func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error)
 	return connect(ctx, opts, st.ProtocolVersion, h)
 }
 
-// defaultClientInfo names the default Client; go-sdk only reads it.
+// defaultClientInfo is only read, by go-sdk too.
 var defaultClientInfo = &mcp.Implementation{Name: "mcpsup", Version: "v0"}
 
 func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
@@ -182,8 +177,8 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if s.blind {
 		s.info.Initialize = nil
 	}
-	// go-sdk closes its connection (conn.Close ends c.ctx) as its session
-	// ends, and is done right after: no goroutine waits while it lives.
+	// go-sdk's session ends as it closes its connection (conn.Close ends
+	// c.ctx): no goroutine waits while it lives.
 	context.AfterFunc(c.ctx, func() { s.End.Fail(s.cause(cs.Wait())) })
 	return s, nil
 }
@@ -302,8 +297,8 @@ func (s *Session) Alive(ctx context.Context) error {
 	return Annotate(ctx, s.Discover(ctx))
 }
 
-// endedForEra records x as the answer the session ends with and stops the
-// era watch: once per session.
+// endedForEra records x as the session's cause and stops the era watch:
+// once per session.
 func (s *Session) endedForEra(x Exchange) bool {
 	s.mu.Lock()
 	watched := s.eraWatch != nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -90,10 +91,10 @@ type verified struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // the verification running, the keepalive
 
+	pings atomic.Uint64 // verifications started, written under mu
+
 	mu        sync.Mutex
 	verifying bool
-	closing   bool          // Close or Detach began: no verification starts
-	pings     uint64        // verifications started
 	answered  uint64        // the number of the last one answered
 	change    chan struct{} // closed at the next change of status
 }
@@ -120,16 +121,8 @@ func (v *verified) wake() {
 	v.change = make(chan struct{})
 }
 
-// sent returns the verifications started so far, for a request about to
-// go out.
-func (v *verified) sent() uint64 {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.pings
-}
-
 // judge applies the two rules to *err, the error of a request sent when
-// sent() was seq: deferred by every request, its seq taken before it.
+// pings was seq: deferred by every request, its seq taken before it.
 func (v *verified) judge(ctx context.Context, seq uint64, err *error) {
 	if *err == nil {
 		return
@@ -145,14 +138,13 @@ func (v *verified) judge(ctx context.Context, seq uint64, err *error) {
 func (v *verified) verify(seq uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.closing || v.Endable.Err() != nil || v.verifying || v.answered > seq {
-		return
+	if v.life.Err() != nil || v.Endable.Err() != nil || v.verifying || v.answered > seq {
+		return // closing, ended, or answered for
 	}
 	v.verifying = true
-	v.pings++
 	v.wake()
 	v.wg.Add(1)
-	go v.alive(v.pings)
+	go v.alive(v.pings.Add(1))
 }
 
 // alive runs verification num: one Alive bounded by cfg.Timeout.
@@ -200,9 +192,8 @@ func (v *verified) Detach() error { return v.finish(v.Endable.Detach) }
 // running and the keepalive, which it cancels.
 func (v *verified) finish(end func() error) error {
 	v.mu.Lock()
-	v.closing = true
+	v.stop() // under mu: no verification starts after it
 	v.mu.Unlock()
-	v.stop()
 	err := end()
 	v.wg.Wait()
 	v.changed()
@@ -210,55 +201,55 @@ func (v *verified) finish(end func() error) error {
 }
 
 func (v *verified) ListTools(ctx context.Context, cursor string) (_ []*mcp.Tool, _ string, err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.ListTools(ctx, cursor)
 }
 func (v *verified) ListResources(ctx context.Context, cursor string) (_ []*mcp.Resource, _ string, err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.ListResources(ctx, cursor)
 }
 func (v *verified) ListPrompts(ctx context.Context, cursor string) (_ []*mcp.Prompt, _ string, err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.ListPrompts(ctx, cursor)
 }
 func (v *verified) ListResourceTemplates(ctx context.Context, cursor string) (_ []*mcp.ResourceTemplate, _ string, err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.ListResourceTemplates(ctx, cursor)
 }
 func (v *verified) CallTool(ctx context.Context, p *mcp.CallToolParams) (_ *mcp.CallToolResult, err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.CallTool(ctx, p)
 }
 func (v *verified) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (_ *mcp.GetPromptResult, err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.GetPrompt(ctx, p)
 }
 func (v *verified) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (_ *mcp.ReadResourceResult, err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.ReadResource(ctx, p)
 }
 func (v *verified) Complete(ctx context.Context, p *mcp.CompleteParams) (_ *mcp.CompleteResult, err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.Complete(ctx, p)
 }
 func (v *verified) Subscribe(ctx context.Context, p *mcp.SubscribeParams) (err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.Subscribe(ctx, p)
 }
 func (v *verified) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeParams) (err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.Unsubscribe(ctx, p)
 }
 
 //lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
 func (v *verified) SetLoggingLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) (err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.SetLoggingLevel(ctx, p)
 }
 
 // Alive is judged as any request (a host's ping); a verification's own
 // Alive goes to the inner session, past the rules.
 func (v *verified) Alive(ctx context.Context) (err error) {
-	defer v.judge(ctx, v.sent(), &err)
+	defer v.judge(ctx, v.pings.Load(), &err)
 	return v.Endable.Alive(ctx)
 }
