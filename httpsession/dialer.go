@@ -26,12 +26,10 @@ type DialerOptions struct {
 	// ResumedVersion is the protocol version of the persisted session the
 	// supervisor resumes, if any: under [EraAuto] the era starts from it.
 	ResumedVersion string
-	// Stream, HostileRule, HostileMemory and RememberedStream are the
-	// [SwitchConfig] (Mode, Rule, Memory, Remembered) every session shares.
-	Stream           StreamMode
-	HostileRule      HostilityRule
-	HostileMemory    time.Duration
-	RememberedStream StreamDecision
+	// Stream configures the stream decision every session shares; its
+	// OnStream gets each change (a session.StreamDecided, of no one
+	// session); its Clock is Transport's.
+	Stream SwitchConfig
 	// AnswerLimits bound the answers of every session, in place of the
 	// Config's own bounds.
 	AnswerLimits AnswerLimits
@@ -39,13 +37,6 @@ type DialerOptions struct {
 	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
 	// OnDroppedResponse and FallbackAfterOutage are the dialer's.
 	Transport Config
-	// KeepAlive, when positive, pings each session at this interval
-	// (session.StartKeepAlive); a dead ping ends the session.
-	KeepAlive time.Duration
-	// Observe receives the facts of no one session: each change of the
-	// stream decision (session.StreamDecided), on the goroutine that
-	// observed it; it must not block. nil: none wanted.
-	Observe func(session.Fact)
 	// Served reports whether the session of a generation has served (past
 	// its handshake and first listing): a refusal of its era then ends it
 	// at most once per EraReprobe. nil: every session is still opening.
@@ -55,16 +46,15 @@ type DialerOptions struct {
 // Dialer opens the streamable HTTP sessions of one supervisor
 // (session.Dialer) and keeps what outlives a session: the era (changes are
 // session.EraChanged facts to the Spec's Observe) and the stream decision
-// (session.StreamDecided facts to DialerOptions.Observe). Safe for
-// concurrent use; Close stops the decision's timer.
+// (changes to DialerOptions.Stream.OnStream). Safe for concurrent use;
+// Close stops the decision's timer.
 type Dialer struct {
-	endpoint  string
-	info      *mcp.Implementation
-	keepAlive time.Duration
-	served    func(generation uint64) bool
-	cfg       *Config // every session's, shared: defaults applied, never written
-	era       *eraMemory
-	streams   *StreamSwitch
+	endpoint string
+	info     *mcp.Implementation
+	served   func(generation uint64) bool
+	cfg      *Config // every session's, shared: defaults applied, never written
+	era      *eraMemory
+	streams  *StreamSwitch
 }
 
 var _ session.Dialer = (*Dialer)(nil)
@@ -76,18 +66,13 @@ func NewDialer(opts DialerOptions) *Dialer {
 	cfg.OnExchange, cfg.OnStreamRestored, cfg.OnStreamDeclined, cfg.OnDroppedEvent, cfg.OnDroppedResponse = nil, nil, nil, nil, nil
 	cfg.FallbackAfterOutage = false // the dialer's: hooks
 	cfg = cfg.withDefaults(opts.HTTPClient)
-	d := &Dialer{endpoint: opts.Endpoint, info: opts.ClientInfo, keepAlive: opts.KeepAlive, served: opts.Served,
+	d := &Dialer{endpoint: opts.Endpoint, info: opts.ClientInfo, served: opts.Served,
 		cfg: &cfg, era: newEraMemory(opts.Era, opts.EraReprobe)}
 	if opts.Era == EraAuto && opts.ResumedVersion != "" {
 		d.era.learn(cfg.Clock.Now(), opts.ResumedVersion, nil)
 	}
-	observe := opts.Observe // the closure keeps this, not a copy of opts
-	d.streams = NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Rule: opts.HostileRule, Memory: opts.HostileMemory,
-		Remembered: opts.RememberedStream, Clock: cfg.Clock, OnStream: func(sd StreamDecision) {
-			if observe != nil {
-				observe(sd)
-			}
-		}})
+	opts.Stream.Clock = cfg.Clock
+	d.streams = NewStreamSwitch(opts.Stream)
 	d.cfg.Switch = d.streams // every session inherits the decision
 	return d
 }
@@ -112,30 +97,31 @@ func (d *Dialer) Attach(ctx context.Context, spec session.Spec) (session.Session
 	if spec.Resume == nil {
 		return nil, session.ErrNoResume
 	}
-	r := spec.Resume
-	st := ResumeState{SessionID: r.SessionID, ProtocolVersion: r.ProtocolVersion, InitializeResult: r.InitializeResult}
+	st := ResumeState(*spec.Resume)
 	return d.open(spec, func(opts Options) (*Session, error) { return Resume(ctx, opts, st) })
 }
 
-// open opens a session with open and learns the era it negotiated.
+// open opens a session with open, in the era remembered, and learns the
+// era it negotiated.
 func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (session.Session, error) {
 	observe := spec.Observe
 	if observe == nil {
 		observe = func(session.Fact) {}
 	}
-	opts := d.options(spec, observe)
+	era, fallback := d.era.next(d.cfg.Clock.Now())
+	opts := Options{Endpoint: d.endpoint, Era: era, ClientInfo: d.info, shared: d.cfg, on: hooks{observe: observe, fallback: fallback}}
+	if spec.Client != nil {
+		opts.Client = spec.Client(FactsMiddleware())
+	}
 	s, err := open(opts)
 	if err != nil {
-		if c := d.era.dialFailed(opts.Era, err); c != nil {
+		if c := d.era.dialFailed(era, err); c != nil {
 			observe(*c)
 		}
 		return nil, err
 	}
-	if c := d.era.learn(d.cfg.Clock.Now(), s.protoVers, s.c.discovered()); c != nil {
+	if c := d.era.learn(d.cfg.Clock.Now(), s.info.ProtocolVersion, s.c.discovered()); c != nil {
 		observe(*c)
-	}
-	if d.keepAlive > 0 {
-		s.keepAlive(d.keepAlive, d.cfg.Clock, d.cfg.Logger)
 	}
 	d.watchEra(spec.Generation, s, observe)
 	return dialed{s, session.NewClientRequests(s.cs)}, nil
@@ -149,21 +135,11 @@ type dialed struct {
 
 var _ session.Endable = dialed{}
 
-func (d *Dialer) options(spec session.Spec, observe func(session.Fact)) Options {
-	era, fallback := d.era.next(d.cfg.Clock.Now())
-	var client *mcp.Client
-	if spec.Client != nil {
-		client = spec.Client(FactsMiddleware())
-	}
-	return Options{Endpoint: d.endpoint, Client: client, Era: era, ClientInfo: d.info,
-		shared: d.cfg, on: hooks{observe: observe, fallback: fallback}}
-}
-
 // watchEra ends a session whose request is answered with a refusal of its
 // era ([VersionRefusal] on 2026-07-28, [LegacyRefusal] on 2025 unless
 // pinned), detached, so that the next session discovers again.
 func (d *Dialer) watchEra(gen uint64, s *Session, observe func(session.Fact)) {
-	version := s.protoVers
+	version := s.info.ProtocolVersion
 	refusal := VersionRefusal
 	if !msgcheck.ModernVersion(version) {
 		if d.era.pinned {

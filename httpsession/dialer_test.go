@@ -69,7 +69,7 @@ func ended(t *testing.T, s session.Session) error {
 // session.
 func TestDialerSessionEndsByTheHost(t *testing.T) {
 	g, url := newServer(t, nil)
-	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
+	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.SwitchConfig{Mode: httpsession.StreamOff}})
 	t.Cleanup(func() { _ = d.Close() })
 
 	s := dial(t, d, &facts{})
@@ -99,7 +99,7 @@ func TestDialerSessionEndsByTheHost(t *testing.T) {
 // connection as it ends); its end is still reported once.
 func TestDialerIdleSessionHoldsNoWaiter(t *testing.T) {
 	_, url := newServer(t, nil)
-	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
+	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.SwitchConfig{Mode: httpsession.StreamOff}})
 	t.Cleanup(func() { _ = d.Close() })
 	s := dial(t, d, &facts{})
 	buf := make([]byte, 1<<20)
@@ -116,7 +116,7 @@ func TestDialerIdleSessionHoldsNoWaiter(t *testing.T) {
 // answer, and the host's Close after it does not replace the cause.
 func TestDialerSessionEndsBySessionGone(t *testing.T) {
 	g, url := newServer(t, nil)
-	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
+	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.SwitchConfig{Mode: httpsession.StreamOff}})
 	t.Cleanup(func() { _ = d.Close() })
 	s := dial(t, d, &facts{})
 	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
@@ -145,7 +145,7 @@ func TestDialerSessionEndsBySessionGone(t *testing.T) {
 // and the next handshake discovers again.
 func TestDialerSessionEndsByAnEraRefusal(t *testing.T) {
 	g, url := newServer(t, &mcp.StreamableHTTPOptions{Stateless: true})
-	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Stream: httpsession.StreamOff})
+	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Stream: httpsession.SwitchConfig{Mode: httpsession.StreamOff}})
 	t.Cleanup(func() { _ = d.Close() })
 	f := &facts{}
 	s := dial(t, d, f)
@@ -171,15 +171,15 @@ func TestDialerSessionEndsByAnEraRefusal(t *testing.T) {
 	require.Zero(t, g.count("DELETE", ""), "ended detached")
 }
 
-// A dead keepalive ping (no HTTP answer: the connection cut) ends the
-// session, detached, with the ping's error as its cause.
+// A dead keepalive ping (session.Verify's; no HTTP answer: the connection
+// cut) ends the session, without DELETE, with the ping's error as its cause.
 func TestDialerSessionEndsByItsKeepAlive(t *testing.T) {
 	g, url := newServer(t, nil)
 	clock := clockwork.NewFakeClock()
-	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.StreamOff,
-		KeepAlive: time.Minute, Transport: httpsession.Config{Clock: clock}})
+	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.SwitchConfig{Mode: httpsession.StreamOff},
+		Transport: httpsession.Config{Clock: clock}})
 	t.Cleanup(func() { _ = d.Close() })
-	s := dial(t, d, &facts{})
+	s := session.Verify(dial(t, d, &facts{}).(session.Endable), session.VerifyConfig{KeepAlive: time.Minute, Clock: clock})
 	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
 		if method != "ping" {
 			return false
@@ -206,9 +206,9 @@ func TestDialerStreamDecision(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	observed := make(chan session.Fact, 4)
 	since := clock.Now().Add(-30 * time.Minute)
-	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: "http://127.0.0.1:1/", Stream: httpsession.StreamAuto,
-		HostileMemory: time.Hour, RememberedStream: httpsession.StreamDecision{Off: true, Since: since},
-		Transport: httpsession.Config{Clock: clock}, Observe: func(f session.Fact) { observed <- f }})
+	d := httpsession.NewDialer(httpsession.DialerOptions{Endpoint: "http://127.0.0.1:1/", Stream: httpsession.SwitchConfig{Mode: httpsession.StreamAuto,
+		Memory: time.Hour, Remembered: httpsession.StreamDecision{Off: true, Since: since},
+		OnStream: func(f httpsession.StreamDecision) { observed <- f }}, Transport: httpsession.Config{Clock: clock}})
 	t.Cleanup(func() { _ = d.Close() })
 	got := d.StreamDecision()
 	require.True(t, got.Off)

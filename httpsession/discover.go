@@ -21,25 +21,25 @@ const maxDiscoverAnswer = 1 << 20
 // [Session.Discover] whose answer held no JSON-RPC response to it.
 var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer holds no response to it")
 
-// Discover sends one `server/discover` (SEP-2575) outside go-sdk and
-// reports whether the server answered it with a result: the 2026-07-28
-// keepalive, since that era has no `ping` and every server serves discover
-// without side effect. It carries the SEP-2575 `_meta` triple (protocol
-// version, [Options.ClientInfo], empty capabilities). The error is a
-// *jsonrpc.Error when the server answered one (any HTTP status), one
-// wrapping [ErrNoDiscoverAnswer] for an answer without a response to it
-// (read up to 1 MiB), or the request's error; a context with
-// [WithExchange] gets the record. Safe for concurrent use.
+// Discover sends one `server/discover` (SEP-2575) outside go-sdk, which
+// has no API for it, and reports whether the server answered it with a
+// result: the 2026-07-28 liveness request, that era having no `ping`. It
+// carries the SEP-2575 `_meta` triple (protocol version,
+// [Options.ClientInfo], empty capabilities). The error is a *jsonrpc.Error
+// the server answered (any HTTP status), one wrapping [ErrNoDiscoverAnswer]
+// for an answer (read up to 1 MiB) without a response to it, or the
+// request's; a context with [WithExchange] gets the record. Safe for
+// concurrent use.
 func (s *Session) Discover(ctx context.Context) error {
 	// Numbered past the id shift, as go-sdk's ids are (idshift.go).
 	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.c.shift)+s.probes.Add(1), 10)
-	version := s.protoVers
+	version := s.info.ProtocolVersion
 	if version == "" {
 		version = era20260728
 	}
 	params, err := json.Marshal(map[string]any{"_meta": map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    version,
-		"io.modelcontextprotocol/clientInfo":         s.info,
+		"io.modelcontextprotocol/clientInfo":         s.clientInfo,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 	}})
 	if err != nil {

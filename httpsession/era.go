@@ -17,14 +17,9 @@ import (
 // JSON-RPC error codes of the 2026-07-28 era (MCP SEP-2575) that refuse a
 // request's protocol version or headers.
 const (
-	// CodeHeaderMismatch is -32020: the Mcp-* headers do not match the body.
-	CodeHeaderMismatch = -32020
-	// CodeMissingRequiredClientCapabilities is -32021.
+	CodeHeaderMismatch                    = -32020 // the Mcp-* headers do not match the body
 	CodeMissingRequiredClientCapabilities = -32021
-	// CodeUnsupportedProtocolVersion is -32022: the server does not speak
-	// the request's protocol version (a server rolled back to 2025 answers
-	// every 2026-07-28 request so, in a 400).
-	CodeUnsupportedProtocolVersion = -32022
+	CodeUnsupportedProtocolVersion        = -32022 // the request's protocol version is not spoken
 )
 
 // EraRefusal reports whether x refuses the 2026-07-28 era: HTTP 400 whose
@@ -89,7 +84,7 @@ func (e *DiscoverOutageError) Is(target error) bool { return target == ErrDiscov
 func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
 
 // amendDiscover amends the kept record of the discover of request id
-// requestID: its event-stream answer failed after the headers.
+// requestID, whose event-stream answer failed after the headers.
 func (c *conn) amendDiscover(requestID string, f func(*Exchange)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -128,10 +123,9 @@ func (c *conn) refuseFallback(x *Exchange) error {
 	return err
 }
 
-// handshakeError annotates the error of go-sdk's Connect. After a refused
-// fallback the facts are the discover's, whatever go-sdk returned: the
-// initialize never left, and the retry rests on the server's answer. An
-// invalid session id of the handshake answer comes first.
+// handshakeError annotates the error of go-sdk's Connect: after a refused
+// fallback, the discover's facts (the initialize never left); an invalid
+// session id of the handshake answer first.
 func (c *conn) handshakeError(ctx context.Context, err error) error {
 	c.mu.Lock()
 	oe, refused := c.outage, c.refused
@@ -162,8 +156,8 @@ const maxDiscoverOutages = 3
 // eraMemory is the one owner of a supervisor's era decision, learned from
 // the sessions opened (decision record 0013). Safe for concurrent use.
 type eraMemory struct {
-	pinned  bool          // the host's Era2025: never probed
-	reprobe time.Duration // DialerOptions.EraReprobe; negative: a 2025 era is kept for good
+	pinned  bool // the host's Era2025: never probed
+	reprobe time.Duration
 
 	mu        sync.Mutex
 	era       Era
@@ -189,8 +183,8 @@ func (m *eraMemory) next(now time.Time) (Era, bool) {
 }
 
 // learn keeps the era of version, negotiated or persisted, at now ("":
-// nothing); discover is the session's discover, if it sent one. It returns
-// the change, nil when none.
+// nothing), discover the session's discover record, if any; it returns the
+// change, nil when none.
 func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) *session.EraChanged {
 	if version == "" {
 		return nil
@@ -224,10 +218,10 @@ func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) *se
 	return c
 }
 
-// dialFailed takes a handshake that failed, started in the era dialed. A
-// discover outage is counted; any other failure starts the count over. A
-// learned 2025 handshake refused with a [LegacyRefusal] ends the 2025 era at
-// once: it returns the event detail ("" when the era stays).
+// dialFailed takes a handshake that failed, started in the era dialed: a
+// discover outage is counted, any other failure starts the count over; a
+// learned 2025 handshake refused with a [LegacyRefusal] ends the 2025 era
+// at once, the change returned (nil when the era stays).
 func (m *eraMemory) dialFailed(dialed Era, err error) *session.EraChanged {
 	m.mu.Lock()
 	defer m.mu.Unlock()

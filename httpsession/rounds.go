@@ -16,9 +16,8 @@ const maxLostRounds = 16
 // prompts/get, resources/read with inputResponses or requestState) that got
 // no answer of the server's, and sends it in place of the first round
 // go-sdk sends again: "the client MUST echo back the exact value" of
-// requestState (mrtr.mdx, Client Requirements; decision record 0006). At
-// most maxLostRounds are kept, the oldest dropped first. Safe for
-// concurrent use.
+// requestState (mrtr.mdx, Client Requirements; decision record 0006). The
+// oldest of maxLostRounds is dropped first. Safe for concurrent use.
 type rounds struct {
 	mu   sync.Mutex
 	lost []lostRound

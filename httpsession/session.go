@@ -4,13 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -18,36 +15,32 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// Era is a hint of the protocol era a server speaks (2025-11-25 or
-// 2026-07-28): the handshake go-sdk starts with.
+// Era is a hint of the protocol era a server speaks: the handshake go-sdk
+// starts with.
 type Era uint8
 
 const (
 	// EraAuto (the default) lets go-sdk try `server/discover` first and
 	// fall back to `initialize`; a [Dialer] keeps the era learned.
-	EraAuto Era = iota
-	// Era2025 starts with `initialize` at 2025-11-25.
-	Era2025
-	// Era20260728 starts with `server/discover` at 2026-07-28.
-	Era20260728
+	EraAuto     Era = iota
+	Era2025         // `initialize` at 2025-11-25
+	Era20260728     // `server/discover` at 2026-07-28
 )
-
-func (e Era) String() string {
-	switch e {
-	case EraAuto:
-		return "auto"
-	case Era2025:
-		return era2025
-	case Era20260728:
-		return era20260728
-	}
-	return "unknown"
-}
 
 const (
 	era2025     = "2025-11-25"
 	era20260728 = "2026-07-28"
 )
+
+var eraNames = [...]string{EraAuto: "auto", Era2025: era2025, Era20260728: era20260728}
+
+// String returns "auto" or the era's protocol version; "unknown" past them.
+func (e Era) String() string {
+	if int(e) < len(eraNames) {
+		return eraNames[e]
+	}
+	return "unknown"
+}
 
 // StreamMode chooses whether sessions open the standalone stream (the GET,
 // or the 2026-07-28 subscriptions/listen): a [StreamSwitch]'s policy
@@ -58,28 +51,23 @@ const (
 	// StreamAuto (the default) opens the stream until the server proves
 	// GET-hostile ([HostilityRule]) for [SwitchConfig.Memory].
 	StreamAuto StreamMode = iota
-	// StreamOn always opens the stream, re-dialed on [StreamConfig]'s backoff.
-	StreamOn
-	// StreamOff never opens it: the next call or a keepalive finds a dead
-	// session.
-	StreamOff
+	StreamOn              // always opened, re-dialed on [StreamConfig]'s backoff
+	StreamOff             // never opened: a call or a keepalive finds a dead session
 )
 
+var streamModeNames = [...]string{StreamAuto: "auto", StreamOn: "on", StreamOff: "off"}
+
+// String returns "auto", "on" or "off"; "invalid" past them.
 func (m StreamMode) String() string {
-	switch m {
-	case StreamAuto:
-		return "auto"
-	case StreamOn:
-		return "on"
-	case StreamOff:
-		return "off"
+	if int(m) < len(streamModeNames) {
+		return streamModeNames[m]
 	}
 	return "invalid"
 }
 
-// Options configure [Open] and [Resume]. Only Endpoint is required.
+// Options configure [Open] and [Resume]. Only Endpoint, the MCP endpoint
+// URL, is required.
 type Options struct {
-	// Endpoint is the MCP endpoint URL.
 	Endpoint string
 	// HTTPClient is the host's client: its Transport (nil:
 	// http.DefaultTransport) carries the requests, its Jar and Timeout are
@@ -109,24 +97,20 @@ type Options struct {
 // Session is one streamable HTTP session: a go-sdk client session on its
 // own mcp.Connection, and the one owner of its end, reported once, the
 // first cause winning (session.End: Done, Err, AfterEnd): a session-gone
-// answer or a refusal of its era (a *classify.HTTPError carrying it), a dead
-// keepalive, Close (session.ErrClosed) or Detach (session.ErrDetached). Its
-// methods are safe for concurrent use.
+// answer or a refusal of its era (a *classify.HTTPError carrying it), Fail,
+// Close (session.ErrClosed) or Detach (session.ErrDetached). Its methods
+// are safe for concurrent use.
 type Session struct {
 	session.End
-	cs        *mcp.ClientSession
-	c         *conn // sends the Session's own requests too (discover.go)
-	id        string
-	blind     bool
-	initRes   *mcp.InitializeResult
-	protoVers string
-	probes    atomic.Uint64 // numbers the Session's own requests
-	info      *mcp.Implementation
-	ka        *session.KeepAlive // nil without a keepalive
+	cs         *mcp.ClientSession
+	c          *conn // sends the Session's own requests too (discover.go)
+	info       session.Info
+	blind      bool
+	probes     atomic.Uint64 // numbers the Session's own requests
+	clientInfo *mcp.Implementation
 
 	mu    sync.Mutex
-	first error     // the first cause recorded, nil before
-	fatal *Exchange // the first answer that ends the session
+	first error // the first cause recorded (an *endingAnswer), nil before
 	// eraWatch reports an answer that refuses the era, ending the session
 	// once (endedForEra); nil: not watched, or ended.
 	eraWatch func(Exchange) bool
@@ -161,7 +145,7 @@ func Resume(ctx context.Context, opts Options, st ResumeState) (*Session, error)
 	return connect(ctx, opts, st.ProtocolVersion, h)
 }
 
-// defaultClientInfo names the default Client; go-sdk only reads it.
+// defaultClientInfo is only read, by go-sdk too.
 var defaultClientInfo = &mcp.Implementation{Name: "mcpsup", Version: "v0"}
 
 func connect(ctx context.Context, opts Options, version string, h *handshake) (*Session, error) {
@@ -171,14 +155,13 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 		w.Switch = cmp.Or(w.Switch, NewStreamSwitch(SwitchConfig{Mode: opts.Stream, Clock: w.Clock}))
 		cfg = &w
 	}
-	info := cmp.Or(opts.ClientInfo, defaultClientInfo)
 	client := opts.Client
 	if client == nil {
 		client = mcp.NewClient(defaultClientInfo, nil)
 		client.AddSendingMiddleware(FactsMiddleware())
 	}
 	c := newConn(cfg, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
-	s := &Session{c: c, info: info}
+	s := &Session{c: c, clientInfo: cmp.Or(opts.ClientInfo, defaultClientInfo)}
 	c.on = opts.on
 	c.on.exchange = s.exchange
 	ctx, release := withConnectExchange(ctx)
@@ -187,15 +170,15 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if err != nil {
 		return nil, c.handshakeError(ctx, err) // era.go
 	}
-	s.cs, s.id, s.initRes = cs, c.SessionID(), cs.InitializeResult()
-	if s.initRes != nil {
-		s.protoVers = s.initRes.ProtocolVersion
+	s.cs, s.info.ID, s.blind = cs, c.SessionID(), h != nil && h.result == nil
+	if r := cs.InitializeResult(); r != nil {
+		s.info.ProtocolVersion, s.info.Initialize = r.ProtocolVersion, r
 	}
-	if h != nil && h.result == nil {
-		s.blind, s.initRes = true, nil
+	if s.blind {
+		s.info.Initialize = nil
 	}
-	// go-sdk closes its connection (conn.Close ends c.ctx) as its session
-	// ends, and is done right after: no goroutine waits while it lives.
+	// go-sdk's session ends as it closes its connection (conn.Close ends
+	// c.ctx): no goroutine waits while it lives.
 	context.AfterFunc(c.ctx, func() { s.End.Fail(s.cause(cs.Wait())) })
 	return s, nil
 }
@@ -205,21 +188,21 @@ func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
 
 // ID returns the session id: from the successful handshake answer, or the
 // persisted one for a resume; "" for a sessionless server.
-func (s *Session) ID() string { return s.id }
+func (s *Session) ID() string { return s.info.ID }
 
 // ProtocolVersion returns the negotiated (or persisted) protocol version.
-func (s *Session) ProtocolVersion() string { return s.protoVers }
+func (s *Session) ProtocolVersion() string { return s.info.ProtocolVersion }
 
 // InitializeResult returns what the server declared, or nil after a blind
 // resume (capabilities unknown).
-func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initRes }
+func (s *Session) InitializeResult() *mcp.InitializeResult { return s.info.Initialize }
 
 // Blind reports a blind resume: the server's capabilities are unknown.
 func (s *Session) Blind() bool { return s.blind }
 
 // ResumeState returns the state to persist for a later [Resume].
 func (s *Session) ResumeState() ResumeState {
-	return ResumeState{SessionID: s.id, ProtocolVersion: s.protoVers, InitializeResult: s.initRes}
+	return ResumeState{SessionID: s.info.ID, ProtocolVersion: s.info.ProtocolVersion, InitializeResult: s.info.Initialize}
 }
 
 // Wait blocks until the go-sdk session ends and returns its error.
@@ -238,7 +221,6 @@ func (s *Session) Detach() error { return s.stop(session.ErrDetached, true) }
 
 func (s *Session) stop(cause error, detach bool) error {
 	s.record(cause)
-	s.ka.Stop()
 	err := s.end(detach)
 	<-s.Done()
 	return err
@@ -257,23 +239,15 @@ func (s *Session) end(detach bool) error {
 	return nil
 }
 
-// Causes of a session's end, recorded until go-sdk's session has ended.
-var (
-	errEndedByWatch     = errors.New("mcpsup/httpsession: ended by an answer") // session gone, or its era refused
-	errEndedByKeepAlive = errors.New("mcpsup/httpsession: ended by the keepalive")
-	// ErrSessionEnded is the end of a session go-sdk ended by itself
-	// without an error of its own (its connection closed).
-	ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
-)
+// ErrSessionEnded is the end of a session go-sdk ended by itself without
+// an error of its own (its connection closed).
+var ErrSessionEnded = errors.New("mcpsup/httpsession: session ended")
 
-// keepAlive pings the session every interval (session.StartKeepAlive); a
-// dead ping ends it, detached.
-func (s *Session) keepAlive(every time.Duration, clock clockwork.Clock, log *slog.Logger) {
-	s.ka = session.StartKeepAlive(clock, every, log, s.Alive, func() {
-		s.record(errEndedByKeepAlive)
-		_ = s.end(true)
-	})
-}
+// endingAnswer is a recorded cause: the answer x (session gone, or its era
+// refused) ends the session.
+type endingAnswer struct{ x Exchange }
+
+func (e *endingAnswer) Error() string { return "mcpsup/httpsession: ended by an answer" }
 
 // record keeps err as the session's cause unless one came first.
 func (s *Session) record(err error) {
@@ -284,46 +258,26 @@ func (s *Session) record(err error) {
 	s.mu.Unlock()
 }
 
-// endedBy keeps x as the answer that ends the session, unless one came first.
-func (s *Session) endedBy(x Exchange) {
-	s.mu.Lock()
-	if s.fatal == nil {
-		s.fatal = &x
-	}
-	if s.first == nil {
-		s.first = errEndedByWatch
-	}
-	s.mu.Unlock()
-}
-
 // cause is why the session ended, go-sdk's wait having returned err.
 func (s *Session) cause(err error) error {
 	s.mu.Lock()
-	first, fatal := s.first, s.fatal
+	first := s.first
 	s.mu.Unlock()
-	switch {
-	case first == errEndedByKeepAlive:
-		return s.ka.EndedBy()
-	case first != nil && first != errEndedByWatch:
-		return first
-	case fatal != nil:
-		return &classify.HTTPError{Exchange: *fatal, Err: err}
+	if a, ok := first.(*endingAnswer); ok {
+		return &classify.HTTPError{Exchange: a.x, Err: err}
 	}
-	return cmp.Or(err, ErrSessionEnded)
+	return cmp.Or(first, err, ErrSessionEnded)
 }
 
 // Fail ends the session with err (session.Verify) unless it ended already;
-// a cause recorded first (a session-gone answer, the keepalive) stays its
-// cause.
+// a cause recorded first (a session-gone answer) stays its cause.
 func (s *Session) Fail(err error) bool {
 	s.record(err)
 	return s.End.Fail(s.cause(err))
 }
 
 // Info is what the handshake (or the persisted state) established.
-func (s *Session) Info() session.Info {
-	return session.Info{ID: s.id, ProtocolVersion: s.protoVers, Initialize: s.initRes}
-}
+func (s *Session) Info() session.Info { return s.info }
 
 // Status is Live until the session ends, then Ended.
 func (s *Session) Status() (session.Status, <-chan struct{}) {
@@ -337,21 +291,21 @@ func (s *Session) Status() (session.Status, <-chan struct{}) {
 // answers -32601), so it sends server/discover ([Session.Discover]).
 func (s *Session) Alive(ctx context.Context) error {
 	ctx = WithExchange(ctx)
-	if !msgcheck.ModernVersion(s.protoVers) {
+	if !msgcheck.ModernVersion(s.info.ProtocolVersion) {
 		return Annotate(ctx, s.cs.Ping(ctx, nil))
 	}
 	return Annotate(ctx, s.Discover(ctx))
 }
 
-// endedForEra records x as the answer the session ends with and stops the
-// era watch: once per session.
+// endedForEra records x as the session's cause and stops the era watch:
+// once per session.
 func (s *Session) endedForEra(x Exchange) bool {
 	s.mu.Lock()
 	watched := s.eraWatch != nil
 	s.eraWatch = nil
 	s.mu.Unlock()
 	if watched {
-		s.endedBy(x)
+		s.record(&endingAnswer{x})
 	}
 	return watched
 }
@@ -369,6 +323,6 @@ func (s *Session) exchange(x Exchange) {
 		return // a refusal of the era ends the session, or passes: re-discoveries are spaced
 	}
 	if x.SessionGone {
-		s.endedBy(x) // only a session-gone answer ends a session
+		s.record(&endingAnswer{x}) // only a session-gone answer ends a session
 	}
 }

@@ -19,7 +19,7 @@ func TestFailAfterASessionGoneAnswerKeepsTheAnswer(t *testing.T) {
 	s := &Session{}
 	gone := Exchange{Verb: http.MethodGet, Status: http.StatusNotFound, SessionIDSent: true}
 	require.True(t, sessionGone(gone))
-	s.endedBy(gone)
+	s.record(&endingAnswer{gone})
 
 	require.True(t, s.Fail(errors.New("calling \"ping\": client is closing")))
 	require.Equal(t, classify.SessionExpired, classify.Error(s.Err()).Class)

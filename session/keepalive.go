@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -22,15 +21,15 @@ type pingOutcome uint8
 
 const (
 	pingKeep pingOutcome = iota // the session lives: ping again
-	pingDead                    // the session is dead: end it, without DELETE
+	pingDead                    // the session is dead: end it
 	pingStop                    // stop pinging, the session lives
 )
 
-// judgePing applies the keepalive rule to one failed ping's verdict,
-// timeouts counting the unanswered pings in a row: as on a call (DESIGN.md
-// section 3, "reconnect from ready?"), only transport and session-expired
-// mean the session is gone, and maxPingTimeouts timeouts in a row; a server
-// without ping (-32601, Method not found) is not pinged again.
+// judgePing applies the liveness rule (decision record 0005) to one failed
+// ping's verdict, timeouts counting the unanswered pings in a row: only
+// transport, session-expired and maxPingTimeouts timeouts in a row mean the
+// session is gone; a server without ping (-32601, Method not found) is not
+// pinged again.
 func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 	switch v.Class {
 	case classify.Transport, classify.SessionExpired:
@@ -45,67 +44,55 @@ func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 	return pingKeep
 }
 
-// KeepAlive pings one session every interval on the supervisor's clock, each
-// ping bounded by the interval. Not go-sdk's ClientOptions.KeepAlive, which
-// closes the session with DELETE on any failed ping, a 401 included
-// (mcp/shared.go): a dead ping ([judgePing]) ends it through end, without
-// DELETE, and its error is the session's end.
-type KeepAlive struct {
-	stop context.CancelFunc // ends the pinging; the ping in flight is canceled
-	done chan struct{}
+// PingProvesDead reports whether a failed liveness request with verdict v,
+// given its full time, proves the session dead ([judgePing]).
+func PingProvesDead(v classify.Verdict) bool { return judgePing(v, maxPingTimeouts) == pingDead }
 
-	mu    sync.Mutex
-	cause error // the failed ping that ended the session
-}
-
-// StartKeepAlive starts pinging every interval until stop or a dead ping.
-func StartKeepAlive(clock clockwork.Clock, every time.Duration, log *slog.Logger, ping func(context.Context) error, end func()) *KeepAlive {
-	life, stop := context.WithCancel(context.Background())
-	k := &KeepAlive{stop: stop, done: make(chan struct{})}
-	go k.run(life, clock, every, log, ping, end)
-	return k
-}
-
-func (k *KeepAlive) run(life context.Context, clock clockwork.Clock, every time.Duration, log *slog.Logger, ping func(context.Context) error, end func()) {
-	defer close(k.done)
-	tick := clock.NewTicker(every)
+// keepAlive sends an Alive every interval on the clock, each bounded by the
+// interval, until the session ends, Close or Detach, or a ping says to stop;
+// a dead ping fails the session with its error. Not go-sdk's
+// ClientOptions.KeepAlive, which closes the session with DELETE on any
+// failed ping, a 401 included (mcp/shared.go).
+func (v *verified) keepAlive(every time.Duration) {
+	defer v.wg.Done()
+	tick := v.cfg.Clock.NewTicker(every)
 	defer tick.Stop()
+	log := v.cfg.Logger
 	timeouts := 0
 	for {
 		select {
-		case <-life.Done():
+		case <-v.life.Done():
+			return
+		case <-v.Endable.Done():
 			return
 		case <-tick.Chan():
 		}
-		timedOut, err := bounded(life, clock, every, ping)
-		if life.Err() != nil {
+		cut, err := bounded(v.life, v.cfg.Clock, every, v.Endable.Alive)
+		if v.life.Err() != nil {
 			return
 		}
 		if err == nil {
 			timeouts = 0
 			continue
 		}
-		v := classify.Error(err)
-		if timedOut {
+		verdict := classify.Error(err)
+		if cut {
 			timeouts++
-			v = classify.Verdict{Class: classify.Timeout, Detail: err.Error()}
+			verdict = classify.Verdict{Class: classify.Timeout, Detail: err.Error()}
 			err = fmt.Errorf("mcpsup: keepalive: %d pings in a row got no answer within %s: %w", timeouts, every, context.DeadlineExceeded)
 		} else {
 			timeouts = 0
 		}
-		switch judgePing(v, timeouts) {
+		switch judgePing(verdict, timeouts) {
 		case pingDead:
-			log.Debug("mcpsup: keepalive ping: the session is dead", "verdict", v.String())
-			k.mu.Lock()
-			k.cause = fmt.Errorf("mcpsup: keepalive ping: %w", err)
-			k.mu.Unlock()
-			end()
+			log.Debug("mcpsup: keepalive ping: the session is dead", "verdict", verdict.String())
+			v.Fail(fmt.Errorf("mcpsup: keepalive ping: %w", err))
 			return
 		case pingStop:
-			log.Debug("mcpsup: keepalive ping not served; pinging stops", "verdict", v.String())
+			log.Debug("mcpsup: keepalive ping not served; pinging stops", "verdict", verdict.String())
 			return
 		default:
-			log.Debug("mcpsup: keepalive ping failed; the session is kept", "verdict", v.String())
+			log.Debug("mcpsup: keepalive ping failed; the session is kept", "verdict", verdict.String())
 		}
 	}
 }
@@ -115,41 +102,9 @@ func (k *KeepAlive) run(life context.Context, clock clockwork.Clock, every time.
 func bounded(parent context.Context, clock clockwork.Clock, d time.Duration, f func(context.Context) error) (cut bool, err error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	var mu sync.Mutex
-	timedOut := false
-	t := clock.AfterFunc(d, func() {
-		mu.Lock()
-		timedOut = true
-		mu.Unlock()
-		cancel()
-	})
+	var timedOut atomic.Bool
+	t := clock.AfterFunc(d, func() { timedOut.Store(true); cancel() })
 	err = f(ctx)
 	t.Stop()
-	mu.Lock()
-	defer mu.Unlock()
-	return timedOut && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)), err
+	return timedOut.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)), err
 }
-
-// Stop ends the pinging and waits for it. It is idempotent and nil-safe.
-func (k *KeepAlive) Stop() {
-	if k == nil {
-		return
-	}
-	k.stop()
-	<-k.done
-}
-
-// EndedBy returns the failed ping that ended the session, nil if none did.
-// It is nil-safe.
-func (k *KeepAlive) EndedBy() error {
-	if k == nil {
-		return nil
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.cause
-}
-
-// PingProvesDead reports whether a failed liveness request with verdict v,
-// given its full time, proves the session dead ([judgePing]).
-func PingProvesDead(v classify.Verdict) bool { return judgePing(v, maxPingTimeouts) == pingDead }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
-	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
@@ -27,11 +25,6 @@ type Options struct {
 	// "2025-11-25"); later ones ask for the last negotiated. Default "":
 	// go-sdk's latest.
 	ProtocolVersion string
-	// KeepAlive, when positive, pings at this interval on Clock
-	// (session.StartKeepAlive); a dead ping stops the process. Default 0.
-	KeepAlive time.Duration
-	// Clock runs the keepalive (not the grace periods). Default: real.
-	Clock clockwork.Clock
 	// Logger logs the server's stderr and its exit. Default: discard.
 	Logger *slog.Logger
 	// Limits bound the server's messages before go-sdk decodes them.
@@ -62,9 +55,6 @@ var (
 func NewDialer(o Options) *Dialer {
 	o.Command = o.Command.WithDefaults()
 	o.Name = cmp.Or(o.Name, o.Command.Path)
-	if o.Clock == nil {
-		o.Clock = clockwork.NewRealClock()
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -131,6 +121,6 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		info.ProtocolVersion = res.ProtocolVersion
 		d.version.Store(res.ProtocolVersion)
 	}
-	s.start(cs, info, o)
+	s.start(cs, info)
 	return s, nil
 }

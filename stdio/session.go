@@ -20,7 +20,6 @@ type stdioSession struct {
 	session.ClientRequests
 	p    *proc
 	info session.Info
-	ka   *session.KeepAlive // nil without Options.KeepAlive
 
 	session.End               // Done, Err, Fail (session.Verify), AfterEnd
 	started     atomic.Bool   // the handshake succeeded
@@ -30,11 +29,8 @@ type stdioSession struct {
 }
 
 // start runs the session once the handshake on cs succeeded.
-func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info, o Options) {
+func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info) {
 	s.ClientRequests, s.info = session.NewClientRequests(cs), info
-	if o.KeepAlive > 0 {
-		s.ka = session.StartKeepAlive(o.Clock, o.KeepAlive, o.Logger, s.Alive, func() { s.p.stop() })
-	}
 	s.started.Store(true)
 	go s.watch()
 }
@@ -76,16 +72,13 @@ func (s *stdioSession) watch() {
 	err := s.ClientSession.Wait()
 	s.p.stopUnlessExiting()
 	exit := s.p.wait()
-	s.ka.Stop()
 	s.End.Fail(s.cause(exit, err))
 }
 
-// cause is the first of what ended the session: a dead ping, the process's
-// own exit (*ProcessExitError), Close (session.ErrClosed), go-sdk's error.
+// cause is the first of what ended the session: the process's own exit,
+// Close, go-sdk's error.
 func (s *stdioSession) cause(exit *ProcessExitError, sdkErr error) error {
-	switch dead := s.ka.EndedBy(); {
-	case dead != nil:
-		return dead
+	switch {
 	case exit != nil && exit.Stop == StopNone:
 		return exit
 	case s.closing.Load():
@@ -125,7 +118,6 @@ func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
 func (s *stdioSession) Close() error {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)
-		s.ka.Stop()
 		s.p.stop() // first: the stop's steps are the process's to report
 		_ = s.ClientSession.Close()
 	})

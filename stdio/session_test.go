@@ -257,12 +257,14 @@ func TestRequestThatSawTheEndReturnsAfterDone(t *testing.T) {
 }
 
 // TestSessionEndsWhenTheKeepaliveFindsItDead: a server that stops (SIGSTOP)
-// answers no ping; two pings in a row cut by the interval, on the fake
-// clock, stop the process and end the session with the keepalive's error.
+// answers no ping; two pings in a row cut by the interval (session.Verify's
+// keepalive), on the fake clock, end the session with the keepalive's error,
+// and its release stops the process.
 func TestSessionEndsWhenTheKeepaliveFindsItDead(t *testing.T) {
 	requireProcFS(t)
 	clock := clockwork.NewFakeClock()
-	s, f, ctx := dial(t, Options{KeepAlive: time.Second, Clock: clock})
+	dialed, f, ctx := dial(t, Options{})
+	s := session.Verify(dialed.(session.Endable), session.VerifyConfig{KeepAlive: time.Second, Clock: clock})
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "pid"})
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.Fields(res.Content[0].(*mcp.TextContent).Text)[0])
@@ -283,6 +285,7 @@ func TestSessionEndsWhenTheKeepaliveFindsItDead(t *testing.T) {
 	require.NoError(t, clock.BlockUntilContext(ctx, 2))
 	clock.Advance(time.Second) // the second in a row is cut: dead
 	err = ended(t, ctx, s)
+	require.NoError(t, s.Detach()) // as the supervisor releases a session that ended by itself
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "keepalive")
 	var exit *ProcessExitError

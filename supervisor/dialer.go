@@ -25,7 +25,7 @@ func newStdioDialer(s *Supervisor) *stdio.Dialer {
 	}
 	return stdio.NewDialer(stdio.Options{
 		Command: *cfg.Command, Name: cfg.Name, ProtocolVersion: version,
-		KeepAlive: cfg.Recovery.KeepAlive, Clock: cfg.Observe.Clock, Logger: cfg.Observe.Logger,
+		Logger: cfg.Observe.Logger,
 		Limits: cfg.Limits.AnswerLimits.MessageLimits(cfg.Limits.MaxItems), MaxResponses: cfg.Limits.MaxResponsesInFlight,
 		Redactor: &s.redact.Redactor,
 	})
@@ -64,12 +64,13 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 		OnCredential:         s.redact.addCredential,
 		MaxListItems:         cfg.Limits.MaxItems,
 	}
+	observe := s.observer(&sessionHooks{s: s}) // a StreamDecided is of no one generation
 	return httpsession.NewDialer(httpsession.DialerOptions{
 		Endpoint: cfg.Endpoint, HTTPClient: cfg.HTTP.HTTPClient, ClientInfo: cfg.Client.Implementation,
 		Era: cfg.Era, EraReprobe: cfg.HTTP.EraReprobe, ResumedVersion: resumed,
-		Stream: cfg.Stream.Policy, HostileRule: cfg.Stream.HostileRule, HostileMemory: cfg.Stream.HostileMemory,
-		RememberedStream: remembered, AnswerLimits: cfg.Limits.AnswerLimits, Transport: t, KeepAlive: cfg.Recovery.KeepAlive,
-		Observe: s.observer(&sessionHooks{s: s}), Served: s.served, // a StreamDecided is of no one generation
+		Stream: httpsession.SwitchConfig{Mode: cfg.Stream.Policy, Rule: cfg.Stream.HostileRule, Memory: cfg.Stream.HostileMemory,
+			Remembered: remembered, OnStream: func(sd httpsession.StreamDecision) { observe(sd) }},
+		AnswerLimits: cfg.Limits.AnswerLimits, Transport: t, Served: s.served,
 	})
 }
 

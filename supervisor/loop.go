@@ -186,7 +186,8 @@ func (s *Supervisor) open(c fsm.Command) {
 		opened, err := s.dial.Open(ctx, spec)
 		var sess seam.Endable
 		if err == nil {
-			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, Clock: s.cfg.Observe.Clock, Observe: s.observer(spec.hooks)})
+			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, KeepAlive: s.cfg.Recovery.KeepAlive,
+				Clock: s.cfg.Observe.Clock, Logger: s.cfg.Observe.Logger, Observe: s.observer(spec.hooks)})
 		}
 		verdict := classify.Classify(s.life, err)
 		if !s.post(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) }) && sess != nil {

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
@@ -50,10 +51,10 @@ type Transport struct {
 	// The calls of Token and Authorize under way, keyed by the credential's
 	// generation (renewed): requests join the one of their generation.
 	tokens, flights singleflight.Group
+	renewed         atomic.Uint64 // Authorize calls that succeeded: the credential's generation
+	failed          atomic.Uint64 // Authorize calls that failed, not cut by their request's end
 
 	mu      sync.Mutex
-	renewed uint64 // Authorize calls that succeeded: the credential's generation
-	failed  uint64 // Authorize calls that failed, not cut by their request's end
 	lastTok string // the credential OnCredential was last told of
 }
 
@@ -76,7 +77,7 @@ func (a *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		failed := a.counts().failed
+		failed := a.failed.Load()
 		sent := a.gate.now()
 		resp, err := cmp.Or[http.RoundTripper](a.Base, http.DefaultTransport).RoundTrip(out)
 		a.noteSent(resp)
@@ -93,13 +94,6 @@ func (a *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		authorized = ran
 	}
-}
-
-func (a *Transport) counts() (c struct{ renewed, failed uint64 }) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c.renewed, c.failed = a.renewed, a.failed
-	return c
 }
 
 // noteSent tells OnCredential of the Authorization credential a request
@@ -147,7 +141,7 @@ func (a *Transport) authorized(req *http.Request) (*http.Request, uint64, error)
 			return nil, 0, err
 		}
 	}
-	gen := a.counts().renewed
+	gen := a.renewed.Load()
 	if ts == nil {
 		return out, gen, nil
 	}
@@ -193,10 +187,10 @@ func (a *Transport) authorize(req *http.Request, resp *http.Response, gen, faile
 	}
 	ctx := req.Context()
 	for {
-		switch c := a.counts(); {
-		case c.renewed != gen:
+		switch {
+		case a.renewed.Load() != gen:
 			return nil, ran, nil // renewed since: sent again with the new credential
-		case c.failed != failed:
+		case a.failed.Load() != failed:
 			return kept(), true, errKeepAnswer
 		}
 		led := false
@@ -220,15 +214,11 @@ func (a *Transport) authorize(req *http.Request, resp *http.Response, gen, faile
 func (a *Transport) runAuthorize(ctx context.Context, req *http.Request, refused *http.Response) error {
 	_, err := guarded("Authorize", func() (struct{}, error) { return struct{}{}, a.Handler.Authorize(ctx, req, refused) })
 	cut := err != nil && ctx.Err() != nil // the request's end, not the credential's
-	a.mu.Lock()
-	switch {
-	case err == nil:
-		a.renewed++
-	case !cut:
-		a.failed++
+	if err == nil {
+		a.renewed.Add(1)
 	}
-	a.mu.Unlock()
 	if err != nil && !cut {
+		a.failed.Add(1)
 		a.gate.refused()
 		if a.Logger != nil {
 			a.Logger.Warn("mcpsup/httpsession: the OAuth handler's Authorize failed; the refused answer is handed on",
