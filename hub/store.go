@@ -300,18 +300,25 @@ func (w *write) op() string {
 	return "save"
 }
 
-func (w *write) do(s *saver, server string) error {
+// do makes the write; its error is a *StoreError of server.
+func (w *write) do(s *saver, server string) *StoreError {
 	ctx, cancel := context.WithTimeout(w.ctx, s.timeout)
 	defer cancel()
+	var err error
 	switch {
 	case w.lease != nil && w.rs == nil:
-		return w.lease.Delete(ctx)
+		err = w.lease.Delete(ctx)
 	case w.lease != nil:
-		return w.lease.Save(ctx, w.rs)
+		err = w.lease.Save(ctx, w.rs)
 	case w.rs == nil:
-		return s.store.Delete(ctx, server)
+		err = s.store.Delete(ctx, server)
+	default:
+		err = s.store.Save(ctx, server, w.rs)
 	}
-	return s.store.Save(ctx, server, w.rs)
+	if se, ok := errors.AsType[*StoreError](err); err == nil || ok && se.Server == server {
+		return se
+	}
+	return &StoreError{Op: w.op(), Server: server, Err: err}
 }
 
 func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeState, lease Lease) {
@@ -325,44 +332,29 @@ func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeSta
 		q.next = w
 		return
 	}
-	if s.queues == nil {
-		s.queues = map[string]*queue{}
-	}
 	q := &queue{next: w, done: make(chan struct{})}
 	s.queues[server] = q
 	go s.run(server, q)
 }
 
 func (s *saver) run(server string, q *queue) {
-	for {
-		s.mu.Lock()
-		w := q.next
+	s.mu.Lock()
+	for w := q.next; w != nil; w = q.next {
 		q.running, q.next = w, nil
-		if w == nil {
-			delete(s.queues, server)
-			close(q.done)
-			s.mu.Unlock()
-			return
-		}
 		s.mu.Unlock()
-		var se *StoreError
-		if err := w.do(s, server); err != nil {
-			var ok bool
-			if se, ok = errors.AsType[*StoreError](err); !ok || se.Server != server {
-				se = &StoreError{Op: w.op(), Server: server, Err: err}
-			}
-		}
-		// In one step, so that a flush finds the write running or its error.
+		se := w.do(s, server)
 		s.mu.Lock()
-		q.running = nil
+		q.running = nil // with its error, so that a flush finds the write running or its error
 		if se != nil {
 			s.errs = append(s.errs, se)
-		}
-		s.mu.Unlock()
-		if se != nil {
+			s.mu.Unlock()
 			s.failed(w.op(), server, se)
+			s.mu.Lock()
 		}
 	}
+	delete(s.queues, server)
+	close(q.done)
+	s.mu.Unlock()
 }
 
 // flush waits until no write of server ("": any) is left, or ctx ends,
@@ -386,7 +378,6 @@ func (s *saver) flush(ctx context.Context, server string) error {
 // wait waits until no write of server ("": any) is left; when ctx ends
 // first, it returns a *StoreError wrapping ctx's error per write left.
 func (s *saver) wait(ctx context.Context, server string) []error {
-wait:
 	for {
 		s.mu.Lock()
 		q := s.queues[server]
@@ -401,9 +392,10 @@ wait:
 		}
 		select {
 		case <-q.done:
+			continue
 		case <-ctx.Done():
-			break wait
 		}
+		break
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
