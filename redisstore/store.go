@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -47,7 +46,7 @@ type Store struct {
 	// Prefix starts every key. Default DefaultPrefix.
 	Prefix string
 	// Holder names this replica in the lease and fence values. Default: a
-	// random 16-hex-digit name per Store, so two Stores never share one.
+	// random name per Store (crypto/rand.Text), so two never share one.
 	Holder string
 	// MaxBytes bounds a stored state read or written. Default
 	// hub.DefaultMaxFileBytes.
@@ -82,16 +81,7 @@ func storeErr(op, server string, err error) error {
 	return &hub.StoreError{Op: op, Server: server, Err: err}
 }
 
-func (s *Store) init() {
-	s.once.Do(func() {
-		s.holder = s.Holder
-		if s.holder == "" {
-			var b [8]byte
-			_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-			s.holder = hex.EncodeToString(b[:])
-		}
-	})
-}
+func (s *Store) init() { s.once.Do(func() { s.holder = cmp.Or(s.Holder, rand.Text()) }) }
 
 func (s *Store) prefix() string { return cmp.Or(s.Prefix, DefaultPrefix) }
 
@@ -156,19 +146,15 @@ func (s *Store) read(ctx context.Context, server string) (*supervisor.ResumeStat
 	return nil, "", fmt.Errorf("read script answered %v", res)
 }
 
-// encode is the stored form of rs, checked against the bounds.
-func (s *Store) encode(server, holder string, rs *supervisor.ResumeState) ([]byte, error) {
-	if err := checkName(server); err != nil {
-		return nil, err
-	}
-	return hub.MarshalState(server, holder, rs, s.max())
-}
-
 // Save writes the server's state unfenced (a plain SET), for a host that
 // uses the Store without leases; a hub that leases writes through
 // Lease.Save instead.
 func (s *Store) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
-	data, err := s.encode(server, "", rs)
+	err := checkName(server)
+	var data []byte
+	if err == nil {
+		data, err = hub.MarshalState(server, "", rs, s.max())
+	}
 	if err == nil {
 		err = s.Client.Set(ctx, s.keys(server).state, data, 0).Err()
 	}
@@ -331,7 +317,7 @@ func (l *lease) refusal(op string, v any, err error) error {
 
 // Save writes the state fenced; see hub.Lease.
 func (l *lease) Save(ctx context.Context, rs *supervisor.ResumeState) error {
-	data, err := l.s.encode(l.server, l.value, rs)
+	data, err := hub.MarshalState(l.server, l.value, rs, l.s.max())
 	if err != nil {
 		return storeErr("save", l.server, err)
 	}
