@@ -75,26 +75,17 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	if stale {
 		return
 	}
-	switch ev.Kind {
-	case events.KindTransition:
-		if moved && string(ev.To) == supervisor.Ready.String() {
-			h.refresh(e)
-		}
+	switch {
+	case ev.Kind == events.KindCatalogChanged, moved && string(ev.To) == supervisor.Ready.String():
+		h.updateCatalog(e, sup.Catalog(), false) // merged, or its refusal noted
+		h.notify()
+	case ev.Kind == events.KindTransition:
 		h.notify() // internal ones too: failed -> failed may become terminal
-	case events.KindCatalogChanged:
-		h.refresh(e)
-	case events.KindSessionOpened, events.KindStreamDisabled, events.KindStreamEnabled:
+	case ev.Kind == events.KindSessionOpened, ev.Kind == events.KindStreamDisabled, ev.Kind == events.KindStreamEnabled:
 		if rs := sup.ResumeState(); rs != nil { // what resumes the session changed
 			h.saves.put(context.Background(), e.name, rs, lease)
 		}
 	}
-}
-
-// refresh merges the server's current catalog, or notes its refusal, and
-// wakes WaitReady.
-func (h *Hub) refresh(e *entry) {
-	h.updateCatalog(e, e.current().Catalog(), false)
-	h.notify()
 }
 
 // updateCatalog replaces the server's items in the merged catalog and
