@@ -202,30 +202,22 @@ func (s *FileStore) adoptEarlierFile(server string) ([]byte, error) {
 // file) is a named pipe, a device or a directory, also behind a symlink.
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
-// readRegular reads at most max+1 bytes of the file at path, opened
-// without blocking and refused (ErrNotRegularFile) when not a regular file.
+// readRegular reads at most max+1 bytes of the file at path, refused
+// (ErrNotRegularFile) before any read when it is not a regular file.
 func readRegular(path string, max int64) ([]byte, error) {
-	f, err := openStateFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err == nil {
-		err = notRegular(path, fi)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s (%s)", ErrNotRegularFile, path, fi.Mode().Type())
 	}
 	if err != nil {
 		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(f, max+1))
-}
-
-// notRegular wraps ErrNotRegularFile when fi is not a regular file.
-func notRegular(path string, fi fs.FileInfo) error {
-	if fi.Mode().IsRegular() {
-		return nil
-	}
-	return fmt.Errorf("%w: %s (%s)", ErrNotRegularFile, path, fi.Mode().Type())
 }
 
 // Save writes the server's file atomically; see FileStore.
