@@ -105,7 +105,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 		e.mu.Lock()
 		rs = cmp.Or(rs, e.last) // the store lost it (an empty restart): this replica's is the best there is
 		e.mu.Unlock()
-		sup, rs, err = h.newSupervisor(e, rs, gate) // validated at Add
+		sup, err = h.newSupervisor(e, rs, gate) // validated at Add
 	}
 	if err != nil {
 		h.releaseLease(context.Background(), e.name, lease)
@@ -157,7 +157,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	// Stop serving first; detached, for the next holder to resume.
 	endTerm()
 	ended = clock.Now()
-	idle, _, _ := h.newSupervisor(e, nil, nil) // validated when added
+	idle, _ := h.newSupervisor(e, nil, nil) // validated when added
 	e.setTerm(idle, nil, LeaseStandby, ended)
 	_ = sup.Detach()
 	h.updateCatalog(e, supervisor.Catalog{}, true)
