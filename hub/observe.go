@@ -105,9 +105,14 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
+	items, bytes := int64(len(tp.items)+len(pp.items)+len(rp.items)), tp.bytes+pp.bytes+rp.bytes
 	var over *CatalogRefusedError
-	if !leaving {
-		over = h.overBound(server, len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes)
+	switch {
+	case leaving:
+	case items > int64(h.cfg.MaxCatalogItems):
+		over = &CatalogRefusedError{Server: server, Op: "items", Count: items, Bound: int64(h.cfg.MaxCatalogItems)}
+	case bytes > h.cfg.MaxCatalogBytes:
+		over = &CatalogRefusedError{Server: server, Op: "bytes", Count: bytes, Bound: h.cfg.MaxCatalogBytes}
 	}
 	if over != nil {
 		e.mu.Lock()
@@ -146,18 +151,6 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: []string{"tools", "prompts", "resources"}[i], Tools: counts[i],
 			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
-}
-
-// overBound is the refusal of a catalog over a bound; nil when it is
-// within both.
-func (h *Hub) overBound(server string, items int, bytes int64) *CatalogRefusedError {
-	switch {
-	case items > h.cfg.MaxCatalogItems:
-		return &CatalogRefusedError{Server: server, Op: "items", Count: int64(items), Bound: int64(h.cfg.MaxCatalogItems)}
-	case bytes > h.cfg.MaxCatalogBytes:
-		return &CatalogRefusedError{Server: server, Op: "bytes", Count: bytes, Bound: h.cfg.MaxCatalogBytes}
-	}
-	return nil
 }
 
 // maxCollisionEvents bounds the name-collision events of one catalog change.
