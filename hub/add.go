@@ -96,7 +96,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	} else {
 		rs, _ = h.load(ctx, sc)
 	}
-	if e.sup, rs, err = h.newSupervisor(e, rs, nil); err != nil {
+	if e.sup, err = h.newSupervisor(e, rs, nil); err != nil {
 		return undo(err)
 	}
 	h.mu.Lock()
@@ -151,10 +151,9 @@ func (h *Hub) queueStart(ctx context.Context, sup *supervisor.Supervisor) {
 }
 
 // newSupervisor makes a supervisor of the server from the template (see
-// Config.Supervisor) that resumes rs, or, when it refuses rs, starts fresh
-// after a KindStoreFailed event; it returns the state it resumes. With a
-// gate, every request passes the gate.
-func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate) (*supervisor.Supervisor, *supervisor.ResumeState, error) {
+// Config.Supervisor) that resumes rs (checked by load); with a gate, every
+// request passes the gate.
+func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate) (*supervisor.Supervisor, error) {
 	var self *supervisor.Supervisor // set before it starts, read by its sink
 	scfg := h.cfg.Supervisor
 	scfg.Name, scfg.Endpoint, scfg.Resume = e.name, e.sc.URL, rs
@@ -176,16 +175,8 @@ func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate
 	}
 	scfg.Observe.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
 	sup, err := supervisor.New(scfg)
-	if err != nil && rs != nil {
-		h.storeFailed("load", e.name, err)
-		scfg.Resume, rs = nil, nil
-		sup, err = supervisor.New(scfg)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
 	self = sup
-	return sup, rs, nil
+	return sup, err
 }
 
 // resumed is the hash of the session rs resumes; "" for none.
@@ -197,8 +188,8 @@ func resumed(rs *supervisor.ResumeState) string {
 }
 
 // load returns the server's stored resume state; nil when there is none or
-// it cannot be used (an event says why); the error when the Store did not
-// answer.
+// it cannot be used (an event says why: see Store.Load, and a state the
+// supervisor would refuse); the error when the Store did not answer.
 func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeState, error) {
 	if h.cfg.Store == nil || sc.Command != "" { // a process has no state to resume
 		return nil, nil
@@ -206,6 +197,19 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.StoreTimeout)
 	defer cancel()
 	rs, err := h.cfg.Store.Load(ctx, sc.Name)
+	switch {
+	case err != nil || rs == nil:
+	case rs.Endpoint != sc.URL:
+		// Its own redactor: in the hub's, its query values would be masked everywhere.
+		var foreign events.Redactor
+		foreign.AddEndpointSecrets(rs.Endpoint)
+		err = &StoreError{Op: "load", Server: sc.Name,
+			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, foreign.Text(cutText(rs.Endpoint, 200)), sc.URL)}
+	default:
+		if verr := rs.Validate(); verr != nil { // from a Store that does not parse with ParseState
+			err = &StoreError{Op: "load", Server: sc.Name, Err: errors.Join(ErrCorrupt, verr)}
+		}
+	}
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return nil, nil
@@ -215,15 +219,6 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 			return nil, nil
 		}
 		return nil, err
-	case rs == nil:
-		return nil, nil
-	case rs.Endpoint != sc.URL:
-		// Its own redactor: in the hub's, its query values would be masked everywhere.
-		var foreign events.Redactor
-		foreign.AddEndpointSecrets(rs.Endpoint)
-		h.storeFailed("load", sc.Name, &StoreError{Op: "load", Server: sc.Name,
-			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, foreign.Text(cutText(rs.Endpoint, 200)), sc.URL)})
-		return nil, nil
 	}
 	return rs, nil
 }

@@ -228,28 +228,20 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 	for _, k := range repeatedNames(body) {
 		warns = append(warns, Warning{Server: name, Field: k, Reason: repeatedReason})
 	}
-	field := func(k string, dst any) error {
-		v, ok := fields[k]
-		if !ok {
-			return nil
+	for _, k := range []string{"headers", "env"} {
+		for _, n := range repeatedNames(fields[k]) {
+			warns = append(warns, Warning{Server: name, Field: k, Reason: strconv.Quote(cutText(n, 64)) + " " + repeatedReason})
 		}
-		delete(fields, k)
-		if k == "headers" || k == "env" {
-			for _, n := range repeatedNames(v) {
-				warns = append(warns, Warning{Server: name, Field: k, Reason: strconv.Quote(cutText(n, 64)) + " " + repeatedReason})
-			}
-		}
-		if err := json.Unmarshal(v, dst); err != nil {
-			return &ConfigError{Server: name, Field: k, Reason: "wrong type: " + err.Error(), Err: err}
-		}
-		return nil
 	}
 	for _, f := range []struct {
 		k   string
 		dst any
 	}{{"url", &sc.URL}, {"type", &sc.Type}, {"headers", &sc.Headers}, {"command", &sc.Command}, {"args", &sc.Args}, {"env", &sc.Env}, {"cwd", &sc.Cwd}, {"disabled", &sc.Disabled}} {
-		if err := field(f.k, f.dst); err != nil {
-			return sc, nil, err
+		if v, ok := fields[f.k]; ok {
+			delete(fields, f.k)
+			if err := json.Unmarshal(v, f.dst); err != nil {
+				return sc, nil, &ConfigError{Server: name, Field: f.k, Reason: "wrong type: " + err.Error(), Err: err}
+			}
 		}
 	}
 	for k := range fields {

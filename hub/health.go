@@ -210,13 +210,10 @@ func (h *Hub) Health() []Health {
 func (h *Hub) health(e *entry) Health {
 	sup := e.current()
 	reason, _ := sup.Failure()
+	hl := Health{Server: e.name, State: sup.State(), Reason: reason, Generation: sup.Generation(), SessionsOpened: sup.SessionsOpened()}
 	e.mu.Lock()
-	hl := Health{Server: e.name, Since: e.since, Verdict: e.verdict, Lease: e.leaseState, CatalogRefused: e.refused}
+	hl.Since, hl.Verdict, hl.Lease, hl.CatalogRefused = e.since, e.verdict, e.leaseState, e.refused
 	e.mu.Unlock()
-	hl.State = sup.State()
-	hl.Reason = reason
-	hl.Generation = sup.Generation()
-	hl.SessionsOpened = sup.SessionsOpened()
 	h.catMu.Lock()
 	hl.Tools, hl.Prompts, hl.Resources = len(h.tools.byServer[e.name]), len(h.prompts.byServer[e.name]), len(h.resources.byServer[e.name])
 	h.catMu.Unlock()

@@ -245,7 +245,7 @@ func New(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	life, end := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, life: life, end: end, servers: map[string]*entry{}, changed: make(chan struct{}), starting: make(chan struct{}, cfg.MaxStarting)}
-	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed}
+	h.saves = &saver{store: cfg.Store, timeout: cfg.StoreTimeout, failed: h.storeFailed, queues: map[string]*queue{}}
 	h.leaser, _ = cfg.Store.(Leaser)
 	// The secrets alone: the redactor's patterns would rewrite ordinary names.
 	mask := h.redact.MaskSecrets

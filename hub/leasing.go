@@ -57,10 +57,7 @@ func (h *Hub) holdLease(e *entry) {
 	clock := h.cfg.Supervisor.Observe.Clock
 	errWait := ttl / acquireErrDiv
 	var retry time.Time // the next try; from absolute times, so a late wake-up waits no more
-	for {
-		if !sleepUntil(e.ctx, clock, retry) {
-			return
-		}
+	for sleepUntil(e.ctx, clock, retry) {
 		// An acquisition that takes long leaves a short hold: bound it.
 		ctx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))
 		sent := clock.Now()
@@ -72,29 +69,22 @@ func (h *Hub) holdLease(e *entry) {
 		if lease != nil && (err != nil || e.ctx.Err() != nil) { // the error decides
 			h.releaseLease(context.Background(), e.name, lease)
 		}
-		if e.ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			if held, ok := errors.AsType[*LeaseHeldError](err); ok {
-				left := cmp.Or(max(held.Remaining, 0), ttl/acquireErrDiv) // unknown: as if unreachable
-				retry = sent.Add(min(left+ttl/acquireSlackDiv, ttl))
-				errWait = ttl / acquireErrDiv
-				continue
-			}
+		held, isHeld := errors.AsType[*LeaseHeldError](err)
+		switch {
+		case e.ctx.Err() != nil:
+		case isHeld:
+			left := cmp.Or(max(held.Remaining, 0), ttl/acquireErrDiv) // unknown: as if unreachable
+			retry, errWait = sent.Add(min(left+ttl/acquireSlackDiv, ttl)), ttl/acquireErrDiv
+		case err != nil:
 			h.storeFailed("acquire", e.name, err)
-			retry = sent.Add(errWait)
-			errWait = min(2*errWait, ttl)
-			continue
-		}
-		errWait = ttl / acquireErrDiv
-		taken, ended := h.serve(e, lease, sent, ttl)
-		if e.ctx.Err() != nil {
-			return
-		}
-		retry = ended.Add(errWait)
-		if taken {
-			retry = ended.Add(ttl / acquireMinDiv)
+			retry, errWait = sent.Add(errWait), min(2*errWait, ttl)
+		default:
+			errWait = ttl / acquireErrDiv
+			taken, ended := h.serve(e, lease, sent, ttl)
+			retry = ended.Add(errWait)
+			if taken {
+				retry = ended.Add(ttl / acquireMinDiv)
+			}
 		}
 	}
 }
@@ -105,24 +95,19 @@ func (h *Hub) holdLease(e *entry) {
 func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (taken bool, ended time.Time) {
 	clock := h.cfg.Supervisor.Observe.Clock
 	deadline := holdDeadline(sent, ttl)
-
+	gate := &holdGate{server: e.name, clock: clock}
+	gate.extend(deadline)
 	loadCtx, cancel := context.WithTimeout(e.ctx, min(h.cfg.StoreTimeout, ttl/4))
 	rs, err := h.load(loadCtx, e.sc)
 	cancel()
-	if err != nil { // starting fresh would orphan the stored session
-		h.releaseLease(context.Background(), e.name, lease)
-		return false, clock.Now()
+	var sup *supervisor.Supervisor
+	if err == nil { // else starting fresh would orphan the stored session
+		e.mu.Lock()
+		rs = cmp.Or(rs, e.last) // the store lost it (an empty restart): this replica's is the best there is
+		e.mu.Unlock()
+		sup, err = h.newSupervisor(e, rs, gate) // validated at Add
 	}
-	e.mu.Lock()
-	if rs == nil {
-		rs = e.last // the store lost it (an empty restart): this replica's is the best there is
-	}
-	e.mu.Unlock()
-	gate := &holdGate{server: e.name, clock: clock}
-	gate.extend(deadline)
-	sup, rs, err := h.newSupervisor(e, rs, gate)
-	if err != nil { // validated at Add
-		h.storeFailed("acquire", e.name, err)
+	if err != nil {
 		h.releaseLease(context.Background(), e.name, lease)
 		return false, clock.Now()
 	}
@@ -139,11 +124,11 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	var refusal string // the leaser's error, when it refused
 	for why == "" {
 		now := clock.Now()
-		if !now.Before(deadline) {
+		switch {
+		case !now.Before(deadline):
 			why = ReasonHoldEnded
-			break
-		}
-		if now.Before(next) {
+			continue
+		case now.Before(next):
 			if !sleepUntil(e.ctx, clock, slices.MinFunc([]time.Time{next, deadline}, time.Time.Compare)) {
 				return false, now
 			}
@@ -156,13 +141,10 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 		case e.ctx.Err() != nil:
 			return false, now
 		case err == nil:
-			deadline = holdDeadline(now, ttl)
+			deadline, next = holdDeadline(now, ttl), now.Add(ttl/renewDiv)
 			gate.extend(deadline)
-			next = now.Add(ttl / renewDiv)
-			if restored { // the leaser lost the state with the lease
-				if rs := sup.ResumeState(); rs != nil {
-					h.saves.put(context.Background(), e.name, rs, lease)
-				}
+			if rs := sup.ResumeState(); restored && rs != nil { // the leaser lost the state with the lease
+				h.saves.put(context.Background(), e.name, rs, lease)
 			}
 		case errors.Is(err, ErrLeaseLost):
 			why, refusal, taken = ReasonLeaseTaken, err.Error(), true
@@ -175,7 +157,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	// Stop serving first; detached, for the next holder to resume.
 	endTerm()
 	ended = clock.Now()
-	idle, _, _ := h.newSupervisor(e, nil, nil) // validated when added
+	idle, _ := h.newSupervisor(e, nil, nil) // validated when added
 	e.setTerm(idle, nil, LeaseStandby, ended)
 	_ = sup.Detach()
 	h.updateCatalog(e, supervisor.Catalog{}, true)

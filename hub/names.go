@@ -71,9 +71,9 @@ func namespace(naming Naming, server string) (string, error) {
 }
 
 // takenNames are the server names no Add may take (in the hub, being added
-// or removed) with their namespaces, guarded by the hub's mutex. A
-// namespace that begins a new one is one of its prefixes (map look-ups);
-// one it begins sorts first after it (a binary search).
+// or removed) with their namespaces, guarded by the hub's mutex. No taken
+// namespace begins another, so one that begins a new one, or that the new
+// one begins, is its neighbour in sorted order.
 type takenNames struct {
 	space  map[string]string // server -> its namespace
 	owner  map[string]string // namespace -> its server
@@ -86,14 +86,11 @@ func (t *takenNames) take(server, ns string) error {
 	if _, ok := t.space[server]; ok {
 		return ErrDuplicate
 	}
-	for n := 1; n <= len(ns); n++ {
-		if o, ok := t.owner[ns[:n]]; ok {
-			return overlap(ns, o, ns[:n])
-		}
-	}
 	i, _ := slices.BinarySearch(t.sorted, ns)
-	if i < len(t.sorted) && strings.HasPrefix(t.sorted[i], ns) {
-		return overlap(ns, t.owner[t.sorted[i]], t.sorted[i])
+	for _, o := range t.sorted[max(i-1, 0):min(i+1, len(t.sorted))] {
+		if strings.HasPrefix(ns, o) || strings.HasPrefix(o, ns) {
+			return fmt.Errorf("%w: its names begin %q, server %q's begin %q: one could take the other's", ErrServerName, ns, t.owner[o], o)
+		}
 	}
 	if t.space == nil {
 		t.space, t.owner = map[string]string{}, map[string]string{}
@@ -113,10 +110,6 @@ func (t *takenNames) free(server string) {
 	if i, found := slices.BinarySearch(t.sorted, ns); found {
 		t.sorted = slices.Delete(t.sorted, i, i+1)
 	}
-}
-
-func overlap(ns, other, otherNS string) error {
-	return fmt.Errorf("%w: its names begin %q, server %q's begin %q: one could take the other's", ErrServerName, ns, other, otherNS)
 }
 
 // qualify returns the qualified name of item of server (see Naming).

@@ -75,26 +75,17 @@ func (h *Hub) observe(e *entry, sup *supervisor.Supervisor, ev events.Event) {
 	if stale {
 		return
 	}
-	switch ev.Kind {
-	case events.KindTransition:
-		if moved && string(ev.To) == supervisor.Ready.String() {
-			h.refresh(e)
-		}
+	switch {
+	case ev.Kind == events.KindCatalogChanged, moved && string(ev.To) == supervisor.Ready.String():
+		h.updateCatalog(e, sup.Catalog(), false) // merged, or its refusal noted
+		h.notify()
+	case ev.Kind == events.KindTransition:
 		h.notify() // internal ones too: failed -> failed may become terminal
-	case events.KindCatalogChanged:
-		h.refresh(e)
-	case events.KindSessionOpened, events.KindStreamDisabled, events.KindStreamEnabled:
+	case ev.Kind == events.KindSessionOpened, ev.Kind == events.KindStreamDisabled, ev.Kind == events.KindStreamEnabled:
 		if rs := sup.ResumeState(); rs != nil { // what resumes the session changed
 			h.saves.put(context.Background(), e.name, rs, lease)
 		}
 	}
-}
-
-// refresh merges the server's current catalog, or notes its refusal, and
-// wakes WaitReady.
-func (h *Hub) refresh(e *entry) {
-	h.updateCatalog(e, e.current().Catalog(), false)
-	h.notify()
 }
 
 // updateCatalog replaces the server's items in the merged catalog and
@@ -114,9 +105,14 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		return
 	}
 	tp, pp, rp := h.tools.prepare(server, c.Tools), h.prompts.prepare(server, c.Prompts), h.resources.prepare(server, c.Resources)
+	items, bytes := int64(len(tp.items)+len(pp.items)+len(rp.items)), tp.bytes+pp.bytes+rp.bytes
 	var over *CatalogRefusedError
-	if !leaving {
-		over = h.overBound(server, len(tp.items)+len(pp.items)+len(rp.items), tp.bytes+pp.bytes+rp.bytes)
+	switch {
+	case leaving:
+	case items > int64(h.cfg.MaxCatalogItems):
+		over = &CatalogRefusedError{Server: server, Op: "items", Count: items, Bound: int64(h.cfg.MaxCatalogItems)}
+	case bytes > h.cfg.MaxCatalogBytes:
+		over = &CatalogRefusedError{Server: server, Op: "bytes", Count: bytes, Bound: h.cfg.MaxCatalogBytes}
 	}
 	if over != nil {
 		e.mu.Lock()
@@ -155,18 +151,6 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: []string{"tools", "prompts", "resources"}[i], Tools: counts[i],
 			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})
 	}
-}
-
-// overBound is the refusal of a catalog over a bound; nil when it is
-// within both.
-func (h *Hub) overBound(server string, items int, bytes int64) *CatalogRefusedError {
-	switch {
-	case items > h.cfg.MaxCatalogItems:
-		return &CatalogRefusedError{Server: server, Op: "items", Count: int64(items), Bound: int64(h.cfg.MaxCatalogItems)}
-	case bytes > h.cfg.MaxCatalogBytes:
-		return &CatalogRefusedError{Server: server, Op: "bytes", Count: bytes, Bound: h.cfg.MaxCatalogBytes}
-	}
-	return nil
 }
 
 // maxCollisionEvents bounds the name-collision events of one catalog change.

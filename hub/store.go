@@ -61,35 +61,79 @@ func (e *StoreError) Error() string {
 
 func (e *StoreError) Unwrap() error { return e.Err }
 
-// FileStoreVersion is the version of a FileStore file's JSON form.
+// FileStoreVersion is the version of the stored JSON form of a resume
+// state ([MarshalState]).
 const FileStoreVersion = 1
 
-// DefaultMaxFileBytes bounds a FileStore file: a resume state and the envelope.
+// DefaultMaxFileBytes bounds a stored state: a resume state and the envelope.
 const DefaultMaxFileBytes = supervisor.MaxResumeStateBytes + 4<<10
 
-// FileStore is a Store of one JSON file per server in Dir (made 0700),
-// mode 0600 (a session id is a credential), written to a temporary file
-// renamed over the old one (a crash leaves the old state or the new). Each
-// file is
+// storedState is the stored JSON form of a resume state.
+type storedState struct {
+	Version int             `json:"version"`
+	Server  string          `json:"server"`
+	Holder  string          `json:"holder,omitempty"`
+	Resume  json.RawMessage `json:"resume"`
+}
+
+// MarshalState is the stored form of server's state rs, saved under the
+// lease holder ("<holder>:<token>"; "" unfenced):
 //
-//	{"version": 1, "server": "<name>", "resume": {…supervisor.ResumeState…}}
+//	{"version": 1, "server": "<name>", "holder": "…", "resume": {…supervisor.ResumeState…}}
 //
-// at [FileStore.Path]; one copied under another server's name is
-// ErrForeign. A path that is not a regular file is refused as ErrCorrupt
-// (and ErrNotRegularFile) without waiting on it. Safe for concurrent use
-// by distinct servers.
+// An error when rs is nil or the form is longer than max bytes.
+func MarshalState(server, holder string, rs *supervisor.ResumeState, max int64) ([]byte, error) {
+	if rs == nil {
+		return nil, errors.New("nil resume state")
+	}
+	resume, err := json.Marshal(rs)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(storedState{FileStoreVersion, server, holder, resume})
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("state of %d bytes, more than %d", len(data), max)
+	}
+	return data, err
+}
+
+// ParseState reads server's state from its stored form data (see
+// MarshalState) and the holder it was saved under. Errors: ErrCorrupt when
+// data is longer than max bytes, not the form, of another version or its
+// resume state malformed (then also wrapping *supervisor.ResumeStateError);
+// ErrForeign when it was saved for another server.
+func ParseState(server string, data []byte, max int64) (*supervisor.ResumeState, string, error) {
+	var st storedState
+	if int64(len(data)) > max {
+		return nil, "", fmt.Errorf("%w: more than %d bytes", ErrCorrupt, max)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	switch {
+	case st.Version != FileStoreVersion:
+		return nil, st.Holder, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, st.Version, FileStoreVersion)
+	case st.Server != server:
+		return nil, st.Holder, fmt.Errorf("%w: saved for server %q", ErrForeign, cutText(st.Server, 64))
+	}
+	rs, err := supervisor.ParseResumeState(st.Resume)
+	if err != nil {
+		return nil, st.Holder, errors.Join(ErrCorrupt, err)
+	}
+	return rs, st.Holder, nil
+}
+
+// FileStore is a Store of one file per server in Dir (made 0700), holding
+// the state's stored form (MarshalState) at [FileStore.Path], mode 0600 (a
+// session id is a credential), written to a temporary file renamed over the
+// old one (a crash leaves the old state or the new). A path that is not a
+// regular file is refused as ErrCorrupt (and ErrNotRegularFile) without
+// waiting on it. Safe for concurrent use by distinct servers.
 type FileStore struct {
 	// Dir is the directory; required.
 	Dir string
 	// MaxBytes bounds a file read or written. Default DefaultMaxFileBytes.
 	MaxBytes int64
-}
-
-// fileEnvelope is a FileStore file: R is json.RawMessage when read.
-type fileEnvelope[R any] struct {
-	Version int    `json:"version"`
-	Server  string `json:"server"`
-	Resume  R      `json:"resume"`
 }
 
 func (s *FileStore) max() int64 { return cmp.Or(max(s.MaxBytes, 0), DefaultMaxFileBytes) }
@@ -115,81 +159,60 @@ func endsAsHashed(name string) bool {
 
 // Load reads the server's file; see Store.
 func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
-	fail := func(err error) error { return &StoreError{Op: "load", Server: server, Err: err} }
-	if err := ctx.Err(); err != nil {
-		return nil, fail(err)
+	err := ctx.Err()
+	var data []byte
+	if err == nil {
+		data, err = readRegular(s.Path(server), s.max())
 	}
-	env, err := s.readEnvelope(s.Path(server))
 	if errors.Is(err, fs.ErrNotExist) {
-		env, err = s.adoptEarlierFile(server)
+		data, err = s.adoptEarlierFile(server)
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fail(ErrNotFound)
-	case err != nil:
-		return nil, fail(err)
-	case env.Version != FileStoreVersion:
-		return nil, fail(fmt.Errorf("%w: version %d, want %d", ErrCorrupt, env.Version, FileStoreVersion))
-	case env.Server != server:
-		return nil, fail(fmt.Errorf("%w: saved for server %q", ErrForeign, cutText(env.Server, 64)))
+		err = ErrNotFound
+	case errors.Is(err, ErrNotRegularFile):
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	case err == nil:
+		var rs *supervisor.ResumeState
+		if rs, _, err = ParseState(server, data, s.max()); err == nil {
+			return rs, nil
+		}
 	}
-	rs, err := supervisor.ParseResumeState(env.Resume)
-	if err != nil {
-		return nil, fail(errors.Join(ErrCorrupt, err))
-	}
-	return rs, nil
-}
-
-// readEnvelope reads the state file at path: fs.ErrNotExist when there is
-// none; ErrCorrupt when it is not a regular file, too large or not JSON.
-func (s *FileStore) readEnvelope(path string) (fileEnvelope[json.RawMessage], error) {
-	var env fileEnvelope[json.RawMessage]
-	data, err := readRegular(path, s.max())
-	if errors.Is(err, ErrNotRegularFile) {
-		return env, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	if err != nil {
-		return env, err
-	}
-	if int64(len(data)) > s.max() {
-		return env, fmt.Errorf("%w: more than %d bytes", ErrCorrupt, s.max())
-	}
-	if err := json.Unmarshal(data, &env); err != nil {
-		return env, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	return env, nil
+	return nil, &StoreError{Op: "load", Server: server, Err: err}
 }
 
 // adoptEarlierFile moves the server's state found under its name as it is,
 // though that ends as changed names do, to its Path; fs.ErrNotExist when
 // there is none.
-func (s *FileStore) adoptEarlierFile(server string) (env fileEnvelope[json.RawMessage], err error) {
+func (s *FileStore) adoptEarlierFile(server string) ([]byte, error) {
 	if !nameFits(server) || !endsAsHashed(server) {
-		return env, fs.ErrNotExist
+		return nil, fs.ErrNotExist
 	}
 	earlier := filepath.Join(s.Dir, server+".json")
-	if env, err = s.readEnvelope(earlier); err != nil || env.Server != server {
-		return env, fs.ErrNotExist
+	data, err := readRegular(earlier, s.max())
+	var st storedState
+	if err != nil || json.Unmarshal(data, &st) != nil || st.Server != server {
+		return nil, fs.ErrNotExist
 	}
 	_ = os.Rename(earlier, s.Path(server)) // found at the name's path from now on; read already
-	return env, nil
+	return data, nil
 }
 
 // ErrNotRegularFile: a file the hub reads (a FileStore state, a servers
 // file) is a named pipe, a device or a directory, also behind a symlink.
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
-// readRegular reads at most max+1 bytes of the file at path, opened
-// without blocking and refused (ErrNotRegularFile) when not a regular file.
+// readRegular reads at most max+1 bytes of the file at path, refused
+// (ErrNotRegularFile) before any read when it is not a regular file.
 func readRegular(path string, max int64) ([]byte, error) {
-	f, err := openStateFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err == nil {
-		err = notRegular(path, fi)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s (%s)", ErrNotRegularFile, path, fi.Mode().Type())
 	}
 	if err != nil {
 		return nil, err
@@ -197,45 +220,29 @@ func readRegular(path string, max int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, max+1))
 }
 
-// notRegular wraps ErrNotRegularFile when fi is not a regular file.
-func notRegular(path string, fi fs.FileInfo) error {
-	if fi.Mode().IsRegular() {
-		return nil
-	}
-	return fmt.Errorf("%w: %s (%s)", ErrNotRegularFile, path, fi.Mode().Type())
-}
-
 // Save writes the server's file atomically; see FileStore.
 func (s *FileStore) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
-	fail := func(err error) error { return &StoreError{Op: "save", Server: server, Err: err} }
-	if err := ctx.Err(); err != nil {
-		return fail(err)
+	err := ctx.Err()
+	var data []byte
+	if err == nil {
+		data, err = MarshalState(server, "", rs, s.max())
 	}
-	if rs == nil {
-		return fail(errors.New("nil resume state"))
+	var tmp *os.File
+	if err == nil {
+		err = os.MkdirAll(s.Dir, 0o700)
 	}
-	data, err := json.Marshal(fileEnvelope[*supervisor.ResumeState]{FileStoreVersion, server, rs})
-	if err != nil {
-		return fail(err)
+	if err == nil {
+		tmp, err = os.CreateTemp(s.Dir, filepath.Base(s.Path(server))+".*.tmp") // mode 0600
 	}
-	if int64(len(data)) > s.max() {
-		return fail(fmt.Errorf("state of %d bytes, more than %d", len(data), s.max()))
-	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return fail(err)
-	}
-	path := s.Path(server)
-	tmp, err := os.CreateTemp(s.Dir, filepath.Base(path)+".*.tmp") // mode 0600
-	if err != nil {
-		return fail(err)
-	}
-	defer os.Remove(tmp.Name()) // nothing left to remove after the rename
-	_, err = tmp.Write(data)
-	if err = errors.Join(err, tmp.Sync(), tmp.Close()); err == nil {
-		err = os.Rename(tmp.Name(), path)
+	if err == nil {
+		defer os.Remove(tmp.Name()) // nothing left to remove after the rename
+		_, err = tmp.Write(data)
+		if err = errors.Join(err, tmp.Sync(), tmp.Close()); err == nil {
+			err = os.Rename(tmp.Name(), s.Path(server))
+		}
 	}
 	if err != nil {
-		return fail(err)
+		return &StoreError{Op: "save", Server: server, Err: err}
 	}
 	return nil
 }
@@ -285,18 +292,25 @@ func (w *write) op() string {
 	return "save"
 }
 
-func (w *write) do(s *saver, server string) error {
+// do makes the write; its error is a *StoreError of server.
+func (w *write) do(s *saver, server string) *StoreError {
 	ctx, cancel := context.WithTimeout(w.ctx, s.timeout)
 	defer cancel()
+	var err error
 	switch {
 	case w.lease != nil && w.rs == nil:
-		return w.lease.Delete(ctx)
+		err = w.lease.Delete(ctx)
 	case w.lease != nil:
-		return w.lease.Save(ctx, w.rs)
+		err = w.lease.Save(ctx, w.rs)
 	case w.rs == nil:
-		return s.store.Delete(ctx, server)
+		err = s.store.Delete(ctx, server)
+	default:
+		err = s.store.Save(ctx, server, w.rs)
 	}
-	return s.store.Save(ctx, server, w.rs)
+	if se, ok := errors.AsType[*StoreError](err); err == nil || ok && se.Server == server {
+		return se
+	}
+	return &StoreError{Op: w.op(), Server: server, Err: err}
 }
 
 func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeState, lease Lease) {
@@ -310,44 +324,29 @@ func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeSta
 		q.next = w
 		return
 	}
-	if s.queues == nil {
-		s.queues = map[string]*queue{}
-	}
 	q := &queue{next: w, done: make(chan struct{})}
 	s.queues[server] = q
 	go s.run(server, q)
 }
 
 func (s *saver) run(server string, q *queue) {
-	for {
-		s.mu.Lock()
-		w := q.next
+	s.mu.Lock()
+	for w := q.next; w != nil; w = q.next {
 		q.running, q.next = w, nil
-		if w == nil {
-			delete(s.queues, server)
-			close(q.done)
-			s.mu.Unlock()
-			return
-		}
 		s.mu.Unlock()
-		var se *StoreError
-		if err := w.do(s, server); err != nil {
-			var ok bool
-			if se, ok = errors.AsType[*StoreError](err); !ok || se.Server != server {
-				se = &StoreError{Op: w.op(), Server: server, Err: err}
-			}
-		}
-		// In one step, so that a flush finds the write running or its error.
+		se := w.do(s, server)
 		s.mu.Lock()
-		q.running = nil
+		q.running = nil // with its error, so that a flush finds the write running or its error
 		if se != nil {
 			s.errs = append(s.errs, se)
-		}
-		s.mu.Unlock()
-		if se != nil {
+			s.mu.Unlock()
 			s.failed(w.op(), server, se)
+			s.mu.Lock()
 		}
 	}
+	delete(s.queues, server)
+	close(q.done)
+	s.mu.Unlock()
 }
 
 // flush waits until no write of server ("": any) is left, or ctx ends,
@@ -371,7 +370,6 @@ func (s *saver) flush(ctx context.Context, server string) error {
 // wait waits until no write of server ("": any) is left; when ctx ends
 // first, it returns a *StoreError wrapping ctx's error per write left.
 func (s *saver) wait(ctx context.Context, server string) []error {
-wait:
 	for {
 		s.mu.Lock()
 		q := s.queues[server]
@@ -386,9 +384,10 @@ wait:
 		}
 		select {
 		case <-q.done:
+			continue
 		case <-ctx.Done():
-			break wait
 		}
+		break
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

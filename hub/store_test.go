@@ -221,3 +221,30 @@ func TestCloseNamesTheWritesStoreTimeoutCut(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{"a": true, "b": true}, named)
 }
+
+// malformedStore loads, for every server, a state of an unknown version
+// saved for the right endpoint: a Store that does not parse with ParseState.
+type malformedStore struct {
+	hub.FileStore
+	endpoint string
+}
+
+func (s *malformedStore) Load(context.Context, string) (*supervisor.ResumeState, error) {
+	rs := resumeState(s.endpoint)
+	rs.Version = 9
+	return rs, nil
+}
+
+// A state a custom Store loads that the supervisor would refuse is a
+// corrupt one: the server starts fresh after a store-failed event.
+func TestMalformedStateFromAStoreStartsFresh(t *testing.T) {
+	f := newFixture(t, map[string]mcptest.Options{"a": {}})
+	store := &malformedStore{FileStore: hub.FileStore{Dir: t.TempDir()}, endpoint: f.servers["a"].URL()}
+	h := f.hub(f.config(store))
+	evs := f.eventsOf(hub.KindStoreFailed)
+	require.Len(t, evs, 1)
+	require.Equal(t, "load", evs[0].Op)
+	require.Contains(t, evs[0].Detail, "version")
+	require.Equal(t, 1, f.servers["a"].Log().Count("initialize"))
+	require.Equal(t, supervisor.Ready, h.Health()[0].State)
+}

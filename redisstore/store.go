@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -18,8 +16,8 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// Version is the version of a stored state's JSON form.
-const Version = 1
+// Version is the version of a stored state's JSON form (hub.MarshalState).
+const Version = hub.FileStoreVersion
 
 // DefaultPrefix starts every key the Store writes.
 const DefaultPrefix = "mcpsup:"
@@ -31,7 +29,7 @@ const MaxServerNameBytes = 256
 // implements hub.Leaser (and so hub.Store). Per server name it uses four
 // keys, all with the name as hash tag (one Redis Cluster slot):
 //
-//	<prefix>{<server>}:state   the state: {"version":1,"server":…,"holder":…,"resume":{…}}
+//	<prefix>{<server>}:state   the state as hub.MarshalState writes it
 //	<prefix>{<server>}:lease   the lease: "<holder>:<token>", with the lease's TTL (PX)
 //	<prefix>{<server>}:token   the fencing counter (INCR on each acquisition)
 //	<prefix>{<server>}:fence   the last acquisition's "<holder>:<token>", no TTL
@@ -48,7 +46,7 @@ type Store struct {
 	// Prefix starts every key. Default DefaultPrefix.
 	Prefix string
 	// Holder names this replica in the lease and fence values. Default: a
-	// random 16-hex-digit name per Store, so two Stores never share one.
+	// random name per Store (crypto/rand.Text), so two never share one.
 	Holder string
 	// MaxBytes bounds a stored state read or written. Default
 	// hub.DefaultMaxFileBytes.
@@ -83,25 +81,11 @@ func storeErr(op, server string, err error) error {
 	return &hub.StoreError{Op: op, Server: server, Err: err}
 }
 
-func (s *Store) init() {
-	s.once.Do(func() {
-		s.holder = s.Holder
-		if s.holder == "" {
-			var b [8]byte
-			_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-			s.holder = hex.EncodeToString(b[:])
-		}
-	})
-}
+func (s *Store) init() { s.once.Do(func() { s.holder = cmp.Or(s.Holder, rand.Text()) }) }
 
 func (s *Store) prefix() string { return cmp.Or(s.Prefix, DefaultPrefix) }
 
-func (s *Store) max() int {
-	if s.MaxBytes > 0 {
-		return s.MaxBytes
-	}
-	return hub.DefaultMaxFileBytes
-}
+func (s *Store) max() int64 { return cmp.Or(int64(max(s.MaxBytes, 0)), hub.DefaultMaxFileBytes) }
 
 // keys are one server's keys, in the order the scripts take them.
 type keys struct{ state, lease, token, fence string }
@@ -121,99 +105,56 @@ func checkName(server string) error {
 	return nil
 }
 
-type envelope struct {
-	Version int             `json:"version"`
-	Server  string          `json:"server"`
-	Holder  string          `json:"holder,omitempty"`
-	Resume  json.RawMessage `json:"resume"`
-}
-
-// Load reads the server's state; see hub.Store. One that is not this
-// package's JSON form, over MaxBytes (never sent by Redis) or not a Redis
-// string is hub.ErrCorrupt; one saved for another server hub.ErrForeign.
+// Load reads the server's state; see hub.Store and hub.ParseState. One
+// over MaxBytes (never sent by Redis) or not a Redis string is
+// hub.ErrCorrupt.
 func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
-	env, err := s.read(ctx, server)
-	switch {
-	case err != nil:
-	case env.Version != Version:
-		err = fmt.Errorf("%w: version %d, want %d", hub.ErrCorrupt, env.Version, Version)
-	case env.Server != server:
-		err = fmt.Errorf("%w: saved for server %q", hub.ErrForeign, cut(env.Server, 64))
-	default:
-		rs, err := supervisor.ParseResumeState(env.Resume)
-		if err != nil {
-			return nil, storeErr("load", server, errors.Join(hub.ErrCorrupt, err))
-		}
-		return rs, nil
-	}
-	return nil, storeErr("load", server, err)
+	rs, _, err := s.read(ctx, server)
+	return rs, storeErr("load", server, err)
 }
 
 // SavedBy returns who saved the server's stored state: "<holder>:<token>"
 // of the lease it was saved under ("" for an unfenced Save), or an error
 // as Load's.
 func (s *Store) SavedBy(ctx context.Context, server string) (string, error) {
-	env, err := s.read(ctx, server)
-	return env.Holder, storeErr("load", server, err)
+	_, holder, err := s.read(ctx, server)
+	return holder, storeErr("load", server, err)
 }
 
-// read returns the server's stored envelope, decoded, with Load's errors.
-func (s *Store) read(ctx context.Context, server string) (envelope, error) {
-	var env envelope
+// read returns the server's stored state and its holder, with Load's errors.
+func (s *Store) read(ctx context.Context, server string) (*supervisor.ResumeState, string, error) {
 	if err := checkName(server); err != nil {
-		return env, err
+		return nil, "", err
 	}
 	res, err := readScript.Run(ctx, s.Client, []string{s.keys(server).state}, s.max()).Slice()
 	if err != nil {
-		return env, err
+		return nil, "", err
 	}
 	if len(res) != 2 {
-		return env, fmt.Errorf("read script answered %v", res)
+		return nil, "", fmt.Errorf("read script answered %v", res)
 	}
-	switch kind, _ := res[0].(int64); kind {
-	case 0:
-		return env, hub.ErrNotFound
-	case 1:
-		return env, fmt.Errorf("%w: a Redis %v, not a string", hub.ErrCorrupt, res[1])
-	case 2:
-		return env, fmt.Errorf("%w: %v bytes, more than %d", hub.ErrCorrupt, res[1], s.max())
-	case 3:
-		data, _ := res[1].(string)
-		if err := json.Unmarshal([]byte(data), &env); err != nil {
-			return env, fmt.Errorf("%w: %v", hub.ErrCorrupt, err)
-		}
-		return env, nil
+	switch data, _ := res[1].(string); res[0] {
+	case int64(0):
+		return nil, "", hub.ErrNotFound
+	case int64(1):
+		return nil, "", fmt.Errorf("%w: a Redis %v, not a string", hub.ErrCorrupt, data)
+	case int64(2):
+		return nil, "", fmt.Errorf("%w: %v bytes, more than %d", hub.ErrCorrupt, res[1], s.max())
+	case int64(3):
+		return hub.ParseState(server, []byte(data), s.max())
 	}
-	return env, fmt.Errorf("read script answered %v", res)
-}
-
-// encode is the stored form of rs, checked against the bounds.
-func (s *Store) encode(server, holder string, rs *supervisor.ResumeState) ([]byte, error) {
-	if err := checkName(server); err != nil {
-		return nil, err
-	}
-	if rs == nil {
-		return nil, errors.New("nil resume state")
-	}
-	state, err := json.Marshal(rs)
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.Marshal(envelope{Version: Version, Server: server, Holder: holder, Resume: state})
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > s.max() {
-		return nil, fmt.Errorf("state of %d bytes, more than %d", len(data), s.max())
-	}
-	return data, nil
+	return nil, "", fmt.Errorf("read script answered %v", res)
 }
 
 // Save writes the server's state unfenced (a plain SET), for a host that
 // uses the Store without leases; a hub that leases writes through
 // Lease.Save instead.
 func (s *Store) Save(ctx context.Context, server string, rs *supervisor.ResumeState) error {
-	data, err := s.encode(server, "", rs)
+	err := checkName(server)
+	var data []byte
+	if err == nil {
+		data, err = hub.MarshalState(server, "", rs, s.max())
+	}
 	if err == nil {
 		err = s.Client.Set(ctx, s.keys(server).state, data, 0).Err()
 	}
@@ -376,7 +317,7 @@ func (l *lease) refusal(op string, v any, err error) error {
 
 // Save writes the state fenced; see hub.Lease.
 func (l *lease) Save(ctx context.Context, rs *supervisor.ResumeState) error {
-	data, err := l.s.encode(l.server, l.value, rs)
+	data, err := hub.MarshalState(l.server, l.value, rs, l.s.max())
 	if err != nil {
 		return storeErr("save", l.server, err)
 	}
@@ -399,11 +340,4 @@ func (l *lease) write(ctx context.Context, op, data string) error {
 // replica acquires.
 func (l *lease) Release(ctx context.Context) error {
 	return storeErr("release", l.server, releaseScript.Run(ctx, l.s.Client, []string{l.keys.lease}, l.value).Err())
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
