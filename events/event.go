@@ -38,13 +38,10 @@ type Event struct {
 	// Server names the supervised MCP server, as configured by the host.
 	Server string `json:"server,omitempty"`
 	// Seq numbers the events of one server from 1, without gaps.
-	Seq uint64 `json:"seq,omitempty"`
-	// Time is the time the caller supplied with the trigger (the machine
-	// never reads a clock); zero when none.
-	Time    time.Time `json:"-"`
-	From    State     `json:"from,omitempty"`
-	To      State     `json:"to,omitempty"`
-	Trigger Trigger   `json:"trigger,omitempty"`
+	Seq     uint64  `json:"seq,omitempty"`
+	From    State   `json:"from,omitempty"`
+	To      State   `json:"to,omitempty"`
+	Trigger Trigger `json:"trigger,omitempty"`
 	// Guard names the guards of the table row that chose the transition,
 	// joined by "+".
 	Guard string `json:"guard,omitempty"`
@@ -128,6 +125,10 @@ type Event struct {
 	Detail string `json:"detail,omitempty"`
 	// Dropped counts the events a [Subscription] dropped just before this.
 	Dropped uint64 `json:"dropped,omitempty"`
+	// Time is the time the caller supplied with the trigger (the machine
+	// never reads a clock); zero when none. Last: the JSON form writes it
+	// after the other tagged fields.
+	Time time.Time `json:"time,omitzero"`
 }
 
 // ListOutcome is how one list method fared in a discovery.

@@ -32,7 +32,6 @@ type plainEvent Event
 type jsonEvent struct {
 	V int `json:"v"`
 	*plainEvent
-	Time    string        `json:"time,omitempty"`
 	Verdict *jsonVerdict  `json:"verdict,omitempty"`
 	Lists   []jsonOutcome `json:"lists,omitempty"`
 	DelayMS json.Number   `json:"delay_ms,omitempty"`
@@ -65,10 +64,8 @@ type jsonOutcome struct {
 // MarshalJSON writes the JSON form of the package doc. It fails only for a
 // verdict whose class is out of range.
 func (e Event) MarshalJSON() ([]byte, error) {
+	e.Time = e.Time.UTC()
 	j := jsonEvent{V: Version, plainEvent: (*plainEvent)(&e), DelayMS: millis(e.Delay)}
-	if !e.Time.IsZero() {
-		j.Time = e.Time.UTC().Format(time.RFC3339Nano)
-	}
 	var err error
 	if j.Verdict, err = toJSONVerdict(e.Verdict); err != nil {
 		return nil, fmt.Errorf("events: field verdict: %w", err)
@@ -95,13 +92,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if j.V != Version {
 		return fmt.Errorf("%w: v=%d, want %d", ErrVersion, j.V, Version)
 	}
-	if j.Time != "" {
-		t, err := time.Parse(time.RFC3339Nano, j.Time)
-		if err != nil {
-			return fmt.Errorf("events: field time: %w", err)
-		}
-		out.Time = t.UTC()
-	}
+	out.Time = out.Time.UTC()
 	var err error
 	if out.Delay, err = parseMillis(j.DelayMS); err != nil {
 		return fmt.Errorf("events: field delay_ms: %w", err)
