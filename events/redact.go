@@ -49,8 +49,7 @@ var hashedID = regexp.MustCompile(`^sid:[0-9a-f]{8}$`)
 // only. A Redactor is safe for concurrent use.
 type Redactor struct {
 	mu      sync.RWMutex
-	sids    []string       // registered session ids
-	ids     []idForm       // their forms, longest first
+	ids     []idForm       // the registered session ids' forms, longest first
 	secrets map[string]int // registered secret -> registrations not forgotten
 	masks   []string       // the secrets' forms, longest first
 }
@@ -66,10 +65,9 @@ func (r *Redactor) AddSessionID(id string) {
 }
 
 func (r *Redactor) addID(id string) {
-	if id == "" || slices.Contains(r.sids, id) {
+	if id == "" || slices.ContainsFunc(r.ids, func(e idForm) bool { return e.id == id }) {
 		return
 	}
-	r.sids = append(r.sids, id)
 	for _, f := range formsOf(id) {
 		if !slices.ContainsFunc(r.ids, func(e idForm) bool { return e.form == f }) { // another id's form keeps its hash
 			r.ids = append(r.ids, idForm{f, id, HashSessionID(id)})
@@ -82,11 +80,6 @@ func (r *Redactor) addID(id string) {
 func (r *Redactor) ForgetSessionID(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.forgetID(id)
-}
-
-func (r *Redactor) forgetID(id string) {
-	r.sids = slices.DeleteFunc(r.sids, func(s string) bool { return s == id })
 	r.ids = slices.DeleteFunc(r.ids, func(e idForm) bool { return e.id == id })
 }
 
@@ -94,11 +87,7 @@ func (r *Redactor) forgetID(id string) {
 func (r *Redactor) KeepSessionIDs(ids ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, id := range slices.Clone(r.sids) {
-		if !slices.Contains(ids, id) {
-			r.forgetID(id)
-		}
-	}
+	r.ids = slices.DeleteFunc(r.ids, func(e idForm) bool { return !slices.Contains(ids, e.id) })
 	for _, id := range ids {
 		r.addID(id)
 	}
@@ -111,7 +100,11 @@ func (r *Redactor) SessionIDs() int {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.sids)
+	ids := map[string]bool{}
+	for _, f := range r.ids {
+		ids[f.id] = true
+	}
+	return len(ids)
 }
 
 // AddSecret registers a credential to mask; "" is ignored. One registered
