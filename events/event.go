@@ -8,15 +8,13 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// Delivery values of [Event.Delivery]: how far a failed call got.
+// Delivery values of [Event.Delivery]: how far a failed call got (no server
+// saw it; it may have reached the server and is never replayed, failure
+// story S4; the server answered with an error).
 const (
-	// DeliveryNotSent: no server saw the request.
-	DeliveryNotSent = "not-sent"
-	// DeliveryOutcomeUnknown: the request may have reached the server; it is
-	// never replayed (failure story S4).
+	DeliveryNotSent        = "not-sent"
 	DeliveryOutcomeUnknown = "outcome-unknown"
-	// DeliveryAnswered: the server answered with an error.
-	DeliveryAnswered = "answered"
+	DeliveryAnswered       = "answered"
 )
 
 // List statuses of [ListOutcome.Status].
@@ -29,10 +27,9 @@ const (
 
 // Event is one fact about a supervised connection. Kind says which fields
 // are meaningful (see the Kind constants); the others are zero and left out
-// of the JSON form. From equals To for an internal transition (S4).
-//
-// Event is a plain value. Its slices belong to the event once emitted: a
-// sink must not modify them, and an emitter must not reuse them.
+// of the JSON form. From equals To for an internal transition. Its slices
+// belong to the event once emitted: neither a sink nor the emitter changes
+// them.
 type Event struct {
 	Kind Kind `json:"kind"`
 	// Server names the supervised MCP server, as configured by the host.
@@ -42,8 +39,8 @@ type Event struct {
 	From    State   `json:"from,omitempty"`
 	To      State   `json:"to,omitempty"`
 	Trigger Trigger `json:"trigger,omitempty"`
-	// Guard names the guards of the table row that chose the transition,
-	// joined by "+".
+	// Guard names the guards of the row that chose the transition, joined
+	// by "+".
 	Guard string `json:"guard,omitempty"`
 	// Verdict is the classified failure the trigger carried; zero if none.
 	Verdict classify.Verdict `json:"-"`
@@ -71,13 +68,11 @@ type Event struct {
 	Prompts           *ListChange `json:"prompts,omitzero"`
 	Resources         *ListChange `json:"resources,omitzero"`
 	ResourceTemplates *ListChange `json:"resource_templates,omitzero"`
-	// Op is the MCP method of a failed call or refused request, e.g.
-	// "tools/call".
+	// Op is the MCP method of a call or refused request, e.g. "tools/call".
 	Op string `json:"op,omitempty"`
 	// Name is the tool or prompt name, or the resource URI, of a call.
 	Name string `json:"name,omitempty"`
-	// Delivery is [DeliveryNotSent], [DeliveryOutcomeUnknown] or
-	// [DeliveryAnswered].
+	// Delivery is how far a failed call got ([DeliveryNotSent] ...).
 	Delivery string `json:"delivery,omitempty"`
 	// Delay is the wait before a retry, or a rate-limit window's length.
 	Delay time.Duration `json:"-"`
@@ -87,8 +82,7 @@ type Event struct {
 	// Connection is the supervisor's id of one go-sdk client session,
 	// "conn:" and 8 random hex digits; it tells sessionless sessions apart.
 	Connection string `json:"connection,omitempty"`
-	// Count is how many drops or refusals the session has had, this one
-	// included.
+	// Count is the session's drops or refusals, this one included.
 	Count int `json:"count,omitempty"`
 	// Bound is the in-flight bound that caused a drop or refusal.
 	Bound int `json:"bound,omitempty"`
@@ -110,16 +104,14 @@ type Event struct {
 	ExitCode int    `json:"exit_code,omitempty"`
 	Signal   int    `json:"signal,omitempty"`
 	Stop     string `json:"stop,omitempty"`
-	// Alive reports that the liveness request was answered.
-	Alive bool `json:"alive,omitempty"`
+	Alive    bool   `json:"alive,omitempty"` // the liveness request was answered
 	// RequestID is the JSON-RPC id lost with its response stream,
 	// ReissuedAs its re-issue's, "" when that was not sent; of a
 	// stdout-line-dropped, the id (JSON, at most 64 characters) a response
 	// answered that no request carried.
 	RequestID  string `json:"request_id,omitempty"`
 	ReissuedAs string `json:"reissued_as,omitempty"`
-	// Token is the fencing token of a lease (the hub's lease-acquired).
-	Token uint64 `json:"token,omitempty"`
+	Token      uint64 `json:"token,omitempty"` // a lease's fencing token (the hub's lease-acquired)
 	// Detail is free text for people (an error's text, a stderr tail); no
 	// decision rests on it. Redact it before it leaves the process.
 	Detail string `json:"detail,omitempty"`
@@ -145,14 +137,13 @@ type ListOutcome struct {
 }
 
 // ListChange is the change of one catalog list between two published
-// catalogs: the keys that appeared, disappeared or changed definition,
-// each sorted and bounded by [BoundNames].
+// catalogs: the keys that appeared, disappeared or changed definition, each
+// sorted and bounded by [BoundNames]; Omitted counts the keys left off.
 type ListChange struct {
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
 	Changed []string `json:"changed,omitempty"`
-	// Omitted counts the keys left off the lists.
-	Omitted int `json:"omitted,omitempty"`
+	Omitted int      `json:"omitted,omitempty"`
 }
 
 // The bounds of the names an event carries: a server chooses its names and
