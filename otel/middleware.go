@@ -11,9 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -75,14 +75,14 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 			}
 			span.End()
 			if timed {
-				attrs := []attribute.KeyValue{serverAttr, AttrMethod.String(method)}
+				attrs := []attribute.KeyValue{serverAttr}
 				if targetAttr.Valid() && targetAttr.Key != semconv.McpResourceURIKey {
 					attrs = append(attrs, targetAttr)
 				}
 				if errType != "" {
 					attrs = append(attrs, AttrErrorType.String(errType))
 				}
-				o.inst.duration.Record(ctx, elapsed.Seconds(), metric.WithAttributes(attrs...))
+				o.inst.duration.Record(ctx, elapsed.Seconds(), mcpconv.MethodNameAttr(method), attrs...)
 			}
 			return res, err
 		}

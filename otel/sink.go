@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
@@ -56,7 +57,7 @@ type instruments struct {
 	dropped     metric.Int64Counter
 	windows     metric.Int64Counter
 	window      metric.Float64Histogram
-	duration    metric.Float64Histogram
+	duration    mcpconv.ClientOperationDuration
 }
 
 // durationBuckets are the bucket boundaries the MCP conventions advise for
@@ -87,9 +88,7 @@ func (in *instruments) make(m metric.Meter) error {
 		metric.WithDescription("Rate-limit windows opened by a 429 with Retry-After."))
 	in.window, errs[10] = m.Float64Histogram("mcpsup.rate_limit.window.duration", metric.WithUnit("s"),
 		metric.WithDescription("Length of each rate-limit window."))
-	in.duration, errs[11] = m.Float64Histogram("mcp.client.operation.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of an MCP request as the client saw it."),
-		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	in.duration, errs[11] = mcpconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...))
 	return errors.Join(errs[:]...)
 }
 
