@@ -46,11 +46,6 @@ func WriteMermaid(w io.Writer, evs []events.Event) error {
 	return err
 }
 
-// Mermaid reads a JSON-lines event stream from r and writes its diagram to
-// w, as [WriteMermaid] does. On a bad line it writes nothing and returns the
-// [*events.LineError].
-func Mermaid(w io.Writer, r io.Reader) error { return fromLines(w, r, WriteMermaid) }
-
 type edge struct{ from, to, trigger string }
 
 type path struct {

@@ -11,20 +11,6 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Timeline reads a JSON-lines event stream from r and writes its per-server
-// timeline to w, as [WriteTimeline] does. On a bad line it writes nothing and
-// returns the [*events.LineError].
-func Timeline(w io.Writer, r io.Reader) error { return fromLines(w, r, WriteTimeline) }
-
-// fromLines reads r's events, then writes them by write; nothing on a bad line.
-func fromLines(w io.Writer, r io.Reader, write func(io.Writer, []events.Event) error) error {
-	evs, err := events.ReadJSONLines(r)
-	if err != nil {
-		return err
-	}
-	return write(w, evs)
-}
-
 // WriteTimeline writes a readable timeline of evs to w, one block per server
 // (servers in order of first appearance, events in the order given). Each
 // block starts with a header naming the server, its event count, its last
