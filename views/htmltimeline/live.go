@@ -20,10 +20,8 @@ const DefaultLiveKeep = 20000
 // each new one, as server-sent events (WHATWG HTML "Server-sent events"; id
 // the event's number from 1, data its JSON line; Last-Event-ID resumes); of
 // any other path, the page; any other method is 405. It keeps the last keep
-// events; one that cannot be marshalled is counted ([Live.Skipped]). It
-// neither redacts (wrap it with [events.Redacting]) nor checks who asks
-// (bind it to loopback). Emit never blocks on a client. Safe for concurrent
-// use.
+// events. It neither redacts nor checks who asks (bind it to loopback).
+// Emit never blocks on a client. Safe for concurrent use.
 type Live struct {
 	mu      sync.Mutex
 	keep    int
@@ -83,7 +81,7 @@ func (l *Live) Close() {
 	}
 }
 
-// ServeHTTP serves the page or the event stream; see [Live].
+// ServeHTTP serves the page or the event stream.
 func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -101,8 +99,7 @@ func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	data := bytes.Join(l.lines, []byte("\n"))
 	last := l.next - 1
 	l.mu.Unlock()
-	// "events" relative to the page: the stream beside it, wherever the
-	// handler is mounted.
+	// "events" relative to the page, wherever the handler is mounted.
 	_ = writePage(w, data, "events?after="+strconv.FormatUint(last, 10)) // a write error is the client gone
 }
 
@@ -155,9 +152,8 @@ func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// setHeaders sets the headers both responses share and reports whether a
-// body follows (not for HEAD). Neither the page nor the stream is cached:
-// both are this moment's events.
+// setHeaders sets the headers both responses share (neither is cached) and
+// reports whether a body follows (not for HEAD).
 func setHeaders(w http.ResponseWriter, r *http.Request, contentType string) bool {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
