@@ -126,14 +126,14 @@ type Event struct {
 // ListOutcome is how one list method fared in a discovery.
 type ListOutcome struct {
 	// List is "tools", "resources", "prompts" or "resource-templates".
-	List string
+	List string `json:"list"`
 	// Status is [ListPresent], [ListAbsent] (not implemented, e.g. JSON-RPC
 	// -32601), [ListDegraded] (listed with a Warning, e.g. pagination
 	// capped) or [ListFailed].
-	Status  string
-	Items   int
-	Verdict classify.Verdict // behind an absent or failed list
-	Warning string
+	Status  string           `json:"status"`
+	Items   int              `json:"items,omitempty"`
+	Verdict classify.Verdict `json:"-"` // behind an absent or failed list
+	Warning string           `json:"warning,omitempty"`
 }
 
 // ListChange is the change of one catalog list between two published
