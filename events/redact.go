@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -259,12 +260,7 @@ func (r *Redactor) addCredentialValue(v string) {
 	}
 }
 
-func longestFirst(a, b string) int {
-	if len(a) != len(b) {
-		return len(b) - len(a)
-	}
-	return strings.Compare(a, b)
-}
+func longestFirst(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) }
 
 // formsOf returns s and the forms it takes escaped by Go's %q, in a JSON
 // string and in a URL query or path, longest first.
@@ -403,10 +399,7 @@ func isWord(c byte) bool {
 // SessionID hashed; the vocabulary is never rewritten, e not modified.
 func (r *Redactor) Redact(e Event) Event {
 	e.Server, e.Name, e.Detail, e.ContentType = r.Text(e.Server), r.Text(e.Name), r.Text(e.Detail), r.Text(e.ContentType)
-	e.Verdict = r.Verdict(e.Verdict)
-	if e.SessionID != "" && !hashedID.MatchString(e.SessionID) {
-		e.SessionID = HashSessionID(e.SessionID)
-	}
+	e.Verdict, e.SessionID = r.Verdict(e.Verdict), hashUnlessHashed(e.SessionID)
 	e.Added, e.Removed, e.Changed = r.texts(e.Added), r.texts(e.Removed), r.texts(e.Changed)
 	e.Prompts, e.Resources, e.ResourceTemplates = r.change(e.Prompts), r.change(e.Resources), r.change(e.ResourceTemplates)
 	if e.Lists != nil {
