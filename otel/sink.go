@@ -13,12 +13,9 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Attribute keys of mcpsup's own (the OTel semantic conventions have none for
-// these); the conventions' keys are used where they exist (see the package
-// doc).
+// Attribute keys of mcpsup's own, where the semantic conventions have none.
 const (
-	// AttrServer is the supervised server's name, as the host configured it
-	// (events.Event.Server).
+	// AttrServer is the supervised server's name (events.Event.Server).
 	AttrServer = attribute.Key("mcpsup.server")
 	// AttrState is a connection state, e.g. "ready".
 	AttrState = attribute.Key("mcpsup.state")
@@ -92,10 +89,9 @@ func (in *instruments) make(m metric.Meter) error {
 	return errors.Join(errs[:]...)
 }
 
-// Sink returns the events sink that records the metrics; add it to
-// Config.Observe.Events before Start (mcpsup.connection.state counts from the
-// first transition). It reads only typed fields, never blocks, and is safe
-// for concurrent use by many supervisors.
+// Sink returns the events sink that records the metrics; add it before Start
+// (mcpsup.connection.state counts from the first transition). It reads only
+// typed fields, never blocks, and is safe for concurrent use.
 func (o *Observer) Sink() events.Sink { return events.SinkFunc(o.emit) }
 
 func (o *Observer) emit(e events.Event) {

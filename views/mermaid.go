@@ -104,7 +104,7 @@ func uniqueID(id string, used map[string]bool) string {
 }
 
 // mermaidLabel keeps a transition label from ending the statement or
-// starting markup; its other control characters are escaped ([events.Printable]).
+// starting markup, and escapes control characters.
 func mermaidLabel(s string) string {
 	s = strings.Map(func(r rune) rune {
 		switch r {

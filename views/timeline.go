@@ -53,12 +53,11 @@ func WriteTimeline(w io.Writer, evs []events.Event) error {
 	return err
 }
 
-// LiveTimeline returns a [events.Sink] that writes each event to w as one timeline
-// line as it arrives: the line [WriteTimeline] writes, prefixed by the
-// server's name. Offsets count from the first timed event it sees. Write
-// errors are ignored (it is meant for a terminal). It writes synchronously
-// from Emit: if w can block, feed it from a [events.Subscription] instead. It is
-// safe for concurrent use; it does not redact: wrap it with [events.Redacting].
+// LiveTimeline returns a [events.Sink] that writes each event to w as the
+// line [WriteTimeline] writes, prefixed by the server's name, from Emit (if
+// w can block, feed it from a [events.Subscription]). Offsets count from the
+// first timed event it sees; write errors are ignored. It is safe for
+// concurrent use; it does not redact.
 func LiveTimeline(w io.Writer) events.Sink { return &live{w: w} }
 
 type live struct {
