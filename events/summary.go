@@ -30,11 +30,7 @@ func Summary(e Event) string {
 	}
 	switch e.Kind {
 	case KindTransition:
-		s := string(e.Trigger)
-		if e.Guard != "" {
-			s += " [" + e.Guard + "]"
-		}
-		p = append(p, suffix(s, ": ", v, ""))
+		p = append(p, suffix(suffix(string(e.Trigger), " [", e.Guard, "]"), ": ", v, ""))
 		gen()
 		if e.Attempt != 0 {
 			add("attempt %d", e.Attempt)
