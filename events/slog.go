@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"reflect"
@@ -34,10 +35,7 @@ func LogLevel(e Event) slog.Level {
 // event's Time (else now), attributes [Attrs]. It does not redact. It is
 // safe for concurrent use if l's handler is.
 func Slog(l *slog.Logger) Sink {
-	if l == nil {
-		l = slog.Default()
-	}
-	h := l.Handler()
+	h := cmp.Or(l, slog.Default()).Handler()
 	return SinkFunc(func(e Event) {
 		ctx := context.Background()
 		lvl := LogLevel(e)

@@ -2,6 +2,7 @@ package htmltimeline
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -109,10 +110,7 @@ func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
 	if !setHeaders(w, r, "text/event-stream") {
 		return
 	}
-	from := r.Header.Get("Last-Event-ID")
-	if from == "" {
-		from = r.URL.Query().Get("after")
-	}
+	from := cmp.Or(r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after"))
 	after, _ := strconv.ParseUint(from, 10, 64) // absent or bad: from the first kept
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
