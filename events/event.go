@@ -189,12 +189,26 @@ func CutName(n string) string {
 	if len(n) <= MaxNameBytes {
 		return n
 	}
-	const ellipsis = "…"
-	i := MaxNameBytes - len(ellipsis)
-	for i > 0 && !utf8.RuneStart(n[i]) {
-		i--
+	return cut(n, MaxNameBytes-len("…"), "…", false)
+}
+
+// cut keeps n bytes of s, cut at a rune start, and marks the cut with mark:
+// its start, or with keepEnd its end.
+func cut(s string, n int, mark string, keepEnd bool) string {
+	if len(s) <= n {
+		return s
 	}
-	return n[:i] + ellipsis
+	if keepEnd {
+		i := len(s) - n
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		return mark + s[i:]
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
 }
 
 // Empty reports whether nothing changed; a nil ListChange is empty.
