@@ -104,14 +104,16 @@ type Event struct {
 	ExitCode int    `json:"exit_code,omitempty"`
 	Signal   int    `json:"signal,omitempty"`
 	Stop     string `json:"stop,omitempty"`
-	Alive    bool   `json:"alive,omitempty"` // the liveness request was answered
+	// Alive reports that the liveness request was answered.
+	Alive bool `json:"alive,omitempty"`
 	// RequestID is the JSON-RPC id lost with its response stream,
 	// ReissuedAs its re-issue's, "" when that was not sent; of a
 	// stdout-line-dropped, the id (JSON, at most 64 characters) a response
 	// answered that no request carried.
 	RequestID  string `json:"request_id,omitempty"`
 	ReissuedAs string `json:"reissued_as,omitempty"`
-	Token      uint64 `json:"token,omitempty"` // a lease's fencing token (the hub's lease-acquired)
+	// Token is the fencing token of a lease (the hub's lease-acquired).
+	Token uint64 `json:"token,omitempty"`
 	// Detail is free text for people (an error's text, a stderr tail); no
 	// decision rests on it. Redact it before it leaves the process.
 	Detail string `json:"detail,omitempty"`
