@@ -1,22 +1,16 @@
 // Package events carries what a supervised MCP connection does, as values a
 // host can show and record (DESIGN.md section 4).
 //
-// Every transition of the state machine, internal ones included, is an
-// [Event] of kind [KindTransition]; the supervisor reports its other facts
-// (probe report, catalog change, failed call, retry, session opened or
-// ended ...) through the same [Sink]. The package is a leaf (it imports
-// classify and the standard library) and defines the vocabulary: [Kind],
-// [State], [Trigger] and [Reason] are string types whose values are the
-// kebab-case names of the JSON form, so a host writes e.To == events.StateFailed.
+// Every state machine transition, internal ones included, is an [Event] of
+// kind [KindTransition]; the supervisor's other facts (probe report, catalog
+// change, failed call, retry, session opened or ended ...) go through the
+// same [Sink]. [Kind], [State], [Trigger] and [Reason] are string types whose
+// values are the kebab-case names of the JSON form: e.To == events.StateFailed.
 //
-// Sinks: [SinkFunc], [Subscription] (a buffered channel that never blocks;
-// drops counted), [Slog], [JSONLines], [Multi], [Redacting], [Recorder].
-//
-// Redaction: no sink redacts by itself. Wrap every sink whose output leaves
-// the process with [Redacting] and every log handler with
-// [RedactingHandler], given a [Redactor] that knows the session ids and
-// credentials in play; session ids appear only as [HashSessionID] hashes.
-// Only free text is rewritten, never the vocabulary (DESIGN.md section 7).
+// No sink redacts by itself: wrap every sink whose output leaves the process
+// with [Redacting] and every log handler with [RedactingHandler], given a
+// [Redactor] that knows the session ids and credentials in play (DESIGN.md
+// section 7). Only free text is rewritten, never the vocabulary.
 //
 // # JSON form
 //
@@ -29,8 +23,5 @@
 // {list, status, items, verdict, warning} objects. [Event.UnmarshalJSON]
 // reads it back exactly. A reader ignores fields and kinds it does not
 // know; "v" changes only when a field changes meaning or is removed.
-//
-// [ReadJSONLines] reads a recorded stream back; [Summary] is one event's
-// line for people, control characters escaped ([Printable]). Package views
-// draws whole streams.
+// [ReadJSONLines] reads a recorded stream back; package views draws it.
 package events

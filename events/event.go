@@ -8,15 +8,13 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 )
 
-// Delivery values of [Event.Delivery]: how far a failed call got.
+// Delivery values of [Event.Delivery]: how far a failed call got (no server
+// saw it; it may have reached the server and is never replayed, failure
+// story S4; the server answered with an error).
 const (
-	// DeliveryNotSent: no server saw the request.
-	DeliveryNotSent = "not-sent"
-	// DeliveryOutcomeUnknown: the request may have reached the server; it is
-	// never replayed (failure story S4).
+	DeliveryNotSent        = "not-sent"
 	DeliveryOutcomeUnknown = "outcome-unknown"
-	// DeliveryAnswered: the server answered with an error.
-	DeliveryAnswered = "answered"
+	DeliveryAnswered       = "answered"
 )
 
 // List statuses of [ListOutcome.Status].
@@ -29,24 +27,20 @@ const (
 
 // Event is one fact about a supervised connection. Kind says which fields
 // are meaningful (see the Kind constants); the others are zero and left out
-// of the JSON form. From equals To for an internal transition (S4).
-//
-// Event is a plain value. Its slices belong to the event once emitted: a
-// sink must not modify them, and an emitter must not reuse them.
+// of the JSON form. From equals To for an internal transition. Its slices
+// belong to the event once emitted: neither a sink nor the emitter changes
+// them.
 type Event struct {
 	Kind Kind `json:"kind"`
 	// Server names the supervised MCP server, as configured by the host.
 	Server string `json:"server,omitempty"`
 	// Seq numbers the events of one server from 1, without gaps.
-	Seq uint64 `json:"seq,omitempty"`
-	// Time is the time the caller supplied with the trigger (the machine
-	// never reads a clock); zero when none.
-	Time    time.Time `json:"-"`
-	From    State     `json:"from,omitempty"`
-	To      State     `json:"to,omitempty"`
-	Trigger Trigger   `json:"trigger,omitempty"`
-	// Guard names the guards of the table row that chose the transition,
-	// joined by "+".
+	Seq     uint64  `json:"seq,omitempty"`
+	From    State   `json:"from,omitempty"`
+	To      State   `json:"to,omitempty"`
+	Trigger Trigger `json:"trigger,omitempty"`
+	// Guard names the guards of the row that chose the transition, joined
+	// by "+".
 	Guard string `json:"guard,omitempty"`
 	// Verdict is the classified failure the trigger carried; zero if none.
 	Verdict classify.Verdict `json:"-"`
@@ -74,13 +68,11 @@ type Event struct {
 	Prompts           *ListChange `json:"prompts,omitzero"`
 	Resources         *ListChange `json:"resources,omitzero"`
 	ResourceTemplates *ListChange `json:"resource_templates,omitzero"`
-	// Op is the MCP method of a failed call or refused request, e.g.
-	// "tools/call".
+	// Op is the MCP method of a call or refused request, e.g. "tools/call".
 	Op string `json:"op,omitempty"`
 	// Name is the tool or prompt name, or the resource URI, of a call.
 	Name string `json:"name,omitempty"`
-	// Delivery is [DeliveryNotSent], [DeliveryOutcomeUnknown] or
-	// [DeliveryAnswered].
+	// Delivery is how far a failed call got ([DeliveryNotSent] ...).
 	Delivery string `json:"delivery,omitempty"`
 	// Delay is the wait before a retry, or a rate-limit window's length.
 	Delay time.Duration `json:"-"`
@@ -90,8 +82,7 @@ type Event struct {
 	// Connection is the supervisor's id of one go-sdk client session,
 	// "conn:" and 8 random hex digits; it tells sessionless sessions apart.
 	Connection string `json:"connection,omitempty"`
-	// Count is how many drops or refusals the session has had, this one
-	// included.
+	// Count is the session's drops or refusals, this one included.
 	Count int `json:"count,omitempty"`
 	// Bound is the in-flight bound that caused a drop or refusal.
 	Bound int `json:"bound,omitempty"`
@@ -128,30 +119,33 @@ type Event struct {
 	Detail string `json:"detail,omitempty"`
 	// Dropped counts the events a [Subscription] dropped just before this.
 	Dropped uint64 `json:"dropped,omitempty"`
+	// Time is the time the caller supplied with the trigger (the machine
+	// never reads a clock); zero when none. Last: the JSON form writes it
+	// after the other tagged fields.
+	Time time.Time `json:"time,omitzero"`
 }
 
 // ListOutcome is how one list method fared in a discovery.
 type ListOutcome struct {
 	// List is "tools", "resources", "prompts" or "resource-templates".
-	List string
+	List string `json:"list"`
 	// Status is [ListPresent], [ListAbsent] (not implemented, e.g. JSON-RPC
 	// -32601), [ListDegraded] (listed with a Warning, e.g. pagination
 	// capped) or [ListFailed].
-	Status  string
-	Items   int
-	Verdict classify.Verdict // behind an absent or failed list
-	Warning string
+	Status  string           `json:"status"`
+	Items   int              `json:"items,omitempty"`
+	Verdict classify.Verdict `json:"-"` // behind an absent or failed list
+	Warning string           `json:"warning,omitempty"`
 }
 
 // ListChange is the change of one catalog list between two published
-// catalogs: the keys that appeared, disappeared or changed definition,
-// each sorted and bounded by [BoundNames].
+// catalogs: the keys that appeared, disappeared or changed definition, each
+// sorted and bounded by [BoundNames]; Omitted counts the keys left off.
 type ListChange struct {
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
 	Changed []string `json:"changed,omitempty"`
-	// Omitted counts the keys left off the lists.
-	Omitted int `json:"omitted,omitempty"`
+	Omitted int      `json:"omitted,omitempty"`
 }
 
 // The bounds of the names an event carries: a server chooses its names and
@@ -197,12 +191,26 @@ func CutName(n string) string {
 	if len(n) <= MaxNameBytes {
 		return n
 	}
-	const ellipsis = "…"
-	i := MaxNameBytes - len(ellipsis)
-	for i > 0 && !utf8.RuneStart(n[i]) {
-		i--
+	return cut(n, MaxNameBytes-len("…"), "…", false)
+}
+
+// cut keeps n bytes of s, cut at a rune start, and marks the cut with mark:
+// its start, or with keepEnd its end.
+func cut(s string, n int, mark string, keepEnd bool) string {
+	if len(s) <= n {
+		return s
 	}
-	return n[:i] + ellipsis
+	if keepEnd {
+		i := len(s) - n
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		return mark + s[i:]
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
 }
 
 // Empty reports whether nothing changed; a nil ListChange is empty.

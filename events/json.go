@@ -32,7 +32,6 @@ type plainEvent Event
 type jsonEvent struct {
 	V int `json:"v"`
 	*plainEvent
-	Time    string        `json:"time,omitempty"`
 	Verdict *jsonVerdict  `json:"verdict,omitempty"`
 	Lists   []jsonOutcome `json:"lists,omitempty"`
 	DelayMS json.Number   `json:"delay_ms,omitempty"`
@@ -55,20 +54,15 @@ type jsonRPC struct {
 }
 
 type jsonOutcome struct {
-	List    string       `json:"list"`
-	Status  string       `json:"status"`
-	Items   int          `json:"items,omitempty"`
+	ListOutcome
 	Verdict *jsonVerdict `json:"verdict,omitempty"`
-	Warning string       `json:"warning,omitempty"`
 }
 
 // MarshalJSON writes the JSON form of the package doc. It fails only for a
 // verdict whose class is out of range.
 func (e Event) MarshalJSON() ([]byte, error) {
+	e.Time = e.Time.UTC()
 	j := jsonEvent{V: Version, plainEvent: (*plainEvent)(&e), DelayMS: millis(e.Delay)}
-	if !e.Time.IsZero() {
-		j.Time = e.Time.UTC().Format(time.RFC3339Nano)
-	}
 	var err error
 	if j.Verdict, err = toJSONVerdict(e.Verdict); err != nil {
 		return nil, fmt.Errorf("events: field verdict: %w", err)
@@ -78,14 +72,15 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("events: field lists[%d].verdict: %w", i, err)
 		}
-		j.Lists = append(j.Lists, jsonOutcome{List: l.List, Status: l.Status, Items: l.Items, Verdict: v, Warning: l.Warning})
+		j.Lists = append(j.Lists, jsonOutcome{l, v})
 	}
 	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads the JSON form, ignoring unknown fields. A "v" other
-// than [Version] fails with [ErrVersion]; a bad time, duration or class with
-// an error naming the field. Times decode in UTC.
+// than [Version] fails with [ErrVersion], a bad time with its
+// [time.ParseError], a bad duration or class with an error naming the field.
+// Times decode in UTC.
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var out Event
 	j := jsonEvent{plainEvent: (*plainEvent)(&out)}
@@ -95,13 +90,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if j.V != Version {
 		return fmt.Errorf("%w: v=%d, want %d", ErrVersion, j.V, Version)
 	}
-	if j.Time != "" {
-		t, err := time.Parse(time.RFC3339Nano, j.Time)
-		if err != nil {
-			return fmt.Errorf("events: field time: %w", err)
-		}
-		out.Time = t.UTC()
-	}
+	out.Time = out.Time.UTC()
 	var err error
 	if out.Delay, err = parseMillis(j.DelayMS); err != nil {
 		return fmt.Errorf("events: field delay_ms: %w", err)
@@ -110,12 +99,10 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("events: field verdict: %w", err)
 	}
 	for i, l := range j.Lists {
-		v, err := fromJSONVerdict(l.Verdict)
-		if err != nil {
+		if l.ListOutcome.Verdict, err = fromJSONVerdict(l.Verdict); err != nil {
 			return fmt.Errorf("events: field lists[%d].verdict: %w", i, err)
 		}
-		out.Lists = append(out.Lists, ListOutcome{List: l.List, Status: l.Status, Items: l.Items,
-			Verdict: v, Warning: l.Warning})
+		out.Lists = append(out.Lists, l.ListOutcome)
 	}
 	*e = out
 	return nil

@@ -6,10 +6,9 @@ import (
 	"sync"
 )
 
-// Recorder is a [Sink] that keeps every event in order, for tests and
-// debugging. The zero value is ready to use; it is safe for concurrent use.
-// It grows without bound: do not leave one attached to a long-lived
-// connection.
+// Recorder is a [Sink] that keeps every event in order, without bound, for
+// tests and debugging. The zero value is ready to use; it is safe for
+// concurrent use.
 type Recorder struct {
 	mu      sync.Mutex
 	events  []Event

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -49,8 +50,7 @@ var hashedID = regexp.MustCompile(`^sid:[0-9a-f]{8}$`)
 // only. A Redactor is safe for concurrent use.
 type Redactor struct {
 	mu      sync.RWMutex
-	sids    []string       // registered session ids
-	ids     []idForm       // their forms, longest first
+	ids     []idForm       // the registered session ids' forms, longest first
 	secrets map[string]int // registered secret -> registrations not forgotten
 	masks   []string       // the secrets' forms, longest first
 }
@@ -66,10 +66,9 @@ func (r *Redactor) AddSessionID(id string) {
 }
 
 func (r *Redactor) addID(id string) {
-	if id == "" || slices.Contains(r.sids, id) {
+	if id == "" || slices.ContainsFunc(r.ids, func(e idForm) bool { return e.id == id }) {
 		return
 	}
-	r.sids = append(r.sids, id)
 	for _, f := range formsOf(id) {
 		if !slices.ContainsFunc(r.ids, func(e idForm) bool { return e.form == f }) { // another id's form keeps its hash
 			r.ids = append(r.ids, idForm{f, id, HashSessionID(id)})
@@ -82,11 +81,6 @@ func (r *Redactor) addID(id string) {
 func (r *Redactor) ForgetSessionID(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.forgetID(id)
-}
-
-func (r *Redactor) forgetID(id string) {
-	r.sids = slices.DeleteFunc(r.sids, func(s string) bool { return s == id })
 	r.ids = slices.DeleteFunc(r.ids, func(e idForm) bool { return e.id == id })
 }
 
@@ -94,11 +88,7 @@ func (r *Redactor) forgetID(id string) {
 func (r *Redactor) KeepSessionIDs(ids ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, id := range slices.Clone(r.sids) {
-		if !slices.Contains(ids, id) {
-			r.forgetID(id)
-		}
-	}
+	r.ids = slices.DeleteFunc(r.ids, func(e idForm) bool { return !slices.Contains(ids, e.id) })
 	for _, id := range ids {
 		r.addID(id)
 	}
@@ -111,7 +101,11 @@ func (r *Redactor) SessionIDs() int {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.sids)
+	ids := map[string]bool{}
+	for _, f := range r.ids {
+		ids[f.id] = true
+	}
+	return len(ids)
 }
 
 // AddSecret registers a credential to mask; "" is ignored. One registered
@@ -266,12 +260,7 @@ func (r *Redactor) addCredentialValue(v string) {
 	}
 }
 
-func longestFirst(a, b string) int {
-	if len(a) != len(b) {
-		return len(b) - len(a)
-	}
-	return strings.Compare(a, b)
-}
+func longestFirst(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) }
 
 // formsOf returns s and the forms it takes escaped by Go's %q, in a JSON
 // string and in a URL query or path, longest first.
@@ -410,10 +399,7 @@ func isWord(c byte) bool {
 // SessionID hashed; the vocabulary is never rewritten, e not modified.
 func (r *Redactor) Redact(e Event) Event {
 	e.Server, e.Name, e.Detail, e.ContentType = r.Text(e.Server), r.Text(e.Name), r.Text(e.Detail), r.Text(e.ContentType)
-	e.Verdict = r.Verdict(e.Verdict)
-	if e.SessionID != "" && !hashedID.MatchString(e.SessionID) {
-		e.SessionID = HashSessionID(e.SessionID)
-	}
+	e.Verdict, e.SessionID = r.Verdict(e.Verdict), hashUnlessHashed(e.SessionID)
 	e.Added, e.Removed, e.Changed = r.texts(e.Added), r.texts(e.Removed), r.texts(e.Changed)
 	e.Prompts, e.Resources, e.ResourceTemplates = r.change(e.Prompts), r.change(e.Resources), r.change(e.ResourceTemplates)
 	if e.Lists != nil {

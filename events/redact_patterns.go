@@ -27,50 +27,55 @@ var (
 
 func isCredentialName(name string) bool { return credentialPart.MatchString(name) }
 
-var (
+// namedID finds where a session id is named: go-sdk's "(session ID: ", or a
+// session word ("session ID(s)", "Mcp-Session-Id", "sessionId" ...), maybe
+// a JSON key's end, then ':' or '=' (and Go's map '['), or spaces.
+var namedID = regexp.MustCompile(`(?i)(\(session ID: )|session(?:[ _-]?(ids?))?(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
+
+// patterns are the pattern rules of [Redactor] but named session ids: where
+// the lower-cased text holds one of hints, each match of re becomes
+// mask(its submatches); mask returns the match to keep it.
+var patterns = []struct {
+	hints []string
+	re    *regexp.Regexp
+	mask  func(m []string) string
+}{
 	// scheme://userinfo@ (RFC 3986 section 3.2.1); the user is often a
 	// token itself.
-	userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`)
+	{[]string{"://"}, regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`),
+		func(m []string) string { return m[1] + Masked + "@" }},
 	// name=value, as in a URL query or key=value text.
-	assignment = regexp.MustCompile(credentialName + `=[^&#\s"'<>]+`)
+	{credentialWords, regexp.MustCompile(credentialName + `=[^&#\s"'<>]+`),
+		func(m []string) string { return m[1] + "=" + Masked }},
 	// A header as "Name: v", Go's "map[Name:[v]]" or JSON `"Name":"v"`: the
 	// value runs to a quote, a closing bracket or the end of the line.
-	header = regexp.MustCompile(credentialName + `("?\s*:\s*\[?"?)([^"\[\]\r\n][^"\]\r\n]*)`)
+	{credentialWords, regexp.MustCompile(credentialName + `("?\s*:\s*\[?"?)([^"\[\]\r\n][^"\]\r\n]*)`),
+		func(m []string) string {
+			if strings.HasPrefix(m[3], Masked) || strings.HasPrefix(m[3], "redacted") {
+				return m[0]
+			}
+			return m[1] + m[2] + Masked
+		}},
 	// An HTTP credential in text (RFC 9110 section 11): "Bearer <token68>",
-	// "Basic <base64>".
-	scheme = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`)
-	// Where a session id is named: go-sdk's "(session ID: ", or a session
-	// word ("session ID(s)", "Mcp-Session-Id", "sessionId" ...), maybe a
-	// JSON key's end, then ':' or '=' (and Go's map '['), or spaces.
-	namedID = regexp.MustCompile(`(?i)(\(session ID: )|session(?:[ _-]?(ids?))?(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
-)
+	// "Basic <base64>"; "basic auth" is a word, not a credential.
+	{[]string{"bearer", "basic"}, regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`),
+		func(m []string) string {
+			if strings.EqualFold(m[1], "basic") && len(m[3]) < 8 {
+				return m[0]
+			}
+			return m[1] + m[2] + Masked
+		}},
+}
 
 // redactPatterns applies the pattern rules of [Redactor] to s; r (may be
-// nil) knows the registered ids, hashed whole where they are named.
+// nil) knows the registered ids, hashed whole where they are named. Each
+// expression runs only where a cheap scan says it may match.
 func redactPatterns(s string, r *Redactor) string {
-	// Each expression runs only where a cheap scan says it may match.
 	lower := strings.ToLower(s)
-	if strings.Contains(s, "://") {
-		s = userinfo.ReplaceAllString(s, "${1}"+Masked+"@")
-	}
-	if slices.ContainsFunc(credentialWords, func(w string) bool { return strings.Contains(lower, w) }) {
-		s = assignment.ReplaceAllString(s, "${1}="+Masked)
-		s = header.ReplaceAllStringFunc(s, func(m string) string {
-			sub := header.FindStringSubmatch(m)
-			if strings.HasPrefix(sub[3], Masked) || strings.HasPrefix(sub[3], "redacted") {
-				return m
-			}
-			return sub[1] + sub[2] + Masked
-		})
-	}
-	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") {
-		s = scheme.ReplaceAllStringFunc(s, func(m string) string {
-			sub := scheme.FindStringSubmatch(m)
-			if strings.EqualFold(sub[1], "basic") && len(sub[3]) < 8 {
-				return m // "basic auth": a word, not a credential
-			}
-			return sub[1] + sub[2] + Masked
-		})
+	for _, p := range patterns {
+		if slices.ContainsFunc(p.hints, func(h string) bool { return strings.Contains(lower, h) }) {
+			s = p.re.ReplaceAllStringFunc(s, func(m string) string { return p.mask(p.re.FindStringSubmatch(m)) })
+		}
 	}
 	if !strings.Contains(lower, "session") {
 		return s
@@ -98,23 +103,9 @@ func hashNamedIDs(s string, r *Redactor) string {
 		if strings.HasPrefix(s[i:], `"`) || strings.HasPrefix(s[i:], `\"`) {
 			q = s[i : i+1+strings.IndexByte(s[i:], '"')] // `"`, or `\"` inside a quoted message
 		}
+		goSDK, assigned := m[2] >= 0, m[4] >= 0 && m[6] >= 0 // "(session ID: <id>)"; a session id then ':' or '='
 		switch f, registered := r.idAt(s, i, 1); {
-		case m[2] >= 0: // (session ID: <id>)
-			run := strings.IndexFunc(s[i:], func(c rune) bool { return c <= ' ' })
-			if run < 0 {
-				run = len(s) - i
-			}
-			if hostileLine(s[i:]) {
-				run = lineLen(s[i:])
-			}
-			if k := strings.LastIndexByte(s[i:i+run], ')'); k >= 0 {
-				run = k
-			}
-			end, id = i+run, s[i:i+run]
-			if registered {
-				end, id = i+len(f.form), f.id
-			}
-		case q != "":
+		case q != "" && !goSDK:
 			for n := 0; n < 2; n++ {
 				e, v := quotedAt(s, i, q)
 				b.WriteString(s[last:i])
@@ -126,15 +117,22 @@ func hashNamedIDs(s string, r *Redactor) string {
 				i = e + len(" and ")
 			}
 			continue
-		case m[4] >= 0 && m[6] >= 0 && registered: // session id then ':' or '='
+		case (goSDK || assigned) && registered:
 			end, id = i+len(f.form), f.id
-		case m[4] >= 0 && m[6] >= 0:
-			end = i + strings.IndexFunc(s[i:]+" ", func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"',;)]&#<>`, c) })
+		case goSDK || assigned:
+			stop := func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"',;)]&#<>`, c) }
+			if goSDK {
+				stop = func(c rune) bool { return c <= ' ' }
+			}
+			end = i + strings.IndexFunc(s[i:]+" ", stop)
 			if hostileLine(s[i:]) {
 				end = i + lineLen(s[i:])
 			}
+			if k := strings.LastIndexByte(s[i:end], ')'); goSDK && k >= 0 {
+				end = i + k
+			}
 			id = s[i:end]
-			if u, err := url.QueryUnescape(id); err == nil && s[m[6]] == '=' {
+			if u, err := url.QueryUnescape(id); err == nil && assigned && s[m[6]] == '=' {
 				id = u
 			}
 		}

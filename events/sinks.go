@@ -21,9 +21,8 @@ func Multi(sinks ...Sink) Sink {
 
 // Subscription is a [Sink] that delivers events on a buffered channel and
 // never blocks the emitter: with the buffer full an event is dropped and
-// counted, and the next delivered event carries the count ([Event.Dropped]);
-// [Subscription.Dropped] is the total. Create one with [NewSubscription]. It
-// is safe for concurrent use.
+// counted, and the next delivered event carries the count ([Event.Dropped]).
+// It is safe for concurrent use.
 type Subscription struct {
 	ch chan Event
 
@@ -39,8 +38,8 @@ func NewSubscription(buffer int) *Subscription {
 	return &Subscription{ch: make(chan Event, max(buffer, 1))}
 }
 
-// Emit delivers e without blocking, or drops it and counts the drop. Events
-// emitted after Close are dropped and counted.
+// Emit delivers e without blocking, or drops it (after Close too) and counts
+// the drop.
 func (s *Subscription) Emit(e Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,9 +68,8 @@ func (s *Subscription) Dropped() uint64 {
 	return s.dropped
 }
 
-// Close closes the channel; buffered events can still be read. Detach the
-// subscription from its emitter first or later Emits are dropped. Closing
-// twice is a no-op.
+// Close closes the channel; buffered events can still be read, later Emits
+// are dropped. Closing twice is a no-op.
 func (s *Subscription) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -83,9 +81,9 @@ func (s *Subscription) Close() {
 
 // JSONLines is a [Sink] that writes each event as one line of its JSON form.
 // It keeps the first error for [JSONLines.Err]: an event that cannot be
-// marshalled is skipped; after a write error (a partial line may be written)
-// it stops writing. It does not redact ([Redacting]), close or flush. It is
-// safe for concurrent use; lines never interleave.
+// marshalled is skipped; after a write error it stops writing. It does not
+// redact, close or flush. It is safe for concurrent use; lines never
+// interleave.
 type JSONLines struct {
 	mu     sync.Mutex
 	w      io.Writer

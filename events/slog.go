@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"reflect"
@@ -31,15 +32,10 @@ func LogLevel(e Event) slog.Level {
 
 // Slog returns a [Sink] that logs one record per event to l (slog.Default()
 // when nil): message "mcpsup " + kind, level [LogLevel], record time the
-// event's Time (the time of logging when it has none), and one attribute per
-// non-zero field, named as in the JSON form ("verdict" is a group;
-// "delay" is a duration; "lists" a readable summary). It does not redact:
-// wrap it with [Redacting]. It is safe for concurrent use if l's handler is.
+// event's Time (else now), attributes [Attrs]. It does not redact. It is
+// safe for concurrent use if l's handler is.
 func Slog(l *slog.Logger) Sink {
-	if l == nil {
-		l = slog.Default()
-	}
-	h := l.Handler()
+	h := cmp.Or(l, slog.Default()).Handler()
 	return SinkFunc(func(e Event) {
 		ctx := context.Background()
 		lvl := LogLevel(e)

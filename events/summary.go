@@ -30,11 +30,7 @@ func Summary(e Event) string {
 	}
 	switch e.Kind {
 	case KindTransition:
-		s := string(e.Trigger)
-		if e.Guard != "" {
-			s += " [" + e.Guard + "]"
-		}
-		p = append(p, suffix(s, ": ", v, ""))
+		p = append(p, suffix(suffix(string(e.Trigger), " [", e.Guard, "]"), ": ", v, ""))
 		gen()
 		if e.Attempt != 0 {
 			add("attempt %d", e.Attempt)
@@ -156,11 +152,11 @@ func verdictSummary(v classify.Verdict) string {
 	s := v.String()
 	switch {
 	case v.RPC.Present && v.RPC.Message != "":
-		s += fmt.Sprintf(" %q", cut(v.RPC.Message, 80, false))
+		s += fmt.Sprintf(" %q", cut(v.RPC.Message, 80, "...", false))
 	case v.HTTPStatus == 0 && v.Detail != "":
 		// A Go error's text ends with its cause ("...: connection
 		// refused"): keep the end.
-		s += fmt.Sprintf(" %q", cut(v.Detail, 80, true))
+		s += fmt.Sprintf(" %q", cut(v.Detail, 80, "...", true))
 	}
 	return s
 }
@@ -177,25 +173,6 @@ func listsSummary(ls []ListOutcome) string {
 		parts = append(parts, suffix(suffix(s, " (", verdictSummary(l.Verdict), ")"), ": ", l.Warning, ""))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// cut keeps n bytes of s, cut at a rune start, and marks the cut with
-// "...": its start, or with keepEnd its end.
-func cut(s string, n int, keepEnd bool) string {
-	if len(s) <= n {
-		return s
-	}
-	if keepEnd {
-		i := len(s) - n
-		for i < len(s) && !utf8.RuneStart(s[i]) {
-			i++
-		}
-		return "..." + s[i:]
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // Printable returns s with every control character (C0, DEL, C1),

@@ -1,7 +1,7 @@
 package events
 
-// Kind says what an [Event] reports; the values are the kebab-case names of
-// the JSON form. A reader must accept kinds it does not know.
+// Kind says what an [Event] reports. A reader must accept kinds it does not
+// know.
 type Kind string
 
 // Event kinds; each names the fields it carries.
@@ -20,23 +20,19 @@ const (
 	// Fields: Op, Name, Delivery, Verdict, Generation.
 	KindCallFailed Kind = "call-failed"
 	// KindSessionVerified: a request got no answer and one liveness request
-	// (ping, or server/discover from 2026-07-28) verified the session.
-	// Fields: Generation, Alive, Verdict (when not answered).
+	// verified the session. Fields: Generation, Alive, Verdict.
 	KindSessionVerified Kind = "session-verified"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened
 	// (failure story S5). Fields: Detail (the rule that fired).
 	KindStreamDisabled Kind = "stream-disabled"
-	// KindStreamEnabled: the standalone SSE stream is opened again. Fields:
-	// Detail.
+	// KindStreamEnabled: the standalone SSE stream is opened again.
 	KindStreamEnabled Kind = "stream-enabled"
 	// KindStreamEventDropped: a standalone SSE event was not handed to
-	// go-sdk (malformed, not one JSON-RPC message, oversized). Sent for a
-	// session's first 16 drops, then every 1024th. Fields: Count, Detail,
-	// Generation.
+	// go-sdk. Sent for a session's first 16 drops, then every 1024th.
+	// Fields: Count, Detail, Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
-	// KindStreamDeclined: the server declined the session's push stream
-	// (405, another 4xx, or not an event stream): its catalog is polled.
-	// Fields: Generation, HTTPStatus, ContentType.
+	// KindStreamDeclined: the server declined the session's push stream:
+	// its catalog is polled. Fields: Generation, HTTPStatus, ContentType.
 	KindStreamDeclined Kind = "stream-declined"
 	// KindRetryScheduled: a retry is scheduled, from failed or of a listing.
 	// Fields: Attempt, Delay, Verdict.
@@ -50,9 +46,8 @@ const (
 	// KindSessionEnded: a go-sdk client session ended. Fields: SessionID,
 	// Connection, Generation, Verdict, Detail.
 	KindSessionEnded Kind = "session-ended"
-	// KindCallResent: a failed call is sent once more, as the resend policy
-	// allows. Fields: Op, Name, the first attempt's Delivery, Verdict and
-	// Generation.
+	// KindCallResent: the resend policy sends a failed call once more.
+	// Fields: Op, Name, the first attempt's Delivery, Verdict, Generation.
 	KindCallResent Kind = "call-resent"
 	// KindCallReissued: a 2026-07-28 call whose response stream broke was
 	// re-issued once with a new id (changelog item 9, SEP-2575). Fields:
@@ -69,17 +64,15 @@ const (
 	KindServerRequestRefused Kind = "server-request-refused"
 	// KindStdoutLineDropped: a stdio server's stdout line was not one
 	// JSON-RPC message, or answered an id never sent. Throttled as
-	// stream-event-dropped. Fields: Count, Bound (the line bound a longer
-	// line broke), RequestID (the id never sent, as JSON, cut), Detail
-	// (what else was wrong, quoting the line's start), Generation.
+	// stream-event-dropped. Fields: Count, Bound (the line bound broken),
+	// RequestID, Detail, Generation.
 	KindStdoutLineDropped Kind = "stdout-line-dropped"
 	// KindProcessExited: a stdio server's process exited (not by Close or
 	// Detach). Fields: ExitCode, Signal, Stop, Detail (stderr's tail),
 	// Generation.
 	KindProcessExited Kind = "process-exited"
-	// KindEraChanged: the protocol era of new sessions changed (fallback to
-	// 2025-11-25, back to 2026-07-28, or -32022 re-discovery). Fields:
-	// Generation, Detail.
+	// KindEraChanged: the protocol era of new sessions changed. Fields:
+	// EraFrom, EraTo, EraWhy, Op, HTTPStatus, RPCCode, Generation.
 	KindEraChanged Kind = "era-changed"
 )
 
@@ -115,8 +108,7 @@ const (
 // String returns the kebab-case name, e.g. "stale-recovering".
 func (s State) String() string { return string(s) }
 
-// Trigger names the fact that caused a transition, in the past tense
-// (fsm.Trigger.Kind; DESIGN.md section 2).
+// Trigger names the fact that caused a transition (DESIGN.md section 2).
 type Trigger string
 
 // The triggers.

@@ -11,43 +11,34 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// Names of the call span's events (mcpsup's own: the conventions have none).
+// Names of the call span's events, one per supervisor.CallStage (mcpsup's
+// own: the conventions have none).
 const (
-	// EventWaitForReady: the call found the connection recovering and
-	// waited (supervisor.CallWaited).
-	EventWaitForReady = "mcpsup.wait_for_ready"
-	// EventSessionReplaced: the call's failure cost its session, and the
-	// supervisor replaces it (supervisor.CallSessionLost).
-	EventSessionReplaced = "mcpsup.session_replaced"
-	// EventCallResent: the resend policy sends the failed call once more
-	// (supervisor.CallResent).
-	EventCallResent = "mcpsup.call_resent"
-	// EventCallReissued: a call whose 2026-07-28 response stream broke is
-	// re-issued as a new request (supervisor.CallReissued; changelog item
-	// 9, SEP-2575).
-	EventCallReissued = "mcpsup.call_reissued"
+	EventWaitForReady    = "mcpsup.wait_for_ready"   // CallWaited
+	EventSessionReplaced = "mcpsup.session_replaced" // CallSessionLost
+	EventCallResent      = "mcpsup.call_resent"      // CallResent
+	EventCallReissued    = "mcpsup.call_reissued"    // CallReissued (changelog item 9, SEP-2575)
 )
 
 // Attribute keys of the call span's events.
 const (
 	// AttrWaitDuration is how long a call waited for ready, in seconds.
 	AttrWaitDuration = attribute.Key("mcpsup.wait.duration")
-	// AttrPreviousGeneration is the generation of the latest session when a
-	// call began to wait, when it differs from the one the call went out on.
+	// AttrPreviousGeneration is the latest session's generation when a call
+	// began to wait, when it differs from the one the call went out on.
 	AttrPreviousGeneration = attribute.Key("mcpsup.generation.previous")
 )
 
 // CallHandler returns the handler for supervisor.Config.Observe.CallHandler
 // that makes an internal span "mcpsup.call {mcp.method.name} {name}" of each
-// host call, from its entry to its end: the part no request middleware sees
-// (a call waits before any request exists). The requests it sends are its
-// children. Its events: mcpsup.wait_for_ready (mcpsup.state found,
-// mcpsup.wait.duration in seconds, mcpsup.generation and
-// mcpsup.generation.previous), mcpsup.session_replaced (mcpsup.generation
-// lost, mcpsup.to, error.type), mcpsup.call_resent and mcpsup.call_reissued
-// (error.type and mcpsup.delivery of the first sending). On error its status
-// is Error with the verdict, with error.type, mcpsup.delivery and
-// mcpsup.generation.
+// host call, from its entry to its end (a call waits before any request
+// exists); the requests it sends are its children. Its events:
+// mcpsup.wait_for_ready (mcpsup.state found, mcpsup.wait.duration,
+// mcpsup.generation and mcpsup.generation.previous),
+// mcpsup.session_replaced (mcpsup.generation lost, mcpsup.to, error.type),
+// mcpsup.call_resent and mcpsup.call_reissued (error.type and
+// mcpsup.delivery of the first sending). On error its status is Error with
+// the verdict, with error.type, mcpsup.delivery and mcpsup.generation.
 func (o *Observer) CallHandler() supervisor.CallHandler { return callHandler{o} }
 
 type callHandler struct{ o *Observer }

@@ -1,11 +1,8 @@
 // Package mcpsupotel turns supervised MCP connections into OpenTelemetry
-// signals an operator already reads: metrics from a supervisor's events, and
-// a client span per call with the caller's trace carried to the server.
-//
-// It imports what it observes (events, classify, go-sdk) and nothing imports
-// it. It uses the OpenTelemetry API only; the host brings the SDK and its
-// exporters (Options.MeterProvider, Options.TracerProvider; the globals by
-// default, whose no-op defaults cost next to nothing).
+// signals: metrics from a supervisor's events, and a client span per call
+// with the caller's trace carried to the server. It uses the OpenTelemetry
+// API only; the host brings the SDK and its exporters (Options; the globals
+// by default).
 //
 //	o, err := mcpsupotel.New(mcpsupotel.Options{MeterProvider: mp, TracerProvider: tp})
 //	if err != nil { ... }
@@ -17,11 +14,10 @@
 //
 // # Metrics
 //
-// From [Observer.Sink], every point attributed by mcpsup.server (the
-// supervisor's Config.Name, events.Event.Server). The MCP semantic
-// conventions (status: development) define only operation and session
-// durations, so the connection's life has mcpsup.-prefixed names; error.type
-// is the verdict's class (classify.Class, e.g. "rate-limited").
+// From [Observer.Sink], every point attributed by mcpsup.server
+// (events.Event.Server). The MCP semantic conventions define only operation
+// and session durations, so the connection's life has mcpsup.-prefixed
+// names; error.type is the verdict's class (e.g. "rate-limited").
 //
 //	mcpsup.connection.state          up/down counter {connection}  mcpsup.state: connections in each state; idle and closed are not counted
 //	mcpsup.connection.transitions    counter {transition}          mcpsup.from, mcpsup.to, mcpsup.trigger, error.type; internal transitions (from == to) included

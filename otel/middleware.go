@@ -11,9 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -75,23 +75,22 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 			}
 			span.End()
 			if timed {
-				attrs := []attribute.KeyValue{serverAttr, AttrMethod.String(method)}
+				attrs := []attribute.KeyValue{serverAttr}
 				if targetAttr.Valid() && targetAttr.Key != semconv.McpResourceURIKey {
 					attrs = append(attrs, targetAttr)
 				}
 				if errType != "" {
 					attrs = append(attrs, AttrErrorType.String(errType))
 				}
-				o.inst.duration.Record(ctx, elapsed.Seconds(), metric.WithAttributes(attrs...))
+				o.inst.duration.Record(ctx, elapsed.Seconds(), mcpconv.MethodNameAttr(method), attrs...)
 			}
 			return res, err
 		}
 	}
 }
 
-// describe returns a request's span target and naming attribute ([target]);
-// nothing for params of another type, or nil ones (go-sdk's params are
-// pointers: mcp.Params cannot be implemented elsewhere).
+// describe returns [target] of a request's params; nothing for params of
+// another type, or nil ones.
 func describe(method string, req mcp.Request) (string, attribute.KeyValue) {
 	if v := reflect.ValueOf(req.GetParams()); !v.IsValid() || v.IsNil() {
 		return "", attribute.KeyValue{}
@@ -199,10 +198,9 @@ func (o *Observer) payload(v any) string {
 	return string(b)
 }
 
-// inject returns req with the W3C trace context of ctx (as MCP carries it,
-// SEP-414; not the global propagator, whose default propagates nothing) in a
-// copy of its _meta; a request of a params type copyParams does not know is
-// sent as it is.
+// inject returns req with the W3C trace context of ctx in a copy of its
+// _meta (SEP-414; not the global propagator, whose default propagates
+// nothing); a request whose params copyParams cannot copy as it is.
 func inject(ctx context.Context, method string, req mcp.Request) mcp.Request {
 	r, ok := req.(*mcp.ClientRequest[mcp.Params])
 	if !ok {

@@ -1,6 +1,7 @@
 package mcpsupotel
 
 import (
+	"cmp"
 	"errors"
 	"sync"
 
@@ -49,12 +50,8 @@ type Observer struct {
 // New returns an Observer with its instruments made on opts.MeterProvider.
 // The error is the meter's, when it refused an instrument.
 func New(opts Options) (*Observer, error) {
-	if opts.MeterProvider == nil {
-		opts.MeterProvider = otel.GetMeterProvider()
-	}
-	if opts.TracerProvider == nil {
-		opts.TracerProvider = otel.GetTracerProvider()
-	}
+	opts.MeterProvider = cmp.Or(opts.MeterProvider, otel.GetMeterProvider())
+	opts.TracerProvider = cmp.Or(opts.TracerProvider, otel.GetTracerProvider())
 	if opts.MaxPayloadBytes <= 0 {
 		opts.MaxPayloadBytes = DefaultMaxPayloadBytes
 	}

@@ -7,17 +7,15 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Attribute keys of mcpsup's own (the OTel semantic conventions have none for
-// these); the conventions' keys are used where they exist (see the package
-// doc).
+// Attribute keys of mcpsup's own, where the semantic conventions have none.
 const (
-	// AttrServer is the supervised server's name, as the host configured it
-	// (events.Event.Server).
+	// AttrServer is the supervised server's name (events.Event.Server).
 	AttrServer = attribute.Key("mcpsup.server")
 	// AttrState is a connection state, e.g. "ready".
 	AttrState = attribute.Key("mcpsup.state")
@@ -56,7 +54,7 @@ type instruments struct {
 	dropped     metric.Int64Counter
 	windows     metric.Int64Counter
 	window      metric.Float64Histogram
-	duration    metric.Float64Histogram
+	duration    mcpconv.ClientOperationDuration
 }
 
 // durationBuckets are the bucket boundaries the MCP conventions advise for
@@ -87,16 +85,13 @@ func (in *instruments) make(m metric.Meter) error {
 		metric.WithDescription("Rate-limit windows opened by a 429 with Retry-After."))
 	in.window, errs[10] = m.Float64Histogram("mcpsup.rate_limit.window.duration", metric.WithUnit("s"),
 		metric.WithDescription("Length of each rate-limit window."))
-	in.duration, errs[11] = m.Float64Histogram("mcp.client.operation.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of an MCP request as the client saw it."),
-		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	in.duration, errs[11] = mcpconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...))
 	return errors.Join(errs[:]...)
 }
 
-// Sink returns the events sink that records the metrics; add it to
-// Config.Observe.Events before Start (mcpsup.connection.state counts from the
-// first transition). It reads only typed fields, never blocks, and is safe
-// for concurrent use by many supervisors.
+// Sink returns the events sink that records the metrics; add it before Start
+// (mcpsup.connection.state counts from the first transition). It reads only
+// typed fields, never blocks, and is safe for concurrent use.
 func (o *Observer) Sink() events.Sink { return events.SinkFunc(o.emit) }
 
 func (o *Observer) emit(e events.Event) {

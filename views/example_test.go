@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/views"
 )
 
@@ -14,8 +15,12 @@ const recording = `{"v":1,"kind":"transition","server":"docs","seq":1,"time":"20
 {"v":1,"kind":"call-failed","server":"docs","time":"2026-03-14T09:00:03Z","op":"tools/call","name":"search","delivery":"answered","verdict":{"class":"server-error","http_status":500},"generation":1}
 `
 
-func ExampleTimeline() {
-	if err := views.Timeline(os.Stdout, strings.NewReader(recording)); err != nil {
+func ExampleWriteTimeline() {
+	evs, err := events.ReadJSONLines(strings.NewReader(recording))
+	if err == nil {
+		err = views.WriteTimeline(os.Stdout, evs)
+	}
+	if err != nil {
 		fmt.Println(err)
 	}
 	// Output:
@@ -26,8 +31,12 @@ func ExampleTimeline() {
 	//     +3.000s       call-failed                      tools/call "search": server-error (HTTP 500); delivery answered; gen 1
 }
 
-func ExampleMermaid() {
-	if err := views.Mermaid(os.Stdout, strings.NewReader(recording)); err != nil {
+func ExampleWriteMermaid() {
+	evs, err := events.ReadJSONLines(strings.NewReader(recording))
+	if err == nil {
+		err = views.WriteMermaid(os.Stdout, evs)
+	}
+	if err != nil {
 		fmt.Println(err)
 	}
 	// Output:

@@ -46,11 +46,6 @@ func WriteMermaid(w io.Writer, evs []events.Event) error {
 	return err
 }
 
-// Mermaid reads a JSON-lines event stream from r and writes its diagram to
-// w, as [WriteMermaid] does. On a bad line it writes nothing and returns the
-// [*events.LineError].
-func Mermaid(w io.Writer, r io.Reader) error { return fromLines(w, r, WriteMermaid) }
-
 type edge struct{ from, to, trigger string }
 
 type path struct {
@@ -109,7 +104,7 @@ func uniqueID(id string, used map[string]bool) string {
 }
 
 // mermaidLabel keeps a transition label from ending the statement or
-// starting markup; its other control characters are escaped ([events.Printable]).
+// starting markup, and escapes control characters.
 func mermaidLabel(s string) string {
 	s = strings.Map(func(r rune) rune {
 		switch r {

@@ -11,20 +11,6 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Timeline reads a JSON-lines event stream from r and writes its per-server
-// timeline to w, as [WriteTimeline] does. On a bad line it writes nothing and
-// returns the [*events.LineError].
-func Timeline(w io.Writer, r io.Reader) error { return fromLines(w, r, WriteTimeline) }
-
-// fromLines reads r's events, then writes them by write; nothing on a bad line.
-func fromLines(w io.Writer, r io.Reader, write func(io.Writer, []events.Event) error) error {
-	evs, err := events.ReadJSONLines(r)
-	if err != nil {
-		return err
-	}
-	return write(w, evs)
-}
-
 // WriteTimeline writes a readable timeline of evs to w, one block per server
 // (servers in order of first appearance, events in the order given). Each
 // block starts with a header naming the server, its event count, its last
@@ -67,12 +53,11 @@ func WriteTimeline(w io.Writer, evs []events.Event) error {
 	return err
 }
 
-// LiveTimeline returns a [events.Sink] that writes each event to w as one timeline
-// line as it arrives: the line [WriteTimeline] writes, prefixed by the
-// server's name. Offsets count from the first timed event it sees. Write
-// errors are ignored (it is meant for a terminal). It writes synchronously
-// from Emit: if w can block, feed it from a [events.Subscription] instead. It is
-// safe for concurrent use; it does not redact: wrap it with [events.Redacting].
+// LiveTimeline returns a [events.Sink] that writes each event to w as the
+// line [WriteTimeline] writes, prefixed by the server's name, from Emit (if
+// w can block, feed it from a [events.Subscription]). Offsets count from the
+// first timed event it sees; write errors are ignored. It is safe for
+// concurrent use; it does not redact.
 func LiveTimeline(w io.Writer) events.Sink { return &live{w: w} }
 
 type live struct {

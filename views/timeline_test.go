@@ -42,11 +42,8 @@ func readRecorded(t *testing.T) []events.Event {
 }
 
 func TestTimelineGolden(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "recorded.jsonl"))
-	require.NoError(t, err)
-	defer f.Close()
 	var out bytes.Buffer
-	require.NoError(t, views.Timeline(&out, f))
+	require.NoError(t, views.WriteTimeline(&out, readRecorded(t)))
 	golden(t, "recorded.timeline.txt", out.Bytes())
 
 	text := out.String()
@@ -92,14 +89,6 @@ func TestMermaidIDsAreSafe(t *testing.T) {
 }
 
 // A bad line writes nothing: the reader's error is returned first.
-func TestTimelineOfABadStreamWritesNothing(t *testing.T) {
-	var out bytes.Buffer
-	var le *events.LineError
-	require.ErrorAs(t, views.Timeline(&out, strings.NewReader("nope\n")), &le)
-	require.ErrorAs(t, views.Mermaid(&out, strings.NewReader("nope\n")), &le)
-	require.Zero(t, out.Len(), "nothing is written for a bad stream")
-}
-
 func TestLiveTimeline(t *testing.T) {
 	var out bytes.Buffer
 	s := views.LiveTimeline(&out)

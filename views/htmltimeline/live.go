@@ -2,6 +2,7 @@ package htmltimeline
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -20,10 +21,8 @@ const DefaultLiveKeep = 20000
 // each new one, as server-sent events (WHATWG HTML "Server-sent events"; id
 // the event's number from 1, data its JSON line; Last-Event-ID resumes); of
 // any other path, the page; any other method is 405. It keeps the last keep
-// events; one that cannot be marshalled is counted ([Live.Skipped]). It
-// neither redacts (wrap it with [events.Redacting]) nor checks who asks
-// (bind it to loopback). Emit never blocks on a client. Safe for concurrent
-// use.
+// events. It neither redacts nor checks who asks (bind it to loopback).
+// Emit never blocks on a client. Safe for concurrent use.
 type Live struct {
 	mu      sync.Mutex
 	keep    int
@@ -83,7 +82,7 @@ func (l *Live) Close() {
 	}
 }
 
-// ServeHTTP serves the page or the event stream; see [Live].
+// ServeHTTP serves the page or the event stream.
 func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -101,8 +100,7 @@ func (l *Live) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	data := bytes.Join(l.lines, []byte("\n"))
 	last := l.next - 1
 	l.mu.Unlock()
-	// "events" relative to the page: the stream beside it, wherever the
-	// handler is mounted.
+	// "events" relative to the page, wherever the handler is mounted.
 	_ = writePage(w, data, "events?after="+strconv.FormatUint(last, 10)) // a write error is the client gone
 }
 
@@ -112,10 +110,7 @@ func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
 	if !setHeaders(w, r, "text/event-stream") {
 		return
 	}
-	from := r.Header.Get("Last-Event-ID")
-	if from == "" {
-		from = r.URL.Query().Get("after")
-	}
+	from := cmp.Or(r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after"))
 	after, _ := strconv.ParseUint(from, 10, 64) // absent or bad: from the first kept
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
@@ -155,9 +150,8 @@ func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// setHeaders sets the headers both responses share and reports whether a
-// body follows (not for HEAD). Neither the page nor the stream is cached:
-// both are this moment's events.
+// setHeaders sets the headers both responses share (neither is cached) and
+// reports whether a body follows (not for HEAD).
 func setHeaders(w http.ResponseWriter, r *http.Request, contentType string) bool {
 	h := w.Header()
 	h.Set("Content-Type", contentType)

@@ -18,13 +18,13 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// Model is what the page draws, built by [Build] by the page's rules: a lane
-// per server in order of first appearance; an event without a Time takes the
-// one before it, and a lane's time never goes backwards; Start and End span
-// every time and window end, End at least 1ms after Start; a state change
-// opens a band (the last ends at End); session-opened and -ended are
-// boundaries; [markerKinds]' kinds are markers, a rate-limit window spanning
-// Delay; catalog-changed gives catalog points. Other events are only counted.
+// Model is what the page draws, by the page's rules: a lane per server in
+// order of first appearance; an event without a Time takes the one before
+// it, and a lane's time never goes backwards; Start and End span every time
+// and window end, End at least 1ms after Start; a state change opens a band
+// (the last ends at End); session-opened and -ended are boundaries; the
+// [MarkerKind] kinds are markers, a rate-limit window spanning Delay;
+// catalog-changed gives catalog points. Other events are only counted.
 type Model struct {
 	Start, End time.Time
 	Lanes      []Lane
@@ -40,14 +40,14 @@ type Lane struct {
 	Catalog    []CatalogPoint
 }
 
-// Band is a span of time the server spent in one state.
+// Band is a span of time the server spent in one state; Seq, From and
+// Trigger are those of the transition that opened it.
 type Band struct {
 	State      string
 	Start, End time.Time
-	// Seq, From and Trigger are those of the transition that opened it.
-	Seq     uint64
-	From    string
-	Trigger string
+	Seq        uint64
+	From       string
+	Trigger    string
 }
 
 // Boundary is a session opened or ended.
@@ -84,7 +84,6 @@ type CatalogPoint struct {
 	Tools int
 }
 
-// markerKinds maps the event kinds drawn as markers to their marker kind.
 var markerKinds = map[events.Kind]MarkerKind{
 	events.KindCallFailed:      MarkerCallFailed,
 	events.KindRetryScheduled:  MarkerRetry,

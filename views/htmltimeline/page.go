@@ -10,8 +10,7 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// The page: page.html holds the markup with placeholders, filled by
-// writePage with page.css, page.js, the data and the live stream's path.
+// page.html holds the markup with slots writePage fills.
 var (
 	//go:embed page.html
 	pageHTML string
@@ -44,19 +43,18 @@ func Write(w io.Writer, evs []events.Event) error {
 	return writePage(w, data.Bytes(), "")
 }
 
-// writePage writes the page holding the JSON lines data. When live is not
-// empty the page also listens for server-sent events at that URL path. Each
-// slot occurs once in page.html; what fills one is never scanned for another.
+// writePage writes the page holding the JSON lines data, listening for
+// server-sent events at the URL path live unless it is empty. What fills a
+// slot is never scanned for another.
 func writePage(w io.Writer, data []byte, live string) error {
 	_, err := strings.NewReplacer(slotCSS, pageCSS, slotJS, pageJS, slotLive, htmlAttr(live),
 		slotEvents, string(scriptSafe(data))).WriteString(w, pageHTML)
 	return err
 }
 
-// scriptSafe makes JSON lines safe inside a <script> element: "<" can only
-// occur inside JSON strings, where "\u003c" means the same, so no "</script"
-// or "<!--" can end or bend the element. (Go's encoder already writes
-// "\u003c"; a host's own lines may not.)
+// scriptSafe makes JSON lines safe inside a <script> element: "<" occurs
+// only inside JSON strings, where "\u003c" means the same, so no "</script"
+// or "<!--" can end or bend the element (a host's own lines may hold it).
 func scriptSafe(data []byte) []byte {
 	return bytes.ReplaceAll(data, []byte("<"), []byte(`\u003c`))
 }
