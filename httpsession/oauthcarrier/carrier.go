@@ -196,6 +196,9 @@ func (a *Transport) authorize(req *http.Request, resp *http.Response, gen, faile
 		led := false
 		flight := a.flights.DoChan(strconv.FormatUint(gen, 10), func() (any, error) {
 			led = true
+			if a.renewed.Load() != gen || a.failed.Load() != failed {
+				return nil, nil // the flight before ended between the check above and this one
+			}
 			return nil, a.runAuthorize(ctx, req, kept())
 		})
 		select {
