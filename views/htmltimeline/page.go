@@ -32,12 +32,13 @@ const (
 // error, or, writing nothing, on an event that cannot be marshalled.
 func Write(w io.Writer, evs []events.Event) error {
 	var data bytes.Buffer
-	lines := events.NewJSONLines(&data)
 	for _, e := range evs {
-		lines.Emit(e)
-	}
-	if err := lines.Err(); err != nil {
-		return fmt.Errorf("htmltimeline: %w", err)
+		b, err := e.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("htmltimeline: event %d of %q: %w", e.Seq, e.Server, err)
+		}
+		data.Write(b)
+		data.WriteByte('\n')
 	}
 	return writePage(w, data.Bytes(), "")
 }
