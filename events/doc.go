@@ -7,8 +7,8 @@
 // same [Sink]. [Kind], [State], [Trigger] and [Reason] are string types whose
 // values are the kebab-case names of the JSON form: e.To == events.StateFailed.
 //
-// No sink redacts by itself: wrap every sink whose output leaves the process
-// with [Redacting] and every log handler with [RedactingHandler], given a
+// No sink redacts by itself: a supervisor and a hub pass their events
+// through [Redactor.Redact], their logs through [RedactingHandler], with a
 // [Redactor] that knows the session ids and credentials in play (DESIGN.md
 // section 7). Only free text is rewritten, never the vocabulary.
 //

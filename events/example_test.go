@@ -71,12 +71,12 @@ func ExampleMulti() {
 	// Output: 1 stream-enabled
 }
 
-func ExampleRedacting() {
+func ExampleRedactor_Redact() {
 	var r events.Redactor
 	r.AddSessionID("7f3c2a9be1d04c5b") // what the server sent as Mcp-Session-Id
-	sink := events.Redacting(&r, events.NewJSONLines(os.Stdout))
-	sink.Emit(events.Event{Kind: events.KindSessionEnded, Server: "docs", SessionID: "7f3c2a9be1d04c5b",
-		Detail: "GET failed (session ID: 7f3c2a9be1d04c5b) with Authorization: Bearer abc.def"})
+	sink := events.NewJSONLines(os.Stdout)
+	sink.Emit(r.Redact(events.Event{Kind: events.KindSessionEnded, Server: "docs", SessionID: "7f3c2a9be1d04c5b",
+		Detail: "GET failed (session ID: 7f3c2a9be1d04c5b) with Authorization: Bearer abc.def"}))
 	// Output: {"v":1,"kind":"session-ended","server":"docs","session_id":"sid:104ad0b3","detail":"GET failed (session ID: sid:104ad0b3) with Authorization: [redacted]"}
 }
 

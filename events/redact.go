@@ -431,9 +431,3 @@ func (r *Redactor) texts(in []string) []string {
 	}
 	return out
 }
-
-// Redacting returns a [Sink] passing r.Redact(e) (nil r: the patterns only)
-// to next. It is as safe for concurrent use as next is.
-func Redacting(r *Redactor, next Sink) Sink {
-	return SinkFunc(func(e Event) { next.Emit(r.Redact(e)) })
-}

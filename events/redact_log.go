@@ -71,19 +71,6 @@ func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
 	return slog.String(a.Key, h.r.Text(valueText(v)))
 }
 
-// valueText renders v as a text handler would, a panic (a typed nil) as
-// slog's own handlers do.
-func valueText(v slog.Value) (s string) {
-	defer func() {
-		if p := recover(); p != nil {
-			s = fmt.Sprintf("!PANIC: %v", p)
-		}
-	}()
-	switch x := v.Any().(type) {
-	case error:
-		return x.Error()
-	case fmt.Stringer:
-		return x.String()
-	}
-	return fmt.Sprintf("%+v", v.Any())
-}
+// valueText renders v as slog's text handler does (%+v); fmt reports a
+// panicking Error or String method (a typed nil) in the text.
+func valueText(v slog.Value) string { return fmt.Sprintf("%+v", v.Any()) }

@@ -21,10 +21,8 @@ func LogLevel(e Event) slog.Level {
 	case e.Reason != "",
 		e.Kind == KindTransition && e.To == "failed",
 		e.Kind == KindCallFailed,
-		e.Kind == KindStreamDisabled:
-		return slog.LevelWarn
-	}
-	if slices.ContainsFunc(e.Lists, func(l ListOutcome) bool { return l.Status == ListFailed }) {
+		e.Kind == KindStreamDisabled,
+		slices.ContainsFunc(e.Lists, func(l ListOutcome) bool { return l.Status == ListFailed }):
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo

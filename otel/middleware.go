@@ -147,19 +147,15 @@ func (o *Observer) startAttrs(span trace.Span, server string, serverAttr attribu
 			attrs = append(attrs, semconv.McpProtocolVersionKey.String(ir.ProtocolVersion))
 		}
 	}
-	if o.opts.RecordPayloads {
-		if p, ok := req.GetParams().(*mcp.CallToolParams); ok && p != nil {
-			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(o.payload(p.Arguments)))
-		}
+	if p, ok := req.GetParams().(*mcp.CallToolParams); o.opts.RecordPayloads && ok && p != nil {
+		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(o.payload(p.Arguments)))
 	}
 	span.SetAttributes(attrs...)
 }
 
 func (o *Observer) endAttrs(span trace.Span, req mcp.Request, res mcp.Result, err error, v classify.Verdict, errType string) {
-	if o.opts.RecordPayloads && res != nil {
-		if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
-			span.SetAttributes(semconv.GenAIToolCallResultKey.String(o.payload(r)))
-		}
+	if r, ok := res.(*mcp.CallToolResult); o.opts.RecordPayloads && ok && r != nil {
+		span.SetAttributes(semconv.GenAIToolCallResultKey.String(o.payload(r)))
 	}
 	if errType == "" {
 		return
@@ -174,7 +170,7 @@ func (o *Observer) endAttrs(span trace.Span, req mcp.Request, res mcp.Result, er
 		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(v.HTTPStatus))
 	}
 	if v.RPC.Present {
-		attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(strconv.FormatInt(int64(v.RPC.Code), 10)))
+		attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(strconv.FormatInt(v.RPC.Code, 10)))
 	}
 	if v.RetryAfter > 0 {
 		attrs = append(attrs, AttrRetryAfter.Float64(v.RetryAfter.Seconds()))

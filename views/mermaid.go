@@ -19,26 +19,44 @@ func WriteMermaid(w io.Writer, evs []events.Event) error {
 	b.WriteString("stateDiagram-v2\n")
 	used := map[string]bool{}
 	for _, group := range byServer(evs) {
-		p := pathOf(group)
-		if len(p.edges) == 0 {
+		var states []string // in order of first visit
+		var edges []edge    // in order of first use
+		count, last := map[edge]int{}, ""
+		for _, e := range group {
+			if e.Kind != events.KindTransition {
+				continue
+			}
+			for _, s := range []string{string(e.From), string(e.To)} {
+				if !slices.Contains(states, s) {
+					states = append(states, s)
+				}
+			}
+			k := edge{string(e.From), string(e.To), string(e.Trigger)}
+			if count[k] == 0 {
+				edges = append(edges, k)
+			}
+			count[k]++
+			last = string(e.To)
+		}
+		if len(edges) == 0 {
 			continue
 		}
 		box := uniqueID(mermaidID(group[0].Server), used)
 		id := func(state string) string { return box + "__" + mermaidID(state) }
 		fmt.Fprintf(&b, "    state %s {\n", box)
-		for _, s := range p.states {
+		for _, s := range states {
 			fmt.Fprintf(&b, "        state \"%s\" as %s\n", strings.ReplaceAll(mermaidLabel(s), `"`, "'"), id(s))
 		}
-		fmt.Fprintf(&b, "        [*] --> %s\n", id(p.states[0]))
-		for _, k := range p.edges {
+		fmt.Fprintf(&b, "        [*] --> %s\n", id(states[0]))
+		for _, k := range edges {
 			label := mermaidLabel(k.trigger)
-			if n := p.count[k]; n > 1 {
+			if n := count[k]; n > 1 {
 				label += fmt.Sprintf(" x%d", n)
 			}
 			fmt.Fprintf(&b, "        %s --> %s: %s\n", id(k.from), id(k.to), label)
 		}
-		if p.last == "closed" {
-			fmt.Fprintf(&b, "        %s --> [*]\n", id(p.last))
+		if last == "closed" {
+			fmt.Fprintf(&b, "        %s --> [*]\n", id(last))
 		}
 		b.WriteString("    }\n")
 	}
@@ -47,34 +65,6 @@ func WriteMermaid(w io.Writer, evs []events.Event) error {
 }
 
 type edge struct{ from, to, trigger string }
-
-type path struct {
-	states []string // in order of first visit
-	edges  []edge   // in order of first use
-	count  map[edge]int
-	last   string
-}
-
-func pathOf(evs []events.Event) path {
-	p := path{count: map[edge]int{}}
-	for _, e := range evs {
-		if e.Kind != events.KindTransition {
-			continue
-		}
-		for _, s := range []string{string(e.From), string(e.To)} {
-			if !slices.Contains(p.states, s) {
-				p.states = append(p.states, s)
-			}
-		}
-		k := edge{string(e.From), string(e.To), string(e.Trigger)}
-		if p.count[k] == 0 {
-			p.edges = append(p.edges, k)
-		}
-		p.count[k]++
-		p.last = string(e.To)
-	}
-	return p
-}
 
 // mermaidID makes an identifier: letters, digits and "_"; never empty, never
 // starting with a digit.

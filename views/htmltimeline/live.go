@@ -114,7 +114,6 @@ func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
 	after, _ := strconv.ParseUint(from, 10, 64) // absent or bad: from the first kept
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
 	for {
 		l.mu.Lock()
 		first := l.next - uint64(len(l.lines)) // id of l.lines[0]
@@ -128,16 +127,12 @@ func (l *Live) stream(w http.ResponseWriter, r *http.Request) {
 		changed, closed := l.changed, l.closed
 		l.mu.Unlock()
 
-		buf.Reset()
-		for i, line := range pending {
-			fmt.Fprintf(&buf, "id: %d\ndata: %s\n\n", next+uint64(i), line)
-		}
-		after = next + uint64(len(pending)) - 1
-		if buf.Len() > 0 {
-			if _, err := w.Write(buf.Bytes()); err != nil {
+		for i, line := range pending { // net/http buffers the writes
+			if _, err := fmt.Fprintf(w, "id: %d\ndata: %s\n\n", next+uint64(i), line); err != nil {
 				return
 			}
 		}
+		after = next + uint64(len(pending)) - 1
 		if err := rc.Flush(); err != nil || closed {
 			return
 		}
