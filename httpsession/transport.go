@@ -161,7 +161,7 @@ func (c *conn) observeHostility(observe func(*HostilityTracker) bool) {
 	_, why := c.hostile.Hostile()
 	c.hostileMu.Unlock()
 	if fired {
-		c.cfg.Logger.Info("mcpsup/httpsession: standalone stream GET-hostile", "why", why)
+		c.cfg.Logger.Info("mcpsup/httpsession: standalone stream hostility rule fired", "why", why)
 		c.cfg.Switch.hostile()
 	}
 }
