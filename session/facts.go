@@ -86,25 +86,13 @@ const (
 type DropReason string
 
 const (
-	// DropMalformedLine: an SSE line without a colon (WHATWG allows it;
-	// go-sdk v1.8.0 fails its session).
-	DropMalformedLine DropReason = "malformed-line"
-	// DropNotJSONRPC: not one JSON-RPC 2.0 message (JSON-RPC 2.0 section
-	// 4), or more than one JSON value on a stdio line.
-	DropNotJSONRPC DropReason = "not-jsonrpc"
-	// DropBatch: a JSON-RPC batch on stdio (not served from MCP 2025-06-18
-	// on).
-	DropBatch DropReason = "batch"
-	// DropResponse: a response no request awaits: on the standalone stream,
-	// which carries requests and notifications (MCP transports), or to an
-	// id never sent.
-	DropResponse DropReason = "response"
-	// DropOversized: longer than its bound in bytes.
-	DropOversized DropReason = "oversized"
-	// DropTruncated: the stream ended inside the event.
-	DropTruncated DropReason = "truncated"
-	// DropTooManyValues: more than go-sdk may decode (msgcheck.Limits).
-	DropTooManyValues DropReason = "too-many-values"
+	DropMalformedLine DropReason = "malformed-line"  // an SSE line without a colon (WHATWG allows it; go-sdk v1.8.0 fails its session)
+	DropNotJSONRPC    DropReason = "not-jsonrpc"     // not one JSON-RPC 2.0 message (on stdio: alone on its line)
+	DropBatch         DropReason = "batch"           // a JSON-RPC batch on stdio (not served from MCP 2025-06-18 on)
+	DropResponse      DropReason = "response"        // a response on the standalone stream (MCP transports), or to an id never sent
+	DropOversized     DropReason = "oversized"       // longer than its bound in bytes
+	DropTruncated     DropReason = "truncated"       // the stream ended inside the event
+	DropTooManyValues DropReason = "too-many-values" // more than go-sdk may decode (msgcheck.Limits)
 )
 
 // StreamReason is why the standalone stream decision changed (decision
@@ -112,14 +100,9 @@ const (
 type StreamReason string
 
 const (
-	// StreamHostile: the hostility rule fired (httpsession.HostilityRule):
-	// the stream is off.
-	StreamHostile StreamReason = "get-hostile"
-	// StreamRemembered: an Off decision persisted by an earlier switch is
-	// kept until its memory ends.
-	StreamRemembered StreamReason = "remembered"
-	// StreamExpired: the Off decision's memory ended: the stream is on.
-	StreamExpired StreamReason = "expired"
+	StreamHostile    StreamReason = "get-hostile" // the hostility rule fired (httpsession.HostilityRule): off
+	StreamRemembered StreamReason = "remembered"  // an Off decision persisted earlier, kept until its memory ends
+	StreamExpired    StreamReason = "expired"     // the Off decision's memory ended: on
 )
 
 func (EraChanged) fact()      {}
