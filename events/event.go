@@ -84,8 +84,16 @@ type Event struct {
 	Connection string `json:"connection,omitempty"`
 	// Count is the session's drops or refusals, this one included.
 	Count int `json:"count,omitempty"`
-	// Bound is the in-flight bound that caused a drop or refusal.
+	// Bound is the in-flight bound that caused a drop or refusal; of a
+	// dropped event or line, the bound in bytes it broke.
 	Bound int `json:"bound,omitempty"`
+	// Why is why an event or line was dropped (session.DropReason, e.g.
+	// "not-jsonrpc") or the standalone stream decision changed
+	// (session.StreamReason, e.g. "get-hostile").
+	Why string `json:"why,omitempty"`
+	// Bytes is the size of a dropped event of the standalone stream (of an
+	// oversized one, the bytes read).
+	Bytes int `json:"bytes,omitempty"`
 	// HTTPStatus and ContentType name the answer that declined a push
 	// stream; HTTPStatus, RPCCode (JSON-RPC) and Op the answer that changed
 	// the era.

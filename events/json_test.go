@@ -52,10 +52,10 @@ func oneOfEachKind() map[events.Kind]events.Event {
 			e.Kind, e.Op, e.Name, e.Delivery = events.KindCallFailed, "resources/read", "file:///a b.txt", events.DeliveryOutcomeUnknown
 			e.Verdict, e.Generation = classify.Verdict{Class: classify.Transport, Detail: "EOF"}, 4
 		}),
-		events.KindStreamDisabled: with(func(e *events.Event) { e.Kind = events.KindStreamDisabled }),
-		events.KindStreamEnabled:  with(func(e *events.Event) { e.Kind = events.KindStreamEnabled }),
+		events.KindStreamDisabled: with(func(e *events.Event) { e.Kind, e.Why = events.KindStreamDisabled, "get-hostile" }),
+		events.KindStreamEnabled:  with(func(e *events.Event) { e.Kind, e.Why = events.KindStreamEnabled, "expired" }),
 		events.KindStreamEventDropped: with(func(e *events.Event) {
-			e.Kind, e.Generation, e.Count = events.KindStreamEventDropped, 3, 17
+			e.Kind, e.Generation, e.Count, e.Why, e.Bytes, e.Bound = events.KindStreamEventDropped, 3, 17, "oversized", 2048, 1024
 		}),
 		events.KindStreamDeclined: with(func(e *events.Event) {
 			e.Kind, e.Generation, e.HTTPStatus, e.ContentType = events.KindStreamDeclined, 2, 405, "text/plain"

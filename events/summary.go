@@ -68,12 +68,18 @@ func Summary(e Event) string {
 		gen()
 	case KindStreamEventDropped, KindStdoutLineDropped:
 		add("%d dropped in all", e.Count)
+		p = append(p, e.Why)
 		if e.Bound != 0 {
-			add("a line longer than %d bytes", e.Bound)
+			add("longer than %d bytes", e.Bound)
+		}
+		if e.Bytes != 0 {
+			add("%d bytes", e.Bytes)
 		}
 		if e.RequestID != "" {
-			add("a response to id %s, a request never sent", e.RequestID)
+			add("to id %s, a request never sent", e.RequestID)
 		}
+	case KindStreamDisabled, KindStreamEnabled:
+		p = append(p, e.Why)
 	case KindResponseDropped:
 		add("%d already in flight; %d dropped in all", e.Bound, e.Count)
 	case KindServerRequestRefused:

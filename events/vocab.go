@@ -23,13 +23,14 @@ const (
 	// verified the session. Fields: Generation, Alive, Verdict.
 	KindSessionVerified Kind = "session-verified"
 	// KindStreamDisabled: the standalone SSE stream is no longer opened
-	// (failure story S5). Fields: Detail (the rule that fired).
+	// (failure story S5). Fields: Why.
 	KindStreamDisabled Kind = "stream-disabled"
-	// KindStreamEnabled: the standalone SSE stream is opened again.
+	// KindStreamEnabled: the standalone SSE stream is opened again. Fields:
+	// Why.
 	KindStreamEnabled Kind = "stream-enabled"
 	// KindStreamEventDropped: a standalone SSE event was not handed to
 	// go-sdk. Sent for a session's first 16 drops, then every 1024th.
-	// Fields: Count, Detail, Generation.
+	// Fields: Count, Why, Bytes, Bound (DropOversized), Generation.
 	KindStreamEventDropped Kind = "stream-event-dropped"
 	// KindStreamDeclined: the server declined the session's push stream:
 	// its catalog is polled. Fields: Generation, HTTPStatus, ContentType.
@@ -63,9 +64,9 @@ const (
 	// Generation.
 	KindServerRequestRefused Kind = "server-request-refused"
 	// KindStdoutLineDropped: a stdio server's stdout line was not one
-	// JSON-RPC message, or answered an id never sent. Throttled as
-	// stream-event-dropped. Fields: Count, Bound (the line bound broken),
-	// RequestID, Detail, Generation.
+	// JSON-RPC message, past a bound, or answered an id never sent. Throttled as
+	// stream-event-dropped. Fields: Count, Why, Bound (the line bound
+	// broken), RequestID, Generation.
 	KindStdoutLineDropped Kind = "stdout-line-dropped"
 	// KindProcessExited: a stdio server's process exited (not by Close or
 	// Detach). Fields: ExitCode, Signal, Stop, Detail (stderr's tail),

@@ -60,7 +60,7 @@ func ExampleNewStreamSwitch() {
 		Mode:       httpsession.StreamAuto,
 		Memory:     24 * time.Hour,
 		Clock:      clock,
-		Remembered: httpsession.StreamDecision{Off: true, Why: "3 attempts failed at once", Since: clock.Now().Add(-time.Hour)},
+		Remembered: httpsession.StreamDecision{Off: true, Since: clock.Now().Add(-time.Hour)},
 		OnStream:   func(d httpsession.StreamDecision) { fmt.Println("stream off:", d.Off) },
 	})
 	defer sw.Close()

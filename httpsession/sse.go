@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/httpsession/sse"
 	"github.com/mcpsup/mcpsup/httpsession/wirebody"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // sseOwner decides for the [sseLoop] that reads its stream: the keeper
@@ -138,32 +139,26 @@ var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")
 // ErrStreamEvent is matched (errors.Is) by every [*EventError].
 var ErrStreamEvent = errors.New("mcpsup/httpsession: standalone stream event dropped")
 
-// DropReason says why the keeper dropped an event of the standalone stream.
-type DropReason string
-
-// Why an event is dropped.
-const (
-	DropMalformedLine DropReason = "malformed-line"  // a line without a colon (WHATWG allows it; go-sdk v1.8.0 fails its session)
-	DropNotJSONRPC    DropReason = "not-jsonrpc"     // the data is not one JSON-RPC 2.0 message
-	DropResponse      DropReason = "response"        // a response: the stream carries requests and notifications (MCP transports)
-	DropOversized     DropReason = "oversized"       // past [StreamConfig.MaxEventBytes]: the attempt ends
-	DropTruncated     DropReason = "truncated"       // the stream ended inside the event
-	DropTooManyValues DropReason = "too-many-values" // more than go-sdk may decode ([msgcheck.Limits], Config.Max*)
-)
-
 // EventError is one event of the standalone stream the keeper did not hand
 // to go-sdk; the session is unaffected.
 type EventError struct {
-	Reason DropReason
+	Reason session.DropReason
 	// Bytes of the event read (DropOversized: up to where reading stopped).
 	Bytes int
-	// Detail names the fault ("" when Reason says all): the line's start,
-	// the decoder's error (at most 200 bytes) or the bound passed.
+	// Bound is the bound in bytes an oversized event broke
+	// ([StreamConfig.MaxEventBytes]); 0 for other reasons.
+	Bound int
+	// Detail names the fault ("" when Reason and Bound say all): the
+	// line's start, the decoder's error (at most 200 bytes) or msgcheck's
+	// problem. Foreign text: it goes to logs, never to a fact.
 	Detail string
 }
 
 func (e *EventError) Error() string {
 	s := fmt.Sprintf("mcpsup/httpsession: standalone stream event dropped (%s, %d bytes)", e.Reason, e.Bytes)
+	if e.Bound != 0 {
+		s += fmt.Sprintf(": more than %d bytes", e.Bound)
+	}
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}

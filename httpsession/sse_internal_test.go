@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/httpsession/sse"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 const listChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
@@ -27,7 +29,7 @@ func TestSSEFilter(t *testing.T) {
 		name     string
 		in       string
 		out      string
-		drops    []DropReason
+		drops    []session.DropReason
 		messages int
 		garbage  bool
 	}{
@@ -43,22 +45,22 @@ func TestSSEFilter(t *testing.T) {
 		// not MCP's.
 		{"CR line ends", "data: " + listChanged + "\r\r", good, nil, 1, false},
 		{"a second space after event: names another type", "event:  message\ndata: " + listChanged + "\n\n" + good, good, nil, 1, false},
-		{"a line without a colon", "data: " + listChanged + "\ngarbage\n\n" + good, good, []DropReason{DropMalformedLine}, 1, false},
-		{"data that is not JSON", "data: {not json\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
-		{"JSON that is not JSON-RPC", "data: {\"a\":1}\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
+		{"a line without a colon", "data: " + listChanged + "\ngarbage\n\n" + good, good, []session.DropReason{session.DropMalformedLine}, 1, false},
+		{"data that is not JSON", "data: {not json\n\n" + good, good, []session.DropReason{session.DropNotJSONRPC}, 1, false},
+		{"JSON that is not JSON-RPC", "data: {\"a\":1}\n\n" + good, good, []session.DropReason{session.DropNotJSONRPC}, 1, false},
 		{"two blank data lines are no message, as on a call's stream", "data:\ndata:\n\n" + good, good, nil, 1, false},
-		{"a batch", "data: [" + listChanged + "]\n\n" + good, good, []DropReason{DropNotJSONRPC}, 1, false},
-		{"a response", "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n" + good, good, []DropReason{DropResponse}, 1, false},
+		{"a batch", "data: [" + listChanged + "]\n\n" + good, good, []session.DropReason{session.DropNotJSONRPC}, 1, false},
+		{"a response", "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n" + good, good, []session.DropReason{session.DropResponse}, 1, false},
 		{"a message with more JSON values than the bound", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":[1,2,3,4,5,6,7,8,9]}}\n\n" + good,
-			good, []DropReason{DropTooManyValues}, 1, false},
+			good, []session.DropReason{session.DropTooManyValues}, 1, false},
 		{"a sampling request with more messages than the bound", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{},{}]}}\n\n" + good,
-			good, []DropReason{DropTooManyValues}, 1, false},
+			good, []session.DropReason{session.DropTooManyValues}, 1, false},
 		{"a sampling request with more content blocks than the bound", "data: {\"jsonrpc\":\"2.0\",\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{\"content\":[1,1]}]}}\n\n" + good,
-			good, []DropReason{DropTooManyValues}, 1, false},
-		{"an oversized event ends the stream", "data: \"" + strings.Repeat("x", 300) + "\n\n" + good, "", []DropReason{DropOversized}, 0, true},
-		{"an oversized line without an end", strings.Repeat("\xff", 300), "", []DropReason{DropOversized}, 0, true},
+			good, []session.DropReason{session.DropTooManyValues}, 1, false},
+		{"an oversized event ends the stream", "data: \"" + strings.Repeat("x", 300) + "\n\n" + good, "", []session.DropReason{session.DropOversized}, 0, true},
+		{"an oversized line without an end", strings.Repeat("\xff", 300), "", []session.DropReason{session.DropOversized}, 0, true},
 		{"garbage lines, many in a row", strings.Repeat("\x00\x01\n\n", maxDroppedRun+3), "",
-			repeat(DropMalformedLine, maxDroppedRun), 0, true},
+			repeat(session.DropMalformedLine, maxDroppedRun), 0, true},
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
@@ -69,7 +71,7 @@ func TestSSEFilter(t *testing.T) {
 			assert.Equal(t, c.out, asEvents(t, out), "%s (chunks of %d)", c.name, chunk)
 			assert.Equal(t, c.messages, b.att.Messages, "%s (chunks of %d)", c.name, chunk)
 			assert.Equal(t, c.garbage, b.att.End == EndGarbage, "%s (chunks of %d)", c.name, chunk)
-			var got []DropReason
+			var got []session.DropReason
 			for _, d := range drops {
 				got = append(got, d.Reason)
 				assert.True(t, errors.Is(d, ErrStreamEvent))
@@ -80,6 +82,26 @@ func TestSSEFilter(t *testing.T) {
 			assert.LessOrEqual(t, held, 256, "no event is held past max")
 		}
 	}
+}
+
+// TestSSEDropFactIsTyped: a dropped event's fact names what was wrong by
+// session.DropReason, its size and the bound it broke; the server's bytes
+// (a line's start, a decoder's error) reach only the log record.
+func TestSSEDropFactIsTyped(t *testing.T) {
+	var logs strings.Builder
+	b := testKeeper(t, Config{Stream: StreamConfig{MaxEventBytes: 256},
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	var facts []session.Fact
+	b.c.on.observe = func(f session.Fact) { facts = append(facts, f) }
+	oneAttempt(t, b, strings.NewReader("data: {}\nsecret-of-the-server\n\ndata: \""+strings.Repeat("x", 300)+"\n\n"))
+	require.Len(t, facts, 2)
+	assert.Equal(t, session.EventDropped{Count: 1, Why: session.DropMalformedLine, Bytes: 31}, facts[0], "the event: its two lines and the blank one")
+	oversized := facts[1].(session.EventDropped)
+	assert.Equal(t, session.DropOversized, oversized.Why)
+	assert.Equal(t, 2, oversized.Count)
+	assert.Equal(t, 256, oversized.Bound)
+	assert.Greater(t, oversized.Bytes, 256)
+	assert.Contains(t, logs.String(), "secret-of-the-server", "the line's start is logged")
 }
 
 // chunked reads s at most n bytes at a time.
@@ -133,8 +155,8 @@ func asEvents(t *testing.T, msgs []jsonrpc.Message) string {
 	return b.String()
 }
 
-func repeat(r DropReason, n int) []DropReason {
-	out := make([]DropReason, n)
+func repeat(r session.DropReason, n int) []session.DropReason {
+	out := make([]session.DropReason, n)
 	for i := range out {
 		out[i] = r
 	}
@@ -152,8 +174,8 @@ func TestSSEFilterIDsAndRetry(t *testing.T) {
 	assert.Equal(t, "8", b.lastID, "the dropped event is not asked for again; a cut event's id is not taken")
 	assert.Equal(t, sse.MaxRetry, b.events.Retry(), "a value not all digits is ignored; a huge one is bounded")
 	require.Len(t, drops, 2)
-	assert.Equal(t, DropNotJSONRPC, drops[0].Reason)
-	assert.Equal(t, DropTruncated, drops[1].Reason)
+	assert.Equal(t, session.DropNotJSONRPC, drops[0].Reason)
+	assert.Equal(t, session.DropTruncated, drops[1].Reason)
 	out = oneAttempt(t, b, strings.NewReader("\xEF\xBB\xBFdata: "+listChanged+"\n\nretry: 1500\n\n"))
 	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "framing starts over after a cut, a BOM stripped")
 	assert.Equal(t, 1500*time.Millisecond, b.events.Retry())

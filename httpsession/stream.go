@@ -155,7 +155,7 @@ func (b *streamBody) Next() (jsonrpc.Message, error) {
 func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) {
 	if line != nil {
 		if b.bad == nil {
-			b.bad = &EventError{Reason: DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", line.Start)}
+			b.bad = &EventError{Reason: session.DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", line.Start)}
 		}
 		return nil, false
 	}
@@ -194,14 +194,14 @@ func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 	}
 	msg, err := decodeMessage(ev.Data)
 	if err != nil {
-		return nil, &EventError{Reason: DropNotJSONRPC, Detail: cutDetail(err.Error())}
+		return nil, &EventError{Reason: session.DropNotJSONRPC, Detail: cutDetail(err.Error())}
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		return nil, &EventError{Reason: DropResponse}
+		return nil, &EventError{Reason: session.DropResponse}
 	}
 	if problem := b.limits.Problem(req.Method, ev.Data, req.Params); problem != "" {
-		return nil, &EventError{Reason: DropTooManyValues, Detail: problem}
+		return nil, &EventError{Reason: session.DropTooManyValues, Detail: problem}
 	}
 	return req, nil
 }
@@ -209,11 +209,12 @@ func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 func (b *streamBody) drop(e *EventError) {
 	b.att.Dropped++
 	b.run++
-	b.c.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason, "bytes", e.Bytes)
+	b.c.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason, "bytes", e.Bytes,
+		"bound", e.Bound, "detail", e.Detail)
 	if f := b.c.cfg.OnDroppedEvent; f != nil {
 		f(e)
 	}
-	b.c.report(session.EventDropped{Count: int(b.c.drops.Add(1)), Err: e})
+	b.c.report(session.EventDropped{Count: int(b.c.drops.Add(1)), Why: e.Reason, Bytes: e.Bytes, Bound: e.Bound})
 }
 
 // ended records the end of the attempt whose stream ended with err, its
@@ -224,7 +225,7 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 	case context.Cause(b.ctx) != nil:
 		b.att.End = EndClosed
 	case errors.As(err, &tooLarge):
-		b.drop(&EventError{Reason: DropOversized, Bytes: tooLarge.Read, Detail: fmt.Sprintf("more than %d bytes", tooLarge.Max)})
+		b.drop(&EventError{Reason: session.DropOversized, Bytes: tooLarge.Read, Bound: tooLarge.Max})
 		b.att.End = EndGarbage
 	case errors.Is(err, errGarbage):
 		b.att.End = EndGarbage
@@ -234,7 +235,7 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 		b.att.End, b.att.Err = EndError, err
 	}
 	if n, underWay := b.events.Pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
-		b.drop(&EventError{Reason: DropTruncated, Bytes: n}) // go-sdk has none of it
+		b.drop(&EventError{Reason: session.DropTruncated, Bytes: n}) // go-sdk has none of it
 	}
 	b.att.Bytes = b.wire.N()
 	b.bad, b.run = nil, 0

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // TestPrimingThenCloseBacksOff: a server that answers every standalone GET
@@ -125,15 +126,15 @@ func TestHostileStreamEventsKeepSession(t *testing.T) {
 	cases := []struct {
 		name    string
 		body    string
-		reasons []httpsession.DropReason
+		reasons []session.DropReason
 		good    int // messages handed on per stream
 	}{
-		{"line without a colon", "data: {}\nnot a field\n\n" + listChanged, []httpsession.DropReason{httpsession.DropMalformedLine}, 1},
-		{"data not JSON-RPC", "data: hello\n\n" + listChanged, []httpsession.DropReason{httpsession.DropNotJSONRPC}, 1},
-		{"a response", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n" + listChanged, []httpsession.DropReason{httpsession.DropResponse}, 1},
-		{"cut mid-event", listChanged + "data: {\"jsonrpc\":\"2.0\",\"meth", []httpsession.DropReason{httpsession.DropTruncated}, 1},
-		{"oversized after a message", listChanged + "data: \"" + huge + "\"\n\n" + listChanged, []httpsession.DropReason{httpsession.DropOversized}, 1},
-		{"garbage after a message", listChanged + strings.Repeat("\x00\xff", 1<<19), []httpsession.DropReason{httpsession.DropOversized}, 1},
+		{"line without a colon", "data: {}\nnot a field\n\n" + listChanged, []session.DropReason{session.DropMalformedLine}, 1},
+		{"data not JSON-RPC", "data: hello\n\n" + listChanged, []session.DropReason{session.DropNotJSONRPC}, 1},
+		{"a response", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n" + listChanged, []session.DropReason{session.DropResponse}, 1},
+		{"cut mid-event", listChanged + "data: {\"jsonrpc\":\"2.0\",\"meth", []session.DropReason{session.DropTruncated}, 1},
+		{"oversized after a message", listChanged + "data: \"" + huge + "\"\n\n" + listChanged, []session.DropReason{session.DropOversized}, 1},
+		{"garbage after a message", listChanged + strings.Repeat("\x00\xff", 1<<19), []session.DropReason{session.DropOversized}, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

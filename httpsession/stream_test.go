@@ -3,6 +3,7 @@ package httpsession_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // TestGETHostileGatewayKeepsSession: a gateway that ends every standalone GET
@@ -40,7 +42,9 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 		writeFault(w, 200, "text/event-stream", "", nil)
 		return true
 	})
-	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock}}
+	logs := &lockedBuffer{}
+	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))}}
 	rec.config(&opts.Wire)
 	stopAdvancing := advance(t, clock)
 
@@ -53,7 +57,8 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 	off := <-rec.switched
 	stopAdvancing()
 	require.True(t, off.Off, "the switch turned the stream off")
-	assert.Contains(t, off.Why, "4 consecutive standalone stream attempts")
+	assert.Equal(t, session.StreamHostile, off.Why, "the fact is typed")
+	assert.Contains(t, logs.String(), "4 consecutive standalone stream attempts", "the rule's account is logged")
 	assert.Equal(t, off.Since.Add(testMemory), off.Until)
 
 	attempts, _ := rec.snapshot()

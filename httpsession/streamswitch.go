@@ -13,9 +13,9 @@ import (
 
 // StreamDecision is the standalone stream decision of a [StreamSwitch]
 // (failure story S5): Off (GET-hostile: no session dials the stream until
-// Until), Why (the rule that fired, "remembered: ...", or why it is on
-// again), Since (when taken, on the switch's clock; zero for the initial
-// "on") and Until (when an Off decision ends; zero when on).
+// Until), Why ("" for the initial "on"), Since (when taken, on the switch's
+// clock; zero for the initial "on") and Until (when an Off decision ends;
+// zero when on).
 type StreamDecision = session.StreamDecided
 
 // SwitchConfig configures a [StreamSwitch]. The zero value is a
@@ -28,9 +28,9 @@ type SwitchConfig struct {
 	Rule HostilityRule
 	// Memory is how long a GET-hostile decision lasts. Default 24h.
 	Memory time.Duration
-	// Remembered is a decision persisted by an earlier switch: an Off one
-	// whose Since lies within Memory before now is kept, in StreamAuto mode
-	// only, until Since+Memory; any other is forgotten.
+	// Remembered is a decision persisted by an earlier switch (its Off and
+	// Since): an Off one whose Since lies within Memory before now is kept,
+	// in StreamAuto mode only, until Since+Memory; any other is forgotten.
 	Remembered StreamDecision
 	// Clock times decisions and their end; nil means the real clock.
 	Clock clockwork.Clock
@@ -62,7 +62,7 @@ func NewStreamSwitch(cfg SwitchConfig) *StreamSwitch {
 	s := &StreamSwitch{cfg: cfg, changed: make(chan struct{})}
 	if r := cfg.Remembered; r.Off && cfg.Mode == StreamAuto {
 		if age := cfg.Clock.Since(r.Since); age >= 0 && age < cfg.Memory {
-			s.decision = StreamDecision{Off: true, Why: "remembered: " + r.Why, Since: r.Since, Until: r.Since.Add(cfg.Memory)}
+			s.decision = StreamDecision{Off: true, Why: session.StreamRemembered, Since: r.Since, Until: r.Since.Add(cfg.Memory)}
 			s.timer = cfg.Clock.AfterFunc(cfg.Memory-age, s.reenable)
 		}
 	}
@@ -100,15 +100,15 @@ func (s *StreamSwitch) state() (hold bool, changed <-chan struct{}) {
 
 // hostile applies the rule's finding: in StreamAuto mode the stream is off
 // for Memory.
-func (s *StreamSwitch) hostile(why string) {
+func (s *StreamSwitch) hostile() {
 	now := s.cfg.Clock.Now()
 	s.set(func() bool { return s.cfg.Mode == StreamAuto && !s.decision.Off },
-		StreamDecision{Off: true, Why: why, Since: now, Until: now.Add(s.cfg.Memory)})
+		StreamDecision{Off: true, Why: session.StreamHostile, Since: now, Until: now.Add(s.cfg.Memory)})
 }
 
 // reenable ends an Off decision once Memory has passed.
 func (s *StreamSwitch) reenable() {
-	s.set(func() bool { return s.decision.Off }, StreamDecision{Why: "the GET-hostile decision expired", Since: s.cfg.Clock.Now()})
+	s.set(func() bool { return s.decision.Off }, StreamDecision{Why: session.StreamExpired, Since: s.cfg.Clock.Now()})
 }
 
 // set takes d when ok, under the lock, says so and the switch is open, wakes

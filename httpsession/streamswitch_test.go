@@ -8,6 +8,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // TestStreamSwitchRemembered: a persisted Off decision is kept, in
@@ -28,13 +30,14 @@ func TestStreamSwitchRemembered(t *testing.T) {
 		{"mode on ignores it", StreamOn, now.Add(-time.Hour), false},
 	}
 	for _, c := range cases {
-		s := NewStreamSwitch(SwitchConfig{Mode: c.mode, Clock: clock, Remembered: StreamDecision{Off: true, Why: "rule", Since: c.since}})
+		s := NewStreamSwitch(SwitchConfig{Mode: c.mode, Clock: clock, Remembered: StreamDecision{Off: true, Since: c.since}})
 		d := s.Decision()
 		assert.Equal(t, c.off, d.Off, c.name)
 		hold, _ := s.state()
 		assert.Equal(t, c.off, hold, c.name)
 		if c.off {
 			assert.Equal(t, c.since.Add(24*time.Hour), d.Until, c.name)
+			assert.Equal(t, session.StreamRemembered, d.Why, c.name)
 		}
 		s.Close()
 	}
@@ -53,11 +56,11 @@ func TestStreamSwitchHostileThenReenabled(t *testing.T) {
 	defer s.Close()
 	_, changed := s.state()
 
-	s.hostile("3 attempts failed")
-	s.hostile("again") // already off: no change
+	s.hostile()
+	s.hostile() // already off: no change
 	off := <-reports
 	assert.True(t, off.Off)
-	assert.Equal(t, "3 attempts failed", off.Why)
+	assert.Equal(t, session.StreamHostile, off.Why)
 	assert.Equal(t, clock.Now(), off.Since)
 	assert.Equal(t, clock.Now().Add(time.Hour), off.Until)
 	select {
@@ -74,13 +77,14 @@ func TestStreamSwitchHostileThenReenabled(t *testing.T) {
 	clock.Advance(time.Minute)
 	on := <-reports
 	assert.False(t, on.Off)
+	assert.Equal(t, session.StreamExpired, on.Why)
 	hold, _ = s.state()
 	assert.False(t, hold)
 	assert.Empty(t, reports)
 
 	for _, mode := range []StreamMode{StreamOn, StreamOff} {
 		other := NewStreamSwitch(SwitchConfig{Mode: mode, Clock: clock, OnStream: func(d StreamDecision) { t.Errorf("reported %+v", d) }})
-		other.hostile("rule")
+		other.hostile()
 		assert.False(t, other.Decision().Off)
 		hold, _ := other.state()
 		assert.Equal(t, mode == StreamOff, hold)
@@ -96,10 +100,10 @@ func TestStreamSwitchClose(t *testing.T) {
 				t.Error("re-enabled after Close")
 			}
 		}})
-	s.hostile("rule")
+	s.hostile()
 	s.Close()
 	s.Close()
 	clock.Advance(2 * time.Hour)
 	assert.True(t, s.Decision().Off)
-	s.hostile("after close")
+	s.hostile()
 }

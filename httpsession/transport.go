@@ -161,7 +161,8 @@ func (c *conn) observeHostility(observe func(*HostilityTracker) bool) {
 	_, why := c.hostile.Hostile()
 	c.hostileMu.Unlock()
 	if fired {
-		c.cfg.Switch.hostile(why)
+		c.cfg.Logger.Info("mcpsup/httpsession: standalone stream hostility rule fired", "why", why)
+		c.cfg.Switch.hostile()
 	}
 }
 

@@ -27,33 +27,33 @@ type (
 		ContentType string
 	}
 	// StreamDecided: whether sessions open the standalone stream changed
-	// (failure story S5); persisted with the resume state.
+	// (failure story S5), Why; Off until Until, decided at Since (the
+	// persisted resume state keeps Off and Since).
 	StreamDecided struct {
-		Off bool
-		// Why names the rule that decided.
-		Why          string
+		Off          bool
+		Why          StreamReason
 		Since, Until time.Time
 	}
-	// EventDropped: an event of the standalone stream was dropped as
-	// malformed or over a bound; Count counts the session's drops so far.
+	// EventDropped: an event of the standalone stream was dropped, Why,
+	// Bytes of it read; Bound is the bound in bytes it broke
+	// (DropOversized); Count counts the session's drops so far.
 	EventDropped struct {
-		Count int
-		Err   error
+		Count, Bytes, Bound int
+		Why                 DropReason
 	}
 	// ResponseDropped: a response to a request of the server was dropped,
 	// Bound being already in flight; Count counts the session's drops.
 	ResponseDropped struct {
 		Count, Bound int
 	}
-	// LineDropped: a stdio server's stdout line was dropped; Count counts
-	// the session's drops. Bound is the line bound (bytes) a longer line
-	// broke; RequestID the id, as JSON cut to 64 characters, of a response
-	// to a request never sent; otherwise Why says what else was wrong,
-	// quoting the line's start (foreign text, bounded).
+	// LineDropped: a stdio server's stdout line was dropped, Why; Count
+	// counts the session's drops. Bound is the line bound (bytes) a longer
+	// line broke (DropOversized); RequestID the id, as JSON cut to 64
+	// characters, of a response to a request never sent (DropResponse).
 	LineDropped struct {
 		Count, Bound int
+		Why          DropReason
 		RequestID    string
-		Why          string
 	}
 	// ProcessExited: a stdio server's process exited; Err is its
 	// *stdio.ProcessExitError, its stderr tail masked.
@@ -78,6 +78,31 @@ const (
 	// another era; the next session discovers again.
 	EraRefusedOpening EraReason = "refused-opening"
 	EraRefusedLive    EraReason = "refused-live"
+)
+
+// DropReason is why a transport dropped a message of the server before
+// go-sdk read it; no fact carries the message's own text (the transport
+// logs it).
+type DropReason string
+
+const (
+	DropMalformedLine DropReason = "malformed-line"  // an SSE line without a colon (WHATWG allows it; go-sdk v1.8.0 fails its session)
+	DropNotJSONRPC    DropReason = "not-jsonrpc"     // not one JSON-RPC 2.0 message (on stdio: alone on its line)
+	DropBatch         DropReason = "batch"           // a JSON-RPC batch on stdio (not served from MCP 2025-06-18 on)
+	DropResponse      DropReason = "response"        // a response on the standalone stream (MCP transports), or to an id never sent
+	DropOversized     DropReason = "oversized"       // longer than its bound in bytes
+	DropTruncated     DropReason = "truncated"       // the stream ended inside the event
+	DropTooManyValues DropReason = "too-many-values" // more than go-sdk may decode (msgcheck.Limits)
+)
+
+// StreamReason is why the standalone stream decision changed (decision
+// record 0011).
+type StreamReason string
+
+const (
+	StreamHostile    StreamReason = "get-hostile" // the hostility rule fired (httpsession.HostilityRule): off
+	StreamRemembered StreamReason = "remembered"  // an Off decision persisted earlier, kept until its memory ends
+	StreamExpired    StreamReason = "expired"     // the Off decision's memory ended: on
 )
 
 func (EraChanged) fact()      {}

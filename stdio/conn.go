@@ -31,10 +31,10 @@ type markKey struct{}
 // ends (go-sdk internal/jsonrpc2 processResult): at most maxResponses at
 // once, one past it dropped and told to dropped.
 type markingConn struct {
-	mcp.Connection                           // set by Connect
-	pipes          mcp.Transport             // the process's stdin and filtered stdout
-	drop           func(session.LineDropped) // a message read and not handed on (required)
-	dropped        func(n int)               // the n-th response not written
+	mcp.Connection                                   // set by Connect
+	pipes          mcp.Transport                     // the process's stdin and filtered stdout
+	drop           func(session.LineDropped, string) // a message read and not handed on, and why in words (required)
+	dropped        func(n int)                       // the n-th response not written
 	limits         msgcheck.Limits
 	slot           chan struct{} // holds a token while a write runs (capacity 1)
 	closing        chan struct{} // closed by Close: writes waiting for the slot give up
@@ -50,7 +50,7 @@ type markingConn struct {
 	closed         bool                // no write starts once Close began
 }
 
-func newMarkingConn(drop func(session.LineDropped), dropped func(n int), maxResponses int, limits msgcheck.Limits) *markingConn {
+func newMarkingConn(drop func(session.LineDropped, string), dropped func(n int), maxResponses int, limits msgcheck.Limits) *markingConn {
 	return &markingConn{drop: drop, dropped: dropped, limits: limits,
 		slot: make(chan struct{}, 1), closing: make(chan struct{}), responses: make(chan struct{}, maxResponses),
 		lists: make(map[int64]string), marks: make(map[int64]*callMark), unsent: make(map[int64]bool)}
@@ -76,7 +76,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := c.Connection.Read(ctx)
 		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
-				c.drop(session.LineDropped{Why: fmt.Sprintf("%s from the server: params: %s", msgcheck.CutText(req.Method, 64), problem)})
+				c.drop(session.LineDropped{Why: session.DropTooManyValues}, fmt.Sprintf("%s from the server: params: %s", msgcheck.CutText(req.Method, 64), problem))
 				continue
 			}
 		}
@@ -92,7 +92,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		forgotten := sent && !tracked && n <= c.forgotUpTo
 		c.mu.Unlock()
 		if !sent {
-			c.drop(session.LineDropped{RequestID: msgcheck.IDText(r.ID)})
+			c.drop(session.LineDropped{Why: session.DropResponse, RequestID: msgcheck.IDText(r.ID)}, "a response to a request never sent")
 			continue
 		}
 		if r.Error == nil {

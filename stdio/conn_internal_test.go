@@ -44,7 +44,7 @@ var _ mcp.Connection = (*scriptedConn)(nil)
 func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 4)}
-	c := newMarkingConn(func(session.LineDropped) {}, nil, 1, msgcheck.Limits{ContentBlocks: 5}.WithDefaults())
+	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{ContentBlocks: 5}.WithDefaults())
 	c.Connection = inner
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	for n := int64(1); n <= maxListsTracked+10; n++ {
@@ -84,7 +84,7 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 func TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes(t *testing.T) {
 	ctx := context.Background()
 	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 2)}
-	c := newMarkingConn(func(session.LineDropped) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
+	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
 	c.Connection = inner
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "tools/list"}))
@@ -147,7 +147,7 @@ func (c *waitSpy) Done() <-chan struct{} {
 // write reaches the pipe. Close ends the stuck write.
 func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
 	inner := &stuckConn{entered: make(chan struct{}, 1000), closed: make(chan struct{})}
-	c := newMarkingConn(func(session.LineDropped) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
+	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
 	c.Connection = inner
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	blob := json.RawMessage(`{"blob":"` + strings.Repeat("x", 1<<10) + `"}`)

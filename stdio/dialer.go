@@ -25,7 +25,8 @@ type Options struct {
 	// "2025-11-25"); later ones ask for the last negotiated. Default "":
 	// go-sdk's latest.
 	ProtocolVersion string
-	// Logger logs the server's stderr and its exit. Default: discard.
+	// Logger logs the server's stderr, its dropped stdout lines (quoted, at
+	// Debug) and its exit. Default: discard.
 	Logger *slog.Logger
 	// Limits bound the server's messages before go-sdk decodes them.
 	Limits msgcheck.Limits
@@ -85,7 +86,10 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	if observe == nil {
 		observe = func(session.Fact) {}
 	}
-	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(d session.LineDropped) { observe(d) }}
+	f := &stdoutFilter{max: o.Command.MaxLineBytes, dropped: func(d session.LineDropped, detail string) {
+		o.Logger.Debug("mcpsup: stdio server stdout line dropped", "server", o.Name, "count", d.Count, "why", d.Why, "detail", detail)
+		observe(d)
+	}}
 	conn := newMarkingConn(f.drop, func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) }, o.MaxResponses, o.Limits)
 	f.refuse = conn.refuse // before the filter runs
 	errLog := &stderrLog{server: o.Name, log: o.Logger, keep: o.Command.StderrTail, redact: o.Redactor}

@@ -27,8 +27,10 @@ import (
 // fails the whole connection on the first thing that is not one
 // (mcp/transport.go newIOConnLimited).
 type stdoutFilter struct {
-	max     int                       // Command.MaxLineBytes
-	dropped func(session.LineDropped) // called for every dropped line, Count counting from 1
+	max int // Command.MaxLineBytes
+	// dropped is called for every dropped line, Count counting from 1,
+	// with the text for the log: what was wrong, quoting the line's start.
+	dropped func(d session.LineDropped, detail string)
 	count   atomic.Int64
 	line    []byte // the line being read (copyLines' own)
 	// refuse (markingConn.refuse), when set, reports whether a caller waits
@@ -41,7 +43,7 @@ type stdoutFilter struct {
 // MaxLineBytes does not hold 16 MiB for the process's life.
 const keptLine = 64 << 10
 
-// maxQuoted bounds how much of a dropped line an event quotes.
+// maxQuoted bounds how much of a dropped line the log quotes.
 const maxQuoted = 120
 
 // copyLines writes the lines of r that pass to w, each with one "\n", until r
@@ -79,16 +81,17 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 		ended := err == nil || err == io.EOF // a line, or the last one without its "\n"
 		if tooLong {
 			if ended {
-				f.drop(session.LineDropped{Bound: f.max})
+				problem := fmt.Sprintf("a line longer than %d bytes", f.max)
+				f.drop(session.LineDropped{Why: session.DropOversized, Bound: f.max}, problem)
 				if longIsAnswer {
-					w = f.refuseAnswer(w, longID, fmt.Sprintf("a line longer than %d bytes", f.max))
+					w = f.refuseAnswer(w, longID, problem)
 				}
 			}
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && ended {
-			if why := notMessage(msg); why != "" {
-				f.drop(session.LineDropped{Why: why + ": " + quote(msg)})
+			if why, problem := notMessage(msg); why != "" {
+				f.drop(session.LineDropped{Why: why}, problem+": "+quote(msg))
 				if id, ok := lineID(msg); ok {
-					w = f.refuseAnswer(w, id, why)
+					w = f.refuseAnswer(w, id, problem)
 				}
 			} else {
 				w = writeOrDiscard(w, append(msg, '\n'))
@@ -125,34 +128,35 @@ func (f *stdoutFilter) refuseAnswer(w io.Writer, id int64, problem string) io.Wr
 	return writeOrDiscard(w, refusalLine(id, problem))
 }
 
-// drop counts a dropped line and reports d, its Count set.
-func (f *stdoutFilter) drop(d session.LineDropped) {
+// drop counts a dropped line and reports d, its Count set, and detail.
+func (f *stdoutFilter) drop(d session.LineDropped, detail string) {
 	d.Count = int(f.count.Add(1))
 	if f.dropped != nil {
-		f.dropped(d)
+		f.dropped(d, detail)
 	}
 }
 
-// notMessage says why a trimmed line is not one JSON-RPC message; "" if it is.
-func notMessage(line []byte) string {
+// notMessage says why a trimmed line is not one JSON-RPC message, and the
+// problem in words; "" if it is one.
+func notMessage(line []byte) (session.DropReason, string) {
 	switch line[0] {
 	case '{':
 	case '[':
-		return "a JSON-RPC batch (not served from MCP 2025-06-18 on)"
+		return session.DropBatch, "a JSON-RPC batch (not served from MCP 2025-06-18 on)"
 	default:
-		return "not JSON-RPC"
+		return session.DropNotJSONRPC, "not JSON-RPC"
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return "not one JSON-RPC message (" + msgcheck.CutText(err.Error(), 80) + ")"
+		return session.DropNotJSONRPC, "not one JSON-RPC message (" + msgcheck.CutText(err.Error(), 80) + ")"
 	}
 	// DecodeMessage reads the first value alone; go-sdk fails on a second.
 	if !json.Valid(line) {
-		return "a JSON-RPC message with more than one JSON value on the line"
+		return session.DropNotJSONRPC, "a JSON-RPC message with more than one JSON value on the line"
 	}
-	return ""
+	return "", ""
 }
 
-// quote renders the start of a dropped line for an event.
+// quote renders the start of a dropped line for the log.
 func quote(line []byte) string {
 	s := strings.ToValidUTF8(string(line[:min(len(line), maxQuoted)]), "?")
 	if len(line) > maxQuoted {

@@ -32,16 +32,23 @@ func TestStdoutFilterPassesOnlyJSONRPCMessages(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"result":{}}`, // the last line, no newline
 	}, "\n")
 	var drops []session.LineDropped
-	f := &stdoutFilter{max: 200, dropped: func(d session.LineDropped) { drops = append(drops, d) }}
+	var details []string
+	f := &stdoutFilter{max: 200, dropped: func(d session.LineDropped, detail string) {
+		drops, details = append(drops, d), append(details, detail)
+	}}
 	var out bytes.Buffer
 	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
 	assert.Equal(t, resp+"\n"+note+"\n"+`{"jsonrpc":"2.0","id":4,"result":{}}`+"\n", out.String())
 	require.Len(t, drops, 5)
-	assert.Equal(t, session.LineDropped{Count: 1, Why: `not JSON-RPC: "server starting on stdio"`}, drops[0])
-	assert.Contains(t, drops[1].Why, "a JSON-RPC batch")
-	assert.Contains(t, drops[2].Why, "not one JSON-RPC message")
-	assert.Contains(t, drops[3].Why, "not JSON-RPC")
-	assert.Equal(t, session.LineDropped{Count: 5, Bound: 200}, drops[4], "the bound, typed")
+	assert.Equal(t, session.LineDropped{Count: 1, Why: session.DropNotJSONRPC}, drops[0], "no text of the server's in the fact")
+	assert.Equal(t, `not JSON-RPC: "server starting on stdio"`, details[0], "the line's start, for the log")
+	assert.Equal(t, session.DropBatch, drops[1].Why)
+	assert.Contains(t, details[1], "a JSON-RPC batch")
+	assert.Equal(t, session.DropNotJSONRPC, drops[2].Why)
+	assert.Contains(t, details[2], "not one JSON-RPC message")
+	assert.Equal(t, session.DropNotJSONRPC, drops[3].Why)
+	assert.Contains(t, details[3], "not JSON-RPC")
+	assert.Equal(t, session.LineDropped{Count: 5, Why: session.DropOversized, Bound: 200}, drops[4], "the bound, typed")
 	assert.Equal(t, int64(5), f.count.Load())
 }
 
@@ -78,12 +85,12 @@ func TestStdoutFilterBoundIsTheLinesBytes(t *testing.T) {
 		{past, ""},
 	} {
 		var drops []session.LineDropped
-		f := &stdoutFilter{max: max, dropped: func(d session.LineDropped) { drops = append(drops, d) }}
+		f := &stdoutFilter{max: max, dropped: func(d session.LineDropped, _ string) { drops = append(drops, d) }}
 		var out bytes.Buffer
 		require.NoError(t, f.copyLines(strings.NewReader(tc.in), &out))
 		assert.Equal(t, tc.out, out.String(), "%d bytes in", len(tc.in))
 		if tc.out == "" {
-			assert.Equal(t, []session.LineDropped{{Count: 1, Bound: max}}, drops, "%d bytes in", len(tc.in))
+			assert.Equal(t, []session.LineDropped{{Count: 1, Why: session.DropOversized, Bound: max}}, drops, "%d bytes in", len(tc.in))
 		} else {
 			assert.Empty(t, drops)
 		}
@@ -99,7 +106,10 @@ func TestStdoutFilterDropsAMessageWithMoreOnItsLine(t *testing.T) {
 	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
 	in := strings.Join([]string{note + " ready", note + note, note + "]", note + "\t ", note}, "\n") + "\n"
 	var drops []string
-	f := &stdoutFilter{max: 1 << 10, dropped: func(d session.LineDropped) { drops = append(drops, d.Why) }}
+	f := &stdoutFilter{max: 1 << 10, dropped: func(d session.LineDropped, detail string) {
+		assert.Equal(t, session.DropNotJSONRPC, d.Why)
+		drops = append(drops, detail)
+	}}
 	var out bytes.Buffer
 	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
 	assert.Equal(t, note+"\n"+note+"\n", out.String(), "trailing blanks are trimmed; nothing else follows a message")

@@ -305,7 +305,7 @@ func TestSessionEndsWhenTheKeepaliveFindsItDead(t *testing.T) {
 func TestFactsReachObserve(t *testing.T) {
 	s, f, ctx := dial(t, Options{MaxResponses: 2}, "-garbage-at-start", "hello from a log line")
 	x := f.waitFor(ctx, t, func(x session.Fact) bool { _, ok := x.(session.LineDropped); return ok })
-	assert.Equal(t, session.LineDropped{Count: 1, Why: `not JSON-RPC: "hello from a log line"`}, x)
+	assert.Equal(t, session.LineDropped{Count: 1, Why: session.DropNotJSONRPC}, x)
 
 	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "deafflood", Arguments: map[string]any{"n": 3000}})
 	require.NoError(t, err)

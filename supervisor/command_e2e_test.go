@@ -378,8 +378,9 @@ func TestCommandGarbageOnStdoutIsDropped(t *testing.T) {
 			details = append(details, events.Summary(e))
 		}
 	}
-	assert.Contains(t, details[0], `1 dropped in all; not JSON-RPC: "starting up..."`)
+	assert.Equal(t, "1 dropped in all; not-jsonrpc", details[0])
 	assert.Contains(t, details[3], "4 dropped in all")
+	assert.Contains(t, r.logs.String(), `not JSON-RPC: \"starting up...\"`, "the line's start is logged")
 	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
 	assert.Equal(t, uint64(1), r.sup.Generation())
 }
@@ -396,8 +397,9 @@ func TestCommandMessageWithMoreOnItsLineIsDropped(t *testing.T) {
 	r.ready()
 	_, err := r.call("echo", map[string]any{"text": "still here"})
 	require.NoError(t, err)
-	e := r.waitEvent(events.KindStdoutLineDropped, "more than one JSON value on the line")
+	e := r.waitEvent(events.KindStdoutLineDropped, "not-jsonrpc")
 	assert.Equal(t, 1, e.Count)
+	assert.Contains(t, r.logs.String(), "more than one JSON value on the line")
 	assert.Equal(t, 1, r.sup.SessionsOpened(), "no restart")
 }
 
@@ -684,7 +686,7 @@ func TestSecretCutByABoundIsMasked(t *testing.T) {
 	exited := r.waitEvent(events.KindProcessExited, "exited with code 2")
 	require.True(t, strings.HasPrefix(exited.Detail, "…"+events.Masked+"zzz"), "the tail begins inside the token: %q", exited.Detail)
 	dropped := r.waitEvent(events.KindStdoutLineDropped, "1 dropped in all")
-	require.Contains(t, dropped.Detail, "x"+events.Masked+"...", "the quote ends inside the token")
+	require.Empty(t, dropped.Detail, "the quote goes to the log alone")
 	FlushEvents(r.sup)
 	pieces := []string{token[:minPiece], token[len(token)-minPiece:]}
 	for _, e := range r.rec.Events() {
@@ -695,6 +697,7 @@ func TestSecretCutByABoundIsMasked(t *testing.T) {
 		}
 	}
 	logs := r.logs.String()
+	require.Contains(t, logs, "x"+events.Masked+"...", "the quote ends inside the token")
 	require.Contains(t, logs, `line="`+events.Masked+` and more"`, "the second record of the long line begins with the token's rest")
 	for _, p := range pieces {
 		require.NotContains(t, logs, p)
@@ -801,7 +804,9 @@ func TestCommandMessageOverADecodeBoundIsDropped(t *testing.T) {
 			r.sup.Start()
 			r.ready()
 			e := r.waitEvent(events.KindStdoutLineDropped, "1 dropped in all")
-			require.Equal(t, c.detail, e.Detail)
+			require.Equal(t, "too-many-values", e.Why)
+			require.Empty(t, e.Detail)
+			require.Contains(t, r.logs.String(), c.detail, "the problem is logged")
 			res, err := r.call("echo", map[string]any{"text": "after"})
 			require.NoError(t, err)
 			require.False(t, res.IsError)

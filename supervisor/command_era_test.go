@@ -64,14 +64,15 @@ func TestCommandStrayResponseIsReported(t *testing.T) {
 	require.NoError(t, err)
 	es, err := r.rec.WaitFor(r.ctx, func(es []events.Event) bool { return countKind(es, events.KindStdoutLineDropped) == 2 })
 	require.NoError(t, err)
-	var details []string
+	var dropped []events.Event
 	for _, e := range es {
 		if e.Kind == events.KindStdoutLineDropped {
-			details = append(details, events.Summary(e))
+			dropped = append(dropped, e)
 		}
 	}
-	assert.Contains(t, details[0], "1 dropped in all; a response to id 987654, a request never sent")
-	assert.Contains(t, details[1], `2 dropped in all; a response to id "not-an-id", a request never sent`)
+	assert.Equal(t, []string{"response", "response"}, []string{dropped[0].Why, dropped[1].Why})
+	assert.Equal(t, []string{"987654", `"not-an-id"`}, []string{dropped[0].RequestID, dropped[1].RequestID})
+	assert.Equal(t, `2 dropped in all; response; to id "not-an-id", a request never sent`, events.Summary(dropped[1]))
 	assert.Equal(t, uint64(1), r.sup.Generation(), "no restart")
 }
 
@@ -91,7 +92,7 @@ func TestCommandStrayResponseEventIsBounded(t *testing.T) {
 	assert.Zero(t, e.Bound)
 	assert.True(t, strings.HasPrefix(e.RequestID, `"\u001b[2J`), "the id as JSON: %q", e.RequestID)
 	assert.Equal(t, 64, utf8.RuneCountInString(e.RequestID))
-	assert.Contains(t, events.Summary(e), "a response to id "+e.RequestID+", a request never sent")
+	assert.Contains(t, events.Summary(e), "to id "+e.RequestID+", a request never sent")
 
 	var rec bytes.Buffer
 	lines := events.NewJSONLines(&rec)

@@ -27,7 +27,8 @@ func TestCommandHostileServerLeavesNothing(t *testing.T) {
 		"-huge-line-at-start", "1048576", "-ignore-stdin-eof", "-ignore-sigterm")
 	r.sup.Start()
 	r.ready()
-	r.waitEvent(events.KindStdoutLineDropped, "a line longer than 65536 bytes")
+	dropped := r.waitEvent(events.KindStdoutLineDropped, "oversized")
+	require.Equal(t, 64<<10, dropped.Bound)
 	pid, pgid, _ := r.pids()
 	gen := r.sup.Generation()
 

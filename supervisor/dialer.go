@@ -152,18 +152,18 @@ func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
 			s.post(func(s *Supervisor) { s.streamChanged(e, true) })
 			return
 		case seam.StreamDecided: // of no one session: h.gen is 0
-			e.Kind, e.Detail = events.KindStreamEnabled, f.Why
+			e.Kind, e.Why = events.KindStreamEnabled, string(f.Why)
 			if f.Off {
 				e.Kind = events.KindStreamDisabled
 			}
 			s.post(func(s *Supervisor) { s.streamChanged(e, f.Off) })
 			return
 		case seam.EventDropped:
-			e.Kind, e.Count, e.Detail = events.KindStreamEventDropped, f.Count, f.Err.Error()
+			e.Kind, e.Count, e.Why, e.Bytes, e.Bound = events.KindStreamEventDropped, f.Count, string(f.Why), f.Bytes, f.Bound
 		case seam.ResponseDropped:
 			e.Kind, e.Count, e.Bound = events.KindResponseDropped, f.Count, f.Bound
 		case seam.LineDropped:
-			e.Kind, e.Count, e.Bound, e.RequestID, e.Detail = events.KindStdoutLineDropped, f.Count, f.Bound, f.RequestID, f.Why
+			e.Kind, e.Count, e.Why, e.Bound, e.RequestID = events.KindStdoutLineDropped, f.Count, string(f.Why), f.Bound, f.RequestID
 		case seam.ProcessExited:
 			e.Kind, e.Detail = events.KindProcessExited, f.Err.Error()
 			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) {

@@ -51,6 +51,9 @@ func TestE2ES5GETHostileGatewayKeepsTheSession(t *testing.T) {
 
 	require.Eventually(t, func() bool { return len(e.eventsOf(events.KindStreamDisabled)) == 1 },
 		e2eTimeout, 5*time.Millisecond, "the auto rule marks the server GET-hostile")
+	disabled := e.eventsOf(events.KindStreamDisabled)[0]
+	require.Equal(t, "get-hostile", disabled.Why, "the rule that fired, typed")
+	require.Empty(t, disabled.Detail)
 	require.Equal(t, uint64(1), e.sup.Generation(), "no session lost")
 	require.True(t, e.sup.ResumeState().StandaloneStream.Off)
 	gets := e.srv.Log().CountVerb("GET")

@@ -669,7 +669,8 @@ func TestRememberedStreamDecisionExpires(t *testing.T) {
 
 	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1))
 	r.clock.Advance(30 * time.Minute)
-	r.waitEvents(events.KindStreamEnabled, 1)
+	enabled := r.waitEvents(events.KindStreamEnabled, 1)
+	require.Equal(t, "expired", enabled[0].Why)
 	require.False(t, r.sup.ResumeState().StandaloneStream.Off)
 }
 
