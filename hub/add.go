@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -204,7 +205,7 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 		var foreign events.Redactor
 		foreign.AddEndpointSecrets(rs.Endpoint)
 		err = &StoreError{Op: "load", Server: sc.Name,
-			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, foreign.Text(cutText(rs.Endpoint, 200)), sc.URL)}
+			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, foreign.Text(msgcheck.CutText(rs.Endpoint, 200)), sc.URL)}
 	default:
 		if verr := rs.Validate(); verr != nil { // from a Store that does not parse with ParseState
 			err = &StoreError{Op: "load", Server: sc.Name, Err: errors.Join(ErrCorrupt, verr)}

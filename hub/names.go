@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // Naming makes the name a model sees for one item (a tool or prompt name,
@@ -65,7 +67,7 @@ func namespace(naming Naming, server string) (string, error) {
 	case len(p) == 0:
 		return "", fmt.Errorf("%w: its namespace (the naming of an empty item) is empty", ErrServerName)
 	case len(p) > MaxNamespaceLen:
-		return "", fmt.Errorf("%w: its namespace %q is longer than %d bytes", ErrServerName, cutText(string(p), 64), MaxNamespaceLen)
+		return "", fmt.Errorf("%w: its namespace %q is longer than %d bytes", ErrServerName, msgcheck.CutText(string(p), 64), MaxNamespaceLen)
 	}
 	return string(p), nil
 }

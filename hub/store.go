@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -114,7 +115,7 @@ func ParseState(server string, data []byte, max int64) (*supervisor.ResumeState,
 	case st.Version != FileStoreVersion:
 		return nil, st.Holder, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, st.Version, FileStoreVersion)
 	case st.Server != server:
-		return nil, st.Holder, fmt.Errorf("%w: saved for server %q", ErrForeign, cutText(st.Server, 64))
+		return nil, st.Holder, fmt.Errorf("%w: saved for server %q", ErrForeign, msgcheck.CutText(st.Server, 64))
 	}
 	rs, err := supervisor.ParseResumeState(st.Resume)
 	if err != nil {
