@@ -93,7 +93,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	leased := h.leaser != nil && sc.Command == ""
 	var rs *supervisor.ResumeState
 	if leased {
-		e.leaseState, e.leaseDone = LeaseStandby, make(chan struct{})
+		e.leaseDone = make(chan struct{})
 	} else {
 		rs, _ = h.load(ctx, sc)
 	}
