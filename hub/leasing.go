@@ -49,8 +49,8 @@ const (
 // acquisition) was sent at sent.
 func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
 
-// holdLease is the server's lease loop (LeaseConfig) until it leaves the
-// hub, the last term left for leave to end.
+// holdLease is the server's lease loop until it leaves the hub; leave ends
+// the last term.
 func (h *Hub) holdLease(e *entry) {
 	defer close(e.leaseDone)
 	ttl := h.cfg.Lease.ttl()

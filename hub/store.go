@@ -23,9 +23,9 @@ import (
 // Store keeps one resume state per server name across runs of the host:
 // loaded at Add (with a Leaser, on acquiring the lease), saved when what
 // resumes the session changes and on Detach or Remove(KeepSession), deleted
-// on Close or Remove(EndSession). Safe for concurrent use: one server's
-// writes come one at a time, in order; different servers' at once. Every
-// call is bounded by Config.StoreTimeout.
+// on Close or Remove(EndSession). Safe for concurrent use; one server's
+// writes come in order, one at a time. Each call is bounded by
+// Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
 	// when there is none, ErrCorrupt (unreadable, malformed, too large) or
@@ -124,12 +124,11 @@ func ParseState(server string, data []byte, max int64) (*supervisor.ResumeState,
 	return rs, st.Holder, nil
 }
 
-// FileStore is a Store of one file per server in Dir (made 0700), holding
-// the state's stored form (MarshalState) at [FileStore.Path], mode 0600 (a
-// session id is a credential), written to a temporary file renamed over the
-// old one (a crash leaves the old state or the new). A path that is not a
-// regular file is refused as ErrCorrupt (and ErrNotRegularFile) without
-// waiting on it. Safe for concurrent use by distinct servers.
+// FileStore is a Store of one file per server in Dir (made 0700): the
+// stored form (MarshalState) at [FileStore.Path], mode 0600 (a session id
+// is a credential), renamed over the old one (a crash leaves the old state
+// or the new). A path that is not a regular file is ErrCorrupt (and
+// ErrNotRegularFile), refused unread. Safe for concurrent use.
 type FileStore struct {
 	// Dir is the directory; required.
 	Dir string
@@ -182,9 +181,8 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	return nil, &StoreError{Op: "load", Server: server, Err: err}
 }
 
-// adoptEarlierFile moves the server's state found under its name as it is,
-// though that ends as changed names do, to its Path; fs.ErrNotExist when
-// there is none.
+// adoptEarlierFile moves the server's state kept under its plain name,
+// which ends as changed names do, to its Path; fs.ErrNotExist when none.
 func (s *FileStore) adoptEarlierFile(server string) ([]byte, error) {
 	if !nameFits(server) || !endsAsHashed(server) {
 		return nil, fs.ErrNotExist
@@ -195,7 +193,7 @@ func (s *FileStore) adoptEarlierFile(server string) ([]byte, error) {
 	if err != nil || json.Unmarshal(data, &st) != nil || st.Server != server {
 		return nil, fs.ErrNotExist
 	}
-	_ = os.Rename(earlier, s.Path(server)) // found at the name's path from now on; read already
+	_ = os.Rename(earlier, s.Path(server)) // read already
 	return data, nil
 }
 
@@ -204,7 +202,7 @@ func (s *FileStore) adoptEarlierFile(server string) ([]byte, error) {
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
 // readRegular reads at most max+1 bytes of the file at path, refused
-// (ErrNotRegularFile) before any read when it is not a regular file.
+// unread when it is not a regular file (ErrNotRegularFile).
 func readRegular(path string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
@@ -261,8 +259,8 @@ func (s *FileStore) Delete(ctx context.Context, server string) error {
 }
 
 // saver is the one writer of resume states (DESIGN.md section 8): a
-// goroutine per server while its writes wait, a queued write replacing
-// the one still waiting.
+// goroutine per server while its writes wait, a new write replacing the
+// one waiting.
 type saver struct {
 	store   Store
 	timeout time.Duration
@@ -337,7 +335,7 @@ func (s *saver) run(server string, q *queue) {
 		s.mu.Unlock()
 		se := w.do(s, server)
 		s.mu.Lock()
-		q.running = nil // with its error, so that a flush finds the write running or its error
+		q.running = nil // with its error: a flush finds one or the other
 		if se != nil {
 			s.errs = append(s.errs, se)
 			s.mu.Unlock()
