@@ -193,8 +193,8 @@ type entry struct {
 
 	update sync.Mutex // one updateCatalog of the server at a time
 
-	mu         sync.Mutex
-	sup        *supervisor.Supervisor // this term's (replaced when a lease is acquired or lost)
+	mu      sync.Mutex
+	sup     *supervisor.Supervisor  // this term's (replaced when a lease is acquired or lost)
 	lease   Lease                   // this term's; nil when standby or without a Leaser
 	last    *supervisor.ResumeState // the state of the last term, kept when its lease was lost
 	since   time.Time

@@ -271,9 +271,10 @@ type saver struct {
 	errs   []*StoreError     // not yet returned by a flush
 }
 
+// queue is one server's writes: the one running, then the one waiting.
 type queue struct {
-	running, next *write
-	done          chan struct{} // closed once neither is left
+	writes []*write
+	done   chan struct{} // closed once none is left
 }
 
 // write is a save of rs (nil: a delete), fenced by lease when not nil,
@@ -319,23 +320,27 @@ func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeSta
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := &write{rs: rs, lease: lease, ctx: ctx}
-	if q := s.queues[server]; q != nil {
-		q.next = w
-		return
+	q := s.queues[server]
+	switch {
+	case q == nil:
+		q = &queue{writes: []*write{w}, done: make(chan struct{})}
+		s.queues[server] = q
+		go s.run(server, q)
+	case len(q.writes) == 2:
+		q.writes[1] = w
+	default:
+		q.writes = append(q.writes, w)
 	}
-	q := &queue{next: w, done: make(chan struct{})}
-	s.queues[server] = q
-	go s.run(server, q)
 }
 
 func (s *saver) run(server string, q *queue) {
 	s.mu.Lock()
-	for w := q.next; w != nil; w = q.next {
-		q.running, q.next = w, nil
+	for len(q.writes) > 0 {
+		w := q.writes[0]
 		s.mu.Unlock()
 		se := w.do(s, server)
 		s.mu.Lock()
-		q.running = nil // with its error: a flush finds one or the other
+		q.writes = q.writes[1:] // with its error: a flush finds one or the other
 		if se != nil {
 			s.errs = append(s.errs, se)
 			s.mu.Unlock()
@@ -393,11 +398,8 @@ func (s *saver) wait(ctx context.Context, server string) []error {
 	cause := fmt.Errorf("not done when the wait ended: %w", ctx.Err())
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
-		if server != "" && name != server {
-			continue
-		}
-		for _, w := range []*write{s.queues[name].running, s.queues[name].next} {
-			if w != nil {
+		for _, w := range s.queues[name].writes {
+			if server == "" || name == server {
 				errs = append(errs, &StoreError{Op: w.op(), Server: name, Err: cause})
 			}
 		}
