@@ -159,21 +159,20 @@ func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate
 	scfg := h.cfg.Supervisor
 	scfg.Name, scfg.Endpoint, scfg.Resume = e.name, e.sc.URL, rs
 	scfg.Command = e.sc.command(scfg.Command)
-	if scfg.Command != nil {
+	if scfg.Command != nil { // supervisor.New refuses HTTP settings for stdio
 		scfg.Command.Inherit = h.creds.inherit(scfg.Command.Inherit)
+		scfg.HTTP, scfg.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
+	} else {
+		scfg.HTTP.OAuthHandler = e.oauth
+		if len(e.headers) > 0 || gate != nil {
+			scfg.HTTP.HTTPClient = serverClient(scfg.HTTP.HTTPClient, e.headers, gate)
+		}
 	}
 	scfg.Observe.Logger = slog.New(events.RedactingHandler(&h.redact, scfg.Observe.Logger.Handler()))
 	if h.cfg.ServerMiddleware != nil { // clipped: the template's array stays unwritten
 		scfg.Client.SendingMiddleware = append(slices.Clip(scfg.Client.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
 	}
-	scfg.HTTP.OAuthHandler = e.oauth
 	scfg.Observe.Secrets = append(slices.Clip(scfg.Observe.Secrets), e.secrets...)
-	if len(e.headers) > 0 || gate != nil {
-		scfg.HTTP.HTTPClient = serverClient(scfg.HTTP.HTTPClient, e.headers, gate)
-	}
-	if scfg.Command != nil { // supervisor.New refuses them for stdio
-		scfg.HTTP, scfg.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
-	}
 	scfg.Observe.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
 	sup, err := supervisor.New(scfg)
 	self = sup
