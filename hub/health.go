@@ -95,10 +95,7 @@ type NotReadyError struct {
 }
 
 func (e *NotReadyError) Error() string {
-	s := "hub: not ready:"
-	for _, d := range describeServers(e.Servers) {
-		s += " " + d
-	}
+	s := strings.Join(append([]string{"hub: not ready:"}, describeServers(e.Servers)...), " ")
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
