@@ -78,17 +78,13 @@ func storeErr(op, server string, err error) error {
 	return &hub.StoreError{Op: op, Server: server, Err: err}
 }
 
-func (s *Store) init() { s.once.Do(func() { s.holder = cmp.Or(s.Holder, rand.Text()) }) }
-
-func (s *Store) prefix() string { return cmp.Or(s.Prefix, DefaultPrefix) }
-
 func (s *Store) max() int64 { return cmp.Or(int64(max(s.MaxBytes, 0)), hub.DefaultMaxFileBytes) }
 
 // keys are one server's keys, in the order the scripts take them.
 type keys struct{ state, lease, token, fence string }
 
 func (s *Store) keys(server string) keys {
-	base := s.prefix() + "{" + server + "}:"
+	base := cmp.Or(s.Prefix, DefaultPrefix) + "{" + server + "}:"
 	return keys{state: base + "state", lease: base + "lease", token: base + "token", fence: base + "fence"}
 }
 
@@ -240,7 +236,7 @@ func (s *Store) Acquire(ctx context.Context, server string, ttl time.Duration) (
 	if err := checkName(server); err != nil {
 		return nil, storeErr("acquire", server, err)
 	}
-	s.init()
+	s.once.Do(func() { s.holder = cmp.Or(s.Holder, rand.Text()) })
 	ms := max(ttl.Milliseconds(), 1)
 	k := s.keys(server)
 	res, err := acquireScript.Run(ctx, s.Client, []string{k.lease, k.token, k.fence}, s.holder, ms).Int64Slice()
