@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
@@ -92,7 +93,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	leased := h.leaser != nil && sc.Command == ""
 	var rs *supervisor.ResumeState
 	if leased {
-		e.leaseState, e.leaseDone = LeaseStandby, make(chan struct{})
+		e.leaseDone = make(chan struct{})
 	} else {
 		rs, _ = h.load(ctx, sc)
 	}
@@ -158,21 +159,20 @@ func (h *Hub) newSupervisor(e *entry, rs *supervisor.ResumeState, gate *holdGate
 	scfg := h.cfg.Supervisor
 	scfg.Name, scfg.Endpoint, scfg.Resume = e.name, e.sc.URL, rs
 	scfg.Command = e.sc.command(scfg.Command)
-	if scfg.Command != nil {
+	if scfg.Command != nil { // supervisor.New refuses HTTP settings for stdio
 		scfg.Command.Inherit = h.creds.inherit(scfg.Command.Inherit)
+		scfg.HTTP, scfg.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
+	} else {
+		scfg.HTTP.OAuthHandler = e.oauth
+		if len(e.headers) > 0 || gate != nil {
+			scfg.HTTP.HTTPClient = serverClient(scfg.HTTP.HTTPClient, e.headers, gate)
+		}
 	}
 	scfg.Observe.Logger = slog.New(events.RedactingHandler(&h.redact, scfg.Observe.Logger.Handler()))
 	if h.cfg.ServerMiddleware != nil { // clipped: the template's array stays unwritten
 		scfg.Client.SendingMiddleware = append(slices.Clip(scfg.Client.SendingMiddleware), h.cfg.ServerMiddleware(e.name))
 	}
-	scfg.HTTP.OAuthHandler = e.oauth
 	scfg.Observe.Secrets = append(slices.Clip(scfg.Observe.Secrets), e.secrets...)
-	if len(e.headers) > 0 || gate != nil {
-		scfg.HTTP.HTTPClient = serverClient(scfg.HTTP.HTTPClient, e.headers, gate)
-	}
-	if scfg.Command != nil { // supervisor.New refuses them for stdio
-		scfg.HTTP, scfg.Stream = supervisor.HTTPConfig{}, supervisor.StreamConfig{}
-	}
 	scfg.Observe.Events = events.SinkFunc(func(ev events.Event) { h.observe(e, self, ev) })
 	sup, err := supervisor.New(scfg)
 	self = sup
@@ -204,7 +204,7 @@ func (h *Hub) load(ctx context.Context, sc ServerConfig) (*supervisor.ResumeStat
 		var foreign events.Redactor
 		foreign.AddEndpointSecrets(rs.Endpoint)
 		err = &StoreError{Op: "load", Server: sc.Name,
-			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, foreign.Text(cutText(rs.Endpoint, 200)), sc.URL)}
+			Err: fmt.Errorf("%w: saved for endpoint %q, not %q", ErrForeign, foreign.Text(msgcheck.CutText(rs.Endpoint, 200)), sc.URL)}
 	default:
 		if verr := rs.Validate(); verr != nil { // from a Store that does not parse with ParseState
 			err = &StoreError{Op: "load", Server: sc.Name, Err: errors.Join(ErrCorrupt, verr)}

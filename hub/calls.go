@@ -49,7 +49,7 @@ func (e *CallError) Unwrap() error { return e.Err }
 // route finds the server and the item's own id of m's qualified name.
 func route[T any](h *Hub, m *merged[T], op, name string) (*entry, string, *CallError) {
 	h.catMu.Lock()
-	cl, ok := m.lookup(name)
+	cl, ok := m.owner[name]
 	h.catMu.Unlock()
 	if !ok {
 		return nil, "", &CallError{Op: op, Name: name, Err: ErrUnknownName, redact: &h.redact, notServing: h.notServing()}

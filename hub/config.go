@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/stdio"
 )
 
@@ -66,12 +67,12 @@ func (sc ServerConfig) Supported() (ok bool, reason string) {
 	case sc.Command != "" && sc.URL != "":
 		return false, `both "command" and "url": a server is stdio or streamable HTTP`
 	case sc.Command != "" && sc.Type != "" && sc.Type != "stdio":
-		return false, fmt.Sprintf(`"command" with type %q: a command is a stdio server`, cutText(sc.Type, 40))
+		return false, fmt.Sprintf(`"command" with type %q: a command is a stdio server`, msgcheck.CutText(sc.Type, 40))
 	case sc.Command != "":
 		for k, v := range sc.Env {
 			// "A=B": "c" would set A to "B=c" (the first "=" ends a key).
 			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-				return false, fmt.Sprintf(`"env" key %q: want a name without "=" or NUL, and a value without NUL`, cutText(k, 40))
+				return false, fmt.Sprintf(`"env" key %q: want a name without "=" or NUL, and a value without NUL`, msgcheck.CutText(k, 40))
 			}
 		}
 		return true, ""
@@ -80,7 +81,7 @@ func (sc ServerConfig) Supported() (ok bool, reason string) {
 	case sc.Type == "sse":
 		return false, `the legacy HTTP+SSE transport ("type": "sse") is not supported`
 	case sc.Type != "" && sc.Type != "http" && sc.Type != "streamable-http" && sc.Type != "streamableHttp":
-		return false, fmt.Sprintf("unknown type %q", cutText(sc.Type, 40))
+		return false, fmt.Sprintf("unknown type %q", msgcheck.CutText(sc.Type, 40))
 	case sc.URL == "":
 		return false, `no "url"`
 	}
@@ -230,7 +231,7 @@ func parseEntry(name string, body json.RawMessage) (ServerConfig, []Warning, err
 	}
 	for _, k := range []string{"headers", "env"} {
 		for _, n := range repeatedNames(fields[k]) {
-			warns = append(warns, Warning{Server: name, Field: k, Reason: strconv.Quote(cutText(n, 64)) + " " + repeatedReason})
+			warns = append(warns, Warning{Server: name, Field: k, Reason: strconv.Quote(msgcheck.CutText(n, 64)) + " " + repeatedReason})
 		}
 	}
 	for _, f := range []struct {
@@ -288,14 +289,6 @@ func repeatedNames(data []byte) []string {
 		}
 	}
 	return out
-}
-
-// cutText shortens untrusted text quoted in an error to n bytes and "…".
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // command is the stdio.Command of a stdio entry on the template's bounds,

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // headerVar is a reference to an environment variable in a header value:
@@ -34,7 +36,7 @@ func expandHeaders(headers map[string]string, lookup func(string) (string, bool)
 			return v
 		})
 		if unset != "" {
-			return nil, nil, fmt.Errorf("%w: header %q names ${%s}", ErrUnsetVariable, cutText(k, 64), unset)
+			return nil, nil, fmt.Errorf("%w: header %q names ${%s}", ErrUnsetVariable, msgcheck.CutText(k, 64), unset)
 		}
 	}
 	return out, took, nil

@@ -47,12 +47,11 @@ func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 		ready, hopeless := 0, 0
 		var waiting []Health // not ready; for Settled, not settled
 		for _, e := range all {
-			hl := h.health(e)
-			isReady, refused := e.ready()
+			hl, current := h.health(e)
 			switch {
-			case isReady:
+			case current && hl.CatalogRefused == nil:
 				ready++
-			case refused != nil, hl.State == supervisor.Closed || hl.State == supervisor.Failed && !hl.Retrying():
+			case current, hl.State == supervisor.Closed || hl.State == supervisor.Failed && !hl.Retrying():
 				hopeless++
 				if mode != Settled {
 					waiting = append(waiting, hl)
@@ -96,10 +95,7 @@ type NotReadyError struct {
 }
 
 func (e *NotReadyError) Error() string {
-	s := "hub: not ready:"
-	for _, d := range describeServers(e.Servers) {
-		s += " " + d
-	}
+	s := strings.Join(append([]string{"hub: not ready:"}, describeServers(e.Servers)...), " ")
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -202,22 +198,32 @@ func (h *Hub) Health() []Health {
 	h.mu.Unlock()
 	out := make([]Health, 0, len(all))
 	for _, e := range all {
-		out = append(out, h.health(e))
+		hl, _ := h.health(e)
+		out = append(out, hl)
 	}
 	return sortHealth(out)
 }
 
-func (h *Hub) health(e *entry) Health {
+// health is the server's Health; current: it is ready and this session's
+// catalog was merged, or refused (CatalogRefused).
+func (h *Hub) health(e *entry) (hl Health, current bool) {
 	sup := e.current()
 	reason, _ := sup.Failure()
-	hl := Health{Server: e.name, State: sup.State(), Reason: reason, Generation: sup.Generation(), SessionsOpened: sup.SessionsOpened()}
+	hl = Health{Server: e.name, State: sup.State(), Reason: reason, Generation: sup.Generation(), SessionsOpened: sup.SessionsOpened()}
 	e.mu.Lock()
-	hl.Since, hl.Verdict, hl.Lease, hl.CatalogRefused = e.since, e.verdict, e.leaseState, e.refused
+	hl.Since, hl.Verdict, hl.CatalogRefused = e.since, e.verdict, e.refused
+	switch {
+	case e.lease != nil:
+		hl.Lease = LeaseHeld
+	case e.leaseDone != nil:
+		hl.Lease = LeaseStandby
+	}
+	current = hl.Ready() && e.merged == hl.Generation
 	e.mu.Unlock()
 	h.catMu.Lock()
 	hl.Tools, hl.Prompts, hl.Resources = len(h.tools.byServer[e.name]), len(h.prompts.byServer[e.name]), len(h.resources.byServer[e.name])
 	h.catMu.Unlock()
-	return hl
+	return hl, current
 }
 
 func sortHealth(hs []Health) []Health {

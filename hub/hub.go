@@ -193,16 +193,15 @@ type entry struct {
 
 	update sync.Mutex // one updateCatalog of the server at a time
 
-	mu         sync.Mutex
-	sup        *supervisor.Supervisor // this term's (replaced when a lease is acquired or lost)
-	lease      Lease                  // this term's; nil when standby or without a Leaser
-	leaseState LeaseState
-	last       *supervisor.ResumeState // the state of the last term, kept when its lease was lost
-	since      time.Time
-	verdict    classify.Verdict     // last failure seen
-	merged     uint64               // generation of the catalog merged (or refused) last
-	refused    *CatalogRefusedError // that catalog was over a bound; nil when merged
-	gone       bool                 // removed: its events no longer change the hub
+	mu      sync.Mutex
+	sup     *supervisor.Supervisor  // this term's (replaced when a lease is acquired or lost)
+	lease   Lease                   // this term's; nil when standby or without a Leaser
+	last    *supervisor.ResumeState // the state of the last term, kept when its lease was lost
+	since   time.Time
+	verdict classify.Verdict     // last failure seen
+	merged  uint64               // generation of the catalog merged (or refused) last
+	refused *CatalogRefusedError // that catalog was over a bound; nil when merged
+	gone    bool                 // removed: its events no longer change the hub
 }
 
 func (e *entry) current() *supervisor.Supervisor {
@@ -216,28 +215,14 @@ func (e *entry) term() (*supervisor.Supervisor, Lease) {
 	return e.sup, e.lease
 }
 
-// setTerm makes sup and lease the server's term, returning the old supervisor.
-func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, state LeaseState, since time.Time) *supervisor.Supervisor {
+// setTerm makes sup and lease (nil: standby) the server's term, returning
+// the old supervisor.
+func (e *entry) setTerm(sup *supervisor.Supervisor, lease Lease, since time.Time) *supervisor.Supervisor {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old := e.sup
-	e.sup, e.lease, e.leaseState, e.since = sup, lease, state, since
+	e.sup, e.lease, e.since = sup, lease, since
 	return old
-}
-
-// ready reports whether the server is ready with this session's catalog
-// merged; refused is that catalog's refusal (then it is not ready).
-func (e *entry) ready() (ready bool, refused *CatalogRefusedError) {
-	sup := e.current()
-	if sup.State() != supervisor.Ready {
-		return false, nil
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.merged != sup.Generation() {
-		return false, nil
-	}
-	return e.refused == nil, e.refused
 }
 
 // New returns an empty hub.

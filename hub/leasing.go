@@ -49,8 +49,8 @@ const (
 // acquisition) was sent at sent.
 func holdDeadline(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl * 3 / 4) }
 
-// holdLease is the server's lease loop (LeaseConfig) until it leaves the
-// hub, the last term left for leave to end.
+// holdLease is the server's lease loop until it leaves the hub; leave ends
+// the last term.
 func (h *Hub) holdLease(e *entry) {
 	defer close(e.leaseDone)
 	ttl := h.cfg.Lease.ttl()
@@ -113,7 +113,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	}
 	termCtx, endTerm := context.WithCancel(e.ctx)
 	defer endTerm()
-	standby := e.setTerm(sup, lease, LeaseHeld, clock.Now())
+	standby := e.setTerm(sup, lease, clock.Now())
 	_ = standby.Close() // never started: nothing to end
 	h.emit(events.Event{Kind: KindLeaseAcquired, Server: e.name, Time: clock.Now(), Token: lease.Token(), SessionID: resumed(rs)})
 	h.notify()
@@ -158,7 +158,7 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 	endTerm()
 	ended = clock.Now()
 	idle, _ := h.newSupervisor(e, nil, nil) // validated when added
-	e.setTerm(idle, nil, LeaseStandby, ended)
+	e.setTerm(idle, nil, ended)
 	_ = sup.Detach()
 	h.updateCatalog(e, supervisor.Catalog{}, true)
 	h.emit(events.Event{Kind: KindLeaseLost, Server: e.name, Time: ended, Reason: why, Detail: refusal})

@@ -34,7 +34,7 @@ type Collision struct {
 	Renamed           string
 }
 
-// Diff is the change of one kind of the merged catalog, by qualified name,
+// Diff is the change of one kind of the merged catalog: qualified names,
 // each list sorted.
 type Diff struct {
 	Added, Removed, Changed []string
@@ -69,15 +69,13 @@ type merged[T any] struct {
 	idOf   func(*T) (id, label string) // the item on its server; what its qualified name is made of
 	rename func(*T, string) *T
 
-	claims   map[string][]claimant // base name -> claimants, sorted
-	slots    map[claimant]*slot[T]
-	owner    map[string]claimant        // qualified name -> claimant
-	byServer map[string]map[string]bool // server -> ids
-	// skippedBy: base name -> the claimants that skipped it, placed again
-	// when no item asks for it any more.
-	skippedBy map[string]map[claimant]bool
-	list      []Item[T]       // sorted view as last read; nil before the first read
-	dirty     map[string]bool // names changed since list was built
+	claims    map[string][]claimant // base name -> claimants, sorted
+	slots     map[claimant]*slot[T]
+	owner     map[string]claimant          // qualified name -> claimant
+	byServer  map[string]map[string]bool   // server -> ids
+	skippedBy map[string]map[claimant]bool // base name -> who skipped it, placed again once it is free
+	list      []Item[T]                    // sorted view as last read; nil before the first read
+	dirty     map[string]bool              // names changed since list was built
 }
 
 func newMerged[T any](naming Naming, mask func(string) string, idOf func(*T) (string, string), rename func(*T, string) *T) *merged[T] {
@@ -86,7 +84,7 @@ func newMerged[T any](naming Naming, mask func(string) string, idOf func(*T) (st
 		skippedBy: map[string]map[claimant]bool{}}
 }
 
-// change is what an update did: the touched names' slots before.
+// change is what an update did.
 type change[T any] struct {
 	before     map[string]*slot[T] // name -> slot before (nil: free)
 	collisions []Collision
@@ -134,8 +132,8 @@ func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 }
 
 // apply replaces the items of server with p (empty: the server is gone)
-// under the routing lock and returns the diff of the view (unsorted) and
-// the collisions it created.
+// under the routing lock and returns the diff of the view and the
+// collisions it created.
 func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
 	c := &change[T]{before: map[string]*slot[T]{}}
 	ids := make(map[string]bool, len(p.items))
@@ -285,7 +283,8 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 	if m.dirty == nil {
 		m.dirty = map[string]bool{}
 	}
-	for name, prev := range c.before {
+	for _, name := range slices.Sorted(maps.Keys(c.before)) {
+		prev := c.before[name]
 		m.dirty[name] = true // also when unchanged: items rebuilds it alike
 		o, now := m.owner[name]
 		switch {
@@ -301,18 +300,6 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 		}
 	}
 	return d
-}
-
-func (d Diff) sort() Diff {
-	slices.Sort(d.Added)
-	slices.Sort(d.Removed)
-	slices.Sort(d.Changed)
-	return d
-}
-
-func (m *merged[T]) lookup(name string) (claimant, bool) {
-	cl, ok := m.owner[name]
-	return cl, ok
 }
 
 // items returns the view sorted by qualified name, shared until the next

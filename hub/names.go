@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // Naming makes the name a model sees for one item (a tool or prompt name,
@@ -55,19 +57,25 @@ const MaxNamespaceLen = MaxNameLen - 1 - hashLen
 // namespace returns the prefix of every qualified name of server, its
 // bytes outside the name pattern as '_'; the error wraps ErrServerName.
 func namespace(naming Naming, server string) (string, error) {
-	p := []byte(naming(server, ""))
-	for i, c := range p {
-		if !nameByte(c) {
-			p[i] = '_'
-		}
-	}
+	p := sanitized(naming(server, ""))
 	switch {
 	case len(p) == 0:
 		return "", fmt.Errorf("%w: its namespace (the naming of an empty item) is empty", ErrServerName)
 	case len(p) > MaxNamespaceLen:
-		return "", fmt.Errorf("%w: its namespace %q is longer than %d bytes", ErrServerName, cutText(string(p), 64), MaxNamespaceLen)
+		return "", fmt.Errorf("%w: its namespace %q is longer than %d bytes", ErrServerName, msgcheck.CutText(p, 64), MaxNamespaceLen)
 	}
-	return string(p), nil
+	return p, nil
+}
+
+// sanitized is s, its bytes outside the name pattern as '_'.
+func sanitized(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !nameByte(c) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // takenNames are the server names no Add may take (in the hub, being added
@@ -124,19 +132,10 @@ func qualify(naming Naming, server, item string) string {
 	return hashed(q, server, item)
 }
 
-// hashed is q, its invalid bytes '_', cut to fit '_' and the short hash
-// of (server, item) in MaxNameLen.
+// hashed is q sanitized, cut to fit '_' and the short hash of (server,
+// item) in MaxNameLen.
 func hashed(q, server, item string) string {
-	b := make([]byte, 0, MaxNameLen)
-	for i := 0; i < len(q) && len(b) < MaxNamespaceLen; i++ {
-		c := q[i]
-		if !nameByte(c) {
-			c = '_'
-		}
-		b = append(b, c)
-	}
-	b = append(b, '_')
-	return string(append(b, shortHash(server, item)...))
+	return sanitized(q[:min(len(q), MaxNamespaceLen)]) + "_" + shortHash(server, item)
 }
 
 // shortHash is hashLen hex digits of SHA-256(server, 0, item).

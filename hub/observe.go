@@ -146,7 +146,6 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		if d.Empty() {
 			continue
 		}
-		d = d.sort()
 		c := events.BoundChange(d.Added, d.Removed, d.Changed)
 		h.emit(events.Event{Kind: KindMergedCatalogChanged, Server: server, Op: []string{"tools", "prompts", "resources"}[i], Tools: counts[i],
 			Added: c.Added, Removed: c.Removed, Changed: c.Changed, Omitted: c.Omitted})

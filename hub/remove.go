@@ -24,12 +24,12 @@ const (
 
 // Remove takes the server out of the hub: its items leave the merged
 // catalog, its calls in flight are canceled, its session is ended or kept
-// as leave says. It returns once the supervisor has stopped and the store
-// was written (fenced, then the lease released), or ctx ended first.
-// Errors: the server's store errors joined, each a *StoreError (also an
-// event), one more wrapping ctx's error per write not done then (it still
-// runs, within Config.StoreTimeout); or a *ServerError wrapping
-// ErrUnknownServer. Until it returns, an Add of the name is ErrDuplicate.
+// as leave says. It returns once the supervisor stopped and the store was
+// written (fenced, then the lease released), or ctx ended. Errors: the
+// server's store errors joined, each a *StoreError (also an event), one
+// more wrapping ctx's error per write not done then (it still runs, within
+// Config.StoreTimeout); or a *ServerError wrapping ErrUnknownServer. Until
+// it returns, an Add of the name is ErrDuplicate.
 func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	h.mu.Lock()
 	e := h.servers[name]
@@ -54,8 +54,8 @@ func (h *Hub) Remove(ctx context.Context, name string, leave Leave) error {
 	return err
 }
 
-// leave stops one server and returns its last store write, to be queued
-// under the caller's deadline.
+// leave stops one server and returns its last store write, for the caller
+// to run under its deadline.
 func (h *Hub) leave(e *entry, leave Leave) (last func(context.Context)) {
 	e.mu.Lock()
 	e.gone = true
@@ -87,13 +87,13 @@ func (h *Hub) release(ctx context.Context, e *entry) {
 	}
 }
 
-// Close stops every server, ending their server-side sessions (DELETE), and
-// deletes their stored resume states; Detach keeps them instead. Both stop
-// every supervisor at once, then run every last write (each followed by
-// its lease's release) at once under one deadline Config.StoreTimeout
-// away. The error joins the store's errors, each a *StoreError (also an
-// event), one more wrapping context.DeadlineExceeded per write not done by
-// the deadline. Only the first call acts.
+// Close stops every server, ending their server-side sessions (DELETE),
+// and deletes their stored resume states; Detach keeps both. Each stops
+// every supervisor at once, then runs every last write (then its lease's
+// release) at once under one deadline Config.StoreTimeout away. The error
+// joins the store's errors, each a *StoreError (also an event), one more
+// wrapping context.DeadlineExceeded per write not done by the deadline.
+// Only the first call acts.
 func (h *Hub) Close() error { return h.stopAll(EndSession) }
 
 // Detach stops every server without ending their sessions and saves each
@@ -122,7 +122,6 @@ func (h *Hub) stopAll(leave Leave) error {
 	}
 	wg.Wait()
 
-	// One deadline for every store operation left.
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StoreTimeout)
 	defer cancel()
 	for _, last := range lasts {

@@ -16,15 +16,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
 // Store keeps one resume state per server name across runs of the host:
 // loaded at Add (with a Leaser, on acquiring the lease), saved when what
 // resumes the session changes and on Detach or Remove(KeepSession), deleted
-// on Close or Remove(EndSession). Safe for concurrent use: one server's
-// writes come one at a time, in order; different servers' at once. Every
-// call is bounded by Config.StoreTimeout.
+// on Close or Remove(EndSession). Safe for concurrent use; one server's
+// writes come in order, one at a time. Each call is bounded by
+// Config.StoreTimeout.
 type Store interface {
 	// Load returns the server's resume state; an error wrapping ErrNotFound
 	// when there is none, ErrCorrupt (unreadable, malformed, too large) or
@@ -114,7 +115,7 @@ func ParseState(server string, data []byte, max int64) (*supervisor.ResumeState,
 	case st.Version != FileStoreVersion:
 		return nil, st.Holder, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, st.Version, FileStoreVersion)
 	case st.Server != server:
-		return nil, st.Holder, fmt.Errorf("%w: saved for server %q", ErrForeign, cutText(st.Server, 64))
+		return nil, st.Holder, fmt.Errorf("%w: saved for server %q", ErrForeign, msgcheck.CutText(st.Server, 64))
 	}
 	rs, err := supervisor.ParseResumeState(st.Resume)
 	if err != nil {
@@ -123,12 +124,11 @@ func ParseState(server string, data []byte, max int64) (*supervisor.ResumeState,
 	return rs, st.Holder, nil
 }
 
-// FileStore is a Store of one file per server in Dir (made 0700), holding
-// the state's stored form (MarshalState) at [FileStore.Path], mode 0600 (a
-// session id is a credential), written to a temporary file renamed over the
-// old one (a crash leaves the old state or the new). A path that is not a
-// regular file is refused as ErrCorrupt (and ErrNotRegularFile) without
-// waiting on it. Safe for concurrent use by distinct servers.
+// FileStore is a Store of one file per server in Dir (made 0700): the
+// stored form (MarshalState) at [FileStore.Path], mode 0600 (a session id
+// is a credential), renamed over the old one (a crash leaves the old state
+// or the new). A path that is not a regular file is ErrCorrupt (and
+// ErrNotRegularFile), refused unread. Safe for concurrent use.
 type FileStore struct {
 	// Dir is the directory; required.
 	Dir string
@@ -181,9 +181,8 @@ func (s *FileStore) Load(ctx context.Context, server string) (*supervisor.Resume
 	return nil, &StoreError{Op: "load", Server: server, Err: err}
 }
 
-// adoptEarlierFile moves the server's state found under its name as it is,
-// though that ends as changed names do, to its Path; fs.ErrNotExist when
-// there is none.
+// adoptEarlierFile moves the server's state kept under its plain name,
+// which ends as changed names do, to its Path; fs.ErrNotExist when none.
 func (s *FileStore) adoptEarlierFile(server string) ([]byte, error) {
 	if !nameFits(server) || !endsAsHashed(server) {
 		return nil, fs.ErrNotExist
@@ -194,7 +193,7 @@ func (s *FileStore) adoptEarlierFile(server string) ([]byte, error) {
 	if err != nil || json.Unmarshal(data, &st) != nil || st.Server != server {
 		return nil, fs.ErrNotExist
 	}
-	_ = os.Rename(earlier, s.Path(server)) // found at the name's path from now on; read already
+	_ = os.Rename(earlier, s.Path(server)) // read already
 	return data, nil
 }
 
@@ -203,7 +202,7 @@ func (s *FileStore) adoptEarlierFile(server string) ([]byte, error) {
 var ErrNotRegularFile = errors.New("hub: not a regular file")
 
 // readRegular reads at most max+1 bytes of the file at path, refused
-// (ErrNotRegularFile) before any read when it is not a regular file.
+// unread when it is not a regular file (ErrNotRegularFile).
 func readRegular(path string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
@@ -260,8 +259,8 @@ func (s *FileStore) Delete(ctx context.Context, server string) error {
 }
 
 // saver is the one writer of resume states (DESIGN.md section 8): a
-// goroutine per server while its writes wait, a queued write replacing
-// the one still waiting.
+// goroutine per server while its writes wait, a new write replacing the
+// one waiting.
 type saver struct {
 	store   Store
 	timeout time.Duration
@@ -272,9 +271,10 @@ type saver struct {
 	errs   []*StoreError     // not yet returned by a flush
 }
 
+// queue is one server's writes: the one running, then the one waiting.
 type queue struct {
-	running, next *write
-	done          chan struct{} // closed once neither is left
+	writes []*write
+	done   chan struct{} // closed once none is left
 }
 
 // write is a save of rs (nil: a delete), fenced by lease when not nil,
@@ -320,23 +320,27 @@ func (s *saver) put(ctx context.Context, server string, rs *supervisor.ResumeSta
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := &write{rs: rs, lease: lease, ctx: ctx}
-	if q := s.queues[server]; q != nil {
-		q.next = w
-		return
+	q := s.queues[server]
+	switch {
+	case q == nil:
+		q = &queue{writes: []*write{w}, done: make(chan struct{})}
+		s.queues[server] = q
+		go s.run(server, q)
+	case len(q.writes) == 2:
+		q.writes[1] = w
+	default:
+		q.writes = append(q.writes, w)
 	}
-	q := &queue{next: w, done: make(chan struct{})}
-	s.queues[server] = q
-	go s.run(server, q)
 }
 
 func (s *saver) run(server string, q *queue) {
 	s.mu.Lock()
-	for w := q.next; w != nil; w = q.next {
-		q.running, q.next = w, nil
+	for len(q.writes) > 0 {
+		w := q.writes[0]
 		s.mu.Unlock()
 		se := w.do(s, server)
 		s.mu.Lock()
-		q.running = nil // with its error, so that a flush finds the write running or its error
+		q.writes = q.writes[1:] // with its error: a flush finds one or the other
 		if se != nil {
 			s.errs = append(s.errs, se)
 			s.mu.Unlock()
@@ -394,11 +398,8 @@ func (s *saver) wait(ctx context.Context, server string) []error {
 	cause := fmt.Errorf("not done when the wait ended: %w", ctx.Err())
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
-		if server != "" && name != server {
-			continue
-		}
-		for _, w := range []*write{s.queues[name].running, s.queues[name].next} {
-			if w != nil {
+		for _, w := range s.queues[name].writes {
+			if server == "" || name == server {
 				errs = append(errs, &StoreError{Op: w.op(), Server: name, Err: cause})
 			}
 		}

@@ -16,9 +16,6 @@ import (
 	"github.com/mcpsup/mcpsup/supervisor"
 )
 
-// Version is the version of a stored state's JSON form (hub.MarshalState).
-const Version = hub.FileStoreVersion
-
 // DefaultPrefix starts every key the Store writes.
 const DefaultPrefix = "mcpsup:"
 
@@ -81,17 +78,13 @@ func storeErr(op, server string, err error) error {
 	return &hub.StoreError{Op: op, Server: server, Err: err}
 }
 
-func (s *Store) init() { s.once.Do(func() { s.holder = cmp.Or(s.Holder, rand.Text()) }) }
-
-func (s *Store) prefix() string { return cmp.Or(s.Prefix, DefaultPrefix) }
-
 func (s *Store) max() int64 { return cmp.Or(int64(max(s.MaxBytes, 0)), hub.DefaultMaxFileBytes) }
 
 // keys are one server's keys, in the order the scripts take them.
 type keys struct{ state, lease, token, fence string }
 
 func (s *Store) keys(server string) keys {
-	base := s.prefix() + "{" + server + "}:"
+	base := cmp.Or(s.Prefix, DefaultPrefix) + "{" + server + "}:"
 	return keys{state: base + "state", lease: base + "lease", token: base + "token", fence: base + "fence"}
 }
 
@@ -106,8 +99,8 @@ func checkName(server string) error {
 }
 
 // Load reads the server's state; see hub.Store and hub.ParseState. One
-// over MaxBytes (never sent by Redis) or not a Redis string is
-// hub.ErrCorrupt.
+// over MaxBytes (Redis sends at most MaxBytes+1 of it) or not a Redis
+// string is hub.ErrCorrupt.
 func (s *Store) Load(ctx context.Context, server string) (*supervisor.ResumeState, error) {
 	rs, _, err := s.read(ctx, server)
 	return rs, storeErr("load", server, err)
@@ -126,24 +119,18 @@ func (s *Store) read(ctx context.Context, server string) (*supervisor.ResumeStat
 	if err := checkName(server); err != nil {
 		return nil, "", err
 	}
-	res, err := readScript.Run(ctx, s.Client, []string{s.keys(server).state}, s.max()).Slice()
-	if err != nil {
+	key := s.keys(server).state
+	data, err := s.Client.GetRange(ctx, key, 0, s.max()).Result() // at most max+1 bytes sent
+	switch {
+	case redis.HasErrorPrefix(err, "WRONGTYPE"):
+		t, _ := s.Client.Type(ctx, key).Result()
+		return nil, "", fmt.Errorf("%w: a Redis %s, not a string", hub.ErrCorrupt, t)
+	case err != nil:
 		return nil, "", err
-	}
-	if len(res) != 2 {
-		return nil, "", fmt.Errorf("read script answered %v", res)
-	}
-	switch data, _ := res[1].(string); res[0] {
-	case int64(0):
+	case data == "": // GETRANGE of a missing key; no Store writes an empty state
 		return nil, "", hub.ErrNotFound
-	case int64(1):
-		return nil, "", fmt.Errorf("%w: a Redis %v, not a string", hub.ErrCorrupt, data)
-	case int64(2):
-		return nil, "", fmt.Errorf("%w: %v bytes, more than %d", hub.ErrCorrupt, res[1], s.max())
-	case int64(3):
-		return hub.ParseState(server, []byte(data), s.max())
 	}
-	return nil, "", fmt.Errorf("read script answered %v", res)
+	return hub.ParseState(server, []byte(data), s.max())
 }
 
 // Save writes the server's state unfenced (a plain SET), for a host that
@@ -172,17 +159,6 @@ func (s *Store) Delete(ctx context.Context, server string) error {
 
 // The lease scripts. Each runs atomically at Redis: one round trip.
 var (
-	// KEYS: state. ARGV: the most bytes read.
-	// {0, 'none'}; {1, type} not a string; {2, length} over the bound;
-	// {3, state}.
-	readScript = redis.NewScript(`
-local t = redis.call('TYPE', KEYS[1]).ok
-if t == 'none' then return {0, t} end
-if t ~= 'string' then return {1, t} end
-local n = redis.call('STRLEN', KEYS[1])
-if n > tonumber(ARGV[1]) then return {2, n} end
-return {3, redis.call('GET', KEYS[1])}`)
-
 	// KEYS: lease, token, fence. ARGV: holder, ttl ms.
 	// {1, token} acquired; {0, pttl} held by another.
 	// A lease key without expiry (no Store writes one) is given the TTL,
@@ -260,7 +236,7 @@ func (s *Store) Acquire(ctx context.Context, server string, ttl time.Duration) (
 	if err := checkName(server); err != nil {
 		return nil, storeErr("acquire", server, err)
 	}
-	s.init()
+	s.once.Do(func() { s.holder = cmp.Or(s.Holder, rand.Text()) })
 	ms := max(ttl.Milliseconds(), 1)
 	k := s.keys(server)
 	res, err := acquireScript.Run(ctx, s.Client, []string{k.lease, k.token, k.fence}, s.holder, ms).Int64Slice()
