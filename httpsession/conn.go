@@ -41,12 +41,12 @@ type conn struct {
 	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
 
-	ctx    context.Context // ended by Close, with the keepers
-	cancel context.CancelFunc
-
+	// ctx ends the connection and its keepers: by Close (cause errConnClosed)
+	// or by fail (cause: the first error, which Read returns; go-sdk then
+	// closes the connection).
+	ctx      context.Context
+	fail     context.CancelCauseFunc
 	incoming chan jsonrpc.Message
-	ended    context.Context         // ended by fail, its cause the first error: the session is gone
-	fail     context.CancelCauseFunc // ends the connection with err: Read returns it, and go-sdk closes the connection
 	closeMu  sync.Once
 
 	mu        sync.Mutex
@@ -98,8 +98,7 @@ func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	if cfg.Switch.Mode() != StreamOff {
 		c.hostile = NewHostilityTracker(cfg.Switch.cfg.Rule, cfg.Stream.Span)
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.ended, c.fail = context.WithCancelCause(context.Background())
+	c.ctx, c.fail = context.WithCancelCause(context.Background())
 	if h != nil {
 		c.shift = newIDShift() // the server's session saw go-sdk's ids before
 		c.sessionID, c.version = h.sessionID, h.protocolVersion
@@ -119,9 +118,10 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return msg, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-c.ended.Done():
-		return nil, context.Cause(c.ended)
 	case <-c.ctx.Done():
+		if err := context.Cause(c.ctx); err != errConnClosed {
+			return nil, err
+		}
 		return nil, io.EOF
 	}
 }
@@ -131,20 +131,14 @@ func (c *conn) deliver(msg jsonrpc.Message) {
 	select {
 	case c.incoming <- msg:
 	case <-c.ctx.Done():
-	case <-c.ended.Done():
 	}
 }
 
-func (c *conn) failure() error {
-	select {
-	case <-c.ended.Done():
-		return context.Cause(c.ended)
-	case <-c.ctx.Done():
-		return mcp.ErrConnectionClosed
-	default:
-		return nil
-	}
-}
+// errConnClosed is the cause of a conn's end by Close.
+var errConnClosed = mcp.ErrConnectionClosed
+
+// failure is what ended the connection: nil while it lives.
+func (c *conn) failure() error { return context.Cause(c.ctx) }
 
 // Close implements mcp.Connection: DELETE with the session id (streamable
 // HTTP, session management: clients SHOULD), unless the session is
@@ -157,7 +151,7 @@ func (c *conn) Close() error {
 		if !detached && c.failure() == nil {
 			c.sendDelete(id)
 		}
-		c.cancel()
+		c.fail(errConnClosed)
 		c.drains.close()
 		c.resps.close()
 	})
