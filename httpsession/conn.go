@@ -470,13 +470,13 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), msg)
 		return answer(msg)
 	case "text/event-stream":
-		s, err := c.newAnswerStream(req, x, want, resp)
-		if err != nil {
-			_ = resp.Body.Close()
+		s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want,
+			deliver: deliver, sdkID: r.ID, session: resp.Header.Get(HeaderSessionID)}
+		s.events.Wire = &s.wire
+		if err := s.open(resp); err != nil { // a Content-Encoding not decoded
 			x.Malformed = true
 			return refuse(err.Error())
 		}
-		s.deliver, s.sdkID = deliver, r.ID
 		if s.slot, s.recN = c.finish(req.Context(), *x); s.slot != nil {
 			s.slot.streamOpened()
 		}

@@ -32,8 +32,6 @@ type StreamConfig struct {
 	// Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
-	// Jitter is the backoff's randomization factor in [0, 1). Default 0.
-	Jitter float64
 	// MaxEventBytes bounds one SSE event, line ends included; a larger one
 	// is dropped ([DropOversized]) and ends the attempt. Default 1 MiB.
 	MaxEventBytes int
@@ -45,9 +43,6 @@ func (c StreamConfig) withDefaults() StreamConfig {
 	c.InitialBackoff = cmp.Or(max(c.InitialBackoff, 0), time.Second)
 	c.MaxBackoff = max(cmp.Or(max(c.MaxBackoff, 0), 30*time.Second), c.InitialBackoff)
 	c.MaxEventBytes = cmp.Or(max(c.MaxEventBytes, 0), 1<<20)
-	if c.Jitter < 0 || c.Jitter >= 1 {
-		c.Jitter = 0
-	}
 	return c
 }
 
@@ -377,7 +372,7 @@ func (b *streamBody) report() {
 			if b.bo == nil { // made at its start on first use: a stream that never ends short holds none
 				sc := b.c.cfg.Stream
 				b.bo = backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
-					backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
+					backoff.WithMultiplier(2), backoff.WithRandomizationFactor(0), backoff.WithMaxElapsedTime(0),
 					backoff.WithClockProvider(b.c.cfg.Clock))
 			}
 			b.wait = b.bo.NextBackOff()
