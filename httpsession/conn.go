@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -779,11 +778,11 @@ func (c *conn) keep(req *http.Request, x Exchange, listen *jsonrpc.Request, up c
 		go func() {
 			defer b.Close()
 			for {
-				msg, err := b.Next()
-				if errors.Is(err, io.EOF) {
-					c.fail(fmt.Errorf("standalone stream: %w", mcp.ErrSessionMissing))
-				}
-				if err != nil {
+				msg, done := b.next(b)
+				if done {
+					if context.Cause(b.ctx) == nil { // not closed: the session is gone
+						c.fail(fmt.Errorf("standalone stream: %w", mcp.ErrSessionMissing))
+					}
 					return
 				}
 				c.deliver(msg)

@@ -106,7 +106,7 @@ const maxDroppedRun = 16 // events in a row an attempt may drop before it ends a
 var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too many dropped events in a row")
 
 // streamBody is the keeper of one standalone stream: the [sseOwner] of an
-// [sseLoop] the conn reads through Next (conn.keep). Each attempt's request
+// [sseLoop] the conn reads (conn.keep). Each attempt's request
 // is made when it dials: an idle stream holds no template.
 type streamBody struct {
 	sseLoop
@@ -131,18 +131,6 @@ func newStreamBody(c *conn, ctx context.Context) *streamBody {
 	b.events.Idle = true            // it may wait for hours between events
 	context.AfterFunc(b.ctx, b.cut) // the session's end cuts the stream under way
 	return b
-}
-
-// Next returns the next message: errStreamClosed or the context's error
-// once closed, io.EOF once the session is gone. One goroutine reads.
-func (b *streamBody) Next() (jsonrpc.Message, error) {
-	if msg, done := b.next(b); !done {
-		return msg, nil
-	}
-	if err := context.Cause(b.ctx); err != nil {
-		return nil, err
-	}
-	return nil, io.EOF
 }
 
 // event hands on a whole event that carries one JSON-RPC request or
