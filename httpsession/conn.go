@@ -484,7 +484,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		b := wirebody.Read(resp, c.cfg.MaxErrorBody)
 		x.Body = snippet(b.Data)
 		x.Malformed = true
-		return refuse("content type " + strconv.Quote(cutDetail(cmp.Or(x.ContentType, "none"))) + ", not application/json or text/event-stream")
+		return refuse("content type " + strconv.Quote(msgcheck.CutText(cmp.Or(x.ContentType, "none"), 200)) + ", not application/json or text/event-stream")
 	}
 	return nil
 }

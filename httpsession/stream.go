@@ -177,7 +177,7 @@ func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 	}
 	msg, err := decodeMessage(ev.Data)
 	if err != nil {
-		return nil, &EventError{Reason: DropNotJSONRPC, Detail: cutDetail(err.Error())}
+		return nil, &EventError{Reason: DropNotJSONRPC, Detail: msgcheck.CutText(err.Error(), 200)}
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
