@@ -578,8 +578,8 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 	var result any
 	switch {
 	case h == nil:
-	case r.Method == methodInitialize && !h.answered:
-		result, h.answered = initializeResult(h), true
+	case r.Method == methodInitialize:
+		result = initializeResult(h)
 	case r.Method == methodDiscover && h.result != nil:
 		result, c.resume = discoverResult(h), nil
 	}
@@ -603,7 +603,7 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	initialized := n.Method == methodInitialized
 	c.mu.Lock()
-	resumed := initialized && c.resume != nil && c.resume.answered // a resume's handshake: the server saw it before
+	resumed := initialized && c.resume != nil // its initialize was answered locally: the server saw the handshake before
 	if resumed {
 		c.resume = nil
 	}
