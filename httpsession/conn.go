@@ -91,7 +91,7 @@ func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { retur
 func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	c := &conn{cfg: cfg, endpoint: endpoint, stream: stream, resume: h,
 		incoming: make(chan jsonrpc.Message, 16),
-		resps:    newResponses(cfg.MaxResponsesInFlight, cfg.ResponseTimeout), drains: newDrains()}
+		resps:    newResponses(cfg.MaxResponsesInFlight, cfg.ResponseTimeout)}
 	c.auth = &oauthcarrier.Transport{Base: cfg.Base, Handler: cfg.OAuthHandler, MaxBody: cfg.MaxErrorBody,
 		Logger: cfg.Logger, OnCredential: cfg.OnCredential}
 	if cfg.Switch.Mode() != StreamOff {
