@@ -114,11 +114,9 @@ type streamBody struct {
 	answered chan struct{}    // closed once the first attempt has its outcome (conn.awaitStream); may be nil
 	limits   msgcheck.Limits
 
-	att      StreamAttempt               // the current or last attempt
+	att      StreamAttempt               // the current or last attempt: one gone or declined is the last
 	bo       *backoff.ExponentialBackOff // nil: at its start
 	wait     time.Duration               // before the next attempt
-	declined bool                        // the server offers no stream: hold for good
-	gone     bool                        // the session is gone
 	authWait <-chan struct{}             // closed once the credential is accepted again
 	bad      *EventError                 // a malformed line: the current event is dropped at its end
 	run      int                         // events dropped in a row
@@ -228,11 +226,11 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 // redial waits while the stream is held (declined, switched off, the
 // credential refused) and for the backoff, then makes the next attempt.
 func (b *streamBody) redial() (jsonrpc.Message, bool) {
-	for !b.gone && context.Cause(b.ctx) == nil {
+	for !b.att.SessionGone && context.Cause(b.ctx) == nil {
 		hold, changed := b.c.cfg.Switch.state()
 		var err error
 		switch {
-		case b.declined:
+		case b.att.Declined:
 			_, err = b.sleep(nil, nil) // for good: only the session's end ends it
 		case hold:
 			if _, err = b.sleep(nil, changed); err == nil {
@@ -329,12 +327,10 @@ func (b *streamBody) dial() {
 	b.report()
 	switch {
 	case gone:
-		b.gone = true
 		b.c.detach() // a DELETE would only be refused
 	case a.Unauthorized:
 		b.authWait = b.c.auth.Accepted()
 	case a.Declined:
-		b.declined = true
 		if f := b.c.cfg.OnStreamDeclined; f != nil {
 			f(*a)
 		}
