@@ -45,15 +45,6 @@ type answerStream struct {
 	delivered bool // a message was handed on since the answer opened
 }
 
-// newAnswerStream returns the stream of resp, the answer to req, or the
-// error of a Content-Encoding the conn does not decode.
-func (c *conn) newAnswerStream(req *http.Request, x *Exchange, want callID, resp *http.Response) (*answerStream, error) {
-	s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want,
-		session: resp.Header.Get(HeaderSessionID)}
-	s.events.Wire = &s.wire
-	return s, s.open(resp)
-}
-
 // run reads the stream to its end, then drains what little follows the
 // response, so that the connection stays reusable (a server ends the stream
 // after the response, as go-sdk's does), and closes it.

@@ -20,9 +20,6 @@ type answeredIDs struct {
 }
 
 func (a *answeredIDs) add(id string) {
-	if id == "" {
-		return
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.ids) == maxAnswered {

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,12 +40,12 @@ type conn struct {
 	shift    int64 // added to go-sdk's integer request ids on the wire (idshift.go); 0 on a fresh session
 	stream   bool  // open the standalone stream after a 2025-era handshake
 
-	ctx    context.Context // ended by Close, with the keepers
-	cancel context.CancelFunc
-
+	// ctx ends the connection and its keepers: by Close (cause errConnClosed)
+	// or by fail (cause: the first error, which Read returns; go-sdk then
+	// closes the connection).
+	ctx      context.Context
+	fail     context.CancelCauseFunc
 	incoming chan jsonrpc.Message
-	ended    context.Context         // ended by fail, its cause the first error: the session is gone
-	fail     context.CancelCauseFunc // ends the connection with err: Read returns it, and go-sdk closes the connection
 	closeMu  sync.Once
 
 	mu        sync.Mutex
@@ -98,8 +97,7 @@ func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 	if cfg.Switch.Mode() != StreamOff {
 		c.hostile = NewHostilityTracker(cfg.Switch.cfg.Rule, cfg.Stream.Span)
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.ended, c.fail = context.WithCancelCause(context.Background())
+	c.ctx, c.fail = context.WithCancelCause(context.Background())
 	if h != nil {
 		c.shift = newIDShift() // the server's session saw go-sdk's ids before
 		c.sessionID, c.version = h.sessionID, h.protocolVersion
@@ -119,9 +117,10 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return msg, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-c.ended.Done():
-		return nil, context.Cause(c.ended)
 	case <-c.ctx.Done():
+		if err := context.Cause(c.ctx); err != errConnClosed {
+			return nil, err
+		}
 		return nil, io.EOF
 	}
 }
@@ -131,20 +130,14 @@ func (c *conn) deliver(msg jsonrpc.Message) {
 	select {
 	case c.incoming <- msg:
 	case <-c.ctx.Done():
-	case <-c.ended.Done():
 	}
 }
 
-func (c *conn) failure() error {
-	select {
-	case <-c.ended.Done():
-		return context.Cause(c.ended)
-	case <-c.ctx.Done():
-		return mcp.ErrConnectionClosed
-	default:
-		return nil
-	}
-}
+// errConnClosed is the cause of a conn's end by Close.
+var errConnClosed = mcp.ErrConnectionClosed
+
+// failure is what ended the connection: nil while it lives.
+func (c *conn) failure() error { return context.Cause(c.ctx) }
 
 // Close implements mcp.Connection: DELETE with the session id (streamable
 // HTTP, session management: clients SHOULD), unless the session is
@@ -157,7 +150,7 @@ func (c *conn) Close() error {
 		if !detached && c.failure() == nil {
 			c.sendDelete(id)
 		}
-		c.cancel()
+		c.fail(errConnClosed)
 		c.drains.close()
 		c.resps.close()
 	})
@@ -476,13 +469,13 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		c.noteResult(x.Method, resp.Header.Get(HeaderSessionID), msg)
 		return answer(msg)
 	case "text/event-stream":
-		s, err := c.newAnswerStream(req, x, want, resp)
-		if err != nil {
-			_ = resp.Body.Close()
+		s := &answerStream{sseLoop: newLoop(c, req.Context(), c.cfg.MaxSSEEvent), req: req, x: *x, want: want,
+			deliver: deliver, sdkID: r.ID, session: resp.Header.Get(HeaderSessionID)}
+		s.events.Wire = &s.wire
+		if err := s.open(resp); err != nil { // a Content-Encoding not decoded
 			x.Malformed = true
 			return refuse(err.Error())
 		}
-		s.deliver, s.sdkID = deliver, r.ID
 		if s.slot, s.recN = c.finish(req.Context(), *x); s.slot != nil {
 			s.slot.streamOpened()
 		}
@@ -491,7 +484,7 @@ func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jso
 		b := wirebody.Read(resp, c.cfg.MaxErrorBody)
 		x.Body = snippet(b.Data)
 		x.Malformed = true
-		return refuse("content type " + strconv.Quote(cutDetail(cmp.Or(x.ContentType, "none"))) + ", not application/json or text/event-stream")
+		return refuse("content type " + strconv.Quote(msgcheck.CutText(cmp.Or(x.ContentType, "none"), 200)) + ", not application/json or text/event-stream")
 	}
 	return nil
 }
@@ -585,8 +578,8 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 	var result any
 	switch {
 	case h == nil:
-	case r.Method == methodInitialize && !h.answered:
-		result, h.answered = initializeResult(h), true
+	case r.Method == methodInitialize:
+		result = initializeResult(h)
 	case r.Method == methodDiscover && h.result != nil:
 		result, c.resume = discoverResult(h), nil
 	}
@@ -610,7 +603,7 @@ func (c *conn) answerLocally(ctx context.Context, r *jsonrpc.Request) bool {
 func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	initialized := n.Method == methodInitialized
 	c.mu.Lock()
-	resumed := initialized && c.resume != nil && c.resume.answered // a resume's handshake: the server saw it before
+	resumed := initialized && c.resume != nil // its initialize was answered locally: the server saw the handshake before
 	if resumed {
 		c.resume = nil
 	}
@@ -785,11 +778,11 @@ func (c *conn) keep(req *http.Request, x Exchange, listen *jsonrpc.Request, up c
 		go func() {
 			defer b.Close()
 			for {
-				msg, err := b.Next()
-				if errors.Is(err, io.EOF) {
-					c.fail(fmt.Errorf("standalone stream: %w", mcp.ErrSessionMissing))
-				}
-				if err != nil {
+				msg, done := b.next(b)
+				if done {
+					if context.Cause(b.ctx) == nil { // not closed: the session is gone
+						c.fail(fmt.Errorf("standalone stream: %w", mcp.ErrSessionMissing))
+					}
 					return
 				}
 				c.deliver(msg)

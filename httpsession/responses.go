@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpsup/mcpsup/session"
@@ -42,49 +42,42 @@ func (e *ResponseDroppedError) Error() string {
 func (e *ResponseDroppedError) Is(target error) bool { return target == ErrResponseDropped }
 
 // responses bounds the POSTs of responses in flight on one conn, in
-// number (max) and in time (timeout, until the answer's body is closed):
+// number and in time (timeout, until the answer's body is closed):
 // go-sdk sends each with a context that never ends (internal/jsonrpc2
 // processResult), so a server that never answers would hold a goroutine and
 // a connection per request. close cuts those in flight and refuses those to
 // come. Safe for concurrent use.
 type responses struct {
-	max     int
+	slots   chan struct{} // a place per POST in flight; cap: the bound
 	timeout time.Duration
 	life    context.Context
 	close   context.CancelFunc // ends life
-
-	mu       sync.Mutex
-	inFlight int
-	dropped  int
+	dropped atomic.Int64
 }
 
 func newResponses(max int, timeout time.Duration) responses {
 	life, end := context.WithCancel(context.Background())
-	return responses{max: max, timeout: timeout, life: life, close: end}
+	return responses{slots: make(chan struct{}, max), timeout: timeout, life: life, close: end}
 }
 
 // take returns req bounded in time and the release of its place, or, when
-// max are in flight, the error the drop is reported with (nil once closed:
-// nothing is to be sent, nothing reported).
+// the bound is reached, the error the drop is reported with (nil once
+// closed: nothing is to be sent, nothing reported).
 func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *ResponseDroppedError) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.life.Err() != nil {
 		return nil, nil, nil
 	}
-	if r.inFlight >= r.max {
-		r.dropped++
-		return nil, nil, &ResponseDroppedError{InFlight: r.max, Dropped: r.dropped}
+	select {
+	case r.slots <- struct{}{}:
+	default:
+		return nil, nil, &ResponseDroppedError{InFlight: cap(r.slots), Dropped: int(r.dropped.Add(1))}
 	}
-	r.inFlight++
 	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
 	stop := context.AfterFunc(r.life, cancel)
 	release = func() {
 		stop()
 		cancel()
-		r.mu.Lock()
-		r.inFlight--
-		r.mu.Unlock()
+		<-r.slots
 	}
 	return req.WithContext(ctx), release, nil
 }

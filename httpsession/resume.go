@@ -18,7 +18,6 @@ type handshake struct {
 	protocolVersion string
 	sessionID       string
 	result          *mcp.InitializeResult // the persisted one (a 2026-07-28 server's discovery result); nil: a blind resume
-	answered        bool                  // initialize was answered, notifications/initialized is still expected
 }
 
 func initializeResult(h *handshake) any {

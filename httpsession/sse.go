@@ -166,11 +166,3 @@ func (e *EventError) Error() string {
 }
 
 func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }
-
-// cutDetail bounds a decoder's error text in an EventError.
-func cutDetail(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
-}

@@ -32,8 +32,6 @@ type StreamConfig struct {
 	// Defaults 1s and 30s.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
-	// Jitter is the backoff's randomization factor in [0, 1). Default 0.
-	Jitter float64
 	// MaxEventBytes bounds one SSE event, line ends included; a larger one
 	// is dropped ([DropOversized]) and ends the attempt. Default 1 MiB.
 	MaxEventBytes int
@@ -45,9 +43,6 @@ func (c StreamConfig) withDefaults() StreamConfig {
 	c.InitialBackoff = cmp.Or(max(c.InitialBackoff, 0), time.Second)
 	c.MaxBackoff = max(cmp.Or(max(c.MaxBackoff, 0), 30*time.Second), c.InitialBackoff)
 	c.MaxEventBytes = cmp.Or(max(c.MaxEventBytes, 0), 1<<20)
-	if c.Jitter < 0 || c.Jitter >= 1 {
-		c.Jitter = 0
-	}
 	return c
 }
 
@@ -111,7 +106,7 @@ const maxDroppedRun = 16 // events in a row an attempt may drop before it ends a
 var errGarbage = errors.New("mcpsup/httpsession: standalone stream refused: too many dropped events in a row")
 
 // streamBody is the keeper of one standalone stream: the [sseOwner] of an
-// [sseLoop] the conn reads through Next (conn.keep). Each attempt's request
+// [sseLoop] the conn reads (conn.keep). Each attempt's request
 // is made when it dials: an idle stream holds no template.
 type streamBody struct {
 	sseLoop
@@ -119,11 +114,9 @@ type streamBody struct {
 	answered chan struct{}    // closed once the first attempt has its outcome (conn.awaitStream); may be nil
 	limits   msgcheck.Limits
 
-	att      StreamAttempt               // the current or last attempt
+	att      StreamAttempt               // the current or last attempt: one gone or declined is the last
 	bo       *backoff.ExponentialBackOff // nil: at its start
 	wait     time.Duration               // before the next attempt
-	declined bool                        // the server offers no stream: hold for good
-	gone     bool                        // the session is gone
 	authWait <-chan struct{}             // closed once the credential is accepted again
 	bad      *EventError                 // a malformed line: the current event is dropped at its end
 	run      int                         // events dropped in a row
@@ -136,18 +129,6 @@ func newStreamBody(c *conn, ctx context.Context) *streamBody {
 	b.events.Idle = true            // it may wait for hours between events
 	context.AfterFunc(b.ctx, b.cut) // the session's end cuts the stream under way
 	return b
-}
-
-// Next returns the next message: errStreamClosed or the context's error
-// once closed, io.EOF once the session is gone. One goroutine reads.
-func (b *streamBody) Next() (jsonrpc.Message, error) {
-	if msg, done := b.next(b); !done {
-		return msg, nil
-	}
-	if err := context.Cause(b.ctx); err != nil {
-		return nil, err
-	}
-	return nil, io.EOF
 }
 
 // event hands on a whole event that carries one JSON-RPC request or
@@ -194,7 +175,7 @@ func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 	}
 	msg, err := decodeMessage(ev.Data)
 	if err != nil {
-		return nil, &EventError{Reason: session.DropNotJSONRPC, Detail: cutDetail(err.Error())}
+		return nil, &EventError{Reason: session.DropNotJSONRPC, Detail: msgcheck.CutText(err.Error(), 200)}
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
@@ -246,11 +227,11 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 // redial waits while the stream is held (declined, switched off, the
 // credential refused) and for the backoff, then makes the next attempt.
 func (b *streamBody) redial() (jsonrpc.Message, bool) {
-	for !b.gone && context.Cause(b.ctx) == nil {
+	for !b.att.SessionGone && context.Cause(b.ctx) == nil {
 		hold, changed := b.c.cfg.Switch.state()
 		var err error
 		switch {
-		case b.declined:
+		case b.att.Declined:
 			_, err = b.sleep(nil, nil) // for good: only the session's end ends it
 		case hold:
 			if _, err = b.sleep(nil, changed); err == nil {
@@ -347,12 +328,10 @@ func (b *streamBody) dial() {
 	b.report()
 	switch {
 	case gone:
-		b.gone = true
 		b.c.detach() // a DELETE would only be refused
 	case a.Unauthorized:
 		b.authWait = b.c.auth.Accepted()
 	case a.Declined:
-		b.declined = true
 		if f := b.c.cfg.OnStreamDeclined; f != nil {
 			f(*a)
 		}
@@ -378,7 +357,7 @@ func (b *streamBody) report() {
 			if b.bo == nil { // made at its start on first use: a stream that never ends short holds none
 				sc := b.c.cfg.Stream
 				b.bo = backoff.NewExponentialBackOff(backoff.WithInitialInterval(sc.InitialBackoff), backoff.WithMaxInterval(sc.MaxBackoff),
-					backoff.WithMultiplier(2), backoff.WithRandomizationFactor(sc.Jitter), backoff.WithMaxElapsedTime(0),
+					backoff.WithMultiplier(2), backoff.WithRandomizationFactor(0), backoff.WithMaxElapsedTime(0),
 					backoff.WithClockProvider(b.c.cfg.Clock))
 			}
 			b.wait = b.bo.NextBackOff()

@@ -49,8 +49,8 @@ func nextN(t *testing.T, b *streamBody, n int) string {
 	t.Helper()
 	var msgs []jsonrpc.Message
 	for range n {
-		msg, err := b.Next()
-		require.NoError(t, err)
+		msg, done := b.next(b)
+		require.False(t, done)
 		msgs = append(msgs, msg)
 	}
 	return asEvents(t, msgs)
@@ -108,8 +108,8 @@ func BenchmarkStreamBodyFirstEvent(b *testing.B) {
 		if err := body.open(&http.Response{Header: http.Header{}, Body: io.NopCloser(strings.NewReader(event))}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := body.Next(); err != nil {
-			b.Fatal(err)
+		if _, done := body.next(body); done {
+			b.Fatal("the stream ended")
 		}
 	}
 }

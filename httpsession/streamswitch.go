@@ -157,8 +157,7 @@ type HostilityTracker struct {
 	postOK  bool      // the last POST succeeded
 	postAt  time.Time // when the last POST was answered
 	outage  bool      // an outage attempt came after the last POST
-	hostile bool
-	reason  string
+	reason  string    // why the rule fired; "": it did not
 }
 
 // NewHostilityTracker returns a tracker applying r with span (0: 2s, the
@@ -202,17 +201,16 @@ func (h *HostilityTracker) ObserveAttempt(a StreamAttempt) bool {
 }
 
 func (h *HostilityTracker) fire(why string) bool {
-	if h.hostile || h.streak < h.rule.Threshold || !h.postOK || h.outage || h.postAt.Before(h.first) {
+	if h.reason != "" || h.streak < h.rule.Threshold || !h.postOK || h.outage || h.postAt.Before(h.first) {
 		return false
 	}
-	h.hostile = true
 	h.reason = fmt.Sprintf("%d consecutive standalone stream attempts failed within %s with no message while %s (last: %s, HTTP %d)",
 		h.streak, h.span, why, h.lastEnd, h.lastSt)
 	return true
 }
 
 // Hostile reports whether the rule fired, and why.
-func (h *HostilityTracker) Hostile() (bool, string) { return h.hostile, h.reason }
+func (h *HostilityTracker) Hostile() (bool, string) { return h.reason != "", h.reason }
 
 // Reset starts over, as for a new session.
 func (h *HostilityTracker) Reset() { *h = HostilityTracker{rule: h.rule, span: h.span} }
