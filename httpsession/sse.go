@@ -143,7 +143,7 @@ var ErrStreamEvent = errors.New("mcpsup/httpsession: standalone stream event dro
 // to go-sdk; the session is unaffected.
 type EventError struct {
 	Reason session.DropReason
-	// Bytes of the event read (DropOversized: up to where reading stopped).
+	// Bytes of the event read (session.DropOversized: up to where reading stopped).
 	Bytes int
 	// Bound is the bound in bytes an oversized event broke
 	// ([StreamConfig.MaxEventBytes]); 0 for other reasons.

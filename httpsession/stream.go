@@ -33,7 +33,7 @@ type StreamConfig struct {
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 	// MaxEventBytes bounds one SSE event, line ends included; a larger one
-	// is dropped ([DropOversized]) and ends the attempt. Default 1 MiB.
+	// is dropped ([session.DropOversized]) and ends the attempt. Default 1 MiB.
 	MaxEventBytes int
 }
 

@@ -83,7 +83,7 @@ type Config struct {
 	// MaxInputRequestObjects bound what go-sdk decodes of one message
 	// (msgcheck.Limits: ListItems, JSONValues, Messages, ContentBlocks,
 	// InputRequestObjects, and their defaults). Past one a call fails
-	// alone; a standalone stream message is dropped ([DropTooManyValues]).
+	// alone; a standalone stream message is dropped ([session.DropTooManyValues]).
 	MaxListItems           int
 	MaxJSONValues          int
 	MaxMessages            int
