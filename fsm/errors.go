@@ -78,12 +78,10 @@ func (e *VerdictError) Error() string {
 func (e *VerdictError) Is(target error) bool { return target == ErrMissingVerdict }
 
 // rejected builds the error for a (state, trigger) pair the table refuses.
-func rejected(sid stateID, k events.Trigger) *RejectedError {
-	e := &RejectedError{State: stateList[sid], Trigger: k}
-	if kid, ok := triggerIndex(k); ok {
-		for _, i := range rowIndex[sid][kid] {
-			e.Guards = append(e.Guards, table[i].GuardLabel())
-		}
+func rejected(s events.State, k events.Trigger) *RejectedError {
+	e := &RejectedError{State: s, Trigger: k}
+	for _, i := range rowsOf(s, k) {
+		e.Guards = append(e.Guards, table[i].GuardLabel())
 	}
 	return e
 }

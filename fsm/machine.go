@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -38,7 +39,7 @@ type Machine struct {
 	window         time.Duration
 	listingRetries int
 
-	st        stateID
+	st        events.State
 	resume    ResumeMode // the persisted session held: Started's or a Reconnect's, ResumeNone once a Dial or ClearSession ran
 	staleUsed bool
 	gen       uint64
@@ -66,7 +67,7 @@ func New(cfg Config) *Machine {
 	case cfg.ListingRetries < 0:
 		cfg.ListingRetries = 0
 	}
-	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, passed: -1}
+	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, st: events.StateIdle, passed: -1}
 }
 
 // Outcome is what one Step did (etcd-io/raft's Ready).
@@ -90,7 +91,7 @@ func (o Outcome) Transitioned() bool { return o.Event.Kind != "" }
 // [*RejectedError] (not permitted here, or not a trigger kind). In
 // [events.StateClosed] every trigger is absorbed: a zero Outcome, nil.
 func (m *Machine) Step(t Trigger) (Outcome, error) {
-	if m.st != closedID { // closed absorbs even malformed results
+	if m.st != events.StateClosed { // closed absorbs even malformed results
 		if t.Generation != 0 && t.Generation != m.gen {
 			return Outcome{}, &GenerationError{Trigger: t.Kind, Got: t.Generation, Current: m.gen}
 		}
@@ -98,8 +99,7 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 			return Outcome{}, &VerdictError{Trigger: t.Kind}
 		}
 	}
-	k, ok := triggerIndex(t.Kind)
-	if !ok {
+	if !slices.Contains(triggerList[:], t.Kind) {
 		return Outcome{}, rejected(m.st, t.Kind)
 	}
 	if !carriesVerdict(t.Kind) {
@@ -107,8 +107,8 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 	}
 	from := m.st
 	m.in = m.guardInputOf(&t)
-	err := engine.FireCtx(stepContext{m}, k)
-	i := m.rowTaken(from, k)
+	err := engine.FireCtx(context.WithValue(context.Background(), machineKey{}, m), t.Kind)
+	i := m.rowTaken(from, t.Kind)
 	m.in, m.passed = guardInput{}, -1
 	if err != nil {
 		return Outcome{}, err
@@ -127,8 +127,6 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 	}, nil
 }
 
-var closedID, _ = stateIndex(events.StateClosed)
-
 // guardInputOf is what the guards read of t; a RetryDue resumes as
 // [Machine.RetryResume] says.
 func (m *Machine) guardInputOf(t *Trigger) guardInput {
@@ -142,11 +140,11 @@ func (m *Machine) guardInputOf(t *Trigger) guardInput {
 // rowTaken returns the row a fire of k from state from that returned no
 // error took: the guarded row that recorded itself, else the sole unguarded
 // one (TestUnguardedRowIsAlone).
-func (m *Machine) rowTaken(from stateID, k triggerID) int {
+func (m *Machine) rowTaken(from events.State, k events.Trigger) int {
 	if m.passed >= 0 {
 		return m.passed
 	}
-	for _, i := range rowIndex[from][k] {
+	for _, i := range rowsOf(from, k) {
 		if len(table[i].Guards) == 0 {
 			return i
 		}
@@ -258,7 +256,7 @@ func (m *Machine) churnLimitReached(now time.Time) bool {
 }
 
 // State returns the current state.
-func (m *Machine) State() events.State { return stateList[m.st] }
+func (m *Machine) State() events.State { return m.st }
 
 // Generation returns the number of sessions (Dial, Attach) created so far.
 func (m *Machine) Generation() uint64 { return m.gen }

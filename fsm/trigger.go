@@ -9,26 +9,10 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// triggerID is a trigger kind's dense index, as stateless is fired with.
-type triggerID uint8
-
-const numTriggers = 15
-
-// triggerList lists the trigger kinds in declaration order, indexed by
-// triggerID.
-var triggerList = [numTriggers]events.Trigger{events.TriggerStarted, events.TriggerHandshakeSucceeded, events.TriggerHandshakeFailed, events.TriggerAttached,
+// triggerList lists the trigger kinds in declaration order.
+var triggerList = [...]events.Trigger{events.TriggerStarted, events.TriggerHandshakeSucceeded, events.TriggerHandshakeFailed, events.TriggerAttached,
 	events.TriggerAttachRefused, events.TriggerDiscoverySucceeded, events.TriggerDiscoveryFailed, events.TriggerCatalogListed, events.TriggerSessionDied,
 	events.TriggerRetryDue, events.TriggerRetriesExhausted, events.TriggerReconnectRequested, events.TriggerCloseRequested, events.TriggerDetachRequested, events.TriggerChurnCooled}
-
-// triggerIndex returns the dense index of k; false for a name that is not a
-// trigger kind.
-func triggerIndex(k events.Trigger) (triggerID, bool) {
-	i := slices.Index(triggerList[:], k)
-	return triggerID(i), i >= 0
-}
-
-// String returns the trigger kind's name (stateless prints it in ToGraph).
-func (id triggerID) String() string { return string(triggerList[id]) }
 
 // TriggerKinds returns every trigger kind in declaration order.
 func TriggerKinds() []events.Trigger {
