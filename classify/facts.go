@@ -10,9 +10,8 @@ import (
 const MaxBodySnippet = 2048
 
 // Exchange is the record of one HTTP request as the wire layer saw it: the
-// facts go-sdk reports only as text or discards. The request's error carries
-// it in an [HTTPError], so [Classify] reads what the wire saw. A zero Exchange
-// records nothing.
+// facts go-sdk reports only as text or discards, carried on the request's
+// error in an [HTTPError]. A zero Exchange records nothing.
 type Exchange struct {
 	// Verb is the HTTP method: POST, GET or DELETE.
 	Verb string
@@ -142,8 +141,7 @@ func (e *HTTPError) RespondsToRequest() bool {
 // ([SessionExpired]; the one owner of this rule, DESIGN.md section 3): a
 // request that carried Mcp-Session-Id got a 404 whose body does not answer it
 // by id (MCP transports, session management: an unknown session id MUST get
-// 404), or a [HTTPError.NullIDRejection]; never a refused credential (401, or
-// 403 with insufficient_scope).
+// 404), or a [HTTPError.NullIDRejection]; never a refused credential.
 func (e *HTTPError) SessionGone() bool { return e.sessionGone(RPCError{}) }
 
 // sessionGone is SessionGone with sdkRPC, go-sdk's decoding of the same
@@ -153,7 +151,7 @@ func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
 		return false
 	}
 	if e.Status == 401 || (e.Status == 403 && InsufficientScope(e.WWWAuthenticate)) {
-		return false // a refused credential; the session outlives it
+		return false
 	}
 	answered := e.RespondsToRequest() || (!e.RPC.Present && sdkRPC.Present && sdkRPC.HasID)
 	return (e.Status == 404 && !answered) || e.NullIDRejection()

@@ -20,11 +20,9 @@ const (
 	DefaultMaxInputRequestObjects = 1_000 // some 64 KiB decoded each at worst
 )
 
-// Limits bound what go-sdk may decode of one server message: it decodes a
-// JSON value into some 100 bytes at worst, and each list item, message and
-// content block into a value of its own, so byte bounds alone let one answer
-// cost hundreds of MiB. A zero field bounds nothing; [Limits.WithDefaults]
-// gives the defaults.
+// Limits bound what go-sdk may decode of one server message, beyond its
+// bytes (DESIGN.md section 7). A zero field bounds nothing;
+// [Limits.WithDefaults] gives the defaults.
 type Limits struct {
 	// ListItems bounds the items of one page of a list method's result.
 	ListItems int
@@ -80,7 +78,6 @@ func (l Limits) ProblemOfAnyMethod(payload []byte) string {
 	return ""
 }
 
-// arraysProblem is Problem's count of the arrays of method's payload.
 func (l Limits) arraysProblem(method string, payload []byte) string {
 	a, ok := decodedArrays[method]
 	if !ok {
@@ -109,12 +106,11 @@ func (l Limits) arraysProblem(method string, payload []byte) string {
 	return ""
 }
 
-// mayHoldMore reports whether payload is long enough to hold more than limit
-// things that take a byte each; a limit of 0 bounds nothing.
+// mayHoldMore reports whether payload can hold more than limit things of a
+// byte each; a limit of 0 bounds nothing.
 func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
 
-// countedMethods are the methods of decodedArrays, in a fixed order, so
-// that [Limits.ProblemOfAnyMethod] names the same bound each time.
+// countedMethods are decodedArrays' methods in a fixed order: one bound named.
 var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
 
 // CountsItems reports whether [Limits.Problem] counts an array of method's
@@ -125,9 +121,8 @@ func CountsItems(method string) bool {
 }
 
 // decodedArrays are the methods whose payload holds arrays go-sdk decodes
-// item by item, each item costing far more than its bytes (a prompt message
-// some 30 KiB; 333,000 empty text blocks, 8 MiB, allocated 158 MiB). Every
-// key go-sdk reads as the array counts, escaped or duplicate too.
+// item by item, each item costing far more than its bytes. Every key go-sdk
+// reads as the array counts, escaped or duplicate too.
 var decodedArrays = map[string]struct {
 	key           string    // "": no array counted by key (tools/call: its blocks are)
 	blocks        blockTree // where the payload's content blocks are

@@ -47,10 +47,9 @@ type Checker struct {
 }
 
 // Response checks r, the decoded response to req, and makes it one go-sdk
-// reads as the protocol means it ([tameTTLHint], [checkResultType],
-// [dropInvalidHeaderTools]). problem, when not "", says why r must not reach
-// go-sdk; else changed reports whether r.Result was rewritten. An error
-// response is left alone.
+// reads as the protocol means it. problem, when not "", says why r must not
+// reach go-sdk; else changed reports whether r.Result was rewritten. An
+// error response is left alone.
 func (c Checker) Response(req Request, r *jsonrpc.Response) (problem string, changed bool) {
 	if r.Error != nil {
 		return "", false
