@@ -13,27 +13,21 @@ const MaxBodySnippet = 2048
 // facts go-sdk reports only as text or discards, carried on the request's
 // error in an [HTTPError]. A zero Exchange records nothing.
 type Exchange struct {
-	// Verb is the HTTP method: POST, GET or DELETE.
-	Verb string
-	// Method is the JSON-RPC method of a POST request, else "".
-	Method string
+	Verb   string // the HTTP method: POST, GET or DELETE
+	Method string // the JSON-RPC method of a POST request, else ""
 	// RequestID is a POST request's JSON-RPC id as raw JSON (`3`, `"a"`), ""
 	// for a notification, a response or a non-POST; on a resumed session, the
 	// id go-sdk gave it (before the session's shift).
-	RequestID string
-	// SessionIDSent reports whether the request carried Mcp-Session-Id.
-	SessionIDSent bool
-	// ProtocolVersionSent is the request's Mcp-Protocol-Version header.
-	ProtocolVersionSent string
-	// Status is the HTTP status of the answer, 0 when none came.
-	Status int
+	RequestID           string
+	SessionIDSent       bool   // the request carried Mcp-Session-Id
+	ProtocolVersionSent string // its Mcp-Protocol-Version header
+	Status              int    // the answer's HTTP status, 0 when none came
 	// ContentType is the answer's media type without parameters, lower case.
 	ContentType string
 	// RetryAfter is the Retry-After header by [ParseRetryAfter], 0 when
 	// absent, invalid or in the past.
-	RetryAfter time.Duration
-	// WWWAuthenticate is the answer's WWW-Authenticate header.
-	WWWAuthenticate string
+	RetryAfter      time.Duration
+	WWWAuthenticate string // the answer's WWW-Authenticate header
 	// RPC is the JSON-RPC error of the answer's body, when it was one
 	// (non-2xx, or 2xx application/json); BodyRPCID is its id as raw JSON
 	// ("" absent, "null" null), shifted back as RequestID is. See
@@ -57,22 +51,18 @@ type Exchange struct {
 	StreamLost bool
 	// Body is the start of the answer's body, at most [MaxBodySnippet] bytes;
 	// empty for event streams.
-	Body string
-	// SessionGone records [HTTPError.SessionGone] for this answer.
-	SessionGone bool
+	Body        string
+	SessionGone bool // [HTTPError.SessionGone] of this answer
 	// Rewritten reports that go-sdk was handed an error response written by
 	// the wire layer in place of the server's answer (failure story S4), or a
 	// local 202 for a notification or response whose answer was not a 2xx.
 	Rewritten bool
-	// Local reports that the request never reached the server.
-	Local bool
+	Local     bool // the request never reached the server
 	// TransportErr is the transport error when no complete answer came (also
 	// an event stream reset before its response, with Status 200).
 	TransportErr error
-	// Start is when the request was sent, on the wire layer's clock.
-	Start time.Time
-	// Duration is the time to the answer's headers, or to the error.
-	Duration time.Duration
+	Start        time.Time     // when the request was sent, on the wire layer's clock
+	Duration     time.Duration // to the answer's headers, or to the error
 }
 
 // SetBodyRPC records the JSON-RPC error of body b ([ParseRPCError]), if any.
@@ -88,8 +78,7 @@ func (x *Exchange) SetBodyRPC(b []byte) {
 // see both. Status 0 records a request that got no answer.
 type HTTPError struct {
 	Exchange
-	// Err is the error the request returned, if any.
-	Err error
+	Err error // the error the request returned, if any
 }
 
 // Error names the request and the status, e.g.

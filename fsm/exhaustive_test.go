@@ -74,7 +74,7 @@ func placeAt(m *Machine, c combo, now time.Time) {
 	m.st = c.state
 	m.gen = 3
 	m.attempt = 0
-	m.verdict = nil
+	m.verdict = classify.Verdict{}
 	m.resume = ResumeNone
 	if c.kind == events.TriggerRetryDue {
 		m.resume = c.resume

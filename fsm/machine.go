@@ -45,9 +45,9 @@ type Machine struct {
 	gen       uint64
 	attempt   int
 	reason    events.Reason
-	verdict   *classify.Verdict // set in failed only: an idle connection holds no verdict
-	sessions  []time.Time       // start times of the last MaxSessions sessions
-	listFails int               // failed listings on the current session
+	verdict   classify.Verdict // set in failed only
+	sessions  []time.Time      // start times of the last MaxSessions sessions
+	listFails int              // failed listings on the current session
 
 	in     guardInput // while a Step fires: what the guards read
 	passed int        // while a Step fires: the guarded row that passed, or -1
@@ -178,11 +178,9 @@ func (m *Machine) apply(i int, t *Trigger) []Command {
 	}
 	switch {
 	case r.To == events.StateFailed && r.From != events.StateFailed:
-		v := t.Verdict
-		m.verdict = &v
+		m.verdict = t.Verdict
 	case r.To != events.StateFailed:
-		m.verdict = nil
-		m.reason = events.ReasonNone
+		m.verdict, m.reason = classify.Verdict{}, events.ReasonNone
 	}
 	switch r.Reason {
 	case events.ReasonNone:
@@ -233,14 +231,11 @@ func (m *Machine) command(k CommandKind, t *Trigger) Command {
 	return cmd
 }
 
-// noteSession records a session start, keeping the last MaxSessions starts
-// inside the window: all churnLimitReached needs.
+// noteSession records a session start, keeping the last MaxSessions: all
+// churnLimitReached needs.
 func (m *Machine) noteSession(now time.Time) {
-	m.sessions = slices.DeleteFunc(m.sessions, func(ts time.Time) bool { return now.Sub(ts) >= m.window })
-	if n := len(m.sessions) - m.maxSessions + 1; n > 0 {
-		m.sessions = slices.Delete(m.sessions, 0, n)
-	}
 	m.sessions = append(m.sessions, now)
+	m.sessions = m.sessions[max(0, len(m.sessions)-m.maxSessions):]
 }
 
 // churnLimitReached reports whether MaxSessions sessions already started
@@ -275,12 +270,7 @@ func (m *Machine) Terminal() bool {
 
 // Verdict returns the verdict that moved the machine into failed; zero in
 // any other state.
-func (m *Machine) Verdict() classify.Verdict {
-	if m.verdict == nil {
-		return classify.Verdict{}
-	}
-	return *m.verdict
-}
+func (m *Machine) Verdict() classify.Verdict { return m.verdict }
 
 // ListingRetries returns how many times the listing of the current session
 // was retried on it (see [Config.ListingRetries]).
