@@ -43,9 +43,8 @@ func (e *RejectedError) Error() string {
 // Is matches ErrRejected.
 func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
 
-// GenerationError reports a trigger whose generation is not the machine's
-// current one. It matches ErrStaleGeneration when Got < Current and
-// ErrFutureGeneration when Got > Current.
+// GenerationError reports a trigger of generation Got, not the machine's
+// Current one: ErrStaleGeneration when older, else ErrFutureGeneration.
 type GenerationError struct {
 	Trigger events.Trigger
 	Got     uint64
@@ -64,8 +63,7 @@ func (e *GenerationError) Is(target error) bool {
 	return target == ErrFutureGeneration
 }
 
-// VerdictError reports a failure trigger without a verdict; it matches
-// ErrMissingVerdict.
+// VerdictError reports a failure trigger without a verdict (ErrMissingVerdict).
 type VerdictError struct {
 	Trigger events.Trigger
 }

@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -83,9 +82,7 @@ type Outcome struct {
 // Transitioned reports whether Event is set.
 func (o Outcome) Transitioned() bool { return o.Event.Kind != "" }
 
-// Step feeds one trigger and returns what happened.
-//
-// Errors leave the machine unchanged: [*GenerationError] (a non-zero
+// Step feeds one trigger and returns what happened. Errors leave the machine unchanged: [*GenerationError] (a non-zero
 // t.Generation other than the current one; a stale one is a late result to
 // drop), [*VerdictError] (a failure trigger without a verdict),
 // [*RejectedError] (not permitted here, or not a trigger kind). In
@@ -98,9 +95,6 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 		if needsVerdict(t.Kind) && t.Verdict.Class == classify.None {
 			return Outcome{}, &VerdictError{Trigger: t.Kind}
 		}
-	}
-	if !slices.Contains(triggerList[:], t.Kind) {
-		return Outcome{}, rejected(m.st, t.Kind)
 	}
 	if !carriesVerdict(t.Kind) {
 		t.Verdict = classify.Verdict{}
@@ -152,7 +146,6 @@ func (m *Machine) rowTaken(from events.State, k events.Trigger) int {
 	return -1
 }
 
-// passes reports whether every guard of row i passes.
 func (m *Machine) passes(i int) bool {
 	for _, gd := range table[i].Guards {
 		if !gd.eval(m) {
@@ -163,7 +156,7 @@ func (m *Machine) passes(i int) bool {
 }
 
 // apply performs row i's effects on the extended state and returns its
-// commands (nil for none); it fires nothing.
+// commands (nil for none).
 func (m *Machine) apply(i int, t *Trigger) []Command {
 	r := &table[i]
 	switch r.Trigger {
@@ -263,7 +256,7 @@ func (m *Machine) Attempt() int { return m.attempt }
 // Reason returns why the failed state is terminal, else ReasonNone.
 func (m *Machine) Reason() events.Reason { return m.reason }
 
-// Terminal reports a failed state that will not retry (a Reason is set).
+// Terminal reports a failed state with a Reason: it will not retry.
 func (m *Machine) Terminal() bool {
 	return m.State() == events.StateFailed && m.reason != events.ReasonNone
 }

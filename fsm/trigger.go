@@ -35,8 +35,7 @@ func carriesVerdict(k events.Trigger) bool {
 type ResumeMode uint8
 
 const (
-	// ResumeNone: no persisted session; open one with a full handshake.
-	ResumeNone ResumeMode = iota
+	ResumeNone ResumeMode = iota // no persisted session: open one with a full handshake
 	// ResumeBlind: re-attach a persisted session id whose capabilities are
 	// unknown, then probe (failure story S1).
 	ResumeBlind
@@ -57,8 +56,7 @@ func (r ResumeMode) String() string {
 
 // Trigger is one input to [Machine.Step].
 type Trigger struct {
-	// Kind is the fact reported.
-	Kind events.Trigger
+	Kind events.Trigger // the fact reported
 	// Resume says how Started and ReconnectRequested begin; ignored by
 	// other kinds.
 	Resume ResumeMode
@@ -69,7 +67,5 @@ type Trigger struct {
 	// Generation is the [Command.Generation] whose result this is; zero for
 	// host requests. Any other than the current one is a [*GenerationError].
 	Generation uint64
-	// Now is the time of the fact on the shell's clock; it measures the
-	// churn window.
-	Now time.Time
+	Now        time.Time // the fact's time on the shell's clock: it measures the churn window
 }
