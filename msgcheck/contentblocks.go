@@ -1,7 +1,6 @@
 package msgcheck
 
-// blockTree says where a payload's content trees start.
-type blockTree uint8
+type blockTree uint8 // where a payload's content trees start
 
 const (
 	noBlocks         blockTree = iota

@@ -24,10 +24,8 @@ const (
 // bytes (DESIGN.md section 7). A zero field bounds nothing;
 // [Limits.WithDefaults] gives the defaults.
 type Limits struct {
-	// ListItems bounds the items of one page of a list method's result.
-	ListItems int
-	// JSONValues bounds the JSON values of one message.
-	JSONValues int
+	ListItems  int // the items of one page of a list method's result
+	JSONValues int // the JSON values of one message
 	// Messages bounds the messages of a prompts/get result and of a
 	// sampling/createMessage request's params.
 	Messages int
@@ -63,22 +61,6 @@ func (l Limits) Problem(method string, data, payload []byte) string {
 	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
 		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
 	}
-	return l.arraysProblem(method, payload)
-}
-
-// ProblemOfAnyMethod is [Limits.Problem] of a result whose method is no
-// longer known, held to every counted method's bounds in byte order of
-// method name.
-func (l Limits) ProblemOfAnyMethod(payload []byte) string {
-	for _, method := range countedMethods {
-		if problem := l.Problem(method, payload, payload); problem != "" {
-			return problem
-		}
-	}
-	return ""
-}
-
-func (l Limits) arraysProblem(method string, payload []byte) string {
 	a, ok := decodedArrays[method]
 	if !ok {
 		return ""
@@ -106,6 +88,18 @@ func (l Limits) arraysProblem(method string, payload []byte) string {
 	return ""
 }
 
+// ProblemOfAnyMethod is [Limits.Problem] of a result whose method is no
+// longer known, held to every counted method's bounds in byte order of
+// method name.
+func (l Limits) ProblemOfAnyMethod(payload []byte) string {
+	for _, method := range countedMethods {
+		if problem := l.Problem(method, payload, payload); problem != "" {
+			return problem
+		}
+	}
+	return ""
+}
+
 // mayHoldMore reports whether payload can hold more than limit things of a
 // byte each; a limit of 0 bounds nothing.
 func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
@@ -114,7 +108,7 @@ func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(paylo
 var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
 
 // CountsItems reports whether [Limits.Problem] counts an array of method's
-// payload, so a connection must remember which calls were of it.
+// payload: a connection must remember which calls were of it.
 func CountsItems(method string) bool {
 	_, ok := decodedArrays[method]
 	return ok
@@ -151,9 +145,9 @@ func maxArrayItems(obj []byte, key string, limit int) int {
 	return most
 }
 
-// tokens yields the index of each byte of the JSON data outside strings but
-// white space and ':', a string once at its opening quote with end at its
-// closing one (else end is i). It stops at a string data ends inside.
+// tokens yields the index i of each byte of the JSON data outside strings
+// but white space and ':', and a string once, i and end at its quotes (else
+// end is i). It stops at a string data ends inside.
 func tokens(data []byte) iter.Seq2[int, int] {
 	return func(yield func(i, end int) bool) {
 		for i := 0; i < len(data); i++ {
