@@ -27,9 +27,8 @@ const codeRejected = -32005 // go-sdk's internal "rejected by transport"
 // Codes of JSON-RPC errors that decide a class.
 const (
 	CodeMethodNotFound = jsonrpc.CodeMethodNotFound // -32601
-	// CodeServerError is JSON-RPC's generic server error, which the
-	// TypeScript and Python SDK servers send with a null id for an unknown
-	// session.
+	// CodeServerError is JSON-RPC's generic server error (the TypeScript
+	// and Python SDK servers' answer to an unknown session, null id).
 	CodeServerError = -32000
 )
 

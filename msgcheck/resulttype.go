@@ -96,7 +96,6 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 	return fmt.Sprintf("resultType %.64q is neither %q nor %q", rt, resultComplete, resultInputRequired), false
 }
 
-// present reports a member that is there and not null.
 func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
@@ -150,8 +149,7 @@ func inputProblem(req Request, reqs map[string]json.RawMessage) string {
 	return ""
 }
 
-// maxCapabilitiesBody bounds the request body read for its capabilities.
-const maxCapabilitiesBody = 4 << 20
+const maxCapabilitiesBody = 4 << 20 // the request body read for its capabilities
 
 // declaredCapabilities returns the clientCapabilities a request's `_meta`
 // declares (SEP-2575), by key; false when the body cannot be read again or

@@ -16,8 +16,7 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// markKey keys a request's *callMark in its context.
-type markKey struct{}
+type markKey struct{} // keys a request's *callMark in its context
 
 // markingConn is go-sdk's transport and connection over the process's
 // pipes: it marks the requests it writes (stdioSession.facts) and checks
@@ -244,7 +243,7 @@ func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
 	return true
 }
 
-// keepMark remembers request id's mark until callMark.done. Called with mu held.
+// keepMark remembers request id's mark until callMark.done; mu held.
 func (c *markingConn) keepMark(id int64, m *callMark) {
 	c.marks[id] = m
 	m.forget = func() {
