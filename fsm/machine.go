@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/mcpsup/mcpsup/classify"
@@ -224,11 +225,14 @@ func (m *Machine) command(k CommandKind, t *Trigger) Command {
 	return cmd
 }
 
-// noteSession records a session start, keeping the last MaxSessions: all
-// churnLimitReached needs.
+// noteSession records a session start, keeping the last MaxSessions starts
+// inside the window: all churnLimitReached needs.
 func (m *Machine) noteSession(now time.Time) {
+	m.sessions = slices.DeleteFunc(m.sessions, func(ts time.Time) bool { return now.Sub(ts) >= m.window })
+	if n := len(m.sessions) - m.maxSessions + 1; n > 0 {
+		m.sessions = slices.Delete(m.sessions, 0, n)
+	}
 	m.sessions = append(m.sessions, now)
-	m.sessions = m.sessions[max(0, len(m.sessions)-m.maxSessions):]
 }
 
 // churnLimitReached reports whether MaxSessions sessions already started
