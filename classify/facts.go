@@ -22,8 +22,7 @@ type Exchange struct {
 	SessionIDSent       bool   // the request carried Mcp-Session-Id
 	ProtocolVersionSent string // its Mcp-Protocol-Version header
 	Status              int    // the answer's HTTP status, 0 when none came
-	// ContentType is the answer's media type without parameters, lower case.
-	ContentType string
+	ContentType         string // the answer's media type, lower case, no parameters
 	// RetryAfter is the Retry-After header by [ParseRetryAfter], 0 when
 	// absent, invalid or in the past.
 	RetryAfter      time.Duration

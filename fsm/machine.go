@@ -22,9 +22,7 @@ type Config struct {
 	// within Window fails terminally with ReasonChurn. <= 0 means
 	// DefaultMaxSessions.
 	MaxSessions int
-	// Window is the churn window, measured with [Trigger.Now]. <= 0 means
-	// DefaultWindow.
-	Window time.Duration
+	Window      time.Duration // the churn window, measured with [Trigger.Now]; <= 0: DefaultWindow
 	// ListingRetries is how often a listing that failed while the session is
 	// fine ([GuardListingRetryLeft]) is retried on that session before it is
 	// replaced. 0 means DefaultListingRetries; negative means none.

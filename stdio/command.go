@@ -27,10 +27,9 @@ const (
 
 // Command describes a stdio MCP server: a process that speaks
 // newline-delimited JSON-RPC on its stdin and stdout, started anew for every
-// session (DESIGN.md section 2, "stdio servers", has its stop, its stderr
-// log and its stdout filter). The zero value of every field but Path is a
-// documented default. Unix only: Validate refuses one elsewhere
-// (ErrUnsupported).
+// session (DESIGN.md section 2, "stdio servers"). The zero value of every
+// field but Path is a documented default. Unix only: Validate refuses one
+// elsewhere (ErrUnsupported).
 type Command struct {
 	// Path is the program to run (required); a name without a slash is
 	// looked up in PATH at every start. One that cannot start is a failed
@@ -47,8 +46,7 @@ type Command struct {
 	// environment the process inherits (Env's are set regardless); it is
 	// called at every start, once per variable. Default nil: all.
 	Inherit func(name string) bool
-	// Dir is the working directory. Default: the supervisor's process's.
-	Dir string
+	Dir     string // the working directory; default: the supervisor's process's
 	// StopGrace is how long the process has to exit after its stdin is
 	// closed before its group gets SIGTERM; KillGrace, after SIGTERM before
 	// SIGKILL. Defaults DefaultStopGrace, DefaultKillGrace.
