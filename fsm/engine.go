@@ -51,17 +51,9 @@ func newEngine() *stateless.StateMachine {
 	return sm
 }
 
-// rowGuard is the stateless guard of table row i: all its guards pass. A
-// passing one records its row for [Machine.rowTaken] (decision 0022).
+// rowGuard is the stateless guard of table row i: all its guards pass.
 func rowGuard(i int) stateless.GuardFunc {
-	return func(ctx context.Context, _ ...any) bool {
-		m := machineOf(ctx)
-		if !m.passes(i) {
-			return false
-		}
-		m.passed = i
-		return true
-	}
+	return func(ctx context.Context, _ ...any) bool { return machineOf(ctx).passes(i) }
 }
 
 type machineKey struct{}

@@ -47,8 +47,7 @@ type Machine struct {
 	sessions  []time.Time      // start times of the last MaxSessions sessions
 	listFails int              // failed listings on the current session
 
-	in     guardInput // while a Step fires: what the guards read
-	passed int        // while a Step fires: the guarded row that passed, or -1
+	in guardInput // while a Step fires: what the guards read
 }
 
 // New returns a machine in [events.StateIdle].
@@ -65,7 +64,7 @@ func New(cfg Config) *Machine {
 	case cfg.ListingRetries < 0:
 		cfg.ListingRetries = 0
 	}
-	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, st: events.StateIdle, passed: -1}
+	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, st: events.StateIdle}
 }
 
 // Outcome is what one Step did (etcd-io/raft's Ready).
@@ -102,7 +101,7 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 	m.in = m.guardInputOf(&t)
 	err := engine.FireCtx(context.WithValue(context.Background(), machineKey{}, m), t.Kind)
 	i := m.rowTaken(from, t.Kind)
-	m.in, m.passed = guardInput{}, -1
+	m.in = guardInput{}
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -131,14 +130,11 @@ func (m *Machine) guardInputOf(t *Trigger) guardInput {
 }
 
 // rowTaken returns the row a fire of k from state from that returned no
-// error took: the guarded row that recorded itself, else the sole unguarded
-// one (TestUnguardedRowIsAlone).
+// error took: the one whose guards pass, as the rows of a pair exclude each
+// other (TestExhaustive) and an unguarded one is alone (TestUnguardedRowIsAlone).
 func (m *Machine) rowTaken(from events.State, k events.Trigger) int {
-	if m.passed >= 0 {
-		return m.passed
-	}
 	for _, i := range rowsOf(from, k) {
-		if len(table[i].Guards) == 0 {
+		if m.passes(i) {
 			return i
 		}
 	}
