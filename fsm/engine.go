@@ -25,11 +25,7 @@ func newEngine() *stateless.StateMachine {
 			return m.st, nil
 		},
 		func(ctx context.Context, s stateless.State) error {
-			m := machineOf(ctx)
-			if m == nil {
-				return errNoMachine
-			}
-			m.st = s.(events.State)
+			machineOf(ctx).st = s.(events.State) // only a Step's fire sets a state
 			return nil
 		},
 		stateless.FiringImmediate)
