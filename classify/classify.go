@@ -129,7 +129,8 @@ func (f *facts) inspectType(err error) {
 		if e.Code == codeRejected {
 			f.rejected = true
 		} else if !f.rpc.Present || (e.Code == CodeMethodNotFound && f.rpc.Code != CodeMethodNotFound) {
-			// go-sdk makes one only from a response with an id.
+			// The first, unless a later one is -32601; go-sdk makes one
+			// only from a response with an id.
 			f.rpc = RPCError{Present: true, Code: e.Code, Message: cut(e.Message, MaxDetail), HasID: true}
 		}
 	case *WrittenError:
