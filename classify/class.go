@@ -10,33 +10,21 @@ import (
 type Class uint8
 
 const (
-	// None is the class of a nil error.
-	None Class = iota
-	// Canceled: the caller's context is done. Never retried.
-	Canceled
+	None     Class = iota // the class of a nil error
+	Canceled              // the caller's context is done; never retried
 	// Unauthorized: HTTP 401, 403 with error="insufficient_scope" (RFC 6750
 	// section 3.1) or [ErrCredential]. Never retried: the host re-authorizes.
 	Unauthorized
-	// MethodNotFound: JSON-RPC -32601 anywhere (failure story S1).
-	MethodNotFound
-	// SessionExpired: [HTTPError.SessionGone], mcp.ErrSessionMissing (S2).
-	SessionExpired
-	// RateLimited: HTTP 429, with Retry-After when given.
-	RateLimited
-	// Forbidden: HTTP 403 without insufficient_scope.
-	Forbidden
-	// ServerError: HTTP 5xx, or go-sdk's bare -32005 when nothing else decides.
-	ServerError
-	// Application: any other HTTP status, or JSON-RPC error but -32601.
-	Application
-	// Protocol: a malformed answer, or a server past a bound ([ErrProtocol]).
-	Protocol
-	// Timeout: our own deadline passed while the caller still waits.
-	Timeout
-	// Transport: no complete HTTP answer, or a closed go-sdk connection.
-	Transport
-	// Unknown: anything else; the verdict keeps the text.
-	Unknown
+	MethodNotFound // JSON-RPC -32601 anywhere (failure story S1)
+	SessionExpired // [HTTPError.SessionGone], mcp.ErrSessionMissing (S2)
+	RateLimited    // HTTP 429, with Retry-After when given
+	Forbidden      // HTTP 403 without insufficient_scope
+	ServerError    // HTTP 5xx, or go-sdk's bare -32005 when nothing else decides
+	Application    // any other HTTP status, or JSON-RPC error but -32601
+	Protocol       // a malformed answer, or a server past a bound ([ErrProtocol])
+	Timeout        // our own deadline passed while the caller still waits
+	Transport      // no complete HTTP answer, or a closed go-sdk connection
+	Unknown        // anything else; the verdict keeps the text
 
 	numClasses
 )

@@ -22,15 +22,13 @@ const (
 	maxEmbeddedTries = 16       // JSON decode attempts in one message
 )
 
-// codeRejected is go-sdk's internal "rejected by transport" code.
-const codeRejected = -32005
+const codeRejected = -32005 // go-sdk's internal "rejected by transport"
 
 // Codes of JSON-RPC errors that decide a class.
 const (
 	CodeMethodNotFound = jsonrpc.CodeMethodNotFound // -32601
-	// CodeServerError is JSON-RPC's generic server error, which the
-	// TypeScript and Python SDK servers send with a null id for an unknown
-	// session.
+	// CodeServerError is JSON-RPC's generic server error (the TypeScript
+	// and Python SDK servers' answer to an unknown session, null id).
 	CodeServerError = -32000
 )
 
@@ -61,7 +59,7 @@ func Classify(ctx context.Context, err error) Verdict {
 	return v
 }
 
-// facts gathered from one error tree.
+// facts are what one error tree says, by [facts.collect].
 type facts struct {
 	detail string
 
@@ -108,7 +106,6 @@ func (f *facts) inspect(err error) {
 	}
 }
 
-// inspectType records what an error value of a type that carries facts says.
 func (f *facts) inspectType(err error) {
 	switch e := err.(type) {
 	case *NotSentError:
@@ -132,7 +129,7 @@ func (f *facts) inspectType(err error) {
 		if e.Code == codeRejected {
 			f.rejected = true
 		} else if !f.rpc.Present || (e.Code == CodeMethodNotFound && f.rpc.Code != CodeMethodNotFound) {
-			// The first, unless a later one is -32601. go-sdk makes one
+			// The first, unless a later one is -32601; go-sdk makes one
 			// only from a response with an id.
 			f.rpc = RPCError{Present: true, Code: e.Code, Message: cut(e.Message, MaxDetail), HasID: true}
 		}
@@ -149,8 +146,7 @@ func (f *facts) inspectType(err error) {
 		}
 	case *json.SyntaxError, *json.UnmarshalTypeError:
 		f.malformed = true
-	case *url.Error:
-		// http.Client.Do got no answer; what it wraps may say more.
+	case *url.Error: // http.Client.Do got no answer; what it wraps may say more
 		if e != nil {
 			f.transport = true
 		}
@@ -163,8 +159,8 @@ func (f *facts) inspectType(err error) {
 	}
 }
 
-// verdict applies the precedence of the package doc. callerLive reports that
-// a caller's context was given and is not done.
+// verdict takes the first class (in declaration order) any fact names.
+// callerLive reports that a caller's context was given and is not done.
 func (f *facts) verdict(callerLive bool) Verdict {
 	v := Verdict{Detail: cut(f.detail, MaxDetail), RPC: f.rpc}
 
@@ -174,20 +170,16 @@ func (f *facts) verdict(callerLive bool) Verdict {
 			best = c
 		}
 	}
-	// The exchange whose class comes first decides, with its facts.
-	var decider *HTTPError
+	var decider *HTTPError // the exchange whose class comes first
 	for _, w := range f.wires {
 		if c := wireClass(w, f.rpc); c != None && c < best {
 			best, decider = c, w
 		}
 	}
-	if f.canceled {
-		if callerLive {
-			// Not the caller's doing: the connection went away.
-			consider(Transport)
-		} else {
-			consider(Canceled)
-		}
+	if f.canceled && callerLive { // not the caller's doing: the connection went away
+		consider(Transport)
+	} else if f.canceled {
+		consider(Canceled)
 	}
 	if f.rpc.Present {
 		consider(rpcClass(f.rpc))
@@ -211,14 +203,13 @@ func (f *facts) verdict(callerLive bool) Verdict {
 			consider(rpcClass(r))
 		}
 	}
-	if best == numClasses && f.rejected {
-		// go-sdk's -32005 alone (its 500/502/503/504 and 429).
+	switch {
+	case best < numClasses:
+	case f.rejected: // go-sdk's -32005 alone (its 500/502/503/504 and 429)
 		best = ServerError
-	}
-	if best == numClasses && f.notSent && len(f.wires) == 0 && f.wireNoAns == nil {
+	case f.notSent && len(f.wires) == 0 && f.wireNoAns == nil:
 		best = Transport
-	}
-	if best == numClasses {
+	default:
 		best = Unknown
 	}
 	v.Class = best

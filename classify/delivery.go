@@ -8,15 +8,10 @@ import "strconv"
 type Delivery uint8
 
 const (
-	// DeliveryNotKnown: no wire facts and no JSON-RPC answer.
-	DeliveryNotKnown Delivery = iota
-	// DeliveryNotSent: never sent ([NotSentError]) or refused
-	// (ECONNREFUSED).
-	DeliveryNotSent
-	// DeliveryOutcomeUnknown: sent, unanswered; it may have run.
-	DeliveryOutcomeUnknown
-	// DeliveryAnswered: a non-2xx status or a JSON-RPC error for its id.
-	DeliveryAnswered
+	DeliveryNotKnown       Delivery = iota // no wire facts and no JSON-RPC answer
+	DeliveryNotSent                        // never sent ([NotSentError]) or refused (ECONNREFUSED)
+	DeliveryOutcomeUnknown                 // sent, unanswered; it may have run
+	DeliveryAnswered                       // a non-2xx status or a JSON-RPC error for its id
 )
 
 var deliveryNames = [...]string{"not-known", "not-sent", "outcome-unknown", "answered"}

@@ -34,8 +34,7 @@ func embeddedRPCError(text string) (RPCError, bool) {
 // BodyRPCError is a JSON-RPC error response decoded from bytes.
 type BodyRPCError struct {
 	RPCError
-	// ID is the response's id as raw JSON: "" when absent, "null" when null.
-	ID string
+	ID string // the response's id as raw JSON: "" when absent, "null" when null
 }
 
 // ParseRPCError decodes the first JSON value in b as a JSON-RPC 2.0 error

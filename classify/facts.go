@@ -10,31 +10,23 @@ import (
 const MaxBodySnippet = 2048
 
 // Exchange is the record of one HTTP request as the wire layer saw it: the
-// facts go-sdk reports only as text or discards. The request's error carries
-// it in an [HTTPError], so [Classify] reads what the wire saw. A zero Exchange
-// records nothing.
+// facts go-sdk reports only as text or discards, carried on the request's
+// error in an [HTTPError]. A zero Exchange records nothing.
 type Exchange struct {
-	// Verb is the HTTP method: POST, GET or DELETE.
-	Verb string
-	// Method is the JSON-RPC method of a POST request, else "".
-	Method string
+	Verb   string // the HTTP method: POST, GET or DELETE
+	Method string // the JSON-RPC method of a POST request, else ""
 	// RequestID is a POST request's JSON-RPC id as raw JSON (`3`, `"a"`), ""
 	// for a notification, a response or a non-POST; on a resumed session, the
 	// id go-sdk gave it (before the session's shift).
-	RequestID string
-	// SessionIDSent reports whether the request carried Mcp-Session-Id.
-	SessionIDSent bool
-	// ProtocolVersionSent is the request's Mcp-Protocol-Version header.
-	ProtocolVersionSent string
-	// Status is the HTTP status of the answer, 0 when none came.
-	Status int
-	// ContentType is the answer's media type without parameters, lower case.
-	ContentType string
+	RequestID           string
+	SessionIDSent       bool   // the request carried Mcp-Session-Id
+	ProtocolVersionSent string // its Mcp-Protocol-Version header
+	Status              int    // the answer's HTTP status, 0 when none came
+	ContentType         string // the answer's media type, lower case, no parameters
 	// RetryAfter is the Retry-After header by [ParseRetryAfter], 0 when
 	// absent, invalid or in the past.
-	RetryAfter time.Duration
-	// WWWAuthenticate is the answer's WWW-Authenticate header.
-	WWWAuthenticate string
+	RetryAfter      time.Duration
+	WWWAuthenticate string // the answer's WWW-Authenticate header
 	// RPC is the JSON-RPC error of the answer's body, when it was one
 	// (non-2xx, or 2xx application/json); BodyRPCID is its id as raw JSON
 	// ("" absent, "null" null), shifted back as RequestID is. See
@@ -58,22 +50,18 @@ type Exchange struct {
 	StreamLost bool
 	// Body is the start of the answer's body, at most [MaxBodySnippet] bytes;
 	// empty for event streams.
-	Body string
-	// SessionGone records [HTTPError.SessionGone] for this answer.
-	SessionGone bool
+	Body        string
+	SessionGone bool // [HTTPError.SessionGone] of this answer
 	// Rewritten reports that go-sdk was handed an error response written by
 	// the wire layer in place of the server's answer (failure story S4), or a
 	// local 202 for a notification or response whose answer was not a 2xx.
 	Rewritten bool
-	// Local reports that the request never reached the server.
-	Local bool
+	Local     bool // the request never reached the server
 	// TransportErr is the transport error when no complete answer came (also
 	// an event stream reset before its response, with Status 200).
 	TransportErr error
-	// Start is when the request was sent, on the wire layer's clock.
-	Start time.Time
-	// Duration is the time to the answer's headers, or to the error.
-	Duration time.Duration
+	Start        time.Time     // when the request was sent, on the wire layer's clock
+	Duration     time.Duration // to the answer's headers, or to the error
 }
 
 // SetBodyRPC records the JSON-RPC error of body b ([ParseRPCError]), if any.
@@ -89,8 +77,7 @@ func (x *Exchange) SetBodyRPC(b []byte) {
 // see both. Status 0 records a request that got no answer.
 type HTTPError struct {
 	Exchange
-	// Err is the error the request returned, if any.
-	Err error
+	Err error // the error the request returned, if any
 }
 
 // Error names the request and the status, e.g.
@@ -142,8 +129,7 @@ func (e *HTTPError) RespondsToRequest() bool {
 // ([SessionExpired]; the one owner of this rule, DESIGN.md section 3): a
 // request that carried Mcp-Session-Id got a 404 whose body does not answer it
 // by id (MCP transports, session management: an unknown session id MUST get
-// 404), or a [HTTPError.NullIDRejection]; never a refused credential (401, or
-// 403 with insufficient_scope).
+// 404), or a [HTTPError.NullIDRejection]; never a refused credential.
 func (e *HTTPError) SessionGone() bool { return e.sessionGone(RPCError{}) }
 
 // sessionGone is SessionGone with sdkRPC, go-sdk's decoding of the same
@@ -153,7 +139,7 @@ func (e *HTTPError) sessionGone(sdkRPC RPCError) bool {
 		return false
 	}
 	if e.Status == 401 || (e.Status == 403 && InsufficientScope(e.WWWAuthenticate)) {
-		return false // a refused credential; the session outlives it
+		return false
 	}
 	answered := e.RespondsToRequest() || (!e.RPC.Present && sdkRPC.Present && sdkRPC.HasID)
 	return (e.Status == 404 && !answered) || e.NullIDRejection()

@@ -12,16 +12,13 @@ import (
 // an error wrapping it as protocol, as it reads a malformed answer.
 var ErrProtocol = errors.New("classify: the server broke the protocol")
 
-// sdkRoundsExceeded is the start of go-sdk's error when its client gives up
-// on a call whose server answered input_required round after round
-// (go-sdk v1.8.0 mcp/mrtr.go clientMultiRoundTripMiddleware: "exceeded
-// maximum retries (10)", or "exceeded maximum load-shedding retries (3)"
-// for rounds with an empty inputRequests). go-sdk exports no error value
-// for it; this is the one place its text is matched.
+// sdkRoundsExceeded starts go-sdk's error when its client gives up on a
+// call answered input_required round after round (v1.8.0 mcp/mrtr.go
+// clientMultiRoundTripMiddleware), which it exports no value for: the one
+// place its text is matched (DESIGN.md section 3).
 const sdkRoundsExceeded = "multi-round-trip: exceeded maximum "
 
-// textErrorType is the type of errors.New's and of fmt.Errorf's without %w,
-// the type of go-sdk's give-up error.
+// textErrorType is errors.New's type, and go-sdk's give-up error's.
 var textErrorType = reflect.TypeOf(errors.New(""))
 
 // roundsExceeded reports whether err is go-sdk's multi-round-trip give-up

@@ -11,18 +11,14 @@ import (
 // plain encoding (nanoseconds); the stable form hosts record is package
 // events'.
 type Verdict struct {
-	// Class is the kind of failure.
 	Class Class `json:"class"`
 	// HTTPStatus is the answer's HTTP status, 0 when no wire facts had one.
-	HTTPStatus int `json:"http_status,omitempty"`
-	// RPC is the JSON-RPC error found in the error, if any.
-	RPC RPCError `json:"rpc,omitzero"`
+	HTTPStatus int      `json:"http_status,omitempty"`
+	RPC        RPCError `json:"rpc,omitzero"` // the JSON-RPC error found in the error, if any
 	// RetryAfter is the server's Retry-After ([ParseRetryAfter]); 0 when absent.
-	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
-	// Method is the JSON-RPC method of the failed request, when known.
-	Method string `json:"method,omitempty"`
-	// SessionIDSent reports that the request carried Mcp-Session-Id (wire facts).
-	SessionIDSent bool `json:"session_id_sent,omitempty"`
+	RetryAfter    time.Duration `json:"retry_after_ns,omitempty"`
+	Method        string        `json:"method,omitempty"`          // the failed request's JSON-RPC method, when known
+	SessionIDSent bool          `json:"session_id_sent,omitempty"` // the request carried Mcp-Session-Id (wire facts)
 	// Detail is the error's text, at most [MaxDetail] bytes, for people only.
 	Detail string `json:"detail,omitempty"`
 }
@@ -34,10 +30,8 @@ const MaxDetail = 512
 // an error: a go-sdk *jsonrpc.Error, a parsed response body, or an object
 // embedded in an error message.
 type RPCError struct {
-	// Present reports whether a JSON-RPC error was found; else the rest is zero.
-	Present bool `json:"present"`
-	// Code is the JSON-RPC error code, e.g. -32601 (Method not found).
-	Code int64 `json:"code"`
+	Present bool  `json:"present"` // a JSON-RPC error was found; else the rest is zero
+	Code    int64 `json:"code"`    // e.g. -32601 (Method not found)
 	// Message is the error's message, cut to at most [MaxDetail] bytes.
 	Message string `json:"message,omitempty"`
 	// HasID reports that it answered a request by id (a non-null id, or a

@@ -42,9 +42,8 @@ type identity struct {
 }
 
 // identify returns the identity of errors that can take part in a cycle:
-// pointers and other reference kinds. Value errors may not be comparable (a
-// struct holding a slice), so they get none; a chain of values that makes
-// new values forever is stopped by MaxDepth and MaxNodes instead.
+// reference kinds. Value errors may not be comparable, so they get none;
+// MaxDepth and MaxNodes stop a chain of new values.
 func identify(err error) (identity, bool) {
 	v := reflect.ValueOf(err)
 	switch v.Kind() {

@@ -11,11 +11,9 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 		return Unauthorized
 	case s == 403 && InsufficientScope(w.WWWAuthenticate):
 		return Unauthorized
-	case w.sessionGone(sdkRPC):
-		// Before -32601: a 404 answering no request by id, whatever its code.
+	case w.sessionGone(sdkRPC): // before -32601: a 404 answering no request by id
 		return SessionExpired
-	case w.RPC.Present && w.RPC.Code == CodeMethodNotFound:
-		// S1: -32601 in any body, even a 404's that answers the request.
+	case w.RPC.Present && w.RPC.Code == CodeMethodNotFound: // S1: in any body
 		return MethodNotFound
 	case s == 429:
 		return RateLimited
@@ -29,8 +27,7 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 		return Application
 	case s >= 200 && s < 300:
 		return None
-	default:
-		// 404 without a session id too: a new session would not help.
+	default: // 404 without a session id too: a new session would not help
 		return Application
 	}
 }

@@ -30,8 +30,7 @@ const (
 	// (1 resets the backoff), at least [Command.Verdict]'s RetryAfter; report
 	// RetryDue, or RetriesExhausted when the backoff says stop.
 	ScheduleRetry
-	// ClearSession: forget the persisted session id.
-	ClearSession
+	ClearSession // forget the persisted session id
 	// CloseSession: end the session of [Command.Generation] (DELETE), if live.
 	CloseSession
 	// DetachSession: release the session of [Command.Generation] without
@@ -63,16 +62,12 @@ func (k CommandKind) String() string {
 
 // Command is one action for the shell.
 type Command struct {
-	// Kind is the action.
 	Kind CommandKind
 	// Generation is the command's session: the new one for Dial and Attach,
 	// the ended one for CloseSession and DetachSession, else the current one.
 	// Results carry it in [Trigger.Generation].
 	Generation uint64
-	// Resume is blind or known for Attach; ResumeNone otherwise.
-	Resume ResumeMode
-	// Attempt numbers a ScheduleRetry from 1; zero for other kinds.
-	Attempt int
-	// Verdict is the failure a ScheduleRetry answers; zero for other kinds.
-	Verdict classify.Verdict
+	Resume     ResumeMode       // blind or known for Attach; ResumeNone otherwise
+	Attempt    int              // numbers a ScheduleRetry from 1; zero for other kinds
+	Verdict    classify.Verdict // the failure a ScheduleRetry answers; zero for other kinds
 }

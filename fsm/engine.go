@@ -3,9 +3,10 @@ package fsm
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/qmuntal/stateless"
+
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // engine is the one stateless machine every [Machine] fires, built once
@@ -24,70 +25,38 @@ func newEngine() *stateless.StateMachine {
 			return m.st, nil
 		},
 		func(ctx context.Context, s stateless.State) error {
-			m := machineOf(ctx)
-			if m == nil {
-				return errNoMachine
-			}
-			m.st = s.(stateID)
+			machineOf(ctx).st = s.(events.State) // only a Step's fire sets a state
 			return nil
 		},
 		stateless.FiringImmediate)
 	for i, r := range table {
-		sc := sm.Configure(ids[i].from)
+		sc := sm.Configure(r.From)
 		var guards []stateless.GuardFunc
 		if len(r.Guards) > 0 {
 			guards = []stateless.GuardFunc{rowGuard(i)}
 		}
-		k := ids[i].trigger
 		if r.Ignore || r.Internal() {
-			sc.Ignore(k, guards...)
+			sc.Ignore(r.Trigger, guards...)
 		} else {
-			sc.Permit(k, ids[i].to, guards...)
+			sc.Permit(r.Trigger, r.To, guards...)
 		}
 	}
 	sm.OnUnhandledTrigger(func(_ context.Context, s stateless.State, k stateless.Trigger, _ []string) error {
-		return rejected(s.(stateID), triggerList[k.(triggerID)])
+		return rejected(s.(events.State), k.(events.Trigger))
 	})
 	return sm
 }
 
-// rowGuard is the stateless guard of table row i: all its guards pass. A
-// passing one records its row for [Machine.rowTaken] (decision 0022).
+// rowGuard is the stateless guard of table row i: all its guards pass.
 func rowGuard(i int) stateless.GuardFunc {
-	return func(ctx context.Context, _ ...any) bool {
-		m := machineOf(ctx)
-		if !m.passes(i) {
-			return false
-		}
-		m.passed = i
-		return true
-	}
+	return func(ctx context.Context, _ ...any) bool { return machineOf(ctx).passes(i) }
 }
-
-// stepContext carries a Machine to the engine's state accessors and guards:
-// one pointer, so passing it as a context.Context does not allocate. It is
-// never canceled.
-type stepContext struct{ m *Machine }
 
 type machineKey struct{}
 
-func (stepContext) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (stepContext) Done() <-chan struct{}       { return nil }
-func (stepContext) Err() error                  { return nil }
-func (c stepContext) Value(key any) any {
-	if key == (machineKey{}) {
-		return c.m
-	}
-	return nil
-}
-
-// machineOf returns the machine a Step's context carries, also through a
-// context stateless derived from it; nil for any other context (stateless's
-// ToGraph asks for the state with context.Background).
+// machineOf returns the machine a Step's context carries; nil for any other
+// context (stateless's ToGraph asks for the state with context.Background).
 func machineOf(ctx context.Context) *Machine {
-	if c, ok := ctx.(stepContext); ok {
-		return c.m
-	}
 	m, _ := ctx.Value(machineKey{}).(*Machine)
 	return m
 }

@@ -117,20 +117,6 @@ func TestUnguardedRowIsAlone(t *testing.T) {
 		if len(r.Guards) > 0 {
 			continue
 		}
-		require.Equal(t, []int{i}, rowIndex[ids[i].from][ids[i].trigger], "%s %s", r.From, r.Trigger)
+		require.Equal(t, []int{i}, rowsOf(r.From, r.Trigger), "%s %s", r.From, r.Trigger)
 	}
-}
-
-// TestTriggerIndexMatchesTriggerList checks triggerIndex
-// against the list it indexes.
-func TestTriggerIndexMatchesTriggerList(t *testing.T) {
-	for i, k := range triggerList {
-		id, ok := triggerIndex(k)
-		require.True(t, ok, "%s", k)
-		require.Equal(t, triggerID(i), id, "%s", k)
-	}
-	_, ok := triggerIndex("call-failed ")
-	require.False(t, ok)
-	_, ok = triggerIndex("")
-	require.False(t, ok)
 }

@@ -43,9 +43,8 @@ func (e *RejectedError) Error() string {
 // Is matches ErrRejected.
 func (e *RejectedError) Is(target error) bool { return target == ErrRejected }
 
-// GenerationError reports a trigger whose generation is not the machine's
-// current one. It matches ErrStaleGeneration when Got < Current and
-// ErrFutureGeneration when Got > Current.
+// GenerationError reports a trigger of generation Got, not the machine's
+// Current one: ErrStaleGeneration when older, else ErrFutureGeneration.
 type GenerationError struct {
 	Trigger events.Trigger
 	Got     uint64
@@ -64,8 +63,7 @@ func (e *GenerationError) Is(target error) bool {
 	return target == ErrFutureGeneration
 }
 
-// VerdictError reports a failure trigger without a verdict; it matches
-// ErrMissingVerdict.
+// VerdictError reports a failure trigger without a verdict (ErrMissingVerdict).
 type VerdictError struct {
 	Trigger events.Trigger
 }
@@ -78,12 +76,10 @@ func (e *VerdictError) Error() string {
 func (e *VerdictError) Is(target error) bool { return target == ErrMissingVerdict }
 
 // rejected builds the error for a (state, trigger) pair the table refuses.
-func rejected(sid stateID, k events.Trigger) *RejectedError {
-	e := &RejectedError{State: stateList[sid], Trigger: k}
-	if kid, ok := triggerIndex(k); ok {
-		for _, i := range rowIndex[sid][kid] {
-			e.Guards = append(e.Guards, table[i].GuardLabel())
-		}
+func rejected(s events.State, k events.Trigger) *RejectedError {
+	e := &RejectedError{State: s, Trigger: k}
+	for _, i := range rowsOf(s, k) {
+		e.Guards = append(e.Guards, table[i].GuardLabel())
 	}
 	return e
 }

@@ -71,10 +71,10 @@ func allCombos() []combo {
 
 // placeAt puts m in c's state and flags, at generation 3, as if fresh.
 func placeAt(m *Machine, c combo, now time.Time) {
-	m.st, _ = stateIndex(c.state)
+	m.st = c.state
 	m.gen = 3
 	m.attempt = 0
-	m.verdict = nil
+	m.verdict = classify.Verdict{}
 	m.resume = ResumeNone
 	if c.kind == events.TriggerRetryDue {
 		m.resume = c.resume
@@ -99,9 +99,8 @@ func placeAt(m *Machine, c combo, now time.Time) {
 // expectedRows returns the rows of c's (state, trigger) whose guards pass.
 func expectedRows(m *Machine, tr *Trigger) []int {
 	var hits []int
-	k, _ := triggerIndex(tr.Kind)
 	m.in = m.guardInputOf(tr)
-	for _, i := range rowIndex[m.st][k] {
+	for _, i := range rowsOf(m.st, tr.Kind) {
 		ok := true
 		for _, gd := range table[i].Guards {
 			ok = ok && gd.eval(m)

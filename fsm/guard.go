@@ -15,43 +15,31 @@ import (
 type Guard uint8
 
 const (
-	// GuardResumeNone: resume without a persisted session.
-	GuardResumeNone Guard = iota
-	// GuardResumeBlind: resume a persisted session, capabilities unknown.
-	GuardResumeBlind
-	// GuardResumeKnown: resume a persisted session with its capabilities.
-	GuardResumeKnown
-	// GuardFatalVerdict: the verdict is unauthorized or canceled.
-	GuardFatalVerdict
-	// GuardRecoverableVerdict: the verdict is recoverable.
-	GuardRecoverableVerdict
+	GuardResumeNone         Guard = iota // resume without a persisted session
+	GuardResumeBlind                     // resume a persisted session, capabilities unknown
+	GuardResumeKnown                     // resume a persisted session with its capabilities
+	GuardFatalVerdict                    // the verdict is unauthorized or canceled
+	GuardRecoverableVerdict              // the verdict is recoverable
 	// GuardStaleRecoveryUnused: recoverable, the server answered, and this
 	// resume has its one stale recovery left (failure story S2).
 	GuardStaleRecoveryUnused
-	// GuardStaleRecoveryUsed: as GuardStaleRecoveryUnused, recovery used.
-	GuardStaleRecoveryUsed
+	GuardStaleRecoveryUsed // as GuardStaleRecoveryUnused, recovery used
 	// GuardSessionBudgetLeft: one more session stays within
 	// [Config.MaxSessions] per [Config.Window].
 	GuardSessionBudgetLeft
-	// GuardChurnLimitReached: one more session would exceed it.
-	GuardChurnLimitReached
-	// GuardRetrying: the failed state is not terminal.
-	GuardRetrying
-	// GuardChurnFailure: terminal with ReasonChurn, which cools down.
-	GuardChurnFailure
+	GuardChurnLimitReached // one more session would exceed it
+	GuardRetrying          // the failed state is not terminal
+	GuardChurnFailure      // terminal with ReasonChurn, which cools down
 	// GuardListingRetryLeft: a listing failed with a verdict a new session
 	// cannot fix, with retries left ([Config.ListingRetries]).
 	GuardListingRetryLeft
-	// GuardListingRetrySpent: recoverable, not GuardListingRetryLeft.
-	GuardListingRetrySpent
-	// GuardListingFailed: the session's listing failed; its retry is due.
-	GuardListingFailed
-	// GuardNoAnswer: transport or timeout: the server may be down.
-	GuardNoAnswer
+	GuardListingRetrySpent // recoverable, not GuardListingRetryLeft
+	GuardListingFailed     // the session's listing failed; its retry is due
+	GuardNoAnswer          // transport or timeout: the server may be down
 	// GuardExpiryEvidence: recoverable, answered, not server-busy: the
 	// session is taken as expired (decision 0002).
 	GuardExpiryEvidence
-	// GuardServerBusy: server-error or rate-limited: recover, keep the
+	// GuardServerBusy: server-error or rate-limited: recover, keeping the
 	// persisted session until a new one replaces it.
 	GuardServerBusy
 
@@ -66,8 +54,7 @@ func (g Guard) String() string {
 	return fmt.Sprintf("guard(%d)", uint8(g))
 }
 
-// classSet is a set of verdict classes.
-type classSet uint32
+type classSet uint32 // a set of verdict classes
 
 func classes(cs ...classify.Class) (s classSet) {
 	for _, c := range cs {

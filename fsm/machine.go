@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -21,9 +22,7 @@ type Config struct {
 	// within Window fails terminally with ReasonChurn. <= 0 means
 	// DefaultMaxSessions.
 	MaxSessions int
-	// Window is the churn window, measured with [Trigger.Now]. <= 0 means
-	// DefaultWindow.
-	Window time.Duration
+	Window      time.Duration // the churn window, measured with [Trigger.Now]; <= 0: DefaultWindow
 	// ListingRetries is how often a listing that failed while the session is
 	// fine ([GuardListingRetryLeft]) is retried on that session before it is
 	// replaced. 0 means DefaultListingRetries; negative means none.
@@ -38,18 +37,17 @@ type Machine struct {
 	window         time.Duration
 	listingRetries int
 
-	st        stateID
+	st        events.State
 	resume    ResumeMode // the persisted session held: Started's or a Reconnect's, ResumeNone once a Dial or ClearSession ran
 	staleUsed bool
 	gen       uint64
 	attempt   int
 	reason    events.Reason
-	verdict   *classify.Verdict // set in failed only: an idle connection holds no verdict
-	sessions  []time.Time       // start times of the last MaxSessions sessions
-	listFails int               // failed listings on the current session
+	verdict   classify.Verdict // set in failed only
+	sessions  []time.Time      // start times of the last MaxSessions sessions
+	listFails int              // failed listings on the current session
 
-	in     guardInput // while a Step fires: what the guards read
-	passed int        // while a Step fires: the guarded row that passed, or -1
+	in guardInput // while a Step fires: what the guards read
 }
 
 // New returns a machine in [events.StateIdle].
@@ -66,7 +64,7 @@ func New(cfg Config) *Machine {
 	case cfg.ListingRetries < 0:
 		cfg.ListingRetries = 0
 	}
-	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, passed: -1}
+	return &Machine{maxSessions: cfg.MaxSessions, window: cfg.Window, listingRetries: cfg.ListingRetries, st: events.StateIdle}
 }
 
 // Outcome is what one Step did (etcd-io/raft's Ready).
@@ -82,15 +80,13 @@ type Outcome struct {
 // Transitioned reports whether Event is set.
 func (o Outcome) Transitioned() bool { return o.Event.Kind != "" }
 
-// Step feeds one trigger and returns what happened.
-//
-// Errors leave the machine unchanged: [*GenerationError] (a non-zero
+// Step feeds one trigger and returns what happened. Errors leave the machine unchanged: [*GenerationError] (a non-zero
 // t.Generation other than the current one; a stale one is a late result to
 // drop), [*VerdictError] (a failure trigger without a verdict),
 // [*RejectedError] (not permitted here, or not a trigger kind). In
 // [events.StateClosed] every trigger is absorbed: a zero Outcome, nil.
 func (m *Machine) Step(t Trigger) (Outcome, error) {
-	if m.st != closedID { // closed absorbs even malformed results
+	if m.st != events.StateClosed { // closed absorbs even malformed results
 		if t.Generation != 0 && t.Generation != m.gen {
 			return Outcome{}, &GenerationError{Trigger: t.Kind, Got: t.Generation, Current: m.gen}
 		}
@@ -98,18 +94,14 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 			return Outcome{}, &VerdictError{Trigger: t.Kind}
 		}
 	}
-	k, ok := triggerIndex(t.Kind)
-	if !ok {
-		return Outcome{}, rejected(m.st, t.Kind)
-	}
 	if !carriesVerdict(t.Kind) {
 		t.Verdict = classify.Verdict{}
 	}
 	from := m.st
 	m.in = m.guardInputOf(&t)
-	err := engine.FireCtx(stepContext{m}, k)
-	i := m.rowTaken(from, k)
-	m.in, m.passed = guardInput{}, -1
+	err := engine.FireCtx(context.WithValue(context.Background(), machineKey{}, m), t.Kind)
+	i := m.rowTaken(from, t.Kind)
+	m.in = guardInput{}
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -127,8 +119,6 @@ func (m *Machine) Step(t Trigger) (Outcome, error) {
 	}, nil
 }
 
-var closedID, _ = stateIndex(events.StateClosed)
-
 // guardInputOf is what the guards read of t; a RetryDue resumes as
 // [Machine.RetryResume] says.
 func (m *Machine) guardInputOf(t *Trigger) guardInput {
@@ -140,21 +130,17 @@ func (m *Machine) guardInputOf(t *Trigger) guardInput {
 }
 
 // rowTaken returns the row a fire of k from state from that returned no
-// error took: the guarded row that recorded itself, else the sole unguarded
-// one (TestUnguardedRowIsAlone).
-func (m *Machine) rowTaken(from stateID, k triggerID) int {
-	if m.passed >= 0 {
-		return m.passed
-	}
-	for _, i := range rowIndex[from][k] {
-		if len(table[i].Guards) == 0 {
+// error took: the one whose guards pass, as the rows of a pair exclude each
+// other (TestExhaustive) and an unguarded one is alone (TestUnguardedRowIsAlone).
+func (m *Machine) rowTaken(from events.State, k events.Trigger) int {
+	for _, i := range rowsOf(from, k) {
+		if m.passes(i) {
 			return i
 		}
 	}
 	return -1
 }
 
-// passes reports whether every guard of row i passes.
 func (m *Machine) passes(i int) bool {
 	for _, gd := range table[i].Guards {
 		if !gd.eval(m) {
@@ -165,7 +151,7 @@ func (m *Machine) passes(i int) bool {
 }
 
 // apply performs row i's effects on the extended state and returns its
-// commands (nil for none); it fires nothing.
+// commands (nil for none).
 func (m *Machine) apply(i int, t *Trigger) []Command {
 	r := &table[i]
 	switch r.Trigger {
@@ -180,11 +166,9 @@ func (m *Machine) apply(i int, t *Trigger) []Command {
 	}
 	switch {
 	case r.To == events.StateFailed && r.From != events.StateFailed:
-		v := t.Verdict
-		m.verdict = &v
+		m.verdict = t.Verdict
 	case r.To != events.StateFailed:
-		m.verdict = nil
-		m.reason = events.ReasonNone
+		m.verdict, m.reason = classify.Verdict{}, events.ReasonNone
 	}
 	switch r.Reason {
 	case events.ReasonNone:
@@ -258,7 +242,7 @@ func (m *Machine) churnLimitReached(now time.Time) bool {
 }
 
 // State returns the current state.
-func (m *Machine) State() events.State { return stateList[m.st] }
+func (m *Machine) State() events.State { return m.st }
 
 // Generation returns the number of sessions (Dial, Attach) created so far.
 func (m *Machine) Generation() uint64 { return m.gen }
@@ -270,19 +254,14 @@ func (m *Machine) Attempt() int { return m.attempt }
 // Reason returns why the failed state is terminal, else ReasonNone.
 func (m *Machine) Reason() events.Reason { return m.reason }
 
-// Terminal reports a failed state that will not retry (a Reason is set).
+// Terminal reports a failed state with a Reason: it will not retry.
 func (m *Machine) Terminal() bool {
 	return m.State() == events.StateFailed && m.reason != events.ReasonNone
 }
 
 // Verdict returns the verdict that moved the machine into failed; zero in
 // any other state.
-func (m *Machine) Verdict() classify.Verdict {
-	if m.verdict == nil {
-		return classify.Verdict{}
-	}
-	return *m.verdict
-}
+func (m *Machine) Verdict() classify.Verdict { return m.verdict }
 
 // ListingRetries returns how many times the listing of the current session
 // was retried on it (see [Config.ListingRetries]).

@@ -45,27 +45,15 @@ func Table() []Row {
 // table is built once and never written after.
 var table = buildTable()
 
-// rowIDs are a row's states and trigger as dense indexes.
-type rowIDs struct {
-	from, to stateID
-	trigger  triggerID
-}
-
-// ids holds each row's indexes; rowIndex, each (state, trigger)'s rows.
-var ids, rowIndex = index(table)
-
-func index(rows []Row) (ids []rowIDs, ix [numStates][numTriggers][]int) {
-	for i, r := range rows {
-		from, ok1 := stateIndex(r.From)
-		to, ok2 := stateIndex(r.To)
-		k, ok3 := triggerIndex(r.Trigger)
-		if !ok1 || !ok2 || !ok3 {
-			panic("fsm: table row " + r.From.String() + " " + r.Trigger.String() + " names an unknown state or trigger")
+// rowsOf returns the indexes of the rows of (s, k), in table order.
+func rowsOf(s events.State, k events.Trigger) []int {
+	var rows []int
+	for i, r := range table {
+		if r.From == s && r.Trigger == k {
+			rows = append(rows, i)
 		}
-		ids = append(ids, rowIDs{from: from, to: to, trigger: k})
-		ix[from][k] = append(ix[from][k], i)
 	}
-	return ids, ix
+	return rows
 }
 
 type g = []Guard

@@ -9,26 +9,10 @@ import (
 	"github.com/mcpsup/mcpsup/events"
 )
 
-// triggerID is a trigger kind's dense index, as stateless is fired with.
-type triggerID uint8
-
-const numTriggers = 15
-
-// triggerList lists the trigger kinds in declaration order, indexed by
-// triggerID.
-var triggerList = [numTriggers]events.Trigger{events.TriggerStarted, events.TriggerHandshakeSucceeded, events.TriggerHandshakeFailed, events.TriggerAttached,
+// triggerList lists the trigger kinds in declaration order.
+var triggerList = [...]events.Trigger{events.TriggerStarted, events.TriggerHandshakeSucceeded, events.TriggerHandshakeFailed, events.TriggerAttached,
 	events.TriggerAttachRefused, events.TriggerDiscoverySucceeded, events.TriggerDiscoveryFailed, events.TriggerCatalogListed, events.TriggerSessionDied,
 	events.TriggerRetryDue, events.TriggerRetriesExhausted, events.TriggerReconnectRequested, events.TriggerCloseRequested, events.TriggerDetachRequested, events.TriggerChurnCooled}
-
-// triggerIndex returns the dense index of k; false for a name that is not a
-// trigger kind.
-func triggerIndex(k events.Trigger) (triggerID, bool) {
-	i := slices.Index(triggerList[:], k)
-	return triggerID(i), i >= 0
-}
-
-// String returns the trigger kind's name (stateless prints it in ToGraph).
-func (id triggerID) String() string { return string(triggerList[id]) }
 
 // TriggerKinds returns every trigger kind in declaration order.
 func TriggerKinds() []events.Trigger {
@@ -51,8 +35,7 @@ func carriesVerdict(k events.Trigger) bool {
 type ResumeMode uint8
 
 const (
-	// ResumeNone: no persisted session; open one with a full handshake.
-	ResumeNone ResumeMode = iota
+	ResumeNone ResumeMode = iota // no persisted session: open one with a full handshake
 	// ResumeBlind: re-attach a persisted session id whose capabilities are
 	// unknown, then probe (failure story S1).
 	ResumeBlind
@@ -73,8 +56,7 @@ func (r ResumeMode) String() string {
 
 // Trigger is one input to [Machine.Step].
 type Trigger struct {
-	// Kind is the fact reported.
-	Kind events.Trigger
+	Kind events.Trigger // the fact reported
 	// Resume says how Started and ReconnectRequested begin; ignored by
 	// other kinds.
 	Resume ResumeMode
@@ -85,7 +67,5 @@ type Trigger struct {
 	// Generation is the [Command.Generation] whose result this is; zero for
 	// host requests. Any other than the current one is a [*GenerationError].
 	Generation uint64
-	// Now is the time of the fact on the shell's clock; it measures the
-	// churn window.
-	Now time.Time
+	Now        time.Time // the fact's time on the shell's clock: it measures the churn window
 }

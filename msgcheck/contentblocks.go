@@ -1,7 +1,6 @@
 package msgcheck
 
-// blockTree says where a payload's content trees start.
-type blockTree uint8
+type blockTree uint8 // where a payload's content trees start
 
 const (
 	noBlocks         blockTree = iota
@@ -22,10 +21,8 @@ const (
 )
 
 // contentBlocks counts the content blocks of the trees tree locates in the
-// well-formed JSON object obj, no further than limit+1. go-sdk decodes a
-// block into mcp's wireContent, whose "content" is an array of blocks again
-// (mcp/content.go), so blocks nest without bound; the chain of the tree's
-// containers is at most some 2*limit deep, as every other one is counted.
+// well-formed JSON object obj, no further than limit+1. Blocks nest: go-sdk's
+// wireContent's "content" is an array of blocks again (mcp/content.go).
 func contentBlocks(obj []byte, tree blockTree, limit int) int {
 	if tree == noBlocks {
 		return 0
@@ -132,8 +129,7 @@ func leadKey(n treeNode, tree blockTree) string {
 
 // inputRequestsKey holds a result's input requests (the 2026-07-28 multi
 // round-trip). go-sdk decodes them with encoding/json, whose keys match in
-// any letter case, so [objectsUnder] counts every object in it (9,997
-// `{"content":[]}` sampling messages, 150 KB, allocated 628 MiB).
+// any letter case, so [objectsUnder] counts every object in it.
 const inputRequestsKey = "inputRequests"
 
 // objectsUnder counts the JSON objects within the values of key at the top

@@ -20,16 +20,12 @@ const (
 	DefaultMaxInputRequestObjects = 1_000 // some 64 KiB decoded each at worst
 )
 
-// Limits bound what go-sdk may decode of one server message: it decodes a
-// JSON value into some 100 bytes at worst, and each list item, message and
-// content block into a value of its own, so byte bounds alone let one answer
-// cost hundreds of MiB. A zero field bounds nothing; [Limits.WithDefaults]
-// gives the defaults.
+// Limits bound what go-sdk may decode of one server message, beyond its
+// bytes (DESIGN.md section 7). A zero field bounds nothing;
+// [Limits.WithDefaults] gives the defaults.
 type Limits struct {
-	// ListItems bounds the items of one page of a list method's result.
-	ListItems int
-	// JSONValues bounds the JSON values of one message.
-	JSONValues int
+	ListItems  int // the items of one page of a list method's result
+	JSONValues int // the JSON values of one message
 	// Messages bounds the messages of a prompts/get result and of a
 	// sampling/createMessage request's params.
 	Messages int
@@ -65,23 +61,6 @@ func (l Limits) Problem(method string, data, payload []byte) string {
 	if l.JSONValues > 0 && moreValues(data, l.JSONValues) {
 		return fmt.Sprintf("JSON-RPC message with more than %d JSON values", l.JSONValues)
 	}
-	return l.arraysProblem(method, payload)
-}
-
-// ProblemOfAnyMethod is [Limits.Problem] of a result whose method is no
-// longer known, held to every counted method's bounds in byte order of
-// method name.
-func (l Limits) ProblemOfAnyMethod(payload []byte) string {
-	for _, method := range countedMethods {
-		if problem := l.Problem(method, payload, payload); problem != "" {
-			return problem
-		}
-	}
-	return ""
-}
-
-// arraysProblem is Problem's count of the arrays of method's payload.
-func (l Limits) arraysProblem(method string, payload []byte) string {
 	a, ok := decodedArrays[method]
 	if !ok {
 		return ""
@@ -109,25 +88,35 @@ func (l Limits) arraysProblem(method string, payload []byte) string {
 	return ""
 }
 
-// mayHoldMore reports whether payload is long enough to hold more than limit
-// things that take a byte each; a limit of 0 bounds nothing.
+// ProblemOfAnyMethod is [Limits.Problem] of a result whose method is no
+// longer known, held to every counted method's bounds in byte order of
+// method name.
+func (l Limits) ProblemOfAnyMethod(payload []byte) string {
+	for _, method := range countedMethods {
+		if problem := l.Problem(method, payload, payload); problem != "" {
+			return problem
+		}
+	}
+	return ""
+}
+
+// mayHoldMore reports whether payload can hold more than limit things of a
+// byte each; a limit of 0 bounds nothing.
 func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
 
-// countedMethods are the methods of decodedArrays, in a fixed order, so
-// that [Limits.ProblemOfAnyMethod] names the same bound each time.
+// countedMethods are decodedArrays' methods in a fixed order: one bound named.
 var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
 
 // CountsItems reports whether [Limits.Problem] counts an array of method's
-// payload, so a connection must remember which calls were of it.
+// payload: a connection must remember which calls were of it.
 func CountsItems(method string) bool {
 	_, ok := decodedArrays[method]
 	return ok
 }
 
 // decodedArrays are the methods whose payload holds arrays go-sdk decodes
-// item by item, each item costing far more than its bytes (a prompt message
-// some 30 KiB; 333,000 empty text blocks, 8 MiB, allocated 158 MiB). Every
-// key go-sdk reads as the array counts, escaped or duplicate too.
+// item by item, each item costing far more than its bytes. Every key go-sdk
+// reads as the array counts, escaped or duplicate too.
 var decodedArrays = map[string]struct {
 	key           string    // "": no array counted by key (tools/call: its blocks are)
 	blocks        blockTree // where the payload's content blocks are
@@ -156,9 +145,9 @@ func maxArrayItems(obj []byte, key string, limit int) int {
 	return most
 }
 
-// tokens yields the index of each byte of the JSON data outside strings but
-// white space and ':', a string once at its opening quote with end at its
-// closing one (else end is i). It stops at a string data ends inside.
+// tokens yields the index i of each byte of the JSON data outside strings
+// but white space and ':', and a string once, i and end at its quotes (else
+// end is i). It stops at a string data ends inside.
 func tokens(data []byte) iter.Seq2[int, int] {
 	return func(yield func(i, end int) bool) {
 		for i := 0; i < len(data); i++ {

@@ -77,11 +77,9 @@ func headerAnnotationsValid(schema any) error {
 // The keywords of a schema object (JSON Schema 2020-12, and draft-07's
 // definitions, dependencies and additionalItems) by what their value holds.
 var (
-	// dataKeywords hold instances, not schemas: an `x-mcp-header` key in
-	// them is data.
+	// dataKeywords hold instances: an `x-mcp-header` key in them is data.
 	dataKeywords = map[string]bool{"default": true, "const": true, "enum": true, "examples": true}
-	// schemaMapKeywords map names the server chose to schemas: a name is
-	// never a keyword, so a sub-schema named "default" is a schema.
+	// schemaMapKeywords map names to schemas; a name is never a keyword.
 	schemaMapKeywords = map[string]bool{"properties": true, "patternProperties": true, "$defs": true,
 		"definitions": true, "dependentSchemas": true, "dependencies": true}
 	// schemaKeywords hold a schema or an array of schemas.

@@ -19,16 +19,12 @@ import (
 // implementation-defined server-error range (-32000 to -32099, section 5.1).
 const CodeRefused = -32090
 
-// era20260728 is the first protocol version of the 2026-07-28 era.
-const era20260728 = "2026-07-28"
-
 // ModernVersion reports whether protocol version v is 2026-07-28 or later,
 // the one era comparison. Versions are dates: they compare as strings.
-func ModernVersion(v string) bool { return v >= era20260728 }
+func ModernVersion(v string) bool { return v >= "2026-07-28" }
 
 // Request is the client's request a response answers.
 type Request struct {
-	// Method is the request's method.
 	Method string
 	// ProtocolVersion is its MCP-Protocol-Version header; "" on a transport
 	// without headers (the x-mcp-header rules are streamable HTTP's).
@@ -47,10 +43,9 @@ type Checker struct {
 }
 
 // Response checks r, the decoded response to req, and makes it one go-sdk
-// reads as the protocol means it ([tameTTLHint], [checkResultType],
-// [dropInvalidHeaderTools]). problem, when not "", says why r must not reach
-// go-sdk; else changed reports whether r.Result was rewritten. An error
-// response is left alone.
+// reads as the protocol means it. problem, when not "", says why r must not
+// reach go-sdk; else changed reports whether r.Result was rewritten. An
+// error response is left alone.
 func (c Checker) Response(req Request, r *jsonrpc.Response) (problem string, changed bool) {
 	if r.Error != nil {
 		return "", false

@@ -41,14 +41,13 @@ var inputCapability = map[string][2]string{
 
 // checkResultType applies the resultType rules to r, the response to req.
 // go-sdk v1.8.0 reads no resultType: it re-sends a call whenever the result
-// holds inputRequests (mcp/mrtr.go) and takes any other as a success. So an
+// holds inputRequests (mcp/mrtr.go), else takes it as a success. So an
 // unknown resultType is a problem; a complete result loses inputRequests and
 // requestState; an input_required one is a problem on a method that takes
-// none, when it asks for input the request's clientCapabilities do not
-// declare, or when it holds neither field (mrtr.mdx: "Servers MUST include
-// at least one"); with requestState alone it gets an empty inputRequests, so
-// go-sdk re-sends the state (the client "MUST echo back the exact value").
-// A result go-sdk cannot decode is left to go-sdk.
+// none, asking for input the request's clientCapabilities do not declare, or
+// holding neither field (mrtr.mdx: "Servers MUST include at least one");
+// with requestState alone it gets an empty inputRequests, so go-sdk echoes
+// the state back. A result go-sdk cannot decode is left to go-sdk.
 func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed bool) {
 	if !mayHold(r.Result, "resultType", "inputRequests", "requestState") || plainlyComplete(r.Result) {
 		return "", false
@@ -97,7 +96,6 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 	return fmt.Sprintf("resultType %.64q is neither %q nor %q", rt, resultComplete, resultInputRequired), false
 }
 
-// present reports a member that is there and not null.
 func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
@@ -151,8 +149,7 @@ func inputProblem(req Request, reqs map[string]json.RawMessage) string {
 	return ""
 }
 
-// maxCapabilitiesBody bounds the request body read for its capabilities.
-const maxCapabilitiesBody = 4 << 20
+const maxCapabilitiesBody = 4 << 20 // the request body read for its capabilities
 
 // declaredCapabilities returns the clientCapabilities a request's `_meta`
 // declares (SEP-2575), by key; false when the body cannot be read again or

@@ -27,8 +27,7 @@ func tameTTLHint(method string, r *jsonrpc.Response) bool {
 	if !listMethods[method] || !mayHold(r.Result, "ttlMs") {
 		return false
 	}
-	// Decoded as go-sdk decodes it, so every key it reads as ttlMs counts.
-	var hint struct {
+	var hint struct { // decoded as go-sdk does: every key it reads as ttlMs counts
 		TTLMs int `json:"ttlMs"`
 	}
 	if _, err := segjson.Parse(r.Result, &hint, jsonscan.DecodeFlags); err == nil && hint.TTLMs >= math.MinInt32 && hint.TTLMs <= math.MaxInt32 {

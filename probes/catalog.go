@@ -61,9 +61,8 @@ func (m Mode) String() string {
 
 // Report says how each list settled.
 type Report struct {
-	Mode Mode
-	// Lists is indexed by [List].
-	Lists [numLists]ListReport
+	Mode  Mode
+	Lists [numLists]ListReport // indexed by [List]
 }
 
 // Get returns the report of list l.

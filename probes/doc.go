@@ -5,9 +5,7 @@
 // returned it, so a host that records wire facts attaches them per request.
 //
 // `tools/list` is strict: its failure, but for -32601, fails the discovery
-// with a [*ListError]; a side list's -32601 makes it absent, any other
-// failure [Degraded], so a side list never costs the tool catalog (DESIGN.md
-// section 2, failure story S1). Unauthorized and the caller's cancellation
-// fail it from any list and cancel the rest. Every result carries a
-// [Report], filled on error too.
+// with a [*ListError]; a side list's failure never costs the tool catalog
+// (DESIGN.md section 2, failure story S1). Every result carries a [Report],
+// filled on error too.
 package probes

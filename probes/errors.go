@@ -12,12 +12,9 @@ import (
 // list; the state machine reads its Verdict (Err classified with the
 // caller's context).
 type ListError struct {
-	// List is the list whose failure decided the outcome.
-	List List
-	// Verdict classifies Err.
-	Verdict classify.Verdict
-	// Err is the list's error, as the [Lister] returned it.
-	Err error
+	List    List             // the list whose failure decided the outcome
+	Verdict classify.Verdict // Err classified
+	Err     error            // the list's error, as the [Lister] returned it
 }
 
 // Error names the list and the verdict, e.g.
@@ -32,18 +29,16 @@ func (e *ListError) Unwrap() error { return e.Err }
 // Sentinels of [PaginationError], for errors.Is. Each wraps
 // [classify.ErrProtocol].
 var (
-	// ErrPageLimit: the list still returned a cursor after [Options.MaxPages]
-	// pages.
+	// ErrPageLimit: a cursor still came after [Options.MaxPages] pages.
 	ErrPageLimit error = &boundError{"page limit reached"}
 	// ErrItemLimit: the list returned more than [Options.MaxItems] items.
 	ErrItemLimit error = &boundError{"item limit reached"}
-	// ErrCursorRepeated: the server returned a cursor it had already
-	// returned for the same list, which would loop forever.
+	// ErrCursorRepeated: the server repeated a cursor of the same list.
 	ErrCursorRepeated error = &boundError{"cursor repeated"}
 )
 
-// boundError is a pagination bound the server went past: its text, and
-// [classify.ErrProtocol] unwrapped.
+// boundError is a pagination bound the server went past; it unwraps to
+// [classify.ErrProtocol].
 type boundError struct{ text string }
 
 func (e *boundError) Error() string { return e.text }
@@ -53,14 +48,10 @@ func (e *boundError) Unwrap() error { return classify.ErrProtocol }
 // within its bounds: the server broke them, so it classifies as protocol,
 // as one page over [Options.MaxItems] does (refused by the transport).
 type PaginationError struct {
-	// List is the list that was stopped.
-	List List
-	// Pages and Items are what was read before stopping.
-	Pages, Items int
-	// Cursor is the last cursor the server returned.
-	Cursor string
-	// Err is [ErrPageLimit], [ErrItemLimit] or [ErrCursorRepeated].
-	Err error
+	List         List
+	Pages, Items int    // read before stopping
+	Cursor       string // the last cursor the server returned
+	Err          error  // [ErrPageLimit], [ErrItemLimit] or [ErrCursorRepeated]
 }
 
 // Error names the list and the limit, e.g.

@@ -86,8 +86,7 @@ func (s sessionLister) ListResourceTemplates(ctx context.Context, cursor string)
 		})
 }
 
-// page sends one list request: without params for the first page (go-sdk
-// then sends no "params", where "{}" costs it one more decode).
+// page sends one list request; the first without params, as go-sdk's own.
 func page[P, R, T any](ctx context.Context, cursor string, p *P, list func(context.Context, *P) (R, error), of func(R) ([]T, string)) ([]T, string, error) {
 	if cursor == "" {
 		p = nil

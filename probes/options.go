@@ -5,14 +5,11 @@ import (
 	"time"
 )
 
-// Defaults of [Options].
+// Defaults of [Options] (see its fields).
 const (
-	// DefaultProbeTimeout bounds one list, all its pages included.
 	DefaultProbeTimeout = 10 * time.Second
-	// DefaultMaxPages is the most pages read of one list.
-	DefaultMaxPages = 100
-	// DefaultMaxItems is the most items accepted in one list.
-	DefaultMaxItems = 10_000
+	DefaultMaxPages     = 100
+	DefaultMaxItems     = 10_000
 )
 
 // Options tune discovery; every zero field means its documented default.

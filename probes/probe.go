@@ -9,8 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// role is how one list takes part in a discovery.
-type role uint8
+type role uint8 // how one list takes part in a discovery
 
 const (
 	skip        role = iota // not declared: not sent

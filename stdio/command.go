@@ -17,29 +17,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of a Command's bounds.
+// Defaults of a Command's bounds (see its fields).
 const (
-	// DefaultStopGrace is how long a server has to exit after its stdin is
-	// closed before SIGTERM (go-sdk's CommandTransport.TerminateDuration).
-	DefaultStopGrace = 5 * time.Second
-	// DefaultKillGrace is how long it has after SIGTERM before SIGKILL.
-	DefaultKillGrace = 5 * time.Second
-	// DefaultStderrTail is how many of the last stderr bytes are kept.
-	DefaultStderrTail = 4 << 10
-	// DefaultMaxLineBytes bounds one stdout line (mcp.DefaultMaxLineLength).
+	DefaultStopGrace    = 5 * time.Second // go-sdk's CommandTransport.TerminateDuration
+	DefaultKillGrace    = 5 * time.Second
+	DefaultStderrTail   = 4 << 10 // bytes
 	DefaultMaxLineBytes = mcp.DefaultMaxLineLength
 )
 
 // Command describes a stdio MCP server: a process that speaks
 // newline-delimited JSON-RPC on its stdin and stdout, started anew for every
-// session (DESIGN.md section 2, "stdio servers", has its stop, its stderr
-// log and its stdout filter). The zero value of every field but Path is a
-// documented default. Unix only: Validate refuses one elsewhere
-// (ErrUnsupported).
+// session (DESIGN.md section 2, "stdio servers"). The zero value of every
+// field but Path is a documented default. Unix only: Validate refuses one
+// elsewhere (ErrUnsupported).
 type Command struct {
 	// Path is the program to run (required); a name without a slash is
 	// looked up in PATH at every start. One that cannot start is a failed
-	// handshake (class unknown), retried on the backoff schedule.
+	// handshake (class unknown).
 	Path string
 	// Args are the arguments after the program's name; their credentials
 	// (events.Redactor.AddCommandLineSecrets) are masked as Env's values are.
@@ -52,14 +46,11 @@ type Command struct {
 	// environment the process inherits (Env's are set regardless); it is
 	// called at every start, once per variable. Default nil: all.
 	Inherit func(name string) bool
-	// Dir is the working directory. Default: the supervisor's process's.
-	Dir string
+	Dir     string // the working directory; default: the supervisor's process's
 	// StopGrace is how long the process has to exit after its stdin is
-	// closed before its group gets SIGTERM. Default DefaultStopGrace.
-	StopGrace time.Duration
-	// KillGrace is how long it has after SIGTERM before SIGKILL. Default
-	// DefaultKillGrace.
-	KillGrace time.Duration
+	// closed before its group gets SIGTERM; KillGrace, after SIGTERM before
+	// SIGKILL. Defaults DefaultStopGrace, DefaultKillGrace.
+	StopGrace, KillGrace time.Duration
 	// StderrTail is how many of the last stderr bytes the exit error keeps,
 	// from the first whole line among them. Default DefaultStderrTail.
 	StderrTail int
@@ -91,12 +82,10 @@ func (c Command) WithDefaults() Command {
 // ErrUnsupported: a Command on a system without process groups (not Unix).
 var ErrUnsupported = errors.New("mcpsup/stdio: stdio servers need a Unix system")
 
-// CommandError reports a Command that Validate refuses.
+// CommandError reports a Command that Validate refuses: its Field (e.g.
+// "Path" or "Env") and the Reason it is wrong.
 type CommandError struct {
-	// Field names the field, e.g. "Path" or "Env".
-	Field string
-	// Reason says what is wrong.
-	Reason string
+	Field, Reason string
 }
 
 func (e *CommandError) Error() string {
@@ -126,27 +115,20 @@ type StopStep string
 
 // The steps of a stop, in order (Command).
 const (
-	// StopNone: the process exited by itself.
-	StopNone StopStep = ""
-	// StopStdin: it exited after its stdin was closed.
-	StopStdin StopStep = "stdin-closed"
-	// StopTerm: its group was sent SIGTERM.
-	StopTerm StopStep = "sigterm"
-	// StopKill: its group was sent SIGKILL.
-	StopKill StopStep = "sigkill"
+	StopNone  StopStep = ""             // the process exited by itself
+	StopStdin StopStep = "stdin-closed" // its stdin was closed
+	StopTerm  StopStep = "sigterm"      // its group was sent SIGTERM
+	StopKill  StopStep = "sigkill"      // its group was sent SIGKILL
 )
 
 // ProcessExitError is the end of a stdio server's process, carried by the
 // session's end (class transport), the session.ProcessExited fact and the
 // calls in flight. It wraps mcp.ErrConnectionClosed.
 type ProcessExitError struct {
-	// Path is the program that ran.
-	Path string
-	// PID is the process's id.
-	PID int
-	// Code is the exit code, -1 when a signal ended the process.
-	Code int
-	// Signal is the signal that ended it, 0 when it exited.
+	Path string // the program that ran
+	PID  int
+	// Code is the exit code, -1 when Signal (else 0) ended the process.
+	Code   int
 	Signal syscall.Signal
 	// Stop is what the supervisor did before it exited.
 	Stop StopStep

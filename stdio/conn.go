@@ -16,20 +16,17 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// markKey keys a request's *callMark in its context.
-type markKey struct{}
+type markKey struct{} // keys a request's *callMark in its context
 
 // markingConn is go-sdk's transport and connection over the process's
 // pipes: it marks the requests it writes (stdioSession.facts) and checks
 // what it reads with msgcheck before go-sdk decodes it. One write at a time
 // reaches stdin, on a goroutine of its own, and Write returns with its
-// context (a server that stops reading would otherwise hold go-sdk's one
-// write lock, pings included): a write cut while running goes on whole and
-// counts as written; one cut while waiting for the slot was not sent. So a
-// server that reads no more holds at most one message and one goroutine.
-// Responses to the server's requests are written with a context that never
-// ends (go-sdk internal/jsonrpc2 processResult): at most maxResponses at
-// once, one past it dropped and told to dropped.
+// context, so a server that stops reading holds one message and one
+// goroutine, not go-sdk's write lock: a write cut while running goes on
+// whole (written); one cut while waiting for the slot was not sent.
+// Responses to the server's requests (written with a context that never
+// ends, go-sdk internal/jsonrpc2 processResult) are bounded by maxResponses.
 type markingConn struct {
 	mcp.Connection                                   // set by Connect
 	pipes          mcp.Transport                     // the process's stdin and filtered stdout
@@ -56,7 +53,6 @@ func newMarkingConn(drop func(session.LineDropped, string), dropped func(n int),
 		lists: make(map[int64]string), marks: make(map[int64]*callMark), unsent: make(map[int64]bool)}
 }
 
-// Connect connects the pipes, once: c is their connection.
 func (c *markingConn) Connect(ctx context.Context) (mcp.Connection, error) {
 	conn, err := c.pipes.Connect(ctx)
 	if err != nil {
@@ -118,7 +114,7 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // counts; the answer to one forgotten is held to every method's counts.
 const maxListsTracked = 64
 
-// trackList remembers the id of a counted request. Called with mu held.
+// trackList remembers a counted request's method. Called with mu held.
 func (c *markingConn) trackList(id int64, method string) {
 	if len(c.lists) >= maxListsTracked {
 		oldest := slices.Min(slices.Collect(maps.Keys(c.lists)))
@@ -205,8 +201,8 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 }
 
-// maxUnsent bounds the requests given up unsent that markingConn remembers
-// until go-sdk cancels them.
+// maxUnsent bounds the requests given up unsent remembered until go-sdk
+// cancels them.
 const maxUnsent = 1024
 
 func (c *markingConn) gaveUp(req *jsonrpc.Request) {
@@ -247,7 +243,7 @@ func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
 	return true
 }
 
-// keepMark remembers request id's mark until callMark.done. Called with mu held.
+// keepMark remembers request id's mark until callMark.done; mu held.
 func (c *markingConn) keepMark(id int64, m *callMark) {
 	c.marks[id] = m
 	m.forget = func() {
@@ -259,7 +255,7 @@ func (c *markingConn) keepMark(id int64, m *callMark) {
 	}
 }
 
-// refuse marks request id's answer refused; it reports whether a caller
+// refuse marks request id's answer refused, and reports whether a caller
 // waits for it.
 func (c *markingConn) refuse(id int64, problem string) bool {
 	c.mu.Lock()

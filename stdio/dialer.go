@@ -17,10 +17,8 @@ import (
 // Options configure a Dialer. The zero value of every field but
 // Command.Path is a documented default.
 type Options struct {
-	// Command is the server's process (Command.WithDefaults applied).
-	Command Command
-	// Name names the server in logs. Default: Command.Path.
-	Name string
+	Command Command // the server's process (Command.WithDefaults applied)
+	Name    string  // names the server in logs; default Command.Path
 	// ProtocolVersion is the version the first handshake asks for (e.g.
 	// "2025-11-25"); later ones ask for the last negotiated. Default "":
 	// go-sdk's latest.
@@ -34,8 +32,7 @@ type Options struct {
 	// once; one past it is dropped (session.ResponseDropped). Default
 	// session.DefaultMaxResponsesInFlight.
 	MaxResponses int
-	// Redactor masks the stderr tail. Default nil: the patterns only.
-	Redactor *events.Redactor
+	Redactor     *events.Redactor // masks the stderr tail; default nil: the patterns only
 }
 
 // Dialer starts a Command's process for every Dial (a session.Dialer).
@@ -76,10 +73,8 @@ func (d *Dialer) Attach(context.Context, session.Spec) (session.Session, error) 
 // Dial starts the process and runs the handshake, bounded by ctx; a failed
 // handshake stops the process, and one the exit failed unwraps to both the
 // *ProcessExitError and the handshake's error. Facts go to spec.Observe.
-//
-// Not mcp.CommandTransport: it hands go-sdk the raw stdout (see
-// stdoutFilter), leaves the process in the host's process group and has one
-// grace period for both stop steps.
+// Not mcp.CommandTransport, which hands go-sdk the raw stdout, leaves the
+// process in the host's process group and has one grace for both stop steps.
 func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, error) {
 	o := d.opts
 	observe := spec.Observe

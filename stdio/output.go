@@ -34,17 +34,14 @@ type stdoutFilter struct {
 	count   atomic.Int64
 	line    []byte // the line being read (copyLines' own)
 	// refuse (markingConn.refuse), when set, reports whether a caller waits
-	// for the answer a dropped line held; the filter then hands go-sdk a
-	// refusalLine in its place, so the call fails at once.
+	// for the answer a dropped line held: it gets a refusalLine at once.
 	refuse func(id int64, problem string) bool
 }
 
-// keptLine is the most a line's buffer keeps between lines, so one line near
-// MaxLineBytes does not hold 16 MiB for the process's life.
+// keptLine is the most a line's buffer keeps between lines.
 const keptLine = 64 << 10
 
-// maxQuoted bounds how much of a dropped line the log quotes.
-const maxQuoted = 120
+const maxQuoted = 120 // bytes of a dropped line the log quotes
 
 // copyLines writes the lines of r that pass to w, each with one "\n", until r
 // ends; once w refuses a write the rest of r is discarded, so the process
@@ -119,8 +116,8 @@ func writeOrDiscard(w io.Writer, b []byte) io.Writer {
 	return w
 }
 
-// refuseAnswer hands w the refusal of request id's dropped answer when a
-// caller waits for it.
+// refuseAnswer hands w the refusal of request id's dropped answer, if
+// awaited.
 func (f *stdoutFilter) refuseAnswer(w io.Writer, id int64, problem string) io.Writer {
 	if f.refuse == nil || !f.refuse(id, problem) {
 		return w
@@ -156,7 +153,6 @@ func notMessage(line []byte) (session.DropReason, string) {
 	return "", ""
 }
 
-// quote renders the start of a dropped line for the log.
 func quote(line []byte) string {
 	s := strings.ToValidUTF8(string(line[:min(len(line), maxQuoted)]), "?")
 	if len(line) > maxQuoted {
@@ -182,8 +178,7 @@ type stderrLog struct {
 	cut  bool // bytes were dropped before tail
 }
 
-// maxStderrLine is the longest piece of a stderr line logged as one record.
-const maxStderrLine = 4 << 10
+const maxStderrLine = 4 << 10 // the longest piece of a stderr line logged as one record
 
 // The rate of stderr's log records; the lines past it are counted in one.
 const (
@@ -217,7 +212,6 @@ func (l *stderrLog) copy(r io.Reader) {
 	}
 }
 
-// logUnlogged logs how many lines went unlogged since the last one logged.
 func (l *stderrLog) logUnlogged() {
 	if l.unlogged == 0 {
 		return

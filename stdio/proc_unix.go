@@ -4,6 +4,7 @@ package stdio
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -131,12 +132,12 @@ func (p *proc) reap(f *stdoutFilter, stdoutDone, stderrDone <-chan struct{}, out
 	p.mu.Unlock()
 	// One deadline for the whole drain: a child that left the group (setsid)
 	// may hold both pipes open for as long as it lives.
-	drained := make(chan struct{}) // closed at the deadline: every select hears it
-	defer time.AfterFunc(exitDrain, func() { close(drained) }).Stop()
+	drain, stop := context.WithTimeout(context.Background(), exitDrain)
+	defer stop()
 	for _, done := range []<-chan struct{}{stdoutDone, stderrDone} {
 		select {
 		case <-done:
-		case <-drained:
+		case <-drain.Done():
 		}
 	}
 	_, _ = outR.Close(), errR.Close() // unblocks a pump still reading

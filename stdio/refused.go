@@ -50,8 +50,7 @@ func (m *callMark) done() (written bool, refused string) {
 	return m.written.Load(), refused
 }
 
-// idScan bounds how much of a dropped line lineID reads.
-const idScan = 4 << 10
+const idScan = 4 << 10 // bytes of a dropped line lineID reads
 
 // lineID returns the id of a dropped line that is a JSON-RPC response: a
 // top-level integer "id" within the first idScan bytes, before "result" or
@@ -89,7 +88,6 @@ func refusal(id jsonrpc.ID, problem string) *jsonrpc.Response {
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused, Message: "mcpsup: answer refused: " + problem}}
 }
 
-// refusalLine is [refusal] as a stdout line.
 func refusalLine(id int64, problem string) []byte {
 	rid, _ := jsonrpc.MakeID(float64(id)) // JSON's numbers decode as float64
 	b, _ := jsonrpc.EncodeMessage(refusal(rid, problem))

@@ -36,11 +36,10 @@ func (s *stdioSession) start(cs *mcp.ClientSession, info session.Info) {
 }
 
 // facts is the session's facts middleware: a request's error is a
-// classify.WrittenError when it was written whole to stdin, else a
-// classify.NotSentError; a refused answer's is a WrittenError around an
-// *AnswerRefusedError. One that failed with mcp.ErrConnectionClosed after
-// the handshake returns once the session (or ctx) has ended, so its caller
-// finds Done closed.
+// classify.WrittenError when it was written whole to stdin (around an
+// *AnswerRefusedError when its answer was refused), else a
+// classify.NotSentError. One that failed with mcp.ErrConnectionClosed after
+// the handshake returns once the session (or ctx) has ended.
 func (s *stdioSession) facts(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		mark := new(callMark) // set by markingConn
@@ -102,7 +101,7 @@ func (s *stdioSession) Alive(ctx context.Context) error {
 	return err
 }
 
-// Info is the handshake's: no session id on stdio.
+// Info is the handshake's (no session id on stdio).
 func (s *stdioSession) Info() session.Info { return s.info }
 
 // Status is Live until Done, then Ended with a nil channel.
