@@ -38,8 +38,8 @@ type loopState struct {
 	cooldown   clockwork.Timer // a churn failure's
 	seq        uint64
 	cat        catalogLoop
-	ttl        *listTTLs // nil until a list has a ttl
-	stepping   bool      // a step runs: triggers it produces wait in queue
+	ttl        listTTLs
+	stepping   bool // a step runs: triggers it produces wait in queue
 	queue      []fsm.Trigger
 	batch      []events.Event // held until the state they announce is published
 }

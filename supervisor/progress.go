@@ -149,11 +149,8 @@ func (c *callClock) release() {
 	c.end(context.Canceled)
 }
 
-// progressCalls holds the bounded calls by progress key.
-type progressCalls struct {
-	mu    sync.Mutex
-	calls map[*callClock]string
-}
+// progressCalls holds the bounded calls: *callClock -> its progressKey.
+type progressCalls struct{ sync.Map }
 
 // progressKey is a progress token (a string or a number, MCP progress) as
 // a map key; a number sent as 7 comes back as 7.0: keyed by float64.
@@ -169,29 +166,15 @@ func progressKey(token any) (string, bool) {
 	return fmt.Sprintf("%T:%v", token, token), true
 }
 
-// set holds c with key; "" forgets it.
-func (p *progressCalls) set(c *callClock, key string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.calls == nil {
-		p.calls = map[*callClock]string{}
-	}
-	if key == "" {
-		delete(p.calls, c)
-	} else {
-		p.calls[c] = key
-	}
-}
-
 // progressed extends the calls of token.
 func (p *progressCalls) progressed(token any) {
-	key, ok := progressKey(token)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c, k := range p.calls {
-		if ok && k == key {
-			c.progressed()
-		}
+	if key, ok := progressKey(token); ok {
+		p.Range(func(c, k any) bool {
+			if k == key {
+				c.(*callClock).progressed()
+			}
+			return true
+		})
 	}
 }
 
@@ -207,9 +190,9 @@ func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func
 	if !ok || timeout == 0 {
 		return c, c.finish // detached by then: the release
 	}
-	s.progress.set(c, key)
+	s.progress.Store(c, key)
 	return c, func() {
-		s.progress.set(c, "")
+		s.progress.Delete(c)
 		c.release()
 	}
 }
