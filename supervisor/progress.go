@@ -38,7 +38,8 @@ type callClock struct {
 }
 
 // newCallClock returns the clock of a call on parent; timeout 0: the
-// caller's deadline bounds the call.
+// caller's deadline bounds the call. A timed clock's parent has no
+// deadline (boundCall): Deadline, the parent's, reports none.
 func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
 	c := &callClock{Context: parent, clock: clock, timeout: timeout, done: make(chan struct{})}
 	if timeout > 0 {
@@ -59,15 +60,6 @@ func (c *callClock) finish() {
 		return
 	}
 	c.end(c.Context.Err())
-}
-
-// Deadline is the parent's for a clock without a timer; a timed clock has
-// no fixed one.
-func (c *callClock) Deadline() (time.Time, bool) {
-	if c.timer == nil {
-		return c.Context.Deadline()
-	}
-	return time.Time{}, false
 }
 
 // detach makes the clock end no longer with its parent: the caller's
