@@ -444,11 +444,7 @@ type sessionHooks struct {
 
 // listChanged takes a notifications/<list>/list_changed.
 func (h *sessionHooks) listChanged(l probes.List) {
-	set := setOf(l)
-	if l == probes.Resources { // covers the templates
-		set |= setOf(probes.ResourceTemplates)
-	}
-	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) })
+	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, setOf(l), nil) }) // resources: templates too (listSet.lists)
 }
 
 // then is go-sdk's handler that runs ours, then the host's, if any.
