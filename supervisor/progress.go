@@ -135,10 +135,12 @@ func (c *callClock) progressed() {
 
 func (c *callClock) cancel() { c.end(context.Canceled) }
 
+// release ends the clock, then stops its timer: a progress that raced the
+// registry's Delete finds the clock ended and re-arms nothing.
 func (c *callClock) release() {
+	c.end(context.Canceled)
 	stopAll(c.timer)
 	c.stopParent()
-	c.end(context.Canceled)
 }
 
 // progressCalls holds the bounded calls: *callClock -> its progressKey.
