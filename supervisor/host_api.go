@@ -42,8 +42,8 @@ func (s *Supervisor) Ping(ctx context.Context) error {
 	return doErr(s, ctx, "ping", "", seam.Session.Alive)
 }
 
-// AddRoots adds roots (replacing any of the same URI; nil skipped) to the current and
-// later sessions. Deprecated from 2026-07-28 on (SEP-2577).
+// AddRoots adds roots (replacing any of the same URI; nil skipped) to the
+// current and later sessions. Deprecated from 2026-07-28 on (SEP-2577).
 func (s *Supervisor) AddRoots(roots ...*mcp.Root) { s.roots.add(roots) }
 
 // RemoveRoots removes the roots of these URIs, as AddRoots adds them.
