@@ -225,24 +225,17 @@ func noListCache(ttl func(probes.List, int)) mcp.Middleware {
 }
 
 // cacheableOf returns the list and ttl hint of a list result; nil else.
+// go-sdk makes a new result for each answer: none is a typed nil.
 func cacheableOf(res mcp.Result) (probes.List, *mcp.Cacheable) {
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
-		if r != nil {
-			return probes.Tools, &r.Cacheable
-		}
+		return probes.Tools, &r.Cacheable
 	case *mcp.ListPromptsResult:
-		if r != nil {
-			return probes.Prompts, &r.Cacheable
-		}
+		return probes.Prompts, &r.Cacheable
 	case *mcp.ListResourcesResult:
-		if r != nil {
-			return probes.Resources, &r.Cacheable
-		}
+		return probes.Resources, &r.Cacheable
 	case *mcp.ListResourceTemplatesResult:
-		if r != nil {
-			return probes.ResourceTemplates, &r.Cacheable
-		}
+		return probes.ResourceTemplates, &r.Cacheable
 	}
 	return 0, nil
 }

@@ -5,6 +5,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -41,8 +42,8 @@ func (s *Supervisor) Ping(ctx context.Context) error {
 	return doErr(s, ctx, "ping", "", seam.Session.Alive)
 }
 
-// AddRoots adds roots (replacing any of the same URI) to the current and
-// later sessions. Deprecated from 2026-07-28 on (SEP-2577).
+// AddRoots adds roots (replacing any of the same URI; nil skipped) to the
+// current and later sessions. Deprecated from 2026-07-28 on (SEP-2577).
 func (s *Supervisor) AddRoots(roots ...*mcp.Root) { s.roots.add(roots) }
 
 // RemoveRoots removes the roots of these URIs, as AddRoots adds them.
@@ -52,22 +53,20 @@ func (s *Supervisor) RemoveRoots(uris ...string) { s.roots.remove(uris) }
 // so a client never misses a change.
 type rootSet struct {
 	mu      sync.Mutex
-	roots   []*mcp.Root // by URI, in the order first added
+	roots   map[string]*mcp.Root // by URI: go-sdk keys and lists them so
 	clients []*mcp.Client
 }
 
+// add skips nil roots: go-sdk's AddRoots would panic on one, its lock held.
 func (r *rootSet) add(roots []*mcp.Root) {
+	roots = slices.DeleteFunc(slices.Clone(roots), func(x *mcp.Root) bool { return x == nil })
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.roots == nil {
+		r.roots = map[string]*mcp.Root{}
+	}
 	for _, root := range roots {
-		if root == nil {
-			continue
-		}
-		if i := slices.IndexFunc(r.roots, func(x *mcp.Root) bool { return x.URI == root.URI }); i >= 0 {
-			r.roots[i] = root
-		} else {
-			r.roots = append(r.roots, root)
-		}
+		r.roots[root.URI] = root
 	}
 	for _, cl := range r.clients {
 		cl.AddRoots(roots...)
@@ -77,7 +76,9 @@ func (r *rootSet) add(roots []*mcp.Root) {
 func (r *rootSet) remove(uris []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.roots = slices.DeleteFunc(r.roots, func(x *mcp.Root) bool { return slices.Contains(uris, x.URI) })
+	for _, uri := range uris {
+		delete(r.roots, uri)
+	}
 	for _, cl := range r.clients {
 		cl.RemoveRoots(uris...)
 	}
@@ -86,9 +87,7 @@ func (r *rootSet) remove(uris []string) {
 func (r *rootSet) attach(cl *mcp.Client) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.roots) > 0 {
-		cl.AddRoots(r.roots...)
-	}
+	cl.AddRoots(slices.Collect(maps.Values(r.roots))...) // none: nothing
 	r.clients = append(r.clients, cl)
 }
 

@@ -28,20 +28,19 @@ type loopState struct {
 	m        *fsm.Machine
 	sessions []*held  // one, two while replacing
 	found    *Catalog // discovered, not yet published
-	// partial holds what the failed listings of the session of partialGen
-	// settled (settled): a retry on that session lists only the rest.
-	partial    *probes.Offer
-	settled    listSet
-	partialGen uint64
-	bo         backoff.BackOff
-	retry      clockwork.Timer
-	cooldown   clockwork.Timer // a churn failure's
-	seq        uint64
-	cat        catalogLoop
-	ttl        *listTTLs // nil until a list has a ttl
-	stepping   bool      // a step runs: triggers it produces wait in queue
-	queue      []fsm.Trigger
-	batch      []events.Event // held until the state they announce is published
+	// partial holds what the failed listings of its session settled
+	// (settled): a retry on that session lists only the rest.
+	partial  *Catalog
+	settled  listSet
+	bo       backoff.BackOff
+	retry    clockwork.Timer
+	cooldown clockwork.Timer // a churn failure's
+	seq      uint64
+	cat      catalogLoop
+	ttl      listTTLs
+	stepping bool // a step runs: triggers it produces wait in queue
+	queue    []fsm.Trigger
+	batch    []events.Event // held until the state they announce is published
 }
 
 // held is a session the supervisor holds.
@@ -322,7 +321,7 @@ func (s *Supervisor) discover(c fsm.Command) {
 	}
 	sess := h.sess
 	blind, p := c.Kind == fsm.Probe, s.loop.partial
-	retry := p != nil && s.loop.partialGen == c.Generation && !blind
+	retry := p != nil && p.Generation == c.Generation && !blind
 	set := declaredLists(sess) &^ s.loop.settled
 	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
@@ -332,7 +331,7 @@ func (s *Supervisor) discover(c fsm.Command) {
 		switch {
 		case retry: // only what did not settle
 			cat, err = s.listSome(h, set)
-			cat.Offer = relistedOffer(*p, cat)
+			cat.Offer = relistedOffer(p.Offer, cat)
 		case blind:
 			cat, err = probes.ProbeBlind(ctx, sess, s.probeOptions())
 		default:
@@ -358,10 +357,10 @@ func (s *Supervisor) discovered(gen uint64, cat probes.Catalog, err error) {
 		if le, ok := errors.AsType[*probes.ListError](err); ok {
 			v = le.Verdict
 		}
-		if s.loop.partial == nil || s.loop.partialGen != gen {
+		if s.loop.partial == nil || s.loop.partial.Generation != gen {
 			s.loop.settled = 0
 		}
-		s.loop.partial, s.loop.partialGen = &cat.Offer, gen
+		s.loop.partial = &Catalog{Offer: cat.Offer, Generation: gen}
 		s.loop.settled |= listsWhere(cat.Report, settledList)
 		s.step(fsm.Trigger{Kind: events.TriggerDiscoveryFailed, Generation: gen, Verdict: v})
 		return
@@ -444,11 +443,7 @@ type sessionHooks struct {
 
 // listChanged takes a notifications/<list>/list_changed.
 func (h *sessionHooks) listChanged(l probes.List) {
-	set := setOf(l)
-	if l == probes.Resources { // covers the templates
-		set |= setOf(probes.ResourceTemplates)
-	}
-	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, set, nil) })
+	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, setOf(l), nil) }) // resources: templates too (listSet.lists)
 }
 
 // then is go-sdk's handler that runs ours, then the host's, if any.

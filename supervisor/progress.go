@@ -38,7 +38,8 @@ type callClock struct {
 }
 
 // newCallClock returns the clock of a call on parent; timeout 0: the
-// caller's deadline bounds the call.
+// caller's deadline bounds the call. A timed clock's parent has no
+// deadline (boundCall): Deadline, the parent's, reports none.
 func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceiling time.Duration) *callClock {
 	c := &callClock{Context: parent, clock: clock, timeout: timeout, done: make(chan struct{})}
 	if timeout > 0 {
@@ -59,15 +60,6 @@ func (c *callClock) finish() {
 		return
 	}
 	c.end(c.Context.Err())
-}
-
-// Deadline is the parent's for a clock without a timer; a timed clock has
-// no fixed one.
-func (c *callClock) Deadline() (time.Time, bool) {
-	if c.timer == nil {
-		return c.Context.Deadline()
-	}
-	return time.Time{}, false
 }
 
 // detach makes the clock end no longer with its parent: the caller's
@@ -143,17 +135,16 @@ func (c *callClock) progressed() {
 
 func (c *callClock) cancel() { c.end(context.Canceled) }
 
+// release ends the clock, then stops its timer: a progress that raced the
+// registry's Delete finds the clock ended and re-arms nothing.
 func (c *callClock) release() {
+	c.end(context.Canceled)
 	stopAll(c.timer)
 	c.stopParent()
-	c.end(context.Canceled)
 }
 
-// progressCalls holds the bounded calls by progress key.
-type progressCalls struct {
-	mu    sync.Mutex
-	calls map[*callClock]string
-}
+// progressCalls holds the bounded calls: *callClock -> its progressKey.
+type progressCalls struct{ sync.Map }
 
 // progressKey is a progress token (a string or a number, MCP progress) as
 // a map key; a number sent as 7 comes back as 7.0: keyed by float64.
@@ -169,29 +160,15 @@ func progressKey(token any) (string, bool) {
 	return fmt.Sprintf("%T:%v", token, token), true
 }
 
-// set holds c with key; "" forgets it.
-func (p *progressCalls) set(c *callClock, key string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.calls == nil {
-		p.calls = map[*callClock]string{}
-	}
-	if key == "" {
-		delete(p.calls, c)
-	} else {
-		p.calls[c] = key
-	}
-}
-
 // progressed extends the calls of token.
 func (p *progressCalls) progressed(token any) {
-	key, ok := progressKey(token)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c, k := range p.calls {
-		if ok && k == key {
-			c.progressed()
-		}
+	if key, ok := progressKey(token); ok {
+		p.Range(func(c, k any) bool {
+			if k == key {
+				c.(*callClock).progressed()
+			}
+			return true
+		})
 	}
 }
 
@@ -207,9 +184,9 @@ func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func
 	if !ok || timeout == 0 {
 		return c, c.finish // detached by then: the release
 	}
-	s.progress.set(c, key)
+	s.progress.Store(c, key)
 	return c, func() {
-		s.progress.set(c, "")
+		s.progress.Delete(c)
 		c.release()
 	}
 }

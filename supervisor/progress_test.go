@@ -19,13 +19,12 @@ func (r *rig) clocksOf(token any) []*callClock { return clocksOf(&r.sup.progress
 
 func clocksOf(p *progressCalls, token any) (calls []*callClock) {
 	key, _ := progressKey(token)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c, k := range p.calls {
+	p.Range(func(c, k any) bool {
 		if k == key {
-			calls = append(calls, c)
+			calls = append(calls, c.(*callClock))
 		}
-	}
+		return true
+	})
 	return calls
 }
 

@@ -186,9 +186,7 @@ func newSupervisor(cfg Config, d opener) *Supervisor {
 	}
 	s.roots.add(cfg.Client.Roots)
 	s.sink = newSinkQueue(cfg.Observe.Events, cfg.Observe.Logger, cfg.Name)
-	if cfg.Observe.CallHandler != nil {
-		s.callServer = s.redact.Text(cfg.Name)
-	}
+	s.callServer = s.redact.Text(cfg.Name)
 	s.loop.m = fsm.New(fsm.Config{
 		MaxSessions:    cfg.Recovery.MaxSessions,
 		Window:         cfg.Recovery.ChurnWindow,

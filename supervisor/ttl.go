@@ -35,9 +35,9 @@ type listTTLs struct {
 	}
 }
 
-// stop stops every timer; t may be nil.
+// stop stops every timer.
 func (t *listTTLs) stop() {
-	for l := 0; t != nil && l < len(t.lists); l++ {
+	for l := range t.lists {
 		t.reset(probes.List(l))
 	}
 }
@@ -48,7 +48,7 @@ func (t *listTTLs) reset(l probes.List) {
 }
 
 func (t *listTTLs) endSession(gen uint64) {
-	if t != nil && t.gen == gen {
+	if t.gen == gen {
 		t.stop()
 	}
 }
@@ -56,13 +56,10 @@ func (t *listTTLs) endSession(gen uint64) {
 // armListTTL (re)arms list's timer for a result of gen with ttlMs ms:
 // max(ms, MinListTTL), at most maxListTTL, jittered; ms 0 stops it.
 func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
-	if gen != s.loop.m.Generation() || s.loop.ttl == nil && ms <= 0 {
-		return // an older session's result, or nothing to stop or arm
+	if gen != s.loop.m.Generation() {
+		return // an older session's result
 	}
-	if s.loop.ttl == nil {
-		s.loop.ttl = new(listTTLs) // made for the first ttl: most servers send none
-	}
-	t := s.loop.ttl
+	t := &s.loop.ttl
 	if t.gen != gen {
 		t.stop()
 		t.gen = gen
@@ -89,8 +86,8 @@ func (s *Supervisor) armTTLTimer(gen uint64, list probes.List, d time.Duration) 
 // ttlRelistFailed retries each list of set whose ttl ran out after its
 // backoff.
 func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
-	t := s.loop.ttl
-	if t == nil || t.gen != gen {
+	t := &s.loop.ttl
+	if t.gen != gen {
 		return
 	}
 	for _, list := range set.lists() {
@@ -109,8 +106,8 @@ func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
 
 // listTTLExpired re-lists a list whose timer tm ran out, if still held.
 func (s *Supervisor) listTTLExpired(gen uint64, list probes.List, tm clockwork.Timer) {
-	t := s.loop.ttl
-	if t == nil || t.gen != gen || t.lists[list].timer != tm {
+	t := &s.loop.ttl
+	if t.gen != gen || t.lists[list].timer != tm {
 		return
 	}
 	t.lists[list].timer = nil

@@ -21,9 +21,6 @@ func onLoop(t *testing.T, s *Supervisor, f func(*Supervisor)) {
 func armedTTLs(t *testing.T, s *Supervisor) (n int) {
 	t.Helper()
 	onLoop(t, s, func(s *Supervisor) {
-		if s.loop.ttl == nil {
-			return
-		}
 		for _, l := range s.loop.ttl.lists {
 			if l.timer != nil {
 				n++
