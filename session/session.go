@@ -54,13 +54,9 @@ type Requests interface {
 type Status uint8
 
 const (
-	// Live: calls go out.
-	Live Status = iota
-	// Verifying: one Alive runs after an unanswered request ([Verify]);
-	// calls wait for it.
-	Verifying
-	// Ended: Done is closed.
-	Ended
+	Live      Status = iota // calls go out
+	Verifying               // one Alive runs after an unanswered request ([Verify]); calls wait for it
+	Ended                   // Done is closed
 )
 
 var statusNames = [...]string{Live: "live", Verifying: "verifying", Ended: "ended"}
@@ -75,12 +71,9 @@ func (s Status) String() string {
 
 // Info is what a session's handshake, or its persisted state, established.
 type Info struct {
-	// ID is the Mcp-Session-Id; "" for a sessionless server and on stdio.
-	ID string
-	// ProtocolVersion is the negotiated (or persisted) protocol version.
-	ProtocolVersion string
-	// Initialize is what the server declared; nil after a blind resume.
-	Initialize *mcp.InitializeResult
+	ID              string                // the Mcp-Session-Id; "" for a sessionless server and on stdio
+	ProtocolVersion string                // negotiated or persisted
+	Initialize      *mcp.InitializeResult // what the server declared; nil after a blind resume
 }
 
 // Resume re-attaches a session without a handshake; part of the persisted
@@ -104,13 +97,10 @@ type Dialer interface {
 
 // Spec is what one Dial or Attach needs from the supervisor.
 type Spec struct {
-	// Generation numbers the supervisor's sessions; facts carry it.
-	Generation uint64
-	// Resume is the session Attach re-attaches; nil for Dial.
-	Resume *Resume
-	// Client builds the session's go-sdk client, adding facts, the
-	// transport's middleware that puts its facts on every request's error,
-	// innermost.
+	Generation uint64  // numbers the supervisor's sessions; facts carry it
+	Resume     *Resume // the session Attach re-attaches; nil for Dial
+	// Client builds the session's go-sdk client with facts, the transport's
+	// middleware putting its facts on every request's error, innermost.
 	Client func(facts mcp.Middleware) *mcp.Client
 	// Observe receives the transport's facts; it must not block. nil: none.
 	Observe func(Fact)
