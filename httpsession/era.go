@@ -68,9 +68,15 @@ type DiscoverOutageError struct {
 }
 
 func (e *DiscoverOutageError) Error() string {
-	what := answerOf(e.Discover)
-	if e.Discover.TransportErr != nil {
-		what += " (" + e.Discover.TransportErr.Error() + ")"
+	x, what := e.Discover, "no HTTP answer"
+	if x.Status != 0 {
+		what = fmt.Sprintf("HTTP %d", x.Status)
+	}
+	if x.RPC.Present {
+		what += fmt.Sprintf(", JSON-RPC %d", x.RPC.Code)
+	}
+	if x.TransportErr != nil {
+		what += " (" + x.TransportErr.Error() + ")"
 	}
 	return "mcpsup/httpsession: server/discover got " + what + "; not falling back to initialize on an outage"
 }
@@ -260,16 +266,4 @@ func eraChange(from, to string, why session.EraReason, x Exchange) *session.EraC
 		c.Code = x.RPC.Code
 	}
 	return c
-}
-
-// answerOf names an answer: its status and JSON-RPC code.
-func answerOf(x Exchange) string {
-	s := "no HTTP answer"
-	if x.Status != 0 {
-		s = fmt.Sprintf("HTTP %d", x.Status)
-	}
-	if x.RPC.Present {
-		s += fmt.Sprintf(", JSON-RPC %d", x.RPC.Code)
-	}
-	return s
 }
