@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/httpsession/sse"
 )
@@ -34,10 +35,10 @@ var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer
 func (s *Session) Discover(ctx context.Context) error {
 	// Numbered past the id shift, as go-sdk's ids are (idshift.go).
 	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.c.shift)+s.probes.Add(1), 10)
-	params, err := json.Marshal(map[string]any{"_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    cmp.Or(s.info.ProtocolVersion, era20260728),
-		"io.modelcontextprotocol/clientInfo":         s.clientInfo,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	params, err := json.Marshal(&mcp.DiscoverParams{Meta: mcp.Meta{
+		mcp.MetaKeyProtocolVersion:    cmp.Or(s.info.ProtocolVersion, era20260728),
+		mcp.MetaKeyClientInfo:         s.clientInfo,
+		mcp.MetaKeyClientCapabilities: map[string]any{},
 	}})
 	if err != nil {
 		return err
