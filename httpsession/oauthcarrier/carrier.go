@@ -87,11 +87,8 @@ func (a *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		refused, ran, err := a.authorize(req, resp, gen, failed)
-		if errors.Is(err, errKeepAnswer) {
-			return refused, nil
-		}
-		if err != nil {
-			return nil, err
+		if refused != nil || err != nil {
+			return refused, err
 		}
 		authorized = ran
 	}
@@ -208,7 +205,7 @@ func (a *Transport) authorize(req *http.Request, resp *http.Response, gen, faile
 		case a.renewed.Load() != gen:
 			return nil, ran, nil // renewed since: sent again with the new credential
 		case a.failed.Load() != failed:
-			return kept(), true, errKeepAnswer
+			return kept(), true, nil
 		}
 		led := false
 		flight := a.flights.DoChan(strconv.FormatUint(gen, 10), func() (any, error) {
@@ -274,9 +271,6 @@ func guarded[T any](what string, f func() (T, error)) (v T, err error) {
 	}()
 	return f()
 }
-
-// errKeepAnswer tells RoundTrip to hand on the refused answer.
-var errKeepAnswer = errors.New("keep the refused answer")
 
 // replayable reports whether req can be sent a second time.
 func replayable(req *http.Request) bool {
