@@ -54,9 +54,13 @@ type Requests interface {
 type Status uint8
 
 const (
-	Live      Status = iota // calls go out
-	Verifying               // one Alive runs after an unanswered request ([Verify]); calls wait for it
-	Ended                   // Done is closed
+	// Live: calls go out.
+	Live Status = iota
+	// Verifying: one Alive runs after an unanswered request ([Verify]);
+	// calls wait for it.
+	Verifying
+	// Ended: Done is closed.
+	Ended
 )
 
 var statusNames = [...]string{Live: "live", Verifying: "verifying", Ended: "ended"}
@@ -71,9 +75,12 @@ func (s Status) String() string {
 
 // Info is what a session's handshake, or its persisted state, established.
 type Info struct {
-	ID              string                // the Mcp-Session-Id; "" for a sessionless server and on stdio
-	ProtocolVersion string                // negotiated or persisted
-	Initialize      *mcp.InitializeResult // what the server declared; nil after a blind resume
+	// ID is the Mcp-Session-Id; "" for a sessionless server and on stdio.
+	ID string
+	// ProtocolVersion is the negotiated (or persisted) protocol version.
+	ProtocolVersion string
+	// Initialize is what the server declared; nil after a blind resume.
+	Initialize *mcp.InitializeResult
 }
 
 // Resume re-attaches a session without a handshake; part of the persisted
@@ -102,8 +109,10 @@ type Dialer interface {
 
 // Spec is what one Dial or Attach needs from the supervisor.
 type Spec struct {
-	Generation uint64  // numbers the supervisor's sessions; facts carry it
-	Resume     *Resume // the session Attach re-attaches; nil for Dial
+	// Generation numbers the supervisor's sessions; facts carry it.
+	Generation uint64
+	// Resume is the session Attach re-attaches; nil for Dial.
+	Resume *Resume
 	// Client builds the session's go-sdk client with facts, the transport's
 	// middleware putting its facts on every request's error, innermost.
 	Client func(facts mcp.Middleware) *mcp.Client
