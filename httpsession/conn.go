@@ -20,7 +20,6 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
-	"github.com/mcpsup/mcpsup/httpsession/mcpheader"
 	"github.com/mcpsup/mcpsup/httpsession/oauthcarrier"
 	"github.com/mcpsup/mcpsup/httpsession/wirebody"
 	"github.com/mcpsup/mcpsup/msgcheck"
@@ -63,7 +62,7 @@ type conn struct {
 	resps     responses         // bounds go-sdk's responses to the server's requests
 	hostileMu sync.Mutex        // guards hostile
 	hostile   *HostilityTracker // this session's evidence for the switch's rule; nil with the stream off
-	params    mcpheader.Params  // the tools' Mcp-Param-* bindings
+	params    paramHeaders      // the tools' Mcp-Param-* bindings
 	rounds    rounds            // multi-round-trip calls' last rounds (rounds.go)
 }
 
@@ -240,11 +239,11 @@ func (c *conn) post(ctx context.Context, msg jsonrpc.Message) (*http.Request, er
 		case !parsed:
 		case method == "tools/call":
 			c.params.Set(h, p.Name, r.Params)
-			h.Set(mcpheader.Name, mcpheader.Value(p.Name))
+			h.Set(headerName, headerValue(p.Name))
 		case method == "prompts/get":
-			h.Set(mcpheader.Name, mcpheader.Value(p.Name))
+			h.Set(headerName, headerValue(p.Name))
 		case method == "resources/read":
-			h.Set(mcpheader.Name, mcpheader.Value(p.URI))
+			h.Set(headerName, headerValue(p.URI))
 		}
 	}
 	return req, nil

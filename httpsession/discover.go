@@ -2,6 +2,7 @@ package httpsession
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/httpsession/sse"
 )
@@ -33,14 +35,10 @@ var ErrNoDiscoverAnswer = errors.New("mcpsup/httpsession: server/discover answer
 func (s *Session) Discover(ctx context.Context) error {
 	// Numbered past the id shift, as go-sdk's ids are (idshift.go).
 	id := "mcpsup-discover-" + strconv.FormatUint(uint64(s.c.shift)+s.probes.Add(1), 10)
-	version := s.info.ProtocolVersion
-	if version == "" {
-		version = era20260728
-	}
-	params, err := json.Marshal(map[string]any{"_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    version,
-		"io.modelcontextprotocol/clientInfo":         s.clientInfo,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	params, err := json.Marshal(&mcp.DiscoverParams{Meta: mcp.Meta{
+		mcp.MetaKeyProtocolVersion:    cmp.Or(s.info.ProtocolVersion, era20260728),
+		mcp.MetaKeyClientInfo:         s.clientInfo,
+		mcp.MetaKeyClientCapabilities: map[string]any{},
 	}})
 	if err != nil {
 		return err
@@ -68,7 +66,7 @@ func (s *Session) Discover(ctx context.Context) error {
 	}
 	s.c.finish(req.Context(), x)
 	defer resp.Body.Close()
-	msg, err := discoverResponse(answer, mediaType(resp.Header.Get("Content-Type")), id)
+	msg, err := discoverResponse(answer, x.ContentType, id)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w (HTTP %d): %v", ErrNoDiscoverAnswer, resp.StatusCode, err)
@@ -84,18 +82,11 @@ func (s *Session) Discover(ctx context.Context) error {
 // event stream's message events.
 func discoverResponse(r io.Reader, contentType, id string) (*jsonrpc.Response, error) {
 	match := func(data []byte) *jsonrpc.Response {
-		msg, err := jsonrpc.DecodeMessage(data)
-		if err != nil {
-			return nil
+		msg, _ := jsonrpc.DecodeMessage(data)
+		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.Raw() == any(id) {
+			return resp
 		}
-		resp, ok := msg.(*jsonrpc.Response)
-		if !ok {
-			return nil
-		}
-		if got, _ := resp.ID.Raw().(string); got != id {
-			return nil
-		}
-		return resp
+		return nil
 	}
 	if contentType != "text/event-stream" {
 		data, err := io.ReadAll(r)

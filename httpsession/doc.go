@@ -5,7 +5,6 @@
 // mcp.Connection ([Open], [Resume]), configured by [Config]; it records an
 // [Exchange] per request ([FactsMiddleware], [WithExchange], [Annotate]) and
 // fails a refused answer's request alone (code [CodeHTTPAnswer]). The
-// event-stream parser, the OAuth carrier, the bounded body and the 2026
-// header values are the subpackages sse, oauthcarrier, wirebody and
-// mcpheader.
+// event-stream parser, the OAuth carrier and the bounded body are the
+// subpackages sse, oauthcarrier and wirebody.
 package httpsession

@@ -14,8 +14,8 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// JSON-RPC error codes of the 2026-07-28 era (MCP SEP-2575) that refuse a
-// request's protocol version or headers.
+// JSON-RPC error codes (MCP SEP-2575) refusing a request's protocol
+// version or headers.
 const (
 	CodeHeaderMismatch                    = -32020 // the Mcp-* headers do not match the body
 	CodeMissingRequiredClientCapabilities = -32021
@@ -36,12 +36,10 @@ func VersionRefusal(x Exchange) bool {
 	return x.Status == http.StatusBadRequest && x.RPC.Present && x.RPC.Code == CodeUnsupportedProtocolVersion
 }
 
-// LegacyRefusal reports whether x, the answer to a 2025-era request (an
-// `initialize`, or a request of a 2025-11-25 session), is a recognized
-// modern error, which identifies a 2026-07-28 server (MCP 2026-07-28
-// streamable-http.mdx, "Backward Compatibility"): HTTP 400 with -32022
-// ("Protocol Version Header") or -32020 ("Server Validation"), or, to
-// `initialize`, 404 with -32601.
+// LegacyRefusal reports whether x, the answer to a 2025-era request, is a
+// modern error that identifies a 2026-07-28 server (streamable-http.mdx,
+// "Backward Compatibility"): HTTP 400 with -32022 or -32020, or, to
+// `initialize`, 404 with -32601 (Method not found).
 func LegacyRefusal(x Exchange) bool {
 	switch {
 	case !x.RPC.Present:
@@ -63,17 +61,22 @@ func DiscoverOutage(x Exchange) bool {
 var ErrDiscoverOutage = errors.New("mcpsup/httpsession: server/discover got no answer")
 
 // DiscoverOutageError fails go-sdk's fallback `initialize` after a
-// `server/discover` that met an outage ([DiscoverOutage]), unless
-// [Config.FallbackAfterOutage]: the handshake is retried as a whole rather
-// than settling for the 2025 era. Discover is the discover's record.
+// [DiscoverOutage] unless [Config.FallbackAfterOutage]: the handshake is
+// retried rather than settling for the 2025 era.
 type DiscoverOutageError struct {
 	Discover Exchange
 }
 
 func (e *DiscoverOutageError) Error() string {
-	what := answerOf(e.Discover)
-	if e.Discover.TransportErr != nil {
-		what += " (" + e.Discover.TransportErr.Error() + ")"
+	x, what := e.Discover, "no HTTP answer"
+	if x.Status != 0 {
+		what = fmt.Sprintf("HTTP %d", x.Status)
+	}
+	if x.RPC.Present {
+		what += fmt.Sprintf(", JSON-RPC %d", x.RPC.Code)
+	}
+	if x.TransportErr != nil {
+		what += " (" + x.TransportErr.Error() + ")"
 	}
 	return "mcpsup/httpsession: server/discover got " + what + "; not falling back to initialize on an outage"
 }
@@ -83,8 +86,8 @@ func (e *DiscoverOutageError) Is(target error) bool { return target == ErrDiscov
 // Unwrap returns the discover's transport error, if any.
 func (e *DiscoverOutageError) Unwrap() error { return e.Discover.TransportErr }
 
-// amendDiscover amends the kept record of the discover of request id
-// requestID, whose event-stream answer failed after the headers.
+// amendDiscover amends the record of the discover requestID, whose event
+// stream failed after the headers.
 func (c *conn) amendDiscover(requestID string, f func(*Exchange)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -93,8 +96,8 @@ func (c *conn) amendDiscover(requestID string, f func(*Exchange)) {
 	}
 }
 
-// discovered returns a copy of the record of the `server/discover` the
-// session sent, nil when none (a 2025 handshake and a resume send none).
+// discovered returns a copy of the record of the session's discover, nil
+// when none was sent.
 func (c *conn) discovered() *Exchange {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -105,7 +108,7 @@ func (c *conn) discovered() *Exchange {
 	return &x
 }
 
-// refuseFallback fails go-sdk's fallback `initialize` (x its record) after
+// refuseFallback fails go-sdk's fallback `initialize`, x its record, after
 // a discover outage.
 func (c *conn) refuseFallback(x *Exchange) error {
 	if x.Method != methodInitialize || c.cfg.FallbackAfterOutage || c.on.fallback {
@@ -123,9 +126,8 @@ func (c *conn) refuseFallback(x *Exchange) error {
 	return err
 }
 
-// handshakeError annotates the error of go-sdk's Connect: after a refused
-// fallback, the discover's facts (the initialize never left); an invalid
-// session id of the handshake answer first.
+// handshakeError annotates go-sdk's Connect error: after a refused fallback
+// with the discover's facts; an invalid session id first.
 func (c *conn) handshakeError(ctx context.Context, err error) error {
 	c.mu.Lock()
 	oe, refused := c.outage, c.refused
@@ -153,8 +155,8 @@ const DefaultEraReprobe = 10 * time.Minute
 // outage before the next lets go-sdk fall back to `initialize`.
 const maxDiscoverOutages = 3
 
-// eraMemory is the one owner of a supervisor's era decision, learned from
-// the sessions opened (decision record 0013). Safe for concurrent use.
+// eraMemory is the one owner of a supervisor's era, learned from the
+// sessions opened (decision record 0013). Safe for concurrent use.
 type eraMemory struct {
 	pinned  bool // the host's Era2025: never probed
 	reprobe time.Duration
@@ -182,9 +184,9 @@ func (m *eraMemory) next(now time.Time) (Era, bool) {
 	return era, m.outages >= maxDiscoverOutages
 }
 
-// learn keeps the era of version, negotiated or persisted, at now ("":
-// nothing), discover the session's discover record, if any; it returns the
-// change, nil when none.
+// learn keeps the era of version, negotiated or persisted ("": nothing),
+// discover the session's discover record or nil; it returns the change or
+// nil.
 func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) *session.EraChanged {
 	if version == "" {
 		return nil
@@ -218,10 +220,10 @@ func (m *eraMemory) learn(now time.Time, version string, discover *Exchange) *se
 	return c
 }
 
-// dialFailed takes a handshake that failed, started in the era dialed: a
-// discover outage is counted, any other failure starts the count over; a
-// learned 2025 handshake refused with a [LegacyRefusal] ends the 2025 era
-// at once, the change returned (nil when the era stays).
+// dialFailed takes a failed handshake of the era dialed: a discover outage
+// is counted, any other failure starts the count over; a learned 2025
+// handshake refused with a [LegacyRefusal] ends the 2025 era, the change
+// returned.
 func (m *eraMemory) dialFailed(dialed Era, err error) *session.EraChanged {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -238,10 +240,10 @@ func (m *eraMemory) dialFailed(dialed Era, err error) *session.EraChanged {
 	return eraChange(era2025, "", session.EraRefusedOpening, he.Exchange)
 }
 
-// refused takes, at now, a refusal of a session's era; served: the session
-// had been ready. It reports whether the session ends and the next one
-// discovers: one still opening at once, one that served at most once per
-// EraReprobe (negative: once); never under the host's Era2025.
+// refused takes a refusal of a session's era (served: it had been ready)
+// and reports whether the session ends and the next discovers: one opening
+// at once, one that served at most once per EraReprobe (negative: once);
+// never under the host's Era2025.
 func (m *eraMemory) refused(now time.Time, served bool) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -258,23 +260,10 @@ func (m *eraMemory) refused(now time.Time, served bool) bool {
 	return true
 }
 
-// eraChange is the change from one version to another, why, by the answer x.
 func eraChange(from, to string, why session.EraReason, x Exchange) *session.EraChanged {
 	c := &session.EraChanged{From: from, To: to, Why: why, Method: cmp.Or(x.Method, x.Verb), Status: x.Status}
 	if x.RPC.Present {
 		c.Code = x.RPC.Code
 	}
 	return c
-}
-
-// answerOf names an answer in an event: its status and JSON-RPC code.
-func answerOf(x Exchange) string {
-	s := "no HTTP answer"
-	if x.Status != 0 {
-		s = fmt.Sprintf("HTTP %d", x.Status)
-	}
-	if x.RPC.Present {
-		s += fmt.Sprintf(", JSON-RPC %d", x.RPC.Code)
-	}
-	return s
 }

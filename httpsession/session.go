@@ -105,7 +105,6 @@ type Session struct {
 	cs         *mcp.ClientSession
 	c          *conn // sends the Session's own requests too (discover.go)
 	info       session.Info
-	blind      bool
 	probes     atomic.Uint64 // numbers the Session's own requests
 	clientInfo *mcp.Implementation
 
@@ -170,12 +169,12 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if err != nil {
 		return nil, c.handshakeError(ctx, err) // era.go
 	}
-	s.cs, s.info.ID, s.blind = cs, c.SessionID(), h != nil && h.result == nil
+	s.cs, s.info.ID = cs, c.SessionID()
 	if r := cs.InitializeResult(); r != nil {
 		s.info.ProtocolVersion, s.info.Initialize = r.ProtocolVersion, r
 	}
-	if s.blind {
-		s.info.Initialize = nil
+	if h != nil && h.result == nil {
+		s.info.Initialize = nil // blind
 	}
 	// go-sdk's session ends as it closes its connection (conn.Close ends
 	// c.ctx): no goroutine waits while it lives.
@@ -198,7 +197,7 @@ func (s *Session) ProtocolVersion() string { return s.info.ProtocolVersion }
 func (s *Session) InitializeResult() *mcp.InitializeResult { return s.info.Initialize }
 
 // Blind reports a blind resume: the server's capabilities are unknown.
-func (s *Session) Blind() bool { return s.blind }
+func (s *Session) Blind() bool { return s.info.Initialize == nil }
 
 // ResumeState returns the state to persist for a later [Resume].
 func (s *Session) ResumeState() ResumeState {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/msgcheck"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // MaxSessionIDLen bounds the length of a session id in bytes.
@@ -40,18 +41,8 @@ func (e *StateError) Error() string {
 func (e *StateError) Is(target error) bool { return target == ErrInvalidState }
 
 // ResumeState is what a host persists to resume a session without a
-// handshake. Its JSON form uses the field names given in the tags.
-type ResumeState struct {
-	// SessionID is the Mcp-Session-Id of the session; "" for a sessionless
-	// server (a 2025-era server that issued none, or any 2026-07-28 server).
-	SessionID string `json:"session_id,omitempty"`
-	// ProtocolVersion is the negotiated protocol version, e.g. "2025-11-25".
-	ProtocolVersion string `json:"protocol_version"`
-	// InitializeResult is what the server declared (the InitializeResult,
-	// or the discovery result of a 2026-07-28 server); nil when unknown,
-	// which makes a resume blind.
-	InitializeResult *mcp.InitializeResult `json:"initialize_result,omitempty"`
-}
+// handshake: a session.Resume (its fields and JSON names).
+type ResumeState session.Resume
 
 // Validate checks the state, returning a *[StateError]: SessionID at most
 // [MaxSessionIDLen] bytes of visible ASCII (0x21-0x7E, transports, session

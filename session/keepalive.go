@@ -25,11 +25,8 @@ const (
 	pingStop                    // stop pinging, the session lives
 )
 
-// judgePing applies the liveness rule (decision record 0005) to one failed
-// ping's verdict, timeouts counting the unanswered pings in a row: only
-// transport, session-expired and maxPingTimeouts timeouts in a row mean the
-// session is gone; a server without ping (-32601, Method not found) is not
-// pinged again.
+// judgePing applies the liveness rule (decision record 0005) to a failed
+// ping's verdict, timeouts the unanswered pings in a row.
 func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 	switch v.Class {
 	case classify.Transport, classify.SessionExpired:
@@ -48,11 +45,10 @@ func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 // given its full time, proves the session dead ([judgePing]).
 func PingProvesDead(v classify.Verdict) bool { return judgePing(v, maxPingTimeouts) == pingDead }
 
-// keepAlive sends an Alive every interval on the clock, each bounded by the
-// interval, until the session ends, Close or Detach, or a ping says to stop;
-// a dead ping fails the session with its error. Not go-sdk's
-// ClientOptions.KeepAlive, which closes the session with DELETE on any
-// failed ping, a 401 included (mcp/shared.go).
+// keepAlive sends an Alive every interval, each bounded by it, until the
+// session ends or a ping says to stop ([VerifyConfig.KeepAlive]). Not
+// go-sdk's ClientOptions.KeepAlive, which closes the session with DELETE on
+// any failed ping, a 401 included (mcp/shared.go).
 func (v *verified) keepAlive(every time.Duration) {
 	defer v.wg.Done()
 	tick := v.cfg.Clock.NewTicker(every)

@@ -86,9 +86,14 @@ type Info struct {
 // Resume re-attaches a session without a handshake; part of the persisted
 // resume state (its JSON names are stable).
 type Resume struct {
-	SessionID       string `json:"session_id,omitempty"`
+	// SessionID is the Mcp-Session-Id; "" for a sessionless server (a
+	// 2025-era server that issued none, or any 2026-07-28 server).
+	SessionID string `json:"session_id,omitempty"`
+	// ProtocolVersion is the negotiated protocol version, e.g. "2025-11-25".
 	ProtocolVersion string `json:"protocol_version"`
-	// InitializeResult is nil for a blind resume (only the id is known).
+	// InitializeResult is what the server declared (the InitializeResult, or
+	// a 2026-07-28 server's discovery result); nil when unknown, which makes
+	// a resume blind.
 	InitializeResult *mcp.InitializeResult `json:"initialize_result,omitempty"`
 }
 
@@ -108,9 +113,8 @@ type Spec struct {
 	Generation uint64
 	// Resume is the session Attach re-attaches; nil for Dial.
 	Resume *Resume
-	// Client builds the session's go-sdk client, adding facts, the
-	// transport's middleware that puts its facts on every request's error,
-	// innermost.
+	// Client builds the session's go-sdk client with facts, the transport's
+	// middleware putting its facts on every request's error, innermost.
 	Client func(facts mcp.Middleware) *mcp.Client
 	// Observe receives the transport's facts; it must not block. nil: none.
 	Observe func(Fact)

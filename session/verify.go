@@ -54,6 +54,7 @@ func Verify(s Endable, cfg VerifyConfig) Endable {
 	}
 	v := &verified{Endable: s, cfg: cfg, change: make(chan struct{})}
 	v.life, v.stop = context.WithCancel(context.Background())
+	s.AfterEnd(v.changed) // wakes those waiting on the status
 	if cfg.KeepAlive > 0 {
 		v.wg.Add(1)
 		go v.keepAlive(cfg.KeepAlive)
@@ -97,16 +98,6 @@ type verified struct {
 	verifying bool
 	answered  uint64        // the number of the last one answered
 	change    chan struct{} // closed at the next change of status
-}
-
-// Fail ends the session with err and wakes those waiting on its status;
-// it reports whether this call ended it.
-func (v *verified) Fail(err error) bool {
-	ended := v.Endable.Fail(err)
-	if ended {
-		v.changed()
-	}
-	return ended
 }
 
 func (v *verified) changed() {
@@ -196,7 +187,6 @@ func (v *verified) finish(end func() error) error {
 	v.mu.Unlock()
 	err := end()
 	v.wg.Wait()
-	v.changed()
 	return err
 }
 

@@ -289,3 +289,23 @@ func TestVerifyFollowsTheInnerEnd(t *testing.T) {
 	require.ErrorIs(t, s.Err(), cause)
 	require.NoError(t, s.Close())
 }
+
+// A status channel taken while the session was live is closed when the inner
+// session ends by itself: a caller waiting for the status to change sees
+// Ended, not a channel that never closes.
+func TestVerifyStatusWakesAtTheInnerEnd(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	in := newInner()
+	s := session.Verify(in, session.VerifyConfig{})
+	st, changed := s.Status()
+	require.Equal(t, session.Live, st)
+	in.end.Fail(errors.New("exited"))
+	select {
+	case <-changed:
+	default:
+		t.Fatal("the status channel stayed open after the session ended")
+	}
+	st, _ = s.Status()
+	require.Equal(t, session.Ended, st)
+	require.NoError(t, s.Close())
+}

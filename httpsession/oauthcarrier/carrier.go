@@ -46,16 +46,17 @@ type Transport struct {
 	Logger       *slog.Logger       // Authorize's failures; nil: discarded
 	OnCredential func(token string) // told once of each credential sent, its scheme cut; may be nil
 
-	gate gate
-
 	// The calls of Token and Authorize under way, keyed by the credential's
 	// generation (renewed): requests join the one of their generation.
 	tokens, flights singleflight.Group
 	renewed         atomic.Uint64 // Authorize calls that succeeded: the credential's generation
 	failed          atomic.Uint64 // Authorize calls that failed, not cut by their request's end
 
+	epoch atomic.Uint64 // refusals of the credential so far, written under mu
+
 	mu      sync.Mutex
-	lastTok string // the credential OnCredential was last told of
+	lastTok string        // the credential OnCredential was last told of
+	wait    chan struct{} // Accepted's; nil while the credential is accepted
 }
 
 // Refused reports whether resp refuses the credential: 401, or 403 with
@@ -78,7 +79,7 @@ func (a *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		failed := a.failed.Load()
-		sent := a.gate.now()
+		sent := a.epoch.Load()
 		resp, err := cmp.Or[http.RoundTripper](a.Base, http.DefaultTransport).RoundTrip(out)
 		a.noteSent(resp)
 		if err != nil || !Refused(resp) || a.Handler == nil || !replayable(req) || authorized || sends == maxSends {
@@ -86,11 +87,8 @@ func (a *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		refused, ran, err := a.authorize(req, resp, gen, failed)
-		if errors.Is(err, errKeepAnswer) {
-			return refused, nil
-		}
-		if err != nil {
-			return nil, err
+		if refused != nil || err != nil {
+			return refused, err
 		}
 		authorized = ran
 	}
@@ -112,16 +110,32 @@ func (a *Transport) noteSent(resp *http.Response) {
 	}
 }
 
-// note tells the gate what an answer to a request sent at gate epoch sent
-// says of the credential.
+// note takes what an answer to a request sent at epoch sent says of the
+// credential ([Transport.Accepted]).
 func (a *Transport) note(resp *http.Response, sent uint64) {
 	switch {
 	case resp == nil:
 	case Refused(resp):
-		a.gate.refused()
+		a.refused()
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		a.gate.granted(sent)
+		a.mu.Lock()
+		if a.wait != nil && sent == a.epoch.Load() {
+			close(a.wait)
+			a.wait = nil
+		}
+		a.mu.Unlock()
 	}
+}
+
+// refused starts a new epoch, the credential refused until a request sent
+// in it gets a 2xx.
+func (a *Transport) refused() {
+	a.mu.Lock()
+	a.epoch.Add(1)
+	if a.wait == nil {
+		a.wait = make(chan struct{})
+	}
+	a.mu.Unlock()
 }
 
 // authorized returns a copy of req carrying the Handler's token, and its
@@ -191,7 +205,7 @@ func (a *Transport) authorize(req *http.Request, resp *http.Response, gen, faile
 		case a.renewed.Load() != gen:
 			return nil, ran, nil // renewed since: sent again with the new credential
 		case a.failed.Load() != failed:
-			return kept(), true, errKeepAnswer
+			return kept(), true, nil
 		}
 		led := false
 		flight := a.flights.DoChan(strconv.FormatUint(gen, 10), func() (any, error) {
@@ -222,7 +236,7 @@ func (a *Transport) runAuthorize(ctx context.Context, req *http.Request, refused
 	}
 	if err != nil && !cut {
 		a.failed.Add(1)
-		a.gate.refused()
+		a.refused()
 		if a.Logger != nil {
 			a.Logger.Warn("mcpsup/httpsession: the OAuth handler's Authorize failed; the refused answer is handed on",
 				"verb", req.Method, "status", refused.StatusCode, "error", err.Error())
@@ -258,9 +272,6 @@ func guarded[T any](what string, f func() (T, error)) (v T, err error) {
 	return f()
 }
 
-// errKeepAnswer tells RoundTrip to hand on the refused answer.
-var errKeepAnswer = errors.New("keep the refused answer")
-
 // replayable reports whether req can be sent a second time.
 func replayable(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
@@ -270,49 +281,13 @@ func replayable(req *http.Request) bool {
 // once until an answer refuses it, then when a request sent after the last
 // refusal (or failed Authorize) gets a 2xx; a 2xx to one sent before says
 // nothing of the credential now. A push stream waits on it to re-dial.
-func (a *Transport) Accepted() <-chan struct{} { return a.gate.accepted() }
-
-// gate is the state behind [Transport.Accepted]. Safe for concurrent use.
-type gate struct {
-	mu    sync.Mutex
-	epoch uint64        // refusals so far
-	wait  chan struct{} // nil while the credential is accepted
-}
-
-// now returns the epoch a request is sent in.
-func (g *gate) now() uint64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.epoch
-}
-
-func (g *gate) refused() {
-	g.mu.Lock()
-	g.epoch++
-	if g.wait == nil {
-		g.wait = make(chan struct{})
+func (a *Transport) Accepted() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.wait != nil {
+		return a.wait
 	}
-	g.mu.Unlock()
-}
-
-// granted opens the gate for a 2xx to a request sent in epoch sent.
-func (g *gate) granted(sent uint64) {
-	g.mu.Lock()
-	if g.wait != nil && sent == g.epoch {
-		close(g.wait)
-		g.wait = nil
-	}
-	g.mu.Unlock()
-}
-
-// accepted returns a channel closed once the credential is accepted.
-func (g *gate) accepted() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.wait == nil {
-		c := make(chan struct{})
-		close(c)
-		return c
-	}
-	return g.wait
+	c := make(chan struct{})
+	close(c)
+	return c
 }

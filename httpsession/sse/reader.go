@@ -1,8 +1,6 @@
 // Package sse is the one text/event-stream parser of mcpsup's streamable
 // HTTP transport, by WHATWG HTML's "Server-sent events" interpretation
-// (section 9.2.6; decision record 0009). It knows nothing of MCP or of a
-// session: it reads events from bytes, within bounds, and keeps the
-// stream's retry field.
+// (section 9.2.6; decision record 0009). It knows nothing of MCP.
 package sse
 
 import (
@@ -188,7 +186,7 @@ func (r *Reader) field(name string, value []byte) {
 	}
 }
 
-// endEvent forgets the current event; its data now belongs to it.
+// endEvent forgets the current event, which owns its data.
 func (r *Reader) endEvent() { r.fields, r.cur = false, Event{} }
 
 // readLine returns the next line without its end, valid until the next call.
@@ -251,8 +249,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 }
 
-// buffer makes src once a byte of raw arrives (it blocks until then); the
-// source's error when none does.
+// buffer makes src once a byte of raw arrives, or returns raw's error.
 func (r *Reader) buffer() error {
 	if r.src != nil {
 		return nil

@@ -1,4 +1,4 @@
-package mcpheader
+package httpsession
 
 import (
 	"testing"
