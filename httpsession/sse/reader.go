@@ -6,6 +6,7 @@ package sse
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -34,8 +35,8 @@ type Reader struct {
 	// Wire counts the bytes of the current stream read from the wire
 	// before decoding (N, since Reset); nil: not bounded apart.
 	Wire interface{ N() int64 }
-	// BufferSize is the read buffer's size in bytes; 0: bufio's default
-	// (4 KiB). A longer line is read in pieces.
+	// BufferSize is the read buffer's size in bytes; 0: 4 KiB. A longer
+	// line is read in pieces.
 	BufferSize int
 	// Idle: the buffer is made when a byte arrives and dropped when it is
 	// empty between events, so a stream that waits for hours holds none; a
@@ -110,7 +111,7 @@ func (e *LineError) Error() string {
 func (r *Reader) Reset(raw io.Reader) {
 	r.raw, r.src = raw, nil
 	if !r.Idle && raw != nil {
-		r.src = bufio.NewReaderSize(raw, r.BufferSize)
+		r.src = bufio.NewReaderSize(raw, r.bufferSize())
 	}
 	r.endEvent()
 	r.line, r.begun, r.skipLF, r.broken = r.line[:0], false, false, false
@@ -257,7 +258,7 @@ func (r *Reader) buffer() error {
 	for {
 		n, err := r.raw.Read(r.first[:])
 		if n > 0 {
-			r.src = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(r.first[:n]), r.raw), r.BufferSize)
+			r.src = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(r.first[:n]), r.raw), r.bufferSize())
 			return nil
 		}
 		if err != nil {
@@ -315,3 +316,7 @@ func retryField(v []byte) (time.Duration, bool) {
 	}
 	return time.Duration(ms) * time.Millisecond, true
 }
+
+// bufferSize is BufferSize, 0 meaning 4 KiB: bufio.NewReaderSize would
+// take 0 for its 16-byte minimum.
+func (r *Reader) bufferSize() int { return cmp.Or(r.BufferSize, 4096) }

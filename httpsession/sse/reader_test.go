@@ -278,3 +278,23 @@ func TestEventReaderKeepsNoLargeLine(t *testing.T) {
 }
 
 func (c *countingReader) N() int64 { return c.n }
+
+// readsCounter counts the Read calls made on it.
+type readsCounter struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *readsCounter) Read(p []byte) (int, error) { c.reads++; return c.r.Read(p) }
+
+// The zero BufferSize is the documented 4 KiB, not bufio's 16-byte minimum
+// that NewReaderSize(r, 0) would give: a 3 KiB event takes one read.
+func TestZeroBufferSizeReadsFourKiBAtOnce(t *testing.T) {
+	src := &readsCounter{r: strings.NewReader("data: " + strings.Repeat("x", 3000) + "\n\n")}
+	var r Reader
+	r.Reset(src)
+	ev, err := r.Next()
+	require.NoError(t, err)
+	assert.Len(t, ev.Data, 3000)
+	assert.LessOrEqual(t, src.reads, 2, "reads of the stream")
+}
