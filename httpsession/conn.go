@@ -680,14 +680,11 @@ func (c *conn) respond(ctx context.Context, r *jsonrpc.Response) {
 	if bounded == nil {
 		x.Local, x.Status = true, http.StatusAccepted
 		if dropped != nil {
-			x.Problem = dropped.Error()
+			x.Problem = fmt.Sprintf("response to a request of the server dropped (%d already in flight; %d dropped in all)", dropped.Bound, dropped.Count)
 		}
 		c.finish(req.Context(), x)
 		if dropped != nil {
-			if f := c.cfg.OnDroppedResponse; f != nil {
-				f(dropped)
-			}
-			c.report(session.ResponseDropped{Count: dropped.Dropped, Bound: dropped.InFlight})
+			c.report(*dropped)
 		}
 		return
 	}

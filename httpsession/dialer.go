@@ -34,8 +34,8 @@ type DialerOptions struct {
 	// Config's own bounds.
 	AnswerLimits AnswerLimits
 	// Transport configures every session ([Options.Wire]); its Switch,
-	// OnExchange, OnStreamRestored, OnStreamDeclined, OnDroppedEvent,
-	// OnDroppedResponse and FallbackAfterOutage are the dialer's.
+	// OnExchange and FallbackAfterOutage are the dialer's (facts reach
+	// session.Spec.Observe).
 	Transport Config
 	// Served reports whether the session of a generation has served (past
 	// its handshake and first listing): a refusal of its era then ends it
@@ -63,7 +63,7 @@ var _ session.Dialer = (*Dialer)(nil)
 func NewDialer(opts DialerOptions) *Dialer {
 	cfg := opts.Transport
 	opts.AnswerLimits.apply(&cfg)
-	cfg.OnExchange, cfg.OnStreamRestored, cfg.OnStreamDeclined, cfg.OnDroppedEvent, cfg.OnDroppedResponse = nil, nil, nil, nil, nil
+	cfg.OnExchange = nil
 	cfg.FallbackAfterOutage = false // the dialer's: hooks
 	cfg = cfg.withDefaults(opts.HTTPClient)
 	d := &Dialer{endpoint: opts.Endpoint, info: opts.ClientInfo, served: opts.Served,
@@ -109,7 +109,7 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 		observe = func(session.Fact) {}
 	}
 	era, fallback := d.era.next(d.cfg.Clock.Now())
-	opts := Options{Endpoint: d.endpoint, Era: era, ClientInfo: d.info, shared: d.cfg, on: hooks{observe: observe, fallback: fallback}}
+	opts := Options{Endpoint: d.endpoint, Era: era, ClientInfo: d.info, shared: d.cfg, Observe: observe, on: hooks{fallback: fallback}}
 	if spec.Client != nil {
 		opts.Client = spec.Client(FactsMiddleware())
 	}

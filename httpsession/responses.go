@@ -2,8 +2,6 @@ package httpsession
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -17,29 +15,6 @@ const (
 	DefaultMaxResponsesInFlight = session.DefaultMaxResponsesInFlight
 	DefaultResponseTimeout      = 30 * time.Second
 )
-
-// ErrResponseDropped is matched (errors.Is) by every [*ResponseDroppedError].
-var ErrResponseDropped = errors.New("mcpsup/httpsession: response to a request of the server dropped")
-
-// ResponseDroppedError records a response of the client to a request of the
-// server's that the session did not send, because
-// [Config.MaxResponsesInFlight] POSTs of responses were already waiting for
-// the server's answer. go-sdk is answered 202 Accepted in the server's
-// place, so the session lives; the server's request stays unanswered.
-type ResponseDroppedError struct {
-	// InFlight is the bound that was reached.
-	InFlight int
-	// Dropped counts the responses this session dropped so far, this one
-	// included (1 for the first).
-	Dropped int
-}
-
-func (e *ResponseDroppedError) Error() string {
-	return fmt.Sprintf("mcpsup/httpsession: response to a request of the server dropped (%d already in flight; %d dropped in all)", e.InFlight, e.Dropped)
-}
-
-// Is reports target == ErrResponseDropped.
-func (e *ResponseDroppedError) Is(target error) bool { return target == ErrResponseDropped }
 
 // responses bounds the POSTs of responses in flight on one conn, in
 // number and in time (timeout, until the answer's body is closed):
@@ -61,16 +36,17 @@ func newResponses(max int, timeout time.Duration) responses {
 }
 
 // take returns req bounded in time and the release of its place, or, when
-// the bound is reached, the error the drop is reported with (nil once
-// closed: nothing is to be sent, nothing reported).
-func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *ResponseDroppedError) {
+// the bound is reached, the drop's fact: go-sdk is answered 202 Accepted in
+// the server's place, so the session lives and the server's request stays
+// unanswered (nil once closed: nothing is to be sent, nothing reported).
+func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *session.ResponseDropped) {
 	if r.life.Err() != nil {
 		return nil, nil, nil
 	}
 	select {
 	case r.slots <- struct{}{}:
 	default:
-		return nil, nil, &ResponseDroppedError{InFlight: cap(r.slots), Dropped: int(r.dropped.Add(1))}
+		return nil, nil, &session.ResponseDropped{Count: int(r.dropped.Add(1)), Bound: cap(r.slots)}
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
 	stop := context.AfterFunc(r.life, cancel)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // pingServer is a go-sdk server behind a gateway on 127.0.0.1 whose one
@@ -121,7 +122,7 @@ func testResponsesInFlightAreBounded(t *testing.T, name string, end func(*httpse
 	const bound, pings = 4, 40
 	p := newPingServer(t)
 	var mu sync.Mutex
-	var drops []*httpsession.ResponseDroppedError
+	var drops []session.ResponseDropped
 	dropped := make(chan struct{}, pings)
 	answered := make(chan struct{}, pings) // a response's exchange ended: its place is free
 	s, err := httpsession.Open(context.Background(), httpsession.Options{Endpoint: p.url, Era: httpsession.Era2025, Stream: httpsession.StreamOn,
@@ -129,12 +130,14 @@ func testResponsesInFlightAreBounded(t *testing.T, name string, end func(*httpse
 			if x.Verb == http.MethodPost && x.Method == "" && !x.Local {
 				answered <- struct{}{}
 			}
-		}, OnDroppedResponse: func(e *httpsession.ResponseDroppedError) {
-			mu.Lock()
-			drops = append(drops, e)
-			mu.Unlock()
-			dropped <- struct{}{}
-		}}})
+		}}, Observe: func(f session.Fact) {
+			if e, ok := f.(session.ResponseDropped); ok {
+				mu.Lock()
+				drops = append(drops, e)
+				mu.Unlock()
+				dropped <- struct{}{}
+			}
+		}})
 	require.NoError(t, err)
 	closed := false
 	t.Cleanup(func() {
@@ -166,11 +169,10 @@ func testResponsesInFlightAreBounded(t *testing.T, name string, end func(*httpse
 	mu.Lock()
 	require.Len(t, drops, pings-bound)
 	// Reported from the senders' goroutines, in any order.
-	slices.SortFunc(drops, func(a, b *httpsession.ResponseDroppedError) int { return a.Dropped - b.Dropped })
+	slices.SortFunc(drops, func(a, b session.ResponseDropped) int { return a.Count - b.Count })
 	for i, e := range drops {
-		assert.ErrorIs(t, e, httpsession.ErrResponseDropped)
-		assert.Equal(t, bound, e.InFlight)
-		assert.Equal(t, i+1, e.Dropped)
+		assert.Equal(t, bound, e.Bound)
+		assert.Equal(t, i+1, e.Count)
 	}
 	mu.Unlock()
 
@@ -200,7 +202,10 @@ func TestResponseTimeoutFreesItsPlace(t *testing.T) {
 	dropped := make(chan struct{}, 16)
 	open(t, p.url, httpsession.Options{Stream: httpsession.StreamOn, Wire: httpsession.Config{
 		MaxResponsesInFlight: 1, ResponseTimeout: 50 * time.Millisecond,
-		OnDroppedResponse: func(*httpsession.ResponseDroppedError) { dropped <- struct{}{} },
+	}, Observe: func(f session.Fact) {
+		if _, ok := f.(session.ResponseDropped); ok {
+			dropped <- struct{}{}
+		}
 	}})
 	ss := p.session(t)
 	held := holdResponses(t, p.g)

@@ -89,6 +89,12 @@ type Options struct {
 	// Wire configures the HTTP side; its Base is replaced by HTTPClient's
 	// transport when that is set.
 	Wire Config
+	// Observe gets the session's typed facts (session.StreamRestored: the
+	// push stream back after a gap, re-list what is cached, failure story
+	// S5; session.StreamDeclined: poll; session.EventDropped;
+	// session.ResponseDropped), on the goroutine that observed each; it
+	// must not block. nil: none wanted.
+	Observe func(session.Fact)
 
 	shared *Config // a Dialer's, in place of Wire and HTTPClient
 	on     hooks   // a Dialer's observers of the session
@@ -162,6 +168,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	c := newConn(cfg, opts.Endpoint, h, cfg.Switch.Mode() != StreamOff)
 	s := &Session{c: c, clientInfo: cmp.Or(opts.ClientInfo, defaultClientInfo)}
 	c.on = opts.on
+	c.on.observe = opts.Observe
 	c.on.exchange = s.exchange
 	ctx, release := withConnectExchange(ctx)
 	defer release()

@@ -3,7 +3,6 @@ package httpsession
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -136,33 +135,17 @@ func (l *sseLoop) Close() error {
 
 var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")
 
-// ErrStreamEvent is matched (errors.Is) by every [*EventError].
-var ErrStreamEvent = errors.New("mcpsup/httpsession: standalone stream event dropped")
-
-// EventError is one event of the standalone stream the keeper did not hand
-// to go-sdk; the session is unaffected.
-type EventError struct {
+// droppedEvent is one event of the standalone stream the keeper did not
+// hand to go-sdk; the session is unaffected.
+type droppedEvent struct {
 	Reason session.DropReason
 	// Bytes of the event read (session.DropOversized: up to where reading stopped).
 	Bytes int
 	// Bound is the bound in bytes an oversized event broke
-	// ([StreamConfig.MaxEventBytes]); 0 for other reasons.
+	// (StreamConfig.MaxEventBytes); 0 for other reasons.
 	Bound int
 	// Detail names the fault ("" when Reason and Bound say all): the
 	// line's start, the decoder's error (at most 200 bytes) or msgcheck's
 	// problem. Foreign text: it goes to logs, never to a fact.
 	Detail string
 }
-
-func (e *EventError) Error() string {
-	s := fmt.Sprintf("mcpsup/httpsession: standalone stream event dropped (%s, %d bytes)", e.Reason, e.Bytes)
-	if e.Bound != 0 {
-		s += fmt.Sprintf(": more than %d bytes", e.Bound)
-	}
-	if e.Detail != "" {
-		s += ": " + e.Detail
-	}
-	return s
-}
-
-func (e *EventError) Is(target error) bool { return target == ErrStreamEvent }

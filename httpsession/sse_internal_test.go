@@ -2,7 +2,6 @@ package httpsession
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -64,17 +63,15 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{1, 7, 1 << 20} {
-			var drops []*EventError
-			b := testKeeper(t, Config{MaxJSONValues: 10, MaxMessages: 1, MaxContentBlocks: 1, Stream: StreamConfig{MaxEventBytes: 256},
-				OnDroppedEvent: func(e *EventError) { drops = append(drops, e) }})
+			b := testKeeper(t, Config{MaxJSONValues: 10, MaxMessages: 1, MaxContentBlocks: 1, Stream: StreamConfig{MaxEventBytes: 256}})
+			drops := collectDrops(b)
 			out := oneAttempt(t, b, &chunked{c.in, chunk})
 			assert.Equal(t, c.out, asEvents(t, out), "%s (chunks of %d)", c.name, chunk)
 			assert.Equal(t, c.messages, b.att.Messages, "%s (chunks of %d)", c.name, chunk)
 			assert.Equal(t, c.garbage, b.att.End == EndGarbage, "%s (chunks of %d)", c.name, chunk)
 			var got []session.DropReason
-			for _, d := range drops {
-				got = append(got, d.Reason)
-				assert.True(t, errors.Is(d, ErrStreamEvent))
+			for _, d := range *drops {
+				got = append(got, d.Why)
 				assert.LessOrEqual(t, d.Bytes, 256+chunk, "read up to max and one chunk")
 			}
 			assert.Equal(t, c.drops, got, "%s (chunks of %d)", c.name, chunk)
@@ -166,16 +163,16 @@ func repeat(r session.DropReason, n int) []session.DropReason {
 // TestSSEFilterIDsAndRetry: ids and retry fields are kept for the re-dial,
 // also past a dropped event, and never handed on.
 func TestSSEFilterIDsAndRetry(t *testing.T) {
-	var drops []*EventError
-	b := testKeeper(t, Config{OnDroppedEvent: func(e *EventError) { drops = append(drops, e) }})
+	b := testKeeper(t, Config{})
+	drops := collectDrops(b)
 	out := oneAttempt(t, b, strings.NewReader("id: 7\ndata: "+listChanged+"\n\nid: 8\ndata: nope\n\nretry: 2s\n\nretry: 99999999999999999999\n\n"+
 		"id: 9\ndata: {\"jsonrpc\""))
 	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "no id reaches go-sdk")
 	assert.Equal(t, "8", b.lastID, "the dropped event is not asked for again; a cut event's id is not taken")
 	assert.Equal(t, sse.MaxRetry, b.events.Retry(), "a value not all digits is ignored; a huge one is bounded")
-	require.Len(t, drops, 2)
-	assert.Equal(t, session.DropNotJSONRPC, drops[0].Reason)
-	assert.Equal(t, session.DropTruncated, drops[1].Reason)
+	require.Len(t, *drops, 2)
+	assert.Equal(t, session.DropNotJSONRPC, (*drops)[0].Why)
+	assert.Equal(t, session.DropTruncated, (*drops)[1].Why)
 	out = oneAttempt(t, b, strings.NewReader("\xEF\xBB\xBFdata: "+listChanged+"\n\nretry: 1500\n\n"))
 	assert.Equal(t, "data: "+listChanged+"\n\n", asEvents(t, out), "framing starts over after a cut, a BOM stripped")
 	assert.Equal(t, 1500*time.Millisecond, b.events.Retry())
@@ -192,4 +189,15 @@ func BenchmarkSSEFilterEvent(b *testing.B) {
 			b.Fatal("event not handed on")
 		}
 	}
+}
+
+// collectDrops gathers the EventDropped facts b's session reports.
+func collectDrops(b *streamBody) *[]session.EventDropped {
+	var drops []session.EventDropped
+	b.c.on.observe = func(f session.Fact) {
+		if d, ok := f.(session.EventDropped); ok {
+			drops = append(drops, d)
+		}
+	}
+	return &drops
 }

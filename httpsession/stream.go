@@ -68,7 +68,7 @@ type StreamAttempt struct {
 	Err         error // the error behind EndNoAnswer and EndError
 	// Bytes read from the server's stream, the whole SSE Events in them,
 	// the Messages handed to go-sdk (a SEP-1699 priming event is none; nor
-	// is a listen's acknowledgement) and the events Dropped ([EventError]).
+	// is a listen's acknowledgement) and the events Dropped (session.EventDropped).
 	Bytes                     int64
 	Events, Messages, Dropped int
 	Retry                     time.Duration // the stream's SSE retry field, 0 when none
@@ -118,7 +118,7 @@ type streamBody struct {
 	bo       *backoff.ExponentialBackOff // nil: at its start
 	wait     time.Duration               // before the next attempt
 	authWait <-chan struct{}             // closed once the credential is accepted again
-	bad      *EventError                 // a malformed line: the current event is dropped at its end
+	bad      *droppedEvent               // a malformed line: the current event is dropped at its end
 	run      int                         // events dropped in a row
 }
 
@@ -136,7 +136,7 @@ func newStreamBody(c *conn, ctx context.Context) *streamBody {
 func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) {
 	if line != nil {
 		if b.bad == nil {
-			b.bad = &EventError{Reason: session.DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", line.Start)}
+			b.bad = &droppedEvent{Reason: session.DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", line.Start)}
 		}
 		return nil, false
 	}
@@ -165,7 +165,7 @@ func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, 
 
 // filter returns the request or notification ev carries, or why it is
 // dropped; neither for an event without a message.
-func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
+func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *droppedEvent) {
 	if bad := b.bad; bad != nil {
 		b.bad = nil
 		return nil, bad
@@ -175,26 +175,23 @@ func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *EventError) {
 	}
 	msg, err := decodeMessage(ev.Data)
 	if err != nil {
-		return nil, &EventError{Reason: session.DropNotJSONRPC, Detail: msgcheck.CutText(err.Error(), 200)}
+		return nil, &droppedEvent{Reason: session.DropNotJSONRPC, Detail: msgcheck.CutText(err.Error(), 200)}
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		return nil, &EventError{Reason: session.DropResponse}
+		return nil, &droppedEvent{Reason: session.DropResponse}
 	}
 	if problem := b.limits.Problem(req.Method, ev.Data, req.Params); problem != "" {
-		return nil, &EventError{Reason: session.DropTooManyValues, Detail: problem}
+		return nil, &droppedEvent{Reason: session.DropTooManyValues, Detail: problem}
 	}
 	return req, nil
 }
 
-func (b *streamBody) drop(e *EventError) {
+func (b *streamBody) drop(e *droppedEvent) {
 	b.att.Dropped++
 	b.run++
 	b.c.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason, "bytes", e.Bytes,
 		"bound", e.Bound, "detail", e.Detail)
-	if f := b.c.cfg.OnDroppedEvent; f != nil {
-		f(e)
-	}
 	b.c.report(session.EventDropped{Count: int(b.c.drops.Add(1)), Why: e.Reason, Bytes: e.Bytes, Bound: e.Bound})
 }
 
@@ -206,7 +203,7 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 	case context.Cause(b.ctx) != nil:
 		b.att.End = EndClosed
 	case errors.As(err, &tooLarge):
-		b.drop(&EventError{Reason: session.DropOversized, Bytes: tooLarge.Read, Bound: tooLarge.Max})
+		b.drop(&droppedEvent{Reason: session.DropOversized, Bytes: tooLarge.Read, Bound: tooLarge.Max})
 		b.att.End = EndGarbage
 	case errors.Is(err, errGarbage):
 		b.att.End = EndGarbage
@@ -216,7 +213,7 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 		b.att.End, b.att.Err = EndError, err
 	}
 	if n, underWay := b.events.Pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
-		b.drop(&EventError{Reason: session.DropTruncated, Bytes: n}) // go-sdk has none of it
+		b.drop(&droppedEvent{Reason: session.DropTruncated, Bytes: n}) // go-sdk has none of it
 	}
 	b.att.Bytes = b.wire.N()
 	b.bad, b.run = nil, 0
@@ -302,9 +299,6 @@ func (b *streamBody) dial() {
 		// A stream after an ended attempt, not a replay the server agreed
 		// to: messages sent while none was connected may be lost.
 		if !first && sentID == "" {
-			if f := b.c.cfg.OnStreamRestored; f != nil {
-				f()
-			}
 			b.c.report(session.StreamRestored{})
 		}
 		return
@@ -332,9 +326,6 @@ func (b *streamBody) dial() {
 	case a.Unauthorized:
 		b.authWait = b.c.auth.Accepted()
 	case a.Declined:
-		if f := b.c.cfg.OnStreamDeclined; f != nil {
-			f(*a)
-		}
 		b.c.report(session.StreamDeclined{Status: a.Status, ContentType: a.ContentType})
 	case a.ReplayRefused:
 		b.lastID, b.wait = "", 0 // at once, without Last-Event-ID

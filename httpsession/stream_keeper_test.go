@@ -153,12 +153,18 @@ func TestHostileStreamEventsKeepSession(t *testing.T) {
 			clock := clockwork.NewFakeClock()
 			rec := newRecorder(httpsession.HostilityRule{Threshold: 100})
 			var mu sync.Mutex
-			var drops []*httpsession.EventError
+			var drops []session.EventDropped
 			var sdkGETs atomic.Int32
 			opts := httpsession.Options{Era: httpsession.Era2025, Client: client, Wire: httpsession.Config{Clock: clock,
 				Stream: httpsession.StreamConfig{MaxEventBytes: maxEvent}}}
 			rec.config(&opts.Wire)
-			opts.Wire.OnDroppedEvent = func(e *httpsession.EventError) { mu.Lock(); drops = append(drops, e); mu.Unlock() }
+			opts.Observe = func(f session.Fact) {
+				if e, ok := f.(session.EventDropped); ok {
+					mu.Lock()
+					drops = append(drops, e)
+					mu.Unlock()
+				}
+			}
 			observe := opts.Wire.OnExchange
 			opts.Wire.OnExchange = func(x httpsession.Exchange) {
 				observe(x)
@@ -182,8 +188,8 @@ func TestHostileStreamEventsKeepSession(t *testing.T) {
 			mu.Lock()
 			require.Len(t, drops, len(c.reasons)*streams)
 			for i, d := range drops {
-				assert.Equal(t, c.reasons[i%len(c.reasons)], d.Reason)
-				assert.ErrorIs(t, d, httpsession.ErrStreamEvent)
+				assert.Equal(t, c.reasons[i%len(c.reasons)], d.Why)
+				assert.Equal(t, i+1, d.Count)
 			}
 			mu.Unlock()
 			callEcho(t, s.ClientSession())

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/session"
 )
 
 // passGETs passes the standalone GETs fault does not answer on to the
@@ -98,7 +99,11 @@ type counter struct {
 
 func newCounter(g *gateway) *counter { return &counter{g: g, call: make(chan struct{}, 16)} }
 
-func (c *counter) hook() {
+// restored counts the session.StreamRestored facts.
+func (c *counter) restored(f session.Fact) {
+	if _, ok := f.(session.StreamRestored); !ok {
+		return
+	}
 	c.mu.Lock()
 	c.at = append(c.at, c.g.count("GET", ""))
 	c.mu.Unlock()
@@ -188,7 +193,7 @@ func TestFirstGETPlainNotFoundDeclines(t *testing.T) {
 // TestStreamOutageAnswersKeepRedialing: while the server behind a gateway
 // restarts, the gateway answers the stream's re-dials 503. Those attempts
 // are an outage, not GET-hostility, and never turn the stream off: the
-// keeper re-dials on, the stream is back as soon as the server is, and OnStreamRestored says so, once (DESIGN.md failure
+// keeper re-dials on, the stream is back as soon as the server is, and a StreamRestored fact says so, once (DESIGN.md failure
 // story S5).
 func TestStreamOutageAnswersKeepRedialing(t *testing.T) {
 	const outage = 8
@@ -205,7 +210,7 @@ func TestStreamOutageAnswersKeepRedialing(t *testing.T) {
 	rec := newRecorder(httpsession.HostilityRule{Threshold: 2})
 	rec.auto = true
 	restored := newCounter(g)
-	opts := httpsession.Options{Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock, OnStreamRestored: restored.hook}}
+	opts := httpsession.Options{Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock}, Observe: restored.restored}
 	rec.config(&opts.Wire)
 	observe := opts.Wire.OnStreamAttempt
 	var unavailable atomic.Int32
@@ -224,7 +229,7 @@ func TestStreamOutageAnswersKeepRedialing(t *testing.T) {
 	cut()
 	p.next(t) // the stream is back
 	stopAdvancing()
-	within(t, restored.call, "OnStreamRestored")
+	within(t, restored.call, "StreamRestored")
 
 	attempts, hostile := rec.snapshot()
 	assert.False(t, hostile, "an outage a gateway answers is not GET-hostility")
@@ -259,11 +264,11 @@ func (f *forgetfulStore) After(ctx context.Context, sessionID, streamID string, 
 
 // TestStreamReplayRefusedRedialsWithoutLastEventID: the keeper's re-dial
 // carries the stream's last event id. A server that replays after it gives
-// the stream back, and nothing was missed: OnStreamRestored is not called.
+// the stream back, and nothing was missed: no StreamRestored is reported.
 // A server that cannot replay answers 400; the keeper drops the id and
 // re-dials at once (no clock advance) without it, the refused attempt
 // does not count toward the hostility rule, and
-// OnStreamRestored is called: messages may have been missed (DESIGN.md
+// a StreamRestored is reported: messages may have been missed (DESIGN.md
 // failure story S5).
 func TestStreamReplayRefusedRedialsWithoutLastEventID(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "store-server", Version: "v1"}, nil)
@@ -288,7 +293,7 @@ func TestStreamReplayRefusedRedialsWithoutLastEventID(t *testing.T) {
 	rec := newRecorder(httpsession.HostilityRule{Threshold: 1})
 	restored := newCounter(g)
 	rec.auto = true
-	opts := httpsession.Options{Era: httpsession.Era2025, Client: client, Wire: httpsession.Config{Clock: clock, OnStreamRestored: restored.hook}}
+	opts := httpsession.Options{Era: httpsession.Era2025, Client: client, Wire: httpsession.Config{Clock: clock}, Observe: restored.restored}
 	rec.config(&opts.Wire)
 	s := open(t, hs.URL, opts)
 
@@ -306,7 +311,7 @@ func TestStreamReplayRefusedRedialsWithoutLastEventID(t *testing.T) {
 	clock.Advance(time.Minute)
 	cut()
 	p.next(t) // the re-dial without the id
-	within(t, restored.call, "OnStreamRestored")
+	within(t, restored.call, "StreamRestored")
 
 	ids := p.lastEventIDs()
 	require.Len(t, ids, 4)
@@ -335,21 +340,21 @@ func TestStreamReplayRefusedRedialsWithoutLastEventID(t *testing.T) {
 
 // TestStreamRestoredAfterCut: a stream cut by a proxy and re-dialed without
 // Last-Event-ID (a go-sdk server without an EventStore sends no event ids)
-// may have missed messages: OnStreamRestored is called for the re-dial and
+// may have missed messages: a StreamRestored is reported for the re-dial and
 // not for the session's first GET.
 func TestStreamRestoredAfterCut(t *testing.T) {
 	g, url := newServer(t, nil)
 	p := newPassGETs(g, nil)
 	clock := clockwork.NewFakeClock()
 	restored := newCounter(g)
-	opts := httpsession.Options{Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock, OnStreamRestored: restored.hook}}
+	opts := httpsession.Options{Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock}, Observe: restored.restored}
 	s := open(t, url, opts)
 
 	cut := p.next(t)
 	clock.Advance(time.Minute)
 	cut()
 	p.next(t)
-	within(t, restored.call, "OnStreamRestored")
+	within(t, restored.call, "StreamRestored")
 	callEcho(t, s.ClientSession())
 	assert.Equal(t, []int{2}, restored.calls(), "once, for the second GET: not for the first")
 	assert.Equal(t, []string{"", ""}, p.lastEventIDs())

@@ -315,13 +315,18 @@ func TestStreamDeclinedHoldsSilently(t *testing.T) {
 	rec.config(&opts.Wire)
 	var declined atomic.Int32
 	var declinedStatus atomic.Int32
-	opts.Wire.OnStreamDeclined = func(a httpsession.StreamAttempt) { declinedStatus.Store(int32(a.Status)); declined.Add(1) }
+	opts.Observe = func(f session.Fact) {
+		if d, ok := f.(session.StreamDeclined); ok {
+			declinedStatus.Store(int32(d.Status))
+			declined.Add(1)
+		}
+	}
 	s := open(t, url, opts)
 	require.Eventually(t, func() bool { a, _ := rec.snapshot(); return len(a) == 1 && declined.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
 	attempts, hostile := rec.snapshot()
 	assert.True(t, attempts[0].Declined)
 	assert.Equal(t, 405, attempts[0].Status)
-	assert.Equal(t, int32(405), declinedStatus.Load(), "the hook gets the declined attempt")
+	assert.Equal(t, int32(405), declinedStatus.Load(), "the fact names the declining status")
 	assert.False(t, hostile)
 
 	clock.Advance(24 * time.Hour)

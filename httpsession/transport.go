@@ -50,16 +50,6 @@ type Config struct {
 	// OnStreamAttempt is called when an attempt of the standalone stream
 	// ends (see [StreamAttempt]).
 	OnStreamAttempt func(StreamAttempt)
-	// OnStreamRestored is called when the standalone stream is back, after
-	// an ended attempt, without Last-Event-ID: messages may have been lost,
-	// so re-list what is cached (failure story S5). Not for the first GET.
-	OnStreamRestored func()
-	// OnStreamDeclined is called once the server declined the push stream
-	// ([StreamAttempt.Declined]): poll what is cached.
-	OnStreamDeclined func(StreamAttempt)
-	// OnDroppedEvent is called for every standalone stream event not
-	// handed to go-sdk (see [EventError]).
-	OnDroppedEvent func(*EventError)
 	// RequestTimeout, when positive, bounds every exchange but the
 	// standalone stream until its body is closed, as http.Client.Timeout
 	// does; [Open] takes the host HTTPClient's. 0: none.
@@ -91,15 +81,12 @@ type Config struct {
 	MaxInputRequestObjects int
 	// MaxResponsesInFlight bounds the POSTs of go-sdk's responses to the
 	// server's requests awaiting an answer; one past it is answered 202
-	// locally and reported ([OnDroppedResponse]). 0:
+	// locally and reported (session.ResponseDropped). 0:
 	// [DefaultMaxResponsesInFlight] (16).
 	MaxResponsesInFlight int
 	// ResponseTimeout bounds each such POST until its body is closed. 0:
 	// [DefaultResponseTimeout] (30 s).
 	ResponseTimeout time.Duration
-	// OnDroppedResponse is called for every response dropped past
-	// MaxResponsesInFlight.
-	OnDroppedResponse func(*ResponseDroppedError)
 	// Stream configures the standalone SSE stream keeper.
 	Stream StreamConfig
 	// OAuthHandler, when set, authorizes every request as
