@@ -798,5 +798,8 @@ func errorMessage(id jsonrpc.ID, x Exchange, problem string) *jsonrpc.Response {
 	}
 	d, _ := json.Marshal(data{x.Status, x.ContentType, problem, x.Body})
 	msg := fmt.Sprintf("HTTP %d %s (%s)", x.Status, http.StatusText(x.Status), cmp.Or(problem, x.ContentType, "no content type"))
+	if x.Status == 0 {
+		msg = "no HTTP answer (" + problem + ")"
+	}
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: CodeHTTPAnswer, Message: msg, Data: d}}
 }

@@ -95,7 +95,7 @@ type CallError struct {
 	// First is the first attempt's error when the call was sent twice and
 	// both failed; Delivery is then the first's when the second was not sent.
 	First *CallError
-	Err   error // its text is unredacted: print the CallError
+	Err   error // its text has not passed the redactor: print the CallError
 
 	redactor   *events.Redactor // nil: the patterns only
 	repeatable bool             // a tools/call of a readOnlyHint or idempotentHint tool
