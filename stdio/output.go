@@ -178,15 +178,25 @@ type stderrLog struct {
 	cut  bool // bytes were dropped before tail
 }
 
-const maxStderrLine = 4 << 10 // the longest piece of a stderr line logged as one record
+// maxStderrLine is the most of a stderr line one log record holds, in
+// bytes; it is also the read buffer's size, so a line of any length costs
+// at most this much memory.
+const maxStderrLine = 4 << 10
 
-// The rate of stderr's log records; the lines past it are counted in one.
+// The rate of stderr's log records, in lines (a long line is one); the
+// lines past it are counted in one.
 const (
 	stderrLogBurst = 100 // lines logged at once
 	stderrLogRate  = 20  // lines a second after the burst
 )
 
-// copy logs and keeps what r carries until it ends.
+// copy logs and keeps what r carries until it ends. Each line is one log
+// record, or one count past the rate, when its newline (or r's end) comes,
+// however long it is: a line longer than maxStderrLine bytes (its "\n" not
+// counted) is logged as its first maxStderrLine bytes (back to a UTF-8
+// character's start) and "…", with line_bytes and cut_at_bytes; the rest of
+// it is kept in the tail, not logged. Memory stays bounded whatever the
+// line: the read buffer and a long line's start, maxStderrLine bytes each.
 func (l *stderrLog) copy(r io.Reader) {
 	now := l.now
 	if now == nil {
@@ -194,21 +204,64 @@ func (l *stderrLog) copy(r io.Reader) {
 	}
 	limit := rate.NewLimiter(stderrLogRate, stderrLogBurst)
 	br := bufio.NewReaderSize(r, maxStderrLine)
+	var start []byte // a long line's first maxStderrLine bytes, copied: chunk is the reader's buffer
+	read := 0        // bytes of the line read before chunk
 	for {
 		chunk, err := br.ReadSlice('\n')
 		l.keepBytes(chunk)
-		switch text := strings.TrimRight(string(chunk), "\r\n"); {
-		case text == "":
-		case !limit.AllowN(now(), 1):
-			l.unlogged++
-		default:
-			l.logUnlogged()
-			l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
+		full := errors.Is(err, bufio.ErrBufferFull)
+		if read == 0 && full {
+			start = append(start[:0], chunk...)
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		if full {
+			read += len(chunk)
+			continue
+		}
+		size := read + len(chunk)
+		if err == nil {
+			size-- // the "\n"
+		}
+		line := chunk
+		if read > 0 {
+			line = start
+		}
+		l.logLine(line, size, limit, now)
+		read = 0
+		if err != nil {
 			l.logUnlogged()
 			return
 		}
+	}
+}
+
+// logLine logs a line of size bytes, "\n" not counted, from its start
+// (at least its first maxStderrLine bytes), or counts it when past the
+// rate; an empty line is neither.
+func (l *stderrLog) logLine(start []byte, size int, limit *rate.Limiter, now func() time.Time) {
+	cut := size > maxStderrLine
+	if cut {
+		start = start[:maxStderrLine]
+		for i := len(start) - 1; i >= len(start)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(start[i]) {
+				if !utf8.FullRune(start[i:]) {
+					start = start[:i] // a character the cut split
+				}
+				break
+			}
+		}
+	}
+	text := strings.TrimRight(string(start), "\r\n")
+	switch {
+	case text == "" && !cut:
+	case !limit.AllowN(now(), 1):
+		l.unlogged++
+	case cut:
+		l.logUnlogged()
+		l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?")+"…",
+			"line_bytes", size, "cut_at_bytes", maxStderrLine)
+	default:
+		l.logUnlogged()
+		l.log.Info("mcpsup: stdio server stderr", "server", l.server, "line", strings.ToValidUTF8(text, "?"))
 	}
 }
 

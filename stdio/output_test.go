@@ -2,11 +2,14 @@ package stdio
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,7 +152,7 @@ func TestStderrTailIsBoundedAndStartsAtALine(t *testing.T) {
 	long := &stderrLog{server: "srv", log: slog.New(slog.NewTextHandler(&logs, nil)), keep: 8}
 	logs.Reset()
 	long.copy(strings.NewReader(strings.Repeat("z", maxStderrLine+10) + "\n"))
-	assert.Equal(t, 2, strings.Count(logs.String(), "mcpsup: stdio server stderr"), "a long line is logged in pieces")
+	assert.Equal(t, 1, strings.Count(logs.String(), "mcpsup: stdio server stderr"), "a long line is one record")
 	assert.LessOrEqual(t, len(long.text()), 8)
 	assert.Equal(t, "…zzzz\n", long.text(), "a tail inside a line says so, within the bound")
 }
@@ -187,6 +190,102 @@ func TestStderrFloodIsLoggedAtTheRate(t *testing.T) {
 	l2 := &stderrLog{server: "srv", log: slog.New(slog.NewTextHandler(&logs, nil)), keep: 64, now: func() time.Time { return t0 }}
 	l2.copy(strings.NewReader(strings.Repeat("x\n", stderrLogBurst+5)))
 	assert.Contains(t, logs.String(), "lines=5", "the count is logged when stderr ends")
+}
+
+// TestStderrLongLineCountsAsOneLine: the rate and the count of lines not
+// logged count lines (DESIGN.md section 7: 100 at once, the rest counted at
+// Warn), however long: a line of 200,000 bytes is one record, cut to
+// maxStderrLine bytes at a character's start and "…", and one token of the
+// rate; its rest is not logged. stderr was read in maxStderrLine pieces,
+// each counted as a line: 5,001 lines with some this long counted 5,049.
+func TestStderrLongLineCountsAsOneLine(t *testing.T) {
+	var logs bytes.Buffer
+	t0 := time.Unix(1_700_000_000, 0)
+	l := &stderrLog{server: "srv", log: slog.New(slog.NewJSONHandler(&logs, nil)), keep: 64,
+		now: func() time.Time { return t0 }} // every line at once: the burst alone is logged
+	long := strings.Repeat("é", 100_000) // 200,000 bytes; maxStderrLine-1 cuts inside an "é"
+	var in strings.Builder
+	const lines = 5001
+	for i := range lines {
+		if i%1000 == 1 { // lines 1 (in the burst), 1001, ... 4001
+			in.WriteString(long[1:] + "\n") // starts with é's second byte: the cut falls inside an é
+		} else {
+			fmt.Fprintf(&in, "line %d\n", i)
+		}
+	}
+	l.copy(strings.NewReader(in.String()))
+
+	infos, unlogged, cuts := 0, 0, 0
+	dec := json.NewDecoder(&logs)
+	for dec.More() {
+		var rec struct {
+			Msg   string
+			Line  string
+			Lines int
+			Cut   int `json:"cut_at_bytes"`
+			Bytes int `json:"line_bytes"`
+		}
+		require.NoError(t, dec.Decode(&rec))
+		switch rec.Msg {
+		case "mcpsup: stdio server stderr":
+			infos++
+			if rec.Cut != 0 {
+				cuts++
+				assert.Equal(t, maxStderrLine, rec.Cut)
+				assert.Equal(t, len(long)-1, rec.Bytes, "the whole line's length")
+				assert.LessOrEqual(t, len(rec.Line), maxStderrLine+len("…"))
+				assert.True(t, strings.HasSuffix(rec.Line, "é…"), "cut at a character's start")
+				assert.True(t, utf8.ValidString(rec.Line))
+			}
+		case "mcpsup: stdio server stderr lines not logged: more than the rate":
+			unlogged += rec.Lines
+		}
+	}
+	assert.Equal(t, stderrLogBurst, infos, "one record a line, the long one included")
+	assert.Equal(t, 1, cuts, "line 1 is logged cut")
+	assert.Equal(t, lines-stderrLogBurst, unlogged, "the lines past the burst, each counted once")
+	assert.True(t, strings.HasSuffix(l.text(), "\nline 5000\n"), "the tail keeps the bytes")
+}
+
+// TestStderrLineAtTheBoundIsWhole: a line of maxStderrLine bytes is logged
+// whole; one byte more is cut, the next line logged whole after it.
+func TestStderrLineAtTheBoundIsWhole(t *testing.T) {
+	var logs bytes.Buffer
+	l := &stderrLog{server: "srv", log: slog.New(slog.NewTextHandler(&logs, nil)), keep: 64}
+	atBound := strings.Repeat("a", maxStderrLine)
+	over := strings.Repeat("b", maxStderrLine+1)
+	l.copy(strings.NewReader(atBound + "\n" + over + "\n" + over + "\r\nnext\n"))
+	out := logs.String()
+	assert.Equal(t, 4, strings.Count(out, "mcpsup: stdio server stderr"), "%s", out)
+	assert.Contains(t, out, "line="+atBound+"\n", "whole, no cut")
+	assert.Equal(t, 1, strings.Count(out, "line="+over[:maxStderrLine]+"… line_bytes=4097 cut_at_bytes=4096"))
+	assert.Equal(t, 1, strings.Count(out, "line="+over[:maxStderrLine]+"… line_bytes=4098 cut_at_bytes=4096"), "the \\r counted")
+	assert.Contains(t, out, "line=next\n")
+}
+
+// BenchmarkStderrLongLine reads one 64 MiB stderr line: its B/op is what
+// reading a long line holds (DESIGN.md section 7: 4 KiB and a 4 KiB copy of
+// its start), whatever its length.
+func BenchmarkStderrLongLine(b *testing.B) {
+	const size = 64 << 20
+	b.ReportAllocs()
+	for b.Loop() {
+		l := &stderrLog{server: "srv", log: slog.New(slog.DiscardHandler), keep: DefaultStderrTail}
+		l.copy(io.MultiReader(io.LimitReader(repeatReader('z'), size), strings.NewReader("\nlast\n")))
+		if l.text() != "last\n" {
+			b.Fatal("not read to the end")
+		}
+	}
+}
+
+// repeatReader reads b without end.
+type repeatReader byte
+
+func (b repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
 }
 
 // TestLineIDReadsOnlyAResponsesStart: the id of a dropped line is read from
