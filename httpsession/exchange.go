@@ -205,7 +205,8 @@ func FactsMiddleware() mcp.Middleware {
 // when ctx (from [WithExchange]) recorded no request with an id or a
 // well-formed 2xx answer. After a rewritten answer ([Exchange.Rewritten])
 // the error keeps go-sdk's text but does not unwrap to the conn's
-// *jsonrpc.Error.
+// *jsonrpc.Error; a refused 2xx answer's is an [*AnswerRefusedError]
+// (errors.Is classify.ErrProtocol).
 func Annotate(ctx context.Context, err error) error { return attach(ctx, err, false) }
 
 // attach is Annotate; with always, the facts of a well-formed 2xx answer
@@ -229,7 +230,10 @@ func attach(ctx context.Context, err error, always bool) error {
 	if !ok || (!always && !notable(x)) {
 		return err
 	}
-	if x.Rewritten {
+	switch {
+	case refusedAnswer(x):
+		err = &AnswerRefusedError{Method: x.Method, Problem: x.Problem, text: err.Error()}
+	case x.Rewritten:
 		// Hide the conn's *jsonrpc.Error from errors.As; a stream that
 		// broke wraps the read's error (classified transport).
 		err = &rewrittenError{msg: err.Error(), cause: x.TransportErr}

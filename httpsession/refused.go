@@ -6,8 +6,43 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/msgcheck"
 )
+
+// AnswerRefusedError is the error of a call whose 2xx answer the session
+// refused before go-sdk decoded it, as stdio.AnswerRefusedError is over
+// stdio: not the call's JSON-RPC response (content type, coding, id,
+// shape), past a bound (Config.MaxJSONBody, MaxSSEEvent, a msgcheck.Limits
+// bound), or an event stream that ended without it. It wraps
+// classify.ErrProtocol; a *classify.HTTPError carrying the exchange wraps
+// it. Its text is go-sdk's error from the refusal ([CodeHTTPAnswer]).
+type AnswerRefusedError struct {
+	// Method is the call's MCP method, e.g. "tools/call".
+	Method string
+	// Problem says what was wrong, e.g. "JSON body larger than 4096 bytes"
+	// or "tools/call result with more than 5 content blocks".
+	Problem string
+	text    string
+}
+
+func (e *AnswerRefusedError) Error() string {
+	if e.text == "" {
+		return fmt.Sprintf("mcpsup: the HTTP server's answer to %s was refused: %s", e.Method, e.Problem)
+	}
+	return e.text
+}
+
+// Unwrap returns classify.ErrProtocol.
+func (e *AnswerRefusedError) Unwrap() error { return classify.ErrProtocol }
+
+// refusedAnswer reports whether x records an answer the session refused in
+// place of go-sdk's decoding that classify, the one owner of the rule, reads
+// as protocol by itself (a 2xx marked Malformed). A body or stream that
+// broke off is no answer (TransportErr), a non-2xx the server's own.
+func refusedAnswer(x Exchange) bool {
+	return x.Rewritten && x.TransportErr == nil && classify.Error(&classify.HTTPError{Exchange: x}).Class == classify.Protocol
+}
 
 // CodeHTTPAnswer is the JSON-RPC error code (JSON-RPC 2.0 section 5.1,
 // server error range) of the responses a session writes in place of
