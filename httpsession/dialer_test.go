@@ -196,7 +196,9 @@ func TestDialerSessionEndsByItsKeepAlive(t *testing.T) {
 	cause := ended(t, s)
 	require.True(t, strings.Contains(cause.Error(), "keepalive ping"), "%v", cause)
 	require.False(t, errors.Is(cause, session.ErrClosed))
+	require.NoError(t, s.Close()) // its owner releases it: a dead session gets no DELETE
 	require.Zero(t, g.count("DELETE", ""), "ended detached")
+	require.ErrorIs(t, s.Err(), cause, "the first cause stays")
 }
 
 // The stream decision outlives sessions: a remembered Off decision is the

@@ -82,7 +82,11 @@ func (v *verified) keepAlive(every time.Duration) {
 		switch judgePing(verdict, timeouts) {
 		case pingDead:
 			log.Debug("mcpsup: keepalive ping: the session is dead", "verdict", verdict.String())
-			v.Fail(fmt.Errorf("mcpsup: keepalive ping: %w", err))
+			if v.Fail(fmt.Errorf("mcpsup: keepalive ping: %w", err)) {
+				// Released detached at once: a dead session gets no DELETE
+				// and a stdio process no more time (decision record 0005).
+				_ = v.Endable.Detach()
+			}
 			return
 		case pingStop:
 			log.Debug("mcpsup: keepalive ping not served; pinging stops", "verdict", verdict.String())
