@@ -31,7 +31,7 @@ const (
 // records 0006 and 0009 say. Anything else wrong fails the call alone.
 type answerStream struct {
 	sseLoop
-	req     *http.Request         // the call's POST, whose headers a resumption sends
+	req     *http.Request         // the call's POST: its context and protocol version
 	x       Exchange              // the call's record as the answer's headers left it
 	slot    *slot                 // the call's, told of the end; may be nil
 	recN    int                   // the call's record in slot

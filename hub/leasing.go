@@ -105,7 +105,9 @@ func (h *Hub) serve(e *entry, lease Lease, sent time.Time, ttl time.Duration) (t
 		e.mu.Lock()
 		rs = cmp.Or(rs, e.last) // the store lost it (an empty restart): this replica's is the best there is
 		e.mu.Unlock()
-		sup, err = h.newSupervisor(e, rs, gate) // validated at Add
+		if sup, err = h.newSupervisor(e, rs, gate); err != nil { // validated at Add: said if it happens
+			h.storeFailed("acquire", e.name, err)
+		}
 	}
 	if err != nil {
 		h.releaseLease(context.Background(), e.name, lease)

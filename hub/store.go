@@ -339,13 +339,13 @@ func (s *saver) run(server string, q *queue) {
 		w := q.writes[0]
 		s.mu.Unlock()
 		se := w.do(s, server)
+		if se != nil {
+			s.failed(w.op(), server, se) // w still first: a put meanwhile replaces the one waiting
+		}
 		s.mu.Lock()
 		q.writes = q.writes[1:] // with its error: a flush finds one or the other
 		if se != nil {
 			s.errs = append(s.errs, se)
-			s.mu.Unlock()
-			s.failed(w.op(), server, se)
-			s.mu.Lock()
 		}
 	}
 	delete(s.queues, server)

@@ -88,7 +88,7 @@ func TestMermaidIDsAreSafe(t *testing.T) {
 	require.Contains(t, text, ": (none)\n")
 }
 
-// A bad line writes nothing: the reader's error is returned first.
+// LiveTimeline writes a line per event as it is emitted, times from the first.
 func TestLiveTimeline(t *testing.T) {
 	var out bytes.Buffer
 	s := views.LiveTimeline(&out)
