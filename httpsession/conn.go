@@ -66,10 +66,11 @@ type conn struct {
 	rounds    rounds            // multi-round-trip calls' last rounds (rounds.go)
 }
 
-// hooks are what a [Dialer] observes of one session, beside the Config's
-// callbacks; the zero value observes nothing.
+// hooks are the observers of one session: [Options.Observe], the
+// Session's own watch and a Dialer's fallback; the zero value observes
+// nothing.
 type hooks struct {
-	observe  func(session.Fact) // nil: no facts wanted
+	observe  func(session.Fact) // Options.Observe; nil: no facts wanted
 	exchange func(Exchange)     // the session's watch of its answers
 	fallback bool               // Config.FallbackAfterOutage for this handshake
 }

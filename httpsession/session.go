@@ -97,7 +97,7 @@ type Options struct {
 	Observe func(session.Fact)
 
 	shared *Config // a Dialer's, in place of Wire and HTTPClient
-	on     hooks   // a Dialer's observers of the session
+	on     hooks   // a Dialer's fallback of the handshake
 }
 
 // Session is one streamable HTTP session: a go-sdk client session on its
