@@ -467,6 +467,9 @@ func TestReadyzUnauthorizedServerLeavesTheOthersServing(t *testing.T) {
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
+	// The downstream catalog follows the hub's on its own goroutine
+	// (DESIGN.md section 9): the tool is served once it is listed.
+	waitFor(t, ctx, nil, func() bool { return slices.Contains(e2etest.ToolNames(t, ctx, cs), "open__record") })
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "open__record", Arguments: map[string]any{"id": "x"}})
 	require.NoError(t, err)
 	require.Equal(t, 1, open.Invocations(mcptest.RecordTool, "x"))
