@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpsup/mcpsup/httpsession/sse"
 	"github.com/mcpsup/mcpsup/httpsession/wirebody"
-	"github.com/mcpsup/mcpsup/session"
 )
 
 // sseOwner decides for the [sseLoop] that reads its stream: the keeper
@@ -134,18 +133,3 @@ func (l *sseLoop) Close() error {
 }
 
 var errStreamClosed = errors.New("mcpsup/httpsession: standalone stream closed")
-
-// droppedEvent is one event of the standalone stream the keeper did not
-// hand to go-sdk; the session is unaffected.
-type droppedEvent struct {
-	Reason session.DropReason
-	// Bytes of the event read (session.DropOversized: up to where reading stopped).
-	Bytes int
-	// Bound is the bound in bytes an oversized event broke
-	// (StreamConfig.MaxEventBytes); 0 for other reasons.
-	Bound int
-	// Detail names the fault ("" when Reason and Bound say all): the
-	// line's start, the decoder's error (at most 200 bytes) or msgcheck's
-	// problem. Foreign text: it goes to logs, never to a fact.
-	Detail string
-}

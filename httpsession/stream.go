@@ -118,7 +118,7 @@ type streamBody struct {
 	bo       *backoff.ExponentialBackOff // nil: at its start
 	wait     time.Duration               // before the next attempt
 	authWait <-chan struct{}             // closed once the credential is accepted again
-	bad      *droppedEvent               // a malformed line: the current event is dropped at its end
+	bad      string                      // a malformed line's fault: the current event is dropped at its end
 	run      int                         // events dropped in a row
 }
 
@@ -135,16 +135,13 @@ func newStreamBody(c *conn, ctx context.Context) *streamBody {
 // notification, and drops every other but a priming event.
 func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, bool) {
 	if line != nil {
-		if b.bad == nil {
-			b.bad = &droppedEvent{Reason: session.DropMalformedLine, Detail: fmt.Sprintf("line without a colon: %q", line.Start)}
-		}
+		b.bad = cmp.Or(b.bad, fmt.Sprintf("line without a colon: %q", line.Start))
 		return nil, false
 	}
 	b.att.Events++
-	req, drop := b.filter(ev)
-	if drop != nil {
-		drop.Bytes = ev.Size
-		b.drop(drop)
+	req, why, detail := b.filter(ev)
+	if why != "" {
+		b.drop(why, ev.Size, 0, detail)
 		if b.run >= maxDroppedRun {
 			b.cut()
 			b.ended(errGarbage)
@@ -164,35 +161,38 @@ func (b *streamBody) event(ev sse.Event, line *sse.LineError) (jsonrpc.Message, 
 }
 
 // filter returns the request or notification ev carries, or why it is
-// dropped; neither for an event without a message.
-func (b *streamBody) filter(ev sse.Event) (*jsonrpc.Request, *droppedEvent) {
-	if bad := b.bad; bad != nil {
-		b.bad = nil
-		return nil, bad
+// dropped and the fault in detail (foreign text: for logs, never a fact);
+// neither for an event without a message.
+func (b *streamBody) filter(ev sse.Event) (req *jsonrpc.Request, why session.DropReason, detail string) {
+	if bad := b.bad; bad != "" {
+		b.bad = ""
+		return nil, session.DropMalformedLine, bad
 	}
 	if !ev.Message() {
-		return nil, nil
+		return nil, "", ""
 	}
 	msg, err := decodeMessage(ev.Data)
 	if err != nil {
-		return nil, &droppedEvent{Reason: session.DropNotJSONRPC, Detail: msgcheck.CutText(err.Error(), 200)}
+		return nil, session.DropNotJSONRPC, msgcheck.CutText(err.Error(), 200)
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		return nil, &droppedEvent{Reason: session.DropResponse}
+		return nil, session.DropResponse, ""
 	}
 	if problem := b.limits.Problem(req.Method, ev.Data, req.Params); problem != "" {
-		return nil, &droppedEvent{Reason: session.DropTooManyValues, Detail: problem}
+		return nil, session.DropTooManyValues, problem
 	}
-	return req, nil
+	return req, "", ""
 }
 
-func (b *streamBody) drop(e *droppedEvent) {
+// drop drops an event of n bytes (up to where reading stopped), past bound
+// (an oversized one's; else 0); the session is unaffected.
+func (b *streamBody) drop(why session.DropReason, n, bound int, detail string) {
 	b.att.Dropped++
 	b.run++
-	b.c.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", e.Reason, "bytes", e.Bytes,
-		"bound", e.Bound, "detail", e.Detail)
-	b.c.report(session.EventDropped{Count: int(b.c.drops.Add(1)), Why: e.Reason, Bytes: e.Bytes, Bound: e.Bound})
+	b.c.cfg.Logger.Debug("mcpsup/httpsession: standalone stream event dropped", "seq", b.att.Seq, "reason", why, "bytes", n,
+		"bound", bound, "detail", detail)
+	b.c.report(session.EventDropped{Count: int(b.c.drops.Add(1)), Why: why, Bytes: n, Bound: bound})
 }
 
 // ended records the end of the attempt whose stream ended with err, its
@@ -203,7 +203,7 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 	case context.Cause(b.ctx) != nil:
 		b.att.End = EndClosed
 	case errors.As(err, &tooLarge):
-		b.drop(&droppedEvent{Reason: session.DropOversized, Bytes: tooLarge.Read, Bound: tooLarge.Max})
+		b.drop(session.DropOversized, tooLarge.Read, tooLarge.Max, "")
 		b.att.End = EndGarbage
 	case errors.Is(err, errGarbage):
 		b.att.End = EndGarbage
@@ -213,10 +213,10 @@ func (b *streamBody) ended(err error) (jsonrpc.Message, bool) {
 		b.att.End, b.att.Err = EndError, err
 	}
 	if n, underWay := b.events.Pending(); underWay && (b.att.End == EndEOF || b.att.End == EndError) {
-		b.drop(&droppedEvent{Reason: session.DropTruncated, Bytes: n}) // go-sdk has none of it
+		b.drop(session.DropTruncated, n, 0, "") // go-sdk has none of it
 	}
 	b.att.Bytes = b.wire.N()
-	b.bad, b.run = nil, 0
+	b.bad, b.run = "", 0
 	b.report()
 	return nil, false
 }
