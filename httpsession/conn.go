@@ -172,7 +172,7 @@ func (c *conn) sendDelete(id string) {
 	}
 	req.Header.Set(HeaderSessionID, id)
 	x := c.begin(req)
-	resp, err := c.roundTrip(req)
+	resp, err := c.send(req, c.cfg.RequestTimeout)
 	c.fill(&x, resp, err)
 	if err == nil {
 		c.readErrorBody(&x, resp)
@@ -317,11 +317,6 @@ type headerParams struct {
 	URI  string `json:"uri"`
 }
 
-// roundTrip is send bounded by Config.RequestTimeout.
-func (c *conn) roundTrip(req *http.Request) (*http.Response, error) {
-	return c.send(req, c.cfg.RequestTimeout)
-}
-
 // send sends req through the conn's chain (OAuth, then Config.Base) with
 // the jar's cookies in place of its own, keeping those the answer sets; a
 // positive timeout bounds it until the body is closed.
@@ -393,7 +388,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 		c.fail(err)
 		return err
 	}
-	resp, err := c.roundTrip(req)
+	resp, err := c.send(req, c.cfg.RequestTimeout)
 	if err != nil {
 		err = urlError(req, err)
 	}
@@ -636,7 +631,7 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 // sendOther sends the POST of a notification or a response and records its
 // answer in x, never an error.
 func (c *conn) sendOther(req *http.Request, x *Exchange) {
-	resp, err := c.roundTrip(req)
+	resp, err := c.send(req, c.cfg.RequestTimeout)
 	c.fill(x, resp, err)
 	switch {
 	case err != nil:
@@ -655,7 +650,10 @@ func (c *conn) cancelled(n *jsonrpc.Request) (string, *jsonrpc.Request) {
 	if json.Unmarshal(n.Params, &p) != nil {
 		return "", n
 	}
-	id := rawID(p["requestId"])
+	id := string(p["requestId"]) // as json.Unmarshal cut it: no white space
+	if id == "null" {
+		id = ""
+	}
 	v, ok := plainInt([]byte(id))
 	if !ok || c.shift == 0 {
 		return id, n

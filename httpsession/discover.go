@@ -50,7 +50,7 @@ func (s *Session) Discover(ctx context.Context) error {
 	}
 	x := s.c.begin(req)
 	x.Method, x.RequestID = methodDiscover, strconv.Quote(id)
-	resp, err := s.c.roundTrip(req)
+	resp, err := s.c.send(req, s.c.cfg.RequestTimeout)
 	if err != nil {
 		err = urlError(req, err)
 	}

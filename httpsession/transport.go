@@ -3,7 +3,6 @@ package httpsession
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -203,14 +202,6 @@ func (c *conn) finish(ctx context.Context, x Exchange) (s *slot, n int) {
 		c.on.exchange(x)
 	}
 	return s, n
-}
-
-// rawID returns a JSON-RPC id as raw JSON, "" for an absent or null id.
-func rawID(raw json.RawMessage) string {
-	if s := strings.TrimSpace(string(raw)); s != "null" {
-		return s
-	}
-	return ""
 }
 
 // mediaType returns the lower-case media type without parameters.
