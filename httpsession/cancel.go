@@ -6,35 +6,47 @@ import (
 )
 
 // maxAnswered bounds how many answered request ids a conn remembers for
-// dropping their cancellations; the oldest is forgotten first.
-const maxAnswered = 256
-
-// answeredIDs remembers the ids of requests whose whole answer came with
-// the HTTP response, so that a notifications/cancelled go-sdk sends for one
-// afterwards is answered locally: a client cancels only requests "believed
+// dropping their cancellations: a client cancels only requests "believed
 // to still be in-progress" (basic/utilities/cancellation), and a late one
 // could cancel a resumed session's request of the same id.
-type answeredIDs struct {
-	mu  sync.Mutex
-	ids []string // oldest first
+const maxAnswered = 256
+
+// recent remembers values by key, the oldest forgotten first past the
+// bound add is given. The zero value is ready; safe for concurrent use.
+type recent[V any] struct {
+	mu    sync.Mutex
+	items []keyed[V] // oldest first
 }
 
-func (a *answeredIDs) add(id string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.ids) == maxAnswered {
-		a.ids = a.ids[1:]
-	}
-	a.ids = append(a.ids, id)
+type keyed[V any] struct {
+	key string
+	v   V
 }
 
-// take reports whether id was answered, and forgets it.
-func (a *answeredIDs) take(id string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i := slices.Index(a.ids, id)
-	if i >= 0 {
-		a.ids = slices.Delete(a.ids, i, i+1)
+func (r *recent[V]) add(key string, v V, bound int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.items) == bound {
+		r.items = r.items[1:]
 	}
-	return i >= 0
+	r.items = append(r.items, keyed[V]{key, v})
+}
+
+// take returns the value of key, and forgets it.
+func (r *recent[V]) take(key string) (v V, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := slices.IndexFunc(r.items, func(k keyed[V]) bool { return k.key == key })
+	if i < 0 {
+		return v, false
+	}
+	v = r.items[i].v
+	r.items = slices.Delete(r.items, i, i+1)
+	return v, true
+}
+
+func (r *recent[V]) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.items)
 }

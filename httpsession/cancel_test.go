@@ -78,13 +78,14 @@ func TestCancelOfAnAnsweredRequestStaysLocal(t *testing.T) {
 // The answered ids are bounded by maxAnswered: past it the oldest is
 // forgotten first, so its cancellation goes out again.
 func TestAnsweredIDsForgetTheOldestPastTheBound(t *testing.T) {
-	var a answeredIDs
+	var a recent[struct{}]
 	for i := range maxAnswered + 1 {
-		a.add(strconv.Itoa(i))
+		a.add(strconv.Itoa(i), struct{}{}, maxAnswered)
 	}
-	assert.Len(t, a.ids, maxAnswered)
-	assert.False(t, a.take("0"), "the oldest is forgotten")
-	assert.True(t, a.take("1"), "the next oldest is kept")
-	assert.True(t, a.take(strconv.Itoa(maxAnswered)), "the newest is kept")
-	assert.False(t, a.take(strconv.Itoa(maxAnswered)), "taken once")
+	assert.Equal(t, maxAnswered, a.len())
+	taken := func(id string) bool { _, ok := a.take(id); return ok }
+	assert.False(t, taken("0"), "the oldest is forgotten")
+	assert.True(t, taken("1"), "the next oldest is kept")
+	assert.True(t, taken(strconv.Itoa(maxAnswered)), "the newest is kept")
+	assert.False(t, taken(strconv.Itoa(maxAnswered)), "taken once")
 }

@@ -57,7 +57,7 @@ type conn struct {
 	detached  bool                 // no DELETE: detached, or the session is gone
 	outage    *DiscoverOutageError // the refused fallback after a discover outage (era.go)
 
-	answered  answeredIDs       // requests whose whole answer came with the response
+	answered  recent[struct{}]  // requests whose whole answer came with the response (maxAnswered)
 	drains    drains            // bounds the answer streams' drains on Close
 	resps     responses         // bounds go-sdk's responses to the server's requests
 	hostileMu sync.Mutex        // guards hostile
@@ -407,7 +407,7 @@ func (c *conn) call(ctx context.Context, r *jsonrpc.Request) error {
 // naming what was wrong. Only a session-gone answer ends the connection.
 func (c *conn) admit(req *http.Request, x *Exchange, resp *http.Response, r *jsonrpc.Request, want callID, deliver func(jsonrpc.Message)) error {
 	answer := func(msg jsonrpc.Message) error { // the call's whole answer, come with the response
-		c.answered.add(x.RequestID)
+		c.answered.add(x.RequestID, struct{}{}, maxAnswered)
 		c.finish(req.Context(), *x)
 		deliver(msg)
 		return nil
@@ -612,7 +612,8 @@ func (c *conn) notify(ctx context.Context, n *jsonrpc.Request) {
 	out := n
 	if n.Method == "notifications/cancelled" && !local {
 		id, moved := c.cancelled(n)
-		local, out = id != "" && c.answered.take(id), moved // its request has its whole answer
+		_, answered := c.answered.take(id)
+		local, out = id != "" && answered, moved // its request has its whole answer
 	}
 	if local {
 		c.finish(ctx, Exchange{Verb: http.MethodPost, Method: n.Method, Start: c.cfg.Clock.Now(), Local: true, Status: http.StatusAccepted})

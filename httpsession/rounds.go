@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -19,13 +18,7 @@ const maxLostRounds = 16
 // requestState (mrtr.mdx, Client Requirements; decision record 0006). The
 // oldest of maxLostRounds is dropped first. Safe for concurrent use.
 type rounds struct {
-	mu   sync.Mutex
-	lost []lostRound
-}
-
-type lostRound struct {
-	call   string // roundCall of the round
-	params json.RawMessage
+	lost recent[json.RawMessage] // by roundCall
 }
 
 // roundCall is the call a request of method with params belongs to, and
@@ -63,10 +56,7 @@ func mayBeRound(params json.RawMessage) bool {
 // answer go-sdk gets for r is one the conn wrote.
 func (rs *rounds) resume(r *jsonrpc.Request, deliver func(jsonrpc.Message)) (json.RawMessage, func(jsonrpc.Message)) {
 	params := r.Params
-	rs.mu.Lock()
-	kept := len(rs.lost) > 0
-	rs.mu.Unlock()
-	if !kept && !mayBeRound(params) {
+	if rs.lost.len() == 0 && !mayBeRound(params) {
 		return params, deliver
 	}
 	call, later, ok := roundCall(r.Method, params)
@@ -74,7 +64,7 @@ func (rs *rounds) resume(r *jsonrpc.Request, deliver func(jsonrpc.Message)) (jso
 		return params, deliver
 	}
 	if !later {
-		p, found := rs.take(call)
+		p, found := rs.lost.take(call)
 		if !found {
 			return params, deliver
 		}
@@ -83,31 +73,10 @@ func (rs *rounds) resume(r *jsonrpc.Request, deliver func(jsonrpc.Message)) (jso
 	return params, func(msg jsonrpc.Message) {
 		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == r.ID {
 			if e, ok := errors.AsType[*jsonrpc.Error](resp.Error); ok && e.Code == CodeHTTPAnswer {
-				rs.keep(call, params)
+				rs.lost.take(call) // one round per call: the latest
+				rs.lost.add(call, params, maxLostRounds)
 			}
 		}
 		deliver(msg)
 	}
-}
-
-func (rs *rounds) take(call string) (json.RawMessage, bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for i, l := range rs.lost {
-		if l.call == call {
-			rs.lost = append(rs.lost[:i], rs.lost[i+1:]...)
-			return l.params, true
-		}
-	}
-	return nil, false
-}
-
-func (rs *rounds) keep(call string, params json.RawMessage) {
-	rs.take(call) // one round per call: the latest
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if len(rs.lost) == maxLostRounds {
-		rs.lost = rs.lost[1:]
-	}
-	rs.lost = append(rs.lost, lostRound{call, params})
 }

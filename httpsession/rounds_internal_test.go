@@ -34,7 +34,7 @@ func TestRoundsKeepTheLatestRoundOfEachCallWithinTheBound(t *testing.T) {
 	for i := range maxLostRounds + 1 {
 		lost(&rs, int64(i), fmt.Sprintf(`{"name":"t%d","requestState":"s"}`, i))
 	}
-	require.Equal(t, maxLostRounds, len(rs.lost))
+	require.Equal(t, maxLostRounds, rs.lost.len())
 	assert.Equal(t, `{"name":"t0"}`, first(&rs, `{"name":"t0"}`), "the oldest was dropped")
 	assert.Equal(t, `{"name":"t1","requestState":"s"}`, first(&rs, `{"name":"t1"}`))
 }
