@@ -34,7 +34,7 @@ type answerStream struct {
 	sseLoop
 	req     *http.Request         // the call's POST: its context and protocol version
 	x       Exchange              // the call's record as the answer's headers left it
-	slot    *slot                 // the call's, told of the end; may be nil
+	slot    *Exchanges            // the call's, told of the end; may be nil
 	recN    int                   // the call's record in slot
 	want    callID                // the id the response must carry
 	deliver func(jsonrpc.Message) // the conn's queue

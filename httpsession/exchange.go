@@ -24,8 +24,11 @@ func notable(x Exchange) bool {
 
 type slotKey struct{}
 
-// slot collects the exchanges made with one call's context.
-type slot struct {
+// Exchanges collects the exchanges of one call: the slot [WithExchange]'s
+// context carries, or one a context type of the caller's own embeds and
+// answers Value with [Exchanges.Value] first. The zero value is ready; use
+// one per call. Safe for concurrent use.
+type Exchanges struct {
 	mu    sync.Mutex
 	n     int      // exchanges recorded
 	call  Exchange // the last exchange of a request with an id, the callN-th
@@ -34,14 +37,14 @@ type slot struct {
 	after func()   // runs once they are all closed ([AfterAnswers])
 }
 
-func (s *slot) streamOpened() {
+func (s *Exchanges) streamOpened() {
 	s.mu.Lock()
 	s.open++
 	s.mu.Unlock()
 }
 
 // streamClosed runs the waiting release once the last stream closed.
-func (s *slot) streamClosed() {
+func (s *Exchanges) streamClosed() {
 	s.mu.Lock()
 	s.open--
 	var f func()
@@ -62,7 +65,7 @@ func (s *slot) streamClosed() {
 // cut by Close or Detach), and a request cut short loses its connection.
 // Safe for concurrent use; release runs once.
 func AfterAnswers(ctx context.Context, release func()) {
-	s, _ := ctx.Value(slotKey{}).(*slot)
+	s, _ := ctx.Value(slotKey{}).(*Exchanges)
 	if s == nil {
 		release()
 		return
@@ -82,7 +85,7 @@ func AfterAnswers(ctx context.Context, release func()) {
 }
 
 // add records x and returns its number, from 1.
-func (s *slot) add(x Exchange) int {
+func (s *Exchanges) add(x Exchange) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
@@ -94,7 +97,7 @@ func (s *slot) add(x Exchange) int {
 
 // amend changes exchange n while it is the call's last: an event-stream
 // answer's failure after its headers were recorded.
-func (s *slot) amend(n int, f func(*Exchange)) {
+func (s *Exchanges) amend(n int, f func(*Exchange)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.callN == n {
@@ -104,7 +107,7 @@ func (s *slot) amend(n int, f func(*Exchange)) {
 
 // last returns the last exchange of a request with an id; ok reports one.
 // used reports that any exchange was recorded.
-func (s *slot) last() (x Exchange, ok, used bool) {
+func (s *Exchanges) last() (x Exchange, ok, used bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.call, s.callN > 0, s.n > 0
@@ -122,13 +125,13 @@ func WithExchange(ctx context.Context) context.Context {
 // go-sdk keeps a handshake's context for the session's life.
 func withConnectExchange(ctx context.Context) (context.Context, func()) {
 	c := &slotContext{Context: ctx}
-	c.s.Store(&slot{})
+	c.s.Store(&Exchanges{})
 	return c, func() { c.s.Store(nil) }
 }
 
 type slotContext struct {
 	context.Context
-	s atomic.Pointer[slot]
+	s atomic.Pointer[Exchanges]
 }
 
 func (c *slotContext) Value(key any) any {
@@ -151,17 +154,11 @@ func (c *slotContext) AfterFunc(f func()) (stop func() bool) {
 	return context.AfterFunc(c.Context, f)
 }
 
-// Exchanges collects the exchanges of one call, as [WithExchange]'s
-// context does, for a context type of the caller's own that embeds it and
-// answers Value with [Exchanges.Value] first. The zero value is ready; use
-// one per call. Safe for concurrent use.
-type Exchanges struct{ s slot }
-
 // Value returns what a context carrying x answers for key, and whether
 // key is the wire layer's.
 func (x *Exchanges) Value(key any) (any, bool) {
 	if key == (slotKey{}) {
-		return &x.s, true
+		return x, true
 	}
 	return nil, false
 }
@@ -169,7 +166,7 @@ func (x *Exchanges) Value(key any) (any, bool) {
 // LastExchange returns the last exchange of a request with a JSON-RPC id made
 // with ctx, if ctx came from [WithExchange] and one was recorded.
 func LastExchange(ctx context.Context) (Exchange, bool) {
-	s, _ := ctx.Value(slotKey{}).(*slot)
+	s, _ := ctx.Value(slotKey{}).(*Exchanges)
 	if s == nil {
 		return Exchange{}, false
 	}
@@ -186,7 +183,7 @@ func LastExchange(ctx context.Context) (Exchange, bool) {
 func FactsMiddleware() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if _, ok := ctx.Value(slotKey{}).(*slot); !ok {
+			if _, ok := ctx.Value(slotKey{}).(*Exchanges); !ok {
 				ctx = WithExchange(ctx)
 			}
 			res, err := next(ctx, method, req)
@@ -218,7 +215,7 @@ func attach(ctx context.Context, err error, always bool) error {
 	if _, done := errors.AsType[*classify.HTTPError](err); done {
 		return err
 	}
-	s, _ := ctx.Value(slotKey{}).(*slot)
+	s, _ := ctx.Value(slotKey{}).(*Exchanges)
 	var x Exchange
 	ok, used := false, false
 	if s != nil {

@@ -15,7 +15,7 @@ type otherKey struct{}
 func TestConnectExchangeReleasesItsSlot(t *testing.T) {
 	parent := context.WithValue(context.Background(), otherKey{}, "kept")
 	ctx, release := withConnectExchange(parent)
-	s, _ := ctx.Value(slotKey{}).(*slot)
+	s, _ := ctx.Value(slotKey{}).(*Exchanges)
 	require.NotNil(t, s)
 	s.add(Exchange{Method: methodInitialize, RequestID: "0", Status: 200})
 	x, ok := LastExchange(ctx)
@@ -32,7 +32,7 @@ func TestConnectExchangeReleasesItsSlot(t *testing.T) {
 // AfterAnswers waits for the call's last open answer stream.
 func TestAfterAnswersWaitsForTheLastStream(t *testing.T) {
 	ctx := WithExchange(context.Background())
-	s := ctx.Value(slotKey{}).(*slot)
+	s := ctx.Value(slotKey{}).(*Exchanges)
 	s.streamOpened()
 	s.streamOpened()
 	var n int
@@ -48,7 +48,7 @@ func TestAfterAnswersWaitsForTheLastStream(t *testing.T) {
 // closes, none replacing another.
 func TestAfterAnswersRunsEveryRelease(t *testing.T) {
 	ctx := WithExchange(context.Background())
-	s := ctx.Value(slotKey{}).(*slot)
+	s := ctx.Value(slotKey{}).(*Exchanges)
 	s.streamOpened()
 	var order []int
 	AfterAnswers(ctx, func() { order = append(order, 1) })

@@ -45,7 +45,7 @@ func TestAttachTypesARefusedAnswer(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := WithExchange(t.Context())
-			s := ctx.Value(slotKey{}).(*slot)
+			s := ctx.Value(slotKey{}).(*Exchanges)
 			s.add(c.x)
 			err := attach(ctx, sdkErr, true) // as the session's middleware does
 			assert.Equal(t, c.class, classify.Error(err).Class)

@@ -183,8 +183,8 @@ func (c *conn) fill(x *Exchange, resp *http.Response, err error) {
 
 // finish reports x to the slot of ctx, the request's, and the observer. It
 // returns the slot (nil when ctx carries none) and x's number in it.
-func (c *conn) finish(ctx context.Context, x Exchange) (s *slot, n int) {
-	if s, _ = ctx.Value(slotKey{}).(*slot); s != nil {
+func (c *conn) finish(ctx context.Context, x Exchange) (s *Exchanges, n int) {
+	if s, _ = ctx.Value(slotKey{}).(*Exchanges); s != nil {
 		n = s.add(x)
 	}
 	if x.Method == methodDiscover && !x.Local {
