@@ -81,7 +81,6 @@ func (c *conn) report(f session.Fact) {
 	}
 }
 
-// connTransport is the mcp.Transport go-sdk connects with: its one conn.
 type connTransport struct{ c *conn }
 
 func (ct connTransport) Connect(context.Context) (mcp.Connection, error) { return ct.c, nil }
@@ -284,7 +283,6 @@ func urlError(req *http.Request, err error) error {
 	return &url.Error{Op: op, URL: maskedURL(req.URL), Err: err}
 }
 
-// maskedURL is u as urlError names it.
 func maskedURL(u *url.URL) string {
 	const mask = "xxxxx"
 	m := *u
@@ -350,7 +348,6 @@ func (c *conn) send(req *http.Request, timeout time.Duration) (*http.Response, e
 	return resp, nil
 }
 
-// cancelOnClose ends a timed exchange's context when its body is closed.
 type cancelOnClose struct {
 	io.ReadCloser
 	cancel context.CancelFunc
@@ -711,9 +708,7 @@ func (c *conn) openStream() {
 	c.keep(req, c.begin(req), nil, up)
 }
 
-// streamWait bounds how long a call waits for the standalone stream's
-// first attempt (awaitStream).
-const streamWait = 2 * time.Second
+const streamWait = 2 * time.Second // awaitStream's bound
 
 // awaitStream holds a call of method until the standalone stream's first
 // attempt has its outcome, bounded by streamWait and ctx: a server may
@@ -760,11 +755,10 @@ func (c *conn) listen(r *jsonrpc.Request) {
 	c.keep(req, x, &out, nil)
 }
 
-// keep records req, a keeper's first request, as answered at once (the
-// keeper dials in the background), and queues the messages of the keeper's
-// stream until c.ctx ends; the stream's end says the session is gone. The
-// first attempt dials on a goroutine of its own, the reads run on another
-// (DESIGN.md section 7, the push stream).
+// keep records req, a keeper's first request, as answered at once, and
+// queues the keeper's messages until c.ctx ends; the stream's end says the
+// session is gone. The first attempt dials on a goroutine of its own, the
+// reads run on another (DESIGN.md section 7, the push stream).
 func (c *conn) keep(req *http.Request, x Exchange, listen *jsonrpc.Request, up chan struct{}) {
 	x.Local, x.Status, x.ContentType = true, http.StatusOK, "text/event-stream"
 	c.finish(req.Context(), x)

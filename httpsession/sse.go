@@ -102,7 +102,6 @@ func (l *sseLoop) current() io.ReadCloser {
 	return l.body
 }
 
-// cut closes the current answer's body.
 func (l *sseLoop) cut() {
 	l.mu.Lock()
 	body := l.body

@@ -37,7 +37,6 @@ type StreamConfig struct {
 	MaxEventBytes int
 }
 
-// withDefaults puts each default in place of a non-positive field.
 func (c StreamConfig) withDefaults() StreamConfig {
 	c.Span = cmp.Or(max(c.Span, 0), 2*time.Second)
 	c.InitialBackoff = cmp.Or(max(c.InitialBackoff, 0), time.Second)

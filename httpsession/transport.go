@@ -152,9 +152,8 @@ func (c *conn) observeHostility(observe func(*HostilityTracker) bool) {
 	}
 }
 
-// detach makes Close send no DELETE, so that the server-side session stays
-// alive for a later resume; an answer that shows the session is gone
-// ([Exchange.SessionGone]) detaches it too.
+// detach makes Close send no DELETE: the server-side session stays for a
+// later resume, or is gone ([Exchange.SessionGone]).
 func (c *conn) detach() {
 	c.mu.Lock()
 	c.detached = true
@@ -204,7 +203,6 @@ func (c *conn) finish(ctx context.Context, x Exchange) (s *Exchanges, n int) {
 	return s, n
 }
 
-// mediaType returns the lower-case media type without parameters.
 func mediaType(ct string) string {
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
@@ -212,7 +210,6 @@ func mediaType(ct string) string {
 	return strings.ToLower(strings.TrimSpace(ct))
 }
 
-// snippet returns the start of b, at most classify.MaxBodySnippet bytes.
 func snippet(b []byte) string {
 	if len(b) > classify.MaxBodySnippet {
 		b = b[:classify.MaxBodySnippet]
