@@ -2,12 +2,11 @@ package httpsession
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -210,22 +209,45 @@ func (s *answerStream) end(problem string, mark func(*Exchange)) (jsonrpc.Messag
 
 // drains bounds the drains of a conn's answer streams after their
 // response: each reads at most drainBytes for at most drainWait on the real
-// clock (the bound decides nothing), and none once close ended them (it cuts
-// those under way). Set up by newConn; safe for concurrent use.
+// clock (the bound decides nothing), and none once the session is closed
+// (close cuts those under way). The zero value is ready; safe for
+// concurrent use.
 type drains struct {
-	wait  atomic.Int64    // nanoseconds; 0: drainWait (tests set it shorter)
-	ended context.Context // ended by close
-	close context.CancelFunc
+	wait   time.Duration // 0: drainWait (tests set it shorter)
+	mu     sync.Mutex
+	active map[*answerStream]struct{}
+	closed bool
 }
 
 // drain reads what little of s follows its response.
 func (d *drains) drain(s *answerStream) {
-	if d.ended.Err() != nil {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
 		return
 	}
-	stop := context.AfterFunc(d.ended, s.cut)
-	cut := time.AfterFunc(cmp.Or(time.Duration(d.wait.Load()), drainWait), s.cut)
+	if d.active == nil {
+		d.active = make(map[*answerStream]struct{})
+	}
+	d.active[s] = struct{}{}
+	wait := cmp.Or(d.wait, drainWait)
+	d.mu.Unlock()
+	cut := time.AfterFunc(wait, s.cut)
 	s.events.Discard(drainBytes)
 	cut.Stop()
-	stop()
+	d.mu.Lock()
+	delete(d.active, s)
+	d.mu.Unlock()
+}
+
+// close cuts every drain under way and refuses those to come.
+func (d *drains) close() {
+	d.mu.Lock()
+	d.closed = true
+	due := d.active
+	d.active = nil
+	d.mu.Unlock()
+	for s := range due {
+		s.cut()
+	}
 }

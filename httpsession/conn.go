@@ -97,7 +97,6 @@ func newConn(cfg *Config, endpoint string, h *handshake, stream bool) *conn {
 		c.hostile = NewHostilityTracker(cfg.Switch.cfg.Rule, cfg.Stream.Span)
 	}
 	c.ctx, c.fail = context.WithCancelCause(context.Background())
-	c.drains.ended, c.drains.close = context.WithCancel(context.Background())
 	if h != nil {
 		c.shift = newIDShift() // the server's session saw go-sdk's ids before
 		c.sessionID, c.version = h.sessionID, h.protocolVersion

@@ -42,7 +42,7 @@ func TestDrainBoundCutsStreamsHeldByAGoSDKServer(t *testing.T) {
 	defer hs.Close()
 
 	tr := wireConn(Config{}, hs.URL, nil)
-	tr.drains.wait.Store(int64(time.Millisecond))
+	tr.drains.wait = time.Millisecond
 	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), connTransport{tr}, nil)
 	require.NoError(t, err)
@@ -66,6 +66,9 @@ func TestDrainBoundCutsStreamsHeldByAGoSDKServer(t *testing.T) {
 	assert.EqualValues(t, n, calls.Load(), "calls the server answered")
 	hs.Close() // waits for every handler: each held stream was released
 	assert.EqualValues(t, n, released.Load(), "held streams released by the cut")
+	tr.drains.mu.Lock()
+	defer tr.drains.mu.Unlock()
+	assert.Empty(t, tr.drains.active)
 }
 
 // Closing the Session ends the drains under way and those still to come at
@@ -93,7 +96,9 @@ func TestSessionCloseEndsTheDrains(t *testing.T) {
 
 	s, err := Open(context.Background(), Options{Endpoint: hs.URL, Stream: StreamOff})
 	require.NoError(t, err)
-	s.c.drains.wait.Store(int64(time.Hour)) // the handshake's answer may be draining
+	s.c.drains.mu.Lock()
+	s.c.drains.wait = time.Hour // the handshake's answer may be draining
+	s.c.drains.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -106,4 +111,7 @@ func TestSessionCloseEndsTheDrains(t *testing.T) {
 	for range n {
 		<-released // hangs while a drain outlives Close
 	}
+	s.c.drains.mu.Lock()
+	defer s.c.drains.mu.Unlock()
+	assert.Empty(t, s.c.drains.active)
 }

@@ -64,7 +64,7 @@ type bodyBase struct{ bodies chan io.ReadCloser }
 func drainingConn(t *testing.T, calls int, wait time.Duration) (bodyBase, *conn) {
 	base := bodyBase{bodies: make(chan io.ReadCloser, calls)}
 	tr := testConn(t, Config{Base: base}, "http://127.0.0.1/")
-	tr.drains.wait.Store(int64(wait))
+	tr.drains.wait = wait
 	return base, tr
 }
 
@@ -97,6 +97,9 @@ func TestDrainTimerCutsOnlyHeldStreams(t *testing.T) {
 	for i, b := range bodies {
 		assert.Equal(t, i%2 == 0, b.readToEnd(), "body %d read to its end", i)
 	}
+	tr.drains.mu.Lock()
+	defer tr.drains.mu.Unlock()
+	assert.Empty(t, tr.drains.active)
 }
 
 // racingBody is a call's answer whose end, after the response, comes from
@@ -151,4 +154,7 @@ func TestDrainCutRacingEnds(t *testing.T) {
 	for i, b := range bodies {
 		assert.EqualValues(t, 1, b.closes.Load(), "body %d closed once", i)
 	}
+	tr.drains.mu.Lock()
+	defer tr.drains.mu.Unlock()
+	assert.Empty(t, tr.drains.active)
 }
