@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"maps"
-	"slices"
 
 	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
@@ -88,31 +86,9 @@ func (l Limits) Problem(method string, data, payload []byte) string {
 	return ""
 }
 
-// ProblemOfAnyMethod is [Limits.Problem] of a result whose method is no
-// longer known, held to every counted method's bounds in byte order of
-// method name.
-func (l Limits) ProblemOfAnyMethod(payload []byte) string {
-	for _, method := range countedMethods {
-		if problem := l.Problem(method, payload, payload); problem != "" {
-			return problem
-		}
-	}
-	return ""
-}
-
 // mayHoldMore reports whether payload can hold more than limit things of a
 // byte each; a limit of 0 bounds nothing.
 func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
-
-// countedMethods are decodedArrays' methods in a fixed order: one bound named.
-var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
-
-// CountsItems reports whether [Limits.Problem] counts an array of method's
-// payload: a connection must remember which calls were of it.
-func CountsItems(method string) bool {
-	_, ok := decodedArrays[method]
-	return ok
-}
 
 // decodedArrays are the methods whose payload holds arrays go-sdk decodes
 // item by item, each item costing far more than its bytes. Every key go-sdk

@@ -2,10 +2,8 @@ package stdio
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -39,10 +37,7 @@ type markingConn struct {
 	drops          atomic.Int64  // responses dropped
 	writes         sync.WaitGroup
 	mu             sync.Mutex
-	lists          map[int64]string    // unanswered requests whose result msgcheck counts: id -> method
 	marks          map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
-	unsent         map[int64]bool      // requests given up before their write started, until their cancellation
-	forgotUpTo     int64               // the highest id trackList forgot unanswered
 	highest        int64               // the highest request id handed to Write
 	closed         bool                // no write starts once Close began
 }
@@ -50,7 +45,7 @@ type markingConn struct {
 func newMarkingConn(drop func(session.LineDropped, string), dropped func(n int), maxResponses int, limits msgcheck.Limits) *markingConn {
 	return &markingConn{drop: drop, dropped: dropped, limits: limits,
 		slot: make(chan struct{}, 1), closing: make(chan struct{}), responses: make(chan struct{}, maxResponses),
-		lists: make(map[int64]string), marks: make(map[int64]*callMark), unsent: make(map[int64]bool)}
+		marks: make(map[int64]*callMark)}
 }
 
 func (c *markingConn) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -66,7 +61,9 @@ func (c *markingConn) Connect(ctx context.Context) (mcp.Connection, error) {
 // bounds and a response to an id never sent (go-sdk drops it silently,
 // internal/jsonrpc2 conn.go) go to drop, and a result msgcheck refuses
 // becomes a refusal. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2 conn.go
-// Call): an id was sent when it is from 1 to the highest written.
+// Call): an id was sent when it is from 1 to the highest written. Only an
+// answer a caller waits for is checked: go-sdk decodes no other (it retires
+// a call whose context ended, mcp/transport.go call).
 func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
@@ -83,26 +80,23 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		n, isInt := r.ID.Raw().(int64)
 		c.mu.Lock()
 		sent := isInt && n >= 1 && n <= c.highest
-		method, tracked := c.lists[n] // only ids sent are there
-		delete(c.lists, n)
-		forgotten := sent && !tracked && n <= c.forgotUpTo
+		mark := c.marks[n]
+		var method string
+		if mark != nil {
+			method = mark.method
+		}
 		c.mu.Unlock()
 		if !sent {
 			c.drop(session.LineDropped{Why: session.DropResponse, RequestID: msgcheck.IDText(r.ID)}, "a response to a request never sent")
 			continue
 		}
-		if r.Error == nil {
-			var problem string
-			if forgotten { // its method is no longer known
-				problem = c.limits.ProblemOfAnyMethod(r.Result)
-			} else {
-				problem = c.limits.Problem(method, r.Result, r.Result)
-				if problem == "" {
-					problem, _ = msgcheck.Checker{}.Response(msgcheck.Request{Method: method}, r)
-				}
+		if r.Error == nil && mark != nil {
+			problem := c.limits.Problem(method, r.Result, r.Result)
+			if problem == "" {
+				problem, _ = msgcheck.Checker{}.Response(msgcheck.Request{Method: method}, r)
 			}
 			if problem != "" {
-				c.refuse(n, problem)
+				mark.refused.Store(&problem)
 				return refusal(r.ID, problem), nil
 			}
 		}
@@ -110,31 +104,20 @@ func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// maxListsTracked bounds the unanswered requests whose results markingConn
-// counts; the answer to one forgotten is held to every method's counts.
-const maxListsTracked = 64
-
-// trackList remembers a counted request's method. Called with mu held.
-func (c *markingConn) trackList(id int64, method string) {
-	if len(c.lists) >= maxListsTracked {
-		oldest := slices.Min(slices.Collect(maps.Keys(c.lists)))
-		delete(c.lists, oldest)
-		c.forgotUpTo = max(c.forgotUpTo, oldest)
-	}
-	c.lists[id] = method
-}
-
 func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	mark, _ := ctx.Value(markKey{}).(*callMark)
-	req, isReq := msg.(*jsonrpc.Request)
-	caller := isReq && mark != nil
-	if !caller {
+	mark, marked := ctx.Value(markKey{}).(*callMark)
+	if !marked {
 		mark = new(callMark) // a response, or a request with no one to tell
 	}
-	if isReq && c.cancelsUnsent(req) {
+	req, isReq := msg.(*jsonrpc.Request)
+	if isReq && marked && req.Method == "notifications/cancelled" && !mark.written.Load() {
+		// go-sdk cancels a call whose context ended with that call's context
+		// (mcp/transport.go call), written or not: "Cancellation
+		// notifications MUST only reference requests that were previously
+		// issued" (MCP 2025-11-25 basic/utilities/cancellation).
 		return nil
 	}
 	if !isReq {
@@ -154,9 +137,6 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case c.slot <- struct{}{}:
 	case <-ctx.Done():
-		if isReq {
-			c.gaveUp(req)
-		}
 		return ctx.Err() // not sent: go-sdk keeps the connection (jsonrpc2 conn.go write)
 	case <-c.closing:
 		return mcp.ErrConnectionClosed
@@ -170,11 +150,8 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if isReq {
 		if n, ok := req.ID.Raw().(int64); ok {
 			c.highest = max(c.highest, n) // before the write: the answer may come before Write returns
-			if caller {
-				c.keepMark(n, mark)
-			}
-			if msgcheck.CountsItems(req.Method) {
-				c.trackList(n, req.Method)
+			if marked {
+				c.keepMark(n, mark, req.Method)
 			}
 		}
 	}
@@ -201,56 +178,14 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 }
 
-// maxUnsent bounds the requests given up unsent remembered until go-sdk
-// cancels them.
-const maxUnsent = 1024
-
-func (c *markingConn) gaveUp(req *jsonrpc.Request) {
-	n, ok := req.ID.Raw().(int64)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !ok || len(c.unsent) >= maxUnsent {
-		return
-	}
-	c.unsent[n] = true
-}
-
-// cancelsUnsent reports (and forgets) a notifications/cancelled for a
-// request never written: "Cancellation notifications MUST only reference
-// requests that were previously issued" (MCP 2025-11-25
-// basic/utilities/cancellation), and go-sdk sends one for every call whose
-// context ended (mcp/transport.go call).
-func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
-	if req.ID.IsValid() || req.Method != "notifications/cancelled" {
-		return false
-	}
-	var p struct {
-		RequestID json.Number `json:"requestId"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil {
-		return false
-	}
-	n, err := p.RequestID.Int64()
-	if err != nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.unsent[n] {
-		return false
-	}
-	delete(c.unsent, n)
-	return true
-}
-
-// keepMark remembers request id's mark until callMark.done; mu held.
-func (c *markingConn) keepMark(id int64, m *callMark) {
-	c.marks[id] = m
+// keepMark remembers request id's mark and method until callMark.done,
+// which forgets every id it was kept under (go-sdk's multi-round-trip
+// sends them all within one call, mcp/mrtr.go); mu held.
+func (c *markingConn) keepMark(id int64, m *callMark, method string) {
+	c.marks[id], m.method = m, method
 	m.forget = func() {
 		c.mu.Lock()
-		if c.marks[id] == m {
-			delete(c.marks, id)
-		}
+		maps.DeleteFunc(c.marks, func(_ int64, v *callMark) bool { return v == m })
 		c.mu.Unlock()
 	}
 }

@@ -36,6 +36,7 @@ func (e *AnswerRefusedError) Unwrap() error { return classify.ErrProtocol }
 type callMark struct {
 	written atomic.Bool
 	refused atomic.Pointer[string] // the problem, when the answer was refused
+	method  string                 // the request's, set by keepMark (markingConn.mu)
 	forget  func()                 // set by keepMark in Write, on the caller's goroutine
 }
 
