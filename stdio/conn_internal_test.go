@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -17,23 +18,20 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// scriptedConn is a stdio connection whose server's messages are given in
-// advance; what is written is dropped.
-type scriptedConn struct{ answers chan jsonrpc.Message }
+// discard is a process's stdin that drops what is written.
+type discard struct{}
 
-func (c *scriptedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case m := <-c.answers:
-		return m, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) Close() error                { return nil }
+
+// readPassed hands c msg as the stdout filter does and returns what Read
+// gets.
+func readPassed(t *testing.T, c *markingConn, msg jsonrpc.Message) *jsonrpc.Response {
+	go c.pass(msg)
+	got, err := c.Read(context.Background())
+	require.NoError(t, err)
+	return got.(*jsonrpc.Response)
 }
-func (c *scriptedConn) Write(context.Context, jsonrpc.Message) error { return nil }
-func (c *scriptedConn) Close() error                                 { return nil }
-func (c *scriptedConn) SessionID() string                            { return "" }
-
-var _ mcp.Connection = (*scriptedConn)(nil)
 
 // TestMarkingConnHoldsAnAwaitedAnswerToItsMethodsCount: the answer a
 // caller waits for is held to the bounds of its request's method; one no
@@ -44,9 +42,8 @@ var _ mcp.Connection = (*scriptedConn)(nil)
 // mcp/mrtr.go) is forgotten under all of them.
 func TestMarkingConnHoldsAnAwaitedAnswerToItsMethodsCount(t *testing.T) {
 	ctx := context.Background()
-	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 4)}
 	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{ContentBlocks: 5}.WithDefaults())
-	c.Connection = inner
+	c.stdin = discard{}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	call, ping, gone := new(callMark), new(callMark), new(callMark)
 	for n, m := range map[int64]*callMark{1: call, 2: ping, 3: gone, 4: call} {
@@ -61,10 +58,7 @@ func TestMarkingConnHoldsAnAwaitedAnswerToItsMethodsCount(t *testing.T) {
 		return []byte(`{"content":[` + strings.TrimSuffix(strings.Repeat(`{"type":"text","text":""},`, n), ",") + `]}`)
 	}
 	read := func(n int64, result []byte) *jsonrpc.Response {
-		inner.answers <- &jsonrpc.Response{ID: id(n), Result: result}
-		msg, err := c.Read(ctx)
-		require.NoError(t, err)
-		return msg.(*jsonrpc.Response)
+		return readPassed(t, c, &jsonrpc.Response{ID: id(n), Result: result})
 	}
 	r := read(4, blocks(6))
 	require.NotNil(t, r.Error, "refused")
@@ -87,47 +81,39 @@ func TestMarkingConnHoldsAnAwaitedAnswerToItsMethodsCount(t *testing.T) {
 // alone.
 func TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes(t *testing.T) {
 	ctx := context.Background()
-	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 2)}
 	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
-	c.Connection = inner
+	c.stdin = discard{}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	for n, method := range map[int64]string{1: "tools/list", 2: "tools/call"} { // awaited, as every call is
 		require.NoError(t, c.Write(context.WithValue(ctx, markKey{}, new(callMark)), &jsonrpc.Request{ID: id(n), Method: method}))
 	}
 
-	inner.answers <- &jsonrpc.Response{ID: id(1), Result: []byte(`{"tools":[],"ttlMs":1e300}`)}
-	msg, err := c.Read(ctx)
-	require.NoError(t, err)
-	r := msg.(*jsonrpc.Response)
+	r := readPassed(t, c, &jsonrpc.Response{ID: id(1), Result: []byte(`{"tools":[],"ttlMs":1e300}`)})
 	require.Nil(t, r.Error, "the listing keeps its tools")
 	var res mcp.ListToolsResult
 	require.NoError(t, json.Unmarshal(r.Result, &res), "go-sdk decodes the tamed result: %s", r.Result)
 
-	inner.answers <- &jsonrpc.Response{ID: id(2), Result: []byte(`{"content":[],"resultType":"teleport"}`)}
-	msg, err = c.Read(ctx)
-	require.NoError(t, err)
-	r = msg.(*jsonrpc.Response)
+	r = readPassed(t, c, &jsonrpc.Response{ID: id(2), Result: []byte(`{"content":[],"resultType":"teleport"}`)})
 	require.NotNil(t, r.Error, "refused")
 	assert.Equal(t, int64(msgcheck.CodeRefused), r.Error.(*jsonrpc.Error).Code)
 	assert.Contains(t, r.Error.(*jsonrpc.Error).Message, "teleport")
 }
 
-// stuckConn is a process's stdin that reads nothing: every Write blocks
+// stuckStdin is a process's stdin that reads nothing: every Write blocks
 // until Close; it counts the Writes that reached it.
-type stuckConn struct {
-	scriptedConn
+type stuckStdin struct {
 	entered chan struct{} // a token per Write reached
 	closed  chan struct{}
 	once    sync.Once
 }
 
-func (c *stuckConn) Write(context.Context, jsonrpc.Message) error {
+func (c *stuckStdin) Write([]byte) (int, error) {
 	c.entered <- struct{}{}
 	<-c.closed
-	return mcp.ErrConnectionClosed
+	return 0, io.ErrClosedPipe
 }
 
-func (c *stuckConn) Close() error {
+func (c *stuckStdin) Close() error {
 	c.once.Do(func() { close(c.closed) })
 	return nil
 }
@@ -151,9 +137,9 @@ func (c *waitSpy) Done() <-chan struct{} {
 // the cancellation go-sdk sends for it: however many calls time out, one
 // write reaches the pipe. Close ends the stuck write.
 func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
-	inner := &stuckConn{entered: make(chan struct{}, 1000), closed: make(chan struct{})}
+	inner := &stuckStdin{entered: make(chan struct{}, 1000), closed: make(chan struct{})}
 	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
-	c.Connection = inner
+	c.stdin = inner
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	blob := json.RawMessage(`{"blob":"` + strings.Repeat("x", 1<<10) + `"}`)
 

@@ -88,9 +88,3 @@ func lineID(line []byte) (int64, bool) {
 func refusal(id jsonrpc.ID, problem string) *jsonrpc.Response {
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused, Message: "mcpsup: answer refused: " + problem}}
 }
-
-func refusalLine(id int64, problem string) []byte {
-	rid, _ := jsonrpc.MakeID(float64(id)) // JSON's numbers decode as float64
-	b, _ := jsonrpc.EncodeMessage(refusal(rid, problem))
-	return append(b, '\n')
-}
