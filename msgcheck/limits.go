@@ -94,9 +94,13 @@ func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(paylo
 // item by item, each item costing far more than its bytes. Every key go-sdk
 // reads as the array counts, escaped or duplicate too.
 var decodedArrays = map[string]struct {
-	key           string    // "": no array counted by key (tools/call: its blocks are)
-	blocks        blockTree // where the payload's content blocks are
-	inputRequests bool      // inputRequests' objects held to InputRequestObjects
+	key    string    // "": no array counted by key (tools/call: its blocks are)
+	blocks blockTree // where the payload's content blocks are
+	// inputRequests: the methods an input_required result may answer, its
+	// objects held to InputRequestObjects (basic/patterns/mrtr.mdx:
+	// "Servers MUST NOT send InputRequiredResult responses on any other
+	// client requests").
+	inputRequests bool
 }{
 	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
 	"resources/templates/list": {key: "resourceTemplates"},
