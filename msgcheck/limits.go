@@ -90,9 +90,10 @@ func (l Limits) Problem(method string, data, payload []byte) string {
 // byte each; a limit of 0 bounds nothing.
 func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
 
-// decodedArrays are the methods whose payload holds arrays go-sdk decodes
-// item by item, each item costing far more than its bytes. Every key go-sdk
-// reads as the array counts, escaped or duplicate too.
+// decodedArrays are the methods whose payload msgcheck reads, by what it
+// holds: arrays go-sdk decodes item by item, each item costing far more than
+// its bytes (every key go-sdk reads as the array counts, escaped or
+// duplicate too), an input_required result, a ttlMs hint.
 var decodedArrays = map[string]struct {
 	key    string    // "": no array counted by key (tools/call: its blocks are)
 	blocks blockTree // where the payload's content blocks are
@@ -101,13 +102,14 @@ var decodedArrays = map[string]struct {
 	// "Servers MUST NOT send InputRequiredResult responses on any other
 	// client requests").
 	inputRequests bool
+	cacheable     bool // its result carries a ttlMs hint (SEP-2549, MCP 2026-07-28 Cacheable)
 }{
-	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
-	"resources/templates/list": {key: "resourceTemplates"},
-	"prompts/get":              {key: "messages", blocks: blocksInMessages, inputRequests: true},
-	"sampling/createMessage":   {key: "messages", blocks: blocksInMessages},
-	"tools/call":               {blocks: blocksAtTop, inputRequests: true},
-	"resources/read":           {key: "contents", inputRequests: true},
+	"tools/list": {key: "tools", cacheable: true}, "prompts/list": {key: "prompts", cacheable: true},
+	"resources/list": {key: "resources", cacheable: true}, "resources/templates/list": {key: "resourceTemplates", cacheable: true},
+	"prompts/get":            {key: "messages", blocks: blocksInMessages, inputRequests: true},
+	"sampling/createMessage": {key: "messages", blocks: blocksInMessages},
+	"tools/call":             {blocks: blocksAtTop, inputRequests: true},
+	"resources/read":         {key: "contents", inputRequests: true},
 }
 
 // maxArrayItems returns the most elements of an array that is the value of
