@@ -23,8 +23,10 @@ import (
 )
 
 // stdoutFilter reads a stdio server's stdout, decoding each line that is one
-// JSON-RPC message, and drops every other line (log lines, batches): a
-// stdio message is one line (MCP 2025-11-25 basic/transports, stdio).
+// JSON-RPC message, and drops every other line (log lines, batches): stdio
+// messages "are delimited by newlines" and the server "MUST NOT write
+// anything to its stdout that is not a valid MCP message" (MCP 2025-11-25
+// basic/transports, stdio); one that does costs that line alone.
 type stdoutFilter struct {
 	max int // Command.MaxLineBytes
 	// dropped is called for every dropped line, Count counting from 1,
