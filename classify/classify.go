@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/bits"
 	"net"
 	"net/url"
 	"os"
@@ -50,7 +51,8 @@ func Classify(ctx context.Context, err error) Verdict {
 	callerDone := ctx != nil && ctx.Err() != nil
 	if callerDone && errors.Is(context.Cause(ctx), ErrDeadline) {
 		// Our own deadline, not the caller: what the wire saw decides first.
-		f.deadline, callerDone = true, false
+		f.name(Timeout)
+		callerDone = false
 	}
 	v := f.verdict(ctx != nil && !callerDone)
 	if callerDone {
@@ -66,19 +68,22 @@ type facts struct {
 	wires     []*HTTPError // HTTPErrors with a status, in walk order
 	wireNoAns *HTTPError   // first HTTPError without a status
 
-	rpc         RPCError   // go-sdk JSON-RPC error other than -32005: first, or a -32601
-	rejected    bool       // go-sdk -32005 seen
-	sessionGone bool       // mcp.ErrSessionMissing
-	connClosed  bool       // mcp.ErrConnectionClosed
-	canceled    bool       // context.Canceled
-	deadline    bool       // context.DeadlineExceeded or a net timeout
-	transport   bool       // net, syscall or io evidence of no answer
-	malformed   bool       // JSON decoding of a response failed, or ErrProtocol
-	notSent     bool       // a *NotSentError: the request left no exchange
-	sent        *HTTPError // the first *HTTPError: the wire layer saw the request
-	written     bool       // a *WrittenError: written whole to a stream
-	refused     bool       // ECONNREFUSED: the server took no connection
+	// named holds the classes error values name by themselves, a bit per
+	// Class: mcp.ErrSessionMissing, a timeout, a malformed answer or
+	// ErrProtocol, evidence of no answer (net, syscall, io, a closed
+	// connection, an HTTPError without a status).
+	named      uint32
+	rpc        RPCError   // go-sdk JSON-RPC error other than -32005: first, or a -32601
+	rejected   bool       // go-sdk -32005 seen
+	connClosed bool       // mcp.ErrConnectionClosed
+	canceled   bool       // context.Canceled
+	notSent    bool       // a *NotSentError: the request left no exchange
+	sent       *HTTPError // the first *HTTPError: the wire layer saw the request
+	written    bool       // a *WrittenError: written whole to a stream
+	refused    bool       // ECONNREFUSED: the server took no connection
 }
+
+func (f *facts) name(c Class) { f.named |= 1 << c }
 
 // inspect records what one error value says by itself.
 func (f *facts) inspect(err error) {
@@ -88,17 +93,18 @@ func (f *facts) inspect(err error) {
 	case err == context.Canceled:
 		f.canceled = true
 	case err == context.DeadlineExceeded, err == os.ErrDeadlineExceeded, err == ErrDeadline:
-		f.deadline = true
+		f.name(Timeout)
 	case err == mcp.ErrSessionMissing:
-		f.sessionGone = true
+		f.name(SessionExpired)
 	case err == mcp.ErrConnectionClosed:
 		f.connClosed = true
+		f.name(Transport)
 	case err == ErrCredential:
 		f.wires = append(f.wires, &HTTPError{Exchange: Exchange{Status: 401}, Err: err})
 	case err == io.EOF, err == io.ErrUnexpectedEOF, err == io.ErrClosedPipe:
-		f.transport = true
+		f.name(Transport)
 	case err == ErrProtocol, roundsExceeded(err):
-		f.malformed = true
+		f.name(Protocol)
 	case w != nil:
 		f.wires = append(f.wires, w)
 	default:
@@ -121,6 +127,7 @@ func (f *facts) inspectType(err error) {
 			f.wires = append(f.wires, e)
 		} else if f.wireNoAns == nil {
 			f.wireNoAns = e
+			f.name(Transport)
 		}
 	case *jsonrpc.Error:
 		if e == nil {
@@ -140,21 +147,21 @@ func (f *facts) inspectType(err error) {
 		switch e {
 		case syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
 			syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN:
-			f.transport = true
+			f.name(Transport)
 		case syscall.ETIMEDOUT:
-			f.deadline = true
+			f.name(Timeout)
 		}
 	case *json.SyntaxError, *json.UnmarshalTypeError:
-		f.malformed = true
+		f.name(Protocol)
 	case *url.Error: // http.Client.Do got no answer; what it wraps may say more
 		if e != nil {
-			f.transport = true
+			f.name(Transport)
 		}
 	case net.Error:
 		if e.Timeout() {
-			f.deadline = true
+			f.name(Timeout)
 		} else {
-			f.transport = true
+			f.name(Transport)
 		}
 	}
 }
@@ -184,18 +191,7 @@ func (f *facts) verdict(callerLive bool) Verdict {
 	if f.rpc.Present {
 		consider(rpcClass(f.rpc))
 	}
-	if f.sessionGone {
-		consider(SessionExpired)
-	}
-	if f.malformed {
-		consider(Protocol)
-	}
-	if f.deadline {
-		consider(Timeout)
-	}
-	if f.transport || f.connClosed || f.wireNoAns != nil {
-		consider(Transport)
-	}
+	consider(Class(bits.TrailingZeros32(f.named))) // the first named; none is 32, no class
 	if !f.rpc.Present && len(f.wires) == 0 && !f.connClosed {
 		// The one text parse; a closed connection's text is history.
 		if r, ok := embeddedRPCError(f.detail); ok {

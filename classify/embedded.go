@@ -1,10 +1,10 @@
 package classify
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"strings"
+
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // embeddedRPCError decodes a JSON-RPC error object embedded in message text
@@ -24,7 +24,7 @@ func embeddedRPCError(text string) (RPCError, bool) {
 			continue
 		}
 		tries++
-		if r, ok := parseRPCError(strings.NewReader(text[start:])); ok {
+		if r, ok := ParseRPCError([]byte(text[start:])); ok {
 			return r.RPCError, true
 		}
 	}
@@ -43,38 +43,25 @@ type BodyRPCError struct {
 // [MaxDetail] bytes. It reports false for anything else. Linear in len(b);
 // safe for concurrent use.
 func ParseRPCError(b []byte) (BodyRPCError, bool) {
-	return parseRPCError(bytes.NewReader(b))
-}
-
-func parseRPCError(r io.Reader) (BodyRPCError, bool) {
-	// Maps, not structs: encoding/json matches struct fields in any case.
-	var top map[string]json.RawMessage
-	if err := json.NewDecoder(r).Decode(&top); err != nil {
+	var top struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    *int64 `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	// Member names match exactly, unlike encoding/json's.
+	if _, err := segjson.Parse(b, &top, segjson.DontMatchCaseInsensitiveStructFields); err != nil ||
+		top.JSONRPC != "2.0" || top.Error == nil || top.Error.Code == nil {
 		return BodyRPCError{}, false
 	}
-	var version string
-	if json.Unmarshal(top["jsonrpc"], &version) != nil || version != "2.0" {
-		return BodyRPCError{}, false
-	}
-	var e map[string]json.RawMessage
-	if json.Unmarshal(top["error"], &e) != nil || e == nil {
-		return BodyRPCError{}, false
-	}
-	var code int64
-	raw, ok := e["code"]
-	if !ok || string(raw) == "null" || json.Unmarshal(raw, &code) != nil {
-		return BodyRPCError{}, false
-	}
-	var message string
-	if m, ok := e["message"]; ok && json.Unmarshal(m, &message) != nil {
-		return BodyRPCError{}, false
-	}
-	id := strings.TrimSpace(string(top["id"]))
+	id := strings.TrimSpace(string(top.ID))
 	return BodyRPCError{
 		RPCError: RPCError{
 			Present: true,
-			Code:    code,
-			Message: cut(message, MaxDetail),
+			Code:    *top.Error.Code,
+			Message: cut(top.Error.Message, MaxDetail),
 			HasID:   id != "" && id != "null",
 		},
 		ID: id,

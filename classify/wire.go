@@ -1,6 +1,9 @@
 package classify
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // wireClass classifies one HTTP exchange by DESIGN.md section 3's table
 // (sdkRPC as for sessionGone); [None] for a 2xx that says nothing itself.
@@ -34,72 +37,26 @@ func wireClass(w *HTTPError, sdkRPC RPCError) Class {
 
 // InsufficientScope reports whether a WWW-Authenticate value carries the
 // auth-param error="insufficient_scope" (RFC 6750 section 3.1), which makes
-// a 403 [Unauthorized]; parsed as auth-params (RFC 9110 section 11.2).
+// a 403 [Unauthorized]; parsed as auth-params (RFC 9110 section 11.2), the
+// first maxAuthParams of them.
 func InsufficientScope(h string) bool {
-	found := false
-	authParams(h, func(name, val string) bool {
-		if strings.EqualFold(name, "error") && val == "insufficient_scope" {
-			found = true
-			return false
+	for _, m := range authParam.FindAllStringSubmatch(h, maxAuthParams) {
+		val := m[2]
+		if strings.HasPrefix(val, `"`) {
+			val = quotedPair.ReplaceAllString(strings.TrimSuffix(val[1:], `"`), "$1")
 		}
-		return true
-	})
-	return found
+		if strings.EqualFold(m[1], "error") && val == "insufficient_scope" {
+			return true
+		}
+	}
+	return false
 }
 
-// maxAuthParams bounds the auth-params read from one header value.
 const maxAuthParams = 64
 
-// authParams calls fn for each name=value auth-param of a challenge list
-// (`Bearer realm="x", error="insufficient_scope"`), unquoted, until fn
-// returns false.
-func authParams(h string, fn func(name, val string) bool) {
-	for n := 0; n < maxAuthParams; n++ {
-		h = strings.TrimLeft(h, " \t,")
-		if h == "" {
-			return
-		}
-		i := strings.IndexAny(h, "= \t,")
-		if i < 0 {
-			return // a lone scheme or token68
-		}
-		name := h[:i]
-		rest := strings.TrimLeft(h[i:], " \t")
-		if !strings.HasPrefix(rest, "=") || name == "" {
-			// A scheme name, or the start of a token68 ("abc==").
-			h = strings.TrimLeft(h[i:], "=")
-			continue
-		}
-		rest = strings.TrimLeft(rest[1:], " \t")
-		var val string
-		if strings.HasPrefix(rest, `"`) {
-			val, h = quoted(rest)
-		} else {
-			j := strings.IndexAny(rest, " \t,")
-			if j < 0 {
-				j = len(rest)
-			}
-			val, h = rest[:j], rest[j:]
-		}
-		if !fn(name, val) {
-			return
-		}
-	}
-}
+// authParam is one auth-param: a token, "=", and a token or a quoted-string
+// (an unterminated one runs to the end). A quoted-string is matched whole:
+// no match starts inside one.
+var authParam = regexp.MustCompile(`(?:^|[ \t,=])([^= \t,]+)[ \t]*=[ \t]*("(?:[^"\\]|\\.?)*"?|[^ \t,]*)`)
 
-// quoted unquotes the quoted-string at the start of s and returns it with the
-// rest of s. An unterminated string ends at the end of s.
-func quoted(s string) (val, rest string) {
-	var b strings.Builder
-	j := 1
-	for ; j < len(s) && s[j] != '"'; j++ {
-		if s[j] == '\\' && j+1 < len(s) {
-			j++
-		}
-		b.WriteByte(s[j])
-	}
-	if j < len(s) {
-		j++
-	}
-	return b.String(), s[j:]
-}
+var quotedPair = regexp.MustCompile(`\\(.)`) // RFC 9110 section 5.6.4

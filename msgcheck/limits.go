@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"maps"
-	"slices"
 
 	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
@@ -88,46 +86,30 @@ func (l Limits) Problem(method string, data, payload []byte) string {
 	return ""
 }
 
-// ProblemOfAnyMethod is [Limits.Problem] of a result whose method is no
-// longer known, held to every counted method's bounds in byte order of
-// method name.
-func (l Limits) ProblemOfAnyMethod(payload []byte) string {
-	for _, method := range countedMethods {
-		if problem := l.Problem(method, payload, payload); problem != "" {
-			return problem
-		}
-	}
-	return ""
-}
-
 // mayHoldMore reports whether payload can hold more than limit things of a
 // byte each; a limit of 0 bounds nothing.
 func mayHoldMore(payload []byte, limit int) bool { return limit > 0 && len(payload) > limit }
 
-// countedMethods are decodedArrays' methods in a fixed order: one bound named.
-var countedMethods = slices.Sorted(maps.Keys(decodedArrays))
-
-// CountsItems reports whether [Limits.Problem] counts an array of method's
-// payload: a connection must remember which calls were of it.
-func CountsItems(method string) bool {
-	_, ok := decodedArrays[method]
-	return ok
-}
-
-// decodedArrays are the methods whose payload holds arrays go-sdk decodes
-// item by item, each item costing far more than its bytes. Every key go-sdk
-// reads as the array counts, escaped or duplicate too.
+// decodedArrays are the methods whose payload msgcheck reads, by what it
+// holds: arrays go-sdk decodes item by item, each item costing far more than
+// its bytes (every key go-sdk reads as the array counts, escaped or
+// duplicate too), an input_required result, a ttlMs hint.
 var decodedArrays = map[string]struct {
-	key           string    // "": no array counted by key (tools/call: its blocks are)
-	blocks        blockTree // where the payload's content blocks are
-	inputRequests bool      // inputRequests' objects held to InputRequestObjects
+	key    string    // "": no array counted by key (tools/call: its blocks are)
+	blocks blockTree // where the payload's content blocks are
+	// inputRequests: the methods an input_required result may answer, its
+	// objects held to InputRequestObjects (basic/patterns/mrtr.mdx:
+	// "Servers MUST NOT send InputRequiredResult responses on any other
+	// client requests").
+	inputRequests bool
+	cacheable     bool // its result carries a ttlMs hint (SEP-2549, MCP 2026-07-28 Cacheable)
 }{
-	"tools/list": {key: "tools"}, "prompts/list": {key: "prompts"}, "resources/list": {key: "resources"},
-	"resources/templates/list": {key: "resourceTemplates"},
-	"prompts/get":              {key: "messages", blocks: blocksInMessages, inputRequests: true},
-	"sampling/createMessage":   {key: "messages", blocks: blocksInMessages},
-	"tools/call":               {blocks: blocksAtTop, inputRequests: true},
-	"resources/read":           {key: "contents", inputRequests: true},
+	"tools/list": {key: "tools", cacheable: true}, "prompts/list": {key: "prompts", cacheable: true},
+	"resources/list": {key: "resources", cacheable: true}, "resources/templates/list": {key: "resourceTemplates", cacheable: true},
+	"prompts/get":            {key: "messages", blocks: blocksInMessages, inputRequests: true},
+	"sampling/createMessage": {key: "messages", blocks: blocksInMessages},
+	"tools/call":             {blocks: blocksAtTop, inputRequests: true},
+	"resources/read":         {key: "contents", inputRequests: true},
 }
 
 // maxArrayItems returns the most elements of an array that is the value of

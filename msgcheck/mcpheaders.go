@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -150,10 +151,8 @@ func annotationValid(n map[string]any, h any, path string, reachable bool, seen 
 	if name == "" {
 		return fmt.Errorf("x-mcp-header at %.128q is not a non-empty string", at)
 	}
-	for i := 0; i < len(name); i++ {
-		if !tchar(name[i]) {
-			return fmt.Errorf("x-mcp-header %.64q at %.128q is not an HTTP token (RFC 9110 section 5.1)", name, at)
-		}
+	if !httpToken.MatchString(name) {
+		return fmt.Errorf("x-mcp-header %.64q at %.128q is not an HTTP token (RFC 9110 section 5.1)", name, at)
 	}
 	low := strings.ToLower(name)
 	if seen[low] {
@@ -168,11 +167,6 @@ func annotationValid(n map[string]any, h any, path string, reachable bool, seen 
 	}
 }
 
-// tchar reports an HTTP token character (RFC 9110 section 5.6.2).
-func tchar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
+// httpToken matches an HTTP token: one or more tchar (RFC 9110 section
+// 5.6.2).
+var httpToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

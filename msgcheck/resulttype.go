@@ -24,11 +24,6 @@ const (
 	resultInputRequired = "input_required"
 )
 
-// mrtrMethods are the requests an input_required result may answer
-// (basic/patterns/mrtr.mdx: "Servers MUST NOT send InputRequiredResult
-// responses on any other client requests").
-var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
-
 // inputCapability names the client capability each input request needs
 // (mrtr.mdx: "Servers MUST NOT send an inputRequests that the client has
 // not declared support for in its capabilities") and the go-sdk handler
@@ -75,7 +70,7 @@ func checkResultType(req Request, r *jsonrpc.Response) (problem string, changed 
 		}
 		return "", false
 	case resultInputRequired:
-		if !mrtrMethods[req.Method] {
+		if !decodedArrays[req.Method].inputRequests {
 			return fmt.Sprintf("resultType %q answers %s, which takes no input_required result", rt, req.Method), false
 		}
 		switch {

@@ -13,18 +13,12 @@ import (
 	"github.com/mcpsup/mcpsup/internal/jsonscan"
 )
 
-// listMethods are the methods whose results carry a ttlMs hint (SEP-2549,
-// MCP 2026-07-28 Cacheable).
-var listMethods = map[string]bool{
-	"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true,
-}
-
 // tameTTLHint makes a list result's ttlMs one go-sdk can decode (it decodes
 // into an int, mcp/protocol.go Cacheable, and fails the whole result on
 // anything else): a number is truncated and clamped to 32 bits, anything else
 // removed. It reports whether r.Result changed.
 func tameTTLHint(method string, r *jsonrpc.Response) bool {
-	if !listMethods[method] || !mayHold(r.Result, "ttlMs") {
+	if !decodedArrays[method].cacheable || !mayHold(r.Result, "ttlMs") {
 		return false
 	}
 	var hint struct { // decoded as go-sdk does: every key it reads as ttlMs counts

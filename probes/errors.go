@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/msgcheck"
 )
 
 // ListError is the error of a discovery that failed: a strict `tools/list`
@@ -59,11 +60,7 @@ type PaginationError struct {
 func (e *PaginationError) Error() string {
 	s := fmt.Sprintf("%s: %v after %d pages (%d items)", e.List.Method(), e.Err, e.Pages, e.Items)
 	if errors.Is(e.Err, ErrCursorRepeated) {
-		c := e.Cursor
-		if len(c) > 64 {
-			c = c[:64] + "..."
-		}
-		s += fmt.Sprintf(": cursor %q", c)
+		s += fmt.Sprintf(": cursor %q", msgcheck.CutText(e.Cursor, 64))
 	}
 	return s
 }

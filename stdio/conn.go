@@ -2,10 +2,9 @@ package stdio
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -19,122 +18,137 @@ import (
 type markKey struct{} // keys a request's *callMark in its context
 
 // markingConn is go-sdk's transport and connection over the process's
-// pipes: it marks the requests it writes (stdioSession.facts) and checks
-// what it reads with msgcheck before go-sdk decodes it. One write at a time
-// reaches stdin, on a goroutine of its own, and Write returns with its
-// context, so a server that stops reading holds one message and one
-// goroutine, not go-sdk's write lock: a write cut while running goes on
-// whole (written); one cut while waiting for the slot was not sent.
-// Responses to the server's requests (written with a context that never
-// ends, go-sdk internal/jsonrpc2 processResult) are bounded by maxResponses.
+// pipes: it checks each message of stdout (handed on by stdoutFilter) with
+// msgcheck before go-sdk decodes it, and marks the requests it writes
+// (stdioSession.facts). One write at a time reaches stdin, on a goroutine
+// of its own, and Write returns with its context, so a server that stops
+// reading holds one message and one goroutine, not go-sdk's write lock: a
+// write cut while running goes on whole (written); one cut while waiting
+// for the slot was not sent. Responses to the server's requests (written
+// with a context that never ends, go-sdk internal/jsonrpc2 processResult)
+// are bounded by maxResponses.
 type markingConn struct {
-	mcp.Connection                                   // set by Connect
-	pipes          mcp.Transport                     // the process's stdin and filtered stdout
-	drop           func(session.LineDropped, string) // a message read and not handed on, and why in words (required)
-	dropped        func(n int)                       // the n-th response not written
-	limits         msgcheck.Limits
-	slot           chan struct{} // holds a token while a write runs (capacity 1)
-	closing        chan struct{} // closed by Close: writes waiting for the slot give up
-	responses      chan struct{} // a token per response being written (capacity: the bound)
-	drops          atomic.Int64  // responses dropped
-	writes         sync.WaitGroup
-	mu             sync.Mutex
-	lists          map[int64]string    // unanswered requests whose result msgcheck counts: id -> method
-	marks          map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
-	unsent         map[int64]bool      // requests given up before their write started, until their cancellation
-	forgotUpTo     int64               // the highest id trackList forgot unanswered
-	highest        int64               // the highest request id handed to Write
-	closed         bool                // no write starts once Close began
+	stdin     io.WriteCloser                    // the process's, set before Connect
+	drop      func(session.LineDropped, string) // a message read and not handed on, and why in words (required)
+	dropped   func(n int)                       // the n-th response not written
+	limits    msgcheck.Limits
+	in        chan jsonrpc.Message // stdout's messages that passed, to Read
+	ended     chan struct{}        // closed by finish, once stdout ended with end
+	end       error
+	slot      chan struct{} // holds a token while a write runs (capacity 1)
+	closing   chan struct{} // closed by Close: writes waiting for the slot give up, stdout's messages go
+	responses chan struct{} // a token per response being written (capacity: the bound)
+	drops     atomic.Int64  // responses dropped
+	writes    sync.WaitGroup
+	mu        sync.Mutex
+	marks     map[int64]*callMark // requests whose callers wait: id -> mark, forgotten when they return
+	highest   int64               // the highest request id handed to Write
+	closed    bool                // no write starts once Close began
 }
 
 func newMarkingConn(drop func(session.LineDropped, string), dropped func(n int), maxResponses int, limits msgcheck.Limits) *markingConn {
-	return &markingConn{drop: drop, dropped: dropped, limits: limits,
+	return &markingConn{drop: drop, dropped: dropped, limits: limits, in: make(chan jsonrpc.Message), ended: make(chan struct{}),
 		slot: make(chan struct{}, 1), closing: make(chan struct{}), responses: make(chan struct{}, maxResponses),
-		lists: make(map[int64]string), marks: make(map[int64]*callMark), unsent: make(map[int64]bool)}
+		marks: make(map[int64]*callMark)}
 }
 
-func (c *markingConn) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := c.pipes.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.Connection = conn
-	return c, nil
-}
+func (c *markingConn) Connect(context.Context) (mcp.Connection, error) { return c, nil }
 
-// Read returns the next message, but a server's request past msgcheck's
-// bounds and a response to an id never sent (go-sdk drops it silently,
-// internal/jsonrpc2 conn.go) go to drop, and a result msgcheck refuses
-// becomes a refusal. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2 conn.go
-// Call): an id was sent when it is from 1 to the highest written.
+func (c *markingConn) SessionID() string { return "" }
+
+// Read returns the next message of stdout that passed, or stdout's end.
 func (c *markingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		msg, err := c.Connection.Read(ctx)
-		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
-			if problem := c.limits.Problem(req.Method, req.Params, req.Params); problem != "" {
-				c.drop(session.LineDropped{Why: session.DropTooManyValues}, fmt.Sprintf("%s from the server: params: %s", msgcheck.CutText(req.Method, 64), problem))
-				continue
-			}
+	select {
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.ended: // after every message passed before it: pass waits for Read
+		return nil, c.end
+	case <-c.closing:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// finish ends Read with err, once stdout has ended.
+func (c *markingConn) finish(err error) {
+	c.end = err
+	close(c.ended)
+}
+
+// pass hands msg, one message of stdout, to Read, unless Close began (stdout
+// is read on, so the process never blocks); but a server's request past
+// msgcheck's bounds and a response to an id never sent (go-sdk drops it
+// silently, internal/jsonrpc2 conn.go) go to drop, and a result msgcheck
+// refuses becomes a refusal. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2
+// conn.go Call): an id was sent when it is from 1 to the highest written.
+// Only an answer a caller waits for is checked: go-sdk decodes no other (it
+// retires a call whose context ended, mcp/transport.go call).
+func (c *markingConn) pass(msg jsonrpc.Message) {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if problem := c.limits.Problem(m.Method, m.Params, m.Params); problem != "" {
+			c.drop(session.LineDropped{Why: session.DropTooManyValues}, fmt.Sprintf("%s from the server: params: %s", msgcheck.CutText(m.Method, 64), problem))
+			return
 		}
-		r, ok := msg.(*jsonrpc.Response)
-		if err != nil || !ok || !r.ID.IsValid() {
-			return msg, err
-		}
-		n, isInt := r.ID.Raw().(int64)
+	case *jsonrpc.Response:
+		n, isInt := m.ID.Raw().(int64)
 		c.mu.Lock()
 		sent := isInt && n >= 1 && n <= c.highest
-		method, tracked := c.lists[n] // only ids sent are there
-		delete(c.lists, n)
-		forgotten := sent && !tracked && n <= c.forgotUpTo
-		c.mu.Unlock()
-		if !sent {
-			c.drop(session.LineDropped{Why: session.DropResponse, RequestID: msgcheck.IDText(r.ID)}, "a response to a request never sent")
-			continue
+		mark := c.marks[n]
+		var method string
+		if mark != nil {
+			method = mark.method
 		}
-		if r.Error == nil {
-			var problem string
-			if forgotten { // its method is no longer known
-				problem = c.limits.ProblemOfAnyMethod(r.Result)
-			} else {
-				problem = c.limits.Problem(method, r.Result, r.Result)
-				if problem == "" {
-					problem, _ = msgcheck.Checker{}.Response(msgcheck.Request{Method: method}, r)
-				}
+		c.mu.Unlock()
+		if m.ID.IsValid() && !sent {
+			c.drop(session.LineDropped{Why: session.DropResponse, RequestID: msgcheck.IDText(m.ID)}, "a response to a request never sent")
+			return
+		}
+		if m.Error == nil && mark != nil {
+			problem := c.limits.Problem(method, m.Result, m.Result)
+			if problem == "" {
+				problem, _ = msgcheck.Checker{}.Response(msgcheck.Request{Method: method}, m)
 			}
 			if problem != "" {
-				c.refuse(n, problem)
-				return refusal(r.ID, problem), nil
+				mark.refused.Store(&problem)
+				msg = refusal(m.ID, problem)
 			}
 		}
-		return msg, nil
+	}
+	select {
+	case c.in <- msg:
+	case <-c.closing:
 	}
 }
 
-// maxListsTracked bounds the unanswered requests whose results markingConn
-// counts; the answer to one forgotten is held to every method's counts.
-const maxListsTracked = 64
-
-// trackList remembers a counted request's method. Called with mu held.
-func (c *markingConn) trackList(id int64, method string) {
-	if len(c.lists) >= maxListsTracked {
-		oldest := slices.Min(slices.Collect(maps.Keys(c.lists)))
-		delete(c.lists, oldest)
-		c.forgotUpTo = max(c.forgotUpTo, oldest)
+// refuse hands Read the refusal of request id's answer, dropped with
+// problem, when a caller waits for it.
+func (c *markingConn) refuse(id int64, problem string) {
+	c.mu.Lock()
+	m := c.marks[id]
+	c.mu.Unlock()
+	if m != nil {
+		m.refused.Store(&problem)
+		rid, _ := jsonrpc.MakeID(float64(id)) // as JSON's numbers decode
+		c.pass(refusal(rid, problem))
 	}
-	c.lists[id] = method
 }
 
 func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	mark, _ := ctx.Value(markKey{}).(*callMark)
-	req, isReq := msg.(*jsonrpc.Request)
-	caller := isReq && mark != nil
-	if !caller {
+	mark, marked := ctx.Value(markKey{}).(*callMark)
+	if !marked {
 		mark = new(callMark) // a response, or a request with no one to tell
 	}
-	if isReq && c.cancelsUnsent(req) {
+	req, isReq := msg.(*jsonrpc.Request)
+	if isReq && marked && req.Method == "notifications/cancelled" && !mark.written.Load() {
+		// go-sdk cancels a call whose context ended with that call's context
+		// (mcp/transport.go call), written or not: "Cancellation
+		// notifications MUST only reference requests that were previously
+		// issued" (MCP 2025-11-25 basic/utilities/cancellation).
 		return nil
 	}
 	if !isReq {
@@ -154,9 +168,6 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case c.slot <- struct{}{}:
 	case <-ctx.Done():
-		if isReq {
-			c.gaveUp(req)
-		}
 		return ctx.Err() // not sent: go-sdk keeps the connection (jsonrpc2 conn.go write)
 	case <-c.closing:
 		return mcp.ErrConnectionClosed
@@ -170,18 +181,18 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if isReq {
 		if n, ok := req.ID.Raw().(int64); ok {
 			c.highest = max(c.highest, n) // before the write: the answer may come before Write returns
-			if caller {
-				c.keepMark(n, mark)
-			}
-			if msgcheck.CountsItems(req.Method) {
-				c.trackList(n, req.Method)
+			if marked {
+				c.keepMark(n, mark, req.Method)
 			}
 		}
 	}
 	started = true
 	done := make(chan error, 1)
 	c.writes.Go(func() { // under mu: Close waits for it
-		err := c.Connection.Write(context.WithoutCancel(ctx), msg)
+		b, err := jsonrpc.EncodeMessage(msg)
+		if err == nil {
+			_, err = c.stdin.Write(append(b, '\n'))
+		}
 		<-c.slot
 		if !isReq {
 			<-c.responses
@@ -201,70 +212,16 @@ func (c *markingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 }
 
-// maxUnsent bounds the requests given up unsent remembered until go-sdk
-// cancels them.
-const maxUnsent = 1024
-
-func (c *markingConn) gaveUp(req *jsonrpc.Request) {
-	n, ok := req.ID.Raw().(int64)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !ok || len(c.unsent) >= maxUnsent {
-		return
-	}
-	c.unsent[n] = true
-}
-
-// cancelsUnsent reports (and forgets) a notifications/cancelled for a
-// request never written: "Cancellation notifications MUST only reference
-// requests that were previously issued" (MCP 2025-11-25
-// basic/utilities/cancellation), and go-sdk sends one for every call whose
-// context ended (mcp/transport.go call).
-func (c *markingConn) cancelsUnsent(req *jsonrpc.Request) bool {
-	if req.ID.IsValid() || req.Method != "notifications/cancelled" {
-		return false
-	}
-	var p struct {
-		RequestID json.Number `json:"requestId"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil {
-		return false
-	}
-	n, err := p.RequestID.Int64()
-	if err != nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.unsent[n] {
-		return false
-	}
-	delete(c.unsent, n)
-	return true
-}
-
-// keepMark remembers request id's mark until callMark.done; mu held.
-func (c *markingConn) keepMark(id int64, m *callMark) {
-	c.marks[id] = m
+// keepMark remembers request id's mark and method until callMark.done,
+// which forgets every id it was kept under (go-sdk's multi-round-trip
+// sends them all within one call, mcp/mrtr.go); mu held.
+func (c *markingConn) keepMark(id int64, m *callMark, method string) {
+	c.marks[id], m.method = m, method
 	m.forget = func() {
 		c.mu.Lock()
-		if c.marks[id] == m {
-			delete(c.marks, id)
-		}
+		maps.DeleteFunc(c.marks, func(_ int64, v *callMark) bool { return v == m })
 		c.mu.Unlock()
 	}
-}
-
-// refuse marks request id's answer refused, and reports whether a caller
-// waits for it.
-func (c *markingConn) refuse(id int64, problem string) bool {
-	c.mu.Lock()
-	m := c.marks[id]
-	c.mu.Unlock()
-	if m != nil {
-		m.refused.Store(&problem)
-	}
-	return m != nil
 }
 
 // Close closes stdin (ending the write still running), ends the waits for
@@ -276,7 +233,7 @@ func (c *markingConn) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	err := c.Connection.Close()
+	err := c.stdin.Close()
 	c.writes.Wait()
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -17,61 +18,58 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// scriptedConn is a stdio connection whose server's messages are given in
-// advance; what is written is dropped.
-type scriptedConn struct{ answers chan jsonrpc.Message }
+// discard is a process's stdin that drops what is written.
+type discard struct{}
 
-func (c *scriptedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case m := <-c.answers:
-		return m, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) Close() error                { return nil }
+
+// readPassed hands c msg as the stdout filter does and returns what Read
+// gets.
+func readPassed(t *testing.T, c *markingConn, msg jsonrpc.Message) *jsonrpc.Response {
+	go c.pass(msg)
+	got, err := c.Read(context.Background())
+	require.NoError(t, err)
+	return got.(*jsonrpc.Response)
 }
-func (c *scriptedConn) Write(context.Context, jsonrpc.Message) error { return nil }
-func (c *scriptedConn) Close() error                                 { return nil }
-func (c *scriptedConn) SessionID() string                            { return "" }
 
-var _ mcp.Connection = (*scriptedConn)(nil)
-
-// TestMarkingConnHoldsAForgottenAnswerToEveryCount: a stdio connection
-// remembers at most maxListsTracked unanswered requests whose result has an
-// array counted; the answer to one it forgot (its method no longer known)
-// is still held to the counts, every method's, so a server cannot get past
-// the content bound by answering the oldest call last. An answer within
-// the bounds passes, and so does one to a request that counts nothing.
-func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
+// TestMarkingConnHoldsAnAwaitedAnswerToItsMethodsCount: the answer a
+// caller waits for is held to the bounds of its request's method; one no
+// caller waits for any more (go-sdk retires a call whose context ended and
+// decodes no answer to it, mcp/transport.go call) is handed on unchecked,
+// and an answer to a request that counts nothing passes. A mark kept under
+// several ids (go-sdk's multi-round-trip re-sends within one call,
+// mcp/mrtr.go) is forgotten under all of them.
+func TestMarkingConnHoldsAnAwaitedAnswerToItsMethodsCount(t *testing.T) {
 	ctx := context.Background()
-	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 4)}
 	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{ContentBlocks: 5}.WithDefaults())
-	c.Connection = inner
+	c.stdin = discard{}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
-	for n := int64(1); n <= maxListsTracked+10; n++ {
+	call, ping, gone := new(callMark), new(callMark), new(callMark)
+	for n, m := range map[int64]*callMark{1: call, 2: ping, 3: gone, 4: call} {
 		method := "tools/call"
-		if n == 2 {
+		if m == ping {
 			method = "ping"
 		}
-		require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(n), Method: method}))
+		require.NoError(t, c.Write(context.WithValue(ctx, markKey{}, m), &jsonrpc.Request{ID: id(n), Method: method}))
 	}
+	gone.done() // its caller returned
 	blocks := func(n int) []byte {
 		return []byte(`{"content":[` + strings.TrimSuffix(strings.Repeat(`{"type":"text","text":""},`, n), ",") + `]}`)
 	}
 	read := func(n int64, result []byte) *jsonrpc.Response {
-		inner.answers <- &jsonrpc.Response{ID: id(n), Result: result}
-		msg, err := c.Read(ctx)
-		require.NoError(t, err)
-		return msg.(*jsonrpc.Response)
+		return readPassed(t, c, &jsonrpc.Response{ID: id(n), Result: result})
 	}
-	r := read(1, blocks(6)) // forgotten: the oldest of more than maxListsTracked
+	r := read(4, blocks(6))
 	require.NotNil(t, r.Error, "refused")
 	assert.Equal(t, int64(msgcheck.CodeRefused), r.Error.(*jsonrpc.Error).Code)
 	assert.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", r.Error.(*jsonrpc.Error).Message)
-	assert.Nil(t, read(3, blocks(5)).Error, "forgotten, within the bounds")
+	_, refused := call.done()
+	assert.Equal(t, "tools/call result with more than 5 content blocks", refused)
+	assert.Nil(t, read(3, blocks(6)).Error, "no caller waits: go-sdk drops it unread")
 	assert.Nil(t, read(2, []byte(`{}`)).Error, "a ping's answer")
-	r = read(maxListsTracked+10, blocks(6)) // remembered
-	require.NotNil(t, r.Error)
-	assert.Equal(t, "mcpsup: answer refused: tools/call result with more than 5 content blocks", r.Error.(*jsonrpc.Error).Message)
+	ping.done()
+	assert.Empty(t, c.marks, "every id of every mark forgotten")
 }
 
 // TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes: the one message-level
@@ -83,46 +81,39 @@ func TestMarkingConnHoldsAForgottenAnswerToEveryCount(t *testing.T) {
 // alone.
 func TestMarkingConnChecksTheDecodedAnswerAsHTTPDoes(t *testing.T) {
 	ctx := context.Background()
-	inner := &scriptedConn{answers: make(chan jsonrpc.Message, 2)}
 	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
-	c.Connection = inner
+	c.stdin = discard{}
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
-	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(1), Method: "tools/list"}))
-	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id(2), Method: "tools/call"}))
+	for n, method := range map[int64]string{1: "tools/list", 2: "tools/call"} { // awaited, as every call is
+		require.NoError(t, c.Write(context.WithValue(ctx, markKey{}, new(callMark)), &jsonrpc.Request{ID: id(n), Method: method}))
+	}
 
-	inner.answers <- &jsonrpc.Response{ID: id(1), Result: []byte(`{"tools":[],"ttlMs":1e300}`)}
-	msg, err := c.Read(ctx)
-	require.NoError(t, err)
-	r := msg.(*jsonrpc.Response)
+	r := readPassed(t, c, &jsonrpc.Response{ID: id(1), Result: []byte(`{"tools":[],"ttlMs":1e300}`)})
 	require.Nil(t, r.Error, "the listing keeps its tools")
 	var res mcp.ListToolsResult
 	require.NoError(t, json.Unmarshal(r.Result, &res), "go-sdk decodes the tamed result: %s", r.Result)
 
-	inner.answers <- &jsonrpc.Response{ID: id(2), Result: []byte(`{"content":[],"resultType":"teleport"}`)}
-	msg, err = c.Read(ctx)
-	require.NoError(t, err)
-	r = msg.(*jsonrpc.Response)
+	r = readPassed(t, c, &jsonrpc.Response{ID: id(2), Result: []byte(`{"content":[],"resultType":"teleport"}`)})
 	require.NotNil(t, r.Error, "refused")
 	assert.Equal(t, int64(msgcheck.CodeRefused), r.Error.(*jsonrpc.Error).Code)
 	assert.Contains(t, r.Error.(*jsonrpc.Error).Message, "teleport")
 }
 
-// stuckConn is a process's stdin that reads nothing: every Write blocks
+// stuckStdin is a process's stdin that reads nothing: every Write blocks
 // until Close; it counts the Writes that reached it.
-type stuckConn struct {
-	scriptedConn
+type stuckStdin struct {
 	entered chan struct{} // a token per Write reached
 	closed  chan struct{}
 	once    sync.Once
 }
 
-func (c *stuckConn) Write(context.Context, jsonrpc.Message) error {
+func (c *stuckStdin) Write([]byte) (int, error) {
 	c.entered <- struct{}{}
 	<-c.closed
-	return mcp.ErrConnectionClosed
+	return 0, io.ErrClosedPipe
 }
 
-func (c *stuckConn) Close() error {
+func (c *stuckStdin) Close() error {
 	c.once.Do(func() { close(c.closed) })
 	return nil
 }
@@ -146,9 +137,9 @@ func (c *waitSpy) Done() <-chan struct{} {
 // the cancellation go-sdk sends for it: however many calls time out, one
 // write reaches the pipe. Close ends the stuck write.
 func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
-	inner := &stuckConn{entered: make(chan struct{}, 1000), closed: make(chan struct{})}
+	inner := &stuckStdin{entered: make(chan struct{}, 1000), closed: make(chan struct{})}
 	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
-	c.Connection = inner
+	c.stdin = inner
 	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
 	blob := json.RawMessage(`{"blob":"` + strings.Repeat("x", 1<<10) + `"}`)
 
@@ -170,13 +161,13 @@ func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		written, _ := mark.done()
 		require.False(t, written, "call %d: cut while waiting, not sent", n)
-		// go-sdk then cancels it; a request never issued is not cancelled
-		// (MCP 2025-11-25 basic/utilities/cancellation): dropped, not waiting.
-		base, cancel = context.WithCancel(context.Background())
+		// go-sdk then cancels it, with its context; a request never issued
+		// is not cancelled (MCP 2025-11-25 basic/utilities/cancellation):
+		// dropped, not waiting.
+		base, cancel = context.WithCancel(context.WithValue(context.Background(), markKey{}, mark))
 		cancelled := &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(fmt.Sprintf(`{"requestId":%d,"reason":"context canceled"}`, n))}
 		require.NoError(t, c.Write(&waitSpy{Context: base, cancel: cancel}, cancelled), "call %d: its cancellation waited", n)
 	}
-	assert.Empty(t, c.unsent, "each forgotten with its cancellation")
 	require.NoError(t, c.Close()) // returns once the stuck write has ended
 	assert.Len(t, inner.entered, 0, "no write but the first reached the pipe")
 	assert.Empty(t, c.marks, "no mark kept for a call that returned")

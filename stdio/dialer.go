@@ -88,7 +88,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 	conn := newMarkingConn(f.drop, func(n int) { observe(session.ResponseDropped{Count: n, Bound: o.MaxResponses}) }, o.MaxResponses, o.Limits)
 	f.refuse = conn.refuse // before the filter runs
 	errLog := &stderrLog{server: o.Name, log: o.Logger, keep: o.Command.StderrTail, redact: o.Redactor}
-	p, err := startProc(o.Command, f, errLog, func(e *ProcessExitError) { observe(session.ProcessExited{Err: e}) })
+	p, err := startProc(o.Command, f, conn, errLog, func(e *ProcessExitError) { observe(session.ProcessExited{Err: e}) })
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, 
 		cl.AddSendingMiddleware(s.facts)
 	}
 	version := d.version.Load().(string)
-	conn.pipes = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1} // the filter bounds lines
+	conn.stdin = p.stdin
 	cs, err := cl.Connect(ctx, conn, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -22,10 +22,11 @@ import (
 	"github.com/mcpsup/mcpsup/session"
 )
 
-// stdoutFilter passes a stdio server's stdout to go-sdk one JSON-RPC message
-// per line and drops every other line (log lines, batches): go-sdk's ioConn
-// fails the whole connection on the first thing that is not one
-// (mcp/transport.go newIOConnLimited).
+// stdoutFilter reads a stdio server's stdout, decoding each line that is one
+// JSON-RPC message, and drops every other line (log lines, batches): stdio
+// messages "are delimited by newlines" and the server "MUST NOT write
+// anything to its stdout that is not a valid MCP message" (MCP 2025-11-25
+// basic/transports, stdio); one that does costs that line alone.
 type stdoutFilter struct {
 	max int // Command.MaxLineBytes
 	// dropped is called for every dropped line, Count counting from 1,
@@ -33,9 +34,9 @@ type stdoutFilter struct {
 	dropped func(d session.LineDropped, detail string)
 	count   atomic.Int64
 	line    []byte // the line being read (copyLines' own)
-	// refuse (markingConn.refuse), when set, reports whether a caller waits
-	// for the answer a dropped line held: it gets a refusalLine at once.
-	refuse func(id int64, problem string) bool
+	// refuse (markingConn.refuse), when set, refuses the answer a dropped
+	// line held to the caller waiting for it, if any.
+	refuse func(id int64, problem string)
 }
 
 // keptLine is the most a line's buffer keeps between lines.
@@ -43,10 +44,9 @@ const keptLine = 64 << 10
 
 const maxQuoted = 120 // bytes of a dropped line the log quotes
 
-// copyLines writes the lines of r that pass to w, each with one "\n", until r
-// ends; once w refuses a write the rest of r is discarded, so the process
-// never blocks on a full pipe. It returns r's error (nil at EOF).
-func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
+// copyLines hands pass the message of each line of r that is one, until r
+// ends. It returns r's error (nil at EOF).
+func (f *stdoutFilter) copyLines(r io.Reader, pass func(jsonrpc.Message)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	line := f.line[:0]
 	defer func() { f.line = line }()
@@ -80,18 +80,18 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 			if ended {
 				problem := fmt.Sprintf("a line longer than %d bytes", f.max)
 				f.drop(session.LineDropped{Why: session.DropOversized, Bound: f.max}, problem)
-				if longIsAnswer {
-					w = f.refuseAnswer(w, longID, problem)
+				if longIsAnswer && f.refuse != nil {
+					f.refuse(longID, problem)
 				}
 			}
-		} else if msg := bytes.TrimSpace(line); len(msg) > 0 && ended {
-			if why, problem := notMessage(msg); why != "" {
-				f.drop(session.LineDropped{Why: why}, problem+": "+quote(msg))
-				if id, ok := lineID(msg); ok {
-					w = f.refuseAnswer(w, id, problem)
+		} else if text := bytes.TrimSpace(line); len(text) > 0 && ended {
+			if msg, why, problem := decodeLine(text); why != "" {
+				f.drop(session.LineDropped{Why: why}, problem+": "+quote(text))
+				if id, ok := lineID(text); ok && f.refuse != nil {
+					f.refuse(id, problem)
 				}
 			} else {
-				w = writeOrDiscard(w, append(msg, '\n'))
+				pass(msg)
 			}
 		}
 		line, tooLong, longIsAnswer = line[:0], false, false
@@ -107,24 +107,6 @@ func (f *stdoutFilter) copyLines(r io.Reader, w io.Writer) error {
 	}
 }
 
-// writeOrDiscard writes b to w and returns w, or io.Discard once w refused
-// a write: go-sdk is gone, and stdout is read on so the process never blocks.
-func writeOrDiscard(w io.Writer, b []byte) io.Writer {
-	if _, err := w.Write(b); err != nil {
-		return io.Discard
-	}
-	return w
-}
-
-// refuseAnswer hands w the refusal of request id's dropped answer, if
-// awaited.
-func (f *stdoutFilter) refuseAnswer(w io.Writer, id int64, problem string) io.Writer {
-	if f.refuse == nil || !f.refuse(id, problem) {
-		return w
-	}
-	return writeOrDiscard(w, refusalLine(id, problem))
-}
-
 // drop counts a dropped line and reports d, its Count set, and detail.
 func (f *stdoutFilter) drop(d session.LineDropped, detail string) {
 	d.Count = int(f.count.Add(1))
@@ -133,24 +115,24 @@ func (f *stdoutFilter) drop(d session.LineDropped, detail string) {
 	}
 }
 
-// notMessage says why a trimmed line is not one JSON-RPC message, and the
-// problem in words; "" if it is one.
-func notMessage(line []byte) (session.DropReason, string) {
+// decodeLine decodes a trimmed line that is one JSON-RPC message, else says
+// why it is not, and the problem in words.
+func decodeLine(line []byte) (jsonrpc.Message, session.DropReason, string) {
 	switch line[0] {
 	case '{':
 	case '[':
-		return session.DropBatch, "a JSON-RPC batch (not served from MCP 2025-06-18 on)"
+		return nil, session.DropBatch, "a JSON-RPC batch (not served from MCP 2025-06-18 on)"
 	default:
-		return session.DropNotJSONRPC, "not JSON-RPC"
+		return nil, session.DropNotJSONRPC, "not JSON-RPC"
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return session.DropNotJSONRPC, "not one JSON-RPC message (" + msgcheck.CutText(err.Error(), 80) + ")"
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, session.DropNotJSONRPC, "not one JSON-RPC message (" + msgcheck.CutText(err.Error(), 80) + ")"
 	}
-	// DecodeMessage reads the first value alone; go-sdk fails on a second.
-	if !json.Valid(line) {
-		return session.DropNotJSONRPC, "a JSON-RPC message with more than one JSON value on the line"
+	if !json.Valid(line) { // DecodeMessage reads the first value alone
+		return nil, session.DropNotJSONRPC, "a JSON-RPC message with more than one JSON value on the line"
 	}
-	return "", ""
+	return msg, "", ""
 }
 
 func quote(line []byte) string {

@@ -2,6 +2,7 @@ package stdio
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,9 +12,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
 
@@ -40,7 +43,7 @@ func TestStdoutFilterPassesOnlyJSONRPCMessages(t *testing.T) {
 		drops, details = append(drops, d), append(details, detail)
 	}}
 	var out bytes.Buffer
-	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
+	require.NoError(t, f.copyLines(strings.NewReader(in), lines(&out)))
 	assert.Equal(t, resp+"\n"+note+"\n"+`{"jsonrpc":"2.0","id":4,"result":{}}`+"\n", out.String())
 	require.Len(t, drops, 5)
 	assert.Equal(t, session.LineDropped{Count: 1, Why: session.DropNotJSONRPC}, drops[0], "no text of the server's in the fact")
@@ -64,10 +67,10 @@ func TestStdoutFilterKeepsNoLongLinesBuffer(t *testing.T) {
 	const short = `{"jsonrpc":"2.0","id":2,"result":{}}`
 	f := &stdoutFilter{max: 2 << 20}
 	var out bytes.Buffer
-	require.NoError(t, f.copyLines(strings.NewReader(long+"\n"+short+"\n"), &out))
+	require.NoError(t, f.copyLines(strings.NewReader(long+"\n"+short+"\n"), lines(&out)))
 	require.Equal(t, long+"\n"+short+"\n", out.String())
 	require.LessOrEqual(t, cap(f.line), keptLine, "the long line's buffer is kept")
-	require.NoError(t, f.copyLines(strings.NewReader(short+"\n"+short+"\n"), &out))
+	require.NoError(t, f.copyLines(strings.NewReader(short+"\n"+short+"\n"), lines(&out)))
 	require.Positive(t, cap(f.line), "a short line's buffer is kept for the next")
 }
 
@@ -90,7 +93,7 @@ func TestStdoutFilterBoundIsTheLinesBytes(t *testing.T) {
 		var drops []session.LineDropped
 		f := &stdoutFilter{max: max, dropped: func(d session.LineDropped, _ string) { drops = append(drops, d) }}
 		var out bytes.Buffer
-		require.NoError(t, f.copyLines(strings.NewReader(tc.in), &out))
+		require.NoError(t, f.copyLines(strings.NewReader(tc.in), lines(&out)))
 		assert.Equal(t, tc.out, out.String(), "%d bytes in", len(tc.in))
 		if tc.out == "" {
 			assert.Equal(t, []session.LineDropped{{Count: 1, Why: session.DropOversized, Bound: max}}, drops, "%d bytes in", len(tc.in))
@@ -114,7 +117,7 @@ func TestStdoutFilterDropsAMessageWithMoreOnItsLine(t *testing.T) {
 		drops = append(drops, detail)
 	}}
 	var out bytes.Buffer
-	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
+	require.NoError(t, f.copyLines(strings.NewReader(in), lines(&out)))
 	assert.Equal(t, note+"\n"+note+"\n", out.String(), "trailing blanks are trimmed; nothing else follows a message")
 	require.Len(t, drops, 3)
 	for _, d := range drops {
@@ -122,18 +125,25 @@ func TestStdoutFilterDropsAMessageWithMoreOnItsLine(t *testing.T) {
 	}
 }
 
-// TestStdoutFilterReadsOnWhenGoSDKIsGone: once the reader of the filtered
-// stream is gone, the process's stdout is still read to its end.
+// TestStdoutFilterReadsOnWhenGoSDKIsGone: once go-sdk closed the
+// connection, the process's stdout is still read to its end.
 func TestStdoutFilterReadsOnWhenGoSDKIsGone(t *testing.T) {
 	f := &stdoutFilter{max: 1 << 10}
-	r := strings.NewReader(strings.Repeat(`{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", 100))
-	require.NoError(t, f.copyLines(r, failingWriter{}))
+	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
+	c.stdin = discard{}
+	require.NoError(t, c.Close())
+	r := strings.NewReader(strings.Repeat(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`+"\n", 100))
+	require.NoError(t, f.copyLines(r, c.pass))
 	assert.Zero(t, r.Len(), "read to the end")
 }
 
-type failingWriter struct{}
-
-func (failingWriter) Write([]byte) (int, error) { return 0, bytes.ErrTooLarge }
+// lines writes each message passed to out as one line.
+func lines(out *bytes.Buffer) func(jsonrpc.Message) {
+	return func(msg jsonrpc.Message) {
+		b, _ := jsonrpc.EncodeMessage(msg)
+		out.Write(append(b, '\n'))
+	}
+}
 
 // TestStderrTailIsBoundedAndStartsAtALine: the tail keeps the last bytes,
 // from the first whole line, as valid UTF-8; every line is logged with the
@@ -322,19 +332,34 @@ func TestLineIDReadsOnlyAResponsesStart(t *testing.T) {
 // the JSON-RPC error refusing that answer (code msgcheck.CodeRefused); one
 // naming no such request is dropped alone.
 func TestStdoutFilterRefusesADroppedAnswerInPlace(t *testing.T) {
-	waiting := map[int64]string{}
-	f := &stdoutFilter{max: 100, refuse: func(id int64, problem string) bool {
-		if id != 4 {
-			return false
+	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{}.WithDefaults())
+	c.stdin = discard{}
+	waiting := new(callMark)
+	for n, mark := range map[int64]*callMark{4: waiting, 5: nil} {
+		ctx := context.Background()
+		if mark != nil {
+			ctx = context.WithValue(ctx, markKey{}, mark)
 		}
-		waiting[id] = problem
-		return true
-	}}
+		id, _ := jsonrpc.MakeID(float64(n))
+		require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call"}))
+	}
+	f := &stdoutFilter{max: 100, refuse: c.refuse}
 	in := `{"jsonrpc":"2.0","id":4,"result":{"t":"` + strings.Repeat("x", 200) + `"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":5,"result":{"t":"` + strings.Repeat("x", 200) + `"}}` + "\n"
+	go func() {
+		_ = f.copyLines(strings.NewReader(in), c.pass)
+		c.finish(io.EOF)
+	}()
 	var out bytes.Buffer
-	require.NoError(t, f.copyLines(strings.NewReader(in), &out))
+	for {
+		msg, err := c.Read(context.Background())
+		if err != nil {
+			break
+		}
+		lines(&out)(msg)
+	}
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":4,"error":{"code":-32090,"message":"mcpsup: answer refused: a line longer than 100 bytes"}}`, out.String())
-	assert.Equal(t, map[int64]string{4: "a line longer than 100 bytes"}, waiting)
+	_, refused := waiting.done()
+	assert.Equal(t, "a line longer than 100 bytes", refused)
 	assert.Equal(t, int64(2), f.count.Load(), "both dropped")
 }

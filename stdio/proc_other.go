@@ -14,10 +14,9 @@ func signalName(s syscall.Signal) string { return s.String() }
 // proc is not available without process groups; Command.Validate refuses one.
 type proc struct {
 	stdin io.WriteCloser
-	out   *io.PipeReader
 }
 
-func startProc(Command, *stdoutFilter, *stderrLog, func(*ProcessExitError)) (*proc, error) {
+func startProc(Command, *stdoutFilter, *markingConn, *stderrLog, func(*ProcessExitError)) (*proc, error) {
 	return nil, ErrUnsupported
 }
 

@@ -40,10 +40,9 @@ type proc struct {
 	cfg   Command
 	cmd   *exec.Cmd
 	stdin io.WriteCloser // the process's stdin
-	out   *io.PipeReader // the filtered stdout, read by go-sdk
 	err   *stderrLog
 
-	onExit func(*ProcessExitError) // heard before the filtered stdout ends
+	onExit func(*ProcessExitError) // heard before out's Read ends
 
 	mu     sync.Mutex // held while signalling, so no signal reaches a reaped pid
 	reaped bool
@@ -67,8 +66,9 @@ func inherited(keep func(name string) bool) []string {
 	})
 }
 
-// startProc starts c in a process group of its own, its stdout filtered by f.
-func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*ProcessExitError)) (*proc, error) {
+// startProc starts c in a process group of its own, its stdout filtered by f
+// to out.
+func startProc(c Command, f *stdoutFilter, out *markingConn, errLog *stderrLog, onExit func(*ProcessExitError)) (*proc, error) {
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
 	if len(c.Env) > 0 || c.Inherit != nil {
@@ -95,8 +95,7 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 		closeFiles(outR, errR)
 		return nil, fmt.Errorf("mcpsup: starting stdio server %q: %w", c.Path, err)
 	}
-	pr, pw := io.Pipe()
-	p := &proc{cfg: c, cmd: cmd, stdin: stdin, out: pr, err: errLog, onExit: onExit, exited: make(chan struct{})}
+	p := &proc{cfg: c, cmd: cmd, stdin: stdin, err: errLog, onExit: onExit, exited: make(chan struct{})}
 	stderrDone, stdoutDone := make(chan struct{}), make(chan struct{})
 	p.pumps.Go(func() {
 		defer close(stderrDone)
@@ -104,11 +103,11 @@ func startProc(c Command, f *stdoutFilter, errLog *stderrLog, onExit func(*Proce
 	})
 	p.pumps.Go(func() { p.reap(f, stdoutDone, stderrDone, outR, errR) })
 	p.pumps.Go(func() {
-		_ = f.copyLines(outR, pw)
+		_ = f.copyLines(outR, out.pass)
 		close(stdoutDone)
 		// go-sdk hears stdout's end once the exit is known.
 		p.stopUnlessExiting()
-		_ = pw.CloseWithError(p.exit)
+		out.finish(p.exit)
 	})
 	return p, nil
 }

@@ -36,6 +36,7 @@ func (e *AnswerRefusedError) Unwrap() error { return classify.ErrProtocol }
 type callMark struct {
 	written atomic.Bool
 	refused atomic.Pointer[string] // the problem, when the answer was refused
+	method  string                 // the request's, set by keepMark (markingConn.mu)
 	forget  func()                 // set by keepMark in Write, on the caller's goroutine
 }
 
@@ -86,10 +87,4 @@ func lineID(line []byte) (int64, bool) {
 // refused answer to request id.
 func refusal(id jsonrpc.ID, problem string) *jsonrpc.Response {
 	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: msgcheck.CodeRefused, Message: "mcpsup: answer refused: " + problem}}
-}
-
-func refusalLine(id int64, problem string) []byte {
-	rid, _ := jsonrpc.MakeID(float64(id)) // JSON's numbers decode as float64
-	b, _ := jsonrpc.EncodeMessage(refusal(rid, problem))
-	return append(b, '\n')
 }
