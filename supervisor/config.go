@@ -92,6 +92,7 @@ const (
 	DefaultChurnCooldown       = 5 * time.Minute
 	DefaultRelistMinGap        = time.Second
 	DefaultCatalogPollInterval = time.Minute
+	DefaultMinListTTL          = 10 * time.Second
 )
 
 // Config configures a Supervisor. Every zero field is a documented

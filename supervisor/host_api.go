@@ -39,7 +39,9 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 // *CallError on failure): MCP `ping`; on 2026-07-28, which has none,
 // `server/discover` over HTTP, and over stdio -32601 is life.
 func (s *Supervisor) Ping(ctx context.Context) error {
-	return doErr(s, ctx, "ping", "", seam.Session.Alive)
+	_, err := request(s, ctx, "Ping", "ping", &struct{}{}, func(*struct{}) (string, any) { return "", nil },
+		noResult(func(sess seam.Session, ctx context.Context, _ *struct{}) error { return sess.Alive(ctx) }))
+	return err
 }
 
 // AddRoots adds roots (replacing any of the same URI; nil skipped) to the
