@@ -140,9 +140,8 @@ type HTTPConfig struct {
 	HTTPClient *http.Client // its Transport is wrapped, the client not modified; default: no timeout
 	// OAuthHandler, when set, authorizes every request: a 401, or a 403
 	// with error="insufficient_scope", runs its Authorize and sends the
-	// request once more. A refusal it cannot fix is unauthorized: a call
-	// fails, the stream pauses, a handshake or discovery ends in a terminal
-	// failed state that Reconnect leaves. Its last two access tokens are
+	// request once more; a refusal it cannot fix is unauthorized (a
+	// handshake's: a terminal failed state). Its last two access tokens are
 	// masked. Default nil: HTTPClient carries the credentials.
 	OAuthHandler auth.OAuthHandler
 	// EraReprobe is how long a fall back to the 2025 era (`server/discover`
@@ -165,12 +164,11 @@ type StreamConfig struct {
 type RecoveryConfig struct {
 	Backoff Backoff // retries out of the failed state
 	// KeepAlive, when positive, pings the server at this interval on
-	// Observe.Clock, each ping bounded by it (`server/discover` on a
-	// 2026-07-28 HTTP session; over stdio -32601 is life). A ping failed by
-	// transport or session-expired, or two unanswered in a row, end the
-	// session without DELETE; -32601 or canceled stop the keepalive. A
-	// positive ClientOptions.KeepAlive is taken as this (ErrConfigConflict
-	// when both differ). Default 0: off.
+	// Observe.Clock, each ping bounded by it (Supervisor.Ping). A ping failed
+	// by transport or session-expired, or two unanswered in a row, end the
+	// session without DELETE; -32601 or canceled stop the keepalive. Taken
+	// from a positive ClientOptions.KeepAlive (ErrConfigConflict when both
+	// differ). Default 0: off.
 	KeepAlive        time.Duration
 	ProbeTimeout     time.Duration // each blind probe, list of a discovery, verification ping; default 10s
 	DiscoveryTimeout time.Duration // one handshake, attach or catalog listing; default 30s
@@ -236,11 +234,10 @@ type LimitsConfig struct {
 
 // ObserveConfig is what the host sees of a supervisor.
 type ObserveConfig struct {
-	// Events receives every event, in order, one at a time, on a goroutine
-	// of the supervisor's, after the state it announces is published. The
-	// queue is unbounded (events.NewSubscription bounds it); a panic drops
-	// the event; a sink may call any method, Close included. Default:
-	// discarded.
+	// Events receives every event, in order, one at a time, off the loop,
+	// after the state it announces is published, from an unbounded queue
+	// (events.NewSubscription bounds one); a panic drops the event; a sink
+	// may call any method, Close included. Default: discarded.
 	Events      events.Sink
 	CallHandler CallHandler  // when set, told each host call's stages
 	Logger      *slog.Logger // redacted, as is ClientOptions.Logger; default discarded

@@ -89,7 +89,7 @@ func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
 			continue // no ttl, or its timer still runs (the failure was another re-list's)
 		}
 		if l.retry == nil { // armTTLTimer jitters
-			l.retry = Backoff{InitialInterval: l.every, MaxInterval: max(maxTTLRetryGap, l.every), Multiplier: 2, NoJitter: true}.newBackOff(s.cfg.Observe.Clock)
+			l.retry = Backoff{InitialInterval: l.every, MaxInterval: max(maxTTLRetryGap, l.every), Multiplier: 2}.newBackOff(s.cfg.Observe.Clock)
 		}
 		s.armTTLTimer(gen, list, l.retry.NextBackOff())
 	}
@@ -103,6 +103,6 @@ func (s *Supervisor) listTTLExpired(gen uint64, list probes.List, tm clockwork.T
 	}
 	t.lists[list].timer = nil
 	if gen == s.loop.m.Generation() && s.loop.m.State() == Ready { // else the next discovery lists it
-		s.wantRelist(gen, setOf(list), nil)
+		s.wantRelist(gen, setOf(list))
 	}
 }
