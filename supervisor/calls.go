@@ -188,25 +188,23 @@ func send[T any](s *Supervisor, ctx context.Context, op, name string, progress a
 	if err != nil {
 		return zero, nil, s.refused(ctx, op, name, err)
 	}
-	caller := ctx // classifies: only the caller giving up is "canceled"
-	c, release := s.boundCall(ctx, progress)
+	c, release := s.boundCall(ctx, progress) // ctx classifies: only the caller giving up is "canceled"
 	defer context.AfterFunc(live.calls, c.cancel)()
-	// It ends once its answer's stream is closed: a request cut before its
+	// Released once its answer's stream is closed: a request cut before its
 	// body's end costs its connection.
-	ctx = c
-	defer httpsession.AfterAnswers(ctx, release)
-	res, err := call(ctx, live.sess)
+	defer httpsession.AfterAnswers(c, release)
+	res, err := call(c, live.sess)
 	c.detach()
 	if err == nil {
 		if id != nil {
-			if x, ok := httpsession.LastExchange(ctx); ok {
+			if x, ok := httpsession.LastExchange(c); ok {
 				*id = x.RequestID
 			}
 		}
 		return res, nil, nil
 	}
-	ce := s.failed(caller, op, name, gen, err)
-	s.reportSessionLost(caller, ce, live.sess)
+	ce := s.failed(ctx, op, name, gen, err)
+	s.reportSessionLost(ctx, ce, live.sess)
 	return zero, ce, ce
 }
 
@@ -245,9 +243,8 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 	ce.repeatable = s.toolRepeatable(op, name) // the catalog at failure time
 	if op == "tools/call" && v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == httpsession.CodeHeaderMismatch {
 		// streamable-http.mdx, Client Behavior: after a HeaderMismatch (400,
-		// -32020: Mcp-* headers that do not match the body) "the
-		// client SHOULD call tools/list to check for changes to the tool's
-		// inputSchema" (go-sdk derives the Mcp-Param-* headers from it).
+		// -32020) "the client SHOULD call tools/list to check for changes to
+		// the tool's inputSchema" (whence go-sdk's Mcp-Param-* headers).
 		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {

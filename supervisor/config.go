@@ -248,12 +248,6 @@ type ObserveConfig struct {
 	Clock   clockwork.Clock // timers and event times; default the real clock
 }
 
-func orDefault[T int | time.Duration](v *T, d T) {
-	if *v <= 0 {
-		*v = d
-	}
-}
-
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	c.Name = cmp.Or(c.Name, c.Endpoint)
@@ -269,21 +263,20 @@ func (c Config) withDefaults() Config {
 	c.Client.Implementation = cmp.Or(c.Client.Implementation, &mcp.Implementation{Name: "mcpsup", Version: "0"})
 	c.Observe.Clock = cmp.Or[clockwork.Clock](c.Observe.Clock, clockwork.NewRealClock())
 	c.Observe.Logger = cmp.Or(c.Observe.Logger, slog.New(slog.DiscardHandler))
-	orDefault(&c.Limits.MaxResponsesInFlight, httpsession.DefaultMaxResponsesInFlight)
-	orDefault(&c.Recovery.DiscoveryTimeout, 30*time.Second)
-	orDefault(&c.Recovery.ProbeTimeout, 10*time.Second)
-	orDefault(&c.Recovery.ChurnCooldown, DefaultChurnCooldown)
-	orDefault(&c.Limits.MaxCallWait, 30*time.Second)
-	orDefault(&c.Limits.CallTimeout, 5*time.Minute)
-	orDefault(&c.Limits.CallTimeoutCeiling, DefaultCallTimeoutCeiling)
-	c.Limits.CallTimeoutCeiling = max(c.Limits.CallTimeoutCeiling, c.Limits.CallTimeout)
-	orDefault(&c.Limits.RelistMinGap, DefaultRelistMinGap)
+	c.Limits.MaxResponsesInFlight = cmp.Or(max(c.Limits.MaxResponsesInFlight, 0), httpsession.DefaultMaxResponsesInFlight)
+	c.Recovery.DiscoveryTimeout = cmp.Or(max(c.Recovery.DiscoveryTimeout, 0), 30*time.Second)
+	c.Recovery.ProbeTimeout = cmp.Or(max(c.Recovery.ProbeTimeout, 0), 10*time.Second)
+	c.Recovery.ChurnCooldown = cmp.Or(max(c.Recovery.ChurnCooldown, 0), DefaultChurnCooldown)
+	c.Limits.MaxCallWait = cmp.Or(max(c.Limits.MaxCallWait, 0), 30*time.Second)
+	c.Limits.CallTimeout = cmp.Or(max(c.Limits.CallTimeout, 0), 5*time.Minute)
+	c.Limits.CallTimeoutCeiling = max(cmp.Or(max(c.Limits.CallTimeoutCeiling, 0), DefaultCallTimeoutCeiling), c.Limits.CallTimeout)
+	c.Limits.RelistMinGap = cmp.Or(max(c.Limits.RelistMinGap, 0), DefaultRelistMinGap)
 	// Negative is meaningful for these two: only zero takes the default.
 	c.Limits.CatalogPollInterval = cmp.Or(c.Limits.CatalogPollInterval, DefaultCatalogPollInterval)
 	c.Limits.MinListTTL = cmp.Or(c.Limits.MinListTTL, DefaultMinListTTL)
 	b := &c.Recovery.Backoff
-	orDefault(&b.InitialInterval, 500*time.Millisecond)
-	orDefault(&b.MaxInterval, 30*time.Second)
+	b.InitialInterval = cmp.Or(max(b.InitialInterval, 0), 500*time.Millisecond)
+	b.MaxInterval = cmp.Or(max(b.MaxInterval, 0), 30*time.Second)
 	if b.Multiplier < 1 {
 		b.Multiplier = 2
 	}

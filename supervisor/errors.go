@@ -10,7 +10,8 @@ import (
 )
 
 // Sentinel errors, for errors.Is: a *CallError's Err is one of these or
-// the request's own; a *StateError wraps one of these.
+// the request's own; a *StateError wraps one of these; New's conflicts
+// wrap ErrConfigConflict.
 var (
 	// ErrNotReady: the state serves no calls (idle before Start, a terminal
 	// failed); nothing was sent.
@@ -25,6 +26,9 @@ var (
 	ErrRateLimited = errors.New("mcpsup: rate limited")
 	// ErrClosed: the supervisor was closed.
 	ErrClosed = errors.New("mcpsup: closed")
+	// ErrConfigConflict: two fields of a Config ask for different things
+	// (see New); the error names both.
+	ErrConfigConflict = errors.New("mcpsup: conflicting configuration")
 )
 
 // EndpointError reports a Config.Endpoint that New refuses: missing, not a

@@ -4,7 +4,6 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -13,10 +12,6 @@ import (
 
 	seam "github.com/mcpsup/mcpsup/session"
 )
-
-// ErrConfigConflict: two fields of a Config ask for different things (see
-// New). The error names both.
-var ErrConfigConflict = errors.New("mcpsup: conflicting configuration")
 
 // InitializeResult returns the server's initialize answer: the live
 // session's, else the last (or Config.Resume's); nil before the first
