@@ -236,7 +236,7 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 	}
 	v := classify.Classify(judge, err)
 	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
-	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, v), Generation: gen, Err: err}
+	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: deliveries[classify.DeliveryOf(err, v)], Generation: gen, Err: err}
 	if facts, ok := errors.AsType[*classify.HTTPError](err); ok {
 		ce.RequestID = facts.RequestID
 	}
@@ -332,14 +332,13 @@ func (s *Supervisor) admit(op, name string) error {
 	return nil
 }
 
-// delivery is how far a failed call got; without wire facts it never went
-// out.
-func delivery(err error, v classify.Verdict) Delivery {
-	switch classify.DeliveryOf(err, v) {
-	case classify.DeliveryAnswered:
-		return Answered
-	case classify.DeliveryOutcomeUnknown:
-		return OutcomeUnknown
-	}
-	return NotSent
+// toolRepeatable reports whether op is a tools/call of a tool the catalog
+// annotates readOnlyHint or idempotentHint.
+func (s *Supervisor) toolRepeatable(op, name string) bool {
+	t := s.Catalog().Tool(name)
+	return op == "tools/call" && t != nil && t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
 }
+
+// deliveries is how far a failed call got; without wire facts it never
+// went out.
+var deliveries = map[classify.Delivery]Delivery{classify.DeliveryOutcomeUnknown: OutcomeUnknown, classify.DeliveryAnswered: Answered}

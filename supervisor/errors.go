@@ -120,21 +120,6 @@ func (e *CallError) Resendable() bool {
 	return e.Verdict.Class == classify.SessionExpired
 }
 
-// toolRepeatable reports whether op is a tools/call of a tool the catalog
-// annotates readOnlyHint or idempotentHint.
-func (s *Supervisor) toolRepeatable(op, name string) bool {
-	if op != "tools/call" {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.snap.catalog == nil {
-		return false
-	}
-	t := s.snap.catalog.Tool(name)
-	return t != nil && t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
-}
-
 // Error names the call, the verdict and, unless answered, the delivery:
 // `mcpsup: tools/call "search": rate-limited (HTTP 429, retry after 30s, tools/call)`,
 // redacted as events are; the underlying error's text only when the
