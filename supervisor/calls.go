@@ -13,7 +13,6 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession"
-	"github.com/mcpsup/mcpsup/msgcheck"
 	seam "github.com/mcpsup/mcpsup/session"
 )
 
@@ -75,26 +74,6 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribePar
 	_, err := request(s, ctx, "Unsubscribe", "resources/unsubscribe", params, func(p *mcp.UnsubscribeParams) (string, any) { return p.URI, nil }, noResult(seam.Session.Unsubscribe))
 	if err == nil {
 		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
-	}
-	return err
-}
-
-// SetLoggingLevel sets the level of the server's log messages: MCP
-// `logging/setLevel` on a 2025-era session, restored on every new one; a
-// 2026-07-28 session (changelog.mdx item 5 removed it) gets the level in
-// each later request's `_meta` (logging.mdx, "Per-request log level").
-//
-//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
-func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
-	_, err := request(s, ctx, "SetLoggingLevel", "logging/setLevel", params, func(p *mcp.SetLoggingLevelParams) (string, any) { return string(p.Level), nil },
-		noResult(func(sess seam.Session, ctx context.Context, p *mcp.SetLoggingLevelParams) error {
-			if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
-				return nil // the next requests carry it (logLevelMeta)
-			}
-			return sess.SetLoggingLevel(ctx, p)
-		}))
-	if err == nil {
-		s.logLevel.Store(string(params.Level))
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-//lint:file-ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
+//lint:file-ignore SA1019 roots and logging/setLevel are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
 
 package supervisor
 
@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/msgcheck"
 	seam "github.com/mcpsup/mcpsup/session"
 )
 
@@ -36,6 +37,24 @@ func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
 func (s *Supervisor) Ping(ctx context.Context) error {
 	_, err := request(s, ctx, "Ping", "ping", &struct{}{}, func(*struct{}) (string, any) { return "", nil },
 		noResult(func(sess seam.Session, ctx context.Context, _ *struct{}) error { return sess.Alive(ctx) }))
+	return err
+}
+
+// SetLoggingLevel sets the level of the server's log messages: MCP
+// `logging/setLevel` on a 2025-era session, restored on every new one; a
+// 2026-07-28 session (changelog.mdx item 5 removed it) gets the level in
+// each later request's `_meta` (logging.mdx, "Per-request log level").
+func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
+	_, err := request(s, ctx, "SetLoggingLevel", "logging/setLevel", params, func(p *mcp.SetLoggingLevelParams) (string, any) { return string(p.Level), nil },
+		noResult(func(sess seam.Session, ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+			if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
+				return nil // the next requests carry it (logLevelMeta)
+			}
+			return sess.SetLoggingLevel(ctx, p)
+		}))
+	if err == nil {
+		s.logLevel.Store(string(params.Level))
+	}
 	return err
 }
 
