@@ -18,17 +18,17 @@ import (
 // session's, else the last (or Config.Resume's); nil before the first
 // handshake and after a blind resume. It is shared: do not modify it.
 func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if h := s.snap.live; h != nil {
-		if r := h.sess.Info().Initialize; r != nil {
-			return r
+	return read(s, func(sn *snapshot) *mcp.InitializeResult {
+		if h := sn.live; h != nil {
+			if r := h.sess.Info().Initialize; r != nil {
+				return r
+			}
 		}
-	}
-	if rs := s.snap.resume; rs != nil {
-		return rs.InitializeResult
-	}
-	return nil
+		if sn.resume != nil {
+			return sn.resume.InitializeResult
+		}
+		return nil
+	})
 }
 
 // Ping asks the live session's server whether it answers, as a call (a
