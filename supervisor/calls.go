@@ -86,13 +86,13 @@ func request[P, R any](s *Supervisor, ctx context.Context, fn, op string, p *P, 
 		return res, fmt.Errorf("mcpsup: %s: nil params", fn)
 	}
 	n, progress := name(p)
-	ctx = s.tagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: n})
 	s.mu.Lock()
 	stopped := s.stopped // no call counted in once Close began
 	if !stopped {
 		s.calls.Add(1)
 	}
 	s.mu.Unlock()
+	ctx = s.tagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: n})
 	if stopped {
 		err = s.refused(ctx, op, n, &StateError{State: Closed, Err: ErrClosed})
 	} else {
