@@ -53,10 +53,8 @@ type CallWaited struct {
 // when the call returned (failure story S4).
 type CallSessionLost struct {
 	Generation uint64
-	// To is the state when the call returned: possibly still ready (the
-	// loop has not taken the end), Closed when the supervisor stopped.
-	To      State
-	Verdict classify.Verdict
+	To         State // when the call returned: maybe still ready (the end not yet taken); Closed once stopped
+	Verdict    classify.Verdict
 }
 
 // CallResent is the stage of a call ResendSafe sends once more; Err is the
@@ -79,10 +77,7 @@ func (*CallEnd) callStage()         {}
 // reportSessionLost tells the handler when the call that failed as ce cost
 // sess (seam.Verify ended it before the call returns).
 func (s *Supervisor) reportSessionLost(ctx context.Context, ce *CallError, sess seam.Session) {
-	if s.cfg.Observe.CallHandler == nil {
-		return
-	}
-	if st, _ := sess.Status(); st != seam.Ended || !endedOnItsOwn(sess) {
+	if s.cfg.Observe.CallHandler == nil || !endedOnItsOwn(sess) {
 		return // live, or released by the supervisor
 	}
 	st := s.State()

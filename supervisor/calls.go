@@ -13,7 +13,6 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession"
-	"github.com/mcpsup/mcpsup/msgcheck"
 	seam "github.com/mcpsup/mcpsup/session"
 )
 
@@ -60,13 +59,11 @@ func (s *Supervisor) Complete(ctx context.Context, params *mcp.CompleteParams) (
 // Subscribe subscribes to a resource's updates (MCP `resources/subscribe`),
 // again on every new session.
 func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams) error {
-	if params == nil {
-		return errors.New("mcpsup: Subscribe: nil params")
+	if params != nil { // remembered before the call, so a session opened meanwhile restores it
+		s.setSnapshot(func(sn *snapshot) { sn.subs[params.URI] = true })
 	}
-	// Remembered before the call, so a session opened meanwhile restores it.
-	s.setSnapshot(func(sn *snapshot) { sn.subs[params.URI] = true })
-	err := doErr(s, ctx, "resources/subscribe", params.URI, func(sess seam.Session, ctx context.Context) error { return sess.Subscribe(ctx, params) })
-	if err != nil {
+	_, err := request(s, ctx, "Subscribe", "resources/subscribe", params, func(p *mcp.SubscribeParams) (string, any) { return p.URI, nil }, noResult(seam.Session.Subscribe))
+	if err != nil && params != nil {
 		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
 	}
 	return err
@@ -74,67 +71,33 @@ func (s *Supervisor) Subscribe(ctx context.Context, params *mcp.SubscribeParams)
 
 // Unsubscribe ends a subscription (MCP `resources/unsubscribe`).
 func (s *Supervisor) Unsubscribe(ctx context.Context, params *mcp.UnsubscribeParams) error {
-	if params == nil {
-		return errors.New("mcpsup: Unsubscribe: nil params")
-	}
-	err := doErr(s, ctx, "resources/unsubscribe", params.URI, func(sess seam.Session, ctx context.Context) error { return sess.Unsubscribe(ctx, params) })
+	_, err := request(s, ctx, "Unsubscribe", "resources/unsubscribe", params, func(p *mcp.UnsubscribeParams) (string, any) { return p.URI, nil }, noResult(seam.Session.Unsubscribe))
 	if err == nil {
 		s.setSnapshot(func(sn *snapshot) { delete(sn.subs, params.URI) })
 	}
 	return err
 }
 
-// SetLoggingLevel sets the level of the server's log messages: MCP
-// `logging/setLevel` on a 2025-era session, restored on every new one; a
-// 2026-07-28 session (changelog.mdx item 5 removed it) gets the level in
-// each later request's `_meta` (logging.mdx, "Per-request log level").
-//
-//lint:ignore SA1019 logging/setLevel is deprecated from protocol 2026-07-28 on, and still served by 2025-era servers
-func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
-	if params == nil {
-		return errors.New("mcpsup: SetLoggingLevel: nil params")
-	}
-	err := doErr(s, ctx, "logging/setLevel", string(params.Level), func(sess seam.Session, ctx context.Context) error {
-		if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
-			return nil // the next requests carry it (logLevelMeta)
-		}
-		return sess.SetLoggingLevel(ctx, params)
-	})
-	if err == nil {
-		s.logLevel.Store(string(params.Level))
-	}
-	return err
-}
-
-// request is do for the host method fn: nil params are a plain error;
-// name returns the call's name and progressToken.
-func request[P, R any](s *Supervisor, ctx context.Context, fn, op string, p *P, name func(*P) (string, any), call func(seam.Session, context.Context, *P) (R, error)) (R, error) {
+// request runs the host call fn, MCP method op, with params p (nil: a
+// plain error), resent as resend says, and tells the CallHandler its first
+// and last stage; name gives the call's name and progressToken.
+func request[P, R any](s *Supervisor, ctx context.Context, fn, op string, p *P, name func(*P) (string, any), call func(seam.Session, context.Context, *P) (R, error)) (res R, err error) {
 	if p == nil {
-		var zero R
-		return zero, fmt.Errorf("mcpsup: %s: nil params", fn)
+		return res, fmt.Errorf("mcpsup: %s: nil params", fn)
 	}
 	n, progress := name(p)
-	return do(s, ctx, op, n, progress, func(ctx context.Context, sess seam.Session) (R, error) { return call(sess, ctx, p) })
-}
-
-// doErr is do for a request that returns only an error.
-func doErr(s *Supervisor, ctx context.Context, op, name string, call func(seam.Session, context.Context) error) error {
-	_, err := do(s, ctx, op, name, nil, func(ctx context.Context, sess seam.Session) (struct{}, error) { return struct{}{}, call(sess, ctx) })
-	return err
-}
-
-// do runs one host call (resend) and tells the CallHandler its first and
-// last stage; progress is its progressToken (nil: none).
-func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any, call func(context.Context, seam.Session) (T, error)) (T, error) {
-	closed := s.enter(op, name)
-	if closed == nil {
-		defer s.calls.Done()
+	s.mu.Lock()
+	stopped := s.stopped // no call counted in once Close began
+	if !stopped {
+		s.calls.Add(1)
 	}
-	ctx = s.tagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: name})
-	var res T
-	err := error(closed)
-	if closed == nil {
-		res, err = resend(s, ctx, op, name, progress, call)
+	s.mu.Unlock()
+	ctx = s.tagCall(ctx, CallInfo{Server: s.callServer, Op: op, Name: n})
+	if stopped {
+		err = s.refused(ctx, op, n, &StateError{State: Closed, Err: ErrClosed})
+	} else {
+		defer s.calls.Done()
+		res, err = resend(s, ctx, op, n, progress, func(ctx context.Context, sess seam.Session) (R, error) { return call(sess, ctx, p) })
 	}
 	if s.cfg.Observe.CallHandler != nil { // no stage made for no handler
 		s.handleCall(ctx, &CallEnd{Err: err})
@@ -142,17 +105,11 @@ func do[T any](s *Supervisor, ctx context.Context, op, name string, progress any
 	return res, err
 }
 
-// enter counts a call in (Supervisor.calls), or refuses it once Close
-// began.
-func (s *Supervisor) enter(op, name string) *CallError {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		se := &StateError{State: s.snap.state, Err: ErrClosed}
-		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent, Err: se}
+// noResult adapts a request that returns only an error.
+func noResult[P any](f func(seam.Session, context.Context, *P) error) func(seam.Session, context.Context, *P) (struct{}, error) {
+	return func(sess seam.Session, ctx context.Context, p *P) (struct{}, error) {
+		return struct{}{}, f(sess, ctx, p)
 	}
-	s.calls.Add(1)
-	return nil
 }
 
 // resend sends a call, and a second time when re-issued or resent.
@@ -208,41 +165,37 @@ func send[T any](s *Supervisor, ctx context.Context, op, name string, progress a
 	var zero T
 	live, gen, err := s.awaitReady(ctx, op, name)
 	if err != nil {
-		return zero, nil, s.refused(ctx, op, name, gen, err)
+		return zero, nil, s.refused(ctx, op, name, err)
 	}
-	caller := ctx // classifies: only the caller giving up is "canceled"
-	c, release := s.boundCall(ctx, progress)
+	c, release := s.boundCall(ctx, progress) // ctx classifies: only the caller giving up is "canceled"
 	defer context.AfterFunc(live.calls, c.cancel)()
-	// It ends once its answer's stream is closed: a request cut before its
+	// Released once its answer's stream is closed: a request cut before its
 	// body's end costs its connection.
-	ctx = c
-	defer httpsession.AfterAnswers(ctx, release)
-	res, err := call(ctx, live.sess)
+	defer httpsession.AfterAnswers(c, release)
+	res, err := call(c, live.sess)
 	c.detach()
 	if err == nil {
 		if id != nil {
-			if x, ok := httpsession.LastExchange(ctx); ok {
+			if x, ok := httpsession.LastExchange(c); ok {
 				*id = x.RequestID
 			}
 		}
 		return res, nil, nil
 	}
-	ce := s.failed(caller, op, name, gen, err)
-	s.reportSessionLost(caller, ce, live.sess)
+	ce := s.failed(ctx, op, name, gen, err)
+	s.reportSessionLost(ctx, ce, live.sess)
 	return zero, ce, ce
 }
 
 // refused returns the error of a call not sent: refused locally, or the
 // connection not ready.
-func (s *Supervisor) refused(caller context.Context, op, name string, gen uint64, err error) error {
-	if errors.Is(err, ErrUnknownTool) { // added while we could not hear?
-		s.post(func(s *Supervisor) { s.relistSoon(gen) })
-	}
+func (s *Supervisor) refused(caller context.Context, op, name string, err error) error {
 	if _, ok := errors.AsType[*CallError](err); ok {
 		return err // refused locally
 	}
-	if s.callLife.Err() != nil {
-		err = &StateError{State: Closed, Err: ErrClosed}
+	if s.callLife.Err() != nil || errors.Is(err, ErrClosed) {
+		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Canceled}, Delivery: NotSent,
+			Err: &StateError{State: Closed, Err: ErrClosed}}
 	}
 	v := classify.Classify(caller, err)
 	if se, ok := errors.AsType[*StateError](err); ok && se.Verdict.Class != classify.None && se.Err != caller.Err() {
@@ -262,16 +215,15 @@ func (s *Supervisor) failed(caller context.Context, op, name string, gen uint64,
 	}
 	v := classify.Classify(judge, err)
 	v = s.redact.Verdict(v) // go-sdk's text may carry the session id
-	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: delivery(err, v), Generation: gen, Err: err}
+	ce := &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: v, Delivery: deliveries[classify.DeliveryOf(err, v)], Generation: gen, Err: err}
 	if facts, ok := errors.AsType[*classify.HTTPError](err); ok {
 		ce.RequestID = facts.RequestID
 	}
 	ce.repeatable = s.toolRepeatable(op, name) // the catalog at failure time
 	if op == "tools/call" && v.HTTPStatus == http.StatusBadRequest && v.RPC.Present && v.RPC.Code == httpsession.CodeHeaderMismatch {
 		// streamable-http.mdx, Client Behavior: after a HeaderMismatch (400,
-		// -32020: Mcp-* headers that do not match the body) "the
-		// client SHOULD call tools/list to check for changes to the tool's
-		// inputSchema" (go-sdk derives the Mcp-Param-* headers from it).
+		// -32020) "the client SHOULD call tools/list to check for changes to
+		// the tool's inputSchema" (whence go-sdk's Mcp-Param-* headers).
 		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 	}
 	if v.Class == classify.RateLimited && v.RetryAfter > 0 && !s.cfg.Limits.DisableRateLimitWindow {
@@ -345,10 +297,12 @@ func (s *Supervisor) awaitReady(ctx context.Context, op, name string) (live *hel
 	}
 }
 
-// admit refuses, locally, a call to a tool the catalog lacks and any call
-// inside an open rate-limit window. Called with s.mu held.
+// admit refuses, locally, a call to a tool the catalog lacks (and asks for
+// a re-list) and any call inside an open rate-limit window. s.mu held.
 func (s *Supervisor) admit(op, name string) error {
 	if op == "tools/call" && (s.snap.catalog == nil || s.snap.catalog.Tool(name) == nil) {
+		gen := s.snap.gen // added while we could not hear?
+		s.post(func(s *Supervisor) { s.relistSoon(gen) })
 		return &CallError{redactor: &s.redact.Redactor, Op: op, Name: name, Verdict: classify.Verdict{Class: classify.Application, Method: op, Detail: "not in the catalog"}, Delivery: NotSent, Err: ErrUnknownTool}
 	}
 	if !s.cfg.Limits.DisableRateLimitWindow && s.cfg.Observe.Clock.Now().Before(s.snap.rateUntil) {
@@ -357,14 +311,13 @@ func (s *Supervisor) admit(op, name string) error {
 	return nil
 }
 
-// delivery is how far a failed call got; without wire facts it never went
-// out.
-func delivery(err error, v classify.Verdict) Delivery {
-	switch classify.DeliveryOf(err, v) {
-	case classify.DeliveryAnswered:
-		return Answered
-	case classify.DeliveryOutcomeUnknown:
-		return OutcomeUnknown
-	}
-	return NotSent
+// toolRepeatable reports whether op is a tools/call of a tool the catalog
+// annotates readOnlyHint or idempotentHint.
+func (s *Supervisor) toolRepeatable(op, name string) bool {
+	t := s.Catalog().Tool(name)
+	return op == "tools/call" && t != nil && t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
 }
+
+// deliveries is how far a failed call got; without wire facts it never
+// went out.
+var deliveries = map[classify.Delivery]Delivery{classify.DeliveryOutcomeUnknown: OutcomeUnknown, classify.DeliveryAnswered: Answered}

@@ -92,6 +92,7 @@ const (
 	DefaultChurnCooldown       = 5 * time.Minute
 	DefaultRelistMinGap        = time.Second
 	DefaultCatalogPollInterval = time.Minute
+	DefaultMinListTTL          = 10 * time.Second
 )
 
 // Config configures a Supervisor. Every zero field is a documented
@@ -139,9 +140,8 @@ type HTTPConfig struct {
 	HTTPClient *http.Client // its Transport is wrapped, the client not modified; default: no timeout
 	// OAuthHandler, when set, authorizes every request: a 401, or a 403
 	// with error="insufficient_scope", runs its Authorize and sends the
-	// request once more. A refusal it cannot fix is unauthorized: a call
-	// fails, the stream pauses, a handshake or discovery ends in a terminal
-	// failed state that Reconnect leaves. Its last two access tokens are
+	// request once more; a refusal it cannot fix is unauthorized (a
+	// handshake's: a terminal failed state). Its last two access tokens are
 	// masked. Default nil: HTTPClient carries the credentials.
 	OAuthHandler auth.OAuthHandler
 	// EraReprobe is how long a fall back to the 2025 era (`server/discover`
@@ -164,12 +164,11 @@ type StreamConfig struct {
 type RecoveryConfig struct {
 	Backoff Backoff // retries out of the failed state
 	// KeepAlive, when positive, pings the server at this interval on
-	// Observe.Clock, each ping bounded by it (`server/discover` on a
-	// 2026-07-28 HTTP session; over stdio -32601 is life). A ping failed by
-	// transport or session-expired, or two unanswered in a row, end the
-	// session without DELETE; -32601 or canceled stop the keepalive. A
-	// positive ClientOptions.KeepAlive is taken as this (ErrConfigConflict
-	// when both differ). Default 0: off.
+	// Observe.Clock, each ping bounded by it (Supervisor.Ping). A ping failed
+	// by transport or session-expired, or two unanswered in a row, end the
+	// session without DELETE; -32601 or canceled stop the keepalive. Taken
+	// from a positive ClientOptions.KeepAlive (ErrConfigConflict when both
+	// differ). Default 0: off.
 	KeepAlive        time.Duration
 	ProbeTimeout     time.Duration // each blind probe, list of a discovery, verification ping; default 10s
 	DiscoveryTimeout time.Duration // one handshake, attach or catalog listing; default 30s
@@ -235,11 +234,10 @@ type LimitsConfig struct {
 
 // ObserveConfig is what the host sees of a supervisor.
 type ObserveConfig struct {
-	// Events receives every event, in order, one at a time, on a goroutine
-	// of the supervisor's, after the state it announces is published. The
-	// queue is unbounded (events.NewSubscription bounds it); a panic drops
-	// the event; a sink may call any method, Close included. Default:
-	// discarded.
+	// Events receives every event, in order, one at a time, off the loop,
+	// after the state it announces is published, from an unbounded queue
+	// (events.NewSubscription bounds one); a panic drops the event; a sink
+	// may call any method, Close included. Default: discarded.
 	Events      events.Sink
 	CallHandler CallHandler  // when set, told each host call's stages
 	Logger      *slog.Logger // redacted, as is ClientOptions.Logger; default discarded
@@ -248,12 +246,6 @@ type ObserveConfig struct {
 	// events.MinSessionIDLen bytes.
 	Secrets []string
 	Clock   clockwork.Clock // timers and event times; default the real clock
-}
-
-func orDefault[T int | time.Duration](v *T, d T) {
-	if *v <= 0 {
-		*v = d
-	}
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -271,21 +263,20 @@ func (c Config) withDefaults() Config {
 	c.Client.Implementation = cmp.Or(c.Client.Implementation, &mcp.Implementation{Name: "mcpsup", Version: "0"})
 	c.Observe.Clock = cmp.Or[clockwork.Clock](c.Observe.Clock, clockwork.NewRealClock())
 	c.Observe.Logger = cmp.Or(c.Observe.Logger, slog.New(slog.DiscardHandler))
-	orDefault(&c.Limits.MaxResponsesInFlight, httpsession.DefaultMaxResponsesInFlight)
-	orDefault(&c.Recovery.DiscoveryTimeout, 30*time.Second)
-	orDefault(&c.Recovery.ProbeTimeout, 10*time.Second)
-	orDefault(&c.Recovery.ChurnCooldown, DefaultChurnCooldown)
-	orDefault(&c.Limits.MaxCallWait, 30*time.Second)
-	orDefault(&c.Limits.CallTimeout, 5*time.Minute)
-	orDefault(&c.Limits.CallTimeoutCeiling, DefaultCallTimeoutCeiling)
-	c.Limits.CallTimeoutCeiling = max(c.Limits.CallTimeoutCeiling, c.Limits.CallTimeout)
-	orDefault(&c.Limits.RelistMinGap, DefaultRelistMinGap)
+	c.Limits.MaxResponsesInFlight = cmp.Or(max(c.Limits.MaxResponsesInFlight, 0), httpsession.DefaultMaxResponsesInFlight)
+	c.Recovery.DiscoveryTimeout = cmp.Or(max(c.Recovery.DiscoveryTimeout, 0), 30*time.Second)
+	c.Recovery.ProbeTimeout = cmp.Or(max(c.Recovery.ProbeTimeout, 0), 10*time.Second)
+	c.Recovery.ChurnCooldown = cmp.Or(max(c.Recovery.ChurnCooldown, 0), DefaultChurnCooldown)
+	c.Limits.MaxCallWait = cmp.Or(max(c.Limits.MaxCallWait, 0), 30*time.Second)
+	c.Limits.CallTimeout = cmp.Or(max(c.Limits.CallTimeout, 0), 5*time.Minute)
+	c.Limits.CallTimeoutCeiling = max(cmp.Or(max(c.Limits.CallTimeoutCeiling, 0), DefaultCallTimeoutCeiling), c.Limits.CallTimeout)
+	c.Limits.RelistMinGap = cmp.Or(max(c.Limits.RelistMinGap, 0), DefaultRelistMinGap)
 	// Negative is meaningful for these two: only zero takes the default.
 	c.Limits.CatalogPollInterval = cmp.Or(c.Limits.CatalogPollInterval, DefaultCatalogPollInterval)
 	c.Limits.MinListTTL = cmp.Or(c.Limits.MinListTTL, DefaultMinListTTL)
 	b := &c.Recovery.Backoff
-	orDefault(&b.InitialInterval, 500*time.Millisecond)
-	orDefault(&b.MaxInterval, 30*time.Second)
+	b.InitialInterval = cmp.Or(max(b.InitialInterval, 0), 500*time.Millisecond)
+	b.MaxInterval = cmp.Or(max(b.MaxInterval, 0), 30*time.Second)
 	if b.Multiplier < 1 {
 		b.Multiplier = 2
 	}

@@ -84,16 +84,22 @@ func (s *Supervisor) RefreshCatalog(ctx context.Context) error {
 
 func (s *Supervisor) refresh(done chan error) {
 	gen := s.loop.m.Generation()
-	if h := s.held(gen); h != nil {
-		s.wantRelist(gen, declaredLists(h.sess), &refreshWaiter{gen: gen, done: done})
-		return
+	if s.held(gen) == nil {
+		gen-- // no session of gen yet: its publish serves the waiter
 	}
-	s.loop.cat.waiters = append(s.loop.cat.waiters, refreshWaiter{gen: gen - 1, done: done}) // no session of gen yet: its publish serves it
+	s.loop.cat.waiters = append(s.loop.cat.waiters, refreshWaiter{gen: gen, done: done})
+	s.relistDeclared(gen)
 }
 
-// wantRelist asks for the lists of set on the session of gen; w, if not
-// nil, hears when they are published.
-func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
+// relistDeclared asks for every list the session of gen declared.
+func (s *Supervisor) relistDeclared(gen uint64) {
+	if h := s.held(gen); h != nil {
+		s.wantRelist(gen, declaredLists(h.sess))
+	}
+}
+
+// wantRelist asks for the lists of set on the session of gen, if current.
+func (s *Supervisor) wantRelist(gen uint64, set listSet) {
 	c := &s.loop.cat
 	if gen != s.loop.m.Generation() || s.held(gen) == nil {
 		return
@@ -102,9 +108,6 @@ func (s *Supervisor) wantRelist(gen uint64, set listSet, w *refreshWaiter) {
 		c.pending, c.pendGen = 0, gen
 	}
 	c.pending |= set
-	if w != nil {
-		c.waiters = append(c.waiters, *w)
-	}
 	s.kickRelist()
 }
 
@@ -228,8 +231,8 @@ func (s *Supervisor) polled(gen uint64) bool {
 // poll again).
 func (s *Supervisor) pollNow(gen uint64) {
 	s.loop.cat.poll = nil
-	if h := s.held(gen); h != nil && s.loop.m.State() == Ready && s.polled(gen) {
-		s.wantRelist(gen, declaredLists(h.sess), nil)
+	if s.loop.m.State() == Ready && s.polled(gen) {
+		s.relistDeclared(gen)
 	}
 }
 
@@ -239,10 +242,10 @@ const relistGap = 30 * time.Second
 // relistSoon re-lists when a change may have gone unnoticed: the stream
 // was down, a call named a tool the catalog lacks, a HeaderMismatch.
 func (s *Supervisor) relistSoon(gen uint64) {
-	h, now, last := s.held(gen), s.cfg.Observe.Clock.Now(), s.loop.cat.lastSoon
-	if h == nil || gen != s.loop.m.Generation() || !last.IsZero() && now.Sub(last) < relistGap {
+	now, last := s.cfg.Observe.Clock.Now(), s.loop.cat.lastSoon
+	if s.held(gen) == nil || gen != s.loop.m.Generation() || !last.IsZero() && now.Sub(last) < relistGap {
 		return
 	}
 	s.loop.cat.lastSoon = now
-	s.wantRelist(gen, declaredLists(h.sess), nil)
+	s.relistDeclared(gen)
 }

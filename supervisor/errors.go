@@ -10,7 +10,8 @@ import (
 )
 
 // Sentinel errors, for errors.Is: a *CallError's Err is one of these or
-// the request's own; a *StateError wraps one of these.
+// the request's own; a *StateError wraps one of these; New's conflicts
+// wrap ErrConfigConflict.
 var (
 	// ErrNotReady: the state serves no calls (idle before Start, a terminal
 	// failed); nothing was sent.
@@ -25,6 +26,9 @@ var (
 	ErrRateLimited = errors.New("mcpsup: rate limited")
 	// ErrClosed: the supervisor was closed.
 	ErrClosed = errors.New("mcpsup: closed")
+	// ErrConfigConflict: two fields of a Config ask for different things
+	// (see New); the error names both.
+	ErrConfigConflict = errors.New("mcpsup: conflicting configuration")
 )
 
 // EndpointError reports a Config.Endpoint that New refuses: missing, not a
@@ -114,21 +118,6 @@ func (e *CallError) Resendable() bool {
 		return e.repeatable
 	}
 	return e.Verdict.Class == classify.SessionExpired
-}
-
-// toolRepeatable reports whether op is a tools/call of a tool the catalog
-// annotates readOnlyHint or idempotentHint.
-func (s *Supervisor) toolRepeatable(op, name string) bool {
-	if op != "tools/call" {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.snap.catalog == nil {
-		return false
-	}
-	t := s.snap.catalog.Tool(name)
-	return t != nil && t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
 }
 
 // Error names the call, the verdict and, unless answered, the delivery:

@@ -1,45 +1,61 @@
-//lint:file-ignore SA1019 roots are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
+//lint:file-ignore SA1019 roots and logging/setLevel are deprecated from protocol 2026-07-28 on (SEP-2577), and still served by 2025-era servers
 
 package supervisor
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsup/mcpsup/msgcheck"
 	seam "github.com/mcpsup/mcpsup/session"
 )
-
-// ErrConfigConflict: two fields of a Config ask for different things (see
-// New). The error names both.
-var ErrConfigConflict = errors.New("mcpsup: conflicting configuration")
 
 // InitializeResult returns the server's initialize answer: the live
 // session's, else the last (or Config.Resume's); nil before the first
 // handshake and after a blind resume. It is shared: do not modify it.
 func (s *Supervisor) InitializeResult() *mcp.InitializeResult {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if h := s.snap.live; h != nil {
-		if r := h.sess.Info().Initialize; r != nil {
-			return r
+	return read(s, func(sn *snapshot) *mcp.InitializeResult {
+		if h := sn.live; h != nil {
+			if r := h.sess.Info().Initialize; r != nil {
+				return r
+			}
 		}
-	}
-	if rs := s.snap.resume; rs != nil {
-		return rs.InitializeResult
-	}
-	return nil
+		if sn.resume != nil {
+			return sn.resume.InitializeResult
+		}
+		return nil
+	})
 }
 
 // Ping asks the live session's server whether it answers, as a call (a
 // *CallError on failure): MCP `ping`; on 2026-07-28, which has none,
 // `server/discover` over HTTP, and over stdio -32601 is life.
 func (s *Supervisor) Ping(ctx context.Context) error {
-	return doErr(s, ctx, "ping", "", seam.Session.Alive)
+	_, err := request(s, ctx, "Ping", "ping", &struct{}{}, func(*struct{}) (string, any) { return "", nil },
+		noResult(func(sess seam.Session, ctx context.Context, _ *struct{}) error { return sess.Alive(ctx) }))
+	return err
+}
+
+// SetLoggingLevel sets the level of the server's log messages: MCP
+// `logging/setLevel` on a 2025-era session, restored on every new one; a
+// 2026-07-28 session (changelog.mdx item 5 removed it) gets the level in
+// each later request's `_meta` (logging.mdx, "Per-request log level").
+func (s *Supervisor) SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error {
+	_, err := request(s, ctx, "SetLoggingLevel", "logging/setLevel", params, func(p *mcp.SetLoggingLevelParams) (string, any) { return string(p.Level), nil },
+		noResult(func(sess seam.Session, ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+			if msgcheck.ModernVersion(sess.Info().ProtocolVersion) {
+				return nil // the next requests carry it (logLevelMeta)
+			}
+			return sess.SetLoggingLevel(ctx, p)
+		}))
+	if err == nil {
+		s.logLevel.Store(string(params.Level))
+	}
+	return err
 }
 
 // AddRoots adds roots (replacing any of the same URI; nil skipped) to the

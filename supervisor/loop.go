@@ -443,7 +443,7 @@ type sessionHooks struct {
 
 // listChanged takes a notifications/<list>/list_changed.
 func (h *sessionHooks) listChanged(l probes.List) {
-	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, setOf(l), nil) }) // resources: templates too (listSet.lists)
+	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, setOf(l)) }) // resources: templates too (listSet.lists)
 }
 
 // then is go-sdk's handler that runs ours, then the host's, if any.

@@ -52,8 +52,7 @@ func newCallClock(parent context.Context, clock clockwork.Clock, timeout, ceilin
 	return c
 }
 
-// finish ends the call with the parent's error, or, once detached,
-// releases the clock.
+// finish ends the call with the parent's error; once detached, releases it.
 func (c *callClock) finish() {
 	if c.detached.Load() {
 		c.release()
@@ -62,13 +61,13 @@ func (c *callClock) finish() {
 	c.end(c.Context.Err())
 }
 
-// detach makes the clock end no longer with its parent: the caller's
-// cancel as it returns would cut the answer's stream, and the connection
-// with it. release ends it instead.
+// detach unties the clock from its parent: the caller's cancel as it
+// returns would cut the answer's stream, and the connection with it.
 func (c *callClock) detach() {
 	c.detached.Store(true)
 	c.stopParent()
 }
+
 func (c *callClock) Done() <-chan struct{} { return c.done }
 
 // Value answers the wire layer's key with the call's exchanges.
@@ -135,15 +134,16 @@ func (c *callClock) progressed() {
 
 func (c *callClock) cancel() { c.end(context.Canceled) }
 
-// release ends the clock, then stops its timer: a progress that raced the
-// registry's Delete finds the clock ended and re-arms nothing.
+// release ends the clock, then stops its timer (a racing progress finds it
+// ended).
 func (c *callClock) release() {
 	c.end(context.Canceled)
 	stopAll(c.timer)
 	c.stopParent()
 }
 
-// progressCalls holds the bounded calls: *callClock -> its progressKey.
+// progressCalls holds the bounded calls by progressKey (progress.mdx: a
+// token "MUST be unique across all active requests").
 type progressCalls struct{ sync.Map }
 
 // progressKey is a progress token (a string or a number, MCP progress) as
@@ -160,15 +160,12 @@ func progressKey(token any) (string, bool) {
 	return fmt.Sprintf("%T:%v", token, token), true
 }
 
-// progressed extends the calls of token.
+// progressed extends the call of token.
 func (p *progressCalls) progressed(token any) {
 	if key, ok := progressKey(token); ok {
-		p.Range(func(c, k any) bool {
-			if k == key {
-				c.(*callClock).progressed()
-			}
-			return true
-		})
+		if c, ok := p.Load(key); ok {
+			c.(*callClock).progressed()
+		}
 	}
 }
 
@@ -184,9 +181,9 @@ func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func
 	if !ok || timeout == 0 {
 		return c, c.finish // detached by then: the release
 	}
-	s.progress.Store(c, key)
+	s.progress.Store(key, c)
 	return c, func() {
-		s.progress.Delete(c)
+		s.progress.CompareAndDelete(key, c)
 		c.release()
 	}
 }

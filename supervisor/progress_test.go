@@ -17,15 +17,12 @@ import (
 // clocksOf returns the bounded calls registered for token.
 func (r *rig) clocksOf(token any) []*callClock { return clocksOf(&r.sup.progress, token) }
 
-func clocksOf(p *progressCalls, token any) (calls []*callClock) {
+func clocksOf(p *progressCalls, token any) []*callClock {
 	key, _ := progressKey(token)
-	p.Range(func(c, k any) bool {
-		if k == key {
-			calls = append(calls, c.(*callClock))
-		}
-		return true
-	})
-	return calls
+	if c, ok := p.Load(key); ok {
+		return []*callClock{c.(*callClock)}
+	}
+	return nil
 }
 
 // Progress notifications for a call start its CallTimeout over, up to

@@ -44,11 +44,9 @@ func (s *Supervisor) keepSessionIDs() {
 	for _, h := range s.loop.sessions {
 		ids = append(ids, h.sess.Info().ID)
 	}
-	s.mu.Lock()
-	if rs := s.snap.resume; rs != nil {
+	if rs := read(s, func(sn *snapshot) *ResumeState { return sn.resume }); rs != nil {
 		ids = append(ids, rs.SessionID)
 	}
-	s.mu.Unlock()
 	s.redact.KeepSessionIDs(ids...)
 }
 

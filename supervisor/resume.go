@@ -87,10 +87,8 @@ func (rs *ResumeState) Validate() error {
 		return &ResumeStateError{Field: "version", Reason: fmt.Sprintf("got %d, want %d", rs.Version, ResumeStateVersion)}
 	}
 	if err := rs.ResumeState.Validate(); err != nil {
-		if se, ok := errors.AsType[*httpsession.StateError](err); ok {
-			return &ResumeStateError{Field: se.Field, Reason: se.Reason, Err: err}
-		}
-		return &ResumeStateError{Field: "(state)", Reason: err.Error(), Err: err}
+		se := err.(*httpsession.StateError) // its only error
+		return &ResumeStateError{Field: se.Field, Reason: se.Reason, Err: err}
 	}
 	if rs.SessionID == "" && rs.InitializeResult == nil {
 		return &ResumeStateError{Field: "initialize_result", Reason: "required when session_id is empty: a sessionless server is resumed from what it declared"}

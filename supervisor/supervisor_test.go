@@ -155,6 +155,26 @@ func TestCallWaitIsBoundedByMaxCallWait(t *testing.T) {
 	require.Equal(t, NotSent, ce.Delivery)
 }
 
+// Close refuses a call the same way whether it waited for ready or came
+// after: canceled, not sent, ErrClosed (as a sent call Close cuts is
+// canceled).
+func TestCallRefusedByCloseIsCanceled(t *testing.T) {
+	r := newRig(t, Config{})
+	r.sup.Start()
+	r.next() // never answered: the call waits
+
+	errc := r.callAsync(context.Background(), "a")
+	require.NoError(t, r.clock.BlockUntilContext(r.ctx, 1), "the call waits on its MaxCallWait timer")
+	require.NoError(t, r.sup.Close())
+	for _, err := range []error{<-errc, <-r.callAsync(context.Background(), "a")} {
+		require.ErrorIs(t, err, ErrClosed)
+		var ce *CallError
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, classify.Canceled, ce.Verdict.Class)
+		require.Equal(t, NotSent, ce.Delivery)
+	}
+}
+
 // A wait for ready that its caller's context ends while the connection is
 // down says why: WaitForState's error and a call's (canceled, not sent)
 // wrap a *StateError naming the state and the last failure's verdict, the

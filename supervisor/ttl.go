@@ -9,9 +9,6 @@ import (
 	"github.com/mcpsup/mcpsup/probes"
 )
 
-// DefaultMinListTTL is Config.Limits.MinListTTL's default.
-const DefaultMinListTTL = 10 * time.Second
-
 // Bounds of the ttl re-lists (SEP-2549; caching.mdx, Freshness
 // Calculation: "MUST apply jitter and backoff"): up to ttlJitter of the
 // delay is added at random; a failed ttl re-list backs off up to
@@ -30,12 +27,11 @@ type listTTLs struct {
 	gen   uint64
 	lists [probes.ResourceTemplates + 1]struct {
 		timer clockwork.Timer
-		every time.Duration               // max(ttlMs, MinListTTL); 0: no ttl
-		retry *backoff.ExponentialBackOff // after a failed ttl re-list
+		every time.Duration   // max(ttlMs, MinListTTL); 0: no ttl
+		retry backoff.BackOff // after a failed ttl re-list
 	}
 }
 
-// stop stops every timer.
 func (t *listTTLs) stop() {
 	for l := range t.lists {
 		t.reset(probes.List(l))
@@ -68,10 +64,7 @@ func (s *Supervisor) armListTTL(gen uint64, list probes.List, ms int) {
 	if ms <= 0 || s.cfg.Limits.MinListTTL < 0 {
 		return
 	}
-	d := maxListTTL
-	if ms < int(maxListTTL/time.Millisecond) {
-		d = time.Duration(ms) * time.Millisecond
-	}
+	d := time.Duration(min(ms, int(maxListTTL/time.Millisecond))) * time.Millisecond
 	t.lists[list].every = max(d, s.cfg.Limits.MinListTTL)
 	s.armTTLTimer(gen, list, t.lists[list].every)
 }
@@ -95,10 +88,8 @@ func (s *Supervisor) ttlRelistFailed(gen uint64, set listSet) {
 		if l.every == 0 || l.timer != nil {
 			continue // no ttl, or its timer still runs (the failure was another re-list's)
 		}
-		if l.retry == nil {
-			l.retry = backoff.NewExponentialBackOff(backoff.WithInitialInterval(l.every),
-				backoff.WithMaxInterval(max(maxTTLRetryGap, l.every)), backoff.WithMultiplier(2),
-				backoff.WithRandomizationFactor(0), backoff.WithMaxElapsedTime(0)) // armTTLTimer jitters
+		if l.retry == nil { // armTTLTimer jitters
+			l.retry = Backoff{InitialInterval: l.every, MaxInterval: max(maxTTLRetryGap, l.every), Multiplier: 2}.newBackOff(s.cfg.Observe.Clock)
 		}
 		s.armTTLTimer(gen, list, l.retry.NextBackOff())
 	}
@@ -112,6 +103,6 @@ func (s *Supervisor) listTTLExpired(gen uint64, list probes.List, tm clockwork.T
 	}
 	t.lists[list].timer = nil
 	if gen == s.loop.m.Generation() && s.loop.m.State() == Ready { // else the next discovery lists it
-		s.wantRelist(gen, setOf(list), nil)
+		s.wantRelist(gen, setOf(list))
 	}
 }
