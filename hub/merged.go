@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // Item is a tool, prompt or resource of one server under the name a model
@@ -33,15 +35,6 @@ type Collision struct {
 	WinnerID, LoserID string
 	Renamed           string
 }
-
-// Diff is the change of one kind of the merged catalog: qualified names,
-// each list sorted.
-type Diff struct {
-	Added, Removed, Changed []string
-}
-
-// Empty reports whether nothing changed.
-func (d Diff) Empty() bool { return len(d.Added)+len(d.Removed)+len(d.Changed) == 0 }
 
 type claimant struct{ server, id string }
 
@@ -132,9 +125,9 @@ func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 }
 
 // apply replaces the items of server with p (empty: the server is gone)
-// under the routing lock and returns the diff of the view and the
-// collisions it created.
-func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
+// under the routing lock and returns the change of the view (qualified
+// names, each list sorted, unbounded) and the collisions it created.
+func (m *merged[T]) apply(server string, p prepared[T]) (events.ListChange, []Collision) {
 	c := &change[T]{before: map[string]*slot[T]{}}
 	ids := make(map[string]bool, len(p.items))
 	for _, in := range p.items {
@@ -278,8 +271,8 @@ func (m *merged[T]) release(c *change[T], cl claimant) {
 	}
 }
 
-func (m *merged[T]) diff(c *change[T]) Diff {
-	var d Diff
+func (m *merged[T]) diff(c *change[T]) events.ListChange {
+	var d events.ListChange
 	if m.dirty == nil {
 		m.dirty = map[string]bool{}
 	}
