@@ -89,8 +89,8 @@ func (h *Hub) release(ctx context.Context, e *entry) {
 
 // Close stops every server, ending their server-side sessions (DELETE),
 // and deletes their stored resume states; Detach keeps both. Each stops
-// every supervisor at once, then runs every last write (then its lease's
-// release) at once under one deadline Config.StoreTimeout away. The error
+// every supervisor at once, then runs every last write at once, then every
+// lease's release, under one deadline Config.StoreTimeout away. The error
 // joins the store's errors, each a *StoreError (also an event), one more
 // wrapping context.DeadlineExceeded per write not done by the deadline.
 // Only the first call acts.
@@ -127,12 +127,10 @@ func (h *Hub) stopAll(leave Leave) error {
 	for _, last := range lasts {
 		last(ctx)
 	}
+	err := h.saves.flush(ctx, "")
 	for _, e := range all {
-		wg.Go(func() {
-			h.saves.wait(ctx, e.name)
-			h.release(ctx, e)
-		})
+		wg.Go(func() { h.release(ctx, e) })
 	}
 	wg.Wait()
-	return h.saves.flush(ctx, "")
+	return err
 }
