@@ -45,11 +45,10 @@ func (a claimant) compare(b claimant) int {
 // slot is one claimant's item: made by prepare, held by merged.
 type slot[T any] struct {
 	cl      claimant
-	base    string // the qualified name it asks for
-	name    string // the name it got
-	def     *T
-	named   *T                // def under name, what the view shows
-	sum     [sha256.Size]byte // of def's JSON, to tell a changed definition
+	base    string            // the qualified name it asks for
+	name    string            // the name it got
+	named   *T                // the definition under name, what the view shows (the server's own until placed)
+	sum     [sha256.Size]byte // of the definition's JSON, to tell a changed one
 	skipped []string          // alternates it passed over as some item's base ([merged.nameFor])
 }
 
@@ -119,7 +118,7 @@ func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 		raw, _ := json.Marshal(it) // an error leaves it empty: sums alike
 		p.bytes += int64(len(raw))
 		base := qualify(m.naming, server, m.mask(label))
-		p.items = append(p.items, &slot[T]{cl: claimant{server, id}, base: base, def: it, sum: sha256.Sum256(raw)})
+		p.items = append(p.items, &slot[T]{cl: claimant{server, id}, base: base, named: it, sum: sha256.Sum256(raw)})
 	}
 	return p
 }
@@ -143,9 +142,8 @@ func (m *merged[T]) apply(server string, p prepared[T]) (events.ListChange, []Co
 			if in.base == s.base {
 				if in.sum != s.sum {
 					m.touch(c, s.name)
-					s.sum, s.named = in.sum, m.rename(in.def, s.name)
+					s.sum, s.named = in.sum, m.rename(in.named, s.name)
 				}
-				s.def = in.def
 				continue
 			}
 			m.release(c, in.cl) // its label changed: a new name
@@ -213,7 +211,7 @@ func (m *merged[T]) place(c *change[T], cl claimant) {
 	}
 	m.touch(c, name)
 	s.name = name
-	s.named = m.rename(s.def, name)
+	s.named = m.rename(s.named, name)
 	m.owner[name] = cl
 }
 
@@ -287,7 +285,7 @@ func (m *merged[T]) diff(c *change[T]) events.ListChange {
 			d.Removed = append(d.Removed, name)
 		case prev != nil && now:
 			cur := m.slots[o]
-			if prev.cl != o || (prev.def != cur.def && prev.sum != cur.sum) {
+			if prev.cl != o || prev.sum != cur.sum {
 				d.Changed = append(d.Changed, name)
 			}
 		}
