@@ -39,7 +39,7 @@ const (
 func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 	for {
 		h.mu.Lock()
-		ch, closed, all := h.changed, h.closed, slices.Collect(maps.Values(h.servers))
+		ch, closed, all := h.changed, h.life.Err() != nil, slices.Collect(maps.Values(h.servers))
 		h.mu.Unlock()
 		if closed {
 			return ErrClosed

@@ -102,16 +102,15 @@ func (h *Hub) Detach() error { return h.stopAll(KeepSession) }
 
 func (h *Hub) stopAll(leave Leave) error {
 	h.mu.Lock()
-	if h.closed {
+	if h.life.Err() != nil {
 		h.mu.Unlock()
 		return nil
 	}
-	h.closed = true
+	h.end()
 	all := slices.Collect(maps.Values(h.servers))
 	h.servers = map[string]*entry{}
 	h.notifyLocked()
 	h.mu.Unlock()
-	h.end()
 	h.workers.Wait()
 
 	// At once: a stdio server's stop may take its grace periods.
