@@ -64,7 +64,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	}
 	h.mu.Lock()
 	err = ErrClosed
-	if !h.closed {
+	if h.life.Err() == nil {
 		err = h.taken.take(sc.Name, ns)
 	}
 	h.mu.Unlock()
@@ -101,7 +101,7 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 		return undo(err)
 	}
 	h.mu.Lock()
-	if h.closed {
+	if h.life.Err() != nil {
 		h.mu.Unlock()
 		return undo(ErrClosed)
 	}
@@ -122,12 +122,12 @@ func (h *Hub) Add(ctx context.Context, sc ServerConfig) error {
 	return nil
 }
 
-// spawn runs f on a goroutine Close and Detach wait for; false when the
-// hub is closed or ctx ended.
+// spawn runs f on a goroutine Close and Detach wait for; false when ctx
+// (the hub's life or a child of it) ended.
 func (h *Hub) spawn(ctx context.Context, f func()) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return false
 	}
 	h.workers.Go(f)

@@ -39,7 +39,7 @@ const (
 func (h *Hub) WaitReady(ctx context.Context, mode WaitMode) error {
 	for {
 		h.mu.Lock()
-		ch, closed, all := h.changed, h.closed, slices.Collect(maps.Values(h.servers))
+		ch, closed, all := h.changed, h.life.Err() != nil, slices.Collect(maps.Values(h.servers))
 		h.mu.Unlock()
 		if closed {
 			return ErrClosed
@@ -211,6 +211,10 @@ func (h *Hub) health(e *entry) (hl Health, current bool) {
 	reason, _ := sup.Failure()
 	hl = Health{Server: e.name, State: sup.State(), Reason: reason, Generation: sup.Generation(), SessionsOpened: sup.SessionsOpened()}
 	e.mu.Lock()
+	if e.sup != sup { // a term began or ended meanwhile: sup may be closed already
+		e.mu.Unlock()
+		return h.health(e)
+	}
 	hl.Since, hl.Verdict, hl.CatalogRefused = e.since, e.verdict, e.refused
 	switch {
 	case e.lease != nil:

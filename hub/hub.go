@@ -162,15 +162,14 @@ type Hub struct {
 	cfg    Config
 	redact events.Redactor // the servers' header values
 	creds  credentialVars  // the variables the servers' headers reference
-	life   context.Context // ends on Close or Detach
+	life   context.Context // ends on Close or Detach, under mu
 	end    context.CancelFunc
 	saves  *saver
 	leaser Leaser // Config.Store, when it grants leases
 
 	mu       sync.Mutex
 	servers  map[string]*entry
-	taken    takenNames // the servers' names and those being added or removed
-	closed   bool
+	taken    takenNames    // the servers' names and those being added or removed
 	changed  chan struct{} // closed and replaced on every state change
 	starting chan struct{} // a slot per server starting (Config.MaxStarting)
 	workers  sync.WaitGroup

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpsup/mcpsup/events"
 )
 
 // Item is a tool, prompt or resource of one server under the name a model
@@ -34,15 +36,6 @@ type Collision struct {
 	Renamed           string
 }
 
-// Diff is the change of one kind of the merged catalog: qualified names,
-// each list sorted.
-type Diff struct {
-	Added, Removed, Changed []string
-}
-
-// Empty reports whether nothing changed.
-func (d Diff) Empty() bool { return len(d.Added)+len(d.Removed)+len(d.Changed) == 0 }
-
 type claimant struct{ server, id string }
 
 func (a claimant) compare(b claimant) int {
@@ -52,11 +45,10 @@ func (a claimant) compare(b claimant) int {
 // slot is one claimant's item: made by prepare, held by merged.
 type slot[T any] struct {
 	cl      claimant
-	base    string // the qualified name it asks for
-	name    string // the name it got
-	def     *T
-	named   *T                // def under name, what the view shows
-	sum     [sha256.Size]byte // of def's JSON, to tell a changed definition
+	base    string            // the qualified name it asks for
+	name    string            // the name it got
+	named   *T                // the definition under name, what the view shows (the server's own until placed)
+	sum     [sha256.Size]byte // of the definition's JSON, to tell a changed one
 	skipped []string          // alternates it passed over as some item's base ([merged.nameFor])
 }
 
@@ -126,15 +118,15 @@ func (m *merged[T]) prepare(server string, items []*T) prepared[T] {
 		raw, _ := json.Marshal(it) // an error leaves it empty: sums alike
 		p.bytes += int64(len(raw))
 		base := qualify(m.naming, server, m.mask(label))
-		p.items = append(p.items, &slot[T]{cl: claimant{server, id}, base: base, def: it, sum: sha256.Sum256(raw)})
+		p.items = append(p.items, &slot[T]{cl: claimant{server, id}, base: base, named: it, sum: sha256.Sum256(raw)})
 	}
 	return p
 }
 
 // apply replaces the items of server with p (empty: the server is gone)
-// under the routing lock and returns the diff of the view and the
-// collisions it created.
-func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
+// under the routing lock and returns the change of the view (qualified
+// names, each list sorted, unbounded) and the collisions it created.
+func (m *merged[T]) apply(server string, p prepared[T]) (events.ListChange, []Collision) {
 	c := &change[T]{before: map[string]*slot[T]{}}
 	ids := make(map[string]bool, len(p.items))
 	for _, in := range p.items {
@@ -150,9 +142,8 @@ func (m *merged[T]) apply(server string, p prepared[T]) (Diff, []Collision) {
 			if in.base == s.base {
 				if in.sum != s.sum {
 					m.touch(c, s.name)
-					s.sum, s.named = in.sum, m.rename(in.def, s.name)
+					s.sum, s.named = in.sum, m.rename(in.named, s.name)
 				}
-				s.def = in.def
 				continue
 			}
 			m.release(c, in.cl) // its label changed: a new name
@@ -220,7 +211,7 @@ func (m *merged[T]) place(c *change[T], cl claimant) {
 	}
 	m.touch(c, name)
 	s.name = name
-	s.named = m.rename(s.def, name)
+	s.named = m.rename(s.named, name)
 	m.owner[name] = cl
 }
 
@@ -278,8 +269,8 @@ func (m *merged[T]) release(c *change[T], cl claimant) {
 	}
 }
 
-func (m *merged[T]) diff(c *change[T]) Diff {
-	var d Diff
+func (m *merged[T]) diff(c *change[T]) events.ListChange {
+	var d events.ListChange
 	if m.dirty == nil {
 		m.dirty = map[string]bool{}
 	}
@@ -294,7 +285,7 @@ func (m *merged[T]) diff(c *change[T]) Diff {
 			d.Removed = append(d.Removed, name)
 		case prev != nil && now:
 			cur := m.slots[o]
-			if prev.cl != o || (prev.def != cur.def && prev.sum != cur.sum) {
+			if prev.cl != o || prev.sum != cur.sum {
 				d.Changed = append(d.Changed, name)
 			}
 		}

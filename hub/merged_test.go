@@ -325,7 +325,7 @@ func TestTakenNamesAgreeWithComparingEveryPair(t *testing.T) {
 }
 
 // update is prepare and apply, its diff sorted.
-func (m *merged[T]) update(server string, items []*T) (Diff, []Collision) {
+func (m *merged[T]) update(server string, items []*T) (events.ListChange, []Collision) {
 	d, cols := m.apply(server, m.prepare(server, items))
 	return d, cols
 }

@@ -142,7 +142,7 @@ func (h *Hub) updateCatalog(e *entry, c supervisor.Catalog, leaving bool) {
 		}
 		h.emit(events.Event{Kind: KindNameCollision, Server: server, Name: col.Name, Added: []string{col.Renamed}})
 	}
-	for i, d := range []Diff{td, pd, rd} {
+	for i, d := range []events.ListChange{td, pd, rd} {
 		if d.Empty() {
 			continue
 		}

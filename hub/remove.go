@@ -89,8 +89,8 @@ func (h *Hub) release(ctx context.Context, e *entry) {
 
 // Close stops every server, ending their server-side sessions (DELETE),
 // and deletes their stored resume states; Detach keeps both. Each stops
-// every supervisor at once, then runs every last write (then its lease's
-// release) at once under one deadline Config.StoreTimeout away. The error
+// every supervisor at once, then runs every last write at once, then every
+// lease's release, under one deadline Config.StoreTimeout away. The error
 // joins the store's errors, each a *StoreError (also an event), one more
 // wrapping context.DeadlineExceeded per write not done by the deadline.
 // Only the first call acts.
@@ -102,16 +102,15 @@ func (h *Hub) Detach() error { return h.stopAll(KeepSession) }
 
 func (h *Hub) stopAll(leave Leave) error {
 	h.mu.Lock()
-	if h.closed {
+	if h.life.Err() != nil {
 		h.mu.Unlock()
 		return nil
 	}
-	h.closed = true
+	h.end()
 	all := slices.Collect(maps.Values(h.servers))
 	h.servers = map[string]*entry{}
 	h.notifyLocked()
 	h.mu.Unlock()
-	h.end()
 	h.workers.Wait()
 
 	// At once: a stdio server's stop may take its grace periods.
@@ -127,12 +126,10 @@ func (h *Hub) stopAll(leave Leave) error {
 	for _, last := range lasts {
 		last(ctx)
 	}
+	err := h.saves.flush(ctx, "")
 	for _, e := range all {
-		wg.Go(func() {
-			h.saves.wait(ctx, e.name)
-			h.release(ctx, e)
-		})
+		wg.Go(func() { h.release(ctx, e) })
 	}
 	wg.Wait()
-	return h.saves.flush(ctx, "")
+	return err
 }

@@ -358,9 +358,23 @@ func (s *saver) run(server string, q *queue) {
 // *StoreError; when ctx ends first, one more per write not done, wrapping
 // ctx's error (the write goes on, bounded by its own context).
 func (s *saver) flush(ctx context.Context, server string) error {
-	errs := s.wait(ctx, server)
+	for q := s.queue(server); q != nil && ctx.Err() == nil; q = s.queue(server) {
+		select {
+		case <-q.done:
+		case <-ctx.Done():
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var errs []error
+	cause := fmt.Errorf("not done when the wait ended: %w", ctx.Err())
+	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
+		for _, w := range s.queues[name].writes {
+			if server == "" || name == server {
+				errs = append(errs, &StoreError{Op: w.op(), Server: name, Err: cause})
+			}
+		}
+	}
 	s.errs = slices.DeleteFunc(s.errs, func(se *StoreError) bool {
 		mine := server == "" || se.Server == server
 		if mine {
@@ -371,38 +385,15 @@ func (s *saver) flush(ctx context.Context, server string) error {
 	return errors.Join(errs...)
 }
 
-// wait waits until no write of server ("": any) is left; when ctx ends
-// first, it returns a *StoreError wrapping ctx's error per write left.
-func (s *saver) wait(ctx context.Context, server string) []error {
-	for {
-		s.mu.Lock()
-		q := s.queues[server]
-		if server == "" {
-			for _, q = range s.queues {
-				break
-			}
-		}
-		s.mu.Unlock()
-		if q == nil {
-			return nil
-		}
-		select {
-		case <-q.done:
-			continue
-		case <-ctx.Done():
-		}
-		break
-	}
+// queue is the writes of server ("": any server's) left; nil when none.
+func (s *saver) queue(server string) *queue {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cause := fmt.Errorf("not done when the wait ended: %w", ctx.Err())
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
-		for _, w := range s.queues[name].writes {
-			if server == "" || name == server {
-				errs = append(errs, &StoreError{Op: w.op(), Server: name, Err: cause})
-			}
-		}
+	if server != "" {
+		return s.queues[server]
 	}
-	return errs
+	for _, q := range s.queues {
+		return q
+	}
+	return nil
 }
