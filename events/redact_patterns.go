@@ -16,100 +16,124 @@ var credentialWords = []string{
 	"jwt", "bearer", "cookie",
 }
 
-var (
-	words          = strings.Join(credentialWords, "|")
-	credentialPart = regexp.MustCompile(`(?i)(?:^|[\-_.])(?:` + words + `)(?:[\-_.]|$)`)
-	// credentialName finds a credential name in text; its parts are letters
-	// and digits, so a name before one cannot swallow it ("failed:
-	// Authorization: x").
-	credentialName = `(?i)\b((?:[a-z0-9]+[\-_.])*(?:` + words + `)(?:[\-_.][a-z0-9]+)*)`
+// namedValue finds where a value is named: by go-sdk's "(session ID: ", a
+// credential's name (its parts letters and digits, so a name before one
+// cannot swallow it: "failed: Authorization: x"), or a session word
+// ("session ID(s)", "Mcp-Session-Id", "sessionId" ...); then maybe a JSON
+// key's end, then ':' or '=' (and Go's map '['), or spaces.
+var namedValue = regexp.MustCompile(`(?i)(\(session ID: )|(?:\b((?:[a-z0-9]+[\-_.])*(?:` + strings.Join(credentialWords, "|") +
+	`)(?:[\-_.][a-z0-9]+)*)|session(?:[ _-]?(ids?))?)(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
+
+// nameKind is what a name names: a credential (its value masked) or a
+// session id (hashed).
+type nameKind int
+
+const (
+	notNamed nameKind = iota
+	credential
+	sessionID
 )
 
-func isCredentialName(name string) bool { return credentialPart.MatchString(name) }
+// kindOf is what name, as a whole, names (a log attribute's key), by the
+// rule namedValue reads text with: a session word names an id only with
+// "ID".
+func kindOf(name string) nameKind {
+	m := namedValue.FindStringSubmatchIndex(name + "=")
+	switch {
+	case m == nil || m[1] != len(name)+1:
+		return notNamed
+	case m[4] >= 0:
+		return credential
+	case m[6] >= 0:
+		return sessionID
+	}
+	return notNamed
+}
 
-// namedID finds where a session id is named: go-sdk's "(session ID: ", or a
-// session word ("session ID(s)", "Mcp-Session-Id", "sessionId" ...), maybe
-// a JSON key's end, then ':' or '=' (and Go's map '['), or spaces.
-var namedID = regexp.MustCompile(`(?i)(\(session ID: )|session(?:[ _-]?(ids?))?(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
+func isCredentialName(name string) bool { return kindOf(name) == credential }
 
-// patterns are the pattern rules of [Redactor] but named session ids: where
-// the lower-cased text holds one of hints, each match of re becomes
-// mask(its submatches); mask returns the match to keep it.
-var patterns = []struct {
+func mask(string) string { return Masked }
+
+// rules are the pattern rules of [Redactor], in order; each runs only where
+// the lower-cased text holds one of its hints.
+var rules = []struct {
 	hints []string
-	re    *regexp.Regexp
-	mask  func(m []string) string
+	apply func(s string, r *Redactor) string
 }{
 	// scheme://userinfo@ (RFC 3986 section 3.2.1); the user is often a
 	// token itself.
-	{[]string{"://"}, regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`),
-		func(m []string) string { return m[1] + Masked + "@" }},
-	// name=value, as in a URL query or key=value text.
-	{credentialWords, regexp.MustCompile(credentialName + `=[^&#\s"'<>]+`),
-		func(m []string) string { return m[1] + "=" + Masked }},
-	// A header as "Name: v", Go's "map[Name:[v]]" or JSON `"Name":"v"`: the
-	// value runs to a quote, a closing bracket or the end of the line.
-	{credentialWords, regexp.MustCompile(credentialName + `("?\s*:\s*\[?"?)([^"\[\]\r\n][^"\]\r\n]*)`),
-		func(m []string) string {
-			if strings.HasPrefix(m[3], Masked) || strings.HasPrefix(m[3], "redacted") {
-				return m[0]
-			}
-			return m[1] + m[2] + Masked
-		}},
+	{[]string{"://"}, replace(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`,
+		func(m []string) string { return m[1] + Masked + "@" })},
+	{append([]string{"session"}, credentialWords...), sealNamedValues},
 	// An HTTP credential in text (RFC 9110 section 11): "Bearer <token68>",
 	// "Basic <base64>"; "basic auth" is a word, not a credential.
-	{[]string{"bearer", "basic"}, regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`),
+	{[]string{"bearer", "basic"}, replace(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`,
 		func(m []string) string {
 			if strings.EqualFold(m[1], "basic") && len(m[3]) < 8 {
 				return m[0]
 			}
 			return m[1] + m[2] + Masked
-		}},
+		})},
+}
+
+// replace is a rule that makes each match of expr f(its submatches).
+func replace(expr string, f func(m []string) string) func(string, *Redactor) string {
+	re := regexp.MustCompile(expr)
+	return func(s string, _ *Redactor) string {
+		return re.ReplaceAllStringFunc(s, func(m string) string { return f(re.FindStringSubmatch(m)) })
+	}
 }
 
 // redactPatterns applies the pattern rules of [Redactor] to s; r (may be
-// nil) knows the registered ids, hashed whole where they are named. Each
-// expression runs only where a cheap scan says it may match.
+// nil) knows the registered ids, hashed whole where they are named.
 func redactPatterns(s string, r *Redactor) string {
 	lower := strings.ToLower(s)
-	for _, p := range patterns {
-		if slices.ContainsFunc(p.hints, func(h string) bool { return strings.Contains(lower, h) }) {
-			s = p.re.ReplaceAllStringFunc(s, func(m string) string { return p.mask(p.re.FindStringSubmatch(m)) })
+	for _, rule := range rules {
+		if slices.ContainsFunc(rule.hints, func(h string) bool { return strings.Contains(lower, h) }) {
+			s = rule.apply(s, r)
 		}
 	}
-	if !strings.Contains(lower, "session") {
-		return s
-	}
-	return hashNamedIDs(s, r)
+	return s
 }
 
-// hashNamedIDs hashes every session id namedID names: quoted (unquoted as
-// Go and JSON quote; \"...\" taken as it stands; `IDs "a" and "b"` both),
-// or raw after ':' or '=' (a registered id there, else up to a space or one
-// of `"',;)]&#<>`; URL-unescaped after '='). In go-sdk's "(session ID:
-// <id>)" the last ')' before the next space closes the id. On a line with a
-// control byte or DEL ([hostileLine]) the space is no end: the id runs to
-// the line's end (in go-sdk's form, to its last ')').
-func hashNamedIDs(s string, r *Redactor) string {
+// sealNamedValues masks every credential's value and hashes every session
+// id namedValue names. The value is quoted (unquoted as Go and JSON quote;
+// \"...\" taken as it stands; `IDs "a" and "b"` both); a registered id; or
+// raw after ':' or '=' (a session word's with "ID"): a credential's after
+// ':' (a header) to a quote, a ']' or the line's end, any other to a space
+// or one of `"',;)]&#<>`, URL-unescaped after '='. In go-sdk's "(session
+// ID: <id>)" the last ')' before the next space closes the id. On a line
+// with a control byte or DEL ([hostileLine]) a raw value runs to the
+// line's end (in go-sdk's form, to its last ')'). A value already
+// [Masked] is kept.
+func sealNamedValues(s string, r *Redactor) string {
 	var b strings.Builder
 	last := 0
-	for _, m := range namedID.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range namedValue.FindAllStringSubmatchIndex(s, -1) {
 		i := m[1]
-		if m[0] < last {
+		if m[0] < last || strings.HasPrefix(s[i:], Masked) || strings.HasPrefix(s[i-1:], Masked) {
 			continue
 		}
-		end, id := i, ""
+		goSDK, cred, sep := m[2] >= 0, m[4] >= 0, ""
+		if m[8] >= 0 {
+			sep = s[m[8]:m[9]]
+		}
+		raw := goSDK || sep != "" && (cred || m[6] >= 0) // a session word names an id only with "ID"
+		seal := hashUnlessHashed
+		if cred {
+			seal = mask
+		}
 		q := ""
 		if strings.HasPrefix(s[i:], `"`) || strings.HasPrefix(s[i:], `\"`) {
 			q = s[i : i+1+strings.IndexByte(s[i:], '"')] // `"`, or `\"` inside a quoted message
 		}
-		goSDK, assigned := m[2] >= 0, m[4] >= 0 && m[6] >= 0 // "(session ID: <id>)"; a session id then ':' or '='
+		end, v := i, ""
 		switch f, registered := r.idAt(s, i, 1); {
-		case q != "" && !goSDK:
-			for n := 0; n < 2; n++ {
+		case q != "" && !goSDK && (raw || !cred):
+			for {
 				e, v := quotedAt(s, i, q)
 				b.WriteString(s[last:i])
-				b.WriteString(q + hashUnlessHashed(v) + q)
+				b.WriteString(q + seal(v) + q)
 				last = e
 				if !strings.HasPrefix(s[e:], " and "+q) {
 					break
@@ -117,28 +141,32 @@ func hashNamedIDs(s string, r *Redactor) string {
 				i = e + len(" and ")
 			}
 			continue
-		case (goSDK || assigned) && registered:
-			end, id = i+len(f.form), f.id
-		case goSDK || assigned:
+		case !raw:
+			continue
+		case !cred && registered:
+			end, v = i+len(f.form), f.id
+		default:
 			stop := func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"',;)]&#<>`, c) }
 			if goSDK {
 				stop = func(c rune) bool { return c <= ' ' }
+			} else if cred && sep == ":" {
+				stop = func(c rune) bool { return strings.ContainsRune("\"]\r\n", c) }
 			}
-			end = i + strings.IndexFunc(s[i:]+" ", stop)
+			end = i + strings.IndexFunc(s[i:]+"\n", stop)
 			if hostileLine(s[i:]) {
 				end = i + lineLen(s[i:])
 			}
 			if k := strings.LastIndexByte(s[i:end], ')'); goSDK && k >= 0 {
 				end = i + k
 			}
-			id = s[i:end]
-			if u, err := url.QueryUnescape(id); err == nil && assigned && s[m[6]] == '=' {
-				id = u
+			v = s[i:end]
+			if u, err := url.QueryUnescape(v); err == nil && sep == "=" {
+				v = u
 			}
 		}
-		if id != "" {
+		if v != "" {
 			b.WriteString(s[last:i])
-			last = writeHash(&b, s, i, end, hashUnlessHashed(id))
+			last = writeHash(&b, s, i, end, seal(v))
 		}
 	}
 	return b.String() + s[last:]
