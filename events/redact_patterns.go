@@ -24,74 +24,51 @@ var credentialWords = []string{
 var namedValue = regexp.MustCompile(`(?i)(\(session ID: )|(?:\b((?:[a-z0-9]+[\-_.])*(?:` + strings.Join(credentialWords, "|") +
 	`)(?:[\-_.][a-z0-9]+)*)|session(?:[ _-]?(ids?))?)(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
 
-// nameKind is what a name names: a credential (its value masked) or a
-// session id (hashed).
-type nameKind int
-
-const (
-	notNamed nameKind = iota
-	credential
-	sessionID
-)
-
-// kindOf is what name, as a whole, names (a log attribute's key), by the
-// rule namedValue reads text with: a session word names an id only with
-// "ID".
-func kindOf(name string) nameKind {
+// nameOf reports whether name, as a whole (a log attribute's key), names a
+// credential or a session id, by the rule namedValue reads text with.
+func nameOf(name string) (cred, id bool) {
 	m := namedValue.FindStringSubmatchIndex(name + "=")
-	switch {
-	case m == nil || m[1] != len(name)+1:
-		return notNamed
-	case m[4] >= 0:
-		return credential
-	case m[6] >= 0:
-		return sessionID
+	if m == nil || m[1] != len(name)+1 {
+		return false, false
 	}
-	return notNamed
+	return m[4] >= 0, m[6] >= 0
 }
 
-func isCredentialName(name string) bool { return kindOf(name) == credential }
+func isCredentialName(name string) bool {
+	cred, _ := nameOf(name)
+	return cred
+}
 
-func mask(string) string { return Masked }
-
-// rules are the pattern rules of [Redactor], in order; each runs only where
-// the lower-cased text holds one of its hints.
-var rules = []struct {
-	hints []string
-	apply func(s string, r *Redactor) string
-}{
+var (
 	// scheme://userinfo@ (RFC 3986 section 3.2.1); the user is often a
 	// token itself.
-	{[]string{"://"}, replace(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`,
-		func(m []string) string { return m[1] + Masked + "@" })},
-	{append([]string{"session"}, credentialWords...), sealNamedValues},
+	userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`)
 	// An HTTP credential in text (RFC 9110 section 11): "Bearer <token68>",
 	// "Basic <base64>"; "basic auth" is a word, not a credential.
-	{[]string{"bearer", "basic"}, replace(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`,
-		func(m []string) string {
-			if strings.EqualFold(m[1], "basic") && len(m[3]) < 8 {
-				return m[0]
-			}
-			return m[1] + m[2] + Masked
-		})},
-}
+	httpCredential = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`)
+)
 
-// replace is a rule that makes each match of expr f(its submatches).
-func replace(expr string, f func(m []string) string) func(string, *Redactor) string {
-	re := regexp.MustCompile(expr)
-	return func(s string, _ *Redactor) string {
-		return re.ReplaceAllStringFunc(s, func(m string) string { return f(re.FindStringSubmatch(m)) })
-	}
-}
-
-// redactPatterns applies the pattern rules of [Redactor] to s; r (may be
-// nil) knows the registered ids, hashed whole where they are named.
+// redactPatterns applies the pattern rules of [Redactor] to s: userinfo,
+// named values, then HTTP credentials; r (may be nil) knows the registered
+// ids, hashed whole where they are named. Each rule runs only where a cheap
+// scan says it may match.
 func redactPatterns(s string, r *Redactor) string {
 	lower := strings.ToLower(s)
-	for _, rule := range rules {
-		if slices.ContainsFunc(rule.hints, func(h string) bool { return strings.Contains(lower, h) }) {
-			s = rule.apply(s, r)
-		}
+	hinted := func(h string) bool { return strings.Contains(lower, h) }
+	if hinted("://") {
+		s = userinfo.ReplaceAllString(s, "${1}"+Masked+"@")
+	}
+	if hinted("session") || slices.ContainsFunc(credentialWords, hinted) {
+		s = sealNamedValues(s, r)
+	}
+	if hinted("bearer") || hinted("basic") {
+		s = httpCredential.ReplaceAllStringFunc(s, func(m string) string {
+			sub := httpCredential.FindStringSubmatch(m)
+			if strings.EqualFold(sub[1], "basic") && len(sub[3]) < 8 {
+				return m
+			}
+			return sub[1] + sub[2] + Masked
+		})
 	}
 	return s
 }
@@ -121,7 +98,7 @@ func sealNamedValues(s string, r *Redactor) string {
 		raw := goSDK || sep != "" && (cred || m[6] >= 0) // a session word names an id only with "ID"
 		seal := hashUnlessHashed
 		if cred {
-			seal = mask
+			seal = func(string) string { return Masked }
 		}
 		q := ""
 		if strings.HasPrefix(s[i:], `"`) || strings.HasPrefix(s[i:], `\"`) {
