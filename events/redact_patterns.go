@@ -20,9 +20,14 @@ var credentialWords = []string{
 // credential's name (its parts letters and digits, so a name before one
 // cannot swallow it: "failed: Authorization: x"), or a session word
 // ("session ID(s)", "Mcp-Session-Id", "sessionId" ...); then maybe a JSON
-// key's end, then ':' or '=' (and Go's map '['), or spaces.
-var namedValue = regexp.MustCompile(`(?i)(\(session ID: )|(?:\b((?:[a-z0-9]+[\-_.])*(?:` + strings.Join(credentialWords, "|") +
-	`)(?:[\-_.][a-z0-9]+)*)|session(?:[ _-]?(ids?))?)(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
+// key's end, then ':' or '=' (and Go's map '['), or spaces. namedID is it
+// without credential names, the cheaper expression for a text that holds
+// no credential word.
+var namedValue, namedID = named(`\b((?:[a-z0-9]+[\-_.])*(?:` + strings.Join(credentialWords, "|") + `)(?:[\-_.][a-z0-9]+)*)`), named(`([^\s\S])`)
+
+func named(credentialName string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(\(session ID: )|(?:` + credentialName + `|session(?:[ _-]?(ids?))?)(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
+}
 
 // nameOf reports whether name, as a whole (a log attribute's key), names a
 // credential or a session id, by the rule namedValue reads text with.
@@ -58,8 +63,10 @@ func redactPatterns(s string, r *Redactor) string {
 	if hinted("://") {
 		s = userinfo.ReplaceAllString(s, "${1}"+Masked+"@")
 	}
-	if hinted("session") || slices.ContainsFunc(credentialWords, hinted) {
-		s = sealNamedValues(s, r)
+	if slices.ContainsFunc(credentialWords, hinted) {
+		s = sealNamedValues(s, r, namedValue)
+	} else if hinted("session") {
+		s = sealNamedValues(s, r, namedID)
 	}
 	if hinted("bearer") || hinted("basic") {
 		s = httpCredential.ReplaceAllStringFunc(s, func(m string) string {
@@ -74,7 +81,7 @@ func redactPatterns(s string, r *Redactor) string {
 }
 
 // sealNamedValues masks every credential's value and hashes every session
-// id namedValue names. The value is quoted (unquoted as Go and JSON quote;
+// id that named, namedValue or namedID, names. The value is quoted (unquoted as Go and JSON quote;
 // \"...\" taken as it stands; `IDs "a" and "b"` both); a registered id; or
 // raw after ':' or '=' (a session word's with "ID"): a credential's after
 // ':' (a header) to a quote, a ']' or the line's end, any other to a space
@@ -83,10 +90,10 @@ func redactPatterns(s string, r *Redactor) string {
 // with a control byte or DEL ([hostileLine]) a raw value runs to the
 // line's end (in go-sdk's form, to its last ')'). A value already
 // [Masked] is kept.
-func sealNamedValues(s string, r *Redactor) string {
+func sealNamedValues(s string, r *Redactor, named *regexp.Regexp) string {
 	var b strings.Builder
 	last := 0
-	for _, m := range namedValue.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range named.FindAllStringSubmatchIndex(s, -1) {
 		i := m[1]
 		if m[0] < last || strings.HasPrefix(s[i:], Masked) || strings.HasPrefix(s[i-1:], Masked) {
 			continue
