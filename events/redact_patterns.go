@@ -81,15 +81,16 @@ func redactPatterns(s string, r *Redactor) string {
 }
 
 // sealNamedValues masks every credential's value and hashes every session
-// id that named, namedValue or namedID, names. The value is quoted (unquoted as Go and JSON quote;
-// \"...\" taken as it stands; `IDs "a" and "b"` both); a registered id; or
-// raw after ':' or '=' (a session word's with "ID"): a credential's after
-// ':' (a header) to a quote, a ']' or the line's end, any other to a space
-// or one of `"',;)]&#<>`, URL-unescaped after '='. In go-sdk's "(session
-// ID: <id>)" the last ')' before the next space closes the id. On a line
-// with a control byte or DEL ([hostileLine]) a raw value runs to the
-// line's end (in go-sdk's form, to its last ')'). A value already
-// [Masked] is kept.
+// id that named (namedValue or namedID) names. The value is quoted
+// (unquoted as Go and JSON quote; \"...\" taken as it stands; `IDs "a" and
+// "b"` both); a registered id; or raw after ':' or '=' (a session word's
+// with "ID"). A raw credential runs to a quote, a ']' or the line's end
+// after ':' (a header), to a space or one of `"'&#<>` after '='; a raw
+// session id to a space, a byte that is not visible ASCII or one of
+// `"',;)]&#<>`, URL-unescaped after '='. In go-sdk's "(session ID: <id>)"
+// the last ')' before the next space closes the id. On a line with a
+// control byte or DEL ([hostileLine]) a raw value runs to the line's end
+// (in go-sdk's form, to its last ')'). A value already [Masked] is kept.
 func sealNamedValues(s string, r *Redactor, named *regexp.Regexp) string {
 	var b strings.Builder
 	last := 0
@@ -135,6 +136,8 @@ func sealNamedValues(s string, r *Redactor, named *regexp.Regexp) string {
 				stop = func(c rune) bool { return c <= ' ' }
 			} else if cred && sep == ":" {
 				stop = func(c rune) bool { return strings.ContainsRune("\"]\r\n", c) }
+			} else if cred {
+				stop = func(c rune) bool { return strings.ContainsRune("\t\n\f\r \"'&#<>", c) }
 			}
 			end = i + strings.IndexFunc(s[i:]+"\n", stop)
 			if hostileLine(s[i:]) {

@@ -505,4 +505,8 @@ func TestNamedValuesAreReadAlike(t *testing.T) {
 		require.Equal(t, text("Mcp-Session-Id", events.HashSessionID(c.id)), r.Text(text("Mcp-Session-Id", c.value)), c.form)
 		require.Equal(t, text("X-Api-Key", events.Masked), r.Text(text("X-Api-Key", c.value)), c.form)
 	}
+	// Only the extent of a raw value differs: a credential's after '=' holds
+	// what a session id's stops at.
+	require.Equal(t, "password=[redacted] next", r.Text("password=p,a;s)s]€ next"))
+	require.Equal(t, "sessionid="+events.HashSessionID("p")+",a;s next", r.Text("sessionid=p,a;s next"))
 }
