@@ -223,7 +223,7 @@ func keyLike(v string) bool {
 func (r *Redactor) AddCommandLineSecrets(args []string) {
 	header := func(s string) (string, bool) {
 		name, value, ok := strings.Cut(s, ":")
-		return value, ok && isCredentialName(strings.TrimSpace(name))
+		return value, ok && names(strings.TrimSpace(name), credentialGroup)
 	}
 	for i, arg := range args {
 		flag := strings.TrimLeft(arg, "-")
@@ -246,7 +246,7 @@ func (r *Redactor) AddCommandLineSecrets(args []string) {
 // camelCase name.
 func credentialArg(name string) bool {
 	i := strings.LastIndexFunc(name, func(c rune) bool { return 'A' <= c && c <= 'Z' })
-	return isCredentialName(name) || i > 0 && isCredentialName(name[i:])
+	return names(name, credentialGroup) || i > 0 && names(name[i:], credentialGroup)
 }
 
 // addCredentialValue registers v without a scheme word before it ("Bearer

@@ -51,13 +51,12 @@ func (h *redactingHandler) attrs(as []slog.Attr) []slog.Attr {
 
 func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
-	cred, id := nameOf(a.Key)
 	switch {
 	case v.Kind() == slog.KindGroup:
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(h.attrs(v.Group())...)}
-	case id:
+	case names(a.Key, idGroup):
 		return slog.String(a.Key, hashUnlessHashed(valueText(v)))
-	case cred:
+	case names(a.Key, credentialGroup):
 		return slog.String(a.Key, Masked)
 	case v.Kind() == slog.KindString:
 		return slog.String(a.Key, h.r.Text(v.String()))

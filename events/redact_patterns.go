@@ -29,19 +29,14 @@ func named(credentialName string) *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(\(session ID: )|(?:` + credentialName + `|session(?:[ _-]?(ids?))?)(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
 }
 
-// nameOf reports whether name, as a whole (a log attribute's key), names a
-// credential or a session id, by the rule namedValue reads text with.
-func nameOf(name string) (cred, id bool) {
-	m := namedValue.FindStringSubmatchIndex(name + "=")
-	if m == nil || m[1] != len(name)+1 {
-		return false, false
-	}
-	return m[4] >= 0, m[6] >= 0
-}
+// Submatches of named: a credential's name, a session word's "ID".
+const credentialGroup, idGroup = 2, 3
 
-func isCredentialName(name string) bool {
-	cred, _ := nameOf(name)
-	return cred
+// names reports whether name, as a whole (a log attribute's key), matches
+// group of namedValue: it names a credential or a session id.
+func names(name string, group int) bool {
+	m := namedValue.FindStringSubmatchIndex(name + "=")
+	return m != nil && m[1] == len(name)+1 && m[2*group] >= 0
 }
 
 var (
@@ -99,11 +94,11 @@ func sealNamedValues(s string, r *Redactor, named *regexp.Regexp) string {
 		if m[0] < last || strings.HasPrefix(s[i:], Masked) || strings.HasPrefix(s[i-1:], Masked) {
 			continue
 		}
-		goSDK, cred, sep := m[2] >= 0, m[4] >= 0, ""
+		goSDK, cred, sep := m[2] >= 0, m[2*credentialGroup] >= 0, ""
 		if m[8] >= 0 {
 			sep = s[m[8]:m[9]]
 		}
-		raw := goSDK || sep != "" && (cred || m[6] >= 0) // a session word names an id only with "ID"
+		raw := goSDK || sep != "" && (cred || m[2*idGroup] >= 0) // a session word names an id only with "ID"
 		seal := hashUnlessHashed
 		if cred {
 			seal = func(string) string { return Masked }
