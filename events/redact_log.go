@@ -8,12 +8,11 @@ import (
 
 // RedactingHandler returns a [slog.Handler] that redacts each record by r
 // (nil: the patterns only) before next: the message and string values by
-// [Redactor.Text]; the value of a key that names a session id ("session_id",
-// "Mcp-Session-Id") or a credential, by the rule [Redactor] reads text
-// with, hashed or [Masked]; errors, Stringers
-// and other values by their redacted text; groups member by member;
-// numbers, booleans, durations and times kept. It is safe for concurrent
-// use if next is.
+// [Redactor.Text]; the value of a key that names a session id
+// ("session_id", "Mcp-Session-Id") or a credential, as [Redactor] reads a
+// name in text, hashed or [Masked]; errors, Stringers and other values by
+// their redacted text; groups member by member; numbers, booleans,
+// durations and times kept. It is safe for concurrent use if next is.
 func RedactingHandler(r *Redactor, next slog.Handler) slog.Handler {
 	return &redactingHandler{next, r}
 }
