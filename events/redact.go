@@ -36,15 +36,16 @@ var hashedID = regexp.MustCompile(`^sid:[0-9a-f]{8}$`)
 // Redactor keeps secrets out of event fields, error texts and log records
 // (DESIGN.md section 7, Secrets). Each form below is raw or escaped (Go's
 // %q, JSON, URL query and path). It hashes ([HashSessionID]) a registered
-// session id of at least [MinSessionIDLen] bytes standing as a whole token,
-// and any session id where it is named (go-sdk's "(session ID: <id>)",
-// "Mcp-Session-Id: <id>", "sessionId":"<id>", sessionid=<id>, `session IDs
-// "<a>" and "<b>"` ...). It masks ([Masked]) a registered secret wherever it
-// stands, a piece of 6 bytes or more where a text was cut ("...", "…" or an
-// end), each line of a secret of several lines; and by pattern URL
-// userinfo, "Bearer"/"Basic" credentials (RFC 9110 section 11) and the
-// values of credential names (a part, split at '-', '_', '.', is a word of
-// credentialWords: access_token and X-Api-Key are, author is not).
+// session id of at least [MinSessionIDLen] bytes standing as a whole token;
+// it masks ([Masked]) a registered secret wherever it stands, a piece of 6
+// bytes or more where a text was cut ("...", "…" or an end), each line of a
+// secret of several lines; and by pattern URL userinfo and "Bearer"/"Basic"
+// credentials (RFC 9110 section 11). One reader reads a value where a name
+// names it (`Name: v`, name=v, "name":"v", map[Name:[v]], go-sdk's
+// "(session ID: <id>)", `session IDs "<a>" and "<b>"` ...): a session id's
+// it hashes, a credential's (a part of the name, split at '-', '_', '.', is
+// a word of credentialWords: access_token and X-Api-Key are, author is
+// not) it masks.
 //
 // Text is idempotent. The zero value and a nil *Redactor apply the patterns
 // only. A Redactor is safe for concurrent use.
@@ -222,7 +223,7 @@ func keyLike(v string) bool {
 func (r *Redactor) AddCommandLineSecrets(args []string) {
 	header := func(s string) (string, bool) {
 		name, value, ok := strings.Cut(s, ":")
-		return value, ok && isCredentialName(strings.TrimSpace(name))
+		return value, ok && names(strings.TrimSpace(name), credentialGroup)
 	}
 	for i, arg := range args {
 		flag := strings.TrimLeft(arg, "-")
@@ -245,7 +246,7 @@ func (r *Redactor) AddCommandLineSecrets(args []string) {
 // camelCase name.
 func credentialArg(name string) bool {
 	i := strings.LastIndexFunc(name, func(c rune) bool { return 'A' <= c && c <= 'Z' })
-	return isCredentialName(name) || i > 0 && isCredentialName(name[i:])
+	return names(name, credentialGroup) || i > 0 && names(name[i:], credentialGroup)
 }
 
 // addCredentialValue registers v without a scheme word before it ("Bearer

@@ -4,16 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
 )
 
 // RedactingHandler returns a [slog.Handler] that redacts each record by r
 // (nil: the patterns only) before next: the message and string values by
-// [Redactor.Text]; a session id key's value ("session_id",
-// "Mcp-Session-Id") hashed, a credential name's [Masked]; errors, Stringers
-// and other values by their redacted text; groups member by member;
-// numbers, booleans, durations and times kept. It is safe for concurrent
-// use if next is.
+// [Redactor.Text]; the value of a key that names a session id
+// ("session_id", "Mcp-Session-Id") or a credential, as [Redactor] reads a
+// name in text, hashed or [Masked]; errors, Stringers and other values by
+// their redacted text; groups member by member; numbers, booleans,
+// durations and times kept. It is safe for concurrent use if next is.
 func RedactingHandler(r *Redactor, next slog.Handler) slog.Handler {
 	return &redactingHandler{next, r}
 }
@@ -41,8 +40,6 @@ func (h *redactingHandler) WithGroup(name string) slog.Handler {
 	return &redactingHandler{h.Handler.WithGroup(name), h.r}
 }
 
-var sessionKey = regexp.MustCompile(`(?i)^(?:mcp[-_]?)?session[-_]?id$`)
-
 func (h *redactingHandler) attrs(as []slog.Attr) []slog.Attr {
 	out := make([]slog.Attr, len(as))
 	for i, a := range as {
@@ -56,9 +53,9 @@ func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
 	switch {
 	case v.Kind() == slog.KindGroup:
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(h.attrs(v.Group())...)}
-	case sessionKey.MatchString(a.Key):
+	case names(a.Key, idGroup):
 		return slog.String(a.Key, hashUnlessHashed(valueText(v)))
-	case isCredentialName(a.Key):
+	case names(a.Key, credentialGroup):
 		return slog.String(a.Key, Masked)
 	case v.Kind() == slog.KindString:
 		return slog.String(a.Key, h.r.Text(v.String()))

@@ -16,100 +16,104 @@ var credentialWords = []string{
 	"jwt", "bearer", "cookie",
 }
 
+// namedValue finds where a value is named: by go-sdk's "(session ID: ", a
+// credential's name (its parts letters and digits, so a name before one
+// cannot swallow it: "failed: Authorization: x"), or a session word
+// ("session ID(s)", "Mcp-Session-Id", "sessionId" ...); then maybe a JSON
+// key's end, then ':' or '=' (and Go's map '['), or spaces. namedID is it
+// without credential names, the cheaper expression for a text that holds
+// no credential word.
+var namedValue, namedID = named(`\b((?:[a-z0-9]+[\-_.])*(?:` + strings.Join(credentialWords, "|") + `)(?:[\-_.][a-z0-9]+)*)`), named(`([^\s\S])`)
+
+func named(credentialName string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(\(session ID: )|(?:` + credentialName + `|session(?:[ _-]?(ids?))?)(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
+}
+
+// Submatches of named: a credential's name, a session word's "ID".
+const credentialGroup, idGroup = 2, 3
+
+// names reports whether name, as a whole (a log attribute's key), matches
+// group of namedValue: it names a credential or a session id.
+func names(name string, group int) bool {
+	m := namedValue.FindStringSubmatchIndex(name + "=")
+	return m != nil && m[1] == len(name)+1 && m[2*group] >= 0
+}
+
 var (
-	words          = strings.Join(credentialWords, "|")
-	credentialPart = regexp.MustCompile(`(?i)(?:^|[\-_.])(?:` + words + `)(?:[\-_.]|$)`)
-	// credentialName finds a credential name in text; its parts are letters
-	// and digits, so a name before one cannot swallow it ("failed:
-	// Authorization: x").
-	credentialName = `(?i)\b((?:[a-z0-9]+[\-_.])*(?:` + words + `)(?:[\-_.][a-z0-9]+)*)`
-)
-
-func isCredentialName(name string) bool { return credentialPart.MatchString(name) }
-
-// namedID finds where a session id is named: go-sdk's "(session ID: ", or a
-// session word ("session ID(s)", "Mcp-Session-Id", "sessionId" ...), maybe
-// a JSON key's end, then ':' or '=' (and Go's map '['), or spaces.
-var namedID = regexp.MustCompile(`(?i)(\(session ID: )|session(?:[ _-]?(ids?))?(?:\\?")?(?:\s*([:=])\s*\[?|\s+)`)
-
-// patterns are the pattern rules of [Redactor] but named session ids: where
-// the lower-cased text holds one of hints, each match of re becomes
-// mask(its submatches); mask returns the match to keep it.
-var patterns = []struct {
-	hints []string
-	re    *regexp.Regexp
-	mask  func(m []string) string
-}{
 	// scheme://userinfo@ (RFC 3986 section 3.2.1); the user is often a
 	// token itself.
-	{[]string{"://"}, regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`),
-		func(m []string) string { return m[1] + Masked + "@" }},
-	// name=value, as in a URL query or key=value text.
-	{credentialWords, regexp.MustCompile(credentialName + `=[^&#\s"'<>]+`),
-		func(m []string) string { return m[1] + "=" + Masked }},
-	// A header as "Name: v", Go's "map[Name:[v]]" or JSON `"Name":"v"`: the
-	// value runs to a quote, a closing bracket or the end of the line.
-	{credentialWords, regexp.MustCompile(credentialName + `("?\s*:\s*\[?"?)([^"\[\]\r\n][^"\]\r\n]*)`),
-		func(m []string) string {
-			if strings.HasPrefix(m[3], Masked) || strings.HasPrefix(m[3], "redacted") {
-				return m[0]
-			}
-			return m[1] + m[2] + Masked
-		}},
+	userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@"'<>]+@`)
 	// An HTTP credential in text (RFC 9110 section 11): "Bearer <token68>",
 	// "Basic <base64>"; "basic auth" is a word, not a credential.
-	{[]string{"bearer", "basic"}, regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`),
-		func(m []string) string {
-			if strings.EqualFold(m[1], "basic") && len(m[3]) < 8 {
-				return m[0]
-			}
-			return m[1] + m[2] + Masked
-		}},
-}
+	httpCredential = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9\-._~+/]+=*)`)
+)
 
-// redactPatterns applies the pattern rules of [Redactor] to s; r (may be
-// nil) knows the registered ids, hashed whole where they are named. Each
-// expression runs only where a cheap scan says it may match.
+// redactPatterns applies the pattern rules of [Redactor] to s: userinfo,
+// named values, then HTTP credentials; r (may be nil) knows the registered
+// ids, hashed whole where they are named. Each rule runs only where a cheap
+// scan says it may match.
 func redactPatterns(s string, r *Redactor) string {
 	lower := strings.ToLower(s)
-	for _, p := range patterns {
-		if slices.ContainsFunc(p.hints, func(h string) bool { return strings.Contains(lower, h) }) {
-			s = p.re.ReplaceAllStringFunc(s, func(m string) string { return p.mask(p.re.FindStringSubmatch(m)) })
-		}
+	hinted := func(h string) bool { return strings.Contains(lower, h) }
+	if hinted("://") {
+		s = userinfo.ReplaceAllString(s, "${1}"+Masked+"@")
 	}
-	if !strings.Contains(lower, "session") {
-		return s
+	if slices.ContainsFunc(credentialWords, hinted) {
+		s = sealNamedValues(s, r, namedValue)
+	} else if hinted("session") {
+		s = sealNamedValues(s, r, namedID)
 	}
-	return hashNamedIDs(s, r)
+	if hinted("bearer") || hinted("basic") {
+		s = httpCredential.ReplaceAllStringFunc(s, func(m string) string {
+			sub := httpCredential.FindStringSubmatch(m)
+			if strings.EqualFold(sub[1], "basic") && len(sub[3]) < 8 {
+				return m
+			}
+			return sub[1] + sub[2] + Masked
+		})
+	}
+	return s
 }
 
-// hashNamedIDs hashes every session id namedID names: quoted (unquoted as
-// Go and JSON quote; \"...\" taken as it stands; `IDs "a" and "b"` both),
-// or raw after ':' or '=' (a registered id there, else up to a space or one
-// of `"',;)]&#<>`; URL-unescaped after '='). In go-sdk's "(session ID:
-// <id>)" the last ')' before the next space closes the id. On a line with a
-// control byte or DEL ([hostileLine]) the space is no end: the id runs to
-// the line's end (in go-sdk's form, to its last ')').
-func hashNamedIDs(s string, r *Redactor) string {
+// sealNamedValues masks every credential's value and hashes every session
+// id that named (namedValue or namedID) names. The value is quoted
+// (unquoted as Go and JSON quote; \"...\" taken as it stands; `IDs "a" and
+// "b"` both); a registered id; or raw after ':' or '=' (a session word's
+// with "ID"). A raw credential runs to a quote, a ']' or the line's end
+// after ':' (a header), to a space or one of `"'&#<>` after '='; a raw
+// session id to a space, a byte that is not visible ASCII or one of
+// `"',;)]&#<>`, URL-unescaped after '='. In go-sdk's "(session ID: <id>)"
+// the last ')' before the next space closes the id. On a line with a
+// control byte or DEL ([hostileLine]) a raw value runs to the line's end
+// (in go-sdk's form, to its last ')'). A value already [Masked] is kept.
+func sealNamedValues(s string, r *Redactor, named *regexp.Regexp) string {
 	var b strings.Builder
 	last := 0
-	for _, m := range namedID.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range named.FindAllStringSubmatchIndex(s, -1) {
 		i := m[1]
-		if m[0] < last {
+		if m[0] < last || strings.HasPrefix(s[i:], Masked) || strings.HasPrefix(s[i-1:], Masked) {
 			continue
 		}
-		end, id := i, ""
+		goSDK, cred, sep := m[2] >= 0, m[2*credentialGroup] >= 0, ""
+		if m[8] >= 0 {
+			sep = s[m[8]:m[9]]
+		}
+		raw := goSDK || sep != "" && (cred || m[2*idGroup] >= 0) // a session word names an id only with "ID"
+		seal := hashUnlessHashed
+		if cred {
+			seal = func(string) string { return Masked }
+		}
 		q := ""
 		if strings.HasPrefix(s[i:], `"`) || strings.HasPrefix(s[i:], `\"`) {
 			q = s[i : i+1+strings.IndexByte(s[i:], '"')] // `"`, or `\"` inside a quoted message
 		}
-		goSDK, assigned := m[2] >= 0, m[4] >= 0 && m[6] >= 0 // "(session ID: <id>)"; a session id then ':' or '='
+		end, v := i, ""
 		switch f, registered := r.idAt(s, i, 1); {
-		case q != "" && !goSDK:
-			for n := 0; n < 2; n++ {
+		case q != "" && !goSDK && (raw || !cred):
+			for {
 				e, v := quotedAt(s, i, q)
 				b.WriteString(s[last:i])
-				b.WriteString(q + hashUnlessHashed(v) + q)
+				b.WriteString(q + seal(v) + q)
 				last = e
 				if !strings.HasPrefix(s[e:], " and "+q) {
 					break
@@ -117,28 +121,34 @@ func hashNamedIDs(s string, r *Redactor) string {
 				i = e + len(" and ")
 			}
 			continue
-		case (goSDK || assigned) && registered:
-			end, id = i+len(f.form), f.id
-		case goSDK || assigned:
+		case !raw:
+			continue
+		case !cred && registered:
+			end, v = i+len(f.form), f.id
+		default:
 			stop := func(c rune) bool { return c <= ' ' || c > '~' || strings.ContainsRune(`"',;)]&#<>`, c) }
 			if goSDK {
 				stop = func(c rune) bool { return c <= ' ' }
+			} else if cred && sep == ":" {
+				stop = func(c rune) bool { return strings.ContainsRune("\"]\r\n", c) }
+			} else if cred {
+				stop = func(c rune) bool { return strings.ContainsRune("\t\n\f\r \"'&#<>", c) }
 			}
-			end = i + strings.IndexFunc(s[i:]+" ", stop)
+			end = i + strings.IndexFunc(s[i:]+"\n", stop)
 			if hostileLine(s[i:]) {
 				end = i + lineLen(s[i:])
 			}
 			if k := strings.LastIndexByte(s[i:end], ')'); goSDK && k >= 0 {
 				end = i + k
 			}
-			id = s[i:end]
-			if u, err := url.QueryUnescape(id); err == nil && assigned && s[m[6]] == '=' {
-				id = u
+			v = s[i:end]
+			if u, err := url.QueryUnescape(v); err == nil && sep == "=" {
+				v = u
 			}
 		}
-		if id != "" {
+		if v != "" {
 			b.WriteString(s[last:i])
-			last = writeHash(&b, s, i, end, hashUnlessHashed(id))
+			last = writeHash(&b, s, i, end, seal(v))
 		}
 	}
 	return b.String() + s[last:]

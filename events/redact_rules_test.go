@@ -485,3 +485,28 @@ func TestHostileNamedIDIsHashedToTheLineEnd(t *testing.T) {
 		require.Equal(t, got, r.Text(got), "idempotent: %q", in)
 	}
 }
+
+// A credential's value and a session id are read by one reader wherever a
+// name names them (after ':' or '=', spaced or not, in Go's map, quoted as
+// JSON, inside a quoted message): the credential's ends masked, the id's
+// hashed.
+func TestNamedValuesAreReadAlike(t *testing.T) {
+	var r events.Redactor
+	for _, c := range []struct{ form, value, id string }{ // N the name, V the value as the text holds it
+		{"N: V", "abc-123", "abc-123"},
+		{"N=V&x=1", "abc-123", "abc-123"},
+		{"N = V then", "abc-123", "abc-123"},
+		{"map[N:[V] X:[y]]", "abc-123", "abc-123"},
+		{`{"N": "V"}`, `a\"bc`, `a"bc`},
+		{`"{\"N\":\"V\"}"`, "a bc", "a bc"},
+		{`N="V"`, "a bc", "a bc"},
+	} {
+		text := func(name, value string) string { return strings.NewReplacer("N", name, "V", value).Replace(c.form) }
+		require.Equal(t, text("Mcp-Session-Id", events.HashSessionID(c.id)), r.Text(text("Mcp-Session-Id", c.value)), c.form)
+		require.Equal(t, text("X-Api-Key", events.Masked), r.Text(text("X-Api-Key", c.value)), c.form)
+	}
+	// Only the extent of a raw value differs: a credential's after '=' holds
+	// what a session id's stops at.
+	require.Equal(t, "password=[redacted] next", r.Text("password=p,a;s)s]€ next"))
+	require.Equal(t, "sessionid="+events.HashSessionID("p")+",a;s next", r.Text("sessionid=p,a;s next"))
+}

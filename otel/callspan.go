@@ -105,11 +105,9 @@ func endWithError(span trace.Span, err error) {
 		span.SetStatus(codes.Error, "invalid call") // nil params: the host's mistake
 		return
 	}
-	v := ce.Verdict
-	attrs := []attribute.KeyValue{AttrErrorType.String(v.Class.String()), AttrDelivery.String(ce.Delivery.String())}
+	attrs := []attribute.KeyValue{AttrDelivery.String(ce.Delivery.String())}
 	if ce.Generation > 0 {
 		attrs = append(attrs, AttrGeneration.Int64(int64(ce.Generation)))
 	}
-	span.SetAttributes(attrs...)
-	span.SetStatus(codes.Error, v.String())
+	setFailed(span, ce.Verdict.Class.String(), ce.Verdict.String(), attrs...)
 }

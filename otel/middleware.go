@@ -71,7 +71,7 @@ func (o *Observer) Middleware(server string) mcp.Middleware {
 				errType = toolError
 			}
 			if recording {
-				o.endAttrs(span, req, res, err, v, errType)
+				o.endAttrs(span, res, err, v, errType)
 			}
 			span.End()
 			if timed {
@@ -153,33 +153,34 @@ func (o *Observer) startAttrs(span trace.Span, server string, serverAttr attribu
 	span.SetAttributes(attrs...)
 }
 
-func (o *Observer) endAttrs(span trace.Span, req mcp.Request, res mcp.Result, err error, v classify.Verdict, errType string) {
+func (o *Observer) endAttrs(span trace.Span, res mcp.Result, err error, v classify.Verdict, errType string) {
 	if r, ok := res.(*mcp.CallToolResult); o.opts.RecordPayloads && ok && r != nil {
 		span.SetAttributes(semconv.GenAIToolCallResultKey.String(o.payload(r)))
 	}
-	if errType == "" {
-		return
+	if err != nil {
+		var attrs []attribute.KeyValue
+		if v.HTTPStatus != 0 {
+			attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(v.HTTPStatus))
+		}
+		if v.RPC.Present {
+			attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(strconv.FormatInt(v.RPC.Code, 10)))
+		}
+		if v.RetryAfter > 0 {
+			attrs = append(attrs, AttrRetryAfter.Float64(v.RetryAfter.Seconds()))
+		}
+		if d := classify.DeliveryOf(err, v); d != classify.DeliveryNotKnown {
+			attrs = append(attrs, AttrDelivery.String(d.String()))
+		}
+		setFailed(span, errType, v.String(), attrs...)
+	} else if errType != "" { // a tool's own error
+		setFailed(span, errType, toolError)
 	}
-	attrs := []attribute.KeyValue{AttrErrorType.String(errType)}
-	if err == nil { // a tool's own error
-		span.SetAttributes(attrs...)
-		span.SetStatus(codes.Error, toolError)
-		return
-	}
-	if v.HTTPStatus != 0 {
-		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(v.HTTPStatus))
-	}
-	if v.RPC.Present {
-		attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(strconv.FormatInt(v.RPC.Code, 10)))
-	}
-	if v.RetryAfter > 0 {
-		attrs = append(attrs, AttrRetryAfter.Float64(v.RetryAfter.Seconds()))
-	}
-	if d := classify.DeliveryOf(err, v); d != classify.DeliveryNotKnown {
-		attrs = append(attrs, AttrDelivery.String(d.String()))
-	}
-	span.SetAttributes(attrs...)
-	span.SetStatus(codes.Error, v.String())
+}
+
+// setFailed sets a failed span's status, with error.type and attrs.
+func setFailed(span trace.Span, errType, status string, attrs ...attribute.KeyValue) {
+	span.SetAttributes(append(attrs, AttrErrorType.String(errType))...)
+	span.SetStatus(codes.Error, status)
 }
 
 // payload is v as JSON, cut to MaxPayloadBytes.

@@ -58,21 +58,17 @@ func WriteTimeline(w io.Writer, evs []events.Event) error {
 // w can block, feed it from a [events.Subscription]). Offsets count from the
 // first timed event it sees; write errors are ignored. It is safe for
 // concurrent use; it does not redact.
-func LiveTimeline(w io.Writer) events.Sink { return &live{w: w} }
-
-type live struct {
-	mu   sync.Mutex
-	w    io.Writer
-	base time.Time
-}
-
-func (l *live) Emit(e events.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.base.IsZero() && !e.Time.IsZero() {
-		l.base = e.Time
-	}
-	_, _ = fmt.Fprintf(l.w, "%-20s %s\n", displayServer(e.Server), strings.TrimLeft(timelineLine(e, l.base), " "))
+func LiveTimeline(w io.Writer) events.Sink {
+	var mu sync.Mutex
+	var base time.Time
+	return events.SinkFunc(func(e events.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if base.IsZero() {
+			base = e.Time
+		}
+		_, _ = fmt.Fprintf(w, "%-20s %s\n", displayServer(e.Server), strings.TrimLeft(timelineLine(e, base), " "))
+	})
 }
 
 func timelineLine(e events.Event, base time.Time) string {
