@@ -97,7 +97,7 @@ type seamDialer struct {
 	specs chan seam.Spec
 }
 
-func (d *seamDialer) Dial(_ context.Context, sp seam.Spec) (seam.Session, error) {
+func (d *seamDialer) Dial(_ context.Context, sp seam.Spec) (seam.Endable, error) {
 	if sp.Client(func(next mcp.MethodHandler) mcp.MethodHandler { return next }) == nil {
 		return nil, errors.New("no client")
 	}
@@ -107,7 +107,7 @@ func (d *seamDialer) Dial(_ context.Context, sp seam.Spec) (seam.Session, error)
 	return s, nil
 }
 
-func (d *seamDialer) Attach(context.Context, seam.Spec) (seam.Session, error) {
+func (d *seamDialer) Attach(context.Context, seam.Spec) (seam.Endable, error) {
 	return nil, seam.ErrNoResume
 }
 
