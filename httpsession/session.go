@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -170,12 +171,14 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	c.on = opts.on
 	c.on.observe = opts.Observe
 	c.on.exchange = s.exchange
-	ctx, release := withConnectExchange(ctx)
+	hs := newHandshakeContext(ctx)
+	ctx, release := withConnectExchange(hs)
 	defer release()
 	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, c.handshakeError(ctx, err) // era.go
 	}
+	hs.release()
 	s.cs, s.info.ID = cs, c.SessionID()
 	if r := cs.InitializeResult(); r != nil {
 		s.info.ProtocolVersion, s.info.Initialize = r.ProtocolVersion, r
@@ -187,6 +190,39 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	// c.ctx): no goroutine waits while it lives.
 	context.AfterFunc(c.ctx, func() { s.End.Fail(s.cause(cs.Wait())) })
 	return s, nil
+}
+
+// handshakeContext is the caller's context for go-sdk's Connect, which
+// keeps it for the session's life (its reader's root, for values alone):
+// after a handshake that left it live it is the background context, and a
+// dial's deadline and its parents are not held. One seen done stays done.
+type handshakeContext struct {
+	caller atomic.Pointer[context.Context]
+}
+
+func newHandshakeContext(caller context.Context) *handshakeContext {
+	h := &handshakeContext{}
+	h.caller.Store(&caller)
+	return h
+}
+
+func (h *handshakeContext) release() {
+	if h.ctx().Err() == nil {
+		bg := context.Background()
+		h.caller.Store(&bg)
+	}
+}
+
+func (h *handshakeContext) ctx() context.Context                    { return *h.caller.Load() }
+func (h *handshakeContext) Deadline() (deadline time.Time, ok bool) { return h.ctx().Deadline() }
+func (h *handshakeContext) Done() <-chan struct{}                   { return h.ctx().Done() }
+func (h *handshakeContext) Err() error                              { return h.ctx().Err() }
+func (h *handshakeContext) Value(key any) any                       { return h.ctx().Value(key) }
+
+// AfterFunc registers f with the caller's context: a context derived from
+// h starts no goroutine (context.AfterFunc's contract).
+func (h *handshakeContext) AfterFunc(f func()) (stop func() bool) {
+	return context.AfterFunc(h.ctx(), f)
 }
 
 // ClientSession returns the go-sdk session.
