@@ -140,7 +140,7 @@ func (s *Supervisor) kickRelist() {
 func (s *Supervisor) listSome(h *held, set listSet) (probes.Catalog, error) {
 	ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 	defer cancel()
-	defer context.AfterFunc(h.calls, cancel)()
+	defer context.AfterFunc(h.hooks.calls(), cancel)()
 	return probes.ListOnly(ctx, h.sess, set.lists(), s.probeOptions())
 }
 
