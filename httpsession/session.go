@@ -113,6 +113,7 @@ type Session struct {
 	c          *conn // sends the Session's own requests too (discover.go)
 	info       session.Info
 	probes     atomic.Uint64 // numbers the Session's own requests
+	connected  atomic.Bool   // the handshake succeeded: cs is set
 	clientInfo *mcp.Implementation
 
 	mu    sync.Mutex
@@ -174,7 +175,7 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	hs := newHandshakeContext(ctx)
 	ctx, release := withConnectExchange(hs)
 	defer release()
-	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx, sessionConn{c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, c.handshakeError(ctx, err) // era.go
 	}
@@ -186,11 +187,32 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if h != nil && h.result == nil {
 		s.info.Initialize = nil // blind
 	}
-	// go-sdk's session ends as it closes its connection (conn.Close ends
-	// c.ctx): no goroutine waits while it lives.
-	context.AfterFunc(c.ctx, func() { s.End.Fail(s.cause(cs.Wait())) })
+	if s.connected.Store(true); c.failure() != nil { // closed before: sessionConn.Close did not see it
+		go s.ended()
+	}
 	return s, nil
 }
+
+// sessionConn is the conn as go-sdk holds it: go-sdk closes it as its
+// session ends, and the Session's end follows (no goroutine waits while
+// the session lives).
+type sessionConn struct {
+	*conn
+	s *Session
+}
+
+func (sc sessionConn) Connect(context.Context) (mcp.Connection, error) { return sc, nil }
+
+func (sc sessionConn) Close() error {
+	err := sc.conn.Close()
+	if sc.s.connected.Load() { // not a failed handshake's
+		go sc.s.ended()
+	}
+	return err
+}
+
+// ended ends the session once go-sdk's has ended.
+func (s *Session) ended() { s.End.Fail(s.cause(s.cs.Wait())) }
 
 // handshakeContext is the caller's context for go-sdk's Connect, which
 // keeps it for the session's life (its reader's root, for values alone):
