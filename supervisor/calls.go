@@ -212,7 +212,7 @@ func send[T any](s *Supervisor, ctx context.Context, op, name string, progress a
 	}
 	caller := ctx // classifies: only the caller giving up is "canceled"
 	c, release := s.boundCall(ctx, progress)
-	defer context.AfterFunc(live.hooks.calls(), c.cancel)()
+	defer context.AfterFunc(live.calls(), c.cancel)()
 	// It ends once its answer's stream is closed: a request cut before its
 	// body's end costs its connection.
 	ctx = c

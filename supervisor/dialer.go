@@ -104,7 +104,7 @@ func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, 
 
 // observe turns a fact of the session of h.gen into inputs of the loop.
 // Transport goroutines.
-func (h *sessionHooks) observe(f seam.Fact) {
+func (h *held) observe(f seam.Fact) {
 	s, gen := h.s, h.gen
 	e := events.Event{Generation: gen}
 	switch f := f.(type) {
@@ -167,7 +167,7 @@ func (s *Supervisor) streamChanged(e events.Event, off bool) {
 // its handlers after the supervisor's (go-sdk's 2026-07-28 listen asks for
 // the list_changed notifications it has handlers for), the facts middleware
 // innermost (the host's middleware sees their errors).
-func (s *Supervisor) sessionClient(h *sessionHooks, facts mcp.Middleware) *mcp.Client {
+func (s *Supervisor) sessionClient(h *held, facts mcp.Middleware) *mcp.Client {
 	cfg := &s.cfg.Client
 	opts := cfg.ClientOptions
 	opts.ToolListChangedHandler = then(func(*mcp.ToolListChangedRequest) { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
@@ -213,8 +213,8 @@ func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0
 // dialSpec is what one Dial or Attach needs besides the config.
 type dialSpec struct {
 	gen    uint64
-	resume *ResumeState  // Attach only
-	hooks  *sessionHooks // bound to gen, made before the session
+	resume *ResumeState // Attach only
+	hooks  *held        // of gen, before the session
 }
 
 // opener opens the loop's sessions (seamConnector; tests script their

@@ -42,14 +42,6 @@ type loopState struct {
 	batch    []events.Event // held until the state they announce is published
 }
 
-// held is a session the supervisor holds.
-type held struct {
-	gen   uint64
-	conn  string // events.Event.Connection
-	sess  seam.Session
-	hooks *sessionHooks // its calls end with hooks.calls()
-}
-
 // held returns the held session of gen, or nil.
 func (s *Supervisor) held(gen uint64) *held {
 	if i := slices.IndexFunc(s.loop.sessions, func(h *held) bool { return h.gen == gen }); i >= 0 {
@@ -171,7 +163,7 @@ func (s *Supervisor) open(c fsm.Command) {
 			return
 		}
 	}
-	spec.hooks = &sessionHooks{s: s, gen: c.Generation}
+	spec.hooks = &held{s: s, gen: c.Generation}
 	kind := c.Kind
 	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
@@ -187,8 +179,9 @@ func (s *Supervisor) open(c fsm.Command) {
 		}
 		verdict := classify.Classify(s.life, err)
 		if !s.post(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) }) && sess != nil {
-			spec.hooks.endCalls() // opened too late for the loop
-			s.endSession(sess, spec.hooks, kind == fsm.Attach || s.detaching.Load())
+			spec.hooks.sess = sess // opened too late for the loop
+			spec.hooks.endCalls()
+			s.endSession(spec.hooks, kind == fsm.Attach || s.detaching.Load())
 		}
 	})
 }
@@ -206,12 +199,14 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Endab
 	if spec.gen != s.loop.m.Generation() || s.loop.m.State() == Closed {
 		// Too late. A resumed session is only detached (the host may still
 		// want it), as is any when detaching.
+		spec.hooks.sess = sess
 		spec.hooks.endCalls()
-		s.endSession(sess, spec.hooks, kind == fsm.Attach || s.detaching.Load())
+		s.endSession(spec.hooks, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
-	conn := fmt.Sprintf("conn:%08x", rand.Uint32()) // tells sessionless sessions apart
-	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, hooks: spec.hooks})
+	h := spec.hooks
+	h.conn, h.sess = fmt.Sprintf("conn:%08x", rand.Uint32()), sess // conn tells sessionless sessions apart
+	s.loop.sessions = append(s.loop.sessions, h)
 	id := sess.Info().ID
 	s.redact.AddSessionID(id)
 	s.setSnapshot(func(sn *snapshot) {
@@ -220,7 +215,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Endab
 			sn.resume = s.resumeFor(sess, sn.resume)
 		}
 	})
-	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
+	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: h.conn})
 	// The only route by which the loop learns the session died.
 	sess.AfterEnd(func() {
 		s.post(func(s *Supervisor) { s.ended(spec.gen, sess) })
@@ -267,23 +262,24 @@ func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v cl
 	// Its calls may take the answers on their way for releaseGrace, unless
 	// closing.
 	if s.callLife.Err() == nil {
-		s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.hooks.endCalls)
+		s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.endCalls)
 	}
 	s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	s.loop.ttl.endSession(gen)
 	sess := h.sess
 	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.Info().ID), Connection: h.conn, Verdict: v, Detail: detail})
-	s.endSession(sess, h.hooks, detach)
+	s.endSession(h, detach)
 }
 
 // releaseGrace is how long a released session's calls live on.
 const releaseGrace = time.Second
 
-// endSession closes or detaches sess, of hooks h, on a background
-// goroutine, its client out of the roots' set first; its calls have ended
-// or will (h.calls).
-func (s *Supervisor) endSession(sess seam.Session, h *sessionHooks, detach bool) {
+// endSession closes or detaches h.sess on a background goroutine, its
+// client out of the roots' set first; its calls have ended or will
+// (h.calls).
+func (s *Supervisor) endSession(h *held, detach bool) {
 	s.roots.detach(h.client)
+	sess := h.sess
 	id, done := sess.Info().ID, make(chan struct{})
 	if detach && id != "" {
 		s.ending.Store(id, done)

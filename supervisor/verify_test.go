@@ -133,7 +133,7 @@ func TestSeamConnectorDrivesADialer(t *testing.T) {
 	declined := r.waitEvents(events.KindStreamDeclined, 1)
 	require.Equal(t, 405, declined[0].HTTPStatus)
 	require.Equal(t, "text/plain", declined[0].ContentType)
-	require.True(t, r.sup.held(1).hooks.declined.Load(), "its catalog is polled")
+	require.True(t, r.sup.held(1).declined.Load(), "its catalog is polled")
 
 	first.die(mcpSessionMissing())
 	r.until("ready on gen 2", func() bool { return r.sup.State() == Ready && r.sup.Generation() == 2 })

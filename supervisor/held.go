@@ -11,15 +11,18 @@ import (
 
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/probes"
+	seam "github.com/mcpsup/mcpsup/session"
 )
 
-// sessionHooks are what one session, of generation gen, shares with the
-// supervisor: its reports, from go-sdk's and the transport's goroutines,
+// held is one session of the supervisor's, of generation gen, made before
+// it opens: its reports, from go-sdk's and the transport's goroutines,
 // never blocking; the bound on the server's requests; the lifetime of its
 // calls and of its handlers of the server's requests.
-type sessionHooks struct {
+type held struct {
 	s        *Supervisor
 	gen      uint64
+	conn     string       // events.Event.Connection; with sess, set by the loop as it holds the session
+	sess     seam.Session // nil before
 	declined atomic.Bool  // the push stream was declined: polled
 	running  atomic.Int32 // the host-handled server requests being handled
 	refused  atomic.Int32 // the server requests refused so far
@@ -36,7 +39,7 @@ type sessionHooks struct {
 // use: it ends releaseGrace after the session's release, at once on Close
 // (go-sdk's Close waits for both; a server may hold a DELETE until its
 // requests return).
-func (h *sessionHooks) calls() context.Context {
+func (h *held) calls() context.Context {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.life == nil {
@@ -49,7 +52,7 @@ func (h *sessionHooks) calls() context.Context {
 }
 
 // endCalls ends the context of calls, now or at its making.
-func (h *sessionHooks) endCalls() {
+func (h *held) endCalls() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ended = true
@@ -59,12 +62,12 @@ func (h *sessionHooks) endCalls() {
 }
 
 // listChanged takes a notifications/<list>/list_changed.
-func (h *sessionHooks) listChanged(l probes.List) {
+func (h *held) listChanged(l probes.List) {
 	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, setOf(l), nil) }) // resources: templates too (listSet.lists)
 }
 
 // listTTL takes a list result's ttlMs (SEP-2549).
-func (h *sessionHooks) listTTL(l probes.List, ms int) {
+func (h *held) listTTL(l probes.List, ms int) {
 	h.s.post(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) })
 }
 
@@ -72,7 +75,7 @@ func (h *sessionHooks) listTTL(l probes.List, ms int) {
 // Close waits for the handlers, so they end with the session's calls, and
 // at most Config.Limits.MaxResponsesInFlight host-handled ones run at once
 // (one past it: -32603, internal error, server-request-refused).
-func (h *sessionHooks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (h *held) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// The host's handlers (sampling, elicitation) are the ones bounded.
 		if method == "sampling/createMessage" || method == "elicitation/create" {
@@ -93,7 +96,7 @@ func (h *sessionHooks) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // report posts a refusal's event, throttled as drops are.
-func (h *sessionHooks) report(method string, limit int) {
+func (h *held) report(method string, limit int) {
 	if n := h.refused.Add(1); reportDrop(int(n)) {
 		h.s.post(emit(events.Event{Kind: events.KindServerRequestRefused, Generation: h.gen,
 			Op: events.CutName(method), Bound: limit, Count: int(n)}))
