@@ -103,7 +103,7 @@ type Options struct {
 
 // Session is one streamable HTTP session: a go-sdk client session on its
 // own mcp.Connection, and the one owner of its end, reported once, the
-// first cause winning (session.End: Done, Err, AfterEnd): a session-gone
+// first cause winning (session.End: Done, Err, Status, AfterEnd): a session-gone
 // answer or a refusal of its era (a *classify.HTTPError carrying it), Fail,
 // Close (session.ErrClosed) or Detach (session.ErrDetached). Its methods
 // are safe for concurrent use.
@@ -342,14 +342,6 @@ func (s *Session) Fail(err error) bool {
 
 // Info is what the handshake (or the persisted state) established.
 func (s *Session) Info() session.Info { return s.info }
-
-// Status is Live until the session ends, then Ended.
-func (s *Session) Status() (session.Status, <-chan struct{}) {
-	if s.Ended() {
-		return session.Ended, s.Done()
-	}
-	return session.Live, s.Done()
-}
 
 // Alive pings a 2025-era session; a 2026-07-28 one has no ping (go-sdk
 // answers -32601), so it sends server/discover ([Session.Discover]).
