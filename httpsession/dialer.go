@@ -87,13 +87,13 @@ func (d *Dialer) Close() error {
 }
 
 // Dial opens a new session with a full handshake, in the era remembered.
-func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, error) {
+func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Endable, error) {
 	return d.open(spec, func(opts Options) (*Session, error) { return Open(ctx, opts) })
 }
 
 // Attach re-attaches spec.Resume without a handshake on the wire (see
 // [Resume]); a spec without one is refused with session.ErrNoResume.
-func (d *Dialer) Attach(ctx context.Context, spec session.Spec) (session.Session, error) {
+func (d *Dialer) Attach(ctx context.Context, spec session.Spec) (session.Endable, error) {
 	if spec.Resume == nil {
 		return nil, session.ErrNoResume
 	}
@@ -103,7 +103,7 @@ func (d *Dialer) Attach(ctx context.Context, spec session.Spec) (session.Session
 
 // open opens a session with open, in the era remembered, and learns the
 // era it negotiated.
-func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (session.Session, error) {
+func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (session.Endable, error) {
 	observe := spec.Observe
 	if observe == nil {
 		observe = func(session.Fact) {}
@@ -127,13 +127,11 @@ func (d *Dialer) open(spec session.Spec, open func(Options) (*Session, error)) (
 	return dialed{s, session.NewClientRequests(s.cs)}, nil
 }
 
-// dialed is a Dialer's session as session.Session: with go-sdk's requests.
+// dialed is a Dialer's session as session.Endable: with go-sdk's requests.
 type dialed struct {
 	*Session
 	session.ClientRequests
 }
-
-var _ session.Endable = dialed{}
 
 // watchEra ends a session whose request is answered with a refusal of its
 // era ([VersionRefusal] on 2026-07-28, [LegacyRefusal] on 2025 unless

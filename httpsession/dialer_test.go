@@ -58,8 +58,9 @@ func dial(t *testing.T, d *httpsession.Dialer, f *facts) session.Session {
 func ended(t *testing.T, s session.Session) error {
 	t.Helper()
 	within(t, s.Done(), "the session's end")
-	st, _ := s.Status()
+	st, next := s.Status()
 	require.Equal(t, session.Ended, st)
+	require.Nil(t, next, "Ended is final: no change to wait for")
 	return s.Err()
 }
 

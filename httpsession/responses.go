@@ -3,6 +3,7 @@ package httpsession
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,16 +24,19 @@ const (
 // a connection per request. close cuts those in flight and refuses those to
 // come. Safe for concurrent use.
 type responses struct {
-	slots   chan struct{} // a place per POST in flight; cap: the bound
-	timeout time.Duration
-	life    context.Context
-	close   context.CancelFunc // ends life
-	dropped atomic.Int64
+	max      int32
+	inFlight atomic.Int32
+	timeout  time.Duration
+	dropped  atomic.Int64
+
+	mu     sync.Mutex
+	life   context.Context // made by the first POST; close ends it
+	end    context.CancelFunc
+	closed bool
 }
 
 func newResponses(max int, timeout time.Duration) responses {
-	life, end := context.WithCancel(context.Background())
-	return responses{slots: make(chan struct{}, max), timeout: timeout, life: life, close: end}
+	return responses{max: int32(max), timeout: timeout}
 }
 
 // take returns req bounded in time and the release of its place, or, when
@@ -40,20 +44,36 @@ func newResponses(max int, timeout time.Duration) responses {
 // the server's place, so the session lives and the server's request stays
 // unanswered (nil once closed: nothing is to be sent, nothing reported).
 func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *session.ResponseDropped) {
-	if r.life.Err() != nil {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
 		return nil, nil, nil
 	}
-	select {
-	case r.slots <- struct{}{}:
-	default:
-		return nil, nil, &session.ResponseDropped{Count: int(r.dropped.Add(1)), Bound: cap(r.slots)}
+	if r.life == nil {
+		r.life, r.end = context.WithCancel(context.Background())
+	}
+	life := r.life
+	r.mu.Unlock()
+	if r.inFlight.Add(1) > r.max {
+		r.inFlight.Add(-1)
+		return nil, nil, &session.ResponseDropped{Count: int(r.dropped.Add(1)), Bound: int(r.max)}
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
-	stop := context.AfterFunc(r.life, cancel)
+	stop := context.AfterFunc(life, cancel)
 	release = func() {
 		stop()
 		cancel()
-		<-r.slots
+		r.inFlight.Add(-1)
 	}
 	return req.WithContext(ctx), release, nil
+}
+
+// close cuts the POSTs in flight and refuses those to come.
+func (r *responses) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	if r.end != nil {
+		r.end()
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -102,7 +103,7 @@ type Options struct {
 
 // Session is one streamable HTTP session: a go-sdk client session on its
 // own mcp.Connection, and the one owner of its end, reported once, the
-// first cause winning (session.End: Done, Err, AfterEnd): a session-gone
+// first cause winning (session.End: Done, Err, Status, AfterEnd): a session-gone
 // answer or a refusal of its era (a *classify.HTTPError carrying it), Fail,
 // Close (session.ErrClosed) or Detach (session.ErrDetached). Its methods
 // are safe for concurrent use.
@@ -112,6 +113,7 @@ type Session struct {
 	c          *conn // sends the Session's own requests too (discover.go)
 	info       session.Info
 	probes     atomic.Uint64 // numbers the Session's own requests
+	connected  atomic.Bool   // the handshake succeeded: cs is set
 	clientInfo *mcp.Implementation
 
 	mu    sync.Mutex
@@ -170,12 +172,14 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	c.on = opts.on
 	c.on.observe = opts.Observe
 	c.on.exchange = s.exchange
-	ctx, release := withConnectExchange(ctx)
+	hs := newHandshakeContext(ctx)
+	ctx, release := withConnectExchange(hs)
 	defer release()
-	cs, err := client.Connect(ctx, connTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx, sessionConn{c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, c.handshakeError(ctx, err) // era.go
 	}
+	hs.release()
 	s.cs, s.info.ID = cs, c.SessionID()
 	if r := cs.InitializeResult(); r != nil {
 		s.info.ProtocolVersion, s.info.Initialize = r.ProtocolVersion, r
@@ -183,10 +187,64 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	if h != nil && h.result == nil {
 		s.info.Initialize = nil // blind
 	}
-	// go-sdk's session ends as it closes its connection (conn.Close ends
-	// c.ctx): no goroutine waits while it lives.
-	context.AfterFunc(c.ctx, func() { s.End.Fail(s.cause(cs.Wait())) })
+	if s.connected.Store(true); c.failure() != nil { // closed before: sessionConn.Close did not see it
+		go s.ended()
+	}
 	return s, nil
+}
+
+// sessionConn is the conn as go-sdk holds it: go-sdk closes it as its
+// session ends, and the Session's end follows (no goroutine waits while
+// the session lives).
+type sessionConn struct {
+	*conn
+	s *Session
+}
+
+func (sc sessionConn) Connect(context.Context) (mcp.Connection, error) { return sc, nil }
+
+func (sc sessionConn) Close() error {
+	err := sc.conn.Close()
+	if sc.s.connected.Load() { // not a failed handshake's
+		go sc.s.ended()
+	}
+	return err
+}
+
+// ended ends the session once go-sdk's has ended.
+func (s *Session) ended() { s.End.Fail(s.cause(s.cs.Wait())) }
+
+// handshakeContext is the caller's context for go-sdk's Connect, which
+// keeps it for the session's life (its reader's root, for values alone):
+// after a handshake that left it live it is the background context, and a
+// dial's deadline and its parents are not held. One seen done stays done.
+type handshakeContext struct {
+	caller atomic.Pointer[context.Context]
+}
+
+func newHandshakeContext(caller context.Context) *handshakeContext {
+	h := &handshakeContext{}
+	h.caller.Store(&caller)
+	return h
+}
+
+func (h *handshakeContext) release() {
+	if h.ctx().Err() == nil {
+		bg := context.Background()
+		h.caller.Store(&bg)
+	}
+}
+
+func (h *handshakeContext) ctx() context.Context                    { return *h.caller.Load() }
+func (h *handshakeContext) Deadline() (deadline time.Time, ok bool) { return h.ctx().Deadline() }
+func (h *handshakeContext) Done() <-chan struct{}                   { return h.ctx().Done() }
+func (h *handshakeContext) Err() error                              { return h.ctx().Err() }
+func (h *handshakeContext) Value(key any) any                       { return h.ctx().Value(key) }
+
+// AfterFunc registers f with the caller's context: a context derived from
+// h starts no goroutine (context.AfterFunc's contract).
+func (h *handshakeContext) AfterFunc(f func()) (stop func() bool) {
+	return context.AfterFunc(h.ctx(), f)
 }
 
 // ClientSession returns the go-sdk session.
@@ -284,14 +342,6 @@ func (s *Session) Fail(err error) bool {
 
 // Info is what the handshake (or the persisted state) established.
 func (s *Session) Info() session.Info { return s.info }
-
-// Status is Live until the session ends, then Ended.
-func (s *Session) Status() (session.Status, <-chan struct{}) {
-	if s.Ended() {
-		return session.Ended, s.Done()
-	}
-	return session.Live, s.Done()
-}
 
 // Alive pings a 2025-era session; a 2026-07-28 one has no ping (go-sdk
 // answers -32601), so it sends server/discover ([Session.Discover]).

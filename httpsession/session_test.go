@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -547,4 +549,24 @@ func TestUnsentRequestSaysSo(t *testing.T) {
 	_, hasFacts := errors.AsType[*classify.HTTPError](err)
 	assert.False(t, hasFacts, "no exchange, no HTTP facts")
 	assert.Equal(t, classify.Transport, classify.Classify(context.Background(), err).Class)
+}
+
+// go-sdk keeps the context Connect got for the session's life (its reader's
+// root): Open lets go of the caller's once the handshake returned, so a live
+// session holds neither a dial's context nor what that carries.
+func TestOpenLetsGoOfTheCallersContext(t *testing.T) {
+	_, url := newServer(t, nil)
+	type key struct{}
+	carried := new([256]byte)
+	held := weak.Make(carried)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), key{}, carried), time.Minute)
+	s, err := httpsession.Open(ctx, httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Stream: httpsession.StreamOff})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	cancel()
+	ctx, carried = nil, nil
+	callEcho(t, s.ClientSession()) // the live session's connection serves a request of its own
+	runtime.GC()
+	runtime.GC()
+	require.True(t, held.Value() == nil, "the caller's context is still reachable from the session")
 }

@@ -65,6 +65,15 @@ func (e *End) Err() error {
 // Ended reports whether Fail was called.
 func (e *End) Ended() bool { return e.Err() != nil }
 
+// Status is Live with Done until Fail, then Ended with a nil channel:
+// nothing changes after ([Session.Status]).
+func (e *End) Status() (Status, <-chan struct{}) {
+	if e.Ended() {
+		return Ended, nil
+	}
+	return Live, e.Done()
+}
+
 func (e *End) init() {
 	if e.done == nil {
 		e.done = make(chan struct{})

@@ -45,11 +45,11 @@ func judgePing(v classify.Verdict, timeouts int) pingOutcome {
 // given its full time, proves the session dead ([judgePing]).
 func PingProvesDead(v classify.Verdict) bool { return judgePing(v, maxPingTimeouts) == pingDead }
 
-// keepAlive sends an Alive every interval, each bounded by it, until the
-// session ends or a ping says to stop ([VerifyConfig.KeepAlive]). Not
+// keepAlive sends an Alive every interval, each bounded by it, until life
+// or the session ends, or a ping says to stop ([VerifyConfig.KeepAlive]). Not
 // go-sdk's ClientOptions.KeepAlive, which closes the session with DELETE on
 // any failed ping, a 401 included (mcp/shared.go).
-func (v *verified) keepAlive(every time.Duration) {
+func (v *verified) keepAlive(life context.Context, every time.Duration) {
 	defer v.wg.Done()
 	tick := v.cfg.Clock.NewTicker(every)
 	defer tick.Stop()
@@ -57,14 +57,14 @@ func (v *verified) keepAlive(every time.Duration) {
 	timeouts := 0
 	for {
 		select {
-		case <-v.life.Done():
+		case <-life.Done():
 			return
 		case <-v.Endable.Done():
 			return
 		case <-tick.Chan():
 		}
-		cut, err := bounded(v.life, v.cfg.Clock, every, v.Endable.Alive)
-		if v.life.Err() != nil {
+		cut, err := bounded(life, v.cfg.Clock, every, v.Endable.Alive)
+		if life.Err() != nil {
 			return
 		}
 		if err == nil {

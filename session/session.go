@@ -34,6 +34,19 @@ type Session interface {
 	Detach() error
 }
 
+// Endable is a Session that a rule outside its transport may end (see
+// [Verify]), as every Dialer hands it out. A Session that embeds an [End]
+// has Fail and AfterEnd.
+type Endable interface {
+	Session
+	// Fail ends the session with err unless it has ended (the first cause
+	// wins), Done closed before it returns, and reports whether this call
+	// ended it.
+	Fail(err error) bool
+	// AfterEnd runs f once the session has ended (End.AfterEnd).
+	AfterEnd(f func())
+}
+
 // Requests are the MCP requests the supervisor sends on a session.
 type Requests interface {
 	probes.Lister
@@ -101,10 +114,10 @@ type Resume struct {
 // outlives a session (an era, a protocol version). Safe for concurrent use.
 type Dialer interface {
 	// Dial opens a new session with a full handshake, bounded by ctx.
-	Dial(ctx context.Context, spec Spec) (Session, error)
+	Dial(ctx context.Context, spec Spec) (Endable, error)
 	// Attach re-attaches spec.Resume without a handshake on the wire;
 	// ErrNoResume on a transport that has nothing to resume.
-	Attach(ctx context.Context, spec Spec) (Session, error)
+	Attach(ctx context.Context, spec Spec) (Endable, error)
 }
 
 // Spec is what one Dial or Attach needs from the supervisor.

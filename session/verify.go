@@ -52,26 +52,13 @@ func Verify(s Endable, cfg VerifyConfig) Endable {
 	if cfg.Observe == nil {
 		cfg.Observe = func(Fact) {}
 	}
-	v := &verified{Endable: s, cfg: cfg, change: make(chan struct{})}
-	v.life, v.stop = context.WithCancel(context.Background())
+	v := &verified{Endable: s, cfg: cfg}
 	s.AfterEnd(v.changed) // wakes those waiting on the status
 	if cfg.KeepAlive > 0 {
 		v.wg.Add(1)
-		go v.keepAlive(cfg.KeepAlive)
+		go v.keepAlive(v.lifeLocked(), cfg.KeepAlive)
 	}
 	return v
-}
-
-// Endable is a Session that a rule outside its transport may end (see
-// [Verify]). A Session that embeds an [End] has Fail.
-type Endable interface {
-	Session
-	// Fail ends the session with err unless it has ended (the first cause
-	// wins), Done closed before it returns, and reports whether this call
-	// ended it.
-	Fail(err error) bool
-	// AfterEnd runs f once the session has ended (End.AfterEnd).
-	AfterEnd(f func())
 }
 
 // Verified is the outcome of one verification (see [Verify]): Alive, or
@@ -88,16 +75,26 @@ func (Verified) fact() {}
 type verified struct {
 	Endable // the inner session
 	cfg     VerifyConfig
-	life    context.Context // ends on Close or Detach: a running Alive is canceled
-	stop    context.CancelFunc
 	wg      sync.WaitGroup // the verification running, the keepalive
 
 	pings atomic.Uint64 // verifications started, written under mu
 
 	mu        sync.Mutex
+	life      context.Context // made at its first use; ends on Close or Detach: a running Alive is canceled
+	stop      context.CancelFunc
+	stopped   bool // Close or Detach began
 	verifying bool
 	answered  uint64        // the number of the last one answered
-	change    chan struct{} // closed at the next change of status
+	change    chan struct{} // closed at the next change of status; nil until asked for
+}
+
+// lifeLocked returns v.life, made now if need be; v.mu held (or v not
+// shared yet).
+func (v *verified) lifeLocked() context.Context {
+	if v.life == nil {
+		v.life, v.stop = context.WithCancel(context.Background())
+	}
+	return v.life
 }
 
 func (v *verified) changed() {
@@ -106,10 +103,12 @@ func (v *verified) changed() {
 	v.mu.Unlock()
 }
 
-// wake closes the status channel and makes the next; v.mu is held.
+// wake closes the status channel, if one was asked for; v.mu is held.
 func (v *verified) wake() {
-	close(v.change)
-	v.change = make(chan struct{})
+	if v.change != nil {
+		close(v.change)
+		v.change = nil
+	}
 }
 
 // judge applies the two rules to *err, the error of a request sent when
@@ -129,23 +128,23 @@ func (v *verified) judge(ctx context.Context, seq uint64, err *error) {
 func (v *verified) verify(seq uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.life.Err() != nil || v.Endable.Err() != nil || v.verifying || v.answered > seq {
+	if v.stopped || v.Endable.Err() != nil || v.verifying || v.answered > seq {
 		return // closing, ended, or answered for
 	}
 	v.verifying = true
 	v.wake()
 	v.wg.Add(1)
-	go v.alive(v.pings.Add(1))
+	go v.alive(v.lifeLocked(), v.pings.Add(1))
 }
 
-// alive runs verification num: one Alive bounded by cfg.Timeout.
-func (v *verified) alive(num uint64) {
+// alive runs verification num: one Alive bounded by cfg.Timeout and life.
+func (v *verified) alive(life context.Context, num uint64) {
 	defer v.wg.Done()
-	cut, err := bounded(v.life, v.cfg.Clock, v.cfg.Timeout, v.Endable.Alive)
+	cut, err := bounded(life, v.cfg.Clock, v.cfg.Timeout, v.Endable.Alive)
 	if cut {
 		err = fmt.Errorf("mcpsup/session: verification: no answer within %s: %w", v.cfg.Timeout, context.DeadlineExceeded)
 	}
-	ended := v.life.Err() != nil || v.Endable.Err() != nil // the session ended meanwhile
+	ended := life.Err() != nil || v.Endable.Err() != nil // the session ended meanwhile
 	if !ended && err != nil && PingProvesDead(classify.Error(err)) {
 		v.cfg.Observe(Verified{Err: err})
 		v.Fail(fmt.Errorf("mcpsup/session: verification failed: %w", err))
@@ -170,6 +169,9 @@ func (v *verified) Status() (Status, <-chan struct{}) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.change == nil {
+		v.change = make(chan struct{})
+	}
 	if v.verifying {
 		return Verifying, v.change
 	}
@@ -183,7 +185,10 @@ func (v *verified) Detach() error { return v.finish(v.Endable.Detach) }
 // running and the keepalive, which it cancels.
 func (v *verified) finish(end func() error) error {
 	v.mu.Lock()
-	v.stop() // under mu: no verification starts after it
+	v.stopped = true // under mu: no verification starts after it
+	if v.stop != nil {
+		v.stop()
+	}
 	v.mu.Unlock()
 	err := end()
 	v.wg.Wait()

@@ -43,10 +43,7 @@ type Dialer struct {
 	version atomic.Value // string: the protocol version to ask for: Options.ProtocolVersion, then learned
 }
 
-var (
-	_ session.Dialer  = (*Dialer)(nil)
-	_ session.Endable = (*stdioSession)(nil)
-)
+var _ session.Dialer = (*Dialer)(nil)
 
 // NewDialer returns a Dialer of o, its zero fields set to their defaults.
 // It checks nothing: Command.Validate does.
@@ -66,7 +63,7 @@ func NewDialer(o Options) *Dialer {
 }
 
 // Attach returns session.ErrNoResume: a process cannot be re-attached.
-func (d *Dialer) Attach(context.Context, session.Spec) (session.Session, error) {
+func (d *Dialer) Attach(context.Context, session.Spec) (session.Endable, error) {
 	return nil, session.ErrNoResume
 }
 
@@ -75,7 +72,7 @@ func (d *Dialer) Attach(context.Context, session.Spec) (session.Session, error) 
 // *ProcessExitError and the handshake's error. Facts go to spec.Observe.
 // Not mcp.CommandTransport, which hands go-sdk the raw stdout, leaves the
 // process in the host's process group and has one grace for both stop steps.
-func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Session, error) {
+func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Endable, error) {
 	o := d.opts
 	observe := spec.Observe
 	if observe == nil {

@@ -21,7 +21,7 @@ type stdioSession struct {
 	p    *proc
 	info session.Info
 
-	session.End               // Done, Err, Fail (session.Verify), AfterEnd
+	session.End               // Done, Err, Status, Fail (session.Verify), AfterEnd
 	started     atomic.Bool   // the handshake succeeded
 	closing     atomic.Bool   // Close began
 	closeOnce   sync.Once     // Close's stop
@@ -103,14 +103,6 @@ func (s *stdioSession) Alive(ctx context.Context) error {
 
 // Info is the handshake's (no session id on stdio).
 func (s *stdioSession) Info() session.Info { return s.info }
-
-// Status is Live until Done, then Ended with a nil channel.
-func (s *stdioSession) Status() (session.Status, <-chan struct{}) {
-	if s.Ended() {
-		return session.Ended, nil
-	}
-	return session.Live, s.Done()
-}
 
 // Close stops the process (stdin, SIGTERM, SIGKILL), closes go-sdk's
 // session and returns once the session has ended. Idempotent.

@@ -168,7 +168,7 @@ func send[T any](s *Supervisor, ctx context.Context, op, name string, progress a
 		return zero, nil, s.refused(ctx, op, name, err)
 	}
 	c, release := s.boundCall(ctx, progress) // ctx classifies: only the caller giving up is "canceled"
-	defer context.AfterFunc(live.calls, c.cancel)()
+	defer context.AfterFunc(live.calls(), c.cancel)()
 	// Released once its answer's stream is closed: a request cut before its
 	// body's end costs its connection.
 	defer httpsession.AfterAnswers(c, release)

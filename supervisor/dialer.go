@@ -3,7 +3,6 @@ package supervisor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -64,12 +63,11 @@ func newHTTPDialer(s *Supervisor) *httpsession.Dialer {
 		OnCredential:         s.redact.addCredential,
 		MaxListItems:         cfg.Limits.MaxItems,
 	}
-	observe := s.observer(&sessionHooks{s: s}) // a StreamDecided is of no one generation
 	return httpsession.NewDialer(httpsession.DialerOptions{
 		Endpoint: cfg.Endpoint, HTTPClient: cfg.HTTP.HTTPClient, ClientInfo: cfg.Client.Implementation,
 		Era: cfg.Era, EraReprobe: cfg.HTTP.EraReprobe, ResumedVersion: resumed,
 		Stream: httpsession.SwitchConfig{Mode: cfg.Stream.Policy, Rule: cfg.Stream.HostileRule, Memory: cfg.Stream.HostileMemory,
-			Remembered: remembered, OnStream: func(sd httpsession.StreamDecision) { observe(sd) }},
+			Remembered: remembered, OnStream: s.streamDecided},
 		AnswerLimits: cfg.Limits.AnswerLimits, Transport: t, Served: s.served,
 	})
 }
@@ -81,99 +79,74 @@ type seamConnector struct {
 }
 
 func (c *seamConnector) Open(ctx context.Context, spec dialSpec) (seam.Endable, error) {
-	reqs := &serverRequests{s: c.s, gen: spec.gen}
-	reqs.handlers, reqs.end = context.WithCancel(context.Background())
-	var cl *mcp.Client
+	h := spec.hooks
 	sp := seam.Spec{
 		Generation: spec.gen,
 		Client: func(facts mcp.Middleware) *mcp.Client {
-			cl = c.s.sessionClient(spec.hooks, reqs, facts)
-			c.s.roots.attach(cl) // the roots, and their later changes
-			return cl
+			h.client = c.s.sessionClient(h, facts)
+			c.s.roots.attach(h.client) // the roots, and their later changes
+			return h.client
 		},
-		Observe: c.s.observer(spec.hooks),
-	}
-	if spec.resume != nil {
-		r := seam.Resume(spec.resume.ResumeState)
-		sp.Resume = &r
-	}
-	end := func() {
-		reqs.end()           // before go-sdk's Close, which waits for the handlers
-		c.s.roots.detach(cl) // nil when none was made: nothing
+		Observe: h.observe,
 	}
 	open := c.d.Dial
-	if sp.Resume != nil {
-		open = c.d.Attach
+	if spec.resume != nil {
+		r := seam.Resume(spec.resume.ResumeState)
+		sp.Resume, open = &r, c.d.Attach
 	}
 	sess, err := open(ctx, sp)
 	if err != nil {
-		end()
-		return nil, err
+		c.s.roots.detach(h.client) // nil when none was made: nothing
+		h.endCalls()
 	}
-	e, ok := sess.(seam.Endable)
-	if !ok { // a transport's session embeds a seam.End, which has Fail
-		_ = sess.Close()
-		end()
-		return nil, fmt.Errorf("mcpsup: the transport's session %T has no Fail (seam.Endable)", sess)
-	}
-	return &releasing{Endable: e, end: end}, nil
+	return sess, err
 }
 
-// releasing ends what the supervisor runs for a session (server requests'
-// handlers, roots) before the session's own end.
-type releasing struct {
-	seam.Endable
-	end func()
-}
-
-func (r *releasing) Close() error  { r.end(); return r.Endable.Close() }
-func (r *releasing) Detach() error { r.end(); return r.Endable.Detach() }
-
-// observer turns the facts of the session of h.gen into inputs of the
-// loop. Transport goroutines.
-func (s *Supervisor) observer(h *sessionHooks) func(seam.Fact) {
-	gen := h.gen
-	return func(f seam.Fact) {
-		e := events.Event{Generation: gen}
-		switch f := f.(type) {
-		case seam.Verified:
-			e.Kind, e.Alive = events.KindSessionVerified, f.Alive
-			if !f.Alive {
-				e.Verdict = classify.Error(f.Err)
-			}
-		case seam.EraChanged:
-			e.Kind, e.EraFrom, e.EraTo, e.EraWhy = events.KindEraChanged, f.From, f.To, string(f.Why)
-			e.Op, e.HTTPStatus, e.RPCCode = f.Method, f.Status, f.Code
-		case seam.StreamRestored:
-			s.post(func(s *Supervisor) { s.relistSoon(gen) })
-		case seam.StreamDeclined:
-			h.declined.Store(true)
-			e.Kind, e.HTTPStatus, e.ContentType = events.KindStreamDeclined, f.Status, f.ContentType
-			s.post(func(s *Supervisor) { s.streamChanged(e, true) })
-			return
-		case seam.StreamDecided: // of no one session: h.gen is 0
-			e.Kind, e.Why = events.KindStreamEnabled, string(f.Why)
-			if f.Off {
-				e.Kind = events.KindStreamDisabled
-			}
-			s.post(func(s *Supervisor) { s.streamChanged(e, f.Off) })
-			return
-		case seam.EventDropped:
-			e.Kind, e.Count, e.Why, e.Bytes, e.Bound = events.KindStreamEventDropped, f.Count, string(f.Why), f.Bytes, f.Bound
-		case seam.ResponseDropped:
-			e.Kind, e.Count, e.Bound = events.KindResponseDropped, f.Count, f.Bound
-		case seam.LineDropped:
-			e.Kind, e.Count, e.Why, e.Bound, e.RequestID = events.KindStdoutLineDropped, f.Count, string(f.Why), f.Bound, f.RequestID
-		case seam.ProcessExited:
-			e.Kind, e.Detail = events.KindProcessExited, f.Err.Error()
-			if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) {
-				e.ExitCode, e.Signal, e.Stop, e.Detail = exit.Code, int(exit.Signal), string(exit.Stop), exit.Stderr
-			}
+// observe turns a fact of the session of h.gen into inputs of the loop.
+// Transport goroutines.
+func (h *held) observe(f seam.Fact) {
+	s, gen := h.s, h.gen
+	e := events.Event{Generation: gen}
+	switch f := f.(type) {
+	case seam.Verified:
+		e.Kind, e.Alive = events.KindSessionVerified, f.Alive
+		if !f.Alive {
+			e.Verdict = classify.Error(f.Err)
 		}
-		if e.Kind != "" && (e.Count == 0 || reportDrop(e.Count)) {
-			s.post(emit(e))
+	case seam.EraChanged:
+		e.Kind, e.EraFrom, e.EraTo, e.EraWhy = events.KindEraChanged, f.From, f.To, string(f.Why)
+		e.Op, e.HTTPStatus, e.RPCCode = f.Method, f.Status, f.Code
+	case seam.StreamRestored:
+		s.post(func(s *Supervisor) { s.relistSoon(gen) })
+	case seam.StreamDeclined:
+		h.declined.Store(true)
+		e.Kind, e.HTTPStatus, e.ContentType = events.KindStreamDeclined, f.Status, f.ContentType
+		s.post(func(s *Supervisor) { s.streamChanged(e, true) })
+		return
+	case seam.EventDropped:
+		e.Kind, e.Count, e.Why, e.Bytes, e.Bound = events.KindStreamEventDropped, f.Count, string(f.Why), f.Bytes, f.Bound
+	case seam.ResponseDropped:
+		e.Kind, e.Count, e.Bound = events.KindResponseDropped, f.Count, f.Bound
+	case seam.LineDropped:
+		e.Kind, e.Count, e.Why, e.Bound, e.RequestID = events.KindStdoutLineDropped, f.Count, string(f.Why), f.Bound, f.RequestID
+	case seam.ProcessExited:
+		e.Kind, e.Detail = events.KindProcessExited, f.Err.Error()
+		if exit := (*stdio.ProcessExitError)(nil); errors.As(f.Err, &exit) {
+			e.ExitCode, e.Signal, e.Stop, e.Detail = exit.Code, int(exit.Signal), string(exit.Stop), exit.Stderr
 		}
 	}
+	if e.Kind != "" && (e.Count == 0 || reportDrop(e.Count)) {
+		s.post(emit(e))
+	}
+}
+
+// streamDecided takes a change of the stream decision, of no one session.
+func (s *Supervisor) streamDecided(d httpsession.StreamDecision) {
+	e := events.Event{Kind: events.KindStreamEnabled, Why: string(d.Why)}
+	if d.Off {
+		e.Kind = events.KindStreamDisabled
+	}
+	s.post(func(s *Supervisor) { s.streamChanged(e, d.Off) })
 }
 
 // streamChanged takes a change of the push stream of the session of
@@ -191,11 +164,12 @@ func (s *Supervisor) streamChanged(e events.Event, off bool) {
 }
 
 // sessionClient builds one session's go-sdk client: the host's options,
-// its handlers after the supervisor's, the facts middleware innermost (the
-// host's middleware sees their errors).
-func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts mcp.Middleware) *mcp.Client {
-	cfg := s.cfg
-	opts := cfg.Client.ClientOptions
+// its handlers after the supervisor's (go-sdk's 2026-07-28 listen asks for
+// the list_changed notifications it has handlers for), the facts middleware
+// innermost (the host's middleware sees their errors).
+func (s *Supervisor) sessionClient(h *held, facts mcp.Middleware) *mcp.Client {
+	cfg := &s.cfg.Client
+	opts := cfg.ClientOptions
 	opts.ToolListChangedHandler = then(func(*mcp.ToolListChangedRequest) { h.listChanged(probes.Tools) }, opts.ToolListChangedHandler)
 	opts.PromptListChangedHandler = then(func(*mcp.PromptListChangedRequest) { h.listChanged(probes.Prompts) }, opts.PromptListChangedHandler)
 	opts.ResourceListChangedHandler = then(func(*mcp.ResourceListChangedRequest) { h.listChanged(probes.Resources) }, opts.ResourceListChangedHandler)
@@ -204,12 +178,22 @@ func (s *Supervisor) sessionClient(h *sessionHooks, reqs *serverRequests, facts 
 			s.progress.progressed(r.Params.ProgressToken)
 		}
 	}, opts.ProgressNotificationHandler)
-	cl := mcp.NewClient(cfg.Client.Implementation, &opts)
+	cl := mcp.NewClient(cfg.Implementation, &opts)
 	cl.AddSendingMiddleware(facts, noListCache(h.listTTL), s.logLevelMeta())
-	cl.AddSendingMiddleware(present(cfg.Client.SendingMiddleware)...)
-	cl.AddReceivingMiddleware(reqs.middleware)
-	cl.AddReceivingMiddleware(present(cfg.Client.ReceivingMiddleware)...)
+	cl.AddSendingMiddleware(present(cfg.SendingMiddleware)...)
+	cl.AddReceivingMiddleware(h.middleware)
+	cl.AddReceivingMiddleware(present(cfg.ReceivingMiddleware)...)
 	return cl
+}
+
+// then is go-sdk's handler that runs ours, then the host's, if any.
+func then[R any](ours func(R), host func(context.Context, R)) func(context.Context, R) {
+	return func(ctx context.Context, r R) {
+		ours(r)
+		if host != nil {
+			host(ctx, r)
+		}
+	}
 }
 
 func present(ms []mcp.Middleware) []mcp.Middleware {
@@ -229,8 +213,8 @@ func reportDrop(n int) bool { return n <= maxDropEvents || n%dropEventEvery == 0
 // dialSpec is what one Dial or Attach needs besides the config.
 type dialSpec struct {
 	gen    uint64
-	resume *ResumeState  // Attach only
-	hooks  *sessionHooks // bound to gen
+	resume *ResumeState // Attach only
+	hooks  *held        // of gen, before the session
 }
 
 // opener opens the loop's sessions (seamConnector; tests script their

@@ -143,7 +143,7 @@ func (s *Supervisor) kickRelist() {
 func (s *Supervisor) listSome(h *held, set listSet) (probes.Catalog, error) {
 	ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
 	defer cancel()
-	defer context.AfterFunc(h.calls, cancel)()
+	defer context.AfterFunc(h.calls(), cancel)()
 	return probes.ListOnly(ctx, h.sess, set.lists(), s.probeOptions())
 }
 
@@ -224,7 +224,7 @@ func (s *Supervisor) polled(gen uint64) bool {
 		return false
 	}
 	info := h.sess.Info()
-	return info.ID == "" && !msgcheck.ModernVersion(info.ProtocolVersion) || h.hooks.declined.Load()
+	return info.ID == "" && !msgcheck.ModernVersion(info.ProtocolVersion) || h.declined.Load()
 }
 
 // pollNow re-lists a live, polled session (else the next publish arms the

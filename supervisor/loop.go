@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -41,16 +40,6 @@ type loopState struct {
 	stepping bool // a step runs: triggers it produces wait in queue
 	queue    []fsm.Trigger
 	batch    []events.Event // held until the state they announce is published
-}
-
-// held is a session the supervisor holds.
-type held struct {
-	gen     uint64
-	conn    string // events.Event.Connection
-	sess    seam.Session
-	hooks   *sessionHooks
-	calls   context.Context // ends releaseGrace after the release: so do its calls
-	endCall context.CancelFunc
 }
 
 // held returns the held session of gen, or nil.
@@ -174,7 +163,7 @@ func (s *Supervisor) open(c fsm.Command) {
 			return
 		}
 	}
-	spec.hooks = &sessionHooks{s: s, gen: c.Generation}
+	spec.hooks = &held{s: s, gen: c.Generation}
 	kind := c.Kind
 	s.cmds.Go(func() {
 		ctx, cancel := s.cmdContext(s.cfg.Recovery.DiscoveryTimeout)
@@ -186,11 +175,13 @@ func (s *Supervisor) open(c fsm.Command) {
 		var sess seam.Endable
 		if err == nil {
 			sess = seam.Verify(opened, seam.VerifyConfig{Timeout: s.cfg.Recovery.ProbeTimeout, KeepAlive: s.cfg.Recovery.KeepAlive,
-				Clock: s.cfg.Observe.Clock, Logger: s.cfg.Observe.Logger, Observe: s.observer(spec.hooks)})
+				Clock: s.cfg.Observe.Clock, Logger: s.cfg.Observe.Logger, Observe: spec.hooks.observe})
 		}
 		verdict := classify.Classify(s.life, err)
 		if !s.post(func(s *Supervisor) { s.opened(kind, spec, sess, verdict) }) && sess != nil {
-			s.endSession(sess, kind == fsm.Attach || s.detaching.Load()) // opened too late for the loop
+			spec.hooks.sess = sess // opened too late for the loop
+			spec.hooks.endCalls()
+			s.endSession(spec.hooks, kind == fsm.Attach || s.detaching.Load())
 		}
 	})
 }
@@ -208,12 +199,14 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Endab
 	if spec.gen != s.loop.m.Generation() || s.loop.m.State() == Closed {
 		// Too late. A resumed session is only detached (the host may still
 		// want it), as is any when detaching.
-		s.endSession(sess, kind == fsm.Attach || s.detaching.Load())
+		spec.hooks.sess = sess
+		spec.hooks.endCalls()
+		s.endSession(spec.hooks, kind == fsm.Attach || s.detaching.Load())
 		return
 	}
-	conn := fmt.Sprintf("conn:%08x", rand.Uint32()) // tells sessionless sessions apart
-	calls, endCalls := context.WithCancel(s.callLife)
-	s.loop.sessions = append(s.loop.sessions, &held{gen: spec.gen, conn: conn, sess: sess, hooks: spec.hooks, calls: calls, endCall: endCalls})
+	h := spec.hooks
+	h.conn, h.sess = fmt.Sprintf("conn:%08x", rand.Uint32()), sess // conn tells sessionless sessions apart
+	s.loop.sessions = append(s.loop.sessions, h)
 	id := sess.Info().ID
 	s.redact.AddSessionID(id)
 	s.setSnapshot(func(sn *snapshot) {
@@ -222,7 +215,7 @@ func (s *Supervisor) opened(kind fsm.CommandKind, spec dialSpec, sess seam.Endab
 			sn.resume = s.resumeFor(sess, sn.resume)
 		}
 	})
-	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: conn})
+	s.emitEvent(events.Event{Kind: events.KindSessionOpened, Generation: spec.gen, SessionID: eventSessionID(id), Connection: h.conn})
 	// The only route by which the loop learns the session died.
 	sess.AfterEnd(func() {
 		s.post(func(s *Supervisor) { s.ended(spec.gen, sess) })
@@ -268,23 +261,25 @@ func (s *Supervisor) releaseSession(gen uint64, detach bool, detail string, v cl
 	}
 	// Its calls may take the answers on their way for releaseGrace, unless
 	// closing.
-	if s.callLife.Err() != nil {
-		h.endCall()
-	} else {
-		s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.endCall)
+	if s.callLife.Err() == nil {
+		s.cfg.Observe.Clock.AfterFunc(releaseGrace, h.endCalls)
 	}
 	s.loop.sessions = slices.DeleteFunc(s.loop.sessions, func(o *held) bool { return o == h })
 	s.loop.ttl.endSession(gen)
 	sess := h.sess
 	s.emitEvent(events.Event{Kind: events.KindSessionEnded, Generation: gen, SessionID: eventSessionID(sess.Info().ID), Connection: h.conn, Verdict: v, Detail: detail})
-	s.endSession(sess, detach)
+	s.endSession(h, detach)
 }
 
 // releaseGrace is how long a released session's calls live on.
 const releaseGrace = time.Second
 
-// endSession closes or detaches sess on a background goroutine.
-func (s *Supervisor) endSession(sess seam.Session, detach bool) {
+// endSession closes or detaches h.sess on a background goroutine, its
+// client out of the roots' set first; its calls have ended or will
+// (h.calls).
+func (s *Supervisor) endSession(h *held, detach bool) {
+	s.roots.detach(h.client)
+	sess := h.sess
 	id, done := sess.Info().ID, make(chan struct{})
 	if detach && id != "" {
 		s.ending.Store(id, done)
@@ -431,34 +426,6 @@ func (s *Supervisor) scheduleRetry(c fsm.Command) {
 	d = max(d, min(c.Verdict.RetryAfter, s.cfg.Recovery.Backoff.MaxInterval))
 	s.emitEvent(events.Event{Kind: events.KindRetryScheduled, Generation: c.Generation, Attempt: c.Attempt, Delay: d, Verdict: c.Verdict})
 	s.armStep(&s.loop.retry, d, fsm.Trigger{Kind: events.TriggerRetryDue, Generation: c.Generation})
-}
-
-// sessionHooks let one session, of generation gen, report to the
-// supervisor, from go-sdk's and the transport's goroutines, never blocking.
-type sessionHooks struct {
-	s        *Supervisor
-	gen      uint64
-	declined atomic.Bool // the push stream was declined: polled
-}
-
-// listChanged takes a notifications/<list>/list_changed.
-func (h *sessionHooks) listChanged(l probes.List) {
-	h.s.post(func(s *Supervisor) { s.wantRelist(h.gen, setOf(l)) }) // resources: templates too (listSet.lists)
-}
-
-// then is go-sdk's handler that runs ours, then the host's, if any.
-func then[R any](ours func(R), host func(context.Context, R)) func(context.Context, R) {
-	return func(ctx context.Context, r R) {
-		ours(r)
-		if host != nil {
-			host(ctx, r)
-		}
-	}
-}
-
-// listTTL takes a list result's ttlMs (SEP-2549).
-func (h *sessionHooks) listTTL(l probes.List, ms int) {
-	h.s.post(func(s *Supervisor) { s.armListTTL(h.gen, l, ms) })
 }
 
 // emitEvent stamps, redacts and queues e for the sink. Loop goroutine.

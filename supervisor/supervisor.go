@@ -246,7 +246,7 @@ func (s *Supervisor) stop(kind events.Trigger) error {
 		stopAll(s.loop.retry, s.loop.cooldown, s.loop.cat.gap, s.loop.cat.poll)
 		s.loop.ttl.stop()
 		for _, h := range s.loop.sessions {
-			s.endSession(h.sess, kind == events.TriggerDetachRequested)
+			s.endSession(h, kind == events.TriggerDetachRequested)
 		}
 		s.end()
 		s.cmds.Wait()

@@ -85,7 +85,7 @@ func TestTTLDueOfAReplacedTimerIsDropped(t *testing.T) {
 	r := newRig(t, Config{})
 	sess := newFakeSession("s1", "a")
 	r.ready(sess)
-	ttl := (&sessionHooks{s: r.sup, gen: 1}).listTTL // the hooks of the session of generation 1
+	ttl := (&held{s: r.sup, gen: 1}).listTTL // the hooks of the session of generation 1
 	ttl(probes.Tools, 60_000)
 	lists := sess.lists()
 

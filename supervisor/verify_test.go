@@ -97,7 +97,7 @@ type seamDialer struct {
 	specs chan seam.Spec
 }
 
-func (d *seamDialer) Dial(_ context.Context, sp seam.Spec) (seam.Session, error) {
+func (d *seamDialer) Dial(_ context.Context, sp seam.Spec) (seam.Endable, error) {
 	if sp.Client(func(next mcp.MethodHandler) mcp.MethodHandler { return next }) == nil {
 		return nil, errors.New("no client")
 	}
@@ -107,7 +107,7 @@ func (d *seamDialer) Dial(_ context.Context, sp seam.Spec) (seam.Session, error)
 	return s, nil
 }
 
-func (d *seamDialer) Attach(context.Context, seam.Spec) (seam.Session, error) {
+func (d *seamDialer) Attach(context.Context, seam.Spec) (seam.Endable, error) {
 	return nil, seam.ErrNoResume
 }
 
@@ -133,7 +133,7 @@ func TestSeamConnectorDrivesADialer(t *testing.T) {
 	declined := r.waitEvents(events.KindStreamDeclined, 1)
 	require.Equal(t, 405, declined[0].HTTPStatus)
 	require.Equal(t, "text/plain", declined[0].ContentType)
-	require.True(t, r.sup.held(1).hooks.declined.Load(), "its catalog is polled")
+	require.True(t, r.sup.held(1).declined.Load(), "its catalog is polled")
 
 	first.die(mcpSessionMissing())
 	r.until("ready on gen 2", func() bool { return r.sup.State() == Ready && r.sup.Generation() == 2 })
