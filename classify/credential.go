@@ -3,6 +3,7 @@ package classify
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -43,7 +44,7 @@ func answerOf(err error) *HTTPError {
 	if resp != nil {
 		w.Status = resp.StatusCode
 		w.ContentType = resp.Header.Get("Content-Type")
-		w.WWWAuthenticate = resp.Header.Get("WWW-Authenticate")
+		w.WWWAuthenticate = strings.Join(resp.Header.Values("WWW-Authenticate"), ", ") // every field line: one list (RFC 9110 section 5.3)
 		w.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		if resp.Request != nil {
 			w.Verb = resp.Request.Method

@@ -67,3 +67,17 @@ func TestRoundTripperErrorCarriesRetryAfter(t *testing.T) {
 	assert.Equal(t, classify.RateLimited, v.Class)
 	assert.Equal(t, 7*time.Second, v.RetryAfter)
 }
+
+// A server may send its challenges in several WWW-Authenticate field lines
+// (RFC 9110 section 11.6.1: the field "may contain more than one challenge"
+// and, section 5.3, field lines combine as one comma-separated list): the
+// insufficient_scope of the second line makes the 403 Unauthorized (MCP
+// 2025-11-25 basic/authorization, Runtime Insufficient Scope Errors).
+func TestInsufficientScopeInASecondFieldLine(t *testing.T) {
+	resp := &http.Response{StatusCode: 403, Header: http.Header{}}
+	resp.Header.Add("WWW-Authenticate", `Basic realm="legacy"`)
+	resp.Header.Add("WWW-Authenticate", `Bearer error="insufficient_scope", scope="files:write"`)
+	v := classify.Error(&answerErr{resp})
+	assert.Equal(t, classify.Unauthorized, v.Class)
+	assert.Equal(t, 403, v.HTTPStatus)
+}

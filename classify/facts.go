@@ -26,7 +26,7 @@ type Exchange struct {
 	// RetryAfter is the Retry-After header by [ParseRetryAfter], 0 when
 	// absent, invalid or in the past.
 	RetryAfter      time.Duration
-	WWWAuthenticate string // the answer's WWW-Authenticate header
+	WWWAuthenticate string // the answer's WWW-Authenticate field lines, joined by ", " (RFC 9110 section 5.3)
 	// RPC is the JSON-RPC error of the answer's body, when it was one
 	// (non-2xx, or 2xx application/json); BodyRPCID is its id as raw JSON
 	// ("" absent, "null" null), shifted back as RequestID is. See

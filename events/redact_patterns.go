@@ -84,11 +84,12 @@ func redactPatterns(s string, r *Redactor) string {
 // session id to a space, a byte that is not visible ASCII or one of
 // `"',;)]&#<>`, URL-unescaped after '='. In go-sdk's "(session ID: <id>)"
 // the last ')' before the next space closes the id. On a line with a
-// control byte or DEL ([hostileLine]) a raw value runs to the line's end
+// control byte or DEL ([lineScan]) a raw value runs to the line's end
 // (in go-sdk's form, to its last ')'). A value already [Masked] is kept.
 func sealNamedValues(s string, r *Redactor, named *regexp.Regexp) string {
 	var b strings.Builder
 	last := 0
+	lines := lineScan{s: s, start: -1, end: -1}
 	for _, m := range named.FindAllStringSubmatchIndex(s, -1) {
 		i := m[1]
 		if m[0] < last || strings.HasPrefix(s[i:], Masked) || strings.HasPrefix(s[i-1:], Masked) {
@@ -134,9 +135,12 @@ func sealNamedValues(s string, r *Redactor, named *regexp.Regexp) string {
 			} else if cred {
 				stop = func(c rune) bool { return strings.ContainsRune("\t\n\f\r \"'&#<>", c) }
 			}
-			end = i + strings.IndexFunc(s[i:]+"\n", stop)
-			if hostileLine(s[i:]) {
-				end = i + lineLen(s[i:])
+			end = len(s) // every stop stops at a line's end
+			if n := strings.IndexFunc(s[i:], stop); n >= 0 {
+				end = i + n
+			}
+			if lineEnd, hostile := lines.at(i); hostile {
+				end = lineEnd
 			}
 			if k := strings.LastIndexByte(s[i:end], ')'); goSDK && k >= 0 {
 				end = i + k
@@ -154,13 +158,33 @@ func sealNamedValues(s string, r *Redactor, named *regexp.Regexp) string {
 	return b.String() + s[last:]
 }
 
-// hostileLine reports whether the line s starts holds a control byte other
-// than a tab, or DEL: no session id holds one ("visible ASCII characters
-// (ranging from 0x21 to 0x7E)", streamable-http.mdx, Session Management),
-// nor does prose, so a named id there is a hostile one whose end cannot be
-// told, and it runs to the line's end.
-func hostileLine(s string) bool {
-	return strings.ContainsFunc(s[:lineLen(s)], func(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f })
+// lineScan answers, for positions read left to right in s, where the line
+// holding each ends (at a CR or LF, or s's end) and whether the rest of that
+// line holds a control byte other than a tab, or DEL: no session id holds
+// one ("visible ASCII characters (ranging from 0x21 to 0x7E)",
+// streamable-http.mdx, Session Management), nor does prose, so a value
+// named there is a hostile one whose end cannot be told, and it runs to the
+// line's end.
+type lineScan struct {
+	s           string
+	start, end  int // the line part last scanned: s[start:end]
+	lastHostile int // the index of its last hostile byte, or -1
+}
+
+// at returns the end of the line holding i and whether s[i:end] is
+// hostile. Each line part is scanned once, however many values it names:
+// a 1 MiB line costs one pass, not one per value.
+func (l *lineScan) at(i int) (end int, hostile bool) {
+	if i < l.start || i > l.end {
+		l.start, l.end, l.lastHostile = i, i+lineLen(l.s[i:]), -1
+		for j := l.end - 1; j >= i; j-- {
+			if c := l.s[j]; c < ' ' && c != '\t' || c == 0x7f {
+				l.lastHostile = j
+				break
+			}
+		}
+	}
+	return l.end, l.lastHostile >= i
 }
 
 // lineLen is the length of the line s starts, to a CR or LF or the end.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -275,6 +276,34 @@ func BenchmarkRedactor(b *testing.B) {
 	}
 }
 
+// BenchmarkRedactorHostileMiB redacts 1 MiB texts built to cost most: one
+// line of many named values, many names without a value, a name whose
+// parts run on, quotes left open.
+func BenchmarkRedactorHostileMiB(b *testing.B) {
+	const size = 1 << 20
+	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)) }
+	cases := map[string]string{
+		"credentials-one-line": fill("token=abcdef "),
+		"headers-lines":        fill("Authorization: abcdef\n"),
+		"session-ids-one-line": fill("sessionid=abcdef "),
+		"names-without-values": fill("token token "),
+		"name-parts-run-on":    "x" + fill("-token") + " ",
+		"open-quotes":          fill(`"token":"`),
+		"gosdk-form":           fill("(session ID: a) "),
+		"bearer":               fill("Bearer abcdefgh "),
+	}
+	var r events.Redactor
+	r.AddSessionID("0123456789abcdef0123456789abcdef")
+	for name, text := range cases {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				r.Text(text)
+			}
+		})
+	}
+}
+
 // goSDKForm is one way go-sdk (mcp/streamable.go, mcp/event.go), header
 // dumps, JSON or URLs name session ids: the text with ids a and b, and the
 // text redaction must make of it, given their hashes.
@@ -509,4 +538,26 @@ func TestNamedValuesAreReadAlike(t *testing.T) {
 	// what a session id's stops at.
 	require.Equal(t, "password=[redacted] next", r.Text("password=p,a;s)s]€ next"))
 	require.Equal(t, "sessionid="+events.HashSessionID("p")+",a;s next", r.Text("sessionid=p,a;s next"))
+}
+
+// A hostile text of many named values on one line costs the redactor memory
+// in proportion to the text, not to the text once per value: each value's
+// end is found where it stands, not in a copy of the rest of the text (the
+// cost of time is BenchmarkRedactorHostileMiB's). Twice the text costs
+// about twice the bytes (four times when each value copies the rest).
+func TestRedactorNamedValuesCostMemoryInProportion(t *testing.T) {
+	allocated := func(text string) uint64 {
+		var r events.Redactor
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		red := r.Text(text)
+		runtime.ReadMemStats(&after)
+		require.NotContains(t, red, "abcdef")
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for name, unit := range map[string]string{"credentials": "token=abcdef ", "session ids": "sessionid=abcdef "} {
+		n := (64 << 10) / len(unit)
+		once, twice := allocated(strings.Repeat(unit, n)), allocated(strings.Repeat(unit, 2*n))
+		require.Less(t, float64(twice)/float64(once), 3.0, "%s: bytes allocated for %d and %d values: %d and %d", name, n, 2*n, once, twice)
+	}
 }

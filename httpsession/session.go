@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/internal/handshakectx"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -172,14 +172,14 @@ func connect(ctx context.Context, opts Options, version string, h *handshake) (*
 	c.on = opts.on
 	c.on.observe = opts.Observe
 	c.on.exchange = s.exchange
-	hs := newHandshakeContext(ctx)
+	hs := handshakectx.New(ctx) // go-sdk keeps Connect's context for the session's life
 	ctx, release := withConnectExchange(hs)
 	defer release()
 	cs, err := client.Connect(ctx, sessionConn{c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, c.handshakeError(ctx, err) // era.go
 	}
-	hs.release()
+	hs.Release()
 	s.cs, s.info.ID = cs, c.SessionID()
 	if r := cs.InitializeResult(); r != nil {
 		s.info.ProtocolVersion, s.info.Initialize = r.ProtocolVersion, r
@@ -213,39 +213,6 @@ func (sc sessionConn) Close() error {
 
 // ended ends the session once go-sdk's has ended.
 func (s *Session) ended() { s.End.Fail(s.cause(s.cs.Wait())) }
-
-// handshakeContext is the caller's context for go-sdk's Connect, which
-// keeps it for the session's life (its reader's root, for values alone):
-// after a handshake that left it live it is the background context, and a
-// dial's deadline and its parents are not held. One seen done stays done.
-type handshakeContext struct {
-	caller atomic.Pointer[context.Context]
-}
-
-func newHandshakeContext(caller context.Context) *handshakeContext {
-	h := &handshakeContext{}
-	h.caller.Store(&caller)
-	return h
-}
-
-func (h *handshakeContext) release() {
-	if h.ctx().Err() == nil {
-		bg := context.Background()
-		h.caller.Store(&bg)
-	}
-}
-
-func (h *handshakeContext) ctx() context.Context                    { return *h.caller.Load() }
-func (h *handshakeContext) Deadline() (deadline time.Time, ok bool) { return h.ctx().Deadline() }
-func (h *handshakeContext) Done() <-chan struct{}                   { return h.ctx().Done() }
-func (h *handshakeContext) Err() error                              { return h.ctx().Err() }
-func (h *handshakeContext) Value(key any) any                       { return h.ctx().Value(key) }
-
-// AfterFunc registers f with the caller's context: a context derived from
-// h starts no goroutine (context.AfterFunc's contract).
-func (h *handshakeContext) AfterFunc(f func()) (stop func() bool) {
-	return context.AfterFunc(h.ctx(), f)
-}
 
 // ClientSession returns the go-sdk session.
 func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }

@@ -570,3 +570,26 @@ func TestOpenLetsGoOfTheCallersContext(t *testing.T) {
 	runtime.GC()
 	require.True(t, held.Value() == nil, "the caller's context is still reachable from the session")
 }
+
+// A 403 to a call whose insufficient_scope challenge stands in a second
+// WWW-Authenticate field line is Unauthorized, as with one line (RFC 9110
+// sections 5.3 and 11.6.1; MCP 2025-11-25 basic/authorization, Runtime
+// Insufficient Scope Errors): the exchange keeps every line.
+func TestInsufficientScopeInASecondChallengeLine(t *testing.T) {
+	g, url := newServer(t, nil)
+	s := open(t, url, httpsession.Options{Stream: httpsession.StreamOff})
+	g.setFault(func(w http.ResponseWriter, r *http.Request, method string, n int) bool {
+		if method != "tools/call" || n > 0 {
+			return false
+		}
+		w.Header().Add("WWW-Authenticate", `Basic realm="legacy"`)
+		w.Header().Add("WWW-Authenticate", `Bearer error="insufficient_scope", scope="files:write"`)
+		writeFault(w, 403, "application/json", `{}`, nil)
+		return true
+	})
+	_, err := s.ClientSession().CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	var he *classify.HTTPError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, 403, he.Status)
+	assert.Equal(t, classify.Unauthorized, classify.Classify(context.Background(), err).Class)
+}

@@ -177,7 +177,7 @@ func (c *conn) fill(x *Exchange, resp *http.Response, err error) {
 	if v := resp.Header.Get("Retry-After"); v != "" {
 		x.RetryAfter = classify.ParseRetryAfter(v, c.cfg.Clock.Now())
 	}
-	x.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
+	x.WWWAuthenticate = strings.Join(resp.Header.Values("Www-Authenticate"), ", ") // every field line: one list (RFC 9110 section 5.3)
 }
 
 // finish reports x to the slot of ctx, the request's, and the observer. It

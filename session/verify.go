@@ -169,6 +169,11 @@ func (v *verified) Status() (Status, <-chan struct{}) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.Endable.Err() != nil {
+		// Ended since the read above: its one wake (changed) may have run
+		// already, and would close no channel made now.
+		return Ended, nil
+	}
 	if v.change == nil {
 		v.change = make(chan struct{})
 	}

@@ -309,3 +309,32 @@ func TestVerifyStatusWakesAtTheInnerEnd(t *testing.T) {
 	require.Equal(t, session.Ended, st)
 	require.NoError(t, s.Close())
 }
+
+// endsWhileAsked is a session that ends between answering Status Live and
+// its caller's next step: the end of a session racing a Status.
+type endsWhileAsked struct{ *inner }
+
+func (e endsWhileAsked) Status() (session.Status, <-chan struct{}) {
+	st, ch := e.inner.Status()
+	e.end.Fail(errors.New("exited"))
+	return st, ch
+}
+
+// Session.Status answers "with a channel closed at the next change".
+// A session that ends while Status reads it (the inner one said Live, its
+// end woke no channel yet) answers Ended, or a channel its end closes: a
+// waiter is never left on a channel nothing will close.
+func TestVerifyStatusRacingTheEndNeverStrandsAWaiter(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	in := endsWhileAsked{newInner()}
+	s := session.Verify(in, session.VerifyConfig{})
+	st, changed := s.Status()
+	if st != session.Ended {
+		select {
+		case <-changed:
+		default:
+			t.Fatalf("Status answered %v with a channel the session's end did not close", st)
+		}
+	}
+	require.NoError(t, s.Close())
+}

@@ -83,7 +83,8 @@ func (c *markingConn) finish(err error) {
 // refuses becomes a refusal. go-sdk numbers requests 1, 2, 3 ... (jsonrpc2
 // conn.go Call): an id was sent when it is from 1 to the highest written.
 // Only an answer a caller waits for is checked: go-sdk decodes no other (it
-// retires a call whose context ended, mcp/transport.go call).
+// retires a call whose context ended, mcp/transport.go call; it takes an
+// id's first answer alone).
 func (c *markingConn) pass(msg jsonrpc.Message) {
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
@@ -99,6 +100,7 @@ func (c *markingConn) pass(msg jsonrpc.Message) {
 		var method string
 		if mark != nil {
 			method = mark.method
+			delete(c.marks, n) // answered: a second answer to n is awaited by no one
 		}
 		c.mu.Unlock()
 		if m.ID.IsValid() && !sent {

@@ -172,3 +172,25 @@ func TestMarkingConnHoldsOneWriteToAServerThatReadsNothing(t *testing.T) {
 	assert.Len(t, inner.entered, 0, "no write but the first reached the pipe")
 	assert.Empty(t, c.marks, "no mark kept for a call that returned")
 }
+
+// TestMarkingConnTakesTheFirstAnswerOfAnID: "Responses are sent in reply to
+// requests, containing either the result or error of the operation" (MCP
+// 2025-11-25 basic, Responses): one answer per request. A server that
+// answers an id twice, first with an error, then with a result past the
+// bounds, leaves the caller the first: the second is not awaited any more,
+// so it is neither checked nor made the call's refusal (nor is a second
+// answer the filter dropped as too long: refuse finds no mark).
+func TestMarkingConnTakesTheFirstAnswerOfAnID(t *testing.T) {
+	ctx := context.Background()
+	c := newMarkingConn(func(session.LineDropped, string) {}, nil, 1, msgcheck.Limits{ContentBlocks: 5}.WithDefaults())
+	c.stdin = discard{}
+	id := func(n int64) jsonrpc.ID { v, _ := jsonrpc.MakeID(float64(n)); return v }
+	call := new(callMark)
+	require.NoError(t, c.Write(context.WithValue(ctx, markKey{}, call), &jsonrpc.Request{ID: id(1), Method: "tools/call"}))
+	first := readPassed(t, c, &jsonrpc.Response{ID: id(1), Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no such argument"}})
+	require.Equal(t, int64(jsonrpc.CodeInvalidParams), first.Error.(*jsonrpc.Error).Code)
+	again := readPassed(t, c, &jsonrpc.Response{ID: id(1), Result: []byte(`{"content":[` + strings.TrimSuffix(strings.Repeat(`{"type":"text","text":""},`, 6), ",") + `]}`)})
+	assert.Nil(t, again.Error, "a second answer is handed on unchecked: go-sdk drops it (no call waits for the id)")
+	_, refused := call.done()
+	assert.Empty(t, refused, "the call keeps its first answer, the server's error")
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/internal/handshakectx"
 	"github.com/mcpsup/mcpsup/msgcheck"
 	"github.com/mcpsup/mcpsup/session"
 )
@@ -99,7 +100,8 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Endable, 
 	}
 	version := d.version.Load().(string)
 	conn.stdin = p.stdin
-	cs, err := cl.Connect(ctx, conn, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	hs := handshakectx.New(ctx) // go-sdk keeps Connect's context for the session's life
+	cs, err := cl.Connect(hs, conn, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if ctx.Err() != nil {
 			p.stop() // the handshake took too long: the process is of no use
@@ -112,6 +114,7 @@ func (d *Dialer) Dial(ctx context.Context, spec session.Spec) (session.Endable, 
 		}
 		return nil, err
 	}
+	hs.Release()
 	info := session.Info{ProtocolVersion: version, Initialize: cs.InitializeResult()}
 	if res := info.Initialize; res != nil {
 		info.ProtocolVersion = res.ProtocolVersion

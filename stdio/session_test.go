@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -489,4 +490,28 @@ func TestRefusedAnswerFailsItsCallAsProtocol(t *testing.T) {
 			assert.Equal(t, "still here", res.Content[0].(*mcp.TextContent).Text)
 		})
 	}
+}
+
+// go-sdk keeps the context Connect got for the session's life (its
+// reader's root, mcp/transport.go connect): Dial lets go of the caller's
+// once the handshake returned, as httpsession.Open does, so a live
+// process's session holds neither a dial's context nor what that carries,
+// and its server requests' handlers do not see the dial's values.
+func TestDialLetsGoOfTheCallersContext(t *testing.T) {
+	type key struct{}
+	carried := new([256]byte)
+	held := weak.Make(carried)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), key{}, carried), time.Minute)
+	o := Options{Command: Command{Path: stdiotest.Server(t), StopGrace: 50 * time.Millisecond, KillGrace: 50 * time.Millisecond}}
+	s, err := NewDialer(o).Dial(ctx, session.Spec{Generation: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	cancel()
+	ctx, carried = nil, nil
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "live"}})
+	require.NoError(t, err, "the session serves calls after the dial's context ended")
+	assert.Equal(t, "live", res.Content[0].(*mcp.TextContent).Text)
+	runtime.GC()
+	runtime.GC()
+	require.True(t, held.Value() == nil, "the caller's context is still reachable from the session")
 }

@@ -99,7 +99,8 @@ type fakeSession struct {
 	callHang  bool          // tools/call blocks until its context ends
 	listGate  chan struct{} // if set, tools/list answers what it read only once this is closed
 	calls     []string
-	callsDone int // tools/call answers returned to the supervisor
+	callCtxs  []context.Context // each tools/call's context, as the session got it
+	callsDone int               // tools/call answers returned to the supervisor
 	subs      []string
 	levels    []string
 	closed    int
@@ -197,6 +198,7 @@ func (f *fakeSession) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp
 	defer f.mu.Unlock()
 	defer func() { f.callsDone++ }() // under f.mu, before its Unlock
 	f.calls = append(f.calls, p.Name)
+	f.callCtxs = append(f.callCtxs, ctx)
 	f.bell.ring()
 	if f.callHang {
 		f.mu.Unlock()

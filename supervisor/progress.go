@@ -142,9 +142,41 @@ func (c *callClock) release() {
 	c.stopParent()
 }
 
-// progressCalls holds the bounded calls by progressKey (progress.mdx: a
-// token "MUST be unique across all active requests").
-type progressCalls struct{ sync.Map }
+// progressCalls holds the bounded calls by progressKey. A token "MUST be
+// unique across all active requests" (MCP 2025-11-25 basic/utilities/
+// progress); a host's two calls in flight that share one are both
+// extended by its progress, which cannot say which it is of. The zero
+// value is ready; safe for concurrent use.
+type progressCalls struct {
+	mu    sync.Mutex
+	calls map[string][]*callClock
+}
+
+func (p *progressCalls) add(key string, c *callClock) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.calls == nil {
+		p.calls = make(map[string][]*callClock)
+	}
+	p.calls[key] = append(p.calls[key], c)
+}
+
+func (p *progressCalls) remove(key string, c *callClock) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cs := slices.DeleteFunc(p.calls[key], func(o *callClock) bool { return o == c }); len(cs) > 0 {
+		p.calls[key] = cs
+	} else {
+		delete(p.calls, key)
+	}
+}
+
+// of returns the calls of key.
+func (p *progressCalls) of(key string) []*callClock {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.calls[key])
+}
 
 // progressKey is a progress token (a string or a number, MCP progress) as
 // a map key; a number sent as 7 comes back as 7.0: keyed by float64.
@@ -160,11 +192,11 @@ func progressKey(token any) (string, bool) {
 	return fmt.Sprintf("%T:%v", token, token), true
 }
 
-// progressed extends the call of token.
+// progressed extends the calls of token.
 func (p *progressCalls) progressed(token any) {
 	if key, ok := progressKey(token); ok {
-		if c, ok := p.Load(key); ok {
-			c.(*callClock).progressed()
+		for _, c := range p.of(key) {
+			c.progressed()
 		}
 	}
 }
@@ -181,9 +213,9 @@ func (s *Supervisor) boundCall(ctx context.Context, token any) (*callClock, func
 	if !ok || timeout == 0 {
 		return c, c.finish // detached by then: the release
 	}
-	s.progress.Store(key, c)
+	s.progress.add(key, c)
 	return c, func() {
-		s.progress.CompareAndDelete(key, c)
+		s.progress.remove(key, c)
 		c.release()
 	}
 }

@@ -19,10 +19,7 @@ func (r *rig) clocksOf(token any) []*callClock { return clocksOf(&r.sup.progress
 
 func clocksOf(p *progressCalls, token any) []*callClock {
 	key, _ := progressKey(token)
-	if c, ok := p.Load(key); ok {
-		return []*callClock{c.(*callClock)}
-	}
-	return nil
+	return p.of(key)
 }
 
 // Progress notifications for a call start its CallTimeout over, up to
@@ -200,4 +197,45 @@ func (c *callClock) when() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.expiry
+}
+
+// A host that gives two calls in flight one progress token breaks "MUST be
+// unique across all active requests" (MCP 2025-11-25 basic/utilities/
+// progress); the server's notifications/progress for it cannot say which
+// call progressed, so each extends both: neither times out at CallTimeout
+// while the token progresses, and each is forgotten on its own return.
+func TestProgressOfATokenTwoCallsShareExtendsBoth(t *testing.T) {
+	r := newRig(t, Config{Limits: LimitsConfig{CallTimeout: time.Minute, CallTimeoutCeiling: 3 * time.Minute}})
+	sess := newFakeSession("s1", "slow")
+	sess.callHang = true
+	r.ready(sess)
+
+	errc := make(chan error, 2)
+	for range 2 {
+		p := &mcp.CallToolParams{Name: "slow"}
+		p.SetProgressToken("shared")
+		go func() { _, err := r.sup.CallTool(context.Background(), p); errc <- err }()
+	}
+	r.until("both calls sent", func() bool { return len(sess.toolCalls()) == 2 })
+	sess.mu.Lock()
+	var clocks []*callClock
+	for _, ctx := range sess.callCtxs {
+		c, ok := ctx.(*callClock)
+		require.True(t, ok, "the session gets the call's clock, %T", ctx)
+		clocks = append(clocks, c)
+	}
+	sess.mu.Unlock()
+
+	r.clock.Advance(50 * time.Second)
+	r.sup.progress.progressed("shared")
+	for i, c := range clocks {
+		require.Equal(t, r.clock.Now().Add(time.Minute), c.when(), "call %d: the token's progress starts its timeout over", i)
+	}
+	r.clock.Advance(3 * time.Minute) // the ceiling: both end
+	for range 2 {
+		var ce *CallError
+		require.ErrorAs(t, <-errc, &ce)
+		require.Equal(t, classify.Timeout, ce.Verdict.Class)
+	}
+	require.Empty(t, r.clocksOf("shared"), "both forgotten")
 }

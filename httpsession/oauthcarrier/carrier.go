@@ -63,7 +63,7 @@ type Transport struct {
 // error="insufficient_scope" (RFC 6750 section 3.1).
 func Refused(resp *http.Response) bool {
 	return resp.StatusCode == http.StatusUnauthorized ||
-		(resp.StatusCode == http.StatusForbidden && classify.InsufficientScope(resp.Header.Get("WWW-Authenticate")))
+		(resp.StatusCode == http.StatusForbidden && classify.InsufficientScope(strings.Join(resp.Header.Values("WWW-Authenticate"), ", ")))
 }
 
 // maxSends bounds the sends of one request: again with a credential renewed

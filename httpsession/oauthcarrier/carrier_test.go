@@ -229,3 +229,15 @@ func TestAcceptedWaitsForA2xxSentAfterTheRefusal(t *testing.T) {
 	assert.Equal(t, http.StatusOK, send("later"))
 	assert.True(t, closed(), "a 2xx to a request sent after it")
 }
+
+// A 403 whose insufficient_scope challenge stands in a second
+// WWW-Authenticate field line refuses the credential (RFC 9110 sections
+// 5.3 and 11.6.1; MCP 2025-11-25 basic/authorization, Runtime Insufficient
+// Scope Errors); a 403 without one does not.
+func TestRefusedReadsEveryChallengeLine(t *testing.T) {
+	resp := &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{}}
+	resp.Header.Add("WWW-Authenticate", `Basic realm="legacy"`)
+	assert.False(t, oauthcarrier.Refused(resp), "a policy 403")
+	resp.Header.Add("WWW-Authenticate", `Bearer error="insufficient_scope", scope="files:write"`)
+	assert.True(t, oauthcarrier.Refused(resp))
+}
