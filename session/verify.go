@@ -186,8 +186,9 @@ func (v *verified) Status() (Status, <-chan struct{}) {
 func (v *verified) Close() error  { return v.finish(v.Endable.Close) }
 func (v *verified) Detach() error { return v.finish(v.Endable.Detach) }
 
-// finish ends the session with end and waits for the verification
-// running and the keepalive, which it cancels.
+// finish cancels the verification running and the keepalive, waits for
+// them, then ends the session with end: a keepalive that found the session
+// dead has released it detached by then, so end sends no DELETE.
 func (v *verified) finish(end func() error) error {
 	v.mu.Lock()
 	v.stopped = true // under mu: no verification starts after it
@@ -195,9 +196,8 @@ func (v *verified) finish(end func() error) error {
 		v.stop()
 	}
 	v.mu.Unlock()
-	err := end()
 	v.wg.Wait()
-	return err
+	return end()
 }
 
 func (v *verified) ListTools(ctx context.Context, cursor string) (_ []*mcp.Tool, _ string, err error) {
