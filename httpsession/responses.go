@@ -3,10 +3,10 @@ package httpsession
 import (
 	"context"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpsup/mcpsup/internal/lazyctx"
 	"github.com/mcpsup/mcpsup/session"
 )
 
@@ -28,11 +28,7 @@ type responses struct {
 	inFlight atomic.Int32
 	timeout  time.Duration
 	dropped  atomic.Int64
-
-	mu     sync.Mutex
-	life   context.Context // made by the first POST; close ends it
-	end    context.CancelFunc
-	closed bool
+	life     lazyctx.Life // made by the first POST; close ends it
 }
 
 func newResponses(max int, timeout time.Duration) responses {
@@ -44,16 +40,10 @@ func newResponses(max int, timeout time.Duration) responses {
 // the server's place, so the session lives and the server's request stays
 // unanswered (nil once closed: nothing is to be sent, nothing reported).
 func (r *responses) take(req *http.Request) (bounded *http.Request, release func(), dropped *session.ResponseDropped) {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	if r.life.Ended() {
 		return nil, nil, nil
 	}
-	if r.life == nil {
-		r.life, r.end = context.WithCancel(context.Background())
-	}
-	life := r.life
-	r.mu.Unlock()
+	life := r.life.Context(context.Background())
 	if r.inFlight.Add(1) > r.max {
 		r.inFlight.Add(-1)
 		return nil, nil, &session.ResponseDropped{Count: int(r.dropped.Add(1)), Bound: int(r.max)}
@@ -69,11 +59,4 @@ func (r *responses) take(req *http.Request) (bounded *http.Request, release func
 }
 
 // close cuts the POSTs in flight and refuses those to come.
-func (r *responses) close() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.closed = true
-	if r.end != nil {
-		r.end()
-	}
-}
+func (r *responses) close() { r.life.End() }

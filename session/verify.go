@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/internal/lazyctx"
 )
 
 // DefaultVerifyTimeout bounds a verification's Alive when
@@ -56,7 +57,7 @@ func Verify(s Endable, cfg VerifyConfig) Endable {
 	s.AfterEnd(v.changed) // wakes those waiting on the status
 	if cfg.KeepAlive > 0 {
 		v.wg.Add(1)
-		go v.keepAlive(v.lifeLocked(), cfg.KeepAlive)
+		go v.keepAlive(v.life.Context(context.Background()), cfg.KeepAlive)
 	}
 	return v
 }
@@ -79,22 +80,12 @@ type verified struct {
 
 	pings atomic.Uint64 // verifications started, written under mu
 
+	life lazyctx.Life // ends on Close or Detach: a running Alive is canceled
+
 	mu        sync.Mutex
-	life      context.Context // made at its first use; ends on Close or Detach: a running Alive is canceled
-	stop      context.CancelFunc
-	stopped   bool // Close or Detach began
 	verifying bool
 	answered  uint64        // the number of the last one answered
 	change    chan struct{} // closed at the next change of status; nil until asked for
-}
-
-// lifeLocked returns v.life, made now if need be; v.mu held (or v not
-// shared yet).
-func (v *verified) lifeLocked() context.Context {
-	if v.life == nil {
-		v.life, v.stop = context.WithCancel(context.Background())
-	}
-	return v.life
 }
 
 func (v *verified) changed() {
@@ -128,13 +119,13 @@ func (v *verified) judge(ctx context.Context, seq uint64, err *error) {
 func (v *verified) verify(seq uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.stopped || v.Endable.Err() != nil || v.verifying || v.answered > seq {
+	if v.life.Ended() || v.Endable.Err() != nil || v.verifying || v.answered > seq {
 		return // closing, ended, or answered for
 	}
 	v.verifying = true
 	v.wake()
 	v.wg.Add(1)
-	go v.alive(v.lifeLocked(), v.pings.Add(1))
+	go v.alive(v.life.Context(context.Background()), v.pings.Add(1))
 }
 
 // alive runs verification num: one Alive bounded by cfg.Timeout and life.
@@ -191,10 +182,7 @@ func (v *verified) Detach() error { return v.finish(v.Endable.Detach) }
 // dead has released it detached by then, so end sends no DELETE.
 func (v *verified) finish(end func() error) error {
 	v.mu.Lock()
-	v.stopped = true // under mu: no verification starts after it
-	if v.stop != nil {
-		v.stop()
-	}
+	v.life.End() // under mu: no verification starts after it
 	v.mu.Unlock()
 	v.wg.Wait()
 	return end()

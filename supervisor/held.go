@@ -3,13 +3,13 @@ package supervisor
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/internal/lazyctx"
 	"github.com/mcpsup/mcpsup/probes"
 	seam "github.com/mcpsup/mcpsup/session"
 )
@@ -19,19 +19,15 @@ import (
 // never blocking; the bound on the server's requests; the lifetime of its
 // calls and of its handlers of the server's requests.
 type held struct {
-	s        *Supervisor
-	gen      uint64
-	conn     string       // events.Event.Connection; with sess, set by the loop as it holds the session
-	sess     seam.Session // nil before
-	declined atomic.Bool  // the push stream was declined: polled
-	running  atomic.Int32 // the host-handled server requests being handled
-	refused  atomic.Int32 // the server requests refused so far
-	client   *mcp.Client  // the session's, set while it opens: in the roots' set until it ends
-
-	mu    sync.Mutex
-	life  context.Context // made at its first use (calls)
-	end   context.CancelFunc
-	ended bool // endCalls ran
+	s         *Supervisor
+	gen       uint64
+	conn      string       // events.Event.Connection; with sess, set by the loop as it holds the session
+	sess      seam.Session // nil before
+	declined  atomic.Bool  // the push stream was declined: polled
+	running   atomic.Int32 // the host-handled server requests being handled
+	refused   atomic.Int32 // the server requests refused so far
+	client    *mcp.Client  // the session's, set while it opens: in the roots' set until it ends
+	callsLife lazyctx.Life // see calls
 }
 
 // calls returns the context of the session's calls and of its handlers of
@@ -39,27 +35,10 @@ type held struct {
 // use: it ends releaseGrace after the session's release, at once on Close
 // (go-sdk's Close waits for both; a server may hold a DELETE until its
 // requests return).
-func (h *held) calls() context.Context {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.life == nil {
-		h.life, h.end = context.WithCancel(h.s.callLife)
-		if h.ended {
-			h.end()
-		}
-	}
-	return h.life
-}
+func (h *held) calls() context.Context { return h.callsLife.Context(h.s.callLife) }
 
 // endCalls ends the context of calls, now or at its making.
-func (h *held) endCalls() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.ended = true
-	if h.end != nil {
-		h.end()
-	}
-}
+func (h *held) endCalls() { h.callsLife.End() }
 
 // listChanged takes a notifications/<list>/list_changed.
 func (h *held) listChanged(l probes.List) {
