@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/internal/lockedbuf"
 	"github.com/mcpsup/mcpsup/session"
 )
 
@@ -42,7 +43,7 @@ func TestGETHostileGatewayKeepsSession(t *testing.T) {
 		writeFault(w, 200, "text/event-stream", "", nil)
 		return true
 	})
-	logs := &lockedBuffer{}
+	logs := &lockedbuf.Buffer{}
 	opts := httpsession.Options{Endpoint: url, Era: httpsession.Era2025, Wire: httpsession.Config{Clock: clock,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))}}
 	rec.config(&opts.Wire)

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpsup/mcpsup/internal/lockedbuf"
 )
 
 // The server under test and where install.sh puts it.
@@ -53,7 +55,7 @@ type everythingServer struct {
 	preload string
 	port    int
 	starts  int // processes started, for log prefixes
-	log     *lockedBuffer
+	log     *lockedbuf.Buffer
 	proc    *serverProcess
 }
 
@@ -76,7 +78,7 @@ func startEverything(t testing.TB) *everythingServer {
 	if err != nil {
 		t.Fatalf("preload path: %v", err)
 	}
-	s := &everythingServer{t: t, node: node, entry: entry, preload: preload, log: &lockedBuffer{}}
+	s := &everythingServer{t: t, node: node, entry: entry, preload: preload, log: &lockedbuf.Buffer{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server-everything output:\n%s", s.log.String())
@@ -288,31 +290,12 @@ func freePort(t testing.TB) int {
 	return port
 }
 
-// lockedBuffer collects the output of all processes of one server; exec's
-// copying goroutines write to it concurrently with the test reading it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // markerWriter copies one process's stdout and stderr into the shared log,
 // each line prefixed, and closes seen once marker has appeared in its output.
 // exec's two copying goroutines call Write concurrently.
 type markerWriter struct {
 	prefix string
-	log    *lockedBuffer
+	log    *lockedbuf.Buffer
 	marker []byte
 
 	mu         sync.Mutex

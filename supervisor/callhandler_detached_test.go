@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpsup/mcpsup/internal/lockedbuf"
 )
 
 // detacher tags every call with a context its caller cannot cancel: one of
@@ -27,7 +29,7 @@ func (detacher) HandleCall(context.Context, CallStage) {}
 // server that never answers.
 func TestCallHandlerCannotDetachTheCall(t *testing.T) {
 	for _, withoutCancel := range []bool{false, true} {
-		var logs syncBuffer
+		var logs lockedbuf.Buffer
 		r := newRig(t, Config{Observe: ObserveConfig{CallHandler: detacher{withoutCancel}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 		sess := newFakeSession("s1", "a")
 		sess.callHang = true

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpsup/mcpsup/classify"
+	"github.com/mcpsup/mcpsup/internal/lockedbuf"
 )
 
 // stageRecorder is a CallHandler that records, per call, what it was told.
@@ -165,7 +166,7 @@ func (p *panicker) HandleCall(context.Context, CallStage) {
 // told.
 func TestCallHandlerThatPanicsDoesNotBreakTheCall(t *testing.T) {
 	for _, nilTag := range []bool{false, true} {
-		var logs syncBuffer
+		var logs lockedbuf.Buffer
 		h := &panicker{nilTag: nilTag}
 		r := newRig(t, Config{Observe: ObserveConfig{CallHandler: h, Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 		r.sup.Start()

@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
+	"github.com/mcpsup/mcpsup/internal/lockedbuf"
 	"github.com/mcpsup/mcpsup/internal/stdiotest"
 	"github.com/mcpsup/mcpsup/stdio"
 )
@@ -38,7 +38,7 @@ type stdioRig struct {
 	sup  *Supervisor
 	rec  *events.Recorder
 	ctx  context.Context
-	logs *syncBuffer // Config.Observe.Logger's, unless the test gave one
+	logs *lockedbuf.Buffer // Config.Observe.Logger's, unless the test gave one
 }
 
 // newStdioRig supervises the test server run with args; cfg's Command, if
@@ -54,7 +54,7 @@ func newStdioRig(t *testing.T, cfg Config, args ...string) *stdioRig {
 	rec := &events.Recorder{}
 	cfg.Observe.Events = rec
 	cfg.Name = "srv"
-	logs := &syncBuffer{}
+	logs := &lockedbuf.Buffer{}
 	if cfg.Observe.Logger == nil {
 		cfg.Observe.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -493,29 +493,11 @@ func TestCommandArgCredentialsAreMasked(t *testing.T) {
 	require.NotContains(t, r.logs.String(), token)
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestCommandStderrIsLoggedAndItsTailKept: stderr lines are logged with
 // the server's name, and the last StderrTail bytes, from a whole line, go
 // with the exit.
 func TestCommandStderrIsLoggedAndItsTailKept(t *testing.T) {
-	var logs syncBuffer
+	var logs lockedbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	r := newStdioRig(t, Config{Command: &stdio.Command{StderrTail: 64}, Observe: ObserveConfig{Logger: logger}}, "-stderr-at-start", "booting")
 	r.sup.Start()

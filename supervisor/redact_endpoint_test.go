@@ -1,13 +1,11 @@
 package supervisor_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,28 +16,10 @@ import (
 	"github.com/mcpsup/mcpsup/classify"
 	"github.com/mcpsup/mcpsup/events"
 	"github.com/mcpsup/mcpsup/httpsession"
+	"github.com/mcpsup/mcpsup/internal/lockedbuf"
 	"github.com/mcpsup/mcpsup/mcptest"
 	"github.com/mcpsup/mcpsup/supervisor"
 )
-
-// lockedBuffer is a bytes.Buffer for a log handler written from several
-// goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // printedTexts starts a supervisor on endpoint (srv behind it), fails one
 // call with no HTTP answer (net/http's error then quotes the URL), closes
@@ -49,7 +29,7 @@ func (l *lockedBuffer) String() string {
 func printedTexts(t *testing.T, srv *mcptest.Server, endpoint string) (ce *supervisor.CallError, rawErr string, texts map[string]string, evs []events.Event) {
 	t.Helper()
 	rec := &events.Recorder{}
-	logs := &lockedBuffer{}
+	logs := &lockedbuf.Buffer{}
 	sup, err := supervisor.New(supervisor.Config{
 		Endpoint: endpoint,
 		HTTP:     supervisor.HTTPConfig{HTTPClient: srv.HTTPClient()},
