@@ -41,6 +41,9 @@ func TestLongServerNameIsRefusedAndCutInEvents(t *testing.T) {
 	require.Empty(t, f.Servers)
 	require.Len(t, f.Unsupported, 1)
 	require.NoError(t, h.AddServers(t.Context(), f))
+	// The server at the bound keeps reporting until Close, which waits for
+	// its events: the record is read once nothing writes it.
+	require.NoError(t, h.Close())
 
 	require.NoError(t, lines.Err())
 	evs, err := events.ReadJSONLines(&rec)
